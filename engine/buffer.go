@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Scalar is the set of element types a Buffer can hold.
+type Scalar interface {
+	~float32 | ~float64 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~int16 | ~uint16 | ~int8 | ~uint8
+}
+
+// Buffer is device memory holding Len elements of type T. It is safe for concurrent use,
+// but commands that write it must be ordered by the caller (one queue, or events).
+type Buffer[T Scalar] struct {
+	handle
+	n   int
+	drv driver.Buffer
+}
+
+// SizeOf returns the size in bytes of one element of type T.
+func SizeOf[T Scalar]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+// NewBuffer allocates a buffer of n elements (n > 0) on d. Its contents are undefined.
+func NewBuffer[T Scalar](d *Device, n int) (*Buffer[T], error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("engine: NewBuffer of %d elements: length must be positive: %w", n, ErrInvalidArg)
+	}
+	size := int64(n) * int64(SizeOf[T]())
+	if m := d.info.MaxAllocBytes; m > 0 && size > m {
+		return nil, fmt.Errorf("engine: NewBuffer of %d bytes exceeds the device's largest allocation (%d bytes): %w", size, m, ErrOutOfMemory)
+	}
+	db, err := d.drv.Alloc(size)
+	if err != nil {
+		return nil, fmt.Errorf("engine: alloc %d bytes on %s: %w", size, d.id, err)
+	}
+	b := &Buffer[T]{handle: handle{dev: d, what: "buffer"}, n: n, drv: db}
+	if err := d.adopt(b); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Upload allocates a buffer on q's device holding a copy of src.
+func Upload[T Scalar](q *Queue, src []T) (*Buffer[T], error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	b, err := NewBuffer[T](q.dev, len(src))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Write(q, 0, src); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Len returns the number of elements.
+func (b *Buffer[T]) Len() int { return b.n }
+
+// Bytes returns the size in bytes.
+func (b *Buffer[T]) Bytes() int64 { return int64(b.n) * int64(SizeOf[T]()) }
+
+// Device returns the device the buffer lives on.
+func (b *Buffer[T]) Device() *Device { return b.dev }
+
+func (b *Buffer[T]) span(op string, offset, count int) error {
+	if offset < 0 || count < 0 || offset > b.n || count > b.n-offset {
+		return fmt.Errorf("engine: %s of %d elements at offset %d: out of range for a buffer of %d: %w", op, count, offset, b.n, ErrInvalidArg)
+	}
+	return nil
+}
+
+func (b *Buffer[T]) onQueue(q *Queue) error {
+	if b == nil {
+		return fmt.Errorf("engine: nil buffer: %w", ErrInvalidArg)
+	}
+	if err := b.check(); err != nil {
+		return err
+	}
+	if err := q.check(); err != nil {
+		return err
+	}
+	return b.sameDevice(q.dev)
+}
+
+// Write copies src into the buffer starting at element offset. It returns when src may be
+// reused.
+func (b *Buffer[T]) Write(q *Queue, offset int, src []T) error {
+	if err := b.onQueue(q); err != nil {
+		return err
+	}
+	if err := b.span("write", offset, len(src)); err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	es := int64(SizeOf[T]())
+	if err := q.drv.Write(b.drv, int64(offset)*es, unsafe.Pointer(&src[0]), int64(len(src))*es); err != nil {
+		return fmt.Errorf("engine: write %s: %w", q.dev.id, err)
+	}
+	return nil
+}
+
+// Read copies len(dst) elements starting at element offset into dst.
+func (b *Buffer[T]) Read(q *Queue, offset int, dst []T) error {
+	if err := b.onQueue(q); err != nil {
+		return err
+	}
+	if err := b.span("read", offset, len(dst)); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	es := int64(SizeOf[T]())
+	if err := q.drv.Read(b.drv, int64(offset)*es, unsafe.Pointer(&dst[0]), int64(len(dst))*es); err != nil {
+		return fmt.Errorf("engine: read %s: %w", q.dev.id, err)
+	}
+	return nil
+}
+
+// Download returns a new slice holding the whole buffer.
+func (b *Buffer[T]) Download(q *Queue) ([]T, error) {
+	out := make([]T, b.n)
+	if err := b.Read(q, 0, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Fill enqueues setting count elements from offset to v.
+func (b *Buffer[T]) Fill(q *Queue, offset, count int, v T) error {
+	if err := b.onQueue(q); err != nil {
+		return err
+	}
+	if err := b.span("fill", offset, count); err != nil {
+		return err
+	}
+	if count == 0 {
+		return nil
+	}
+	es := int64(SizeOf[T]())
+	pat := unsafe.Slice((*byte)(unsafe.Pointer(&v)), es)
+	ev, err := q.drv.Fill(b.drv, int64(offset)*es, append([]byte(nil), pat...), int64(count)*es)
+	if err != nil {
+		return fmt.Errorf("engine: fill %s: %w", q.dev.id, err)
+	}
+	return ev.Close()
+}
+
+// CopyFrom enqueues a copy of count elements of src, from srcOffset, into b at offset.
+func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, count int) error {
+	if err := b.onQueue(q); err != nil {
+		return err
+	}
+	if err := src.onQueue(q); err != nil {
+		return err
+	}
+	if err := b.span("copy", offset, count); err != nil {
+		return err
+	}
+	if err := src.span("copy", srcOffset, count); err != nil {
+		return err
+	}
+	if count == 0 {
+		return nil
+	}
+	es := int64(SizeOf[T]())
+	ev, err := q.drv.Copy(b.drv, int64(offset)*es, src.drv, int64(srcOffset)*es, int64(count)*es)
+	if err != nil {
+		return fmt.Errorf("engine: copy %s: %w", q.dev.id, err)
+	}
+	return ev.Close()
+}
+
+// Close releases the device memory. It is idempotent.
+func (b *Buffer[T]) Close() error {
+	if b == nil || !b.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	b.dev.release(b)
+	return b.drv.Close()
+}
+
+func (b *Buffer[T]) closeResource() error {
+	if !b.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return b.drv.Close()
+}
+func (b *Buffer[T]) order() int { return 3 }
+
+// kernelArg lets a Buffer of any element type be passed to Launch.
+func (b *Buffer[T]) kernelArg() (*handle, driver.Buffer) {
+	if b == nil {
+		return nil, nil
+	}
+	return &b.handle, b.drv
+}

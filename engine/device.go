@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Device is an opened compute device. It is safe for concurrent use.
+type Device struct {
+	id      string
+	backend string
+	info    DeviceInfo
+	drv     driver.Device
+
+	mu       sync.Mutex
+	closed   bool
+	children map[resource]struct{}
+}
+
+// resource is anything made from a Device that Device.Close must release.
+type resource interface {
+	closeResource() error
+	order() int // lower closes first
+}
+
+func newDevice(id, backend string, d driver.Device) *Device {
+	info := d.Info()
+	info.ID = id
+	return &Device{id: id, backend: backend, info: info, drv: d, children: map[resource]struct{}{}}
+}
+
+// ID returns the device's ID, e.g. "opencl:0:0".
+func (d *Device) ID() string { return d.id }
+
+// Backend returns the name of the device's backend, e.g. "opencl".
+func (d *Device) Backend() string { return d.backend }
+
+// Info returns what the backend reports about the device; Info().ID is the full ID.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+// Driver returns the backend's device, for packages that extend a backend.
+func (d *Device) Driver() driver.Device { return d.drv }
+
+func (d *Device) String() string { return d.id + " (" + d.info.Name + ")" }
+
+// adopt registers r as a child, or reports that the device is closed.
+func (d *Device) adopt(r resource) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return d.closedErr()
+	}
+	d.children[r] = struct{}{}
+	return nil
+}
+
+func (d *Device) release(r resource) {
+	d.mu.Lock()
+	delete(d.children, r)
+	d.mu.Unlock()
+}
+
+func (d *Device) check() error {
+	if d == nil {
+		return fmt.Errorf("engine: nil device: %w", ErrInvalidArg)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return d.closedErr()
+	}
+	return nil
+}
+
+func (d *Device) closedErr() error {
+	return fmt.Errorf("engine: device %s is closed: %w", d.id, ErrClosed)
+}
+
+// Close releases the device and everything made from it that is still open: queues first
+// (after they finish), then kernels, programs and buffers. It is idempotent.
+func (d *Device) Close() error {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	kids := make([]resource, 0, len(d.children))
+	for r := range d.children {
+		kids = append(kids, r)
+	}
+	d.children = nil
+	d.mu.Unlock()
+
+	var errs []error
+	for pass := 0; pass < 4; pass++ {
+		for _, r := range kids {
+			if r.order() == pass {
+				errs = append(errs, r.closeResource())
+			}
+		}
+	}
+	if err := d.drv.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("engine: close %s: %w", d.id, err))
+	}
+	tracef("closed %s", d.id)
+	return errors.Join(errs...)
+}
+
+// handle is the closed flag and owner shared by every device resource.
+type handle struct {
+	dev    *Device
+	closed atomic.Bool
+	what   string
+}
+
+func (h *handle) check() error {
+	if h == nil {
+		return fmt.Errorf("engine: nil object: %w", ErrInvalidArg)
+	}
+	if h.closed.Load() {
+		return fmt.Errorf("engine: %s is closed: %w", h.what, ErrClosed)
+	}
+	return h.dev.check()
+}
+
+// sameDevice checks that h belongs to dev.
+func (h *handle) sameDevice(dev *Device) error {
+	if h.dev != dev {
+		return fmt.Errorf("engine: %s belongs to %s, not %s: %w", h.what, h.dev.id, dev.id, ErrInvalidArg)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+// Package engine is Prism's user API: it finds compute backends, opens devices, moves data
+// and launches kernels, the same way on every backend.
+//
+// Backends (OpenCL, CUDA) live in their own packages and register themselves with Register
+// when imported, like database/sql drivers:
+//
+//	import _ "github.com/prism-compute/prism/cl"
+//
+//	dev, err := engine.Open(ctx, "opencl:0:0")
+//	...
+//	defer dev.Close()
+//	q, _ := dev.NewQueue()
+//	x, _ := engine.Upload(q, []float32{1, 2, 3})
+//	prog, _ := dev.Build(src, "-DWG=256")
+//	k, _ := prog.Kernel("scale")
+//	err = q.Launch(k, engine.Range1D(engine.RoundUp(3, 256), 256), x, float32(2), int32(3))
+//
+// Package platform lists the devices of every backend at once and applies the selection
+// policy (PRISM_DEVICE); most programs start there.
+//
+// # Validation
+//
+// Every call is checked before it reaches a driver: a nil or closed object, a buffer of
+// another device, a range whose global size is not a multiple of its local size, an offset
+// out of range or an argument of a type kernels cannot take all return an error wrapping
+// ErrInvalidArg or ErrClosed, and the driver is never called.
+//
+// # Concurrency
+//
+// A Device, and the Buffers, Programs and Kernels made from it, are safe for concurrent use.
+// A Queue belongs to one goroutine at a time. Closing an object while another goroutine
+// uses it is a programming error.
+//
+// # Lifetimes
+//
+// Every resource has an idempotent Close. Closing a Device closes whatever made from it is
+// still open, so a deferred dev.Close() releases everything.
+package engine

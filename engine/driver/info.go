@@ -1,0 +1,64 @@
+package driver
+
+import "strings"
+
+// Kind is the class of a device.
+type Kind int
+
+// Device kinds, in the order automatic selection prefers them.
+const (
+	KindGPU Kind = iota
+	KindAccelerator
+	KindCPU
+	KindOther
+)
+
+// String returns the lowercase name used in device specs ("gpu", "cpu", ...).
+func (k Kind) String() string {
+	switch k {
+	case KindGPU:
+		return "gpu"
+	case KindAccelerator:
+		return "accelerator"
+	case KindCPU:
+		return "cpu"
+	}
+	return "other"
+}
+
+// MarshalText encodes the kind as its name.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// ParseKind returns the kind with the given name and whether the name is known.
+func ParseKind(s string) (Kind, bool) {
+	for _, k := range []Kind{KindGPU, KindAccelerator, KindCPU, KindOther} {
+		if strings.EqualFold(s, k.String()) {
+			return k, true
+		}
+	}
+	return KindOther, false
+}
+
+// DeviceInfo is what a backend reports about one device. Zero values mean "not reported".
+type DeviceInfo struct {
+	ID               string `json:"id"` // backend-local ID, e.g. "1:0"
+	Name             string `json:"name"`
+	Vendor           string `json:"vendor"`
+	Platform         string `json:"platform,omitempty"`
+	Kind             Kind   `json:"kind"`
+	APIVersion       string `json:"api_version"`
+	DriverVersion    string `json:"driver_version"`
+	LanguageVersion  string `json:"language_version,omitempty"` // OpenCL C version, or compute capability
+	ComputeUnits     int    `json:"compute_units"`
+	ClockMHz         int    `json:"clock_mhz"`
+	GlobalMemBytes   int64  `json:"global_mem_bytes"`
+	MaxAllocBytes    int64  `json:"max_alloc_bytes"`
+	LocalMemBytes    int64  `json:"local_mem_bytes"`
+	MaxWorkGroupSize int    `json:"max_work_group_size"`
+	MaxWorkItemSizes [3]int `json:"max_work_item_sizes"`
+	FP64             bool   `json:"fp64"`
+	FP16             bool   `json:"fp16"`
+	// PCIBusID is the domain:bus:device.function address ("0000:17:00.0") where the API
+	// reports it, so that the views of one card through two APIs can be matched.
+	PCIBusID string `json:"pci_bus_id,omitempty"`
+}

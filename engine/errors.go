@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Sentinel errors. Errors returned by engine and by backends wrap one of these where one
+// applies; test with errors.Is.
+var (
+	// ErrUnavailable: a backend's library is missing or it reports no device.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrNotFound: no backend or device matches the name or ID given.
+	ErrNotFound = errors.New("not found")
+	// ErrClosed: the object, or the device it belongs to, was closed.
+	ErrClosed = errors.New("use of closed object")
+	// ErrInvalidArg: an argument is out of range, nil, of the wrong type or of another device.
+	ErrInvalidArg = errors.New("invalid argument")
+	// ErrOutOfMemory: the device or host could not allocate.
+	ErrOutOfMemory = errors.New("out of memory")
+	// ErrUnsupported: the device or backend cannot do what was asked.
+	ErrUnsupported = errors.New("unsupported")
+	// ErrBuild: a program failed to compile; errors.As with *BuildError gives the log.
+	ErrBuild = errors.New("build failed")
+)
+
+// BuildError carries a compiler's log. errors.Is(err, ErrBuild) holds for it.
+type BuildError = driver.BuildError
+
+type buildErr struct{ be *driver.BuildError }
+
+func (e buildErr) Error() string   { return "engine: " + e.be.Error() }
+func (e buildErr) Unwrap() []error { return []error{ErrBuild, e.be} }

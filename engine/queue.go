@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Range is the shape of a kernel launch: global and local (work-group) sizes in 1, 2 or 3
+// dimensions. Global must be a multiple of Local in every dimension.
+type Range = driver.Range
+
+// Range1D returns a one-dimensional range.
+func Range1D(global, local int) Range {
+	return Range{Dims: 1, Global: [3]int{global, 1, 1}, Local: [3]int{local, 1, 1}}
+}
+
+// Range2D returns a two-dimensional range.
+func Range2D(gx, gy, lx, ly int) Range {
+	return Range{Dims: 2, Global: [3]int{gx, gy, 1}, Local: [3]int{lx, ly, 1}}
+}
+
+// Range3D returns a three-dimensional range.
+func Range3D(gx, gy, gz, lx, ly, lz int) Range {
+	return Range{Dims: 3, Global: [3]int{gx, gy, gz}, Local: [3]int{lx, ly, lz}}
+}
+
+// RoundUp returns the smallest multiple of m that is >= n (m > 0).
+func RoundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// Queue is an in-order command queue on one device. A Queue belongs to one goroutine at a
+// time; use one Queue per goroutine.
+type Queue struct {
+	handle
+	drv driver.Queue
+}
+
+// NewQueue creates an in-order queue whose commands carry device timestamps.
+func (d *Device) NewQueue() (*Queue, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	dq, err := d.drv.NewQueue()
+	if err != nil {
+		return nil, fmt.Errorf("engine: new queue on %s: %w", d.id, err)
+	}
+	q := &Queue{handle: handle{dev: d, what: "queue"}, drv: dq}
+	if err := d.adopt(q); err != nil {
+		dq.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+func (q *Queue) check() error {
+	if q == nil {
+		return fmt.Errorf("engine: nil queue: %w", ErrInvalidArg)
+	}
+	return q.handle.check()
+}
+
+// Device returns the queue's device.
+func (q *Queue) Device() *Device { return q.dev }
+
+// Finish waits until every command enqueued so far has completed, or ctx is done.
+func (q *Queue) Finish(ctx context.Context) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	if err := q.drv.Finish(ctx); err != nil {
+		return fmt.Errorf("engine: finish %s: %w", q.dev.id, err)
+	}
+	return nil
+}
+
+// Launch enqueues kernel k over range r. args are, in order, the kernel's arguments:
+// *Buffer[T] of any element type, or scalars of a fixed size (int32, uint32, int64, uint64,
+// float32, float64, int16, uint16, int8, uint8). A plain int is refused: its size on the
+// device would be ambiguous.
+func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
+	ev, err := q.LaunchEvent(k, r, args...)
+	if err != nil {
+		return err
+	}
+	return ev.Close()
+}
+
+// LaunchEvent is Launch returning an Event that times the kernel on the device.
+// The caller must Close the Event.
+func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	if k == nil {
+		return nil, fmt.Errorf("engine: launch: nil kernel: %w", ErrInvalidArg)
+	}
+	if err := k.check(); err != nil {
+		return nil, err
+	}
+	if err := k.sameDevice(q.dev); err != nil {
+		return nil, err
+	}
+	if err := checkRange(r, k.maxWG, q.dev.info.MaxWorkItemSizes); err != nil {
+		return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
+	}
+	if k.numArgs >= 0 && len(args) != k.numArgs {
+		return nil, fmt.Errorf("engine: launch %s: %d arguments given, the kernel declares %d: %w", k.name, len(args), k.numArgs, ErrInvalidArg)
+	}
+	dargs := make([]driver.Arg, len(args))
+	for i, a := range args {
+		da, err := toArg(a, q.dev)
+		if err != nil {
+			return nil, fmt.Errorf("engine: launch %s: argument %d: %w", k.name, i, err)
+		}
+		dargs[i] = da
+	}
+	ev, err := q.drv.Launch(k.drv, r, dargs)
+	if err != nil {
+		return nil, fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
+	}
+	return &Event{drv: ev}, nil
+}
+
+func checkRange(r Range, maxWG int, maxItems [3]int) error {
+	if r.Dims < 1 || r.Dims > 3 {
+		return fmt.Errorf("range has %d dimensions, want 1, 2 or 3: %w", r.Dims, ErrInvalidArg)
+	}
+	wg := 1
+	for i := 0; i < r.Dims; i++ {
+		g, l := r.Global[i], r.Local[i]
+		if g <= 0 || l <= 0 {
+			return fmt.Errorf("range dimension %d: global %d and local %d must be positive: %w", i, g, l, ErrInvalidArg)
+		}
+		if g%l != 0 {
+			return fmt.Errorf("range dimension %d: global size %d is not a multiple of local size %d (round up with engine.RoundUp): %w", i, g, l, ErrInvalidArg)
+		}
+		if g > math.MaxUint32 {
+			return fmt.Errorf("range dimension %d: global size %d too large: %w", i, g, ErrInvalidArg)
+		}
+		if maxItems[i] > 0 && l > maxItems[i] {
+			return fmt.Errorf("range dimension %d: local size %d exceeds the device's %d: %w", i, l, maxItems[i], ErrInvalidArg)
+		}
+		wg *= l
+	}
+	if maxWG > 0 && wg > maxWG {
+		return fmt.Errorf("work-group of %d items exceeds the limit of %d: %w", wg, maxWG, ErrInvalidArg)
+	}
+	return nil
+}
+
+type bufferArg interface {
+	kernelArg() (*handle, driver.Buffer)
+}
+
+func toArg(a any, dev *Device) (driver.Arg, error) {
+	le := binary.LittleEndian
+	switch v := a.(type) {
+	case bufferArg:
+		h, db := v.kernelArg()
+		if h == nil {
+			return driver.Arg{}, fmt.Errorf("nil buffer: %w", ErrInvalidArg)
+		}
+		if err := h.check(); err != nil {
+			return driver.Arg{}, err
+		}
+		if err := h.sameDevice(dev); err != nil {
+			return driver.Arg{}, err
+		}
+		return driver.Arg{Buffer: db}, nil
+	case int32:
+		return driver.Arg{Value: le.AppendUint32(nil, uint32(v))}, nil
+	case uint32:
+		return driver.Arg{Value: le.AppendUint32(nil, v)}, nil
+	case int64:
+		return driver.Arg{Value: le.AppendUint64(nil, uint64(v))}, nil
+	case uint64:
+		return driver.Arg{Value: le.AppendUint64(nil, v)}, nil
+	case float32:
+		return driver.Arg{Value: le.AppendUint32(nil, math.Float32bits(v))}, nil
+	case float64:
+		return driver.Arg{Value: le.AppendUint64(nil, math.Float64bits(v))}, nil
+	case int16:
+		return driver.Arg{Value: le.AppendUint16(nil, uint16(v))}, nil
+	case uint16:
+		return driver.Arg{Value: le.AppendUint16(nil, v)}, nil
+	case int8:
+		return driver.Arg{Value: []byte{byte(v)}}, nil
+	case uint8:
+		return driver.Arg{Value: []byte{v}}, nil
+	case nil:
+		return driver.Arg{}, fmt.Errorf("nil: %w", ErrInvalidArg)
+	case int, uint:
+		return driver.Arg{}, fmt.Errorf("%T has no fixed size on the device; convert to int32 or int64: %w", a, ErrInvalidArg)
+	}
+	return driver.Arg{}, fmt.Errorf("type %T cannot be a kernel argument: %w", a, ErrInvalidArg)
+}
+
+// Close finishes outstanding work and releases the queue. Idempotent.
+func (q *Queue) Close() error {
+	if q == nil || !q.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	q.dev.release(q)
+	return q.drv.Close()
+}
+
+func (q *Queue) closeResource() error {
+	if !q.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return q.drv.Close()
+}
+func (q *Queue) order() int { return 0 }
+
+// Event marks the completion of one command and times it with device timestamps.
+type Event struct {
+	drv    driver.Event
+	closed bool
+}
+
+// Wait blocks until the command has completed or ctx is done.
+func (e *Event) Wait(ctx context.Context) error {
+	if e == nil || e.closed {
+		return fmt.Errorf("engine: wait on closed or nil event: %w", ErrClosed)
+	}
+	return e.drv.Wait(ctx)
+}
+
+// Elapsed waits for the command and returns its execution time on the device.
+func (e *Event) Elapsed(ctx context.Context) (time.Duration, error) {
+	if err := e.Wait(ctx); err != nil {
+		return 0, err
+	}
+	return e.drv.Elapsed()
+}
+
+// Close releases the event. Idempotent.
+func (e *Event) Close() error {
+	if e == nil || e.closed {
+		return nil
+	}
+	e.closed = true
+	return e.drv.Close()
+}
