@@ -158,7 +158,7 @@ func (b *Buffer[T]) Fill(q *Queue, offset, count int, v T) error {
 	if err != nil {
 		return fmt.Errorf("engine: fill %s: %w", q.dev.id, err)
 	}
-	return ev.Close()
+	return q.keep(ev).Close()
 }
 
 // CopyFrom enqueues a copy of count elements of src, from srcOffset, into b at offset.
@@ -183,7 +183,7 @@ func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, co
 	if err != nil {
 		return fmt.Errorf("engine: copy %s: %w", q.dev.id, err)
 	}
-	return ev.Close()
+	return q.keep(ev).Close()
 }
 
 // Close releases the device memory. It is idempotent.

@@ -37,6 +37,7 @@ func RoundUp(n, m int) int { return (n + m - 1) / m * m }
 type Queue struct {
 	handle
 	drv driver.Queue
+	rec *[]driver.Event // events kept for Timed, nil when not timing
 }
 
 // NewQueue creates an in-order queue whose commands carry device timestamps.
@@ -122,7 +123,57 @@ func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
 	}
-	return &Event{drv: ev}, nil
+	return &Event{drv: q.keep(ev)}, nil
+}
+
+// keep records ev for Timed and returns the event the caller owns.
+func (q *Queue) keep(ev driver.Event) driver.Event {
+	if q.rec == nil {
+		return ev
+	}
+	*q.rec = append(*q.rec, ev)
+	return keptEvent{ev}
+}
+
+// keptEvent is an event owned by Timed: closing the caller's copy does nothing.
+type keptEvent struct{ driver.Event }
+
+func (keptEvent) Close() error { return nil }
+
+// Timed runs f, which enqueues work on q, and returns the device time of the kernels,
+// copies and fills f enqueued, summed from their device timestamps (gaps between commands
+// are not counted). It waits for that work to finish. Timed calls do not nest.
+func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error) {
+	if err := q.check(); err != nil {
+		return 0, err
+	}
+	if q.rec != nil {
+		return 0, fmt.Errorf("engine: Timed calls do not nest: %w", ErrInvalidArg)
+	}
+	var evs []driver.Event
+	q.rec = &evs
+	err := f()
+	q.rec = nil
+	defer func() {
+		for _, ev := range evs {
+			ev.Close()
+		}
+	}()
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, ev := range evs {
+		if err := ev.Wait(ctx); err != nil {
+			return 0, fmt.Errorf("engine: timed wait on %s: %w", q.dev.id, err)
+		}
+		d, err := ev.Elapsed()
+		if err != nil {
+			return 0, fmt.Errorf("engine: timed elapsed on %s: %w", q.dev.id, err)
+		}
+		total += d
+	}
+	return total, nil
 }
 
 func checkRange(r Range, maxWG int, maxItems [3]int) error {
