@@ -27,6 +27,9 @@ const (
 	KindOther       = driver.KindOther
 )
 
+// ParseKind returns the kind named s ("gpu", "accelerator", "cpu") and whether s names one.
+func ParseKind(s string) (Kind, bool) { return driver.ParseKind(s) }
+
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]driver.Driver{}
