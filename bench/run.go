@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// Config selects what Run measures.
+type Config struct {
+	Cases  []Case
+	Size   int // elements per array
+	Count  int // timed runs per case (median, min, max over them)
+	Warmup int // untimed runs before timing
+	Seed   uint64
+	// Progress, when non-nil, receives one line per step (stderr in the CLI).
+	Progress io.Writer
+}
+
+// Report is the result of one Run: metadata, then one entry per device.
+type Report struct {
+	Prism     string         `json:"prism_version"`
+	Commit    string         `json:"commit,omitempty"`
+	Date      time.Time      `json:"date"`
+	Host      string         `json:"host"`
+	GoVersion string         `json:"go_version"`
+	Size      int            `json:"size"`
+	Count     int            `json:"count"`
+	Devices   []DeviceReport `json:"devices"`
+}
+
+// DeviceReport holds the ceilings and results of one device.
+type DeviceReport struct {
+	Device  engine.DeviceInfo `json:"device"`
+	Backend string            `json:"backend"`
+	// CopyGBs is the device-to-device copy bandwidth measured in this run, counting bytes
+	// read plus bytes written: the ceiling for memory-bound cases.
+	CopyGBs float64  `json:"copy_gbs"`
+	Results []Result `json:"results"`
+	Err     string   `json:"error,omitempty"`
+}
+
+// Result is one case on one device.
+type Result struct {
+	Case     string  `json:"case"`
+	N        int     `json:"n"`
+	Stats    Stats   `json:"stats"`
+	GBs      float64 `json:"gbs"`
+	GFLOPs   float64 `json:"gflops"`
+	Fraction float64 `json:"fraction_of_copy"` // GBs / CopyGBs
+	Verified bool    `json:"verified"`
+	Skipped  string  `json:"skipped,omitempty"`
+	Err      string  `json:"error,omitempty"`
+}
+
+// Failed reports whether any case failed (error or verification) on any device.
+func (r *Report) Failed() bool {
+	for _, d := range r.Devices {
+		if d.Err != "" {
+			return true
+		}
+		for _, res := range d.Results {
+			if res.Err != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Version returns the module version and VCS revision of the running binary.
+func Version() (version, commit string) {
+	version, commit = "devel", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				commit = s.Value
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" {
+				commit += "-dirty"
+			}
+		}
+	}
+	return version, commit
+}
+
+// Run measures every case on every device, one device after the other.
+func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error) {
+	if cfg.Size <= 0 || cfg.Count <= 0 || cfg.Warmup < 0 {
+		return nil, fmt.Errorf("bench: size %d, count %d and warmup %d must be positive: %w", cfg.Size, cfg.Count, cfg.Warmup, engine.ErrInvalidArg)
+	}
+	host, _ := os.Hostname()
+	ver, commit := Version()
+	rep := &Report{Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host, GoVersion: runtime.Version(), Size: cfg.Size, Count: cfg.Count}
+	for _, dev := range devs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		rep.Devices = append(rep.Devices, runDevice(ctx, cfg, dev))
+	}
+	return rep, nil
+}
+
+func (cfg Config) progress(format string, args ...any) {
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, format+"\n", args...)
+	}
+}
+
+func runDevice(ctx context.Context, cfg Config, dev *engine.Device) DeviceReport {
+	dr := DeviceReport{Device: dev.Info(), Backend: dev.Backend()}
+	q, err := dev.NewQueue()
+	if err != nil {
+		dr.Err = err.Error()
+		return dr
+	}
+	defer q.Close()
+	cfg.progress("%s: measuring the device-copy ceiling", dev.ID())
+	if dr.CopyGBs, err = copyCeiling(ctx, cfg, q); err != nil {
+		dr.Err = "copy ceiling: " + err.Error()
+		return dr
+	}
+	for i, c := range cfg.Cases {
+		cfg.progress("%s: [%d/%d] %s", dev.ID(), i+1, len(cfg.Cases), c.Name())
+		res := runCase(ctx, cfg, q, c)
+		if res.GBs > 0 && dr.CopyGBs > 0 {
+			res.Fraction = res.GBs / dr.CopyGBs
+		}
+		dr.Results = append(dr.Results, res)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return dr
+}
+
+// runCase verifies, warms up, then times one case.
+func runCase(ctx context.Context, cfg Config, q *engine.Queue, c Case) Result {
+	res := Result{Case: c.Name(), N: cfg.Size}
+	in, err := c.Setup(q, cfg.Size, cfg.Seed)
+	if errors.Is(err, engine.ErrUnsupported) {
+		res.Skipped = err.Error()
+		return res
+	}
+	if err != nil {
+		res.Err = "setup: " + err.Error()
+		return res
+	}
+	defer in.Close()
+	if err := in.Run(q); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	if err := in.Verify(q); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	res.Verified = true
+	samples, err := timeRuns(ctx, cfg, q, in.Run)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	res.Stats = Summarize(samples)
+	m := in.Model()
+	if sec := res.Stats.Median.Seconds(); sec > 0 {
+		res.GBs = m.Bytes / sec / 1e9
+		res.GFLOPs = m.Flops / sec / 1e9
+	}
+	return res
+}
+
+// timeRuns runs f Warmup times untimed, then Count times, each timed by device events.
+func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Queue) error) ([]time.Duration, error) {
+	for range cfg.Warmup {
+		if err := f(q); err != nil {
+			return nil, err
+		}
+	}
+	if err := q.Finish(ctx); err != nil {
+		return nil, err
+	}
+	samples := make([]time.Duration, 0, cfg.Count)
+	for range cfg.Count {
+		d, err := q.Timed(ctx, func() error { return f(q) })
+		if err != nil {
+			return nil, err
+		}
+		samples = append(samples, d)
+	}
+	return samples, nil
+}
+
+// copyCeiling measures device-to-device copy bandwidth (bytes read plus written per second)
+// with buffers of at least 128 MiB, and at least the size of the largest case's array.
+func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (float64, error) {
+	n := max(cfg.Size*8, 128<<20) / 4
+	if m := q.Device().Info().MaxAllocBytes / 4; m > 0 && int64(n) > m {
+		n = int(m)
+	}
+	src, err := engine.NewBuffer[float32](q.Device(), n)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	dst, err := engine.NewBuffer[float32](q.Device(), n)
+	if err != nil {
+		return 0, err
+	}
+	defer dst.Close()
+	if err := src.Fill(q, 0, n, 1.5); err != nil {
+		return 0, err
+	}
+	samples, err := timeRuns(ctx, cfg, q, func(q *engine.Queue) error { return dst.CopyFrom(q, 0, src, 0, n) })
+	if err != nil {
+		return 0, err
+	}
+	// Verify the copy too: a ceiling from a copy that did nothing would flatter every case.
+	var probe [1]float32
+	if err := dst.Read(q, n-1, probe[:]); err != nil {
+		return 0, err
+	}
+	if probe[0] != 1.5 {
+		return 0, fmt.Errorf("%w: device copy left %v, want 1.5", ErrVerify, probe[0])
+	}
+	st := Summarize(samples)
+	return 2 * float64(n) * 4 / st.Median.Seconds() / 1e9, nil
+}

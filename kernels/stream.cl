@@ -1,0 +1,87 @@
+// stream.cl: the STREAM family (copy, scale, add, triad) and a dot product.
+//
+// Purpose: memory-bound kernels that show how close a device comes to its bandwidth
+// ceiling, and the first check that a backend moves data and runs kernels correctly.
+//
+// Arguments (n elements of type T; every kernel loops with a grid stride, so the host
+// may launch fewer work-items than n):
+//   stream_copy (c, a, n)          c[i] = a[i]
+//   stream_scale(b, c, s, n)       b[i] = s * c[i]
+//   stream_add  (c, a, b, n)       c[i] = a[i] + b[i]
+//   stream_triad(a, b, c, s, n)    a[i] = b[i] + s * c[i]
+//   stream_dot  (part, a, b, n)    part[g] = sum of a[i] * b[i] over the items of work-group g
+//   stream_sum  (out, part, m)     out[0] = sum of part[0..m), launched as one work-group
+//
+// Tunables (-D, part of the cache key):
+//   T     element type                       default float
+//   WG    work-group size, a power of two    default 256
+// Variants: T=float; T=double with PRISM_FP64 defined (only where the device has fp64).
+// Launch: 1D, local size WG; global a multiple of WG.
+
+#ifdef PRISM_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifndef T
+#define T float
+#endif
+#ifndef WG
+#define WG 256
+#endif
+
+__kernel void stream_copy(__global T *c, __global const T *a, int n) {
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        c[i] = a[i];
+    }
+}
+
+__kernel void stream_scale(__global T *b, __global const T *c, T s, int n) {
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        b[i] = s * c[i];
+    }
+}
+
+__kernel void stream_add(__global T *c, __global const T *a, __global const T *b, int n) {
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        c[i] = a[i] + b[i];
+    }
+}
+
+__kernel void stream_triad(__global T *a, __global const T *b, __global const T *c, T s, int n) {
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        a[i] = b[i] + s * c[i];
+    }
+}
+
+// Work-group tree reduction of one value per work-item; the result is in scratch[0].
+#define GROUP_SUM(scratch, value)                                   \
+    do {                                                            \
+        int lid_ = (int)get_local_id(0);                            \
+        scratch[lid_] = (value);                                    \
+        barrier(CLK_LOCAL_MEM_FENCE);                               \
+        for (int s_ = WG / 2; s_ > 0; s_ >>= 1) {                   \
+            if (lid_ < s_) scratch[lid_] += scratch[lid_ + s_];     \
+            barrier(CLK_LOCAL_MEM_FENCE);                           \
+        }                                                           \
+    } while (0)
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void stream_dot(__global T *part, __global const T *a, __global const T *b, int n) {
+    __local T scratch[WG];
+    T acc = 0;
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        acc += a[i] * b[i];
+    }
+    GROUP_SUM(scratch, acc);
+    if (get_local_id(0) == 0) part[get_group_id(0)] = scratch[0];
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void stream_sum(__global T *out, __global const T *part, int m) {
+    __local T scratch[WG];
+    T acc = 0;
+    for (int i = (int)get_local_id(0); i < m; i += WG) {
+        acc += part[i];
+    }
+    GROUP_SUM(scratch, acc);
+    if (get_local_id(0) == 0) out[0] = scratch[0];
+}

@@ -1,0 +1,124 @@
+package kernels
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	_ "github.com/prism-compute/prism/cl"
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/platform"
+)
+
+// small reports whether the tests run at small sizes (under Oclgrind).
+func small() bool { return os.Getenv("PRISM_TEST_SIZE") == "small" }
+
+// required reports whether PRISM_REQUIRE names backend, so its absence must fail.
+func required(backend string) bool {
+	for _, b := range strings.Split(os.Getenv("PRISM_REQUIRE"), ",") {
+		if strings.TrimSpace(b) == backend {
+			return true
+		}
+	}
+	return false
+}
+
+// forEachDevice runs f as a subtest on every device of every backend. A backend that is
+// unavailable is skipped with its reason, or fails the test when PRISM_REQUIRE names it.
+func forEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device, q *engine.Queue)) {
+	t.Helper()
+	ctx := context.Background()
+	dis, err := platform.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range dis.Backends {
+		if b.Err != nil || b.Devices == 0 {
+			if required(b.Name) {
+				t.Fatalf("backend %s is required by PRISM_REQUIRE but unavailable: %v", b.Name, b.Err)
+			}
+			t.Logf("skipping backend %s: %v", b.Name, b.Err)
+		}
+	}
+	if len(dis.Devices) == 0 {
+		t.Skipf("no compute device found: %v", dis.Unavailable())
+	}
+	for _, d := range dis.Devices {
+		t.Run(d.ID, func(t *testing.T) {
+			dev, err := engine.Open(ctx, d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Close()
+			q, err := dev.NewQueue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("device %s: %s (%s)", d.ID, d.Name, d.Platform)
+			f(t, dev, q)
+		})
+	}
+}
+
+// edgeSizes are lengths that straddle work-group edges for a work-group of wg items, and
+// one over a million elements unless the tests run small.
+func edgeSizes(wg int) []int {
+	s := []int{1, 7, wg - 1, wg, wg + 1, 4097}
+	if !small() {
+		s = append(s, 1<<20+3)
+	}
+	return s
+}
+
+// randFloats returns n seeded uniform values in [-1, 1).
+func randFloats[T Float](rng *rand.Rand, n int) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = T(2*rng.Float64() - 1)
+	}
+	return out
+}
+
+// sentinel is the guard-band value: a NaN with a payload no kernel produces.
+func sentinel[T Float]() T {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return T(math.Float32frombits(0x7fc0dead))
+	}
+	return T(math.Float64frombits(0x7ff8deaddeadbeef))
+}
+
+func isSentinel[T Float](v T) bool {
+	switch x := any(v).(type) {
+	case float32:
+		return math.Float32bits(x) == 0x7fc0dead
+	case float64:
+		return math.Float64bits(x) == 0x7ff8deaddeadbeef
+	}
+	return false
+}
+
+// guard is the number of sentinel elements after every output.
+const guard = 64
+
+// withGuard returns data followed by guard sentinels.
+func withGuard[T Float](data []T) []T {
+	out := append(make([]T, 0, len(data)+guard), data...)
+	for range guard {
+		out = append(out, sentinel[T]())
+	}
+	return out
+}
+
+// checkGuard fails the test if any element of got past n is not the sentinel.
+func checkGuard[T Float](t *testing.T, what string, got []T, n int) {
+	t.Helper()
+	for i := n; i < len(got); i++ {
+		if !isSentinel(got[i]) {
+			t.Fatalf("%s: guard element %d (n=%d) was overwritten with %v", what, i-n, n, got[i])
+		}
+	}
+}
