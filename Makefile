@@ -1,0 +1,81 @@
+# Prism: thin targets; CI runs the same ones (.ci/run calls `make test`).
+#
+#   make run         install what is missing, build, benchmark every device with verification
+#   make test        install what is missing, vet, test on PoCL, then a small pass under Oclgrind
+#   make build       build bin/prism
+#   make bench       go test benchmarks of the kernels
+#   make gpu-bundle  binaries for the GPU machine in .gpu/ (see docs/PERFORMANCE.md)
+#   make lint        gofmt and go vet
+#   make deps        install the system packages (apt-get) that the rest needs
+
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
+GO ?= go
+# Silences the OpenCL headers' note that no target version was chosen: go-opencl uses 1.2.
+export CGO_CFLAGS ?= -DCL_TARGET_OPENCL_VERSION=120
+# PoCL: no recompile per local size; program cache in the build tree.
+export POCL_WORK_GROUP_SPECIALIZATION ?= 0
+export POCL_CACHE_DIR ?= $(CURDIR)/.cache/pocl
+
+APT_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BENCH_ARGS ?= --size 4000000 --count 5
+
+.PHONY: deps build test unit oclgrind run bench gpu-bundle lint
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	fi
+	@command -v $(GO) >/dev/null || { echo "Go is not installed: see https://go.dev/doc/install"; exit 1; }
+
+build: deps
+	$(GO) build -o bin/prism ./cmd/prism
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags noopencl ./...
+
+test: deps lint unit oclgrind
+
+# Every package on the real OpenCL devices found (PoCL here). The log keeps every test and
+# subtest result line, so it shows which devices each test ran on.
+unit:
+	mkdir -p .cache
+	$(GO) test -count=1 -v ./... 2>&1 | tee .cache/test.log | grep -v -E '^=== (RUN|PAUSE|CONT)'
+	@echo "unit tests: $$(grep -c -E '^\s*--- PASS' .cache/test.log) passed, $$(grep -c -E '^\s*--- SKIP' .cache/test.log) skipped"
+
+# The OpenCL tests again at small sizes under Oclgrind, which simulates a device and reports
+# out-of-bounds accesses, data races and uninitialized reads (its log must stay empty).
+OCLGRIND_PKGS := cl kernels
+oclgrind:
+	mkdir -p .cache/oclgrind
+	@for p in $(OCLGRIND_PKGS); do $(GO) test -c -o .cache/oclgrind/$$p.test ./$$p; done
+	@for p in $(OCLGRIND_PKGS); do \
+	  log=.cache/oclgrind/$$p.log; rm -f $$log; \
+	  echo "oclgrind: $$p"; \
+	  ( cd $$p && PRISM_TEST_SIZE=small oclgrind --check-api --data-races --uninitialized --log ../$$log \
+	      ../.cache/oclgrind/$$p.test -test.count=1 -test.v 2>&1 ) | grep -E '^\s*--- |^(ok|FAIL|PASS)' ; \
+	  if [ -s $$log ]; then echo "oclgrind reported errors in $$p:"; head -50 $$log; exit 1; fi; \
+	done
+	@echo "oclgrind: no memory error, race or uninitialized read"
+
+run: build
+	./bin/prism devices
+	./bin/prism bench $(BENCH_ARGS)
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./kernels
+
+# Everything the GPU machine needs, built here (it has no Go): see docs/PERFORMANCE.md.
+gpu-bundle: deps
+	mkdir -p .gpu
+	$(GO) build -o .gpu/prism ./cmd/prism
+	$(GO) test -c -o .gpu/cl.test ./cl
+	$(GO) test -c -o .gpu/kernels.test ./kernels
+	cp scripts/gpu-run.sh .gpu/

@@ -1,0 +1,89 @@
+package prism_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/prism-compute/prism"
+
+// TestImportDirection keeps the layers of DESIGN.md: cmd -> bench -> kernels, platform ->
+// engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver; and
+// nothing below cmd pulls in cgo except the backends.
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	type pkg struct {
+		ImportPath string
+		Imports    []string
+		CgoFiles   []string
+		Standard   bool
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	// allowed lists, per package of this module, the module packages it may import directly.
+	allowed := map[string][]string{
+		"engine/driver": {},
+		"engine":        {"engine/driver"},
+		"cl":            {"engine", "engine/driver"},
+		"cuda":          {"engine", "engine/driver"},
+		"platform":      {"engine"},
+		"kernels":       {"engine"},
+		"bench":         {"engine", "kernels", "platform"},
+	}
+	for path, p := range pkgs {
+		rel, ok := strings.CutPrefix(path, mod+"/")
+		if !ok {
+			continue
+		}
+		allow, known := allowed[rel]
+		if !known {
+			continue // cmd, enginetest and internal packages may import what they need
+		}
+		for _, imp := range p.Imports {
+			r, inMod := strings.CutPrefix(imp, mod+"/")
+			if inMod && !contains(allow, r) {
+				t.Errorf("%s imports %s; the layering allows only %v", rel, r, allow)
+			}
+		}
+	}
+	// kernels, platform and bench must build without cgo: no package they depend on uses it.
+	for _, root := range []string{"kernels", "platform", "bench", "engine"} {
+		seen := map[string]bool{}
+		var walk func(string)
+		walk = func(path string) {
+			if seen[path] {
+				return
+			}
+			seen[path] = true
+			p := pkgs[path]
+			if len(p.CgoFiles) > 0 && !p.Standard {
+				t.Errorf("%s depends on %s, which uses cgo", root, path)
+			}
+			for _, imp := range p.Imports {
+				walk(imp)
+			}
+		}
+		walk(mod + "/" + root)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

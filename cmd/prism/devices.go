@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/prism-compute/prism/platform"
+	"github.com/spf13/cobra"
+)
+
+type devicesOptions struct {
+	json bool
+}
+
+func newDevicesCmd() *cobra.Command {
+	opts := &devicesOptions{}
+	cmd := &cobra.Command{
+		Use:   "devices",
+		Short: "List the compute devices of every backend",
+		Long: `List every device that a backend (OpenCL, CUDA) finds, with the ID to pass to
+--device or PRISM_DEVICE. A card seen through two APIs is marked in the "same card"
+column. Backends that found nothing are listed with the reason.
+
+With --json, print {"devices": [...], "backends": [...]} with every fact the backend
+reports: vendor, kind, compute units, clock, memory sizes, work-group limits, fp64/fp16,
+driver and language versions, PCI bus ID.
+
+Exits with code 3 when no device is found at all.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return devicesRun(cmd, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+func devicesRun(cmd *cobra.Command, opts *devicesOptions) error {
+	dis, err := platform.Discover(cmd.Context())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if opts.json {
+		if err := writeJSON(out, dis); err != nil {
+			return err
+		}
+	} else {
+		writeDevicesTable(out, cmd.ErrOrStderr(), dis)
+	}
+	if len(dis.Devices) == 0 {
+		return fmt.Errorf("no compute device found: %w", joinNoDevice(dis))
+	}
+	return nil
+}
+
+func joinNoDevice(dis *platform.Discovery) error {
+	if err := dis.Unavailable(); err != nil {
+		return fmt.Errorf("%w (%w)", platform.ErrNoDevice, err)
+	}
+	return platform.ErrNoDevice
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery) {
+	if len(dis.Devices) > 0 {
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tKIND\tCUs\tMHz\tMEMORY\tFP64\tDRIVER\tSAME CARD")
+		for _, d := range dis.Devices {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.Name, d.Kind, d.ComputeUnits, d.ClockMHz,
+				fmtBytes(d.GlobalMemBytes), yesNo(d.FP64), d.DriverVersion, strings.Join(d.SameCard, ","))
+		}
+		tw.Flush()
+	}
+	for _, b := range dis.Backends {
+		if b.Err != nil {
+			fmt.Fprintf(errOut, "backend %s: %v\n", b.Name, b.Err)
+		}
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func fmtBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", b)
+}
