@@ -56,23 +56,34 @@ type Result struct {
 	GFLOPs   float64 `json:"gflops"`
 	Fraction float64 `json:"fraction_of_copy"` // GBs / CopyGBs
 	Verified bool    `json:"verified"`
+	Mismatch bool    `json:"mismatch,omitempty"` // the result differed from the reference
 	Skipped  string  `json:"skipped,omitempty"`
 	Err      string  `json:"error,omitempty"`
 }
 
-// Failed reports whether any case failed (error or verification) on any device.
-func (r *Report) Failed() bool {
+// Check returns an error wrapping ErrVerify if any result differed from its reference, or
+// another error if any device or case failed to run; nil when everything passed.
+func (r *Report) Check() error {
+	failed, mismatched := 0, 0
 	for _, d := range r.Devices {
 		if d.Err != "" {
-			return true
+			failed++
 		}
 		for _, res := range d.Results {
-			if res.Err != "" {
-				return true
+			if res.Mismatch {
+				mismatched++
+			} else if res.Err != "" {
+				failed++
 			}
 		}
 	}
-	return false
+	switch {
+	case mismatched > 0:
+		return fmt.Errorf("bench: %d results differ from the reference, %d other failures: %w", mismatched, failed, ErrVerify)
+	case failed > 0:
+		return fmt.Errorf("bench: %d devices or cases failed to run; see the report", failed)
+	}
+	return nil
 }
 
 // Version returns the module version and VCS revision of the running binary.
@@ -162,7 +173,7 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, c Case) Result {
 		return res
 	}
 	if err := in.Verify(q); err != nil {
-		res.Err = err.Error()
+		res.Err, res.Mismatch = err.Error(), true
 		return res
 	}
 	res.Verified = true
