@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/prism-compute/prism/engine/driver"
@@ -33,6 +34,9 @@ func NewBuffer[T Scalar](d *Device, n int) (*Buffer[T], error) {
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("engine: NewBuffer of %d elements: length must be positive: %w", n, ErrInvalidArg)
+	}
+	if int64(n) > math.MaxInt64/int64(SizeOf[T]()) {
+		return nil, fmt.Errorf("engine: NewBuffer of %d elements: size overflows: %w", n, ErrInvalidArg)
 	}
 	size := int64(n) * int64(SizeOf[T]())
 	if m := d.info.MaxAllocBytes; m > 0 && size > m {
@@ -174,6 +178,9 @@ func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, co
 	}
 	if err := src.span("copy", srcOffset, count); err != nil {
 		return err
+	}
+	if b == src && offset < srcOffset+count && srcOffset < offset+count {
+		return fmt.Errorf("engine: copy of %d elements from offset %d to %d within one buffer: the regions overlap: %w", count, srcOffset, offset, ErrInvalidArg)
 	}
 	if count == 0 {
 		return nil
