@@ -1,0 +1,27 @@
+// Package enginetest is the conformance suite for Prism backends, in the manner of
+// testing/fstest.TestFS and gonum's blas/testblas: every backend's tests call it with one
+// line, and a fake backend runs it too, so that all backends keep the same contract.
+//
+//	func TestConformance(t *testing.T) {
+//		for _, id := range enginetest.DeviceIDs(t, "opencl") {
+//			t.Run(id, func(t *testing.T) { enginetest.TestDevice(t, id, enginetest.Options{}) })
+//		}
+//	}
+//
+// TestDevice opens one device through package engine and checks, in subtests: buffer round
+// trips of several element types at sizes around work-group edges (1, 7, 255, 256, 257,
+// 4097 and 1<<20) with seeded random data, partial reads and writes; Fill and CopyFrom at
+// odd offsets inside guard bands filled with a sentinel (NaN bits for floats, 0xDEADBEEF
+// for integers) that must stay untouched; kernel launches in one, two and three dimensions
+// with global sizes rounded up to local sizes of 1, 64 and 256 (capped by the kernel's
+// limit), against Go references; -D build options; event timing and Queue.Timed; build
+// errors that carry the compiler's log; the refusal of invalid arguments and of closed objects; and one
+// device shared by many goroutines.
+//
+// Backend deviations are passed in Options. Under Oclgrind, or anywhere time is short, set
+// PRISM_TEST_SIZE=small (see Small): sizes stay at or below 4097 and the concurrency test
+// shrinks.
+//
+// RequireOrSkip and DeviceIDs serve every test of the project that needs a backend: they
+// skip with a reason when the backend is unavailable, unless PRISM_REQUIRE names it.
+package enginetest

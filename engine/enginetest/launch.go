@@ -1,0 +1,362 @@
+package enginetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/internal/suitekernels"
+)
+
+func (s *suite) testLaunch(t *testing.T) {
+	t.Run("Axpy", s.testAxpy)
+	t.Run("Iota", s.testIota)
+	t.Run("Index2D", s.testIndex2D)
+	t.Run("Index3D", s.testIndex3D)
+	t.Run("ProgramClosed", s.testKernelOutlivesProgram)
+}
+
+// launchSizes returns the 1D problem sizes for work-group size l: around l and around
+// other edges.
+func (s *suite) launchSizes(l int) []int {
+	return s.fit([]int{1, 7, l - 1, l, l + 1, 4097, 1 << 20})
+}
+
+// testAxpy launches y = a*x + y on a guarded y at every size and work-group size.
+func (s *suite) testAxpy(t *testing.T) {
+	k := s.kernel(t, suitekernels.Axpy)
+	q := s.queue(t)
+	for _, l := range s.locals(k) {
+		for _, n := range s.launchSizes(l) {
+			t.Run(fmt.Sprintf("local=%d/n=%d", l, n), func(t *testing.T) {
+				r := rng(t)
+				a := float32(r.Float64()*4 - 2)
+				x, y0 := random[float32](r, n), random[float32](r, n)
+				xb, yb := upload(t, q, x), upload(t, q, guarded(y0))
+				if err := q.Launch(k, engine.Range1D(engine.RoundUp(n, l), l), int32(n), int32(guard), a, xb, yb); err != nil {
+					t.Fatalf("Launch: %v", err)
+				}
+				checkAxpy(t, download(t, q, yb), a, x, y0)
+			})
+		}
+	}
+}
+
+// checkAxpy checks got (guarded) against a*x + y0. The device may contract a*x + y into
+// an FMA (OpenCL C allows it by default) or not; either result lies within one rounding
+// of the exact a*x (at most 2^-24 |a*x|) plus one of the sum (at most 2^-24 |a*x + y|) of
+// the exact value, so the tolerance is 2^-23 (|a*x| + |y|), computed in float64, where a*x
+// is exact.
+func checkAxpy(t testing.TB, got []float32, a float32, x, y0 []float32) {
+	t.Helper()
+	n := len(x)
+	want := guarded(make([]float32, n))
+	checkBits(t, "guard bands", append(got[:guard:guard], got[guard+n:]...), append(want[:guard:guard], want[guard+n:]...), 0)
+	bad := 0
+	for i := range n {
+		ax := float64(a) * float64(x[i])
+		exact := ax + float64(y0[i])
+		tol := ulp32 * (math.Abs(ax) + math.Abs(float64(y0[i])))
+		if g := float64(got[guard+i]); !(math.Abs(g-exact) <= tol) {
+			if bad < 5 {
+				t.Errorf("y[%d] = %v, want %v ± %.3g (a=%v x=%v y=%v)", i, got[guard+i], exact, tol, a, x[i], y0[i])
+			}
+			bad++
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d of %d elements wrong", bad, n)
+	}
+}
+
+// testIota launches an index writer into a guarded buffer: exact results.
+func (s *suite) testIota(t *testing.T) {
+	k := s.kernel(t, suitekernels.Iota)
+	q := s.queue(t)
+	for _, l := range s.locals(k) {
+		for _, n := range s.launchSizes(l) {
+			t.Run(fmt.Sprintf("local=%d/n=%d", l, n), func(t *testing.T) {
+				want := make([]uint32, n)
+				for i := range want {
+					want[i] = uint32(i)
+				}
+				want = guarded(want)
+				b := upload(t, q, sentinels[uint32](n+2*guard))
+				if err := q.Launch(k, engine.Range1D(engine.RoundUp(n, l), l), int32(n), int32(guard), b); err != nil {
+					t.Fatalf("Launch: %v", err)
+				}
+				checkBits(t, "out", download(t, q, b), want, guard)
+			})
+		}
+	}
+}
+
+// fitLocal caps a work-group shape to the kernel's and the device's limits, halving the
+// largest dimension until it fits.
+func (s *suite) fitLocal(k *engine.Kernel, l [3]int) [3]int {
+	items := s.dev.Info().MaxWorkItemSizes
+	for i := range l {
+		if items[i] > 0 {
+			l[i] = min(l[i], items[i])
+		}
+	}
+	for max := k.MaxWorkGroupSize(); max > 0 && l[0]*l[1]*l[2] > max; {
+		j := 0
+		for i := range l {
+			if l[i] > l[j] {
+				j = i
+			}
+		}
+		l[j] /= 2
+	}
+	return l
+}
+
+// testIndex2D launches a 2D index writer: out[off + y*w + x] = y<<16 | x.
+func (s *suite) testIndex2D(t *testing.T) {
+	k := s.kernel(t, suitekernels.Index2D)
+	q := s.queue(t)
+	shapes := [][2]int{{1, 1}, {7, 3}, {37, 13}, {257, 5}, {3, 300}}
+	locals := [][3]int{{1, 1, 1}, {8, 8, 1}, {16, 16, 1}, {32, 4, 1}, {1, 64, 1}}
+	for _, sh := range shapes {
+		w, h := sh[0], sh[1]
+		if w*h > s.maxElems() {
+			continue
+		}
+		var seen [][3]int
+		for _, l := range locals {
+			l = s.fitLocal(k, l)
+			if slices.Contains(seen, l) {
+				continue
+			}
+			seen = append(seen, l)
+			t.Run(fmt.Sprintf("%dx%d/local=%dx%d", w, h, l[0], l[1]), func(t *testing.T) {
+				want := make([]uint32, w*h)
+				for y := range h {
+					for x := range w {
+						want[y*w+x] = uint32(y)<<16 | uint32(x)
+					}
+				}
+				want = guarded(want)
+				b := upload(t, q, sentinels[uint32](w*h+2*guard))
+				r := engine.Range2D(engine.RoundUp(w, l[0]), engine.RoundUp(h, l[1]), l[0], l[1])
+				if err := q.Launch(k, r, int32(w), int32(h), int32(guard), b); err != nil {
+					t.Fatalf("Launch %+v: %v", r, err)
+				}
+				checkBits(t, "out", download(t, q, b), want, guard)
+			})
+		}
+	}
+}
+
+// testIndex3D launches a 3D index writer: out[off + (z*h + y)*w + x] = z<<20 | y<<10 | x.
+func (s *suite) testIndex3D(t *testing.T) {
+	k := s.kernel(t, suitekernels.Index3D)
+	q := s.queue(t)
+	shapes := [][3]int{{1, 1, 1}, {7, 5, 3}, {33, 9, 4}, {2, 3, 70}}
+	locals := [][3]int{{1, 1, 1}, {4, 4, 4}, {8, 4, 2}, {1, 1, 16}}
+	for _, sh := range shapes {
+		w, h, d := sh[0], sh[1], sh[2]
+		if w*h*d > s.maxElems() {
+			continue
+		}
+		var seen [][3]int
+		for _, l := range locals {
+			l = s.fitLocal(k, l)
+			if slices.Contains(seen, l) {
+				continue
+			}
+			seen = append(seen, l)
+			t.Run(fmt.Sprintf("%dx%dx%d/local=%dx%dx%d", w, h, d, l[0], l[1], l[2]), func(t *testing.T) {
+				want := make([]uint32, w*h*d)
+				for z := range d {
+					for y := range h {
+						for x := range w {
+							want[(z*h+y)*w+x] = uint32(z)<<20 | uint32(y)<<10 | uint32(x)
+						}
+					}
+				}
+				want = guarded(want)
+				b := upload(t, q, sentinels[uint32](w*h*d+2*guard))
+				r := engine.Range3D(engine.RoundUp(w, l[0]), engine.RoundUp(h, l[1]), engine.RoundUp(d, l[2]), l[0], l[1], l[2])
+				if err := q.Launch(k, r, int32(w), int32(h), int32(d), int32(guard), b); err != nil {
+					t.Fatalf("Launch %+v: %v", r, err)
+				}
+				checkBits(t, "out", download(t, q, b), want, guard)
+			})
+		}
+	}
+}
+
+// testKernelOutlivesProgram checks that a kernel stays usable after its program is closed.
+func (s *suite) testKernelOutlivesProgram(t *testing.T) {
+	p, err := s.dev.Build(suitekernels.Source)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	k, err := p.Kernel(suitekernels.Iota)
+	if err != nil {
+		p.Close()
+		t.Fatalf("Kernel: %v", err)
+	}
+	defer k.Close()
+	if err := p.Close(); err != nil {
+		t.Fatalf("Program.Close: %v", err)
+	}
+	q := s.queue(t)
+	b := upload(t, q, sentinels[uint32](3+2*guard))
+	if err := q.Launch(k, engine.Range1D(3, 1), int32(3), int32(guard), b); err != nil {
+		t.Fatalf("Launch after Program.Close: %v", err)
+	}
+	checkBits(t, "out", download(t, q, b), guarded([]uint32{0, 1, 2}), guard)
+}
+
+// testBuildOptions checks that -D options reach the compiler.
+func (s *suite) testBuildOptions(t *testing.T) {
+	q := s.queue(t)
+	run := func(t *testing.T, p *engine.Program, want int32) {
+		k, err := p.Kernel(suitekernels.Define)
+		if err != nil {
+			t.Fatalf("Kernel: %v", err)
+		}
+		defer k.Close()
+		b := upload(t, q, []int32{-1})
+		if err := q.Launch(k, engine.Range1D(1, 1), b); err != nil {
+			t.Fatalf("Launch: %v", err)
+		}
+		if got := download(t, q, b)[0]; got != want {
+			t.Errorf("%s = %d, want %d", suitekernels.DefineMacro, got, want)
+		}
+	}
+	t.Run("default", func(t *testing.T) { run(t, s.prog, suitekernels.DefineDefault) })
+	t.Run("-D", func(t *testing.T) {
+		p, err := s.dev.Build(suitekernels.Source, "-D"+suitekernels.DefineMacro+"=42")
+		if err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		defer p.Close()
+		run(t, p, 42)
+	})
+}
+
+// testElapsed times launches with device events.
+func (s *suite) testElapsed(t *testing.T) {
+	ctx := context.Background()
+	k := s.kernel(t, suitekernels.Axpy)
+	q := s.queue(t)
+	l := s.locals(k)[len(s.locals(k))-1]
+	for _, n := range s.fit([]int{1, s.maxElems()}) {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			r := rng(t)
+			x, y := random[float32](r, n), random[float32](r, n)
+			xb, yb := upload(t, q, x), upload(t, q, guarded(y))
+			ev, err := q.LaunchEvent(k, engine.Range1D(engine.RoundUp(n, l), l), int32(n), int32(guard), float32(2), xb, yb)
+			if err != nil {
+				t.Fatalf("LaunchEvent: %v", err)
+			}
+			if err := ev.Wait(ctx); err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			d, err := ev.Elapsed(ctx)
+			if err != nil {
+				t.Fatalf("Elapsed: %v", err)
+			}
+			// A timer's resolution may give 0 for one work-item; the large launch must show.
+			t.Logf("%d work-items: %v", n, d)
+			switch {
+			case d < 0:
+				t.Errorf("Elapsed = %v, negative", d)
+			case d > time.Minute:
+				t.Errorf("Elapsed = %v, implausibly long", d)
+			case d == 0 && n == s.maxElems() && n > 1 && !s.opts.ZeroElapsedOK:
+				t.Errorf("Elapsed = 0 for %d work-items (set Options.ZeroElapsedOK if the timer is that coarse)", n)
+			}
+			if err := ev.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if err := ev.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+			if err := ev.Wait(ctx); !errors.Is(err, engine.ErrClosed) {
+				t.Errorf("Wait after Close = %v, want ErrClosed", err)
+			}
+			if _, err := ev.Elapsed(ctx); !errors.Is(err, engine.ErrClosed) {
+				t.Errorf("Elapsed after Close = %v, want ErrClosed", err)
+			}
+			if err := q.Finish(ctx); err != nil {
+				t.Errorf("Finish: %v", err)
+			}
+			checkAxpy(t, download(t, q, yb), 2, x, y)
+		})
+	}
+}
+
+// testTimed checks Queue.Timed, which sums the device times of the events of the
+// launches, fills and copies a function enqueues.
+func (s *suite) testTimed(t *testing.T) {
+	ctx := context.Background()
+	k := s.kernel(t, suitekernels.Axpy)
+	q := s.queue(t)
+	n := s.maxElems()
+	l := s.locals(k)[len(s.locals(k))-1]
+	r := rng(t)
+	x, y := random[float32](r, n), random[float32](r, n)
+	xb, yb := upload(t, q, x), upload(t, q, guarded(y))
+	tmp := newBuffer[float32](t, s, n)
+	d, err := q.Timed(ctx, func() error {
+		if err := tmp.Fill(q, 0, n, 1); err != nil {
+			return err
+		}
+		if err := tmp.CopyFrom(q, 0, xb, 0, n); err != nil {
+			return err
+		}
+		if _, err := q.Timed(ctx, func() error { return nil }); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("nested Timed: %v, want ErrInvalidArg", err)
+		}
+		return q.Launch(k, engine.Range1D(engine.RoundUp(n, l), l), int32(n), int32(guard), float32(2), tmp, yb)
+	})
+	if err != nil {
+		t.Fatalf("Timed: %v", err)
+	}
+	t.Logf("fill, copy and launch of %d elements: %v", n, d)
+	if d < 0 || d > time.Minute || (d == 0 && !s.opts.ZeroElapsedOK) {
+		t.Errorf("Timed = %v, want a positive device time", d)
+	}
+	checkAxpy(t, download(t, q, yb), 2, x, y)
+}
+
+// testBuildError checks that a source that does not compile gives ErrBuild and the log.
+func (s *suite) testBuildError(t *testing.T) {
+	p, err := s.dev.Build(suitekernels.BadSource)
+	if err == nil {
+		p.Close()
+		t.Fatal("Build of a source with an undeclared identifier succeeded")
+	}
+	if !errors.Is(err, engine.ErrBuild) {
+		t.Errorf("errors.Is(%v, ErrBuild) = false", err)
+	}
+	var be *engine.BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("errors.As(%v, *BuildError) = false", err)
+	}
+	if !strings.Contains(be.Log, suitekernels.BadIdent) {
+		t.Errorf("build log does not mention %s:\n%s", suitekernels.BadIdent, be.Log)
+	}
+	t.Logf("build error: %v", err)
+}
+
+// testUnknownKernel checks that asking for a kernel the program lacks is an error.
+func (s *suite) testUnknownKernel(t *testing.T) {
+	k, err := s.prog.Kernel("prism_no_such_kernel")
+	if err == nil {
+		k.Close()
+		t.Fatal("Kernel(\"prism_no_such_kernel\") succeeded")
+	}
+	t.Logf("unknown kernel: %v", err)
+}

@@ -1,0 +1,26 @@
+// Package fake is a compute backend written entirely in Go, for testing package engine and
+// the conformance suite (engine/enginetest) on any machine: no cgo, no GPU, no OpenCL.
+//
+// It registers as "fake" (call Register) and offers two devices, "fake:0" (a GPU) and
+// "fake:1" (a CPU), with plausible limits: work-groups of up to 256 items, 256 MiB per
+// allocation. Buffers are Go memory; Write, Read, Copy and Fill really move bytes. Build
+// does not compile: it finds the kernels a source declares (`__kernel void NAME(`) and
+// binds each to a Go implementation of the same name. It knows the conformance suite's
+// kernels (engine/internal/suitekernels) and nothing else; a source that declares any
+// other kernel fails to build with a *driver.BuildError whose log quotes that kernel's
+// lines, as a compiler's log would quote the offending line. Launch runs the Go
+// implementation once per work-item of the global range, synchronously, and times it with
+// the host clock (Elapsed is never zero). -D options reach the kernels as macros.
+//
+// # Checking the front end
+//
+// Every call of every driver method is counted (Calls, DeviceCalls), so that tests can
+// prove that engine refused a call before it reached the driver. The fake also checks the
+// promises the driver SPI makes to backends (sizes positive, offsets in range, objects open
+// and of this device, ranges well formed, Device.Close last): a call that breaks one fails
+// with an error wrapping ErrContract and is counted by Violations. A kernel that reads or
+// writes out of its buffers' bounds fails its launch with an error naming the work-item,
+// instead of corrupting memory.
+//
+// All objects are safe for concurrent use, beyond what the SPI asks.
+package fake

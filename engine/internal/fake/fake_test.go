@@ -1,0 +1,186 @@
+package fake
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/engine/internal/suitekernels"
+)
+
+// TestKernelsMatchSource checks that the Go implementations and the suite's source declare
+// the same kernels with the same number of parameters.
+func TestKernelsMatchSource(t *testing.T) {
+	decl := regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`)
+	var inSource []string
+	for _, m := range decl.FindAllStringSubmatch(suitekernels.Source, -1) {
+		name, params := m[1], strings.Count(m[2], ",")+1
+		inSource = append(inSource, name)
+		im, ok := kernels[name]
+		if !ok {
+			t.Errorf("kernel %s of the suite has no Go implementation", name)
+			continue
+		}
+		if len(im.params) != params || suitekernels.NumArgs[name] != params {
+			t.Errorf("%s: source declares %d parameters, Go implementation %d, NumArgs %d", name, params, len(im.params), suitekernels.NumArgs[name])
+		}
+	}
+	for name := range kernels {
+		if !slices.Contains(inSource, name) {
+			t.Errorf("Go kernel %s is not in the suite's source", name)
+		}
+	}
+}
+
+func open(t *testing.T) *device {
+	t.Helper()
+	d, err := New().Open(context.Background(), "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.(*device)
+}
+
+func TestBuildLog(t *testing.T) {
+	d := open(t)
+	src := "// header\n" + suitekernels.Source + "\n" + suitekernels.BadSource
+	_, err := d.Build(src, nil)
+	var be *driver.BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("Build = %v, want a *driver.BuildError", err)
+	}
+	line := strings.Count("// header\n"+suitekernels.Source+"\n", "\n") + 1
+	for _, want := range []string{`error: the fake backend has no Go implementation of kernel "prism_bad"`, suitekernels.BadIdent, ":" + strconv.Itoa(line) + ":15:"} {
+		if !strings.Contains(be.Log, want) {
+			t.Errorf("log does not hold %q:\n%s", want, be.Log)
+		}
+	}
+	if strings.Contains(be.Log, "prism_axpy") {
+		t.Errorf("log quotes more than the bad kernel:\n%s", be.Log)
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	got, err := parseOptions([]string{"-DA=1", "-D B=2 -DC", "-cl-fast-relaxed-math", "-D", "E=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"A": "1", "B": "2", "C": "1", "E": "x"}
+	if len(got) != len(want) {
+		t.Errorf("parseOptions = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("parseOptions = %v, want %v", got, want)
+		}
+	}
+	if _, err := parseOptions([]string{"-D"}); err == nil {
+		t.Error("a trailing -D was accepted")
+	}
+}
+
+// TestContract checks that calls breaking the SPI's promises are refused and counted.
+func TestContract(t *testing.T) {
+	d := open(t)
+	dq, _ := d.NewQueue()
+	db, _ := d.Alloc(16)
+	p, err := d.Build(suitekernels.Source, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := p.Kernel(suitekernels.Iota)
+	other := open(t)
+	ob, _ := other.Alloc(16)
+	var x [16]byte
+	scalar := []byte{1, 0, 0, 0}
+	good := []driver.Arg{{Value: scalar}, {Value: []byte{0, 0, 0, 0}}, {Buffer: db}}
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"Alloc 0", func() error { _, err := d.Alloc(0); return err }},
+		{"Write past the end", func() error { return dq.Write(db, 8, unsafe.Pointer(&x[0]), 9) }},
+		{"Read negative", func() error { return dq.Read(db, -1, unsafe.Pointer(&x[0]), 1) }},
+		{"Write other device", func() error { return dq.Write(ob, 0, unsafe.Pointer(&x[0]), 1) }},
+		{"Fill odd pattern", func() error { _, err := dq.Fill(db, 0, []byte{1, 2, 3}, 3); return err }},
+		{"Fill misaligned", func() error { _, err := dq.Fill(db, 2, []byte{1, 2, 3, 4}, 4); return err }},
+		{"Copy overlap", func() error { _, err := dq.Copy(db, 0, db, 4, 8); return err }},
+		{"Launch bad range", func() error {
+			_, err := dq.Launch(k, driver.Range{Dims: 1, Global: [3]int{10}, Local: [3]int{4}}, good)
+			return err
+		}},
+		{"Launch too big work-group", func() error {
+			_, err := dq.Launch(k, driver.Range{Dims: 2, Global: [3]int{32, 32}, Local: [3]int{32, 32}}, good)
+			return err
+		}},
+		{"Launch arg count", func() error {
+			_, err := dq.Launch(k, driver.Range{Dims: 1, Global: [3]int{1}, Local: [3]int{1}}, good[:2])
+			return err
+		}},
+		{"Launch scalar for buffer", func() error {
+			_, err := dq.Launch(k, driver.Range{Dims: 1, Global: [3]int{1}, Local: [3]int{1}}, []driver.Arg{good[0], good[1], {Value: scalar}})
+			return err
+		}},
+		{"Launch other device's buffer", func() error {
+			_, err := dq.Launch(k, driver.Range{Dims: 1, Global: [3]int{1}, Local: [3]int{1}}, []driver.Arg{good[0], good[1], {Buffer: ob}})
+			return err
+		}},
+	} {
+		before := Violations()
+		err := c.call()
+		if !errors.Is(err, ErrContract) || Violations() != before+1 {
+			t.Errorf("%s: %v (violations +%d), want ErrContract, counted once", c.name, err, Violations()-before)
+		}
+	}
+	// Closing the device with objects open is a violation; so is closing one twice.
+	before := Violations()
+	if err := d.Close(); !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), "4 objects still open") {
+		t.Errorf("Close with open objects: %v", err)
+	}
+	if err := d.Close(); !errors.Is(err, ErrContract) {
+		t.Errorf("second Close: %v", err)
+	}
+	if Violations() != before+2 {
+		t.Errorf("violations +%d, want 2", Violations()-before)
+	}
+	ob.Close()
+	if err := other.Close(); err != nil {
+		t.Errorf("Close with everything closed: %v", err)
+	}
+}
+
+// TestOutOfBounds checks that a launch indexing past a buffer fails without panicking.
+func TestOutOfBounds(t *testing.T) {
+	d := open(t)
+	q, _ := d.NewQueue()
+	b, _ := d.Alloc(16) // 4 uints
+	p, _ := d.Build(suitekernels.Source, nil)
+	k, _ := p.Kernel(suitekernels.Iota)
+	n := []byte{8, 0, 0, 0}
+	_, err := q.Launch(k, driver.Range{Dims: 1, Global: [3]int{8}, Local: [3]int{8}}, []driver.Arg{{Value: n}, {Value: make([]byte, 4)}, {Buffer: b}})
+	if err == nil || !strings.Contains(err.Error(), "work-item [4 0 0]") {
+		t.Errorf("out-of-bounds launch: %v, want an error naming work-item [4 0 0]", err)
+	}
+}
+
+func TestCounters(t *testing.T) {
+	d := open(t)
+	before, total := Calls("Device.Alloc"), DeviceCalls(d, "")
+	b, _ := d.Alloc(8)
+	b.Close()
+	if Calls("Device.Alloc") != before+1 || DeviceCalls(d, "Device.Alloc") != 1 || DeviceCalls(d, "") != total+2 {
+		t.Errorf("counters: global %d, device %d, total %d", Calls("Device.Alloc")-before, DeviceCalls(d, "Device.Alloc"), DeviceCalls(d, "")-total)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Calls of an unknown method did not panic")
+		}
+	}()
+	Calls("Launch")
+}

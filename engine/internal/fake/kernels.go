@@ -1,0 +1,114 @@
+package fake
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/engine/internal/suitekernels"
+)
+
+// param describes one kernel parameter: a buffer, or a scalar of that many bytes.
+type param int
+
+const bufferParam param = 0
+
+// impl is the Go implementation of a kernel.
+type impl struct {
+	params []param
+	// bind decodes the arguments (checked against params) once per launch and returns
+	// the function that runs one work-item, given its global IDs.
+	bind func(a args, defines map[string]string) (func(gid [3]int), error)
+}
+
+// kernels are the Go implementations the fake knows, by kernel name: those of the
+// conformance suite, with the semantics documented in package suitekernels.
+var kernels = map[string]*impl{
+	suitekernels.Axpy: {
+		params: []param{4, 4, 4, bufferParam, bufferParam},
+		bind: func(a args, _ map[string]string) (func([3]int), error) {
+			n, off, alpha, x, y := int(a.int32(0)), int(a.int32(1)), a.float32(2), view[float32](a, 3), view[float32](a, 4)
+			return func(g [3]int) {
+				if i := g[0]; i < n {
+					// The explicit conversion keeps Go from fusing into an FMA.
+					y[off+i] = float32(alpha*x[i]) + y[off+i]
+				}
+			}, nil
+		},
+	},
+	suitekernels.Iota: {
+		params: []param{4, 4, bufferParam},
+		bind: func(a args, _ map[string]string) (func([3]int), error) {
+			n, off, out := int(a.int32(0)), int(a.int32(1)), view[uint32](a, 2)
+			return func(g [3]int) {
+				if i := g[0]; i < n {
+					out[off+i] = uint32(i)
+				}
+			}, nil
+		},
+	},
+	suitekernels.Index2D: {
+		params: []param{4, 4, 4, bufferParam},
+		bind: func(a args, _ map[string]string) (func([3]int), error) {
+			w, h, off, out := int(a.int32(0)), int(a.int32(1)), int(a.int32(2)), view[uint32](a, 3)
+			return func(g [3]int) {
+				if x, y := g[0], g[1]; x < w && y < h {
+					out[off+y*w+x] = uint32(y)<<16 | uint32(x)
+				}
+			}, nil
+		},
+	},
+	suitekernels.Index3D: {
+		params: []param{4, 4, 4, 4, bufferParam},
+		bind: func(a args, _ map[string]string) (func([3]int), error) {
+			w, h, d, off, out := int(a.int32(0)), int(a.int32(1)), int(a.int32(2)), int(a.int32(3)), view[uint32](a, 4)
+			return func(g [3]int) {
+				if x, y, z := g[0], g[1], g[2]; x < w && y < h && z < d {
+					out[off+(z*h+y)*w+x] = uint32(z)<<20 | uint32(y)<<10 | uint32(x)
+				}
+			}, nil
+		},
+	},
+	suitekernels.Define: {
+		params: []param{bufferParam},
+		bind: func(a args, defines map[string]string) (func([3]int), error) {
+			v := int32(suitekernels.DefineDefault)
+			if s, ok := defines[suitekernels.DefineMacro]; ok {
+				n, err := strconv.ParseInt(s, 0, 32)
+				if err != nil {
+					return nil, fmt.Errorf("fake: %s=%q is not an int", suitekernels.DefineMacro, s)
+				}
+				v = int32(n)
+			}
+			out := view[int32](a, 0)
+			return func(g [3]int) {
+				if g[0] == 0 {
+					out[0] = v
+				}
+			}, nil
+		},
+	},
+}
+
+// args are a launch's arguments, already checked against the kernel's params.
+type args []driver.Arg
+
+func (a args) int32(i int) int32 { return int32(binary.LittleEndian.Uint32(a[i].Value)) }
+
+func (a args) float32(i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(a[i].Value))
+}
+
+// view returns buffer argument i as a slice of T (the buffer's memory is 8-byte aligned).
+func view[T any](a args, i int) []T {
+	b := asBuffer(a[i].Buffer)
+	var z T
+	n := len(b.mem) / int(unsafe.Sizeof(z))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.mem))), n)
+}

@@ -1,0 +1,252 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// queue runs every command synchronously, so it is in order and Finish has nothing to wait for.
+type queue struct {
+	dev    *device
+	closed atomic.Bool
+}
+
+var _ driver.Queue = (*queue)(nil)
+
+func (q *queue) open(op string) error {
+	if q.closed.Load() {
+		return violation("%s on a closed queue", op)
+	}
+	if q.dev.isClosed() {
+		return violation("%s on a queue of a closed device", op)
+	}
+	return nil
+}
+
+func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size int64) error {
+	count(q.dev, "Queue.Write")
+	if err := q.open("Write"); err != nil {
+		return err
+	}
+	b := asBuffer(dst)
+	if err := b.use(q.dev, "Write", offset, size); err != nil {
+		return err
+	}
+	if src == nil {
+		return violation("Write from a nil pointer")
+	}
+	copy(b.mem[offset:offset+size], unsafe.Slice((*byte)(src), size))
+	return nil
+}
+
+func (q *queue) Read(src driver.Buffer, offset int64, dst unsafe.Pointer, size int64) error {
+	count(q.dev, "Queue.Read")
+	if err := q.open("Read"); err != nil {
+		return err
+	}
+	b := asBuffer(src)
+	if err := b.use(q.dev, "Read", offset, size); err != nil {
+		return err
+	}
+	if dst == nil {
+		return violation("Read into a nil pointer")
+	}
+	copy(unsafe.Slice((*byte)(dst), size), b.mem[offset:offset+size])
+	return nil
+}
+
+func (q *queue) Copy(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcOffset int64, size int64) (driver.Event, error) {
+	count(q.dev, "Queue.Copy")
+	if err := q.open("Copy"); err != nil {
+		return nil, err
+	}
+	d, s := asBuffer(dst), asBuffer(src)
+	if err := d.use(q.dev, "Copy to", dstOffset, size); err != nil {
+		return nil, err
+	}
+	if err := s.use(q.dev, "Copy from", srcOffset, size); err != nil {
+		return nil, err
+	}
+	if d == s && dstOffset < srcOffset+size && srcOffset < dstOffset+size {
+		// OpenCL fails with CL_MEM_COPY_OVERLAP; for CUDA it is undefined.
+		return nil, violation("Copy between overlapping regions of one buffer ([%d,%d) to [%d,%d))", srcOffset, srcOffset+size, dstOffset, dstOffset+size)
+	}
+	start := time.Now()
+	copy(d.mem[dstOffset:dstOffset+size], s.mem[srcOffset:srcOffset+size])
+	return q.event(start), nil
+}
+
+func (q *queue) Fill(dst driver.Buffer, offset int64, pattern []byte, size int64) (driver.Event, error) {
+	count(q.dev, "Queue.Fill")
+	if err := q.open("Fill"); err != nil {
+		return nil, err
+	}
+	b := asBuffer(dst)
+	if err := b.use(q.dev, "Fill", offset, size); err != nil {
+		return nil, err
+	}
+	p := int64(len(pattern))
+	switch p {
+	case 1, 2, 4, 8, 16, 32, 64, 128:
+	default:
+		return nil, violation("Fill with a pattern of %d bytes", p)
+	}
+	if offset%p != 0 || size%p != 0 {
+		return nil, violation("Fill of %d bytes at offset %d with a pattern of %d bytes", size, offset, p)
+	}
+	start := time.Now()
+	for i := offset; i < offset+size; i += p {
+		copy(b.mem[i:i+p], pattern)
+	}
+	return q.event(start), nil
+}
+
+func (q *queue) Launch(k driver.Kernel, r driver.Range, dargs []driver.Arg) (driver.Event, error) {
+	count(q.dev, "Queue.Launch")
+	if err := q.open("Launch"); err != nil {
+		return nil, err
+	}
+	fk, ok := k.(*kernel)
+	switch {
+	case !ok || fk == nil:
+		return nil, violation("Launch of a %T, not a fake kernel", k)
+	case fk.dev != q.dev:
+		return nil, violation("Launch of a kernel of another device")
+	case fk.closed.Load():
+		return nil, violation("Launch of a closed kernel")
+	}
+	if err := q.checkRange(r); err != nil {
+		return nil, err
+	}
+	if len(dargs) != len(fk.impl.params) {
+		return nil, violation("Launch %s with %d arguments, it declares %d", fk.name, len(dargs), len(fk.impl.params))
+	}
+	for i, a := range dargs {
+		if err := q.checkArg(fk, i, a); err != nil {
+			return nil, err
+		}
+	}
+	run, err := fk.impl.bind(args(dargs), fk.defines)
+	if err != nil {
+		return nil, fmt.Errorf("fake: Launch %s: %w", fk.name, err)
+	}
+	start := time.Now()
+	if err := grid(fk.name, r, run); err != nil {
+		return nil, err
+	}
+	return q.event(start), nil
+}
+
+func (q *queue) checkRange(r driver.Range) error {
+	if r.Dims < 1 || r.Dims > 3 {
+		return violation("Launch with %d dimensions", r.Dims)
+	}
+	wg := 1
+	for i := 0; i < r.Dims; i++ {
+		g, l := r.Global[i], r.Local[i]
+		if g <= 0 || l <= 0 || g%l != 0 || l > q.dev.info.MaxWorkItemSizes[i] {
+			return violation("Launch with global %v, local %v in %d dimensions", r.Global, r.Local, r.Dims)
+		}
+		wg *= l
+	}
+	if wg > q.dev.info.MaxWorkGroupSize {
+		return violation("Launch with a work-group of %d items, more than %d", wg, q.dev.info.MaxWorkGroupSize)
+	}
+	return nil
+}
+
+func (q *queue) checkArg(k *kernel, i int, a driver.Arg) error {
+	want := k.impl.params[i]
+	switch {
+	case a.Buffer != nil && a.Value != nil:
+		return violation("Launch %s: argument %d is both a buffer and a value", k.name, i)
+	case want == bufferParam && a.Buffer == nil:
+		return violation("Launch %s: argument %d: want a buffer", k.name, i)
+	case want == bufferParam:
+		b := asBuffer(a.Buffer)
+		if b == nil || b.dev != q.dev || b.closed.Load() {
+			return violation("Launch %s: argument %d: not an open buffer of this device", k.name, i)
+		}
+	case len(a.Value) != int(want):
+		// OpenCL reports CL_INVALID_ARG_SIZE; this is the caller's error, not engine's.
+		return fmt.Errorf("fake: Launch %s: argument %d has %d bytes, the kernel takes %d (INVALID_ARG_SIZE)", k.name, i, len(a.Value), want)
+	}
+	return nil
+}
+
+// grid runs one work-item per point of the global range. A kernel that indexes out of its
+// buffers stops the launch with an error naming the work-item.
+func grid(name string, r driver.Range, run func(gid [3]int)) (err error) {
+	size := [3]int{1, 1, 1}
+	copy(size[:r.Dims], r.Global[:r.Dims])
+	var gid [3]int
+	defer func() {
+		if e := recover(); e != nil {
+			err = fmt.Errorf("fake: Launch %s: work-item %v of %v: %v", name, gid, size, e)
+		}
+	}()
+	for gid[2] = 0; gid[2] < size[2]; gid[2]++ {
+		for gid[1] = 0; gid[1] < size[1]; gid[1]++ {
+			for gid[0] = 0; gid[0] < size[0]; gid[0]++ {
+				run(gid)
+			}
+		}
+	}
+	return nil
+}
+
+func (q *queue) Finish(ctx context.Context) error {
+	count(q.dev, "Queue.Finish")
+	return q.open("Finish")
+}
+
+func (q *queue) Close() error {
+	count(q.dev, "Queue.Close")
+	if q.closed.Swap(true) {
+		return violation("Queue.Close called twice")
+	}
+	return q.dev.drop(q, "NewQueue")
+}
+
+// event is a completed command, timed by the host clock.
+type event struct {
+	dev     *device
+	elapsed time.Duration
+	closed  atomic.Bool
+}
+
+var _ driver.Event = (*event)(nil)
+
+func (q *queue) event(start time.Time) *event {
+	// Never zero, so that callers can tell a timed command from an untimed one.
+	return &event{dev: q.dev, elapsed: max(time.Since(start), time.Nanosecond)}
+}
+
+func (e *event) Wait(ctx context.Context) error {
+	count(e.dev, "Event.Wait")
+	if e.closed.Load() {
+		return violation("Event.Wait on a closed event")
+	}
+	return nil
+}
+
+func (e *event) Elapsed() (time.Duration, error) {
+	count(e.dev, "Event.Elapsed")
+	if e.closed.Load() {
+		return 0, violation("Event.Elapsed on a closed event")
+	}
+	return e.elapsed, nil
+}
+
+func (e *event) Close() error {
+	count(e.dev, "Event.Close")
+	if e.closed.Swap(true) {
+		return violation("Event.Close called twice")
+	}
+	return nil
+}
