@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/prism-compute/prism/engine/driver"
@@ -126,19 +127,30 @@ func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
 	return &Event{drv: q.keep(ev)}, nil
 }
 
-// keep records ev for Timed and returns the event the caller owns.
+// keep records ev for Timed and returns the event the caller owns. While timing, the
+// event is shared: it is released when both Timed and the caller have closed it.
 func (q *Queue) keep(ev driver.Event) driver.Event {
 	if q.rec == nil {
 		return ev
 	}
-	*q.rec = append(*q.rec, ev)
-	return keptEvent{ev}
+	se := &sharedEvent{Event: ev}
+	se.refs.Store(2)
+	*q.rec = append(*q.rec, se)
+	return se
 }
 
-// keptEvent is an event owned by Timed: closing the caller's copy does nothing.
-type keptEvent struct{ driver.Event }
+// sharedEvent is a driver event with two owners.
+type sharedEvent struct {
+	driver.Event
+	refs atomic.Int32
+}
 
-func (keptEvent) Close() error { return nil }
+func (e *sharedEvent) Close() error {
+	if e.refs.Add(-1) == 0 {
+		return e.Event.Close()
+	}
+	return nil
+}
 
 // Timed runs f, which enqueues work on q, and returns the device time of the kernels,
 // copies and fills f enqueued, summed from their device timestamps (gaps between commands
@@ -152,8 +164,10 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	}
 	var evs []driver.Event
 	q.rec = &evs
-	err := f()
-	q.rec = nil
+	err := func() error {
+		defer func() { q.rec = nil }() // also when f panics
+		return f()
+	}()
 	defer func() {
 		for _, ev := range evs {
 			ev.Close()
