@@ -89,8 +89,16 @@ func (s *Stream[T]) Close() error {
 // WorkGroup returns the work-group size the family was compiled with on this device.
 func (s *Stream[T]) WorkGroup() int { return s.wg }
 
-// grid returns a 1D range covering n elements with a grid stride: at most maxGroups groups.
+// grid returns the 1D range of the element-wise kernels: one work-item per element, which
+// measured 3 to 10 times faster on PoCL than a grid-stride loop over 32 groups per compute
+// unit (2026-11-21, 4M elements), and is the usual choice on GPUs.
 func (s *Stream[T]) grid(n int) engine.Range {
+	return engine.Range1D(engine.RoundUp(max(n, 1), s.wg), s.wg)
+}
+
+// dotGrid returns the range of stream_dot: at most maxGroups work-groups, each item
+// accumulating a grid-stride slice, so that the partial sums stay few.
+func (s *Stream[T]) dotGrid(n int) engine.Range {
 	groups := min((n+s.wg-1)/s.wg, s.maxGroups)
 	return engine.Range1D(max(groups, 1)*s.wg, s.wg)
 }
@@ -182,7 +190,7 @@ func (s *Stream[T]) dotN(q *engine.Queue, n int32, out, part, a, b *engine.Buffe
 	if out == nil || part == nil {
 		return fmt.Errorf("kernels: dot: nil output or scratch buffer: %w", engine.ErrInvalidArg)
 	}
-	r := s.grid(int(n))
+	r := s.dotGrid(int(n))
 	groups := r.Global[0] / s.wg
 	if part.Len() < groups {
 		return fmt.Errorf("kernels: dot: scratch of %d elements, need %d (DotScratch): %w", part.Len(), groups, engine.ErrInvalidArg)
@@ -194,7 +202,7 @@ func (s *Stream[T]) dotN(q *engine.Queue, n int32, out, part, a, b *engine.Buffe
 }
 
 // DotScratch returns the scratch length DotInto needs for n elements.
-func (s *Stream[T]) DotScratch(n int) int { return s.grid(n).Global[0] / s.wg }
+func (s *Stream[T]) DotScratch(n int) int { return s.dotGrid(n).Global[0] / s.wg }
 
 // Dot returns the dot product of a and b, allocating its scratch space.
 func (s *Stream[T]) Dot(q *engine.Queue, a, b *engine.Buffer[T]) (T, error) {

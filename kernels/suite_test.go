@@ -4,27 +4,16 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 
 	_ "github.com/prism-compute/prism/cl"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/prism-compute/prism/platform"
 )
 
 // small reports whether the tests run at small sizes (under Oclgrind).
-func small() bool { return os.Getenv("PRISM_TEST_SIZE") == "small" }
-
-// required reports whether PRISM_REQUIRE names backend, so its absence must fail.
-func required(backend string) bool {
-	for _, b := range strings.Split(os.Getenv("PRISM_REQUIRE"), ",") {
-		if strings.TrimSpace(b) == backend {
-			return true
-		}
-	}
-	return false
-}
+func small() bool { return enginetest.Small() }
 
 // forEachDevice runs f as a subtest on every device of every backend. A backend that is
 // unavailable is skipped with its reason, or fails the test when PRISM_REQUIRE names it.
@@ -37,7 +26,7 @@ func forEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device, q *eng
 	}
 	for _, b := range dis.Backends {
 		if b.Err != nil || b.Devices == 0 {
-			if required(b.Name) {
+			if enginetest.Required(b.Name) {
 				t.Fatalf("backend %s is required by PRISM_REQUIRE but unavailable: %v", b.Name, b.Err)
 			}
 			t.Logf("skipping backend %s: %v", b.Name, b.Err)
