@@ -1,0 +1,147 @@
+//go:build !noopencl
+
+package cl
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	ocl "github.com/jgillich/go-opencl/cl"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Build compiles OpenCL C source for the device (clCreateProgramWithSource,
+// clBuildProgram). options are passed to the compiler as given, joined with spaces. A
+// source or an option the compiler rejects returns a *driver.BuildError holding the whole
+// build log; its Err is the status of clBuildProgram.
+func (d *device) Build(source string, options []string) (driver.Program, error) {
+	if d.closed.Load() {
+		return nil, errClosed("device")
+	}
+	opts := strings.Join(options, " ")
+	var (
+		p      *ocl.Program
+		st     Status
+		log    string
+		logErr error
+	)
+	err := d.c.thread.call(func() error {
+		var err error
+		if p, err = d.c.ctx.CreateProgramWithSource([]string{source}); err != nil {
+			return wrap("clCreateProgramWithSource", err)
+		}
+		if st = buildProgram(rawProgram(p), rawDevice(d.dev), opts); st != Success {
+			log, logErr = buildLog(rawProgram(p), rawDevice(d.dev))
+			p.Release()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if st != Success {
+		call := "clBuildProgram"
+		if opts != "" {
+			call = fmt.Sprintf("clBuildProgram(%q)", opts)
+		}
+		err := check(call, st)
+		switch {
+		case st == BuildProgramFailure || st == CompileProgramFailure || st == InvalidBuildOptions ||
+			st == InvalidCompilerOptions || log != "":
+			if log == "" && logErr != nil {
+				log = "(no log: " + logErr.Error() + ")"
+			}
+			return nil, &driver.BuildError{Device: d.info.Name, Log: log, Err: err}
+		}
+		return nil, err
+	}
+	return &program{p: p, dev: d.dev, th: d.c.thread}, nil
+}
+
+// program is a built cl_program. It is safe for concurrent use.
+type program struct {
+	p      *ocl.Program
+	dev    *ocl.Device
+	th     *osThread
+	closed atomic.Bool
+}
+
+var _ driver.Program = (*program)(nil)
+
+// Kernel creates a kernel object for the named function (clCreateKernel). An unknown name
+// returns an error wrapping engine.ErrNotFound (through InvalidKernelName).
+func (p *program) Kernel(name string) (driver.Kernel, error) {
+	if p.closed.Load() {
+		return nil, errClosed("program")
+	}
+	kn := &kernel{name: name, numArgs: -1, th: p.th}
+	err := p.th.call(func() error {
+		k, err := p.p.CreateKernel(name)
+		if err != nil {
+			return wrap(fmt.Sprintf("clCreateKernel(%q)", name), err)
+		}
+		kn.k = k
+		if n, err := k.NumArgs(); err == nil {
+			kn.numArgs = n
+		}
+		if wg, err := k.WorkGroupSize(p.dev); err == nil {
+			kn.maxWG = wg
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return kn, nil
+}
+
+// Close releases the program (clReleaseProgram); kernels made from it stay valid.
+// Idempotent.
+func (p *program) Close() error {
+	if p.closed.CompareAndSwap(false, true) {
+		p.th.do(p.p.Release)
+	}
+	return nil
+}
+
+// kernel is a cl_kernel. It is safe for concurrent use: clSetKernelArg changes the one
+// cl_kernel that every launch shares, so a launch holds mu from its first argument until
+// clEnqueueNDRangeKernel has returned (after which the arguments may change).
+type kernel struct {
+	k       *ocl.Kernel
+	name    string
+	numArgs int // CL_KERNEL_NUM_ARGS, -1 if unknown
+	maxWG   int // CL_KERNEL_WORK_GROUP_SIZE on the device, 0 if unknown
+	th      *osThread
+	mu      sync.Mutex
+	closed  atomic.Bool
+}
+
+var (
+	_ driver.Kernel           = (*kernel)(nil)
+	_ driver.ArgCounter       = (*kernel)(nil)
+	_ driver.WorkGroupLimiter = (*kernel)(nil)
+)
+
+// Name returns the kernel's function name.
+func (k *kernel) Name() string { return k.name }
+
+// NumArgs returns the number of arguments the kernel declares (CL_KERNEL_NUM_ARGS), or -1
+// if the driver would not tell.
+func (k *kernel) NumArgs() int { return k.numArgs }
+
+// MaxWorkGroupSize returns CL_KERNEL_WORK_GROUP_SIZE for the device, or 0 if unknown.
+func (k *kernel) MaxWorkGroupSize() int { return k.maxWG }
+
+// Close releases the kernel (clReleaseKernel). Idempotent.
+func (k *kernel) Close() error {
+	if k.closed.CompareAndSwap(false, true) {
+		k.mu.Lock()
+		k.th.do(k.k.Release)
+		k.mu.Unlock()
+	}
+	return nil
+}

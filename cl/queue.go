@@ -1,0 +1,376 @@
+//go:build !noopencl
+
+package cl
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	ocl "github.com/jgillich/go-opencl/cl"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// queue is an in-order command queue with profiling enabled. A queue is used by one
+// goroutine at a time. Under the queue-sharing policy (see sharedQueue) it is a handle on
+// the device's single cl_command_queue and every call that enqueues or finishes holds the
+// device's mutex mu; otherwise it owns its cl_command_queue and mu is nil. th is the
+// context's thread under the thread policy (see pinnedThread), else nil.
+type queue struct {
+	q       *ocl.CommandQueue
+	own     bool
+	mu      *sync.Mutex
+	th      *osThread
+	closed  atomic.Bool
+	pending sync.WaitGroup // Finish calls that may still run after their context was done
+}
+
+var _ driver.Queue = (*queue)(nil)
+
+func (q *queue) lock() {
+	if q.mu != nil {
+		q.mu.Lock()
+	}
+}
+
+func (q *queue) unlock() {
+	if q.mu != nil {
+		q.mu.Unlock()
+	}
+}
+
+func (q *queue) check() error {
+	if q.closed.Load() {
+		return errClosed("queue")
+	}
+	return nil
+}
+
+func asBuffer(b driver.Buffer) (*buffer, error) {
+	cb, ok := b.(*buffer)
+	if !ok || cb == nil {
+		return nil, fmt.Errorf("cl: buffer %T is not an OpenCL buffer: %w", b, engine.ErrInvalidArg)
+	}
+	if cb.closed.Load() {
+		return nil, errClosed("buffer")
+	}
+	return cb, nil
+}
+
+// Write copies size bytes from src to dst at offset with a blocking clEnqueueWriteBuffer:
+// src is read only during the call, so Go memory is fine (it holds no Go pointers).
+func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size int64) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	b, err := asBuffer(dst)
+	if err != nil {
+		return err
+	}
+	q.lock()
+	err = q.th.call(func() error {
+		ev, err := q.q.EnqueueWriteBuffer(b.mem, true, int(offset), int(size), src, nil)
+		ev.Release()
+		return err
+	})
+	q.unlock()
+	if err != nil {
+		return wrap(fmt.Sprintf("clEnqueueWriteBuffer(%d bytes at %d)", size, offset), err)
+	}
+	return nil
+}
+
+// Read copies size bytes from src at offset to dst with a blocking clEnqueueReadBuffer.
+func (q *queue) Read(src driver.Buffer, offset int64, dst unsafe.Pointer, size int64) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	b, err := asBuffer(src)
+	if err != nil {
+		return err
+	}
+	q.lock()
+	err = q.th.call(func() error {
+		ev, err := q.q.EnqueueReadBuffer(b.mem, true, int(offset), int(size), dst, nil)
+		ev.Release()
+		return err
+	})
+	q.unlock()
+	if err != nil {
+		return wrap(fmt.Sprintf("clEnqueueReadBuffer(%d bytes at %d)", size, offset), err)
+	}
+	return nil
+}
+
+// Copy enqueues clEnqueueCopyBuffer.
+func (q *queue) Copy(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcOffset int64, size int64) (driver.Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	d, err := asBuffer(dst)
+	if err != nil {
+		return nil, err
+	}
+	s, err := asBuffer(src)
+	if err != nil {
+		return nil, err
+	}
+	var ev *ocl.Event
+	q.lock()
+	err = q.th.call(func() error {
+		var err error
+		if ev, err = q.q.EnqueueCopyBuffer(s.mem, d.mem, int(srcOffset), int(dstOffset), int(size), nil); err != nil {
+			ev.Release()
+		}
+		return err
+	})
+	q.unlock()
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("clEnqueueCopyBuffer(%d bytes)", size), err)
+	}
+	return q.event(ev, "clEnqueueCopyBuffer"), nil
+}
+
+// Fill enqueues clEnqueueFillBuffer (OpenCL 1.2), which copies the pattern before it
+// returns.
+func (q *queue) Fill(dst driver.Buffer, offset int64, pattern []byte, size int64) (driver.Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	b, err := asBuffer(dst)
+	if err != nil {
+		return nil, err
+	}
+	if len(pattern) == 0 {
+		return nil, fmt.Errorf("cl: clEnqueueFillBuffer: empty pattern: %w", engine.ErrInvalidArg)
+	}
+	var ev *ocl.Event
+	q.lock()
+	err = q.th.call(func() error {
+		var err error
+		if ev, err = q.q.EnqueueFillBuffer(b.mem, unsafe.Pointer(&pattern[0]), len(pattern), int(offset), int(size), nil); err != nil {
+			ev.Release()
+		}
+		return err
+	})
+	q.unlock()
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("clEnqueueFillBuffer(%d-byte pattern, %d bytes at %d)", len(pattern), size, offset), err)
+	}
+	return q.event(ev, "clEnqueueFillBuffer"), nil
+}
+
+// Launch sets the arguments (clSetKernelArg) and enqueues the kernel
+// (clEnqueueNDRangeKernel), holding the kernel's mutex in between so that concurrent
+// launches of one kernel cannot mix their arguments.
+func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (driver.Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	k, ok := dk.(*kernel)
+	if !ok || k == nil {
+		return nil, fmt.Errorf("cl: kernel %T is not an OpenCL kernel: %w", dk, engine.ErrInvalidArg)
+	}
+	if k.closed.Load() {
+		return nil, errClosed("kernel " + k.name)
+	}
+	if r.Dims < 1 || r.Dims > 3 {
+		return nil, fmt.Errorf("cl: launch %s: %d dimensions: %w", k.name, r.Dims, engine.ErrInvalidArg)
+	}
+	global, local := make([]int, r.Dims), make([]int, r.Dims)
+	copy(global, r.Global[:r.Dims])
+	copy(local, r.Local[:r.Dims])
+
+	// Lock order: the device's queue mutex (when shared), then the kernel's, then the thread.
+	q.lock()
+	defer q.unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var ev *ocl.Event
+	err := q.th.call(func() error {
+		for i, a := range args {
+			var err error
+			switch {
+			case a.Buffer != nil:
+				b, berr := asBuffer(a.Buffer)
+				if berr != nil {
+					return fmt.Errorf("cl: launch %s: argument %d: %w", k.name, i, berr)
+				}
+				err = k.k.SetArgBuffer(i, b.mem)
+			case len(a.Value) > 0:
+				err = k.k.SetArgUnsafe(i, len(a.Value), unsafe.Pointer(&a.Value[0]))
+			default:
+				return fmt.Errorf("cl: launch %s: argument %d has neither buffer nor value: %w", k.name, i, engine.ErrInvalidArg)
+			}
+			if err != nil {
+				return wrap(fmt.Sprintf("clSetKernelArg(%s, %d)", k.name, i), err)
+			}
+		}
+		var err error
+		ev, err = q.q.EnqueueNDRangeKernel(k.k, nil, global, local, nil)
+		if err != nil {
+			ev.Release()
+			return wrap(fmt.Sprintf("clEnqueueNDRangeKernel(%s, global %v, local %v)", k.name, global, local), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return q.event(ev, "kernel "+k.name), nil
+}
+
+func (q *queue) event(ev *ocl.Event, what string) *event {
+	return &event{ev: ev, what: what, th: q.th, refs: 1}
+}
+
+// Finish waits for every command enqueued so far (clFinish). On a shared queue it also
+// waits for the commands other handles enqueued before it, holding the device's mutex so
+// that the wait is bounded. If ctx is done first, Finish returns ctx's error at once and
+// clFinish completes in the background; Close waits for it.
+func (q *queue) Finish(ctx context.Context) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cl: clFinish: %w", err)
+	}
+	q.pending.Add(1)
+	return await(ctx, "clFinish", func() error {
+		defer q.pending.Done()
+		return q.finish()
+	})
+}
+
+func (q *queue) finish() error {
+	q.lock()
+	defer q.unlock()
+	return wrap("clFinish", q.th.call(q.q.Finish))
+}
+
+// Close finishes the queue's outstanding work, then releases the cl_command_queue it owns
+// (clReleaseCommandQueue); a shared queue is released with its device. Idempotent.
+func (q *queue) Close() error {
+	if !q.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := q.finish()
+	q.pending.Wait()
+	if q.own {
+		q.th.do(q.q.Release)
+	}
+	return err
+}
+
+// await runs f and returns its error. When ctx can be done, f runs on another goroutine
+// and a done ctx returns at once with ctx's error; OpenCL waits cannot be interrupted, so f
+// then runs to completion in the background and must itself keep alive what it uses.
+func await(ctx context.Context, what string, f func() error) error {
+	if ctx.Done() == nil {
+		return f()
+	}
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done:
+			return err
+		default:
+			return fmt.Errorf("cl: %s: %w", what, ctx.Err())
+		}
+	}
+}
+
+// event is a cl_event of one enqueued command. It is used by one goroutine at a time. The
+// cl_event is released when the event is closed and no background wait still uses it.
+type event struct {
+	ev     *ocl.Event
+	what   string
+	th     *osThread
+	mu     sync.Mutex
+	refs   int // 1 for the owner until Close, plus one per running wait
+	closed bool
+}
+
+var _ driver.Event = (*event)(nil)
+
+func (e *event) acquire() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errClosed("event of " + e.what)
+	}
+	e.refs++
+	return nil
+}
+
+func (e *event) drop() {
+	e.mu.Lock()
+	e.refs--
+	last := e.refs == 0
+	e.mu.Unlock()
+	if last {
+		e.th.do(e.ev.Release)
+	}
+}
+
+// Wait blocks until the command has completed (clWaitForEvents) or ctx is done.
+func (e *event) Wait(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cl: wait for %s: %w", e.what, err)
+	}
+	if err := e.acquire(); err != nil {
+		return err
+	}
+	return await(ctx, "wait for "+e.what, func() error {
+		defer e.drop()
+		return wrap("clWaitForEvents("+e.what+")", e.th.call(func() error {
+			return ocl.WaitForEvents([]*ocl.Event{e.ev})
+		}))
+	})
+}
+
+// Elapsed returns CL_PROFILING_COMMAND_END minus CL_PROFILING_COMMAND_START.
+func (e *event) Elapsed() (time.Duration, error) {
+	if err := e.acquire(); err != nil {
+		return 0, err
+	}
+	defer e.drop()
+	var start, end int64
+	err := e.th.call(func() error {
+		var err error
+		if start, err = e.ev.GetEventProfilingInfo(ocl.ProfilingInfoCommandStart); err != nil {
+			return wrap("clGetEventProfilingInfo("+e.what+", CL_PROFILING_COMMAND_START)", err)
+		}
+		if end, err = e.ev.GetEventProfilingInfo(ocl.ProfilingInfoCommandEnd); err != nil {
+			return wrap("clGetEventProfilingInfo("+e.what+", CL_PROFILING_COMMAND_END)", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(end - start), nil
+}
+
+// Close releases the event (clReleaseEvent) once no background wait uses it. It does not
+// wait for the command. Idempotent.
+func (e *event) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	e.drop()
+	return nil
+}
