@@ -18,27 +18,18 @@ import (
 	ocl "github.com/jgillich/go-opencl/cl"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
 )
 
-// Conformance: the backend conformance suite (engine/enginetest) is called from here, e.g.
-//
-//	func TestConformance(t *testing.T) { enginetest.Run(t, ...) }
-//
-// It is added by the suite's owner; the tests below are this backend's own.
+// TestConformance runs the backend conformance suite on every OpenCL device.
+func TestConformance(t *testing.T) {
+	for _, id := range enginetest.DeviceIDs(t, "opencl") {
+		t.Run(id, func(t *testing.T) { enginetest.TestDevice(t, id, enginetest.Options{}) })
+	}
+}
 
 // small reports whether the tests run at small sizes (under Oclgrind, see the Makefile).
-func small() bool { return os.Getenv("PRISM_TEST_SIZE") == "small" }
-
-// required reports whether PRISM_REQUIRE names the OpenCL backend, so that its absence
-// must fail instead of skip.
-func required() bool {
-	for _, b := range strings.Split(os.Getenv("PRISM_REQUIRE"), ",") {
-		if strings.TrimSpace(b) == "opencl" {
-			return true
-		}
-	}
-	return false
-}
+func small() bool { return enginetest.Small() }
 
 // testDevices lists the OpenCL devices, skipping the test (or failing it under
 // PRISM_REQUIRE=opencl) when there is none.
@@ -46,14 +37,9 @@ func testDevices(t *testing.T) []engine.DeviceInfo {
 	t.Helper()
 	infos, err := engine.Devices(context.Background(), "opencl")
 	if err == nil && len(infos) == 0 {
-		err = errors.New("no device listed")
+		err = fmt.Errorf("no device listed: %w", engine.ErrUnavailable)
 	}
-	if err != nil {
-		if required() {
-			t.Fatalf("OpenCL is required by PRISM_REQUIRE but unavailable: %v", err)
-		}
-		t.Skipf("no OpenCL device: %v", err)
-	}
+	enginetest.RequireOrSkip(t, "opencl", err)
 	return infos
 }
 
