@@ -30,7 +30,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "  error: %s\n", d.Err)
 			continue
 		}
-		fmt.Fprintf(w, "  device-copy ceiling: %.1f GB/s\n", d.CopyGBs)
+		fmt.Fprintf(w, "  device-copy ceiling: %.1f GB/s (%s)\n", d.CopyGBs, d.CopyHow)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  case\tmedian\tmin\tmax\tGB/s\tGFLOP/s\tof copy\tcheck\t")
 		for _, res := range d.Results {

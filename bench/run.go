@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 )
 
 // Config selects what Run measures.
@@ -41,8 +42,10 @@ type DeviceReport struct {
 	Device  engine.DeviceInfo `json:"device"`
 	Backend string            `json:"backend"`
 	// CopyGBs is the device-to-device copy bandwidth measured in this run, counting bytes
-	// read plus bytes written: the ceiling for memory-bound cases.
+	// read plus bytes written: the ceiling for memory-bound cases. It is the better of the
+	// API's buffer copy and the suite's copy kernel; CopyHow says which.
 	CopyGBs float64  `json:"copy_gbs"`
+	CopyHow string   `json:"copy_how"`
 	Results []Result `json:"results"`
 	Err     string   `json:"error,omitempty"`
 }
@@ -137,7 +140,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device) DeviceReport
 	}
 	defer q.Close()
 	cfg.progress("%s: measuring the device-copy ceiling", dev.ID())
-	if dr.CopyGBs, err = copyCeiling(ctx, cfg, q); err != nil {
+	if dr.CopyGBs, dr.CopyHow, err = copyCeiling(ctx, cfg, q); err != nil {
 		dr.Err = "copy ceiling: " + err.Error()
 		return dr
 	}
@@ -213,37 +216,58 @@ func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Q
 }
 
 // copyCeiling measures device-to-device copy bandwidth (bytes read plus written per second)
-// with buffers of at least 128 MiB, and at least the size of the largest case's array.
-func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (float64, error) {
+// with buffers of at least 128 MiB, and at least the size of the largest case's array, two
+// ways: the API's buffer copy (clEnqueueCopyBuffer, cuMemcpyDtoD) and the suite's copy
+// kernel. It returns the better, since each loses somewhere: PoCL's buffer copy is one
+// thread's memcpy (19.8 GB/s against 68.6 GB/s for the kernel on 16 cores), while a float32
+// kernel moving 4 bytes per work-item stays at 71% of the H100's buffer copy (2026-11-21).
+func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (float64, string, error) {
 	n := max(cfg.Size*8, 128<<20) / 4
 	if m := q.Device().Info().MaxAllocBytes / 4; m > 0 && int64(n) > m {
 		n = int(m)
 	}
 	src, err := engine.NewBuffer[float32](q.Device(), n)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer src.Close()
 	dst, err := engine.NewBuffer[float32](q.Device(), n)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer dst.Close()
-	if err := src.Fill(q, 0, n, 1.5); err != nil {
-		return 0, err
-	}
-	samples, err := timeRuns(ctx, cfg, q, func(q *engine.Queue) error { return dst.CopyFrom(q, 0, src, 0, n) })
+	s, err := kernels.NewStream[float32](q.Device())
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	// Verify the copy too: a ceiling from a copy that did nothing would flatter every case.
-	var probe [1]float32
-	if err := dst.Read(q, n-1, probe[:]); err != nil {
-		return 0, err
+	defer s.Close()
+	best, how := 0.0, ""
+	for _, m := range []struct {
+		how string
+		run func(q *engine.Queue) error
+	}{
+		{"buffer copy", func(q *engine.Queue) error { return dst.CopyFrom(q, 0, src, 0, n) }},
+		{"copy kernel", func(q *engine.Queue) error { return s.Copy(q, dst, src) }},
+	} {
+		v := float32(len(m.how)) // a different value per method, so each copy is checked
+		if err := src.Fill(q, 0, n, v); err != nil {
+			return 0, "", err
+		}
+		samples, err := timeRuns(ctx, cfg, q, m.run)
+		if err != nil {
+			return 0, "", fmt.Errorf("%s: %w", m.how, err)
+		}
+		// A ceiling from a copy that did nothing would flatter every case.
+		var probe [1]float32
+		if err := dst.Read(q, n-1, probe[:]); err != nil {
+			return 0, "", err
+		}
+		if probe[0] != v {
+			return 0, "", fmt.Errorf("%w: %s left %v, want %v", ErrVerify, m.how, probe[0], v)
+		}
+		if gbs := 2 * float64(n) * 4 / Summarize(samples).Median.Seconds() / 1e9; gbs > best {
+			best, how = gbs, m.how
+		}
 	}
-	if probe[0] != 1.5 {
-		return 0, fmt.Errorf("%w: device copy left %v, want 1.5", ErrVerify, probe[0])
-	}
-	st := Summarize(samples)
-	return 2 * float64(n) * 4 / st.Median.Seconds() / 1e9, nil
+	return best, how, nil
 }

@@ -137,7 +137,11 @@ func TestDevices(t *testing.T) {
 // the loader finds no platform, and checks the error it gets.
 func TestNoPlatform(t *testing.T) {
 	if os.Getenv("PRISM_CL_NO_PLATFORM_CHILD") == "1" {
-		_, err := (&Driver{}).Devices(context.Background())
+		infos, err := (&Driver{}).Devices(context.Background())
+		if err == nil {
+			fmt.Printf("platforms still visible: %d devices\n", len(infos))
+			os.Exit(3)
+		}
 		if !errors.Is(err, engine.ErrUnavailable) || !errors.Is(err, PlatformNotFoundKHR) {
 			t.Fatalf("Devices with no platform: %v; want ErrUnavailable and CL_PLATFORM_NOT_FOUND_KHR", err)
 		}
@@ -151,8 +155,20 @@ func TestNoPlatform(t *testing.T) {
 		t.Skip("under Oclgrind the child process would inherit Oclgrind's platform")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNoPlatform$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PRISM_CL_NO_PLATFORM_CHILD=1", "OCL_ICD_VENDORS="+t.TempDir())
+	// Both loaders (ocl-icd, Khronos) read the vendor directory from these variables, and
+	// OCL_ICD_FILENAMES (set in some GPU containers) lists ICDs beside it: drop it.
+	empty := t.TempDir()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OCL_ICD_FILENAMES=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PRISM_CL_NO_PLATFORM_CHILD=1", "OCL_ICD_VENDORS="+empty, "OPENCL_VENDOR_PATH="+empty)
 	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		t.Skipf("this ICD loader still finds a platform with an empty vendor directory: %s", strings.TrimSpace(string(out)))
+	}
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
