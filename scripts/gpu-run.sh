@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine from the repository root, with .gpu/ carried there
-# (make gpu-bundle). Writes every log and report under $OUT.
+# (make gpu-bundle). Writes at most 7 files under $OUT (the device tool returns 8); the
+# caller tees stdout into an eighth.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PRISM_REQUIRE=${PRISM_REQUIRE:-opencl}
 export POCL_WORK_GROUP_SPECIALIZATION=0 POCL_CACHE_DIR=/tmp/pocl-cache
+BENCH_ARGS=${BENCH_ARGS:---size 67108864 --count 20}
 status=0
-step() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; git rev-parse HEAD 2>/dev/null; date -u; } > "$OUT/machine.txt" 2>&1
-step "prism devices"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; echo "commit $(cat .gpu/COMMIT)"; date -u; } > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+echo "== prism devices"
 .gpu/prism devices 2>&1 | tee "$OUT/devices.txt"
-.gpu/prism devices --json > "$OUT/devices.json" 2>&1
+.gpu/prism devices --json > "$OUT/devices.json"
 for t in ${TESTS:-cl kernels}; do
-  step "tests: $t"
+  echo "== tests: $t (PRISM_REQUIRE=$PRISM_REQUIRE)"
   (cd "$t" && ../.gpu/$t.test -test.count=1 -test.v 2>&1) | grep -v -E '^=== (RUN|PAUSE|CONT)' > "$OUT/test-$t.log"
-  rc=${PIPESTATUS[0]}; tail -3 "$OUT/test-$t.log" | tee -a "$OUT/summary.txt"
+  rc=${PIPESTATUS[0]}
+  grep -E -- '^--- |^(ok|PASS|FAIL)' "$OUT/test-$t.log" | sort | uniq -c | sort -rn | head -40
+  grep -B2 -A10 -- '--- FAIL' "$OUT/test-$t.log" | head -60
   [ "$rc" = 0 ] || status=1
 done
-step "prism bench ${BENCH_ARGS:---size 67108864 --count 20}"
-.gpu/prism bench ${BENCH_ARGS:---size 67108864 --count 20} --json > "$OUT/bench.json" 2> "$OUT/bench.err" || status=1
-.gpu/prism bench ${BENCH_ARGS:---size 67108864 --count 20} -q 2>&1 | tee "$OUT/bench.txt" || status=1
+echo "== prism bench $BENCH_ARGS"
+.gpu/prism bench $BENCH_ARGS --json -q > "$OUT/bench.json" || status=1
+.gpu/prism bench $BENCH_ARGS > "$OUT/bench.txt" 2>&1 || status=1
+cat "$OUT/bench.txt" | grep -v '^\S*: \['
 exit $status

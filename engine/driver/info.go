@@ -1,6 +1,9 @@
 package driver
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Kind is the class of a device.
 type Kind int
@@ -28,6 +31,16 @@ func (k Kind) String() string {
 
 // MarshalText encodes the kind as its name.
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText decodes a kind from its name.
+func (k *Kind) UnmarshalText(b []byte) error {
+	v, ok := ParseKind(string(b))
+	if !ok {
+		return fmt.Errorf("driver: unknown device kind %q (want gpu, accelerator, cpu or other)", b)
+	}
+	*k = v
+	return nil
+}
 
 // ParseKind returns the kind with the given name and whether the name is known.
 func ParseKind(s string) (Kind, bool) {

@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	_ "github.com/prism-compute/prism/cl"
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+)
+
+// TestRunVerifiesAndTimes runs the stream cases at a small size on the first OpenCL device
+// and checks that every case was verified and timed, and that the JSON round-trips.
+func TestRunVerifiesAndTimes(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	ctx := context.Background()
+	dev, err := engine.Open(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	size := 100_003
+	if enginetest.Small() {
+		size = 1001
+	}
+	rep, err := Run(ctx, Config{Cases: StreamCases(), Size: size, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(); err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Devices[0]
+	if d.CopyGBs <= 0 || d.CopyHow == "" {
+		t.Errorf("copy ceiling %v GB/s by %q", d.CopyGBs, d.CopyHow)
+	}
+	if len(d.Results) != len(StreamCases()) {
+		t.Fatalf("%d results for %d cases", len(d.Results), len(StreamCases()))
+	}
+	for _, r := range d.Results {
+		if r.Skipped != "" {
+			continue
+		}
+		if !r.Verified || r.Stats.Runs != 3 || r.Stats.Median <= 0 || r.Stats.Min > r.Stats.Median || r.Stats.Median > r.Stats.Max || r.GBs <= 0 {
+			t.Errorf("%s: verified %v, stats %+v, %v GB/s", r.Case, r.Verified, r.Stats, r.GBs)
+		}
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatalf("JSON does not parse: %v", err)
+	}
+	if back.Devices[0].Device.ID != dev.ID() || len(back.Devices[0].Results) != len(d.Results) {
+		t.Errorf("JSON round trip lost data: %+v", back.Devices[0].Device)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	s := Summarize(durations(5, 1, 4, 2, 3))
+	if s.Median != 3 || s.Min != 1 || s.Max != 5 || s.Runs != 5 {
+		t.Errorf("odd: %+v", s)
+	}
+	if s := Summarize(durations(4, 1, 2, 3)); s.Median != 2 { // (2+3)/2 in integer ns
+		t.Errorf("even: median %v, want 2", s.Median)
+	}
+}
+
+func durations(ns ...int64) []time.Duration {
+	out := make([]time.Duration, len(ns))
+	for i, n := range ns {
+		out[i] = time.Duration(n)
+	}
+	return out
+}
