@@ -1,0 +1,650 @@
+package cuda
+
+// This file is the only cgo in the package: the CUDA driver API and NVRTC, loaded at run
+// time with dlopen. No CUDA header or library is needed to build: the types below are our
+// own minimal declarations, the functions are pointers found with dlsym, and each is called
+// through a small C trampoline (Go cannot call a C function pointer). Where the driver
+// exports a function under several ABI versions, the table names the one whose signature
+// is declared here (cuMemAlloc_v2, not the legacy cuMemAlloc: DESIGN.md, Known hazards).
+//
+// Every function here is a thin wrapper that returns the call's status; callers add the
+// call's name and arguments to errors, and run the calls that need a current context on
+// the device's thread (thread.go).
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef void *CUevent;
+typedef unsigned long long CUdeviceptr;
+typedef int nvrtcResult;
+typedef void *nvrtcProgram;
+
+enum {
+	fn_cuInit,
+	fn_cuDriverGetVersion,
+	fn_cuDeviceGetCount,
+	fn_cuDeviceGet,
+	fn_cuDeviceGetName,
+	fn_cuDeviceGetAttribute,
+	fn_cuDeviceTotalMem,
+	fn_cuDeviceGetPCIBusId,
+	fn_cuDevicePrimaryCtxRetain,
+	fn_cuDevicePrimaryCtxRelease,
+	fn_cuCtxSetCurrent,
+	fn_cuCtxSynchronize,
+	fn_cuMemGetInfo,
+	fn_cuMemAlloc,
+	fn_cuMemFree,
+	fn_cuMemHostAlloc,
+	fn_cuMemFreeHost,
+	fn_cuMemcpyHtoDAsync,
+	fn_cuMemcpyDtoHAsync,
+	fn_cuMemcpyDtoDAsync,
+	fn_cuMemsetD8Async,
+	fn_cuMemsetD16Async,
+	fn_cuMemsetD32Async,
+	fn_cuStreamCreate,
+	fn_cuStreamDestroy,
+	fn_cuStreamQuery,
+	fn_cuStreamSynchronize,
+	fn_cuEventCreate,
+	fn_cuEventDestroy,
+	fn_cuEventRecord,
+	fn_cuEventQuery,
+	fn_cuEventElapsedTime,
+	fn_cuModuleLoadDataEx,
+	fn_cuModuleUnload,
+	fn_cuModuleGetFunction,
+	fn_cuFuncGetAttribute,
+	fn_cuFuncGetParamInfo,
+	fn_cuLaunchKernel,
+	fn_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+	fn_nvrtcVersion,
+	fn_nvrtcCreateProgram,
+	fn_nvrtcDestroyProgram,
+	fn_nvrtcCompileProgram,
+	fn_nvrtcGetProgramLogSize,
+	fn_nvrtcGetProgramLog,
+	fn_nvrtcGetPTXSize,
+	fn_nvrtcGetPTX,
+	fn_nvrtcGetCUBINSize,
+	fn_nvrtcGetCUBIN,
+	fn_nvrtcGetNumSupportedArchs,
+	fn_nvrtcGetSupportedArchs,
+	fn_count
+};
+
+// fns holds the resolved functions, indexed by the enum. It is written only while the Go
+// side holds its loader lock, before any trampoline of the library can be called.
+static void *fns[fn_count];
+
+static int prism_dlopen(const char *name, void **handle, char *err, size_t errlen) {
+	dlerror();
+	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		strncpy(err, e != NULL ? e : "dlopen failed", errlen - 1);
+		err[errlen - 1] = 0;
+		return 0;
+	}
+	*handle = h;
+	return 1;
+}
+
+static void *prism_dlsym(void *h, const char *name) { return dlsym(h, name); }
+static void prism_set(int i, void *f) { fns[i] = f; }
+static int prism_have(int i) { return fns[i] != NULL; }
+
+#define TRAMPOLINE(ret, name, params, args) \
+	static ret call_##name params { return ((ret(*) params)fns[fn_##name]) args; }
+
+TRAMPOLINE(CUresult, cuInit, (unsigned int flags), (flags))
+TRAMPOLINE(CUresult, cuDriverGetVersion, (int *v), (v))
+TRAMPOLINE(CUresult, cuDeviceGetCount, (int *n), (n))
+TRAMPOLINE(CUresult, cuDeviceGet, (CUdevice *d, int ordinal), (d, ordinal))
+TRAMPOLINE(CUresult, cuDeviceGetName, (char *name, int len, CUdevice d), (name, len, d))
+TRAMPOLINE(CUresult, cuDeviceGetAttribute, (int *v, int attr, CUdevice d), (v, attr, d))
+TRAMPOLINE(CUresult, cuDeviceTotalMem, (size_t *bytes, CUdevice d), (bytes, d))
+TRAMPOLINE(CUresult, cuDeviceGetPCIBusId, (char *id, int len, CUdevice d), (id, len, d))
+TRAMPOLINE(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d), (c, d))
+TRAMPOLINE(CUresult, cuDevicePrimaryCtxRelease, (CUdevice d), (d))
+TRAMPOLINE(CUresult, cuCtxSetCurrent, (CUcontext c), (c))
+TRAMPOLINE(CUresult, cuCtxSynchronize, (void), ())
+TRAMPOLINE(CUresult, cuMemGetInfo, (size_t *free, size_t *total), (free, total))
+TRAMPOLINE(CUresult, cuMemAlloc, (CUdeviceptr *p, size_t size), (p, size))
+TRAMPOLINE(CUresult, cuMemFree, (CUdeviceptr p), (p))
+TRAMPOLINE(CUresult, cuMemHostAlloc, (void **p, size_t size, unsigned int flags), (p, size, flags))
+TRAMPOLINE(CUresult, cuMemFreeHost, (void *p), (p))
+TRAMPOLINE(CUresult, cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t n, CUstream s), (dst, src, n, s))
+TRAMPOLINE(CUresult, cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+TRAMPOLINE(CUresult, cuMemcpyDtoDAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+TRAMPOLINE(CUresult, cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s), (dst, v, n, s))
+TRAMPOLINE(CUresult, cuMemsetD16Async, (CUdeviceptr dst, unsigned short v, size_t n, CUstream s), (dst, v, n, s))
+TRAMPOLINE(CUresult, cuMemsetD32Async, (CUdeviceptr dst, unsigned int v, size_t n, CUstream s), (dst, v, n, s))
+TRAMPOLINE(CUresult, cuStreamCreate, (CUstream *s, unsigned int flags), (s, flags))
+TRAMPOLINE(CUresult, cuStreamDestroy, (CUstream s), (s))
+TRAMPOLINE(CUresult, cuStreamQuery, (CUstream s), (s))
+TRAMPOLINE(CUresult, cuStreamSynchronize, (CUstream s), (s))
+TRAMPOLINE(CUresult, cuEventCreate, (CUevent *e, unsigned int flags), (e, flags))
+TRAMPOLINE(CUresult, cuEventDestroy, (CUevent e), (e))
+TRAMPOLINE(CUresult, cuEventRecord, (CUevent e, CUstream s), (e, s))
+TRAMPOLINE(CUresult, cuEventQuery, (CUevent e), (e))
+TRAMPOLINE(CUresult, cuEventElapsedTime, (float *ms, CUevent start, CUevent end), (ms, start, end))
+TRAMPOLINE(CUresult, cuModuleLoadDataEx, (CUmodule *m, const void *image, unsigned int n, int *opts, void **vals), (m, image, n, opts, vals))
+TRAMPOLINE(CUresult, cuModuleUnload, (CUmodule m), (m))
+TRAMPOLINE(CUresult, cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name), (f, m, name))
+TRAMPOLINE(CUresult, cuFuncGetAttribute, (int *v, int attr, CUfunction f), (v, attr, f))
+TRAMPOLINE(CUresult, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t *off, size_t *size), (f, i, off, size))
+TRAMPOLINE(CUresult, cuLaunchKernel,
+	(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+	 unsigned int shared, CUstream s, void **params, void **extra),
+	(f, gx, gy, gz, bx, by, bz, shared, s, params, extra))
+TRAMPOLINE(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int block, size_t shared), (n, f, block, shared))
+TRAMPOLINE(nvrtcResult, nvrtcVersion, (int *major, int *minor), (major, minor))
+TRAMPOLINE(nvrtcResult, nvrtcCreateProgram,
+	(nvrtcProgram *p, const char *src, const char *name, int nh, const char *const *h, const char *const *hn),
+	(p, src, name, nh, h, hn))
+TRAMPOLINE(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram *p), (p))
+TRAMPOLINE(nvrtcResult, nvrtcCompileProgram, (nvrtcProgram p, int n, const char *const *opts), (p, n, opts))
+TRAMPOLINE(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram p, size_t *n), (p, n))
+TRAMPOLINE(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram p, char *log), (p, log))
+TRAMPOLINE(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram p, size_t *n), (p, n))
+TRAMPOLINE(nvrtcResult, nvrtcGetPTX, (nvrtcProgram p, char *ptx), (p, ptx))
+TRAMPOLINE(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram p, size_t *n), (p, n))
+TRAMPOLINE(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram p, char *cubin), (p, cubin))
+TRAMPOLINE(nvrtcResult, nvrtcGetNumSupportedArchs, (int *n), (n))
+TRAMPOLINE(nvrtcResult, nvrtcGetSupportedArchs, (int *archs), (archs))
+
+// prism_module_load loads a CUBIN or PTX image, keeping the JIT's error log (CUjit_option
+// 5 = CU_JIT_ERROR_LOG_BUFFER, 6 = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES).
+static CUresult prism_module_load(CUmodule *m, const void *image, char *log, size_t logsize) {
+	int opts[2] = {5, 6};
+	void *vals[2] = {log, (void *)logsize};
+	return call_cuModuleLoadDataEx(m, image, 2, opts, vals);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Library names, tried in order at the first call to Driver.Devices or Driver.Open. They
+// are variables so that tests can point the loader at a library that does not exist.
+var (
+	cudaLibraries  = []string{"libcuda.so.1"}
+	nvrtcLibraries = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}
+)
+
+// symbol is one function the loader resolves: the first of names that the library
+// exports is stored at index.
+type symbol struct {
+	index    C.int
+	names    []string
+	optional bool
+}
+
+var cudaSymbols = []symbol{
+	{C.fn_cuInit, []string{"cuInit"}, false},
+	{C.fn_cuDriverGetVersion, []string{"cuDriverGetVersion"}, false},
+	{C.fn_cuDeviceGetCount, []string{"cuDeviceGetCount"}, false},
+	{C.fn_cuDeviceGet, []string{"cuDeviceGet"}, false},
+	{C.fn_cuDeviceGetName, []string{"cuDeviceGetName"}, false},
+	{C.fn_cuDeviceGetAttribute, []string{"cuDeviceGetAttribute"}, false},
+	{C.fn_cuDeviceTotalMem, []string{"cuDeviceTotalMem_v2"}, false},
+	{C.fn_cuDeviceGetPCIBusId, []string{"cuDeviceGetPCIBusId"}, false},
+	{C.fn_cuDevicePrimaryCtxRetain, []string{"cuDevicePrimaryCtxRetain"}, false},
+	{C.fn_cuDevicePrimaryCtxRelease, []string{"cuDevicePrimaryCtxRelease_v2"}, false},
+	{C.fn_cuCtxSetCurrent, []string{"cuCtxSetCurrent"}, false},
+	{C.fn_cuCtxSynchronize, []string{"cuCtxSynchronize"}, false},
+	{C.fn_cuMemGetInfo, []string{"cuMemGetInfo_v2"}, false},
+	{C.fn_cuMemAlloc, []string{"cuMemAlloc_v2"}, false},
+	{C.fn_cuMemFree, []string{"cuMemFree_v2"}, false},
+	{C.fn_cuMemHostAlloc, []string{"cuMemHostAlloc"}, false},
+	{C.fn_cuMemFreeHost, []string{"cuMemFreeHost"}, false},
+	{C.fn_cuMemcpyHtoDAsync, []string{"cuMemcpyHtoDAsync_v2"}, false},
+	{C.fn_cuMemcpyDtoHAsync, []string{"cuMemcpyDtoHAsync_v2"}, false},
+	{C.fn_cuMemcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}, false},
+	{C.fn_cuMemsetD8Async, []string{"cuMemsetD8Async"}, false},
+	{C.fn_cuMemsetD16Async, []string{"cuMemsetD16Async"}, false},
+	{C.fn_cuMemsetD32Async, []string{"cuMemsetD32Async"}, false},
+	{C.fn_cuStreamCreate, []string{"cuStreamCreate"}, false},
+	{C.fn_cuStreamDestroy, []string{"cuStreamDestroy_v2"}, false},
+	{C.fn_cuStreamQuery, []string{"cuStreamQuery"}, false},
+	{C.fn_cuStreamSynchronize, []string{"cuStreamSynchronize"}, false},
+	{C.fn_cuEventCreate, []string{"cuEventCreate"}, false},
+	{C.fn_cuEventDestroy, []string{"cuEventDestroy_v2"}, false},
+	{C.fn_cuEventRecord, []string{"cuEventRecord"}, false},
+	{C.fn_cuEventQuery, []string{"cuEventQuery"}, false},
+	// CUDA 12.8 added _v2 (same signature); the headers of 13.0 no longer declare the old one.
+	{C.fn_cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}, false},
+	{C.fn_cuModuleLoadDataEx, []string{"cuModuleLoadDataEx"}, false},
+	{C.fn_cuModuleUnload, []string{"cuModuleUnload"}, false},
+	{C.fn_cuModuleGetFunction, []string{"cuModuleGetFunction"}, false},
+	{C.fn_cuFuncGetAttribute, []string{"cuFuncGetAttribute"}, false},
+	{C.fn_cuFuncGetParamInfo, []string{"cuFuncGetParamInfo"}, true}, // CUDA 12.4
+	{C.fn_cuLaunchKernel, []string{"cuLaunchKernel"}, false},
+	{C.fn_cuOccupancyMaxActiveBlocksPerMultiprocessor, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, false},
+}
+
+var nvrtcSymbols = []symbol{
+	{C.fn_nvrtcVersion, []string{"nvrtcVersion"}, false},
+	{C.fn_nvrtcCreateProgram, []string{"nvrtcCreateProgram"}, false},
+	{C.fn_nvrtcDestroyProgram, []string{"nvrtcDestroyProgram"}, false},
+	{C.fn_nvrtcCompileProgram, []string{"nvrtcCompileProgram"}, false},
+	{C.fn_nvrtcGetProgramLogSize, []string{"nvrtcGetProgramLogSize"}, false},
+	{C.fn_nvrtcGetProgramLog, []string{"nvrtcGetProgramLog"}, false},
+	{C.fn_nvrtcGetPTXSize, []string{"nvrtcGetPTXSize"}, false},
+	{C.fn_nvrtcGetPTX, []string{"nvrtcGetPTX"}, false},
+	{C.fn_nvrtcGetCUBINSize, []string{"nvrtcGetCUBINSize"}, true},                 // NVRTC 11.1
+	{C.fn_nvrtcGetCUBIN, []string{"nvrtcGetCUBIN"}, true},                         // NVRTC 11.1
+	{C.fn_nvrtcGetNumSupportedArchs, []string{"nvrtcGetNumSupportedArchs"}, true}, // NVRTC 11.2
+	{C.fn_nvrtcGetSupportedArchs, []string{"nvrtcGetSupportedArchs"}, true},       // NVRTC 11.2
+}
+
+// loaded records the libraries whose functions are in the C table.
+var loader struct {
+	mu        sync.Mutex
+	cudaPath  string // the name that loaded, "" until then
+	nvrtcPath string
+}
+
+// loadLibraries loads libcuda and NVRTC, once: the first success is kept, a failure is
+// tried again on the next call. The error wraps engine.ErrUnavailable (through errNoLibrary)
+// and names every library tried with dlerror's message.
+func loadLibraries() (cudaPath, nvrtcPath string, err error) {
+	loader.mu.Lock()
+	defer loader.mu.Unlock()
+	var problems []string
+	if loader.cudaPath == "" {
+		p, msg := loadLibrary(cudaLibraries, cudaSymbols)
+		if p == "" {
+			problems = append(problems, msg)
+		}
+		loader.cudaPath = p
+	}
+	if loader.nvrtcPath == "" {
+		p, msg := loadLibrary(nvrtcLibraries, nvrtcSymbols)
+		if p == "" {
+			problems = append(problems, msg)
+		}
+		loader.nvrtcPath = p
+	}
+	if len(problems) > 0 {
+		return "", "", errNoLibrary(strings.Join(problems, "; "))
+	}
+	return loader.cudaPath, loader.nvrtcPath, nil
+}
+
+// loadLibrary opens the first of names that loads and exports every required symbol, and
+// stores its functions in the C table. It returns the name that loaded, or "" and what
+// went wrong with each name. The library stays open for the life of the process.
+func loadLibrary(names []string, syms []symbol) (string, string) {
+	var tried []string
+	for _, name := range names {
+		var h unsafe.Pointer
+		errbuf := (*C.char)(C.malloc(512))
+		cname := C.CString(name)
+		ok := C.prism_dlopen(cname, &h, errbuf, 512) != 0
+		dlerr := C.GoString(errbuf)
+		C.free(unsafe.Pointer(cname))
+		C.free(unsafe.Pointer(errbuf))
+		if !ok {
+			if !strings.Contains(dlerr, name) {
+				dlerr = name + ": " + dlerr
+			}
+			tried = append(tried, dlerr)
+			continue
+		}
+		ptrs := make([]unsafe.Pointer, len(syms))
+		var missing []string
+		for i, s := range syms {
+			for _, n := range s.names {
+				cn := C.CString(n)
+				ptrs[i] = C.prism_dlsym(h, cn)
+				C.free(unsafe.Pointer(cn))
+				if ptrs[i] != nil {
+					break
+				}
+			}
+			if ptrs[i] == nil && !s.optional {
+				missing = append(missing, s.names[0])
+			}
+		}
+		if len(missing) > 0 {
+			tried = append(tried, fmt.Sprintf("%s: too old, no %s", name, strings.Join(missing, ", ")))
+			continue
+		}
+		for i, s := range syms {
+			C.prism_set(s.index, ptrs[i])
+		}
+		return name, ""
+	}
+	return "", strings.Join(tried, "; ")
+}
+
+// have reports whether an optional function was found.
+func have(index C.int) bool { return C.prism_have(index) != 0 }
+
+// Opaque handles, as Go sees them.
+type (
+	cuContext  = C.CUcontext
+	cuModule   = C.CUmodule
+	cuFunction = C.CUfunction
+	cuStream   = C.CUstream
+	cuEvent    = C.CUevent
+	devptr     = uint64
+)
+
+// Driver API wrappers. Each returns the call's Result.
+
+func cuInit() Result { return Result(C.call_cuInit(0)) }
+
+func cuDriverGetVersion() (int, Result) {
+	var v C.int
+	r := Result(C.call_cuDriverGetVersion(&v))
+	return int(v), r
+}
+
+func cuDeviceGetCount() (int, Result) {
+	var n C.int
+	r := Result(C.call_cuDeviceGetCount(&n))
+	return int(n), r
+}
+
+func cuDeviceGet(ordinal int) (int, Result) {
+	var d C.CUdevice
+	r := Result(C.call_cuDeviceGet(&d, C.int(ordinal)))
+	return int(d), r
+}
+
+func cuDeviceGetName(dev int) (string, Result) {
+	buf := (*C.char)(C.calloc(256, 1))
+	defer C.free(unsafe.Pointer(buf))
+	r := Result(C.call_cuDeviceGetName(buf, 256, C.CUdevice(dev)))
+	return C.GoString(buf), r
+}
+
+func cuDeviceGetAttribute(attr, dev int) (int, Result) {
+	var v C.int
+	r := Result(C.call_cuDeviceGetAttribute(&v, C.int(attr), C.CUdevice(dev)))
+	return int(v), r
+}
+
+func cuDeviceTotalMem(dev int) (int64, Result) {
+	var n C.size_t
+	r := Result(C.call_cuDeviceTotalMem(&n, C.CUdevice(dev)))
+	return int64(n), r
+}
+
+func cuDeviceGetPCIBusID(dev int) (string, Result) {
+	buf := (*C.char)(C.calloc(64, 1))
+	defer C.free(unsafe.Pointer(buf))
+	r := Result(C.call_cuDeviceGetPCIBusId(buf, 64, C.CUdevice(dev)))
+	return C.GoString(buf), r
+}
+
+func cuDevicePrimaryCtxRetain(dev int) (cuContext, Result) {
+	var c C.CUcontext
+	r := Result(C.call_cuDevicePrimaryCtxRetain(&c, C.CUdevice(dev)))
+	return c, r
+}
+
+func cuDevicePrimaryCtxRelease(dev int) Result {
+	return Result(C.call_cuDevicePrimaryCtxRelease(C.CUdevice(dev)))
+}
+
+func cuCtxSetCurrent(c cuContext) Result { return Result(C.call_cuCtxSetCurrent(c)) }
+func cuCtxSynchronize() Result           { return Result(C.call_cuCtxSynchronize()) }
+
+func cuMemGetInfo() (free, total int64, r Result) {
+	var f, t C.size_t
+	r = Result(C.call_cuMemGetInfo(&f, &t))
+	return int64(f), int64(t), r
+}
+
+func cuMemAlloc(size int64) (devptr, Result) {
+	var p C.CUdeviceptr
+	r := Result(C.call_cuMemAlloc(&p, C.size_t(size)))
+	return devptr(p), r
+}
+
+func cuMemFree(p devptr) Result { return Result(C.call_cuMemFree(C.CUdeviceptr(p))) }
+
+// cuMemHostAllocPortable allocates page-locked host memory usable from every context
+// (CU_MEMHOSTALLOC_PORTABLE).
+func cuMemHostAllocPortable(size int64) (unsafe.Pointer, Result) {
+	var p unsafe.Pointer
+	r := Result(C.call_cuMemHostAlloc(&p, C.size_t(size), 1))
+	return p, r
+}
+
+func cuMemFreeHost(p unsafe.Pointer) Result { return Result(C.call_cuMemFreeHost(p)) }
+
+func cuMemcpyHtoDAsync(dst devptr, src unsafe.Pointer, n int64, s cuStream) Result {
+	return Result(C.call_cuMemcpyHtoDAsync(C.CUdeviceptr(dst), src, C.size_t(n), s))
+}
+
+func cuMemcpyDtoHAsync(dst unsafe.Pointer, src devptr, n int64, s cuStream) Result {
+	return Result(C.call_cuMemcpyDtoHAsync(dst, C.CUdeviceptr(src), C.size_t(n), s))
+}
+
+func cuMemcpyDtoDAsync(dst, src devptr, n int64, s cuStream) Result {
+	return Result(C.call_cuMemcpyDtoDAsync(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), s))
+}
+
+func cuMemsetD8Async(dst devptr, v uint8, n int64, s cuStream) Result {
+	return Result(C.call_cuMemsetD8Async(C.CUdeviceptr(dst), C.uchar(v), C.size_t(n), s))
+}
+
+func cuMemsetD16Async(dst devptr, v uint16, n int64, s cuStream) Result {
+	return Result(C.call_cuMemsetD16Async(C.CUdeviceptr(dst), C.ushort(v), C.size_t(n), s))
+}
+
+func cuMemsetD32Async(dst devptr, v uint32, n int64, s cuStream) Result {
+	return Result(C.call_cuMemsetD32Async(C.CUdeviceptr(dst), C.uint(v), C.size_t(n), s))
+}
+
+func cuStreamCreate(flags uint) (cuStream, Result) {
+	var s C.CUstream
+	r := Result(C.call_cuStreamCreate(&s, C.uint(flags)))
+	return s, r
+}
+
+func cuStreamDestroy(s cuStream) Result     { return Result(C.call_cuStreamDestroy(s)) }
+func cuStreamQuery(s cuStream) Result       { return Result(C.call_cuStreamQuery(s)) }
+func cuStreamSynchronize(s cuStream) Result { return Result(C.call_cuStreamSynchronize(s)) }
+
+// cuEventCreate creates an event with the default flags: timing enabled.
+func cuEventCreate() (cuEvent, Result) {
+	var e C.CUevent
+	r := Result(C.call_cuEventCreate(&e, 0))
+	return e, r
+}
+
+func cuEventDestroy(e cuEvent) Result            { return Result(C.call_cuEventDestroy(e)) }
+func cuEventRecord(e cuEvent, s cuStream) Result { return Result(C.call_cuEventRecord(e, s)) }
+func cuEventQuery(e cuEvent) Result              { return Result(C.call_cuEventQuery(e)) }
+
+func cuEventElapsedTime(start, end cuEvent) (float32, Result) {
+	var ms C.float
+	r := Result(C.call_cuEventElapsedTime(&ms, start, end))
+	return float32(ms), r
+}
+
+// cuModuleLoad loads a CUBIN or a NUL-terminated PTX image and returns the JIT's error log.
+func cuModuleLoad(image []byte) (cuModule, string, Result) {
+	const logSize = 1 << 16
+	log := (*C.char)(C.calloc(logSize, 1))
+	defer C.free(unsafe.Pointer(log))
+	img := C.CBytes(image)
+	defer C.free(img)
+	var m C.CUmodule
+	r := Result(C.prism_module_load(&m, img, log, logSize))
+	return m, strings.TrimSpace(C.GoString(log)), r
+}
+
+func cuModuleUnload(m cuModule) Result { return Result(C.call_cuModuleUnload(m)) }
+
+func cuModuleGetFunction(m cuModule, name string) (cuFunction, Result) {
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	var f C.CUfunction
+	r := Result(C.call_cuModuleGetFunction(&f, m, cn))
+	return f, r
+}
+
+func cuFuncGetAttribute(attr int, f cuFunction) (int, Result) {
+	var v C.int
+	r := Result(C.call_cuFuncGetAttribute(&v, C.int(attr), f))
+	return int(v), r
+}
+
+// haveFuncGetParamInfo reports whether the driver has cuFuncGetParamInfo (CUDA 12.4).
+func haveFuncGetParamInfo() bool { return have(C.fn_cuFuncGetParamInfo) }
+
+func cuFuncGetParamInfo(f cuFunction, i int) (offset, size int, r Result) {
+	var off, sz C.size_t
+	r = Result(C.call_cuFuncGetParamInfo(f, C.size_t(i), &off, &sz))
+	return int(off), int(sz), r
+}
+
+// cuLaunchKernel launches f with no dynamic shared memory. params points to C memory
+// holding one pointer per kernel parameter.
+func cuLaunchKernel(f cuFunction, grid, block [3]int, s cuStream, params unsafe.Pointer) Result {
+	return Result(C.call_cuLaunchKernel(f,
+		C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]),
+		0, s, (*unsafe.Pointer)(params), nil))
+}
+
+func cuOccupancyMaxActiveBlocksPerMultiprocessor(f cuFunction, block int, shared int64) (int, Result) {
+	var n C.int
+	r := Result(C.call_cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, C.int(block), C.size_t(shared)))
+	return int(n), r
+}
+
+// NVRTC wrappers.
+
+func nvrtcVersion() (major, minor int, r NVRTCResult) {
+	var ma, mi C.int
+	r = NVRTCResult(C.call_nvrtcVersion(&ma, &mi))
+	return int(ma), int(mi), r
+}
+
+// nvrtcSupportedArchs returns the compute capabilities NVRTC can compile for (75, 80, ...),
+// or nil if it cannot tell (before NVRTC 11.2).
+func nvrtcSupportedArchs() []int {
+	if !have(C.fn_nvrtcGetNumSupportedArchs) || !have(C.fn_nvrtcGetSupportedArchs) {
+		return nil
+	}
+	var n C.int
+	if C.call_nvrtcGetNumSupportedArchs(&n) != 0 || n <= 0 {
+		return nil
+	}
+	buf := (*C.int)(C.calloc(C.size_t(n), C.sizeof_int))
+	defer C.free(unsafe.Pointer(buf))
+	if C.call_nvrtcGetSupportedArchs(buf) != 0 {
+		return nil
+	}
+	out := make([]int, int(n))
+	for i, v := range unsafe.Slice(buf, int(n)) {
+		out[i] = int(v)
+	}
+	return out
+}
+
+// haveCUBIN reports whether NVRTC can return CUBIN (nvrtcGetCUBIN, NVRTC 11.1).
+func haveCUBIN() bool { return have(C.fn_nvrtcGetCUBINSize) && have(C.fn_nvrtcGetCUBIN) }
+
+// nvrtcOutput is what one compilation produced.
+type nvrtcOutput struct {
+	image []byte // CUBIN, or PTX with its terminating NUL
+	log   string
+}
+
+// nvrtcCompile compiles src (named name in the log) with options and returns the CUBIN
+// (cubin) or the PTX. The log is returned whatever the outcome; call names the failing
+// NVRTC function when r is not NVRTCSuccess.
+func nvrtcCompile(src, name string, options []string, cubin bool) (out nvrtcOutput, call string, r NVRTCResult) {
+	csrc := C.CString(src)
+	defer C.free(unsafe.Pointer(csrc))
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var prog C.nvrtcProgram
+	if r = NVRTCResult(C.call_nvrtcCreateProgram(&prog, csrc, cname, 0, nil, nil)); r != NVRTCSuccess {
+		return out, "nvrtcCreateProgram", r
+	}
+	defer C.call_nvrtcDestroyProgram(&prog)
+
+	var copts **C.char
+	if len(options) > 0 {
+		copts = (**C.char)(C.calloc(C.size_t(len(options)), C.size_t(unsafe.Sizeof(uintptr(0)))))
+		defer C.free(unsafe.Pointer(copts))
+		list := unsafe.Slice(copts, len(options))
+		for i, o := range options {
+			list[i] = C.CString(o)
+			defer C.free(unsafe.Pointer(list[i]))
+		}
+	}
+	compiled := NVRTCResult(C.call_nvrtcCompileProgram(prog, C.int(len(options)), copts))
+
+	var logSize C.size_t
+	if C.call_nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1 {
+		buf := (*C.char)(C.calloc(logSize, 1))
+		if C.call_nvrtcGetProgramLog(prog, buf) == 0 {
+			out.log = strings.TrimRight(C.GoString(buf), "\n\x00 ")
+		}
+		C.free(unsafe.Pointer(buf))
+	}
+	if compiled != NVRTCSuccess {
+		return out, "nvrtcCompileProgram", compiled
+	}
+
+	var size C.size_t
+	if cubin {
+		if r = NVRTCResult(C.call_nvrtcGetCUBINSize(prog, &size)); r != NVRTCSuccess {
+			return out, "nvrtcGetCUBINSize", r
+		}
+	} else if r = NVRTCResult(C.call_nvrtcGetPTXSize(prog, &size)); r != NVRTCSuccess {
+		return out, "nvrtcGetPTXSize", r
+	}
+	buf := (*C.char)(C.calloc(size+1, 1))
+	defer C.free(unsafe.Pointer(buf))
+	if cubin {
+		if r = NVRTCResult(C.call_nvrtcGetCUBIN(prog, buf)); r != NVRTCSuccess {
+			return out, "nvrtcGetCUBIN", r
+		}
+	} else if r = NVRTCResult(C.call_nvrtcGetPTX(prog, buf)); r != NVRTCSuccess {
+		return out, "nvrtcGetPTX", r
+	}
+	out.image = C.GoBytes(unsafe.Pointer(buf), C.int(size))
+	return out, "", NVRTCSuccess
+}
+
+// cMemory is a block of C memory, for kernel parameters that the driver reads through
+// pointers (it must not read Go memory after the call that received it returns, and the
+// pointers in a kernelParams array must not point into Go memory at all).
+type cMemory struct{ p unsafe.Pointer }
+
+func cAlloc(size int) cMemory {
+	if size < 1 {
+		size = 1
+	}
+	return cMemory{C.calloc(C.size_t(size), 1)}
+}
+
+func (m cMemory) bytes(n int) []byte { return unsafe.Slice((*byte)(m.p), n) }
+func (m cMemory) free()              { C.free(m.p) }

@@ -1,0 +1,477 @@
+package cuda
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/engine/enginetest"
+)
+
+// Tests below that need a GPU get their devices from enginetest.DeviceIDs: without
+// libcuda, NVRTC or a device they are skipped with the reason, unless PRISM_REQUIRE names
+// "cuda" (the GPU machine), where that is a failure.
+
+// TestConformance runs the backend conformance suite on every CUDA device.
+func TestConformance(t *testing.T) {
+	for _, id := range enginetest.DeviceIDs(t, "cuda") {
+		t.Run(id, func(t *testing.T) { enginetest.TestDevice(t, id, enginetest.Options{}) })
+	}
+}
+
+// TestMissingLibraries points the loader at libraries that do not exist and checks the
+// error: it wraps engine.ErrUnavailable and names every library tried, with dlerror's
+// message.
+func TestMissingLibraries(t *testing.T) {
+	withLoader(t, []string{"libcuda-does-not-exist.so.1"}, []string{"libnvrtc-does-not-exist.so.13", "libnvrtc-nor-this.so"})
+	d := &Driver{}
+	_, err := d.Devices(context.Background())
+	if !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("Devices without the libraries = %v, want an error wrapping ErrUnavailable", err)
+	}
+	for _, want := range []string{"libcuda-does-not-exist.so.1", "libnvrtc-does-not-exist.so.13", "libnvrtc-nor-this.so", "cannot open shared object file"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q: %v", want, err)
+		}
+	}
+	if _, err := d.Open(context.Background(), "0"); !errors.Is(err, engine.ErrUnavailable) {
+		t.Errorf("Open without the libraries = %v, want ErrUnavailable", err)
+	}
+	// The failure is not kept: a later call tries again.
+	if _, err2 := d.Devices(context.Background()); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("second Devices = %v", err2)
+	}
+	t.Logf("%v", err)
+}
+
+// TestMissingNVRTC: with the driver library (or not) but no NVRTC, the backend is
+// unavailable and says which NVRTC libraries it tried.
+func TestMissingNVRTC(t *testing.T) {
+	withLoader(t, cudaLibraries, []string{"libnvrtc-does-not-exist.so.13"})
+	_, err := (&Driver{}).Devices(context.Background())
+	if !errors.Is(err, engine.ErrUnavailable) || !strings.Contains(err.Error(), "libnvrtc-does-not-exist.so.13") {
+		t.Errorf("Devices without NVRTC = %v, want ErrUnavailable naming the library", err)
+	}
+}
+
+// withLoader sets the library names for one test and forgets what was loaded, restoring
+// both afterwards. A failed load changes nothing in the function table, so the libraries
+// loaded before (on a GPU machine) stay usable.
+func withLoader(t *testing.T, cudaNames, nvrtcNames []string) {
+	loader.mu.Lock()
+	oldCUDA, oldNVRTC := cudaLibraries, nvrtcLibraries
+	oldPaths := [2]string{loader.cudaPath, loader.nvrtcPath}
+	cudaLibraries, nvrtcLibraries = cudaNames, nvrtcNames
+	loader.cudaPath, loader.nvrtcPath = "", ""
+	loader.mu.Unlock()
+	t.Cleanup(func() {
+		loader.mu.Lock()
+		defer loader.mu.Unlock()
+		cudaLibraries, nvrtcLibraries = oldCUDA, oldNVRTC
+		if loader.cudaPath == "" {
+			loader.cudaPath = oldPaths[0]
+		}
+		if loader.nvrtcPath == "" {
+			loader.nvrtcPath = oldPaths[1]
+		}
+	})
+}
+
+// TestRegistered: init registers the backend (and does nothing else: the libraries are
+// loaded by the first Devices or Open).
+func TestRegistered(t *testing.T) {
+	found := false
+	for _, b := range engine.Backends() {
+		found = found || b == "cuda"
+	}
+	if !found {
+		t.Fatal(`backend "cuda" is not registered`)
+	}
+}
+
+// TestDevices is the real probe: it skips here without libcuda (failing under
+// PRISM_REQUIRE=cuda) and checks what the driver reports on the GPU machine.
+func TestDevices(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "cuda")
+	infos, err := engine.Devices(context.Background(), "cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pciRE := regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+	for i, in := range infos {
+		t.Logf("%s: %q %s, %s, driver %s, %s, %d SMs @ %d MHz, mem %d, local %d, wg %d %v, fp64 %v fp16 %v, pci %q",
+			ids[i], in.Name, in.Vendor, in.APIVersion, in.DriverVersion, in.LanguageVersion, in.ComputeUnits, in.ClockMHz,
+			in.GlobalMemBytes, in.LocalMemBytes, in.MaxWorkGroupSize, in.MaxWorkItemSizes, in.FP64, in.FP16, in.PCIBusID)
+		if in.ID != strings.TrimPrefix(ids[i], "cuda:") || in.Vendor != "NVIDIA" || in.Kind != driver.KindGPU || !in.FP64 {
+			t.Errorf("%s: %+v", ids[i], in)
+		}
+		if !regexp.MustCompile(`^CUDA \d+\.\d+$`).MatchString(in.APIVersion) || !regexp.MustCompile(`^sm_\d+$`).MatchString(in.LanguageVersion) {
+			t.Errorf("%s: API version %q, language version %q", ids[i], in.APIVersion, in.LanguageVersion)
+		}
+		if !pciRE.MatchString(in.PCIBusID) {
+			t.Errorf("%s: PCI bus ID %q", ids[i], in.PCIBusID)
+		}
+		if in.ComputeUnits <= 0 || in.GlobalMemBytes <= 0 || in.MaxWorkGroupSize <= 0 || in.MaxWorkItemSizes[2] <= 0 || in.LocalMemBytes <= 0 {
+			t.Errorf("%s: implausible limits %+v", ids[i], in)
+		}
+	}
+}
+
+// forEachDevice runs f on every CUDA device, opened through engine.
+func forEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device)) {
+	t.Helper()
+	for _, id := range enginetest.DeviceIDs(t, "cuda") {
+		t.Run(id, func(t *testing.T) {
+			dev, err := engine.Open(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := dev.Close(); err != nil {
+					t.Errorf("close: %v", err)
+				}
+			}()
+			f(t, dev)
+		})
+	}
+}
+
+const testSource = `
+__kernel void axpy(__global float* y, __global const float* x, const float a, const int n) {
+	const int i = get_global_id(0);
+	if (i < n) y[i] = a * x[i] + y[i];
+}
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void block_sum(__global int* out, __global const int* in) {
+	__local int s[64];
+	const int l = (int)get_local_id(0);
+	s[l] = in[get_global_id(0)];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (l == 0) {
+		int acc = 0;
+		for (int i = 0; i < 64; i++) acc += s[i];
+		atomic_add(&out[0], acc);
+	}
+}
+`
+
+func TestKernelInfo(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		dp, err := dev.Driver().Build(testSource, []string{"-cl-std=CL1.2", "-cl-mad-enable", "-cl-fast-relaxed-math"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dp.Close()
+		dk, err := dp.Kernel("block_sum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dk.Close()
+		k := dk.(Kernel)
+		if k.MaxWorkGroupSize() != 64 {
+			t.Errorf("block_sum requires 64 work-items (launch bounds): MaxWorkGroupSize = %d", k.MaxWorkGroupSize())
+		}
+		if c, ok := dk.(driver.ArgCounter); ok && c.NumArgs() != 2 {
+			t.Errorf("NumArgs = %d, want 2", c.NumArgs())
+		} else if !ok {
+			t.Logf("the driver has no cuFuncGetParamInfo: argument counts are not checked")
+		}
+		n, err := k.MaxActiveBlocksPerMultiprocessor(64, 0)
+		if err != nil || n <= 0 {
+			t.Errorf("occupancy: %d, %v", n, err)
+		}
+		if _, err := dp.Kernel("no_such_kernel"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "cuModuleGetFunction") {
+			t.Errorf("unknown kernel: %v, want ErrNotFound naming cuModuleGetFunction", err)
+		}
+
+		// Through engine: a launch with the required work-group size.
+		prog, err := dev.Build(testSource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ek, err := prog.Kernel("block_sum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := make([]int32, 64*50)
+		sum := int32(0)
+		for i := range in {
+			in[i] = int32(i%7 - 3)
+			sum += in[i]
+		}
+		inBuf, err := engine.Upload(q, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := engine.Upload(q, []int32{0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Launch(ek, engine.Range1D(len(in), 64), out, inBuf); err != nil {
+			t.Fatal(err)
+		}
+		got, err := out.Download(q)
+		if err != nil || got[0] != sum {
+			t.Errorf("block_sum = %v, %v; want %d", got, err, sum)
+		}
+	})
+}
+
+func TestBuildError(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		src := "__kernel void broken(__global float* y) {\n  y[0] = prism_undeclared_thing;\n}\n"
+		_, err := dev.Build(src, "-DWG=64")
+		var be *engine.BuildError
+		if !errors.As(err, &be) || !errors.Is(err, engine.ErrBuild) {
+			t.Fatalf("error %v: want a *BuildError wrapping ErrBuild", err)
+		}
+		if !strings.Contains(be.Log, "prism_undeclared_thing") || !strings.Contains(be.Log, "kernel.cl(2)") {
+			t.Errorf("log does not name the identifier at kernel.cl line 2:\n%s", be.Log)
+		}
+		var nr NVRTCResult
+		if !errors.As(err, &nr) || nr != NVRTCCompilation || !strings.Contains(err.Error(), "nvrtcCompileProgram") {
+			t.Errorf("status %v in %v, want NVRTC_ERROR_COMPILATION from nvrtcCompileProgram", nr, err)
+		}
+		_, err = dev.Build(`__kernel void k(__global int* p) { p[0] = 1; }`, "-prism-no-such-option")
+		if !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("unknown option: %v, want ErrInvalidArg", err)
+		}
+		t.Logf("unknown option: %v", err)
+		_, err = dev.Build(`__kernel void k(__global int* p) { p[0] = 1; }`, "-cl-no-such-option")
+		if !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("unknown OpenCL option: %v, want ErrInvalidArg", err)
+		}
+	})
+}
+
+// TestCache builds one source twice with a fresh cache directory: the first build stores
+// an entry, the second loads it; a damaged entry is rebuilt.
+func TestCache(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		t.Setenv("PRISM_CACHE_DIR", t.TempDir())
+		src := testSource + "\n// " + t.Name() + "\n"
+		build := func() time.Duration {
+			start := time.Now()
+			p, err := dev.Build(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := time.Since(start)
+			k, err := p.Kernel("axpy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.Close()
+			p.Close()
+			return d
+		}
+		cold := build()
+		files, _ := os.ReadDir(cacheDir())
+		if len(files) != 1 {
+			t.Fatalf("cache holds %d files after one build, want 1", len(files))
+		}
+		warm := build()
+		t.Logf("build: cold %v, cached %v", cold, warm)
+		path := cacheDir() + "/" + files[0].Name()
+		if err := os.WriteFile(path, []byte("garbage"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		build()
+		if b, _ := os.ReadFile(path); bytes.Equal(b, []byte("garbage")) {
+			t.Error("a damaged entry was not replaced")
+		}
+	})
+}
+
+// TestFillPatterns fills with every pattern length the SPI allows, through the driver.
+func TestFillPatterns(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		d := dev.Driver()
+		q, err := d.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		const size = 4096
+		b, err := d.Alloc(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		for _, n := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
+			pattern := make([]byte, n)
+			for i := range pattern {
+				pattern[i] = byte(31*i + n)
+			}
+			init := bytes.Repeat([]byte{0xEE}, size)
+			if err := q.Write(b, 0, unsafe.Pointer(&init[0]), size); err != nil {
+				t.Fatal(err)
+			}
+			off, count := int64(n*3), int64(n*21)
+			ev, err := q.Fill(b, off, pattern, count)
+			if err != nil {
+				t.Fatalf("Fill with a %d-byte pattern: %v", n, err)
+			}
+			if err := ev.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if el, err := ev.Elapsed(); err != nil || el < 0 {
+				t.Errorf("Elapsed = %v, %v", el, err)
+			}
+			ev.Close()
+			got := make([]byte, size)
+			if err := q.Read(b, 0, unsafe.Pointer(&got[0]), size); err != nil {
+				t.Fatal(err)
+			}
+			want := bytes.Repeat([]byte{0xEE}, size)
+			copy(want[off:], bytes.Repeat(pattern, int(count)/n))
+			if !bytes.Equal(got, want) {
+				t.Errorf("fill with a %d-byte pattern: wrong memory", n)
+			}
+		}
+	})
+}
+
+// TestHostBuffer copies through pinned host memory.
+func TestHostBuffer(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		cd, ok := dev.Driver().(Device)
+		if !ok {
+			t.Fatalf("Driver() is %T, not a cuda.Device", dev.Driver())
+		}
+		p := cd.Properties()
+		t.Logf("properties: %+v", p)
+		if free, total, err := cd.MemInfo(); err != nil || free <= 0 || total < free {
+			t.Errorf("MemInfo = %d, %d, %v", free, total, err)
+		}
+		h, err := cd.AllocHost(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		xs := HostSlice[float32](h)
+		if len(xs) != 1<<18 {
+			t.Fatalf("HostSlice has %d elements", len(xs))
+		}
+		for i := range xs {
+			xs[i] = float32(i)
+		}
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, err := engine.Upload(q, xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(xs)
+		if err := buf.Read(q, 0, xs); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range xs {
+			if v != float32(i) {
+				t.Fatalf("xs[%d] = %v after a round trip through pinned memory", i, v)
+			}
+		}
+		if err := h.Close(); err != nil || h.Close() != nil || h.Bytes() != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
+// TestEventWaitCanceled: a canceled context ends waits at once; a later wait completes.
+func TestEventWaitCanceled(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		prog, err := dev.Build(testSource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := prog.Kernel("axpy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 1 << 22
+		x, _ := engine.NewBuffer[float32](dev, n)
+		y, _ := engine.NewBuffer[float32](dev, n)
+		ev, err := q.LaunchEvent(k, engine.Range1D(n, 256), y, x, float32(1), int32(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := ev.Wait(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("wait with a canceled context: %v", err)
+		}
+		if err := q.Finish(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("finish with a canceled context: %v", err)
+		}
+		if d, err := ev.Elapsed(context.Background()); err != nil || d <= 0 {
+			t.Errorf("Elapsed = %v, %v", d, err)
+		}
+		ev.Close()
+		if err := q.Finish(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestBuildCUDA compiles an NVIDIA-only kernel (a warp shuffle), without the prelude, and
+// launches it through the driver.
+func TestBuildCUDA(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		cd := dev.Driver().(Device)
+		const src = `extern "C" __global__ void warp_sum(int *out) {
+	int v = threadIdx.x;
+	for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+	if (threadIdx.x == 0) out[0] = v;
+}`
+		if _, err := cd.BuildCUDA(src, []string{"-arch=sm_80"}); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("BuildCUDA with -arch: %v, want ErrInvalidArg", err)
+		}
+		p, err := cd.BuildCUDA(src, []string{"-DUNUSED=1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		k, err := p.Kernel("warp_sum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		q, err := cd.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		b, err := cd.Alloc(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		ev, err := q.Launch(k, driver.Range{Dims: 1, Global: [3]int{32, 1, 1}, Local: [3]int{32, 1, 1}}, []driver.Arg{{Buffer: b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Close()
+		var got int32
+		if err := q.Read(b, 0, unsafe.Pointer(&got), 4); err != nil || got != 31*32/2 {
+			t.Errorf("warp_sum = %d, %v; want %d", got, err, 31*32/2)
+		}
+	})
+}

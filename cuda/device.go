@@ -1,0 +1,237 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Properties is what the CUDA backend knows about a device beyond engine's DeviceInfo.
+// Zero values mean "not reported".
+type Properties struct {
+	ComputeCapability           [2]int // major, minor: {9, 0} for sm_90
+	Multiprocessors             int
+	ClockMHz                    int
+	MemoryClockMHz              int
+	MemoryBusWidth              int // bits
+	L2CacheBytes                int64
+	TotalMemBytes               int64
+	SharedMemPerBlock           int64 // without opt-in
+	SharedMemPerBlockOptin      int64 // with cuFuncSetAttribute's opt-in
+	SharedMemPerMultiprocessor  int64
+	RegistersPerBlock           int
+	MaxThreadsPerBlock          int
+	MaxThreadsPerMultiprocessor int
+	MaxBlockDim                 [3]int
+	MaxGridDim                  [3]int
+	WarpSize                    int
+	PCIBusID                    string // "0000:17:00.0"
+	DriverVersion               int    // cuDriverGetVersion: 13000 for CUDA 13.0
+	NVRTCVersion                string // "13.0"
+}
+
+// Device is the CUDA view of an open device: what engine.Device.Driver() returns for a
+// device of this backend, with the methods that engine does not offer. It is safe for
+// concurrent use.
+type Device interface {
+	driver.Device
+	// Properties returns the device's CUDA properties.
+	Properties() Properties
+	// MemInfo returns the free and total device memory (cuMemGetInfo_v2).
+	MemInfo() (free, total int64, err error)
+	// AllocHost allocates size bytes of page-locked host memory (cuMemHostAlloc), from
+	// which the queues' Write and Read copy faster than from pageable memory.
+	AllocHost(size int64) (*HostBuffer, error)
+	// BuildCUDA compiles CUDA C++ source without the OpenCL prelude (NVIDIA-only kernels:
+	// tensor cores, warp shuffles). Options are NVRTC's; the architecture comes from the
+	// device. The result is cached like Build's.
+	BuildCUDA(source string, options []string) (driver.Program, error)
+}
+
+// device is an open CUDA device: the primary context, retained by Open and released by
+// Close, and the OS thread on which it is current and every call that needs it runs.
+type device struct {
+	info    driver.DeviceInfo
+	props   Properties
+	rt      *libInfo
+	ordinal int
+	th      *osThread
+	ctx     cuContext
+	closed  atomic.Bool
+	events  []cuEvent // free events, reused by queues; touched only on th
+}
+
+var _ Device = (*device)(nil)
+
+// maxPooledEvents bounds the events a device keeps for reuse.
+const maxPooledEvents = 256
+
+func openDevice(p probed, rt *libInfo) (*device, error) {
+	d := &device{info: p.info, props: p.props, rt: rt, ordinal: p.ordinal}
+	th, err := startOSThread(func() error {
+		ctx, r := cuDevicePrimaryCtxRetain(d.ordinal)
+		if err := check(fmt.Sprintf("cuDevicePrimaryCtxRetain(%d)", d.ordinal), r); err != nil {
+			return err
+		}
+		if err := check("cuCtxSetCurrent", cuCtxSetCurrent(ctx)); err != nil {
+			cuDevicePrimaryCtxRelease(d.ordinal)
+			return err
+		}
+		d.ctx = ctx
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.th = th
+	return d, nil
+}
+
+// Info returns what the probe found.
+func (d *device) Info() driver.DeviceInfo { return d.info }
+
+// Properties returns the device's CUDA properties.
+func (d *device) Properties() Properties { return d.props }
+
+// MemInfo returns the free and total device memory (cuMemGetInfo_v2).
+func (d *device) MemInfo() (free, total int64, err error) {
+	err = d.th.call(func() error {
+		var r Result
+		free, total, r = cuMemGetInfo()
+		return check("cuMemGetInfo_v2", r)
+	})
+	return free, total, err
+}
+
+// Alloc reserves size bytes of device memory (cuMemAlloc_v2).
+func (d *device) Alloc(size int64) (driver.Buffer, error) {
+	if d.closed.Load() {
+		return nil, errClosed("device")
+	}
+	var p devptr
+	err := d.th.call(func() error {
+		var r Result
+		p, r = cuMemAlloc(size)
+		return check(fmt.Sprintf("cuMemAlloc_v2(%d bytes)", size), r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &buffer{ptr: p, size: size, d: d}, nil
+}
+
+// NewQueue creates a stream (see queue).
+func (d *device) NewQueue() (driver.Queue, error) {
+	if d.closed.Load() {
+		return nil, errClosed("device")
+	}
+	var s cuStream
+	err := d.th.call(func() error {
+		var r Result
+		s, r = cuStreamCreate(streamNonBlocking)
+		return check("cuStreamCreate(CU_STREAM_NON_BLOCKING)", r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &queue{d: d, stream: s}, nil
+}
+
+// Close releases the primary context (cuDevicePrimaryCtxRelease_v2) and ends the device's
+// thread. engine calls it once, after every object made from the device is closed.
+// Idempotent.
+func (d *device) Close() error {
+	if !d.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	var errs []error
+	d.th.do(func() {
+		for _, e := range d.events {
+			cuEventDestroy(e)
+		}
+		d.events = nil
+		cuCtxSetCurrent(nil)
+		errs = append(errs, check(fmt.Sprintf("cuDevicePrimaryCtxRelease_v2(%d)", d.ordinal), cuDevicePrimaryCtxRelease(d.ordinal)))
+	})
+	d.th.stop()
+	return errors.Join(errs...)
+}
+
+// event returns a timing event from the pool, or a new one (cuEventCreate). It runs on
+// the device's thread.
+func (d *device) event() (cuEvent, error) {
+	if n := len(d.events); n > 0 {
+		e := d.events[n-1]
+		d.events = d.events[:n-1]
+		return e, nil
+	}
+	e, r := cuEventCreate()
+	return e, check("cuEventCreate", r)
+}
+
+// recycle returns events to the pool, destroying those beyond its bound. It runs on the
+// device's thread. An event may be recycled while its last record is pending: recording
+// it again replaces that state, and nothing reads it after its owner closed it.
+func (d *device) recycle(events ...cuEvent) {
+	for _, e := range events {
+		if e == nil {
+			continue
+		}
+		if len(d.events) < maxPooledEvents {
+			d.events = append(d.events, e)
+		} else {
+			cuEventDestroy(e)
+		}
+	}
+}
+
+// Polling of asynchronous work. Waiting is done by querying (cuEventQuery, cuStreamQuery)
+// from the device's thread, not by blocking in cuEventSynchronize there, so that a wait
+// neither holds up the other queues of the device nor ignores its context: a query is
+// repeated at once for spinFor, then with sleeps that double from minSleep to maxSleep.
+const (
+	spinFor  = 100 * time.Microsecond
+	minSleep = 20 * time.Microsecond
+	maxSleep = time.Millisecond
+)
+
+// poll runs query on the device's thread until it returns Success (nil), an error other
+// than NotReady, or ctx is done.
+func (d *device) poll(ctx context.Context, call string, query func() Result) error {
+	start := time.Now()
+	var sleep time.Duration
+	var timer *time.Timer
+	for {
+		var r Result
+		if err := d.th.call(func() error { r = query(); return nil }); err != nil {
+			return err
+		}
+		if r != NotReady {
+			return check(call, r)
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("cuda: %s: %w", call, err)
+		}
+		if time.Since(start) < spinFor {
+			runtime.Gosched()
+			continue
+		}
+		sleep = min(max(2*sleep, minSleep), maxSleep)
+		if timer == nil {
+			timer = time.NewTimer(sleep)
+			defer timer.Stop()
+		} else {
+			timer.Reset(sleep)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cuda: %s: %w", call, ctx.Err())
+		case <-timer.C:
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// clOptions maps the OpenCL build options a kernel may be given to NVRTC's: an empty list
+// drops the option. OpenCL-only options are never passed through.
+var clOptions = map[string][]string{
+	"-cl-mad-enable":                {}, // NVRTC contracts a*b+c by default (--fmad=true)
+	"-cl-fast-relaxed-math":         {"--use_fast_math"},
+	"-cl-unsafe-math-optimizations": {"--use_fast_math"},
+	"-cl-finite-math-only":          {},
+	"-cl-no-signed-zeros":           {},
+	"-cl-denorms-are-zero":          {"--ftz=true"},
+	"-cl-single-precision-constant": {}, // literals stay double: more precise, never wrong
+	"-cl-opt-disable":               {"-G"},
+	"-cl-strict-aliasing":           {},
+	"-cl-kernel-arg-info":           {},
+	"-cl-uniform-work-group-size":   {},
+	"-cl-no-subgroup-ifp":           {},
+	"-w":                            {"-w"},
+	"-Werror":                       {}, // NVRTC warns about constructs OpenCL accepts silently
+	"-g":                            {"-lineinfo"},
+}
+
+// translateOptions turns the OpenCL build options of a Build call into NVRTC options.
+// Each element may hold several options separated by spaces ("-DWG=256 -DT=float"). The
+// table clOptions translates or drops OpenCL's; -cl-std=* is dropped; -D and -I (joined to
+// their value or followed by it) pass through as one option; an -arch option is refused,
+// since the architecture comes from the device; any other -cl- option is refused, and
+// anything else is passed to NVRTC, which rejects what it does not know.
+func translateOptions(options []string) ([]string, error) {
+	var fields []string
+	for _, o := range options {
+		fields = append(fields, strings.Fields(o)...)
+	}
+	var out []string
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		switch {
+		case f == "-D" || f == "-I" || f == "-U":
+			if i+1 >= len(fields) {
+				return nil, fmt.Errorf("cuda: build option %s without a value: %w", f, engine.ErrInvalidArg)
+			}
+			out = append(out, f+fields[i+1])
+			i++
+		case strings.HasPrefix(f, "-D") || strings.HasPrefix(f, "-I") || strings.HasPrefix(f, "-U"):
+			out = append(out, f)
+		case strings.HasPrefix(f, "-cl-std="):
+			// The dialect is fixed by the prelude.
+		case strings.HasPrefix(f, "-arch") || strings.HasPrefix(f, "--gpu-architecture"):
+			return nil, fmt.Errorf("cuda: build option %q: the architecture comes from the device: %w", f, engine.ErrInvalidArg)
+		default:
+			if tr, ok := clOptions[f]; ok {
+				out = append(out, tr...)
+				continue
+			}
+			if strings.HasPrefix(f, "-cl-") {
+				return nil, fmt.Errorf("cuda: unknown OpenCL build option %q: %w", f, engine.ErrInvalidArg)
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// fixedOptions are given to every compilation, before the translated ones:
+// -default-device makes a .cl file's plain functions device functions (the prelude's
+// clang path does the same with a pragma), -lineinfo keeps source lines for
+// compute-sanitizer and profilers at no cost in speed, and the language standard is pinned
+// so that an NVRTC upgrade cannot change it.
+var fixedOptions = []string{"-default-device", "-std=c++17", "-lineinfo"}
+
+// chooseArch picks NVRTC's target for a device of compute capability cc (90 for sm_90):
+// the device's own architecture as CUBIN when NVRTC supports it and can emit CUBIN;
+// otherwise PTX for the device's architecture, or, when NVRTC does not know an
+// architecture that new, for the newest one it knows (the driver JIT-compiles PTX for newer
+// devices). supported is NVRTC's list, nil when it cannot tell. A device older than every
+// architecture NVRTC supports gives ErrUnsupported.
+func chooseArch(cc int, supported []int, canCUBIN bool) (option string, cubin bool, err error) {
+	target := cc
+	if len(supported) > 0 {
+		known, newest, oldest := false, 0, supported[0]
+		for _, a := range supported {
+			known = known || a == cc
+			newest, oldest = max(newest, a), min(oldest, a)
+		}
+		switch {
+		case known:
+		case cc < oldest:
+			return "", false, fmt.Errorf("cuda: NVRTC compiles for sm_%d and newer, not for this device's sm_%d: %w", oldest, cc, engine.ErrUnsupported)
+		case cc > newest:
+			return fmt.Sprintf("-arch=compute_%d", newest), false, nil
+		default:
+			// Between two known architectures (a variant NVRTC lacks): PTX of the newest
+			// older one.
+			best := oldest
+			for _, a := range supported {
+				if a <= cc && a > best {
+					best = a
+				}
+			}
+			return fmt.Sprintf("-arch=compute_%d", best), false, nil
+		}
+	}
+	if canCUBIN {
+		return fmt.Sprintf("-arch=sm_%d", target), true, nil
+	}
+	return fmt.Sprintf("-arch=compute_%d", target), false, nil
+}

@@ -1,0 +1,192 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The prelude tests push every kernel of the suite (kernels/*.cl) through the CUDA
+// translation with Debian's clang-15, which compiles CUDA device code to PTX without a
+// CUDA toolkit (DESIGN.md, Known hazards): the text compiled is exactly what Build gives
+// NVRTC (translate), and the prelude's part 2, the OpenCL-to-CUDA mapping, is the same for
+// both compilers. A kernel that uses a construct the prelude cannot carry fails here, on
+// a machine without a GPU, the day it is written.
+
+// clangPath returns clang-15, or skips the test (clang is in Debian's clang-15 package).
+func clangPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"clang-15", "/usr/lib/llvm-15/bin/clang"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("clang-15 is not installed (apt-get install -y clang-15): the CUDA translation of the kernels is not checked")
+	return ""
+}
+
+// clangCUDA compiles text as CUDA device code for sm_80 to PTX and returns the PTX, or an
+// error holding clang's messages.
+func clangCUDA(t *testing.T, clang, name, text string, defines []string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, name+".cu")
+	ptx := filepath.Join(dir, name+".ptx")
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-x", "cuda", "-std=c++17", "--cuda-gpu-arch=sm_80", "--cuda-device-only",
+		"-nocudainc", "-nocudalib", "-O2", "-S", "-o", ptx, src}, defines...)
+	out, err := exec.Command(clang, args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	if len(out) > 0 {
+		t.Logf("clang warnings for %s %v:\n%s", name, defines, out)
+	}
+	b, err := os.ReadFile(ptx)
+	return string(b), err
+}
+
+var kernelRE = regexp.MustCompile(`(?s)__kernel\b(.*?)\bvoid\s+(\w+)\s*\(`)
+
+// kernelNames returns the names of the __kernel functions of an OpenCL C source, and
+// whether each requires a work-group size.
+func kernelNames(src string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range kernelRE.FindAllStringSubmatch(src, -1) {
+		out[m[2]] = strings.Contains(m[1], "reqd_work_group_size")
+	}
+	return out
+}
+
+// variants are the -D sets each suite kernel is compiled with: both element types, and two
+// work-group sizes.
+var variants = [][]string{
+	{"-DWG=256", "-DT=float"},
+	{"-DWG=256", "-DT=double", "-DPRISM_FP64"},
+	{"-DWG=64", "-DT=float"},
+}
+
+// TestPreludeKernels compiles every kernels/*.cl through the prelude to PTX and checks that
+// every __kernel is an entry point, with .maxntid where it requires a work-group size.
+func TestPreludeKernels(t *testing.T) {
+	clang := clangPath(t)
+	files, err := filepath.Glob("../kernels/*.cl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no kernels found in ../kernels (%v)", err)
+	}
+	files = append(files, "testdata/dialect.cl")
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := kernelNames(string(src))
+		if len(names) == 0 {
+			t.Errorf("%s: no __kernel found", f)
+		}
+		base := strings.TrimSuffix(filepath.Base(f), ".cl")
+		for _, defs := range variants {
+			t.Run(base+"/"+strings.Join(defs, ","), func(t *testing.T) {
+				ptx, err := clangCUDA(t, clang, base, translate(string(src)), defs)
+				if err != nil {
+					t.Fatalf("%s does not compile through the CUDA prelude:\n%v", f, err)
+				}
+				for name, reqd := range names {
+					entry := regexp.MustCompile(`\.entry ` + name + `\(` + `[^{]*\{`)
+					loc := entry.FindStringIndex(ptx)
+					if loc == nil {
+						t.Errorf("PTX has no .entry %s", name)
+						continue
+					}
+					// Directives such as .maxntid sit between the parameters and the body.
+					head := ptx[loc[0]:loc[1]]
+					if reqd && !strings.Contains(head, ".maxntid") {
+						t.Errorf("%s requires a work-group size, but its PTX entry has no .maxntid:\n%s", name, head)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestPreludeDialectIsOpenCL checks that testdata/dialect.cl, which exercises every
+// construct the prelude maps, is valid OpenCL C 1.2 too (clang's OpenCL front end), so
+// that the dialect the prelude accepts is one an OpenCL compiler accepts.
+func TestPreludeDialectIsOpenCL(t *testing.T) {
+	clang := clangPath(t)
+	for _, defs := range variants {
+		args := append([]string{"-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header", "-fsyntax-only",
+			"testdata/dialect.cl"}, defs...)
+		if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+			t.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+// TestPreludeRejects shows that the check can fail: kernels that use constructs the
+// prelude does not carry (or that are simply wrong) give clang's error, naming the
+// construct, with line numbers of the kernel source (the #line after the prelude).
+func TestPreludeRejects(t *testing.T) {
+	clang := clangPath(t)
+	for _, c := range []struct {
+		name, src, want string
+	}{
+		{"undeclared identifier", "__kernel void k(__global float *x) {\n  x[0] = prism_not_declared;\n}\n", "kernel.cl:2:"},
+		{"vector literal", "__kernel void k(__global float4 *x) {\n  x[0] = (float4)(1.0f, 2.0f, 3.0f, 4.0f);\n}\n", "kernel.cl:2:"},
+		{"get_work_dim", "__kernel void k(__global uint *x) {\n  x[0] = get_work_dim();\n}\n", "get_work_dim"},
+		{"__local pointer argument", "__kernel void k(__global float *x, __local float *s) {\n  s[0] = x[0];\n}\n", "kernel.cl:1:"},
+		{"__constant pointer argument", "__kernel void k(__global float *x, __constant float *c) {\n  x[0] = c[0];\n}\n", "kernel.cl:1:"},
+		{"swizzle", "__kernel void k(__global float4 *x) {\n  x[0].xy = x[1].zw;\n}\n", "kernel.cl:2:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := clangCUDA(t, clang, "bad", translate(c.src), nil)
+			if err == nil {
+				t.Fatalf("clang accepted a kernel the prelude cannot carry:\n%s", c.src)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "error") {
+				t.Errorf("clang's error does not mention %q:\n%v", c.want, err)
+			}
+			t.Logf("%v", firstLines(err.Error(), 4))
+		})
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
+
+// TestPreludeText checks properties of the prelude that NVRTC relies on and clang cannot
+// check: it never defines the unprefixed OpenCL keywords (CUDA's own __global__ and
+// __shared__ macros expand to the tokens global and shared), and the NVRTC branch only
+// adjusts diagnostics.
+func TestPreludeText(t *testing.T) {
+	for _, kw := range []string{"global", "local", "constant", "kernel", "private", "shared"} {
+		if regexp.MustCompile(`(?m)^\s*#\s*define\s+` + kw + `\b`).MatchString(prelude) {
+			t.Errorf("the prelude defines %q as a macro, which breaks CUDA's own macros under NVRTC", kw)
+		}
+	}
+	i := strings.Index(prelude, "#else // NVRTC")
+	j := strings.Index(prelude, "#endif // __CUDACC_RTC__")
+	if i < 0 || j < i {
+		t.Fatal("the prelude's NVRTC branch is not where the test expects it")
+	}
+	for _, line := range strings.Split(prelude[i:j], "\n")[1:] {
+		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "//") && !strings.HasPrefix(l, "#pragma") {
+			t.Errorf("the NVRTC-only branch holds code that no test compiles: %q", l)
+		}
+	}
+	if got := translate("x"); !strings.HasPrefix(got, prelude) || !strings.HasSuffix(got, "\n#line 1 \"kernel.cl\"\nx") {
+		t.Errorf("translate does not put the prelude and a #line before the source")
+	}
+	if !slices.Contains(fixedOptions, "-default-device") {
+		t.Error("NVRTC is not given -default-device: a .cl file's helper functions would be host functions")
+	}
+}

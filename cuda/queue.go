@@ -1,0 +1,436 @@
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// streamNonBlocking is CU_STREAM_NON_BLOCKING. Queues are streams that do not synchronize
+// with the legacy default (NULL) stream: each Queue is ordered by itself, as the SPI asks,
+// and nothing this process or a library does on the NULL stream serializes the queues of
+// concurrent goroutines. Nothing of this package uses the NULL stream: every copy is
+// enqueued on the queue's own stream.
+const streamNonBlocking = 1
+
+// queue is a CUDA stream. It is used by one goroutine at a time. Every command is
+// bracketed by two timing events, so that each has a device time (Event.Elapsed).
+type queue struct {
+	d       *device
+	stream  cuStream
+	pending bool // commands were enqueued since the stream was last seen idle
+	closed  atomic.Bool
+}
+
+var _ driver.Queue = (*queue)(nil)
+
+func (q *queue) check() error {
+	if q.closed.Load() {
+		return errClosed("queue")
+	}
+	return nil
+}
+
+// idle waits until the stream has completed its commands (polling cuStreamQuery).
+func (q *queue) idle(ctx context.Context) error {
+	if !q.pending {
+		return nil
+	}
+	if err := q.d.poll(ctx, "cuStreamQuery", func() Result { return cuStreamQuery(q.stream) }); err != nil {
+		return err
+	}
+	q.pending = false
+	return nil
+}
+
+// Write copies size bytes from host memory at src to dst at offset, after the queue's
+// earlier commands: cuMemcpyHtoDAsync_v2 on the queue's stream, then cuStreamSynchronize,
+// so that it returns when src may be reused. (The synchronous cuMemcpyHtoD_v2 would run on
+// the legacy stream, which a non-blocking stream does not wait for, and may return before
+// a copy from pageable memory has reached the device.) The stream is first waited for by
+// polling, so that the device's thread is blocked only for the copy itself.
+func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size int64) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	b, err := asBuffer(dst)
+	if err != nil {
+		return err
+	}
+	if err := q.idle(context.Background()); err != nil {
+		return err
+	}
+	return q.d.th.call(func() error {
+		r := cuMemcpyHtoDAsync(b.ptr+devptr(offset), src, size, q.stream)
+		if err := check(fmt.Sprintf("cuMemcpyHtoDAsync_v2(%d bytes at %d)", size, offset), r); err != nil {
+			return err
+		}
+		return check("cuStreamSynchronize", cuStreamSynchronize(q.stream))
+	})
+}
+
+// Read copies size bytes from src at offset to host memory at dst, after the queue's
+// earlier commands (cuMemcpyDtoHAsync_v2 and cuStreamSynchronize, as Write).
+func (q *queue) Read(src driver.Buffer, offset int64, dst unsafe.Pointer, size int64) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	b, err := asBuffer(src)
+	if err != nil {
+		return err
+	}
+	if err := q.idle(context.Background()); err != nil {
+		return err
+	}
+	return q.d.th.call(func() error {
+		r := cuMemcpyDtoHAsync(dst, b.ptr+devptr(offset), size, q.stream)
+		if err := check(fmt.Sprintf("cuMemcpyDtoHAsync_v2(%d bytes at %d)", size, offset), r); err != nil {
+			return err
+		}
+		return check("cuStreamSynchronize", cuStreamSynchronize(q.stream))
+	})
+}
+
+// command enqueues one command, bracketed by a start and an end event, on the device's
+// thread, and returns its event.
+func (q *queue) command(what string, enqueue func() error) (driver.Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	var start, end cuEvent
+	q.pending = true
+	err := q.d.th.call(func() error {
+		var err error
+		if start, err = q.d.event(); err != nil {
+			return err
+		}
+		if end, err = q.d.event(); err != nil {
+			q.d.recycle(start)
+			return err
+		}
+		if err = check("cuEventRecord", cuEventRecord(start, q.stream)); err == nil {
+			if err = enqueue(); err == nil {
+				err = check("cuEventRecord", cuEventRecord(end, q.stream))
+			}
+		}
+		if err != nil {
+			q.d.recycle(start, end)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &event{d: q.d, start: start, end: end, what: what}, nil
+}
+
+// Copy enqueues cuMemcpyDtoDAsync_v2.
+func (q *queue) Copy(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcOffset int64, size int64) (driver.Event, error) {
+	d, err := asBuffer(dst)
+	if err != nil {
+		return nil, err
+	}
+	s, err := asBuffer(src)
+	if err != nil {
+		return nil, err
+	}
+	return q.command("copy", func() error {
+		r := cuMemcpyDtoDAsync(d.ptr+devptr(dstOffset), s.ptr+devptr(srcOffset), size, q.stream)
+		return check(fmt.Sprintf("cuMemcpyDtoDAsync_v2(%d bytes)", size), r)
+	})
+}
+
+// Fill enqueues a fill with a pattern of 1 to 128 bytes (see fillPlan): one
+// cuMemsetD8Async, cuMemsetD16Async or cuMemsetD32Async when the pattern repeats with a
+// period of 1, 2 or 4 bytes, else the pattern's words set once and doubled with
+// device-to-device copies.
+func (q *queue) Fill(dst driver.Buffer, offset int64, pattern []byte, size int64) (driver.Event, error) {
+	b, err := asBuffer(dst)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := fillPlan(offset, pattern, size)
+	if err != nil {
+		return nil, err
+	}
+	return q.command("fill", func() error {
+		for _, op := range ops {
+			at := b.ptr + devptr(op.dst)
+			var r Result
+			var call string
+			switch op.kind {
+			case opMemset8:
+				r, call = cuMemsetD8Async(at, uint8(op.value), op.count, q.stream), "cuMemsetD8Async"
+			case opMemset16:
+				r, call = cuMemsetD16Async(at, uint16(op.value), op.count, q.stream), "cuMemsetD16Async"
+			case opMemset32:
+				r, call = cuMemsetD32Async(at, op.value, op.count, q.stream), "cuMemsetD32Async"
+			case opCopy:
+				r, call = cuMemcpyDtoDAsync(at, b.ptr+devptr(op.src), op.count, q.stream), "cuMemcpyDtoDAsync_v2"
+			}
+			if err := check(fmt.Sprintf("%s(%d at %d, for a %d-byte pattern)", call, op.count, op.dst, len(pattern)), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Fill operations.
+const (
+	opMemset8  = iota // count bytes of value
+	opMemset16        // count 16-bit words of value
+	opMemset32        // count 32-bit words of value
+	opCopy            // count bytes from src to dst
+)
+
+// fillOp is one device operation of a fill; offsets are bytes from the buffer's start.
+type fillOp struct {
+	kind     int
+	dst, src int64
+	count    int64
+	value    uint32
+}
+
+// fillPlan returns the operations that fill size bytes at offset with pattern (1 to 128
+// bytes, a power of two; offset and size multiples of its length). A pattern is first
+// reduced to its shortest period; a period of 1, 2 or 4 bytes is one memset. A longer one
+// (a multiple of 4 bytes) is written as 32-bit words at the start of the region, then the
+// filled prefix is copied after itself, doubling it, until the region is full: period/4 +
+// log2(size/period) operations, all on the device.
+func fillPlan(offset int64, pattern []byte, size int64) ([]fillOp, error) {
+	n := int64(len(pattern))
+	if n == 0 || n > 128 || n&(n-1) != 0 || offset%n != 0 || size%n != 0 || size < 0 {
+		return nil, fmt.Errorf("cuda: fill of %d bytes at %d with a %d-byte pattern: %w", size, offset, n, engine.ErrInvalidArg)
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	p := period(pattern)
+	le := binary.LittleEndian
+	switch p {
+	case 1:
+		return []fillOp{{kind: opMemset8, dst: offset, count: size, value: uint32(pattern[0])}}, nil
+	case 2:
+		return []fillOp{{kind: opMemset16, dst: offset, count: size / 2, value: uint32(le.Uint16(pattern))}}, nil
+	case 4:
+		return []fillOp{{kind: opMemset32, dst: offset, count: size / 4, value: le.Uint32(pattern)}}, nil
+	}
+	var ops []fillOp
+	for i := int64(0); i < p; i += 4 {
+		ops = append(ops, fillOp{kind: opMemset32, dst: offset + i, count: 1, value: le.Uint32(pattern[i:])})
+	}
+	for filled := p; filled < size; {
+		c := min(filled, size-filled)
+		ops = append(ops, fillOp{kind: opCopy, dst: offset + filled, src: offset, count: c})
+		filled += c
+	}
+	return ops, nil
+}
+
+// period returns the shortest power-of-two period of pattern, whose length is a power of
+// two.
+func period(pattern []byte) int64 {
+	n := len(pattern)
+	for p := 1; p < n; p *= 2 {
+		same := true
+		for i := p; i < n && same; i++ {
+			same = pattern[i] == pattern[i-p]
+		}
+		if same {
+			return int64(p)
+		}
+	}
+	return int64(n)
+}
+
+// Launch enqueues the kernel with cuLaunchKernel: grid Global/Local and block Local in
+// each dimension (1 in unused ones), no dynamic shared memory. Arguments are packed by
+// their sizes (packArgs): a buffer as its 8-byte device pointer, a scalar as its bytes.
+func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (driver.Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	k, err := asKernel(dk)
+	if err != nil {
+		return nil, err
+	}
+	grid, block, err := launchShape(r, q.d.props.MaxGridDim)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: launch %s: %w", k.name, err)
+	}
+	packed, err := packArgs(args, k.params)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: launch %s: %w", k.name, err)
+	}
+	return q.command("kernel "+k.name, func() error {
+		params := packed.toC()
+		defer params.free()
+		r := cuLaunchKernel(k.fn, grid, block, q.stream, params.p)
+		return check(fmt.Sprintf("cuLaunchKernel(%s, grid %v, block %v)", k.name, grid, block), r)
+	})
+}
+
+// launchShape converts a range to CUDA's grid and block, checking the grid against the
+// device's limits (zero limits are not checked).
+func launchShape(r driver.Range, maxGrid [3]int) (grid, block [3]int, err error) {
+	if r.Dims < 1 || r.Dims > 3 {
+		return grid, block, fmt.Errorf("%d dimensions: %w", r.Dims, engine.ErrInvalidArg)
+	}
+	grid, block = [3]int{1, 1, 1}, [3]int{1, 1, 1}
+	for i := 0; i < r.Dims; i++ {
+		g, l := r.Global[i], r.Local[i]
+		if l <= 0 || g <= 0 || g%l != 0 {
+			return grid, block, fmt.Errorf("global %d, local %d in dimension %d: %w", g, l, i, engine.ErrInvalidArg)
+		}
+		grid[i], block[i] = g/l, l
+		if limit := maxGrid[i]; (limit > 0 && grid[i] > limit) || grid[i] > math.MaxUint32 {
+			return grid, block, fmt.Errorf("%d blocks in dimension %d, above the device's %d: %w", grid[i], i, limit, engine.ErrInvalidArg)
+		}
+	}
+	return grid, block, nil
+}
+
+// packedArgs holds kernel arguments ready for cuLaunchKernel: their bytes, each in an
+// 8-byte-aligned slot, and the slots' offsets.
+type packedArgs struct {
+	data    []byte
+	offsets []int
+}
+
+// packArgs packs arguments: a buffer as its device pointer (8 bytes), a scalar as its
+// bytes. When the kernel's parameter sizes are known (sizes not nil), the count and each
+// size must match them (ErrInvalidArg otherwise); a slot is at least 8 bytes, zero-padded,
+// so that the driver never reads past an argument's storage.
+func packArgs(args []driver.Arg, sizes []int) (packedArgs, error) {
+	if sizes != nil && len(args) != len(sizes) {
+		return packedArgs{}, fmt.Errorf("%d arguments given, the kernel declares %d: %w", len(args), len(sizes), engine.ErrInvalidArg)
+	}
+	var p packedArgs
+	for i, a := range args {
+		var val []byte
+		switch {
+		case a.Buffer != nil:
+			b, err := asBuffer(a.Buffer)
+			if err != nil {
+				return packedArgs{}, fmt.Errorf("argument %d: %w", i, err)
+			}
+			val = binary.NativeEndian.AppendUint64(nil, b.ptr)
+		case len(a.Value) > 0:
+			val = a.Value
+		default:
+			return packedArgs{}, fmt.Errorf("argument %d has neither buffer nor value: %w", i, engine.ErrInvalidArg)
+		}
+		slot := len(val)
+		if sizes != nil {
+			if len(val) != sizes[i] {
+				return packedArgs{}, fmt.Errorf("argument %d is %d bytes, the kernel's parameter is %d: %w", i, len(val), sizes[i], engine.ErrInvalidArg)
+			}
+		}
+		slot = (max(slot, 8) + 7) &^ 7
+		p.offsets = append(p.offsets, len(p.data))
+		p.data = append(p.data, val...)
+		p.data = append(p.data, make([]byte, slot-len(val))...)
+	}
+	return p, nil
+}
+
+// toC copies the arguments to C memory laid out as cuLaunchKernel's kernelParams: an
+// array of one pointer per argument, followed by the argument slots it points to. The
+// caller frees it after the launch (the driver copies the arguments during the call).
+func (p packedArgs) toC() cMemory {
+	ptrSize := int(unsafe.Sizeof(uintptr(0)))
+	head := len(p.offsets) * ptrSize
+	m := cAlloc(head + len(p.data))
+	copy(m.bytes(head + len(p.data))[head:], p.data)
+	ptrs := unsafe.Slice((*unsafe.Pointer)(m.p), len(p.offsets))
+	for i, off := range p.offsets {
+		ptrs[i] = unsafe.Add(m.p, head+off)
+	}
+	return m
+}
+
+// Finish waits until the stream has completed every command (polling cuStreamQuery), or
+// ctx is done.
+func (q *queue) Finish(ctx context.Context) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cuda: finish: %w", err)
+	}
+	return q.idle(ctx)
+}
+
+// Close waits for the stream's commands and destroys it (cuStreamDestroy_v2). Idempotent.
+func (q *queue) Close() error {
+	if !q.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := q.idle(context.Background())
+	if derr := q.d.th.call(func() error { return check("cuStreamDestroy_v2", cuStreamDestroy(q.stream)) }); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// event is the completion of one command: the events recorded before and after it. It is
+// used by one goroutine at a time.
+type event struct {
+	d          *device
+	start, end cuEvent
+	what       string
+	closed     bool
+}
+
+var _ driver.Event = (*event)(nil)
+
+// Wait blocks until the command has completed (polling cuEventQuery) or ctx is done.
+func (e *event) Wait(ctx context.Context) error {
+	if e.closed {
+		return errClosed("event of " + e.what)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cuda: wait for %s: %w", e.what, err)
+	}
+	return e.d.poll(ctx, "cuEventQuery("+e.what+")", func() Result { return cuEventQuery(e.end) })
+}
+
+// Elapsed returns the time between the command's start and end events
+// (cuEventElapsedTime, about half a microsecond of resolution).
+func (e *event) Elapsed() (time.Duration, error) {
+	if e.closed {
+		return 0, errClosed("event of " + e.what)
+	}
+	var ms float32
+	err := e.d.th.call(func() error {
+		var r Result
+		ms, r = cuEventElapsedTime(e.start, e.end)
+		return check("cuEventElapsedTime("+e.what+")", r)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// Close returns the events to the device's pool. It does not wait for the command.
+// Idempotent; after the device is closed it does nothing (the context's destruction
+// released the events).
+func (e *event) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	if !e.d.closed.Load() {
+		e.d.th.do(func() { e.d.recycle(e.start, e.end) })
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package cuda
+
+import (
+	"runtime"
+	"sync"
+)
+
+// osThread runs functions, one at a time, on one goroutine locked to one OS thread: the
+// thread on which a device's primary context is current (DESIGN.md, Known hazards: a CUDA
+// context is current per OS thread, and goroutines move between threads at cgo calls).
+// Every CUDA call that needs the context is made through it; the calls of all the queues,
+// buffers and programs of one open device are therefore serialized, which the driver
+// would largely do anyway, and none of them ever runs without its context.
+type osThread struct {
+	calls chan func()
+	mu    sync.RWMutex // held for reading while a call is handed over, for writing by stop
+	done  bool
+}
+
+// startOSThread starts the thread and runs init on it first; if init fails the thread is
+// stopped and init's error returned.
+func startOSThread(init func() error) (*osThread, error) {
+	t := &osThread{calls: make(chan func())}
+	go func() {
+		// Never unlocked: when stop ends the loop, the goroutine exits and takes its OS
+		// thread, and the context current on it, with it.
+		runtime.LockOSThread()
+		for f := range t.calls {
+			f()
+		}
+	}()
+	if err := t.call(init); err != nil {
+		t.stop()
+		return nil, err
+	}
+	return t, nil
+}
+
+// do runs f on the thread and returns when f has returned; it reports false, without
+// running f, once the thread is stopped. f must not call do (it would wait for itself).
+func (t *osThread) do(f func()) bool {
+	t.mu.RLock()
+	if t.done {
+		t.mu.RUnlock()
+		return false
+	}
+	done := make(chan struct{})
+	t.calls <- func() {
+		defer close(done)
+		f()
+	}
+	t.mu.RUnlock()
+	<-done
+	return true
+}
+
+// call is do for a function that returns an error; a stopped thread gives an error wrapping engine.ErrClosed.
+func (t *osThread) call(f func() error) error {
+	var err error
+	if !t.do(func() { err = f() }) {
+		return errClosed("device")
+	}
+	return err
+}
+
+// stop ends the thread after the calls already handed over. Later calls of do report
+// false. Idempotent.
+func (t *osThread) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.done {
+		t.done = true
+		close(t.calls)
+	}
+}

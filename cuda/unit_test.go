@@ -1,0 +1,603 @@
+package cuda
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// The tests in this file need neither a GPU nor the CUDA libraries.
+
+func TestTranslateOptions(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want []string
+		err  error
+	}{
+		{nil, nil, nil},
+		{[]string{"-DWG=256"}, []string{"-DWG=256"}, nil},
+		{[]string{"-DWG=256 -DT=float"}, []string{"-DWG=256", "-DT=float"}, nil},
+		{[]string{"-D", "WG=64", "-I", "/inc", "-U", "X"}, []string{"-DWG=64", "-I/inc", "-UX"}, nil},
+		{[]string{"-I/usr/include/prism"}, []string{"-I/usr/include/prism"}, nil},
+		{[]string{"-cl-std=CL1.2", "-cl-mad-enable"}, nil, nil},
+		{[]string{"-cl-fast-relaxed-math"}, []string{"--use_fast_math"}, nil},
+		{[]string{"-cl-unsafe-math-optimizations"}, []string{"--use_fast_math"}, nil},
+		{[]string{"-cl-finite-math-only -cl-no-signed-zeros"}, nil, nil},
+		{[]string{"-cl-denorms-are-zero"}, []string{"--ftz=true"}, nil},
+		{[]string{"-cl-single-precision-constant", "-cl-kernel-arg-info"}, nil, nil},
+		{[]string{"-cl-opt-disable"}, []string{"-G"}, nil},
+		{[]string{"-w", "-Werror", "-g"}, []string{"-w", "-lineinfo"}, nil},
+		{[]string{"-DA=1", "-cl-fast-relaxed-math", "-DB=2"}, []string{"-DA=1", "--use_fast_math", "-DB=2"}, nil},
+		{[]string{"-cl-no-such-option"}, nil, engine.ErrInvalidArg},
+		{[]string{"-D"}, nil, engine.ErrInvalidArg},
+		{[]string{"-arch=sm_90"}, nil, engine.ErrInvalidArg},
+		{[]string{"--gpu-architecture=compute_90"}, nil, engine.ErrInvalidArg},
+		{[]string{"-maxrregcount=32"}, []string{"-maxrregcount=32"}, nil}, // NVRTC's own: passed
+		{[]string{"-prism-no-such-option"}, []string{"-prism-no-such-option"}, nil},
+	} {
+		got, err := translateOptions(c.in)
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("translateOptions(%q) = %q, %v; want an error wrapping %v", c.in, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("translateOptions(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+		for _, o := range got {
+			if strings.HasPrefix(o, "-cl-") {
+				t.Errorf("translateOptions(%q) passed the OpenCL option %q through", c.in, o)
+			}
+		}
+	}
+	// Every OpenCL option of the table is translated or dropped, never passed through.
+	for o := range clOptions {
+		got, err := translateOptions([]string{o})
+		if err != nil || slices.Contains(got, o) && o != "-w" {
+			t.Errorf("translateOptions(%q) = %q, %v", o, got, err)
+		}
+	}
+}
+
+func TestChooseArch(t *testing.T) {
+	nvrtc13 := []int{75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121}
+	for _, c := range []struct {
+		cc        int
+		supported []int
+		canCUBIN  bool
+		want      string
+		cubin     bool
+		err       error
+	}{
+		{90, nvrtc13, true, "-arch=sm_90", true, nil},
+		{80, nvrtc13, true, "-arch=sm_80", true, nil},
+		{90, nvrtc13, false, "-arch=compute_90", false, nil},
+		{130, nvrtc13, true, "-arch=compute_121", false, nil}, // newer than NVRTC: PTX, JIT by the driver
+		{85, nvrtc13, true, "-arch=compute_80", false, nil},   // a variant NVRTC lacks
+		{70, nvrtc13, true, "", false, engine.ErrUnsupported}, // Volta after CUDA 13 dropped it
+		{90, nil, true, "-arch=sm_90", true, nil},             // NVRTC cannot tell: try
+		{61, nil, false, "-arch=compute_61", false, nil},
+	} {
+		got, cubin, err := chooseArch(c.cc, c.supported, c.canCUBIN)
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("chooseArch(%d, %v, %v) = %q, %v; want %v", c.cc, c.supported, c.canCUBIN, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want || cubin != c.cubin {
+			t.Errorf("chooseArch(%d, %v, %v) = %q, %v, %v; want %q, %v", c.cc, c.supported, c.canCUBIN, got, cubin, err, c.want, c.cubin)
+		}
+	}
+}
+
+func TestCacheKey(t *testing.T) {
+	base := cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0")
+	if len(base) != 64 || base != cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0") {
+		t.Fatalf("cacheKey is not a stable SHA-256: %q", base)
+	}
+	for name, k := range map[string]string{
+		"source":           cacheKey("src2", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0"),
+		"option value":     cacheKey("src", []string{"-arch=sm_90", "-DWG=128"}, "sm_90", "13.0"),
+		"option order":     cacheKey("src", []string{"-DWG=256", "-arch=sm_90"}, "sm_90", "13.0"),
+		"fewer options":    cacheKey("src", []string{"-arch=sm_90"}, "sm_90", "13.0"),
+		"architecture":     cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_80", "13.0"),
+		"NVRTC version":    cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "12.8"),
+		"field boundaries": cacheKey("src-arch=sm_90", []string{"-DWG=256"}, "sm_90", "13.0"),
+		"joined options":   cacheKey("src", []string{"-arch=sm_90-DWG=256"}, "sm_90", "13.0"),
+		"prelude changed":  cacheKey(translate("src"), []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0"),
+	} {
+		if k == base {
+			t.Errorf("changing the %s does not change the key", name)
+		}
+	}
+}
+
+func TestCacheRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cuda") // created by the first store
+	key := cacheKey("src", nil, "sm_90", "13.0")
+	if _, _, ok := cacheLoad(dir, key); ok {
+		t.Fatal("hit in an empty cache")
+	}
+	image := []byte("\x7fELF not really a cubin")
+	if err := cacheStore(dir, key, kindCUBIN, image); err != nil {
+		t.Fatal(err)
+	}
+	kind, got, ok := cacheLoad(dir, key)
+	if !ok || kind != kindCUBIN || !bytes.Equal(got, image) {
+		t.Fatalf("cacheLoad = %q, %q, %v; want the stored CUBIN", kind, got, ok)
+	}
+	// Overwriting is atomic too, and leaves no temporary file behind.
+	if err := cacheStore(dir, key, kindPTX, []byte("ptx\x00")); err != nil {
+		t.Fatal(err)
+	}
+	if kind, got, ok := cacheLoad(dir, key); !ok || kind != kindPTX || string(got) != "ptx\x00" {
+		t.Errorf("after overwrite: %q, %q, %v", kind, got, ok)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != key+".bin" {
+		t.Errorf("cache directory holds %v, want only %s.bin", entries, key)
+	}
+
+	// Damaged entries are ignored.
+	path := cachePath(dir, key)
+	good, _ := os.ReadFile(path)
+	for name, bad := range map[string][]byte{
+		"truncated":      good[:len(good)-1],
+		"header only":    good[:len(cacheMagic)+1],
+		"empty":          {},
+		"flipped byte":   append(slices.Clone(good[:len(good)-1]), good[len(good)-1]^1),
+		"other magic":    append([]byte("PRISMCU0"), good[len(cacheMagic):]...),
+		"unknown kind":   append(append([]byte(cacheMagic), 'x'), good[len(cacheMagic)+1:]...),
+		"not a cache fi": []byte("hello"),
+	} {
+		if err := os.WriteFile(path, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := cacheLoad(dir, key); ok {
+			t.Errorf("%s entry was used", name)
+		}
+	}
+	if os.Getuid() != 0 { // root reads anything
+		os.WriteFile(path, good, 0o644)
+		os.Chmod(path, 0)
+		if _, _, ok := cacheLoad(dir, key); ok {
+			t.Error("unreadable entry was used")
+		}
+		os.Chmod(path, 0o644)
+	}
+	// A rebuild replaces a damaged entry.
+	os.WriteFile(path, []byte("garbage"), 0o644)
+	if err := cacheStore(dir, key, kindCUBIN, image); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, ok := cacheLoad(dir, key); !ok || !bytes.Equal(got, image) {
+		t.Error("a store did not replace a damaged entry")
+	}
+	if _, _, ok := cacheLoad("", key); ok {
+		t.Error("hit without a cache directory")
+	}
+	if err := cacheStore("", key, kindCUBIN, image); err == nil {
+		t.Error("store without a cache directory succeeded")
+	}
+}
+
+// TestCacheConcurrent has writers of several keys race with readers, as processes sharing
+// the cache do: a reader sees no entry or a whole one, never a partial one.
+func TestCacheConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	images := map[string][]byte{}
+	for i := range 4 {
+		images[cacheKey(fmt.Sprint(i), nil, "sm_90", "13.0")] = bytes.Repeat([]byte{byte(i)}, 1<<16+i)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range 20 {
+				for key, image := range images {
+					if (w+it)%2 == 0 {
+						if err := cacheStore(dir, key, kindCUBIN, image); err != nil {
+							t.Error(err)
+							return
+						}
+					} else if _, got, ok := cacheLoad(dir, key); ok && !bytes.Equal(got, image) {
+						t.Errorf("reader saw a wrong image for %s", key[:8])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != len(images) {
+		t.Errorf("%d files in the cache, want %d (temporary files left behind?)", len(entries), len(images))
+	}
+}
+
+func TestCacheDir(t *testing.T) {
+	t.Setenv("PRISM_CACHE_DIR", "/tmp/prism-cache-test")
+	if got := cacheDir(); got != "/tmp/prism-cache-test/cuda" {
+		t.Errorf("cacheDir with PRISM_CACHE_DIR = %q", got)
+	}
+	t.Setenv("PRISM_CACHE_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "/tmp/xdg")
+	if got := cacheDir(); got != "/tmp/xdg/prism/cuda" {
+		t.Errorf("cacheDir with XDG_CACHE_HOME = %q", got)
+	}
+}
+
+func TestResult(t *testing.T) {
+	sentinels := []error{engine.ErrOutOfMemory, engine.ErrInvalidArg, engine.ErrUnavailable, engine.ErrNotFound,
+		engine.ErrUnsupported, engine.ErrBuild}
+	for _, c := range []struct {
+		err  error
+		text string
+		is   error
+	}{
+		{check("cuMemAlloc_v2(1024 bytes)", OutOfMemory), "cuda: cuMemAlloc_v2(1024 bytes): CUDA_ERROR_OUT_OF_MEMORY", engine.ErrOutOfMemory},
+		{check("x", InvalidValue), "cuda: x: CUDA_ERROR_INVALID_VALUE", engine.ErrInvalidArg},
+		{check("x", InvalidHandle), "CUDA_ERROR_INVALID_HANDLE", engine.ErrInvalidArg},
+		{check("x", InvalidDevice), "CUDA_ERROR_INVALID_DEVICE", engine.ErrInvalidArg},
+		{check("x", LaunchOutOfResources), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", engine.ErrInvalidArg},
+		{check("cuInit(0)", NoDevice), "cuda: cuInit(0): CUDA_ERROR_NO_DEVICE", engine.ErrUnavailable},
+		{check("x", NotInitialized), "CUDA_ERROR_NOT_INITIALIZED", engine.ErrUnavailable},
+		{check("x", Deinitialized), "CUDA_ERROR_DEINITIALIZED", engine.ErrUnavailable},
+		{check("x", StubLibrary), "CUDA_ERROR_STUB_LIBRARY", engine.ErrUnavailable},
+		{check("x", SystemDriverMismatch), "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", engine.ErrUnavailable},
+		{check(`cuModuleGetFunction("k")`, NotFound), `cuda: cuModuleGetFunction("k"): CUDA_ERROR_NOT_FOUND`, engine.ErrNotFound},
+		{check("x", NotSupported), "CUDA_ERROR_NOT_SUPPORTED", engine.ErrUnsupported},
+		{check("x", NoBinaryForGPU), "CUDA_ERROR_NO_BINARY_FOR_GPU", engine.ErrUnsupported},
+		{check("x", UnsupportedPTXVersion), "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", engine.ErrUnsupported},
+		{check("x", IllegalAddress), "CUDA_ERROR_ILLEGAL_ADDRESS", nil},
+		{check("x", LaunchFailed), "CUDA_ERROR_LAUNCH_FAILED", nil},
+		{check("x", InvalidImage), "CUDA_ERROR_INVALID_IMAGE", nil},
+		{check("x", InvalidContext), "CUDA_ERROR_INVALID_CONTEXT", nil},
+		{check("x", Result(12345)), "cuda: x: CUresult(12345)", nil},
+		{checkNVRTC("nvrtcCompileProgram(-arch=sm_90)", NVRTCCompilation), "cuda: nvrtcCompileProgram(-arch=sm_90): NVRTC_ERROR_COMPILATION", engine.ErrBuild},
+		{checkNVRTC("x", NVRTCInvalidOption), "NVRTC_ERROR_INVALID_OPTION", engine.ErrInvalidArg},
+		{checkNVRTC("x", NVRTCOutOfMemory), "NVRTC_ERROR_OUT_OF_MEMORY", engine.ErrOutOfMemory},
+		{checkNVRTC("x", NVRTCResult(99)), "nvrtcResult(99)", nil},
+		{fmt.Errorf("engine: alloc: %w", check("cuMemAlloc_v2(8 bytes)", OutOfMemory)), "CUDA_ERROR_OUT_OF_MEMORY", engine.ErrOutOfMemory},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.text) {
+			t.Errorf("%v does not contain %q", c.err, c.text)
+			continue
+		}
+		for _, s := range sentinels {
+			if got := errors.Is(c.err, s); got != (s == c.is) {
+				t.Errorf("errors.Is(%v, %v) = %v", c.err, s, got)
+			}
+		}
+	}
+	var r Result
+	if err := check("x", OutOfMemory); !errors.As(err, &r) || r != OutOfMemory {
+		t.Errorf("errors.As gives %v", r)
+	}
+	if err := fmt.Errorf("wrapped: %w", check("x", NotReady)); !errors.As(err, &r) || r != NotReady {
+		t.Errorf("errors.As through a wrap gives %v", r)
+	}
+	if check("x", Success) != nil || checkNVRTC("x", NVRTCSuccess) != nil {
+		t.Error("success is an error")
+	}
+	for code, name := range resultNames {
+		if !strings.HasPrefix(name, "CUDA_") || code.Error() != name {
+			t.Errorf("Result(%d) is named %q", int(code), name)
+		}
+	}
+}
+
+// TestFillPlan runs the operations of fillPlan on a byte slice and checks the result, for
+// every pattern length the SPI allows and regions that straddle the doubling steps.
+func TestFillPlan(t *testing.T) {
+	run := func(mem []byte, ops []fillOp) {
+		for _, op := range ops {
+			switch op.kind {
+			case opMemset8:
+				for i := int64(0); i < op.count; i++ {
+					mem[op.dst+i] = byte(op.value)
+				}
+			case opMemset16:
+				for i := int64(0); i < op.count; i++ {
+					binary.LittleEndian.PutUint16(mem[op.dst+2*i:], uint16(op.value))
+				}
+			case opMemset32:
+				for i := int64(0); i < op.count; i++ {
+					binary.LittleEndian.PutUint32(mem[op.dst+4*i:], op.value)
+				}
+			case opCopy:
+				if op.src+op.count > op.dst && op.dst+op.count > op.src {
+					t.Fatalf("copy of %d bytes from %d to %d overlaps", op.count, op.src, op.dst)
+				}
+				copy(mem[op.dst:op.dst+op.count], mem[op.src:op.src+op.count])
+			}
+		}
+	}
+	for _, n := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
+		pattern := make([]byte, n)
+		for i := range pattern {
+			pattern[i] = byte(17*i + n)
+		}
+		for _, count := range []int{1, 2, 3, 7, 8, 9, 100} {
+			for _, offCount := range []int{0, 1, 3} {
+				offset, size := int64(offCount*n), int64(count*n)
+				mem := bytes.Repeat([]byte{0xEE}, int(offset+size)+2*128)
+				ops, err := fillPlan(offset, pattern, size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				run(mem, ops)
+				want := bytes.Repeat([]byte{0xEE}, len(mem))
+				copy(want[offset:], bytes.Repeat(pattern, count))
+				if !bytes.Equal(mem, want) {
+					t.Fatalf("pattern of %d bytes, %d copies at %d: wrong memory", n, count, offset)
+				}
+				if limit := n/4 + 1 + bitsLen(count); len(ops) > limit {
+					t.Errorf("pattern of %d bytes, %d copies: %d operations, want at most %d", n, count, len(ops), limit)
+				}
+			}
+		}
+	}
+	// A long pattern with a short period is one memset: a float64 zero, an int64 -1.
+	for _, c := range []struct {
+		pattern []byte
+		kind    int
+	}{
+		{make([]byte, 8), opMemset8},
+		{bytes.Repeat([]byte{0xff}, 16), opMemset8},
+		{[]byte{1, 2, 1, 2, 1, 2, 1, 2}, opMemset16},
+		{[]byte{1, 2, 3, 4, 1, 2, 3, 4}, opMemset32},
+	} {
+		ops, err := fillPlan(0, c.pattern, 64)
+		if err != nil || len(ops) != 1 || ops[0].kind != c.kind {
+			t.Errorf("fillPlan(% x) = %+v, %v; want one memset of kind %d", c.pattern, ops, err, c.kind)
+		}
+	}
+	for _, bad := range []struct {
+		offset  int64
+		pattern []byte
+		size    int64
+	}{{0, nil, 8}, {0, make([]byte, 3), 9}, {0, make([]byte, 256), 256}, {2, make([]byte, 4), 8}, {0, make([]byte, 4), 6}} {
+		if _, err := fillPlan(bad.offset, bad.pattern, bad.size); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("fillPlan(%d, %d-byte pattern, %d) = %v, want ErrInvalidArg", bad.offset, len(bad.pattern), bad.size, err)
+		}
+	}
+}
+
+func bitsLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
+}
+
+func TestPackArgs(t *testing.T) {
+	buf := &buffer{ptr: 0x7f00_1234_5678, size: 64}
+	args := []driver.Arg{
+		{Value: []byte{1, 0, 0, 0}},             // int
+		{Buffer: buf},                           // pointer
+		{Value: []byte{9}},                      // char
+		{Value: []byte{1, 2, 3, 4, 5, 6, 7, 8}}, // double
+		{Value: bytes.Repeat([]byte{3}, 12)},    // a 12-byte struct
+	}
+	p, err := packArgs(args, []int{4, 8, 1, 8, 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 8, 16, 24, 32}; !slices.Equal(p.offsets, want) {
+		t.Errorf("offsets %v, want %v", p.offsets, want)
+	}
+	if len(p.data) != 48 {
+		t.Errorf("%d bytes, want 48", len(p.data))
+	}
+	if got := binary.NativeEndian.Uint64(p.data[8:]); got != buf.ptr {
+		t.Errorf("buffer argument %#x, want %#x", got, buf.ptr)
+	}
+	if !bytes.Equal(p.data[0:8], []byte{1, 0, 0, 0, 0, 0, 0, 0}) || p.data[16] != 9 || !bytes.Equal(p.data[32:44], args[4].Value) {
+		t.Errorf("packed % x", p.data)
+	}
+	// The C layout points each kernelParams entry at its slot.
+	m := p.toC()
+	defer m.free()
+	ptrs := (*[5]uintptr)(m.p)
+	for i, off := range p.offsets {
+		if ptrs[i] != uintptr(m.p)+uintptr(5*8+off) {
+			t.Errorf("kernelParams[%d] does not point at its slot", i)
+		}
+	}
+	if got := m.bytes(5*8 + 48)[5*8+24 : 5*8+32]; !bytes.Equal(got, args[3].Value) {
+		t.Errorf("C copy of argument 3 is % x", got)
+	}
+
+	// Unknown sizes: packed as given, padded.
+	if _, err := packArgs(args, nil); err != nil {
+		t.Errorf("without sizes: %v", err)
+	}
+	for name, c := range map[string]struct {
+		args  []driver.Arg
+		sizes []int
+	}{
+		"wrong count":  {args[:2], []int{4}},
+		"wrong size":   {args[:1], []int{8}},
+		"empty":        {[]driver.Arg{{}}, nil},
+		"closed buf":   {[]driver.Arg{{Buffer: closedBuffer()}}, nil},
+		"foreign buf":  {[]driver.Arg{{Buffer: foreignBuffer{}}}, nil},
+		"pointer size": {args[1:2], []int{4}},
+	} {
+		if _, err := packArgs(c.args, c.sizes); err == nil {
+			t.Errorf("%s: packArgs accepted it", name)
+		} else if !errors.Is(err, engine.ErrInvalidArg) && !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("%s: %v, want ErrInvalidArg or ErrClosed", name, err)
+		}
+	}
+}
+
+func closedBuffer() *buffer {
+	b := &buffer{size: 4}
+	b.closed.Store(true)
+	return b
+}
+
+type foreignBuffer struct{}
+
+func (foreignBuffer) Size() int64  { return 4 }
+func (foreignBuffer) Close() error { return nil }
+
+func TestLaunchShape(t *testing.T) {
+	limits := [3]int{2147483647, 65535, 65535}
+	for _, c := range []struct {
+		r           driver.Range
+		grid, block [3]int
+		ok          bool
+	}{
+		{driver.Range{Dims: 1, Global: [3]int{1024, 7, 7}, Local: [3]int{256, 3, 3}}, [3]int{4, 1, 1}, [3]int{256, 1, 1}, true},
+		{driver.Range{Dims: 2, Global: [3]int{64, 30, 1}, Local: [3]int{16, 10, 1}}, [3]int{4, 3, 1}, [3]int{16, 10, 1}, true},
+		{driver.Range{Dims: 3, Global: [3]int{8, 8, 8}, Local: [3]int{2, 4, 8}}, [3]int{4, 2, 1}, [3]int{2, 4, 8}, true},
+		{driver.Range{Dims: 1, Global: [3]int{1 << 20, 1, 1}, Local: [3]int{1, 1, 1}}, [3]int{1 << 20, 1, 1}, [3]int{1, 1, 1}, true},
+		{driver.Range{Dims: 2, Global: [3]int{1, 65536, 1}, Local: [3]int{1, 1, 1}}, [3]int{}, [3]int{}, false},
+		{driver.Range{Dims: 1, Global: [3]int{100, 1, 1}, Local: [3]int{64, 1, 1}}, [3]int{}, [3]int{}, false},
+		{driver.Range{Dims: 0}, [3]int{}, [3]int{}, false},
+		{driver.Range{Dims: 4}, [3]int{}, [3]int{}, false},
+	} {
+		grid, block, err := launchShape(c.r, limits)
+		if c.ok != (err == nil) || (c.ok && (grid != c.grid || block != c.block)) {
+			t.Errorf("launchShape(%+v) = %v, %v, %v; want %v, %v, ok %v", c.r, grid, block, err, c.grid, c.block, c.ok)
+		}
+		if err != nil && !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("launchShape(%+v): %v, want ErrInvalidArg", c.r, err)
+		}
+	}
+}
+
+func TestParamSizes(t *testing.T) {
+	answers := func(sizes []int, end Result) func(int) (int, Result) {
+		return func(i int) (int, Result) {
+			if i < len(sizes) {
+				return sizes[i], Success
+			}
+			return 0, end
+		}
+	}
+	if got, ok := paramSizes(answers([]int{4, 4, 4, 8, 8}, InvalidValue)); !ok || !slices.Equal(got, []int{4, 4, 4, 8, 8}) {
+		t.Errorf("paramSizes = %v, %v", got, ok)
+	}
+	if got, ok := paramSizes(answers(nil, InvalidValue)); !ok || got == nil || len(got) != 0 {
+		t.Errorf("no parameters: %v, %v; want an empty, known list", got, ok)
+	}
+	if got, ok := paramSizes(answers([]int{4}, NotSupported)); ok {
+		t.Errorf("a driver that cannot tell gave %v", got)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	h100 := map[int]int{
+		attrComputeCapabilityMajor: 9, attrComputeCapabilityMinor: 0, attrMultiprocessorCount: 132,
+		attrClockRate: 1980000, attrMemoryClockRate: 2619000, attrGlobalMemoryBusWidth: 5120,
+		attrL2CacheSize: 50 << 20, attrMaxSharedMemoryPerBlock: 48 << 10, attrMaxSharedMemoryPerBlockOpt: 227 << 10,
+		attrMaxThreadsPerBlock: 1024, attrMaxBlockDimX: 1024, attrMaxBlockDimX + 1: 1024, attrMaxBlockDimX + 2: 64,
+		attrMaxGridDimX: 2147483647, attrMaxGridDimX + 1: 65535, attrMaxGridDimX + 2: 65535, attrWarpSize: 32,
+		attrPCIDomainID: 0, attrPCIBusID: 0x1b, attrPCIDeviceID: 0,
+	}
+	attr := func(m map[int]int) func(int) (int, error) {
+		return func(a int) (int, error) {
+			if v, ok := m[a]; ok {
+				return v, nil
+			}
+			return 0, check(fmt.Sprintf("cuDeviceGetAttribute(%d)", a), InvalidValue)
+		}
+	}
+	info, props, err := describe(attr(h100), "NVIDIA H100 80GB HBM3", 85<<30, "00000000:1B:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := driver.DeviceInfo{
+		Name: "NVIDIA H100 80GB HBM3", Vendor: "NVIDIA", Platform: "NVIDIA CUDA", Kind: driver.KindGPU,
+		LanguageVersion: "sm_90", ComputeUnits: 132, ClockMHz: 1980, GlobalMemBytes: 85 << 30, MaxAllocBytes: 85 << 30,
+		LocalMemBytes: 48 << 10, MaxWorkGroupSize: 1024, MaxWorkItemSizes: [3]int{1024, 1024, 64},
+		FP64: true, FP16: true, PCIBusID: "0000:1b:00.0",
+	}
+	if info != want {
+		t.Errorf("describe:\n got %+v\nwant %+v", info, want)
+	}
+	if props.L2CacheBytes != 50<<20 || props.MemoryClockMHz != 2619 || props.MaxGridDim != [3]int{2147483647, 65535, 65535} ||
+		props.ComputeCapability != [2]int{9, 0} || props.SharedMemPerBlockOptin != 227<<10 {
+		t.Errorf("properties %+v", props)
+	}
+	// No PCI string: the attributes give it. Compute capability 5.2: no fp16.
+	old := map[int]int{attrComputeCapabilityMajor: 5, attrComputeCapabilityMinor: 2, attrPCIDomainID: 1, attrPCIBusID: 0xa, attrPCIDeviceID: 3}
+	info, _, err = describe(attr(old), "old", 1<<30, "")
+	if err != nil || info.FP16 || info.PCIBusID != "0001:0a:03.0" || info.LanguageVersion != "sm_52" || info.ComputeUnits != 0 {
+		t.Errorf("describe(old) = %+v, %v", info, err)
+	}
+	if info, _, _ := describe(attr(map[int]int{attrComputeCapabilityMajor: 5, attrComputeCapabilityMinor: 3}), "tx1", 1, ""); !info.FP16 {
+		t.Error("compute capability 5.3 has fp16")
+	}
+	if _, _, err := describe(attr(map[int]int{}), "broken", 1, ""); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("describe without a compute capability: %v", err)
+	}
+}
+
+func TestFormatPCIBusID(t *testing.T) {
+	for in, want := range map[string]string{
+		"0000:1B:00.0":     "0000:1b:00.0",
+		"00000000:65:00.0": "0000:65:00.0",
+		"0001:a1:1f.7":     "0001:a1:1f.7",
+		" 0000:01:00.1\n":  "0000:01:00.1",
+		"":                 "",
+		"0000:01:00":       "",
+		"0000:1g:00.0":     "",
+		"0000:100:00.0":    "",
+		"0000:01:20.0":     "",
+		"0000:01:00.8":     "",
+		"garbage":          "",
+	} {
+		if got := formatPCIBusID(in); got != want {
+			t.Errorf("formatPCIBusID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseModuleVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:28 UTC 2025\nGCC version:  gcc version 12.2.0\n":        "580.65.06",
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.07  Release Build  (dvs-builder@U16-I3-B03-4-3)  Wed Aug 27 2025\n": "580.82.07",
+		"NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104  Sat Aug 19 2023\n":                                                        "535.104",
+		"something else\n": "",
+		"":                 "",
+	} {
+		if got := parseModuleVersion(in); got != want {
+			t.Errorf("parseModuleVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := versionString(13000); got != "13.0" {
+		t.Errorf("versionString(13000) = %q", got)
+	}
+	if got := versionString(12080); got != "12.8" {
+		t.Errorf("versionString(12080) = %q", got)
+	}
+}
+
+func TestPeriod(t *testing.T) {
+	for _, c := range []struct {
+		p    []byte
+		want int64
+	}{{[]byte{1}, 1}, {[]byte{1, 1}, 1}, {[]byte{1, 2}, 2}, {[]byte{1, 2, 1, 2}, 2}, {[]byte{1, 2, 1, 3}, 4}, {make([]byte, 128), 1}} {
+		if got := period(c.p); got != c.want {
+			t.Errorf("period(% x) = %d, want %d", c.p, got, c.want)
+		}
+	}
+}
