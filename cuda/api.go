@@ -176,13 +176,17 @@ import "C"
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
 )
 
-// Library names, tried in order at the first call to Driver.Devices or Driver.Open. They
-// are variables so that tests can point the loader at a library that does not exist.
+// Library names, tried in order at the first call to Driver.Devices or Driver.Open (NVRTC's
+// also in a toolkit's directory: toolkitCandidates). They are variables so that tests can
+// point the loader at a library that does not exist.
 var (
 	cudaLibraries  = []string{"libcuda.so.1"}
 	nvrtcLibraries = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}
@@ -276,7 +280,7 @@ func loadLibraries() (cudaPath, nvrtcPath string, err error) {
 		loader.cudaPath = p
 	}
 	if loader.nvrtcPath == "" {
-		p, msg := loadLibrary(nvrtcLibraries, nvrtcSymbols)
+		p, msg := loadLibrary(toolkitCandidates(nvrtcLibraries), nvrtcSymbols)
 		if p == "" {
 			problems = append(problems, msg)
 		}
@@ -286,6 +290,30 @@ func loadLibraries() (cudaPath, nvrtcPath string, err error) {
 		return "", "", errNoLibrary(strings.Join(problems, "; "))
 	}
 	return loader.cudaPath, loader.nvrtcPath, nil
+}
+
+// toolkitCandidates returns names, then each name in the library directories of a CUDA
+// toolkit ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda) that exist: NVRTC ships with the
+// toolkit, whose directory is often not known to the dynamic loader.
+func toolkitCandidates(names []string) []string {
+	out := slices.Clone(names)
+	seen := map[string]bool{}
+	for _, root := range []string{os.Getenv("CUDA_HOME"), os.Getenv("CUDA_PATH"), "/usr/local/cuda"} {
+		dir := filepath.Join(root, "lib64")
+		if root == "" || seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		for _, n := range names {
+			if !strings.Contains(n, "/") {
+				out = append(out, filepath.Join(dir, n))
+			}
+		}
+	}
+	return out
 }
 
 // loadLibrary opens the first of names that loads and exports every required symbol, and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,12 @@ type device struct {
 	ctx     cuContext
 	closed  atomic.Bool
 	events  []cuEvent // free events, reused by queues; touched only on th
+
+	// returned holds events closed since the thread last took an event: Event.Close puts
+	// them here instead of handing a call to the thread, so that a launch whose event is
+	// closed at once (engine's Queue.Launch) costs one hand-over, not two.
+	mu       sync.Mutex
+	returned []cuEvent
 }
 
 var _ Device = (*device)(nil)
@@ -149,9 +156,13 @@ func (d *device) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	d.mu.Lock() // after closed is set: giveBack adds nothing more
+	back := d.returned
+	d.returned = nil
+	d.mu.Unlock()
 	var errs []error
 	d.th.do(func() {
-		for _, e := range d.events {
+		for _, e := range append(d.events, back...) {
 			cuEventDestroy(e)
 		}
 		d.events = nil
@@ -165,6 +176,11 @@ func (d *device) Close() error {
 // event returns a timing event from the pool, or a new one (cuEventCreate). It runs on
 // the device's thread.
 func (d *device) event() (cuEvent, error) {
+	d.mu.Lock()
+	back := d.returned
+	d.returned = nil
+	d.mu.Unlock()
+	d.recycle(back...)
 	if n := len(d.events); n > 0 {
 		e := d.events[n-1]
 		d.events = d.events[:n-1]
@@ -172,6 +188,17 @@ func (d *device) event() (cuEvent, error) {
 	}
 	e, r := cuEventCreate()
 	return e, check("cuEventCreate", r)
+}
+
+// giveBack returns an event's pair of events to the device from any goroutine; the thread
+// recycles them when it next takes one. After Close it does nothing (the context's
+// destruction released the events).
+func (d *device) giveBack(events ...cuEvent) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.closed.Load() {
+		d.returned = append(d.returned, events...)
+	}
 }
 
 // recycle returns events to the pool, destroying those beyond its bound. It runs on the

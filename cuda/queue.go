@@ -421,16 +421,14 @@ func (e *event) Elapsed() (time.Duration, error) {
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
 
-// Close returns the events to the device's pool. It does not wait for the command.
-// Idempotent; after the device is closed it does nothing (the context's destruction
-// released the events).
+// Close returns the events to the device's pool, without a call to the device's thread.
+// It does not wait for the command. Idempotent; after the device is closed it does nothing
+// (the context's destruction released the events).
 func (e *event) Close() error {
 	if e.closed {
 		return nil
 	}
 	e.closed = true
-	if !e.d.closed.Load() {
-		e.d.th.do(func() { e.d.recycle(e.start, e.end) })
-	}
+	e.d.giveBack(e.start, e.end)
 	return nil
 }

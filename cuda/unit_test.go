@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -601,3 +602,73 @@ func TestPeriod(t *testing.T) {
 		}
 	}
 }
+
+func TestToolkitCandidates(t *testing.T) {
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, "lib64"), 0o755)
+	t.Setenv("CUDA_HOME", root)
+	t.Setenv("CUDA_PATH", root)
+	got := toolkitCandidates([]string{"libnvrtc.so.13", "/abs/libx.so"})
+	want := []string{"libnvrtc.so.13", "/abs/libx.so", filepath.Join(root, "lib64", "libnvrtc.so.13")}
+	if len(got) < len(want) || !slices.Equal(got[:3], want) {
+		t.Errorf("toolkitCandidates = %q, want %q first", got, want)
+	}
+	t.Setenv("CUDA_HOME", filepath.Join(root, "missing"))
+	t.Setenv("CUDA_PATH", "")
+	for _, c := range toolkitCandidates([]string{"libnvrtc.so.13"}) {
+		if strings.Contains(c, "missing") {
+			t.Errorf("a directory that does not exist was tried: %q", c)
+		}
+	}
+}
+
+// TestOSThread: calls run one at a time, on one OS thread; after stop, calls are refused.
+func TestOSThread(t *testing.T) {
+	var tids []int
+	th, err := startOSThread(func() error { tids = append(tids, gettid()); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	running := 0
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				th.do(func() {
+					mu.Lock()
+					running++
+					if running != 1 {
+						t.Error("two calls ran at once")
+					}
+					mu.Unlock()
+					tids = append(tids, gettid())
+					mu.Lock()
+					running--
+					mu.Unlock()
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range tids {
+		if id != tids[0] {
+			t.Fatalf("calls ran on OS threads %d and %d", tids[0], id)
+		}
+	}
+	th.stop()
+	th.stop()
+	if th.do(func() { t.Error("ran after stop") }) {
+		t.Error("do after stop reported true")
+	}
+	if err := th.call(func() error { return nil }); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("call after stop = %v, want ErrClosed", err)
+	}
+	if _, err := startOSThread(func() error { return errors.New("init failed") }); err == nil {
+		t.Error("a failed init started the thread")
+	}
+}
+
+func gettid() int { return syscall.Gettid() }
