@@ -39,7 +39,8 @@
 // # Beyond the engine API
 //
 // engine.Device.Driver() returns a Device, with the device's Properties, its free memory,
-// and page-locked host memory (AllocHost, HostSlice); a driver-level Program's kernels are
+// page-locked host memory (AllocHost, HostSlice), and BuildCUDA, which compiles CUDA C++
+// without the prelude for NVIDIA-only kernels; a driver-level Program's kernels are
 // Kernels, with the occupancy query.
 //
 // # Errors
