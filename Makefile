@@ -17,7 +17,8 @@ export CGO_CFLAGS ?= -DCL_TARGET_OPENCL_VERSION=120
 export POCL_WORK_GROUP_SPECIALIZATION ?= 0
 export POCL_CACHE_DIR ?= $(CURDIR)/.cache/pocl
 
-APT_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo
+# clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
+APT_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BENCH_ARGS ?= --size 4000000 --count 5
 
@@ -78,4 +79,7 @@ gpu-bundle: deps
 	$(GO) build -o .gpu/prism ./cmd/prism
 	$(GO) test -c -o .gpu/cl.test ./cl
 	$(GO) test -c -o .gpu/kernels.test ./kernels
+	$(GO) test -c -o .gpu/cuda.test ./cuda
+	$(GO) test -c -o .gpu/bench.test ./bench
+	git rev-parse HEAD > .gpu/COMMIT
 	cp scripts/gpu-run.sh .gpu/

@@ -31,6 +31,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(w, "  device-copy ceiling: %.1f GB/s (%s)\n", d.CopyGBs, d.CopyHow)
+		o := d.Overheads
+		fmt.Fprintf(w, "  stream build: first %s, second %s; empty-kernel launch: %s async, %s with a round trip\n",
+			fmtDur(o.FirstBuild), fmtDur(o.SecondBuild), fmtDur(o.LaunchAsync), fmtDur(o.LaunchSync))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  case\tmedian\tmin\tmax\tGB/s\tGFLOP/s\tof copy\tcheck\t")
 		for _, res := range d.Results {

@@ -37,6 +37,9 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	if d.CopyGBs <= 0 || d.CopyHow == "" {
 		t.Errorf("copy ceiling %v GB/s by %q", d.CopyGBs, d.CopyHow)
 	}
+	if o := d.Overheads; o.FirstBuild <= 0 || o.SecondBuild <= 0 || o.LaunchAsync <= 0 || o.LaunchSync <= 0 {
+		t.Errorf("overheads not measured: %+v", o)
+	}
 	if len(d.Results) != len(StreamCases()) {
 		t.Fatalf("%d results for %d cases", len(d.Results), len(StreamCases()))
 	}

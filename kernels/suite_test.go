@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/prism-compute/prism/cl"
+	_ "github.com/prism-compute/prism/cuda"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/prism-compute/prism/platform"

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	_ "github.com/prism-compute/prism/cl"
+	_ "github.com/prism-compute/prism/cuda"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/platform"
 )
