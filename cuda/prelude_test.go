@@ -68,9 +68,9 @@ func kernelNames(src string) map[string]bool {
 // variants are the -D sets each suite kernel is compiled with: both element types, and two
 // work-group sizes.
 var variants = [][]string{
-	{"-DWG=256", "-DT=float"},
-	{"-DWG=256", "-DT=double", "-DPRISM_FP64"},
-	{"-DWG=64", "-DT=float"},
+	{"-DWG=256", "-DELEM=float"},
+	{"-DWG=256", "-DELEM=double", "-DPRISM_FP64"},
+	{"-DWG=64", "-DELEM=float"},
 }
 
 // TestPreludeKernels compiles every kernels/*.cl through the prelude to PTX and checks that

@@ -44,9 +44,9 @@ func typeDefines[T Float](dev *engine.Device) ([]string, error) {
 		if !dev.Info().FP64 {
 			return nil, fmt.Errorf("kernels: %s has no fp64: %w", dev.ID(), engine.ErrUnsupported)
 		}
-		return []string{"-DT=double", "-DPRISM_FP64"}, nil
+		return []string{"-DELEM=double", "-DPRISM_FP64"}, nil
 	}
-	return []string{"-DT=float"}, nil
+	return []string{"-DELEM=float"}, nil
 }
 
 // TypeName returns "float32" or "float64".

@@ -3,7 +3,7 @@
 // Purpose: memory-bound kernels that show how close a device comes to its bandwidth
 // ceiling, and the first check that a backend moves data and runs kernels correctly.
 //
-// Arguments (n elements of type T; every kernel loops with a grid stride, so the host
+// Arguments (n elements of type ELEM; every kernel loops with a grid stride, so the host
 // may launch fewer work-items than n):
 //   stream_copy (c, a, n)          c[i] = a[i]
 //   stream_scale(b, c, s, n)       b[i] = s * c[i]
@@ -13,40 +13,41 @@
 //   stream_sum  (out, part, m)     out[0] = sum of part[0..m), launched as one work-group
 //
 // Tunables (-D, part of the cache key):
-//   T     element type                       default float
+//   ELEM  element type                       default float
+//         (not "T": NVRTC's built-in headers see -D macros and use T as a template parameter)
 //   WG    work-group size, a power of two    default 256
-// Variants: T=float; T=double with PRISM_FP64 defined (only where the device has fp64).
+// Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
 // Launch: 1D, local size WG; global a multiple of WG.
 
 #ifdef PRISM_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
-#ifndef T
-#define T float
+#ifndef ELEM
+#define ELEM float
 #endif
 #ifndef WG
 #define WG 256
 #endif
 
-__kernel void stream_copy(__global T *c, __global const T *a, int n) {
+__kernel void stream_copy(__global ELEM *c, __global const ELEM *a, int n) {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         c[i] = a[i];
     }
 }
 
-__kernel void stream_scale(__global T *b, __global const T *c, T s, int n) {
+__kernel void stream_scale(__global ELEM *b, __global const ELEM *c, ELEM s, int n) {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         b[i] = s * c[i];
     }
 }
 
-__kernel void stream_add(__global T *c, __global const T *a, __global const T *b, int n) {
+__kernel void stream_add(__global ELEM *c, __global const ELEM *a, __global const ELEM *b, int n) {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         c[i] = a[i] + b[i];
     }
 }
 
-__kernel void stream_triad(__global T *a, __global const T *b, __global const T *c, T s, int n) {
+__kernel void stream_triad(__global ELEM *a, __global const ELEM *b, __global const ELEM *c, ELEM s, int n) {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         a[i] = b[i] + s * c[i];
     }
@@ -65,9 +66,9 @@ __kernel void stream_triad(__global T *a, __global const T *b, __global const T 
     } while (0)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void stream_dot(__global T *part, __global const T *a, __global const T *b, int n) {
-    __local T scratch[WG];
-    T acc = 0;
+void stream_dot(__global ELEM *part, __global const ELEM *a, __global const ELEM *b, int n) {
+    __local ELEM scratch[WG];
+    ELEM acc = 0;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         acc += a[i] * b[i];
     }
@@ -76,9 +77,9 @@ void stream_dot(__global T *part, __global const T *a, __global const T *b, int 
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void stream_sum(__global T *out, __global const T *part, int m) {
-    __local T scratch[WG];
-    T acc = 0;
+void stream_sum(__global ELEM *out, __global const ELEM *part, int m) {
+    __local ELEM scratch[WG];
+    ELEM acc = 0;
     for (int i = (int)get_local_id(0); i < m; i += WG) {
         acc += part[i];
     }
