@@ -81,5 +81,6 @@ gpu-bundle: deps
 	$(GO) test -c -o .gpu/kernels.test ./kernels
 	$(GO) test -c -o .gpu/cuda.test ./cuda
 	$(GO) test -c -o .gpu/bench.test ./bench
+	$(GO) test -c -o .gpu/telemetry.test ./platform/telemetry
 	git rev-parse HEAD > .gpu/COMMIT
 	cp scripts/gpu-run.sh .gpu/

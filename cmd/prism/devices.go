@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/prism-compute/prism/platform"
+	"github.com/prism-compute/prism/platform/telemetry"
 	"github.com/spf13/cobra"
 )
 
@@ -44,17 +45,50 @@ func devicesRun(cmd *cobra.Command, opts *devicesOptions) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	tel := sampleTelemetry(dis)
 	if opts.json {
-		if err := writeJSON(out, dis); err != nil {
+		v := struct {
+			*platform.Discovery
+			Telemetry map[string]telemetry.Sample `json:"telemetry,omitempty"`
+		}{dis, tel}
+		if err := writeJSON(out, v); err != nil {
 			return err
 		}
 	} else {
 		writeDevicesTable(out, cmd.ErrOrStderr(), dis)
+		for _, d := range dis.Devices {
+			if s, ok := tel[d.ID]; ok {
+				fmt.Fprintf(out, "telemetry %s: %s\n", d.ID, s)
+			}
+		}
 	}
 	if len(dis.Devices) == 0 {
 		return fmt.Errorf("no compute device found: %w", joinNoDevice(dis))
 	}
 	return nil
+}
+
+// sampleTelemetry reads NVML telemetry for every NVIDIA device with a PCI bus ID, keyed by
+// device ID. Without NVML it returns nothing: telemetry is optional.
+func sampleTelemetry(dis *platform.Discovery) map[string]telemetry.Sample {
+	var r *telemetry.Reader
+	out := map[string]telemetry.Sample{}
+	for _, d := range dis.Devices {
+		if d.PCIBusID == "" || !strings.Contains(strings.ToUpper(d.Vendor), "NVIDIA") {
+			continue
+		}
+		if r == nil {
+			var err error
+			if r, err = telemetry.Open(); err != nil {
+				return nil
+			}
+			defer r.Close()
+		}
+		if s, err := r.Sample(d.PCIBusID); err == nil {
+			out[d.ID] = s
+		}
+	}
+	return out
 }
 
 func joinNoDevice(dis *platform.Discovery) error {
