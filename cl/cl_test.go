@@ -51,20 +51,7 @@ func underOclgrind(infos []engine.DeviceInfo) bool {
 // forEachDevice runs f as a subtest on every OpenCL device, opened through engine.
 func forEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device)) {
 	t.Helper()
-	for _, info := range testDevices(t) {
-		t.Run(info.ID, func(t *testing.T) {
-			dev, err := engine.Open(context.Background(), "opencl:"+info.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := dev.Close(); err != nil {
-					t.Errorf("close: %v", err)
-				}
-			}()
-			f(t, dev)
-		})
-	}
+	enginetest.ForEachDevice(t, "opencl", f)
 }
 
 const testSource = `

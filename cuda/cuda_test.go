@@ -125,23 +125,10 @@ func TestDevices(t *testing.T) {
 	}
 }
 
-// forEachDevice runs f on every CUDA device, opened through engine.
+// forEachDevice runs f as a subtest on every CUDA device, opened through engine.
 func forEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device)) {
 	t.Helper()
-	for _, id := range enginetest.DeviceIDs(t, "cuda") {
-		t.Run(id, func(t *testing.T) {
-			dev, err := engine.Open(context.Background(), id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := dev.Close(); err != nil {
-					t.Errorf("close: %v", err)
-				}
-			}()
-			f(t, dev)
-		})
-	}
+	enginetest.ForEachDevice(t, "cuda", f)
 }
 
 const testSource = `

@@ -58,3 +58,24 @@ func DeviceIDs(t testing.TB, backend string) []string {
 	}
 	return ids
 }
+
+// ForEachDevice runs f as a subtest on every device of backend, each opened through
+// engine.Open and closed afterwards (a Close error fails the subtest). Backend probing
+// follows DeviceIDs: skipped when unavailable, failed under PRISM_REQUIRE.
+func ForEachDevice(t *testing.T, backend string, f func(t *testing.T, dev *engine.Device)) {
+	t.Helper()
+	for _, id := range DeviceIDs(t, backend) {
+		t.Run(id, func(t *testing.T) {
+			dev, err := engine.Open(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := dev.Close(); err != nil {
+					t.Errorf("close: %v", err)
+				}
+			}()
+			f(t, dev)
+		})
+	}
+}
