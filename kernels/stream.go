@@ -159,7 +159,13 @@ func (s *Stream[T]) Run(q *engine.Queue, op StreamOp, k T, bufs ...*engine.Buffe
 // runN launches op over the first n elements of bufs (which may be longer: the tests put
 // guard bands after n).
 func (s *Stream[T]) runN(q *engine.Queue, op StreamOp, n int32, k T, bufs ...*engine.Buffer[T]) error {
-	want := map[StreamOp]int{OpCopy: 2, OpScale: 2, OpAdd: 3, OpTriad: 3}[op]
+	want := 0
+	switch op {
+	case OpCopy, OpScale:
+		want = 2
+	case OpAdd, OpTriad:
+		want = 3
+	}
 	if want == 0 || len(bufs) != want {
 		return fmt.Errorf("kernels: stream op %q with %d buffers (want copy/scale 2, add/triad 3; dot has its own call): %w", op, len(bufs), engine.ErrInvalidArg)
 	}
