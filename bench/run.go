@@ -16,8 +16,8 @@ import (
 
 // Config selects what Run measures.
 type Config struct {
-	Cases  []Case
-	Size   int // elements per array
+	Ops    []kernels.Op
+	Size   int // elements of each op's main operand; 0: each op's DefaultSize
 	Count  int // timed runs per case (median, min, max over them)
 	Warmup int // untimed runs before timing
 	Seed   uint64
@@ -55,7 +55,8 @@ type DeviceReport struct {
 // Result is one case on one device.
 type Result struct {
 	Case     string  `json:"case"`
-	N        int     `json:"n"`
+	N        int     `json:"n"`     // the size asked for (elements of the main operand)
+	Shape    string  `json:"shape"` // the shape set up, e.g. "M=N=K=1024"
 	Stats    Stats   `json:"stats"`
 	GBs      float64 `json:"gbs"`
 	GFLOPs   float64 `json:"gflops"`
@@ -65,6 +66,9 @@ type Result struct {
 	Skipped  string  `json:"skipped,omitempty"`
 	Err      string  `json:"error,omitempty"`
 }
+
+// ErrVerify is wrapped by every verification failure (it is kernels.ErrVerify).
+var ErrVerify = kernels.ErrVerify
 
 // Check returns an error wrapping ErrVerify if any result differed from its reference, or
 // another error if any device or case failed to run; nil when everything passed.
@@ -112,7 +116,7 @@ func Version() (version, commit string) {
 
 // Run measures every case on every device, one device after the other.
 func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error) {
-	if cfg.Size <= 0 || cfg.Count <= 0 || cfg.Warmup < 0 {
+	if cfg.Size < 0 || cfg.Count <= 0 || cfg.Warmup < 0 {
 		return nil, fmt.Errorf("bench: size %d, count %d and warmup %d must be positive: %w", cfg.Size, cfg.Count, cfg.Warmup, engine.ErrInvalidArg)
 	}
 	host, _ := os.Hostname()
@@ -153,8 +157,8 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device) DeviceReport
 		dr.Err = "copy ceiling: " + err.Error()
 		return dr
 	}
-	for i, c := range cfg.Cases {
-		cfg.progress("%s: [%d/%d] %s", dev.ID(), i+1, len(cfg.Cases), c.Name())
+	for i, c := range cfg.Ops {
+		cfg.progress("%s: [%d/%d] %s", dev.ID(), i+1, len(cfg.Ops), c.Name)
 		res := runCase(ctx, cfg, q, c)
 		if res.GBs > 0 && dr.CopyGBs > 0 {
 			res.Fraction = res.GBs / dr.CopyGBs
@@ -168,9 +172,13 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device) DeviceReport
 }
 
 // runCase verifies, warms up, then times one case.
-func runCase(ctx context.Context, cfg Config, q *engine.Queue, c Case) Result {
-	res := Result{Case: c.Name(), N: cfg.Size}
-	in, err := c.Setup(q, cfg.Size, cfg.Seed)
+func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op) Result {
+	size := cfg.Size
+	if size == 0 {
+		size = op.DefaultSize
+	}
+	res := Result{Case: op.Name, N: size}
+	in, err := op.Setup(q, kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true})
 	if errors.Is(err, engine.ErrUnsupported) {
 		res.Skipped = err.Error()
 		return res
@@ -180,12 +188,13 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, c Case) Result {
 		return res
 	}
 	defer in.Close()
+	res.Shape = in.Shape()
 	if err := in.Run(q); err != nil {
 		res.Err = err.Error()
 		return res
 	}
 	if err := in.Verify(q); err != nil {
-		res.Err, res.Mismatch = err.Error(), true
+		res.Err, res.Mismatch = err.Error(), errors.Is(err, kernels.ErrVerify)
 		return res
 	}
 	res.Verified = true
@@ -231,7 +240,7 @@ func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Q
 // thread's memcpy (19.8 GB/s against 68.6 GB/s for the kernel on 16 cores), while a float32
 // kernel moving 4 bytes per work-item stays at 71% of the H100's buffer copy (2026-11-21).
 func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (float64, string, error) {
-	n := max(cfg.Size*8, 128<<20) / 4
+	n := max(cfg.Size*8, 256<<20) / 4
 	if m := q.Device().Info().MaxAllocBytes / 4; m > 0 && int64(n) > m {
 		n = int(m)
 	}

@@ -10,6 +10,7 @@ import (
 	_ "github.com/prism-compute/prism/cl"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels"
 )
 
 // TestRunVerifiesAndTimes runs the stream cases at a small size on the first OpenCL device
@@ -26,7 +27,11 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	if enginetest.Small() {
 		size = 1001
 	}
-	rep, err := Run(ctx, Config{Cases: StreamCases(), Size: size, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
+	ops, err := kernels.Match("stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, Config{Ops: ops, Size: size, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +45,8 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	if o := d.Overheads; o.FirstBuild <= 0 || o.SecondBuild <= 0 || o.LaunchAsync <= 0 || o.LaunchSync <= 0 {
 		t.Errorf("overheads not measured: %+v", o)
 	}
-	if len(d.Results) != len(StreamCases()) {
-		t.Fatalf("%d results for %d cases", len(d.Results), len(StreamCases()))
+	if len(d.Results) != len(ops) {
+		t.Fatalf("%d results for %d cases", len(d.Results), len(ops))
 	}
 	for _, r := range d.Results {
 		if r.Skipped != "" {

@@ -72,30 +72,38 @@ func randFloats[T Float](rng *rand.Rand, n int) []T {
 	return out
 }
 
-// sentinel is the guard-band value: a NaN with a payload no kernel produces.
-func sentinel[T Float]() T {
+// sentinel is the guard-band value: for floats a NaN with a payload no kernel produces; for
+// integers a value random test inputs do not reach.
+func sentinel[T Number]() T {
 	var z T
-	if _, ok := any(z).(float32); ok {
-		return T(math.Float32frombits(0x7fc0dead))
+	switch any(z).(type) {
+	case float32:
+		return any(math.Float32frombits(0x7fc0dead)).(T)
+	case float64:
+		return any(math.Float64frombits(0x7ff8deaddeadbeef)).(T)
+	case int32:
+		return any(int32(-0x21524111)).(T) // 0xdeadbeef
+	case uint32:
+		return any(uint32(0xdeadbeef)).(T)
 	}
-	return T(math.Float64frombits(0x7ff8deaddeadbeef))
+	panic("sentinel: unsupported type")
 }
 
-func isSentinel[T Float](v T) bool {
+func isSentinel[T Number](v T) bool {
 	switch x := any(v).(type) {
 	case float32:
 		return math.Float32bits(x) == 0x7fc0dead
 	case float64:
 		return math.Float64bits(x) == 0x7ff8deaddeadbeef
 	}
-	return false
+	return v == sentinel[T]()
 }
 
 // guard is the number of sentinel elements after every output.
 const guard = 64
 
 // withGuard returns data followed by guard sentinels.
-func withGuard[T Float](data []T) []T {
+func withGuard[T Number](data []T) []T {
 	out := append(make([]T, 0, len(data)+guard), data...)
 	for range guard {
 		out = append(out, sentinel[T]())
@@ -103,8 +111,31 @@ func withGuard[T Float](data []T) []T {
 	return out
 }
 
+// guarded returns a device buffer holding data followed by guard sentinels.
+func guarded[T Number](t *testing.T, q *engine.Queue, data []T) *engine.Buffer[T] {
+	t.Helper()
+	b, err := engine.Upload(q, withGuard(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// download reads buf back, checks that its guard band after n elements is untouched, and
+// returns the first n elements.
+func download[T Number](t *testing.T, q *engine.Queue, what string, buf *engine.Buffer[T], n int) []T {
+	t.Helper()
+	got, err := buf.Download(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGuard(t, what, got, n)
+	return got[:n]
+}
+
 // checkGuard fails the test if any element of got past n is not the sentinel.
-func checkGuard[T Float](t *testing.T, what string, got []T, n int) {
+func checkGuard[T Number](t *testing.T, what string, got []T, n int) {
 	t.Helper()
 	for i := n; i < len(got); i++ {
 		if !isSentinel(got[i]) {

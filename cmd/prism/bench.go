@@ -6,6 +6,7 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/platform"
 	"github.com/spf13/cobra"
 )
@@ -92,7 +93,11 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		}
 		devs = append(devs, d)
 	}
-	cfg := bench.Config{Cases: bench.StreamCases(), Size: opts.size, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed}
+	ops, err := kernels.Match("stream")
+	if err != nil {
+		return err
+	}
+	cfg := bench.Config{Ops: ops, Size: opts.size, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed}
 	if !opts.quiet {
 		cfg.Progress = cmd.ErrOrStderr()
 	}

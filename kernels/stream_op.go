@@ -1,0 +1,142 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+func init() {
+	for _, op := range StreamOps {
+		register(streamOp[float32](op), streamOp[float64](op))
+	}
+}
+
+var streamDocs = map[StreamOp]string{
+	OpCopy:  "c[i] = a[i]",
+	OpScale: "b[i] = k*c[i]",
+	OpAdd:   "c[i] = a[i] + b[i]",
+	OpTriad: "a[i] = b[i] + k*c[i]",
+	OpDot:   "sum of a[i]*b[i] (two-pass work-group reduction)",
+}
+
+func streamOp[T Float](op StreamOp) Op {
+	name := "stream/" + string(op) + "/" + TypeName[T]()
+	return Op{
+		Name: name, Family: "stream", Type: TypeName[T](), Doc: streamDocs[op],
+		SizeDoc: "n elements per array", DefaultSize: 1 << 24, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p Params) (Instance, error) { return setupStream[T](q, name, op, p) },
+	}
+}
+
+// streamInstance runs one stream op over sets of inputs a, b (outputs first in the
+// kernel's argument order, see stream.cl).
+type streamInstance[T Float] struct {
+	op         StreamOp
+	s          *Stream[T]
+	a, b       [][]T
+	ba, bb     []*engine.Buffer[T]
+	k          T
+	out, part  *engine.Buffer[T]
+	next, last int
+}
+
+func setupStream[T Float](q *engine.Queue, name string, op StreamOp, p Params) (_ Instance, err error) {
+	if err := checkSize(name, p); err != nil {
+		return nil, err
+	}
+	s, err := NewStream[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	n := p.Size
+	in := &streamInstance[T]{op: op, s: s}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	rng := NewRand(p.Seed, 1)
+	in.k = T(rng.Float64()*4 - 2)
+	for range RotationSets(p, 2*n*engine.SizeOf[T]()) {
+		a, b := RandFloats[T](rng, n, -1, 1), RandFloats[T](rng, n, -1, 1)
+		ba, err := engine.Upload(q, a)
+		if err != nil {
+			return nil, err
+		}
+		in.a, in.ba = append(in.a, a), append(in.ba, ba)
+		bb, err := engine.Upload(q, b)
+		if err != nil {
+			return nil, err
+		}
+		in.b, in.bb = append(in.b, b), append(in.bb, bb)
+	}
+	if op == OpDot {
+		if in.part, err = engine.NewBuffer[T](q.Device(), s.DotScratch(n)); err == nil {
+			in.out, err = engine.NewBuffer[T](q.Device(), 1)
+		}
+	} else {
+		in.out, err = engine.NewBuffer[T](q.Device(), n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *streamInstance[T]) Run(q *engine.Queue) error {
+	i := in.next
+	in.next, in.last = (i+1)%len(in.ba), i
+	a, b := in.ba[i], in.bb[i]
+	switch in.op {
+	case OpDot:
+		return in.s.DotInto(q, in.out, in.part, a, b)
+	case OpCopy, OpScale:
+		return in.s.Run(q, in.op, in.k, in.out, a)
+	default:
+		return in.s.Run(q, in.op, in.k, in.out, a, b)
+	}
+}
+
+func (in *streamInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.out.Download(q)
+	if err != nil {
+		return err
+	}
+	a, b, k := in.a[in.last], in.b[in.last], float64(in.k)
+	var want []float64
+	var mag float64
+	switch in.op {
+	case OpCopy:
+		want, mag = StreamRef(in.op, a, nil, nil, 0), MaxAbs(a)
+	case OpScale: // out = k*a
+		want, mag = StreamRef(in.op, nil, nil, a, k), math.Abs(k)*MaxAbs(a)
+	case OpAdd:
+		want, mag = StreamRef(in.op, a, b, nil, 0), MaxAbs(a)+MaxAbs(b)
+	case OpTriad: // out = a + k*b
+		want, mag = StreamRef(in.op, nil, a, b, k), MaxAbs(a)+math.Abs(k)*MaxAbs(b)
+	case OpDot:
+		want = StreamRef(in.op, a, b, nil, 0)
+		for i := range a {
+			mag += math.Abs(float64(a[i]) * float64(b[i]))
+		}
+	}
+	tol := StreamTolerance[T](in.op, len(a), in.s.WorkGroup(), mag)
+	return CheckClose("stream "+string(in.op), got, want, func(int) float64 { return tol })
+}
+
+func (in *streamInstance[T]) Model() Model {
+	return StreamModel(in.op, len(in.a[0]), engine.SizeOf[T]())
+}
+
+func (in *streamInstance[T]) Shape() string { return fmt.Sprintf("n=%d", len(in.a[0])) }
+
+func (in *streamInstance[T]) Close() error {
+	var errs []error
+	for _, b := range append(append([]*engine.Buffer[T]{in.out, in.part}, in.ba...), in.bb...) {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(append(errs, in.s.Close())...)
+}

@@ -1,0 +1,86 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Number is the set of element types the suite computes in.
+type Number interface {
+	~float32 | ~float64 | ~int32 | ~uint32
+}
+
+// NewRand returns the generator of an op's inputs: PCG seeded with seed and a stream
+// constant, so that equal seeds give equal inputs on every device.
+func NewRand(seed uint64, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^stream))
+}
+
+// RandFloats returns n uniform values in [lo, hi).
+func RandFloats[T Float](rng *rand.Rand, n int, lo, hi float64) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = T(lo + (hi-lo)*rng.Float64())
+	}
+	return out
+}
+
+// CheckClose compares got with the float64 reference want element by element and returns an
+// error wrapping ErrVerify for the first element i with |got[i] - want[i]| > tol(i) (a NaN
+// never passes). what names the output ("gemm C").
+func CheckClose[T Number](what string, got []T, want []float64, tol func(i int) float64) error {
+	if len(got) < len(want) {
+		return fmt.Errorf("%w: %s: %d elements, want %d", ErrVerify, what, len(got), len(want))
+	}
+	for i, w := range want {
+		g := float64(got[i])
+		if d := math.Abs(g - w); !(d <= tol(i)) {
+			return fmt.Errorf("%w: %s: element %d = %v, want %v (|diff| %.3g > tolerance %.3g)", ErrVerify, what, i, got[i], w, d, tol(i))
+		}
+	}
+	return nil
+}
+
+// CheckEqual compares got with want exactly and returns an error wrapping ErrVerify for the
+// first difference (integer results, permutations, bit-exact streams).
+func CheckEqual[T comparable](what string, got, want []T) error {
+	if len(got) < len(want) {
+		return fmt.Errorf("%w: %s: %d elements, want %d", ErrVerify, what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			return fmt.Errorf("%w: %s: element %d = %v, want %v", ErrVerify, what, i, got[i], want[i])
+		}
+	}
+	return nil
+}
+
+// MaxAbs returns the largest |x[i]| (0 for an empty slice).
+func MaxAbs[T Number](x []T) float64 {
+	m := 0.0
+	for _, v := range x {
+		m = math.Max(m, math.Abs(float64(v)))
+	}
+	return m
+}
+
+// Gamma returns gamma_k = k*u/(1-k*u) for the unit roundoff u of T: the bound on the
+// relative error of a sum or product chain of k roundings (Higham, Accuracy and Stability of
+// Numerical Algorithms, 2nd ed., 3.1). It returns +Inf when k*u >= 1.
+func Gamma[T Float](k int) float64 {
+	ku := float64(k) * Epsilon[T]()
+	if ku >= 1 {
+		return math.Inf(1)
+	}
+	return ku / (1 - ku)
+}
+
+// Log2Ceil returns the smallest e with 2^e >= n (0 for n <= 1).
+func Log2Ceil(n int) int {
+	e := 0
+	for 1<<e < n {
+		e++
+	}
+	return e
+}
