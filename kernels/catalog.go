@@ -45,6 +45,9 @@ type Params struct {
 	// Rotate asks for several input sets, used in turn by successive Runs, so that repeated
 	// runs do not find their inputs in a cache: as many as RotationSets says.
 	Rotate bool
+	// Portable forces the portable OpenCL C kernels even where a backend-specific variant
+	// exists (CUDA C++ with tensor cores or warp shuffles), for fair cross-API comparisons.
+	Portable bool
 }
 
 // Instance is an operation set up on one device at one size. Not safe for concurrent use.
