@@ -72,6 +72,7 @@ var ErrVerify = errors.New("verification failed")
 var (
 	catalogMu sync.Mutex
 	catalog   = map[string]Op{}
+	order     = map[string]int{} // registration sequence
 )
 
 // register adds ops to the catalog; families call it from init. It panics on a programming
@@ -87,16 +88,21 @@ func register(ops ...Op) {
 			panic("kernels: op registered twice: " + op.Name)
 		}
 		catalog[op.Name] = op
+		order[op.Name] = len(order)
 	}
 }
 
 // Ops returns every operation of the suite, sorted by family (in the order of
-// FamilyOrder), then by registration name.
+// FamilyOrder, then by name), and within a family in the order the family registered them.
 func Ops() []Op {
 	catalogMu.Lock()
 	ops := make([]Op, 0, len(catalog))
 	for _, op := range catalog {
 		ops = append(ops, op)
+	}
+	seq := make(map[string]int, len(order))
+	for k, v := range order {
+		seq[k] = v
 	}
 	catalogMu.Unlock()
 	rank := map[string]int{}
@@ -117,7 +123,7 @@ func Ops() []Op {
 		if ops[i].Family != ops[j].Family {
 			return ops[i].Family < ops[j].Family
 		}
-		return ops[i].Name < ops[j].Name
+		return seq[ops[i].Name] < seq[ops[j].Name]
 	})
 	return ops
 }

@@ -80,3 +80,44 @@ type Model struct {
 	Flops float64
 	Bytes float64
 }
+
+// Header returns the header comment a family's .cl file opens with (purpose, arguments,
+// tunables with defaults, variants, launch), without the comment markers.
+func Header(family string) (string, error) {
+	src, err := Source(family)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		if !strings.HasPrefix(line, "//") {
+			break
+		}
+		line = strings.TrimPrefix(strings.TrimPrefix(line, "//"), " ")
+		b.WriteString(line + "\n")
+	}
+	return b.String(), nil
+}
+
+// HeaderSection returns the section of a family's header that starts with name ("Tunables",
+// "Variants"): its first line and the lines indented under it.
+func HeaderSection(family, name string) string {
+	h, err := Header(family)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	in := false
+	for _, line := range strings.Split(h, "\n") {
+		switch {
+		case strings.HasPrefix(line, name):
+			in = true
+		case in && (line == "" || !strings.HasPrefix(line, " ")):
+			in = false
+		}
+		if in {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -10,7 +10,10 @@ import (
 
 func init() {
 	for _, op := range StreamOps {
-		register(streamOp[float32](op), streamOp[float64](op))
+		register(streamOp[float32](op))
+	}
+	for _, op := range StreamOps {
+		register(streamOp[float64](op))
 	}
 }
 

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// execute runs the CLI with args and returns stdout and the error.
+func execute(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// TestRunJSON runs two stream ops through `prism run` on the first OpenCL device and checks
+// that each was verified and timed.
+func TestRunJSON(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	out, err := execute(t, "run", "stream/triad", "--device", ids[0], "--size", "10K", "--count", "3", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []runResult
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(got) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range got {
+		if !strings.HasPrefix(r.Op, "stream/triad/") || r.Device != ids[0] || !r.Verified || r.Size != 10240 ||
+			r.Shape != "n=10240" || r.Stats.Runs != 3 || r.Stats.Median <= 0 || r.GBs <= 0 {
+			t.Errorf("result %+v", r)
+		}
+	}
+}
+
+func TestRunText(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	out, err := execute(t, "run", "stream/dot/float32", "--device", ids[0], "--size", "1000", "--count", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"stream/dot/float32 on " + ids[0], "n=1000", "verified", "GB/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"run"},
+		{"run", "no-such-op"},
+		{"run", "stream/triad/float32", "--size", "0"},
+		{"run", "stream/triad/float32", "--size", "12Q"},
+		{"run", "stream/triad/float32", "--count", "0"},
+		{"kernels", "no-such-family"},
+	} {
+		if code := run(context.Background(), args); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+// TestKernelsList checks that `prism kernels` lists every op of the catalog, and that
+// --json and a family's header work.
+func TestKernelsList(t *testing.T) {
+	out, err := execute(t, "kernels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range kernels.Ops() {
+		if !strings.Contains(out, op.Name) {
+			t.Errorf("prism kernels lacks %s", op.Name)
+		}
+	}
+	if !strings.Contains(out, "Tunables") {
+		t.Errorf("prism kernels shows no tunables:\n%s", out)
+	}
+	out, err = execute(t, "kernels", "stream", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []opJSON
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) == 0 {
+		t.Fatalf("kernels --json: %v\n%s", err, out)
+	}
+	out, err = execute(t, "kernels", "stream")
+	if err != nil || !strings.Contains(out, "Purpose:") || !strings.Contains(out, "Launch:") {
+		t.Errorf("kernels stream: %v\n%s", err, out)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int{"1": 1, "1000": 1000, "64K": 65536, "16M": 16 << 20, "1g": 1 << 30, " 7 ": 7} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-5", "M", "1.5M", "12Q", "99999999999G"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q): no error", in)
+		}
+	}
+}
