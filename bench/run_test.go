@@ -31,7 +31,7 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(ctx, Config{Ops: ops, Size: size, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
+	rep, err := Run(ctx, Config{Ops: ops, Sizes: []int{size}, Quick: true, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +39,8 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := rep.Devices[0]
-	if d.CopyGBs <= 0 || d.CopyHow == "" {
-		t.Errorf("copy ceiling %v GB/s by %q", d.CopyGBs, d.CopyHow)
+	if d.Ceilings.CopyGBs <= 0 || d.Ceilings.CopyHow == "" {
+		t.Errorf("copy ceiling %v GB/s by %q", d.Ceilings.CopyGBs, d.Ceilings.CopyHow)
 	}
 	if o := d.Overheads; o.FirstBuild <= 0 || o.SecondBuild <= 0 || o.LaunchAsync <= 0 || o.LaunchSync <= 0 {
 		t.Errorf("overheads not measured: %+v", o)
