@@ -26,11 +26,11 @@ type Telemetry struct {
 	BusID     string `json:"pci_bus_id,omitempty"`
 	Samples   int    `json:"samples"`
 	// IntervalMS is the sampling period in milliseconds.
-	IntervalMS   int     `json:"interval_ms"`
-	SMClockMHz   Spread  `json:"sm_clock_mhz"`
-	PowerW       Spread  `json:"power_w"`
-	TemperatureC Spread  `json:"temperature_c"`
-	Errors       int     `json:"errors,omitempty"`   // samples that failed
+	IntervalMS   int      `json:"interval_ms"`
+	SMClockMHz   Spread   `json:"sm_clock_mhz"`
+	PowerW       Spread   `json:"power_w"`
+	TemperatureC Spread   `json:"temperature_c"`
+	Errors       int      `json:"errors,omitempty"`  // samples that failed
 	Missing      []string `json:"missing,omitempty"` // readings NVML could not give
 }
 
