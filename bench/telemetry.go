@@ -27,9 +27,10 @@ type Telemetry struct {
 	Samples   int    `json:"samples"`
 	// IntervalMS is the sampling period in milliseconds.
 	IntervalMS   int      `json:"interval_ms"`
-	SMClockMHz   Spread   `json:"sm_clock_mhz"`
-	PowerW       Spread   `json:"power_w"`
-	TemperatureC Spread   `json:"temperature_c"`
+	// SMClockMHz, PowerW and TemperatureC summarize the samples; nil without samples.
+	SMClockMHz   *Spread  `json:"sm_clock_mhz,omitempty"`
+	PowerW       *Spread  `json:"power_w,omitempty"`
+	TemperatureC *Spread  `json:"temperature_c,omitempty"`
 	Errors       int      `json:"errors,omitempty"`  // samples that failed
 	Missing      []string `json:"missing,omitempty"` // readings NVML could not give
 }
@@ -41,11 +42,11 @@ type Spread struct {
 	Max    float64 `json:"max"`
 }
 
-func spreadOf(xs []float64) Spread {
+func spreadOf(xs []float64) *Spread {
 	if len(xs) == 0 {
-		return Spread{}
+		return nil
 	}
-	s := Spread{Min: xs[0], Max: xs[0]}
+	s := &Spread{Min: xs[0], Max: xs[0]}
 	for _, x := range xs {
 		s.Min, s.Max = min(s.Min, x), max(s.Max, x)
 	}
@@ -54,7 +55,10 @@ func spreadOf(xs []float64) Spread {
 }
 
 // String formats the spread as "min/median/max".
-func (s Spread) String() string {
+func (s *Spread) String() string {
+	if s == nil {
+		return "-"
+	}
 	return trimFloat(s.Min) + "/" + trimFloat(s.Median) + "/" + trimFloat(s.Max)
 }
 
