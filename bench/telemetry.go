@@ -26,7 +26,7 @@ type Telemetry struct {
 	BusID     string `json:"pci_bus_id,omitempty"`
 	Samples   int    `json:"samples"`
 	// IntervalMS is the sampling period in milliseconds.
-	IntervalMS   int      `json:"interval_ms"`
+	IntervalMS int `json:"interval_ms"`
 	// SMClockMHz, PowerW and TemperatureC summarize the samples; nil without samples.
 	SMClockMHz   *Spread  `json:"sm_clock_mhz,omitempty"`
 	PowerW       *Spread  `json:"power_w,omitempty"`
