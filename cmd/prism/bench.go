@@ -89,14 +89,22 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.BoolVar(&opts.markdown, "markdown", false, "print the report as Markdown")
 	f.BoolVar(&opts.benchstat, "benchstat", false, "print the results in Go benchmark format, one line per timed run")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on stderr")
-	cmd.MarkFlagsMutuallyExclusive("json", "csv", "markdown", "benchstat")
-	cmd.MarkFlagsMutuallyExclusive("device", "all-devices")
-	cmd.MarkFlagsMutuallyExclusive("sizes", "size")
 	return cmd
 }
 
 func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	flags := cmd.Flags()
+	for _, group := range [][]string{{"json", "csv", "markdown", "benchstat"}, {"device", "all-devices"}, {"sizes", "size"}} {
+		var set []string
+		for _, name := range group {
+			if flags.Changed(name) {
+				set = append(set, "--"+name)
+			}
+		}
+		if len(set) > 1 {
+			return usageError{fmt.Errorf("%s exclude each other", strings.Join(set, " and "))}
+		}
+	}
 	if opts.quick {
 		if !flags.Changed("count") {
 			opts.count = 5

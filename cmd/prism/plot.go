@@ -26,7 +26,7 @@ and commit of the run.
 The format follows the extension of -o: ` + "." + strings.Join(bench.PlotFormats, ", .") + `.`,
 		Example: `  prism plot results.json -o chart.svg
   prism plot results.json -o bandwidth.png --metric gbs`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return plotRun(cmd, opts, args[0])
 		},
@@ -34,11 +34,13 @@ The format follows the extension of -o: ` + "." + strings.Join(bench.PlotFormats
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "chart file to write (.svg, .png or .pdf)")
 	f.StringVar(&opts.metric, "metric", "fraction", "what the bars show: "+strings.Join(bench.PlotMetrics, ", "))
-	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
 
 func plotRun(cmd *cobra.Command, opts *plotOptions, in string) error {
+	if opts.output == "" {
+		return usageError{fmt.Errorf("-o CHART is required (.%s)", strings.Join(bench.PlotFormats, ", ."))}
+	}
 	if _, err := bench.PlotFormat(opts.output); err != nil {
 		return usageError{err}
 	}
