@@ -227,7 +227,9 @@ func FormatSize(n int) string {
 // 1024; case-insensitive, "Ki" style accepted), e.g. "4096", "64K", "16M", "1G".
 func ParseSize(s string) (int, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(t, "I")
+	if len(t) >= 2 && strings.HasSuffix(t, "I") && strings.ContainsRune("KMG", rune(t[len(t)-2])) {
+		t = t[:len(t)-1]
+	}
 	mult := 1
 	if t != "" {
 		switch t[len(t)-1] {
