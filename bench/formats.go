@@ -126,7 +126,7 @@ const BenchstatPkg = "github.com/prism-compute/prism/bench"
 // (golang.org/x/perf/cmd/benchstat) reads: configuration lines (goos, goarch, pkg, then per
 // device its device, backend and driver), one line per timed run, so that benchstat sees the
 // spread, named Benchmark<Op>/size=<n>/device=<id>-<GOMAXPROCS>, with ns/op, GB/s and
-// GFLOP/s; and Unit lines that say higher rates are better.
+// GFLOP/s (left out for ops that do no FLOPs); and Unit lines that say higher rates are better.
 //
 // Compare two runs with `benchstat old.txt new.txt`; compare devices of one run with
 // `benchstat -col /device -ignore device,backend,driver run.txt`.
@@ -154,8 +154,11 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 				if sec <= 0 {
 					continue
 				}
-				bw.printf("%s\t1\t%d ns/op\t%s GB/s\t%s GFLOP/s\n", name, s.Nanoseconds(),
-					strconv.FormatFloat(res.Bytes/sec/1e9, 'f', 3, 64), strconv.FormatFloat(res.Flops/sec/1e9, 'f', 3, 64))
+				bw.printf("%s\t1\t%d ns/op\t%s GB/s", name, s.Nanoseconds(), strconv.FormatFloat(res.Bytes/sec/1e9, 'f', 3, 64))
+				if res.Flops > 0 { // no column of zeros, which spoils benchstat's geomean
+					bw.printf("\t%s GFLOP/s", strconv.FormatFloat(res.Flops/sec/1e9, 'f', 3, 64))
+				}
+				bw.printf("\n")
 			}
 		}
 	}
