@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/prism-compute/prism/platform/telemetry"
 )
 
 func TestRoofline(t *testing.T) {
@@ -139,12 +137,12 @@ func TestSideBySide(t *testing.T) {
 
 type fakeSampler struct{ n atomic.Int32 }
 
-func (f *fakeSampler) Sample(busID string) (telemetry.Sample, error) {
-	i := f.n.Add(1)
+func (f *fakeSampler) Sample(busID string) (Reading, error) {
+	i := float64(f.n.Add(1))
 	if i == 2 {
-		return telemetry.Sample{}, errors.New("busy")
+		return Reading{}, errors.New("busy")
 	}
-	return telemetry.Sample{BusID: busID, SMClockMHz: uint32(1000 + 100*i), PowerW: float64(100 * i), TemperatureC: uint32(40 + i)}, nil
+	return Reading{SMClockMHz: 1000 + 100*i, PowerW: 100 * i, TemperatureC: 40 + i}, nil
 }
 
 func TestTelemetrySummary(t *testing.T) {
@@ -160,14 +158,30 @@ func TestTelemetrySummary(t *testing.T) {
 	if tel.SMClockMHz.Min != 1100 || tel.SMClockMHz.Max < 1600 || tel.PowerW.Min != 100 || tel.TemperatureC.Min != 41 {
 		t.Errorf("spreads: clock %v, power %v, temperature %v", tel.SMClockMHz, tel.PowerW, tel.TemperatureC)
 	}
-	// Devices NVML cannot read say why, without touching NVML.
-	src := newTelemetrySource(nil)
+	// Devices NVML cannot read say why, without opening the sampler; an NVIDIA GPU opens it
+	// once, and a failure to open is the reason.
+	opens := 0
+	src := newTelemetrySource(func() (Sampler, error) { opens++; return nil, errors.New("no libnvidia-ml.so.1") })
 	defer src.close()
-	if tel := src.start(context.Background(), DeviceReport{}.Device, 0)(); tel.Available || !strings.Contains(tel.Reason, "PCI bus ID") {
+	var dev DeviceReport
+	if tel := src.start(context.Background(), dev.Device, 0)(); tel.Available || !strings.Contains(tel.Reason, "PCI bus ID") {
 		t.Errorf("no bus ID: %+v", tel)
 	}
-	if src.opened {
-		t.Error("NVML opened for a device without a bus ID")
+	dev.Device.PCIBusID, dev.Device.Vendor = "0000:17:00.0", "AMD"
+	if tel := src.start(context.Background(), dev.Device, 0)(); tel.Available || !strings.Contains(tel.Reason, "NVIDIA") {
+		t.Errorf("AMD GPU: %+v", tel)
+	}
+	if opens != 0 {
+		t.Error("sampler opened for a device NVML cannot read")
+	}
+	dev.Device.Vendor = "NVIDIA Corporation"
+	for range 2 {
+		if tel := src.start(context.Background(), dev.Device, 0)(); tel.Available || !strings.Contains(tel.Reason, "libnvidia-ml") {
+			t.Errorf("NVML missing: %+v", tel)
+		}
+	}
+	if opens != 1 {
+		t.Errorf("sampler opened %d times, want once", opens)
 	}
 }
 

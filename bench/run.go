@@ -30,9 +30,11 @@ type Config struct {
 	Portable bool // kernels.Params.Portable: the portable OpenCL C kernels everywhere
 	// Progress, when non-nil, shows which step runs (stderr in the CLI).
 	Progress *Progress
-	// Telemetry samples NVIDIA GPUs during their part of the run; nil: NVML is opened when a
-	// device has a PCI bus ID and an NVIDIA vendor. TelemetryInterval defaults to 200 ms.
-	Telemetry         Sampler
+	// Telemetry opens the sampler of NVIDIA GPUs (NVML in the CLI); Run calls it once, when
+	// the first NVIDIA device with a PCI bus ID starts, samples that card every
+	// TelemetryInterval (default 200 ms) while the device runs, and closes the sampler at the
+	// end. nil: no telemetry.
+	Telemetry         func() (Sampler, error)
 	TelemetryInterval time.Duration
 }
 

@@ -2,17 +2,27 @@ package bench
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/platform/telemetry"
 )
 
-// Sampler reads the telemetry of one GPU by PCI bus ID; *telemetry.Reader is one.
+// Reading is one telemetry sample of a GPU (the CLI takes them from platform/telemetry,
+// which reads NVML). Missing names the readings that could not be taken.
+type Reading struct {
+	SMClockMHz   float64
+	PowerW       float64
+	TemperatureC float64
+	Missing      []string
+}
+
+// Sampler reads the telemetry of one GPU by PCI bus ID. It must be safe for use by a
+// goroutine other than Run's. If it is an io.Closer, Run closes it at the end.
 type Sampler interface {
-	Sample(busID string) (telemetry.Sample, error)
+	Sample(busID string) (Reading, error)
 }
 
 // DefaultTelemetryInterval is the sampling period used when Config.TelemetryInterval is 0.
@@ -62,32 +72,30 @@ func (s *Spread) String() string {
 	return trimFloat(s.Min) + "/" + trimFloat(s.Median) + "/" + trimFloat(s.Max)
 }
 
-// telemetrySource opens NVML at most once per Run, on the first device that can use it.
+// telemetrySource opens the Sampler at most once per Run, on the first device that can use
+// it, so that a run on devices NVML cannot read never loads NVML.
 type telemetrySource struct {
-	s      Sampler
+	open   func() (Sampler, error)
 	opened bool
-	reader *telemetry.Reader
+	s      Sampler
 	err    error
 }
 
-func newTelemetrySource(s Sampler) *telemetrySource {
-	return &telemetrySource{s: s, opened: s != nil}
+func newTelemetrySource(open func() (Sampler, error)) *telemetrySource {
+	return &telemetrySource{open: open}
 }
 
 func (t *telemetrySource) sampler() (Sampler, error) {
 	if !t.opened {
 		t.opened = true
-		// telemetry.Open calls nothing more after a failed nvmlInit (see its package doc).
-		if t.reader, t.err = telemetry.Open(); t.err == nil {
-			t.s = t.reader
-		}
+		t.s, t.err = t.open()
 	}
 	return t.s, t.err
 }
 
 func (t *telemetrySource) close() {
-	if t.reader != nil {
-		t.reader.Close()
+	if c, ok := t.s.(io.Closer); ok {
+		c.Close()
 	}
 }
 
@@ -101,6 +109,8 @@ func (t *telemetrySource) start(ctx context.Context, dev engine.DeviceInfo, inte
 		return func() Telemetry { return Telemetry{Reason: why, IntervalMS: int(interval / time.Millisecond)} }
 	}
 	switch {
+	case t.open == nil:
+		return none("not requested")
 	case dev.PCIBusID == "":
 		return none("the device reports no PCI bus ID (NVML samples GPUs by bus ID)")
 	case !strings.Contains(strings.ToUpper(dev.Vendor), "NVIDIA"):
@@ -119,7 +129,7 @@ func sampleEvery(ctx context.Context, s Sampler, busID string, interval time.Dur
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		wg      sync.WaitGroup
-		samples []telemetry.Sample
+		samples []Reading
 		errs    int
 		lastErr error
 	)
@@ -156,9 +166,9 @@ func sampleEvery(ctx context.Context, s Sampler, busID string, interval time.Dur
 		var clk, pow, temp []float64
 		missing := map[string]bool{}
 		for _, s := range samples {
-			clk = append(clk, float64(s.SMClockMHz))
+			clk = append(clk, s.SMClockMHz)
 			pow = append(pow, s.PowerW)
-			temp = append(temp, float64(s.TemperatureC))
+			temp = append(temp, s.TemperatureC)
 			for _, m := range s.Missing {
 				if !missing[m] {
 					missing[m] = true

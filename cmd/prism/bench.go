@@ -11,6 +11,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/platform"
+	"github.com/prism-compute/prism/platform/telemetry"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -156,7 +157,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		devs = append(devs, d)
 	}
 	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Quick: opts.quick, Count: opts.count,
-		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable}
+		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Telemetry: openNVML}
 	if !opts.quiet {
 		errOut := cmd.ErrOrStderr()
 		cfg.Progress = bench.NewProgress(errOut, isTerminal(errOut))
@@ -253,4 +254,24 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// openNVML opens NVML for bench's telemetry (only when an NVIDIA GPU runs).
+func openNVML() (bench.Sampler, error) {
+	r, err := telemetry.Open()
+	if err != nil {
+		return nil, err
+	}
+	return nvmlSampler{r}, nil
+}
+
+// nvmlSampler adapts a telemetry.Reader to bench.Sampler; bench closes it after the run.
+type nvmlSampler struct{ *telemetry.Reader }
+
+func (s nvmlSampler) Sample(busID string) (bench.Reading, error) {
+	x, err := s.Reader.Sample(busID)
+	if err != nil {
+		return bench.Reading{}, err
+	}
+	return bench.Reading{SMClockMHz: float64(x.SMClockMHz), PowerW: x.PowerW, TemperatureC: float64(x.TemperatureC), Missing: x.Missing}, nil
 }
