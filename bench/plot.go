@@ -76,6 +76,7 @@ func (r *Report) Plot(metric string) (*plot.Plot, vg.Length, vg.Length, error) {
 		names[i] = k.Case + " " + FormatSize(k.Size)
 	}
 	n := len(r.Devices)
+	top := 0.0
 	groupWidth := vg.Points(math.Min(60, 14*float64(n)+6))
 	barWidth := groupWidth / vg.Length(n+1)
 	for i := range r.Devices {
@@ -85,6 +86,7 @@ func (r *Report) Plot(metric string) (*plot.Plot, vg.Length, vg.Length, error) {
 			if res := d.result(k); res != nil && res.OK() {
 				if v := val(res); !math.IsNaN(v) && !math.IsInf(v, 0) {
 					vals[j] = v
+					top = max(top, v)
 				}
 			}
 		}
@@ -103,8 +105,15 @@ func (r *Report) Plot(metric string) (*plot.Plot, vg.Length, vg.Length, error) {
 		roof.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(roof)
 	}
+	if metric == "" || metric == "fraction" {
+		top = max(top, 100)
+	}
+	// Headroom for the legend (top right, one line per device) above the tallest bar, and
+	// half a group of margin left and right.
 	p.Legend.Top = true
+	p.Y.Max = top * (1.15 + 0.08*float64(n))
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(keys))-0.4
 	p.X.Tick.Label.Rotation = math.Pi / 4
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
