@@ -66,9 +66,11 @@ oclgrind:
 	done
 	@echo "oclgrind: no memory error, race or uninitialized read"
 
+# A quick pass of the whole suite on every device found (each op at its QuickSize, ceilings
+# measured small): under 2 minutes on PoCL on 2 cores. RUN_ARGS adds flags (--json, --ops ...).
 run: build
 	./bin/prism devices
-	./bin/prism bench $(BENCH_ARGS)
+	./bin/prism bench --all-devices --quick $(RUN_ARGS)
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./kernels

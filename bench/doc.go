@@ -1,10 +1,15 @@
-// Package bench is Prism's benchmark harness: it runs kernel cases on devices, verifies
-// every result against its float64 reference before timing it, times with device events
-// after warm-up, and reports time, GB/s and GFLOP/s beside the ceiling measured on the same
-// device in the same run.
+// Package bench is Prism's benchmark harness: it runs the operations of the kernel catalog
+// (kernels.Op) at one or more sizes on one or more devices, verifies every result against
+// its float64 reference before timing it, times with device events after warm-up, and
+// reports time, GB/s and GFLOP/s beside the ceilings measured on the same device in the same
+// run: device-copy bandwidth and the FMA-bound peak in float32 and float64. Each result
+// carries its roofline: attainable = min(peak of its type, copy GB/s x FLOPs/byte), the
+// fraction achieved and which bound (memory or compute) applies.
 //
-// A Case knows how to set up one operation at one size on one device; Run drives the cases
-// over the devices and returns a Report, which prints as a terminal table or JSON.
+// Run returns a Report, which writes as a side-by-side terminal table, Markdown, CSV,
+// benchstat input or JSON (schema in docs/bench.schema.json, fields in docs/BENCH.md), and
+// draws as a chart (Plot). Compare matches two reports case by case and flags the changes
+// beyond the noise. NVML telemetry is sampled while each NVIDIA GPU runs.
 //
 // The harness is not safe for concurrent use: run one Run at a time per device.
 package bench

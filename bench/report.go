@@ -1,70 +1,204 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"text/tabwriter"
+	"runtime/debug"
 	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 )
 
-// WriteJSON writes the report as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+// SchemaVersion is the version of the report's JSON layout, written as "schema" in every
+// report and described in docs/BENCH.md and docs/bench.schema.json. It changes when a field
+// changes meaning or goes away; new fields do not change it.
+const SchemaVersion = 1
+
+// Report is the result of one Run: metadata, the configuration, then one entry per device.
+type Report struct {
+	Schema    int       `json:"schema"`
+	Prism     string    `json:"prism_version"`
+	Commit    string    `json:"commit,omitempty"`
+	Date      time.Time `json:"date"`
+	Host      string    `json:"host"`
+	GoVersion string    `json:"go_version"`
+	GOOS      string    `json:"goos"`
+	GOARCH    string    `json:"goarch"`
+	// Command is the command line that produced the report, when the caller sets it.
+	Command []string       `json:"command,omitempty"`
+	Config  ConfigInfo     `json:"config"`
+	Devices []DeviceReport `json:"devices"`
 }
 
-// WriteTable writes one table per device: every case with its time, bandwidth, FLOP rate,
-// fraction of the device-copy ceiling and verification.
-func (r *Report) WriteTable(w io.Writer) error {
-	commit := r.Commit
-	if len(commit) > 12 {
-		commit = commit[:12]
+// ConfigInfo records the Config of a run.
+type ConfigInfo struct {
+	Ops      []string `json:"ops,omitempty"`   // the patterns given (empty: the whole suite)
+	Sizes    []int    `json:"sizes,omitempty"` // empty: each op's default (or quick) size
+	Quick    bool     `json:"quick"`
+	Count    int      `json:"count"`
+	Warmup   int      `json:"warmup"`
+	Seed     uint64   `json:"seed"`
+	Portable bool     `json:"portable"`
+}
+
+// DeviceReport holds the metadata, ceilings, telemetry and results of one device.
+type DeviceReport struct {
+	Device    engine.DeviceInfo `json:"device"`
+	Backend   string            `json:"backend"`
+	Ceilings  Ceilings          `json:"ceilings"`
+	Overheads Overheads         `json:"overheads"`
+	Telemetry Telemetry         `json:"telemetry"`
+	Results   []Result          `json:"results"`
+	Err       string            `json:"error,omitempty"`
+}
+
+// Ceilings are a device's measured limits, from the same run as its results.
+type Ceilings struct {
+	// CopyGBs is the device-to-device copy bandwidth, counting bytes read plus bytes
+	// written: the ceiling of memory-bound cases. It is the better of the API's buffer copy
+	// and the suite's copy kernel; CopyHow says which, CopyBytes the size of each buffer.
+	CopyGBs   float64 `json:"copy_gbs"`
+	CopyHow   string  `json:"copy_how"`
+	CopyBytes int64   `json:"copy_bytes"`
+	// FP32GFLOPs and FP64GFLOPs are the FMA-bound peaks measured by the peak kernel (see
+	// peak.go), counting a multiply-add as two operations. FP64GFLOPs is 0 where the device
+	// has no fp64; FP64Absent then says why.
+	FP32GFLOPs float64 `json:"fp32_gflops"`
+	FP64GFLOPs float64 `json:"fp64_gflops"`
+	FP64Absent string  `json:"fp64_absent,omitempty"`
+	PeakHow    string  `json:"peak_how"`
+}
+
+// PeakGFLOPs returns the compute ceiling for operations in element type typ ("float32",
+// "float64"), or 0 when none was measured for it (integer types, fp64 missing).
+func (c Ceilings) PeakGFLOPs(typ string) float64 {
+	switch typ {
+	case "float32":
+		return c.FP32GFLOPs
+	case "float64":
+		return c.FP64GFLOPs
 	}
-	fmt.Fprintf(w, "prism %s %s  %s  host %s  n=%d  median of %d runs, device-event timing\n",
-		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.Size, r.Count)
+	return 0
+}
+
+// The bounds of a result: which roof of the roofline limits it.
+const (
+	BoundMemory  = "memory"
+	BoundCompute = "compute"
+)
+
+// Result is one case (an op at one size) on one device.
+type Result struct {
+	Case   string `json:"case"` // the op's name, "stream/triad/float32"
+	Family string `json:"family"`
+	Type   string `json:"type"`
+	Size   int    `json:"size"`  // the size asked for (elements of the main operand)
+	Shape  string `json:"shape"` // the shape set up, e.g. "M=N=K=1024"
+	Stats  Stats  `json:"stats"`
+	// Flops and Bytes are the work of one run (the op's model).
+	Flops  float64 `json:"flops"`
+	Bytes  float64 `json:"bytes"`
+	GBs    float64 `json:"gbs"`    // Bytes over the median time
+	GFLOPs float64 `json:"gflops"` // Flops over the median time
+	// Bound says which roof limits the case: "memory" when the copy bandwidth times the
+	// case's FLOPs per byte is below the compute peak of its type (or it does no FLOPs, or
+	// no peak exists for its type), else "compute".
+	Bound string `json:"bound,omitempty"`
+	// AttainableGFLOPs is the roofline: min(peak of the type, CopyGBs * Flops/Bytes); 0 when
+	// the case does no FLOPs.
+	AttainableGFLOPs float64 `json:"attainable_gflops"`
+	// Fraction is achieved over attainable: GBs/CopyGBs when memory-bound, GFLOPs/peak when
+	// compute-bound.
+	Fraction float64 `json:"fraction"`
+	Verified bool    `json:"verified"`
+	Mismatch bool    `json:"mismatch,omitempty"` // the result differed from the reference
+	Skipped  string  `json:"skipped,omitempty"`
+	Err      string  `json:"error,omitempty"`
+}
+
+// OK reports whether the result was verified and timed.
+func (r Result) OK() bool { return r.Verified && r.Err == "" && r.Skipped == "" && r.Stats.Runs > 0 }
+
+// Rate returns the result's main rate and its unit: GB/s when memory-bound, GFLOP/s when
+// compute-bound.
+func (r Result) Rate() (float64, string) {
+	if r.Bound == BoundCompute {
+		return r.GFLOPs, "GFLOP/s"
+	}
+	return r.GBs, "GB/s"
+}
+
+// roofline fills Bound, AttainableGFLOPs and Fraction from the device's ceilings.
+func (r *Result) roofline(c Ceilings) {
+	peak := c.PeakGFLOPs(r.Type)
+	r.Bound, r.AttainableGFLOPs, r.Fraction = BoundMemory, 0, 0
+	if r.Flops > 0 && r.Bytes > 0 && c.CopyGBs > 0 {
+		r.AttainableGFLOPs = c.CopyGBs * r.Flops / r.Bytes
+	}
+	if r.Flops > 0 && peak > 0 && (r.AttainableGFLOPs == 0 || peak < r.AttainableGFLOPs) {
+		r.Bound, r.AttainableGFLOPs = BoundCompute, peak
+	}
+	switch {
+	case r.Bound == BoundCompute:
+		r.Fraction = r.GFLOPs / peak
+	case c.CopyGBs > 0:
+		r.Fraction = r.GBs / c.CopyGBs
+	}
+}
+
+// ErrVerify is wrapped by every verification failure (it is kernels.ErrVerify).
+var ErrVerify = kernels.ErrVerify
+
+// Check returns an error wrapping ErrVerify if any result differed from its reference, or
+// another error if any device or case failed to run; nil when everything passed.
+func (r *Report) Check() error {
+	failed, mismatched := 0, 0
 	for _, d := range r.Devices {
-		fmt.Fprintf(w, "\n%s  %s  (%s, %d CUs, %d MHz, driver %s)\n", d.Device.ID, d.Device.Name, d.Device.Kind, d.Device.ComputeUnits, d.Device.ClockMHz, d.Device.DriverVersion)
 		if d.Err != "" {
-			fmt.Fprintf(w, "  error: %s\n", d.Err)
-			continue
+			failed++
 		}
-		fmt.Fprintf(w, "  device-copy ceiling: %.1f GB/s (%s)\n", d.CopyGBs, d.CopyHow)
-		o := d.Overheads
-		fmt.Fprintf(w, "  stream build: first %s, second %s; empty-kernel launch: %s async, %s with a round trip\n",
-			fmtDur(o.FirstBuild), fmtDur(o.SecondBuild), fmtDur(o.LaunchAsync), fmtDur(o.LaunchSync))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  case\tmedian\tmin\tmax\tGB/s\tGFLOP/s\tof copy\tcheck\t")
 		for _, res := range d.Results {
-			switch {
-			case res.Skipped != "":
-				fmt.Fprintf(tw, "  %s\t-\t-\t-\t-\t-\t-\tskipped\t\n", res.Case)
-			case res.Err != "":
-				fmt.Fprintf(tw, "  %s\t-\t-\t-\t-\t-\t-\tFAILED\t\n", res.Case)
-			default:
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.1f\t%.1f\t%.0f%%\tok\t\n", res.Case,
-					fmtDur(res.Stats.Median), fmtDur(res.Stats.Min), fmtDur(res.Stats.Max),
-					res.GBs, res.GFLOPs, 100*res.Fraction)
+			if res.Mismatch {
+				mismatched++
+			} else if res.Err != "" {
+				failed++
 			}
 		}
-		tw.Flush()
-		for _, res := range d.Results {
-			if res.Err != "" {
-				fmt.Fprintf(w, "  FAILED %s: %s\n", res.Case, res.Err)
-			}
+	}
+	switch {
+	case mismatched > 0:
+		return fmt.Errorf("bench: %d results differ from the reference, %d other failures: %w", mismatched, failed, ErrVerify)
+	case failed > 0:
+		return fmt.Errorf("bench: %d devices or cases failed to run; see the report", failed)
+	}
+	return nil
+}
+
+// Device returns the report of the device with the given ID, or nil.
+func (r *Report) Device(id string) *DeviceReport {
+	for i := range r.Devices {
+		if r.Devices[i].Device.ID == id {
+			return &r.Devices[i]
 		}
 	}
 	return nil
 }
 
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2fms", float64(d)/1e6)
-	default:
-		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
+// Version returns the module version and VCS revision of the running binary.
+func Version() (version, commit string) {
+	version, commit = "devel", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				commit = s.Value
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" {
+				commit += "-dirty"
+			}
+		}
 	}
+	return version, commit
 }

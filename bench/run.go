@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -16,129 +15,91 @@ import (
 
 // Config selects what Run measures.
 type Config struct {
-	Ops    []kernels.Op
-	Size   int // elements of each op's main operand; 0: each op's DefaultSize
-	Count  int // timed runs per case (median, min, max over them)
-	Warmup int // untimed runs before timing
-	Seed   uint64
-	// Progress, when non-nil, receives one line per step (stderr in the CLI).
-	Progress io.Writer
+	Ops []kernels.Op
+	// Patterns are the --ops patterns Ops came from, recorded in the report only.
+	Patterns []string
+	// Sizes are the sizes every op runs at (elements of its main operand); empty: each op's
+	// DefaultSize, or its QuickSize when Quick.
+	Sizes []int
+	// Quick selects each op's QuickSize (when Sizes is empty) and smaller ceiling
+	// measurements, for a pass of the whole suite in seconds on a CPU.
+	Quick    bool
+	Count    int // timed runs per case (median, min, max over them)
+	Warmup   int // untimed runs before timing
+	Seed     uint64
+	Portable bool // kernels.Params.Portable: the portable OpenCL C kernels everywhere
+	// Progress, when non-nil, shows which step runs (stderr in the CLI).
+	Progress *Progress
+	// Telemetry opens the sampler of NVIDIA GPUs (NVML in the CLI); Run calls it once, when
+	// the first NVIDIA device with a PCI bus ID starts, samples that card every
+	// TelemetryInterval (default 200 ms) while the device runs, and closes the sampler at the
+	// end. nil: no telemetry.
+	Telemetry         func() (Sampler, error)
+	TelemetryInterval time.Duration
 }
 
-// Report is the result of one Run: metadata, then one entry per device.
-type Report struct {
-	Prism     string         `json:"prism_version"`
-	Commit    string         `json:"commit,omitempty"`
-	Date      time.Time      `json:"date"`
-	Host      string         `json:"host"`
-	GoVersion string         `json:"go_version"`
-	Size      int            `json:"size"`
-	Count     int            `json:"count"`
-	Devices   []DeviceReport `json:"devices"`
-}
-
-// DeviceReport holds the ceilings and results of one device.
-type DeviceReport struct {
-	Device  engine.DeviceInfo `json:"device"`
-	Backend string            `json:"backend"`
-	// CopyGBs is the device-to-device copy bandwidth measured in this run, counting bytes
-	// read plus bytes written: the ceiling for memory-bound cases. It is the better of the
-	// API's buffer copy and the suite's copy kernel; CopyHow says which.
-	CopyGBs float64 `json:"copy_gbs"`
-	CopyHow string  `json:"copy_how"`
-	// Overheads measured before the cases: see measureOverheads.
-	Overheads Overheads `json:"overheads"`
-	Results   []Result  `json:"results"`
-	Err       string    `json:"error,omitempty"`
-}
-
-// Result is one case on one device.
-type Result struct {
-	Case     string  `json:"case"`
-	N        int     `json:"n"`     // the size asked for (elements of the main operand)
-	Shape    string  `json:"shape"` // the shape set up, e.g. "M=N=K=1024"
-	Stats    Stats   `json:"stats"`
-	GBs      float64 `json:"gbs"`
-	GFLOPs   float64 `json:"gflops"`
-	Fraction float64 `json:"fraction_of_copy"` // GBs / CopyGBs
-	Verified bool    `json:"verified"`
-	Mismatch bool    `json:"mismatch,omitempty"` // the result differed from the reference
-	Skipped  string  `json:"skipped,omitempty"`
-	Err      string  `json:"error,omitempty"`
-}
-
-// ErrVerify is wrapped by every verification failure (it is kernels.ErrVerify).
-var ErrVerify = kernels.ErrVerify
-
-// Check returns an error wrapping ErrVerify if any result differed from its reference, or
-// another error if any device or case failed to run; nil when everything passed.
-func (r *Report) Check() error {
-	failed, mismatched := 0, 0
-	for _, d := range r.Devices {
-		if d.Err != "" {
-			failed++
-		}
-		for _, res := range d.Results {
-			if res.Mismatch {
-				mismatched++
-			} else if res.Err != "" {
-				failed++
-			}
-		}
-	}
+// sizes returns the sizes op runs at.
+func (cfg Config) sizes(op kernels.Op) []int {
 	switch {
-	case mismatched > 0:
-		return fmt.Errorf("bench: %d results differ from the reference, %d other failures: %w", mismatched, failed, ErrVerify)
-	case failed > 0:
-		return fmt.Errorf("bench: %d devices or cases failed to run; see the report", failed)
+	case len(cfg.Sizes) > 0:
+		return cfg.Sizes
+	case cfg.Quick:
+		return []int{op.QuickSize}
 	}
-	return nil
+	return []int{op.DefaultSize}
 }
 
-// Version returns the module version and VCS revision of the running binary.
-func Version() (version, commit string) {
-	version, commit = "devel", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				commit = s.Value
-			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				commit += "-dirty"
-			}
-		}
+// cases counts the op-size pairs of one device.
+func (cfg Config) cases() int {
+	n := 0
+	for _, op := range cfg.Ops {
+		n += len(cfg.sizes(op))
 	}
-	return version, commit
+	return n
 }
 
-// Run measures every case on every device, one device after the other.
+// Run measures every case on every device, one device after the other: for each device
+// the fixed overheads, the copy ceiling and the FMA peaks, then every op at every size,
+// each verified against its reference before it is timed.
 func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error) {
-	if cfg.Size < 0 || cfg.Count <= 0 || cfg.Warmup < 0 {
-		return nil, fmt.Errorf("bench: size %d, count %d and warmup %d must be positive: %w", cfg.Size, cfg.Count, cfg.Warmup, engine.ErrInvalidArg)
+	if cfg.Count <= 0 || cfg.Warmup < 0 {
+		return nil, fmt.Errorf("bench: count %d must be positive and warmup %d not negative: %w", cfg.Count, cfg.Warmup, engine.ErrInvalidArg)
+	}
+	for _, s := range cfg.Sizes {
+		if s < 1 {
+			return nil, fmt.Errorf("bench: size %d must be at least 1: %w", s, engine.ErrInvalidArg)
+		}
 	}
 	host, _ := os.Hostname()
 	ver, commit := Version()
-	rep := &Report{Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host, GoVersion: runtime.Version(), Size: cfg.Size, Count: cfg.Count}
+	rep := &Report{
+		Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host,
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		Config: ConfigInfo{Ops: cfg.Patterns, Sizes: cfg.Sizes, Quick: cfg.Quick, Count: cfg.Count,
+			Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable},
+	}
+	tel := newTelemetrySource(cfg.Telemetry)
+	defer tel.close()
+	cfg.Progress.begin(len(devs) * (stepsBeforeCases + cfg.cases()))
+	defer cfg.Progress.end()
 	for _, dev := range devs {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		rep.Devices = append(rep.Devices, runDevice(ctx, cfg, dev))
+		rep.Devices = append(rep.Devices, runDevice(ctx, cfg, dev, tel))
 	}
-	return rep, nil
+	return rep, ctx.Err()
 }
 
-func (cfg Config) progress(format string, args ...any) {
-	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, format+"\n", args...)
-	}
-}
+// stepsBeforeCases counts the progress steps of a device before its cases: overheads, copy
+// ceiling, fp32 peak, fp64 peak.
+const stepsBeforeCases = 4
 
-func runDevice(ctx context.Context, cfg Config, dev *engine.Device) DeviceReport {
-	dr := DeviceReport{Device: dev.Info(), Backend: dev.Backend()}
+func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemetrySource) (dr DeviceReport) {
+	dr = DeviceReport{Device: dev.Info(), Backend: dev.Backend()}
+	id := dev.ID()
+	stopTel := tel.start(ctx, dr.Device, cfg.TelemetryInterval)
+	defer func() { dr.Telemetry = stopTel() }()
 	q, err := dev.NewQueue()
 	if err != nil {
 		dr.Err = err.Error()
@@ -147,38 +108,54 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device) DeviceReport
 	defer q.Close()
 	// Overheads first: the first build of the stream family in this process must be the
 	// first one the backend sees (the copy ceiling builds it too).
-	cfg.progress("%s: measuring build time and launch latency", dev.ID())
+	cfg.Progress.step(id, "build time and launch latency")
 	if dr.Overheads, err = measureOverheads(ctx, q); err != nil {
 		dr.Err = "overheads: " + err.Error()
 		return dr
 	}
-	cfg.progress("%s: measuring the device-copy ceiling", dev.ID())
-	if dr.CopyGBs, dr.CopyHow, err = copyCeiling(ctx, cfg, q); err != nil {
+	cfg.Progress.step(id, "copy ceiling")
+	if dr.Ceilings.CopyGBs, dr.Ceilings.CopyHow, dr.Ceilings.CopyBytes, err = copyCeiling(ctx, cfg, q); err != nil {
 		dr.Err = "copy ceiling: " + err.Error()
 		return dr
 	}
-	for i, c := range cfg.Ops {
-		cfg.progress("%s: [%d/%d] %s", dev.ID(), i+1, len(cfg.Ops), c.Name)
-		res := runCase(ctx, cfg, q, c)
-		if res.GBs > 0 && dr.CopyGBs > 0 {
-			res.Fraction = res.GBs / dr.CopyGBs
-		}
-		dr.Results = append(dr.Results, res)
-		if ctx.Err() != nil {
-			break
+	cfg.Progress.step(id, "fp32 peak")
+	pk, err := measurePeak[float32](ctx, cfg, q)
+	if err != nil {
+		dr.Err = "fp32 peak: " + err.Error()
+		return dr
+	}
+	dr.Ceilings.FP32GFLOPs, dr.Ceilings.PeakHow = pk.GFLOPs, pk.How
+	cfg.Progress.step(id, "fp64 peak")
+	pk, err = measurePeak[float64](ctx, cfg, q)
+	switch {
+	case errors.Is(err, engine.ErrUnsupported):
+		dr.Ceilings.FP64Absent = err.Error()
+	case err != nil:
+		dr.Err = "fp64 peak: " + err.Error()
+		return dr
+	default:
+		dr.Ceilings.FP64GFLOPs = pk.GFLOPs
+	}
+	for _, op := range cfg.Ops {
+		for _, size := range cfg.sizes(op) {
+			cfg.Progress.step(id, fmt.Sprintf("%s %s", op.Name, FormatSize(size)))
+			res := runCase(ctx, cfg, q, op, size)
+			if res.OK() {
+				res.roofline(dr.Ceilings)
+			}
+			dr.Results = append(dr.Results, res)
+			if ctx.Err() != nil {
+				return dr
+			}
 		}
 	}
 	return dr
 }
 
-// runCase verifies, warms up, then times one case.
-func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op) Result {
-	size := cfg.Size
-	if size == 0 {
-		size = op.DefaultSize
-	}
-	res := Result{Case: op.Name, N: size}
-	in, err := op.Setup(q, kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true})
+// runCase verifies, warms up, then times one op at one size.
+func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int) Result {
+	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size}
+	in, err := op.Setup(q, kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable})
 	if errors.Is(err, engine.ErrUnsupported) {
 		res.Skipped = err.Error()
 		return res
@@ -205,6 +182,7 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op) Re
 	}
 	res.Stats = Summarize(samples)
 	m := in.Model()
+	res.Flops, res.Bytes = m.Flops, m.Bytes
 	if sec := res.Stats.Median.Seconds(); sec > 0 {
 		res.GBs = m.Bytes / sec / 1e9
 		res.GFLOPs = m.Flops / sec / 1e9
@@ -233,137 +211,44 @@ func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Q
 	return samples, nil
 }
 
-// copyCeiling measures device-to-device copy bandwidth (bytes read plus written per second)
-// with buffers of at least 128 MiB, and at least the size of the largest case's array, two
-// ways: the API's buffer copy (clEnqueueCopyBuffer, cuMemcpyDtoD) and the suite's copy
-// kernel. It returns the better, since each loses somewhere: PoCL's buffer copy is one
-// thread's memcpy (19.8 GB/s against 68.6 GB/s for the kernel on 16 cores), while a float32
-// kernel moving 4 bytes per work-item stays at 71% of the H100's buffer copy (2026-11-21).
-func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (float64, string, error) {
-	n := max(cfg.Size*8, 256<<20) / 4
-	if m := q.Device().Info().MaxAllocBytes / 4; m > 0 && int64(n) > m {
-		n = int(m)
-	}
-	src, err := engine.NewBuffer[float32](q.Device(), n)
-	if err != nil {
-		return 0, "", err
-	}
-	defer src.Close()
-	dst, err := engine.NewBuffer[float32](q.Device(), n)
-	if err != nil {
-		return 0, "", err
-	}
-	defer dst.Close()
-	s, err := kernels.NewStream[float32](q.Device())
-	if err != nil {
-		return 0, "", err
-	}
-	defer s.Close()
-	best, how := 0.0, ""
-	for _, m := range []struct {
-		how string
-		run func(q *engine.Queue) error
-	}{
-		{"buffer copy", func(q *engine.Queue) error { return dst.CopyFrom(q, 0, src, 0, n) }},
-		{"copy kernel", func(q *engine.Queue) error { return s.Copy(q, dst, src) }},
-	} {
-		v := float32(len(m.how)) // a different value per method, so each copy is checked
-		if err := src.Fill(q, 0, n, v); err != nil {
-			return 0, "", err
-		}
-		samples, err := timeRuns(ctx, cfg, q, m.run)
-		if err != nil {
-			return 0, "", fmt.Errorf("%s: %w", m.how, err)
-		}
-		// A ceiling from a copy that did nothing would flatter every case.
-		var probe [1]float32
-		if err := dst.Read(q, n-1, probe[:]); err != nil {
-			return 0, "", err
-		}
-		if probe[0] != v {
-			return 0, "", fmt.Errorf("%w: %s left %v, want %v", ErrVerify, m.how, probe[0], v)
-		}
-		if gbs := 2 * float64(n) * 4 / Summarize(samples).Median.Seconds() / 1e9; gbs > best {
-			best, how = gbs, m.how
+// FormatSize writes n with a K, M or G suffix (powers of 1024) when it is an exact
+// multiple, as ParseSize reads it.
+func FormatSize(n int) string {
+	for _, u := range []struct {
+		s string
+		v int
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.v && n%u.v == 0 {
+			return fmt.Sprintf("%d%s", n/u.v, u.s)
 		}
 	}
-	return best, how, nil
+	return fmt.Sprint(n)
 }
 
-// Overheads are the fixed costs of a device: compiling the stream family, and launching an
-// empty kernel.
-type Overheads struct {
-	// FirstBuild is the host time of the first compile of the stream family in this process
-	// (cold, unless the backend's or driver's on-disk cache already holds it); SecondBuild the
-	// same compile again (cached where the backend caches).
-	FirstBuild  time.Duration `json:"first_build_ns"`
-	SecondBuild time.Duration `json:"second_build_ns"`
-	// LaunchAsync is the host time per launch of an empty kernel when 1000 are enqueued back to
-	// back (then one Finish); LaunchSync the median host time of one launch followed by Finish.
-	LaunchAsync time.Duration `json:"launch_async_ns"`
-	LaunchSync  time.Duration `json:"launch_sync_ns"`
-}
-
-const emptySource = `__kernel void prism_empty(__global int *x, int n) { if ((int)get_global_id(0) < n) x[0] = n; }`
-
-func measureOverheads(ctx context.Context, q *engine.Queue) (Overheads, error) {
-	var o Overheads
-	dev := q.Device()
-	for _, d := range []*time.Duration{&o.FirstBuild, &o.SecondBuild} {
-		t0 := time.Now()
-		s, err := kernels.NewStream[float32](dev)
-		if err != nil {
-			return o, err
+// ParseSize reads a size: a positive integer with an optional suffix K, M or G (powers of
+// 1024; case-insensitive, "Ki" style accepted), e.g. "4096", "64K", "16M", "1G".
+func ParseSize(s string) (int, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if len(t) >= 2 && strings.HasSuffix(t, "I") && strings.ContainsRune("KMG", rune(t[len(t)-2])) {
+		t = t[:len(t)-1]
+	}
+	mult := 1
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
 		}
-		*d = time.Since(t0)
-		s.Close()
-	}
-	prog, err := dev.Build(emptySource)
-	if err != nil {
-		return o, err
-	}
-	defer prog.Close()
-	k, err := prog.Kernel("prism_empty")
-	if err != nil {
-		return o, err
-	}
-	defer k.Close()
-	x, err := engine.NewBuffer[int32](dev, 1)
-	if err != nil {
-		return o, err
-	}
-	defer x.Close()
-	launch := func() error { return q.Launch(k, engine.Range1D(32, 32), x, int32(0)) }
-	for range 20 { // warm-up
-		if err := launch(); err != nil {
-			return o, err
+		if mult > 1 {
+			t = t[:len(t)-1]
 		}
 	}
-	if err := q.Finish(ctx); err != nil {
-		return o, err
+	var n int
+	if _, err := fmt.Sscan(t, &n); err != nil || fmt.Sprint(n) != t || n < 1 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("bench: bad size %q: want a positive integer with an optional K, M or G suffix: %w", s, engine.ErrInvalidArg)
 	}
-	const n = 1000
-	t0 := time.Now()
-	for range n {
-		if err := launch(); err != nil {
-			return o, err
-		}
-	}
-	if err := q.Finish(ctx); err != nil {
-		return o, err
-	}
-	o.LaunchAsync = time.Since(t0) / n
-	sync := make([]time.Duration, 0, 200)
-	for range cap(sync) {
-		t0 := time.Now()
-		if err := launch(); err != nil {
-			return o, err
-		}
-		if err := q.Finish(ctx); err != nil {
-			return o, err
-		}
-		sync = append(sync, time.Since(t0))
-	}
-	o.LaunchSync = Summarize(sync).Median
-	return o, nil
+	return n * mult, nil
 }

@@ -31,7 +31,7 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(ctx, Config{Ops: ops, Size: size, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
+	rep, err := Run(ctx, Config{Ops: ops, Sizes: []int{size}, Quick: true, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +39,14 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := rep.Devices[0]
-	if d.CopyGBs <= 0 || d.CopyHow == "" {
-		t.Errorf("copy ceiling %v GB/s by %q", d.CopyGBs, d.CopyHow)
+	if d.Ceilings.CopyGBs <= 0 || d.Ceilings.CopyHow == "" {
+		t.Errorf("copy ceiling %v GB/s by %q", d.Ceilings.CopyGBs, d.Ceilings.CopyHow)
+	}
+	if c := d.Ceilings; c.FP32GFLOPs <= 0 || c.PeakHow == "" || (d.Device.FP64 && c.FP64GFLOPs <= 0) {
+		t.Errorf("peaks not measured: %+v", c)
+	}
+	if d.Telemetry.Available || d.Telemetry.Reason == "" {
+		t.Errorf("telemetry %+v: want none on PoCL, with a reason", d.Telemetry)
 	}
 	if o := d.Overheads; o.FirstBuild <= 0 || o.SecondBuild <= 0 || o.LaunchAsync <= 0 || o.LaunchSync <= 0 {
 		t.Errorf("overheads not measured: %+v", o)
@@ -52,7 +58,8 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 		if r.Skipped != "" {
 			continue
 		}
-		if !r.Verified || r.Stats.Runs != 3 || r.Stats.Median <= 0 || r.Stats.Min > r.Stats.Median || r.Stats.Median > r.Stats.Max || r.GBs <= 0 {
+		if !r.Verified || r.Stats.Runs != 3 || r.Stats.Median <= 0 || r.Stats.Min > r.Stats.Median || r.Stats.Median > r.Stats.Max || r.GBs <= 0 ||
+			r.Bound == "" || r.Fraction <= 0 || len(r.Stats.Samples) != 3 {
 			t.Errorf("%s: verified %v, stats %+v, %v GB/s", r.Case, r.Verified, r.Stats, r.GBs)
 		}
 	}
@@ -64,7 +71,7 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatalf("JSON does not parse: %v", err)
 	}
-	if back.Devices[0].Device.ID != dev.ID() || len(back.Devices[0].Results) != len(d.Results) {
+	if back.Schema != SchemaVersion || back.Devices[0].Device.ID != dev.ID() || len(back.Devices[0].Results) != len(d.Results) {
 		t.Errorf("JSON round trip lost data: %+v", back.Devices[0].Device)
 	}
 }

@@ -3,82 +3,145 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/platform"
+	"github.com/prism-compute/prism/platform/telemetry"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type benchOptions struct {
-	device string
-	all    bool
-	size   int
-	count  int
-	warmup int
-	seed   uint64
-	json   bool
-	quiet  bool
+	devices   []string
+	all       bool
+	ops       []string
+	sizes     []string
+	size      int // deprecated --size
+	quick     bool
+	portable  bool
+	count     int
+	warmup    int
+	seed      uint64
+	baseline  string
+	json      bool
+	csv       bool
+	markdown  bool
+	benchstat bool
+	quiet     bool
 }
 
 func newBenchCmd() *cobra.Command {
 	opts := &benchOptions{}
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Benchmark the kernel suite on every device, verified, side by side",
-		Long: `Run the stream kernels (copy, scale, add, triad, dot; float32 and float64) on
-every device found, or on the one --device names. Each case is first checked against a
-float64 reference on random inputs; only verified cases are timed. Times come from device
-events: median, min and max over --count runs after --warmup runs.
+		Short: "Benchmark the kernel suite on devices side by side, verified, against measured ceilings",
+		Long: `Run the operations of the suite (all, or those --ops selects) at each op's default
+size, its quick size (--quick) or every size of --sizes, on one device (--device, else
+PRISM_DEVICE, else the best by policy), several (--device a,b) or all (--all-devices).
 
-Each device's device-to-device copy bandwidth is measured in the same run and every
-result is shown as a fraction of it.
+Every case is first checked against a float64 reference on random inputs; only verified
+cases are timed. Times come from device events: median, min and max over --count runs
+after --warmup runs, with inputs rotated so that repeats do not find them in a cache.
 
-Progress goes to stderr, the report to stdout. Exits with code 4 if any result fails
-verification, 3 if no device is found.`,
-		Example: `  prism bench
-  prism bench --device opencl:0:0 --size 4000000 --count 20
-  prism bench --json > results.json`,
+Each device's ceilings are measured in the same run: device-to-device copy bandwidth and
+the FMA-bound peak in float32 and float64. Every result is shown against its roofline,
+min(peak of its type, copy GB/s x FLOPs/byte), with its bound (memory or compute); with
+several devices, the ratio of each to the first device or to --baseline.
+
+--ops patterns: a family ("stream"), a prefix ("stream/triad"), an op name or a glob
+("*/*/float64"). --sizes: elements of each op's main operand, with K, M or G suffixes
+(powers of 1024), e.g. --sizes 64K,1M,16M.
+
+Output: a table on stdout, or --json (schema: docs/bench.schema.json, fields: docs/BENCH.md),
+--csv, --markdown, or --benchstat (Go benchmark format: benchstat old.txt new.txt).
+Progress goes to stderr: a bar on a terminal, lines otherwise, nothing with -q.
+
+Exits with code 4 if any result fails verification, 3 if no device is found.`,
+		Example: `  prism bench --quick --all-devices
+  prism bench --device opencl:0:0 --ops stream/triad --sizes 1M,16M --count 20
+  prism bench --all-devices --baseline cuda:0 --portable
+  prism bench --all-devices --json > results.json
+  prism bench --benchstat --count 10 > new.txt && benchstat old.txt new.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return benchRun(cmd, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.device, "device", "", "device ID, backend or class (default: all devices)")
-	f.IntVar(&opts.size, "size", 1<<24, "elements per array")
+	f.StringSliceVar(&opts.devices, "device", nil, "device IDs, backends or classes, comma-separated (default: PRISM_DEVICE, else the best device)")
+	f.BoolVar(&opts.all, "all-devices", false, "benchmark every device found")
+	f.StringSliceVar(&opts.ops, "ops", nil, "operations to run: families, prefixes, names or globs, comma-separated (default: all)")
+	f.StringSliceVar(&opts.sizes, "sizes", nil, "sizes to run each op at, with K/M/G suffixes (default: each op's default size)")
+	f.IntVar(&opts.size, "size", 0, "one size for every op")
+	_ = f.MarkDeprecated("size", "use --sizes")
+	f.BoolVar(&opts.quick, "quick", false, "each op's quick size, smaller ceiling runs, --count 5 --warmup 1 unless given")
+	f.BoolVar(&opts.portable, "portable", false, "portable OpenCL C kernels on every backend (no vendor-specific variants)")
 	f.IntVar(&opts.count, "count", 10, "timed runs per case")
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
+	f.StringVar(&opts.baseline, "baseline", "", "device ID the table's ratios compare with (default: the first device)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.BoolVar(&opts.csv, "csv", false, "print the results as CSV")
+	f.BoolVar(&opts.markdown, "markdown", false, "print the report as Markdown")
+	f.BoolVar(&opts.benchstat, "benchstat", false, "print the results in Go benchmark format, one line per timed run")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 
 func benchRun(cmd *cobra.Command, opts *benchOptions) error {
-	if opts.size <= 0 || opts.count <= 0 || opts.warmup < 0 {
-		return usageError{fmt.Errorf("--size and --count must be positive and --warmup not negative")}
+	flags := cmd.Flags()
+	for _, group := range [][]string{{"json", "csv", "markdown", "benchstat"}, {"device", "all-devices"}, {"sizes", "size"}} {
+		var set []string
+		for _, name := range group {
+			if flags.Changed(name) {
+				set = append(set, "--"+name)
+			}
+		}
+		if len(set) > 1 {
+			return usageError{fmt.Errorf("%s exclude each other", strings.Join(set, " and "))}
+		}
+	}
+	if opts.quick {
+		if !flags.Changed("count") {
+			opts.count = 5
+		}
+		if !flags.Changed("warmup") {
+			opts.warmup = 1
+		}
+	}
+	if opts.count <= 0 || opts.warmup < 0 {
+		return usageError{fmt.Errorf("--count must be positive and --warmup not negative")}
+	}
+	var sizes []int
+	for _, s := range opts.sizes {
+		n, err := bench.ParseSize(s)
+		if err != nil {
+			return usageError{fmt.Errorf("--sizes: %w", err)}
+		}
+		sizes = append(sizes, n)
+	}
+	if flags.Changed("size") {
+		if opts.size <= 0 {
+			return usageError{fmt.Errorf("--size must be positive")}
+		}
+		sizes = []int{opts.size}
+	}
+	ops, err := kernels.Match(opts.ops...)
+	if err != nil {
+		return usageError{fmt.Errorf("--ops: %w", err)}
 	}
 	ctx := cmd.Context()
-	dis, err := platform.Discover(ctx)
+	ids, err := benchDevices(cmd, opts)
 	if err != nil {
 		return err
 	}
-	var ids []string
-	if opts.device != "" {
-		d, _, err := platform.Select(dis.Devices, opts.device)
-		if err != nil {
-			return err
-		}
-		ids = []string{d.ID}
-	} else {
-		for _, d := range dis.Devices {
-			ids = append(ids, d.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return fmt.Errorf("no compute device found: %w", joinNoDevice(dis))
+	if opts.baseline != "" && !contains(ids, opts.baseline) {
+		return usageError{fmt.Errorf("--baseline %s is not among the devices benchmarked (%s)", opts.baseline, strings.Join(ids, ", "))}
 	}
 	var devs []*engine.Device
 	defer func() {
@@ -93,26 +156,122 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		}
 		devs = append(devs, d)
 	}
-	ops, err := kernels.Match("stream")
-	if err != nil {
-		return err
-	}
-	cfg := bench.Config{Ops: ops, Size: opts.size, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed}
+	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Quick: opts.quick, Count: opts.count,
+		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Telemetry: openNVML}
 	if !opts.quiet {
-		cfg.Progress = cmd.ErrOrStderr()
+		errOut := cmd.ErrOrStderr()
+		cfg.Progress = bench.NewProgress(errOut, isTerminal(errOut))
 	}
 	rep, err := bench.Run(ctx, cfg, devs)
 	if err != nil && rep == nil {
 		return err
 	}
+	rep.Command = commandLine(cmd)
 	out := cmd.OutOrStdout()
-	if opts.json {
-		err = errors.Join(err, rep.WriteJSON(out))
-	} else {
-		err = errors.Join(err, rep.WriteTable(out))
+	var werr error
+	switch {
+	case opts.json:
+		werr = rep.WriteJSON(out)
+	case opts.csv:
+		werr = rep.WriteCSV(out)
+	case opts.markdown:
+		werr = rep.WriteMarkdown(out, opts.baseline)
+	case opts.benchstat:
+		werr = rep.WriteBenchstat(out)
+	default:
+		werr = rep.WriteTable(out, opts.baseline)
 	}
-	if err != nil {
+	if err := errors.Join(err, werr); err != nil {
 		return err
 	}
 	return rep.Check()
+}
+
+// benchDevices returns the IDs of the devices to benchmark, in the order given (--device),
+// discovery order (--all-devices), or the one PRISM_DEVICE or the policy selects.
+func benchDevices(cmd *cobra.Command, opts *benchOptions) ([]string, error) {
+	dis, err := platform.Discover(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	if len(dis.Devices) == 0 {
+		return nil, fmt.Errorf("no compute device found: %w", joinNoDevice(dis))
+	}
+	var ids []string
+	switch {
+	case opts.all:
+		for _, d := range dis.Devices {
+			ids = append(ids, d.ID)
+		}
+	case len(opts.devices) > 0:
+		for _, spec := range opts.devices {
+			d, _, err := platform.Select(dis.Devices, spec)
+			if err != nil {
+				return nil, err
+			}
+			if !contains(ids, d.ID) {
+				ids = append(ids, d.ID)
+			}
+		}
+	default:
+		d, _, err := platform.Select(dis.Devices, os.Getenv(platform.EnvDevice))
+		if err != nil {
+			return nil, err
+		}
+		ids = []string{d.ID}
+	}
+	return ids, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// commandLine reconstructs the command line from the flags set, for the report.
+func commandLine(cmd *cobra.Command) []string {
+	args := strings.Fields(cmd.CommandPath())
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		args = append(args, "--"+f.Name+"="+v)
+	})
+	return args
+}
+
+// isTerminal reports whether w is a terminal (a character device), where a redrawn
+// progress bar is welcome.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// openNVML opens NVML for bench's telemetry (only when an NVIDIA GPU runs).
+func openNVML() (bench.Sampler, error) {
+	r, err := telemetry.Open()
+	if err != nil {
+		return nil, err
+	}
+	return nvmlSampler{r}, nil
+}
+
+// nvmlSampler adapts a telemetry.Reader to bench.Sampler; bench closes it after the run.
+type nvmlSampler struct{ *telemetry.Reader }
+
+func (s nvmlSampler) Sample(busID string) (bench.Reading, error) {
+	x, err := s.Reader.Sample(busID)
+	if err != nil {
+		return bench.Reading{}, err
+	}
+	return bench.Reading{SMClockMHz: float64(x.SMClockMHz), PowerW: x.PowerW, TemperatureC: float64(x.TemperatureC), Missing: x.Missing}, nil
 }

@@ -1,0 +1,202 @@
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// WriteJSON writes the report as indented JSON, in the layout of docs/bench.schema.json.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadReport decodes a report written by WriteJSON. Reports from before schema 1 (no
+// "schema" field: one size for the run, copy_gbs beside each device, n and fraction_of_copy
+// in each result) are converted; a newer schema is an error.
+func ReadReport(rd io.Reader) (*Report, error) {
+	raw, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("bench: not a report: %w", err)
+	}
+	switch {
+	case r.Schema > SchemaVersion:
+		return nil, fmt.Errorf("bench: report schema %d is newer than this prism's (%d)", r.Schema, SchemaVersion)
+	case r.Schema == 0:
+		var old struct {
+			Count   int `json:"count"`
+			Devices []struct {
+				CopyGBs float64 `json:"copy_gbs"`
+				CopyHow string  `json:"copy_how"`
+				Results []struct {
+					N        int     `json:"n"`
+					Fraction float64 `json:"fraction_of_copy"`
+				} `json:"results"`
+			} `json:"devices"`
+		}
+		if err := json.Unmarshal(raw, &old); err != nil {
+			return nil, fmt.Errorf("bench: not a report: %w", err)
+		}
+		if len(old.Devices) != len(r.Devices) {
+			return nil, fmt.Errorf("bench: not a report: no devices")
+		}
+		r.Config.Count = old.Count
+		for i, od := range old.Devices {
+			d := &r.Devices[i]
+			d.Ceilings.CopyGBs, d.Ceilings.CopyHow = od.CopyGBs, od.CopyHow
+			for j, or := range od.Results {
+				res := &d.Results[j]
+				res.Size, res.Fraction, res.Bound = or.N, or.Fraction, BoundMemory
+				if parts := strings.Split(res.Case, "/"); len(parts) == 3 {
+					res.Family, res.Type = parts[0], parts[2]
+				}
+			}
+		}
+	}
+	return &r, nil
+}
+
+// ReadReportFile reads a report from a JSON file.
+func ReadReportFile(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := ReadReport(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.
+var CSVHeader = []string{"device", "backend", "device_name", "case", "family", "type", "size", "shape",
+	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
+	"status", "error"}
+
+// WriteCSV writes one row per result and device (RFC 4180, header first). status is ok,
+// skipped or failed.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, d := range r.Devices {
+		for _, res := range d.Results {
+			status, msg := "ok", ""
+			switch {
+			case res.Skipped != "":
+				status, msg = "skipped", res.Skipped
+			case res.Err != "":
+				status, msg = "failed", res.Err
+			}
+			s := res.Stats
+			err := cw.Write([]string{d.Device.ID, d.Backend, d.Device.Name, res.Case, res.Family, res.Type,
+				strconv.Itoa(res.Size), res.Shape, strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10),
+				strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10), f(res.GBs), f(res.GFLOPs),
+				res.Bound, f(res.AttainableGFLOPs), f(res.Fraction), status, msg})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// BenchstatPkg is the pkg: line of WriteBenchstat.
+const BenchstatPkg = "github.com/prism-compute/prism/bench"
+
+// WriteBenchstat writes the results in the Go benchmark format that benchstat
+// (golang.org/x/perf/cmd/benchstat) reads: configuration lines (goos, goarch, pkg, then per
+// device its device, backend and driver), one line per timed run, so that benchstat sees the
+// spread, named Benchmark<Op>/size=<n>/device=<id>-<GOMAXPROCS>, with ns/op, GB/s and
+// GFLOP/s (left out for ops that do no FLOPs); and Unit lines that say higher rates are better.
+//
+// Compare two runs with `benchstat old.txt new.txt`; compare devices of one run with
+// `benchstat -col /device -ignore device,backend,driver run.txt`.
+func (r *Report) WriteBenchstat(w io.Writer) error {
+	bw := &errWriter{w: w}
+	bw.printf("goos: %s\ngoarch: %s\npkg: %s\n", r.GOOS, r.GOARCH, BenchstatPkg)
+	if r.Commit != "" {
+		bw.printf("commit: %s\n", r.Commit)
+	}
+	bw.printf("Unit GB/s better=higher\nUnit GFLOP/s better=higher\n")
+	procs := runtime.GOMAXPROCS(0)
+	for _, d := range r.Devices {
+		bw.printf("device: %s\nbackend: %s\ndriver: %s\n", configValue(d.Device.Name), configValue(d.Backend), configValue(d.Device.DriverVersion))
+		for _, res := range d.Results {
+			if !res.OK() {
+				continue
+			}
+			name := fmt.Sprintf("Benchmark%s/size=%d/device=%s-%d", BenchName(res.Case), res.Size, nameValue(d.Device.ID), procs)
+			samples := res.Stats.Samples
+			if len(samples) == 0 { // a report without samples: its median only
+				samples = append(samples, res.Stats.Median)
+			}
+			for _, s := range samples {
+				sec := s.Seconds()
+				if sec <= 0 {
+					continue
+				}
+				bw.printf("%s\t1\t%d ns/op\t%s GB/s", name, s.Nanoseconds(), strconv.FormatFloat(res.Bytes/sec/1e9, 'f', 3, 64))
+				if res.Flops > 0 { // no column of zeros, which spoils benchstat's geomean
+					bw.printf("\t%s GFLOP/s", strconv.FormatFloat(res.Flops/sec/1e9, 'f', 3, 64))
+				}
+				bw.printf("\n")
+			}
+		}
+	}
+	return bw.err
+}
+
+// BenchName turns an op name into a benchmark name: "stream/triad/float32" becomes
+// "Stream_triad_float32" (benchstat splits names at slashes into key=value parts).
+func BenchName(op string) string {
+	s := nameValue(strings.ReplaceAll(op, "/", "_"))
+	if s == "" {
+		return s
+	}
+	rs := []rune(s)
+	rs[0] = unicode.ToUpper(rs[0])
+	return string(rs)
+}
+
+var nameUnsafe = regexp.MustCompile(`[\s/=]+`)
+
+// nameValue makes s safe inside a benchmark name part (no spaces, slashes or '=').
+func nameValue(s string) string { return nameUnsafe.ReplaceAllString(s, "_") }
+
+// configValue makes s a one-line config value.
+func configValue(s string) string {
+	if s = strings.Join(strings.Fields(s), " "); s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

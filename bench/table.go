@@ -1,0 +1,287 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// caseKey identifies a row of the side-by-side table: an op at a size.
+type caseKey struct {
+	Case string
+	Size int
+}
+
+// rows returns every case and size of the report, in order of first appearance.
+func (r *Report) rows() []caseKey {
+	var keys []caseKey
+	seen := map[caseKey]bool{}
+	for _, d := range r.Devices {
+		for _, res := range d.Results {
+			k := caseKey{res.Case, res.Size}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+func (d *DeviceReport) result(k caseKey) *Result {
+	for i := range d.Results {
+		if d.Results[i].Case == k.Case && d.Results[i].Size == k.Size {
+			return &d.Results[i]
+		}
+	}
+	return nil
+}
+
+// baselineIndex returns the index of the device the ratios compare with: the one named, or
+// the first.
+func (r *Report) baselineIndex(id string) (int, error) {
+	if id == "" {
+		return 0, nil
+	}
+	var ids []string
+	for i, d := range r.Devices {
+		if d.Device.ID == id {
+			return i, nil
+		}
+		ids = append(ids, d.Device.ID)
+	}
+	return 0, fmt.Errorf("bench: baseline %q is not in the report (devices: %s): %w", id, strings.Join(ids, ", "), engine.ErrInvalidArg)
+}
+
+// grid is the side-by-side table as cells: a header row, then one row per case and size.
+// Per device: median time, main rate, percent of the roofline with its bound, and for every
+// device but the baseline the ratio baseline time / device time.
+func (r *Report) grid(baseline string) (header []string, rows [][]string, err error) {
+	base, err := r.baselineIndex(baseline)
+	if err != nil {
+		return nil, nil, err
+	}
+	header = []string{"case", "size"}
+	for i := range r.Devices {
+		l := fmt.Sprintf("[%d] ", i+1)
+		header = append(header, l+"time", l+"rate", l+"of roof")
+		if i != base {
+			header = append(header, fmt.Sprintf("%svs [%d]", l, base+1))
+		}
+	}
+	for _, k := range r.rows() {
+		row := []string{k.Case, FormatSize(k.Size)}
+		var b *Result
+		if len(r.Devices) > 0 {
+			b = r.Devices[base].result(k)
+		}
+		for i := range r.Devices {
+			res := r.Devices[i].result(k)
+			switch {
+			case res == nil:
+				row = append(row, "-", "-", "-")
+			case res.Skipped != "":
+				row = append(row, "skipped", "-", "-")
+			case res.Err != "":
+				row = append(row, "FAILED", "-", "-")
+			default:
+				v, unit := res.Rate()
+				row = append(row, fmtDur(res.Stats.Median), trimFloat(v)+" "+unit, fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound)))
+			}
+			if i != base {
+				cell := "-"
+				if res != nil && b != nil && res.OK() && b.OK() && res.Stats.Median > 0 {
+					cell = fmt.Sprintf("%.2fx", float64(b.Stats.Median)/float64(res.Stats.Median))
+				}
+				row = append(row, cell)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return header, rows, nil
+}
+
+func shortBound(b string) string {
+	if b == BoundCompute {
+		return "compute"
+	}
+	return "mem"
+}
+
+// deviceLines describes each device: identity, ceilings, overheads, telemetry.
+func (r *Report) deviceLines() [][]string {
+	var out [][]string
+	for i, d := range r.Devices {
+		di := d.Device
+		lines := []string{fmt.Sprintf("[%d] %s  %s (%s, %s, %d CUs, %d MHz, driver %s)", i+1, di.ID, di.Name, di.Kind, d.Backend, di.ComputeUnits, di.ClockMHz, di.DriverVersion)}
+		if d.Err != "" {
+			lines = append(lines, "error: "+d.Err)
+		}
+		c := d.Ceilings
+		if c.CopyGBs > 0 {
+			fp64 := trimFloat(c.FP64GFLOPs) + " GFLOP/s"
+			if c.FP64Absent != "" {
+				fp64 = "none (no fp64)"
+			}
+			lines = append(lines, fmt.Sprintf("ceilings: copy %s GB/s (%s, 2 x %s), fp32 %s GFLOP/s, fp64 %s",
+				trimFloat(c.CopyGBs), c.CopyHow, fmtBytes(c.CopyBytes), trimFloat(c.FP32GFLOPs), fp64))
+		}
+		if o := d.Overheads; o.FirstBuild > 0 {
+			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
+				fmtDur(o.FirstBuild), fmtDur(o.SecondBuild), fmtDur(o.LaunchAsync), fmtDur(o.LaunchSync)))
+		}
+		t := d.Telemetry
+		if t.Available {
+			lines = append(lines, fmt.Sprintf("telemetry (min/median/max of %d samples): SM clock %s MHz, power %s W, temperature %s C",
+				t.Samples, t.SMClockMHz, t.PowerW, t.TemperatureC))
+		} else if t.Reason != "" {
+			lines = append(lines, "telemetry: none: "+t.Reason)
+		}
+		out = append(out, lines)
+	}
+	return out
+}
+
+func (r *Report) titleLine() string {
+	commit := r.Commit
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if commit == "" {
+		commit = "(no commit)"
+	}
+	mode := ""
+	if r.Config.Quick {
+		mode = ", quick"
+	}
+	if r.Config.Portable {
+		mode += ", portable kernels"
+	}
+	return fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, device-event timing",
+		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode)
+}
+
+// failures lists the failed results: device label, case, size, error.
+func (r *Report) failures() []string {
+	var out []string
+	for i, d := range r.Devices {
+		for _, res := range d.Results {
+			if res.Err != "" {
+				out = append(out, fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err))
+			}
+		}
+	}
+	return out
+}
+
+// WriteTable writes the devices side by side: one row per case and size, and per device the
+// median time, the main rate (GB/s when memory-bound, GFLOP/s when compute-bound), the
+// fraction of the roofline, and the ratio to the baseline device (its ID, or "" for the
+// first): baseline time over device time, so above 1 is faster.
+func (r *Report) WriteTable(w io.Writer, baseline string) error {
+	header, rows, err := r.grid(baseline)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, r.titleLine())
+	for _, lines := range r.deviceLines() {
+		fmt.Fprintln(w, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
+	fmt.Fprintln(w, "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound; vs [i]: [i]'s time / this time")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range r.failures() {
+		fmt.Fprintln(w, f)
+	}
+	return nil
+}
+
+// WriteMarkdown writes the same content as WriteTable as Markdown: the metadata as a list,
+// the side-by-side results as a table.
+func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
+	header, rows, err := r.grid(baseline)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "**%s**\n\n", mdEscape(r.titleLine()))
+	for _, lines := range r.deviceLines() {
+		fmt.Fprintf(w, "- %s\n", mdEscape(lines[0]))
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "  - %s\n", mdEscape(l))
+		}
+	}
+	fmt.Fprintf(w, "\n*of roof*: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound; *vs [i]*: [i]'s time / this time.\n\n")
+	fmt.Fprintf(w, "| %s |\n|", strings.Join(header, " | "))
+	for i := range header {
+		if i < 2 {
+			fmt.Fprint(w, "---|")
+		} else {
+			fmt.Fprint(w, "---:|")
+		}
+	}
+	fmt.Fprintln(w)
+	for _, row := range rows {
+		for i := range row {
+			row[i] = mdEscape(row[i])
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	if f := r.failures(); len(f) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range f {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+		}
+	}
+	return nil
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "\n", " ").Replace(s)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
+	}
+}
+
+func fmtBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// trimFloat formats a rate with three significant digits (at least the units).
+func trimFloat(v float64) string {
+	switch {
+	case v >= 100 || v <= -100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10 || v <= -10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}

@@ -1,0 +1,521 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/spf13/cobra"
+)
+
+// execPrism runs the CLI with args (compare and plot included, whether or not root.go
+// registers them yet) and returns stdout and the error.
+func execPrism(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	for _, c := range []func() *cobra.Command{newCompareCmd, newPlotCmd} {
+		cmd := c()
+		if found, _, err := root.Find([]string{cmd.Name()}); err != nil || found == root {
+			root.AddCommand(cmd)
+		}
+	}
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		t.Logf("prism %s: %v\nstderr: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), err
+}
+
+// benchRuns holds two JSON reports of the same small bench on the first OpenCL device,
+// written once for all the tests of this file.
+var benchRuns struct {
+	once sync.Once
+	dir  string
+	a, b string // paths
+	err  error
+}
+
+func twoRuns(t *testing.T) (dir, a, b string) {
+	t.Helper()
+	ids := enginetest.DeviceIDs(t, "opencl")
+	benchRuns.once.Do(func() {
+		benchRuns.dir, benchRuns.err = os.MkdirTemp("", "prism-bench-test")
+		if benchRuns.err != nil {
+			return
+		}
+		for i, p := range []*string{&benchRuns.a, &benchRuns.b} {
+			out, err := execPrism(t, "bench", "--device", ids[0], "--ops", "stream/triad,stream/copy/float32",
+				"--sizes", "4K,33000", "--quick", "--count", "3", "--json", "-q")
+			if err != nil {
+				benchRuns.err = err
+				return
+			}
+			*p = filepath.Join(benchRuns.dir, fmt.Sprintf("run%d.json", i))
+			if benchRuns.err = os.WriteFile(*p, []byte(out), 0o644); benchRuns.err != nil {
+				return
+			}
+		}
+	})
+	if benchRuns.err != nil {
+		t.Fatal(benchRuns.err)
+	}
+	return benchRuns.dir, benchRuns.a, benchRuns.b
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchRuns.dir != "" {
+		os.RemoveAll(benchRuns.dir)
+	}
+	os.Exit(code)
+}
+
+func readReport(t *testing.T, path string) *bench.Report {
+	t.Helper()
+	r, err := bench.ReadReportFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestBenchJSONMatchesSchema validates `prism bench --json` against docs/bench.schema.json
+// and checks that every case was verified and timed.
+func TestBenchJSONMatchesSchema(t *testing.T) {
+	_, a, _ := twoRuns(t)
+	schema := loadSchema(t)
+	raw, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if errs := schema.validate(doc); len(errs) > 0 {
+		t.Errorf("the report does not match docs/bench.schema.json:\n%s", strings.Join(errs, "\n"))
+	}
+	rep := readReport(t, a)
+	if rep.Schema != bench.SchemaVersion || len(rep.Devices) != 1 {
+		t.Fatalf("schema %d, %d devices", rep.Schema, len(rep.Devices))
+	}
+	d := rep.Devices[0]
+	if d.Ceilings.CopyGBs <= 0 || d.Ceilings.FP32GFLOPs <= 0 || (d.Device.FP64 && d.Ceilings.FP64GFLOPs <= 0) {
+		t.Errorf("ceilings not measured: %+v", d.Ceilings)
+	}
+	if d.Telemetry.Available || d.Telemetry.Reason == "" {
+		t.Errorf("telemetry on PoCL: %+v, want absent with a reason", d.Telemetry)
+	}
+	if len(d.Results) != 3*2 {
+		t.Fatalf("%d results, want 3 ops x 2 sizes", len(d.Results))
+	}
+	for _, r := range d.Results {
+		if !r.OK() || r.Stats.Runs != 3 || len(r.Stats.Samples) != 3 || r.Fraction <= 0 || r.Bound == "" {
+			t.Errorf("%s %d: %+v", r.Case, r.Size, r)
+		}
+	}
+	if rep.Config.Count != 3 || !rep.Config.Quick || len(rep.Config.Sizes) != 2 || len(rep.Command) < 2 {
+		t.Errorf("config not recorded: %+v, command %q", rep.Config, rep.Command)
+	}
+}
+
+// TestSchemaRejects checks that the validator is not vacuous.
+func TestSchemaRejects(t *testing.T) {
+	schema := loadSchema(t)
+	for name, doc := range map[string]string{
+		"missing devices": `{"schema": 1, "prism_version": "x", "date": "d", "host": "h", "go_version": "g", "goos": "l", "goarch": "a", "config": {"quick": true, "count": 1, "warmup": 0, "seed": 1, "portable": false}}`,
+		"wrong schema":    `{"schema": 2}`,
+		"string count":    `{"schema": 1, "prism_version": "x", "date": "d", "host": "h", "go_version": "g", "goos": "l", "goarch": "a", "config": {"quick": true, "count": "1", "warmup": 0, "seed": 1, "portable": false}, "devices": []}`,
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		if errs := schema.validate(v); len(errs) == 0 {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestCompareTwoRuns(t *testing.T) {
+	dir, a, b := twoRuns(t)
+	out, err := execPrism(t, "compare", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "stream/triad/float32") || !strings.Contains(out, "of 6 cases") {
+		t.Errorf("compare output:\n%s", out)
+	}
+	// JSON: every case on both sides, with a ratio range around the ratio.
+	out, err = execPrism(t, "compare", "--json", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmp bench.Comparison
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Changes) != 6 {
+		t.Fatalf("%d changes, want 6", len(cmp.Changes))
+	}
+	for _, ch := range cmp.Changes {
+		if ch.Old == nil || ch.New == nil || !(ch.RatioMin <= ch.Ratio && ch.Ratio <= ch.RatioMax) {
+			t.Errorf("%s: ratio %v in [%v, %v]", ch, ch.Ratio, ch.RatioMin, ch.RatioMax)
+		}
+	}
+	// A doctored second run: one case three times slower, one case gone.
+	rep := readReport(t, b)
+	res := rep.Devices[0].Results
+	for _, p := range []*int64{(*int64)(&res[0].Stats.Median), (*int64)(&res[0].Stats.Min), (*int64)(&res[0].Stats.Max)} {
+		*p = *p*3 + 1000
+	}
+	gone := res[len(res)-1]
+	rep.Devices[0].Results = res[:len(res)-1]
+	slow := filepath.Join(dir, "slow.json")
+	writeReport(t, slow, rep)
+	if _, err := execPrism(t, "compare", a, slow); err != nil {
+		t.Errorf("without --fail-on-regression: %v", err)
+	}
+	out, err = execPrism(t, "compare", "--fail-on-regression", a, slow)
+	if err == nil || run(context.Background(), []string{"compare", "--fail-on-regression", a, slow}) == exitOK {
+		t.Errorf("--fail-on-regression with a case 3x slower: no error\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(res[0].Case)+`.*slower`).MatchString(strings.Join(strings.Fields(out), " ")) &&
+		!strings.Contains(out, "slower") {
+		t.Errorf("the slower case is not flagged:\n%s", out)
+	}
+	if !strings.Contains(out, "only old") || !strings.Contains(out, gone.Case) {
+		t.Errorf("the missing case %s is not listed:\n%s", gone.Case, out)
+	}
+}
+
+func writeReport(t *testing.T, path string, r *bench.Report) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPlotWritesPNGAndSVG(t *testing.T) {
+	dir, a, _ := twoRuns(t)
+	pngPath, svgPath := filepath.Join(dir, "chart.png"), filepath.Join(dir, "chart.svg")
+	if _, err := execPrism(t, "plot", a, "-o", pngPath); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("PNG does not decode: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+		t.Errorf("PNG is %v", b)
+	}
+	if _, err := execPrism(t, "plot", a, "-o", svgPath, "--metric", "gbs"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, texts := 0, []string{}
+	dec := xml.NewDecoder(bytes.NewReader(raw))
+	inText := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG does not parse: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			switch tok.Name.Local {
+			case "path", "rect":
+				paths++
+			case "text":
+				inText = true
+			}
+		case xml.EndElement:
+			if tok.Name.Local == "text" {
+				inText = false
+			}
+		case xml.CharData:
+			if inText {
+				texts = append(texts, string(tok))
+			}
+		}
+	}
+	all := strings.Join(texts, " ")
+	// One bar per case (6), axes, legend.
+	if paths < 6 {
+		t.Errorf("SVG has %d paths/rects, want at least one bar per case", paths)
+	}
+	for _, want := range []string{"stream/triad/float32 4K", "GB/s", "prism bench", "opencl:0:0"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("SVG text lacks %q: %q", want, all)
+		}
+	}
+	// An unsupported extension is a usage error naming the supported ones.
+	_, err = execPrism(t, "plot", a, "-o", filepath.Join(dir, "chart.gif"))
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".svg") || !strings.Contains(err.Error(), ".png") {
+		t.Errorf("chart.gif: %v, want a usage error naming .svg and .png", err)
+	}
+}
+
+func TestCSVAndBenchstat(t *testing.T) {
+	_, a, _ := twoRuns(t)
+	rep := readReport(t, a)
+	var buf bytes.Buffer
+	if err := rep.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV does not parse: %v", err)
+	}
+	if strings.Join(recs[0], ",") != strings.Join(bench.CSVHeader, ",") || len(recs) != 1+6 {
+		t.Fatalf("CSV header %q and %d rows", recs[0], len(recs)-1)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, r := range recs[1:] {
+		if r[col["status"]] != "ok" {
+			t.Errorf("row %q", r)
+		}
+		for _, c := range []string{"size", "median_ns", "gbs", "fraction"} {
+			if v, err := strconv.ParseFloat(r[col[c]], 64); err != nil || v <= 0 {
+				t.Errorf("%s = %q", c, r[col[c]])
+			}
+		}
+	}
+	buf.Reset()
+	if err := rep.WriteBenchstat(&buf); err != nil {
+		t.Fatal(err)
+	}
+	result := regexp.MustCompile(`^Benchmark[A-Z][\w.]*/size=\d+/device=[^\s/]+-\d+\s+1\s+\d+ ns/op\s+[\d.]+ GB/s(\s+[\d.]+ GFLOP/s)?$`)
+	config := regexp.MustCompile(`^([a-z][\w-]*): \S.*$|^Unit \S+ better=higher$`)
+	results, configs := 0, map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		switch {
+		case result.MatchString(line):
+			results++
+		case config.MatchString(line):
+			configs[strings.SplitN(line, ":", 2)[0]] = true
+		default:
+			t.Errorf("benchstat line not understood: %q", line)
+		}
+	}
+	if results != 6*3 {
+		t.Errorf("%d result lines, want one per timed run (18)", results)
+	}
+	for _, k := range []string{"goos", "goarch", "pkg", "device", "backend"} {
+		if !configs[k] {
+			t.Errorf("no %s: line", k)
+		}
+	}
+	// The CLI flags reach the same writers.
+	out, err := execPrism(t, "bench", "--ops", "stream/copy/float32", "--sizes", "1K", "--count", "2", "--quick", "--markdown", "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "| case | size |") || !strings.Contains(out, "stream/copy/float32") {
+		t.Errorf("markdown:\n%s", out)
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "--sizes", "12Q"},
+		{"bench", "--ops", "no-such-family"},
+		{"bench", "--json", "--csv"},
+		{"bench", "--device", "cpu", "--all-devices"},
+	} {
+		if code := run(context.Background(), args); code != exitUsage {
+			t.Errorf("prism %s: exit %d, want %d", strings.Join(args, " "), code, exitUsage)
+		}
+	}
+	for _, args := range [][]string{
+		{"plot", "x.json"},
+		{"plot", "x.json", "-o", "x.svg", "--metric", "watts"},
+		{"compare", "only-one.json"},
+		{"compare", "a.json", "b.json", "--threshold", "-1"},
+	} {
+		var ue usageError
+		if _, err := execPrism(t, args...); !errors.As(err, &ue) {
+			t.Errorf("prism %s: %v, want a usage error", strings.Join(args, " "), err)
+		}
+	}
+}
+
+// jsonSchema is the subset of JSON Schema (draft 2020-12) that docs/bench.schema.json uses:
+// type (a name or a list), required, properties, items, enum, $ref to "#/$defs/..."; the
+// annotations $schema, $id, title, description and $defs. Any other keyword is an error, so
+// the schema cannot silently rely on one this validator ignores.
+type jsonSchema struct {
+	root map[string]any
+}
+
+func loadSchema(t *testing.T) *jsonSchema {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/bench.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root map[string]any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	s := &jsonSchema{root: root}
+	if errs := s.checkKeywords(root, "#"); len(errs) > 0 {
+		t.Fatalf("schema uses keywords the validator does not implement:\n%s", strings.Join(errs, "\n"))
+	}
+	return s
+}
+
+var schemaKeywords = map[string]bool{"$schema": true, "$id": true, "title": true, "description": true, "$defs": true,
+	"type": true, "required": true, "properties": true, "items": true, "enum": true, "$ref": true}
+
+func (s *jsonSchema) checkKeywords(node map[string]any, at string) []string {
+	var errs []string
+	for k, v := range node {
+		if !schemaKeywords[k] {
+			errs = append(errs, at+": keyword "+k)
+		}
+		switch k {
+		case "properties", "$defs":
+			for name, sub := range v.(map[string]any) {
+				errs = append(errs, s.checkKeywords(sub.(map[string]any), at+"/"+k+"/"+name)...)
+			}
+		case "items":
+			errs = append(errs, s.checkKeywords(v.(map[string]any), at+"/items")...)
+		}
+	}
+	return errs
+}
+
+func (s *jsonSchema) validate(doc any) []string { return s.check(s.root, doc, "$") }
+
+func (s *jsonSchema) check(node map[string]any, v any, at string) []string {
+	if ref, ok := node["$ref"].(string); ok {
+		name, ok := strings.CutPrefix(ref, "#/$defs/")
+		def, found := s.root["$defs"].(map[string]any)[name].(map[string]any)
+		if !ok || !found {
+			return []string{at + ": unresolved $ref " + ref}
+		}
+		return s.check(def, v, at)
+	}
+	var errs []string
+	if typ, ok := node["type"]; ok {
+		var names []string
+		switch typ := typ.(type) {
+		case string:
+			names = []string{typ}
+		case []any:
+			for _, n := range typ {
+				names = append(names, n.(string))
+			}
+		}
+		match := false
+		for _, n := range names {
+			match = match || hasType(v, n)
+		}
+		if !match {
+			return []string{fmt.Sprintf("%s: %T %v is not of type %v", at, v, v, names)}
+		}
+	}
+	if enum, ok := node["enum"].([]any); ok {
+		found := false
+		for _, e := range enum {
+			found = found || fmt.Sprint(e) == fmt.Sprint(v)
+		}
+		if !found {
+			errs = append(errs, fmt.Sprintf("%s: %v not in %v", at, v, enum))
+		}
+	}
+	if obj, ok := v.(map[string]any); ok {
+		if req, ok := node["required"].([]any); ok {
+			for _, r := range req {
+				if _, ok := obj[r.(string)]; !ok {
+					errs = append(errs, fmt.Sprintf("%s: required %q missing", at, r))
+				}
+			}
+		}
+		if props, ok := node["properties"].(map[string]any); ok {
+			for k, sub := range props {
+				if pv, ok := obj[k]; ok {
+					errs = append(errs, s.check(sub.(map[string]any), pv, at+"."+k)...)
+				}
+			}
+			for k := range obj {
+				if _, ok := props[k]; !ok {
+					errs = append(errs, fmt.Sprintf("%s: property %q is not in the schema", at, k))
+				}
+			}
+		}
+	}
+	if arr, ok := v.([]any); ok {
+		if items, ok := node["items"].(map[string]any); ok {
+			for i, e := range arr {
+				errs = append(errs, s.check(items, e, fmt.Sprintf("%s[%d]", at, i))...)
+			}
+		}
+	}
+	return errs
+}
+
+func hasType(v any, name string) bool {
+	switch name {
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == float64(int64(f))
+	case "null":
+		return v == nil
+	}
+	return false
+}
