@@ -20,8 +20,6 @@ export POCL_CACHE_DIR ?= $(CURDIR)/.cache/pocl
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
 APT_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BENCH_ARGS ?= --size 4000000 --count 5
-
 .PHONY: deps build test unit oclgrind run bench gpu-bundle lint
 
 deps:

@@ -134,10 +134,10 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	for _, ch := range c.Changes {
 		oldT, newT, ratio, rng := "-", "-", "-", "-"
 		if ch.Old != nil && ch.Old.OK() {
-			oldT = fmtDur(ch.Old.Stats.Median)
+			oldT = FormatDuration(ch.Old.Stats.Median)
 		}
 		if ch.New != nil && ch.New.OK() {
-			newT = fmtDur(ch.New.Stats.Median)
+			newT = FormatDuration(ch.New.Stats.Median)
 		}
 		if ch.Ratio > 0 {
 			ratio = fmt.Sprintf("%.3f", ch.Ratio)

@@ -139,7 +139,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 	for _, op := range cfg.Ops {
 		for _, size := range cfg.sizes(op) {
 			cfg.Progress.step(id, fmt.Sprintf("%s %s", op.Name, FormatSize(size)))
-			res := runCase(ctx, cfg, q, op, size)
+			res := RunCase(ctx, cfg, q, op, size)
 			if res.OK() {
 				res.roofline(dr.Ceilings)
 			}
@@ -152,8 +152,10 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 	return dr
 }
 
-// runCase verifies, warms up, then times one op at one size.
-func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int) Result {
+// RunCase sets op up at size on q's device, verifies one run against the reference, then
+// times cfg.Count runs after cfg.Warmup (cfg's Ops, Sizes and Progress are not used). A
+// failure is recorded in the Result, not returned.
+func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int) Result {
 	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size}
 	in, err := op.Setup(q, kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable})
 	if errors.Is(err, engine.ErrUnsupported) {

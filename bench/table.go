@@ -91,7 +91,7 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, "FAILED", "-", "-")
 			default:
 				v, unit := res.Rate()
-				row = append(row, fmtDur(res.Stats.Median), trimFloat(v)+" "+unit, fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound)))
+				row = append(row, FormatDuration(res.Stats.Median), trimFloat(v)+" "+unit, fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound)))
 			}
 			if i != base {
 				cell := "-"
@@ -133,7 +133,7 @@ func (r *Report) deviceLines() [][]string {
 		}
 		if o := d.Overheads; o.FirstBuild > 0 {
 			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
-				fmtDur(o.FirstBuild), fmtDur(o.SecondBuild), fmtDur(o.LaunchAsync), fmtDur(o.LaunchSync)))
+				FormatDuration(o.FirstBuild), FormatDuration(o.SecondBuild), FormatDuration(o.LaunchAsync), FormatDuration(o.LaunchSync)))
 		}
 		t := d.Telemetry
 		if t.Available {
@@ -254,7 +254,8 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "\n", " ").Replace(s)
 }
 
-func fmtDur(d time.Duration) string {
+// FormatDuration writes d with a unit that keeps three significant digits (1.23ms).
+func FormatDuration(d time.Duration) string {
 	switch {
 	case d >= time.Second:
 		return fmt.Sprintf("%.2fs", d.Seconds())

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/spf13/cobra"
 )
@@ -95,20 +96,7 @@ func kernelsRun(cmd *cobra.Command, opts *kernelsOptions, args []string) error {
 			}
 			fmt.Fprintln(tw, "  operation\tcomputes\tsize\tdefault\tquick")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", op.Name, op.Doc, op.SizeDoc, fmtCount(op.DefaultSize), fmtCount(op.QuickSize))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", op.Name, op.Doc, op.SizeDoc, bench.FormatSize(op.DefaultSize), bench.FormatSize(op.QuickSize))
 	}
 	return tw.Flush()
-}
-
-// fmtCount prints a count with a binary suffix when it is a whole multiple (16M, 64K).
-func fmtCount(n int) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dG", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-	return fmt.Sprint(n)
 }

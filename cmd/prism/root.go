@@ -8,9 +8,10 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "prism",
 		Short: "Run one suite of compute kernels on every GPU and CPU of this machine",
-		Long: `Prism runs one suite of compute kernels (stream, and more to come) on any device
-that speaks OpenCL (NVIDIA, AMD and Intel GPUs; CPUs through PoCL) and, on NVIDIA GPUs,
-through CUDA. It finds the devices at run time, verifies every result against a float64
+		Long: `Prism runs one suite of compute kernels (GEMM, reductions, scan, sort, transpose,
+stencils, convolution, FFT, softmax, layer norm, attention, histogram, Monte Carlo,
+element-wise maps; 'prism kernels' lists them) on any device that speaks OpenCL
+(NVIDIA, AMD and Intel GPUs; CPUs through PoCL) and, on NVIDIA GPUs, through CUDA. It finds the devices at run time, verifies every result against a float64
 reference, and times kernels with device events.
 
 Choosing a device: --device takes an ID from 'prism devices' (opencl:0:0, cuda:0), a
@@ -21,17 +22,18 @@ PRISM_TRACE=1 prints what was chosen and why.
 
 Exit codes: 0 success, 1 error, 2 bad usage, 3 no device or backend available,
 4 a result failed verification.`,
-		Example: `  prism devices                 # list every device of every backend
-  prism devices --json          # the same as JSON, with every fact
-  prism bench                   # stream kernels on every device, verified, GB/s side by side
-  prism bench --device cpu --size 1000000 --count 5
-  PRISM_DEVICE=opencl:0:0 prism bench --device ""`,
+		Example: `  prism devices                         # every device of every backend, with its ID
+  prism kernels                         # the suite: operations, sizes, tunables
+  prism run gemm/nn/float32 --device cuda:0 --size 16M
+  prism bench --all-devices --quick     # the whole suite on every device, side by side
+  prism bench --all-devices --json > run.json && prism plot run.json -o run.svg
+  prism compare before.json after.json  # what got faster or slower, beyond the noise`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd())
+	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd())
 	return root
 }

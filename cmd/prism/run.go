@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
@@ -59,17 +58,12 @@ Exits with code 4 if a result fails verification.`,
 	return cmd
 }
 
-// runResult is one operation's outcome in `prism run --json`.
+// runResult is one operation's outcome in `prism run --json`: the device and bench's
+// result (the same fields as a result in `prism bench --json`).
 type runResult struct {
-	Op       string      `json:"op"`
-	Device   string      `json:"device"`
-	Name     string      `json:"device_name"`
-	Shape    string      `json:"shape"`
-	Size     int         `json:"size"`
-	Verified bool        `json:"verified"`
-	Stats    bench.Stats `json:"stats"`
-	GBs      float64     `json:"gbs"`
-	GFLOPs   float64     `json:"gflops"`
+	Device string `json:"device"`
+	Name   string `json:"device_name"`
+	bench.Result
 }
 
 func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
@@ -79,7 +73,7 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	size := 0
 	if opts.size != "" {
 		var err error
-		if size, err = parseSize(opts.size); err != nil {
+		if size, err = bench.ParseSize(opts.size); err != nil {
 			return usageError{fmt.Errorf("--size: %w", err)}
 		}
 	}
@@ -98,8 +92,10 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 		return err
 	}
 	defer q.Close()
+	cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable}
 	var results []runResult
 	var errs []error
+	out := cmd.OutOrStdout()
 	for _, op := range ops {
 		n := size
 		if n == 0 {
@@ -108,85 +104,43 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 				n = op.QuickSize
 			}
 		}
-		res, err := runOne(cmd, q, op, n, opts)
-		if err != nil {
-			err = fmt.Errorf("%s on %s: %w", op.Name, dev.ID(), err)
-			if errors.Is(err, engine.ErrUnsupported) && len(ops) > 1 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %v\n", err)
-				continue
-			}
-			errs = append(errs, err)
-			if !opts.json {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s on %s: FAILED: %v\n", op.Name, dev.ID(), err)
-			}
+		res := runResult{Device: dev.ID(), Name: dev.Info().Name, Result: bench.RunCase(ctx, cfg, q, op, n)}
+		switch {
+		case res.Skipped != "" && len(ops) > 1:
+			fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s on %s: %s\n", op.Name, dev.ID(), res.Skipped)
 			continue
+		case res.Skipped != "":
+			errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Skipped, engine.ErrUnsupported))
+		case res.Mismatch:
+			errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Err, bench.ErrVerify))
+		case res.Err != "":
+			errs = append(errs, fmt.Errorf("%s on %s: %s", op.Name, dev.ID(), res.Err))
 		}
 		results = append(results, res)
 		if !opts.json {
-			writeRunResult(cmd.OutOrStdout(), res, opts)
+			writeRunResult(out, res, opts)
 		}
 	}
 	if opts.json {
-		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		errs = append(errs, enc.Encode(results))
 	}
 	return errors.Join(errs...)
 }
 
-// runOne sets op up at size n, verifies one run, then times --count runs.
-func runOne(cmd *cobra.Command, q *engine.Queue, op kernels.Op, n int, opts *runOptions) (runResult, error) {
-	ctx := cmd.Context()
-	dev := q.Device()
-	res := runResult{Op: op.Name, Device: dev.ID(), Name: dev.Info().Name, Size: n}
-	in, err := op.Setup(q, kernels.Params{Size: n, Seed: opts.seed, Rotate: true, Portable: opts.portable})
-	if err != nil {
-		return res, err
-	}
-	defer in.Close()
-	res.Shape = in.Shape()
-	if err := in.Run(q); err != nil {
-		return res, err
-	}
-	if err := in.Verify(q); err != nil {
-		return res, err
-	}
-	res.Verified = true
-	for range opts.warmup {
-		if err := in.Run(q); err != nil {
-			return res, err
-		}
-	}
-	samples := make([]time.Duration, 0, opts.count)
-	for range opts.count {
-		d, err := q.Timed(ctx, func() error { return in.Run(q) })
-		if err != nil {
-			return res, err
-		}
-		samples = append(samples, d)
-	}
-	res.Stats = bench.Summarize(samples)
-	m := in.Model()
-	if s := res.Stats.Median.Seconds(); s > 0 {
-		res.GBs, res.GFLOPs = m.Bytes/s/1e9, m.Flops/s/1e9
-	}
-	return res, nil
-}
-
 func writeRunResult(w io.Writer, r runResult, opts *runOptions) {
-	fmt.Fprintf(w, "%s on %s (%s), %s\n", r.Op, r.Device, r.Name, r.Shape)
+	fmt.Fprintf(w, "%s on %s (%s), %s\n", r.Case, r.Device, r.Name, r.Shape)
+	if !r.OK() {
+		why := r.Err
+		if r.Skipped != "" {
+			why = "skipped: " + r.Skipped
+		}
+		fmt.Fprintf(w, "  FAILED: %s\n", why)
+		return
+	}
 	fmt.Fprintf(w, "  verified against the float64 reference (seed %d)\n", opts.seed)
 	fmt.Fprintf(w, "  median %s  min %s  max %s  over %d runs (device events, %d warm-up)\n",
-		fmtDuration(r.Stats.Median), fmtDuration(r.Stats.Min), fmtDuration(r.Stats.Max), r.Stats.Runs, opts.warmup)
+		bench.FormatDuration(r.Stats.Median), bench.FormatDuration(r.Stats.Min), bench.FormatDuration(r.Stats.Max), r.Stats.Runs, opts.warmup)
 	fmt.Fprintf(w, "  %.2f GB/s  %.2f GFLOP/s\n", r.GBs, r.GFLOPs)
-}
-
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.3fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.3fms", float64(d)/1e6)
-	}
-	return fmt.Sprintf("%.1fµs", float64(d)/1e3)
 }

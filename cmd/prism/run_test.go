@@ -39,7 +39,7 @@ func TestRunJSON(t *testing.T) {
 		t.Fatal("no results")
 	}
 	for _, r := range got {
-		if !strings.HasPrefix(r.Op, "stream/triad/") || r.Device != ids[0] || !r.Verified || r.Size != 10240 ||
+		if !strings.HasPrefix(r.Case, "stream/triad/") || r.Device != ids[0] || !r.Verified || r.Size != 10240 ||
 			r.Shape != "n=10240" || r.Stats.Runs != 3 || r.Stats.Median <= 0 || r.GBs <= 0 {
 			t.Errorf("result %+v", r)
 		}
@@ -100,18 +100,5 @@ func TestKernelsList(t *testing.T) {
 	out, err = execute(t, "kernels", "stream")
 	if err != nil || !strings.Contains(out, "Purpose:") || !strings.Contains(out, "Launch:") {
 		t.Errorf("kernels stream: %v\n%s", err, out)
-	}
-}
-
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int{"1": 1, "1000": 1000, "64K": 65536, "16M": 16 << 20, "1g": 1 << 30, " 7 ": 7} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-5", "M", "1.5M", "12Q", "99999999999G"} {
-		if _, err := parseSize(in); err == nil {
-			t.Errorf("parseSize(%q): no error", in)
-		}
 	}
 }
