@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/prism-compute/prism/bench"
@@ -140,7 +141,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.baseline != "" && !contains(ids, opts.baseline) {
+	if opts.baseline != "" && !slices.Contains(ids, opts.baseline) {
 		return usageError{fmt.Errorf("--baseline %s is not among the devices benchmarked (%s)", opts.baseline, strings.Join(ids, ", "))}
 	}
 	var devs []*engine.Device
@@ -167,20 +168,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		return err
 	}
 	rep.Command = commandLine(cmd)
-	out := cmd.OutOrStdout()
-	var werr error
-	switch {
-	case opts.json:
-		werr = rep.WriteJSON(out)
-	case opts.csv:
-		werr = rep.WriteCSV(out)
-	case opts.markdown:
-		werr = rep.WriteMarkdown(out, opts.baseline)
-	case opts.benchstat:
-		werr = rep.WriteBenchstat(out)
-	default:
-		werr = rep.WriteTable(out, opts.baseline)
-	}
+	werr := writeReport(cmd.OutOrStdout(), rep, opts.json, opts.csv, opts.markdown, opts.benchstat, opts.baseline)
 	if err := errors.Join(err, werr); err != nil {
 		return err
 	}
@@ -209,7 +197,7 @@ func benchDevices(cmd *cobra.Command, opts *benchOptions) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !contains(ids, d.ID) {
+			if !slices.Contains(ids, d.ID) {
 				ids = append(ids, d.ID)
 			}
 		}
@@ -221,15 +209,6 @@ func benchDevices(cmd *cobra.Command, opts *benchOptions) ([]string, error) {
 		ids = []string{d.ID}
 	}
 	return ids, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // commandLine reconstructs the command line from the flags set, for the report.

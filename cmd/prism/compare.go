@@ -29,7 +29,7 @@ one report only are listed as such.
 Exits with code 1 when --fail-on-regression is given and a case is slower.`,
 		Example: `  prism compare before.json after.json
   prism compare --threshold 0.10 --fail-on-regression main.json branch.json`,
-		Args: exactArgs(2),
+		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return compareRun(cmd, opts, args[0], args[1])
 		},
@@ -67,14 +67,4 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 		return fmt.Errorf("%d cases slower than in %s beyond the noise (threshold %.3g%%)", n, oldPath, 100*opts.threshold)
 	}
 	return nil
-}
-
-// exactArgs is cobra.ExactArgs(n) as a usage error (exit code 2).
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
 }

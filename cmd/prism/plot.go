@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/prism-compute/prism/bench"
@@ -26,7 +27,7 @@ and commit of the run.
 The format follows the extension of -o: ` + "." + strings.Join(bench.PlotFormats, ", .") + `.`,
 		Example: `  prism plot results.json -o chart.svg
   prism plot results.json -o bandwidth.png --metric gbs`,
-		Args: exactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return plotRun(cmd, opts, args[0])
 		},
@@ -44,7 +45,7 @@ func plotRun(cmd *cobra.Command, opts *plotOptions, in string) error {
 	if _, err := bench.PlotFormat(opts.output); err != nil {
 		return usageError{err}
 	}
-	if !contains(bench.PlotMetrics, opts.metric) {
+	if !slices.Contains(bench.PlotMetrics, opts.metric) {
 		return usageError{fmt.Errorf("--metric %q: use one of %s", opts.metric, strings.Join(bench.PlotMetrics, ", "))}
 	}
 	rep, err := bench.ReadReportFile(in)

@@ -191,7 +191,7 @@ func TestCompareTwoRuns(t *testing.T) {
 	gone := res[len(res)-1]
 	rep.Devices[0].Results = res[:len(res)-1]
 	slow := filepath.Join(dir, "slow.json")
-	writeReport(t, slow, rep)
+	saveReport(t, slow, rep)
 	if _, err := execPrism(t, "compare", a, slow); err != nil {
 		t.Errorf("without --fail-on-regression: %v", err)
 	}
@@ -208,7 +208,7 @@ func TestCompareTwoRuns(t *testing.T) {
 	}
 }
 
-func writeReport(t *testing.T, path string, r *bench.Report) {
+func saveReport(t *testing.T, path string, r *bench.Report) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := r.WriteJSON(&buf); err != nil {

@@ -34,6 +34,6 @@ Exit codes: 0 success, 1 error, 2 bad usage, 3 no device or backend available,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd())
+	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd())
 	return root
 }
