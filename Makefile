@@ -33,7 +33,7 @@ deps:
 	@command -v $(GO) >/dev/null || { echo "Go is not installed: see https://go.dev/doc/install"; exit 1; }
 
 build: deps
-	$(GO) build -o bin/prism ./cmd/prism
+	$(GO) build -buildvcs=auto -o bin/prism ./cmd/prism  # the report names the commit
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -76,7 +76,7 @@ bench: deps
 # Everything the GPU machine needs, built here (it has no Go): see docs/PERFORMANCE.md.
 gpu-bundle: deps
 	mkdir -p .gpu
-	$(GO) build -o .gpu/prism ./cmd/prism
+	$(GO) build -buildvcs=auto -o .gpu/prism ./cmd/prism
 	$(GO) test -c -o .gpu/cl.test ./cl
 	$(GO) test -c -o .gpu/kernels.test ./kernels
 	$(GO) test -c -o .gpu/cuda.test ./cuda
