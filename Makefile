@@ -83,4 +83,4 @@ gpu-bundle: deps
 	$(GO) test -c -o .gpu/bench.test ./bench
 	$(GO) test -c -o .gpu/telemetry.test ./platform/telemetry
 	git rev-parse HEAD > .gpu/COMMIT
-	cp scripts/gpu-run.sh .gpu/
+	cp scripts/gpu-run.sh scripts/vendor.py .gpu/

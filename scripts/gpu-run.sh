@@ -1,35 +1,51 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine from the repository root, with .gpu/ carried there
-# (make gpu-bundle). Writes at most 7 files (machine, devices.json, three test logs, bench.json, bench.txt) under $OUT (the device tool returns 8); the
-# caller tees stdout into an eighth.
+# (make gpu-bundle). MODE=test runs the test binaries with PRISM_REQUIRE (logs, sanitizer);
+# MODE=bench runs `prism bench --all-devices` once and renders it (JSON, Markdown, table,
+# SVG and PNG chart) plus the vendor libraries through PyTorch (scripts/vendor.py);
+# MODE=all does both. Writes at most 7 files under $OUT (the device tool returns 8; the
+# caller tees stdout into the eighth).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+MODE=${MODE:-all}
 export PRISM_REQUIRE=${PRISM_REQUIRE:-cuda,opencl}
 export POCL_WORK_GROUP_SPECIALIZATION=0 POCL_CACHE_DIR=/tmp/pocl-cache
-BENCH_ARGS=${BENCH_ARGS:---size 67108864 --count 20}
+BENCH_ARGS=${BENCH_ARGS:---all-devices --count 10}
 status=0
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; echo "commit $(cat .gpu/COMMIT)"; date -u; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 echo "== prism devices"
 .gpu/prism devices 2>&1
-.gpu/prism devices --json > "$OUT/devices.json"
-for t in ${TESTS:-cl cuda kernels}; do
-  echo "== tests: $t (PRISM_REQUIRE=$PRISM_REQUIRE)"
-  (cd "$t" && ../.gpu/$t.test -test.count=1 -test.v 2>&1) | grep -v -E '^=== (RUN|PAUSE|CONT)' > "$OUT/test-$t.log"
-  rc=${PIPESTATUS[0]}
-  grep -E -- '^--- |^(ok|PASS|FAIL)' "$OUT/test-$t.log" | sort | uniq -c | sort -rn | head -40
-  grep -B2 -A10 -- '--- FAIL' "$OUT/test-$t.log" | head -60
-  [ "$rc" = 0 ] || status=1
-done
-if [ -x .gpu/cuda.test ] && command -v compute-sanitizer >/dev/null; then
-  echo "== compute-sanitizer --tool memcheck cuda.test (conformance)"
-  (cd cuda && compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 ../.gpu/cuda.test -test.count=1 -test.run 'Conformance' 2>&1 | tail -8)
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+if [ "$MODE" = test ] || [ "$MODE" = all ]; then
+  for t in ${TESTS:-cl cuda kernels}; do
+    echo "== tests: $t (PRISM_REQUIRE=$PRISM_REQUIRE)"
+    (cd "$t" && ../.gpu/$t.test -test.count=1 -test.v ${TEST_ARGS:-} 2>&1) | grep -v -E '^=== (RUN|PAUSE|CONT)' > "$OUT/test-$t.log"
+    rc=${PIPESTATUS[0]}
+    echo "exit $rc"
+    grep -E -- '^--- |^(ok|PASS|FAIL)' "$OUT/test-$t.log" | sort | uniq -c | sort -rn | head -20
+    grep -B2 -A12 -- '--- FAIL' "$OUT/test-$t.log" | head -80
+    [ "$rc" = 0 ] || status=1
+  done
+  if [ -x .gpu/cuda.test ] && command -v compute-sanitizer >/dev/null; then
+    echo "== compute-sanitizer --tool memcheck kernels.test on cuda:0 (TestOps)"
+    (cd kernels && PRISM_TEST_SIZE=small compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+      ../.gpu/kernels.test -test.count=1 -test.run 'TestOps/cuda:0' 2>&1 | tail -6)
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  fi
 fi
-# A fresh kernel cache, so the first build of each device in the bench is cold.
-export PRISM_CACHE_DIR=$(mktemp -d)
-echo "== prism bench $BENCH_ARGS"
-.gpu/prism bench $BENCH_ARGS --json -q > "$OUT/bench.json" || status=1
-.gpu/prism bench $BENCH_ARGS > "$OUT/bench.txt" 2>&1 || status=1
-cat "$OUT/bench.txt" | grep -v '^\S*: \['
+if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+  # A fresh kernel cache, so the first build of each device in the bench is cold.
+  export PRISM_CACHE_DIR=$(mktemp -d)
+  echo "== prism bench $BENCH_ARGS"
+  .gpu/prism bench $BENCH_ARGS --json > "$OUT/bench.json" 2> /tmp/bench.err || status=1
+  grep -v '^\S*: \[' /tmp/bench.err | tail -20
+  .gpu/prism report "$OUT/bench.json" > "$OUT/bench.txt" && cat "$OUT/bench.txt"
+  .gpu/prism report "$OUT/bench.json" --markdown > "$OUT/bench.md" || status=1
+  .gpu/prism plot "$OUT/bench.json" -o "$OUT/bench.svg" || status=1
+  .gpu/prism plot "$OUT/bench.json" -o "$OUT/bench.png" || status=1
+  if python3 -c 'import torch' 2>/dev/null; then
+    echo "== vendor libraries through PyTorch"
+    python3 .gpu/vendor.py > "$OUT/vendor.json" && cat "$OUT/vendor.json"
+  fi
+fi
 exit $status
