@@ -349,7 +349,8 @@ func (r *Reduce[T]) Reduce(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T
 		return 0, err
 	}
 	var v [1]T
-	return v[0], out.Read(q, 0, v[:])
+	err = out.Read(q, 0, v[:])
+	return v[0], err
 }
 
 // Sum returns the sum of all of x (an int32 sum wraps modulo 2^32).
@@ -407,7 +408,10 @@ func (r *Reduce[T]) Arg(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T, i
 	if err := vals.Read(q, 0, v[:]); err != nil {
 		return 0, 0, err
 	}
-	return v[0], i[0], idx.Read(q, 0, i[:])
+	if err := idx.Read(q, 0, i[:]); err != nil {
+		return 0, 0, err
+	}
+	return v[0], i[0], nil
 }
 
 // ArgMin returns the smallest element of x and the index of its first occurrence.

@@ -157,8 +157,11 @@ func (s *Scan[T]) Exclusive(q *engine.Queue, y, x *engine.Buffer[T]) error {
 }
 
 func (s *Scan[T]) scan(q *engine.Queue, y, x *engine.Buffer[T], exclusive bool) error {
-	if x == nil {
-		return fmt.Errorf("kernels: scan: nil input buffer: %w", engine.ErrInvalidArg)
+	if x == nil || y == nil {
+		return fmt.Errorf("kernels: scan: nil input or output buffer: %w", engine.ErrInvalidArg)
+	}
+	if y.Len() < x.Len() {
+		return fmt.Errorf("kernels: scan: output of %d elements for an input of %d: %w", y.Len(), x.Len(), engine.ErrInvalidArg)
 	}
 	var part *engine.Buffer[T]
 	if g := s.Scratch(x.Len()); g > 1 {
