@@ -33,7 +33,7 @@ func reduceOp[T ReduceElem](op ReduceOp, rows bool) Op {
 	name, doc, sizeDoc := "reduce/"+string(op)+"/"+tn, reduceDocs[op], "n elements"
 	if rows {
 		name = "reduce/row" + string(op) + "/" + tn
-		doc = "per row of a row-major matrix: " + doc
+		doc = fmt.Sprintf("%s of each row of a row-major matrix (one work-group per row of %d)", op, reduceCols)
 		sizeDoc = fmt.Sprintf("rows of %d columns: rows = max(1, round(size/%d))", reduceCols, reduceCols)
 	}
 	if _, ok := any(*new(T)).(int32); ok && op == ReduceSum {
