@@ -117,8 +117,14 @@
     RED_TREE(OP, scratch, lid, lid, WG)                                     \
     if (lid == 0) out[get_group_id(0)] = (ELEM)scratch[0];
 
-// Pass body of argmin/argmax over x[0..n) (pairs == 0) or over pairs v[0..n), idx[0..n).
-#define RED_ARG_GRID(CMP, IDENT, LOADV, LOADI)                              \
+// Whether the element (v, i) of a scan in increasing i beats (bv, bi): strictly better,
+// or the first non-NaN element. Branch-free, so that loops vectorize.
+#define RED_TAKE(CMP, v, i, bv, bi) (CMP(v, bv) | (((bi) < 0) & ((v) == (v))))
+#define RED_PAIR(CMP, v, i, bv, bi) RED_BETTER(CMP, v, i, bv, bi)
+
+// Pass body of argmin/argmax over x[0..n) (TAKE = RED_TAKE: indices increase) or over
+// (value, index) pairs (TAKE = RED_BETTER).
+#define RED_ARG_GRID(TAKE, CMP, IDENT, LOADV, LOADI)                        \
     __local ELEM sv[WG];                                                    \
     __local int si[WG];                                                     \
     const int lid = (int)get_local_id(0);                                   \
@@ -128,10 +134,9 @@
     for (int i = (int)get_global_id(0); i < n; i = RED_STEP(i, gs, n)) {    \
         ELEM v = LOADV;                                                     \
         int vi = LOADI;                                                     \
-        if (v == v && RED_BETTER(CMP, v, vi, bv, bi)) {                     \
-            bv = v;                                                         \
-            bi = vi;                                                        \
-        }                                                                   \
+        const int take = TAKE(CMP, v, vi, bv, bi);                          \
+        bv = take ? v : bv;                                                 \
+        bi = take ? vi : bi;                                                \
     }                                                                       \
     sv[lid] = bv;                                                           \
     si[lid] = bi;                                                           \
@@ -171,11 +176,10 @@
     if (row < rows) {                                                       \
         const int base = row * cols;                                        \
         for (int c = lane; c < cols; c = RED_STEP(c, seg, cols)) {          \
-            ELEM v = x[base + c];                                           \
-            if (v == v && RED_BETTER(CMP, v, c, bv, bi)) {                  \
-                bv = v;                                                     \
-                bi = c;                                                     \
-            }                                                               \
+            const ELEM v = x[base + c];                                     \
+            const int take = RED_TAKE(CMP, v, c, bv, bi);                   \
+            bv = take ? v : bv;                                             \
+            bi = take ? c : bi;                                             \
         }                                                                   \
     }                                                                       \
     sv[lid] = bv;                                                           \
@@ -204,24 +208,24 @@ void reduce_max(__global ELEM *out, __global const ELEM *x, int n) {
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_argmin(__global ELEM *outv, __global int *outi, __global const ELEM *x, int n) {
-    RED_ARG_GRID(RED_LT, ELEM_MAX, x[i], i)
+    RED_ARG_GRID(RED_TAKE, RED_LT, ELEM_MAX, x[i], i)
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_argmax(__global ELEM *outv, __global int *outi, __global const ELEM *x, int n) {
-    RED_ARG_GRID(RED_GT, ELEM_LOWEST, x[i], i)
+    RED_ARG_GRID(RED_TAKE, RED_GT, ELEM_LOWEST, x[i], i)
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_argmin_pairs(__global ELEM *outv, __global int *outi, __global const ELEM *pv,
                          __global const int *pi, int n) {
-    RED_ARG_GRID(RED_LT, ELEM_MAX, pv[i], pi[i])
+    RED_ARG_GRID(RED_PAIR, RED_LT, ELEM_MAX, pv[i], pi[i])
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_argmax_pairs(__global ELEM *outv, __global int *outi, __global const ELEM *pv,
                          __global const int *pi, int n) {
-    RED_ARG_GRID(RED_GT, ELEM_LOWEST, pv[i], pi[i])
+    RED_ARG_GRID(RED_PAIR, RED_GT, ELEM_LOWEST, pv[i], pi[i])
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
