@@ -1,0 +1,149 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+func init() {
+	register(scanOp[int32](false), scanOp[uint32](true), scanOp[float32](false), scanOp[float32](true))
+}
+
+func scanOp[T ScanElem](exclusive bool) Op {
+	kind, doc := "inclusive", "y[i] = x[0] + ... + x[i]"
+	if exclusive {
+		kind, doc = "exclusive", "y[i] = x[0] + ... + x[i-1], y[0] = 0"
+	}
+	doc += " (reduce-then-scan: chunk sums, then tiles scanned in local memory with a carry)"
+	tn := scanTypeName[T]()
+	if tn != "float32" {
+		doc += "; wraps modulo 2^32"
+	}
+	name := "scan/" + kind + "/" + tn
+	return Op{
+		Name: name, Family: "scan", Type: tn, Doc: doc, SizeDoc: "n elements",
+		DefaultSize: 1 << 25, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p Params) (Instance, error) { return setupScan[T](q, name, exclusive, p) },
+	}
+}
+
+// scanInstance runs one scan over rotating input sets.
+type scanInstance[T ScanElem] struct {
+	s          *Scan[T]
+	exclusive  bool
+	x          [][]T
+	bx         []*engine.Buffer[T]
+	y, part    *engine.Buffer[T]
+	next, last int
+}
+
+// scanInputs returns n seeded inputs: integers uniform over their whole range (the sums
+// wrap), floats uniform in [0, 1), so that the prefix sums grow and the relative tolerance
+// stays meaningful (with signs mixed the sums would be small next to the sum of |x|).
+func scanInputs[T ScanElem](rng *rand.Rand, n int) []T {
+	x := make([]T, n)
+	var z T
+	for i := range x {
+		switch any(z).(type) {
+		case float32:
+			x[i] = T(rng.Float32())
+		default:
+			x[i] = T(rng.Uint32())
+		}
+	}
+	return x
+}
+
+func setupScan[T ScanElem](q *engine.Queue, name string, exclusive bool, p Params) (_ Instance, err error) {
+	if err := checkSize(name, p); err != nil {
+		return nil, err
+	}
+	s, err := NewScan[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	n := p.Size
+	in := &scanInstance[T]{s: s, exclusive: exclusive}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	rng := NewRand(p.Seed, 0x7363616e) // "scan"
+	for range RotationSets(p, n*engine.SizeOf[T]()) {
+		x := scanInputs[T](rng, n)
+		bx, err := engine.Upload(q, x)
+		if err != nil {
+			return nil, err
+		}
+		in.x, in.bx = append(in.x, x), append(in.bx, bx)
+	}
+	if in.y, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+		return nil, err
+	}
+	if g := s.Scratch(n); g > 1 {
+		if in.part, err = engine.NewBuffer[T](q.Device(), g); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (in *scanInstance[T]) Run(q *engine.Queue) error {
+	i := in.next
+	in.next, in.last = (i+1)%len(in.bx), i
+	return in.s.Into(q, in.y, in.bx[i], in.part, len(in.x[i]), in.exclusive)
+}
+
+// Verify compares every output element with the reference (one pass on the host).
+func (in *scanInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.y.Download(q)
+	if err != nil {
+		return err
+	}
+	x := in.x[in.last]
+	return checkScan("scan", x, in.exclusive, in.s.Chain(len(x)), got)
+}
+
+// checkScan compares the device prefix sums got of x with the reference, element by
+// element, within ScanTolerance.
+func checkScan[T ScanElem](what string, x []T, exclusive bool, chain int, got []T) error {
+	if exclusive {
+		what += " exclusive"
+	} else {
+		what += " inclusive"
+	}
+	if len(got) < len(x) {
+		return fmt.Errorf("%w: %s: %d elements, want %d", ErrVerify, what, len(got), len(x))
+	}
+	want, abs := ScanRef(x, exclusive), ScanAbsPrefix(x)
+	for i, w := range want {
+		g := float64(got[i])
+		tol := ScanTolerance[T](chain, abs[i])
+		if d := math.Abs(g - w); !(d <= tol) {
+			return fmt.Errorf("%w: %s: element %d of %d = %v, want %v (|diff| %.3g > tolerance %.3g)", ErrVerify, what, i, len(x), got[i], w, d, tol)
+		}
+	}
+	return nil
+}
+
+// Model: x read once and y written once (the minimum; the implementation reads x twice).
+// One addition per element.
+func (in *scanInstance[T]) Model() Model {
+	n := float64(len(in.x[0]))
+	return Model{Flops: n, Bytes: 2 * n * float64(engine.SizeOf[T]())}
+}
+
+func (in *scanInstance[T]) Shape() string { return fmt.Sprintf("n=%d", len(in.x[0])) }
+
+func (in *scanInstance[T]) Close() error {
+	errs := []error{in.y.Close(), in.part.Close()}
+	for _, b := range in.bx {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(append(errs, in.s.Close())...)
+}
