@@ -1,0 +1,311 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// TestFFTRef checks the float64 reference against the O(n^2) definition, the real-input
+// reference against the complex one, and the twiddle tables against float64.
+func TestFFTRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
+		x := randFloats[float64](rng, 2*n)
+		for _, inv := range []bool{false, true} {
+			got, want := FFTRef(x, n, 1, inv), DFTRef(x, n, inv)
+			for i := range want {
+				if d := math.Abs(got[i] - want[i]); d > 1e-12*float64(n) {
+					t.Fatalf("n=%d inverse=%v: element %d = %v, want %v", n, inv, i, got[i], want[i])
+				}
+			}
+		}
+		if n >= 2 {
+			re := randFloats[float64](rng, n)
+			cx := make([]float64, 2*n)
+			for i, v := range re {
+				cx[2*i] = v
+			}
+			got, full := RealFFTRef(re, n, 1), FFTRef(cx, n, 1, false)
+			for i := range got {
+				if got[i] != full[i] {
+					t.Fatalf("real n=%d: element %d = %v, want %v", n, i, got[i], full[i])
+				}
+			}
+		}
+	}
+	coarse, fine := FFTTwiddles[float32]()
+	for i := 0; i < len(coarse)/2; i++ {
+		for _, tab := range []struct {
+			v []float32
+			n float64
+		}{{coarse, 4096}, {fine, 1 << 24}} {
+			a := -2 * math.Pi * float64(i) / tab.n
+			d := math.Hypot(float64(tab.v[2*i])-math.Cos(a), float64(tab.v[2*i+1])-math.Sin(a))
+			if d > Epsilon[float32]() {
+				t.Fatalf("twiddle %d of 1/%v: error %g > u", i, tab.n, d)
+			}
+		}
+	}
+	if FFTTolerance[float32](1<<24) > 2e-5 || FFTTolerance[float32](2) <= 0 {
+		t.Errorf("FFTTolerance: %g at 2^24, %g at 2", FFTTolerance[float32](1<<24), FFTTolerance[float32](2))
+	}
+}
+
+func TestFFT(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("float32", func(t *testing.T) { testFFT[float32](t, dev, q, false) })
+		t.Run("float64", func(t *testing.T) {
+			if !dev.Info().FP64 {
+				t.Skipf("%s reports no fp64", dev.ID())
+			}
+			testFFT[float64](t, dev, q, true)
+		})
+	})
+}
+
+// fftLengths are the 1D lengths the tests transform: every power of two to 2^12, then 2^16
+// and 2^20 (to 2^10 when small).
+func fftLengths(short bool) []int {
+	var ns []int
+	top := 12
+	if small() {
+		top = 10
+	}
+	for lg := 0; lg <= top; lg++ {
+		ns = append(ns, 1<<lg)
+	}
+	if short {
+		ns = []int{1, 2, 8, 64, 1 << 10}
+	}
+	if !small() {
+		if short {
+			return append(ns, 1<<13)
+		}
+		ns = append(ns, 1<<13, 1<<16, 1<<20)
+	}
+	return ns
+}
+
+func testFFT[T Float](t *testing.T, dev *engine.Device, q *engine.Queue, short bool) {
+	f, err := NewFFT[T](dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	t.Logf("work-group %d, local length %d", f.WorkGroup(), f.LocalLen())
+	rng := rand.New(rand.NewPCG(7, uint64(dev.Info().ComputeUnits)))
+
+	// 1D forward and inverse, batch 1, against the reference; the round trip.
+	for _, n := range fftLengths(short) {
+		t.Run(fmt.Sprintf("c2c/n=%d/passes=%v", n, f.Passes(n)), func(t *testing.T) {
+			x := randFloats[T](rng, 2*n)
+			src := guarded(t, q, x)
+			fwd := guarded(t, q, make([]T, 2*n))
+			back := guarded(t, q, make([]T, 2*n))
+			if err := f.Forward(q, fwd, src, n, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Inverse(q, back, fwd, n, 1); err != nil {
+				t.Fatal(err)
+			}
+			y := download(t, q, "forward", fwd, 2*n)
+			tol := FFTTolerance[T](n)
+			if err := CheckFFT("forward", y, FFTRef(x, n, 1, false), n, tol); err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckFFT("inverse", download(t, q, "inverse", back, 2*n), FFTRef(y, n, 1, true), n, tol); err != nil {
+				t.Fatal(err)
+			}
+			// Round trip: n*x within the two transforms' errors.
+			nx := make([]float64, 2*n)
+			for i, v := range x {
+				nx[i] = float64(n) * float64(v)
+			}
+			if err := CheckFFT("inverse(forward(x))", download(t, q, "inverse", back, 2*n), nx, n, 2*tol+tol*tol); err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckEqual("source", download(t, q, "source", src, 2*n), x); err != nil {
+				t.Fatal(err) // out of place: the input is untouched
+			}
+		})
+	}
+
+	// Batches of 3 (a last work-group left partly empty) and in place.
+	batchNs := []int{2, 8, 32, 2048, 1 << 13}
+	if small() {
+		batchNs = batchNs[:4]
+	}
+	if short {
+		batchNs = batchNs[1:3]
+	}
+	for _, n := range batchNs {
+		const batch = 3
+		t.Run(fmt.Sprintf("batch=%d/n=%d", batch, n), func(t *testing.T) {
+			x := randFloats[T](rng, 2*n*batch)
+			want := FFTRef(x, n, batch, false)
+			src := guarded(t, q, x)
+			dst := guarded(t, q, make([]T, 2*n*batch))
+			if err := f.Forward(q, dst, src, n, batch); err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckFFT("batched forward", download(t, q, "batched", dst, 2*n*batch), want, n, FFTTolerance[T](n)); err != nil {
+				t.Fatal(err)
+			}
+			// In place, forward then inverse on the same buffer.
+			if err := f.Forward(q, src, src, n, batch); err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckFFT("in-place forward", download(t, q, "in place", src, 2*n*batch), want, n, FFTTolerance[T](n)); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Inverse(q, src, src, n, batch); err != nil {
+				t.Fatal(err)
+			}
+			nx := make([]float64, len(x))
+			for i, v := range x {
+				nx[i] = float64(n) * float64(v)
+			}
+			tol := FFTTolerance[T](n)
+			if err := CheckFFT("in-place round trip", download(t, q, "in place", src, 2*n*batch), nx, n, 2*tol+tol*tol); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+
+	// 2D.
+	shapes := [][2]int{{4, 8}, {1, 16}, {16, 1}, {64, 32}, {1024, 512}}
+	if small() {
+		shapes = shapes[:4]
+	}
+	if short {
+		shapes = shapes[:1]
+	}
+	for _, s := range shapes {
+		rows, cols := s[0], s[1]
+		t.Run(fmt.Sprintf("2d/%dx%d", rows, cols), func(t *testing.T) {
+			m := rows * cols
+			x := randFloats[T](rng, 2*m)
+			src := guarded(t, q, x)
+			dst := guarded(t, q, make([]T, 2*m))
+			back := guarded(t, q, make([]T, 2*m))
+			if err := f.Forward2D(q, dst, src, rows, cols); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Inverse2D(q, back, dst, rows, cols); err != nil {
+				t.Fatal(err)
+			}
+			y := download(t, q, "2d", dst, 2*m)
+			tol := FFTTolerance[T](m)
+			if err := CheckFFT("2d forward", y, FFT2DRef(x, rows, cols, false), m, tol); err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckFFT("2d inverse", download(t, q, "2d inverse", back, 2*m), FFT2DRef(y, rows, cols, true), m, tol); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+
+	// Real input: every power of two from 2 to 2^18 (2^10 when small), batch 1 and 3.
+	top := 18
+	if small() {
+		top = 10
+	}
+	if short {
+		top = 6
+	}
+	for lg := 1; lg <= top; lg++ {
+		n := 1 << lg
+		for _, batch := range []int{1, 3} {
+			if batch == 3 && lg > 12 {
+				continue
+			}
+			t.Run(fmt.Sprintf("r2c/n=%d/batch=%d", n, batch), func(t *testing.T) {
+				x := randFloats[T](rng, n*batch)
+				src := guarded(t, q, x)
+				bins := (n/2 + 1) * batch
+				dst := guarded(t, q, make([]T, 2*bins))
+				if err := f.RealForward(q, dst, src, n, batch); err != nil {
+					t.Fatal(err)
+				}
+				if err := CheckFFT("r2c", download(t, q, "r2c", dst, 2*bins), RealFFTRef(x, n, batch), n/2+1, RealFFTTolerance[T](n)); err != nil {
+					t.Fatal(err)
+				}
+				if err := CheckEqual("r2c source", download(t, q, "r2c source", src, n*batch), x); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestFFTInvalid checks that every launcher refuses bad shapes and buffers with
+// ErrInvalidArg before anything is enqueued.
+func TestFFTInvalid(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		f, err := NewFFT[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		buf := func(n int) *engine.Buffer[float32] {
+			b, err := engine.NewBuffer[float32](dev, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b
+		}
+		a, b, short := buf(64), buf(64), buf(63)
+		cases := []struct {
+			name string
+			call func() error
+		}{
+			{"n=0", func() error { return f.Forward(q, b, a, 0, 1) }},
+			{"n=3", func() error { return f.Forward(q, b, a, 3, 1) }},
+			{"n=12", func() error { return f.Inverse(q, b, a, 12, 1) }},
+			{"n=-4", func() error { return f.Forward(q, b, a, -4, 1) }},
+			{"n=2^25", func() error { return f.Forward(q, b, a, 1<<25, 1) }},
+			{"batch=0", func() error { return f.Forward(q, b, a, 4, 0) }},
+			{"batch=-1", func() error { return f.Forward(q, b, a, 4, -1) }},
+			{"batch overflow", func() error { return f.Forward(q, b, a, 1<<24, 1<<8) }},
+			{"huge batch", func() error { return f.Forward(q, b, a, 2, math.MaxInt/4) }},
+			{"short src", func() error { return f.Forward(q, b, short, 32, 1) }},
+			{"short dst", func() error { return f.Inverse(q, short, a, 32, 1) }},
+			{"nil src", func() error { return f.Forward(q, b, nil, 4, 1) }},
+			{"nil dst", func() error { return f.Forward(q, nil, a, 4, 1) }},
+			{"nil queue", func() error { return f.Forward(nil, b, a, 4, 1) }},
+			{"2d rows=3", func() error { return f.Forward2D(q, b, a, 3, 4) }},
+			{"2d cols=6", func() error { return f.Forward2D(q, b, a, 4, 6) }},
+			{"2d rows=0", func() error { return f.Inverse2D(q, b, a, 0, 4) }},
+			{"2d too big", func() error { return f.Forward2D(q, b, a, 8, 8) }},
+			{"r2c n=1", func() error { return f.RealForward(q, b, a, 1, 1) }},
+			{"r2c n=6", func() error { return f.RealForward(q, b, a, 6, 1) }},
+			{"r2c short dst", func() error { return f.RealForward(q, buf(33), a, 32, 1) }},
+			{"r2c dst too short for n+2", func() error { return f.RealForward(q, buf(64), a, 64, 1) }},
+			{"r2c in place", func() error { return f.RealForward(q, a, a, 16, 1) }},
+		}
+		for _, c := range cases {
+			if err := c.call(); !errors.Is(err, engine.ErrInvalidArg) {
+				t.Errorf("%s: %v, want ErrInvalidArg", c.name, err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		if err := f.Forward(q, b, a, 4, 1); !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("after Close: %v, want ErrClosed", err)
+		}
+	})
+}
