@@ -251,9 +251,13 @@ __kernel void fft_r2c_post(__global ELEM2 *dst, __global const ELEM2 *z, __globa
         const int k = g - b * per;
         const ELEM2 zk = z[b * h + (k & (h - 1))];
         const ELEM2 zm = z[b * h + ((h - k) & (h - 1))];
-        const ELEM2 zmc = MAKE2(zm.x, -zm.y);
-        const ELEM2 sum = zk + zmc;
-        const ELEM2 p = cmul(twiddle(coarse, fine, k << tsh, (ELEM)1), zk - zmc);
-        dst[g] = MAKE2((ELEM)0.5 * (sum.x + p.y), (ELEM)0.5 * (sum.y - p.x));
+        // a = Z[k] + conj Z[h-k], d = Z[k] - conj Z[h-k], p = w d, in scalars: the same in
+        // ELEM2 arithmetic crashes Oclgrind 21.10's --uninitialized checker (a segfault in
+        // Uninitialized::instructionExecuted, seen 2026-11-21).
+        const ELEM ax = zk.x + zm.x, ay = zk.y - zm.y;
+        const ELEM dx = zk.x - zm.x, dy = zk.y + zm.y;
+        const ELEM2 w = twiddle(coarse, fine, k << tsh, (ELEM)1);
+        const ELEM px = w.x * dx - w.y * dy, py = w.x * dy + w.y * dx;
+        dst[g] = MAKE2((ELEM)0.5 * (ax + py), (ELEM)0.5 * (ay - px));
     }
 }

@@ -44,16 +44,23 @@ type FFT[T Float] struct {
 // NewFFT compiles the fft family for dev. It returns an error wrapping
 // engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewFFT[T Float](dev *engine.Device) (*FFT[T], error) {
+	ept := 16
+	if engine.SizeOf[T]() == 8 {
+		ept = 8 // 2048 double2 = 32 KiB: CUDA's static shared memory stops at 48 KiB
+	}
+	return newFFT[T](dev, 256, ept, 4)
+}
+
+// newFFT compiles the family with work-group size wg (at most; the device may lower it),
+// ept complex elements per work-item and radix 2 or 4 (the tests use small local lengths to
+// exercise the multi-pass path on small data).
+func newFFT[T Float](dev *engine.Device, wg, ept, radix int) (*FFT[T], error) {
 	opts, err := typeDefines[T](dev)
 	if err != nil {
 		return nil, err
 	}
 	size := 2 * engine.SizeOf[T]() // bytes per complex element
-	ept := 16
-	if size == 16 {
-		ept = 8 // 2048 double2 = 32 KiB: CUDA's static shared memory stops at 48 KiB
-	}
-	wg := workGroup(dev, 256)
+	wg = workGroup(dev, wg)
 	// Fit local memory: halve the elements per item, then the work-group.
 	for lm := dev.Info().LocalMemBytes; lm > 0 && int64(wg*ept*size) > lm; {
 		if ept > 4 {
@@ -66,7 +73,7 @@ func NewFFT[T Float](dev *engine.Device) (*FFT[T], error) {
 	}
 	for {
 		f := &FFT[T]{dev: dev, wg: wg, ept: ept, lgLoc: Log2Ceil(wg * ept)}
-		f.prog, err = build(dev, "fft", append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DEPT=%d", ept))...)
+		f.prog, err = build(dev, "fft", append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DEPT=%d", ept), fmt.Sprintf("-DRADIX=%d", radix))...)
 		if err == nil {
 			if f.block, err = f.prog.Kernel("fft_block"); err == nil {
 				f.r2c, err = f.prog.Kernel("fft_r2c_post")

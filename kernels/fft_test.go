@@ -103,117 +103,30 @@ func testFFT[T Float](t *testing.T, dev *engine.Device, q *engine.Queue, short b
 	}()
 	t.Logf("work-group %d, local length %d", f.WorkGroup(), f.LocalLen())
 	rng := rand.New(rand.NewPCG(7, uint64(dev.Info().ComputeUnits)))
-
-	// 1D forward and inverse, batch 1, against the reference; the round trip.
 	for _, n := range fftLengths(short) {
-		t.Run(fmt.Sprintf("c2c/n=%d/passes=%v", n, f.Passes(n)), func(t *testing.T) {
-			x := randFloats[T](rng, 2*n)
-			src := guarded(t, q, x)
-			fwd := guarded(t, q, make([]T, 2*n))
-			back := guarded(t, q, make([]T, 2*n))
-			if err := f.Forward(q, fwd, src, n, 1); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Inverse(q, back, fwd, n, 1); err != nil {
-				t.Fatal(err)
-			}
-			y := download(t, q, "forward", fwd, 2*n)
-			tol := FFTTolerance[T](n)
-			if err := CheckFFT("forward", y, FFTRef(x, n, 1, false), n, tol); err != nil {
-				t.Fatal(err)
-			}
-			if err := CheckFFT("inverse", download(t, q, "inverse", back, 2*n), FFTRef(y, n, 1, true), n, tol); err != nil {
-				t.Fatal(err)
-			}
-			// Round trip: n*x within the two transforms' errors.
-			nx := make([]float64, 2*n)
-			for i, v := range x {
-				nx[i] = float64(n) * float64(v)
-			}
-			if err := CheckFFT("inverse(forward(x))", download(t, q, "inverse", back, 2*n), nx, n, 2*tol+tol*tol); err != nil {
-				t.Fatal(err)
-			}
-			if err := CheckEqual("source", download(t, q, "source", src, 2*n), x); err != nil {
-				t.Fatal(err) // out of place: the input is untouched
-			}
-		})
+		fftCheckC2C(t, q, f, rng, n)
 	}
-
-	// Batches of 3 (a last work-group left partly empty) and in place.
+	// Batches of 3 (a last work-group left partly empty), out of place and in place.
 	batchNs := []int{2, 8, 32, 2048, 1 << 13}
 	if small() {
-		batchNs = batchNs[:4]
+		batchNs = []int{2, 8, 32, 256}
 	}
 	if short {
 		batchNs = batchNs[1:3]
 	}
 	for _, n := range batchNs {
-		const batch = 3
-		t.Run(fmt.Sprintf("batch=%d/n=%d", batch, n), func(t *testing.T) {
-			x := randFloats[T](rng, 2*n*batch)
-			want := FFTRef(x, n, batch, false)
-			src := guarded(t, q, x)
-			dst := guarded(t, q, make([]T, 2*n*batch))
-			if err := f.Forward(q, dst, src, n, batch); err != nil {
-				t.Fatal(err)
-			}
-			if err := CheckFFT("batched forward", download(t, q, "batched", dst, 2*n*batch), want, n, FFTTolerance[T](n)); err != nil {
-				t.Fatal(err)
-			}
-			// In place, forward then inverse on the same buffer.
-			if err := f.Forward(q, src, src, n, batch); err != nil {
-				t.Fatal(err)
-			}
-			if err := CheckFFT("in-place forward", download(t, q, "in place", src, 2*n*batch), want, n, FFTTolerance[T](n)); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Inverse(q, src, src, n, batch); err != nil {
-				t.Fatal(err)
-			}
-			nx := make([]float64, len(x))
-			for i, v := range x {
-				nx[i] = float64(n) * float64(v)
-			}
-			tol := FFTTolerance[T](n)
-			if err := CheckFFT("in-place round trip", download(t, q, "in place", src, 2*n*batch), nx, n, 2*tol+tol*tol); err != nil {
-				t.Fatal(err)
-			}
-		})
+		fftCheckBatch(t, q, f, rng, n, 3)
 	}
-
-	// 2D.
 	shapes := [][2]int{{4, 8}, {1, 16}, {16, 1}, {64, 32}, {1024, 512}}
 	if small() {
-		shapes = shapes[:4]
+		shapes = [][2]int{{4, 8}, {1, 16}, {16, 1}, {16, 32}}
 	}
 	if short {
 		shapes = shapes[:1]
 	}
 	for _, s := range shapes {
-		rows, cols := s[0], s[1]
-		t.Run(fmt.Sprintf("2d/%dx%d", rows, cols), func(t *testing.T) {
-			m := rows * cols
-			x := randFloats[T](rng, 2*m)
-			src := guarded(t, q, x)
-			dst := guarded(t, q, make([]T, 2*m))
-			back := guarded(t, q, make([]T, 2*m))
-			if err := f.Forward2D(q, dst, src, rows, cols); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Inverse2D(q, back, dst, rows, cols); err != nil {
-				t.Fatal(err)
-			}
-			y := download(t, q, "2d", dst, 2*m)
-			tol := FFTTolerance[T](m)
-			if err := CheckFFT("2d forward", y, FFT2DRef(x, rows, cols, false), m, tol); err != nil {
-				t.Fatal(err)
-			}
-			if err := CheckFFT("2d inverse", download(t, q, "2d inverse", back, 2*m), FFT2DRef(y, rows, cols, true), m, tol); err != nil {
-				t.Fatal(err)
-			}
-		})
+		fftCheck2D(t, q, f, rng, s[0], s[1])
 	}
-
 	// Real input: every power of two from 2 to 2^18 (2^10 when small), batch 1 and 3.
 	top := 18
 	if small() {
@@ -223,28 +136,171 @@ func testFFT[T Float](t *testing.T, dev *engine.Device, q *engine.Queue, short b
 		top = 6
 	}
 	for lg := 1; lg <= top; lg++ {
-		n := 1 << lg
-		for _, batch := range []int{1, 3} {
-			if batch == 3 && lg > 12 {
-				continue
-			}
-			t.Run(fmt.Sprintf("r2c/n=%d/batch=%d", n, batch), func(t *testing.T) {
-				x := randFloats[T](rng, n*batch)
-				src := guarded(t, q, x)
-				bins := (n/2 + 1) * batch
-				dst := guarded(t, q, make([]T, 2*bins))
-				if err := f.RealForward(q, dst, src, n, batch); err != nil {
-					t.Fatal(err)
-				}
-				if err := CheckFFT("r2c", download(t, q, "r2c", dst, 2*bins), RealFFTRef(x, n, batch), n/2+1, RealFFTTolerance[T](n)); err != nil {
-					t.Fatal(err)
-				}
-				if err := CheckEqual("r2c source", download(t, q, "r2c source", src, n*batch), x); err != nil {
-					t.Fatal(err)
-				}
-			})
+		fftCheckR2C(t, q, f, rng, 1<<lg, 1)
+		if lg <= 12 {
+			fftCheckR2C(t, q, f, rng, 1<<lg, 3)
 		}
 	}
+}
+
+// TestFFTMultiPass runs the multi-pass path on small data: FFTs compiled with a local length
+// of 64 points (16 work-items of 4 elements) split every transform over 64 points into
+// passes of 4, so that 2^10 points take 5 passes (an odd count: in place, the last lands in
+// the scratch and is copied back), in radix 4 and radix 2.
+func TestFFTMultiPass(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, radix := range []int{4, 2} {
+			t.Run(fmt.Sprintf("radix=%d", radix), func(t *testing.T) {
+				f, err := newFFT[float32](dev, 16, 4, radix)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if f.LocalLen() != 64 {
+					t.Skipf("local length %d on this device, want 64", f.LocalLen())
+				}
+				rng := rand.New(rand.NewPCG(9, uint64(radix)))
+				top := 14
+				if small() {
+					top = 10
+				}
+				for lg := 0; lg <= top; lg++ {
+					if small() && lg < 6 && lg%2 == 0 {
+						continue
+					}
+					fftCheckC2C(t, q, f, rng, 1<<lg)
+				}
+				fftCheckBatch(t, q, f, rng, 256, 3)  // 4 passes
+				fftCheckBatch(t, q, f, rng, 1024, 3) // 5 passes
+				fftCheck2D(t, q, f, rng, 32, 64)
+				fftCheck2D(t, q, f, rng, 128, 2)
+				fftCheckR2C(t, q, f, rng, 512, 3)
+			})
+		}
+	})
+}
+
+// fftCheckC2C checks Forward and Inverse of one transform of n points against the
+// reference, the round trip, the guard bands and that the source is untouched.
+func fftCheckC2C[T Float](t *testing.T, q *engine.Queue, f *FFT[T], rng *rand.Rand, n int) {
+	t.Helper()
+	t.Run(fmt.Sprintf("c2c/n=%d/passes=%v", n, f.Passes(n)), func(t *testing.T) {
+		x := randFloats[T](rng, 2*n)
+		src := guarded(t, q, x)
+		fwd := guarded(t, q, make([]T, 2*n))
+		back := guarded(t, q, make([]T, 2*n))
+		if err := f.Forward(q, fwd, src, n, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Inverse(q, back, fwd, n, 1); err != nil {
+			t.Fatal(err)
+		}
+		y := download(t, q, "forward", fwd, 2*n)
+		tol := FFTTolerance[T](n)
+		if err := CheckFFT("forward", y, FFTRef(x, n, 1, false), n, tol); err != nil {
+			t.Fatal(err)
+		}
+		inv := download(t, q, "inverse", back, 2*n)
+		if err := CheckFFT("inverse", inv, FFTRef(y, n, 1, true), n, tol); err != nil {
+			t.Fatal(err)
+		}
+		// Round trip: n*x within the two transforms' errors.
+		if err := CheckFFT("inverse(forward(x))", inv, scaled(x, n), n, 2*tol+tol*tol); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckEqual("source", download(t, q, "source", src, 2*n), x); err != nil {
+			t.Fatal(err) // out of place: the input is untouched
+		}
+	})
+}
+
+// scaled returns n*x in float64.
+func scaled[T Float](x []T, n int) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(n) * float64(v)
+	}
+	return out
+}
+
+// fftCheckBatch checks batch transforms of n points out of place, then forward and inverse
+// in place.
+func fftCheckBatch[T Float](t *testing.T, q *engine.Queue, f *FFT[T], rng *rand.Rand, n, batch int) {
+	t.Helper()
+	t.Run(fmt.Sprintf("batch=%d/n=%d/passes=%v", batch, n, f.Passes(n)), func(t *testing.T) {
+		x := randFloats[T](rng, 2*n*batch)
+		want := FFTRef(x, n, batch, false)
+		tol := FFTTolerance[T](n)
+		src := guarded(t, q, x)
+		dst := guarded(t, q, make([]T, 2*n*batch))
+		if err := f.Forward(q, dst, src, n, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckFFT("batched forward", download(t, q, "batched", dst, 2*n*batch), want, n, tol); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Forward(q, src, src, n, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckFFT("in-place forward", download(t, q, "in place", src, 2*n*batch), want, n, tol); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Inverse(q, src, src, n, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckFFT("in-place round trip", download(t, q, "in place", src, 2*n*batch), scaled(x, n), n, 2*tol+tol*tol); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// fftCheck2D checks Forward2D and Inverse2D of a rows x cols matrix.
+func fftCheck2D[T Float](t *testing.T, q *engine.Queue, f *FFT[T], rng *rand.Rand, rows, cols int) {
+	t.Helper()
+	t.Run(fmt.Sprintf("2d/%dx%d", rows, cols), func(t *testing.T) {
+		m := rows * cols
+		x := randFloats[T](rng, 2*m)
+		src := guarded(t, q, x)
+		dst := guarded(t, q, make([]T, 2*m))
+		back := guarded(t, q, make([]T, 2*m))
+		if err := f.Forward2D(q, dst, src, rows, cols); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Inverse2D(q, back, dst, rows, cols); err != nil {
+			t.Fatal(err)
+		}
+		y := download(t, q, "2d", dst, 2*m)
+		tol := FFTTolerance[T](m)
+		if err := CheckFFT("2d forward", y, FFT2DRef(x, rows, cols, false), m, tol); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckFFT("2d inverse", download(t, q, "2d inverse", back, 2*m), FFT2DRef(y, rows, cols, true), m, tol); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckEqual("2d source", download(t, q, "2d source", src, 2*m), x); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// fftCheckR2C checks RealForward of batch transforms of n real points.
+func fftCheckR2C[T Float](t *testing.T, q *engine.Queue, f *FFT[T], rng *rand.Rand, n, batch int) {
+	t.Helper()
+	t.Run(fmt.Sprintf("r2c/n=%d/batch=%d", n, batch), func(t *testing.T) {
+		x := randFloats[T](rng, n*batch)
+		src := guarded(t, q, x)
+		bins := (n/2 + 1) * batch
+		dst := guarded(t, q, make([]T, 2*bins))
+		if err := f.RealForward(q, dst, src, n, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckFFT("r2c", download(t, q, "r2c", dst, 2*bins), RealFFTRef(x, n, batch), n/2+1, RealFFTTolerance[T](n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckEqual("r2c source", download(t, q, "r2c source", src, n*batch), x); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestFFTInvalid checks that every launcher refuses bad shapes and buffers with
