@@ -38,6 +38,23 @@ func TestFFTRef(t *testing.T) {
 			}
 		}
 	}
+	// The four-step form of the reference (over 4096 points) against the direct radix-2 one.
+	for _, n := range []int{1 << 13, 1 << 15} {
+		x := randFloats[float64](rng, 2*n)
+		for _, inv := range []bool{false, true} {
+			got := FFTRef(x, n, 1, inv)
+			a := make([]complex128, n)
+			for k := range a {
+				a[k] = complex(x[2*k], x[2*k+1])
+			}
+			fft64(a, refTwiddles(n, inv))
+			for k, v := range a {
+				if d := math.Hypot(got[2*k]-real(v), got[2*k+1]-imag(v)); d > 1e-11 {
+					t.Fatalf("four-step n=%d inverse=%v: element %d = (%v, %v), want %v", n, inv, k, got[2*k], got[2*k+1], v)
+				}
+			}
+		}
+	}
 	coarse, fine := FFTTwiddles[float32]()
 	for i := 0; i < len(coarse)/2; i++ {
 		for _, tab := range []struct {
