@@ -58,7 +58,7 @@ func TestMonteCarloGenerators(t *testing.T) {
 		sizes := append(edgeSizes(wg), 2, 3, 4, 5, 4*wg-1, 4*wg+1, 1023, 1025)
 		for _, n := range sizes {
 			for si, at := range mcStarts {
-				if si > 1 && n > 5000 {
+				if si > 1 && (n > 5000 || small() && n > 1000) {
 					continue // large sizes from two starts are enough
 				}
 				t.Run(fmt.Sprintf("n=%d/start=%d", n, si), func(t *testing.T) {
@@ -216,7 +216,10 @@ func TestMonteCarloPi(t *testing.T) {
 			sizes = append(sizes, 3<<20+1)
 		}
 		for _, n := range sizes {
-			for _, at := range []Philox{{Seed: 5}, {Seed: 6, Stream: 2, Offset: 4<<32 - 8}} {
+			for ai, at := range []Philox{{Seed: 5}, {Seed: 6, Stream: 2, Offset: 4<<32 - 8}} {
+				if small() && ai > 0 && n > 4097 {
+					continue // Oclgrind: one start for the grid-stride size
+				}
 				t.Run(fmt.Sprintf("n=%d/offset=%d", n, at.Offset), func(t *testing.T) {
 					count := guarded(t, q, make([]uint32, 1))
 					part := guarded(t, q, make([]uint32, m.PiScratch(n)))
@@ -269,6 +272,9 @@ func TestMonteCarloOption(t *testing.T) {
 		sizes := append(edgeSizes(wg), 2, 4*wg-1, 4*wg+1, 4*wg*m.maxGroups+5)
 		for _, n := range sizes {
 			for oi, o := range options {
+				if small() && oi > 0 && n > 1000 {
+					continue // Oclgrind: one option for the larger sizes
+				}
 				at := Philox{Seed: 3, Stream: uint64(oi), Offset: 8}
 				t.Run(fmt.Sprintf("n=%d/option=%d", n, oi), func(t *testing.T) {
 					price := guarded(t, q, make([]float32, 1))
