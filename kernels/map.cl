@@ -20,9 +20,13 @@
 //         prelude has double2 but no double4)
 //         Work-item g handles elements VEC*g .. VEC*g+VEC-1 with one vloadVEC per input and
 //         one vstoreVEC when all of them are below n, else element by element (the tail).
-//         Measured on PoCL 3.1 (2 cores, AVX-512, 2026-11-22, 4M elements, median of 20):
-//         VEC=4 against VEC=1: axpy 1.0x, exp 1.0x, relu 1.0x, fma 1.0x (see map.go): the
-//         loops vectorize across work-items either way, and VEC=4 needs 4x fewer items.
+//         Measured on PoCL 3.1 (2026-11-21, 2 shared cores, 4M floats / 2M doubles, min of
+//         50 runs, POCL_MAX_PTHREAD_COUNT=1 because the machine was loaded): VEC=4 against
+//         VEC=1 float axpy 2.96/3.13 ms, exp 7.01/7.75, relu 2.23/2.32, fma 3.70/3.79 (a
+//         second round alike): VEC=4 is 3-10% faster; VEC=2 float is slower than both (exp
+//         2.3x). double axpy VEC=4/2/1: 2.98/3.04/3.10 ms, so double uses 2. With both
+//         cores the spread between rounds exceeded the difference. NVIDIA: not measured
+//         here; note the prelude's vload4 is four scalar loads on CUDA.
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
 // Launch: 1D, local size WG, global RoundUp(ceil(n / VEC), WG); items past the end return
 // (no barrier in this file). n <= 2^31 - 8 so that VEC*g + VEC cannot overflow an int.

@@ -95,18 +95,37 @@ func NormalAt(p Philox, j int) (z, tol float64) {
 	x := p.Block(i / 4)
 	w := i % 4
 	r, theta, z0, z1 := boxMuller(x[w&^1], x[w|1])
-	if w%2 == 0 {
-		return z0, NormalTolerance(r, theta, z0/math.Max(r, math.SmallestNonzeroFloat64))
+	if w%2 == 1 {
+		z0 = z1
 	}
-	return z1, NormalTolerance(r, theta, z1/math.Max(r, math.SmallestNonzeroFloat64))
+	c := 0.0
+	if r > 0 {
+		c = z0 / r
+	}
+	return z0, NormalTolerance(r, theta, c)
 }
 
 // NormalRef returns the n normals of p's stream from p.Offset on in float64 and the
 // tolerance of each float32 device result: the reference of MonteCarlo.Normal.
 func NormalRef(p Philox, n int) (z, tol []float64) {
 	z, tol = make([]float64, n), make([]float64, n)
-	for j := range n {
-		z[j], tol[j] = NormalAt(p, j)
+	for j := 0; j < n; {
+		i := p.Offset + uint64(j)
+		x := p.Block(i / 4)
+		for pair := 0; pair < 2; pair++ {
+			r, theta, z0, z1 := boxMuller(x[2*pair], x[2*pair+1])
+			for w, zw := range [2]float64{z0, z1} {
+				if uint64(2*pair+w) < i%4 || j >= n {
+					continue // before the offset, or past the end
+				}
+				c := 0.0
+				if r > 0 {
+					c = zw / r
+				}
+				z[j], tol[j] = zw, NormalTolerance(r, theta, c)
+				j++
+			}
+		}
 	}
 	return z, tol
 }

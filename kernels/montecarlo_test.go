@@ -378,3 +378,42 @@ func TestMonteCarloInvalid(t *testing.T) {
 		}
 	})
 }
+
+// TestMonteCarloOpVerify checks that the generator ops' Verify catches a wrong element, both
+// when it checks everything and when it checks a sample (above mcFullVerify elements).
+func TestMonteCarloOpVerify(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		sizes := []int{1000}
+		if !small() {
+			sizes = append(sizes, mcFullVerify+5)
+		}
+		for _, n := range sizes {
+			for _, name := range []string{"montecarlo/normal/float32", "montecarlo/uniform/float32"} {
+				t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+					op, err := Lookup(name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					in, err := op.Setup(q, Params{Size: n, Seed: 5})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer in.Close()
+					if err := in.Run(q); err != nil {
+						t.Fatal(err)
+					}
+					if err := in.Verify(q); err != nil {
+						t.Fatal(err)
+					}
+					// The sample always holds the last element: make it wrong.
+					if err := in.(*mcGenInstance[float32]).out.Write(q, n-1, []float32{2.5}); err != nil {
+						t.Fatal(err)
+					}
+					if err := in.Verify(q); !errors.Is(err, ErrVerify) {
+						t.Fatalf("Verify after a wrong element: %v, want ErrVerify", err)
+					}
+				})
+			}
+		}
+	})
+}
