@@ -66,12 +66,14 @@ void philox_block(uint *x, ulong block, uint s0, uint s1, uint k0, uint k1) {
             k0 += PHILOX_W0;
             k1 += PHILOX_W1;
         }
-        uint hi0 = mul_hi(PHILOX_M0, c0), lo0 = PHILOX_M0 * c0;
-        uint hi1 = mul_hi(PHILOX_M1, c2), lo1 = PHILOX_M1 * c2;
-        c0 = hi1 ^ c1 ^ k0;
-        c1 = lo1;
-        c2 = hi0 ^ c3 ^ k1;
-        c3 = lo0;
+        // 32x32 -> 64-bit products: on PoCL 3.1 three times faster than mul_hi and a
+        // separate low product (4M words: 60-75 ms against 185-195 ms, 2026-11-21); CUDA
+        // compiles them to mul.wide.u32.
+        ulong p0 = (ulong)PHILOX_M0 * c0, p1 = (ulong)PHILOX_M1 * c2;
+        c0 = (uint)(p1 >> 32) ^ c1 ^ k0;
+        c1 = (uint)p1;
+        c2 = (uint)(p0 >> 32) ^ c3 ^ k1;
+        c3 = (uint)p0;
     }
     x[0] = c0;
     x[1] = c1;
