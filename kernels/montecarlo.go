@@ -64,7 +64,8 @@ type Philox struct {
 	Seed, Stream, Offset uint64
 }
 
-// Advance returns p moved on by n words.
+// Advance returns p moved on by n >= 0 words: where a call that generated n words from p
+// ends, and the next one continues.
 func (p Philox) Advance(n int) Philox {
 	p.Offset += uint64(n)
 	return p
@@ -158,7 +159,8 @@ func (m *MonteCarlo) Close() error {
 // WorkGroup returns the work-group size the family was compiled with on this device.
 func (m *MonteCarlo) WorkGroup() int { return m.wg }
 
-// checkN validates a count of outputs and that the stream position does not wrap.
+// checkMCCount validates a count of outputs (wordsPer words each) and that the stream
+// position does not wrap past 2^64 words.
 func checkMCCount(op MonteCarloOp, n int, p Philox, wordsPer int) error {
 	if n < 1 || n > MonteCarloMax {
 		return fmt.Errorf("kernels: montecarlo %s: n = %d; must be in [1, %d]: %w", op, n, MonteCarloMax, engine.ErrInvalidArg)
