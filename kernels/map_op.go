@@ -1,0 +1,127 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+func init() {
+	register(
+		mapOp[float32](MapAxpy), mapOp[float64](MapAxpy),
+		mapOp[float32](MapExp), mapOp[float32](MapRelu), mapOp[float32](MapFma),
+	)
+}
+
+var mapDocs = map[MapOp]string{
+	MapAxpy:    "out[i] = a*x[i] + y[i]",
+	MapAxpby:   "out[i] = a*x[i] + b*y[i]",
+	MapExp:     "out[i] = exp(x[i])",
+	MapRelu:    "out[i] = max(x[i], 0)",
+	MapSigmoid: "out[i] = 1 / (1 + exp(-x[i]))",
+	MapFma:     "out[i] = fma(a[i], b[i], c[i])",
+}
+
+// mapRange is the interval of an op's random inputs: exp and sigmoid over [-10, 10)
+// (results from 4.5e-5 to 2.2e4, all normal in float32), the others over [-1, 1).
+func mapRange(op MapOp) (lo, hi float64) {
+	if op == MapExp || op == MapSigmoid {
+		return -10, 10
+	}
+	return -1, 1
+}
+
+func mapOp[T Float](op MapOp) Op {
+	name := "map/" + string(op) + "/" + TypeName[T]()
+	return Op{
+		Name: name, Family: "map", Type: TypeName[T](), Doc: mapDocs[op],
+		SizeDoc: "n elements per array", DefaultSize: 1 << 25, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p Params) (Instance, error) { return setupMap[T](q, name, op, p) },
+	}
+}
+
+// mapInstance runs one map op over sets of inputs into one output buffer (so that
+// repeated runs of axpy do not accumulate).
+type mapInstance[T Float] struct {
+	op         MapOp
+	m          *Map[T]
+	in         [][][]T               // in[set][input]
+	bufs       [][]*engine.Buffer[T] // bufs[set][input]
+	a, b       T
+	out        *engine.Buffer[T]
+	n          int
+	next, last int
+}
+
+func setupMap[T Float](q *engine.Queue, name string, op MapOp, p Params) (_ Instance, err error) {
+	if err := checkSize(name, p); err != nil {
+		return nil, err
+	}
+	if p.Size > MapMax {
+		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MapMax, engine.ErrInvalidArg)
+	}
+	m, err := NewMap[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	n := p.Size
+	in := &mapInstance[T]{op: op, m: m, n: n}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	rng := NewRand(p.Seed, 2)
+	in.a, in.b = T(rng.Float64()*4-2), T(rng.Float64()*4-2)
+	k := mapInputs(op)
+	lo, hi := mapRange(op)
+	for range RotationSets(p, k*n*engine.SizeOf[T]()) {
+		var set [][]T
+		var bufs []*engine.Buffer[T]
+		for range k {
+			x := RandFloats[T](rng, n, lo, hi)
+			b, err := engine.Upload(q, x)
+			if err != nil {
+				return nil, err
+			}
+			set, bufs = append(set, x), append(bufs, b)
+		}
+		in.in, in.bufs = append(in.in, set), append(in.bufs, bufs)
+	}
+	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *mapInstance[T]) Run(q *engine.Queue) error {
+	i := in.next
+	in.next, in.last = (i+1)%len(in.bufs), i
+	return in.m.Run(q, in.op, in.a, in.b, append([]*engine.Buffer[T]{in.out}, in.bufs[i]...)...)
+}
+
+func (in *mapInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.out.Download(q)
+	if err != nil {
+		return err
+	}
+	x := in.in[in.last]
+	a, b := float64(in.a), float64(in.b)
+	want, tol := MapRef(in.op, a, b, x...), MapTolerance(in.op, a, b, x...)
+	return CheckClose("map "+string(in.op), got, want, func(i int) float64 { return tol[i] })
+}
+
+func (in *mapInstance[T]) Model() Model { return MapModel(in.op, in.n, engine.SizeOf[T]()) }
+
+func (in *mapInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
+
+func (in *mapInstance[T]) Close() error {
+	errs := []error{in.out.Close()}
+	for _, set := range in.bufs {
+		for _, b := range set {
+			errs = append(errs, b.Close())
+		}
+	}
+	return errors.Join(append(errs, in.m.Close())...)
+}
