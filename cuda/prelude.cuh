@@ -431,19 +431,35 @@ static __device__ __forceinline__ To prism_as(From x) {
   }                                                                                                          \
   static __device__ __forceinline__ V &operator op##=(V &a, V b) { a = a op b; return a; }                  \
   static __device__ __forceinline__ V &operator op##=(V &a, S b) { a = a op b; return a; }
+// vloadN/vstoreN need only element alignment in OpenCL; a CUDA vector access needs the
+// vector's. One 8- or 16-byte access where the address allows it (always, for buffers
+// indexed from their start: cuMemAlloc aligns to 256 bytes), scalar accesses otherwise.
+#define PRISM_ALIGNED(q, V) ((((unsigned long long)(q)) & (sizeof(V) - 1)) == 0)
 #define PRISM_VEC2(V, S)                                                                           \
   PRISM_VEC_OP2(V, S, +) PRISM_VEC_OP2(V, S, -) PRISM_VEC_OP2(V, S, *) PRISM_VEC_OP2(V, S, /)      \
   static __device__ __forceinline__ V operator-(V a) { V r; r.x = -a.x; r.y = -a.y; return r; }    \
-  static __device__ __forceinline__ V vload2(size_t i, const S *p) { V r; r.x = p[2 * i]; r.y = p[2 * i + 1]; return r; } \
-  static __device__ __forceinline__ void vstore2(V v, size_t i, S *p) { p[2 * i] = v.x; p[2 * i + 1] = v.y; }
+  static __device__ __forceinline__ V vload2(size_t i, const S *p) {                               \
+    const S *q = p + 2 * i;                                                                        \
+    if (PRISM_ALIGNED(q, V)) return *(const V *)q;                                                 \
+    V r; r.x = q[0]; r.y = q[1]; return r;                                                         \
+  }                                                                                                \
+  static __device__ __forceinline__ void vstore2(V v, size_t i, S *p) {                            \
+    S *q = p + 2 * i;                                                                              \
+    if (PRISM_ALIGNED(q, V)) { *(V *)q = v; return; }                                              \
+    q[0] = v.x; q[1] = v.y;                                                                        \
+  }
 #define PRISM_VEC4(V, S)                                                                           \
   PRISM_VEC_OP4(V, S, +) PRISM_VEC_OP4(V, S, -) PRISM_VEC_OP4(V, S, *) PRISM_VEC_OP4(V, S, /)      \
   static __device__ __forceinline__ V operator-(V a) { V r; r.x = -a.x; r.y = -a.y; r.z = -a.z; r.w = -a.w; return r; } \
   static __device__ __forceinline__ V vload4(size_t i, const S *p) {                               \
-    V r; r.x = p[4 * i]; r.y = p[4 * i + 1]; r.z = p[4 * i + 2]; r.w = p[4 * i + 3]; return r;     \
+    const S *q = p + 4 * i;                                                                        \
+    if (PRISM_ALIGNED(q, V)) return *(const V *)q;                                                 \
+    V r; r.x = q[0]; r.y = q[1]; r.z = q[2]; r.w = q[3]; return r;                                 \
   }                                                                                                \
   static __device__ __forceinline__ void vstore4(V v, size_t i, S *p) {                            \
-    p[4 * i] = v.x; p[4 * i + 1] = v.y; p[4 * i + 2] = v.z; p[4 * i + 3] = v.w;                    \
+    S *q = p + 4 * i;                                                                              \
+    if (PRISM_ALIGNED(q, V)) { *(V *)q = v; return; }                                              \
+    q[0] = v.x; q[1] = v.y; q[2] = v.z; q[3] = v.w;                                                \
   }
 PRISM_VEC2(float2, float)
 PRISM_VEC2(double2, double)
@@ -456,6 +472,7 @@ PRISM_VEC4(uint4, uint)
 #undef PRISM_VEC_OP4
 #undef PRISM_VEC2
 #undef PRISM_VEC4
+#undef PRISM_ALIGNED
 static __device__ __forceinline__ float prism_dot(float a, float b) { return a * b; }
 static __device__ __forceinline__ float prism_dot(float2 a, float2 b) { return a.x * b.x + a.y * b.y; }
 static __device__ __forceinline__ float prism_dot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
