@@ -57,6 +57,7 @@ func layerNormRefRow[T Float](out []float64, x, gamma, beta []T, eps float64) La
 //   - y = ((x - mean')*rstd)*g + b: the difference carries dmu absolutely and u relatively,
 //     the two products u each, the sum u*|y|. With z = (x - mean)/std:
 //     |y' - y| <= |g|*(dmu/std + |z|*(rho_r + 3u)) + u*(|g*z| + |b|).
+//
 // The bound grows with mean|x|/std: rows with a large offset and a small spread (or constant
 // rows, where std = sqrt(eps)) lose relative accuracy in the normalized values, as they must.
 // A factor 1 + 1e-3 covers the second-order terms.

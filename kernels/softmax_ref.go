@@ -67,6 +67,7 @@ func tinyOf[T Float]() float64 {
 //     (expErrU*u) and a product (u); the rounding of the exp arguments telescopes to at most
 //     u*(M - min) over the chain.
 //   - The division adds divErrU*u.
+//
 // The relative bound rel is the sum of these terms, applied as rel/(1-rel) to absorb the
 // second-order terms. Outputs below the smallest normal number tiny may be flushed (e_i
 // underflows to zero or a denormal; s >= 1 since the max term is exp(0)), so tiny*2 is
