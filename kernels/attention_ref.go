@@ -102,6 +102,7 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 //     the final division adds divErrU*u*w.
 //   - Weights below the smallest normal number tiny may be flushed to zero: at most
 //     2*tiny*vmax per key, seq*2*tiny*vmax in all.
+//
 // This is a worst-case bound: it grows like seq*u through gamma_n (e.g. 2.5e-4 relative to w
 // at seq = 4096 in float32), while typical errors grow like sqrt(seq)*u.
 func AttentionTolerance[T Float](seq, keys, dim, bc int, qk, span, w, vmax float64) float64 {
