@@ -26,11 +26,12 @@ type attnRefRow struct {
 	span  float64   // max_j s_j - min_j s_j over the unmasked keys
 	keys  int       // unmasked keys
 	score []float64 // scratch: the scores, then exp(s_j - max)
+	acc   []ksum    // scratch: the output sums
 }
 
 func newAttnRefRow(seq, dim int) *attnRefRow {
 	return &attnRefRow{out: make([]float64, dim), w: make([]float64, dim), vmax: make([]float64, dim),
-		score: make([]float64, seq)}
+		score: make([]float64, seq), acc: make([]ksum, dim)}
 }
 
 // attnRefCompute fills r for query i of head h (h counts over batch*heads).
@@ -45,23 +46,26 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 	r.qk = 0
 	for j := range r.keys {
 		kj := k[base+j*s.Dim : base+(j+1)*s.Dim]
-		var dot, abs float64
+		var dot ksum
+		var abs float64
 		for d, x := range qi {
-			dot += float64(x) * float64(kj[d])
-			abs += math.Abs(float64(x) * float64(kj[d]))
+			p := float64(x) * float64(kj[d]) // exact: a product of two float32, or one rounding
+			dot.add(p)
+			abs += math.Abs(p)
 		}
-		sc := scale * dot
+		sc := scale * dot.sum()
 		r.score[j] = sc
 		hi, lo = math.Max(hi, sc), math.Min(lo, sc)
 		r.qk = math.Max(r.qk, math.Abs(scale)*abs)
 	}
 	r.span = hi - lo
-	var l float64
+	var ls ksum
 	for j := range r.keys {
 		r.score[j] = math.Exp(r.score[j] - hi)
-		l += r.score[j]
+		ls.add(r.score[j])
 	}
-	clear(r.out)
+	l := ls.sum()
+	clear(r.acc)
 	clear(r.w)
 	clear(r.vmax)
 	for j := range r.keys {
@@ -69,10 +73,13 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 		vj := v[base+j*s.Dim : base+(j+1)*s.Dim]
 		for d, x := range vj {
 			f := float64(x)
-			r.out[d] += p * f
+			r.acc[d].add(p * f)
 			r.w[d] += p * math.Abs(f)
 			r.vmax[d] = math.Max(r.vmax[d], math.Abs(f))
 		}
+	}
+	for d := range r.out {
+		r.out[d] = r.acc[d].sum()
 	}
 }
 
@@ -103,7 +110,9 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 //   - Weights below the smallest normal number tiny may be flushed to zero: at most
 //     2*tiny*vmax per key, seq*2*tiny*vmax in all.
 //
-// This is a worst-case bound: it grows like seq*u through gamma_n (e.g. 2.5e-4 relative to w
+// The reference's own error (compensated sums: scores within 3*refU*qk, weights within
+// 2*refU*span + 4*refU, sums 2*refU, products refU) adds 2*(3*refU*qk + 2*refU*span +
+// 8*refU)*w. This is a worst-case bound: it grows like seq*u through gamma_n (e.g. 2.5e-4 relative to w
 // at seq = 4096 in float32), while typical errors grow like sqrt(seq)*u.
 func AttentionTolerance[T Float](seq, keys, dim, bc int, qk, span, w, vmax float64) float64 {
 	u := Epsilon[T]()
@@ -113,7 +122,8 @@ func AttentionTolerance[T Float](seq, keys, dim, bc int, qk, span, w, vmax float
 	if !(b < 1) {
 		return math.Inf(1)
 	}
-	return (2*b/(1-b)+divErrU*u)*w + float64(seq)*2*tinyOf[T]()*vmax
+	ref := 2 * (3*refU*qk + 2*refU*span + 8*refU)
+	return (2*b/(1-b)+divErrU*u+ref)*w + float64(seq)*2*tinyOf[T]()*vmax
 }
 
 // attnRowTol returns the tolerance of element d of the row r.

@@ -22,18 +22,18 @@ type LayerNormStats struct {
 // layerNormRefRow writes the normalized row into out and returns its statistics.
 func layerNormRefRow[T Float](out []float64, x, gamma, beta []T, eps float64) LayerNormStats {
 	n := float64(len(x))
-	var s, sa float64
+	var s, ss ksum
+	var sa float64
 	for _, v := range x {
-		s += float64(v)
+		s.add(float64(v))
 		sa += math.Abs(float64(v))
 	}
-	mean := s / n
-	var ss float64
+	mean := s.sum() / n
 	for _, v := range x {
 		d := float64(v) - mean
-		ss += d * d
+		ss.add(d * d)
 	}
-	std := math.Sqrt(ss/n + eps)
+	std := math.Sqrt(ss.sum()/n + eps)
 	for c, v := range x {
 		out[c] = (float64(v)-mean)/std*float64(gamma[c]) + float64(beta[c])
 	}
@@ -60,7 +60,9 @@ func layerNormRefRow[T Float](out []float64, x, gamma, beta []T, eps float64) La
 //
 // The bound grows with mean|x|/std: rows with a large offset and a small spread (or constant
 // rows, where std = sqrt(eps)) lose relative accuracy in the normalized values, as they must.
-// A factor 1 + 1e-3 covers the second-order terms.
+// A factor 1 + 1e-3 covers the second-order terms. The reference's own error is bounded the
+// same way with refU, compensated sums (2 roundings for gamma_k), a correctly rounded
+// division and sqrt, and one more division (x - mean)/std, and added.
 func LayerNormTolerance[T Float](cols, wg int, st LayerNormStats, x, g, b float64) float64 {
 	return layerNormRowTol[T](cols, wg, st)(x, g, b)
 }
@@ -70,12 +72,21 @@ func LayerNormTolerance[T Float](cols, wg int, st LayerNormStats, x, g, b float6
 func layerNormRowTol[T Float](cols, wg int, st LayerNormStats) func(x, g, b float64) float64 {
 	u := Epsilon[T]()
 	k := (cols+wg-1)/wg + Log2Ceil(wg)
-	dmu := (Gamma[T](k) + divErrU*u) * st.AbsMean
+	dev := layerNormBound(st, u, Gamma[T](k), Gamma[T](k+3), divErrU*u, rsqrtErrU*u, 3*u)
+	ref := layerNormBound(st, refU, 2*refU, 5*refU, refU, 2*refU, 3*refU)
+	return func(x, g, b float64) float64 { return dev(x, g, b) + ref(x, g, b) }
+}
+
+// layerNormBound is LayerNormTolerance's formula for unit roundoff u, relative errors
+// sumErr of the mean's sum and sqErr of the variance's sum, divErr of a division, rsqrtErr
+// of the reciprocal square root and outErr of the output's chain (difference, products).
+func layerNormBound(st LayerNormStats, u, sumErr, sqErr, divErr, rsqrtErr, outErr float64) func(x, g, b float64) float64 {
+	dmu := (sumErr + divErr) * st.AbsMean
 	e := dmu / st.Std
-	rhoV := (Gamma[T](k+3)+(divErrU+1)*u)*(1+e*e) + e*e
-	rhoR := rhoV/2 + rsqrtErrU*u
+	rhoV := (sqErr+divErr+u)*(1+e*e) + e*e
+	rhoR := rhoV/2 + rsqrtErr
 	return func(x, g, b float64) float64 {
 		z := (x - st.Mean) / st.Std
-		return (math.Abs(g)*(e+math.Abs(z)*(rhoR+3*u)) + u*(math.Abs(g*z)+math.Abs(b))) * (1 + 1e-3)
+		return (math.Abs(g)*(e+math.Abs(z)*(rhoR+outErr)) + u*(math.Abs(g*z)+math.Abs(b))) * (1 + 1e-3)
 	}
 }

@@ -19,16 +19,39 @@ func softmaxRefRow[T Float](out []float64, x []T) (hi, lo float64) {
 	for _, v := range x {
 		hi, lo = math.Max(hi, float64(v)), math.Min(lo, float64(v))
 	}
-	var s float64
+	var s ksum
 	for i, v := range x {
 		out[i] = math.Exp(float64(v) - hi)
-		s += out[i]
+		s.add(out[i])
 	}
+	sum := s.sum()
 	for i := range out {
-		out[i] /= s
+		out[i] /= sum
 	}
 	return hi, lo
 }
+
+// ksum is Neumaier's compensated sum (Higham, 4.3): its error is about 2u|sum| plus
+// n*u^2*sum|x|, so that the float64 references stay more accurate than a float64 device
+// result (whose sums run in chains of k roundings) and their own error can be bounded by a
+// few u, independent of n.
+type ksum struct{ s, c float64 }
+
+func (k *ksum) add(x float64) {
+	t := k.s + x
+	if math.Abs(k.s) >= math.Abs(x) {
+		k.c += (k.s - t) + x
+	} else {
+		k.c += (x - t) + k.s
+	}
+	k.s = t
+}
+
+func (k *ksum) sum() float64 { return k.s + k.c }
+
+// refU is the unit roundoff of the float64 references, whose own error every tolerance
+// adds (it matters only when T is float64).
+const refU = 0x1p-53
 
 // Error bounds of the device math functions, in units of the unit roundoff u of T (one ulp
 // of a normal number is at most 2u relative to it). OpenCL 1.2 (section 7.4) allows exp 3
@@ -68,8 +91,9 @@ func tinyOf[T Float]() float64 {
 //     u*(M - min) over the chain.
 //   - The division adds divErrU*u.
 //
-// The relative bound rel is the sum of these terms, applied as rel/(1-rel) to absorb the
-// second-order terms. Outputs below the smallest normal number tiny may be flushed (e_i
+// The reference's own error adds refU*((M - x_i) + (M - min) + 7) (Go's exp under 1 ulp,
+// a compensated sum, one division). The relative bound rel is the sum of these terms,
+// applied as rel/(1-rel) to absorb the second-order terms. Outputs below the smallest normal number tiny may be flushed (e_i
 // underflows to zero or a denormal; s >= 1 since the max term is exp(0)), so tiny*2 is
 // allowed absolutely.
 func SoftmaxTolerance[T Float](cols, wg int, online bool, rowMax, rowMin, x, y float64) float64 {
@@ -88,9 +112,10 @@ func softmaxRowTol[T Float](cols, wg int, online bool, rowMax, rowMin float64) f
 	if online {
 		base += float64(k)*(expErrU+1)*u + u*span
 	}
+	base += refU * (span + 7)
 	tiny2 := 2 * tinyOf[T]()
 	return func(x, y float64) float64 {
-		rel := base + u*(rowMax-x)
+		rel := base + (u+refU)*(rowMax-x)
 		if !(rel < 1) {
 			return math.Inf(1)
 		}
