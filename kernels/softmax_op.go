@@ -87,8 +87,9 @@ func setupRowOp[T Float](q *engine.Queue, name string, p Params, kind rowKind) (
 			return nil, err
 		}
 	}
-	for range RotationSets(p, n*engine.SizeOf[T]()) {
-		x := rowOpInput[T](rng, kind, rows, cols)
+	x0 := rowOpInput[T](rng, kind, rows, cols)
+	for set := range RotationSets(p, n*engine.SizeOf[T]()) {
+		x := rotated(x0, set*(cols+1))
 		b, err := engine.Upload(q, x)
 		if err != nil {
 			return nil, err
@@ -210,4 +211,15 @@ func (in *rowInstance[T]) Close() error {
 		errs = append(errs, in.ln.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// rotated returns x rotated left by shift elements (x itself for a shift of 0 mod len(x)):
+// the rotation sets after the first are the first one shifted, distinct inputs in distinct
+// memory at a fraction of the cost of drawing them.
+func rotated[T Float](x []T, shift int) []T {
+	shift %= len(x)
+	if shift == 0 {
+		return x
+	}
+	return append(append(make([]T, 0, len(x)), x[shift:]...), x[:shift]...)
 }
