@@ -100,7 +100,7 @@ func GEMMRef[T Float](s GEMMShape, alpha float64, a, b []T, beta float64, c []T)
 // exact zeros); with a rounding for each product and each sum (fewer when the compiler
 // fuses them into fma) the computed acc = sum_l a_il*b_lj*(1+theta_l), |theta_l| <=
 // gamma_k. Then alpha*acc rounds once more and beta*c once, and their sum once: the result
-// is alpha*sum_l a_il*b_lj*(1+theta'_l) + beta*c_ij*(1+theta''), |theta'|, |theta''| <=
+// is alpha*sum_l a_il*b_lj*(1+eta_l) + beta*c_ij*(1+eta_c), with |eta_l| and |eta_c| at most
 // gamma_{k+2}, so |D - D_exact| <= gamma_{k+2}(u_T) * mag. The float64 reference obeys the
 // same bound with u = 2^-53 (gonum sums in another order, which the bound does not depend
 // on), hence the sum of the two gammas. The last term covers devices that flush
