@@ -106,11 +106,11 @@ void gemm(__global ELEM *d, __global const ELEM *c, __global const ELEM *a, __gl
             const int l = tid + p * NITEMS;
             int mm, kk;
             if (transA) { // stored k x m: consecutive items read consecutive m
-                mm = l % TS;
                 kk = l / TS;
+                mm = l - kk * TS; // not l % TS: a div-rem pair becomes LLVM's freeze, which Oclgrind rejects
             } else { // stored m x k: consecutive items read consecutive k
-                kk = l % TSK;
                 mm = l / TSK;
+                kk = l - mm * TSK;
             }
             const int gi = m0 + mm, gk = k0 + kk;
             ELEM v = (ELEM)0;
@@ -124,11 +124,11 @@ void gemm(__global ELEM *d, __global const ELEM *c, __global const ELEM *a, __gl
             const int l = tid + p * NITEMS;
             int nn, kk;
             if (transB) { // stored n x k: consecutive items read consecutive k
-                kk = l % TSK;
                 nn = l / TSK;
+                kk = l - nn * TSK;
             } else { // stored k x n: consecutive items read consecutive n
-                nn = l % TS;
                 kk = l / TS;
+                nn = l - kk * TS;
             }
             const int gj = n0 + nn, gk = k0 + kk;
             ELEM v = (ELEM)0;

@@ -32,16 +32,19 @@ type gemmCase struct {
 }
 
 // gemmShapes returns the shapes of TestGEMM: 1, below, at and above the tile sizes of
-// every device (TS 64 or 128, TSK 16) in M, N and K, degenerate vectors, and one case over
-// a million elements of C unless the tests run small (under Oclgrind, where every case stays
-// at a few thousand multiply-adds per transpose combination).
+// every device's tunables (TS 32, 64 or 128; TSK 16 or 32) in M, N and K, degenerate
+// vectors, and one case over a million elements of C unless the tests run small (under
+// Oclgrind, about 10^4 times slower, where they stay at a few thousand multiply-adds).
 func gemmShapes() [][3]int {
 	if small() {
-		return [][3]int{{1, 1, 1}, {7, 5, 3}, {7, 5, 33}, {17, 16, 15}, {65, 66, 3}, {1, 70, 1}, {70, 1, 17}}
+		return [][3]int{{1, 1, 1}, {7, 5, 3}, {17, 16, 33}, {33, 34, 5}}
 	}
 	return [][3]int{{1, 1, 1}, {7, 5, 3}, {63, 65, 17}, {64, 64, 64}, {65, 63, 129}, {1, 300, 1}, {300, 1, 300},
-		{129, 127, 33}, {128, 128, 16}, {1100, 1000, 64}}
+		{129, 127, 33}, {128, 128, 32}, {1100, 1000, 64}}
 }
+
+// gemmTransposes are the four (transA, transB) combinations.
+var gemmTransposes = [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}}
 
 func testGEMM[T Float](t *testing.T, dev *engine.Device, q *engine.Queue) {
 	g, err := NewGEMM[T](dev)
@@ -52,53 +55,97 @@ func testGEMM[T Float](t *testing.T, dev *engine.Device, q *engine.Queue) {
 	ts, tsk, wpt := g.Tiles()
 	t.Logf("tiles: TS=%d TSK=%d WPT=%d", ts, tsk, wpt)
 	rng := rand.New(rand.NewPCG(4, uint64(dev.Info().ComputeUnits)))
-	var cases []gemmCase
 	for _, d := range gemmShapes() {
-		cases = append(cases, gemmCase{s: GEMMShape{M: d[0], N: d[1], K: d[2]}, alpha: 1.5, beta: -0.75})
+		runGEMMTransposes(t, q, g, gemmTransposes, gemmCase{s: GEMMShape{M: d[0], N: d[1], K: d[2]}, alpha: 1.5, beta: -0.75}, rng)
 	}
-	pad := GEMMShape{M: 33, N: 21, K: 19, Batch: 1}
-	batch := GEMMShape{M: 19, N: 23, K: 17, Batch: 3}
+	// The cases below test the host side's arguments more than the arithmetic: under
+	// Oclgrind they run in float32 only, with no and both operands transposed.
+	trs := gemmTransposes
+	if small() {
+		if _, f32 := any(T(0)).(float32); !f32 {
+			return
+		}
+		trs = [][2]bool{{false, false}, {true, true}}
+	}
+	pad := GEMMShape{M: 9, N: 7, K: 5}
+	batch := GEMMShape{M: 6, N: 5, K: 4, Batch: 3}
 	if !small() {
 		pad = GEMMShape{M: 67, N: 45, K: 70}
 		batch = GEMMShape{M: 70, N: 66, K: 35, Batch: 3}
 	}
 	// Leading dimensions above the row lengths: the padding between rows must stay as it was.
 	ld := pad
-	ld.LDA, ld.LDB, ld.LDC = 0, 0, pad.N+7 // LDA and LDB set per transpose below
-	cases = append(cases,
-		gemmCase{s: ld, alpha: -0.5, beta: 2},
+	ld.LDC = pad.N + 7 // LDA and LDB are set per transpose below
+	for _, c := range []gemmCase{
+		{s: ld, alpha: -0.5, beta: 2},
 		// beta = 0: C is not read, so NaN there must not reach the result.
-		gemmCase{s: pad, alpha: 1, beta: 0, nanC: true},
+		{s: pad, alpha: 1, beta: 0, nanC: true},
 		// alpha = 0: D = beta*C exactly.
-		gemmCase{s: pad, alpha: 0, beta: 0.5},
+		{s: pad, alpha: 0, beta: 0.5},
 		// A separate output D.
-		gemmCase{s: pad, alpha: 0.25, beta: 1, into: true},
+		{s: pad, alpha: 0.25, beta: 1, into: true},
 		// Strided batch, packed and with gaps between the matrices (which must stay as they were).
-		gemmCase{s: batch, alpha: 1.25, beta: -1},
-		gemmCase{s: GEMMShape{M: batch.M, N: batch.N, K: batch.K, Batch: 3, LDC: batch.N + 1,
+		{s: batch, alpha: 1.25, beta: -1},
+		{s: GEMMShape{M: batch.M, N: batch.N, K: batch.K, Batch: 3, LDC: batch.N + 1,
 			StrideC: (batch.N+1)*batch.M + 5}, alpha: 0.75, beta: 0.5},
-	)
-	for _, c := range cases {
-		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-			s := c.s
-			s.TransA, s.TransB = tr[0], tr[1]
-			if s.LDC > 0 { // the ld case: pad A and B too
-				_, colsA := s.storedA()
-				_, colsB := s.storedB()
-				s.LDA, s.LDB = colsA+3, colsB+5
-			}
-			if c.s.Batch > 1 && c.s.StrideC > 0 { // the gapped batch: gaps in A and B too
-				rowsA, colsA := s.storedA()
-				rowsB, colsB := s.storedB()
-				s.StrideA, s.StrideB = rowsA*colsA+11, rowsB*colsB+2
-			}
-			name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,alpha=%g,beta=%g", s.String()[:2], s.M, s.N, s.K, s.LDA, s.LDB, s.LDC, max(s.Batch, 1), c.alpha, c.beta)
-			if c.into {
-				name += ",into"
-			}
-			t.Run(name, func(t *testing.T) { runGEMMCase[T](t, q, g, s, c, rng) })
-		}
+	} {
+		runGEMMTransposes(t, q, g, trs, c, rng)
 	}
+}
+
+// runGEMMTransposes runs case c in the transpose combinations trs, as subtests.
+func runGEMMTransposes[T Float](t *testing.T, q *engine.Queue, g *GEMM[T], trs [][2]bool, c gemmCase, rng *rand.Rand) {
+	for _, tr := range trs {
+		s := c.s
+		s.TransA, s.TransB = tr[0], tr[1]
+		if s.LDC > 0 { // the ld case: pad A and B too
+			_, colsA := s.storedA()
+			_, colsB := s.storedB()
+			s.LDA, s.LDB = colsA+3, colsB+5
+		}
+		if s.Batch > 1 && s.StrideC > 0 { // the gapped batch: gaps in A and B too
+			rowsA, colsA := s.storedA()
+			rowsB, colsB := s.storedB()
+			s.StrideA, s.StrideB = rowsA*colsA+11, rowsB*colsB+2
+		}
+		name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,alpha=%g,beta=%g", s.String()[:2], s.M, s.N, s.K, s.LDA, s.LDB, s.LDC, max(s.Batch, 1), c.alpha, c.beta)
+		if c.into {
+			name += ",into"
+		}
+		t.Run(name, func(t *testing.T) { runGEMMCase[T](t, q, g, s, c, rng) })
+	}
+}
+
+// TestGEMMTiles runs the tunables that gemmTiles chooses for every kind of device (the GPU
+// choice included, which PoCL can run too) on shapes that cross their tile edges; under
+// Oclgrind, one small problem each.
+func TestGEMMTiles(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		rng := rand.New(rand.NewPCG(5, 1))
+		for _, tiles := range [][3]int{{64, 16, 4}, {128, 16, 8}, {128, 32, 16}, {32, 16, 8}} {
+			t.Run(fmt.Sprintf("TS=%d,TSK=%d,WPT=%d", tiles[0], tiles[1], tiles[2]), func(t *testing.T) {
+				rts := tiles[0] / tiles[2]
+				if rts*rts > dev.Info().MaxWorkGroupSize || int64(2*tiles[1]*(tiles[0]+1)*4) > dev.Info().LocalMemBytes {
+					t.Skipf("work-group of %d or local tiles do not fit %s", rts*rts, dev.ID())
+				}
+				g, err := newGEMM[float32](dev, tiles[0], tiles[1], tiles[2])
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				if small() {
+					s := GEMMShape{TransA: true, M: 7, N: 9, K: 5}
+					t.Run(s.String(), func(t *testing.T) { runGEMMCase(t, q, g, s, gemmCase{alpha: 1.5, beta: -0.5}, rng) })
+					return
+				}
+				ts, tsk := tiles[0], tiles[1]
+				for _, d := range [][3]int{{ts - 1, ts + 1, tsk + 1}, {ts, 2 * ts, 2 * tsk}, {2*ts + 1, ts + 3, 3*tsk - 1}} {
+					runGEMMTransposes(t, q, g, gemmTransposes, gemmCase{s: GEMMShape{M: d[0], N: d[1], K: d[2]}, alpha: 1.5, beta: -0.5}, rng)
+				}
+				runGEMMTransposes(t, q, g, gemmTransposes, gemmCase{s: GEMMShape{M: ts + 5, N: ts - 3, K: tsk + 7, Batch: 3}, alpha: -1, beta: 0.25}, rng)
+			})
+		}
+	})
 }
 
 func runGEMMCase[T Float](t *testing.T, q *engine.Queue, g *GEMM[T], s GEMMShape, c gemmCase, rng *rand.Rand) {
