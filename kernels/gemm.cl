@@ -27,7 +27,8 @@
 //   PAD   local-memory row padding (bank conflicts on stores)  default 1
 //   Constraints (checked with #error): TS % WPT == 0, TS*TSK % (RTS*RTS) == 0.
 //   WG is not a tunable of this family: the work-group is RTS x RTS (16 x 16 = 256 by
-//   default) and the host chooses TS and WPT so that it fits the device.
+//   default), and the host (gemmTiles in gemm.go) chooses TS, TSK and WPT per kind of device
+//   so that it and the local tiles fit (GPU 128/16/8, CPU 128/32/16, Oclgrind 32/16/8).
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
 // Launch: 3D, local (RTS, RTS, 1), global (ceil(n/TS)*RTS, ceil(m/TS)*RTS, batch): dimension
 //   0 runs along the columns of C (consecutive items store consecutive elements), dimension

@@ -177,12 +177,13 @@ type GEMM[T Float] struct {
 // gemmTiles chooses the tunables {TS, TSK, WPT} for a device: the first candidate whose
 // work-group ((TS/WPT)^2 items) and two local tiles fit it.
 //   - GPUs: 128 x 128 tiles of C, 16 x 16 items of 8 x 8 elements: twice the arithmetic
-//     per local-memory load of 64 x 64 with 4 x 4, the usual choice for large GEMMs.
+//     per local-memory load of 64 x 64 with 4 x 4, the usual choice for large GEMMs (not
+//     yet measured against the alternatives on a GPU here).
 //   - CPUs: 128 x 128 tiles, 8 x 8 items of 16 x 16 elements, k step 32: PoCL runs a
 //     work-group as loops over its items, split at barriers, and gains from much work per
 //     item (2026-11-21, 2 cores, M=N=K=512, float32: 3.2 GFLOP/s against 0.6 for 64/16/4).
-//   - Oclgrind (a simulator reporting a GPU, 10^4 times slower): 32 x 32 tiles of 4 x 4
-//     items, so that the padded work of small test problems stays small.
+//   - Oclgrind (a simulator reporting a GPU, 10^4 times slower): 32 x 32 tiles, 4 x 4 items
+//     of 8 x 8 elements, so that the padded work of the small test problems stays small.
 //   - Otherwise the header's defaults: 64 x 64 tiles, 16 x 16 items of 4 x 4 elements.
 func gemmTiles[T Float](info engine.DeviceInfo) (ts, tsk, wpt int) {
 	cands := [][3]int{{64, 16, 4}, {32, 16, 4}, {32, 16, 8}, {16, 16, 4}, {16, 8, 8}, {8, 8, 8}}
