@@ -65,7 +65,7 @@ func TestOps(t *testing.T) {
 				}
 				size := op.QuickSize
 				if small() {
-					size = min(size, 3001)
+					size = min(size, 1024) // Oclgrind: about 10^4 operations per second
 				}
 				in, err := op.Setup(q, Params{Size: size, Seed: 11, Rotate: true})
 				if errors.Is(err, engine.ErrUnsupported) {
