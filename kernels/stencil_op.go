@@ -44,15 +44,14 @@ func stencilShape(k StencilKind, size int) (nx, ny, nz int) {
 	return s, s, s
 }
 
-// verifyFullMax is the largest output a Verify checks in full; above it, a seeded sample
-// (see sampleOutputs) keeps the float64 reference fast at the default (GPU) sizes.
+// verifyFullMax is the largest output a stencil Verify checks in full; above it, a seeded
+// sample (see sampleOutputs) keeps the float64 reference fast at the default (GPU) sizes.
 const verifyFullMax = 1 << 22
 
 // sampleOutputs returns the output indices a Verify checks for an output of n elements:
-// all of them up to verifyFullMax; else the first and the last and 4096 seeded random
-// ones.
-func sampleOutputs(n int, seed uint64) []int {
-	if n <= verifyFullMax {
+// all of them when full; else the first and the last and 4096 seeded random ones.
+func sampleOutputs(n int, full bool, seed uint64) []int {
+	if full {
 		idx := make([]int, n)
 		for i := range idx {
 			idx[i] = i
@@ -132,7 +131,7 @@ func (in *stencilInstance[T]) Verify(q *engine.Queue) error {
 		return err
 	}
 	a := in.in[in.last]
-	for _, i := range sampleOutputs(len(a), in.seed) {
+	for _, i := range sampleOutputs(len(a), len(a) <= verifyFullMax, in.seed) {
 		want, mag := StencilRefAt(in.kind, a, in.w, in.nx, in.ny, in.nz, i)
 		tol := StencilTolerance[T](in.kind, mag)
 		if d := math.Abs(float64(got[i]) - want); !(d <= tol) {
