@@ -38,6 +38,9 @@
 //   accumulates a CTM x CTN register tile over the slice. The columns a work-item gathers
 //   are the columns it writes, so each item decodes its pixels (n, p, q) once, and its
 //   reduction row (c, r, s) once per step.
+// Note: a quotient and remainder of the same operands (x / n and x % n) become LLVM's
+//   freeze instruction, which Oclgrind's uninitialized-value check rejects: remainders are
+//   written as x - (x / n) * n.
 
 #ifdef PRISM_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -83,8 +86,9 @@ void conv2d(__global ELEM *out, __global const ELEM *in, __global const ELEM *fi
     int HW = H * W;
     int tilesN = (NPQ + CBN - 1) / CBN;
     int g = (int)get_group_id(0);
-    int n0 = (g % tilesN) * CBN;
-    int k0 = (g / tilesN) * CBM;
+    int gk = g / tilesN;
+    int n0 = (g - gk * tilesN) * CBN;
+    int k0 = gk * CBM;
 
     // The item's columns lx + i*CLX: where they gather from and where they write.
     int inBase[CTN], h0[CTN], w0[CTN], outBase[CTN];
@@ -109,8 +113,8 @@ void conv2d(__global ELEM *out, __global const ELEM *in, __global const ELEM *fi
         for (int i = 0; i < CTN; i++) acc[m][i] = b0;
     }
 
-    int aj = lid % CBK;  // filter column this item loads
-    int ak = lid / CBK;  // first filter row this item loads
+    int ak = lid / CBK;       // first filter row this item loads
+    int aj = lid - ak * CBK;  // filter column this item loads
     int bj = lid / CLX;  // first reduction row of B this item loads (its columns are lx + i*CLX)
     for (int j0 = 0; j0 < CRR; j0 += CBK) {
         // Stage A: CBM x CBK filter values, coalesced along j.

@@ -30,12 +30,19 @@ func (s ConvShape) Out() (p, q int) {
 	return (s.H+2*s.Pad-s.R)/s.Stride + 1, (s.W+2*s.Pad-s.R)/s.Stride + 1
 }
 
-// InLen, FilterLen and OutLen return the element counts of the input [N, C, H, W], the
-// filters [K, C, R, R] and the output [N, K, P, Q].
-func (s ConvShape) InLen() int     { return s.N * s.C * s.H * s.W }
-func (s ConvShape) FilterLen() int { return s.K * s.C * s.R * s.R }
-func (s ConvShape) OutLen() int    { p, q := s.Out(); return s.N * s.K * p * q }
+// InLen returns the element count of the input [N, C, H, W].
+func (s ConvShape) InLen() int { return s.N * s.C * s.H * s.W }
 
+// FilterLen returns the element count of the filters [K, C, R, R].
+func (s ConvShape) FilterLen() int { return s.K * s.C * s.R * s.R }
+
+// OutLen returns the element count of the output [N, K, P, Q].
+func (s ConvShape) OutLen() int {
+	p, q := s.Out()
+	return s.N * s.K * p * q
+}
+
+// String describes the shape, output size included.
 func (s ConvShape) String() string {
 	p, q := s.Out()
 	return fmt.Sprintf("N=%d C=%d H=%d W=%d K=%d R=%d stride=%d pad=%d P=%d Q=%d", s.N, s.C, s.H, s.W, s.K, s.R, s.Stride, s.Pad, p, q)
@@ -100,41 +107,52 @@ func ConvModel(s ConvShape, bias bool, elemSize int) Model {
 // padding, optional bias) as an implicit GEMM through local-memory tiles (conv.cl). It is
 // safe for concurrent use by goroutines that each use their own Queue.
 type Conv[T Float] struct {
+	big, small convVariant
+}
+
+// convVariant is conv.cl compiled with one tile configuration.
+type convVariant struct {
 	prog               *engine.Program
 	k                  *engine.Kernel
 	bm, bn, bk, tm, tn int
 }
 
-// NewConv compiles the conv family for dev: 64 x 64 output tiles (output channels x
-// pixels), 16 reduction indices per step, 4 x 4 outputs per work-item (16 x 16 items),
-// with smaller tiles where the device allows fewer items per group. It returns an error
-// wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
+func (v *convVariant) lx() int { return v.bn / v.tn }
+func (v *convVariant) ly() int { return v.bm / v.tm }
+
+// NewConv compiles the conv family for dev in two tile configurations: 64 x 64 output
+// tiles (output channels x pixels) of 4 x 4 outputs per work-item (16 x 16 items), and,
+// for K <= 16, 16 x 64 tiles of 1 x 4 outputs per item, which waste less on few output
+// channels; both step through the reduction 16 indices at a time. Devices that allow
+// fewer than 256 items per group get 32 x 32 and 8 x 32 tiles of 64 items. It returns an
+// error wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewConv[T Float](dev *engine.Device) (*Conv[T], error) {
 	opts, err := typeDefines[T](dev)
 	if err != nil {
 		return nil, err
 	}
-	c := &Conv[T]{bm: 64, bn: 64, bk: 16, tm: 4, tn: 4}
+	c := &Conv[T]{big: convVariant{bm: 64, bn: 64, bk: 16, tm: 4, tn: 4}, small: convVariant{bm: 16, bn: 64, bk: 16, tm: 1, tn: 4}}
 	if wg := workGroup(dev, 256); wg < 256 || !convFits(dev.Info(), 16, 16) {
-		// 32 x 32 tiles of 4 x 4 outputs per item: 8 x 8 = 64 work-items.
-		c.bm, c.bn, c.bk, c.tm, c.tn = 32, 32, 16, 4, 4
+		c.big = convVariant{bm: 32, bn: 32, bk: 16, tm: 4, tn: 4}  // 8 x 8 items
+		c.small = convVariant{bm: 8, bn: 32, bk: 16, tm: 1, tn: 4} // 8 x 8 items
 		if wg < 64 || !convFits(dev.Info(), 8, 8) {
 			return nil, fmt.Errorf("kernels: conv: %s allows fewer than 64 work-items per group: %w", dev.ID(), engine.ErrUnsupported)
 		}
 	}
-	prog, err := build(dev, "conv", append(opts, fmt.Sprintf("-DCBM=%d", c.bm), fmt.Sprintf("-DCBN=%d", c.bn),
-		fmt.Sprintf("-DCBK=%d", c.bk), fmt.Sprintf("-DCTM=%d", c.tm), fmt.Sprintf("-DCTN=%d", c.tn))...)
-	if err != nil {
-		return nil, err
-	}
-	c.prog = prog
-	if c.k, err = prog.Kernel("conv2d"); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if m, want := c.k.MaxWorkGroupSize(), c.lx()*c.ly(); m > 0 && m < want {
-		c.Close()
-		return nil, fmt.Errorf("kernels: conv: kernel allows %d work-items per group, needs %d: %w", m, want, engine.ErrUnsupported)
+	for _, v := range []*convVariant{&c.big, &c.small} {
+		if v.prog, err = build(dev, "conv", append(opts, fmt.Sprintf("-DCBM=%d", v.bm), fmt.Sprintf("-DCBN=%d", v.bn),
+			fmt.Sprintf("-DCBK=%d", v.bk), fmt.Sprintf("-DCTM=%d", v.tm), fmt.Sprintf("-DCTN=%d", v.tn))...); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if v.k, err = v.prog.Kernel("conv2d"); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if m, want := v.k.MaxWorkGroupSize(), v.lx()*v.ly(); m > 0 && m < want {
+			c.Close()
+			return nil, fmt.Errorf("kernels: conv: kernel allows %d work-items per group, needs %d: %w", m, want, engine.ErrUnsupported)
+		}
 	}
 	return c, nil
 }
@@ -144,16 +162,26 @@ func convFits(info engine.DeviceInfo, lx, ly int) bool {
 	return (m[0] == 0 || lx <= m[0]) && (m[1] == 0 || ly <= m[1])
 }
 
-func (c *Conv[T]) lx() int { return c.bn / c.tn }
-func (c *Conv[T]) ly() int { return c.bm / c.tm }
-
-// Close releases the compiled kernel. Idempotent.
+// Close releases the compiled kernels. Idempotent.
 func (c *Conv[T]) Close() error {
-	return errors.Join(c.k.Close(), c.prog.Close())
+	return errors.Join(c.big.k.Close(), c.big.prog.Close(), c.small.k.Close(), c.small.prog.Close())
 }
 
-// Tile returns the work-group's output tile: output channels x output pixels.
-func (c *Conv[T]) Tile() (k, pixels int) { return c.bm, c.bn }
+// Tile returns the output tile (output channels x output pixels) of a work-group for a
+// convolution with k output channels.
+func (c *Conv[T]) Tile(k int) (channels, pixels int) {
+	v := c.variant(k)
+	return v.bm, v.bn
+}
+
+// variant returns the tile configuration for k output channels: the small tiles when
+// they cover k.
+func (c *Conv[T]) variant(k int) *convVariant {
+	if k <= c.small.bm {
+		return &c.small
+	}
+	return &c.big
+}
 
 // Run computes the convolution of shape s: out[n][k][p][q] = bias[k] + sum over c, r, t of
 // filt[k][c][r][t] * in[n][c][p*Stride - Pad + r][q*Stride - Pad + t], with zero padding.
@@ -180,9 +208,10 @@ func (c *Conv[T]) Run(q *engine.Queue, out, in, filt, bias *engine.Buffer[T], s 
 		hasBias, b = 0, filt // never read
 	}
 	p, qq := s.Out()
-	tiles := ((s.N*p*qq + c.bn - 1) / c.bn) * ((s.K + c.bm - 1) / c.bm)
-	lx, ly := c.lx(), c.ly()
-	return q.Launch(c.k, engine.Range2D(tiles*lx, ly, lx, ly), out, in, filt, b,
+	v := c.variant(s.K)
+	tiles := ((s.N*p*qq + v.bn - 1) / v.bn) * ((s.K + v.bm - 1) / v.bm)
+	lx, ly := v.lx(), v.ly()
+	return q.Launch(v.k, engine.Range2D(tiles*lx, ly, lx, ly), out, in, filt, b,
 		int32(s.N), int32(s.C), int32(s.H), int32(s.W), int32(s.K), int32(s.R), int32(s.Stride), int32(s.Pad),
 		int32(p), int32(qq), hasBias)
 }

@@ -32,7 +32,7 @@ func convOp[T Float](op string, r, stride, pad int, doc string) Op {
 	name := "conv/" + op + "/" + TypeName[T]()
 	return Op{
 		Name: name, Family: "conv", Type: TypeName[T](), Doc: doc,
-		SizeDoc:     "input elements: N = 8, C = K = 64, H = W = round(sqrt(size/512)) (at least 1)",
+		SizeDoc:     "input elements: N = 8, C = K = 64, H = W = round(sqrt(size/512)); below 32768 (H = W < 8: tiny test sizes) N = 1, C = K = 4, H = W = round(sqrt(size/4)) clamped to 1..8",
 		DefaultSize: 1 << 24, QuickSize: 1 << 16, // quick: H = W = 11, 71 MFLOP for 3x3: PoCL runs this kernel at a few GFLOP/s
 		Setup: func(q *engine.Queue, p Params) (Instance, error) {
 			return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), p)
@@ -40,8 +40,14 @@ func convOp[T Float](op string, r, stride, pad int, doc string) Op {
 	}
 }
 
-// convOpShape maps an op size to the shape of SizeDoc.
+// convOpShape maps an op size to the shape of SizeDoc. Tiny sizes (the package's tests
+// under Oclgrind, which simulates about 10^4 times slower than a CPU runs) get 4 channels
+// instead of 64 and at most 8 x 8 pixels: one work-group's tile.
 func convOpShape(size, r, stride, pad int) ConvShape {
+	if size < convOpN*convOpC*8*8 {
+		hw := min(max(int(math.Round(math.Sqrt(float64(size)/4))), 1), 8)
+		return ConvShape{N: 1, C: 4, H: hw, W: hw, K: 4, R: r, Stride: stride, Pad: pad}
+	}
 	hw := max(int(math.Round(math.Sqrt(float64(size)/(convOpN*convOpC)))), 1)
 	return ConvShape{N: convOpN, C: convOpC, H: hw, W: hw, K: convOpC, R: r, Stride: stride, Pad: pad}
 }

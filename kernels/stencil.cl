@@ -41,6 +41,9 @@
 //   plane), and every item adds that plane's contributions to three running sums in
 //   registers: to the output below (its z+1 terms), at (in-plane terms) and above (its z-1
 //   terms). Every input element is loaded once per work-group, plus the halo.
+// Note: a quotient and remainder of the same operands (g / n and g % n) become LLVM's
+//   freeze instruction, which Oclgrind's uninitialized-value check rejects: remainders are
+//   written as g - (g / n) * n.
 
 #ifdef PRISM_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -72,8 +75,9 @@ void stencil_5pt(__global ELEM *out, __global const ELEM *in, __global const ELE
     __local ELEM t[T2_H][T2_W];
     int tilesX = (nx + SX - 1) / SX;
     int g = (int)get_group_id(0);
-    int x0 = (g % tilesX) * SX;
-    int y0 = (g / tilesX) * (SY * SRY);
+    int gy = g / tilesX;
+    int x0 = (g - gy * tilesX) * SX;
+    int y0 = gy * (SY * SRY);
     int lx = (int)get_local_id(0);
     int ly = (int)get_local_id(1);
     ELEM w0 = w[0], wxm = w[1], wxp = w[2], wym = w[3], wyp = w[4];
@@ -128,9 +132,11 @@ void stencil_5pt(__global ELEM *out, __global const ELEM *in, __global const ELE
     int tilesX = (nx + SX - 1) / SX;                                          \
     int tilesY = (ny + SY - 1) / SY;                                          \
     int g = (int)get_group_id(0);                                             \
-    int x0 = (g % tilesX) * SX;                                               \
-    int y0 = ((g / tilesX) % tilesY) * SY;                                    \
-    int z0 = (g / tilesX / tilesY) * ZBLOCK;                                  \
+    int gyz = g / tilesX;                                                     \
+    int gz = gyz / tilesY;                                                    \
+    int x0 = (g - gyz * tilesX) * SX;                                         \
+    int y0 = (gyz - gz * tilesY) * SY;                                        \
+    int z0 = gz * ZBLOCK;                                                     \
     int z1 = min(z0 + ZBLOCK, nz);                                            \
     int lx = (int)get_local_id(0);                                            \
     int ly = (int)get_local_id(1);                                            \

@@ -23,6 +23,9 @@
 //   blocks), column tiles fastest.
 // Boundaries: edge tiles are guarded; no element outside the rows x cols matrix is read or
 //   written.
+// Note: a quotient and remainder of the same operands (g / n and g % n) become LLVM's
+//   freeze instruction, which Oclgrind's uninitialized-value check rejects: remainders are
+//   written as g - (g / n) * n.
 
 #ifdef PRISM_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -43,8 +46,9 @@ void transpose_2d(__global ELEM *out, __global const ELEM *in, int rows, int col
     __local ELEM tile[TILE][TILE + 1];
     int tilesX = (cols + TILE - 1) / TILE;
     int g = (int)get_group_id(0);
-    int c0 = (g % tilesX) * TILE; // first input column of the tile
-    int r0 = (g / tilesX) * TILE; // first input row of the tile
+    int gy = g / tilesX;
+    int c0 = (g - gy * tilesX) * TILE; // first input column of the tile (not g % tilesX: see below)
+    int r0 = gy * TILE;                // first input row of the tile
     int lx = (int)get_local_id(0);
     int ly = (int)get_local_id(1);
 
