@@ -1,0 +1,150 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// convOpShapes are the registered convolutions: filter side, stride, padding.
+var convOpShapes = []struct {
+	name           string
+	r, stride, pad int
+	doc            string
+}{
+	{"3x3", 3, 1, 1, "3x3 convolution, stride 1, pad 1, NCHW, bias; implicit GEMM through local-memory tiles"},
+	{"5x5s2", 5, 2, 2, "5x5 convolution, stride 2, pad 2, NCHW, bias; implicit GEMM through local-memory tiles"},
+	{"1x1", 1, 1, 0, "1x1 (pointwise) convolution, NCHW, bias; implicit GEMM through local-memory tiles"},
+}
+
+func init() {
+	for _, c := range convOpShapes {
+		register(convOp[float32](c.name, c.r, c.stride, c.pad, c.doc))
+	}
+}
+
+// convOpN and convOpC are the batch and the channels (in and out) of the registered ops.
+const convOpN, convOpC = 8, 64
+
+func convOp[T Float](op string, r, stride, pad int, doc string) Op {
+	name := "conv/" + op + "/" + TypeName[T]()
+	return Op{
+		Name: name, Family: "conv", Type: TypeName[T](), Doc: doc,
+		SizeDoc:     "input elements: N = 8, C = K = 64, H = W = round(sqrt(size/512)); below 32768 (H = W < 8: tiny test sizes) N = 1, C = K = 4, H = W = round(sqrt(size/4)) clamped to 1..8",
+		DefaultSize: 1 << 24, QuickSize: 1 << 16, // quick: H = W = 11, 71 MFLOP for 3x3: PoCL runs this kernel at a few GFLOP/s
+		Setup: func(q *engine.Queue, p Params) (Instance, error) {
+			return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), p)
+		},
+	}
+}
+
+// convOpShape maps an op size to the shape of SizeDoc. Tiny sizes (the package's tests
+// under Oclgrind, which simulates about 10^4 times slower than a CPU runs) get 4 channels
+// instead of 64 and at most 8 x 8 pixels: one work-group's tile.
+func convOpShape(size, r, stride, pad int) ConvShape {
+	if size < convOpN*convOpC*8*8 {
+		hw := min(max(int(math.Round(math.Sqrt(float64(size)/4))), 1), 8)
+		return ConvShape{N: 1, C: 4, H: hw, W: hw, K: 4, R: r, Stride: stride, Pad: pad}
+	}
+	hw := max(int(math.Round(math.Sqrt(float64(size)/(convOpN*convOpC)))), 1)
+	return ConvShape{N: convOpN, C: convOpC, H: hw, W: hw, K: convOpC, R: r, Stride: stride, Pad: pad}
+}
+
+type convInstance[T Float] struct {
+	c            *Conv[T]
+	s            ConvShape
+	seed         uint64
+	filt, bias   []T
+	bfilt, bbias *engine.Buffer[T]
+	in           [][]T
+	bin          []*engine.Buffer[T]
+	out          *engine.Buffer[T]
+	next, last   int
+}
+
+func setupConv[T Float](q *engine.Queue, name string, s ConvShape, p Params) (_ Instance, err error) {
+	if err := checkSize(name, p); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
+	}
+	c, err := NewConv[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	in := &convInstance[T]{c: c, s: s, seed: p.Seed}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	rng := NewRand(p.Seed, 0x436f)
+	// Filters scaled by 1/sqrt(C*R*R), as common initializations do, so outputs stay O(1).
+	scale := 1 / math.Sqrt(float64(s.C*s.R*s.R))
+	in.filt = RandFloats[T](rng, s.FilterLen(), -scale, scale)
+	in.bias = RandFloats[T](rng, s.K, -1, 1)
+	if in.bfilt, err = engine.Upload(q, in.filt); err != nil {
+		return nil, err
+	}
+	if in.bbias, err = engine.Upload(q, in.bias); err != nil {
+		return nil, err
+	}
+	for range RotationSets(p, s.InLen()*engine.SizeOf[T]()) {
+		a := RandFloats[T](rng, s.InLen(), -1, 1)
+		b, err := engine.Upload(q, a)
+		if err != nil {
+			return nil, err
+		}
+		in.in, in.bin = append(in.in, a), append(in.bin, b)
+	}
+	if in.out, err = engine.NewBuffer[T](q.Device(), s.OutLen()); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *convInstance[T]) Run(q *engine.Queue) error {
+	i := in.next
+	in.next, in.last = (i+1)%len(in.bin), i
+	return in.c.Run(q, in.out, in.bin[i], in.bfilt, in.bbias, in.s)
+}
+
+// convVerifyFullMax bounds the multiply-adds of a full reference; above it Verify checks
+// a seeded sample of outputs (sampleOutputs), as the default (GPU) sizes need.
+const convVerifyFullMax = 1 << 24
+
+// Verify checks the output against the float64 reference: all of it when that costs at
+// most convVerifyFullMax multiply-adds, else the first, the last and 4096 seeded random
+// outputs.
+func (in *convInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.out.Download(q)
+	if err != nil {
+		return err
+	}
+	n := in.s.OutLen()
+	full := float64(n)*float64(in.s.C*in.s.R*in.s.R) <= convVerifyFullMax
+	a := in.in[in.last]
+	for _, i := range sampleOutputs(n, full, in.seed) {
+		want, mag := ConvRefAt(a, in.filt, in.bias, in.s, i)
+		tol := ConvTolerance[T](in.s, true, mag)
+		if d := math.Abs(float64(got[i]) - want); !(d <= tol) {
+			return fmt.Errorf("%w: conv out: element %d = %v, want %v (|diff| %.3g > tolerance %.3g)", ErrVerify, i, got[i], want, d, tol)
+		}
+	}
+	return nil
+}
+
+func (in *convInstance[T]) Model() Model { return ConvModel(in.s, true, engine.SizeOf[T]()) }
+
+func (in *convInstance[T]) Shape() string { return in.s.String() }
+
+func (in *convInstance[T]) Close() error {
+	errs := []error{in.out.Close(), in.bfilt.Close(), in.bbias.Close()}
+	for _, b := range in.bin {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(append(errs, in.c.Close())...)
+}

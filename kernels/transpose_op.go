@@ -1,0 +1,104 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+func init() {
+	register(transposeOp[float32]())
+}
+
+func transposeOp[T Float]() Op {
+	name := "transpose/2d/" + TypeName[T]()
+	return Op{
+		Name: name, Family: "transpose", Type: TypeName[T](),
+		Doc:         "out[c][r] = in[r][c], row-major, through 32x32 local-memory tiles",
+		SizeDoc:     "rows = round(sqrt(size)), cols = size/rows + 1 (a non-square matrix of about size elements)",
+		DefaultSize: 1 << 26, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p Params) (Instance, error) { return setupTranspose[T](q, name, p) },
+	}
+}
+
+// transposeShape maps an op size to the matrix shape of SizeDoc.
+func transposeShape(size int) (rows, cols int) {
+	rows = max(int(math.Round(math.Sqrt(float64(size)))), 1)
+	return rows, size/rows + 1
+}
+
+type transposeInstance[T Float] struct {
+	t          *Transpose[T]
+	rows, cols int
+	in         [][]T
+	bin        []*engine.Buffer[T]
+	out        *engine.Buffer[T]
+	next, last int
+}
+
+func setupTranspose[T Float](q *engine.Queue, name string, p Params) (_ Instance, err error) {
+	if err := checkSize(name, p); err != nil {
+		return nil, err
+	}
+	rows, cols := transposeShape(p.Size)
+	if rows > math.MaxInt32/cols {
+		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of 2^31-1 elements: %w", name, p.Size, engine.ErrInvalidArg)
+	}
+	t, err := NewTranspose[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	in := &transposeInstance[T]{t: t, rows: rows, cols: cols}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	n := rows * cols
+	rng := NewRand(p.Seed, 0x7452)
+	for range RotationSets(p, n*engine.SizeOf[T]()) {
+		a := RandFloats[T](rng, n, -1, 1)
+		b, err := engine.Upload(q, a)
+		if err != nil {
+			return nil, err
+		}
+		in.in, in.bin = append(in.in, a), append(in.bin, b)
+	}
+	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *transposeInstance[T]) Run(q *engine.Queue) error {
+	i := in.next
+	in.next, in.last = (i+1)%len(in.bin), i
+	return in.t.Run(q, in.out, in.bin[i], in.rows, in.cols)
+}
+
+// Verify compares the whole output with the reference, exactly.
+func (in *transposeInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.out.Download(q)
+	if err != nil {
+		return err
+	}
+	return CheckEqual("transpose out", got, TransposeRef(in.in[in.last], in.rows, in.cols))
+}
+
+func (in *transposeInstance[T]) Model() Model {
+	return TransposeModel(in.rows, in.cols, engine.SizeOf[T]())
+}
+
+func (in *transposeInstance[T]) Shape() string {
+	return fmt.Sprintf("rows=%d cols=%d", in.rows, in.cols)
+}
+
+func (in *transposeInstance[T]) Close() error {
+	errs := []error{in.out.Close()}
+	for _, b := range in.bin {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(append(errs, in.t.Close())...)
+}
