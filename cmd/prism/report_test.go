@@ -182,12 +182,13 @@ func TestCompareTwoRuns(t *testing.T) {
 			t.Errorf("%s: ratio %v in [%v, %v]", ch, ch.Ratio, ch.RatioMin, ch.RatioMax)
 		}
 	}
-	// A doctored second run: one case three times slower, one case gone.
-	rep := readReport(t, b)
+	// A doctored copy of the first run: one case at least three times slower than its
+	// slowest sample (so the ranges are apart however noisy the machine), one case gone.
+	rep := readReport(t, a)
 	res := rep.Devices[0].Results
-	for _, p := range []*int64{(*int64)(&res[0].Stats.Median), (*int64)(&res[0].Stats.Min), (*int64)(&res[0].Stats.Max)} {
-		*p = *p*3 + 1000
-	}
+	st := &res[0].Stats
+	st.Min = 3*st.Max + 1000
+	st.Median, st.Max = st.Min+st.Min/10, st.Min+st.Min/5
 	gone := res[len(res)-1]
 	rep.Devices[0].Results = res[:len(res)-1]
 	slow := filepath.Join(dir, "slow.json")
