@@ -64,6 +64,13 @@
 #define PAD(i) ((i) + ((i) >> 5))
 #define TILE_WORDS (TILE + (TILE >> 5))
 #define CNT_WORDS (RADIX * WG + ((RADIX * WG) >> 5))
+#define HALF (RADIX / 2)
+#define PCNT_WORDS (HALF * WG + ((HALF * WG) >> 5))
+#if RADIX_BITS < 1 || RADIX_BITS > 8 || WG * ITEMS > 65535
+#error "sort.cl: RADIX_BITS must be in 1..8 and TILE = WG*ITEMS below 65536 (16-bit counters)"
+#endif
+// DIGIT(k): the digit of mapped key k in this pass (shift is a kernel argument).
+#define DIGIT(k) ((int)(((k) >> shift) & (RADIX - 1)))
 
 // map_in applies the order-preserving map of mode (see the header); map_out undoes it.
 inline uint map_in(uint k, int mode) {
@@ -92,22 +99,41 @@ inline uint map_out(uint k, int mode) {
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_count(__global uint *table, __global const uint *src, int n, int shift, int tin, int tpg) {
-    __local uint hist[RADIX];
+    __local uint cnt[CNT_WORDS];  // cnt[PAD(d*WG + lid)]: item lid's keys of digit d
+    __local uint part[WG];
     int lid = (int)get_local_id(0);
     int g = (int)get_group_id(0);
     int groups = (int)get_num_groups(0);
-    for (int d = lid; d < RADIX; d += WG) hist[d] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    // This group's keys: [g*tpg*TILE, min(n, (g+1)*tpg*TILE)); 64-bit products are not needed
-    // because the host keeps groups*tpg*TILE below 2^31.
+    for (int d = 0; d < RADIX; d++) cnt[PAD(d * WG + lid)] = 0u;
+    // This group's keys: [g*tpg*TILE, min(n, (g+1)*tpg*TILE)), read coalesced; each item counts
+    // its own keys in its own column, so no atomics are needed. No int overflow: the host keeps
+    // n <= 2^30 and groups*tpg*TILE < n + tpg*TILE <= 2n.
     int begin = g * tpg * TILE;
     int end = min(n, begin + tpg * TILE);
     for (int i = begin + lid; i < end; i += WG) {
-        uint d = (map_in(src[i], tin) >> shift) & (RADIX - 1);
-        atomic_inc(&hist[d]);
+        int d = (int)((map_in(src[i], tin) >> shift) & (RADIX - 1));
+        cnt[PAD(d * WG + lid)] += 1u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int d = lid; d < RADIX; d += WG) table[d * groups + g] = hist[d];
+#if RADIX <= WG
+    // Item lid sums the RADIX counters [lid*RADIX, lid*RADIX + RADIX), all of digit
+    // lid*RADIX/WG; then item d < RADIX sums the WG/RADIX partial sums of digit d.
+    uint sum = 0u;
+    for (int e = 0; e < RADIX; e++) sum += cnt[PAD(lid * RADIX + e)];
+    part[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < RADIX) {
+        uint total = 0u;
+        for (int e = 0; e < WG / RADIX; e++) total += part[lid * (WG / RADIX) + e];
+        table[lid * groups + g] = total;
+    }
+#else
+    for (int d = lid; d < RADIX; d += WG) {
+        uint total = 0u;
+        for (int e = 0; e < WG; e++) total += cnt[PAD(d * WG + e)];
+        table[d * groups + g] = total;
+    }
+#endif
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -148,13 +174,15 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
                   __global const uint *table, int n, int shift, int tin, int tout, int tpg, int pairs) {
     __local uint lkey[TILE_WORDS];  // the tile's keys (mapped), then the tile reordered by digit
     __local uint lval[TILE_WORDS];  // the tile's values, reordered alongside (pairs only)
-    __local uint cnt[CNT_WORDS];    // cnt[PAD(d*WG + lid)]: item lid's keys of digit d, then their scan
+    __local uint cnt[PCNT_WORDS];   // packed digit counters of each item, then their scan (below)
     __local uint part[WG];
     __local uint gofs[RADIX];       // this group's next output position per digit
+    __local uint lstart[RADIX + 1]; // the tile's first position per digit in the reordered tile
     int lid = (int)get_local_id(0);
     int g = (int)get_group_id(0);
     int groups = (int)get_num_groups(0);
     for (int d = lid; d < RADIX; d += WG) gofs[d] = table[d * groups + g];
+    if (lid == 0) lstart[RADIX] = (uint)TILE;
     int tiles = (n + TILE - 1) / TILE;
     int t1 = min(tiles, (g + 1) * tpg);
     for (int t = g * tpg; t < t1; t++) {
@@ -166,58 +194,69 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
             lkey[PAD(i)] = i < count ? map_in(src[base + i], tin) : 0xffffffffu;
             if (pairs) lval[PAD(i)] = i < count ? vsrc[base + i] : 0u;
         }
-        for (int d = 0; d < RADIX; d++) cnt[PAD(d * WG + lid)] = 0u;
+        for (int e = 0; e < HALF; e++) cnt[PAD(e * WG + lid)] = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
         // 2. Item lid owns tile positions [lid*ITEMS, lid*ITEMS + ITEMS): count their digits,
-        // remembering how many keys of the same digit this item saw before each.
+        // remembering how many keys of the same digit this item saw before each. Counters are
+        // 16 bits, two per word (CUB's packing): word (d % HALF)*WG + lid holds digit d < HALF
+        // in its low half and digit d + HALF in its high half.
         uint key[ITEMS], val[ITEMS], sub[ITEMS];
         for (int j = 0; j < ITEMS; j++) {
             key[j] = lkey[PAD(lid * ITEMS + j)];
             val[j] = pairs ? lval[PAD(lid * ITEMS + j)] : 0u;
-            int c = PAD((int)((key[j] >> shift) & (RADIX - 1)) * WG + lid);
-            sub[j] = cnt[c];
-            cnt[c] = sub[j] + 1u;
+            int d = DIGIT(key[j]);
+            int w = PAD((d & (HALF - 1)) * WG + lid);
+            int sh = d < HALF ? 0 : 16;
+            uint c = cnt[w];
+            sub[j] = (c >> sh) & 0xffffu;
+            cnt[w] = c + (1u << sh);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        // 3. Exclusive scan of the digit-major counter matrix: cnt[d*WG + lid] becomes the number
-        // of the tile's keys with a smaller digit, or the same digit and a smaller position.
+        // 3. Exclusive scan of the word-major counter matrix, both halves at once (neither
+        // exceeds TILE < 2^16, so no carry crosses): the low half of word (d, lid) becomes the
+        // number of the tile's keys with a digit below d, or digit d and a smaller position;
+        // the high half the same among digits >= HALF, to which the low total is added.
         uint sum = 0u;
-        for (int e = 0; e < RADIX; e++) sum += cnt[PAD(lid * RADIX + e)];
+        for (int e = 0; e < HALF; e++) sum += cnt[PAD(lid * HALF + e)];
         part[lid] = sum;
         barrier(CLK_LOCAL_MEM_FENCE);
         GROUP_INCLUSIVE_SCAN(part, lid);
         uint run = part[lid] - sum;
-        for (int e = 0; e < RADIX; e++) {
-            uint c = cnt[PAD(lid * RADIX + e)];
-            cnt[PAD(lid * RADIX + e)] = run;
+        uint low = part[WG - 1] & 0xffffu;  // the tile's keys with a digit below HALF
+        for (int e = 0; e < HALF; e++) {
+            uint c = cnt[PAD(lid * HALF + e)];
+            cnt[PAD(lid * HALF + e)] = run;
             run += c;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         // 4. Reorder the tile by digit in local memory (every item has finished reading lkey).
+        for (int d = lid; d < RADIX; d += WG) {
+            uint c = cnt[PAD((d & (HALF - 1)) * WG)];
+            lstart[d] = d < HALF ? (c & 0xffffu) : (c >> 16) + low;
+        }
         for (int j = 0; j < ITEMS; j++) {
-            uint r = cnt[PAD((int)((key[j] >> shift) & (RADIX - 1)) * WG + lid)] + sub[j];
+            int d = DIGIT(key[j]);
+            uint c = cnt[PAD((d & (HALF - 1)) * WG + lid)];
+            uint r = (d < HALF ? (c & 0xffffu) : (c >> 16) + low) + sub[j];
             lkey[PAD((int)r)] = key[j];
             if (pairs) lval[PAD((int)r)] = val[j];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         // 5. Write out, coalesced within each digit's run: position i of the reordered tile
-        // holds the (i - start[d])-th key of digit d, start[d] = cnt[d*WG + 0].
+        // holds the (i - lstart[d])-th key of digit d.
         for (int k = 0; k < ITEMS; k++) {
             int i = lid + k * WG;
             if (i < count) {
                 uint kk = lkey[PAD(i)];
-                int d = (int)((kk >> shift) & (RADIX - 1));
-                int o = (int)(gofs[d] + (uint)i - cnt[PAD(d * WG)]);
+                int d = DIGIT(kk);
+                int o = (int)(gofs[d] + (uint)i - lstart[d]);
                 dst[o] = map_out(kk, tout);
                 if (pairs) vdst[o] = lval[PAD(i)];
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        // 6. Advance the running offsets by this tile's digit counts.
-        for (int d = lid; d < RADIX; d += WG) {
-            uint next = d + 1 < RADIX ? cnt[PAD((d + 1) * WG)] : (uint)TILE;
-            gofs[d] += next - cnt[PAD(d * WG)];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        // 6. Advance the running offsets by this tile's digit counts. The next reads of gofs and
+        // writes of lstart are barriers away (next tile, steps 4 and 5).
+        for (int d = lid; d < RADIX; d += WG) gofs[d] += lstart[d + 1] - lstart[d];
     }
 }
