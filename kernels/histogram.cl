@@ -16,7 +16,9 @@
 //            be inexact in OpenCL; no contraction is possible), so the device and the host agree
 //            bit for bit. The min() catches (x - lo)*scale rounding up to bins for x just below hi.
 //
-// Arguments (n inputs; counts[0..bins) must be zeroed by the host first: every kernel adds):
+// Arguments (n inputs; counts[0..bins) must be zeroed first, by hist_clear: every other
+// kernel adds to them):
+//   hist_clear     (counts, bins)                                  counts[0..bins) = 0
 //   hist_u32       (counts, x, n, bins, width, shift, copies)      local sub-histograms
 //   hist_f32       (counts, x, n, bins, lo, hi, scale, copies)     local sub-histograms
 //   hist_u32_global(counts, x, n, bins, width, shift)              global atomics only
@@ -32,7 +34,7 @@
 //                host uses the *_global kernels above it
 // Variants: one program for both input types (ELEM is not used).
 // Launch: 1D, local size WG, global a multiple of WG (any number of groups: every kernel
-// loops over the input with a grid stride). Boundary: inputs at or past n are not read.
+// loops over its input, or over the bins for hist_clear, with a grid stride). Boundary: inputs at or past n are not read.
 
 #ifndef WG
 #define WG 256
@@ -82,6 +84,11 @@ inline uint bin_f32(float x, uint bins, float lo, float hi, float scale) {
 
 #define BIN_U32(v) bin_u32(v, (uint)bins, width, shift)
 #define BIN_F32(v) bin_f32(v, (uint)bins, lo, hi, scale)
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void hist_clear(__global uint *counts, int bins) {
+    for (int b = (int)get_global_id(0); b < bins; b += (int)get_global_size(0)) counts[b] = 0u;
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void hist_u32(__global uint *counts, __global const uint *x, int n, int bins, uint width, int shift, int copies) {

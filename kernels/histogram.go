@@ -42,11 +42,12 @@ func HistogramScale(bins int, lo, hi float32) float32 {
 // sub-histograms in local memory when bins <= LocalBins(), global atomics above. It is safe for
 // concurrent use by goroutines that each use their own Queue.
 type Histogram struct {
-	dev                  *engine.Device
-	prog                 *engine.Program
-	u32, f32, u32g, f32g *engine.Kernel
-	wg, localWords       int
-	localBins, cus       int
+	dev             *engine.Device
+	prog            *engine.Program
+	clear, u32, f32 *engine.Kernel
+	u32g, f32g      *engine.Kernel
+	wg, localWords  int
+	localBins, cus  int
 }
 
 // NewHistogram compiles the histogram family for dev.
@@ -64,7 +65,7 @@ func NewHistogram(dev *engine.Device) (*Histogram, error) {
 	for _, k := range []struct {
 		p    **engine.Kernel
 		name string
-	}{{&h.u32, "hist_u32"}, {&h.f32, "hist_f32"}, {&h.u32g, "hist_u32_global"}, {&h.f32g, "hist_f32_global"}} {
+	}{{&h.clear, "hist_clear"}, {&h.u32, "hist_u32"}, {&h.f32, "hist_f32"}, {&h.u32g, "hist_u32_global"}, {&h.f32g, "hist_f32_global"}} {
 		if *k.p, err = h.prog.Kernel(k.name); err != nil {
 			h.Close()
 			return nil, err
@@ -76,7 +77,7 @@ func NewHistogram(dev *engine.Device) (*Histogram, error) {
 // Close releases the compiled kernels. Idempotent.
 func (h *Histogram) Close() error {
 	errs := []error{}
-	for _, k := range []*engine.Kernel{h.u32, h.f32, h.u32g, h.f32g} {
+	for _, k := range []*engine.Kernel{h.clear, h.u32, h.f32, h.u32g, h.f32g} {
 		errs = append(errs, k.Close())
 	}
 	return errors.Join(append(errs, h.prog.Close())...)
@@ -101,6 +102,13 @@ func (h *Histogram) plan(n, bins int) (copies int, r engine.Range, global bool) 
 	per := max(h.wg*histMinItemInputs, 8*bins*copies)
 	groups := min((n+per-1)/per, h.cus*histGroupsPerCU)
 	return copies, engine.Range1D(max(groups, 1)*h.wg, h.wg), false
+}
+
+// zero clears counts[0..bins) with a kernel (Oclgrind 21.10 does not count a fill as
+// initializing memory; a kernel costs the same).
+func (h *Histogram) zero(q *engine.Queue, counts *engine.Buffer[uint32], bins int) error {
+	groups := min((bins+h.wg-1)/h.wg, h.cus*histGlobalPerCU)
+	return q.Launch(h.clear, engine.Range1D(groups*h.wg, h.wg), counts, int32(bins))
 }
 
 func (h *Histogram) check(what string, counts *engine.Buffer[uint32], xLen, n, bins, maxBins int) error {
@@ -136,7 +144,7 @@ func (h *Histogram) Uint32(q *engine.Queue, counts, x *engine.Buffer[uint32], n,
 	if width&(width-1) == 0 {
 		shift = int32(bits.TrailingZeros32(width))
 	}
-	if err := counts.Fill(q, 0, bins, 0); err != nil || n == 0 {
+	if err := h.zero(q, counts, bins); err != nil || n == 0 {
 		return err
 	}
 	copies, r, global := h.plan(n, bins)
@@ -164,7 +172,7 @@ func (h *Histogram) Float32(q *engine.Queue, counts *engine.Buffer[uint32], x *e
 	if !finite(lo) || !finite(hi) || !(lo < hi) || !finite(hi-lo) || !finite(scale) {
 		return fmt.Errorf("kernels: histogram float32: range [%v, %v) with %d bins (scale %v): want finite lo < hi and a finite scale: %w", lo, hi, bins, scale, engine.ErrInvalidArg)
 	}
-	if err := counts.Fill(q, 0, bins, 0); err != nil || n == 0 {
+	if err := h.zero(q, counts, bins); err != nil || n == 0 {
 		return err
 	}
 	copies, r, global := h.plan(n, bins)

@@ -5,8 +5,9 @@
 // "reduce-then-scan" structure, with no inter-work-group communication inside a kernel, so
 // nothing relies on the forward progress of other work-groups):
 //   1. sort_count:   every work-group counts the digits of its contiguous range of tiles in
-//                    local-memory counters (local atomics) and writes them to a digit-major
-//                    table: table[d*groups + g] = keys of group g whose digit is d;
+//                    local-memory counters (one column per work-item: no atomics), sums them
+//                    and writes a digit-major table: table[d*groups + g] = keys of group g
+//                    whose digit is d;
 //   2. sort_scan:    one work-group scans the table in place (exclusive), which gives every
 //                    group its first output position for every digit;
 //   3. sort_scatter: every work-group walks its tiles in order; for each tile it ranks the keys
@@ -38,14 +39,16 @@
 //   ITEMS       keys per work-item per tile (TILE = WG*ITEMS)   default 8
 //   RADIX_BITS  bits per pass: 1, 2, 4 or 8 (an even number of passes, so that the result lands
 //               in the destination buffer)                      default 4
-//   Local memory of sort_scatter: 4*(2*TILE*33/32 + RADIX*WG*33/32 + WG + RADIX) bytes
-//   (35 KB at the defaults; RADIX_BITS=8 needs a smaller WG or ITEMS).
+//   Local memory: sort_scatter 4*(2*TILE*33/32 + RADIX/2*WG*33/32 + WG + 2*RADIX + 1) bytes
+//   (26 KB at the defaults), sort_count 4*(RADIX*WG*33/32 + WG) bytes (17 KB); TILE < 2^16
+//   (the scatter's digit counters are 16 bits, two to a word, as in CUB); RADIX_BITS=8 needs a
+//   smaller WG.
 // Variants: one program serves uint32 and float32 keys, ascending and descending, keys only and
 // pairs (runtime arguments); ELEM is not used.
 // Launch: 1D. sort_count and sort_scatter: global groups*WG, local WG, with groups =
 // ceil(ceil(n/TILE)/tpg); sort_scan: global WG, local WG. The last tile is padded with the
 // largest mapped key (it ranks after every real key of the tile) and the pads are not written.
-// Boundary: keys at or past n are never read or written; n < 2^31 - TILE.
+// Boundary: keys at or past n are never read or written; n <= 2^30 (int indices never overflow).
 
 #ifndef WG
 #define WG 256

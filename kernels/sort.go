@@ -86,11 +86,19 @@ type Sorter[K SortKey] struct {
 
 // NewSorter compiles the sort family for dev and key type K.
 func NewSorter[K SortKey](dev *engine.Device) (*Sorter[K], error) {
-	wg, items := workGroup(dev, 256), sortItems
-	// sort_scatter's local memory (sort.cl header): halve ITEMS, then WG, until it fits.
+	return newSorter[K](dev, 256, sortItems)
+}
+
+// newSorter compiles the family with a work-group of (at most) wg items of items keys each
+// (the tests use small tiles under Oclgrind).
+func newSorter[K SortKey](dev *engine.Device, wg, items int) (*Sorter[K], error) {
+	wg = workGroup(dev, wg)
+	// Local memory of sort_scatter and sort_count (sort.cl header): halve ITEMS, then WG,
+	// until both fit.
 	local := func() int64 {
 		pad := func(x int) int64 { return int64(x + x>>5) }
-		return 4 * (2*pad(wg*items) + pad(sortRadix*wg) + int64(wg) + sortRadix)
+		scatter := 4 * (2*pad(wg*items) + pad(sortRadix/2*wg) + int64(wg) + 2*sortRadix + 1)
+		return max(scatter, 4*(pad(sortRadix*wg)+int64(wg)))
 	}
 	for lm := dev.Info().LocalMemBytes; lm > 0 && local() > lm && wg*items > 32; {
 		if items > 1 {

@@ -69,7 +69,11 @@ func sortPatterns[K SortKey](rng *rand.Rand, n int, big bool) map[string][]K {
 }
 
 func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	s, err := NewSorter[K](dev)
+	wg, items := 256, sortItems
+	if small() { // Oclgrind: small tiles, fewer simulated work-items
+		wg, items = 64, 4
+	}
+	s, err := newSorter[K](dev, wg, items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +82,12 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 	sizes := []int{1, 2, 7, wg - 1, wg, wg + 1, tile - 1, tile, tile + 1, 4097}
 	if !small() {
 		sizes = append(sizes, 1<<20+3)
+	}
+	// Reserve the scratch once: growing it between sorts is correct, but Oclgrind 21.10 then
+	// reports reads of the new scratch as uninitialized (a buffer released and another
+	// allocated in its place; the results verify).
+	if err := s.Reserve(max(sizes[len(sizes)-1], 3*tile+5), true); err != nil {
+		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(2, 3))
 	for _, n := range sizes {
@@ -91,8 +101,11 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 			for _, order := range []SortOrder{Ascending, Descending} {
 				for _, pairs := range []bool{false, true} {
 					keep := name == "random" && order == Ascending && !pairs || name == "dups" && order == Descending && pairs
-					if (big || small() && n > tile+1) && !keep {
-						continue // large sizes: random keys ascending, and duplicates descending with pairs
+					if small() && n == tile+1 {
+						keep = keep || order == Ascending && pairs // every pattern once
+					}
+					if (big || small()) && !keep {
+						continue // random keys ascending, and duplicates descending with pairs
 					}
 					t.Run(fmt.Sprintf("n=%d/%s/%s/pairs=%v", n, name, order, pairs), func(t *testing.T) {
 						checkSort(t, s, q, keys, order, pairs, false)
