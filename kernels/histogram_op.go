@@ -1,0 +1,132 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+func init() {
+	register(
+		histOp("bins256", "uint32", 256, "256-bin histogram of uniform uint32 values (bin = v >> 24), work-group sub-histograms in local memory"),
+		histOp("bins256", "float32", 256, "256-bin histogram of float32 values over [-1, 1) (about 5% outside, dropped), local sub-histograms"),
+		histOp("bins4096", "uint32", 4096, "4096-bin histogram of uniform uint32 values (bin = v >> 20), local sub-histograms"),
+	)
+}
+
+// histStream is the NewRand stream constant of the histogram family's inputs ("hist").
+const histStream = 0x68697374
+
+// The float32 ops' range and the range of their inputs (a margin each side: dropped values).
+const (
+	histLo, histHi         = -1, 1
+	histDataLo, histDataHi = -1.05, 1.05
+)
+
+func histOp(op, typ string, bins int, doc string) Op {
+	name := "histogram/" + op + "/" + typ
+	return Op{
+		Name: name, Family: "histogram", Type: typ, Doc: doc,
+		SizeDoc: "n input values", DefaultSize: 1 << 25, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p Params) (Instance, error) { return setupHist(q, name, typ, bins, p) },
+	}
+}
+
+// histInstance counts one of its input sets into counts.
+type histInstance struct {
+	h          *Histogram
+	float      bool
+	bins       int
+	width      uint32
+	u          [][]uint32
+	f          [][]float32
+	bu         []*engine.Buffer[uint32]
+	bf         []*engine.Buffer[float32]
+	counts     *engine.Buffer[uint32]
+	n          int
+	next, last int
+}
+
+func setupHist(q *engine.Queue, name, typ string, bins int, p Params) (_ Instance, err error) {
+	if err := checkSize(name, p); err != nil {
+		return nil, err
+	}
+	h, err := NewHistogram(q.Device())
+	if err != nil {
+		return nil, err
+	}
+	n := p.Size
+	in := &histInstance{h: h, float: typ == "float32", bins: bins, width: uint32((1 << 32) / bins), n: n}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	rng := NewRand(p.Seed, histStream)
+	for range RotationSets(p, 4*n) {
+		if in.float {
+			x := RandFloats[float32](rng, n, histDataLo, histDataHi)
+			b, err := engine.Upload(q, x)
+			if err != nil {
+				return nil, err
+			}
+			in.f, in.bf = append(in.f, x), append(in.bf, b)
+			continue
+		}
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = rng.Uint32()
+		}
+		b, err := engine.Upload(q, x)
+		if err != nil {
+			return nil, err
+		}
+		in.u, in.bu = append(in.u, x), append(in.bu, b)
+	}
+	if in.counts, err = engine.NewBuffer[uint32](q.Device(), bins); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *histInstance) sets() int { return max(len(in.bu), len(in.bf)) }
+
+func (in *histInstance) Run(q *engine.Queue) error {
+	i := in.next
+	in.next, in.last = (i+1)%in.sets(), i
+	if in.float {
+		return in.h.Float32(q, in.counts, in.bf[i], in.n, in.bins, histLo, histHi)
+	}
+	return in.h.Uint32(q, in.counts, in.bu[i], in.n, in.bins, in.width)
+}
+
+// Verify compares every count with the host reference, exactly.
+func (in *histInstance) Verify(q *engine.Queue) error {
+	got, err := in.counts.Download(q)
+	if err != nil {
+		return err
+	}
+	var want []uint32
+	if in.float {
+		want = HistogramFloat32Ref(in.f[in.last], in.bins, histLo, histHi)
+	} else {
+		want = HistogramUint32Ref(in.u[in.last], in.bins, in.width)
+	}
+	return CheckEqual("histogram counts", got, want)
+}
+
+func (in *histInstance) Model() Model { return HistogramModel(in.n) }
+
+func (in *histInstance) Shape() string { return fmt.Sprintf("n=%d bins=%d", in.n, in.bins) }
+
+func (in *histInstance) Close() error {
+	errs := []error{in.counts.Close()}
+	for _, b := range in.bu {
+		errs = append(errs, b.Close())
+	}
+	for _, b := range in.bf {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(append(errs, in.h.Close())...)
+}

@@ -1,0 +1,265 @@
+// sort.cl: LSD radix sort of 32-bit keys (uint32 or float32), keys only or key-value pairs.
+//
+// Purpose: a stable least-significant-digit radix sort, RADIX_BITS bits per pass, 32/RADIX_BITS
+// passes, each made of three kernels (reduce, then scan, then scatter; Merrill and Grimshaw's
+// "reduce-then-scan" structure, with no inter-work-group communication inside a kernel, so
+// nothing relies on the forward progress of other work-groups):
+//   1. sort_count:   every work-group counts the digits of its contiguous range of tiles in
+//                    local-memory counters (one column per work-item: no atomics), sums them
+//                    and writes a digit-major table: table[d*groups + g] = keys of group g
+//                    whose digit is d;
+//   2. sort_scan:    one work-group scans the table in place (exclusive), which gives every
+//                    group its first output position for every digit;
+//   3. sort_scatter: every work-group walks its tiles in order; for each tile it ranks the keys
+//                    by digit in local memory (per-item digit counters, a work-group scan of
+//                    the digit-major counter matrix, so that equal digits keep their input
+//                    order), reorders the tile in local memory and writes each key (and value)
+//                    to its group's running offset for the digit + its rank among the tile's
+//                    keys of that digit: runs of equal digits are written contiguously.
+// Key transform: keys are sorted as uint after an order-preserving map applied on the fly when
+// a pass reads the caller's keys (tin) and undone when the last pass writes (tout), so no extra
+// pass over memory is made. mode bit 0: float32 keys (negative: flip all bits; non-negative:
+// flip the sign bit; so -Inf < ... < -0.0 < +0.0 < ... < +Inf, NaNs with the sign bit clear
+// after +Inf, NaNs with it set before -Inf); mode bit 1: descending (the mapped key is
+// inverted, so the sort stays stable: equal keys keep their input order).
+//
+// Arguments (n keys; groups work-groups of WG items, each owning tiles [g*tpg, (g+1)*tpg) of
+// TILE = WG*ITEMS keys; shift = pass*RADIX_BITS; tin/tout = mode or 0):
+//   sort_count  (table, src, n, shift, tin, tpg)
+//                 table[d*groups + g] = count of digit d in group g's keys (src untouched)
+//   sort_scan   (table, m)
+//                 exclusive prefix sum of table[0..m) in place; launched as ONE work-group
+//   sort_scatter(dst, src, vdst, vsrc, table, n, shift, tin, tout, tpg, pairs)
+//                 dst[table[d*groups+g] + rank] = key; with pairs != 0 also vdst[...] = vsrc[i]
+//                 (vdst/vsrc are ignored when pairs == 0: pass any buffer)
+//   All buffers are __global uint (float32 keys are passed as their bits).
+//
+// Tunables (-D, part of the cache key):
+//   WG          work-group size, a power of two                default 256
+//   ITEMS       keys per work-item per tile (TILE = WG*ITEMS)   default 8
+//   RADIX_BITS  bits per pass: 1, 2, 4 or 8 (an even number of passes, so that the result lands
+//               in the destination buffer)                      default 4
+//   Local memory: sort_scatter 4*(2*TILE*33/32 + RADIX/2*WG*33/32 + WG + 2*RADIX + 1) bytes
+//   (26 KB at the defaults), sort_count 4*(RADIX*WG*33/32 + WG) bytes (17 KB); TILE < 2^16
+//   (the scatter's digit counters are 16 bits, two to a word, as in CUB); RADIX_BITS=8 needs a
+//   smaller WG.
+// Variants: one program serves uint32 and float32 keys, ascending and descending, keys only and
+// pairs (runtime arguments); ELEM is not used.
+// Launch: 1D. sort_count and sort_scatter: global groups*WG, local WG, with groups =
+// ceil(ceil(n/TILE)/tpg); sort_scan: global WG, local WG. The last tile is padded with the
+// largest mapped key (it ranks after every real key of the tile) and the pads are not written.
+// Boundary: keys at or past n are never read or written; n <= 2^30 (int indices never overflow).
+
+#ifndef WG
+#define WG 256
+#endif
+#ifndef ITEMS
+#define ITEMS 8
+#endif
+#ifndef RADIX_BITS
+#define RADIX_BITS 4
+#endif
+
+#define RADIX (1 << RADIX_BITS)
+#define TILE (WG * ITEMS)
+// Local arrays are padded by one word every 32 so that a work-item walking ITEMS (or RADIX)
+// consecutive entries does not hit the same bank as its neighbours.
+#define PAD(i) ((i) + ((i) >> 5))
+#define TILE_WORDS (TILE + (TILE >> 5))
+#define CNT_WORDS (RADIX * WG + ((RADIX * WG) >> 5))
+#define HALF (RADIX / 2)
+#define PCNT_WORDS (HALF * WG + ((HALF * WG) >> 5))
+#if RADIX_BITS < 1 || RADIX_BITS > 8 || WG * ITEMS > 65535
+#error "sort.cl: RADIX_BITS must be in 1..8 and TILE = WG*ITEMS below 65536 (16-bit counters)"
+#endif
+// DIGIT(k): the digit of mapped key k in this pass (shift is a kernel argument).
+#define DIGIT(k) ((int)(((k) >> shift) & (RADIX - 1)))
+
+// map_in applies the order-preserving map of mode (see the header); map_out undoes it.
+inline uint map_in(uint k, int mode) {
+    if (mode & 1) k ^= (0u - (k >> 31)) | 0x80000000u;
+    if (mode & 2) k = ~k;
+    return k;
+}
+
+inline uint map_out(uint k, int mode) {
+    if (mode & 2) k = ~k;
+    if (mode & 1) k ^= ((k >> 31) - 1u) | 0x80000000u;
+    return k;
+}
+
+// In-place inclusive scan of part[0..WG) (Hillis-Steele). Every work-item must reach it; each
+// has written its own part[lid] and the caller has passed a barrier.
+#define GROUP_INCLUSIVE_SCAN(part, lid)                                 \
+    do {                                                                \
+        for (int off_ = 1; off_ < WG; off_ <<= 1) {                     \
+            uint v_ = (lid) >= off_ ? part[(lid) - off_] : 0u;          \
+            barrier(CLK_LOCAL_MEM_FENCE);                               \
+            part[lid] += v_;                                            \
+            barrier(CLK_LOCAL_MEM_FENCE);                               \
+        }                                                               \
+    } while (0)
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_count(__global uint *table, __global const uint *src, int n, int shift, int tin, int tpg) {
+    __local uint cnt[CNT_WORDS];  // cnt[PAD(d*WG + lid)]: item lid's keys of digit d
+    __local uint part[WG];
+    int lid = (int)get_local_id(0);
+    int g = (int)get_group_id(0);
+    int groups = (int)get_num_groups(0);
+    for (int d = 0; d < RADIX; d++) cnt[PAD(d * WG + lid)] = 0u;
+    // This group's keys: [g*tpg*TILE, min(n, (g+1)*tpg*TILE)), read coalesced; each item counts
+    // its own keys in its own column, so no atomics are needed. No int overflow: the host keeps
+    // n <= 2^30 and groups*tpg*TILE < n + tpg*TILE <= 2n.
+    int begin = g * tpg * TILE;
+    int end = min(n, begin + tpg * TILE);
+    for (int i = begin + lid; i < end; i += WG) {
+        int d = (int)((map_in(src[i], tin) >> shift) & (RADIX - 1));
+        cnt[PAD(d * WG + lid)] += 1u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if RADIX <= WG
+    // Item lid sums the RADIX counters [lid*RADIX, lid*RADIX + RADIX), all of digit
+    // lid*RADIX/WG; then item d < RADIX sums the WG/RADIX partial sums of digit d.
+    uint sum = 0u;
+    for (int e = 0; e < RADIX; e++) sum += cnt[PAD(lid * RADIX + e)];
+    part[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < RADIX) {
+        uint total = 0u;
+        for (int e = 0; e < WG / RADIX; e++) total += part[lid * (WG / RADIX) + e];
+        table[lid * groups + g] = total;
+    }
+#else
+    for (int d = lid; d < RADIX; d += WG) {
+        uint total = 0u;
+        for (int e = 0; e < WG; e++) total += cnt[PAD(d * WG + e)];
+        table[d * groups + g] = total;
+    }
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_scan(__global uint *table, int m) {
+    __local uint buf[TILE_WORDS];
+    __local uint part[WG];
+    int lid = (int)get_local_id(0);
+    uint carry = 0u;
+    for (int base = 0; base < m; base += TILE) {
+        for (int k = 0; k < ITEMS; k++) {
+            int i = lid + k * WG;
+            buf[PAD(i)] = base + i < m ? table[base + i] : 0u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint sum = 0u;
+        for (int k = 0; k < ITEMS; k++) sum += buf[PAD(lid * ITEMS + k)];
+        part[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        GROUP_INCLUSIVE_SCAN(part, lid);
+        uint run = carry + part[lid] - sum;
+        for (int k = 0; k < ITEMS; k++) {
+            uint c = buf[PAD(lid * ITEMS + k)];
+            buf[PAD(lid * ITEMS + k)] = run;
+            run += c;
+        }
+        carry += part[WG - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < ITEMS; k++) {
+            int i = lid + k * WG;
+            if (base + i < m) table[base + i] = buf[PAD(i)];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); // buf and part are rewritten by the next chunk
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_scatter(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
+                  __global const uint *table, int n, int shift, int tin, int tout, int tpg, int pairs) {
+    __local uint lkey[TILE_WORDS];  // the tile's keys (mapped), then the tile reordered by digit
+    __local uint lval[TILE_WORDS];  // the tile's values, reordered alongside (pairs only)
+    __local uint cnt[PCNT_WORDS];   // packed digit counters of each item, then their scan (below)
+    __local uint part[WG];
+    __local uint gofs[RADIX];       // this group's next output position per digit
+    __local uint lstart[RADIX + 1]; // the tile's first position per digit in the reordered tile
+    int lid = (int)get_local_id(0);
+    int g = (int)get_group_id(0);
+    int groups = (int)get_num_groups(0);
+    for (int d = lid; d < RADIX; d += WG) gofs[d] = table[d * groups + g];
+    if (lid == 0) lstart[RADIX] = (uint)TILE;
+    int tiles = (n + TILE - 1) / TILE;
+    int t1 = min(tiles, (g + 1) * tpg);
+    for (int t = g * tpg; t < t1; t++) {
+        int base = t * TILE;
+        int count = min(TILE, n - base);
+        // 1. Load the tile, coalesced, and clear this item's digit counters.
+        for (int k = 0; k < ITEMS; k++) {
+            int i = lid + k * WG;
+            lkey[PAD(i)] = i < count ? map_in(src[base + i], tin) : 0xffffffffu;
+            if (pairs) lval[PAD(i)] = i < count ? vsrc[base + i] : 0u;
+        }
+        for (int e = 0; e < HALF; e++) cnt[PAD(e * WG + lid)] = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 2. Item lid owns tile positions [lid*ITEMS, lid*ITEMS + ITEMS): count their digits,
+        // remembering how many keys of the same digit this item saw before each. Counters are
+        // 16 bits, two per word (CUB's packing): word (d % HALF)*WG + lid holds digit d < HALF
+        // in its low half and digit d + HALF in its high half.
+        uint key[ITEMS], val[ITEMS], sub[ITEMS];
+        for (int j = 0; j < ITEMS; j++) {
+            key[j] = lkey[PAD(lid * ITEMS + j)];
+            val[j] = pairs ? lval[PAD(lid * ITEMS + j)] : 0u;
+            int d = DIGIT(key[j]);
+            int w = PAD((d & (HALF - 1)) * WG + lid);
+            int sh = d < HALF ? 0 : 16;
+            uint c = cnt[w];
+            sub[j] = (c >> sh) & 0xffffu;
+            cnt[w] = c + (1u << sh);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 3. Exclusive scan of the word-major counter matrix, both halves at once (neither
+        // exceeds TILE < 2^16, so no carry crosses): the low half of word (d, lid) becomes the
+        // number of the tile's keys with a digit below d, or digit d and a smaller position;
+        // the high half the same among digits >= HALF, to which the low total is added.
+        uint sum = 0u;
+        for (int e = 0; e < HALF; e++) sum += cnt[PAD(lid * HALF + e)];
+        part[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        GROUP_INCLUSIVE_SCAN(part, lid);
+        uint run = part[lid] - sum;
+        uint low = part[WG - 1] & 0xffffu;  // the tile's keys with a digit below HALF
+        for (int e = 0; e < HALF; e++) {
+            uint c = cnt[PAD(lid * HALF + e)];
+            cnt[PAD(lid * HALF + e)] = run;
+            run += c;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 4. Reorder the tile by digit in local memory (every item has finished reading lkey).
+        for (int d = lid; d < RADIX; d += WG) {
+            uint c = cnt[PAD((d & (HALF - 1)) * WG)];
+            lstart[d] = d < HALF ? (c & 0xffffu) : (c >> 16) + low;
+        }
+        for (int j = 0; j < ITEMS; j++) {
+            int d = DIGIT(key[j]);
+            uint c = cnt[PAD((d & (HALF - 1)) * WG + lid)];
+            uint r = (d < HALF ? (c & 0xffffu) : (c >> 16) + low) + sub[j];
+            lkey[PAD((int)r)] = key[j];
+            if (pairs) lval[PAD((int)r)] = val[j];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 5. Write out, coalesced within each digit's run: position i of the reordered tile
+        // holds the (i - lstart[d])-th key of digit d.
+        for (int k = 0; k < ITEMS; k++) {
+            int i = lid + k * WG;
+            if (i < count) {
+                uint kk = lkey[PAD(i)];
+                int d = DIGIT(kk);
+                int o = (int)(gofs[d] + (uint)i - lstart[d]);
+                dst[o] = map_out(kk, tout);
+                if (pairs) vdst[o] = lval[PAD(i)];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 6. Advance the running offsets by this tile's digit counts. The next reads of gofs and
+        // writes of lstart are barriers away (next tile, steps 4 and 5).
+        for (int d = lid; d < RADIX; d += WG) gofs[d] += lstart[d + 1] - lstart[d];
+    }
+}
