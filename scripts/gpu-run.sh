@@ -37,13 +37,13 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
   # A fresh kernel cache, so the first build of each device in the bench is cold.
   export PRISM_CACHE_DIR=$(mktemp -d)
   echo "== prism bench $BENCH_ARGS"
-  .gpu/prism bench $BENCH_ARGS --json > "$OUT/bench.json" 2> /tmp/bench.err || status=1
-  grep -v '^\S*: \[' /tmp/bench.err | tail -20
+  .gpu/prism bench $BENCH_ARGS --json > "$OUT/bench.json" 2> "$OUT/bench.err" || status=1
+  grep -v "^\S*: \[" "$OUT/bench.err" | tail -20
   .gpu/prism report "$OUT/bench.json" > "$OUT/bench.txt" && cat "$OUT/bench.txt"
   .gpu/prism report "$OUT/bench.json" --markdown > "$OUT/bench.md" || status=1
   .gpu/prism plot "$OUT/bench.json" -o "$OUT/bench.svg" || status=1
   .gpu/prism plot "$OUT/bench.json" -o "$OUT/bench.png" || status=1
-  if python3 -c 'import torch' 2>/dev/null; then
+  if [ "${VENDOR:-1}" = 1 ] && python3 -c "import torch" 2>/dev/null; then
     echo "== vendor libraries through PyTorch"
     python3 .gpu/vendor.py > "$OUT/vendor.json" && cat "$OUT/vendor.json"
   fi
