@@ -141,14 +141,7 @@ func TestAttentionInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		buf := func(n int) *engine.Buffer[float32] {
-			b, err := engine.NewBuffer[float32](dev, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		buf := func(n int) *engine.Buffer[float32] { return newBuffer[float32](t, dev, n) }
 		ok := AttentionShape{Batch: 2, Heads: 3, Seq: 5, Dim: 8}
 		full, short := buf(ok.Elems()), buf(ok.Elems()-1)
 		for _, c := range []struct {

@@ -335,14 +335,7 @@ func TestFFTInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		buf := func(n int) *engine.Buffer[float32] {
-			b, err := engine.NewBuffer[float32](dev, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		buf := func(n int) *engine.Buffer[float32] { return newBuffer[float32](t, dev, n) }
 		a, b, short := buf(64), buf(64), buf(63)
 		cases := []struct {
 			name string

@@ -223,14 +223,7 @@ func TestGEMMInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer g.Close()
-		buf := func(n int) *engine.Buffer[float32] {
-			b, err := engine.NewBuffer[float32](dev, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		buf := func(n int) *engine.Buffer[float32] { return newBuffer[float32](t, dev, n) }
 		big := buf(64 * 64 * 4)
 		short := buf(8*5 - 1)
 		ok := GEMMShape{M: 8, N: 5, K: 6}

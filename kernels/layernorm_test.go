@@ -71,14 +71,7 @@ func TestLayerNormInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		buf := func(n int) *engine.Buffer[float32] {
-			b, err := engine.NewBuffer[float32](dev, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		buf := func(n int) *engine.Buffer[float32] { return newBuffer[float32](t, dev, n) }
 		m, short, v, vshort := buf(12), buf(11), buf(4), buf(3)
 		for _, c := range []struct {
 			name       string

@@ -127,14 +127,7 @@ func TestSoftmaxInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		buf := func(n int) *engine.Buffer[float32] {
-			b, err := engine.NewBuffer[float32](dev, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		buf := func(n int) *engine.Buffer[float32] { return newBuffer[float32](t, dev, n) }
 		b12, b11 := buf(12), buf(11)
 		for _, c := range []struct {
 			name       string

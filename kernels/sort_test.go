@@ -218,14 +218,7 @@ func TestSortInvalid(t *testing.T) {
 		}
 		defer s.Close()
 		const n = 100
-		buf := func(n int) *engine.Buffer[uint32] {
-			b, err := engine.NewBuffer[uint32](dev, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		buf := func(n int) *engine.Buffer[uint32] { return newBuffer[uint32](t, dev, n) }
 		k, k2, v, v2, short := buf(n), buf(n), buf(n), buf(n), buf(n-1)
 		for _, c := range []struct {
 			name string

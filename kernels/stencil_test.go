@@ -125,14 +125,7 @@ func TestStencilInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		mk := func(n int) *engine.Buffer[float32] {
-			b, err := engine.NewBuffer[float32](dev, n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
-			return b
-		}
+		mk := func(n int) *engine.Buffer[float32] { return newBuffer[float32](t, dev, n) }
 		a, b, w5, w27 := mk(64), mk(64), mk(5), mk(27)
 		for _, c := range []struct {
 			name       string

@@ -111,6 +111,17 @@ func withGuard[T Number](data []T) []T {
 	return out
 }
 
+// newBuffer returns an uninitialized device buffer of n elements, closed when the test ends.
+func newBuffer[T Number](t *testing.T, dev *engine.Device, n int) *engine.Buffer[T] {
+	t.Helper()
+	b, err := engine.NewBuffer[T](dev, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
 // guarded returns a device buffer holding data followed by guard sentinels.
 func guarded[T Number](t *testing.T, q *engine.Queue, data []T) *engine.Buffer[T] {
 	t.Helper()
