@@ -26,7 +26,7 @@
 //         second round alike): VEC=4 is 3-10% faster; VEC=2 float is slower than both (exp
 //         2.3x). double axpy VEC=4/2/1: 2.98/3.04/3.10 ms, so double uses 2. With both
 //         cores the spread between rounds exceeded the difference. NVIDIA: not measured
-//         here; note the prelude's vload4 is four scalar loads on CUDA.
+//         here; on CUDA the prelude makes vload4 one 16-byte load where aligned.
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
 // Launch: 1D, local size WG, global RoundUp(ceil(n / VEC), WG); items past the end return
 // (no barrier in this file). n <= 2^31 - 8 so that VEC*g + VEC cannot overflow an int.
