@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"image"
 	"image/png"
 	"io"
 	"os"
@@ -257,32 +258,85 @@ func saveReport(t *testing.T, path string, r *bench.Report) {
 	}
 }
 
+// TestPlotWritesPNGAndSVG draws the bars of a real run in PNG and SVG, every metric and
+// the deprecated names, and the roofline.
 func TestPlotWritesPNGAndSVG(t *testing.T) {
 	dir, a, _ := twoRuns(t)
 	pngPath, svgPath := filepath.Join(dir, "chart.png"), filepath.Join(dir, "chart.svg")
 	if _, err := execPrism(t, "plot", a, "-o", pngPath); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(pngPath)
+	img := decodePNG(t, pngPath)
+	if b := img.Bounds(); b.Dx() != 1100 || b.Dy() < 300 {
+		t.Errorf("PNG is %v, want 1100 pixels wide", b)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--metric", "roof"}, []string{"Fraction of the roofline ceiling", "stream", "triad/float32 4K", "copy/float32 33000", "100%"}},
+		{[]string{"--metric", "time"}, []string{"Median time per run", "µs"}},
+		{[]string{"--metric", "rate"}, []string{"Achieved rate", "GB/s"}},
+		{[]string{"--metric", "gbs"}, []string{"Achieved rate", "GB/s"}},
+		{[]string{"--metric", "fraction"}, []string{"Fraction of the roofline ceiling"}},
+		{[]string{"--roofline"}, []string{"Roofline: opencl:0:0", "stream/triad/float32 4K", "fp32 peak", "stream/copy/float32 4K ("}},
+	} {
+		if _, err := execPrism(t, append([]string{"plot", a, "-o", svgPath}, tc.args...)...); err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		texts, shapes := svgTexts(t, svgPath)
+		if shapes < 6 {
+			t.Errorf("%s: %d paths/rects, want at least one per case", tc.args, shapes)
+		}
+		for _, want := range append(tc.want, "prism ", "opencl:0:0") {
+			if !strings.Contains(texts, want) {
+				t.Errorf("%s: SVG text lacks %q: %q", tc.args, want, texts)
+			}
+		}
+	}
+	// A deprecated name works and says what replaces it.
+	var errOut bytes.Buffer
+	root := newRootCmd()
+	root.SetErr(&errOut)
+	root.SetOut(io.Discard)
+	root.SetArgs([]string{"plot", a, "-o", svgPath, "--metric", "gflops"})
+	if err := root.Execute(); err != nil || !strings.Contains(errOut.String(), "deprecated: use --metric rate") {
+		t.Errorf("--metric gflops: %v, stderr %q", err, errOut.String())
+	}
+	// The run has no vendor baselines: the vendor chart is an error that says so.
+	if _, err := execPrism(t, "plot", a, "-o", svgPath, "--metric", "vendor"); err == nil || !strings.Contains(err.Error(), "vendor") {
+		t.Errorf("--metric vendor without baselines: %v", err)
+	}
+	// An unsupported extension is a usage error naming the supported ones.
+	_, err := execPrism(t, "plot", a, "-o", filepath.Join(dir, "chart.gif"))
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".svg") || !strings.Contains(err.Error(), ".png") {
+		t.Errorf("chart.gif: %v, want a usage error naming .svg and .png", err)
+	}
+}
+
+func decodePNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	img, err := png.Decode(f)
 	if err != nil {
-		t.Fatalf("PNG does not decode: %v", err)
+		t.Fatalf("%s does not decode: %v", path, err)
 	}
-	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
-		t.Errorf("PNG is %v", b)
-	}
-	if _, err := execPrism(t, "plot", a, "-o", svgPath, "--metric", "gbs"); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(svgPath)
+	return img
+}
+
+// svgTexts parses an SVG file and returns its texts joined by "|" and its paths and rects.
+func svgTexts(t *testing.T, path string) (string, int) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, texts := 0, []string{}
+	shapes, texts := 0, []string{}
 	dec := xml.NewDecoder(bytes.NewReader(raw))
 	inText := false
 	for {
@@ -297,7 +351,7 @@ func TestPlotWritesPNGAndSVG(t *testing.T) {
 		case xml.StartElement:
 			switch tok.Name.Local {
 			case "path", "rect":
-				paths++
+				shapes++
 			case "text":
 				inText = true
 			}
@@ -311,22 +365,7 @@ func TestPlotWritesPNGAndSVG(t *testing.T) {
 			}
 		}
 	}
-	all := strings.Join(texts, " ")
-	// One bar per case (6), axes, legend.
-	if paths < 6 {
-		t.Errorf("SVG has %d paths/rects, want at least one bar per case", paths)
-	}
-	for _, want := range []string{"stream/triad/float32 4K", "GB/s", "prism bench", "opencl:0:0"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("SVG text lacks %q: %q", want, all)
-		}
-	}
-	// An unsupported extension is a usage error naming the supported ones.
-	_, err = execPrism(t, "plot", a, "-o", filepath.Join(dir, "chart.gif"))
-	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".svg") || !strings.Contains(err.Error(), ".png") {
-		t.Errorf("chart.gif: %v, want a usage error naming .svg and .png", err)
-	}
+	return strings.Join(texts, "|"), shapes
 }
 
 func TestCSVAndBenchstat(t *testing.T) {
