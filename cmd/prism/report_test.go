@@ -368,6 +368,36 @@ func svgTexts(t *testing.T, path string) (string, int) {
 	return strings.Join(texts, "|"), shapes
 }
 
+// TestReportHTML writes the page of a real run to a file and to stdout.
+func TestReportHTML(t *testing.T) {
+	dir, a, _ := twoRuns(t)
+	page := filepath.Join(dir, "run.html")
+	if _, err := execPrism(t, "report", a, "--html", page); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(raw)
+	for _, want := range []string{"<!DOCTYPE html>", "<title>prism bench", "stream/triad/float32", "[1] of roof", "Roofline: opencl:0:0"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, "<svg"); n != 2 {
+		t.Errorf("%d SVG charts, want the bars and one roofline", n)
+	}
+	out, err := execPrism(t, "report", a, "--html", "-")
+	if err != nil || out != html {
+		t.Errorf("--html - differs from the file (%v)", err)
+	}
+	var ue usageError
+	if _, err := execPrism(t, "report", a, "--html", page, "--json"); !errors.As(err, &ue) {
+		t.Errorf("--html with --json: %v, want a usage error", err)
+	}
+}
+
 func TestCSVAndBenchstat(t *testing.T) {
 	_, a, _ := twoRuns(t)
 	rep := readReport(t, a)
