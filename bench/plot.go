@@ -137,7 +137,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 		if m == MetricRate && unit == "GFLOP/s" {
 			row.label += " (GFLOP/s)"
 		}
-		any := false
+		found := false
 		for j, d := range series {
 			row.vals[j] = math.NaN()
 			res := r.Devices[d].result(k)
@@ -163,9 +163,9 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 			if math.IsNaN(v) || math.IsInf(v, 0) || (v <= 0 && (m != MetricRoof)) {
 				continue
 			}
-			row.vals[j], any = v, true
+			row.vals[j], found = v, true
 		}
-		if m == MetricVendor && !any {
+		if m == MetricVendor && !found {
 			continue
 		}
 		if _, ok := byFamily[row.family]; !ok {

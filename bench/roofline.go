@@ -193,11 +193,11 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 			if rf.dashed {
 				dashes, width = []vg.Length{5, 3}, 1.3
 			}
-			pts := []vg.Point{{X: xs.at(slopeStart), Y: ys.at(cl.CopyGBs * slopeStart)}, {X: xs.at(ridge), Y: ys.at(rf.gflops)}, {X: px1, Y: ys.at(rf.gflops)}}
+			roofLine := []vg.Point{{X: xs.at(slopeStart), Y: ys.at(cl.CopyGBs * slopeStart)}, {X: xs.at(ridge), Y: ys.at(rf.gflops)}, {X: px1, Y: ys.at(rf.gflops)}}
 			if i > 0 {
-				pts = pts[1:] // the slope is drawn once
+				roofLine = roofLine[1:] // the slope is drawn once
 			}
-			line(c, colorText, width, dashes, pts...)
+			line(c, colorText, width, dashes, roofLine...)
 			// The peak's label sits at the right end, above its line, or below when the
 			// other roof is too close above.
 			lbl := fmt.Sprintf("%s peak %s GFLOP/s", rf.name, trimFloat(rf.gflops))
