@@ -6,10 +6,28 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // DefaultThreshold is the change in median time below which Compare never flags a case.
 const DefaultThreshold = 0.05
+
+// DefaultAlpha is the significance level of Compare's test, benchstat's.
+const DefaultAlpha = 0.05
+
+// CompareOptions tune Compare.
+type CompareOptions struct {
+	// Threshold is the smallest relative change of the median that is flagged (0.05 is 5%),
+	// whatever the test says; 0 flags every significant change, as benchstat does.
+	Threshold float64
+	// Alpha is the significance level of the Mann-Whitney U test; 0 means DefaultAlpha.
+	Alpha float64
+}
+
+// DefaultCompareOptions are the options of `prism compare` without flags.
+var DefaultCompareOptions = CompareOptions{Threshold: DefaultThreshold, Alpha: DefaultAlpha}
 
 // Change is one case (device, op, size) of two reports.
 type Change struct {
@@ -19,15 +37,29 @@ type Change struct {
 	// Old and New are the two results; nil on the side that lacks the case.
 	Old *Result `json:"old,omitempty"`
 	New *Result `json:"new,omitempty"`
-	// Ratio is New's median time over Old's: above 1 is slower. RatioMin and RatioMax are
-	// the ratio's range from the spreads: New's min over Old's max, New's max over Old's min.
-	Ratio    float64 `json:"ratio"`
-	RatioMin float64 `json:"ratio_min"`
-	RatioMax float64 `json:"ratio_max"`
-	// Verdict is "slower" or "faster" when the two ranges of times do not overlap and
-	// |Ratio-1| exceeds the threshold; "~" when the change is within the noise; "only old" or
-	// "only new" for a case on one side; "failed" when either side did not time it.
+	// Ratio is New's median time over Old's: above 1 is slower.
+	Ratio float64 `json:"ratio"`
+	// RatioLo and RatioHi bound the confidence interval of the ratio at level Confidence
+	// (1-alpha or more): Moses' interval of the shift of log times, the one that goes with
+	// the Mann-Whitney U test. They are 0 when the samples are too few for a finite one.
+	RatioLo    float64 `json:"ratio_lo,omitempty"`
+	RatioHi    float64 `json:"ratio_hi,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
+	// Test is how the verdict was reached: "mann-whitney" over the per-run samples, or
+	// "ranges" (do the [min, max] ranges overlap?) when a report lacks the samples.
+	Test string `json:"test,omitempty"`
+	// P is the two-sided p-value of the Mann-Whitney U test, from benchmath (benchstat's
+	// statistics); N1 and N2 are the numbers of samples it compared.
+	P  float64 `json:"p,omitempty"`
+	N1 int     `json:"n_old,omitempty"`
+	N2 int     `json:"n_new,omitempty"`
+	// Verdict is "slower" or "faster" when the change is significant (p <= alpha) and
+	// |Ratio-1| exceeds the threshold; "~" otherwise; "only old" or "only new" for a case
+	// on one side; "failed" when either side did not time it.
 	Verdict string `json:"verdict"`
+	// Note says why a "~" is no decision: "need >= 4 samples" when the samples are too few
+	// for any difference to be significant, or that a report has no samples.
+	Note string `json:"note,omitempty"`
 }
 
 // Verdicts of a Change.
@@ -40,9 +72,16 @@ const (
 	VerdictFailed  = "failed"
 )
 
+// Tests of a Change.
+const (
+	TestMannWhitney = "mann-whitney"
+	TestRanges      = "ranges"
+)
+
 // Comparison is the result of Compare.
 type Comparison struct {
 	Threshold float64  `json:"threshold"`
+	Alpha     float64  `json:"alpha"`
 	Changes   []Change `json:"changes"`
 }
 
@@ -57,12 +96,19 @@ func (c *Comparison) Regressions() int {
 	return n
 }
 
-// Compare matches the results of two reports by device ID, case and size, and flags the
-// changes beyond the noise: a case is slower or faster when the ranges [min, max] of its
-// times in the two reports do not overlap and its median changed by more than threshold
-// (0.05 is 5%).
-func Compare(old, new *Report, threshold float64) *Comparison {
-	cmp := &Comparison{Threshold: threshold}
+// Compare matches the results of two reports by device ID, case and size, and decides for
+// each whether it got slower, faster or stayed the same (~) the way benchstat does: a
+// Mann-Whitney U test over the per-run times of both reports (benchmath.AssumeNothing) at
+// level opt.Alpha, and a confidence interval on the ratio of the medians. A significant
+// change is flagged only when the medians differ by more than opt.Threshold. Results
+// without per-run samples (reports from before schema 1) fall back to the ranges: slower or
+// faster when the [min, max] ranges do not overlap and the medians differ by more than the
+// threshold.
+func Compare(old, new *Report, opt CompareOptions) *Comparison {
+	if opt.Alpha <= 0 {
+		opt.Alpha = DefaultAlpha
+	}
+	cmp := &Comparison{Threshold: opt.Threshold, Alpha: opt.Alpha}
 	type key struct {
 		dev string
 		caseKey
@@ -86,20 +132,20 @@ func Compare(old, new *Report, threshold float64) *Comparison {
 	nm, norder := index(new)
 	for _, k := range oorder {
 		ch := Change{Device: k.dev, Case: k.Case, Size: k.Size, Old: om[k], New: nm[k]}
-		ch.judge(threshold)
+		ch.judge(opt)
 		cmp.Changes = append(cmp.Changes, ch)
 	}
 	for _, k := range norder {
 		if om[k] == nil {
 			ch := Change{Device: k.dev, Case: k.Case, Size: k.Size, New: nm[k]}
-			ch.judge(threshold)
+			ch.judge(opt)
 			cmp.Changes = append(cmp.Changes, ch)
 		}
 	}
 	return cmp
 }
 
-func (ch *Change) judge(threshold float64) {
+func (ch *Change) judge(opt CompareOptions) {
 	switch {
 	case ch.New == nil:
 		ch.Verdict = VerdictOnlyOld
@@ -113,26 +159,73 @@ func (ch *Change) judge(threshold float64) {
 	}
 	o, n := ch.Old.Stats, ch.New.Stats
 	ch.Ratio = float64(n.Median) / float64(o.Median)
-	ch.RatioMin = float64(n.Min) / float64(o.Max)
-	ch.RatioMax = float64(n.Max) / float64(o.Min)
-	overlap := n.Min <= o.Max && o.Min <= n.Max
-	switch {
-	case overlap || math.Abs(ch.Ratio-1) <= threshold:
+	changed := math.Abs(ch.Ratio-1) > opt.Threshold
+	direction := VerdictFaster
+	if ch.Ratio > 1 {
+		direction = VerdictSlower
+	}
+	if len(o.Samples) == 0 || len(n.Samples) == 0 {
+		ch.Test, ch.Note = TestRanges, "no per-run samples: min/max ranges"
+		overlap := n.Min <= o.Max && o.Min <= n.Max
 		ch.Verdict = VerdictSame
-	case ch.Ratio > 1:
-		ch.Verdict = VerdictSlower
-	default:
-		ch.Verdict = VerdictFaster
+		if !overlap && changed {
+			ch.Verdict = direction
+		}
+		return
+	}
+	ch.Test = TestMannWhitney
+	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
+	xs, ys := seconds(o.Samples), seconds(n.Samples)
+	res := benchmath.AssumeNothing.Compare(benchmath.NewSample(xs, th), benchmath.NewSample(ys, th))
+	ch.P, ch.N1, ch.N2 = res.P, res.N1, res.N2
+	if lo, hi, ok := shiftCI(logs(xs), logs(ys), opt.Alpha); ok {
+		ch.RatioLo, ch.RatioHi, ch.Confidence = math.Exp(lo), math.Exp(hi), 1-opt.Alpha
+	}
+	ch.Verdict = VerdictSame
+	switch {
+	case uMinP(ch.N1, ch.N2) > opt.Alpha:
+		ch.Note = fmt.Sprintf("need >= %d samples", uMinSamples(opt.Alpha))
+	case res.P <= opt.Alpha && changed: // benchstat's rule: ~ when P > alpha
+		ch.Verdict = direction
 	}
 }
 
-// WriteTable writes one line per case: both medians, the ratio with its range, the verdict.
+// seconds returns the samples in seconds.
+func seconds(ds []time.Duration) []float64 {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = d.Seconds()
+	}
+	return xs
+}
+
+// logs returns the natural logarithms of xs (positive times).
+func logs(xs []float64) []float64 {
+	ls := make([]float64, len(xs))
+	for i, x := range xs {
+		ls[i] = math.Log(math.Max(x, 1e-12))
+	}
+	return ls
+}
+
+// VerdictText is the verdict as the table prints it: with the note when it explains a "~"
+// ("~ (need >= 4 samples)").
+func (ch Change) VerdictText() string {
+	if ch.Verdict == VerdictSame && ch.Note != "" {
+		return fmt.Sprintf("%s (%s)", ch.Verdict, ch.Note)
+	}
+	return ch.Verdict
+}
+
+// WriteTable writes one line per case: both medians, the ratio with its confidence interval,
+// the p-value and sample counts of the test, the verdict; then a summary line.
 func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "device\tcase\tsize\told\tnew\tnew/old\trange\t\t")
-	slower, faster, one := 0, 0, 0
+	conf := fmt.Sprintf("%.3g%% CI", 100*(1-c.Alpha))
+	fmt.Fprintf(tw, "device\tcase\tsize\told\tnew\tnew/old\t%s\tp\tverdict\t\n", conf)
+	slower, faster, same, one := 0, 0, 0, 0
 	for _, ch := range c.Changes {
-		oldT, newT, ratio, rng := "-", "-", "-", "-"
+		oldT, newT, ratio, ci, p := "-", "-", "-", "-", "-"
 		if ch.Old != nil && ch.Old.OK() {
 			oldT = FormatDuration(ch.Old.Stats.Median)
 		}
@@ -141,27 +234,34 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		}
 		if ch.Ratio > 0 {
 			ratio = fmt.Sprintf("%.3f", ch.Ratio)
-			rng = fmt.Sprintf("%.3f-%.3f", ch.RatioMin, ch.RatioMax)
+		}
+		if ch.RatioLo > 0 {
+			ci = fmt.Sprintf("%.3f-%.3f", ch.RatioLo, ch.RatioHi)
+		}
+		if ch.Test == TestMannWhitney {
+			p = fmt.Sprintf("p=%.3f n=%d+%d", ch.P, ch.N1, ch.N2)
 		}
 		switch ch.Verdict {
 		case VerdictSlower:
 			slower++
 		case VerdictFaster:
 			faster++
+		case VerdictSame:
+			same++
 		case VerdictOnlyNew, VerdictOnlyOld:
 			one++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ch.Device, ch.Case, FormatSize(ch.Size), oldT, newT, ratio, rng, ch.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ch.Device, ch.Case, FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d slower, %d faster (time ranges apart and median changed by more than %.3g%%), %d on one side only, of %d cases\n",
-		slower, faster, 100*c.Threshold, one, len(c.Changes))
+	_, err := fmt.Fprintf(w, "%d slower, %d faster (Mann-Whitney U test p <= %.3g and median changed by more than %.3g%%), %d ~, %d on one side only, of %d cases\n",
+		slower, faster, c.Alpha, 100*c.Threshold, same, one, len(c.Changes))
 	return err
 }
 
 // String is a one-line summary.
 func (ch Change) String() string {
-	return strings.Join([]string{ch.Device, ch.Case, FormatSize(ch.Size), ch.Verdict}, " ")
+	return strings.Join([]string{ch.Device, ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " ")
 }

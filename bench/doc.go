@@ -7,9 +7,12 @@
 // fraction achieved and which bound (memory or compute) applies.
 //
 // Run returns a Report, which writes as a side-by-side terminal table, Markdown, CSV,
-// benchstat input or JSON (schema in docs/bench.schema.json, fields in docs/BENCH.md), and
-// draws as a chart (Plot). Compare matches two reports case by case and flags the changes
-// beyond the noise. NVML telemetry is sampled while each NVIDIA GPU runs.
+// benchstat input or JSON (schema in docs/bench.schema.json, fields in docs/BENCH.md), draws
+// as bar charts per case and device (WritePlot, one of PlotMetrics) and as a roofline per
+// device (WriteRoofline), and renders as one self-contained HTML page with both (WriteHTML).
+// Compare matches two reports case by case and decides faster, slower or the same with
+// benchstat's Mann-Whitney U test over the per-run samples. NVML telemetry is sampled while
+// each NVIDIA GPU runs.
 //
 // The harness is not safe for concurrent use: run one Run at a time per device.
 package bench

@@ -4,153 +4,365 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/prism-compute/prism/engine"
 )
 
-// PlotFormats are the chart formats WritePlot writes, by file extension.
-var PlotFormats = []string{"svg", "png", "pdf"}
+// Bar chart metrics.
+const (
+	// MetricRoof is the fraction of the roofline ceiling, in percent: achieved over
+	// min(peak of the type, copy bandwidth x FLOP/byte) on the same device.
+	MetricRoof = "roof"
+	// MetricVendor is the speed relative to the vendor library on the same device and case:
+	// vendor time over prism time, so above 1 is faster than the vendor (see VendorBaseline).
+	MetricVendor = "vendor"
+	// MetricTime is the median time, on a log axis.
+	MetricTime = "time"
+	// MetricRate is GB/s, or GFLOP/s for a case compute-bound on any device, on a log axis.
+	MetricRate = "rate"
+)
 
-// PlotMetrics are the quantities a chart can show.
-var PlotMetrics = []string{"fraction", "gbs", "gflops"}
+// PlotMetrics are the quantities the bar chart shows.
+var PlotMetrics = []string{MetricRoof, MetricVendor, MetricTime, MetricRate}
 
-// PlotFormat returns the chart format for a file name from its extension, or an error that
-// names the supported ones.
-func PlotFormat(path string) (string, error) {
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	for _, f := range PlotFormats {
-		if ext == f {
-			return f, nil
+// PlotMetricAliases are earlier metric names and the metric each now selects.
+var PlotMetricAliases = map[string]string{"fraction": MetricRoof, "gbs": MetricRate, "gflops": MetricRate}
+
+// PlotMetric returns the metric a name selects: one of PlotMetrics, an alias (see
+// PlotMetricAliases), or "" for MetricRoof. Any other name is an error that lists them.
+func PlotMetric(name string) (string, error) {
+	if name == "" {
+		return MetricRoof, nil
+	}
+	for _, m := range PlotMetrics {
+		if name == m {
+			return m, nil
 		}
 	}
-	return "", fmt.Errorf("bench: cannot write a chart as %q (%s): use one of .%s: %w", ext, path, strings.Join(PlotFormats, ", ."), engine.ErrInvalidArg)
-}
-
-// metricOf returns the plotted value of a result and the axis label.
-func metricOf(metric string) (func(*Result) float64, string, error) {
-	switch metric {
-	case "", "fraction":
-		return func(r *Result) float64 { return 100 * r.Fraction }, "% of roofline ceiling (memory or compute)", nil
-	case "gbs":
-		return func(r *Result) float64 { return r.GBs }, "GB/s (bytes read + written)", nil
-	case "gflops":
-		return func(r *Result) float64 { return r.GFLOPs }, "GFLOP/s", nil
+	if m, ok := PlotMetricAliases[name]; ok {
+		return m, nil
 	}
-	return nil, "", fmt.Errorf("bench: unknown metric %q: use one of %s: %w", metric, strings.Join(PlotMetrics, ", "), engine.ErrInvalidArg)
+	return "", fmt.Errorf("bench: unknown metric %q: use one of %s: %w", name, strings.Join(PlotMetrics, ", "), engine.ErrInvalidArg)
 }
 
-// Plot returns a chart of the report: grouped bars, one group per case and size, one bar per
-// device, showing metric ("fraction" of the ceiling in percent, "gbs" or "gflops"); a failed
-// or missing case has no bar. Its title carries the date and commit.
-func (r *Report) Plot(metric string) (*plot.Plot, vg.Length, vg.Length, error) {
-	val, label, err := metricOf(metric)
-	if err != nil {
-		return nil, 0, 0, err
+// barMetric describes how a metric is drawn.
+type barMetric struct {
+	title    string
+	axis     string
+	log      bool
+	ref      float64 // a reference line (100% of the roof, 1x the vendor), 0: none
+	refLabel string
+	format   func(float64) string // the value at the end of a bar
+	ticks    func(float64) string // tick labels
+	note     string
+}
+
+func barMetricOf(m string) barMetric {
+	switch m {
+	case MetricVendor:
+		return barMetric{
+			title: "Speed relative to the vendor library", axis: "vendor time / prism time (above 1: faster than the vendor)",
+			ref: 1, refLabel: "vendor", format: func(v float64) string { return fmt.Sprintf("%.2fx", v) },
+			ticks: func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) + "x" },
+			note:  "Each bar compares the same case on the same device with the vendor library's time (cuBLAS, cuFFT, ...). Cases without a vendor baseline are left out.",
+		}
+	case MetricTime:
+		return barMetric{
+			title: "Median time per run", axis: "median time per run (log scale; shorter is better)", log: true,
+			format: func(v float64) string { return FormatDuration(time.Duration(v * 1e9)) }, ticks: durationFormat,
+			note: "Device time measured with events, median of the timed runs. No bar: the case was skipped or failed on that device.",
+		}
+	case MetricRate:
+		return barMetric{
+			title: "Achieved rate", axis: "GB/s (bytes read + written), or GFLOP/s where the row says so (log scale)", log: true,
+			format: trimFloat, ticks: siFormat,
+			note: "GFLOP/s for cases compute-bound on some device, GB/s for the others, from the op's model of its work over the median time. No bar: skipped or failed.",
+		}
+	}
+	return barMetric{
+		title: "Fraction of the roofline ceiling", axis: "% of the roofline ceiling: achieved / min(FMA peak, copy bandwidth × FLOP/byte)",
+		ref: 100, refLabel: "roof", format: func(v float64) string { return fmt.Sprintf("%.0f%%", v) },
+		ticks: func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) + "%" },
+		note:  "Ceilings measured on each device in the same run: device-to-device copy bandwidth and the FMA peak of the case's type. Above 100%: the working set stays in a cache. No bar: skipped or failed.",
+	}
+}
+
+// barRow is one row of the bar chart: a case at a size, one value per series (NaN: none).
+type barRow struct {
+	family string
+	label  string
+	vals   []float64
+}
+
+// barData collects the rows of the chart of metric m, grouped by family in order of first
+// appearance, and the devices (indices into r.Devices) that are its series.
+func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
+	for i := range r.Devices {
+		if m == MetricVendor && !r.hasVendor(i) {
+			continue
+		}
+		series = append(series, i)
 	}
 	keys := r.rows()
-	if len(keys) == 0 || len(r.Devices) == 0 {
-		return nil, 0, 0, fmt.Errorf("bench: the report has no results to plot: %w", engine.ErrInvalidArg)
-	}
-	p := plot.New()
-	commit := r.Commit
-	if len(commit) > 12 {
-		commit = commit[:12]
-	}
-	if commit == "" {
-		commit = "no commit"
-	}
-	p.Title.Text = fmt.Sprintf("prism bench %s, %s (%s)", r.Prism, r.Date.Format("2006-01-02 15:04 MST"), commit)
-	p.Y.Label.Text = label
-	p.Y.Min = 0
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.Case + " " + FormatSize(k.Size)
-	}
-	n := len(r.Devices)
-	top := 0.0
-	groupWidth := vg.Points(math.Min(60, 14*float64(n)+6))
-	barWidth := groupWidth / vg.Length(n+1)
-	for i := range r.Devices {
-		d := &r.Devices[i]
-		vals := make(plotter.Values, len(keys))
-		for j, k := range keys {
-			if res := d.result(k); res != nil && res.OK() {
-				if v := val(res); !math.IsNaN(v) && !math.IsInf(v, 0) {
-					vals[j] = v
-					top = max(top, v)
+	sizes := r.sizes()
+	var families []string
+	byFamily := map[string][]barRow{}
+	for _, k := range keys {
+		row := barRow{vals: make([]float64, len(series))}
+		unit := "GB/s"
+		for _, d := range series {
+			if res := r.Devices[d].result(k); res != nil {
+				if row.family == "" {
+					row.family = res.Family
+				}
+				if res.OK() && res.Bound == BoundCompute {
+					unit = "GFLOP/s"
 				}
 			}
 		}
-		bc, err := plotter.NewBarChart(vals, barWidth)
-		if err != nil {
-			return nil, 0, 0, err
+		if row.family == "" {
+			row.family, _, _ = strings.Cut(k.Case, "/")
 		}
-		bc.LineStyle.Width = 0
-		bc.Color = plotutil.Color(i)
-		bc.Offset = barWidth * (vg.Length(i) - vg.Length(n-1)/2)
-		p.Add(bc)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", d.Device.ID, d.Device.Name), bc)
+		row.label = strings.TrimPrefix(k.Case, row.family+"/")
+		if len(sizes) > 1 {
+			row.label += " " + FormatSize(k.Size)
+		}
+		if m == MetricRate && unit == "GFLOP/s" {
+			row.label += " (GFLOP/s)"
+		}
+		found := false
+		for j, d := range series {
+			row.vals[j] = math.NaN()
+			res := r.Devices[d].result(k)
+			if res == nil || !res.OK() {
+				continue
+			}
+			v := math.NaN()
+			switch m {
+			case MetricRoof:
+				v = 100 * res.Fraction
+			case MetricTime:
+				v = res.Stats.Median.Seconds()
+			case MetricRate:
+				v = res.GBs
+				if unit == "GFLOP/s" {
+					v = res.GFLOPs
+				}
+			case MetricVendor:
+				if b := r.VendorBaseline(d, res); b != nil && res.Stats.Median > 0 {
+					v = float64(b.Stats.Median) / float64(res.Stats.Median)
+				}
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || (v <= 0 && (m != MetricRoof)) {
+				continue
+			}
+			row.vals[j], found = v, true
+		}
+		if m == MetricVendor && !found {
+			continue
+		}
+		if _, ok := byFamily[row.family]; !ok {
+			families = append(families, row.family)
+		}
+		byFamily[row.family] = append(byFamily[row.family], row)
 	}
-	if metric == "" || metric == "fraction" {
-		roof := plotter.NewFunction(func(float64) float64 { return 100 })
-		roof.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(roof)
+	for _, f := range families {
+		rows = append(rows, byFamily[f]...)
 	}
-	if metric == "" || metric == "fraction" {
-		top = max(top, 100)
+	n := 0
+	for _, row := range rows {
+		for _, v := range row.vals {
+			if !math.IsNaN(v) {
+				n++
+			}
+		}
 	}
-	// Headroom for the legend (top right, one line per device) above the tallest bar, and
-	// half a group of margin left and right.
-	p.Legend.Top = true
-	p.Y.Max = top * (1.15 + 0.08*float64(n))
-	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.6, float64(len(keys))-0.4
-	p.X.Tick.Label.Rotation = math.Pi / 4
-	p.X.Tick.Label.XAlign = draw.XRight
-	p.X.Tick.Label.YAlign = draw.YCenter
-	p.Add(plotter.NewGrid())
-	w := vg.Length(math.Max(6*float64(vg.Inch), float64(groupWidth+vg.Points(12))*float64(len(keys))+float64(vg.Inch)))
-	h := 5 * vg.Inch
-	return p, w, h, nil
+	switch {
+	case n > 0:
+		return series, rows, nil
+	case m == MetricVendor:
+		return nil, nil, fmt.Errorf("bench: the report has no vendor baselines (results of a device %s<ID>): %w", VendorPrefix, engine.ErrInvalidArg)
+	}
+	return nil, nil, fmt.Errorf("bench: the report has no results to plot: %w", engine.ErrInvalidArg)
 }
 
-// WritePlot writes the chart of the report in format (see PlotFormats) to w.
+// barChart lays out the bar chart of metric m: one row per case and size, grouped under a
+// band per family, one horizontal bar per device, the header (title, run, legend) above and
+// the axis labels at the top and bottom.
+func (r *Report) barChart(metric string) (*chart, error) {
+	m, err := PlotMetric(metric)
+	if err != nil {
+		return nil, err
+	}
+	bm := barMetricOf(m)
+	series, rows, err := r.barData(m)
+	if err != nil {
+		return nil, err
+	}
+	n := len(series)
+	barT := vg.Length(math.Max(3.5, math.Min(10, 16/float64(n))))
+	pitch := max(vg.Length(14), vg.Length(n)*barT+5)
+	const bandPitch = vg.Length(18)
+	valueLabels := barT >= 7
+
+	h := &header{title: bm.title, subtitle: r.runLine()}
+	for j, d := range series {
+		dev := r.Devices[d].Device
+		label := dev.ID
+		if dev.Name != "" {
+			label += " · " + dev.Name
+		}
+		if b := r.Devices[d].Backend; b != "" && !strings.HasPrefix(dev.ID, b) {
+			label += " (" + b + ")"
+		}
+		h.legend = append(h.legend, legendEntry{seriesColor(j), label})
+	}
+	inner := chartWidth - 2*chartMargin
+
+	// The label column is as wide as the longest label, within bounds.
+	labelW := vg.Length(0)
+	top := 0.0
+	lo := math.Inf(1)
+	for _, row := range rows {
+		labelW = max(labelW, labelStyle.Width(row.label))
+		for _, v := range row.vals {
+			if !math.IsNaN(v) {
+				top, lo = math.Max(top, v), math.Min(lo, v)
+			}
+		}
+	}
+	labelW = min(max(labelW+12, 110), inner*0.42)
+
+	sc := axisScale{log: bm.log, format: bm.ticks}
+	switch {
+	case bm.log:
+		sc.min, sc.max = decadeBelow(lo), decadeAbove(top*1.01)
+		if sc.max <= sc.min {
+			sc.max = sc.min * 10
+		}
+	default:
+		sc.min, sc.max = 0, math.Max(bm.ref, top)*1.04
+		if valueLabels {
+			sc.max *= 1.08
+		}
+	}
+
+	notes := wrapText(noteStyle, bm.note, inner)
+	headerH := h.height(inner)
+	rowsH := vg.Length(0)
+	family := ""
+	for _, row := range rows {
+		if row.family != family {
+			family = row.family
+			rowsH += bandPitch
+		}
+		rowsH += pitch
+	}
+	const tickStrip = 16
+	axisH := tickStrip + vg.Length(18)
+	notesH := vg.Length(len(notes))*12 + 6
+	ch := &chart{w: chartWidth, h: chartMargin + headerH + tickStrip + rowsH + axisH + notesH + chartMargin}
+
+	ch.draw = func(c draw.Canvas) {
+		left := c.Min.X + chartMargin
+		h.draw(c, left, inner)
+		x0, x1 := left+labelW, c.Min.X+chartWidth-chartMargin
+		sc.lo, sc.hi = x0, x1
+		yTop := c.Max.Y - chartMargin - headerH - tickStrip // top of the first row
+		yBot := yTop - rowsH
+
+		// Grid, then the tick labels above and below the rows. The reference value gets a
+		// labelled tick of its own, and labels too close to it give way.
+		major, minor := sc.ticks()
+		if bm.ref > 0 {
+			xr := sc.at(bm.ref)
+			kept := []axisTick{{bm.ref, bm.ticks(bm.ref)}}
+			for _, t := range major {
+				if x := sc.at(t.v); x < xr-40 || x > xr+40 {
+					kept = append(kept, t)
+				} else if t.v != bm.ref {
+					minor = append(minor, axisTick{v: t.v})
+				}
+			}
+			major = kept
+		}
+		for _, t := range minor {
+			x := sc.at(t.v)
+			line(c, colorMinor, 0.5, nil, vg.Point{X: x, Y: yBot}, vg.Point{X: x, Y: yTop})
+		}
+		for _, t := range major {
+			x := sc.at(t.v)
+			line(c, colorGrid, 0.7, nil, vg.Point{X: x, Y: yBot}, vg.Point{X: x, Y: yTop})
+			c.FillText(aligned(tickStyle, text.XCenter, text.YBottom), vg.Point{X: x, Y: yTop + 4}, t.label)
+			c.FillText(aligned(tickStyle, text.XCenter, text.YTop), vg.Point{X: x, Y: yBot - 4}, t.label)
+		}
+		line(c, colorAxis, 0.8, nil, vg.Point{X: x0, Y: yBot}, vg.Point{X: x0, Y: yTop})
+		c.FillText(aligned(labelStyle, text.XCenter, text.YTop), vg.Point{X: (x0 + x1) / 2, Y: yBot - tickStrip - 2}, bm.axis)
+
+		// Rows: a band per family, then per case a label and one bar per series.
+		y := yTop
+		family := ""
+		for _, row := range rows {
+			if row.family != family {
+				family = row.family
+				fillRect(c, colorBand, left, y-bandPitch+2, x1, y-1)
+				c.FillText(aligned(bandStyle, text.XLeft, text.YCenter), vg.Point{X: left + 4, Y: y - bandPitch/2 + 0.5}, family)
+				y -= bandPitch
+			}
+			mid := y - pitch/2
+			c.FillText(aligned(labelStyle, text.XRight, text.YCenter), vg.Point{X: x0 - 6, Y: mid}, row.label)
+			b := mid + vg.Length(n)*barT/2
+			for j, v := range row.vals {
+				if !math.IsNaN(v) {
+					end := sc.at(math.Max(v, sc.min))
+					fillRect(c, seriesColor(j), x0, b-barT+0.4, max(end, x0+0.8), b-0.4)
+					if valueLabels {
+						c.FillText(aligned(textStyle(7.5, false, colorMuted), text.XLeft, text.YCenter), vg.Point{X: end + 3, Y: b - barT/2}, bm.format(v))
+					}
+				}
+				b -= barT
+			}
+			y -= pitch
+		}
+		if bm.ref > 0 {
+			x := sc.at(bm.ref)
+			line(c, colorText, 1, []vg.Length{4, 3}, vg.Point{X: x, Y: yBot}, vg.Point{X: x, Y: yTop})
+		}
+		ny := yBot - axisH - 2
+		for _, l := range notes {
+			c.FillText(aligned(noteStyle, text.XLeft, text.YTop), vg.Point{X: left, Y: ny}, l)
+			ny -= 12
+		}
+	}
+	return ch, nil
+}
+
+// WritePlot writes the bar chart of metric (see PlotMetric) in format (see PlotFormats) to
+// w: one row per case and size, grouped by family, one bar per device. The chart is 1100
+// pixels wide and as tall as its rows need.
 func (r *Report) WritePlot(w io.Writer, format, metric string) error {
-	p, width, height, err := r.Plot(metric)
+	ch, err := r.barChart(metric)
 	if err != nil {
 		return err
 	}
-	wt, err := p.WriterTo(width, height, format)
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return ch.writeTo(w, format)
 }
 
-// SavePlot writes the chart to path, in the format its extension names.
-func (r *Report) SavePlot(path, metric string) (err error) {
-	format, err := PlotFormat(path)
+// SavePlot writes the bar chart to path, in the format its extension names.
+func (r *Report) SavePlot(path, metric string) error {
+	if _, err := PlotFormat(path); err != nil {
+		return err
+	}
+	ch, err := r.barChart(metric)
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return r.WritePlot(f, format, metric)
+	return ch.save(path)
 }

@@ -114,6 +114,11 @@ type Result struct {
 	Mismatch bool    `json:"mismatch,omitempty"` // the result differed from the reference
 	Skipped  string  `json:"skipped,omitempty"`
 	Err      string  `json:"error,omitempty"`
+	// Vendor is the same case timed with the vendor's library on the same device (cuBLAS,
+	// cuFFT, ...), the baseline of the "vendor" chart metric; nil when the report has none.
+	// It is not part of the JSON: whatever reads vendor rows sets it, and where it is nil
+	// VendorBaseline looks for a pseudo-device "vendor:<device ID>" instead.
+	Vendor *Result `json:"-"`
 }
 
 // OK reports whether the result was verified and timed.

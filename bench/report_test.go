@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -70,34 +71,116 @@ func report(results ...Result) *Report {
 	return &Report{Schema: SchemaVersion, Devices: []DeviceReport{d}}
 }
 
+// sampled returns an OK result of case c timed at the given µs, one sample per run.
+func sampled(c string, us ...float64) Result {
+	samples := make([]time.Duration, len(us))
+	for i, v := range us {
+		samples[i] = time.Duration(v * float64(time.Microsecond))
+	}
+	return Result{Case: c, Size: 1024, Verified: true, Stats: Summarize(samples)}
+}
+
 func TestCompare(t *testing.T) {
-	old := report(result("same", 100, 95, 110), result("noisy", 100, 90, 150), result("slower", 100, 98, 102),
-		result("faster", 100, 98, 102), result("tiny", 100, 99, 100), result("gone", 10, 9, 11))
-	cur := report(result("same", 101, 96, 108), result("noisy", 130, 120, 200), result("slower", 120, 118, 125),
-		result("faster", 80, 78, 82), result("tiny", 103, 102, 103), result("new", 10, 9, 11))
-	cmp := Compare(old, cur, DefaultThreshold)
-	want := map[string]string{"same": VerdictSame, "noisy": VerdictSame, "slower": VerdictSlower, "faster": VerdictFaster,
-		"tiny": VerdictSame, "gone": VerdictOnlyOld, "new": VerdictOnlyNew}
+	base := []float64{100, 101, 99, 102, 98, 100.5, 99.5, 101.5}
+	scaled := func(f float64, xs []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = f * x
+		}
+		return out
+	}
+	old := report(sampled("same", base...), sampled("slower", base...), sampled("faster", base...),
+		sampled("tiny", base...), sampled("few", 100, 101, 99), sampled("noisy", 100, 150, 60, 130, 80, 110),
+		result("legacy", 100, 98, 102), sampled("gone", base...))
+	cur := report(sampled("same", base...), sampled("slower", scaled(1.2, base)...), sampled("faster", scaled(0.8, base)...),
+		sampled("tiny", scaled(1.03, base)...), sampled("few", 200, 201, 199), sampled("noisy", 120, 70, 140, 95, 160, 105),
+		result("legacy", 120, 118, 125), sampled("new", base...))
+	cmp := Compare(old, cur, DefaultCompareOptions)
+	want := map[string]string{"same": VerdictSame, "slower": VerdictSlower, "faster": VerdictFaster, "tiny": VerdictSame,
+		"few": VerdictSame, "noisy": VerdictSame, "legacy": VerdictSlower, "gone": VerdictOnlyOld, "new": VerdictOnlyNew}
 	if len(cmp.Changes) != len(want) {
 		t.Fatalf("%d changes, want %d", len(cmp.Changes), len(want))
 	}
+	byCase := map[string]Change{}
 	for _, ch := range cmp.Changes {
+		byCase[ch.Case] = ch
 		if ch.Verdict != want[ch.Case] {
-			t.Errorf("%s: %s, want %s", ch.Case, ch.Verdict, want[ch.Case])
+			t.Errorf("%s: %s (p=%v), want %s", ch.Case, ch.VerdictText(), ch.P, want[ch.Case])
 		}
 	}
-	if ch := cmp.Changes[2]; !near(ch.Ratio, 1.2) || !near(ch.RatioMin, 118.0/102) || !near(ch.RatioMax, 125.0/98) {
-		t.Errorf("slower: ratio %v in [%v, %v]", ch.Ratio, ch.RatioMin, ch.RatioMax)
+	// Identical samples: p = 1, a CI around 1.
+	if ch := byCase["same"]; ch.Test != TestMannWhitney || ch.P != 1 || !(ch.RatioLo < 1 && 1 < ch.RatioHi) || ch.N1 != 8 {
+		t.Errorf("same: %+v", ch)
 	}
-	if cmp.Regressions() != 1 {
-		t.Errorf("%d regressions, want 1", cmp.Regressions())
+	// 20% slower on every run: significant, and the CI holds 1.2 and not 1.
+	if ch := byCase["slower"]; !near(ch.Ratio, 1.2) || ch.P >= 0.05 || !(ch.RatioLo <= 1.2 && 1.2 <= ch.RatioHi) || ch.RatioLo <= 1 || ch.Confidence != 0.95 {
+		t.Errorf("slower: ratio %v, p %v, CI [%v, %v] at %v", ch.Ratio, ch.P, ch.RatioLo, ch.RatioHi, ch.Confidence)
+	}
+	// 3% slower and significant, but under the threshold; with threshold 0 it is flagged.
+	if ch := byCase["tiny"]; ch.P >= 0.05 {
+		t.Errorf("tiny: p %v", ch.P)
+	}
+	if ch := Compare(old, cur, CompareOptions{}).Changes[3]; ch.Case != "tiny" || ch.Verdict != VerdictSlower {
+		t.Errorf("threshold 0: %s", ch)
+	}
+	// Three runs a side: twice as slow, yet no decision, and the reason.
+	if ch := byCase["few"]; ch.VerdictText() != "~ (need >= 4 samples)" || ch.RatioLo != 0 {
+		t.Errorf("few: %q, CI [%v, %v]", ch.VerdictText(), ch.RatioLo, ch.RatioHi)
+	}
+	if ch := byCase["legacy"]; ch.Test != TestRanges || ch.Note == "" {
+		t.Errorf("legacy: %+v", ch)
+	}
+	if cmp.Regressions() != 2 {
+		t.Errorf("%d regressions, want 2", cmp.Regressions())
 	}
 	var buf bytes.Buffer
 	if err := cmp.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "1 slower, 1 faster") || !strings.Contains(buf.String(), "2 on one side only") {
-		t.Errorf("table:\n%s", buf.String())
+	for _, s := range []string{"2 slower, 1 faster", "2 on one side only", "95% CI", "p=1.000 n=8+8", "~ (need >= 4 samples)"} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, buf.String())
+		}
+	}
+}
+
+func TestUTest(t *testing.T) {
+	// The exact null distribution of U for 5 and 5 values: C(10,5) = 252 orderings, 1, 1, 2,
+	// 3 of them with U = 0, 1, 2, 3.
+	pmf := uPMF(5, 5)
+	sum := 0.0
+	for _, p := range pmf {
+		sum += p
+	}
+	if len(pmf) != 26 || !near(sum, 1) || !near(pmf[0], 1.0/252) || !near(pmf[3], 3.0/252) || !near(pmf[12], pmf[13]) {
+		t.Errorf("pmf(5, 5) = %v (sum %v)", pmf, sum)
+	}
+	if !near(uCDF(5, 5, 2), 4.0/252) || uCDF(5, 5, -1) != 0 || !near(uCDF(5, 5, 25), 1) {
+		t.Errorf("cdf(5, 5)")
+	}
+	// The normal approximation beyond the exact limit agrees with the exact count at it.
+	exact := 0.0
+	for _, p := range uPMF(51, 51)[:1100] {
+		exact += p
+	}
+	if approx := uCDF(51, 51, 1099); math.Abs(approx-exact) > 0.002 || exact < 0.01 {
+		t.Errorf("P(U <= 1099) for 51, 51: normal approximation %v, exact %v", approx, exact)
+	}
+	if got := uMinSamples(0.05); got != 4 {
+		t.Errorf("uMinSamples(0.05) = %d, want 4 (benchmath agrees)", got)
+	}
+	if !near(uMinP(4, 4), 2.0/70) || uMinP(3, 3) <= 0.05 || uMinP(0, 5) != 1 {
+		t.Errorf("uMinP")
+	}
+	// Moses' interval for 5 and 5 at 95%: the 3rd smallest to the 3rd largest of the 25
+	// differences; here the differences are 10*j - i for i, j in 0..4, so -4..40.
+	xs, ys := []float64{0, 1, 2, 3, 4}, []float64{0, 10, 20, 30, 40}
+	lo, hi, ok := shiftCI(xs, ys, 0.05)
+	if !ok || lo != -2 || hi != 38 {
+		t.Errorf("shiftCI = [%v, %v] %v, want [-2, 38]", lo, hi, ok)
+	}
+	if _, _, ok := shiftCI(xs[:3], ys[:3], 0.05); ok {
+		t.Error("shiftCI with 3 and 3 values at 95% is finite")
 	}
 }
 

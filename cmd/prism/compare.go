@@ -9,6 +9,7 @@ import (
 
 type compareOptions struct {
 	threshold float64
+	alpha     float64
 	failOnReg bool
 	json      bool
 }
@@ -17,25 +18,38 @@ func newCompareCmd() *cobra.Command {
 	opts := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare OLD.json NEW.json",
-		Short: "Compare two bench reports case by case and flag the changes beyond the noise",
+		Short: "Compare two bench reports case by case: faster, slower or ~, with a p-value",
 		Long: `Match the results of two 'prism bench --json' reports by device ID, case and size,
-and print for each the median times, the ratio new/old (above 1 is slower) and its range
-from the spreads (new min / old max to new max / old min).
+and decide for each whether it got slower, faster or stayed the same (~), the way
+benchstat does: a Mann-Whitney U test over the per-run times the reports keep
+(golang.org/x/perf/benchmath, benchstat's own statistics) at level --alpha.
 
-A case is flagged slower or faster when the [min, max] ranges of its times in the two
-reports do not overlap and its median changed by more than --threshold. Cases present in
-one report only are listed as such.
+Each line shows both medians, the ratio new/old (above 1 is slower), its confidence
+interval at 1 - alpha (Moses' interval, the one that goes with the U test), the p-value
+with the number of runs on each side, and the verdict. A case is slower or faster when
+p <= --alpha and the medians differ by more than --threshold (0 flags every significant
+change, as benchstat does).
+
+The U test needs enough runs to ever reach significance: with fewer than 4 runs a side
+at alpha 0.05, no change can be significant and the verdict says so:
+"~ (need >= 4 samples)". Run 'prism bench --count 10' for decisions you can trust.
+Reports without per-run samples (from before schema 1) are compared by their [min, max]
+ranges instead, and the note says so. Cases present in one report only are listed as
+"only old" or "only new", cases that failed on either side as "failed".
 
 Exits with code 1 when --fail-on-regression is given and a case is slower.`,
 		Example: `  prism compare before.json after.json
-  prism compare --threshold 0.10 --fail-on-regression main.json branch.json`,
+  prism compare --threshold 0 --alpha 0.01 before.json after.json
+  prism compare --fail-on-regression main.json branch.json   # in CI
+  prism compare --json before.json after.json | jq '.changes[] | select(.verdict == "slower")'`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return compareRun(cmd, opts, args[0], args[1])
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&opts.threshold, "threshold", bench.DefaultThreshold, "smallest relative change of the median that is flagged (0.05 is 5%)")
+	f.Float64Var(&opts.threshold, "threshold", bench.DefaultThreshold, "smallest relative change of the median that is flagged (0.05 is 5%; 0: every significant change)")
+	f.Float64Var(&opts.alpha, "alpha", bench.DefaultAlpha, "significance level of the Mann-Whitney U test")
 	f.BoolVar(&opts.failOnReg, "fail-on-regression", false, "exit non-zero when any case is flagged slower")
 	f.BoolVar(&opts.json, "json", false, "print the comparison as JSON")
 	return cmd
@@ -45,6 +59,9 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 	if opts.threshold < 0 {
 		return usageError{fmt.Errorf("--threshold must not be negative")}
 	}
+	if opts.alpha <= 0 || opts.alpha >= 1 {
+		return usageError{fmt.Errorf("--alpha %v must lie between 0 and 1", opts.alpha)}
+	}
 	old, err := bench.ReadReportFile(oldPath)
 	if err != nil {
 		return err
@@ -53,7 +70,7 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 	if err != nil {
 		return err
 	}
-	cmp := bench.Compare(old, cur, opts.threshold)
+	cmp := bench.Compare(old, cur, bench.CompareOptions{Threshold: opts.threshold, Alpha: opts.alpha})
 	out := cmd.OutOrStdout()
 	if opts.json {
 		err = writeJSON(out, cmp)
@@ -64,7 +81,7 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 		return err
 	}
 	if n := cmp.Regressions(); opts.failOnReg && n > 0 {
-		return fmt.Errorf("%d cases slower than in %s beyond the noise (threshold %.3g%%)", n, oldPath, 100*opts.threshold)
+		return fmt.Errorf("%d cases slower than in %s (p <= %.3g, median changed by more than %.3g%%)", n, oldPath, opts.alpha, 100*opts.threshold)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/prism-compute/prism/bench"
@@ -10,23 +9,48 @@ import (
 )
 
 type plotOptions struct {
-	output string
-	metric string
+	output   string
+	metric   string
+	roofline bool
 }
 
 func newPlotCmd() *cobra.Command {
 	opts := &plotOptions{}
 	cmd := &cobra.Command{
 		Use:   "plot RESULTS.json -o CHART",
-		Short: "Draw a bench report as grouped bars: one group per case, one bar per device",
-		Long: `Draw a 'prism bench --json' report as a bar chart: one group of bars per case and
-size, one bar per device, showing --metric: the fraction of the roofline ceiling (in %,
-the default), the bandwidth (gbs) or the FLOP rate (gflops). The title carries the date
-and commit of the run.
+		Short: "Draw a bench report: bars per case and device, or a roofline per device",
+		Long: `Draw a 'prism bench --json' report as a chart, 1100 pixels wide.
 
-The format follows the extension of -o: ` + "." + strings.Join(bench.PlotFormats, ", .") + `.`,
+The default chart has one row per case and size, grouped under a band per family, and one
+horizontal bar per device (the legend names them). It grows taller with the number of
+rows. --metric chooses what the bars show:
+
+  roof    the fraction of the roofline ceiling, in % (default): achieved over
+          min(FMA peak, copy bandwidth x FLOP/byte), both measured on the device in the
+          same run; a dashed line marks 100%
+  vendor  speed relative to the vendor library on the same device: vendor time / prism
+          time, above 1 is faster; the baselines are the results of a pseudo-device
+          "vendor:<ID>" (vendor:cuda:0 for cuda:0); devices and cases without one are
+          left out, and a report with none is an error
+  time    the median time per run, log scale
+  rate    GB/s, or GFLOP/s for cases compute-bound on some device (the row says so),
+          log scale
+
+The names of earlier versions still work but are deprecated: fraction (now roof), gbs and
+gflops (both now rate).
+
+--roofline draws instead one log-log roofline per device, one below the other in the same
+image: arithmetic intensity (FLOP/byte) across, GFLOP/s up, the copy-bandwidth slope and
+the fp32 (solid) and fp64 (dashed) peaks as lines, each case a numbered point with a key
+below. Cases whose model does no FLOPs (copies, sorts, histograms) have no intensity: they
+are left out and listed under the chart.
+
+The format follows the extension of -o: ` + "." + strings.Join(bench.PlotFormats, ", .") + `. 'prism report --html' puts
+both charts and the tables in one page.`,
 		Example: `  prism plot results.json -o chart.svg
-  prism plot results.json -o bandwidth.png --metric gbs`,
+  prism plot results.json -o times.png --metric time
+  prism plot results.json -o vs-vendor.svg --metric vendor
+  prism plot results.json -o roofline.png --roofline`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return plotRun(cmd, opts, args[0])
@@ -34,7 +58,8 @@ The format follows the extension of -o: ` + "." + strings.Join(bench.PlotFormats
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "chart file to write (.svg, .png or .pdf)")
-	f.StringVar(&opts.metric, "metric", "fraction", "what the bars show: "+strings.Join(bench.PlotMetrics, ", "))
+	f.StringVar(&opts.metric, "metric", bench.MetricRoof, "what the bars show: "+strings.Join(bench.PlotMetrics, ", ")+" (fraction, gbs, gflops: deprecated aliases)")
+	f.BoolVar(&opts.roofline, "roofline", false, "draw one roofline chart per device instead of the bars")
 	return cmd
 }
 
@@ -45,12 +70,22 @@ func plotRun(cmd *cobra.Command, opts *plotOptions, in string) error {
 	if _, err := bench.PlotFormat(opts.output); err != nil {
 		return usageError{err}
 	}
-	if !slices.Contains(bench.PlotMetrics, opts.metric) {
-		return usageError{fmt.Errorf("--metric %q: use one of %s", opts.metric, strings.Join(bench.PlotMetrics, ", "))}
+	metric, err := bench.PlotMetric(opts.metric)
+	if err != nil {
+		return usageError{err}
+	}
+	if opts.roofline && cmd.Flags().Changed("metric") {
+		return usageError{fmt.Errorf("--roofline and --metric exclude each other")}
+	}
+	if alias, ok := bench.PlotMetricAliases[opts.metric]; ok {
+		fmt.Fprintf(cmd.ErrOrStderr(), "prism plot: --metric %s is deprecated: use --metric %s\n", opts.metric, alias)
 	}
 	rep, err := bench.ReadReportFile(in)
 	if err != nil {
 		return err
 	}
-	return rep.SavePlot(opts.output, opts.metric)
+	if opts.roofline {
+		return rep.SaveRoofline(opts.output)
+	}
+	return rep.SavePlot(opts.output, metric)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"image"
 	"image/png"
 	"io"
 	"os"
@@ -64,7 +65,7 @@ func twoRuns(t *testing.T) (dir, a, b string) {
 		}
 		for i, p := range []*string{&benchRuns.a, &benchRuns.b} {
 			out, err := execPrism(t, "bench", "--device", ids[0], "--ops", "stream/triad,stream/copy/float32",
-				"--sizes", "4K,33000", "--quick", "--count", "3", "--json", "-q")
+				"--sizes", "4K,33000", "--quick", "--count", "5", "--json", "-q")
 			if err != nil {
 				benchRuns.err = err
 				return
@@ -129,11 +130,11 @@ func TestBenchJSONMatchesSchema(t *testing.T) {
 		t.Fatalf("%d results, want 3 ops x 2 sizes", len(d.Results))
 	}
 	for _, r := range d.Results {
-		if !r.OK() || r.Stats.Runs != 3 || len(r.Stats.Samples) != 3 || r.Fraction <= 0 || r.Bound == "" {
+		if !r.OK() || r.Stats.Runs != 5 || len(r.Stats.Samples) != 5 || r.Fraction <= 0 || r.Bound == "" {
 			t.Errorf("%s %d: %+v", r.Case, r.Size, r)
 		}
 	}
-	if rep.Config.Count != 3 || !rep.Config.Quick || len(rep.Config.Sizes) != 2 || len(rep.Command) < 2 {
+	if rep.Config.Count != 5 || !rep.Config.Quick || len(rep.Config.Sizes) != 2 || len(rep.Command) < 2 {
 		t.Errorf("config not recorded: %+v, command %q", rep.Config, rep.Command)
 	}
 }
@@ -156,17 +157,21 @@ func TestSchemaRejects(t *testing.T) {
 	}
 }
 
+// TestCompareTwoRuns compares real runs and doctored copies of them: a run with itself is
+// ~ everywhere with p = 1; a case made four times slower on every run is slower with
+// p < 0.05 and a CI above 1; a case cut to two runs is ~ for want of samples; a case
+// without samples falls back to the ranges; a case gone is listed.
 func TestCompareTwoRuns(t *testing.T) {
 	dir, a, b := twoRuns(t)
 	out, err := execPrism(t, "compare", a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "stream/triad/float32") || !strings.Contains(out, "of 6 cases") {
+	if !strings.Contains(out, "stream/triad/float32") || !strings.Contains(out, "of 6 cases") || !strings.Contains(out, "n=5+5") {
 		t.Errorf("compare output:\n%s", out)
 	}
-	// JSON: every case on both sides, with a ratio range around the ratio.
-	out, err = execPrism(t, "compare", "--json", a, b)
+	// A run against itself: identical samples, no change.
+	out, err = execPrism(t, "compare", "--json", a, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,21 +179,29 @@ func TestCompareTwoRuns(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
 		t.Fatal(err)
 	}
-	if len(cmp.Changes) != 6 {
-		t.Fatalf("%d changes, want 6", len(cmp.Changes))
+	if len(cmp.Changes) != 6 || cmp.Alpha != bench.DefaultAlpha {
+		t.Fatalf("%d changes at alpha %v, want 6 at %v", len(cmp.Changes), cmp.Alpha, bench.DefaultAlpha)
 	}
 	for _, ch := range cmp.Changes {
-		if ch.Old == nil || ch.New == nil || !(ch.RatioMin <= ch.Ratio && ch.Ratio <= ch.RatioMax) {
-			t.Errorf("%s: ratio %v in [%v, %v]", ch, ch.Ratio, ch.RatioMin, ch.RatioMax)
+		if ch.Verdict != bench.VerdictSame || ch.Test != bench.TestMannWhitney || ch.P != 1 || ch.Ratio != 1 ||
+			!(ch.RatioLo <= 1 && 1 <= ch.RatioHi) || ch.N1 != 5 || ch.N2 != 5 {
+			t.Errorf("%s against itself: %+v", ch, ch)
 		}
 	}
-	// A doctored copy of the first run: one case at least three times slower than its
-	// slowest sample (so the ranges are apart however noisy the machine), one case gone.
+	// A doctored copy of the first run: case 0 four times slower or more on every run, case 1
+	// as slow but cut to two runs, case 2 without samples, the last case gone.
 	rep := readReport(t, a)
 	res := rep.Devices[0].Results
-	st := &res[0].Stats
-	st.Min = 3*st.Max + 1000
-	st.Median, st.Max = st.Min+st.Min/10, st.Min+st.Min/5
+	slower := func(st *bench.Stats, keep int) {
+		s, add := st.Samples[:keep], 3*st.Max
+		for i := range s {
+			s[i] += add // every run slower than the slowest before, however noisy
+		}
+		*st = bench.Summarize(s)
+	}
+	slower(&res[0].Stats, 5)
+	slower(&res[1].Stats, 2)
+	res[2].Stats.Samples = nil
 	gone := res[len(res)-1]
 	rep.Devices[0].Results = res[:len(res)-1]
 	slow := filepath.Join(dir, "slow.json")
@@ -196,16 +209,41 @@ func TestCompareTwoRuns(t *testing.T) {
 	if _, err := execPrism(t, "compare", a, slow); err != nil {
 		t.Errorf("without --fail-on-regression: %v", err)
 	}
+	out, err = execPrism(t, "compare", "--json", a, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp = bench.Comparison{}
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+		t.Fatal(err)
+	}
+	byCase := map[string]bench.Change{}
+	for _, ch := range cmp.Changes {
+		byCase[ch.Case+" "+bench.FormatSize(ch.Size)] = ch
+	}
+	key := func(r bench.Result) string { return r.Case + " " + bench.FormatSize(r.Size) }
+	if ch := byCase[key(res[0])]; ch.Verdict != bench.VerdictSlower || ch.P >= 0.05 || ch.RatioLo <= 1 || ch.Ratio < 4 {
+		t.Errorf("4x slower: %+v", ch)
+	}
+	if ch := byCase[key(res[1])]; ch.VerdictText() != "~ (need >= 4 samples)" || ch.N2 != 2 || ch.Ratio < 3 {
+		t.Errorf("two runs: %q, %+v", ch.VerdictText(), ch)
+	}
+	if ch := byCase[key(res[2])]; ch.Test != bench.TestRanges || !strings.Contains(ch.Note, "no per-run samples") {
+		t.Errorf("no samples: %+v", ch)
+	}
+	if ch := byCase[key(gone)]; ch.Verdict != bench.VerdictOnlyOld {
+		t.Errorf("gone: %+v", ch)
+	}
 	out, err = execPrism(t, "compare", "--fail-on-regression", a, slow)
 	if err == nil || run(context.Background(), []string{"compare", "--fail-on-regression", a, slow}) == exitOK {
-		t.Errorf("--fail-on-regression with a case 3x slower: no error\n%s", out)
+		t.Errorf("--fail-on-regression with a case 4x slower: no error\n%s", out)
 	}
-	if !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(res[0].Case)+`.*slower`).MatchString(strings.Join(strings.Fields(out), " ")) &&
-		!strings.Contains(out, "slower") {
-		t.Errorf("the slower case is not flagged:\n%s", out)
+	line := regexp.MustCompile(`(?m)^opencl\S*\s+` + regexp.QuoteMeta(res[0].Case) + `\s+` + bench.FormatSize(res[0].Size) + `\s.*p=0\.0\d\d n=5\+5\s+slower\s*$`)
+	if !line.MatchString(out) {
+		t.Errorf("the slower case is not flagged with its p-value:\n%s", out)
 	}
-	if !strings.Contains(out, "only old") || !strings.Contains(out, gone.Case) {
-		t.Errorf("the missing case %s is not listed:\n%s", gone.Case, out)
+	if !strings.Contains(out, "~ (need >= 4 samples)") || !strings.Contains(out, "only old") || !strings.Contains(out, gone.Case) {
+		t.Errorf("the case with two runs or the missing case %s is not listed:\n%s", gone.Case, out)
 	}
 }
 
@@ -220,32 +258,85 @@ func saveReport(t *testing.T, path string, r *bench.Report) {
 	}
 }
 
+// TestPlotWritesPNGAndSVG draws the bars of a real run in PNG and SVG, every metric and
+// the deprecated names, and the roofline.
 func TestPlotWritesPNGAndSVG(t *testing.T) {
 	dir, a, _ := twoRuns(t)
 	pngPath, svgPath := filepath.Join(dir, "chart.png"), filepath.Join(dir, "chart.svg")
 	if _, err := execPrism(t, "plot", a, "-o", pngPath); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(pngPath)
+	img := decodePNG(t, pngPath)
+	if b := img.Bounds(); b.Dx() != 1100 || b.Dy() < 300 {
+		t.Errorf("PNG is %v, want 1100 pixels wide", b)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--metric", "roof"}, []string{"Fraction of the roofline ceiling", "stream", "triad/float32 4K", "copy/float32 33000", "100%"}},
+		{[]string{"--metric", "time"}, []string{"Median time per run", "µs"}},
+		{[]string{"--metric", "rate"}, []string{"Achieved rate", "GB/s"}},
+		{[]string{"--metric", "gbs"}, []string{"Achieved rate", "GB/s"}},
+		{[]string{"--metric", "fraction"}, []string{"Fraction of the roofline ceiling"}},
+		{[]string{"--roofline"}, []string{"Roofline: opencl:0:0", "stream/triad/float32 4K", "fp32 peak", "stream/copy/float32 4K ("}},
+	} {
+		if _, err := execPrism(t, append([]string{"plot", a, "-o", svgPath}, tc.args...)...); err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		texts, shapes := svgTexts(t, svgPath)
+		if shapes < 6 {
+			t.Errorf("%s: %d paths/rects, want at least one per case", tc.args, shapes)
+		}
+		for _, want := range append(tc.want, "prism ", "opencl:0:0") {
+			if !strings.Contains(texts, want) {
+				t.Errorf("%s: SVG text lacks %q: %q", tc.args, want, texts)
+			}
+		}
+	}
+	// A deprecated name works and says what replaces it.
+	var errOut bytes.Buffer
+	root := newRootCmd()
+	root.SetErr(&errOut)
+	root.SetOut(io.Discard)
+	root.SetArgs([]string{"plot", a, "-o", svgPath, "--metric", "gflops"})
+	if err := root.Execute(); err != nil || !strings.Contains(errOut.String(), "deprecated: use --metric rate") {
+		t.Errorf("--metric gflops: %v, stderr %q", err, errOut.String())
+	}
+	// The run has no vendor baselines: the vendor chart is an error that says so.
+	if _, err := execPrism(t, "plot", a, "-o", svgPath, "--metric", "vendor"); err == nil || !strings.Contains(err.Error(), "vendor") {
+		t.Errorf("--metric vendor without baselines: %v", err)
+	}
+	// An unsupported extension is a usage error naming the supported ones.
+	_, err := execPrism(t, "plot", a, "-o", filepath.Join(dir, "chart.gif"))
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".svg") || !strings.Contains(err.Error(), ".png") {
+		t.Errorf("chart.gif: %v, want a usage error naming .svg and .png", err)
+	}
+}
+
+func decodePNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	img, err := png.Decode(f)
 	if err != nil {
-		t.Fatalf("PNG does not decode: %v", err)
+		t.Fatalf("%s does not decode: %v", path, err)
 	}
-	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
-		t.Errorf("PNG is %v", b)
-	}
-	if _, err := execPrism(t, "plot", a, "-o", svgPath, "--metric", "gbs"); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(svgPath)
+	return img
+}
+
+// svgTexts parses an SVG file and returns its texts joined by "|" and its paths and rects.
+func svgTexts(t *testing.T, path string) (string, int) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, texts := 0, []string{}
+	shapes, texts := 0, []string{}
 	dec := xml.NewDecoder(bytes.NewReader(raw))
 	inText := false
 	for {
@@ -260,7 +351,7 @@ func TestPlotWritesPNGAndSVG(t *testing.T) {
 		case xml.StartElement:
 			switch tok.Name.Local {
 			case "path", "rect":
-				paths++
+				shapes++
 			case "text":
 				inText = true
 			}
@@ -274,21 +365,36 @@ func TestPlotWritesPNGAndSVG(t *testing.T) {
 			}
 		}
 	}
-	all := strings.Join(texts, " ")
-	// One bar per case (6), axes, legend.
-	if paths < 6 {
-		t.Errorf("SVG has %d paths/rects, want at least one bar per case", paths)
+	return strings.Join(texts, "|"), shapes
+}
+
+// TestReportHTML writes the page of a real run to a file and to stdout.
+func TestReportHTML(t *testing.T) {
+	dir, a, _ := twoRuns(t)
+	page := filepath.Join(dir, "run.html")
+	if _, err := execPrism(t, "report", a, "--html", page); err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"stream/triad/float32 4K", "GB/s", "prism bench", "opencl:0:0"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("SVG text lacks %q: %q", want, all)
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(raw)
+	for _, want := range []string{"<!DOCTYPE html>", "<title>prism bench", "stream/triad/float32", "[1] of roof", "Roofline: opencl:0:0"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
 		}
 	}
-	// An unsupported extension is a usage error naming the supported ones.
-	_, err = execPrism(t, "plot", a, "-o", filepath.Join(dir, "chart.gif"))
+	if n := strings.Count(html, "<svg"); n != 2 {
+		t.Errorf("%d SVG charts, want the bars and one roofline", n)
+	}
+	out, err := execPrism(t, "report", a, "--html", "-")
+	if err != nil || out != html {
+		t.Errorf("--html - differs from the file (%v)", err)
+	}
 	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".svg") || !strings.Contains(err.Error(), ".png") {
-		t.Errorf("chart.gif: %v, want a usage error naming .svg and .png", err)
+	if _, err := execPrism(t, "report", a, "--html", page, "--json"); !errors.As(err, &ue) {
+		t.Errorf("--html with --json: %v, want a usage error", err)
 	}
 }
 
@@ -337,8 +443,8 @@ func TestCSVAndBenchstat(t *testing.T) {
 			t.Errorf("benchstat line not understood: %q", line)
 		}
 	}
-	if results != 6*3 {
-		t.Errorf("%d result lines, want one per timed run (18)", results)
+	if results != 6*5 {
+		t.Errorf("%d result lines, want one per timed run (30)", results)
 	}
 	for _, k := range []string{"goos", "goarch", "pkg", "device", "backend"} {
 		if !configs[k] {
@@ -371,6 +477,7 @@ func TestBenchUsage(t *testing.T) {
 		{"plot", "x.json", "-o", "x.svg", "--metric", "watts"},
 		{"compare", "only-one.json"},
 		{"compare", "a.json", "b.json", "--threshold", "-1"},
+		{"compare", "a.json", "b.json", "--alpha", "1.5"},
 	} {
 		var ue usageError
 		if _, err := execPrism(t, args...); !errors.As(err, &ue) {

@@ -27,7 +27,9 @@ Exit codes: 0 success, 1 error, 2 bad usage, 3 no device or backend available,
   prism run gemm/nn/float32 --device cuda:0 --size 16M
   prism bench --all-devices --quick     # the whole suite on every device, side by side
   prism bench --all-devices --json > run.json && prism plot run.json -o run.svg
-  prism compare before.json after.json  # what got faster or slower, beyond the noise`,
+  prism plot run.json -o roofline.png --roofline   # one roofline per device
+  prism report run.json --html run.html  # one page: metadata, charts, tables
+  prism compare before.json after.json  # faster, slower or ~, with a p-value`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -1,0 +1,279 @@
+package bench
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed report.html.tmpl
+var htmlSource string
+
+var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+
+// htmlPage is what report.html.tmpl renders.
+type htmlPage struct {
+	Title, Heading, Lead string
+	Run                  []htmlField
+	Devices              []htmlDevice
+	BarTitle             string
+	BarChart             template.HTML
+	Vendor               template.HTML
+	Rooflines            []htmlChart
+	RooflineNotes        []string
+	Legend               string
+	Header               []htmlCell
+	Columns              int
+	Rows                 []htmlRow
+	Failures             []string
+	Footer               string
+}
+
+type htmlField struct {
+	Key, Value string
+	Code       bool
+}
+
+type htmlDevice struct {
+	N                               int
+	ID, Name, Kind, Backend, Driver string
+	CUs, Clock                      string
+	Copy, FP32, FP64                string
+	Details                         []string
+}
+
+type htmlChart struct {
+	ID  string
+	SVG template.HTML
+}
+
+type htmlCell struct {
+	Text  string
+	Num   bool
+	Class string
+	Fill  string // the width of the data bar behind an "of roof" cell, "49.3%"
+}
+
+type htmlRow struct {
+	Family string // set on the first row of a family
+	Cells  []htmlCell
+}
+
+// WriteHTML writes the report as one self-contained HTML page: the run's metadata, the
+// devices with their ceilings, the bar chart of the fraction of the roofline (and of the
+// speed relative to the vendor library when the report has vendor baselines), one roofline
+// chart per device, and the side-by-side results table with the columns of WriteMarkdown
+// (ratios against baseline, a device ID or "" for the first). The charts are inline SVG and
+// the style inline CSS: the page loads nothing from anywhere.
+func (r *Report) WriteHTML(w io.Writer, baseline string) error {
+	header, rows, err := r.grid(baseline)
+	if err != nil {
+		return err
+	}
+	svg := func(ch *chart, title string) (template.HTML, error) {
+		var buf bytes.Buffer
+		if err := ch.writeTo(&buf, "svg"); err != nil {
+			return "", err
+		}
+		return template.HTML(inlineSVG(buf.Bytes(), title)), nil
+	}
+	page := htmlPage{
+		Title:   fmt.Sprintf("prism bench %s, %s", r.Host, r.Date.Format("2006-01-02 15:04 MST")),
+		Heading: "prism bench report",
+		Lead:    fmt.Sprintf("%d devices, %d cases, %s on %s", len(r.Devices), len(r.rows()), r.Date.Format("2006-01-02 15:04 MST"), r.Host),
+		Legend:  "time: median of the timed runs; rate: GB/s when memory-bound, GFLOP/s when compute-bound; of roof: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound; vs [i]: [i]'s time / this time, above 1 is faster.",
+		Footer:  fmt.Sprintf("Written by prism report --html from a schema %d report; the charts are those of prism plot and prism plot --roofline.", r.Schema),
+	}
+	if len(r.Devices) == 1 {
+		page.Lead = strings.Replace(page.Lead, "1 devices", "1 device", 1)
+	}
+	page.Run = r.htmlRun()
+	page.Devices = r.htmlDevices()
+
+	bars, err := r.barChart(MetricRoof)
+	if err != nil {
+		return err
+	}
+	page.BarTitle = barMetricOf(MetricRoof).title
+	if page.BarChart, err = svg(bars, page.BarTitle); err != nil {
+		return err
+	}
+	if vendor, err := r.barChart(MetricVendor); err == nil {
+		if page.Vendor, err = svg(vendor, "Speed relative to the vendor library"); err != nil {
+			return err
+		}
+	}
+	charts, ids, skipped := r.rooflineCharts()
+	for i, ch := range charts {
+		s, err := svg(ch, "Roofline of "+ids[i])
+		if err != nil {
+			return err
+		}
+		page.Rooflines = append(page.Rooflines, htmlChart{ID: ids[i], SVG: s})
+	}
+	page.RooflineNotes = skipped
+
+	page.Header, page.Rows = r.htmlGrid(header, rows)
+	page.Columns = len(header)
+	page.Failures = r.failures()
+	return htmlTemplate.Execute(w, page)
+}
+
+// htmlRun is the run's metadata.
+func (r *Report) htmlRun() []htmlField {
+	commit := r.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	timing := fmt.Sprintf("median of %d runs after %d warm-up, device-event timing", r.Config.Count, r.Config.Warmup)
+	if r.Config.Quick {
+		timing += ", quick sizes"
+	}
+	if r.Config.Portable {
+		timing += ", portable kernels"
+	}
+	fields := []htmlField{
+		{Key: "date", Value: r.Date.Format(time.RFC3339)},
+		{Key: "commit", Value: commit, Code: true},
+		{Key: "prism", Value: r.Prism},
+	}
+	if len(r.Command) > 0 {
+		fields = append(fields, htmlField{Key: "command", Value: strings.Join(r.Command, " "), Code: true})
+	}
+	fields = append(fields,
+		htmlField{Key: "host", Value: fmt.Sprintf("%s (%s/%s, %s)", r.Host, r.GOOS, r.GOARCH, r.GoVersion)},
+		htmlField{Key: "timing", Value: timing},
+	)
+	if sizes := r.sizes(); len(sizes) > 0 {
+		s := make([]string, len(sizes))
+		for i, n := range sizes {
+			s[i] = FormatSize(n)
+		}
+		fields = append(fields, htmlField{Key: "sizes", Value: strings.Join(s, ", ")})
+	}
+	return fields
+}
+
+// htmlDevices describes each device: identity and ceilings, then the other lines of the
+// table's device list (errors, overheads, telemetry).
+func (r *Report) htmlDevices() []htmlDevice {
+	lines := r.deviceLines()
+	out := make([]htmlDevice, len(r.Devices))
+	for i, d := range r.Devices {
+		di, c := d.Device, d.Ceilings
+		hd := htmlDevice{N: i + 1, ID: di.ID, Name: di.Name, Kind: di.Kind.String(), Backend: d.Backend, Driver: di.DriverVersion,
+			CUs: strconv.Itoa(di.ComputeUnits), Clock: strconv.Itoa(di.ClockMHz), Copy: "-", FP32: "-", FP64: "-"}
+		if c.CopyGBs > 0 {
+			hd.Copy = trimFloat(c.CopyGBs)
+		}
+		if c.FP32GFLOPs > 0 {
+			hd.FP32 = trimFloat(c.FP32GFLOPs)
+		}
+		switch {
+		case c.FP64GFLOPs > 0:
+			hd.FP64 = trimFloat(c.FP64GFLOPs)
+		case c.FP64Absent != "":
+			hd.FP64 = "none"
+		}
+		for _, l := range lines[i][1:] {
+			if !strings.HasPrefix(l, "ceilings: ") {
+				hd.Details = append(hd.Details, l)
+			}
+		}
+		out[i] = hd
+	}
+	return out
+}
+
+// htmlGrid turns the table's cells into HTML cells: numbers right-aligned, a data bar
+// behind each "of roof" cell, ratios coloured, missing cells muted, and a band row where a
+// family starts.
+func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlRow) {
+	hc := make([]htmlCell, len(header))
+	roofCol := map[int]int{} // column -> device index
+	for j, h := range header {
+		hc[j] = htmlCell{Text: h, Num: j >= 2}
+		var dev int
+		if _, err := fmt.Sscanf(h, "[%d] of roof", &dev); err == nil && strings.HasSuffix(h, "of roof") {
+			roofCol[j] = dev - 1
+		}
+	}
+	keys := r.rows()
+	var out []htmlRow
+	family := ""
+	for i, row := range rows {
+		hr := htmlRow{}
+		if i < len(keys) {
+			if f := r.familyOf(keys[i]); f != family {
+				family, hr.Family = f, f
+			}
+		}
+		for j, text := range row {
+			c := htmlCell{Text: text}
+			switch {
+			case j < 2:
+			case text == "-" || text == "skipped" || text == "FAILED":
+				c.Class = "num muted"
+			default:
+				c.Class = "num"
+			}
+			if d, ok := roofCol[j]; ok && i < len(keys) && d < len(r.Devices) {
+				if res := r.Devices[d].result(keys[i]); res != nil && res.OK() && !math.IsNaN(res.Fraction) {
+					c.Class += " roof"
+					if res.Fraction > 1 {
+						c.Class += " over"
+					}
+					c.Fill = strconv.FormatFloat(100*math.Max(0, math.Min(1, res.Fraction)), 'f', 1, 64) + "%"
+				}
+			}
+			if strings.HasPrefix(header[j], "[") && strings.Contains(header[j], " vs [") {
+				if v, err := strconv.ParseFloat(strings.TrimSuffix(text, "x"), 64); err == nil {
+					switch {
+					case v >= 1.05:
+						c.Class += " faster"
+					case v <= 0.95:
+						c.Class += " slower"
+					}
+				}
+			}
+			hr.Cells = append(hr.Cells, c)
+		}
+		out = append(out, hr)
+	}
+	return hc, out
+}
+
+// familyOf returns the family of a row: that of its first result, else the case's prefix.
+func (r *Report) familyOf(k caseKey) string {
+	for i := range r.Devices {
+		if res := r.Devices[i].result(k); res != nil && res.Family != "" {
+			return res.Family
+		}
+	}
+	f, _, _ := strings.Cut(k.Case, "/")
+	return f
+}
+
+// inlineSVG returns an SVG document as an element to put in an HTML page: without the XML
+// prolog, scaled to the width of its container.
+func inlineSVG(svg []byte, title string) string {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	s = strings.Replace(s, "<svg ", `<svg class="chart" role="img" `, 1)
+	if j := strings.Index(s, ">"); j >= 0 && title != "" {
+		s = s[:j+1] + "\n<title>" + htmlEscape(title) + "</title>" + s[j+1:]
+	}
+	return s
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"math"
+	"slices"
+)
+
+// uMinP returns the smallest p-value a two-sided Mann-Whitney U test can give for samples of
+// n1 and n2 values without ties: 2 / C(n1+n2, n1), the probability of the two most extreme
+// orderings. When it exceeds alpha, no difference can be significant.
+func uMinP(n1, n2 int) float64 {
+	if n1 < 1 || n2 < 1 {
+		return 1
+	}
+	// C(n1+n2, n1) as a product of ratios, exact enough for a comparison with alpha.
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
+}
+
+// uMinSamples returns the smallest n for which two samples of n values each can differ
+// significantly at alpha (4 at alpha 0.05).
+func uMinSamples(alpha float64) int {
+	n := 1
+	for uMinP(n, n) > alpha && n < 1000 {
+		n++
+	}
+	return n
+}
+
+// uExactLimit is the largest n1*n2 for which uCDF counts the exact distribution of U; above
+// it, the normal approximation is within a fraction of a percent.
+const uExactLimit = 2500
+
+// uCDF returns P(U <= u) for the Mann-Whitney statistic U of samples of n1 and n2 values
+// drawn from one distribution, without ties.
+func uCDF(n1, n2 int, u float64) float64 {
+	if u < 0 {
+		return 0
+	}
+	if float64(n1)*float64(n2) > uExactLimit {
+		mean := float64(n1*n2) / 2
+		sd := math.Sqrt(float64(n1*n2*(n1+n2+1)) / 12)
+		return 0.5 * math.Erfc(-(math.Floor(u)+0.5-mean)/(sd*math.Sqrt2))
+	}
+	pmf := uPMF(n1, n2)
+	sum := 0.0
+	for k := 0; k <= int(u) && k < len(pmf); k++ {
+		sum += pmf[k]
+	}
+	return math.Min(1, sum)
+}
+
+// uPMF returns P(U = k), k = 0..n1*n2, from the recurrence
+// p[m,n](k) = m/(m+n) p[m-1,n](k-n) + n/(m+n) p[m,n-1](k): the largest of the m+n values
+// comes from the first sample (and exceeds all n of the second) or from the second.
+func uPMF(n1, n2 int) []float64 {
+	// prev[m] is p[m, n-1], cur[m] is p[m, n].
+	prev := make([][]float64, n1+1)
+	for m := range prev {
+		prev[m] = []float64{1} // p[m, 0]: U is 0
+	}
+	for n := 1; n <= n2; n++ {
+		cur := make([][]float64, n1+1)
+		cur[0] = []float64{1}
+		for m := 1; m <= n1; m++ {
+			p := make([]float64, m*n+1)
+			a, b := float64(m)/float64(m+n), float64(n)/float64(m+n)
+			for k, v := range cur[m-1] {
+				p[k+n] += a * v
+			}
+			for k, v := range prev[m] {
+				p[k] += b * v
+			}
+			cur[m] = p
+		}
+		prev = cur
+	}
+	return prev[n1]
+}
+
+// shiftCI returns the confidence interval, at level 1-alpha or more, of the shift d for which
+// ys looks like xs + d: Moses' interval, the one that goes with the Mann-Whitney U test. Of
+// the n1*n2 differences ys[j] - xs[i] in order, it runs from the k-th smallest to the k-th
+// largest, with k-1 the largest u for which P(U <= u) <= alpha/2. ok is false when the
+// samples are too small for a finite interval at that level.
+func shiftCI(xs, ys []float64, alpha float64) (lo, hi float64, ok bool) {
+	n1, n2 := len(xs), len(ys)
+	if n1 == 0 || n2 == 0 {
+		return 0, 0, false
+	}
+	k := 0 // the number of differences cut from each end
+	for uCDF(n1, n2, float64(k)) <= alpha/2 {
+		k++
+	}
+	if k == 0 {
+		return 0, 0, false
+	}
+	d := make([]float64, 0, n1*n2)
+	for _, x := range xs {
+		for _, y := range ys {
+			d = append(d, y-x)
+		}
+	}
+	slices.Sort(d)
+	return d[k-1], d[len(d)-k], true
+}
