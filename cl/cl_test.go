@@ -92,10 +92,13 @@ func TestDevices(t *testing.T) {
 	idRE := regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 	seen := map[string]bool{}
 	for _, in := range infos {
-		t.Logf("%s: %q vendor %q platform %q kind %v, %s, driver %s, %s, %d CU @ %d MHz, mem %d, max alloc %d, local %d, wg %d %v, fp64 %v fp16 %v, pci %q",
+		t.Logf("%s: %q vendor %q platform %q kind %v, %s, driver %s, %s, %d CU @ %d MHz, mem %d, max alloc %d, local %d, wg %d %v, fp64 %v fp16 %v, compute capability %d, pci %q",
 			in.ID, in.Name, in.Vendor, in.Platform, in.Kind, in.APIVersion, in.DriverVersion, in.LanguageVersion,
 			in.ComputeUnits, in.ClockMHz, in.GlobalMemBytes, in.MaxAllocBytes, in.LocalMemBytes,
-			in.MaxWorkGroupSize, in.MaxWorkItemSizes, in.FP64, in.FP16, in.PCIBusID)
+			in.MaxWorkGroupSize, in.MaxWorkItemSizes, in.FP64, in.FP16, in.ComputeCapability, in.PCIBusID)
+		if nvidia := strings.Contains(in.Vendor, "NVIDIA"); nvidia != (in.ComputeCapability > 0) {
+			t.Errorf("%s: vendor %q, compute capability %d: NVIDIA devices report one (cl_nv_device_attribute_query), others none", in.ID, in.Vendor, in.ComputeCapability)
+		}
 		if !idRE.MatchString(in.ID) || seen[in.ID] {
 			t.Errorf("ID %q: want a unique platform:device pair", in.ID)
 		}
@@ -698,7 +701,8 @@ func TestEventOutlivesDevice(t *testing.T) {
 }
 
 // TestKernelAttributes reads clGetKernelWorkGroupInfo for a kernel with a __local array of
-// 256 floats: PoCL and GPU drivers report at least its 1024 bytes.
+// 256 floats: a driver that reports its local memory reports at least those 1024 bytes
+// (PoCL 3.1 1024, NVIDIA 580 1028; PoCL 5.0 reports 0, "not reported", seen 2026-11-23).
 func TestKernelAttributes(t *testing.T) {
 	const src = `__kernel void tile(__global float *x) {
 	__local float t[256];
@@ -721,8 +725,8 @@ func TestKernelAttributes(t *testing.T) {
 		if a.MaxWorkGroupSize <= 0 || a.MaxWorkGroupSize > dev.Info().MaxWorkGroupSize || a.PreferredMultiple <= 0 {
 			t.Errorf("work-group limit %d (device %d), preferred multiple %d", a.MaxWorkGroupSize, dev.Info().MaxWorkGroupSize, a.PreferredMultiple)
 		}
-		if a.LocalBytes < 1024 {
-			t.Errorf("LocalBytes = %d, want at least the 1024 bytes of the __local array", a.LocalBytes)
+		if a.LocalBytes != 0 && a.LocalBytes < 1024 {
+			t.Errorf("LocalBytes = %d, want at least the 1024 bytes of the __local array (or 0, not reported)", a.LocalBytes)
 		}
 	})
 }

@@ -87,6 +87,7 @@ func (d *Driver) probe(ctx context.Context) ([]probed, error) {
 	}
 	devs, err := probeAll()
 	if err != nil {
+		tracef("unavailable: %s", strings.TrimPrefix(err.Error(), prefix))
 		return nil, err
 	}
 	d.devs, d.probed = devs, true

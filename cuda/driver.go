@@ -90,6 +90,7 @@ func (d *Driver) probe(ctx context.Context) ([]probed, *libInfo, error) {
 	}
 	devs, rt, err := probeAll()
 	if err != nil {
+		tracef("unavailable: %s", strings.TrimPrefix(err.Error(), prefix))
 		return nil, nil, err
 	}
 	d.devs, d.rt, d.probed = devs, rt, true
