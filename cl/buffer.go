@@ -28,7 +28,7 @@ func (b *buffer) Size() int64 { return b.size }
 // Close releases the buffer (clReleaseMemObject). Idempotent.
 func (b *buffer) Close() error {
 	if b.closed.CompareAndSwap(false, true) {
-		b.th.do(b.mem.Release)
+		release(b.th, b.mem.Release)
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ package cl
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -18,6 +20,7 @@ import (
 	ocl "github.com/jgillich/go-opencl/cl"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
 	"github.com/prism-compute/prism/engine/enginetest"
 )
 
@@ -89,10 +92,13 @@ func TestDevices(t *testing.T) {
 	idRE := regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 	seen := map[string]bool{}
 	for _, in := range infos {
-		t.Logf("%s: %q vendor %q platform %q kind %v, %s, driver %s, %s, %d CU @ %d MHz, mem %d, max alloc %d, local %d, wg %d %v, fp64 %v fp16 %v, pci %q",
+		t.Logf("%s: %q vendor %q platform %q kind %v, %s, driver %s, %s, %d CU @ %d MHz, mem %d, max alloc %d, local %d, wg %d %v, fp64 %v fp16 %v, compute capability %d, pci %q",
 			in.ID, in.Name, in.Vendor, in.Platform, in.Kind, in.APIVersion, in.DriverVersion, in.LanguageVersion,
 			in.ComputeUnits, in.ClockMHz, in.GlobalMemBytes, in.MaxAllocBytes, in.LocalMemBytes,
-			in.MaxWorkGroupSize, in.MaxWorkItemSizes, in.FP64, in.FP16, in.PCIBusID)
+			in.MaxWorkGroupSize, in.MaxWorkItemSizes, in.FP64, in.FP16, in.ComputeCapability, in.PCIBusID)
+		if nvidia := strings.Contains(in.Vendor, "NVIDIA"); nvidia != (in.ComputeCapability > 0) {
+			t.Errorf("%s: vendor %q, compute capability %d: NVIDIA devices report one (cl_nv_device_attribute_query), others none", in.ID, in.Vendor, in.ComputeCapability)
+		}
 		if !idRE.MatchString(in.ID) || seen[in.ID] {
 			t.Errorf("ID %q: want a unique platform:device pair", in.ID)
 		}
@@ -694,51 +700,144 @@ func TestEventOutlivesDevice(t *testing.T) {
 	}
 }
 
-func TestOSThread(t *testing.T) {
-	// The thread's identity, where Linux tells it.
-	tid := func() string {
-		s, err := os.Readlink("/proc/thread-self")
+// TestKernelAttributes reads clGetKernelWorkGroupInfo for a kernel with a __local array of
+// 256 floats: a driver that reports its local memory reports at least those 1024 bytes
+// (PoCL 3.1 1024, NVIDIA 580 1028; PoCL 5.0 reports 0, "not reported", seen 2026-11-23).
+func TestKernelAttributes(t *testing.T) {
+	const src = `__kernel void tile(__global float *x) {
+	__local float t[256];
+	const int l = (int)get_local_id(0);
+	t[l] = x[get_global_id(0)];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	x[get_global_id(0)] = t[(int)get_local_size(0) - 1 - l];
+}`
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		prog, err := dev.Build(src)
 		if err != nil {
-			return ""
+			t.Fatal(err)
 		}
-		return s
-	}
-	th := startOSThread()
-	var (
-		mu   sync.Mutex
-		tids = map[string]bool{}
-		n    int
-		wg   sync.WaitGroup
-	)
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 50; i++ {
-				err := th.call(func() error {
-					mu.Lock()
-					defer mu.Unlock()
-					tids[tid()] = true
-					n++
-					return nil
-				})
-				if err != nil {
-					t.Error(err)
+		k, err := prog.Kernel("tile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := k.Attributes()
+		t.Logf("%+v", a)
+		if a.MaxWorkGroupSize <= 0 || a.MaxWorkGroupSize > dev.Info().MaxWorkGroupSize || a.PreferredMultiple <= 0 {
+			t.Errorf("work-group limit %d (device %d), preferred multiple %d", a.MaxWorkGroupSize, dev.Info().MaxWorkGroupSize, a.PreferredMultiple)
+		}
+		if a.LocalBytes != 0 && a.LocalBytes < 1024 {
+			t.Errorf("LocalBytes = %d, want at least the 1024 bytes of the __local array (or 0, not reported)", a.LocalBytes)
+		}
+	})
+}
+
+func TestKernelAttributesDecode(t *testing.T) {
+	size := func(v uint64) []byte { return binary.NativeEndian.AppendUint64(nil, v) }
+	for _, c := range []struct {
+		name    string
+		answers map[uint32][]byte
+		want    driver.KernelAttributes
+	}{
+		{"all", map[uint32][]byte{kernelWorkGroupSize: size(256), kernelLocalMemSize: size(1024), kernelPrivateMemSize: size(16), kernelPreferredWGMultiple: size(32)},
+			driver.KernelAttributes{MaxWorkGroupSize: 256, LocalBytes: 1024, PrivateBytes: 16, PreferredMultiple: 32}},
+		{"none", map[uint32][]byte{}, driver.KernelAttributes{}},
+		{"short answer", map[uint32][]byte{kernelWorkGroupSize: size(64), kernelLocalMemSize: {1, 2}}, driver.KernelAttributes{MaxWorkGroupSize: 64}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := func(param uint32) ([]byte, error) {
+				if b, ok := c.answers[param]; ok {
+					return b, nil
 				}
+				return nil, check("clGetKernelWorkGroupInfo", InvalidValue)
 			}
-		}()
+			if got := kernelAttributes(q); got != c.want {
+				t.Errorf("kernelAttributes = %+v, want %+v", got, c.want)
+			}
+		})
 	}
-	wg.Wait()
-	if n != 400 || len(tids) != 1 {
-		t.Errorf("%d calls on %d threads, want 400 on 1", n, len(tids))
+}
+
+func TestCheckLaunch(t *testing.T) {
+	r := driver.Range{Dims: 1, Global: [3]int{64, 1, 1}, Local: [3]int{64, 1, 1}}
+	for _, c := range []struct {
+		name string
+		r    driver.Range
+		want error
+	}{
+		{"plain", r, nil},
+		{"4 dimensions", driver.Range{Dims: 4}, engine.ErrInvalidArg},
+		{"shared bytes", r.WithSharedBytes(1024), engine.ErrUnsupported},
+		{"cluster", r.WithCluster(2, 1, 1), engine.ErrUnsupported},
+	} {
+		err := checkLaunch(c.r)
+		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+			t.Errorf("%s: checkLaunch = %v, want %v", c.name, err, c.want)
+		}
 	}
-	th.stop()
-	th.stop()
-	ran := false
-	th.do(func() { ran = true })
-	var none *osThread
-	none.do(func() { n++ })
-	if !ran || n != 401 {
-		t.Error("do after stop, or on a nil thread, did not run the function")
+}
+
+// TestErrorPrefix: the package's errors say "cl: " once, also when one wraps another.
+func TestErrorPrefix(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{wrap("clFinish", errClosed("device")), "cl: clFinish: device is closed: use of closed object"},
+		{wrapf(errClosed("buffer"), "launch k: argument %d", 3), "cl: launch k: argument 3: buffer is closed: use of closed object"},
+		{check("clFinish", OutOfResources), "cl: clFinish: CL_OUT_OF_RESOURCES (-5)"},
+		{wrapf(check("clSetKernelArg(k, 1)", InvalidArgSize), "launch k"), "cl: launch k: clSetKernelArg(k, 1): CL_INVALID_ARG_SIZE (-51)"},
+	} {
+		if c.err.Error() != c.want || enginetest.RepeatedPrefix(c.err) != "" {
+			t.Errorf("got %q, want %q", c.err, c.want)
+		}
+	}
+	if err := wrap("clFinish", errClosed("device")); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("%v does not wrap ErrClosed", err)
+	}
+}
+
+// TestTrace probes, opens and builds with PRISM_TRACE=1 and checks what the trace says:
+// the library loaded, the platforms, the queue and thread policy, the builds.
+func TestTrace(t *testing.T) {
+	infos := testDevices(t)
+	t.Setenv("PRISM_TRACE", "1")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	func() {
+		defer func() { os.Stderr = stderr }()
+		d := &Driver{}
+		if _, err := d.Devices(context.Background()); err != nil {
+			t.Error(err)
+			return
+		}
+		dev, err := d.Open(context.Background(), infos[0].ID)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer dev.Close()
+		p, err := dev.Build(testSource, []string{"-DWG=64"})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		p.Close()
+	}()
+	w.Close()
+	out := <-done
+	t.Logf("trace:\n%s", out)
+	for _, want := range []string{"prism: cl: loaded ", "libOpenCL.so", "platform 0: ", "opened " + infos[0].ID, `with options "-DWG=64"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the trace does not say %q", want)
+		}
 	}
 }

@@ -29,6 +29,30 @@ func sharedQueue(platform string) bool {
 	return platform == "Portable Computing Language" || strings.Contains(platform, "Oclgrind")
 }
 
+// pinnedThread is the thread policy: it reports whether every OpenCL call on a context of
+// the platform named must be made from the one OS thread that created the context.
+//
+// Oclgrind 21.10 needs it. Its uninitialized-memory checker (--uninitialized) keeps a
+// thread-local memory pool that only the thread calling clCreateContext (and Oclgrind's own
+// kernel threads) ever allocate; a host write, fill or copy executed from any other thread
+// dereferences a null pool. Go moves goroutines between OS threads, so without the policy
+// the tests crashed here with SIGSEGV in oclgrind::MemoryPool::alloc (reached from
+// Uninitialized::hostMemoryStore under clEnqueueWriteBuffer / clFinish) in 1 to 3 of 10
+// runs. Real drivers are thread-safe, as OpenCL requires, and run calls on the caller's
+// thread.
+func pinnedThread(platform string) bool {
+	return strings.Contains(platform, "Oclgrind")
+}
+
+// release runs a clRelease* call f on th, or on the caller's goroutine once th has
+// stopped: OpenCL objects may outlive their context (an event closed after its device),
+// and their release no longer touches the context's thread-local state.
+func release(th *osThread, f func()) {
+	if !th.do(f) {
+		f()
+	}
+}
+
 // clContext is the OpenCL context of open devices. Without queue sharing each open device
 // has its own. With it, every open device of one physical device shares one clContext
 // (found in sharedContexts), and with it one command queue and the mutex that serializes
@@ -56,18 +80,29 @@ var sharedContexts = struct {
 
 func newContext(p probed, shared bool) (*clContext, error) {
 	c := &clContext{key: deviceKey(p.dev), shared: shared, refs: 1}
-	if pinnedThread(p.platform) {
-		c.thread = startOSThread()
-	}
-	err := c.thread.call(func() error {
+	create := func() error {
 		ctx, err := ocl.CreateContext([]*ocl.Device{p.dev})
 		c.ctx = ctx
 		return wrap("clCreateContext", err)
-	})
+	}
+	var err error
+	if pinnedThread(p.platform) {
+		c.thread, err = startOSThread(create)
+	} else {
+		err = create()
+	}
 	if err != nil {
-		c.thread.stop()
 		return nil, err
 	}
+	queues := "a queue per NewQueue"
+	if shared {
+		queues = "one in-order queue shared by every NewQueue, serialized"
+	}
+	thread := "calls on the caller's thread"
+	if c.thread != nil {
+		thread = "every call on one locked OS thread"
+	}
+	tracef("opened %s (%s) on %q: %s, %s", p.info.ID, p.info.Name, p.platform, queues, thread)
 	return c, nil
 }
 
@@ -129,7 +164,10 @@ type device struct {
 	closed atomic.Bool
 }
 
-var _ driver.Device = (*device)(nil)
+var (
+	_ driver.Device         = (*device)(nil)
+	_ driver.LaunchFeaturer = (*device)(nil)
+)
 
 func openDevice(p probed) (*device, error) {
 	c, err := openContext(p)
@@ -141,6 +179,12 @@ func openDevice(p probed) (*device, error) {
 
 // Info returns the facts found by the probe.
 func (d *device) Info() driver.DeviceInfo { return d.info }
+
+// LaunchFeatures reports the launch options OpenCL has: __local pointer parameters sized at
+// launch (LocalArgs). It has no dynamic shared memory apart from them, and no clusters.
+func (d *device) LaunchFeatures() driver.LaunchFeatures {
+	return driver.LaunchFeatures{LocalArgs: true}
+}
 
 // Alloc creates a read-write buffer of size bytes (clCreateBuffer).
 func (d *device) Alloc(size int64) (driver.Buffer, error) {

@@ -1,3 +1,11 @@
+// Files. The two backends, cl and cuda, mirror each other file for file where a concern
+// exists in both: api.go (the C calls, and nothing else in cgo), buffer.go, device.go,
+// doc.go, driver.go (probe and device description), errors.go (status codes, wrapping),
+// program.go (build, kernels, attributes), queue.go (commands, launches, events),
+// thread.go (the locked OS thread, the same helper in both) and trace.go (PRISM_TRACE).
+// OpenCL only: info.go (decoding of clGet*Info answers), pci.go (vendor PCI queries),
+// noopencl.go (the build tag that leaves the backend out).
+
 // Package cl is Prism's OpenCL backend. It runs the kernel suite on any device an OpenCL
 // driver exposes: NVIDIA, AMD and Intel GPUs, and CPUs through PoCL.
 //
@@ -15,8 +23,26 @@
 // it the need for OpenCL headers and libOpenCL at build and run time).
 //
 // The backend is built on github.com/jgillich/go-opencl, plus a narrow layer of cgo for
-// what that binding lacks (see info.go): device queries of any length, vendor PCI queries,
-// and a build that keeps its status code and whole log.
+// what that binding lacks (api.go): device queries of any length, vendor PCI queries, a
+// build that keeps its status code and whole log, kernel arguments of every kind
+// (__local pointer parameters included) and kernel work-group queries.
+//
+// # Kernels and launches
+//
+// Build compiles OpenCL C; the backend builds no other dialect (engine refuses CUDA C++
+// with ErrUnsupported). A kernel may declare __local pointer parameters: their size is
+// given at launch by an engine.LocalBytes argument (clSetKernelArg with no value). OpenCL
+// has no other dynamic shared memory and no clusters: a launch asking for
+// Range.SharedBytes or Range.Cluster gives ErrUnsupported. A kernel's attributes come
+// from clGetKernelWorkGroupInfo: its work-group limit, static local memory, private
+// memory and preferred work-group multiple.
+//
+// # Tracing
+//
+// PRISM_TRACE=1 reports on stderr the OpenCL library loaded, each platform and device
+// found, where the platform's driver caches compiled programs (OpenCL drivers keep their
+// own caches), each device opened with its queue and thread policy, and each build with
+// its options and time.
 //
 // # Errors
 //

@@ -78,7 +78,7 @@ func (d *Driver) Open(ctx context.Context, id string) (driver.Device, error) {
 
 func (d *Driver) probe(ctx context.Context) ([]probed, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cl: probe: %w", err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -87,6 +87,7 @@ func (d *Driver) probe(ctx context.Context) ([]probed, error) {
 	}
 	devs, err := probeAll()
 	if err != nil {
+		tracef("unavailable: %s", strings.TrimPrefix(err.Error(), prefix))
 		return nil, err
 	}
 	d.devs, d.probed = devs, true
@@ -103,6 +104,7 @@ func probeAll() ([]probed, error) {
 		return nil, fmt.Errorf("cl: no OpenCL platform found by the ICD loader (libOpenCL.so.1); "+
 			"install pocl-opencl-icd or a GPU driver (clGetPlatformIDs: %w): %w", statusOf(err), engine.ErrUnavailable)
 	}
+	tracef("loaded %s: %d platform(s)", loadedLibrary("libOpenCL.so"), len(plats))
 	var (
 		devs     []probed
 		problems []string
@@ -114,26 +116,32 @@ func probeAll() ([]probed, error) {
 			pname = fmt.Sprintf("platform %d", pi)
 		}
 		names = append(names, strconv.Quote(pname))
+		version, _ := platformString(rawPlatform(plat), paramPlatformVersion)
 		list, err := plat.GetDevices(ocl.DeviceTypeAll)
-		if errors.Is(statusOf(err), DeviceNotFound) {
+		switch {
+		case errors.Is(statusOf(err), DeviceNotFound) || err == nil && len(list) == 0:
 			problems = append(problems, fmt.Sprintf("%s: no device", pname))
+			tracef("platform %d: %q (%s): no device", pi, pname, version)
 			continue
-		}
-		if err != nil {
+		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", pname, wrap("clGetDeviceIDs", err)))
+			tracef("platform %d: %q (%s): %v", pi, pname, version, wrap("clGetDeviceIDs", err))
 			continue
 		}
-		if len(list) == 0 {
-			problems = append(problems, fmt.Sprintf("%s: no device", pname))
+		tracef("platform %d: %q (%s): %d device(s)", pi, pname, version, len(list))
+		if where := driverCache(pname); where != "" {
+			tracef("platform %d caches compiled programs in %s", pi, where)
 		}
 		for di, dev := range list {
 			info, err := describe(queryDevice(dev))
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s device %d: %v", pname, di, err))
+				tracef("device %d:%d: %v", pi, di, err)
 				continue
 			}
 			info.ID = fmt.Sprintf("%d:%d", pi, di)
 			info.Platform = pname
+			tracef("device %s: %s (%s, %s, %s)", info.ID, info.Name, info.Kind, info.APIVersion, info.DriverVersion)
 			devs = append(devs, probed{info: info, dev: dev, platform: pname})
 		}
 	}
@@ -208,5 +216,12 @@ func describe(q infoQuery) (driver.DeviceInfo, error) {
 	}
 	info.FP16 = exts["cl_khr_fp16"]
 	info.PCIBusID = pciBusID(q, exts)
+	if exts["cl_nv_device_attribute_query"] {
+		major, err1 := queryUint(q, paramComputeCapMajorNV)
+		minor, err2 := queryUint(q, paramComputeCapMinorNV)
+		if err1 == nil && err2 == nil {
+			info.ComputeCapability = int(major*10 + minor)
+		}
+	}
 	return info, nil
 }

@@ -5,6 +5,7 @@ package cl
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	ocl "github.com/jgillich/go-opencl/cl"
 
@@ -286,13 +287,35 @@ func statusOf(err error) error {
 	return err
 }
 
+// prefix starts every error of this package.
+const prefix = "cl: "
+
+// contextError is an error of this package with its context: the failing call, or what
+// was being done. Its message says the package's prefix once, also when err is itself an
+// error of this package ("cl: launch k: argument 3: buffer is closed").
+type contextError struct {
+	context string
+	err     error
+}
+
+func (e *contextError) Error() string {
+	return prefix + e.context + ": " + strings.TrimPrefix(e.err.Error(), prefix)
+}
+
+func (e *contextError) Unwrap() error { return e.err }
+
+// wrapf returns err with the context that format and args give, prefixed "cl: " once.
+func wrapf(err error, format string, args ...any) error {
+	return &contextError{context: fmt.Sprintf(format, args...), err: err}
+}
+
 // wrap names the failing OpenCL call in an error from go-opencl or a Status:
 // "cl: clCreateBuffer(1024 bytes): CL_OUT_OF_RESOURCES (-5)". It returns nil for nil.
 func wrap(call string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("cl: %s: %w", call, statusOf(err))
+	return &contextError{context: call, err: statusOf(err)}
 }
 
 // check is wrap for a raw status code; Success gives nil.
@@ -300,7 +323,7 @@ func check(call string, s Status) error {
 	if s == Success {
 		return nil
 	}
-	return fmt.Errorf("cl: %s: %w", call, s)
+	return &contextError{context: call, err: s}
 }
 
 // errClosed reports use of a closed object of this package.

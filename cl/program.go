@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	ocl "github.com/jgillich/go-opencl/cl"
 
@@ -22,6 +23,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		return nil, errClosed("device")
 	}
 	opts := strings.Join(options, " ")
+	start := time.Now()
 	var (
 		p      *ocl.Program
 		st     Status
@@ -48,6 +50,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 			call = fmt.Sprintf("clBuildProgram(%q)", opts)
 		}
 		err := check(call, st)
+		tracef("build of %d bytes of OpenCL C with options %q failed in %v: %v", len(source), opts, time.Since(start).Round(time.Microsecond), st)
 		switch {
 		case st == BuildProgramFailure || st == CompileProgramFailure || st == InvalidBuildOptions ||
 			st == InvalidCompilerOptions || log != "":
@@ -58,6 +61,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		}
 		return nil, err
 	}
+	tracef("built %d bytes of OpenCL C with options %q in %v", len(source), opts, time.Since(start).Round(time.Microsecond))
 	return &program{p: p, dev: d.dev, th: d.c.thread}, nil
 }
 
@@ -87,9 +91,7 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 		if n, err := k.NumArgs(); err == nil {
 			kn.numArgs = n
 		}
-		if wg, err := k.WorkGroupSize(p.dev); err == nil {
-			kn.maxWG = wg
-		}
+		kn.attrs = kernelAttributes(kernelQuery(k, p.dev))
 		return nil
 	})
 	if err != nil {
@@ -102,7 +104,7 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 // Idempotent.
 func (p *program) Close() error {
 	if p.closed.CompareAndSwap(false, true) {
-		p.th.do(p.p.Release)
+		release(p.th, p.p.Release)
 	}
 	return nil
 }
@@ -113,17 +115,18 @@ func (p *program) Close() error {
 type kernel struct {
 	k       *ocl.Kernel
 	name    string
-	numArgs int // CL_KERNEL_NUM_ARGS, -1 if unknown
-	maxWG   int // CL_KERNEL_WORK_GROUP_SIZE on the device, 0 if unknown
+	numArgs int                     // CL_KERNEL_NUM_ARGS, -1 if unknown
+	attrs   driver.KernelAttributes // clGetKernelWorkGroupInfo on the device
 	th      *osThread
 	mu      sync.Mutex
 	closed  atomic.Bool
 }
 
 var (
-	_ driver.Kernel           = (*kernel)(nil)
-	_ driver.ArgCounter       = (*kernel)(nil)
-	_ driver.WorkGroupLimiter = (*kernel)(nil)
+	_ driver.Kernel            = (*kernel)(nil)
+	_ driver.ArgCounter        = (*kernel)(nil)
+	_ driver.WorkGroupLimiter  = (*kernel)(nil)
+	_ driver.AttributeReporter = (*kernel)(nil)
 )
 
 // Name returns the kernel's function name.
@@ -134,13 +137,20 @@ func (k *kernel) Name() string { return k.name }
 func (k *kernel) NumArgs() int { return k.numArgs }
 
 // MaxWorkGroupSize returns CL_KERNEL_WORK_GROUP_SIZE for the device, or 0 if unknown.
-func (k *kernel) MaxWorkGroupSize() int { return k.maxWG }
+func (k *kernel) MaxWorkGroupSize() int { return k.attrs.MaxWorkGroupSize }
+
+// Attributes returns what clGetKernelWorkGroupInfo reports for the device:
+// CL_KERNEL_WORK_GROUP_SIZE, CL_KERNEL_LOCAL_MEM_SIZE (the kernel's __local arrays; no
+// __local argument was set when it was asked), CL_KERNEL_PRIVATE_MEM_SIZE and
+// CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE. OpenCL reports no register, constant or
+// binary version counts: those fields are zero.
+func (k *kernel) Attributes() driver.KernelAttributes { return k.attrs }
 
 // Close releases the kernel (clReleaseKernel). Idempotent.
 func (k *kernel) Close() error {
 	if k.closed.CompareAndSwap(false, true) {
 		k.mu.Lock()
-		k.th.do(k.k.Release)
+		release(k.th, k.k.Release)
 		k.mu.Unlock()
 	}
 	return nil

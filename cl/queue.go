@@ -167,7 +167,10 @@ func (q *queue) Fill(dst driver.Buffer, offset int64, pattern []byte, size int64
 
 // Launch sets the arguments (clSetKernelArg) and enqueues the kernel
 // (clEnqueueNDRangeKernel), holding the kernel's mutex in between so that concurrent
-// launches of one kernel cannot mix their arguments.
+// launches of one kernel cannot mix their arguments. A buffer argument is set to its
+// cl_mem, a value to its bytes, a local size (a __local pointer parameter) to no value and
+// that size. OpenCL has neither dynamic shared memory apart from __local parameters nor
+// clusters: a range asking for them gives ErrUnsupported.
 func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (driver.Event, error) {
 	if err := q.check(); err != nil {
 		return nil, err
@@ -179,8 +182,8 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 	if k.closed.Load() {
 		return nil, errClosed("kernel " + k.name)
 	}
-	if r.Dims < 1 || r.Dims > 3 {
-		return nil, fmt.Errorf("cl: launch %s: %d dimensions: %w", k.name, r.Dims, engine.ErrInvalidArg)
+	if err := checkLaunch(r); err != nil {
+		return nil, wrapf(err, "launch %s", k.name)
 	}
 	global, local := make([]int, r.Dims), make([]int, r.Dims)
 	copy(global, r.Global[:r.Dims])
@@ -194,21 +197,23 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 	var ev *ocl.Event
 	err := q.th.call(func() error {
 		for i, a := range args {
-			var err error
+			var st Status
 			switch {
 			case a.Buffer != nil:
-				b, berr := asBuffer(a.Buffer)
-				if berr != nil {
-					return fmt.Errorf("cl: launch %s: argument %d: %w", k.name, i, berr)
+				b, err := asBuffer(a.Buffer)
+				if err != nil {
+					return wrapf(err, "launch %s: argument %d", k.name, i)
 				}
-				err = k.k.SetArgBuffer(i, b.mem)
+				st = setArgBuffer(k.k, i, b.mem)
 			case len(a.Value) > 0:
-				err = k.k.SetArgUnsafe(i, len(a.Value), unsafe.Pointer(&a.Value[0]))
+				st = setArgValue(k.k, i, a.Value)
+			case a.Local > 0:
+				st = setArgLocal(k.k, i, a.Local)
 			default:
-				return fmt.Errorf("cl: launch %s: argument %d has neither buffer nor value: %w", k.name, i, engine.ErrInvalidArg)
+				return fmt.Errorf("cl: launch %s: argument %d has no buffer, value or local size: %w", k.name, i, engine.ErrInvalidArg)
 			}
-			if err != nil {
-				return wrap(fmt.Sprintf("clSetKernelArg(%s, %d)", k.name, i), err)
+			if err := check(fmt.Sprintf("clSetKernelArg(%s, %d)", k.name, i), st); err != nil {
+				return err
 			}
 		}
 		var err error
@@ -223,6 +228,21 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 		return nil, err
 	}
 	return q.event(ev, "kernel "+k.name), nil
+}
+
+// checkLaunch refuses what an OpenCL launch cannot do: a range of other than 1 to 3
+// dimensions, dynamic shared memory (Range.SharedBytes) and clusters.
+func checkLaunch(r driver.Range) error {
+	switch {
+	case r.Dims < 1 || r.Dims > 3:
+		return fmt.Errorf("%d dimensions: %w", r.Dims, engine.ErrInvalidArg)
+	case r.SharedBytes != 0:
+		return fmt.Errorf("dynamic shared memory (Range.SharedBytes %d): OpenCL sizes local memory at launch only through __local pointer parameters: %w",
+			r.SharedBytes, engine.ErrUnsupported)
+	case r.Clustered():
+		return fmt.Errorf("thread-block cluster %v: OpenCL has no clusters: %w", r.Cluster, engine.ErrUnsupported)
+	}
+	return nil
 }
 
 func (q *queue) event(ev *ocl.Event, what string) *event {
@@ -262,7 +282,7 @@ func (q *queue) Close() error {
 	err := q.finish()
 	q.pending.Wait()
 	if q.own {
-		q.th.do(q.q.Release)
+		release(q.th, q.q.Release)
 	}
 	return err
 }
@@ -318,7 +338,7 @@ func (e *event) drop() {
 	last := e.refs == 0
 	e.mu.Unlock()
 	if last {
-		e.th.do(e.ev.Release)
+		release(e.th, e.ev.Release)
 	}
 }
 

@@ -4,35 +4,24 @@ package cl
 
 import (
 	"runtime"
-	"strings"
 	"sync"
 )
 
-// pinnedThread is the thread policy: it reports whether every OpenCL call on a context of
-// the platform named must be made from the one OS thread that created the context.
-//
-// Oclgrind 21.10 needs it. Its uninitialized-memory checker (--uninitialized) keeps a
-// thread-local memory pool that only the thread calling clCreateContext (and Oclgrind's own
-// kernel threads) ever allocate; a host write, fill or copy executed from any other thread
-// dereferences a null pool. Go moves goroutines between OS threads, so without the policy
-// the tests crashed here with SIGSEGV in oclgrind::MemoryPool::alloc (reached from
-// Uninitialized::hostMemoryStore under clEnqueueWriteBuffer / clFinish) in 1 to 3 of 10
-// runs. Real drivers are thread-safe, as OpenCL requires, and run calls on the caller's
-// thread.
-func pinnedThread(platform string) bool {
-	return strings.Contains(platform, "Oclgrind")
-}
-
 // osThread runs functions, one at a time, on one goroutine locked to one OS thread. A nil
-// *osThread runs them on the caller's goroutine, so code can call do unconditionally.
+// *osThread runs them on the caller's goroutine instead, so that code can use one
+// unconditionally. Both backends have this helper, with the same semantics (cl/thread.go,
+// cuda/thread.go); the OpenCL backend uses it only where a driver needs every call on a
+// context made from one thread (pinnedThread: Oclgrind), and otherwise calls on the caller's
+// goroutine.
 type osThread struct {
 	calls chan func()
-
-	mu      sync.RWMutex // held for reading while a call is handed over; stop takes it
-	stopped bool
+	mu    sync.RWMutex // held for reading while a call is handed over, for writing by stop
+	done  bool
 }
 
-func startOSThread() *osThread {
+// startOSThread starts a thread and runs init on it first; if init fails, the thread is
+// stopped and init's error returned.
+func startOSThread(init func() error) (*osThread, error) {
 	t := &osThread{calls: make(chan func())}
 	go func() {
 		// Never unlocked: when stop ends the loop, the goroutine exits and takes its OS
@@ -42,23 +31,25 @@ func startOSThread() *osThread {
 			f()
 		}
 	}()
-	return t
+	if err := t.call(init); err != nil {
+		t.stop()
+		return nil, err
+	}
+	return t, nil
 }
 
-// do runs f on the thread and returns when f has returned. f must not call do on the same
-// thread (it would wait for itself). After stop, do runs f on the caller's goroutine: only
-// releases of objects that outlived their context (an event not closed before its device)
-// come that late, and those no longer touch the context's thread-local state.
-func (t *osThread) do(f func()) {
+// do runs f on the thread and returns when f has returned; once the thread is stopped it
+// reports false without running f. On a nil thread it runs f on the caller's goroutine. f
+// must not call do on the same thread (it would wait for itself).
+func (t *osThread) do(f func()) bool {
 	if t == nil {
 		f()
-		return
+		return true
 	}
 	t.mu.RLock()
-	if t.stopped {
+	if t.done {
 		t.mu.RUnlock()
-		f()
-		return
+		return false
 	}
 	done := make(chan struct{})
 	t.calls <- func() {
@@ -67,24 +58,29 @@ func (t *osThread) do(f func()) {
 	}
 	t.mu.RUnlock()
 	<-done
+	return true
 }
 
-// call is do for a function that returns an error.
+// call is do for a function that returns an error; once the thread is stopped it returns
+// an error wrapping engine.ErrClosed without running f.
 func (t *osThread) call(f func() error) error {
 	var err error
-	t.do(func() { err = f() })
+	if !t.do(func() { err = f() }) {
+		return errClosed("device")
+	}
 	return err
 }
 
-// stop ends the thread once the calls handed over are done. Idempotent.
+// stop ends the thread after the calls already handed over; later calls of do report
+// false. Idempotent; a nil thread has nothing to stop.
 func (t *osThread) stop() {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.stopped {
-		t.stopped = true
+	if !t.done {
+		t.done = true
 		close(t.calls)
 	}
 }

@@ -65,8 +65,10 @@ enum {
 	fn_cuModuleUnload,
 	fn_cuModuleGetFunction,
 	fn_cuFuncGetAttribute,
+	fn_cuFuncSetAttribute,
 	fn_cuFuncGetParamInfo,
 	fn_cuLaunchKernel,
+	fn_cuLaunchKernelEx,
 	fn_cuOccupancyMaxActiveBlocksPerMultiprocessor,
 	fn_nvrtcVersion,
 	fn_nvrtcCreateProgram,
@@ -143,11 +145,61 @@ TRAMPOLINE(CUresult, cuModuleLoadDataEx, (CUmodule *m, const void *image, unsign
 TRAMPOLINE(CUresult, cuModuleUnload, (CUmodule m), (m))
 TRAMPOLINE(CUresult, cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name), (f, m, name))
 TRAMPOLINE(CUresult, cuFuncGetAttribute, (int *v, int attr, CUfunction f), (v, attr, f))
+TRAMPOLINE(CUresult, cuFuncSetAttribute, (CUfunction f, int attr, int v), (f, attr, v))
 TRAMPOLINE(CUresult, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t *off, size_t *size), (f, i, off, size))
 TRAMPOLINE(CUresult, cuLaunchKernel,
 	(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
 	 unsigned int shared, CUstream s, void **params, void **extra),
 	(f, gx, gy, gz, bx, by, bz, shared, s, params, extra))
+
+// The launch configuration of cuLaunchKernelEx (CUDA 12.0), laid out as cuda.h's
+// CUlaunchAttribute and CUlaunchConfig: an attribute is its 4-byte ID, 4 bytes of padding
+// and a 64-byte union (8-byte aligned: it holds pointers), of which a cluster dimension
+// uses the first three unsigned ints.
+typedef struct {
+	int id;
+	char pad[4];
+	union {
+		char bytes[64];
+		unsigned long long align;
+		struct { unsigned int x, y, z; } clusterDim;
+	} value;
+} prism_launch_attribute;
+
+typedef struct {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	prism_launch_attribute *attrs;
+	unsigned int numAttrs;
+} prism_launch_config;
+
+TRAMPOLINE(CUresult, cuLaunchKernelEx, (const prism_launch_config *c, CUfunction f, void **params, void **extra), (c, f, params, extra))
+
+// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION in CUlaunchAttributeID.
+enum { prism_attr_cluster_dimension = 4 };
+
+// prism_launch_cluster launches f in thread-block clusters of cx*cy*cz blocks.
+static CUresult prism_launch_cluster(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+		unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params,
+		unsigned int cx, unsigned int cy, unsigned int cz) {
+	prism_launch_attribute attr;
+	memset(&attr, 0, sizeof attr);
+	attr.id = prism_attr_cluster_dimension;
+	attr.value.clusterDim.x = cx;
+	attr.value.clusterDim.y = cy;
+	attr.value.clusterDim.z = cz;
+	prism_launch_config c;
+	memset(&c, 0, sizeof c);
+	c.gridDimX = gx; c.gridDimY = gy; c.gridDimZ = gz;
+	c.blockDimX = bx; c.blockDimY = by; c.blockDimZ = bz;
+	c.sharedMemBytes = shared;
+	c.hStream = s;
+	c.attrs = &attr;
+	c.numAttrs = 1;
+	return call_cuLaunchKernelEx(&c, f, params, NULL);
+}
 TRAMPOLINE(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int block, size_t shared), (n, f, block, shared))
 TRAMPOLINE(nvrtcResult, nvrtcVersion, (int *major, int *minor), (major, minor))
 TRAMPOLINE(nvrtcResult, nvrtcCreateProgram,
@@ -238,7 +290,9 @@ var cudaSymbols = []symbol{
 	{C.fn_cuModuleUnload, []string{"cuModuleUnload"}, false},
 	{C.fn_cuModuleGetFunction, []string{"cuModuleGetFunction"}, false},
 	{C.fn_cuFuncGetAttribute, []string{"cuFuncGetAttribute"}, false},
+	{C.fn_cuFuncSetAttribute, []string{"cuFuncSetAttribute"}, true}, // CUDA 9.0
 	{C.fn_cuFuncGetParamInfo, []string{"cuFuncGetParamInfo"}, true}, // CUDA 12.4
+	// cuLaunchKernelEx (CUDA 12.0) is looked up by the first launch in clusters (lazySymbol).
 	{C.fn_cuLaunchKernel, []string{"cuLaunchKernel"}, false},
 	{C.fn_cuOccupancyMaxActiveBlocksPerMultiprocessor, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, false},
 }
@@ -258,11 +312,13 @@ var nvrtcSymbols = []symbol{
 	{C.fn_nvrtcGetSupportedArchs, []string{"nvrtcGetSupportedArchs"}, true},       // NVRTC 11.2
 }
 
-// loaded records the libraries whose functions are in the C table.
+// loader records the libraries whose functions are in the C table.
 var loader struct {
-	mu        sync.Mutex
-	cudaPath  string // the name that loaded, "" until then
-	nvrtcPath string
+	mu         sync.Mutex
+	cudaPath   string         // the name that loaded, "" until then
+	cudaHandle unsafe.Pointer // its dlopen handle, for symbols looked up on first use
+	nvrtcPath  string
+	lazy       map[C.int]bool // symbols looked up on first use: whether each was found
 }
 
 // loadLibraries loads libcuda and NVRTC, once: the first success is kept, a failure is
@@ -273,21 +329,21 @@ func loadLibraries() (cudaPath, nvrtcPath string, err error) {
 	defer loader.mu.Unlock()
 	var problems []string
 	if loader.cudaPath == "" {
-		p, msg := loadLibrary(cudaLibraries, cudaSymbols)
+		p, h, msg := loadLibrary(cudaLibraries, cudaSymbols)
 		if p == "" {
-			problems = append(problems, msg)
+			problems = append(problems, fmt.Sprintf("the CUDA driver library (tried %s)", msg))
 		}
-		loader.cudaPath = p
+		loader.cudaPath, loader.cudaHandle = p, h
 	}
 	if loader.nvrtcPath == "" {
-		p, msg := loadLibrary(toolkitCandidates(nvrtcLibraries), nvrtcSymbols)
+		p, _, msg := loadLibrary(toolkitCandidates(nvrtcLibraries), nvrtcSymbols)
 		if p == "" {
-			problems = append(problems, msg)
+			problems = append(problems, fmt.Sprintf("NVRTC (tried %s)", msg))
 		}
 		loader.nvrtcPath = p
 	}
 	if len(problems) > 0 {
-		return "", "", errNoLibrary(strings.Join(problems, "; "))
+		return "", "", errNoLibrary(strings.Join(problems, " nor "))
 	}
 	return loader.cudaPath, loader.nvrtcPath, nil
 }
@@ -317,9 +373,10 @@ func toolkitCandidates(names []string) []string {
 }
 
 // loadLibrary opens the first of names that loads and exports every required symbol, and
-// stores its functions in the C table. It returns the name that loaded, or "" and what
-// went wrong with each name. The library stays open for the life of the process.
-func loadLibrary(names []string, syms []symbol) (string, string) {
+// stores its functions in the C table. It returns the name that loaded and its handle, or
+// "" and what went wrong with each name. The library stays open for the life of the
+// process.
+func loadLibrary(names []string, syms []symbol) (string, unsafe.Pointer, string) {
 	var tried []string
 	for _, name := range names {
 		var h unsafe.Pointer
@@ -358,9 +415,35 @@ func loadLibrary(names []string, syms []symbol) (string, string) {
 		for i, s := range syms {
 			C.prism_set(s.index, ptrs[i])
 		}
-		return name, ""
+		return name, h, ""
 	}
-	return "", strings.Join(tried, "; ")
+	return "", nil, strings.Join(tried, "; ")
+}
+
+// lazySymbol looks up a driver function that only some launches need, the first time one
+// needs it, and reports whether the driver exports it (a later call answers from memory).
+// name is the symbol, of the signature the C table declares for index.
+func lazySymbol(index C.int, name string) bool {
+	loader.mu.Lock()
+	defer loader.mu.Unlock()
+	if found, ok := loader.lazy[index]; ok {
+		return found
+	}
+	if loader.lazy == nil {
+		loader.lazy = map[C.int]bool{}
+	}
+	var f unsafe.Pointer
+	if loader.cudaHandle != nil {
+		cn := C.CString(name)
+		f = C.prism_dlsym(loader.cudaHandle, cn)
+		C.free(unsafe.Pointer(cn))
+	}
+	if f != nil {
+		C.prism_set(index, f)
+	}
+	loader.lazy[index] = f != nil
+	tracef("looked up %s on first use: found %v", name, f != nil)
+	return f != nil
 }
 
 // have reports whether an optional function was found.
@@ -549,13 +632,35 @@ func cuFuncGetParamInfo(f cuFunction, i int) (offset, size int, r Result) {
 	return int(off), int(sz), r
 }
 
-// cuLaunchKernel launches f with no dynamic shared memory. params points to C memory
-// holding one pointer per kernel parameter.
-func cuLaunchKernel(f cuFunction, grid, block [3]int, s cuStream, params unsafe.Pointer) Result {
+// haveFuncSetAttribute reports whether the driver has cuFuncSetAttribute (CUDA 9.0).
+func haveFuncSetAttribute() bool { return have(C.fn_cuFuncSetAttribute) }
+
+func cuFuncSetAttribute(f cuFunction, attr, v int) Result {
+	return Result(C.call_cuFuncSetAttribute(f, C.int(attr), C.int(v)))
+}
+
+// cuLaunchKernel launches f with shared bytes of dynamic shared memory per block. params
+// points to C memory holding one pointer per kernel parameter.
+func cuLaunchKernel(f cuFunction, grid, block [3]int, shared int64, s cuStream, params unsafe.Pointer) Result {
 	return Result(C.call_cuLaunchKernel(f,
 		C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]),
-		0, s, (*unsafe.Pointer)(params), nil))
+		C.uint(shared), s, (*unsafe.Pointer)(params), nil))
+}
+
+// haveLaunchKernelEx reports whether the driver has cuLaunchKernelEx (CUDA 12.0), looking
+// it up on first use.
+func haveLaunchKernelEx() bool { return lazySymbol(C.fn_cuLaunchKernelEx, "cuLaunchKernelEx") }
+
+// cuLaunchKernelEx launches f in thread-block clusters of the given shape
+// (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION); the rest is as cuLaunchKernel. The caller checks
+// haveLaunchKernelEx first.
+func cuLaunchKernelEx(f cuFunction, grid, block, cluster [3]int, shared int64, s cuStream, params unsafe.Pointer) Result {
+	return Result(C.prism_launch_cluster(f,
+		C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]),
+		C.uint(shared), s, (*unsafe.Pointer)(params),
+		C.uint(cluster[0]), C.uint(cluster[1]), C.uint(cluster[2])))
 }
 
 func cuOccupancyMaxActiveBlocksPerMultiprocessor(f cuFunction, block int, shared int64) (int, Result) {
@@ -603,30 +708,52 @@ type nvrtcOutput struct {
 	log   string
 }
 
-// nvrtcCompile compiles src (named name in the log) with options and returns the CUBIN
-// (cubin) or the PTX. The log is returned whatever the outcome; call names the failing
-// NVRTC function when r is not NVRTCSuccess.
-func nvrtcCompile(src, name string, options []string, cubin bool) (out nvrtcOutput, call string, r NVRTCResult) {
+// cStrings copies strs to a C array of C strings; free releases both. A nil array stands
+// for an empty list.
+func cStrings(strs []string) (array **C.char, free func()) {
+	if len(strs) == 0 {
+		return nil, func() {}
+	}
+	array = (**C.char)(C.calloc(C.size_t(len(strs)), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	list := unsafe.Slice(array, len(strs))
+	for i, s := range strs {
+		list[i] = C.CString(s)
+	}
+	return array, func() {
+		for _, p := range list {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(unsafe.Pointer(array))
+	}
+}
+
+// nvrtcCompile compiles src (named name in the log) with options and the in-memory
+// headers (the sources of the files that #include names by includeNames) and returns the
+// CUBIN (cubin) or the PTX. The log is returned whatever the outcome; call names the
+// failing NVRTC function when r is not NVRTCSuccess.
+func nvrtcCompile(src, name string, headers []header, options []string, cubin bool) (out nvrtcOutput, call string, r NVRTCResult) {
 	csrc := C.CString(src)
 	defer C.free(unsafe.Pointer(csrc))
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
+	texts, names := make([]string, len(headers)), make([]string, len(headers))
+	for i, h := range headers {
+		texts[i], names[i] = h.text, h.name
+	}
+	ctexts, freeTexts := cStrings(texts)
+	defer freeTexts()
+	cnames, freeNames := cStrings(names)
+	defer freeNames()
 	var prog C.nvrtcProgram
-	if r = NVRTCResult(C.call_nvrtcCreateProgram(&prog, csrc, cname, 0, nil, nil)); r != NVRTCSuccess {
+	r = NVRTCResult(C.call_nvrtcCreateProgram(&prog, csrc, cname, C.int(len(headers)),
+		(**C.char)(unsafe.Pointer(ctexts)), (**C.char)(unsafe.Pointer(cnames))))
+	if r != NVRTCSuccess {
 		return out, "nvrtcCreateProgram", r
 	}
 	defer C.call_nvrtcDestroyProgram(&prog)
 
-	var copts **C.char
-	if len(options) > 0 {
-		copts = (**C.char)(C.calloc(C.size_t(len(options)), C.size_t(unsafe.Sizeof(uintptr(0)))))
-		defer C.free(unsafe.Pointer(copts))
-		list := unsafe.Slice(copts, len(options))
-		for i, o := range options {
-			list[i] = C.CString(o)
-			defer C.free(unsafe.Pointer(list[i]))
-		}
-	}
+	copts, freeOpts := cStrings(options)
+	defer freeOpts()
 	compiled := NVRTCResult(C.call_nvrtcCompileProgram(prog, C.int(len(options)), copts))
 
 	var logSize C.size_t

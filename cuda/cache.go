@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
 )
 
 // The compiled-code cache keeps NVRTC's output on disk, one file per compilation, named by
-// a key over everything that determines the output (see cacheKey). A file is written to a
+// a key over everything that determines the output (see cacheInput.key). A file is written to a
 // temporary name in the cache directory and renamed into place, so that a reader, in this
 // process or another, sees either no entry or a whole one; two writers of one key write the
 // same bytes, and the last rename wins. Each entry holds a checksum of its contents: an
@@ -44,21 +43,41 @@ func cacheDir() string {
 	return filepath.Join(d, "prism", "cuda")
 }
 
-// cacheKey returns the hex SHA-256 of what determines NVRTC's output: the whole text
-// compiled (prelude and kernel source), the options in order (translated, fixed and arch),
-// the architecture, and NVRTC's version. Fields are length-prefixed, so no two different
-// inputs hash the same bytes.
-func cacheKey(text string, options []string, arch, nvrtcVersion string) string {
+// cacheInput is everything that determines what a build produces, and so its cache key.
+type cacheInput struct {
+	dialect       driver.Dialect
+	text          string   // the whole text compiled (for OpenCL C, the prelude and the source)
+	headers       []header // the in-memory headers NVRTC gets
+	options       []string // in order: fixed, the caller's (translated) and -arch
+	arch          string   // the device's architecture ("sm_90")
+	target        string   // the virtual architecture compiled for ("compute_90a")
+	nvrtcVersion  string   // "13.0"
+	driverVersion int      // cuDriverGetVersion: 13000
+}
+
+// key returns the hex SHA-256 of the input: the dialect, the whole text compiled, the
+// headers (names and contents), the options in order, the device's architecture and the
+// target, NVRTC's version and the driver's (which loads and, for PTX, compiles the
+// result). Fields are length-prefixed, so no two different inputs hash the same bytes.
+func (in cacheInput) key() string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
 	field(cacheMagic)
-	field(text)
-	field(fmt.Sprint(len(options)))
-	for _, o := range options {
+	field(in.dialect.String())
+	field(in.text)
+	field(fmt.Sprint(len(in.headers)))
+	for _, hd := range in.headers {
+		field(hd.name)
+		field(hd.text)
+	}
+	field(fmt.Sprint(len(in.options)))
+	for _, o := range in.options {
 		field(o)
 	}
-	field(arch)
-	field(nvrtcVersion)
+	field(in.arch)
+	field(in.target)
+	field(in.nvrtcVersion)
+	field(fmt.Sprint(in.driverVersion))
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -141,11 +160,4 @@ func cacheStore(dir, key string, kind byte, image []byte) error {
 		return err
 	}
 	return nil
-}
-
-// tracef prints a trace line on stderr when PRISM_TRACE asks for it.
-func tracef(format string, args ...any) {
-	if engine.Tracing() {
-		fmt.Fprintf(os.Stderr, "prism: cuda: "+strings.TrimSuffix(format, "\n")+"\n", args...)
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -48,6 +49,20 @@ func TestMissingLibraries(t *testing.T) {
 	// The failure is not kept: a later call tries again.
 	if _, err2 := d.Devices(context.Background()); err2 == nil || err2.Error() != err.Error() {
 		t.Errorf("second Devices = %v", err2)
+	}
+	t.Logf("%v", err)
+
+	// Through engine, as `prism devices` sees it, each layer says its prefix once: it
+	// once read "engine: cuda: cuda: cannot load ...".
+	const name = "cuda-without-libraries"
+	engine.Register(name, &Driver{})
+	_, err = engine.Devices(context.Background(), name)
+	if !strings.HasPrefix(err.Error(), "cuda: cannot load ") || enginetest.RepeatedPrefix(err) != "" {
+		t.Errorf("engine.Devices = %v, want the backend's error, starting \"cuda: cannot load \", no prefix repeated", err)
+	}
+	_, err = engine.Open(context.Background(), name+":0")
+	if !strings.HasPrefix(err.Error(), "engine: open "+name+":0: cuda: cannot load ") || enginetest.RepeatedPrefix(err) != "" {
+		t.Errorf("engine.Open = %v, want engine's context before the backend's error, no prefix repeated", err)
 	}
 	t.Logf("%v", err)
 }
@@ -418,8 +433,10 @@ func TestEventWaitCanceled(t *testing.T) {
 	})
 }
 
-// TestBuildCUDA compiles an NVIDIA-only kernel (a warp shuffle), without the prelude, and
-// launches it through the driver.
+// TestBuildCUDA compiles NVIDIA-only kernels in CUDA C++, without the prelude, and
+// launches them through the driver: a warp shuffle; on sm_90, a kernel that only the
+// architecture-specific target compute_90a accepts (setmaxnreg); and one that converts
+// through the embedded prism_cuda.h, checked against Go's rounding.
 func TestBuildCUDA(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
 		cd := dev.Driver().(Device)
@@ -428,10 +445,13 @@ func TestBuildCUDA(t *testing.T) {
 	for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
 	if (threadIdx.x == 0) out[0] = v;
 }`
-		if _, err := cd.BuildCUDA(src, []string{"-arch=sm_80"}); !errors.Is(err, engine.ErrInvalidArg) {
-			t.Errorf("BuildCUDA with -arch: %v, want ErrInvalidArg", err)
+		cuSrc := func(text string) driver.Source {
+			return driver.Source{Dialect: driver.DialectCUDA, Text: text, Name: t.Name() + ".cu"}
 		}
-		p, err := cd.BuildCUDA(src, []string{"-DUNUSED=1"})
+		if _, err := cd.BuildSource(cuSrc(src), []string{"-arch=sm_80"}); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("BuildSource with -arch: %v, want ErrInvalidArg", err)
+		}
+		p, err := cd.BuildSource(cuSrc(src), []string{"-DUNUSED=1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,6 +461,7 @@ func TestBuildCUDA(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer k.Close()
+		t.Logf("warp_sum: %+v", k.(Kernel).Attributes())
 		q, err := cd.NewQueue()
 		if err != nil {
 			t.Fatal(err)
@@ -459,6 +480,100 @@ func TestBuildCUDA(t *testing.T) {
 		var got int32
 		if err := q.Read(b, 0, unsafe.Pointer(&got), 4); err != nil || got != 31*32/2 {
 			t.Errorf("warp_sum = %d, %v; want %d", got, err, 31*32/2)
+		}
+
+		if cc := cd.Properties().ComputeCapability; cc == [2]int{9, 0} {
+			// setmaxnreg is an sm_90a instruction: it compiles only for compute_90a.
+			const hopper = `extern "C" __global__ void __launch_bounds__(128) hopper(int *out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+	if (threadIdx.x == 0) out[0] = 90;
+#else
+	if (threadIdx.x == 0) out[0] = -1;
+#endif
+}`
+			hp, err := cd.BuildSource(cuSrc(hopper), nil)
+			if err != nil {
+				t.Fatalf("an sm_90a kernel: %v", err)
+			}
+			defer hp.Close()
+			hk, err := hp.Kernel("hopper")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hk.Close()
+			t.Logf("hopper: %+v", hk.(Kernel).Attributes())
+			ev, err := q.Launch(hk, driver.Range{Dims: 1, Global: [3]int{128, 1, 1}, Local: [3]int{128, 1, 1}}, []driver.Arg{{Buffer: b}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Close()
+			if err := q.Read(b, 0, unsafe.Pointer(&got), 4); err != nil || got != 90 {
+				t.Errorf("hopper = %d, %v; want 90 (built for compute_90a)", got, err)
+			}
+		}
+	})
+}
+
+// TestHeaderConversions converts floats to half and bfloat16 and back through the embedded
+// prism_cuda.h, on the device, and compares with the same rounding done in Go.
+func TestHeaderConversions(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		const src = `#include "prism_cuda.h"
+extern "C" __global__ void convert(int n, const float *in, uint16_t *h, uint16_t *b, float *hf, float *bf) {
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) {
+		const prism_half x = prism_float_to_half(in[i]);
+		const prism_bfloat16 y = prism_float_to_bfloat16(in[i]);
+		h[i] = x.bits;
+		b[i] = y.bits;
+		hf[i] = prism_half_to_float(x);
+		bf[i] = prism_bfloat16_to_float(y);
+	}
+}`
+		prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: src, Name: "convert.cu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := prog.Kernel("convert")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := []float32{0, 1, -1, 0.1, 65504, 65520, 1e-8, 3.14159265, float32(math.Inf(-1)), float32(math.NaN()), 1 + 1.0/1024 + 1.0/4096, 1.00390625}
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(in)
+		inBuf, _ := engine.Upload(q, in)
+		h, _ := engine.NewBuffer[uint16](dev, n)
+		b, _ := engine.NewBuffer[uint16](dev, n)
+		hf, _ := engine.NewBuffer[float32](dev, n)
+		bf, _ := engine.NewBuffer[float32](dev, n)
+		if err := q.Launch(k, engine.Range1D(32, 32), int32(n), inBuf, h, b, hf, bf); err != nil {
+			t.Fatal(err)
+		}
+		hs, _ := h.Download(q)
+		bs, _ := b.Download(q)
+		hfs, _ := hf.Download(q)
+		bfs, _ := bf.Download(q)
+		for i, x := range in {
+			if math.IsNaN(float64(x)) {
+				if hs[i]&0x7c00 != 0x7c00 || hs[i]&0x3ff == 0 || bs[i]&0x7f80 != 0x7f80 || bs[i]&0x7f == 0 {
+					t.Errorf("NaN: half %#04x, bfloat16 %#04x: want NaNs", hs[i], bs[i])
+				}
+				continue
+			}
+			wantB := uint16((math.Float32bits(x) + 0x7fff + (math.Float32bits(x)>>16)&1) >> 16)
+			if bs[i] != wantB || math.Float32bits(bfs[i]) != uint32(wantB)<<16 {
+				t.Errorf("bfloat16(%g) = %#04x -> %g, want %#04x", x, bs[i], bfs[i], wantB)
+			}
+			if x == 1 && hs[i] != 0x3c00 || x == -1 && hs[i] != 0xbc00 || x == 65520 && hs[i] != 0x7c00 {
+				t.Errorf("half(%g) = %#04x", x, hs[i])
+			}
+			if d := math.Abs(float64(hfs[i]) - float64(x)); !math.IsInf(float64(x), 0) && x <= 65504 && d > math.Abs(float64(x))/2048+1e-7 {
+				t.Errorf("half(%g) -> %g: more than half an ulp away", x, hfs[i])
+			}
 		}
 	})
 }

@@ -31,6 +31,7 @@ type Properties struct {
 	MaxBlockDim                 [3]int
 	MaxGridDim                  [3]int
 	WarpSize                    int
+	ClusterLaunch               bool   // thread-block clusters (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)
 	PCIBusID                    string // "0000:17:00.0"
 	DriverVersion               int    // cuDriverGetVersion: 13000 for CUDA 13.0
 	NVRTCVersion                string // "13.0"
@@ -48,10 +49,12 @@ type Device interface {
 	// AllocHost allocates size bytes of page-locked host memory (cuMemHostAlloc), from
 	// which the queues' Write and Read copy faster than from pageable memory.
 	AllocHost(size int64) (*HostBuffer, error)
-	// BuildCUDA compiles CUDA C++ source without the OpenCL prelude (NVIDIA-only kernels:
-	// tensor cores, warp shuffles). Options are NVRTC's; the architecture comes from the
-	// device. The result is cached like Build's.
-	BuildCUDA(source string, options []string) (driver.Program, error)
+	// BuildSource compiles OpenCL C (through the prelude) or CUDA C++ (NVIDIA-only
+	// kernels: tensor cores, warp shuffles, Hopper's wgmma); see driver.DialectBuilder.
+	driver.DialectBuilder
+	// LaunchFeatures reports dynamic shared memory and, from compute capability 9.0,
+	// thread-block clusters.
+	driver.LaunchFeaturer
 }
 
 // device is an open CUDA device: the primary context, retained by Open and released by
@@ -104,6 +107,23 @@ func (d *device) Info() driver.DeviceInfo { return d.info }
 
 // Properties returns the device's CUDA properties.
 func (d *device) Properties() Properties { return d.props }
+
+// maxClusterSize is the largest thread-block cluster, in blocks, that a launch may ask for
+// without the kernel opting in to non-portable sizes: 8 on every device that has clusters
+// (CUDA Programming Guide, "Thread Block Clusters").
+const maxClusterSize = 8
+
+// LaunchFeatures reports dynamic shared memory (the launch's sharedMemBytes, with the
+// opt-in above 48 KiB done per kernel) and, on devices with cluster launch
+// (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, compute capability 9.0 and newer), clusters of up
+// to 8 blocks. CUDA kernels have no __local pointer parameters: LocalArgs is false.
+func (d *device) LaunchFeatures() driver.LaunchFeatures {
+	f := driver.LaunchFeatures{SharedBytes: true}
+	if d.props.ClusterLaunch {
+		f.MaxClusterSize = maxClusterSize
+	}
+	return f
+}
 
 // MemInfo returns the free and total device memory (cuMemGetInfo_v2).
 func (d *device) MemInfo() (free, total int64, err error) {

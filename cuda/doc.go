@@ -1,3 +1,12 @@
+// Files. The two backends, cl and cuda, mirror each other file for file where a concern
+// exists in both: api.go (the C calls, and nothing else in cgo), buffer.go, device.go,
+// doc.go, driver.go (probe and device description), errors.go (status codes, wrapping),
+// program.go (build, kernels, attributes), queue.go (commands, launches, events),
+// thread.go (the locked OS thread, the same helper in both) and trace.go (PRISM_TRACE).
+// CUDA only: cache.go (the disk cache of NVRTC's output), headers.go and include/ (the
+// headers embedded for CUDA C++), options.go (build options and target architecture),
+// prelude.go and prelude.cuh (OpenCL C to CUDA C++).
+
 // Package cuda is Prism's CUDA backend: the CUDA driver API, and NVRTC to compile the
 // kernel suite's OpenCL C sources for NVIDIA GPUs.
 //
@@ -27,20 +36,41 @@
 //
 // # Kernels
 //
-// Build compiles the suite's OpenCL C 1.2 with NVRTC after a translation prelude
-// (prelude.cuh, embedded): the same text runs on both backends. OpenCL build options are
-// translated (-cl-fast-relaxed-math to --use_fast_math, ...) or dropped, never passed
-// through; -D and -I pass through; the architecture comes from the device (CUBIN for
-// sm_XY where NVRTC supports it, else PTX). A source that does not compile gives a
-// *driver.BuildError with NVRTC's log. Compiled code is cached on disk under
-// $PRISM_CACHE_DIR/cuda, or the user cache directory's prism/cuda, keyed by the source,
-// options, architecture and NVRTC version; PRISM_TRACE=1 reports hits and misses.
+// The backend builds two dialects (driver.DialectBuilder). OpenCL C 1.2, the suite's, is
+// compiled with NVRTC after a translation prelude (prelude.cuh, embedded): the same text
+// runs on both backends. Its build options are translated (-cl-fast-relaxed-math to
+// --use_fast_math, ...) or dropped, never passed through; -D and -I pass through. CUDA C++,
+// for NVIDIA-only kernels (tensor cores, warp shuffles, Hopper's wgmma), is compiled as it
+// is, with NVRTC's options, for the device's architecture-specific target where it has
+// one (sm_90a, virtual compute_90a, on an H100), and with an embedded header set that
+// NVRTC gets in memory: prism_cuda.h (include/), with fixed-width integer types and half
+// and bfloat16 storage types whose conversions are inline PTX, since NVRTC ships no
+// cuda_fp16.h or cuda_bf16.h. Its kernels are declared extern "C". Either way the
+// architecture comes from the device (CUBIN for it where NVRTC supports it, else PTX),
+// and a source that does not compile gives a *driver.BuildError with NVRTC's log.
+//
+// Compiled code is cached on disk under $PRISM_CACHE_DIR/cuda, or the user cache
+// directory's prism/cuda, keyed by the dialect, the whole text compiled, the embedded
+// headers, the options (the -arch one included), the device's architecture and target,
+// and the NVRTC and driver versions; PRISM_TRACE=1 reports the libraries loaded, the
+// devices, each build's target and options, and cache hits and misses.
+//
+// # Launches
+//
+// A launch may give the kernel dynamic shared memory (Range.SharedBytes, the launch's
+// sharedMemBytes): above the 48 KiB a block gets by default, up to the device's opt-in
+// limit, the kernel opts in once per size (cuFuncSetAttribute with
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). On devices of compute capability 9.0
+// and newer, a launch may group blocks in thread-block clusters of up to 8 (Range.Cluster;
+// cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, looked up on first use).
+// CUDA kernels have no __local pointer parameters: engine.LocalBytes arguments give
+// ErrUnsupported. Kernels report their attributes (cuFuncGetAttribute): registers, static
+// shared, local and constant memory, the largest block, the binary and PTX versions.
 //
 // # Beyond the engine API
 //
-// engine.Device.Driver() returns a Device, with the device's Properties, its free memory,
-// page-locked host memory (AllocHost, HostSlice), and BuildCUDA, which compiles CUDA C++
-// without the prelude for NVIDIA-only kernels; a driver-level Program's kernels are
+// engine.Device.Driver() returns a Device, with the device's Properties, its free memory
+// and page-locked host memory (AllocHost, HostSlice); a driver-level Program's kernels are
 // Kernels, with the occupancy query.
 //
 // # Errors

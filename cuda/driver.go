@@ -81,7 +81,7 @@ func (d *Driver) Open(ctx context.Context, id string) (driver.Device, error) {
 
 func (d *Driver) probe(ctx context.Context) ([]probed, *libInfo, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("cuda: probe: %w", err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -90,11 +90,17 @@ func (d *Driver) probe(ctx context.Context) ([]probed, *libInfo, error) {
 	}
 	devs, rt, err := probeAll()
 	if err != nil {
+		tracef("unavailable: %s", strings.TrimPrefix(err.Error(), prefix))
 		return nil, nil, err
 	}
 	d.devs, d.rt, d.probed = devs, rt, true
 	tracef("loaded %s and %s (CUDA %s, NVRTC %s): %d device(s)", rt.cudaPath, rt.nvrtcPath,
 		versionString(rt.driverVersion), rt.nvrtcVersion, len(devs))
+	tracef("NVRTC compiles for %v (CUBIN %v); compiled code is cached in %s", rt.archs, rt.cubin, cacheDir())
+	for _, p := range devs {
+		tracef("device %s: %s (%s, %d SMs, shared memory %d bytes per block, %d with opt-in, clusters %v)", p.info.ID, p.info.Name,
+			p.info.LanguageVersion, p.props.Multiprocessors, p.props.SharedMemPerBlock, p.props.SharedMemPerBlockOptin, p.props.ClusterLaunch)
+	}
 	return devs, rt, nil
 }
 
@@ -106,8 +112,8 @@ func probeAll() ([]probed, *libInfo, error) {
 	}
 	rt := &libInfo{cudaPath: cudaPath, nvrtcPath: nvrtcPath, archs: nvrtcSupportedArchs(), cubin: haveCUBIN()}
 	if err := check("cuInit(0)", cuInit()); err != nil {
-		return nil, nil, fmt.Errorf("cuda: %s loaded, but the driver does not initialize (is a GPU visible? CUDA_VISIBLE_DEVICES=%q): %w",
-			cudaPath, os.Getenv("CUDA_VISIBLE_DEVICES"), err)
+		return nil, nil, wrapf(err, "%s loaded, but the driver does not initialize (is a GPU visible? CUDA_VISIBLE_DEVICES=%q)",
+			cudaPath, os.Getenv("CUDA_VISIBLE_DEVICES"))
 	}
 	v, r := cuDriverGetVersion()
 	if err := check("cuDriverGetVersion", r); err != nil {
@@ -189,6 +195,7 @@ const (
 	attrComputeCapabilityMinor      = 76
 	attrMaxSharedMemoryPerSM        = 81
 	attrMaxSharedMemoryPerBlockOpt  = 97
+	attrClusterLaunch               = 120
 )
 
 // describe fills a DeviceInfo and Properties from the device's attributes (attr asks one),
@@ -225,6 +232,7 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 	p.MaxThreadsPerBlock = get(attrMaxThreadsPerBlock)
 	p.MaxThreadsPerMultiprocessor = get(attrMaxThreadsPerMultiprocessor)
 	p.WarpSize = get(attrWarpSize)
+	p.ClusterLaunch = get(attrClusterLaunch) == 1
 	for i := range 3 {
 		p.MaxBlockDim[i] = get(attrMaxBlockDimX + i)
 		p.MaxGridDim[i] = get(attrMaxGridDimX + i)
@@ -256,6 +264,10 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 		FP16:             major > 5 || (major == 5 && minor >= 3),
 		PCIBusID:         p.PCIBusID,
 	}
+	if p.SharedMemPerBlockOptin > p.SharedMemPerBlock {
+		info.LocalMemOptInBytes = p.SharedMemPerBlockOptin
+	}
+	info.ComputeCapability = major*10 + minor
 	return info, p, nil
 }
 

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -267,13 +268,16 @@ func (r NVRTCResult) Is(target error) bool {
 	return false
 }
 
+// prefix starts every error of this package.
+const prefix = "cuda: "
+
 // check names the failing driver call: "cuda: cuMemAlloc_v2(1024 bytes):
 // CUDA_ERROR_OUT_OF_MEMORY". Success gives nil.
 func check(call string, r Result) error {
 	if r == Success {
 		return nil
 	}
-	return &callError{call: call, err: r}
+	return &contextError{context: call, err: r}
 }
 
 // checkNVRTC is check for NVRTC.
@@ -281,21 +285,32 @@ func checkNVRTC(call string, r NVRTCResult) error {
 	if r == NVRTCSuccess {
 		return nil
 	}
-	return &callError{call: call, err: r}
+	return &contextError{context: call, err: r}
 }
 
-// callError is a status code with the call that returned it.
-type callError struct {
-	call string
-	err  error
+// contextError is an error of this package with its context: the failing call, or what
+// was being done. Its message says the package's prefix once, also when err is itself an
+// error of this package ("cuda: launch k: argument 3: buffer is closed").
+type contextError struct {
+	context string
+	err     error
 }
 
-func (e *callError) Error() string { return "cuda: " + e.call + ": " + e.err.Error() }
-func (e *callError) Unwrap() error { return e.err }
+func (e *contextError) Error() string {
+	return prefix + e.context + ": " + strings.TrimPrefix(e.err.Error(), prefix)
+}
 
-// errNoLibrary reports libraries that could not be loaded.
+func (e *contextError) Unwrap() error { return e.err }
+
+// wrapf returns err with the context that format and args give, prefixed "cuda: " once.
+func wrapf(err error, format string, args ...any) error {
+	return &contextError{context: fmt.Sprintf(format, args...), err: err}
+}
+
+// errNoLibrary reports libraries that could not be loaded: what lists each library with
+// every name tried and the dynamic loader's message.
 func errNoLibrary(what string) error {
-	return fmt.Errorf("cuda: cannot load the CUDA libraries (%s): %w", what, engine.ErrUnavailable)
+	return fmt.Errorf("cuda: cannot load %s: %w", what, engine.ErrUnavailable)
 }
 
 // errClosed reports use of a closed object of this package.

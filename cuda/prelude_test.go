@@ -94,7 +94,7 @@ func TestPreludeKernels(t *testing.T) {
 		base := strings.TrimSuffix(filepath.Base(f), ".cl")
 		for _, defs := range variants {
 			t.Run(base+"/"+strings.Join(defs, ","), func(t *testing.T) {
-				ptx, err := clangCUDA(t, clang, base, translate(string(src)), defs)
+				ptx, err := clangCUDA(t, clang, base, translate(string(src), sourceName), defs)
 				if err != nil {
 					t.Fatalf("%s does not compile through the CUDA prelude:\n%v", f, err)
 				}
@@ -146,7 +146,7 @@ func TestPreludeRejects(t *testing.T) {
 		{"swizzle", "__kernel void k(__global float4 *x) {\n  x[0].xy = x[1].zw;\n}\n", "kernel.cl:2:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := clangCUDA(t, clang, "bad", translate(c.src), nil)
+			_, err := clangCUDA(t, clang, "bad", translate(c.src, sourceName), nil)
 			if err == nil {
 				t.Fatalf("clang accepted a kernel the prelude cannot carry:\n%s", c.src)
 			}
@@ -183,10 +183,75 @@ func TestPreludeText(t *testing.T) {
 			t.Errorf("the NVRTC-only branch holds code that no test compiles: %q", l)
 		}
 	}
-	if got := translate("x"); !strings.HasPrefix(got, prelude) || !strings.HasSuffix(got, "\n#line 1 \"kernel.cl\"\nx") {
+	if got := translate("x", sourceName); !strings.HasPrefix(got, prelude) || !strings.HasSuffix(got, "\n#line 1 \"kernel.cl\"\nx") {
 		t.Errorf("translate does not put the prelude and a #line before the source")
 	}
 	if !slices.Contains(fixedOptions, "-default-device") {
 		t.Error("NVRTC is not given -default-device: a .cl file's helper functions would be host functions")
+	}
+}
+
+// TestHeadersCompile compiles a CUDA C++ kernel that includes the embedded prism_cuda.h,
+// from a directory holding the embedded headers as NVRTC gets them, with clang-15 for
+// sm_70 (bfloat16 rounding in integer arithmetic) and sm_80 (cvt.rn.bf16.f32), and checks
+// that the conversions reach the PTX.
+func TestHeadersCompile(t *testing.T) {
+	clang := clangPath(t)
+	inc := t.TempDir()
+	for _, h := range embeddedHeaders() {
+		if err := os.WriteFile(filepath.Join(inc, h.name), []byte(h.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// clang without CUDA's headers lacks the qualifiers NVRTC predefines.
+	const shim = `#define __device__ __attribute__((device))
+#define __global__ __attribute__((global))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+`
+	const kernel = `#include "prism_cuda.h"
+extern "C" __global__ void convert(const float *in, uint16_t *h, uint16_t *b, float *back, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    const prism_half x = prism_float_to_half(in[i]);
+    const prism_bfloat16 y = prism_float_to_bfloat16(in[i]);
+    h[i] = x.bits;
+    b[i] = y.bits;
+    back[i] = prism_half_to_float(x) + prism_bfloat16_to_float(y) + (float)prism_pack2(x.bits, y.bits);
+  }
+}
+static_assert(sizeof(int8_t) == 1 && sizeof(int16_t) == 2 && sizeof(int32_t) == 4 && sizeof(int64_t) == 8, "signed");
+static_assert(sizeof(uint8_t) == 1 && sizeof(uint16_t) == 2 && sizeof(uint32_t) == 4 && sizeof(uint64_t) == 8, "unsigned");
+static_assert(sizeof(prism_half) == 2 && sizeof(prism_bfloat16) == 2, "storage types");
+`
+	for _, c := range []struct {
+		arch string
+		want []string
+	}{
+		{"sm_70", []string{"cvt.rn.f16.f32", "cvt.f32.f16"}},
+		{"sm_80", []string{"cvt.rn.f16.f32", "cvt.f32.f16", "cvt.rn.bf16.f32"}},
+	} {
+		t.Run(c.arch, func(t *testing.T) {
+			dir := t.TempDir()
+			src, ptx := filepath.Join(dir, "k.cu"), filepath.Join(dir, "k.ptx")
+			if err := os.WriteFile(src, []byte(shim+kernel), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-x", "cuda", "-std=c++17", "--cuda-gpu-arch=" + c.arch, "--cuda-device-only",
+				"-nocudainc", "-nocudalib", "-O2", "-I", inc, "-S", "-o", ptx, src}
+			if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+				t.Fatalf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			b, err := os.ReadFile(ptx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("the PTX for %s has no %s", c.arch, w)
+				}
+			}
+			if c.arch == "sm_70" && strings.Contains(string(b), "bf16") {
+				t.Errorf("the PTX for sm_70 uses a bf16 instruction")
+			}
+		})
 	}
 }

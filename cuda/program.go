@@ -11,62 +11,92 @@ import (
 	"github.com/prism-compute/prism/engine/driver"
 )
 
-// Build compiles OpenCL C source for the device: the prelude (prelude.cuh) is put before
-// it, the options are translated (translateOptions), and NVRTC compiles the text for the
-// device's architecture, to CUBIN where it can (chooseArch). The result is cached on disk
-// (cache.go) and loaded as a module (cuModuleLoadDataEx). A source that does not compile
-// gives a *driver.BuildError with NVRTC's log, whose line numbers count from the source's
-// first line.
+// Build compiles OpenCL C source for the device: BuildSource of an OpenCL C source.
 func (d *device) Build(source string, options []string) (driver.Program, error) {
-	opts, err := translateOptions(options)
-	if err != nil {
-		return nil, err
-	}
-	return d.build(translate(source), "prelude.cuh", opts)
+	return d.BuildSource(driver.Source{Dialect: driver.DialectOpenCL, Text: source}, options)
 }
 
-// BuildCUDA compiles CUDA C++ source, without the prelude, for NVIDIA-only kernels. The
-// options are NVRTC's (split at spaces), except -arch, which comes from the device.
-func (d *device) BuildCUDA(source string, options []string) (driver.Program, error) {
-	var opts []string
-	for _, o := range options {
-		for _, f := range strings.Fields(o) {
-			if strings.HasPrefix(f, "-arch") || strings.HasPrefix(f, "--gpu-architecture") {
-				return nil, fmt.Errorf("cuda: build option %q: the architecture comes from the device: %w", f, engine.ErrInvalidArg)
-			}
-			opts = append(opts, f)
+// Dialects returns the dialects the backend builds: OpenCL C, through the prelude, and
+// CUDA C++.
+func (d *device) Dialects() []driver.Dialect {
+	return []driver.Dialect{driver.DialectOpenCL, driver.DialectCUDA}
+}
+
+// BuildSource compiles src for the device with NVRTC, for its architecture (chooseArch), to
+// CUBIN where it can, through the disk cache (cache.go), and loads the module
+// (cuModuleLoadDataEx).
+//
+// OpenCL C gets the prelude (prelude.cuh) put before it and its options translated
+// (translateOptions); NVRTC's log counts lines from the source's first line and names the
+// file src.Name (kernel.cl when empty). CUDA C++ is compiled as it is, for the
+// architecture-specific target where the device has one (compute_90a on sm_90), with the
+// embedded headers (prism_cuda.h: headers.go) and NVRTC's own options (cudaOptions); its
+// kernels must be extern "C" to be found by name. Either way -arch comes from the device,
+// and a source that does not compile gives a *driver.BuildError with NVRTC's log.
+func (d *device) BuildSource(src driver.Source, options []string) (driver.Program, error) {
+	switch src.Dialect {
+	case driver.DialectOpenCL:
+		opts, err := translateOptions(options)
+		if err != nil {
+			return nil, err
 		}
+		name := src.Name
+		if name == "" {
+			name = sourceName
+		}
+		return d.build(src.Dialect, translate(src.Text, name), "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
+	case driver.DialectCUDA:
+		opts, err := cudaOptions(options)
+		if err != nil {
+			return nil, err
+		}
+		name := src.Name
+		if name == "" {
+			name = "source.cu"
+		}
+		return d.build(src.Dialect, src.Text, name, embeddedHeaders(), append(append([]string{}, cudaFixedOptions...), opts...))
 	}
-	return d.build(source, "source.cu", opts)
+	return nil, fmt.Errorf("cuda: build: the backend does not build %s: %w", src.Dialect, engine.ErrUnsupported)
 }
 
-// build compiles text (named name in NVRTC's messages) with the fixed options, opts and
-// the device's architecture, through the cache, and loads the module.
-func (d *device) build(text, name string, opts []string) (driver.Program, error) {
+// build compiles text in dialect (named name in NVRTC's messages) with the in-memory
+// headers, opts and the device's architecture, through the cache, and loads the module.
+func (d *device) build(dialect driver.Dialect, text, name string, headers []header, opts []string) (driver.Program, error) {
 	if d.closed.Load() {
 		return nil, errClosed("device")
 	}
-	archOpt, cubin, err := chooseArch(d.props.ComputeCapability[0]*10+d.props.ComputeCapability[1], d.rt.archs, d.rt.cubin)
+	tg, err := chooseArch(d.props.ComputeCapability[0]*10+d.props.ComputeCapability[1], d.rt.archs, d.rt.cubin, dialect)
 	if err != nil {
 		return nil, err
 	}
-	all := append(append(append([]string{}, fixedOptions...), opts...), archOpt)
-	key := cacheKey(text, all, d.info.LanguageVersion, d.rt.nvrtcVersion)
+	all := append(opts, tg.option)
+	in := cacheInput{
+		dialect:       dialect,
+		text:          text,
+		headers:       headers,
+		options:       all,
+		arch:          d.info.LanguageVersion,
+		target:        tg.virtual,
+		nvrtcVersion:  d.rt.nvrtcVersion,
+		driverVersion: d.rt.driverVersion,
+	}
+	key := in.key()
 	dir := cacheDir()
+	tracef("build %s of %s: %s for %s (%s), options %q", name, dialect, tg.option, d.info.LanguageVersion, tg.virtual, strings.Join(all, " "))
 
 	if kind, image, ok := cacheLoad(dir, key); ok {
 		m, _, r := d.loadModule(image)
 		if r == Success {
-			tracef("cache hit %s (%s, %d bytes of %s)", key[:16], d.info.LanguageVersion, len(image), kindName(kind))
+			tracef("cache hit %s in %s (%d bytes of %s)", key[:16], dir, len(image), kindName(kind))
 			return newProgram(d, m), nil
 		}
 		tracef("cache entry %s does not load (%v): compiling again", key[:16], r)
 	} else {
-		tracef("cache miss %s (%s)", key[:16], d.info.LanguageVersion)
+		tracef("cache miss %s in %s", key[:16], dir)
 	}
 
 	start := time.Now()
-	out, call, nr := nvrtcCompile(text, name, all, cubin)
+	out, call, nr := nvrtcCompile(text, name, headers, all, tg.cubin)
 	if nr != NVRTCSuccess {
 		err := checkNVRTC(fmt.Sprintf("%s(%s)", call, strings.Join(all, " ")), nr)
 		if call == "nvrtcCompileProgram" {
@@ -75,10 +105,10 @@ func (d *device) build(text, name string, opts []string) (driver.Program, error)
 		return nil, err
 	}
 	kind := kindPTX
-	if cubin {
+	if tg.cubin {
 		kind = kindCUBIN
 	}
-	tracef("nvrtc compiled %s in %v (%s, %d bytes of %s)", key[:16], time.Since(start).Round(time.Microsecond), archOpt, len(out.image), kindName(kind))
+	tracef("nvrtc compiled %s in %v (%d bytes of %s)", key[:16], time.Since(start).Round(time.Microsecond), len(out.image), kindName(kind))
 	if out.log != "" {
 		tracef("nvrtc log:\n%s", out.log)
 	}
@@ -155,8 +185,40 @@ func (p *program) release() error {
 	return p.d.th.call(func() error { return check("cuModuleUnload", cuModuleUnload(p.mod)) })
 }
 
-// Function attributes (CUfunction_attribute).
-const funcAttrMaxThreadsPerBlock = 0
+// Function attributes (CUfunction_attribute in cuda.h).
+const (
+	funcAttrMaxThreadsPerBlock     = 0
+	funcAttrSharedSizeBytes        = 1
+	funcAttrConstSizeBytes         = 2
+	funcAttrLocalSizeBytes         = 3
+	funcAttrNumRegs                = 4
+	funcAttrPTXVersion             = 5
+	funcAttrBinaryVersion          = 6
+	funcAttrMaxDynamicSharedMemory = 8
+)
+
+// funcAttributes reads a function's attributes through attr (cuFuncGetAttribute); an
+// attribute that cannot be read is left at zero. warp is the device's warp size, the
+// preferred multiple of a block's size.
+func funcAttributes(attr func(int) (int, Result), warp int) driver.KernelAttributes {
+	get := func(a int) int {
+		v, r := attr(a)
+		if r != Success {
+			return 0
+		}
+		return v
+	}
+	return driver.KernelAttributes{
+		Registers:         get(funcAttrNumRegs),
+		LocalBytes:        int64(get(funcAttrSharedSizeBytes)),
+		PrivateBytes:      int64(get(funcAttrLocalSizeBytes)),
+		ConstBytes:        int64(get(funcAttrConstSizeBytes)),
+		MaxWorkGroupSize:  get(funcAttrMaxThreadsPerBlock),
+		PreferredMultiple: warp,
+		BinaryVersion:     get(funcAttrBinaryVersion),
+		PTXVersion:        get(funcAttrPTXVersion),
+	}
+}
 
 // Kernel looks up a kernel function (cuModuleGetFunction); an unknown name gives an error
 // wrapping engine.ErrNotFound. It also reads the largest block the function can be launched
@@ -175,8 +237,9 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 			return err
 		}
 		k.fn = f
-		if v, r := cuFuncGetAttribute(funcAttrMaxThreadsPerBlock, f); r == Success {
-			k.maxThreads = v
+		k.attrs = funcAttributes(func(a int) (int, Result) { return cuFuncGetAttribute(a, f) }, p.d.props.WarpSize)
+		if v, r := cuFuncGetAttribute(funcAttrMaxDynamicSharedMemory, f); r == Success {
+			k.maxDynamic = int64(v)
 		}
 		if haveFuncGetParamInfo() {
 			k.params, counted = paramSizes(func(i int) (int, Result) {
@@ -230,6 +293,10 @@ type Kernel interface {
 	// MaxWorkGroupSize returns the largest block the kernel can be launched with
 	// (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
 	MaxWorkGroupSize() int
+	// Attributes returns the function's attributes (cuFuncGetAttribute): registers,
+	// static shared, local (spill) and constant memory, the largest block, the warp size
+	// as the preferred multiple, the binary and PTX versions.
+	Attributes() driver.KernelAttributes
 	// MaxActiveBlocksPerMultiprocessor returns how many blocks of blockSize threads, each
 	// with dynamicSharedBytes of dynamic shared memory, can be resident on one
 	// multiprocessor (cuOccupancyMaxActiveBlocksPerMultiprocessor).
@@ -239,18 +306,24 @@ type Kernel interface {
 // kernel is a CUfunction of a loaded module. It is safe for concurrent use: launches pass
 // their arguments to cuLaunchKernel, which copies them.
 type kernel struct {
-	name       string
-	fn         cuFunction
-	prog       *program
-	maxThreads int   // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0 if unknown
-	params     []int // parameter sizes, nil if unknown
-	closed     atomic.Bool
+	name   string
+	fn     cuFunction
+	prog   *program
+	attrs  driver.KernelAttributes // cuFuncGetAttribute, read once
+	params []int                   // parameter sizes, nil if unknown
+	closed atomic.Bool
+
+	// maxDynamic is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as last read or set:
+	// a launch with more dynamic shared memory raises it first (the opt-in above 48 KiB),
+	// once per kernel and size. Touched only on the device's thread.
+	maxDynamic int64
 }
 
 var (
-	_ Kernel                  = (*kernel)(nil)
-	_ driver.WorkGroupLimiter = (*kernel)(nil)
-	_ driver.ArgCounter       = countedKernel{}
+	_ Kernel                   = (*kernel)(nil)
+	_ driver.WorkGroupLimiter  = (*kernel)(nil)
+	_ driver.AttributeReporter = (*kernel)(nil)
+	_ driver.ArgCounter        = countedKernel{}
 )
 
 // countedKernel is a kernel whose parameters the driver reported: it also implements
@@ -265,7 +338,31 @@ func (k countedKernel) NumArgs() int { return len(k.params) }
 func (k *kernel) Name() string { return k.name }
 
 // MaxWorkGroupSize returns CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, or 0 if unknown.
-func (k *kernel) MaxWorkGroupSize() int { return k.maxThreads }
+func (k *kernel) MaxWorkGroupSize() int { return k.attrs.MaxWorkGroupSize }
+
+// Attributes returns the attributes cuFuncGetAttribute reported when the kernel was
+// looked up.
+func (k *kernel) Attributes() driver.KernelAttributes { return k.attrs }
+
+// optInShared raises the kernel's limit on dynamic shared memory to bytes where it is
+// lower (cuFuncSetAttribute with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): above
+// 48 KiB, a block's shared memory needs this opt-in. It runs on the device's thread.
+func (k *kernel) optInShared(bytes int64) error {
+	if bytes <= k.maxDynamic {
+		return nil
+	}
+	if !haveFuncSetAttribute() {
+		return fmt.Errorf("cuda: launch %s with %d bytes of dynamic shared memory: the driver has no cuFuncSetAttribute for the opt-in above %d: %w",
+			k.name, bytes, k.maxDynamic, engine.ErrUnsupported)
+	}
+	call := fmt.Sprintf("cuFuncSetAttribute(%s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, %d)", k.name, bytes)
+	if err := check(call, cuFuncSetAttribute(k.fn, funcAttrMaxDynamicSharedMemory, int(bytes))); err != nil {
+		return err
+	}
+	tracef("%s: dynamic shared memory raised from %d to %d bytes", k.name, k.maxDynamic, bytes)
+	k.maxDynamic = bytes
+	return nil
+}
 
 // MaxActiveBlocksPerMultiprocessor asks cuOccupancyMaxActiveBlocksPerMultiprocessor.
 func (k *kernel) MaxActiveBlocksPerMultiprocessor(blockSize int, dynamicSharedBytes int64) (int, error) {

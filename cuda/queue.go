@@ -252,8 +252,13 @@ func period(pattern []byte) int64 {
 }
 
 // Launch enqueues the kernel with cuLaunchKernel: grid Global/Local and block Local in
-// each dimension (1 in unused ones), no dynamic shared memory. Arguments are packed by
-// their sizes (packArgs): a buffer as its 8-byte device pointer, a scalar as its bytes.
+// each dimension (1 in unused ones), with r.SharedBytes of dynamic shared memory per block
+// (raising the kernel's limit first where it is lower: the opt-in above 48 KiB, once per
+// kernel and size). A range with clusters launches with cuLaunchKernelEx and
+// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, on devices that have them. Arguments are packed
+// by their sizes (packArgs): a buffer as its 8-byte device pointer, a scalar as its bytes;
+// a __local pointer parameter's size (Arg.Local) has no CUDA counterpart and gives
+// ErrUnsupported.
 func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (driver.Event, error) {
 	if err := q.check(); err != nil {
 		return nil, err
@@ -264,17 +269,31 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 	}
 	grid, block, err := launchShape(r, q.d.props.MaxGridDim)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: launch %s: %w", k.name, err)
+		return nil, wrapf(err, "launch %s", k.name)
+	}
+	if err := checkOptions(r, grid, q.d.props); err != nil {
+		return nil, wrapf(err, "launch %s", k.name)
 	}
 	packed, err := packArgs(args, k.params)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: launch %s: %w", k.name, err)
+		return nil, wrapf(err, "launch %s", k.name)
+	}
+	if r.Clustered() && !haveLaunchKernelEx() {
+		return nil, fmt.Errorf("cuda: launch %s in clusters %v: the driver has no cuLaunchKernelEx (CUDA 12.0): %w", k.name, r.Cluster, engine.ErrUnsupported)
 	}
 	return q.command("kernel "+k.name, func() error {
+		if err := k.optInShared(r.SharedBytes); err != nil {
+			return err
+		}
 		params := packed.toC()
 		defer params.free()
-		r := cuLaunchKernel(k.fn, grid, block, q.stream, params.p)
-		return check(fmt.Sprintf("cuLaunchKernel(%s, grid %v, block %v)", k.name, grid, block), r)
+		if r.Clustered() {
+			cluster := clusterShape(r)
+			res := cuLaunchKernelEx(k.fn, grid, block, cluster, r.SharedBytes, q.stream, params.p)
+			return check(fmt.Sprintf("cuLaunchKernelEx(%s, grid %v, block %v, cluster %v, %d shared bytes)", k.name, grid, block, cluster, r.SharedBytes), res)
+		}
+		res := cuLaunchKernel(k.fn, grid, block, r.SharedBytes, q.stream, params.p)
+		return check(fmt.Sprintf("cuLaunchKernel(%s, grid %v, block %v, %d shared bytes)", k.name, grid, block, r.SharedBytes), res)
 	})
 }
 
@@ -296,6 +315,43 @@ func launchShape(r driver.Range, maxGrid [3]int) (grid, block [3]int, err error)
 		}
 	}
 	return grid, block, nil
+}
+
+// checkOptions checks a launch's dynamic shared memory and clusters against the device:
+// the shared bytes within the opt-in limit, clusters only on devices that have them, each
+// used dimension dividing the grid, at most maxClusterSize blocks.
+func checkOptions(r driver.Range, grid [3]int, p Properties) error {
+	if n := r.SharedBytes; n < 0 || n > math.MaxUint32 || (p.SharedMemPerBlockOptin > 0 && n > p.SharedMemPerBlockOptin) {
+		return fmt.Errorf("%d bytes of dynamic shared memory, the device allows %d with opt-in: %w", n, p.SharedMemPerBlockOptin, engine.ErrInvalidArg)
+	}
+	if !r.Clustered() {
+		return nil
+	}
+	if !p.ClusterLaunch {
+		return fmt.Errorf("thread-block cluster %v: this device (sm_%d%d) has no clusters: %w", r.Cluster, p.ComputeCapability[0], p.ComputeCapability[1], engine.ErrUnsupported)
+	}
+	c := clusterShape(r)
+	size := c[0] * c[1] * c[2]
+	for i := range 3 {
+		if c[i] <= 0 || grid[i]%c[i] != 0 || (i >= r.Dims && c[i] != 1) {
+			return fmt.Errorf("cluster %v for a grid of %v blocks: %w", r.Cluster, grid, engine.ErrInvalidArg)
+		}
+	}
+	if size > maxClusterSize {
+		return fmt.Errorf("cluster %v of %d blocks, above %d: %w", r.Cluster, size, maxClusterSize, engine.ErrInvalidArg)
+	}
+	return nil
+}
+
+// clusterShape returns r's cluster with unused dimensions (0) as 1.
+func clusterShape(r driver.Range) [3]int {
+	c := r.Cluster
+	for i := range c {
+		if i >= r.Dims && c[i] == 0 {
+			c[i] = 1
+		}
+	}
+	return c
 }
 
 // packedArgs holds kernel arguments ready for cuLaunchKernel: their bytes, each in an
@@ -320,11 +376,14 @@ func packArgs(args []driver.Arg, sizes []int) (packedArgs, error) {
 		case a.Buffer != nil:
 			b, err := asBuffer(a.Buffer)
 			if err != nil {
-				return packedArgs{}, fmt.Errorf("argument %d: %w", i, err)
+				return packedArgs{}, wrapf(err, "argument %d", i)
 			}
 			val = binary.NativeEndian.AppendUint64(nil, b.ptr)
 		case len(a.Value) > 0:
 			val = a.Value
+		case a.Local != 0:
+			return packedArgs{}, fmt.Errorf("argument %d: %d bytes of local memory for a __local pointer parameter: CUDA kernels have none (size dynamic shared memory with Range.SharedBytes): %w",
+				i, a.Local, engine.ErrUnsupported)
 		default:
 			return packedArgs{}, fmt.Errorf("argument %d has neither buffer nor value: %w", i, engine.ErrInvalidArg)
 		}

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/engine/enginetest"
 )
 
 // The tests in this file need neither a GPU nor the CUDA libraries.
@@ -73,61 +73,145 @@ func TestTranslateOptions(t *testing.T) {
 
 func TestChooseArch(t *testing.T) {
 	nvrtc13 := []int{75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121}
+	ocl, cu := driver.DialectOpenCL, driver.DialectCUDA
 	for _, c := range []struct {
 		cc        int
 		supported []int
 		canCUBIN  bool
+		dialect   driver.Dialect
 		want      string
 		cubin     bool
+		virtual   string
 		err       error
 	}{
-		{90, nvrtc13, true, "-arch=sm_90", true, nil},
-		{80, nvrtc13, true, "-arch=sm_80", true, nil},
-		{90, nvrtc13, false, "-arch=compute_90", false, nil},
-		{130, nvrtc13, true, "-arch=compute_121", false, nil}, // newer than NVRTC: PTX, JIT by the driver
-		{85, nvrtc13, true, "-arch=compute_80", false, nil},   // a variant NVRTC lacks
-		{70, nvrtc13, true, "", false, engine.ErrUnsupported}, // Volta after CUDA 13 dropped it
-		{90, nil, true, "-arch=sm_90", true, nil},             // NVRTC cannot tell: try
-		{61, nil, false, "-arch=compute_61", false, nil},
+		{90, nvrtc13, true, ocl, "-arch=sm_90", true, "compute_90", nil},
+		{80, nvrtc13, true, ocl, "-arch=sm_80", true, "compute_80", nil},
+		{90, nvrtc13, false, ocl, "-arch=compute_90", false, "compute_90", nil},
+		{130, nvrtc13, true, ocl, "-arch=compute_121", false, "compute_121", nil}, // newer than NVRTC: PTX, JIT by the driver
+		{85, nvrtc13, true, ocl, "-arch=compute_80", false, "compute_80", nil},    // a variant NVRTC lacks
+		{70, nvrtc13, true, ocl, "", false, "", engine.ErrUnsupported},            // Volta after CUDA 13 dropped it
+		{90, nil, true, ocl, "-arch=sm_90", true, "compute_90", nil},              // NVRTC cannot tell: try
+		{61, nil, false, ocl, "-arch=compute_61", false, "compute_61", nil},
+		// CUDA C++ gets the architecture-specific target: Hopper's wgmma and setmaxnreg
+		// need compute_90a.
+		{90, nvrtc13, true, cu, "-arch=sm_90a", true, "compute_90a", nil},
+		{90, nvrtc13, false, cu, "-arch=compute_90a", false, "compute_90a", nil},
+		{100, nvrtc13, true, cu, "-arch=sm_100a", true, "compute_100a", nil},
+		{120, nvrtc13, false, cu, "-arch=compute_120a", false, "compute_120a", nil},
+		{89, nvrtc13, true, cu, "-arch=sm_89", true, "compute_89", nil},              // Ada has no "a" target
+		{80, nvrtc13, true, cu, "-arch=sm_80", true, "compute_80", nil},              // nor has Ampere
+		{130, nvrtc13, true, cu, "-arch=compute_121", false, "compute_121", nil},     // "a" PTX runs on its own architecture only
+		{95, []int{90, 100}, true, cu, "-arch=compute_90", false, "compute_90", nil}, // likewise
+		{70, nvrtc13, true, cu, "", false, "", engine.ErrUnsupported},
 	} {
-		got, cubin, err := chooseArch(c.cc, c.supported, c.canCUBIN)
+		got, err := chooseArch(c.cc, c.supported, c.canCUBIN, c.dialect)
 		if c.err != nil {
 			if !errors.Is(err, c.err) {
-				t.Errorf("chooseArch(%d, %v, %v) = %q, %v; want %v", c.cc, c.supported, c.canCUBIN, got, err, c.err)
+				t.Errorf("chooseArch(%d, %v, %v, %s) = %+v, %v; want %v", c.cc, c.supported, c.canCUBIN, c.dialect, got, err, c.err)
 			}
 			continue
 		}
-		if err != nil || got != c.want || cubin != c.cubin {
-			t.Errorf("chooseArch(%d, %v, %v) = %q, %v, %v; want %q, %v", c.cc, c.supported, c.canCUBIN, got, cubin, err, c.want, c.cubin)
+		if err != nil || got != (target{option: c.want, cubin: c.cubin, virtual: c.virtual}) {
+			t.Errorf("chooseArch(%d, %v, %v, %s) = %+v, %v; want %q, %v, %q", c.cc, c.supported, c.canCUBIN, c.dialect, got, err, c.want, c.cubin, c.virtual)
+		}
+	}
+}
+
+func TestCudaOptions(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want []string
+		err  error
+	}{
+		{nil, nil, nil},
+		{[]string{"-DWG=256 --use_fast_math"}, []string{"-DWG=256", "--use_fast_math"}, nil},
+		{[]string{"-D", "WG=64", "-I", "/inc"}, []string{"-DWG=64", "-I/inc"}, nil},
+		{[]string{"-maxrregcount=64", "-Xptxas", "-v"}, []string{"-maxrregcount=64", "-Xptxas", "-v"}, nil},
+		{[]string{"-cl-fast-relaxed-math"}, []string{"-cl-fast-relaxed-math"}, nil}, // NVRTC's to refuse
+		{[]string{"-arch=sm_80"}, nil, engine.ErrInvalidArg},
+		{[]string{"--gpu-architecture=compute_90a"}, nil, engine.ErrInvalidArg},
+		{[]string{"-D"}, nil, engine.ErrInvalidArg},
+	} {
+		got, err := cudaOptions(c.in)
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("cudaOptions(%q) = %q, %v; want an error wrapping %v", c.in, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("cudaOptions(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }
 
 func TestCacheKey(t *testing.T) {
-	base := cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0")
-	if len(base) != 64 || base != cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0") {
-		t.Fatalf("cacheKey is not a stable SHA-256: %q", base)
+	base := cacheInput{
+		dialect:       driver.DialectOpenCL,
+		text:          "src",
+		options:       []string{"-arch=sm_90", "-DWG=256"},
+		arch:          "sm_90",
+		target:        "compute_90",
+		nvrtcVersion:  "13.0",
+		driverVersion: 13000,
+	}
+	key := base.key()
+	if len(key) != 64 || key != base.key() {
+		t.Fatalf("key is not a stable SHA-256: %q", key)
+	}
+	with := func(f func(*cacheInput)) string {
+		in := base
+		in.options = slices.Clone(base.options)
+		f(&in)
+		return in.key()
 	}
 	for name, k := range map[string]string{
-		"source":           cacheKey("src2", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0"),
-		"option value":     cacheKey("src", []string{"-arch=sm_90", "-DWG=128"}, "sm_90", "13.0"),
-		"option order":     cacheKey("src", []string{"-DWG=256", "-arch=sm_90"}, "sm_90", "13.0"),
-		"fewer options":    cacheKey("src", []string{"-arch=sm_90"}, "sm_90", "13.0"),
-		"architecture":     cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_80", "13.0"),
-		"NVRTC version":    cacheKey("src", []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "12.8"),
-		"field boundaries": cacheKey("src-arch=sm_90", []string{"-DWG=256"}, "sm_90", "13.0"),
-		"joined options":   cacheKey("src", []string{"-arch=sm_90-DWG=256"}, "sm_90", "13.0"),
-		"prelude changed":  cacheKey(translate("src"), []string{"-arch=sm_90", "-DWG=256"}, "sm_90", "13.0"),
+		"dialect":          with(func(in *cacheInput) { in.dialect = driver.DialectCUDA }),
+		"source":           with(func(in *cacheInput) { in.text = "src2" }),
+		"option value":     with(func(in *cacheInput) { in.options[1] = "-DWG=128" }),
+		"option order":     with(func(in *cacheInput) { in.options = []string{"-DWG=256", "-arch=sm_90"} }),
+		"fewer options":    with(func(in *cacheInput) { in.options = in.options[:1] }),
+		"architecture":     with(func(in *cacheInput) { in.arch = "sm_80" }),
+		"target":           with(func(in *cacheInput) { in.target = "compute_90a" }),
+		"arch option":      with(func(in *cacheInput) { in.options[0] = "-arch=sm_90a" }),
+		"NVRTC version":    with(func(in *cacheInput) { in.nvrtcVersion = "12.8" }),
+		"driver version":   with(func(in *cacheInput) { in.driverVersion = 12080 }),
+		"a header":         with(func(in *cacheInput) { in.headers = []header{{"prism_cuda.h", "x"}} }),
+		"header text":      with(func(in *cacheInput) { in.headers = []header{{"prism_cuda.h", "y"}} }),
+		"header name":      with(func(in *cacheInput) { in.headers = []header{{"other.h", "x"}} }),
+		"field boundaries": with(func(in *cacheInput) { in.text = "src-arch=sm_90"; in.options = in.options[1:] }),
+		"joined options":   with(func(in *cacheInput) { in.options = []string{"-arch=sm_90-DWG=256"} }),
+		"prelude changed":  with(func(in *cacheInput) { in.text = translate("src", sourceName) }),
 	} {
-		if k == base {
+		if k == key {
 			t.Errorf("changing the %s does not change the key", name)
+		}
+	}
+}
+
+// TestEmbeddedHeaders: prism_cuda.h is embedded and named as CUDA C++ sources include it.
+func TestEmbeddedHeaders(t *testing.T) {
+	hs := embeddedHeaders()
+	var names []string
+	for _, h := range hs {
+		names = append(names, h.name)
+		if strings.Contains(h.name, "/") || h.text == "" {
+			t.Errorf("header %q: a path, or empty", h.name)
+		}
+	}
+	if !slices.Contains(names, "prism_cuda.h") || !slices.IsSorted(names) {
+		t.Fatalf("embedded headers %v: want prism_cuda.h among them, sorted", names)
+	}
+	for _, want := range []string{"int64_t", "uint32_t", "prism_half", "prism_bfloat16", "cvt.rn.f16.f32", "cvt.rn.bf16.f32", "cvt.f32.f16"} {
+		if !strings.Contains(hs[slices.Index(names, "prism_cuda.h")].text, want) {
+			t.Errorf("prism_cuda.h does not declare %s", want)
 		}
 	}
 }
 
 func TestCacheRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cuda") // created by the first store
-	key := cacheKey("src", nil, "sm_90", "13.0")
+	key := cacheInput{text: "src", arch: "sm_90", nvrtcVersion: "13.0"}.key()
 	if _, _, ok := cacheLoad(dir, key); ok {
 		t.Fatal("hit in an empty cache")
 	}
@@ -200,7 +284,7 @@ func TestCacheConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	images := map[string][]byte{}
 	for i := range 4 {
-		images[cacheKey(fmt.Sprint(i), nil, "sm_90", "13.0")] = bytes.Repeat([]byte{byte(i)}, 1<<16+i)
+		images[cacheInput{text: fmt.Sprint(i), arch: "sm_90", nvrtcVersion: "13.0"}.key()] = bytes.Repeat([]byte{byte(i)}, 1<<16+i)
 	}
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -438,12 +522,93 @@ func TestPackArgs(t *testing.T) {
 		"closed buf":   {[]driver.Arg{{Buffer: closedBuffer()}}, nil},
 		"foreign buf":  {[]driver.Arg{{Buffer: foreignBuffer{}}}, nil},
 		"pointer size": {args[1:2], []int{4}},
+		"local size":   {[]driver.Arg{{Local: 256}}, nil},
 	} {
 		if _, err := packArgs(c.args, c.sizes); err == nil {
 			t.Errorf("%s: packArgs accepted it", name)
-		} else if !errors.Is(err, engine.ErrInvalidArg) && !errors.Is(err, engine.ErrClosed) {
-			t.Errorf("%s: %v, want ErrInvalidArg or ErrClosed", name, err)
+		} else if !errors.Is(err, engine.ErrInvalidArg) && !errors.Is(err, engine.ErrClosed) && !errors.Is(err, engine.ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrInvalidArg, ErrClosed or ErrUnsupported", name, err)
 		}
+	}
+}
+
+func TestCheckOptions(t *testing.T) {
+	h100 := Properties{ComputeCapability: [2]int{9, 0}, SharedMemPerBlock: 48 << 10, SharedMemPerBlockOptin: 227 << 10, ClusterLaunch: true}
+	a100 := Properties{ComputeCapability: [2]int{8, 0}, SharedMemPerBlock: 48 << 10, SharedMemPerBlockOptin: 163 << 10}
+	r1 := driver.Range{Dims: 1, Global: [3]int{64 * 16, 1, 1}, Local: [3]int{64, 1, 1}} // 16 blocks
+	r2 := driver.Range{Dims: 2, Global: [3]int{64 * 4, 6, 1}, Local: [3]int{64, 1, 1}}  // 4x6 blocks
+	for _, c := range []struct {
+		name string
+		r    driver.Range
+		p    Properties
+		want error
+	}{
+		{"nothing", r1, a100, nil},
+		{"shared bytes within the opt-in", r1.WithSharedBytes(227 << 10), h100, nil},
+		{"shared bytes above the opt-in", r1.WithSharedBytes(227<<10 + 1), h100, engine.ErrInvalidArg},
+		{"shared bytes negative", r1.WithSharedBytes(-1), h100, engine.ErrInvalidArg},
+		{"cluster", r1.WithCluster(8, 1, 1), h100, nil},
+		{"cluster, unused dimensions 0", r1.WithCluster(4, 0, 0), h100, nil},
+		{"2D cluster", r2.WithCluster(2, 3, 1), h100, nil},
+		{"cluster on sm_80", r1.WithCluster(2, 1, 1), a100, engine.ErrUnsupported},
+		{"cluster of 16", r1.WithCluster(16, 1, 1), h100, engine.ErrInvalidArg},
+		{"cluster not dividing the grid", r2.WithCluster(1, 4, 1), h100, engine.ErrInvalidArg},
+		{"cluster in an unused dimension", r1.WithCluster(2, 1, 2), h100, engine.ErrInvalidArg},
+		{"cluster of 0 in a used dimension", r2.WithCluster(2, 0, 1), h100, engine.ErrInvalidArg},
+	} {
+		grid, _, err := launchShape(c.r, [3]int{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		err = checkOptions(c.r, grid, c.p)
+		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+			t.Errorf("%s: checkOptions = %v, want %v", c.name, err, c.want)
+		}
+	}
+	if got := clusterShape(r1.WithCluster(4, 0, 0)); got != [3]int{4, 1, 1} {
+		t.Errorf("clusterShape = %v, want [4 1 1]", got)
+	}
+}
+
+func TestFuncAttributes(t *testing.T) {
+	values := map[int]int{
+		funcAttrMaxThreadsPerBlock: 1024, funcAttrSharedSizeBytes: 4096, funcAttrConstSizeBytes: 64,
+		funcAttrLocalSizeBytes: 16, funcAttrNumRegs: 40, funcAttrPTXVersion: 88, funcAttrBinaryVersion: 90,
+	}
+	got := funcAttributes(func(a int) (int, Result) {
+		if v, ok := values[a]; ok {
+			return v, Success
+		}
+		return 0, InvalidValue
+	}, 32)
+	want := driver.KernelAttributes{Registers: 40, LocalBytes: 4096, PrivateBytes: 16, ConstBytes: 64, MaxWorkGroupSize: 1024,
+		PreferredMultiple: 32, BinaryVersion: 90, PTXVersion: 88}
+	if got != want {
+		t.Errorf("funcAttributes = %+v, want %+v", got, want)
+	}
+	if got := funcAttributes(func(int) (int, Result) { return 0, InvalidValue }, 32); got != (driver.KernelAttributes{PreferredMultiple: 32}) {
+		t.Errorf("funcAttributes with no attribute readable = %+v", got)
+	}
+}
+
+// TestErrorPrefix: the package's errors say "cuda: " once, also when one wraps another.
+func TestErrorPrefix(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{check("cuInit(0)", NoDevice), "cuda: cuInit(0): CUDA_ERROR_NO_DEVICE"},
+		{wrapf(check("cuInit(0)", NoDevice), "libcuda.so.1 loaded, but the driver does not initialize"),
+			"cuda: libcuda.so.1 loaded, but the driver does not initialize: cuInit(0): CUDA_ERROR_NO_DEVICE"},
+		{wrapf(wrapf(errClosed("buffer"), "argument %d", 3), "launch %s", "k"), "cuda: launch k: argument 3: buffer is closed: use of closed object"},
+		{checkNVRTC("nvrtcCompileProgram(-arch=sm_90a)", NVRTCCompilation), "cuda: nvrtcCompileProgram(-arch=sm_90a): NVRTC_ERROR_COMPILATION"},
+	} {
+		if c.err.Error() != c.want || enginetest.RepeatedPrefix(c.err) != "" {
+			t.Errorf("got %q, want %q", c.err, c.want)
+		}
+	}
+	if err := wrapf(check("cuInit(0)", NoDevice), "x"); !errors.Is(err, engine.ErrUnavailable) {
+		t.Errorf("%v does not wrap ErrUnavailable", err)
 	}
 }
 
@@ -511,7 +676,7 @@ func TestDescribe(t *testing.T) {
 		attrL2CacheSize: 50 << 20, attrMaxSharedMemoryPerBlock: 48 << 10, attrMaxSharedMemoryPerBlockOpt: 227 << 10,
 		attrMaxThreadsPerBlock: 1024, attrMaxBlockDimX: 1024, attrMaxBlockDimX + 1: 1024, attrMaxBlockDimX + 2: 64,
 		attrMaxGridDimX: 2147483647, attrMaxGridDimX + 1: 65535, attrMaxGridDimX + 2: 65535, attrWarpSize: 32,
-		attrPCIDomainID: 0, attrPCIBusID: 0x1b, attrPCIDeviceID: 0,
+		attrPCIDomainID: 0, attrPCIBusID: 0x1b, attrPCIDeviceID: 0, attrClusterLaunch: 1,
 	}
 	attr := func(m map[int]int) func(int) (int, error) {
 		return func(a int) (int, error) {
@@ -528,21 +693,28 @@ func TestDescribe(t *testing.T) {
 	want := driver.DeviceInfo{
 		Name: "NVIDIA H100 80GB HBM3", Vendor: "NVIDIA", Platform: "NVIDIA CUDA", Kind: driver.KindGPU,
 		LanguageVersion: "sm_90", ComputeUnits: 132, ClockMHz: 1980, GlobalMemBytes: 85 << 30, MaxAllocBytes: 85 << 30,
-		LocalMemBytes: 48 << 10, MaxWorkGroupSize: 1024, MaxWorkItemSizes: [3]int{1024, 1024, 64},
-		FP64: true, FP16: true, PCIBusID: "0000:1b:00.0",
+		LocalMemBytes: 48 << 10, LocalMemOptInBytes: 227 << 10, MaxWorkGroupSize: 1024, MaxWorkItemSizes: [3]int{1024, 1024, 64},
+		FP64: true, FP16: true, ComputeCapability: 90, PCIBusID: "0000:1b:00.0",
 	}
 	if info != want {
 		t.Errorf("describe:\n got %+v\nwant %+v", info, want)
 	}
 	if props.L2CacheBytes != 50<<20 || props.MemoryClockMHz != 2619 || props.MaxGridDim != [3]int{2147483647, 65535, 65535} ||
-		props.ComputeCapability != [2]int{9, 0} || props.SharedMemPerBlockOptin != 227<<10 {
+		props.ComputeCapability != [2]int{9, 0} || props.SharedMemPerBlockOptin != 227<<10 || !props.ClusterLaunch {
 		t.Errorf("properties %+v", props)
+	}
+	if f := (&device{props: props}).LaunchFeatures(); f != (driver.LaunchFeatures{SharedBytes: true, MaxClusterSize: 8}) {
+		t.Errorf("H100 launch features %+v", f)
 	}
 	// No PCI string: the attributes give it. Compute capability 5.2: no fp16.
 	old := map[int]int{attrComputeCapabilityMajor: 5, attrComputeCapabilityMinor: 2, attrPCIDomainID: 1, attrPCIBusID: 0xa, attrPCIDeviceID: 3}
-	info, _, err = describe(attr(old), "old", 1<<30, "")
-	if err != nil || info.FP16 || info.PCIBusID != "0001:0a:03.0" || info.LanguageVersion != "sm_52" || info.ComputeUnits != 0 {
+	info, props, err = describe(attr(old), "old", 1<<30, "")
+	if err != nil || info.FP16 || info.PCIBusID != "0001:0a:03.0" || info.LanguageVersion != "sm_52" || info.ComputeUnits != 0 ||
+		info.ComputeCapability != 52 || info.LocalMemOptInBytes != 0 {
 		t.Errorf("describe(old) = %+v, %v", info, err)
+	}
+	if f := (&device{props: props}).LaunchFeatures(); f != (driver.LaunchFeatures{SharedBytes: true}) {
+		t.Errorf("sm_52 launch features %+v: no clusters", f)
 	}
 	if info, _, _ := describe(attr(map[int]int{attrComputeCapabilityMajor: 5, attrComputeCapabilityMinor: 3}), "tx1", 1, ""); !info.FP16 {
 		t.Error("compute capability 5.3 has fp16")
@@ -621,54 +793,3 @@ func TestToolkitCandidates(t *testing.T) {
 		}
 	}
 }
-
-// TestOSThread: calls run one at a time, on one OS thread; after stop, calls are refused.
-func TestOSThread(t *testing.T) {
-	var tids []int
-	th, err := startOSThread(func() error { tids = append(tids, gettid()); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	running := 0
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				th.do(func() {
-					mu.Lock()
-					running++
-					if running != 1 {
-						t.Error("two calls ran at once")
-					}
-					mu.Unlock()
-					tids = append(tids, gettid())
-					mu.Lock()
-					running--
-					mu.Unlock()
-				})
-			}
-		}()
-	}
-	wg.Wait()
-	for _, id := range tids {
-		if id != tids[0] {
-			t.Fatalf("calls ran on OS threads %d and %d", tids[0], id)
-		}
-	}
-	th.stop()
-	th.stop()
-	if th.do(func() { t.Error("ran after stop") }) {
-		t.Error("do after stop reported true")
-	}
-	if err := th.call(func() error { return nil }); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("call after stop = %v, want ErrClosed", err)
-	}
-	if _, err := startOSThread(func() error { return errors.New("init failed") }); err == nil {
-		t.Error("a failed init started the thread")
-	}
-}
-
-func gettid() int { return syscall.Gettid() }

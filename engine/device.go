@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -11,10 +12,12 @@ import (
 
 // Device is an opened compute device. It is safe for concurrent use.
 type Device struct {
-	id      string
-	backend string
-	info    DeviceInfo
-	drv     driver.Device
+	id       string
+	backend  string
+	info     DeviceInfo
+	dialects []Dialect
+	features LaunchFeatures
+	drv      driver.Device
 
 	mu       sync.Mutex
 	closed   bool
@@ -30,7 +33,15 @@ type resource interface {
 func newDevice(id, backend string, d driver.Device) *Device {
 	info := d.Info()
 	info.ID = id
-	return &Device{id: id, backend: backend, info: info, drv: d, children: map[resource]struct{}{}}
+	dev := &Device{id: id, backend: backend, info: info, drv: d, children: map[resource]struct{}{}}
+	dev.dialects = []Dialect{DialectOpenCL}
+	if b, ok := d.(driver.DialectBuilder); ok {
+		dev.dialects = b.Dialects()
+	}
+	if f, ok := d.(driver.LaunchFeaturer); ok {
+		dev.features = f.LaunchFeatures()
+	}
+	return dev
 }
 
 // ID returns the device's ID, e.g. "opencl:0:0".
@@ -41,6 +52,18 @@ func (d *Device) Backend() string { return d.backend }
 
 // Info returns what the backend reports about the device; Info().ID is the full ID.
 func (d *Device) Info() DeviceInfo { return d.info }
+
+// Dialects returns the source dialects the device builds (see BuildSource), OpenCL C
+// first: every backend builds OpenCL C, the CUDA backend CUDA C++ too.
+func (d *Device) Dialects() []Dialect { return slices.Clone(d.dialects) }
+
+// Builds reports whether the device builds sources in dialect dl.
+func (d *Device) Builds(dl Dialect) bool { return slices.Contains(d.dialects, dl) }
+
+// LaunchFeatures returns the launch options the device accepts beyond a range's shape:
+// LocalBytes arguments, Range.SharedBytes and Range.Cluster. Launches that use an option
+// the device lacks fail with ErrUnsupported.
+func (d *Device) LaunchFeatures() LaunchFeatures { return d.features }
 
 // Driver returns the backend's device, for packages that extend a backend.
 func (d *Device) Driver() driver.Device { return d.drv }

@@ -18,12 +18,40 @@
 // Package platform lists the devices of every backend at once and applies the selection
 // policy (PRISM_DEVICE); most programs start there.
 //
+// # Dialects
+//
+// Build compiles OpenCL C, which every backend builds. BuildSource compiles a Source that
+// says its dialect: OpenCL C, or CUDA C++ for NVIDIA-only kernels, which only the CUDA
+// backend builds (Device.Dialects lists what a device builds). A dialect the device lacks
+// gives an error wrapping ErrUnsupported that names the dialect and the device:
+//
+//	if dev.Builds(engine.DialectCUDA) {
+//		prog, err = dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: wgmmaSrc, Name: "gemm.cu"})
+//	}
+//
+// # Launch options
+//
+// Beyond its shape, a launch may size local memory at launch time, in the way each API
+// does: an OpenCL kernel's __local pointer parameter takes a LocalBytes argument, a CUDA
+// C++ kernel's extern __shared__ array takes Range.SharedBytes; and on CUDA devices of
+// compute capability 9.0 and newer, Range.Cluster groups work-groups into thread-block
+// clusters. Device.LaunchFeatures says which of these a device accepts; engine refuses the
+// others with ErrUnsupported, and sizes beyond the device's limits (DeviceInfo.LocalMemBytes,
+// LocalMemOptInBytes) or the kernel's (Kernel.Attributes) with ErrInvalidArg, before the
+// backend is called.
+//
+// Kernel.Attributes reports what the backend knows of a compiled kernel: registers,
+// static local memory, private and constant memory, its largest work-group, the preferred
+// work-group multiple (the warp size on NVIDIA GPUs).
+//
 // # Validation
 //
 // Every call is checked before it reaches a driver: a nil or closed object, a buffer of
 // another device, a range whose global size is not a multiple of its local size, an offset
 // out of range or an argument of a type kernels cannot take all return an error wrapping
-// ErrInvalidArg or ErrClosed, and the driver is never called.
+// ErrInvalidArg or ErrClosed, and the driver is never called. Errors say each layer once:
+// "engine: open cuda:0: cuda: cannot load libcuda.so.1 ...", where engine adds what it
+// knows to the backend's own message.
 //
 // # Concurrency
 //

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/prism-compute/prism/engine/driver"
 )
@@ -32,3 +34,25 @@ type buildErr struct{ be *driver.BuildError }
 
 func (e buildErr) Error() string   { return "engine: " + e.be.Error() }
 func (e buildErr) Unwrap() []error { return []error{ErrBuild, e.be} }
+
+// prefix starts every error of this package.
+const prefix = "engine: "
+
+// contextError adds context to an error without repeating its "engine: " prefix, so that
+// each layer says who it is once.
+type contextError struct {
+	context string
+	err     error
+}
+
+func (e *contextError) Error() string {
+	return prefix + e.context + ": " + strings.TrimPrefix(e.err.Error(), prefix)
+}
+
+func (e *contextError) Unwrap() error { return e.err }
+
+// wrapf returns err with the context that format and args give ("launch axpy: argument 3"),
+// prefixed "engine: " once. err may come from this package or from a driver.
+func wrapf(err error, format string, args ...any) error {
+	return &contextError{context: fmt.Sprintf(format, args...), err: err}
+}

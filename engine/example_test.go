@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -68,4 +69,34 @@ func ExampleOpen() {
 	}
 	fmt.Println(dev.Info().Name, out)
 	// Output: Prism fake GPU [12 24 36]
+}
+
+// ExampleDevice_BuildSource builds a CUDA C++ kernel where the device builds that dialect,
+// and shows what each device accepts at launch. Here the fake backend's GPU stands in for a
+// CUDA device and its CPU for an OpenCL one, which refuses CUDA C++ before any compiler
+// runs.
+func ExampleDevice_BuildSource() {
+	fake.Register()
+	const reverse = `extern "C" __global__ void prism_group_reverse_shared(int n, int off, const uint32_t *in, uint32_t *out) {
+  extern __shared__ uint32_t tile[];
+  // ...
+}`
+	for _, id := range []string{"fake:0", "fake:1"} {
+		dev, err := engine.Open(context.Background(), id)
+		if err != nil {
+			log.Fatal(err)
+		}
+		f := dev.LaunchFeatures()
+		fmt.Printf("%s builds %v; LocalBytes arguments %v, Range.SharedBytes %v, clusters of up to %d\n",
+			id, dev.Dialects(), f.LocalArgs, f.SharedBytes, f.MaxClusterSize)
+		_, err = dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: reverse, Name: "reverse.cu"})
+		if errors.Is(err, engine.ErrUnsupported) {
+			fmt.Println(err)
+		}
+		dev.Close()
+	}
+	// Output:
+	// fake:0 builds [OpenCL C CUDA C++]; LocalBytes arguments true, Range.SharedBytes true, clusters of up to 8
+	// fake:1 builds [OpenCL C]; LocalBytes arguments true, Range.SharedBytes false, clusters of up to 0
+	// engine: build CUDA C++ on fake:1 (Prism fake CPU): the device builds OpenCL C only: unsupported
 }

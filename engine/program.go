@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/prism-compute/prism/engine/driver"
 )
@@ -13,23 +14,77 @@ type Program struct {
 	drv driver.Program
 }
 
-// Build compiles OpenCL C source for the device. options are compiler options such as
-// "-DWG=256"; each backend translates the ones it understands. A compile failure returns
-// an error wrapping ErrBuild from which errors.As extracts a *BuildError with the log.
+// Type aliases so that users need not import package driver.
+type (
+	// Dialect is the language of a kernel source; see driver.Dialect.
+	Dialect = driver.Dialect
+	// Source is kernel source text in a dialect, with an optional file name for compiler
+	// messages; see driver.Source. Its zero Dialect is OpenCL C.
+	Source = driver.Source
+	// KernelAttributes describes a compiled kernel; see driver.KernelAttributes.
+	KernelAttributes = driver.KernelAttributes
+)
+
+// Source dialects.
+const (
+	// DialectOpenCL is OpenCL C 1.2, which every backend builds.
+	DialectOpenCL = driver.DialectOpenCL
+	// DialectCUDA is CUDA C++, which only the CUDA backend builds (NVRTC).
+	DialectCUDA = driver.DialectCUDA
+)
+
+// ParseDialect returns the dialect named s ("OpenCL C", "CUDA C++", "opencl", "cuda") and
+// whether s names one.
+func ParseDialect(s string) (Dialect, bool) { return driver.ParseDialect(s) }
+
+// Build compiles OpenCL C source for the device: it is BuildSource of an OpenCL C Source.
+// options are compiler options such as "-DWG=256"; each backend translates the ones it
+// understands. A compile failure returns an error wrapping ErrBuild from which errors.As
+// extracts a *BuildError with the log.
 func (d *Device) Build(source string, options ...string) (*Program, error) {
+	return d.BuildSource(Source{Dialect: DialectOpenCL, Text: source}, options...)
+}
+
+// BuildSource compiles src, in its dialect, for the device. A dialect the device does not
+// build (see Dialects) returns an error wrapping ErrUnsupported that names the dialect and
+// the device, without calling the backend; an empty text or an unknown dialect wraps
+// ErrInvalidArg. options are compiler options: OpenCL C takes OpenCL's ("-DWG=256",
+// "-cl-fast-relaxed-math"), CUDA C++ takes NVRTC's ("-DWG=256", "--use_fast_math"); the
+// backend chooses the target architecture. A compile failure returns an error wrapping
+// ErrBuild from which errors.As extracts a *BuildError with the log.
+func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	if source == "" {
-		return nil, fmt.Errorf("engine: build: empty source: %w", ErrInvalidArg)
+	if !src.Dialect.Known() {
+		return nil, fmt.Errorf("engine: build: unknown dialect %d: %w", int(src.Dialect), ErrInvalidArg)
 	}
-	dp, err := d.drv.Build(source, options)
+	if src.Text == "" {
+		return nil, fmt.Errorf("engine: build: empty %s source: %w", src.Dialect, ErrInvalidArg)
+	}
+	if !d.Builds(src.Dialect) {
+		names := make([]string, len(d.dialects))
+		for i, dl := range d.dialects {
+			names[i] = dl.String()
+		}
+		return nil, fmt.Errorf("engine: build %s on %s (%s): the device builds %s only: %w",
+			src.Dialect, d.id, d.info.Name, strings.Join(names, " and "), ErrUnsupported)
+	}
+	var (
+		dp  driver.Program
+		err error
+	)
+	if b, ok := d.drv.(driver.DialectBuilder); ok {
+		dp, err = b.BuildSource(src, options)
+	} else {
+		dp, err = d.drv.Build(src.Text, options)
+	}
 	if err != nil {
 		var be *driver.BuildError
 		if errors.As(err, &be) {
 			return nil, buildErr{be}
 		}
-		return nil, fmt.Errorf("engine: build on %s: %w", d.id, err)
+		return nil, fmt.Errorf("engine: build %s on %s: %w", src.Dialect, d.id, err)
 	}
 	p := &Program{handle: handle{dev: d, what: "program"}, drv: dp}
 	if err := d.adopt(p); err != nil {
@@ -55,9 +110,16 @@ func (p *Program) Kernel(name string) (*Kernel, error) {
 	if c, ok := dk.(driver.ArgCounter); ok {
 		k.numArgs = c.NumArgs()
 	}
+	if r, ok := dk.(driver.AttributeReporter); ok {
+		k.attrs = r.Attributes()
+		if k.attrs.MaxWorkGroupSize > 0 {
+			k.maxWG = k.attrs.MaxWorkGroupSize
+		}
+	}
 	if l, ok := dk.(driver.WorkGroupLimiter); ok && l.MaxWorkGroupSize() > 0 {
 		k.maxWG = l.MaxWorkGroupSize()
 	}
+	k.attrs.MaxWorkGroupSize = k.maxWG
 	if err := p.dev.adopt(k); err != nil {
 		dk.Close()
 		return nil, err
@@ -89,6 +151,7 @@ type Kernel struct {
 	name    string
 	numArgs int // -1 when the backend cannot tell
 	maxWG   int
+	attrs   KernelAttributes
 }
 
 // Name returns the kernel's function name.
@@ -96,6 +159,12 @@ func (k *Kernel) Name() string { return k.name }
 
 // MaxWorkGroupSize returns the largest work-group this kernel can be launched with.
 func (k *Kernel) MaxWorkGroupSize() int { return k.maxWG }
+
+// Attributes returns what the backend reports about the compiled kernel: registers, static
+// local memory, private and constant memory, the preferred work-group multiple, binary
+// and PTX versions. Fields a backend cannot tell are zero, except MaxWorkGroupSize, which
+// is always MaxWorkGroupSize().
+func (k *Kernel) Attributes() KernelAttributes { return k.attrs }
 
 // Close releases the kernel. Idempotent.
 func (k *Kernel) Close() error {

@@ -12,8 +12,25 @@ import (
 )
 
 // Range is the shape of a kernel launch: global and local (work-group) sizes in 1, 2 or 3
-// dimensions. Global must be a multiple of Local in every dimension.
+// dimensions, Global a multiple of Local in every dimension, and the launch options
+// SharedBytes (dynamic shared memory per work-group) and Cluster (thread-block clusters),
+// which only some devices accept (Device.LaunchFeatures). Set them with WithSharedBytes
+// and WithCluster:
+//
+//	r := engine.Range1D(n, 256).WithSharedBytes(96 << 10)
 type Range = driver.Range
+
+// LaunchFeatures says which launch options a device accepts; see driver.LaunchFeatures.
+type LaunchFeatures = driver.LaunchFeatures
+
+// LocalBytes is a kernel argument for a __local pointer parameter (OpenCL): the size in
+// bytes of the local memory each work-group gets for it, chosen at launch
+// (clSetKernelArg with no value). A device whose LaunchFeatures lack LocalArgs refuses it
+// with ErrUnsupported; on CUDA, size a kernel's dynamic shared memory with
+// Range.SharedBytes instead.
+//
+//	q.Launch(k, r, in, out, engine.LocalBytes(256*4))
+type LocalBytes int64
 
 // Range1D returns a one-dimensional range.
 func Range1D(global, local int) Range {
@@ -80,9 +97,11 @@ func (q *Queue) Finish(ctx context.Context) error {
 }
 
 // Launch enqueues kernel k over range r. args are, in order, the kernel's arguments:
-// *Buffer[T] of any element type, or scalars of a fixed size (int32, uint32, int64, uint64,
-// float32, float64, int16, uint16, int8, uint8). A plain int is refused: its size on the
-// device would be ambiguous.
+// *Buffer[T] of any element type, scalars of a fixed size (int32, uint32, int64, uint64,
+// float32, float64, int16, uint16, int8, uint8), or LocalBytes for a __local pointer
+// parameter. A plain int is refused: its size on the device would be ambiguous. r's
+// launch options are checked against the device's LaunchFeatures and limits: an option
+// the device lacks gives ErrUnsupported, one beyond its limits ErrInvalidArg.
 func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 	ev, err := q.LaunchEvent(k, r, args...)
 	if err != nil {
@@ -109,16 +128,26 @@ func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
 	if err := checkRange(r, k.maxWG, q.dev.info.MaxWorkItemSizes); err != nil {
 		return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
 	}
+	if err := checkOptions(r, k, q.dev); err != nil {
+		return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
+	}
 	if k.numArgs >= 0 && len(args) != k.numArgs {
 		return nil, fmt.Errorf("engine: launch %s: %d arguments given, the kernel declares %d: %w", k.name, len(args), k.numArgs, ErrInvalidArg)
 	}
 	dargs := make([]driver.Arg, len(args))
+	var local int64 // bytes of LocalBytes arguments
 	for i, a := range args {
 		da, err := toArg(a, q.dev)
 		if err != nil {
-			return nil, fmt.Errorf("engine: launch %s: argument %d: %w", k.name, i, err)
+			return nil, wrapf(err, "launch %s: argument %d", k.name, i)
 		}
 		dargs[i] = da
+		local += da.Local
+	}
+	if local > 0 {
+		if err := checkLocalArgs(local, k, q.dev); err != nil {
+			return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
+		}
 	}
 	ev, err := q.drv.Launch(k.drv, r, dargs)
 	if err != nil {
@@ -217,6 +246,59 @@ func checkRange(r Range, maxWG int, maxItems [3]int) error {
 	return nil
 }
 
+// checkOptions checks a range's launch options against the device's features and limits
+// and the kernel's static local memory.
+func checkOptions(r Range, k *Kernel, dev *Device) error {
+	f, info := dev.features, dev.info
+	if n := r.SharedBytes; n != 0 {
+		if n < 0 {
+			return fmt.Errorf("dynamic shared memory of %d bytes: %w", n, ErrInvalidArg)
+		}
+		if !f.SharedBytes {
+			return fmt.Errorf("dynamic shared memory (Range.SharedBytes %d): %s (%s) does not size it at launch (use a LocalBytes argument for a __local pointer parameter): %w",
+				n, dev.id, info.Name, ErrUnsupported)
+		}
+		if limit := info.MaxLocalBytes(); limit > 0 && n+k.attrs.LocalBytes > limit {
+			return fmt.Errorf("dynamic shared memory of %d bytes and the kernel's %d static bytes exceed the %d bytes a work-group may use on %s: %w",
+				n, k.attrs.LocalBytes, limit, dev.id, ErrInvalidArg)
+		}
+	}
+	if !r.Clustered() {
+		return nil
+	}
+	size := 1
+	for i, c := range r.Cluster {
+		switch {
+		case c < 0 || (i < r.Dims && c == 0) || (i >= r.Dims && c > 1):
+			return fmt.Errorf("cluster %v in %d dimensions: each used dimension must be positive, the others 0 or 1: %w", r.Cluster, r.Dims, ErrInvalidArg)
+		case i < r.Dims && (r.Global[i]/r.Local[i])%c != 0:
+			return fmt.Errorf("cluster %v: %d work-groups in dimension %d is not a multiple of %d: %w", r.Cluster, r.Global[i]/r.Local[i], i, c, ErrInvalidArg)
+		}
+		size *= max(c, 1)
+	}
+	if f.MaxClusterSize == 0 {
+		return fmt.Errorf("thread-block cluster %v: %s (%s) has no clusters: %w", r.Cluster, dev.id, info.Name, ErrUnsupported)
+	}
+	if size > f.MaxClusterSize {
+		return fmt.Errorf("thread-block cluster %v of %d work-groups exceeds the %d of %s: %w", r.Cluster, size, f.MaxClusterSize, dev.id, ErrInvalidArg)
+	}
+	return nil
+}
+
+// checkLocalArgs checks local bytes of LocalBytes arguments against the device's features
+// and limits and the kernel's static local memory.
+func checkLocalArgs(local int64, k *Kernel, dev *Device) error {
+	if !dev.features.LocalArgs {
+		return fmt.Errorf("LocalBytes arguments (%d bytes): %s (%s) takes no __local pointer parameters (size dynamic shared memory with Range.SharedBytes): %w",
+			local, dev.id, dev.info.Name, ErrUnsupported)
+	}
+	if limit := dev.info.LocalMemBytes; limit > 0 && local+k.attrs.LocalBytes > limit {
+		return fmt.Errorf("LocalBytes arguments of %d bytes and the kernel's %d static bytes exceed the %d bytes of local memory of %s: %w",
+			local, k.attrs.LocalBytes, limit, dev.id, ErrInvalidArg)
+	}
+	return nil
+}
+
 type bufferArg interface {
 	kernelArg() (*handle, driver.Buffer)
 }
@@ -256,6 +338,11 @@ func toArg(a any, dev *Device) (driver.Arg, error) {
 		return driver.Arg{Value: []byte{byte(v)}}, nil
 	case uint8:
 		return driver.Arg{Value: []byte{v}}, nil
+	case LocalBytes:
+		if v <= 0 {
+			return driver.Arg{}, fmt.Errorf("LocalBytes(%d): the size must be positive: %w", v, ErrInvalidArg)
+		}
+		return driver.Arg{Local: int64(v)}, nil
 	case nil:
 		return driver.Arg{}, fmt.Errorf("nil: %w", ErrInvalidArg)
 	case int, uint:

@@ -78,17 +78,15 @@ func lookup(name string) (driver.Driver, error) {
 }
 
 // Devices probes one backend and lists its devices, with IDs local to the backend. A backend
-// whose library is missing returns an error wrapping ErrUnavailable.
+// whose library is missing returns an error wrapping ErrUnavailable. The error is the
+// backend's own, which starts with its name ("cuda: cannot load ..."): engine has nothing
+// to add to it.
 func Devices(ctx context.Context, backend string) ([]DeviceInfo, error) {
 	d, err := lookup(backend)
 	if err != nil {
 		return nil, err
 	}
-	infos, err := d.Devices(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %s: %w", backend, err)
-	}
-	return infos, nil
+	return d.Devices(ctx)
 }
 
 // SplitID splits a device ID ("opencl:1:0", "cuda:0") into backend and backend-local ID.

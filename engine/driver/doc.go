@@ -9,6 +9,22 @@
 // A backend registers itself once, in an init function, with engine.Register. init must not
 // load libraries or call the driver: probing happens on the first call to Driver.Devices.
 //
-// Optional behaviour is expressed by capability interfaces (ArgCounter, ...) that a value
-// may implement; engine falls back to a generic path when one is missing.
+// Optional behaviour is expressed by capability interfaces that a value may implement;
+// engine falls back to a generic path when one is missing:
+//
+//   - DialectBuilder (Device): sources in dialects beyond OpenCL C, such as CUDA C++.
+//     Fallback: OpenCL C only, through Device.Build.
+//   - LaunchFeaturer (Device): launch options beyond the range's shape (local-memory
+//     arguments, dynamic shared memory, thread-block clusters). Fallback: none; engine
+//     refuses them with ErrUnsupported.
+//   - ArgCounter, WorkGroupLimiter, AttributeReporter (Kernel): the kernel's argument
+//     count, work-group limit and attributes. Fallback: counts are not checked, the
+//     device's work-group limit applies, attributes are zero.
+//
+// # Errors
+//
+// A backend's errors start with its package name ("cuda: cuMemAlloc_v2(1024 bytes):
+// CUDA_ERROR_OUT_OF_MEMORY") and say it once: a backend that adds context to one of its own
+// errors does not repeat the prefix. engine adds its own context only where it has some
+// ("engine: open cuda:0: cuda: ..."), and never names the backend twice.
 package driver

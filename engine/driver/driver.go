@@ -64,18 +64,13 @@ type WorkGroupLimiter interface {
 	MaxWorkGroupSize() int
 }
 
-// Arg is one kernel argument: either a buffer or a scalar's bytes, never both.
+// Arg is one kernel argument: exactly one of a buffer, a scalar's bytes, or the size in
+// bytes of the local memory that a __local pointer parameter points to (only on devices
+// whose LaunchFeatures have LocalArgs).
 type Arg struct {
 	Buffer Buffer
 	Value  []byte
-}
-
-// Range is an N-dimensional launch: Dims is 1, 2 or 3; Global and Local hold the number of
-// work-items in each used dimension, Global a multiple of Local in each.
-type Range struct {
-	Dims   int
-	Global [3]int
-	Local  [3]int
+	Local  int64
 }
 
 // Queue is an in-order command queue. A Queue is used by one goroutine at a time.
@@ -91,7 +86,9 @@ type Queue interface {
 	// Fill enqueues a fill of size bytes at offset with a repeated pattern of 1, 2, 4, 8,
 	// 16, 32, 64 or 128 bytes; offset and size are multiples of the pattern's length.
 	Fill(dst Buffer, offset int64, pattern []byte, size int64) (Event, error)
-	// Launch enqueues a kernel.
+	// Launch enqueues a kernel. r's launch options (SharedBytes, Cluster) and Local
+	// arguments are set only where the device's LaunchFeatures accept them, within the
+	// device's limits.
 	Launch(k Kernel, r Range, args []Arg) (Event, error)
 	// Finish waits until every enqueued command has completed.
 	Finish(ctx context.Context) error

@@ -54,24 +54,41 @@ func ParseKind(s string) (Kind, bool) {
 
 // DeviceInfo is what a backend reports about one device. Zero values mean "not reported".
 type DeviceInfo struct {
-	ID               string `json:"id"` // backend-local ID, e.g. "1:0"
-	Name             string `json:"name"`
-	Vendor           string `json:"vendor"`
-	Platform         string `json:"platform,omitempty"`
-	Kind             Kind   `json:"kind"`
-	APIVersion       string `json:"api_version"`
-	DriverVersion    string `json:"driver_version"`
-	LanguageVersion  string `json:"language_version,omitempty"` // OpenCL C version, or compute capability
-	ComputeUnits     int    `json:"compute_units"`
-	ClockMHz         int    `json:"clock_mhz"`
-	GlobalMemBytes   int64  `json:"global_mem_bytes"`
-	MaxAllocBytes    int64  `json:"max_alloc_bytes"`
-	LocalMemBytes    int64  `json:"local_mem_bytes"`
-	MaxWorkGroupSize int    `json:"max_work_group_size"`
-	MaxWorkItemSizes [3]int `json:"max_work_item_sizes"`
-	FP64             bool   `json:"fp64"`
-	FP16             bool   `json:"fp16"`
+	ID              string `json:"id"` // backend-local ID, e.g. "1:0"
+	Name            string `json:"name"`
+	Vendor          string `json:"vendor"`
+	Platform        string `json:"platform,omitempty"`
+	Kind            Kind   `json:"kind"`
+	APIVersion      string `json:"api_version"`
+	DriverVersion   string `json:"driver_version"`
+	LanguageVersion string `json:"language_version,omitempty"` // OpenCL C version, or compute capability
+	ComputeUnits    int    `json:"compute_units"`
+	ClockMHz        int    `json:"clock_mhz"`
+	GlobalMemBytes  int64  `json:"global_mem_bytes"`
+	MaxAllocBytes   int64  `json:"max_alloc_bytes"`
+	LocalMemBytes   int64  `json:"local_mem_bytes"`
+	// LocalMemOptInBytes is the most local (shared) memory one work-group may use when its
+	// kernel opts in to more than LocalMemBytes (CUDA's
+	// CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN); zero where there is no
+	// opt-in, and LocalMemBytes is the limit.
+	LocalMemOptInBytes int64  `json:"local_mem_optin_bytes,omitempty"`
+	MaxWorkGroupSize   int    `json:"max_work_group_size"`
+	MaxWorkItemSizes   [3]int `json:"max_work_item_sizes"`
+	FP64               bool   `json:"fp64"`
+	FP16               bool   `json:"fp16"`
+	// ComputeCapability is an NVIDIA GPU's compute capability as major*10+minor (90 for
+	// sm_90), zero for other devices or where the API does not report it.
+	ComputeCapability int `json:"compute_capability,omitempty"`
 	// PCIBusID is the domain:bus:device.function address ("0000:17:00.0") where the API
 	// reports it, so that the views of one card through two APIs can be matched.
 	PCIBusID string `json:"pci_bus_id,omitempty"`
+}
+
+// MaxLocalBytes returns the most local memory one work-group may use: LocalMemOptInBytes
+// where the device has an opt-in, else LocalMemBytes (zero when not reported).
+func (in DeviceInfo) MaxLocalBytes() int64 {
+	if in.LocalMemOptInBytes > in.LocalMemBytes {
+		return in.LocalMemOptInBytes
+	}
+	return in.LocalMemBytes
 }

@@ -17,9 +17,11 @@ func (s *suite) testClosed(t *testing.T) {
 	expect := func(t *testing.T, d *engine.Device, what string, call func() error) {
 		t.Helper()
 		before := s.callsOn(d)
-		if err := call(); !errors.Is(err, engine.ErrClosed) {
+		err := call()
+		if !errors.Is(err, engine.ErrClosed) {
 			t.Errorf("%s: got error %v, want one wrapping ErrClosed", what, err)
 		}
+		checkPrefix(t, what, err)
 		s.checkNoDriverCallsOn(t, d, before, what)
 	}
 	closeTwice := func(t *testing.T, what string, c interface{ Close() error }) {

@@ -14,9 +14,16 @@
 // odd offsets inside guard bands filled with a sentinel (NaN bits for floats, 0xDEADBEEF
 // for integers) that must stay untouched; kernel launches in one, two and three dimensions
 // with global sizes rounded up to local sizes of 1, 64 and 256 (capped by the kernel's
-// limit), against Go references; -D build options; event timing and Queue.Timed; build
-// errors that carry the compiler's log; the refusal of invalid arguments and of closed objects; and one
-// device shared by many goroutines.
+// limit), against Go references; the source dialects the device builds, and the refusal
+// (ErrUnsupported, naming dialect and device) of those it does not; kernel attributes;
+// local memory staged through a kernel-scope __local array, through a __local pointer
+// parameter sized with engine.LocalBytes (where the device takes them), and through CUDA
+// C++ dynamic shared memory sized with Range.SharedBytes up to the device's opt-in limit
+// (where it builds CUDA C++); thread-block clusters (where it has them); -D build options;
+// event timing and Queue.Timed; build errors that carry the compiler's log; the refusal of
+// invalid arguments, of launch options the device lacks or cannot fit, and of closed
+// objects, with errors that repeat no prefix (RepeatedPrefix); and one device shared by
+// many goroutines.
 //
 // Backend deviations are passed in Options. Under Oclgrind, or anywhere time is short, set
 // PRISM_TEST_SIZE=small (see Small): sizes stay at or below 4097 and the concurrency test

@@ -77,6 +77,12 @@ func TestDevice(t *testing.T, id string, opts Options) {
 
 	t.Run("Buffer", s.testBuffers)
 	t.Run("Launch", s.testLaunch)
+	t.Run("Dialects", s.testDialects)
+	t.Run("Attributes", s.testAttributes)
+	t.Run("StaticLocal", s.testStaticLocal)
+	t.Run("LocalArgs", s.testLocalArgs)
+	t.Run("SharedBytes", s.testSharedBytes)
+	t.Run("Clusters", s.testClusters)
 	t.Run("BuildOptions", s.testBuildOptions)
 	t.Run("Elapsed", s.testElapsed)
 	t.Run("Timed", s.testTimed)

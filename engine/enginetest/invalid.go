@@ -12,8 +12,9 @@ import (
 )
 
 // testInvalidArgs checks that engine refuses malformed calls with ErrInvalidArg (or
-// ErrOutOfMemory for an allocation above the device's limit), before they reach the driver
-// (checked when Options.DriverCalls is set), and that they change nothing.
+// ErrOutOfMemory for an allocation above the device's limit, ErrUnsupported for a launch
+// option the device lacks), before they reach the driver (checked when Options.DriverCalls
+// is set), with errors that say each prefix once, and that they change nothing.
 func (s *suite) testInvalidArgs(t *testing.T) {
 	ctx := context.Background()
 	const n = 64
@@ -85,6 +86,40 @@ func (s *suite) testInvalidArgs(t *testing.T) {
 	}
 	one := make([]float32, 1)
 
+	// Launch options: what a device lacks is unsupported, what exceeds its limits invalid.
+	f := s.dev.LaunchFeatures()
+	unsupportedUnless := func(has bool) error {
+		if has {
+			return engine.ErrInvalidArg
+		}
+		return engine.ErrUnsupported
+	}
+	noSharedLimit := ""
+	if f.SharedBytes && info.MaxLocalBytes() <= 0 {
+		noSharedLimit = "the device reports no local memory limit"
+	}
+	noLocalLimit := ""
+	if f.LocalArgs && info.LocalMemBytes <= 0 {
+		noLocalLimit = "the device reports no local memory limit"
+	}
+	bigCluster := 2 * max(f.MaxClusterSize, 1) // n/1 = 64 work-groups: a power of two divides it
+	noBigCluster := ""
+	if n%bigCluster != 0 {
+		noBigCluster = "the device's cluster limit does not fit the test's 64 work-groups"
+	}
+	noClusters := ""
+	if f.MaxClusterSize > 0 {
+		noClusters = "the device has clusters"
+	}
+	noShared := ""
+	if f.SharedBytes {
+		noShared = "the device sizes dynamic shared memory"
+	}
+	noLocalArgs := ""
+	if f.LocalArgs {
+		noLocalArgs = "the device takes LocalBytes arguments"
+	}
+
 	cases := []struct {
 		name string
 		want error  // nil means ErrInvalidArg
@@ -118,6 +153,22 @@ func (s *suite) testInvalidArgs(t *testing.T) {
 		{name: "Launch/kernel of another device", call: func() error { return q.Launch(otherKernel, ok, args...) }},
 		{name: "Launch/nil kernel", call: func() error { return q.Launch(nil, ok, args...) }},
 		{name: "Launch/nil queue", call: func() error { return (*engine.Queue)(nil).Launch(k, ok, args...) }},
+		{name: "Launch/SharedBytes negative", call: launch(ok.WithSharedBytes(-1), args...)},
+		{name: "Launch/SharedBytes where unsupported", want: engine.ErrUnsupported, skip: noShared, call: launch(ok.WithSharedBytes(4), args...)},
+		{name: "Launch/SharedBytes above the local memory limit", want: unsupportedUnless(f.SharedBytes), skip: noSharedLimit,
+			call: launch(ok.WithSharedBytes(info.MaxLocalBytes()+1), args...)},
+		{name: "Launch/cluster negative", call: launch(ok.WithCluster(-2, 1, 1), args...)},
+		{name: "Launch/cluster of 0 in a used dimension", call: launch(ok.WithCluster(0, 2, 1), args...)},
+		{name: "Launch/cluster in an unused dimension", call: launch(ok.WithCluster(1, 1, 2), args...)},
+		{name: "Launch/cluster not dividing the work-groups", call: launch(ok.WithCluster(3, 1, 1), args...)},
+		{name: "Launch/cluster where unsupported", want: engine.ErrUnsupported, skip: noClusters, call: launch(ok.WithCluster(2, 1, 1), args...)},
+		{name: "Launch/cluster above MaxClusterSize", want: unsupportedUnless(f.MaxClusterSize > 0), skip: noBigCluster,
+			call: launch(ok.WithCluster(bigCluster, 1, 1), args...)},
+		{name: "Launch/LocalBytes 0", call: launch(ok, with(4, engine.LocalBytes(0))...)},
+		{name: "Launch/LocalBytes negative", call: launch(ok, with(4, engine.LocalBytes(-4))...)},
+		{name: "Launch/LocalBytes where unsupported", want: engine.ErrUnsupported, skip: noLocalArgs, call: launch(ok, with(4, engine.LocalBytes(4))...)},
+		{name: "Launch/LocalBytes above the local memory limit", want: unsupportedUnless(f.LocalArgs), skip: noLocalLimit,
+			call: launch(ok, with(4, engine.LocalBytes(info.LocalMemBytes+1))...)},
 		{name: "LaunchEvent/global not a multiple of local", call: func() error {
 			ev, err := q.LaunchEvent(k, engine.Range1D(65, 64), args...)
 			ev.Close()
@@ -162,6 +213,14 @@ func (s *suite) testInvalidArgs(t *testing.T) {
 		{name: "Upload/empty", call: func() error { _, err := engine.Upload(q, []float32{}); return err }},
 		{name: "Build/empty source", call: func() error { _, err := s.dev.Build(""); return err }},
 		{name: "Build/nil device", call: func() error { _, err := (*engine.Device)(nil).Build(suitekernels.Source); return err }},
+		{name: "BuildSource/unknown dialect", call: func() error {
+			_, err := s.dev.BuildSource(engine.Source{Dialect: engine.Dialect(99), Text: suitekernels.Source})
+			return err
+		}},
+		{name: "BuildSource/empty CUDA C++ source", call: func() error {
+			_, err := s.dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA})
+			return err
+		}},
 		{name: "NewQueue/nil device", call: func() error { _, err := (*engine.Device)(nil).NewQueue(); return err }},
 		{name: "Kernel/nil program", call: func() error { _, err := (*engine.Program)(nil).Kernel(suitekernels.Axpy); return err }},
 	}
@@ -179,6 +238,7 @@ func (s *suite) testInvalidArgs(t *testing.T) {
 			if !errors.Is(err, want) {
 				t.Errorf("got error %v, want one wrapping %q", err, want)
 			}
+			checkPrefix(t, "the refused call", err)
 			s.checkNoDriverCalls(t, before, "the refused call")
 		})
 	}

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 // device is an opened fake device. It tracks the objects made from it that are still open,
 // to check that Device.Close comes last.
 type device struct {
+	spec
 	info  driver.DeviceInfo
 	calls counters
 
@@ -24,7 +26,11 @@ type device struct {
 	allocated int64
 }
 
-var _ driver.Device = (*device)(nil)
+var (
+	_ driver.Device         = (*device)(nil)
+	_ driver.DialectBuilder = (*device)(nil)
+	_ driver.LaunchFeaturer = (*device)(nil)
+)
 
 func (d *device) Info() driver.DeviceInfo {
 	count(d, "Device.Info")
@@ -91,10 +97,30 @@ func (d *device) Alloc(size int64) (driver.Buffer, error) {
 
 func (d *device) Build(source string, options []string) (driver.Program, error) {
 	count(d, "Device.Build")
+	return d.build(driver.Source{Dialect: driver.DialectOpenCL, Text: source}, options)
+}
+
+// Dialects returns the dialects the device builds: OpenCL C, and CUDA C++ on the GPU.
+func (d *device) Dialects() []driver.Dialect {
+	count(d, "Device.Dialects")
+	return slices.Clone(d.dialects)
+}
+
+// BuildSource builds src in one of the device's dialects; another one is a violation
+// (engine refuses it).
+func (d *device) BuildSource(src driver.Source, options []string) (driver.Program, error) {
+	count(d, "Device.BuildSource")
+	if !slices.Contains(d.dialects, src.Dialect) {
+		return nil, violation("BuildSource in %s on a device that builds %v", src.Dialect, d.dialects)
+	}
+	return d.build(src, options)
+}
+
+func (d *device) build(src driver.Source, options []string) (driver.Program, error) {
 	if d.isClosed() {
 		return nil, violation("Build on a closed device")
 	}
-	p, err := build(d, source, options)
+	p, err := build(d, src, options)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +128,13 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		return nil, err
 	}
 	return p, nil
+}
+
+// LaunchFeatures returns the device's launch options: all of them on the GPU, LocalBytes
+// arguments on the CPU.
+func (d *device) LaunchFeatures() driver.LaunchFeatures {
+	count(d, "Device.LaunchFeatures")
+	return d.features
 }
 
 func (d *device) NewQueue() (driver.Queue, error) {

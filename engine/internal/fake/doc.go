@@ -3,14 +3,20 @@
 //
 // It registers as "fake" (call Register) and offers two devices, "fake:0" (a GPU) and
 // "fake:1" (a CPU), with plausible limits: work-groups of up to 256 items, 256 MiB per
-// allocation. Buffers are Go memory; Write, Read, Copy and Fill really move bytes. Build
-// does not compile: it finds the kernels a source declares (`__kernel void NAME(`) and
-// binds each to a Go implementation of the same name. It knows the conformance suite's
-// kernels (engine/internal/suitekernels) and nothing else; a source that declares any
-// other kernel fails to build with a *driver.BuildError whose log quotes that kernel's
-// lines, as a compiler's log would quote the offending line. Launch runs the Go
-// implementation once per work-item of the global range, synchronously, and times it with
-// the host clock (Elapsed is never zero). -D options reach the kernels as macros.
+// allocation, 64 KiB of local memory (96 KiB with opt-in on the GPU). Buffers are Go
+// memory; Write, Read, Copy and Fill really move bytes. Build does not compile: it finds
+// the kernels a source declares (`__kernel void NAME(` in OpenCL C, `__global__ void
+// NAME(` in CUDA C++) and binds each to a Go implementation of the same name. It knows the
+// conformance suite's kernels (engine/internal/suitekernels) and nothing else; a source
+// that declares any other kernel fails to build with a *driver.BuildError whose log quotes
+// that kernel's lines, as a compiler's log would quote the offending line. Launch runs the
+// Go implementation once per work-item of the global range, synchronously, and times it
+// with the host clock (Elapsed is never zero). -D options reach the kernels as macros.
+//
+// The GPU implements every optional capability of the driver SPI: it builds OpenCL C and
+// CUDA C++, and its launches take LocalBytes arguments, dynamic shared memory and
+// thread-block clusters of up to 8 work-groups. The CPU builds OpenCL C only and takes
+// LocalBytes arguments only, as an OpenCL device does. Kernels report their attributes.
 //
 // # Checking the front end
 //

@@ -26,7 +26,14 @@ func Register() {
 
 // Driver is the fake backend. Its methods are safe for concurrent use.
 type Driver struct {
-	infos []driver.DeviceInfo
+	specs []spec
+}
+
+// spec is one fake device: what it reports, the dialects it builds and its launch features.
+type spec struct {
+	info     driver.DeviceInfo
+	dialects []driver.Dialect
+	features driver.LaunchFeatures
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -51,8 +58,20 @@ func New() *Driver {
 	}
 	gpu, cpu := base, base
 	gpu.ID, gpu.Name, gpu.Kind, gpu.PCIBusID = "0", "Prism fake GPU", driver.KindGPU, "0000:01:00.0"
+	gpu.LocalMemOptInBytes = 96 << 10
 	cpu.ID, cpu.Name, cpu.Kind = "1", "Prism fake CPU", driver.KindCPU
-	return &Driver{infos: []driver.DeviceInfo{gpu, cpu}}
+	return &Driver{specs: []spec{
+		{
+			info:     gpu,
+			dialects: []driver.Dialect{driver.DialectOpenCL, driver.DialectCUDA},
+			features: driver.LaunchFeatures{LocalArgs: true, SharedBytes: true, MaxClusterSize: 8},
+		},
+		{
+			info:     cpu,
+			dialects: []driver.Dialect{driver.DialectOpenCL},
+			features: driver.LaunchFeatures{LocalArgs: true},
+		},
+	}}
 }
 
 // Devices lists the fake devices.
@@ -61,7 +80,11 @@ func (d *Driver) Devices(ctx context.Context) ([]driver.DeviceInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("fake: Devices: %w", err)
 	}
-	return append([]driver.DeviceInfo(nil), d.infos...), nil
+	infos := make([]driver.DeviceInfo, len(d.specs))
+	for i, sp := range d.specs {
+		infos[i] = sp.info
+	}
+	return infos, nil
 }
 
 // Open opens a fake device; every call returns a new, independent device.
@@ -70,9 +93,9 @@ func (d *Driver) Open(ctx context.Context, id string) (driver.Device, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("fake: Open: %w", err)
 	}
-	for _, in := range d.infos {
-		if in.ID == id {
-			return &device{info: in, calls: newCounters(), live: map[any]string{}}, nil
+	for _, sp := range d.specs {
+		if sp.info.ID == id {
+			return &device{spec: sp, info: sp.info, calls: newCounters(), live: map[any]string{}}, nil
 		}
 	}
 	return nil, fmt.Errorf("fake: Open: no device %q: %w", id, engine.ErrNotFound)

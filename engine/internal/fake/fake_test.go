@@ -14,26 +14,42 @@ import (
 	"github.com/prism-compute/prism/engine/internal/suitekernels"
 )
 
-// TestKernelsMatchSource checks that the Go implementations and the suite's source declare
-// the same kernels with the same number of parameters.
+// TestKernelsMatchSource checks that the Go implementations and the suite's sources declare
+// the same kernels, in the same dialects, with the same number of parameters.
 func TestKernelsMatchSource(t *testing.T) {
-	decl := regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`)
+	decl := map[driver.Dialect]*regexp.Regexp{
+		driver.DialectOpenCL: regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`),
+		driver.DialectCUDA:   regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(([^)]*)\)`),
+	}
 	var inSource []string
-	for _, m := range decl.FindAllStringSubmatch(suitekernels.Source, -1) {
-		name, params := m[1], strings.Count(m[2], ",")+1
-		inSource = append(inSource, name)
-		im, ok := kernels[name]
-		if !ok {
-			t.Errorf("kernel %s of the suite has no Go implementation", name)
-			continue
-		}
-		if len(im.params) != params || suitekernels.NumArgs[name] != params {
-			t.Errorf("%s: source declares %d parameters, Go implementation %d, NumArgs %d", name, params, len(im.params), suitekernels.NumArgs[name])
+	for _, src := range []driver.Source{
+		{Dialect: driver.DialectOpenCL, Text: suitekernels.Source, Name: "Source"},
+		{Dialect: driver.DialectOpenCL, Text: suitekernels.LocalArgSource, Name: "LocalArgSource"},
+		{Dialect: driver.DialectCUDA, Text: suitekernels.CUDASource, Name: "CUDASource"},
+		{Dialect: driver.DialectCUDA, Text: suitekernels.ClusterSource, Name: "ClusterSource"},
+	} {
+		for _, m := range decl[src.Dialect].FindAllStringSubmatch(src.Text, -1) {
+			name, params := m[1], strings.Count(m[2], ",")+1
+			inSource = append(inSource, name)
+			im, ok := kernels[name]
+			if !ok {
+				t.Errorf("kernel %s of %s has no Go implementation", name, src.Name)
+				continue
+			}
+			if im.dialect != src.Dialect {
+				t.Errorf("%s: %s declares it in %s, the Go implementation in %s", name, src.Name, src.Dialect, im.dialect)
+			}
+			if len(im.params) != params {
+				t.Errorf("%s: %s declares %d parameters, the Go implementation %d", name, src.Name, params, len(im.params))
+			}
+			if n, ok := suitekernels.NumArgs[name]; ok && n != params {
+				t.Errorf("%s: %s declares %d parameters, NumArgs %d", name, src.Name, params, n)
+			}
 		}
 	}
 	for name := range kernels {
 		if !slices.Contains(inSource, name) {
-			t.Errorf("Go kernel %s is not in the suite's source", name)
+			t.Errorf("Go kernel %s is not in the suite's sources", name)
 		}
 	}
 }
@@ -56,7 +72,7 @@ func TestBuildLog(t *testing.T) {
 		t.Fatalf("Build = %v, want a *driver.BuildError", err)
 	}
 	line := strings.Count("// header\n"+suitekernels.Source+"\n", "\n") + 1
-	for _, want := range []string{`error: the fake backend has no Go implementation of kernel "prism_bad"`, suitekernels.BadIdent, ":" + strconv.Itoa(line) + ":15:"} {
+	for _, want := range []string{`error: the fake backend has no Go implementation of OpenCL C kernel "prism_bad"`, suitekernels.BadIdent, ":" + strconv.Itoa(line) + ":15:"} {
 		if !strings.Contains(be.Log, want) {
 			t.Errorf("log does not hold %q:\n%s", want, be.Log)
 		}
@@ -129,6 +145,34 @@ func TestContract(t *testing.T) {
 		}},
 		{"Launch other device's buffer", func() error {
 			_, err := dq.Launch(k, driver.Range{Dims: 1, Global: [3]int{1}, Local: [3]int{1}}, []driver.Arg{good[0], good[1], {Buffer: ob}})
+			return err
+		}},
+		{"Launch buffer and local size", func() error {
+			_, err := dq.Launch(k, driver.Range{Dims: 1, Global: [3]int{1}, Local: [3]int{1}}, []driver.Arg{good[0], good[1], {Buffer: db, Local: 4}})
+			return err
+		}},
+		{"Launch shared bytes above the limit", func() error {
+			r := driver.Range{Dims: 1, Global: [3]int{1}, Local: [3]int{1}, SharedBytes: 96<<10 + 1}
+			_, err := dq.Launch(k, r, good)
+			return err
+		}},
+		{"Launch cluster above 8", func() error {
+			r := driver.Range{Dims: 1, Global: [3]int{16}, Local: [3]int{1}, Cluster: [3]int{16, 1, 1}}
+			_, err := dq.Launch(k, r, good)
+			return err
+		}},
+		{"Launch cluster not dividing the grid", func() error {
+			r := driver.Range{Dims: 1, Global: [3]int{6}, Local: [3]int{1}, Cluster: [3]int{4, 1, 1}}
+			_, err := dq.Launch(k, r, good)
+			return err
+		}},
+		{"BuildSource in a dialect the device lacks", func() error {
+			cpu, err := New().Open(context.Background(), "1")
+			if err != nil {
+				return err
+			}
+			defer cpu.Close()
+			_, err = cpu.(*device).BuildSource(driver.Source{Dialect: driver.DialectCUDA, Text: suitekernels.CUDASource}, nil)
 			return err
 		}},
 	} {

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,17 +12,23 @@ import (
 	"github.com/prism-compute/prism/engine/internal/suitekernels"
 )
 
-// param describes one kernel parameter: a buffer, or a scalar of that many bytes.
+// param describes one kernel parameter: a buffer, a __local pointer, or a scalar of that
+// many bytes.
 type param int
 
-const bufferParam param = 0
+const (
+	bufferParam param = 0
+	localParam  param = -1
+)
 
 // impl is the Go implementation of a kernel.
 type impl struct {
-	params []param
-	// bind decodes the arguments (checked against params) once per launch and returns
-	// the function that runs one work-item, given its global IDs.
-	bind func(a args, defines map[string]string) (func(gid [3]int), error)
+	dialect    driver.Dialect // the dialect of the source that declares it
+	params     []param
+	localBytes int64 // static local memory, as a compiler would report it
+	// bind decodes the arguments (checked against params) once per launch of range r and
+	// returns the function that runs one work-item, given its global IDs.
+	bind func(a args, defines map[string]string, r driver.Range) (func(gid [3]int), error)
 }
 
 // kernels are the Go implementations the fake knows, by kernel name: those of the
@@ -29,7 +36,7 @@ type impl struct {
 var kernels = map[string]*impl{
 	suitekernels.Axpy: {
 		params: []param{4, 4, 4, bufferParam, bufferParam},
-		bind: func(a args, _ map[string]string) (func([3]int), error) {
+		bind: func(a args, _ map[string]string, _ driver.Range) (func([3]int), error) {
 			n, off, alpha, x, y := int(a.int32(0)), int(a.int32(1)), a.float32(2), view[float32](a, 3), view[float32](a, 4)
 			return func(g [3]int) {
 				if i := g[0]; i < n {
@@ -41,7 +48,7 @@ var kernels = map[string]*impl{
 	},
 	suitekernels.Iota: {
 		params: []param{4, 4, bufferParam},
-		bind: func(a args, _ map[string]string) (func([3]int), error) {
+		bind: func(a args, _ map[string]string, _ driver.Range) (func([3]int), error) {
 			n, off, out := int(a.int32(0)), int(a.int32(1)), view[uint32](a, 2)
 			return func(g [3]int) {
 				if i := g[0]; i < n {
@@ -52,7 +59,7 @@ var kernels = map[string]*impl{
 	},
 	suitekernels.Index2D: {
 		params: []param{4, 4, 4, bufferParam},
-		bind: func(a args, _ map[string]string) (func([3]int), error) {
+		bind: func(a args, _ map[string]string, _ driver.Range) (func([3]int), error) {
 			w, h, off, out := int(a.int32(0)), int(a.int32(1)), int(a.int32(2)), view[uint32](a, 3)
 			return func(g [3]int) {
 				if x, y := g[0], g[1]; x < w && y < h {
@@ -63,7 +70,7 @@ var kernels = map[string]*impl{
 	},
 	suitekernels.Index3D: {
 		params: []param{4, 4, 4, 4, bufferParam},
-		bind: func(a args, _ map[string]string) (func([3]int), error) {
+		bind: func(a args, _ map[string]string, _ driver.Range) (func([3]int), error) {
 			w, h, d, off, out := int(a.int32(0)), int(a.int32(1)), int(a.int32(2)), int(a.int32(3)), view[uint32](a, 4)
 			return func(g [3]int) {
 				if x, y, z := g[0], g[1], g[2]; x < w && y < h && z < d {
@@ -74,7 +81,7 @@ var kernels = map[string]*impl{
 	},
 	suitekernels.Define: {
 		params: []param{bufferParam},
-		bind: func(a args, defines map[string]string) (func([3]int), error) {
+		bind: func(a args, defines map[string]string, _ driver.Range) (func([3]int), error) {
 			v := int32(suitekernels.DefineDefault)
 			if s, ok := defines[suitekernels.DefineMacro]; ok {
 				n, err := strconv.ParseInt(s, 0, 32)
@@ -91,6 +98,92 @@ var kernels = map[string]*impl{
 			}, nil
 		},
 	},
+	suitekernels.GroupReverse: {
+		params:     []param{4, 4, bufferParam, bufferParam},
+		localBytes: suitekernels.GroupMax * 4,
+		bind: func(a args, _ map[string]string, r driver.Range) (func([3]int), error) {
+			if r.Local[0] > suitekernels.GroupMax {
+				return nil, fmt.Errorf("fake: work-groups of %d items overflow the kernel's local array of %d", r.Local[0], suitekernels.GroupMax)
+			}
+			return groupReverse(a, r.Local[0]), nil
+		},
+	},
+	suitekernels.GroupReverseLocal: {
+		params: []param{4, 4, bufferParam, bufferParam, localParam},
+		bind: func(a args, _ map[string]string, r driver.Range) (func([3]int), error) {
+			if need := int64(r.Local[0]) * 4; a[4].Local < need {
+				return nil, fmt.Errorf("fake: %d bytes of local memory for work-groups of %d uints", a[4].Local, r.Local[0])
+			}
+			return groupReverse(a, r.Local[0]), nil
+		},
+	},
+	suitekernels.GroupReverseShared: {
+		dialect: driver.DialectCUDA,
+		params:  []param{4, 4, bufferParam, bufferParam},
+		bind: func(a args, _ map[string]string, r driver.Range) (func([3]int), error) {
+			if need := int64(r.Local[0]) * 4; r.SharedBytes < need {
+				return nil, fmt.Errorf("fake: %d bytes of dynamic shared memory for blocks of %d uints", r.SharedBytes, r.Local[0])
+			}
+			reverse := groupReverse(a, r.Local[0])
+			n, off, out := int(a.int32(0)), int(a.int32(1)), view[uint32](a, 3)
+			return func(g [3]int) {
+				reverse(g)
+				if g[0] == 0 {
+					out[off+n] = suitekernels.HalfCheck
+				}
+			}, nil
+		},
+	},
+	suitekernels.ClusterRank: {
+		dialect: driver.DialectCUDA,
+		params:  []param{bufferParam},
+		bind: func(a args, _ map[string]string, r driver.Range) (func([3]int), error) {
+			if !r.Clustered() {
+				return nil, errors.New("fake: a cluster kernel launched without clusters")
+			}
+			out := view[uint32](a, 0)
+			var groups, cluster [3]int
+			size := 1
+			for i := range 3 {
+				groups[i], cluster[i] = 1, max(r.Cluster[i], 1)
+				if i < r.Dims {
+					groups[i] = r.Global[i] / r.Local[i]
+				}
+				size *= cluster[i]
+			}
+			return func(g [3]int) {
+				var b, l [3]int // block index and local index
+				for i := range 3 {
+					if i < r.Dims {
+						b[i], l[i] = g[i]/r.Local[i], g[i]%r.Local[i]
+					}
+				}
+				if l != [3]int{} {
+					return
+				}
+				rank := b[0]%cluster[0] + cluster[0]*(b[1]%cluster[1]+cluster[1]*(b[2]%cluster[2]))
+				out[b[0]+groups[0]*(b[1]+groups[1]*b[2])] = uint32(size)<<16 | uint32(rank)
+			}, nil
+		},
+	},
+}
+
+// groupReverse runs one work-item of the group-reverse kernels for work-groups of s items:
+// out[off+i] = in[j], j the mirror of i in its work-group, 0 past n.
+func groupReverse(a args, s int) func(g [3]int) {
+	n, off, in, out := int(a.int32(0)), int(a.int32(1)), view[uint32](a, 2), view[uint32](a, 3)
+	return func(g [3]int) {
+		i := g[0]
+		if i >= n {
+			return
+		}
+		base := i / s * s
+		if j := base + s - 1 - (i - base); j < n {
+			out[off+i] = in[j]
+		} else {
+			out[off+i] = 0
+		}
+	}
 }
 
 // args are a launch's arguments, already checked against the kernel's params.

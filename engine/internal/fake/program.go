@@ -11,8 +11,12 @@ import (
 	"github.com/prism-compute/prism/engine/driver"
 )
 
-// kernelDecl finds kernel declarations: `__kernel void NAME(` (or `kernel void`).
-var kernelDecl = regexp.MustCompile(`\b(?:__)?kernel\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+// kernelDecl finds kernel declarations, per dialect: `__kernel void NAME(` (or `kernel
+// void`) in OpenCL C, `__global__ void NAME(` in CUDA C++.
+var kernelDecl = map[driver.Dialect]*regexp.Regexp{
+	driver.DialectOpenCL: regexp.MustCompile(`\b(?:__)?kernel\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`),
+	driver.DialectCUDA:   regexp.MustCompile(`\b__global__\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`),
+}
 
 // errBuildFailure stands for the API status of a failed build (CL_BUILD_PROGRAM_FAILURE).
 var errBuildFailure = errors.New("fake: BUILD_PROGRAM_FAILURE")
@@ -27,23 +31,29 @@ type program struct {
 
 var _ driver.Program = (*program)(nil)
 
-// build finds the kernels that source declares and fails, like a compiler, when one of
-// them has no Go implementation, with a log that quotes that kernel's source lines.
-func build(d *device, source string, options []string) (*program, error) {
+// build finds the kernels that src declares and fails, like a compiler, when one of them
+// has no Go implementation in src's dialect, with a log that quotes that kernel's source
+// lines.
+func build(d *device, src driver.Source, options []string) (*program, error) {
 	defines, err := parseOptions(options)
 	if err != nil {
 		return nil, &driver.BuildError{Device: d.info.Name, Log: err.Error(), Err: errBuildFailure}
 	}
 	p := &program{dev: d, kernels: map[string]bool{}, defines: defines}
+	name := src.Name
+	if name == "" {
+		name = "<source>"
+	}
 	var log strings.Builder
-	for _, m := range kernelDecl.FindAllStringSubmatchIndex(source, -1) {
-		name := source[m[2]:m[3]]
-		if _, ok := kernels[name]; ok {
-			p.kernels[name] = true
+	source := src.Text
+	for _, m := range kernelDecl[src.Dialect].FindAllStringSubmatchIndex(source, -1) {
+		kn := source[m[2]:m[3]]
+		if im, ok := kernels[kn]; ok && im.dialect == src.Dialect {
+			p.kernels[kn] = true
 			continue
 		}
 		line, col := position(source, m[2])
-		fmt.Fprintf(&log, "<source>:%d:%d: error: the fake backend has no Go implementation of kernel %q\n", line, col, name)
+		fmt.Fprintf(&log, "%s:%d:%d: error: the fake backend has no Go implementation of %s kernel %q\n", name, line, col, src.Dialect, kn)
 		quote(&log, source, m[0], line)
 	}
 	if log.Len() > 0 {
@@ -147,9 +157,10 @@ type kernel struct {
 }
 
 var (
-	_ driver.Kernel           = (*kernel)(nil)
-	_ driver.ArgCounter       = (*kernel)(nil)
-	_ driver.WorkGroupLimiter = (*kernel)(nil)
+	_ driver.Kernel            = (*kernel)(nil)
+	_ driver.ArgCounter        = (*kernel)(nil)
+	_ driver.WorkGroupLimiter  = (*kernel)(nil)
+	_ driver.AttributeReporter = (*kernel)(nil)
 )
 
 func (k *kernel) Name() string {
@@ -167,6 +178,17 @@ func (k *kernel) NumArgs() int {
 func (k *kernel) MaxWorkGroupSize() int {
 	count(k.dev, "Kernel.MaxWorkGroupSize")
 	return k.dev.info.MaxWorkGroupSize
+}
+
+// Attributes reports the device's work-group limit and the implementation's static local
+// memory; Go kernels use no registers, private or constant memory.
+func (k *kernel) Attributes() driver.KernelAttributes {
+	count(k.dev, "Kernel.Attributes")
+	return driver.KernelAttributes{
+		MaxWorkGroupSize:  k.dev.info.MaxWorkGroupSize,
+		LocalBytes:        k.impl.localBytes,
+		PreferredMultiple: 1,
+	}
 }
 
 func (k *kernel) Close() error {

@@ -126,12 +126,20 @@ func (q *queue) Launch(k driver.Kernel, r driver.Range, dargs []driver.Arg) (dri
 	if len(dargs) != len(fk.impl.params) {
 		return nil, violation("Launch %s with %d arguments, it declares %d", fk.name, len(dargs), len(fk.impl.params))
 	}
+	local := fk.impl.localBytes
 	for i, a := range dargs {
 		if err := q.checkArg(fk, i, a); err != nil {
 			return nil, err
 		}
+		local += a.Local
 	}
-	run, err := fk.impl.bind(args(dargs), fk.defines)
+	if limit := q.dev.info.LocalMemBytes; local > limit {
+		return nil, violation("Launch %s with %d bytes of local memory, more than %d", fk.name, local, limit)
+	}
+	if limit := q.dev.info.MaxLocalBytes(); r.SharedBytes+fk.impl.localBytes > limit {
+		return nil, violation("Launch %s with %d bytes of shared memory, more than %d", fk.name, r.SharedBytes+fk.impl.localBytes, limit)
+	}
+	run, err := fk.impl.bind(args(dargs), fk.defines, r)
 	if err != nil {
 		return nil, fmt.Errorf("fake: Launch %s: %w", fk.name, err)
 	}
@@ -157,14 +165,45 @@ func (q *queue) checkRange(r driver.Range) error {
 	if wg > q.dev.info.MaxWorkGroupSize {
 		return violation("Launch with a work-group of %d items, more than %d", wg, q.dev.info.MaxWorkGroupSize)
 	}
+	switch f := q.dev.features; {
+	case r.SharedBytes < 0 || (r.SharedBytes > 0 && !f.SharedBytes):
+		return violation("Launch with %d bytes of dynamic shared memory", r.SharedBytes)
+	case r.SharedBytes > q.dev.info.MaxLocalBytes():
+		return violation("Launch with %d bytes of dynamic shared memory, more than %d", r.SharedBytes, q.dev.info.MaxLocalBytes())
+	case r.Clustered():
+		size := 1
+		for i, c := range r.Cluster {
+			if i < r.Dims && (c <= 0 || (r.Global[i]/r.Local[i])%c != 0) || i >= r.Dims && c > 1 || c < 0 {
+				return violation("Launch with cluster %v for global %v, local %v", r.Cluster, r.Global, r.Local)
+			}
+			size *= max(c, 1)
+		}
+		if size > f.MaxClusterSize {
+			return violation("Launch with a cluster of %d work-groups, more than %d", size, f.MaxClusterSize)
+		}
+	}
 	return nil
 }
 
 func (q *queue) checkArg(k *kernel, i int, a driver.Arg) error {
 	want := k.impl.params[i]
+	kinds := 0
+	for _, set := range []bool{a.Buffer != nil, a.Value != nil, a.Local != 0} {
+		if set {
+			kinds++
+		}
+	}
 	switch {
-	case a.Buffer != nil && a.Value != nil:
-		return violation("Launch %s: argument %d is both a buffer and a value", k.name, i)
+	case kinds != 1:
+		return violation("Launch %s: argument %d is not exactly one of a buffer, a value and a local size", k.name, i)
+	case a.Local < 0 || a.Local > 0 && !q.dev.features.LocalArgs:
+		return violation("Launch %s: argument %d: %d bytes of local memory", k.name, i, a.Local)
+	case want == localParam && a.Local == 0:
+		// OpenCL reports CL_INVALID_ARG_VALUE for a value given to a __local parameter.
+		return fmt.Errorf("fake: Launch %s: argument %d is a __local pointer: want a local size (INVALID_ARG_VALUE)", k.name, i)
+	case want == localParam:
+	case a.Local != 0:
+		return fmt.Errorf("fake: Launch %s: argument %d is not a __local pointer: a local size given (INVALID_ARG_VALUE)", k.name, i)
 	case want == bufferParam && a.Buffer == nil:
 		return violation("Launch %s: argument %d: want a buffer", k.name, i)
 	case want == bufferParam:

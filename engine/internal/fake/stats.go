@@ -12,9 +12,10 @@ import (
 var methods = []string{
 	"Driver.Devices", "Driver.Open",
 	"Device.Info", "Device.Alloc", "Device.Build", "Device.NewQueue", "Device.Close",
+	"Device.Dialects", "Device.BuildSource", "Device.LaunchFeatures",
 	"Buffer.Size", "Buffer.Close",
 	"Program.Kernel", "Program.Close",
-	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Close",
+	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Attributes", "Kernel.Close",
 	"Queue.Write", "Queue.Read", "Queue.Copy", "Queue.Fill", "Queue.Launch", "Queue.Finish", "Queue.Close",
 	"Event.Wait", "Event.Elapsed", "Event.Close",
 }

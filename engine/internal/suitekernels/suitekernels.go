@@ -1,11 +1,14 @@
-// Package suitekernels holds the OpenCL C kernels of the conformance suite (package
+// Package suitekernels holds the kernels of the conformance suite (package
 // engine/enginetest), in one place for the two packages that need them: the suite, which
 // builds and launches them on every backend, and the fake backend (engine/internal/fake),
 // which implements each of them in Go under the same name.
 //
-// The kernels follow the suite's rules for portable sources: OpenCL C 1.2, work-item
-// indices cast to int, no __local pointer arguments, every access bounds-checked so that a
-// global size rounded up to the work-group size writes nothing past n.
+// Source follows the suite's rules for portable sources: OpenCL C 1.2, work-item indices
+// cast to int, local memory only in kernel-scope arrays, every access bounds-checked so
+// that a global size rounded up to the work-group size writes nothing past n. Every
+// backend builds it. The other sources need a feature that only some devices have: a
+// __local pointer parameter (LocalArgSource), CUDA C++ with dynamic shared memory
+// (CUDASource), thread-block clusters (ClusterSource).
 package suitekernels
 
 // Kernel names in Source, with their arguments in order.
@@ -28,10 +31,21 @@ const (
 	// options do not set it with -D.
 	// Arguments: global int *out.
 	Define = "prism_define"
+	// GroupReverse reverses each work-group's part of in through a kernel-scope __local
+	// array of GroupMax uints: out[off+i] = in[j] for i < n, where i = base + l is
+	// work-item l of a work-group of size s starting at base, and j = base + s-1-l; in[j]
+	// reads as 0 when j >= n. The work-group size must not exceed GroupMax.
+	// Arguments: int n, int off, global const uint *in, global uint *out.
+	GroupReverse = "prism_group_reverse"
 )
 
 // NumArgs is the number of arguments each kernel of Source declares.
-var NumArgs = map[string]int{Axpy: 5, Iota: 3, Index2D: 4, Index3D: 5, Define: 1}
+var NumArgs = map[string]int{Axpy: 5, Iota: 3, Index2D: 4, Index3D: 5, Define: 1, GroupReverse: 4}
+
+// GroupMax is the largest work-group of the group-reverse kernels of Source and
+// LocalArgSource; GroupReverse's __local array holds GroupMax uints, so a backend that
+// reports a kernel's static local memory reports at least GroupMax*4 bytes for it.
+const GroupMax = 64
 
 // DefineMacro is the macro that kernel Define writes; DefineDefault is its value when no
 // -D option sets it.
@@ -87,6 +101,103 @@ __kernel void prism_define(__global int *out) {
     out[0] = PRISM_DEFINE_VALUE;
   }
 }
+
+// Work-groups of at most 64 items, each reversing its part of in through local memory.
+__kernel void prism_group_reverse(const int n, const int off, __global const uint *in,
+                                  __global uint *out) {
+  __local uint tile[64];
+  const int l = (int)get_local_id(0);
+  const int s = (int)get_local_size(0);
+  const int base = (int)get_group_id(0) * s;
+  const int i = base + l;
+  tile[l] = i < n ? in[i] : 0u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i < n) {
+    out[off + i] = tile[s - 1 - l];
+  }
+}
+`
+
+// GroupReverseLocal is GroupReverse with its local memory given at launch, through a
+// __local pointer parameter of at least s*4 bytes for work-groups of s items.
+// Arguments: int n, int off, global const uint *in, global uint *out, local uint *tile.
+const GroupReverseLocal = "prism_group_reverse_local"
+
+// LocalArgSource holds GroupReverseLocal. It builds only where a backend takes __local
+// pointer parameters (OpenCL; engine.LaunchFeatures.LocalArgs).
+const LocalArgSource = `// Conformance-suite kernel with a __local pointer parameter, sized at launch.
+
+__kernel void prism_group_reverse_local(const int n, const int off, __global const uint *in,
+                                        __global uint *out, __local uint *tile) {
+  const int l = (int)get_local_id(0);
+  const int s = (int)get_local_size(0);
+  const int base = (int)get_group_id(0) * s;
+  const int i = base + l;
+  tile[l] = i < n ? in[i] : 0u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i < n) {
+    out[off + i] = tile[s - 1 - l];
+  }
+}
+`
+
+// GroupReverseShared is GroupReverse in CUDA C++, with its tile in dynamic shared memory
+// of at least s*4 bytes for blocks of s threads (Range.SharedBytes), and no limit on the
+// block size. Its first thread also writes HalfCheck at out[off+n].
+// Arguments: int n, int off, const uint32_t *in, uint32_t *out.
+const GroupReverseShared = "prism_group_reverse_shared"
+
+// HalfCheck is the value GroupReverseShared writes after the reversed elements, at
+// out[off+n], from its first thread: the half and bfloat16 bits of 1.0f and -1.0f as the
+// embedded header prism_cuda.h converts them (0x3c00 and 0xbf80), so that the suite checks
+// that a CUDA C++ source can include it.
+const HalfCheck = 0x3c00bf80
+
+// CUDASource holds GroupReverseShared. It builds where a backend builds CUDA C++
+// (engine.DialectCUDA), and its launch needs dynamic shared memory
+// (engine.LaunchFeatures.SharedBytes).
+const CUDASource = `// Conformance-suite kernel in CUDA C++: dynamic shared memory, the embedded header.
+#include "prism_cuda.h"
+
+extern "C" __global__ void prism_group_reverse_shared(int n, int off, const uint32_t *in,
+                                                      uint32_t *out) {
+  extern __shared__ uint32_t tile[];
+  const int l = (int)threadIdx.x;
+  const int s = (int)blockDim.x;
+  const int base = (int)blockIdx.x * s;
+  const int i = base + l;
+  tile[l] = i < n ? in[i] : 0u;
+  __syncthreads();
+  if (i < n) {
+    out[off + i] = tile[s - 1 - l];
+  }
+  if (i == 0) {
+    const uint32_t h = prism_float_to_half(1.0f).bits;
+    const uint32_t b = prism_float_to_bfloat16(-1.0f).bits;
+    out[off + n] = h << 16 | b;
+  }
+}
+`
+
+// ClusterRank writes, from thread 0 of each block, out[b] = size<<16 | rank for block b
+// (linear over the grid): the number of blocks in its thread-block cluster and its rank
+// in it (PTX %cluster_nctarank and %cluster_ctarank).
+// Arguments: uint32_t *out.
+const ClusterRank = "prism_cluster_rank"
+
+// ClusterSource holds ClusterRank, in CUDA C++ for compute capability 9.0 and newer. It
+// builds and launches where a backend builds CUDA C++ and has thread-block clusters
+// (engine.LaunchFeatures.MaxClusterSize > 0).
+const ClusterSource = `// Conformance-suite kernel in CUDA C++: thread-block clusters (sm_90 and newer).
+extern "C" __global__ void prism_cluster_rank(unsigned int *out) {
+  unsigned int rank, size;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(size));
+  if (threadIdx.x == 0) {
+    const unsigned int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    out[b] = size << 16 | rank;
+  }
+}
 `
 
 // BadIdent is the undeclared identifier in BadSource; a backend's build log must name it.
@@ -94,6 +205,13 @@ const BadIdent = "undefined_symbol_q"
 
 // BadSource is a kernel that does not compile: it reads an undeclared identifier.
 const BadSource = `__kernel void prism_bad(__global float *x) {
+  x[0] = undefined_symbol_q;
+}
+`
+
+// BadCUDASource is a CUDA C++ kernel that does not compile: it reads BadIdent, which is
+// undeclared.
+const BadCUDASource = `extern "C" __global__ void prism_bad(float *x) {
   x[0] = undefined_symbol_q;
 }
 `

@@ -1,0 +1,237 @@
+//go:build !noopencl
+
+package cl
+
+// This file is the only cgo in the package: the OpenCL calls this package makes itself,
+// on the handles that go-opencl keeps in unexported fields, where go-opencl lacks a call
+// or gets it wrong. Everything else goes through go-opencl. Every function here is a thin
+// wrapper that returns the call's status; callers add the call's name and arguments to
+// errors, and make the calls on the context's thread where there is one (thread.go).
+//
+//   - clGetDeviceInfo / clGetPlatformInfo: go-opencl reads strings into a fixed 1024-byte
+//     (device) or 2048-byte (platform) array, so a long answer (a GPU's extension list is
+//     often longer) fails with CL_INVALID_VALUE, and its Name, Vendor, Extensions, ... methods
+//     panic on any failure. It also has no way to ask vendor queries (PCI identity). Here
+//     every query asks for the size first and never panics.
+//   - clBuildProgram / clGetProgramBuildInfo: go-opencl's BuildProgram drops the status code
+//     (an invalid option and a syntax error give the same BuildError) and reads the log into
+//     a fixed 1 MiB buffer, so a longer log turns the build error into a bare
+//     CL_INVALID_VALUE. Here the status is kept and the log is read whole.
+//   - clSetKernelArg: one call for the three kinds of argument (a buffer's cl_mem, a
+//     scalar's bytes, and no value at all for a __local pointer parameter, whose size is
+//     given at launch), returning its status.
+//   - clGetKernelWorkGroupInfo: go-opencl asks only for the size_t answers, and reads them
+//     into a size_t whatever their size; the local and private memory sizes are cl_ulong.
+//
+// go-opencl's Platform, Device, Program, Kernel and MemObject keep their OpenCL handle as
+// their first field (cl_platform_id id; cl_device_id id; cl_program clProgram; cl_kernel
+// clKernel; cl_mem clMem) and export no accessor, so the handle is read through unsafe. The
+// layout is that of the version pinned in go.mod; the constant checks below fail to compile
+// if the structs change size.
+
+/*
+#cgo linux pkg-config: OpenCL
+#cgo darwin LDFLAGS: -framework OpenCL
+#cgo windows LDFLAGS: -lOpenCL
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <stdlib.h>
+#ifdef __APPLE__
+#include <OpenCL/cl.h>
+#else
+#include <CL/cl.h>
+#endif
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	ocl "github.com/jgillich/go-opencl/cl"
+)
+
+// Compile-time checks that go-opencl's handle structs still have the pinned layout: each
+// line overflows (a compile error) unless the two sizes are equal.
+const (
+	_ = uint(unsafe.Sizeof(ocl.Platform{}) - unsafe.Sizeof(uintptr(0)))
+	_ = uint(unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(ocl.Platform{}))
+	_ = uint(unsafe.Sizeof(ocl.Device{}) - unsafe.Sizeof(uintptr(0)))
+	_ = uint(unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(ocl.Device{}))
+	_ = uint(unsafe.Sizeof(ocl.Program{}) - unsafe.Sizeof(programLayout{}))
+	_ = uint(unsafe.Sizeof(programLayout{}) - unsafe.Sizeof(ocl.Program{}))
+	_ = uint(unsafe.Sizeof(ocl.Kernel{}) - unsafe.Sizeof(kernelLayout{}))
+	_ = uint(unsafe.Sizeof(kernelLayout{}) - unsafe.Sizeof(ocl.Kernel{}))
+	_ = uint(unsafe.Sizeof(ocl.MemObject{}) - unsafe.Sizeof(memLayout{}))
+	_ = uint(unsafe.Sizeof(memLayout{}) - unsafe.Sizeof(ocl.MemObject{}))
+)
+
+// programLayout mirrors go-opencl's Program{clProgram C.cl_program; devices []*Device}.
+type programLayout struct {
+	handle  unsafe.Pointer
+	devices []*ocl.Device
+}
+
+// kernelLayout mirrors go-opencl's Kernel{clKernel C.cl_kernel; name string}.
+type kernelLayout struct {
+	handle unsafe.Pointer
+	name   string
+}
+
+// memLayout mirrors go-opencl's MemObject{clMem C.cl_mem; size int}.
+type memLayout struct {
+	handle unsafe.Pointer
+	size   int
+}
+
+func rawPlatform(p *ocl.Platform) C.cl_platform_id { return *(*C.cl_platform_id)(unsafe.Pointer(p)) }
+func rawDevice(d *ocl.Device) C.cl_device_id       { return *(*C.cl_device_id)(unsafe.Pointer(d)) }
+func rawProgram(p *ocl.Program) C.cl_program       { return *(*C.cl_program)(unsafe.Pointer(p)) }
+func rawKernel(k *ocl.Kernel) C.cl_kernel          { return *(*C.cl_kernel)(unsafe.Pointer(k)) }
+func rawMem(m *ocl.MemObject) C.cl_mem             { return *(*C.cl_mem)(unsafe.Pointer(m)) }
+
+// deviceKey identifies a device for the life of the process (its cl_device_id).
+func deviceKey(d *ocl.Device) uintptr { return uintptr(unsafe.Pointer(rawDevice(d))) }
+
+// OpenCL query parameters used by this package (cl.h, cl_ext.h). The vendor ones are
+// spelled out because older headers lack them.
+const (
+	paramPlatformName    = 0x0902 // CL_PLATFORM_NAME
+	paramPlatformVersion = 0x0901 // CL_PLATFORM_VERSION
+
+	paramDeviceType           = 0x1000 // CL_DEVICE_TYPE (cl_device_type bitfield)
+	paramMaxComputeUnits      = 0x1002 // cl_uint
+	paramMaxWorkGroupSize     = 0x1004 // size_t
+	paramMaxWorkItemSizes     = 0x1005 // size_t[]
+	paramMaxClockFrequency    = 0x100C // cl_uint, MHz
+	paramMaxMemAllocSize      = 0x1010 // cl_ulong
+	paramGlobalMemSize        = 0x101F // cl_ulong
+	paramLocalMemSize         = 0x1023 // cl_ulong
+	paramDeviceName           = 0x102B
+	paramDeviceVendor         = 0x102C
+	paramDriverVersion        = 0x102D
+	paramDeviceVersion        = 0x102F
+	paramDeviceExtensions     = 0x1030
+	paramDoubleFPConfig       = 0x1032 // cl_device_fp_config (cl_ulong bitfield)
+	paramOpenCLCVersion       = 0x103D
+	paramComputeCapMajorNV    = 0x4000 // cl_uint, cl_nv_device_attribute_query
+	paramComputeCapMinorNV    = 0x4001 // cl_uint
+	paramPCIBusIDNV           = 0x4008 // cl_uint
+	paramPCISlotIDNV          = 0x4009 // cl_uint, device<<3 | function
+	paramPCIDomainIDNV        = 0x400A // cl_uint, newer NVIDIA drivers only
+	paramTopologyAMD          = 0x4037 // cl_device_topology_amd, cl_amd_device_attribute_query
+	paramPCIBusInfoKHR        = 0x410F // cl_device_pci_bus_info_khr, cl_khr_pci_bus_info
+	deviceTypeCPU             = 1 << 1
+	deviceTypeGPU             = 1 << 2
+	deviceTypeAccelerator     = 1 << 3
+	programBuildLog           = 0x1183 // CL_PROGRAM_BUILD_LOG
+	kernelWorkGroupSize       = 0x11B0 // CL_KERNEL_WORK_GROUP_SIZE, size_t
+	kernelLocalMemSize        = 0x11B2 // CL_KERNEL_LOCAL_MEM_SIZE, cl_ulong
+	kernelPreferredWGMultiple = 0x11B3 // CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, size_t
+	kernelPrivateMemSize      = 0x11B4 // CL_KERNEL_PRIVATE_MEM_SIZE, cl_ulong
+	sizeofSizeT               = int(unsafe.Sizeof(C.size_t(0)))
+	sizeofMem                 = int(unsafe.Sizeof(C.cl_mem(nil)))
+)
+
+// deviceInfo returns the raw bytes of one clGetDeviceInfo query, asking for the size first.
+func deviceInfo(d C.cl_device_id, param uint32) ([]byte, error) {
+	var n C.size_t
+	if s := Status(C.clGetDeviceInfo(d, C.cl_device_info(param), 0, nil, &n)); s != Success {
+		return nil, check(fmt.Sprintf("clGetDeviceInfo(0x%04x)", param), s)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	buf := make([]byte, n)
+	if s := Status(C.clGetDeviceInfo(d, C.cl_device_info(param), n, unsafe.Pointer(&buf[0]), nil)); s != Success {
+		return nil, check(fmt.Sprintf("clGetDeviceInfo(0x%04x)", param), s)
+	}
+	return buf, nil
+}
+
+// platformString returns a clGetPlatformInfo string, asking for the size first.
+func platformString(p C.cl_platform_id, param uint32) (string, error) {
+	var n C.size_t
+	if s := Status(C.clGetPlatformInfo(p, C.cl_platform_info(param), 0, nil, &n)); s != Success {
+		return "", check(fmt.Sprintf("clGetPlatformInfo(0x%04x)", param), s)
+	}
+	if n == 0 {
+		return "", nil
+	}
+	buf := make([]byte, n)
+	if s := Status(C.clGetPlatformInfo(p, C.cl_platform_info(param), n, unsafe.Pointer(&buf[0]), nil)); s != Success {
+		return "", check(fmt.Sprintf("clGetPlatformInfo(0x%04x)", param), s)
+	}
+	return cString(buf), nil
+}
+
+// buildProgram runs clBuildProgram for one device and returns its status.
+func buildProgram(p C.cl_program, d C.cl_device_id, options string) Status {
+	var copts *C.char
+	if options != "" {
+		copts = C.CString(options)
+		defer C.free(unsafe.Pointer(copts))
+	}
+	return Status(C.clBuildProgram(p, 1, &d, copts, nil, nil))
+}
+
+// buildLog returns the whole build log of p for device d.
+func buildLog(p C.cl_program, d C.cl_device_id) (string, error) {
+	var n C.size_t
+	if s := Status(C.clGetProgramBuildInfo(p, d, programBuildLog, 0, nil, &n)); s != Success {
+		return "", check("clGetProgramBuildInfo(CL_PROGRAM_BUILD_LOG)", s)
+	}
+	if n == 0 {
+		return "", nil
+	}
+	buf := make([]byte, n)
+	if s := Status(C.clGetProgramBuildInfo(p, d, programBuildLog, n, unsafe.Pointer(&buf[0]), nil)); s != Success {
+		return "", check("clGetProgramBuildInfo(CL_PROGRAM_BUILD_LOG)", s)
+	}
+	return strings.TrimRight(cString(buf), "\n"), nil
+}
+
+// setArgBuffer sets argument i of k to a buffer (clSetKernelArg with its cl_mem).
+func setArgBuffer(k *ocl.Kernel, i int, m *ocl.MemObject) Status {
+	h := rawMem(m)
+	return Status(C.clSetKernelArg(rawKernel(k), C.cl_uint(i), C.size_t(sizeofMem), unsafe.Pointer(&h)))
+}
+
+// setArgValue sets argument i of k to a scalar's bytes (clSetKernelArg copies them).
+func setArgValue(k *ocl.Kernel, i int, value []byte) Status {
+	return Status(C.clSetKernelArg(rawKernel(k), C.cl_uint(i), C.size_t(len(value)), unsafe.Pointer(&value[0])))
+}
+
+// setArgLocal sets argument i of k, a __local pointer parameter, to size bytes of local
+// memory per work-group (clSetKernelArg with no value).
+func setArgLocal(k *ocl.Kernel, i int, size int64) Status {
+	return Status(C.clSetKernelArg(rawKernel(k), C.cl_uint(i), C.size_t(size), nil))
+}
+
+// kernelQuery asks clGetKernelWorkGroupInfo of k on device d, asking for the size first.
+func kernelQuery(k *ocl.Kernel, d *ocl.Device) infoQuery {
+	kh, dh := rawKernel(k), rawDevice(d)
+	return func(param uint32) ([]byte, error) {
+		call := fmt.Sprintf("clGetKernelWorkGroupInfo(0x%04x)", param)
+		var n C.size_t
+		if s := Status(C.clGetKernelWorkGroupInfo(kh, dh, C.cl_kernel_work_group_info(param), 0, nil, &n)); s != Success {
+			return nil, check(call, s)
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		buf := make([]byte, n)
+		if s := Status(C.clGetKernelWorkGroupInfo(kh, dh, C.cl_kernel_work_group_info(param), n, unsafe.Pointer(&buf[0]), nil)); s != Success {
+			return nil, check(call, s)
+		}
+		return buf, nil
+	}
+}
+
+// queryDevice asks clGetDeviceInfo of d.
+func queryDevice(d *ocl.Device) infoQuery {
+	id := rawDevice(d)
+	return func(param uint32) ([]byte, error) { return deviceInfo(id, param) }
+}

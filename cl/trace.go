@@ -1,0 +1,58 @@
+//go:build !noopencl
+
+package cl
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// tracef prints a trace line on stderr when PRISM_TRACE asks for it (engine.Tracing).
+func tracef(format string, args ...any) {
+	if engine.Tracing() {
+		fmt.Fprintf(os.Stderr, "prism: cl: "+strings.TrimSuffix(format, "\n")+"\n", args...)
+	}
+}
+
+// loadedLibrary returns the path of the shared library whose file name starts with name
+// ("libOpenCL.so") as this process mapped it (/proc/self/maps), or name itself where that
+// cannot be read.
+func loadedLibrary(name string) string {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return name
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 6 && strings.HasPrefix(filepath.Base(fields[5]), name) {
+			return fields[5]
+		}
+	}
+	return name
+}
+
+// driverCache says where the platform named keeps the programs it compiles, which this
+// package leaves to the driver (DESIGN.md: OpenCL drivers keep their own caches), or ""
+// for a driver whose cache is not known here.
+func driverCache(platform string) string {
+	switch {
+	case platform == "Portable Computing Language":
+		if d := os.Getenv("POCL_CACHE_DIR"); d != "" {
+			return d + " (POCL_CACHE_DIR)"
+		}
+		return "~/.cache/pocl/kcache (set POCL_CACHE_DIR to move it)"
+	case strings.Contains(platform, "NVIDIA"):
+		if d := os.Getenv("CUDA_CACHE_PATH"); d != "" {
+			return d + " (CUDA_CACHE_PATH)"
+		}
+		return "~/.nv/ComputeCache (set CUDA_CACHE_PATH to move it)"
+	}
+	return ""
+}
