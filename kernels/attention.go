@@ -96,7 +96,7 @@ func NewAttention[T Float](dev *engine.Device, maxDim int) (*Attention[T], error
 	for dmax < maxDim {
 		dmax *= 2
 	}
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}

@@ -123,7 +123,7 @@ func AttentionTolerance[T Float](seq, keys, dim, bc int, qk, span, w, vmax float
 		return math.Inf(1)
 	}
 	ref := 2 * (3*refU*qk + 2*refU*span + 8*refU)
-	return (2*b/(1-b)+divErrU*u+ref)*w + float64(seq)*2*tinyOf[T]()*vmax
+	return (2*b/(1-b)+divErrU*u+ref)*w + float64(seq)*2*TypeOf[T]().MinNormal*vmax
 }
 
 // attnRowTol returns the tolerance of element d of the row r.

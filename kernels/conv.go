@@ -127,7 +127,7 @@ func (v *convVariant) ly() int { return v.bm / v.tm }
 // fewer than 256 items per group get 32 x 32 and 8 x 32 tiles of 64 items. It returns an
 // error wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewConv[T Float](dev *engine.Device) (*Conv[T], error) {
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}

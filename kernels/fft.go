@@ -55,7 +55,7 @@ func NewFFT[T Float](dev *engine.Device) (*FFT[T], error) {
 // ept complex elements per work-item and radix 2 or 4 (the tests use small local lengths to
 // exercise the multi-pass path on small data).
 func newFFT[T Float](dev *engine.Device, wg, ept, radix int) (*FFT[T], error) {
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}

@@ -218,7 +218,7 @@ func NewGEMM[T Float](dev *engine.Device) (*GEMM[T], error) {
 
 // newGEMM compiles the kernel with the given tunables (tests run every device's choices).
 func newGEMM[T Float](dev *engine.Device, ts, tsk, wpt int) (*GEMM[T], error) {
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}

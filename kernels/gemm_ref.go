@@ -109,9 +109,6 @@ func GEMMRef[T Float](s GEMMShape, alpha float64, a, b []T, beta float64, c []T)
 // The bound grows with k times the unit roundoff, as a worst case must; random inputs stay
 // far below it (errors of independent signs grow like sqrt(k)).
 func GEMMTolerance[T Float](k int, alpha, mag float64) float64 {
-	tiny := math.Ldexp(1, -1022)
-	if Epsilon[T]() > math.Ldexp(1, -30) {
-		tiny = math.Ldexp(1, -126)
-	}
+	tiny := TypeOf[T]().MinNormal
 	return (Gamma[T](k+2)+Gamma[float64](k+2))*mag + float64(k+3)*math.Max(1, math.Abs(alpha))*tiny
 }

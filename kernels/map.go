@@ -82,7 +82,7 @@ func newMap[T Float](dev *engine.Device, vec int) (*Map[T], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: map: nil device: %w", engine.ErrInvalidArg)
 	}
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}

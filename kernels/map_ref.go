@@ -28,19 +28,6 @@ func MapRef[T Float](op MapOp, a, b float64, in ...[]T) []float64 {
 	return out
 }
 
-// mapULP returns the unit in the last place of x in T (2^(e-23) for float32, 2^(e-52) for
-// float64, 2^e <= |x| < 2^(e+1)); at most the smallest subnormal for tiny or zero x.
-func mapULP[T Float](x float64) float64 {
-	digits, emin := 23, -149
-	if Epsilon[T]() < 1e-10 {
-		digits, emin = 52, -1074
-	}
-	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-		return math.Ldexp(1, emin)
-	}
-	return math.Ldexp(1, max(math.Ilogb(x)-digits, emin))
-}
-
 // MapTolerance returns, for each element, the largest error allowed between a device
 // result of op in T and MapRef on the same inputs (in and a, b as for MapRef). With u the
 // unit roundoff of T (Epsilon) and the OpenCL 1.2 accuracy bounds (section 7.4; CUDA's
@@ -67,9 +54,9 @@ func MapTolerance[T Float](op MapOp, a, b float64, in ...[]T) []float64 {
 		case MapFma:
 			tol[i] = 2 * u * (math.Abs(x*float64(in[1][i])) + math.Abs(float64(in[2][i])))
 		case MapExp:
-			tol[i] = 3 * mapULP[T](math.Exp(x))
+			tol[i] = 3 * TypeOf[T]().ULP(math.Exp(x))
 		case MapSigmoid:
-			tol[i] = 12.1*u*(1/(1+math.Exp(-x))) + mapULP[T](0)
+			tol[i] = 12.1*u*(1/(1+math.Exp(-x))) + TypeOf[T]().ULP(0)
 		case MapRelu:
 			tol[i] = 0
 		}

@@ -128,7 +128,7 @@ func TestMapPublicAPI(t *testing.T) {
 		}
 		got, _ := out.Download(q)
 		for i, v := range got {
-			if w := math.Exp(float64(z[i])); math.Abs(float64(v)-w) > 3*mapULP[float32](w) {
+			if w := math.Exp(float64(z[i])); math.Abs(float64(v)-w) > 3*TypeOf[float32]().ULP(w) {
 				t.Fatalf("exp[%d] = %v, want %v", i, v, w)
 			}
 		}

@@ -41,22 +41,16 @@ func (op ReduceOp) IsArg() bool { return op == ReduceArgMin || op == ReduceArgMa
 // ReduceElem is the set of element types the reduce family computes in.
 type ReduceElem interface{ float32 | float64 | int32 }
 
-// reduceDefines returns the -D options that select element type T in reduce.cl.
+// reduceDefines returns the -D options that select element type T in reduce.cl: an int32
+// sum accumulates in uint (wrapping without undefined behaviour), and min and max start
+// from the type's limits.
 func reduceDefines[T ReduceElem](dev *engine.Device) ([]string, error) {
-	var z T
-	switch any(z).(type) {
-	case float64:
-		return typeDefines[float64](dev)
-	case int32:
-		return []string{"-DELEM=int", "-DACC=uint", "-DELEM_MAX=INT_MAX", "-DELEM_LOWEST=INT_MIN"}, nil
+	t := TypeOf[T]()
+	opts, err := t.Defines(dev)
+	if err != nil || t.Float {
+		return opts, err
 	}
-	return typeDefines[float32](dev)
-}
-
-// reduceTypeName returns "float32", "float64" or "int32".
-func reduceTypeName[T ReduceElem]() string {
-	var z T
-	return fmt.Sprintf("%T", z)
+	return append(opts, "-DACC=uint", "-DELEM_MAX=INT_MAX", "-DELEM_LOWEST=INT_MIN"), nil
 }
 
 // Reduce runs the reduce family in element type T on one device. It is safe for concurrent

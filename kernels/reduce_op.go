@@ -29,7 +29,7 @@ var reduceDocs = map[ReduceOp]string{
 }
 
 func reduceOp[T ReduceElem](op ReduceOp, rows bool) Op {
-	tn := reduceTypeName[T]()
+	tn := TypeName[T]()
 	name, doc, sizeDoc := "reduce/"+string(op)+"/"+tn, reduceDocs[op], "n elements"
 	if rows {
 		name = "reduce/row" + string(op) + "/" + tn

@@ -90,18 +90,8 @@ func ReduceRowsRef[T ReduceElem](op ReduceOp, x []T, rows, cols int) ([]float64,
 // Numerical Algorithms, 2nd ed., 4.2); the compensated float64 reference adds at most
 // about 2u_64 * sum|x|, covered by gamma_3 in float64.
 func ReduceTolerance[T ReduceElem](op ReduceOp, chain int, sumAbs float64) float64 {
-	var z T
-	switch any(z).(type) {
-	case int32:
-		return 0
-	case float32:
-		if op != ReduceSum {
-			return 0
-		}
-		return (Gamma[float32](chain) + Gamma[float64](3)) * sumAbs
-	}
-	if op != ReduceSum {
+	if op != ReduceSum || !TypeOf[T]().Float {
 		return 0
 	}
-	return (Gamma[float64](chain) + Gamma[float64](3)) * sumAbs
+	return (Gamma[T](chain) + Gamma[float64](3)) * sumAbs
 }

@@ -12,22 +12,14 @@ import (
 // wrap modulo 2^32.
 type ScanElem interface{ int32 | uint32 | float32 }
 
-// scanDefines returns the -D options that select element type T in scan.cl.
-func scanDefines[T ScanElem]() []string {
-	var z T
-	switch any(z).(type) {
-	case int32:
-		return []string{"-DELEM=int", "-DACC=uint"}
-	case uint32:
-		return []string{"-DELEM=uint"}
+// scanDefines returns the -D options that select element type T in scan.cl: an int32 scan
+// accumulates in uint (wrapping without undefined behaviour).
+func scanDefines[T ScanElem](dev *engine.Device) ([]string, error) {
+	opts, err := TypeOf[T]().Defines(dev)
+	if err == nil && TypeName[T]() == "int32" {
+		opts = append(opts, "-DACC=uint")
 	}
-	return []string{"-DELEM=float"}
-}
-
-// scanTypeName returns "int32", "uint32" or "float32".
-func scanTypeName[T ScanElem]() string {
-	var z T
-	return fmt.Sprintf("%T", z)
+	return opts, err
 }
 
 // Scan runs the scan family (inclusive and exclusive prefix sums) in element type T on one
@@ -52,8 +44,12 @@ func newScan[T ScanElem](dev *engine.Device, want, ipt int) (*Scan[T], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: scan: nil device: %w", engine.ErrInvalidArg)
 	}
+	opts, err := scanDefines[T](dev)
+	if err != nil {
+		return nil, err
+	}
 	wg := workGroup(dev, want)
-	prog, err := build(dev, "scan", append(scanDefines[T](), fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DIPT=%d", ipt))...)
+	prog, err := build(dev, "scan", append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DIPT=%d", ipt))...)
 	if err != nil {
 		return nil, err
 	}

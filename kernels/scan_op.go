@@ -19,7 +19,7 @@ func scanOp[T ScanElem](exclusive bool) Op {
 		kind, doc = "exclusive", "y[i] = x[0] + ... + x[i-1], y[0] = 0"
 	}
 	doc += " (reduce-then-scan: chunk sums, then tiles scanned in local memory with a carry)"
-	tn := scanTypeName[T]()
+	tn := TypeName[T]()
 	if tn != "float32" {
 		doc += "; wraps modulo 2^32"
 	}

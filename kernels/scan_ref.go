@@ -65,9 +65,8 @@ func ScanAbsPrefix[T ScanElem](x []T) []float64 {
 // Algorithms, 2nd ed., 4.2); the compensated float64 reference adds at most about
 // 2u_64 * sum|x|, covered by gamma_3 in float64.
 func ScanTolerance[T ScanElem](chain int, absPrefix float64) float64 {
-	var z T
-	if _, ok := any(z).(float32); !ok {
+	if !TypeOf[T]().Float {
 		return 0
 	}
-	return (Gamma[float32](chain) + Gamma[float64](3)) * absPrefix
+	return (Gamma[T](chain) + Gamma[float64](3)) * absPrefix
 }

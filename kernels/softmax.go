@@ -33,7 +33,7 @@ func NewSoftmax[T Float](dev *engine.Device) (*Softmax[T], error) {
 // buildRows compiles a one-work-group-per-row family with WG and CACHE and returns its
 // kernel.
 func buildRows[T Float](dev *engine.Device, family, kernel string) (*engine.Program, *engine.Kernel, int, error) {
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -64,16 +64,6 @@ const (
 	rsqrtErrU = 4 // 2 ulp
 )
 
-// tinyOf returns the smallest normal number of T: results below it may be flushed to zero
-// (GPUs flush float denormals).
-func tinyOf[T Float]() float64 {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		return math.SmallestNonzeroFloat32 * (1 << 23) // 2^-126
-	}
-	return 0x1p-1022
-}
-
 // SoftmaxTolerance returns the largest error allowed between a device softmax output and
 // the float64 reference y, for a row of cols elements on a work-group of wg items; online
 // says whether the kernel took its online path (Softmax.Online). rowMax and rowMin are the
@@ -113,7 +103,7 @@ func softmaxRowTol[T Float](cols, wg int, online bool, rowMax, rowMin float64) f
 		base += float64(k)*(expErrU+1)*u + u*span
 	}
 	base += refU * (span + 7)
-	tiny2 := 2 * tinyOf[T]()
+	tiny2 := 2 * TypeOf[T]().MinNormal // GPUs flush denormal results to zero
 	return func(x, y float64) float64 {
 		rel := base + (u+refU)*(rowMax-x)
 		if !(rel < 1) {

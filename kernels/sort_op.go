@@ -21,11 +21,7 @@ func init() {
 const sortStream = 0x736f7274
 
 func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) Op {
-	typ := "uint32"
-	var z K
-	if _, ok := any(z).(float32); ok {
-		typ = "float32"
-	}
+	typ := TypeName[K]()
 	name := "sort/" + op + "/" + typ
 	return Op{
 		Name: name, Family: "sort", Type: typ, Doc: doc,

@@ -32,29 +32,6 @@ func Families() []string {
 	return names
 }
 
-// Float is the set of floating-point element types of the suite.
-type Float interface{ float32 | float64 }
-
-// typeDefines returns the -D options that select element type T, or ErrUnsupported when
-// the device cannot compute in T.
-func typeDefines[T Float](dev *engine.Device) ([]string, error) {
-	var z T
-	switch any(z).(type) {
-	case float64:
-		if !dev.Info().FP64 {
-			return nil, fmt.Errorf("kernels: %s has no fp64: %w", dev.ID(), engine.ErrUnsupported)
-		}
-		return []string{"-DELEM=double", "-DPRISM_FP64"}, nil
-	}
-	return []string{"-DELEM=float"}, nil
-}
-
-// TypeName returns "float32" or "float64".
-func TypeName[T Float]() string {
-	var z T
-	return fmt.Sprintf("%T", z)
-}
-
 // build compiles a family with options and returns the program.
 func build(dev *engine.Device, family string, opts ...string) (*engine.Program, error) {
 	src, err := Source(family)

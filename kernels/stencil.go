@@ -73,7 +73,7 @@ type Stencil[T Float] struct {
 // points by 32 planes. It returns an error wrapping engine.ErrUnsupported when T is
 // float64 and the device has no fp64.
 func NewStencil[T Float](dev *engine.Device) (*Stencil[T], error) {
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}

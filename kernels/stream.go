@@ -54,7 +54,7 @@ type Stream[T Float] struct {
 // NewStream compiles the stream family for dev. It returns an error wrapping
 // engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewStream[T Float](dev *engine.Device) (*Stream[T], error) {
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}

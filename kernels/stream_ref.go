@@ -1,7 +1,5 @@
 package kernels
 
-import "math"
-
 // StreamRef computes op in float64 on the host: the reference every device result is
 // checked against. For copy, scale, add and triad it returns the output array; for dot, a
 // one-element slice. a, b, c and k play the roles of the kernel arguments of the same names
@@ -32,15 +30,6 @@ func mapRef(n int, f func(int) float64) []float64 {
 		out[i] = f(i)
 	}
 	return out
-}
-
-// Epsilon returns the unit roundoff of T (2^-24 for float32, 2^-53 for float64).
-func Epsilon[T Float]() float64 {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		return math.Ldexp(1, -24)
-	}
-	return math.Ldexp(1, -53)
 }
 
 // StreamTolerance returns the largest error allowed between a device result of op and the

@@ -28,7 +28,7 @@ type Transpose[T Float] struct {
 // returns an error wrapping engine.ErrUnsupported when T is float64 and the device has no
 // fp64.
 func NewTranspose[T Float](dev *engine.Device) (*Transpose[T], error) {
-	opts, err := typeDefines[T](dev)
+	opts, err := TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}
