@@ -176,7 +176,7 @@ func (a *Attention[T]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[T],
 	}
 	groups := bh * ((s.Seq + a.tiles.br - 1) / a.tiles.br)
 	wg := a.tiles.wg()
-	if err := checkGroups("attention", groups, wg); err != nil {
+	if err := CheckGroups("attention", groups, wg); err != nil {
 		return err
 	}
 	var c int32

@@ -41,15 +41,13 @@ func attentionOp(causal bool) Op {
 
 // attnInstance runs attention over rotated sets of Q, K, V.
 type attnInstance[T Float] struct {
-	a          *Attention[T]
-	shape      AttentionShape
-	causal     bool
-	scale      T
-	seed       uint64
-	qkv        [][3][]T
-	bufs       [][3]*engine.Buffer[T]
-	out        *engine.Buffer[T]
-	next, last int
+	a      *Attention[T]
+	shape  AttentionShape
+	causal bool
+	scale  T
+	seed   uint64
+	qkv    *Inputs[T] // Q, K, V
+	out    *engine.Buffer[T]
 }
 
 func setupAttention[T Float](q *engine.Queue, name string, causal bool, p Params) (_ Instance, err error) {
@@ -72,18 +70,11 @@ func setupAttention[T Float](q *engine.Queue, name string, causal bool, p Params
 	// q and k in [-2, 2): scores of standard deviation about 1.3 at dim 64, a softmax that
 	// is neither uniform nor one-hot. Later rotation sets are rotations of the first.
 	first := [3][]T{RandFloats[T](rng, n, -2, 2), RandFloats[T](rng, n, -2, 2), RandFloats[T](rng, n, -1, 1)}
-	for k := range RotationSets(p, 3*n*engine.SizeOf[T]()) {
-		set := [3][]T{rotated(first[0], k*(s.Dim+1)), rotated(first[1], k*(2*s.Dim+1)), rotated(first[2], k*(3*s.Dim+1))}
-		var bs [3]*engine.Buffer[T]
-		for i := range set {
-			if bs[i], err = engine.Upload(q, set[i]); err != nil {
-				for _, b := range bs {
-					b.Close()
-				}
-				return nil, err
-			}
-		}
-		in.qkv, in.bufs = append(in.qkv, set), append(in.bufs, bs)
+	in.qkv, err = NewInputs(q, p, 3*n*engine.SizeOf[T](), func(k int) [][]T {
+		return [][]T{Rotated(first[0], k*(s.Dim+1)), Rotated(first[1], k*(2*s.Dim+1)), Rotated(first[2], k*(3*s.Dim+1))}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
 		return nil, err
@@ -92,9 +83,7 @@ func setupAttention[T Float](q *engine.Queue, name string, causal bool, p Params
 }
 
 func (in *attnInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bufs), i
-	b := in.bufs[i]
+	b := in.qkv.Next()
 	return in.a.Forward(q, in.out, b[0], b[1], b[2], in.shape, in.causal, in.scale)
 }
 
@@ -106,7 +95,7 @@ func (in *attnInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	set := in.qkv[in.last]
+	set := in.qkv.Last()
 	s := in.shape
 	rows := s.Batch * s.Heads * s.Seq
 	var idx []int
@@ -162,12 +151,5 @@ func (in *attnInstance[T]) Shape() string {
 }
 
 func (in *attnInstance[T]) Close() error {
-	var errs []error
-	for _, bs := range in.bufs {
-		for _, b := range bs {
-			errs = append(errs, b.Close())
-		}
-	}
-	errs = append(errs, in.out.Close(), in.a.Close())
-	return errors.Join(errs...)
+	return errors.Join(in.qkv.Close(), in.out.Close(), in.a.Close())
 }

@@ -19,19 +19,19 @@ func AttentionRef[T Float](q, k, v []T, s AttentionShape, causal bool, scale flo
 
 // attnRefRow is one output row (one query of one head) and what its tolerance needs.
 type attnRefRow struct {
-	out   []float64 // the output row, dim elements
-	w     []float64 // per dimension d: sum_j p_j |v_jd|, p_j the true probabilities
-	vmax  []float64 // per dimension d: max_j |v_jd| over the unmasked keys
-	qk    float64   // scale * max_j sum_d |q_d k_jd| over the unmasked keys
-	span  float64   // max_j s_j - min_j s_j over the unmasked keys
-	keys  int       // unmasked keys
-	score []float64 // scratch: the scores, then exp(s_j - max)
-	acc   []ksum    // scratch: the output sums
+	out   []float64        // the output row, dim elements
+	w     []float64        // per dimension d: sum_j p_j |v_jd|, p_j the true probabilities
+	vmax  []float64        // per dimension d: max_j |v_jd| over the unmasked keys
+	qk    float64          // scale * max_j sum_d |q_d k_jd| over the unmasked keys
+	span  float64          // max_j s_j - min_j s_j over the unmasked keys
+	keys  int              // unmasked keys
+	score []float64        // scratch: the scores, then exp(s_j - max)
+	acc   []CompensatedSum // scratch: the output sums
 }
 
 func newAttnRefRow(seq, dim int) *attnRefRow {
 	return &attnRefRow{out: make([]float64, dim), w: make([]float64, dim), vmax: make([]float64, dim),
-		score: make([]float64, seq), acc: make([]ksum, dim)}
+		score: make([]float64, seq), acc: make([]CompensatedSum, dim)}
 }
 
 // attnRefCompute fills r for query i of head h (h counts over batch*heads).
@@ -46,25 +46,25 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 	r.qk = 0
 	for j := range r.keys {
 		kj := k[base+j*s.Dim : base+(j+1)*s.Dim]
-		var dot ksum
+		var dot CompensatedSum
 		var abs float64
 		for d, x := range qi {
 			p := float64(x) * float64(kj[d]) // exact: a product of two float32, or one rounding
-			dot.add(p)
+			dot.Add(p)
 			abs += math.Abs(p)
 		}
-		sc := scale * dot.sum()
+		sc := scale * dot.Sum()
 		r.score[j] = sc
 		hi, lo = math.Max(hi, sc), math.Min(lo, sc)
 		r.qk = math.Max(r.qk, math.Abs(scale)*abs)
 	}
 	r.span = hi - lo
-	var ls ksum
+	var ls CompensatedSum
 	for j := range r.keys {
 		r.score[j] = math.Exp(r.score[j] - hi)
-		ls.add(r.score[j])
+		ls.Add(r.score[j])
 	}
-	l := ls.sum()
+	l := ls.Sum()
 	clear(r.acc)
 	clear(r.w)
 	clear(r.vmax)
@@ -73,13 +73,13 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 		vj := v[base+j*s.Dim : base+(j+1)*s.Dim]
 		for d, x := range vj {
 			f := float64(x)
-			r.acc[d].add(p * f)
+			r.acc[d].Add(p * f)
 			r.w[d] += p * math.Abs(f)
 			r.vmax[d] = math.Max(r.vmax[d], math.Abs(f))
 		}
 	}
 	for d := range r.out {
-		r.out[d] = r.acc[d].sum()
+		r.out[d] = r.acc[d].Sum()
 	}
 }
 
@@ -98,7 +98,7 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 //     weight exp(s_j).
 //   - Online softmax: the weight of key j is exp(s_j - m_b) times the rescale factors
 //     alpha = exp(m_old - m_new) of the later blocks (at most nb = ceil(seq/bc)). Each exp
-//     errs by expErrU*u (3 ulp), each rescaling product by u; the exp arguments round by u
+//     errs by ExpErrU*u (3 ulp), each rescaling product by u; the exp arguments round by u
 //     times their size, at most span for s_j - m_b and span in all for the telescoping
 //     m_old - m_new. So each weight errs relatively by eps_w = 2u*span + (7*nb + 6)*u.
 //   - The sums l = sum p_j and o_d = sum p_j v_jd run sequentially over the keys and the
@@ -106,13 +106,13 @@ func attnRefCompute[T Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i 
 //   - With a = expm1(Delta) + eps_w and b = (1+a)(1+gamma_n) - 1 the relative perturbation of
 //     every term of numerator and denominator, o'/l' - o/l = (sum p_j v_jd beta_j - O*lambda)
 //     /(1+lambda) with |beta_j|, |lambda| <= b, hence |o'/l' - O| <= 2b/(1-b) * w (|O| <= w);
-//     the final division adds divErrU*u*w.
+//     the final division adds DivErrU*u*w.
 //   - Weights below the smallest normal number tiny may be flushed to zero: at most
 //     2*tiny*vmax per key, seq*2*tiny*vmax in all.
 //
-// The reference's own error (compensated sums: scores within 3*refU*qk, weights within
-// 2*refU*span + 4*refU, sums 2*refU, products refU) adds 2*(3*refU*qk + 2*refU*span +
-// 8*refU)*w. This is a worst-case bound: it grows like seq*u through gamma_n (e.g. 2.5e-4 relative to w
+// The reference's own error (compensated sums: scores within 3*RefU*qk, weights within
+// 2*RefU*span + 4*RefU, sums 2*RefU, products RefU) adds 2*(3*RefU*qk + 2*RefU*span +
+// 8*RefU)*w. This is a worst-case bound: it grows like seq*u through gamma_n (e.g. 2.5e-4 relative to w
 // at seq = 4096 in float32), while typical errors grow like sqrt(seq)*u.
 func AttentionTolerance[T Float](seq, keys, dim, bc int, qk, span, w, vmax float64) float64 {
 	u := Epsilon[T]()
@@ -122,8 +122,8 @@ func AttentionTolerance[T Float](seq, keys, dim, bc int, qk, span, w, vmax float
 	if !(b < 1) {
 		return math.Inf(1)
 	}
-	ref := 2 * (3*refU*qk + 2*refU*span + 8*refU)
-	return (2*b/(1-b)+divErrU*u+ref)*w + float64(seq)*2*TypeOf[T]().MinNormal*vmax
+	ref := 2 * (3*RefU*qk + 2*RefU*span + 8*RefU)
+	return (2*b/(1-b)+DivErrU*u+ref)*w + float64(seq)*2*TypeOf[T]().MinNormal*vmax
 }
 
 // attnRowTol returns the tolerance of element d of the row r.

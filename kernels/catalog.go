@@ -180,20 +180,6 @@ func Match(patterns ...string) ([]Op, error) {
 	return out, nil
 }
 
-// RotateBytes is the input footprint that rotation reaches: four times the 50 MB L2 of an
-// H100 and above the 60 MB of an H200, so that no input set is still cached when its turn
-// comes again.
-const RotateBytes = 256 << 20
-
-// RotationSets returns how many input sets of setBytes each an instance allocates: 1 unless
-// p.Rotate, else enough to reach RotateBytes, at most 8.
-func RotationSets(p Params, setBytes int) int {
-	if !p.Rotate || setBytes <= 0 {
-		return 1
-	}
-	return min(max((RotateBytes+setBytes-1)/setBytes, 1), 8)
-}
-
 // checkSize rejects sizes below 1 with an error naming the op.
 func checkSize(name string, p Params) error {
 	if p.Size < 1 {

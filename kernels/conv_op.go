@@ -58,10 +58,8 @@ type convInstance[T Float] struct {
 	seed         uint64
 	filt, bias   []T
 	bfilt, bbias *engine.Buffer[T]
-	in           [][]T
-	bin          []*engine.Buffer[T]
+	x            *Inputs[T]
 	out          *engine.Buffer[T]
-	next, last   int
 }
 
 func setupConv[T Float](q *engine.Queue, name string, s ConvShape, p Params) (_ Instance, err error) {
@@ -92,13 +90,9 @@ func setupConv[T Float](q *engine.Queue, name string, s ConvShape, p Params) (_ 
 	if in.bbias, err = engine.Upload(q, in.bias); err != nil {
 		return nil, err
 	}
-	for range RotationSets(p, s.InLen()*engine.SizeOf[T]()) {
-		a := RandFloats[T](rng, s.InLen(), -1, 1)
-		b, err := engine.Upload(q, a)
-		if err != nil {
-			return nil, err
-		}
-		in.in, in.bin = append(in.in, a), append(in.bin, b)
+	in.x, err = NewInputs(q, p, s.InLen()*engine.SizeOf[T](), func(int) [][]T { return [][]T{RandFloats[T](rng, s.InLen(), -1, 1)} })
+	if err != nil {
+		return nil, err
 	}
 	if in.out, err = engine.NewBuffer[T](q.Device(), s.OutLen()); err != nil {
 		return nil, err
@@ -107,13 +101,11 @@ func setupConv[T Float](q *engine.Queue, name string, s ConvShape, p Params) (_ 
 }
 
 func (in *convInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bin), i
-	return in.c.Run(q, in.out, in.bin[i], in.bfilt, in.bbias, in.s)
+	return in.c.Run(q, in.out, in.x.Next()[0], in.bfilt, in.bbias, in.s)
 }
 
 // convVerifyFullMax bounds the multiply-adds of a full reference; above it Verify checks
-// a seeded sample of outputs (sampleOutputs), as the default (GPU) sizes need.
+// a seeded sample of outputs (VerifyIndices), as the default (GPU) sizes need.
 const convVerifyFullMax = 1 << 24
 
 // Verify checks the output against the float64 reference: all of it when that costs at
@@ -126,8 +118,8 @@ func (in *convInstance[T]) Verify(q *engine.Queue) error {
 	}
 	n := in.s.OutLen()
 	full := float64(n)*float64(in.s.C*in.s.R*in.s.R) <= convVerifyFullMax
-	a := in.in[in.last]
-	for _, i := range sampleOutputs(n, full, in.seed) {
+	a := in.x.Last()[0]
+	for _, i := range VerifyIndices(n, full, in.seed) {
 		want, mag := ConvRefAt(a, in.filt, in.bias, in.s, i)
 		tol := ConvTolerance[T](in.s, true, mag)
 		if d := math.Abs(float64(got[i]) - want); !(d <= tol) {
@@ -142,9 +134,5 @@ func (in *convInstance[T]) Model() Model { return ConvModel(in.s, true, engine.S
 func (in *convInstance[T]) Shape() string { return in.s.String() }
 
 func (in *convInstance[T]) Close() error {
-	errs := []error{in.out.Close(), in.bfilt.Close(), in.bbias.Close()}
-	for _, b := range in.bin {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.c.Close())...)
+	return errors.Join(in.out.Close(), in.bfilt.Close(), in.bbias.Close(), in.x.Close(), in.c.Close())
 }

@@ -57,10 +57,8 @@ type fftInstance[T Float] struct {
 	f          *FFT[T]
 	n, batch   int // points per transform (real points for r2c), transforms
 	rows, cols int // 2d
-	in         [][]T
-	bin        []*engine.Buffer[T]
+	x          *Inputs[T]
 	out        *engine.Buffer[T]
-	next, last int
 }
 
 func setupFFT[T Float](q *engine.Queue, name string, kind fftKind, p Params) (_ Instance, err error) {
@@ -97,13 +95,9 @@ func setupFFT[T Float](q *engine.Queue, name string, kind fftKind, p Params) (_ 
 		}
 	}()
 	rng := NewRand(p.Seed, 0xff7)
-	for range RotationSets(p, inLen*engine.SizeOf[T]()) {
-		x := RandFloats[T](rng, inLen, -1, 1)
-		b, err := engine.Upload(q, x)
-		if err != nil {
-			return nil, err
-		}
-		in.in, in.bin = append(in.in, x), append(in.bin, b)
+	in.x, err = NewInputs(q, p, inLen*engine.SizeOf[T](), func(int) [][]T { return [][]T{RandFloats[T](rng, inLen, -1, 1)} })
+	if err != nil {
+		return nil, err
 	}
 	if in.out, err = engine.NewBuffer[T](q.Device(), outLen); err != nil {
 		return nil, err
@@ -112,9 +106,7 @@ func setupFFT[T Float](q *engine.Queue, name string, kind fftKind, p Params) (_ 
 }
 
 func (in *fftInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bin), i
-	src := in.bin[i]
+	src := in.x.Next()[0]
 	switch in.kind {
 	case fftInverse:
 		return in.f.Inverse(q, in.out, src, in.n, in.batch)
@@ -135,7 +127,7 @@ func (in *fftInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	x := in.in[in.last]
+	x := in.x.Last()[0]
 	what := "fft " + string(in.kind)
 	switch in.kind {
 	case fftInverse:
@@ -183,14 +175,5 @@ func (in *fftInstance[T]) Shape() string {
 }
 
 func (in *fftInstance[T]) Close() error {
-	var errs []error
-	for _, b := range append([]*engine.Buffer[T]{in.out}, in.bin...) {
-		if b != nil {
-			errs = append(errs, b.Close())
-		}
-	}
-	if in.f != nil {
-		errs = append(errs, in.f.Close())
-	}
-	return errors.Join(errs...)
+	return errors.Join(in.out.Close(), in.x.Close(), in.f.Close())
 }

@@ -55,11 +55,9 @@ type gemmInstance[T Float] struct {
 	g           *GEMM[T]
 	shape       GEMMShape
 	alpha, beta T
-	a, b, c     [][]T
-	ba, bb, bc  []*engine.Buffer[T]
+	abc         *Inputs[T] // A, B, C
 	d           *engine.Buffer[T]
 	seed        uint64
-	next, last  int
 }
 
 func setupGEMM[T Float](q *engine.Queue, name string, ta, tb bool, batch int, p Params) (_ Instance, err error) {
@@ -84,19 +82,11 @@ func setupGEMM[T Float](q *engine.Queue, name string, ta, tb bool, batch int, p 
 	rng := NewRand(p.Seed, gemmStream)
 	in.alpha, in.beta = T(1+rng.Float64()), T(-0.5-0.5*rng.Float64())
 	la, lb, lc := s.Lens()
-	for range RotationSets(p, (la+lb+lc)*engine.SizeOf[T]()) {
-		a, b, c := RandFloats[T](rng, la, -1, 1), RandFloats[T](rng, lb, -1, 1), RandFloats[T](rng, lc, -1, 1)
-		for _, x := range []struct {
-			data []T
-			host *[][]T
-			dev  *[]*engine.Buffer[T]
-		}{{a, &in.a, &in.ba}, {b, &in.b, &in.bb}, {c, &in.c, &in.bc}} {
-			buf, err := engine.Upload(q, x.data)
-			if err != nil {
-				return nil, err
-			}
-			*x.host, *x.dev = append(*x.host, x.data), append(*x.dev, buf)
-		}
+	in.abc, err = NewInputs(q, p, (la+lb+lc)*engine.SizeOf[T](), func(int) [][]T {
+		return [][]T{RandFloats[T](rng, la, -1, 1), RandFloats[T](rng, lb, -1, 1), RandFloats[T](rng, lc, -1, 1)}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if in.d, err = engine.NewBuffer[T](q.Device(), lc); err != nil {
 		return nil, err
@@ -105,9 +95,8 @@ func setupGEMM[T Float](q *engine.Queue, name string, ta, tb bool, batch int, p 
 }
 
 func (in *gemmInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.ba), i
-	return in.g.RunInto(q, in.shape, in.alpha, in.ba[i], in.bb[i], in.beta, in.bc[i], in.d)
+	abc := in.abc.Next()
+	return in.g.RunInto(q, in.shape, in.alpha, abc[0], abc[1], in.beta, abc[2], in.d)
 }
 
 // Verify checks D against the float64 reference: every element when M*N*K*batch is at most
@@ -120,7 +109,8 @@ func (in *gemmInstance[T]) Verify(q *engine.Queue) error {
 		return err
 	}
 	s := in.shape
-	a, b, c := in.a[in.last], in.b[in.last], in.c[in.last]
+	abc := in.abc.Last()
+	a, b, c := abc[0], abc[1], abc[2]
 	alpha, beta := float64(in.alpha), float64(in.beta)
 	check := func(z, i, j int, want, mag float64) error {
 		o := z*s.StrideC + i*s.LDC + j
@@ -172,9 +162,5 @@ func (in *gemmInstance[T]) Shape() string {
 }
 
 func (in *gemmInstance[T]) Close() error {
-	errs := []error{in.d.Close()}
-	for _, b := range append(append(append([]*engine.Buffer[T]{}, in.ba...), in.bb...), in.bc...) {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.g.Close())...)
+	return errors.Join(in.d.Close(), in.abc.Close(), in.g.Close())
 }

@@ -35,17 +35,14 @@ func histOp(op, typ string, bins int, doc string) Op {
 
 // histInstance counts one of its input sets into counts.
 type histInstance struct {
-	h          *Histogram
-	float      bool
-	bins       int
-	width      uint32
-	u          [][]uint32
-	f          [][]float32
-	bu         []*engine.Buffer[uint32]
-	bf         []*engine.Buffer[float32]
-	counts     *engine.Buffer[uint32]
-	n          int
-	next, last int
+	h      *Histogram
+	float  bool
+	bins   int
+	width  uint32
+	u      *Inputs[uint32]  // the uint32 ops' inputs
+	f      *Inputs[float32] // the float32 ops' inputs
+	counts *engine.Buffer[uint32]
+	n      int
 }
 
 func setupHist(q *engine.Queue, name, typ string, bins int, p Params) (_ Instance, err error) {
@@ -64,25 +61,21 @@ func setupHist(q *engine.Queue, name, typ string, bins int, p Params) (_ Instanc
 		}
 	}()
 	rng := NewRand(p.Seed, histStream)
-	for range RotationSets(p, 4*n) {
-		if in.float {
-			x := RandFloats[float32](rng, n, histDataLo, histDataHi)
-			b, err := engine.Upload(q, x)
-			if err != nil {
-				return nil, err
+	if in.float {
+		in.f, err = NewInputs(q, p, 4*n, func(int) [][]float32 {
+			return [][]float32{RandFloats[float32](rng, n, histDataLo, histDataHi)}
+		})
+	} else {
+		in.u, err = NewInputs(q, p, 4*n, func(int) [][]uint32 {
+			x := make([]uint32, n)
+			for i := range x {
+				x[i] = rng.Uint32()
 			}
-			in.f, in.bf = append(in.f, x), append(in.bf, b)
-			continue
-		}
-		x := make([]uint32, n)
-		for i := range x {
-			x[i] = rng.Uint32()
-		}
-		b, err := engine.Upload(q, x)
-		if err != nil {
-			return nil, err
-		}
-		in.u, in.bu = append(in.u, x), append(in.bu, b)
+			return [][]uint32{x}
+		})
+	}
+	if err != nil {
+		return nil, err
 	}
 	if in.counts, err = engine.NewBuffer[uint32](q.Device(), bins); err != nil {
 		return nil, err
@@ -90,15 +83,11 @@ func setupHist(q *engine.Queue, name, typ string, bins int, p Params) (_ Instanc
 	return in, nil
 }
 
-func (in *histInstance) sets() int { return max(len(in.bu), len(in.bf)) }
-
 func (in *histInstance) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%in.sets(), i
 	if in.float {
-		return in.h.Float32(q, in.counts, in.bf[i], in.n, in.bins, histLo, histHi)
+		return in.h.Float32(q, in.counts, in.f.Next()[0], in.n, in.bins, histLo, histHi)
 	}
-	return in.h.Uint32(q, in.counts, in.bu[i], in.n, in.bins, in.width)
+	return in.h.Uint32(q, in.counts, in.u.Next()[0], in.n, in.bins, in.width)
 }
 
 // Verify compares every count with the host reference, exactly.
@@ -109,9 +98,9 @@ func (in *histInstance) Verify(q *engine.Queue) error {
 	}
 	var want []uint32
 	if in.float {
-		want = HistogramFloat32Ref(in.f[in.last], in.bins, histLo, histHi)
+		want = HistogramFloat32Ref(in.f.Last()[0], in.bins, histLo, histHi)
 	} else {
-		want = HistogramUint32Ref(in.u[in.last], in.bins, in.width)
+		want = HistogramUint32Ref(in.u.Last()[0], in.bins, in.width)
 	}
 	return CheckEqual("histogram counts", got, want)
 }
@@ -121,12 +110,5 @@ func (in *histInstance) Model() Model { return HistogramModel(in.n) }
 func (in *histInstance) Shape() string { return fmt.Sprintf("n=%d bins=%d", in.n, in.bins) }
 
 func (in *histInstance) Close() error {
-	errs := []error{in.counts.Close()}
-	for _, b := range in.bu {
-		errs = append(errs, b.Close())
-	}
-	for _, b := range in.bf {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.h.Close())...)
+	return errors.Join(in.counts.Close(), in.u.Close(), in.f.Close(), in.h.Close())
 }

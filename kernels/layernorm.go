@@ -47,7 +47,7 @@ func (l *LayerNorm[T]) Rows(q *engine.Queue, y, x, gamma, beta *engine.Buffer[T]
 	if e := float64(eps); !(e > 0) || math.IsInf(e, 1) {
 		return fmt.Errorf("kernels: layernorm: eps %v; must be positive and finite: %w", eps, engine.ErrInvalidArg)
 	}
-	if err := checkGroups("layernorm", rows, l.wg); err != nil {
+	if err := CheckGroups("layernorm", rows, l.wg); err != nil {
 		return err
 	}
 	return q.Launch(l.k, engine.Range1D(rows*l.wg, l.wg), y, x, gamma, beta, int32(cols), eps)

@@ -22,18 +22,18 @@ type LayerNormStats struct {
 // layerNormRefRow writes the normalized row into out and returns its statistics.
 func layerNormRefRow[T Float](out []float64, x, gamma, beta []T, eps float64) LayerNormStats {
 	n := float64(len(x))
-	var s, ss ksum
+	var s, ss CompensatedSum
 	var sa float64
 	for _, v := range x {
-		s.add(float64(v))
+		s.Add(float64(v))
 		sa += math.Abs(float64(v))
 	}
-	mean := s.sum() / n
+	mean := s.Sum() / n
 	for _, v := range x {
 		d := float64(v) - mean
-		ss.add(d * d)
+		ss.Add(d * d)
 	}
-	std := math.Sqrt(ss.sum()/n + eps)
+	std := math.Sqrt(ss.Sum()/n + eps)
 	for c, v := range x {
 		out[c] = (float64(v)-mean)/std*float64(gamma[c]) + float64(beta[c])
 	}
@@ -47,13 +47,13 @@ func layerNormRefRow[T Float](out []float64, x, gamma, beta []T, eps float64) La
 // Derivation (first order in u, the unit roundoff of T; Higham, Accuracy and Stability of
 // Numerical Algorithms, 2nd ed., 4.2 and 1.9). Each work-group sum runs along chains of
 // k = ceil(cols/wg) + log2(wg) additions (each item's strided terms, then the tree).
-//   - mean: the sum errs by gamma_k * sum|x|, the division by divErrU*u*|mean|, so
-//     dmu = |mean' - mean| <= (gamma_k + divErrU*u) * mean|x|.
+//   - mean: the sum errs by gamma_k * sum|x|, the division by DivErrU*u*|mean|, so
+//     dmu = |mean' - mean| <= (gamma_k + DivErrU*u) * mean|x|.
 //   - variance, two-pass: sum (x - mean')^2 = sum (x - mean)^2 + cols*dmu^2 exactly, and the
 //     computed sum of the rounded squares of the rounded differences errs relatively by
-//     gamma_{k+3} (all terms >= 0); the division adds divErrU*u and the + eps u. Relative to
-//     var + eps = std^2: rho_v = (gamma_{k+3} + (divErrU+1)*u)*(1 + (dmu/std)^2) + (dmu/std)^2.
-//   - rstd = rsqrt(var' + eps) errs relatively by rho_r = rho_v/2 + rsqrtErrU*u.
+//     gamma_{k+3} (all terms >= 0); the division adds DivErrU*u and the + eps u. Relative to
+//     var + eps = std^2: rho_v = (gamma_{k+3} + (DivErrU+1)*u)*(1 + (dmu/std)^2) + (dmu/std)^2.
+//   - rstd = rsqrt(var' + eps) errs relatively by rho_r = rho_v/2 + RsqrtErrU*u.
 //   - y = ((x - mean')*rstd)*g + b: the difference carries dmu absolutely and u relatively,
 //     the two products u each, the sum u*|y|. With z = (x - mean)/std:
 //     |y' - y| <= |g|*(dmu/std + |z|*(rho_r + 3u)) + u*(|g*z| + |b|).
@@ -61,7 +61,7 @@ func layerNormRefRow[T Float](out []float64, x, gamma, beta []T, eps float64) La
 // The bound grows with mean|x|/std: rows with a large offset and a small spread (or constant
 // rows, where std = sqrt(eps)) lose relative accuracy in the normalized values, as they must.
 // A factor 1 + 1e-3 covers the second-order terms. The reference's own error is bounded the
-// same way with refU, compensated sums (2 roundings for gamma_k), a correctly rounded
+// same way with RefU, compensated sums (2 roundings for gamma_k), a correctly rounded
 // division and sqrt, and one more division (x - mean)/std, and added.
 func LayerNormTolerance[T Float](cols, wg int, st LayerNormStats, x, g, b float64) float64 {
 	return layerNormRowTol[T](cols, wg, st)(x, g, b)
@@ -72,8 +72,8 @@ func LayerNormTolerance[T Float](cols, wg int, st LayerNormStats, x, g, b float6
 func layerNormRowTol[T Float](cols, wg int, st LayerNormStats) func(x, g, b float64) float64 {
 	u := Epsilon[T]()
 	k := (cols+wg-1)/wg + Log2Ceil(wg)
-	dev := layerNormBound(st, u, Gamma[T](k), Gamma[T](k+3), divErrU*u, rsqrtErrU*u, 3*u)
-	ref := layerNormBound(st, refU, 2*refU, 5*refU, refU, 2*refU, 3*refU)
+	dev := layerNormBound(st, u, Gamma[T](k), Gamma[T](k+3), DivErrU*u, RsqrtErrU*u, 3*u)
+	ref := layerNormBound(st, RefU, 2*RefU, 5*RefU, RefU, 2*RefU, 3*RefU)
 	return func(x, g, b float64) float64 { return dev(x, g, b) + ref(x, g, b) }
 }
 

@@ -44,14 +44,12 @@ func mapOp[T Float](op MapOp) Op {
 // mapInstance runs one map op over sets of inputs into one output buffer (so that
 // repeated runs of axpy do not accumulate).
 type mapInstance[T Float] struct {
-	op         MapOp
-	m          *Map[T]
-	in         [][][]T               // in[set][input]
-	bufs       [][]*engine.Buffer[T] // bufs[set][input]
-	a, b       T
-	out        *engine.Buffer[T]
-	n          int
-	next, last int
+	op   MapOp
+	m    *Map[T]
+	x    *Inputs[T] // the op's inputs in the kernel's order
+	a, b T
+	out  *engine.Buffer[T]
+	n    int
 }
 
 func setupMap[T Float](q *engine.Queue, name string, op MapOp, p Params) (_ Instance, err error) {
@@ -76,18 +74,15 @@ func setupMap[T Float](q *engine.Queue, name string, op MapOp, p Params) (_ Inst
 	in.a, in.b = T(rng.Float64()*4-2), T(rng.Float64()*4-2)
 	k := mapInputs(op)
 	lo, hi := mapRange(op)
-	for range RotationSets(p, k*n*engine.SizeOf[T]()) {
-		var set [][]T
-		var bufs []*engine.Buffer[T]
-		for range k {
-			x := RandFloats[T](rng, n, lo, hi)
-			b, err := engine.Upload(q, x)
-			if err != nil {
-				return nil, err
-			}
-			set, bufs = append(set, x), append(bufs, b)
+	in.x, err = NewInputs(q, p, k*n*engine.SizeOf[T](), func(int) [][]T {
+		set := make([][]T, k)
+		for i := range set {
+			set[i] = RandFloats[T](rng, n, lo, hi)
 		}
-		in.in, in.bufs = append(in.in, set), append(in.bufs, bufs)
+		return set
+	})
+	if err != nil {
+		return nil, err
 	}
 	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
 		return nil, err
@@ -96,9 +91,7 @@ func setupMap[T Float](q *engine.Queue, name string, op MapOp, p Params) (_ Inst
 }
 
 func (in *mapInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bufs), i
-	return in.m.Run(q, in.op, in.a, in.b, append([]*engine.Buffer[T]{in.out}, in.bufs[i]...)...)
+	return in.m.Run(q, in.op, in.a, in.b, append([]*engine.Buffer[T]{in.out}, in.x.Next()...)...)
 }
 
 func (in *mapInstance[T]) Verify(q *engine.Queue) error {
@@ -106,7 +99,7 @@ func (in *mapInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	x := in.in[in.last]
+	x := in.x.Last()
 	a, b := float64(in.a), float64(in.b)
 	want, tol := MapRef(in.op, a, b, x...), MapTolerance(in.op, a, b, x...)
 	return CheckClose("map "+string(in.op), got, want, func(i int) float64 { return tol[i] })
@@ -117,11 +110,5 @@ func (in *mapInstance[T]) Model() Model { return MapModel(in.op, in.n, engine.Si
 func (in *mapInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
 
 func (in *mapInstance[T]) Close() error {
-	errs := []error{in.out.Close()}
-	for _, set := range in.bufs {
-		for _, b := range set {
-			errs = append(errs, b.Close())
-		}
-	}
-	return errors.Join(append(errs, in.m.Close())...)
+	return errors.Join(in.out.Close(), in.x.Close(), in.m.Close())
 }

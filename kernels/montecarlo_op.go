@@ -132,13 +132,8 @@ func (in *mcGenInstance[E]) Verify(q *engine.Queue) error {
 		}
 	}
 	// A sample: the first, the last and 4096 seeded random elements.
-	rng := NewRand(in.at.Seed, 0x6d63)
-	idx := []int{0, in.n - 1}
-	for range 4096 {
-		idx = append(idx, rng.IntN(in.n))
-	}
 	got := make([]E, 1)
-	for _, i := range idx {
+	for _, i := range SampleIndices(in.n, NewRand(in.at.Seed, 0x6d63)) {
 		if err := in.out.Read(q, i, got); err != nil {
 			return err
 		}

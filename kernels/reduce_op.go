@@ -51,11 +51,9 @@ type reduceInstance[T ReduceElem] struct {
 	op         ReduceOp
 	r          *Reduce[T]
 	rows, cols int // rows == 0: whole array of cols elements
-	x          [][]T
-	bx         []*engine.Buffer[T]
+	x          *Inputs[T]
 	out, part  *engine.Buffer[T]
 	idx, pidx  *engine.Buffer[int32]
-	next, last int
 }
 
 // reduceInputs returns n seeded inputs for op: floats uniform in [-1, 1); int32 uniform
@@ -97,13 +95,9 @@ func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows b
 	}
 	n := max(in.rows, 1) * in.cols
 	rng := NewRand(p.Seed, 0x726564756365) // "reduce"
-	for range RotationSets(p, n*engine.SizeOf[T]()) {
-		x := reduceInputs[T](rng, op, n)
-		bx, err := engine.Upload(q, x)
-		if err != nil {
-			return nil, err
-		}
-		in.x, in.bx = append(in.x, x), append(in.bx, bx)
+	in.x, err = NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{reduceInputs[T](rng, op, n)} })
+	if err != nil {
+		return nil, err
 	}
 	outs, g := 1, r.Scratch(n)
 	if rows {
@@ -132,9 +126,7 @@ func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows b
 }
 
 func (in *reduceInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bx), i
-	x := in.bx[i]
+	x := in.x.Next()[0]
 	switch {
 	case in.rows > 0 && in.op.IsArg():
 		return in.r.ArgRows(q, in.op, in.out, in.idx, x, in.rows, in.cols)
@@ -158,7 +150,7 @@ func (in *reduceInstance[T]) Verify(q *engine.Queue) error {
 			return err
 		}
 	}
-	x, rows, cols := in.x[in.last], max(in.rows, 1), in.cols
+	x, rows, cols := in.x.Last()[0], max(in.rows, 1), in.cols
 	chain := in.r.Chain(cols)
 	if in.rows > 0 {
 		chain = in.r.RowChain(cols)
@@ -220,9 +212,5 @@ func (in *reduceInstance[T]) Shape() string {
 }
 
 func (in *reduceInstance[T]) Close() error {
-	errs := []error{in.out.Close(), in.part.Close(), in.idx.Close(), in.pidx.Close()}
-	for _, b := range in.bx {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.r.Close())...)
+	return errors.Join(in.out.Close(), in.part.Close(), in.idx.Close(), in.pidx.Close(), in.x.Close(), in.r.Close())
 }

@@ -33,12 +33,11 @@ func scanOp[T ScanElem](exclusive bool) Op {
 
 // scanInstance runs one scan over rotating input sets.
 type scanInstance[T ScanElem] struct {
-	s          *Scan[T]
-	exclusive  bool
-	x          [][]T
-	bx         []*engine.Buffer[T]
-	y, part    *engine.Buffer[T]
-	next, last int
+	s         *Scan[T]
+	exclusive bool
+	n         int
+	x         *Inputs[T]
+	y, part   *engine.Buffer[T]
 }
 
 // scanInputs returns n seeded inputs: integers uniform over their whole range (the sums
@@ -67,20 +66,16 @@ func setupScan[T ScanElem](q *engine.Queue, name string, exclusive bool, p Param
 		return nil, err
 	}
 	n := p.Size
-	in := &scanInstance[T]{s: s, exclusive: exclusive}
+	in := &scanInstance[T]{s: s, exclusive: exclusive, n: n}
 	defer func() {
 		if err != nil {
 			in.Close()
 		}
 	}()
 	rng := NewRand(p.Seed, 0x7363616e) // "scan"
-	for range RotationSets(p, n*engine.SizeOf[T]()) {
-		x := scanInputs[T](rng, n)
-		bx, err := engine.Upload(q, x)
-		if err != nil {
-			return nil, err
-		}
-		in.x, in.bx = append(in.x, x), append(in.bx, bx)
+	in.x, err = NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{scanInputs[T](rng, n)} })
+	if err != nil {
+		return nil, err
 	}
 	if in.y, err = engine.NewBuffer[T](q.Device(), n); err != nil {
 		return nil, err
@@ -94,9 +89,7 @@ func setupScan[T ScanElem](q *engine.Queue, name string, exclusive bool, p Param
 }
 
 func (in *scanInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bx), i
-	return in.s.Into(q, in.y, in.bx[i], in.part, len(in.x[i]), in.exclusive)
+	return in.s.Into(q, in.y, in.x.Next()[0], in.part, in.n, in.exclusive)
 }
 
 // Verify compares every output element with the reference (one pass on the host).
@@ -105,7 +98,7 @@ func (in *scanInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	x := in.x[in.last]
+	x := in.x.Last()[0]
 	return checkScan("scan", x, in.exclusive, in.s.Chain(len(x)), got)
 }
 
@@ -134,16 +127,12 @@ func checkScan[T ScanElem](what string, x []T, exclusive bool, chain int, got []
 // Model: x read once and y written once (the minimum; the implementation reads x twice).
 // One addition per element.
 func (in *scanInstance[T]) Model() Model {
-	n := float64(len(in.x[0]))
+	n := float64(in.n)
 	return Model{Flops: n, Bytes: 2 * n * float64(engine.SizeOf[T]())}
 }
 
-func (in *scanInstance[T]) Shape() string { return fmt.Sprintf("n=%d", len(in.x[0])) }
+func (in *scanInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
 
 func (in *scanInstance[T]) Close() error {
-	errs := []error{in.y.Close(), in.part.Close()}
-	for _, b := range in.bx {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.s.Close())...)
+	return errors.Join(in.y.Close(), in.part.Close(), in.x.Close(), in.s.Close())
 }

@@ -75,7 +75,7 @@ func (s *Softmax[T]) Rows(q *engine.Queue, y, x *engine.Buffer[T], rows, cols in
 	if err := checkRows("softmax", rows, cols, rowBuf[T]{"y", y, false}, rowBuf[T]{"x", x, false}); err != nil {
 		return err
 	}
-	if err := checkGroups("softmax", rows, s.wg); err != nil {
+	if err := CheckGroups("softmax", rows, s.wg); err != nil {
 		return err
 	}
 	return q.Launch(s.k, engine.Range1D(rows*s.wg, s.wg), y, x, int32(cols))
@@ -110,14 +110,6 @@ func checkRows[T Float](op string, rows, cols int, bufs ...rowBuf[T]) error {
 		if a.b.Len() < n {
 			return fmt.Errorf("kernels: %s: buffer %s holds %d elements, shape [%d, %d] needs %d: %w", op, a.name, a.b.Len(), rows, cols, n, engine.ErrInvalidArg)
 		}
-	}
-	return nil
-}
-
-// checkGroups refuses launches of more than 2^32-1 work-items in all (groups of wg).
-func checkGroups(op string, groups, wg int) error {
-	if groups > math.MaxUint32/wg {
-		return fmt.Errorf("kernels: %s: %d work-groups of %d items exceed 2^32-1 work-items: %w", op, groups, wg, engine.ErrInvalidArg)
 	}
 	return nil
 }

@@ -46,13 +46,11 @@ type rowInstance[T Float] struct {
 	rows, cols  int
 	sm          *Softmax[T]
 	ln          *LayerNorm[T]
-	x           [][]T
-	bx          []*engine.Buffer[T]
+	x           *Inputs[T]
 	gamma, beta []T
 	bg, bb, out *engine.Buffer[T]
 	eps         T
 	seed        uint64
-	next, last  int
 }
 
 func setupRowOp[T Float](q *engine.Queue, name string, p Params, kind rowKind) (_ Instance, err error) {
@@ -88,13 +86,9 @@ func setupRowOp[T Float](q *engine.Queue, name string, p Params, kind rowKind) (
 		}
 	}
 	x0 := rowOpInput[T](rng, kind, rows, cols)
-	for set := range RotationSets(p, n*engine.SizeOf[T]()) {
-		x := rotated(x0, set*(cols+1))
-		b, err := engine.Upload(q, x)
-		if err != nil {
-			return nil, err
-		}
-		in.x, in.bx = append(in.x, x), append(in.bx, b)
+	in.x, err = NewInputs(q, p, n*engine.SizeOf[T](), func(set int) [][]T { return [][]T{Rotated(x0, set*(cols+1))} })
+	if err != nil {
+		return nil, err
 	}
 	if in.out, err = engine.NewBuffer[T](dev, n); err != nil {
 		return nil, err
@@ -120,18 +114,17 @@ func rowOpInput[T Float](rng *rand.Rand, kind rowKind, rows, cols int) []T {
 }
 
 func (in *rowInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bx), i
+	x := in.x.Next()[0]
 	if in.kind == rowSoftmax {
-		return in.sm.Rows(q, in.out, in.bx[i], in.rows, in.cols)
+		return in.sm.Rows(q, in.out, x, in.rows, in.cols)
 	}
-	return in.ln.Rows(q, in.out, in.bx[i], in.bg, in.bb, in.rows, in.cols, in.eps)
+	return in.ln.Rows(q, in.out, x, in.bg, in.bb, in.rows, in.cols, in.eps)
 }
 
 // Verify checks every row, or, above rowVerifySample elements, a seeded sample of 16 rows
 // plus the first and the last (at least 18*1024 elements).
 func (in *rowInstance[T]) Verify(q *engine.Queue) error {
-	x := in.x[in.last]
+	x := in.x.Last()[0]
 	rowIdx := make([]int, 0, in.rows)
 	if in.rows*in.cols <= rowVerifySample {
 		for r := range in.rows {
@@ -198,12 +191,7 @@ func (in *rowInstance[T]) Model() Model {
 func (in *rowInstance[T]) Shape() string { return fmt.Sprintf("rows=%d cols=%d", in.rows, in.cols) }
 
 func (in *rowInstance[T]) Close() error {
-	var errs []error
-	for _, b := range append([]*engine.Buffer[T]{in.out, in.bg, in.bb}, in.bx...) {
-		if b != nil {
-			errs = append(errs, b.Close())
-		}
-	}
+	errs := []error{in.out.Close(), in.bg.Close(), in.bb.Close(), in.x.Close()}
 	if in.sm != nil {
 		errs = append(errs, in.sm.Close())
 	}
@@ -211,15 +199,4 @@ func (in *rowInstance[T]) Close() error {
 		errs = append(errs, in.ln.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// rotated returns x rotated left by shift elements (x itself for a shift of 0 mod len(x)):
-// the rotation sets after the first are the first one shifted, distinct inputs in distinct
-// memory at a fraction of the cost of drawing them.
-func rotated[T Float](x []T, shift int) []T {
-	shift %= len(x)
-	if shift == 0 {
-		return x
-	}
-	return append(append(make([]T, 0, len(x)), x[shift:]...), x[:shift]...)
 }

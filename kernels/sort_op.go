@@ -33,15 +33,14 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) Op {
 // sortInstance sorts one of its input sets into out (the inputs stay untouched, so every
 // Run sorts the same data).
 type sortInstance[K SortKey] struct {
-	s          *Sorter[K]
-	pairs      bool
-	order      SortOrder
-	keys       [][]K
-	bkeys      []*engine.Buffer[K]
-	bvals      []*engine.Buffer[uint32] // 0..n-1, one copy per set (rotation)
-	out        *engine.Buffer[K]
-	vout       *engine.Buffer[uint32]
-	next, last int
+	s     *Sorter[K]
+	pairs bool
+	order SortOrder
+	n     int
+	keys  *Inputs[K]
+	vals  *Inputs[uint32] // pairs: 0..n-1, one copy per set (rotation)
+	out   *engine.Buffer[K]
+	vout  *engine.Buffer[uint32]
 }
 
 func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOrder, p Params) (_ Instance, err error) {
@@ -56,7 +55,7 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 		return nil, err
 	}
 	n := p.Size
-	in := &sortInstance[K]{s: s, pairs: pairs, order: order}
+	in := &sortInstance[K]{s: s, pairs: pairs, order: order, n: n}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -72,7 +71,7 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 			idx[i] = uint32(i)
 		}
 	}
-	for range RotationSets(p, setBytes) {
+	in.keys, err = NewInputs(q, p, setBytes, func(int) [][]K {
 		keys := make([]K, n)
 		for i := range keys {
 			switch k := any(&keys[i]).(type) {
@@ -82,17 +81,14 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 				*k = float32(math.Ldexp(2*rng.Float64()-1, int(rng.IntN(40))-20))
 			}
 		}
-		b, err := engine.Upload(q, keys)
-		if err != nil {
+		return [][]K{keys}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pairs {
+		if in.vals, err = NewInputs(q, p, setBytes, func(int) [][]uint32 { return [][]uint32{idx} }); err != nil {
 			return nil, err
-		}
-		in.keys, in.bkeys = append(in.keys, keys), append(in.bkeys, b)
-		if pairs {
-			v, err := engine.Upload(q, idx)
-			if err != nil {
-				return nil, err
-			}
-			in.bvals = append(in.bvals, v)
 		}
 	}
 	if in.out, err = engine.NewBuffer[K](q.Device(), n); err != nil {
@@ -110,13 +106,11 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 }
 
 func (in *sortInstance[K]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bkeys), i
-	n := len(in.keys[i])
+	keys := in.keys.Next()[0]
 	if in.pairs {
-		return in.s.Pairs(q, in.out, in.bkeys[i], in.vout, in.bvals[i], n, in.order)
+		return in.s.Pairs(q, in.out, keys, in.vout, in.vals.Next()[0], in.n, in.order)
 	}
-	return in.s.Keys(q, in.out, in.bkeys[i], n, in.order)
+	return in.s.Keys(q, in.out, keys, in.n, in.order)
 }
 
 // Verify compares the whole output with the host radix sort (O(n), exact).
@@ -125,13 +119,10 @@ func (in *sortInstance[K]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	keys := in.keys[in.last]
+	keys := in.keys.Last()[0]
 	var idx []uint32
 	if in.pairs {
-		idx = make([]uint32, len(keys))
-		for i := range idx {
-			idx[i] = uint32(i)
-		}
+		idx = in.vals.Last()[0]
 	}
 	wantK, wantV := SortPairsRef(keys, idx, in.order)
 	if err := CheckSortedKeys("sort keys", got, wantK); err != nil {
@@ -147,19 +138,12 @@ func (in *sortInstance[K]) Verify(q *engine.Queue) error {
 	return nil
 }
 
-func (in *sortInstance[K]) Model() Model { return SortModel(len(in.keys[0]), in.pairs) }
+func (in *sortInstance[K]) Model() Model { return SortModel(in.n, in.pairs) }
 
 func (in *sortInstance[K]) Shape() string {
-	return fmt.Sprintf("n=%d %s", len(in.keys[0]), in.order)
+	return fmt.Sprintf("n=%d %s", in.n, in.order)
 }
 
 func (in *sortInstance[K]) Close() error {
-	errs := []error{in.out.Close(), in.vout.Close()}
-	for _, b := range in.bkeys {
-		errs = append(errs, b.Close())
-	}
-	for _, b := range in.bvals {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.s.Close())...)
+	return errors.Join(in.out.Close(), in.vout.Close(), in.keys.Close(), in.vals.Close(), in.s.Close())
 }

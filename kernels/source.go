@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strings"
 
@@ -49,6 +50,15 @@ func workGroup(dev *engine.Device, want int) int {
 		wg /= 2
 	}
 	return max(wg, 1)
+}
+
+// CheckGroups refuses a launch of groups work-groups of wg items when it would exceed 2^32-1
+// work-items in all, with an error naming op and wrapping engine.ErrInvalidArg.
+func CheckGroups(op string, groups, wg int) error {
+	if groups > math.MaxUint32/wg {
+		return fmt.Errorf("kernels: %s: %d work-groups of %d items exceed 2^32-1 work-items: %w", op, groups, wg, engine.ErrInvalidArg)
+	}
+	return nil
 }
 
 // Model is the work an operation must do: floating-point operations and bytes moved to and

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -49,26 +48,8 @@ func stencilShape(k StencilKind, size int) (nx, ny, nz int) {
 }
 
 // verifyFullMax is the largest output a stencil Verify checks in full; above it, a seeded
-// sample (see sampleOutputs) keeps the float64 reference fast at the default (GPU) sizes.
+// sample (see VerifyIndices) keeps the float64 reference fast at the default (GPU) sizes.
 const verifyFullMax = 1 << 22
-
-// sampleOutputs returns the output indices a Verify checks for an output of n elements:
-// all of them when full; else the first and the last and 4096 seeded random ones.
-func sampleOutputs(n int, full bool, seed uint64) []int {
-	if full {
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x53616d70))
-	idx := []int{0, n - 1}
-	for range 4096 {
-		idx = append(idx, rng.IntN(n))
-	}
-	return idx
-}
 
 type stencilInstance[T Float] struct {
 	kind       StencilKind
@@ -77,10 +58,8 @@ type stencilInstance[T Float] struct {
 	seed       uint64
 	w          []T
 	bw         *engine.Buffer[T]
-	in         [][]T
-	bin        []*engine.Buffer[T]
+	x          *Inputs[T]
 	out        *engine.Buffer[T]
-	next, last int
 }
 
 func setupStencil[T Float](q *engine.Queue, name string, k StencilKind, p Params) (_ Instance, err error) {
@@ -107,13 +86,9 @@ func setupStencil[T Float](q *engine.Queue, name string, k StencilKind, p Params
 	if in.bw, err = engine.Upload(q, in.w); err != nil {
 		return nil, err
 	}
-	for range RotationSets(p, n*engine.SizeOf[T]()) {
-		a := RandFloats[T](rng, n, -1, 1)
-		b, err := engine.Upload(q, a)
-		if err != nil {
-			return nil, err
-		}
-		in.in, in.bin = append(in.in, a), append(in.bin, b)
+	in.x, err = NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{RandFloats[T](rng, n, -1, 1)} })
+	if err != nil {
+		return nil, err
 	}
 	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
 		return nil, err
@@ -122,20 +97,18 @@ func setupStencil[T Float](q *engine.Queue, name string, k StencilKind, p Params
 }
 
 func (in *stencilInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bin), i
-	return in.s.Run(q, in.kind, in.out, in.bin[i], in.bw, in.nx, in.ny, in.nz)
+	return in.s.Run(q, in.kind, in.out, in.x.Next()[0], in.bw, in.nx, in.ny, in.nz)
 }
 
 // Verify checks the output against the float64 reference: every point up to
-// verifyFullMax points, a seeded sample above (sampleOutputs).
+// verifyFullMax points, a seeded sample above (VerifyIndices).
 func (in *stencilInstance[T]) Verify(q *engine.Queue) error {
 	got, err := in.out.Download(q)
 	if err != nil {
 		return err
 	}
-	a := in.in[in.last]
-	for _, i := range sampleOutputs(len(a), len(a) <= verifyFullMax, in.seed) {
+	a := in.x.Last()[0]
+	for _, i := range VerifyIndices(len(a), len(a) <= verifyFullMax, in.seed) {
 		want, mag := StencilRefAt(in.kind, a, in.w, in.nx, in.ny, in.nz, i)
 		tol := StencilTolerance[T](in.kind, mag)
 		if d := math.Abs(float64(got[i]) - want); !(d <= tol) {
@@ -158,9 +131,5 @@ func (in *stencilInstance[T]) Shape() string {
 }
 
 func (in *stencilInstance[T]) Close() error {
-	errs := []error{in.out.Close(), in.bw.Close()}
-	for _, b := range in.bin {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.s.Close())...)
+	return errors.Join(in.out.Close(), in.bw.Close(), in.x.Close(), in.s.Close())
 }

@@ -37,13 +37,12 @@ func streamOp[T Float](op StreamOp) Op {
 // streamInstance runs one stream op over sets of inputs a, b (outputs first in the
 // kernel's argument order, see stream.cl).
 type streamInstance[T Float] struct {
-	op         StreamOp
-	s          *Stream[T]
-	a, b       [][]T
-	ba, bb     []*engine.Buffer[T]
-	k          T
-	out, part  *engine.Buffer[T]
-	next, last int
+	op        StreamOp
+	s         *Stream[T]
+	n         int
+	ab        *Inputs[T] // a, b
+	k         T
+	out, part *engine.Buffer[T]
 }
 
 func setupStream[T Float](q *engine.Queue, name string, op StreamOp, p Params) (_ Instance, err error) {
@@ -55,7 +54,7 @@ func setupStream[T Float](q *engine.Queue, name string, op StreamOp, p Params) (
 		return nil, err
 	}
 	n := p.Size
-	in := &streamInstance[T]{op: op, s: s}
+	in := &streamInstance[T]{op: op, s: s, n: n}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -63,18 +62,11 @@ func setupStream[T Float](q *engine.Queue, name string, op StreamOp, p Params) (
 	}()
 	rng := NewRand(p.Seed, 1)
 	in.k = T(rng.Float64()*4 - 2)
-	for range RotationSets(p, 2*n*engine.SizeOf[T]()) {
-		a, b := RandFloats[T](rng, n, -1, 1), RandFloats[T](rng, n, -1, 1)
-		ba, err := engine.Upload(q, a)
-		if err != nil {
-			return nil, err
-		}
-		in.a, in.ba = append(in.a, a), append(in.ba, ba)
-		bb, err := engine.Upload(q, b)
-		if err != nil {
-			return nil, err
-		}
-		in.b, in.bb = append(in.b, b), append(in.bb, bb)
+	in.ab, err = NewInputs(q, p, 2*n*engine.SizeOf[T](), func(int) [][]T {
+		return [][]T{RandFloats[T](rng, n, -1, 1), RandFloats[T](rng, n, -1, 1)}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if op == OpDot {
 		if in.part, err = engine.NewBuffer[T](q.Device(), s.DotScratch(n)); err == nil {
@@ -90,9 +82,8 @@ func setupStream[T Float](q *engine.Queue, name string, op StreamOp, p Params) (
 }
 
 func (in *streamInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.ba), i
-	a, b := in.ba[i], in.bb[i]
+	ab := in.ab.Next()
+	a, b := ab[0], ab[1]
 	switch in.op {
 	case OpDot:
 		return in.s.DotInto(q, in.out, in.part, a, b)
@@ -108,7 +99,8 @@ func (in *streamInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	a, b, k := in.a[in.last], in.b[in.last], float64(in.k)
+	ab := in.ab.Last()
+	a, b, k := ab[0], ab[1], float64(in.k)
 	var want []float64
 	var mag float64
 	switch in.op {
@@ -131,15 +123,11 @@ func (in *streamInstance[T]) Verify(q *engine.Queue) error {
 }
 
 func (in *streamInstance[T]) Model() Model {
-	return StreamModel(in.op, len(in.a[0]), engine.SizeOf[T]())
+	return StreamModel(in.op, in.n, engine.SizeOf[T]())
 }
 
-func (in *streamInstance[T]) Shape() string { return fmt.Sprintf("n=%d", len(in.a[0])) }
+func (in *streamInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
 
 func (in *streamInstance[T]) Close() error {
-	var errs []error
-	for _, b := range append(append([]*engine.Buffer[T]{in.out, in.part}, in.ba...), in.bb...) {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.s.Close())...)
+	return errors.Join(in.out.Close(), in.part.Close(), in.ab.Close(), in.s.Close())
 }

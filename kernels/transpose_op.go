@@ -32,10 +32,8 @@ func transposeShape(size int) (rows, cols int) {
 type transposeInstance[T Float] struct {
 	t          *Transpose[T]
 	rows, cols int
-	in         [][]T
-	bin        []*engine.Buffer[T]
+	x          *Inputs[T]
 	out        *engine.Buffer[T]
-	next, last int
 }
 
 func setupTranspose[T Float](q *engine.Queue, name string, p Params) (_ Instance, err error) {
@@ -58,13 +56,9 @@ func setupTranspose[T Float](q *engine.Queue, name string, p Params) (_ Instance
 	}()
 	n := rows * cols
 	rng := NewRand(p.Seed, 0x7452)
-	for range RotationSets(p, n*engine.SizeOf[T]()) {
-		a := RandFloats[T](rng, n, -1, 1)
-		b, err := engine.Upload(q, a)
-		if err != nil {
-			return nil, err
-		}
-		in.in, in.bin = append(in.in, a), append(in.bin, b)
+	in.x, err = NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{RandFloats[T](rng, n, -1, 1)} })
+	if err != nil {
+		return nil, err
 	}
 	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
 		return nil, err
@@ -73,9 +67,7 @@ func setupTranspose[T Float](q *engine.Queue, name string, p Params) (_ Instance
 }
 
 func (in *transposeInstance[T]) Run(q *engine.Queue) error {
-	i := in.next
-	in.next, in.last = (i+1)%len(in.bin), i
-	return in.t.Run(q, in.out, in.bin[i], in.rows, in.cols)
+	return in.t.Run(q, in.out, in.x.Next()[0], in.rows, in.cols)
 }
 
 // Verify compares the whole output with the reference, exactly.
@@ -84,7 +76,7 @@ func (in *transposeInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	return CheckEqual("transpose out", got, TransposeRef(in.in[in.last], in.rows, in.cols))
+	return CheckEqual("transpose out", got, TransposeRef(in.x.Last()[0], in.rows, in.cols))
 }
 
 func (in *transposeInstance[T]) Model() Model {
@@ -96,9 +88,5 @@ func (in *transposeInstance[T]) Shape() string {
 }
 
 func (in *transposeInstance[T]) Close() error {
-	errs := []error{in.out.Close()}
-	for _, b := range in.bin {
-		errs = append(errs, b.Close())
-	}
-	return errors.Join(append(errs, in.t.Close())...)
+	return errors.Join(in.out.Close(), in.x.Close(), in.t.Close())
 }

@@ -51,6 +51,30 @@ func CheckEqual[T comparable](what string, got, want []T) error {
 	return nil
 }
 
+// SampleIndices returns indices into an output of n elements for a Verify that checks a
+// sample: the first, the last and 4096 drawn from rng (with repeats).
+func SampleIndices(n int, rng *rand.Rand) []int {
+	idx := []int{0, n - 1}
+	for range 4096 {
+		idx = append(idx, rng.IntN(n))
+	}
+	return idx
+}
+
+// VerifyIndices returns the indices of an output of n elements that a Verify checks: all
+// of them when full, else SampleIndices drawn with a generator seeded by seed (the op's
+// Params.Seed), so that a mismatch reproduces.
+func VerifyIndices(n int, full bool, seed uint64) []int {
+	if full {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	return SampleIndices(n, rand.New(rand.NewPCG(seed, 0x53616d70)))
+}
+
 // MaxAbs returns the largest |x[i]| (0 for an empty slice).
 func MaxAbs[T Number](x []T) float64 {
 	m := 0.0
