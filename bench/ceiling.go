@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/stream"
 )
 
 // Copy-ceiling buffer sizes: each of the two buffers holds at least this many bytes, and at
@@ -47,7 +47,7 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 		return 0, "", 0, err
 	}
 	defer dst.Close()
-	s, err := kernels.NewStream[float32](q.Device())
+	s, err := stream.NewStream[float32](q.Device())
 	if err != nil {
 		return 0, "", 0, err
 	}

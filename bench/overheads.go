@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/stream"
 )
 
 // Overheads are the fixed costs of a device: compiling the stream family, and launching an
@@ -29,7 +29,7 @@ func measureOverheads(ctx context.Context, q *engine.Queue) (Overheads, error) {
 	dev := q.Device()
 	for _, d := range []*time.Duration{&o.FirstBuild, &o.SecondBuild} {
 		t0 := time.Now()
-		s, err := kernels.NewStream[float32](dev)
+		s, err := stream.NewStream[float32](dev)
 		if err != nil {
 			return o, err
 		}

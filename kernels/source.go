@@ -1,80 +1,10 @@
 package kernels
 
-import (
-	"embed"
-	"fmt"
-	"io/fs"
-	"math"
-	"sort"
-	"strings"
+import "strings"
 
-	"github.com/prism-compute/prism/engine"
-)
-
-//go:embed *.cl
-var sources embed.FS
-
-// Source returns the OpenCL C text of a kernel family ("stream").
-func Source(family string) (string, error) {
-	b, err := sources.ReadFile(family + ".cl")
-	if err != nil {
-		return "", fmt.Errorf("kernels: no family %q (have %s): %w", family, strings.Join(Families(), ", "), engine.ErrNotFound)
-	}
-	return string(b), nil
-}
-
-// Families lists the kernel families, sorted.
-func Families() []string {
-	names, _ := fs.Glob(sources, "*.cl")
-	for i, n := range names {
-		names[i] = strings.TrimSuffix(n, ".cl")
-	}
-	sort.Strings(names)
-	return names
-}
-
-// build compiles a family with options and returns the program.
-func build(dev *engine.Device, family string, opts ...string) (*engine.Program, error) {
-	src, err := Source(family)
-	if err != nil {
-		return nil, err
-	}
-	return dev.Build(src, opts...)
-}
-
-// workGroup returns the work-group size a family uses on dev: want, halved until the device
-// allows it (always a power of two).
-func workGroup(dev *engine.Device, want int) int {
-	wg := want
-	for m := dev.Info().MaxWorkGroupSize; m > 0 && wg > m; {
-		wg /= 2
-	}
-	return max(wg, 1)
-}
-
-// CheckGroups refuses a launch of groups work-groups of wg items when it would exceed 2^32-1
-// work-items in all, with an error naming op and wrapping engine.ErrInvalidArg.
-func CheckGroups(op string, groups, wg int) error {
-	if groups > math.MaxUint32/wg {
-		return fmt.Errorf("kernels: %s: %d work-groups of %d items exceed 2^32-1 work-items: %w", op, groups, wg, engine.ErrInvalidArg)
-	}
-	return nil
-}
-
-// Model is the work an operation must do: floating-point operations and bytes moved to and
-// from device memory. The benchmark divides them by time for GFLOP/s and GB/s.
-type Model struct {
-	Flops float64
-	Bytes float64
-}
-
-// Header returns the header comment a family's .cl file opens with (purpose, arguments,
-// tunables with defaults, variants, launch), without the comment markers.
-func Header(family string) (string, error) {
-	src, err := Source(family)
-	if err != nil {
-		return "", err
-	}
+// Header returns the header comment an OpenCL C source opens with (a family's purpose,
+// arguments, tunables with defaults, variants and launch), without the comment markers.
+func Header(src string) string {
 	var b strings.Builder
 	for _, line := range strings.Split(src, "\n") {
 		if !strings.HasPrefix(line, "//") {
@@ -83,19 +13,16 @@ func Header(family string) (string, error) {
 		line = strings.TrimPrefix(strings.TrimPrefix(line, "//"), " ")
 		b.WriteString(line + "\n")
 	}
-	return b.String(), nil
+	return b.String()
 }
 
-// HeaderSection returns the section of a family's header that starts with name ("Tunables",
-// "Variants"): its first line and the lines indented under it.
-func HeaderSection(family, name string) string {
-	h, err := Header(family)
-	if err != nil {
-		return ""
-	}
+// HeaderSection returns the section of a source's header that starts with name
+// ("Tunables", "Variants"): its first line and the lines indented under it; "" when the
+// header has no such section.
+func HeaderSection(src, name string) string {
 	var out []string
 	in := false
-	for _, line := range strings.Split(h, "\n") {
+	for _, line := range strings.Split(Header(src), "\n") {
 		switch {
 		case strings.HasPrefix(line, name):
 			in = true
