@@ -14,6 +14,8 @@
 //	                          (Family), its float64 reference and tolerance, its tests
 //	kernels/suite/            the ordered list of families and the catalog of their
 //	                          operations: Ops, Lookup, Match, Family
+//	kernels/ceiling/          the measurement kernels of the benchmark (FMA peak, copy
+//	                          bandwidth, empty launch), held to the families' rules
 //	kernels/internal/kerneltest/  the test helpers every family's tests share
 //
 // The families, in the suite's order: stream (copy, scale, add, triad, dot), maps (family
@@ -25,9 +27,9 @@
 // attention (tiled, online softmax, optional causal mask) and montecarlo
 // (Philox-4x32-10: the same bits on every device; pi, a European option).
 //
-// A family imports this package and engine only, never another family: what two families
-// share moves here under a name that says what it is. A test in the module's root
-// (arch_test.go) keeps it so.
+// A family (and ceiling) imports this package and engine only, never another family: what
+// two families share moves here under a name that says what it is. A test in the module's
+// root (arch_test.go) keeps it so.
 //
 // # The catalog
 //
