@@ -1,13 +1,14 @@
 package attention
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// AttentionRef computes O = softmax(Q K^T * scale [+ causal mask]) V in float64 for tensors
-	// of shape s (row-major [batch, heads, seq, dim]): the reference of attention.cl. scale is
-	// used as given (pass float64 of the T value the device used).
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// AttentionRef computes O = softmax(Q K^T * scale [+ causal mask]) V in float64 for tensors
+// of shape s (row-major [batch, heads, seq, dim]): the reference of attention.cl. scale is
+// used as given (pass float64 of the T value the device used).
 func AttentionRef[T kernels.Float](q, k, v []T, s AttentionShape, causal bool, scale float64) []float64 {
 	out := make([]float64, s.Elems())
 	r := newAttnRefRow(s.Seq, s.Dim)

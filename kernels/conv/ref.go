@@ -1,13 +1,14 @@
 package conv
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// ConvRefAt returns, in float64, output element i (= ((n*K + k)*P + p)*Q + q) of the
-	// convolution of shape s (see Conv.Run; bias may be nil), and mag, the sum of |terms|
-	// (|bias[k]| and every |filt * in| product), for the tolerance.
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// ConvRefAt returns, in float64, output element i (= ((n*K + k)*P + p)*Q + q) of the
+// convolution of shape s (see Conv.Run; bias may be nil), and mag, the sum of |terms|
+// (|bias[k]| and every |filt * in| product), for the tolerance.
 func ConvRefAt[T kernels.Float](in, filt, bias []T, s ConvShape, i int) (val, mag float64) {
 	P, Q := s.Out()
 	q := i % Q

@@ -9,12 +9,11 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
-
-	// TestFFTRef checks the float64 reference against the O(n^2) definition, the real-input
-	// reference against the complex one, and the twiddle tables against float64.
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
+// TestFFTRef checks the float64 reference against the O(n^2) definition, the real-input
+// reference against the complex one, and the twiddle tables against float64.
 func TestFFTRef(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1, 2, 4, 8, 16, 32, 64, 128} {

@@ -2,11 +2,12 @@ package fft
 
 import (
 	"fmt"
-	"github.com/prism-compute/prism/kernels"
 	"math"
 	"math/bits"
 	"runtime"
 	"sync"
+
+	"github.com/prism-compute/prism/kernels"
 )
 
 // FFTRef computes batch DFTs of n complex points (x interleaved re, im; batch contiguous

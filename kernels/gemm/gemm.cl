@@ -39,7 +39,7 @@
 //   barrier.
 // Accuracy: each element is one sequential dot product over l = 0..k-1 in ELEM (a*b+acc,
 //   contracted to fma where the compiler chooses), then alpha*acc + beta*c: at most k+2
-//   roundings per term, hence the gamma_{k+2} bound of GEMMTolerance (gemm_ref.go).
+//   roundings per term, hence the gamma_{k+2} bound of GEMMTolerance (ref.go).
 //
 // Loads are coalesced in every transpose combination: a tile of A (TS rows of op(A), TSK
 // columns) is read along k when A is stored m x k and along m when it is stored k x m, and

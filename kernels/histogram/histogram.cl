@@ -5,7 +5,7 @@
 // bin to the global counts with one atomic_add per bin per group. Histograms with more bins
 // than fit (bins > LOCAL_BINS) use global atomics directly (the *_global kernels).
 //
-// Binning (the host reference computes exactly the same, histogram_ref.go):
+// Binning (the host reference computes exactly the same, ref.go):
 //   uint32:  bin = min(x / width, bins - 1)  (width >= 1; shift >= 0 means width = 2^shift,
 //            and x >> shift is used instead of the division). Every value is counted: the
 //            values past bins*width land in the last bin.

@@ -1,13 +1,14 @@
 package maps
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// MapRef computes op in float64 on the host: the reference every device result of the
-	// map family is checked against. in holds the op's inputs in the kernel's order (x; x, y;
-	// a, b, c: see map.cl), a and b its scalars (ignored where it has none).
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// MapRef computes op in float64 on the host: the reference every device result of the
+// map family is checked against. in holds the op's inputs in the kernel's order (x; x, y;
+// a, b, c: see map.cl), a and b its scalars (ignored where it has none).
 func MapRef[T kernels.Float](op MapOp, a, b float64, in ...[]T) []float64 {
 	n := len(in[0])
 	out := make([]float64, n)

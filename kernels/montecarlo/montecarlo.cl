@@ -11,7 +11,7 @@
 // normal: Box-Muller on the two words of each pair (x0, x1) of a block, u1 = ((x0 >> 8) + 1)
 // * 2^-24 in (0, 1], u2 = (x1 >> 8) * 2^-24: z0 = r cos(2 pi u2), z1 = r sin(2 pi u2),
 // r = sqrt(-2 log u1). Not bit-identical across devices (log, sqrt, sin, cos differ by a few
-// ulps): montecarlo_ref.go derives the tolerance.
+// ulps): ref.go derives the tolerance.
 //
 // Arguments (k0, k1: the key; s0, s1: the stream; b_lo, b_hi: the first block, the start
 // offset / 4; skip: the start offset % 4; nblocks: blocks the launch covers; n: outputs):

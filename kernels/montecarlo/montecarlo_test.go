@@ -8,12 +8,11 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
-
-	// TestPhiloxKnownAnswers checks the Go Philox-4x32-10 against Random123's known-answer
-	// vectors (kat_vectors, philox4x32 with 10 rounds).
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
+// TestPhiloxKnownAnswers checks the Go Philox-4x32-10 against Random123's known-answer
+// vectors (kat_vectors, philox4x32 with 10 rounds).
 func TestPhiloxKnownAnswers(t *testing.T) {
 	for _, c := range []struct {
 		ctr  [4]uint32

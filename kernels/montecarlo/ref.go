@@ -1,10 +1,11 @@
 package montecarlo
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/prism-compute/prism/kernels"
 )
 
 // The Philox-4x32 constants (Salmon et al., SC'11; Random123's philox.h): the round

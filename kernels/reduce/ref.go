@@ -1,17 +1,18 @@
 package reduce
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// ReduceRef computes op over x on the host: the reference device results are checked
-	// against. It returns the value in float64 and, for argmin and argmax, the index of the
-	// first occurrence (-1 otherwise, and when every element is NaN). Semantics follow
-	// reduce.cl: a float sum is computed with Neumaier's compensated summation (error about
-	// 2u_64 of the sum of |x|); an int32 sum wraps modulo 2^32 exactly as the device's; min,
-	// max, argmin and argmax ignore NaNs and give +-Inf (floats) or MaxInt32/MinInt32 (int32)
-	// when nothing is left.
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// ReduceRef computes op over x on the host: the reference device results are checked
+// against. It returns the value in float64 and, for argmin and argmax, the index of the
+// first occurrence (-1 otherwise, and when every element is NaN). Semantics follow
+// reduce.cl: a float sum is computed with Neumaier's compensated summation (error about
+// 2u_64 of the sum of |x|); an int32 sum wraps modulo 2^32 exactly as the device's; min,
+// max, argmin and argmax ignore NaNs and give +-Inf (floats) or MaxInt32/MinInt32 (int32)
+// when nothing is left.
 func ReduceRef[T ReduceElem](op ReduceOp, x []T) (float64, int) {
 	switch op {
 	case ReduceSum:

@@ -1,12 +1,13 @@
 package rows
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// LayerNormRef computes row-wise layer normalization of the row-major [rows, cols] matrix x
-	// in float64 (two-pass mean and biased variance): the reference of layernorm.cl.
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// LayerNormRef computes row-wise layer normalization of the row-major [rows, cols] matrix x
+// in float64 (two-pass mean and biased variance): the reference of layernorm.cl.
 func LayerNormRef[T kernels.Float](x, gamma, beta []T, rows, cols int, eps float64) []float64 {
 	out := make([]float64, rows*cols)
 	for r := range rows {

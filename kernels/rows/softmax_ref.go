@@ -1,12 +1,13 @@
 package rows
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// SoftmaxRef computes the row-wise softmax of the row-major [rows, cols] matrix x in
-	// float64, stably (the row maximum subtracted before exp): the reference of softmax.cl.
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// SoftmaxRef computes the row-wise softmax of the row-major [rows, cols] matrix x in
+// float64, stably (the row maximum subtracted before exp): the reference of softmax.cl.
 func SoftmaxRef[T kernels.Float](x []T, rows, cols int) []float64 {
 	out := make([]float64, rows*cols)
 	for r := range rows {

@@ -9,15 +9,14 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
-
-	// rowCases returns the [rows, cols] shapes the row-op tests run for a work-group of wg
-	// items: cols at the work-group edges, at the cached/online boundary wg*rowCache and past
-	// it; rows 1, 3 and 1000 (the last gives the cases over a million elements). Under small()
-	// (Oclgrind) only 1 and 3 rows (at most about 12000 elements), for float64 two of them;
-	// for float64 fewer large cases.
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
+// rowCases returns the [rows, cols] shapes the row-op tests run for a work-group of wg
+// items: cols at the work-group edges, at the cached/online boundary wg*rowCache and past
+// it; rows 1, 3 and 1000 (the last gives the cases over a million elements). Under small()
+// (Oclgrind) only 1 and 3 rows (at most about 12000 elements), for float64 two of them;
+// for float64 fewer large cases.
 func rowCases(wg int, double bool) [][2]int {
 	colsList := []int{1, 7, wg - 1, wg, wg + 1, wg * rowCache, wg*rowCache + 1, 3000, 4097}
 	rowsList := []int{1, 3, 1000}

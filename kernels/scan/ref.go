@@ -1,14 +1,15 @@
 package scan
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// ScanRef computes the inclusive (exclusive == false) or exclusive prefix sums of x on the
-	// host: the reference device results are checked against. int32 and uint32 sums wrap
-	// modulo 2^32 exactly as the device's (and are exact in float64); float32 sums are running
-	// Neumaier compensated sums in float64 (error about 2u_64 of the running sum of |x|).
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// ScanRef computes the inclusive (exclusive == false) or exclusive prefix sums of x on the
+// host: the reference device results are checked against. int32 and uint32 sums wrap
+// modulo 2^32 exactly as the device's (and are exact in float64); float32 sums are running
+// Neumaier compensated sums in float64 (error about 2u_64 of the running sum of |x|).
 func ScanRef[T ScanElem](x []T, exclusive bool) []float64 {
 	out := make([]float64, len(x))
 	var z T

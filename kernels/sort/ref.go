@@ -2,8 +2,9 @@ package sort
 
 import (
 	"fmt"
-	"github.com/prism-compute/prism/kernels"
 	"math"
+
+	"github.com/prism-compute/prism/kernels"
 )
 
 // SortMapKey returns the uint32 whose unsigned order is the sort order of key k (sort.cl,

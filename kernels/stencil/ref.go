@@ -1,14 +1,15 @@
 package stencil
 
 import (
-	"github.com/prism-compute/prism/kernels"
 	"math"
-	// StencilRefAt returns, in float64, stencil kind's output at point i (= (z*ny + y)*nx + x)
-	// of the nx x ny x nz grid in (nz = 1 in 2D) with weights w, and mag, the sum of
-	// |w_k|*|in_k| over its terms, for the tolerance. A boundary point (one with a neighbour
-	// outside the grid) is the input copied, with mag 0: the copy is exact.
+
+	"github.com/prism-compute/prism/kernels"
 )
 
+// StencilRefAt returns, in float64, stencil kind's output at point i (= (z*ny + y)*nx + x)
+// of the nx x ny x nz grid in (nz = 1 in 2D) with weights w, and mag, the sum of
+// |w_k|*|in_k| over its terms, for the tolerance. A boundary point (one with a neighbour
+// outside the grid) is the input copied, with mag 0: the copy is exact.
 func StencilRefAt[T kernels.Float](kind StencilKind, in, w []T, nx, ny, nz, i int) (val, mag float64) {
 	x, y, z := i%nx, (i/nx)%ny, i/(nx*ny)
 	inside := x > 0 && x < nx-1 && y > 0 && y < ny-1

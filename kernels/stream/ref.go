@@ -1,13 +1,11 @@
 package stream
 
-import (
-	"github.com/prism-compute/prism/kernels"
-	// StreamRef computes op in float64 on the host: the reference every device result is
-	// checked against. For copy, scale, add and triad it returns the output array; for dot, a
-	// one-element slice. a, b, c and k play the roles of the kernel arguments of the same names
-	// in stream.cl.
-)
+import "github.com/prism-compute/prism/kernels"
 
+// StreamRef computes op in float64 on the host: the reference every device result is
+// checked against. For copy, scale, add and triad it returns the output array; for dot, a
+// one-element slice. a, b, c and k play the roles of the kernel arguments of the same names
+// in stream.cl.
 func StreamRef[T kernels.Float](op StreamOp, a, b, c []T, k float64) []float64 {
 	switch op {
 	case OpCopy: // c = a
