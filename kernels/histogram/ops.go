@@ -86,7 +86,12 @@ func setupHist(q *engine.Queue, name, typ string, bins int, p kernels.Params) (_
 	if err != nil {
 		return nil, err
 	}
-	if in.counts, err = engine.NewBuffer[uint32](q.Device(), bins); err != nil {
+	// Written once from the host, though every Run clears it with a kernel: Oclgrind 21.10's
+	// uninitialized-memory check keeps the shadow of a released buffer for the next buffer
+	// in its slot until the host writes that one, so a larger counts buffer in the slot of a
+	// smaller one lost the clear kernel's stores past the old size (and the atomic adds
+	// reported reading them) when the suite's ops ran in one process.
+	if in.counts, err = engine.Upload(q, make([]uint32, bins)); err != nil {
 		return nil, err
 	}
 	return in, nil
