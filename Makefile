@@ -49,17 +49,21 @@ unit:
 	$(GO) test -count=1 -v ./... 2>&1 | tee .cache/test.log | grep -v -E '^=== (RUN|PAUSE|CONT)'
 	@echo "unit tests: $$(grep -c -E '^\s*--- PASS' .cache/test.log) passed, $$(grep -c -E '^\s*--- SKIP' .cache/test.log) skipped"
 
+# The kernel packages with tests: the base, every family, the suite (TestOps) and ceiling.
+KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.go))))
+
 # The OpenCL tests again at small sizes under Oclgrind, which simulates a device and reports
-# out-of-bounds accesses, data races and uninitialized reads (its log must stay empty).
-OCLGRIND_PKGS := cl kernels
+# out-of-bounds accesses, data races and uninitialized reads (its log must stay empty). Test
+# binaries are named after their package path (kernels/gemm: kernels-gemm.test).
+OCLGRIND_PKGS := cl $(KERNEL_PKGS)
 oclgrind:
 	mkdir -p .cache/oclgrind
-	@for p in $(OCLGRIND_PKGS); do $(GO) test -c -o .cache/oclgrind/$$p.test ./$$p; done
+	@for p in $(OCLGRIND_PKGS); do $(GO) test -c -o .cache/oclgrind/$$(echo $$p | tr / -).test ./$$p; done
 	@for p in $(OCLGRIND_PKGS); do \
-	  log=.cache/oclgrind/$$p.log; rm -f $$log; \
+	  n=$$(echo $$p | tr / -); log=$(CURDIR)/.cache/oclgrind/$$n.log; rm -f $$log; \
 	  echo "oclgrind: $$p"; \
-	  ( cd $$p && PRISM_TEST_SIZE=small oclgrind --check-api --data-races --uninitialized --log ../$$log \
-	      ../.cache/oclgrind/$$p.test -test.count=1 -test.v 2>&1 ) | grep -E '^\s*--- |^(ok|FAIL|PASS)' ; \
+	  ( cd $$p && PRISM_TEST_SIZE=small oclgrind --check-api --data-races --uninitialized --log $$log \
+	      $(CURDIR)/.cache/oclgrind/$$n.test -test.count=1 -test.v 2>&1 ) | grep -E '^\s*--- |^(ok|FAIL|PASS)' ; \
 	  if [ -s $$log ]; then echo "oclgrind reported errors in $$p:"; head -50 $$log; exit 1; fi; \
 	done
 	@echo "oclgrind: no memory error, race or uninitialized read"
@@ -71,16 +75,19 @@ run: build
 	./bin/prism bench --all-devices --quick $(RUN_ARGS)
 
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./kernels
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./kernels/...
 
 # Everything the GPU machine needs, built here (it has no Go): see docs/PERFORMANCE.md.
 gpu-bundle: deps
 	mkdir -p .gpu
 	$(GO) build -buildvcs=auto -o .gpu/prism ./cmd/prism
 	$(GO) test -c -o .gpu/cl.test ./cl
-	$(GO) test -c -o .gpu/kernels.test ./kernels
 	$(GO) test -c -o .gpu/cuda.test ./cuda
 	$(GO) test -c -o .gpu/bench.test ./bench
 	$(GO) test -c -o .gpu/telemetry.test ./platform/telemetry
+	@for p in $(KERNEL_PKGS); do \
+	  echo "$(GO) test -c -o .gpu/$$(echo $$p | tr / -).test ./$$p"; \
+	  $(GO) test -c -o .gpu/$$(echo $$p | tr / -).test ./$$p; \
+	done
 	git rev-parse HEAD > .gpu/COMMIT
 	cp scripts/gpu-run.sh scripts/vendor.py .gpu/

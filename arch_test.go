@@ -10,7 +10,9 @@ import (
 const mod = "github.com/prism-compute/prism"
 
 // TestImportDirection keeps the layers of DESIGN.md: cmd -> bench -> kernels, platform ->
-// engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver; and
+// engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver; the
+// kernels base imports only engine, each kernel family (a package under kernels/) only the
+// base and engine, never another family, and only kernels/suite knows every family; and
 // nothing below cmd pulls in cgo except the backends.
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-json", "./...").Output()
@@ -40,8 +42,21 @@ func TestImportDirection(t *testing.T) {
 		"cuda":          {"engine", "engine/driver"},
 		"platform":      {"engine"},
 		"kernels":       {"engine"},
-		"bench":         {"engine", "kernels", "platform"},
+		"bench":         {"engine", "kernels", "kernels/suite", "kernels/ceiling", "platform"},
 	}
+	// Every package under kernels/ but suite and internal/ is a family (or ceiling, held to
+	// the same rule): the base and engine only, so that no family reaches into another.
+	var families []string
+	for path := range pkgs {
+		if rel, ok := strings.CutPrefix(path, mod+"/kernels/"); ok && !strings.HasPrefix(rel, "internal/") && rel != "suite" {
+			families = append(families, "kernels/"+rel)
+			allowed["kernels/"+rel] = []string{"kernels", "engine"}
+		}
+	}
+	if len(families) == 0 {
+		t.Error("found no kernel family package under kernels/")
+	}
+	allowed["kernels/suite"] = append([]string{"kernels", "engine"}, families...) // the list of every family
 	for path, p := range pkgs {
 		rel, ok := strings.CutPrefix(path, mod+"/")
 		if !ok {
@@ -59,7 +74,7 @@ func TestImportDirection(t *testing.T) {
 		}
 	}
 	// kernels, platform and bench must build without cgo: no package they depend on uses it.
-	for _, root := range []string{"kernels", "platform", "bench", "engine"} {
+	for _, root := range append([]string{"kernels", "kernels/suite", "platform", "bench", "engine"}, families...) {
 		seen := map[string]bool{}
 		var walk func(string)
 		walk = func(path string) {

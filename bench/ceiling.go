@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/ceiling"
 )
 
 // Copy-ceiling buffer sizes: each of the two buffers holds at least this many bytes, and at
@@ -19,7 +19,7 @@ const (
 
 // copyCeiling measures device-to-device copy bandwidth (bytes read plus written per second)
 // two ways: the API's buffer copy (clEnqueueCopyBuffer, cuMemcpyDtoD) and the suite's copy
-// kernel. It returns the better, since each loses somewhere: PoCL's buffer copy is one
+// kernel (ceiling.Copy, the stream family's copy). It returns the better, since each loses somewhere: PoCL's buffer copy is one
 // thread's memcpy (19.8 GB/s against 68.6 GB/s for the kernel on 16 cores), while a float32
 // kernel moving 4 bytes per work-item stays at 71% of the H100's buffer copy (2026-11-21).
 func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64, how string, bytes int64, err error) {
@@ -47,17 +47,17 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 		return 0, "", 0, err
 	}
 	defer dst.Close()
-	s, err := kernels.NewStream[float32](q.Device())
+	c, err := ceiling.NewCopy(q.Device())
 	if err != nil {
 		return 0, "", 0, err
 	}
-	defer s.Close()
+	defer c.Close()
 	for _, m := range []struct {
 		how string
 		run func(q *engine.Queue) error
 	}{
 		{"buffer copy", func(q *engine.Queue) error { return dst.CopyFrom(q, 0, src, 0, n) }},
-		{"copy kernel", func(q *engine.Queue) error { return s.Copy(q, dst, src) }},
+		{"copy kernel", func(q *engine.Queue) error { return c.Run(q, dst, src) }},
 	} {
 		v := float32(len(m.how)) // a different value per method, so each copy is checked
 		if err := src.Fill(q, 0, n, v); err != nil {

@@ -5,15 +5,17 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/ceiling"
+	"github.com/prism-compute/prism/kernels/suite"
 )
 
 // Overheads are the fixed costs of a device: compiling the stream family, and launching an
 // empty kernel.
 type Overheads struct {
-	// FirstBuild is the host time of the first compile of the stream family in this process
-	// (cold, unless the backend's or driver's on-disk cache already holds it); SecondBuild the
-	// same compile again (cached where the backend caches).
+	// FirstBuild is the host time of the first compile of the stream family's source (with
+	// its default tunables) in this process (cold, unless the backend's or driver's on-disk
+	// cache already holds it); SecondBuild the same compile again (cached where the backend
+	// caches).
 	FirstBuild  time.Duration `json:"first_build_ns"`
 	SecondBuild time.Duration `json:"second_build_ns"`
 	// LaunchAsync is the host time per launch of an empty kernel when 1000 are enqueued back to
@@ -22,36 +24,31 @@ type Overheads struct {
 	LaunchSync  time.Duration `json:"launch_sync_ns"`
 }
 
-const emptySource = `__kernel void prism_empty(__global int *x, int n) { if ((int)get_global_id(0) < n) x[0] = n; }`
+// buildFamily is the family whose compile Overheads times.
+const buildFamily = "stream"
 
 func measureOverheads(ctx context.Context, q *engine.Queue) (Overheads, error) {
 	var o Overheads
 	dev := q.Device()
+	f, err := suite.Family(buildFamily)
+	if err != nil {
+		return o, err
+	}
 	for _, d := range []*time.Duration{&o.FirstBuild, &o.SecondBuild} {
 		t0 := time.Now()
-		s, err := kernels.NewStream[float32](dev)
+		prog, err := dev.Build(f.Source)
 		if err != nil {
 			return o, err
 		}
 		*d = time.Since(t0)
-		s.Close()
+		prog.Close()
 	}
-	prog, err := dev.Build(emptySource)
+	e, err := ceiling.NewEmpty(dev)
 	if err != nil {
 		return o, err
 	}
-	defer prog.Close()
-	k, err := prog.Kernel("prism_empty")
-	if err != nil {
-		return o, err
-	}
-	defer k.Close()
-	x, err := engine.NewBuffer[int32](dev, 1)
-	if err != nil {
-		return o, err
-	}
-	defer x.Close()
-	launch := func() error { return q.Launch(k, engine.Range1D(32, 32), x, int32(0)) }
+	defer e.Close()
+	launch := func() error { return e.Launch(q) }
 	for range 20 { // warm-up
 		if err := launch(); err != nil {
 			return o, err

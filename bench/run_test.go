@@ -10,7 +10,7 @@ import (
 	_ "github.com/prism-compute/prism/cl"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/suite"
 )
 
 // TestRunVerifiesAndTimes runs the stream cases at a small size on the first OpenCL device
@@ -27,7 +27,7 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	if enginetest.Small() {
 		size = 1001
 	}
-	ops, err := kernels.Match("stream")
+	ops, err := suite.Match("stream")
 	if err != nil {
 		t.Fatal(err)
 	}

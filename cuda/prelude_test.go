@@ -77,9 +77,9 @@ var variants = [][]string{
 // every __kernel is an entry point, with .maxntid where it requires a work-group size.
 func TestPreludeKernels(t *testing.T) {
 	clang := clangPath(t)
-	files, err := filepath.Glob("../kernels/*.cl")
+	files, err := filepath.Glob("../kernels/*/*.cl")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no kernels found in ../kernels (%v)", err)
+		t.Fatalf("no kernels found in ../kernels/*/ (%v)", err)
 	}
 	files = append(files, "testdata/dialect.cl")
 	for _, f := range files {

@@ -1,25 +1,57 @@
-// Package kernels is Prism's kernel suite: OpenCL C sources (embedded), one typed Go
-// launcher per operation, float64 CPU references and the FLOP and byte models the
-// benchmark uses.
+// Package kernels is the base of Prism's kernel suite: what an operation is (Op, Params,
+// Instance, Model, Family, ErrVerify), the element-type descriptors (Type, TypeOf), the
+// rotation of input sets (Inputs, Rotated) and the helpers every family's verification
+// and launches share (CheckClose, Gamma, VerifyIndices, CompensatedSum, WorkGroup, Header,
+// ...). It imports only engine and has no cgo.
+//
+// # Layout
+//
+// The suite is a tree of packages, one layer each:
+//
+//	kernels/                  this base package: small, and no family's code
+//	kernels/<family>/         one package per family: its OpenCL C source (<family>.cl,
+//	                          embedded), its launcher (NewGEMM, ...), its operations
+//	                          (Family), its float64 reference and tolerance, its tests
+//	kernels/suite/            the ordered list of families and the catalog of their
+//	                          operations: Ops, Lookup, Match, Family
+//	kernels/ceiling/          the measurement kernels of the benchmark (FMA peak, copy
+//	                          bandwidth, empty launch), held to the families' rules
+//	kernels/internal/kerneltest/  the test helpers every family's tests share
+//
+// The families, in the suite's order: stream (copy, scale, add, triad, dot), maps (family
+// "map": axpy, axpby, exp, relu, sigmoid, fma), transpose, reduce (sum, min, max, argmin,
+// argmax; whole array and per row), scan (inclusive, exclusive), sort (LSD radix, stable,
+// keys or key-value pairs), histogram, stencil (2D 5-point, 3D 7- and 27-point), conv (2D
+// NCHW), gemm (transposes, alpha/beta, strided batched), fft (Stockham; batched, 2D, real
+// input), rows (families "softmax" and "layernorm", which share their row machinery),
+// attention (tiled, online softmax, optional causal mask) and montecarlo
+// (Philox-4x32-10: the same bits on every device; pi, a European option).
+//
+// A family (and ceiling) imports this package and engine only, never another family: what
+// two families share moves here under a name that says what it is. A test in the module's
+// root (arch_test.go) keeps it so.
+//
+// # The catalog
+//
+// There is no registry and nothing registers itself at import. Each family package
+// returns its Family (name, source, operations); kernels/suite holds the one explicit list
+// of families, in the order listings and reports show them, and builds the catalog from
+// it: suite.Ops, suite.Lookup and suite.Match select operations, suite.Family gives a
+// family's source, whose header Header and HeaderSection read. `prism run`, `prism bench`
+// and the suite's BenchmarkOps all run the same Instances.
+//
+// # A new family
+//
+// A new family is a package kernels/<name> with <name>.cl (the header of the other .cl
+// files first: purpose, arguments, tunables with defaults, variants, launch; DESIGN.md's
+// dialect), a launcher, a func Family() kernels.Family listing its operations, a float64
+// reference with a tolerance that says where it comes from, a doc.go, and tests through
+// kerneltest at sizes around its work-group and tile edges; then one line in
+// suite.Families. The Makefile, the Oclgrind pass and the CUDA translation check
+// (cuda/prelude_test.go) find it by its directory.
 //
 // Every kernel is written once, in the OpenCL C 1.2 dialect that DESIGN.md fixes, and runs
 // unchanged on every backend. Tunables are -D defines with defaults in each file's header;
-// the launcher picks them per device.
-//
-// Families (one .cl file each; `prism kernels` lists every operation with its variants
-// and tunables): stream (copy, scale, add, triad, dot), map (axpy, axpby, exp, relu,
-// sigmoid, fma), transpose, reduce (sum, min, max, argmin, argmax; whole array and per
-// row), scan (inclusive, exclusive), sort (LSD radix, stable, keys or key-value pairs),
-// histogram, stencil (2D 5-point, 3D 7- and 27-point), conv (2D NCHW), gemm (transposes,
-// alpha/beta, strided batched), fft (Stockham; batched, 2D, real input), softmax,
-// layernorm, attention (tiled, online softmax, optional causal mask) and montecarlo
-// (Philox-4x32-10: the same bits on every device; pi, a European option).
-//
-// Each family has a typed launcher (NewGEMM, NewScan, ...), a float64 reference
-// (GEMMRef, ScanRef, ...) and a tolerance whose doc comment derives it. The catalog (Ops,
-// Lookup, Match) registers every operation with seeded inputs, verification and a FLOP and
-// byte model: `prism run`, `prism bench` and BenchmarkOps all run those same instances.
-//
-// Launchers are safe for concurrent use from several goroutines, each with its own Queue.
-// Package kernels has no cgo: it imports only engine.
+// the launcher picks them per device. Launchers are safe for concurrent use from several
+// goroutines, each with its own Queue.
 package kernels

@@ -1,93 +1,10 @@
 package kernels
 
-import (
-	"embed"
-	"fmt"
-	"io/fs"
-	"sort"
-	"strings"
+import "strings"
 
-	"github.com/prism-compute/prism/engine"
-)
-
-//go:embed *.cl
-var sources embed.FS
-
-// Source returns the OpenCL C text of a kernel family ("stream").
-func Source(family string) (string, error) {
-	b, err := sources.ReadFile(family + ".cl")
-	if err != nil {
-		return "", fmt.Errorf("kernels: no family %q (have %s): %w", family, strings.Join(Families(), ", "), engine.ErrNotFound)
-	}
-	return string(b), nil
-}
-
-// Families lists the kernel families, sorted.
-func Families() []string {
-	names, _ := fs.Glob(sources, "*.cl")
-	for i, n := range names {
-		names[i] = strings.TrimSuffix(n, ".cl")
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Float is the set of floating-point element types of the suite.
-type Float interface{ float32 | float64 }
-
-// typeDefines returns the -D options that select element type T, or ErrUnsupported when
-// the device cannot compute in T.
-func typeDefines[T Float](dev *engine.Device) ([]string, error) {
-	var z T
-	switch any(z).(type) {
-	case float64:
-		if !dev.Info().FP64 {
-			return nil, fmt.Errorf("kernels: %s has no fp64: %w", dev.ID(), engine.ErrUnsupported)
-		}
-		return []string{"-DELEM=double", "-DPRISM_FP64"}, nil
-	}
-	return []string{"-DELEM=float"}, nil
-}
-
-// TypeName returns "float32" or "float64".
-func TypeName[T Float]() string {
-	var z T
-	return fmt.Sprintf("%T", z)
-}
-
-// build compiles a family with options and returns the program.
-func build(dev *engine.Device, family string, opts ...string) (*engine.Program, error) {
-	src, err := Source(family)
-	if err != nil {
-		return nil, err
-	}
-	return dev.Build(src, opts...)
-}
-
-// workGroup returns the work-group size a family uses on dev: want, halved until the device
-// allows it (always a power of two).
-func workGroup(dev *engine.Device, want int) int {
-	wg := want
-	for m := dev.Info().MaxWorkGroupSize; m > 0 && wg > m; {
-		wg /= 2
-	}
-	return max(wg, 1)
-}
-
-// Model is the work an operation must do: floating-point operations and bytes moved to and
-// from device memory. The benchmark divides them by time for GFLOP/s and GB/s.
-type Model struct {
-	Flops float64
-	Bytes float64
-}
-
-// Header returns the header comment a family's .cl file opens with (purpose, arguments,
-// tunables with defaults, variants, launch), without the comment markers.
-func Header(family string) (string, error) {
-	src, err := Source(family)
-	if err != nil {
-		return "", err
-	}
+// Header returns the header comment an OpenCL C source opens with (a family's purpose,
+// arguments, tunables with defaults, variants and launch), without the comment markers.
+func Header(src string) string {
 	var b strings.Builder
 	for _, line := range strings.Split(src, "\n") {
 		if !strings.HasPrefix(line, "//") {
@@ -96,19 +13,16 @@ func Header(family string) (string, error) {
 		line = strings.TrimPrefix(strings.TrimPrefix(line, "//"), " ")
 		b.WriteString(line + "\n")
 	}
-	return b.String(), nil
+	return b.String()
 }
 
-// HeaderSection returns the section of a family's header that starts with name ("Tunables",
-// "Variants"): its first line and the lines indented under it.
-func HeaderSection(family, name string) string {
-	h, err := Header(family)
-	if err != nil {
-		return ""
-	}
+// HeaderSection returns the section of a source's header that starts with name
+// ("Tunables", "Variants"): its first line and the lines indented under it; "" when the
+// header has no such section.
+func HeaderSection(src, name string) string {
 	var out []string
 	in := false
-	for _, line := range strings.Split(h, "\n") {
+	for _, line := range strings.Split(Header(src), "\n") {
 		switch {
 		case strings.HasPrefix(line, name):
 			in = true

@@ -6,11 +6,6 @@ import (
 	"math/rand/v2"
 )
 
-// Number is the set of element types the suite computes in.
-type Number interface {
-	~float32 | ~float64 | ~int32 | ~uint32
-}
-
 // NewRand returns the generator of an op's inputs: PCG seeded with seed and a stream
 // constant, so that equal seeds give equal inputs on every device.
 func NewRand(seed uint64, stream uint64) *rand.Rand {
@@ -56,6 +51,30 @@ func CheckEqual[T comparable](what string, got, want []T) error {
 	return nil
 }
 
+// SampleIndices returns indices into an output of n elements for a Verify that checks a
+// sample: the first, the last and 4096 drawn from rng (with repeats).
+func SampleIndices(n int, rng *rand.Rand) []int {
+	idx := []int{0, n - 1}
+	for range 4096 {
+		idx = append(idx, rng.IntN(n))
+	}
+	return idx
+}
+
+// VerifyIndices returns the indices of an output of n elements that a Verify checks: all
+// of them when full, else SampleIndices drawn with a generator seeded by seed (the op's
+// Params.Seed), so that a mismatch reproduces.
+func VerifyIndices(n int, full bool, seed uint64) []int {
+	if full {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	return SampleIndices(n, rand.New(rand.NewPCG(seed, 0x53616d70)))
+}
+
 // MaxAbs returns the largest |x[i]| (0 for an empty slice).
 func MaxAbs[T Number](x []T) float64 {
 	m := 0.0
@@ -63,17 +82,6 @@ func MaxAbs[T Number](x []T) float64 {
 		m = math.Max(m, math.Abs(float64(v)))
 	}
 	return m
-}
-
-// Gamma returns gamma_k = k*u/(1-k*u) for the unit roundoff u of T: the bound on the
-// relative error of a sum or product chain of k roundings (Higham, Accuracy and Stability of
-// Numerical Algorithms, 2nd ed., 3.1). It returns +Inf when k*u >= 1.
-func Gamma[T Float](k int) float64 {
-	ku := float64(k) * Epsilon[T]()
-	if ku >= 1 {
-		return math.Inf(1)
-	}
-	return ku / (1 - ku)
 }
 
 // Log2Ceil returns the smallest e with 2^e >= n (0 for n <= 1).

@@ -17,19 +17,30 @@ cat "$OUT/machine.txt"
 echo "== prism devices"
 .gpu/prism devices 2>&1
 if [ "$MODE" = test ] || [ "$MODE" = all ]; then
+  root=$PWD
+  # TESTS names packages or package trees: "kernels" runs .gpu/kernels.test and every
+  # .gpu/kernels-<package>.test, each in its package's directory (kernels-gemm: kernels/gemm);
+  # one log per name.
   for t in ${TESTS:-cl cuda kernels}; do
     echo "== tests: $t (PRISM_REQUIRE=$PRISM_REQUIRE)"
-    (cd "$t" && ../.gpu/$t.test -test.count=1 -test.v ${TEST_ARGS:-} 2>&1) | grep -v -E '^=== (RUN|PAUSE|CONT)' > "$OUT/test-$t.log"
-    rc=${PIPESTATUS[0]}
-    echo "exit $rc"
+    : > "$OUT/test-$t.log"
+    rc=0
+    for bin in .gpu/$t.test .gpu/$t-*.test; do
+      [ -x "$bin" ] || continue
+      name=$(basename "$bin" .test)
+      (cd "${name//-//}" && "$root/$bin" -test.count=1 -test.v ${TEST_ARGS:-} 2>&1) | grep -v -E '^=== (RUN|PAUSE|CONT)' >> "$OUT/test-$t.log"
+      r=${PIPESTATUS[0]}
+      echo "$name: exit $r"
+      [ "$r" = 0 ] || rc=$r
+    done
     grep -E -- '^--- |^(ok|PASS|FAIL)' "$OUT/test-$t.log" | sort | uniq -c | sort -rn | head -20
     grep -B2 -A12 -- '--- FAIL' "$OUT/test-$t.log" | head -80
     [ "$rc" = 0 ] || status=1
   done
   if [ -x .gpu/cuda.test ] && command -v compute-sanitizer >/dev/null; then
-    echo "== compute-sanitizer --tool memcheck kernels.test on cuda:0 (TestOps)"
-    (cd kernels && PRISM_TEST_SIZE=small compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-      ../.gpu/kernels.test -test.count=1 -test.run 'TestOps/cuda:0' 2>&1 | tail -6)
+    echo "== compute-sanitizer --tool memcheck kernels-suite.test on cuda:0 (TestOps)"
+    (cd kernels/suite && PRISM_TEST_SIZE=small compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+      "$root/.gpu/kernels-suite.test" -test.count=1 -test.run 'TestOps/cuda:0' 2>&1 | tail -6)
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
   fi
 fi

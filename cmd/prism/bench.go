@@ -10,7 +10,7 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/suite"
 	"github.com/prism-compute/prism/platform"
 	"github.com/prism-compute/prism/platform/telemetry"
 	"github.com/spf13/cobra"
@@ -132,7 +132,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		}
 		sizes = []int{opts.size}
 	}
-	ops, err := kernels.Match(opts.ops...)
+	ops, err := suite.Match(opts.ops...)
 	if err != nil {
 		return usageError{fmt.Errorf("--ops: %w", err)}
 	}

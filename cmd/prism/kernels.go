@@ -8,6 +8,7 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/suite"
 	"github.com/spf13/cobra"
 )
 
@@ -52,17 +53,17 @@ type opJSON struct {
 
 func kernelsRun(cmd *cobra.Command, opts *kernelsOptions, args []string) error {
 	out := cmd.OutOrStdout()
-	ops := kernels.Ops()
+	ops := suite.Ops()
 	if len(args) == 1 {
-		h, err := kernels.Header(args[0])
+		f, err := suite.Family(args[0])
 		if err != nil {
 			return usageError{err}
 		}
-		if ops, err = kernels.Match(args[0]); err != nil {
+		if ops, err = suite.Match(args[0]); err != nil {
 			return usageError{err}
 		}
 		if !opts.json {
-			fmt.Fprint(out, h)
+			fmt.Fprint(out, kernels.Header(f.Source))
 			fmt.Fprintln(out)
 		}
 	}
@@ -84,13 +85,13 @@ func kernelsRun(cmd *cobra.Command, opts *kernelsOptions, args []string) error {
 				fmt.Fprintln(out)
 			}
 			family = op.Family
-			summary := ""
-			if h, err := kernels.Header(family); err == nil {
-				summary = strings.SplitN(h, "\n", 2)[0]
+			src := ""
+			if f, err := suite.Family(family); err == nil {
+				src = f.Source
 			}
-			fmt.Fprintf(out, "%s\n", summary)
+			fmt.Fprintf(out, "%s\n", strings.SplitN(kernels.Header(src), "\n", 2)[0])
 			if len(args) == 0 {
-				if t := kernels.HeaderSection(family, "Tunables"); t != "" {
+				if t := kernels.HeaderSection(src, "Tunables"); t != "" {
 					fmt.Fprintf(out, "  %s\n", strings.ReplaceAll(t, "\n", "\n  "))
 				}
 			}

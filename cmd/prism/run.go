@@ -8,7 +8,7 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/suite"
 	"github.com/prism-compute/prism/platform"
 	"github.com/spf13/cobra"
 )
@@ -77,7 +77,7 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 			return usageError{fmt.Errorf("--size: %w", err)}
 		}
 	}
-	ops, err := kernels.Match(args...)
+	ops, err := suite.Match(args...)
 	if err != nil {
 		return usageError{err}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/prism-compute/prism/engine/enginetest"
-	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/suite"
 )
 
 // execute runs the CLI with args and returns stdout and the error.
@@ -81,7 +81,7 @@ func TestKernelsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range kernels.Ops() {
+	for _, op := range suite.Ops() {
 		if !strings.Contains(out, op.Name) {
 			t.Errorf("prism kernels lacks %s", op.Name)
 		}

@@ -1,0 +1,188 @@
+package attention
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// AttentionShape is the shape of the attention tensors Q, K, V and O: [Batch, Heads, Seq,
+// Dim], row-major (Dim fastest), the same for all four (seq_q = seq_k).
+type AttentionShape struct {
+	Batch, Heads, Seq, Dim int
+}
+
+// Elems returns the number of elements of one tensor.
+func (s AttentionShape) Elems() int { return s.Batch * s.Heads * s.Seq * s.Dim }
+
+func (s AttentionShape) String() string {
+	return fmt.Sprintf("batch=%d heads=%d seq=%d dim=%d", s.Batch, s.Heads, s.Seq, s.Dim)
+}
+
+// attnTiles are the tunables of attention.cl: see its header.
+type attnTiles struct {
+	dmax, br, bc, rq, tpr int
+}
+
+func (c attnTiles) wg() int { return c.br / c.rq * c.tpr }
+
+// localElems is the local memory of attention_fwd in elements.
+func (c attnTiles) localElems() int {
+	return (c.br+2*c.bc)*(c.dmax+1) + c.br*(c.bc+1) + c.br*c.tpr
+}
+
+// attnCandidates are the tiles tried in order, the first that fits the device taken:
+// larger query blocks reuse each K/V tile more; RQ queries per item and BC/TPR keys per item
+// form the register tile of the score loop, RQ x DMAX/TPR that of the P V loop.
+var attnCandidates = []attnTiles{
+	{br: 64, bc: 32, rq: 4, tpr: 16}, // float, dim <= 64: 45 KiB, 256 items
+	{br: 32, bc: 32, rq: 2, tpr: 16},
+	{br: 32, bc: 16, rq: 2, tpr: 16}, // float, dim <= 128: 36 KiB; double, dim <= 64
+	{br: 32, bc: 16, rq: 2, tpr: 8},
+	{br: 16, bc: 16, rq: 1, tpr: 8},
+	{br: 16, bc: 8, rq: 1, tpr: 8}, // float, dim <= 256: 33 KiB; double, dim <= 128
+	{br: 8, bc: 8, rq: 1, tpr: 8},
+	{br: 8, bc: 4, rq: 1, tpr: 4}, // double, dim <= 256
+	{br: 4, bc: 4, rq: 1, tpr: 4},
+	{br: 1, bc: 1, rq: 1, tpr: 1},
+}
+
+// attnLocalBudget is the local memory the tiles may use: CUDA's limit on static shared
+// memory per block, which the prelude's kernel-scope __local arrays are.
+const attnLocalBudget = 48 << 10
+
+// AttentionMaxDim is the largest head dimension the family supports.
+const AttentionMaxDim = 256
+
+// pickAttnTiles returns the first candidate for head dimensions up to dmax that fits
+// the device's work-group and local memory limits.
+func pickAttnTiles(dmax, elemSize, maxWG int, localBytes int64) (attnTiles, error) {
+	budget := int64(attnLocalBudget)
+	if localBytes > 0 {
+		budget = min(budget, localBytes)
+	}
+	for _, c := range attnCandidates {
+		c.dmax = dmax
+		if c.bc%c.tpr != 0 || dmax%c.tpr != 0 || c.br%c.rq != 0 || (maxWG > 0 && c.wg() > maxWG) ||
+			int64(c.localElems()*elemSize) > budget {
+			continue
+		}
+		return c, nil
+	}
+	return attnTiles{}, fmt.Errorf("kernels: attention: no tile fits dim %d in %d bytes of local memory: %w", dmax, budget, engine.ErrUnsupported)
+}
+
+// Attention computes scaled dot-product attention O = softmax(Q K^T * scale [+ causal mask]) V
+// FlashAttention-style (attention.cl: key/value blocks in local memory, online softmax,
+// no seq x seq matrix) in element type T on one device. It is safe for concurrent use by
+// goroutines that each use their own Queue.
+type Attention[T kernels.Float] struct {
+	prog  *engine.Program
+	k     *engine.Kernel
+	tiles attnTiles
+}
+
+// NewAttention compiles the attention family for dev for head dimensions up to maxDim
+// (1 to AttentionMaxDim; the local tiles are sized for 64, 128 or 256, the smallest that
+// holds maxDim). It returns an error wrapping engine.ErrUnsupported when T is float64 and
+// the device has no fp64, or when no tile fits the device's local memory.
+func NewAttention[T kernels.Float](dev *engine.Device, maxDim int) (*Attention[T], error) {
+	if maxDim < 1 || maxDim > AttentionMaxDim {
+		return nil, fmt.Errorf("kernels: attention: max dim %d; must be 1 to %d: %w", maxDim, AttentionMaxDim, engine.ErrInvalidArg)
+	}
+	dmax := 64
+	for dmax < maxDim {
+		dmax *= 2
+	}
+	opts, err := kernels.TypeOf[T]().Defines(dev)
+	if err != nil {
+		return nil, err
+	}
+	info := dev.Info()
+	tiles, err := pickAttnTiles(dmax, engine.SizeOf[T](), info.MaxWorkGroupSize, info.LocalMemBytes)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := dev.Build(source, append(opts,
+		fmt.Sprintf("-DWG=%d", tiles.wg()), fmt.Sprintf("-DDMAX=%d", tiles.dmax), fmt.Sprintf("-DBR=%d", tiles.br),
+		fmt.Sprintf("-DBC=%d", tiles.bc), fmt.Sprintf("-DRQ=%d", tiles.rq), fmt.Sprintf("-DTPR=%d", tiles.tpr))...)
+	if err != nil {
+		return nil, err
+	}
+	k, err := prog.Kernel("attention_fwd")
+	if err != nil {
+		prog.Close()
+		return nil, err
+	}
+	if m := k.MaxWorkGroupSize(); m > 0 && m < tiles.wg() {
+		k.Close()
+		prog.Close()
+		return nil, fmt.Errorf("kernels: attention_fwd allows work-groups of %d items on %s, its tiles need %d: %w", m, dev.ID(), tiles.wg(), engine.ErrUnsupported)
+	}
+	return &Attention[T]{prog: prog, k: k, tiles: tiles}, nil
+}
+
+// Close releases the compiled kernel. Idempotent.
+func (a *Attention[T]) Close() error { return errors.Join(a.k.Close(), a.prog.Close()) }
+
+// MaxDim returns the largest head dimension this instance accepts (64, 128 or 256).
+func (a *Attention[T]) MaxDim() int { return a.tiles.dmax }
+
+// WorkGroup returns the work-group size of the kernel.
+func (a *Attention[T]) WorkGroup() int { return a.tiles.wg() }
+
+// BlockQueries and BlockKeys return the query block (BR) and key block (BC) sizes.
+func (a *Attention[T]) BlockQueries() int { return a.tiles.br }
+
+// BlockKeys returns the number of keys per block (BC): AttentionTolerance depends on it.
+func (a *Attention[T]) BlockKeys() int { return a.tiles.bc }
+
+// DefaultAttentionScale returns 1/sqrt(dim) in T, the scale Forward uses when given 0.
+func DefaultAttentionScale[T kernels.Float](dim int) T { return T(1 / math.Sqrt(float64(dim))) }
+
+// Forward computes o = softmax(q k^T * scale [+ causal mask]) v over the tensors of shape s
+// (the first s.Elems() elements of each buffer). causal masks key j > query i. scale 0
+// selects DefaultAttentionScale(s.Dim); any other value must be finite.
+func (a *Attention[T]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[T], s AttentionShape, causal bool, scale T) error {
+	if s.Batch < 1 || s.Heads < 1 || s.Seq < 1 || s.Dim < 1 {
+		return fmt.Errorf("kernels: attention: shape %v; every dimension must be at least 1: %w", s, engine.ErrInvalidArg)
+	}
+	if s.Dim > a.tiles.dmax {
+		return fmt.Errorf("kernels: attention: dim %d exceeds this instance's max dim %d (NewAttention's maxDim): %w", s.Dim, a.tiles.dmax, engine.ErrInvalidArg)
+	}
+	bh := s.Batch * s.Heads
+	if s.Batch > math.MaxInt32/s.Heads || bh > math.MaxInt32/s.Seq || bh*s.Seq > math.MaxInt32/s.Dim {
+		return fmt.Errorf("kernels: attention: shape %v has more than 2^31-1 elements: %w", s, engine.ErrInvalidArg)
+	}
+	n := s.Elems()
+	for _, b := range []struct {
+		name string
+		b    *engine.Buffer[T]
+	}{{"o", o}, {"q", qb}, {"k", kb}, {"v", vb}} {
+		if b.b == nil {
+			return fmt.Errorf("kernels: attention: nil buffer %s: %w", b.name, engine.ErrInvalidArg)
+		}
+		if b.b.Len() < n {
+			return fmt.Errorf("kernels: attention: buffer %s holds %d elements, shape %v needs %d: %w", b.name, b.b.Len(), s, n, engine.ErrInvalidArg)
+		}
+	}
+	if f := float64(scale); math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("kernels: attention: scale %v; must be finite: %w", scale, engine.ErrInvalidArg)
+	}
+	if scale == 0 {
+		scale = DefaultAttentionScale[T](s.Dim)
+	}
+	groups := bh * ((s.Seq + a.tiles.br - 1) / a.tiles.br)
+	wg := a.tiles.wg()
+	if err := kernels.CheckGroups("attention", groups, wg); err != nil {
+		return err
+	}
+	var c int32
+	if causal {
+		c = 1
+	}
+	return q.Launch(a.k, engine.Range1D(groups*wg, wg), o, qb, kb, vb, int32(s.Seq), int32(s.Dim), scale, c)
+}

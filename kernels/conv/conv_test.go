@@ -1,0 +1,181 @@
+package conv
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+func TestConv(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("float32", func(t *testing.T) { testConv[float32](t, dev, q) })
+		t.Run("float64", func(t *testing.T) {
+			if !dev.Info().FP64 {
+				t.Skipf("%s reports no fp64", dev.ID())
+			}
+			testConv[float64](t, dev, q)
+		})
+	})
+}
+
+// convTestShapes covers every filter side 1..7, strides 1..3, paddings 0..3 (padding
+// wider than the filter too, where whole outputs see only zeros), C = 1, 3, 5, images that
+// are not multiples of the tiles, K below, at and above the tile, and batches of 2.
+func convTestShapes(tileK, smallK, tileN int) []ConvShape {
+	s := []ConvShape{
+		{N: 1, C: 1, H: 1, W: 1, K: 1, R: 1, Stride: 1, Pad: 0},
+		{N: 2, C: 1, H: 7, W: 9, K: 3, R: 1, Stride: 1, Pad: 0},
+		{N: 2, C: 3, H: 5, W: 6, K: 2, R: 1, Stride: 2, Pad: 3},
+		{N: 2, C: 3, H: 13, W: 11, K: 5, R: 3, Stride: 1, Pad: 1},
+		{N: 2, C: 5, H: 9, W: 8, K: 4, R: 2, Stride: 2, Pad: 0},
+		{N: 2, C: 1, H: 3, W: 3, K: 2, R: 3, Stride: 1, Pad: 0}, // one output: filter = image
+		{N: 2, C: 3, H: 10, W: 7, K: smallK + 1, R: 4, Stride: 3, Pad: 2},
+		{N: 2, C: 5, H: 11, W: 12, K: smallK, R: 5, Stride: 2, Pad: 2},
+		{N: 2, C: 1, H: 5, W: 4, K: 3, R: 6, Stride: 1, Pad: 3},
+		{N: 2, C: 3, H: 9, W: 10, K: 2, R: 7, Stride: 3, Pad: 3},
+		{N: 2, C: 1, H: 2, W: 9, K: 1, R: 7, Stride: 2, Pad: 3},
+	}
+	if !kerneltest.Small() {
+		s = append(s,
+			ConvShape{N: 2, C: 5, H: 31, W: 33, K: tileK, R: 3, Stride: 1, Pad: 1},
+			ConvShape{N: 2, C: 5, H: 11, W: 12, K: tileK + 1, R: 5, Stride: 2, Pad: 2},
+			ConvShape{N: 2, C: 3, H: 17, W: 19, K: 2*tileK - 1, R: 7, Stride: 1, Pad: 3},
+			ConvShape{N: 2, C: 16, H: tileN + 1, W: tileN - 1, K: 9, R: 1, Stride: 1, Pad: 0},
+			ConvShape{N: 2, C: 8, H: 256, W: 256, K: 4, R: 3, Stride: 2, Pad: 1}, // input over 1M elements
+		)
+	}
+	return s
+}
+
+func testConv[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	c, err := NewConv[T](dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tk, tn := c.Tile(1 << 20)
+	sk, _ := c.Tile(1)
+	rng := rand.New(rand.NewPCG(7, 0x436f))
+	for i, s := range convTestShapes(tk, sk, tn) {
+		withBias := i%2 == 1
+		t.Run(fmt.Sprintf("N%dC%dH%dW%dK%dR%ds%dp%d/bias=%v", s.N, s.C, s.H, s.W, s.K, s.R, s.Stride, s.Pad, withBias), func(t *testing.T) {
+			a := kernels.RandFloats[T](rng, s.InLen(), -1, 1)
+			f := kernels.RandFloats[T](rng, s.FilterLen(), -1, 1)
+			var bias []T
+			var bb *engine.Buffer[T]
+			if withBias {
+				bias = kernels.RandFloats[T](rng, s.K, -1, 1)
+				bb = kerneltest.Guarded(t, q, bias)
+			}
+			out := kerneltest.Guarded(t, q, make([]T, s.OutLen()))
+			if err := c.Run(q, out, kerneltest.Guarded(t, q, a), kerneltest.Guarded(t, q, f), bb, s); err != nil {
+				t.Fatal(err)
+			}
+			got := kerneltest.Download(t, q, "conv out", out, s.OutLen())
+			want, mag := ConvRef(a, f, bias, s)
+			for i := range want {
+				tol := ConvTolerance[T](s, withBias, mag[i])
+				if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
+					t.Fatalf("%v: output %d = %v, want %v (|diff| %g > tol %g)", s, i, got[i], want[i], d, tol)
+				}
+			}
+		})
+	}
+}
+
+// TestConvExact checks the index bookkeeping with small integers, whose sums are exact in
+// float32: the device must match the reference exactly.
+func TestConvExact(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		c, err := NewConv[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s := ConvShape{N: 2, C: 3, H: 11, W: 13, K: 6, R: 3, Stride: 2, Pad: 1}
+		a, f, b := make([]float32, s.InLen()), make([]float32, s.FilterLen()), make([]float32, s.K)
+		for i := range a {
+			a[i] = float32(i%7 - 3)
+		}
+		for i := range f {
+			f[i] = float32(i%5 - 2)
+		}
+		for i := range b {
+			b[i] = float32(100 * i)
+		}
+		out := kerneltest.Guarded(t, q, make([]float32, s.OutLen()))
+		if err := c.Run(q, out, kerneltest.Guarded(t, q, a), kerneltest.Guarded(t, q, f), kerneltest.Guarded(t, q, b), s); err != nil {
+			t.Fatal(err)
+		}
+		got := kerneltest.Download(t, q, "conv out", out, s.OutLen())
+		want, _ := ConvRef(a, f, b, s)
+		g := make([]float64, len(got))
+		for i := range got {
+			g[i] = float64(got[i])
+		}
+		if err := kernels.CheckEqual("conv out", g, want); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestConvInvalid(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		c, err := NewConv[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		mk := func(n int) *engine.Buffer[float32] {
+			b, err := engine.Upload(q, make([]float32, n)) // written: Oclgrind flags reads of unwritten memory
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b
+		}
+		ok := ConvShape{N: 1, C: 2, H: 6, W: 6, K: 3, R: 3, Stride: 1, Pad: 1}
+		in, f, out, bias := mk(ok.InLen()), mk(ok.FilterLen()), mk(ok.OutLen()), mk(ok.K)
+		if err := c.Run(q, out, in, f, bias, ok); err != nil {
+			t.Fatalf("valid shape %v: %v", ok, err)
+		}
+		with := func(edit func(*ConvShape)) ConvShape { s := ok; edit(&s); return s }
+		for _, tc := range []struct {
+			name             string
+			out, in, f, bias *engine.Buffer[float32]
+			s                ConvShape
+		}{
+			{"nil out", nil, in, f, nil, ok},
+			{"nil in", out, nil, f, nil, ok},
+			{"nil filters", out, in, nil, nil, ok},
+			{"out is in", in, in, f, nil, ok},
+			{"out is bias", out, in, f, out, ok},
+			{"zero N", out, in, f, nil, with(func(s *ConvShape) { s.N = 0 })},
+			{"zero C", out, in, f, nil, with(func(s *ConvShape) { s.C = 0 })},
+			{"negative W", out, in, f, nil, with(func(s *ConvShape) { s.W = -6 })},
+			{"zero K", out, in, f, nil, with(func(s *ConvShape) { s.K = 0 })},
+			{"R 0", out, in, f, nil, with(func(s *ConvShape) { s.R = 0 })},
+			{"R 8", out, in, f, nil, with(func(s *ConvShape) { s.R = 8 })},
+			{"zero stride", out, in, f, nil, with(func(s *ConvShape) { s.Stride = 0 })},
+			{"negative pad", out, in, f, nil, with(func(s *ConvShape) { s.Pad = -1 })},
+			{"image smaller than filter", out, in, f, nil, with(func(s *ConvShape) { s.H, s.W, s.Pad = 2, 2, 0 })},
+			{"in too short", out, in, f, nil, with(func(s *ConvShape) { s.C = 3 })},
+			{"filters too short", out, in, f, nil, with(func(s *ConvShape) { s.K = 4 })},
+			{"out too short", out, in, f, nil, with(func(s *ConvShape) { s.Pad = 2 })},
+			{"bias too short", out, in, f, mk(2), ok},
+			{"input over 2^31", out, in, f, nil, with(func(s *ConvShape) { s.N, s.C, s.H, s.W = 64, 64, 1<<10, 1<<10 })},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if err := c.Run(q, tc.out, tc.in, tc.f, tc.bias, tc.s); !errors.Is(err, engine.ErrInvalidArg) {
+					t.Errorf("Run(%v): %v, want ErrInvalidArg", tc.s, err)
+				}
+			})
+		}
+	})
+}

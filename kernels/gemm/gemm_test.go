@@ -1,0 +1,323 @@
+package gemm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+func TestGEMM(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("float32", func(t *testing.T) { testGEMM[float32](t, dev, q) })
+		t.Run("float64", func(t *testing.T) {
+			if !dev.Info().FP64 {
+				t.Skipf("%s reports no fp64", dev.ID())
+			}
+			testGEMM[float64](t, dev, q)
+		})
+	})
+}
+
+// gemmCase is one test problem: a shape (its transposes are set per subtest) and how to
+// call the kernel.
+type gemmCase struct {
+	s           GEMMShape
+	alpha, beta float64
+	nanC        bool // fill C with NaN (beta must be 0: C must not be read)
+	into        bool // RunInto a separate D instead of Run in place
+}
+
+// gemmShapes returns the shapes of TestGEMM: 1, below, at and above the tile sizes of
+// every device's tunables (TS 32, 64 or 128; TSK 16 or 32) in M, N and K, degenerate
+// vectors, and one case over a million elements of C unless the tests run small (under
+// Oclgrind, about 10^4 times slower, where they stay at a few thousand multiply-adds).
+func gemmShapes() [][3]int {
+	if kerneltest.Small() {
+		return [][3]int{{1, 1, 1}, {7, 5, 3}, {17, 16, 33}, {33, 34, 5}}
+	}
+	return [][3]int{{1, 1, 1}, {7, 5, 3}, {63, 65, 17}, {64, 64, 64}, {65, 63, 129}, {1, 300, 1}, {300, 1, 300},
+		{129, 127, 33}, {128, 128, 32}, {1100, 1000, 64}}
+}
+
+// gemmTransposes are the four (transA, transB) combinations.
+var gemmTransposes = [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}}
+
+func testGEMM[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	g, err := NewGEMM[T](dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ts, tsk, wpt := g.Tiles()
+	t.Logf("tiles: TS=%d TSK=%d WPT=%d", ts, tsk, wpt)
+	rng := rand.New(rand.NewPCG(4, uint64(dev.Info().ComputeUnits)))
+	for _, d := range gemmShapes() {
+		runGEMMTransposes(t, q, g, gemmTransposes, gemmCase{s: GEMMShape{M: d[0], N: d[1], K: d[2]}, alpha: 1.5, beta: -0.75}, rng)
+	}
+	// The cases below test the host side's arguments more than the arithmetic: under
+	// Oclgrind they run in float32 only, with no and both operands transposed.
+	trs := gemmTransposes
+	if kerneltest.Small() {
+		if _, f32 := any(T(0)).(float32); !f32 {
+			return
+		}
+		trs = [][2]bool{{false, false}, {true, true}}
+	}
+	pad := GEMMShape{M: 9, N: 7, K: 5}
+	batch := GEMMShape{M: 6, N: 5, K: 4, Batch: 3}
+	if !kerneltest.Small() {
+		pad = GEMMShape{M: 67, N: 45, K: 70}
+		batch = GEMMShape{M: 70, N: 66, K: 35, Batch: 3}
+	}
+	// Leading dimensions above the row lengths: the padding between rows must stay as it was.
+	ld := pad
+	ld.LDC = pad.N + 7 // LDA and LDB are set per transpose below
+	for _, c := range []gemmCase{
+		{s: ld, alpha: -0.5, beta: 2},
+		// beta = 0: C is not read, so NaN there must not reach the result.
+		{s: pad, alpha: 1, beta: 0, nanC: true},
+		// alpha = 0: D = beta*C exactly.
+		{s: pad, alpha: 0, beta: 0.5},
+		// A separate output D.
+		{s: pad, alpha: 0.25, beta: 1, into: true},
+		// Strided batch, packed and with gaps between the matrices (which must stay as they were).
+		{s: batch, alpha: 1.25, beta: -1},
+		{s: GEMMShape{M: batch.M, N: batch.N, K: batch.K, Batch: 3, LDC: batch.N + 1,
+			StrideC: (batch.N+1)*batch.M + 5}, alpha: 0.75, beta: 0.5},
+	} {
+		runGEMMTransposes(t, q, g, trs, c, rng)
+	}
+}
+
+// runGEMMTransposes runs case c in the transpose combinations trs, as subtests.
+func runGEMMTransposes[T kernels.Float](t *testing.T, q *engine.Queue, g *GEMM[T], trs [][2]bool, c gemmCase, rng *rand.Rand) {
+	for _, tr := range trs {
+		s := c.s
+		s.TransA, s.TransB = tr[0], tr[1]
+		if s.LDC > 0 { // the ld case: pad A and B too
+			_, colsA := s.storedA()
+			_, colsB := s.storedB()
+			s.LDA, s.LDB = colsA+3, colsB+5
+		}
+		if s.Batch > 1 && s.StrideC > 0 { // the gapped batch: gaps in A and B too
+			rowsA, colsA := s.storedA()
+			rowsB, colsB := s.storedB()
+			s.StrideA, s.StrideB = rowsA*colsA+11, rowsB*colsB+2
+		}
+		name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,alpha=%g,beta=%g", s.String()[:2], s.M, s.N, s.K, s.LDA, s.LDB, s.LDC, max(s.Batch, 1), c.alpha, c.beta)
+		if c.into {
+			name += ",into"
+		}
+		t.Run(name, func(t *testing.T) { runGEMMCase[T](t, q, g, s, c, rng) })
+	}
+}
+
+// TestGEMMTiles runs the tunables that gemmTiles chooses for every kind of device (the GPU
+// choice included, which PoCL can run too) on shapes that cross their tile edges; under
+// Oclgrind, one small problem each.
+func TestGEMMTiles(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		rng := rand.New(rand.NewPCG(5, 1))
+		for _, tiles := range [][3]int{{64, 16, 4}, {128, 16, 8}, {128, 32, 16}, {32, 16, 8}} {
+			t.Run(fmt.Sprintf("TS=%d,TSK=%d,WPT=%d", tiles[0], tiles[1], tiles[2]), func(t *testing.T) {
+				rts := tiles[0] / tiles[2]
+				if rts*rts > dev.Info().MaxWorkGroupSize || int64(2*tiles[1]*(tiles[0]+1)*4) > dev.Info().LocalMemBytes {
+					t.Skipf("work-group of %d or local tiles do not fit %s", rts*rts, dev.ID())
+				}
+				g, err := newGEMM[float32](dev, tiles[0], tiles[1], tiles[2])
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				if kerneltest.Small() {
+					s := GEMMShape{TransA: true, M: 7, N: 9, K: 5}
+					t.Run(s.String(), func(t *testing.T) { runGEMMCase(t, q, g, s, gemmCase{alpha: 1.5, beta: -0.5}, rng) })
+					return
+				}
+				ts, tsk := tiles[0], tiles[1]
+				for _, d := range [][3]int{{ts - 1, ts + 1, tsk + 1}, {ts, 2 * ts, 2 * tsk}, {2*ts + 1, ts + 3, 3*tsk - 1}} {
+					runGEMMTransposes(t, q, g, gemmTransposes, gemmCase{s: GEMMShape{M: d[0], N: d[1], K: d[2]}, alpha: 1.5, beta: -0.5}, rng)
+				}
+				runGEMMTransposes(t, q, g, gemmTransposes, gemmCase{s: GEMMShape{M: ts + 5, N: ts - 3, K: tsk + 7, Batch: 3}, alpha: -1, beta: 0.25}, rng)
+			})
+		}
+	})
+}
+
+func runGEMMCase[T kernels.Float](t *testing.T, q *engine.Queue, g *GEMM[T], s GEMMShape, c gemmCase, rng *rand.Rand) {
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	la, lb, lc := s.Lens()
+	a, b, cin := kernels.RandFloats[T](rng, la, -1, 1), kernels.RandFloats[T](rng, lb, -1, 1), kernels.RandFloats[T](rng, lc, -1, 1)
+	if c.nanC {
+		for i := range cin {
+			cin[i] = T(math.NaN())
+		}
+	}
+	// A and B without guard bands: a read past them is an error under Oclgrind.
+	ba, err := engine.Upload(q, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ba.Close()
+	bb, err := engine.Upload(q, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Close()
+	bc := kerneltest.Guarded(t, q, cin)
+	alpha, beta := T(c.alpha), T(c.beta)
+	out, init := bc, cin // where the shape leaves gaps, the output keeps init
+	if c.into {
+		init = kernels.RandFloats[T](rng, lc, -1, 1)
+		out = kerneltest.Guarded(t, q, init)
+		err = g.RunInto(q, s, alpha, ba, bb, beta, bc, out)
+	} else {
+		err = g.Run(q, s, alpha, ba, bb, beta, bc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := kerneltest.Download(t, q, "C", out, lc)
+	if c.into { // C is an input only
+		if in := kerneltest.Download(t, q, "C", bc, lc); fmt.Sprint(in) != fmt.Sprint(cin) {
+			t.Fatal("RunInto changed C")
+		}
+	}
+	want, mag := GEMMRef(s, c.alpha, a, b, c.beta, cin)
+	d := s.WithDefaults()
+	inside := make([]bool, lc)
+	for z := range d.Batch {
+		for i := range d.M {
+			for j := range d.N {
+				inside[z*d.StrideC+i*d.LDC+j] = true
+			}
+		}
+	}
+	for o := range lc {
+		if !inside[o] {
+			if math.Float64bits(float64(got[o])) != math.Float64bits(float64(init[o])) {
+				t.Fatalf("%v: element %d, between rows or matrices, was changed from %v to %v", s, o, init[o], got[o])
+			}
+			continue
+		}
+		tol := GEMMTolerance[T](s.K, c.alpha, mag[o])
+		if diff := math.Abs(float64(got[o]) - want[o]); !(diff <= tol) {
+			z, r := o/d.StrideC, o%d.StrideC
+			t.Fatalf("%v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", s, z, r/d.LDC, r%d.LDC, got[o], want[o], diff, tol)
+		}
+	}
+}
+
+// TestGEMMInvalid checks that bad shapes and buffers are refused with ErrInvalidArg before
+// anything is launched.
+func TestGEMMInvalid(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		g, err := NewGEMM[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		buf := func(n int) *engine.Buffer[float32] { return kerneltest.NewBuffer[float32](t, dev, n) }
+		big := buf(64 * 64 * 4)
+		short := buf(8*5 - 1)
+		ok := GEMMShape{M: 8, N: 5, K: 6}
+		for _, c := range []struct {
+			name    string
+			s       GEMMShape
+			a, b, c *engine.Buffer[float32]
+		}{
+			{"M=0", GEMMShape{M: 0, N: 5, K: 6}, big, big, big},
+			{"N=0", GEMMShape{M: 8, N: 0, K: 6}, big, big, big},
+			{"K=0", GEMMShape{M: 8, N: 5, K: 0}, big, big, big},
+			{"M<0", GEMMShape{M: -1, N: 5, K: 6}, big, big, big},
+			{"nil A", ok, nil, big, big},
+			{"nil B", ok, big, nil, big},
+			{"nil C", ok, big, big, nil},
+			{"short A", ok, short, big, big},
+			{"short B", GEMMShape{M: 8, N: 8, K: 5}, big, short, big},
+			{"short C", ok, big, big, short},
+			{"short A with lda", GEMMShape{M: 8, N: 5, K: 4, LDA: 6}, short, big, big},
+			{"lda<K", GEMMShape{M: 8, N: 5, K: 6, LDA: 5}, big, big, big},
+			{"lda<M transA", GEMMShape{TransA: true, M: 8, N: 5, K: 6, LDA: 6}, big, big, big},
+			{"ldb<N", GEMMShape{M: 8, N: 5, K: 6, LDB: 4}, big, big, big},
+			{"ldb<K transB", GEMMShape{TransB: true, M: 8, N: 5, K: 6, LDB: 5}, big, big, big},
+			{"ldc<N", GEMMShape{M: 8, N: 5, K: 6, LDC: 4}, big, big, big},
+			{"negative ld", GEMMShape{M: 8, N: 5, K: 6, LDA: -6}, big, big, big},
+			{"negative batch", GEMMShape{M: 8, N: 5, K: 6, Batch: -1}, big, big, big},
+			{"negative stride", GEMMShape{M: 8, N: 5, K: 6, Batch: 2, StrideA: -1}, big, big, big},
+			{"overlapping C", GEMMShape{M: 8, N: 5, K: 6, Batch: 2, StrideC: 39}, big, big, big},
+			{"batch too short", GEMMShape{M: 8, N: 5, K: 6, Batch: 3}, big, big, buf(8*5*2 + 1)},
+			{"batch>65535", GEMMShape{M: 1, N: 1, K: 1, Batch: 65536}, big, big, big},
+			{"int32 overflow", GEMMShape{M: 50000, N: 50000, K: 50000}, big, big, big},
+			{"stride overflow", GEMMShape{M: 1, N: 1, K: 1, Batch: 3, StrideA: 1 << 30}, big, big, big},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				if err := g.Run(q, c.s, 1, c.a, c.b, 0, c.c); !errors.Is(err, engine.ErrInvalidArg) {
+					t.Errorf("Run(%+v): %v, want ErrInvalidArg", c.s, err)
+				}
+			})
+		}
+		if err := g.RunInto(q, ok, 1, big, big, 0, big, nil); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("RunInto with nil D: %v, want ErrInvalidArg", err)
+		}
+		if err := g.RunInto(q, ok, 1, big, big, 0, big, short); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("RunInto with short D: %v, want ErrInvalidArg", err)
+		}
+		if err := g.Multiply(q, 8, 5, 6, big, big, nil); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("Multiply with nil C: %v, want ErrInvalidArg", err)
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+}
+
+// TestGEMMMultiply checks the convenience call on small integers, where float32 is exact.
+func TestGEMMMultiply(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		g, err := NewGEMM[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		const m, n, k = 9, 70, 20
+		a, b := make([]float32, m*k), make([]float32, k*n)
+		for i := range a {
+			a[i] = float32(i%7) - 3
+		}
+		for i := range b {
+			b[i] = float32(i%5) - 2
+		}
+		ba, _ := engine.Upload(q, a)
+		defer ba.Close()
+		bb, _ := engine.Upload(q, b)
+		defer bb.Close()
+		bc := kerneltest.Guarded(t, q, make([]float32, m*n))
+		if err := g.Multiply(q, m, n, k, ba, bb, bc); err != nil {
+			t.Fatal(err)
+		}
+		got := kerneltest.Download(t, q, "C", bc, m*n)
+		for i := range m {
+			for j := range n {
+				var w float32
+				for l := range k {
+					w += a[i*k+l] * b[l*n+j]
+				}
+				if got[i*n+j] != w {
+					t.Fatalf("C[%d][%d] = %v, want %v", i, j, got[i*n+j], w)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,184 @@
+package histogram
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// The histogram family's tunables (histogram.cl): local counters per work-group (32 KB, the
+// OpenCL 1.2 minimum of local memory), the most bins counted in local memory, the most
+// sub-histograms per group, the words of local counters the host aims for when it picks the
+// number of sub-histograms, and work-groups per compute unit.
+const (
+	histLocalWords    = 8192
+	histLocalBins     = 4096
+	histMaxCopies     = 8
+	histCopyWords     = 2048
+	histGroupsPerCU   = 8
+	histGlobalPerCU   = 32
+	histMinItemInputs = 16
+)
+
+// MaxFloatBins is the most bins of a float32 histogram (so that float32(bins) is exact).
+const MaxFloatBins = 1 << 24
+
+// HistogramModel returns the bytes a histogram of n 4-byte inputs must move: every input read
+// once (the counts are negligible). It does no floating-point work to speak of.
+func HistogramModel(n int) kernels.Model { return kernels.Model{Bytes: 4 * float64(n)} }
+
+// HistogramScale returns the scale of a float32 histogram of bins equal bins over [lo, hi):
+// float32(bins) / (hi - lo), each operation rounded to float32. A value x in [lo, hi) goes to
+// bin min(uint32((x - lo) * scale), bins - 1), in float32 on the device and in the reference.
+func HistogramScale(bins int, lo, hi float32) float32 {
+	span := hi - lo
+	return float32(bins) / span
+}
+
+// Histogram counts uint32 or float32 values into bins on one device (histogram.cl): work-group
+// sub-histograms in local memory when bins <= LocalBins(), global atomics above. It is safe for
+// concurrent use by goroutines that each use their own Queue.
+type Histogram struct {
+	dev             *engine.Device
+	prog            *engine.Program
+	clear, u32, f32 *engine.Kernel
+	u32g, f32g      *engine.Kernel
+	wg, localWords  int
+	localBins, cus  int
+}
+
+// NewHistogram compiles the histogram family for dev.
+func NewHistogram(dev *engine.Device) (*Histogram, error) {
+	wg, words := kernels.WorkGroup(dev, 256), histLocalWords
+	for lm := dev.Info().LocalMemBytes; lm > 0 && int64(4*words) > lm-1024 && words > 256; {
+		words /= 2
+	}
+	h := &Histogram{dev: dev, wg: wg, localWords: words, localBins: min(histLocalBins, words), cus: max(dev.Info().ComputeUnits, 1)}
+	var err error
+	h.prog, err = dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DLOCAL_WORDS=%d", words), fmt.Sprintf("-DLOCAL_BINS=%d", h.localBins))
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []struct {
+		p    **engine.Kernel
+		name string
+	}{{&h.clear, "hist_clear"}, {&h.u32, "hist_u32"}, {&h.f32, "hist_f32"}, {&h.u32g, "hist_u32_global"}, {&h.f32g, "hist_f32_global"}} {
+		if *k.p, err = h.prog.Kernel(k.name); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// Close releases the compiled kernels. Idempotent.
+func (h *Histogram) Close() error {
+	errs := []error{}
+	for _, k := range []*engine.Kernel{h.clear, h.u32, h.f32, h.u32g, h.f32g} {
+		errs = append(errs, k.Close())
+	}
+	return errors.Join(append(errs, h.prog.Close())...)
+}
+
+// WorkGroup returns the work-group size the family was compiled with on this device.
+func (h *Histogram) WorkGroup() int { return h.wg }
+
+// LocalBins returns the most bins counted in local memory on this device; larger histograms
+// use global atomics for every input (slower, and much slower when many values share a bin).
+func (h *Histogram) LocalBins() int { return h.localBins }
+
+// plan returns the number of sub-histograms per group and the launch range for n inputs into
+// bins bins: global when bins > LocalBins.
+func (h *Histogram) plan(n, bins int) (copies int, r engine.Range, global bool) {
+	if bins > h.localBins {
+		groups := min((n+h.wg-1)/h.wg, h.cus*histGlobalPerCU)
+		return 0, engine.Range1D(max(groups, 1)*h.wg, h.wg), true
+	}
+	copies = max(1, min(histMaxCopies, histCopyWords/bins, h.localWords/bins))
+	// Each group clears and merges bins*copies counters: give it enough inputs to pay for them.
+	per := max(h.wg*histMinItemInputs, 8*bins*copies)
+	groups := min((n+per-1)/per, h.cus*histGroupsPerCU)
+	return copies, engine.Range1D(max(groups, 1)*h.wg, h.wg), false
+}
+
+// zero clears counts[0..bins) with a kernel (Oclgrind 21.10 does not count a fill as
+// initializing memory; a kernel costs the same).
+func (h *Histogram) zero(q *engine.Queue, counts *engine.Buffer[uint32], bins int) error {
+	groups := min((bins+h.wg-1)/h.wg, h.cus*histGlobalPerCU)
+	return q.Launch(h.clear, engine.Range1D(groups*h.wg, h.wg), counts, int32(bins))
+}
+
+func (h *Histogram) check(what string, counts *engine.Buffer[uint32], xLen, n, bins, maxBins int) error {
+	switch {
+	case counts == nil:
+		return fmt.Errorf("kernels: %s: nil buffer: %w", what, engine.ErrInvalidArg)
+	case n < 0 || n > math.MaxInt32:
+		return fmt.Errorf("kernels: %s: %d inputs; must be in 0..2^31-1: %w", what, n, engine.ErrInvalidArg)
+	case xLen < n:
+		return fmt.Errorf("kernels: %s: %d inputs, but the input buffer holds %d: %w", what, n, xLen, engine.ErrInvalidArg)
+	case bins < 1 || bins > maxBins:
+		return fmt.Errorf("kernels: %s: %d bins; must be in 1..%d: %w", what, bins, maxBins, engine.ErrInvalidArg)
+	case counts.Len() < bins:
+		return fmt.Errorf("kernels: %s: %d bins, but the counts buffer holds %d: %w", what, bins, counts.Len(), engine.ErrInvalidArg)
+	}
+	return nil
+}
+
+// Uint32 sets counts[0..bins) to the histogram of x[0..n): value v counts in bin
+// min(v / width, bins-1), so values past bins*width land in the last bin (width = 2^k is
+// computed with a shift). counts is overwritten; elements past bins are untouched.
+func (h *Histogram) Uint32(q *engine.Queue, counts, x *engine.Buffer[uint32], n, bins int, width uint32) error {
+	if x == nil {
+		return fmt.Errorf("kernels: histogram uint32: nil input buffer: %w", engine.ErrInvalidArg)
+	}
+	if err := h.check("histogram uint32", counts, x.Len(), n, bins, math.MaxInt32); err != nil {
+		return err
+	}
+	if width == 0 {
+		return fmt.Errorf("kernels: histogram uint32: bin width 0: %w", engine.ErrInvalidArg)
+	}
+	shift := int32(-1)
+	if width&(width-1) == 0 {
+		shift = int32(bits.TrailingZeros32(width))
+	}
+	if err := h.zero(q, counts, bins); err != nil || n == 0 {
+		return err
+	}
+	copies, r, global := h.plan(n, bins)
+	if global {
+		return q.Launch(h.u32g, r, counts, x, int32(n), int32(bins), width, shift)
+	}
+	return q.Launch(h.u32, r, counts, x, int32(n), int32(bins), width, shift, int32(copies))
+}
+
+// Float32 sets counts[0..bins) to the histogram of x[0..n) over bins equal bins on [lo, hi):
+// a value v in [lo, hi) counts in bin min(uint32((v - lo) * HistogramScale(bins, lo, hi)),
+// bins-1) computed in float32 (so the device and HistogramFloat32Ref agree exactly); values
+// outside [lo, hi) and NaNs are dropped. lo and hi must be finite with lo < hi, and the scale
+// finite (hi - lo neither overflowing nor tiny). counts is overwritten; elements past bins
+// are untouched.
+func (h *Histogram) Float32(q *engine.Queue, counts *engine.Buffer[uint32], x *engine.Buffer[float32], n, bins int, lo, hi float32) error {
+	if x == nil {
+		return fmt.Errorf("kernels: histogram float32: nil input buffer: %w", engine.ErrInvalidArg)
+	}
+	if err := h.check("histogram float32", counts, x.Len(), n, bins, MaxFloatBins); err != nil {
+		return err
+	}
+	scale := HistogramScale(bins, lo, hi)
+	finite := func(v float32) bool { return !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v)) }
+	if !finite(lo) || !finite(hi) || !(lo < hi) || !finite(hi-lo) || !finite(scale) {
+		return fmt.Errorf("kernels: histogram float32: range [%v, %v) with %d bins (scale %v): want finite lo < hi and a finite scale: %w", lo, hi, bins, scale, engine.ErrInvalidArg)
+	}
+	if err := h.zero(q, counts, bins); err != nil || n == 0 {
+		return err
+	}
+	copies, r, global := h.plan(n, bins)
+	if global {
+		return q.Launch(h.f32g, r, counts, x, int32(n), int32(bins), lo, hi, scale)
+	}
+	return q.Launch(h.f32, r, counts, x, int32(n), int32(bins), lo, hi, scale, int32(copies))
+}

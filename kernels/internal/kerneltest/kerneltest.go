@@ -1,0 +1,150 @@
+package kerneltest
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	_ "github.com/prism-compute/prism/cl" // the backends every family's tests run on
+	_ "github.com/prism-compute/prism/cuda"
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/platform"
+)
+
+// Small reports whether the tests run at small sizes (PRISM_TEST_SIZE=small: under
+// Oclgrind).
+func Small() bool { return enginetest.Small() }
+
+// ForEachDevice runs f as a subtest on every device of every backend. A backend that is
+// unavailable is skipped with its reason, or fails the test when PRISM_REQUIRE names it.
+func ForEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device, q *engine.Queue)) {
+	t.Helper()
+	ctx := context.Background()
+	dis, err := platform.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range dis.Backends {
+		if b.Err != nil || b.Devices == 0 {
+			if enginetest.Required(b.Name) {
+				t.Fatalf("backend %s is required by PRISM_REQUIRE but unavailable: %v", b.Name, b.Err)
+			}
+			t.Logf("skipping backend %s: %v", b.Name, b.Err)
+		}
+	}
+	if len(dis.Devices) == 0 {
+		t.Skipf("no compute device found: %v", dis.Unavailable())
+	}
+	for _, d := range dis.Devices {
+		t.Run(d.ID, func(t *testing.T) {
+			dev, err := engine.Open(ctx, d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Close()
+			q, err := dev.NewQueue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("device %s: %s (%s)", d.ID, d.Name, d.Platform)
+			f(t, dev, q)
+		})
+	}
+}
+
+// EdgeSizes returns lengths that straddle work-group edges for a work-group of wg items,
+// and one over a million elements unless the tests run small.
+func EdgeSizes(wg int) []int {
+	s := []int{1, 7, wg - 1, wg, wg + 1, 4097}
+	if !Small() {
+		s = append(s, 1<<20+3)
+	}
+	return s
+}
+
+// Sentinel returns the guard-band value: for floats a NaN with a payload no kernel
+// produces; for integers a value random test inputs do not reach.
+func Sentinel[T kernels.Number]() T {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return any(math.Float32frombits(0x7fc0dead)).(T)
+	case float64:
+		return any(math.Float64frombits(0x7ff8deaddeadbeef)).(T)
+	case int32:
+		return any(int32(-0x21524111)).(T) // 0xdeadbeef
+	case uint32:
+		return any(uint32(0xdeadbeef)).(T)
+	}
+	panic("sentinel: unsupported type")
+}
+
+// IsSentinel reports whether v is Sentinel (bit for bit, for the NaNs).
+func IsSentinel[T kernels.Number](v T) bool {
+	switch x := any(v).(type) {
+	case float32:
+		return math.Float32bits(x) == 0x7fc0dead
+	case float64:
+		return math.Float64bits(x) == 0x7ff8deaddeadbeef
+	}
+	return v == Sentinel[T]()
+}
+
+// Guard is the number of sentinel elements after every output.
+const Guard = 64
+
+// WithGuard returns data followed by Guard sentinels.
+func WithGuard[T kernels.Number](data []T) []T {
+	out := append(make([]T, 0, len(data)+Guard), data...)
+	for range Guard {
+		out = append(out, Sentinel[T]())
+	}
+	return out
+}
+
+// NewBuffer returns an uninitialized device buffer of n elements, closed when the test ends.
+func NewBuffer[T kernels.Number](t *testing.T, dev *engine.Device, n int) *engine.Buffer[T] {
+	t.Helper()
+	b, err := engine.NewBuffer[T](dev, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// Guarded returns a device buffer holding data followed by Guard sentinels, closed when the
+// test ends.
+func Guarded[T kernels.Number](t *testing.T, q *engine.Queue, data []T) *engine.Buffer[T] {
+	t.Helper()
+	b, err := engine.Upload(q, WithGuard(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// Download reads buf back, checks that its guard band after n elements is untouched, and
+// returns the first n elements.
+func Download[T kernels.Number](t *testing.T, q *engine.Queue, what string, buf *engine.Buffer[T], n int) []T {
+	t.Helper()
+	got, err := buf.Download(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	CheckGuard(t, what, got, n)
+	return got[:n]
+}
+
+// CheckGuard fails the test if any element of got past n is not the sentinel.
+func CheckGuard[T kernels.Number](t *testing.T, what string, got []T, n int) {
+	t.Helper()
+	for i := n; i < len(got); i++ {
+		if !IsSentinel(got[i]) {
+			t.Fatalf("%s: guard element %d (n=%d) was overwritten with %v", what, i-n, n, got[i])
+		}
+	}
+}

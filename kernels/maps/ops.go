@@ -1,0 +1,121 @@
+package maps
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed map.cl
+var source string
+
+// Family returns the map family: its OpenCL C source (map.cl) and its operations, in the
+// order listings show them.
+func Family() kernels.Family {
+	return kernels.Family{Name: "map", Source: source, Ops: []kernels.Op{
+		mapOp[float32](MapAxpy), mapOp[float64](MapAxpy),
+		mapOp[float32](MapExp), mapOp[float32](MapRelu), mapOp[float32](MapFma),
+	}}
+}
+
+var mapDocs = map[MapOp]string{
+	MapAxpy:    "out[i] = a*x[i] + y[i]",
+	MapAxpby:   "out[i] = a*x[i] + b*y[i]",
+	MapExp:     "out[i] = exp(x[i])",
+	MapRelu:    "out[i] = max(x[i], 0)",
+	MapSigmoid: "out[i] = 1 / (1 + exp(-x[i]))",
+	MapFma:     "out[i] = fma(a[i], b[i], c[i])",
+}
+
+// mapRange is the interval of an op's random inputs: exp and sigmoid over [-10, 10)
+// (results from 4.5e-5 to 2.2e4, all normal in float32), the others over [-1, 1).
+func mapRange(op MapOp) (lo, hi float64) {
+	if op == MapExp || op == MapSigmoid {
+		return -10, 10
+	}
+	return -1, 1
+}
+
+func mapOp[T kernels.Float](op MapOp) kernels.Op {
+	name := "map/" + string(op) + "/" + kernels.TypeName[T]()
+	return kernels.Op{
+		Name: name, Family: "map", Type: kernels.TypeName[T](), Doc: mapDocs[op],
+		SizeDoc: "n elements per array", DefaultSize: 1 << 25, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) { return setupMap[T](q, name, op, p) },
+	}
+}
+
+// mapInstance runs one map op over sets of inputs into one output buffer (so that
+// repeated runs of axpy do not accumulate).
+type mapInstance[T kernels.Float] struct {
+	op   MapOp
+	m    *Map[T]
+	x    *kernels.Inputs[T] // the op's inputs in the kernel's order
+	a, b T
+	out  *engine.Buffer[T]
+	n    int
+}
+
+func setupMap[T kernels.Float](q *engine.Queue, name string, op MapOp, p kernels.Params) (_ kernels.Instance, err error) {
+	if err := kernels.CheckSize(name, p); err != nil {
+		return nil, err
+	}
+	if p.Size > MapMax {
+		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MapMax, engine.ErrInvalidArg)
+	}
+	m, err := NewMap[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	n := p.Size
+	in := &mapInstance[T]{op: op, m: m, n: n}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	rng := kernels.NewRand(p.Seed, 2)
+	in.a, in.b = T(rng.Float64()*4-2), T(rng.Float64()*4-2)
+	k := mapInputs(op)
+	lo, hi := mapRange(op)
+	in.x, err = kernels.NewInputs(q, p, k*n*engine.SizeOf[T](), func(int) [][]T {
+		set := make([][]T, k)
+		for i := range set {
+			set[i] = kernels.RandFloats[T](rng, n, lo, hi)
+		}
+		return set
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *mapInstance[T]) Run(q *engine.Queue) error {
+	return in.m.Run(q, in.op, in.a, in.b, append([]*engine.Buffer[T]{in.out}, in.x.Next()...)...)
+}
+
+func (in *mapInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.out.Download(q)
+	if err != nil {
+		return err
+	}
+	x := in.x.Last()
+	a, b := float64(in.a), float64(in.b)
+	want, tol := MapRef(in.op, a, b, x...), MapTolerance(in.op, a, b, x...)
+	return kernels.CheckClose("map "+string(in.op), got, want, func(i int) float64 { return tol[i] })
+}
+
+func (in *mapInstance[T]) Model() kernels.Model { return MapModel(in.op, in.n, engine.SizeOf[T]()) }
+
+func (in *mapInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
+
+func (in *mapInstance[T]) Close() error {
+	return errors.Join(in.out.Close(), in.x.Close(), in.m.Close())
+}

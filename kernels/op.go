@@ -1,0 +1,96 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// Op is one runnable operation of the suite in one element type, e.g. "gemm/nn/float32":
+// what `prism run`, `prism bench` and the suite's benchmarks run. Each family lists its
+// operations in its Family; the package kernels/suite lists them all.
+type Op struct {
+	// Name is "family/op/type", e.g. "stream/triad/float32". Unique.
+	Name string
+	// Family is the kernel family, the name of its .cl file ("stream").
+	Family string
+	// Type is the element type ("float32", "float64", "int32", "uint32").
+	Type string
+	// Doc is one line: what the operation computes.
+	Doc string
+	// SizeDoc says how Params.Size maps to the operation's shape, e.g. "n elements" or
+	// "M = N = K = round(sqrt(size))". Size always counts elements of the main operand.
+	SizeDoc string
+	// DefaultSize is the size `prism bench` uses on a GPU; QuickSize the size of `make run`
+	// and of the suite's tests (a few hundred milliseconds on PoCL on two cores).
+	DefaultSize, QuickSize int
+	// Setup builds the operation on q's device with seeded random inputs. It returns an
+	// error wrapping engine.ErrUnsupported when the device cannot run it (no fp64, ...).
+	Setup func(q *engine.Queue, p Params) (Instance, error)
+}
+
+// Params are the inputs of Op.Setup.
+type Params struct {
+	// Size is the number of elements of the operation's main operand; Op.SizeDoc says how
+	// it becomes a shape. Setup rounds it to the nearest valid shape (Instance.Shape says
+	// which) and rejects Size < 1.
+	Size int
+	// Seed seeds the random inputs: equal seeds give equal inputs on every device.
+	Seed uint64
+	// Rotate asks for several input sets, used in turn by successive Runs, so that repeated
+	// runs do not find their inputs in a cache: as many as RotationSets says.
+	Rotate bool
+	// Portable forces the portable OpenCL C kernels even where a backend-specific variant
+	// exists (CUDA C++ with tensor cores or warp shuffles), for fair cross-API comparisons.
+	Portable bool
+}
+
+// Instance is an operation set up on one device at one size. Not safe for concurrent use.
+type Instance interface {
+	// Run enqueues the operation once on q (with the next input set when rotating).
+	Run(q *engine.Queue) error
+	// Verify reads back the output of the last Run and compares it with the float64
+	// reference on the same inputs. A mismatch is an error wrapping ErrVerify that names
+	// the first element that differs, its value, the reference and the tolerance.
+	Verify(q *engine.Queue) error
+	// Model is the work of one Run.
+	Model() Model
+	// Shape describes the problem actually set up, e.g. "n=1048576" or "M=N=K=1024".
+	Shape() string
+	// Close releases the instance's buffers and kernels. Idempotent.
+	Close() error
+}
+
+// ErrVerify is wrapped by every verification failure.
+var ErrVerify = errors.New("verification failed")
+
+// Family is one kernel family: one OpenCL C source and the operations built on it. Each
+// family package returns its own (stream.Family(), gemm.Family(), ...); the package
+// kernels/suite lists them in order and makes the catalog of them.
+type Family struct {
+	// Name is the family's name: the first part of its operations' names and the name of its
+	// .cl file ("stream").
+	Name string
+	// Source is the family's OpenCL C text (its .cl file, embedded in its package), which
+	// opens with the header that Header and HeaderSection read.
+	Source string
+	// Ops are the family's operations in the order listings show them.
+	Ops []Op
+}
+
+// Model is the work an operation must do: floating-point operations and bytes moved to and
+// from device memory. The benchmark divides them by time for GFLOP/s and GB/s.
+type Model struct {
+	Flops float64
+	Bytes float64
+}
+
+// CheckSize rejects sizes below 1 with an error naming the op (the first check of every
+// Setup).
+func CheckSize(name string, p Params) error {
+	if p.Size < 1 {
+		return fmt.Errorf("kernels: %s: size %d; must be at least 1: %w", name, p.Size, engine.ErrInvalidArg)
+	}
+	return nil
+}

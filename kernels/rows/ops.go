@@ -1,0 +1,225 @@
+package rows
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed softmax.cl
+var softmaxSource string
+
+//go:embed layernorm.cl
+var layerNormSource string
+
+// SoftmaxFamily returns the softmax family: its OpenCL C source (softmax.cl) and its
+// operation.
+func SoftmaxFamily() kernels.Family {
+	return kernels.Family{Name: "softmax", Source: softmaxSource, Ops: []kernels.Op{{
+		Name: "softmax/rows/float32", Family: "softmax", Type: "float32",
+		Doc:     "row-wise stable softmax: y = exp(x - rowmax) / rowsum (one work-group per row)",
+		SizeDoc: rowsSizeDoc, DefaultSize: 1 << 26, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupRowOp[float32](q, "softmax/rows/float32", p, rowSoftmax)
+		},
+	}}}
+}
+
+// LayerNormFamily returns the layernorm family: its OpenCL C source (layernorm.cl) and its
+// operation.
+func LayerNormFamily() kernels.Family {
+	return kernels.Family{Name: "layernorm", Source: layerNormSource, Ops: []kernels.Op{{
+		Name: "layernorm/rows/float32", Family: "layernorm", Type: "float32",
+		Doc:     "row-wise layer normalization y = (x - mean)/sqrt(var + 1e-5)*gamma + beta (two-pass, one work-group per row)",
+		SizeDoc: rowsSizeDoc, DefaultSize: 1 << 26, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupRowOp[float32](q, "layernorm/rows/float32", p, rowLayerNorm)
+		},
+	}}}
+}
+
+// rowsSizeDoc is the size mapping of the row ops (softmax, layernorm).
+const rowsSizeDoc = "cols = min(size, 1024), rows = size/cols (rounded down): a [rows, cols] float32 matrix"
+
+// rowsShape maps a size to the [rows, cols] shape of the row ops.
+func rowsShape(size int) (rows, cols int) {
+	cols = min(size, 1024)
+	return max(size/cols, 1), cols
+}
+
+// rowKind names the row op an instance runs.
+type rowKind int
+
+const (
+	rowSoftmax rowKind = iota
+	rowLayerNorm
+)
+
+// rowVerifySample is the size (elements) above which Verify checks a seeded sample of rows,
+// not the whole matrix: the float64 reference of 2^26 elements would take seconds.
+const rowVerifySample = 1 << 22
+
+// rowInstance runs softmax or layernorm over rotated input sets.
+type rowInstance[T kernels.Float] struct {
+	kind        rowKind
+	rows, cols  int
+	sm          *Softmax[T]
+	ln          *LayerNorm[T]
+	x           *kernels.Inputs[T]
+	gamma, beta []T
+	bg, bb, out *engine.Buffer[T]
+	eps         T
+	seed        uint64
+}
+
+func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind) (_ kernels.Instance, err error) {
+	if err := kernels.CheckSize(name, p); err != nil {
+		return nil, err
+	}
+	dev := q.Device()
+	rows, cols := rowsShape(p.Size)
+	in := &rowInstance[T]{kind: kind, rows: rows, cols: cols, eps: 1e-5, seed: p.Seed}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	if kind == rowSoftmax {
+		in.sm, err = NewSoftmax[T](dev)
+	} else {
+		in.ln, err = NewLayerNorm[T](dev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := rows * cols
+	rng := kernels.NewRand(p.Seed, 0x50f7)
+	if kind == rowLayerNorm {
+		rng = kernels.NewRand(p.Seed, 0x1a7e)
+		in.gamma, in.beta = kernels.RandFloats[T](rng, cols, 0.5, 1.5), kernels.RandFloats[T](rng, cols, -0.5, 0.5)
+		if in.bg, err = engine.Upload(q, in.gamma); err != nil {
+			return nil, err
+		}
+		if in.bb, err = engine.Upload(q, in.beta); err != nil {
+			return nil, err
+		}
+	}
+	x0 := rowOpInput[T](rng, kind, rows, cols)
+	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(set int) [][]T { return [][]T{kernels.Rotated(x0, set*(cols+1))} })
+	if err != nil {
+		return nil, err
+	}
+	if in.out, err = engine.NewBuffer[T](dev, n); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// rowOpInput returns the seeded input of a row op: softmax rows uniform in [-8, 8) (a range
+// over which exp spans e^16); layernorm rows with a per-row offset in [-4, 4) and spread
+// in (0, 2], so that the mean matters.
+func rowOpInput[T kernels.Float](rng *rand.Rand, kind rowKind, rows, cols int) []T {
+	if kind == rowSoftmax {
+		return kernels.RandFloats[T](rng, rows*cols, -8, 8)
+	}
+	x := make([]T, rows*cols)
+	for r := range rows {
+		off, spread := 8*rng.Float64()-4, 2*rng.Float64()+1e-3
+		for c := range cols {
+			x[r*cols+c] = T(off + spread*(2*rng.Float64()-1))
+		}
+	}
+	return x
+}
+
+func (in *rowInstance[T]) Run(q *engine.Queue) error {
+	x := in.x.Next()[0]
+	if in.kind == rowSoftmax {
+		return in.sm.Rows(q, in.out, x, in.rows, in.cols)
+	}
+	return in.ln.Rows(q, in.out, x, in.bg, in.bb, in.rows, in.cols, in.eps)
+}
+
+// Verify checks every row, or, above rowVerifySample elements, a seeded sample of 16 rows
+// plus the first and the last (at least 18*1024 elements).
+func (in *rowInstance[T]) Verify(q *engine.Queue) error {
+	x := in.x.Last()[0]
+	rowIdx := make([]int, 0, in.rows)
+	if in.rows*in.cols <= rowVerifySample {
+		for r := range in.rows {
+			rowIdx = append(rowIdx, r)
+		}
+	} else {
+		rng := kernels.NewRand(in.seed, 0x5a3)
+		rowIdx = append(rowIdx, 0, in.rows-1)
+		for range 16 {
+			rowIdx = append(rowIdx, rng.IntN(in.rows))
+		}
+	}
+	var all []T
+	if len(rowIdx) == in.rows {
+		var err error
+		if all, err = in.out.Download(q); err != nil {
+			return err
+		}
+	}
+	got := make([]T, in.cols)
+	want := make([]float64, in.cols)
+	for _, r := range rowIdx {
+		if all != nil {
+			got = all[r*in.cols : (r+1)*in.cols]
+		} else if err := in.out.Read(q, r*in.cols, got); err != nil {
+			return err
+		}
+		xr := x[r*in.cols : (r+1)*in.cols]
+		var tol func(int) float64
+		if in.kind == rowSoftmax {
+			hi, lo := softmaxRefRow(want, xr)
+			rt := softmaxRowTol[T](in.cols, in.sm.WorkGroup(), in.sm.Online(in.cols), hi, lo)
+			tol = func(c int) float64 { return rt(float64(xr[c]), want[c]) }
+		} else {
+			st := layerNormRefRow(want, xr, in.gamma, in.beta, float64(in.eps))
+			rt := layerNormRowTol[T](in.cols, in.ln.WorkGroup(), st)
+			tol = func(c int) float64 { return rt(float64(xr[c]), float64(in.gamma[c]), float64(in.beta[c])) }
+		}
+		if err := kernels.CheckClose(fmt.Sprintf("%s row %d", in.what(), r), got, want, tol); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *rowInstance[T]) what() string {
+	if in.kind == rowSoftmax {
+		return "softmax"
+	}
+	return "layernorm"
+}
+
+// Model: softmax reads x and writes y once (the cached path at cols = 1024) and counts 4
+// FLOPs per element (subtract, exp, add, divide); layernorm also reads gamma and beta once
+// and counts 8 (sum; subtract, square, add; subtract, two products, add).
+func (in *rowInstance[T]) Model() kernels.Model {
+	n, e := float64(in.rows*in.cols), float64(engine.SizeOf[T]())
+	if in.kind == rowSoftmax {
+		return kernels.Model{Flops: 4 * n, Bytes: 2 * n * e}
+	}
+	return kernels.Model{Flops: 8 * n, Bytes: (2*n + 2*float64(in.cols)) * e}
+}
+
+func (in *rowInstance[T]) Shape() string { return fmt.Sprintf("rows=%d cols=%d", in.rows, in.cols) }
+
+func (in *rowInstance[T]) Close() error {
+	errs := []error{in.out.Close(), in.bg.Close(), in.bb.Close(), in.x.Close()}
+	if in.sm != nil {
+		errs = append(errs, in.sm.Close())
+	}
+	if in.ln != nil {
+		errs = append(errs, in.ln.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,173 @@
+package rows
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// rowCases returns the [rows, cols] shapes the row-op tests run for a work-group of wg
+// items: cols at the work-group edges, at the cached/online boundary wg*rowCache and past
+// it; rows 1, 3 and 1000 (the last gives the cases over a million elements). Under small()
+// (Oclgrind) only 1 and 3 rows (at most about 12000 elements), for float64 two of them;
+// for float64 fewer large cases.
+func rowCases(wg int, double bool) [][2]int {
+	colsList := []int{1, 7, wg - 1, wg, wg + 1, wg * rowCache, wg*rowCache + 1, 3000, 4097}
+	rowsList := []int{1, 3, 1000}
+	var out [][2]int
+	for _, r := range rowsList {
+		for _, c := range colsList {
+			switch {
+			case kerneltest.Small() && (r > 3 || (double && c != 257 && c != 4097)):
+				continue // Oclgrind: about 0.25 s per work-group of 256 items
+			case double && r == 1000 && c != 4097:
+				continue
+			}
+			out = append(out, [2]int{r, c})
+		}
+	}
+	return out
+}
+
+// rowTestInput returns a [rows, cols] input whose rows cycle through kinds: uniform in
+// [-1, 1); wide, uniform in [-80, 80) (exp spans e^160: stability, underflow to 0); offset,
+// 1000 plus [-80, 80); constant (every element equal).
+func rowTestInput[T kernels.Float](rng *rand.Rand, rows, cols int) []T {
+	x := make([]T, rows*cols)
+	for r := range rows {
+		off, mag := 0.0, 1.0
+		switch r % 4 {
+		case 1:
+			mag = 80
+		case 2:
+			off, mag = 1000, 80
+		case 3:
+			off, mag = 4*rng.Float64()-2, 0
+		}
+		for c := range cols {
+			x[r*cols+c] = T(off + mag*(2*rng.Float64()-1))
+		}
+	}
+	return x
+}
+
+// b2i returns 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestSoftmax(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("float32", func(t *testing.T) { testSoftmax[float32](t, dev, q) })
+		t.Run("float64", func(t *testing.T) {
+			if !dev.Info().FP64 {
+				t.Skipf("%s reports no fp64", dev.ID())
+			}
+			testSoftmax[float64](t, dev, q)
+		})
+	})
+}
+
+func testSoftmax[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	s, err := NewSoftmax[T](dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := kernels.NewRand(3, 0x50f7)
+	var z T
+	_, double := any(z).(float64)
+	for _, rc := range rowCases(s.WorkGroup(), double) {
+		rows, cols := rc[0], rc[1]
+		// Rows of 3 run in place (y = x) too.
+		for _, inPlace := range []bool{false, true}[:1+b2i(rows == 3)] {
+			t.Run(fmt.Sprintf("rows=%d,cols=%d,inplace=%v", rows, cols, inPlace), func(t *testing.T) {
+				x := rowTestInput[T](rng, rows, cols)
+				xb := kerneltest.Guarded(t, q, x)
+				yb := xb
+				if !inPlace {
+					yb = kerneltest.Guarded(t, q, make([]T, rows*cols))
+				}
+				if err := s.Rows(q, yb, xb, rows, cols); err != nil {
+					t.Fatal(err)
+				}
+				got := kerneltest.Download(t, q, "softmax y", yb, rows*cols)
+				checkSoftmax(t, s, got, x, rows, cols)
+			})
+		}
+	}
+}
+
+// checkSoftmax compares got row by row with SoftmaxRef under SoftmaxTolerance, and checks
+// that each row sums to 1 within the sum of its tolerances.
+func checkSoftmax[T kernels.Float](t *testing.T, s *Softmax[T], got, x []T, rows, cols int) {
+	t.Helper()
+	want := make([]float64, cols)
+	for r := range rows {
+		xr, gr := x[r*cols:(r+1)*cols], got[r*cols:(r+1)*cols]
+		hi, lo := softmaxRefRow(want, xr)
+		tol := softmaxRowTol[T](cols, s.WorkGroup(), s.Online(cols), hi, lo)
+		if err := kernels.CheckClose(fmt.Sprintf("softmax row %d", r), gr, want, func(c int) float64 { return tol(float64(xr[c]), want[c]) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSoftmaxInvalid(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s, err := NewSoftmax[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		buf := func(n int) *engine.Buffer[float32] { return kerneltest.NewBuffer[float32](t, dev, n) }
+		b12, b11 := buf(12), buf(11)
+		for _, c := range []struct {
+			name       string
+			y, x       *engine.Buffer[float32]
+			rows, cols int
+		}{
+			{"rows=0", b12, b12, 0, 4},
+			{"cols=0", b12, b12, 3, 0},
+			{"cols<0", b12, b12, 3, -4},
+			{"nil y", nil, b12, 3, 4},
+			{"nil x", b12, nil, 3, 4},
+			{"short x", b12, b11, 3, 4},
+			{"short y", b11, b12, 3, 4},
+			{"over 2^31 elements", b12, b12, 1 << 16, 1 << 16},
+		} {
+			if err := s.Rows(q, c.y, c.x, c.rows, c.cols); !errors.Is(err, engine.ErrInvalidArg) {
+				t.Errorf("%s: %v, want ErrInvalidArg", c.name, err)
+			}
+		}
+	})
+}
+
+// TestSoftmaxTolerance checks the bound's shape: relative to y, growing with the row's
+// range and, on the online path, with its length.
+func TestSoftmaxTolerance(t *testing.T) {
+	u := kernels.Epsilon[float32]()
+	if tol := SoftmaxTolerance[float32](1024, 256, false, 0, -1, 0, 0.5); tol < 0.5*17*u || tol > 0.5*40*u {
+		t.Errorf("cached tolerance %g for y = 0.5, want a few tens of u", tol)
+	}
+	a := SoftmaxTolerance[float32](1024, 256, false, 80, -80, 80, 0.5)
+	b := SoftmaxTolerance[float32](8192, 256, true, 80, -80, 80, 0.5)
+	if !(a < b) || !(a > 0.5*160*u) {
+		t.Errorf("tolerances %g (cached, range 160), %g (online): want cached < online and above 160u*y", a, b)
+	}
+	if tol := SoftmaxTolerance[float32](10, 256, false, 0, -200, -200, 0); tol <= 0 || tol > 1e-37 {
+		t.Errorf("tolerance of an underflowing output %g", tol)
+	}
+	if math.IsInf(SoftmaxTolerance[float64](1<<20, 256, true, 1, -1, 0, 1), 0) {
+		t.Error("float64 tolerance infinite")
+	}
+}

@@ -1,0 +1,149 @@
+package scan
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed scan.cl
+var source string
+
+// Family returns the scan family: its OpenCL C source (scan.cl) and its operations, in the
+// order listings show them.
+func Family() kernels.Family {
+	return kernels.Family{Name: "scan", Source: source, Ops: []kernels.Op{
+		scanOp[int32](false), scanOp[uint32](true), scanOp[float32](false), scanOp[float32](true),
+	}}
+}
+
+func scanOp[T ScanElem](exclusive bool) kernels.Op {
+	kind, doc := "inclusive", "y[i] = x[0] + ... + x[i]"
+	if exclusive {
+		kind, doc = "exclusive", "y[i] = x[0] + ... + x[i-1], y[0] = 0"
+	}
+	doc += " (reduce-then-scan: chunk sums, then tiles scanned in local memory with a carry)"
+	tn := kernels.TypeName[T]()
+	if tn != "float32" {
+		doc += "; wraps modulo 2^32"
+	}
+	name := "scan/" + kind + "/" + tn
+	return kernels.Op{
+		Name: name, Family: "scan", Type: tn, Doc: doc, SizeDoc: "n elements",
+		DefaultSize: 1 << 25, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupScan[T](q, name, exclusive, p)
+		},
+	}
+}
+
+// scanInstance runs one scan over rotating input sets.
+type scanInstance[T ScanElem] struct {
+	s         *Scan[T]
+	exclusive bool
+	n         int
+	x         *kernels.Inputs[T]
+	y, part   *engine.Buffer[T]
+}
+
+// scanInputs returns n seeded inputs: integers uniform over their whole range (the sums
+// wrap), floats uniform in [0, 1), so that the prefix sums grow and the relative tolerance
+// stays meaningful (with signs mixed the sums would be small next to the sum of |x|).
+func scanInputs[T ScanElem](rng *rand.Rand, n int) []T {
+	x := make([]T, n)
+	var z T
+	for i := range x {
+		switch any(z).(type) {
+		case float32:
+			x[i] = T(rng.Float32())
+		default:
+			x[i] = T(rng.Uint32())
+		}
+	}
+	return x
+}
+
+func setupScan[T ScanElem](q *engine.Queue, name string, exclusive bool, p kernels.Params) (_ kernels.Instance, err error) {
+	if err := kernels.CheckSize(name, p); err != nil {
+		return nil, err
+	}
+	s, err := NewScan[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	n := p.Size
+	in := &scanInstance[T]{s: s, exclusive: exclusive, n: n}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	rng := kernels.NewRand(p.Seed, 0x7363616e) // "scan"
+	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{scanInputs[T](rng, n)} })
+	if err != nil {
+		return nil, err
+	}
+	if in.y, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+		return nil, err
+	}
+	if g := s.Scratch(n); g > 1 {
+		if in.part, err = engine.NewBuffer[T](q.Device(), g); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (in *scanInstance[T]) Run(q *engine.Queue) error {
+	return in.s.Into(q, in.y, in.x.Next()[0], in.part, in.n, in.exclusive)
+}
+
+// Verify compares every output element with the reference (one pass on the host).
+func (in *scanInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.y.Download(q)
+	if err != nil {
+		return err
+	}
+	x := in.x.Last()[0]
+	return checkScan("scan", x, in.exclusive, in.s.Chain(len(x)), got)
+}
+
+// checkScan compares the device prefix sums got of x with the reference, element by
+// element, within ScanTolerance.
+func checkScan[T ScanElem](what string, x []T, exclusive bool, chain int, got []T) error {
+	if exclusive {
+		what += " exclusive"
+	} else {
+		what += " inclusive"
+	}
+	if len(got) < len(x) {
+		return fmt.Errorf("%w: %s: %d elements, want %d", kernels.ErrVerify, what, len(got), len(x))
+	}
+	want, abs := ScanRef(x, exclusive), ScanAbsPrefix(x)
+	for i, w := range want {
+		g := float64(got[i])
+		tol := ScanTolerance[T](chain, abs[i])
+		if d := math.Abs(g - w); !(d <= tol) {
+			return fmt.Errorf("%w: %s: element %d of %d = %v, want %v (|diff| %.3g > tolerance %.3g)", kernels.ErrVerify, what, i, len(x), got[i], w, d, tol)
+		}
+	}
+	return nil
+}
+
+// Model: x read once and y written once (the minimum; the implementation reads x twice).
+// One addition per element.
+func (in *scanInstance[T]) Model() kernels.Model {
+	n := float64(in.n)
+	return kernels.Model{Flops: n, Bytes: 2 * n * float64(engine.SizeOf[T]())}
+}
+
+func (in *scanInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
+
+func (in *scanInstance[T]) Close() error {
+	return errors.Join(in.y.Close(), in.part.Close(), in.x.Close(), in.s.Close())
+}

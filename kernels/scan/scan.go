@@ -1,0 +1,172 @@
+package scan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// ScanElem is the set of element types the scan family computes in. int32 and uint32 sums
+// wrap modulo 2^32.
+type ScanElem interface{ int32 | uint32 | float32 }
+
+// scanDefines returns the -D options that select element type T in scan.cl: an int32 scan
+// accumulates in uint (wrapping without undefined behaviour).
+func scanDefines[T ScanElem](dev *engine.Device) ([]string, error) {
+	opts, err := kernels.TypeOf[T]().Defines(dev)
+	if err == nil && kernels.TypeName[T]() == "int32" {
+		opts = append(opts, "-DACC=uint")
+	}
+	return opts, err
+}
+
+// Scan runs the scan family (inclusive and exclusive prefix sums) in element type T on one
+// device. It is safe for concurrent use by goroutines that each use their own Queue.
+type Scan[T ScanElem] struct {
+	dev          *engine.Device
+	prog         *engine.Program
+	reduce, down *engine.Kernel
+	wg, ipt      int
+	maxGroups    int
+}
+
+// NewScan compiles the scan family for dev: work-groups of up to 256 items, 8 elements per
+// item per tile.
+func NewScan[T ScanElem](dev *engine.Device) (*Scan[T], error) {
+	return newScan[T](dev, 256, 8)
+}
+
+// newScan compiles with a work-group of up to want items and ipt elements per item (tests
+// use small tiles).
+func newScan[T ScanElem](dev *engine.Device, want, ipt int) (*Scan[T], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: scan: nil device: %w", engine.ErrInvalidArg)
+	}
+	opts, err := scanDefines[T](dev)
+	if err != nil {
+		return nil, err
+	}
+	wg := kernels.WorkGroup(dev, want)
+	prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DIPT=%d", ipt))...)
+	if err != nil {
+		return nil, err
+	}
+	// 16 groups per compute unit: enough to fill a GPU (8 groups of 256 per H100 SM and
+	// more in flight), while the chunks stay long enough that the offsets cost little.
+	s := &Scan[T]{dev: dev, prog: prog, wg: wg, ipt: ipt, maxGroups: max(dev.Info().ComputeUnits, 1) * 16}
+	if s.reduce, err = prog.Kernel("scan_reduce"); err == nil {
+		s.down, err = prog.Kernel("scan_down")
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the compiled kernels. Idempotent.
+func (s *Scan[T]) Close() error {
+	return errors.Join(s.reduce.Close(), s.down.Close(), s.prog.Close())
+}
+
+// WorkGroup returns the work-group size the family was compiled with on this device.
+func (s *Scan[T]) WorkGroup() int { return s.wg }
+
+// Tile returns the number of elements a work-group scans at a time (WG * IPT).
+func (s *Scan[T]) Tile() int { return s.wg * s.ipt }
+
+// split returns the chunk length and the number of groups (chunks) for n elements: at most
+// maxGroups chunks, each a whole number of tiles (except a single chunk near 2^31).
+func (s *Scan[T]) split(n int) (chunk, groups int) {
+	tile := s.Tile()
+	g := min((n+tile-1)/tile, s.maxGroups)
+	g = max(g, 1)
+	chunk = min(engine.RoundUp((n+g-1)/g, tile), math.MaxInt32)
+	return chunk, (n + chunk - 1) / chunk
+}
+
+// Scratch returns the number of elements of scratch space (the chunk sums) that a scan of n
+// elements needs: Into's part.
+func (s *Scan[T]) Scratch(n int) int {
+	_, g := s.split(max(n, 1))
+	return g
+}
+
+// Chain returns the longest chain of float additions by which a scan of n elements
+// accumulates any one input into any one output (see scan.cl): ceil(chunk/WG) + log2(WG) in
+// the chunk sums, ceil(G/WG) + log2(WG) in a chunk's offset, ceil(chunk/TILE) tile carries,
+// log2(WG) in the tile's Hillis-Steele scan, 2*IPT along items, and a few joins.
+// ScanTolerance turns it into an error bound.
+func (s *Scan[T]) Chain(n int) int {
+	chunk, g := s.split(max(n, 1))
+	l := kernels.Log2Ceil(s.wg)
+	return (chunk+s.wg-1)/s.wg + (g+s.wg-1)/s.wg + 3*l + (chunk+s.Tile()-1)/s.Tile() + 2*s.ipt + 4
+}
+
+// Into writes the prefix sums of x[0:n) to y[0:n): inclusive (y[i] = x[0] + ... + x[i]) or
+// exclusive (y[i] = x[0] + ... + x[i-1], y[0] = 0). part is scratch space of at least
+// Scratch(n) elements (unused, and may be nil, when Scratch(n) is 1). y may be x. Buffers
+// are the caller's, so repeated calls allocate nothing.
+func (s *Scan[T]) Into(q *engine.Queue, y, x, part *engine.Buffer[T], n int, exclusive bool) error {
+	if x == nil || y == nil {
+		return fmt.Errorf("kernels: scan: nil input or output buffer: %w", engine.ErrInvalidArg)
+	}
+	switch {
+	case n < 1:
+		return fmt.Errorf("kernels: scan: n = %d; must be at least 1: %w", n, engine.ErrInvalidArg)
+	case n > x.Len() || n > y.Len():
+		return fmt.Errorf("kernels: scan: n = %d but the input holds %d and the output %d elements: %w", n, x.Len(), y.Len(), engine.ErrInvalidArg)
+	case n > math.MaxInt32:
+		return fmt.Errorf("kernels: scan: n = %d exceeds the family's limit of 2^31-1: %w", n, engine.ErrInvalidArg)
+	}
+	chunk, g := s.split(n)
+	if g > 1 && (part == nil || part.Len() < g) {
+		return fmt.Errorf("kernels: scan: scratch of %d elements, need %d (Scratch): %w", kernels.LenOf(part), g, engine.ErrInvalidArg)
+	}
+	r := engine.Range1D(g*s.wg, s.wg)
+	if g > 1 {
+		if err := q.Launch(s.reduce, r, part, x, int32(n), int32(chunk)); err != nil {
+			return err
+		}
+	} else {
+		part = x // not read by a single group
+	}
+	excl := int32(0)
+	if exclusive {
+		excl = 1
+	}
+	return q.Launch(s.down, r, y, x, part, int32(n), int32(chunk), excl)
+}
+
+// Inclusive writes the inclusive prefix sums of all of x to y (at least as long as x),
+// allocating its scratch space.
+func (s *Scan[T]) Inclusive(q *engine.Queue, y, x *engine.Buffer[T]) error {
+	return s.scan(q, y, x, false)
+}
+
+// Exclusive writes the exclusive prefix sums of all of x to y (at least as long as x),
+// allocating its scratch space.
+func (s *Scan[T]) Exclusive(q *engine.Queue, y, x *engine.Buffer[T]) error {
+	return s.scan(q, y, x, true)
+}
+
+func (s *Scan[T]) scan(q *engine.Queue, y, x *engine.Buffer[T], exclusive bool) error {
+	if x == nil || y == nil {
+		return fmt.Errorf("kernels: scan: nil input or output buffer: %w", engine.ErrInvalidArg)
+	}
+	if y.Len() < x.Len() {
+		return fmt.Errorf("kernels: scan: output of %d elements for an input of %d: %w", y.Len(), x.Len(), engine.ErrInvalidArg)
+	}
+	var part *engine.Buffer[T]
+	if g := s.Scratch(x.Len()); g > 1 {
+		var err error
+		if part, err = engine.NewBuffer[T](s.dev, g); err != nil {
+			return err
+		}
+		defer part.Close()
+	}
+	return s.Into(q, y, x, part, x.Len(), exclusive)
+}

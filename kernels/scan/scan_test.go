@@ -1,0 +1,208 @@
+package scan
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+func TestScan(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("int32", func(t *testing.T) { testScan[int32](t, dev, q) })
+		t.Run("uint32", func(t *testing.T) { testScan[uint32](t, dev, q) })
+		t.Run("float32", func(t *testing.T) { testScan[float32](t, dev, q) })
+	})
+}
+
+// newTestScan compiles the scan with its default tile, or a small one under Oclgrind.
+func newTestScan[T ScanElem](t *testing.T, dev *engine.Device) *Scan[T] {
+	wg, ipt := 256, 8
+	if kerneltest.Small() {
+		wg, ipt = 64, 4
+	}
+	s, err := newScan[T](dev, wg, ipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// scanTestInputs returns n seeded inputs: integers over their whole range (the sums wrap),
+// floats uniform in [-1, 1).
+func scanTestInputs[T ScanElem](rng *rand.Rand, n int) []T {
+	x := make([]T, n)
+	var z T
+	for i := range x {
+		if _, ok := any(z).(float32); ok {
+			x[i] = T(2*rng.Float32() - 1)
+		} else {
+			x[i] = T(rng.Uint32())
+		}
+	}
+	return x
+}
+
+func testScan[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	s := newTestScan[T](t, dev)
+	wg, tile := s.WorkGroup(), s.Tile()
+	rng := rand.New(rand.NewPCG(5, uint64(wg)))
+	sizes := append(kerneltest.EdgeSizes(wg), tile-1, tile, tile+1, 2*tile+1)
+	if !kerneltest. // where the chunks turn from one tile to several, and one over 2^24
+			Small() {
+		full := s.maxGroups * tile
+		sizes = append(sizes, full-1, full, full+1, 3*full+5, 1<<24+3)
+	}
+	for _, n := range sizes {
+		scanCase(t, q, s, rng, n, "")
+	}
+	// Few groups: chunks of several tiles (the carry), offsets of several chunks, at small
+	// sizes; and in place.
+	s.maxGroups = 3
+	for _, n := range []int{2*tile + 1, 3*tile - 1, 3 * tile, 3*tile + 1, 7*tile + 3, 15*tile - 1} {
+		scanCase(t, q, s, rng, n, "groups=3/")
+	}
+	scanInPlace(t, q, s, rng, 7*tile+3)
+	s.maxGroups = max(dev.Info().ComputeUnits, 1) * 16
+}
+
+// scanCase checks the inclusive and exclusive scans of n random elements, with guard bands
+// after the input (an over-read would show in the last sums), the output and the scratch.
+func scanCase[T ScanElem](t *testing.T, q *engine.Queue, s *Scan[T], rng *rand.Rand, n int, prefix string) {
+	x := scanTestInputs[T](rng, n)
+	bx := kerneltest.Guarded(t, q, x)
+	defer bx.Close()
+	g := s.Scratch(n)
+	for _, exclusive := range []bool{false, true} {
+		kind := "inclusive"
+		if exclusive {
+			kind = "exclusive"
+		}
+		t.Run(fmt.Sprintf("%s%s/n=%d", prefix, kind, n), func(t *testing.T) {
+			y := kerneltest.Guarded(t, q, make([]T, n))
+			defer y.Close()
+			var part *engine.Buffer[T]
+			if g > 1 {
+				part = kerneltest.Guarded(t, q, make([]T, g))
+				defer part.Close()
+			}
+			if err := s.Into(q, y, bx, part, n, exclusive); err != nil {
+				t.Fatal(err)
+			}
+			got := kerneltest.Download(t, q, "output", y, n)
+			if g > 1 {
+				kerneltest.Download(t, q, "scratch", part, g)
+			}
+			kerneltest.Download(t, q, "input", bx, n)
+			if err := checkScan("scan", x, exclusive, s.Chain(n), got); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// scanInPlace checks y == x.
+func scanInPlace[T ScanElem](t *testing.T, q *engine.Queue, s *Scan[T], rng *rand.Rand, n int) {
+	for _, exclusive := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inplace/exclusive=%v/n=%d", exclusive, n), func(t *testing.T) {
+			x := scanTestInputs[T](rng, n)
+			bx := kerneltest.Guarded(t, q, x)
+			defer bx.Close()
+			part := kerneltest.Guarded(t, q, make([]T, s.Scratch(n)))
+			defer part.Close()
+			if err := s.Into(q, bx, bx, part, n, exclusive); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkScan("scan in place", x, exclusive, s.Chain(n), kerneltest.Download(t, q, "output", bx, n)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestScanAPI checks the allocating calls and argument validation.
+func TestScanAPI(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		pub, err := NewScan[uint32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub.Close()
+		s := newTestScan[uint32](t, dev)
+		n := s.Tile()*3 + 5
+		x := make([]uint32, n)
+		for i := range x {
+			x[i] = uint32(i%7) + 1
+		}
+		bx, err := engine.Upload(q, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bx.Close()
+		by, err := engine.NewBuffer[uint32](dev, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer by.Close()
+		// One allocating call under Oclgrind: see TestReduceAPI.
+		for _, exclusive := range []bool{false, true} {
+			if exclusive && kerneltest.Small() {
+				break
+			}
+			call := s.Inclusive
+			if exclusive {
+				call = s.Exclusive
+			}
+			if err := call(q, by, bx); err != nil {
+				t.Fatal(err)
+			}
+			got, err := by.Download(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkScan("scan", x, exclusive, 0, got); err != nil {
+				t.Error(err)
+			}
+		}
+
+		short, _ := engine.NewBuffer[uint32](dev, 1)
+		defer short.Close()
+		s.maxGroups = 3 // so that n needs scratch
+		if s.Scratch(n) < 2 {
+			t.Fatalf("n=%d needs one group; the scratch cases below need two", n)
+		}
+		inval := []struct {
+			name string
+			err  error
+		}{
+			{"nil input", s.Into(q, by, nil, short, n, false)},
+			{"nil output", s.Into(q, nil, bx, short, n, false)},
+			{"n=0", s.Into(q, by, bx, short, 0, false)},
+			{"n<0", s.Into(q, by, bx, short, -1, true)},
+			{"n past the input", s.Into(q, by, bx, short, n+1, false)},
+			{"n past the output", s.Into(q, short, bx, short, n, false)},
+			{"scratch too short", s.Into(q, by, bx, short, n, false)},
+			{"nil scratch", s.Into(q, by, bx, nil, n, true)},
+			{"output shorter than input", s.Inclusive(q, short, bx)},
+			{"nil input (Exclusive)", s.Exclusive(q, by, nil)},
+		}
+		for _, c := range inval {
+			if !errors.Is(c.err, engine.ErrInvalidArg) {
+				t.Errorf("%s: %v, want ErrInvalidArg", c.name, c.err)
+			}
+		}
+		if _, err := NewScan[float32](nil); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("NewScan(nil): %v, want ErrInvalidArg", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+}

@@ -1,0 +1,7 @@
+// Package sort holds the sort family of Prism's kernel suite: a stable LSD radix sort of
+// uint32 or float32 keys, keys only or with uint32 values, ascending or descending
+// (sort.cl).
+//
+// NewSorter compiles the family for a device; SortRef and SortPairsRef are the host
+// references (results are compared bit for bit); Family lists the ops the suite runs.
+package sort

@@ -1,0 +1,284 @@
+package sort
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// SortKey is the set of key types the radix sort sorts: uint32, and float32 through an
+// order-preserving map of its bits (see Sorter).
+type SortKey interface{ uint32 | float32 }
+
+// SortOrder is the direction of a sort.
+type SortOrder int
+
+// The sort orders. Both are stable: equal keys keep their input order.
+const (
+	Ascending SortOrder = iota
+	Descending
+)
+
+func (o SortOrder) String() string {
+	switch o {
+	case Ascending:
+		return "ascending"
+	case Descending:
+		return "descending"
+	}
+	return fmt.Sprintf("SortOrder(%d)", int(o))
+}
+
+// MaxSortLen is the largest number of keys one sort takes (2^30: the kernels index with
+// 32-bit signed integers and a group's range may overrun n by one group's share).
+const MaxSortLen = 1 << 30
+
+// The sort family's tunables (sort.cl): radix bits per pass (1, 2, 4 or 8: an even number of
+// passes, so the result lands in the destination), keys per work-item per tile, and the
+// number of work-groups per compute unit of sort_count and sort_scatter (each group walks a
+// contiguous range of tiles, so the digit table to scan stays small).
+const (
+	sortRadixBits    = 4
+	sortItems        = 8
+	sortGroupsPerCU  = 8
+	sortRadix        = 1 << sortRadixBits
+	sortPasses       = 32 / sortRadixBits
+	sortModeFloat    = 1
+	sortModeDescends = 2
+)
+
+// SortModel returns the bytes a radix sort of n keys (with uint32 values when pairs) must
+// move: every pass reads and writes every key (and value) once. It does no floating-point
+// work.
+func SortModel(n int, pairs bool) kernels.Model {
+	per := 4.0
+	if pairs {
+		per = 8
+	}
+	return kernels.Model{Bytes: float64(sortPasses) * 2 * per * float64(n)}
+}
+
+// Sorter sorts keys of type K (uint32 or float32), alone or with uint32 values, on one device
+// with a stable LSD radix sort (sort.cl): 32/4 = 8 passes of 4 bits, each a digit count per
+// work-group, a scan of the digit table and a stable scatter.
+//
+// float32 keys are ordered by an order-preserving map of their bits (negative: all bits
+// flipped; non-negative: the sign bit flipped): -Inf < negative values < -0.0 < +0.0 <
+// positive values < +Inf. NaNs are ordered by their bits too: a NaN with the sign bit clear
+// (the usual quiet NaN, 0x7fc00000) sorts after +Inf, one with the sign bit set before -Inf
+// (in Descending order, the reverse). Keys come back bit for bit.
+//
+// The Sorter owns its ping-pong scratch (one buffer of keys, one of values for pairs, and the
+// digit table), allocated at the first sort that needs it, or ahead of time by Reserve, and
+// kept for later sorts. So a Sorter is not safe for concurrent use: use one per goroutine,
+// or one queue (the scratch is reused by the next sort, which must be ordered after the
+// previous one).
+type Sorter[K SortKey] struct {
+	dev                  *engine.Device
+	prog                 *engine.Program
+	count, scan, scatter *engine.Kernel
+	wg, items, maxGroups int
+	keyScratch           *engine.Buffer[K]
+	valScratch, table    *engine.Buffer[uint32]
+	mode                 int32
+}
+
+// NewSorter compiles the sort family for dev and key type K.
+func NewSorter[K SortKey](dev *engine.Device) (*Sorter[K], error) {
+	return newSorter[K](dev, 256, sortItems)
+}
+
+// newSorter compiles the family with a work-group of (at most) wg items of items keys each
+// (the tests use small tiles under Oclgrind).
+func newSorter[K SortKey](dev *engine.Device, wg, items int) (*Sorter[K], error) {
+	wg = kernels.WorkGroup(dev, wg)
+	// Local memory of sort_scatter and sort_count (sort.cl header): halve ITEMS, then WG,
+	// until both fit.
+	local := func() int64 {
+		pad := func(x int) int64 { return int64(x + x>>5) }
+		scatter := 4 * (2*pad(wg*items) + pad(sortRadix/2*wg) + int64(wg) + 2*sortRadix + 1)
+		return max(scatter, 4*(pad(sortRadix*wg)+int64(wg)))
+	}
+	for lm := dev.Info().LocalMemBytes; lm > 0 && local() > lm && wg*items > 32; {
+		if items > 1 {
+			items /= 2
+		} else {
+			wg /= 2
+		}
+	}
+	prog, err := dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DITEMS=%d", items),
+		fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits))
+	if err != nil {
+		return nil, err
+	}
+	s := &Sorter[K]{dev: dev, prog: prog, wg: wg, items: items, maxGroups: max(dev.Info().ComputeUnits, 1) * sortGroupsPerCU}
+	var z K
+	if _, ok := any(z).(float32); ok {
+		s.mode = sortModeFloat
+	}
+	for _, k := range []struct {
+		p    **engine.Kernel
+		name string
+	}{{&s.count, "sort_count"}, {&s.scan, "sort_scan"}, {&s.scatter, "sort_scatter"}} {
+		if *k.p, err = prog.Kernel(k.name); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the kernels and the scratch buffers. Idempotent.
+func (s *Sorter[K]) Close() error {
+	errs := []error{s.keyScratch.Close(), s.valScratch.Close(), s.table.Close()}
+	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter} {
+		errs = append(errs, k.Close())
+	}
+	errs = append(errs, s.prog.Close())
+	return errors.Join(errs...)
+}
+
+// WorkGroup returns the work-group size the family was compiled with on this device.
+func (s *Sorter[K]) WorkGroup() int { return s.wg }
+
+// Tile returns the number of keys a work-group ranks at once (WG*ITEMS).
+func (s *Sorter[K]) Tile() int { return s.wg * s.items }
+
+// Passes returns the number of radix passes of every sort (32 / radix bits).
+func (s *Sorter[K]) Passes() int { return sortPasses }
+
+// Reserve allocates the scratch buffers for sorts of up to n keys (with values when pairs),
+// so that later sorts of that size allocate nothing.
+func (s *Sorter[K]) Reserve(n int, pairs bool) error {
+	if n < 1 || n > MaxSortLen {
+		return fmt.Errorf("kernels: sort: reserve %d keys; must be in 1..%d: %w", n, MaxSortLen, engine.ErrInvalidArg)
+	}
+	if s.keyScratch == nil || s.keyScratch.Len() < n {
+		s.keyScratch.Close()
+		s.keyScratch = nil
+		b, err := engine.NewBuffer[K](s.dev, n)
+		if err != nil {
+			return err
+		}
+		s.keyScratch = b
+	}
+	if pairs && (s.valScratch == nil || s.valScratch.Len() < n) {
+		s.valScratch.Close()
+		s.valScratch = nil
+		b, err := engine.NewBuffer[uint32](s.dev, n)
+		if err != nil {
+			return err
+		}
+		s.valScratch = b
+	}
+	return nil
+}
+
+// Keys sorts the first n keys of src into dst in the given order (stable). dst may be src
+// (an in-place sort); otherwise src is left untouched. Both buffers must hold at least n
+// keys; elements past n are neither read nor written. n = 0 does nothing.
+func (s *Sorter[K]) Keys(q *engine.Queue, dst, src *engine.Buffer[K], n int, order SortOrder) error {
+	if err := s.check(dst, src, nil, nil, n, order, false); err != nil || n == 0 {
+		return err
+	}
+	return s.run(q, dst, src, nil, nil, n, order)
+}
+
+// Pairs sorts the first n keys of srcKeys into dstKeys and moves the values of srcVals
+// alongside them into dstVals (stable: values of equal keys keep their input order, so
+// values 0..n-1 give the sorting permutation). Destinations may be their sources (in place);
+// a key buffer may not be a value buffer. All four buffers must hold at least n elements.
+func (s *Sorter[K]) Pairs(q *engine.Queue, dstKeys, srcKeys *engine.Buffer[K], dstVals, srcVals *engine.Buffer[uint32], n int, order SortOrder) error {
+	if err := s.check(dstKeys, srcKeys, dstVals, srcVals, n, order, true); err != nil || n == 0 {
+		return err
+	}
+	return s.run(q, dstKeys, srcKeys, dstVals, srcVals, n, order)
+}
+
+func (s *Sorter[K]) check(dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, pairs bool) error {
+	what := "sort keys"
+	if pairs {
+		what = "sort pairs"
+	}
+	switch {
+	case dst == nil || src == nil:
+		return fmt.Errorf("kernels: %s: nil key buffer: %w", what, engine.ErrInvalidArg)
+	case pairs && (vdst == nil || vsrc == nil):
+		return fmt.Errorf("kernels: %s: nil value buffer: %w", what, engine.ErrInvalidArg)
+	case order != Ascending && order != Descending:
+		return fmt.Errorf("kernels: %s: %v: %w", what, order, engine.ErrInvalidArg)
+	case n < 0 || n > MaxSortLen:
+		return fmt.Errorf("kernels: %s: %d keys; must be in 0..%d: %w", what, n, MaxSortLen, engine.ErrInvalidArg)
+	case dst.Len() < n || src.Len() < n:
+		return fmt.Errorf("kernels: %s: %d keys, but the key buffers hold %d (dst) and %d (src): %w", what, n, dst.Len(), src.Len(), engine.ErrInvalidArg)
+	case pairs && (vdst.Len() < n || vsrc.Len() < n):
+		return fmt.Errorf("kernels: %s: %d keys, but the value buffers hold %d (dst) and %d (src): %w", what, n, vdst.Len(), vsrc.Len(), engine.ErrInvalidArg)
+	}
+	if pairs {
+		for _, k := range []any{dst, src} {
+			if k == any(vdst) || k == any(vsrc) {
+				return fmt.Errorf("kernels: %s: one buffer is both a key and a value buffer: %w", what, engine.ErrInvalidArg)
+			}
+		}
+	}
+	return nil
+}
+
+// run enqueues the passes: pass p reads src (p = 0) or the previous destination, and writes
+// dst when sortPasses-1-p is even, the scratch otherwise, so that the last pass writes dst
+// and the first never writes src.
+func (s *Sorter[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
+	pairs := vdst != nil
+	if err := s.Reserve(n, pairs); err != nil {
+		return err
+	}
+	tile := s.Tile()
+	tiles := (n + tile - 1) / tile
+	tpg := (tiles + min(tiles, s.maxGroups) - 1) / min(tiles, s.maxGroups)
+	groups := (tiles + tpg - 1) / tpg
+	r := engine.Range1D(groups*s.wg, s.wg)
+	mode := s.mode
+	if order == Descending {
+		mode |= sortModeDescends
+	}
+	var pairsArg int32
+	if pairs {
+		pairsArg = 1
+	}
+	in, vin := src, vsrc
+	for p := range sortPasses {
+		out, vout := dst, vdst
+		if (sortPasses-1-p)%2 != 0 {
+			out, vout = s.keyScratch, s.valScratch
+		}
+		tin, tout := int32(0), int32(0)
+		if p == 0 {
+			tin = mode
+		}
+		if p == sortPasses-1 {
+			tout = mode
+		}
+		shift := int32(p * sortRadixBits)
+		if err := q.Launch(s.count, r, s.table, in, int32(n), shift, tin, int32(tpg)); err != nil {
+			return err
+		}
+		if err := q.Launch(s.scan, engine.Range1D(s.wg, s.wg), s.table, int32(sortRadix*groups)); err != nil {
+			return err
+		}
+		var vo, vi any = vout, vin
+		if !pairs { // unused by the kernel: any buffer will do
+			vo, vi = out, in
+		}
+		if err := q.Launch(s.scatter, r, out, in, vo, vi, s.table, int32(n), shift, tin, tout, int32(tpg), pairsArg); err != nil {
+			return err
+		}
+		in, vin = out, vout
+	}
+	return nil
+}

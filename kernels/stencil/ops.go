@@ -1,0 +1,145 @@
+package stencil
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed stencil.cl
+var source string
+
+// Family returns the stencil family: its OpenCL C source (stencil.cl) and its operations, in the
+// order listings show them.
+func Family() kernels.Family {
+	var ops []kernels.Op
+	for _, k := range StencilKinds {
+		ops = append(ops, stencilOp[float32](k))
+	}
+	return kernels.Family{Name: "stencil", Source: source, Ops: ops}
+}
+
+var stencilDocs = map[StencilKind]string{
+	Stencil5pt:  "2D 5-point weighted stencil, interior points (boundary copied), 32x32 local-memory tiles",
+	Stencil7pt:  "3D 7-point weighted stencil, interior points (boundary copied), 2.5D blocking along z",
+	Stencil27pt: "3D 27-point weighted stencil, interior points (boundary copied), 2.5D blocking along z",
+}
+
+func stencilOp[T kernels.Float](k StencilKind) kernels.Op {
+	name := "stencil/" + string(k) + "/" + kernels.TypeName[T]()
+	sizeDoc := "2D grid nx = ny = round(sqrt(size))"
+	if k.Dims() == 3 {
+		sizeDoc = "3D grid nx = ny = nz = round(cbrt(size))"
+	}
+	quick := 1 << 20
+	if k.Dims() == 3 {
+		quick = 1 << 18 // 64^3: PoCL runs the z-marching kernels at about 20-50 ns a point
+	}
+	return kernels.Op{
+		Name: name, Family: "stencil", Type: kernels.TypeName[T](), Doc: stencilDocs[k],
+		SizeDoc: sizeDoc, DefaultSize: 1 << 26, QuickSize: quick,
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupStencil[T](q, name, k, p)
+		},
+	}
+}
+
+// stencilShape maps an op size to the grid of SizeDoc.
+func stencilShape(k StencilKind, size int) (nx, ny, nz int) {
+	if k.Dims() == 2 {
+		s := max(int(math.Round(math.Sqrt(float64(size)))), 1)
+		return s, s, 1
+	}
+	s := max(int(math.Round(math.Cbrt(float64(size)))), 1)
+	return s, s, s
+}
+
+// verifyFullMax is the largest output a stencil Verify checks in full; above it, a seeded
+// sample (see VerifyIndices) keeps the float64 reference fast at the default (GPU) sizes.
+const verifyFullMax = 1 << 22
+
+type stencilInstance[T kernels.Float] struct {
+	kind       StencilKind
+	s          *Stencil[T]
+	nx, ny, nz int
+	seed       uint64
+	w          []T
+	bw         *engine.Buffer[T]
+	x          *kernels.Inputs[T]
+	out        *engine.Buffer[T]
+}
+
+func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, p kernels.Params) (_ kernels.Instance, err error) {
+	if err := kernels.CheckSize(name, p); err != nil {
+		return nil, err
+	}
+	nx, ny, nz := stencilShape(k, p.Size)
+	if float64(nx)*float64(ny)*float64(nz) > math.MaxInt32 {
+		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of 2^31-1 points: %w", name, p.Size, engine.ErrInvalidArg)
+	}
+	s, err := NewStencil[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	in := &stencilInstance[T]{kind: k, s: s, nx: nx, ny: ny, nz: nz, seed: p.Seed}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	n := nx * ny * nz
+	rng := kernels.NewRand(p.Seed, 0x5374)
+	in.w = kernels.RandFloats[T](rng, k.Points(), -1, 1)
+	if in.bw, err = engine.Upload(q, in.w); err != nil {
+		return nil, err
+	}
+	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
+	if err != nil {
+		return nil, err
+	}
+	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *stencilInstance[T]) Run(q *engine.Queue) error {
+	return in.s.Run(q, in.kind, in.out, in.x.Next()[0], in.bw, in.nx, in.ny, in.nz)
+}
+
+// Verify checks the output against the float64 reference: every point up to
+// verifyFullMax points, a seeded sample above (VerifyIndices).
+func (in *stencilInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.out.Download(q)
+	if err != nil {
+		return err
+	}
+	a := in.x.Last()[0]
+	for _, i := range kernels.VerifyIndices(len(a), len(a) <= verifyFullMax, in.seed) {
+		want, mag := StencilRefAt(in.kind, a, in.w, in.nx, in.ny, in.nz, i)
+		tol := StencilTolerance[T](in.kind, mag)
+		if d := math.Abs(float64(got[i]) - want); !(d <= tol) {
+			return fmt.Errorf("%w: stencil %s out: element %d (x=%d y=%d z=%d) = %v, want %v (|diff| %.3g > tolerance %.3g)", kernels.ErrVerify, in.kind, i, i%in.nx, (i/in.nx)%in.ny, i/(in.nx*in.ny), got[i], want, d, tol)
+		}
+	}
+	return nil
+}
+
+func (in *stencilInstance[T]) Model() kernels.Model {
+	return StencilModel(in.kind, in.nx, in.ny, in.nz, engine.SizeOf[T]())
+}
+
+func (in *stencilInstance[T]) Shape() string {
+	if in.kind.Dims() == 2 {
+		return fmt.Sprintf("nx=%d ny=%d", in.nx, in.ny)
+	}
+	return fmt.Sprintf("nx=%d ny=%d nz=%d", in.nx, in.ny, in.nz)
+}
+
+func (in *stencilInstance[T]) Close() error {
+	return errors.Join(in.out.Close(), in.bw.Close(), in.x.Close(), in.s.Close())
+}

@@ -1,0 +1,88 @@
+package suite_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/suite"
+)
+
+// TestCatalog checks every op's metadata, that its family's source opens with the header
+// the suite's files open with, and how Match, Lookup and Family select.
+func TestCatalog(t *testing.T) {
+	ops := suite.Ops()
+	if len(ops) == 0 {
+		t.Fatal("no ops registered")
+	}
+	for _, op := range ops {
+		parts := strings.Split(op.Name, "/")
+		if len(parts) != 3 || parts[0] != op.Family || parts[2] != op.Type || op.Doc == "" || op.SizeDoc == "" {
+			t.Errorf("%s: name must be family/op/type with Family %q, Type %q, and Doc and SizeDoc set", op.Name, op.Family, op.Type)
+		}
+		if op.QuickSize > op.DefaultSize {
+			t.Errorf("%s: quick size %d above default size %d", op.Name, op.QuickSize, op.DefaultSize)
+		}
+		f, err := suite.Family(op.Family)
+		if err != nil {
+			t.Errorf("%s: %v", op.Name, err)
+			continue
+		}
+		src := f.Source
+		for _, section := range []string{"Purpose", "Arguments", "Tunables", "Variants"} {
+			if !strings.Contains(src[:min(len(src), 6000)], "// "+section) {
+				t.Errorf("%s.cl: header lacks a %q section", op.Family, section)
+			}
+		}
+	}
+	for _, f := range suite.Families() {
+		if got, err := suite.Match(f.Name); err != nil || len(got) != len(f.Ops) {
+			t.Errorf("family %s: Match selects %d ops, the family has %d: %v", f.Name, len(got), len(f.Ops), err)
+		}
+	}
+	if _, err := suite.Match("no-such-family"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Match(no-such-family): %v, want ErrNotFound", err)
+	}
+	if _, err := suite.Lookup("stream/nope/float32"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Lookup: %v, want ErrNotFound", err)
+	}
+	if got, err := suite.Match("stream/triad"); err != nil || len(got) != 2 {
+		t.Errorf("Match(stream/triad) = %d ops, %v; want float32 and float64", len(got), err)
+	}
+	if got, err := suite.Match("*/*/float64"); err != nil || len(got) == 0 {
+		t.Errorf("Match(*/*/float64) = %d ops, %v", len(got), err)
+	}
+	if op, err := suite.Lookup("gemm/nn/float32"); err != nil || op.Family != "gemm" {
+		t.Errorf("Lookup(gemm/nn/float32) = %s, %v", op.Name, err)
+	}
+	if _, err := suite.Family("no-such-family"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Family(no-such-family): %v, want ErrNotFound", err)
+	}
+}
+
+// TestSuiteOrder checks that Ops lists the families in the order of Families, each one's
+// operations together and in the family's own order, and that every family's header has
+// the sections `prism kernels` prints.
+func TestSuiteOrder(t *testing.T) {
+	var want []string
+	for _, f := range suite.Families() {
+		for _, op := range f.Ops {
+			want = append(want, op.Name)
+		}
+		if h := kernels.Header(f.Source); !strings.HasPrefix(h, f.Name+".cl: ") {
+			t.Errorf("%s: header starts %q, want %q", f.Name, strings.SplitN(h, "\n", 2)[0], f.Name+".cl: ...")
+		}
+		if kernels.HeaderSection(f.Source, "Tunables") == "" {
+			t.Errorf("%s: header has no Tunables section", f.Name)
+		}
+	}
+	var got []string
+	for _, op := range suite.Ops() {
+		got = append(got, op.Name)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Ops order:\n%v\nwant the families' order:\n%v", got, want)
+	}
+}

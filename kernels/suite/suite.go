@@ -1,0 +1,154 @@
+package suite
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/attention"
+	"github.com/prism-compute/prism/kernels/conv"
+	"github.com/prism-compute/prism/kernels/fft"
+	"github.com/prism-compute/prism/kernels/gemm"
+	"github.com/prism-compute/prism/kernels/histogram"
+	"github.com/prism-compute/prism/kernels/maps"
+	"github.com/prism-compute/prism/kernels/montecarlo"
+	"github.com/prism-compute/prism/kernels/reduce"
+	"github.com/prism-compute/prism/kernels/rows"
+	"github.com/prism-compute/prism/kernels/scan"
+	"github.com/prism-compute/prism/kernels/sort"
+	"github.com/prism-compute/prism/kernels/stencil"
+	"github.com/prism-compute/prism/kernels/stream"
+	"github.com/prism-compute/prism/kernels/transpose"
+)
+
+// Families returns the suite: every kernel family, in the order in which listings and
+// reports show them (memory-bound first, then compute-bound). A new family is one line
+// here.
+func Families() []kernels.Family {
+	return []kernels.Family{
+		stream.Family(),
+		maps.Family(),
+		transpose.Family(),
+		reduce.Family(),
+		scan.Family(),
+		sort.Family(),
+		histogram.Family(),
+		stencil.Family(),
+		conv.Family(),
+		gemm.Family(),
+		fft.Family(),
+		rows.SoftmaxFamily(),
+		rows.LayerNormFamily(),
+		attention.Family(),
+		montecarlo.Family(),
+	}
+}
+
+// catalog is the suite indexed: its families and their operations in order, and the
+// operations by name.
+type catalog struct {
+	families []kernels.Family
+	ops      []kernels.Op
+	byName   map[string]kernels.Op
+}
+
+// load builds the catalog on first use. It panics on a programming error in a family: an
+// empty or repeated name, an op outside its family or without Setup or sizes.
+var load = sync.OnceValue(func() *catalog {
+	c := &catalog{families: Families(), byName: map[string]kernels.Op{}}
+	seen := map[string]bool{}
+	for _, f := range c.families {
+		switch {
+		case f.Name == "" || f.Source == "" || len(f.Ops) == 0:
+			panic(fmt.Sprintf("kernels: incomplete family %q (a name, a source and operations)", f.Name))
+		case seen[f.Name]:
+			panic("kernels: family listed twice: " + f.Name)
+		}
+		seen[f.Name] = true
+		for _, op := range f.Ops {
+			switch {
+			case op.Name == "" || op.Setup == nil || op.QuickSize < 1 || op.DefaultSize < 1:
+				panic(fmt.Sprintf("kernels: incomplete op %+v", op))
+			case op.Family != f.Name || !strings.HasPrefix(op.Name, f.Name+"/"):
+				panic(fmt.Sprintf("kernels: op %s in family %s", op.Name, f.Name))
+			case c.byName[op.Name].Name != "":
+				panic("kernels: op registered twice: " + op.Name)
+			}
+			c.byName[op.Name] = op
+			c.ops = append(c.ops, op)
+		}
+	}
+	return c
+})
+
+// Ops returns every operation of the suite: the families in the order of Families, each
+// family's operations in the order it lists them.
+func Ops() []kernels.Op { return append([]kernels.Op(nil), load().ops...) }
+
+// Family returns the family named name ("gemm"), or an error wrapping engine.ErrNotFound.
+func Family(name string) (kernels.Family, error) {
+	for _, f := range load().families {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return kernels.Family{}, fmt.Errorf("kernels: no family %q (have %s): %w", name, strings.Join(names(), ", "), engine.ErrNotFound)
+}
+
+// names returns the names of the families, in order.
+func names() []string {
+	var out []string
+	for _, f := range load().families {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// Lookup returns the op named name ("stream/triad/float32"), or an error wrapping
+// engine.ErrNotFound.
+func Lookup(name string) (kernels.Op, error) {
+	op, ok := load().byName[name]
+	if !ok {
+		return kernels.Op{}, fmt.Errorf("kernels: no operation %q (see `prism kernels` for the list): %w", name, engine.ErrNotFound)
+	}
+	return op, nil
+}
+
+// Match returns the ops selected by patterns, in Ops order. A pattern selects an op when it
+// equals its name or family, when it is a prefix of the name ending at a slash boundary
+// ("stream/triad" selects stream/triad/float32 and /float64), or when it matches the name
+// as a path.Match glob ("*/*/float64"). An empty list selects every op. A pattern that
+// selects nothing is an error wrapping engine.ErrNotFound.
+func Match(patterns ...string) ([]kernels.Op, error) {
+	all := Ops()
+	if len(patterns) == 0 {
+		return all, nil
+	}
+	chosen := map[string]bool{}
+	for _, p := range patterns {
+		p = strings.TrimSpace(p)
+		found := false
+		for _, op := range all {
+			ok, err := path.Match(p, op.Name)
+			if err != nil {
+				return nil, fmt.Errorf("kernels: bad pattern %q: %v: %w", p, err, engine.ErrInvalidArg)
+			}
+			if ok || p == op.Family || p == op.Name || strings.HasPrefix(op.Name, strings.TrimSuffix(p, "/")+"/") {
+				chosen[op.Name], found = true, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("kernels: %q selects no operation (families: %s): %w", p, strings.Join(names(), ", "), engine.ErrNotFound)
+		}
+	}
+	var out []kernels.Op
+	for _, op := range all {
+		if chosen[op.Name] {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}

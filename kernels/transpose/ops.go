@@ -1,0 +1,101 @@
+package transpose
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed transpose.cl
+var source string
+
+// Family returns the transpose family: its OpenCL C source (transpose.cl) and its operations, in the
+// order listings show them.
+func Family() kernels.Family {
+	return kernels.Family{Name: "transpose", Source: source, Ops: []kernels.Op{transposeOp[float32]()}}
+}
+
+func transposeOp[T kernels.Float]() kernels.Op {
+	name := "transpose/2d/" + kernels.TypeName[T]()
+	return kernels.Op{
+		Name: name, Family: "transpose", Type: kernels.TypeName[T](),
+		Doc:         "out[c][r] = in[r][c], row-major, through 32x32 local-memory tiles",
+		SizeDoc:     "rows = round(sqrt(size)), cols = size/rows + 1 (a non-square matrix of about size elements)",
+		DefaultSize: 1 << 26, QuickSize: 1 << 20,
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupTranspose[T](q, name, p)
+		},
+	}
+}
+
+// transposeShape maps an op size to the matrix shape of SizeDoc.
+func transposeShape(size int) (rows, cols int) {
+	rows = max(int(math.Round(math.Sqrt(float64(size)))), 1)
+	return rows, size/rows + 1
+}
+
+type transposeInstance[T kernels.Float] struct {
+	t          *Transpose[T]
+	rows, cols int
+	x          *kernels.Inputs[T]
+	out        *engine.Buffer[T]
+}
+
+func setupTranspose[T kernels.Float](q *engine.Queue, name string, p kernels.Params) (_ kernels.Instance, err error) {
+	if err := kernels.CheckSize(name, p); err != nil {
+		return nil, err
+	}
+	rows, cols := transposeShape(p.Size)
+	if rows > math.MaxInt32/cols {
+		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of 2^31-1 elements: %w", name, p.Size, engine.ErrInvalidArg)
+	}
+	t, err := NewTranspose[T](q.Device())
+	if err != nil {
+		return nil, err
+	}
+	in := &transposeInstance[T]{t: t, rows: rows, cols: cols}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	n := rows * cols
+	rng := kernels.NewRand(p.Seed, 0x7452)
+	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
+	if err != nil {
+		return nil, err
+	}
+	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *transposeInstance[T]) Run(q *engine.Queue) error {
+	return in.t.Run(q, in.out, in.x.Next()[0], in.rows, in.cols)
+}
+
+// Verify compares the whole output with the reference, exactly.
+func (in *transposeInstance[T]) Verify(q *engine.Queue) error {
+	got, err := in.out.Download(q)
+	if err != nil {
+		return err
+	}
+	return kernels.CheckEqual("transpose out", got, TransposeRef(in.x.Last()[0], in.rows, in.cols))
+}
+
+func (in *transposeInstance[T]) Model() kernels.Model {
+	return TransposeModel(in.rows, in.cols, engine.SizeOf[T]())
+}
+
+func (in *transposeInstance[T]) Shape() string {
+	return fmt.Sprintf("rows=%d cols=%d", in.rows, in.cols)
+}
+
+func (in *transposeInstance[T]) Close() error {
+	return errors.Join(in.out.Close(), in.x.Close(), in.t.Close())
+}

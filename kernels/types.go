@@ -1,0 +1,158 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// Float is the set of floating-point element types of the suite.
+type Float interface{ float32 | float64 }
+
+// Number is the set of element types the suite computes in.
+type Number interface {
+	~float32 | ~float64 | ~int32 | ~uint32
+}
+
+// Type describes one element type of the suite: its name in op names, its size, how the
+// OpenCL C and the CUDA C++ sources spell it, its rounding, what a device needs to compute
+// in it and how the host converts it. The launchers' -D type options (Defines), TypeName,
+// Epsilon, Gamma and the tolerances all read it, so that a new element type (half,
+// bfloat16, fp8) is an entry of the table Types returns plus the kernels that use it. A
+// Type is a value; it is safe for concurrent use.
+type Type struct {
+	// Name is the type's name in op names and reports ("float32").
+	Name string
+	// Size is the size of one element in bytes.
+	Size int
+	// OpenCL and CUDA are the type's spellings in OpenCL C ("float", "uint") and CUDA C++
+	// ("float", "unsigned int"): Defines passes the OpenCL one as ELEM.
+	OpenCL, CUDA string
+	// Float reports a floating-point type; integer types compute exactly, wrapping modulo
+	// 2^(8*Size).
+	Float bool
+	// Unit is the unit roundoff u: the largest relative error of one rounding to nearest
+	// (2^-24 for float32, 2^-53 for float64); 0 for integer types.
+	Unit float64
+	// MinNormal is the smallest positive normal value (2^-126 for float32): results below it
+	// may be flushed to zero on GPUs. MinSubnormal is the smallest positive value (2^-149
+	// for float32). Both are 0 for integer types.
+	MinNormal, MinSubnormal float64
+	// FP64 and FP16 report that computing in the type needs the device's fp64 or fp16
+	// support (engine.DeviceInfo FP64, FP16); Defines then also defines PRISM_FP64 or
+	// PRISM_FP16, which the kernels test to enable the extension.
+	FP64, FP16 bool
+	// FromFloat64 converts x to the type as Go's conversions do (floats round to nearest
+	// even, integers truncate toward zero) and returns the bits of the result in the low
+	// 8*Size bits; ToFloat64 returns the value of the type with those bits, exactly. They are
+	// the host's conversions for element types Go has no arithmetic for (half, bfloat16).
+	FromFloat64 func(x float64) uint64
+	ToFloat64   func(bits uint64) float64
+}
+
+// types is the table of element types, in the order Types lists them.
+var types = [...]Type{
+	{
+		Name: "float32", Size: 4, OpenCL: "float", CUDA: "float", Float: true,
+		Unit: 0x1p-24, MinNormal: 0x1p-126, MinSubnormal: 0x1p-149,
+		FromFloat64: func(x float64) uint64 { return uint64(math.Float32bits(float32(x))) },
+		ToFloat64:   func(b uint64) float64 { return float64(math.Float32frombits(uint32(b))) },
+	},
+	{
+		Name: "float64", Size: 8, OpenCL: "double", CUDA: "double", Float: true,
+		Unit: 0x1p-53, MinNormal: 0x1p-1022, MinSubnormal: 0x1p-1074, FP64: true,
+		FromFloat64: math.Float64bits,
+		ToFloat64:   math.Float64frombits,
+	},
+	{
+		Name: "int32", Size: 4, OpenCL: "int", CUDA: "int",
+		FromFloat64: func(x float64) uint64 { return uint64(uint32(int32(x))) },
+		ToFloat64:   func(b uint64) float64 { return float64(int32(uint32(b))) },
+	},
+	{
+		Name: "uint32", Size: 4, OpenCL: "uint", CUDA: "unsigned int",
+		FromFloat64: func(x float64) uint64 { return uint64(uint32(x)) },
+		ToFloat64:   func(b uint64) float64 { return float64(uint32(b)) },
+	},
+}
+
+// Types returns the element types of the suite: float32, float64, int32, uint32.
+func Types() []Type { return types[:] }
+
+// TypeOf returns the descriptor of element type T (of its underlying type for a named
+// type).
+func TypeOf[T Number]() Type {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return types[0]
+	case float64:
+		return types[1]
+	case int32:
+		return types[2]
+	case uint32:
+		return types[3]
+	}
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Float32:
+		return types[0]
+	case reflect.Float64:
+		return types[1]
+	case reflect.Int32:
+		return types[2]
+	}
+	return types[3]
+}
+
+// TypeName returns the name of element type T ("float32").
+func TypeName[T Number]() string { return TypeOf[T]().Name }
+
+// Epsilon returns the unit roundoff of T (2^-24 for float32, 2^-53 for float64, 0 for the
+// integer types).
+func Epsilon[T Number]() float64 { return TypeOf[T]().Unit }
+
+// Gamma returns gamma_k = k*u/(1-k*u) for the unit roundoff u of T: the bound on the
+// relative error of a sum or product chain of k roundings (Higham, Accuracy and Stability of
+// Numerical Algorithms, 2nd ed., 3.1). It returns +Inf when k*u >= 1, 0 for integer types.
+func Gamma[T Number](k int) float64 {
+	ku := float64(k) * Epsilon[T]()
+	if ku >= 1 {
+		return math.Inf(1)
+	}
+	return ku / (1 - ku)
+}
+
+// Defines returns the -D options that select the type in a family's source (ELEM, and
+// PRISM_FP64 or PRISM_FP16 where the type needs them), or an error wrapping
+// engine.ErrUnsupported when dev cannot compute in it.
+func (t Type) Defines(dev *engine.Device) ([]string, error) {
+	opts := []string{"-DELEM=" + t.OpenCL}
+	if t.FP64 {
+		if !dev.Info().FP64 {
+			return nil, fmt.Errorf("kernels: %s has no fp64: %w", dev.ID(), engine.ErrUnsupported)
+		}
+		opts = append(opts, "-DPRISM_FP64")
+	}
+	if t.FP16 {
+		if !dev.Info().FP16 {
+			return nil, fmt.Errorf("kernels: %s has no fp16: %w", dev.ID(), engine.ErrUnsupported)
+		}
+		opts = append(opts, "-DPRISM_FP16")
+	}
+	return opts, nil
+}
+
+// ULP returns the unit in the last place of x in the type: 2u * 2^e for 2^e <= |x| <
+// 2^(e+1), at least MinSubnormal (MinSubnormal for zero, infinite or NaN x). 0 for integer
+// types.
+func (t Type) ULP(x float64) float64 {
+	if !t.Float {
+		return 0
+	}
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return t.MinSubnormal
+	}
+	return max(math.Ldexp(2*t.Unit, math.Ilogb(x)), t.MinSubnormal)
+}
