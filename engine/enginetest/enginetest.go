@@ -85,6 +85,8 @@ func TestDevice(t *testing.T, id string, opts Options) {
 	t.Run("InvalidArgs", s.testInvalidArgs)
 	t.Run("Closed", s.testClosed)
 	t.Run("Concurrency", s.testConcurrency)
+	t.Run("BLAS", s.testBLAS)
+	t.Run("FFT", s.testFFT)
 }
 
 func (s *suite) testInfo(t *testing.T) {
