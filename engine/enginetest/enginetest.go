@@ -31,6 +31,10 @@ type Options struct {
 	// or closed objects never reached the driver. Backends over a real API leave it nil;
 	// engine's own tests set it from the fake backend's counters.
 	DriverCalls func(d *engine.Device) int64
+	// SkipVendor, when not empty, skips the checks of the device's vendor BLAS and FFT
+	// with this reason: under Oclgrind, whose checks are meant for Prism's kernels and
+	// flag the libraries' own.
+	SkipVendor string
 }
 
 // Small reports whether the environment variable PRISM_TEST_SIZE is "small": tests then

@@ -57,6 +57,9 @@ func checkLibrary(t *testing.T, lib engine.Library) {
 
 // testBLAS checks the device's vendor GEMM against a float64 reference.
 func (s *suite) testBLAS(t *testing.T) {
+	if s.opts.SkipVendor != "" {
+		t.Skip(s.opts.SkipVendor)
+	}
 	b, err := s.dev.BLAS()
 	RequireVendorOrSkip(t, s.dev, "blas", err)
 	checkLibrary(t, b.Library())
@@ -286,6 +289,9 @@ func (s *suite) testGemmTimed(t *testing.T, b *engine.BLAS) {
 
 // testFFT checks the device's vendor FFT against a float64 DFT.
 func (s *suite) testFFT(t *testing.T) {
+	if s.opts.SkipVendor != "" {
+		t.Skip(s.opts.SkipVendor)
+	}
 	f, err := s.dev.FFT()
 	RequireVendorOrSkip(t, s.dev, "fft", err)
 	checkLibrary(t, f.Library())
