@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -21,10 +19,10 @@ import (
 )
 
 // The conformance suite (TestConformance) checks CLBlast's GEMMs and clFFT's transforms
-// against float64 references on every device; the tests here check what is particular to
-// this backend: the loader, the versions, and concurrent calls on the shared queue of
-// PoCL. PRISM_REQUIRE=clblast (or clfft, or blas, fft) turns a missing library from a skip
-// into a failure.
+// against float64 references on every device, and concurrent calls (on PoCL, through the
+// shared queue); the tests here check what is particular to this backend: the loader, the
+// versions, the translation to clFFT's layout, the status codes. PRISM_REQUIRE=clblast (or
+// clfft, or blas, fft) turns a missing library from a skip into a failure.
 
 // skipVendor returns why the vendor libraries are not tested, or "": not under Oclgrind,
 // whose checks are for Prism's kernels. Seen here (Oclgrind 21.10, CLBlast 1.5.3, clFFT
@@ -138,111 +136,6 @@ func TestVendorMissing(t *testing.T) {
 			t.Errorf("the device after a failed load: %v", err)
 		}
 	})
-}
-
-// TestVendorConcurrent runs GEMMs and FFTs from several goroutines at once, each on its
-// own queue: on PoCL these are handles on one shared queue, whose mutex the library calls
-// take like every other enqueue, and clFFT's enqueues are serialized process-wide.
-func TestVendorConcurrent(t *testing.T) {
-	vendorDevices(t, func(t *testing.T, dev *engine.Device) {
-		b, err := dev.BLAS()
-		enginetest.RequireVendorOrSkip(t, dev, "blas", err)
-		f, err := dev.FFT()
-		enginetest.RequireVendorOrSkip(t, dev, "fft", err)
-		const n, workers, rounds = 48, 4, 5
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs <- vendorWorker(dev, b, f, n, rounds, uint64(w))
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Error(err)
-			}
-		}
-	})
-}
-
-// vendorWorker runs rounds of a GEMM of n x n ones (every element of C is n) and of an FFT
-// of n ones (bin 0 is n, the others 0) on a queue of its own, checking each result.
-func vendorWorker(dev *engine.Device, b *engine.BLAS, f *engine.FFT, n, rounds int, seed uint64) error {
-	q, err := dev.NewQueue()
-	if err != nil {
-		return err
-	}
-	defer q.Close()
-	p, err := f.Plan(engine.FFTSpec{Kind: engine.C2C, Shape: []int{n}})
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	ones := make([]float32, n*n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	a, err := engine.Upload(q, ones)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	c, err := engine.NewBuffer[float32](dev, n*n)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	sig := make([]float32, 2*n)
-	for i := 0; i < n; i++ {
-		sig[2*i] = 1
-	}
-	in, err := engine.Upload(q, sig)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := engine.NewBuffer[float32](dev, 2*n)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	r := rand.New(rand.NewPCG(seed, 1))
-	for range rounds {
-		alpha := float32(1 + r.IntN(3))
-		if err := engine.Gemm(b, q, engine.GemmSpec{M: n, N: n, K: n}, alpha, a, a, 0, c); err != nil {
-			return err
-		}
-		if err := engine.RunFFT(p, q, in, out); err != nil {
-			return err
-		}
-		got, err := c.Download(q)
-		if err != nil {
-			return err
-		}
-		for i, v := range got {
-			if v != alpha*float32(n) {
-				return fmt.Errorf("GEMM of ones times %v: C[%d] = %v, want %v", alpha, i, v, alpha*float32(n))
-			}
-		}
-		spec, err := out.Download(q)
-		if err != nil {
-			return err
-		}
-		for k := 0; k < n; k++ {
-			want := float32(0)
-			if k == 0 {
-				want = float32(n)
-			}
-			if math.Abs(float64(spec[2*k]-want)) > 1e-4*float64(n) || math.Abs(float64(spec[2*k+1])) > 1e-4*float64(n) {
-				return fmt.Errorf("FFT of ones: bin %d = (%v, %v), want (%v, 0)", k, spec[2*k], spec[2*k+1], want)
-			}
-		}
-	}
-	return q.Finish(context.Background())
 }
 
 // TestVendorStatus checks the names of the libraries' status codes and the sentinels they

@@ -91,6 +91,7 @@ func TestDevice(t *testing.T, id string, opts Options) {
 	t.Run("Concurrency", s.testConcurrency)
 	t.Run("BLAS", s.testBLAS)
 	t.Run("FFT", s.testFFT)
+	t.Run("VendorConcurrent", s.testVendorConcurrent)
 }
 
 func (s *suite) testInfo(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -573,4 +574,116 @@ func (s *suite) testPlanClosed(t *testing.T, f *engine.FFT) {
 	if err := engine.RunFFT(p, q, in, out); err != nil {
 		t.Errorf("RunFFT on the new FFT: %v", err)
 	}
+}
+
+// testVendorConcurrent runs GEMMs and FFTs from several goroutines at once, each on its
+// own queue with its own plan, as the libraries' handles allow: on a backend that shares
+// one queue per device (PoCL) the library calls must take its lock like every other
+// enqueue; on CUDA each stream must keep its own library state.
+func (s *suite) testVendorConcurrent(t *testing.T) {
+	if s.opts.SkipVendor != "" {
+		t.Skip(s.opts.SkipVendor)
+	}
+	if s.opts.SkipConcurrency {
+		t.Skip("Options.SkipConcurrency is set")
+	}
+	b, err := s.dev.BLAS()
+	RequireVendorOrSkip(t, s.dev, "blas", err)
+	f, err := s.dev.FFT()
+	RequireVendorOrSkip(t, s.dev, "fft", err)
+	goroutines, rounds := 4, 5
+	if Small() {
+		goroutines, rounds = 2, 2
+	}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := []int{48, 56, 60, 64}[g%4] // products of 2, 3, 5 and 7, as every library takes
+			if err := s.vendorWorker(b, f, n, rounds, uint64(g)); err != nil {
+				t.Errorf("goroutine %d: %v", g, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// vendorWorker runs rounds of a GEMM of n x n ones times alpha (every element of C is
+// alpha*n, exactly) and an FFT of n ones (bin 0 is n, the others 0) on a queue of its own,
+// checking each result. It reports the first failure.
+func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed uint64) error {
+	q, err := s.dev.NewQueue()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	p, err := f.Plan(engine.FFTSpec{Kind: engine.C2C, Shape: []int{n}})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	ones := make([]float32, n*n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	a, err := engine.Upload(q, ones)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	c, err := engine.NewBuffer[float32](s.dev, n*n)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sig := make([]float32, 2*n)
+	for i := 0; i < n; i++ {
+		sig[2*i] = 1
+	}
+	in, err := engine.Upload(q, sig)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := engine.NewBuffer[float32](s.dev, 2*n)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	r := rand.New(rand.NewPCG(seed, 1))
+	for range rounds {
+		alpha := float32(1 + r.IntN(3))
+		if err := engine.Gemm(b, q, engine.GemmSpec{M: n, N: n, K: n}, alpha, a, a, 0, c); err != nil {
+			return err
+		}
+		if err := engine.RunFFT(p, q, in, out); err != nil {
+			return err
+		}
+		got, err := c.Download(q)
+		if err != nil {
+			return err
+		}
+		for i, v := range got {
+			if v != alpha*float32(n) {
+				return fmt.Errorf("GEMM of %d x %d ones times %v: C[%d] = %v, want %v", n, n, alpha, i, v, alpha*float32(n))
+			}
+		}
+		spec, err := out.Download(q)
+		if err != nil {
+			return err
+		}
+		// The tolerance bounds the error of an FFT of n points of magnitude 1 (see runFFT).
+		tol := 16 * math.Ldexp(1, -24) * (math.Ceil(math.Log2(float64(n))) + 1) * float64(n)
+		for k := 0; k < n; k++ {
+			want := 0.0
+			if k == 0 {
+				want = float64(n)
+			}
+			if math.Hypot(float64(spec[2*k])-want, float64(spec[2*k+1])) > tol {
+				return fmt.Errorf("FFT of %d ones: bin %d = (%v, %v), want (%v, 0)", n, k, spec[2*k], spec[2*k+1], want)
+			}
+		}
+	}
+	return q.Finish(context.Background())
 }
