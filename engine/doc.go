@@ -18,6 +18,17 @@
 // Package platform lists the devices of every backend at once and applies the selection
 // policy (PRISM_DEVICE); most programs start there.
 //
+// # Vendor libraries
+//
+// Device.BLAS and Device.FFT load the vendor BLAS and FFT of the device's platform (cuBLAS
+// and cuFFT on CUDA, CLBlast and clFFT on OpenCL) and run them on Prism's own queues and
+// buffers: Gemm has exactly the row-major semantics of Prism's GEMM, FFTPlan runs
+// out-of-place transforms on interleaved data as Prism's FFT lays it out, and Queue.Timed
+// counts a library call like a kernel, so that a benchmark can put a vendor routine and a
+// Prism kernel side by side on the same inputs. A library that is not installed gives an
+// error wrapping ErrUnavailable naming every file tried (PRISM_VENDOR_PATH lists
+// directories to search first); a backend without one, ErrUnsupported.
+//
 // # Validation
 //
 // Every call is checked before it reaches a driver: a nil or closed object, a buffer of

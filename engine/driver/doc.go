@@ -10,5 +10,7 @@
 // load libraries or call the driver: probing happens on the first call to Driver.Devices.
 //
 // Optional behaviour is expressed by capability interfaces (ArgCounter, ...) that a value
-// may implement; engine falls back to a generic path when one is missing.
+// may implement; engine falls back to a generic path when one is missing. A device offers
+// a vendor BLAS or FFT by implementing BLASProvider or FFTProvider (vendor.go); engine
+// answers ErrUnsupported for a device that does not.
 package driver

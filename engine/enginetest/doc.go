@@ -15,8 +15,12 @@
 // for integers) that must stay untouched; kernel launches in one, two and three dimensions
 // with global sizes rounded up to local sizes of 1, 64 and 256 (capped by the kernel's
 // limit), against Go references; -D build options; event timing and Queue.Timed; build
-// errors that carry the compiler's log; the refusal of invalid arguments and of closed objects; and one
-// device shared by many goroutines.
+// errors that carry the compiler's log; the refusal of invalid arguments and of closed objects; one
+// device shared by many goroutines; and the device's vendor BLAS and FFT (GEMMs of every
+// transpose with wide leading dimensions, strided batches and NaN in every gap; c2c and
+// r2c FFTs in one and two dimensions) against float64 references, timed by Queue.Timed and
+// called from several goroutines, skipped when the library is not installed
+// (RequireVendorOrSkip).
 //
 // Backend deviations are passed in Options. Under Oclgrind, or anywhere time is short, set
 // PRISM_TEST_SIZE=small (see Small): sizes stay at or below 4097 and the concurrency test

@@ -10,7 +10,9 @@
 // other kernel fails to build with a *driver.BuildError whose log quotes that kernel's
 // lines, as a compiler's log would quote the offending line. Launch runs the Go
 // implementation once per work-item of the global range, synchronously, and times it with
-// the host clock (Elapsed is never zero). -D options reach the kernels as macros.
+// the host clock (Elapsed is never zero). -D options reach the kernels as macros. Its
+// devices offer a vendor BLAS and FFT (vendor.go): a GEMM and a DFT computed in float64
+// and rounded once, behind the same SPI as cuBLAS or clFFT.
 //
 // # Checking the front end
 //

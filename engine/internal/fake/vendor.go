@@ -310,9 +310,17 @@ func transform(x []complex128, stride int, sign float64) {
 	for k := range m {
 		var acc complex128
 		for j := range m {
-			// The angle reduced modulo m first, so that it stays exact in float64.
-			acc += v[j] * cmplx.Rect(1, sign*2*math.Pi*float64(j*k%m)/float64(m))
+			acc += v[j] * twiddle(j*k%m, m, sign)
 		}
 		x[k*stride] = acc
 	}
+}
+
+// twiddle returns e^{sign 2 pi i t/m} for 0 <= t < m, exact at multiples of a quarter
+// turn, so that transforms of small exact inputs come out exact.
+func twiddle(t, m int, sign float64) complex128 {
+	if 4*t%m == 0 {
+		return [4]complex128{1, complex(0, sign), -1, complex(0, -sign)}[4*t/m]
+	}
+	return cmplx.Rect(1, sign*2*math.Pi*float64(t)/float64(m))
 }
