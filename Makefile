@@ -18,7 +18,7 @@ export POCL_WORK_GROUP_SPECIALIZATION ?= 0
 export POCL_CACHE_DIR ?= $(CURDIR)/.cache/pocl
 
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
-APT_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15
+APT_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: deps build test unit oclgrind run bench gpu-bundle lint
 

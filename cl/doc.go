@@ -77,4 +77,29 @@
 // thread, created by the thread that made the context, and crashes when a host transfer
 // comes from another thread. Go moves goroutines between threads, so on Oclgrind every
 // call on a context runs on one goroutine locked to one OS thread (see thread.go).
+//
+// # Vendor libraries
+//
+// Devices implement driver.BLASProvider with CLBlast and driver.FFTProvider with clFFT, so
+// that engine's Device.BLAS and Device.FFT run them on the backend's own queues and
+// buffers, beside Prism's kernels. libclblast.so.1 and libclFFT.so.2 (Debian: libclblast1,
+// libclfft2; no -dev package: blas.go and fft.go declare the C API they call) are loaded
+// with dlopen on first use, from the directories of PRISM_VENDOR_PATH, then the dynamic
+// loader's path, then /usr/local/lib and the like; a missing library gives an error
+// wrapping engine.ErrUnavailable that names every file tried.
+//
+// CLBlast is called with its row-major layout, which takes Prism's GEMM arguments as they
+// are (CLBlastSgemm, CLBlastDgemm and their StridedBatched forms). clFFT plans are out of
+// place, interleaved (real to Hermitian interleaved for r2c), with a scale of 1 in both
+// directions (clFFT scales its backward transform by 1/n unless told otherwise), and are
+// baked when made. Every call is bracketed by two markers (clEnqueueMarkerWithWaitList)
+// whose profiling timestamps time the whole call in Queue.Timed: the event a library
+// returns is only its last kernel's. Calls take the device's queue mutex under queue
+// sharing and run on the context's thread under the thread policy, like every enqueue;
+// clFFT's are also serialized across the process, because its plans of one shape share a
+// cl_kernel whose arguments each call sets. The last handle to close clears CLBlast's cache
+// of programs (CLBlastClearCache) and tears clFFT down (clfftTeardown), releasing the
+// contexts they hold. clFFT reports its version (clfftGetVersion); CLBlast has no version
+// call, so its version is that of the file loaded (libclblast.so.1.5.3). Failed calls wrap
+// a BLASStatus or FFTStatus, named as in clblast_c.h and clFFT.h.
 package cl

@@ -73,6 +73,30 @@
 // and page-locked host memory (AllocHost, HostSlice); a driver-level Program's kernels are
 // Kernels, with the occupancy query.
 //
+// # Vendor libraries
+//
+// Devices implement driver.BLASProvider with cuBLAS and driver.FFTProvider with cuFFT, so
+// that engine's Device.BLAS and Device.FFT run them on the backend's own streams and
+// buffers, beside Prism's kernels. libcublas.so.13 (.12, .11) and libcufft.so.12 (.11,
+// .10) are loaded with dlopen on first use, like the driver, from the directories of
+// PRISM_VENDOR_PATH, then the dynamic loader's path, then $CUDA_HOME/lib64,
+// $CUDA_PATH/lib64, /usr/local/cuda/lib64 and /usr/local/cuda/targets/<arch>/lib (cuBLASLt
+// is opened first from the same directory); a missing library gives an error wrapping
+// engine.ErrUnavailable that names every file tried. Versions come from
+// cublasGetProperty and cufftGetProperty.
+//
+// Every library call runs on the device's thread with its context current, bound to the
+// queue's stream at each call (cublasSetStream_v2, cufftSetStream), between the queue's
+// two timing events, so that Queue.Timed counts the whole call. cuBLAS computes Prism's
+// row-major product as the column-major C^T = op(B)^T op(A)^T (the operands swapped, M and
+// N too, leading dimensions and strides as they are), with alpha and beta in host memory
+// and CUBLAS_DEFAULT_MATH, which keeps a float32 GEMM in float32 (no TF32); there is one
+// cuBLAS handle per stream, so that streams never share a workspace. cuFFT plans
+// (cufftCreate, cufftMakePlanMany) use the basic layout, which is Prism's: contiguous
+// transforms, n/2+1 complex outputs in the last dimension of an r2c transform; cuFFT's
+// inverse is unnormalized, as Prism's. Failed calls wrap a BLASStatus (cublasStatus_t) or
+// FFTResult (cufftResult), named as in the headers.
+//
 // # Errors
 //
 // Every error names the failing call and wraps a Result (CUresult) or NVRTCResult, named

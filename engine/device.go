@@ -22,6 +22,8 @@ type Device struct {
 	mu       sync.Mutex
 	closed   bool
 	children map[resource]struct{}
+
+	vendor vendorLibraries // the vendor BLAS and FFT, loaded on first use (vendor.go)
 }
 
 // resource is anything made from a Device that Device.Close must release.

@@ -44,6 +44,20 @@
 // static local memory, private and constant memory, its largest work-group, the preferred
 // work-group multiple (the warp size on NVIDIA GPUs).
 //
+// # Vendor libraries
+//
+// Device.BLAS and Device.FFT load the vendor BLAS and FFT of the device's platform (cuBLAS
+// and cuFFT on CUDA, CLBlast and clFFT on OpenCL) and run them on Prism's own queues and
+// buffers: Gemm has exactly the row-major semantics of Prism's GEMM, FFTPlan runs
+// out-of-place transforms on interleaved data as Prism's FFT lays it out, and Queue.Timed
+// counts a library call like a kernel, so that a benchmark can put a vendor routine and a
+// Prism kernel side by side on the same inputs. The span Timed counts runs from the queue
+// reaching the call to the end of the last command the library enqueued for it; it also
+// holds any time the device waited for the library's host-side work, such as compiling its
+// kernels on a first call: warm up before timing. A library that is not installed gives an
+// error wrapping ErrUnavailable naming every file tried (PRISM_VENDOR_PATH lists
+// directories to search first); a backend without one, ErrUnsupported.
+//
 // # Validation
 //
 // Every call is checked before it reaches a driver: a nil or closed object, a buffer of

@@ -20,6 +20,8 @@
 //   - ArgCounter, WorkGroupLimiter, AttributeReporter (Kernel): the kernel's argument
 //     count, work-group limit and attributes. Fallback: counts are not checked, the
 //     device's work-group limit applies, attributes are zero.
+//   - BLASProvider, FFTProvider (Device): the platform's vendor BLAS and FFT (vendor.go).
+//     Fallback: none; engine answers ErrUnsupported.
 //
 // # Errors
 //

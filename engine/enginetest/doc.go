@@ -22,8 +22,12 @@
 // (where it builds CUDA C++); thread-block clusters (where it has them); -D build options;
 // event timing and Queue.Timed; build errors that carry the compiler's log; the refusal of
 // invalid arguments, of launch options the device lacks or cannot fit, and of closed
-// objects, with errors that repeat no prefix (RepeatedPrefix); and one device shared by
-// many goroutines.
+// objects, with errors that repeat no prefix (RepeatedPrefix); one device shared by
+// many goroutines; and the device's vendor BLAS and FFT (GEMMs of every
+// transpose with wide leading dimensions, strided batches and NaN in every gap; c2c and
+// r2c FFTs in one and two dimensions) against float64 references, timed by Queue.Timed and
+// called from several goroutines, skipped when the library is not installed
+// (RequireVendorOrSkip).
 //
 // Backend deviations are passed in Options. Under Oclgrind, or anywhere time is short, set
 // PRISM_TEST_SIZE=small (see Small): sizes stay at or below 4097 and the concurrency test

@@ -31,6 +31,10 @@ type Options struct {
 	// or closed objects never reached the driver. Backends over a real API leave it nil;
 	// engine's own tests set it from the fake backend's counters.
 	DriverCalls func(d *engine.Device) int64
+	// SkipVendor, when not empty, skips the checks of the device's vendor BLAS and FFT
+	// with this reason: under Oclgrind, whose checks are meant for Prism's kernels and
+	// flag the libraries' own.
+	SkipVendor string
 }
 
 // Small reports whether the environment variable PRISM_TEST_SIZE is "small": tests then
@@ -91,6 +95,9 @@ func TestDevice(t *testing.T, id string, opts Options) {
 	t.Run("InvalidArgs", s.testInvalidArgs)
 	t.Run("Closed", s.testClosed)
 	t.Run("Concurrency", s.testConcurrency)
+	t.Run("BLAS", s.testBLAS)
+	t.Run("FFT", s.testFFT)
+	t.Run("VendorConcurrent", s.testVendorConcurrent)
 }
 
 func (s *suite) testInfo(t *testing.T) {

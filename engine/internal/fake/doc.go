@@ -16,7 +16,9 @@
 // The GPU implements every optional capability of the driver SPI: it builds OpenCL C and
 // CUDA C++, and its launches take LocalBytes arguments, dynamic shared memory and
 // thread-block clusters of up to 8 work-groups. The CPU builds OpenCL C only and takes
-// LocalBytes arguments only, as an OpenCL device does. Kernels report their attributes.
+// LocalBytes arguments only, as an OpenCL device does. Kernels report their attributes. Its
+// devices offer a vendor BLAS and FFT (vendor.go): a GEMM and a DFT computed in float64
+// and rounded once, behind the same SPI as cuBLAS or clFFT.
 //
 // # Checking the front end
 //

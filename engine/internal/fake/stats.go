@@ -18,6 +18,9 @@ var methods = []string{
 	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Attributes", "Kernel.Close",
 	"Queue.Write", "Queue.Read", "Queue.Copy", "Queue.Fill", "Queue.Launch", "Queue.Finish", "Queue.Close",
 	"Event.Wait", "Event.Elapsed", "Event.Close",
+	// Vendor libraries (vendor.go).
+	"Device.BLAS", "BLAS.Library", "BLAS.Gemm", "BLAS.Close",
+	"Device.FFT", "FFT.Library", "FFT.Plan", "FFT.Close", "FFTPlan.Run", "FFTPlan.Close",
 }
 
 // counters holds one call counter per method.

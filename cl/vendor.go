@@ -1,0 +1,253 @@
+//go:build !noopencl
+
+package cl
+
+// This file is what the vendor libraries (blas.go: CLBlast, fft.go: clFFT) share: the
+// loader, which opens a library with dlopen and resolves its functions with dlsym, so that
+// a binary without them still starts and builds need no -dev package; the raw OpenCL
+// handles they are called with; and the timing of a library call on a queue.
+
+/*
+#cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *prism_vendor_dlopen(const char *name, char *err, size_t errlen) {
+	dlerror();
+	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		strncpy(err, e != NULL ? e : "dlopen failed", errlen - 1);
+		err[errlen - 1] = 0;
+	}
+	return h;
+}
+
+static void *prism_vendor_dlsym(void *h, const char *name) { return dlsym(h, name); }
+static void prism_vendor_dlclose(void *h) { dlclose(h); }
+
+// prism_vendor_path returns the file that holds the function f, as the loader found it.
+static const char *prism_vendor_path(void *f) {
+	Dl_info info;
+	if (f == NULL || dladdr(f, &info) == 0) {
+		return NULL;
+	}
+	return info.dli_fname;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unsafe"
+
+	ocl "github.com/jgillich/go-opencl/cl"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// vendorDirs are the usual install locations of vendor libraries that the dynamic loader
+// may not search, tried after PRISM_VENDOR_PATH and the loader's own path.
+var vendorDirs = []string{"/usr/local/lib", "/usr/local/lib64", "/usr/lib64", "/opt/clblast/lib", "/opt/clfft/lib64"}
+
+// vendorSymbol is one function a library must (or may) export.
+type vendorSymbol struct {
+	name     string
+	optional bool
+}
+
+// vendorLib is a loaded vendor library: its handle, the path it was found at and its
+// functions, in the order they were asked for (nil for a missing optional one).
+type vendorLib struct {
+	path string
+	fns  []unsafe.Pointer
+}
+
+// loadVendor opens the first candidate (driver.LibraryCandidates of names and
+// vendorDirs) that loads and exports every required symbol. The library stays open for
+// the life of the process. A failure wraps engine.ErrUnavailable and names every file
+// tried with the loader's message.
+func loadVendor(what string, names []string, syms []vendorSymbol) (*vendorLib, error) {
+	var tried []string
+	for _, name := range driver.LibraryCandidates(names, vendorDirs...) {
+		errbuf := (*C.char)(C.calloc(512, 1))
+		cname := C.CString(name)
+		h := C.prism_vendor_dlopen(cname, errbuf, 512)
+		msg := C.GoString(errbuf)
+		C.free(unsafe.Pointer(cname))
+		C.free(unsafe.Pointer(errbuf))
+		if h == nil {
+			if !strings.Contains(msg, name) {
+				msg = name + ": " + msg
+			}
+			tried = append(tried, msg)
+			continue
+		}
+		lib := &vendorLib{fns: make([]unsafe.Pointer, len(syms))}
+		var missing []string
+		for i, s := range syms {
+			cs := C.CString(s.name)
+			lib.fns[i] = C.prism_vendor_dlsym(h, cs)
+			C.free(unsafe.Pointer(cs))
+			if lib.fns[i] == nil && !s.optional {
+				missing = append(missing, s.name)
+			}
+		}
+		if len(missing) > 0 {
+			C.prism_vendor_dlclose(h)
+			tried = append(tried, fmt.Sprintf("%s: too old, no %s", name, strings.Join(missing, ", ")))
+			continue
+		}
+		lib.path = name
+		if p := C.prism_vendor_path(lib.fns[0]); p != nil {
+			lib.path = C.GoString(p)
+		}
+		return lib, nil
+	}
+	return nil, fmt.Errorf("cl: cannot load %s (tried %s; set %s to a directory holding it): %w",
+		what, strings.Join(tried, "; "), driver.VendorPathEnv, engine.ErrUnavailable)
+}
+
+// go-opencl keeps the OpenCL handle of a CommandQueue, MemObject and Context as their first
+// field and exports no accessor, as info.go explains for Platform, Device and Program. The
+// checks below fail to compile if the structs change size.
+const (
+	_ = uint(unsafe.Sizeof(ocl.CommandQueue{}) - unsafe.Sizeof(queueLayout{}))
+	_ = uint(unsafe.Sizeof(queueLayout{}) - unsafe.Sizeof(ocl.CommandQueue{}))
+	_ = uint(unsafe.Sizeof(ocl.MemObject{}) - unsafe.Sizeof(memLayout{}))
+	_ = uint(unsafe.Sizeof(memLayout{}) - unsafe.Sizeof(ocl.MemObject{}))
+	_ = uint(unsafe.Sizeof(ocl.Context{}) - unsafe.Sizeof(contextLayout{}))
+	_ = uint(unsafe.Sizeof(contextLayout{}) - unsafe.Sizeof(ocl.Context{}))
+)
+
+// queueLayout mirrors go-opencl's CommandQueue{clQueue C.cl_command_queue; device *Device}.
+type queueLayout struct {
+	handle unsafe.Pointer
+	device *ocl.Device
+}
+
+// contextLayout mirrors go-opencl's Context{clContext C.cl_context; devices []*Device}.
+type contextLayout struct {
+	handle  unsafe.Pointer
+	devices []*ocl.Device
+}
+
+// rawQueue returns the cl_command_queue of q.
+func rawQueue(q *ocl.CommandQueue) unsafe.Pointer { return (*queueLayout)(unsafe.Pointer(q)).handle }
+
+// rawContext returns the cl_context of c.
+func rawContext(c *ocl.Context) unsafe.Pointer { return (*contextLayout)(unsafe.Pointer(c)).handle }
+
+// queueOf returns dq as a queue of this package that is open.
+func queueOf(dq driver.Queue) (*queue, error) {
+	q, ok := dq.(*queue)
+	if !ok || q == nil {
+		return nil, fmt.Errorf("cl: queue %T is not an OpenCL queue: %w", dq, engine.ErrInvalidArg)
+	}
+	return q, q.check()
+}
+
+// span enqueues one vendor library call on q, between two markers
+// (clEnqueueMarkerWithWaitList on the in-order queue, which profiling timestamps), and
+// returns an event whose Elapsed runs from the start of the first marker to the end of the
+// second: the whole call, whatever commands the library enqueued for it, which its own
+// event (that of its last kernel) does not cover. call receives the raw cl_command_queue;
+// it runs holding the device's queue mutex (under queue sharing) and on the context's
+// thread (under the thread policy), like every other enqueue of the backend.
+//
+// The span also counts any time the queue sat idle while the library prepared its work
+// on the host, as a kernel's time does not: on a first call, that includes compiling the
+// library's kernels. Benchmarks warm up first.
+func (q *queue) span(what string, call func(cq unsafe.Pointer) error) (driver.Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	var before, after *ocl.Event
+	q.lock()
+	err := q.th.call(func() error {
+		var err error
+		if before, err = q.q.EnqueueMarkerWithWaitList(nil); err != nil {
+			before.Release()
+			return wrap("clEnqueueMarkerWithWaitList (before "+what+")", err)
+		}
+		callErr := call(rawQueue(q.q))
+		// The second marker goes in even when the call failed, so that the first is
+		// released only once the queue is past it.
+		after, err = q.q.EnqueueMarkerWithWaitList(nil)
+		if err != nil {
+			after.Release()
+			after = nil
+			if callErr == nil {
+				callErr = wrap("clEnqueueMarkerWithWaitList (after "+what+")", err)
+			}
+		}
+		return callErr
+	})
+	q.unlock()
+	if err != nil {
+		q.th.do(func() {
+			if before != nil {
+				before.Release()
+			}
+			if after != nil {
+				after.Release()
+			}
+		})
+		return nil, err
+	}
+	return &spanEvent{start: q.event(before, "marker before "+what), end: q.event(after, what), what: what}, nil
+}
+
+// spanEvent is the completion of a vendor library call: the markers enqueued before and
+// after it. It is used by one goroutine at a time.
+type spanEvent struct {
+	start, end *event
+	what       string
+}
+
+var _ driver.Event = (*spanEvent)(nil)
+
+// Wait blocks until the call's commands have completed (clWaitForEvents on the second
+// marker) or ctx is done.
+func (e *spanEvent) Wait(ctx context.Context) error { return e.end.Wait(ctx) }
+
+// Elapsed returns the second marker's CL_PROFILING_COMMAND_END minus the first's
+// CL_PROFILING_COMMAND_START.
+func (e *spanEvent) Elapsed() (time.Duration, error) {
+	start, err := e.start.profile(ocl.ProfilingInfoCommandStart, "CL_PROFILING_COMMAND_START")
+	if err != nil {
+		return 0, err
+	}
+	end, err := e.end.profile(ocl.ProfilingInfoCommandEnd, "CL_PROFILING_COMMAND_END")
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(end - start), nil
+}
+
+// Close releases both markers once no wait uses them. Idempotent.
+func (e *spanEvent) Close() error {
+	e.start.Close()
+	return e.end.Close()
+}
+
+// profile returns one profiling timestamp of the event's command.
+func (e *event) profile(info ocl.ProfilingInfo, name string) (int64, error) {
+	if err := e.acquire(); err != nil {
+		return 0, err
+	}
+	defer e.drop()
+	var v int64
+	err := e.th.call(func() error {
+		var err error
+		v, err = e.ev.GetEventProfilingInfo(info)
+		return wrap("clGetEventProfilingInfo("+e.what+", "+name+")", err)
+	})
+	return v, err
+}

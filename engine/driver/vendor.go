@@ -1,0 +1,236 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// This file is the SPI of vendor libraries (cuBLAS, cuFFT, CLBlast, clFFT): optional
+// capabilities a Device may implement, so that engine can run a vendor routine on the
+// device's own queues and buffers, beside Prism's kernels.
+
+// ElemType is the element type of a vendor routine's data.
+type ElemType int
+
+// Element types. A complex element is a pair of them (re, im), interleaved.
+const (
+	Float32 ElemType = iota + 1
+	Float64
+)
+
+// Size returns the size in bytes of one element (0 for an unknown type).
+func (t ElemType) Size() int {
+	switch t {
+	case Float32:
+		return 4
+	case Float64:
+		return 8
+	}
+	return 0
+}
+
+// String returns "float32" or "float64".
+func (t ElemType) String() string {
+	switch t {
+	case Float32:
+		return "float32"
+	case Float64:
+		return "float64"
+	}
+	return fmt.Sprintf("ElemType(%d)", int(t))
+}
+
+// Library identifies a loaded vendor library.
+type Library struct {
+	Name    string `json:"name"`    // "cuBLAS", "cuFFT", "CLBlast", "clFFT"
+	Version string `json:"version"` // "13.0.2", as the library reports it, else from its file name
+	Path    string `json:"path"`    // the file the dynamic loader opened
+}
+
+// String returns "Name Version (Path)".
+func (l Library) String() string {
+	s := l.Name
+	if l.Version != "" {
+		s += " " + l.Version
+	}
+	if l.Path != "" {
+		s += " (" + l.Path + ")"
+	}
+	return s
+}
+
+// BLASProvider is implemented by devices that offer a vendor BLAS.
+type BLASProvider interface {
+	// BLAS loads the library (on first use in the process) and returns a handle on it for
+	// this device. A library that is not installed gives an error wrapping
+	// engine.ErrUnavailable that names every file tried. engine closes the handle before
+	// the device.
+	BLAS() (BLAS, error)
+}
+
+// BLAS is a vendor BLAS bound to one device. It is safe for concurrent use: calls on
+// different queues may come from different goroutines at once.
+type BLAS interface {
+	// Library describes the library loaded.
+	Library() Library
+	// Gemm enqueues a general matrix multiply on q, a queue of the BLAS's device, and
+	// returns an event whose Elapsed spans the whole library call (every command the
+	// library enqueued for it).
+	Gemm(q Queue, g GemmArgs) (Event, error)
+	// Close releases the handle. engine calls it once.
+	Close() error
+}
+
+// GemmArgs is one general matrix multiply, or a strided batch of them, in row-major storage:
+// C = Alpha*op(A)*op(B) + Beta*C with op(A) M x K, op(B) K x N and C M x N, op(X) = X^T when
+// TransX (A then stored K x M, B stored N x K). engine has resolved every default and
+// validated the shape against the buffers: dimensions, leading dimensions and Batch are at
+// least 1, each leading dimension is at least the row length of its matrix as stored, the
+// matrices of C do not overlap, and each buffer holds its last matrix. A backend whose
+// library takes narrower integers must check the ranges itself.
+type GemmArgs struct {
+	Type           ElemType
+	TransA, TransB bool
+	M, N, K        int
+	// Alpha and Beta are exact in Type (engine converted them from it). When Beta is 0, C
+	// need not be read.
+	Alpha, Beta float64
+	A, B, C     Buffer
+	// LDA, LDB and LDC are the row strides, in elements, of A, B and C as stored.
+	LDA, LDB, LDC int
+	// Batch is the number of products; matrix z of X starts at element z*StrideX.
+	Batch                     int
+	StrideA, StrideB, StrideC int64
+}
+
+// FFTProvider is implemented by devices that offer a vendor FFT.
+type FFTProvider interface {
+	// FFT loads the library (on first use in the process) and returns a handle on it for
+	// this device, with the same contract as BLASProvider.BLAS.
+	FFT() (FFT, error)
+}
+
+// FFT is a vendor FFT bound to one device. It is safe for concurrent use.
+type FFT interface {
+	// Library describes the library loaded.
+	Library() Library
+	// Plan prepares a transform. engine closes every plan before the FFT.
+	Plan(s FFTSpec) (FFTPlan, error)
+	// Close releases the handle. engine calls it once.
+	Close() error
+}
+
+// FFTKind is the kind of a transform.
+type FFTKind int
+
+// Transform kinds.
+const (
+	// C2C transforms complex data to complex data, forward or inverse.
+	C2C FFTKind = iota
+	// R2C transforms real data to the non-redundant half of its spectrum, forward only.
+	R2C
+)
+
+// String returns "c2c" or "r2c".
+func (k FFTKind) String() string {
+	switch k {
+	case C2C:
+		return "c2c"
+	case R2C:
+		return "r2c"
+	}
+	return fmt.Sprintf("FFTKind(%d)", int(k))
+}
+
+// FFTSpec describes a batch of out-of-place transforms of contiguous, interleaved data.
+// Shape holds 1 or 2 dimensions, row-major (the last is contiguous), each at least 1;
+// Batch is at least 1, the transforms following each other without gaps. A C2C transform
+// reads and writes prod(Shape) complex elements per transform; an R2C transform reads
+// prod(Shape) real elements and writes prod(Shape[:last]) * (Shape[last]/2 + 1) complex
+// ones. The forward transform has the exponent -2 pi i jk/n, the inverse +2 pi i jk/n,
+// unnormalized.
+type FFTSpec struct {
+	Kind    FFTKind
+	Type    ElemType
+	Shape   []int
+	Batch   int
+	Inverse bool // C2C only
+}
+
+// FFTPlan is a prepared transform of one device.
+type FFTPlan interface {
+	// Run enqueues the transform from in to out (distinct buffers, each large enough) on q,
+	// a queue of the plan's device, and returns an event whose Elapsed spans the whole
+	// library call. in is not modified. Runs of one plan must not overlap on the device:
+	// a plan's scratch memory is its own, not its queue's.
+	Run(q Queue, in, out Buffer) (Event, error)
+	// Close releases the plan. engine calls it once.
+	Close() error
+}
+
+// VendorPathEnv names the environment variable that lists, colon-separated, directories
+// to search first for vendor libraries.
+const VendorPathEnv = "PRISM_VENDOR_PATH"
+
+// LibraryCandidates returns the file names a backend tries, in order, to load a vendor
+// library known under names (newest first, e.g. "libcublas.so.13", "libcublas.so.12"):
+// every name in each directory of PRISM_VENDOR_PATH, so that an explicit setting wins;
+// then every bare name, which the dynamic loader looks up on its own path
+// (LD_LIBRARY_PATH, the ld.so cache, the system directories); then every name in each of
+// dirs that exists, the library's usual install locations. Empty and duplicate entries
+// are dropped.
+func LibraryCandidates(names []string, dirs ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	inDir := func(dir string) {
+		for _, n := range names {
+			add(filepath.Join(dir, n))
+		}
+	}
+	for _, dir := range filepath.SplitList(os.Getenv(VendorPathEnv)) {
+		if dir != "" {
+			inDir(dir)
+		}
+	}
+	for _, n := range names {
+		add(n)
+	}
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			inDir(dir)
+		}
+	}
+	return out
+}
+
+// LibraryVersion returns the version in a shared library's file name after ".so."
+// ("1.5.3" for libclblast.so.1.5.3), resolving symbolic links first, or "" when the name
+// carries none.
+func LibraryVersion(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	base := filepath.Base(path)
+	i := strings.LastIndex(base, ".so.")
+	if i < 0 {
+		return ""
+	}
+	v := base[i+len(".so."):]
+	for _, r := range v {
+		if (r < '0' || r > '9') && r != '.' {
+			return ""
+		}
+	}
+	return strings.Trim(v, ".")
+}
