@@ -119,7 +119,7 @@ func Compare(old, new *Report, opt CompareOptions) *Comparison {
 		for i := range r.Devices {
 			d := &r.Devices[i]
 			for j := range d.Results {
-				k := key{d.Device.ID, caseKey{d.Results[j].Case, d.Results[j].Size}}
+				k := key{d.Device.ID, d.Results[j].key()}
 				if m[k] == nil {
 					order = append(order, k)
 				}

@@ -84,7 +84,7 @@ func ReadReportFile(path string) (*Report, error) {
 }
 
 // CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.
-var CSVHeader = []string{"device", "backend", "device_name", "case", "family", "type", "size", "shape",
+var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
 	"status", "error"}
 
@@ -106,7 +106,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				status, msg = "failed", res.Err
 			}
 			s := res.Stats
-			err := cw.Write([]string{d.Device.ID, d.Backend, d.Device.Name, res.Case, res.Family, res.Type,
+			err := cw.Write([]string{d.Device.ID, d.Backend, d.Device.Name, res.Case, res.Variant, res.Family, res.Type,
 				strconv.Itoa(res.Size), res.Shape, strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10),
 				strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10), f(res.GBs), f(res.GFLOPs),
 				res.Bound, f(res.AttainableGFLOPs), f(res.Fraction), status, msg})
@@ -125,7 +125,8 @@ const BenchstatPkg = "github.com/prism-compute/prism/bench"
 // WriteBenchstat writes the results in the Go benchmark format that benchstat
 // (golang.org/x/perf/cmd/benchstat) reads: configuration lines (goos, goarch, pkg, then per
 // device its device, backend and driver), one line per timed run, so that benchstat sees the
-// spread, named Benchmark<Op>/size=<n>/device=<id>-<GOMAXPROCS>, with ns/op, GB/s and
+// spread, named Benchmark<Op>/size=<n>/device=<id>[/variant=<name>]-<GOMAXPROCS> (the
+// variant key for every variant but the portable one), with ns/op, GB/s and
 // GFLOP/s (left out for ops that do no FLOPs); and Unit lines that say higher rates are better.
 //
 // Compare two runs with `benchstat old.txt new.txt`; compare devices of one run with
@@ -144,7 +145,11 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 			if !res.OK() {
 				continue
 			}
-			name := fmt.Sprintf("Benchmark%s/size=%d/device=%s-%d", BenchName(res.Case), res.Size, nameValue(d.Device.ID), procs)
+			name := fmt.Sprintf("Benchmark%s/size=%d/device=%s", BenchName(res.Case), res.Size, nameValue(d.Device.ID))
+			if res.Variant != "" && res.Variant != "portable" { // portable keeps the names of reports before variants
+				name += "/variant=" + nameValue(res.Variant)
+			}
+			name += fmt.Sprintf("-%d", procs)
 			samples := res.Stats.Samples
 			if len(samples) == 0 { // a report without samples: its median only
 				samples = append(samples, res.Stats.Median)

@@ -198,7 +198,7 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 	hc := make([]htmlCell, len(header))
 	roofCol := map[int]int{} // column -> device index
 	for j, h := range header {
-		hc[j] = htmlCell{Text: h, Num: j >= 2}
+		hc[j] = htmlCell{Text: h, Num: j >= 3}
 		var dev int
 		if _, err := fmt.Sscanf(h, "[%d] of roof", &dev); err == nil && strings.HasSuffix(h, "of roof") {
 			roofCol[j] = dev - 1
@@ -217,7 +217,7 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 		for j, text := range row {
 			c := htmlCell{Text: text}
 			switch {
-			case j < 2:
+			case j < 3: // case, variant, size
 			case text == "-" || text == "skipped" || text == "FAILED":
 				c.Class = "num muted"
 			default:

@@ -52,8 +52,8 @@ func TestWriteHTML(t *testing.T) {
 		"<td><code>cuda:0</code></td><td class=\"wrap\">NVIDIA H100 80GB HBM3</td>",
 		`<td class="num">2821</td><td class="num">66193</td><td class="num">33545</td>`,
 		"overheads: stream build",
-		`<tr class="family"><td colspan="13">gemm</td></tr>`,
-		"<td>gemm/nn/float32</td><td>4M</td>",
+		`<tr class="family"><td colspan="14">gemm</td></tr>`,
+		"<td>gemm/nn/float32</td><td>-</td><td>4M</td>",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

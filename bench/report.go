@@ -39,6 +39,9 @@ type ConfigInfo struct {
 	Warmup   int      `json:"warmup"`
 	Seed     uint64   `json:"seed"`
 	Portable bool     `json:"portable"`
+	// Variants are the variants every case ran with (--variant); empty: the one each op
+	// picks on each device.
+	Variants []string `json:"variants,omitempty"`
 }
 
 // DeviceReport holds the metadata, ceilings, telemetry and results of one device.
@@ -94,7 +97,13 @@ type Result struct {
 	Type   string `json:"type"`
 	Size   int    `json:"size"`  // the size asked for (elements of the main operand)
 	Shape  string `json:"shape"` // the shape set up, e.g. "M=N=K=1024"
-	Stats  Stats  `json:"stats"`
+	// Variant is the implementation that ran ("portable", "cuda-shfl", "cuBLAS"); Requested
+	// the variant the run asked for (--variant), empty when the op picked its own.
+	// VendorLibrary marks a vendor library's routine, a baseline rather than Prism's kernel.
+	Variant       string `json:"variant,omitempty"`
+	Requested     string `json:"requested_variant,omitempty"`
+	VendorLibrary bool   `json:"vendor_library,omitempty"`
+	Stats         Stats  `json:"stats"`
 	// Flops and Bytes are the work of one run (the op's model).
 	Flops  float64 `json:"flops"`
 	Bytes  float64 `json:"bytes"`

@@ -213,7 +213,7 @@ func TestSideBySide(t *testing.T) {
 		t.Error("unknown baseline accepted")
 	}
 	buf.Reset()
-	if err := rep.WriteMarkdown(&buf, ""); err != nil || !strings.Contains(buf.String(), "| stream/triad/float32 | 1K |") {
+	if err := rep.WriteMarkdown(&buf, ""); err != nil || !strings.Contains(buf.String(), "| stream/triad/float32 | - | 1K |") {
 		t.Errorf("markdown: %v\n%s", err, buf.String())
 	}
 }

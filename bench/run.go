@@ -28,6 +28,11 @@ type Config struct {
 	Warmup   int // untimed runs before timing
 	Seed     uint64
 	Portable bool // kernels.Params.Portable: the portable OpenCL C kernels everywhere
+	// Variants, when set, runs every case once per variant named (kernels.Params.Variant),
+	// "all" standing for every variant of the op, vendor baselines included: the variants
+	// of one op side by side on one device. An op without a named variant gets a skipped
+	// result that says which it has. Empty: the variant kernels.Op.Pick chooses.
+	Variants []string
 	// Progress, when non-nil, shows which step runs (stderr in the CLI).
 	Progress *Progress
 	// Telemetry opens the sampler of NVIDIA GPUs (NVML in the CLI); Run calls it once, when
@@ -53,9 +58,26 @@ func (cfg Config) sizes(op kernels.Op) []int {
 func (cfg Config) cases() int {
 	n := 0
 	for _, op := range cfg.Ops {
-		n += len(cfg.sizes(op))
+		n += len(cfg.sizes(op)) * len(cfg.VariantsFor(op))
 	}
 	return n
+}
+
+// VariantsFor returns the variant names op runs with: "" (Pick chooses) when cfg.Variants is
+// empty, else the names listed, "all" expanded to op's variants in priority order.
+func (cfg Config) VariantsFor(op kernels.Op) []string {
+	if len(cfg.Variants) == 0 {
+		return []string{""}
+	}
+	var out []string
+	for _, v := range cfg.Variants {
+		if strings.EqualFold(v, "all") {
+			out = append(out, op.VariantNames()...)
+		} else {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Run measures every case on every device, one device after the other: for each device
@@ -76,7 +98,7 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 		Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host,
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		Config: ConfigInfo{Ops: cfg.Patterns, Sizes: cfg.Sizes, Quick: cfg.Quick, Count: cfg.Count,
-			Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable},
+			Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable, Variants: cfg.Variants},
 	}
 	tel := newTelemetrySource(cfg.Telemetry)
 	defer tel.close()
@@ -138,26 +160,46 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 	}
 	for _, op := range cfg.Ops {
 		for _, size := range cfg.sizes(op) {
-			cfg.Progress.step(id, fmt.Sprintf("%s %s", op.Name, FormatSize(size)))
-			res := RunCase(ctx, cfg, q, op, size)
-			if res.OK() {
-				res.roofline(dr.Ceilings)
-			}
-			dr.Results = append(dr.Results, res)
-			if ctx.Err() != nil {
-				return dr
+			for _, variant := range cfg.VariantsFor(op) {
+				step := op.Name + " " + FormatSize(size)
+				if variant != "" {
+					step += " " + variant
+				}
+				cfg.Progress.step(id, step)
+				res := RunCase(ctx, cfg, q, op, size, variant)
+				if res.OK() {
+					res.roofline(dr.Ceilings)
+				}
+				dr.Results = append(dr.Results, res)
+				if ctx.Err() != nil {
+					return dr
+				}
 			}
 		}
 	}
 	return dr
 }
 
-// RunCase sets op up at size on q's device, verifies one run against the reference, then
-// times cfg.Count runs after cfg.Warmup (cfg's Ops, Sizes and Progress are not used). A
-// failure is recorded in the Result, not returned.
-func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int) Result {
-	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size}
-	in, err := op.Setup(q, kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable})
+// RunCase sets op up at size on q's device with the variant named (empty: the one
+// kernels.Op.Pick chooses, the portable one when cfg.Portable), verifies one run against
+// the reference, then times cfg.Count runs after cfg.Warmup (cfg's Ops, Sizes, Variants and
+// Progress are not used). A failure is recorded in the Result, not returned.
+func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, variant string) Result {
+	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Requested: variant}
+	p := kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable, Variant: variant}
+	v, err := op.Pick(q.Device(), p)
+	if err != nil {
+		res.Variant = variant
+		if errors.Is(err, engine.ErrUnsupported) || errors.Is(err, engine.ErrNotFound) {
+			res.Skipped = err.Error()
+		} else {
+			res.Err = "setup: " + err.Error()
+		}
+		return res
+	}
+	res.Variant, res.VendorLibrary = v.Name, v.Vendor
+	p.Variant = v.Name
+	in, err := v.Setup(q, p)
 	if errors.Is(err, engine.ErrUnsupported) {
 		res.Skipped = err.Error()
 		return res

@@ -11,11 +11,16 @@ import (
 	"github.com/prism-compute/prism/engine"
 )
 
-// caseKey identifies a row of the side-by-side table: an op at a size.
+// caseKey identifies a row of the side-by-side table: an op at a size, with the variant the
+// run asked for (empty where each device ran the variant its op picks).
 type caseKey struct {
-	Case string
-	Size int
+	Case    string
+	Size    int
+	Variant string
 }
+
+// key returns the row of the table res belongs to.
+func (res *Result) key() caseKey { return caseKey{res.Case, res.Size, res.Requested} }
 
 // rows returns every case and size of the report, in order of first appearance.
 func (r *Report) rows() []caseKey {
@@ -23,7 +28,7 @@ func (r *Report) rows() []caseKey {
 	seen := map[caseKey]bool{}
 	for _, d := range r.Devices {
 		for _, res := range d.Results {
-			k := caseKey{res.Case, res.Size}
+			k := res.key()
 			if !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
@@ -35,7 +40,7 @@ func (r *Report) rows() []caseKey {
 
 func (d *DeviceReport) result(k caseKey) *Result {
 	for i := range d.Results {
-		if d.Results[i].Case == k.Case && d.Results[i].Size == k.Size {
+		if d.Results[i].key() == k {
 			return &d.Results[i]
 		}
 	}
@@ -66,7 +71,7 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 	if err != nil {
 		return nil, nil, err
 	}
-	header = []string{"case", "size"}
+	header = []string{"case", "variant", "size"}
 	for i := range r.Devices {
 		l := fmt.Sprintf("[%d] ", i+1)
 		header = append(header, l+"time", l+"rate", l+"of roof")
@@ -75,7 +80,7 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 		}
 	}
 	for _, k := range r.rows() {
-		row := []string{k.Case, FormatSize(k.Size)}
+		row := []string{k.Case, r.variantCell(k), FormatSize(k.Size)}
 		var b *Result
 		if len(r.Devices) > 0 {
 			b = r.Devices[base].result(k)
@@ -104,6 +109,30 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 		rows = append(rows, row)
 	}
 	return header, rows, nil
+}
+
+// variantCell names the variant of a row: the one asked for, or the one each device ran,
+// once when they agree, else per device in device order ("cuda-shfl | portable").
+func (r *Report) variantCell(k caseKey) string {
+	if k.Variant != "" {
+		return k.Variant
+	}
+	var names []string
+	same := true
+	for _, d := range r.Devices {
+		name := "-"
+		if res := d.result(k); res != nil && res.Variant != "" {
+			name = res.Variant
+		}
+		if len(names) > 0 && name != names[0] {
+			same = false
+		}
+		names = append(names, name)
+	}
+	if same && len(names) > 0 {
+		return names[0]
+	}
+	return strings.Join(names, " | ")
 }
 
 func shortBound(b string) string {

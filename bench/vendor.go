@@ -21,7 +21,7 @@ func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 	v := res.Vendor
 	if v == nil {
 		if vd := r.Device(VendorPrefix + r.Devices[dev].Device.ID); vd != nil {
-			v = vd.result(caseKey{res.Case, res.Size})
+			v = vd.result(res.key())
 		}
 	}
 	if v == nil || !v.OK() || v.Stats.Median <= 0 {

@@ -152,6 +152,14 @@ extern "C" __device__ int printf(const char *, ...);
 #undef PRISM_DECLARE_MATH2
 
 static __device__ __forceinline__ float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+static __device__ __forceinline__ unsigned int __float_as_uint(float x) { return __builtin_bit_cast(unsigned int, x); }
+static __device__ __forceinline__ float __uint_as_float(unsigned int x) { return __builtin_bit_cast(float, x); }
+static __device__ __forceinline__ long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
+static __device__ __forceinline__ double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
+#define __align__(n) __attribute__((aligned(n)))
+#ifndef __restrict__
+#define __restrict__ __restrict
+#endif
 static __device__ __forceinline__ int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
 
 #else // NVRTC

@@ -255,3 +255,73 @@ static_assert(sizeof(prism_half) == 2 && sizeof(prism_bfloat16) == 2, "storage t
 		})
 	}
 }
+
+// clangShim returns part 1 of the prelude: the CUDA built-ins NVRTC provides and clang
+// without the CUDA headers lacks, for CUDA C++ sources.
+func clangShim(t *testing.T) string {
+	t.Helper()
+	start := strings.Index(prelude, "#ifndef __CUDACC_RTC__")
+	end := strings.Index(prelude, "#endif // __CUDACC_RTC__")
+	if start < 0 || end < start {
+		t.Fatal("prelude.cuh: part 1 (#ifndef __CUDACC_RTC__ ... #endif // __CUDACC_RTC__) not found")
+	}
+	return prelude[start:end+len("#endif // __CUDACC_RTC__")] + "\n"
+}
+
+var (
+	cudaEntryRE = regexp.MustCompile(`extern "C" __global__ void(?:\s+__launch_bounds__\([^)]*\))?\s+(\w+)\s*\(`)
+	cudaBuildRE = regexp.MustCompile(`(?m)^// Builds: (.*)$`)
+)
+
+// TestCUDASources compiles every CUDA C++ variant of the suite (kernels/*/*.cu) to PTX with
+// clang-15, with the embedded headers (include/) and each -D set its header's "Builds:"
+// line lists, and checks that every extern "C" __global__ function is a PTX entry point.
+func TestCUDASources(t *testing.T) {
+	clang := clangPath(t)
+	files, err := filepath.Glob("../kernels/*/*.cu")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CUDA C++ sources found in ../kernels/*/ (%v)", err)
+	}
+	shim := clangShim(t)
+	inc, err := filepath.Abs("include")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entries []string
+		for _, m := range cudaEntryRE.FindAllStringSubmatch(string(src), -1) {
+			entries = append(entries, m[1])
+		}
+		if len(entries) == 0 {
+			t.Errorf(`%s: no extern "C" __global__ function found`, f)
+		}
+		sets := [][]string{nil}
+		if m := cudaBuildRE.FindStringSubmatch(string(src)); m != nil {
+			sets = nil
+			for _, set := range strings.Split(m[1], "|") {
+				sets = append(sets, strings.Fields(set))
+			}
+		} else {
+			t.Errorf(`%s: no "// Builds:" line in its header`, f)
+		}
+		base := strings.TrimSuffix(filepath.Base(f), ".cu")
+		for _, defs := range sets {
+			t.Run(base+"/"+strings.Join(defs, ","), func(t *testing.T) {
+				text := shim + "#line 1 \"" + base + ".cu\"\n" + string(src)
+				ptx, err := clangCUDA(t, clang, base, text, append([]string{"-I", inc}, defs...))
+				if err != nil {
+					t.Fatalf("%s does not compile:\n%v", f, err)
+				}
+				for _, name := range entries {
+					if !strings.Contains(ptx, ".entry "+name+"(") {
+						t.Errorf("PTX has no .entry %s", name)
+					}
+				}
+			})
+		}
+	}
+}

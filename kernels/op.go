@@ -25,9 +25,11 @@ type Op struct {
 	// DefaultSize is the size `prism bench` uses on a GPU; QuickSize the size of `make run`
 	// and of the suite's tests (a few hundred milliseconds on PoCL on two cores).
 	DefaultSize, QuickSize int
-	// Setup builds the operation on q's device with seeded random inputs. It returns an
-	// error wrapping engine.ErrUnsupported when the device cannot run it (no fp64, ...).
-	Setup func(q *engine.Queue, p Params) (Instance, error)
+	// Variants are the operation's implementations in priority order: backend-specific
+	// ones first (CUDA C++ with warp shuffles or tensor cores, ...), vendor-library
+	// baselines anywhere in the list, and last the portable OpenCL C one, named "portable",
+	// which every device runs (Portable builds that entry). Setup runs the one Pick chooses.
+	Variants []Variant
 }
 
 // Params are the inputs of Op.Setup.
@@ -44,6 +46,10 @@ type Params struct {
 	// Portable forces the portable OpenCL C kernels even where a backend-specific variant
 	// exists (CUDA C++ with tensor cores or warp shuffles), for fair cross-API comparisons.
 	Portable bool
+	// Variant forces the implementation of that name ("cuda-shfl", "portable", "cuBLAS");
+	// empty lets Pick choose. Setup fails when the op has no such variant or the device
+	// cannot run it: nothing falls back silently to another implementation.
+	Variant string
 }
 
 // Instance is an operation set up on one device at one size. Not safe for concurrent use.

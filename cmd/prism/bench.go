@@ -25,6 +25,7 @@ type benchOptions struct {
 	size      int // deprecated --size
 	quick     bool
 	portable  bool
+	variants  []string
 	count     int
 	warmup    int
 	seed      uint64
@@ -58,6 +59,12 @@ several devices, the ratio of each to the first device or to --baseline.
 ("*/*/float64"). --sizes: elements of each op's main operand, with K, M or G suffixes
 (powers of 1024), e.g. --sizes 64K,1M,16M.
 
+Variants: each device runs, per op, the first implementation that fits it (CUDA C++ with
+warp shuffles on a CUDA device, the portable OpenCL C kernel elsewhere; 'prism kernels
+--device ID' shows which). --portable runs the portable kernel everywhere, for a fair
+cross-API comparison; --variant NAME,... runs each case once per variant named, side by side
+on one device ("all": every variant of each op). Every report names the variant that ran.
+
 Output: a table on stdout, or --json (schema: docs/bench.schema.json, fields: docs/BENCH.md),
 --csv, --markdown, or --benchstat (Go benchmark format: benchstat old.txt new.txt).
 Progress goes to stderr: a bar on a terminal, lines otherwise, nothing with -q.
@@ -66,6 +73,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 		Example: `  prism bench --quick --all-devices
   prism bench --device opencl:0:0 --ops stream/triad --sizes 1M,16M --count 20
   prism bench --all-devices --baseline cuda:0 --portable
+  prism bench --device cuda:0 --ops reduce/sum --variant all
   prism bench --all-devices --json > results.json
   prism bench --benchstat --count 10 > new.txt && benchstat old.txt new.txt`,
 		Args: cobra.NoArgs,
@@ -82,6 +90,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	_ = f.MarkDeprecated("size", "use --sizes")
 	f.BoolVar(&opts.quick, "quick", false, "each op's quick size, smaller ceiling runs, --count 5 --warmup 1 unless given")
 	f.BoolVar(&opts.portable, "portable", false, "portable OpenCL C kernels on every backend (no vendor-specific variants)")
+	f.StringSliceVar(&opts.variants, "variant", nil, "run each case once per variant named, comma-separated, or all (default: the first that fits each device; see prism kernels --device)")
 	f.IntVar(&opts.count, "count", 10, "timed runs per case")
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
@@ -96,7 +105,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 
 func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	flags := cmd.Flags()
-	for _, group := range [][]string{{"json", "csv", "markdown", "benchstat"}, {"device", "all-devices"}, {"sizes", "size"}} {
+	for _, group := range [][]string{{"json", "csv", "markdown", "benchstat"}, {"device", "all-devices"}, {"sizes", "size"}, {"portable", "variant"}} {
 		var set []string
 		for _, name := range group {
 			if flags.Changed(name) {
@@ -158,7 +167,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		devs = append(devs, d)
 	}
 	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Quick: opts.quick, Count: opts.count,
-		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Telemetry: openNVML}
+		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Telemetry: openNVML}
 	if !opts.quiet {
 		errOut := cmd.ErrOrStderr()
 		cfg.Progress = bench.NewProgress(errOut, isTerminal(errOut))

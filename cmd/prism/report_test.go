@@ -456,7 +456,7 @@ func TestCSVAndBenchstat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "| case | size |") || !strings.Contains(out, "stream/copy/float32") {
+	if !strings.Contains(out, "| case | variant | size |") || !strings.Contains(out, "stream/copy/float32") {
 		t.Errorf("markdown:\n%s", out)
 	}
 }

@@ -20,6 +20,7 @@ type runOptions struct {
 	warmup   int
 	seed     uint64
 	portable bool
+	variants []string
 	json     bool
 }
 
@@ -38,10 +39,17 @@ selects several, each run in turn. --size counts elements of the operation's mai
 --size, an operation runs at its default size on a GPU or accelerator and at its quick size
 on a CPU.
 
+An operation may have several implementations (variants: 'prism kernels --device ID' lists
+them and marks the one that runs there): the portable OpenCL C kernel, which every device
+runs, and backend-specific ones such as CUDA C++ with warp shuffles. Without --variant each
+device runs the first that fits; --variant NAME runs that one (or fails saying why it
+cannot), --variant all runs every variant in turn, and --portable the portable one.
+
 Exits with code 4 if a result fails verification.`,
 		Example: `  prism run stream/triad/float32 --device opencl:0:0 --size 16M
   prism run gemm/nn/float32 --device cuda:0 --size 16M --count 20
-  prism run reduce --device cpu --json`,
+  prism run reduce --device cpu --json
+  prism run reduce/sum/float32 --device cuda:0 --variant cuda-shfl,portable`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, opts, args)
@@ -54,6 +62,7 @@ Exits with code 4 if a result fails verification.`,
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.BoolVar(&opts.portable, "portable", false, "use only the portable OpenCL C kernels (no backend-specific variants)")
+	f.StringSliceVar(&opts.variants, "variant", nil, "run these variants of each op, comma-separated, or all (default: the first that fits the device)")
 	f.BoolVar(&opts.json, "json", false, "print the results as JSON")
 	return cmd
 }
@@ -69,6 +78,9 @@ type runResult struct {
 func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	if opts.count <= 0 || opts.warmup < 0 {
 		return usageError{fmt.Errorf("--count must be positive and --warmup not negative")}
+	}
+	if opts.portable && len(opts.variants) > 0 {
+		return usageError{fmt.Errorf("--portable and --variant exclude each other (--variant portable runs the portable kernel)")}
 	}
 	size := 0
 	if opts.size != "" {
@@ -92,7 +104,7 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 		return err
 	}
 	defer q.Close()
-	cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable}
+	cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants}
 	var results []runResult
 	var errs []error
 	out := cmd.OutOrStdout()
@@ -104,21 +116,23 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 				n = op.QuickSize
 			}
 		}
-		res := runResult{Device: dev.ID(), Name: dev.Info().Name, Result: bench.RunCase(ctx, cfg, q, op, n)}
-		switch {
-		case res.Skipped != "" && len(ops) > 1:
-			fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s on %s: %s\n", op.Name, dev.ID(), res.Skipped)
-			continue
-		case res.Skipped != "":
-			errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Skipped, engine.ErrUnsupported))
-		case res.Mismatch:
-			errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Err, bench.ErrVerify))
-		case res.Err != "":
-			errs = append(errs, fmt.Errorf("%s on %s: %s", op.Name, dev.ID(), res.Err))
-		}
-		results = append(results, res)
-		if !opts.json {
-			writeRunResult(out, res, opts)
+		for _, variant := range cfg.VariantsFor(op) {
+			res := runResult{Device: dev.ID(), Name: dev.Info().Name, Result: bench.RunCase(ctx, cfg, q, op, n, variant)}
+			switch {
+			case res.Skipped != "" && len(ops) > 1:
+				fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s on %s: %s\n", op.Name, dev.ID(), res.Skipped)
+				continue
+			case res.Skipped != "":
+				errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Skipped, engine.ErrUnsupported))
+			case res.Mismatch:
+				errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Err, bench.ErrVerify))
+			case res.Err != "":
+				errs = append(errs, fmt.Errorf("%s on %s: %s", op.Name, dev.ID(), res.Err))
+			}
+			results = append(results, res)
+			if !opts.json {
+				writeRunResult(out, res, opts)
+			}
 		}
 	}
 	if opts.json {
@@ -130,7 +144,7 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 }
 
 func writeRunResult(w io.Writer, r runResult, opts *runOptions) {
-	fmt.Fprintf(w, "%s on %s (%s), %s\n", r.Case, r.Device, r.Name, r.Shape)
+	fmt.Fprintf(w, "%s (%s) on %s (%s), %s\n", r.Case, r.Variant, r.Device, r.Name, r.Shape)
 	if !r.OK() {
 		why := r.Err
 		if r.Skipped != "" {

@@ -52,7 +52,7 @@ func TestRunText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"stream/dot/float32 on " + ids[0], "n=1000", "verified", "GB/s"} {
+	for _, want := range []string{"stream/dot/float32 (portable) on " + ids[0], "n=1000", "verified", "GB/s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

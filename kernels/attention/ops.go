@@ -38,9 +38,9 @@ func attentionOp(causal bool) kernels.Op {
 		Name: name, Family: "attention", Type: "float32", Doc: doc,
 		SizeDoc:     "batch 1, heads 8, dim 64, seq = size/512 (at least 1): Q, K, V, O of batch*heads*seq*dim elements",
 		DefaultSize: 1 * attnOpHeads * 4096 * attnOpDim, QuickSize: 1 * attnOpHeads * 256 * attnOpDim,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupAttention[float32](q, name, causal, p)
-		},
+		}),
 	}
 }
 

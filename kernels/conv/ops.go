@@ -43,9 +43,9 @@ func convOp[T kernels.Float](op string, r, stride, pad int, doc string) kernels.
 		Name: name, Family: "conv", Type: kernels.TypeName[T](), Doc: doc,
 		SizeDoc:     "input elements: N = 8, C = K = 64, H = W = round(sqrt(size/512)); below 32768 (H = W < 8: tiny test sizes) N = 1, C = K = 4, H = W = round(sqrt(size/4)) clamped to 1..8",
 		DefaultSize: 1 << 24, QuickSize: 1 << 16, // quick: H = W = 11, 71 MFLOP for 3x3: PoCL runs this kernel at a few GFLOP/s
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), p)
-		},
+		}),
 	}
 }
 

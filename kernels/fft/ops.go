@@ -51,9 +51,9 @@ func fftOp[T kernels.Float](kind fftKind, doc, sizeDoc string, def, quick int) k
 	return kernels.Op{
 		Name: name, Family: "fft", Type: kernels.TypeName[T](), Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: def, QuickSize: quick,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupFFT[T](q, name, kind, p)
-		},
+		}),
 	}
 }
 

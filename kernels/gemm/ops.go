@@ -49,9 +49,9 @@ func gemmOp[T kernels.Float](op string, ta, tb bool, batch int) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "gemm", Type: kernels.TypeName[T](), Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 4096 * 4096, QuickSize: 256 * 256,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupGEMM[T](q, name, ta, tb, batch, p)
-		},
+		}),
 	}
 }
 

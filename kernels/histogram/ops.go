@@ -36,9 +36,9 @@ func histOp(op, typ string, bins int, doc string) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "histogram", Type: typ, Doc: doc,
 		SizeDoc: "n input values", DefaultSize: 1 << 25, QuickSize: 1 << 20,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupHist(q, name, typ, bins, p)
-		},
+		}),
 	}
 }
 

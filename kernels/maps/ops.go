@@ -44,7 +44,7 @@ func mapOp[T kernels.Float](op MapOp) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "map", Type: kernels.TypeName[T](), Doc: mapDocs[op],
 		SizeDoc: "n elements per array", DefaultSize: 1 << 25, QuickSize: 1 << 20,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) { return setupMap[T](q, name, op, p) },
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) { return setupMap[T](q, name, op, p) }),
 	}
 }
 

@@ -57,7 +57,7 @@ func monteCarloOp(op MonteCarloOp) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "montecarlo", Type: typ, Doc: monteCarloDocs[op],
 		SizeDoc: monteCarloSizeDocs[op], DefaultSize: 1 << 26, QuickSize: monteCarloQuick[op],
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			if err := kernels.CheckSize(name, p); err != nil {
 				return nil, err
 			}
@@ -71,7 +71,7 @@ func monteCarloOp(op MonteCarloOp) kernels.Op {
 				return setupMCGen[float32](q, op, p)
 			}
 			return setupMCReduce(q, op, p)
-		},
+		}),
 	}
 }
 

@@ -46,11 +46,27 @@ func reduceOp[T ReduceElem](op ReduceOp, rows bool) kernels.Op {
 	if _, ok := any(*new(T)).(int32); ok && op == ReduceSum {
 		doc += "; wraps modulo 2^32"
 	}
+	variants := kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupReduce[T](q, name, op, rows, false, p)
+	})
+	if op == ReduceSum && !rows {
+		variants = append([]kernels.Variant{shflVariant[T](name)}, variants...)
+	}
 	return kernels.Op{
 		Name: name, Family: "reduce", Type: tn, Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 1 << 25, QuickSize: 1 << 20,
+		Variants: variants,
+	}
+}
+
+// shflVariant is the "cuda-shfl" variant of the whole-array sums (reduce.cu).
+func shflVariant[T ReduceElem](name string) kernels.Variant {
+	return kernels.Variant{
+		Name: "cuda-shfl", Doc: "one launch: 16-byte loads, warp shuffles, the last block sums the partials (CUDA C++)",
+		Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
+		Tunables: fmt.Sprintf("BLOCK=%d UNROLL=4 VEC=%d; 8 blocks per SM", shflBlock, 16/engine.SizeOf[T]()),
 		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupReduce[T](q, name, op, rows, p)
+			return setupReduce[T](q, name, ReduceSum, false, true, p)
 		},
 	}
 }
@@ -59,7 +75,8 @@ func reduceOp[T ReduceElem](op ReduceOp, rows bool) kernels.Op {
 type reduceInstance[T ReduceElem] struct {
 	op         ReduceOp
 	r          *Reduce[T]
-	rows, cols int // rows == 0: whole array of cols elements
+	shfl       *SumShfl[T] // the cuda-shfl variant of a whole-array sum, else nil
+	rows, cols int         // rows == 0: whole array of cols elements
 	x          *kernels.Inputs[T]
 	out, part  *engine.Buffer[T]
 	idx, pidx  *engine.Buffer[int32]
@@ -85,20 +102,24 @@ func reduceInputs[T ReduceElem](rng *rand.Rand, op ReduceOp, n int) []T {
 	return x
 }
 
-func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows bool, p kernels.Params) (_ kernels.Instance, err error) {
+// setupReduce sets up op; shfl selects the cuda-shfl variant (whole-array sums only).
+func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows, shfl bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
-	r, err := NewReduce[T](q.Device())
-	if err != nil {
-		return nil, err
-	}
-	in := &reduceInstance[T]{op: op, r: r, cols: p.Size}
+	in := &reduceInstance[T]{op: op, cols: p.Size}
 	defer func() {
 		if err != nil {
 			in.Close()
 		}
 	}()
+	if shfl {
+		if in.shfl, err = NewSumShfl[T](q); err != nil {
+			return nil, err
+		}
+	} else if in.r, err = NewReduce[T](q.Device()); err != nil {
+		return nil, err
+	}
 	if rows {
 		in.rows, in.cols = max(1, (p.Size+reduceCols/2)/reduceCols), reduceCols
 	}
@@ -108,7 +129,10 @@ func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows b
 	if err != nil {
 		return nil, err
 	}
-	outs, g := 1, r.Scratch(n)
+	outs, g := 1, 0
+	if in.r != nil {
+		g = in.r.Scratch(n)
+	}
 	if rows {
 		outs, g = in.rows, 0
 	}
@@ -137,6 +161,8 @@ func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows b
 func (in *reduceInstance[T]) Run(q *engine.Queue) error {
 	x := in.x.Next()[0]
 	switch {
+	case in.shfl != nil:
+		return in.shfl.Into(q, in.out, x, in.cols)
 	case in.rows > 0 && in.op.IsArg():
 		return in.r.ArgRows(q, in.op, in.out, in.idx, x, in.rows, in.cols)
 	case in.rows > 0:
@@ -160,9 +186,14 @@ func (in *reduceInstance[T]) Verify(q *engine.Queue) error {
 		}
 	}
 	x, rows, cols := in.x.Last()[0], max(in.rows, 1), in.cols
-	chain := in.r.Chain(cols)
-	if in.rows > 0 {
+	var chain int
+	switch {
+	case in.shfl != nil:
+		chain = in.shfl.Chain(cols)
+	case in.rows > 0:
 		chain = in.r.RowChain(cols)
+	default:
+		chain = in.r.Chain(cols)
 	}
 	what := "reduce " + string(in.op)
 	if in.rows > 0 {
@@ -221,5 +252,5 @@ func (in *reduceInstance[T]) Shape() string {
 }
 
 func (in *reduceInstance[T]) Close() error {
-	return errors.Join(in.out.Close(), in.part.Close(), in.idx.Close(), in.pidx.Close(), in.x.Close(), in.r.Close())
+	return errors.Join(in.out.Close(), in.part.Close(), in.idx.Close(), in.pidx.Close(), in.x.Close(), in.r.Close(), in.shfl.Close())
 }

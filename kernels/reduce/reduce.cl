@@ -43,6 +43,8 @@
 //   WG           work-group size, a power of two                           default 256
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 (only where the device has fp64);
 //   ELEM=int with ACC=uint, ELEM_MAX=INT_MAX, ELEM_LOWEST=INT_MIN.
+//   The whole-array sums also have a CUDA C++ variant, cuda-shfl (reduce.cu): one launch,
+//   16-byte loads and warp shuffles; CUDA devices run it unless --portable.
 // Launch: 1D, local size exactly WG. Whole array: pass 1 global G*WG, pass 2 global WG.
 //   Rows: global ceil(rows / (WG/seg)) * WG.
 // Boundaries: items past n (or rows past `rows`, lanes past cols) contribute the identity;

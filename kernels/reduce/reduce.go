@@ -110,6 +110,9 @@ func newReduce[T ReduceElem](dev *engine.Device, want int) (*Reduce[T], error) {
 
 // Close releases the compiled kernels. Idempotent.
 func (r *Reduce[T]) Close() error {
+	if r == nil {
+		return nil
+	}
 	var errs []error
 	for _, k := range append(append(r.grid[:], r.rows[:]...), r.pairs[:]...) {
 		errs = append(errs, k.Close())

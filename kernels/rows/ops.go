@@ -23,9 +23,9 @@ func SoftmaxFamily() kernels.Family {
 		Name: "softmax/rows/float32", Family: "softmax", Type: "float32",
 		Doc:     "row-wise stable softmax: y = exp(x - rowmax) / rowsum (one work-group per row)",
 		SizeDoc: rowsSizeDoc, DefaultSize: 1 << 26, QuickSize: 1 << 20,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupRowOp[float32](q, "softmax/rows/float32", p, rowSoftmax)
-		},
+		}),
 	}}}
 }
 
@@ -36,9 +36,9 @@ func LayerNormFamily() kernels.Family {
 		Name: "layernorm/rows/float32", Family: "layernorm", Type: "float32",
 		Doc:     "row-wise layer normalization y = (x - mean)/sqrt(var + 1e-5)*gamma + beta (two-pass, one work-group per row)",
 		SizeDoc: rowsSizeDoc, DefaultSize: 1 << 26, QuickSize: 1 << 20,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupRowOp[float32](q, "layernorm/rows/float32", p, rowLayerNorm)
-		},
+		}),
 	}}}
 }
 

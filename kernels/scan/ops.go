@@ -36,9 +36,9 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "scan", Type: tn, Doc: doc, SizeDoc: "n elements",
 		DefaultSize: 1 << 25, QuickSize: 1 << 20,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupScan[T](q, name, exclusive, p)
-		},
+		}),
 	}
 }
 

@@ -33,9 +33,9 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "sort", Type: typ, Doc: doc,
 		SizeDoc: "n keys (and n uint32 values for pairs)", DefaultSize: 1 << 24, QuickSize: 1 << 18,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupSort[K](q, name, pairs, order, p)
-		},
+		}),
 	}
 }
 

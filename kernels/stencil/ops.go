@@ -42,9 +42,9 @@ func stencilOp[T kernels.Float](k StencilKind) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "stencil", Type: kernels.TypeName[T](), Doc: stencilDocs[k],
 		SizeDoc: sizeDoc, DefaultSize: 1 << 26, QuickSize: quick,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupStencil[T](q, name, k, p)
-		},
+		}),
 	}
 }
 

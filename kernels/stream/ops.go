@@ -39,9 +39,9 @@ func streamOp[T kernels.Float](op StreamOp) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "stream", Type: kernels.TypeName[T](), Doc: streamDocs[op],
 		SizeDoc: "n elements per array", DefaultSize: 1 << 24, QuickSize: 1 << 20,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupStream[T](q, name, op, p)
-		},
+		}),
 	}
 }
 

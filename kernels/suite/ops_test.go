@@ -16,39 +16,51 @@ import (
 func TestOps(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		for _, op := range suite.Ops() {
-			t.Run(op.Name, func(t *testing.T) {
-				if _, err := op.Setup(q, kernels.Params{Size: 0}); !errors.Is(err, engine.ErrInvalidArg) {
-					t.Errorf("size 0: %v, want ErrInvalidArg", err)
-				}
-				size := op.QuickSize
-				if kerneltest.Small() {
-					size = min(size, 1024) // Oclgrind: about 10^4 operations per second
-				}
-				in, err := op.Setup(q, kernels.Params{Size: size, Seed: 11, Rotate: true})
-				if errors.Is(err, engine.ErrUnsupported) {
-					t.Skip(err)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer func() {
-					if err := in.Close(); err != nil {
-						t.Error(err)
-					}
-				}()
-				if m := in.Model(); m.Bytes <= 0 || m.Flops < 0 {
-					t.Errorf("model %+v", m)
-				}
-				for run := range 2 {
-					if err := in.Run(q); err != nil {
-						t.Fatal(err)
-					}
-					if err := in.Verify(q); err != nil {
-						t.Fatalf("run %d (%s): %v", run, in.Shape(), err)
-					}
-				}
-				t.Logf("%s: %s verified", op.Name, in.Shape())
-			})
+			for _, v := range op.Variants {
+				t.Run(op.Name+"/"+v.Name, func(t *testing.T) { testVariant(t, q, op, v) })
+			}
 		}
 	})
+}
+
+// testVariant runs one variant of op as TestOps describes; a variant the device cannot run
+// must refuse with ErrUnsupported, before any work.
+func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant) {
+	if err := v.Fits(q.Device()); err != nil {
+		if _, serr := op.Setup(q, kernels.Params{Size: 1, Variant: v.Name}); !errors.Is(serr, engine.ErrUnsupported) {
+			t.Errorf("variant %s does not fit (%v), yet Setup gave %v, want ErrUnsupported", v.Name, err, serr)
+		}
+		t.Skip(err)
+	}
+	if _, err := op.Setup(q, kernels.Params{Size: 0, Variant: v.Name}); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("size 0: %v, want ErrInvalidArg", err)
+	}
+	size := op.QuickSize
+	if kerneltest.Small() {
+		size = min(size, 1024) // Oclgrind: about 10^4 operations per second
+	}
+	in, err := op.Setup(q, kernels.Params{Size: size, Seed: 11, Rotate: true, Variant: v.Name})
+	if errors.Is(err, engine.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := in.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if m := in.Model(); m.Bytes <= 0 || m.Flops < 0 {
+		t.Errorf("model %+v", m)
+	}
+	for run := range 2 {
+		if err := in.Run(q); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Verify(q); err != nil {
+			t.Fatalf("run %d (%s): %v", run, in.Shape(), err)
+		}
+	}
+	t.Logf("%s (%s): %s verified", op.Name, v.Name, in.Shape())
 }

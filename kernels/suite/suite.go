@@ -70,7 +70,7 @@ var load = sync.OnceValue(func() *catalog {
 		seen[f.Name] = true
 		for _, op := range f.Ops {
 			switch {
-			case op.Name == "" || op.Setup == nil || op.QuickSize < 1 || op.DefaultSize < 1:
+			case op.Name == "" || !validVariants(op) || op.QuickSize < 1 || op.DefaultSize < 1:
 				panic(fmt.Sprintf("kernels: incomplete op %+v", op))
 			case op.Family != f.Name || !strings.HasPrefix(op.Name, f.Name+"/"):
 				panic(fmt.Sprintf("kernels: op %s in family %s", op.Name, f.Name))
@@ -151,4 +151,21 @@ func Match(patterns ...string) ([]kernels.Op, error) {
 		}
 	}
 	return out, nil
+}
+
+// validVariants reports whether op's variants are complete: each named once and with a
+// Setup, the last one the portable OpenCL C kernel.
+func validVariants(op kernels.Op) bool {
+	n := len(op.Variants)
+	if n == 0 || op.Variants[n-1].Name != kernels.PortableName || op.Variants[n-1].Dialect != engine.DialectOpenCL {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, v := range op.Variants {
+		if v.Name == "" || v.Setup == nil || seen[strings.ToLower(v.Name)] {
+			return false
+		}
+		seen[strings.ToLower(v.Name)] = true
+	}
+	return true
 }

@@ -26,9 +26,9 @@ func transposeOp[T kernels.Float]() kernels.Op {
 		Doc:         "out[c][r] = in[r][c], row-major, through 32x32 local-memory tiles",
 		SizeDoc:     "rows = round(sqrt(size)), cols = size/rows + 1 (a non-square matrix of about size elements)",
 		DefaultSize: 1 << 26, QuickSize: 1 << 20,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupTranspose[T](q, name, p)
-		},
+		}),
 	}
 }
 

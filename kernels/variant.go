@@ -1,0 +1,153 @@
+package kernels
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// PortableName is the name of every op's portable OpenCL C variant.
+const PortableName = "portable"
+
+// Variant is one implementation of an Op: the portable OpenCL C kernel every backend runs,
+// a backend-specific kernel (CUDA C++ with warp shuffles, tensor cores, ...), or a vendor
+// library's routine run on the same inputs as a baseline (cuBLAS, CLBlast, ...). Its
+// requirements are data, so that `prism kernels --device ID` can say which variant runs
+// where, and why the others do not.
+type Variant struct {
+	// Name identifies the variant within its op: "portable", or the backend and what the
+	// variant uses ("cuda-shfl", "cuda-sm80"), or the library ("cuBLAS", "CLBlast").
+	Name string
+	// Doc is one line: how this implementation differs.
+	Doc string
+	// Dialect is the language of its kernel source; the device must build it.
+	Dialect engine.Dialect
+	// Backend is the backend it runs on ("cuda", "opencl"); empty for every backend.
+	Backend string
+	// MinCompute is the lowest NVIDIA compute capability it needs, as major*10+minor (80
+	// for sm_80); 0 for none.
+	MinCompute int
+	// Needs checks further requirements on the device (fp64, fp16, local memory, ...):
+	// nil, or an error that says what is missing. Nil Needs means none.
+	Needs func(engine.DeviceInfo) error
+	// Vendor marks a vendor library's implementation: a baseline to compare with, never
+	// chosen by Pick unless named.
+	Vendor bool
+	// Tunables lists the variant's tunables with their defaults, as listings show them.
+	Tunables string
+	// Setup builds the variant on q's device with the op's seeded random inputs. It returns
+	// an error wrapping engine.ErrUnsupported when the device cannot run it.
+	Setup func(q *engine.Queue, p Params) (Instance, error)
+}
+
+// Portable returns the variant list of an op that has only its portable OpenCL C kernel.
+func Portable(setup func(q *engine.Queue, p Params) (Instance, error)) []Variant {
+	return []Variant{PortableVariant(setup)}
+}
+
+// PortableVariant returns the portable OpenCL C variant built by setup, for the end of a
+// variant list.
+func PortableVariant(setup func(q *engine.Queue, p Params) (Instance, error)) Variant {
+	return Variant{Name: PortableName, Doc: "the OpenCL C kernel every backend runs", Dialect: engine.DialectOpenCL, Setup: setup}
+}
+
+// Fits reports whether dev can run v: nil, or an error wrapping engine.ErrUnsupported that
+// says what the device lacks.
+func (v Variant) Fits(dev *engine.Device) error {
+	if why := v.misfit(dev); why != "" {
+		return fmt.Errorf("kernels: variant %s %s: %w", v.Name, why, engine.ErrUnsupported)
+	}
+	return nil
+}
+
+// misfit returns why dev cannot run v ("needs compute capability sm_80 or newer; ..."), or
+// "" when it can.
+func (v Variant) misfit(dev *engine.Device) string {
+	info := dev.Info()
+	var why string
+	switch {
+	case v.Backend != "" && v.Backend != dev.Backend():
+		why = fmt.Sprintf("runs on the %s backend; %s is %s", v.Backend, dev.ID(), dev.Backend())
+	case !dev.Builds(v.Dialect):
+		why = fmt.Sprintf("is %s, which %s does not build", v.Dialect, dev.ID())
+	case v.MinCompute > 0 && info.ComputeCapability < v.MinCompute:
+		have := "none"
+		if info.ComputeCapability > 0 {
+			have = fmt.Sprintf("sm_%d", info.ComputeCapability)
+		}
+		why = fmt.Sprintf("needs compute capability sm_%d or newer; %s has %s", v.MinCompute, dev.ID(), have)
+	case v.Needs != nil:
+		if err := v.Needs(info); err != nil {
+			why = err.Error()
+		}
+	}
+	return why
+}
+
+// VariantNames returns the names of op's variants in priority order.
+func (op Op) VariantNames() []string {
+	names := make([]string, len(op.Variants))
+	for i, v := range op.Variants {
+		names[i] = v.Name
+	}
+	return names
+}
+
+// Variant returns op's variant named name, or an error wrapping engine.ErrNotFound that
+// lists the ones it has.
+func (op Op) Variant(name string) (Variant, error) {
+	for _, v := range op.Variants {
+		if strings.EqualFold(v.Name, name) {
+			return v, nil
+		}
+	}
+	return Variant{}, fmt.Errorf("kernels: %s has no variant %q (it has %s): %w", op.Name, name, strings.Join(op.VariantNames(), ", "), engine.ErrNotFound)
+}
+
+// Pick returns the variant of op that runs on dev with p: the one p.Variant names (an
+// error wrapping engine.ErrUnsupported with the reason when dev cannot run it), the
+// portable one when p.Portable, else the first variant in priority order that fits dev,
+// vendor baselines excepted.
+func (op Op) Pick(dev *engine.Device, p Params) (Variant, error) {
+	name := p.Variant
+	if p.Portable {
+		if name != "" && !strings.EqualFold(name, PortableName) {
+			return Variant{}, fmt.Errorf("kernels: %s: variant %q and portable exclude each other: %w", op.Name, name, engine.ErrInvalidArg)
+		}
+		name = PortableName
+	}
+	if name != "" {
+		v, err := op.Variant(name)
+		if err != nil {
+			return Variant{}, err
+		}
+		if why := v.misfit(dev); why != "" {
+			return Variant{}, fmt.Errorf("kernels: %s: variant %s %s: %w", op.Name, v.Name, why, engine.ErrUnsupported)
+		}
+		return v, nil
+	}
+	var why []string
+	for _, v := range op.Variants {
+		if v.Vendor {
+			continue
+		}
+		w := v.misfit(dev)
+		if w == "" {
+			return v, nil
+		}
+		why = append(why, v.Name+" "+w)
+	}
+	return Variant{}, fmt.Errorf("kernels: no variant of %s runs on %s (%s): %w", op.Name, dev.ID(), strings.Join(why, "; "), engine.ErrUnsupported)
+}
+
+// Setup builds op on q's device with seeded random inputs, through the variant Pick
+// chooses. It returns an error wrapping engine.ErrUnsupported when the device cannot run
+// it (no fp64, a forced variant that does not fit, ...).
+func (op Op) Setup(q *engine.Queue, p Params) (Instance, error) {
+	v, err := op.Pick(q.Device(), p)
+	if err != nil {
+		return nil, err
+	}
+	return v.Setup(q, p)
+}
