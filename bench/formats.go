@@ -86,7 +86,7 @@ func ReadReportFile(path string) (*Report, error) {
 // CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.
 var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
-	"status", "error"}
+	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor"}
 
 // WriteCSV writes one row per result and device (RFC 4180, header first). status is ok,
 // skipped or failed.
@@ -106,10 +106,21 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				status, msg = "failed", res.Err
 			}
 			s := res.Stats
-			err := cw.Write([]string{d.Device.ID, d.Backend, d.Device.Name, res.Case, res.Variant, res.Family, res.Type,
+			row := []string{d.Device.ID, d.Backend, d.Device.Name, res.Case, res.Variant, res.Family, res.Type,
 				strconv.Itoa(res.Size), res.Shape, strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10),
 				strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10), f(res.GBs), f(res.GFLOPs),
-				res.Bound, f(res.AttainableGFLOPs), f(res.Fraction), status, msg})
+				res.Bound, f(res.AttainableGFLOPs), f(res.Fraction), status, msg, res.Library}
+			vlib, vmed, vs := "", "", ""
+			if v := res.Vendor; v != nil {
+				vlib = v.Library
+				if v.OK() {
+					vmed = strconv.FormatInt(int64(v.Stats.Median), 10)
+					if res.OK() && res.Stats.Median > 0 {
+						vs = f(float64(v.Stats.Median) / float64(res.Stats.Median))
+					}
+				}
+			}
+			err := cw.Write(append(row, vlib, vmed, vs, res.NoVendor))
 			if err != nil {
 				return err
 			}
@@ -141,7 +152,14 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 	procs := runtime.GOMAXPROCS(0)
 	for _, d := range r.Devices {
 		bw.printf("device: %s\nbackend: %s\ndriver: %s\n", configValue(d.Device.Name), configValue(d.Backend), configValue(d.Device.DriverVersion))
+		var all []Result // the results, each followed by its vendor baseline (--vendor)
 		for _, res := range d.Results {
+			all = append(all, res)
+			if res.Vendor != nil {
+				all = append(all, *res.Vendor)
+			}
+		}
+		for _, res := range all {
 			if !res.OK() {
 				continue
 			}

@@ -232,7 +232,7 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 					c.Fill = strconv.FormatFloat(100*math.Max(0, math.Min(1, res.Fraction)), 'f', 1, 64) + "%"
 				}
 			}
-			if strings.HasPrefix(header[j], "[") && strings.Contains(header[j], " vs [") {
+			if strings.HasPrefix(header[j], "[") && strings.Contains(header[j], " vs ") {
 				if v, err := strconv.ParseFloat(strings.TrimSuffix(text, "x"), 64); err == nil {
 					switch {
 					case v >= 1.05:

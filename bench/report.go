@@ -42,6 +42,8 @@ type ConfigInfo struct {
 	// Variants are the variants every case ran with (--variant); empty: the one each op
 	// picks on each device.
 	Variants []string `json:"variants,omitempty"`
+	// Vendor: each case also ran through the device's vendor library (--vendor).
+	Vendor bool `json:"vendor,omitempty"`
 }
 
 // DeviceReport holds the metadata, ceilings, telemetry and results of one device.
@@ -123,11 +125,17 @@ type Result struct {
 	Mismatch bool    `json:"mismatch,omitempty"` // the result differed from the reference
 	Skipped  string  `json:"skipped,omitempty"`
 	Err      string  `json:"error,omitempty"`
-	// Vendor is the same case timed with the vendor's library on the same device (cuBLAS,
-	// cuFFT, ...), the baseline of the "vendor" chart metric; nil when the report has none.
-	// It is not part of the JSON: whatever reads vendor rows sets it, and where it is nil
-	// VendorBaseline looks for a pseudo-device "vendor:<device ID>" instead.
-	Vendor *Result `json:"-"`
+	// Library is the vendor library that ran a vendor variant, with its version
+	// ("cuBLAS 13.0.2"); empty for Prism's own kernels.
+	Library string `json:"library,omitempty"`
+	// Vendor is the same case run by the vendor library of the same device (cuBLAS, cuFFT,
+	// CLBlast, clFFT) in the same run, on the same inputs, timed the same way (--vendor):
+	// the baseline of the "vs vendor" columns and of the "vendor" chart metric. Nil without
+	// --vendor, or when the op has no vendor equivalent on the device's backend (NoVendor
+	// then says so); where it is nil VendorBaseline also looks for a pseudo-device
+	// "vendor:<device ID>" (scripts/vendor.py).
+	Vendor   *Result `json:"vendor,omitempty"`
+	NoVendor string  `json:"no_vendor,omitempty"`
 }
 
 // OK reports whether the result was verified and timed.

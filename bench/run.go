@@ -33,6 +33,10 @@ type Config struct {
 	// of one op side by side on one device. An op without a named variant gets a skipped
 	// result that says which it has. Empty: the variant kernels.Op.Pick chooses.
 	Variants []string
+	// Vendor runs, beside each case, the vendor library's routine for the same op on the
+	// same device (cuBLAS, cuFFT, CLBlast, clFFT: the op's vendor variants), recorded in
+	// Result.Vendor; a case with no vendor equivalent says so in Result.NoVendor.
+	Vendor bool
 	// Progress, when non-nil, shows which step runs (stderr in the CLI).
 	Progress *Progress
 	// Telemetry opens the sampler of NVIDIA GPUs (NVML in the CLI); Run calls it once, when
@@ -98,7 +102,7 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 		Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host,
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		Config: ConfigInfo{Ops: cfg.Patterns, Sizes: cfg.Sizes, Quick: cfg.Quick, Count: cfg.Count,
-			Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable, Variants: cfg.Variants},
+			Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable, Variants: cfg.Variants, Vendor: cfg.Vendor},
 	}
 	tel := newTelemetrySource(cfg.Telemetry)
 	defer tel.close()
@@ -170,6 +174,9 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 				if res.OK() {
 					res.roofline(dr.Ceilings)
 				}
+				if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" {
+					res.Vendor, res.NoVendor = runVendor(ctx, cfg, q, op, size, dr.Ceilings)
+				}
 				dr.Results = append(dr.Results, res)
 				if ctx.Err() != nil {
 					return dr
@@ -178,6 +185,31 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		}
 	}
 	return dr
+}
+
+// runVendor runs the first vendor variant of op that fits q's device, or says why there
+// is none.
+func runVendor(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, c Ceilings) (*Result, string) {
+	dev := q.Device()
+	var names []string
+	for _, v := range op.Variants {
+		if !v.Vendor {
+			continue
+		}
+		names = append(names, v.Name)
+		if v.Fits(dev) != nil {
+			continue
+		}
+		res := RunCase(ctx, cfg, q, op, size, v.Name)
+		if res.OK() {
+			res.roofline(c)
+		}
+		return &res, ""
+	}
+	if len(names) == 0 {
+		return nil, "no vendor library routine computes " + op.Name
+	}
+	return nil, fmt.Sprintf("no vendor library for the %s backend (%s has %s)", dev.Backend(), op.Name, strings.Join(names, ", "))
 }
 
 // RunCase sets op up at size on q's device with the variant named (empty: the one
@@ -210,6 +242,9 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	}
 	defer in.Close()
 	res.Shape = in.Shape()
+	if lr, ok := in.(kernels.LibraryReporter); ok {
+		res.Library = lr.Library()
+	}
 	if err := in.Run(q); err != nil {
 		res.Err = err.Error()
 		return res

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -72,11 +73,15 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 		return nil, nil, err
 	}
 	header = []string{"case", "variant", "size"}
+	vendorCols := make([]bool, len(r.Devices))
 	for i := range r.Devices {
 		l := fmt.Sprintf("[%d] ", i+1)
 		header = append(header, l+"time", l+"rate", l+"of roof")
 		if i != base {
 			header = append(header, fmt.Sprintf("%svs [%d]", l, base+1))
+		}
+		if vendorCols[i] = r.ranVendor(i); vendorCols[i] {
+			header = append(header, l+"vs vendor")
 		}
 	}
 	for _, k := range r.rows() {
@@ -104,6 +109,9 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 					cell = fmt.Sprintf("%.2fx", float64(b.Stats.Median)/float64(res.Stats.Median))
 				}
 				row = append(row, cell)
+			}
+			if vendorCols[i] {
+				row = append(row, vendorCell(res))
 			}
 		}
 		rows = append(rows, row)
@@ -135,6 +143,57 @@ func (r *Report) variantCell(k caseKey) string {
 	return strings.Join(names, " | ")
 }
 
+// ranVendor reports whether device i ran vendor baselines (--vendor).
+func (r *Report) ranVendor(i int) bool {
+	for _, res := range r.Devices[i].Results {
+		if res.Vendor != nil || res.NoVendor != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// vendorCell is the "vs vendor" cell of a result: the vendor's time over Prism's (above 1:
+// Prism is faster), "none" where no vendor routine computes the op, or what went wrong.
+func vendorCell(res *Result) string {
+	switch {
+	case res == nil || res.VendorLibrary:
+		return "-"
+	case res.NoVendor != "":
+		return "none"
+	case res.Vendor == nil:
+		return "-"
+	case res.Vendor.Skipped != "":
+		return "skipped"
+	case res.Vendor.Err != "":
+		return "FAILED"
+	case !res.OK() || res.Stats.Median <= 0:
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", float64(res.Vendor.Stats.Median)/float64(res.Stats.Median))
+}
+
+// vendorLibraries lists the vendor libraries device i ran, with their versions.
+func (r *Report) vendorLibraries(i int) []string {
+	var libs []string
+	for _, res := range r.Devices[i].Results {
+		if v := res.Vendor; v != nil && v.Library != "" && !slices.Contains(libs, v.Library) {
+			libs = append(libs, v.Library)
+		}
+	}
+	return libs
+}
+
+// vendorLegend explains the "vs vendor" columns when the report has them.
+func (r *Report) vendorLegend() string {
+	for i := range r.Devices {
+		if r.ranVendor(i) {
+			return "; vs vendor: the vendor library's time / Prism's time on the same device (above 1: Prism is faster; none: no vendor routine for the op)"
+		}
+	}
+	return ""
+}
+
 func shortBound(b string) string {
 	if b == BoundCompute {
 		return "compute"
@@ -163,6 +222,13 @@ func (r *Report) deviceLines() [][]string {
 		if o := d.Overheads; o.FirstBuild > 0 {
 			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
 				FormatDuration(o.FirstBuild), FormatDuration(o.SecondBuild), FormatDuration(o.LaunchAsync), FormatDuration(o.LaunchSync)))
+		}
+		if r.ranVendor(i) {
+			if libs := r.vendorLibraries(i); len(libs) > 0 {
+				lines = append(lines, "vendor libraries: "+strings.Join(libs, ", "))
+			} else {
+				lines = append(lines, "vendor libraries: none ran")
+			}
 		}
 		t := d.Telemetry
 		if t.Available {
@@ -224,7 +290,7 @@ func (r *Report) WriteTable(w io.Writer, baseline string) error {
 			fmt.Fprintln(w, "    "+l)
 		}
 	}
-	fmt.Fprintln(w, "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound; vs [i]: [i]'s time / this time")
+	fmt.Fprintln(w, "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound; vs [i]: [i]'s time / this time"+r.vendorLegend())
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
@@ -254,7 +320,7 @@ func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
 			fmt.Fprintf(w, "  - %s\n", mdEscape(l))
 		}
 	}
-	fmt.Fprintf(w, "\n*of roof*: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound; *vs [i]*: [i]'s time / this time.\n\n")
+	fmt.Fprintf(w, "\n*of roof*: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound; *vs [i]*: [i]'s time / this time%s.\n\n", r.vendorLegend())
 	fmt.Fprintf(w, "| %s |\n|", strings.Join(header, " | "))
 	for i := range header {
 		if i < 2 {

@@ -64,6 +64,10 @@ func (in *Inputs[T]) Next() []*engine.Buffer[T] {
 // Next): the inputs Verify checks the output of the last Run against.
 func (in *Inputs[T]) Last() [][]T { return in.host[in.last] }
 
+// LastBuffers returns the device arrays of the set Next returned last (the first set before
+// any Next), for a Verify that must run again on the inputs of the last Run.
+func (in *Inputs[T]) LastBuffers() []*engine.Buffer[T] { return in.dev[in.last] }
+
 // Sets returns the number of input sets.
 func (in *Inputs[T]) Sets() int { return len(in.host) }
 

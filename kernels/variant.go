@@ -41,6 +41,12 @@ type Variant struct {
 	Setup func(q *engine.Queue, p Params) (Instance, error)
 }
 
+// LibraryReporter is implemented by the instances of vendor variants: Library names the
+// library that ran and its version ("cuBLAS 13.0.2"), for reports.
+type LibraryReporter interface {
+	Library() string
+}
+
 // Portable returns the variant list of an op that has only its portable OpenCL C kernel.
 func Portable(setup func(q *engine.Queue, p Params) (Instance, error)) []Variant {
 	return []Variant{PortableVariant(setup)}

@@ -26,6 +26,7 @@ type benchOptions struct {
 	quick     bool
 	portable  bool
 	variants  []string
+	vendor    bool
 	count     int
 	warmup    int
 	seed      uint64
@@ -65,6 +66,15 @@ warp shuffles on a CUDA device, the portable OpenCL C kernel elsewhere; 'prism k
 cross-API comparison; --variant NAME,... runs each case once per variant named, side by side
 on one device ("all": every variant of each op). Every report names the variant that ran.
 
+--vendor runs each case a second time through the device's vendor library, on the same
+inputs, queue and buffers, verified and timed the same way: cuBLAS and cuFFT on CUDA
+devices, CLBlast and clFFT on OpenCL devices (loaded at run time; PRISM_VENDOR_PATH lists
+directories to search first). Reports gain a "vs vendor" column per device, the vendor's
+time over Prism's (above 1: Prism is faster), and name each library with its version; an
+op no vendor library computes says "none". Vendor baselines for ops without a callable
+library (CUB sort and scan, SDPA) come from scripts/vendor.py through PyTorch, as a
+pseudo-device "vendor:ID" that 'prism report a.json vendor.json' puts beside the run.
+
 Output: a table on stdout, or --json (schema: docs/bench.schema.json, fields: docs/BENCH.md),
 --csv, --markdown, or --benchstat (Go benchmark format: benchstat old.txt new.txt).
 Progress goes to stderr: a bar on a terminal, lines otherwise, nothing with -q.
@@ -74,6 +84,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
   prism bench --device opencl:0:0 --ops stream/triad --sizes 1M,16M --count 20
   prism bench --all-devices --baseline cuda:0 --portable
   prism bench --device cuda:0 --ops reduce/sum --variant all
+  prism bench --device cuda,opencl --ops gemm,fft --vendor
   prism bench --all-devices --json > results.json
   prism bench --benchstat --count 10 > new.txt && benchstat old.txt new.txt`,
 		Args: cobra.NoArgs,
@@ -90,6 +101,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	_ = f.MarkDeprecated("size", "use --sizes")
 	f.BoolVar(&opts.quick, "quick", false, "each op's quick size, smaller ceiling runs, --count 5 --warmup 1 unless given")
 	f.BoolVar(&opts.portable, "portable", false, "portable OpenCL C kernels on every backend (no vendor-specific variants)")
+	f.BoolVar(&opts.vendor, "vendor", false, "also run each case through the device's vendor library (cuBLAS, cuFFT, CLBlast, clFFT) and report vendor time / Prism time")
 	f.StringSliceVar(&opts.variants, "variant", nil, "run each case once per variant named, comma-separated, or all (default: the first that fits each device; see prism kernels --device)")
 	f.IntVar(&opts.count, "count", 10, "timed runs per case")
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
@@ -167,7 +179,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		devs = append(devs, d)
 	}
 	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Quick: opts.quick, Count: opts.count,
-		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Telemetry: openNVML}
+		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Vendor: opts.vendor, Telemetry: openNVML}
 	if !opts.quiet {
 		errOut := cmd.ErrOrStderr()
 		cfg.Progress = bench.NewProgress(errOut, isTerminal(errOut))

@@ -627,3 +627,53 @@ func hasType(v any, name string) bool {
 	}
 	return false
 }
+
+// TestBenchVendor runs `prism bench --vendor` on an OpenCL device: GEMM and FFT cases carry
+// the vendor library's verified, timed result and a "vs vendor" column; an op no library
+// computes says so; the JSON still matches the schema.
+func TestBenchVendor(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	out, err := execPrism(t, "bench", "--device", ids[0], "--ops", "gemm/nn/float32,fft/c2c/float32,stream/copy/float32",
+		"--sizes", "4K", "--count", "3", "--warmup", "1", "--vendor", "--json", "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if errs := loadSchema(t).validate(doc); len(errs) > 0 {
+		t.Errorf("the report does not match docs/bench.schema.json:\n%s", strings.Join(errs, "\n"))
+	}
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Config.Vendor || len(rep.Devices) != 1 || len(rep.Devices[0].Results) != 3 {
+		t.Fatalf("config %+v, %d devices", rep.Config, len(rep.Devices))
+	}
+	for _, res := range rep.Devices[0].Results {
+		switch {
+		case res.Family == "stream":
+			if res.Vendor != nil || !strings.Contains(res.NoVendor, "no vendor library routine") {
+				t.Errorf("%s: vendor %v, no_vendor %q; want none, saying so", res.Case, res.Vendor, res.NoVendor)
+			}
+		case res.Vendor == nil:
+			t.Errorf("%s: no vendor result (%q)", res.Case, res.NoVendor)
+		case res.Vendor.Skipped != "":
+			t.Logf("%s: vendor library skipped: %s", res.Case, res.Vendor.Skipped)
+		case !res.Vendor.OK() || !res.Vendor.VendorLibrary || res.Vendor.Library == "":
+			t.Errorf("%s: vendor result %+v, want verified and timed, naming its library", res.Case, *res.Vendor)
+		}
+	}
+	table, err := execPrism(t, "bench", "--device", ids[0], "--ops", "gemm/nn/float32,stream/copy/float32",
+		"--sizes", "4K", "--count", "2", "--warmup", "1", "--vendor", "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[1] vs vendor", "none", "vendor libraries:"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}

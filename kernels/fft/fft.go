@@ -96,6 +96,9 @@ func newFFT[T kernels.Float](dev *engine.Device, wg, ept, radix int) (*FFT[T], e
 
 // Close releases the kernels, tables and scratch. Idempotent.
 func (f *FFT[T]) Close() error {
+	if f == nil {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {

@@ -51,9 +51,10 @@ func fftOp[T kernels.Float](kind fftKind, doc, sizeDoc string, def, quick int) k
 	return kernels.Op{
 		Name: name, Family: "fft", Type: kernels.TypeName[T](), Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: def, QuickSize: quick,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupFFT[T](q, name, kind, p)
-		}),
+		Variants: append(vendorVariants[T](name, kind),
+			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupFFT[T](q, name, kind, p)
+			})),
 	}
 }
 
@@ -70,7 +71,13 @@ type fftInstance[T kernels.Float] struct {
 	out        *engine.Buffer[T]
 }
 
-func setupFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params) (_ kernels.Instance, err error) {
+func setupFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params) (kernels.Instance, error) {
+	return newFFTInstance[T](q, name, kind, p, true)
+}
+
+// newFFTInstance sets up the shape, input sets and output of an fft op; kernel compiles
+// Prism's FFT (vendor variants run a library instead).
+func newFFTInstance[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params, kernel bool) (_ *fftInstance[T], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -93,11 +100,11 @@ func setupFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, p ker
 	if kind == fftR2C {
 		inLen, outLen = in.n, in.n+2
 	}
-	f, err := NewFFT[T](q.Device())
-	if err != nil {
-		return nil, err
+	if kernel {
+		if in.f, err = NewFFT[T](q.Device()); err != nil {
+			return nil, err
+		}
 	}
-	in.f = f
 	defer func() {
 		if err != nil {
 			in.Close()

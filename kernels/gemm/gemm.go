@@ -238,6 +238,9 @@ func newGEMM[T kernels.Float](dev *engine.Device, ts, tsk, wpt int) (*GEMM[T], e
 
 // Close releases the compiled kernel. Idempotent.
 func (g *GEMM[T]) Close() error {
+	if g == nil {
+		return nil
+	}
 	return errors.Join(g.kern.Close(), g.prog.Close())
 }
 

@@ -49,9 +49,10 @@ func gemmOp[T kernels.Float](op string, ta, tb bool, batch int) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "gemm", Type: kernels.TypeName[T](), Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 4096 * 4096, QuickSize: 256 * 256,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupGEMM[T](q, name, ta, tb, batch, p)
-		}),
+		Variants: append(vendorVariants[T](name, ta, tb, batch),
+			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupGEMM[T](q, name, ta, tb, batch, p)
+			})),
 	}
 }
 
@@ -67,7 +68,13 @@ type gemmInstance[T kernels.Float] struct {
 	seed        uint64
 }
 
-func setupGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params) (_ kernels.Instance, err error) {
+func setupGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params) (kernels.Instance, error) {
+	return newGEMMInstance[T](q, name, ta, tb, batch, p, true)
+}
+
+// newGEMMInstance sets up the shape and input sets of a GEMM op and the output D; kernel
+// compiles Prism's GEMM (vendor variants run a library instead).
+func newGEMMInstance[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params, kernel bool) (_ *gemmInstance[T], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -76,11 +83,15 @@ func setupGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
 	}
-	g, err := NewGEMM[T](q.Device())
-	if err != nil {
-		return nil, err
+	if kernels.TypeOf[T]().FP64 && !q.Device().Info().FP64 {
+		return nil, fmt.Errorf("kernels: %s has no fp64: %w", q.Device().ID(), engine.ErrUnsupported)
 	}
-	in := &gemmInstance[T]{g: g, shape: s, seed: p.Seed}
+	in := &gemmInstance[T]{shape: s, seed: p.Seed}
+	if kernel {
+		if in.g, err = NewGEMM[T](q.Device()); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err != nil {
 			in.Close()
