@@ -86,7 +86,8 @@ func ReadReportFile(path string) (*Report, error) {
 // CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.
 var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
-	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor"}
+	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor",
+	"working_set_bytes", "cache_resident"}
 
 // WriteCSV writes one row per result and device (RFC 4180, header first). status is ok,
 // skipped or failed.
@@ -120,7 +121,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 					}
 				}
 			}
-			err := cw.Write(append(row, vlib, vmed, vs, res.NoVendor))
+			err := cw.Write(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident)))
 			if err != nil {
 				return err
 			}

@@ -121,10 +121,16 @@ type Result struct {
 	// Fraction is achieved over attainable: GBs/CopyGBs when memory-bound, GFLOPs/peak when
 	// compute-bound.
 	Fraction float64 `json:"fraction"`
-	Verified bool    `json:"verified"`
-	Mismatch bool    `json:"mismatch,omitempty"` // the result differed from the reference
-	Skipped  string  `json:"skipped,omitempty"`
-	Err      string  `json:"error,omitempty"`
+	// WorkingSetBytes is the memory one run touches (the model's bytes: inputs read once,
+	// outputs written once). CacheResident marks a memory-bound case above 100% of the DRAM
+	// copy roof whose working set fits in the device's last-level cache
+	// (DeviceInfo.CacheBytes): reports say "cache-resident" instead of an impossible fraction.
+	WorkingSetBytes float64 `json:"working_set_bytes,omitempty"`
+	CacheResident   bool    `json:"cache_resident,omitempty"`
+	Verified        bool    `json:"verified"`
+	Mismatch        bool    `json:"mismatch,omitempty"` // the result differed from the reference
+	Skipped         string  `json:"skipped,omitempty"`
+	Err             string  `json:"error,omitempty"`
 	// Library is the vendor library that ran a vendor variant, with its version
 	// ("cuBLAS 13.0.2"); empty for Prism's own kernels.
 	Library string `json:"library,omitempty"`
@@ -150,8 +156,12 @@ func (r Result) Rate() (float64, string) {
 	return r.GBs, "GB/s"
 }
 
-// roofline fills Bound, AttainableGFLOPs and Fraction from the device's ceilings.
-func (r *Result) roofline(c Ceilings) {
+// roofline fills Bound, AttainableGFLOPs and Fraction from the device's ceilings, and
+// marks a memory-bound case CacheResident when its working set fits in the device's
+// last-level cache (cacheBytes) and it beats the DRAM copy roof: its fraction is then of a
+// roof it did not run under.
+func (r *Result) roofline(c Ceilings, cacheBytes int64) {
+	r.WorkingSetBytes = r.Bytes
 	peak := c.PeakGFLOPs(r.Type)
 	r.Bound, r.AttainableGFLOPs, r.Fraction = BoundMemory, 0, 0
 	if r.Flops > 0 && r.Bytes > 0 && c.CopyGBs > 0 {
@@ -166,6 +176,7 @@ func (r *Result) roofline(c Ceilings) {
 	case c.CopyGBs > 0:
 		r.Fraction = r.GBs / c.CopyGBs
 	}
+	r.CacheResident = r.Bound == BoundMemory && r.Fraction > 1 && cacheBytes > 0 && r.WorkingSetBytes <= float64(cacheBytes)
 }
 
 // ErrVerify is wrapped by every verification failure (it is kernels.ErrVerify).

@@ -29,13 +29,41 @@ func TestRoofline(t *testing.T) {
 		{"int type: no peak, memory roof", "int32", 10, 8, 40, 50, BoundMemory, 125, 0.4},
 	} {
 		r := Result{Type: tc.typ, Flops: tc.flops, Bytes: tc.bytes, GBs: tc.gbs, GFLOPs: tc.gflops}
-		r.roofline(c)
+		r.roofline(c, 0)
+		if r.CacheResident {
+			t.Errorf("%s: cache-resident on a device that reports no cache", tc.name)
+		}
 		if r.Bound != tc.bound || !near(r.AttainableGFLOPs, tc.attainable) || !near(r.Fraction, tc.fraction) {
 			t.Errorf("%s: bound %s, attainable %v, fraction %v; want %s, %v, %v", tc.name, r.Bound, r.AttainableGFLOPs, r.Fraction, tc.bound, tc.attainable, tc.fraction)
 		}
 		// The fraction is always achieved/attainable where there are FLOPs.
 		if tc.flops > 0 && !near(r.Fraction, r.GFLOPs/r.AttainableGFLOPs) {
 			t.Errorf("%s: fraction %v != GFLOPs/attainable %v", tc.name, r.Fraction, r.GFLOPs/r.AttainableGFLOPs)
+		}
+	}
+}
+
+// TestCacheResident: a memory-bound case above the copy roof is cache-resident only when its
+// working set fits in the last-level cache; a compute-bound one never is.
+func TestCacheResident(t *testing.T) {
+	c := Ceilings{CopyGBs: 100, FP32GFLOPs: 1000}
+	for _, tc := range []struct {
+		name         string
+		bytes, flops float64
+		gbs, gflops  float64
+		cache        int64
+		want         bool
+	}{
+		{"fits, above the roof", 12 << 20, 0, 150, 0, 32 << 20, true},
+		{"fits, below the roof", 12 << 20, 0, 90, 0, 32 << 20, false},
+		{"too large for the cache", 64 << 20, 0, 150, 0, 32 << 20, false},
+		{"no cache reported", 12 << 20, 0, 150, 0, 0, false},
+		{"compute-bound", 1 << 20, 1 << 40, 150, 1200, 32 << 20, false},
+	} {
+		r := Result{Type: "float32", Bytes: tc.bytes, Flops: tc.flops, GBs: tc.gbs, GFLOPs: tc.gflops}
+		r.roofline(c, tc.cache)
+		if r.CacheResident != tc.want || r.WorkingSetBytes != tc.bytes {
+			t.Errorf("%s: cache-resident %v, working set %v; want %v, %v", tc.name, r.CacheResident, r.WorkingSetBytes, tc.want, tc.bytes)
 		}
 	}
 }

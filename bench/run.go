@@ -172,10 +172,10 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 				cfg.Progress.step(id, step)
 				res := RunCase(ctx, cfg, q, op, size, variant)
 				if res.OK() {
-					res.roofline(dr.Ceilings)
+					res.roofline(dr.Ceilings, dr.Device.CacheBytes)
 				}
 				if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" {
-					res.Vendor, res.NoVendor = runVendor(ctx, cfg, q, op, size, dr.Ceilings)
+					res.Vendor, res.NoVendor = runVendor(ctx, cfg, q, op, size, dr.Ceilings, dr.Device.CacheBytes)
 				}
 				dr.Results = append(dr.Results, res)
 				if ctx.Err() != nil {
@@ -189,7 +189,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 
 // runVendor runs the first vendor variant of op that fits q's device, or says why there
 // is none.
-func runVendor(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, c Ceilings) (*Result, string) {
+func runVendor(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, c Ceilings, cacheBytes int64) (*Result, string) {
 	dev := q.Device()
 	var names []string
 	for _, v := range op.Variants {
@@ -202,7 +202,7 @@ func runVendor(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, 
 		}
 		res := RunCase(ctx, cfg, q, op, size, v.Name)
 		if res.OK() {
-			res.roofline(c)
+			res.roofline(c, cacheBytes)
 		}
 		return &res, ""
 	}

@@ -101,7 +101,11 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, "FAILED", "-", "-")
 			default:
 				v, unit := res.Rate()
-				row = append(row, FormatDuration(res.Stats.Median), trimFloat(v)+" "+unit, fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound)))
+				roof := fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound))
+				if res.CacheResident {
+					roof = "cache-resident"
+				}
+				row = append(row, FormatDuration(res.Stats.Median), trimFloat(v)+" "+unit, roof)
 			}
 			if i != base {
 				cell := "-"
@@ -290,7 +294,7 @@ func (r *Report) WriteTable(w io.Writer, baseline string) error {
 			fmt.Fprintln(w, "    "+l)
 		}
 	}
-	fmt.Fprintln(w, "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound; vs [i]: [i]'s time / this time"+r.vendorLegend())
+	fmt.Fprintln(w, "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound (cache-resident: above the DRAM copy roof with a working set that fits in the last-level cache); vs [i]: [i]'s time / this time"+r.vendorLegend())
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
@@ -320,7 +324,7 @@ func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
 			fmt.Fprintf(w, "  - %s\n", mdEscape(l))
 		}
 	}
-	fmt.Fprintf(w, "\n*of roof*: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound; *vs [i]*: [i]'s time / this time%s.\n\n", r.vendorLegend())
+	fmt.Fprintf(w, "\n*of roof*: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound (*cache-resident*: above the DRAM copy roof with a working set that fits in the last-level cache); *vs [i]*: [i]'s time / this time%s.\n\n", r.vendorLegend())
 	fmt.Fprintf(w, "| %s |\n|", strings.Join(header, " | "))
 	for i := range header {
 		if i < 2 {

@@ -109,6 +109,7 @@ const (
 	paramMaxMemAllocSize      = 0x1010 // cl_ulong
 	paramGlobalMemSize        = 0x101F // cl_ulong
 	paramLocalMemSize         = 0x1023 // cl_ulong
+	paramGlobalMemCacheSize   = 0x101E // cl_ulong
 	paramDeviceName           = 0x102B
 	paramDeviceVendor         = 0x102C
 	paramDriverVersion        = 0x102D

@@ -193,6 +193,9 @@ func describe(q infoQuery) (driver.DeviceInfo, error) {
 	if v, err := queryUlong(q, paramLocalMemSize); err == nil {
 		info.LocalMemBytes = int64(v)
 	}
+	if v, err := queryUlong(q, paramGlobalMemCacheSize); err == nil {
+		info.CacheBytes = int64(v)
+	}
 	if v, err := querySizes(q, paramMaxWorkGroupSize); err == nil {
 		info.MaxWorkGroupSize = int(v[0])
 	}

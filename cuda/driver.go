@@ -258,6 +258,7 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 		GlobalMemBytes:   totalMem,
 		MaxAllocBytes:    totalMem, // CUDA has no per-allocation limit below the memory size
 		LocalMemBytes:    p.SharedMemPerBlock,
+		CacheBytes:       p.L2CacheBytes,
 		MaxWorkGroupSize: p.MaxThreadsPerBlock,
 		MaxWorkItemSizes: p.MaxBlockDim,
 		FP64:             true,

@@ -67,6 +67,10 @@ type DeviceInfo struct {
 	GlobalMemBytes  int64  `json:"global_mem_bytes"`
 	MaxAllocBytes   int64  `json:"max_alloc_bytes"`
 	LocalMemBytes   int64  `json:"local_mem_bytes"`
+	// CacheBytes is the device's last-level cache in front of global memory: the L2 of a
+	// GPU, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE on OpenCL (a CPU's last level); 0 when not
+	// reported. Benchmarks use it to tell a cache-resident case from a DRAM-bound one.
+	CacheBytes int64 `json:"cache_bytes,omitempty"`
 	// LocalMemOptInBytes is the most local (shared) memory one work-group may use when its
 	// kernel opts in to more than LocalMemBytes (CUDA's
 	// CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN); zero where there is no

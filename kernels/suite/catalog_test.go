@@ -2,6 +2,7 @@ package suite_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +85,39 @@ func TestSuiteOrder(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("Ops order:\n%v\nwant the families' order:\n%v", got, want)
+	}
+}
+
+// TestMatchShortNames: a name without its family selects that family's ops when only one
+// family has it; one found in several families, or none, is an error that helps.
+func TestMatchShortNames(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    []string // op names, or a substring of the error
+		err     error
+	}{
+		{"triad", []string{"stream/triad/float32", "stream/triad/float64"}, nil},
+		{"sum/int32", []string{"reduce/sum/int32"}, nil},
+		{"triad/float64", []string{"stream/triad/float64"}, nil},
+		{"2d", []string{"transpose/2d", "fft/2d"}, engine.ErrInvalidArg},
+		{"trid", []string{"closest: triad"}, engine.ErrNotFound},
+		{"gem", []string{"gemm"}, engine.ErrNotFound},
+	} {
+		ops, err := suite.Match(c.pattern)
+		if c.err != nil {
+			for _, w := range c.want {
+				if !errors.Is(err, c.err) || !strings.Contains(err.Error(), w) {
+					t.Errorf("Match(%q) = %v; want an error wrapping %v that mentions %q", c.pattern, err, c.err, w)
+				}
+			}
+			continue
+		}
+		var got []string
+		for _, op := range ops {
+			got = append(got, op.Name)
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("Match(%q) = %v, %v; want %v", c.pattern, got, err, c.want)
+		}
 	}
 }

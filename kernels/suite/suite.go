@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -120,8 +121,12 @@ func Lookup(name string) (kernels.Op, error) {
 // Match returns the ops selected by patterns, in Ops order. A pattern selects an op when it
 // equals its name or family, when it is a prefix of the name ending at a slash boundary
 // ("stream/triad" selects stream/triad/float32 and /float64), or when it matches the name
-// as a path.Match glob ("*/*/float64"). An empty list selects every op. A pattern that
-// selects nothing is an error wrapping engine.ErrNotFound.
+// as a path.Match glob ("*/*/float64"). Failing those, a short name without the family
+// selects the ops whose name without the family starts with it ("triad" selects
+// stream/triad/*, "sum/int32" reduce/sum/int32) when they belong to one family; a short
+// name found in several families is an error wrapping engine.ErrInvalidArg that lists
+// them. An empty list selects every op. A pattern that selects nothing is an error
+// wrapping engine.ErrNotFound that suggests the closest names.
 func Match(patterns ...string) ([]kernels.Op, error) {
 	all := Ops()
 	if len(patterns) == 0 {
@@ -141,7 +146,13 @@ func Match(patterns ...string) ([]kernels.Op, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("kernels: %q selects no operation (families: %s): %w", p, strings.Join(names(), ", "), engine.ErrNotFound)
+			short, err := matchShort(all, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, name := range short {
+				chosen[name] = true
+			}
 		}
 	}
 	var out []kernels.Op
@@ -168,4 +179,80 @@ func validVariants(op kernels.Op) bool {
 		seen[strings.ToLower(v.Name)] = true
 	}
 	return true
+}
+
+// matchShort returns the ops a short name selects (the op name without its family, or a
+// prefix of it at a slash boundary), or an error: ambiguous across families, or no match,
+// with the closest names.
+func matchShort(all []kernels.Op, p string) ([]string, error) {
+	var out []string
+	families := map[string]bool{}
+	for _, op := range all {
+		short := strings.TrimPrefix(op.Name, op.Family+"/")
+		if short == p || strings.HasPrefix(short, strings.TrimSuffix(p, "/")+"/") {
+			out = append(out, op.Name)
+			families[op.Family] = true
+		}
+	}
+	switch {
+	case len(families) > 1:
+		var fams []string
+		for _, f := range names() {
+			if families[f] {
+				fams = append(fams, f+"/"+p)
+			}
+		}
+		return nil, fmt.Errorf("kernels: %q is in several families: say which (%s): %w", p, strings.Join(fams, ", "), engine.ErrInvalidArg)
+	case len(out) == 0:
+		return nil, fmt.Errorf("kernels: %q selects no operation; closest: %s (see prism kernels): %w", p, strings.Join(closest(all, p, 3), ", "), engine.ErrNotFound)
+	}
+	return out, nil
+}
+
+// closest returns up to n candidate patterns (op names, families, short names) nearest to
+// p in edit distance, nearest first.
+func closest(all []kernels.Op, p string, n int) []string {
+	seen := map[string]bool{}
+	var cands []string
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			cands = append(cands, s)
+		}
+	}
+	for _, op := range all {
+		add(op.Family)
+		parts := strings.Split(op.Name, "/")
+		add(strings.Join(parts[:len(parts)-1], "/"))
+		add(op.Name)
+		if len(parts) > 1 {
+			add(parts[1])
+		}
+	}
+	dist := make(map[string]int, len(cands))
+	for _, c := range cands {
+		dist[c] = editDistance(strings.ToLower(p), strings.ToLower(c))
+	}
+	slices.SortStableFunc(cands, func(a, b string) int { return dist[a] - dist[b] })
+	return cands[:min(n, len(cands))]
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
