@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/prism-compute/prism/engine"
 )
 
 // WriteJSON writes the report as indented JSON, in the layout of docs/bench.schema.json.
@@ -81,6 +83,36 @@ func ReadReportFile(path string) (*Report, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
+}
+
+// ReadReportFiles reads one or more saved reports and merges them into the first: the
+// devices of the later ones are appended after its own (a device ID seen twice is an error
+// wrapping engine.ErrInvalidArg). It puts a vendor.py report ("vendor:cuda:0") beside the
+// run it is a baseline for.
+func ReadReportFiles(paths ...string) (*Report, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("bench: no report to read: %w", engine.ErrInvalidArg)
+	}
+	var out *Report
+	seen := map[string]string{}
+	for _, p := range paths {
+		r, err := ReadReportFile(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range r.Devices {
+			if prev, ok := seen[d.Device.ID]; ok {
+				return nil, fmt.Errorf("bench: device %s is in both %s and %s: %w", d.Device.ID, prev, p, engine.ErrInvalidArg)
+			}
+			seen[d.Device.ID] = p
+		}
+		if out == nil {
+			out = r
+			continue
+		}
+		out.Devices = append(out.Devices, r.Devices...)
+	}
+	return out, nil
 }
 
 // CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.

@@ -1,17 +1,28 @@
-"""Times the vendor libraries (cuBLAS, cuFFT, CUB/Thrust through PyTorch) on the shapes of
-Prism's default bench sizes, with CUDA events, so a Prism report can state its ratio to the
-vendor library measured on the same machine in the same session.
+"""Vendor baselines that have no library Prism can call (CUB's sort and scan, PyTorch's
+SDPA, softmax, layer norm) and the cuBLAS/cuFFT cases again, timed through PyTorch with
+CUDA events on the shapes of Prism's default bench sizes, and written as a Prism bench
+report (docs/bench.schema.json) whose one device is the pseudo-device "vendor:cuda:N".
+`prism report run.json vendor.json`, `prism plot` and the "vs vendor" columns then put each
+baseline beside Prism's result for the same case, size and device.
 
-Usage: python3 scripts/vendor.py > vendor.json   (on the GPU machine; needs PyTorch)
+Every case is checked before it is timed, against float64 on the same inputs (or, for the
+sort, against the sorted order): a result that does not verify is reported as failed, not
+timed. Times are the median of --count runs after --warmup, like prism bench.
+
+Usage (on the GPU machine; needs PyTorch): python3 scripts/vendor.py [--device N] [--count 10] > vendor.json
 """
+import argparse
+import datetime
 import json
 import math
+import platform
+import socket
 import sys
 
 import torch
 
 
-def timed(fn, count=20, warmup=3):
+def timed(fn, count, warmup):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -22,56 +33,141 @@ def timed(fn, count=20, warmup=3):
         fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    times.sort()
-    return times[len(times) // 2]
+        times.append(int(start.elapsed_time(end) * 1e6))  # ns
+    return times
+
+
+def rel_err(got, want):
+    got, want = got.double(), want.double()
+    return float(torch.linalg.vector_norm(got - want) / max(float(torch.linalg.vector_norm(want)), 1e-300))
 
 
 def main():
-    torch.backends.cuda.matmul.allow_tf32 = False  # plain fp32 FMA, as Prism's GEMM
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--count", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
     torch.backends.cudnn.allow_tf32 = False
-    dev = torch.device("cuda")
+    dev = torch.device("cuda", args.device)
+    torch.cuda.set_device(dev)
+    props = torch.cuda.get_device_properties(dev)
     g = torch.Generator(device=dev).manual_seed(1)
-    out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-           "cuda": torch.version.cuda, "results": []}
+    lib = f"cuBLAS/cuFFT/CUB via PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
+    results = []
 
-    def add(case, shape, seconds, flops=0.0, nbytes=0.0):
-        out["results"].append({"case": case, "shape": shape, "seconds": seconds,
-                               "gflops": flops / seconds / 1e9 if flops else 0.0,
-                               "gbs": nbytes / seconds / 1e9 if nbytes else 0.0})
+    def add(case, size, shape, fn, check, flops, nbytes):
+        family, _, typ = case.split("/")
+        res = {"case": case, "family": family, "type": typ, "size": size, "shape": shape,
+               "stats": {"runs": 0, "median_ns": 0, "min_ns": 0, "max_ns": 0},
+               "flops": flops, "bytes": nbytes, "gbs": 0.0, "gflops": 0.0, "attainable_gflops": 0.0,
+               "fraction": 0.0, "verified": False, "variant": "vendor", "vendor_library": True, "library": lib}
+        try:
+            err = check()
+        except Exception as e:  # a failing library call is a failed case, not a crash
+            err = f"{type(e).__name__}: {e}"
+        if err:
+            res["error"], res["mismatch"] = str(err), True
+            results.append(res)
+            print(f"vendor.py: {case}: {err}", file=sys.stderr)
+            return
+        res["verified"] = True
+        t = sorted(timed(fn, args.count, args.warmup))
+        med = t[len(t) // 2]
+        res["stats"] = {"runs": len(t), "median_ns": med, "min_ns": t[0], "max_ns": t[-1], "samples_ns": t}
+        res["gbs"] = nbytes / (med * 1e-9) / 1e9 if nbytes else 0.0
+        res["gflops"] = flops / (med * 1e-9) / 1e9 if flops else 0.0
+        results.append(res)
+        print(f"vendor.py: {case} {shape}: {med / 1e3:.1f} us", file=sys.stderr)
 
-    for dtype, name in ((torch.float32, "float32"), (torch.float64, "float64")):
+    def tol_check(got_fn, want_fn, tol):
+        def check():
+            e = rel_err(got_fn(), want_fn())
+            return None if e <= tol else f"relative error {e:.3g} > {tol:.3g}"
+        return check
+
+    # GEMM: size counts elements of C; M = N = K = sqrt(size). C = A B (beta = 0 here).
+    for dtype, name, tol in ((torch.float32, "float32", 1e-5), (torch.float64, "float64", 1e-12)):
         n = 4096
-        a = torch.rand(n, n, device=dev, dtype=dtype, generator=g)
-        b = torch.rand(n, n, device=dev, dtype=dtype, generator=g)
-        add(f"gemm/nn/{name}", f"M=N=K={n}", timed(lambda: a @ b), 2.0 * n ** 3, 3.0 * n * n * a.element_size())
+        a = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
+        b = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
+        sub = slice(0, 256)
+        add(f"gemm/nn/{name}", n * n, f"M=N=K={n}", lambda: a @ b,
+            tol_check(lambda: (a[sub] @ b), lambda: a[sub].double() @ b.double(), tol),
+            2.0 * n ** 3, 3.0 * n * n * a.element_size())
 
+    # FFT c2c: n = size complex points.
     n = 1 << 24
-    x = torch.complex(torch.rand(n, device=dev, generator=g), torch.rand(n, device=dev, generator=g))
-    add("fft/c2c/float32", f"n={n}", timed(lambda: torch.fft.fft(x)), 5.0 * n * math.log2(n), 2.0 * n * 8)
+    x = torch.complex(torch.rand(n, device=dev, generator=g) * 2 - 1, torch.rand(n, device=dev, generator=g) * 2 - 1)
+    add("fft/c2c/float32", n, f"n={n}", lambda: torch.fft.fft(x),
+        tol_check(lambda: torch.view_as_real(torch.fft.fft(x)), lambda: torch.view_as_real(torch.fft.fft(x.to(torch.complex128))), 1e-5),
+        5.0 * n * math.log2(n), 2.0 * n * 8)
 
+    # Reduce and scan: n = size elements.
     n = 1 << 25
-    f = torch.rand(n, device=dev, generator=g)
-    add("reduce/sum/float32", f"n={n}", timed(lambda: f.sum()), n, 4.0 * n)
-    add("scan/inclusive/float32", f"n={n}", timed(lambda: torch.cumsum(f, 0)), n, 8.0 * n)
+    f = torch.rand(n, device=dev, generator=g) * 2 - 1
+    add("reduce/sum/float32", n, f"n={n}", lambda: f.sum(),
+        lambda: None if abs(float(f.sum()) - float(f.double().sum())) <= 1e-4 * float(f.abs().double().sum()) else "sum differs",
+        float(n), 4.0 * n)
+    add("scan/inclusive/float32", n, f"n={n}", lambda: torch.cumsum(f, 0),
+        tol_check(lambda: torch.cumsum(f, 0)[-4096:], lambda: torch.cumsum(f.double(), 0)[-4096:], 1e-3), float(n), 8.0 * n)
+
+    # Sort: n = size keys, stable ascending (CUB radix sort through torch.sort).
     n = 1 << 24
     k = torch.randint(0, 2 ** 31 - 1, (n,), device=dev, dtype=torch.int64, generator=g).to(torch.int32)
-    add("sort/keys/uint32", f"n={n}", timed(lambda: torch.sort(k, stable=True)), 0, 8.0 * n)
+    add("sort/keys/uint32", n, f"n={n}", lambda: torch.sort(k, stable=True),
+        lambda: None if bool((torch.sort(k, stable=True).values.diff() >= 0).all()) else "not sorted",
+        0.0, 8.0 * 4 * n)
+
+    # Rows: cols = 1024, rows = size / cols.
     rows, cols = (1 << 26) // 1024, 1024
-    m = torch.rand(rows, cols, device=dev, generator=g)
-    add("softmax/rows/float32", f"rows={rows} cols={cols}", timed(lambda: torch.softmax(m, 1)), 0, 8.0 * rows * cols)
-    w, bias = torch.rand(cols, device=dev, generator=g), torch.rand(cols, device=dev, generator=g)
-    add("layernorm/rows/float32", f"rows={rows} cols={cols}",
-        timed(lambda: torch.nn.functional.layer_norm(m, (cols,), w, bias)), 0, 8.0 * rows * cols)
-    b_, h, s, d = 1, 8, 4096, 64
-    q = torch.rand(b_, h, s, d, device=dev, generator=g)
-    kk = torch.rand(b_, h, s, d, device=dev, generator=g)
-    v = torch.rand(b_, h, s, d, device=dev, generator=g)
+    m = torch.rand(rows, cols, device=dev, generator=g) * 16 - 8
+    add("softmax/rows/float32", rows * cols, f"rows={rows} cols={cols}", lambda: torch.softmax(m, 1),
+        tol_check(lambda: torch.softmax(m[:64], 1), lambda: torch.softmax(m[:64].double(), 1), 1e-5),
+        4.0 * rows * cols, 8.0 * rows * cols)
+    w = torch.rand(cols, device=dev, generator=g) + 0.5
+    bias = torch.rand(cols, device=dev, generator=g) - 0.5
+    ln = torch.nn.functional.layer_norm
+    add("layernorm/rows/float32", rows * cols, f"rows={rows} cols={cols}", lambda: ln(m, (cols,), w, bias),
+        tol_check(lambda: ln(m[:64], (cols,), w, bias), lambda: ln(m[:64].double(), (cols,), w.double(), bias.double()), 1e-5),
+        8.0 * rows * cols, (8.0 * rows * cols + 8.0 * cols))
+
+    # Attention: batch 1, heads 8, dim 64, seq = size / 512.
+    size = 2097152
+    b_, h, s, d = 1, 8, size // 512, 64
+    q = torch.rand(b_, h, s, d, device=dev, generator=g) - 0.5
+    kk = torch.rand(b_, h, s, d, device=dev, generator=g) - 0.5
+    v = torch.rand(b_, h, s, d, device=dev, generator=g) - 0.5
     sdpa = torch.nn.functional.scaled_dot_product_attention
-    add("attention/full/float32", f"b={b_} h={h} seq={s} dim={d}", timed(lambda: sdpa(q, kk, v)), 4.0 * b_ * h * s * s * d)
-    add("attention/causal/float32", f"b={b_} h={h} seq={s} dim={d}",
-        timed(lambda: sdpa(q, kk, v, is_causal=True)), 2.0 * b_ * h * s * s * d)
-    json.dump(out, sys.stdout, indent=2)
+    for causal, name, flops in ((False, "full", 4.0 * b_ * h * s * s * d), (True, "causal", 2.0 * b_ * h * s * s * d)):
+        add(f"attention/{name}/float32", size, f"batch={b_} heads={h} seq={s} dim={d}",
+            lambda c=causal: sdpa(q, kk, v, is_causal=c),
+            tol_check(lambda c=causal: sdpa(q[:, :1], kk[:, :1], v[:, :1], is_causal=c),
+                      lambda c=causal: sdpa(q[:, :1].double(), kk[:, :1].double(), v[:, :1].double(), is_causal=c), 1e-4),
+            flops, 4.0 * b_ * h * s * d * 4)
+
+    free, total = torch.cuda.mem_get_info(dev)
+    report = {
+        "schema": 1, "prism_version": "scripts/vendor.py", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "host": socket.gethostname(), "go_version": "python " + platform.python_version(), "goos": sys.platform,
+        "goarch": platform.machine(), "command": sys.argv,
+        "config": {"quick": False, "count": args.count, "warmup": args.warmup, "seed": 1, "portable": False},
+        "devices": [{
+            "device": {"id": f"vendor:cuda:{args.device}", "name": props.name, "vendor": "NVIDIA", "platform": lib,
+                       "kind": "gpu", "api_version": f"CUDA {torch.version.cuda}", "driver_version": "",
+                       "compute_units": props.multi_processor_count, "clock_mhz": 0, "global_mem_bytes": total,
+                       "max_alloc_bytes": total, "local_mem_bytes": 0, "max_work_group_size": 1024,
+                       "max_work_item_sizes": [1024, 1024, 64], "fp64": True, "fp16": True},
+            "backend": "vendor",
+            "ceilings": {"copy_gbs": 0, "copy_how": "not measured", "copy_bytes": 0, "fp32_gflops": 0, "fp64_gflops": 0,
+                         "peak_how": "not measured"},
+            "overheads": {"first_build_ns": 0, "second_build_ns": 0, "launch_async_ns": 0, "launch_sync_ns": 0},
+            "telemetry": {"available": False, "samples": 0, "interval_ms": 0, "reason": "not sampled by vendor.py"},
+            "results": results,
+        }],
+    }
+    json.dump(report, sys.stdout, indent=1)
     print()
 
 

@@ -17,7 +17,7 @@ type plotOptions struct {
 func newPlotCmd() *cobra.Command {
 	opts := &plotOptions{}
 	cmd := &cobra.Command{
-		Use:   "plot RESULTS.json -o CHART",
+		Use:   "plot RESULTS.json [MORE.json...] -o CHART",
 		Short: "Draw a bench report: bars per case and device, or a roofline per device",
 		Long: `Draw a 'prism bench --json' report as a chart, 1100 pixels wide.
 
@@ -50,10 +50,11 @@ both charts and the tables in one page.`,
 		Example: `  prism plot results.json -o chart.svg
   prism plot results.json -o times.png --metric time
   prism plot results.json -o vs-vendor.svg --metric vendor
+  prism plot results.json vendor.json -o vs-vendor.svg --metric vendor   # scripts/vendor.py baselines
   prism plot results.json -o roofline.png --roofline`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return plotRun(cmd, opts, args[0])
+			return plotRun(cmd, opts, args)
 		},
 	}
 	f := cmd.Flags()
@@ -63,7 +64,7 @@ both charts and the tables in one page.`,
 	return cmd
 }
 
-func plotRun(cmd *cobra.Command, opts *plotOptions, in string) error {
+func plotRun(cmd *cobra.Command, opts *plotOptions, in []string) error {
 	if opts.output == "" {
 		return usageError{fmt.Errorf("-o CHART is required (.%s)", strings.Join(bench.PlotFormats, ", ."))}
 	}
@@ -80,7 +81,7 @@ func plotRun(cmd *cobra.Command, opts *plotOptions, in string) error {
 	if alias, ok := bench.PlotMetricAliases[opts.metric]; ok {
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism plot: --metric %s is deprecated: use --metric %s\n", opts.metric, alias)
 	}
-	rep, err := bench.ReadReportFile(in)
+	rep, err := bench.ReadReportFiles(in...)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,13 @@ type reportOptions struct {
 func newReportCmd() *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report RESULTS.json",
+		Use:   "report RESULTS.json [MORE.json...]",
 		Short: "Print a saved bench report as a table, Markdown, CSV, benchstat input or an HTML page",
 		Long: `Read a 'prism bench --json' report and print it again in another form: the terminal
 table (default), --markdown, --csv, --benchstat or --json (normalized to the current
-schema). Run the benchmark once, then render it as often as needed.
+schema). Run the benchmark once, then render it as often as needed. Several files are
+merged, their devices side by side: a report of scripts/vendor.py (pseudo-device
+vendor:cuda:0) gives the cases no callable library covers their "vs vendor" baseline.
 
 --html FILE writes one self-contained HTML page instead (- for stdout): the run's
 metadata (date, commit, command, host), the devices with their measured ceilings, the
@@ -34,8 +36,9 @@ attached as it is.`,
 		Example: `  prism bench --all-devices --json > run.json
   prism report run.json --markdown --baseline cuda:0 > run.md
   prism report run.json --benchstat > run.txt
-  prism report run.json --html run.html`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+  prism report run.json --html run.html
+  prism report run.json vendor.json --html run.html   # with scripts/vendor.py's baselines`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
 			for _, b := range []bool{opts.json, opts.csv, opts.markdown, opts.benchstat, opts.html != ""} {
@@ -46,7 +49,7 @@ attached as it is.`,
 			if n > 1 {
 				return usageError{fmt.Errorf("--json, --csv, --markdown, --benchstat and --html exclude each other")}
 			}
-			rep, err := bench.ReadReportFile(args[0])
+			rep, err := bench.ReadReportFiles(args...)
 			if err != nil {
 				return err
 			}

@@ -677,3 +677,39 @@ func TestBenchVendor(t *testing.T) {
 		}
 	}
 }
+
+// TestReportMergesVendorReport: `prism report run.json vendor.json` puts a vendor.py report
+// (pseudo-device vendor:ID) beside the run, with its ratio in the plot's vendor metric; a
+// device in both files is refused.
+func TestReportMergesVendorReport(t *testing.T) {
+	dir, a, _ := twoRuns(t)
+	rep := readReport(t, a)
+	id := rep.Devices[0].Device.ID
+	rep.Devices[0].Device.ID = bench.VendorPrefix + id
+	for i := range rep.Devices[0].Results {
+		rep.Devices[0].Results[i].Variant, rep.Devices[0].Results[i].VendorLibrary = "vendor", true
+	}
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := filepath.Join(dir, "vendor.json")
+	if err := os.WriteFile(v, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := execPrism(t, "report", a, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[1] " + id, "[2] " + bench.VendorPrefix + id, "[2] vs [1]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("merged report lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := execPrism(t, "plot", a, v, "--metric", "vendor", "-o", filepath.Join(dir, "vendor.svg")); err != nil {
+		t.Errorf("plot --metric vendor of the merged reports: %v", err)
+	}
+	if _, err := execPrism(t, "report", a, a); err == nil || !strings.Contains(err.Error(), "is in both") {
+		t.Errorf("the same device twice: %v, want an error", err)
+	}
+}
