@@ -89,5 +89,7 @@ gpu-bundle: deps
 	  echo "$(GO) test -c -o .gpu/$$(echo $$p | tr / -).test ./$$p"; \
 	  $(GO) test -c -o .gpu/$$(echo $$p | tr / -).test ./$$p; \
 	done
+	mkdir -p .gpu/lib  # CLBlast and clFFT for NVIDIA's OpenCL there (PRISM_VENDOR_PATH)
+	cp -L /lib/x86_64-linux-gnu/libclblast.so.1 /lib/x86_64-linux-gnu/libclFFT.so.2 .gpu/lib/
 	git rev-parse HEAD > .gpu/COMMIT
 	cp scripts/gpu-run.sh scripts/vendor.py .gpu/

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine from the repository root, with .gpu/ carried there
 # (make gpu-bundle). MODE=test runs the test binaries with PRISM_REQUIRE (logs, sanitizer);
-# MODE=bench runs `prism bench --all-devices` once and renders it (JSON, Markdown, table,
-# SVG and PNG chart) plus the vendor libraries through PyTorch (scripts/vendor.py);
-# MODE=all does both. Writes at most 7 files under $OUT (the device tool returns 8; the
-# caller tees stdout into the eighth).
+# MODE=bench runs `prism bench $BENCH_ARGS` once (every device, with the vendor libraries:
+# cuBLAS/cuFFT, and CLBlast/clFFT from .gpu/lib), scripts/vendor.py's PyTorch baselines, and
+# renders both together (JSON, Markdown, HTML page, bar chart, rooflines); MODE=all does
+# both. Writes at most 7 files under $OUT (the device tool returns 8; the caller tees
+# stdout into the eighth).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 MODE=${MODE:-all}
 export PRISM_REQUIRE=${PRISM_REQUIRE:-cuda,opencl}
 export POCL_WORK_GROUP_SPECIALIZATION=0 POCL_CACHE_DIR=/tmp/pocl-cache
-BENCH_ARGS=${BENCH_ARGS:---all-devices --count 10}
+# CLBlast and clFFT travel in .gpu/lib (make gpu-bundle); cuBLAS and cuFFT are on the loader path.
+export PRISM_VENDOR_PATH=${PRISM_VENDOR_PATH:-$PWD/.gpu/lib}
+BENCH_ARGS=${BENCH_ARGS:---all-devices --count 10 --vendor}
 status=0
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; echo "commit $(cat .gpu/COMMIT)"; date -u; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
@@ -48,15 +51,18 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
   # A fresh kernel cache, so the first build of each device in the bench is cold.
   export PRISM_CACHE_DIR=$(mktemp -d)
   echo "== prism bench $BENCH_ARGS"
-  .gpu/prism bench $BENCH_ARGS --json > "$OUT/bench.json" 2> "$OUT/bench.err" || status=1
-  grep -v "^\S*: \[" "$OUT/bench.err" | tail -20
-  .gpu/prism report "$OUT/bench.json" > "$OUT/bench.txt" && cat "$OUT/bench.txt"
-  .gpu/prism report "$OUT/bench.json" --markdown > "$OUT/bench.md" || status=1
-  .gpu/prism plot "$OUT/bench.json" -o "$OUT/bench.svg" || status=1
-  .gpu/prism plot "$OUT/bench.json" -o "$OUT/bench.png" || status=1
+  .gpu/prism bench $BENCH_ARGS --json > "$OUT/bench.json" 2> /tmp/bench.err || status=1
+  grep -v "^\S*: \[" /tmp/bench.err | tail -20
+  reports="$OUT/bench.json"
   if [ "${VENDOR:-1}" = 1 ] && python3 -c "import torch" 2>/dev/null; then
-    echo "== vendor libraries through PyTorch"
-    python3 .gpu/vendor.py > "$OUT/vendor.json" && cat "$OUT/vendor.json"
+    echo "== vendor baselines through PyTorch (scripts/vendor.py)"
+    python3 .gpu/vendor.py --count 10 > "$OUT/vendor.json" || status=1
+    reports="$reports $OUT/vendor.json"
   fi
+  .gpu/prism report $reports > /tmp/bench.txt && cat /tmp/bench.txt
+  .gpu/prism report $reports --markdown > "$OUT/bench.md" || status=1
+  .gpu/prism report $reports --html "$OUT/bench.html" || status=1
+  .gpu/prism plot $reports -o "$OUT/bench.png" || status=1
+  .gpu/prism plot $reports -o "$OUT/roofline.png" --roofline || status=1
 fi
 exit $status
