@@ -79,17 +79,20 @@ bench: deps
 
 # Everything the GPU machine needs, built here (it has no Go): see docs/PERFORMANCE.md.
 gpu-bundle: deps
-	mkdir -p .gpu
-	$(GO) build -buildvcs=auto -o .gpu/prism ./cmd/prism
-	$(GO) test -c -o .gpu/cl.test ./cl
-	$(GO) test -c -o .gpu/cuda.test ./cuda
-	$(GO) test -c -o .gpu/bench.test ./bench
-	$(GO) test -c -o .gpu/telemetry.test ./platform/telemetry
+	rm -rf .gpu && mkdir -p .gpu/lib .gpu-pack
+	$(GO) build -buildvcs=auto -ldflags='-s -w' -o .gpu/prism ./cmd/prism
+	$(GO) test -c -ldflags='-s -w' -o .gpu/cl.test ./cl
+	$(GO) test -c -ldflags='-s -w' -o .gpu/cuda.test ./cuda
+	$(GO) test -c -ldflags='-s -w' -o .gpu/bench.test ./bench
+	$(GO) test -c -ldflags='-s -w' -o .gpu/telemetry.test ./platform/telemetry
 	@for p in $(KERNEL_PKGS); do \
-	  echo "$(GO) test -c -o .gpu/$$(echo $$p | tr / -).test ./$$p"; \
-	  $(GO) test -c -o .gpu/$$(echo $$p | tr / -).test ./$$p; \
+	  echo "$(GO) test -c -ldflags='-s -w' -o .gpu/$$(echo $$p | tr / -).test ./$$p"; \
+	  $(GO) test -c -ldflags='-s -w' -o .gpu/$$(echo $$p | tr / -).test ./$$p; \
 	done
-	mkdir -p .gpu/lib  # CLBlast and clFFT for NVIDIA's OpenCL there (PRISM_VENDOR_PATH)
+	# CLBlast and clFFT for NVIDIA's OpenCL there (PRISM_VENDOR_PATH=.gpu/lib).
 	cp -L /lib/x86_64-linux-gnu/libclblast.so.1 /lib/x86_64-linux-gnu/libclFFT.so.2 .gpu/lib/
 	git rev-parse HEAD > .gpu/COMMIT
 	cp scripts/gpu-run.sh scripts/vendor.py .gpu/
+	# One compressed archive, small enough to travel: unpack with tar -xJf there.
+	tar -C .gpu -cf - . | xz -6 -T2 > .gpu-pack/bundle.tar.xz
+	@ls -l .gpu-pack/bundle.tar.xz
