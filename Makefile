@@ -90,7 +90,7 @@ gpu-bundle: deps
 	  $(GO) test -c -ldflags='-s -w' -o .gpu/$$(echo $$p | tr / -).test ./$$p; \
 	done
 	# CLBlast and clFFT for NVIDIA's OpenCL there (PRISM_VENDOR_PATH=.gpu/lib).
-	cp -L /lib/x86_64-linux-gnu/libclblast.so.1 /lib/x86_64-linux-gnu/libclFFT.so.2 .gpu/lib/
+	cp -a /lib/x86_64-linux-gnu/libclblast.so.1* /lib/x86_64-linux-gnu/libclFFT.so.2* .gpu/lib/  # links kept: the version is in the file name
 	git rev-parse HEAD > .gpu/COMMIT
 	cp scripts/gpu-run.sh scripts/vendor.py .gpu/
 	# One compressed archive, small enough to travel: unpack with tar -xJf there.

@@ -108,6 +108,9 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 		if m == MetricVendor && !r.hasVendor(i) {
 			continue
 		}
+		if m == MetricRoof && r.Devices[i].Ceilings.CopyGBs <= 0 {
+			continue // no ceilings measured (a vendor pseudo-device): no roof to be a fraction of
+		}
 		series = append(series, i)
 	}
 	keys := r.rows()

@@ -150,7 +150,9 @@ func (r Result) OK() bool { return r.Verified && r.Err == "" && r.Skipped == "" 
 // Rate returns the result's main rate and its unit: GB/s when memory-bound, GFLOP/s when
 // compute-bound.
 func (r Result) Rate() (float64, string) {
-	if r.Bound == BoundCompute {
+	if r.Bound == BoundCompute || (r.Bound == "" && r.Flops > 0 && r.Bytes > 0 && r.Flops/r.Bytes > 4) {
+		// Compute-bound, or, where no roofline was drawn (no ceilings measured), an
+		// intensity above 4 FLOP/byte, which is compute-bound on every device measured.
 		return r.GFLOPs, "GFLOP/s"
 	}
 	return r.GBs, "GB/s"

@@ -102,8 +102,11 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 			default:
 				v, unit := res.Rate()
 				roof := fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound))
-				if res.CacheResident {
+				switch {
+				case res.CacheResident:
 					roof = "cache-resident"
+				case res.Bound == "":
+					roof = "-" // no ceilings measured (a vendor pseudo-device)
 				}
 				row = append(row, FormatDuration(res.Stats.Median), trimFloat(v)+" "+unit, roof)
 			}
