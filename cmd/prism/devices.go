@@ -116,9 +116,18 @@ func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery) {
 	}
 	for _, b := range dis.Backends {
 		if b.Err != nil {
-			fmt.Fprintf(errOut, "backend %s: %v\n", b.Name, b.Err)
+			fmt.Fprintln(errOut, backendError(b.Name, b.Err))
 		}
 	}
+}
+
+// backendError is the line that says why a backend is unavailable: its error, which names
+// the backend ("cuda: cannot load ..."), with the name put first only where it does not.
+func backendError(name string, err error) string {
+	if msg := err.Error(); strings.HasPrefix(msg, name+": ") {
+		return msg
+	}
+	return fmt.Sprintf("%s: %v", name, err)
 }
 
 func yesNo(b bool) string {
