@@ -9,7 +9,7 @@ import (
 
 const mod = "github.com/prism-compute/prism"
 
-// TestImportDirection keeps the layers of DESIGN.md: cmd -> bench -> kernels, platform ->
+// TestImportDirection keeps the layers of docs/ARCHITECTURE.md: cmd -> bench -> kernels, platform ->
 // engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver; the
 // kernels base imports only engine, each kernel family (a package under kernels/) only the
 // base and engine, never another family, and only kernels/suite knows every family; and

@@ -39,7 +39,7 @@ func loadedLibrary(name string) string {
 }
 
 // driverCache says where the platform named keeps the programs it compiles, which this
-// package leaves to the driver (DESIGN.md: OpenCL drivers keep their own caches), or ""
+// package leaves to the driver (OpenCL drivers keep their own caches), or ""
 // for a driver whose cache is not known here.
 func driverCache(platform string) string {
 	switch {

@@ -5,7 +5,8 @@ package cuda
 // own minimal declarations, the functions are pointers found with dlsym, and each is called
 // through a small C trampoline (Go cannot call a C function pointer). Where the driver
 // exports a function under several ABI versions, the table names the one whose signature
-// is declared here (cuMemAlloc_v2, not the legacy cuMemAlloc: DESIGN.md, Known hazards).
+// is declared here (cuMemAlloc_v2, not the legacy cuMemAlloc, which is exported too with
+// another signature).
 //
 // Every function here is a thin wrapper that returns the call's status; callers add the
 // call's name and arguments to errors, and run the calls that need a current context on

@@ -13,7 +13,7 @@ import (
 
 // The prelude tests push every kernel of the suite (kernels/*.cl) through the CUDA
 // translation with Debian's clang-15, which compiles CUDA device code to PTX without a
-// CUDA toolkit (DESIGN.md, Known hazards): the text compiled is exactly what Build gives
+// CUDA toolkit (docs/ARCHITECTURE.md, "One kernel source, two compilers"): the text compiled is exactly what Build gives
 // NVRTC (translate), and the prelude's part 2, the OpenCL-to-CUDA mapping, is the same for
 // both compilers. A kernel that uses a construct the prelude cannot carry fails here, on
 // a machine without a GPU, the day it is written.

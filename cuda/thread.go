@@ -9,8 +9,8 @@ import (
 // *osThread runs them on the caller's goroutine instead, so that code can use one
 // unconditionally. Both backends have this helper, with the same semantics (cl/thread.go,
 // cuda/thread.go); the CUDA backend gives each open device one, on which the device's primary
-// context is current (DESIGN.md, Known hazards: a CUDA context is current per OS thread, and
-// goroutines move between threads at cgo calls). Every CUDA call that needs the context is
+// context is current (a CUDA context is current per OS thread, and goroutines move between
+// threads at cgo calls). Every CUDA call that needs the context is
 // made through it; the calls of all the queues, buffers and programs of one open device are
 // therefore serialized, which the driver would largely do anyway, and none of them ever runs
 // without its context.
