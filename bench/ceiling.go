@@ -69,7 +69,7 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 		}
 		// A ceiling from a copy that did nothing would flatter every case.
 		var probe [1]float32
-		if err := dst.Read(q, n-1, probe[:]); err != nil {
+		if err := dst.Read(ctx, q, n-1, probe[:]); err != nil {
 			return 0, "", 0, err
 		}
 		if probe[0] != v {

@@ -303,7 +303,7 @@ func TestLaunch(t *testing.T) {
 			t.Fatal(err)
 		}
 		part := make([]float32, 50)
-		if err := z.Read(q, 0, part); err != nil {
+		if err := z.Read(ctx, q, 0, part); err != nil {
 			t.Fatal(err)
 		}
 		for i, v := range part {

@@ -379,7 +379,7 @@ func TestHostBuffer(t *testing.T) {
 			t.Fatal(err)
 		}
 		clear(xs)
-		if err := buf.Read(q, 0, xs); err != nil {
+		if err := buf.Read(t.Context(), q, 0, xs); err != nil {
 			t.Fatal(err)
 		}
 		for i, v := range xs {

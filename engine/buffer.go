@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"unsafe"
@@ -54,7 +55,8 @@ func NewBuffer[T Scalar](d *Device, n int) (*Buffer[T], error) {
 	return b, nil
 }
 
-// Upload allocates a buffer on q's device holding a copy of src.
+// Upload allocates a buffer on q's device holding a copy of src (a Write with a context that is
+// never done).
 func Upload[T Scalar](q *Queue, src []T) (*Buffer[T], error) {
 	if err := q.check(); err != nil {
 		return nil, err
@@ -63,7 +65,7 @@ func Upload[T Scalar](q *Queue, src []T) (*Buffer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Write(q, 0, src); err != nil {
+	if err := b.Write(context.Background(), q, 0, src); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -99,47 +101,69 @@ func (b *Buffer[T]) onQueue(q *Queue) error {
 	return b.sameDevice(q.dev)
 }
 
-// Write copies src into the buffer starting at element offset. It returns when src may be
-// reused.
-func (b *Buffer[T]) Write(q *Queue, offset int, src []T) error {
+// transferChunk is the most a Read or Write moves in one driver call: between chunks they
+// look at their context, so that cancelling it stops a large transfer within a few
+// milliseconds (64 MiB take about 3 ms over PCIe 5, 10 ms over PCIe 4).
+const transferChunk = 64 << 20
+
+// Write copies src into the buffer starting at element offset, after the commands enqueued
+// on q before it. It returns when src may be reused, or when ctx is done (an error wrapping
+// ctx.Err(); a part of src may then have been written).
+func (b *Buffer[T]) Write(ctx context.Context, q *Queue, offset int, src []T) error {
 	if err := b.onQueue(q); err != nil {
 		return err
 	}
 	if err := b.span("write", offset, len(src)); err != nil {
 		return err
 	}
-	if len(src) == 0 {
-		return nil
-	}
 	es := int64(SizeOf[T]())
-	if err := q.drv.Write(b.drv, int64(offset)*es, unsafe.Pointer(&src[0]), int64(len(src))*es); err != nil {
-		return fmt.Errorf("engine: write %s: %w", q.dev.id, err)
-	}
-	return nil
+	return transfer(ctx, q, "write", len(src), es, func(from, n int) error {
+		return q.drv.Write(b.drv, int64(offset+from)*es, unsafe.Pointer(&src[from]), int64(n)*es)
+	})
 }
 
-// Read copies len(dst) elements starting at element offset into dst.
-func (b *Buffer[T]) Read(q *Queue, offset int, dst []T) error {
+// Read copies len(dst) elements starting at element offset into dst, after the commands
+// enqueued on q before it. It returns when the data is in dst, or when ctx is done (an error
+// wrapping ctx.Err(); dst is then partly written).
+func (b *Buffer[T]) Read(ctx context.Context, q *Queue, offset int, dst []T) error {
 	if err := b.onQueue(q); err != nil {
 		return err
 	}
 	if err := b.span("read", offset, len(dst)); err != nil {
 		return err
 	}
-	if len(dst) == 0 {
-		return nil
-	}
 	es := int64(SizeOf[T]())
-	if err := q.drv.Read(b.drv, int64(offset)*es, unsafe.Pointer(&dst[0]), int64(len(dst))*es); err != nil {
-		return fmt.Errorf("engine: read %s: %w", q.dev.id, err)
+	return transfer(ctx, q, "read", len(dst), es, func(from, n int) error {
+		return q.drv.Read(b.drv, int64(offset+from)*es, unsafe.Pointer(&dst[from]), int64(n)*es)
+	})
+}
+
+// transfer moves n elements of es bytes in chunks of at most transferChunk bytes through
+// move(from, count), checking ctx before each.
+func transfer(ctx context.Context, q *Queue, what string, n int, es int64, move func(from, count int) error) error {
+	if ctx == nil {
+		return fmt.Errorf("engine: %s: nil context: %w", what, ErrInvalidArg)
+	}
+	step := int(max(transferChunk/es, 1))
+	for from := 0; from < n; from += step {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("engine: %s %s: %w", what, q.dev.id, err)
+		}
+		if err := move(from, min(step, n-from)); err != nil {
+			return fmt.Errorf("engine: %s %s: %w", what, q.dev.id, err)
+		}
 	}
 	return nil
 }
 
-// Download returns a new slice holding the whole buffer.
+// Download returns a new slice holding the whole buffer: Read of every element with a
+// context that is never done (use Read to cancel).
 func (b *Buffer[T]) Download(q *Queue) ([]T, error) {
+	if b == nil {
+		return nil, fmt.Errorf("engine: download: nil buffer: %w", ErrInvalidArg)
+	}
 	out := make([]T, b.n)
-	if err := b.Read(q, 0, out); err != nil {
+	if err := b.Read(context.Background(), q, 0, out); err != nil {
 		return nil, err
 	}
 	return out, nil

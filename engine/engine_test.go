@@ -180,8 +180,8 @@ func TestRefusedCallsNeverReachDriver(t *testing.T) {
 		{"wrong argument count", "Queue.Launch", engine.ErrInvalidArg, func() error { return q.Launch(k, engine.Range1D(128, 64), args[:4]...) }},
 		{"int argument", "Queue.Launch", engine.ErrInvalidArg, func() error { return q.Launch(k, engine.Range1D(128, 64), 100, int32(0), float32(1), x, x) }},
 		{"closed kernel", "Queue.Launch", engine.ErrClosed, func() error { return q.Launch(closedK, engine.Range1D(128, 64), args...) }},
-		{"write out of range", "Queue.Write", engine.ErrInvalidArg, func() error { return x.Write(q, 99, make([]float32, 2)) }},
-		{"read out of range", "Queue.Read", engine.ErrInvalidArg, func() error { return x.Read(q, 101, nil) }},
+		{"write out of range", "Queue.Write", engine.ErrInvalidArg, func() error { return x.Write(t.Context(), q, 99, make([]float32, 2)) }},
+		{"read out of range", "Queue.Read", engine.ErrInvalidArg, func() error { return x.Read(t.Context(), q, 101, nil) }},
 		{"fill out of range", "Queue.Fill", engine.ErrInvalidArg, func() error { return x.Fill(q, 50, 51, 0) }},
 		{"overlapping copy", "Queue.Copy", engine.ErrInvalidArg, func() error { return x.CopyFrom(q, 10, x, 0, 20) }},
 		{"zero-length buffer", "Device.Alloc", engine.ErrInvalidArg, func() error { _, err := engine.NewBuffer[int32](dev, 0); return err }},
@@ -358,5 +358,52 @@ func TestSmall(t *testing.T) {
 	t.Setenv("PRISM_TEST_SIZE", "")
 	if enginetest.Small() {
 		t.Error("Small() = true with PRISM_TEST_SIZE unset")
+	}
+}
+
+// TestTransferContext: Read and Write stop at a done context with an error wrapping its
+// cause, and move large transfers in chunks (each one a driver call) so that they can.
+func TestTransferContext(t *testing.T) {
+	dev, err := engine.Open(context.Background(), "fake:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	q, err := dev.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 20 << 20 // 80 MiB of float32: two chunks
+	b, err := engine.NewBuffer[float32](dev, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	buf := make([]float32, n)
+	if err := b.Write(ctx, q, 0, buf); !errors.Is(err, context.Canceled) {
+		t.Errorf("Write with a cancelled context: %v, want context.Canceled", err)
+	}
+	if err := b.Read(ctx, q, 0, buf); !errors.Is(err, context.Canceled) {
+		t.Errorf("Read with a cancelled context: %v, want context.Canceled", err)
+	}
+	for i := range buf {
+		buf[i] = float32(i % 1000)
+	}
+	before := fake.DeviceCalls(dev.Driver(), "")
+	if err := b.Write(context.Background(), q, 0, buf); err != nil {
+		t.Fatal(err)
+	}
+	if calls := fake.DeviceCalls(dev.Driver(), "") - before; calls != 2 {
+		t.Errorf("an 80 MiB write made %d driver calls, want 2 chunks", calls)
+	}
+	got := make([]float32, n)
+	if err := b.Read(context.Background(), q, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, n/2 - 1, n / 2, n - 1} {
+		if got[i] != buf[i] {
+			t.Fatalf("element %d = %v, want %v", i, got[i], buf[i])
+		}
 	}
 }

@@ -77,11 +77,11 @@ func roundTrip[T engine.Scalar](t *testing.T, s *suite, n int) {
 	checkBits(t, "Upload then Download", download(t, q, b), want, 0)
 
 	want = random[T](r, n)
-	if err := b.Write(q, 0, want); err != nil {
+	if err := b.Write(t.Context(), q, 0, want); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	got := make([]T, n)
-	if err := b.Read(q, 0, got); err != nil {
+	if err := b.Read(t.Context(), q, 0, got); err != nil {
 		t.Fatalf("Read: %v", err)
 	}
 	checkBits(t, "Write then Read", got, want, 0)
@@ -106,13 +106,13 @@ func partial[T engine.Scalar](t *testing.T, s *suite, n int) {
 	for _, w := range windows(n) {
 		off, cnt := w[0], w[1]
 		data := random[T](r, cnt)
-		if err := b.Write(q, off, data); err != nil {
+		if err := b.Write(t.Context(), q, off, data); err != nil {
 			t.Fatalf("Write of %d at %d: %v", cnt, off, err)
 		}
 		copy(model[off:], data)
 		for _, rw := range windows(n) {
 			got := make([]T, rw[1])
-			if err := b.Read(q, rw[0], got); err != nil {
+			if err := b.Read(t.Context(), q, rw[0], got); err != nil {
 				t.Fatalf("Read of %d at %d: %v", rw[1], rw[0], err)
 			}
 			checkBits(t, fmt.Sprintf("after Write of %d at %d, Read of %d at %d", cnt, off, rw[1], rw[0]), got, model[rw[0]:rw[0]+rw[1]], 0)
@@ -183,8 +183,8 @@ func zeroLength[T engine.Scalar](t *testing.T, s *suite) {
 		name string
 		err  error
 	}{
-		{"Write", b.Write(q, 7, nil)},
-		{"Read", b.Read(q, 7, nil)},
+		{"Write", b.Write(t.Context(), q, 7, nil)},
+		{"Read", b.Read(t.Context(), q, 7, nil)},
 		{"Fill", b.Fill(q, 7, 0, sentinel[T]())},
 		{"CopyFrom", b.CopyFrom(q, 7, b, 0, 0)},
 	} {

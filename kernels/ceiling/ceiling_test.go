@@ -92,7 +92,7 @@ func TestCopy(t *testing.T) {
 		for _, n := range kerneltest.EdgeSizes(256) {
 			x := kernels.RandFloats[float32](rng, n, -1, 1)
 			src := kerneltest.NewBuffer[float32](t, dev, n)
-			if err := src.Write(q, 0, x); err != nil {
+			if err := src.Write(t.Context(), q, 0, x); err != nil {
 				t.Fatal(err)
 			}
 			dst := kerneltest.NewBuffer[float32](t, dev, n)
@@ -123,7 +123,7 @@ func TestEmpty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.x.Write(q, 0, []int32{7}); err != nil {
+		if err := e.x.Write(t.Context(), q, 0, []int32{7}); err != nil {
 			t.Fatal(err)
 		}
 		for range 3 {
@@ -132,7 +132,7 @@ func TestEmpty(t *testing.T) {
 			}
 		}
 		var got [1]int32
-		if err := e.x.Read(q, 0, got[:]); err != nil {
+		if err := e.x.Read(t.Context(), q, 0, got[:]); err != nil {
 			t.Fatal(err)
 		}
 		if got[0] != 7 {

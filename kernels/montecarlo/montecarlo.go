@@ -1,6 +1,7 @@
 package montecarlo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -344,7 +345,7 @@ func scratchRun[E uint32 | float32](dev *engine.Device, q *engine.Queue, parts i
 		return 0, err
 	}
 	var r [1]E
-	if err := out.Read(q, 0, r[:]); err != nil {
+	if err := out.Read(context.Background(), q, 0, r[:]); err != nil {
 		return 0, err
 	}
 	return r[0], nil

@@ -404,7 +404,7 @@ func TestMonteCarloOpVerify(t *testing.T) {
 						t.Fatal(err)
 					}
 					// The sample always holds the last element: make it wrong.
-					if err := in.(*mcGenInstance[float32]).out.Write(q, n-1, []float32{2.5}); err != nil {
+					if err := in.(*mcGenInstance[float32]).out.Write(t.Context(), q, n-1, []float32{2.5}); err != nil {
 						t.Fatal(err)
 					}
 					if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) {

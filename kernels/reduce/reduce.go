@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -339,7 +340,7 @@ func (r *Reduce[T]) Reduce(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T
 		return 0, err
 	}
 	var v [1]T
-	err = out.Read(q, 0, v[:])
+	err = out.Read(context.Background(), q, 0, v[:])
 	return v[0], err
 }
 
@@ -395,10 +396,10 @@ func (r *Reduce[T]) Arg(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T, i
 	}
 	var v [1]T
 	var i [1]int32
-	if err := vals.Read(q, 0, v[:]); err != nil {
+	if err := vals.Read(context.Background(), q, 0, v[:]); err != nil {
 		return 0, 0, err
 	}
-	if err := idx.Read(q, 0, i[:]); err != nil {
+	if err := idx.Read(context.Background(), q, 0, i[:]); err != nil {
 		return 0, 0, err
 	}
 	return v[0], i[0], nil

@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -172,7 +173,7 @@ func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 	for _, r := range rowIdx {
 		if all != nil {
 			got = all[r*in.cols : (r+1)*in.cols]
-		} else if err := in.out.Read(q, r*in.cols, got); err != nil {
+		} else if err := in.out.Read(context.Background(), q, r*in.cols, got); err != nil {
 			return err
 		}
 		xr := x[r*in.cols : (r+1)*in.cols]

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -230,7 +231,7 @@ func (s *Stream[T]) Dot(q *engine.Queue, a, b *engine.Buffer[T]) (T, error) {
 		return 0, err
 	}
 	var r [1]T
-	if err := out.Read(q, 0, r[:]); err != nil {
+	if err := out.Read(context.Background(), q, 0, r[:]); err != nil {
 		return 0, err
 	}
 	return r[0], nil
