@@ -70,23 +70,6 @@ func TestCacheResident(t *testing.T) {
 
 func near(a, b float64) bool { return a == b || (a-b)/(a+b) < 1e-9 && (b-a)/(a+b) < 1e-9 }
 
-func TestSizes(t *testing.T) {
-	for in, want := range map[string]int{"1": 1, "4096": 4096, "64K": 64 << 10, "16m": 16 << 20, "1G": 1 << 30, "2Ki": 2048, "33000": 33000} {
-		got, err := ParseSize(in)
-		if err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-		if back, _ := ParseSize(FormatSize(want)); back != want {
-			t.Errorf("FormatSize(%d) = %q does not read back", want, FormatSize(want))
-		}
-	}
-	for _, in := range []string{"", "0", "-1", "1.5M", "K", "12Q", "1I", "99999999G"} {
-		if _, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q) accepted", in)
-		}
-	}
-}
-
 // result returns an OK result of case c with the given median, min and max in µs.
 func result(c string, med, lo, hi int) Result {
 	us := time.Microsecond

@@ -224,7 +224,7 @@ func (r *Report) deviceLines() [][]string {
 				fp64 = "none (no fp64)"
 			}
 			lines = append(lines, fmt.Sprintf("ceilings: copy %s GB/s (%s, 2 x %s), fp32 %s GFLOP/s, fp64 %s",
-				trimFloat(c.CopyGBs), c.CopyHow, fmtBytes(c.CopyBytes), trimFloat(c.FP32GFLOPs), fp64))
+				trimFloat(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes), trimFloat(c.FP32GFLOPs), fp64))
 		}
 		if o := d.Overheads; o.FirstBuild > 0 {
 			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
@@ -366,16 +366,6 @@ func FormatDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
 	}
-}
-
-func fmtBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%d B", b)
 }
 
 // trimFloat formats a rate with three significant digits (at least the units).

@@ -18,24 +18,21 @@ import (
 )
 
 type benchOptions struct {
-	devices   []string
-	all       bool
-	ops       []string
-	sizes     []string
-	size      int // deprecated --size
-	quick     bool
-	portable  bool
-	variants  []string
-	vendor    bool
-	count     int
-	warmup    int
-	seed      uint64
-	baseline  string
-	json      bool
-	csv       bool
-	markdown  bool
-	benchstat bool
-	quiet     bool
+	devices  []string
+	all      bool
+	ops      []string
+	sizes    []string
+	size     int // deprecated --size
+	quick    bool
+	portable bool
+	variants []string
+	vendor   bool
+	count    int
+	warmup   int
+	seed     uint64
+	baseline string
+	quiet    bool
+	outputFlags
 }
 
 func newBenchCmd() *cobra.Command {
@@ -76,7 +73,8 @@ library (CUB sort and scan, SDPA) come from scripts/vendor.py through PyTorch, a
 pseudo-device "vendor:ID" that 'prism report a.json vendor.json' puts beside the run.
 
 Output: a table on stdout, or --json (schema: docs/bench.schema.json, fields: docs/BENCH.md),
---csv, --markdown, or --benchstat (Go benchmark format: benchstat old.txt new.txt).
+--csv, --markdown (--md), or --benchstat (Go benchmark format: benchstat old.txt new.txt);
+--out FILE writes it to FILE instead, whole or not at all.
 Progress goes to stderr: a bar on a terminal, lines otherwise, nothing with -q.
 
 Exits with code 4 if any result fails verification, 3 if no device is found.`,
@@ -107,17 +105,17 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the table's ratios compare with (default: the first device)")
-	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
-	f.BoolVar(&opts.csv, "csv", false, "print the results as CSV")
-	f.BoolVar(&opts.markdown, "markdown", false, "print the report as Markdown")
-	f.BoolVar(&opts.benchstat, "benchstat", false, "print the results in Go benchmark format, one line per timed run")
+	opts.add(f, "json", "csv", "markdown", "benchstat")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 
 func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	flags := cmd.Flags()
-	for _, group := range [][]string{{"json", "csv", "markdown", "benchstat"}, {"device", "all-devices"}, {"sizes", "size"}, {"portable", "variant"}} {
+	if err := opts.check(flags); err != nil {
+		return err
+	}
+	for _, group := range [][]string{{"device", "all-devices"}, {"sizes", "size"}, {"portable", "variant"}} {
 		var set []string
 		for _, name := range group {
 			if flags.Changed(name) {
@@ -189,7 +187,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		return err
 	}
 	rep.Command = commandLine(cmd)
-	werr := writeReport(cmd.OutOrStdout(), rep, opts.json, opts.csv, opts.markdown, opts.benchstat, opts.baseline)
+	werr := opts.write(cmd, func(w io.Writer) error {
+		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, opts.baseline)
+	})
 	if err := errors.Join(err, werr); err != nil {
 		return err
 	}

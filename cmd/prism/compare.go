@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/spf13/cobra"
@@ -11,7 +12,7 @@ type compareOptions struct {
 	threshold float64
 	alpha     float64
 	failOnReg bool
-	json      bool
+	outputFlags
 }
 
 func newCompareCmd() *cobra.Command {
@@ -51,7 +52,7 @@ Exits with code 1 when --fail-on-regression is given and a case is slower.`,
 	f.Float64Var(&opts.threshold, "threshold", bench.DefaultThreshold, "smallest relative change of the median that is flagged (0.05 is 5%; 0: every significant change)")
 	f.Float64Var(&opts.alpha, "alpha", bench.DefaultAlpha, "significance level of the Mann-Whitney U test")
 	f.BoolVar(&opts.failOnReg, "fail-on-regression", false, "exit non-zero when any case is flagged slower")
-	f.BoolVar(&opts.json, "json", false, "print the comparison as JSON")
+	opts.add(f, "json")
 	return cmd
 }
 
@@ -71,12 +72,12 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 		return err
 	}
 	cmp := bench.Compare(old, cur, bench.CompareOptions{Threshold: opts.threshold, Alpha: opts.alpha})
-	out := cmd.OutOrStdout()
-	if opts.json {
-		err = writeJSON(out, cmp)
-	} else {
-		err = cmp.WriteTable(out)
-	}
+	err = opts.write(cmd, func(out io.Writer) error {
+		if opts.json {
+			return writeJSON(out, cmp)
+		}
+		return cmp.WriteTable(out)
+	})
 	if err != nil {
 		return err
 	}

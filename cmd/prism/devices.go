@@ -1,19 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/platform"
 	"github.com/prism-compute/prism/platform/telemetry"
 	"github.com/spf13/cobra"
 )
 
 type devicesOptions struct {
-	json bool
+	outputFlags
 }
 
 func newDevicesCmd() *cobra.Command {
@@ -35,7 +37,7 @@ Exits with code 3 when no device is found at all.`,
 			return devicesRun(cmd, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of a table")
+	opts.add(cmd.Flags(), "json")
 	return cmd
 }
 
@@ -44,7 +46,11 @@ func devicesRun(cmd *cobra.Command, opts *devicesOptions) error {
 	if err != nil {
 		return err
 	}
-	out := cmd.OutOrStdout()
+	if err := opts.check(cmd.Flags()); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	out := opts.writer(cmd, &buf)
 	tel := sampleTelemetry(dis)
 	if opts.json {
 		v := struct {
@@ -61,6 +67,9 @@ func devicesRun(cmd *cobra.Command, opts *devicesOptions) error {
 				fmt.Fprintf(out, "telemetry %s: %s\n", d.ID, s)
 			}
 		}
+	}
+	if err := opts.flush(&buf); err != nil {
+		return err
 	}
 	if len(dis.Devices) == 0 {
 		return fmt.Errorf("no compute device found: %w", joinNoDevice(dis))
@@ -110,7 +119,7 @@ func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery) {
 		fmt.Fprintln(tw, "ID\tNAME\tKIND\tCUs\tMHz\tMEMORY\tFP64\tDRIVER\tSAME CARD")
 		for _, d := range dis.Devices {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.Name, d.Kind, d.ComputeUnits, d.ClockMHz,
-				fmtBytes(d.GlobalMemBytes), yesNo(d.FP64), d.DriverVersion, strings.Join(d.SameCard, ","))
+				bench.FormatBytes(d.GlobalMemBytes), yesNo(d.FP64), d.DriverVersion, strings.Join(d.SameCard, ","))
 		}
 		tw.Flush()
 	}
@@ -135,14 +144,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func fmtBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%d B", b)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -15,8 +16,8 @@ import (
 )
 
 type kernelsOptions struct {
-	json   bool
 	device string
+	outputFlags
 }
 
 func newKernelsCmd() *cobra.Command {
@@ -47,7 +48,7 @@ family, a prefix ("gemm/nn") or a glob ("*/*/float64").`,
 			return kernelsRun(cmd, opts, args)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the operations as JSON")
+	opts.add(cmd.Flags(), "json")
 	cmd.Flags().StringVar(&opts.device, "device", "", "check each operation's variants against this device (ID, backend or class)")
 	return cmd
 }
@@ -114,7 +115,14 @@ func variantCell(vs []variantJSON) string {
 }
 
 func kernelsRun(cmd *cobra.Command, opts *kernelsOptions, args []string) error {
-	out := cmd.OutOrStdout()
+	if err := opts.check(cmd.Flags()); err != nil {
+		return err
+	}
+	return opts.write(cmd, func(out io.Writer) error { return kernelsPrint(cmd, opts, args, out) })
+}
+
+// kernelsPrint writes the listing to out.
+func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out io.Writer) error {
 	ops := suite.Ops()
 	var dev *engine.Device
 	if opts.device != "" {

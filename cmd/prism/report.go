@@ -1,18 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/spf13/cobra"
 )
 
 type reportOptions struct {
-	json, csv, markdown, benchstat bool
-	html                           string
-	baseline                       string
+	html     string
+	baseline string
+	outputFlags
 }
 
 func newReportCmd() *cobra.Command {
@@ -40,14 +40,11 @@ attached as it is.`,
   prism report run.json vendor.json --html run.html   # with scripts/vendor.py's baselines`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n := 0
-			for _, b := range []bool{opts.json, opts.csv, opts.markdown, opts.benchstat, opts.html != ""} {
-				if b {
-					n++
-				}
+			if err := opts.check(cmd.Flags(), "html"); err != nil {
+				return err
 			}
-			if n > 1 {
-				return usageError{fmt.Errorf("--json, --csv, --markdown, --benchstat and --html exclude each other")}
+			if opts.html != "" && opts.out != "" {
+				return usageError{fmt.Errorf("--html names its own file: --out is for the other formats")}
 			}
 			rep, err := bench.ReadReportFiles(args...)
 			if err != nil {
@@ -56,14 +53,13 @@ attached as it is.`,
 			if opts.html != "" {
 				return writeHTML(cmd, rep, opts.html, opts.baseline)
 			}
-			return writeReport(cmd.OutOrStdout(), rep, opts.json, opts.csv, opts.markdown, opts.benchstat, opts.baseline)
+			return opts.write(cmd, func(w io.Writer) error {
+				return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, opts.baseline)
+			})
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
-	f.BoolVar(&opts.csv, "csv", false, "print the results as CSV")
-	f.BoolVar(&opts.markdown, "markdown", false, "print the report as Markdown")
-	f.BoolVar(&opts.benchstat, "benchstat", false, "print the results in Go benchmark format")
+	opts.add(f, "json", "csv", "markdown", "benchstat")
 	f.StringVar(&opts.html, "html", "", "write a self-contained HTML page with the charts to `FILE` (- for stdout)")
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the ratios compare with (default: the first device)")
 	return cmd
@@ -74,16 +70,11 @@ func writeHTML(cmd *cobra.Command, rep *bench.Report, path, baseline string) (er
 	if path == "-" {
 		return rep.WriteHTML(cmd.OutOrStdout(), baseline)
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := rep.WriteHTML(&buf, baseline); err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return rep.WriteHTML(f, baseline)
+	return writeFileAtomic(path, buf.Bytes())
 }
 
 // writeReport prints rep in the form the flags choose (the table when none is set).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +22,7 @@ type runOptions struct {
 	seed     uint64
 	portable bool
 	variants []string
-	json     bool
+	outputFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -63,7 +64,7 @@ Exits with code 4 if a result fails verification.`,
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.BoolVar(&opts.portable, "portable", false, "use only the portable OpenCL C kernels (no backend-specific variants)")
 	f.StringSliceVar(&opts.variants, "variant", nil, "run these variants of each op, comma-separated, or all (default: the first that fits the device)")
-	f.BoolVar(&opts.json, "json", false, "print the results as JSON")
+	opts.add(f, "json")
 	return cmd
 }
 
@@ -78,6 +79,9 @@ type runResult struct {
 func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	if opts.count <= 0 || opts.warmup < 0 {
 		return usageError{fmt.Errorf("--count must be positive and --warmup not negative")}
+	}
+	if err := opts.check(cmd.Flags()); err != nil {
+		return err
 	}
 	if opts.portable && len(opts.variants) > 0 {
 		return usageError{fmt.Errorf("--portable and --variant exclude each other (--variant portable runs the portable kernel)")}
@@ -107,7 +111,8 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants}
 	var results []runResult
 	var errs []error
-	out := cmd.OutOrStdout()
+	var buf bytes.Buffer
+	out := opts.writer(cmd, &buf)
 	for _, op := range ops {
 		n := size
 		if n == 0 {
@@ -140,6 +145,7 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 		enc.SetIndent("", "  ")
 		errs = append(errs, enc.Encode(results))
 	}
+	errs = append(errs, opts.flush(&buf)) // what ran is kept, failures included
 	return errors.Join(errs...)
 }
 
