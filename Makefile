@@ -69,10 +69,11 @@ oclgrind:
 	@echo "oclgrind: no memory error, race or uninitialized read"
 
 # A quick pass of the whole suite on every device found (each op at its QuickSize, ceilings
-# measured small): under 2 minutes on PoCL on 2 cores. RUN_ARGS adds flags (--json, --ops ...).
+# measured small), with each device's vendor library beside the GEMM and FFT cases
+# (CLBlast and clFFT on PoCL). RUN_ARGS adds flags (--json, --ops ...).
 run: build
 	./bin/prism devices
-	./bin/prism bench --all-devices --quick $(RUN_ARGS)
+	./bin/prism bench --all-devices --quick --vendor $(RUN_ARGS)
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./kernels/...
