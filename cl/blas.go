@@ -24,6 +24,10 @@ enum {
 	fn_CLBlastSgemmStridedBatched,
 	fn_CLBlastDgemmStridedBatched,
 	fn_CLBlastClearCache,
+	fn_CLBlastSaxpy,
+	fn_CLBlastDaxpy,
+	fn_CLBlastSdot,
+	fn_CLBlastDdot,
 	clblast_count
 };
 
@@ -67,6 +71,29 @@ static CLBlastStatusCode prism_clblast_gemm(int dbl, int ta, int tb, size_t m, s
 	return ((sgemm_fn)clblast[fn_CLBlastSgemm])(l, tra, trb, m, n, k, (float)alpha, am, 0, lda, bm, 0, ldb, (float)beta, cm, 0, ldc, &q, NULL);
 }
 
+// prism_clblast_axpy calls CLBlastSaxpy or CLBlastDaxpy: y = alpha*x + y, unit strides,
+// offsets 0; -1024 (CLBlastNotImplemented) where the library lacks the routine.
+static CLBlastStatusCode prism_clblast_axpy(int dbl, size_t n, double alpha, void *x, void *y, void *queue) {
+	cl_command_queue q = (cl_command_queue)queue;
+	if (dbl) {
+		if (clblast[fn_CLBlastDaxpy] == NULL) return -1024;
+		return ((CLBlastStatusCode (*)(size_t, double, cl_mem, size_t, size_t, cl_mem, size_t, size_t, cl_command_queue *, cl_event *))
+			clblast[fn_CLBlastDaxpy])(n, alpha, (cl_mem)x, 0, 1, (cl_mem)y, 0, 1, &q, NULL);
+	}
+	if (clblast[fn_CLBlastSaxpy] == NULL) return -1024;
+	return ((CLBlastStatusCode (*)(size_t, float, cl_mem, size_t, size_t, cl_mem, size_t, size_t, cl_command_queue *, cl_event *))
+		clblast[fn_CLBlastSaxpy])(n, (float)alpha, (cl_mem)x, 0, 1, (cl_mem)y, 0, 1, &q, NULL);
+}
+
+// prism_clblast_dot calls CLBlastSdot or CLBlastDdot: out[0] = x . y, unit strides.
+static CLBlastStatusCode prism_clblast_dot(int dbl, size_t n, void *out, void *x, void *y, void *queue) {
+	cl_command_queue q = (cl_command_queue)queue;
+	int fn = dbl ? fn_CLBlastDdot : fn_CLBlastSdot;
+	if (clblast[fn] == NULL) return -1024;
+	return ((CLBlastStatusCode (*)(size_t, cl_mem, size_t, cl_mem, size_t, size_t, cl_mem, size_t, size_t, cl_command_queue *, cl_event *))
+		clblast[fn])(n, (cl_mem)out, 0, (cl_mem)x, 0, 1, (cl_mem)y, 0, 1, &q, NULL);
+}
+
 static CLBlastStatusCode prism_clblast_clear_cache(void) {
 	if (clblast[fn_CLBlastClearCache] == NULL) {
 		return 0;
@@ -95,6 +122,10 @@ var clblastSymbols = []vendorSymbol{
 	{"CLBlastSgemmStridedBatched", false}, // CLBlast 1.3
 	{"CLBlastDgemmStridedBatched", false},
 	{"CLBlastClearCache", true},
+	{"CLBlastSaxpy", true},
+	{"CLBlastDaxpy", true},
+	{"CLBlastSdot", true},
+	{"CLBlastDdot", true},
 }
 
 // clblastState is the process's CLBlast: loaded once (a failure is tried again), with
@@ -197,6 +228,67 @@ func clblastGemmName(g driver.GemmArgs) string {
 		name += "StridedBatched"
 	}
 	return name
+}
+
+var _ driver.BLAS1 = (*blas)(nil)
+
+// Axpy enqueues CLBlastSaxpy or CLBlastDaxpy; the event spans the call.
+func (b *blas) Axpy(dq driver.Queue, a driver.AxpyArgs) (driver.Event, error) {
+	q, mem, err := b.level1(dq, a.Type, a.X, a.Y)
+	if err != nil {
+		return nil, err
+	}
+	name := map[bool]string{false: "CLBlastSaxpy", true: "CLBlastDaxpy"}[a.Type == driver.Float64]
+	return q.span(name, func(cq unsafe.Pointer) error {
+		st := C.prism_clblast_axpy(dblOf(a.Type), C.size_t(a.N), C.double(a.Alpha), mem[0], mem[1], cq)
+		return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+	})
+}
+
+// Dot enqueues CLBlastSdot or CLBlastDdot, the result in Out; the event spans the call.
+func (b *blas) Dot(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
+	q, mem, err := b.level1(dq, a.Type, a.Out, a.X, a.Y)
+	if err != nil {
+		return nil, err
+	}
+	name := map[bool]string{false: "CLBlastSdot", true: "CLBlastDdot"}[a.Type == driver.Float64]
+	return q.span(name, func(cq unsafe.Pointer) error {
+		st := C.prism_clblast_dot(dblOf(a.Type), C.size_t(a.N), mem[0], mem[1], mem[2], cq)
+		return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+	})
+}
+
+// level1 checks the handle and element type and returns the queue and the buffers' cl_mem.
+func (b *blas) level1(dq driver.Queue, t driver.ElemType, bufs ...driver.Buffer) (*queue, []unsafe.Pointer, error) {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, nil, errClosed("CLBlast handle")
+	}
+	if t != driver.Float32 && t != driver.Float64 {
+		return nil, nil, fmt.Errorf("cl: CLBlast level-1 routine of %v: %w", t, engine.ErrUnsupported)
+	}
+	q, err := queueOf(dq)
+	if err != nil {
+		return nil, nil, err
+	}
+	mem := make([]unsafe.Pointer, len(bufs))
+	for i, db := range bufs {
+		cb, err := asBuffer(db)
+		if err != nil {
+			return nil, nil, err
+		}
+		mem[i] = unsafe.Pointer(rawMem(cb.mem))
+	}
+	return q, mem, nil
+}
+
+func dblOf(t driver.ElemType) C.int {
+	if t == driver.Float64 {
+		return 1
+	}
+	return 0
 }
 
 func cbool(b bool) C.int {

@@ -26,6 +26,10 @@ enum {
 	fn_cublasSgemmStridedBatched,
 	fn_cublasDgemmStridedBatched,
 	fn_cublasGetProperty,
+	fn_cublasSaxpy,
+	fn_cublasDaxpy,
+	fn_cublasSdot,
+	fn_cublasDdot,
 	cublas_count
 };
 
@@ -102,6 +106,60 @@ static cublasStatus_t prism_cublas_gemm(cublasHandle_t h, void *stream, int dbl,
 		const float *, int, const float *, float *, int))cublas[fn_cublasSgemm])(
 		h, ta, tb, m, n, k, &al, A, lda, B, ldb, &be, C, ldc);
 }
+
+// prism_cublas_axpy binds the handle to the stream, then calls cublasSaxpy_v2 or
+// cublasDaxpy_v2 (y = alpha*x + y, unit strides, alpha in host memory: the handle's
+// pointer mode). 15 (CUBLAS_STATUS_NOT_SUPPORTED) where the library lacks the routine.
+static cublasStatus_t prism_cublas_axpy(cublasHandle_t h, void *stream, int dbl, int n, double alpha,
+	unsigned long long x, unsigned long long y, int *step) {
+	cublasStatus_t st;
+	*step = fn_cublasSetStream;
+	st = ((cublasStatus_t (*)(cublasHandle_t, cudaStream_t))cublas[fn_cublasSetStream])(h, (cudaStream_t)stream);
+	if (st != 0) return st;
+	if (dbl) {
+		double al = alpha;
+		*step = fn_cublasDaxpy;
+		if (cublas[fn_cublasDaxpy] == NULL) return 15;
+		return ((cublasStatus_t (*)(cublasHandle_t, int, const double *, const double *, int, double *, int))cublas[fn_cublasDaxpy])(
+			h, n, &al, (const double *)(uintptr_t)x, 1, (double *)(uintptr_t)y, 1);
+	}
+	float al = (float)alpha;
+	*step = fn_cublasSaxpy;
+	if (cublas[fn_cublasSaxpy] == NULL) return 15;
+	return ((cublasStatus_t (*)(cublasHandle_t, int, const float *, const float *, int, float *, int))cublas[fn_cublasSaxpy])(
+		h, n, &al, (const float *)(uintptr_t)x, 1, (float *)(uintptr_t)y, 1);
+}
+
+// prism_cublas_dot binds the handle to the stream and calls cublasSdot_v2 or cublasDdot_v2
+// with the result in device memory (CUBLAS_POINTER_MODE_DEVICE for the call, so that it
+// stays asynchronous), then puts the handle back in host pointer mode.
+static cublasStatus_t prism_cublas_dot(cublasHandle_t h, void *stream, int dbl, int n,
+	unsigned long long x, unsigned long long y, unsigned long long out, int *step) {
+	cublasStatus_t st, st2;
+	int fn = dbl ? fn_cublasDdot : fn_cublasSdot;
+	*step = fn_cublasSetStream;
+	st = ((cublasStatus_t (*)(cublasHandle_t, cudaStream_t))cublas[fn_cublasSetStream])(h, (cudaStream_t)stream);
+	if (st != 0) return st;
+	*step = fn;
+	if (cublas[fn] == NULL) return 15;
+	*step = fn_cublasSetPointerMode;
+	st = ((cublasStatus_t (*)(cublasHandle_t, int))cublas[fn_cublasSetPointerMode])(h, 1);
+	if (st != 0) return st;
+	*step = fn;
+	if (dbl) {
+		st = ((cublasStatus_t (*)(cublasHandle_t, int, const double *, int, const double *, int, double *))cublas[fn])(
+			h, n, (const double *)(uintptr_t)x, 1, (const double *)(uintptr_t)y, 1, (double *)(uintptr_t)out);
+	} else {
+		st = ((cublasStatus_t (*)(cublasHandle_t, int, const float *, int, const float *, int, float *))cublas[fn])(
+			h, n, (const float *)(uintptr_t)x, 1, (const float *)(uintptr_t)y, 1, (float *)(uintptr_t)out);
+	}
+	st2 = ((cublasStatus_t (*)(cublasHandle_t, int))cublas[fn_cublasSetPointerMode])(h, 0);
+	if (st == 0 && st2 != 0) {
+		*step = fn_cublasSetPointerMode;
+		return st2;
+	}
+	return st;
+}
 */
 import "C"
 
@@ -133,6 +191,10 @@ var cublasSymbols = []vendorSymbol{
 	{"cublasSgemmStridedBatched", false},
 	{"cublasDgemmStridedBatched", false},
 	{"cublasGetProperty", true},
+	{"cublasSaxpy_v2", true},
+	{"cublasDaxpy_v2", true},
+	{"cublasSdot_v2", true},
+	{"cublasDdot_v2", true},
 }
 
 // cublasDeps names the library a cuBLAS file needs from its own directory: cuBLASLt of
@@ -315,6 +377,91 @@ func (b *blas) Gemm(dq driver.Queue, g driver.GemmArgs) (driver.Event, error) {
 		}
 		return checkBLAS(call, st)
 	})
+}
+
+var _ driver.BLAS1 = (*blas)(nil)
+
+// Axpy enqueues cublasSaxpy_v2 or cublasDaxpy_v2 on the queue's stream; the event spans the
+// call.
+func (b *blas) Axpy(dq driver.Queue, a driver.AxpyArgs) (driver.Event, error) {
+	q, ptr, err := b.level1(dq, a.Type, a.N, a.X, a.Y)
+	if err != nil {
+		return nil, err
+	}
+	name := map[bool]string{false: "cublasSaxpy_v2", true: "cublasDaxpy_v2"}[a.Type == driver.Float64]
+	return q.command(name, func() error {
+		h, err := b.handle(q.stream)
+		if err != nil {
+			return err
+		}
+		var step C.int
+		st := BLASStatus(C.prism_cublas_axpy(h, unsafe.Pointer(q.stream), dblOf(a.Type), C.int(a.N), C.double(a.Alpha),
+			C.ulonglong(ptr[0]), C.ulonglong(ptr[1]), &step))
+		if st == BLASSuccess {
+			return nil
+		}
+		return checkBLAS(fmt.Sprintf("%s(n=%d)", cublasSymbols[int(step)].name, a.N), st)
+	})
+}
+
+// Dot enqueues cublasSdot_v2 or cublasDdot_v2 on the queue's stream, the result in Out
+// (device pointer mode for the call); the event spans the call.
+func (b *blas) Dot(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
+	q, ptr, err := b.level1(dq, a.Type, a.N, a.X, a.Y, a.Out)
+	if err != nil {
+		return nil, err
+	}
+	name := map[bool]string{false: "cublasSdot_v2", true: "cublasDdot_v2"}[a.Type == driver.Float64]
+	return q.command(name, func() error {
+		h, err := b.handle(q.stream)
+		if err != nil {
+			return err
+		}
+		var step C.int
+		st := BLASStatus(C.prism_cublas_dot(h, unsafe.Pointer(q.stream), dblOf(a.Type), C.int(a.N),
+			C.ulonglong(ptr[0]), C.ulonglong(ptr[1]), C.ulonglong(ptr[2]), &step))
+		if st == BLASSuccess {
+			return nil
+		}
+		return checkBLAS(fmt.Sprintf("%s(n=%d)", cublasSymbols[int(step)].name, a.N), st)
+	})
+}
+
+// level1 checks the handle, element type and length (cuBLAS takes an int) and returns the
+// queue and the buffers' device pointers.
+func (b *blas) level1(dq driver.Queue, t driver.ElemType, n int, bufs ...driver.Buffer) (*queue, []devptr, error) {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, nil, errClosed("cuBLAS handle")
+	}
+	if t != driver.Float32 && t != driver.Float64 {
+		return nil, nil, fmt.Errorf("cuda: cuBLAS level-1 routine of %v: %w", t, engine.ErrUnsupported)
+	}
+	if n > math.MaxInt32 {
+		return nil, nil, fmt.Errorf("cuda: cuBLAS takes at most 2^31-1 elements, not %d: %w", n, engine.ErrUnsupported)
+	}
+	q, ok := dq.(*queue)
+	if !ok || q == nil {
+		return nil, nil, fmt.Errorf("cuda: queue %T is not a CUDA queue: %w", dq, engine.ErrInvalidArg)
+	}
+	ptr := make([]devptr, len(bufs))
+	for i, db := range bufs {
+		cb, err := asBuffer(db)
+		if err != nil {
+			return nil, nil, err
+		}
+		ptr[i] = cb.ptr
+	}
+	return q, ptr, nil
+}
+
+func dblOf(t driver.ElemType) C.int {
+	if t == driver.Float64 {
+		return 1
+	}
+	return 0
 }
 
 func cbool(b bool) C.int {

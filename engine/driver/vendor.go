@@ -234,3 +234,29 @@ func LibraryVersion(path string) string {
 	}
 	return strings.Trim(v, ".")
 }
+
+// BLAS1 is implemented by BLAS handles that offer the level-1 routines the suite has
+// operations for. engine answers ErrUnsupported where a handle lacks it or a routine.
+type BLAS1 interface {
+	// Axpy enqueues Y = Alpha*X + Y over N elements (Y in place).
+	Axpy(q Queue, a AxpyArgs) (Event, error)
+	// Dot enqueues Out[0] = the sum of X[i]*Y[i] over N elements, written to device memory.
+	Dot(q Queue, a DotArgs) (Event, error)
+}
+
+// AxpyArgs is one Y = Alpha*X + Y; engine has checked that N >= 1 and that both buffers
+// hold N elements of Type, and Alpha is exact in Type.
+type AxpyArgs struct {
+	Type  ElemType
+	N     int
+	Alpha float64
+	X, Y  Buffer
+}
+
+// DotArgs is one Out[0] = X . Y; engine has checked that N >= 1, X and Y hold N elements of
+// Type and Out at least one.
+type DotArgs struct {
+	Type      ElemType
+	N         int
+	X, Y, Out Buffer
+}

@@ -96,6 +96,7 @@ func TestDevice(t *testing.T, id string, opts Options) {
 	t.Run("Closed", s.testClosed)
 	t.Run("Concurrency", s.testConcurrency)
 	t.Run("BLAS", s.testBLAS)
+	t.Run("BLAS1", s.testBLAS1)
 	t.Run("FFT", s.testFFT)
 	t.Run("VendorConcurrent", s.testVendorConcurrent)
 }

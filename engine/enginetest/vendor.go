@@ -687,3 +687,90 @@ func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed 
 	}
 	return q.Finish(context.Background())
 }
+
+// testBLAS1 checks the vendor BLAS's axpy and dot against float64 at sizes around the edges
+// of work-groups, with a guard band of sentinels after y and after the dot's output.
+func (s *suite) testBLAS1(t *testing.T) {
+	if s.opts.SkipVendor != "" {
+		t.Skip(s.opts.SkipVendor)
+	}
+	b, err := s.dev.BLAS()
+	RequireVendorOrSkip(t, s.dev, "blas", err)
+	t.Run("float32", func(t *testing.T) { blas1Tests[float32](t, s, b) })
+	t.Run("float64", func(t *testing.T) {
+		if !s.dev.Info().FP64 {
+			t.Skip("the device has no fp64")
+		}
+		blas1Tests[float64](t, s, b)
+	})
+}
+
+func blas1Tests[T float32 | float64](t *testing.T, s *suite, b *engine.BLAS) {
+	q := s.queue(t)
+	sizes := []int{1, 7, 255, 256, 257, 4097}
+	if !Small() {
+		sizes = append(sizes, 1<<20+3)
+	}
+	const guard = 16
+	eps := math.Nextafter32(1, 2) - 1
+	u := float64(eps) / 2
+	if engine.SizeOf[T]() == 8 {
+		u = 0x1p-53
+	}
+	for _, n := range sizes {
+		r := rng(t)
+		x, y := random[T](r, n), random[T](r, n)
+		alpha := T(1.5)
+		t.Run(fmt.Sprintf("axpy/n=%d", n), func(t *testing.T) {
+			bx := upload(t, q, x)
+			by := upload(t, q, append(append([]T{}, y...), sentinels[T](guard)...))
+			err := engine.Axpy(b, q, n, alpha, bx, by)
+			if errors.Is(err, engine.ErrUnsupported) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := download(t, q, by)
+			for i := range n {
+				want := float64(alpha)*float64(x[i]) + float64(y[i])
+				tol := 2 * u * (math.Abs(float64(alpha)*float64(x[i])) + math.Abs(float64(y[i])))
+				if d := math.Abs(float64(got[i]) - want); !(d <= tol) {
+					t.Fatalf("y[%d] = %v, want %v (|diff| %.3g > %.3g)", i, got[i], want, d, tol)
+				}
+			}
+			checkBits(t, "the guard band after y", got[n:], sentinels[T](guard), 0)
+		})
+		t.Run(fmt.Sprintf("dot/n=%d", n), func(t *testing.T) {
+			bx, by := upload(t, q, x), upload(t, q, y)
+			out := upload(t, q, sentinels[T](1+guard))
+			err := engine.Dot(b, q, n, bx, by, out)
+			if errors.Is(err, engine.ErrUnsupported) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := download(t, q, out)
+			var want, mag float64
+			for i := range n {
+				want += float64(x[i]) * float64(y[i])
+				mag += math.Abs(float64(x[i]) * float64(y[i]))
+			}
+			// Any summation order: gamma_{n+1} of the sum of |x_i y_i| (Higham 3.1).
+			k := float64(n + 1)
+			tol := k * u / (1 - k*u) * mag
+			if d := math.Abs(float64(got[0]) - want); !(d <= tol) {
+				t.Fatalf("dot = %v, want %v (|diff| %.3g > %.3g)", got[0], want, d, tol)
+			}
+			checkBits(t, "the guard band after the dot", got[1:], sentinels[T](guard), 0)
+		})
+	}
+	x := upload(t, q, []T{1, 2})
+	if err := engine.Axpy(b, q, 3, 1, x, x); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("axpy past the end of its buffers: %v, want ErrInvalidArg", err)
+	}
+	if err := engine.Dot(b, q, 0, x, x, x); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("dot of 0 elements: %v, want ErrInvalidArg", err)
+	}
+}

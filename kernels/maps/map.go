@@ -109,6 +109,9 @@ func newMap[T kernels.Float](dev *engine.Device, vec int) (*Map[T], error) {
 
 // Close releases the compiled kernels. Idempotent.
 func (m *Map[T]) Close() error {
+	if m == nil {
+		return nil
+	}
 	var errs []error
 	for _, k := range m.k {
 		errs = append(errs, k.Close())

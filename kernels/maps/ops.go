@@ -44,7 +44,8 @@ func mapOp[T kernels.Float](op MapOp) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "map", Type: kernels.TypeName[T](), Doc: mapDocs[op],
 		SizeDoc: "n elements per array", DefaultSize: 1 << 25, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) { return setupMap[T](q, name, op, p) }),
+		Variants: append(vendorVariants[T](name, op),
+			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) { return setupMap[T](q, name, op, p) })),
 	}
 }
 
@@ -59,19 +60,29 @@ type mapInstance[T kernels.Float] struct {
 	n    int
 }
 
-func setupMap[T kernels.Float](q *engine.Queue, name string, op MapOp, p kernels.Params) (_ kernels.Instance, err error) {
+func setupMap[T kernels.Float](q *engine.Queue, name string, op MapOp, p kernels.Params) (kernels.Instance, error) {
+	return newMapInstance[T](q, name, op, p, true)
+}
+
+// newMapInstance sets up the inputs and output of a map op; kernel compiles Prism's kernels
+// (vendor variants run a library instead).
+func newMapInstance[T kernels.Float](q *engine.Queue, name string, op MapOp, p kernels.Params, kernel bool) (_ *mapInstance[T], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
 	if p.Size > MapMax {
 		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MapMax, engine.ErrInvalidArg)
 	}
-	m, err := NewMap[T](q.Device())
-	if err != nil {
-		return nil, err
+	if kernels.TypeOf[T]().FP64 && !q.Device().Info().FP64 {
+		return nil, fmt.Errorf("kernels: %s has no fp64: %w", q.Device().ID(), engine.ErrUnsupported)
 	}
 	n := p.Size
-	in := &mapInstance[T]{op: op, m: m, n: n}
+	in := &mapInstance[T]{op: op, n: n}
+	if kernel {
+		if in.m, err = NewMap[T](q.Device()); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err != nil {
 			in.Close()

@@ -39,9 +39,10 @@ func streamOp[T kernels.Float](op StreamOp) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "stream", Type: kernels.TypeName[T](), Doc: streamDocs[op],
 		SizeDoc: "n elements per array", DefaultSize: 1 << 24, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupStream[T](q, name, op, p)
-		}),
+		Variants: append(vendorVariants[T](name, op),
+			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupStream[T](q, name, op, p)
+			})),
 	}
 }
 
@@ -60,17 +61,27 @@ func setupStream[T kernels.Float](q *engine.Queue, name string, op StreamOp, p k
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
-	s, err := NewStream[T](q.Device())
-	if err != nil {
-		return nil, err
+	return newStreamInstance[T](q, op, p, true)
+}
+
+// newStreamInstance sets up the inputs and output of a stream op; kernel compiles Prism's
+// kernels (vendor variants run a library instead).
+func newStreamInstance[T kernels.Float](q *engine.Queue, op StreamOp, p kernels.Params, kernel bool) (_ *streamInstance[T], err error) {
+	if kernels.TypeOf[T]().FP64 && !q.Device().Info().FP64 {
+		return nil, fmt.Errorf("kernels: %s has no fp64: %w", q.Device().ID(), engine.ErrUnsupported)
 	}
 	n := p.Size
-	in := &streamInstance[T]{op: op, s: s, n: n}
+	in := &streamInstance[T]{op: op, n: n}
 	defer func() {
 		if err != nil {
 			in.Close()
 		}
 	}()
+	if kernel {
+		if in.s, err = NewStream[T](q.Device()); err != nil {
+			return nil, err
+		}
+	}
 	rng := kernels.NewRand(p.Seed, 1)
 	in.k = T(rng.Float64()*4 - 2)
 	in.ab, err = kernels.NewInputs(q, p, 2*n*engine.SizeOf[T](), func(int) [][]T {
@@ -79,11 +90,14 @@ func setupStream[T kernels.Float](q *engine.Queue, name string, op StreamOp, p k
 	if err != nil {
 		return nil, err
 	}
-	if op == OpDot {
-		if in.part, err = engine.NewBuffer[T](q.Device(), s.DotScratch(n)); err == nil {
+	switch {
+	case op == OpDot && kernel:
+		if in.part, err = engine.NewBuffer[T](q.Device(), in.s.DotScratch(n)); err == nil {
 			in.out, err = engine.NewBuffer[T](q.Device(), 1)
 		}
-	} else {
+	case op == OpDot:
+		in.out, err = engine.NewBuffer[T](q.Device(), 1)
+	default:
 		in.out, err = engine.NewBuffer[T](q.Device(), n)
 	}
 	if err != nil {

@@ -80,6 +80,9 @@ func NewStream[T kernels.Float](dev *engine.Device) (*Stream[T], error) {
 
 // Close releases the compiled kernels. Idempotent.
 func (s *Stream[T]) Close() error {
+	if s == nil {
+		return nil
+	}
 	errs := []error{}
 	for _, k := range []*engine.Kernel{s.copy, s.scale, s.add, s.triad, s.dot, s.sum} {
 		errs = append(errs, k.Close())

@@ -1,0 +1,74 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// vendorVariants are the vendor BLAS baselines of a stream op: the dot product only
+// (cublasSdot/Ddot on CUDA, CLBlastSdot/Ddot on OpenCL, engine.Dot); the other stream ops
+// have no BLAS routine of the same semantics.
+func vendorVariants[T kernels.Float](name string, op StreamOp) []kernels.Variant {
+	if op != OpDot {
+		return nil
+	}
+	setup := func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		if err := kernels.CheckSize(name, p); err != nil {
+			return nil, err
+		}
+		return setupVendorDot[T](q, p)
+	}
+	return []kernels.Variant{
+		{Name: "cuBLAS", Doc: "the vendor baseline: cublasSdot/Ddot, the result in device memory", Backend: "cuda", Vendor: true, Setup: setup},
+		{Name: "CLBlast", Doc: "the vendor baseline: CLBlastSdot/Ddot", Backend: "opencl", Vendor: true, Setup: setup},
+	}
+}
+
+// vendorDot runs stream/dot through the device's vendor BLAS on the op's own inputs.
+type vendorDot[T kernels.Float] struct {
+	*streamInstance[T]
+	blas *engine.BLAS
+}
+
+func setupVendorDot[T kernels.Float](q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+	blas, err := q.Device().BLAS()
+	if err != nil {
+		if errors.Is(err, engine.ErrUnavailable) {
+			err = fmt.Errorf("%w (%w)", err, engine.ErrUnsupported)
+		}
+		return nil, err
+	}
+	in, err := newStreamInstance[T](q, OpDot, p, false)
+	if err != nil {
+		return nil, err
+	}
+	return &vendorDot[T]{streamInstance: in, blas: blas}, nil
+}
+
+func (v *vendorDot[T]) Run(q *engine.Queue) error {
+	ab := v.ab.Next()
+	return engine.Dot(v.blas, q, v.n, ab[0], ab[1], v.out)
+}
+
+// Verify checks the dot product within the bound of a sum of 2n+2 roundings in any order
+// (the library's order is not known; StreamTolerance with a work-group of 1).
+func (v *vendorDot[T]) Verify(q *engine.Queue) error {
+	got, err := v.out.Download(q)
+	if err != nil {
+		return err
+	}
+	ab := v.ab.Last()
+	var mag float64
+	for i := range ab[0] {
+		mag += math.Abs(float64(ab[0][i]) * float64(ab[1][i]))
+	}
+	tol := StreamTolerance[T](OpDot, v.n, 1, mag)
+	return kernels.CheckClose("stream dot ("+v.blas.Library().Name+")", got, StreamRef(OpDot, ab[0], ab[1], nil, 0), func(int) float64 { return tol })
+}
+
+// Library names the BLAS that ran.
+func (v *vendorDot[T]) Library() string { return v.blas.Library().String() }
