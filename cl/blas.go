@@ -28,6 +28,8 @@ enum {
 	fn_CLBlastDaxpy,
 	fn_CLBlastSdot,
 	fn_CLBlastDdot,
+	fn_CLBlastSsum,
+	fn_CLBlastDsum,
 	clblast_count
 };
 
@@ -94,6 +96,16 @@ static CLBlastStatusCode prism_clblast_dot(int dbl, size_t n, void *out, void *x
 		clblast[fn])(n, (cl_mem)out, 0, (cl_mem)x, 0, 1, (cl_mem)y, 0, 1, &q, NULL);
 }
 
+// prism_clblast_sum calls CLBlastSsum or CLBlastDsum: out[0] = the sum of x (CLBlast's
+// non-absolute counterpart of xASUM), unit stride.
+static CLBlastStatusCode prism_clblast_sum(int dbl, size_t n, void *out, void *x, void *queue) {
+	cl_command_queue q = (cl_command_queue)queue;
+	int fn = dbl ? fn_CLBlastDsum : fn_CLBlastSsum;
+	if (clblast[fn] == NULL) return -1024;
+	return ((CLBlastStatusCode (*)(size_t, cl_mem, size_t, cl_mem, size_t, size_t, cl_command_queue *, cl_event *))
+		clblast[fn])(n, (cl_mem)out, 0, (cl_mem)x, 0, 1, &q, NULL);
+}
+
 static CLBlastStatusCode prism_clblast_clear_cache(void) {
 	if (clblast[fn_CLBlastClearCache] == NULL) {
 		return 0;
@@ -126,6 +138,8 @@ var clblastSymbols = []vendorSymbol{
 	{"CLBlastDaxpy", true},
 	{"CLBlastSdot", true},
 	{"CLBlastDdot", true},
+	{"CLBlastSsum", true},
+	{"CLBlastDsum", true},
 }
 
 // clblastState is the process's CLBlast: loaded once (a failure is tried again), with
@@ -254,6 +268,20 @@ func (b *blas) Dot(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
 	name := map[bool]string{false: "CLBlastSdot", true: "CLBlastDdot"}[a.Type == driver.Float64]
 	return q.span(name, func(cq unsafe.Pointer) error {
 		st := C.prism_clblast_dot(dblOf(a.Type), C.size_t(a.N), mem[0], mem[1], mem[2], cq)
+		return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+	})
+}
+
+// Sum enqueues CLBlastSsum or CLBlastDsum (the plain sum), the result in Out; the event
+// spans the call.
+func (b *blas) Sum(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
+	q, mem, err := b.level1(dq, a.Type, a.Out, a.X)
+	if err != nil {
+		return nil, err
+	}
+	name := map[bool]string{false: "CLBlastSsum", true: "CLBlastDsum"}[a.Type == driver.Float64]
+	return q.span(name, func(cq unsafe.Pointer) error {
+		st := C.prism_clblast_sum(dblOf(a.Type), C.size_t(a.N), mem[0], mem[1], cq)
 		return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
 	})
 }

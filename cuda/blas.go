@@ -427,6 +427,11 @@ func (b *blas) Dot(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
 	})
 }
 
+// Sum is not offered: cuBLAS has only the sum of absolute values (cublasSasum).
+func (b *blas) Sum(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
+	return nil, fmt.Errorf("cuda: cuBLAS has no plain sum (only cublasSasum, of absolute values): %w", engine.ErrUnsupported)
+}
+
 // level1 checks the handle, element type and length (cuBLAS takes an int) and returns the
 // queue and the buffers' device pointers.
 func (b *blas) level1(dq driver.Queue, t driver.ElemType, n int, bufs ...driver.Buffer) (*queue, []devptr, error) {

@@ -80,3 +80,21 @@ func Dot[T float32 | float64](b *BLAS, q *Queue, n int, x, y, out *Buffer[T]) er
 	}
 	return q.keep(ev).Close()
 }
+
+// Sum enqueues out[0] = the sum of x[i] (the plain sum, not the absolute one) over the
+// first n elements on q with the device's vendor BLAS: CLBlast's CLBlastSsum/Dsum; cuBLAS
+// has no plain sum (ErrUnsupported). Validated like Gemm; timed by Queue.Timed.
+func Sum[T float32 | float64](b *BLAS, q *Queue, n int, x, out *Buffer[T]) error {
+	l1, err := blas1(b, q, "sum", n, map[string]*Buffer[T]{"x": x, "out": out}, map[string]int{"x": n, "out": 1})
+	if err != nil {
+		return err
+	}
+	if out == x {
+		return fmt.Errorf("engine: sum: the output is also the input: %w", ErrInvalidArg)
+	}
+	ev, err := l1.Sum(q.drv, driver.DotArgs{Type: elemType[T](), N: n, X: x.drv, Out: out.drv})
+	if err != nil {
+		return fmt.Errorf("engine: %s sum of %d on %s: %w", b.lib.Name, n, q.dev.id, err)
+	}
+	return q.keep(ev).Close()
+}

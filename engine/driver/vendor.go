@@ -242,6 +242,10 @@ type BLAS1 interface {
 	Axpy(q Queue, a AxpyArgs) (Event, error)
 	// Dot enqueues Out[0] = the sum of X[i]*Y[i] over N elements, written to device memory.
 	Dot(q Queue, a DotArgs) (Event, error)
+	// Sum enqueues Out[0] = the sum of X[i] (not of |X[i]|, which is asum) over N elements;
+	// an error wrapping engine.ErrUnsupported where the library has no such routine
+	// (cuBLAS has only asum). Y is unused.
+	Sum(q Queue, a DotArgs) (Event, error)
 }
 
 // AxpyArgs is one Y = Alpha*X + Y; engine has checked that N >= 1 and that both buffers

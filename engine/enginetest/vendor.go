@@ -765,6 +765,29 @@ func blas1Tests[T float32 | float64](t *testing.T, s *suite, b *engine.BLAS) {
 			}
 			checkBits(t, "the guard band after the dot", got[1:], sentinels[T](guard), 0)
 		})
+		t.Run(fmt.Sprintf("sum/n=%d", n), func(t *testing.T) {
+			bx := upload(t, q, x)
+			out := upload(t, q, sentinels[T](1+guard))
+			err := engine.Sum(b, q, n, bx, out)
+			if errors.Is(err, engine.ErrUnsupported) {
+				t.Skip(err) // cuBLAS has no plain sum
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := download(t, q, out)
+			var want, mag float64
+			for i := range n {
+				want += float64(x[i])
+				mag += math.Abs(float64(x[i]))
+			}
+			k := float64(n)
+			tol := k * u / (1 - k*u) * mag
+			if d := math.Abs(float64(got[0]) - want); !(d <= tol) {
+				t.Fatalf("sum = %v, want %v (|diff| %.3g > %.3g; an absolute sum would be %v)", got[0], want, d, tol, mag)
+			}
+			checkBits(t, "the guard band after the sum", got[1:], sentinels[T](guard), 0)
+		})
 	}
 	x := upload(t, q, []T{1, 2})
 	if err := engine.Axpy(b, q, 3, 1, x, x); !errors.Is(err, engine.ErrInvalidArg) {

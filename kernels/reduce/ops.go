@@ -52,6 +52,7 @@ func reduceOp[T ReduceElem](op ReduceOp, rows bool) kernels.Op {
 	if op == ReduceSum && !rows {
 		variants = append([]kernels.Variant{shflVariant[T](name)}, variants...)
 	}
+	variants = append(vendorVariants[T](name, op, rows), variants...)
 	return kernels.Op{
 		Name: name, Family: "reduce", Type: tn, Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 1 << 25, QuickSize: 1 << 20,
