@@ -69,3 +69,17 @@ func TestTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestSumBound: the deterministic bound where it is the smaller, the probabilistic one
+// where gamma_k is vacuous, and never infinite or negative.
+func TestSumBound(t *testing.T) {
+	if got, want := SumBound[float32](100, 1), Gamma[float32](100); got != want {
+		t.Errorf("SumBound(100) = %v, want gamma_100 = %v", got, want)
+	}
+	for _, k := range []int{1 << 20, 1 << 24, 1 << 25, 1 << 30} {
+		b := SumBound[float32](k, 1)
+		if !(b > 0) || math.IsInf(b, 0) || b > 16*math.Sqrt(float64(k))*0x1p-24 {
+			t.Errorf("SumBound[float32](%d) = %v: want finite, positive, at most 16 sqrt(k) u", k, b)
+		}
+	}
+}

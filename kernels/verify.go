@@ -92,3 +92,18 @@ func Log2Ceil(n int) int {
 	}
 	return e
 }
+
+// SumBound returns a bound on the error of a sum of k terms whose absolute values add up to
+// mag, accumulated in T in an order that is not known (a vendor library's): the smaller of
+// the deterministic gamma_k * mag (Higham, 3.1), which says nothing once k*u nears 1 (k
+// near 2^24 in float32), and the probabilistic 16 * sqrt(k) * u * mag of Higham and Mary
+// ("A new approach to probabilistic rounding error analysis", SIAM J. Sci. Comput. 41,
+// 2019), which holds for independent rounding errors with probability at least
+// 1 - 2k*exp(-128): a verification that can still fail at any size.
+func SumBound[T Float](k int, mag float64) float64 {
+	prob := 16 * math.Sqrt(float64(k)) * Epsilon[T]() * mag
+	if det := Gamma[T](k) * mag; det >= 0 && det < prob {
+		return det
+	}
+	return prob
+}

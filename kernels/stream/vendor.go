@@ -54,8 +54,8 @@ func (v *vendorDot[T]) Run(q *engine.Queue) error {
 	return engine.Dot(v.blas, q, v.n, ab[0], ab[1], v.out)
 }
 
-// Verify checks the dot product within the bound of a sum of 2n+2 roundings in any order
-// (the library's order is not known; StreamTolerance with a work-group of 1).
+// Verify checks the dot product within kernels.SumBound of its n+1 roundings (a product and
+// n additions per term chain; the library's order is not known).
 func (v *vendorDot[T]) Verify(q *engine.Queue) error {
 	got, err := v.out.Download(q)
 	if err != nil {
@@ -66,7 +66,7 @@ func (v *vendorDot[T]) Verify(q *engine.Queue) error {
 	for i := range ab[0] {
 		mag += math.Abs(float64(ab[0][i]) * float64(ab[1][i]))
 	}
-	tol := StreamTolerance[T](OpDot, v.n, 1, mag)
+	tol := kernels.SumBound[T](v.n+1, mag)
 	return kernels.CheckClose("stream dot ("+v.blas.Library().Name+")", got, StreamRef(OpDot, ab[0], ab[1], nil, 0), func(int) float64 { return tol })
 }
 
