@@ -69,7 +69,7 @@ oclgrind:
 	@echo "oclgrind: no memory error, race or uninitialized read"
 
 # A quick pass of the whole suite on every device found (each op at its QuickSize, ceilings
-# measured small), with each device's vendor library beside the GEMM and FFT cases
+# measured small), with each device's vendor library beside the GEMM, FFT, axpy, dot and sum cases
 # (CLBlast and clFFT on PoCL). RUN_ARGS adds flags (--json, --ops ...).
 run: build
 	./bin/prism devices

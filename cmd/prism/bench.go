@@ -65,7 +65,7 @@ on one device ("all": every variant of each op). Every report names the variant 
 
 --vendor runs each case a second time through the device's vendor library, on the same
 inputs, queue and buffers, verified and timed the same way: cuBLAS and cuFFT on CUDA
-devices, CLBlast and clFFT on OpenCL devices (loaded at run time; PRISM_VENDOR_PATH lists
+devices, CLBlast and clFFT on OpenCL devices, for GEMM, FFT, axpy, dot and (CLBlast) sum (loaded at run time; PRISM_VENDOR_PATH lists
 directories to search first). Reports gain a "vs vendor" column per device, the vendor's
 time over Prism's (above 1: Prism is faster), and name each library with its version; an
 op no vendor library computes says "none". Vendor baselines for ops without a callable
