@@ -52,7 +52,7 @@ func measurePeak[T float32 | float64](ctx context.Context, cfg Config, q *engine
 // rate.
 func measurePeakWidth[T float32 | float64](ctx context.Context, cfg Config, q *engine.Queue, vec int) (Peak, error) {
 	dev := q.Device()
-	p, err := ceiling.NewPeak[T](q, vec)
+	p, err := ceiling.NewPeak[T](ctx, q, vec)
 	if err != nil {
 		return Peak{}, err
 	}
@@ -95,7 +95,7 @@ func measurePeakWidth[T float32 | float64](ctx context.Context, cfg Config, q *e
 		out.Close()
 	}
 	// Verify the last launch before timing.
-	got, err := out.Download(q)
+	got, err := out.Download(ctx, q)
 	if err != nil {
 		return Peak{}, err
 	}

@@ -261,11 +261,11 @@ func TestLaunch(t *testing.T) {
 		for i := range xs {
 			xs[i], ys[i] = float32(i), 1
 		}
-		x, err := engine.Upload(q, xs)
+		x, err := engine.Upload(t.Context(), q, xs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		y, err := engine.Upload(q, ys)
+		y, err := engine.Upload(t.Context(), q, ys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func TestLaunch(t *testing.T) {
 		if el <= 0 || el > time.Minute {
 			t.Errorf("Elapsed = %v, want a positive device time", el)
 		}
-		got, err := y.Download(q)
+		got, err := y.Download(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +339,7 @@ func TestLaunch2D(t *testing.T) {
 		if err := q.Launch(k, r, out, int32(w), int32(h)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := out.Download(q)
+		got, err := out.Download(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +377,7 @@ func TestConcurrentQueues(t *testing.T) {
 				for i := range init {
 					init[i] = int32(g * i)
 				}
-				v, err := engine.Upload(q, init)
+				v, err := engine.Upload(t.Context(), q, init)
 				if err != nil {
 					t.Error(err)
 					return
@@ -398,7 +398,7 @@ func TestConcurrentQueues(t *testing.T) {
 						}
 					}
 				}
-				got, err := v.Download(q)
+				got, err := v.Download(t.Context(), q)
 				if err != nil {
 					t.Error(err)
 					return
@@ -504,7 +504,7 @@ func TestEventWaitCanceled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := engine.Upload(q, make([]int32, 64))
+		v, err := engine.Upload(t.Context(), q, make([]int32, 64))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -684,7 +684,7 @@ func TestEventOutlivesDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := engine.Upload(q, make([]int32, 64))
+	v, err := engine.Upload(t.Context(), q, make([]int32, 64))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,11 @@ __kernel void scale_add(const int n, const float a, __global const float *x, __g
 	if err != nil {
 		log.Fatal(err)
 	}
-	x, err := engine.Upload(q, []float32{1, 2, 3})
+	x, err := engine.Upload(ctx, q, []float32{1, 2, 3})
 	if err != nil {
 		log.Fatal(err)
 	}
-	y, err := engine.Upload(q, []float32{10, 20, 30})
+	y, err := engine.Upload(ctx, q, []float32{10, 20, 30})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,7 +50,7 @@ __kernel void scale_add(const int n, const float a, __global const float *x, __g
 	if err := q.Launch(k, engine.Range1D(engine.RoundUp(3, wg), wg), int32(3), float32(2), x, y); err != nil {
 		log.Fatal(err)
 	}
-	out, err := y.Download(q)
+	out, err := y.Download(ctx, q)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func TestVendorMissing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := engine.Upload(q, []float32{1}); err != nil {
+		if _, err := engine.Upload(t.Context(), q, []float32{1}); err != nil {
 			t.Errorf("the device after a failed load: %v", err)
 		}
 	})
@@ -214,7 +214,7 @@ func BenchmarkVendor(b *testing.B) {
 			for i := range x {
 				x[i] = float32(i%7) - 3
 			}
-			a, _ := engine.Upload(q, x)
+			a, _ := engine.Upload(b.Context(), q, x)
 			c, _ := engine.NewBuffer[float32](dev, n*n)
 			defer a.Close()
 			defer c.Close()
@@ -234,7 +234,7 @@ func BenchmarkVendor(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer p.Close()
-			in, _ := engine.Upload(q, make([]float32, 2*n))
+			in, _ := engine.Upload(b.Context(), q, make([]float32, 2*n))
 			out, _ := engine.NewBuffer[float32](dev, 2*n)
 			defer in.Close()
 			defer out.Close()

@@ -213,18 +213,18 @@ func TestKernelInfo(t *testing.T) {
 			in[i] = int32(i%7 - 3)
 			sum += in[i]
 		}
-		inBuf, err := engine.Upload(q, in)
+		inBuf, err := engine.Upload(t.Context(), q, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := engine.Upload(q, []int32{0})
+		out, err := engine.Upload(t.Context(), q, []int32{0})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := q.Launch(ek, engine.Range1D(len(in), 64), out, inBuf); err != nil {
 			t.Fatal(err)
 		}
-		got, err := out.Download(q)
+		got, err := out.Download(t.Context(), q)
 		if err != nil || got[0] != sum {
 			t.Errorf("block_sum = %v, %v; want %d", got, err, sum)
 		}
@@ -374,7 +374,7 @@ func TestHostBuffer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		buf, err := engine.Upload(q, xs)
+		buf, err := engine.Upload(t.Context(), q, xs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -545,7 +545,7 @@ extern "C" __global__ void convert(int n, const float *in, uint16_t *h, uint16_t
 			t.Fatal(err)
 		}
 		n := len(in)
-		inBuf, _ := engine.Upload(q, in)
+		inBuf, _ := engine.Upload(t.Context(), q, in)
 		h, _ := engine.NewBuffer[uint16](dev, n)
 		b, _ := engine.NewBuffer[uint16](dev, n)
 		hf, _ := engine.NewBuffer[float32](dev, n)
@@ -553,10 +553,10 @@ extern "C" __global__ void convert(int n, const float *in, uint16_t *h, uint16_t
 		if err := q.Launch(k, engine.Range1D(32, 32), int32(n), inBuf, h, b, hf, bf); err != nil {
 			t.Fatal(err)
 		}
-		hs, _ := h.Download(q)
-		bs, _ := b.Download(q)
-		hfs, _ := hf.Download(q)
-		bfs, _ := bf.Download(q)
+		hs, _ := h.Download(t.Context(), q)
+		bs, _ := b.Download(t.Context(), q)
+		hfs, _ := hf.Download(t.Context(), q)
+		bfs, _ := bf.Download(t.Context(), q)
 		for i, x := range in {
 			if math.IsNaN(float64(x)) {
 				if hs[i]&0x7c00 != 0x7c00 || hs[i]&0x3ff == 0 || bs[i]&0x7f80 != 0x7f80 || bs[i]&0x7f == 0 {

@@ -38,7 +38,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	buf, err := engine.Upload(q, xs) // a copy from pinned memory: no staging
+	buf, err := engine.Upload(ctx, q, xs) // a copy from pinned memory: no staging
 	if err != nil {
 		log.Fatal(err)
 	}

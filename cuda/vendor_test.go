@@ -362,7 +362,7 @@ func TestVendorLibraries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, _ := engine.Upload(q1, make([]float32, 1024))
+		in, _ := engine.Upload(t.Context(), q1, make([]float32, 1024))
 		out, _ := engine.NewBuffer[float32](dev, 1024)
 		for _, q := range []*engine.Queue{q1, q2, q1} {
 			if err := engine.RunFFT(p, q, in, out); err != nil {
@@ -416,7 +416,7 @@ func BenchmarkVendor(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer p.Close()
-			in, err := engine.Upload(q, randomFloats[float32](2*n))
+			in, err := engine.Upload(b.Context(), q, randomFloats[float32](2*n))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -432,7 +432,7 @@ func BenchmarkVendor(b *testing.B) {
 }
 
 func benchGemm[T float32 | float64](b *testing.B, dev *engine.Device, q *engine.Queue, blas *engine.BLAS, n int) {
-	a, err := engine.Upload(q, randomFloats[T](n*n))
+	a, err := engine.Upload(b.Context(), q, randomFloats[T](n*n))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@
 //	...
 //	defer dev.Close()
 //	q, _ := dev.NewQueue()
-//	x, _ := engine.Upload(q, []float32{1, 2, 3})
+//	x, _ := engine.Upload(ctx, q, []float32{1, 2, 3})
 //	prog, _ := dev.Build(src, "-DWG=256")
 //	k, _ := prog.Kernel("scale")
 //	err = q.Launch(k, engine.Range1D(engine.RoundUp(3, 256), 256), x, float32(2), int32(3))
@@ -57,6 +57,14 @@
 // kernels on a first call: warm up before timing. A library that is not installed gives an
 // error wrapping ErrUnavailable naming every file tried (PRISM_VENDOR_PATH lists
 // directories to search first); a backend without one, ErrUnsupported.
+//
+// # Waiting
+//
+// Calls that wait take a context: Buffer.Read and Write (and Upload and Download, built on
+// them), Queue.Finish, Queue.Timed, Event.Wait and Elapsed. Launch, Fill and CopyFrom only enqueue and
+// return at once. A driver's blocking copy cannot be interrupted, so Read and Write move
+// large transfers in chunks (256 MiB) and look at the context before each: cancelling
+// stops a transfer after the chunk in flight, with an error wrapping ctx.Err().
 //
 // # Validation
 //

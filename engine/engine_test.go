@@ -159,7 +159,7 @@ func TestRefusedCallsNeverReachDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := engine.Upload(q, make([]float32, 100))
+	x, err := engine.Upload(t.Context(), q, make([]float32, 100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,9 +361,26 @@ func TestSmall(t *testing.T) {
 	}
 }
 
-// TestTransferContext: Read and Write stop at a done context with an error wrapping its
-// cause, and move large transfers in chunks (each one a driver call) so that they can.
+// cancelAfter is a context that reports itself cancelled from its (checks+1)-th call to
+// Err on, so that a test can cancel a transfer between two of its chunks.
+type cancelAfter struct {
+	context.Context
+	checks int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.checks <= 0 {
+		return context.Canceled
+	}
+	c.checks--
+	return nil
+}
+
+// TestTransferContext: Read, Write, Upload and Download move data in chunks of the
+// transfer size, one driver call each, look at their context before each chunk, and stop
+// at a done one with an error wrapping its cause.
 func TestTransferContext(t *testing.T) {
+	defer engine.SetTransferChunk(1 << 20)()
 	dev, err := engine.Open(context.Background(), "fake:0")
 	if err != nil {
 		t.Fatal(err)
@@ -373,37 +390,64 @@ func TestTransferContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 20 << 20 // 80 MiB of float32: two chunks
+	const n = 3<<18 + 5 // 3 MiB and 20 bytes of float32: four chunks of at most 1 MiB
 	b, err := engine.NewBuffer[float32](dev, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	src := make([]float32, n)
+	for i := range src {
+		src[i] = float32(i % 1000)
+	}
+	dst := make([]float32, n)
+	write := func(ctx context.Context) error { return b.Write(ctx, q, 0, src) }
+	read := func(ctx context.Context) error { return b.Read(ctx, q, 0, dst) }
+	upload := func(ctx context.Context) error { _, err := engine.Upload(ctx, q, src); return err }
+	download := func(ctx context.Context) error { _, err := b.Download(ctx, q); return err }
+	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	buf := make([]float32, n)
-	if err := b.Write(ctx, q, 0, buf); !errors.Is(err, context.Canceled) {
-		t.Errorf("Write with a cancelled context: %v, want context.Canceled", err)
+	for _, c := range []struct {
+		name   string
+		method string // the driver call counted
+		call   func(context.Context) error
+		ctx    context.Context
+		calls  int64 // driver calls made
+		want   error
+	}{
+		{"Write", "Queue.Write", write, context.Background(), 4, nil},
+		{"Read", "Queue.Read", read, context.Background(), 4, nil},
+		{"Upload", "Queue.Write", upload, context.Background(), 4, nil},
+		{"Download", "Queue.Read", download, context.Background(), 4, nil},
+		{"Write/cancelled before", "Queue.Write", write, cancelled, 0, context.Canceled},
+		{"Read/cancelled before", "Queue.Read", read, cancelled, 0, context.Canceled},
+		{"Upload/cancelled before", "Device.Alloc", upload, cancelled, 0, context.Canceled},
+		{"Download/cancelled before", "Queue.Read", download, cancelled, 0, context.Canceled},
+		{"Write/cancelled after one chunk", "Queue.Write", write, &cancelAfter{context.Background(), 1}, 1, context.Canceled},
+		{"Read/cancelled after two chunks", "Queue.Read", read, &cancelAfter{context.Background(), 2}, 2, context.Canceled},
+		{"Write/nil context", "Queue.Write", write, nil, 0, engine.ErrInvalidArg},
+		{"Upload/nil context", "Device.Alloc", upload, nil, 0, engine.ErrInvalidArg},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := fake.DeviceCalls(dev.Driver(), c.method)
+			err := c.call(c.ctx)
+			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Errorf("error %v, want %v", err, c.want)
+			}
+			if got := fake.DeviceCalls(dev.Driver(), c.method) - before; got != c.calls {
+				t.Errorf("%d calls of %s, want %d", got, c.method, c.calls)
+			}
+		})
 	}
-	if err := b.Read(ctx, q, 0, buf); !errors.Is(err, context.Canceled) {
-		t.Errorf("Read with a cancelled context: %v, want context.Canceled", err)
-	}
-	for i := range buf {
-		buf[i] = float32(i % 1000)
-	}
-	before := fake.DeviceCalls(dev.Driver(), "")
-	if err := b.Write(context.Background(), q, 0, buf); err != nil {
+	if err := b.Write(context.Background(), q, 0, src); err != nil {
 		t.Fatal(err)
 	}
-	if calls := fake.DeviceCalls(dev.Driver(), "") - before; calls != 2 {
-		t.Errorf("an 80 MiB write made %d driver calls, want 2 chunks", calls)
-	}
-	got := make([]float32, n)
-	if err := b.Read(context.Background(), q, 0, got); err != nil {
+	got, err := b.Download(context.Background(), q)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range []int{0, n/2 - 1, n / 2, n - 1} {
-		if got[i] != buf[i] {
-			t.Fatalf("element %d = %v, want %v", i, got[i], buf[i])
+	for _, i := range []int{0, 1<<18 - 1, 1 << 18, n - 1} { // both sides of a chunk's edge
+		if got[i] != src[i] {
+			t.Fatalf("element %d = %v, want %v", i, got[i], src[i])
 		}
 	}
 }

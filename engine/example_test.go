@@ -39,11 +39,11 @@ func ExampleOpen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	x, err := engine.Upload(q, []float32{1, 2, 3})
+	x, err := engine.Upload(ctx, q, []float32{1, 2, 3})
 	if err != nil {
 		log.Fatal(err)
 	}
-	y, err := engine.Upload(q, []float32{10, 20, 30})
+	y, err := engine.Upload(ctx, q, []float32{10, 20, 30})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func ExampleOpen() {
 	if err := q.Launch(k, r, int32(n), int32(0), float32(2), x, y); err != nil {
 		log.Fatal(err)
 	}
-	out, err := y.Download(q)
+	out, err := y.Download(ctx, q)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"context"
 	"errors"
 
 	"github.com/prism-compute/prism/engine"
@@ -32,16 +33,16 @@ type Inputs[T Number] struct {
 
 // NewInputs makes RotationSets(p, setBytes) input sets and uploads them with q. gen returns
 // the host arrays of set number set; it is called for sets 0, 1, ... in turn, so that a
-// seeded generator gives the same sets on every device. On error the arrays uploaded so
-// far are released.
-func NewInputs[T Number](q *engine.Queue, p Params, setBytes int, gen func(set int) [][]T) (*Inputs[T], error) {
+// seeded generator gives the same sets on every device. On error, ctx done included, the
+// arrays uploaded so far are released.
+func NewInputs[T Number](ctx context.Context, q *engine.Queue, p Params, setBytes int, gen func(set int) [][]T) (*Inputs[T], error) {
 	in := &Inputs[T]{}
 	for set := range RotationSets(p, setBytes) {
 		arrays := gen(set)
 		bufs := make([]*engine.Buffer[T], 0, len(arrays))
 		in.host, in.dev = append(in.host, arrays), append(in.dev, bufs)
 		for _, a := range arrays {
-			b, err := engine.Upload(q, a)
+			b, err := engine.Upload(ctx, q, a)
 			if err != nil {
 				return nil, errors.Join(err, in.Close())
 			}

@@ -25,7 +25,7 @@ func TestInputs(t *testing.T) {
 			{kernels.Params{Rotate: true}, kernels.RotateBytes, 1},
 		} {
 			calls := 0
-			in, err := kernels.NewInputs(q, c.p, c.setBytes, func(set int) [][]int32 {
+			in, err := kernels.NewInputs(t.Context(), q, c.p, c.setBytes, func(set int) [][]int32 {
 				if set != calls {
 					t.Errorf("gen called for set %d, want %d", set, calls)
 				}
@@ -47,11 +47,11 @@ func TestInputs(t *testing.T) {
 				if last := in.Last(); last[0][0] != want || len(last) != 2 {
 					t.Fatalf("run %d: Last = %v, want set %d", run, last, want)
 				}
-				a, err := bufs[0].Download(q)
+				a, err := bufs[0].Download(t.Context(), q)
 				if err != nil {
 					t.Fatal(err)
 				}
-				b, err := bufs[1].Download(q)
+				b, err := bufs[1].Download(t.Context(), q)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,6 +1,8 @@
 package enginetest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -15,6 +17,35 @@ func (s *suite) testBuffers(t *testing.T) {
 	t.Run("uint32", func(t *testing.T) { bufferTests[uint32](t, s) })
 	t.Run("int64", func(t *testing.T) { bufferTests[int64](t, s) })
 	t.Run("uint8", func(t *testing.T) { bufferTests[uint8](t, s) })
+	t.Run("Cancelled", s.testCancelled)
+}
+
+// testCancelled: Read, Write, Upload and Download with a context already done return an
+// error wrapping its cause, and move nothing.
+func (s *suite) testCancelled(t *testing.T) {
+	q := s.queue(t)
+	want := []int32{1, 2, 3, 4}
+	b := upload(t, q, want)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	got := make([]int32, len(want))
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"Write", func() error { return b.Write(ctx, q, 0, []int32{9, 9, 9, 9}) }},
+		{"Read", func() error { return b.Read(ctx, q, 0, got) }},
+		{"Upload", func() error { _, err := engine.Upload(ctx, q, want); return err }},
+		{"Download", func() error { _, err := b.Download(ctx, q); return err }},
+	} {
+		if err := c.call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: %v, want an error wrapping context.Canceled", c.name, err)
+		}
+	}
+	if got[0] != 0 {
+		t.Errorf("Read with a cancelled context wrote %v into its destination", got)
+	}
+	checkBits(t, "after a cancelled Write", download(t, q, b), want, 0)
 }
 
 func bufferTests[T engine.Scalar](t *testing.T, s *suite) {
@@ -47,7 +78,7 @@ func newBuffer[T engine.Scalar](t testing.TB, s *suite, n int) *engine.Buffer[T]
 // upload copies data to a new buffer, closed when t ends.
 func upload[T engine.Scalar](t testing.TB, q *engine.Queue, data []T) *engine.Buffer[T] {
 	t.Helper()
-	b, err := engine.Upload(q, data)
+	b, err := engine.Upload(t.Context(), q, data)
 	if err != nil {
 		t.Fatalf("Upload of %d elements: %v", len(data), err)
 	}
@@ -58,7 +89,7 @@ func upload[T engine.Scalar](t testing.TB, q *engine.Queue, data []T) *engine.Bu
 // download reads the whole buffer.
 func download[T engine.Scalar](t testing.TB, q *engine.Queue, b *engine.Buffer[T]) []T {
 	t.Helper()
-	got, err := b.Download(q)
+	got, err := b.Download(t.Context(), q)
 	if err != nil {
 		t.Fatalf("Download: %v", err)
 	}

@@ -44,7 +44,7 @@ func (s *suite) testClosed(t *testing.T) {
 		closeTwice(t, "Buffer", b)
 		expect(t, s.dev, "Write", func() error { return b.Write(ctx, q, 0, one) })
 		expect(t, s.dev, "Read", func() error { return b.Read(ctx, q, 0, make([]float32, 1)) })
-		expect(t, s.dev, "Download", func() error { _, err := b.Download(q); return err })
+		expect(t, s.dev, "Download", func() error { _, err := b.Download(ctx, q); return err })
 		expect(t, s.dev, "Fill", func() error { return b.Fill(q, 0, 1, 0) })
 		expect(t, s.dev, "CopyFrom into it", func() error { return b.CopyFrom(q, 0, x, 0, 1) })
 		expect(t, s.dev, "CopyFrom from it", func() error { return x.CopyFrom(q, 0, b, 0, 1) })
@@ -87,7 +87,7 @@ func (s *suite) testClosed(t *testing.T) {
 		expect(t, s.dev, "CopyFrom", func() error { return x.CopyFrom(q, 0, x, 0, 0) })
 		expect(t, s.dev, "Launch", func() error { return q.Launch(k, engine.Range1D(1, 1), args(x, x)...) })
 		expect(t, s.dev, "Finish", func() error { return q.Finish(ctx) })
-		expect(t, s.dev, "Upload", func() error { _, err := engine.Upload(q, one); return err })
+		expect(t, s.dev, "Upload", func() error { _, err := engine.Upload(ctx, q, one); return err })
 		expect(t, s.dev, "Timed", func() error {
 			_, err := q.Timed(ctx, func() error { return nil })
 			return err
@@ -114,7 +114,7 @@ func (s *suite) testClosed(t *testing.T) {
 			dev.Close()
 			t.Fatalf("Kernel: %v", err)
 		}
-		x, err := engine.Upload(q, []float32{1, 2, 3})
+		x, err := engine.Upload(ctx, q, []float32{1, 2, 3})
 		if err != nil {
 			dev.Close()
 			t.Fatalf("Upload: %v", err)

@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -28,7 +29,7 @@ func (s *suite) testConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.worker(g, iterations, shared, sizes); err != nil {
+			if err := s.worker(t.Context(), g, iterations, shared, sizes); err != nil {
 				t.Errorf("goroutine %d: %v", g, err)
 			}
 		}()
@@ -37,7 +38,7 @@ func (s *suite) testConcurrency(t *testing.T) {
 }
 
 // worker is one goroutine of testConcurrency. It reports the first failure.
-func (s *suite) worker(g, iterations int, shared *engine.Kernel, sizes []int) error {
+func (s *suite) worker(ctx context.Context, g, iterations int, shared *engine.Kernel, sizes []int) error {
 	q, err := s.dev.NewQueue()
 	if err != nil {
 		return fmt.Errorf("NewQueue: %v", err)
@@ -59,17 +60,17 @@ func (s *suite) worker(g, iterations int, shared *engine.Kernel, sizes []int) er
 		a := float32(g + 1)
 		x, y := random[float32](r, n), random[float32](r, n)
 		if err := func() error {
-			xb, err := engine.Upload(q, x)
+			xb, err := engine.Upload(ctx, q, x)
 			if err != nil {
 				return err
 			}
 			defer xb.Close()
-			yb, err := engine.Upload(q, guarded(y))
+			yb, err := engine.Upload(ctx, q, guarded(y))
 			if err != nil {
 				return err
 			}
 			defer yb.Close()
-			ib, err := engine.Upload(q, sentinels[uint32](n+2*guard))
+			ib, err := engine.Upload(ctx, q, sentinels[uint32](n+2*guard))
 			if err != nil {
 				return err
 			}
@@ -81,11 +82,11 @@ func (s *suite) worker(g, iterations int, shared *engine.Kernel, sizes []int) er
 			if err := q.Launch(own, engine.Range1D(engine.RoundUp(n, l), l), int32(n), int32(guard), ib); err != nil {
 				return err
 			}
-			got, err := yb.Download(q)
+			got, err := yb.Download(ctx, q)
 			if err != nil {
 				return err
 			}
-			idx, err := ib.Download(q)
+			idx, err := ib.Download(ctx, q)
 			if err != nil {
 				return err
 			}

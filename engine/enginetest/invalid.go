@@ -187,7 +187,7 @@ func (s *suite) testInvalidArgs(t *testing.T) {
 		{name: "Read/offset past the end", call: func() error { return y.Read(ctx, q, n, one) }},
 		{name: "Read/negative offset", call: func() error { return y.Read(ctx, q, -3, one) }},
 		{name: "Read/buffer of another device", call: func() error { return otherBuf.Read(ctx, q, 0, one) }},
-		{name: "Download/buffer of another device", call: func() error { _, err := otherBuf.Download(q); return err }},
+		{name: "Download/buffer of another device", call: func() error { _, err := otherBuf.Download(ctx, q); return err }},
 		{name: "Fill/past the end", call: func() error { return y.Fill(q, 1, n, 0) }},
 		{name: "Fill/offset past the end", call: func() error { return y.Fill(q, n+1, 0, 0) }},
 		{name: "Fill/negative offset", call: func() error { return y.Fill(q, -1, 1, 0) }},
@@ -212,7 +212,7 @@ func (s *suite) testInvalidArgs(t *testing.T) {
 			b.Close()
 			return err
 		}},
-		{name: "Upload/empty", call: func() error { _, err := engine.Upload(q, []float32{}); return err }},
+		{name: "Upload/empty", call: func() error { _, err := engine.Upload(ctx, q, []float32{}); return err }},
 		{name: "Build/empty source", call: func() error { _, err := s.dev.Build(""); return err }},
 		{name: "Build/nil device", call: func() error { _, err := (*engine.Device)(nil).Build(suitekernels.Source); return err }},
 		{name: "BuildSource/unknown dialect", call: func() error {

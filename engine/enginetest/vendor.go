@@ -601,7 +601,7 @@ func (s *suite) testVendorConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			n := []int{48, 56, 60, 64}[g%4] // products of 2, 3, 5 and 7, as every library takes
-			if err := s.vendorWorker(b, f, n, rounds, uint64(g)); err != nil {
+			if err := s.vendorWorker(t.Context(), b, f, n, rounds, uint64(g)); err != nil {
 				t.Errorf("goroutine %d: %v", g, err)
 			}
 		}()
@@ -612,7 +612,7 @@ func (s *suite) testVendorConcurrent(t *testing.T) {
 // vendorWorker runs rounds of a GEMM of n x n ones times alpha (every element of C is
 // alpha*n, exactly) and an FFT of n ones (bin 0 is n, the others 0) on a queue of its own,
 // checking each result. It reports the first failure.
-func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed uint64) error {
+func (s *suite) vendorWorker(ctx context.Context, b *engine.BLAS, f *engine.FFT, n, rounds int, seed uint64) error {
 	q, err := s.dev.NewQueue()
 	if err != nil {
 		return err
@@ -627,7 +627,7 @@ func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed 
 	for i := range ones {
 		ones[i] = 1
 	}
-	a, err := engine.Upload(q, ones)
+	a, err := engine.Upload(ctx, q, ones)
 	if err != nil {
 		return err
 	}
@@ -641,7 +641,7 @@ func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed 
 	for i := 0; i < n; i++ {
 		sig[2*i] = 1
 	}
-	in, err := engine.Upload(q, sig)
+	in, err := engine.Upload(ctx, q, sig)
 	if err != nil {
 		return err
 	}
@@ -660,7 +660,7 @@ func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed 
 		if err := engine.RunFFT(p, q, in, out); err != nil {
 			return err
 		}
-		got, err := c.Download(q)
+		got, err := c.Download(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -669,7 +669,7 @@ func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed 
 				return fmt.Errorf("GEMM of %d x %d ones times %v: C[%d] = %v, want %v", n, n, alpha, i, v, alpha*float32(n))
 			}
 		}
-		spec, err := out.Download(q)
+		spec, err := out.Download(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -685,7 +685,7 @@ func (s *suite) vendorWorker(b *engine.BLAS, f *engine.FFT, n, rounds int, seed 
 			}
 		}
 	}
-	return q.Finish(context.Background())
+	return q.Finish(ctx)
 }
 
 // testBLAS1 checks the vendor BLAS's axpy and dot against float64 at sizes around the edges

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -75,7 +76,7 @@ func setupAttention[T kernels.Float](q *engine.Queue, name string, causal bool, 
 	// q and k in [-2, 2): scores of standard deviation about 1.3 at dim 64, a softmax that
 	// is neither uniform nor one-hot. Later rotation sets are rotations of the first.
 	first := [3][]T{kernels.RandFloats[T](rng, n, -2, 2), kernels.RandFloats[T](rng, n, -2, 2), kernels.RandFloats[T](rng, n, -1, 1)}
-	in.qkv, err = kernels.NewInputs(q, p, 3*n*engine.SizeOf[T](), func(k int) [][]T {
+	in.qkv, err = kernels.NewInputs(context.TODO(), q, p, 3*n*engine.SizeOf[T](), func(k int) [][]T {
 		return [][]T{kernels.Rotated(first[0], k*(s.Dim+1)), kernels.Rotated(first[1], k*(2*s.Dim+1)), kernels.Rotated(first[2], k*(3*s.Dim+1))}
 	})
 	if err != nil {
@@ -96,7 +97,7 @@ func (in *attnInstance[T]) Run(q *engine.Queue) error {
 // else a seeded sample of max(2^21/(seq*dim), 1000/dim + 1) rows (with repeats) plus the
 // first and the last row: at least 1000 elements.
 func (in *attnInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

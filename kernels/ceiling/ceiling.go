@@ -1,6 +1,7 @@
 package ceiling
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -38,8 +39,9 @@ type Peak[T kernels.Float] struct {
 
 // NewPeak compiles ceiling_peak for q's device in T with vec lanes per work-item (1, 2, 4,
 // 8 or 16; above 1 on OpenCL only) and uploads the lanes' start offsets with q. It returns
-// an error wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
-func NewPeak[T kernels.Float](q *engine.Queue, vec int) (_ *Peak[T], err error) {
+// an error wrapping engine.ErrUnsupported when T is float64 and the device has no fp64, and
+// one wrapping ctx.Err() when ctx is done before the upload.
+func NewPeak[T kernels.Float](ctx context.Context, q *engine.Queue, vec int) (_ *Peak[T], err error) {
 	dev := q.Device()
 	opts, err := kernels.TypeOf[T]().Defines(dev)
 	if err != nil {
@@ -61,7 +63,7 @@ func NewPeak[T kernels.Float](q *engine.Queue, vec int) (_ *Peak[T], err error) 
 	for l := range lanes {
 		lanes[l] = T(float64(l) * PeakLane)
 	}
-	if p.lanes, err = engine.Upload(q, lanes); err != nil {
+	if p.lanes, err = engine.Upload(ctx, q, lanes); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -34,7 +34,7 @@ func TestPeak(t *testing.T) {
 		}
 		t.Run("float64", func(t *testing.T) {
 			if !dev.Info().FP64 {
-				if _, err := NewPeak[float64](q, 1); !errors.Is(err, engine.ErrUnsupported) {
+				if _, err := NewPeak[float64](t.Context(), q, 1); !errors.Is(err, engine.ErrUnsupported) {
 					t.Errorf("NewPeak[float64] without fp64: %v, want ErrUnsupported", err)
 				}
 				t.Skipf("%s reports no fp64", dev.ID())
@@ -48,7 +48,7 @@ func TestPeak(t *testing.T) {
 // under Oclgrind, which simulates its 16384 multiply-adds an item slowly), checks the
 // output and that Check catches a wrong element.
 func testPeak[T kernels.Float](t *testing.T, q *engine.Queue, vec int) {
-	p, err := NewPeak[T](q, vec)
+	p, err := NewPeak[T](t.Context(), q, vec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestCopy(t *testing.T) {
 			if err := c.Run(q, dst, src); err != nil {
 				t.Fatal(err)
 			}
-			got, err := dst.Download(q)
+			got, err := dst.Download(t.Context(), q)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -133,7 +133,7 @@ func TestConvInvalid(t *testing.T) {
 		}
 		defer c.Close()
 		mk := func(n int) *engine.Buffer[float32] {
-			b, err := engine.Upload(q, make([]float32, n)) // written: Oclgrind flags reads of unwritten memory
+			b, err := engine.Upload(t.Context(), q, make([]float32, n)) // written: Oclgrind flags reads of unwritten memory
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package conv
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -93,13 +94,13 @@ func setupConv[T kernels.Float](q *engine.Queue, name string, s ConvShape, p ker
 	scale := 1 / math.Sqrt(float64(s.C*s.R*s.R))
 	in.filt = kernels.RandFloats[T](rng, s.FilterLen(), -scale, scale)
 	in.bias = kernels.RandFloats[T](rng, s.K, -1, 1)
-	if in.bfilt, err = engine.Upload(q, in.filt); err != nil {
+	if in.bfilt, err = engine.Upload(context.TODO(), q, in.filt); err != nil {
 		return nil, err
 	}
-	if in.bbias, err = engine.Upload(q, in.bias); err != nil {
+	if in.bbias, err = engine.Upload(context.TODO(), q, in.bias); err != nil {
 		return nil, err
 	}
-	in.x, err = kernels.NewInputs(q, p, s.InLen()*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, s.InLen(), -1, 1)} })
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, s.InLen()*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, s.InLen(), -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ const convVerifyFullMax = 1 << 24
 // most convVerifyFullMax multiply-adds, else the first, the last and 4096 seeded random
 // outputs.
 func (in *convInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

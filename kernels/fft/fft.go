@@ -1,6 +1,7 @@
 package fft
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -373,11 +374,14 @@ func (f *FFT[T]) tables(q *engine.Queue) error {
 		return nil
 	}
 	c, fi := FFTTwiddles[T]()
-	coarse, err := engine.Upload(q, c)
+	// A few kilobytes uploaded once, inside calls that otherwise only enqueue and so take
+	// no context.
+	ctx := context.Background()
+	coarse, err := engine.Upload(ctx, q, c)
 	if err != nil {
 		return err
 	}
-	fine, err := engine.Upload(q, fi)
+	fine, err := engine.Upload(ctx, q, fi)
 	if err != nil {
 		coarse.Close()
 		return err

@@ -1,6 +1,7 @@
 package fft
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func newFFTInstance[T kernels.Float](q *engine.Queue, name string, kind fftKind,
 		}
 	}()
 	rng := kernels.NewRand(p.Seed, 0xff7)
-	in.x, err = kernels.NewInputs(q, p, inLen*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, inLen, -1, 1)} })
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, inLen*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, inLen, -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +140,7 @@ func (in *fftInstance[T]) Run(q *engine.Queue) error {
 // over the cores: about 3 CPU-seconds at 2^24 points, so no sampling is needed) and checks every transform's 2-norm error
 // against FFTTolerance (RealFFTTolerance for r2c), see CheckFFT.
 func (in *fftInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

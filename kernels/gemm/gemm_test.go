@@ -162,12 +162,12 @@ func runGEMMCase[T kernels.Float](t *testing.T, q *engine.Queue, g *GEMM[T], s G
 		}
 	}
 	// A and B without guard bands: a read past them is an error under Oclgrind.
-	ba, err := engine.Upload(q, a)
+	ba, err := engine.Upload(t.Context(), q, a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ba.Close()
-	bb, err := engine.Upload(q, b)
+	bb, err := engine.Upload(t.Context(), q, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,9 +299,9 @@ func TestGEMMMultiply(t *testing.T) {
 		for i := range b {
 			b[i] = float32(i%5) - 2
 		}
-		ba, _ := engine.Upload(q, a)
+		ba, _ := engine.Upload(t.Context(), q, a)
 		defer ba.Close()
-		bb, _ := engine.Upload(q, b)
+		bb, _ := engine.Upload(t.Context(), q, b)
 		defer bb.Close()
 		bc := kerneltest.Guarded(t, q, make([]float32, m*n))
 		if err := g.Multiply(q, m, n, k, ba, bb, bc); err != nil {

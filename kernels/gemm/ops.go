@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -100,7 +101,7 @@ func newGEMMInstance[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 	rng := kernels.NewRand(p.Seed, gemmStream)
 	in.alpha, in.beta = T(1+rng.Float64()), T(-0.5-0.5*rng.Float64())
 	la, lb, lc := s.Lens()
-	in.abc, err = kernels.NewInputs(q, p, (la+lb+lc)*engine.SizeOf[T](), func(int) [][]T {
+	in.abc, err = kernels.NewInputs(context.TODO(), q, p, (la+lb+lc)*engine.SizeOf[T](), func(int) [][]T {
 		return [][]T{kernels.RandFloats[T](rng, la, -1, 1), kernels.RandFloats[T](rng, lb, -1, 1), kernels.RandFloats[T](rng, lc, -1, 1)}
 	})
 	if err != nil {
@@ -122,7 +123,7 @@ func (in *gemmInstance[T]) Run(q *engine.Queue) error {
 // take minutes at the default size, a seeded random sample of gemmSamples elements plus
 // the four corners of every matrix of the batch, each against its own float64 dot product.
 func (in *gemmInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.d.Download(q)
+	got, err := in.d.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func TestHistogramInvalid(t *testing.T) {
 		if err := h.Uint32(q, counts, u, 0, 16, 1); err != nil {
 			t.Errorf("n = 0: %v, want nil", err)
 		}
-		got, err := counts.Download(q)
+		got, err := counts.Download(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package histogram
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -71,11 +72,11 @@ func setupHist(q *engine.Queue, name, typ string, bins int, p kernels.Params) (_
 	}()
 	rng := kernels.NewRand(p.Seed, histStream)
 	if in.float {
-		in.f, err = kernels.NewInputs(q, p, 4*n, func(int) [][]float32 {
+		in.f, err = kernels.NewInputs(context.TODO(), q, p, 4*n, func(int) [][]float32 {
 			return [][]float32{kernels.RandFloats[float32](rng, n, histDataLo, histDataHi)}
 		})
 	} else {
-		in.u, err = kernels.NewInputs(q, p, 4*n, func(int) [][]uint32 {
+		in.u, err = kernels.NewInputs(context.TODO(), q, p, 4*n, func(int) [][]uint32 {
 			x := make([]uint32, n)
 			for i := range x {
 				x[i] = rng.Uint32()
@@ -91,7 +92,7 @@ func setupHist(q *engine.Queue, name, typ string, bins int, p kernels.Params) (_
 	// in its slot until the host writes that one, so a larger counts buffer in the slot of a
 	// smaller one lost the clear kernel's stores past the old size (and the atomic adds
 	// reported reading them) when the suite's ops ran in one process.
-	if in.counts, err = engine.Upload(q, make([]uint32, bins)); err != nil {
+	if in.counts, err = engine.Upload(context.TODO(), q, make([]uint32, bins)); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -106,7 +107,7 @@ func (in *histInstance) Run(q *engine.Queue) error {
 
 // Verify compares every count with the host reference, exactly.
 func (in *histInstance) Verify(q *engine.Queue) error {
-	got, err := in.counts.Download(q)
+	got, err := in.counts.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

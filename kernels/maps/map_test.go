@@ -89,7 +89,7 @@ func TestMapPublicAPI(t *testing.T) {
 			x[i], y[i], z[i] = float32(i%17)-8, float32(i%5)+0.5, float32(i%3)-1
 		}
 		up := func(v []float32) *engine.Buffer[float32] {
-			b, err := engine.Upload(q, v)
+			b, err := engine.Upload(t.Context(), q, v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestMapPublicAPI(t *testing.T) {
 		}
 		check := func(what string, b *engine.Buffer[float32], want func(i int) float32) {
 			t.Helper()
-			got, err := b.Download(q)
+			got, err := b.Download(t.Context(), q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestMapPublicAPI(t *testing.T) {
 		if err := m.Exp(q, out, bz); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := out.Download(q)
+		got, _ := out.Download(t.Context(), q)
 		for i, v := range got {
 			if w := math.Exp(float64(z[i])); math.Abs(float64(v)-w) > 3*kernels.TypeOf[float32]().ULP(w) {
 				t.Fatalf("exp[%d] = %v, want %v", i, v, w)
@@ -137,7 +137,7 @@ func TestMapPublicAPI(t *testing.T) {
 		if err := m.Sigmoid(q, out, bz); err != nil {
 			t.Fatal(err)
 		}
-		got, _ = out.Download(q)
+		got, _ = out.Download(t.Context(), q)
 		for i, v := range got {
 			if w := 1 / (1 + math.Exp(-float64(z[i]))); math.Abs(float64(v)-w) > 12.1*kernels.Epsilon[float32]()*w {
 				t.Fatalf("sigmoid[%d] = %v, want %v", i, v, w)

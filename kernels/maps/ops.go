@@ -1,6 +1,7 @@
 package maps
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -92,7 +93,7 @@ func newMapInstance[T kernels.Float](q *engine.Queue, name string, op MapOp, p k
 	in.a, in.b = T(rng.Float64()*4-2), T(rng.Float64()*4-2)
 	k := mapInputs(op)
 	lo, hi := mapRange(op)
-	in.x, err = kernels.NewInputs(q, p, k*n*engine.SizeOf[T](), func(int) [][]T {
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, k*n*engine.SizeOf[T](), func(int) [][]T {
 		set := make([][]T, k)
 		for i := range set {
 			set[i] = kernels.RandFloats[T](rng, n, lo, hi)
@@ -113,7 +114,7 @@ func (in *mapInstance[T]) Run(q *engine.Queue) error {
 }
 
 func (in *mapInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

@@ -277,12 +277,13 @@ func (m *MonteCarlo) PiCountInto(q *engine.Queue, count, part *engine.Buffer[uin
 	return q.Launch(m.sumU, engine.Range1D(m.wg, m.wg), count, part, int32(groups))
 }
 
-// Pi estimates pi from n points (see PiCountInto): 4 * count / n.
-func (m *MonteCarlo) Pi(q *engine.Queue, n int, p Philox) (float64, error) {
+// Pi estimates pi from n points (see PiCountInto): 4 * count / n. It waits for the result,
+// or until ctx is done.
+func (m *MonteCarlo) Pi(ctx context.Context, q *engine.Queue, n int, p Philox) (float64, error) {
 	if err := checkMCCount(MCPi, n, p, 2); err != nil {
 		return 0, err
 	}
-	c, err := scratchRun(m.dev, q, m.PiScratch(n), func(out, part *engine.Buffer[uint32]) error {
+	c, err := scratchRun(ctx, m.dev, q, m.PiScratch(n), func(out, part *engine.Buffer[uint32]) error {
 		return m.PiCountInto(q, out, part, n, p)
 	})
 	return 4 * float64(c) / float64(n), err
@@ -318,19 +319,20 @@ func (m *MonteCarlo) OptionInto(q *engine.Queue, price, part *engine.Buffer[floa
 	return q.Launch(m.sumF, engine.Range1D(m.wg, m.wg), price, part, int32(groups), scale)
 }
 
-// OptionPrice returns the Monte Carlo price of o over n paths (see OptionInto).
-func (m *MonteCarlo) OptionPrice(q *engine.Queue, n int, o Option, p Philox) (float32, error) {
+// OptionPrice returns the Monte Carlo price of o over n paths (see OptionInto). It waits
+// for the result, or until ctx is done.
+func (m *MonteCarlo) OptionPrice(ctx context.Context, q *engine.Queue, n int, o Option, p Philox) (float32, error) {
 	if err := checkMCCount(MCOption, n, p, 1); err != nil {
 		return 0, err
 	}
-	return scratchRun(m.dev, q, m.OptionScratch(n), func(out, part *engine.Buffer[float32]) error {
+	return scratchRun(ctx, m.dev, q, m.OptionScratch(n), func(out, part *engine.Buffer[float32]) error {
 		return m.OptionInto(q, out, part, n, o, p)
 	})
 }
 
 // scratchRun allocates a one-element output and scratch of parts elements, runs f and
 // reads the output.
-func scratchRun[E uint32 | float32](dev *engine.Device, q *engine.Queue, parts int, f func(out, part *engine.Buffer[E]) error) (E, error) {
+func scratchRun[E uint32 | float32](ctx context.Context, dev *engine.Device, q *engine.Queue, parts int, f func(out, part *engine.Buffer[E]) error) (E, error) {
 	part, err := engine.NewBuffer[E](dev, parts)
 	if err != nil {
 		return 0, err
@@ -345,7 +347,7 @@ func scratchRun[E uint32 | float32](dev *engine.Device, q *engine.Queue, parts i
 		return 0, err
 	}
 	var r [1]E
-	if err := out.Read(context.Background(), q, 0, r[:]); err != nil {
+	if err := out.Read(ctx, q, 0, r[:]); err != nil {
 		return 0, err
 	}
 	return r[0], nil

@@ -247,7 +247,7 @@ func TestMonteCarloPi(t *testing.T) {
 		}
 		t.Run("Pi", func(t *testing.T) {
 			n := 4000
-			est, err := m.Pi(q, n, Philox{Seed: 9})
+			est, err := m.Pi(t.Context(), q, n, Philox{Seed: 9})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func TestMonteCarloOption(t *testing.T) {
 		}
 		t.Run("OptionPrice", func(t *testing.T) {
 			n := 5000
-			got, err := m.OptionPrice(q, n, mcOption, Philox{Seed: 4})
+			got, err := m.OptionPrice(t.Context(), q, n, mcOption, Philox{Seed: 4})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -362,8 +362,8 @@ func TestMonteCarloInvalid(t *testing.T) {
 			{"option NaN rate", m.OptionInto(q, f, part, 1000, Option{Spot: 1, Strike: 1, Rate: math.NaN(), Sigma: 1, T: 1}, Philox{})},
 			{"option negative T", m.OptionInto(q, f, part, 1000, Option{Spot: 1, Strike: 1, Sigma: 1, T: -1}, Philox{})},
 			{"option huge spot", m.OptionInto(q, f, part, 1000, Option{Spot: 1e39, Strike: 1, Sigma: 1, T: 1}, Philox{})},
-			{"option n negative", func() error { _, err := m.OptionPrice(q, -1, mcOption, Philox{}); return err }()},
-			{"Pi n zero", func() error { _, err := m.Pi(q, 0, Philox{}); return err }()},
+			{"option n negative", func() error { _, err := m.OptionPrice(t.Context(), q, -1, mcOption, Philox{}); return err }()},
+			{"Pi n zero", func() error { _, err := m.Pi(t.Context(), q, 0, Philox{}); return err }()},
 		} {
 			if !errors.Is(c.err, engine.ErrInvalidArg) {
 				t.Errorf("%s: %v, want ErrInvalidArg", c.name, c.err)

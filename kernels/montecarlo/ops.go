@@ -126,7 +126,7 @@ func (in *mcGenInstance[E]) Run(q *engine.Queue) error {
 func (in *mcGenInstance[E]) Verify(q *engine.Queue) error {
 	what := "montecarlo " + string(in.op)
 	if in.n <= mcFullVerify { // everything, against the block-wise references
-		got, err := in.out.Download(q)
+		got, err := in.out.Download(context.TODO(), q)
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (in *mcGenInstance[E]) Verify(q *engine.Queue) error {
 	// A sample: the first, the last and 4096 seeded random elements.
 	got := make([]E, 1)
 	for _, i := range kernels.SampleIndices(in.n, kernels.NewRand(in.at.Seed, 0x6d63)) {
-		if err := in.out.Read(context.Background(), q, i, got); err != nil {
+		if err := in.out.Read(context.TODO(), q, i, got); err != nil {
 			return err
 		}
 		var want, tol float64
@@ -218,13 +218,13 @@ func (in *mcReduceInstance) Run(q *engine.Queue) error {
 func (in *mcReduceInstance) Verify(q *engine.Queue) error {
 	if in.op == MCPi {
 		var got [1]uint32
-		if err := in.count.Read(context.Background(), q, 0, got[:]); err != nil {
+		if err := in.count.Read(context.TODO(), q, 0, got[:]); err != nil {
 			return err
 		}
 		return kernels.CheckEqual("montecarlo pi count", got[:], []uint32{PiRef(in.at, in.n)})
 	}
 	var got [1]float32
-	if err := in.price.Read(context.Background(), q, 0, got[:]); err != nil {
+	if err := in.price.Read(context.TODO(), q, 0, got[:]); err != nil {
 		return err
 	}
 	e := OptionRef(mcOption, in.n, in.at)

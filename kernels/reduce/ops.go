@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -126,7 +127,7 @@ func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows, 
 	}
 	n := max(in.rows, 1) * in.cols
 	rng := kernels.NewRand(p.Seed, 0x726564756365) // "reduce"
-	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{reduceInputs[T](rng, op, n)} })
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{reduceInputs[T](rng, op, n)} })
 	if err != nil {
 		return nil, err
 	}
@@ -176,13 +177,13 @@ func (in *reduceInstance[T]) Run(q *engine.Queue) error {
 
 // Verify compares every output with the reference (one pass over the input on the host).
 func (in *reduceInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}
 	var gotIdx []int32
 	if in.op.IsArg() {
-		if gotIdx, err = in.idx.Download(q); err != nil {
+		if gotIdx, err = in.idx.Download(context.TODO(), q); err != nil {
 			return err
 		}
 	}

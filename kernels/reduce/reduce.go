@@ -315,8 +315,9 @@ func (r *Reduce[T]) ArgRows(q *engine.Queue, op ReduceOp, outVal *engine.Buffer[
 	return q.Launch(r.rows[op.index()], rg, outVal, outIdx, x, int32(rows), int32(cols), seg)
 }
 
-// Reduce returns op (sum, min or max) of all of x, allocating its scratch space.
-func (r *Reduce[T]) Reduce(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T, error) {
+// Reduce returns op (sum, min or max) of all of x, allocating its scratch space. It waits
+// for the result, or until ctx is done; so do Sum, Min, Max, Arg, ArgMin and ArgMax.
+func (r *Reduce[T]) Reduce(ctx context.Context, q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T, error) {
 	if err := checkReduceOp(op, false); err != nil {
 		return 0, err
 	}
@@ -340,28 +341,28 @@ func (r *Reduce[T]) Reduce(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T
 		return 0, err
 	}
 	var v [1]T
-	err = out.Read(context.Background(), q, 0, v[:])
+	err = out.Read(ctx, q, 0, v[:])
 	return v[0], err
 }
 
 // Sum returns the sum of all of x (an int32 sum wraps modulo 2^32).
-func (r *Reduce[T]) Sum(q *engine.Queue, x *engine.Buffer[T]) (T, error) {
-	return r.Reduce(q, ReduceSum, x)
+func (r *Reduce[T]) Sum(ctx context.Context, q *engine.Queue, x *engine.Buffer[T]) (T, error) {
+	return r.Reduce(ctx, q, ReduceSum, x)
 }
 
 // Min returns the smallest element of x (NaNs ignored).
-func (r *Reduce[T]) Min(q *engine.Queue, x *engine.Buffer[T]) (T, error) {
-	return r.Reduce(q, ReduceMin, x)
+func (r *Reduce[T]) Min(ctx context.Context, q *engine.Queue, x *engine.Buffer[T]) (T, error) {
+	return r.Reduce(ctx, q, ReduceMin, x)
 }
 
 // Max returns the largest element of x (NaNs ignored).
-func (r *Reduce[T]) Max(q *engine.Queue, x *engine.Buffer[T]) (T, error) {
-	return r.Reduce(q, ReduceMax, x)
+func (r *Reduce[T]) Max(ctx context.Context, q *engine.Queue, x *engine.Buffer[T]) (T, error) {
+	return r.Reduce(ctx, q, ReduceMax, x)
 }
 
 // Arg returns op (argmin or argmax) of all of x: the value and the index of its first
 // occurrence (-1 when every element is NaN), allocating its scratch space.
-func (r *Reduce[T]) Arg(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T, int32, error) {
+func (r *Reduce[T]) Arg(ctx context.Context, q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T, int32, error) {
 	if err := checkReduceOp(op, true); err != nil {
 		return 0, 0, err
 	}
@@ -396,21 +397,21 @@ func (r *Reduce[T]) Arg(q *engine.Queue, op ReduceOp, x *engine.Buffer[T]) (T, i
 	}
 	var v [1]T
 	var i [1]int32
-	if err := vals.Read(context.Background(), q, 0, v[:]); err != nil {
+	if err := vals.Read(ctx, q, 0, v[:]); err != nil {
 		return 0, 0, err
 	}
-	if err := idx.Read(context.Background(), q, 0, i[:]); err != nil {
+	if err := idx.Read(ctx, q, 0, i[:]); err != nil {
 		return 0, 0, err
 	}
 	return v[0], i[0], nil
 }
 
 // ArgMin returns the smallest element of x and the index of its first occurrence.
-func (r *Reduce[T]) ArgMin(q *engine.Queue, x *engine.Buffer[T]) (T, int32, error) {
-	return r.Arg(q, ReduceArgMin, x)
+func (r *Reduce[T]) ArgMin(ctx context.Context, q *engine.Queue, x *engine.Buffer[T]) (T, int32, error) {
+	return r.Arg(ctx, q, ReduceArgMin, x)
 }
 
 // ArgMax returns the largest element of x and the index of its first occurrence.
-func (r *Reduce[T]) ArgMax(q *engine.Queue, x *engine.Buffer[T]) (T, int32, error) {
-	return r.Arg(q, ReduceArgMax, x)
+func (r *Reduce[T]) ArgMax(ctx context.Context, q *engine.Queue, x *engine.Buffer[T]) (T, int32, error) {
+	return r.Arg(ctx, q, ReduceArgMax, x)
 }

@@ -255,7 +255,7 @@ func TestReduceAPI(t *testing.T) {
 		for i := range x {
 			x[i] = int32(rng.IntN(201) - 100)
 		}
-		bx, err := engine.Upload(q, x)
+		bx, err := engine.Upload(t.Context(), q, x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +269,7 @@ func TestReduceAPI(t *testing.T) {
 			ops = ops[:1]
 		}
 		for _, op := range ops {
-			got, err := r.Reduce(q, op, bx)
+			got, err := r.Reduce(t.Context(), q, op, bx)
 			if want, _ := ReduceRef(op, x); err != nil || float64(got) != want {
 				t.Errorf("%s = %d, %v; want %v", op, got, err, want)
 			}
@@ -278,27 +278,27 @@ func TestReduceAPI(t *testing.T) {
 			if kerneltest.Small() {
 				break
 			}
-			v, i, err := r.Arg(q, op, bx)
+			v, i, err := r.Arg(t.Context(), q, op, bx)
 			if want, wi := ReduceRef(op, x); err != nil || float64(v) != want || int(i) != wi {
 				t.Errorf("%s = %d at %d, %v; want %v at %d", op, v, i, err, want, wi)
 			}
 		}
 		if !kerneltest.Small() {
-			if s, err := r.Sum(q, bx); err != nil || s != sumInt32(x) {
+			if s, err := r.Sum(t.Context(), q, bx); err != nil || s != sumInt32(x) {
 				t.Errorf("Sum = %d, %v", s, err)
 			}
-			v, i, err := r.ArgMax(q, bx)
+			v, i, err := r.ArgMax(t.Context(), q, bx)
 			if want, wi := ReduceRef(ReduceArgMax, x); err != nil || float64(v) != want || int(i) != wi {
 				t.Errorf("ArgMax = %d at %d, %v; want %v at %d", v, i, err, want, wi)
 			}
-			v, i, err = r.ArgMin(q, bx)
+			v, i, err = r.ArgMin(t.Context(), q, bx)
 			if want, wi := ReduceRef(ReduceArgMin, x); err != nil || float64(v) != want || int(i) != wi {
 				t.Errorf("ArgMin = %d at %d, %v; want %v at %d", v, i, err, want, wi)
 			}
-			if m, err := r.Max(q, bx); err != nil || m != 100 && n > 1000 {
+			if m, err := r.Max(t.Context(), q, bx); err != nil || m != 100 && n > 1000 {
 				t.Errorf("Max = %d, %v", m, err)
 			}
-			if m, err := r.Min(q, bx); err != nil || m != -100 && n > 1000 {
+			if m, err := r.Min(t.Context(), q, bx); err != nil || m != -100 && n > 1000 {
 				t.Errorf("Min = %d, %v", m, err)
 			}
 		}
@@ -338,8 +338,8 @@ func TestReduceAPI(t *testing.T) {
 			{"argmax through Rows", r.Rows(q, ReduceArgMax, bx, bx, 2, n/2)},
 			{"max through ArgRows", r.ArgRows(q, ReduceMax, bx, oneIdx, bx, 2, n/2)},
 			{"nil row output", r.ArgRows(q, ReduceArgMin, nil, oneIdx, bx, 1, n)},
-			{"nil Reduce input", func() error { _, err := r.Reduce(q, ReduceSum, nil); return err }()},
-			{"Arg of sum", func() error { _, _, err := r.Arg(q, ReduceSum, bx); return err }()},
+			{"nil Reduce input", func() error { _, err := r.Reduce(t.Context(), q, ReduceSum, nil); return err }()},
+			{"Arg of sum", func() error { _, _, err := r.Arg(t.Context(), q, ReduceSum, bx); return err }()},
 		}
 		for _, c := range inval {
 			if !errors.Is(c.err, engine.ErrInvalidArg) {

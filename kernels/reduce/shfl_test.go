@@ -53,7 +53,7 @@ func testSumShfl[T ReduceElem](t *testing.T, q *engine.Queue) {
 					t.Fatal(err)
 				}
 			}
-			count, err := s.count.Download(q)
+			count, err := s.count.Download(t.Context(), q)
 			if err != nil || count[0] != 0 {
 				t.Errorf("completion counter after three launches = %v, %v; want 0", count, err)
 			}

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -60,7 +61,7 @@ func (v *vendorSum[T]) Run(q *engine.Queue) error {
 // Verify checks the sum within kernels.SumBound of its n roundings (the library's order is
 // not known).
 func (v *vendorSum[T]) Verify(q *engine.Queue) error {
-	got, err := v.out.Download(q)
+	got, err := v.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

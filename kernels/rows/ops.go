@@ -102,15 +102,15 @@ func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params,
 	if kind == rowLayerNorm {
 		rng = kernels.NewRand(p.Seed, 0x1a7e)
 		in.gamma, in.beta = kernels.RandFloats[T](rng, cols, 0.5, 1.5), kernels.RandFloats[T](rng, cols, -0.5, 0.5)
-		if in.bg, err = engine.Upload(q, in.gamma); err != nil {
+		if in.bg, err = engine.Upload(context.TODO(), q, in.gamma); err != nil {
 			return nil, err
 		}
-		if in.bb, err = engine.Upload(q, in.beta); err != nil {
+		if in.bb, err = engine.Upload(context.TODO(), q, in.beta); err != nil {
 			return nil, err
 		}
 	}
 	x0 := rowOpInput[T](rng, kind, rows, cols)
-	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(set int) [][]T { return [][]T{kernels.Rotated(x0, set*(cols+1))} })
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(set int) [][]T { return [][]T{kernels.Rotated(x0, set*(cols+1))} })
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 	var all []T
 	if len(rowIdx) == in.rows {
 		var err error
-		if all, err = in.out.Download(q); err != nil {
+		if all, err = in.out.Download(context.TODO(), q); err != nil {
 			return err
 		}
 	}
@@ -173,7 +173,7 @@ func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 	for _, r := range rowIdx {
 		if all != nil {
 			got = all[r*in.cols : (r+1)*in.cols]
-		} else if err := in.out.Read(context.Background(), q, r*in.cols, got); err != nil {
+		} else if err := in.out.Read(context.TODO(), q, r*in.cols, got); err != nil {
 			return err
 		}
 		xr := x[r*in.cols : (r+1)*in.cols]

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ func setupScan[T ScanElem](q *engine.Queue, name string, exclusive bool, p kerne
 		}
 	}()
 	rng := kernels.NewRand(p.Seed, 0x7363616e) // "scan"
-	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{scanInputs[T](rng, n)} })
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{scanInputs[T](rng, n)} })
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func (in *scanInstance[T]) Run(q *engine.Queue) error {
 
 // Verify compares every output element with the reference (one pass on the host).
 func (in *scanInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.y.Download(q)
+	got, err := in.y.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

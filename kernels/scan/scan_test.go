@@ -138,7 +138,7 @@ func TestScanAPI(t *testing.T) {
 		for i := range x {
 			x[i] = uint32(i%7) + 1
 		}
-		bx, err := engine.Upload(q, x)
+		bx, err := engine.Upload(t.Context(), q, x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestScanAPI(t *testing.T) {
 			if err := call(q, by, bx); err != nil {
 				t.Fatal(err)
 			}
-			got, err := by.Download(q)
+			got, err := by.Download(t.Context(), q)
 			if err != nil {
 				t.Fatal(err)
 			}

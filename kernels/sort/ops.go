@@ -1,6 +1,7 @@
 package sort
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -80,7 +81,7 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 			idx[i] = uint32(i)
 		}
 	}
-	in.keys, err = kernels.NewInputs(q, p, setBytes, func(int) [][]K {
+	in.keys, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]K {
 		keys := make([]K, n)
 		for i := range keys {
 			switch k := any(&keys[i]).(type) {
@@ -96,7 +97,7 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 		return nil, err
 	}
 	if pairs {
-		if in.vals, err = kernels.NewInputs(q, p, setBytes, func(int) [][]uint32 { return [][]uint32{idx} }); err != nil {
+		if in.vals, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]uint32 { return [][]uint32{idx} }); err != nil {
 			return nil, err
 		}
 	}
@@ -124,7 +125,7 @@ func (in *sortInstance[K]) Run(q *engine.Queue) error {
 
 // Verify compares the whole output with the host radix sort (O(n), exact).
 func (in *sortInstance[K]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func (in *sortInstance[K]) Verify(q *engine.Queue) error {
 		return err
 	}
 	if in.pairs {
-		gotV, err := in.vout.Download(q)
+		gotV, err := in.vout.Download(context.TODO(), q)
 		if err != nil {
 			return err
 		}

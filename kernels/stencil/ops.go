@@ -1,6 +1,7 @@
 package stencil
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -94,10 +95,10 @@ func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, 
 	n := nx * ny * nz
 	rng := kernels.NewRand(p.Seed, 0x5374)
 	in.w = kernels.RandFloats[T](rng, k.Points(), -1, 1)
-	if in.bw, err = engine.Upload(q, in.w); err != nil {
+	if in.bw, err = engine.Upload(context.TODO(), q, in.w); err != nil {
 		return nil, err
 	}
-	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func (in *stencilInstance[T]) Run(q *engine.Queue) error {
 // Verify checks the output against the float64 reference: every point up to
 // verifyFullMax points, a seeded sample above (VerifyIndices).
 func (in *stencilInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

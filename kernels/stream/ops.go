@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ func newStreamInstance[T kernels.Float](q *engine.Queue, op StreamOp, p kernels.
 	}
 	rng := kernels.NewRand(p.Seed, 1)
 	in.k = T(rng.Float64()*4 - 2)
-	in.ab, err = kernels.NewInputs(q, p, 2*n*engine.SizeOf[T](), func(int) [][]T {
+	in.ab, err = kernels.NewInputs(context.TODO(), q, p, 2*n*engine.SizeOf[T](), func(int) [][]T {
 		return [][]T{kernels.RandFloats[T](rng, n, -1, 1), kernels.RandFloats[T](rng, n, -1, 1)}
 	})
 	if err != nil {
@@ -120,7 +121,7 @@ func (in *streamInstance[T]) Run(q *engine.Queue) error {
 }
 
 func (in *streamInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

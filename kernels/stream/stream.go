@@ -215,8 +215,9 @@ func (s *Stream[T]) dotN(q *engine.Queue, n int32, out, part, a, b *engine.Buffe
 // DotScratch returns the scratch length DotInto needs for n elements.
 func (s *Stream[T]) DotScratch(n int) int { return s.dotGrid(n).Global[0] / s.wg }
 
-// Dot returns the dot product of a and b, allocating its scratch space.
-func (s *Stream[T]) Dot(q *engine.Queue, a, b *engine.Buffer[T]) (T, error) {
+// Dot returns the dot product of a and b, allocating its scratch space. It waits for the
+// result, or until ctx is done.
+func (s *Stream[T]) Dot(ctx context.Context, q *engine.Queue, a, b *engine.Buffer[T]) (T, error) {
 	if _, err := sameLen(OpDot, a, b); err != nil {
 		return 0, err
 	}
@@ -234,7 +235,7 @@ func (s *Stream[T]) Dot(q *engine.Queue, a, b *engine.Buffer[T]) (T, error) {
 		return 0, err
 	}
 	var r [1]T
-	if err := out.Read(context.Background(), q, 0, r[:]); err != nil {
+	if err := out.Read(ctx, q, 0, r[:]); err != nil {
 		return 0, err
 	}
 	return r[0], nil

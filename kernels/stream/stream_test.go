@@ -36,7 +36,7 @@ func testStream[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Que
 		a, b, c := kernels.RandFloats[T](rng, n, -1, 1), kernels.RandFloats[T](rng, n, -1, 1), kernels.RandFloats[T](rng, n, -1, 1)
 		k := T(rng.Float64()*4 - 2)
 		up := func(x []T) *engine.Buffer[T] {
-			buf, err := engine.Upload(q, kerneltest.WithGuard(x))
+			buf, err := engine.Upload(t.Context(), q, kerneltest.WithGuard(x))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func testStream[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Que
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := out.Download(q)
+				got, err := out.Download(t.Context(), q)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,7 +88,7 @@ func testStream[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Que
 			if err := s.dotN(q, int32(n), out, part, ba, bb); err != nil {
 				t.Fatal(err)
 			}
-			got, err := out.Download(q)
+			got, err := out.Download(t.Context(), q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,8 +124,8 @@ func TestStreamPublicAPI(t *testing.T) {
 		for i := range a {
 			a[i], b[i] = float32(i%17)-8, float32(i%5)+0.5
 		}
-		ba, _ := engine.Upload(q, a)
-		bb, _ := engine.Upload(q, b)
+		ba, _ := engine.Upload(t.Context(), q, a)
+		bb, _ := engine.Upload(t.Context(), q, b)
 		bc, err := engine.NewBuffer[float32](dev, n)
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +133,7 @@ func TestStreamPublicAPI(t *testing.T) {
 		if err := s.Triad(q, bc, ba, bb, 3); err != nil {
 			t.Fatal(err)
 		}
-		got, err := bc.Download(q)
+		got, err := bc.Download(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestStreamPublicAPI(t *testing.T) {
 				t.Fatalf("triad[%d] = %v, want %v", i, got[i], want)
 			}
 		}
-		dot, err := s.Dot(q, ba, bb)
+		dot, err := s.Dot(t.Context(), q, ba, bb)
 		if err != nil {
 			t.Fatal(err)
 		}

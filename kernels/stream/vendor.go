@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -57,7 +58,7 @@ func (v *vendorDot[T]) Run(q *engine.Queue) error {
 // Verify checks the dot product within kernels.SumBound of its n+1 roundings (a product and
 // n additions per term chain; the library's order is not known).
 func (v *vendorDot[T]) Verify(q *engine.Queue) error {
-	got, err := v.out.Download(q)
+	got, err := v.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package transpose
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -65,7 +66,7 @@ func setupTranspose[T kernels.Float](q *engine.Queue, name string, p kernels.Par
 	}()
 	n := rows * cols
 	rng := kernels.NewRand(p.Seed, 0x7452)
-	in.x, err = kernels.NewInputs(q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
+	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func (in *transposeInstance[T]) Run(q *engine.Queue) error {
 
 // Verify compares the whole output with the reference, exactly.
 func (in *transposeInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(q)
+	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,7 @@ func NewBuffer[T kernels.Number](t *testing.T, dev *engine.Device, n int) *engin
 // test ends.
 func Guarded[T kernels.Number](t *testing.T, q *engine.Queue, data []T) *engine.Buffer[T] {
 	t.Helper()
-	b, err := engine.Upload(q, WithGuard(data))
+	b, err := engine.Upload(t.Context(), q, WithGuard(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func Guarded[T kernels.Number](t *testing.T, q *engine.Queue, data []T) *engine.
 // returns the first n elements.
 func Download[T kernels.Number](t *testing.T, q *engine.Queue, what string, buf *engine.Buffer[T], n int) []T {
 	t.Helper()
-	got, err := buf.Download(q)
+	got, err := buf.Download(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}

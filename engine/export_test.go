@@ -1,0 +1,10 @@
+package engine
+
+// SetTransferChunk makes Read and Write move at most bytes per driver call until the
+// returned function restores the default, so that tests see chunks without allocating
+// hundreds of megabytes.
+func SetTransferChunk(bytes int64) (restore func()) {
+	old := transferChunk
+	transferChunk = bytes
+	return func() { transferChunk = old }
+}
