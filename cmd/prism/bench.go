@@ -74,7 +74,7 @@ pseudo-device "vendor:ID" that 'prism report a.json vendor.json' puts beside the
 
 Output: a table on stdout, or --json (schema: docs/bench.schema.json, fields: docs/BENCH.md),
 --csv, --markdown (--md), or --benchstat (Go benchmark format: benchstat old.txt new.txt);
---out FILE writes it to FILE instead, whole or not at all.
+-o FILE (--out) writes it to FILE instead: replaced whole, or left as it was on error.
 Progress goes to stderr: a bar on a terminal, lines otherwise, nothing with -q.
 
 Exits with code 4 if any result fails verification, 3 if no device is found.`,
@@ -115,15 +115,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	if err := opts.check(flags); err != nil {
 		return err
 	}
-	for _, group := range [][]string{{"device", "all-devices"}, {"sizes", "size"}, {"portable", "variant"}} {
-		var set []string
-		for _, name := range group {
-			if flags.Changed(name) {
-				set = append(set, "--"+name)
-			}
-		}
-		if len(set) > 1 {
-			return usageError{fmt.Errorf("%s exclude each other", strings.Join(set, " and "))}
+	for _, pair := range [][2]string{{"device", "all-devices"}, {"sizes", "size"}, {"portable", "variant"}} {
+		if err := exclusive(flags, pair[:1], pair[1:]); err != nil {
+			return err
 		}
 	}
 	if opts.quick {

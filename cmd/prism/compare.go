@@ -38,6 +38,9 @@ Reports without per-run samples (from before schema 1) are compared by their [mi
 ranges instead, and the note says so. Cases present in one report only are listed as
 "only old" or "only new", cases that failed on either side as "failed".
 
+Output: a table, or --json; -o FILE writes it to FILE instead (replaced whole, or left as
+it was on error).
+
 Exits with code 1 when --fail-on-regression is given and a case is slower.`,
 		Example: `  prism compare before.json after.json
   prism compare --threshold 0 --alpha 0.01 before.json after.json
@@ -57,6 +60,9 @@ Exits with code 1 when --fail-on-regression is given and a case is slower.`,
 }
 
 func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath string) error {
+	if err := opts.check(cmd.Flags()); err != nil {
+		return err
+	}
 	if opts.threshold < 0 {
 		return usageError{fmt.Errorf("--threshold must not be negative")}
 	}

@@ -29,7 +29,8 @@ column. Backends that found nothing are listed with the reason.
 
 With --json, print {"devices": [...], "backends": [...]} with every fact the backend
 reports: vendor, kind, compute units, clock, memory sizes, work-group limits, fp64/fp16,
-driver and language versions, PCI bus ID.
+driver and language versions, PCI bus ID. -o FILE writes the list to FILE instead of
+stdout (replaced whole, or left as it was on error).
 
 Exits with code 3 when no device is found at all.`,
 		Args: cobra.NoArgs,
@@ -42,11 +43,11 @@ Exits with code 3 when no device is found at all.`,
 }
 
 func devicesRun(cmd *cobra.Command, opts *devicesOptions) error {
-	dis, err := platform.Discover(cmd.Context())
-	if err != nil {
+	if err := opts.check(cmd.Flags()); err != nil {
 		return err
 	}
-	if err := opts.check(cmd.Flags()); err != nil {
+	dis, err := platform.Discover(cmd.Context())
+	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer

@@ -21,8 +21,9 @@ func newReportCmd() *cobra.Command {
 		Use:   "report RESULTS.json [MORE.json...]",
 		Short: "Print a saved bench report as a table, Markdown, CSV, benchstat input or an HTML page",
 		Long: `Read a 'prism bench --json' report and print it again in another form: the terminal
-table (default), --markdown, --csv, --benchstat or --json (normalized to the current
-schema). Run the benchmark once, then render it as often as needed. Several files are
+table (default), --markdown (--md), --csv, --benchstat or --json (normalized to the
+current schema), on stdout or with -o FILE into FILE (replaced whole, or left as it was
+on error). Run the benchmark once, then render it as often as needed. Several files are
 merged, their devices side by side: a report of scripts/vendor.py (pseudo-device
 vendor:cuda:0) gives the cases no callable library covers their "vs vendor" baseline.
 
@@ -35,7 +36,7 @@ style inline CSS; the page loads nothing from the network, so it can be mailed o
 attached as it is.`,
 		Example: `  prism bench --all-devices --json > run.json
   prism report run.json --markdown --baseline cuda:0 > run.md
-  prism report run.json --benchstat > run.txt
+  prism report run.json --benchstat -o run.txt
   prism report run.json --html run.html
   prism report run.json vendor.json --html run.html   # with scripts/vendor.py's baselines`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),

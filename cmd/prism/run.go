@@ -46,10 +46,13 @@ runs, and backend-specific ones such as CUDA C++ with warp shuffles. Without --v
 device runs the first that fits; --variant NAME runs that one (or fails saying why it
 cannot), --variant all runs every variant in turn, and --portable the portable one.
 
+Output: a few lines per operation, or --json (the result fields of 'prism bench --json');
+-o FILE writes it to FILE instead (replaced whole, or left as it was on error).
+
 Exits with code 4 if a result fails verification.`,
 		Example: `  prism run stream/triad/float32 --device opencl:0:0 --size 16M
   prism run gemm/nn/float32 --device cuda:0 --size 16M --count 20
-  prism run reduce --device cpu --json
+  prism run reduce --device cpu --json -o reduce.json
   prism run reduce/sum/float32 --device cuda:0 --variant cuda-shfl,portable`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -118,52 +116,6 @@ func TestBackendErrorOnePrefix(t *testing.T) {
 	} {
 		if got := backendError(c.name, c.err); got != c.want {
 			t.Errorf("backendError(%s, %v) = %q, want %q", c.name, c.err, got, c.want)
-		}
-	}
-}
-
-// TestOutputFlags: format flags exclude each other, --md is --markdown, --out writes the
-// file whole and nothing on stdout, and a write that fails leaves no file behind.
-func TestOutputFlags(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"bench", "--json", "--md"},
-		{"bench", "--csv", "--benchstat"},
-		{"report", "x.json", "--json", "--html", "x.html"},
-		{"bench", "--out", ""},
-	} {
-		if _, err := execute(t, args...); err == nil || !strings.Contains(err.Error(), "--") {
-			t.Errorf("prism %v: %v, want a usage error naming the flags", args, err)
-		}
-	}
-	path := filepath.Join(dir, "run.json")
-	out, err := execute(t, "run", "stream/copy/float32", "--device", ids[0], "--size", "1K", "--count", "2", "--json", "--out", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != "" {
-		t.Errorf("--out: stdout got %q, want nothing", out)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil || !strings.Contains(string(raw), `"case": "stream/copy/float32"`) {
-		t.Errorf("--out file: %v\n%s", err, raw)
-	}
-	md := filepath.Join(dir, "kernels.md")
-	if _, err := execute(t, "kernels", "stream", "--out", md); err != nil {
-		t.Fatal(err)
-	}
-	if raw, err := os.ReadFile(md); err != nil || !strings.Contains(string(raw), "stream/triad/float32") {
-		t.Errorf("kernels --out: %v\n%s", err, raw)
-	}
-	bad := filepath.Join(dir, "no-such-dir", "out.json")
-	if _, err := execute(t, "kernels", "--json", "--out", bad); err == nil {
-		t.Error("--out into a missing directory succeeded")
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
-			t.Errorf("a temporary file was left behind: %s", e.Name())
 		}
 	}
 }
