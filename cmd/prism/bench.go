@@ -149,6 +149,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--ops: %w", err)}
 	}
+	if err := checkVariants(ops, opts.variants); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	ids, err := benchDevices(cmd, opts)
 	if err != nil {

@@ -131,13 +131,27 @@ func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery) {
 	}
 }
 
-// backendError is the line that says why a backend is unavailable: its error, which names
-// the backend ("cuda: cannot load ..."), with the name put first only where it does not.
+// backendError is the line that says why a backend is unavailable: its error alone, which
+// names the backend by its package's prefix ("cuda: cannot load ...", "cl: no OpenCL
+// platform ..."), or, for an error without such a prefix, the error after the backend's
+// name.
 func backendError(name string, err error) string {
-	if msg := err.Error(); strings.HasPrefix(msg, name+": ") {
+	msg := err.Error()
+	if prefix, _, ok := strings.Cut(msg, ": "); ok && (prefix == name || isIdentifier(prefix)) {
 		return msg
 	}
-	return fmt.Sprintf("%s: %v", name, err)
+	return name + ": " + msg
+}
+
+// isIdentifier reports whether s is a lowercase Go identifier, as package prefixes of
+// errors are.
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func yesNo(b bool) string {

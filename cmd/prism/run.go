@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/suite"
 	"github.com/prism-compute/prism/platform"
 	"github.com/spf13/cobra"
@@ -100,6 +103,9 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := checkVariants(ops, opts.variants); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	dev, err := platform.Open(ctx, opts.device)
 	if err != nil {
@@ -131,11 +137,11 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 				fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s on %s: %s\n", op.Name, dev.ID(), res.Skipped)
 				continue
 			case res.Skipped != "":
-				errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Skipped, engine.ErrUnsupported))
+				errs = append(errs, caseError(op.Name, dev.ID(), res.Skipped, engine.ErrUnsupported))
 			case res.Mismatch:
-				errs = append(errs, fmt.Errorf("%s on %s: %s: %w", op.Name, dev.ID(), res.Err, bench.ErrVerify))
+				errs = append(errs, caseError(op.Name, dev.ID(), res.Err, bench.ErrVerify))
 			case res.Err != "":
-				errs = append(errs, fmt.Errorf("%s on %s: %s", op.Name, dev.ID(), res.Err))
+				errs = append(errs, caseError(op.Name, dev.ID(), res.Err, nil))
 			}
 			results = append(results, res)
 			if !opts.json {
@@ -150,6 +156,59 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	}
 	errs = append(errs, opts.flush(&buf)) // what ran is kept, failures included
 	return errors.Join(errs...)
+}
+
+// checkVariants refuses a --variant name that none of ops has, a mistake rather than a case
+// to skip, with a usage error that lists the variants there are.
+func checkVariants(ops []kernels.Op, names []string) error {
+	for _, name := range names {
+		if strings.EqualFold(name, "all") {
+			continue
+		}
+		var have []string
+		found := false
+		for _, op := range ops {
+			if _, err := op.Variant(name); err == nil {
+				found = true
+				break
+			}
+			for _, v := range op.VariantNames() {
+				if !slices.Contains(have, v) {
+					have = append(have, v)
+				}
+			}
+		}
+		if !found {
+			list := strings.Join(have, ", ")
+			if len(ops) == 1 {
+				return usageError{fmt.Errorf("--variant %s: %s has no such variant (it has %s; see prism kernels)", name, ops[0].Name, list)}
+			}
+			return usageError{fmt.Errorf("--variant %s: none of the %d operations selected has it (they have %s; see prism kernels)", name, len(ops), list)}
+		}
+	}
+	return nil
+}
+
+// failedCase is the error of a case that did not run or failed: its message says the case,
+// the device and the reason the result records, and it matches sentinel with errors.Is.
+type failedCase struct {
+	msg      string
+	sentinel error
+}
+
+func (e *failedCase) Error() string { return e.msg }
+func (e *failedCase) Unwrap() error { return e.sentinel }
+
+// caseError returns the error of op on device that failed for reason, an error's text kept
+// in a bench.Result, matching sentinel (nil for none). The sentinel's text is appended only
+// where the reason does not say it already ("verification failed: ...", "...: unsupported"),
+// so that the message says each part once.
+func caseError(op, device, reason string, sentinel error) error {
+	msg := fmt.Sprintf("%s on %s: %s", op, device, reason)
+	if sentinel != nil && !strings.Contains(reason, sentinel.Error()) {
+		msg += ": " + sentinel.Error()
+	}
+	return &failedCase{msg: msg, sentinel: sentinel}
 }
 
 func writeRunResult(w io.Writer, r runResult, opts *runOptions) {

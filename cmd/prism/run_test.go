@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -101,21 +100,5 @@ func TestKernelsList(t *testing.T) {
 	out, err = execute(t, "kernels", "stream")
 	if err != nil || !strings.Contains(out, "Purpose:") || !strings.Contains(out, "Launch:") {
 		t.Errorf("kernels stream: %v\n%s", err, out)
-	}
-}
-
-// TestBackendErrorOnePrefix: an unavailable backend's line names the backend once.
-func TestBackendErrorOnePrefix(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"cuda", errors.New("cuda: cannot load libcuda.so.1: unavailable"), "cuda: cannot load libcuda.so.1: unavailable"},
-		{"opencl", errors.New("no platform: unavailable"), "opencl: no platform: unavailable"},
-	} {
-		if got := backendError(c.name, c.err); got != c.want {
-			t.Errorf("backendError(%s, %v) = %q, want %q", c.name, c.err, got, c.want)
-		}
 	}
 }
