@@ -15,4 +15,7 @@
 // each NVIDIA GPU runs.
 //
 // The harness is not safe for concurrent use: run one Run at a time per device.
+//
+// docs/ARCHITECTURE.md places the harness in the layers and describes variants, vendor
+// baselines and the GPU loop that produces the published figures.
 package bench

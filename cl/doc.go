@@ -102,4 +102,7 @@
 // contexts they hold. clFFT reports its version (clfftGetVersion); CLBlast has no version
 // call, so its version is that of the file loaded (libclblast.so.1.5.3). Failed calls wrap
 // a BLASStatus or FFTStatus, named as in clblast_c.h and clFFT.h.
+//
+// docs/ARCHITECTURE.md describes how a kernel source becomes a program on each backend and
+// which files of cl/ and cuda/ mirror each other.
 package cl

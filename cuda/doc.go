@@ -110,4 +110,7 @@
 //
 // The Driver and each open device are safe for concurrent use, and so are buffers,
 // programs and kernels. A queue, and an event, are used by one goroutine at a time.
+//
+// docs/ARCHITECTURE.md describes the prelude, the CUDA C++ dialect, NVRTC's targets
+// (compute_90a on sm_90) and the disk cache's key.
 package cuda

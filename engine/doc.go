@@ -85,4 +85,7 @@
 //
 // Every resource has an idempotent Close. Closing a Device closes whatever made from it is
 // still open, so a deferred dev.Close() releases everything.
+//
+// docs/ARCHITECTURE.md describes the layers around this package, the two kernel dialects,
+// the launch options and how a new backend is added.
 package engine

@@ -44,8 +44,8 @@
 //
 // A new family is a package kernels/<name> with <name>.cl (the header of the other .cl
 // files first: purpose, arguments, tunables with defaults, variants, launch; in the
-// dialect docs/ARCHITECTURE.md describes), a launcher, a func Family() kernels.Family listing its operations, a float64
-// reference with a tolerance that says where it comes from, a doc.go, and tests through
+// dialect docs/ARCHITECTURE.md describes), a launcher, a func Family() kernels.Family
+// listing its operations, a float64 reference with a tolerance that says where it comes from, a doc.go, and tests through
 // kerneltest at sizes around its work-group and tile edges; then one line in
 // suite.Families. The Makefile, the Oclgrind pass and the CUDA translation check
 // (cuda/prelude_test.go) find it by its directory.
@@ -53,7 +53,7 @@
 // Every portable kernel is written once, in OpenCL C 1.2, and runs unchanged on every
 // backend; an op may add variants (Op.Variants: CUDA C++ with warp shuffles, vendor
 // libraries as baselines), which Op.Pick chooses among per device. See
-// docs/ARCHITECTURE.md for the layers, the dialect and where new work goes. Tunables are -D defines with defaults in each file's header;
-// the launcher picks them per device. Launchers are safe for concurrent use from several
-// goroutines, each with its own Queue.
+// docs/ARCHITECTURE.md for the layers, the dialect and where new work goes. Tunables are
+// -D defines with defaults in each file's header; the launcher picks them per device.
+// Launchers are safe for concurrent use from several goroutines, each with its own Queue.
 package kernels

@@ -12,4 +12,7 @@
 // choice and the reason on stderr.
 //
 // Package platform is safe for concurrent use.
+//
+// docs/ARCHITECTURE.md places platform in the layers: it imports engine only, and bench
+// and cmd/prism build on it.
 package platform

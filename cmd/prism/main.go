@@ -8,6 +8,8 @@
 //	2  bad usage (unknown flag, bad argument)
 //	3  no compute device or backend available
 //	4  a result failed verification
+//
+// docs/ARCHITECTURE.md describes the packages the commands are built on.
 package main
 
 import (

@@ -29,4 +29,7 @@
 // CUDA_ERROR_OUT_OF_MEMORY") and say it once: a backend that adds context to one of its own
 // errors does not repeat the prefix. engine adds its own context only where it has some
 // ("engine: open cuda:0: cuda: ..."), and never names the backend twice.
+//
+// docs/ARCHITECTURE.md lists the steps of a new backend and the import rule it keeps (a
+// backend imports engine and engine/driver only).
 package driver

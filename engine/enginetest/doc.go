@@ -35,4 +35,7 @@
 //
 // RequireOrSkip and DeviceIDs serve every test of the project that needs a backend: they
 // skip with a reason when the backend is unavailable, unless PRISM_REQUIRE names it.
+//
+// docs/ARCHITECTURE.md (Testing) says where the suite runs: PoCL in CI, every backend on
+// the GPU machine, with PRISM_REQUIRE.
 package enginetest

@@ -9,4 +9,7 @@
 //
 // The package's tests run every operation of the catalog on every device found (TestOps)
 // and benchmark them (BenchmarkOps), as `prism bench` does.
+//
+// A new family is one line in Families; docs/ARCHITECTURE.md lists the other steps, and
+// those of a new variant.
 package suite
