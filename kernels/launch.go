@@ -7,16 +7,6 @@ import (
 	"github.com/prism-compute/prism/engine"
 )
 
-// WorkGroup returns the work-group size a family uses on dev: want, halved until the device
-// allows it (a power of two when want is one).
-func WorkGroup(dev *engine.Device, want int) int {
-	wg := want
-	for m := dev.Info().MaxWorkGroupSize; m > 0 && wg > m; {
-		wg /= 2
-	}
-	return max(wg, 1)
-}
-
 // CheckGroups refuses a launch of groups work-groups of wg items when it would exceed 2^32-1
 // work-items in all, with an error naming op and wrapping engine.ErrInvalidArg.
 func CheckGroups(op string, groups, wg int) error {

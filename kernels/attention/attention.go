@@ -101,28 +101,25 @@ func NewAttention[T kernels.Float](dev *engine.Device, maxDim int) (*Attention[T
 	if err != nil {
 		return nil, err
 	}
-	info := dev.Info()
-	tiles, err := pickAttnTiles(dmax, engine.SizeOf[T](), info.MaxWorkGroupSize, info.LocalMemBytes)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := dev.Build(source, append(opts,
-		fmt.Sprintf("-DWG=%d", tiles.wg()), fmt.Sprintf("-DDMAX=%d", tiles.dmax), fmt.Sprintf("-DBR=%d", tiles.br),
-		fmt.Sprintf("-DBC=%d", tiles.bc), fmt.Sprintf("-DRQ=%d", tiles.rq), fmt.Sprintf("-DTPR=%d", tiles.tpr))...)
-	if err != nil {
-		return nil, err
-	}
-	k, err := prog.Kernel("attention_fwd")
-	if err != nil {
-		prog.Close()
-		return nil, err
-	}
-	if m := k.MaxWorkGroupSize(); m > 0 && m < tiles.wg() {
-		k.Close()
-		prog.Close()
-		return nil, fmt.Errorf("kernels: attention_fwd allows work-groups of %d items on %s, its tiles need %d: %w", m, dev.ID(), tiles.wg(), engine.ErrUnsupported)
-	}
-	return &Attention[T]{prog: prog, k: k, tiles: tiles}, nil
+	return kernels.Fit(dev, "attention", func(lim kernels.Limits) (*Attention[T], kernels.Shape, error) {
+		tiles, err := pickAttnTiles(dmax, engine.SizeOf[T](), lim.WorkGroup, lim.LocalBytes)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		prog, err := dev.Build(source, append(opts,
+			fmt.Sprintf("-DWG=%d", tiles.wg()), fmt.Sprintf("-DDMAX=%d", tiles.dmax), fmt.Sprintf("-DBR=%d", tiles.br),
+			fmt.Sprintf("-DBC=%d", tiles.bc), fmt.Sprintf("-DRQ=%d", tiles.rq), fmt.Sprintf("-DTPR=%d", tiles.tpr))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		a := &Attention[T]{prog: prog, tiles: tiles}
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &a.k, Name: "attention_fwd"})
+		if err != nil {
+			a.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return a, kernels.Shape{Items: tiles.wg(), Kernels: ks}, nil
+	})
 }
 
 // Close releases the compiled kernel. Idempotent.

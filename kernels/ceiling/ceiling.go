@@ -158,7 +158,7 @@ func NewCopy(dev *engine.Device) (*Copy, error) {
 		prog.Close()
 		return nil, err
 	}
-	wg := kernels.WorkGroup(dev, 256)
+	wg := kernels.DeviceLimits(dev).Group(256)
 	if m := k.MaxWorkGroupSize(); m > 0 && m < wg {
 		wg = m
 	}

@@ -121,46 +121,61 @@ type convVariant struct {
 func (v *convVariant) lx() int { return v.bn / v.tn }
 func (v *convVariant) ly() int { return v.bm / v.tm }
 
+// convTiers are the tile configurations of the conv family, largest work-group first: a
+// big tile for many output channels and a small one for K <= 16, both with as many items
+// (CBN/CTN x CBM/CTM), stepping through the reduction CBK indices at a time (conv.cl
+// constraints: CBK divides the items, the items divide CBM*CBK).
+var convTiers = [][2]convVariant{
+	{{bm: 64, bn: 64, bk: 16, tm: 4, tn: 4}, {bm: 16, bn: 64, bk: 16, tm: 1, tn: 4}}, // 16 x 16 items
+	{{bm: 32, bn: 32, bk: 16, tm: 4, tn: 4}, {bm: 8, bn: 32, bk: 16, tm: 1, tn: 4}},  // 8 x 8
+	{{bm: 16, bn: 32, bk: 16, tm: 4, tn: 4}, {bm: 4, bn: 32, bk: 16, tm: 1, tn: 4}},  // 8 x 4
+	{{bm: 16, bn: 16, bk: 16, tm: 4, tn: 4}, {bm: 4, bn: 16, bk: 16, tm: 1, tn: 4}},  // 4 x 4
+	{{bm: 8, bn: 8, bk: 8, tm: 2, tn: 4}, {bm: 4, bn: 8, bk: 8, tm: 1, tn: 4}},       // 2 x 4
+	{{bm: 4, bn: 8, bk: 4, tm: 2, tn: 4}, {bm: 2, bn: 8, bk: 4, tm: 1, tn: 4}},       // 2 x 2
+	{{bm: 4, bn: 4, bk: 1, tm: 4, tn: 4}, {bm: 1, bn: 4, bk: 1, tm: 1, tn: 4}},       // 1 x 1
+}
+
 // NewConv compiles the conv family for dev in two tile configurations: 64 x 64 output
 // tiles (output channels x pixels) of 4 x 4 outputs per work-item (16 x 16 items), and,
 // for K <= 16, 16 x 64 tiles of 1 x 4 outputs per item, which waste less on few output
-// channels; both step through the reduction 16 indices at a time. Devices that allow
-// fewer than 256 items per group get 32 x 32 and 8 x 32 tiles of 64 items. It returns an
-// error wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
+// channels; both step through the reduction 16 indices at a time. Devices or kernels that
+// allow fewer than 256 items per group get the largest smaller pair of convTiers (64 items
+// down to 1). It returns an error wrapping engine.ErrUnsupported when T is float64 and the
+// device has no fp64.
 func NewConv[T kernels.Float](dev *engine.Device) (*Conv[T], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: conv: nil device: %w", engine.ErrInvalidArg)
+	}
 	opts, err := kernels.TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}
-	c := &Conv[T]{big: convVariant{bm: 64, bn: 64, bk: 16, tm: 4, tn: 4}, small: convVariant{bm: 16, bn: 64, bk: 16, tm: 1, tn: 4}}
-	if wg := kernels.WorkGroup(dev, 256); wg < 256 || !convFits(dev.Info(), 16, 16) {
-		c.big = convVariant{bm: 32, bn: 32, bk: 16, tm: 4, tn: 4}  // 8 x 8 items
-		c.small = convVariant{bm: 8, bn: 32, bk: 16, tm: 1, tn: 4} // 8 x 8 items
-		if wg < 64 || !convFits(dev.Info(), 8, 8) {
-			return nil, fmt.Errorf("kernels: conv: %s allows fewer than 64 work-items per group: %w", dev.ID(), engine.ErrUnsupported)
+	return kernels.Fit(dev, "conv", func(lim kernels.Limits) (*Conv[T], kernels.Shape, error) {
+		c := &Conv[T]{}
+		for _, t := range convTiers {
+			if lim.Fits(t[0].lx(), t[0].ly()) && lim.Fits(t[1].lx(), t[1].ly()) {
+				c.big, c.small = t[0], t[1]
+				break
+			}
 		}
-	}
-	for _, v := range []*convVariant{&c.big, &c.small} {
-		if v.prog, err = dev.Build(source, append(opts, fmt.Sprintf("-DCBM=%d", v.bm), fmt.Sprintf("-DCBN=%d", v.bn),
-			fmt.Sprintf("-DCBK=%d", v.bk), fmt.Sprintf("-DCTM=%d", v.tm), fmt.Sprintf("-DCTN=%d", v.tn))...); err != nil {
-			c.Close()
-			return nil, err
+		if c.big.bm == 0 {
+			return nil, kernels.Shape{}, kernels.TooSmall("conv", lim, "a work-group that its item sizes allow")
 		}
-		if v.k, err = v.prog.Kernel("conv2d"); err != nil {
-			c.Close()
-			return nil, err
+		shape := kernels.Shape{Items: max(c.big.lx()*c.big.ly(), c.small.lx()*c.small.ly())}
+		for _, v := range []*convVariant{&c.big, &c.small} {
+			if v.prog, err = dev.Build(source, append(opts, fmt.Sprintf("-DCBM=%d", v.bm), fmt.Sprintf("-DCBN=%d", v.bn),
+				fmt.Sprintf("-DCBK=%d", v.bk), fmt.Sprintf("-DCTM=%d", v.tm), fmt.Sprintf("-DCTN=%d", v.tn))...); err != nil {
+				c.Close()
+				return nil, kernels.Shape{}, err
+			}
+			if v.k, err = v.prog.Kernel("conv2d"); err != nil {
+				c.Close()
+				return nil, kernels.Shape{}, err
+			}
+			shape.Kernels = append(shape.Kernels, v.k)
 		}
-		if m, want := v.k.MaxWorkGroupSize(), v.lx()*v.ly(); m > 0 && m < want {
-			c.Close()
-			return nil, fmt.Errorf("kernels: conv: kernel allows %d work-items per group, needs %d: %w", m, want, engine.ErrUnsupported)
-		}
-	}
-	return c, nil
-}
-
-func convFits(info engine.DeviceInfo, lx, ly int) bool {
-	m := info.MaxWorkItemSizes
-	return (m[0] == 0 || lx <= m[0]) && (m[1] == 0 || ly <= m[1])
+		return c, shape, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

@@ -62,37 +62,34 @@ func newFFT[T kernels.Float](dev *engine.Device, wg, ept, radix int) (*FFT[T], e
 		return nil, err
 	}
 	size := 2 * engine.SizeOf[T]() // bytes per complex element
-	wg = kernels.WorkGroup(dev, wg)
-	// Fit local memory: halve the elements per item, then the work-group.
-	for lm := dev.Info().LocalMemBytes; lm > 0 && int64(wg*ept*size) > lm; {
-		if ept > 4 {
-			ept /= 2
-		} else if wg > 1 {
-			wg /= 2
-		} else {
-			return nil, fmt.Errorf("kernels: fft: %s has %d bytes of local memory, too few: %w", dev.ID(), lm, engine.ErrUnsupported)
-		}
-	}
-	for {
-		f := &FFT[T]{dev: dev, wg: wg, ept: ept, lgLoc: kernels.Log2Ceil(wg * ept)}
-		f.prog, err = dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DEPT=%d", ept), fmt.Sprintf("-DRADIX=%d", radix))...)
-		if err == nil {
-			if f.block, err = f.prog.Kernel("fft_block"); err == nil {
-				f.r2c, err = f.prog.Kernel("fft_r2c_post")
+	wantWG, wantEPT := wg, ept
+	// Registers, or the implementation, may allow fewer work-items than asked: Fit builds
+	// again smaller.
+	return kernels.Fit(dev, "fft", func(lim kernels.Limits) (*FFT[T], kernels.Shape, error) {
+		wg, ept := lim.Group(wantWG), wantEPT
+		// Fit local memory: halve the elements per item, then the work-group.
+		for lm := lim.LocalBytes; lm > 0 && int64(wg*ept*size) > lm; {
+			if ept > 4 {
+				ept /= 2
+			} else if wg > 1 {
+				wg /= 2
+			} else {
+				return nil, kernels.Shape{}, kernels.TooSmall("fft", lim, fmt.Sprintf("%d bytes of local memory", ept*size))
 			}
 		}
+		f := &FFT[T]{dev: dev, wg: wg, ept: ept, lgLoc: kernels.Log2Ceil(wg * ept)}
+		var err error
+		f.prog, err = dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DEPT=%d", ept), fmt.Sprintf("-DRADIX=%d", radix))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		ks, err := kernels.LoadKernels(f.prog, kernels.Ref{Dst: &f.block, Name: "fft_block"}, kernels.Ref{Dst: &f.r2c, Name: "fft_r2c_post"})
 		if err != nil {
 			f.Close()
-			return nil, err
+			return nil, kernels.Shape{}, err
 		}
-		// Registers may allow fewer work-items than asked: rebuild smaller.
-		if m := f.block.MaxWorkGroupSize(); m > 0 && m < wg && wg > 32 {
-			f.Close()
-			wg /= 2
-			continue
-		}
-		return f, nil
-	}
+		return f, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 }
 
 // Close releases the kernels, tables and scratch. Idempotent.
@@ -344,7 +341,7 @@ func (f *FFT[T]) run(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], 
 		}
 	}
 	if post != nil {
-		const wg = 256
+		wg := f.wg
 		items := min(engine.RoundUp(post.total, wg), 1<<24)
 		return q.Launch(f.r2c, engine.Range1D(items, wg), dst, f.work, f.coarse, f.fine, int32(post.lgH), int32(post.total))
 	}

@@ -186,7 +186,10 @@ type GEMM[T kernels.Float] struct {
 //   - Oclgrind (a simulator reporting a GPU, 10^4 times slower): 32 x 32 tiles, 4 x 4 items
 //     of 8 x 8 elements, so that the padded work of the small test problems stays small.
 //   - Otherwise the header's defaults: 64 x 64 tiles, 16 x 16 items of 4 x 4 elements.
-func gemmTiles[T kernels.Float](info engine.DeviceInfo) (ts, tsk, wpt int) {
+//
+// The candidates must fit lim (kernels.Limits: the device's limits, lowered to what the
+// compiled kernel allows).
+func gemmTiles[T kernels.Float](info engine.DeviceInfo, lim kernels.Limits) (ts, tsk, wpt int) {
 	cands := [][3]int{{64, 16, 4}, {32, 16, 4}, {32, 16, 8}, {16, 16, 4}, {16, 8, 8}, {8, 8, 8}}
 	switch {
 	case strings.Contains(info.Platform, "Oclgrind"):
@@ -198,10 +201,7 @@ func gemmTiles[T kernels.Float](info engine.DeviceInfo) (ts, tsk, wpt int) {
 	}
 	for _, c := range cands {
 		rts := c[0] / c[2]
-		switch w := info.MaxWorkItemSizes; {
-		case info.MaxWorkGroupSize > 0 && rts*rts > info.MaxWorkGroupSize,
-			w[0] > 0 && rts > w[0], w[1] > 0 && rts > w[1],
-			info.LocalMemBytes > 0 && int64(2*c[1]*(c[0]+1)*engine.SizeOf[T]()) > info.LocalMemBytes:
+		if !lim.Fits(rts, rts) || (lim.LocalBytes > 0 && int64(2*c[1]*(c[0]+1)*engine.SizeOf[T]()) > lim.LocalBytes) {
 			continue
 		}
 		return c[0], c[1], c[2]
@@ -213,8 +213,17 @@ func gemmTiles[T kernels.Float](info engine.DeviceInfo) (ts, tsk, wpt int) {
 // returns an error wrapping engine.ErrUnsupported when T is float64 and the device has no
 // fp64.
 func NewGEMM[T kernels.Float](dev *engine.Device) (*GEMM[T], error) {
-	ts, tsk, wpt := gemmTiles[T](dev.Info())
-	return newGEMM[T](dev, ts, tsk, wpt)
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: gemm: nil device: %w", engine.ErrInvalidArg)
+	}
+	return kernels.Fit(dev, "gemm", func(lim kernels.Limits) (*GEMM[T], kernels.Shape, error) {
+		ts, tsk, wpt := gemmTiles[T](dev.Info(), lim)
+		g, err := newGEMM[T](dev, ts, tsk, wpt)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		return g, kernels.Shape{Items: (ts / wpt) * (ts / wpt), Kernels: []*engine.Kernel{g.kern}}, nil
+	})
 }
 
 // newGEMM compiles the kernel with the given tunables (tests run every device's choices).

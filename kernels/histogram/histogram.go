@@ -53,26 +53,28 @@ type Histogram struct {
 
 // NewHistogram compiles the histogram family for dev.
 func NewHistogram(dev *engine.Device) (*Histogram, error) {
-	wg, words := kernels.WorkGroup(dev, 256), histLocalWords
-	for lm := dev.Info().LocalMemBytes; lm > 0 && int64(4*words) > lm-1024 && words > 256; {
-		words /= 2
-	}
-	h := &Histogram{dev: dev, wg: wg, localWords: words, localBins: min(histLocalBins, words), cus: max(dev.Info().ComputeUnits, 1)}
-	var err error
-	h.prog, err = dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DLOCAL_WORDS=%d", words), fmt.Sprintf("-DLOCAL_BINS=%d", h.localBins))
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range []struct {
-		p    **engine.Kernel
-		name string
-	}{{&h.clear, "hist_clear"}, {&h.u32, "hist_u32"}, {&h.f32, "hist_f32"}, {&h.u32g, "hist_u32_global"}, {&h.f32g, "hist_f32_global"}} {
-		if *k.p, err = h.prog.Kernel(k.name); err != nil {
-			h.Close()
-			return nil, err
+	return kernels.Fit(dev, "histogram", func(lim kernels.Limits) (*Histogram, kernels.Shape, error) {
+		wg, words := lim.Group(256), histLocalWords
+		for lm := lim.LocalBytes; lm > 0 && int64(4*words) > lm-1024 && words > 256; {
+			words /= 2
 		}
-	}
-	return h, nil
+		if lm := lim.LocalBytes; lm > 0 && int64(4*words) > lm {
+			return nil, kernels.Shape{}, kernels.TooSmall("histogram", lim, fmt.Sprintf("%d bytes of local memory", 4*words))
+		}
+		h := &Histogram{dev: dev, wg: wg, localWords: words, localBins: min(histLocalBins, words), cus: max(dev.Info().ComputeUnits, 1)}
+		var err error
+		h.prog, err = dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DLOCAL_WORDS=%d", words), fmt.Sprintf("-DLOCAL_BINS=%d", h.localBins))
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		ks, err := kernels.LoadKernels(h.prog, kernels.Ref{Dst: &h.clear, Name: "hist_clear"}, kernels.Ref{Dst: &h.u32, Name: "hist_u32"},
+			kernels.Ref{Dst: &h.f32, Name: "hist_f32"}, kernels.Ref{Dst: &h.u32g, Name: "hist_u32_global"}, kernels.Ref{Dst: &h.f32g, Name: "hist_f32_global"})
+		if err != nil {
+			h.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return h, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

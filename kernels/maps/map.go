@@ -90,21 +90,25 @@ func newMap[T kernels.Float](dev *engine.Device, vec int) (*Map[T], error) {
 	if vec == 0 {
 		vec = mapVec[T]()
 	}
-	wg := kernels.WorkGroup(dev, 256)
-	prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DVEC=%d", vec))...)
-	if err != nil {
-		return nil, err
-	}
-	m := &Map[T]{dev: dev, prog: prog, k: map[MapOp]*engine.Kernel{}, wg: wg, vec: vec}
-	for _, op := range MapOps {
-		k, err := prog.Kernel("map_" + string(op))
+	return kernels.Fit(dev, "map", func(lim kernels.Limits) (*Map[T], kernels.Shape, error) {
+		wg := lim.Group(256)
+		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DVEC=%d", vec))...)
 		if err != nil {
-			m.Close()
-			return nil, err
+			return nil, kernels.Shape{}, err
 		}
-		m.k[op] = k
-	}
-	return m, nil
+		m := &Map[T]{dev: dev, prog: prog, k: map[MapOp]*engine.Kernel{}, wg: wg, vec: vec}
+		shape := kernels.Shape{Items: wg}
+		for _, op := range MapOps {
+			k, err := prog.Kernel("map_" + string(op))
+			if err != nil {
+				m.Close()
+				return nil, kernels.Shape{}, err
+			}
+			m.k[op] = k
+			shape.Kernels = append(shape.Kernels, k)
+		}
+		return m, shape, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

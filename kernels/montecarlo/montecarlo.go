@@ -129,23 +129,22 @@ func NewMonteCarlo(dev *engine.Device) (*MonteCarlo, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: montecarlo: nil device: %w", engine.ErrInvalidArg)
 	}
-	wg := kernels.WorkGroup(dev, 256)
-	prog, err := dev.Build(source, fmt.Sprintf("-DWG=%d", wg))
-	if err != nil {
-		return nil, err
-	}
-	m := &MonteCarlo{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
-	for _, k := range []struct {
-		p    **engine.Kernel
-		name string
-	}{{&m.bits, "mc_bits"}, {&m.uniform, "mc_uniform"}, {&m.normal, "mc_normal"}, {&m.pi, "mc_pi"},
-		{&m.option, "mc_option"}, {&m.sumU, "mc_sum_uint"}, {&m.sumF, "mc_sum_float"}} {
-		if *k.p, err = prog.Kernel(k.name); err != nil {
-			m.Close()
-			return nil, err
+	return kernels.Fit(dev, "montecarlo", func(lim kernels.Limits) (*MonteCarlo, kernels.Shape, error) {
+		wg := lim.Group(256)
+		prog, err := dev.Build(source, fmt.Sprintf("-DWG=%d", wg))
+		if err != nil {
+			return nil, kernels.Shape{}, err
 		}
-	}
-	return m, nil
+		m := &MonteCarlo{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &m.bits, Name: "mc_bits"}, kernels.Ref{Dst: &m.uniform, Name: "mc_uniform"},
+			kernels.Ref{Dst: &m.normal, Name: "mc_normal"}, kernels.Ref{Dst: &m.pi, Name: "mc_pi"}, kernels.Ref{Dst: &m.option, Name: "mc_option"},
+			kernels.Ref{Dst: &m.sumU, Name: "mc_sum_uint"}, kernels.Ref{Dst: &m.sumF, Name: "mc_sum_float"})
+		if err != nil {
+			m.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return m, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

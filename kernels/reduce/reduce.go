@@ -83,30 +83,26 @@ func newReduce[T ReduceElem](dev *engine.Device, want int) (*Reduce[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	wg := kernels.WorkGroup(dev, want)
-	prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg))...)
-	if err != nil {
-		return nil, err
-	}
-	// 32 groups per compute unit, as stream_dot: enough to fill a GPU, few partials.
-	r := &Reduce[T]{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
-	for i, op := range ReduceOps {
-		if r.grid[i], err = prog.Kernel("reduce_" + string(op)); err != nil {
-			r.Close()
-			return nil, err
+	return kernels.Fit(dev, "reduce", func(lim kernels.Limits) (*Reduce[T], kernels.Shape, error) {
+		wg := lim.Group(want)
+		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
 		}
-		if r.rows[i], err = prog.Kernel("reduce_row" + string(op)); err != nil {
-			r.Close()
-			return nil, err
+		// 32 groups per compute unit, as stream_dot: enough to fill a GPU, few partials.
+		r := &Reduce[T]{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
+		var refs []kernels.Ref
+		for i, op := range ReduceOps {
+			refs = append(refs, kernels.Ref{Dst: &r.grid[i], Name: "reduce_" + string(op)}, kernels.Ref{Dst: &r.rows[i], Name: "reduce_row" + string(op)})
 		}
-	}
-	for i, name := range []string{"reduce_argmin_pairs", "reduce_argmax_pairs"} {
-		if r.pairs[i], err = prog.Kernel(name); err != nil {
+		refs = append(refs, kernels.Ref{Dst: &r.pairs[0], Name: "reduce_argmin_pairs"}, kernels.Ref{Dst: &r.pairs[1], Name: "reduce_argmax_pairs"})
+		ks, err := kernels.LoadKernels(prog, refs...)
+		if err != nil {
 			r.Close()
-			return nil, err
+			return nil, kernels.Shape{}, err
 		}
-	}
-	return r, nil
+		return r, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -19,23 +20,34 @@ func buildRows[T kernels.Float](dev *engine.Device, src, kernel string) (*engine
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	wg := kernels.WorkGroup(dev, 256)
-	prog, err := dev.Build(src, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DCACHE=%d", rowCache))...)
+	b, err := kernels.Fit(dev, kernel, func(lim kernels.Limits) (*rowsBuild, kernels.Shape, error) {
+		wg := lim.Group(256)
+		prog, err := dev.Build(src, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DCACHE=%d", rowCache))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		b := &rowsBuild{prog: prog, wg: wg}
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &b.k, Name: kernel})
+		if err != nil {
+			b.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return b, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	k, err := prog.Kernel(kernel)
-	if err != nil {
-		prog.Close()
-		return nil, nil, 0, err
-	}
-	if m := k.MaxWorkGroupSize(); m > 0 && m < wg {
-		k.Close()
-		prog.Close()
-		return nil, nil, 0, fmt.Errorf("kernels: %s: kernel allows work-groups of %d items on %s, the family needs %d: %w", kernel, m, dev.ID(), wg, engine.ErrUnsupported)
-	}
-	return prog, k, wg, nil
+	return b.prog, b.k, b.wg, nil
 }
+
+// rowsBuild is one build of a row source, for kernels.Fit.
+type rowsBuild struct {
+	prog *engine.Program
+	k    *engine.Kernel
+	wg   int
+}
+
+func (b *rowsBuild) Close() error { return errors.Join(b.k.Close(), b.prog.Close()) }
 
 // rowBuf is one buffer argument of a row operation: a [rows, cols] matrix, or a vector of
 // cols elements (gamma, beta).

@@ -49,22 +49,22 @@ func newScan[T ScanElem](dev *engine.Device, want, ipt int) (*Scan[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	wg := kernels.WorkGroup(dev, want)
-	prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DIPT=%d", ipt))...)
-	if err != nil {
-		return nil, err
-	}
-	// 16 groups per compute unit: enough to fill a GPU (8 groups of 256 per H100 SM and
-	// more in flight), while the chunks stay long enough that the offsets cost little.
-	s := &Scan[T]{dev: dev, prog: prog, wg: wg, ipt: ipt, maxGroups: max(dev.Info().ComputeUnits, 1) * 16}
-	if s.reduce, err = prog.Kernel("scan_reduce"); err == nil {
-		s.down, err = prog.Kernel("scan_down")
-	}
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return kernels.Fit(dev, "scan", func(lim kernels.Limits) (*Scan[T], kernels.Shape, error) {
+		wg := lim.Group(want)
+		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DIPT=%d", ipt))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		// 16 groups per compute unit: enough to fill a GPU (8 groups of 256 per H100 SM and
+		// more in flight), while the chunks stay long enough that the offsets cost little.
+		s := &Scan[T]{dev: dev, prog: prog, wg: wg, ipt: ipt, maxGroups: max(dev.Info().ComputeUnits, 1) * 16}
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.reduce, Name: "scan_reduce"}, kernels.Ref{Dst: &s.down, Name: "scan_down"})
+		if err != nil {
+			s.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return s, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

@@ -92,46 +92,47 @@ func NewSorter[K SortKey](dev *engine.Device) (*Sorter[K], error) {
 
 // newSorter compiles the family with a work-group of (at most) wg items of items keys each
 // (the tests use small tiles under Oclgrind).
-func newSorter[K SortKey](dev *engine.Device, wg, items int) (*Sorter[K], error) {
-	wg = kernels.WorkGroup(dev, wg)
-	// Local memory of sort_scatter and sort_count (sort.cl header): halve ITEMS, then WG,
-	// until both fit.
-	local := func() int64 {
-		pad := func(x int) int64 { return int64(x + x>>5) }
-		scatter := 4 * (2*pad(wg*items) + pad(sortRadix/2*wg) + int64(wg) + 2*sortRadix + 1)
-		return max(scatter, 4*(pad(sortRadix*wg)+int64(wg)))
-	}
-	for lm := dev.Info().LocalMemBytes; lm > 0 && local() > lm && wg*items > 32; {
-		if items > 1 {
-			items /= 2
-		} else {
-			wg /= 2
+func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K], error) {
+	return kernels.Fit(dev, "sort", func(lim kernels.Limits) (*Sorter[K], kernels.Shape, error) {
+		wg, items := lim.Group(wantWG), wantItems
+		// Local memory of sort_scatter and sort_count (sort.cl header): halve ITEMS, then WG,
+		// until both fit.
+		local := func() int64 {
+			pad := func(x int) int64 { return int64(x + x>>5) }
+			scatter := 4 * (2*pad(wg*items) + pad(sortRadix/2*wg) + int64(wg) + 2*sortRadix + 1)
+			return max(scatter, 4*(pad(sortRadix*wg)+int64(wg)))
 		}
-	}
-	prog, err := dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DITEMS=%d", items),
-		fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits))
-	if err != nil {
-		return nil, err
-	}
-	s := &Sorter[K]{dev: dev, prog: prog, wg: wg, items: items, maxGroups: max(dev.Info().ComputeUnits, 1) * sortGroupsPerCU}
-	var z K
-	if _, ok := any(z).(float32); ok {
-		s.mode = sortModeFloat
-	}
-	for _, k := range []struct {
-		p    **engine.Kernel
-		name string
-	}{{&s.count, "sort_count"}, {&s.scan, "sort_scan"}, {&s.scatter, "sort_scatter"}} {
-		if *k.p, err = prog.Kernel(k.name); err != nil {
+		for lm := lim.LocalBytes; lm > 0 && local() > lm && wg*items > 32; {
+			if items > 1 {
+				items /= 2
+			} else {
+				wg /= 2
+			}
+		}
+		if lm := lim.LocalBytes; lm > 0 && local() > lm {
+			return nil, kernels.Shape{}, kernels.TooSmall("sort", lim, fmt.Sprintf("%d bytes of local memory", local()))
+		}
+		prog, err := dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DITEMS=%d", items),
+			fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits))
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		s := &Sorter[K]{dev: dev, prog: prog, wg: wg, items: items, maxGroups: max(dev.Info().ComputeUnits, 1) * sortGroupsPerCU}
+		var z K
+		if _, ok := any(z).(float32); ok {
+			s.mode = sortModeFloat
+		}
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.count, Name: "sort_count"}, kernels.Ref{Dst: &s.scan, Name: "sort_scan"},
+			kernels.Ref{Dst: &s.scatter, Name: "sort_scatter"})
+		if err == nil {
+			s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups)
+		}
+		if err != nil {
 			s.Close()
-			return nil, err
+			return nil, kernels.Shape{}, err
 		}
-	}
-	if s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+		return s, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 }
 
 // Close releases the kernels and the scratch buffers. Idempotent.

@@ -78,36 +78,31 @@ func NewStencil[T kernels.Float](dev *engine.Device) (*Stencil[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	wg := kernels.WorkGroup(dev, 256)
-	sx := min(32, wg)
-	if m := dev.Info().MaxWorkItemSizes[0]; m > 0 && sx > m {
-		sx = m
-	}
-	sy := max(wg/sx, 1)
-	if m := dev.Info().MaxWorkItemSizes[1]; m > 0 && sy > m {
-		sy = m
-	}
-	s := &Stencil[T]{sx: sx, sy: sy, sry: max(32/sy, 1), zbk: 32}
-	prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", sx*sy), fmt.Sprintf("-DSX=%d", sx),
-		fmt.Sprintf("-DSY=%d", sy), fmt.Sprintf("-DSRY=%d", s.sry), fmt.Sprintf("-DZBLOCK=%d", s.zbk))...)
-	if err != nil {
-		return nil, err
-	}
-	s.prog = prog
-	for _, k := range []struct {
-		p    **engine.Kernel
-		name string
-	}{{&s.k5, "stencil_5pt"}, {&s.k7, "stencil_7pt"}, {&s.k27, "stencil_27pt"}} {
-		if *k.p, err = prog.Kernel(k.name); err != nil {
-			s.Close()
-			return nil, err
+	return kernels.Fit(dev, "stencil", func(lim kernels.Limits) (*Stencil[T], kernels.Shape, error) {
+		wg := lim.Group(256)
+		sx := min(32, wg)
+		if m := lim.ItemSizes[0]; m > 0 && sx > m {
+			sx = m
 		}
-		if m := (*k.p).MaxWorkGroupSize(); m > 0 && m < sx*sy {
-			s.Close()
-			return nil, fmt.Errorf("kernels: stencil: %s allows %d work-items per group, needs %d: %w", k.name, m, sx*sy, engine.ErrUnsupported)
+		sy := max(wg/sx, 1)
+		if m := lim.ItemSizes[1]; m > 0 && sy > m {
+			sy = m
 		}
-	}
-	return s, nil
+		s := &Stencil[T]{sx: sx, sy: sy, sry: max(32/sy, 1), zbk: 32}
+		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", sx*sy), fmt.Sprintf("-DSX=%d", sx),
+			fmt.Sprintf("-DSY=%d", sy), fmt.Sprintf("-DSRY=%d", s.sry), fmt.Sprintf("-DZBLOCK=%d", s.zbk))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		s.prog = prog
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.k5, Name: "stencil_5pt"}, kernels.Ref{Dst: &s.k7, Name: "stencil_7pt"},
+			kernels.Ref{Dst: &s.k27, Name: "stencil_27pt"})
+		if err != nil {
+			s.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return s, kernels.Shape{Items: sx * sy, Kernels: ks}, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

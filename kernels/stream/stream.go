@@ -56,26 +56,29 @@ type Stream[T kernels.Float] struct {
 // NewStream compiles the stream family for dev. It returns an error wrapping
 // engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewStream[T kernels.Float](dev *engine.Device) (*Stream[T], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: stream: nil device: %w", engine.ErrInvalidArg)
+	}
 	opts, err := kernels.TypeOf[T]().Defines(dev)
 	if err != nil {
 		return nil, err
 	}
-	wg := kernels.WorkGroup(dev, 256)
-	prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg))...)
-	if err != nil {
-		return nil, err
-	}
-	s := &Stream[T]{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
-	for _, k := range []struct {
-		p    **engine.Kernel
-		name string
-	}{{&s.copy, "stream_copy"}, {&s.scale, "stream_scale"}, {&s.add, "stream_add"}, {&s.triad, "stream_triad"}, {&s.dot, "stream_dot"}, {&s.sum, "stream_sum"}} {
-		if *k.p, err = prog.Kernel(k.name); err != nil {
-			s.Close()
-			return nil, err
+	return kernels.Fit(dev, "stream", func(lim kernels.Limits) (*Stream[T], kernels.Shape, error) {
+		wg := lim.Group(256)
+		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
 		}
-	}
-	return s, nil
+		s := &Stream[T]{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.copy, Name: "stream_copy"}, kernels.Ref{Dst: &s.scale, Name: "stream_scale"},
+			kernels.Ref{Dst: &s.add, Name: "stream_add"}, kernels.Ref{Dst: &s.triad, Name: "stream_triad"},
+			kernels.Ref{Dst: &s.dot, Name: "stream_dot"}, kernels.Ref{Dst: &s.sum, Name: "stream_sum"})
+		if err != nil {
+			s.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return s, kernels.Shape{Items: wg, Kernels: ks}, nil
+	})
 }
 
 // Close releases the compiled kernels. Idempotent.

@@ -70,3 +70,55 @@ func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant
 	}
 	t.Logf("%s (%s): %s verified", op.Name, v.Name, in.Shape())
 }
+
+// TestOpsSmallShapes runs the portable variant of every op as a device with fewer
+// work-items per group and less local memory would (kernels.EnvMaxWorkGroup and
+// EnvMaxLocalBytes lower the limits the families build for), on the CPU devices (GPUs run
+// their default shapes in TestOps): the families must build smaller configurations and
+// still verify, or say unsupported naming the limit that stops them.
+func TestOpsSmallShapes(t *testing.T) {
+	for _, lim := range []struct {
+		wg, local string
+		// unsupported lists the families that cannot run under these limits, with what
+		// their error must name.
+		unsupported map[string]string
+	}{
+		{"32", "", nil},    // Mesa's Rusticl on llvmpipe reports 32 for every kernel
+		{"8", "4096", nil}, // below a warp, 4 KiB of local memory
+		{"1", "2048", nil}, // the smallest there is
+	} {
+		t.Run("wg="+lim.wg+",local="+lim.local, func(t *testing.T) {
+			t.Setenv(kernels.EnvMaxWorkGroup, lim.wg)
+			t.Setenv(kernels.EnvMaxLocalBytes, lim.local)
+			kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+				if dev.Info().Kind != engine.KindCPU || kerneltest.Small() {
+					t.Skip("small shapes run on CPU devices at full speed (TestOps covers the default shapes)")
+				}
+				for _, op := range suite.Ops() {
+					t.Run(op.Name, func(t *testing.T) {
+						in, err := op.Setup(q, kernels.Params{Size: min(op.QuickSize, 4099), Seed: 5, Portable: true})
+						if want, ok := lim.unsupported[op.Family]; ok {
+							if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), want) {
+								t.Fatalf("Setup = %v, want ErrUnsupported naming %q", err, want)
+							}
+							return
+						}
+						if errors.Is(err, engine.ErrUnsupported) && op.Type == "float64" && !dev.Info().FP64 {
+							t.Skip(err)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer in.Close()
+						if err := in.Run(q); err != nil {
+							t.Fatal(err)
+						}
+						if err := in.Verify(q); err != nil {
+							t.Fatalf("%s: %v", in.Shape(), err)
+						}
+					})
+				}
+			})
+		})
+	}
+}

@@ -33,36 +33,29 @@ func NewTranspose[T kernels.Float](dev *engine.Device) (*Transpose[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	tile, perIt := transposeTile(dev.Info(), 32, 8)
-	prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DTILE=%d", tile), fmt.Sprintf("-DROWS_PER_ITEM=%d", perIt))...)
-	if err != nil {
-		return nil, err
-	}
-	t := &Transpose[T]{prog: prog, tile: tile, perIt: perIt}
-	if t.k, err = prog.Kernel("transpose_2d"); err != nil {
-		t.Close()
-		return nil, err
-	}
-	if m := t.k.MaxWorkGroupSize(); m > 0 && m < tile*tile/perIt {
-		t.Close()
-		return nil, fmt.Errorf("kernels: transpose: kernel allows %d work-items per group, needs %d: %w", m, tile*tile/perIt, engine.ErrUnsupported)
-	}
-	return t, nil
+	return kernels.Fit(dev, "transpose", func(lim kernels.Limits) (*Transpose[T], kernels.Shape, error) {
+		tile, perIt := transposeTile(lim, engine.SizeOf[T](), 32, 8)
+		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DTILE=%d", tile), fmt.Sprintf("-DROWS_PER_ITEM=%d", perIt))...)
+		if err != nil {
+			return nil, kernels.Shape{}, err
+		}
+		t := &Transpose[T]{prog: prog, tile: tile, perIt: perIt}
+		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &t.k, Name: "transpose_2d"})
+		if err != nil {
+			t.Close()
+			return nil, kernels.Shape{}, err
+		}
+		return t, kernels.Shape{Items: tile * tile / perIt, Kernels: ks}, nil
+	})
 }
 
-// transposeTile returns the tile side and rows per work-item for a device: the wanted
-// ones, with more rows per item (a smaller work-group) and then a smaller tile until the
-// work-group (tile x tile/perIt) fits the device's limits.
-func transposeTile(info engine.DeviceInfo, tile, perIt int) (int, int) {
+// transposeTile returns the tile side and rows per work-item under lim: the wanted ones,
+// with more rows per item (a smaller work-group) and then a smaller tile until the
+// work-group (tile x tile/perIt) and the local tile (tile x tile+1 elements of elemSize
+// bytes) fit.
+func transposeTile(lim kernels.Limits, elemSize, tile, perIt int) (int, int) {
 	fits := func(tile, perIt int) bool {
-		lx, ly := tile, tile/perIt
-		if m := info.MaxWorkGroupSize; m > 0 && lx*ly > m {
-			return false
-		}
-		if m := info.MaxWorkItemSizes; (m[0] > 0 && lx > m[0]) || (m[1] > 0 && ly > m[1]) {
-			return false
-		}
-		return true
+		return lim.Fits(tile, tile/perIt) && (lim.LocalBytes <= 0 || int64(tile*(tile+1)*elemSize) <= lim.LocalBytes)
 	}
 	for tile > 1 && !fits(tile, perIt) {
 		if perIt < tile {
