@@ -218,6 +218,8 @@ func describe(q infoQuery) (driver.DeviceInfo, error) {
 		}
 	}
 	info.FP16 = exts["cl_khr_fp16"]
+	info.Int64Atomics = exts["cl_khr_int64_base_atomics"]
+	info.Subgroups = exts["cl_khr_subgroups"]
 	info.PCIBusID = pciBusID(q, exts)
 	if exts["cl_nv_device_attribute_query"] {
 		major, err1 := queryUint(q, paramComputeCapMajorNV)

@@ -358,7 +358,15 @@ func (e *event) Wait(ctx context.Context) error {
 	})
 }
 
-// Elapsed returns CL_PROFILING_COMMAND_END minus CL_PROFILING_COMMAND_START.
+// placeholderTimestamp bounds the timestamps no device clock gives: a nanosecond counter
+// below 2^20 (one millisecond after it started). Mesa's Rusticl 22.3 answers 0, 1, 2 and 3
+// for queued, submit, start and end of every command: profiling it does not implement.
+const placeholderTimestamp = 1 << 20
+
+// Elapsed returns CL_PROFILING_COMMAND_END minus CL_PROFILING_COMMAND_START. Timestamps
+// that no device clock gives (both below placeholderTimestamp) or an end before the start
+// return an error wrapping engine.ErrUnsupported: the device reports no usable event
+// times, and engine.Queue.Timed measures host time instead.
 func (e *event) Elapsed() (time.Duration, error) {
 	if err := e.acquire(); err != nil {
 		return 0, err
@@ -377,6 +385,9 @@ func (e *event) Elapsed() (time.Duration, error) {
 	})
 	if err != nil {
 		return 0, err
+	}
+	if (start < placeholderTimestamp && end < placeholderTimestamp) || end < start {
+		return 0, fmt.Errorf("cl: %s: event timestamps start %d ns, end %d ns are no device clock's: %w", e.what, start, end, engine.ErrUnsupported)
 	}
 	return time.Duration(end - start), nil
 }

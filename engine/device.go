@@ -24,7 +24,17 @@ type Device struct {
 	children map[resource]struct{}
 
 	vendor vendorLibraries // the vendor BLAS and FFT, loaded on first use (vendor.go)
+
+	// hostTiming is set once an event has shown that the device reports no usable
+	// timestamps: Queue.Timed measures host time from then on.
+	hostTiming atomic.Bool
 }
+
+// EventTiming reports whether Queue.Timed measures with the device's event timestamps.
+// It turns false, for good, once a timed command has shown that the device reports none
+// that a clock gives (Mesa's Rusticl 22.3 answers placeholders); Timed then measures host
+// time around the work, launch overheads included.
+func (d *Device) EventTiming() bool { return d == nil || !d.hostTiming.Load() }
 
 // resource is anything made from a Device that Device.Close must release.
 type resource interface {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -184,6 +185,10 @@ func (e *sharedEvent) Close() error {
 // Timed runs f, which enqueues work on q, and returns the device time of the kernels,
 // copies and fills f enqueued, summed from their device timestamps (gaps between commands
 // are not counted). It waits for that work to finish. Timed calls do not nest.
+//
+// On a device that reports no usable event timestamps (Device.EventTiming false; learned
+// from the first timed command) Timed returns the host time from its call until the work
+// finished, which includes enqueueing, launch overheads and the gaps.
 func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error) {
 	if err := q.check(); err != nil {
 		return 0, err
@@ -193,6 +198,7 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	}
 	var evs []driver.Event
 	q.rec = &evs
+	start := time.Now()
 	err := func() error {
 		defer func() { q.rec = nil }() // also when f panics
 		return f()
@@ -205,12 +211,22 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	if err != nil {
 		return 0, err
 	}
-	var total time.Duration
 	for _, ev := range evs {
 		if err := ev.Wait(ctx); err != nil {
 			return 0, fmt.Errorf("engine: timed wait on %s: %w", q.dev.id, err)
 		}
+	}
+	host := time.Since(start)
+	if q.dev.hostTiming.Load() {
+		return host, nil
+	}
+	var total time.Duration
+	for _, ev := range evs {
 		d, err := ev.Elapsed()
+		if errors.Is(err, ErrUnsupported) {
+			q.dev.hostTiming.Store(true)
+			return host, nil
+		}
 		if err != nil {
 			return 0, fmt.Errorf("engine: timed elapsed on %s: %w", q.dev.id, err)
 		}

@@ -80,6 +80,13 @@ type DeviceInfo struct {
 	MaxWorkItemSizes   [3]int `json:"max_work_item_sizes"`
 	FP64               bool   `json:"fp64"`
 	FP16               bool   `json:"fp16"`
+	// Int64Atomics: 64-bit integer atomics on global memory (OpenCL's
+	// cl_khr_int64_base_atomics; every CUDA device). Subgroups: work-items of a group that
+	// execute together and exchange values without local memory (cl_khr_subgroups, which
+	// OpenCL 3.0 devices with the __opencl_c_subgroups feature report too; warps on CUDA).
+	// Kernels that use either query it and keep an OpenCL 1.2 path for devices without.
+	Int64Atomics bool `json:"int64_atomics,omitempty"`
+	Subgroups    bool `json:"subgroups,omitempty"`
 	// ComputeCapability is an NVIDIA GPU's compute capability as major*10+minor (90 for
 	// sm_90), zero for other devices or where the API does not report it.
 	ComputeCapability int `json:"compute_capability,omitempty"`
