@@ -22,6 +22,8 @@ type Overheads struct {
 	// back (then one Finish); LaunchSync the median host time of one launch followed by Finish.
 	LaunchAsync time.Duration `json:"launch_async_ns"`
 	LaunchSync  time.Duration `json:"launch_sync_ns"`
+	// Absent says why the overheads are missing (their measurement failed).
+	Absent string `json:"absent,omitempty"`
 }
 
 // buildFamily is the family whose compile Overheads times.

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -55,6 +56,10 @@ type DeviceReport struct {
 	Telemetry Telemetry         `json:"telemetry"`
 	Results   []Result          `json:"results"`
 	Err       string            `json:"error,omitempty"`
+	// Timing says how the times were measured: TimingEvents (the device's event
+	// timestamps) or TimingHost (host time around each run, launch overheads included,
+	// where the device reports no usable timestamps).
+	Timing string `json:"timing,omitempty"`
 }
 
 // Ceilings are a device's measured limits, from the same run as its results.
@@ -72,6 +77,30 @@ type Ceilings struct {
 	FP64GFLOPs float64 `json:"fp64_gflops"`
 	FP64Absent string  `json:"fp64_absent,omitempty"`
 	PeakHow    string  `json:"peak_how"`
+	// CopyAbsent and FP32Absent say why the copy ceiling or the fp32 peak is missing
+	// (its measurement failed; the cases ran all the same, without that roof).
+	CopyAbsent string `json:"copy_absent,omitempty"`
+	FP32Absent string `json:"fp32_absent,omitempty"`
+}
+
+// describe says what the ceilings are, for the table's device lines.
+func (c Ceilings) describe() string {
+	cp := "missing"
+	if c.CopyGBs > 0 {
+		cp = fmt.Sprintf("%s GB/s (%s, 2 x %s)", trimFloat(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes))
+	}
+	fp32 := "missing"
+	if c.FP32GFLOPs > 0 {
+		fp32 = trimFloat(c.FP32GFLOPs) + " GFLOP/s"
+	}
+	fp64 := trimFloat(c.FP64GFLOPs) + " GFLOP/s"
+	switch {
+	case c.FP64Absent != "" && strings.Contains(c.FP64Absent, "fp64"):
+		fp64 = "none (no fp64)"
+	case c.FP64Absent != "":
+		fp64 = "missing"
+	}
+	return fmt.Sprintf("copy %s, fp32 %s, fp64 %s", cp, fp32, fp64)
 }
 
 // PeakGFLOPs returns the compute ceiling for operations in element type typ ("float32",
@@ -127,10 +156,13 @@ type Result struct {
 	// (DeviceInfo.CacheBytes): reports say "cache-resident" instead of an impossible fraction.
 	WorkingSetBytes float64 `json:"working_set_bytes,omitempty"`
 	CacheResident   bool    `json:"cache_resident,omitempty"`
-	Verified        bool    `json:"verified"`
-	Mismatch        bool    `json:"mismatch,omitempty"` // the result differed from the reference
-	Skipped         string  `json:"skipped,omitempty"`
-	Err             string  `json:"error,omitempty"`
+	// RoofMissing says why the case has no roofline fraction: the ceiling of its bound
+	// failed to measure on its device.
+	RoofMissing string `json:"roof_missing,omitempty"`
+	Verified    bool   `json:"verified"`
+	Mismatch    bool   `json:"mismatch,omitempty"` // the result differed from the reference
+	Skipped     string `json:"skipped,omitempty"`
+	Err         string `json:"error,omitempty"`
 	// Library is the vendor library that ran a vendor variant, with its version
 	// ("cuBLAS 13.0.2"); empty for Prism's own kernels.
 	Library string `json:"library,omitempty"`
@@ -177,6 +209,11 @@ func (r *Result) roofline(c Ceilings, cacheBytes int64) {
 		r.Fraction = r.GFLOPs / peak
 	case c.CopyGBs > 0:
 		r.Fraction = r.GBs / c.CopyGBs
+	case c.CopyAbsent != "":
+		r.RoofMissing = "copy ceiling missing: " + c.CopyAbsent
+	}
+	if r.Flops > 0 && r.Type == "float32" && c.FP32Absent != "" {
+		r.RoofMissing, r.Fraction = "fp32 peak missing: "+c.FP32Absent, 0
 	}
 	r.CacheResident = r.Bound == BoundMemory && r.Fraction > 1 && cacheBytes > 0 && r.WorkingSetBytes <= float64(cacheBytes)
 }

@@ -134,33 +134,34 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 	defer q.Close()
 	// Overheads first: the first build of the stream family in this process must be the
 	// first one the backend sees (the copy ceiling builds it too).
+	// A measurement that fails is reported missing (its Absent field says why) and the cases
+	// still run: one failure never drops a device.
+	defer func() { dr.Timing = timingOf(dev) }()
 	cfg.Progress.step(id, "build time and launch latency")
 	if dr.Overheads, err = measureOverheads(ctx, q); err != nil {
-		dr.Err = "overheads: " + err.Error()
-		return dr
+		dr.Overheads = Overheads{Absent: err.Error()}
 	}
 	cfg.Progress.step(id, "copy ceiling")
 	if dr.Ceilings.CopyGBs, dr.Ceilings.CopyHow, dr.Ceilings.CopyBytes, err = copyCeiling(ctx, cfg, q); err != nil {
-		dr.Err = "copy ceiling: " + err.Error()
-		return dr
+		dr.Ceilings.CopyGBs, dr.Ceilings.CopyHow, dr.Ceilings.CopyBytes = 0, "", 0
+		dr.Ceilings.CopyAbsent = err.Error()
 	}
 	cfg.Progress.step(id, "fp32 peak")
 	pk, err := measurePeak[float32](ctx, cfg, q)
 	if err != nil {
-		dr.Err = "fp32 peak: " + err.Error()
-		return dr
+		dr.Ceilings.FP32Absent = err.Error()
+	} else {
+		dr.Ceilings.FP32GFLOPs, dr.Ceilings.PeakHow = pk.GFLOPs, pk.How
 	}
-	dr.Ceilings.FP32GFLOPs, dr.Ceilings.PeakHow = pk.GFLOPs, pk.How
 	cfg.Progress.step(id, "fp64 peak")
 	pk, err = measurePeak[float64](ctx, cfg, q)
-	switch {
-	case errors.Is(err, engine.ErrUnsupported):
+	if err != nil {
 		dr.Ceilings.FP64Absent = err.Error()
-	case err != nil:
-		dr.Err = "fp64 peak: " + err.Error()
-		return dr
-	default:
+	} else {
 		dr.Ceilings.FP64GFLOPs = pk.GFLOPs
+	}
+	if ctx.Err() != nil {
+		return dr
 	}
 	for _, op := range cfg.Ops {
 		for _, size := range cfg.sizes(op) {
@@ -185,6 +186,20 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		}
 	}
 	return dr
+}
+
+// Timing methods of DeviceReport.Timing.
+const (
+	TimingEvents = "device events"
+	TimingHost   = "host clock"
+)
+
+// timingOf says how Queue.Timed measured on dev.
+func timingOf(dev *engine.Device) string {
+	if dev.EventTiming() {
+		return TimingEvents
+	}
+	return TimingHost
 }
 
 // runVendor runs the first vendor variant of op that fits q's device, or says why there

@@ -107,6 +107,8 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 					roof = "cache-resident"
 				case res.Bound == "":
 					roof = "-" // no ceilings measured (a vendor pseudo-device)
+				case res.RoofMissing != "":
+					roof = "no roof" // its ceiling's measurement failed
 				}
 				row = append(row, FormatDuration(res.Stats.Median), trimFloat(v)+" "+unit, roof)
 			}
@@ -217,18 +219,22 @@ func (r *Report) deviceLines() [][]string {
 		if d.Err != "" {
 			lines = append(lines, "error: "+d.Err)
 		}
-		c := d.Ceilings
-		if c.CopyGBs > 0 {
-			fp64 := trimFloat(c.FP64GFLOPs) + " GFLOP/s"
-			if c.FP64Absent != "" {
-				fp64 = "none (no fp64)"
+		if c := d.Ceilings; c.CopyGBs > 0 || c.CopyAbsent != "" || c.FP32Absent != "" {
+			lines = append(lines, "ceilings: "+c.describe())
+			for _, m := range []struct{ what, why string }{{"copy ceiling", c.CopyAbsent}, {"fp32 peak", c.FP32Absent}} {
+				if m.why != "" {
+					lines = append(lines, m.what+" missing: "+m.why)
+				}
 			}
-			lines = append(lines, fmt.Sprintf("ceilings: copy %s GB/s (%s, 2 x %s), fp32 %s GFLOP/s, fp64 %s",
-				trimFloat(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes), trimFloat(c.FP32GFLOPs), fp64))
 		}
 		if o := d.Overheads; o.FirstBuild > 0 {
 			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
 				FormatDuration(o.FirstBuild), FormatDuration(o.SecondBuild), FormatDuration(o.LaunchAsync), FormatDuration(o.LaunchSync)))
+		} else if o.Absent != "" {
+			lines = append(lines, "overheads missing: "+o.Absent)
+		}
+		if d.Timing == TimingHost {
+			lines = append(lines, "timing: host clock around each run (the device reports no usable event timestamps; launch overheads included)")
 		}
 		if r.ranVendor(i) {
 			if libs := r.vendorLibraries(i); len(libs) > 0 {
@@ -264,8 +270,14 @@ func (r *Report) titleLine() string {
 	if r.Config.Portable {
 		mode += ", portable kernels"
 	}
-	return fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, device-event timing",
-		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode)
+	timing := "device-event timing"
+	for _, d := range r.Devices {
+		if d.Timing == TimingHost {
+			timing = "device-event timing where the device has it, else host clock"
+		}
+	}
+	return fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, %s",
+		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode, timing)
 }
 
 // failures lists the failed results: device label, case, size, error.
