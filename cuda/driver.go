@@ -262,6 +262,8 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 		MaxWorkGroupSize: p.MaxThreadsPerBlock,
 		MaxWorkItemSizes: p.MaxBlockDim,
 		FP64:             true,
+		Int64Atomics:     true,
+		Subgroups:        true, // warps
 		FP16:             major > 5 || (major == 5 && minor >= 3),
 		PCIBusID:         p.PCIBusID,
 	}
