@@ -1,7 +1,7 @@
 # Prism: thin targets; CI runs the same ones (.ci/run calls `make test`).
 #
 #   make run         install what is missing, build, benchmark every device with verification
-#   make test        install what is missing, vet, test on PoCL, then a small pass under Oclgrind
+#   make test        install what is missing, vet, test on PoCL and Rusticl, then a small pass under Oclgrind
 #   make build       build bin/prism
 #   make bench       go test benchmarks of the kernels
 #   make gpu-bundle  binaries for the GPU machine in .gpu/ (see docs/PERFORMANCE.md)
@@ -16,9 +16,12 @@ export CGO_CFLAGS ?= -DCL_TARGET_OPENCL_VERSION=120
 # PoCL: no recompile per local size; program cache in the build tree.
 export POCL_WORK_GROUP_SPECIALIZATION ?= 0
 export POCL_CACHE_DIR ?= $(CURDIR)/.cache/pocl
+# Mesa's Rusticl (a second OpenCL implementation, on the CPU through llvmpipe) lists its
+# devices only when asked: tests and runs cover it beside PoCL.
+export RUSTICL_ENABLE ?= llvmpipe
 
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
-APT_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2
+APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: deps build test unit oclgrind run bench gpu-bundle lint
 
@@ -42,7 +45,7 @@ lint:
 
 test: deps lint unit oclgrind
 
-# Every package on the real OpenCL devices found (PoCL here). The log keeps every test and
+# Every package on the real OpenCL devices found (PoCL and Rusticl here). The log keeps every test and
 # subtest result line, so it shows which devices each test ran on.
 unit:
 	mkdir -p .cache
@@ -70,7 +73,8 @@ oclgrind:
 
 # A quick pass of the whole suite on every device found (each op at its QuickSize, ceilings
 # measured small), with each device's vendor library beside the GEMM, FFT, axpy, dot and sum cases
-# (CLBlast and clFFT on PoCL). RUN_ARGS adds flags (--json, --ops ...).
+# (CLBlast and clFFT on PoCL and Rusticl): two OpenCL implementations side by side on one
+# CPU. RUN_ARGS adds flags (--json, --ops ...).
 run: build
 	./bin/prism devices
 	./bin/prism bench --all-devices --quick --vendor $(RUN_ARGS)
