@@ -694,7 +694,7 @@ func TestDescribe(t *testing.T) {
 		Name: "NVIDIA H100 80GB HBM3", Vendor: "NVIDIA", Platform: "NVIDIA CUDA", Kind: driver.KindGPU,
 		LanguageVersion: "sm_90", ComputeUnits: 132, ClockMHz: 1980, GlobalMemBytes: 85 << 30, MaxAllocBytes: 85 << 30,
 		LocalMemBytes: 48 << 10, CacheBytes: 50 << 20, LocalMemOptInBytes: 227 << 10, MaxWorkGroupSize: 1024, MaxWorkItemSizes: [3]int{1024, 1024, 64},
-		FP64: true, FP16: true, ComputeCapability: 90, PCIBusID: "0000:1b:00.0",
+		FP64: true, FP16: true, Int64Atomics: true, Subgroups: true, ComputeCapability: 90, PCIBusID: "0000:1b:00.0",
 	}
 	if info != want {
 		t.Errorf("describe:\n got %+v\nwant %+v", info, want)
