@@ -4,8 +4,10 @@
 # MODE=bench runs `prism bench $BENCH_ARGS` once (every device, with the vendor libraries:
 # cuBLAS/cuFFT, and CLBlast/clFFT from .gpu/lib), scripts/vendor.py's PyTorch baselines, and
 # renders both together (JSON, Markdown, HTML page, bar chart, rooflines); MODE=all does
-# both. Writes at most 7 files under $OUT (the device tool returns 8; the caller tees
-# stdout into the eighth).
+# both. MODE=compare runs the same bench with an earlier build ($BEFORE, default
+# .gpu/prism-before) and this one, in the order RUNS gives (default: before after before,
+# so that the spread of one build against itself is measured too), and compares them.
+# Writes at most 7 files under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 MODE=${MODE:-all}
@@ -40,11 +42,18 @@ if [ "$MODE" = test ] || [ "$MODE" = all ]; then
     grep -B2 -A12 -- '--- FAIL' "$OUT/test-$t.log" | head -80
     [ "$rc" = 0 ] || status=1
   done
-  if [ -x .gpu/cuda.test ] && command -v compute-sanitizer >/dev/null; then
-    echo "== compute-sanitizer --tool memcheck kernels-suite.test on cuda:0 (TestOps)"
-    (cd kernels/suite && PRISM_TEST_SIZE=small compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-      "$root/.gpu/kernels-suite.test" -test.count=1 -test.run 'TestOps/cuda:0' 2>&1 | tail -6)
-    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  # SANITIZE names the compute-sanitizer tools run over the whole suite on cuda:0 (TestOps,
+  # small sizes, every variant), API errors included; one log, sanitizer.log.
+  if [ -x .gpu/kernels-suite.test ] && command -v compute-sanitizer >/dev/null; then
+    : > "$OUT/sanitizer.log"
+    for tool in ${SANITIZE:-memcheck racecheck synccheck initcheck}; do
+      echo "== compute-sanitizer --tool $tool kernels-suite.test -test.run TestOps/cuda:0" | tee -a "$OUT/sanitizer.log"
+      (cd kernels/suite && PRISM_TEST_SIZE=small timeout "${SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        "$root/.gpu/kernels-suite.test" -test.count=1 -test.run 'TestOps/cuda:0' >> "$OUT/sanitizer.log" 2>&1)
+      r=$?
+      echo "$tool: exit $r; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^(ok|PASS|FAIL)$' "$OUT/sanitizer.log" | tail -2 | tr '\n' ' ')"
+      [ "$r" = 0 ] || status=1
+    done
   fi
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
@@ -64,5 +73,22 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
   .gpu/prism report $reports --html "$OUT/bench.html" || status=1
   .gpu/prism plot $reports -o "$OUT/bench.png" || status=1
   .gpu/prism plot $reports -o "$OUT/roofline.png" --roofline || status=1
+fi
+if [ "$MODE" = compare ]; then
+  BEFORE=${BEFORE:-.gpu/prism-before}
+  COMPARE_ARGS=${COMPARE_ARGS:---device cuda:0 --count 10}
+  i=0
+  for run in ${RUNS:-before after before}; do
+    i=$((i+1)); bin=.gpu/prism; [ "$run" = before ] && bin=$BEFORE
+    echo "== $i: $run: $bin bench $COMPARE_ARGS"
+    PRISM_CACHE_DIR=$(mktemp -d) "$bin" bench $COMPARE_ARGS --json > "$OUT/$i-$run.json" 2> /tmp/compare.err || status=1
+    grep -v "^\S*: \[" /tmp/compare.err | tail -5
+  done
+  first=$(ls "$OUT"/1-*.json) second=$(ls "$OUT"/2-*.json)
+  .gpu/prism compare "$first" "$second" > "$OUT/compare.txt"; tail -3 "$OUT/compare.txt"
+  if [ -f "$OUT/3-before.json" ]; then
+    echo "== the same build twice (1 against 3: the spread)" >> "$OUT/compare.txt"
+    .gpu/prism compare "$first" "$OUT/3-before.json" >> "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
+  fi
 fi
 exit $status
