@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +75,51 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 	}
 	if back.Schema != SchemaVersion || back.Devices[0].Device.ID != dev.ID() || len(back.Devices[0].Results) != len(d.Results) {
 		t.Errorf("JSON round trip lost data: %+v", back.Devices[0].Device)
+	}
+}
+
+// TestCeilingFailureKeepsDevice makes the copy ceiling fail and checks that the device's
+// cases still run and verify, that the report says why the ceiling is missing, and that the
+// memory-bound cases say they have no roof.
+func TestCeilingFailureKeepsDevice(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	ctx := context.Background()
+	dev, err := engine.Open(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	saved := measureCopy
+	defer func() { measureCopy = saved }()
+	measureCopy = func(context.Context, Config, *engine.Queue) (float64, string, int64, error) {
+		return 0, "", 0, errors.New("copy kernel: injected failure")
+	}
+	ops, err := suite.Match("stream/copy/float32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, Config{Ops: ops, Sizes: []int{1001}, Quick: true, Count: 2, Seed: 7}, []*engine.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(); err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Devices[0]
+	if d.Err != "" || !strings.Contains(d.Ceilings.CopyAbsent, "injected failure") || d.Ceilings.CopyGBs != 0 {
+		t.Fatalf("device error %q, copy_absent %q, copy %v GB/s: want no device error and the ceiling missing with its reason", d.Err, d.Ceilings.CopyAbsent, d.Ceilings.CopyGBs)
+	}
+	if len(d.Results) != 1 || !d.Results[0].Verified || !strings.Contains(d.Results[0].RoofMissing, "copy ceiling missing") {
+		t.Fatalf("results %+v: want one verified case whose roof is missing", d.Results)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ceilings: copy missing", "copy ceiling missing: copy kernel: injected failure", "no roof"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
 
