@@ -68,6 +68,7 @@ enum {
 	fn_cuFuncGetAttribute,
 	fn_cuFuncSetAttribute,
 	fn_cuFuncGetParamInfo,
+	fn_cuFuncGetParamCount,
 	fn_cuLaunchKernel,
 	fn_cuLaunchKernelEx,
 	fn_cuOccupancyMaxActiveBlocksPerMultiprocessor,
@@ -148,6 +149,7 @@ TRAMPOLINE(CUresult, cuModuleGetFunction, (CUfunction *f, CUmodule m, const char
 TRAMPOLINE(CUresult, cuFuncGetAttribute, (int *v, int attr, CUfunction f), (v, attr, f))
 TRAMPOLINE(CUresult, cuFuncSetAttribute, (CUfunction f, int attr, int v), (f, attr, v))
 TRAMPOLINE(CUresult, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t *off, size_t *size), (f, i, off, size))
+TRAMPOLINE(CUresult, cuFuncGetParamCount, (CUfunction f, size_t *n), (f, n))
 TRAMPOLINE(CUresult, cuLaunchKernel,
 	(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
 	 unsigned int shared, CUstream s, void **params, void **extra),
@@ -293,6 +295,7 @@ var cudaSymbols = []symbol{
 	{C.fn_cuFuncGetAttribute, []string{"cuFuncGetAttribute"}, false},
 	{C.fn_cuFuncSetAttribute, []string{"cuFuncSetAttribute"}, true}, // CUDA 9.0
 	{C.fn_cuFuncGetParamInfo, []string{"cuFuncGetParamInfo"}, true}, // CUDA 12.4
+	{C.fn_cuFuncGetParamCount, []string{"cuFuncGetParamCount"}, true},
 	// cuLaunchKernelEx (CUDA 12.0) is looked up by the first launch in clusters (lazySymbol).
 	{C.fn_cuLaunchKernel, []string{"cuLaunchKernel"}, false},
 	{C.fn_cuOccupancyMaxActiveBlocksPerMultiprocessor, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, false},
@@ -631,6 +634,16 @@ func cuFuncGetParamInfo(f cuFunction, i int) (offset, size int, r Result) {
 	var off, sz C.size_t
 	r = Result(C.call_cuFuncGetParamInfo(f, C.size_t(i), &off, &sz))
 	return int(off), int(sz), r
+}
+
+// haveFuncGetParamCount reports whether the driver has cuFuncGetParamCount (newer than
+// cuFuncGetParamInfo).
+func haveFuncGetParamCount() bool { return have(C.fn_cuFuncGetParamCount) }
+
+func cuFuncGetParamCount(f cuFunction) (int, Result) {
+	var n C.size_t
+	r := Result(C.call_cuFuncGetParamCount(f, &n))
+	return int(n), r
 }
 
 // haveFuncSetAttribute reports whether the driver has cuFuncSetAttribute (CUDA 9.0).

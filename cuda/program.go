@@ -242,7 +242,13 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 			k.maxDynamic = int64(v)
 		}
 		if haveFuncGetParamInfo() {
-			k.params, counted = paramSizes(func(i int) (int, Result) {
+			n := -1 // unknown: probe until the driver says past the end
+			if haveFuncGetParamCount() {
+				if c, r := cuFuncGetParamCount(f); r == Success && c >= 0 && c <= maxParams {
+					n = c
+				}
+			}
+			k.params, counted = paramSizes(n, func(i int) (int, Result) {
 				_, size, r := cuFuncGetParamInfo(f, i)
 				return size, r
 			})
@@ -259,22 +265,32 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 	return k, nil
 }
 
-// paramSizes asks info for parameters 0, 1, ... until it reports CUDA_ERROR_INVALID_VALUE
-// (past the last one), and returns their sizes. Any other failure means the driver cannot
-// tell: ok is false.
-func paramSizes(info func(i int) (int, Result)) (sizes []int, ok bool) {
+// maxParams bounds the parameters a kernel is believed to have: CUDA passes at most 32 KiB
+// of parameters, so no kernel has more than 32768 of them.
+const maxParams = 32768
+
+// paramSizes asks info for the sizes of parameters 0 to n-1, n from cuFuncGetParamCount.
+// Where the count is unknown (n < 0: older drivers) it asks for 0, 1, ... until info reports
+// CUDA_ERROR_INVALID_VALUE, past the last one (a failed call that tools such as
+// compute-sanitizer report as an API error). Any other failure, or more than maxParams,
+// means the driver cannot tell: ok is false.
+func paramSizes(n int, info func(i int) (int, Result)) (sizes []int, ok bool) {
 	sizes = []int{}
-	for i := 0; ; i++ {
+	for i := 0; n < 0 || i < n; i++ {
+		if i >= maxParams {
+			return nil, false
+		}
 		size, r := info(i)
-		switch r {
-		case Success:
+		switch {
+		case r == Success:
 			sizes = append(sizes, size)
-		case InvalidValue:
+		case r == InvalidValue && n < 0:
 			return sizes, true
 		default:
 			return nil, false
 		}
 	}
+	return sizes, true
 }
 
 // Close releases the program; its module is unloaded (cuModuleUnload) once its kernels

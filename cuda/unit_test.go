@@ -658,14 +658,33 @@ func TestParamSizes(t *testing.T) {
 			return 0, end
 		}
 	}
-	if got, ok := paramSizes(answers([]int{4, 4, 4, 8, 8}, InvalidValue)); !ok || !slices.Equal(got, []int{4, 4, 4, 8, 8}) {
+	// Without cuFuncGetParamCount (n = -1): probe to the end.
+	if got, ok := paramSizes(-1, answers([]int{4, 4, 4, 8, 8}, InvalidValue)); !ok || !slices.Equal(got, []int{4, 4, 4, 8, 8}) {
 		t.Errorf("paramSizes = %v, %v", got, ok)
 	}
-	if got, ok := paramSizes(answers(nil, InvalidValue)); !ok || got == nil || len(got) != 0 {
+	if got, ok := paramSizes(-1, answers(nil, InvalidValue)); !ok || got == nil || len(got) != 0 {
 		t.Errorf("no parameters: %v, %v; want an empty, known list", got, ok)
 	}
-	if got, ok := paramSizes(answers([]int{4}, NotSupported)); ok {
+	if got, ok := paramSizes(-1, answers([]int{4}, NotSupported)); ok {
 		t.Errorf("a driver that cannot tell gave %v", got)
+	}
+	if got, ok := paramSizes(-1, func(int) (int, Result) { return 4, Success }); ok {
+		t.Errorf("a driver that never ends gave %d parameters", len(got))
+	}
+	// With the count: exactly n calls, none past the end.
+	calls := 0
+	counted := func(i int) (int, Result) {
+		calls++
+		return answers([]int{8, 4}, InvalidValue)(i)
+	}
+	if got, ok := paramSizes(2, counted); !ok || !slices.Equal(got, []int{8, 4}) || calls != 2 {
+		t.Errorf("paramSizes(2) = %v, %v after %d calls; want [8 4], true after 2", got, ok, calls)
+	}
+	if got, ok := paramSizes(0, counted); !ok || len(got) != 0 {
+		t.Errorf("paramSizes(0) = %v, %v", got, ok)
+	}
+	if _, ok := paramSizes(3, answers([]int{8, 4}, InvalidValue)); ok {
+		t.Error("a count above what the driver answers was trusted")
 	}
 }
 
