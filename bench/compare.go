@@ -251,7 +251,7 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		case VerdictOnlyNew, VerdictOnlyOld:
 			one++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ch.Device, ch.Case, FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", termSafe(ch.Device), termSafe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -263,5 +263,5 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 
 // String is a one-line summary.
 func (ch Change) String() string {
-	return strings.Join([]string{ch.Device, ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " ")
+	return termSafe(strings.Join([]string{ch.Device, ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " "))
 }

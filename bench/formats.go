@@ -153,7 +153,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 					}
 				}
 			}
-			err := cw.Write(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident)))
+			err := cw.Write(termSafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident))))
 			if err != nil {
 				return err
 			}
@@ -177,9 +177,9 @@ const BenchstatPkg = "github.com/prism-compute/prism/bench"
 // `benchstat -col /device -ignore device,backend,driver run.txt`.
 func (r *Report) WriteBenchstat(w io.Writer) error {
 	bw := &errWriter{w: w}
-	bw.printf("goos: %s\ngoarch: %s\npkg: %s\n", r.GOOS, r.GOARCH, BenchstatPkg)
+	bw.printf("goos: %s\ngoarch: %s\npkg: %s\n", configValue(r.GOOS), configValue(r.GOARCH), BenchstatPkg)
 	if r.Commit != "" {
-		bw.printf("commit: %s\n", r.Commit)
+		bw.printf("commit: %s\n", configValue(r.Commit))
 	}
 	bw.printf("Unit GB/s better=higher\nUnit GFLOP/s better=higher\n")
 	procs := runtime.GOMAXPROCS(0)
@@ -236,11 +236,11 @@ func BenchName(op string) string {
 var nameUnsafe = regexp.MustCompile(`[\s/=]+`)
 
 // nameValue makes s safe inside a benchmark name part (no spaces, slashes or '=').
-func nameValue(s string) string { return nameUnsafe.ReplaceAllString(s, "_") }
+func nameValue(s string) string { return nameUnsafe.ReplaceAllString(termSafe(s), "_") }
 
 // configValue makes s a one-line config value.
 func configValue(s string) string {
-	if s = strings.Join(strings.Fields(s), " "); s == "" {
+	if s = strings.Join(strings.Fields(termSafe(s)), " "); s == "" {
 		return "unknown"
 	}
 	return s

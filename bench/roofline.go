@@ -30,6 +30,11 @@ type rooflinePoint struct {
 	ai, gflop float64
 }
 
+// maxRooflinePoints bounds the cases on one roofline: each point's label is placed clear of
+// the others, work that grows with the square of the points, and a few hundred numbered
+// points are already more than a reader can follow.
+const maxRooflinePoints = 400
+
 const (
 	rooflinePlotH = vg.Length(480)
 	rooflineAxisW = vg.Length(58) // the y tick labels and the axis title
@@ -77,8 +82,11 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 		}
 		pts = append(pts, rooflinePoint{n: len(pts) + 1, label: label, family: famIndex[fam], ai: res.Flops / res.Bytes, gflop: res.GFLOPs})
 	}
-	if len(pts) == 0 {
+	switch {
+	case len(pts) == 0:
 		return nil, fmt.Errorf("bench: %s has no timed case with FLOPs to place on a roofline: %w", dr.Device.ID, engine.ErrInvalidArg)
+	case len(pts) > maxRooflinePoints:
+		return nil, fmt.Errorf("bench: %s has %d cases with FLOPs, more than one roofline shows (%d): %w", dr.Device.ID, len(pts), maxRooflinePoints, engine.ErrInvalidArg)
 	}
 
 	type roof struct {

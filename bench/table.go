@@ -39,15 +39,6 @@ func (r *Report) rows() []caseKey {
 	return keys
 }
 
-func (d *DeviceReport) result(k caseKey) *Result {
-	for i := range d.Results {
-		if d.Results[i].key() == k {
-			return &d.Results[i]
-		}
-	}
-	return nil
-}
-
 // baselineIndex returns the index of the device the ratios compare with: the one named, or
 // the first.
 func (r *Report) baselineIndex(id string) (int, error) {
@@ -84,14 +75,12 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 			header = append(header, l+"vs vendor")
 		}
 	}
-	for _, k := range r.rows() {
-		row := []string{k.Case, r.variantCell(k), FormatSize(k.Size)}
-		var b *Result
-		if len(r.Devices) > 0 {
-			b = r.Devices[base].result(k)
-		}
+	ix := r.index()
+	for _, k := range ix.rows {
+		row := []string{k.Case, ix.variantCell(k), FormatSize(k.Size)}
+		b := ix.result(base, k)
 		for i := range r.Devices {
-			res := r.Devices[i].result(k)
+			res := ix.result(i, k)
 			switch {
 			case res == nil:
 				row = append(row, "-", "-", "-")
@@ -121,22 +110,22 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, vendorCell(res))
 			}
 		}
-		rows = append(rows, row)
+		rows = append(rows, termSafeAll(row))
 	}
 	return header, rows, nil
 }
 
 // variantCell names the variant of a row: the one asked for, or the one each device ran,
 // once when they agree, else per device in device order ("cuda-shfl | portable").
-func (r *Report) variantCell(k caseKey) string {
+func (ix *caseIndex) variantCell(k caseKey) string {
 	if k.Variant != "" {
 		return k.Variant
 	}
 	var names []string
 	same := true
-	for _, d := range r.Devices {
+	for i := range ix.r.Devices {
 		name := "-"
-		if res := d.result(k); res != nil && res.Variant != "" {
+		if res := ix.result(i, k); res != nil && res.Variant != "" {
 			name = res.Variant
 		}
 		if len(names) > 0 && name != names[0] {
@@ -244,7 +233,7 @@ func (r *Report) deviceLines() [][]string {
 		} else if t.Reason != "" {
 			lines = append(lines, "telemetry: none: "+t.Reason)
 		}
-		out = append(out, lines)
+		out = append(out, termSafeAll(lines))
 	}
 	return out
 }
@@ -264,8 +253,8 @@ func (r *Report) titleLine() string {
 	if r.Config.Portable {
 		mode += ", portable kernels"
 	}
-	return fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, device-event timing",
-		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode)
+	return termSafe(fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, device-event timing",
+		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode))
 }
 
 // failures lists the failed results: device label, case, size, error.
@@ -274,7 +263,7 @@ func (r *Report) failures() []string {
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
 			if res.Err != "" {
-				out = append(out, fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err))
+				out = append(out, termSafe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err)))
 			}
 		}
 	}
@@ -352,9 +341,11 @@ func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
 	return nil
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "\n", " ").Replace(s)
-}
+// mdEscaper escapes what Markdown would read as markup in a table cell or list item: the
+// cell separator, emphasis, code spans and inline HTML.
+var mdEscaper = strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", `\<`, "\n", " ")
+
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
 
 // FormatDuration writes d with a unit that keeps three significant digits (1.23ms).
 func FormatDuration(d time.Duration) string {
