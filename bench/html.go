@@ -229,7 +229,7 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 			c := htmlCell{Text: text}
 			switch {
 			case j < 3: // case, variant, size
-			case text == "-" || text == "skipped" || text == "FAILED":
+			case text == "-" || text == "skipped" || text == "FAILED" || text == "INVALID":
 				c.Class = "num muted"
 			default:
 				c.Class = "num"

@@ -144,6 +144,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		dr.Err = "copy ceiling: " + err.Error()
 		return dr
 	}
+	dr.Ceilings.noteInvalid("copy", dr.Ceilings.CopyHow)
 	cfg.Progress.step(id, "fp32 peak")
 	pk, err := measurePeak[float32](ctx, cfg, q)
 	if err != nil {
@@ -151,6 +152,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		return dr
 	}
 	dr.Ceilings.FP32GFLOPs, dr.Ceilings.PeakHow = pk.GFLOPs, pk.How
+	dr.Ceilings.noteInvalid("fp32 peak", pk.How)
 	cfg.Progress.step(id, "fp64 peak")
 	pk, err = measurePeak[float64](ctx, cfg, q)
 	switch {
@@ -161,6 +163,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		return dr
 	default:
 		dr.Ceilings.FP64GFLOPs = pk.GFLOPs
+		dr.Ceilings.noteInvalid("fp64 peak", pk.How)
 	}
 	for _, op := range cfg.Ops {
 		for _, size := range cfg.sizes(op) {
@@ -259,13 +262,8 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		res.Err = err.Error()
 		return res
 	}
-	res.Stats = Summarize(samples)
 	m := in.Model()
-	res.Flops, res.Bytes = m.Flops, m.Bytes
-	if sec := res.Stats.Median.Seconds(); sec > 0 {
-		res.GBs = m.Bytes / sec / 1e9
-		res.GFLOPs = m.Flops / sec / 1e9
-	}
+	res.measured(samples, m.Flops, m.Bytes)
 	return res
 }
 

@@ -88,6 +88,8 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, "skipped", "-", "-")
 			case res.Err != "":
 				row = append(row, "FAILED", "-", "-")
+			case res.Invalid != "":
+				row = append(row, "INVALID", "-", "-") // no valid device time: failures() says why
 			default:
 				v, unit := res.Rate()
 				roof := fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound))
@@ -209,11 +211,17 @@ func (r *Report) deviceLines() [][]string {
 		c := d.Ceilings
 		if c.CopyGBs > 0 {
 			fp64 := trimFloat(c.FP64GFLOPs) + " GFLOP/s"
-			if c.FP64Absent != "" {
+			switch {
+			case c.FP64Absent != "":
 				fp64 = "none (no fp64)"
+			case c.FP64GFLOPs <= 0:
+				fp64 = "-"
 			}
 			lines = append(lines, fmt.Sprintf("ceilings: copy %s GB/s (%s, 2 x %s), fp32 %s GFLOP/s, fp64 %s",
 				trimFloat(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes), trimFloat(c.FP32GFLOPs), fp64))
+		}
+		if c.Invalid != "" {
+			lines = append(lines, "ceilings: invalid measurement: "+c.Invalid)
 		}
 		if o := d.Overheads; o.FirstBuild > 0 {
 			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
@@ -257,13 +265,17 @@ func (r *Report) titleLine() string {
 		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode))
 }
 
-// failures lists the failed results: device label, case, size, error.
+// failures lists the failed results and those without a valid measurement: device label,
+// case, size, error.
 func (r *Report) failures() []string {
 	var out []string
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
-			if res.Err != "" {
+			switch {
+			case res.Err != "":
 				out = append(out, termSafe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err)))
+			case res.Skipped == "" && res.Invalid != "":
+				out = append(out, termSafe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Invalid)))
 			}
 		}
 	}
