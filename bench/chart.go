@@ -250,6 +250,15 @@ func (s axisScale) at(v float64) vg.Length {
 	return s.lo + vg.Length(f)*(s.hi-s.lo)
 }
 
+// usable reports whether the scale maps values to finite lengths: finite bounds, min below
+// max, and both positive on a log scale, spanning at most 400 decades.
+func (s axisScale) usable() bool {
+	if !finite(s.min) || !finite(s.max) || !(s.min < s.max) {
+		return false
+	}
+	return !s.log || (s.min > 0 && math.Log10(s.max)-math.Log10(s.min) <= 400)
+}
+
 // axisTick is a tick of an axisScale: major ones carry a label.
 type axisTick struct {
 	v     float64

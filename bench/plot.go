@@ -258,6 +258,9 @@ func (r *Report) barChart(metric string) (*chart, error) {
 		}
 	}
 
+	if !sc.usable() {
+		return nil, fmt.Errorf("bench: the values to chart span %g to %g, beyond what an axis can draw: %w", lo, top, engine.ErrInvalidArg)
+	}
 	notes := wrapText(noteStyle, bm.note, inner)
 	headerH := h.height(inner)
 	rowsH := vg.Length(0)

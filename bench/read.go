@@ -114,6 +114,7 @@ func decodeReport(raw []byte) (*Report, error) {
 		if err := r.convertLegacy(raw); err != nil {
 			return nil, err
 		}
+		r.Schema = SchemaVersion // converted: written again, it is a report of this schema
 	}
 	switch n := len(r.Devices); {
 	case n == 0:

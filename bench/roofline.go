@@ -72,6 +72,9 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 			noFlops = append(noFlops, fmt.Sprintf("%s (%.0f%% of copy)", label, 100*res.Fraction))
 			continue
 		}
+		if ai := res.Flops / res.Bytes; !onLogAxis(ai) || !onLogAxis(res.GFLOPs) {
+			continue // figures no log axis can hold (a hand-edited report): left out
+		}
 		fam := res.Family
 		if fam == "" {
 			fam, _, _ = strings.Cut(res.Case, "/")
@@ -114,6 +117,10 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 	// Decades around the data, with room above the peaks for their labels.
 	xs := axisScale{min: decadeBelow(xlo), max: decadeAbove(xhi * 1.5), log: true, format: siFormat}
 	ys := axisScale{min: niceBelow(ylo / 1.3), max: decadeAbove(yhi * 1.4), log: true, format: siFormat}
+	if !xs.usable() || !ys.usable() {
+		return nil, fmt.Errorf("bench: %s: the ceilings and cases span %g to %g FLOP/byte and %g to %g GFLOP/s, beyond what a roofline can draw: %w",
+			dr.Device.ID, xlo, xhi, ylo, yhi, engine.ErrInvalidArg)
+	}
 
 	name := dr.Device.ID
 	if dr.Device.Name != "" {
@@ -312,6 +319,8 @@ func overlap(a, b vg.Rectangle) vg.Length {
 // a leader line should join it to its point.
 func placeLabel(pt vg.Point, s string, taken []vg.Rectangle, bounds vg.Rectangle) (pos vg.Point, sty text.Style, far bool) {
 	best := vg.Length(math.Inf(1))
+	// Until a position costs less, the first one (right of the point).
+	pos, sty = vg.Point{X: pt.X + pointRadius + 1.5, Y: pt.Y}, aligned(pointLabelStyle, text.XLeft, text.YCenter)
 	for ring, d := range []vg.Length{pointRadius + 1.5, pointRadius + 10, pointRadius + 20, pointRadius + 32, pointRadius + 46} {
 		dirs := 8
 		if ring > 0 {
@@ -357,6 +366,9 @@ func placeLabel(pt vg.Point, s string, taken []vg.Rectangle, bounds vg.Rectangle
 	}
 	return pos, sty, far
 }
+
+// onLogAxis reports whether v can sit on a log axis with room for the decades around it.
+func onLogAxis(v float64) bool { return v >= 1e-200 && v <= 1e200 }
 
 // rooflineCharts returns the roofline of every device that has one, and a note for each
 // device left out.
