@@ -144,7 +144,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		dr.Err = "copy ceiling: " + err.Error()
 		return dr
 	}
-	dr.Ceilings.noteInvalid("copy", dr.Ceilings.CopyHow)
+	dr.Ceilings.noteInvalid("copy", &dr.Ceilings.CopyHow)
 	cfg.Progress.step(id, "fp32 peak")
 	pk, err := measurePeak[float32](ctx, cfg, q)
 	if err != nil {
@@ -152,7 +152,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		return dr
 	}
 	dr.Ceilings.FP32GFLOPs, dr.Ceilings.PeakHow = pk.GFLOPs, pk.How
-	dr.Ceilings.noteInvalid("fp32 peak", pk.How)
+	dr.Ceilings.noteInvalid("fp32 peak", &dr.Ceilings.PeakHow)
 	cfg.Progress.step(id, "fp64 peak")
 	pk, err = measurePeak[float64](ctx, cfg, q)
 	switch {
@@ -163,7 +163,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		return dr
 	default:
 		dr.Ceilings.FP64GFLOPs = pk.GFLOPs
-		dr.Ceilings.noteInvalid("fp64 peak", pk.How)
+		dr.Ceilings.noteInvalid("fp64 peak", &pk.How)
 	}
 	for _, op := range cfg.Ops {
 		for _, size := range cfg.sizes(op) {

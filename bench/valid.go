@@ -84,16 +84,17 @@ func (res *Result) markTimes() {
 }
 
 // noteInvalid records in c.Invalid that the ceiling named (copy, fp32 peak, fp64 peak) was
-// measured as how, when how says the measurement was invalid (copyCeiling and measurePeak
-// then return 0 with how = InvalidPrefix + why).
-func (c *Ceilings) noteInvalid(name, how string) {
-	if !strings.HasPrefix(how, InvalidPrefix) {
+// not validly measured, when *how says so (copyCeiling and measurePeak then return 0 with
+// how = InvalidPrefix + why), and clears *how, which describes a valid measurement only.
+func (c *Ceilings) noteInvalid(name string, how *string) {
+	if !strings.HasPrefix(*how, InvalidPrefix) {
 		return
 	}
 	if c.Invalid != "" {
 		c.Invalid += "; "
 	}
-	c.Invalid += name + ": " + strings.TrimPrefix(how, InvalidPrefix)
+	c.Invalid += name + ": " + strings.TrimPrefix(*how, InvalidPrefix)
+	*how = ""
 }
 
 // finiteReport returns r when every figure it holds is finite; otherwise a copy in which
@@ -140,7 +141,8 @@ func (c *Ceilings) makeFinite() {
 	names := []string{"copy", "fp32 peak", "fp64 peak"}
 	for i, p := range c.floats() {
 		if !finite(*p) {
-			c.noteInvalid(names[i], fmt.Sprintf("%s%v GB/s or GFLOP/s is no rate", InvalidPrefix, *p))
+			why := fmt.Sprintf("%s%v GB/s or GFLOP/s is no rate", InvalidPrefix, *p)
+			c.noteInvalid(names[i], &why)
 			*p = 0
 		}
 	}

@@ -59,10 +59,14 @@ func TestMeasured(t *testing.T) {
 // TestCeilingInvalid: a ceiling measured without a valid time is 0 and says why, and the
 // report says which.
 func TestCeilingInvalid(t *testing.T) {
-	var c Ceilings
-	c.noteInvalid("copy", InvalidPrefix+"buffer copy: 2 of 2 device times are not positive")
-	c.noteInvalid("fp32 peak", "8 independent mad chains") // a valid measurement: nothing noted
-	c.noteInvalid("fp64 peak", InvalidPrefix+"1 lanes: 3 of 3 device times are not positive")
+	c := Ceilings{CopyHow: InvalidPrefix + "buffer copy: 2 of 2 device times are not positive", PeakHow: "8 independent mad chains"}
+	c.noteInvalid("copy", &c.CopyHow)
+	c.noteInvalid("fp32 peak", &c.PeakHow) // a valid measurement: nothing noted
+	fp64 := InvalidPrefix + "1 lanes: 3 of 3 device times are not positive"
+	c.noteInvalid("fp64 peak", &fp64)
+	if c.CopyHow != "" || c.PeakHow != "8 independent mad chains" {
+		t.Errorf("how: copy %q, peak %q", c.CopyHow, c.PeakHow)
+	}
 	if want := "copy: buffer copy: 2 of 2 device times are not positive; fp64 peak: 1 lanes: 3 of 3 device times are not positive"; c.Invalid != want {
 		t.Errorf("Invalid %q, want %q", c.Invalid, want)
 	}
