@@ -89,28 +89,32 @@ func decodeReport(raw []byte) (*Report, error) {
 	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
 		return nil, fmt.Errorf("bench: not a report: the JSON is %s, not an object", jsonKind(raw))
 	}
-	var probe struct {
-		Schema  *int             `json:"schema"`
-		Devices *json.RawMessage `json:"devices"`
+	// One pass: the schema and the devices land in fields of their own, which tell a
+	// missing or null field from a present one, before they are moved into the Report.
+	var doc struct {
+		Report
+		Schema  *int            `json:"schema"`
+		Devices *[]DeviceReport `json:"devices"`
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
+	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("bench: not a report: %w", err)
 	}
 	switch {
-	case probe.Schema == nil && probe.Devices == nil:
+	case doc.Schema == nil && doc.Devices == nil:
 		return nil, fmt.Errorf(`bench: not a report: neither "schema" nor "devices" (prism bench --json writes both)`)
-	case probe.Schema != nil && *probe.Schema > SchemaVersion:
-		return nil, fmt.Errorf("bench: report schema %d is newer than this prism's (%d)", *probe.Schema, SchemaVersion)
-	case probe.Schema != nil && *probe.Schema < 1:
-		return nil, fmt.Errorf("bench: report schema %d is not one of prism's (1 to %d)", *probe.Schema, SchemaVersion)
-	case probe.Devices == nil:
+	case doc.Schema != nil && *doc.Schema > SchemaVersion:
+		return nil, fmt.Errorf("bench: report schema %d is newer than this prism's (%d)", *doc.Schema, SchemaVersion)
+	case doc.Schema != nil && *doc.Schema < 1:
+		return nil, fmt.Errorf("bench: report schema %d is not one of prism's (1 to %d)", *doc.Schema, SchemaVersion)
+	case doc.Devices == nil:
 		return nil, fmt.Errorf(`bench: not a report: no "devices"`)
 	}
-	var r Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("bench: not a report: %w", err)
+	r := doc.Report
+	r.Devices = *doc.Devices
+	if doc.Schema != nil {
+		r.Schema = *doc.Schema
 	}
-	if probe.Schema == nil {
+	if doc.Schema == nil {
 		if err := r.convertLegacy(raw); err != nil {
 			return nil, err
 		}
