@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels/ceiling"
@@ -22,6 +23,8 @@ const (
 // kernel (ceiling.Copy, the stream family's copy). It returns the better, since each loses somewhere: PoCL's buffer copy is one
 // thread's memcpy (19.8 GB/s against 68.6 GB/s for the kernel on 16 cores), while a float32
 // kernel moving 4 bytes per work-item stays at 71% of the H100's buffer copy (2026-11-21).
+// A method whose device times are not all positive is no measurement: when neither gives
+// one, gbs is 0 and how is InvalidPrefix followed by why (see valid.go).
 func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64, how string, bytes int64, err error) {
 	want := copyBytes
 	if cfg.Quick {
@@ -47,6 +50,7 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 		return 0, "", 0, err
 	}
 	defer dst.Close()
+	var invalid []string // why each method's time is no measurement
 	c, err := ceiling.NewCopy(q.Device())
 	if err != nil {
 		return 0, "", 0, err
@@ -75,9 +79,16 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 		if probe[0] != v {
 			return 0, "", 0, fmt.Errorf("%w: %s left %v, want %v", ErrVerify, m.how, probe[0], v)
 		}
-		if g := 2 * float64(n) * 4 / Summarize(samples).Median.Seconds() / 1e9; g > gbs {
+		if why := timingInvalid(samples); why != "" {
+			invalid = append(invalid, m.how+": "+strings.TrimPrefix(why, InvalidPrefix))
+			continue
+		}
+		if g := 2 * float64(n) * 4 / Summarize(samples).Median.Seconds() / 1e9; finite(g) && g > gbs {
 			gbs, how = g, m.how
 		}
+	}
+	if gbs == 0 && len(invalid) > 0 {
+		how = InvalidPrefix + strings.Join(invalid, "; ")
 	}
 	return gbs, how, int64(n) * 4, nil
 }

@@ -45,6 +45,10 @@ func PlotFormat(path string) (string, error) {
 const (
 	chartWidth  = vg.Length(825) // 1100 px at 96 dpi
 	chartMargin = vg.Length(16)
+	// maxChartHeight bounds the height of a chart, 32,000 pixels: a PNG of that height takes
+	// 141 MB of memory to draw. A taller chart (thousands of rows) is an error that says to
+	// plot fewer cases; the tables show any number.
+	maxChartHeight = vg.Length(24000)
 )
 
 // Colours: the Okabe-Ito palette (distinct for the colour-blind) for devices, without its
@@ -123,8 +127,21 @@ func stack(charts []*chart) *chart {
 	return s
 }
 
+// checkSize returns an error wrapping engine.ErrInvalidArg when the chart is taller than
+// maxChartHeight (or its size is not a finite positive length).
+func (ch *chart) checkSize() error {
+	if !(ch.h > 0 && ch.h <= maxChartHeight && ch.w > 0 && ch.w <= 2*chartWidth) {
+		return fmt.Errorf("bench: the chart would be %.0f pixels tall, more than %.0f: chart fewer cases (the tables show them all): %w",
+			float64(ch.h)*96/72, float64(maxChartHeight)*96/72, engine.ErrInvalidArg)
+	}
+	return nil
+}
+
 // writeTo writes the chart in format (see PlotFormats).
 func (ch *chart) writeTo(w io.Writer, format string) error {
+	if err := ch.checkSize(); err != nil {
+		return err
+	}
 	cw, err := draw.NewFormattedCanvas(ch.w, ch.h, format)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -132,6 +149,7 @@ func (ch *chart) writeTo(w io.Writer, format string) error {
 	if format == "pdf" {
 		cw = pdfCanvas{cw}
 	}
+	cw = safeTextCanvas{cw}
 	dc := draw.New(cw)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
@@ -146,6 +164,14 @@ func (ch *chart) writeTo(w io.Writer, format string) error {
 	}
 	_, err = w.Write(fixSVGFonts(buf.Bytes()))
 	return err
+}
+
+// safeTextCanvas draws every string through termSafe: the text of a chart comes from the
+// report (device names, cases), and control characters are not even allowed in an SVG.
+type safeTextCanvas struct{ vg.CanvasWriterTo }
+
+func (c safeTextCanvas) FillString(f font.Face, pt vg.Point, s string) {
+	c.CanvasWriterTo.FillString(f, pt, termSafe(s))
 }
 
 // pdfCanvas works around two limits of gonum/plot's PDF canvas: it registers a bold font
@@ -222,6 +248,15 @@ func (s axisScale) at(v float64) vg.Length {
 		f = (v - s.min) / (s.max - s.min)
 	}
 	return s.lo + vg.Length(f)*(s.hi-s.lo)
+}
+
+// usable reports whether the scale maps values to finite lengths: finite bounds, min below
+// max, and both positive on a log scale, spanning at most 400 decades.
+func (s axisScale) usable() bool {
+	if !finite(s.min) || !finite(s.max) || !(s.min < s.max) {
+		return false
+	}
+	return !s.log || (s.min > 0 && math.Log10(s.max)-math.Log10(s.min) <= 400)
 }
 
 // axisTick is a tick of an axisScale: major ones carry a label.
@@ -445,10 +480,15 @@ func (r *Report) runLine() string {
 }
 
 // sizes returns the distinct sizes of the report's results, in order of appearance.
-func (r *Report) sizes() []int {
+func (r *Report) sizes() []int { return sizesOf(r.rows()) }
+
+// sizes returns the distinct sizes of the rows, in order of appearance.
+func (ix *caseIndex) sizes() []int { return sizesOf(ix.rows) }
+
+func sizesOf(rows []caseKey) []int {
 	var out []int
 	seen := map[int]bool{}
-	for _, k := range r.rows() {
+	for _, k := range rows {
 		if !seen[k.Size] {
 			seen[k.Size] = true
 			out = append(out, k.Size)

@@ -83,6 +83,11 @@ type Comparison struct {
 	Threshold float64  `json:"threshold"`
 	Alpha     float64  `json:"alpha"`
 	Changes   []Change `json:"changes"`
+	// Problems lists why the new report cannot vouch for the old one's cases, one line
+	// each: a case missing from it, one it failed to run, that differed from the reference,
+	// has no valid time or skipped where the old one ran, a device that failed, a report
+	// without results. Gate fails on any, as on any regression.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Regressions counts the cases flagged slower.
@@ -103,7 +108,8 @@ func (c *Comparison) Regressions() int {
 // change is flagged only when the medians differ by more than opt.Threshold. Results
 // without per-run samples (reports from before schema 1) fall back to the ranges: slower or
 // faster when the [min, max] ranges do not overlap and the medians differ by more than the
-// threshold.
+// threshold. Problems lists what in the new report makes it no evidence for the old one's
+// cases (see Gate). Compare does not check opt: the CLI does, with CompareOptions.Validate.
 func Compare(old, new *Report, opt CompareOptions) *Comparison {
 	if opt.Alpha <= 0 {
 		opt.Alpha = DefaultAlpha
@@ -142,6 +148,7 @@ func Compare(old, new *Report, opt CompareOptions) *Comparison {
 			cmp.Changes = append(cmp.Changes, ch)
 		}
 	}
+	cmp.Problems = cmp.problems(new)
 	return cmp
 }
 
@@ -251,17 +258,28 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		case VerdictOnlyNew, VerdictOnlyOld:
 			one++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ch.Device, ch.Case, FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", termSafe(ch.Device), termSafe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%d slower, %d faster (Mann-Whitney U test p <= %.3g and median changed by more than %.3g%%), %d ~, %d on one side only, of %d cases\n",
 		slower, faster, c.Alpha, 100*c.Threshold, same, one, len(c.Changes))
+	if err != nil || len(c.Problems) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "the new report cannot vouch for %d cases or devices:\n", len(c.Problems))
+	for i, p := range c.Problems {
+		if i == maxProblemsShown {
+			_, err = fmt.Fprintf(w, "  and %d more (--json lists them all)\n", len(c.Problems)-i)
+			break
+		}
+		_, err = fmt.Fprintf(w, "  %s\n", p)
+	}
 	return err
 }
 
 // String is a one-line summary.
 func (ch Change) String() string {
-	return strings.Join([]string{ch.Device, ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " ")
+	return termSafe(strings.Join([]string{ch.Device, ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " "))
 }

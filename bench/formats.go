@@ -5,114 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"unicode"
-
-	"github.com/prism-compute/prism/engine"
 )
 
 // WriteJSON writes the report as indented JSON, in the layout of docs/bench.schema.json.
+// JSON has no infinity or NaN: a figure that is not finite is written as 0, the result or
+// ceiling that held it marked invalid (Result.Invalid, Ceilings.Invalid), so that the
+// report is always written; r itself is not changed.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
-
-// ReadReport decodes a report written by WriteJSON. Reports from before schema 1 (no
-// "schema" field: one size for the run, copy_gbs beside each device, n and fraction_of_copy
-// in each result) are converted; a newer schema is an error.
-func ReadReport(rd io.Reader) (*Report, error) {
-	raw, err := io.ReadAll(rd)
-	if err != nil {
-		return nil, err
-	}
-	var r Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("bench: not a report: %w", err)
-	}
-	switch {
-	case r.Schema > SchemaVersion:
-		return nil, fmt.Errorf("bench: report schema %d is newer than this prism's (%d)", r.Schema, SchemaVersion)
-	case r.Schema == 0:
-		var old struct {
-			Count   int `json:"count"`
-			Devices []struct {
-				CopyGBs float64 `json:"copy_gbs"`
-				CopyHow string  `json:"copy_how"`
-				Results []struct {
-					N        int     `json:"n"`
-					Fraction float64 `json:"fraction_of_copy"`
-				} `json:"results"`
-			} `json:"devices"`
-		}
-		if err := json.Unmarshal(raw, &old); err != nil {
-			return nil, fmt.Errorf("bench: not a report: %w", err)
-		}
-		if len(old.Devices) != len(r.Devices) {
-			return nil, fmt.Errorf("bench: not a report: no devices")
-		}
-		r.Config.Count = old.Count
-		for i, od := range old.Devices {
-			d := &r.Devices[i]
-			d.Ceilings.CopyGBs, d.Ceilings.CopyHow = od.CopyGBs, od.CopyHow
-			for j, or := range od.Results {
-				res := &d.Results[j]
-				res.Size, res.Fraction, res.Bound = or.N, or.Fraction, BoundMemory
-				if parts := strings.Split(res.Case, "/"); len(parts) == 3 {
-					res.Family, res.Type = parts[0], parts[2]
-				}
-			}
-		}
-	}
-	return &r, nil
-}
-
-// ReadReportFile reads a report from a JSON file.
-func ReadReportFile(path string) (*Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := ReadReport(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
-}
-
-// ReadReportFiles reads one or more saved reports and merges them into the first: the
-// devices of the later ones are appended after its own (a device ID seen twice is an error
-// wrapping engine.ErrInvalidArg). It puts a vendor.py report ("vendor:cuda:0") beside the
-// run it is a baseline for.
-func ReadReportFiles(paths ...string) (*Report, error) {
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("bench: no report to read: %w", engine.ErrInvalidArg)
-	}
-	var out *Report
-	seen := map[string]string{}
-	for _, p := range paths {
-		r, err := ReadReportFile(p)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range r.Devices {
-			if prev, ok := seen[d.Device.ID]; ok {
-				return nil, fmt.Errorf("bench: device %s is in both %s and %s: %w", d.Device.ID, prev, p, engine.ErrInvalidArg)
-			}
-			seen[d.Device.ID] = p
-		}
-		if out == nil {
-			out = r
-			continue
-		}
-		out.Devices = append(out.Devices, r.Devices...)
-	}
-	return out, nil
+	return enc.Encode(r.finiteReport())
 }
 
 // CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.
@@ -122,7 +29,7 @@ var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", 
 	"working_set_bytes", "cache_resident"}
 
 // WriteCSV writes one row per result and device (RFC 4180, header first). status is ok,
-// skipped or failed.
+// skipped, failed or invalid (verified, but no valid device time), error says why.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -137,6 +44,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				status, msg = "skipped", res.Skipped
 			case res.Err != "":
 				status, msg = "failed", res.Err
+			case res.Invalid != "":
+				status, msg = "invalid", res.Invalid
 			}
 			s := res.Stats
 			row := []string{d.Device.ID, d.Backend, d.Device.Name, res.Case, res.Variant, res.Family, res.Type,
@@ -153,7 +62,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 					}
 				}
 			}
-			err := cw.Write(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident)))
+			err := cw.Write(termSafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident))))
 			if err != nil {
 				return err
 			}
@@ -177,9 +86,9 @@ const BenchstatPkg = "github.com/prism-compute/prism/bench"
 // `benchstat -col /device -ignore device,backend,driver run.txt`.
 func (r *Report) WriteBenchstat(w io.Writer) error {
 	bw := &errWriter{w: w}
-	bw.printf("goos: %s\ngoarch: %s\npkg: %s\n", r.GOOS, r.GOARCH, BenchstatPkg)
+	bw.printf("goos: %s\ngoarch: %s\npkg: %s\n", configValue(r.GOOS), configValue(r.GOARCH), BenchstatPkg)
 	if r.Commit != "" {
-		bw.printf("commit: %s\n", r.Commit)
+		bw.printf("commit: %s\n", configValue(r.Commit))
 	}
 	bw.printf("Unit GB/s better=higher\nUnit GFLOP/s better=higher\n")
 	procs := runtime.GOMAXPROCS(0)
@@ -236,11 +145,11 @@ func BenchName(op string) string {
 var nameUnsafe = regexp.MustCompile(`[\s/=]+`)
 
 // nameValue makes s safe inside a benchmark name part (no spaces, slashes or '=').
-func nameValue(s string) string { return nameUnsafe.ReplaceAllString(s, "_") }
+func nameValue(s string) string { return nameUnsafe.ReplaceAllString(termSafe(s), "_") }
 
 // configValue makes s a one-line config value.
 func configValue(s string) string {
-	if s = strings.Join(strings.Fields(s), " "); s == "" {
+	if s = strings.Join(strings.Fields(termSafe(s)), " "); s == "" {
 		return "unknown"
 	}
 	return s

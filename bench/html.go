@@ -24,7 +24,9 @@ type htmlPage struct {
 	Devices              []htmlDevice
 	BarTitle             string
 	BarChart             template.HTML
+	BarNote              string // why there is no BarChart
 	Vendor               template.HTML
+	VendorNote           string // why the vendor chart could not be drawn
 	Rooflines            []htmlChart
 	RooflineNotes        []string
 	Legend               string
@@ -84,9 +86,9 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 		return template.HTML(inlineSVG(buf.Bytes(), title)), nil
 	}
 	page := htmlPage{
-		Title:   fmt.Sprintf("prism bench %s, %s", r.Host, r.Date.Format("2006-01-02 15:04 MST")),
+		Title:   termSafe(fmt.Sprintf("prism bench %s, %s", r.Host, r.Date.Format("2006-01-02 15:04 MST"))),
 		Heading: "prism bench report",
-		Lead:    fmt.Sprintf("%d devices, %d cases, %s on %s", len(r.Devices), len(r.rows()), r.Date.Format("2006-01-02 15:04 MST"), r.Host),
+		Lead:    termSafe(fmt.Sprintf("%d devices, %d cases, %s on %s", len(r.Devices), len(r.rows()), r.Date.Format("2006-01-02 15:04 MST"), r.Host)),
 		Legend:  "time: median of the timed runs; rate: GB/s when memory-bound, GFLOP/s when compute-bound; of roof: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound; vs [i]: [i]'s time / this time, above 1 is faster.",
 		Footer:  fmt.Sprintf("Written by prism report --html from a schema %d report; the charts are those of prism plot and prism plot --roofline.", r.Schema),
 	}
@@ -96,28 +98,33 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 	page.Run = r.htmlRun()
 	page.Devices = r.htmlDevices()
 
-	bars, err := r.barChart(MetricRoof)
-	if err != nil {
-		return err
-	}
+	// A chart that cannot be drawn (no result to plot, too many rows) leaves a note in its
+	// place: the tables still hold every result.
 	page.BarTitle = barMetricOf(MetricRoof).title
-	if page.BarChart, err = svg(bars, page.BarTitle); err != nil {
-		return err
+	bars, err := r.barChart(MetricRoof)
+	if err == nil {
+		page.BarChart, err = svg(bars, page.BarTitle)
+	}
+	if err != nil {
+		page.BarNote = "No chart: " + termSafe(strings.TrimPrefix(err.Error(), "bench: "))
 	}
 	if vendor, err := r.barChart(MetricVendor); err == nil {
 		if page.Vendor, err = svg(vendor, "Speed relative to the vendor library"); err != nil {
-			return err
+			page.VendorNote = "No chart: " + termSafe(strings.TrimPrefix(err.Error(), "bench: "))
 		}
 	}
 	charts, ids, skipped := r.rooflineCharts()
 	for i, ch := range charts {
 		s, err := svg(ch, "Roofline of "+ids[i])
 		if err != nil {
-			return err
+			skipped = append(skipped, strings.TrimPrefix(err.Error(), "bench: "))
+			continue
 		}
-		page.Rooflines = append(page.Rooflines, htmlChart{ID: ids[i], SVG: s})
+		page.Rooflines = append(page.Rooflines, htmlChart{ID: termSafe(ids[i]), SVG: s})
 	}
-	page.RooflineNotes = skipped
+	for _, s := range skipped {
+		page.RooflineNotes = append(page.RooflineNotes, termSafe(s))
+	}
 
 	page.Header, page.Rows = r.htmlGrid(header, rows)
 	page.Columns = len(header)
@@ -157,6 +164,9 @@ func (r *Report) htmlRun() []htmlField {
 		}
 		fields = append(fields, htmlField{Key: "sizes", Value: strings.Join(s, ", ")})
 	}
+	for i := range fields {
+		fields[i].Value = termSafe(fields[i].Value)
+	}
 	return fields
 }
 
@@ -167,7 +177,7 @@ func (r *Report) htmlDevices() []htmlDevice {
 	out := make([]htmlDevice, len(r.Devices))
 	for i, d := range r.Devices {
 		di, c := d.Device, d.Ceilings
-		hd := htmlDevice{N: i + 1, ID: di.ID, Name: di.Name, Kind: di.Kind.String(), Backend: d.Backend, Driver: di.DriverVersion,
+		hd := htmlDevice{N: i + 1, ID: termSafe(di.ID), Name: termSafe(di.Name), Kind: di.Kind.String(), Backend: termSafe(d.Backend), Driver: termSafe(di.DriverVersion),
 			CUs: strconv.Itoa(di.ComputeUnits), Clock: strconv.Itoa(di.ClockMHz), Copy: "-", FP32: "-", FP64: "-"}
 		if c.CopyGBs > 0 {
 			hd.Copy = trimFloat(c.CopyGBs)
@@ -204,13 +214,14 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 			roofCol[j] = dev - 1
 		}
 	}
-	keys := r.rows()
+	ix := r.index()
+	keys := ix.rows
 	var out []htmlRow
 	family := ""
 	for i, row := range rows {
 		hr := htmlRow{}
 		if i < len(keys) {
-			if f := r.familyOf(keys[i]); f != family {
+			if f := ix.familyOf(keys[i]); f != family {
 				family, hr.Family = f, f
 			}
 		}
@@ -218,13 +229,13 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 			c := htmlCell{Text: text}
 			switch {
 			case j < 3: // case, variant, size
-			case text == "-" || text == "skipped" || text == "FAILED":
+			case text == "-" || text == "skipped" || text == "FAILED" || text == "INVALID":
 				c.Class = "num muted"
 			default:
 				c.Class = "num"
 			}
 			if d, ok := roofCol[j]; ok && i < len(keys) && d < len(r.Devices) {
-				if res := r.Devices[d].result(keys[i]); res != nil && res.OK() && !math.IsNaN(res.Fraction) {
+				if res := ix.result(d, keys[i]); res != nil && res.OK() && !math.IsNaN(res.Fraction) {
 					c.Class += " roof"
 					if res.Fraction > 1 {
 						c.Class += " over"
@@ -250,9 +261,9 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 }
 
 // familyOf returns the family of a row: that of its first result, else the case's prefix.
-func (r *Report) familyOf(k caseKey) string {
-	for i := range r.Devices {
-		if res := r.Devices[i].result(k); res != nil && res.Family != "" {
+func (ix *caseIndex) familyOf(k caseKey) string {
+	for i := range ix.r.Devices {
+		if res := ix.result(i, k); res != nil && res.Family != "" {
 			return res.Family
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -30,18 +31,26 @@ func peakWidths(backend string) []int {
 }
 
 // measurePeak returns the best FMA rate in T of the peak kernel (package kernels/ceiling)
-// over the vector widths of q's device's backend. It returns an error wrapping engine.ErrUnsupported for float64 on a device
-// without fp64.
+// over the vector widths of q's device's backend. It returns an error wrapping
+// engine.ErrUnsupported for float64 on a device without fp64. When no width has valid
+// device times, the Peak is 0 and its How is InvalidPrefix followed by why.
 func measurePeak[T float32 | float64](ctx context.Context, cfg Config, q *engine.Queue) (Peak, error) {
 	var best Peak
+	var invalid []string
 	for _, vec := range peakWidths(q.Device().Backend()) {
 		p, err := measurePeakWidth[T](ctx, cfg, q, vec)
 		if err != nil {
 			return Peak{}, err
 		}
+		if p.GFLOPs == 0 && strings.HasPrefix(p.How, InvalidPrefix) {
+			invalid = append(invalid, fmt.Sprintf("%d lanes: %s", vec, strings.TrimPrefix(p.How, InvalidPrefix)))
+		}
 		if p.GFLOPs > best.GFLOPs {
 			best = p
 		}
+	}
+	if best.GFLOPs == 0 && len(invalid) > 0 {
+		best.How = InvalidPrefix + strings.Join(invalid, "; ")
 	}
 	return best, nil
 }
@@ -49,7 +58,7 @@ func measurePeak[T float32 | float64](ctx context.Context, cfg Config, q *engine
 // measurePeakWidth times the peak kernel in T with vec lanes: it grows the launch until one
 // run takes about a target time (so that the device is full, whatever its size), checks
 // every output element (ceiling.Peak.Check), then times Count runs and returns the median
-// rate.
+// rate; or a Peak of 0 whose How says why when a device time is not positive.
 func measurePeakWidth[T float32 | float64](ctx context.Context, cfg Config, q *engine.Queue, vec int) (Peak, error) {
 	dev := q.Device()
 	p, err := ceiling.NewPeak[T](ctx, q, vec)
@@ -106,12 +115,16 @@ func measurePeakWidth[T float32 | float64](ctx context.Context, cfg Config, q *e
 	if err != nil {
 		return Peak{}, err
 	}
+	if why := timingInvalid(samples); why != "" {
+		return Peak{How: why}, nil
+	}
 	med := Summarize(samples).Median.Seconds()
-	if med <= 0 {
-		return Peak{}, fmt.Errorf("bench: peak kernel timed at 0 s")
+	gflops := p.Flops(items) / med / 1e9
+	if !finite(gflops) {
+		return Peak{How: fmt.Sprintf("%s%v FLOPs over %v s is no rate", InvalidPrefix, p.Flops(items), med)}, nil
 	}
 	return Peak{
-		GFLOPs: p.Flops(items) / med / 1e9,
+		GFLOPs: gflops,
 		How: fmt.Sprintf("%d independent mad chains x %d steps on %d lanes per work-item, %d work-items in groups of %d",
 			ceiling.PeakChains, ceiling.PeakSteps, vec, items, wg),
 	}, nil

@@ -104,8 +104,9 @@ type barRow struct {
 // barData collects the rows of the chart of metric m, grouped by family in order of first
 // appearance, and the devices (indices into r.Devices) that are its series.
 func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
+	ix := r.index()
 	for i := range r.Devices {
-		if m == MetricVendor && !r.hasVendor(i) {
+		if m == MetricVendor && !ix.hasVendor(i) {
 			continue
 		}
 		if m == MetricRoof && r.Devices[i].Ceilings.CopyGBs <= 0 {
@@ -113,15 +114,15 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 		}
 		series = append(series, i)
 	}
-	keys := r.rows()
-	sizes := r.sizes()
+	keys := ix.rows
+	sizes := ix.sizes()
 	var families []string
 	byFamily := map[string][]barRow{}
 	for _, k := range keys {
 		row := barRow{vals: make([]float64, len(series))}
 		unit := "GB/s"
 		for _, d := range series {
-			if res := r.Devices[d].result(k); res != nil {
+			if res := ix.result(d, k); res != nil {
 				if row.family == "" {
 					row.family = res.Family
 				}
@@ -143,7 +144,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 		found := false
 		for j, d := range series {
 			row.vals[j] = math.NaN()
-			res := r.Devices[d].result(k)
+			res := ix.result(d, k)
 			if res == nil || !res.OK() {
 				continue
 			}
@@ -159,7 +160,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 					v = res.GFLOPs
 				}
 			case MetricVendor:
-				if b := r.VendorBaseline(d, res); b != nil && res.Stats.Median > 0 {
+				if b := ix.vendorBaseline(d, res); b != nil && res.Stats.Median > 0 {
 					v = float64(b.Stats.Median) / float64(res.Stats.Median)
 				}
 			}
@@ -257,6 +258,9 @@ func (r *Report) barChart(metric string) (*chart, error) {
 		}
 	}
 
+	if !sc.usable() {
+		return nil, fmt.Errorf("bench: the values to chart span %g to %g, beyond what an axis can draw: %w", lo, top, engine.ErrInvalidArg)
+	}
 	notes := wrapText(noteStyle, bm.note, inner)
 	headerH := h.height(inner)
 	rowsH := vg.Length(0)

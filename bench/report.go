@@ -67,6 +67,7 @@ type Ceilings struct {
 	// CopyGBs is the device-to-device copy bandwidth, counting bytes read plus bytes
 	// written: the ceiling of memory-bound cases. It is the better of the API's buffer copy
 	// and the suite's copy kernel; CopyHow says which, CopyBytes the size of each buffer.
+	// CopyGBs is 0 when neither gave a valid time (Invalid says why).
 	CopyGBs   float64 `json:"copy_gbs"`
 	CopyHow   string  `json:"copy_how"`
 	CopyBytes int64   `json:"copy_bytes"`
@@ -81,6 +82,10 @@ type Ceilings struct {
 	// (its measurement failed; the cases ran all the same, without that roof).
 	CopyAbsent string `json:"copy_absent,omitempty"`
 	FP32Absent string `json:"fp32_absent,omitempty"`
+	// Invalid says which ceilings are 0 because their device times were not valid
+	// measurements (zero or negative), and why ("copy: 2 of 2 device times are not
+	// positive ..."); empty when every ceiling measured is valid.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // describe says what the ceilings are, for the table's device lines.
@@ -99,6 +104,8 @@ func (c Ceilings) describe() string {
 		fp64 = "none (no fp64)"
 	case c.FP64Absent != "":
 		fp64 = "missing"
+	case c.FP64GFLOPs <= 0:
+		fp64 = "-"
 	}
 	return fmt.Sprintf("copy %s, fp32 %s, fp64 %s", cp, fp32, fp64)
 }
@@ -163,6 +170,11 @@ type Result struct {
 	Mismatch    bool   `json:"mismatch,omitempty"` // the result differed from the reference
 	Skipped     string `json:"skipped,omitempty"`
 	Err         string `json:"error,omitempty"`
+	// Invalid says why the case, verified and timed, has no valid measurement: a device
+	// time of zero or less (the driver's profiling gave none), or a figure that came out
+	// infinite or NaN. It starts with InvalidPrefix. The samples are kept; the rates, the
+	// roof and the fraction are 0, and OK reports false.
+	Invalid string `json:"invalid,omitempty"`
 	// Library is the vendor library that ran a vendor variant, with its version
 	// ("cuBLAS 13.0.2"); empty for Prism's own kernels.
 	Library string `json:"library,omitempty"`
@@ -176,8 +188,10 @@ type Result struct {
 	NoVendor string  `json:"no_vendor,omitempty"`
 }
 
-// OK reports whether the result was verified and timed.
-func (r Result) OK() bool { return r.Verified && r.Err == "" && r.Skipped == "" && r.Stats.Runs > 0 }
+// OK reports whether the result was verified and validly timed.
+func (r Result) OK() bool {
+	return r.Verified && r.Err == "" && r.Skipped == "" && r.Invalid == "" && r.Stats.Runs > 0
+}
 
 // Rate returns the result's main rate and its unit: GB/s when memory-bound, GFLOP/s when
 // compute-bound.
@@ -222,26 +236,35 @@ func (r *Result) roofline(c Ceilings, cacheBytes int64) {
 var ErrVerify = kernels.ErrVerify
 
 // Check returns an error wrapping ErrVerify if any result differed from its reference, or
-// another error if any device or case failed to run; nil when everything passed.
+// another error if any device or case failed to run or has an invalid measurement
+// (Result.Invalid, Ceilings.Invalid); nil when everything passed.
 func (r *Report) Check() error {
-	failed, mismatched := 0, 0
+	failed, mismatched, invalid := 0, 0, 0
 	for _, d := range r.Devices {
 		if d.Err != "" {
 			failed++
 		}
+		if d.Ceilings.Invalid != "" {
+			invalid++
+		}
 		for _, res := range d.Results {
-			if res.Mismatch {
+			switch {
+			case res.Mismatch:
 				mismatched++
-			} else if res.Err != "" {
+			case res.Err != "":
 				failed++
+			case res.Invalid != "":
+				invalid++
 			}
 		}
 	}
 	switch {
 	case mismatched > 0:
-		return fmt.Errorf("bench: %d results differ from the reference, %d other failures: %w", mismatched, failed, ErrVerify)
+		return fmt.Errorf("bench: %d results differ from the reference, %d other failures, %d invalid measurements: %w", mismatched, failed, invalid, ErrVerify)
 	case failed > 0:
-		return fmt.Errorf("bench: %d devices or cases failed to run; see the report", failed)
+		return fmt.Errorf("bench: %d devices or cases failed to run, %d invalid measurements; see the report", failed, invalid)
+	case invalid > 0:
+		return fmt.Errorf("bench: %d cases or ceilings have no valid device time (a time of zero or less from the driver); see \"invalid\" in the report", invalid)
 	}
 	return nil
 }

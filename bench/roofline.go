@@ -30,6 +30,11 @@ type rooflinePoint struct {
 	ai, gflop float64
 }
 
+// maxRooflinePoints bounds the cases on one roofline: each point's label is placed clear of
+// the others, work that grows with the square of the points, and a few hundred numbered
+// points are already more than a reader can follow.
+const maxRooflinePoints = 400
+
 const (
 	rooflinePlotH = vg.Length(480)
 	rooflineAxisW = vg.Length(58) // the y tick labels and the axis title
@@ -67,6 +72,9 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 			noFlops = append(noFlops, fmt.Sprintf("%s (%.0f%% of copy)", label, 100*res.Fraction))
 			continue
 		}
+		if ai := res.Flops / res.Bytes; !onLogAxis(ai) || !onLogAxis(res.GFLOPs) {
+			continue // figures no log axis can hold (a hand-edited report): left out
+		}
 		fam := res.Family
 		if fam == "" {
 			fam, _, _ = strings.Cut(res.Case, "/")
@@ -77,8 +85,11 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 		}
 		pts = append(pts, rooflinePoint{n: len(pts) + 1, label: label, family: famIndex[fam], ai: res.Flops / res.Bytes, gflop: res.GFLOPs})
 	}
-	if len(pts) == 0 {
+	switch {
+	case len(pts) == 0:
 		return nil, fmt.Errorf("bench: %s has no timed case with FLOPs to place on a roofline: %w", dr.Device.ID, engine.ErrInvalidArg)
+	case len(pts) > maxRooflinePoints:
+		return nil, fmt.Errorf("bench: %s has %d cases with FLOPs, more than one roofline shows (%d): %w", dr.Device.ID, len(pts), maxRooflinePoints, engine.ErrInvalidArg)
 	}
 
 	type roof struct {
@@ -106,6 +117,10 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 	// Decades around the data, with room above the peaks for their labels.
 	xs := axisScale{min: decadeBelow(xlo), max: decadeAbove(xhi * 1.5), log: true, format: siFormat}
 	ys := axisScale{min: niceBelow(ylo / 1.3), max: decadeAbove(yhi * 1.4), log: true, format: siFormat}
+	if !xs.usable() || !ys.usable() {
+		return nil, fmt.Errorf("bench: %s: the ceilings and cases span %g to %g FLOP/byte and %g to %g GFLOP/s, beyond what a roofline can draw: %w",
+			dr.Device.ID, xlo, xhi, ylo, yhi, engine.ErrInvalidArg)
+	}
 
 	name := dr.Device.ID
 	if dr.Device.Name != "" {
@@ -304,6 +319,8 @@ func overlap(a, b vg.Rectangle) vg.Length {
 // a leader line should join it to its point.
 func placeLabel(pt vg.Point, s string, taken []vg.Rectangle, bounds vg.Rectangle) (pos vg.Point, sty text.Style, far bool) {
 	best := vg.Length(math.Inf(1))
+	// Until a position costs less, the first one (right of the point).
+	pos, sty = vg.Point{X: pt.X + pointRadius + 1.5, Y: pt.Y}, aligned(pointLabelStyle, text.XLeft, text.YCenter)
 	for ring, d := range []vg.Length{pointRadius + 1.5, pointRadius + 10, pointRadius + 20, pointRadius + 32, pointRadius + 46} {
 		dirs := 8
 		if ring > 0 {
@@ -349,6 +366,9 @@ func placeLabel(pt vg.Point, s string, taken []vg.Rectangle, bounds vg.Rectangle
 	}
 	return pos, sty, far
 }
+
+// onLogAxis reports whether v can sit on a log axis with room for the decades around it.
+func onLogAxis(v float64) bool { return v >= 1e-200 && v <= 1e200 }
 
 // rooflineCharts returns the roofline of every device that has one, and a note for each
 // device left out.

@@ -146,6 +146,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		dr.Ceilings.CopyGBs, dr.Ceilings.CopyHow, dr.Ceilings.CopyBytes = 0, "", 0
 		dr.Ceilings.CopyAbsent = err.Error()
 	}
+	dr.Ceilings.noteInvalid("copy", &dr.Ceilings.CopyHow)
 	cfg.Progress.step(id, "fp32 peak")
 	pk, err := measurePeak[float32](ctx, cfg, q)
 	if err != nil {
@@ -153,12 +154,14 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 	} else {
 		dr.Ceilings.FP32GFLOPs, dr.Ceilings.PeakHow = pk.GFLOPs, pk.How
 	}
+	dr.Ceilings.noteInvalid("fp32 peak", &dr.Ceilings.PeakHow)
 	cfg.Progress.step(id, "fp64 peak")
 	pk, err = measurePeak[float64](ctx, cfg, q)
 	if err != nil {
 		dr.Ceilings.FP64Absent = err.Error()
 	} else {
 		dr.Ceilings.FP64GFLOPs = pk.GFLOPs
+		dr.Ceilings.noteInvalid("fp64 peak", &pk.How)
 	}
 	if ctx.Err() != nil {
 		return dr
@@ -277,13 +280,8 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		res.Err = err.Error()
 		return res
 	}
-	res.Stats = Summarize(samples)
 	m := in.Model()
-	res.Flops, res.Bytes = m.Flops, m.Bytes
-	if sec := res.Stats.Median.Seconds(); sec > 0 {
-		res.GBs = m.Bytes / sec / 1e9
-		res.GFLOPs = m.Flops / sec / 1e9
-	}
+	res.measured(samples, m.Flops, m.Bytes)
 	return res
 }
 

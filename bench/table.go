@@ -39,15 +39,6 @@ func (r *Report) rows() []caseKey {
 	return keys
 }
 
-func (d *DeviceReport) result(k caseKey) *Result {
-	for i := range d.Results {
-		if d.Results[i].key() == k {
-			return &d.Results[i]
-		}
-	}
-	return nil
-}
-
 // baselineIndex returns the index of the device the ratios compare with: the one named, or
 // the first.
 func (r *Report) baselineIndex(id string) (int, error) {
@@ -84,14 +75,12 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 			header = append(header, l+"vs vendor")
 		}
 	}
-	for _, k := range r.rows() {
-		row := []string{k.Case, r.variantCell(k), FormatSize(k.Size)}
-		var b *Result
-		if len(r.Devices) > 0 {
-			b = r.Devices[base].result(k)
-		}
+	ix := r.index()
+	for _, k := range ix.rows {
+		row := []string{k.Case, ix.variantCell(k), FormatSize(k.Size)}
+		b := ix.result(base, k)
 		for i := range r.Devices {
-			res := r.Devices[i].result(k)
+			res := ix.result(i, k)
 			switch {
 			case res == nil:
 				row = append(row, "-", "-", "-")
@@ -99,6 +88,8 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, "skipped", "-", "-")
 			case res.Err != "":
 				row = append(row, "FAILED", "-", "-")
+			case res.Invalid != "":
+				row = append(row, "INVALID", "-", "-") // no valid device time: failures() says why
 			default:
 				v, unit := res.Rate()
 				roof := fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound))
@@ -123,22 +114,22 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, vendorCell(res))
 			}
 		}
-		rows = append(rows, row)
+		rows = append(rows, termSafeAll(row))
 	}
 	return header, rows, nil
 }
 
 // variantCell names the variant of a row: the one asked for, or the one each device ran,
 // once when they agree, else per device in device order ("cuda-shfl | portable").
-func (r *Report) variantCell(k caseKey) string {
+func (ix *caseIndex) variantCell(k caseKey) string {
 	if k.Variant != "" {
 		return k.Variant
 	}
 	var names []string
 	same := true
-	for _, d := range r.Devices {
+	for i := range ix.r.Devices {
 		name := "-"
-		if res := d.result(k); res != nil && res.Variant != "" {
+		if res := ix.result(i, k); res != nil && res.Variant != "" {
 			name = res.Variant
 		}
 		if len(names) > 0 && name != names[0] {
@@ -219,13 +210,17 @@ func (r *Report) deviceLines() [][]string {
 		if d.Err != "" {
 			lines = append(lines, "error: "+d.Err)
 		}
-		if c := d.Ceilings; c.CopyGBs > 0 || c.CopyAbsent != "" || c.FP32Absent != "" {
+		c := d.Ceilings
+		if c.CopyGBs > 0 || c.CopyAbsent != "" || c.FP32Absent != "" {
 			lines = append(lines, "ceilings: "+c.describe())
 			for _, m := range []struct{ what, why string }{{"copy ceiling", c.CopyAbsent}, {"fp32 peak", c.FP32Absent}} {
 				if m.why != "" {
 					lines = append(lines, m.what+" missing: "+m.why)
 				}
 			}
+		}
+		if c.Invalid != "" {
+			lines = append(lines, "ceilings: invalid measurement: "+c.Invalid)
 		}
 		if o := d.Overheads; o.FirstBuild > 0 {
 			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
@@ -250,7 +245,7 @@ func (r *Report) deviceLines() [][]string {
 		} else if t.Reason != "" {
 			lines = append(lines, "telemetry: none: "+t.Reason)
 		}
-		out = append(out, lines)
+		out = append(out, termSafeAll(lines))
 	}
 	return out
 }
@@ -276,17 +271,21 @@ func (r *Report) titleLine() string {
 			timing = "device-event timing where the device has it, else host clock"
 		}
 	}
-	return fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, %s",
-		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode, timing)
+	return termSafe(fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, %s",
+		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode, timing))
 }
 
-// failures lists the failed results: device label, case, size, error.
+// failures lists the failed results and those without a valid measurement: device label,
+// case, size, error.
 func (r *Report) failures() []string {
 	var out []string
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
-			if res.Err != "" {
-				out = append(out, fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err))
+			switch {
+			case res.Err != "":
+				out = append(out, termSafe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err)))
+			case res.Skipped == "" && res.Invalid != "":
+				out = append(out, termSafe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Invalid)))
 			}
 		}
 	}
@@ -364,9 +363,11 @@ func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
 	return nil
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "\n", " ").Replace(s)
-}
+// mdEscaper escapes what Markdown would read as markup in a table cell or list item: the
+// cell separator, emphasis, code spans and inline HTML.
+var mdEscaper = strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", `\<`, "\n", " ")
+
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
 
 // FormatDuration writes d with a unit that keeps three significant digits (1.23ms).
 func FormatDuration(d time.Duration) string {

@@ -85,25 +85,93 @@ func uPMF(n1, n2 int) []float64 {
 // ys looks like xs + d: Moses' interval, the one that goes with the Mann-Whitney U test. Of
 // the n1*n2 differences ys[j] - xs[i] in order, it runs from the k-th smallest to the k-th
 // largest, with k-1 the largest u for which P(U <= u) <= alpha/2. ok is false when the
-// samples are too small for a finite interval at that level.
+// samples are too small for a finite interval at that level. It takes O((n1+n2) log) time
+// and O(n1+n2) memory, whatever the number of differences.
 func shiftCI(xs, ys []float64, alpha float64) (lo, hi float64, ok bool) {
 	n1, n2 := len(xs), len(ys)
 	if n1 == 0 || n2 == 0 {
 		return 0, 0, false
 	}
-	k := 0 // the number of differences cut from each end
-	for uCDF(n1, n2, float64(k)) <= alpha/2 {
-		k++
-	}
+	k := uCut(n1, n2, alpha/2) // the number of differences cut from each end
 	if k == 0 {
 		return 0, 0, false
 	}
-	d := make([]float64, 0, n1*n2)
-	for _, x := range xs {
+	xs, ys = slices.Clone(xs), slices.Clone(ys)
+	slices.Sort(xs)
+	slices.Sort(ys)
+	total := int64(n1) * int64(n2)
+	return kthDiff(xs, ys, int64(k)), kthDiff(xs, ys, total-int64(k)+1), true
+}
+
+// uCut returns the smallest k for which P(U <= k) > p: the number of values u = 0, 1, ...
+// with P(U <= u) <= p. It computes the exact distribution once (small samples) or inverts
+// the normal approximation, then steps to the exact boundary.
+func uCut(n1, n2 int, p float64) int {
+	if float64(n1)*float64(n2) <= uExactLimit {
+		pmf := uPMF(n1, n2)
+		k, sum := 0, pmf[0]
+		for sum <= p && k+1 < len(pmf) {
+			k++
+			sum += pmf[k]
+		}
+		return k
+	}
+	mean := float64(n1) * float64(n2) / 2
+	sd := math.Sqrt(float64(n1) * float64(n2) * float64(n1+n2+1) / 12)
+	z := -math.Sqrt2 * math.Erfcinv(2*p) // the p quantile of the standard normal
+	k := max(0, int(math.Floor(mean-0.5+sd*z)))
+	for k > 0 && uCDF(n1, n2, float64(k-1)) > p {
+		k--
+	}
+	for uCDF(n1, n2, float64(k)) <= p {
+		k++
+	}
+	return k
+}
+
+// kthDiff returns the k-th smallest (from 1) of the differences ys[j] - xs[i] of sorted xs
+// and ys. It bisects on the float64 values in their order, counting the differences at or
+// below each in one merge-like pass: 64 passes at most.
+func kthDiff(xs, ys []float64, k int64) float64 {
+	n1, n2 := len(xs), len(ys)
+	count := func(d float64) int64 { // #{(i, j): ys[j] - xs[i] <= d}
+		var c int64
+		i := 0 // ys[j] - xs[i'] <= d for every i' >= i; i grows with j
 		for _, y := range ys {
-			d = append(d, y-x)
+			for i < n1 && y-xs[i] > d {
+				i++
+			}
+			c += int64(n1 - i)
+		}
+		return c
+	}
+	lo, hi := floatKey(ys[0]-xs[n1-1]), floatKey(ys[n2-1]-xs[0])
+	if count(keyFloat(lo)) >= k {
+		return keyFloat(lo)
+	}
+	for hi-lo > 1 { // count(lo) < k <= count(hi)
+		mid := lo + (hi-lo)/2
+		if count(keyFloat(mid)) >= k {
+			hi = mid
+		} else {
+			lo = mid
 		}
 	}
-	slices.Sort(d)
-	return d[k-1], d[len(d)-k], true
+	return keyFloat(hi)
+}
+
+// floatKey maps a float64 (not NaN) to a uint64 in the same order; keyFloat inverts it.
+func floatKey(f float64) uint64 {
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func keyFloat(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
 }

@@ -21,7 +21,13 @@ func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 	v := res.Vendor
 	if v == nil {
 		if vd := r.Device(VendorPrefix + r.Devices[dev].Device.ID); vd != nil {
-			v = vd.result(res.key())
+			k := res.key()
+			for i := range vd.Results {
+				if vd.Results[i].key() == k {
+					v = &vd.Results[i]
+					break
+				}
+			}
 		}
 	}
 	if v == nil || !v.OK() || v.Stats.Median <= 0 {
@@ -32,12 +38,12 @@ func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 
 // hasVendor reports whether device dev has vendor baselines: it is not itself a vendor
 // pseudo-device, and it has a pseudo-device or a result with its Vendor set.
-func (r *Report) hasVendor(dev int) bool {
-	d := &r.Devices[dev]
+func (ix *caseIndex) hasVendor(dev int) bool {
+	d := &ix.r.Devices[dev]
 	if d.IsVendor() {
 		return false
 	}
-	if r.Device(VendorPrefix+d.Device.ID) != nil {
+	if ix.vendorDev[dev] >= 0 {
 		return true
 	}
 	for i := range d.Results {

@@ -13,6 +13,7 @@ type compareOptions struct {
 	alpha     float64
 	failOnReg bool
 	outputFlags
+	inputFlags
 }
 
 func newCompareCmd() *cobra.Command {
@@ -41,7 +42,15 @@ ranges instead, and the note says so. Cases present in one report only are liste
 Output: a table, or --json; -o FILE writes it to FILE instead (replaced whole, or left as
 it was on error).
 
-Exits with code 1 when --fail-on-regression is given and a case is slower.`,
+The new report must vouch for every case of the old one: a case missing from it, one
+that failed to run, differed from the reference, has no valid device time, or was
+skipped where the old report ran it, a device that failed, or a report without results
+are listed under the table ("the new report cannot vouch for ...").
+
+With --fail-on-regression, exits with code 1 when a case is slower or when any such
+problem is listed, and the message says which. Files that are not reports (null, {},
+newer schemas, larger than --max-input) are errors. --threshold must lie in [0, 1)
+and --alpha in (0, 1): a NaN or infinite value is a usage error (exit code 2).`,
 		Example: `  prism compare before.json after.json
   prism compare --threshold 0 --alpha 0.01 before.json after.json
   prism compare --fail-on-regression main.json branch.json   # in CI
@@ -54,8 +63,9 @@ Exits with code 1 when --fail-on-regression is given and a case is slower.`,
 	f := cmd.Flags()
 	f.Float64Var(&opts.threshold, "threshold", bench.DefaultThreshold, "smallest relative change of the median that is flagged (0.05 is 5%; 0: every significant change)")
 	f.Float64Var(&opts.alpha, "alpha", bench.DefaultAlpha, "significance level of the Mann-Whitney U test")
-	f.BoolVar(&opts.failOnReg, "fail-on-regression", false, "exit non-zero when any case is flagged slower")
+	f.BoolVar(&opts.failOnReg, "fail-on-regression", false, "exit non-zero when any case is flagged slower, or the new report lacks, failed or has no valid time for a case")
 	opts.add(f, "json")
+	opts.addInput(f)
 	return cmd
 }
 
@@ -63,21 +73,22 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 	if err := opts.check(cmd.Flags()); err != nil {
 		return err
 	}
-	if opts.threshold < 0 {
-		return usageError{fmt.Errorf("--threshold must not be negative")}
+	copt := bench.CompareOptions{Threshold: opts.threshold, Alpha: opts.alpha}
+	if !(opts.alpha > 0 && opts.alpha < 1) { // 0 would mean the default to Compare
+		return usageError{fmt.Errorf("--alpha %v must lie strictly between 0 and 1", opts.alpha)}
 	}
-	if opts.alpha <= 0 || opts.alpha >= 1 {
-		return usageError{fmt.Errorf("--alpha %v must lie between 0 and 1", opts.alpha)}
+	if err := copt.Validate(); err != nil {
+		return usageError{fmt.Errorf("--threshold %v must be at least 0 and below %v (a relative change: 0.05 is 5%%)", opts.threshold, bench.MaxThreshold)}
 	}
-	old, err := bench.ReadReportFile(oldPath)
+	old, err := opts.readReports(oldPath)
 	if err != nil {
 		return err
 	}
-	cur, err := bench.ReadReportFile(newPath)
+	cur, err := opts.readReports(newPath)
 	if err != nil {
 		return err
 	}
-	cmp := bench.Compare(old, cur, bench.CompareOptions{Threshold: opts.threshold, Alpha: opts.alpha})
+	cmp := bench.Compare(old, cur, copt)
 	err = opts.write(cmd, func(out io.Writer) error {
 		if opts.json {
 			return writeJSON(out, cmp)
@@ -87,8 +98,10 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 	if err != nil {
 		return err
 	}
-	if n := cmp.Regressions(); opts.failOnReg && n > 0 {
-		return fmt.Errorf("%d cases slower than in %s (p <= %.3g, median changed by more than %.3g%%)", n, oldPath, opts.alpha, 100*opts.threshold)
+	if opts.failOnReg {
+		if err := cmp.Gate(); err != nil {
+			return fmt.Errorf("%s against %s: %w", newPath, oldPath, err)
+		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ type plotOptions struct {
 	output   string
 	metric   string
 	roofline bool
+	inputFlags
 }
 
 func newPlotCmd() *cobra.Command {
@@ -61,6 +62,7 @@ both charts and the tables in one page.`,
 	f.StringVarP(&opts.output, "output", "o", "", "chart file to write (.svg, .png or .pdf)")
 	f.StringVar(&opts.metric, "metric", bench.MetricRoof, "what the bars show: "+strings.Join(bench.PlotMetrics, ", ")+" (fraction, gbs, gflops: deprecated aliases)")
 	f.BoolVar(&opts.roofline, "roofline", false, "draw one roofline chart per device instead of the bars")
+	opts.addInput(f)
 	return cmd
 }
 
@@ -81,7 +83,7 @@ func plotRun(cmd *cobra.Command, opts *plotOptions, in []string) error {
 	if alias, ok := bench.PlotMetricAliases[opts.metric]; ok {
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism plot: --metric %s is deprecated: use --metric %s\n", opts.metric, alias)
 	}
-	rep, err := bench.ReadReportFiles(in...)
+	rep, err := opts.readReports(in...)
 	if err != nil {
 		return err
 	}

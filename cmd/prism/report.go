@@ -13,6 +13,7 @@ type reportOptions struct {
 	html     string
 	baseline string
 	outputFlags
+	inputFlags
 }
 
 func newReportCmd() *cobra.Command {
@@ -33,7 +34,14 @@ chart of the fraction of the roofline per case and device (and of the speed rela
 the vendor library when the report has vendor baselines), one roofline chart per device,
 and the results table with the columns of --markdown. The charts are inline SVG, the
 style inline CSS; the page loads nothing from the network, so it can be mailed or
-attached as it is.`,
+attached as it is.
+
+Each file must be a report (schema 1, or a report from before schema 1) with at least
+one device: null, {} and newer schemas are errors. A file larger than --max-input
+(256M) is refused before it is read; raise the limit for a larger one. Text from the
+report (names, errors) is printed with control characters and bidirectional controls
+escaped ("\x1b", "\u202e"). A case whose device times were not valid (a time of zero
+from the driver) shows INVALID, with the reason below the table.`,
 		Example: `  prism bench --all-devices --json > run.json
   prism report run.json --markdown --baseline cuda:0 > run.md
   prism report run.json --benchstat -o run.txt
@@ -47,7 +55,7 @@ attached as it is.`,
 			if opts.html != "" && opts.out != "" {
 				return usageError{fmt.Errorf("--html names its own file: --out is for the other formats")}
 			}
-			rep, err := bench.ReadReportFiles(args...)
+			rep, err := opts.readReports(args...)
 			if err != nil {
 				return err
 			}
@@ -63,6 +71,7 @@ attached as it is.`,
 	opts.add(f, "json", "csv", "markdown", "benchstat")
 	f.StringVar(&opts.html, "html", "", "write a self-contained HTML page with the charts to `FILE` (- for stdout)")
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the ratios compare with (default: the first device)")
+	opts.addInput(f)
 	return cmd
 }
 

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// minimalReport is the smallest report the readers accept: schema 1, one device.
+const minimalReport = `{"schema": 1, "devices": [{"device": {"id": "opencl:0:0"}, "results": []}]}`
+
+// TestReadReportRejects feeds the reader what is not a report: each is an error that says
+// what is wrong, never an empty report that renders as nothing.
+func TestReadReportRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"empty", "", "the input is empty"},
+		{"white space", " \n\t", "the input is empty"},
+		{"null", "null", "the JSON is null, not an object"},
+		{"empty object", "{}", `neither "schema" nor "devices"`},
+		{"array", "[]", "the JSON is an array"},
+		{"string", `"report"`, "the JSON is a string"},
+		{"number", "1", "the JSON is a number"},
+		{"NUL bytes", "\x00\x00\x00", "invalid character"},
+		{"schema 0", `{"schema": 0, "devices": []}`, "schema 0 is not one of prism's"},
+		{"negative schema", `{"schema": -1, "devices": []}`, "schema -1 is not one of prism's"},
+		{"newer schema", `{"schema": 99}`, "schema 99 is newer"},
+		{"schema as a string", `{"schema": "1", "devices": []}`, "not a report"},
+		{"no devices", `{"schema": 1}`, `no "devices"`},
+		{"null devices", `{"schema": 1, "devices": null}`, `no "devices"`},
+		{"zero devices", `{"schema": 1, "devices": []}`, "no devices"},
+		{"legacy without devices", `{"count": 3, "devices": []}`, "no devices"},
+		{"trailing data", minimalReport + `{}`, "data follows"},
+		{"truncated", minimalReport[:30], "not a report"},
+		{"results not a list", `{"schema": 1, "devices": [{"results": 3}]}`, "not a report"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ReadReport(strings.NewReader(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ReadReport(%q) = %v, %v; want an error with %q", tc.in, r, err, tc.want)
+			}
+		})
+	}
+	if r, err := ReadReport(strings.NewReader(minimalReport + "\n\n")); err != nil || len(r.Devices) != 1 {
+		t.Errorf("minimal report: %v", err)
+	}
+}
+
+// TestReadReportBounded: an input above the limit is an error wrapping ErrTooLarge, from a
+// stream as soon as the limit is passed and from a regular file before it is read; an
+// endless stream of zeros fails at its first byte.
+func TestReadReportBounded(t *testing.T) {
+	big := minimalReport[:len(minimalReport)-1] + `, "host": "` + strings.Repeat("x", 4096) + `"}`
+	rr := ReportReader{MaxBytes: 1024}
+	if _, err := rr.Read(strings.NewReader(big)); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "larger than 1 KiB") {
+		t.Errorf("stream above the limit: %v", err)
+	}
+	// White space past the object also counts.
+	if _, err := rr.Read(strings.NewReader(minimalReport + strings.Repeat(" ", 2048))); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("trailing white space above the limit: %v", err)
+	}
+	if _, err := (ReportReader{MaxBytes: 8192}).Read(strings.NewReader(big)); err != nil {
+		t.Errorf("raised limit: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rr.ReadFile(path); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), path) {
+		t.Errorf("file above the limit: %v", err)
+	}
+	// An endless reader: the limit, or the first byte that is not JSON, stops it.
+	if _, err := rr.Read(endless{'x'}); err == nil {
+		t.Error("endless x accepted")
+	}
+	if _, err := rr.Read(endless{' '}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("endless white space: %v", err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		start := time.Now()
+		_, err := ReadReportFile("/dev/zero")
+		if err == nil || !strings.Contains(err.Error(), "/dev/zero") {
+			t.Errorf("/dev/zero: %v", err)
+		}
+		t.Logf("/dev/zero: %v after %v", err, time.Since(start))
+	}
+}
+
+// endless is a reader of one byte forever.
+type endless [1]byte
+
+func (e endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e[0]
+	}
+	return len(p), nil
+}
+
+// TestReadReportFilesMerge: devices of several files side by side, an ID in two files
+// refused with the files named, and the ID escaped in the message.
+func TestReadReportFilesMerge(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, id string) string {
+		p := filepath.Join(dir, name)
+		doc := `{"schema": 1, "devices": [{"device": {"id": "` + id + `"}, "results": []}]}`
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c := write("a.json", "cuda:0"), write("b.json", "vendor:cuda:0"), write("c.json", `cuda:0`)
+	r, err := ReadReportFiles(a, b)
+	if err != nil || len(r.Devices) != 2 || r.Devices[1].Device.ID != "vendor:cuda:0" {
+		t.Fatalf("merge: %v", err)
+	}
+	if _, err := ReadReportFiles(a, c); err == nil || !strings.Contains(err.Error(), "a.json") || !strings.Contains(err.Error(), "c.json") {
+		t.Errorf("device twice: %v", err)
+	}
+	e, f := write("e.json", `x\u001b[2Jy`), write("f.json", `x\u001b[2Jy`)
+	if _, err := ReadReportFiles(e, f); err == nil || strings.ContainsRune(err.Error(), 0x1b) {
+		t.Errorf("device twice, with an escape sequence: %q", err)
+	}
+}
+
+// TestReadMarksZeroTimesInvalid: a saved result that claims a verified time of zero (as
+// Rusticl's profiling gave) is read as an invalid measurement, not as infinitely fast.
+func TestReadMarksZeroTimesInvalid(t *testing.T) {
+	doc := `{"schema": 1, "devices": [{"device": {"id": "opencl:1:0"}, "results": [
+		{"case": "stream/copy/float32", "size": 32768, "verified": true, "bytes": 262144, "gbs": 262144, "fraction": 2600,
+		 "stats": {"runs": 3, "median_ns": 1, "min_ns": 0, "max_ns": 2, "samples_ns": [0, 1, 2]}},
+		{"case": "stream/scale/float32", "size": 32768, "verified": true, "bytes": 262144,
+		 "stats": {"runs": 2, "median_ns": 0, "min_ns": 0, "max_ns": 0}},
+		{"case": "stream/triad/float32", "size": 32768, "verified": true, "bytes": 393216, "gbs": 39.3,
+		 "stats": {"runs": 2, "median_ns": 10000, "min_ns": 10000, "max_ns": 10000, "samples_ns": [10000, 10000]}}]}]}`
+	r, err := ReadReport(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Devices[0].Results
+	for i, want := range []bool{true, true, false} {
+		if got := res[i].Invalid != ""; got != want || res[i].OK() == want {
+			t.Errorf("%s: invalid %q, OK %v", res[i].Case, res[i].Invalid, res[i].OK())
+		}
+	}
+	if res[0].GBs != 0 || res[0].Fraction != 0 || !strings.HasPrefix(res[0].Invalid, InvalidPrefix) {
+		t.Errorf("an invalid result keeps its rates: %+v", res[0])
+	}
+	var buf bytes.Buffer
+	if err := r.WriteTable(&buf, ""); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, "262144") || !strings.Contains(out, "INVALID") || !strings.Contains(out, "INVALID [1] stream/copy/float32 32K: invalid measurement: 1 of 3 device times are not positive") {
+		t.Errorf("table:\n%s", out)
+	}
+	if err := r.Check(); err == nil || !strings.Contains(err.Error(), "2 cases or ceilings have no valid device time") {
+		t.Errorf("Check: %v", err)
+	}
+}

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+)
+
+// bigReport returns a report of two devices with n results each: n distinct cases (op,
+// size) timed on both, the shape of a long --sizes sweep.
+func bigReport(n int) *Report {
+	rep := &Report{Schema: SchemaVersion, Prism: "devel", Host: "test", Date: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Config: ConfigInfo{Count: 3}}
+	for dev := range 2 {
+		d := DeviceReport{Backend: "opencl", Ceilings: Ceilings{CopyGBs: 100, FP32GFLOPs: 1000}, Results: make([]Result, n)}
+		d.Device.ID = fmt.Sprintf("opencl:0:%d", dev)
+		for i := range d.Results {
+			r := result(fmt.Sprintf("stream/op%d/float32", i%100), 100+dev, 90, 110)
+			r.Family, r.Type, r.Size = "stream", "float32", 1024+i/100
+			r.Bytes, r.GBs, r.Bound, r.Fraction = 12<<10, 50, BoundMemory, 0.5
+			d.Results[i] = r
+		}
+		rep.Devices = append(rep.Devices, d)
+	}
+	return rep
+}
+
+// renderers are the text renderers of a report, which take every result.
+var renderers = []struct {
+	name  string
+	write func(*Report, io.Writer) error
+}{
+	{"table", func(r *Report, w io.Writer) error { return r.WriteTable(w, "") }},
+	{"markdown", func(r *Report, w io.Writer) error { return r.WriteMarkdown(w, "") }},
+	{"csv", func(r *Report, w io.Writer) error { return r.WriteCSV(w) }},
+	{"benchstat", func(r *Report, w io.Writer) error { return r.WriteBenchstat(w) }},
+	{"json", func(r *Report, w io.Writer) error { return r.WriteJSON(w) }},
+	{"html", func(r *Report, w io.Writer) error { return r.WriteHTML(w, "") }},
+}
+
+// TestRenderWorkIsLinear renders reports of 1,000 and 4,000 results per device through
+// every renderer and counts the lookups of a result by device and row: a render that
+// looked every row up by scanning the results (40,000 results took 13.6 s) would do
+// rows x results of work; it must do a constant number per result.
+func TestRenderWorkIsLinear(t *testing.T) {
+	for _, rd := range renderers {
+		t.Run(rd.name, func(t *testing.T) {
+			var per []float64
+			for _, n := range []int{1000, 4000} {
+				rep := bigReport(n)
+				before := lookups.Load()
+				if err := rd.write(rep, io.Discard); err != nil {
+					t.Fatal(err)
+				}
+				per = append(per, float64(lookups.Load()-before)/float64(2*n))
+			}
+			if per[0] > 8 || per[1] > per[0]*1.01 {
+				t.Errorf("lookups per result: %.2f at 1,000 results a device, %.2f at 4,000: want a small constant", per[0], per[1])
+			}
+		})
+	}
+	// And a compare of two such reports.
+	old, cur := bigReport(4000), bigReport(4000)
+	cmp := Compare(old, cur, DefaultCompareOptions)
+	if len(cmp.Changes) != 2*4000 {
+		t.Errorf("%d changes, want %d", len(cmp.Changes), 2*4000)
+	}
+}
+
+// BenchmarkRender200k renders a report of 200,000 results a device through every text
+// renderer and compares it with itself: each must take time linear in the results (a
+// second or so, where 200,000 once did not finish in a minute).
+func BenchmarkRender200k(b *testing.B) {
+	rep := bigReport(200_000)
+	for _, rd := range renderers {
+		b.Run(rd.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			for b.Loop() {
+				buf.Reset()
+				if err := rd.write(rep, &buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(buf.Len()))
+		})
+	}
+	b.Run("compare", func(b *testing.B) {
+		for b.Loop() {
+			Compare(rep, rep, DefaultCompareOptions)
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		var buf bytes.Buffer
+		if err := rep.WriteJSON(&buf); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(buf.Len()))
+		for b.Loop() {
+			if _, err := ReadReport(bytes.NewReader(buf.Bytes())); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
