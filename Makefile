@@ -6,6 +6,7 @@
 #   make bench       go test benchmarks of the kernels
 #   make gpu-bundle  binaries for the GPU machine in .gpu/ (see docs/PERFORMANCE.md)
 #   make lint        gofmt and go vet
+#   make fuzz        every Go fuzz target for FUZZTIME each (their seed corpora run in make test)
 #   make deps        install the system packages (apt-get) that the rest needs
 
 SHELL := /bin/bash
@@ -23,7 +24,7 @@ export RUSTICL_ENABLE ?= llvmpipe
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
 APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-.PHONY: deps build test unit oclgrind run bench gpu-bundle lint
+.PHONY: deps build test unit oclgrind run bench gpu-bundle lint fuzz
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -78,6 +79,17 @@ oclgrind:
 run: build
 	./bin/prism devices
 	./bin/prism bench --all-devices --quick --vendor $(RUN_ARGS)
+
+# Every fuzz target of every package, FUZZTIME each (default 30s): Go runs one target at a
+# time. New failing inputs land in the package's testdata/fuzz and then run in make test.
+FUZZTIME ?= 30s
+fuzz: deps
+	@for p in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$p 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz: $$p $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p 2>&1 | tail -3; \
+	  done; \
+	done
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./kernels/...
