@@ -28,7 +28,6 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 	if exclusive {
 		kind, doc = "exclusive", "y[i] = x[0] + ... + x[i-1], y[0] = 0"
 	}
-	doc += " (reduce-then-scan: chunk sums, then tiles scanned in local memory with a carry)"
 	tn := kernels.TypeName[T]()
 	if tn != "float32" {
 		doc += "; wraps modulo 2^32"
@@ -37,15 +36,33 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "scan", Type: tn, Doc: doc, SizeDoc: "n elements",
 		DefaultSize: 1 << 25, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupScan[T](q, name, exclusive, p)
-		}),
+		Variants: []kernels.Variant{
+			{
+				Name: "cuda-lookback", Doc: "one pass, one launch: tiles scanned in shared memory, each tile's offset from its predecessors' published sums (decoupled look-back; CUDA C++)",
+				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
+				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d)", lookbackBlock, lookbackItems, lookbackTile),
+				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+					return setupScan[T](q, name, exclusive, true, p)
+				},
+			},
+			portableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupScan[T](q, name, exclusive, false, p)
+			}),
+		},
 	}
+}
+
+// portableVariant is scan.cl's variant, its doc saying how it scans.
+func portableVariant(setup func(q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
+	v := kernels.PortableVariant(setup)
+	v.Doc = "reduce-then-scan, three passes over memory: chunk sums, then tiles scanned in local memory with a carry (OpenCL C, every backend)"
+	return v
 }
 
 // scanInstance runs one scan over rotating input sets.
 type scanInstance[T ScanElem] struct {
 	s         *Scan[T]
+	lb        *Lookback[T] // the cuda-lookback variant, else nil (and s is the portable scan)
 	exclusive bool
 	n         int
 	x         *kernels.Inputs[T]
@@ -69,21 +86,26 @@ func scanInputs[T ScanElem](rng *rand.Rand, n int) []T {
 	return x
 }
 
-func setupScan[T ScanElem](q *engine.Queue, name string, exclusive bool, p kernels.Params) (_ kernels.Instance, err error) {
+// setupScan sets up a scan op; lookback selects the cuda-lookback variant.
+func setupScan[T ScanElem](q *engine.Queue, name string, exclusive, lookback bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
-	s, err := NewScan[T](q.Device())
-	if err != nil {
-		return nil, err
-	}
 	n := p.Size
-	in := &scanInstance[T]{s: s, exclusive: exclusive, n: n}
+	in := &scanInstance[T]{exclusive: exclusive, n: n}
 	defer func() {
 		if err != nil {
 			in.Close()
 		}
 	}()
+	if lookback {
+		in.lb, err = NewLookback[T](q.Device())
+	} else {
+		in.s, err = NewScan[T](q.Device())
+	}
+	if err != nil {
+		return nil, err
+	}
 	rng := kernels.NewRand(p.Seed, 0x7363616e) // "scan"
 	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{scanInputs[T](rng, n)} })
 	if err != nil {
@@ -92,15 +114,20 @@ func setupScan[T ScanElem](q *engine.Queue, name string, exclusive bool, p kerne
 	if in.y, err = engine.NewBuffer[T](q.Device(), n); err != nil {
 		return nil, err
 	}
-	if g := s.Scratch(n); g > 1 {
-		if in.part, err = engine.NewBuffer[T](q.Device(), g); err != nil {
-			return nil, err
+	if in.s != nil {
+		if g := in.s.Scratch(n); g > 1 {
+			if in.part, err = engine.NewBuffer[T](q.Device(), g); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return in, nil
 }
 
 func (in *scanInstance[T]) Run(q *engine.Queue) error {
+	if in.lb != nil {
+		return in.lb.Into(q, in.y, in.x.Next()[0], in.n, in.exclusive)
+	}
 	return in.s.Into(q, in.y, in.x.Next()[0], in.part, in.n, in.exclusive)
 }
 
@@ -111,7 +138,13 @@ func (in *scanInstance[T]) Verify(q *engine.Queue) error {
 		return err
 	}
 	x := in.x.Last()[0]
-	return checkScan("scan", x, in.exclusive, in.s.Chain(len(x)), got)
+	chain := 0
+	if in.lb != nil {
+		chain = in.lb.Chain(len(x))
+	} else {
+		chain = in.s.Chain(len(x))
+	}
+	return checkScan("scan", x, in.exclusive, chain, got)
 }
 
 // checkScan compares the device prefix sums got of x with the reference, element by
@@ -146,5 +179,5 @@ func (in *scanInstance[T]) Model() kernels.Model {
 func (in *scanInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
 
 func (in *scanInstance[T]) Close() error {
-	return errors.Join(in.y.Close(), in.part.Close(), in.x.Close(), in.s.Close())
+	return errors.Join(in.y.Close(), in.part.Close(), in.x.Close(), in.s.Close(), in.lb.Close())
 }

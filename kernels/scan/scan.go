@@ -69,6 +69,9 @@ func newScan[T ScanElem](dev *engine.Device, want, ipt int) (*Scan[T], error) {
 
 // Close releases the compiled kernels. Idempotent.
 func (s *Scan[T]) Close() error {
+	if s == nil {
+		return nil
+	}
 	return errors.Join(s.reduce.Close(), s.down.Close(), s.prog.Close())
 }
 

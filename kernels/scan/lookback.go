@@ -1,0 +1,127 @@
+package scan
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed scan.cu
+var cudaSource string
+
+// The tile of scan.cu's single-pass scan: 256 threads of 16 consecutive elements.
+const (
+	lookbackBlock = 256
+	lookbackItems = 16
+	lookbackTile  = lookbackBlock * lookbackItems
+)
+
+// Lookback is the "cuda-lookback" variant of the scans: scan.cu's single-pass prefix sum
+// with decoupled look-back (one launch, x read once and y written once). It runs on CUDA
+// devices of compute capability 7.0 and newer. It owns its scratch (the tile counter and
+// status words, cleared before each launch), so it is safe for use through one queue at a
+// time.
+type Lookback[T ScanElem] struct {
+	dev   *engine.Device
+	prog  *engine.Program
+	k     *engine.Kernel
+	state *engine.Buffer[uint32]
+}
+
+// NewLookback compiles scan.cu for dev (CUDA C++: an error wrapping engine.ErrUnsupported
+// on other backends).
+func NewLookback[T ScanElem](dev *engine.Device) (*Lookback[T], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: scan: nil device: %w", engine.ErrInvalidArg)
+	}
+	t := kernels.TypeOf[T]()
+	elem, acc := t.CUDA, t.CUDA
+	if kernels.TypeName[T]() == "int32" { // int32 sums wrap: accumulated in unsigned int
+		acc = "unsigned int"
+	}
+	opts := []string{"-DELEM=" + elem, "-DACC=" + acc, fmt.Sprintf("-DBLOCK=%d", lookbackBlock), fmt.Sprintf("-DITEMS=%d", lookbackItems)}
+	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: cudaSource, Name: "scan.cu"}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lookback[T]{dev: dev, prog: prog}
+	if l.k, err = prog.Kernel("scan_lookback"); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if m := l.k.MaxWorkGroupSize(); m < lookbackBlock {
+		l.Close()
+		return nil, fmt.Errorf("kernels: scan_lookback takes %d threads per block on %s, needs %d: %w", m, dev.ID(), lookbackBlock, engine.ErrUnsupported)
+	}
+	return l, nil
+}
+
+// tiles returns the number of tiles (blocks) of a scan of n elements.
+func (l *Lookback[T]) tiles(n int) int { return (n + lookbackTile - 1) / lookbackTile }
+
+// Chain returns the longest chain of float additions behind one output of a scan of n
+// elements: ITEMS along a thread's elements, the warp and block scans (2 log2 BLOCK), one
+// per predecessor tile in the look-back (at most all of them), and the joins.
+func (l *Lookback[T]) Chain(n int) int {
+	return lookbackItems + 2*kernels.Log2Ceil(lookbackBlock) + l.tiles(max(n, 1)) + 4
+}
+
+// Into writes the prefix sums of x[0:n) to y[0:n) in one launch (after clearing the status
+// words): inclusive or exclusive as Scan.Into. y may be x.
+func (l *Lookback[T]) Into(q *engine.Queue, y, x *engine.Buffer[T], n int, exclusive bool) error {
+	switch {
+	case x == nil || y == nil:
+		return fmt.Errorf("kernels: scan: nil input or output buffer: %w", engine.ErrInvalidArg)
+	case n < 1:
+		return fmt.Errorf("kernels: scan: n = %d; must be at least 1: %w", n, engine.ErrInvalidArg)
+	case n > x.Len() || n > y.Len():
+		return fmt.Errorf("kernels: scan: n = %d but the input holds %d and the output %d elements: %w", n, x.Len(), y.Len(), engine.ErrInvalidArg)
+	case n > math.MaxInt32:
+		return fmt.Errorf("kernels: scan: n = %d exceeds the family's limit of 2^31-1: %w", n, engine.ErrInvalidArg)
+	}
+	tiles := l.tiles(n)
+	words := 2 + 2*tiles
+	if l.state == nil || l.state.Len() < words {
+		if l.state != nil {
+			l.state.Close()
+			l.state = nil
+		}
+		var err error
+		if l.state, err = engine.NewBuffer[uint32](l.dev, words); err != nil {
+			return err
+		}
+	}
+	if err := l.state.Fill(q, 0, words, 0); err != nil {
+		return err
+	}
+	excl := int32(0)
+	if exclusive {
+		excl = 1
+	}
+	return q.Launch(l.k, engine.Range1D(tiles*lookbackBlock, lookbackBlock), y, x, l.state, int32(n), excl)
+}
+
+// Close releases the kernel, program and scratch. Idempotent.
+func (l *Lookback[T]) Close() error {
+	if l == nil {
+		return nil
+	}
+	var errs []error
+	if l.state != nil {
+		errs = append(errs, l.state.Close())
+		l.state = nil
+	}
+	if l.k != nil {
+		errs = append(errs, l.k.Close())
+		l.k = nil
+	}
+	if l.prog != nil {
+		errs = append(errs, l.prog.Close())
+		l.prog = nil
+	}
+	return errors.Join(errs...)
+}
