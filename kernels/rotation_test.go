@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -21,8 +22,8 @@ func TestInputs(t *testing.T) {
 		}{
 			{kernels.Params{Rotate: false}, 80, 1},
 			{kernels.Params{Rotate: true}, 80, 8},
-			{kernels.Params{Rotate: true}, kernels.RotateBytes / 4, 4},
-			{kernels.Params{Rotate: true}, kernels.RotateBytes, 1},
+			{kernels.Params{Rotate: true}, kernels.RotationBytes(dev) / 4, 4},
+			{kernels.Params{Rotate: true}, kernels.RotationBytes(dev), 1},
 		} {
 			calls := 0
 			in, err := kernels.NewInputs(t.Context(), q, c.p, c.setBytes, func(set int) [][]int32 {
@@ -38,14 +39,14 @@ func TestInputs(t *testing.T) {
 			if in.Sets() != c.sets || calls != c.sets {
 				t.Fatalf("%+v, %d bytes a set: %d sets, gen called %d times; want %d", c.p, c.setBytes, in.Sets(), calls, c.sets)
 			}
-			if got := in.Last(); got[0][0] != 0 {
-				t.Errorf("Last before Next = set %d, want 0", got[0][0])
+			if got, err := in.Last(t.Context()); err != nil || got[0][0] != 0 {
+				t.Errorf("Last before Next = %v, %v; want set 0", got, err)
 			}
 			for run := range 2*c.sets + 1 {
 				bufs := in.Next()
 				want := int32(run % c.sets)
-				if last := in.Last(); last[0][0] != want || len(last) != 2 {
-					t.Fatalf("run %d: Last = %v, want set %d", run, last, want)
+				if last, err := in.Last(t.Context()); err != nil || last[0][0] != want || len(last) != 2 || len(last[1]) != 3 {
+					t.Fatalf("run %d: Last = %v, %v; want set %d", run, last, err, want)
 				}
 				a, err := bufs[0].Download(t.Context(), q)
 				if err != nil {
@@ -57,6 +58,16 @@ func TestInputs(t *testing.T) {
 				}
 				if !slices.Equal(a, []int32{want, 1}) || !slices.Equal(b, []int32{want, 2, 3}) {
 					t.Fatalf("run %d: device arrays %v %v, want set %d", run, a, b, want)
+				}
+			}
+			if c.sets > 1 {
+				// A kernel that writes into an input: Last must notice, not verify against it.
+				in.Next()
+				if err := in.LastBuffers()[1].Fill(q, 0, 1, 99); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := in.Last(t.Context()); !errors.Is(err, kernels.ErrVerify) {
+					t.Errorf("Last of a set changed on the device: %v, want ErrVerify", err)
 				}
 			}
 			if err := in.Close(); err != nil {

@@ -101,7 +101,10 @@ func (in *attnInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	set := in.qkv.Last()
+	set, err := in.qkv.Last(context.TODO())
+	if err != nil {
+		return err
+	}
 	s := in.shape
 	rows := s.Batch * s.Heads * s.Seq
 	var idx []int

@@ -128,7 +128,11 @@ func (in *convInstance[T]) Verify(q *engine.Queue) error {
 	}
 	n := in.s.OutLen()
 	full := float64(n)*float64(in.s.C*in.s.R*in.s.R) <= convVerifyFullMax
-	a := in.x.Last()[0]
+	last, err := in.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	a := last[0]
 	for _, i := range kernels.VerifyIndices(n, full, in.seed) {
 		want, mag := ConvRefAt(a, in.filt, in.bias, in.s, i)
 		tol := ConvTolerance[T](in.s, true, mag)

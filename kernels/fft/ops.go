@@ -144,7 +144,11 @@ func (in *fftInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	x := in.x.Last()[0]
+	last, err := in.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	x := last[0]
 	what := "fft " + string(in.kind)
 	switch in.kind {
 	case fftInverse:

@@ -128,7 +128,10 @@ func (in *gemmInstance[T]) Verify(q *engine.Queue) error {
 		return err
 	}
 	s := in.shape
-	abc := in.abc.Last()
+	abc, err := in.abc.Last(context.TODO())
+	if err != nil {
+		return err
+	}
 	a, b, c := abc[0], abc[1], abc[2]
 	alpha, beta := float64(in.alpha), float64(in.beta)
 	check := func(z, i, j int, want, mag float64) error {

@@ -113,9 +113,17 @@ func (in *histInstance) Verify(q *engine.Queue) error {
 	}
 	var want []uint32
 	if in.float {
-		want = HistogramFloat32Ref(in.f.Last()[0], in.bins, histLo, histHi)
+		x, err := in.f.Last(context.TODO())
+		if err != nil {
+			return err
+		}
+		want = HistogramFloat32Ref(x[0], in.bins, histLo, histHi)
 	} else {
-		want = HistogramUint32Ref(in.u.Last()[0], in.bins, in.width)
+		x, err := in.u.Last(context.TODO())
+		if err != nil {
+			return err
+		}
+		want = HistogramUint32Ref(x[0], in.bins, in.width)
 	}
 	return kernels.CheckEqual("histogram counts", got, want)
 }

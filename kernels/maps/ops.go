@@ -118,7 +118,10 @@ func (in *mapInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	x := in.x.Last()
+	x, err := in.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
 	a, b := float64(in.a), float64(in.b)
 	want, tol := MapRef(in.op, a, b, x...), MapTolerance(in.op, a, b, x...)
 	return kernels.CheckClose("map "+string(in.op), got, want, func(i int) float64 { return tol[i] })

@@ -187,7 +187,11 @@ func (in *reduceInstance[T]) Verify(q *engine.Queue) error {
 			return err
 		}
 	}
-	x, rows, cols := in.x.Last()[0], max(in.rows, 1), in.cols
+	last, err := in.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	x, rows, cols := last[0], max(in.rows, 1), in.cols
 	var chain int
 	switch {
 	case in.shfl != nil:

@@ -65,7 +65,11 @@ func (v *vendorSum[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	x := v.x.Last()[0]
+	last, err := v.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	x := last[0]
 	want, _ := ReduceRowsRef(ReduceSum, x, 1, v.cols)
 	var mag float64
 	for _, e := range x {

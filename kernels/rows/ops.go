@@ -148,7 +148,11 @@ func (in *rowInstance[T]) Run(q *engine.Queue) error {
 // Verify checks every row, or, above rowVerifySample elements, a seeded sample of 16 rows
 // plus the first and the last (at least 18*1024 elements).
 func (in *rowInstance[T]) Verify(q *engine.Queue) error {
-	x := in.x.Last()[0]
+	last, err := in.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	x := last[0]
 	rowIdx := make([]int, 0, in.rows)
 	if in.rows*in.cols <= rowVerifySample {
 		for r := range in.rows {

@@ -137,7 +137,11 @@ func (in *scanInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	x := in.x.Last()[0]
+	last, err := in.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	x := last[0]
 	chain := 0
 	if in.lb != nil {
 		chain = in.lb.Chain(len(x))

@@ -129,10 +129,18 @@ func (in *sortInstance[K]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	keys := in.keys.Last()[0]
+	ks, err := in.keys.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	keys := ks[0]
 	var idx []uint32
 	if in.pairs {
-		idx = in.vals.Last()[0]
+		vs, err := in.vals.Last(context.TODO())
+		if err != nil {
+			return err
+		}
+		idx = vs[0]
 	}
 	wantK, wantV := SortPairsRef(keys, idx, in.order)
 	if err := CheckSortedKeys("sort keys", got, wantK); err != nil {

@@ -119,7 +119,11 @@ func (in *stencilInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	a := in.x.Last()[0]
+	last, err := in.x.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	a := last[0]
 	for _, i := range kernels.VerifyIndices(len(a), len(a) <= verifyFullMax, in.seed) {
 		want, mag := StencilRefAt(in.kind, a, in.w, in.nx, in.ny, in.nz, i)
 		tol := StencilTolerance[T](in.kind, mag)

@@ -125,7 +125,10 @@ func (in *streamInstance[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	ab := in.ab.Last()
+	ab, err := in.ab.Last(context.TODO())
+	if err != nil {
+		return err
+	}
 	a, b, k := ab[0], ab[1], float64(in.k)
 	var want []float64
 	var mag float64

@@ -62,7 +62,10 @@ func (v *vendorDot[T]) Verify(q *engine.Queue) error {
 	if err != nil {
 		return err
 	}
-	ab := v.ab.Last()
+	ab, err := v.ab.Last(context.TODO())
+	if err != nil {
+		return err
+	}
 	var mag float64
 	for i := range ab[0] {
 		mag += math.Abs(float64(ab[0][i]) * float64(ab[1][i]))
