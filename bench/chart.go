@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -196,22 +195,18 @@ func (c pdfCanvas) FillString(f font.Face, pt vg.Point, s string) {
 	c.CanvasWriterTo.FillString(f, pt, string(b))
 }
 
-// save writes the chart to path, in the format its extension names.
+// save writes the chart to path, in the format its extension names, whole or not at all
+// (WriteFileAtomic).
 func (ch *chart) save(path string) (err error) {
 	format, err := PlotFormat(path)
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := ch.writeTo(&buf, format); err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return ch.writeTo(f, format)
+	return WriteFileAtomic(path, buf.Bytes())
 }
 
 var svgFontFamily = regexp.MustCompile(`font-family:Liberation Sans;`)

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/prism-compute/prism/bench"
 )
 
 // outputFlags are the output options of the commands that print data: one flag per format
@@ -132,49 +132,11 @@ func (o *outputFlags) flush(buf *bytes.Buffer) error {
 	return writeFileAtomic(o.out, buf.Bytes())
 }
 
-// writeFileAtomic replaces path with data whole: data goes to a temporary file in the same
-// directory, which is synced, given the mode of the file it replaces (0644 for a new one)
-// and renamed over path; the directory is then synced so that the rename survives a crash.
-// A reader sees the old file or the new one, never a part. On error the temporary file is
-// removed and path is left as it was.
-func writeFileAtomic(path string, data []byte) (err error) {
-	fail := func(err error) error { return fmt.Errorf("--out %s: %w", path, err) }
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fail(fmt.Errorf("not a regular file"))
-		}
-		mode = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fail(err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return fail(err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fail(err)
-	}
-	if d, err := os.Open(dir); err == nil { // best effort: the file is in place either way
-		d.Sync()
-		d.Close()
+// writeFileAtomic replaces path with data whole (bench.WriteFileAtomic), naming the flag in
+// its errors.
+func writeFileAtomic(path string, data []byte) error {
+	if err := bench.WriteFileAtomic(path, data); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
 	}
 	return nil
 }
