@@ -29,6 +29,11 @@ type Report struct {
 	Command []string       `json:"command,omitempty"`
 	Config  ConfigInfo     `json:"config"`
 	Devices []DeviceReport `json:"devices"`
+	// Interrupted is set when the run was cancelled (a signal in the CLI) before it
+	// finished: the report holds what was done. InterruptedAt names the step that was
+	// running ("opencl:0:0 gemm/nn/float32 4M"), whose result is missing or partial.
+	Interrupted   bool   `json:"interrupted,omitempty"`
+	InterruptedAt string `json:"interrupted_at,omitempty"`
 }
 
 // ConfigInfo records the Config of a run.

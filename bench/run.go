@@ -91,9 +91,12 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 	if cfg.Count <= 0 || cfg.Warmup < 0 {
 		return nil, fmt.Errorf("bench: count %d must be positive and warmup %d not negative: %w", cfg.Count, cfg.Warmup, engine.ErrInvalidArg)
 	}
+	if cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
+		return nil, fmt.Errorf("bench: count %d and warmup %d: at most %d and %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
+	}
 	for _, s := range cfg.Sizes {
-		if s < 1 {
-			return nil, fmt.Errorf("bench: size %d must be at least 1: %w", s, engine.ErrInvalidArg)
+		if s < 1 || s > MaxSize {
+			return nil, fmt.Errorf("bench: size %d must be 1 to %s: %w", s, FormatSize(MaxSize), engine.ErrInvalidArg)
 		}
 	}
 	host, _ := os.Hostname()
@@ -108,21 +111,28 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 	defer tel.close()
 	cfg.Progress.begin(len(devs) * (stepsBeforeCases + cfg.cases()))
 	defer cfg.Progress.end()
+	var step string
 	for _, dev := range devs {
-		if err := ctx.Err(); err != nil {
-			return rep, err
+		if ctx.Err() != nil {
+			break
 		}
-		rep.Devices = append(rep.Devices, runDevice(ctx, cfg, dev, tel))
+		rep.Devices = append(rep.Devices, runDevice(ctx, cfg, dev, tel, &step))
 	}
-	return rep, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		rep.Interrupted, rep.InterruptedAt = true, step
+		return rep, err
+	}
+	return rep, nil
 }
 
 // stepsBeforeCases counts the progress steps of a device before its cases: overheads, copy
 // ceiling, fp32 peak, fp64 peak.
 const stepsBeforeCases = 4
 
-func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemetrySource) (dr DeviceReport) {
-	dr = DeviceReport{Device: dev.Info(), Backend: dev.Backend()}
+// runDevice measures one device; *step names what runs at each moment, for the report of
+// an interrupted run.
+func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemetrySource, step *string) (dr DeviceReport) {
+	dr = DeviceReport{Device: dev.Info(), Backend: dev.Backend(), Results: []Result{}}
 	id := dev.ID()
 	stopTel := tel.start(ctx, dr.Device, cfg.TelemetryInterval)
 	defer func() { dr.Telemetry = stopTel() }()
@@ -137,17 +147,17 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 	// A measurement that fails is reported missing (its Absent field says why) and the cases
 	// still run: one failure never drops a device.
 	defer func() { dr.Timing = timingOf(dev) }()
-	cfg.Progress.step(id, "build time and launch latency")
+	at(step, id, "build time and launch latency", cfg)
 	if dr.Overheads, err = measureOverheads(ctx, q); err != nil {
 		dr.Overheads = Overheads{Absent: err.Error()}
 	}
-	cfg.Progress.step(id, "copy ceiling")
+	at(step, id, "copy ceiling", cfg)
 	if dr.Ceilings.CopyGBs, dr.Ceilings.CopyHow, dr.Ceilings.CopyBytes, err = measureCopy(ctx, cfg, q); err != nil {
 		dr.Ceilings.CopyGBs, dr.Ceilings.CopyHow, dr.Ceilings.CopyBytes = 0, "", 0
 		dr.Ceilings.CopyAbsent = err.Error()
 	}
 	dr.Ceilings.noteInvalid("copy", &dr.Ceilings.CopyHow)
-	cfg.Progress.step(id, "fp32 peak")
+	at(step, id, "fp32 peak", cfg)
 	pk, err := measurePeak[float32](ctx, cfg, q)
 	if err != nil {
 		dr.Ceilings.FP32Absent = err.Error()
@@ -155,7 +165,7 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		dr.Ceilings.FP32GFLOPs, dr.Ceilings.PeakHow = pk.GFLOPs, pk.How
 	}
 	dr.Ceilings.noteInvalid("fp32 peak", &dr.Ceilings.PeakHow)
-	cfg.Progress.step(id, "fp64 peak")
+	at(step, id, "fp64 peak", cfg)
 	pk, err = measurePeak[float64](ctx, cfg, q)
 	if err != nil {
 		dr.Ceilings.FP64Absent = err.Error()
@@ -169,27 +179,44 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 	for _, op := range cfg.Ops {
 		for _, size := range cfg.sizes(op) {
 			for _, variant := range cfg.VariantsFor(op) {
-				step := op.Name + " " + FormatSize(size)
+				name := op.Name + " " + FormatSize(size)
 				if variant != "" {
-					step += " " + variant
+					name += " " + variant
 				}
-				cfg.Progress.step(id, step)
+				at(step, id, name, cfg)
 				res := RunCase(ctx, cfg, q, op, size, variant)
 				if res.OK() {
 					res.roofline(dr.Ceilings, dr.Device.CacheBytes)
 				}
-				if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" {
+				if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" && ctx.Err() == nil {
 					res.Vendor, res.NoVendor = runVendor(ctx, cfg, q, op, size, dr.Ceilings, dr.Device.CacheBytes)
 				}
-				dr.Results = append(dr.Results, res)
 				if ctx.Err() != nil {
-					return dr
+					return dr // the case that was running is named by the report's interrupted_at
 				}
+				dr.Results = append(dr.Results, res)
 			}
 		}
 	}
 	return dr
 }
+
+// at records the step that starts (the device's ID and what it measures) for the report
+// of an interrupted run, and shows it as progress.
+func at(step *string, id, what string, cfg Config) {
+	*step = id + " " + what
+	cfg.Progress.step(id, what)
+}
+
+// MaxCount and MaxWarmup bound the timed and warm-up runs of a case: a million timed runs
+// is far beyond what a median needs, and the samples are kept.
+const (
+	MaxCount  = 1 << 20
+	MaxWarmup = 1 << 30
+)
+
+// warmupBatch is how many warm-up runs timeRuns enqueues before it waits for them.
+const warmupBatch = 16
 
 // measureCopy is copyCeiling; tests replace it with one that fails.
 var measureCopy = copyCeiling
@@ -252,6 +279,14 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	}
 	res.Variant, res.VendorLibrary = v.Name, v.Vendor
 	p.Variant = v.Name
+	if err := checkFootprint(q.Device(), op, size); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	if err := ctx.Err(); err != nil {
+		res.Err = err.Error()
+		return res
+	}
 	in, err := v.Setup(q, p)
 	if errors.Is(err, engine.ErrUnsupported) {
 		res.Skipped = err.Error()
@@ -267,6 +302,10 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		res.Library = lr.Library()
 	}
 	if err := in.Run(q); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	if err := ctx.Err(); err != nil {
 		res.Err = err.Error()
 		return res
 	}
@@ -287,16 +326,26 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 
 // timeRuns runs f Warmup times untimed, then Count times, each timed by device events.
 func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Queue) error) ([]time.Duration, error) {
-	for range cfg.Warmup {
+	// Warm-up runs are enqueued warmupBatch at a time, each batch waited for: the queue
+	// stays short, and a cancelled ctx stops the loop within a batch.
+	for i := range cfg.Warmup {
 		if err := f(q); err != nil {
 			return nil, err
+		}
+		if (i+1)%warmupBatch == 0 || i == cfg.Warmup-1 {
+			if err := q.Finish(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := q.Finish(ctx); err != nil {
 		return nil, err
 	}
-	samples := make([]time.Duration, 0, cfg.Count)
+	samples := make([]time.Duration, 0, min(cfg.Count, 1<<12))
 	for range cfg.Count {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		d, err := q.Timed(ctx, func() error { return f(q) })
 		if err != nil {
 			return nil, err

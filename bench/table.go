@@ -271,6 +271,9 @@ func (r *Report) titleLine() string {
 			timing = "device-event timing where the device has it, else host clock"
 		}
 	}
+	if r.Interrupted {
+		timing += "; INTERRUPTED during " + r.InterruptedAt + ": the report holds what finished before"
+	}
 	return termSafe(fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, %s",
 		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode, timing))
 }

@@ -128,8 +128,8 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 			opts.warmup = 1
 		}
 	}
-	if opts.count <= 0 || opts.warmup < 0 {
-		return usageError{fmt.Errorf("--count must be positive and --warmup not negative")}
+	if opts.count <= 0 || opts.warmup < 0 || opts.count > bench.MaxCount || opts.warmup > bench.MaxWarmup {
+		return usageError{fmt.Errorf("--count must be 1 to %d and --warmup 0 to %d", bench.MaxCount, bench.MaxWarmup)}
 	}
 	var sizes []int
 	for _, s := range opts.sizes {
@@ -140,8 +140,8 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		sizes = append(sizes, n)
 	}
 	if flags.Changed("size") {
-		if opts.size <= 0 {
-			return usageError{fmt.Errorf("--size must be positive")}
+		if opts.size <= 0 || opts.size > bench.MaxSize {
+			return usageError{fmt.Errorf("--size %d: must be 1 to %s", opts.size, bench.FormatSize(bench.MaxSize))}
 		}
 		sizes = []int{opts.size}
 	}

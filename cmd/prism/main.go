@@ -3,11 +3,16 @@
 //
 // Run `prism --help` for the commands. Exit codes:
 //
-//	0  success
-//	1  an error (the message says which)
-//	2  bad usage (unknown flag, bad argument)
-//	3  no compute device or backend available
-//	4  a result failed verification
+//	0    success
+//	1    an error (the message says which)
+//	2    bad usage (unknown command or flag, bad argument)
+//	3    no compute device or backend available
+//	4    a result failed verification
+//	70   an internal error: a bug in Prism (a short "please report" line; PRISM_TRACE=1
+//	     prints the stack)
+//	130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the work stopped at the next
+//	     check, the partial report was written and says "interrupted"; a second signal
+//	     exits at once
 //
 // docs/ARCHITECTURE.md describes the packages the commands are built on.
 package main
@@ -18,6 +23,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/prism-compute/prism/bench"
 	_ "github.com/prism-compute/prism/cl"
@@ -33,6 +43,9 @@ const (
 	exitUsage       = 2
 	exitUnavailable = 3
 	exitVerify      = 4
+	exitInternal    = 70 // EX_SOFTWARE of sysexits.h
+	exitSIGINT      = 130
+	exitSIGTERM     = 143
 )
 
 // usageError marks errors that come from bad command-line input.
@@ -40,23 +53,70 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
+// interrupted is the cause of the context a signal cancels.
+type interrupted struct{ sig os.Signal }
+
+func (e interrupted) Error() string { return "interrupted by " + signalName(e.sig) }
+
+// code returns the exit code of a process ended by the signal: 128 + its number.
+func (e interrupted) code() int {
+	if e.sig == syscall.SIGTERM {
+		return exitSIGTERM
+	}
+	return exitSIGINT
+}
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		first := <-sigs
+		cancel(interrupted{first})
+		fmt.Fprintf(os.Stderr, "prism: %s: stopping at the next check and writing what was done (again to exit at once)\n", signalName(first))
+		second := <-sigs
+		os.Exit(interrupted{second}.code())
+	}()
 	os.Exit(run(ctx, os.Args[1:]))
 }
 
-func run(ctx context.Context, args []string) int {
-	root := newRootCmd()
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string) int { return runRoot(ctx, newRootCmd(), args) }
+
+// runRoot executes args with root and returns the exit code. A panic in a command is
+// recovered into exitInternal with a short message (the stack under PRISM_TRACE).
+func runRoot(ctx context.Context, root *cobra.Command, args []string) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "prism: internal error: %v\nprism: this is a bug in Prism; please report it with the command line and the output of 'prism devices'%s\n",
+				p, traceHint())
+			if engine.Tracing() {
+				os.Stderr.Write(debug.Stack())
+			}
+			code = exitInternal
+		}
+	}()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
+	var sig interrupted
+	if cause := context.Cause(ctx); errors.As(cause, &sig) {
+		fmt.Fprintln(os.Stderr, "prism:", sig)
+		return sig.code()
+	}
 	fmt.Fprintln(os.Stderr, "prism:", err)
 	var ue usageError
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), isCobraUsage(err):
 		return exitUsage
 	case errors.Is(err, bench.ErrVerify):
 		return exitVerify
@@ -64,4 +124,18 @@ func run(ctx context.Context, args []string) int {
 		return exitUnavailable
 	}
 	return exitError
+}
+
+// traceHint says how to see the stack when tracing is off.
+func traceHint() string {
+	if engine.Tracing() {
+		return ""
+	}
+	return " (PRISM_TRACE=1 prints the stack)"
+}
+
+// isCobraUsage reports whether err is cobra's own complaint about the command line (an
+// unknown command), which it returns as a plain error.
+func isCobraUsage(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
 }

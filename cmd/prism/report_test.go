@@ -83,6 +83,12 @@ func twoRuns(t *testing.T) (dir, a, b string) {
 }
 
 func TestMain(m *testing.M) {
+	if args := os.Getenv("PRISM_TEST_RUN_MAIN"); args != "" {
+		// The test binary as the prism command, for the tests that send it signals.
+		os.Args = append([]string{"prism"}, strings.Split(args, "\x1f")...)
+		main()
+		return
+	}
 	code := m.Run()
 	if benchRuns.dir != "" {
 		os.RemoveAll(benchRuns.dir)

@@ -20,8 +20,12 @@ variable PRISM_DEVICE is used, and without that the best device by policy: GPU b
 accelerator before CPU, CUDA before OpenCL for the same card, then the larger peak.
 PRISM_TRACE=1 prints what was chosen and why.
 
-Exit codes: 0 success, 1 error, 2 bad usage, 3 no device or backend available,
-4 a result failed verification.`,
+Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argument),
+3 no device or backend available, 4 a result failed verification, 70 an internal error
+(a bug: please report it; PRISM_TRACE=1 prints the stack), 130 interrupted by Ctrl-C
+(SIGINT), 143 by SIGTERM. On the first signal the work stops at its next check and the
+report of what was done is still written, marked interrupted; a second signal exits at
+once.`,
 		Example: `  prism devices                         # every device of every backend, with its ID
   prism kernels                         # the suite: operations, sizes, tunables
   prism run gemm/nn/float32 --device cuda:0 --size 16M

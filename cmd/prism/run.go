@@ -83,8 +83,8 @@ type runResult struct {
 }
 
 func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
-	if opts.count <= 0 || opts.warmup < 0 {
-		return usageError{fmt.Errorf("--count must be positive and --warmup not negative")}
+	if opts.count <= 0 || opts.warmup < 0 || opts.count > bench.MaxCount || opts.warmup > bench.MaxWarmup {
+		return usageError{fmt.Errorf("--count must be 1 to %d and --warmup 0 to %d", bench.MaxCount, bench.MaxWarmup)}
 	}
 	if err := opts.check(cmd.Flags()); err != nil {
 		return err

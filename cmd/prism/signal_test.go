@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/engine/enginetest"
+)
+
+// startPrism starts this test binary as the prism command with args (TestMain), its stderr
+// collected.
+func startPrism(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PRISM_TEST_RUN_MAIN="+strings.Join(args, "\x1f"))
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &errOut
+}
+
+// TestSignalStopsBench sends SIGINT, then SIGTERM, to a bench stuck in a long warm-up: it
+// must exit with 130 or 143 within a second or two, and write a valid report that says it
+// was interrupted and where.
+func TestSignalStopsBench(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, exitSIGINT}, {syscall.SIGTERM, exitSIGTERM}} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run.json")
+			cmd, errOut := startPrism(t, "bench", "--device", ids[0], "--ops", "stream/copy/float32", "--sizes", "1K",
+				"--warmup", "100000000", "--count", "2", "--json", "-o", out, "-q")
+			// Wait until the case runs (its warm-up never ends), then signal.
+			time.Sleep(3 * time.Second)
+			sent := time.Now()
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			took := time.Since(sent)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+				t.Fatalf("exit %v, want code %d; stderr:\n%s", err, c.code, errOut)
+			}
+			if took > 2*time.Second {
+				t.Errorf("exited %v after the signal, want within about a second", took)
+			}
+			rep, err := bench.ReadReportFile(out)
+			if err != nil {
+				t.Fatalf("no valid partial report: %v", err)
+			}
+			if !rep.Interrupted || rep.InterruptedAt == "" || !strings.HasPrefix(rep.InterruptedAt, ids[0]) {
+				t.Errorf("report interrupted %v at %q, want true and a step of %s", rep.Interrupted, rep.InterruptedAt, ids[0])
+			}
+		})
+	}
+}
+
+// TestRunExitCodes checks the exit codes of causes the CLI tells apart: an unknown command
+// and missing arguments are usage (2), and an interrupted context exits 130 or 143.
+func TestRunExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"frobnicate"}, exitUsage},
+		{[]string{"run"}, exitUsage},
+		{[]string{"run", "stream/copy/float32", "--count", "2147483648000"}, exitUsage},
+		{[]string{"bench", "--ops", "stream/copy/float32", "--size", "4611686018427387904"}, exitUsage},
+	} {
+		if got := run(context.Background(), c.args); got != c.want {
+			t.Errorf("prism %s: exit %d, want %d", strings.Join(c.args, " "), got, c.want)
+		}
+	}
+	root := newRootCmd()
+	root.AddCommand(&cobra.Command{Use: "crash", RunE: func(*cobra.Command, []string) error {
+		var m map[string]int
+		m["x"]++ // a nil map: the panic a bug would be
+		return nil
+	}})
+	if got := runRoot(context.Background(), root, []string{"crash"}); got != exitInternal {
+		t.Errorf("a panicking command: exit %d, want %d", got, exitInternal)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(interrupted{syscall.SIGTERM})
+	if got := run(ctx, []string{"devices"}); got != exitSIGTERM && got != exitOK {
+		t.Errorf("devices after SIGTERM: exit %d, want %d (or 0 if it finished first)", got, exitSIGTERM)
+	}
+}
