@@ -115,3 +115,23 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSize feeds any string to ParseSize: it must never panic; a size it accepts is
+// 1 to MaxSize, and FormatSize of it reads back to the same size.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"1", "16M", "1Gi", "0", "-1", "1.5M", "4611686018427387904", "1024G", "1025G", " 64k ", "K", "", "\x00", "9999999999999999999999M", "+8", "1e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil {
+			return
+		}
+		if n < 1 || n > MaxSize {
+			t.Fatalf("ParseSize(%q) = %d, outside 1..MaxSize", s, n)
+		}
+		if back, err := ParseSize(FormatSize(n)); err != nil || back != n {
+			t.Fatalf("ParseSize(FormatSize(%d) = %q) = %d, %v", n, FormatSize(n), back, err)
+		}
+	})
+}
