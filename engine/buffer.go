@@ -80,13 +80,23 @@ func Upload[T Scalar](ctx context.Context, q *Queue, src []T) (*Buffer[T], error
 }
 
 // Len returns the number of elements.
-func (b *Buffer[T]) Len() int { return b.n }
+func (b *Buffer[T]) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.n
+}
 
 // Bytes returns the size in bytes.
-func (b *Buffer[T]) Bytes() int64 { return int64(b.n) * int64(SizeOf[T]()) }
+func (b *Buffer[T]) Bytes() int64 { return int64(b.Len()) * int64(SizeOf[T]()) }
 
 // Device returns the device the buffer lives on.
-func (b *Buffer[T]) Device() *Device { return b.dev }
+func (b *Buffer[T]) Device() *Device {
+	if b == nil {
+		return nil
+	}
+	return b.dev
+}
 
 func (b *Buffer[T]) span(op string, offset, count int) error {
 	if offset < 0 || count < 0 || offset > b.n || count > b.n-offset {

@@ -57,30 +57,65 @@ func newDevice(id, backend string, d driver.Device) *Device {
 }
 
 // ID returns the device's ID, e.g. "opencl:0:0".
-func (d *Device) ID() string { return d.id }
+func (d *Device) ID() string {
+	if d == nil {
+		return ""
+	}
+	return d.id
+}
 
 // Backend returns the name of the device's backend, e.g. "opencl".
-func (d *Device) Backend() string { return d.backend }
+func (d *Device) Backend() string {
+	if d == nil {
+		return ""
+	}
+	return d.backend
+}
 
 // Info returns what the backend reports about the device; Info().ID is the full ID.
-func (d *Device) Info() DeviceInfo { return d.info }
+func (d *Device) Info() DeviceInfo {
+	if d == nil {
+		return DeviceInfo{}
+	}
+	return d.info
+}
 
 // Dialects returns the source dialects the device builds (see BuildSource), OpenCL C
 // first: every backend builds OpenCL C, the CUDA backend CUDA C++ too.
-func (d *Device) Dialects() []Dialect { return slices.Clone(d.dialects) }
+func (d *Device) Dialects() []Dialect {
+	if d == nil {
+		return nil
+	}
+	return slices.Clone(d.dialects)
+}
 
 // Builds reports whether the device builds sources in dialect dl.
-func (d *Device) Builds(dl Dialect) bool { return slices.Contains(d.dialects, dl) }
+func (d *Device) Builds(dl Dialect) bool { return d != nil && slices.Contains(d.dialects, dl) }
 
 // LaunchFeatures returns the launch options the device accepts beyond a range's shape:
 // LocalBytes arguments, Range.SharedBytes and Range.Cluster. Launches that use an option
 // the device lacks fail with ErrUnsupported.
-func (d *Device) LaunchFeatures() LaunchFeatures { return d.features }
+func (d *Device) LaunchFeatures() LaunchFeatures {
+	if d == nil {
+		return LaunchFeatures{}
+	}
+	return d.features
+}
 
 // Driver returns the backend's device, for packages that extend a backend.
-func (d *Device) Driver() driver.Device { return d.drv }
+func (d *Device) Driver() driver.Device {
+	if d == nil {
+		return nil
+	}
+	return d.drv
+}
 
-func (d *Device) String() string { return d.id + " (" + d.info.Name + ")" }
+func (d *Device) String() string {
+	if d == nil {
+		return "<nil device>"
+	}
+	return d.id + " (" + d.info.Name + ")"
+}
 
 // adopt registers r as a child, or reports that the device is closed.
 func (d *Device) adopt(r resource) error {
@@ -102,6 +137,9 @@ func (d *Device) release(r resource) {
 func (d *Device) check() error {
 	if d == nil {
 		return fmt.Errorf("engine: nil device: %w", ErrInvalidArg)
+	}
+	if d.drv == nil {
+		return fmt.Errorf("engine: a Device not made by engine.Open: %w", ErrInvalidArg)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -169,7 +207,10 @@ func (h *handle) check() error {
 // sameDevice checks that h belongs to dev.
 func (h *handle) sameDevice(dev *Device) error {
 	if h.dev != dev {
-		return fmt.Errorf("engine: %s belongs to %s, not %s: %w", h.what, h.dev.id, dev.id, ErrInvalidArg)
+		if h.dev != nil && dev != nil && h.dev.id == dev.id {
+			return fmt.Errorf("engine: %s belongs to another opening of %s: each engine.Open is a device of its own, and buffers, programs and queues do not pass between openings: %w", h.what, dev.id, ErrInvalidArg)
+		}
+		return fmt.Errorf("engine: %s belongs to %s, not %s: %w", h.what, h.dev.ID(), dev.ID(), ErrInvalidArg)
 	}
 	return nil
 }

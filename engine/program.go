@@ -56,6 +56,9 @@ func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
+	if i := strings.IndexByte(src.Text, 0); i >= 0 {
+		return nil, fmt.Errorf("engine: build: the source holds a NUL byte at offset %d (compilers would stop reading there): %w", i, ErrInvalidArg)
+	}
 	if !src.Dialect.Known() {
 		return nil, fmt.Errorf("engine: build: unknown dialect %d: %w", int(src.Dialect), ErrInvalidArg)
 	}
@@ -155,16 +158,31 @@ type Kernel struct {
 }
 
 // Name returns the kernel's function name.
-func (k *Kernel) Name() string { return k.name }
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
 
 // MaxWorkGroupSize returns the largest work-group this kernel can be launched with.
-func (k *Kernel) MaxWorkGroupSize() int { return k.maxWG }
+func (k *Kernel) MaxWorkGroupSize() int {
+	if k == nil {
+		return 0
+	}
+	return k.maxWG
+}
 
 // Attributes returns what the backend reports about the compiled kernel: registers, static
 // local memory, private and constant memory, the preferred work-group multiple, binary
 // and PTX versions. Fields a backend cannot tell are zero, except MaxWorkGroupSize, which
 // is always MaxWorkGroupSize().
-func (k *Kernel) Attributes() KernelAttributes { return k.attrs }
+func (k *Kernel) Attributes() KernelAttributes {
+	if k == nil {
+		return KernelAttributes{}
+	}
+	return k.attrs
+}
 
 // Close releases the kernel. Idempotent.
 func (k *Kernel) Close() error {

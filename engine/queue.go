@@ -84,7 +84,12 @@ func (q *Queue) check() error {
 }
 
 // Device returns the queue's device.
-func (q *Queue) Device() *Device { return q.dev }
+func (q *Queue) Device() *Device {
+	if q == nil {
+		return nil
+	}
+	return q.dev
+}
 
 // Finish waits until every command enqueued so far has completed, or ctx is done.
 func (q *Queue) Finish(ctx context.Context) error {
@@ -392,8 +397,11 @@ type Event struct {
 
 // Wait blocks until the command has completed or ctx is done.
 func (e *Event) Wait(ctx context.Context) error {
-	if e == nil || e.closed {
-		return fmt.Errorf("engine: wait on closed or nil event: %w", ErrClosed)
+	if e == nil || e.drv == nil {
+		return fmt.Errorf("engine: wait on a nil Event or one not made by LaunchEvent: %w", ErrInvalidArg)
+	}
+	if e.closed {
+		return fmt.Errorf("engine: wait on a closed event: %w", ErrClosed)
 	}
 	return e.drv.Wait(ctx)
 }
@@ -408,7 +416,7 @@ func (e *Event) Elapsed(ctx context.Context) (time.Duration, error) {
 
 // Close releases the event. Idempotent.
 func (e *Event) Close() error {
-	if e == nil || e.closed {
+	if e == nil || e.drv == nil || e.closed {
 		return nil
 	}
 	e.closed = true
