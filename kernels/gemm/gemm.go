@@ -206,7 +206,7 @@ func gemmTiles[T kernels.Float](info engine.DeviceInfo, lim kernels.Limits) (ts,
 		}
 		return c[0], c[1], c[2]
 	}
-	return 8, 8, 8 // one item per group: fits any device that runs kernels
+	return 0, 0, 0 // nothing fits lim
 }
 
 // NewGEMM compiles the GEMM kernel for dev with the tunables gemmTiles chooses for it. It
@@ -218,6 +218,9 @@ func NewGEMM[T kernels.Float](dev *engine.Device) (*GEMM[T], error) {
 	}
 	return kernels.Fit(dev, "gemm", func(lim kernels.Limits) (*GEMM[T], kernels.Shape, error) {
 		ts, tsk, wpt := gemmTiles[T](dev.Info(), lim)
+		if ts == 0 {
+			return nil, kernels.Shape{}, kernels.TooSmall("gemm", lim, fmt.Sprintf("%d bytes of local memory (8 x 8 tiles)", 2*8*9*engine.SizeOf[T]()))
+		}
 		g, err := newGEMM[T](dev, ts, tsk, wpt)
 		if err != nil {
 			return nil, kernels.Shape{}, err

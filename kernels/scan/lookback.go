@@ -38,10 +38,14 @@ func NewLookback[T ScanElem](dev *engine.Device) (*Lookback[T], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: scan: nil device: %w", engine.ErrInvalidArg)
 	}
-	t := kernels.TypeOf[T]()
-	elem, acc := t.CUDA, t.CUDA
-	if kernels.TypeName[T]() == "int32" { // int32 sums wrap: accumulated in unsigned int
-		acc = "unsigned int"
+	// One word per type: the backend passes each option whole, and "-DELEM=unsigned int"
+	// would not survive NVRTC's option parsing.
+	elem, acc := "float", "float"
+	switch kernels.TypeName[T]() {
+	case "int32": // int32 sums wrap: accumulated in unsigned int
+		elem, acc = "int", "uint32_t"
+	case "uint32":
+		elem, acc = "uint32_t", "uint32_t"
 	}
 	opts := []string{"-DELEM=" + elem, "-DACC=" + acc, fmt.Sprintf("-DBLOCK=%d", lookbackBlock), fmt.Sprintf("-DITEMS=%d", lookbackItems)}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: cudaSource, Name: "scan.cu"}, opts...)

@@ -32,7 +32,7 @@
 //   ACC     accumulator: ELEM, or unsigned int for ELEM=int          default ELEM
 //   BLOCK   threads per block, a multiple of 32, at most 1024        default 256
 //   ITEMS   consecutive elements per thread                          default 16
-// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8
+// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t -DACC=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8
 // Launch: 1D, block exactly BLOCK, grid ceil(n/TILE) blocks (n >= 1).
 // Boundaries: the last tile is partial: loads past n read 0, stores past n are skipped.
 
@@ -96,8 +96,8 @@ static __device__ __forceinline__ ACC warp_total(ACC v) {
   return v;
 }
 
-// ballot returns the lanes of the warp whose pred is non-zero (vote.sync.ballot).
-static __device__ __forceinline__ unsigned int ballot(int pred) {
+// warp_ballot returns the lanes of the warp whose pred is non-zero (vote.sync.ballot).
+static __device__ __forceinline__ unsigned int warp_ballot(int pred) {
   unsigned int r;
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.s32 p, %1, 0;\n\tvote.sync.ballot.b32 %0, p, 0xffffffff;\n\t}" : "=r"(r) : "r"(pred));
   return r;
@@ -177,10 +177,10 @@ scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__
       for (;;) {
         const int j = end - lane;
         unsigned long long w = j >= 0 ? status_load(&status[j]) : FLAG_PREFIX << 32;
-        while (ballot((w >> 32) == 0)) {
+        while (warp_ballot((w >> 32) == 0)) {
           if ((w >> 32) == 0) w = status_load(&status[j]);
         }
-        const unsigned int found = ballot((w >> 32) == FLAG_PREFIX);
+        const unsigned int found = warp_ballot((w >> 32) == FLAG_PREFIX);
         const int stop = found ? lowest_lane(found) : 32; // the nearest known prefix
         ACC add = lane <= stop ? acc_of((unsigned int)w) : (ACC)0;
         prefix += warp_total(add);
