@@ -213,12 +213,15 @@ func caseError(op, device, reason string, sentinel error) error {
 
 func writeRunResult(w io.Writer, r runResult, opts *runOptions) {
 	fmt.Fprintf(w, "%s (%s) on %s (%s), %s\n", r.Case, r.Variant, r.Device, r.Name, r.Shape)
-	if !r.OK() {
-		why := r.Err
-		if r.Skipped != "" {
-			why = "skipped: " + r.Skipped
-		}
-		fmt.Fprintf(w, "  FAILED: %s\n", why)
+	switch {
+	case r.Skipped != "":
+		fmt.Fprintf(w, "  not run: %s\n", r.Skipped)
+		return
+	case r.Err != "":
+		fmt.Fprintf(w, "  FAILED: %s\n", r.Err)
+		return
+	case !r.OK():
+		fmt.Fprintf(w, "  verified, but %s\n", r.Invalid)
 		return
 	}
 	fmt.Fprintf(w, "  verified against the float64 reference (seed %d)\n", opts.seed)
