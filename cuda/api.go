@@ -485,8 +485,16 @@ func cuDeviceGet(ordinal int) (int, Result) {
 	return int(d), r
 }
 
+// maxDevices bounds the device count a driver is believed: more is a broken driver.
+const maxDevices = 1024
+
+// The buffers of strings the driver writes are one byte longer than the driver is told,
+// and zeroed: a name the driver leaves unterminated still ends inside them.
 func cuDeviceGetName(dev int) (string, Result) {
-	buf := (*C.char)(C.calloc(256, 1))
+	buf := (*C.char)(C.calloc(257, 1))
+	if buf == nil {
+		return "", OutOfMemory
+	}
 	defer C.free(unsafe.Pointer(buf))
 	r := Result(C.call_cuDeviceGetName(buf, 256, C.CUdevice(dev)))
 	return C.GoString(buf), r
@@ -505,7 +513,10 @@ func cuDeviceTotalMem(dev int) (int64, Result) {
 }
 
 func cuDeviceGetPCIBusID(dev int) (string, Result) {
-	buf := (*C.char)(C.calloc(64, 1))
+	buf := (*C.char)(C.calloc(65, 1))
+	if buf == nil {
+		return "", OutOfMemory
+	}
 	defer C.free(unsafe.Pointer(buf))
 	r := Result(C.call_cuDeviceGetPCIBusId(buf, 64, C.CUdevice(dev)))
 	return C.GoString(buf), r
@@ -698,10 +709,13 @@ func nvrtcSupportedArchs() []int {
 		return nil
 	}
 	var n C.int
-	if C.call_nvrtcGetNumSupportedArchs(&n) != 0 || n <= 0 {
+	if C.call_nvrtcGetNumSupportedArchs(&n) != 0 || n <= 0 || n > 1024 {
 		return nil
 	}
 	buf := (*C.int)(C.calloc(C.size_t(n), C.sizeof_int))
+	if buf == nil {
+		return nil
+	}
 	defer C.free(unsafe.Pointer(buf))
 	if C.call_nvrtcGetSupportedArchs(buf) != 0 {
 		return nil
@@ -771,8 +785,16 @@ func nvrtcCompile(src, name string, headers []header, options []string, cubin bo
 	compiled := NVRTCResult(C.call_nvrtcCompileProgram(prog, C.int(len(options)), copts))
 
 	var logSize C.size_t
-	if C.call_nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1 {
-		buf := (*C.char)(C.calloc(logSize, 1))
+	switch {
+	case C.call_nvrtcGetProgramLogSize(prog, &logSize) != 0 || logSize <= 1:
+	case logSize > maxLogBytes:
+		out.log = fmt.Sprintf("(NVRTC reports a compiler log of %d bytes, over the %d read)", uint64(logSize), maxLogBytes)
+	default:
+		buf := (*C.char)(C.calloc(logSize+1, 1))
+		if buf == nil {
+			out.log = fmt.Sprintf("(no memory for the compiler log of %d bytes)", uint64(logSize))
+			break
+		}
 		if C.call_nvrtcGetProgramLog(prog, buf) == 0 {
 			out.log = strings.TrimRight(C.GoString(buf), "\n\x00 ")
 		}
@@ -790,7 +812,17 @@ func nvrtcCompile(src, name string, headers []header, options []string, cubin bo
 	} else if r = NVRTCResult(C.call_nvrtcGetPTXSize(prog, &size)); r != NVRTCSuccess {
 		return out, "nvrtcGetPTXSize", r
 	}
+	if size == 0 || size > maxImageBytes {
+		call := "nvrtcGetPTXSize"
+		if cubin {
+			call = "nvrtcGetCUBINSize"
+		}
+		return out, fmt.Sprintf("%s (%d bytes, outside 1 to %d)", call, uint64(size), maxImageBytes), NVRTCInternalError
+	}
 	buf := (*C.char)(C.calloc(size+1, 1))
+	if buf == nil {
+		return out, "calloc", NVRTCOutOfMemory
+	}
 	defer C.free(unsafe.Pointer(buf))
 	if cubin {
 		if r = NVRTCResult(C.call_nvrtcGetCUBIN(prog, buf)); r != NVRTCSuccess {
@@ -802,6 +834,14 @@ func nvrtcCompile(src, name string, headers []header, options []string, cubin bo
 	out.image = C.GoBytes(unsafe.Pointer(buf), C.int(size))
 	return out, "", NVRTCSuccess
 }
+
+// maxLogBytes and maxImageBytes bound what NVRTC says it produced: a compiler log is read
+// up to 16 MiB, a module image up to 1 GiB (C.GoBytes takes an int32 length); a driver
+// claiming more is not believed.
+const (
+	maxLogBytes   = 16 << 20
+	maxImageBytes = 1 << 30
+)
 
 // cMemory is a block of C memory, for kernel parameters that the driver reads through
 // pointers (it must not read Go memory after the call that received it returns, and the

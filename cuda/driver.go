@@ -130,6 +130,9 @@ func probeAll() ([]probed, *libInfo, error) {
 	if err := check("cuDeviceGetCount", r); err != nil {
 		return nil, nil, err
 	}
+	if n < 0 || n > maxDevices {
+		return nil, nil, fmt.Errorf("cuda: cuDeviceGetCount reports %d devices, outside 0 to %d: the driver is not trusted: %w", n, maxDevices, engine.ErrUnavailable)
+	}
 	if n == 0 {
 		return nil, nil, fmt.Errorf("cuda: %s reports no CUDA device (CUDA_VISIBLE_DEVICES=%q): %w",
 			cudaPath, os.Getenv("CUDA_VISIBLE_DEVICES"), engine.ErrUnavailable)
