@@ -43,12 +43,22 @@ func NewBuffer[T Scalar](d *Device, n int) (*Buffer[T], error) {
 	if m := d.info.MaxAllocBytes; m > 0 && size > m {
 		return nil, fmt.Errorf("engine: NewBuffer of %d bytes exceeds the device's largest allocation (%d bytes): %w", size, m, ErrOutOfMemory)
 	}
+	// The running total of the device's live buffers must stay within its memory: a
+	// driver that overcommits would fail later, inside a launch or a copy.
+	used := d.allocated.Add(size)
+	if g := d.info.GlobalMemBytes; g > 0 && used > g {
+		d.allocated.Add(-size)
+		return nil, fmt.Errorf("engine: NewBuffer of %d bytes on %s: %d bytes are in use in live buffers, and the device has %d: %w",
+			size, d.id, used-size, g, ErrOutOfMemory)
+	}
 	db, err := d.drv.Alloc(size)
 	if err != nil {
+		d.allocated.Add(-size)
 		return nil, fmt.Errorf("engine: alloc %d bytes on %s: %w", size, d.id, err)
 	}
 	b := &Buffer[T]{handle: handle{dev: d, what: "buffer"}, n: n, drv: db}
 	if err := d.adopt(b); err != nil {
+		d.allocated.Add(-size)
 		db.Close()
 		return nil, err
 	}
@@ -244,10 +254,11 @@ func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, co
 
 // Close releases the device memory. It is idempotent.
 func (b *Buffer[T]) Close() error {
-	if b == nil || !b.closed.CompareAndSwap(false, true) {
+	if b == nil || b.drv == nil || !b.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	b.dev.release(b)
+	b.dev.allocated.Add(-b.Bytes())
 	return b.drv.Close()
 }
 
@@ -255,6 +266,7 @@ func (b *Buffer[T]) closeResource() error {
 	if !b.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	b.dev.allocated.Add(-b.Bytes())
 	return b.drv.Close()
 }
 func (b *Buffer[T]) order() int { return 3 }

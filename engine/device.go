@@ -25,9 +25,21 @@ type Device struct {
 
 	vendor vendorLibraries // the vendor BLAS and FFT, loaded on first use (vendor.go)
 
+	// allocated is the bytes of the device's live buffers (NewBuffer adds, Close takes).
+	allocated atomic.Int64
+
 	// hostTiming is set once an event has shown that the device reports no usable
 	// timestamps: Queue.Timed measures host time from then on.
 	hostTiming atomic.Bool
+}
+
+// AllocatedBytes returns the bytes held by the device's live buffers: what NewBuffer checks,
+// with the new buffer, against the device's global memory.
+func (d *Device) AllocatedBytes() int64 {
+	if d == nil {
+		return 0
+	}
+	return d.allocated.Load()
 }
 
 // EventTiming reports whether Queue.Timed measures with the device's event timestamps.

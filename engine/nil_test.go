@@ -136,3 +136,41 @@ func TestClearErrors(t *testing.T) {
 		t.Errorf("a buffer on a queue of another opening of its device: %v", err)
 	}
 }
+
+// TestAllocationTotal checks that the live buffers of a device may not together exceed its
+// global memory, each within the largest allocation, and that closing one makes room again.
+func TestAllocationTotal(t *testing.T) {
+	dev, _ := open(t, "fake:0")
+	info := dev.Info()
+	chunk := int(min(info.MaxAllocBytes, info.GlobalMemBytes/3))
+	var bufs []*engine.Buffer[byte]
+	defer func() {
+		for _, b := range bufs {
+			b.Close()
+		}
+	}()
+	for int64(len(bufs)+1)*int64(chunk) <= info.GlobalMemBytes {
+		b, err := engine.NewBuffer[byte](dev, chunk)
+		if err != nil {
+			t.Fatalf("buffer %d of %d bytes: %v", len(bufs), chunk, err)
+		}
+		bufs = append(bufs, b)
+	}
+	if got, want := dev.AllocatedBytes(), int64(len(bufs))*int64(chunk); got != want {
+		t.Errorf("AllocatedBytes = %d, want %d", got, want)
+	}
+	_, err := engine.NewBuffer[byte](dev, chunk)
+	if !errors.Is(err, engine.ErrOutOfMemory) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("a buffer past the device's memory: %v, want ErrOutOfMemory naming what is in use", err)
+	}
+	bufs[0].Close()
+	b, err := engine.NewBuffer[byte](dev, chunk)
+	if err != nil {
+		t.Fatalf("after a Close: %v", err)
+	}
+	bufs[0] = b
+	zero := &engine.Buffer[byte]{}
+	if err := zero.Close(); err != nil {
+		t.Errorf("Close of a zero Buffer: %v", err)
+	}
+}
