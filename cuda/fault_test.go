@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -142,5 +144,24 @@ func TestFaultyNVRTC(t *testing.T) {
 	t.Setenv("FAKE_IMAGESIZE", "1099511627776")
 	if _, call, r := nvrtcCompile("__global__ void k() {}", "k.cu", nil, nil, false); r == NVRTCSuccess || !strings.Contains(call, "outside") {
 		t.Errorf("an image of 1 TiB: %q, %v; want refused", call, r)
+	}
+}
+
+// TestElapsedOf checks the conversion of the driver's event times: NaN, infinities,
+// negative and absurd times are no time (ErrUnsupported, so that Timed measures host time),
+// ordinary ones convert exactly enough.
+func TestElapsedOf(t *testing.T) {
+	for _, ms := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1, 1e30} {
+		if d, err := elapsedOf("test", ms); !errors.Is(err, engine.ErrUnsupported) {
+			t.Errorf("elapsedOf(%v ms) = %v, %v; want ErrUnsupported", ms, d, err)
+		}
+	}
+	for _, c := range []struct {
+		ms   float32
+		want time.Duration
+	}{{0, 0}, {1.5, 1500 * time.Microsecond}, {0.004, 4 * time.Microsecond}} {
+		if d, err := elapsedOf("test", c.ms); err != nil || (d-c.want).Abs() > time.Nanosecond {
+			t.Errorf("elapsedOf(%v ms) = %v, %v; want %v", c.ms, d, err, c.want)
+		}
 	}
 }

@@ -477,7 +477,18 @@ func (e *event) Elapsed() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+	return elapsedOf(e.what, ms)
+}
+
+// elapsedOf converts the milliseconds cuEventElapsedTime gave into a duration. A NaN, an
+// infinity or a negative time is no time: an error wrapping engine.ErrUnsupported, on which
+// engine.Queue.Timed measures host time instead.
+func elapsedOf(what string, ms float32) (time.Duration, error) {
+	f := float64(ms)
+	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > float64(math.MaxInt64/int64(time.Millisecond)) {
+		return 0, fmt.Errorf("cuda: cuEventElapsedTime(%s) gave %v ms, which is no time: %w", what, ms, engine.ErrUnsupported)
+	}
+	return time.Duration(f * float64(time.Millisecond)), nil
 }
 
 // Close returns the events to the device's pool, without a call to the device's thread.
