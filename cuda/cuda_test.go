@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,45 @@ func TestKernelInfo(t *testing.T) {
 		}
 		defer dk.Close()
 		k := dk.(Kernel)
+		// The parameters read from the module image agree with the driver's own answer,
+		// asked past the last parameter (built twice: compiled, then from the cache).
+		for round := range 2 {
+			p := dp.(*program)
+			if round == 1 {
+				again, err := dev.Driver().Build(testSource, []string{"-cl-std=CL1.2", "-cl-mad-enable", "-cl-fast-relaxed-math"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer again.Close()
+				p = again.(*program)
+			}
+			for name, want := range map[string]int{"axpy": 4, "block_sum": 2} {
+				if got, ok := p.params[name]; !ok || got != want {
+					t.Errorf("build %d: %s has %d parameters in its image (found %v), want %d", round, name, got, ok, want)
+				}
+				if !haveFuncGetParamInfo() {
+					continue
+				}
+				fk, err := p.Kernel(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ck, _ := asKernel(fk)
+				var probed []int
+				var counted bool
+				p.d.th.call(func() error {
+					probed, counted = paramSizes(-1, func(i int) (int, Result) {
+						_, size, r := cuFuncGetParamInfo(ck.fn, i)
+						return size, r
+					})
+					return nil
+				})
+				if !counted || len(probed) != want || !slices.Equal(probed, ck.params) {
+					t.Errorf("%s: the driver probed %v (%v), the kernel holds %v", name, probed, counted, ck.params)
+				}
+				fk.Close()
+			}
+		}
 		if k.MaxWorkGroupSize() != 64 {
 			t.Errorf("block_sum requires 64 work-items (launch bounds): MaxWorkGroupSize = %d", k.MaxWorkGroupSize())
 		}

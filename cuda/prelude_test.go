@@ -53,7 +53,7 @@ func clangCUDA(t *testing.T, clang, name, text string, defines []string) (string
 	return string(b), err
 }
 
-var kernelRE = regexp.MustCompile(`(?s)__kernel\b(.*?)\bvoid\s+(\w+)\s*\(`)
+var kernelRE = regexp.MustCompile(`(?s)__kernel\b(.*?)\bvoid\s+(\w+)\s*\(([^)]*)\)`)
 
 // kernelNames returns the names of the __kernel functions of an OpenCL C source, and
 // whether each requires a work-group size.
@@ -61,6 +61,21 @@ func kernelNames(src string) map[string]bool {
 	out := map[string]bool{}
 	for _, m := range kernelRE.FindAllStringSubmatch(src, -1) {
 		out[m[2]] = strings.Contains(m[1], "reqd_work_group_size")
+	}
+	return out
+}
+
+// kernelParams returns the number of parameters each __kernel of an OpenCL C source
+// declares (the suite's parameter lists hold no parentheses).
+func kernelParams(src string) map[string]int {
+	out := map[string]int{}
+	for _, m := range kernelRE.FindAllStringSubmatch(src, -1) {
+		list := strings.TrimSpace(m[3])
+		if list == "" || list == "void" {
+			out[m[2]] = 0
+			continue
+		}
+		out[m[2]] = strings.Count(list, ",") + 1
 	}
 	return out
 }
@@ -74,7 +89,8 @@ var variants = [][]string{
 }
 
 // TestPreludeKernels compiles every kernels/*.cl through the prelude to PTX and checks that
-// every __kernel is an entry point, with .maxntid where it requires a work-group size.
+// every __kernel is an entry point, with .maxntid where it requires a work-group size, and
+// that its parameters are counted from the PTX as the source declares them.
 func TestPreludeKernels(t *testing.T) {
 	clang := clangPath(t)
 	files, err := filepath.Glob("../kernels/*/*.cl")
@@ -87,7 +103,7 @@ func TestPreludeKernels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := kernelNames(string(src))
+		names, params := kernelNames(string(src)), kernelParams(string(src))
 		if len(names) == 0 {
 			t.Errorf("%s: no __kernel found", f)
 		}
@@ -98,7 +114,11 @@ func TestPreludeKernels(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s does not compile through the CUDA prelude:\n%v", f, err)
 				}
+				counts := imageParams([]byte(ptx))
 				for name, reqd := range names {
+					if got, ok := counts[name]; !ok || got != params[name] {
+						t.Errorf("the PTX's parameters of %s read as %d (found %v); the source declares %d", name, got, ok, params[name])
+					}
 					entry := regexp.MustCompile(`\.entry ` + name + `\(` + `[^{]*\{`)
 					loc := entry.FindStringIndex(ptx)
 					if loc == nil {

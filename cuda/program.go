@@ -88,7 +88,7 @@ func (d *device) build(dialect driver.Dialect, text, name string, headers []head
 		m, _, r := d.loadModule(image)
 		if r == Success {
 			tracef("cache hit %s in %s (%d bytes of %s)", key[:16], dir, len(image), kindName(kind))
-			return newProgram(d, m), nil
+			return newProgram(d, m, imageParams(image)), nil
 		}
 		tracef("cache entry %s does not load (%v): compiling again", key[:16], r)
 	} else {
@@ -122,7 +122,7 @@ func (d *device) build(dialect driver.Dialect, text, name string, headers []head
 		}
 		return nil, err
 	}
-	return newProgram(d, m), nil
+	return newProgram(d, m, imageParams(out.image)), nil
 }
 
 func kindName(kind byte) string {
@@ -156,12 +156,13 @@ type program struct {
 	mu     sync.Mutex
 	refs   int // 1 for the program until Close, plus one per open kernel
 	closed atomic.Bool
+	params map[string]int // parameters per kernel as the image declares them (params.go)
 }
 
 var _ driver.Program = (*program)(nil)
 
-func newProgram(d *device, m cuModule) *program {
-	return &program{d: d, mod: m, refs: 1}
+func newProgram(d *device, m cuModule, params map[string]int) *program {
+	return &program{d: d, mod: m, refs: 1, params: params}
 }
 
 func (p *program) acquire() bool {
@@ -224,7 +225,8 @@ func funcAttributes(attr func(int) (int, Result), warp int) driver.KernelAttribu
 // wrapping engine.ErrNotFound. It also reads the largest block the function can be launched
 // with and, where the driver has cuFuncGetParamInfo (CUDA 12.4), the sizes of its
 // parameters: the kernel then implements driver.ArgCounter and launches check each
-// argument's size.
+// argument's size. The number of parameters comes from cuFuncGetParamCount where the
+// driver has it, else from the module image (params.go), else by asking past the end.
 func (p *program) Kernel(name string) (driver.Kernel, error) {
 	if p.closed.Load() || !p.acquire() {
 		return nil, errClosed("program")
@@ -243,6 +245,9 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 		}
 		if haveFuncGetParamInfo() {
 			n := -1 // unknown: probe until the driver says past the end
+			if c, ok := p.params[name]; ok {
+				n = c
+			}
 			if haveFuncGetParamCount() {
 				if c, r := cuFuncGetParamCount(f); r == Success && c >= 0 && c <= maxParams {
 					n = c
