@@ -96,7 +96,50 @@ func (r *Reader) Sample(busID string) (Sample, error) {
 	if c, ret := r.lib.DeviceGetClockInfo(dev, nvml.CLOCK_MEM); !miss("memory clock", ret) {
 		s.MemClockMHz = c
 	}
+	s.bound()
 	return s, nil
+}
+
+// Bounds on what NVML may report before it is believed: far above any GPU made, so that
+// only a broken driver or library exceeds them.
+const (
+	maxMemoryBytes  = 1 << 50 // 1 PiB
+	maxTemperatureC = 200
+	maxPowerW       = 100_000
+	maxClockMHz     = 100_000
+)
+
+// bound clears each figure NVML reported that no GPU can have (a utilization above 100%,
+// memory in use above the total, a temperature, power or clock beyond the bounds) and
+// names it in Missing, so that a faulty driver cannot put an absurd figure in a report.
+func (s *Sample) bound() {
+	refuse := func(what string, v any) {
+		s.Missing = append(s.Missing, fmt.Sprintf("%s: implausible value %v", what, v))
+	}
+	if s.UtilizationPct > 100 {
+		refuse("utilization", s.UtilizationPct)
+		s.UtilizationPct = 0
+	}
+	if s.MemoryTotal > maxMemoryBytes || s.MemoryUsed > s.MemoryTotal {
+		refuse("memory", fmt.Sprintf("%d of %d bytes", s.MemoryUsed, s.MemoryTotal))
+		s.MemoryUsed, s.MemoryTotal = 0, 0
+	}
+	if s.TemperatureC > maxTemperatureC {
+		refuse("temperature", s.TemperatureC)
+		s.TemperatureC = 0
+	}
+	if s.PowerW > maxPowerW {
+		refuse("power", s.PowerW)
+		s.PowerW = 0
+	}
+	if s.SMClockMHz > maxClockMHz {
+		refuse("sm clock", s.SMClockMHz)
+		s.SMClockMHz = 0
+	}
+	if s.MemClockMHz > maxClockMHz {
+		refuse("memory clock", s.MemClockMHz)
+		s.MemClockMHz = 0
+	}
 }
 
 // String formats a sample for a terminal.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
 )
@@ -58,6 +60,51 @@ func TestSample(t *testing.T) {
 	if _, err := r.Sample(bus); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("Sample after Close: %v, want ErrClosed", err)
 	}
+}
+
+// lyingNVML answers every query of Sample with a value no GPU has.
+type lyingNVML struct{ nvml.Interface }
+
+func (lyingNVML) DeviceGetHandleByPciBusId(string) (nvml.Device, nvml.Return) {
+	return nil, nvml.SUCCESS
+}
+func (lyingNVML) DeviceGetUtilizationRates(nvml.Device) (nvml.Utilization, nvml.Return) {
+	return nvml.Utilization{Gpu: 4000}, nvml.SUCCESS
+}
+func (lyingNVML) DeviceGetMemoryInfo(nvml.Device) (nvml.Memory, nvml.Return) {
+	return nvml.Memory{Total: 1 << 30, Used: 1 << 40}, nvml.SUCCESS
+}
+func (lyingNVML) DeviceGetTemperature(nvml.Device, nvml.TemperatureSensors) (uint32, nvml.Return) {
+	return 1 << 31, nvml.SUCCESS
+}
+func (lyingNVML) DeviceGetPowerUsage(nvml.Device) (uint32, nvml.Return) {
+	return 1<<32 - 1, nvml.SUCCESS // milliwatts: 4.3 MW
+}
+func (lyingNVML) DeviceGetClockInfo(_ nvml.Device, c nvml.ClockType) (uint32, nvml.Return) {
+	if c == nvml.CLOCK_SM {
+		return 1<<32 - 1, nvml.SUCCESS
+	}
+	return 1593, nvml.SUCCESS
+}
+
+// TestSampleBounded samples through an NVML that reports impossible figures: each is
+// cleared and named in Missing, the plausible one kept.
+func TestSampleBounded(t *testing.T) {
+	r := &Reader{lib: lyingNVML{}}
+	s, err := r.Sample("0000:17:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.UtilizationPct != 0 || s.MemoryUsed != 0 || s.MemoryTotal != 0 || s.TemperatureC != 0 || s.PowerW != 0 || s.SMClockMHz != 0 {
+		t.Errorf("implausible figures kept: %+v", s)
+	}
+	if s.MemClockMHz != 1593 {
+		t.Errorf("a plausible memory clock was dropped: %+v", s)
+	}
+	if len(s.Missing) != 5 {
+		t.Errorf("Missing = %q; want utilization, memory, temperature, power and sm clock named", s.Missing)
+	}
+	t.Log(s)
 }
 
 func pciString(b []uint8) string {
