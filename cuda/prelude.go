@@ -2,7 +2,8 @@ package cuda
 
 import (
 	_ "embed"
-	"strconv"
+	"fmt"
+	"strings"
 )
 
 // prelude is the translation of the suite's OpenCL C dialect to CUDA C++ (prelude.cuh),
@@ -18,5 +19,27 @@ const sourceName = "kernel.cl"
 
 // translate returns the text NVRTC compiles for an OpenCL C source named name.
 func translate(source, name string) string {
-	return prelude + "\n#line 1 " + strconv.Quote(name) + "\n" + source
+	return prelude + "\n#line 1 " + cQuote(name) + "\n" + source
+}
+
+// cQuote writes s as a C string literal: backslash and double quote escaped, every other
+// byte below 0x20, DEL and every byte of s that is not valid UTF-8 as a three-digit octal
+// escape (which, unlike a hex escape, cannot swallow the characters after it). Printable
+// UTF-8 stays as it is.
+func cQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, r := range s {
+		switch {
+		case r == '\\' || r == '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == 0xFFFD && !strings.HasPrefix(s[i:], "\uFFFD"), r < 0x20, r == 0x7F:
+			fmt.Fprintf(&b, "\\%03o", s[i])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
