@@ -203,6 +203,24 @@ static CUresult prism_launch_cluster(CUfunction f, unsigned int gx, unsigned int
 	c.numAttrs = 1;
 	return call_cuLaunchKernelEx(&c, f, params, NULL);
 }
+// The calls below are made from any goroutine, not only the device's thread: each makes
+// the context current on the calling OS thread and makes its call in one C function, so
+// that the goroutine cannot move to another thread between the two (it moves only between
+// cgo calls). cuCtxSetCurrent of the context already current costs a thread-local store.
+static CUresult prism_launch_in(CUcontext c, CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+		unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	if (r != 0) return r;
+	return call_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+}
+static CUresult prism_stream_query_in(CUcontext c, CUstream s) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	return r != 0 ? r : call_cuStreamQuery(s);
+}
+static CUresult prism_event_query_in(CUcontext c, CUevent e) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	return r != 0 ? r : call_cuEventQuery(e);
+}
 TRAMPOLINE(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int block, size_t shared), (n, f, block, shared))
 TRAMPOLINE(nvrtcResult, nvrtcVersion, (int *major, int *minor), (major, minor))
 TRAMPOLINE(nvrtcResult, nvrtcCreateProgram,
@@ -673,6 +691,20 @@ func cuLaunchKernel(f cuFunction, grid, block [3]int, shared int64, s cuStream, 
 		C.uint(shared), s, (*unsafe.Pointer)(params), nil))
 }
 
+// cuLaunchKernelIn is cuLaunchKernel made from the calling goroutine with c current on its
+// thread (prism_launch_in), without a hop to the device's thread.
+func cuLaunchKernelIn(c cuContext, f cuFunction, grid, block [3]int, shared int64, s cuStream, params unsafe.Pointer) Result {
+	return Result(C.prism_launch_in(c, f,
+		C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]),
+		C.uint(shared), s, (*unsafe.Pointer)(params)))
+}
+
+// cuStreamQueryIn and cuEventQueryIn are cuStreamQuery and cuEventQuery made from the
+// calling goroutine with c current on its thread.
+func cuStreamQueryIn(c cuContext, s cuStream) Result { return Result(C.prism_stream_query_in(c, s)) }
+func cuEventQueryIn(c cuContext, e cuEvent) Result   { return Result(C.prism_event_query_in(c, e)) }
+
 // haveLaunchKernelEx reports whether the driver has cuLaunchKernelEx (CUDA 12.0), looking
 // it up on first use.
 func haveLaunchKernelEx() bool { return lazySymbol(C.fn_cuLaunchKernelEx, "cuLaunchKernelEx") }
@@ -857,3 +889,27 @@ func cAlloc(size int) cMemory {
 
 func (m cMemory) bytes(n int) []byte { return unsafe.Slice((*byte)(m.p), n) }
 func (m cMemory) free()              { C.free(m.p) }
+
+// cScratch is C memory reused from call to call, grown as needed; its user serializes the
+// calls.
+type cScratch struct {
+	m    cMemory
+	size int
+}
+
+// get returns at least n bytes, valid until the next get or free.
+func (s *cScratch) get(n int) cMemory {
+	if n > s.size {
+		s.free()
+		s.m, s.size = cAlloc(max(n, 256)), max(n, 256)
+	}
+	return s.m
+}
+
+// free releases the memory. Idempotent.
+func (s *cScratch) free() {
+	if s.size > 0 {
+		s.m.free()
+		s.m, s.size = cMemory{}, 0
+	}
+}

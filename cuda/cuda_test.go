@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"regexp"
@@ -614,6 +615,105 @@ extern "C" __global__ void convert(int n, const float *in, uint16_t *h, uint16_t
 			if d := math.Abs(float64(hfs[i]) - float64(x)); !math.IsInf(float64(x), 0) && x <= 65504 && d > math.Abs(float64(x))/2048+1e-7 {
 				t.Errorf("half(%g) -> %g: more than half an ulp away", x, hfs[i])
 			}
+		}
+	})
+}
+
+// TestLaunchUntimed launches from several goroutines at once, each with its own queue,
+// without events (the path of Queue.Launch outside Timed: the context made current on
+// whatever thread each goroutine runs on), mixed with timed launches on the same queues:
+// every launch must land, in order, and an untimed launch must not allocate.
+func TestLaunchUntimed(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		prog, err := dev.Build(testSource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		k, err := prog.Kernel("axpy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		const n, launches, workers = 4099, 300, 4
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%5 - 2)
+		}
+		errs := make(chan error, workers)
+		for w := range workers {
+			go func() {
+				errs <- func() error {
+					q, err := dev.NewQueue()
+					if err != nil {
+						return err
+					}
+					defer q.Close()
+					xb, err := engine.Upload(t.Context(), q, x)
+					if err != nil {
+						return err
+					}
+					defer xb.Close()
+					yb, err := engine.Upload(t.Context(), q, make([]float32, n))
+					if err != nil {
+						return err
+					}
+					defer yb.Close()
+					a, m := float32(w+1), int32(n)
+					r := engine.Range1D(engine.RoundUp(n, 128), 128)
+					for i := range launches {
+						if i%50 == 7 { // a timed launch between untimed ones
+							if _, err := q.Timed(t.Context(), func() error { return q.Launch(k, r, yb, xb, a, m) }); err != nil {
+								return err
+							}
+							continue
+						}
+						if err := q.Launch(k, r, yb, xb, a, m); err != nil {
+							return err
+						}
+					}
+					y, err := yb.Download(t.Context(), q)
+					if err != nil {
+						return err
+					}
+					for i := range y {
+						if want := float32(launches) * a * x[i]; y[i] != want {
+							return fmt.Errorf("worker %d: y[%d] = %v after %d launches, want %v", w, i, y[i], launches, want)
+						}
+					}
+					return nil
+				}()
+			}()
+		}
+		for range workers {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		xb, err := engine.Upload(t.Context(), q, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer xb.Close()
+		a, m := float32(0), int32(n)
+		r := engine.Range1D(engine.RoundUp(n, 128), 128)
+		allocs := testing.AllocsPerRun(1000, func() {
+			if err := q.Launch(k, r, xb, xb, a, m); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if err := q.Finish(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%.1f allocations per untimed launch (two boxed scalar arguments)", allocs)
+		if allocs > 2 {
+			t.Errorf("%.1f allocations per untimed launch; want at most the two of the boxed scalars", allocs)
 		}
 	})
 }

@@ -247,17 +247,18 @@ const (
 	maxSleep = time.Millisecond
 )
 
-// poll runs query on the device's thread until it returns Success (nil), an error other
-// than NotReady, or ctx is done.
+// poll runs query until it returns Success (nil), an error other than NotReady, or ctx is
+// done. query runs on the calling goroutine: it must make the context current itself
+// (cuStreamQueryIn, cuEventQueryIn), so that waiting never occupies the device's thread.
 func (d *device) poll(ctx context.Context, call string, query func() Result) error {
 	start := time.Now()
 	var sleep time.Duration
 	var timer *time.Timer
 	for {
-		var r Result
-		if err := d.th.call(func() error { r = query(); return nil }); err != nil {
-			return err
+		if d.closed.Load() {
+			return errClosed("device")
 		}
+		r := query()
 		if r != NotReady {
 			return check(call, r)
 		}

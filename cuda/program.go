@@ -241,7 +241,7 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 		k.fn = f
 		k.attrs = funcAttributes(func(a int) (int, Result) { return cuFuncGetAttribute(a, f) }, p.d.props.WarpSize)
 		if v, r := cuFuncGetAttribute(funcAttrMaxDynamicSharedMemory, f); r == Success {
-			k.maxDynamic = int64(v)
+			k.maxDynamic.Store(int64(v))
 		}
 		if haveFuncGetParamInfo() {
 			n := -1 // unknown: probe until the driver says past the end
@@ -336,8 +336,8 @@ type kernel struct {
 
 	// maxDynamic is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as last read or set:
 	// a launch with more dynamic shared memory raises it first (the opt-in above 48 KiB),
-	// once per kernel and size. Touched only on the device's thread.
-	maxDynamic int64
+	// once per kernel and size. Set only on the device's thread; read by any launch.
+	maxDynamic atomic.Int64
 }
 
 var (
@@ -369,19 +369,19 @@ func (k *kernel) Attributes() driver.KernelAttributes { return k.attrs }
 // lower (cuFuncSetAttribute with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): above
 // 48 KiB, a block's shared memory needs this opt-in. It runs on the device's thread.
 func (k *kernel) optInShared(bytes int64) error {
-	if bytes <= k.maxDynamic {
+	if bytes <= k.maxDynamic.Load() {
 		return nil
 	}
 	if !haveFuncSetAttribute() {
 		return fmt.Errorf("cuda: launch %s with %d bytes of dynamic shared memory: the driver has no cuFuncSetAttribute for the opt-in above %d: %w",
-			k.name, bytes, k.maxDynamic, engine.ErrUnsupported)
+			k.name, bytes, k.maxDynamic.Load(), engine.ErrUnsupported)
 	}
 	call := fmt.Sprintf("cuFuncSetAttribute(%s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, %d)", k.name, bytes)
 	if err := check(call, cuFuncSetAttribute(k.fn, funcAttrMaxDynamicSharedMemory, int(bytes))); err != nil {
 		return err
 	}
-	tracef("%s: dynamic shared memory raised from %d to %d bytes", k.name, k.maxDynamic, bytes)
-	k.maxDynamic = bytes
+	tracef("%s: dynamic shared memory raised from %d to %d bytes", k.name, k.maxDynamic.Load(), bytes)
+	k.maxDynamic.Store(bytes)
 	return nil
 }
 

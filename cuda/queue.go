@@ -27,9 +27,17 @@ type queue struct {
 	stream  cuStream
 	pending bool // commands were enqueued since the stream was last seen idle
 	closed  atomic.Bool
+
+	// LaunchUntimed's memory, reused by every launch: the packed arguments and the C
+	// block of kernelParams the driver reads them from.
+	packed packedArgs
+	params cScratch
 }
 
-var _ driver.Queue = (*queue)(nil)
+var (
+	_ driver.Queue           = (*queue)(nil)
+	_ driver.UntimedLauncher = (*queue)(nil)
+)
 
 func (q *queue) check() error {
 	if q.closed.Load() {
@@ -43,7 +51,7 @@ func (q *queue) idle(ctx context.Context) error {
 	if !q.pending {
 		return nil
 	}
-	if err := q.d.poll(ctx, "cuStreamQuery", func() Result { return cuStreamQuery(q.stream) }); err != nil {
+	if err := q.d.poll(ctx, "cuStreamQuery", func() Result { return cuStreamQueryIn(q.d.ctx, q.stream) }); err != nil {
 		return err
 	}
 	q.pending = false
@@ -297,6 +305,46 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 	})
 }
 
+// LaunchUntimed enqueues a kernel without events (driver.UntimedLauncher), from the
+// calling goroutine: the arguments are packed into the queue's own memory and
+// cuLaunchKernel is called with the context made current on the caller's thread
+// (cuLaunchKernelIn), with no hop to the device's thread and no allocation. A launch that
+// must first raise the kernel's dynamic shared memory limit, or that uses clusters, takes
+// Launch's path instead.
+func (q *queue) LaunchUntimed(dk driver.Kernel, r driver.Range, args []driver.Arg) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	k, err := asKernel(dk)
+	if err != nil {
+		return err
+	}
+	if r.Clustered() || r.SharedBytes > k.maxDynamic.Load() {
+		ev, err := q.Launch(dk, r, args)
+		if err != nil {
+			return err
+		}
+		return ev.Close()
+	}
+	grid, block, err := launchShape(r, q.d.props.MaxGridDim)
+	if err != nil {
+		return wrapf(err, "launch %s", k.name)
+	}
+	if err := checkOptions(r, grid, q.d.props); err != nil {
+		return wrapf(err, "launch %s", k.name)
+	}
+	if err := q.packed.pack(args, k.params); err != nil {
+		return wrapf(err, "launch %s", k.name)
+	}
+	params := q.params.get(q.packed.cSize())
+	q.packed.writeC(params)
+	q.pending = true
+	if res := cuLaunchKernelIn(q.d.ctx, k.fn, grid, block, r.SharedBytes, q.stream, params.p); res != Success {
+		return check(fmt.Sprintf("cuLaunchKernel(%s, grid %v, block %v, %d shared bytes)", k.name, grid, block, r.SharedBytes), res)
+	}
+	return nil
+}
+
 // launchShape converts a range to CUDA's grid and block, checking the grid against the
 // device's limits (zero limits are not checked).
 func launchShape(r driver.Range, maxGrid [3]int) (grid, block [3]int, err error) {
@@ -366,54 +414,71 @@ type packedArgs struct {
 // size must match them (ErrInvalidArg otherwise); a slot is at least 8 bytes, zero-padded,
 // so that the driver never reads past an argument's storage.
 func packArgs(args []driver.Arg, sizes []int) (packedArgs, error) {
-	if sizes != nil && len(args) != len(sizes) {
-		return packedArgs{}, fmt.Errorf("%d arguments given, the kernel declares %d: %w", len(args), len(sizes), engine.ErrInvalidArg)
-	}
 	var p packedArgs
+	err := p.pack(args, sizes)
+	return p, err
+}
+
+// pack is packArgs into p, reusing its memory.
+func (p *packedArgs) pack(args []driver.Arg, sizes []int) error {
+	p.data, p.offsets = p.data[:0], p.offsets[:0]
+	if sizes != nil && len(args) != len(sizes) {
+		return fmt.Errorf("%d arguments given, the kernel declares %d: %w", len(args), len(sizes), engine.ErrInvalidArg)
+	}
+	var zero [8]byte
 	for i, a := range args {
 		var val []byte
+		var ptr [8]byte
 		switch {
 		case a.Buffer != nil:
 			b, err := asBuffer(a.Buffer)
 			if err != nil {
-				return packedArgs{}, wrapf(err, "argument %d", i)
+				return wrapf(err, "argument %d", i)
 			}
-			val = binary.NativeEndian.AppendUint64(nil, b.ptr)
+			val = binary.NativeEndian.AppendUint64(ptr[:0], b.ptr)
 		case len(a.Value) > 0:
 			val = a.Value
 		case a.Local != 0:
-			return packedArgs{}, fmt.Errorf("argument %d: %d bytes of local memory for a __local pointer parameter: CUDA kernels have none (size dynamic shared memory with Range.SharedBytes): %w",
+			return fmt.Errorf("argument %d: %d bytes of local memory for a __local pointer parameter: CUDA kernels have none (size dynamic shared memory with Range.SharedBytes): %w",
 				i, a.Local, engine.ErrUnsupported)
 		default:
-			return packedArgs{}, fmt.Errorf("argument %d has neither buffer nor value: %w", i, engine.ErrInvalidArg)
+			return fmt.Errorf("argument %d has neither buffer nor value: %w", i, engine.ErrInvalidArg)
 		}
-		slot := len(val)
-		if sizes != nil {
-			if len(val) != sizes[i] {
-				return packedArgs{}, fmt.Errorf("argument %d is %d bytes, the kernel's parameter is %d: %w", i, len(val), sizes[i], engine.ErrInvalidArg)
-			}
+		if sizes != nil && len(val) != sizes[i] {
+			return fmt.Errorf("argument %d is %d bytes, the kernel's parameter is %d: %w", i, len(val), sizes[i], engine.ErrInvalidArg)
 		}
-		slot = (max(slot, 8) + 7) &^ 7
+		slot := (max(len(val), 8) + 7) &^ 7
 		p.offsets = append(p.offsets, len(p.data))
 		p.data = append(p.data, val...)
-		p.data = append(p.data, make([]byte, slot-len(val))...)
+		for pad := slot - len(val); pad > 0; pad -= min(pad, len(zero)) {
+			p.data = append(p.data, zero[:min(pad, len(zero))]...)
+		}
 	}
-	return p, nil
+	return nil
 }
 
 // toC copies the arguments to C memory laid out as cuLaunchKernel's kernelParams: an
 // array of one pointer per argument, followed by the argument slots it points to. The
 // caller frees it after the launch (the driver copies the arguments during the call).
 func (p packedArgs) toC() cMemory {
-	ptrSize := int(unsafe.Sizeof(uintptr(0)))
-	head := len(p.offsets) * ptrSize
-	m := cAlloc(head + len(p.data))
+	m := cAlloc(p.cSize())
+	p.writeC(m)
+	return m
+}
+
+// cSize is the size of the kernelParams block toC writes.
+func (p packedArgs) cSize() int {
+	return len(p.offsets)*int(unsafe.Sizeof(uintptr(0))) + len(p.data)
+}
+
+// writeC lays the arguments out in m, which holds at least cSize bytes.
+func (p packedArgs) writeC(m cMemory) {
+	head := len(p.offsets) * int(unsafe.Sizeof(uintptr(0)))
 	copy(m.bytes(head + len(p.data))[head:], p.data)
 	ptrs := unsafe.Slice((*unsafe.Pointer)(m.p), len(p.offsets))
 	for i, off := range p.offsets {
 		ptrs[i] = unsafe.Add(m.p, head+off)
 	}
-	return m
 }
 
 // Finish waits until the stream has completed every command (polling cuStreamQuery), or
@@ -437,6 +502,7 @@ func (q *queue) Close() error {
 	if derr := q.d.th.call(func() error { return check("cuStreamDestroy_v2", cuStreamDestroy(q.stream)) }); err == nil {
 		err = derr
 	}
+	q.params.free()
 	return err
 }
 
@@ -459,7 +525,7 @@ func (e *event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cuda: wait for %s: %w", e.what, err)
 	}
-	return e.d.poll(ctx, "cuEventQuery("+e.what+")", func() Result { return cuEventQuery(e.end) })
+	return e.d.poll(ctx, "cuEventQuery("+e.what+")", func() Result { return cuEventQueryIn(e.d.ctx, e.end) })
 }
 
 // Elapsed returns the time between the command's start and end events

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,11 @@ type Queue struct {
 	handle
 	drv driver.Queue
 	rec *[]driver.Event // events kept for Timed, nil when not timing
+
+	// Scratch memory of prepare, reused by every launch (a Queue is used by one goroutine
+	// at a time): the driver's arguments and the bytes of their scalar values.
+	args   []driver.Arg
+	values []byte
 }
 
 // NewQueue creates an in-order queue whose commands carry device timestamps.
@@ -108,7 +114,22 @@ func (q *Queue) Finish(ctx context.Context) error {
 // parameter. A plain int is refused: its size on the device would be ambiguous. r's
 // launch options are checked against the device's LaunchFeatures and limits: an option
 // the device lacks gives ErrUnsupported, one beyond its limits ErrInvalidArg.
+//
+// Outside Timed, Launch records no event where the backend can launch without one
+// (driver.UntimedLauncher: CUDA, OpenCL): it goes from the caller to the driver with no
+// allocation of its own (a scalar argument boxed into an interface may cost the caller
+// one). Its failures are reported by a later Finish.
 func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
+	if ul, ok := q.untimed(); ok {
+		dargs, err := q.prepare(k, r, args)
+		if err != nil {
+			return err
+		}
+		if err := ul.LaunchUntimed(k.drv, r, dargs); err != nil {
+			return fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
+		}
+		return nil
+	}
 	ev, err := q.LaunchEvent(k, r, args...)
 	if err != nil {
 		return err
@@ -116,9 +137,33 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 	return ev.Close()
 }
 
+// untimed returns the driver queue's UntimedLauncher when launches are not being timed.
+func (q *Queue) untimed() (driver.UntimedLauncher, bool) {
+	if q == nil || q.rec != nil {
+		return nil, false
+	}
+	ul, ok := q.drv.(driver.UntimedLauncher)
+	return ul, ok
+}
+
 // LaunchEvent is Launch returning an Event that times the kernel on the device.
 // The caller must Close the Event.
 func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
+	dargs, err := q.prepare(k, r, args)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := q.drv.Launch(k.drv, r, dargs)
+	if err != nil {
+		return nil, fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
+	}
+	return &Event{drv: q.keep(ev)}, nil
+}
+
+// prepare checks a launch of k over r and converts its arguments for the driver, into the
+// queue's scratch memory: the result is valid until the next launch on q (drivers copy
+// arguments during the call).
+func (q *Queue) prepare(k *Kernel, r Range, args []any) ([]driver.Arg, error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
@@ -140,26 +185,24 @@ func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
 	if k.numArgs >= 0 && len(args) != k.numArgs {
 		return nil, fmt.Errorf("engine: launch %s: %d arguments given, the kernel declares %d: %w", k.name, len(args), k.numArgs, ErrInvalidArg)
 	}
-	dargs := make([]driver.Arg, len(args))
+	dargs := q.args[:0]
+	q.values = q.values[:0]
 	var local int64 // bytes of LocalBytes arguments
 	for i, a := range args {
-		da, err := toArg(a, q.dev)
+		da, err := toArg(a, q.dev, &q.values)
 		if err != nil {
 			return nil, wrapf(err, "launch %s: argument %d", k.name, i)
 		}
-		dargs[i] = da
+		dargs = append(dargs, da)
 		local += da.Local
 	}
+	q.args = dargs
 	if local > 0 {
 		if err := checkLocalArgs(local, k, q.dev); err != nil {
 			return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
 		}
 	}
-	ev, err := q.drv.Launch(k.drv, r, dargs)
-	if err != nil {
-		return nil, fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
-	}
-	return &Event{drv: q.keep(ev)}, nil
+	return dargs, nil
 }
 
 // keep records ev for Timed and returns the event the caller owns. While timing, the
@@ -324,8 +367,16 @@ type bufferArg interface {
 	kernelArg() (*handle, driver.Buffer)
 }
 
-func toArg(a any, dev *Device) (driver.Arg, error) {
+func toArg(a any, dev *Device, values *[]byte) (driver.Arg, error) {
 	le := binary.LittleEndian
+	// value appends a scalar's bytes to values and returns them; an earlier argument's
+	// bytes stay valid when values grows (they keep the array they were appended to).
+	value := func(b []byte) driver.Arg {
+		start := len(*values)
+		*values = append(*values, b...)
+		return driver.Arg{Value: (*values)[start:len(*values):len(*values)]}
+	}
+	var scalar [8]byte
 	switch v := a.(type) {
 	case bufferArg:
 		h, db := v.kernelArg()
@@ -340,36 +391,36 @@ func toArg(a any, dev *Device) (driver.Arg, error) {
 		}
 		return driver.Arg{Buffer: db}, nil
 	case int32:
-		return driver.Arg{Value: le.AppendUint32(nil, uint32(v))}, nil
+		return value(le.AppendUint32(scalar[:0], uint32(v))), nil
 	case uint32:
-		return driver.Arg{Value: le.AppendUint32(nil, v)}, nil
+		return value(le.AppendUint32(scalar[:0], v)), nil
 	case int64:
-		return driver.Arg{Value: le.AppendUint64(nil, uint64(v))}, nil
+		return value(le.AppendUint64(scalar[:0], uint64(v))), nil
 	case uint64:
-		return driver.Arg{Value: le.AppendUint64(nil, v)}, nil
+		return value(le.AppendUint64(scalar[:0], v)), nil
 	case float32:
-		return driver.Arg{Value: le.AppendUint32(nil, math.Float32bits(v))}, nil
+		return value(le.AppendUint32(scalar[:0], math.Float32bits(v))), nil
 	case float64:
-		return driver.Arg{Value: le.AppendUint64(nil, math.Float64bits(v))}, nil
+		return value(le.AppendUint64(scalar[:0], math.Float64bits(v))), nil
 	case int16:
-		return driver.Arg{Value: le.AppendUint16(nil, uint16(v))}, nil
+		return value(le.AppendUint16(scalar[:0], uint16(v))), nil
 	case uint16:
-		return driver.Arg{Value: le.AppendUint16(nil, v)}, nil
+		return value(le.AppendUint16(scalar[:0], v)), nil
 	case int8:
-		return driver.Arg{Value: []byte{byte(v)}}, nil
+		return value(append(scalar[:0], byte(v))), nil
 	case uint8:
-		return driver.Arg{Value: []byte{v}}, nil
+		return value(append(scalar[:0], v)), nil
 	case LocalBytes:
 		if v <= 0 {
-			return driver.Arg{}, fmt.Errorf("LocalBytes(%d): the size must be positive: %w", v, ErrInvalidArg)
+			return driver.Arg{}, fmt.Errorf("LocalBytes(%d): the size must be positive: %w", int64(v), ErrInvalidArg)
 		}
 		return driver.Arg{Local: int64(v)}, nil
 	case nil:
 		return driver.Arg{}, fmt.Errorf("nil: %w", ErrInvalidArg)
 	case int, uint:
-		return driver.Arg{}, fmt.Errorf("%T has no fixed size on the device; convert to int32 or int64: %w", a, ErrInvalidArg)
+		return driver.Arg{}, fmt.Errorf("%s has no fixed size on the device; convert to int32 or int64: %w", reflect.TypeOf(a), ErrInvalidArg)
 	}
-	return driver.Arg{}, fmt.Errorf("type %T cannot be a kernel argument: %w", a, ErrInvalidArg)
+	return driver.Arg{}, fmt.Errorf("type %s cannot be a kernel argument: %w", reflect.TypeOf(a), ErrInvalidArg)
 }
 
 // Close finishes outstanding work and releases the queue. Idempotent.

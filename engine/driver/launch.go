@@ -87,3 +87,13 @@ type KernelAttributes struct {
 type AttributeReporter interface {
 	Attributes() KernelAttributes
 }
+
+// UntimedLauncher is implemented by queues that can enqueue a kernel without an event:
+// engine uses it for Queue.Launch outside Queue.Timed, where nobody waits on or times the
+// launch. It must accept exactly what Launch accepts and check the same things; the
+// launch is ordered on the queue like any other command, and a later Finish waits for it.
+// It should not allocate per call: a Queue is used by one goroutine at a time, so its
+// scratch memory can be reused.
+type UntimedLauncher interface {
+	LaunchUntimed(k Kernel, r Range, args []Arg) error
+}

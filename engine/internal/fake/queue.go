@@ -150,6 +150,16 @@ func (q *queue) Launch(k driver.Kernel, r driver.Range, dargs []driver.Arg) (dri
 	return q.event(start), nil
 }
 
+// LaunchUntimed is Launch without an event (driver.UntimedLauncher).
+func (q *queue) LaunchUntimed(k driver.Kernel, r driver.Range, dargs []driver.Arg) error {
+	count(q.dev, "Queue.LaunchUntimed")
+	ev, err := q.Launch(k, r, dargs)
+	if err != nil {
+		return err
+	}
+	return ev.Close()
+}
+
 func (q *queue) checkRange(r driver.Range) error {
 	if r.Dims < 1 || r.Dims > 3 {
 		return violation("Launch with %d dimensions", r.Dims)

@@ -16,7 +16,7 @@ var methods = []string{
 	"Buffer.Size", "Buffer.Close",
 	"Program.Kernel", "Program.Close",
 	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Attributes", "Kernel.Close",
-	"Queue.Write", "Queue.Read", "Queue.Copy", "Queue.Fill", "Queue.Launch", "Queue.Finish", "Queue.Close",
+	"Queue.Write", "Queue.Read", "Queue.Copy", "Queue.Fill", "Queue.Launch", "Queue.LaunchUntimed", "Queue.Finish", "Queue.Close",
 	"Event.Wait", "Event.Elapsed", "Event.Close",
 	// Vendor libraries (vendor.go).
 	"Device.BLAS", "BLAS.Library", "BLAS.Gemm", "BLAS.Close",
