@@ -109,7 +109,7 @@ gpu-bundle: deps
 	# CLBlast and clFFT for NVIDIA's OpenCL there (PRISM_VENDOR_PATH=.gpu/lib).
 	cp -a /lib/x86_64-linux-gnu/libclblast.so.1* /lib/x86_64-linux-gnu/libclFFT.so.2* .gpu/lib/  # links kept: the version is in the file name
 	git rev-parse HEAD > .gpu/COMMIT
-	cp scripts/gpu-run.sh scripts/vendor.py .gpu/
+	cp scripts/gpu-run.sh scripts/vendor.py scripts/launch.py .gpu/
 	# One compressed archive, small enough to travel: unpack with tar -xJf there.
 	tar -C .gpu -cf - . | xz -6 -T2 > .gpu-pack/bundle.tar.xz
 	@ls -l .gpu-pack/bundle.tar.xz

@@ -7,7 +7,8 @@
 # both. MODE=compare runs the same bench with an earlier build ($BEFORE, default
 # .gpu/prism-before) and this one, in the order RUNS gives (default: before after before,
 # so that the spread of one build against itself is measured too), and compares them.
-# Writes at most 7 files under $OUT.
+# MODE=launch measures launch overheads (every device's, from a small bench) beside CuPy's
+# and PyTorch's (scripts/launch.py). Writes at most 7 files under $OUT per mode.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 MODE=${MODE:-all}
@@ -16,6 +17,7 @@ export POCL_WORK_GROUP_SPECIALIZATION=0 POCL_CACHE_DIR=/tmp/pocl-cache
 # CLBlast and clFFT travel in .gpu/lib (make gpu-bundle); cuBLAS and cuFFT are on the loader path.
 export PRISM_VENDOR_PATH=${PRISM_VENDOR_PATH:-$PWD/.gpu/lib}
 BENCH_ARGS=${BENCH_ARGS:---all-devices --count 10 --vendor}
+LAUNCH_ARGS=${LAUNCH_ARGS:---all-devices --ops stream/triad/float32 --sizes 1M --count 3}
 status=0
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; echo "commit $(cat .gpu/COMMIT)"; date -u; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
@@ -52,14 +54,15 @@ if [ "$MODE" = test ] || [ "$MODE" = all ]; then
       (cd kernels/suite && PRISM_TEST_SIZE=small timeout "${SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --print-limit 100000 \
         "$root/.gpu/kernels-suite.test" -test.count=1 -test.run 'TestOps/cuda:0' > "$log" 2>&1)
       r=$?
-      # API errors by call, then every other finding: drivers without cuFuncGetParamCount
-      # answer the probe past a kernel's last parameter with CUDA_ERROR_INVALID_VALUE.
+      # API errors by call, then every other finding. An API error is a finding too: Prism
+      # makes no call it expects to fail.
       grep -o 'on CUDA API call to [A-Za-z_0-9]*' "$log" | sort | uniq -c >> "$OUT/sanitizer.log"
       grep -v -E 'on CUDA API call to|Saved host backtrace|Host Frame' "$log" | grep '^=========' | head -200 >> "$OUT/sanitizer.log"
       grep -E '^(--- FAIL|ok|PASS|FAIL)' "$log" | sort | uniq -c >> "$OUT/sanitizer.log"
       findings=$(grep -E '^========= (Invalid|Uninitialized|Race|Barrier|Error|Warning)' "$log" | grep -v -E 'on CUDA API call to|SUMMARY' | wc -l)
-      echo "$tool: exit $r; $findings findings beyond API errors; API errors: $(grep -o 'on CUDA API call to [A-Za-z_0-9]*' "$log" | sort | uniq -c | tr '\n' ' ') $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^(ok|PASS|FAIL)$' "$log" | tail -2 | tr '\n' ' ')"
-      { [ "$r" = 0 ] && [ "$findings" = 0 ]; } || status=1
+      api=$(grep -c 'on CUDA API call to' "$log")
+      echo "$tool: exit $r; $findings findings, $api API errors $(grep -o 'on CUDA API call to [A-Za-z_0-9]*' "$log" | sort | uniq -c | tr '\n' ' ') $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^(ok|PASS|FAIL)$' "$log" | tail -2 | tr '\n' ' ')"
+      { [ "$r" = 0 ] && [ "$findings" = 0 ] && [ "$api" = 0 ]; } || status=1
     done
   fi
 fi
@@ -80,6 +83,18 @@ if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
   .gpu/prism report $reports --html "$OUT/bench.html" || status=1
   .gpu/prism plot $reports -o "$OUT/bench.png" || status=1
   .gpu/prism plot $reports -o "$OUT/roofline.png" --roofline || status=1
+fi
+if [ "$MODE" = launch ] || [ "$MODE" = all ]; then
+  # Launch overheads: Prism's (the overheads of a bench report, every device) beside
+  # CuPy's and PyTorch's, measured the same way (scripts/launch.py).
+  echo "== launch overheads: prism bench $LAUNCH_ARGS"
+  PRISM_CACHE_DIR=$(mktemp -d) .gpu/prism bench $LAUNCH_ARGS --json > "$OUT/launch.json" 2> /tmp/launch.err || status=1
+  grep -v "^\S*: \[" /tmp/launch.err | tail -5
+  .gpu/prism report "$OUT/launch.json" | head -40
+  if command -v python3 >/dev/null; then
+    python3 .gpu/launch.py > "$OUT/launch-vendor.json" || status=1
+    cat "$OUT/launch-vendor.json"
+  fi
 fi
 if [ "$MODE" = compare ]; then
   BEFORE=${BEFORE:-.gpu/prism-before}
