@@ -29,10 +29,14 @@
 //
 // A CUDA context is current per OS thread, and goroutines move between threads at cgo
 // calls. Each open device therefore has one goroutine locked to its OS thread, on which the
-// device's primary context is made current once; every CUDA call for the device, from any
-// goroutine, is handed to that thread and waited for. Waits (Event.Wait, Queue.Finish, and
-// the ordering before Write and Read) poll from that thread instead of blocking it, so that
-// one goroutine's wait does not hold up the others' launches, and honor their context.
+// device's primary context is made current once; the device's calls are handed to that
+// thread and waited for, except the hot ones: an untimed launch (Queue.Launch outside
+// Timed, driver.UntimedLauncher) and the stream and event queries that waits poll with
+// (Event.Wait, Queue.Finish, the ordering before Write and Read) are made from the calling
+// goroutine, by C functions that make the context current on the caller's thread and make
+// the call in one cgo call (prism_launch_in in api.go), so that the goroutine cannot move
+// in between. Such a launch costs no channel hop, no event and no allocation; a wait never
+// occupies the device's thread, and honors its context.
 //
 // # Kernels
 //
