@@ -16,18 +16,26 @@ package cl
 //   - clBuildProgram / clGetProgramBuildInfo: go-opencl's BuildProgram drops the status code
 //     (an invalid option and a syntax error give the same BuildError) and reads the log into
 //     a fixed 1 MiB buffer, so a longer log turns the build error into a bare
-//     CL_INVALID_VALUE. Here the status is kept and the log is read whole.
+//     CL_INVALID_VALUE. Here the status is kept and the log is read whole (bounded below).
 //   - clSetKernelArg: one call for the three kinds of argument (a buffer's cl_mem, a
 //     scalar's bytes, and no value at all for a __local pointer parameter, whose size is
 //     given at launch), returning its status.
 //   - clGetKernelWorkGroupInfo: go-opencl asks only for the size_t answers, and reads them
 //     into a size_t whatever their size; the local and private memory sizes are cl_ulong.
+//   - clGetPlatformIDs / clGetDeviceIDs: go-opencl reads the lists into fixed arrays of 32
+//     platforms and 64 devices; it then indexes the platform array with whatever count the
+//     loader reports (a panic past 32) and drops devices past 64 without a word. Here the
+//     count is asked first and bounded, and the list read whole.
+//
+// No size or count the driver reports is believed blindly: an info answer is read up to 1
+// MiB, a build log up to 16 MiB, a list up to 1024 entries; a driver that claims more gets
+// an error that names the call and the size, and nothing of that size is allocated.
 //
 // go-opencl's Platform, Device, Program, Kernel and MemObject keep their OpenCL handle as
 // their first field (cl_platform_id id; cl_device_id id; cl_program clProgram; cl_kernel
-// clKernel; cl_mem clMem) and export no accessor, so the handle is read through unsafe. The
-// layout is that of the version pinned in go.mod; the constant checks below fail to compile
-// if the structs change size.
+// clKernel; cl_mem clMem) and export no accessor, so the handle is read through unsafe (and
+// written, for the platforms and devices listed here). The layout is that of the version
+// pinned in go.mod; the constant checks below fail to compile if the structs change size.
 
 /*
 #cgo linux pkg-config: OpenCL
@@ -51,6 +59,8 @@ import (
 	"unsafe"
 
 	ocl "github.com/jgillich/go-opencl/cl"
+
+	"github.com/prism-compute/prism/engine"
 )
 
 // Compile-time checks that go-opencl's handle structs still have the pinned layout: each
@@ -91,6 +101,20 @@ func rawDevice(d *ocl.Device) C.cl_device_id       { return *(*C.cl_device_id)(u
 func rawProgram(p *ocl.Program) C.cl_program       { return *(*C.cl_program)(unsafe.Pointer(p)) }
 func rawKernel(k *ocl.Kernel) C.cl_kernel          { return *(*C.cl_kernel)(unsafe.Pointer(k)) }
 func rawMem(m *ocl.MemObject) C.cl_mem             { return *(*C.cl_mem)(unsafe.Pointer(m)) }
+
+// asPlatform and asDevice wrap a handle in go-opencl's type (the inverse of rawPlatform,
+// rawDevice).
+func asPlatform(id C.cl_platform_id) *ocl.Platform {
+	p := new(ocl.Platform)
+	*(*C.cl_platform_id)(unsafe.Pointer(p)) = id
+	return p
+}
+
+func asDevice(id C.cl_device_id) *ocl.Device {
+	d := new(ocl.Device)
+	*(*C.cl_device_id)(unsafe.Pointer(d)) = id
+	return d
+}
 
 // deviceKey identifies a device for the life of the process (its cl_device_id).
 func deviceKey(d *ocl.Device) uintptr { return uintptr(unsafe.Pointer(rawDevice(d))) }
@@ -136,7 +160,79 @@ const (
 	sizeofMem                 = int(unsafe.Sizeof(C.cl_mem(nil)))
 )
 
-// deviceInfo returns the raw bytes of one clGetDeviceInfo query, asking for the size first.
+// Bounds on what the driver says it has: the entries of a platform or device list (as in
+// the CUDA backend), the bytes of one info answer (a GPU's extension list is a few KiB),
+// the bytes of a build log (as NVRTC's in the CUDA backend).
+const (
+	maxListed    = 1024
+	maxInfoBytes = 1 << 20
+	maxLogBytes  = 16 << 20
+)
+
+// tooLarge is the error for a size the driver reports above max bytes.
+func tooLarge(call string, n C.size_t, max int) error {
+	return fmt.Errorf("cl: %s: the driver reports %d bytes, over the %d read: the driver is not trusted: %w",
+		call, uint64(n), max, engine.ErrUnavailable)
+}
+
+// platformIDs lists the platforms (clGetPlatformIDs), asking for the count first; a count
+// above maxListed is refused. A failed call returns its Status unwrapped.
+func platformIDs() ([]*ocl.Platform, error) {
+	var n C.cl_uint
+	if s := Status(C.clGetPlatformIDs(0, nil, &n)); s != Success {
+		return nil, s
+	}
+	if n > maxListed {
+		return nil, fmt.Errorf("cl: clGetPlatformIDs reports %d platforms, outside 0 to %d: the driver is not trusted: %w",
+			uint32(n), maxListed, engine.ErrUnavailable)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	ids := make([]C.cl_platform_id, n)
+	if s := Status(C.clGetPlatformIDs(n, &ids[0], &n)); s != Success {
+		return nil, s
+	}
+	var list []*ocl.Platform
+	for i, id := range ids[:min(int(n), len(ids))] {
+		if id == nil {
+			return nil, fmt.Errorf("cl: clGetPlatformIDs: platform %d of %d is null: %w", i, len(ids), engine.ErrUnavailable)
+		}
+		list = append(list, asPlatform(id))
+	}
+	return list, nil
+}
+
+// deviceIDs lists the devices of every type of platform p (clGetDeviceIDs), asking for the
+// count first; a count above maxListed is refused.
+func deviceIDs(p *ocl.Platform) ([]*ocl.Device, error) {
+	var n C.cl_uint
+	if s := Status(C.clGetDeviceIDs(rawPlatform(p), C.CL_DEVICE_TYPE_ALL, 0, nil, &n)); s != Success {
+		return nil, check("clGetDeviceIDs", s)
+	}
+	if n > maxListed {
+		return nil, fmt.Errorf("cl: clGetDeviceIDs reports %d devices, outside 0 to %d: the driver is not trusted: %w",
+			uint32(n), maxListed, engine.ErrUnavailable)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	ids := make([]C.cl_device_id, n)
+	if s := Status(C.clGetDeviceIDs(rawPlatform(p), C.CL_DEVICE_TYPE_ALL, n, &ids[0], &n)); s != Success {
+		return nil, check("clGetDeviceIDs", s)
+	}
+	var list []*ocl.Device
+	for i, id := range ids[:min(int(n), len(ids))] {
+		if id == nil {
+			return nil, fmt.Errorf("cl: clGetDeviceIDs: device %d of %d is null: %w", i, len(ids), engine.ErrUnavailable)
+		}
+		list = append(list, asDevice(id))
+	}
+	return list, nil
+}
+
+// deviceInfo returns the raw bytes of one clGetDeviceInfo query, asking for the size first
+// (up to maxInfoBytes).
 func deviceInfo(d C.cl_device_id, param uint32) ([]byte, error) {
 	var n C.size_t
 	if s := Status(C.clGetDeviceInfo(d, C.cl_device_info(param), 0, nil, &n)); s != Success {
@@ -145,6 +241,9 @@ func deviceInfo(d C.cl_device_id, param uint32) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	if n > maxInfoBytes {
+		return nil, tooLarge(fmt.Sprintf("clGetDeviceInfo(0x%04x)", param), n, maxInfoBytes)
+	}
 	buf := make([]byte, n)
 	if s := Status(C.clGetDeviceInfo(d, C.cl_device_info(param), n, unsafe.Pointer(&buf[0]), nil)); s != Success {
 		return nil, check(fmt.Sprintf("clGetDeviceInfo(0x%04x)", param), s)
@@ -152,7 +251,8 @@ func deviceInfo(d C.cl_device_id, param uint32) ([]byte, error) {
 	return buf, nil
 }
 
-// platformString returns a clGetPlatformInfo string, asking for the size first.
+// platformString returns a clGetPlatformInfo string, asking for the size first (up to
+// maxInfoBytes).
 func platformString(p C.cl_platform_id, param uint32) (string, error) {
 	var n C.size_t
 	if s := Status(C.clGetPlatformInfo(p, C.cl_platform_info(param), 0, nil, &n)); s != Success {
@@ -160,6 +260,9 @@ func platformString(p C.cl_platform_id, param uint32) (string, error) {
 	}
 	if n == 0 {
 		return "", nil
+	}
+	if n > maxInfoBytes {
+		return "", tooLarge(fmt.Sprintf("clGetPlatformInfo(0x%04x)", param), n, maxInfoBytes)
 	}
 	buf := make([]byte, n)
 	if s := Status(C.clGetPlatformInfo(p, C.cl_platform_info(param), n, unsafe.Pointer(&buf[0]), nil)); s != Success {
@@ -178,7 +281,7 @@ func buildProgram(p C.cl_program, d C.cl_device_id, options string) Status {
 	return Status(C.clBuildProgram(p, 1, &d, copts, nil, nil))
 }
 
-// buildLog returns the whole build log of p for device d.
+// buildLog returns the whole build log of p for device d, up to maxLogBytes.
 func buildLog(p C.cl_program, d C.cl_device_id) (string, error) {
 	var n C.size_t
 	if s := Status(C.clGetProgramBuildInfo(p, d, programBuildLog, 0, nil, &n)); s != Success {
@@ -186,6 +289,9 @@ func buildLog(p C.cl_program, d C.cl_device_id) (string, error) {
 	}
 	if n == 0 {
 		return "", nil
+	}
+	if n > maxLogBytes {
+		return "", tooLarge("clGetProgramBuildInfo(CL_PROGRAM_BUILD_LOG)", n, maxLogBytes)
 	}
 	buf := make([]byte, n)
 	if s := Status(C.clGetProgramBuildInfo(p, d, programBuildLog, n, unsafe.Pointer(&buf[0]), nil)); s != Success {
@@ -222,6 +328,9 @@ func kernelQuery(k *ocl.Kernel, d *ocl.Device) infoQuery {
 		}
 		if n == 0 {
 			return nil, nil
+		}
+		if n > maxInfoBytes {
+			return nil, tooLarge(call, n, maxInfoBytes)
 		}
 		buf := make([]byte, n)
 		if s := Status(C.clGetKernelWorkGroupInfo(kh, dh, C.cl_kernel_work_group_info(param), n, unsafe.Pointer(&buf[0]), nil)); s != Success {

@@ -94,9 +94,13 @@ func (d *Driver) probe(ctx context.Context) ([]probed, error) {
 	return devs, nil
 }
 
-// probeAll asks the ICD loader for every platform and every device.
+// probeAll asks the ICD loader for every platform and every device (platformIDs and
+// deviceIDs in api.go, which bound the counts).
 func probeAll() ([]probed, error) {
-	plats, err := ocl.GetPlatforms()
+	plats, err := platformIDs()
+	if _, failed := err.(Status); err != nil && !failed {
+		return nil, err // a count that is not believed
+	}
 	if err != nil || len(plats) == 0 {
 		if err == nil {
 			err = PlatformNotFoundKHR
@@ -117,15 +121,15 @@ func probeAll() ([]probed, error) {
 		}
 		names = append(names, strconv.Quote(pname))
 		version, _ := platformString(rawPlatform(plat), paramPlatformVersion)
-		list, err := plat.GetDevices(ocl.DeviceTypeAll)
+		list, err := deviceIDs(plat)
 		switch {
-		case errors.Is(statusOf(err), DeviceNotFound) || err == nil && len(list) == 0:
+		case errors.Is(err, DeviceNotFound) || err == nil && len(list) == 0:
 			problems = append(problems, fmt.Sprintf("%s: no device", pname))
 			tracef("platform %d: %q (%s): no device", pi, pname, version)
 			continue
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("%s: %v", pname, wrap("clGetDeviceIDs", err)))
-			tracef("platform %d: %q (%s): %v", pi, pname, version, wrap("clGetDeviceIDs", err))
+			problems = append(problems, fmt.Sprintf("%s: %v", pname, err))
+			tracef("platform %d: %q (%s): %v", pi, pname, version, err)
 			continue
 		}
 		tracef("platform %d: %q (%s): %d device(s)", pi, pname, version, len(list))
