@@ -300,15 +300,37 @@ func buildLog(p C.cl_program, d C.cl_device_id) (string, error) {
 	return strings.TrimRight(cString(buf), "\n"), nil
 }
 
-// setArgBuffer sets argument i of k to a buffer (clSetKernelArg with its cl_mem).
+// setArgBuffer sets argument i of k to a buffer (clSetKernelArg with its cl_mem). The
+// handle is read where go-opencl keeps it, the MemObject's first field (memLayout): a copy
+// on the stack would move to the heap at every launch, since its address goes to C.
 func setArgBuffer(k *ocl.Kernel, i int, m *ocl.MemObject) Status {
-	h := rawMem(m)
-	return Status(C.clSetKernelArg(rawKernel(k), C.cl_uint(i), C.size_t(sizeofMem), unsafe.Pointer(&h)))
+	return Status(C.clSetKernelArg(rawKernel(k), C.cl_uint(i), C.size_t(sizeofMem), unsafe.Pointer(&(*memLayout)(unsafe.Pointer(m)).handle)))
 }
 
 // setArgValue sets argument i of k to a scalar's bytes (clSetKernelArg copies them).
 func setArgValue(k *ocl.Kernel, i int, value []byte) Status {
 	return Status(C.clSetKernelArg(rawKernel(k), C.cl_uint(i), C.size_t(len(value)), unsafe.Pointer(&value[0])))
+}
+
+// launchSizes holds a launch's global (0) and local (1) sizes as the driver reads them,
+// in memory that outlives the call (a queue's), so that passing them to C allocates
+// nothing.
+type launchSizes [2][3]C.size_t
+
+// set sets dimension i's global and local sizes.
+func (s *launchSizes) set(i, global, local int) {
+	s[0][i], s[1][i] = C.size_t(global), C.size_t(local)
+}
+
+// describe writes the first dims sizes as errors show them.
+func (s *launchSizes) describe(dims int) string {
+	return fmt.Sprintf("global %v, local %v", s[0][:dims], s[1][:dims])
+}
+
+// enqueueKernel enqueues k over the first dims sizes with no event
+// (clEnqueueNDRangeKernel with a null event pointer).
+func enqueueKernel(q *ocl.CommandQueue, k *ocl.Kernel, dims int, sizes *launchSizes) Status {
+	return Status(C.clEnqueueNDRangeKernel(C.cl_command_queue(rawQueue(q)), rawKernel(k), C.cl_uint(dims), nil, &sizes[0][0], &sizes[1][0], 0, nil, nil))
 }
 
 // setArgLocal sets argument i of k, a __local pointer parameter, to size bytes of local

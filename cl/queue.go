@@ -28,9 +28,14 @@ type queue struct {
 	th      *osThread
 	closed  atomic.Bool
 	pending sync.WaitGroup // Finish calls that may still run after their context was done
+
+	sizes launchSizes // LaunchUntimed's global and local sizes, reused
 }
 
-var _ driver.Queue = (*queue)(nil)
+var (
+	_ driver.Queue           = (*queue)(nil)
+	_ driver.UntimedLauncher = (*queue)(nil)
+)
 
 func (q *queue) lock() {
 	if q.mu != nil {
@@ -172,18 +177,9 @@ func (q *queue) Fill(dst driver.Buffer, offset int64, pattern []byte, size int64
 // that size. OpenCL has neither dynamic shared memory apart from __local parameters nor
 // clusters: a range asking for them gives ErrUnsupported.
 func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (driver.Event, error) {
-	if err := q.check(); err != nil {
+	k, err := q.launchable(dk, r)
+	if err != nil {
 		return nil, err
-	}
-	k, ok := dk.(*kernel)
-	if !ok || k == nil {
-		return nil, fmt.Errorf("cl: kernel %T is not an OpenCL kernel: %w", dk, engine.ErrInvalidArg)
-	}
-	if k.closed.Load() {
-		return nil, errClosed("kernel " + k.name)
-	}
-	if err := checkLaunch(r); err != nil {
-		return nil, wrapf(err, "launch %s", k.name)
 	}
 	global, local := make([]int, r.Dims), make([]int, r.Dims)
 	copy(global, r.Global[:r.Dims])
@@ -195,26 +191,9 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var ev *ocl.Event
-	err := q.th.call(func() error {
-		for i, a := range args {
-			var st Status
-			switch {
-			case a.Buffer != nil:
-				b, err := asBuffer(a.Buffer)
-				if err != nil {
-					return wrapf(err, "launch %s: argument %d", k.name, i)
-				}
-				st = setArgBuffer(k.k, i, b.mem)
-			case len(a.Value) > 0:
-				st = setArgValue(k.k, i, a.Value)
-			case a.Local > 0:
-				st = setArgLocal(k.k, i, a.Local)
-			default:
-				return fmt.Errorf("cl: launch %s: argument %d has no buffer, value or local size: %w", k.name, i, engine.ErrInvalidArg)
-			}
-			if err := check(fmt.Sprintf("clSetKernelArg(%s, %d)", k.name, i), st); err != nil {
-				return err
-			}
+	err = q.th.call(func() error {
+		if err := setArgs(k, args); err != nil {
+			return err
 		}
 		var err error
 		ev, err = q.q.EnqueueNDRangeKernel(k.k, nil, global, local, nil)
@@ -228,6 +207,82 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 		return nil, err
 	}
 	return q.event(ev, "kernel "+k.name), nil
+}
+
+// LaunchUntimed enqueues a kernel with no event (driver.UntimedLauncher):
+// clEnqueueNDRangeKernel is given no event to create, the sizes go through the queue's own
+// memory, and, without a thread policy, the calls are made from the calling goroutine, so
+// that the launch allocates nothing.
+func (q *queue) LaunchUntimed(dk driver.Kernel, r driver.Range, args []driver.Arg) error {
+	k, err := q.launchable(dk, r)
+	if err != nil {
+		return err
+	}
+	for i := range r.Dims {
+		q.sizes.set(i, r.Global[i], r.Local[i])
+	}
+	q.lock()
+	defer q.unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if q.th == nil {
+		return q.enqueueUntimed(k, r.Dims, args)
+	}
+	return q.th.call(func() error { return q.enqueueUntimed(k, r.Dims, args) })
+}
+
+func (q *queue) enqueueUntimed(k *kernel, dims int, args []driver.Arg) error {
+	if err := setArgs(k, args); err != nil {
+		return err
+	}
+	if st := enqueueKernel(q.q, k.k, dims, &q.sizes); st != Success {
+		return check(fmt.Sprintf("clEnqueueNDRangeKernel(%s, %s)", k.name, q.sizes.describe(dims)), st)
+	}
+	return nil
+}
+
+// launchable checks a launch of dk over r on q and returns the kernel.
+func (q *queue) launchable(dk driver.Kernel, r driver.Range) (*kernel, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	k, ok := dk.(*kernel)
+	if !ok || k == nil {
+		return nil, fmt.Errorf("cl: kernel %T is not an OpenCL kernel: %w", dk, engine.ErrInvalidArg)
+	}
+	if k.closed.Load() {
+		return nil, errClosed("kernel " + k.name)
+	}
+	if err := checkLaunch(r); err != nil {
+		return nil, wrapf(err, "launch %s", k.name)
+	}
+	return k, nil
+}
+
+// setArgs sets the kernel's arguments (clSetKernelArg); the caller holds k.mu and is on
+// the queue's thread.
+func setArgs(k *kernel, args []driver.Arg) error {
+	for i, a := range args {
+		var st Status
+		switch {
+		case a.Buffer != nil:
+			b, err := asBuffer(a.Buffer)
+			if err != nil {
+				return wrapf(err, "launch %s: argument %d", k.name, i)
+			}
+			st = setArgBuffer(k.k, i, b.mem)
+		case len(a.Value) > 0:
+			st = setArgValue(k.k, i, a.Value)
+		case a.Local > 0:
+			st = setArgLocal(k.k, i, a.Local)
+		default:
+			return fmt.Errorf("cl: launch %s: argument %d has no buffer, value or local size: %w", k.name, i, engine.ErrInvalidArg)
+		}
+		if st != Success {
+			return check(fmt.Sprintf("clSetKernelArg(%s, %d)", k.name, i), st)
+		}
+	}
+	return nil
 }
 
 // checkLaunch refuses what an OpenCL launch cannot do: a range of other than 1 to 3

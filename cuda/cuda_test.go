@@ -622,7 +622,8 @@ extern "C" __global__ void convert(int n, const float *in, uint16_t *h, uint16_t
 // TestLaunchUntimed launches from several goroutines at once, each with its own queue,
 // without events (the path of Queue.Launch outside Timed: the context made current on
 // whatever thread each goroutine runs on), mixed with timed launches on the same queues:
-// every launch must land, in order, and an untimed launch must not allocate.
+// every launch must land, in order. (The conformance suite checks that an untimed launch
+// allocates nothing.)
 func TestLaunchUntimed(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
 		prog, err := dev.Build(testSource)
@@ -691,29 +692,5 @@ func TestLaunchUntimed(t *testing.T) {
 			}
 		}
 
-		q, err := dev.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
-		xb, err := engine.Upload(t.Context(), q, x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer xb.Close()
-		a, m := float32(0), int32(n)
-		r := engine.Range1D(engine.RoundUp(n, 128), 128)
-		allocs := testing.AllocsPerRun(1000, func() {
-			if err := q.Launch(k, r, xb, xb, a, m); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if err := q.Finish(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%.1f allocations per untimed launch (two boxed scalar arguments)", allocs)
-		if allocs > 2 {
-			t.Errorf("%.1f allocations per untimed launch; want at most the two of the boxed scalars", allocs)
-		}
 	})
 }

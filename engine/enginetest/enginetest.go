@@ -35,6 +35,9 @@ type Options struct {
 	// with this reason: under Oclgrind, whose checks are meant for Prism's kernels and
 	// flag the libraries' own.
 	SkipVendor string
+	// LaunchAllocates, when not empty, says why the backend's untimed launch may allocate
+	// (the fake backend runs kernels in Go); the suite then only logs the count.
+	LaunchAllocates string
 }
 
 // Small reports whether the environment variable PRISM_TEST_SIZE is "small": tests then

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
 	"github.com/prism-compute/prism/engine/internal/suitekernels"
 )
 
@@ -20,6 +21,62 @@ func (s *suite) testLaunch(t *testing.T) {
 	t.Run("Index2D", s.testIndex2D)
 	t.Run("Index3D", s.testIndex3D)
 	t.Run("ProgramClosed", s.testKernelOutlivesProgram)
+	t.Run("Untimed", s.testUntimed)
+}
+
+// testUntimed launches many times back to back outside Timed, which a backend with
+// driver.UntimedLauncher does without events: every launch lands, in order, and (its
+// arguments boxed once) a launch allocates nothing, except under the thread policy of a
+// simulator (Small), where each call is handed to a thread.
+func (s *suite) testUntimed(t *testing.T) {
+	dq, err := s.dev.Driver().NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, untimed := dq.(driver.UntimedLauncher)
+	dq.Close()
+	k := s.kernel(t, suitekernels.Axpy)
+	q := s.queue(t)
+	l := s.locals(k)[0]
+	n := s.fit([]int{4097})[0]
+	launches := 64
+	if Small() {
+		launches = 4
+	}
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i%9 - 4) // small integers: every sum is exact
+	}
+	xb, yb := upload(t, q, x), upload(t, q, guarded(make([]float32, n)))
+	args := []any{int32(n), int32(guard), float32(1), xb, yb}
+	r := engine.Range1D(engine.RoundUp(n, l), l)
+	for range launches {
+		if err := q.Launch(k, r, args...); err != nil {
+			t.Fatalf("Launch: %v", err)
+		}
+	}
+	got := download(t, q, yb)
+	want := make([]float32, n)
+	for i := range want {
+		want[i] = float32(launches) * x[i]
+	}
+	checkBits(t, "y after the launches", got, guarded(want), 0)
+	if !untimed {
+		t.Skipf("the backend launches through events only (no driver.UntimedLauncher)")
+	}
+	args[2] = float32(0)
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := q.Launch(k, r, args...); err != nil {
+			t.Fatalf("Launch: %v", err)
+		}
+	})
+	if err := q.Finish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%.2f allocations per untimed launch", allocs)
+	if allocs > 0 && !Small() && s.opts.LaunchAllocates == "" {
+		t.Errorf("an untimed launch allocates %.2f times; want none", allocs)
+	}
 }
 
 // launchSizes returns the 1D problem sizes for work-group size l: around l and around
