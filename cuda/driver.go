@@ -201,9 +201,21 @@ const (
 	attrClusterLaunch               = 120
 )
 
+// Bounds on what the driver's attributes are believed: a compute capability of 1.0 to 99.9
+// (its minor is one digit: "sm_%d%d" must name one architecture), at most maxMultiprocessors
+// multiprocessors, and a warp size that is a power of two up to 1024 (the largest block).
+const (
+	maxComputeMajor    = 99
+	maxMultiprocessors = 1 << 16
+	maxWarpSize        = 1024
+)
+
 // describe fills a DeviceInfo and Properties from the device's attributes (attr asks one),
-// name, total memory and PCI bus ID string. The compute capability is required; any other
-// attribute that cannot be read is left at zero ("not reported").
+// name, total memory and PCI bus ID string. The compute capability is required, and a
+// device whose driver reports one outside 1.0 to 99.9 is refused (ErrUnavailable); any
+// other attribute that cannot be read, is negative, or is out of bounds (a multiprocessor
+// count above maxMultiprocessors, a warp size that is not a power of two up to 1024) is
+// left at zero ("not reported").
 func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID string) (driver.DeviceInfo, Properties, error) {
 	var p Properties
 	major, err := attr(attrComputeCapabilityMajor)
@@ -214,15 +226,27 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 	if err != nil {
 		return driver.DeviceInfo{}, p, err
 	}
+	if major < 1 || major > maxComputeMajor || minor < 0 || minor > 9 {
+		return driver.DeviceInfo{}, p, fmt.Errorf("cuda: device %q reports compute capability %d.%d, outside 1.0 to %d.9: the driver is not trusted: %w",
+			name, major, minor, maxComputeMajor, engine.ErrUnavailable)
+	}
 	get := func(a int) int {
 		v, err := attr(a)
 		if err != nil {
+			return 0
+		}
+		if v < 0 {
+			tracef("device %q: attribute %d is %d: not believed, left unreported", name, a, v)
 			return 0
 		}
 		return v
 	}
 	p.ComputeCapability = [2]int{major, minor}
 	p.Multiprocessors = get(attrMultiprocessorCount)
+	if p.Multiprocessors > maxMultiprocessors {
+		tracef("device %q: %d multiprocessors, above %d: not believed, left unreported", name, p.Multiprocessors, maxMultiprocessors)
+		p.Multiprocessors = 0
+	}
 	p.ClockMHz = get(attrClockRate) / 1000
 	p.MemoryClockMHz = get(attrMemoryClockRate) / 1000
 	p.MemoryBusWidth = get(attrGlobalMemoryBusWidth)
@@ -235,6 +259,10 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 	p.MaxThreadsPerBlock = get(attrMaxThreadsPerBlock)
 	p.MaxThreadsPerMultiprocessor = get(attrMaxThreadsPerMultiprocessor)
 	p.WarpSize = get(attrWarpSize)
+	if w := p.WarpSize; w > maxWarpSize || w&(w-1) != 0 {
+		tracef("device %q: a warp size of %d: not believed, left unreported", name, w)
+		p.WarpSize = 0
+	}
 	p.ClusterLaunch = get(attrClusterLaunch) == 1
 	for i := range 3 {
 		p.MaxBlockDim[i] = get(attrMaxBlockDimX + i)
@@ -245,7 +273,7 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 		dom, e1 := attr(attrPCIDomainID)
 		bus, e2 := attr(attrPCIBusID)
 		dev, e3 := attr(attrPCIDeviceID)
-		if e1 == nil && e2 == nil && e3 == nil {
+		if e1 == nil && e2 == nil && e3 == nil && dom >= 0 && bus >= 0 && bus <= 0xff && dev >= 0 && dev <= 0x1f {
 			p.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.%x", dom, bus, dev, 0)
 		}
 	}
