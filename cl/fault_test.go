@@ -83,9 +83,10 @@ func TestFaultyICD(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFaultyICD$", "-test.v", "-test.count=1")
 			for _, kv := range os.Environ() {
-				// OCL_ICD_FILENAMES (set in some GPU containers) lists ICDs beside the vendor
-				// directory, and no FAKE_* of the parent may leak into a case.
-				if !strings.HasPrefix(kv, "OCL_ICD_FILENAMES=") && !strings.HasPrefix(kv, "FAKE_") && !strings.HasPrefix(kv, "PRISM_CL_FAULT=") {
+				// The loader's own variables of the parent (a GPU machine may name its vendor
+				// directory in OCL_ICD_VENDORS; the loader reads the first one) and its
+				// FAKE_* must not reach a case: the fake is the only ICD there.
+				if !strings.HasPrefix(kv, "OCL_ICD_FILENAMES=") && !strings.HasPrefix(kv, "OCL_ICD_VENDORS=") && !strings.HasPrefix(kv, "OPENCL_VENDOR_PATH=") && !strings.HasPrefix(kv, "FAKE_") && !strings.HasPrefix(kv, "PRISM_CL_FAULT=") {
 					cmd.Env = append(cmd.Env, kv)
 				}
 			}
