@@ -77,8 +77,12 @@ func TestFaultyICD(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "fake.icd"), []byte(lib+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	loaded := true
 	for _, sc := range faultScenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			if !loaded {
+				t.Skip("the ICD loader did not load the fake ICD (see the sane case)")
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFaultyICD$", "-test.v", "-test.count=1")
@@ -97,6 +101,12 @@ func TestFaultyICD(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			if ctx.Err() != nil {
 				t.Fatalf("the case did not end within a minute\n%s", out)
+			}
+			if sc.name == "sane" && strings.Contains(string(out), "no OpenCL platform found by the ICD loader") {
+				// The fixture, not Prism: this machine's ICD loader did not take the fake
+				// from OCL_ICD_VENDORS (OCL_ICD_DEBUG=15 shows why).
+				loaded = false
+				t.Skipf("the ICD loader did not load the fake ICD from %s:\n%s", dir, out)
 			}
 			if err != nil || !strings.Contains(string(out), "\nPASS") {
 				t.Fatalf("child: %v\n%s", err, out)
