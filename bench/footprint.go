@@ -12,13 +12,14 @@ import (
 )
 
 // The memory a case needs, estimated before its inputs are made, per byte of its main
-// operand (size elements of the op's type). Measured on PoCL at 64M elements (2026-11-23,
+// operand (size elements of the op's type). Measured on PoCL at 64M elements (2026-11-24,
 // prism run --count 1, peak RSS less the process's base, where device memory is host
-// memory too): stream/copy/float32 33 bytes per element (8.2 per operand byte),
-// map/axpy/float32 41 (10.3), gemm/nn/float32 33, fft/c2c/float32 23, reduce/sum/float32 8.
-// The host holds the inputs, the downloaded output and the float64 reference; the device
-// the inputs, outputs and scratch (rotated input sets beyond the first stay within
-// kernels.RotationBytes). The factors are upper bounds with a margin.
+// memory too): gemm/nn/float32 28 bytes per element (7 per operand byte), fft/c2c/float32
+// 22, map/fma/float32 16.5, stream/copy/float32 and map/axpy/float32 12.4,
+// reduce/sum/float32 8. The host holds the inputs, the downloaded output and the float64
+// reference, except in the element-wise families (stream, map), which generate and verify
+// a chunk at a time; the device the inputs, outputs and scratch (rotated input sets beyond
+// the first stay within kernels.RotationBytes). The factors are upper bounds with a margin.
 const (
 	hostBytesPerOperandByte   = 12
 	deviceBytesPerOperandByte = 6

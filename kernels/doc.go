@@ -2,7 +2,9 @@
 // Instance, Model, Family, ErrVerify), the element-type descriptors (Type, TypeOf), the
 // rotation of input sets (Inputs, Rotated) and the helpers every family's verification
 // and launches share (CheckClose, Gamma, VerifyIndices, CompensatedSum, WorkGroup, Header,
-// ...). It imports only engine and has no cgo.
+// ...). Element-wise families make their inputs and verify their outputs a chunk at a time
+// (NewInputsChunked, CheckElementwise), so that the host holds chunks, not whole arrays.
+// It imports only engine and has no cgo.
 //
 // # Layout
 //

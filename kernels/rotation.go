@@ -38,13 +38,15 @@ func RotationSets(dev *engine.Device, p Params, setBytes int) int {
 
 // Inputs are the input sets of an Instance: in each set one or more arrays on the device.
 // Successive Runs take the sets in turn (Next), so that with Params.Rotate no run finds its
-// inputs in a cache, and Verify checks the set of the last Run (Last) against the float64
-// reference. Only one set is held on the host at a time (the first, as generated, until a
-// later one is asked for and downloaded), so that rotation multiplies device memory, not
-// host memory. Not safe for concurrent use, as the Instance holding it.
+// inputs in a cache, and Verify checks the set of the last Run (Last, or LastChunks a
+// chunk at a time) against the float64 reference. At most one set is held on the host at a
+// time (with NewInputs the first, as generated, until a later one is asked for and
+// downloaded; with NewInputsChunked none until Last is called), so that rotation
+// multiplies device memory, not host memory. Not safe for concurrent use, as the Instance
+// holding it.
 type Inputs[T Number] struct {
 	q          *engine.Queue
-	host       [][]T                 // the host arrays of set held
+	host       [][]T                 // the host arrays of set held; nil when none is
 	held       int                   // the set host holds
 	dev        [][]*engine.Buffer[T] // dev[set][array]
 	sums       [][]uint64            // sums[set][array]: hashes of the arrays as generated
@@ -82,8 +84,52 @@ func NewInputs[T Number](ctx context.Context, q *engine.Queue, p Params, setByte
 	return in, nil
 }
 
+// NewInputsChunked makes input sets as NewInputs does, each of arrays arrays of n elements,
+// without ever holding an array whole on the host: fill(set, array, lo, dst) sets dst to
+// elements lo to lo+len(dst)-1 of that array of that set, and each chunk is uploaded
+// before the next is filled. fill is called for sets 0, 1, ... in turn, within a set for
+// its arrays in order, within an array for its chunks in order, so that a generator that
+// draws element after element (FillRand) gives the arrays that NewInputs gives with gen
+// drawing each array whole in the same order. No set is held on the host afterwards:
+// LastChunks reads the last one a chunk at a time, Last downloads it whole. On error, ctx
+// done included, the arrays uploaded so far are released.
+func NewInputsChunked[T Number](ctx context.Context, q *engine.Queue, p Params, arrays, n int, fill func(set, array, lo int, dst []T)) (*Inputs[T], error) {
+	if arrays < 1 || n < 1 {
+		return nil, fmt.Errorf("kernels: input sets of %d arrays of %d elements; both must be at least 1: %w", arrays, n, engine.ErrInvalidArg)
+	}
+	in := &Inputs[T]{q: q, seed: maphash.MakeSeed()}
+	chunk := make([]T, min(n, chunkLen))
+	for set := range RotationSets(q.Device(), p, arrays*n*engine.SizeOf[T]()) {
+		sums := make([]uint64, arrays)
+		in.sums = append(in.sums, sums)
+		bufs := make([]*engine.Buffer[T], 0, arrays)
+		in.dev = append(in.dev, bufs)
+		for a := range arrays {
+			b, err := engine.NewBuffer[T](q.Device(), n)
+			if err != nil {
+				return nil, errors.Join(err, in.Close())
+			}
+			bufs = append(bufs, b)
+			in.dev[set] = bufs
+			var h maphash.Hash
+			h.SetSeed(in.seed)
+			for lo := 0; lo < n; lo += len(chunk) {
+				c := chunk[:min(len(chunk), n-lo)]
+				fill(set, a, lo, c)
+				h.Write(bytesOf(c))
+				if err := b.Write(ctx, q, lo, c); err != nil {
+					return nil, errors.Join(err, in.Close())
+				}
+			}
+			sums[a] = h.Sum64()
+		}
+	}
+	return in, nil
+}
+
 // Next returns the device arrays of the set the next Run uses, in the order gen returned
-// them, and makes that set the last.
+// them (NewInputsChunked: in the order of fill's array numbers), and makes that set the
+// last.
 func (in *Inputs[T]) Next() []*engine.Buffer[T] {
 	i := in.next
 	in.next, in.last = (i+1)%len(in.dev), i
@@ -115,16 +161,97 @@ func (in *Inputs[T]) Last(ctx context.Context) ([][]T, error) {
 	return arrays, nil
 }
 
+// LastChunks calls f for successive chunks of the set Next returned last (the first set
+// before any Next), whose arrays must have one length: f(lo, x) with x[a] holding elements
+// lo to lo+len(x[a])-1 of array a, x[a] of the same length for every a, the chunks in
+// order from lo = 0. The slices are valid until f returns. A set held on the host is read
+// from there; any other is read from the device a chunk at a time, never held whole, and
+// its hash is checked as Last checks it, once every chunk is read: an input changed on the
+// device is an error wrapping ErrVerify that takes precedence over one of f's that wraps
+// ErrVerify (a mismatch found on the changed input). Another error of f's ends the reading
+// and is returned at once.
+func (in *Inputs[T]) LastChunks(ctx context.Context, f func(lo int, x [][]T) error) error {
+	n, err := in.lastLen()
+	if err != nil {
+		return err
+	}
+	set := in.dev[in.last]
+	x := make([][]T, len(set))
+	if in.last == in.held && in.host != nil {
+		for lo := 0; lo < n; lo += chunkLen {
+			hi := min(lo+chunkLen, n)
+			for a, h := range in.host {
+				x[a] = h[lo:hi]
+			}
+			if err := f(lo, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	c := min(n, chunkLen)
+	bufs := make([][]T, len(set))
+	hs := make([]maphash.Hash, len(set))
+	for a := range set {
+		bufs[a] = make([]T, c)
+		hs[a].SetSeed(in.seed)
+	}
+	var mismatch error // the first error of f's, which wraps ErrVerify
+	for lo := 0; lo < n; lo += c {
+		m := min(c, n-lo)
+		for a, b := range set {
+			x[a] = bufs[a][:m]
+			if err := b.Read(ctx, in.q, lo, x[a]); err != nil {
+				return err
+			}
+			hs[a].Write(bytesOf(x[a]))
+		}
+		if mismatch == nil {
+			if err := f(lo, x); err != nil {
+				if !errors.Is(err, ErrVerify) {
+					return err
+				}
+				mismatch = err
+			}
+		}
+	}
+	for a := range set {
+		if hs[a].Sum64() != in.sums[in.last][a] {
+			return fmt.Errorf("%w: input array %d of set %d changed on the device since it was uploaded", ErrVerify, a, in.last)
+		}
+	}
+	return mismatch
+}
+
+// lastLen returns the length of the arrays of the set Next returned last, or an error
+// wrapping engine.ErrInvalidArg when they differ.
+func (in *Inputs[T]) lastLen() (int, error) {
+	set := in.dev[in.last]
+	n := set[0].Len()
+	for a, b := range set[1:] {
+		if b.Len() != n {
+			return 0, fmt.Errorf("kernels: input set %d: array %d has %d elements, array 0 %d; a chunked read needs one length: %w", in.last, a+1, b.Len(), n, engine.ErrInvalidArg)
+		}
+	}
+	return n, nil
+}
+
 // LastBuffers returns the device arrays of the set Next returned last (the first set before
 // any Next), for a Verify that must run again on the inputs of the last Run.
 func (in *Inputs[T]) LastBuffers() []*engine.Buffer[T] { return in.dev[in.last] }
 
-// hashOf returns the hash of the bytes of a.
+// hashOf returns the hash of the bytes of a: the sum of a maphash.Hash with that seed
+// after writes of the bytes of a's parts in order, however a is cut.
 func hashOf[T Number](seed maphash.Seed, a []T) uint64 {
+	return maphash.Bytes(seed, bytesOf(a))
+}
+
+// bytesOf returns the bytes of a (nil when a is empty).
+func bytesOf[T Number](a []T) []byte {
 	if len(a) == 0 {
-		return maphash.Bytes(seed, nil)
+		return nil
 	}
-	return maphash.Bytes(seed, unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)*int(unsafe.Sizeof(a[0]))))
+	return unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)*int(unsafe.Sizeof(a[0])))
 }
 
 // Sets returns the number of input sets.

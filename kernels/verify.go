@@ -1,9 +1,12 @@
 package kernels
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/prism-compute/prism/engine"
 )
 
 // NewRand returns the generator of an op's inputs: PCG seeded with seed and a stream
@@ -15,11 +18,23 @@ func NewRand(seed uint64, stream uint64) *rand.Rand {
 // RandFloats returns n uniform values in [lo, hi).
 func RandFloats[T Float](rng *rand.Rand, n int, lo, hi float64) []T {
 	out := make([]T, n)
-	for i := range out {
-		out[i] = T(lo + (hi-lo)*rng.Float64())
-	}
+	FillRand(rng, out, lo, hi)
 	return out
 }
+
+// FillRand sets dst to uniform values in [lo, hi), drawn as RandFloats draws them: filling
+// the chunks of an array in order gives the values RandFloats gives for the whole array.
+func FillRand[T Float](rng *rand.Rand, dst []T, lo, hi float64) {
+	for i := range dst {
+		dst[i] = T(lo + (hi-lo)*rng.Float64())
+	}
+}
+
+// chunkLen is the number of elements that NewInputsChunked generates and uploads, and
+// LastChunks and CheckElementwise read, at a time: 4 MiB of float32 per array, so that
+// the host holds a few chunks instead of whole arrays, in a few hundred driver copies at
+// the largest sizes. A variable so that tests can make it small.
+var chunkLen = 1 << 20
 
 // CheckClose compares got with the float64 reference want element by element and returns an
 // error wrapping ErrVerify for the first element i with |got[i] - want[i]| > tol(i) (a NaN
@@ -28,13 +43,50 @@ func CheckClose[T Number](what string, got []T, want []float64, tol func(i int) 
 	if len(got) < len(want) {
 		return fmt.Errorf("%w: %s: %d elements, want %d", ErrVerify, what, len(got), len(want))
 	}
-	for i, w := range want {
-		g := float64(got[i])
+	return checkCloseFrom(what, 0, got, want, tol)
+}
+
+// checkCloseFrom is CheckClose for a part of an output: got and want hold its elements lo
+// to lo+len(want)-1 (got at least as long as want), and tol and the error take the
+// elements' indices in the whole output.
+func checkCloseFrom[T Number](what string, lo int, got []T, want []float64, tol func(i int) float64) error {
+	for j, w := range want {
+		i := lo + j
+		g := float64(got[j])
 		if d := math.Abs(g - w); !(d <= tol(i)) {
-			return fmt.Errorf("%w: %s: element %d = %v, want %v (|diff| %.3g > tolerance %.3g)", ErrVerify, what, i, got[i], w, d, tol(i))
+			return fmt.Errorf("%w: %s: element %d = %v, want %v (|diff| %.3g > tolerance %.3g)", ErrVerify, what, i, got[j], w, d, tol(i))
 		}
 	}
 	return nil
+}
+
+// CheckElementwise is CheckClose for an element-wise op on the device: it compares out
+// with the float64 reference on the last input set of in (Inputs.LastChunks), whose arrays
+// have one length n, element i of out with element i of the inputs, reading out and the
+// inputs in chunks, so that the host holds a chunk of each instead of the whole output,
+// its inputs and its reference. For each chunk, ref fills want[j] and tol[j] for element
+// lo+j from x[a][j], element lo+j of input array a. The error is CheckClose's, naming
+// elements by their index in out: the first i < n with |out[i] - want[i]| > tol[i] (a NaN
+// never passes), or an out shorter than n; an input changed on the device takes
+// precedence, as with Last.
+func CheckElementwise[T Number](ctx context.Context, q *engine.Queue, what string, out *engine.Buffer[T], in *Inputs[T], ref func(lo int, x [][]T, want, tol []float64)) error {
+	n, err := in.lastLen()
+	if err != nil {
+		return err
+	}
+	if out.Len() < n {
+		return fmt.Errorf("%w: %s: %d elements, want %d", ErrVerify, what, out.Len(), n)
+	}
+	c := min(n, chunkLen)
+	got, want, tol := make([]T, c), make([]float64, c), make([]float64, c)
+	return in.LastChunks(ctx, func(lo int, x [][]T) error {
+		m := len(x[0])
+		if err := out.Read(ctx, q, lo, got[:m]); err != nil {
+			return err
+		}
+		ref(lo, x, want[:m], tol[:m])
+		return checkCloseFrom(what, lo, got[:m], want[:m], func(i int) float64 { return tol[i-lo] })
+	})
 }
 
 // CheckEqual compares got with want exactly and returns an error wrapping ErrVerify for the

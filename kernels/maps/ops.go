@@ -93,12 +93,8 @@ func newMapInstance[T kernels.Float](q *engine.Queue, name string, op MapOp, p k
 	in.a, in.b = T(rng.Float64()*4-2), T(rng.Float64()*4-2)
 	k := mapInputs(op)
 	lo, hi := mapRange(op)
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, k*n*engine.SizeOf[T](), func(int) [][]T {
-		set := make([][]T, k)
-		for i := range set {
-			set[i] = kernels.RandFloats[T](rng, n, lo, hi)
-		}
-		return set
+	in.x, err = kernels.NewInputsChunked(context.TODO(), q, p, k, n, func(_, _, _ int, dst []T) {
+		kernels.FillRand(rng, dst, lo, hi) // the arrays in order, as RandFloats would draw them
 	})
 	if err != nil {
 		return nil, err
@@ -113,18 +109,14 @@ func (in *mapInstance[T]) Run(q *engine.Queue) error {
 	return in.m.Run(q, in.op, in.a, in.b, append([]*engine.Buffer[T]{in.out}, in.x.Next()...)...)
 }
 
+// Verify checks the output of the last Run against MapRef within MapTolerance, a chunk at
+// a time (kernels.CheckElementwise).
 func (in *mapInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
-	if err != nil {
-		return err
-	}
-	x, err := in.x.Last(context.TODO())
-	if err != nil {
-		return err
-	}
 	a, b := float64(in.a), float64(in.b)
-	want, tol := MapRef(in.op, a, b, x...), MapTolerance(in.op, a, b, x...)
-	return kernels.CheckClose("map "+string(in.op), got, want, func(i int) float64 { return tol[i] })
+	return kernels.CheckElementwise(context.TODO(), q, "map "+string(in.op), in.out, in.x, func(_ int, x [][]T, want, tol []float64) {
+		mapRefInto(in.op, a, b, want, x...)
+		mapToleranceInto(in.op, a, b, tol, x...)
+	})
 }
 
 func (in *mapInstance[T]) Model() kernels.Model { return MapModel(in.op, in.n, engine.SizeOf[T]()) }

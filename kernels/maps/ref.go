@@ -10,8 +10,14 @@ import (
 // map family is checked against. in holds the op's inputs in the kernel's order (x; x, y;
 // a, b, c: see map.cl), a and b its scalars (ignored where it has none).
 func MapRef[T kernels.Float](op MapOp, a, b float64, in ...[]T) []float64 {
-	n := len(in[0])
-	out := make([]float64, n)
+	out := make([]float64, len(in[0]))
+	mapRefInto(op, a, b, out, in...)
+	return out
+}
+
+// mapRefInto sets out[i] to element i of MapRef(op, a, b, in...), i < len(out): the
+// reference of a chunk of the output from the same chunk of the inputs.
+func mapRefInto[T kernels.Float](op MapOp, a, b float64, out []float64, in ...[]T) {
 	for i := range out {
 		x := float64(in[0][i])
 		switch op {
@@ -29,7 +35,6 @@ func MapRef[T kernels.Float](op MapOp, a, b float64, in ...[]T) []float64 {
 			out[i] = x*float64(in[1][i]) + float64(in[2][i])
 		}
 	}
-	return out
 }
 
 // MapTolerance returns, for each element, the largest error allowed between a device
@@ -45,9 +50,14 @@ func MapRef[T kernels.Float](op MapOp, a, b float64, in ...[]T) []float64 {
 //     by e/(1+e) < 1), the division within 2.5 ulp (5u; OpenCL's float bound, CUDA and
 //     double division are correctly rounded): 12u relative, here 12.1u for second order.
 func MapTolerance[T kernels.Float](op MapOp, a, b float64, in ...[]T) []float64 {
+	tol := make([]float64, len(in[0]))
+	mapToleranceInto(op, a, b, tol, in...)
+	return tol
+}
+
+// mapToleranceInto sets tol[i] to element i of MapTolerance(op, a, b, in...), i < len(tol).
+func mapToleranceInto[T kernels.Float](op MapOp, a, b float64, tol []float64, in ...[]T) {
 	u := kernels.Epsilon[T]()
-	n := len(in[0])
-	tol := make([]float64, n)
 	for i := range tol {
 		x := float64(in[0][i])
 		switch op {
@@ -65,5 +75,4 @@ func MapTolerance[T kernels.Float](op MapOp, a, b float64, in ...[]T) []float64 
 			tol[i] = 0
 		}
 	}
-	return tol
 }

@@ -85,8 +85,8 @@ func newStreamInstance[T kernels.Float](q *engine.Queue, op StreamOp, p kernels.
 	}
 	rng := kernels.NewRand(p.Seed, 1)
 	in.k = T(rng.Float64()*4 - 2)
-	in.ab, err = kernels.NewInputs(context.TODO(), q, p, 2*n*engine.SizeOf[T](), func(int) [][]T {
-		return [][]T{kernels.RandFloats[T](rng, n, -1, 1), kernels.RandFloats[T](rng, n, -1, 1)}
+	in.ab, err = kernels.NewInputsChunked(context.TODO(), q, p, 2, n, func(_, _, _ int, dst []T) {
+		kernels.FillRand(rng, dst, -1, 1) // a, then b, as RandFloats would draw them
 	})
 	if err != nil {
 		return nil, err
@@ -120,35 +120,82 @@ func (in *streamInstance[T]) Run(q *engine.Queue) error {
 	}
 }
 
+// Verify checks the output of the last Run a chunk at a time (kernels.CheckElementwise),
+// after a first pass over the inputs for the largest terms, on which the tolerance of
+// every element depends; dot reads its inputs in one pass.
 func (in *streamInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+	ctx := context.TODO()
+	if in.op == OpDot {
+		want, mag, err := in.dotRef(ctx)
+		if err != nil {
+			return err
+		}
+		tol := StreamTolerance[T](in.op, in.n, in.s.WorkGroup(), mag)
+		return in.checkDot("stream dot", q, want, tol)
+	}
+	var maxA, maxB float64
+	err := in.ab.LastChunks(ctx, func(_ int, ab [][]T) error {
+		maxA, maxB = math.Max(maxA, kernels.MaxAbs(ab[0])), math.Max(maxB, kernels.MaxAbs(ab[1]))
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	ab, err := in.ab.Last(context.TODO())
-	if err != nil {
-		return err
-	}
-	a, b, k := ab[0], ab[1], float64(in.k)
-	var want []float64
+	k := float64(in.k)
 	var mag float64
 	switch in.op {
 	case OpCopy:
-		want, mag = StreamRef(in.op, a, nil, nil, 0), kernels.MaxAbs(a)
+		mag = maxA
 	case OpScale: // out = k*a
-		want, mag = StreamRef(in.op, nil, nil, a, k), math.Abs(k)*kernels.MaxAbs(a)
+		mag = math.Abs(k) * maxA
 	case OpAdd:
-		want, mag = StreamRef(in.op, a, b, nil, 0), kernels.MaxAbs(a)+kernels.MaxAbs(b)
+		mag = maxA + maxB
 	case OpTriad: // out = a + k*b
-		want, mag = StreamRef(in.op, nil, a, b, k), kernels.MaxAbs(a)+math.Abs(k)*kernels.MaxAbs(b)
-	case OpDot:
-		want = StreamRef(in.op, a, b, nil, 0)
+		mag = maxA + math.Abs(k)*maxB
+	}
+	tol := StreamTolerance[T](in.op, in.n, in.s.WorkGroup(), mag)
+	return kernels.CheckElementwise(ctx, q, "stream "+string(in.op), in.out, in.ab, func(_ int, ab [][]T, want, t []float64) {
+		a, b := ab[0], ab[1]
+		switch in.op {
+		case OpCopy:
+			streamRefInto(in.op, want, a, nil, nil, 0)
+		case OpScale:
+			streamRefInto(in.op, want, nil, nil, a, k)
+		case OpAdd:
+			streamRefInto(in.op, want, a, b, nil, 0)
+		case OpTriad:
+			streamRefInto(in.op, want, nil, a, b, k)
+		}
+		for i := range t {
+			t[i] = tol
+		}
+	})
+}
+
+// dotRef returns the float64 dot product of the last input set (StreamRef) and the sum of
+// |a[i]*b[i]|, reading the inputs a chunk at a time in order, so that both sums are
+// those of the whole arrays.
+func (in *streamInstance[T]) dotRef(ctx context.Context) (want, mag float64, err error) {
+	err = in.ab.LastChunks(ctx, func(_ int, ab [][]T) error {
+		a, b := ab[0], ab[1]
+		for i := range a {
+			want += float64(a[i]) * float64(b[i])
+		}
 		for i := range a {
 			mag += math.Abs(float64(a[i]) * float64(b[i]))
 		}
+		return nil
+	})
+	return want, mag, err
+}
+
+// checkDot compares the one-element output of dot with want within tol.
+func (in *streamInstance[T]) checkDot(what string, q *engine.Queue, want, tol float64) error {
+	var got [1]T
+	if err := in.out.Read(context.TODO(), q, 0, got[:]); err != nil {
+		return err
 	}
-	tol := StreamTolerance[T](in.op, len(a), in.s.WorkGroup(), mag)
-	return kernels.CheckClose("stream "+string(in.op), got, want, func(int) float64 { return tol })
+	return kernels.CheckClose(what, got[:], []float64{want}, func(int) float64 { return tol })
 }
 
 func (in *streamInstance[T]) Model() kernels.Model {

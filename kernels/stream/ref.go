@@ -8,14 +8,18 @@ import "github.com/prism-compute/prism/kernels"
 // in stream.cl.
 func StreamRef[T kernels.Float](op StreamOp, a, b, c []T, k float64) []float64 {
 	switch op {
-	case OpCopy: // c = a
-		return mapRef(len(a), func(i int) float64 { return float64(a[i]) })
-	case OpScale: // b = k*c
-		return mapRef(len(c), func(i int) float64 { return k * float64(c[i]) })
-	case OpAdd: // c = a + b
-		return mapRef(len(a), func(i int) float64 { return float64(a[i]) + float64(b[i]) })
-	case OpTriad: // a = b + k*c
-		return mapRef(len(b), func(i int) float64 { return float64(b[i]) + k*float64(c[i]) })
+	case OpCopy, OpAdd:
+		out := make([]float64, len(a))
+		streamRefInto(op, out, a, b, c, k)
+		return out
+	case OpScale:
+		out := make([]float64, len(c))
+		streamRefInto(op, out, a, b, c, k)
+		return out
+	case OpTriad:
+		out := make([]float64, len(b))
+		streamRefInto(op, out, a, b, c, k)
+		return out
 	case OpDot:
 		var s float64
 		for i := range a {
@@ -26,12 +30,28 @@ func StreamRef[T kernels.Float](op StreamOp, a, b, c []T, k float64) []float64 {
 	return nil
 }
 
-func mapRef(n int, f func(int) float64) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = f(i)
+// streamRefInto sets out[i] to element i of StreamRef(op, a, b, c, k) for an element-wise
+// op (copy, scale, add, triad), i < len(out): the reference of a chunk of the output from
+// the same chunk of the inputs.
+func streamRefInto[T kernels.Float](op StreamOp, out []float64, a, b, c []T, k float64) {
+	switch op {
+	case OpCopy: // c = a
+		for i := range out {
+			out[i] = float64(a[i])
+		}
+	case OpScale: // b = k*c
+		for i := range out {
+			out[i] = k * float64(c[i])
+		}
+	case OpAdd: // c = a + b
+		for i := range out {
+			out[i] = float64(a[i]) + float64(b[i])
+		}
+	case OpTriad: // a = b + k*c
+		for i := range out {
+			out[i] = float64(b[i]) + k*float64(c[i])
+		}
 	}
-	return out
 }
 
 // StreamTolerance returns the largest error allowed between a device result of op and the

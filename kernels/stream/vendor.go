@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -58,20 +57,12 @@ func (v *vendorDot[T]) Run(q *engine.Queue) error {
 // Verify checks the dot product within kernels.SumBound of its n+1 roundings (a product and
 // n additions per term chain; the library's order is not known).
 func (v *vendorDot[T]) Verify(q *engine.Queue) error {
-	got, err := v.out.Download(context.TODO(), q)
+	want, mag, err := v.dotRef(context.TODO())
 	if err != nil {
 		return err
-	}
-	ab, err := v.ab.Last(context.TODO())
-	if err != nil {
-		return err
-	}
-	var mag float64
-	for i := range ab[0] {
-		mag += math.Abs(float64(ab[0][i]) * float64(ab[1][i]))
 	}
 	tol := kernels.SumBound[T](v.n+1, mag)
-	return kernels.CheckClose("stream dot ("+v.blas.Library().Name+")", got, StreamRef(OpDot, ab[0], ab[1], nil, 0), func(int) float64 { return tol })
+	return v.checkDot("stream dot ("+v.blas.Library().Name+")", q, want, tol)
 }
 
 // Library names the BLAS that ran.
