@@ -27,11 +27,9 @@ const (
 
 // footprint returns the host and device bytes a case of op at size needs at most.
 func footprint(op kernels.Op, size int) (host, device int64) {
-	elem := int64(4)
-	for _, t := range kernels.Types() {
-		if t.Name == op.Type {
-			elem = int64(t.Size)
-		}
+	elem := int64(4) // and for precisions that are not a storage type (tf32)
+	if t, ok := kernels.TypeByName(op.Type); ok {
+		elem = int64(t.Size)
 	}
 	b := int64(size) * elem
 	return b * hostBytesPerOperandByte, b*deviceBytesPerOperandByte + kernels.RotateBytes

@@ -406,10 +406,18 @@ func toArg(a any, dev *Device, values *[]byte) (driver.Arg, error) {
 		return value(le.AppendUint16(scalar[:0], uint16(v))), nil
 	case uint16:
 		return value(le.AppendUint16(scalar[:0], v)), nil
+	case Half:
+		return value(le.AppendUint16(scalar[:0], uint16(v))), nil
+	case BFloat16:
+		return value(le.AppendUint16(scalar[:0], uint16(v))), nil
 	case int8:
 		return value(append(scalar[:0], byte(v))), nil
 	case uint8:
 		return value(append(scalar[:0], v)), nil
+	case Float8E4M3:
+		return value(append(scalar[:0], byte(v))), nil
+	case Float8E5M2:
+		return value(append(scalar[:0], byte(v))), nil
 	case LocalBytes:
 		if v <= 0 {
 			return driver.Arg{}, fmt.Errorf("LocalBytes(%d): the size must be positive: %w", int64(v), ErrInvalidArg)

@@ -19,9 +19,9 @@ type Number interface {
 // Type describes one element type of the suite: its name in op names, its size, how the
 // OpenCL C and the CUDA C++ sources spell it, its rounding, what a device needs to compute
 // in it and how the host converts it. The launchers' -D type options (Defines), TypeName,
-// Epsilon, Gamma and the tolerances all read it, so that a new element type (half,
-// bfloat16, fp8) is an entry of the table Types returns plus the kernels that use it. A
-// Type is a value; it is safe for concurrent use.
+// Epsilon, Gamma and the tolerances all read it, so that a new element type is an entry of
+// the table Types or StorageTypes returns plus the kernels that use it. A Type is a value;
+// it is safe for concurrent use.
 type Type struct {
 	// Name is the type's name in op names and reports ("float32").
 	Name string
@@ -44,10 +44,22 @@ type Type struct {
 	// support (engine.DeviceInfo FP64, FP16); Defines then also defines PRISM_FP64 or
 	// PRISM_FP16, which the kernels test to enable the extension.
 	FP64, FP16 bool
+	// Storage reports a storage-only type (float16, bfloat16, float8e4m3, float8e5m2): a
+	// buffer holds its bits in the unsigned integer of Size bytes that OpenCL and CUDA
+	// name (ushort, uchar), Defines passes that spelling as ELEM, and a kernel converts each
+	// element to float32 when it loads it and back when it stores it: arithmetic happens in
+	// float32. Unit, MinNormal and MinSubnormal are the storage format's, what one rounding
+	// of a stored result costs. Such a type needs no fp16 support of the device (FP16 is
+	// false): the conversions are integer code. Storage types are not Numbers: TypeOf and
+	// Types leave them out; StorageTypes and TypeByName give them.
+	Storage bool
 	// FromFloat64 converts x to the type as Go's conversions do (floats round to nearest
-	// even, integers truncate toward zero) and returns the bits of the result in the low
+	// even, integers truncate toward zero; storage types through engine's conversions,
+	// engine.HalfFromFloat64 and the like, which round once, to nearest even, with OCP's
+	// non-saturating overflow for fp8) and returns the bits of the result in the low
 	// 8*Size bits; ToFloat64 returns the value of the type with those bits, exactly. They are
-	// the host's conversions for element types Go has no arithmetic for (half, bfloat16).
+	// the host's conversions for element types Go has no arithmetic for (half, bfloat16,
+	// fp8).
 	FromFloat64 func(x float64) uint64
 	ToFloat64   func(bits uint64) float64
 }
@@ -78,8 +90,56 @@ var types = [...]Type{
 	},
 }
 
-// Types returns the element types of the suite: float32, float64, int32, uint32.
+// storageTypes is the table of storage-only element types (Type.Storage), in the order
+// StorageTypes lists them.
+var storageTypes = [...]Type{
+	{
+		Name: "float16", Size: 2, OpenCL: "ushort", CUDA: "unsigned short", Float: true, Storage: true,
+		Unit: 0x1p-11, MinNormal: 0x1p-14, MinSubnormal: 0x1p-24,
+		FromFloat64: func(x float64) uint64 { return uint64(engine.HalfFromFloat64(x)) },
+		ToFloat64:   func(b uint64) float64 { return engine.Half(b).Float64() },
+	},
+	{
+		Name: "bfloat16", Size: 2, OpenCL: "ushort", CUDA: "unsigned short", Float: true, Storage: true,
+		Unit: 0x1p-8, MinNormal: 0x1p-126, MinSubnormal: 0x1p-133,
+		FromFloat64: func(x float64) uint64 { return uint64(engine.BFloat16FromFloat64(x)) },
+		ToFloat64:   func(b uint64) float64 { return engine.BFloat16(b).Float64() },
+	},
+	{
+		Name: "float8e4m3", Size: 1, OpenCL: "uchar", CUDA: "unsigned char", Float: true, Storage: true,
+		Unit: 0x1p-4, MinNormal: 0x1p-6, MinSubnormal: 0x1p-9,
+		FromFloat64: func(x float64) uint64 { return uint64(engine.Float8E4M3FromFloat64(x)) },
+		ToFloat64:   func(b uint64) float64 { return engine.Float8E4M3(b).Float64() },
+	},
+	{
+		Name: "float8e5m2", Size: 1, OpenCL: "uchar", CUDA: "unsigned char", Float: true, Storage: true,
+		Unit: 0x1p-3, MinNormal: 0x1p-14, MinSubnormal: 0x1p-16,
+		FromFloat64: func(x float64) uint64 { return uint64(engine.Float8E5M2FromFloat64(x)) },
+		ToFloat64:   func(b uint64) float64 { return engine.Float8E5M2(b).Float64() },
+	},
+}
+
+// Types returns the element types the suite computes in (its Numbers): float32, float64,
+// int32, uint32. The storage-only types are in StorageTypes.
 func Types() []Type { return types[:] }
+
+// StorageTypes returns the storage-only element types (Type.Storage), whose buffers hold
+// engine.Half, engine.BFloat16, engine.Float8E4M3 and engine.Float8E5M2: float16,
+// bfloat16, float8e4m3, float8e5m2.
+func StorageTypes() []Type { return storageTypes[:] }
+
+// TypeByName returns the element type named name ("float32", "bfloat16"), among Types and
+// StorageTypes, and whether there is one.
+func TypeByName(name string) (Type, bool) {
+	for _, table := range [][]Type{types[:], storageTypes[:]} {
+		for _, t := range table {
+			if t.Name == name {
+				return t, true
+			}
+		}
+	}
+	return Type{}, false
+}
 
 // TypeOf returns the descriptor of element type T (of its underlying type for a named
 // type).

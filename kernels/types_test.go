@@ -3,6 +3,8 @@ package kernels
 import (
 	"math"
 	"testing"
+
+	"github.com/prism-compute/prism/engine"
 )
 
 // TestTypes checks the element-type table against Go's own types: names, sizes, unit
@@ -67,6 +69,94 @@ func TestTypes(t *testing.T) {
 		if got := c.t.ULP(c.x); got != c.want {
 			t.Errorf("%s ULP(%v) = %v, want %v", c.t.Name, c.x, got, c.want)
 		}
+	}
+}
+
+// TestStorageTypes checks the storage-only types: listed by StorageTypes and TypeByName but
+// not by Types, their spellings, limits against the values their conversions give, and that
+// the conversions are engine's.
+func TestStorageTypes(t *testing.T) {
+	want := []struct {
+		name         string
+		size         int
+		openCL, cuda string
+		unit         float64
+		// maxBits is the pattern of the largest finite value, to check the limits against.
+		maxBits uint64
+		max     float64
+	}{
+		{"float16", 2, "ushort", "unsigned short", 0x1p-11, 0x7BFF, 65504},
+		{"bfloat16", 2, "ushort", "unsigned short", 0x1p-8, 0x7F7F, 0x1.FEp127},
+		{"float8e4m3", 1, "uchar", "unsigned char", 0x1p-4, 0x7E, 448},
+		{"float8e5m2", 1, "uchar", "unsigned char", 0x1p-3, 0x7B, 57344},
+	}
+	st := StorageTypes()
+	if len(st) != len(want) {
+		t.Fatalf("StorageTypes() = %d entries, want %d", len(st), len(want))
+	}
+	for i, w := range want {
+		typ := st[i]
+		if typ.Name != w.name || typ.Size != w.size || typ.OpenCL != w.openCL || typ.CUDA != w.cuda || !typ.Float ||
+			!typ.Storage || typ.FP16 || typ.FP64 || typ.Unit != w.unit {
+			t.Errorf("StorageTypes()[%d] = %+v, want %s of %d bytes (%s, %s), unit %v, storage only", i, typ, w.name, w.size, w.openCL, w.cuda, w.unit)
+		}
+		if got, ok := TypeByName(w.name); !ok || got.Name != w.name || !got.Storage {
+			t.Errorf("TypeByName(%q) = %+v, %v", w.name, got, ok)
+		}
+		for _, c := range Types() {
+			if c.Name == w.name || c.Storage {
+				t.Errorf("Types() lists %s", c.Name)
+			}
+		}
+		// Limits from the conversions: the smallest subnormal is pattern 1, the smallest
+		// normal the pattern with only the lowest exponent bit set (1 << fraction bits,
+		// where 2u = 2^-fraction bits).
+		fracBits := uint(-math.Log2(2 * w.unit))
+		if got := typ.ToFloat64(1); got != typ.MinSubnormal {
+			t.Errorf("%s: smallest subnormal %v, MinSubnormal %v", w.name, got, typ.MinSubnormal)
+		}
+		if got := typ.ToFloat64(1 << fracBits); got != typ.MinNormal {
+			t.Errorf("%s: smallest normal %v, MinNormal %v", w.name, got, typ.MinNormal)
+		}
+		if got := typ.ToFloat64(w.maxBits); got != w.max {
+			t.Errorf("%s: largest finite value %v, want %v", w.name, got, w.max)
+		}
+		// One rounding costs at most u relative, and 1+u is a tie that rounds to 1, 1+2u
+		// exact.
+		if typ.ToFloat64(typ.FromFloat64(1+typ.Unit)) != 1 || typ.ToFloat64(typ.FromFloat64(1+2*typ.Unit)) != 1+2*typ.Unit {
+			t.Errorf("%s: unit roundoff %v does not match the conversions", w.name, typ.Unit)
+		}
+		for _, x := range []float64{0, 1, -1.5, 0.1, 3, -100, 1e-3, w.max, typ.MinSubnormal, -typ.MinNormal} {
+			got := typ.ToFloat64(typ.FromFloat64(x))
+			if math.Abs(got-x) > max(typ.Unit*math.Abs(x), typ.MinSubnormal/2) {
+				t.Errorf("%s round trip of %v = %v, beyond one rounding", w.name, x, got)
+			}
+			if typ.FromFloat64(got) != typ.FromFloat64(x) {
+				t.Errorf("%s: %v converts to %#x, its value %v back to %#x", w.name, x, typ.FromFloat64(x), got, typ.FromFloat64(got))
+			}
+		}
+		if typ.ULP(1) != 2*typ.Unit || typ.ULP(0) != typ.MinSubnormal {
+			t.Errorf("%s: ULP(1) = %v, ULP(0) = %v", w.name, typ.ULP(1), typ.ULP(0))
+		}
+	}
+	// The conversions are engine's, bit for bit.
+	for _, x := range []float64{0.1, -65519, 1e-7, 3e38, 470, 61440, math.Inf(-1)} {
+		f16, _ := TypeByName("float16")
+		bf16, _ := TypeByName("bfloat16")
+		e4m3, _ := TypeByName("float8e4m3")
+		e5m2, _ := TypeByName("float8e5m2")
+		if f16.FromFloat64(x) != uint64(engine.HalfFromFloat64(x)) || bf16.FromFloat64(x) != uint64(engine.BFloat16FromFloat64(x)) ||
+			e4m3.FromFloat64(x) != uint64(engine.Float8E4M3FromFloat64(x)) || e5m2.FromFloat64(x) != uint64(engine.Float8E5M2FromFloat64(x)) {
+			t.Errorf("conversions of %v differ from engine's", x)
+		}
+	}
+	for _, name := range []string{"float32", "float64", "int32", "uint32"} {
+		if got, ok := TypeByName(name); !ok || got.Name != name || got.Storage {
+			t.Errorf("TypeByName(%q) = %+v, %v", name, got, ok)
+		}
+	}
+	if got, ok := TypeByName("float128"); ok {
+		t.Errorf("TypeByName(float128) = %+v, true", got)
 	}
 }
 

@@ -17,7 +17,50 @@ func (s *suite) testBuffers(t *testing.T) {
 	t.Run("uint32", func(t *testing.T) { bufferTests[uint32](t, s) })
 	t.Run("int64", func(t *testing.T) { bufferTests[int64](t, s) })
 	t.Run("uint8", func(t *testing.T) { bufferTests[uint8](t, s) })
+	// The 16- and 8-bit floating-point types hold random bit patterns (NaNs, infinities
+	// and subnormals among them), which every copy and fill must keep bit for bit.
+	t.Run("float16", func(t *testing.T) { bufferTests[engine.Half](t, s); specialFills(t, s, halfSpecials) })
+	t.Run("bfloat16", func(t *testing.T) { bufferTests[engine.BFloat16](t, s); specialFills(t, s, bfloat16Specials) })
+	t.Run("float8e4m3", func(t *testing.T) { bufferTests[engine.Float8E4M3](t, s); specialFills(t, s, e4m3Specials) })
+	t.Run("float8e5m2", func(t *testing.T) { bufferTests[engine.Float8E5M2](t, s); specialFills(t, s, e5m2Specials) })
 	t.Run("Cancelled", s.testCancelled)
+}
+
+// The special values of the 16- and 8-bit floating-point types: zeros of both signs, the
+// smallest subnormal, the largest finite value, infinities (none in E4M3) and NaNs, quiet
+// and signaling.
+var (
+	halfSpecials     = []engine.Half{0x0000, 0x8000, 0x0001, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFC01, 0x3C00}
+	bfloat16Specials = []engine.BFloat16{0x0000, 0x8000, 0x0001, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0xFF81, 0x3F80}
+	e4m3Specials     = []engine.Float8E4M3{0x00, 0x80, 0x01, 0x7E, 0xFE, 0x7F, 0xFF, 0x38}
+	e5m2Specials     = []engine.Float8E5M2{0x00, 0x80, 0x01, 0x7B, 0xFB, 0x7C, 0xFC, 0x7E, 0xFD, 0x3C}
+)
+
+// specialFills fills guarded buffers of odd lengths with each of a type's special values
+// (see halfSpecials), whole and in a window, and checks their bits: a backend must store a
+// fill's pattern as bytes, never convert it.
+func specialFills[T engine.Scalar](t *testing.T, s *suite, specials []T) {
+	for _, n := range s.fit([]int{1, 7, 255, 257}) {
+		t.Run(fmt.Sprintf("SpecialFill/n=%d", n), func(t *testing.T) {
+			q := s.queue(t)
+			r := rng(t)
+			model := guarded(random[T](r, n))
+			b := upload(t, q, model)
+			for i, v := range specials {
+				off, cnt := guard, n // the whole interior, then a window of it
+				if i%2 == 1 && n >= 3 {
+					off, cnt = guard+1, n-2
+				}
+				if err := b.Fill(q, off, cnt, v); err != nil {
+					t.Fatalf("Fill of %d at %d with %v (%#x): %v", cnt, off, v, bitsOf(v), err)
+				}
+				for j := off; j < off+cnt; j++ {
+					model[j] = v
+				}
+				checkBits(t, fmt.Sprintf("after Fill of %d at %d with %v (%#x)", cnt, off, v, bitsOf(v)), download(t, q, b), model, guard)
+			}
+		})
+	}
 }
 
 // testCancelled: Read, Write, Upload and Download with a context already done return an

@@ -31,9 +31,19 @@ func fromBits[T engine.Scalar](u uint64) T {
 	return *(*T)(unsafe.Pointer(&u))
 }
 
-// sentinel is the value guard bands hold: a quiet NaN with a payload for floats, the
-// bytes of 0xDEADBEEF... for integers. No kernel or copy of the suite writes it.
+// sentinel is the value guard bands hold: a quiet NaN with a payload for floats (the only
+// positive NaN for Float8E4M3), the bytes of 0xDEADBEEF... for integers. No kernel or copy
+// of the suite writes it.
 func sentinel[T engine.Scalar]() T {
+	var z T
+	switch any(z).(type) {
+	case engine.Half:
+		return fromBits[T](0x7EAD)
+	case engine.BFloat16:
+		return fromBits[T](0x7FDE) // the upper half of float32's sentinel
+	case engine.Float8E4M3, engine.Float8E5M2:
+		return fromBits[T](0x7F)
+	}
 	size := engine.SizeOf[T]()
 	switch {
 	case isFloat[T]() && size == 4:
@@ -44,8 +54,9 @@ func sentinel[T engine.Scalar]() T {
 	return fromBits[T](0xDEAD_BEEF_DEAD_BEEF >> (64 - 8*size))
 }
 
-// random returns n seeded random values: floats in [-1, 1), integers over their whole
-// range, never the sentinel.
+// random returns n seeded random values: float32 and float64 values in [-1, 1), integers
+// and the bits of the 16- and 8-bit floating-point types (engine.Half, ...) over their
+// whole range, never the sentinel.
 func random[T engine.Scalar](r *rand.Rand, n int) []T {
 	out := make([]T, n)
 	s := bitsOf(sentinel[T]())

@@ -9,13 +9,17 @@
 //	}
 //
 // TestDevice opens one device through package engine and checks, in subtests: buffer round
-// trips of several element types at sizes around work-group edges (1, 7, 255, 256, 257,
-// 4097 and 1<<20) with seeded random data, partial reads and writes; Fill and CopyFrom at
-// odd offsets inside guard bands filled with a sentinel (NaN bits for floats, 0xDEADBEEF
-// for integers) that must stay untouched; kernel launches in one, two and three dimensions
-// with global sizes rounded up to local sizes of 1, 64 and 256 (capped by the kernel's
-// limit), against Go references; the source dialects the device builds, and the refusal
-// (ErrUnsupported, naming dialect and device) of those it does not; kernel attributes;
+// trips of several element types, the 16- and 8-bit floating-point ones (engine.Half,
+// BFloat16, Float8E4M3, Float8E5M2) among them, at sizes around work-group edges (1, 7,
+// 255, 256, 257, 4097 and 1<<20) with seeded random data (random bit patterns for the
+// 16- and 8-bit floats), partial reads and writes; Fill and CopyFrom at odd offsets inside
+// guard bands filled with a sentinel (NaN bits for floats, 0xDEADBEEF for integers) that
+// must stay untouched, and fills of 2- and 1-byte patterns with every special value of
+// those formats (zeros, subnormals, infinities, NaNs), kept bit for bit; kernel launches
+// in one, two and three dimensions with global sizes rounded up to local sizes of 1, 64 and
+// 256 (capped by the kernel's limit), against Go references; the source dialects the
+// device builds, and the refusal (ErrUnsupported, naming dialect and device) of those it
+// does not; kernel attributes;
 // local memory staged through a kernel-scope __local array, through a __local pointer
 // parameter sized with engine.LocalBytes (where the device takes them), and through CUDA
 // C++ dynamic shared memory sized with Range.SharedBytes up to the device's opt-in limit
