@@ -44,7 +44,7 @@ func RotationSets(dev *engine.Device, p Params, setBytes int) int {
 // downloaded; with NewInputsChunked none until Last is called), so that rotation
 // multiplies device memory, not host memory. Not safe for concurrent use, as the Instance
 // holding it.
-type Inputs[T Number] struct {
+type Inputs[T engine.Scalar] struct {
 	q          *engine.Queue
 	host       [][]T                 // the host arrays of set held; nil when none is
 	held       int                   // the set host holds
@@ -58,7 +58,7 @@ type Inputs[T Number] struct {
 // uses later. gen returns the host arrays of set number set; it is called for sets 0, 1, ...
 // in turn, so that a seeded generator gives the same sets on every device. On error, ctx
 // done included, the arrays uploaded so far are released.
-func NewInputs[T Number](ctx context.Context, q *engine.Queue, p Params, setBytes int, gen func(set int) [][]T) (*Inputs[T], error) {
+func NewInputs[T engine.Scalar](ctx context.Context, q *engine.Queue, p Params, setBytes int, gen func(set int) [][]T) (*Inputs[T], error) {
 	in := &Inputs[T]{q: q, seed: maphash.MakeSeed()}
 	for set := range RotationSets(q.Device(), p, setBytes) {
 		arrays := gen(set)
@@ -93,7 +93,7 @@ func NewInputs[T Number](ctx context.Context, q *engine.Queue, p Params, setByte
 // drawing each array whole in the same order. No set is held on the host afterwards:
 // LastChunks reads the last one a chunk at a time, Last downloads it whole. On error, ctx
 // done included, the arrays uploaded so far are released.
-func NewInputsChunked[T Number](ctx context.Context, q *engine.Queue, p Params, arrays, n int, fill func(set, array, lo int, dst []T)) (*Inputs[T], error) {
+func NewInputsChunked[T engine.Scalar](ctx context.Context, q *engine.Queue, p Params, arrays, n int, fill func(set, array, lo int, dst []T)) (*Inputs[T], error) {
 	if arrays < 1 || n < 1 {
 		return nil, fmt.Errorf("kernels: input sets of %d arrays of %d elements; both must be at least 1: %w", arrays, n, engine.ErrInvalidArg)
 	}
@@ -242,12 +242,12 @@ func (in *Inputs[T]) LastBuffers() []*engine.Buffer[T] { return in.dev[in.last] 
 
 // hashOf returns the hash of the bytes of a: the sum of a maphash.Hash with that seed
 // after writes of the bytes of a's parts in order, however a is cut.
-func hashOf[T Number](seed maphash.Seed, a []T) uint64 {
+func hashOf[T engine.Scalar](seed maphash.Seed, a []T) uint64 {
 	return maphash.Bytes(seed, bytesOf(a))
 }
 
 // bytesOf returns the bytes of a (nil when a is empty).
-func bytesOf[T Number](a []T) []byte {
+func bytesOf[T engine.Scalar](a []T) []byte {
 	if len(a) == 0 {
 		return nil
 	}
@@ -274,7 +274,7 @@ func (in *Inputs[T]) Close() error {
 // Rotated returns x rotated left by shift elements (x itself for a shift of 0 mod len(x)):
 // input sets after the first can be the first one shifted, distinct inputs in distinct
 // memory at a fraction of the cost of drawing them.
-func Rotated[T Number](x []T, shift int) []T {
+func Rotated[T engine.Scalar](x []T, shift int) []T {
 	shift %= len(x)
 	if shift == 0 {
 		return x

@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--count", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--gemm-n", type=int, default=4096, help="M = N = K of the GEMM cases (prism bench --sizes n*n)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
     torch.backends.cudnn.allow_tf32 = False
@@ -88,14 +89,45 @@ def main():
         return check
 
     # GEMM: size counts elements of C; M = N = K = sqrt(size). C = A B (beta = 0 here).
+    n = args.gemm_n
+    sub = slice(0, 256)
     for dtype, name, tol in ((torch.float32, "float32", 1e-5), (torch.float64, "float64", 1e-12)):
-        n = 4096
         a = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
         b = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
-        sub = slice(0, 256)
         add(f"gemm/nn/{name}", n * n, f"M=N=K={n}", lambda: a @ b,
             tol_check(lambda: (a[sub] @ b), lambda: a[sub].double() @ b.double(), tol),
             2.0 * n ** 3, 4.0 * n * n * a.element_size())  # A, B, C read, D written: Prism's model
+
+    # The precision GEMMs (cuBLAS through PyTorch): tf32 on float32 inputs, float16 and
+    # bfloat16 inputs with float32 accumulation (PyTorch writes a 16-bit C; Prism a float32
+    # one), float8 E4M3 through torch._scaled_mm (B column-major, unit scales, float32 C).
+    a = torch.rand(n, n, device=dev, generator=g) * 2 - 1
+    b = torch.rand(n, n, device=dev, generator=g) * 2 - 1
+
+    def tf32_mm(x, y):
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return x @ y
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+    add("gemm/nn/tf32", n * n, f"M=N=K={n}", lambda: tf32_mm(a, b),
+        tol_check(lambda: tf32_mm(a[sub], b), lambda: a[sub].double() @ b.double(), 2e-3),
+        2.0 * n ** 3, (2.0 * 4 + 2.0 * 4) * n * n)
+    for dtype, name in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+        a16, b16 = a.to(dtype), b.to(dtype)
+        add(f"gemm/nn/{name}", n * n, f"M=N=K={n}", lambda: a16 @ b16,
+            tol_check(lambda: (a16[sub] @ b16), lambda: a16[sub].double() @ b16.double(), 1e-2),
+            2.0 * n ** 3, (2.0 * 2 + 2.0 * 4) * n * n)
+    if hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
+        a8 = a.to(torch.float8_e4m3fn)
+        b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm needs
+        one = torch.ones((), device=dev)
+
+        def fp8_mm(x=a8):
+            return torch._scaled_mm(x, b8, scale_a=one, scale_b=one, out_dtype=torch.float32)
+        add("gemm/nn/float8e4m3", n * n, f"M=N=K={n}", fp8_mm,
+            tol_check(lambda: fp8_mm(a8[sub].contiguous()), lambda: a8[sub].double() @ b8.double(), 1e-2),
+            2.0 * n ** 3, (2.0 * 1 + 2.0 * 4) * n * n)
 
     # FFT c2c: n = size complex points.
     n = 1 << 24

@@ -21,6 +21,7 @@ type benchOptions struct {
 	devices  []string
 	all      bool
 	ops      []string
+	precs    []string
 	sizes    []string
 	size     int // deprecated --size
 	quick    bool
@@ -94,6 +95,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.StringSliceVar(&opts.devices, "device", nil, "device IDs, backends or classes, comma-separated (default: PRISM_DEVICE, else the best device)")
 	f.BoolVar(&opts.all, "all-devices", false, "benchmark every device found")
 	f.StringSliceVar(&opts.ops, "ops", nil, "operations to run: families, prefixes, names or globs, comma-separated (default: all)")
+	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated: float32, float64, tf32, float32x3tf32, float16, bfloat16, float8e4m3, ... (default: all)")
 	f.StringSliceVar(&opts.sizes, "sizes", nil, "sizes to run each op at, with K/M/G suffixes (default: each op's default size)")
 	f.IntVar(&opts.size, "size", 0, "one size for every op")
 	_ = f.MarkDeprecated("size", "use --sizes")
@@ -148,6 +150,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	ops, err := suite.Match(opts.ops...)
 	if err != nil {
 		return usageError{fmt.Errorf("--ops: %w", err)}
+	}
+	if ops, err = suite.WithPrecision(ops, opts.precs...); err != nil {
+		return usageError{fmt.Errorf("--precision: %w", err)}
 	}
 	if err := checkVariants(ops, opts.variants); err != nil {
 		return err

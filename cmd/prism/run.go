@@ -25,6 +25,7 @@ type runOptions struct {
 	seed     uint64
 	portable bool
 	variants []string
+	precs    []string
 	outputFlags
 }
 
@@ -65,6 +66,7 @@ Exits with code 4 if a result fails verification.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.device, "device", "", "device ID, backend or class (default: PRISM_DEVICE, then the best device)")
 	f.StringVar(&opts.size, "size", "", "elements of the main operand, e.g. 1000000 or 16M (default: the op's size for the device)")
+	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated (float32, tf32, bfloat16, ...)")
 	f.IntVar(&opts.count, "count", 10, "timed runs")
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
@@ -102,6 +104,9 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	ops, err := suite.Match(args...)
 	if err != nil {
 		return usageError{err}
+	}
+	if ops, err = suite.WithPrecision(ops, opts.precs...); err != nil {
+		return usageError{fmt.Errorf("--precision: %w", err)}
 	}
 	if err := checkVariants(ops, opts.variants); err != nil {
 		return err

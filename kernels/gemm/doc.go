@@ -1,7 +1,21 @@
 // Package gemm holds the gemm family of Prism's kernel suite: general matrix multiply
-// D = alpha*op(A)*op(B) + beta*C, single and strided batched, tiled in local memory with
-// register blocking (gemm.cl), in float32 and float64.
+// D = alpha*op(A)*op(B) + beta*C, single and strided batched, in every transpose
+// combination.
 //
-// NewGEMM compiles the family for a device; GEMMRef is the float64 reference (gonum) and
-// GEMMTolerance the error bound; Family lists the ops the suite runs.
+// Precision is part of an op's name: gemm/nn/float32 and float64, and for each layout
+// (nn, nt, tn, batched) the Precisions tf32, float32x3tf32 (float32 accuracy from three
+// tf32 products), float16, bfloat16, float8e4m3 and float8e5m2, with float32
+// accumulation and output. Every op has three kinds of implementation:
+//
+//   - the portable OpenCL C kernel (gemm.cl; NewGEMM, NewGEMMOf), tiled in local memory
+//     with register blocking, which runs every precision on every device by converting
+//     the inputs to float32 as it loads them;
+//   - on NVIDIA GPUs through CUDA, the tensor cores (mma.cu; NewMMA, variant cuda-mma):
+//     mma.sync with ldmatrix and a cp.async pipeline, for every precision but float32
+//     (float64 on the fp64 tensor cores), and a SIMT float32 kernel (sgemm.cu;
+//     NewSGEMMSimt, variant cuda-simt);
+//   - the vendor BLAS as a baseline (cuBLAS, CLBlast) for float32 and float64.
+//
+// GEMMRef is the float64 reference (gonum); GEMMTolerance and Precision.Tolerance bound
+// the error and say where the bounds come from; Family lists the ops the suite runs.
 package gemm

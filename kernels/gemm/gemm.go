@@ -157,18 +157,30 @@ func (s GEMMShape) Validate() error {
 // and sums, 3*M*N for alpha*acc + beta*c, and the bytes that must move at least: A, B and C
 // read once, C written once.
 func GEMMModel(s GEMMShape, elemSize int) kernels.Model {
+	return GEMMModelOf(s, elemSize, elemSize)
+}
+
+// GEMMModelOf is GEMMModel with inputs A and B of inSize bytes an element and C and D of
+// outSize.
+func GEMMModelOf(s GEMMShape, inSize, outSize int) kernels.Model {
 	s = s.WithDefaults()
 	m, n, k, b := float64(s.M), float64(s.N), float64(s.K), float64(s.Batch)
 	return kernels.Model{
 		Flops: b * (2*m*n*k + 3*m*n),
-		Bytes: b * (m*k + k*n + 2*m*n) * float64(elemSize),
+		Bytes: b * ((m*k+k*n)*float64(inSize) + 2*m*n*float64(outSize)),
 	}
 }
 
 // GEMM runs general matrix multiplication in element type T on one device: a local-memory
 // tiled kernel with register blocking (gemm.cl), compiled once for all four transpose
 // combinations. It is safe for concurrent use by goroutines that each use their own Queue.
-type GEMM[T kernels.Float] struct {
+type GEMM[T kernels.Float] = GEMMOf[T, T]
+
+// GEMMOf is GEMM with inputs A and B of element type In, in a Precision (float16,
+// bfloat16, tf32, ...), and C, D, alpha, beta and the arithmetic in Out: the portable
+// kernel converts each input to Out as it loads it (NewGEMMOf). Safe for concurrent use
+// by goroutines that each use their own Queue.
+type GEMMOf[In InputType, Out kernels.Float] struct {
 	dev          *engine.Device
 	prog         *engine.Program
 	kern         *engine.Kernel
@@ -190,6 +202,7 @@ type GEMM[T kernels.Float] struct {
 // The candidates must fit lim (kernels.Limits: the device's limits, lowered to what the
 // compiled kernel allows).
 func gemmTiles[T kernels.Float](info engine.DeviceInfo, lim kernels.Limits) (ts, tsk, wpt int) {
+	// The local tiles hold T (the inputs converted as they are loaded).
 	cands := [][3]int{{64, 16, 4}, {32, 16, 4}, {32, 16, 8}, {16, 16, 4}, {16, 8, 8}, {8, 8, 8}}
 	switch {
 	case strings.Contains(info.Platform, "Oclgrind"):
@@ -213,15 +226,26 @@ func gemmTiles[T kernels.Float](info engine.DeviceInfo, lim kernels.Limits) (ts,
 // returns an error wrapping engine.ErrUnsupported when T is float64 and the device has no
 // fp64.
 func NewGEMM[T kernels.Float](dev *engine.Device) (*GEMM[T], error) {
+	return NewGEMMOf[T, T](dev, precisionOf(kernels.TypeName[T]()))
+}
+
+// NewGEMMOf compiles the portable GEMM of precision p (a name of Precisions, or float32 or
+// float64) for dev, its inputs of type In and the rest of type Out. In and Out must be
+// the precision's: float32 inputs for tf32 and float32x3tf32 (the latter computed in
+// float32 directly, its promised accuracy), engine.Half for float16, and so on.
+func NewGEMMOf[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (*GEMMOf[In, Out], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: gemm: nil device: %w", engine.ErrInvalidArg)
 	}
-	return kernels.Fit(dev, "gemm", func(lim kernels.Limits) (*GEMM[T], kernels.Shape, error) {
-		ts, tsk, wpt := gemmTiles[T](dev.Info(), lim)
+	if err := p.check(typeNameOf[In](), kernels.TypeName[Out]()); err != nil {
+		return nil, err
+	}
+	return kernels.Fit(dev, "gemm", func(lim kernels.Limits) (*GEMMOf[In, Out], kernels.Shape, error) {
+		ts, tsk, wpt := gemmTiles[Out](dev.Info(), lim)
 		if ts == 0 {
-			return nil, kernels.Shape{}, kernels.TooSmall("gemm", lim, fmt.Sprintf("%d bytes of local memory (8 x 8 tiles)", 2*8*9*engine.SizeOf[T]()))
+			return nil, kernels.Shape{}, kernels.TooSmall("gemm", lim, fmt.Sprintf("%d bytes of local memory (8 x 8 tiles)", 2*8*9*engine.SizeOf[Out]()))
 		}
-		g, err := newGEMM[T](dev, ts, tsk, wpt)
+		g, err := newGEMM[In, Out](dev, p, ts, tsk, wpt)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
@@ -230,17 +254,23 @@ func NewGEMM[T kernels.Float](dev *engine.Device) (*GEMM[T], error) {
 }
 
 // newGEMM compiles the kernel with the given tunables (tests run every device's choices).
-func newGEMM[T kernels.Float](dev *engine.Device, ts, tsk, wpt int) (*GEMM[T], error) {
-	opts, err := kernels.TypeOf[T]().Defines(dev)
+func newGEMM[In InputType, Out kernels.Float](dev *engine.Device, p Precision, ts, tsk, wpt int) (*GEMMOf[In, Out], error) {
+	opts, err := kernels.TypeOf[Out]().Defines(dev)
 	if err != nil {
 		return nil, err
+	}
+	if p.clIn != "" && p.clIn != kernels.TypeOf[Out]().OpenCL {
+		opts = append(opts, "-DIN="+p.clIn)
+	}
+	if p.conv != "" {
+		opts = append(opts, "-DCONV="+p.conv)
 	}
 	opts = append(opts, fmt.Sprintf("-DTS=%d", ts), fmt.Sprintf("-DTSK=%d", tsk), fmt.Sprintf("-DWPT=%d", wpt))
 	prog, err := dev.Build(source, opts...)
 	if err != nil {
 		return nil, err
 	}
-	g := &GEMM[T]{dev: dev, prog: prog, ts: ts, tsk: tsk, wpt: wpt}
+	g := &GEMMOf[In, Out]{dev: dev, prog: prog, ts: ts, tsk: tsk, wpt: wpt}
 	if g.kern, err = prog.Kernel("gemm"); err != nil {
 		g.Close()
 		return nil, err
@@ -249,7 +279,7 @@ func newGEMM[T kernels.Float](dev *engine.Device, ts, tsk, wpt int) (*GEMM[T], e
 }
 
 // Close releases the compiled kernel. Idempotent.
-func (g *GEMM[T]) Close() error {
+func (g *GEMMOf[In, Out]) Close() error {
 	if g == nil {
 		return nil
 	}
@@ -258,10 +288,10 @@ func (g *GEMM[T]) Close() error {
 
 // Tiles returns the tunables the kernel was compiled with on this device: the TS x TS tile
 // of C per work-group, the depth TSK of the k step, and the WPT x WPT elements per item.
-func (g *GEMM[T]) Tiles() (ts, tsk, wpt int) { return g.ts, g.tsk, g.wpt }
+func (g *GEMMOf[In, Out]) Tiles() (ts, tsk, wpt int) { return g.ts, g.tsk, g.wpt }
 
 // grid returns the launch range of shape s (with defaults).
-func (g *GEMM[T]) grid(s GEMMShape) engine.Range {
+func (g *GEMMOf[In, Out]) grid(s GEMMShape) engine.Range {
 	rts := g.ts / g.wpt
 	tiles := func(n int) int { return (n + g.ts - 1) / g.ts }
 	return engine.Range3D(tiles(s.N)*rts, tiles(s.M)*rts, s.Batch, rts, rts, 1)
@@ -269,32 +299,16 @@ func (g *GEMM[T]) grid(s GEMMShape) engine.Range {
 
 // Run computes C = alpha*op(A)*op(B) + beta*C in place for shape s (one matrix or a strided
 // batch). When beta is 0, C is not read. The buffers must hold at least s.Lens() elements.
-func (g *GEMM[T]) Run(q *engine.Queue, s GEMMShape, alpha T, a, b *engine.Buffer[T], beta T, c *engine.Buffer[T]) error {
+func (g *GEMMOf[In, Out]) Run(q *engine.Queue, s GEMMShape, alpha Out, a, b *engine.Buffer[In], beta Out, c *engine.Buffer[Out]) error {
 	return g.RunInto(q, s, alpha, a, b, beta, c, c)
 }
 
 // RunInto computes D = alpha*op(A)*op(B) + beta*C for shape s, with C and D laid out alike
 // (ldc, strideC). d may be c (Run); it may not overlap a or b.
-func (g *GEMM[T]) RunInto(q *engine.Queue, s GEMMShape, alpha T, a, b *engine.Buffer[T], beta T, c, d *engine.Buffer[T]) error {
-	if a == nil || b == nil || c == nil || d == nil {
-		return fmt.Errorf("kernels: gemm: nil buffer (a %v, b %v, c %v, d %v): %w", a != nil, b != nil, c != nil, d != nil, engine.ErrInvalidArg)
-	}
-	if q == nil {
-		return fmt.Errorf("kernels: gemm: nil queue: %w", engine.ErrInvalidArg)
-	}
-	if err := s.Validate(); err != nil {
+func (g *GEMMOf[In, Out]) RunInto(q *engine.Queue, s GEMMShape, alpha Out, a, b *engine.Buffer[In], beta Out, c, d *engine.Buffer[Out]) error {
+	s, err := checkCall(q, s, a, b, c, d)
+	if err != nil {
 		return err
-	}
-	s = s.WithDefaults()
-	la, lb, lc := s.Lens()
-	for _, x := range []struct {
-		name string
-		have int
-		need int
-	}{{"A", a.Len(), la}, {"B", b.Len(), lb}, {"C", c.Len(), lc}, {"D", d.Len(), lc}} {
-		if x.have < x.need {
-			return fmt.Errorf("kernels: gemm %v: %s holds %d elements, the shape needs %d: %w", s, x.name, x.have, x.need, engine.ErrInvalidArg)
-		}
 	}
 	if (s.M+g.ts-1)/g.ts > 65535 {
 		return fmt.Errorf("kernels: gemm: M=%d needs more than 65535 tiles of %d rows (CUDA's grid limit): %w", s.M, g.ts, engine.ErrInvalidArg)
@@ -311,6 +325,33 @@ func (g *GEMM[T]) RunInto(q *engine.Queue, s GEMMShape, alpha T, a, b *engine.Bu
 }
 
 // Multiply computes C = A*B for an m x k matrix A and a k x n matrix B, packed row-major.
-func (g *GEMM[T]) Multiply(q *engine.Queue, m, n, k int, a, b, c *engine.Buffer[T]) error {
+func (g *GEMMOf[In, Out]) Multiply(q *engine.Queue, m, n, k int, a, b *engine.Buffer[In], c *engine.Buffer[Out]) error {
 	return g.Run(q, GEMMShape{M: m, N: n, K: k}, 1, a, b, 0, c)
+}
+
+// checkCall validates a GEMM call of every implementation (the portable kernel, mma.cu,
+// sgemm.cu): a queue, the four buffers, a valid shape, and buffers that hold what the
+// shape addresses. It returns the shape with its defaults.
+func checkCall[In InputType, Out kernels.Float](q *engine.Queue, s GEMMShape, a, b *engine.Buffer[In], c, d *engine.Buffer[Out]) (GEMMShape, error) {
+	if a == nil || b == nil || c == nil || d == nil {
+		return s, fmt.Errorf("kernels: gemm: nil buffer (a %v, b %v, c %v, d %v): %w", a != nil, b != nil, c != nil, d != nil, engine.ErrInvalidArg)
+	}
+	if q == nil {
+		return s, fmt.Errorf("kernels: gemm: nil queue: %w", engine.ErrInvalidArg)
+	}
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	s = s.WithDefaults()
+	la, lb, lc := s.Lens()
+	for _, x := range []struct {
+		name string
+		have int
+		need int
+	}{{"A", a.Len(), la}, {"B", b.Len(), lb}, {"C", c.Len(), lc}, {"D", d.Len(), lc}} {
+		if x.have < x.need {
+			return s, fmt.Errorf("kernels: gemm %v: %s holds %d elements, the shape needs %d: %w", s, x.name, x.have, x.need, engine.ErrInvalidArg)
+		}
+	}
+	return s, nil
 }

@@ -130,7 +130,7 @@ func TestGEMMTiles(t *testing.T) {
 				if rts*rts > dev.Info().MaxWorkGroupSize || int64(2*tiles[1]*(tiles[0]+1)*4) > dev.Info().LocalMemBytes {
 					t.Skipf("work-group of %d or local tiles do not fit %s", rts*rts, dev.ID())
 				}
-				g, err := newGEMM[float32](dev, tiles[0], tiles[1], tiles[2])
+				g, err := newGEMM[float32, float32](dev, precisionOf("float32"), tiles[0], tiles[1], tiles[2])
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,16 +15,40 @@ import (
 var source string
 
 // Family returns the gemm family: its OpenCL C source (gemm.cl) and its operations, in the
-// order listings show them.
+// order listings show them: float32 and float64, then one op per layout and Precision.
 func Family() kernels.Family {
-	return kernels.Family{Name: "gemm", Source: source, Ops: []kernels.Op{
-		gemmOp[float32]("nn", false, false, 1),
-		gemmOp[float64]("nn", false, false, 1),
-		gemmOp[float32]("nt", false, true, 1),
-		gemmOp[float32]("tn", true, false, 1),
-		gemmOp[float32]("batched", false, false, gemmOpBatch),
-	}}
+	ops := []kernels.Op{
+		gemmOp[float32, float32]("float32", "nn", false, false, 1),
+		gemmOp[float64, float64]("float64", "nn", false, false, 1),
+		gemmOp[float32, float32]("float32", "nt", false, true, 1),
+		gemmOp[float32, float32]("float32", "tn", true, false, 1),
+		gemmOp[float32, float32]("float32", "batched", false, false, gemmOpBatch),
+	}
+	for _, p := range precisions {
+		for _, l := range gemmLayouts {
+			switch p.In {
+			case "float32":
+				ops = append(ops, gemmOp[float32, float32](p.Name, l.name, l.ta, l.tb, l.batch))
+			case "float16":
+				ops = append(ops, gemmOp[engine.Half, float32](p.Name, l.name, l.ta, l.tb, l.batch))
+			case "bfloat16":
+				ops = append(ops, gemmOp[engine.BFloat16, float32](p.Name, l.name, l.ta, l.tb, l.batch))
+			case "float8e4m3":
+				ops = append(ops, gemmOp[engine.Float8E4M3, float32](p.Name, l.name, l.ta, l.tb, l.batch))
+			case "float8e5m2":
+				ops = append(ops, gemmOp[engine.Float8E5M2, float32](p.Name, l.name, l.ta, l.tb, l.batch))
+			}
+		}
+	}
+	return kernels.Family{Name: "gemm", Source: source, Ops: ops}
 }
+
+// gemmLayouts are the layouts of the precision ops: nn, nt, tn and batched (nn).
+var gemmLayouts = []struct {
+	name   string
+	ta, tb bool
+	batch  int
+}{{"nn", false, false, 1}, {"nt", false, true, 1}, {"tn", true, false, 1}, {"batched", false, false, gemmOpBatch}}
 
 // gemmOpBatch is the batch count of gemm/batched.
 const gemmOpBatch = 8
@@ -38,44 +62,79 @@ const gemmFullCheck = 1 << 27
 // gemmSamples is the number of random elements Verify checks on large problems.
 const gemmSamples = 1024
 
-func gemmOp[T kernels.Float](op string, ta, tb bool, batch int) kernels.Op {
-	name := "gemm/" + op + "/" + kernels.TypeName[T]()
-	doc := fmt.Sprintf("C = alpha*%s*%s + beta*C, row-major, tiled in local memory with register blocking",
+// runner is one implementation of a GEMM call: the portable kernel (GEMMOf), the
+// tensor-core one (MMA) or the SIMT CUDA one (SGEMMSimt).
+type runner[In InputType, Out kernels.Float] interface {
+	RunInto(q *engine.Queue, s GEMMShape, alpha Out, a, b *engine.Buffer[In], beta Out, c, d *engine.Buffer[Out]) error
+	Close() error
+}
+
+func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch int) kernels.Op {
+	p := precisionOf(prec)
+	name := "gemm/" + op + "/" + prec
+	doc := fmt.Sprintf("C = alpha*%s*%s + beta*C, row-major",
 		map[bool]string{false: "A", true: "A^T"}[ta], map[bool]string{false: "B", true: "B^T"}[tb])
 	sizeDoc := "elements of C: M = N = K = round(sqrt(size))"
 	if batch > 1 {
 		doc = fmt.Sprintf("strided batched GEMM, %d matrices: C_z = alpha*A_z*B_z + beta*C_z", batch)
 		sizeDoc = fmt.Sprintf("elements of C over the batch: %d matrices of M = N = K = round(sqrt(size/%d))", batch, batch)
 	}
+	if p.Doc != "" {
+		doc += "; " + p.Doc
+	}
+	setup := func(mk func(*engine.Device) (runner[In, Out], error)) func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+		return func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+			return newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, mk)
+		}
+	}
+	var variants []kernels.Variant
+	if p.MMA != 0 {
+		g := geomOf(p.MMA)
+		v := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: p.MMACompute,
+			Doc:      "tensor cores through mma.sync (ldmatrix for 16-bit inputs), a 3-stage cp.async pipeline in shared memory",
+			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d threads=%d STAGES=%d", g.bm, g.bn, g.bk, g.threads, mmaStages),
+			Setup:    setup(func(dev *engine.Device) (runner[In, Out], error) { return NewMMA[In, Out](dev, p) })}
+		if prec == "float64" {
+			v.Doc = "the fp64 tensor cores (DMMA, mma.sync m8n8k4) with a 3-stage cp.async pipeline"
+			v.Needs = func(info engine.DeviceInfo) error {
+				if !info.FP64 {
+					return errors.New("needs fp64")
+				}
+				return nil
+			}
+		}
+		variants = append(variants, v)
+	}
+	variants = append(variants, simtVariants[In, Out](prec, setup)...)
+	if prec == "float32" || prec == "float64" {
+		variants = append(variants, vendorVariants[Out](name, ta, tb, batch)...)
+	}
+	variants = append(variants, kernels.PortableVariant(setup(func(dev *engine.Device) (runner[In, Out], error) {
+		return NewGEMMOf[In, Out](dev, p)
+	})))
 	return kernels.Op{
-		Name: name, Family: "gemm", Type: kernels.TypeName[T](), Doc: doc, SizeDoc: sizeDoc,
-		DefaultSize: 4096 * 4096, QuickSize: 256 * 256,
-		Variants: append(vendorVariants[T](name, ta, tb, batch),
-			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupGEMM[T](q, name, ta, tb, batch, p)
-			})),
+		Name: name, Family: "gemm", Type: prec, Doc: doc, SizeDoc: sizeDoc,
+		DefaultSize: 4096 * 4096, QuickSize: 256 * 256, Variants: variants,
 	}
 }
 
-// gemmInstance runs one GEMM shape over sets of inputs (A, B, C); the result goes to a
-// separate buffer D (GEMM.RunInto), so that every Run computes the same function of its set
-// and Verify can recompute it.
-type gemmInstance[T kernels.Float] struct {
-	g           *GEMM[T]
+// gemmInstance runs one GEMM shape over sets of inputs (A and B, and C); the result goes
+// to a separate buffer D (RunInto), so that every Run computes the same function of its
+// set and Verify can recompute it.
+type gemmInstance[In InputType, Out kernels.Float] struct {
+	g           runner[In, Out] // nil for vendor variants
+	prec        Precision
 	shape       GEMMShape
-	alpha, beta T
-	abc         *kernels.Inputs[T] // A, B, C
-	d           *engine.Buffer[T]
+	alpha, beta Out
+	ab          *kernels.Inputs[In]  // A, B
+	c           *kernels.Inputs[Out] // C
+	d           *engine.Buffer[Out]
 	seed        uint64
 }
 
-func setupGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params) (kernels.Instance, error) {
-	return newGEMMInstance[T](q, name, ta, tb, batch, p, true)
-}
-
-// newGEMMInstance sets up the shape and input sets of a GEMM op and the output D; kernel
-// compiles Prism's GEMM (vendor variants run a library instead).
-func newGEMMInstance[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params, kernel bool) (_ *gemmInstance[T], err error) {
+// newGEMMInstance sets up the shape and input sets of a GEMM op and the output D; mk
+// readies the implementation (nil for vendor variants, which run a library instead).
+func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name string, prec Precision, ta, tb bool, batch int, p kernels.Params, mk func(*engine.Device) (runner[In, Out], error)) (_ *gemmInstance[In, Out], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -84,12 +143,12 @@ func newGEMMInstance[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
 	}
-	if kernels.TypeOf[T]().FP64 && !q.Device().Info().FP64 {
+	if kernels.TypeOf[Out]().FP64 && !q.Device().Info().FP64 {
 		return nil, fmt.Errorf("kernels: %s has no fp64: %w", q.Device().ID(), engine.ErrUnsupported)
 	}
-	in := &gemmInstance[T]{shape: s, seed: p.Seed}
-	if kernel {
-		if in.g, err = NewGEMM[T](q.Device()); err != nil {
+	in := &gemmInstance[In, Out]{prec: prec, shape: s, seed: p.Seed}
+	if mk != nil {
+		if in.g, err = mk(q.Device()); err != nil {
 			return nil, err
 		}
 	}
@@ -99,23 +158,37 @@ func newGEMMInstance[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 		}
 	}()
 	rng := kernels.NewRand(p.Seed, gemmStream)
-	in.alpha, in.beta = T(1+rng.Float64()), T(-0.5-0.5*rng.Float64())
+	in.alpha, in.beta = Out(1+rng.Float64()), Out(-0.5-0.5*rng.Float64())
 	la, lb, lc := s.Lens()
-	in.abc, err = kernels.NewInputs(context.TODO(), q, p, (la+lb+lc)*engine.SizeOf[T](), func(int) [][]T {
-		return [][]T{kernels.RandFloats[T](rng, la, -1, 1), kernels.RandFloats[T](rng, lb, -1, 1), kernels.RandFloats[T](rng, lc, -1, 1)}
+	// Both input sets rotate together: each is sized by the whole set's bytes.
+	setBytes := (la+lb)*engine.SizeOf[In]() + lc*engine.SizeOf[Out]()
+	var cs [][]Out
+	in.ab, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]In {
+		ab := [][]In{randIn[In](rng, la, -1, 1), randIn[In](rng, lb, -1, 1)}
+		cs = append(cs, kernels.RandFloats[Out](rng, lc, -1, 1))
+		return ab
 	})
 	if err != nil {
 		return nil, err
 	}
-	if in.d, err = engine.NewBuffer[T](q.Device(), lc); err != nil {
+	set := 0
+	in.c, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]Out {
+		c := cs[set]
+		cs[set], set = nil, set+1
+		return [][]Out{c}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.d, err = engine.NewBuffer[Out](q.Device(), lc); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
-func (in *gemmInstance[T]) Run(q *engine.Queue) error {
-	abc := in.abc.Next()
-	return in.g.RunInto(q, in.shape, in.alpha, abc[0], abc[1], in.beta, abc[2], in.d)
+func (in *gemmInstance[In, Out]) Run(q *engine.Queue) error {
+	ab, c := in.ab.Next(), in.c.Next()
+	return in.g.RunInto(q, in.shape, in.alpha, ab[0], ab[1], in.beta, c[0], in.d)
 }
 
 // Verify checks D against the float64 reference: every element when M*N*K*batch is at most
@@ -123,24 +196,29 @@ func (in *gemmInstance[T]) Run(q *engine.Queue) error {
 // take minutes at the default size, a seeded random sample of gemmSamples elements plus
 // the four corners of every matrix of the batch, each against its own float64 dot product,
 // and only those elements of D are read from the device.
-func (in *gemmInstance[T]) Verify(q *engine.Queue) error {
+func (in *gemmInstance[In, Out]) Verify(q *engine.Queue) error {
 	s := in.shape
 	full := float64(s.M)*float64(s.N)*float64(s.K)*float64(s.Batch) <= gemmFullCheck
-	var got []T
+	var got []Out
 	if full {
 		var err error
 		if got, err = in.d.Download(context.TODO(), q); err != nil {
 			return err
 		}
 	}
-	abc, err := in.abc.Last(context.TODO())
+	ab, err := in.ab.Last(context.TODO())
 	if err != nil {
 		return err
 	}
-	a, b, c := abc[0], abc[1], abc[2]
+	cs, err := in.c.Last(context.TODO())
+	if err != nil {
+		return err
+	}
+	// The reference takes the inputs' values as stored, exactly, in float64.
+	a, b, c := widen(ab[0]), widen(ab[1]), widen(cs[0])
 	alpha, beta := float64(in.alpha), float64(in.beta)
-	check := func(z, i, j int, g T, want, mag float64) error {
-		tol := GEMMTolerance[T](s.K, alpha, mag)
+	check := func(z, i, j int, g Out, want, mag float64) error {
+		tol := in.prec.Tolerance(s.K, alpha, mag)
 		if d := math.Abs(float64(g) - want); !(d <= tol) {
 			return fmt.Errorf("%w: gemm %v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", kernels.ErrVerify, s, z, i, j, g, want, d, tol)
 		}
@@ -168,7 +246,7 @@ func (in *gemmInstance[T]) Verify(q *engine.Queue) error {
 	for range gemmSamples {
 		pts = append(pts, [3]int{rng.IntN(s.Batch), rng.IntN(s.M), rng.IntN(s.N)})
 	}
-	var g [1]T
+	var g [1]Out
 	for _, p := range pts {
 		if err := in.d.Read(context.TODO(), q, p[0]*s.StrideC+p[1]*s.LDC+p[2], g[:]); err != nil {
 			return err
@@ -181,9 +259,11 @@ func (in *gemmInstance[T]) Verify(q *engine.Queue) error {
 	return nil
 }
 
-func (in *gemmInstance[T]) Model() kernels.Model { return GEMMModel(in.shape, engine.SizeOf[T]()) }
+func (in *gemmInstance[In, Out]) Model() kernels.Model {
+	return GEMMModelOf(in.shape, engine.SizeOf[In](), engine.SizeOf[Out]())
+}
 
-func (in *gemmInstance[T]) Shape() string {
+func (in *gemmInstance[In, Out]) Shape() string {
 	s := fmt.Sprintf("M=N=K=%d", in.shape.M)
 	if in.shape.Batch > 1 {
 		s = fmt.Sprintf("batch=%d %s", in.shape.Batch, s)
@@ -191,6 +271,28 @@ func (in *gemmInstance[T]) Shape() string {
 	return s
 }
 
-func (in *gemmInstance[T]) Close() error {
-	return errors.Join(in.d.Close(), in.abc.Close(), in.g.Close())
+func (in *gemmInstance[In, Out]) Close() error {
+	var errs []error
+	if in.g != nil {
+		errs = append(errs, in.g.Close())
+	}
+	return errors.Join(append(errs, in.d.Close(), in.ab.Close(), in.c.Close())...)
+}
+
+// simtVariants are the CUDA C++ variants of the float32 ops that use no tensor cores:
+// sgemm.cu's SIMT kernel (cuda-simt), true fp32 as the portable kernel.
+func simtVariants[In InputType, Out kernels.Float](prec string, setup func(func(*engine.Device) (runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) []kernels.Variant {
+	if prec != "float32" {
+		return nil
+	}
+	return []kernels.Variant{{Name: "cuda-simt", Dialect: engine.DialectCUDA, Backend: "cuda",
+		Doc:      "CUDA C++ SIMT kernel: warp tiling, 8 x 8 outputs per thread, double-buffered shared memory, 16-byte loads",
+		Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d WM=%d WN=%d threads=%d", sgemmBM, sgemmBN, sgemmBK, sgemmWM, sgemmWN, sgemmThreads),
+		Setup: setup(func(dev *engine.Device) (runner[In, Out], error) {
+			g, err := NewSGEMMSimt(dev)
+			if err != nil {
+				return nil, err
+			}
+			return any(g).(runner[In, Out]), nil
+		})}}
 }

@@ -22,7 +22,7 @@ func TestGEMMVerifySample(t *testing.T) {
 		t.Fatalf("%d^3 is not above gemmFullCheck", n)
 	}
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		inst, err := setupGEMM[float32](q, "gemm/nn/float32", false, false, 1, kernels.Params{Size: n * n, Seed: 3})
+		inst, err := opNamed(t, "gemm/nn/float32").Variants[len(opNamed(t, "gemm/nn/float32").Variants)-1].Setup(q, kernels.Params{Size: n * n, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestGEMMVerifySample(t *testing.T) {
 		if err := inst.Verify(q); err != nil {
 			t.Fatalf("correct result: %v", err)
 		}
-		d := inst.(*gemmInstance[float32]).d
+		d := inst.(*gemmInstance[float32, float32]).d
 		for _, c := range [][2]int{{0, n - 1}, {n - 1, n - 1}} {
 			o := c[0]*n + c[1]
 			var v [1]float32
@@ -55,4 +55,16 @@ func TestGEMMVerifySample(t *testing.T) {
 			t.Fatalf("result restored: %v", err)
 		}
 	})
+}
+
+// opNamed returns the family's op of that name.
+func opNamed(t *testing.T, name string) kernels.Op {
+	t.Helper()
+	for _, op := range Family().Ops {
+		if op.Name == name {
+			return op
+		}
+	}
+	t.Fatalf("no op %s in the gemm family", name)
+	return kernels.Op{}
 }

@@ -27,7 +27,7 @@ func vendorVariants[T kernels.Float](name string, ta, tb bool, batch int) []kern
 // Prism's kernel (which reads C and writes a separate D), on D instead of C. Verify resets
 // D to the last set's C, runs the library once more and checks D against the reference.
 type vendorGEMM[T kernels.Float] struct {
-	*gemmInstance[T]
+	*gemmInstance[T, T]
 	blas *engine.BLAS
 	spec engine.GemmSpec
 }
@@ -40,7 +40,7 @@ func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 		}
 		return nil, err
 	}
-	in, err := newGEMMInstance[T](q, name, ta, tb, batch, p, false)
+	in, err := newGEMMInstance[T, T](q, name, precisionOf(kernels.TypeName[T]()), ta, tb, batch, p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,8 @@ func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 	v := &vendorGEMM[T]{gemmInstance: in, blas: blas, spec: engine.GemmSpec{TransA: s.TransA, TransB: s.TransB,
 		M: s.M, N: s.N, K: s.K, LDA: s.LDA, LDB: s.LDB, LDC: s.LDC, Batch: s.Batch,
 		StrideA: s.StrideA, StrideB: s.StrideB, StrideC: s.StrideC}}
-	if err := v.reset(q, in.abc.Next()); err != nil {
+	in.ab.Next()
+	if err := v.reset(q, in.c.Next()[0]); err != nil {
 		in.Close()
 		return nil, err
 	}
@@ -56,21 +57,22 @@ func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 }
 
 // reset copies the set's C into D.
-func (v *vendorGEMM[T]) reset(q *engine.Queue, abc []*engine.Buffer[T]) error {
-	return v.d.CopyFrom(q, 0, abc[2], 0, abc[2].Len())
+func (v *vendorGEMM[T]) reset(q *engine.Queue, c *engine.Buffer[T]) error {
+	return v.d.CopyFrom(q, 0, c, 0, c.Len())
 }
 
 func (v *vendorGEMM[T]) Run(q *engine.Queue) error {
-	abc := v.abc.Next()
-	return engine.Gemm(v.blas, q, v.spec, v.alpha, abc[0], abc[1], v.beta, v.d)
+	ab := v.ab.Next()
+	v.c.Next()
+	return engine.Gemm(v.blas, q, v.spec, v.alpha, ab[0], ab[1], v.beta, v.d)
 }
 
 func (v *vendorGEMM[T]) Verify(q *engine.Queue) error {
-	abc := v.abc.LastBuffers()
-	if err := v.reset(q, abc); err != nil {
+	ab := v.ab.LastBuffers()
+	if err := v.reset(q, v.c.LastBuffers()[0]); err != nil {
 		return err
 	}
-	if err := engine.Gemm(v.blas, q, v.spec, v.alpha, abc[0], abc[1], v.beta, v.d); err != nil {
+	if err := engine.Gemm(v.blas, q, v.spec, v.alpha, ab[0], ab[1], v.beta, v.d); err != nil {
 		return err
 	}
 	return v.gemmInstance.Verify(q)

@@ -121,3 +121,37 @@ func TestMatchShortNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWithPrecision checks the --precision filter: it keeps the ops of the named
+// precisions in order, refuses a precision no op has (listing those there are), and says
+// when the selection has none of them.
+func TestWithPrecision(t *testing.T) {
+	gemm, err := suite.Match("gemm/nn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := suite.WithPrecision(gemm, "bfloat16", "TF32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, op := range got {
+		names = append(names, op.Name)
+	}
+	if want := "gemm/nn/tf32 gemm/nn/bfloat16"; strings.Join(names, " ") != want {
+		t.Errorf("suite.WithPrecision(gemm/nn, bfloat16, TF32) = %v, want %s", names, want)
+	}
+	if all, err := suite.WithPrecision(gemm); err != nil || len(all) != len(gemm) {
+		t.Errorf("no precision: %d ops, %v; want all %d", len(all), err, len(gemm))
+	}
+	if _, err := suite.WithPrecision(gemm, "float12"); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "bfloat16") {
+		t.Errorf("unknown precision: %v; want ErrInvalidArg listing the precisions", err)
+	}
+	stream, err := suite.Match("stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := suite.WithPrecision(stream, "bfloat16"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("no stream op in bfloat16: %v; want ErrNotFound", err)
+	}
+}

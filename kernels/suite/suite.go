@@ -256,3 +256,40 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// WithPrecision returns the ops of ops whose precision (the last part of the name:
+// float32, tf32, bfloat16, ...) is one of precisions, in their order; no precisions
+// returns ops. A precision that no op of the whole suite has is an error wrapping
+// engine.ErrInvalidArg that lists the suite's precisions; one that none of ops has is an
+// error wrapping engine.ErrNotFound.
+func WithPrecision(ops []kernels.Op, precisions ...string) ([]kernels.Op, error) {
+	if len(precisions) == 0 {
+		return ops, nil
+	}
+	known := map[string]bool{}
+	var names []string
+	for _, op := range Ops() {
+		if !known[op.Type] {
+			known[op.Type] = true
+			names = append(names, op.Type)
+		}
+	}
+	want := map[string]bool{}
+	for _, p := range precisions {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if !known[p] {
+			return nil, fmt.Errorf("kernels: no op computes in precision %q (the suite has %s): %w", p, strings.Join(names, ", "), engine.ErrInvalidArg)
+		}
+		want[p] = true
+	}
+	var out []kernels.Op
+	for _, op := range ops {
+		if want[op.Type] {
+			out = append(out, op)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("kernels: none of the %d ops selected computes in %s: %w", len(ops), strings.Join(precisions, ", "), engine.ErrNotFound)
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// Precision is how a GEMM op multiplies: the storage type of its inputs A and B, the
+// arithmetic of its products, and the type of C, D, alpha, beta and the accumulation
+// (float32, or float64 for the float64 op). It is the last part of the op's name
+// (gemm/nn/bfloat16): every precision is its own op, and nothing falls back to another.
+// The portable kernel (gemm.cl) computes every precision on every device, converting the
+// inputs to float32 as it loads them; the tensor-core variant (cuda-mma, mma.cu) computes
+// them on NVIDIA GPUs of compute capability MMACompute and newer.
+type Precision struct {
+	// Name is the precision's name in op names ("tf32").
+	Name string
+	// In is the element type of A and B as stored ("float32", "float16", "float8e4m3").
+	In string
+	// Doc says what is computed, for listings.
+	Doc string
+	// MMA is the precision's PREC in mma.cu (0: no tensor-core variant) and MMACompute
+	// the compute capability that variant needs (80; 89 for fp8).
+	MMA, MMACompute int
+	// conv is gemm.cl's CONV for the inputs (empty: none), in its IN type.
+	clIn, conv string
+	// inErr is the largest relative error of one product a*b that the kernel's own
+	// rounding of the inputs causes (tf32: both factors rounded to 11 significant bits).
+	inErr float64
+	// accUnit is the unit roundoff the tolerance takes for the float32 accumulation: 2^-23
+	// on tensor cores, which may truncate rather than round when they align and add
+	// (Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor cores",
+	// PeerJ Comput. Sci. 7:e330, 2021); 2^-13 for fp8, whose Hopper accumulation keeps
+	// about 14 bits (DeepSeek-V3 technical report, 2024, 3.3.2).
+	accUnit float64
+}
+
+// precisions are the precisions of the GEMM ops beyond float32 and float64, in the order
+// listings show them.
+var precisions = []Precision{
+	{Name: "tf32", In: "float32", MMA: 1, MMACompute: 80, clIn: "float", conv: "prism_tf32",
+		Doc:   "inputs float32 rounded to tf32 (10 mantissa bits, ties away from zero), float32 accumulation and output",
+		inErr: 2*0x1p-11 + 0x1p-22, accUnit: 0x1p-23},
+	{Name: "float32x3tf32", In: "float32", MMA: 2, MMACompute: 80, clIn: "float",
+		Doc: "float32 accuracy from three tf32 products (3xTF32: big*big + big*small + small*big), float32 output",
+		// The split drops small_a*small_b and rounds small_a, small_b to tf32: below
+		// 3*2^-22*(1+2^-10) relative per product. The accumulation is held to the SGEMM
+		// bound, the variant's claim (ref.go, precTolerance).
+		inErr: 3.01 * 0x1p-22, accUnit: 0x1p-24},
+	{Name: "float16", In: "float16", MMA: 3, MMACompute: 80, clIn: "ushort", conv: "prism_half",
+		Doc: "inputs IEEE binary16, products exact, float32 accumulation and output", accUnit: 0x1p-23},
+	{Name: "bfloat16", In: "bfloat16", MMA: 4, MMACompute: 80, clIn: "ushort", conv: "prism_bfloat16",
+		Doc: "inputs bfloat16, products exact, float32 accumulation and output", accUnit: 0x1p-23},
+	{Name: "float8e4m3", In: "float8e4m3", MMA: 6, MMACompute: 89, clIn: "uchar", conv: "prism_e4m3",
+		Doc: "inputs OCP float8 E4M3, products exact, float32 accumulation and output", accUnit: 0x1p-13},
+	{Name: "float8e5m2", In: "float8e5m2", MMA: 7, MMACompute: 89, clIn: "uchar", conv: "prism_e5m2",
+		Doc: "inputs OCP float8 E5M2, products exact, float32 accumulation and output", accUnit: 0x1p-13},
+}
+
+// Precisions returns the precisions of the GEMM ops beyond float32 and float64.
+func Precisions() []Precision { return append([]Precision(nil), precisions...) }
+
+// precisionOf returns the precision of the ops in float32 or float64 (plain IEEE
+// arithmetic: GEMMTolerance), or of a name of Precisions.
+func precisionOf(name string) Precision {
+	for _, p := range precisions {
+		if p.Name == name {
+			return p
+		}
+	}
+	if name == "float64" {
+		return Precision{Name: name, In: name, MMA: 5, MMACompute: 80, clIn: "double"}
+	}
+	return Precision{Name: name, In: name, clIn: "float"}
+}
+
+// Tolerance returns the largest error allowed between an element of D and the float64
+// reference computed from the inputs as stored, for inner dimension k, scalar alpha and
+// mag = |alpha| * sum_l |a_il*b_lj| + |beta*c_ij| (GEMMRef):
+//
+//	float32, float64:  GEMMTolerance
+//	others:            ((1+inErr)(1+gamma_{k+2}(accUnit)) - 1 + gamma_{k+2}(2^-53)) * mag
+//	                   + (k+3) * max(1, |alpha|) * 2^-126
+//
+// Derivation as GEMMTolerance's, with two changes: each product carries the error inErr
+// of the kernel's own rounding of its inputs (tf32; zero where the inputs are used as
+// stored: the products of float16, bfloat16 and fp8 values are exact in float32), and the
+// accumulation's unit is accUnit (see Precision). For float32x3tf32 it is the SGEMM bound
+// plus the split's own error: the variant's claim is float32 accuracy.
+func (p Precision) Tolerance(k int, alpha, mag float64) float64 {
+	switch p.Name {
+	case "float32":
+		return GEMMTolerance[float32](k, alpha, mag)
+	case "float64":
+		return GEMMTolerance[float64](k, alpha, mag)
+	}
+	gamma := func(u float64) float64 {
+		ku := float64(k+2) * u
+		if ku >= 1 {
+			return math.Inf(1)
+		}
+		return ku / (1 - ku)
+	}
+	rel := (1+p.inErr)*(1+gamma(p.accUnit)) - 1 + gamma(0x1p-53)
+	return rel*mag + float64(k+3)*math.Max(1, math.Abs(alpha))*0x1p-126
+}
+
+// InputType is the set of element types of GEMM inputs A and B.
+type InputType interface {
+	float32 | float64 | engine.Half | engine.BFloat16 | engine.Float8E4M3 | engine.Float8E5M2
+}
+
+// typeNameOf returns the name of input type In ("float16").
+func typeNameOf[In InputType]() string {
+	var z In
+	switch any(z).(type) {
+	case float32:
+		return "float32"
+	case float64:
+		return "float64"
+	case engine.Half:
+		return "float16"
+	case engine.BFloat16:
+		return "bfloat16"
+	case engine.Float8E4M3:
+		return "float8e4m3"
+	}
+	return "float8e5m2"
+}
+
+// check returns an error wrapping engine.ErrInvalidArg unless in and out are p's input
+// and output types.
+func (p Precision) check(in, out string) error {
+	wantOut := "float32"
+	if p.Name == "float64" {
+		wantOut = "float64"
+	}
+	if in != p.In || out != wantOut {
+		return fmt.Errorf("kernels: gemm %s takes %s inputs and %s outputs, not %s and %s: %w", p.Name, p.In, wantOut, in, out, engine.ErrInvalidArg)
+	}
+	return nil
+}
+
+// randIn returns n uniform values of [lo, hi) rounded to In (to nearest even; the fp8
+// formats hold every value of [-1, 1) without overflow).
+func randIn[In InputType](rng *rand.Rand, n int, lo, hi float64) []In {
+	out := make([]In, n)
+	for i := range out {
+		x := lo + (hi-lo)*rng.Float64()
+		switch p := any(&out[i]).(type) {
+		case *float32:
+			*p = float32(x)
+		case *float64:
+			*p = x
+		case *engine.Half:
+			*p = engine.HalfFromFloat64(x)
+		case *engine.BFloat16:
+			*p = engine.BFloat16FromFloat64(x)
+		case *engine.Float8E4M3:
+			*p = engine.Float8E4M3FromFloat64(x)
+		case *engine.Float8E5M2:
+			*p = engine.Float8E5M2FromFloat64(x)
+		}
+	}
+	return out
+}
+
+// widen returns the values of x, exactly, in float64.
+func widen[In InputType](x []In) []float64 {
+	out := make([]float64, len(x))
+	switch v := any(x).(type) {
+	case []float32:
+		for i, e := range v {
+			out[i] = float64(e)
+		}
+	case []float64:
+		copy(out, v)
+	case []engine.Half:
+		for i, e := range v {
+			out[i] = e.Float64()
+		}
+	case []engine.BFloat16:
+		for i, e := range v {
+			out[i] = e.Float64()
+		}
+	case []engine.Float8E4M3:
+		for i, e := range v {
+			out[i] = e.Float64()
+		}
+	case []engine.Float8E5M2:
+		for i, e := range v {
+			out[i] = e.Float64()
+		}
+	}
+	return out
+}

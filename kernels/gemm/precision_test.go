@@ -1,0 +1,289 @@
+package gemm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// TestPrecisions runs every precision's portable GEMM on every device, and its tensor-core
+// GEMM (MMA) where the device has one, at shapes around the tiles of both (the portable
+// kernel's 8 to 128, mma.cu's 64 and 128 with k steps of 16 to 128 elements), every
+// transpose, padded leading dimensions (which also take mma.cu's element-by-element
+// loads), strided batches with gaps, beta = 0 over a C of NaN, and a separate D; guard
+// bands after C and D must stay untouched.
+func TestPrecisions(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, p := range append(Precisions(), precisionOf("float64")) {
+			t.Run(p.Name, func(t *testing.T) {
+				switch p.In {
+				case "float32":
+					testPrecision[float32, float32](t, dev, q, p)
+				case "float64":
+					if !dev.Info().FP64 {
+						t.Skipf("%s reports no fp64", dev.ID())
+					}
+					testPrecision[float64, float64](t, dev, q, p)
+				case "float16":
+					testPrecision[engine.Half, float32](t, dev, q, p)
+				case "bfloat16":
+					testPrecision[engine.BFloat16, float32](t, dev, q, p)
+				case "float8e4m3":
+					testPrecision[engine.Float8E4M3, float32](t, dev, q, p)
+				case "float8e5m2":
+					testPrecision[engine.Float8E5M2, float32](t, dev, q, p)
+				default:
+					t.Fatalf("no test for inputs of %s", p.In)
+				}
+			})
+		}
+	})
+}
+
+func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue, p Precision) {
+	impls := []struct {
+		name string
+		mk   func() (runner[In, Out], error)
+	}{
+		{"portable", func() (runner[In, Out], error) { return NewGEMMOf[In, Out](dev, p) }},
+		{"cuda-mma", func() (runner[In, Out], error) { return NewMMA[In, Out](dev, p) }},
+	}
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			if impl.name == "portable" && p.Name == "float64" {
+				t.Skip("the portable float64 GEMM is TestGEMM's")
+			}
+			g, err := impl.mk()
+			if errors.Is(err, engine.ErrUnsupported) {
+				if impl.name == "cuda-mma" && dev.Backend() == "cuda" && dev.Info().ComputeCapability >= p.MMACompute {
+					t.Fatalf("%s should run the tensor-core GEMM: %v", dev.ID(), err)
+				}
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			rng := rand.New(rand.NewPCG(11, uint64(p.MMA)))
+			shapes := [][3]int{{1, 1, 1}, {7, 9, 13}, {65, 63, 200}, {128, 128, 128}, {129, 257, 33}, {256, 64, 512}}
+			if kerneltest.Small() {
+				shapes = [][3]int{{1, 1, 1}, {7, 9, 13}, {17, 16, 33}}
+			}
+			for _, d := range shapes {
+				for _, tr := range gemmTransposes {
+					s := GEMMShape{TransA: tr[0], TransB: tr[1], M: d[0], N: d[1], K: d[2]}
+					runPrecCase(t, q, g, p, s, gemmCase{alpha: 1.5, beta: -0.75}, rng)
+				}
+			}
+			if kerneltest.Small() {
+				return
+			}
+			pad := GEMMShape{M: 67, N: 45, K: 70}
+			for _, tr := range gemmTransposes {
+				s := pad
+				s.TransA, s.TransB = tr[0], tr[1]
+				_, colsA := s.storedA()
+				_, colsB := s.storedB()
+				ld := s
+				ld.LDA, ld.LDB, ld.LDC = colsA+3, colsB+5, s.N+7
+				runPrecCase(t, q, g, p, ld, gemmCase{alpha: -0.5, beta: 2}, rng)
+				runPrecCase(t, q, g, p, s, gemmCase{alpha: 1, beta: 0, nanC: true}, rng)
+				runPrecCase(t, q, g, p, s, gemmCase{alpha: 0.25, beta: 1, into: true}, rng)
+				// Leading dimensions that keep 16-byte rows: the vector loads of mma.cu
+				// over a sub-matrix of a wider array.
+				wide := s
+				wide.LDA, wide.LDB = colsA+64, colsB+32
+				runPrecCase(t, q, g, p, wide, gemmCase{alpha: 1, beta: 0.5}, rng)
+				b := GEMMShape{TransA: tr[0], TransB: tr[1], M: 70, N: 66, K: 35, Batch: 3}
+				runPrecCase(t, q, g, p, b, gemmCase{alpha: 1.25, beta: -1}, rng)
+				rowsA, colsA := b.storedA()
+				rowsB, colsB := b.storedB()
+				b.LDC, b.StrideC = b.N+1, (b.N+1)*b.M+5
+				b.StrideA, b.StrideB = rowsA*colsA+11, rowsB*colsB+2
+				runPrecCase(t, q, g, p, b, gemmCase{alpha: 0.75, beta: 0.5}, rng)
+			}
+		})
+	}
+}
+
+// runPrecCase runs one case through g as a subtest and checks D against the float64
+// reference of the inputs as stored, within p's tolerance; elements of C between rows and
+// matrices, and the guard band after it, must keep their values.
+func runPrecCase[In InputType, Out kernels.Float](t *testing.T, q *engine.Queue, g runner[In, Out], p Precision, s GEMMShape, c gemmCase, rng *rand.Rand) {
+	name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,beta=%g", s.String()[:2], s.M, s.N, s.K, s.LDA, s.LDB, s.LDC, max(s.Batch, 1), c.beta)
+	if c.into {
+		name += ",into"
+	}
+	t.Run(name, func(t *testing.T) {
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		la, lb, lc := s.Lens()
+		a, b := randIn[In](rng, la, -1, 1), randIn[In](rng, lb, -1, 1)
+		cin := kernels.RandFloats[Out](rng, lc, -1, 1)
+		if c.nanC {
+			for i := range cin {
+				cin[i] = Out(math.NaN())
+			}
+		}
+		ba, err := engine.Upload(t.Context(), q, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ba.Close()
+		bb, err := engine.Upload(t.Context(), q, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bb.Close()
+		bc := kerneltest.Guarded(t, q, cin)
+		out, init := bc, cin
+		if c.into {
+			init = kernels.RandFloats[Out](rng, lc, -1, 1)
+			out = kerneltest.Guarded(t, q, init)
+		}
+		if err := g.RunInto(q, s, Out(c.alpha), ba, bb, Out(c.beta), bc, out); err != nil {
+			t.Fatal(err)
+		}
+		got := kerneltest.Download(t, q, "D", out, lc)
+		want, mag := GEMMRef(s, c.alpha, widen(a), widen(b), c.beta, widen(cin))
+		d := s.WithDefaults()
+		inside := make([]bool, lc)
+		for z := range d.Batch {
+			for i := range d.M {
+				for j := range d.N {
+					inside[z*d.StrideC+i*d.LDC+j] = true
+				}
+			}
+		}
+		for o := range lc {
+			if !inside[o] {
+				if math.Float64bits(float64(got[o])) != math.Float64bits(float64(init[o])) {
+					t.Fatalf("%v: element %d, between rows or matrices, was changed from %v to %v", s, o, init[o], got[o])
+				}
+				continue
+			}
+			tol := p.Tolerance(s.K, c.alpha, mag[o])
+			if diff := math.Abs(float64(got[o]) - want[o]); !(diff <= tol) {
+				z, r := o/d.StrideC, o%d.StrideC
+				t.Fatalf("%v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", s, z, r/d.LDC, r%d.LDC, got[o], want[o], diff, tol)
+			}
+		}
+	})
+}
+
+// TestPrecisionAccumulation checks that the tolerances tell a float32 accumulation from
+// one in the input precision: on positive inputs (no cancellation, so the bound is tight
+// enough to mean something) a sum of products of bfloat16 or float16 values accumulated
+// in bfloat16 or float16 exceeds the tolerance, the same sum accumulated in float32 stays
+// within it; and every device's GEMMs (portable, and tensor cores where there are) stay
+// within it on such inputs at K = 4096.
+func TestPrecisionAccumulation(t *testing.T) {
+	const k = 4096
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, c := range []struct {
+		prec  string
+		round func(float64) float64
+	}{
+		{"bfloat16", func(x float64) float64 { return engine.BFloat16FromFloat64(x).Float64() }},
+		{"float16", func(x float64) float64 { return engine.HalfFromFloat64(x).Float64() }},
+	} {
+		p := precisionOf(c.prec)
+		var exact, acc32, accIn, mag float64
+		var f32 float32
+		for range k {
+			a, b := c.round(rng.Float64()), c.round(rng.Float64())
+			exact += a * b
+			mag += a * b
+			f32 += float32(a * b) // exact products, float32 sums
+			accIn = c.round(accIn + c.round(a*b))
+		}
+		acc32 = float64(f32)
+		tol := p.Tolerance(k, 1, mag)
+		if d := math.Abs(acc32 - exact); d > tol {
+			t.Errorf("%s: a float32 accumulation is %.3g off, above the tolerance %.3g", c.prec, d, tol)
+		}
+		if d := math.Abs(accIn - exact); d <= tol {
+			t.Errorf("%s: an accumulation in %s is %.3g off, within the tolerance %.3g: the tolerance cannot tell them apart", c.prec, c.prec, d, tol)
+		}
+	}
+	if kerneltest.Small() {
+		return
+	}
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, name := range []string{"bfloat16", "float16"} {
+			p := precisionOf(name)
+			for _, impl := range []string{"portable", "cuda-mma"} {
+				t.Run(name+"/"+impl, func(t *testing.T) {
+					var g runner[engine.BFloat16, float32]
+					var h runner[engine.Half, float32]
+					var err error
+					switch {
+					case name == "bfloat16" && impl == "portable":
+						g, err = NewGEMMOf[engine.BFloat16, float32](dev, p)
+					case name == "bfloat16":
+						g, err = NewMMA[engine.BFloat16, float32](dev, p)
+					case impl == "portable":
+						h, err = NewGEMMOf[engine.Half, float32](dev, p)
+					default:
+						h, err = NewMMA[engine.Half, float32](dev, p)
+					}
+					if errors.Is(err, engine.ErrUnsupported) {
+						t.Skip(err)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					rng := rand.New(rand.NewPCG(8, 8))
+					s := GEMMShape{M: 64, N: 64, K: k}
+					if g != nil {
+						defer g.Close()
+						runPositive(t, q, g, p, s, rng)
+					} else {
+						defer h.Close()
+						runPositive(t, q, h, p, s, rng)
+					}
+				})
+			}
+		}
+	})
+}
+
+// runPositive runs D = A*B on inputs in [0, 1) and checks D against the reference.
+func runPositive[In InputType](t *testing.T, q *engine.Queue, g runner[In, float32], p Precision, s GEMMShape, rng *rand.Rand) {
+	la, lb, lc := s.Lens()
+	a, b := randIn[In](rng, la, 0, 1), randIn[In](rng, lb, 0, 1)
+	ba, err := engine.Upload(t.Context(), q, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ba.Close()
+	bb, err := engine.Upload(t.Context(), q, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Close()
+	cin := make([]float32, lc)
+	bc := kerneltest.Guarded(t, q, cin)
+	if err := g.RunInto(q, s, 1, ba, bb, 0, bc, bc); err != nil {
+		t.Fatal(err)
+	}
+	got := kerneltest.Download(t, q, "D", bc, lc)
+	want, mag := GEMMRef(s, 1, widen(a), widen(b), 0, widen(cin))
+	var worst float64
+	for o := range lc {
+		tol := p.Tolerance(s.K, 1, mag[o])
+		d := math.Abs(float64(got[o]) - want[o])
+		if !(d <= tol) {
+			t.Fatalf("D[%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", o, got[o], want[o], d, tol)
+		}
+		worst = math.Max(worst, d/tol)
+	}
+	t.Logf("largest error %.3g of the tolerance", worst)
+}

@@ -1,0 +1,324 @@
+package gemm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// sgemmCase is one problem of TestSGEMMSimt: a shape whose transposes are set per subtest,
+// the padding of the leading dimensions and strides of A and B over their packed values
+// (set per transpose from the stored shapes), and how to call the kernel.
+type sgemmCase struct {
+	s           GEMMShape
+	align4      bool // LDA, LDB = row length as stored, rounded up to a multiple of 4
+	padA, padB  int  // LDA, LDB = row length as stored + pad (0: the default)
+	gapA, gapB  int  // StrideA, StrideB = rows * LDX + gap (0: the default; Batch > 1)
+	alpha, beta float64
+	nanC        bool // fill C with NaN (beta must be 0: C must not be read)
+	into        bool // RunInto a separate D instead of Run in place
+}
+
+// sgemmTransposes are the four (transA, transB) combinations.
+var sgemmTransposes = [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}}
+
+// TestSGEMMSimt checks the cuda-simt SGEMM against the float64 reference on every device
+// that builds CUDA C++: shapes below, at and across its 128 x 128 x 8 tiles in all four
+// transpose combinations, with leading dimensions and batch strides that allow 16-byte
+// loads (the fast path, also with a partial last k step) and that do not (the guarded
+// path), beta = 0 with C full of NaN, alpha = 0, a separate D, and guard bands after C and
+// D and gaps between rows and matrices that must stay untouched. Elsewhere NewSGEMMSimt
+// must refuse with ErrUnsupported.
+func TestSGEMMSimt(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		if !dev.Builds(engine.DialectCUDA) {
+			g, err := NewSGEMMSimt(dev)
+			if !errors.Is(err, engine.ErrUnsupported) {
+				g.Close()
+				t.Errorf("NewSGEMMSimt on %s, which builds no CUDA C++: %v, want ErrUnsupported", dev.ID(), err)
+			}
+			t.Skipf("%s builds no CUDA C++ (%v)", dev.ID(), dev.Dialects())
+		}
+		g, err := NewSGEMMSimt(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		bm, bn, bk, threads := g.Tiles()
+		for _, tr := range sgemmTransposes {
+			at := g.kernel(tr[0], tr[1]).Attributes()
+			t.Logf("sgemm_simt transA=%v transB=%v: %d x %d x %d tiles, %d threads, %d registers, %d bytes static shared, %d bytes private (spills), max block %d",
+				tr[0], tr[1], bm, bn, bk, threads, at.Registers, at.LocalBytes, at.PrivateBytes, at.MaxWorkGroupSize)
+		}
+		rng := rand.New(rand.NewPCG(6, uint64(dev.Info().ComputeUnits)))
+		for _, c := range sgemmCases() {
+			for _, tr := range sgemmTransposes {
+				s := c.s
+				s.TransA, s.TransB = tr[0], tr[1]
+				rowsA, colsA := s.storedA()
+				rowsB, colsB := s.storedB()
+				if c.align4 {
+					s.LDA, s.LDB = engine.RoundUp(colsA, 4), engine.RoundUp(colsB, 4)
+				}
+				if c.padA > 0 {
+					s.LDA = colsA + c.padA
+				}
+				if c.padB > 0 {
+					s.LDB = colsB + c.padB
+				}
+				if c.gapA > 0 {
+					s.StrideA = rowsA*max(s.LDA, colsA) + c.gapA
+				}
+				if c.gapB > 0 {
+					s.StrideB = rowsB*max(s.LDB, colsB) + c.gapB
+				}
+				name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,alpha=%g,beta=%g", s.String()[:2], s.M, s.N, s.K,
+					s.WithDefaults().LDA, s.WithDefaults().LDB, s.WithDefaults().LDC, max(s.Batch, 1), c.alpha, c.beta)
+				if c.nanC {
+					name += ",nanC"
+				}
+				if c.into {
+					name += ",into"
+				}
+				t.Run(name, func(t *testing.T) { runSGEMMSimtCase(t, q, g, s, c, rng) })
+			}
+		}
+	})
+}
+
+// sgemmCases returns the problems of TestSGEMMSimt (see there).
+func sgemmCases() []sgemmCase {
+	var cs []sgemmCase
+	// Around the tile edges; K=128 and K=64 run only whole k steps, the others end on a
+	// partial one. 128 and 256 x 384 are interior blocks with 16-byte rows in every
+	// combination (the fast path); 7, 127, 257 and 255 leave the rows unaligned.
+	for _, d := range [][3]int{{1, 1, 1}, {7, 9, 13}, {127, 129, 65}, {128, 128, 128}, {257, 255, 33}, {256, 384, 64}, {1, 300, 9}, {300, 1, 300}} {
+		cs = append(cs, sgemmCase{s: GEMMShape{M: d[0], N: d[1], K: d[2]}, alpha: 1.5, beta: -0.75})
+	}
+	cs = append(cs,
+		// 16-byte rows through padding (K=37 is not a multiple of 4): interior blocks take
+		// the fast path, the last k step (37 = 4*8 + 5) is partial, ldc > N.
+		sgemmCase{s: GEMMShape{M: 256, N: 260, K: 37, LDC: 264}, align4: true, alpha: -0.5, beta: 2},
+		// Unaligned padding of every leading dimension.
+		sgemmCase{s: GEMMShape{M: 131, N: 133, K: 70, LDC: 140}, padA: 3, padB: 5, alpha: -0.5, beta: 2},
+		// beta = 0: C is not read, so NaN there must not reach the result.
+		sgemmCase{s: GEMMShape{M: 130, N: 132, K: 40}, alpha: 1, beta: 0, nanC: true},
+		sgemmCase{s: GEMMShape{M: 128, N: 128, K: 16}, alpha: 1, beta: 0, nanC: true, into: true},
+		// alpha = 0: D = beta*C exactly.
+		sgemmCase{s: GEMMShape{M: 67, N: 45, K: 70}, alpha: 0, beta: 0.5},
+		// A separate output D.
+		sgemmCase{s: GEMMShape{M: 200, N: 136, K: 24}, alpha: 0.25, beta: 1, into: true},
+		// Strided batches: packed; with 16-byte leading dimensions and strides (the fast
+		// path in every matrix) and gaps between C's rows and matrices; and with gaps that
+		// leave every matrix after the first unaligned (A's base by 11, B's by 2 elements).
+		sgemmCase{s: GEMMShape{M: 130, N: 132, K: 40, Batch: 3}, alpha: 1.25, beta: -1},
+		sgemmCase{s: GEMMShape{M: 256, N: 128, K: 24, Batch: 3, LDC: 132, StrideC: 132*256 + 8}, padA: 4, padB: 8, gapA: 4, gapB: 12, alpha: 0.75, beta: 0.5},
+		sgemmCase{s: GEMMShape{M: 140, N: 136, K: 36, Batch: 3, LDC: 137, StrideC: 137*140 + 5}, gapA: 11, gapB: 2, alpha: 0.75, beta: 0.5},
+	)
+	return cs
+}
+
+// runSGEMMSimtCase runs one problem and checks D against GEMMRef within GEMMTolerance, the
+// elements of C's buffer outside the matrices (between rows and matrices) unchanged, the
+// guard band after C and D untouched, and C unchanged by RunInto.
+func runSGEMMSimtCase(t *testing.T, q *engine.Queue, g *SGEMMSimt, s GEMMShape, c sgemmCase, rng *rand.Rand) {
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	la, lb, lc := s.Lens()
+	a, b, cin := kernels.RandFloats[float32](rng, la, -1, 1), kernels.RandFloats[float32](rng, lb, -1, 1), kernels.RandFloats[float32](rng, lc, -1, 1)
+	if c.nanC {
+		for i := range cin {
+			cin[i] = float32(math.NaN())
+		}
+	}
+	ba, err := engine.Upload(t.Context(), q, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ba.Close()
+	bb, err := engine.Upload(t.Context(), q, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Close()
+	bc := kerneltest.Guarded(t, q, cin)
+	alpha, beta := float32(c.alpha), float32(c.beta)
+	out, init := bc, cin // where the shape leaves gaps, the output keeps init
+	if c.into {
+		init = kernels.RandFloats[float32](rng, lc, -1, 1)
+		out = kerneltest.Guarded(t, q, init)
+		err = g.RunInto(q, s, alpha, ba, bb, beta, bc, out)
+	} else {
+		err = g.Run(q, s, alpha, ba, bb, beta, bc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := kerneltest.Download(t, q, "D", out, lc)
+	if c.into { // C is an input only
+		in := kerneltest.Download(t, q, "C", bc, lc)
+		for i := range in {
+			if math.Float32bits(in[i]) != math.Float32bits(cin[i]) {
+				t.Fatalf("RunInto changed C[%d] from %v to %v", i, cin[i], in[i])
+			}
+		}
+	}
+	want, mag := GEMMRef(s, c.alpha, a, b, c.beta, cin)
+	d := s.WithDefaults()
+	inside := make([]bool, lc)
+	for z := range d.Batch {
+		for i := range d.M {
+			for j := range d.N {
+				inside[z*d.StrideC+i*d.LDC+j] = true
+			}
+		}
+	}
+	for o := range lc {
+		if !inside[o] {
+			if math.Float32bits(got[o]) != math.Float32bits(init[o]) {
+				t.Fatalf("%v: element %d, between rows or matrices, was changed from %v to %v", s, o, init[o], got[o])
+			}
+			continue
+		}
+		tol := GEMMTolerance[float32](s.K, c.alpha, mag[o])
+		if diff := math.Abs(float64(got[o]) - want[o]); !(diff <= tol) {
+			z, r := o/d.StrideC, o%d.StrideC
+			t.Fatalf("%v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", s, z, r/d.LDC, r%d.LDC, got[o], want[o], diff, tol)
+		}
+	}
+}
+
+// TestSGEMMSimtInvalid checks that bad shapes and buffers are refused with ErrInvalidArg
+// before anything is launched, that Close is idempotent and that a closed SGEMMSimt
+// refuses to run; and that concurrent use through one queue per goroutine is safe.
+func TestSGEMMSimtInvalid(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		if !dev.Builds(engine.DialectCUDA) {
+			t.Skipf("%s builds no CUDA C++ (%v)", dev.ID(), dev.Dialects())
+		}
+		g, err := NewSGEMMSimt(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		buf := func(n int) *engine.Buffer[float32] { return kerneltest.NewBuffer[float32](t, dev, n) }
+		big := buf(64 * 64 * 4)
+		short := buf(8*5 - 1)
+		ok := GEMMShape{M: 8, N: 5, K: 6}
+		for _, c := range []struct {
+			name       string
+			s          GEMMShape
+			a, b, c, d *engine.Buffer[float32]
+		}{
+			{"M=0", GEMMShape{M: 0, N: 5, K: 6}, big, big, big, big},
+			{"K<0", GEMMShape{M: 8, N: 5, K: -1}, big, big, big, big},
+			{"nil A", ok, nil, big, big, big},
+			{"nil B", ok, big, nil, big, big},
+			{"nil C", ok, big, big, nil, big},
+			{"nil D", ok, big, big, big, nil},
+			{"short A", ok, short, big, big, big},
+			{"short B", GEMMShape{M: 8, N: 8, K: 5}, big, short, big, big},
+			{"short C", ok, big, big, short, big},
+			{"short D", ok, big, big, big, short},
+			{"lda<M transA", GEMMShape{TransA: true, M: 8, N: 5, K: 6, LDA: 6}, big, big, big, big},
+			{"ldb<K transB", GEMMShape{TransB: true, M: 8, N: 5, K: 6, LDB: 5}, big, big, big, big},
+			{"ldc<N", GEMMShape{M: 8, N: 5, K: 6, LDC: 4}, big, big, big, big},
+			{"overlapping C", GEMMShape{M: 8, N: 5, K: 6, Batch: 2, StrideC: 39}, big, big, big, big},
+			{"batch>65535", GEMMShape{M: 1, N: 1, K: 1, Batch: 65536}, big, big, big, big},
+			{"int32 overflow", GEMMShape{M: 50000, N: 50000, K: 50000}, big, big, big, big},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				if err := g.RunInto(q, c.s, 1, c.a, c.b, 0, c.c, c.d); !errors.Is(err, engine.ErrInvalidArg) {
+					t.Errorf("RunInto(%+v): %v, want ErrInvalidArg", c.s, err)
+				}
+			})
+		}
+		if err := g.RunInto(nil, ok, 1, big, big, 0, big, big); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("RunInto with a nil queue: %v, want ErrInvalidArg", err)
+		}
+
+		// Four goroutines, one queue and one transpose combination each, at once.
+		t.Run("concurrent", func(t *testing.T) {
+			var wg sync.WaitGroup
+			errs := make([]error, len(sgemmTransposes))
+			for i, tr := range sgemmTransposes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = sgemmOnce(t, dev, GEMMShape{TransA: tr[0], TransB: tr[1], M: 150, N: 140, K: 30})
+				}()
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+		})
+
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+		if err := g.Run(q, ok, 1, big, big, 0, big); !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("Run after Close: %v, want ErrClosed", err)
+		}
+	})
+}
+
+// sgemmOnce runs shape s on a new queue of dev with a new SGEMMSimt and checks the result;
+// it reports failures as errors (it runs in goroutines of a test).
+func sgemmOnce(t *testing.T, dev *engine.Device, s GEMMShape) error {
+	g, err := NewSGEMMSimt(dev)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	q, err := dev.NewQueue()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	rng := rand.New(rand.NewPCG(uint64(s.M), uint64(sgemmIndex(s.TransA, s.TransB))))
+	la, lb, lc := s.Lens()
+	a, b, c := kernels.RandFloats[float32](rng, la, -1, 1), kernels.RandFloats[float32](rng, lb, -1, 1), kernels.RandFloats[float32](rng, lc, -1, 1)
+	ba, err := engine.Upload(t.Context(), q, a)
+	if err != nil {
+		return err
+	}
+	defer ba.Close()
+	bb, err := engine.Upload(t.Context(), q, b)
+	if err != nil {
+		return err
+	}
+	defer bb.Close()
+	bc, err := engine.Upload(t.Context(), q, c)
+	if err != nil {
+		return err
+	}
+	defer bc.Close()
+	for range 3 { // in place with beta = 0: every run writes the same result
+		if err := g.Run(q, s, 1, ba, bb, 0, bc); err != nil {
+			return err
+		}
+	}
+	got, err := bc.Download(t.Context(), q)
+	if err != nil {
+		return err
+	}
+	want, mag := GEMMRef(s, 1, a, b, 0, c)
+	for o := range got {
+		if diff := math.Abs(float64(got[o]) - want[o]); !(diff <= GEMMTolerance[float32](s.K, 1, mag[o])) {
+			return fmt.Errorf("%v: element %d = %v, want %v", s, o, got[o], want[o])
+		}
+	}
+	return nil
+}
