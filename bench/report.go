@@ -146,7 +146,11 @@ type Result struct {
 	Variant       string `json:"variant,omitempty"`
 	Requested     string `json:"requested_variant,omitempty"`
 	VendorLibrary bool   `json:"vendor_library,omitempty"`
-	Stats         Stats  `json:"stats"`
+	// Tunables are the variant's tunables and their source, for variants that have them
+	// ("BM=128 BN=256 BK=32 WARPS=2x4 STAGES=3 GROUP_M=8 (tuned)": prism tune's, the
+	// architecture's table, or forced).
+	Tunables string `json:"tunables,omitempty"`
+	Stats    Stats  `json:"stats"`
 	// Flops and Bytes are the work of one run (the op's model).
 	Flops  float64 `json:"flops"`
 	Bytes  float64 `json:"bytes"`
@@ -222,6 +226,15 @@ func (r *Result) roofline(c Ceilings, cacheBytes int64) {
 	}
 	if r.Flops > 0 && peak > 0 && (r.AttainableGFLOPs == 0 || peak < r.AttainableGFLOPs) {
 		r.Bound, r.AttainableGFLOPs = BoundCompute, peak
+	}
+	// Arithmetic with no ceiling of its own (tf32, float16, bfloat16, float8 on tensor
+	// cores) whose memory roof lies above the measured float32 peak: compute-bound on a roof
+	// no ceiling measures, so no bound and no fraction rather than a memory fraction.
+	if r.Flops > 0 && peak == 0 && c.FP32GFLOPs > 0 && r.AttainableGFLOPs > c.FP32GFLOPs && r.Type != "float32" && r.Type != "float64" {
+		r.Bound, r.AttainableGFLOPs = "", 0
+		r.RoofMissing = "no ceiling measures " + r.Type + " arithmetic"
+		r.CacheResident = false
+		return
 	}
 	switch {
 	case r.Bound == BoundCompute:

@@ -27,17 +27,21 @@ func TestRoofline(t *testing.T) {
 		{"gemm-like fp32", "float32", 2000, 8, 0.4, 100, BoundCompute, 1000, 0.1},
 		{"gemm-like fp64 uses the fp64 peak", "float64", 2000, 16, 0.4, 250, BoundCompute, 500, 0.5},
 		{"int type: no peak, memory roof", "int32", 10, 8, 40, 50, BoundMemory, 125, 0.4},
+		{"tensor-core gemm: no roof measured", "bfloat16", 2000, 6, 0.3, 3000, "", 0, 0},
 	} {
 		r := Result{Type: tc.typ, Flops: tc.flops, Bytes: tc.bytes, GBs: tc.gbs, GFLOPs: tc.gflops}
 		r.roofline(c, 0)
+		if (tc.bound == "") != (r.RoofMissing != "") {
+			t.Errorf("%s: roof missing %q with bound %q", tc.name, r.RoofMissing, r.Bound)
+		}
 		if r.CacheResident {
 			t.Errorf("%s: cache-resident on a device that reports no cache", tc.name)
 		}
 		if r.Bound != tc.bound || !near(r.AttainableGFLOPs, tc.attainable) || !near(r.Fraction, tc.fraction) {
 			t.Errorf("%s: bound %s, attainable %v, fraction %v; want %s, %v, %v", tc.name, r.Bound, r.AttainableGFLOPs, r.Fraction, tc.bound, tc.attainable, tc.fraction)
 		}
-		// The fraction is always achieved/attainable where there are FLOPs.
-		if tc.flops > 0 && !near(r.Fraction, r.GFLOPs/r.AttainableGFLOPs) {
+		// The fraction is always achieved/attainable where there are FLOPs and a roof.
+		if tc.flops > 0 && tc.bound != "" && !near(r.Fraction, r.GFLOPs/r.AttainableGFLOPs) {
 			t.Errorf("%s: fraction %v != GFLOPs/attainable %v", tc.name, r.Fraction, r.GFLOPs/r.AttainableGFLOPs)
 		}
 	}

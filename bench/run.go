@@ -33,6 +33,9 @@ type Config struct {
 	// of one op side by side on one device. An op without a named variant gets a skipped
 	// result that says which it has. Empty: the variant kernels.Op.Pick chooses.
 	Variants []string
+	// Tunables forces the tunables of the variant run (kernels.Params.Tunables): `prism
+	// tune` measures each candidate through RunCase with it. Empty: the variant's own.
+	Tunables string
 	// Vendor runs, beside each case, the vendor library's routine for the same op on the
 	// same device (cuBLAS, cuFFT, CLBlast, clFFT: the op's vendor variants), recorded in
 	// Result.Vendor; a case with no vendor equivalent says so in Result.NoVendor.
@@ -266,7 +269,7 @@ func runVendor(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, 
 // Progress are not used). A failure is recorded in the Result, not returned.
 func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, variant string) Result {
 	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Requested: variant}
-	p := kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable, Variant: variant}
+	p := kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable, Variant: variant, Tunables: cfg.Tunables}
 	v, err := op.Pick(q.Device(), p)
 	if err != nil {
 		res.Variant = variant
@@ -300,6 +303,9 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	res.Shape = in.Shape()
 	if lr, ok := in.(kernels.LibraryReporter); ok {
 		res.Library = lr.Library()
+	}
+	if tr, ok := in.(kernels.TunablesReporter); ok {
+		res.Tunables = tr.Tunables()
 	}
 	if err := in.Run(q); err != nil {
 		res.Err = err.Error()

@@ -50,6 +50,10 @@ type Params struct {
 	// empty lets Pick choose. Setup fails when the op has no such variant or the device
 	// cannot run it: nothing falls back silently to another implementation.
 	Variant string
+	// Tunables forces the variant's tunables, spelled as its Candidates spell them
+	// ("BM=128 BN=256 ..."); empty takes the tunings `prism tune` saved for the device
+	// (LookupTuned), else the variant's table. A variant without tunables refuses it.
+	Tunables string
 }
 
 // Instance is an operation set up on one device at one size. Not safe for concurrent use.

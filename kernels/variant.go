@@ -36,6 +36,9 @@ type Variant struct {
 	Vendor bool
 	// Tunables lists the variant's tunables with their defaults, as listings show them.
 	Tunables string
+	// Candidates, when set, lists the tunable sets `prism tune` measures on dev (each
+	// passed to Setup as Params.Tunables); nil for a variant that takes no tunables.
+	Candidates func(dev *engine.Device) []string
 	// Setup builds the variant on q's device with the op's seeded random inputs. It returns
 	// an error wrapping engine.ErrUnsupported when the device cannot run it.
 	Setup func(q *engine.Queue, p Params) (Instance, error)
@@ -131,7 +134,13 @@ func (op Op) Pick(dev *engine.Device, p Params) (Variant, error) {
 		if why := v.misfit(dev); why != "" {
 			return Variant{}, fmt.Errorf("kernels: %s: variant %s %s: %w", op.Name, v.Name, why, engine.ErrUnsupported)
 		}
+		if p.Tunables != "" && v.Candidates == nil {
+			return Variant{}, fmt.Errorf("kernels: %s: variant %s takes no tunables (asked for %q): %w", op.Name, v.Name, p.Tunables, engine.ErrInvalidArg)
+		}
 		return v, nil
+	}
+	if p.Tunables != "" {
+		return Variant{}, fmt.Errorf("kernels: %s: tunables %q need a variant named: %w", op.Name, p.Tunables, engine.ErrInvalidArg)
 	}
 	var why []string
 	for _, v := range op.Variants {

@@ -13,7 +13,7 @@
 //   - on NVIDIA GPUs through CUDA, the tensor cores (mma.cu; NewMMA, variant cuda-mma):
 //     mma.sync with ldmatrix and a cp.async pipeline, for every precision but float32
 //     (float64 on the fp64 tensor cores), and a SIMT float32 kernel (sgemm.cu;
-//     NewSGEMMSimt, variant cuda-simt);
+//     NewSGEMMSimt and NewSGEMMSimtWith with SimtTunables, variant cuda-simt);
 //   - the vendor BLAS as a baseline (cuBLAS, CLBlast) for float32 and float64.
 //
 // GEMMRef is the float64 reference (gonum); GEMMTolerance and Precision.Tolerance bound

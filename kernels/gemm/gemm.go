@@ -189,9 +189,11 @@ type GEMMOf[In InputType, Out kernels.Float] struct {
 
 // gemmTiles chooses the tunables {TS, TSK, WPT} for a device: the first candidate whose
 // work-group ((TS/WPT)^2 items) and two local tiles fit it.
-//   - GPUs: 128 x 128 tiles of C, 16 x 16 items of 8 x 8 elements: twice the arithmetic
-//     per local-memory load of 64 x 64 with 4 x 4, the usual choice for large GEMMs (not
-//     yet measured against the alternatives on a GPU here).
+//   - GPUs: 128 x 128 tiles of C, 16 x 16 items of 8 x 8 elements, k step 32: on an H100
+//     at M = N = K = 8192 (2026-11-25, BenchmarkGEMMTiles) 28.1 TFLOP/s through CUDA and
+//     22.2 through NVIDIA's OpenCL, against 26.7 and 19.1 with a k step of 16 and at most
+//     23.1 and 21.2 with 64 x 64 tiles; a k step of 8 was fastest through OpenCL (23.8)
+//     and slowest through CUDA (21.0). prism tune chooses per device.
 //   - CPUs: 128 x 128 tiles, 8 x 8 items of 16 x 16 elements, k step 32: PoCL runs a
 //     work-group as loops over its items, split at barriers, and gains from much work per
 //     item (2026-11-21, 2 cores, M=N=K=512, float32: 3.2 GFLOP/s against 0.6 for 64/16/4).
@@ -208,7 +210,7 @@ func gemmTiles[T kernels.Float](info engine.DeviceInfo, lim kernels.Limits) (ts,
 	case strings.Contains(info.Platform, "Oclgrind"):
 		cands = append([][3]int{{32, 16, 8}}, cands...)
 	case info.Kind == engine.KindGPU:
-		cands = append([][3]int{{128, 16, 8}}, cands...)
+		cands = append([][3]int{{128, 32, 8}, {128, 16, 8}}, cands...)
 	case info.Kind == engine.KindCPU:
 		cands = append([][3]int{{128, 32, 16}}, cands...)
 	}
@@ -251,6 +253,26 @@ func NewGEMMOf[In InputType, Out kernels.Float](dev *engine.Device, p Precision)
 		}
 		return g, kernels.Shape{Items: (ts / wpt) * (ts / wpt), Kernels: []*engine.Kernel{g.kern}}, nil
 	})
+}
+
+// newGEMMTiles compiles the portable kernel with the given tiles (prism tune's, or forced):
+// an error wrapping engine.ErrUnsupported when they do not fit dev or the compiled kernel.
+func newGEMMTiles[In InputType, Out kernels.Float](dev *engine.Device, p Precision, ts, tsk, wpt int) (*GEMMOf[In, Out], error) {
+	lim := kernels.DeviceLimits(dev)
+	if !tilesFit[Out](lim, [3]int{ts, tsk, wpt}) {
+		return nil, fmt.Errorf("kernels: gemm tiles %s do not fit %s (%d work-items of %d, %d bytes of local memory): %w",
+			tilesString(ts, tsk, wpt), dev.ID(), (ts/wpt)*(ts/wpt), dev.Info().MaxWorkGroupSize, 2*tsk*(ts+1)*engine.SizeOf[Out](), engine.ErrUnsupported)
+	}
+	g, err := newGEMM[In, Out](dev, p, ts, tsk, wpt)
+	if err != nil {
+		return nil, err
+	}
+	if m := g.kern.MaxWorkGroupSize(); m < (ts/wpt)*(ts/wpt) {
+		g.Close()
+		return nil, fmt.Errorf("kernels: gemm tiles %s need %d work-items; the compiled kernel allows %d on %s: %w",
+			tilesString(ts, tsk, wpt), (ts/wpt)*(ts/wpt), m, dev.ID(), engine.ErrUnsupported)
+	}
+	return g, nil
 }
 
 // newGEMM compiles the kernel with the given tunables (tests run every device's choices).

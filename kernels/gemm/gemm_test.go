@@ -124,7 +124,7 @@ func runGEMMTransposes[T kernels.Float](t *testing.T, q *engine.Queue, g *GEMM[T
 func TestGEMMTiles(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		rng := rand.New(rand.NewPCG(5, 1))
-		for _, tiles := range [][3]int{{64, 16, 4}, {128, 16, 8}, {128, 32, 16}, {32, 16, 8}} {
+		for _, tiles := range [][3]int{{64, 16, 4}, {128, 16, 8}, {128, 32, 8}, {128, 32, 16}, {32, 16, 8}} {
 			t.Run(fmt.Sprintf("TS=%d,TSK=%d,WPT=%d", tiles[0], tiles[1], tiles[2]), func(t *testing.T) {
 				rts := tiles[0] / tiles[2]
 				if rts*rts > dev.Info().MaxWorkGroupSize || int64(2*tiles[1]*(tiles[0]+1)*4) > dev.Info().LocalMemBytes {

@@ -28,7 +28,7 @@
 //   3 float16    A, B IEEE binary16, float32 accumulation. mma m16n8k16.
 //   4 bfloat16   A, B bfloat16, float32 accumulation. mma m16n8k16.
 //   5 float64    A, B, C, D double, accumulated in double on the fp64 tensor cores (DMMA,
-//                m8n8k4; IEEE fused multiply-adds).
+//                m8n8k4, or m16n8k8 on sm_90 with DMMA16; IEEE fused multiply-adds).
 //   6 e4m3       A, B OCP float8 E4M3, float32 accumulation; sm_89 and newer. mma m16n8k32.
 //   7 e5m2       A, B OCP float8 E5M2, likewise.
 //   C and D are float for every PREC but 5 (double).
@@ -43,9 +43,12 @@
 //   STAGES      shared-memory stages of the cp.async pipeline (>= 2) default 3
 //   Shared memory (dynamic, Range.SharedBytes): STAGES * (A stage + B stage), mma_shared()
 //   in mma.go computes it with the same paddings as below.
-// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1
-// Launch: 3D grid (ceil(n/BN), ceil(m/BM), batch), block exactly WARPS_M*WARPS_N*32 threads
-//   in x, dynamic shared memory as above.
+// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA16=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2
+//   GROUP_M     tile rows of D a group of consecutive blocks covers (L2 reuse) default 8
+//   MIN_BLOCKS  blocks per SM the registers must allow (__launch_bounds__)   default 1
+//   DMMA16      PREC 5 on sm_90: mma m16n8k8 (Hopper's full-rate fp64 shape)  default 0 (m8n8k4)
+// Launch: 3D grid (ceil(m/BM) * ceil(n/BN), 1, batch) blocks of exactly WARPS_M*WARPS_N*32
+//   threads in x, dynamic shared memory as above.
 // Boundaries: tiles past m, n or k are zero-filled in shared memory (zeros add nothing to
 //   the products); stores past m or n are skipped. Only D's m x n elements are written.
 // Accuracy: tensor cores add the products of one mma in an order and with an alignment of
@@ -83,9 +86,17 @@ typedef float acc_t;
 typedef double in_t;
 typedef double acc_t;
 #define IN_BYTES 8
+#ifndef DMMA16
+#define DMMA16 0
+#endif
+#if DMMA16 // sm_90: m16n8k8, the full-rate fp64 tensor-core shape of Hopper
+#define MMA_M 16
+#define MMA_K 8
+#else // sm_80: m8n8k4
 #define MMA_M 8
-#define MMA_N 8
 #define MMA_K 4
+#endif
+#define MMA_N 8
 #elif PREC == 6 || PREC == 7
 typedef unsigned char in_t;
 typedef float acc_t;
@@ -132,6 +143,12 @@ typedef float acc_t;
 #endif
 #ifndef STAGES
 #define STAGES 3
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
 #endif
 
 #define THREADS (WARPS_M * WARPS_N * 32)
@@ -312,11 +329,19 @@ static __device__ __forceinline__ unsigned int four8_b(const in_t *bs, int cn, i
 #endif
 
 #if PREC == 5
-static __device__ __forceinline__ void mma_f64(double *d, double a, double b) {
+#if DMMA16
+static __device__ __forceinline__ void mma_f64(double *d, const double *a, const double *b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+               : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+}
+#else
+static __device__ __forceinline__ void mma_f64(double *d, const double *a, const double *b) {
   asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
                : "+d"(d[0]), "+d"(d[1])
-               : "d"(a), "d"(b));
+               : "d"(a[0]), "d"(b[0]));
 }
+#endif
 #endif
 
 // compute_stage runs the warp's mma tiles over the BK columns of one stage.
@@ -425,15 +450,39 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
         mma_fp8(acc[i][j], af[i], bf[j]);
       }
     }
-#elif PREC == 5
-    double af[MT], bf[NT];
+#elif PREC == 5 && DMMA16
+    // m16n8k8 fragments, as tf32's: A (g, t), (g+8, t), (g, t+4), (g+8, t+4); B (t, g), (t+4, g).
+    double af[MT][4], bf[NT][2];
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
-      af[i] = as[A_AT(wm0 + i * MMA_M + g, ks + t)];
+      const int r = wm0 + i * MMA_M + g;
+      af[i][0] = as[A_AT(r, ks + t)];
+      af[i][1] = as[A_AT(r + 8, ks + t)];
+      af[i][2] = as[A_AT(r, ks + t + 4)];
+      af[i][3] = as[A_AT(r + 8, ks + t + 4)];
     }
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
-      bf[j] = bs[B_AT(wn0 + j * MMA_N + g, ks + t)];
+      const int cn = wn0 + j * MMA_N + g;
+      bf[j][0] = bs[B_AT(cn, ks + t)];
+      bf[j][1] = bs[B_AT(cn, ks + t + 4)];
+    }
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        mma_f64(acc[i][j], af[i], bf[j]);
+      }
+    }
+#elif PREC == 5
+    double af[MT][1], bf[NT][1];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      af[i][0] = as[A_AT(wm0 + i * MMA_M + g, ks + t)];
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      bf[j][0] = bs[B_AT(wn0 + j * MMA_N + g, ks + t)];
     }
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
@@ -446,7 +495,7 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(acc_t *d, const acc_t *c, const in_t *a, const in_t *b, acc_t alpha,
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) gemm_mma(acc_t *d, const acc_t *c, const in_t *a, const in_t *b, acc_t alpha,
                                                                acc_t beta, int m, int n, int k, int lda, int ldb, int ldc,
                                                                int strideA, int strideB, int strideC, int vec) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -458,7 +507,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_mma(acc_t *d, const a
   b += (long long)z * strideB;
   c += (long long)z * strideC;
   d += (long long)z * strideC;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  // Blocks take the tiles of D in groups of GROUP_M tile rows, column after column within
+  // a group, so that the blocks running at one time share rows of A and columns of B in L2.
+  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+  const int id = blockIdx.x, per_group = GROUP_M * tiles_n;
+  const int first_m = (id / per_group) * GROUP_M;
+  const int group_m = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
+  const int m0 = (first_m + (id % per_group) % group_m) * BM, n0 = ((id % per_group) / group_m) * BN;
   const int warp = threadIdx.x >> 5;
   const int wm0 = (warp / WARPS_N) * WTM, wn0 = (warp % WARPS_N) * WTN;
 

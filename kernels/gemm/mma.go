@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -13,42 +14,91 @@ import (
 //go:embed mma.cu
 var mmaSource string
 
-// mmaGeom is the block geometry of one precision of mma.cu, as its macros define it.
+// mmaGeom is the block geometry of one build of mma.cu, as its macros derive it from the
+// tunables.
 type mmaGeom struct {
-	bm, bn, bk, threads, in int // tile of D, k step, threads per block, input bytes
-	padK, padR              int // shared-memory row paddings in elements (PADK, PADR)
+	MMATunables
+	threads, in      int // threads per block, input bytes
+	padK, padR       int // shared-memory row paddings in elements (PADK, PADR)
+	mmaM, mmaN, mmaK int // the mma instruction's shape
+	dmma16           bool
 }
 
-// geomOf returns the geometry of mma.cu's defaults for PREC prec.
-func geomOf(prec int) mmaGeom {
-	if prec == 5 { // double: 64 x 64 tiles, 2 x 2 warps, k step 16, paddings of 32 bytes
-		return mmaGeom{bm: 64, bn: 64, bk: 16, threads: 128, in: 8, padK: 4, padR: 4}
+// geomOf returns the geometry of precision PREC prec with tunables t on a device of
+// compute capability cc, or an error wrapping engine.ErrInvalidArg naming the constraint
+// of mma.cu that t breaks.
+func geomOf(prec, cc int, t MMATunables) (mmaGeom, error) {
+	g := mmaGeom{MMATunables: t, threads: t.WarpsM * t.WarpsN * 32, mmaM: 16, mmaN: 8}
+	switch prec {
+	case 1, 2:
+		g.in, g.mmaK = 4, 8
+	case 3, 4:
+		g.in, g.mmaK = 2, 16
+	case 5:
+		g.in, g.mmaM, g.mmaK = 8, 8, 4
+		if cc >= 90 {
+			g.mmaM, g.mmaK, g.dmma16 = 16, 8, true
+		}
+	case 6, 7:
+		g.in, g.mmaK = 1, 32
+	default:
+		return g, fmt.Errorf("kernels: gemm: no tensor-core kernel for PREC %d: %w", prec, engine.ErrInvalidArg)
 	}
-	in := map[int]int{1: 4, 2: 4, 3: 2, 4: 2, 6: 1, 7: 1}[prec]
-	epc := 16 / in
-	g := mmaGeom{bm: 128, bn: 128, bk: 128 / in, threads: 256, in: in, padK: epc, padR: 2 * epc}
-	if in == 2 {
+	epc := 16 / g.in
+	g.padK, g.padR = epc, 2*epc
+	if g.in == 8 {
+		g.padK = 2 * epc
+	}
+	if g.in == 2 {
 		g.padR = epc
 	}
-	return g
+	bad := func(format string, args ...any) (mmaGeom, error) {
+		return g, fmt.Errorf("kernels: gemm tensor-core tunables %v: "+format+": %w", append([]any{t}, append(args, engine.ErrInvalidArg)...)...)
+	}
+	switch {
+	case t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.WarpsM <= 0 || t.WarpsN <= 0 || t.GroupM <= 0 || t.MinBlocks <= 0:
+		return bad("every tunable must be positive")
+	case t.MinBlocks*t.WarpsM*t.WarpsN*32 > 2048:
+		return bad("%d blocks of %d threads exceed an SM's 2048 threads", t.MinBlocks, t.WarpsM*t.WarpsN*32)
+	case t.Stages < 2:
+		return bad("the pipeline needs at least 2 stages")
+	case g.threads > 1024:
+		return bad("%d threads per block, above 1024", g.threads)
+	case t.BM%(t.WarpsM*g.mmaM) != 0 || t.BN%(t.WarpsN*g.mmaN) != 0:
+		return bad("BM must be a multiple of WarpsM*%d and BN of WarpsN*%d", g.mmaM, g.mmaN)
+	case t.BK%g.mmaK != 0:
+		return bad("BK must be a multiple of the mma's k, %d", g.mmaK)
+	case (t.BM*t.BK)%(epc*g.threads) != 0 || (t.BN*t.BK)%(epc*g.threads) != 0:
+		return bad("a stage of A (BM*BK) and of B (BN*BK) must be whole 16-byte chunks per thread (%d elements)", epc*g.threads)
+	case g.in == 2 && (t.BN/t.WarpsN/g.mmaN)%2 != 0:
+		return bad("16-bit inputs load B for two n8 tiles at once: BN/WarpsN/8 must be even")
+	}
+	return g, nil
+}
+
+// defines returns the -D options of the build.
+func (g mmaGeom) defines() []string {
+	o := []string{fmt.Sprintf("-DBM=%d", g.BM), fmt.Sprintf("-DBN=%d", g.BN), fmt.Sprintf("-DBK=%d", g.BK),
+		fmt.Sprintf("-DWARPS_M=%d", g.WarpsM), fmt.Sprintf("-DWARPS_N=%d", g.WarpsN),
+		fmt.Sprintf("-DSTAGES=%d", g.Stages), fmt.Sprintf("-DGROUP_M=%d", g.GroupM), fmt.Sprintf("-DMIN_BLOCKS=%d", g.MinBlocks)}
+	if g.dmma16 {
+		o = append(o, "-DDMMA16=1")
+	}
+	return o
 }
 
 // shared returns the dynamic shared memory of a launch: stages of an A and a B tile, each
 // in the layout its transpose gives (mma.cu's A_STAGE and B_STAGE).
-func (g mmaGeom) shared(ta, tb bool, stages int) int {
-	a, b := g.bm*(g.bk+g.padK), g.bk*(g.bn+g.padR)
+func (g mmaGeom) shared(ta, tb bool) int {
+	a, b := g.BM*(g.BK+g.padK), g.BK*(g.BN+g.padR)
 	if ta {
-		a = g.bk * (g.bm + g.padR)
+		a = g.BK * (g.BM + g.padR)
 	}
 	if tb {
-		b = g.bn * (g.bk + g.padK)
+		b = g.BN * (g.BK + g.padK)
 	}
-	return stages * (a + b) * g.in
+	return g.Stages * (a + b) * g.in
 }
-
-// mmaStages is the depth of the cp.async pipeline: 3 stages of 128 x 128 tiles take 105
-// KiB of shared memory in tf32 and 108 KiB in float16, two blocks per SM on sm_90.
-const mmaStages = 3
 
 // MMA runs GEMM on NVIDIA tensor cores through mma.sync (mma.cu, the cuda-mma variant):
 // inputs of type In in a Precision, C, D and the accumulation in Out. It compiles one
@@ -56,19 +106,28 @@ const mmaStages = 3
 // precision's compute capability (sm_80; sm_89 for fp8) and is safe for concurrent use by
 // goroutines that each use their own Queue.
 type MMA[In InputType, Out kernels.Float] struct {
-	dev    *engine.Device
-	p      Precision
-	geom   mmaGeom
-	stages int
-	mu     sync.Mutex
-	progs  [2][2]*engine.Program
-	kerns  [2][2]*engine.Kernel
+	dev   *engine.Device
+	p     Precision
+	geom  mmaGeom
+	mu    sync.Mutex
+	progs [2][2]*engine.Program
+	kerns [2][2]*engine.Kernel
 }
 
 // NewMMA readies the tensor-core GEMM of precision p (a name of Precisions, or float64)
-// on dev. It returns an error wrapping engine.ErrUnsupported on a device that is not a
-// CUDA GPU of compute capability p.MMACompute or newer, or that lacks the shared memory.
+// on dev with the tunables of the table for its architecture (MMADefaults). It returns an
+// error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU of compute
+// capability p.MMACompute or newer, or that lacks the shared memory.
 func NewMMA[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (*MMA[In, Out], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: gemm: nil device: %w", engine.ErrInvalidArg)
+	}
+	return NewMMAWith[In, Out](dev, p, MMADefaults(p.Name, dev.Info().ComputeCapability))
+}
+
+// NewMMAWith is NewMMA with tunables t (tuning, tests); invalid tunables are an error
+// wrapping engine.ErrInvalidArg that names the constraint.
+func NewMMAWith[In InputType, Out kernels.Float](dev *engine.Device, p Precision, t MMATunables) (*MMA[In, Out], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: gemm: nil device: %w", engine.ErrInvalidArg)
 	}
@@ -83,23 +142,24 @@ func NewMMA[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (*
 		return nil, fmt.Errorf("kernels: gemm %s on tensor cores needs a CUDA device of sm_%d or newer; %s is %s sm_%d: %w",
 			p.Name, p.MMACompute, dev.ID(), dev.Backend(), info.ComputeCapability, engine.ErrUnsupported)
 	}
-	m := &MMA[In, Out]{dev: dev, p: p, geom: geomOf(p.MMA), stages: mmaStages}
+	g, err := geomOf(p.MMA, info.ComputeCapability, t)
+	if err != nil {
+		return nil, err
+	}
 	limit := int(info.MaxLocalBytes())
-	for m.stages > 2 && m.geom.shared(false, false, m.stages) > limit {
-		m.stages--
+	for g.Stages > 2 && g.shared(true, true) > limit && g.shared(false, false) > limit {
+		g.Stages--
 	}
-	if need := m.geom.shared(true, true, m.stages); need > limit {
-		return nil, fmt.Errorf("kernels: gemm %s on tensor cores needs %d bytes of shared memory per block; %s allows %d: %w",
-			p.Name, need, dev.ID(), limit, engine.ErrUnsupported)
+	if need := max(g.shared(true, true), g.shared(false, false), g.shared(true, false), g.shared(false, true)); need > limit {
+		return nil, fmt.Errorf("kernels: gemm %s on tensor cores (%v) needs %d bytes of shared memory per block; %s allows %d: %w",
+			p.Name, t, need, dev.ID(), limit, engine.ErrUnsupported)
 	}
-	return m, nil
+	return &MMA[In, Out]{dev: dev, p: p, geom: g}, nil
 }
 
-// Tunables describes the compiled geometry, for listings and reports.
-func (m *MMA[In, Out]) Tunables() string {
-	g := m.geom
-	return fmt.Sprintf("BM=%d BN=%d BK=%d threads=%d STAGES=%d", g.bm, g.bn, g.bk, g.threads, m.stages)
-}
+// Tunables returns the tunables it runs with (the stages lowered where the device's
+// shared memory asked for it).
+func (m *MMA[In, Out]) Tunables() MMATunables { return m.geom.MMATunables }
 
 // kernel returns the kernel of one transpose combination, compiling it on first use.
 func (m *MMA[In, Out]) kernel(ta, tb bool) (*engine.Kernel, error) {
@@ -109,8 +169,7 @@ func (m *MMA[In, Out]) kernel(ta, tb bool) (*engine.Kernel, error) {
 	if m.kerns[i][j] != nil {
 		return m.kerns[i][j], nil
 	}
-	opts := []string{fmt.Sprintf("-DPREC=%d", m.p.MMA), fmt.Sprintf("-DTRANS_A=%d", i), fmt.Sprintf("-DTRANS_B=%d", j),
-		fmt.Sprintf("-DSTAGES=%d", m.stages)}
+	opts := append([]string{fmt.Sprintf("-DPREC=%d", m.p.MMA), fmt.Sprintf("-DTRANS_A=%d", i), fmt.Sprintf("-DTRANS_B=%d", j)}, m.geom.defines()...)
 	prog, err := m.dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: mmaSource, Name: "mma.cu"}, opts...)
 	if err != nil {
 		return nil, err
@@ -123,8 +182,8 @@ func (m *MMA[In, Out]) kernel(ta, tb bool) (*engine.Kernel, error) {
 	if k.MaxWorkGroupSize() < m.geom.threads {
 		k.Close()
 		prog.Close()
-		return nil, fmt.Errorf("kernels: gemm_mma (%s) takes %d threads per block on %s, needs %d: %w",
-			m.p.Name, k.MaxWorkGroupSize(), m.dev.ID(), m.geom.threads, engine.ErrUnsupported)
+		return nil, fmt.Errorf("kernels: gemm_mma (%s, %v) takes %d threads per block on %s, needs %d: %w",
+			m.p.Name, m.geom.MMATunables, k.MaxWorkGroupSize(), m.dev.ID(), m.geom.threads, engine.ErrUnsupported)
 	}
 	m.progs[i][j], m.kerns[i][j] = prog, k
 	return k, nil
@@ -145,8 +204,9 @@ func (m *MMA[In, Out]) RunInto(q *engine.Queue, s GEMMShape, alpha Out, a, b *en
 		return err
 	}
 	g := m.geom
-	if (s.M+g.bm-1)/g.bm > 65535 {
-		return fmt.Errorf("kernels: gemm: M=%d needs more than 65535 tiles of %d rows (CUDA's grid limit): %w", s.M, g.bm, engine.ErrInvalidArg)
+	tiles := func(n, t int) int { return (n + t - 1) / t }
+	if blocks := float64(tiles(s.M, g.BM)) * float64(tiles(s.N, g.BN)); blocks*float64(g.threads) > math.MaxInt32 {
+		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks of %d threads, beyond one launch: %w", s, blocks, g.threads, engine.ErrInvalidArg)
 	}
 	k, err := m.kernel(s.TransA, s.TransB)
 	if err != nil {
@@ -160,9 +220,8 @@ func (m *MMA[In, Out]) RunInto(q *engine.Queue, s GEMMShape, alpha Out, a, b *en
 			vec = 0
 		}
 	}
-	tiles := func(n, t int) int { return (n + t - 1) / t }
-	r := engine.Range3D(tiles(s.N, g.bn)*g.threads, tiles(s.M, g.bm), s.Batch, g.threads, 1, 1).
-		WithSharedBytes(int64(g.shared(s.TransA, s.TransB, m.stages)))
+	r := engine.Range3D(tiles(s.M, g.BM)*tiles(s.N, g.BN)*g.threads, 1, s.Batch, g.threads, 1, 1).
+		WithSharedBytes(int64(g.shared(s.TransA, s.TransB)))
 	return q.Launch(k, r, d, c, a, b, alpha, beta,
 		int32(s.M), int32(s.N), int32(s.K), int32(s.LDA), int32(s.LDB), int32(s.LDC),
 		int32(s.StrideA), int32(s.StrideB), int32(s.StrideC), vec)

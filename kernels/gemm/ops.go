@@ -62,9 +62,10 @@ const gemmFullCheck = 1 << 27
 // gemmSamples is the number of random elements Verify checks on large problems.
 const gemmSamples = 1024
 
-// runner is one implementation of a GEMM call: the portable kernel (GEMMOf), the
-// tensor-core one (MMA) or the SIMT CUDA one (SGEMMSimt).
-type runner[In InputType, Out kernels.Float] interface {
+// Runner is one implementation of a GEMM call: the portable kernel (GEMMOf), the
+// tensor-core one (MMA) or the SIMT CUDA one (SGEMMSimt). RunInto computes D =
+// alpha*op(A)*op(B) + beta*C for a shape; Close releases the compiled kernels.
+type Runner[In InputType, Out kernels.Float] interface {
 	RunInto(q *engine.Queue, s GEMMShape, alpha Out, a, b *engine.Buffer[In], beta Out, c, d *engine.Buffer[Out]) error
 	Close() error
 }
@@ -82,20 +83,41 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 	if p.Doc != "" {
 		doc += "; " + p.Doc
 	}
-	setup := func(mk func(*engine.Device) (runner[In, Out], error)) func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+	setup := func(mk func(*engine.Device) (Runner[In, Out], error)) func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 		return func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 			return newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, mk)
 		}
 	}
 	var variants []kernels.Variant
 	if p.MMA != 0 {
-		g := geomOf(p.MMA)
 		v := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: p.MMACompute,
-			Doc:      "tensor cores through mma.sync (ldmatrix for 16-bit inputs), a 3-stage cp.async pipeline in shared memory",
-			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d threads=%d STAGES=%d", g.bm, g.bn, g.bk, g.threads, mmaStages),
-			Setup:    setup(func(dev *engine.Device) (runner[In, Out], error) { return NewMMA[In, Out](dev, p) })}
+			Doc:      "tensor cores through mma.sync (ldmatrix for 16-bit inputs), a cp.async pipeline in shared memory",
+			Tunables: "per architecture (tuning.go), or prism tune's; sm_90: " + MMADefaults(prec, 90).String(),
+			Candidates: func(dev *engine.Device) []string {
+				list := []string{MMADefaults(prec, dev.Info().ComputeCapability).String()}
+				for _, c := range mmaCandidates(engine.SizeOf[In]()) {
+					if s := c.String(); s != list[0] {
+						list = append(list, s)
+					}
+				}
+				return list
+			},
+			Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+				t, from, err := mmaTunablesFor(q.Device(), name, prec, pr.Tunables)
+				if err != nil {
+					return nil, err
+				}
+				in, err := newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
+					return NewMMAWith[In, Out](dev, p, t)
+				})
+				if err != nil {
+					return nil, err
+				}
+				in.tunables = t.String() + " (" + from + ")"
+				return in, nil
+			}}
 		if prec == "float64" {
-			v.Doc = "the fp64 tensor cores (DMMA, mma.sync m8n8k4) with a 3-stage cp.async pipeline"
+			v.Doc = "the fp64 tensor cores (DMMA: mma.sync m16n8k8 on sm_90, m8n8k4 before) with a cp.async pipeline"
 			v.Needs = func(info engine.DeviceInfo) error {
 				if !info.FP64 {
 					return errors.New("needs fp64")
@@ -105,13 +127,56 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 		}
 		variants = append(variants, v)
 	}
-	variants = append(variants, simtVariants[In, Out](prec, setup)...)
+	// After cuda-mma: as built, wgmma.cu runs slower than mma.cu (docs/PERFORMANCE.md).
+	if (p.MMA == 3 || p.MMA == 4) && !ta {
+		variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
+			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n128k16 from shared-memory descriptors), a 4-stage cp.async pipeline",
+			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBK, wgmmaThreads, wgmmaStages, wgmmaGroupM),
+			Needs: func(info engine.DeviceInfo) error {
+				if info.ComputeCapability != 90 {
+					return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)
+				}
+				return nil
+			},
+			Setup: setup(func(dev *engine.Device) (Runner[In, Out], error) {
+				w, err := NewWGMMA[In](dev, p)
+				if err != nil {
+					return nil, err
+				}
+				return any(w).(Runner[In, Out]), nil
+			})})
+	}
+	variants = append(variants, simtVariants[In, Out](name, prec, setup)...)
 	if prec == "float32" || prec == "float64" {
 		variants = append(variants, vendorVariants[Out](name, ta, tb, batch)...)
 	}
-	variants = append(variants, kernels.PortableVariant(setup(func(dev *engine.Device) (runner[In, Out], error) {
-		return NewGEMMOf[In, Out](dev, p)
-	})))
+	portable := kernels.PortableVariant(func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+		tiles, from, err := portableTilesFor(q.Device(), name, pr.Tunables)
+		if err != nil {
+			return nil, err
+		}
+		in, err := newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
+			if tiles == nil {
+				return NewGEMMOf[In, Out](dev, p)
+			}
+			g, err := newGEMMTiles[In, Out](dev, p, tiles[0], tiles[1], tiles[2])
+			if from == "tuned" && errors.Is(err, engine.ErrUnsupported) {
+				// A tuning that no longer fits (limits lowered since): the device's own choice.
+				from = "by device kind; the tuned " + tilesString(tiles[0], tiles[1], tiles[2]) + " do not fit"
+				return NewGEMMOf[In, Out](dev, p)
+			}
+			return g, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		g := in.g.(*GEMMOf[In, Out])
+		in.tunables = tilesString(g.ts, g.tsk, g.wpt) + " (" + from + ")"
+		return in, nil
+	})
+	portable.Tunables = "TS, TSK, WPT by kind of device (gemmTiles), or prism tune's"
+	portable.Candidates = func(dev *engine.Device) []string { return portableCandidates[Out](dev) }
+	variants = append(variants, portable)
 	return kernels.Op{
 		Name: name, Family: "gemm", Type: prec, Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 4096 * 4096, QuickSize: 256 * 256, Variants: variants,
@@ -122,7 +187,7 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 // to a separate buffer D (RunInto), so that every Run computes the same function of its
 // set and Verify can recompute it.
 type gemmInstance[In InputType, Out kernels.Float] struct {
-	g           runner[In, Out] // nil for vendor variants
+	g           Runner[In, Out] // nil for vendor variants
 	prec        Precision
 	shape       GEMMShape
 	alpha, beta Out
@@ -130,11 +195,15 @@ type gemmInstance[In InputType, Out kernels.Float] struct {
 	c           *kernels.Inputs[Out] // C
 	d           *engine.Buffer[Out]
 	seed        uint64
+	tunables    string // what Tunables reports; empty for implementations without tunables
 }
+
+// Tunables reports the tunables of the tensor-core variant and where they came from.
+func (in *gemmInstance[In, Out]) Tunables() string { return in.tunables }
 
 // newGEMMInstance sets up the shape and input sets of a GEMM op and the output D; mk
 // readies the implementation (nil for vendor variants, which run a library instead).
-func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name string, prec Precision, ta, tb bool, batch int, p kernels.Params, mk func(*engine.Device) (runner[In, Out], error)) (_ *gemmInstance[In, Out], err error) {
+func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name string, prec Precision, ta, tb bool, batch int, p kernels.Params, mk func(*engine.Device) (Runner[In, Out], error)) (_ *gemmInstance[In, Out], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -281,18 +350,36 @@ func (in *gemmInstance[In, Out]) Close() error {
 
 // simtVariants are the CUDA C++ variants of the float32 ops that use no tensor cores:
 // sgemm.cu's SIMT kernel (cuda-simt), true fp32 as the portable kernel.
-func simtVariants[In InputType, Out kernels.Float](prec string, setup func(func(*engine.Device) (runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) []kernels.Variant {
+func simtVariants[In InputType, Out kernels.Float](name, prec string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) []kernels.Variant {
 	if prec != "float32" {
 		return nil
 	}
 	return []kernels.Variant{{Name: "cuda-simt", Dialect: engine.DialectCUDA, Backend: "cuda",
 		Doc:      "CUDA C++ SIMT kernel: warp tiling, 8 x 8 outputs per thread, double-buffered shared memory, 16-byte loads",
-		Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d WM=%d WN=%d threads=%d", sgemmBM, sgemmBN, sgemmBK, sgemmWM, sgemmWN, sgemmThreads),
-		Setup: setup(func(dev *engine.Device) (runner[In, Out], error) {
-			g, err := NewSGEMMSimt(dev)
+		Tunables: DefaultSimtTunables.String() + ", or prism tune's",
+		Candidates: func(*engine.Device) []string {
+			var out []string
+			for _, c := range simtCandidates {
+				out = append(out, c.String())
+			}
+			return out
+		},
+		Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+			t, from, err := simtTunablesFor(q.Device(), name, pr.Tunables)
 			if err != nil {
 				return nil, err
 			}
-			return any(g).(runner[In, Out]), nil
-		})}}
+			in, err := setup(func(dev *engine.Device) (Runner[In, Out], error) {
+				g, err := NewSGEMMSimtWith(dev, t)
+				if err != nil {
+					return nil, err
+				}
+				return any(g).(Runner[In, Out]), nil
+			})(q, pr)
+			if err != nil {
+				return nil, err
+			}
+			in.(*gemmInstance[In, Out]).tunables = t.String() + " (" + from + ")"
+			return in, nil
+		}}}
 }

@@ -1,11 +1,13 @@
 package gemm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 )
 
 // Precision is how a GEMM op multiplies: the storage type of its inputs A and B, the
@@ -62,6 +64,36 @@ var precisions = []Precision{
 
 // Precisions returns the precisions of the GEMM ops beyond float32 and float64.
 func Precisions() []Precision { return append([]Precision(nil), precisions...) }
+
+// LookupPrecision returns the precision of that name: one of Precisions, or float32 or
+// float64.
+func LookupPrecision(name string) (Precision, bool) {
+	if name == "float32" || name == "float64" {
+		return precisionOf(name), true
+	}
+	for _, p := range precisions {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Precision{}, false
+}
+
+// New readies the fastest GEMM of precision p that dev runs: the tensor cores (MMA) on an
+// NVIDIA GPU through CUDA that has them for p, else the portable kernel (GEMMOf). In and
+// Out must be p's input and output types.
+func New[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (Runner[In, Out], error) {
+	if p.MMA != 0 && p.Name != "float64" {
+		m, err := NewMMA[In, Out](dev, p)
+		if err == nil {
+			return m, nil
+		}
+		if !errors.Is(err, engine.ErrUnsupported) {
+			return nil, err
+		}
+	}
+	return NewGEMMOf[In, Out](dev, p)
+}
 
 // precisionOf returns the precision of the ops in float32 or float64 (plain IEEE
 // arithmetic: GEMMTolerance), or of a name of Precisions.

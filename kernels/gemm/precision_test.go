@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -49,10 +50,31 @@ func TestPrecisions(t *testing.T) {
 func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue, p Precision) {
 	impls := []struct {
 		name string
-		mk   func() (runner[In, Out], error)
+		mk   func() (Runner[In, Out], error)
 	}{
-		{"portable", func() (runner[In, Out], error) { return NewGEMMOf[In, Out](dev, p) }},
-		{"cuda-mma", func() (runner[In, Out], error) { return NewMMA[In, Out](dev, p) }},
+		{"portable", func() (Runner[In, Out], error) { return NewGEMMOf[In, Out](dev, p) }},
+		{"cuda-mma", func() (Runner[In, Out], error) { return NewMMA[In, Out](dev, p) }},
+	}
+	if p.MMA == 3 || p.MMA == 4 {
+		impls = append(impls, struct {
+			name string
+			mk   func() (Runner[In, Out], error)
+		}{"cuda-wgmma", func() (Runner[In, Out], error) {
+			w, err := NewWGMMA[In](dev, p)
+			if err != nil {
+				return nil, err
+			}
+			return any(w).(Runner[In, Out]), nil
+		}}, struct {
+			name string
+			mk   func() (Runner[In, Out], error)
+		}{"cuda-wgmma-bn256", func() (Runner[In, Out], error) {
+			w, err := newWGMMA[In](dev, p, wgmmaDefault, 256)
+			if err != nil {
+				return nil, err
+			}
+			return any(w).(Runner[In, Out]), nil
+		}})
 	}
 	for _, impl := range impls {
 		t.Run(impl.name, func(t *testing.T) {
@@ -63,6 +85,9 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 			if errors.Is(err, engine.ErrUnsupported) {
 				if impl.name == "cuda-mma" && dev.Backend() == "cuda" && dev.Info().ComputeCapability >= p.MMACompute {
 					t.Fatalf("%s should run the tensor-core GEMM: %v", dev.ID(), err)
+				}
+				if strings.HasPrefix(impl.name, "cuda-wgmma") && dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
+					t.Fatalf("%s should run the wgmma GEMM: %v", dev.ID(), err)
 				}
 				t.Skip(err)
 			}
@@ -83,6 +108,14 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 			}
 			if kerneltest.Small() {
 				return
+			}
+			if m, ok := g.(*MMA[In, Out]); ok {
+				logMMA(t, m)
+				// The candidates of one precision per way of loading fragments (scalar
+				// 32-bit, ldmatrix, double): every build is an NVRTC compile of seconds.
+				if p.Name == "tf32" || p.Name == "float16" || p.Name == "float64" {
+					testMMACandidates[In, Out](t, dev, q, p, m.Tunables(), rng)
+				}
 			}
 			pad := GEMMShape{M: 67, N: 45, K: 70}
 			for _, tr := range gemmTransposes {
@@ -115,7 +148,7 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 // runPrecCase runs one case through g as a subtest and checks D against the float64
 // reference of the inputs as stored, within p's tolerance; elements of C between rows and
 // matrices, and the guard band after it, must keep their values.
-func runPrecCase[In InputType, Out kernels.Float](t *testing.T, q *engine.Queue, g runner[In, Out], p Precision, s GEMMShape, c gemmCase, rng *rand.Rand) {
+func runPrecCase[In InputType, Out kernels.Float](t *testing.T, q *engine.Queue, g Runner[In, Out], p Precision, s GEMMShape, c gemmCase, rng *rand.Rand) {
 	name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,beta=%g", s.String()[:2], s.M, s.N, s.K, s.LDA, s.LDB, s.LDC, max(s.Batch, 1), c.beta)
 	if c.into {
 		name += ",into"
@@ -221,8 +254,8 @@ func TestPrecisionAccumulation(t *testing.T) {
 			p := precisionOf(name)
 			for _, impl := range []string{"portable", "cuda-mma"} {
 				t.Run(name+"/"+impl, func(t *testing.T) {
-					var g runner[engine.BFloat16, float32]
-					var h runner[engine.Half, float32]
+					var g Runner[engine.BFloat16, float32]
+					var h Runner[engine.Half, float32]
 					var err error
 					switch {
 					case name == "bfloat16" && impl == "portable":
@@ -256,7 +289,7 @@ func TestPrecisionAccumulation(t *testing.T) {
 }
 
 // runPositive runs D = A*B on inputs in [0, 1) and checks D against the reference.
-func runPositive[In InputType](t *testing.T, q *engine.Queue, g runner[In, float32], p Precision, s GEMMShape, rng *rand.Rand) {
+func runPositive[In InputType](t *testing.T, q *engine.Queue, g Runner[In, float32], p Precision, s GEMMShape, rng *rand.Rand) {
 	la, lb, lc := s.Lens()
 	a, b := randIn[In](rng, la, 0, 1), randIn[In](rng, lb, 0, 1)
 	ba, err := engine.Upload(t.Context(), q, a)
@@ -286,4 +319,46 @@ func runPositive[In InputType](t *testing.T, q *engine.Queue, g runner[In, float
 		worst = math.Max(worst, d/tol)
 	}
 	t.Logf("largest error %.3g of the tolerance", worst)
+}
+
+// logMMA logs the resources of m's builds: registers, shared memory and spills.
+func logMMA[In InputType, Out kernels.Float](t *testing.T, m *MMA[In, Out]) {
+	for _, tr := range gemmTransposes {
+		k, err := m.kernel(tr[0], tr[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := k.Attributes()
+		t.Logf("gemm_mma %s %v transA=%v transB=%v: %d registers, %d bytes dynamic shared, %d bytes private (spills), max block %d",
+			m.p.Name, m.Tunables(), tr[0], tr[1], at.Registers, m.geom.shared(tr[0], tr[1]), at.PrivateBytes, at.MaxWorkGroupSize)
+	}
+}
+
+// testMMACandidates runs shapes across the tiles of every tunable set the tuning
+// benchmark measures (other than def, which the caller tests in full), so that whichever
+// the table takes has been verified.
+func testMMACandidates[In InputType, Out kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue, p Precision, def MMATunables, rng *rand.Rand) {
+	for _, c := range mmaCandidates(engine.SizeOf[In]()) {
+		if c == def {
+			continue
+		}
+		t.Run(c.String(), func(t *testing.T) {
+			g, err := NewMMAWith[In, Out](dev, p, c)
+			if errors.Is(err, engine.ErrUnsupported) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			for _, tr := range [][2]bool{{false, false}, {false, true}} { // the layouts tuned and measured
+				for _, d := range [][3]int{{c.BM + 1, c.BN - 1, 3*c.BK + 5}, {2 * c.BM, 2 * c.BN, 4 * c.BK}} {
+					s := GEMMShape{TransA: tr[0], TransB: tr[1], M: d[0], N: d[1], K: d[2]}
+					runPrecCase(t, q, g, p, s, gemmCase{alpha: 1.5, beta: -0.75}, rng)
+				}
+				b := GEMMShape{TransA: tr[0], TransB: tr[1], M: 70, N: 66, K: 35, Batch: 3}
+				runPrecCase(t, q, g, p, b, gemmCase{alpha: 1, beta: 0, nanC: true}, rng)
+			}
+		})
+	}
 }

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+	"github.com/prism-compute/prism/platform"
 )
 
 // sgemmCase is one problem of TestSGEMMSimt: a shape whose transposes are set per subtest,
@@ -29,13 +33,27 @@ type sgemmCase struct {
 // sgemmTransposes are the four (transA, transB) combinations.
 var sgemmTransposes = [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}}
 
+// sgemmTestTunables are the tunables TestSGEMMSimt runs its problems with: the default,
+// and sets that take sgemm.cu's other paths (so that the sets BenchmarkSGEMMSimtTunables
+// measures are verified too): k steps of 16 (two vectors of each operand per thread) with
+// no register cap; 128 x 256 tiles on 512 threads, with more than the 48 KiB of shared
+// memory a block gets without opting in; 128 x 64 tiles on 128 threads of 64 x 32 warps,
+// 3 blocks per SM, row-major raster.
+var sgemmTestTunables = []SimtTunables{
+	DefaultSimtTunables,
+	{BM: 128, BN: 128, BK: 8, WM: 32, WN: 64, GroupM: 8, MinBlocks: 2},
+	{BM: 128, BN: 128, BK: 16, WM: 32, WN: 64, GroupM: 8, MinBlocks: 1},
+	{BM: 128, BN: 256, BK: 16, WM: 32, WN: 64, GroupM: 16, MinBlocks: 1},
+	{BM: 128, BN: 64, BK: 16, WM: 64, WN: 32, GroupM: 1, MinBlocks: 3},
+}
+
 // TestSGEMMSimt checks the cuda-simt SGEMM against the float64 reference on every device
-// that builds CUDA C++: shapes below, at and across its 128 x 128 x 8 tiles in all four
-// transpose combinations, with leading dimensions and batch strides that allow 16-byte
-// loads (the fast path, also with a partial last k step) and that do not (the guarded
-// path), beta = 0 with C full of NaN, alpha = 0, a separate D, and guard bands after C and
-// D and gaps between rows and matrices that must stay untouched. Elsewhere NewSGEMMSimt
-// must refuse with ErrUnsupported.
+// that builds CUDA C++, with each of sgemmTestTunables: shapes below, at and across its
+// tiles in all four transpose combinations, with leading dimensions and batch strides that
+// allow 16-byte loads (the fast path, also with a partial last k step) and that do not
+// (the guarded path), beta = 0 with C full of NaN, alpha = 0, a separate D, and guard bands
+// after C and D and gaps between rows and matrices that must stay untouched. Elsewhere
+// NewSGEMMSimt must refuse with ErrUnsupported.
 func TestSGEMMSimt(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		if !dev.Builds(engine.DialectCUDA) {
@@ -46,51 +64,58 @@ func TestSGEMMSimt(t *testing.T) {
 			}
 			t.Skipf("%s builds no CUDA C++ (%v)", dev.ID(), dev.Dialects())
 		}
-		g, err := NewSGEMMSimt(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer g.Close()
-		bm, bn, bk, threads := g.Tiles()
-		for _, tr := range sgemmTransposes {
-			at := g.kernel(tr[0], tr[1]).Attributes()
-			t.Logf("sgemm_simt transA=%v transB=%v: %d x %d x %d tiles, %d threads, %d registers, %d bytes static shared, %d bytes private (spills), max block %d",
-				tr[0], tr[1], bm, bn, bk, threads, at.Registers, at.LocalBytes, at.PrivateBytes, at.MaxWorkGroupSize)
-		}
-		rng := rand.New(rand.NewPCG(6, uint64(dev.Info().ComputeUnits)))
-		for _, c := range sgemmCases() {
-			for _, tr := range sgemmTransposes {
-				s := c.s
-				s.TransA, s.TransB = tr[0], tr[1]
-				rowsA, colsA := s.storedA()
-				rowsB, colsB := s.storedB()
-				if c.align4 {
-					s.LDA, s.LDB = engine.RoundUp(colsA, 4), engine.RoundUp(colsB, 4)
-				}
-				if c.padA > 0 {
-					s.LDA = colsA + c.padA
-				}
-				if c.padB > 0 {
-					s.LDB = colsB + c.padB
-				}
-				if c.gapA > 0 {
-					s.StrideA = rowsA*max(s.LDA, colsA) + c.gapA
-				}
-				if c.gapB > 0 {
-					s.StrideB = rowsB*max(s.LDB, colsB) + c.gapB
-				}
-				name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,alpha=%g,beta=%g", s.String()[:2], s.M, s.N, s.K,
-					s.WithDefaults().LDA, s.WithDefaults().LDB, s.WithDefaults().LDC, max(s.Batch, 1), c.alpha, c.beta)
-				if c.nanC {
-					name += ",nanC"
-				}
-				if c.into {
-					name += ",into"
-				}
-				t.Run(name, func(t *testing.T) { runSGEMMSimtCase(t, q, g, s, c, rng) })
-			}
+		for _, tun := range sgemmTestTunables {
+			t.Run(strings.ReplaceAll(tun.String(), " ", ","), func(t *testing.T) { testSGEMMSimtWith(t, dev, q, tun) })
 		}
 	})
+}
+
+// testSGEMMSimtWith runs TestSGEMMSimt's problems (sgemmCases) with tunables tun.
+func testSGEMMSimtWith(t *testing.T, dev *engine.Device, q *engine.Queue, tun SimtTunables) {
+	g, err := NewSGEMMSimtWith(dev, tun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	bm, bn, bk, threads := g.Tiles()
+	for _, tr := range sgemmTransposes {
+		at := g.kernel(tr[0], tr[1]).Attributes()
+		t.Logf("sgemm_simt transA=%v transB=%v: %d x %d x %d tiles, %d threads, %d registers, %d bytes static shared, %d bytes dynamic shared, %d bytes private (spills), max block %d",
+			tr[0], tr[1], bm, bn, bk, threads, at.Registers, at.LocalBytes, tun.SharedBytes(), at.PrivateBytes, at.MaxWorkGroupSize)
+	}
+	rng := rand.New(rand.NewPCG(6, uint64(dev.Info().ComputeUnits)))
+	for _, c := range sgemmCases() {
+		for _, tr := range sgemmTransposes {
+			s := c.s
+			s.TransA, s.TransB = tr[0], tr[1]
+			rowsA, colsA := s.storedA()
+			rowsB, colsB := s.storedB()
+			if c.align4 {
+				s.LDA, s.LDB = engine.RoundUp(colsA, 4), engine.RoundUp(colsB, 4)
+			}
+			if c.padA > 0 {
+				s.LDA = colsA + c.padA
+			}
+			if c.padB > 0 {
+				s.LDB = colsB + c.padB
+			}
+			if c.gapA > 0 {
+				s.StrideA = rowsA*max(s.LDA, colsA) + c.gapA
+			}
+			if c.gapB > 0 {
+				s.StrideB = rowsB*max(s.LDB, colsB) + c.gapB
+			}
+			name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,alpha=%g,beta=%g", s.String()[:2], s.M, s.N, s.K,
+				s.WithDefaults().LDA, s.WithDefaults().LDB, s.WithDefaults().LDC, max(s.Batch, 1), c.alpha, c.beta)
+			if c.nanC {
+				name += ",nanC"
+			}
+			if c.into {
+				name += ",into"
+			}
+			t.Run(name, func(t *testing.T) { runSGEMMSimtCase(t, q, g, s, c, rng) })
+		}
+	}
 }
 
 // sgemmCases returns the problems of TestSGEMMSimt (see there).
@@ -321,4 +346,189 @@ func sgemmOnce(t *testing.T, dev *engine.Device, s GEMMShape) error {
 		}
 	}
 	return nil
+}
+
+// TestSimtTunables checks that the default, the tested and the benchmarked tunables are
+// valid, that String and ParseSimtTunables round-trip, and that sets breaking one of
+// sgemm.cu's constraints, and malformed strings, are refused with ErrInvalidArg naming it.
+func TestSimtTunables(t *testing.T) {
+	for _, tun := range append(append([]SimtTunables{DefaultSimtTunables}, sgemmTestTunables...), simtCandidates...) {
+		if err := tun.Validate(); err != nil {
+			t.Errorf("%v: %v", tun, err)
+		}
+		if got, err := ParseSimtTunables(tun.String()); err != nil || got != tun {
+			t.Errorf("ParseSimtTunables(%q) = %v, %v; want %v", tun.String(), got, err, tun)
+		}
+	}
+	if got := DefaultSimtTunables.Threads(); got != sgemmThreads {
+		t.Errorf("DefaultSimtTunables.Threads() = %d, sgemmThreads = %d", got, sgemmThreads)
+	}
+	// Two buffers of BK rows of A (BM + 4 floats) and of B (BN + 4 floats).
+	if got, want := DefaultSimtTunables.SharedBytes(), 2*sgemmBK*(sgemmBM+4+sgemmBN+4)*4; got != want {
+		t.Errorf("DefaultSimtTunables.SharedBytes() = %d, want %d", got, want)
+	}
+	def := DefaultSimtTunables
+	with := func(f func(*SimtTunables)) SimtTunables {
+		t := def
+		f(&t)
+		return t
+	}
+	for _, c := range []struct {
+		t    SimtTunables
+		want string
+	}{
+		{SimtTunables{}, "must be positive"},
+		{with(func(t *SimtTunables) { t.MinBlocks = 0 }), "must be positive"},
+		{with(func(t *SimtTunables) { t.WM, t.WN = 32, 32 }), "(WM/8)*(WN/8) == 32"},
+		{with(func(t *SimtTunables) { t.WM, t.WN = 12, 64 }), "(WM/8)*(WN/8) == 32"},
+		{with(func(t *SimtTunables) { t.BM = 96 + 48 }), "multiples of WM and WN"},
+		{with(func(t *SimtTunables) { t.BK = 12 }), "BK must be 4 or a multiple of 8"},
+		{with(func(t *SimtTunables) { t.BM, t.BN = 256, 512 }), "above 1024"},
+		{with(func(t *SimtTunables) { t.BK = 4 }), "BM*BK/4 and BN*BK/4"},
+		{SimtTunables{BM: 32, BN: 256, BK: 64, WM: 8, WN: 256, GroupM: 1, MinBlocks: 1}, "or of BK/8"},
+	} {
+		if err := c.t.Validate(); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: Validate() = %v; want ErrInvalidArg saying %q", c.t, err, c.want)
+		}
+		if _, err := NewSGEMMSimtWith(nil, c.t); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("NewSGEMMSimtWith(nil, %v) = %v; want ErrInvalidArg", c.t, err)
+		}
+	}
+	for _, s := range []string{"", "BM=128", "BM=128 BN=128 BK=8 WM=32 WN=64 GROUP_M=8 MIN_BLOCKS=2 BM=64",
+		"BM=128 BN=128 BK=8 WM=32 WN=64 GROUP_M=8 MIN_BLOCKS=x", "BM=128 BN=128 BK=8 WM=32 WN=64 GROUP_M=8 MIN_BLOCKS=2 PAD=4",
+		"BM=128 BN=128 BK=8 WM=32 WN=64 GROUP_M=8 MIN_BLOCKS"} {
+		if _, err := ParseSimtTunables(s); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("ParseSimtTunables(%q) = %v; want ErrInvalidArg", s, err)
+		}
+	}
+}
+
+// simtBenchN returns M = N = K of BenchmarkSGEMMSimtTunables: PRISM_BENCH_N, default 8192.
+func simtBenchN(b *testing.B) int {
+	n := 8192
+	if v := os.Getenv("PRISM_BENCH_N"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("PRISM_BENCH_N=%q: want a positive integer", v)
+		}
+	}
+	return n
+}
+
+// simtBenchLayout returns the transposes of BenchmarkSGEMMSimtTunables: PRISM_BENCH_LAYOUT,
+// nn (default), nt, tn or tt.
+func simtBenchLayout(b *testing.B) (string, bool, bool) {
+	l := os.Getenv("PRISM_BENCH_LAYOUT")
+	if l == "" {
+		l = "nn"
+	}
+	if len(l) != 2 || strings.Trim(l, "nt") != "" {
+		b.Fatalf("PRISM_BENCH_LAYOUT=%q: want nn, nt, tn or tt", l)
+	}
+	return l, l[0] == 't', l[1] == 't'
+}
+
+// simtBlocksByRegisters returns how many blocks of threads threads using regs registers
+// each an SM's 64K registers hold: registers are allocated per warp in units of 256, and
+// an SM keeps at most 2048 threads (sm_80, sm_90) and 32 blocks.
+func simtBlocksByRegisters(regs, threads int) int {
+	if regs <= 0 || threads <= 0 {
+		return 0
+	}
+	perWarp := (regs*32 + 255) / 256 * 256
+	return min((65536/perWarp)/((threads+31)/32), 2048/threads, 32)
+}
+
+// BenchmarkSGEMMSimtTunables measures the cuda-simt SGEMM with each of simtCandidates on
+// every CUDA device, M = N = K = PRISM_BENCH_N (8192), layout PRISM_BENCH_LAYOUT (nn): one
+// sub-benchmark per set, named by it, each verified on a sample of D first (as the gemm
+// ops' Verify: 1024 random elements and the corners, against float64 dot products),
+// reporting TFLOP/s and the kernel's registers and spilled bytes per thread. Only the
+// measured layout is compiled. At 8192 one run is about 25-30 ms on an H100, so with
+// -benchtime 10x a set takes about a second (most of it the NVRTC build):
+//
+//	go test ./kernels/gemm/ -run '^$' -bench SGEMMSimtTunables -benchtime 10x
+func BenchmarkSGEMMSimtTunables(b *testing.B) {
+	dis, err := platform.Discover(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	found := false
+	for _, d := range dis.Devices {
+		if d.Backend != "cuda" {
+			continue
+		}
+		found = true
+		b.Run(d.ID, func(b *testing.B) {
+			dev, err := engine.Open(b.Context(), d.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer dev.Close()
+			q, err := dev.NewQueue()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer q.Close()
+			benchSGEMMSimtTunables(b, dev, q)
+		})
+	}
+	if !found {
+		b.Skipf("no CUDA device to measure: %v", dis.Unavailable())
+	}
+}
+
+func benchSGEMMSimtTunables(b *testing.B, dev *engine.Device, q *engine.Queue) {
+	if !dev.Builds(engine.DialectCUDA) {
+		b.Skipf("%s builds no CUDA C++ (%v)", dev.ID(), dev.Dialects())
+	}
+	n := simtBenchN(b)
+	layout, ta, tb := simtBenchLayout(b)
+	inst, err := newGEMMInstance[float32, float32](q, "gemm/"+layout+"/float32", precisionOf("float32"), ta, tb, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inst.Close()
+	var want [4]bool
+	want[sgemmIndex(ta, tb)] = true
+	for i, tun := range simtCandidates {
+		name := strings.ReplaceAll(tun.String(), " ", ",")
+		if i == 0 {
+			name = "default/" + name
+		}
+		b.Run(name, func(b *testing.B) {
+			g, err := newSGEMMSimt(dev, tun, want)
+			if errors.Is(err, engine.ErrUnsupported) {
+				b.Skip(err)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			at := g.kernel(ta, tb).Attributes()
+			b.Logf("%s %s: %d threads, %d registers (%d blocks per SM by registers), %d bytes spilled per thread, %d bytes of shared memory",
+				layout, tun, tun.Threads(), at.Registers, simtBlocksByRegisters(at.Registers, tun.Threads()), at.PrivateBytes, tun.SharedBytes())
+			inst.g = g
+			defer func() { inst.g = nil }()
+			if err := inst.Run(q); err != nil {
+				b.Fatal(err)
+			}
+			if err := inst.Verify(q); err != nil {
+				b.Fatal(err)
+			}
+			runs := 0
+			for b.Loop() {
+				if err := inst.Run(q); err != nil {
+					b.Fatal(err)
+				}
+				if err := q.Finish(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				runs++
+			}
+			b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(runs)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+			b.ReportMetric(float64(at.Registers), "regs")
+			b.ReportMetric(float64(at.PrivateBytes), "spill-B")
+		})
+	}
 }

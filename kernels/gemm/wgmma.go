@@ -1,0 +1,184 @@
+package gemm
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+//go:embed wgmma.cu
+var wgmmaSource string
+
+// wgmma.cu's geometry: 128 x wgmmaBN tiles of D, two warpgroups, k steps of 64. 256
+// columns (m64n256k16) ran at 164 TFLOP/s in float16 on an H100 at M = N = K = 8192,
+// 128 columns at 122 (2026-11-25, BenchmarkMMATunables).
+const (
+	wgmmaBM, wgmmaBN, wgmmaBK = 128, 256, 64
+	wgmmaThreads              = 256
+	wgmmaStages               = 4
+	wgmmaGroupM               = 8
+)
+
+// wgmmaLayout says which stride of the shared-memory layout a matrix descriptor's leading
+// byte offset holds, for K-major operands (lboK) and the MN-major B of the nn layout
+// (lboMN): wgmma.cu's LBO_K and LBO_MN.
+type wgmmaLayout struct{ lboK, lboMN int }
+
+// wgmmaDefault is the layout the PTX ISA's matrix descriptor description gives: for
+// K-major operands without swizzling the leading byte offset steps along K; for MN-major
+// ones along M or N.
+var wgmmaDefault = wgmmaLayout{lboK: 1, lboMN: 0}
+
+// WGMMA runs GEMM with 16-bit inputs on the warpgroup tensor cores of Hopper (wgmma.cu,
+// the cuda-wgmma variant): A stored m x k, B in either layout. Shapes it does not take (A
+// transposed, rows not on 16-byte boundaries) run on the mma.sync kernel (MMA) instead,
+// so that every call is served. It runs on CUDA devices of compute capability 9.0 and is
+// safe for concurrent use by goroutines that each use their own Queue.
+type WGMMA[In InputType] struct {
+	dev    *engine.Device
+	p      Precision
+	layout wgmmaLayout
+	bn     int // columns of D per block: 128 or 256
+	mu     sync.Mutex
+	progs  [2]*engine.Program
+	kerns  [2]*engine.Kernel
+	mma    *MMA[In, float32]
+}
+
+// NewWGMMA readies the Hopper GEMM of precision p (float16 or bfloat16) on dev. It
+// returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU of
+// compute capability 9.0 (sm_90a's wgmma), or that lacks the shared memory.
+func NewWGMMA[In InputType](dev *engine.Device, p Precision) (*WGMMA[In], error) {
+	return newWGMMA[In](dev, p, wgmmaDefault, wgmmaBN)
+}
+
+func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn int) (*WGMMA[In], error) {
+	if bn != 128 && bn != 256 {
+		return nil, fmt.Errorf("kernels: gemm wgmma: %d columns per block; wgmma.cu takes 128 or 256: %w", bn, engine.ErrInvalidArg)
+	}
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: gemm: nil device: %w", engine.ErrInvalidArg)
+	}
+	if err := p.check(typeNameOf[In](), "float32"); err != nil {
+		return nil, err
+	}
+	if p.MMA != 3 && p.MMA != 4 {
+		return nil, fmt.Errorf("kernels: gemm %s has no wgmma kernel (float16 and bfloat16 do): %w", p.Name, engine.ErrUnsupported)
+	}
+	info := dev.Info()
+	if dev.Backend() != "cuda" || info.ComputeCapability != 90 {
+		return nil, fmt.Errorf("kernels: gemm %s on wgmma needs a CUDA device of sm_90; %s is %s sm_%d: %w",
+			p.Name, dev.ID(), dev.Backend(), info.ComputeCapability, engine.ErrUnsupported)
+	}
+	if need := wgmmaShared(bn); int64(need) > info.MaxLocalBytes() {
+		return nil, fmt.Errorf("kernels: gemm %s on wgmma needs %d bytes of shared memory per block; %s allows %d: %w",
+			p.Name, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
+	}
+	return &WGMMA[In]{dev: dev, p: p, layout: l, bn: bn}, nil
+}
+
+// wgmmaShared is the dynamic shared memory of a launch: the stages of a 128 x 64 tile of A
+// and a 64 x bn tile of B in 16-bit elements.
+func wgmmaShared(bn int) int { return wgmmaStages * (wgmmaBM + bn) * wgmmaBK * 2 }
+
+// kernel returns the kernel of B's layout, compiling it on first use.
+func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
+	j := b2i(tb)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.kerns[j] != nil {
+		return w.kerns[j], nil
+	}
+	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", wgmmaStages),
+		fmt.Sprintf("-DGROUP_M=%d", wgmmaGroupM), fmt.Sprintf("-DLBO_K=%d", w.layout.lboK), fmt.Sprintf("-DLBO_MN=%d", w.layout.lboMN),
+		fmt.Sprintf("-DBN=%d", w.bn)}
+	prog, err := w.dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: wgmmaSource, Name: "wgmma.cu"}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	k, err := prog.Kernel("gemm_wgmma")
+	if err != nil {
+		prog.Close()
+		return nil, err
+	}
+	if k.MaxWorkGroupSize() < wgmmaThreads {
+		k.Close()
+		prog.Close()
+		return nil, fmt.Errorf("kernels: gemm_wgmma takes %d threads per block on %s, needs %d: %w", k.MaxWorkGroupSize(), w.dev.ID(), wgmmaThreads, engine.ErrUnsupported)
+	}
+	w.progs[j], w.kerns[j] = prog, k
+	return k, nil
+}
+
+// takes reports whether wgmma.cu takes shape s: A not transposed, every row and matrix of
+// A and B on a 16-byte boundary.
+func (w *WGMMA[In]) takes(s GEMMShape) bool {
+	if s.TransA {
+		return false
+	}
+	for _, x := range []int{s.LDA, s.LDB, s.StrideA, s.StrideB} {
+		if x%8 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// RunInto computes D = alpha*op(A)*op(B) + beta*C for shape s, as GEMM.RunInto does: on
+// wgmma where wgmma.cu takes the shape, else on mma.sync.
+func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *engine.Buffer[In], beta float32, c, d *engine.Buffer[float32]) error {
+	s, err := checkCall(q, s, a, b, c, d)
+	if err != nil {
+		return err
+	}
+	if !w.takes(s) {
+		w.mu.Lock()
+		if w.mma == nil {
+			w.mma, err = NewMMA[In, float32](w.dev, w.p)
+		}
+		m := w.mma
+		w.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return m.RunInto(q, s, alpha, a, b, beta, c, d)
+	}
+	tiles := func(n, t int) int { return (n + t - 1) / t }
+	if blocks := float64(tiles(s.M, wgmmaBM)) * float64(tiles(s.N, w.bn)); blocks*wgmmaThreads > math.MaxInt32 {
+		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
+	}
+	k, err := w.kernel(s.TransB)
+	if err != nil {
+		return err
+	}
+	r := engine.Range3D(tiles(s.M, wgmmaBM)*tiles(s.N, w.bn)*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
+		WithSharedBytes(int64(wgmmaShared(w.bn)))
+	return q.Launch(k, r, d, c, a, b, alpha, beta,
+		int32(s.M), int32(s.N), int32(s.K), int32(s.LDA), int32(s.LDB), int32(s.LDC),
+		int32(s.StrideA), int32(s.StrideB), int32(s.StrideC))
+}
+
+// Close releases the compiled kernels. Idempotent.
+func (w *WGMMA[In]) Close() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var errs []error
+	for j := range 2 {
+		if w.kerns[j] != nil {
+			errs = append(errs, w.kerns[j].Close(), w.progs[j].Close())
+			w.kerns[j], w.progs[j] = nil, nil
+		}
+	}
+	errs = append(errs, w.mma.Close())
+	w.mma = nil
+	return errors.Join(errs...)
+}
+
+var _ Runner[engine.Half, float32] = (*WGMMA[engine.Half])(nil)
