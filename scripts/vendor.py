@@ -48,6 +48,7 @@ def main():
     ap.add_argument("--count", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--gemm-n", type=int, default=4096, help="M = N = K of the GEMM cases (prism bench --sizes n*n)")
+    ap.add_argument("--only", default="", help="run only the cases whose name starts with this prefix (gemm, fft/c2c, ...)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
     torch.backends.cudnn.allow_tf32 = False
@@ -59,6 +60,8 @@ def main():
     results = []
 
     def add(case, size, shape, fn, check, flops, nbytes):
+        if not case.startswith(args.only):
+            return
         family, _, typ = case.split("/")
         res = {"case": case, "family": family, "type": typ, "size": size, "shape": shape,
                "stats": {"runs": 0, "median_ns": 0, "min_ns": 0, "max_ns": 0},
@@ -100,7 +103,8 @@ def main():
 
     # The precision GEMMs (cuBLAS through PyTorch): tf32 on float32 inputs, float16 and
     # bfloat16 inputs with float32 accumulation (PyTorch writes a 16-bit C; Prism a float32
-    # one), float8 E4M3 through torch._scaled_mm (B column-major, unit scales, float32 C).
+    # one), float8 E4M3 through torch._scaled_mm (B column-major, that is stored N x K: Prism's
+    # gemm/nt layout; unit scales, float32 C).
     a = torch.rand(n, n, device=dev, generator=g) * 2 - 1
     b = torch.rand(n, n, device=dev, generator=g) * 2 - 1
 
@@ -125,7 +129,7 @@ def main():
 
         def fp8_mm(x=a8):
             return torch._scaled_mm(x, b8, scale_a=one, scale_b=one, out_dtype=torch.float32)
-        add("gemm/nn/float8e4m3", n * n, f"M=N=K={n}", fp8_mm,
+        add("gemm/nt/float8e4m3", n * n, f"M=N=K={n}", fp8_mm,
             tol_check(lambda: fp8_mm(a8[sub].contiguous()), lambda: a8[sub].double() @ b8.double(), 1e-2),
             2.0 * n ** 3, (2.0 * 1 + 2.0 * 4) * n * n)
 
