@@ -8,6 +8,8 @@
 //	2    bad usage (unknown command or flag, bad argument)
 //	3    no compute device or backend available
 //	4    a result failed verification
+//	5    the device cannot run what was asked (a variant, precision or operation it
+//	     lacks); prism bench reports such cases as skipped and goes on
 //	70   an internal error: a bug in Prism (a short "please report" line; PRISM_TRACE=1
 //	     prints the stack)
 //	130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the work stopped at the next
@@ -43,6 +45,7 @@ const (
 	exitUsage       = 2
 	exitUnavailable = 3
 	exitVerify      = 4
+	exitUnsupported = 5  // the device cannot run what was asked: a variant, precision or op
 	exitInternal    = 70 // EX_SOFTWARE of sysexits.h
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
@@ -122,6 +125,8 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string) (code int)
 		return exitVerify
 	case errors.Is(err, engine.ErrUnavailable), errors.Is(err, platform.ErrNoDevice):
 		return exitUnavailable
+	case errors.Is(err, engine.ErrUnsupported):
+		return exitUnsupported
 	}
 	return exitError
 }

@@ -21,7 +21,10 @@ accelerator before CPU, CUDA before OpenCL for the same card, then the larger pe
 PRISM_TRACE=1 prints what was chosen and why.
 
 Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argument),
-3 no device or backend available, 4 a result failed verification, 70 an internal error
+3 no device or backend available, 4 a result failed verification, 5 the device cannot
+run what was asked (a variant, precision or operation it lacks, such as --variant cuda-mma
+on a CPU; the message says why; prism bench reports such cases as skipped and goes on),
+70 an internal error
 (a bug: please report it; PRISM_TRACE=1 prints the stack), 130 interrupted by Ctrl-C
 (SIGINT), 143 by SIGTERM. On the first signal the work stops at its next check and the
 report of what was done is still written, marked interrupted; a second signal exits at

@@ -54,3 +54,11 @@ func TestTune(t *testing.T) {
 		t.Errorf("tuning an op without tunables: %v; want a usage error", err)
 	}
 }
+
+// TestUnsupportedExitCode checks that a variant the device cannot run exits 5, naming why.
+func TestUnsupportedExitCode(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	if got := run(t.Context(), []string{"run", "gemm/nn/bfloat16", "--variant", "cuda-mma", "--device", ids[0], "--size", "1K"}); got != exitUnsupported {
+		t.Errorf("prism run --variant cuda-mma on %s: exit %d, want %d", ids[0], got, exitUnsupported)
+	}
+}
