@@ -195,28 +195,7 @@ func runGEMMCase[T kernels.Float](t *testing.T, q *engine.Queue, g *GEMM[T], s G
 		}
 	}
 	want, mag := GEMMRef(s, c.alpha, a, b, c.beta, cin)
-	d := s.WithDefaults()
-	inside := make([]bool, lc)
-	for z := range d.Batch {
-		for i := range d.M {
-			for j := range d.N {
-				inside[z*d.StrideC+i*d.LDC+j] = true
-			}
-		}
-	}
-	for o := range lc {
-		if !inside[o] {
-			if math.Float64bits(float64(got[o])) != math.Float64bits(float64(init[o])) {
-				t.Fatalf("%v: element %d, between rows or matrices, was changed from %v to %v", s, o, init[o], got[o])
-			}
-			continue
-		}
-		tol := GEMMTolerance[T](s.K, c.alpha, mag[o])
-		if diff := math.Abs(float64(got[o]) - want[o]); !(diff <= tol) {
-			z, r := o/d.StrideC, o%d.StrideC
-			t.Fatalf("%v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", s, z, r/d.LDC, r%d.LDC, got[o], want[o], diff, tol)
-		}
-	}
+	checkD(t, s, got, init, want, mag, func(m float64) float64 { return GEMMTolerance[T](s.K, c.alpha, m) })
 }
 
 // TestGEMMInvalid checks that bad shapes and buffers are refused with ErrInvalidArg before

@@ -186,28 +186,7 @@ func runPrecCase[In InputType, Out kernels.Float](t *testing.T, q *engine.Queue,
 		}
 		got := kerneltest.Download(t, q, "D", out, lc)
 		want, mag := GEMMRef(s, c.alpha, widen(a), widen(b), c.beta, widen(cin))
-		d := s.WithDefaults()
-		inside := make([]bool, lc)
-		for z := range d.Batch {
-			for i := range d.M {
-				for j := range d.N {
-					inside[z*d.StrideC+i*d.LDC+j] = true
-				}
-			}
-		}
-		for o := range lc {
-			if !inside[o] {
-				if math.Float64bits(float64(got[o])) != math.Float64bits(float64(init[o])) {
-					t.Fatalf("%v: element %d, between rows or matrices, was changed from %v to %v", s, o, init[o], got[o])
-				}
-				continue
-			}
-			tol := p.Tolerance(s.K, c.alpha, mag[o])
-			if diff := math.Abs(float64(got[o]) - want[o]); !(diff <= tol) {
-				z, r := o/d.StrideC, o%d.StrideC
-				t.Fatalf("%v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", s, z, r/d.LDC, r%d.LDC, got[o], want[o], diff, tol)
-			}
-		}
+		checkD(t, s, got, init, want, mag, func(m float64) float64 { return p.Tolerance(s.K, c.alpha, m) })
 	})
 }
 
@@ -360,5 +339,33 @@ func testMMACandidates[In InputType, Out kernels.Float](t *testing.T, dev *engin
 				runPrecCase(t, q, g, p, b, gemmCase{alpha: 1, beta: 0, nanC: true}, rng)
 			}
 		})
+	}
+}
+
+// checkD checks the output of a GEMM of shape s: every element of D's matrices within
+// tol(k, mag) of the float64 reference want (mag its scale, GEMMRef), every element of the
+// buffer between rows and matrices unchanged from init (compared bit for bit).
+func checkD[Out kernels.Float](t *testing.T, s GEMMShape, got, init []Out, want, mag []float64, tol func(mag float64) float64) {
+	t.Helper()
+	d := s.WithDefaults()
+	inside := make([]bool, len(got))
+	for z := range d.Batch {
+		for i := range d.M {
+			for j := range d.N {
+				inside[z*d.StrideC+i*d.LDC+j] = true
+			}
+		}
+	}
+	for o := range got {
+		if !inside[o] {
+			if math.Float64bits(float64(got[o])) != math.Float64bits(float64(init[o])) {
+				t.Fatalf("%v: element %d, between rows or matrices, was changed from %v to %v", s, o, init[o], got[o])
+			}
+			continue
+		}
+		if diff, tl := math.Abs(float64(got[o])-want[o]), tol(mag[o]); !(diff <= tl) {
+			z, r := o/d.StrideC, o%d.StrideC
+			t.Fatalf("%v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", s, z, r/d.LDC, r%d.LDC, got[o], want[o], diff, tl)
+		}
 	}
 }

@@ -234,15 +234,8 @@ func newSGEMMSimt(dev *engine.Device, t SimtTunables, want [4]bool) (_ *SGEMMSim
 			fmt.Sprintf("-DWM=%d", t.WM), fmt.Sprintf("-DWN=%d", t.WN),
 			fmt.Sprintf("-DGROUP_M=%d", t.GroupM), fmt.Sprintf("-DMIN_BLOCKS=%d", t.MinBlocks),
 		}
-		if g.progs[i], err = dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: sgemmSource, Name: "sgemm.cu"}, opts...); err != nil {
-			return nil, err
-		}
-		if g.kerns[i], err = g.progs[i].Kernel("sgemm_simt"); err != nil {
-			return nil, err
-		}
-		if n := g.kerns[i].MaxWorkGroupSize(); n < threads {
-			return nil, fmt.Errorf("kernels: gemm: sgemm_simt %v (transA=%v, transB=%v) takes %d threads per block on %s, needs %d: %w",
-				t, ta, tb, n, dev.ID(), threads, engine.ErrUnsupported)
+		if g.progs[i], g.kerns[i], err = buildCUDA(dev, sgemmSource, "sgemm.cu", "sgemm_simt", threads, opts); err != nil {
+			return nil, fmt.Errorf("%w (%v, transA=%v, transB=%v)", err, t, ta, tb)
 		}
 	}
 	return g, nil

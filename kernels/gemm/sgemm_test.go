@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
-	"github.com/prism-compute/prism/platform"
 )
 
 // sgemmCase is one problem of TestSGEMMSimt: a shape whose transposes are set per subtest,
@@ -197,28 +195,7 @@ func runSGEMMSimtCase(t *testing.T, q *engine.Queue, g *SGEMMSimt, s GEMMShape, 
 		}
 	}
 	want, mag := GEMMRef(s, c.alpha, a, b, c.beta, cin)
-	d := s.WithDefaults()
-	inside := make([]bool, lc)
-	for z := range d.Batch {
-		for i := range d.M {
-			for j := range d.N {
-				inside[z*d.StrideC+i*d.LDC+j] = true
-			}
-		}
-	}
-	for o := range lc {
-		if !inside[o] {
-			if math.Float32bits(got[o]) != math.Float32bits(init[o]) {
-				t.Fatalf("%v: element %d, between rows or matrices, was changed from %v to %v", s, o, init[o], got[o])
-			}
-			continue
-		}
-		tol := GEMMTolerance[float32](s.K, c.alpha, mag[o])
-		if diff := math.Abs(float64(got[o]) - want[o]); !(diff <= tol) {
-			z, r := o/d.StrideC, o%d.StrideC
-			t.Fatalf("%v: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g)", s, z, r/d.LDC, r%d.LDC, got[o], want[o], diff, tol)
-		}
-	}
+	checkD(t, s, got, init, want, mag, func(m float64) float64 { return GEMMTolerance[float32](s.K, c.alpha, m) })
 }
 
 // TestSGEMMSimtInvalid checks that bad shapes and buffers are refused with ErrInvalidArg
@@ -403,18 +380,6 @@ func TestSimtTunables(t *testing.T) {
 	}
 }
 
-// simtBenchN returns M = N = K of BenchmarkSGEMMSimtTunables: PRISM_BENCH_N, default 8192.
-func simtBenchN(b *testing.B) int {
-	n := 8192
-	if v := os.Getenv("PRISM_BENCH_N"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			b.Fatalf("PRISM_BENCH_N=%q: want a positive integer", v)
-		}
-	}
-	return n
-}
-
 // simtBenchLayout returns the transposes of BenchmarkSGEMMSimtTunables: PRISM_BENCH_LAYOUT,
 // nn (default), nt, tn or tt.
 func simtBenchLayout(b *testing.B) (string, bool, bool) {
@@ -449,40 +414,14 @@ func simtBlocksByRegisters(regs, threads int) int {
 //
 //	go test ./kernels/gemm/ -run '^$' -bench SGEMMSimtTunables -benchtime 10x
 func BenchmarkSGEMMSimtTunables(b *testing.B) {
-	dis, err := platform.Discover(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
-	found := false
-	for _, d := range dis.Devices {
-		if d.Backend != "cuda" {
-			continue
-		}
-		found = true
-		b.Run(d.ID, func(b *testing.B) {
-			dev, err := engine.Open(b.Context(), d.ID)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer dev.Close()
-			q, err := dev.NewQueue()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer q.Close()
-			benchSGEMMSimtTunables(b, dev, q)
-		})
-	}
-	if !found {
-		b.Skipf("no CUDA device to measure: %v", dis.Unavailable())
-	}
+	forEachCUDA(b, benchSGEMMSimtTunables)
 }
 
 func benchSGEMMSimtTunables(b *testing.B, dev *engine.Device, q *engine.Queue) {
 	if !dev.Builds(engine.DialectCUDA) {
 		b.Skipf("%s builds no CUDA C++ (%v)", dev.ID(), dev.Dialects())
 	}
-	n := simtBenchN(b)
+	n := benchN(b)
 	layout, ta, tb := simtBenchLayout(b)
 	inst, err := newGEMMInstance[float32, float32](q, "gemm/"+layout+"/float32", precisionOf("float32"), ta, tb, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
 	if err != nil {

@@ -96,19 +96,9 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", wgmmaStages),
 		fmt.Sprintf("-DGROUP_M=%d", wgmmaGroupM), fmt.Sprintf("-DLBO_K=%d", w.layout.lboK), fmt.Sprintf("-DLBO_MN=%d", w.layout.lboMN),
 		fmt.Sprintf("-DBN=%d", w.bn)}
-	prog, err := w.dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: wgmmaSource, Name: "wgmma.cu"}, opts...)
+	prog, k, err := buildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
-	}
-	k, err := prog.Kernel("gemm_wgmma")
-	if err != nil {
-		prog.Close()
-		return nil, err
-	}
-	if k.MaxWorkGroupSize() < wgmmaThreads {
-		k.Close()
-		prog.Close()
-		return nil, fmt.Errorf("kernels: gemm_wgmma takes %d threads per block on %s, needs %d: %w", k.MaxWorkGroupSize(), w.dev.ID(), wgmmaThreads, engine.ErrUnsupported)
 	}
 	w.progs[j], w.kerns[j] = prog, k
 	return k, nil
