@@ -12,10 +12,12 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// TestWGMMALayouts runs wgmma.cu with each reading of the matrix descriptors' strides
-// (which of a layout's two strides the leading byte offset holds, for K-major and for
-// MN-major operands) on the nn and nt layouts, logs which compute the product, and fails
-// unless the reading NewWGMMA uses (wgmmaDefault) does on both.
+// TestWGMMALayouts checks the reading of the matrix descriptors NewWGMMA uses
+// (wgmmaDefault: the leading byte offset steps along K for K-major operands and along N for
+// the MN-major B) on the nn and nt layouts at both widths. The other three readings were
+// run on an H100 (2026-11-25, docs/PERFORMANCE.md): each computed a wrong product in at
+// least one layout with 128 columns, and with 256 columns one read past the block's shared
+// memory (CUDA_ERROR_ILLEGAL_ADDRESS, which ends the context): they are not run again.
 func TestWGMMALayouts(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		p, _ := LookupPrecision("float16")
@@ -26,31 +28,20 @@ func TestWGMMALayouts(t *testing.T) {
 			t.Skip(err)
 		}
 		rng := rand.New(rand.NewPCG(3, 3))
-		ok := map[[3]int]bool{}
-		for _, l := range []wgmmaLayout{{1, 0}, {0, 1}, {1, 1}, {0, 0}} {
+		for _, bn := range []int{128, 256} {
 			for _, tb := range []bool{false, true} {
-				w, err := newWGMMA[engine.Half](dev, p, l, wgmmaBN)
+				w, err := newWGMMA[engine.Half](dev, p, wgmmaDefault, bn)
 				if err != nil {
 					t.Fatal(err)
 				}
-				err = wgmmaProduct(t, q, w, GEMMShape{M: 256, N: 128, K: 192, TransB: tb}, rng)
+				err = wgmmaProduct(t, q, w, GEMMShape{M: 256, N: 2 * bn, K: 192, TransB: tb}, rng)
 				w.Close()
-				ok[[3]int{l.lboK, l.lboMN, b2i(tb)}] = err == nil
-				t.Logf("LBO_K=%d LBO_MN=%d transB=%v: %v", l.lboK, l.lboMN, tb, errOrOK(err))
+				if err != nil {
+					t.Errorf("BN=%d transB=%v: %v", bn, tb, err)
+				}
 			}
 		}
-		d := wgmmaDefault
-		if !ok[[3]int{d.lboK, d.lboMN, 0}] || !ok[[3]int{d.lboK, d.lboMN, 1}] {
-			t.Errorf("the default layout (LBO_K=%d LBO_MN=%d) does not compute the product in both layouts", d.lboK, d.lboMN)
-		}
 	})
-}
-
-func errOrOK(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	return err.Error()
 }
 
 // wgmmaProduct runs D = A*B of shape s through w on random float16 inputs and returns an
