@@ -36,7 +36,9 @@ once.`,
   prism bench --all-devices --json > run.json && prism plot run.json -o run.svg
   prism plot run.json -o roofline.png --roofline   # one roofline per device
   prism report run.json --html run.html  # one page: metadata, charts, tables
-  prism compare before.json after.json  # faster, slower or ~, with a p-value`,
+  prism compare before.json after.json  # faster, slower or ~, with a p-value
+  prism bench --ops gemm --precision bfloat16,tf32 --vendor   # one precision across layouts
+  prism tune gemm/nn/bfloat16 --device cuda:0                  # measure tile sets, keep the fastest`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
