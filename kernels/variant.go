@@ -160,6 +160,11 @@ func (op Op) Pick(dev *engine.Device, p Params) (Variant, error) {
 // chooses. It returns an error wrapping engine.ErrUnsupported when the device cannot run
 // it (no fp64, a forced variant that does not fit, ...).
 func (op Op) Setup(q *engine.Queue, p Params) (Instance, error) {
+	// A bad size is the caller's whatever the variant: checked before a variant loads a
+	// library that may be missing.
+	if err := CheckSize(op.Name, p); err != nil {
+		return nil, err
+	}
 	v, err := op.Pick(q.Device(), p)
 	if err != nil {
 		return nil, err

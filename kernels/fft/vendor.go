@@ -29,9 +29,6 @@ type vendorFFT[T kernels.Float] struct {
 }
 
 func setupVendorFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params) (_ kernels.Instance, err error) {
-	if err := kernels.CheckSize(name, p); err != nil { // a bad size is the caller's, whatever the library
-		return nil, err
-	}
 	lib, err := q.Device().FFT()
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {

@@ -33,9 +33,6 @@ type vendorGEMM[T kernels.Float] struct {
 }
 
 func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params) (_ kernels.Instance, err error) {
-	if err := kernels.CheckSize(name, p); err != nil { // a bad size is the caller's, whatever the library
-		return nil, err
-	}
 	blas, err := q.Device().BLAS()
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
