@@ -152,50 +152,7 @@ func sgemmCases() []sgemmCase {
 // elements of C's buffer outside the matrices (between rows and matrices) unchanged, the
 // guard band after C and D untouched, and C unchanged by RunInto.
 func runSGEMMSimtCase(t *testing.T, q *engine.Queue, g *SGEMMSimt, s GEMMShape, c sgemmCase, rng *rand.Rand) {
-	if err := s.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	la, lb, lc := s.Lens()
-	a, b, cin := kernels.RandFloats[float32](rng, la, -1, 1), kernels.RandFloats[float32](rng, lb, -1, 1), kernels.RandFloats[float32](rng, lc, -1, 1)
-	if c.nanC {
-		for i := range cin {
-			cin[i] = float32(math.NaN())
-		}
-	}
-	ba, err := engine.Upload(t.Context(), q, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ba.Close()
-	bb, err := engine.Upload(t.Context(), q, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bb.Close()
-	bc := kerneltest.Guarded(t, q, cin)
-	alpha, beta := float32(c.alpha), float32(c.beta)
-	out, init := bc, cin // where the shape leaves gaps, the output keeps init
-	if c.into {
-		init = kernels.RandFloats[float32](rng, lc, -1, 1)
-		out = kerneltest.Guarded(t, q, init)
-		err = g.RunInto(q, s, alpha, ba, bb, beta, bc, out)
-	} else {
-		err = g.Run(q, s, alpha, ba, bb, beta, bc)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := kerneltest.Download(t, q, "D", out, lc)
-	if c.into { // C is an input only
-		in := kerneltest.Download(t, q, "C", bc, lc)
-		for i := range in {
-			if math.Float32bits(in[i]) != math.Float32bits(cin[i]) {
-				t.Fatalf("RunInto changed C[%d] from %v to %v", i, cin[i], in[i])
-			}
-		}
-	}
-	want, mag := GEMMRef(s, c.alpha, a, b, c.beta, cin)
-	checkD(t, s, got, init, want, mag, func(m float64) float64 { return GEMMTolerance[float32](s.K, c.alpha, m) })
+	runGEMM(t, q, g, s, gemmCase{alpha: c.alpha, beta: c.beta, nanC: c.nanC, into: c.into}, rng, GEMMTolerance[float32])
 }
 
 // TestSGEMMSimtInvalid checks that bad shapes and buffers are refused with ErrInvalidArg
@@ -447,25 +404,7 @@ func benchSGEMMSimtTunables(b *testing.B, dev *engine.Device, q *engine.Queue) {
 			at := g.kernel(ta, tb).Attributes()
 			b.Logf("%s %s: %d threads, %d registers (%d blocks per SM by registers), %d bytes spilled per thread, %d bytes of shared memory",
 				layout, tun, tun.Threads(), at.Registers, simtBlocksByRegisters(at.Registers, tun.Threads()), at.PrivateBytes, tun.SharedBytes())
-			inst.g = g
-			defer func() { inst.g = nil }()
-			if err := inst.Run(q); err != nil {
-				b.Fatal(err)
-			}
-			if err := inst.Verify(q); err != nil {
-				b.Fatal(err)
-			}
-			runs := 0
-			for b.Loop() {
-				if err := inst.Run(q); err != nil {
-					b.Fatal(err)
-				}
-				if err := q.Finish(b.Context()); err != nil {
-					b.Fatal(err)
-				}
-				runs++
-			}
-			b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(runs)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+			timeGEMM(b, q, inst, Runner[float32, float32](g), n)
 			b.ReportMetric(float64(at.Registers), "regs")
 			b.ReportMetric(float64(at.PrivateBytes), "spill-B")
 		})
