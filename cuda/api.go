@@ -15,6 +15,7 @@ package cuda
 /*
 #cgo LDFLAGS: -ldl
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,7 @@ enum {
 	fn_cuLaunchKernel,
 	fn_cuLaunchKernelEx,
 	fn_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+	fn_cuTensorMapEncodeTiled,
 	fn_nvrtcVersion,
 	fn_nvrtcCreateProgram,
 	fn_nvrtcDestroyProgram,
@@ -222,6 +224,45 @@ static CUresult prism_event_query_in(CUcontext c, CUevent e) {
 	return r != 0 ? r : call_cuEventQuery(e);
 }
 TRAMPOLINE(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int block, size_t shared), (n, f, block, shared))
+
+// A CUtensorMap as cuda.h declares it: 128 opaque bytes, 64-byte aligned. Its enums
+// (CUtensorMapDataType, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+// CUtensorMapFloatOOBfill) are ints; cuuint64_t and cuuint32_t are the unsigned types below.
+typedef struct {
+	__attribute__((aligned(64))) unsigned long long opaque[16];
+} prism_tensor_map;
+
+TRAMPOLINE(CUresult, cuTensorMapEncodeTiled,
+	(prism_tensor_map *m, int type, unsigned int rank, void *addr, const unsigned long long *dims,
+	 const unsigned long long *strides, const unsigned int *box, const unsigned int *elementStrides,
+	 int interleave, int swizzle, int l2Promotion, int oobFill),
+	(m, type, rank, addr, dims, strides, box, elementStrides, interleave, swizzle, l2Promotion, oobFill))
+
+// prism_tensor_map_encode encodes a tiled tensor map of rank (1 to 5) dimensions at addr
+// into the 128 bytes at out: every element stride 1, no interleave
+// (CU_TENSOR_MAP_INTERLEAVE_NONE), and elements outside the tensor read as zero
+// (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE). The driver writes an aligned map on this stack,
+// which is then copied out.
+static CUresult prism_tensor_map_encode(void *out, int type, unsigned int rank, CUdeviceptr addr,
+		const unsigned long long *dims, const unsigned long long *strides, const unsigned int *box,
+		int swizzle, int l2Promotion) {
+	static const unsigned int elementStrides[5] = {1, 1, 1, 1, 1};
+	prism_tensor_map m;
+	memset(&m, 0, sizeof m);
+	CUresult r = call_cuTensorMapEncodeTiled(&m, type, rank, (void *)(uintptr_t)addr, dims, strides, box, elementStrides,
+		0, swizzle, l2Promotion, 0);
+	memcpy(out, &m, sizeof m);
+	return r;
+}
+
+// prism_calloc_aligned returns size bytes of zeroed memory aligned to align (a power of
+// two, a multiple of the size of a pointer), or NULL; free releases it.
+static void *prism_calloc_aligned(size_t size, size_t align) {
+	void *p = NULL;
+	if (posix_memalign(&p, align, size) != 0) return NULL;
+	memset(p, 0, size);
+	return p;
+}
 TRAMPOLINE(nvrtcResult, nvrtcVersion, (int *major, int *minor), (major, minor))
 TRAMPOLINE(nvrtcResult, nvrtcCreateProgram,
 	(nvrtcProgram *p, const char *src, const char *name, int nh, const char *const *h, const char *const *hn),
@@ -317,6 +358,7 @@ var cudaSymbols = []symbol{
 	// cuLaunchKernelEx (CUDA 12.0) is looked up by the first launch in clusters (lazySymbol).
 	{C.fn_cuLaunchKernel, []string{"cuLaunchKernel"}, false},
 	{C.fn_cuOccupancyMaxActiveBlocksPerMultiprocessor, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, false},
+	{C.fn_cuTensorMapEncodeTiled, []string{"cuTensorMapEncodeTiled"}, true}, // CUDA 12.0
 }
 
 var nvrtcSymbols = []symbol{
@@ -726,6 +768,30 @@ func cuOccupancyMaxActiveBlocksPerMultiprocessor(f cuFunction, block int, shared
 	return int(n), r
 }
 
+// haveTensorMapEncodeTiled reports whether the driver has cuTensorMapEncodeTiled (CUDA
+// 12.0).
+func haveTensorMapEncodeTiled() bool { return have(C.fn_cuTensorMapEncodeTiled) }
+
+// cuTensorMapEncodeTiled encodes a tiled tensor map of len(dims) dimensions (1 to 5, with
+// len(dims)-1 strides and len(dims) box sizes) of the tensor at addr, of elements of
+// dataType (CUtensorMapDataType), with the swizzle and L2 promotion given as
+// CUtensorMapSwizzle and CUtensorMapL2promotion (prism_tensor_map_encode). The caller
+// checks haveTensorMapEncodeTiled first, and the lengths.
+func cuTensorMapEncodeTiled(dataType int, addr devptr, dims, strides []uint64, box []uint32, swizzle, l2Promotion int) ([128]byte, Result) {
+	var d, s [5]C.ulonglong
+	var b [5]C.uint
+	for i := range dims {
+		d[i], b[i] = C.ulonglong(dims[i]), C.uint(box[i])
+	}
+	for i := range strides {
+		s[i] = C.ulonglong(strides[i])
+	}
+	var out [128]byte
+	r := Result(C.prism_tensor_map_encode(unsafe.Pointer(&out[0]), C.int(dataType), C.uint(len(dims)), C.CUdeviceptr(addr),
+		&d[0], &s[0], &b[0], C.int(swizzle), C.int(l2Promotion)))
+	return out, r
+}
+
 // NVRTC wrappers.
 
 func nvrtcVersion() (major, minor int, r NVRTCResult) {
@@ -880,11 +946,16 @@ const (
 // pointers in a kernelParams array must not point into Go memory at all).
 type cMemory struct{ p unsafe.Pointer }
 
+// cAlign is the alignment of the blocks cAlloc returns: that of the most aligned kernel
+// parameter, a tensor map (64 bytes).
+const cAlign = 64
+
+// cAlloc returns size bytes of zeroed C memory aligned to cAlign.
 func cAlloc(size int) cMemory {
 	if size < 1 {
 		size = 1
 	}
-	return cMemory{C.calloc(C.size_t(size), 1)}
+	return cMemory{C.prism_calloc_aligned(C.size_t(size), cAlign)}
 }
 
 func (m cMemory) bytes(n int) []byte { return unsafe.Slice((*byte)(m.p), n) }

@@ -55,6 +55,9 @@ type Device interface {
 	// LaunchFeatures reports dynamic shared memory and, from compute capability 9.0,
 	// thread-block clusters.
 	driver.LaunchFeaturer
+	// EncodeTensorMap encodes tensor maps (cuTensorMapEncodeTiled) from compute
+	// capability 9.0, with a CUDA 12.0 driver (TensorMapSupport says which).
+	driver.TensorMapEncoder
 }
 
 // device is an open CUDA device: the primary context, retained by Open and released by

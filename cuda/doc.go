@@ -5,7 +5,8 @@
 // thread.go (the locked OS thread, the same helper in both) and trace.go (PRISM_TRACE).
 // CUDA only: cache.go (the disk cache of NVRTC's output), headers.go and include/ (the
 // headers embedded for CUDA C++), options.go (build options and target architecture),
-// prelude.go and prelude.cuh (OpenCL C to CUDA C++).
+// params.go (parameter counts from module images), prelude.go and prelude.cuh (OpenCL C to
+// CUDA C++), tensormap.go (tensor maps).
 
 // Package cuda is Prism's CUDA backend: the CUDA driver API, and NVRTC to compile the
 // kernel suite's OpenCL C sources for NVIDIA GPUs.
@@ -70,6 +71,14 @@
 // CUDA kernels have no __local pointer parameters: engine.LocalBytes arguments give
 // ErrUnsupported. Kernels report their attributes (cuFuncGetAttribute): registers, static
 // shared, local and constant memory, the largest block, the binary and PTX versions.
+//
+// Devices of compute capability 9.0 and newer encode tensor maps (driver.TensorMapEncoder)
+// with cuTensorMapEncodeTiled, an optional symbol of CUDA 12.0 drivers, on the device's
+// thread: element strides 1, no interleave, zeros outside the tensor. A kernel takes the
+// 128-byte map by value; launches pass every argument from C memory in which each value
+// is aligned to its size's power of two, up to 64 bytes (a tensor map's alignment), and
+// check each size against the kernel's parameters where the driver reports them
+// (cuFuncGetParamInfo, CUDA 12.4).
 //
 // # Beyond the engine API
 //

@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
 )
 
 // fakeBodies are the functions of the fake driver and NVRTC libraries that do more than
@@ -55,8 +58,9 @@ var fakeBodies = map[string]string{
 	"cuModuleUnload":            `(void *m) { return 0; }`,
 	"cuModuleGetFunction":       `(void **f, void *m, const char *name) { static int fn; if (strcmp(name, "k")) return 500; *f = &fn; return 0; }`,
 	"cuFuncGetAttribute":        `(int *v, int a, void *f) { *v = a == 0 ? 1024 : 0; return 0; }`, // 1024 threads per block
-	"cuFuncGetParamCount":       `(void *f, size_t *n) { *n = 1; return 0; }`,
-	"cuFuncGetParamInfo":        `(void *f, size_t i, size_t *off, size_t *size) { if (i > 0) return 1; *off = 0; *size = 8; return 0; }`,
+	"cuFuncGetParamCount":       `(void *f, size_t *n) { *n = getenv("FAKE_TMAP") ? 3 : 1; return 0; }`,
+	"cuFuncGetParamInfo":        `(void *f, size_t i, size_t *off, size_t *size) { return paramInfo(i, off, size); }`,
+	"cuTensorMapEncodeTiled":    `(unsigned char *m, int type, unsigned rank, void *addr, const unsigned long long *dims, const unsigned long long *strides, const unsigned *box, const unsigned *es, int il, int sw, int l2, int oob) { return encodeTensorMap(m, type, rank, addr, dims, strides, box, es, il, sw, l2, oob); }`,
 	"cuLaunchKernel":            `(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *s, void **p, void **x) { return fakeKernel(p, gx * bx); }`,
 	"nvrtcVersion":              `(int *major, int *minor) { *major = 13; *minor = 0; return 0; }`,
 	"nvrtcCreateProgram":        `(void **p, const char *src, const char *name, int n, const char **h, const char **hn) { *p = (void *)1; return 0; }`,
@@ -135,10 +139,56 @@ static int query(void) {
 	return env("FAKE_SYNC_FAIL", 0);
 }
 
+// paramInfo is cuFuncGetParamInfo of k: one pointer, or with FAKE_TMAP set an int, a
+// tensor map (128 bytes, 64-byte aligned) and a pointer.
+static int paramInfo(size_t i, size_t *off, size_t *size) {
+	if (getenv("FAKE_TMAP") != NULL) {
+		static const size_t offs[3] = {0, 64, 192}, sizes[3] = {4, 128, 8};
+		if (i > 2) return 1;
+		*off = offs[i];
+		*size = sizes[i];
+		return 0;
+	}
+	if (i > 0) return 1;
+	*off = 0;
+	*size = 8;
+	return 0;
+}
+
+// encodeTensorMap is cuTensorMapEncodeTiled: it writes its arguments into the map (bytes
+// 0-5: type, rank, interleave, swizzle, L2 promotion, OOB fill; 8: the address; 16: dims;
+// 56: strides; 88: box sizes, 16 bits each; 98: element strides, a byte each), then
+// answers FAKE_TMAP_FAIL or success. A map not 64-byte aligned is CUDA_ERROR_INVALID_VALUE.
+static int encodeTensorMap(unsigned char *m, int type, unsigned rank, void *addr, const unsigned long long *dims,
+		const unsigned long long *strides, const unsigned *box, const unsigned *es, int il, int sw, int l2, int oob) {
+	if ((uintptr_t)m % 64 != 0 || rank < 1 || rank > 5) return 1;
+	memset(m, 0, 128);
+	m[0] = type; m[1] = rank; m[2] = il; m[3] = sw; m[4] = l2; m[5] = oob;
+	memcpy(m + 8, &addr, 8);
+	for (unsigned i = 0; i < rank; i++) {
+		memcpy(m + 16 + 8 * i, &dims[i], 8);
+		if (i + 1 < rank) memcpy(m + 56 + 8 * i, &strides[i], 8);
+		unsigned short b = box[i];
+		memcpy(m + 88 + 2 * i, &b, 2);
+		m[98 + i] = es[i];
+	}
+	return env("FAKE_TMAP_FAIL", 0);
+}
+
 // fakeKernel is the module's only kernel, k(uint *out): out[0] = the number of threads of
-// the launch's first dimension.
+// the launch's first dimension. With FAKE_TMAP set it is k(int n, tensor map tm, uchar
+// *out), which copies the 128 bytes of tm to out and n to out[128], and fails with
+// CUDA_ERROR_MISALIGNED_ADDRESS where tm is not 64-byte aligned.
 static int fakeKernel(void **params, unsigned threads) {
 	if (params == NULL || params[0] == NULL) return 1;
+	if (getenv("FAKE_TMAP") != NULL) {
+		if (params[1] == NULL || params[2] == NULL) return 1;
+		if ((uintptr_t)params[1] % 64 != 0) return 716;
+		unsigned char *out = at(*(unsigned long long *)params[2]);
+		memcpy(out, params[1], 128);
+		memcpy(out + 128, params[0], 4);
+		return 0;
+	}
 	unsigned *out = at(*(unsigned long long *)params[0]);
 	if (out != NULL) *out = threads;
 	return 0;
@@ -622,5 +672,102 @@ func TestFaultyDriverAttributes(t *testing.T) {
 				t.Errorf("closing: %v", err)
 			}
 		})
+	}
+}
+
+// TestFakeDriverTensorMaps runs tensor maps through engine against the fake driver: an
+// sm_80 device has none; on an sm_90 device NewTensorMap reaches cuTensorMapEncodeTiled
+// with the description as CUDA takes it (the fake driver writes its arguments into the
+// map), and a launch passes the map's 128 bytes, 64-byte aligned, as the kernel's second
+// parameter, after an int (the fake kernel copies both out), untimed and timed; a failure
+// of the call names it.
+func TestFakeDriverTensorMaps(t *testing.T) {
+	ctx := context.Background()
+	fakeBackend(t) // the libraries, once
+	t.Setenv("FAKE_ATTR_75", "8")
+	old, err := engine.Open(ctx, fakeBackend(t)+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := old.TensorMapSupport(); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "is sm_80: tensor maps (TMA) need compute capability 9.0") {
+		t.Errorf("sm_80: TensorMapSupport() = %v", err)
+	}
+
+	t.Setenv("FAKE_ATTR_75", "9")
+	t.Setenv("FAKE_TMAP", "1") // k(int n, tensor map tm, uchar *out)
+	r := openFakeRun(t, fakeBackend(t))
+	if err := r.dev.TensorMapSupport(); err != nil {
+		t.Fatalf("sm_90: TensorMapSupport() = %v", err)
+	}
+	a, err := engine.NewBuffer[engine.Half](r.dev, 96*70)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := engine.TensorMapDesc{Dims: []int64{96, 70}, Strides: []int64{192}, Box: []int{64, 32}, Swizzle: engine.Swizzle128B, L2Promotion: 256}
+	m, err := engine.NewTensorMap(a, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the fake driver recorded: FLOAT16 (6), rank 2, INTERLEAVE_NONE, SWIZZLE_128B (3),
+	// L2_PROMOTION_L2_256B (3), OOB_FILL_NONE; the address; dims, strides, box; element
+	// strides 1.
+	want := make([]byte, 132)
+	copy(want, []byte{6, 2, 0, 3, 3, 0})
+	le := binary.LittleEndian
+	le.PutUint64(want[16:], 96)
+	le.PutUint64(want[24:], 70)
+	le.PutUint64(want[56:], 192)
+	le.PutUint16(want[88:], 64)
+	le.PutUint16(want[90:], 32)
+	want[98], want[99] = 1, 1
+	copy(want[128:], []byte{0x78, 0x56, 0x34, 0x12}) // n
+	out, err := engine.NewBuffer[uint8](r.dev, 132)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, timed := range []bool{false, true} {
+		if err := out.Fill(r.q, 0, 132, 0xee); err != nil {
+			t.Fatal(err)
+		}
+		launch := func() error { return r.q.Launch(r.k, engine.Range1D(64, 32), int32(0x12345678), m, out) }
+		if timed {
+			_, err = r.q.Timed(ctx, launch)
+		} else {
+			err = launch()
+		}
+		if err != nil {
+			t.Fatalf("launch (timed %v): %v", timed, err)
+		}
+		got, err := out.Download(ctx, r.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := le.Uint64(got[8:])
+		if addr == 0 || addr%16 != 0 {
+			t.Errorf("timed %v: the map's address is %#x", timed, addr)
+		}
+		copy(got[8:16], make([]byte, 8))
+		if !bytes.Equal(got, want) {
+			t.Errorf("timed %v: the kernel received\n% x\nwant\n% x", timed, got, want)
+		}
+	}
+	// A map for a parameter of another size is refused by the backend, which knows the
+	// kernel's parameter sizes.
+	if err := r.q.Launch(r.k, engine.Range1D(64, 32), int32(0), out, out); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "the kernel's parameter is 128") {
+		t.Errorf("a pointer for the tensor map parameter: %v", err)
+	}
+
+	t.Setenv("FAKE_TMAP_FAIL", "1")
+	_, err = engine.NewTensorMap(a, desc)
+	if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "cuTensorMapEncodeTiled(float16, dims [96 70], strides [192], box [64 32], swizzle 128B, L2 promotion 256 bytes): CUDA_ERROR_INVALID_VALUE") {
+		t.Errorf("a failed encoding: %v", err)
+	}
+	if p := enginetest.RepeatedPrefix(err); p != "" {
+		t.Errorf("%v repeats %q", err, p)
+	}
+	t.Logf("%v", err)
+	if err := errors.Join(out.Close(), a.Close(), r.closeAll()); err != nil {
+		t.Errorf("closing: %v", err)
 	}
 }

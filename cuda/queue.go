@@ -264,9 +264,9 @@ func period(pattern []byte) int64 {
 // (raising the kernel's limit first where it is lower: the opt-in above 48 KiB, once per
 // kernel and size). A range with clusters launches with cuLaunchKernelEx and
 // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, on devices that have them. Arguments are packed
-// by their sizes (packArgs): a buffer as its 8-byte device pointer, a scalar as its bytes;
-// a __local pointer parameter's size (Arg.Local) has no CUDA counterpart and gives
-// ErrUnsupported.
+// by their sizes (packArgs): a buffer as its 8-byte device pointer, a value (a scalar, a
+// tensor map's 128 bytes) as its bytes, in C memory aligned for it; a __local pointer
+// parameter's size (Arg.Local) has no CUDA counterpart and gives ErrUnsupported.
 func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (driver.Event, error) {
 	if err := q.check(); err != nil {
 		return nil, err
@@ -402,17 +402,30 @@ func clusterShape(r driver.Range) [3]int {
 	return c
 }
 
-// packedArgs holds kernel arguments ready for cuLaunchKernel: their bytes, each in an
-// 8-byte-aligned slot, and the slots' offsets.
+// packedArgs holds kernel arguments ready for cuLaunchKernel: their bytes, each in a slot
+// aligned as slotAlign says, and the slots' offsets.
 type packedArgs struct {
 	data    []byte
 	offsets []int
 }
 
-// packArgs packs arguments: a buffer as its device pointer (8 bytes), a scalar as its
-// bytes. When the kernel's parameter sizes are known (sizes not nil), the count and each
-// size must match them (ErrInvalidArg otherwise); a slot is at least 8 bytes, zero-padded,
-// so that the driver never reads past an argument's storage.
+// slotAlign returns the alignment of the slot of an argument of n bytes: 8 up to 8 bytes,
+// else n's power of two up to cAlign (64: a tensor map's 128 bytes are 64-byte aligned, as
+// the kernel's parameter is).
+func slotAlign(n int) int {
+	a := 8
+	for a < n && a < cAlign {
+		a *= 2
+	}
+	return a
+}
+
+// packArgs packs arguments: a buffer as its device pointer (8 bytes), a value (a scalar,
+// or a structure such as a tensor map's 128 bytes) as its bytes. When the kernel's
+// parameter sizes are known (sizes not nil), the count and each size must match them
+// (ErrInvalidArg otherwise); a slot is at least 8 bytes, a multiple of 8, zero-padded, so
+// that the driver never reads past an argument's storage, and aligned by slotAlign
+// within the data, which writeC places at a multiple of cAlign in memory aligned to it.
 func packArgs(args []driver.Arg, sizes []int) (packedArgs, error) {
 	var p packedArgs
 	err := p.pack(args, sizes)
@@ -447,6 +460,10 @@ func (p *packedArgs) pack(args []driver.Arg, sizes []int) error {
 		if sizes != nil && len(val) != sizes[i] {
 			return fmt.Errorf("argument %d is %d bytes, the kernel's parameter is %d: %w", i, len(val), sizes[i], engine.ErrInvalidArg)
 		}
+		align := slotAlign(len(val))
+		for pad := (align - len(p.data)%align) % align; pad > 0; pad -= min(pad, len(zero)) {
+			p.data = append(p.data, zero[:min(pad, len(zero))]...)
+		}
 		slot := (max(len(val), 8) + 7) &^ 7
 		p.offsets = append(p.offsets, len(p.data))
 		p.data = append(p.data, val...)
@@ -458,22 +475,29 @@ func (p *packedArgs) pack(args []driver.Arg, sizes []int) error {
 }
 
 // toC copies the arguments to C memory laid out as cuLaunchKernel's kernelParams: an
-// array of one pointer per argument, followed by the argument slots it points to. The
-// caller frees it after the launch (the driver copies the arguments during the call).
+// array of one pointer per argument, followed, from the next multiple of cAlign, by the
+// argument slots it points to. The caller frees it after the launch (the driver copies
+// the arguments during the call).
 func (p packedArgs) toC() cMemory {
 	m := cAlloc(p.cSize())
 	p.writeC(m)
 	return m
 }
 
-// cSize is the size of the kernelParams block toC writes.
-func (p packedArgs) cSize() int {
-	return len(p.offsets)*int(unsafe.Sizeof(uintptr(0))) + len(p.data)
+// head is the offset of the slots in the kernelParams block: the pointer array, rounded
+// up to cAlign so that each slot keeps its alignment.
+func (p packedArgs) head() int {
+	n := len(p.offsets) * int(unsafe.Sizeof(uintptr(0)))
+	return (n + cAlign - 1) &^ (cAlign - 1)
 }
 
-// writeC lays the arguments out in m, which holds at least cSize bytes.
+// cSize is the size of the kernelParams block toC writes.
+func (p packedArgs) cSize() int { return p.head() + len(p.data) }
+
+// writeC lays the arguments out in m, which holds at least cSize bytes and is aligned to
+// cAlign (cAlloc's).
 func (p packedArgs) writeC(m cMemory) {
-	head := len(p.offsets) * int(unsafe.Sizeof(uintptr(0)))
+	head := p.head()
 	copy(m.bytes(head + len(p.data))[head:], p.data)
 	ptrs := unsafe.Slice((*unsafe.Pointer)(m.p), len(p.offsets))
 	for i, off := range p.offsets {

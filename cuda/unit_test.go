@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
@@ -495,16 +496,20 @@ func TestPackArgs(t *testing.T) {
 	if !bytes.Equal(p.data[0:8], []byte{1, 0, 0, 0, 0, 0, 0, 0}) || p.data[16] != 9 || !bytes.Equal(p.data[32:44], args[4].Value) {
 		t.Errorf("packed % x", p.data)
 	}
-	// The C layout points each kernelParams entry at its slot.
+	// The C layout points each kernelParams entry at its slot, after the 5 pointers
+	// rounded up to 64 bytes.
 	m := p.toC()
 	defer m.free()
+	if h := p.head(); h != 64 || p.cSize() != 64+48 {
+		t.Errorf("slots at %d of %d bytes, want at 64 of %d", h, p.cSize(), 64+48)
+	}
 	ptrs := (*[5]uintptr)(m.p)
 	for i, off := range p.offsets {
-		if ptrs[i] != uintptr(m.p)+uintptr(5*8+off) {
+		if ptrs[i] != uintptr(m.p)+uintptr(64+off) {
 			t.Errorf("kernelParams[%d] does not point at its slot", i)
 		}
 	}
-	if got := m.bytes(5*8 + 48)[5*8+24 : 5*8+32]; !bytes.Equal(got, args[3].Value) {
+	if got := m.bytes(64 + 48)[64+24 : 64+32]; !bytes.Equal(got, args[3].Value) {
 		t.Errorf("C copy of argument 3 is % x", got)
 	}
 
@@ -529,6 +534,84 @@ func TestPackArgs(t *testing.T) {
 		} else if !errors.Is(err, engine.ErrInvalidArg) && !errors.Is(err, engine.ErrClosed) && !errors.Is(err, engine.ErrUnsupported) {
 			t.Errorf("%s: %v, want ErrInvalidArg, ErrClosed or ErrUnsupported", name, err)
 		}
+	}
+}
+
+// TestPackTensorMaps packs two tensor maps (128 bytes each, as the kernels of wgmma.cu
+// take them) between scalars: each lands in a 64-byte-aligned slot of the C block, which
+// is itself 64-byte aligned, with its bytes intact; a 16-byte structure gets a 16-byte
+// slot; a map given to a parameter of another size is refused.
+func TestPackTensorMaps(t *testing.T) {
+	tm := func(seed byte) []byte {
+		b := make([]byte, driver.TensorMapBytes)
+		for i := range b {
+			b[i] = seed + byte(i)
+		}
+		return b
+	}
+	buf := &buffer{ptr: 0x7f00_0000_1000, size: 64}
+	args := []driver.Arg{
+		{Value: []byte{1, 0, 0, 0}},           // int
+		{Value: tm(1)},                        // tensor map A
+		{Value: tm(100)},                      // tensor map B
+		{Buffer: buf},                         // pointer
+		{Value: bytes.Repeat([]byte{7}, 16)},  // a 16-byte structure
+		{Value: []byte{2, 0}},                 // short
+		{Value: bytes.Repeat([]byte{9}, 128)}, // a third map, after an odd offset
+	}
+	sizes := []int{4, 128, 128, 8, 16, 2, 128}
+	p, err := packArgs(args, sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 64, 192, 320, 336, 352, 384}; !slices.Equal(p.offsets, want) {
+		t.Errorf("offsets %v, want %v", p.offsets, want)
+	}
+	for _, c := range []struct {
+		name string
+		m    cMemory
+	}{{"toC", p.toC()}, {"the queue's scratch", func() cMemory { var s cScratch; m := s.get(p.cSize()); p.writeC(m); return m }()}} {
+		if uintptr(c.m.p)%64 != 0 {
+			t.Errorf("%s: the block is at %p, not 64-byte aligned", c.name, c.m.p)
+		}
+		ptrs := unsafe.Slice((*unsafe.Pointer)(c.m.p), len(args))
+		for i, a := range args {
+			if a.Value == nil {
+				continue
+			}
+			if align := slotAlign(len(a.Value)); uintptr(ptrs[i])%uintptr(align) != 0 {
+				t.Errorf("%s: kernelParams[%d] (%d bytes) at %p, not %d-byte aligned", c.name, i, len(a.Value), ptrs[i], align)
+			}
+			if got := unsafe.Slice((*byte)(ptrs[i]), len(a.Value)); !bytes.Equal(got, a.Value) {
+				t.Errorf("%s: kernelParams[%d] points at % x, want % x", c.name, i, got, a.Value)
+			}
+		}
+		c.m.free()
+	}
+	if _, err := packArgs(args[1:2], []int{64}); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("a tensor map for a 64-byte parameter: %v, want ErrInvalidArg", err)
+	}
+	for n, want := range map[int]int{1: 8, 8: 8, 12: 16, 16: 16, 17: 32, 64: 64, 128: 64, 4096: 64} {
+		if got := slotAlign(n); got != want {
+			t.Errorf("slotAlign(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+// TestTensorMapSupport checks the reasons a CUDA device has no tensor maps, without a GPU:
+// an architecture before sm_90, and a driver without cuTensorMapEncodeTiled (none is
+// loaded here, unless a test loaded one).
+func TestTensorMapSupport(t *testing.T) {
+	old := &device{info: driver.DeviceInfo{Name: "NVIDIA A100", ComputeCapability: 80}}
+	if err := old.TensorMapSupport(); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "NVIDIA A100 is sm_80") {
+		t.Errorf("sm_80: %v, want ErrUnsupported naming the device and sm_80", err)
+	}
+	if haveTensorMapEncodeTiled() {
+		t.Skip("a driver with cuTensorMapEncodeTiled is loaded")
+	}
+	h100 := &device{info: driver.DeviceInfo{Name: "NVIDIA H100", ComputeCapability: 90}, props: Properties{DriverVersion: 11080}}
+	if err := h100.TensorMapSupport(); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "the driver (CUDA 11.8) has no cuTensorMapEncodeTiled") {
+		t.Errorf("a driver without cuTensorMapEncodeTiled: %v", err)
 	}
 }
 

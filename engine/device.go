@@ -19,6 +19,10 @@ type Device struct {
 	features LaunchFeatures
 	drv      driver.Device
 
+	// tensorMaps is nil where the device encodes tensor maps, else why it does not
+	// (tensormap.go): the backend is asked once, at Open.
+	tensorMaps error
+
 	mu       sync.Mutex
 	closed   bool
 	children map[resource]struct{}
@@ -65,6 +69,7 @@ func newDevice(id, backend string, d driver.Device) *Device {
 	if f, ok := d.(driver.LaunchFeaturer); ok {
 		dev.features = f.LaunchFeatures()
 	}
+	dev.tensorMaps = tensorMapSupport(backend, d)
 	return dev
 }
 

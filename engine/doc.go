@@ -40,6 +40,17 @@
 // LocalMemOptInBytes) or the kernel's (Kernel.Attributes) with ErrInvalidArg, before the
 // backend is called.
 //
+// # Tensor maps
+//
+// On CUDA devices of compute capability 9.0 and newer, kernels copy boxes (tiles) of a
+// tensor between global and shared memory with the Tensor Memory Accelerator, by a tensor
+// map the host encodes: NewTensorMap describes a tensor of 1 to 5 dimensions in a buffer
+// and the box a copy moves (TensorMapDesc), and a *TensorMap passed to Queue.Launch is its
+// 128 bytes, by value, for a `const __grid_constant__ CUtensorMap` parameter. Every rule
+// of the description is checked before the backend is called (ErrInvalidArg names the
+// field); a device without tensor maps answers ErrUnsupported (Device.TensorMapSupport
+// says why). A launch refuses a map whose buffer is closed or of another device.
+//
 // Kernel.Attributes reports what the backend knows of a compiled kernel: registers,
 // static local memory, private and constant memory, its largest work-group, the preferred
 // work-group multiple (the warp size on NVIDIA GPUs).

@@ -100,3 +100,75 @@ func ExampleDevice_BuildSource() {
 	// fake:1 builds [OpenCL C]; LocalBytes arguments true, Range.SharedBytes false, clusters of up to 0
 	// engine: build CUDA C++ on fake:1 (Prism fake CPU): the device builds OpenCL C only: unsupported
 }
+
+// ExampleNewTensorMap encodes a tensor map of a row-major 70 x 100 float32 matrix with a
+// box of 32 rows of 64 elements, and launches a CUDA C++ kernel that copies the box at
+// (64, 48) with TMA: the box reaches past the matrix's right and bottom edges, where it
+// reads zeros. The fake GPU stands in for a CUDA device of compute capability 9.0, and its
+// CPU for an OpenCL device, which has no tensor maps.
+func ExampleNewTensorMap() {
+	fake.Register()
+	ctx := context.Background()
+	const tmaSource = `struct alignas(64) tmap { unsigned long long v[16]; };
+extern "C" __global__ void prism_tma_box(const __grid_constant__ tmap tm, const int x0, const int y0,
+                                         const int off, float *out) {
+  // mbarrier.init, cp.async.bulk.tensor.2d ... [tm, {x0, y0}] ..., mbarrier.try_wait.parity
+}`
+	dev, err := engine.Open(ctx, "fake:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	q, err := dev.NewQueue()
+	if err != nil {
+		log.Fatal(err)
+	}
+	matrix := make([]float32, 70*100)
+	for i := range matrix {
+		matrix[i] = float32(i)
+	}
+	a, err := engine.Upload(ctx, q, matrix)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tm, err := engine.NewTensorMap(a, engine.TensorMapDesc{
+		Dims:    []int64{100, 70}, // elements, fastest-varying first: columns, then rows
+		Strides: []int64{100 * 4}, // bytes from one row to the next
+		Box:     []int{64, 32},    // 32 rows of 64 elements per copy
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: tmaSource, Name: "tma.cu"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	k, err := prog.Kernel("prism_tma_box")
+	if err != nil {
+		log.Fatal(err)
+	}
+	box, err := engine.NewBuffer[float32](dev, 64*32)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := q.Launch(k, engine.Range1D(128, 128), tm, int32(64), int32(48), int32(0), box); err != nil {
+		log.Fatal(err)
+	}
+	out, err := box.Download(ctx, q)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(tm)
+	fmt.Println("row 0:", out[0:3], "...", out[35:37], "; row 21:", out[21*64:21*64+2], "; row 22:", out[22*64:22*64+2])
+
+	cpu, err := engine.Open(ctx, "fake:1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cpu.Close()
+	fmt.Println(cpu.TensorMapSupport())
+	// Output:
+	// tensor map of float32 [100 70], strides [400], box [64 32], swizzle none
+	// row 0: [4864 4865 4866] ... [4899 0] ; row 21: [6964 6965] ; row 22: [0 0]
+	// engine: tensor maps on fake:1 (Prism fake CPU): fake: Prism fake CPU has no tensor maps (an OpenCL device): unsupported
+}

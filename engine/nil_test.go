@@ -53,6 +53,7 @@ func TestNilAndZeroValues(t *testing.T) {
 			_, _, _, _, _, _ = d.ID(), d.Backend(), d.Info(), d.Dialects(), d.LaunchFeatures(), d.String()
 			return errInvalid
 		}
+		calls[name+" Device.TensorMapSupport"] = d.TensorMapSupport
 	}
 	for name, qq := range map[string]*engine.Queue{"nil": nilQ, "zero": zeroQ} {
 		calls[name+" Queue.Finish"] = func() error { return qq.Finish(ctx) }
@@ -70,6 +71,14 @@ func TestNilAndZeroValues(t *testing.T) {
 		calls[name+" Buffer.CopyFrom source"] = func() error { return good.CopyFrom(q, 0, b, 0, 1) }
 		calls[name+" Buffer getters"] = func() error { _, _, _ = b.Len(), b.Bytes(), b.Device(); return errInvalid }
 		calls[name+" Launch with it"] = func() error { return q.Launch(k, engine.Range1D(4, 4), int32(4), int32(0), b) }
+		calls[name+" NewTensorMap of it"] = func() error {
+			_, err := engine.NewTensorMap(b, engine.TensorMapDesc{Dims: []int64{4}, Box: []int{4}})
+			return err
+		}
+	}
+	for name, m := range map[string]*engine.TensorMap{"nil": nil, "zero": {}} {
+		calls[name+" TensorMap getters"] = func() error { _, _, _ = m.Device(), m.Desc(), m.String(); return errInvalid }
+		calls[name+" Launch with a TensorMap"] = func() error { return q.Launch(k, engine.Range1D(4, 4), int32(4), m, good) }
 	}
 	for name, p := range map[string]*engine.Program{"nil": nilProg, "zero": zeroPrg} {
 		calls[name+" Program.Kernel"] = func() error { _, err := p.Kernel(suitekernels.Iota); return err }

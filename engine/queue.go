@@ -110,8 +110,10 @@ func (q *Queue) Finish(ctx context.Context) error {
 
 // Launch enqueues kernel k over range r. args are, in order, the kernel's arguments:
 // *Buffer[T] of any element type, scalars of a fixed size (int32, uint32, int64, uint64,
-// float32, float64, int16, uint16, int8, uint8), or LocalBytes for a __local pointer
-// parameter. A plain int is refused: its size on the device would be ambiguous. r's
+// float32, float64, int16, uint16, int8, uint8, and the 16- and 8-bit floating-point
+// types), LocalBytes for a __local pointer parameter, or a *TensorMap, whose 128 bytes the
+// kernel takes by value (its buffer must be open, and of k's device). A plain int is
+// refused: its size on the device would be ambiguous. r's
 // launch options are checked against the device's LaunchFeatures and limits: an option
 // the device lacks gives ErrUnsupported, one beyond its limits ErrInvalidArg.
 //
@@ -390,6 +392,8 @@ func toArg(a any, dev *Device, values *[]byte) (driver.Arg, error) {
 			return driver.Arg{}, err
 		}
 		return driver.Arg{Buffer: db}, nil
+	case *TensorMap:
+		return v.arg(dev)
 	case int32:
 		return value(le.AppendUint32(scalar[:0], uint32(v))), nil
 	case uint32:

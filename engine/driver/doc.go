@@ -22,6 +22,9 @@
 //     device's work-group limit applies, attributes are zero.
 //   - BLASProvider, FFTProvider (Device): the platform's vendor BLAS and FFT (vendor.go).
 //     Fallback: none; engine answers ErrUnsupported.
+//   - TensorMapEncoder (Device): tensor maps, the tile descriptions that Hopper's Tensor
+//     Memory Accelerator copies by (tensormap.go); a kernel takes one as a by-value Arg of
+//     TensorMapBytes. Fallback: none; engine answers ErrUnsupported.
 //
 // # Errors
 //

@@ -64,9 +64,12 @@ type WorkGroupLimiter interface {
 	MaxWorkGroupSize() int
 }
 
-// Arg is one kernel argument: exactly one of a buffer, a scalar's bytes, or the size in
+// Arg is one kernel argument: exactly one of a buffer, a value's bytes, or the size in
 // bytes of the local memory that a __local pointer parameter points to (only on devices
-// whose LaunchFeatures have LocalArgs).
+// whose LaunchFeatures have LocalArgs). A value is a scalar of 1 to 8 bytes, or a
+// structure passed by value: an encoded tensor map is TensorMapBytes bytes, in memory
+// aligned to TensorMapAlign. The driver copies a value during the call that receives it
+// and never writes it.
 type Arg struct {
 	Buffer Buffer
 	Value  []byte

@@ -90,6 +90,7 @@ func TestDevice(t *testing.T, id string, opts Options) {
 	t.Run("LocalArgs", s.testLocalArgs)
 	t.Run("SharedBytes", s.testSharedBytes)
 	t.Run("Clusters", s.testClusters)
+	t.Run("TensorMaps", s.testTensorMaps)
 	t.Run("BuildOptions", s.testBuildOptions)
 	t.Run("Elapsed", s.testElapsed)
 	t.Run("Timed", s.testTimed)

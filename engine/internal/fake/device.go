@@ -85,7 +85,7 @@ func (d *device) Alloc(size int64) (driver.Buffer, error) {
 	d.mu.Unlock()
 	// Back the bytes with uint64s so that every element type is aligned in kernels.
 	words := make([]uint64, (size+7)/8)
-	b := &buffer{dev: d, mem: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size)}
+	b := &buffer{dev: d, id: bufferIDs.Add(1), mem: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size)}
 	if err := d.adopt(b, "Alloc"); err != nil {
 		d.mu.Lock()
 		d.allocated -= size
@@ -171,6 +171,7 @@ func (d *device) Close() error {
 // buffer is device memory: Go memory, 8-byte aligned.
 type buffer struct {
 	dev    *device
+	id     uint64 // for tensor maps (tensormap.go)
 	mem    []byte
 	closed atomic.Bool
 }
@@ -187,6 +188,7 @@ func (b *buffer) Close() error {
 	if b.closed.Swap(true) {
 		return violation("Buffer.Close called twice")
 	}
+	mapped.Delete(b.id)
 	return b.dev.drop(b, "Alloc")
 }
 

@@ -14,11 +14,13 @@
 // with the host clock (Elapsed is never zero). -D options reach the kernels as macros.
 //
 // The GPU implements every optional capability of the driver SPI: it builds OpenCL C and
-// CUDA C++, and its launches take LocalBytes arguments, dynamic shared memory and
-// thread-block clusters of up to 8 work-groups. The CPU builds OpenCL C only and takes
-// LocalBytes arguments only, as an OpenCL device does. Kernels report their attributes. Its
-// devices offer a vendor BLAS and FFT (vendor.go): a GEMM and a DFT computed in float64
-// and rounded once, behind the same SPI as cuBLAS or clFFT.
+// CUDA C++; its launches take LocalBytes arguments, dynamic shared memory and thread-block
+// clusters of up to 8 work-groups; it encodes tensor maps (tensormap.go: 128 bytes of its
+// own layout, which the Go kernel of the suite's TMA copy decodes). The CPU builds OpenCL
+// C only, takes LocalBytes arguments only and has no tensor maps, as an OpenCL device
+// does. Kernels report their attributes. Its devices offer a vendor BLAS and FFT
+// (vendor.go): a GEMM and a DFT computed in float64 and rounded once, behind the same SPI
+// as cuBLAS or clFFT.
 //
 // # Checking the front end
 //

@@ -29,11 +29,13 @@ type Driver struct {
 	specs []spec
 }
 
-// spec is one fake device: what it reports, the dialects it builds and its launch features.
+// spec is one fake device: what it reports, the dialects it builds, its launch features
+// and whether it encodes tensor maps.
 type spec struct {
-	info     driver.DeviceInfo
-	dialects []driver.Dialect
-	features driver.LaunchFeatures
+	info       driver.DeviceInfo
+	dialects   []driver.Dialect
+	features   driver.LaunchFeatures
+	tensorMaps bool
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -62,9 +64,10 @@ func New() *Driver {
 	cpu.ID, cpu.Name, cpu.Kind = "1", "Prism fake CPU", driver.KindCPU
 	return &Driver{specs: []spec{
 		{
-			info:     gpu,
-			dialects: []driver.Dialect{driver.DialectOpenCL, driver.DialectCUDA},
-			features: driver.LaunchFeatures{LocalArgs: true, SharedBytes: true, MaxClusterSize: 8},
+			info:       gpu,
+			dialects:   []driver.Dialect{driver.DialectOpenCL, driver.DialectCUDA},
+			features:   driver.LaunchFeatures{LocalArgs: true, SharedBytes: true, MaxClusterSize: 8},
+			tensorMaps: true,
 		},
 		{
 			info:     cpu,

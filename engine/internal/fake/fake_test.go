@@ -27,6 +27,7 @@ func TestKernelsMatchSource(t *testing.T) {
 		{Dialect: driver.DialectOpenCL, Text: suitekernels.LocalArgSource, Name: "LocalArgSource"},
 		{Dialect: driver.DialectCUDA, Text: suitekernels.CUDASource, Name: "CUDASource"},
 		{Dialect: driver.DialectCUDA, Text: suitekernels.ClusterSource, Name: "ClusterSource"},
+		{Dialect: driver.DialectCUDA, Text: suitekernels.TensorMapSource, Name: "TensorMapSource"},
 	} {
 		for _, m := range decl[src.Dialect].FindAllStringSubmatch(src.Text, -1) {
 			name, params := m[1], strings.Count(m[2], ",")+1
@@ -227,4 +228,60 @@ func TestCounters(t *testing.T) {
 		}
 	}()
 	Calls("Launch")
+}
+
+// TestEncodeTensorMap checks the fake's encodings: deterministic for a buffer and a
+// description, distinct for another buffer; a call that breaks the SPI's promises (a
+// stride below a row, a tensor beyond its buffer, a device without tensor maps) is a
+// violation.
+func TestEncodeTensorMap(t *testing.T) {
+	d := open(t)
+	b1, _ := d.Alloc(100 * 70 * 4)
+	b2, _ := d.Alloc(100 * 70 * 4)
+	enc := func(b driver.Buffer, dims, strides []uint64) ([driver.TensorMapBytes]byte, error) {
+		return d.EncodeTensorMap(b, driver.TensorFloat32, dims, strides, []uint32{64, 32}, driver.SwizzleNone, 0)
+	}
+	m1, err1 := enc(b1, []uint64{100, 70}, []uint64{400})
+	m1again, err2 := enc(b1, []uint64{100, 70}, []uint64{400})
+	m2, err3 := enc(b2, []uint64{100, 70}, []uint64{400})
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	if m1 != m1again || m1 == m2 {
+		t.Errorf("encodings: the same map differs (%v) or another buffer's is the same (%v)", m1 != m1again, m1 == m2)
+	}
+	tm, err := decodeTensorMap(aligned(m1))
+	if err != nil || tm.buf != asBuffer(b1) || !slices.Equal(tm.dims, []uint64{100, 70}) || !slices.Equal(tm.strides, []uint64{400}) {
+		t.Errorf("decoded %+v, %v", tm, err)
+	}
+	before := Violations()
+	for _, c := range []struct{ dims, strides []uint64 }{{[]uint64{100, 70}, []uint64{384}}, {[]uint64{100, 71}, []uint64{400}}} {
+		if _, err := enc(b1, c.dims, c.strides); !errors.Is(err, ErrContract) {
+			t.Errorf("dims %v, strides %v: %v, want a violation", c.dims, c.strides, err)
+		}
+	}
+	cpu, err := New().Open(t.Context(), "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := cpu.Alloc(16)
+	if _, err := cpu.(*device).EncodeTensorMap(cb, driver.TensorFloat32, []uint64{4}, nil, []uint32{4}, driver.SwizzleNone, 0); !errors.Is(err, ErrContract) {
+		t.Errorf("on the CPU: %v, want a violation", err)
+	}
+	if n := Violations() - before; n != 3 {
+		t.Errorf("%d violations, want 3", n)
+	}
+	b1.Close()
+	if _, err := decodeTensorMap(aligned(m1)); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a map of a closed buffer decoded: %v", err)
+	}
+}
+
+// aligned returns a copy of m in memory aligned to driver.TensorMapAlign.
+func aligned(m [driver.TensorMapBytes]byte) []byte {
+	mem := make([]byte, 2*driver.TensorMapBytes)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(mem))) & (driver.TensorMapAlign - 1))
+	v := mem[off : off+driver.TensorMapBytes]
+	copy(v, m[:])
+	return v
 }

@@ -166,6 +166,39 @@ var kernels = map[string]*impl{
 			}, nil
 		},
 	},
+	suitekernels.TMABox: {
+		dialect:    driver.DialectCUDA,
+		params:     []param{driver.TensorMapBytes, 4, 4, 4, bufferParam},
+		localBytes: suitekernels.TMABoxW*suitekernels.TMABoxH*4 + 8, // the tile and the mbarrier
+		bind:       tmaBox,
+	},
+}
+
+// tmaBox binds TMABox: each work-item copies the elements of the box whose index is its
+// local ID modulo the work-group size, reading the tensor as TMA would (zero outside it).
+func tmaBox(a args, _ map[string]string, r driver.Range) (func([3]int), error) {
+	tm, err := decodeTensorMap(a[0].Value)
+	if err != nil {
+		return nil, err
+	}
+	const w, h = suitekernels.TMABoxW, suitekernels.TMABoxH
+	if tm.dt != driver.TensorFloat32 || len(tm.dims) != 2 || tm.box[0] != w || tm.box[1] != h || tm.swizzle != driver.SwizzleNone {
+		return nil, fmt.Errorf("fake: %s takes a 2D float32 tensor map with a %dx%d box and no swizzle, not %v %v box %v swizzle %v",
+			suitekernels.TMABox, w, h, tm.dt, tm.dims, tm.box, tm.swizzle)
+	}
+	x0, y0, off, out := int64(a.int32(1)), int64(a.int32(2)), int(a.int32(3)), view[float32](a, 4)
+	src, dims, stride := tm.buf.mem, tm.dims, int64(tm.strides[0])
+	l := r.Local[0]
+	return func(g [3]int) {
+		for i := g[0] % l; i < w*h; i += l {
+			x, y := x0+int64(i%w), y0+int64(i/w)
+			var v float32
+			if x >= 0 && x < int64(dims[0]) && y >= 0 && y < int64(dims[1]) {
+				v = math.Float32frombits(binary.LittleEndian.Uint32(src[y*stride+4*x:]))
+			}
+			out[off+i] = v
+		}
+	}, nil
 }
 
 // groupReverse runs one work-item of the group-reverse kernels for work-groups of s items:

@@ -13,6 +13,7 @@ var methods = []string{
 	"Driver.Devices", "Driver.Open",
 	"Device.Info", "Device.Alloc", "Device.Build", "Device.NewQueue", "Device.Close",
 	"Device.Dialects", "Device.BuildSource", "Device.LaunchFeatures",
+	"Device.TensorMapSupport", "Device.EncodeTensorMap",
 	"Buffer.Size", "Buffer.Close",
 	"Program.Kernel", "Program.Close",
 	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Attributes", "Kernel.Close",

@@ -8,7 +8,7 @@
 // that a global size rounded up to the work-group size writes nothing past n. Every
 // backend builds it. The other sources need a feature that only some devices have: a
 // __local pointer parameter (LocalArgSource), CUDA C++ with dynamic shared memory
-// (CUDASource), thread-block clusters (ClusterSource).
+// (CUDASource), thread-block clusters (ClusterSource), tensor maps (TensorMapSource).
 package suitekernels
 
 // Kernel names in Source, with their arguments in order.
@@ -200,7 +200,79 @@ extern "C" __global__ void prism_cluster_rank(unsigned int *out) {
 }
 `
 
+// TMABox copies one box of a two-dimensional float32 tensor map to shared memory with the
+// Tensor Memory Accelerator (cp.async.bulk.tensor, completing on an mbarrier) and writes
+// it out: out[off + y*TMABoxW + x] = the tensor's element (x0+x, y0+y), fastest dimension
+// first, or 0 where that lies outside the tensor, for x < TMABoxW and y < TMABoxH. The
+// map's box is {TMABoxW, TMABoxH} without swizzle. Every block copies the same box and
+// writes the same values: launch one block, of any size.
+// Arguments: a tensor map tm (128 bytes by value), int x0, int y0, int off, float *out.
+const TMABox = "prism_tma_box"
+
+// TMABoxW and TMABoxH are the box of TMABox, in elements: 64 float32 (256 bytes) by 32.
+const (
+	TMABoxW = 64
+	TMABoxH = 32
+)
+
+// TensorMapSource holds TMABox, in CUDA C++ for compute capability 9.0 and newer. It
+// builds and launches where a backend builds CUDA C++ and encodes tensor maps
+// (engine.Device.TensorMapSupport). The tensor map parameter is a 64-byte-aligned
+// structure of 128 bytes that the kernel declares itself, const __grid_constant__ so that
+// its address is the parameter's own (a copy in local memory is no tensor map to TMA).
+const TensorMapSource = `// Conformance-suite kernel in CUDA C++: a TMA copy of a tensor map's box (sm_90 and newer).
+#define PRISM_TMA_BOX_W 64
+#define PRISM_TMA_BOX_H 32
+
+// The 128 bytes of a CUtensorMap, as the host encodes them.
+struct alignas(64) prism_suite_tmap {
+  unsigned long long v[16];
+};
+
+// The 32-bit shared-memory address of p, a generic pointer into shared memory.
+static __device__ inline unsigned int prism_suite_smem(const void *p) {
+  unsigned int a;
+  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+
+extern "C" __global__ void prism_tma_box(const __grid_constant__ prism_suite_tmap tm, const int x0, const int y0,
+                                         const int off, float *out) {
+  __shared__ __attribute__((aligned(128))) float tile[PRISM_TMA_BOX_H * PRISM_TMA_BOX_W];
+  __shared__ __attribute__((aligned(8))) unsigned long long bar;
+  const unsigned int sbar = prism_suite_smem(&bar);
+  const unsigned int stile = prism_suite_smem(tile);
+  if (threadIdx.x == 0) {
+    // One arrival per phase: thread 0's, which also sets the bytes the phase waits for.
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sbar) : "memory");
+    // Make the initialized barrier visible to the async proxy, which the TMA copy uses.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" ::"r"(sbar),
+                 "r"((unsigned int)sizeof(tile))
+                 : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(stile),
+                 "l"(&tm), "r"(x0), "r"(y0), "r"(sbar)
+                 : "memory");
+  }
+  // Every thread waits for phase 0 to complete: thread 0's arrival and the box's bytes.
+  unsigned int done = 0;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done)
+                 : "r"(sbar), "r"(0u)
+                 : "memory");
+  } while (!done);
+  for (unsigned int i = threadIdx.x; i < PRISM_TMA_BOX_H * PRISM_TMA_BOX_W; i += blockDim.x) {
+    out[off + (int)i] = tile[i];
+  }
+}
+`
+
 // BadIdent is the undeclared identifier in BadSource; a backend's build log must name it.
+
 const BadIdent = "undefined_symbol_q"
 
 // BadSource is a kernel that does not compile: it reads an undeclared identifier.
