@@ -88,14 +88,37 @@ var variants = [][]string{
 	{"-DWG=64", "-DELEM=float"},
 }
 
-// TestPreludeKernels compiles every kernels/*.cl through the prelude to PTX and checks that
-// every __kernel is an entry point, with .maxntid where it requires a work-group size, and
-// that its parameters are counted from the PTX as the source declares them.
+// storageVariants are the further -D sets of the families whose kernels load or store the
+// storage types through the conversions of kernels/convert.cl (as their launchers build
+// them: float arithmetic, IN the stored type, CONV and STORE the conversions).
+var storageVariants = map[string][][]string{
+	"gemm": {
+		{"-DELEM=float", "-DIN=float", "-DCONV=prism_tf32"},
+		{"-DELEM=float", "-DIN=ushort", "-DCONV=prism_half"},
+		{"-DELEM=float", "-DIN=ushort", "-DCONV=prism_bfloat16"},
+		{"-DELEM=float", "-DIN=uchar", "-DCONV=prism_e4m3"},
+		{"-DELEM=float", "-DIN=uchar", "-DCONV=prism_e5m2"},
+	},
+	"attention": {
+		{"-DWG=256", "-DELEM=float", "-DIN=ushort", "-DCONV=prism_half", "-DSTORE=prism_to_half"},
+		{"-DWG=256", "-DELEM=float", "-DIN=ushort", "-DCONV=prism_bfloat16", "-DSTORE=prism_to_bfloat16"},
+	},
+}
+
+// TestPreludeKernels compiles every kernels/*.cl through the prelude to PTX, behind the
+// shared conversions (kernels/convert.cl) as the launchers that use them build it, and
+// checks that every __kernel is an entry point, with .maxntid where it requires a
+// work-group size, and that its parameters are counted from the PTX as the source
+// declares them.
 func TestPreludeKernels(t *testing.T) {
 	clang := clangPath(t)
 	files, err := filepath.Glob("../kernels/*/*.cl")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no kernels found in ../kernels/*/ (%v)", err)
+	}
+	convert, err := os.ReadFile("../kernels/convert.cl")
+	if err != nil {
+		t.Fatal(err)
 	}
 	files = append(files, "testdata/dialect.cl")
 	for _, f := range files {
@@ -108,9 +131,13 @@ func TestPreludeKernels(t *testing.T) {
 			t.Errorf("%s: no __kernel found", f)
 		}
 		base := strings.TrimSuffix(filepath.Base(f), ".cl")
-		for _, defs := range variants {
+		text := string(src)
+		if f != "testdata/dialect.cl" {
+			text = string(convert) + text
+		}
+		for _, defs := range append(slices.Clone(variants), storageVariants[base]...) {
 			t.Run(base+"/"+strings.Join(defs, ","), func(t *testing.T) {
-				ptx, err := clangCUDA(t, clang, base, translate(string(src), sourceName), defs)
+				ptx, err := clangCUDA(t, clang, base, translate(text, sourceName), defs)
 				if err != nil {
 					t.Fatalf("%s does not compile through the CUDA prelude:\n%v", f, err)
 				}
@@ -164,9 +191,20 @@ func TestPreludeRejects(t *testing.T) {
 		{"__local pointer argument", "__kernel void k(__global float *x, __local float *s) {\n  s[0] = x[0];\n}\n", "kernel.cl:1:"},
 		{"__constant pointer argument", "__kernel void k(__global float *x, __constant float *c) {\n  x[0] = c[0];\n}\n", "kernel.cl:1:"},
 		{"swizzle", "__kernel void k(__global float4 *x) {\n  x[0].xy = x[1].zw;\n}\n", "kernel.cl:2:"},
+		// Behind the shared conversions, lines count from the family's source (convert.cl
+		// ends with #line 1).
+		{"after convert.cl", "@convert__kernel void k(__global ushort *x) {\n  x[0] = prism_to_half(prism_not_declared);\n}\n", "kernel.cl:2:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := clangCUDA(t, clang, "bad", translate(c.src, sourceName), nil)
+			src := c.src
+			if rest, ok := strings.CutPrefix(src, "@convert"); ok {
+				convert, err := os.ReadFile("../kernels/convert.cl")
+				if err != nil {
+					t.Fatal(err)
+				}
+				src = string(convert) + rest
+			}
+			_, err := clangCUDA(t, clang, "bad", translate(src, sourceName), nil)
 			if err == nil {
 				t.Fatalf("clang accepted a kernel the prelude cannot carry:\n%s", c.src)
 			}

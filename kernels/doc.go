@@ -1,8 +1,9 @@
 // Package kernels is the base of Prism's kernel suite: what an operation is (Op, Params,
-// Instance, Model, Family, ErrVerify), the element-type descriptors (Type, TypeOf), the
-// rotation of input sets (Inputs, Rotated) and the helpers every family's verification
-// and launches share (CheckClose, Gamma, VerifyIndices, CompensatedSum, WorkGroup, Header,
-// ...). Element-wise families make their inputs and verify their outputs a chunk at a time
+// Instance, Model, Family, ErrVerify), the element-type descriptors (Type, TypeOf) and the
+// OpenCL C conversions of the storage types (ConvertSource), the rotation of input sets
+// (Inputs, Rotated) and the helpers every family's verification and launches share
+// (CheckClose, Gamma, VerifyIndices, CompensatedSum, WorkGroup, Header, ...).
+// Element-wise families make their inputs and verify their outputs a chunk at a time
 // (NewInputsChunked, CheckElementwise), so that the host holds chunks, not whole arrays.
 // It imports only engine and has no cgo.
 //
@@ -26,8 +27,8 @@
 // keys or key-value pairs), histogram, stencil (2D 5-point, 3D 7- and 27-point), conv (2D
 // NCHW), gemm (transposes, alpha/beta, strided batched), fft (Stockham; batched, 2D, real
 // input), rows (families "softmax" and "layernorm", which share their row machinery),
-// attention (tiled, online softmax, optional causal mask) and montecarlo
-// (Philox-4x32-10: the same bits on every device; pi, a European option).
+// attention (tiled, online softmax, optional causal mask; float32, float16, bfloat16) and
+// montecarlo (Philox-4x32-10: the same bits on every device; pi, a European option).
 //
 // A family (and ceiling) imports this package and engine only, never another family: what
 // two families share moves here under a name that says what it is. A test in the module's

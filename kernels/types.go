@@ -47,8 +47,8 @@ type Type struct {
 	// Storage reports a storage-only type (float16, bfloat16, float8e4m3, float8e5m2): a
 	// buffer holds its bits in the unsigned integer of Size bytes that OpenCL and CUDA
 	// name (ushort, uchar), Defines passes that spelling as ELEM, and a kernel converts each
-	// element to float32 when it loads it and back when it stores it: arithmetic happens in
-	// float32. Unit, MinNormal and MinSubnormal are the storage format's, what one rounding
+	// element to float32 when it loads it and back when it stores it (the functions of
+	// ConvertSource): arithmetic happens in float32. Unit, MinNormal and MinSubnormal are the storage format's, what one rounding
 	// of a stored result costs. Such a type needs no fp16 support of the device (FP16 is
 	// false): the conversions are integer code. Storage types are not Numbers: TypeOf and
 	// Types leave them out; StorageTypes and TypeByName give them.

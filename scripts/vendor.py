@@ -48,6 +48,8 @@ def main():
     ap.add_argument("--count", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--gemm-n", type=int, default=4096, help="M = N = K of the GEMM cases (prism bench --sizes n*n)")
+    ap.add_argument("--attn-size", type=int, default=4 * 32 * 4096 * 128,
+                    help="elements of Q in the float16/bfloat16 attention cases (batch 4, heads 32, dim 128: seq = size/16384)")
     ap.add_argument("--only", default="", help="run only the cases whose name starts with this prefix (gemm, fft/c2c, ...)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
@@ -182,6 +184,22 @@ def main():
             tol_check(lambda c=causal: sdpa(q[:, :1], kk[:, :1], v[:, :1], is_causal=c),
                       lambda c=causal: sdpa(q[:, :1].double(), kk[:, :1].double(), v[:, :1].double(), is_causal=c), 1e-4),
             flops, 4.0 * b_ * h * s * d * 4)
+
+    # Attention in float16 and bfloat16: batch 4, heads 32, dim 128, seq = size / 16384
+    # (Prism's attention/*/float16 and bfloat16 ops), through SDPA's fastest backend.
+    size = args.attn_size
+    b_, h, s, d = 4, 32, max(size // 16384, 1), 128
+    for dtype, tname in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+        q = (torch.rand(b_, h, s, d, device=dev, generator=g) * 4 - 2).to(dtype)
+        kk = (torch.rand(b_, h, s, d, device=dev, generator=g) * 4 - 2).to(dtype)
+        v = (torch.rand(b_, h, s, d, device=dev, generator=g) * 2 - 1).to(dtype)
+        for causal, name, flops in ((False, "full", 4.0 * b_ * h * s * s * d), (True, "causal", 2.0 * b_ * h * s * s * d)):
+            add(f"attention/{name}/{tname}", b_ * h * s * d, f"batch={b_} heads={h} seq={s} dim={d}",
+                lambda c=causal, q=q, kk=kk, v=v: sdpa(q, kk, v, is_causal=c),
+                tol_check(lambda c=causal, q=q, kk=kk, v=v: sdpa(q[:1, :1], kk[:1, :1], v[:1, :1], is_causal=c).double(),
+                          lambda c=causal, q=q, kk=kk, v=v: sdpa(q[:1, :1].double(), kk[:1, :1].double(), v[:1, :1].double(), is_causal=c),
+                          2e-2),
+                flops, 4.0 * b_ * h * s * d * 2)
 
     free, total = torch.cuda.mem_get_info(dev)
     report = {

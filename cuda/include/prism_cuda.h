@@ -12,7 +12,22 @@
 //     float, or in PTX of their own (mma.sync, wgmma), and need neither cuda_fp16.h nor
 //     cuda_bf16.h;
 //   - prism_pack2, which packs two 16-bit values in the 32-bit register layout that
-//     f16x2/bf16x2 PTX instructions and mma fragments use (lo in bits 0-15).
+//     f16x2/bf16x2 PTX instructions and mma fragments use (lo in bits 0-15), and
+//     prism_pack_half2 / prism_pack_bfloat162, which round two floats into that layout;
+//   - on sm_80 and newer, the PTX the tensor-core kernels share: prism_smem_addr (a
+//     generic pointer to shared memory as a 32-bit shared address), prism_cp_async16,
+//     prism_cp_async_commit and prism_cp_async_wait<N> (cp.async of 16 bytes, zero-filled
+//     past a byte count), prism_ldmatrix_x4 and prism_ldmatrix_x4_trans (four 8x8 b16
+//     matrices into mma fragments), prism_mma_f16 and prism_mma_bf16 (mma.sync m16n8k16,
+//     float accumulators);
+//   - for Hopper (sm_90a; the PTX is emitted for any target, ptxas accepts it on sm_90 only):
+//     prism_tensor_map (a CUtensorMap as the host's engine.NewTensorMap encodes it, passed by
+//     value as a `const PRISM_GRID_CONSTANT prism_tensor_map` parameter), prism_tma_load_3d
+//     (one box of a tensor map into shared memory, completing on an mbarrier),
+//     prism_mbar_init, prism_mbar_expect_tx, prism_mbar_arrive and prism_mbar_wait (phase
+//     parity) on 64-bit shared-memory barriers;
+//   - prism_exp2 (ex2.approx.ftz: 2^x within 2 ulp, -inf to 0), prism_inf (+infinity as a
+//     float, without math.h) and prism_shfl_xor (a float from lane ^ mask of the warp).
 //
 // The backend compiles CUDA C++ for the device's architecture-specific target where there
 // is one (compute_90a on sm_90): Hopper-only PTX (wgmma, setmaxnreg, mbarrier with
@@ -99,6 +114,152 @@ static __device__ __forceinline__ prism_bfloat16 prism_float_to_bfloat16(float f
 // prism_pack2 packs two 16-bit values in one 32-bit register: lo in bits 0-15.
 static __device__ __forceinline__ unsigned int prism_pack2(unsigned short lo, unsigned short hi) {
   return (unsigned int)lo | (unsigned int)hi << 16;
+}
+
+// prism_pack_half2 rounds lo and hi to binary16 (nearest even) and packs them, lo in bits 0-15.
+static __device__ __forceinline__ unsigned int prism_pack_half2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned int r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return prism_pack2(prism_float_to_half(lo).bits, prism_float_to_half(hi).bits);
+#endif
+}
+
+// prism_pack_bfloat162 rounds lo and hi to bfloat16 (nearest even) and packs them, lo in bits 0-15.
+static __device__ __forceinline__ unsigned int prism_pack_bfloat162(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned int r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return prism_pack2(prism_float_to_bfloat16(lo).bits, prism_float_to_bfloat16(hi).bits);
+#endif
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+// prism_smem_addr returns the shared-memory address of p, a generic pointer into shared memory.
+static __device__ __forceinline__ unsigned int prism_smem_addr(const void *p) {
+  unsigned int r;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+
+// prism_cp_async16 copies 16 bytes from global memory at src to shared memory at the shared
+// address dst asynchronously; the bytes past the first src_bytes (0..16) are zero-filled
+// (src_bytes 0 reads nothing: src need not be valid).
+static __device__ __forceinline__ void prism_cp_async16(unsigned int dst, const void *src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+
+// prism_cp_async_commit closes the group of the cp.async copies issued since the last one.
+static __device__ __forceinline__ void prism_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// prism_cp_async_wait waits until at most N groups of the thread's copies are in flight.
+template <int N> static __device__ __forceinline__ void prism_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// prism_ldmatrix_x4 loads four 8x8 matrices of 16-bit elements: lanes 8i..8i+7 give the
+// shared addresses of matrix i's rows; r[i] receives its fragment (row lane/4, columns
+// 2*(lane%4) and 2*(lane%4)+1).
+static __device__ __forceinline__ void prism_ldmatrix_x4(unsigned int *r, unsigned int addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+// prism_ldmatrix_x4_trans is prism_ldmatrix_x4 with each matrix transposed: r[i] holds
+// rows 2*(lane%4) and 2*(lane%4)+1 of column lane/4.
+static __device__ __forceinline__ void prism_ldmatrix_x4_trans(unsigned int *r, unsigned int addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+// prism_mma_f16 computes d += a*b with mma.sync m16n8k16, a and b binary16 fragments.
+static __device__ __forceinline__ void prism_mma_f16(float *d, const unsigned int *a, const unsigned int *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// prism_mma_bf16 computes d += a*b with mma.sync m16n8k16, a and b bfloat16 fragments.
+static __device__ __forceinline__ void prism_mma_bf16(float *d, const unsigned int *a, const unsigned int *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
+// prism_exp2 returns 2^x by ex2.approx.ftz.f32 (at most 2 ulp off; -inf gives +0).
+static __device__ __forceinline__ float prism_exp2(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
+// PRISM_GRID_CONSTANT marks a by-value kernel parameter whose address the kernel takes
+// (a tensor map): __grid_constant__ under NVRTC, which keeps it in parameter space.
+#ifdef __CUDACC_RTC__
+#define PRISM_GRID_CONSTANT __grid_constant__
+#else
+#define PRISM_GRID_CONSTANT
+#endif
+
+// prism_tensor_map is the 128 opaque bytes of a CUtensorMap (cuTensorMapEncodeTiled).
+typedef struct __attribute__((aligned(64))) {
+  unsigned long long opaque[16];
+} prism_tensor_map;
+
+// prism_mbar_init initializes the mbarrier at shared address bar for count arrivals per phase.
+static __device__ __forceinline__ void prism_mbar_init(unsigned int bar, unsigned int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// prism_mbar_expect_tx arrives on bar, first raising the bytes its phase waits for by bytes.
+static __device__ __forceinline__ void prism_mbar_expect_tx(unsigned int bar, unsigned int bytes) {
+  asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// prism_mbar_arrive arrives on bar.
+static __device__ __forceinline__ void prism_mbar_arrive(unsigned int bar) {
+  asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }\n" ::"r"(bar) : "memory");
+}
+
+// prism_mbar_wait waits until the phase of bar with parity parity (0 or 1) has completed.
+static __device__ __forceinline__ void prism_mbar_wait(unsigned int bar, unsigned int parity) {
+  unsigned int done;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+
+// prism_tma_load_3d copies the box of tensor map tm at element coordinates (c0, c1, c2),
+// fastest first, to shared address dst with the tensor map's swizzle; elements outside the
+// tensor read as zero. The copy completes the box's bytes on the mbarrier bar.
+static __device__ __forceinline__ void prism_tma_load_3d(unsigned int dst, const prism_tensor_map *tm, int c0, int c1, int c2,
+                                                        unsigned int bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+               "l"(tm), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+               : "memory");
+}
+
+// prism_inf returns +infinity.
+static __device__ __forceinline__ float prism_inf() {
+  float r;
+  asm("mov.b32 %0, 0x7f800000;" : "=f"(r));
+  return r;
+}
+
+// prism_shfl_xor returns x as lane (this lane ^ mask) holds it; every lane of the warp must
+// take part (shfl.sync.bfly with the full mask).
+static __device__ __forceinline__ float prism_shfl_xor(float x, int mask) {
+  float r;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(x), "r"(mask));
+  return r;
 }
 
 #endif // PRISM_CUDA_H

@@ -9,23 +9,35 @@
 //
 // Arguments:
 //   attention_fwd(o, q, k, v, seq, dim, scale, causal)
-//       o, q, k, v: bh*seq*dim elements of type ELEM (bh = batch*heads = the number of work-
-//       groups / ceil(seq/BR)); 1 <= dim <= DMAX; scale multiplies every score (the launcher
-//       passes 1/sqrt(dim) unless told otherwise); causal != 0 masks key j > query i.
-//       bh*seq*dim < 2^31 (the launcher checks).
+//       o, q, k, v: bh*seq*dim elements of type IN (bh = batch*heads = the number of work-
+//       groups / ceil(seq/BR)); 1 <= dim <= DMAX; scale (an ELEM) multiplies every score
+//       (the launcher passes 1/sqrt(dim) unless told otherwise); causal != 0 masks key
+//       j > query i. bh*seq*dim < 2^31 (the launcher checks).
 //
 // Tunables (-D, part of the cache key):
-//   ELEM   element type                                              default float
+//   ELEM   element type of the arithmetic, local tiles and scale      default float
+//   IN     element type of Q, K, V and O as stored                    default ELEM
+//   CONV   conversion of an IN to ELEM as Q, K and V are loaded: prism_half (IEEE binary16
+//          bits in a ushort) or prism_bfloat16 (bfloat16 bits in a ushort), exact;
+//          undefined: none
+//   STORE  conversion of an ELEM to IN as O is stored: prism_to_half or prism_to_bfloat16
+//          (to nearest even); undefined: none. CONV's and STORE's functions are those of
+//          kernels/convert.cl, which the host puts in front of this source when it defines
+//          them.
 //   WG     work-group size = (BR/RQ)*TPR                              default 256
 //   DMAX   largest head dimension; sizes the local tiles              default 64
 //   BR     queries per work-group                                     default 32
 //   BC     keys per block                                             default 32
 //   RQ     queries per work-item (register tile rows)                 default 2
 //   TPR    work-items sharing a query row (BC and DMAX multiples)     default WG*RQ/BR
-// Local memory: (BR + 2*BC)*(DMAX+1) + BR*(BC+1) + BR*TPR elements (rows padded by one
-//   element against bank conflicts); the launcher keeps it within 48 KiB, CUDA's static limit.
+// Local memory: (BR + 2*BC)*(DMAX+1) + BR*(BC+1) + BR*TPR elements of ELEM (rows padded by
+//   one element against bank conflicts); the launcher keeps it within 48 KiB, CUDA's static
+//   limit.
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64);
-//   causal or not at run time (causal work-groups stop at their last query's key block).
+//   ELEM=float with IN=ushort, CONV and STORE for the float16 (prism_half, prism_to_half)
+//   and bfloat16 (prism_bfloat16, prism_to_bfloat16) ops, which compute in float32 (no fp16
+//   arithmetic is needed); causal or not at run time (causal work-groups stop at their
+//   last query's key block).
 // Launch: 1D, local size WG, global bh*ceil(seq/BR)*WG. Work-group g serves head
 //   g / ceil(seq/BR) and, counting from the last, query block g % ceil(seq/BR) (the heaviest
 //   causal blocks start first). Item lid = rg*TPR + c owns queries rg*RQ + a (a < RQ) of the
@@ -39,6 +51,19 @@
 #endif
 #ifndef ELEM
 #define ELEM float
+#endif
+#ifndef IN
+#define IN ELEM
+#endif
+#ifdef CONV
+#define LOADC(x) CONV(x)
+#else
+#define LOADC(x) (x)
+#endif
+#ifdef STORE
+#define STOREC(x) STORE(x)
+#else
+#define STOREC(x) (x)
 #endif
 #ifndef WG
 #define WG 256
@@ -70,8 +95,8 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void attention_fwd(__global ELEM *o, __global const ELEM *q, __global const ELEM *k,
-                   __global const ELEM *v, int seq, int dim, ELEM scale, int causal) {
+void attention_fwd(__global IN *o, __global const IN *q, __global const IN *k,
+                   __global const IN *v, int seq, int dim, ELEM scale, int causal) {
     __local ELEM qs[BR * AT_DS];
     __local ELEM ks[BC * AT_DS];
     __local ELEM vs[BC * AT_DS];
@@ -91,7 +116,7 @@ void attention_fwd(__global ELEM *o, __global const ELEM *q, __global const ELEM
     // The query block, scaled once here rather than every score.
     for (int t = lid; t < BR * dim; t += WG) {
         int rr = t / dim, d = t - rr * dim;
-        qs[rr * AT_DS + d] = q0 + rr < seq ? scale * q[base + (q0 + rr) * dim + d] : (ELEM)0;
+        qs[rr * AT_DS + d] = q0 + rr < seq ? scale * LOADC(q[base + (q0 + rr) * dim + d]) : (ELEM)0;
     }
 
     ELEM m[RQ], l[RQ], acc[RQ][AT_ND];
@@ -110,8 +135,8 @@ void attention_fwd(__global ELEM *o, __global const ELEM *q, __global const ELEM
         for (int t = lid; t < BC * dim; t += WG) {
             int jj = t / dim, d = t - jj * dim;
             int src = base + (j0 + jj) * dim + d;
-            ks[jj * AT_DS + d] = j0 + jj < seq ? k[src] : (ELEM)0;
-            vs[jj * AT_DS + d] = j0 + jj < seq ? v[src] : (ELEM)0;
+            ks[jj * AT_DS + d] = j0 + jj < seq ? LOADC(k[src]) : (ELEM)0;
+            vs[jj * AT_DS + d] = j0 + jj < seq ? LOADC(v[src]) : (ELEM)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -191,7 +216,7 @@ void attention_fwd(__global ELEM *o, __global const ELEM *q, __global const ELEM
         if (i < seq) {
 #pragma unroll
             for (int e = 0; e < AT_ND; e++) {
-                if (e < nd) o[base + i * dim + c + e * TPR] = acc[a][e] / l[a];
+                if (e < nd) o[base + i * dim + c + e * TPR] = STOREC(acc[a][e] / l[a]);
             }
         }
     }

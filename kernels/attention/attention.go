@@ -47,6 +47,7 @@ var attnCandidates = []attnTiles{
 	{br: 8, bc: 8, rq: 1, tpr: 8},
 	{br: 8, bc: 4, rq: 1, tpr: 4}, // double, dim <= 256
 	{br: 4, bc: 4, rq: 1, tpr: 4},
+	{br: 2, bc: 2, rq: 1, tpr: 2},
 	{br: 1, bc: 1, rq: 1, tpr: 1},
 }
 
@@ -77,19 +78,22 @@ func pickAttnTiles(dmax, elemSize, maxWG int, localBytes int64) (attnTiles, erro
 
 // Attention computes scaled dot-product attention O = softmax(Q K^T * scale [+ causal mask]) V
 // FlashAttention-style (attention.cl: key/value blocks in local memory, online softmax,
-// no seq x seq matrix) in element type T on one device. It is safe for concurrent use by
-// goroutines that each use their own Queue.
-type Attention[T kernels.Float] struct {
-	prog  *engine.Program
-	k     *engine.Kernel
-	tiles attnTiles
+// no seq x seq matrix) on one device, for tensors stored in S: float32 and float64
+// computed in their own type, engine.Half and engine.BFloat16 computed in float32 (Elem).
+// It is safe for concurrent use by goroutines that each use their own Queue.
+type Attention[S Elem] struct {
+	prog   *engine.Program
+	k      *engine.Kernel
+	tiles  attnTiles
+	double bool // the arithmetic is float64
 }
 
 // NewAttention compiles the attention family for dev for head dimensions up to maxDim
 // (1 to AttentionMaxDim; the local tiles are sized for 64, 128 or 256, the smallest that
-// holds maxDim). It returns an error wrapping engine.ErrUnsupported when T is float64 and
-// the device has no fp64, or when no tile fits the device's local memory.
-func NewAttention[T kernels.Float](dev *engine.Device, maxDim int) (*Attention[T], error) {
+// holds maxDim), for tensors stored in S. The local tiles hold the arithmetic's type
+// (float32 for the storage types). It returns an error wrapping engine.ErrUnsupported when
+// S is float64 and the device has no fp64, or when no tile fits the device's local memory.
+func NewAttention[S Elem](dev *engine.Device, maxDim int) (*Attention[S], error) {
 	if maxDim < 1 || maxDim > AttentionMaxDim {
 		return nil, fmt.Errorf("kernels: attention: max dim %d; must be 1 to %d: %w", maxDim, AttentionMaxDim, engine.ErrInvalidArg)
 	}
@@ -97,22 +101,30 @@ func NewAttention[T kernels.Float](dev *engine.Device, maxDim int) (*Attention[T
 	for dmax < maxDim {
 		dmax *= 2
 	}
-	opts, err := kernels.TypeOf[T]().Defines(dev)
+	stored, compute := elemTypes[S]()
+	opts, err := compute.Defines(dev)
 	if err != nil {
 		return nil, err
 	}
-	return kernels.Fit(dev, "attention", func(lim kernels.Limits) (*Attention[T], kernels.Shape, error) {
-		tiles, err := pickAttnTiles(dmax, engine.SizeOf[T](), lim.WorkGroup, lim.LocalBytes)
+	src := source
+	if stored.Storage {
+		// The conversions (kernels/convert.cl) in front: float32 and float64 build attention.cl alone.
+		conv := storageConv[stored.Name]
+		src = kernels.ConvertSource + source
+		opts = append(opts, "-DIN="+stored.OpenCL, "-DCONV="+conv.load, "-DSTORE="+conv.store)
+	}
+	return kernels.Fit(dev, "attention", func(lim kernels.Limits) (*Attention[S], kernels.Shape, error) {
+		tiles, err := pickAttnTiles(dmax, compute.Size, lim.WorkGroup, lim.LocalBytes)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		prog, err := dev.Build(source, append(opts,
+		prog, err := dev.Build(src, append(opts,
 			fmt.Sprintf("-DWG=%d", tiles.wg()), fmt.Sprintf("-DDMAX=%d", tiles.dmax), fmt.Sprintf("-DBR=%d", tiles.br),
 			fmt.Sprintf("-DBC=%d", tiles.bc), fmt.Sprintf("-DRQ=%d", tiles.rq), fmt.Sprintf("-DTPR=%d", tiles.tpr))...)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		a := &Attention[T]{prog: prog, tiles: tiles}
+		a := &Attention[S]{prog: prog, tiles: tiles, double: compute.Size == 8}
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &a.k, Name: "attention_fwd"})
 		if err != nil {
 			a.Close()
@@ -123,55 +135,47 @@ func NewAttention[T kernels.Float](dev *engine.Device, maxDim int) (*Attention[T
 }
 
 // Close releases the compiled kernel. Idempotent.
-func (a *Attention[T]) Close() error { return errors.Join(a.k.Close(), a.prog.Close()) }
+func (a *Attention[S]) Close() error { return errors.Join(a.k.Close(), a.prog.Close()) }
 
 // MaxDim returns the largest head dimension this instance accepts (64, 128 or 256).
-func (a *Attention[T]) MaxDim() int { return a.tiles.dmax }
+func (a *Attention[S]) MaxDim() int { return a.tiles.dmax }
 
 // WorkGroup returns the work-group size of the kernel.
-func (a *Attention[T]) WorkGroup() int { return a.tiles.wg() }
+func (a *Attention[S]) WorkGroup() int { return a.tiles.wg() }
 
-// BlockQueries and BlockKeys return the query block (BR) and key block (BC) sizes.
-func (a *Attention[T]) BlockQueries() int { return a.tiles.br }
+// BlockQueries returns the number of queries per work-group (BR).
+func (a *Attention[S]) BlockQueries() int { return a.tiles.br }
 
 // BlockKeys returns the number of keys per block (BC): AttentionTolerance depends on it.
-func (a *Attention[T]) BlockKeys() int { return a.tiles.bc }
+func (a *Attention[S]) BlockKeys() int { return a.tiles.bc }
 
-// DefaultAttentionScale returns 1/sqrt(dim) in T, the scale Forward uses when given 0.
-func DefaultAttentionScale[T kernels.Float](dim int) T { return T(1 / math.Sqrt(float64(dim))) }
+// DefaultAttentionScale returns 1/sqrt(dim), the scale Forward uses when given 0.
+func DefaultAttentionScale(dim int) float64 { return 1 / math.Sqrt(float64(dim)) }
+
+// AttentionScale returns the factor Forward multiplies the scores by for a scale argument
+// and head dimension dim: scale, or DefaultAttentionScale(dim) when scale is 0, rounded to
+// the arithmetic of S (float32 for float32, float16 and bfloat16). The reference
+// (AttentionRef) takes it.
+func AttentionScale[S Elem](scale float64, dim int) float64 {
+	if scale == 0 {
+		scale = DefaultAttentionScale(dim)
+	}
+	if _, c := elemTypes[S](); c.Size == 4 {
+		return float64(float32(scale))
+	}
+	return scale
+}
 
 // Forward computes o = softmax(q k^T * scale [+ causal mask]) v over the tensors of shape s
 // (the first s.Elems() elements of each buffer). causal masks key j > query i. scale 0
-// selects DefaultAttentionScale(s.Dim); any other value must be finite.
-func (a *Attention[T]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[T], s AttentionShape, causal bool, scale T) error {
-	if s.Batch < 1 || s.Heads < 1 || s.Seq < 1 || s.Dim < 1 {
-		return fmt.Errorf("kernels: attention: shape %v; every dimension must be at least 1: %w", s, engine.ErrInvalidArg)
-	}
-	if s.Dim > a.tiles.dmax {
-		return fmt.Errorf("kernels: attention: dim %d exceeds this instance's max dim %d (NewAttention's maxDim): %w", s.Dim, a.tiles.dmax, engine.ErrInvalidArg)
+// selects DefaultAttentionScale(s.Dim); any other value must be finite, also once rounded
+// to the arithmetic's type (AttentionScale gives the factor used).
+func (a *Attention[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s AttentionShape, causal bool, scale float64) error {
+	sc, err := checkForward(s, a.tiles.dmax, scale, o, qb, kb, vb)
+	if err != nil {
+		return err
 	}
 	bh := s.Batch * s.Heads
-	if s.Batch > math.MaxInt32/s.Heads || bh > math.MaxInt32/s.Seq || bh*s.Seq > math.MaxInt32/s.Dim {
-		return fmt.Errorf("kernels: attention: shape %v has more than 2^31-1 elements: %w", s, engine.ErrInvalidArg)
-	}
-	n := s.Elems()
-	for _, b := range []struct {
-		name string
-		b    *engine.Buffer[T]
-	}{{"o", o}, {"q", qb}, {"k", kb}, {"v", vb}} {
-		if b.b == nil {
-			return fmt.Errorf("kernels: attention: nil buffer %s: %w", b.name, engine.ErrInvalidArg)
-		}
-		if b.b.Len() < n {
-			return fmt.Errorf("kernels: attention: buffer %s holds %d elements, shape %v needs %d: %w", b.name, b.b.Len(), s, n, engine.ErrInvalidArg)
-		}
-	}
-	if f := float64(scale); math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("kernels: attention: scale %v; must be finite: %w", scale, engine.ErrInvalidArg)
-	}
-	if scale == 0 {
-		scale = DefaultAttentionScale[T](s.Dim)
-	}
 	groups := bh * ((s.Seq + a.tiles.br - 1) / a.tiles.br)
 	wg := a.tiles.wg()
 	if err := kernels.CheckGroups("attention", groups, wg); err != nil {
@@ -181,5 +185,45 @@ func (a *Attention[T]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[T],
 	if causal {
 		c = 1
 	}
-	return q.Launch(a.k, engine.Range1D(groups*wg, wg), o, qb, kb, vb, int32(s.Seq), int32(s.Dim), scale, c)
+	var scaleArg any = float32(sc)
+	if a.double {
+		scaleArg = sc
+	}
+	return q.Launch(a.k, engine.Range1D(groups*wg, wg), o, qb, kb, vb, int32(s.Seq), int32(s.Dim), scaleArg, c)
+}
+
+// checkForward checks the arguments of a Forward for an instance that takes head dimensions
+// up to dmax and returns the factor the kernel multiplies the scores by: AttentionScale of
+// scale (0 selects 1/sqrt(s.Dim)). Errors wrap engine.ErrInvalidArg and name the argument.
+func checkForward[S Elem](s AttentionShape, dmax int, scale float64, o, qb, kb, vb *engine.Buffer[S]) (float64, error) {
+	if s.Batch < 1 || s.Heads < 1 || s.Seq < 1 || s.Dim < 1 {
+		return 0, fmt.Errorf("kernels: attention: shape %v; every dimension must be at least 1: %w", s, engine.ErrInvalidArg)
+	}
+	if s.Dim > dmax {
+		return 0, fmt.Errorf("kernels: attention: dim %d exceeds this instance's max dim %d: %w", s.Dim, dmax, engine.ErrInvalidArg)
+	}
+	bh := s.Batch * s.Heads
+	if s.Batch > math.MaxInt32/s.Heads || bh > math.MaxInt32/s.Seq || bh*s.Seq > math.MaxInt32/s.Dim {
+		return 0, fmt.Errorf("kernels: attention: shape %v has more than 2^31-1 elements: %w", s, engine.ErrInvalidArg)
+	}
+	n := s.Elems()
+	for _, b := range []struct {
+		name string
+		b    *engine.Buffer[S]
+	}{{"o", o}, {"q", qb}, {"k", kb}, {"v", vb}} {
+		if b.b == nil {
+			return 0, fmt.Errorf("kernels: attention: nil buffer %s: %w", b.name, engine.ErrInvalidArg)
+		}
+		if b.b.Len() < n {
+			return 0, fmt.Errorf("kernels: attention: buffer %s holds %d elements, shape %v needs %d: %w", b.name, b.b.Len(), s, n, engine.ErrInvalidArg)
+		}
+	}
+	if math.IsNaN(scale) || math.IsInf(scale, 0) {
+		return 0, fmt.Errorf("kernels: attention: scale %v; must be finite: %w", scale, engine.ErrInvalidArg)
+	}
+	sc := AttentionScale[S](scale, s.Dim)
+	if math.IsInf(sc, 0) {
+		return 0, fmt.Errorf("kernels: attention: scale %v overflows float32, the arithmetic's type: %w", scale, engine.ErrInvalidArg)
+	}
+	return sc, nil
 }

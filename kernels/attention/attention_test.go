@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -20,6 +23,8 @@ func TestAttention(t *testing.T) {
 			}
 			testAttention[float64](t, dev, q)
 		})
+		t.Run("float16", func(t *testing.T) { testAttention[engine.Half](t, dev, q) })
+		t.Run("bfloat16", func(t *testing.T) { testAttention[engine.BFloat16](t, dev, q) })
 	})
 }
 
@@ -30,31 +35,45 @@ type attnCase struct {
 	scale  float64
 }
 
-// attnCases returns the shapes for an instance with query blocks of br: seq 1, 7, br-1,
-// br+1, 100; dim 1, 16, 64 and 80 (not a power of two, the 128-wide tiles); batch 2 and 3
-// heads; causal and not. Under small() (Oclgrind) a handful of tiny ones.
-func attnCases(br int, double bool) []attnCase {
+// attnCases returns the shapes for an instance with query blocks of br, for tensors of
+// type typ. float32: seq 1, 7, br-1, br+1, 100; dim 1, 16, 64 and 80 (not a power of two,
+// the 128-wide tiles); batch 2 and 3 heads; causal and not; then a caller's scale, the
+// 256-wide tiles, large scores and a large sampled case. float64: a few of these.
+// float16 and bfloat16: seq 1, 17, 64, 65, 200 (one key block and many, around the block
+// sizes), dim 64, 80 and 128, batch 1 and 2 heads, causal and not, and a caller's scale.
+// Under small() (Oclgrind) a handful of tiny ones (and dim 128 for float16 and bfloat16).
+func attnCases(br int, typ string) []attnCase {
 	var out []attnCase
 	if kerneltest.Small() { // Oclgrind: a few work-groups per case
-		return []attnCase{
+		out = []attnCase{
 			{s: AttentionShape{Batch: 1, Heads: 2, Seq: 7, Dim: 1}, causal: true},
 			{s: AttentionShape{Batch: 1, Heads: 1, Seq: br + 1, Dim: 16}, causal: false},
 			{s: AttentionShape{Batch: 1, Heads: 1, Seq: br + 1, Dim: 16}, causal: true},
 			{s: AttentionShape{Batch: 1, Heads: 1, Seq: 7, Dim: 80}, causal: false, scale: 0.3},
 		}
+		if typ == "float16" || typ == "bfloat16" { // the ops' head dimension
+			out = append(out, attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 17, Dim: 128}, causal: true})
+		}
+		return out
 	}
+	batch, heads := 2, 3
 	seqs, dims := []int{1, 7, br - 1, br + 1, 100}, []int{1, 16, 64, 80}
-	if double {
+	switch typ {
+	case "float64":
 		seqs, dims = []int{7, br + 1}, []int{16, 80}
+	case "float16", "bfloat16":
+		batch, heads = 1, 2
+		seqs, dims = []int{1, 17, 64, 65, 200}, []int{64, 80, 128}
 	}
 	for _, seq := range seqs {
 		for _, dim := range dims {
 			for _, causal := range []bool{false, true} {
-				out = append(out, attnCase{s: AttentionShape{Batch: 2, Heads: 3, Seq: seq, Dim: dim}, causal: causal})
+				out = append(out, attnCase{s: AttentionShape{Batch: batch, Heads: heads, Seq: seq, Dim: dim}, causal: causal})
 			}
 		}
 	}
-	if !double {
+	switch typ {
+	case "float32":
 		out = append(out,
 			// a caller's scale; a dim needing the 256-wide tiles; large scores (scale 1 at dim
 			// 64: scores up to hundreds, softmax nearly one-hot)
@@ -64,15 +83,20 @@ func attnCases(br int, double bool) []attnCase {
 			// over a million elements: 2 x 8 heads, seq 512, dim 128, causal (rows sampled)
 			attnCase{s: AttentionShape{Batch: 2, Heads: 8, Seq: 512, Dim: 128}, causal: true},
 		)
+	case "float16", "bfloat16":
+		// a caller's scale (not a float16 value), with batch 2; large scores
+		out = append(out,
+			attnCase{s: AttentionShape{Batch: 2, Heads: 1, Seq: 33, Dim: 128}, causal: true, scale: 0.1},
+			attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 100, Dim: 64}, causal: false, scale: 1},
+		)
 	}
 	return out
 }
 
-func testAttention[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	var z T
-	_, double := any(z).(float64)
-	insts := map[int]*Attention[T]{}
-	inst := func(dim int) *Attention[T] {
+func testAttention[S Elem](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	stored, _ := elemTypes[S]()
+	insts := map[int]*Attention[S]{}
+	inst := func(dim int) *Attention[S] {
 		dmax := 64
 		for dmax < dim {
 			dmax *= 2
@@ -80,7 +104,7 @@ func testAttention[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.
 		if a := insts[dmax]; a != nil {
 			return a
 		}
-		a, err := NewAttention[T](dev, dim)
+		a, err := NewAttention[S](dev, dim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,84 +121,160 @@ func testAttention[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.
 		}
 	}()
 	rng := kernels.NewRand(9, 0xa77e)
-	for _, c := range attnCases(inst(64).BlockQueries(), double) {
+	for _, c := range attnCases(inst(64).BlockQueries(), stored.Name) {
 		s := c.s
 		t.Run(fmt.Sprintf("b=%d,h=%d,seq=%d,dim=%d,causal=%v,scale=%g", s.Batch, s.Heads, s.Seq, s.Dim, c.causal, c.scale), func(t *testing.T) {
-			a := inst(s.Dim)
-			n := s.Elems()
-			qh, kh, vh := kernels.RandFloats[T](rng, n, -2, 2), kernels.RandFloats[T](rng, n, -2, 2), kernels.RandFloats[T](rng, n, -1, 1)
-			qb, kb, vb, ob := kerneltest.Guarded(t, q, qh), kerneltest.Guarded(t, q, kh), kerneltest.Guarded(t, q, vh), kerneltest.Guarded(t, q, make([]T, n))
-			if err := a.Forward(q, ob, qb, kb, vb, s, c.causal, T(c.scale)); err != nil {
-				t.Fatal(err)
-			}
-			got := kerneltest.Download(t, q, "attention O", ob, n)
-			scale := T(c.scale)
-			if scale == 0 {
-				scale = DefaultAttentionScale[T](s.Dim)
-			}
-			rows := s.Batch * s.Heads * s.Seq
-			var idx []int
-			if rows*s.Seq*s.Dim <= 1<<24 {
-				for r := range rows {
-					idx = append(idx, r)
-				}
-			} else { // sampled: the first and last rows and 64 seeded ones
-				idx = append(idx, 0, rows-1)
-				for range 64 {
-					idx = append(idx, rng.IntN(rows))
-				}
-			}
-			if err := checkAttnRows(a, got, qh, kh, vh, s, c.causal, float64(scale), idx); err != nil {
-				t.Fatal(err)
-			}
+			runAttnCase(t, q, inst(s.Dim), c, rng)
 		})
+	}
+}
+
+// runAttnCase runs case c through f on random inputs of its shape in guarded buffers and
+// checks the output against the float64 reference (every row, or a sample of large cases),
+// the inputs unchanged and the guard bands intact.
+func runAttnCase[S Elem](t *testing.T, q *engine.Queue, a forwarder[S], c attnCase, rng *rand.Rand) {
+	t.Helper()
+	s := c.s
+	n := s.Elems()
+	qh, kh, vh := randElems[S](rng, n, -2, 2), randElems[S](rng, n, -2, 2), randElems[S](rng, n, -1, 1)
+	qb, kb, vb, ob := kerneltest.Guarded(t, q, qh), kerneltest.Guarded(t, q, kh), kerneltest.Guarded(t, q, vh), kerneltest.Guarded(t, q, make([]S, n))
+	if err := a.Forward(q, ob, qb, kb, vb, s, c.causal, c.scale); err != nil {
+		t.Fatal(err)
+	}
+	got := kerneltest.Download(t, q, "attention O", ob, n)
+	for _, in := range []struct {
+		name string
+		b    *engine.Buffer[S]
+		want []S
+	}{{"Q", qb, qh}, {"K", kb, kh}, {"V", vb, vh}} {
+		if x := kerneltest.Download(t, q, "attention "+in.name, in.b, n); !slices.Equal(x, in.want) {
+			t.Fatalf("attention changed its input %s", in.name)
+		}
+	}
+	rows := s.Batch * s.Heads * s.Seq
+	var idx []int
+	if rows*s.Seq*s.Dim <= 1<<24 {
+		for r := range rows {
+			idx = append(idx, r)
+		}
+	} else { // sampled: the first and last rows and 64 seeded ones
+		idx = append(idx, 0, rows-1)
+		for range 64 {
+			idx = append(idx, rng.IntN(rows))
+		}
+	}
+	if err := checkAttnRows(a.BlockKeys(), got, qh, kh, vh, s, c.causal, AttentionScale[S](c.scale, s.Dim), idx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAttentionStorageTolerance checks AttentionToleranceOf for float16 and bfloat16 on
+// the host: the reference rounded to the storage type (what a kernel that computed exactly
+// would store) passes; one element moved three tolerances away from the reference, then
+// rounded, fails with ErrVerify, at the first, a middle and the last element; and the
+// tolerance stays within a few units of the storage type relative to w.
+func TestAttentionStorageTolerance(t *testing.T) {
+	t.Run("float16", func(t *testing.T) { testStorageTolerance[engine.Half](t) })
+	t.Run("bfloat16", func(t *testing.T) { testStorageTolerance[engine.BFloat16](t) })
+}
+
+func testStorageTolerance[S Elem](t *testing.T) {
+	stored, _ := elemTypes[S]()
+	const bc = 16
+	for _, c := range []attnCase{
+		{s: AttentionShape{Batch: 1, Heads: 2, Seq: 65, Dim: 80}, causal: false},
+		{s: AttentionShape{Batch: 1, Heads: 2, Seq: 17, Dim: 128}, causal: true},
+	} {
+		s := c.s
+		rng := kernels.NewRand(3, 0x701)
+		n := s.Elems()
+		qh, kh, vh := randElems[S](rng, n, -2, 2), randElems[S](rng, n, -2, 2), randElems[S](rng, n, -1, 1)
+		scale := AttentionScale[S](0, s.Dim)
+		ref := AttentionRef(qh, kh, vh, s, c.causal, scale)
+		got := make([]S, n)
+		for i, x := range ref {
+			got[i] = roundTo[S](x)
+		}
+		rows := make([]int, s.Batch*s.Heads*s.Seq)
+		for r := range rows {
+			rows[r] = r
+		}
+		if err := checkAttnRows(bc, got, qh, kh, vh, s, c.causal, scale, rows); err != nil {
+			t.Fatalf("%v causal=%v: the reference rounded to %s fails: %v", s, c.causal, stored.Name, err)
+		}
+		r := newAttnRefRow(s.Seq, s.Dim)
+		for _, e := range []int{0, n / 2, n - 1} {
+			row, d := e/s.Dim, e%s.Dim
+			attnRefCompute(r, qh, kh, vh, s, row/s.Seq, row%s.Seq, c.causal, scale)
+			tol := attnRowTol[S](r, s, bc, d)
+			if max := 4 * stored.Unit * r.w[d]; !(tol < max) {
+				t.Errorf("%v: tolerance %.3g of element %d above 4 units of %s times w = %.3g", s, tol, e, stored.Name, max)
+			}
+			bad := slices.Clone(got)
+			bad[e] = roundTo[S](ref[e] + 3*tol)
+			x := make([]float64, 1)
+			widen(x, bad[e:e+1])
+			if !(math.Abs(x[0]-ref[e]) > tol) {
+				t.Fatalf("%v: element %d moved to %v, within the tolerance %.3g of %v", s, e, x[0], tol, ref[e])
+			}
+			err := checkAttnRows(bc, bad, qh, kh, vh, s, c.causal, scale, []int{row})
+			if !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), fmt.Sprintf("element %d ", d)) {
+				t.Errorf("%v: element %d moved by 3 tolerances: %v, want ErrVerify naming element %d of its row", s, e, err, d)
+			}
+		}
 	}
 }
 
 func TestAttentionInvalid(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		for _, d := range []int{0, -1, 257} {
-			if _, err := NewAttention[float32](dev, d); !errors.Is(err, engine.ErrInvalidArg) {
-				t.Errorf("NewAttention(maxDim %d): %v, want ErrInvalidArg", d, err)
-			}
-		}
-		a, err := NewAttention[float32](dev, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close()
-		buf := func(n int) *engine.Buffer[float32] { return kerneltest.NewBuffer[float32](t, dev, n) }
-		ok := AttentionShape{Batch: 2, Heads: 3, Seq: 5, Dim: 8}
-		full, short := buf(ok.Elems()), buf(ok.Elems()-1)
-		for _, c := range []struct {
-			name       string
-			o, q, k, v *engine.Buffer[float32]
-			s          AttentionShape
-			scale      float32
-		}{
-			{"batch=0", full, full, full, full, AttentionShape{0, 3, 5, 8}, 0},
-			{"heads=0", full, full, full, full, AttentionShape{2, 0, 5, 8}, 0},
-			{"seq=0", full, full, full, full, AttentionShape{2, 3, 0, 8}, 0},
-			{"dim=0", full, full, full, full, AttentionShape{2, 3, 5, 0}, 0},
-			{"seq<0", full, full, full, full, AttentionShape{2, 3, -5, 8}, 0},
-			{"dim>max", full, full, full, full, AttentionShape{1, 1, 1, 65}, 0},
-			{"nil o", nil, full, full, full, ok, 0},
-			{"nil q", full, nil, full, full, ok, 0},
-			{"nil k", full, full, nil, full, ok, 0},
-			{"nil v", full, full, full, nil, ok, 0},
-			{"short o", short, full, full, full, ok, 0},
-			{"short q", full, short, full, full, ok, 0},
-			{"short k", full, full, short, full, ok, 0},
-			{"short v", full, full, full, short, ok, 0},
-			{"scale NaN", full, full, full, full, ok, float32(math.NaN())},
-			{"scale Inf", full, full, full, full, ok, float32(math.Inf(-1))},
-			{"over 2^31 elements", full, full, full, full, AttentionShape{1 << 10, 1 << 10, 1 << 10, 64}, 0},
-		} {
-			if err := a.Forward(q, c.o, c.q, c.k, c.v, c.s, false, c.scale); !errors.Is(err, engine.ErrInvalidArg) {
-				t.Errorf("%s: %v, want ErrInvalidArg", c.name, err)
-			}
-		}
+		t.Run("float32", func(t *testing.T) { testAttentionInvalid[float32](t, dev, q) })
+		t.Run("float16", func(t *testing.T) { testAttentionInvalid[engine.Half](t, dev, q) })
 	})
+}
+
+func testAttentionInvalid[S Elem](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	for _, d := range []int{0, -1, 257} {
+		if _, err := NewAttention[S](dev, d); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("NewAttention(maxDim %d): %v, want ErrInvalidArg", d, err)
+		}
+	}
+	a, err := NewAttention[S](dev, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	buf := func(n int) *engine.Buffer[S] { return kerneltest.NewBuffer[S](t, dev, n) }
+	ok := AttentionShape{Batch: 2, Heads: 3, Seq: 5, Dim: 8}
+	full, short := buf(ok.Elems()), buf(ok.Elems()-1)
+	for _, c := range []struct {
+		name       string
+		o, q, k, v *engine.Buffer[S]
+		s          AttentionShape
+		scale      float64
+	}{
+		{"batch=0", full, full, full, full, AttentionShape{0, 3, 5, 8}, 0},
+		{"heads=0", full, full, full, full, AttentionShape{2, 0, 5, 8}, 0},
+		{"seq=0", full, full, full, full, AttentionShape{2, 3, 0, 8}, 0},
+		{"dim=0", full, full, full, full, AttentionShape{2, 3, 5, 0}, 0},
+		{"seq<0", full, full, full, full, AttentionShape{2, 3, -5, 8}, 0},
+		{"dim>max", full, full, full, full, AttentionShape{1, 1, 1, 65}, 0},
+		{"nil o", nil, full, full, full, ok, 0},
+		{"nil q", full, nil, full, full, ok, 0},
+		{"nil k", full, full, nil, full, ok, 0},
+		{"nil v", full, full, full, nil, ok, 0},
+		{"short o", short, full, full, full, ok, 0},
+		{"short q", full, short, full, full, ok, 0},
+		{"short k", full, full, short, full, ok, 0},
+		{"short v", full, full, full, short, ok, 0},
+		{"scale NaN", full, full, full, full, ok, math.NaN()},
+		{"scale Inf", full, full, full, full, ok, math.Inf(-1)},
+		{"scale beyond float32", full, full, full, full, ok, 1e39},
+		{"over 2^31 elements", full, full, full, full, AttentionShape{1 << 10, 1 << 10, 1 << 10, 64}, 0},
+	} {
+		if err := a.Forward(q, c.o, c.q, c.k, c.v, c.s, false, c.scale); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("%s: %v, want ErrInvalidArg", c.name, err)
+		}
+	}
 }
 
 // TestAttentionTiles checks the tile choice: within 48 KiB and the work-group limit for

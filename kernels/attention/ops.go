@@ -14,58 +14,205 @@ import (
 var source string
 
 // Family returns the attention family: its OpenCL C source (attention.cl) and its operations, in the
-// order listings show them.
+// order listings show them: float32, then float16 and bfloat16 (Q, K, V and O stored in
+// them, float32 arithmetic).
 func Family() kernels.Family {
-	return kernels.Family{Name: "attention", Source: source, Ops: []kernels.Op{attentionOp(true), attentionOp(false)}}
+	return kernels.Family{Name: "attention", Source: source, Ops: []kernels.Op{
+		attentionOp(true), attentionOp(false),
+		precisionOp[engine.Half](true), precisionOp[engine.Half](false),
+		precisionOp[engine.BFloat16](true), precisionOp[engine.BFloat16](false),
+	}}
 }
 
-// Shape of the attention ops: batch 1, 8 heads of dimension 64; Size picks seq.
+// Shape of the float32 ops: batch 1, 8 heads of dimension 64; Size picks seq.
 const (
 	attnOpHeads = 8
 	attnOpDim   = 64
+)
+
+// Shape of the float16 and bfloat16 ops: batch 4, 32 heads of dimension 128 (a large
+// language model's layer); Size picks seq.
+const (
+	precOpBatch = 4
+	precOpHeads = 32
+	precOpDim   = 128
 )
 
 // attnVerifyWork is the reference work (rows checked * seq * dim multiply-adds) Verify
 // spends: all rows when they fit, else a seeded sample (about 50 ms in Go).
 const attnVerifyWork = 1 << 21
 
-func attentionOp(causal bool) kernels.Op {
-	kind, doc := "full", "O = softmax(Q K^T/sqrt(dim)) V, FlashAttention-style tiles (online softmax, no seq x seq matrix)"
+// attnDoc returns the Doc of the full or causal ops.
+func attnDoc(causal bool) (kind, doc string) {
 	if causal {
-		kind, doc = "causal", "O = softmax(Q K^T/sqrt(dim) + causal mask) V, FlashAttention-style tiles (key blocks past the query block skipped)"
+		return "causal", "O = softmax(Q K^T/sqrt(dim) + causal mask) V, FlashAttention-style tiles (key blocks past the query block skipped)"
 	}
+	return "full", "O = softmax(Q K^T/sqrt(dim)) V, FlashAttention-style tiles (online softmax, no seq x seq matrix)"
+}
+
+func attentionOp(causal bool) kernels.Op {
+	kind, doc := attnDoc(causal)
 	name := "attention/" + kind + "/float32"
 	return kernels.Op{
 		Name: name, Family: "attention", Type: "float32", Doc: doc,
 		SizeDoc:     "batch 1, heads 8, dim 64, seq = size/512 (at least 1): Q, K, V, O of batch*heads*seq*dim elements",
 		DefaultSize: 1 * attnOpHeads * 4096 * attnOpDim, QuickSize: 1 * attnOpHeads * 256 * attnOpDim,
 		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupAttention[float32](q, name, causal, p)
+			if err := kernels.CheckSize(name, p); err != nil {
+				return nil, err
+			}
+			s := AttentionShape{Batch: 1, Heads: attnOpHeads, Seq: max(p.Size/(attnOpHeads*attnOpDim), 1), Dim: attnOpDim}
+			return newAttnInstance(q, s, causal, p, newPortable[float32])
 		}),
 	}
 }
 
-// attnInstance runs attention over rotated sets of Q, K, V.
-type attnInstance[T kernels.Float] struct {
-	a      *Attention[T]
-	shape  AttentionShape
-	causal bool
-	scale  T
-	seed   uint64
-	qkv    *kernels.Inputs[T] // Q, K, V
-	out    *engine.Buffer[T]
+// precisionOp returns the full or causal op with Q, K, V and O stored in S (float16 or
+// bfloat16).
+func precisionOp[S Elem](causal bool) kernels.Op {
+	kind, doc := attnDoc(causal)
+	stored, _ := elemTypes[S]()
+	name := "attention/" + kind + "/" + stored.Name
+	return kernels.Op{
+		Name: name, Family: "attention", Type: stored.Name,
+		Doc: doc + "; Q, K, V and O in " + stored.Name + ", float32 arithmetic",
+		SizeDoc: fmt.Sprintf("batch %d, heads %d, dim %d, seq = size/%d (at least 1): Q, K, V, O of batch*heads*seq*dim elements",
+			precOpBatch, precOpHeads, precOpDim, precOpBatch*precOpHeads*precOpDim),
+		DefaultSize: precOpBatch * precOpHeads * 4096 * precOpDim, QuickSize: precOpBatch * precOpHeads * 32 * precOpDim,
+		Variants: precisionVariants[S](name, causal),
+	}
 }
 
-func setupAttention[T kernels.Float](q *engine.Queue, name string, causal bool, p kernels.Params) (_ kernels.Instance, err error) {
-	if err := kernels.CheckSize(name, p); err != nil {
-		return nil, err
-	}
-	s := AttentionShape{Batch: 1, Heads: attnOpHeads, Seq: max(p.Size/(attnOpHeads*attnOpDim), 1), Dim: attnOpDim}
-	a, err := NewAttention[T](q.Device(), s.Dim)
+// forwarder is one implementation of attention in storage type S.
+type forwarder[S Elem] interface {
+	Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s AttentionShape, causal bool, scale float64) error
+	BlockKeys() int // keys per block, for the tolerance
+	Close() error
+}
+
+var (
+	_ forwarder[engine.Half]     = (*Attention[engine.Half])(nil)
+	_ forwarder[engine.BFloat16] = (*Attention[engine.BFloat16])(nil)
+	_ forwarder[float32]         = (*Attention[float32])(nil)
+	_ forwarder[engine.Half]     = (*MMA[engine.Half])(nil)
+	_ forwarder[engine.BFloat16] = (*MMA[engine.BFloat16])(nil)
+)
+
+// newPortable readies the portable kernel (attention.cl) for head dimensions up to dim.
+func newPortable[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
+	a, err := NewAttention[S](dev, dim)
 	if err != nil {
 		return nil, err
 	}
-	in := &attnInstance[T]{a: a, shape: s, causal: causal, scale: DefaultAttentionScale[T](s.Dim), seed: p.Seed}
+	return a, nil
+}
+
+// precisionVariants returns the variants of the float16 and bfloat16 ops, in priority
+// order: the tensor cores through mma.sync (attention.cu) on NVIDIA GPUs of sm_80 and newer,
+// then the portable kernel.
+func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
+	mma := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: MMACompute,
+		Doc:      "FlashAttention-2 on the tensor cores: mma.sync m16n8k16, ldmatrix, K and V tiles double-buffered by cp.async",
+		Tunables: MMADefaults(precOpDim).String(),
+		Candidates: func(dev *engine.Device) []string {
+			list := []string{MMADefaults(precOpDim).String()}
+			for _, c := range mmaCandidates {
+				if s := c.String(); s != list[0] {
+					list = append(list, s)
+				}
+			}
+			return list
+		},
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			t, from, err := mmaTunablesFor(q.Device(), name, p.Tunables)
+			if err != nil {
+				return nil, err
+			}
+			in, err := setupPrecision(q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
+				return newMMAFor[S](dev, dim, t)
+			})
+			if err != nil {
+				return nil, err
+			}
+			in.(*attnInstance[S]).tunables = t.String() + " (" + from + ")"
+			return in, nil
+		}}
+	portable := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupPrecision(q, name, causal, p, newPortable[S])
+	})
+	return []kernels.Variant{mma, portable}
+}
+
+// mmaTunablesFor returns the tunables of the cuda-mma variant of op on dev and where they
+// come from: forced (Params.Tunables), tuned (prism tune's saved winner), or table.
+func mmaTunablesFor(dev *engine.Device, op, forced string) (MMATunables, string, error) {
+	if forced != "" {
+		t, err := ParseMMATunables(forced)
+		return t, "forced", err
+	}
+	if e, ok := kernels.LookupTuned(dev, op, "cuda-mma"); ok {
+		if t, err := ParseMMATunables(e.Tunables); err == nil {
+			return t, "tuned", nil
+		}
+	}
+	return MMADefaults(precOpDim), "table", nil
+}
+
+// newMMAFor readies the tensor-core attention in S (float16 or bfloat16) with tunables t.
+func newMMAFor[S Elem](dev *engine.Device, dim int, t MMATunables) (forwarder[S], error) {
+	var f any
+	var err error
+	switch any(*new(S)).(type) {
+	case engine.Half:
+		f, err = NewMMAWith[engine.Half](dev, dim, t)
+	case engine.BFloat16:
+		f, err = NewMMAWith[engine.BFloat16](dev, dim, t)
+	default:
+		stored, _ := elemTypes[S]()
+		return nil, fmt.Errorf("kernels: attention in %s has no tensor-core kernel (float16 and bfloat16 do): %w", stored.Name, engine.ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.(forwarder[S]), nil
+}
+
+// setupPrecision sets up the float16 or bfloat16 op name on q with the implementation newF
+// makes: the op's shape (batch 4, 32 heads of dimension 128, seq from p.Size), its seeded
+// inputs, verification and model, the same for every variant.
+func setupPrecision[S Elem](q *engine.Queue, name string, causal bool, p kernels.Params, newF func(dev *engine.Device, dim int) (forwarder[S], error)) (kernels.Instance, error) {
+	if err := kernels.CheckSize(name, p); err != nil {
+		return nil, err
+	}
+	s := AttentionShape{Batch: precOpBatch, Heads: precOpHeads, Seq: max(p.Size/(precOpBatch*precOpHeads*precOpDim), 1), Dim: precOpDim}
+	return newAttnInstance(q, s, causal, p, newF)
+}
+
+// attnInstance runs attention over rotated sets of Q, K, V.
+type attnInstance[S Elem] struct {
+	f      forwarder[S]
+	shape  AttentionShape
+	causal bool
+	scale  float64 // the factor the kernel multiplies the scores by: AttentionScale
+	seed   uint64
+	qkv    *kernels.Inputs[S] // Q, K, V
+	out    *engine.Buffer[S]
+	// tunables are the variant's tunables and where they came from, for reports ("" for the
+	// portable kernel).
+	tunables string
+}
+
+// Tunables returns the tunables the instance runs with ("" for the portable kernel).
+func (in *attnInstance[S]) Tunables() string { return in.tunables }
+
+// newAttnInstance sets up attention of shape s with the implementation newF makes, on
+// seeded inputs rounded to S.
+func newAttnInstance[S Elem](q *engine.Queue, s AttentionShape, causal bool, p kernels.Params, newF func(dev *engine.Device, dim int) (forwarder[S], error)) (_ kernels.Instance, err error) {
+	f, err := newF(q.Device(), s.Dim)
+	if err != nil {
+		return nil, err
+	}
+	in := &attnInstance[S]{f: f, shape: s, causal: causal, scale: AttentionScale[S](0, s.Dim), seed: p.Seed}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -75,28 +222,28 @@ func setupAttention[T kernels.Float](q *engine.Queue, name string, causal bool, 
 	rng := kernels.NewRand(p.Seed, 0xa77e)
 	// q and k in [-2, 2): scores of standard deviation about 1.3 at dim 64, a softmax that
 	// is neither uniform nor one-hot. Later rotation sets are rotations of the first.
-	first := [3][]T{kernels.RandFloats[T](rng, n, -2, 2), kernels.RandFloats[T](rng, n, -2, 2), kernels.RandFloats[T](rng, n, -1, 1)}
-	in.qkv, err = kernels.NewInputs(context.TODO(), q, p, 3*n*engine.SizeOf[T](), func(k int) [][]T {
-		return [][]T{kernels.Rotated(first[0], k*(s.Dim+1)), kernels.Rotated(first[1], k*(2*s.Dim+1)), kernels.Rotated(first[2], k*(3*s.Dim+1))}
+	first := [3][]S{randElems[S](rng, n, -2, 2), randElems[S](rng, n, -2, 2), randElems[S](rng, n, -1, 1)}
+	in.qkv, err = kernels.NewInputs(context.TODO(), q, p, 3*n*engine.SizeOf[S](), func(k int) [][]S {
+		return [][]S{kernels.Rotated(first[0], k*(s.Dim+1)), kernels.Rotated(first[1], k*(2*s.Dim+1)), kernels.Rotated(first[2], k*(3*s.Dim+1))}
 	})
 	if err != nil {
 		return nil, err
 	}
-	if in.out, err = engine.NewBuffer[T](q.Device(), n); err != nil {
+	if in.out, err = engine.NewBuffer[S](q.Device(), n); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
-func (in *attnInstance[T]) Run(q *engine.Queue) error {
+func (in *attnInstance[S]) Run(q *engine.Queue) error {
 	b := in.qkv.Next()
-	return in.a.Forward(q, in.out, b[0], b[1], b[2], in.shape, in.causal, in.scale)
+	return in.f.Forward(q, in.out, b[0], b[1], b[2], in.shape, in.causal, in.scale)
 }
 
 // Verify checks every output row when the reference is cheap (bh*seq^2*dim up to 2^21),
 // else a seeded sample of max(2^21/(seq*dim), 1000/dim + 1) rows (with repeats) plus the
 // first and the last row: at least 1000 elements.
-func (in *attnInstance[T]) Verify(q *engine.Queue) error {
+func (in *attnInstance[S]) Verify(q *engine.Queue) error {
 	got, err := in.out.Download(context.TODO(), q)
 	if err != nil {
 		return err
@@ -119,20 +266,21 @@ func (in *attnInstance[T]) Verify(q *engine.Queue) error {
 			idx = append(idx, rng.IntN(rows))
 		}
 	}
-	return checkAttnRows(in.a, got, set[0], set[1], set[2], s, in.causal, float64(in.scale), idx)
+	return checkAttnRows(in.f.BlockKeys(), got, set[0], set[1], set[2], s, in.causal, in.scale, idx)
 }
 
 // checkAttnRows checks the output rows idx (numbered h*seq + i) of got against the
-// reference, each element with AttentionTolerance.
-func checkAttnRows[T kernels.Float](a *Attention[T], got, q, k, v []T, s AttentionShape, causal bool, scale float64, idx []int) error {
+// reference, each element with AttentionToleranceOf for key blocks of bc keys.
+func checkAttnRows[S Elem](bc int, got, q, k, v []S, s AttentionShape, causal bool, scale float64, idx []int) error {
 	r := newAttnRefRow(s.Seq, s.Dim)
-	bc := a.BlockKeys()
+	row64 := make([]float64, s.Dim)
 	for _, row := range idx {
 		h, i := row/s.Seq, row%s.Seq
 		attnRefCompute(r, q, k, v, s, h, i, causal, scale)
+		widen(row64, got[row*s.Dim:(row+1)*s.Dim])
 		what := fmt.Sprintf("attention O (head %d, query %d of %v)", h, i, s)
-		if err := kernels.CheckClose(what, got[row*s.Dim:(row+1)*s.Dim], r.out, func(d int) float64 {
-			return attnRowTol[T](r, s, bc, d)
+		if err := kernels.CheckClose(what, row64, r.out, func(d int) float64 {
+			return attnRowTol[S](r, s, bc, d)
 		}); err != nil {
 			return err
 		}
@@ -141,17 +289,18 @@ func checkAttnRows[T kernels.Float](a *Attention[T], got, q, k, v []T, s Attenti
 }
 
 // Model: 4*b*h*seq^2*dim FLOPs (two matrix products of 2*seq^2*dim each per head), halved
-// when causal; bytes: Q, K, V read once and O written once.
-func (in *attnInstance[T]) Model() kernels.Model {
+// when causal; bytes: Q, K, V read once and O written once, in S (2 bytes an element for
+// float16 and bfloat16).
+func (in *attnInstance[S]) Model() kernels.Model {
 	s := in.shape
 	f := 4 * float64(s.Batch*s.Heads) * float64(s.Seq) * float64(s.Seq) * float64(s.Dim)
 	if in.causal {
 		f /= 2
 	}
-	return kernels.Model{Flops: f, Bytes: 4 * float64(s.Elems()) * float64(engine.SizeOf[T]())}
+	return kernels.Model{Flops: f, Bytes: 4 * float64(s.Elems()) * float64(engine.SizeOf[S]())}
 }
 
-func (in *attnInstance[T]) Shape() string {
+func (in *attnInstance[S]) Shape() string {
 	c := ""
 	if in.causal {
 		c = " causal"
@@ -159,6 +308,6 @@ func (in *attnInstance[T]) Shape() string {
 	return in.shape.String() + c
 }
 
-func (in *attnInstance[T]) Close() error {
-	return errors.Join(in.qkv.Close(), in.out.Close(), in.a.Close())
+func (in *attnInstance[S]) Close() error {
+	return errors.Join(in.qkv.Close(), in.out.Close(), in.f.Close())
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // AttentionRef computes O = softmax(Q K^T * scale [+ causal mask]) V in float64 for tensors
-// of shape s (row-major [batch, heads, seq, dim]): the reference of attention.cl. scale is
-// used as given (pass float64 of the T value the device used).
-func AttentionRef[T kernels.Float](q, k, v []T, s AttentionShape, causal bool, scale float64) []float64 {
+// of shape s (row-major [batch, heads, seq, dim]) from the values of q, k and v as stored:
+// the reference of attention.cl. scale is used as given (pass AttentionScale, the factor
+// the device used).
+func AttentionRef[S Elem](q, k, v []S, s AttentionShape, causal bool, scale float64) []float64 {
 	out := make([]float64, s.Elems())
 	r := newAttnRefRow(s.Seq, s.Dim)
 	for h := range s.Batch * s.Heads {
@@ -21,7 +22,9 @@ func AttentionRef[T kernels.Float](q, k, v []T, s AttentionShape, causal bool, s
 	return out
 }
 
-// attnRefRow is one output row (one query of one head) and what its tolerance needs.
+// attnRefRow is one output row (one query of one head) and what its tolerance needs. It
+// keeps the K and V of the last head computed in float64: one attnRefRow serves one set of
+// inputs.
 type attnRefRow struct {
 	out   []float64                // the output row, dim elements
 	w     []float64                // per dimension d: sum_j p_j |v_jd|, p_j the true probabilities
@@ -31,17 +34,28 @@ type attnRefRow struct {
 	keys  int                      // unmasked keys
 	score []float64                // scratch: the scores, then exp(s_j - max)
 	acc   []kernels.CompensatedSum // scratch: the output sums
+	qi    []float64                // scratch: the query row
+	head  int                      // the head whose K and V kh and vh hold (-1: none)
+	kh    []float64                // K of head, seq*dim values
+	vh    []float64                // V of head, seq*dim values
 }
 
 func newAttnRefRow(seq, dim int) *attnRefRow {
 	return &attnRefRow{out: make([]float64, dim), w: make([]float64, dim), vmax: make([]float64, dim),
-		score: make([]float64, seq), acc: make([]kernels.CompensatedSum, dim)}
+		score: make([]float64, seq), acc: make([]kernels.CompensatedSum, dim), qi: make([]float64, dim),
+		head: -1, kh: make([]float64, seq*dim), vh: make([]float64, seq*dim)}
 }
 
 // attnRefCompute fills r for query i of head h (h counts over batch*heads).
-func attnRefCompute[T kernels.Float](r *attnRefRow, q, k, v []T, s AttentionShape, h, i int, causal bool, scale float64) {
+func attnRefCompute[S Elem](r *attnRefRow, q, k, v []S, s AttentionShape, h, i int, causal bool, scale float64) {
 	base := h * s.Seq * s.Dim
-	qi := q[base+i*s.Dim : base+(i+1)*s.Dim]
+	if r.head != h {
+		widen(r.kh, k[base:base+s.Seq*s.Dim])
+		widen(r.vh, v[base:base+s.Seq*s.Dim])
+		r.head = h
+	}
+	widen(r.qi, q[base+i*s.Dim:base+(i+1)*s.Dim])
+	qi := r.qi
 	r.keys = s.Seq
 	if causal {
 		r.keys = i + 1
@@ -49,11 +63,11 @@ func attnRefCompute[T kernels.Float](r *attnRefRow, q, k, v []T, s AttentionShap
 	hi, lo := math.Inf(-1), math.Inf(1)
 	r.qk = 0
 	for j := range r.keys {
-		kj := k[base+j*s.Dim : base+(j+1)*s.Dim]
+		kj := r.kh[j*s.Dim : (j+1)*s.Dim]
 		var dot kernels.CompensatedSum
 		var abs float64
 		for d, x := range qi {
-			p := float64(x) * float64(kj[d]) // exact: a product of two float32, or one rounding
+			p := x * kj[d] // exact: a product of two float32 (or narrower) values, or one rounding
 			dot.Add(p)
 			abs += math.Abs(p)
 		}
@@ -74,9 +88,8 @@ func attnRefCompute[T kernels.Float](r *attnRefRow, q, k, v []T, s AttentionShap
 	clear(r.vmax)
 	for j := range r.keys {
 		p := r.score[j] / l
-		vj := v[base+j*s.Dim : base+(j+1)*s.Dim]
-		for d, x := range vj {
-			f := float64(x)
+		vj := r.vh[j*s.Dim : (j+1)*s.Dim]
+		for d, f := range vj {
 			r.acc[d].Add(p * f)
 			r.w[d] += p * math.Abs(f)
 			r.vmax[d] = math.Max(r.vmax[d], math.Abs(f))
@@ -130,7 +143,43 @@ func AttentionTolerance[T kernels.Float](seq, keys, dim, bc int, qk, span, w, vm
 	return (2*b/(1-b)+kernels.DivErrU*u+ref)*w + float64(seq)*2*kernels.TypeOf[T]().MinNormal*vmax
 }
 
-// attnRowTol returns the tolerance of element d of the row r.
-func attnRowTol[T kernels.Float](r *attnRefRow, s AttentionShape, bc, d int) float64 {
-	return AttentionTolerance[T](s.Seq, r.keys, s.Dim, bc, r.qk, r.span, r.w[d], r.vmax[d])
+// AttentionToleranceOf returns the largest error allowed between a device attention output
+// element stored in S and the float64 reference (computed from the inputs as stored), with
+// the arguments of AttentionTolerance. For float32 and float64 it is AttentionTolerance[S].
+// For float16 and bfloat16, whose inputs convert exactly and whose arithmetic is float32:
+//
+//	2*AttentionTolerance[float32](seq, keys, dim, bc, qk, span, w, vmax) + (uP + uOut)*w
+//	+ (keys*vmax + 1)*sub
+//
+// with uP = uOut = the unit roundoff of S (2^-11 for float16, 2^-8 for bfloat16) and sub
+// half its smallest subnormal (2^-25 for float16, 2^-134 for bfloat16):
+//   - The factor 2 takes the float32 computation to a unit of 2^-23: tensor cores may
+//     truncate rather than round as they align and add (Fasi, Higham, Mikaitis and
+//     Pranesh, "Numerical behavior of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330,
+//     2021); the portable kernel rounds, within the bound undoubled.
+//   - uP*w covers an implementation that rounds the probabilities P to S before the P V
+//     product, as FlashAttention does on tensor cores: each weight p_j then errs relatively
+//     by uP, so the output by at most uP*sum_j p_j |v_jd| = uP*w (the normalization l
+//     sums the unrounded weights in float32). The portable kernel does not round P.
+//   - uOut*w is the rounding of O to S as it is stored: |O| <= w.
+//   - Below S's smallest normal, rounding errs absolutely, by at most sub: once per
+//     weight rounded to S (keys of them, each multiplying a |v_jd| <= vmax) and once for O.
+//
+// The reference's own error is in AttentionTolerance's part. Outputs beyond S's range (not
+// reached by softmax averages of values in S) are not covered.
+func AttentionToleranceOf[S Elem](seq, keys, dim, bc int, qk, span, w, vmax float64) float64 {
+	stored, _ := elemTypes[S]()
+	switch stored.Name {
+	case "float32":
+		return AttentionTolerance[float32](seq, keys, dim, bc, qk, span, w, vmax)
+	case "float64":
+		return AttentionTolerance[float64](seq, keys, dim, bc, qk, span, w, vmax)
+	}
+	uP, uOut, sub := stored.Unit, stored.Unit, stored.MinSubnormal/2
+	return 2*AttentionTolerance[float32](seq, keys, dim, bc, qk, span, w, vmax) + (uP+uOut)*w + (float64(keys)*vmax+1)*sub
+}
+
+// attnRowTol returns the tolerance of element d of the row r, stored in S.
+func attnRowTol[S Elem](r *attnRefRow, s AttentionShape, bc, d int) float64 {
+	return AttentionToleranceOf[S](s.Seq, r.keys, s.Dim, bc, r.qk, r.span, r.w[d], r.vmax[d])
 }

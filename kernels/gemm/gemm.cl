@@ -24,9 +24,11 @@
 //   CONV  conversion of an IN to ELEM as it is loaded: prism_tf32 (float rounded to tf32,
 //         ties away from zero, as NVIDIA's cvt.rna.tf32.f32), prism_half (IEEE binary16
 //         bits in a ushort), prism_bfloat16 (bfloat16 bits in a ushort), prism_e4m3 and
-//         prism_e5m2 (OCP float8 bits in a uchar); undefined: none. Every conversion is
-//         exact but tf32's, so that the low-precision GEMM ops (gemm/nn/bfloat16, ...) run
-//         on every device, computing in float32 (no fp16 arithmetic is needed).
+//         prism_e5m2 (OCP float8 bits in a uchar); undefined: none. The functions are
+//         those of kernels/convert.cl, which the host puts in front of this source when it
+//         defines CONV. Every conversion is exact but tf32's, so that the low-precision
+//         GEMM ops (gemm/nn/bfloat16, ...) run on every device, computing in float32 (no
+//         fp16 arithmetic is needed).
 //   TS    tile of C computed by one work-group: TS x TS        default 64
 //   TSK   depth of the A and B tiles in local memory (k step)  default 16
 //   WPT   work per item per dimension: each work-item computes a WPT x WPT block of C,
@@ -68,65 +70,6 @@
 #else
 #define LOAD(x) (x)
 #endif
-
-// prism_tf32 rounds x to tf32 (1 + 10 mantissa bits), ties away from zero; infinities and
-// NaNs unchanged.
-float prism_tf32(float x) {
-    uint u = as_uint(x);
-    if ((u & 0x7f800000u) != 0x7f800000u) {
-        u = (u + 0x1000u) & 0xffffe000u;
-    }
-    return as_float(u);
-}
-
-// prism_half returns the value of the IEEE binary16 with bits h, exactly.
-float prism_half(ushort h) {
-    const uint s = ((uint)h & 0x8000u) << 16;
-    const uint e = ((uint)h >> 10) & 0x1fu;
-    const uint m = (uint)h & 0x3ffu;
-    if (e == 0u) { // zero or subnormal: m * 2^-24
-        const float v = (float)m * 5.9604644775390625e-8f;
-        return s != 0u ? -v : v;
-    }
-    if (e == 31u) {
-        return as_float(s | 0x7f800000u | (m << 13));
-    }
-    return as_float(s | ((e + 112u) << 23) | (m << 13));
-}
-
-// prism_bfloat16 returns the value of the bfloat16 with bits h: the upper half of a float.
-float prism_bfloat16(ushort h) { return as_float((uint)h << 16); }
-
-// prism_e4m3 returns the value of the OCP float8 E4M3 with bits v (bias 7, no infinities,
-// S.1111.111 the only NaNs).
-float prism_e4m3(uchar v) {
-    const uint s = ((uint)v & 0x80u) << 24;
-    const uint e = ((uint)v >> 3) & 0xfu;
-    const uint m = (uint)v & 0x7u;
-    if (e == 0u) { // m * 2^-9
-        const float r = (float)m * 0.001953125f;
-        return s != 0u ? -r : r;
-    }
-    if (e == 15u && m == 7u) {
-        return as_float(s | 0x7fc00000u);
-    }
-    return as_float(s | ((e + 120u) << 23) | (m << 20));
-}
-
-// prism_e5m2 returns the value of the OCP float8 E5M2 with bits v (bias 15, IEEE-like).
-float prism_e5m2(uchar v) {
-    const uint s = ((uint)v & 0x80u) << 24;
-    const uint e = ((uint)v >> 2) & 0x1fu;
-    const uint m = (uint)v & 0x3u;
-    if (e == 0u) { // m * 2^-16
-        const float r = (float)m * 1.52587890625e-5f;
-        return s != 0u ? -r : r;
-    }
-    if (e == 31u) {
-        return as_float(s | 0x7f800000u | (m << 21));
-    }
-    return as_float(s | ((e + 112u) << 23) | (m << 21));
-}
 
 #ifndef TS
 #define TS 64

@@ -284,11 +284,14 @@ func newGEMM[In InputType, Out kernels.Float](dev *engine.Device, p Precision, t
 	if p.clIn != "" && p.clIn != kernels.TypeOf[Out]().OpenCL {
 		opts = append(opts, "-DIN="+p.clIn)
 	}
+	src := source
 	if p.conv != "" {
+		// The conversions (kernels/convert.cl) in front: float32 and float64 build gemm.cl alone.
+		src = kernels.ConvertSource + source
 		opts = append(opts, "-DCONV="+p.conv)
 	}
 	opts = append(opts, fmt.Sprintf("-DTS=%d", ts), fmt.Sprintf("-DTSK=%d", tsk), fmt.Sprintf("-DWPT=%d", wpt))
-	prog, err := dev.Build(source, opts...)
+	prog, err := dev.Build(src, opts...)
 	if err != nil {
 		return nil, err
 	}

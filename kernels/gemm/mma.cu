@@ -199,22 +199,6 @@ typedef float acc_t;
 #error "mma.cu: 16-bit inputs load B for two n8 tiles at once: NT must be even"
 #endif
 
-static __device__ __forceinline__ unsigned int smem_addr(const void *p) {
-  unsigned int r;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-  return r;
-}
-
-// cp_async16 copies 16 bytes from global to shared memory asynchronously, the bytes past
-// the first src_bytes (0..16) zero-filled.
-static __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes) : "memory");
-}
-static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> static __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
 // load_rows copies a tile of ROWS x COLS elements of a stored row-major matrix (rows r0.., columns
 // c0.., rows beyond nrows and columns beyond ncols read as zero) into shared memory with row
 // stride SLD. Vectorized: 16-byte chunks (the row starts are 16-byte aligned, ncols - c0 need
@@ -235,7 +219,7 @@ static __device__ __forceinline__ void load_rows(in_t *s, const in_t *g, int ld,
         bytes = (ncols - gc < EPC ? ncols - gc : EPC) * IN_BYTES;
         src = g + (long long)gr * ld + gc;
       }
-      cp_async16(s + r * SLD + cc, src, bytes);
+      prism_cp_async16(prism_smem_addr(s + r * SLD + cc), src, bytes);
     }
   } else {
     for (int e = tid; e < ROWS * COLS; e += THREADS) {
@@ -280,22 +264,16 @@ static __device__ __forceinline__ void mma_tf32(float *d, const unsigned int *a,
 #endif
 
 #if PREC == 3 || PREC == 4
-static __device__ __forceinline__ void ldmatrix_x4(unsigned int *r, const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
+static __device__ __forceinline__ void ldmatrix_x4(unsigned int *r, const void *p) { prism_ldmatrix_x4(r, prism_smem_addr(p)); }
 static __device__ __forceinline__ void ldmatrix_x4_trans(unsigned int *r, const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+  prism_ldmatrix_x4_trans(r, prism_smem_addr(p));
 }
 static __device__ __forceinline__ void mma_16bit(float *d, const unsigned int *a, const unsigned int *b) {
 #if PREC == 3
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+  prism_mma_f16(d, a, b);
 #else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+  prism_mma_bf16(d, a, b);
 #endif
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 #endif
 
@@ -535,21 +513,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) gemm_mma(acc_t
     if (s < ktiles) {
       load_stage(as0 + s * A_STAGE, bs0 + s * B_STAGE, a, b, lda, ldb, m0, n0, s * BK, m, n, k, vec);
     }
-    cp_async_commit();
+    prism_cp_async_commit();
   }
   for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<STAGES - 2>(); // stage kt has landed (this thread's copies)
+    prism_cp_async_wait<STAGES - 2>(); // stage kt has landed (this thread's copies)
     __syncthreads();             // ... everyone's; and stage kt-1 is no longer read
     const int next = kt + STAGES - 1;
     if (next < ktiles) {
       const int s = next % STAGES;
       load_stage(as0 + s * A_STAGE, bs0 + s * B_STAGE, a, b, lda, ldb, m0, n0, next * BK, m, n, k, vec);
     }
-    cp_async_commit();
+    prism_cp_async_commit();
     const int s = kt % STAGES;
     compute_stage(acc, as0 + s * A_STAGE, bs0 + s * B_STAGE, wm0, wn0);
   }
-  cp_async_wait<0>();
+  prism_cp_async_wait<0>();
 
   // Epilogue: the accumulator of mma tile (i, j) holds, in this thread, rows g and g+8
   // (g only for the m8 tiles of PREC 5) and columns 2t, 2t+1.

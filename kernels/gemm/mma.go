@@ -170,34 +170,12 @@ func (m *MMA[In, Out]) kernel(ta, tb bool) (*engine.Kernel, error) {
 		return m.kerns[i][j], nil
 	}
 	opts := append([]string{fmt.Sprintf("-DPREC=%d", m.p.MMA), fmt.Sprintf("-DTRANS_A=%d", i), fmt.Sprintf("-DTRANS_B=%d", j)}, m.geom.defines()...)
-	prog, k, err := buildCUDA(m.dev, mmaSource, "mma.cu", "gemm_mma", m.geom.threads, opts)
+	prog, k, err := kernels.BuildCUDA(m.dev, mmaSource, "mma.cu", "gemm_mma", m.geom.threads, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s, %v)", err, m.p.Name, m.geom.MMATunables)
 	}
 	m.progs[i][j], m.kerns[i][j] = prog, k
 	return k, nil
-}
-
-// buildCUDA compiles the CUDA C++ source src (named file) for dev with opts and returns its
-// kernel name: an error wrapping engine.ErrUnsupported on a device that builds no CUDA C++
-// or where the compiled kernel takes fewer than threads threads per block.
-func buildCUDA(dev *engine.Device, src, file, name string, threads int, opts []string) (*engine.Program, *engine.Kernel, error) {
-	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: src, Name: file}, opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	k, err := prog.Kernel(name)
-	if err != nil {
-		prog.Close()
-		return nil, nil, err
-	}
-	if k.MaxWorkGroupSize() < threads {
-		max := k.MaxWorkGroupSize()
-		k.Close()
-		prog.Close()
-		return nil, nil, fmt.Errorf("kernels: %s takes %d threads per block on %s, needs %d: %w", name, max, dev.ID(), threads, engine.ErrUnsupported)
-	}
-	return prog, k, nil
 }
 
 func b2i(b bool) int {

@@ -234,7 +234,7 @@ func newSGEMMSimt(dev *engine.Device, t SimtTunables, want [4]bool) (_ *SGEMMSim
 			fmt.Sprintf("-DWM=%d", t.WM), fmt.Sprintf("-DWN=%d", t.WN),
 			fmt.Sprintf("-DGROUP_M=%d", t.GroupM), fmt.Sprintf("-DMIN_BLOCKS=%d", t.MinBlocks),
 		}
-		if g.progs[i], g.kerns[i], err = buildCUDA(dev, sgemmSource, "sgemm.cu", "sgemm_simt", threads, opts); err != nil {
+		if g.progs[i], g.kerns[i], err = kernels.BuildCUDA(dev, sgemmSource, "sgemm.cu", "sgemm_simt", threads, opts); err != nil {
 			return nil, fmt.Errorf("%w (%v, transA=%v, transB=%v)", err, t, ta, tb)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 )
 
 //go:embed wgmma.cu
@@ -96,7 +97,7 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", wgmmaStages),
 		fmt.Sprintf("-DGROUP_M=%d", wgmmaGroupM), fmt.Sprintf("-DLBO_K=%d", w.layout.lboK), fmt.Sprintf("-DLBO_MN=%d", w.layout.lboMN),
 		fmt.Sprintf("-DBN=%d", w.bn)}
-	prog, k, err := buildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
+	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
 	}

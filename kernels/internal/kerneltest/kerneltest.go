@@ -64,9 +64,16 @@ func EdgeSizes(wg int) []int {
 	return s
 }
 
+// Element is the set of element types the helpers' buffers hold: the suite's Numbers and
+// the 16-bit storage types.
+type Element interface {
+	kernels.Number | engine.Half | engine.BFloat16
+}
+
 // Sentinel returns the guard-band value: for floats a NaN with a payload no kernel
-// produces; for integers a value random test inputs do not reach.
-func Sentinel[T kernels.Number]() T {
+// produces (for float16 and bfloat16 too); for integers a value random test inputs do not
+// reach.
+func Sentinel[T Element]() T {
 	var z T
 	switch any(z).(type) {
 	case float32:
@@ -77,12 +84,16 @@ func Sentinel[T kernels.Number]() T {
 		return any(int32(-0x21524111)).(T) // 0xdeadbeef
 	case uint32:
 		return any(uint32(0xdeadbeef)).(T)
+	case engine.Half:
+		return any(engine.Half(0x7ead)).(T)
+	case engine.BFloat16:
+		return any(engine.BFloat16(0x7fed)).(T)
 	}
 	panic("sentinel: unsupported type")
 }
 
 // IsSentinel reports whether v is Sentinel (bit for bit, for the NaNs).
-func IsSentinel[T kernels.Number](v T) bool {
+func IsSentinel[T Element](v T) bool {
 	switch x := any(v).(type) {
 	case float32:
 		return math.Float32bits(x) == 0x7fc0dead
@@ -96,7 +107,7 @@ func IsSentinel[T kernels.Number](v T) bool {
 const Guard = 64
 
 // WithGuard returns data followed by Guard sentinels.
-func WithGuard[T kernels.Number](data []T) []T {
+func WithGuard[T Element](data []T) []T {
 	out := append(make([]T, 0, len(data)+Guard), data...)
 	for range Guard {
 		out = append(out, Sentinel[T]())
@@ -105,7 +116,7 @@ func WithGuard[T kernels.Number](data []T) []T {
 }
 
 // NewBuffer returns an uninitialized device buffer of n elements, closed when the test ends.
-func NewBuffer[T kernels.Number](t *testing.T, dev *engine.Device, n int) *engine.Buffer[T] {
+func NewBuffer[T Element](t *testing.T, dev *engine.Device, n int) *engine.Buffer[T] {
 	t.Helper()
 	b, err := engine.NewBuffer[T](dev, n)
 	if err != nil {
@@ -117,7 +128,7 @@ func NewBuffer[T kernels.Number](t *testing.T, dev *engine.Device, n int) *engin
 
 // Guarded returns a device buffer holding data followed by Guard sentinels, closed when the
 // test ends.
-func Guarded[T kernels.Number](t *testing.T, q *engine.Queue, data []T) *engine.Buffer[T] {
+func Guarded[T Element](t *testing.T, q *engine.Queue, data []T) *engine.Buffer[T] {
 	t.Helper()
 	b, err := engine.Upload(t.Context(), q, WithGuard(data))
 	if err != nil {
@@ -129,7 +140,7 @@ func Guarded[T kernels.Number](t *testing.T, q *engine.Queue, data []T) *engine.
 
 // Download reads buf back, checks that its guard band after n elements is untouched, and
 // returns the first n elements.
-func Download[T kernels.Number](t *testing.T, q *engine.Queue, what string, buf *engine.Buffer[T], n int) []T {
+func Download[T Element](t *testing.T, q *engine.Queue, what string, buf *engine.Buffer[T], n int) []T {
 	t.Helper()
 	got, err := buf.Download(t.Context(), q)
 	if err != nil {
@@ -140,7 +151,7 @@ func Download[T kernels.Number](t *testing.T, q *engine.Queue, what string, buf 
 }
 
 // CheckGuard fails the test if any element of got past n is not the sentinel.
-func CheckGuard[T kernels.Number](t *testing.T, what string, got []T, n int) {
+func CheckGuard[T Element](t *testing.T, what string, got []T, n int) {
 	t.Helper()
 	for i := n; i < len(got); i++ {
 		if !IsSentinel(got[i]) {

@@ -1,0 +1,130 @@
+package attention
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// TestAttentionMMA checks the tensor-core attention (attention.cu) against the float64
+// reference with the tolerance of the 16-bit ops, on every CUDA GPU of sm_80 and newer (on
+// other devices NewMMA must say unsupported): head dims 64 and 128; seq 1, 17, 63, 64, 65,
+// 200 and 1000 (one tile, partial tiles, many tiles; causal blocks that skip and mask);
+// full and causal; a caller's scale and large scores; a sampled case of four heads of
+// 2048; and every candidate of prism tune at one shape, each build's registers logged.
+func TestAttentionMMA(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("float16", func(t *testing.T) { testAttentionMMA[engine.Half](t, dev, q) })
+		t.Run("bfloat16", func(t *testing.T) { testAttentionMMA[engine.BFloat16](t, dev, q) })
+	})
+}
+
+func testAttentionMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	probe, err := NewMMA[S](dev, 128)
+	if errors.Is(err, engine.ErrUnsupported) {
+		if dev.Backend() == "cuda" && dev.Info().ComputeCapability >= MMACompute {
+			t.Fatalf("%s should run the tensor-core attention: %v", dev.ID(), err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
+	rng := kernels.NewRand(11, 0xa77e)
+	run := func(tn MMATunables, cases []attnCase) {
+		insts := map[int]*MMA[S]{}
+		defer func() {
+			for _, m := range insts {
+				m.Close()
+			}
+		}()
+		for _, c := range cases {
+			s := c.s
+			t.Run(fmt.Sprintf("%v/b=%d,h=%d,seq=%d,dim=%d,causal=%v,scale=%g", tn, s.Batch, s.Heads, s.Seq, s.Dim, c.causal, c.scale), func(t *testing.T) {
+				m := insts[s.Dim]
+				if m == nil {
+					var err error
+					if m, err = NewMMAWith[S](dev, s.Dim, tn); err != nil {
+						t.Fatal(err)
+					}
+					insts[s.Dim] = m
+					a := m.Attributes()
+					t.Logf("%v dim %d: %d registers, %d bytes spilled, %d shared bytes", tn, s.Dim, a.Registers, a.PrivateBytes, m.t.shared(s.Dim))
+				}
+				runAttnCase[S](t, q, m, c, rng)
+			})
+		}
+	}
+	var cases []attnCase
+	for _, dim := range []int{64, 128} {
+		for _, seq := range []int{1, 17, 63, 64, 65, 200, 1000} {
+			for _, causal := range []bool{false, true} {
+				cases = append(cases, attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: seq, Dim: dim}, causal: causal})
+			}
+		}
+	}
+	cases = append(cases,
+		attnCase{s: AttentionShape{Batch: 2, Heads: 1, Seq: 130, Dim: 128}, causal: true, scale: 0.1},
+		attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 300, Dim: 64}, causal: false, scale: 1},
+		attnCase{s: AttentionShape{Batch: 2, Heads: 2, Seq: 2048, Dim: 128}, causal: true},
+	)
+	run(MMADefaults(128), cases)
+	for _, tn := range mmaCandidates {
+		if tn == MMADefaults(128) {
+			continue
+		}
+		run(tn, []attnCase{
+			{s: AttentionShape{Batch: 1, Heads: 2, Seq: 333, Dim: 128}, causal: true},
+			{s: AttentionShape{Batch: 1, Heads: 2, Seq: 333, Dim: 64}, causal: false},
+		})
+	}
+}
+
+// TestAttentionMMAInvalid checks that the tensor-core attention refuses what it does not
+// take, on every device: another head dimension (unsupported), bad tunables (invalid), and
+// on a device that runs it a dim other than its own and a buffer too short.
+func TestAttentionMMAInvalid(t *testing.T) {
+	for _, s := range []string{"", "WARPS=4", "WARPS=4 MT=1 BC=64 QREG=2", "WARPS=4 MT=1 BC=64 QREG=1 X=1", "WARPS=4 WARPS=4 BC=64 QREG=1", "WARPS=x MT=1 BC=64 QREG=1"} {
+		if _, err := ParseMMATunables(s); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("ParseMMATunables(%q) = %v, want ErrInvalidArg", s, err)
+		}
+	}
+	for _, tn := range append([]MMATunables{MMADefaults(64)}, mmaCandidates...) {
+		got, err := ParseMMATunables(tn.String())
+		if err != nil || got != tn {
+			t.Errorf("ParseMMATunables(%q) = %v, %v; want %v", tn.String(), got, err, tn)
+		}
+	}
+	for _, tn := range []MMATunables{{Warps: 0, MT: 1, BC: 64}, {Warps: 4, MT: 1, BC: 24}, {Warps: 64, MT: 1, BC: 64}} {
+		if err := tn.check(128); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("%v.check(128) = %v, want ErrInvalidArg", tn, err)
+		}
+	}
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		if _, err := NewMMA[engine.Half](dev, 80); !errors.Is(err, engine.ErrUnsupported) {
+			t.Errorf("NewMMA(dim 80) = %v, want ErrUnsupported", err)
+		}
+		m, err := NewMMA[engine.Half](dev, 64)
+		if errors.Is(err, engine.ErrUnsupported) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		s := AttentionShape{Batch: 1, Heads: 1, Seq: 10, Dim: 64}
+		b := kerneltest.NewBuffer[engine.Half](t, dev, s.Elems())
+		short := kerneltest.NewBuffer[engine.Half](t, dev, s.Elems()-1)
+		if err := m.Forward(q, b, b, b, b, AttentionShape{Batch: 1, Heads: 1, Seq: 10, Dim: 128}, false, 0); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("Forward with dim 128 on a dim-64 instance = %v, want ErrInvalidArg", err)
+		}
+		if err := m.Forward(q, b, short, b, b, s, false, 0); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("Forward with a short q = %v, want ErrInvalidArg", err)
+		}
+	})
+}
