@@ -79,10 +79,22 @@ func LookupPrecision(name string) (Precision, bool) {
 	return Precision{}, false
 }
 
-// New readies the fastest GEMM of precision p that dev runs: the tensor cores (MMA) on an
-// NVIDIA GPU through CUDA that has them for p, else the portable kernel (GEMMOf). In and
-// Out must be p's input and output types.
+// New readies the fastest GEMM of precision p that dev runs: Hopper's warpgroup tensor
+// cores (WGMMA) for float16 and bfloat16 on an sm_90 GPU through CUDA, else the tensor cores
+// through mma.sync (MMA) on an NVIDIA GPU through CUDA that has them for p, else the
+// portable kernel (GEMMOf). In and Out must be p's input and output types.
 func New[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (Runner[In, Out], error) {
+	if p.MMA == 3 || p.MMA == 4 {
+		w, err := NewWGMMA[In](dev, p)
+		if err == nil {
+			if r, ok := any(w).(Runner[In, Out]); ok {
+				return r, nil
+			}
+			w.Close()
+		} else if !errors.Is(err, engine.ErrUnsupported) {
+			return nil, err
+		}
+	}
 	if p.MMA != 0 && p.Name != "float64" {
 		m, err := NewMMA[In, Out](dev, p)
 		if err == nil {

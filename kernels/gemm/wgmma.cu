@@ -1,18 +1,27 @@
-// wgmma.cu: GEMM on Hopper's warpgroup tensor cores (CUDA C++, sm_90a).
+// wgmma.cu: GEMM on Hopper's warpgroup tensor cores (CUDA C++, sm_90a), fed by the Tensor
+// Memory Accelerator.
 //
-// Purpose: the "cuda-wgmma" variant of gemm/{nn,nt,batched}/{float16,bfloat16}: each block of
-// two warpgroups computes a 128 x BN tile of D, each warpgroup 64 rows with wgmma.mma_async
-// m64nBNk16 (HGMMA in SASS), both operands read by the tensor cores from shared memory
-// through matrix descriptors. A STAGES-deep cp.async pipeline fills shared memory in the
-// descriptors' layout without swizzling: 8 x 16-byte core matrices, A (and B in the nt
-// layout) K-major, B in the nn layout MN-major (the instruction's transpose of B).
+// Purpose: the "cuda-wgmma" variant of gemm/{nn,nt,batched}/{float16,bfloat16}. A block of
+// three warpgroups computes a 128 x BN tile of D. Warpgroup 0 is the producer: one of its
+// threads copies each k step's tiles of A (128 x 64) and B (64 x BN) from global to shared
+// memory with TMA (cp.async.bulk.tensor, boxes described by tensor maps the host encodes),
+// into a ring of STAGES stages; a "full" mbarrier per stage counts the bytes in. Warpgroups
+// 1 and 2 are the consumers: each waits for a stage to be full, multiplies its 64 rows of A
+// by B with wgmma.mma_async m64nBNk16 (HGMMA in SASS; both operands read by the tensor cores
+// through 128-byte-swizzled matrix descriptors), keeps that group in flight while it waits
+// for the previous one, and then arrives on the previous stage's "empty" mbarrier, which
+// lets the producer refill it. setmaxnreg
+// moves registers from the producer (40 per thread) to the consumers (232) for the
+// BN/2 float accumulators each thread holds.
 //
-// Arguments (as mma.cu's; A stored m x k, B stored k x n or, TRANS_B, n x k):
-//   gemm_wgmma(d, c, a, b, alpha, beta, m, n, k, lda, ldb, ldc, strideA, strideB, strideC)
+// Arguments (row-major as mma.cu's; A stored m x k, B stored k x n or, TRANS_B, n x k):
+//   gemm_wgmma(tmA, tmB, d, c, alpha, beta, m, n, ldc, strideC, k)
+//     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {64, 128, 1},
+//       128-byte swizzle; tmB: of B as {n, k, batch} with box {64, 64, 1} (nn: MN-major) or
+//       {k, n, batch} with box {64, BN, 1} (TRANS_B: K-major), 128-byte swizzle. The maps
+//       carry lda, ldb, strideA and strideB (multiples of 8 elements: TMA's 16-byte rule).
 //     d[z*strideC + i*ldc + j] = alpha * sum_l A_z[i][l] * op(B_z)[l][j] + beta * c[...]
-//     z = blockIdx.z. When beta == 0, c is not read; d may be c. Every row and matrix of A
-//     and B must start on a 16-byte boundary (lda, ldb, strideA, strideB multiples of 8;
-//     the host runs other shapes on mma.cu).
+//     z = blockIdx.z. When beta == 0, c is not read; d may be c.
 //
 // Semantics: A, B IEEE binary16 (PREC 3) or bfloat16 (PREC 4) bits, products exact,
 //   accumulated in float32 by the tensor cores; C, D float.
@@ -20,18 +29,24 @@
 // Tunables (-D, part of the cache key):
 //   PREC      3 float16, 4 bfloat16                                  default 3
 //   TRANS_B   1: B stored n x k (K-major)                             default 0
-//   BN        columns of D per block: 128 or 256 (m64n128k16 or m64n256k16) default 128
-//   STAGES    shared-memory stages of the pipeline (>= 3: STAGES-2 tiles copied ahead,
-//             one wgmma group in flight behind the one issued)        default 4
+//   BN        columns of D per block: 128 or 256 (m64n128k16 or m64n256k16) default 256
+//   STAGES    shared-memory stages of the ring (>= 2)                default 4
 //   GROUP_M   tile rows of D a group of consecutive blocks covers     default 8
-//   LBO_K     1: a descriptor's leading byte offset steps along K (the strides below are
-//             swapped with 0), for K-major operands                  default 1
-//   LBO_MN    the same for the MN-major B of the nn layout            default 0
-// Builds: -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DLBO_K=0 -DLBO_MN=1 | -DPREC=4 -DBN=256 | -DPREC=3 -DBN=256 -DTRANS_B=1
-// Launch: 3D grid (ceil(m/128) * ceil(n/BN), 1, batch) blocks of 256 threads, dynamic
-//   shared memory STAGES * (128 + BN) * 128 bytes.
-// Boundaries: tiles past m, n or k are zero-filled (cp.async src-size); stores past m or n
-//   are skipped.
+//   MN_SWAP   1: the MN-major B's descriptor holds the 64-column group stride in the stride
+//             byte offset and the 8-row k group stride in the leading one (0: the
+//             reverse, CUTLASS's reading of the 128-byte swizzled MN-major layout) default 0
+// Builds: -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1
+// Launch: 3D grid (ceil(m/128) * ceil(n/BN), 1, batch) blocks of 384 threads, dynamic
+//   shared memory STAGES * (128 + BN) * 128 bytes + 1024 (the stages start on a 1024-byte
+//   boundary, the 128-byte swizzle's period).
+// Shared layouts (128-byte swizzle: the 16-byte chunk c of row r of every 1024-byte group
+//   of 8 rows is stored at chunk c ^ (r % 8)): A's box is 128 rows of 64 k (128 bytes
+//   each); the nt B's box BN rows of 64 k; the nn B's BN/64 boxes of 64 k rows of 64
+//   columns, 8 KiB apart. A K-major descriptor (A; B when TRANS_B) starts at the
+//   consumer's row and the k step's 32-byte column, its 8-row groups 1024 bytes apart; the
+//   MN-major one (B of nn) at the k step's row 16*ks, 8-row k groups 1024 bytes apart,
+//   64-column groups 8 KiB apart.
+// Boundaries: TMA reads boxes past m, n or k as zeros; stores past m or n are skipped.
 
 #include "prism_cuda.h"
 
@@ -47,11 +62,11 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
-#ifndef LBO_K
-#define LBO_K 1
+#ifndef MN_SWAP
+#define MN_SWAP 0
 #endif
-#ifndef LBO_MN
-#define LBO_MN 0
+#ifndef BN
+#define BN 256
 #endif
 
 #if PREC == 3
@@ -66,46 +81,24 @@
 #else
 #define WG_TRANS_B "1"
 #endif
-
-#if STAGES < 3
-#error "wgmma.cu: STAGES must be at least 3 (two tiles in the tensor cores, one being copied)"
-#endif
-#define AHEAD (STAGES - 2) // tiles copied ahead of the one computed
-
-#ifndef BN
-#define BN 128
+#if STAGES < 2
+#error "wgmma.cu: STAGES must be at least 2"
 #endif
 #if BN != 128 && BN != 256
 #error "wgmma.cu: BN must be 128 or 256"
 #endif
 #define BM 128
 #define BK 64
-#define THREADS 256
-#define CORE 128                      // bytes of one 8 x 16-byte core matrix
-#define STAGE_A (BM * BK * 2)         // bytes
+#define THREADS 384
+#define STAGE_A (BM * BK * 2) // bytes
 #define STAGE_B (BN * BK * 2)
+#define STAGE (STAGE_A + STAGE_B)
 
-typedef unsigned short in_t;
-
-static __device__ __forceinline__ unsigned int smem_addr(const void *p) {
-  unsigned int r;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-  return r;
-}
-static __device__ __forceinline__ void cp_async16(unsigned int dst, const void *src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> static __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-// desc returns the matrix descriptor of the operand at shared address addr whose core
-// matrices lie lead bytes apart along the descriptor's leading dimension and stride bytes
-// apart along its stride dimension (no swizzle, base offset 0).
+// desc returns the matrix descriptor of an operand at shared address addr in the 128-byte
+// swizzled layout, with leading and stride byte offsets lead and stride.
 static __device__ __forceinline__ unsigned long long desc(unsigned int addr, unsigned int lead, unsigned int stride) {
   return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lead >> 4) & 0x3fffu) << 16 |
-         (unsigned long long)((stride >> 4) & 0x3fffu) << 32;
+         (unsigned long long)((stride >> 4) & 0x3fffu) << 32 | 1ull << 62;
 }
 
 #if BN == 128
@@ -154,141 +147,99 @@ static __device__ __forceinline__ void wgmma_wait0(float *d) {
   }
 }
 
-// The shared layouts, in core matrices of 8 rows x 16 bytes (8 elements):
-//   K-major (A; B when TRANS_B): element (r, kk) of a ROWS x BK tile in core (r/8, kk/8) at
-//     ((kk/8) * (ROWS/8) + r/8) * CORE, row r%8 at 16 bytes each: cores adjacent in the rows
-//     lie CORE apart, cores adjacent in k ROWS/8 * CORE apart.
-//   MN-major (B of nn): element (kk, c) of a BK x BN tile in core (kk/8, c/8) at
-//     ((kk/8) * (BN/8) + c/8) * CORE, row kk%8 at 16 bytes each: cores adjacent in n lie CORE
-//     apart, cores adjacent in k BN/8 * CORE apart.
-// load_kmajor copies a ROWS x BK tile of a row-major matrix (rows r0.., columns k0..; rows
-// beyond nrows and columns beyond ncols zero) into the K-major layout at shared address s.
-template <int ROWS>
-static __device__ __forceinline__ void load_kmajor(unsigned int s, const in_t *g, int ld, int r0, int k0, int nrows, int ncols) {
-#pragma unroll
-  for (int p = 0; p < ROWS * BK / 8 / THREADS; ++p) {
-    const int ch = threadIdx.x + p * THREADS; // chunk: 8 elements of one row
-    const int r = ch / (BK / 8), kc = ch % (BK / 8);
-    const int gr = r0 + r, gk = k0 + kc * 8;
-    int bytes = 0;
-    const in_t *src = g;
-    if (gr < nrows && gk < ncols) {
-      bytes = (ncols - gk < 8 ? ncols - gk : 8) * 2;
-      src = g + (long long)gr * ld + gk;
-    }
-    cp_async16(s + (kc * (ROWS / 8) + r / 8) * CORE + (r % 8) * 16, src, bytes);
-  }
-}
 
-// load_mnmajor copies a BK x BN tile of a row-major k x n matrix (rows k0.., columns n0..)
-// into the MN-major layout at shared address s.
-static __device__ __forceinline__ void load_mnmajor(unsigned int s, const in_t *g, int ld, int k0, int n0, int nk, int nn) {
-#pragma unroll
-  for (int p = 0; p < BK * BN / 8 / THREADS; ++p) {
-    const int ch = threadIdx.x + p * THREADS;
-    const int kk = ch / (BN / 8), nc = ch % (BN / 8);
-    const int gk = k0 + kk, gn = n0 + nc * 8;
-    int bytes = 0;
-    const in_t *src = g;
-    if (gk < nk && gn < nn) {
-      bytes = (nn - gn < 8 ? nn - gn : 8) * 2;
-      src = g + (long long)gk * ld + gn;
-    }
-    cp_async16(s + ((kk / 8) * (BN / 8) + nc) * CORE + (kk % 8) * 16, src, bytes);
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma(float *d, const float *c, const in_t *a, const in_t *b,
-                                                                   float alpha, float beta, int m, int n, int k, int lda,
-                                                                   int ldb, int ldc, int strideA, int strideB, int strideC) {
-  extern __shared__ __align__(128) unsigned char smem[];
-  const unsigned int sbase = smem_addr(smem);
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB, float *d,
+               const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k) {
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __attribute__((aligned(8))) unsigned long long bars[2 * STAGES]; // full[s], then empty[s]
+  const unsigned int sbase = (prism_smem_addr(smem_raw) + 1023u) & ~1023u;
+  const unsigned int full = prism_smem_addr(bars), empty = full + 8 * STAGES;
   const int z = blockIdx.z;
-  a += (long long)z * strideA;
-  b += (long long)z * strideB;
-  c += (long long)z * strideC;
-  d += (long long)z * strideC;
   const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
   const int id = blockIdx.x, per_group = GROUP_M * tiles_n;
   const int first_m = (id / per_group) * GROUP_M;
   const int group_m = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
   const int m0 = (first_m + (id % per_group) % group_m) * BM, n0 = ((id % per_group) / group_m) * BN;
-  const int wg = threadIdx.x >> 7; // warpgroup: rows 64*wg.. of the tile
+  const int wg = threadIdx.x >> 7;
+  const int ktiles = (k + BK - 1) / BK;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      prism_mbar_init(full + 8 * s, 1);
+      prism_mbar_init(empty + 8 * s, 2 * 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (threadIdx.x == 0) {
+      for (int kt = 0; kt < ktiles; ++kt) {
+        const int s = kt % STAGES;
+        if (kt >= STAGES) {
+          prism_mbar_wait(empty + 8 * s, ((kt / STAGES) + 1) & 1); // the consumers released round kt/STAGES - 1
+        }
+        const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
+        prism_mbar_expect_tx(full + 8 * s, STAGE);
+        prism_tma_load_3d(sa, &tmA, kt * BK, m0, z, full + 8 * s);
+#if TRANS_B
+        prism_tma_load_3d(sb, &tmB, kt * BK, n0, z, full + 8 * s);
+#else
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j) {
+          prism_tma_load_3d(sb + j * 64 * BK * 2, &tmB, n0 + 64 * j, kt * BK, z, full + 8 * s);
+        }
+#endif
+      }
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile
 
   float acc[BN / 2];
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) {
     acc[i] = 0.0f;
   }
-
-  // The pipeline: tile kt+AHEAD is copied while the tensor cores work on tile kt and the
-  // wgmma group of tile kt-1 may still run; the stage refilled at iteration kt last held
-  // tile kt-2, whose group the wait at the end of iteration kt-1 retired.
-  const int ktiles = (k + BK - 1) / BK;
-#pragma unroll
-  for (int s = 0; s < AHEAD; ++s) {
-    if (s < ktiles) {
-      const unsigned int sa = sbase + s * (STAGE_A + STAGE_B);
-      load_kmajor<BM>(sa, a, lda, m0, s * BK, m, k);
-#if TRANS_B
-      load_kmajor<BN>(sa + STAGE_A, b, ldb, n0, s * BK, n, k);
-#else
-      load_mnmajor(sa + STAGE_A, b, ldb, s * BK, n0, k, n);
-#endif
-    }
-    cp_async_commit();
-  }
-  // Descriptor strides: K-major cores lie CORE apart along the rows and ROWS/8*CORE apart
-  // along k; which of the two the leading byte offset holds is LBO_K's choice (LBO_MN's for
-  // the MN-major B).
-  const unsigned int a_k = (BM / 8) * CORE, a_r = CORE;
-#if TRANS_B
-  const unsigned int b_k = (BN / 8) * CORE, b_r = CORE;
-  const unsigned int b_lead = LBO_K ? b_k : b_r, b_stride = LBO_K ? b_r : b_k;
-#else
-  const unsigned int b_k = (BN / 8) * CORE, b_r = CORE;
-  const unsigned int b_lead = LBO_MN ? b_r : b_k, b_stride = LBO_MN ? b_k : b_r;
-#endif
-  const unsigned int a_lead = LBO_K ? a_k : a_r, a_stride = LBO_K ? a_r : a_k;
   for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<AHEAD - 1>();
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // cp.async's writes, seen by the tensor cores
-    __syncthreads();
-    const int next = kt + AHEAD;
-    if (next < ktiles) {
-      const unsigned int sa = sbase + (next % STAGES) * (STAGE_A + STAGE_B);
-      load_kmajor<BM>(sa, a, lda, m0, next * BK, m, k);
-#if TRANS_B
-      load_kmajor<BN>(sa + STAGE_A, b, ldb, n0, next * BK, n, k);
-#else
-      load_mnmajor(sa + STAGE_A, b, ldb, next * BK, n0, k, n);
-#endif
-    }
-    cp_async_commit();
-    const unsigned int sa = sbase + (kt % STAGES) * (STAGE_A + STAGE_B);
-    const unsigned int sb = sa + STAGE_A;
+    const int s = kt % STAGES;
+    prism_mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+    const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int ks = 0; ks < BK / 16; ++ks) {
-      // A: rows 64*wg.. (8 cores along the rows), k 16*ks.. (2 cores along k).
-      const unsigned long long da = desc(sa + (2 * ks * (BM / 8) + 8 * wg) * CORE, a_lead, a_stride);
-      // B: all BN columns, k 16*ks..: 2 cores along k from core 2*ks.
-      const unsigned long long db = desc(sb + 2 * ks * (BN / 8) * CORE, b_lead, b_stride);
+      const unsigned long long da = desc(sa + 32 * ks, 16, 1024);
+#if TRANS_B
+      const unsigned long long db = desc(sb + 32 * ks, 16, 1024);
+#elif MN_SWAP
+      const unsigned long long db = desc(sb + 2048 * ks, 1024, 64 * BK * 2);
+#else
+      const unsigned long long db = desc(sb + 2048 * ks, 64 * BK * 2, 1024);
+#endif
       WGMMA(acc, da, db, 1);
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    // One group stays in flight: the wait retires tile kt-1's, whose stage goes back to the
+    // producer, while the tensor cores work on tile kt.
     wgmma_wait1(acc);
+    if (kt > 0) {
+      prism_mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
+    }
   }
   wgmma_wait0(acc);
-  cp_async_wait<0>();
 
-  // Epilogue: accumulator i of this thread holds row 64*wg + 16*warp + g + 8*((i%4)/2),
+  // Epilogue: accumulator i of this thread holds row 64*cw + 16*warp + g + 8*((i%4)/2),
   // column 8*(i/4) + 2*t + i%2 (the m16n8 layout, per warp of the warpgroup).
+  c += (long long)z * strideC;
+  d += (long long)z * strideC;
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) {
-    const int row = m0 + 64 * wg + 16 * warp + g + 8 * ((i & 3) >> 1);
+    const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
     const int col = n0 + 8 * (i >> 2) + 2 * t + (i & 1);
     if (row < m && col < n) {
       float r = alpha * acc[i];

@@ -14,31 +14,29 @@ import (
 //go:embed wgmma.cu
 var wgmmaSource string
 
-// wgmma.cu's geometry: 128 x wgmmaBN tiles of D, two warpgroups, k steps of 64. 256
-// columns (m64n256k16) ran at 164 TFLOP/s in float16 on an H100 at M = N = K = 8192,
-// 128 columns at 122 (2026-11-25, BenchmarkMMATunables).
+// wgmma.cu's geometry: 128 x wgmmaBN tiles of D, a producer and two consumer warpgroups,
+// k steps of 64, wgmmaStages stages of shared memory.
 const (
 	wgmmaBM, wgmmaBN, wgmmaBK = 128, 256, 64
-	wgmmaThreads              = 256
+	wgmmaThreads              = 384
 	wgmmaStages               = 4
 	wgmmaGroupM               = 8
 )
 
-// wgmmaLayout says which stride of the shared-memory layout a matrix descriptor's leading
-// byte offset holds, for K-major operands (lboK) and the MN-major B of the nn layout
-// (lboMN): wgmma.cu's LBO_K and LBO_MN.
-type wgmmaLayout struct{ lboK, lboMN int }
+// wgmmaLayout is how the kernel reads the MN-major B of the nn layout: mnSwap exchanges
+// the leading and stride byte offsets of its descriptor (wgmma.cu's MN_SWAP).
+type wgmmaLayout struct{ mnSwap int }
 
-// wgmmaDefault is the layout the PTX ISA's matrix descriptor description gives: for
-// K-major operands without swizzling the leading byte offset steps along K; for MN-major
-// ones along M or N.
-var wgmmaDefault = wgmmaLayout{lboK: 1, lboMN: 0}
+// wgmmaDefault is CUTLASS's reading of a 128-byte swizzled MN-major operand: the leading
+// byte offset steps between 64-column groups, the stride byte offset between 8-row k groups.
+var wgmmaDefault = wgmmaLayout{mnSwap: 0}
 
 // WGMMA runs GEMM with 16-bit inputs on the warpgroup tensor cores of Hopper (wgmma.cu,
-// the cuda-wgmma variant): A stored m x k, B in either layout. Shapes it does not take (A
-// transposed, rows not on 16-byte boundaries) run on the mma.sync kernel (MMA) instead,
-// so that every call is served. It runs on CUDA devices of compute capability 9.0 and is
-// safe for concurrent use by goroutines that each use their own Queue.
+// the cuda-wgmma variant), its tiles copied by TMA: A stored m x k, B in either layout.
+// Shapes it does not take (A transposed, rows or matrices not on 16-byte boundaries) run on
+// the mma.sync kernel (MMA) instead, so that every call is served. It runs on CUDA devices
+// of compute capability 9.0 and is safe for concurrent use by goroutines that each use
+// their own Queue.
 type WGMMA[In InputType] struct {
 	dev    *engine.Device
 	p      Precision
@@ -48,11 +46,19 @@ type WGMMA[In InputType] struct {
 	progs  [2]*engine.Program
 	kerns  [2]*engine.Kernel
 	mma    *MMA[In, float32]
+	maps   wgmmaMaps // the tensor maps of the last call
+}
+
+// wgmmaMaps are the tensor maps of A and B for one pair of buffers and one shape.
+type wgmmaMaps struct {
+	a, b   any // *engine.Buffer[In]
+	s      GEMMShape
+	ta, tb *engine.TensorMap
 }
 
 // NewWGMMA readies the Hopper GEMM of precision p (float16 or bfloat16) on dev. It
 // returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU of
-// compute capability 9.0 (sm_90a's wgmma), or that lacks the shared memory.
+// compute capability 9.0 (sm_90a's wgmma and TMA), or that lacks the shared memory.
 func NewWGMMA[In InputType](dev *engine.Device, p Precision) (*WGMMA[In], error) {
 	return newWGMMA[In](dev, p, wgmmaDefault, wgmmaBN)
 }
@@ -75,6 +81,9 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma needs a CUDA device of sm_90; %s is %s sm_%d: %w",
 			p.Name, dev.ID(), dev.Backend(), info.ComputeCapability, engine.ErrUnsupported)
 	}
+	if err := dev.TensorMapSupport(); err != nil {
+		return nil, fmt.Errorf("kernels: gemm %s on wgmma copies its tiles with TMA: %w", p.Name, err)
+	}
 	if need := wgmmaShared(bn); int64(need) > info.MaxLocalBytes() {
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma needs %d bytes of shared memory per block; %s allows %d: %w",
 			p.Name, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
@@ -83,8 +92,8 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 }
 
 // wgmmaShared is the dynamic shared memory of a launch: the stages of a 128 x 64 tile of A
-// and a 64 x bn tile of B in 16-bit elements.
-func wgmmaShared(bn int) int { return wgmmaStages * (wgmmaBM + bn) * wgmmaBK * 2 }
+// and a 64 x bn tile of B in 16-bit elements, and 1024 bytes to align them.
+func wgmmaShared(bn int) int { return wgmmaStages*(wgmmaBM+bn)*wgmmaBK*2 + 1024 }
 
 // kernel returns the kernel of B's layout, compiling it on first use.
 func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
@@ -95,8 +104,7 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 		return w.kerns[j], nil
 	}
 	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", wgmmaStages),
-		fmt.Sprintf("-DGROUP_M=%d", wgmmaGroupM), fmt.Sprintf("-DLBO_K=%d", w.layout.lboK), fmt.Sprintf("-DLBO_MN=%d", w.layout.lboMN),
-		fmt.Sprintf("-DBN=%d", w.bn)}
+		fmt.Sprintf("-DGROUP_M=%d", wgmmaGroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", w.bn)}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
@@ -105,18 +113,60 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	return k, nil
 }
 
-// takes reports whether wgmma.cu takes shape s: A not transposed, every row and matrix of
-// A and B on a 16-byte boundary.
+// takes reports whether wgmma.cu takes shape s: A not transposed, every row of A and B on a
+// 16-byte boundary, and the matrices of a batch apart by at least one matrix and on 16-byte
+// boundaries (TMA's rules for a tensor map's strides).
 func (w *WGMMA[In]) takes(s GEMMShape) bool {
-	if s.TransA {
+	if s.TransA || s.LDA%8 != 0 || s.LDB%8 != 0 {
 		return false
 	}
-	for _, x := range []int{s.LDA, s.LDB, s.StrideA, s.StrideB} {
-		if x%8 != 0 {
+	if s.Batch > 1 {
+		rowsB := s.K
+		if s.TransB {
+			rowsB = s.N
+		}
+		if s.StrideA%8 != 0 || s.StrideB%8 != 0 || s.StrideA < s.LDA*s.M || s.StrideB < s.LDB*rowsB {
 			return false
 		}
 	}
 	return true
+}
+
+// tensorMaps returns the tensor maps of a and b for shape s, encoding them unless the last
+// call had the same buffers and shape.
+func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.TensorMap, *engine.TensorMap, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if m := w.maps; m.ta != nil && m.a == any(a) && m.b == any(b) && m.s == s {
+		return m.ta, m.tb, nil
+	}
+	// A batch of one gets a batch stride of one whole matrix, rounded to 16 bytes.
+	stride := func(st, whole int) int64 {
+		if s.Batch == 1 {
+			return int64((whole*2 + 15) &^ 15)
+		}
+		return int64(st) * 2
+	}
+	ta, err := engine.NewTensorMap(a, engine.TensorMapDesc{
+		Dims: []int64{int64(s.K), int64(s.M), int64(s.Batch)}, Strides: []int64{int64(s.LDA) * 2, stride(s.StrideA, s.LDA*s.M)},
+		Box: []int{wgmmaBK, wgmmaBM, 1}, Swizzle: engine.Swizzle128B})
+	if err != nil {
+		return nil, nil, err
+	}
+	var db engine.TensorMapDesc
+	if s.TransB {
+		db = engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.N), int64(s.Batch)},
+			Strides: []int64{int64(s.LDB) * 2, stride(s.StrideB, s.LDB*s.N)}, Box: []int{wgmmaBK, w.bn, 1}, Swizzle: engine.Swizzle128B}
+	} else {
+		db = engine.TensorMapDesc{Dims: []int64{int64(s.N), int64(s.K), int64(s.Batch)},
+			Strides: []int64{int64(s.LDB) * 2, stride(s.StrideB, s.LDB*s.K)}, Box: []int{64, wgmmaBK, 1}, Swizzle: engine.Swizzle128B}
+	}
+	tb, err := engine.NewTensorMap(b, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.maps = wgmmaMaps{a: a, b: b, s: s, ta: ta, tb: tb}
+	return ta, tb, nil
 }
 
 // RunInto computes D = alpha*op(A)*op(B) + beta*C for shape s, as GEMM.RunInto does: on
@@ -146,11 +196,13 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if err != nil {
 		return err
 	}
+	ta, tb, err := w.tensorMaps(s, a, b)
+	if err != nil {
+		return err
+	}
 	r := engine.Range3D(tiles(s.M, wgmmaBM)*tiles(s.N, w.bn)*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
 		WithSharedBytes(int64(wgmmaShared(w.bn)))
-	return q.Launch(k, r, d, c, a, b, alpha, beta,
-		int32(s.M), int32(s.N), int32(s.K), int32(s.LDA), int32(s.LDB), int32(s.LDC),
-		int32(s.StrideA), int32(s.StrideB), int32(s.StrideC))
+	return q.Launch(k, r, ta, tb, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K))
 }
 
 // Close releases the compiled kernels. Idempotent.
@@ -168,7 +220,7 @@ func (w *WGMMA[In]) Close() error {
 		}
 	}
 	errs = append(errs, w.mma.Close())
-	w.mma = nil
+	w.mma, w.maps = nil, wgmmaMaps{}
 	return errors.Join(errs...)
 }
 

@@ -12,12 +12,11 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// TestWGMMALayouts checks the reading of the matrix descriptors NewWGMMA uses
-// (wgmmaDefault: the leading byte offset steps along K for K-major operands and along N for
-// the MN-major B) on the nn and nt layouts at both widths. The other three readings were
-// run on an H100 (2026-11-25, docs/PERFORMANCE.md): each computed a wrong product in at
-// least one layout with 128 columns, and with 256 columns one read past the block's shared
-// memory (CUDA_ERROR_ILLEGAL_ADDRESS, which ends the context): they are not run again.
+// TestWGMMALayouts checks the reading of the 128-byte swizzled matrix descriptors NewWGMMA
+// uses (wgmmaDefault) on the nn and nt layouts at both widths, with K = 576 (nine k steps:
+// the ring of four stages turns twice) and M, N of two blocks. Where the MN-major B of the nn layout
+// computes a wrong product, it also runs the other reading (MN_SWAP=1) and logs whether
+// that one holds.
 func TestWGMMALayouts(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		p, _ := LookupPrecision("float16")
@@ -34,10 +33,19 @@ func TestWGMMALayouts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				err = wgmmaProduct(t, q, w, GEMMShape{M: 256, N: 2 * bn, K: 192, TransB: tb}, rng)
+				shape := GEMMShape{M: 256, N: 2 * bn, K: 576, TransB: tb}
+				err = wgmmaProduct(t, q, w, shape, rng)
 				w.Close()
 				if err != nil {
 					t.Errorf("BN=%d transB=%v: %v", bn, tb, err)
+					if !tb { // say whether the other reading of the MN-major descriptor holds
+						o, oerr := newWGMMA[engine.Half](dev, p, wgmmaLayout{mnSwap: 1}, bn)
+						if oerr != nil {
+							t.Fatal(oerr)
+						}
+						t.Logf("BN=%d with MN_SWAP=1: %v", bn, wgmmaProduct(t, q, o, shape, rng))
+						o.Close()
+					}
 				}
 			}
 		}
