@@ -128,3 +128,60 @@ func TestAttentionMMAInvalid(t *testing.T) {
 		}
 	})
 }
+
+// TestAttentionWGMMA checks the Hopper attention (wgmma.cu) as TestAttentionMMA checks
+// attention.cu, on every CUDA GPU of sm_90 (elsewhere NewWGMMA must say unsupported): head
+// dims 64 and 128; seq 1, 17, 63, 64, 65, 127, 128, 129, 200 and 1000 (one and two consumers,
+// partial tiles, the ring of stages turning); full and causal; a caller's scale, large
+// scores, and a sampled case of four heads of 2048.
+func TestAttentionWGMMA(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("float16", func(t *testing.T) { testAttentionWGMMA[engine.Half](t, dev, q) })
+		t.Run("bfloat16", func(t *testing.T) { testAttentionWGMMA[engine.BFloat16](t, dev, q) })
+	})
+}
+
+func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	insts := map[int]*WGMMA[S]{}
+	defer func() {
+		for _, w := range insts {
+			w.Close()
+		}
+	}()
+	for _, dim := range []int{64, 128} {
+		w, err := NewWGMMA[S](dev, dim)
+		if errors.Is(err, engine.ErrUnsupported) {
+			if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
+				t.Fatalf("%s should run the wgmma attention: %v", dev.ID(), err)
+			}
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := w.Attributes()
+		t.Logf("dim %d: %d registers, %d bytes spilled, %d shared bytes", dim, a.Registers, a.PrivateBytes, attnWGMMAShared(dim))
+		insts[dim] = w
+	}
+	var cases []attnCase
+	for _, dim := range []int{64, 128} {
+		for _, seq := range []int{1, 17, 63, 64, 65, 127, 128, 129, 200, 1000} {
+			for _, causal := range []bool{false, true} {
+				cases = append(cases, attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: seq, Dim: dim}, causal: causal})
+			}
+		}
+	}
+	cases = append(cases,
+		attnCase{s: AttentionShape{Batch: 2, Heads: 1, Seq: 130, Dim: 128}, causal: true, scale: 0.1},
+		attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 300, Dim: 64}, causal: false, scale: 1},
+		attnCase{s: AttentionShape{Batch: 2, Heads: 2, Seq: 2048, Dim: 128}, causal: true},
+		attnCase{s: AttentionShape{Batch: 2, Heads: 2, Seq: 2048, Dim: 128}, causal: false},
+	)
+	rng := kernels.NewRand(13, 0xa77e)
+	for _, c := range cases {
+		s := c.s
+		t.Run(fmt.Sprintf("b=%d,h=%d,seq=%d,dim=%d,causal=%v,scale=%g", s.Batch, s.Heads, s.Seq, s.Dim, c.causal, c.scale), func(t *testing.T) {
+			runAttnCase[S](t, q, insts[s.Dim], c, rng)
+		})
+	}
+}

@@ -96,6 +96,8 @@ var (
 	_ forwarder[float32]         = (*Attention[float32])(nil)
 	_ forwarder[engine.Half]     = (*MMA[engine.Half])(nil)
 	_ forwarder[engine.BFloat16] = (*MMA[engine.BFloat16])(nil)
+	_ forwarder[engine.Half]     = (*WGMMA[engine.Half])(nil)
+	_ forwarder[engine.BFloat16] = (*WGMMA[engine.BFloat16])(nil)
 )
 
 // newPortable readies the portable kernel (attention.cl) for head dimensions up to dim.
@@ -108,8 +110,8 @@ func newPortable[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
 }
 
 // precisionVariants returns the variants of the float16 and bfloat16 ops, in priority
-// order: the tensor cores through mma.sync (attention.cu) on NVIDIA GPUs of sm_80 and newer,
-// then the portable kernel.
+// order: Hopper's warpgroup tensor cores (wgmma.cu) on sm_90, the tensor cores through
+// mma.sync (attention.cu) on NVIDIA GPUs of sm_80 and newer, then the portable kernel.
 func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 	mma := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: MMACompute,
 		Doc:      "FlashAttention-2 on the tensor cores: mma.sync m16n8k16, ldmatrix, K and V tiles double-buffered by cp.async",
@@ -140,7 +142,37 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 	portable := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 		return setupPrecision(q, name, causal, p, newPortable[S])
 	})
-	return []kernels.Variant{mma, portable}
+	wgmma := kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
+		Doc: "Hopper's warpgroup tensor cores (wgmma, P V with P in registers), Q, K, V tiles copied by TMA, a producer and two consumer warpgroups",
+		Needs: func(info engine.DeviceInfo) error {
+			if info.ComputeCapability != 90 {
+				return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)
+			}
+			return nil
+		},
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupPrecision(q, name, causal, p, newWGMMAFor[S])
+		}}
+	return []kernels.Variant{wgmma, mma, portable}
+}
+
+// newWGMMAFor readies the Hopper attention in S (float16 or bfloat16).
+func newWGMMAFor[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
+	var f any
+	var err error
+	switch any(*new(S)).(type) {
+	case engine.Half:
+		f, err = NewWGMMA[engine.Half](dev, dim)
+	case engine.BFloat16:
+		f, err = NewWGMMA[engine.BFloat16](dev, dim)
+	default:
+		stored, _ := elemTypes[S]()
+		return nil, fmt.Errorf("kernels: attention in %s has no wgmma kernel (float16 and bfloat16 do): %w", stored.Name, engine.ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.(forwarder[S]), nil
 }
 
 // mmaTunablesFor returns the tunables of the cuda-mma variant of op on dev and where they

@@ -1,0 +1,352 @@
+// wgmma.cu: FlashAttention forward on Hopper's warpgroup tensor cores, fed by TMA (CUDA C++,
+// sm_90a).
+//
+// Purpose: the "cuda-wgmma" variant of attention/{full,causal}/{float16,bfloat16}: O =
+// softmax(Q K^T * scale [+ causal mask]) V for tensors [batch*heads, seq, D] in binary16 or
+// bfloat16, float32 softmax and accumulation, without a seq x seq matrix. A block of three
+// warpgroups serves 128 queries of one head. Warpgroup 0 is the producer: one thread copies
+// the block's Q tile once, then the K and V tiles of BC keys in turn, with TMA (boxes of 64
+// head dimensions, 128-byte swizzle) into a ring of STAGES stages, each stage's K and V
+// with their own "full" mbarrier. Warpgroups 1 and 2 are consumers of 64 queries each: per
+// key tile, S = Q K^T by wgmma m64nBCk16 with both operands in shared memory (K-major);
+// then the online softmax in registers (the accumulator layout of wgmma is mma.m16n8's per
+// warp: each thread holds two rows of the tile); the probabilities P, rounded to the input
+// type, become the register A operand of O += P V, wgmma m64nDk16 with V in shared memory
+// (MN-major: V's rows are the keys); then the stage goes back to the producer ("empty"
+// mbarrier, both consumers arriving).
+//
+// Arguments:
+//   attention_wgmma(tmQ, tmK, tmV, o, seq, sl2e, causal)
+//     tmQ, tmK, tmV: tensor maps of Q, K, V as dims {D, seq, bh} (elements, fastest first),
+//       boxes {64, 64, 1} (Q) and {64, BC, 1} (K, V), 128-byte swizzle: rows past seq read as
+//       zeros within each head. o: bh*seq*D elements; sl2e = scale * log2(e); causal != 0
+//       masks key j > query i. bh*seq*D < 2^31 (the host checks).
+//
+// Tunables (-D, part of the cache key):
+//   PREC    3 float16, 4 bfloat16                                      default 3
+//   D       head dimension: 64 or 128                                   default 128
+//   BC      keys per tile: 64 or 128                                    default 64
+//   STAGES  stages of K and V tiles in the ring (>= 2)                 default 2
+// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3
+// Shared memory (dynamic): 2*64*D*2 bytes of Q, STAGES*2*BC*D*2 of K and V, and 1024 to align
+//   the tiles to the swizzle's 1024-byte period (attnWGMMAShared in wgmma.go).
+// Launch: 1D grid of bh*ceil(seq/128) blocks of 384 threads; block b serves head
+//   b / ceil(seq/128) and, counting from the last, query block b % ceil(seq/128).
+// Boundaries: rows past seq are zeros (TMA); keys past seq, or past the query when causal,
+//   get score -inf; rows past seq are not stored. Key 0 is unmasked for every query, so the
+//   running max is finite from the first tile on. Both consumers compute every tile of the
+//   block, also the causal tiles wholly past the first consumer's queries (its weights
+//   there are 0): a branch around the wgmma instructions that the compiler cannot prove
+//   uniform over the warpgroup makes ptxas serialize them (C7520), which costs more than the
+//   skipped tile saves.
+// Accuracy: as attention.cu's (scores and P V accumulated in float32 by the tensor cores,
+//   ex2.approx, P rounded to the input type, O rounded once).
+
+#include "prism_cuda.h"
+
+#ifndef PREC
+#define PREC 3
+#endif
+#ifndef D
+#define D 128
+#endif
+#ifndef BC
+#define BC 64
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
+
+#if PREC == 3
+#define WG_TYPE "f16"
+#elif PREC == 4
+#define WG_TYPE "bf16"
+#else
+#error "wgmma.cu: PREC must be 3 (float16) or 4 (bfloat16)"
+#endif
+#if D != 64 && D != 128
+#error "wgmma.cu: D must be 64 or 128"
+#endif
+#if BC != 64 && BC != 128
+#error "wgmma.cu: BC must be 64 or 128"
+#endif
+#if STAGES < 2
+#error "wgmma.cu: STAGES must be at least 2"
+#endif
+
+#define THREADS 384
+#define BR 128                 // queries per block: two consumers of 64
+#define QBYTES (64 * D * 2)    // one consumer's Q tile
+#define KVBYTES (BC * D * 2)   // one K or V tile
+#define BOXQ (64 * 128)        // bytes of a 64-row box of 64 dimensions
+#define BOXKV (BC * 128)       // bytes of a BC-row box of 64 dimensions
+#define NS (BC / 8)            // n8 tiles of S
+#define NO (D / 8)             // n8 tiles of O
+
+typedef unsigned short in_t;
+
+// desc returns the descriptor of an operand at shared address addr in the 128-byte swizzled
+// layout with leading and stride byte offsets lead and stride.
+static __device__ __forceinline__ unsigned long long desc(unsigned int addr, unsigned int lead, unsigned int stride) {
+  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lead >> 4) & 0x3fffu) << 16 |
+         (unsigned long long)((stride >> 4) & 0x3fffu) << 32 | 1ull << 62;
+}
+
+static __device__ __forceinline__ unsigned int pack(float lo, float hi) {
+#if PREC == 3
+  return prism_pack_half2(lo, hi);
+#else
+  return prism_pack_bfloat162(lo, hi);
+#endif
+}
+
+// wgmma_wait0 waits until no wgmma group of this warpgroup is pending; it names the
+// registers n registers of d as operands so that the compiler neither reads nor moves them
+// while the tensor cores may still write them.
+template <int N> static __device__ __forceinline__ void wgmma_wait0(float *d) {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    asm volatile("" : "+f"(d[i])::"memory");
+  }
+}
+
+#if BC == 64
+// wgmma_ss_n64: d (64 x 64, float) += A (descriptor da) * B (descriptor db, K-major).
+static __device__ __forceinline__ void wgmma_ss_n64(float *d, unsigned long long da, unsigned long long db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_TYPE "." WG_TYPE " "
+               "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "l"(da), "l"(db), "r"(1));
+}
+#define WGMMA_S wgmma_ss_n64
+#endif
+#if BC == 128
+// wgmma_ss_n128: d (64 x 128, float) += A (descriptor da) * B (descriptor db, K-major).
+static __device__ __forceinline__ void wgmma_ss_n128(float *d, unsigned long long da, unsigned long long db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPE "." WG_TYPE " "
+               "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "l"(da), "l"(db), "r"(1));
+}
+#define WGMMA_S wgmma_ss_n128
+#endif
+#if D == 64
+// wgmma_rs_n64: d (64 x 64, float) += A (registers a, the m16n8k16 A layout per warp) * B
+// (descriptor db, MN-major).
+static __device__ __forceinline__ void wgmma_rs_n64(float *d, const unsigned int *a, unsigned long long db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_TYPE "." WG_TYPE " "
+               "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+#define WGMMA_PV wgmma_rs_n64
+#endif
+#if D == 128
+// wgmma_rs_n128: d (64 x 128, float) += A (registers a, the m16n8k16 A layout per warp) * B
+// (descriptor db, MN-major).
+static __device__ __forceinline__ void wgmma_rs_n128(float *d, const unsigned int *a, unsigned long long db) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPE "." WG_TYPE " "
+               "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+#define WGMMA_PV wgmma_rs_n128
+#endif
+
+// pin makes the N registers of r appear read and written here: a volatile statement before a
+// wgmma.fence, so that their values are computed before the fence orders them for the
+// tensor cores (the compiler does not move register arithmetic across it otherwise).
+template <int N> static __device__ __forceinline__ void pin(float *r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    asm volatile("" : "+f"(r[i]));
+  }
+}
+template <int N> static __device__ __forceinline__ void pin(unsigned int *r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    asm volatile("" : "+r"(r[i]));
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    attention_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmQ, const PRISM_GRID_CONSTANT prism_tensor_map tmK,
+                    const PRISM_GRID_CONSTANT prism_tensor_map tmV, in_t *o, int seq, float sl2e, int causal) {
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __attribute__((aligned(8))) unsigned long long bars[1 + 3 * STAGES]; // Q, K full, V full, empty
+  const unsigned int sq = (prism_smem_addr(smem_raw) + 1023u) & ~1023u;
+  const unsigned int skv = sq + 2 * QBYTES; // stage s: K at skv + 2*s*KVBYTES, V after it
+  const unsigned int qbar = prism_smem_addr(bars), kfull = qbar + 8, vfull = kfull + 8 * STAGES, empty = vfull + 8 * STAGES;
+
+  const int nqb = (seq + BR - 1) / BR;
+  const int head = blockIdx.x / nqb;
+  const int q0 = (nqb - 1 - blockIdx.x % nqb) * BR;
+  const int kend = causal && q0 + BR < seq ? q0 + BR : seq;
+  const int tiles = (kend + BC - 1) / BC;
+  const int wg = threadIdx.x >> 7;
+
+  if (threadIdx.x == 0) {
+    prism_mbar_init(qbar, 1);
+    for (int s = 0; s < STAGES; ++s) {
+      prism_mbar_init(kfull + 8 * s, 1);
+      prism_mbar_init(vfull + 8 * s, 1);
+      prism_mbar_init(empty + 8 * s, 256);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (threadIdx.x == 0) {
+      prism_mbar_expect_tx(qbar, 2 * QBYTES);
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+#pragma unroll
+        for (int j = 0; j < D / 64; ++j) {
+          prism_tma_load_3d(sq + c * QBYTES + j * BOXQ, &tmQ, 64 * j, q0 + 64 * c, head, qbar);
+        }
+      }
+      for (int t = 0; t < tiles; ++t) {
+        const int s = t % STAGES;
+        if (t >= STAGES) {
+          prism_mbar_wait(empty + 8 * s, ((t / STAGES) + 1) & 1);
+        }
+        const unsigned int sk = skv + 2 * s * KVBYTES, sv = sk + KVBYTES;
+        prism_mbar_expect_tx(kfull + 8 * s, KVBYTES);
+#pragma unroll
+        for (int j = 0; j < D / 64; ++j) {
+          prism_tma_load_3d(sk + j * BOXKV, &tmK, 64 * j, t * BC, head, kfull + 8 * s);
+        }
+        prism_mbar_expect_tx(vfull + 8 * s, KVBYTES);
+#pragma unroll
+        for (int j = 0; j < D / 64; ++j) {
+          prism_tma_load_3d(sv + j * BOXKV, &tmV, 64 * j, t * BC, head, vfull + 8 * s);
+        }
+      }
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int c = wg - 1;                  // consumer: queries q0 + 64c ..
+  const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+  const int r0 = q0 + 64 * c + 16 * warp + (lane >> 2); // this thread's rows: r0 and r0 + 8
+  const unsigned int sqc = sq + c * QBYTES;
+
+  float acc[NO * 4];
+  float mrow[2] = {-prism_inf(), -prism_inf()}, lrow[2] = {0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < NO * 4; ++i) {
+    acc[i] = 0.f;
+  }
+  prism_mbar_wait(qbar, 0);
+
+  for (int t = 0; t < tiles; ++t) {
+    const int s = t % STAGES, ph = (t / STAGES) & 1;
+    const int kbase = t * BC;
+    const unsigned int sk = skv + 2 * s * KVBYTES, sv = sk + KVBYTES;
+    {
+      float sc[NS * 4];
+#pragma unroll
+      for (int i = 0; i < NS * 4; ++i) {
+        sc[i] = 0.f;
+      }
+      prism_mbar_wait(kfull + 8 * s, ph);
+      pin<NS * 4>(sc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int ks = 0; ks < D / 16; ++ks) {
+        const unsigned int off = 32 * (ks % 4);
+        WGMMA_S(sc, desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), desc(sk + (ks / 4) * BOXKV + off, 16, 1024));
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      wgmma_wait0<NS * 4>(sc);
+
+      // Scale to base 2, mask, and update the running max and sum of both rows.
+      const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0 + 64 * c);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int qrow = r0 + 8 * h;
+        float mx = mrow[h];
+#pragma unroll
+        for (int i = 0; i < NS; ++i) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float x = sc[4 * i + 2 * h + e] * sl2e;
+            if (mask) {
+              const int key = kbase + 8 * i + 2 * (lane & 3) + e;
+              if (key >= seq || (causal && key > qrow)) {
+                x = -prism_inf();
+              }
+            }
+            sc[4 * i + 2 * h + e] = x;
+            mx = fmaxf(mx, x);
+          }
+        }
+        mx = fmaxf(mx, prism_shfl_xor(mx, 1));
+        mx = fmaxf(mx, prism_shfl_xor(mx, 2));
+        const float alpha = prism_exp2(mrow[h] - mx);
+        mrow[h] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int i = 0; i < NS; ++i) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float p = prism_exp2(sc[4 * i + 2 * h + e] - mx);
+            sc[4 * i + 2 * h + e] = p;
+            sum += p;
+          }
+        }
+        lrow[h] = lrow[h] * alpha + sum;
+#pragma unroll
+        for (int n = 0; n < NO; ++n) {
+          acc[4 * n + 2 * h] *= alpha;
+          acc[4 * n + 2 * h + 1] *= alpha;
+        }
+      }
+
+      // O += P V: P in registers as the A operand (k step kk: keys 16kk..16kk+15, the n8
+      // tiles 2kk and 2kk+1 of S), V's descriptor stepping 16 key rows (2048 bytes).
+      unsigned int pa[BC / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        pa[kk][0] = pack(sc[8 * kk + 0], sc[8 * kk + 1]);
+        pa[kk][1] = pack(sc[8 * kk + 2], sc[8 * kk + 3]);
+        pa[kk][2] = pack(sc[8 * kk + 4], sc[8 * kk + 5]);
+        pa[kk][3] = pack(sc[8 * kk + 6], sc[8 * kk + 7]);
+      }
+      prism_mbar_wait(vfull + 8 * s, ph);
+      pin<BC / 4>(&pa[0][0]);
+      pin<NO * 4>(acc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        WGMMA_PV(acc, pa[kk], desc(sv + 2048 * kk, BOXKV, 1024));
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      wgmma_wait0<NO * 4>(acc);
+    }
+    prism_mbar_arrive(empty + 8 * s);
+  }
+
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = lrow[h];
+    l += prism_shfl_xor(l, 1);
+    l += prism_shfl_xor(l, 2);
+    const float inv = 1.f / l;
+    const int row = r0 + 8 * h;
+    if (row < seq) {
+      unsigned int *dst = (unsigned int *)(o + ((long long)head * seq + row) * D + 2 * (lane & 3));
+#pragma unroll
+      for (int n = 0; n < NO; ++n) {
+        dst[4 * n] = pack(acc[4 * n + 2 * h] * inv, acc[4 * n + 2 * h + 1] * inv);
+      }
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package attention
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed wgmma.cu
+var wgmmaSource string
+
+// wgmma.cu's geometry: 128 queries per block (two consumer warpgroups of 64), a producer
+// warpgroup, key tiles of attnWGMMABC, attnWGMMAStages stages.
+const (
+	attnWGMMABR      = 128
+	attnWGMMABC      = 64
+	attnWGMMAStages  = 2
+	attnWGMMAThreads = 384
+)
+
+// attnWGMMAShared is the dynamic shared memory of a launch for head dimension dim: the Q
+// tiles of both consumers, the stages of a K and a V tile, and 1024 bytes to align them.
+func attnWGMMAShared(dim int) int {
+	return 2*64*dim*2 + attnWGMMAStages*2*attnWGMMABC*dim*2 + 1024
+}
+
+// WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
+// variant), its tiles copied by TMA, in binary16 or bfloat16 with float32 softmax and
+// accumulation, for head dimensions 64 and 128. It runs on CUDA devices of compute
+// capability 9.0 and is safe for concurrent use by goroutines that each use their own Queue.
+type WGMMA[S MMAElem] struct {
+	dev  *engine.Device
+	dim  int
+	prog *engine.Program
+	k    *engine.Kernel
+	mu   sync.Mutex
+	maps attnMaps // the tensor maps of the last call
+}
+
+// attnMaps are the tensor maps of Q, K and V for one set of buffers and one shape.
+type attnMaps struct {
+	q, k, v    any // *engine.Buffer[S]
+	s          AttentionShape
+	tq, tk, tv *engine.TensorMap
+}
+
+// NewWGMMA compiles the Hopper attention for head dimension dim (64 or 128) on dev. It
+// returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU of
+// compute capability 9.0 with tensor maps, for another head dimension, or when the device
+// lacks the shared memory.
+func NewWGMMA[S MMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: attention: nil device: %w", engine.ErrInvalidArg)
+	}
+	info := dev.Info()
+	if dev.Backend() != "cuda" || info.ComputeCapability != 90 {
+		return nil, fmt.Errorf("kernels: attention on wgmma needs a CUDA device of sm_90; %s is %s sm_%d: %w",
+			dev.ID(), dev.Backend(), info.ComputeCapability, engine.ErrUnsupported)
+	}
+	if err := dev.TensorMapSupport(); err != nil {
+		return nil, fmt.Errorf("kernels: attention on wgmma copies its tiles with TMA: %w", err)
+	}
+	if dim != 64 && dim != 128 {
+		return nil, fmt.Errorf("kernels: attention on wgmma takes head dims 64 and 128, not %d (the portable kernel takes any up to %d): %w",
+			dim, AttentionMaxDim, engine.ErrUnsupported)
+	}
+	if need := attnWGMMAShared(dim); int64(need) > info.MaxLocalBytes() {
+		return nil, fmt.Errorf("kernels: attention on wgmma (dim %d) needs %d bytes of shared memory per block; %s allows %d: %w",
+			dim, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
+	}
+	prec := 3
+	if _, ok := any(*new(S)).(engine.BFloat16); ok {
+		prec = 4
+	}
+	opts := []string{fmt.Sprintf("-DPREC=%d", prec), fmt.Sprintf("-DD=%d", dim), fmt.Sprintf("-DBC=%d", attnWGMMABC),
+		fmt.Sprintf("-DSTAGES=%d", attnWGMMAStages)}
+	prog, k, err := kernels.BuildCUDA(dev, wgmmaSource, "wgmma.cu", "attention_wgmma", attnWGMMAThreads, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w (dim %d)", err, dim)
+	}
+	return &WGMMA[S]{dev: dev, dim: dim, prog: prog, k: k}, nil
+}
+
+// BlockKeys returns the keys per tile: the tolerance depends on it.
+func (w *WGMMA[S]) BlockKeys() int { return attnWGMMABC }
+
+// Attributes returns the compiled kernel's attributes.
+func (w *WGMMA[S]) Attributes() engine.KernelAttributes { return w.k.Attributes() }
+
+// tensorMaps returns the tensor maps of q, k and v for shape s, encoding them unless the last
+// call had the same buffers and shape.
+func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S]) (*engine.TensorMap, *engine.TensorMap, *engine.TensorMap, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if m := w.maps; m.tq != nil && m.q == any(qb) && m.k == any(kb) && m.v == any(vb) && m.s == s {
+		return m.tq, m.tk, m.tv, nil
+	}
+	desc := func(rows int) engine.TensorMapDesc {
+		return engine.TensorMapDesc{Dims: []int64{int64(s.Dim), int64(s.Seq), int64(s.Batch * s.Heads)},
+			Strides: []int64{int64(s.Dim) * 2, int64(s.Seq) * int64(s.Dim) * 2}, Box: []int{64, rows, 1}, Swizzle: engine.Swizzle128B}
+	}
+	tq, err := engine.NewTensorMap(qb, desc(64))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tk, err := engine.NewTensorMap(kb, desc(attnWGMMABC))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tv, err := engine.NewTensorMap(vb, desc(attnWGMMABC))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w.maps = attnMaps{q: qb, k: kb, v: vb, s: s, tq: tq, tk: tk, tv: tv}
+	return tq, tk, tv, nil
+}
+
+// Forward computes o = softmax(q k^T * scale [+ causal mask]) v over the tensors of shape s
+// (the first s.Elems() elements of each buffer); s.Dim must be the dim w was made for. causal
+// masks key j > query i. scale 0 selects 1/sqrt(s.Dim); any other value must be finite.
+func (w *WGMMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s AttentionShape, causal bool, scale float64) error {
+	if s.Dim != w.dim && s.Dim >= 1 {
+		return fmt.Errorf("kernels: attention: dim %d; this wgmma instance was made for dim %d: %w", s.Dim, w.dim, engine.ErrInvalidArg)
+	}
+	scale, err := checkForward(s, w.dim, scale, o, qb, kb, vb)
+	if err != nil {
+		return err
+	}
+	blocks := s.Batch * s.Heads * ((s.Seq + attnWGMMABR - 1) / attnWGMMABR)
+	if err := kernels.CheckGroups("attention", blocks, attnWGMMAThreads); err != nil {
+		return err
+	}
+	tq, tk, tv, err := w.tensorMaps(s, qb, kb, vb)
+	if err != nil {
+		return err
+	}
+	var c int32
+	if causal {
+		c = 1
+	}
+	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim)))
+	return q.Launch(w.k, r, tq, tk, tv, o, int32(s.Seq), float32(scale*math.Log2E), c)
+}
+
+// Close releases the compiled kernel. Idempotent.
+func (w *WGMMA[S]) Close() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	w.maps = attnMaps{}
+	w.mu.Unlock()
+	return errors.Join(w.k.Close(), w.prog.Close())
+}
