@@ -89,6 +89,25 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 		}
 	}
 	var variants []kernels.Variant
+	// First where it runs: on an H100 wgmma.cu runs 2.4x mma.cu (docs/PERFORMANCE.md).
+	if (p.MMA == 3 || p.MMA == 4) && !ta {
+		variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
+			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256k16, 128-byte swizzle), tiles copied by TMA, a producer and two consumer warpgroups",
+			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBK, wgmmaThreads, wgmmaStages, wgmmaGroupM),
+			Needs: func(info engine.DeviceInfo) error {
+				if info.ComputeCapability != 90 {
+					return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)
+				}
+				return nil
+			},
+			Setup: setup(func(dev *engine.Device) (Runner[In, Out], error) {
+				w, err := NewWGMMA[In](dev, p)
+				if err != nil {
+					return nil, err
+				}
+				return any(w).(Runner[In, Out]), nil
+			})})
+	}
 	if p.MMA != 0 {
 		v := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: p.MMACompute,
 			Doc:      "tensor cores through mma.sync (ldmatrix for 16-bit inputs), a cp.async pipeline in shared memory",
@@ -127,28 +146,30 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 		}
 		variants = append(variants, v)
 	}
-	// After cuda-mma: as built, wgmma.cu runs slower than mma.cu (docs/PERFORMANCE.md).
-	if (p.MMA == 3 || p.MMA == 4) && !ta {
-		variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
-			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n128k16 from shared-memory descriptors), a 4-stage cp.async pipeline",
-			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBK, wgmmaThreads, wgmmaStages, wgmmaGroupM),
-			Needs: func(info engine.DeviceInfo) error {
-				if info.ComputeCapability != 90 {
-					return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)
-				}
-				return nil
-			},
-			Setup: setup(func(dev *engine.Device) (Runner[In, Out], error) {
-				w, err := NewWGMMA[In](dev, p)
-				if err != nil {
-					return nil, err
-				}
-				return any(w).(Runner[In, Out]), nil
-			})})
-	}
 	variants = append(variants, simtVariants[In, Out](name, prec, setup)...)
 	if prec == "float32" || prec == "float64" {
 		variants = append(variants, vendorVariants[Out](name, ta, tb, batch)...)
+	}
+	// After the CUDA variants: the tensor cores through NVIDIA's OpenCL (gemm_mma.cl).
+	if p.MMA == 1 || p.MMA == 3 || p.MMA == 4 {
+		variants = append(variants, kernels.Variant{Name: "opencl-mma", Dialect: engine.DialectOpenCL, Backend: "opencl", MinCompute: 80,
+			Doc:      "NVIDIA's OpenCL on the tensor cores: mma.sync through inline PTX, double-buffered local tiles",
+			Tunables: clmmaDefault.String() + ", k step 64 bytes",
+			Needs:    clmmaNeeds,
+			Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+				in, err := setup(func(dev *engine.Device) (Runner[In, Out], error) {
+					g, err := NewCLMMA[In](dev, p)
+					if err != nil {
+						return nil, err
+					}
+					return any(g).(Runner[In, Out]), nil
+				})(q, pr)
+				if err != nil {
+					return nil, err
+				}
+				in.(*gemmInstance[In, Out]).tunables = clmmaDefault.String() + " (fixed)"
+				return in, nil
+			}})
 	}
 	portable := kernels.PortableVariant(func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 		tiles, from, err := portableTilesFor(q.Device(), name, pr.Tunables)

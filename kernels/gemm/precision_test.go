@@ -14,11 +14,12 @@ import (
 )
 
 // TestPrecisions runs every precision's portable GEMM on every device, and its tensor-core
-// GEMM (MMA) where the device has one, at shapes around the tiles of both (the portable
-// kernel's 8 to 128, mma.cu's 64 and 128 with k steps of 16 to 128 elements), every
-// transpose, padded leading dimensions (which also take mma.cu's element-by-element
-// loads), strided batches with gaps, beta = 0 over a C of NaN, and a separate D; guard
-// bands after C and D must stay untouched.
+// GEMMs where the device has them (MMA and WGMMA through CUDA, CLMMA through NVIDIA's
+// OpenCL), at shapes around the tiles of all (the portable kernel's 8 to 128, mma.cu's
+// and gemm_mma.cl's 64 and 128 with k steps of 16 to 128 elements), every transpose,
+// padded leading dimensions (which also take the element-by-element loads of mma.cu and
+// gemm_mma.cl), strided batches with gaps, beta = 0 over a C of NaN, and a separate D;
+// guard bands after C and D must stay untouched.
 func TestPrecisions(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		for _, p := range append(Precisions(), precisionOf("float64")) {
@@ -76,6 +77,18 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 			return any(w).(Runner[In, Out]), nil
 		}})
 	}
+	if p.MMA == 1 || p.MMA == 3 || p.MMA == 4 {
+		impls = append(impls, struct {
+			name string
+			mk   func() (Runner[In, Out], error)
+		}{"opencl-mma", func() (Runner[In, Out], error) {
+			g, err := NewCLMMA[In](dev, p)
+			if err != nil {
+				return nil, err
+			}
+			return any(g).(Runner[In, Out]), nil
+		}})
+	}
 	for _, impl := range impls {
 		t.Run(impl.name, func(t *testing.T) {
 			if impl.name == "portable" && p.Name == "float64" {
@@ -88,6 +101,9 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 				}
 				if strings.HasPrefix(impl.name, "cuda-wgmma") && dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
 					t.Fatalf("%s should run the wgmma GEMM: %v", dev.ID(), err)
+				}
+				if impl.name == "opencl-mma" && dev.Backend() == "opencl" && clmmaNeeds(dev.Info()) == nil && dev.Info().ComputeCapability >= 80 {
+					t.Fatalf("%s should run the OpenCL tensor-core GEMM: %v", dev.ID(), err)
 				}
 				t.Skip(err)
 			}
@@ -257,7 +273,7 @@ func TestPrecisionAccumulation(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		for _, name := range []string{"bfloat16", "float16"} {
 			p := precisionOf(name)
-			for _, impl := range []string{"portable", "cuda-mma"} {
+			for _, impl := range []string{"portable", "cuda-mma", "opencl-mma"} {
 				t.Run(name+"/"+impl, func(t *testing.T) {
 					var g Runner[engine.BFloat16, float32]
 					var h Runner[engine.Half, float32]
@@ -265,10 +281,20 @@ func TestPrecisionAccumulation(t *testing.T) {
 					switch {
 					case name == "bfloat16" && impl == "portable":
 						g, err = NewGEMMOf[engine.BFloat16, float32](dev, p)
+					case name == "bfloat16" && impl == "opencl-mma":
+						var c *CLMMA[engine.BFloat16]
+						if c, err = NewCLMMA[engine.BFloat16](dev, p); err == nil {
+							g = c
+						}
 					case name == "bfloat16":
 						g, err = NewMMA[engine.BFloat16, float32](dev, p)
 					case impl == "portable":
 						h, err = NewGEMMOf[engine.Half, float32](dev, p)
+					case impl == "opencl-mma":
+						var c *CLMMA[engine.Half]
+						if c, err = NewCLMMA[engine.Half](dev, p); err == nil {
+							h = c
+						}
 					default:
 						h, err = NewMMA[engine.Half, float32](dev, p)
 					}
