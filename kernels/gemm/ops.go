@@ -90,10 +90,10 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 	}
 	var variants []kernels.Variant
 	// First where it runs: on an H100 wgmma.cu runs 2.4x mma.cu (docs/PERFORMANCE.md).
-	if (p.MMA == 3 || p.MMA == 4) && !ta {
+	if ((p.MMA == 3 || p.MMA == 4) && !ta) || ((p.MMA == 6 || p.MMA == 7) && !ta && tb) {
 		variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
-			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256k16, 128-byte swizzle), tiles copied by TMA, a producer and two consumer warpgroups",
-			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBK, wgmmaThreads, wgmmaStages, wgmmaGroupM),
+			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256k16, k32 for float8, 128-byte swizzle), tiles copied by TMA, a producer and two consumer warpgroups",
+			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d bytes threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBKBytes, wgmmaThreads, wgmmaStages, wgmmaGroupM),
 			Needs: func(info engine.DeviceInfo) error {
 				if info.ComputeCapability != 90 {
 					return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)

@@ -1,9 +1,10 @@
 // wgmma.cu: GEMM on Hopper's warpgroup tensor cores (CUDA C++, sm_90a), fed by the Tensor
 // Memory Accelerator.
 //
-// Purpose: the "cuda-wgmma" variant of gemm/{nn,nt,batched}/{float16,bfloat16}. A block of
+// Purpose: the "cuda-wgmma" variant of gemm/{nn,nt,batched}/{float16,bfloat16} and of
+// gemm/nt/{float8e4m3,float8e5m2}. A block of
 // three warpgroups computes a 128 x BN tile of D. Warpgroup 0 is the producer: one of its
-// threads copies each k step's tiles of A (128 x 64) and B (64 x BN) from global to shared
+// threads copies each k step's tiles of A (128 x BK) and B (BK x BN) from global to shared
 // memory with TMA (cp.async.bulk.tensor, boxes described by tensor maps the host encodes),
 // into a ring of STAGES stages; a "full" mbarrier per stage counts the bytes in. Warpgroups
 // 1 and 2 are the consumers: each waits for a stage to be full, multiplies its 64 rows of A
@@ -16,18 +17,21 @@
 //
 // Arguments (row-major as mma.cu's; A stored m x k, B stored k x n or, TRANS_B, n x k):
 //   gemm_wgmma(tmA, tmB, d, c, alpha, beta, m, n, ldc, strideC, k)
-//     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {64, 128, 1},
+//     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {BK, 128, 1},
 //       128-byte swizzle; tmB: of B as {n, k, batch} with box {64, 64, 1} (nn: MN-major) or
-//       {k, n, batch} with box {64, BN, 1} (TRANS_B: K-major), 128-byte swizzle. The maps
+//       {k, n, batch} with box {BK, BN, 1} (TRANS_B: K-major), 128-byte swizzle; BK = 64
+//       elements (16-bit) or 128 (8-bit), one 128-byte row. The maps
 //       carry lda, ldb, strideA and strideB (multiples of 8 elements: TMA's 16-byte rule).
 //     d[z*strideC + i*ldc + j] = alpha * sum_l A_z[i][l] * op(B_z)[l][j] + beta * c[...]
 //     z = blockIdx.z. When beta == 0, c is not read; d may be c.
 //
-// Semantics: A, B IEEE binary16 (PREC 3) or bfloat16 (PREC 4) bits, products exact,
-//   accumulated in float32 by the tensor cores; C, D float.
+// Semantics: A, B IEEE binary16 (PREC 3), bfloat16 (PREC 4), OCP float8 E4M3 (PREC 6) or
+//   E5M2 (PREC 7) bits, products exact, accumulated in float32 by the tensor cores (about 14
+//   bits kept for float8); C, D float. Float8 takes the nt layout only (TRANS_B=1): its
+//   wgmma reads both operands K-major; a k step is then 128 elements (still 128 bytes).
 //
 // Tunables (-D, part of the cache key):
-//   PREC      3 float16, 4 bfloat16                                  default 3
+//   PREC      3 float16, 4 bfloat16, 6 float8e4m3, 7 float8e5m2      default 3
 //   TRANS_B   1: B stored n x k (K-major)                             default 0
 //   BN        columns of D per block: 128 or 256 (m64n128k16 or m64n256k16) default 256
 //   STAGES    shared-memory stages of the ring (>= 2)                default 4
@@ -35,7 +39,7 @@
 //   MN_SWAP   1: the MN-major B's descriptor holds the 64-column group stride in the stride
 //             byte offset and the 8-row k group stride in the leading one (0: the
 //             reverse, CUTLASS's reading of the 128-byte swizzled MN-major layout) default 0
-// Builds: -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1
+// Builds: -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128
 // Launch: 3D grid (ceil(m/128) * ceil(n/BN), 1, batch) blocks of 384 threads, dynamic
 //   shared memory STAGES * (128 + BN) * 128 bytes + 1024 (the stages start on a 1024-byte
 //   boundary, the 128-byte swizzle's period).
@@ -73,13 +77,30 @@
 #define WG_TYPE "f16"
 #elif PREC == 4
 #define WG_TYPE "bf16"
+#elif PREC == 6
+#define WG_TYPE "e4m3"
+#elif PREC == 7
+#define WG_TYPE "e5m2"
 #else
-#error "wgmma.cu: PREC must be 3 (float16) or 4 (bfloat16)"
+#error "wgmma.cu: PREC must be 3 (float16), 4 (bfloat16), 6 (e4m3) or 7 (e5m2)"
 #endif
-#if TRANS_B
-#define WG_TRANS_B "0"
+#if PREC >= 6
+// 8-bit inputs: k32 per instruction, both operands K-major (the instruction has no
+// transpose operands), 128 elements to a 128-byte row.
+#if !TRANS_B
+#error "wgmma.cu: float8 takes B stored n x k (TRANS_B=1) only"
+#endif
+#define IN_BYTES 1
+#define WG_K "32"
+#define WG_TAIL ""
 #else
-#define WG_TRANS_B "1"
+#define IN_BYTES 2
+#define WG_K "16"
+#if TRANS_B
+#define WG_TAIL ", 0, 0"
+#else
+#define WG_TAIL ", 0, 1"
+#endif
 #endif
 #if STAGES < 2
 #error "wgmma.cu: STAGES must be at least 2"
@@ -88,10 +109,10 @@
 #error "wgmma.cu: BN must be 128 or 256"
 #endif
 #define BM 128
-#define BK 64
+#define BK (128 / IN_BYTES) // elements of a 128-byte row: the swizzle's span
 #define THREADS 384
-#define STAGE_A (BM * BK * 2) // bytes
-#define STAGE_B (BN * BK * 2)
+#define STAGE_A (BM * BK * IN_BYTES) // bytes
+#define STAGE_B (BN * BK * IN_BYTES)
 #define STAGE (STAGE_A + STAGE_B)
 
 // desc returns the matrix descriptor of an operand at shared address addr in the 128-byte
@@ -107,8 +128,8 @@ static __device__ __forceinline__ void wgmma_m64n128k16(float *d, unsigned long 
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPE "." WG_TYPE " "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, " WG_TRANS_B ";\n"
+      "wgmma.mma_async.sync.aligned.m64n128k" WG_K ".f32." WG_TYPE "." WG_TYPE " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1" WG_TAIL ";\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(da), "l"(db), "r"(accumulate));
@@ -120,8 +141,8 @@ static __device__ __forceinline__ void wgmma_m64n256k16(float *d, unsigned long 
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_TYPE "." WG_TYPE " "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, " WG_TRANS_B ";\n"
+      "wgmma.mma_async.sync.aligned.m64n256k" WG_K ".f32." WG_TYPE "." WG_TYPE " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1" WG_TAIL ";\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(da), "l"(db), "r"(accumulate));
@@ -210,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < BK / 16; ++ks) {
+    for (int ks = 0; ks < 4; ++ks) { // four instructions of 32 bytes of k each
       const unsigned long long da = desc(sa + 32 * ks, 16, 1024);
 #if TRANS_B
       const unsigned long long db = desc(sb + 32 * ks, 16, 1024);

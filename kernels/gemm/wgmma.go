@@ -15,12 +15,12 @@ import (
 var wgmmaSource string
 
 // wgmma.cu's geometry: 128 x wgmmaBN tiles of D, a producer and two consumer warpgroups,
-// k steps of 64, wgmmaStages stages of shared memory.
+// k steps of 128 bytes (64 16-bit or 128 8-bit elements), wgmmaStages stages of shared memory.
 const (
-	wgmmaBM, wgmmaBN, wgmmaBK = 128, 256, 64
-	wgmmaThreads              = 384
-	wgmmaStages               = 4
-	wgmmaGroupM               = 8
+	wgmmaBM, wgmmaBN, wgmmaBKBytes = 128, 256, 128
+	wgmmaThreads                   = 384
+	wgmmaStages                    = 4
+	wgmmaGroupM                    = 8
 )
 
 // wgmmaLayout is how the kernel reads the MN-major B of the nn layout: mnSwap exchanges
@@ -73,8 +73,8 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 	if err := p.check(typeNameOf[In](), "float32"); err != nil {
 		return nil, err
 	}
-	if p.MMA != 3 && p.MMA != 4 {
-		return nil, fmt.Errorf("kernels: gemm %s has no wgmma kernel (float16 and bfloat16 do): %w", p.Name, engine.ErrUnsupported)
+	if p.MMA != 3 && p.MMA != 4 && p.MMA != 6 && p.MMA != 7 {
+		return nil, fmt.Errorf("kernels: gemm %s has no wgmma kernel (float16, bfloat16 and float8 do): %w", p.Name, engine.ErrUnsupported)
 	}
 	info := dev.Info()
 	if dev.Backend() != "cuda" || info.ComputeCapability != 90 {
@@ -91,9 +91,12 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 	return &WGMMA[In]{dev: dev, p: p, layout: l, bn: bn}, nil
 }
 
-// wgmmaShared is the dynamic shared memory of a launch: the stages of a 128 x 64 tile of A
-// and a 64 x bn tile of B in 16-bit elements, and 1024 bytes to align them.
-func wgmmaShared(bn int) int { return wgmmaStages*(wgmmaBM+bn)*wgmmaBK*2 + 1024 }
+// wgmmaShared is the dynamic shared memory of a launch: the stages of a tile of A (128 rows)
+// and of B (bn rows or columns), 128 bytes of k each, and 1024 bytes to align them.
+func wgmmaShared(bn int) int { return wgmmaStages*(wgmmaBM+bn)*128 + 1024 }
+
+// bk returns the k step of a stage in elements: one 128-byte row of the inputs.
+func (w *WGMMA[In]) bk() int { return 128 / engine.SizeOf[In]() }
 
 // kernel returns the kernel of B's layout, compiling it on first use.
 func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
@@ -115,9 +118,11 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 
 // takes reports whether wgmma.cu takes shape s: A not transposed, every row of A and B on a
 // 16-byte boundary, and the matrices of a batch apart by at least one matrix and on 16-byte
-// boundaries (TMA's rules for a tensor map's strides).
+// boundaries (TMA's rules for a tensor map's strides); for float8, B stored n x k (its
+// wgmma reads both operands K-major).
 func (w *WGMMA[In]) takes(s GEMMShape) bool {
-	if s.TransA || s.LDA%8 != 0 || s.LDB%8 != 0 {
+	v := 16 / engine.SizeOf[In]() // elements of 16 bytes
+	if s.TransA || s.LDA%v != 0 || s.LDB%v != 0 || (v == 16 && !s.TransB) {
 		return false
 	}
 	if s.Batch > 1 {
@@ -125,7 +130,7 @@ func (w *WGMMA[In]) takes(s GEMMShape) bool {
 		if s.TransB {
 			rowsB = s.N
 		}
-		if s.StrideA%8 != 0 || s.StrideB%8 != 0 || s.StrideA < s.LDA*s.M || s.StrideB < s.LDB*rowsB {
+		if s.StrideA%v != 0 || s.StrideB%v != 0 || s.StrideA < s.LDA*s.M || s.StrideB < s.LDB*rowsB {
 			return false
 		}
 	}
@@ -141,25 +146,26 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.Te
 		return m.ta, m.tb, nil
 	}
 	// A batch of one gets a batch stride of one whole matrix, rounded to 16 bytes.
+	es, bk := int64(engine.SizeOf[In]()), w.bk()
 	stride := func(st, whole int) int64 {
 		if s.Batch == 1 {
-			return int64((whole*2 + 15) &^ 15)
+			return (int64(whole)*es + 15) &^ 15
 		}
-		return int64(st) * 2
+		return int64(st) * es
 	}
 	ta, err := engine.NewTensorMap(a, engine.TensorMapDesc{
-		Dims: []int64{int64(s.K), int64(s.M), int64(s.Batch)}, Strides: []int64{int64(s.LDA) * 2, stride(s.StrideA, s.LDA*s.M)},
-		Box: []int{wgmmaBK, wgmmaBM, 1}, Swizzle: engine.Swizzle128B})
+		Dims: []int64{int64(s.K), int64(s.M), int64(s.Batch)}, Strides: []int64{int64(s.LDA) * es, stride(s.StrideA, s.LDA*s.M)},
+		Box: []int{bk, wgmmaBM, 1}, Swizzle: engine.Swizzle128B})
 	if err != nil {
 		return nil, nil, err
 	}
 	var db engine.TensorMapDesc
 	if s.TransB {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.N), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * 2, stride(s.StrideB, s.LDB*s.N)}, Box: []int{wgmmaBK, w.bn, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.bn, 1}, Swizzle: engine.Swizzle128B}
 	} else {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.N), int64(s.K), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * 2, stride(s.StrideB, s.LDB*s.K)}, Box: []int{64, wgmmaBK, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.K)}, Box: []int{64, bk, 1}, Swizzle: engine.Swizzle128B}
 	}
 	tb, err := engine.NewTensorMap(b, db)
 	if err != nil {
