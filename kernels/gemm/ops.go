@@ -90,9 +90,9 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 	}
 	var variants []kernels.Variant
 	// First where it runs: on an H100 wgmma.cu runs 2.4x mma.cu (docs/PERFORMANCE.md).
-	if ((p.MMA == 3 || p.MMA == 4) && !ta) || ((p.MMA == 6 || p.MMA == 7) && !ta && tb) {
+	if p.MMA == 1 || p.MMA == 2 || ((p.MMA == 3 || p.MMA == 4) && !ta) || ((p.MMA == 6 || p.MMA == 7) && !ta && tb) {
 		variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
-			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256k16, k32 for float8, 128-byte swizzle), tiles copied by TMA, a producer and two consumer warpgroups",
+			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256, 128-byte swizzle; tf32 operands rounded or split into K-major copies first), tiles copied by TMA, a producer and two consumer warpgroups",
 			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d bytes threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBKBytes, wgmmaThreads, wgmmaStages, wgmmaGroupM),
 			Needs: func(info engine.DeviceInfo) error {
 				if info.ComputeCapability != 90 {

@@ -80,12 +80,13 @@ func LookupPrecision(name string) (Precision, bool) {
 }
 
 // New readies the fastest GEMM of precision p that dev runs: Hopper's warpgroup tensor
-// cores (WGMMA) for float16, bfloat16 and float8 on an sm_90 GPU through CUDA (float8 in
-// the nt layout; other layouts run on MMA through it), else the tensor cores
+// cores (WGMMA) for tf32, float32x3tf32, float16, bfloat16 and float8 on an sm_90 GPU
+// through CUDA (float8 in the nt layout; other layouts run on MMA through it), else the
+// tensor cores
 // through mma.sync (MMA) on an NVIDIA GPU through CUDA that has them for p, else the
 // portable kernel (GEMMOf). In and Out must be p's input and output types.
 func New[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (Runner[In, Out], error) {
-	if p.MMA == 3 || p.MMA == 4 || p.MMA == 6 || p.MMA == 7 {
+	if p.MMA >= 1 && p.MMA <= 7 && p.MMA != 5 {
 		w, err := NewWGMMA[In](dev, p)
 		if err == nil {
 			if r, ok := any(w).(Runner[In, Out]); ok {

@@ -39,7 +39,7 @@
 //   MN_SWAP   1: the MN-major B's descriptor holds the 64-column group stride in the stride
 //             byte offset and the 8-row k group stride in the leading one (0: the
 //             reverse, CUTLASS's reading of the 128-byte swizzled MN-major layout) default 0
-// Builds: -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128
 // Launch: 3D grid (ceil(m/128) * ceil(n/BN), 1, batch) blocks of 384 threads, dynamic
 //   shared memory STAGES * (128 + BN) * 128 bytes + 1024 (the stages start on a 1024-byte
 //   boundary, the 128-byte swizzle's period).
@@ -77,14 +77,25 @@
 #define WG_TYPE "f16"
 #elif PREC == 4
 #define WG_TYPE "bf16"
+#elif PREC == 1 || PREC == 2
+#define WG_TYPE "tf32"
 #elif PREC == 6
 #define WG_TYPE "e4m3"
 #elif PREC == 7
 #define WG_TYPE "e5m2"
 #else
-#error "wgmma.cu: PREC must be 3 (float16), 4 (bfloat16), 6 (e4m3) or 7 (e5m2)"
+#error "wgmma.cu: PREC must be 1 (tf32), 2 (3xTF32), 3 (float16), 4 (bfloat16), 6 (e4m3) or 7 (e5m2)"
 #endif
-#if PREC >= 6
+#if PREC <= 2
+// tf32: k8 per instruction, both operands K-major (no transpose operands), 32 elements to a
+// 128-byte row. The inputs come from gemm_split, already rounded (and split, for PREC 2).
+#if !TRANS_B
+#error "wgmma.cu: tf32 takes B stored n x k (TRANS_B=1) only: gemm_split prepares it so"
+#endif
+#define IN_BYTES 4
+#define WG_K "8"
+#define WG_TAIL ""
+#elif PREC >= 6
 // 8-bit inputs: k32 per instruction, both operands K-major (the instruction has no
 // transpose operands), 128 elements to a 128-byte row.
 #if !TRANS_B
@@ -113,7 +124,12 @@
 #define THREADS 384
 #define STAGE_A (BM * BK * IN_BYTES) // bytes
 #define STAGE_B (BN * BK * IN_BYTES)
-#define STAGE (STAGE_A + STAGE_B)
+#if PREC == 2
+#define SPLIT 2 // tiles of the big and of the small parts
+#else
+#define SPLIT 1
+#endif
+#define STAGE ((STAGE_A + STAGE_B) * SPLIT)
 
 // desc returns the matrix descriptor of an operand at shared address addr in the 128-byte
 // swizzled layout, with leading and stride byte offsets lead and stride.
@@ -170,7 +186,8 @@ static __device__ __forceinline__ void wgmma_wait0(float *d) {
 
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB, float *d,
+    gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB,
+               const PRISM_GRID_CONSTANT prism_tensor_map tmA2, const PRISM_GRID_CONSTANT prism_tensor_map tmB2, float *d,
                const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ __attribute__((aligned(8))) unsigned long long bars[2 * STAGES]; // full[s], then empty[s]
@@ -207,6 +224,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         prism_tma_load_3d(sa, &tmA, kt * BK, m0, z, full + 8 * s);
 #if TRANS_B
         prism_tma_load_3d(sb, &tmB, kt * BK, n0, z, full + 8 * s);
+#if SPLIT == 2
+        prism_tma_load_3d(sa + STAGE_A + STAGE_B, &tmA2, kt * BK, m0, z, full + 8 * s);
+        prism_tma_load_3d(sb + STAGE_A + STAGE_B, &tmB2, kt * BK, n0, z, full + 8 * s);
+#endif
 #else
 #pragma unroll
         for (int j = 0; j < BN / 64; ++j) {
@@ -240,6 +261,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
       const unsigned long long db = desc(sb + 2048 * ks, 64 * BK * 2, 1024);
 #endif
+#if SPLIT == 2
+      // 3xTF32: the small products first, then big*big (CUTLASS's order).
+      const unsigned int small = STAGE_A + STAGE_B;
+      WGMMA(acc, desc(sa + small + 32 * ks, 16, 1024), db, 1);
+      WGMMA(acc, da, desc(sb + small + 32 * ks, 16, 1024), 1);
+#endif
       WGMMA(acc, da, db, 1);
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -268,6 +295,50 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         r += beta * c[(long long)row * ldc + col];
       }
       d[(long long)row * ldc + col] = r;
+    }
+  }
+}
+
+// tf32_round returns x rounded to tf32 (cvt.rna: ties away from zero) as float bits.
+static __device__ __forceinline__ float tf32_round(float x) {
+  unsigned int r;
+  float f;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  asm("mov.b32 %0, %1;" : "=f"(f) : "r"(r));
+  return f;
+}
+
+// gemm_split writes op(X) K-major for the tensor maps of gemm_wgmma: out[z][r][c] =
+// tf32(v), and for PREC 2 small[z][r][c] = tf32(v - tf32(v)), where v = x[z*stridex + c*ldx
+// + r] when trans, else x[z*stridex + r*ldx + c]; 0 <= r < rows, 0 <= c < cols, out rows
+// ldo apart. Launch: grid (ceil(cols/32), ceil(rows/32), batch) of 32 x 8 threads; tiles of
+// 32 x 32 through shared memory, so that reads and writes are both coalesced. Built with
+// every PREC; the host launches it for PREC 1 and 2 only.
+extern "C" __global__ void __launch_bounds__(256) gemm_split(float *big, float *small, const float *x, int rows, int cols, int ldx,
+                                                            long long stridex, int trans, int ldo) {
+  __shared__ float tile[32][33]; // [c][r] of the block
+  const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32, z = blockIdx.z;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  x += (long long)z * stridex;
+  for (int i = ty; i < 32; i += 8) {
+    if (trans) {
+      const int c = c0 + i, r = r0 + tx;
+      tile[i][tx] = c < cols && r < rows ? x[(long long)c * ldx + r] : 0.0f;
+    } else {
+      const int r = r0 + i, c = c0 + tx;
+      tile[tx][i] = r < rows && c < cols ? x[(long long)r * ldx + c] : 0.0f;
+    }
+  }
+  __syncthreads();
+  for (int i = ty; i < 32; i += 8) {
+    const int r = r0 + i, c = c0 + tx;
+    if (r < rows && c < cols) {
+      const float v = tile[tx][i], b = tf32_round(v);
+      const long long o = ((long long)z * rows + r) * ldo + c;
+      big[o] = b;
+#if PREC == 2
+      small[o] = tf32_round(v - b);
+#endif
     }
   }
 }

@@ -47,13 +47,29 @@ type WGMMA[In InputType] struct {
 	kerns  [2]*engine.Kernel
 	mma    *MMA[In, float32]
 	maps   wgmmaMaps // the tensor maps of the last call
+	split  *engine.Kernel
+	// scratch holds, per queue, the K-major tf32 copies of A and B that gemm_split writes
+	// for the tf32 and 3xTF32 precisions (launches on one queue run in order, so each
+	// queue's copies are reused safely).
+	scratch map[*engine.Queue]*wgmmaScratch
+}
+
+// wgmmaScratch are the K-major tf32 operands of one queue: big and, for 3xTF32, small
+// parts of A (batch x m x ldk) and of B (batch x n x ldk).
+type wgmmaScratch struct {
+	aBig, aSmall, bBig, bSmall *engine.Buffer[float32]
+}
+
+func (sc *wgmmaScratch) Close() error {
+	return errors.Join(sc.aBig.Close(), sc.aSmall.Close(), sc.bBig.Close(), sc.bSmall.Close())
 }
 
 // wgmmaMaps are the tensor maps of A and B for one pair of buffers and one shape.
 type wgmmaMaps struct {
-	a, b   any // *engine.Buffer[In]
-	s      GEMMShape
-	ta, tb *engine.TensorMap
+	a, b     any // *engine.Buffer[In], or the scratch copies for tf32
+	s        GEMMShape
+	ta, tb   *engine.TensorMap
+	ta2, tb2 *engine.TensorMap // the small parts' (3xTF32) or the big ones again (tf32)
 }
 
 // NewWGMMA readies the Hopper GEMM of precision p (float16 or bfloat16) on dev. It
@@ -73,8 +89,8 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 	if err := p.check(typeNameOf[In](), "float32"); err != nil {
 		return nil, err
 	}
-	if p.MMA != 3 && p.MMA != 4 && p.MMA != 6 && p.MMA != 7 {
-		return nil, fmt.Errorf("kernels: gemm %s has no wgmma kernel (float16, bfloat16 and float8 do): %w", p.Name, engine.ErrUnsupported)
+	if p.MMA < 1 || p.MMA > 7 || p.MMA == 5 {
+		return nil, fmt.Errorf("kernels: gemm %s has no wgmma kernel (tf32, float32x3tf32, float16, bfloat16 and float8 do): %w", p.Name, engine.ErrUnsupported)
 	}
 	info := dev.Info()
 	if dev.Backend() != "cuda" || info.ComputeCapability != 90 {
@@ -84,16 +100,33 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 	if err := dev.TensorMapSupport(); err != nil {
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma copies its tiles with TMA: %w", p.Name, err)
 	}
-	if need := wgmmaShared(bn); int64(need) > info.MaxLocalBytes() {
+	w := &WGMMA[In]{dev: dev, p: p, layout: l, bn: bn}
+	if need := wgmmaShared(bn, w.stages(), w.splits()); int64(need) > info.MaxLocalBytes() {
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma needs %d bytes of shared memory per block; %s allows %d: %w",
 			p.Name, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
 	}
-	return &WGMMA[In]{dev: dev, p: p, layout: l, bn: bn}, nil
+	return w, nil
 }
 
 // wgmmaShared is the dynamic shared memory of a launch: the stages of a tile of A (128 rows)
 // and of B (bn rows or columns), 128 bytes of k each, and 1024 bytes to align them.
-func wgmmaShared(bn int) int { return wgmmaStages*(wgmmaBM+bn)*128 + 1024 }
+func wgmmaShared(bn, stages, split int) int { return stages*(wgmmaBM+bn)*128*split + 1024 }
+
+// split returns 2 for 3xTF32 (big and small parts of each operand in shared memory), else 1.
+func (w *WGMMA[In]) splits() int {
+	if w.p.MMA == 2 {
+		return 2
+	}
+	return 1
+}
+
+// stages returns the stages of the ring: two for 3xTF32, whose stage holds four tiles.
+func (w *WGMMA[In]) stages() int {
+	if w.p.MMA == 2 {
+		return 2
+	}
+	return wgmmaStages
+}
 
 // bk returns the k step of a stage in elements: one 128-byte row of the inputs.
 func (w *WGMMA[In]) bk() int { return 128 / engine.SizeOf[In]() }
@@ -106,21 +139,32 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	if w.kerns[j] != nil {
 		return w.kerns[j], nil
 	}
-	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", wgmmaStages),
+	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", w.stages()),
 		fmt.Sprintf("-DGROUP_M=%d", wgmmaGroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", w.bn)}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
 	}
+	if w.p.MMA <= 2 {
+		if w.split, err = prog.Kernel("gemm_split"); err != nil {
+			k.Close()
+			prog.Close()
+			return nil, err
+		}
+	}
 	w.progs[j], w.kerns[j] = prog, k
 	return k, nil
 }
 
-// takes reports whether wgmma.cu takes shape s: A not transposed, every row of A and B on a
+// takes reports whether wgmma.cu takes shape s: any shape for tf32 and 3xTF32; else A not
+// transposed, every row of A and B on a
 // 16-byte boundary, and the matrices of a batch apart by at least one matrix and on 16-byte
 // boundaries (TMA's rules for a tensor map's strides); for float8, B stored n x k (its
 // wgmma reads both operands K-major).
 func (w *WGMMA[In]) takes(s GEMMShape) bool {
+	if w.p.MMA <= 2 { // gemm_split writes aligned K-major copies of any layout
+		return true
+	}
 	v := 16 / engine.SizeOf[In]() // elements of 16 bytes
 	if s.TransA || s.LDA%v != 0 || s.LDB%v != 0 || (v == 16 && !s.TransB) {
 		return false
@@ -198,17 +242,105 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if blocks := float64(tiles(s.M, wgmmaBM)) * float64(tiles(s.N, w.bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
-	k, err := w.kernel(s.TransB)
+	k, err := w.kernel(s.TransB || w.p.MMA <= 2)
 	if err != nil {
 		return err
 	}
-	ta, tb, err := w.tensorMaps(s, a, b)
+	var ta, tb, ta2, tb2 *engine.TensorMap
+	if w.p.MMA <= 2 {
+		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]))
+	} else {
+		ta, tb, err = w.tensorMaps(s, a, b)
+		ta2, tb2 = ta, tb
+	}
 	if err != nil {
 		return err
 	}
 	r := engine.Range3D(tiles(s.M, wgmmaBM)*tiles(s.N, w.bn)*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
-		WithSharedBytes(int64(wgmmaShared(w.bn)))
-	return q.Launch(k, r, ta, tb, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K))
+		WithSharedBytes(int64(wgmmaShared(w.bn, w.stages(), w.splits())))
+	return q.Launch(k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K))
+}
+
+// splitOperands enqueues gemm_split on q for A and B of shape s, writing their K-major tf32
+// copies (big and, for 3xTF32, small parts) into q's scratch buffers, and returns the tensor
+// maps of those copies: A's big and B's big, A's small and B's small (the big ones again for
+// tf32).
+func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32]) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
+	ldk := (s.K + 3) &^ 3 // rows of 16-byte multiples
+	na, nb := s.Batch*s.M*ldk, s.Batch*s.N*ldk
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.scratch == nil {
+		w.scratch = map[*engine.Queue]*wgmmaScratch{}
+	}
+	sc := w.scratch[q]
+	if sc == nil || sc.aBig.Len() < na || sc.bBig.Len() < nb {
+		if sc != nil {
+			if err := sc.Close(); err != nil {
+				return nil, nil, nil, nil, err
+			}
+		}
+		sc = &wgmmaScratch{}
+		w.scratch[q] = sc
+		alloc := func(n int) (*engine.Buffer[float32], error) { return engine.NewBuffer[float32](w.dev, n) }
+		if sc.aBig, err = alloc(na); err == nil {
+			sc.bBig, err = alloc(nb)
+		}
+		if err == nil && w.p.MMA == 2 {
+			if sc.aSmall, err = alloc(na); err == nil {
+				sc.bSmall, err = alloc(nb)
+			}
+		}
+		if err != nil {
+			sc.Close()
+			delete(w.scratch, q)
+			return nil, nil, nil, nil, fmt.Errorf("kernels: gemm %s on wgmma: scratch for the tf32 operands of %v: %w", w.p.Name, s, err)
+		}
+	}
+	small := func(x, big *engine.Buffer[float32]) *engine.Buffer[float32] {
+		if x == nil {
+			return big // tf32: gemm_split writes no small part
+		}
+		return x
+	}
+	// op(A) is m x k: stored k x m when transposed. op(B)^T is n x k: stored n x k when B is
+	// transposed, k x n (to be transposed) when not.
+	for _, op := range []struct {
+		big, small, x *engine.Buffer[float32]
+		rows, ld, st  int
+		trans         bool
+	}{
+		{sc.aBig, small(sc.aSmall, sc.aBig), a, s.M, s.LDA, s.StrideA, s.TransA},
+		{sc.bBig, small(sc.bSmall, sc.bBig), b, s.N, s.LDB, s.StrideB, !s.TransB},
+	} {
+		r := engine.Range3D((s.K+31)/32*32, (op.rows+31)/32*8, s.Batch, 32, 8, 1)
+		if err := q.Launch(w.split, r, op.big, op.small, op.x, int32(op.rows), int32(s.K), int32(op.ld), int64(op.st),
+			int32(b2i(op.trans)), int32(ldk)); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	}
+	desc := func(rows, box int) engine.TensorMapDesc {
+		return engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(rows), int64(s.Batch)},
+			Strides: []int64{int64(ldk) * 4, int64(rows) * int64(ldk) * 4}, Box: []int{32, box, 1}, Swizzle: engine.Swizzle128B}
+	}
+	key := wgmmaMaps{a: sc.aBig, b: sc.bBig, s: s}
+	if m := w.maps; m.ta != nil && m.a == key.a && m.b == key.b && m.s == s && m.ta2 != nil {
+		return m.ta, m.tb, m.ta2, m.tb2, nil
+	}
+	maps := []*engine.TensorMap{}
+	for _, x := range []struct {
+		buf       *engine.Buffer[float32]
+		rows, box int
+	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.bn}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.bn}} {
+		tm, err := engine.NewTensorMap(x.buf, desc(x.rows, x.box))
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		maps = append(maps, tm)
+	}
+	key.ta, key.tb, key.ta2, key.tb2 = maps[0], maps[1], maps[2], maps[3]
+	w.maps = key
+	return key.ta, key.tb, key.ta2, key.tb2, nil
 }
 
 // Close releases the compiled kernels. Idempotent.
@@ -219,6 +351,9 @@ func (w *WGMMA[In]) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var errs []error
+	if w.split != nil {
+		errs = append(errs, w.split.Close())
+	}
 	for j := range 2 {
 		if w.kerns[j] != nil {
 			errs = append(errs, w.kerns[j].Close(), w.progs[j].Close())
@@ -226,7 +361,10 @@ func (w *WGMMA[In]) Close() error {
 		}
 	}
 	errs = append(errs, w.mma.Close())
-	w.mma, w.maps = nil, wgmmaMaps{}
+	for _, sc := range w.scratch {
+		errs = append(errs, sc.Close())
+	}
+	w.mma, w.maps, w.split, w.scratch = nil, wgmmaMaps{}, nil, nil
 	return errors.Join(errs...)
 }
 
