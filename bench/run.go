@@ -218,8 +218,12 @@ const (
 	MaxWarmup = 1 << 30
 )
 
-// warmupBatch is how many warm-up runs timeRuns enqueues before it waits for them.
-const warmupBatch = 16
+// warmupBatch is the most warm-up runs timeRuns enqueues before it waits for them, and
+// warmupBatchTime the time under which a batch may double.
+const (
+	warmupBatch     = 16
+	warmupBatchTime = 20 * time.Millisecond
+)
 
 // measureCopy is copyCeiling; tests replace it with one that fails.
 var measureCopy = copyCeiling
@@ -332,16 +336,24 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 
 // timeRuns runs f Warmup times untimed, then Count times, each timed by device events.
 func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Queue) error) ([]time.Duration, error) {
-	// Warm-up runs are enqueued warmupBatch at a time, each batch waited for: the queue
-	// stays short, and a cancelled ctx stops the loop within a batch.
-	for i := range cfg.Warmup {
-		if err := f(q); err != nil {
-			return nil, err
-		}
-		if (i+1)%warmupBatch == 0 || i == cfg.Warmup-1 {
-			if err := q.Finish(ctx); err != nil {
+	// Warm-up runs are enqueued in batches, each waited for: one run first, then twice as
+	// many while a batch takes under warmupBatchTime, up to warmupBatch. The queue stays
+	// short, and a cancelled ctx stops the loop within a batch: a fraction of a second
+	// even where one run takes long (a copy of hundreds of MiB on a CPU device).
+	for i, batch := 0, 1; i < cfg.Warmup; {
+		start := time.Now()
+		nb := min(batch, cfg.Warmup-i)
+		for range nb {
+			if err := f(q); err != nil {
 				return nil, err
 			}
+		}
+		i += nb
+		if err := q.Finish(ctx); err != nil {
+			return nil, err
+		}
+		if time.Since(start) < warmupBatchTime && batch < warmupBatch {
+			batch *= 2
 		}
 	}
 	if err := q.Finish(ctx); err != nil {

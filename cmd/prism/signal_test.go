@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,34 +20,82 @@ import (
 )
 
 // startPrism starts this test binary as the prism command with args (TestMain), its stderr
-// collected.
-func startPrism(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
+// collected; the returned channel is closed when a line of stderr contains started.
+func startPrism(t *testing.T, started string, args ...string) (*exec.Cmd, *syncBuffer, <-chan struct{}) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "PRISM_TEST_RUN_MAIN="+strings.Join(args, "\x1f"))
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return cmd, &errOut
+	errOut, seen := &syncBuffer{}, make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		once := false
+		for sc.Scan() {
+			errOut.WriteLine(sc.Text())
+			if !once && strings.Contains(sc.Text(), started) {
+				once = true
+				close(seen)
+			}
+		}
+	}()
+	return cmd, errOut, seen
+}
+
+// syncBuffer collects lines from one goroutine for another.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) WriteLine(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.b.WriteString(s + "\n")
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // TestSignalStopsBench sends SIGINT, then SIGTERM, to a bench stuck in a long warm-up: it
 // must exit with 130 or 143 within a second or two, and write a valid report that says it
-// was interrupted and where.
+// was interrupted and where. A first short run fills the program cache (a driver's compile
+// is not interruptible); the signal goes half a second after the progress line of the copy
+// ceiling (whose warm-up, as long as the cases', never ends), however long the machine took
+// to get there.
 func TestSignalStopsBench(t *testing.T) {
 	ids := enginetest.DeviceIDs(t, "opencl")
+	// One short run first, so that the timed runs find the case's kernels in the OpenCL
+	// implementation's program cache.
+	warm, warmOut, _ := startPrism(t, "\x00", "bench", "--device", ids[0], "--ops", "stream/copy/float32", "--sizes", "1K",
+		"--warmup", "0", "--count", "1", "-q")
+	if err := warm.Wait(); err != nil {
+		t.Fatalf("warm-up run: %v; stderr:\n%s", err, warmOut)
+	}
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int
 	}{{syscall.SIGINT, exitSIGINT}, {syscall.SIGTERM, exitSIGTERM}} {
 		t.Run(c.sig.String(), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run.json")
-			cmd, errOut := startPrism(t, "bench", "--device", ids[0], "--ops", "stream/copy/float32", "--sizes", "1K",
-				"--warmup", "100000000", "--count", "2", "--json", "-o", out, "-q")
-			// Wait until the case runs (its warm-up never ends), then signal.
-			time.Sleep(3 * time.Second)
+			cmd, errOut, seen := startPrism(t, "copy ceiling", "bench", "--device", ids[0], "--ops", "stream/copy/float32",
+				"--sizes", "1K", "--warmup", "100000000", "--count", "2", "--json", "-o", out)
+			// Wait until the run is in a warm-up that never ends, then signal.
+			select {
+			case <-seen:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("the copy ceiling did not start within 2 minutes; stderr:\n%s", errOut)
+			}
+			time.Sleep(500 * time.Millisecond)
 			sent := time.Now()
 			if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)
