@@ -171,6 +171,8 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 				return in, nil
 			}})
 	}
+	// Last before the portable kernel: sgemm.cu's SIMT design in OpenCL C, on OpenCL GPUs.
+	variants = append(variants, clsimtVariants[In, Out](name, prec, setup)...)
 	portable := kernels.PortableVariant(func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 		tiles, from, err := portableTilesFor(q.Device(), name, pr.Tunables)
 		if err != nil {
@@ -401,6 +403,43 @@ func simtVariants[In InputType, Out kernels.Float](name, prec string, setup func
 				return nil, err
 			}
 			in.(*gemmInstance[In, Out]).tunables = t.String() + " (" + from + ")"
+			return in, nil
+		}}}
+}
+
+// clsimtVariants returns the opencl-simt variant of the float32 ops (sgemm.cl, CLSimt);
+// none for other precisions.
+func clsimtVariants[In InputType, Out kernels.Float](name, prec string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) []kernels.Variant {
+	if prec != "float32" {
+		return nil
+	}
+	return []kernels.Variant{{Name: "opencl-simt", Dialect: engine.DialectOpenCL, Backend: "opencl",
+		Doc:      "OpenCL C port of cuda-simt for OpenCL GPUs: warp tiling, 8 x 8 outputs per work-item, double-buffered local memory, 16-byte loads",
+		Tunables: clsimtString(DefaultCLSimtTunables) + ", or prism tune's",
+		Needs:    clsimtNeeds,
+		Candidates: func(*engine.Device) []string {
+			var out []string
+			for _, c := range clsimtCandidates {
+				out = append(out, clsimtString(c))
+			}
+			return out
+		},
+		Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+			t, from, err := clsimtTunablesFor(q.Device(), name, pr.Tunables)
+			if err != nil {
+				return nil, err
+			}
+			in, err := setup(func(dev *engine.Device) (Runner[In, Out], error) {
+				g, err := NewCLSimtWith(dev, t)
+				if err != nil {
+					return nil, err
+				}
+				return any(g).(Runner[In, Out]), nil
+			})(q, pr)
+			if err != nil {
+				return nil, err
+			}
+			in.(*gemmInstance[In, Out]).tunables = clsimtString(t) + " (" + from + ")"
 			return in, nil
 		}}}
 }

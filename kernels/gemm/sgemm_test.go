@@ -81,7 +81,12 @@ func testSGEMMSimtWith(t *testing.T, dev *engine.Device, q *engine.Queue, tun Si
 		t.Logf("sgemm_simt transA=%v transB=%v: %d x %d x %d tiles, %d threads, %d registers, %d bytes static shared, %d bytes dynamic shared, %d bytes private (spills), max block %d",
 			tr[0], tr[1], bm, bn, bk, threads, at.Registers, at.LocalBytes, tun.SharedBytes(), at.PrivateBytes, at.MaxWorkGroupSize)
 	}
-	rng := rand.New(rand.NewPCG(6, uint64(dev.Info().ComputeUnits)))
+	runSGEMMCases(t, q, g, rand.New(rand.NewPCG(6, uint64(dev.Info().ComputeUnits))))
+}
+
+// runSGEMMCases runs TestSGEMMSimt's problems (sgemmCases) in every transpose combination
+// through g, one subtest each (also CLSimt's).
+func runSGEMMCases(t *testing.T, q *engine.Queue, g Runner[float32, float32], rng *rand.Rand) {
 	for _, c := range sgemmCases() {
 		for _, tr := range sgemmTransposes {
 			s := c.s
@@ -151,7 +156,7 @@ func sgemmCases() []sgemmCase {
 // runSGEMMSimtCase runs one problem and checks D against GEMMRef within GEMMTolerance, the
 // elements of C's buffer outside the matrices (between rows and matrices) unchanged, the
 // guard band after C and D untouched, and C unchanged by RunInto.
-func runSGEMMSimtCase(t *testing.T, q *engine.Queue, g *SGEMMSimt, s GEMMShape, c sgemmCase, rng *rand.Rand) {
+func runSGEMMSimtCase(t *testing.T, q *engine.Queue, g Runner[float32, float32], s GEMMShape, c sgemmCase, rng *rand.Rand) {
 	runGEMM(t, q, g, s, gemmCase{alpha: c.alpha, beta: c.beta, nanC: c.nanC, into: c.into}, rng, GEMMTolerance[float32])
 }
 

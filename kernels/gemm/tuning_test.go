@@ -324,3 +324,43 @@ func TestTunedSetup(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkCLSimt measures the opencl-simt SGEMM (sgemm.cl) on every OpenCL GPU, nn
+// layout, M = N = K = PRISM_BENCH_N, with each of clsimtCandidates that fits the device
+// (one sub-benchmark each, verified on a sample of D first), and the portable kernel
+// beside it, reporting TFLOP/s.
+func BenchmarkCLSimt(b *testing.B) {
+	forEachBenchDevice(b, func(d platform.Device) bool {
+		return d.Backend == "opencl" && d.Kind == engine.KindGPU
+	}, func(b *testing.B, dev *engine.Device, q *engine.Queue) {
+		n := benchN(b)
+		p := precisionOf("float32")
+		inst, err := newGEMMInstance[float32, float32](q, "gemm/bench/float32", p, false, false, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer inst.Close()
+		for _, t := range clsimtCandidates {
+			b.Run(strings.ReplaceAll(clsimtString(t), " ", ","), func(b *testing.B) {
+				g, err := newCLSimt(dev, t, false, [4]bool{true})
+				if errors.Is(err, engine.ErrUnsupported) {
+					b.Skip(err)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer g.Close()
+				logCLSimt(b, g)
+				timeGEMM[float32, float32](b, q, inst, g, n)
+			})
+		}
+		b.Run("portable", func(b *testing.B) {
+			g, err := NewGEMMOf[float32, float32](dev, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			timeGEMM(b, q, inst, g, n)
+		})
+	})
+}
