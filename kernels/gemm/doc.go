@@ -17,6 +17,8 @@
 //     NewSGEMMSimt and NewSGEMMSimtWith with SimtTunables, variant cuda-simt);
 //   - on NVIDIA's OpenCL, the tensor cores through inline PTX mma.sync for tf32, float16
 //     and bfloat16 (gemm_mma.cl; NewCLMMA, variant opencl-mma);
+//   - on OpenCL GPUs, the SIMT float32 kernel in plain OpenCL C (sgemm.cl; NewCLSimt,
+//     variant opencl-simt);
 //   - the vendor BLAS as a baseline (cuBLAS, CLBlast) for float32 and float64.
 //
 // GEMMRef is the float64 reference (gonum); GEMMTolerance and Precision.Tolerance bound
