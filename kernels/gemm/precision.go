@@ -79,32 +79,41 @@ func LookupPrecision(name string) (Precision, bool) {
 	return Precision{}, false
 }
 
-// New readies the fastest GEMM of precision p that dev runs: Hopper's warpgroup tensor
-// cores (WGMMA) for tf32, float32x3tf32, float16, bfloat16 and float8 on an sm_90 GPU
-// through CUDA (float8 in the nt layout; other layouts run on MMA through it), else the
-// tensor cores
-// through mma.sync (MMA) on an NVIDIA GPU through CUDA that has them for p, else the
-// portable kernel (GEMMOf). In and Out must be p's input and output types.
+// New readies the fastest GEMM of precision p that dev runs, trying in turn: Hopper's
+// warpgroup tensor cores (WGMMA) for tf32, float32x3tf32, float16, bfloat16 and float8 on
+// an sm_90 GPU through CUDA (float8 in the nt layout; other layouts run on MMA through
+// it); the tensor cores through mma.sync (MMA) on an NVIDIA GPU through CUDA that has them
+// for p; for float32 the SIMT kernels (SGEMMSimt through CUDA, CLSimt on OpenCL GPUs); for
+// tf32, float16 and bfloat16 the tensor cores through NVIDIA's OpenCL (CLMMA); else the
+// portable kernel (GEMMOf). A candidate that says unsupported gives way to the next; any
+// other error is returned. In and Out must be p's input and output types.
 func New[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (Runner[In, Out], error) {
+	type closer interface{ Close() error }
+	var tries []func() (closer, error)
 	if p.MMA >= 1 && p.MMA <= 7 && p.MMA != 5 {
-		w, err := NewWGMMA[In](dev, p)
-		if err == nil {
-			if r, ok := any(w).(Runner[In, Out]); ok {
-				return r, nil
-			}
-			w.Close()
-		} else if !errors.Is(err, engine.ErrUnsupported) {
-			return nil, err
-		}
+		tries = append(tries, func() (closer, error) { return NewWGMMA[In](dev, p) })
 	}
 	if p.MMA != 0 && p.Name != "float64" {
-		m, err := NewMMA[In, Out](dev, p)
-		if err == nil {
-			return m, nil
+		tries = append(tries, func() (closer, error) { return NewMMA[In, Out](dev, p) })
+	}
+	switch p.Name {
+	case "float32":
+		tries = append(tries, func() (closer, error) { return NewSGEMMSimt(dev) }, func() (closer, error) { return NewCLSimt(dev) })
+	case "tf32", "float16", "bfloat16":
+		tries = append(tries, func() (closer, error) { return NewCLMMA[In](dev, p) })
+	}
+	for _, try := range tries {
+		g, err := try()
+		if errors.Is(err, engine.ErrUnsupported) {
+			continue
 		}
-		if !errors.Is(err, engine.ErrUnsupported) {
+		if err != nil {
 			return nil, err
 		}
+		if r, ok := g.(Runner[In, Out]); ok {
+			return r, nil
+		}
+		g.Close()
 	}
 	return NewGEMMOf[In, Out](dev, p)
 }

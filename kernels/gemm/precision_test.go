@@ -421,3 +421,52 @@ func checkD[Out kernels.Float](t *testing.T, s GEMMShape, got, init []Out, want,
 		}
 	}
 }
+
+// TestNewPicks checks gemm.New on every device for float32, tf32 and bfloat16: the runner
+// it returns is the fastest the device has (through CUDA SGEMMSimt for float32, WGMMA on
+// sm_90, else MMA; on OpenCL GPUs CLSimt for float32, CLMMA on NVIDIA's; the portable
+// kernel on CPUs), and
+// it computes a GEMM with edges in every layout within the precision's tolerance.
+func TestNewPicks(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("float32", func(t *testing.T) { testNewPicks[float32](t, dev, q, "float32") })
+		t.Run("tf32", func(t *testing.T) { testNewPicks[float32](t, dev, q, "tf32") })
+		t.Run("bfloat16", func(t *testing.T) { testNewPicks[engine.BFloat16](t, dev, q, "bfloat16") })
+	})
+}
+
+func testNewPicks[In InputType](t *testing.T, dev *engine.Device, q *engine.Queue, name string) {
+	p, ok := LookupPrecision(name)
+	if !ok {
+		t.Fatalf("no precision %s", name)
+	}
+	g, err := New[In, float32](dev, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	want := "*gemm.GEMMOf"
+	info := dev.Info()
+	gpu := dev.Backend() == "opencl" && info.Kind == engine.KindGPU
+	switch {
+	case dev.Backend() == "cuda" && name == "float32":
+		want = "*gemm.SGEMMSimt"
+	case dev.Backend() == "cuda" && info.ComputeCapability == 90:
+		want = "*gemm.WGMMA"
+	case dev.Backend() == "cuda" && info.ComputeCapability >= p.MMACompute:
+		want = "*gemm.MMA"
+	case gpu && name == "float32":
+		want = "*gemm.CLSimt"
+	case gpu && strings.Contains(info.Platform, "NVIDIA") && info.ComputeCapability >= 80:
+		want = "*gemm.CLMMA"
+	}
+	if got := fmt.Sprintf("%T", g); !strings.HasPrefix(got, want) {
+		t.Errorf("New(%s) on %s is %s, want %s", name, dev.ID(), got, want)
+	}
+	t.Logf("New(%s) on %s: %T", name, dev.ID(), g)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}} {
+		s := GEMMShape{M: 70, N: 33, K: 129, TransA: tr[0], TransB: tr[1]}
+		runPrecCase(t, q, Runner[In, float32](g), p, s, gemmCase{s: s, alpha: 1, beta: 0.5}, rng)
+	}
+}
