@@ -66,8 +66,8 @@ func (b *syncBuffer) String() string {
 }
 
 // TestSignalStopsBench sends SIGINT, then SIGTERM, to a bench stuck in a long warm-up: it
-// must exit with 130 or 143 within a second or two, and write a valid report that says it
-// was interrupted and where. A first short run fills the program cache (a driver's compile
+// must exit with 130 or 143 within a few seconds (a fraction of one on an idle machine), and
+// write a valid report that says it was interrupted and where. A first short run fills the program cache (a driver's compile
 // is not interruptible); the signal goes half a second after the progress line of the copy
 // ceiling (whose warm-up, as long as the cases', never ends), however long the machine took
 // to get there.
@@ -106,8 +106,11 @@ func TestSignalStopsBench(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != c.code {
 				t.Fatalf("exit %v, want code %d; stderr:\n%s", err, c.code, errOut)
 			}
-			if took > 2*time.Second {
-				t.Errorf("exited %v after the signal, want within about a second", took)
+			// Unresponsive would mean never (the warm-up has 10^8 runs); the bound leaves room
+			// for a loaded machine, where the exit took up to 3 s.
+			t.Logf("exited %v after the signal", took)
+			if took > 10*time.Second {
+				t.Errorf("exited %v after the signal, want within a few seconds", took)
 			}
 			rep, err := bench.ReadReportFile(out)
 			if err != nil {
