@@ -2,7 +2,6 @@ package gemm
 
 import (
 	_ "embed"
-	"errors"
 	"fmt"
 	"math"
 
@@ -170,17 +169,7 @@ func (g *CLSimt) Close() error {
 	if g == nil {
 		return nil
 	}
-	var errs []error
-	for i := range g.kerns {
-		if g.kerns[i] != nil {
-			errs = append(errs, g.kerns[i].Close())
-		}
-		if g.progs[i] != nil {
-			errs = append(errs, g.progs[i].Close())
-		}
-		g.kerns[i], g.progs[i] = nil, nil
-	}
-	return errors.Join(errs...)
+	return closeBuilds(g.kerns[:], g.progs[:])
 }
 
 // clsimtTunablesFor returns the tunables of the opencl-simt variant of op on dev and where

@@ -290,16 +290,7 @@ func (g *SGEMMSimt) Close() error {
 	if g == nil {
 		return nil
 	}
-	var errs []error
-	for i := range g.kerns {
-		if g.kerns[i] != nil {
-			errs = append(errs, g.kerns[i].Close())
-		}
-		if g.progs[i] != nil {
-			errs = append(errs, g.progs[i].Close())
-		}
-	}
-	return errors.Join(errs...)
+	return closeBuilds(g.kerns[:], g.progs[:])
 }
 
 // simtCandidates are the tunables prism tune and BenchmarkSGEMMSimtTunables measure, the
@@ -332,4 +323,20 @@ func simtTunablesFor(dev *engine.Device, op, forced string) (SimtTunables, strin
 		}
 	}
 	return DefaultSimtTunables, "default", nil
+}
+
+// closeBuilds closes the kernels and programs of a GEMM's builds (one per transpose
+// combination, nil where not built) and clears them.
+func closeBuilds(kerns []*engine.Kernel, progs []*engine.Program) error {
+	var errs []error
+	for i := range kerns {
+		if kerns[i] != nil {
+			errs = append(errs, kerns[i].Close())
+		}
+		if progs[i] != nil {
+			errs = append(errs, progs[i].Close())
+		}
+		kerns[i], progs[i] = nil, nil
+	}
+	return errors.Join(errs...)
 }
