@@ -2,8 +2,10 @@ package gemm
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -48,6 +50,9 @@ func clsimtString(t SimtTunables) string {
 func clsimtNeeds(info engine.DeviceInfo) error {
 	if info.Kind != engine.KindGPU {
 		return fmt.Errorf("needs a GPU (warp-tiled SIMT kernel); the device is a %v", info.Kind)
+	}
+	if strings.Contains(info.Platform, "Oclgrind") {
+		return errors.New("does not run on Oclgrind, whose checker cannot interpret the LLVM freeze instructions in sgemm.cl")
 	}
 	return nil
 }
@@ -96,6 +101,12 @@ func newCLSimt(dev *engine.Device, t SimtTunables, anyKind bool, want [4]bool) (
 		return nil, fmt.Errorf("kernels: gemm opencl-simt runs on OpenCL; %s is %s: %w", dev.ID(), dev.Backend(), engine.ErrUnsupported)
 	case !anyKind && clsimtNeeds(dev.Info()) != nil:
 		return nil, fmt.Errorf("kernels: gemm opencl-simt on %s %v: %w", dev.ID(), clsimtNeeds(dev.Info()), engine.ErrUnsupported)
+	case strings.Contains(dev.Info().Platform, "Oclgrind"):
+		// Its uninitialized-read checker stops at the LLVM freeze instructions that loop
+		// unswitching puts in sgemm.cl (Oclgrind 21.10), and the kernel unoptimized takes
+		// minutes per case there; PoCL and Rusticl verify it.
+		return nil, fmt.Errorf("kernels: gemm opencl-simt does not run on Oclgrind (%s): its checker cannot interpret LLVM's freeze instruction: %w",
+			dev.ID(), engine.ErrUnsupported)
 	}
 	threads, local := t.Threads(), t.SharedBytes()
 	lim := kernels.DeviceLimits(dev)
