@@ -76,8 +76,8 @@ func precisionOp[S Elem](causal bool) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "attention", Type: stored.Name,
 		Doc: doc + "; Q, K, V and O in " + stored.Name + ", float32 arithmetic",
-		SizeDoc: fmt.Sprintf("batch %d, heads %d, dim %d, seq = size/%d (at least 1): Q, K, V, O of batch*heads*seq*dim elements",
-			precOpBatch, precOpHeads, precOpDim, precOpBatch*precOpHeads*precOpDim),
+		SizeDoc: fmt.Sprintf("batch %d, heads %d, dim %d, seq = size/%d; below %d, batch 1, heads = size/%d (1 to %d), seq 1: Q, K, V, O of batch*heads*seq*dim elements",
+			precOpBatch, precOpHeads, precOpDim, precOpBatch*precOpHeads*precOpDim, precOpBatch*precOpHeads*precOpDim, precOpDim, precOpHeads),
 		DefaultSize: precOpBatch * precOpHeads * 4096 * precOpDim, QuickSize: precOpBatch * precOpHeads * 32 * precOpDim,
 		Variants: precisionVariants[S](name, causal),
 	}
@@ -217,6 +217,9 @@ func setupPrecision[S Elem](q *engine.Queue, name string, causal bool, p kernels
 		return nil, err
 	}
 	s := AttentionShape{Batch: precOpBatch, Heads: precOpHeads, Seq: max(p.Size/(precOpBatch*precOpHeads*precOpDim), 1), Dim: precOpDim}
+	if p.Size < precOpBatch*precOpHeads*precOpDim { // less than one query per head: fewer heads
+		s.Batch, s.Heads, s.Seq = 1, min(max(p.Size/precOpDim, 1), precOpHeads), 1
+	}
 	return newAttnInstance(q, s, causal, p, newF)
 }
 
