@@ -43,23 +43,13 @@ func NewBuffer[T Scalar](d *Device, n int) (*Buffer[T], error) {
 	if m := d.info.MaxAllocBytes; m > 0 && size > m {
 		return nil, fmt.Errorf("engine: NewBuffer of %d bytes exceeds the device's largest allocation (%d bytes): %w", size, m, ErrOutOfMemory)
 	}
-	// The running total of the device's live buffers must stay within its memory: a
-	// driver that overcommits would fail later, inside a launch or a copy.
-	used := d.allocated.Add(size)
-	if g := d.info.GlobalMemBytes; g > 0 && used > g {
-		d.allocated.Add(-size)
-		return nil, fmt.Errorf("engine: NewBuffer of %d bytes on %s: %d bytes are in use in live buffers, and the device has %d: %w",
-			size, d.id, used-size, g, ErrOutOfMemory)
-	}
-	db, err := d.drv.Alloc(size)
+	db, err := d.pool.get(d, size)
 	if err != nil {
-		d.allocated.Add(-size)
-		return nil, fmt.Errorf("engine: alloc %d bytes on %s: %w", size, d.id, err)
+		return nil, err
 	}
 	b := &Buffer[T]{handle: handle{dev: d, what: "buffer"}, n: n, drv: db}
 	if err := d.adopt(b); err != nil {
-		d.allocated.Add(-size)
-		db.Close()
+		d.pool.put(db, size, nil)
 		return nil, err
 	}
 	return b, nil
@@ -174,11 +164,17 @@ func (b *Buffer[T]) Read(ctx context.Context, q *Queue, offset int, dst []T) err
 
 // transfer moves n elements of es bytes in chunks of at most transferChunk bytes through
 // move(from, count), checking ctx before each.
-func transfer(ctx context.Context, q *Queue, what string, n int, es int64, move func(from, count int) error) error {
+func transfer(ctx context.Context, q *Queue, what string, n int, es int64, move func(from, count int) error) (err error) {
 	if ctx == nil {
 		return fmt.Errorf("engine: %s: nil context: %w", what, ErrInvalidArg)
 	}
 	step := int(max(transferChunk/es, 1))
+	seq := q.sub.Load()
+	defer func() {
+		if err == nil && n > 0 {
+			q.completed(seq) // a blocking copy waits for the queue's earlier commands
+		}
+	}()
 	for from := 0; from < n; from += step {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("engine: %s %s: %w", what, q.dev.id, err)
@@ -258,16 +254,14 @@ func (b *Buffer[T]) Close() error {
 		return nil
 	}
 	b.dev.release(b)
-	b.dev.allocated.Add(-b.Bytes())
-	return b.drv.Close()
+	return b.dev.pool.put(b.drv, b.Bytes(), b.dev.inFlight())
 }
 
 func (b *Buffer[T]) closeResource() error {
 	if !b.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	b.dev.allocated.Add(-b.Bytes())
-	return b.drv.Close()
+	return b.dev.pool.put(b.drv, b.Bytes(), nil) // the queues have finished
 }
 func (b *Buffer[T]) order() int { return 3 }
 

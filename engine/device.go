@@ -29,21 +29,24 @@ type Device struct {
 
 	vendor vendorLibraries // the vendor BLAS and FFT, loaded on first use (vendor.go)
 
-	// allocated is the bytes of the device's live buffers (NewBuffer adds, Close takes).
-	allocated atomic.Int64
+	// pool holds the memory of closed buffers for reuse (pool.go); queues are the open
+	// queues, whose progress says when a freed block may be reused. Guarded by mu.
+	pool   *pool
+	queues map[*Queue]struct{}
 
 	// hostTiming is set once an event has shown that the device reports no usable
 	// timestamps: Queue.Timed measures host time from then on.
 	hostTiming atomic.Bool
 }
 
-// AllocatedBytes returns the bytes held by the device's live buffers: what NewBuffer checks,
-// with the new buffer, against the device's global memory.
+// AllocatedBytes returns the bytes the device's live buffers asked for
+// (PoolStats.InUseBytes). NewBuffer checks what the pool holds, live and cached, with
+// the new buffer, against the device's global memory.
 func (d *Device) AllocatedBytes() int64 {
-	if d == nil {
+	if d == nil || d.pool == nil {
 		return 0
 	}
-	return d.allocated.Load()
+	return d.pool.stats().InUseBytes
 }
 
 // EventTiming reports whether Queue.Timed measures with the device's event timestamps.
@@ -58,10 +61,14 @@ type resource interface {
 	order() int // lower closes first
 }
 
-func newDevice(id, backend string, d driver.Device) *Device {
+func newDevice(id, backend string, d driver.Device) (*Device, error) {
 	info := d.Info()
 	info.ID = id
-	dev := &Device{id: id, backend: backend, info: info, drv: d, children: map[resource]struct{}{}}
+	p, err := newPool(d)
+	if err != nil {
+		return nil, err
+	}
+	dev := &Device{id: id, backend: backend, info: info, drv: d, children: map[resource]struct{}{}, pool: p, queues: map[*Queue]struct{}{}}
 	dev.dialects = []Dialect{DialectOpenCL}
 	if b, ok := d.(driver.DialectBuilder); ok {
 		dev.dialects = b.Dialects()
@@ -70,7 +77,7 @@ func newDevice(id, backend string, d driver.Device) *Device {
 		dev.features = f.LaunchFeatures()
 	}
 	dev.tensorMaps = tensorMapSupport(backend, d)
-	return dev
+	return dev, nil
 }
 
 // ID returns the device's ID, e.g. "opencl:0:0".
@@ -197,6 +204,7 @@ func (d *Device) Close() error {
 			}
 		}
 	}
+	errs = append(errs, d.pool.drain())
 	if err := d.drv.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("engine: close %s: %w", d.id, err))
 	}

@@ -69,11 +69,39 @@
 // error wrapping ErrUnavailable naming every file tried (PRISM_VENDOR_PATH lists
 // directories to search first); a backend without one, ErrUnsupported.
 //
+// # Memory
+//
+// Each open Device keeps a memory pool: Buffer.Close returns the memory to free lists by
+// size class (four per power of two, at most 25% above the size asked), and NewBuffer
+// takes it from there before it asks the driver, which on CUDA is itself the driver's
+// stream-ordered pool (cuMemAllocFromPoolAsync). A buffer closed while queues still have
+// commands in flight is handed out again only once those queues have been seen to
+// complete them (Finish, a blocking Read or Write, a waited Event), so memory is never
+// reused under a running kernel. Device.PoolStats reports bytes in use, cached and at
+// peak, hits, misses and fragmentation; Device.TrimPool gives the cache back;
+// Device.SetPoolLimit and PRISM_POOL_LIMIT ("8GiB") cap what the pool holds; PRISM_POOL=off
+// sends every allocation to the driver. Pooled buffers are indistinguishable from others.
+//
+// NewHostBuffer allocates host memory for transfers, seen as a Go slice: page-locked on
+// CUDA, a mapped CL_MEM_ALLOC_HOST_PTR buffer on OpenCL. Buffer.WriteAsync and ReadAsync
+// copy between it and a device buffer without blocking, and return an Event:
+//
+//	in, _ := engine.NewHostBuffer[float32](dev, n)
+//	copy(in.Slice(), data)
+//	up, _ := x.WriteAsync(copyQ, 0, in, 0, n)
+//	computeQ.Wait(ctx, up) // computeQ's next commands run after the copy, on the device
+//	computeQ.Launch(k, r, x)
+//
+// Queue.Wait orders a queue after other queues' events on the device (cuStreamWaitEvent,
+// clEnqueueBarrierWithWaitList) and Queue.Record marks a point in a queue, so that copies
+// and kernels on several queues of one device run at the same time, ordered only where
+// the program says so.
+//
 // # Waiting
 //
 // Calls that wait take a context: Buffer.Read and Write (and Upload and Download, built on
-// them), Queue.Finish, Queue.Timed, Event.Wait and Elapsed. Launch, Fill and CopyFrom only enqueue and
-// return at once. A driver's blocking copy cannot be interrupted, so Read and Write move
+// them), Queue.Finish, Queue.Wait, Queue.Timed, Event.Wait and Elapsed. Launch, Fill,
+// CopyFrom, WriteAsync and ReadAsync only enqueue and return at once. A driver's blocking copy cannot be interrupted, so Read and Write move
 // large transfers in chunks (256 MiB) and look at the context before each: cancelling
 // stops a transfer after the chunk in flight, with an error wrapping ctx.Err().
 //

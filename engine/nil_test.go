@@ -86,6 +86,7 @@ func TestNilAndZeroValues(t *testing.T) {
 	for name, kk := range map[string]*engine.Kernel{"nil": nilK, "zero": zeroK} {
 		calls[name+" Launch of it"] = func() error { return q.Launch(kk, engine.Range1D(4, 4), int32(4), int32(0), good) }
 		calls[name+" Kernel getters"] = func() error { _, _, _ = kk.Name(), kk.MaxWorkGroupSize(), kk.Attributes(); return errInvalid }
+		calls[name+" Kernel.Occupancy"] = func() error { _, err := kk.Occupancy(64, 0); return err }
 	}
 	for name, e := range map[string]*engine.Event{"nil": nilEv, "zero": zeroEv} {
 		calls[name+" Event.Wait"] = func() error { return e.Wait(ctx) }

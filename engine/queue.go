@@ -63,6 +63,27 @@ type Queue struct {
 	// at a time): the driver's arguments and the bytes of their scalar values.
 	args   []driver.Arg
 	values []byte
+
+	notes []LaunchNote // the launches of the last Timed call (occupancy.go)
+
+	// sub counts the commands enqueued; done is the most of them seen complete (a Finish,
+	// a blocking Read or Write, a waited Event, Close). The memory pool reuses a freed
+	// block once every queue that had commands in flight at the free has done that many.
+	// Written by the queue's goroutine, read by any.
+	sub, done atomic.Uint64
+}
+
+// enqueued counts one command enqueued on q and returns its number.
+func (q *Queue) enqueued() uint64 { return q.sub.Add(1) }
+
+// completed records that q's first seq commands have completed.
+func (q *Queue) completed(seq uint64) {
+	for {
+		d := q.done.Load()
+		if d >= seq || q.done.CompareAndSwap(d, seq) {
+			return
+		}
+	}
 }
 
 // NewQueue creates an in-order queue whose commands carry device timestamps.
@@ -79,6 +100,9 @@ func (d *Device) NewQueue() (*Queue, error) {
 		dq.Close()
 		return nil, err
 	}
+	d.mu.Lock()
+	d.queues[q] = struct{}{}
+	d.mu.Unlock()
 	return q, nil
 }
 
@@ -102,10 +126,76 @@ func (q *Queue) Finish(ctx context.Context) error {
 	if err := q.check(); err != nil {
 		return err
 	}
+	seq := q.sub.Load()
 	if err := q.drv.Finish(ctx); err != nil {
 		return fmt.Errorf("engine: finish %s: %w", q.dev.id, err)
 	}
+	q.completed(seq)
 	return nil
+}
+
+// Wait makes the commands enqueued on q after it wait until every one of events has
+// completed, events of other queues included: on the device, without blocking the host,
+// where the backend orders queues by events (CUDA, OpenCL) and the events are of q's
+// device; else by waiting for them here, until ctx is done. It is how one queue consumes
+// what another produced:
+//
+//	up, _ := dst.WriteAsync(copyQueue, 0, host, 0, n)
+//	computeQueue.Wait(ctx, up) // kernels enqueued next on computeQueue see the data
+func (q *Queue) Wait(ctx context.Context, events ...*Event) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return fmt.Errorf("engine: wait: nil context: %w", ErrInvalidArg)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("engine: wait on %s: %w", q.dev.id, err)
+	}
+	ew, onDevice := q.drv.(driver.EventWaiter)
+	var dev []driver.Event
+	for i, e := range events {
+		if err := e.usable(); err != nil {
+			return fmt.Errorf("engine: wait on event %d: %w", i, err)
+		}
+		inner := unshare(e.drv)
+		if _, ok := inner.(doneEvent); ok {
+			continue
+		}
+		if onDevice && e.q != nil && e.q.dev == q.dev {
+			dev = append(dev, inner)
+			continue
+		}
+		if err := e.Wait(ctx); err != nil {
+			return fmt.Errorf("engine: wait on event %d: %w", i, err)
+		}
+	}
+	if len(dev) > 0 {
+		if err := ew.WaitEvents(dev); err != nil {
+			return fmt.Errorf("engine: wait on %s: %w", q.dev.id, err)
+		}
+	}
+	return nil
+}
+
+// Record returns an Event that completes when every command enqueued on q before it has
+// completed: for another queue's Wait, or to wait for q's work so far from the host
+// without stopping q. The caller must Close it. A backend that cannot record events
+// between commands gives ErrUnsupported.
+func (q *Queue) Record() (*Event, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	ew, ok := q.drv.(driver.EventWaiter)
+	if !ok {
+		return nil, fmt.Errorf("engine: record an event on %s (%s): the backend cannot: %w", q.dev.id, q.dev.info.Name, ErrUnsupported)
+	}
+	seq := q.sub.Load()
+	ev, err := ew.Record()
+	if err != nil {
+		return nil, fmt.Errorf("engine: record an event on %s: %w", q.dev.id, err)
+	}
+	return &Event{drv: ev, q: q, seq: seq}, nil
 }
 
 // Launch enqueues kernel k over range r. args are, in order, the kernel's arguments:
@@ -127,6 +217,7 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 		if err != nil {
 			return err
 		}
+		q.enqueued()
 		if err := ul.LaunchUntimed(k.drv, r, dargs); err != nil {
 			return fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
 		}
@@ -159,7 +250,7 @@ func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
 	}
-	return &Event{drv: q.keep(ev)}, nil
+	return q.event(ev), nil
 }
 
 // prepare checks a launch of k over r and converts its arguments for the driver, into the
@@ -187,6 +278,9 @@ func (q *Queue) prepare(k *Kernel, r Range, args []any) ([]driver.Arg, error) {
 	if k.numArgs >= 0 && len(args) != k.numArgs {
 		return nil, fmt.Errorf("engine: launch %s: %d arguments given, the kernel declares %d: %w", k.name, len(args), k.numArgs, ErrInvalidArg)
 	}
+	if q.rec != nil {
+		q.noteLaunch(k, r)
+	}
 	dargs := q.args[:0]
 	q.values = q.values[:0]
 	var local int64 // bytes of LocalBytes arguments
@@ -207,22 +301,47 @@ func (q *Queue) prepare(k *Kernel, r Range, args []any) ([]driver.Arg, error) {
 	return dargs, nil
 }
 
-// keep records ev for Timed and returns the event the caller owns. While timing, the
-// event is shared: it is released when both Timed and the caller have closed it.
+// event counts the command ev marks, records it for Timed (keep) and returns it as an
+// Event the caller owns.
+func (q *Queue) event(ev driver.Event) *Event {
+	return &Event{drv: q.keep(ev), q: q, seq: q.sub.Load()}
+}
+
+// keep counts the command ev marks as enqueued, records ev for Timed and returns the
+// event the caller owns. While timing, the event is shared: it is released when both
+// Timed and the caller have closed it.
 func (q *Queue) keep(ev driver.Event) driver.Event {
+	q.enqueued()
 	if q.rec == nil {
 		return ev
 	}
-	se := &sharedEvent{Event: ev}
-	se.refs.Store(2)
+	se := share(ev, 2)
 	*q.rec = append(*q.rec, se)
 	return se
 }
 
-// sharedEvent is a driver event with two owners.
+// sharedEvent is a driver event with several owners.
 type sharedEvent struct {
 	driver.Event
 	refs atomic.Int32
+}
+
+// share returns ev with n owners, each of which closes it.
+func share(ev driver.Event, n int32) *sharedEvent {
+	se := &sharedEvent{Event: ev}
+	se.refs.Store(n)
+	return se
+}
+
+// unshare returns the backend's event under ev's sharing.
+func unshare(ev driver.Event) driver.Event {
+	for {
+		se, ok := ev.(*sharedEvent)
+		if !ok {
+			return ev
+		}
+		ev = se.Event
+	}
 }
 
 func (e *sharedEvent) Close() error {
@@ -237,8 +356,9 @@ func (e *sharedEvent) Close() error {
 // are not counted). It waits for that work to finish. Timed calls do not nest.
 //
 // On a device that reports no usable event timestamps (Device.EventTiming false; learned
-// from the first timed command) Timed returns the host time from its call until the work
-// finished, which includes enqueueing, launch overheads and the gaps.
+// from the first timed command), and when f enqueued no command with timestamps (only
+// blocking Reads and Writes, say), Timed returns the host time from its call until the
+// work finished, which includes enqueueing, launch overheads and the gaps.
 func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error) {
 	if err := q.check(); err != nil {
 		return 0, err
@@ -248,6 +368,7 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	}
 	var evs []driver.Event
 	q.rec = &evs
+	q.notes = q.notes[:0]
 	start := time.Now()
 	err := func() error {
 		defer func() { q.rec = nil }() // also when f panics
@@ -261,13 +382,17 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	if err != nil {
 		return 0, err
 	}
+	seq := q.sub.Load()
 	for _, ev := range evs {
 		if err := ev.Wait(ctx); err != nil {
 			return 0, fmt.Errorf("engine: timed wait on %s: %w", q.dev.id, err)
 		}
 	}
 	host := time.Since(start)
-	if q.dev.hostTiming.Load() {
+	if len(evs) > 0 {
+		q.completed(seq) // every command of f was timed, the last one is done
+	}
+	if q.dev.hostTiming.Load() || len(evs) == 0 {
 		return host, nil
 	}
 	var total time.Duration
@@ -441,14 +566,26 @@ func (q *Queue) Close() error {
 		return nil
 	}
 	q.dev.release(q)
-	return q.drv.Close()
+	return q.closeDriver()
 }
 
 func (q *Queue) closeResource() error {
 	if !q.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	return q.drv.Close()
+	return q.closeDriver()
+}
+
+// closeDriver closes the driver's queue, which finishes its commands, and takes q off the
+// device's open queues.
+func (q *Queue) closeDriver() error {
+	seq := q.sub.Load()
+	err := q.drv.Close()
+	q.completed(seq)
+	q.dev.mu.Lock()
+	delete(q.dev.queues, q)
+	q.dev.mu.Unlock()
+	return err
 }
 func (q *Queue) order() int { return 0 }
 
@@ -456,17 +593,35 @@ func (q *Queue) order() int { return 0 }
 type Event struct {
 	drv    driver.Event
 	closed bool
+	q      *Queue // the queue of the command, nil for one that completed at once
+	seq    uint64 // the command's number on q
+}
+
+func (e *Event) usable() error {
+	if e == nil || e.drv == nil {
+		return fmt.Errorf("engine: a nil Event or one not made by engine: %w", ErrInvalidArg)
+	}
+	if e.closed {
+		return fmt.Errorf("engine: the event is closed: %w", ErrClosed)
+	}
+	return nil
 }
 
 // Wait blocks until the command has completed or ctx is done.
 func (e *Event) Wait(ctx context.Context) error {
-	if e == nil || e.drv == nil {
-		return fmt.Errorf("engine: wait on a nil Event or one not made by LaunchEvent: %w", ErrInvalidArg)
+	if err := e.usable(); err != nil {
+		return fmt.Errorf("engine: wait: %w", err)
 	}
-	if e.closed {
-		return fmt.Errorf("engine: wait on a closed event: %w", ErrClosed)
+	if ctx == nil {
+		return fmt.Errorf("engine: wait: nil context: %w", ErrInvalidArg)
 	}
-	return e.drv.Wait(ctx)
+	if err := e.drv.Wait(ctx); err != nil {
+		return err
+	}
+	if e.q != nil {
+		e.q.completed(e.seq)
+	}
+	return nil
 }
 
 // Elapsed waits for the command and returns its execution time on the device.

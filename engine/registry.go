@@ -126,7 +126,11 @@ func Open(ctx context.Context, id string) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", id, err)
 	}
-	dev := newDevice(id, backend, dd)
+	dev, err := newDevice(id, backend, dd)
+	if err != nil {
+		dd.Close()
+		return nil, fmt.Errorf("engine: open %s: %w", id, err)
+	}
 	tracef("opened %s (%s, %s)", id, dev.info.Name, backend)
 	return dev, nil
 }

@@ -55,7 +55,10 @@ func (b stubBuffer) Close() error { return nil }
 // argument: aligned to 64 bytes, with no room past them, without a copy or an allocation.
 func TestTensorMapArg(t *testing.T) {
 	sd := &stubDevice{}
-	dev := newDevice("stub:0", "stub", sd)
+	dev, err := newDevice("stub:0", "stub", sd)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := NewBuffer[BFloat16](dev, 104*70)
 	if err != nil {
 		t.Fatal(err)

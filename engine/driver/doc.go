@@ -20,6 +20,9 @@
 //   - ArgCounter, WorkGroupLimiter, AttributeReporter (Kernel): the kernel's argument
 //     count, work-group limit and attributes. Fallback: counts are not checked, the
 //     device's work-group limit applies, attributes are zero.
+//   - OccupancyReporter (Kernel): the theoretical occupancy of a launch shape, and the
+//     resource that limits it (occupancy.go). Fallback: none; engine answers
+//     ErrUnsupported.
 //   - BLASProvider, FFTProvider (Device): the platform's vendor BLAS and FFT (vendor.go).
 //     Fallback: none; engine answers ErrUnsupported.
 //   - TensorMapEncoder (Device): tensor maps, the tile descriptions that Hopper's Tensor

@@ -19,7 +19,8 @@
 // in one, two and three dimensions with global sizes rounded up to local sizes of 1, 64 and
 // 256 (capped by the kernel's limit), against Go references; the source dialects the
 // device builds, and the refusal (ErrUnsupported, naming dialect and device) of those it
-// does not; kernel attributes;
+// does not; kernel attributes, and occupancy (or ErrUnsupported) at block sizes up to the
+// kernel's limit;
 // local memory staged through a kernel-scope __local array, through a __local pointer
 // parameter sized with engine.LocalBytes (where the device takes them), and through CUDA
 // C++ dynamic shared memory sized with Range.SharedBytes up to the device's opt-in limit

@@ -18,9 +18,11 @@
 // clusters of up to 8 work-groups; it encodes tensor maps (tensormap.go: 128 bytes of its
 // own layout, which the Go kernel of the suite's TMA copy decodes). The CPU builds OpenCL
 // C only, takes LocalBytes arguments only and has no tensor maps, as an OpenCL device
-// does. Kernels report their attributes. Its devices offer a vendor BLAS and FFT
-// (vendor.go): a GEMM and a DFT computed in float64 and rounded once, behind the same SPI
-// as cuBLAS or clFFT.
+// does. Kernels report their attributes, and on the GPU their occupancy (occupancy.go: a
+// multiprocessor of 1024 work-items, 8 work-groups and 128 KiB of local memory); the CPU
+// answers ErrUnsupported for occupancy, as OpenCL does. Its devices offer a vendor BLAS
+// and FFT (vendor.go): a GEMM and a DFT computed in float64 and rounded once, behind the
+// same SPI as cuBLAS or clFFT.
 //
 // # Checking the front end
 //

@@ -16,9 +16,11 @@ var methods = []string{
 	"Device.TensorMapSupport", "Device.EncodeTensorMap",
 	"Buffer.Size", "Buffer.Close",
 	"Program.Kernel", "Program.Close",
-	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Attributes", "Kernel.Close",
+	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Attributes", "Kernel.Occupancy", "Kernel.Close",
 	"Queue.Write", "Queue.Read", "Queue.Copy", "Queue.Fill", "Queue.Launch", "Queue.LaunchUntimed", "Queue.Finish", "Queue.Close",
 	"Event.Wait", "Event.Elapsed", "Event.Close",
+	// Host memory, asynchronous copies and waits (memory.go).
+	"Device.AllocHost", "HostBuffer.Close", "Queue.WriteAsync", "Queue.ReadAsync", "Queue.WaitEvents", "Queue.Record",
 	// Vendor libraries (vendor.go).
 	"Device.BLAS", "BLAS.Library", "BLAS.Gemm", "BLAS.Close",
 	"Device.FFT", "FFT.Library", "FFT.Plan", "FFT.Close", "FFTPlan.Run", "FFTPlan.Close",

@@ -1,0 +1,60 @@
+package driver
+
+import "unsafe"
+
+// HostBuffer is host memory that a device copies from and to without staging: page-locked
+// memory on CUDA, a mapped CL_MEM_ALLOC_HOST_PTR buffer on OpenCL. Its memory stays valid
+// and in place until Close.
+type HostBuffer interface {
+	// Pointer returns the start of the memory.
+	Pointer() unsafe.Pointer
+	// Size returns the size in bytes.
+	Size() int64
+	// Pinned reports whether the memory is page-locked, so that copies reach the bus's
+	// full speed and run asynchronously to the host.
+	Pinned() bool
+	// Close releases the memory. No copy from or to it may be in progress.
+	Close() error
+}
+
+// HostAllocator is implemented by devices that allocate host memory for transfers.
+type HostAllocator interface {
+	// AllocHost allocates size bytes (size > 0) of host memory.
+	AllocHost(size int64) (HostBuffer, error)
+}
+
+// AsyncCopier is implemented by queues that copy between host buffers and device memory
+// without blocking the caller. The copy is ordered on the queue like any other command;
+// the host buffer must stay open, and untouched by the host where the copy reads or
+// writes it, until the returned event completes.
+type AsyncCopier interface {
+	// WriteAsync enqueues a copy of size bytes from src at srcOffset to dst at offset.
+	WriteAsync(dst Buffer, offset int64, src HostBuffer, srcOffset, size int64) (Event, error)
+	// ReadAsync enqueues a copy of size bytes from src at offset to dst at dstOffset.
+	ReadAsync(src Buffer, offset int64, dst HostBuffer, dstOffset, size int64) (Event, error)
+}
+
+// EventWaiter is implemented by queues that order their commands after other queues'
+// events on the device, without blocking the host.
+type EventWaiter interface {
+	// WaitEvents makes the commands enqueued on the queue after the call wait until
+	// every event in events has completed. The events are of queues of the same device;
+	// they may be closed once the call returns.
+	WaitEvents(events []Event) error
+	// Record returns an event that completes when every command enqueued on the queue
+	// before it has completed.
+	Record() (Event, error)
+}
+
+// PoolAllocator is implemented by devices whose driver has a memory pool of its own
+// (CUDA's stream-ordered allocator): engine's pool takes new memory from it, and gives it
+// back there, instead of allocating and freeing through the driver each time.
+type PoolAllocator interface {
+	// AllocPooled reserves size bytes from the driver's pool. Closing the buffer returns
+	// them to the pool.
+	AllocPooled(size int64) (Buffer, error)
+	// TrimPool returns the pool's unused memory to the system.
+	TrimPool() error
+	// PoolName names the driver's pool in statistics ("cuMemAllocFromPoolAsync").
+	PoolName() string
+}
