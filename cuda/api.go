@@ -74,6 +74,13 @@ enum {
 	fn_cuLaunchKernelEx,
 	fn_cuOccupancyMaxActiveBlocksPerMultiprocessor,
 	fn_cuTensorMapEncodeTiled,
+	fn_cuStreamWaitEvent,
+	fn_cuMemPoolCreate,
+	fn_cuMemPoolDestroy,
+	fn_cuMemPoolSetAttribute,
+	fn_cuMemPoolTrimTo,
+	fn_cuMemAllocFromPoolAsync,
+	fn_cuMemFreeAsync,
 	fn_nvrtcVersion,
 	fn_nvrtcCreateProgram,
 	fn_nvrtcDestroyProgram,
@@ -255,6 +262,64 @@ static CUresult prism_tensor_map_encode(void *out, int type, unsigned int rank, 
 	return r;
 }
 
+TRAMPOLINE(CUresult, cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int flags), (s, e, flags))
+
+// CUmemPoolProps as cuda.h declares it: the allocation type, the handle types, the
+// location (a type and an ID), a pointer for Windows, then 64 bytes that later drivers
+// partly name (maxSize, usage) and that are zero here: no limit, default usage.
+typedef struct {
+	int allocType;
+	int handleTypes;
+	struct { int type; int id; } location;
+	void *win32SecurityAttributes;
+	unsigned char reserved[64];
+} prism_mem_pool_props;
+typedef void *CUmemoryPool;
+
+TRAMPOLINE(CUresult, cuMemPoolCreate, (CUmemoryPool *p, const prism_mem_pool_props *props), (p, props))
+TRAMPOLINE(CUresult, cuMemPoolDestroy, (CUmemoryPool p), (p))
+TRAMPOLINE(CUresult, cuMemPoolSetAttribute, (CUmemoryPool p, int attr, void *v), (p, attr, v))
+TRAMPOLINE(CUresult, cuMemPoolTrimTo, (CUmemoryPool p, size_t keep), (p, keep))
+TRAMPOLINE(CUresult, cuMemAllocFromPoolAsync, (CUdeviceptr *d, size_t size, CUmemoryPool p, CUstream s), (d, size, p, s))
+TRAMPOLINE(CUresult, cuMemFreeAsync, (CUdeviceptr d, CUstream s), (d, s))
+
+// prism_pool_create makes a pool of device memory on device ordinal (pinned allocations,
+// CU_MEM_ALLOCATION_TYPE_PINNED, located on CU_MEM_LOCATION_TYPE_DEVICE, no shareable
+// handles) that keeps freed memory instead of returning it to the system at each
+// synchronization: CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (4) at the largest size.
+static CUresult prism_pool_create(CUmemoryPool *p, int ordinal) {
+	prism_mem_pool_props props;
+	memset(&props, 0, sizeof props);
+	props.allocType = 1;
+	props.location.type = 1;
+	props.location.id = ordinal;
+	CUresult r = call_cuMemPoolCreate(p, &props);
+	if (r != 0) return r;
+	unsigned long long threshold = ~0ULL;
+	r = call_cuMemPoolSetAttribute(*p, 4, &threshold);
+	if (r != 0) {
+		call_cuMemPoolDestroy(*p);
+		*p = NULL;
+	}
+	return r;
+}
+
+// prism_pool_alloc_in takes size bytes from pool p on stream s and waits for the stream,
+// so that every stream may use the memory at once; c is made current first.
+static CUresult prism_pool_alloc_in(CUcontext c, CUmemoryPool p, size_t size, CUstream s, CUdeviceptr *d) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	if (r != 0) return r;
+	r = call_cuMemAllocFromPoolAsync(d, size, p, s);
+	if (r != 0) return r;
+	return call_cuStreamSynchronize(s);
+}
+
+// prism_pool_free_in returns d to its pool on stream s, with c current.
+static CUresult prism_pool_free_in(CUcontext c, CUdeviceptr d, CUstream s) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	return r != 0 ? r : call_cuMemFreeAsync(d, s);
+}
+
 // prism_calloc_aligned returns size bytes of zeroed memory aligned to align (a power of
 // two, a multiple of the size of a pointer), or NULL; free releases it.
 static void *prism_calloc_aligned(size_t size, size_t align) {
@@ -359,6 +424,15 @@ var cudaSymbols = []symbol{
 	{C.fn_cuLaunchKernel, []string{"cuLaunchKernel"}, false},
 	{C.fn_cuOccupancyMaxActiveBlocksPerMultiprocessor, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, false},
 	{C.fn_cuTensorMapEncodeTiled, []string{"cuTensorMapEncodeTiled"}, true}, // CUDA 12.0
+	{C.fn_cuStreamWaitEvent, []string{"cuStreamWaitEvent"}, true},
+	// The stream-ordered allocator (CUDA 11.2); a device says whether it has it
+	// (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED).
+	{C.fn_cuMemPoolCreate, []string{"cuMemPoolCreate"}, true},
+	{C.fn_cuMemPoolDestroy, []string{"cuMemPoolDestroy"}, true},
+	{C.fn_cuMemPoolSetAttribute, []string{"cuMemPoolSetAttribute"}, true},
+	{C.fn_cuMemPoolTrimTo, []string{"cuMemPoolTrimTo"}, true},
+	{C.fn_cuMemAllocFromPoolAsync, []string{"cuMemAllocFromPoolAsync"}, true},
+	{C.fn_cuMemFreeAsync, []string{"cuMemFreeAsync"}, true},
 }
 
 var nvrtcSymbols = []symbol{
@@ -745,7 +819,53 @@ func cuLaunchKernelIn(c cuContext, f cuFunction, grid, block [3]int, shared int6
 // cuStreamQueryIn and cuEventQueryIn are cuStreamQuery and cuEventQuery made from the
 // calling goroutine with c current on its thread.
 func cuStreamQueryIn(c cuContext, s cuStream) Result { return Result(C.prism_stream_query_in(c, s)) }
-func cuEventQueryIn(c cuContext, e cuEvent) Result   { return Result(C.prism_event_query_in(c, e)) }
+
+func haveStreamWaitEvent() bool { return have(C.fn_cuStreamWaitEvent) }
+
+func cuStreamWaitEvent(s cuStream, e cuEvent) Result {
+	return Result(C.call_cuStreamWaitEvent(s, e, 0))
+}
+
+// cuMemoryPool is a CUmemoryPool.
+type cuMemoryPool = C.CUmemoryPool
+
+func haveMemPools() bool {
+	for _, f := range []C.int{C.fn_cuMemPoolCreate, C.fn_cuMemPoolDestroy, C.fn_cuMemPoolSetAttribute,
+		C.fn_cuMemPoolTrimTo, C.fn_cuMemAllocFromPoolAsync, C.fn_cuMemFreeAsync} {
+		if !have(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// cuMemPoolCreateDevice makes a pool of the device's memory that keeps what is freed
+// (prism_pool_create).
+func cuMemPoolCreateDevice(ordinal int) (cuMemoryPool, Result) {
+	var p C.CUmemoryPool
+	r := Result(C.prism_pool_create(&p, C.int(ordinal)))
+	return p, r
+}
+
+func cuMemPoolDestroy(p cuMemoryPool) Result { return Result(C.call_cuMemPoolDestroy(p)) }
+
+func cuMemPoolTrimTo(p cuMemoryPool, keep int64) Result {
+	return Result(C.call_cuMemPoolTrimTo(p, C.size_t(keep)))
+}
+
+// cuMemAllocFromPoolIn allocates from p on s and waits for s, with c current on the
+// calling thread.
+func cuMemAllocFromPoolIn(c cuContext, p cuMemoryPool, size int64, s cuStream) (devptr, Result) {
+	var d C.CUdeviceptr
+	r := Result(C.prism_pool_alloc_in(c, p, C.size_t(size), s, &d))
+	return devptr(d), r
+}
+
+// cuMemFreeAsyncIn returns d to its pool on s, with c current on the calling thread.
+func cuMemFreeAsyncIn(c cuContext, d devptr, s cuStream) Result {
+	return Result(C.prism_pool_free_in(c, C.CUdeviceptr(d), s))
+}
+func cuEventQueryIn(c cuContext, e cuEvent) Result { return Result(C.prism_event_query_in(c, e)) }
 
 // haveLaunchKernelEx reports whether the driver has cuLaunchKernelEx (CUDA 12.0), looking
 // it up on first use.

@@ -428,7 +428,7 @@ func TestHostBuffer(t *testing.T) {
 				t.Fatalf("xs[%d] = %v after a round trip through pinned memory", i, v)
 			}
 		}
-		if err := h.Close(); err != nil || h.Close() != nil || h.Bytes() != nil {
+		if err := h.Close(); err != nil || h.Close() != nil || h.Pointer() != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})

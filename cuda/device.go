@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,9 +47,10 @@ type Device interface {
 	Properties() Properties
 	// MemInfo returns the free and total device memory (cuMemGetInfo_v2).
 	MemInfo() (free, total int64, err error)
-	// AllocHost allocates size bytes of page-locked host memory (cuMemHostAlloc), from
-	// which the queues' Write and Read copy faster than from pageable memory.
-	AllocHost(size int64) (*HostBuffer, error)
+	// AllocHost allocates size bytes of page-locked host memory (cuMemHostAlloc), a
+	// *HostBuffer, from which the queues copy asynchronously and faster than from
+	// pageable memory (engine.NewHostBuffer on a CUDA device).
+	AllocHost(size int64) (driver.HostBuffer, error)
 	// BuildSource compiles OpenCL C (through the prelude) or CUDA C++ (NVIDIA-only
 	// kernels: tensor cores, warp shuffles, Hopper's wgmma); see driver.DialectBuilder.
 	driver.DialectBuilder
@@ -70,13 +72,15 @@ type device struct {
 	th      *osThread
 	ctx     cuContext
 	closed  atomic.Bool
-	events  []cuEvent // free events, reused by queues; touched only on th
 
-	// returned holds events closed since the thread last took an event: Event.Close puts
-	// them here instead of handing a call to the thread, so that a launch whose event is
-	// closed at once (engine's Queue.Launch) costs one hand-over, not two.
-	mu       sync.Mutex
-	returned []cuEvent
+	// events are free timing events, reused by queues' commands. Guarded by mu.
+	mu     sync.Mutex
+	events []cuEvent
+
+	// mem is the device's pool of the stream-ordered allocator, made by the first pooled
+	// allocation; nil where the device has none (memory.go).
+	memOnce sync.Once
+	mem     *memPool
 }
 
 var _ Device = (*device)(nil)
@@ -180,15 +184,15 @@ func (d *device) Close() error {
 		return nil
 	}
 	d.mu.Lock() // after closed is set: giveBack adds nothing more
-	back := d.returned
-	d.returned = nil
+	back := d.events
+	d.events = nil
 	d.mu.Unlock()
 	var errs []error
 	d.th.do(func() {
-		for _, e := range append(d.events, back...) {
+		for _, e := range back {
 			cuEventDestroy(e)
 		}
-		d.events = nil
+		errs = append(errs, d.mem.close())
 		cuCtxSetCurrent(nil)
 		errs = append(errs, check(fmt.Sprintf("cuDevicePrimaryCtxRelease_v2(%d)", d.ordinal), cuDevicePrimaryCtxRelease(d.ordinal)))
 	})
@@ -196,46 +200,62 @@ func (d *device) Close() error {
 	return errors.Join(errs...)
 }
 
-// event returns a timing event from the pool, or a new one (cuEventCreate). It runs on
-// the device's thread.
+// onCaller runs f on the calling goroutine, locked to its OS thread with the device's
+// context current there: the way queues enqueue commands, so that the queues of a device
+// never wait for one another's calls on the device's thread. (A CUDA context is current
+// per OS thread, and a goroutine may move between threads at each cgo call unless locked;
+// cuCtxSetCurrent of the context already current costs a thread-local store.)
+func (d *device) onCaller(f func() error) error {
+	if d.closed.Load() {
+		return errClosed("device")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := check("cuCtxSetCurrent", cuCtxSetCurrent(d.ctx)); err != nil {
+		return err
+	}
+	return f()
+}
+
+// event returns a timing event from the pool, or a new one (cuEventCreate). It runs with
+// the context current (on the device's thread or in onCaller).
 func (d *device) event() (cuEvent, error) {
 	d.mu.Lock()
-	back := d.returned
-	d.returned = nil
-	d.mu.Unlock()
-	d.recycle(back...)
+	var extra []cuEvent
+	if n := len(d.events); n > maxPooledEvents {
+		extra = slices.Clone(d.events[maxPooledEvents:])
+		d.events = d.events[:maxPooledEvents]
+	}
+	var e cuEvent
 	if n := len(d.events); n > 0 {
-		e := d.events[n-1]
+		e = d.events[n-1]
 		d.events = d.events[:n-1]
+	}
+	d.mu.Unlock()
+	for _, x := range extra {
+		cuEventDestroy(x)
+	}
+	if e != nil {
 		return e, nil
 	}
 	e, r := cuEventCreate()
 	return e, check("cuEventCreate", r)
 }
 
-// giveBack returns an event's pair of events to the device from any goroutine; the thread
-// recycles them when it next takes one. After Close it does nothing (the context's
-// destruction released the events).
+// giveBack returns events to the pool from any goroutine, without a driver call; event
+// destroys those beyond the pool's bound when it next runs. After Close it does nothing
+// (the context's destruction released the events). An event may be returned while its
+// last record is pending: recording it again replaces that state, and nothing reads it
+// after its owner closed it.
 func (d *device) giveBack(events ...cuEvent) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.closed.Load() {
-		d.returned = append(d.returned, events...)
+	if d.closed.Load() {
+		return
 	}
-}
-
-// recycle returns events to the pool, destroying those beyond its bound. It runs on the
-// device's thread. An event may be recycled while its last record is pending: recording
-// it again replaces that state, and nothing reads it after its owner closed it.
-func (d *device) recycle(events ...cuEvent) {
 	for _, e := range events {
-		if e == nil {
-			continue
-		}
-		if len(d.events) < maxPooledEvents {
+		if e != nil {
 			d.events = append(d.events, e)
-		} else {
-			cuEventDestroy(e)
 		}
 	}
 }

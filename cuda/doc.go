@@ -1,6 +1,7 @@
 // Files. The two backends, cl and cuda, mirror each other file for file where a concern
 // exists in both: api.go (the C calls, and nothing else in cgo), buffer.go, device.go,
 // doc.go, driver.go (probe and device description), errors.go (status codes, wrapping),
+// occupancy.go (theoretical occupancy: CUDA computes it, OpenCL answers ErrUnsupported),
 // program.go (build, kernels, attributes), queue.go (commands, launches, events),
 // thread.go (the locked OS thread, the same helper in both) and trace.go (PRISM_TRACE).
 // CUDA only: cache.go (the disk cache of NVRTC's output), headers.go and include/ (the
@@ -70,7 +71,12 @@
 // cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, looked up on first use).
 // CUDA kernels have no __local pointer parameters: engine.LocalBytes arguments give
 // ErrUnsupported. Kernels report their attributes (cuFuncGetAttribute): registers, static
-// shared, local and constant memory, the largest block, the binary and PTX versions.
+// shared, local and constant memory, the largest block, the binary and PTX versions; and
+// their theoretical occupancy at a block size (occupancy.go): the blocks resident on a
+// multiprocessor from cuOccupancyMaxActiveBlocksPerMultiprocessor, and the limiting
+// factor from the kernel's registers and shared memory against the multiprocessor's
+// registers, shared memory, threads and blocks, by the rules of CUDA's occupancy
+// calculator.
 //
 // Devices of compute capability 9.0 and newer encode tensor maps (driver.TensorMapEncoder)
 // with cuTensorMapEncodeTiled, an optional symbol of CUDA 12.0 drivers, on the device's

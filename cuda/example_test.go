@@ -25,12 +25,12 @@ func Example() {
 	fmt.Printf("%s: sm_%d%d, %d SMs, %d MiB of L2\n", dev.Info().Name, p.ComputeCapability[0], p.ComputeCapability[1],
 		p.Multiprocessors, p.L2CacheBytes>>20)
 
-	pinned, err := cd.AllocHost(1 << 20)
+	pinned, err := engine.NewHostBuffer[float32](dev, 1<<18) // page-locked on CUDA
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer pinned.Close()
-	xs := cuda.HostSlice[float32](pinned)
+	xs := pinned.Slice()
 	for i := range xs {
 		xs[i] = float32(i)
 	}
@@ -38,8 +38,16 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	buf, err := engine.Upload(ctx, q, xs) // a copy from pinned memory: no staging
+	buf, err := engine.NewBuffer[float32](dev, len(xs))
 	if err != nil {
+		log.Fatal(err)
+	}
+	up, err := buf.WriteAsync(q, 0, pinned, 0, len(xs)) // no staging, the host goes on
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer up.Close()
+	if err := up.Wait(ctx); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(buf.Len())

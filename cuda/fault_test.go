@@ -57,7 +57,7 @@ var fakeBodies = map[string]string{
 	"cuModuleLoadDataEx":        `(void **m, const char *image, unsigned n, int *o, void **v) { static int mod; if (strncmp(image, fakePTX, 16)) return 200; *m = &mod; return 0; }`,
 	"cuModuleUnload":            `(void *m) { return 0; }`,
 	"cuModuleGetFunction":       `(void **f, void *m, const char *name) { static int fn; if (strcmp(name, "k")) return 500; *f = &fn; return 0; }`,
-	"cuFuncGetAttribute":        `(int *v, int a, void *f) { *v = a == 0 ? 1024 : 0; return 0; }`, // 1024 threads per block
+	"cuFuncGetAttribute":        `(int *v, int a, void *f) { *v = funcAttribute(a); return 0; }`,
 	"cuFuncGetParamCount":       `(void *f, size_t *n) { *n = getenv("FAKE_TMAP") ? 3 : 1; return 0; }`,
 	"cuFuncGetParamInfo":        `(void *f, size_t i, size_t *off, size_t *size) { return paramInfo(i, off, size); }`,
 	"cuTensorMapEncodeTiled":    `(unsigned char *m, int type, unsigned rank, void *addr, const unsigned long long *dims, const unsigned long long *strides, const unsigned *box, const unsigned *es, int il, int sw, int l2, int oob) { return encodeTensorMap(m, type, rank, addr, dims, strides, box, es, il, sw, l2, oob); }`,
@@ -114,6 +114,16 @@ static int attribute(int a) {
 	case 97: return 163 << 10;                    // shared memory per block with opt-in
 	}
 	return 0;
+}
+
+// funcAttribute answers cuFuncGetAttribute: FAKE_FUNC_ATTR_<n> for attribute n, else 1024
+// threads per block and 0 for the others.
+static int funcAttribute(int a) {
+	char name[32];
+	snprintf(name, sizeof name, "FAKE_FUNC_ATTR_%d", a);
+	const char *v = getenv(name);
+	if (v != NULL) return (int)strtol(v, NULL, 10);
+	return a == 0 ? 1024 : 0;
 }
 
 // fakeAlloc is cuMemAlloc_v2: the first FAKE_ALLOC_OK calls (counted while it is set)

@@ -59,11 +59,12 @@ func (q *queue) idle(ctx context.Context) error {
 }
 
 // Write copies size bytes from host memory at src to dst at offset, after the queue's
-// earlier commands: cuMemcpyHtoDAsync_v2 on the queue's stream, then cuStreamSynchronize,
-// so that it returns when src may be reused. (The synchronous cuMemcpyHtoD_v2 would run on
-// the legacy stream, which a non-blocking stream does not wait for, and may return before
-// a copy from pageable memory has reached the device.) The stream is first waited for by
-// polling, so that the device's thread is blocked only for the copy itself.
+// earlier commands: cuMemcpyHtoDAsync_v2 on the queue's stream, enqueued from the calling
+// goroutine (onCaller), then the stream is polled until the copy is done, so that it
+// returns when src may be reused. (The synchronous cuMemcpyHtoD_v2 would run on the
+// legacy stream, which a non-blocking stream does not wait for, and may return before a
+// copy from pageable memory has reached the device.) Nothing holds the device's thread:
+// the other queues of the device go on meanwhile.
 func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size int64) error {
 	if err := q.check(); err != nil {
 		return err
@@ -72,20 +73,19 @@ func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size 
 	if err != nil {
 		return err
 	}
-	if err := q.idle(context.Background()); err != nil {
+	err = q.d.onCaller(func() error {
+		r := cuMemcpyHtoDAsync(b.ptr+devptr(offset), src, size, q.stream)
+		return check(fmt.Sprintf("cuMemcpyHtoDAsync_v2(%d bytes at %d)", size, offset), r)
+	})
+	if err != nil {
 		return err
 	}
-	return q.d.th.call(func() error {
-		r := cuMemcpyHtoDAsync(b.ptr+devptr(offset), src, size, q.stream)
-		if err := check(fmt.Sprintf("cuMemcpyHtoDAsync_v2(%d bytes at %d)", size, offset), r); err != nil {
-			return err
-		}
-		return check("cuStreamSynchronize", cuStreamSynchronize(q.stream))
-	})
+	q.pending = true
+	return q.idle(context.Background())
 }
 
 // Read copies size bytes from src at offset to host memory at dst, after the queue's
-// earlier commands (cuMemcpyDtoHAsync_v2 and cuStreamSynchronize, as Write).
+// earlier commands (cuMemcpyDtoHAsync_v2 and polling, as Write).
 func (q *queue) Read(src driver.Buffer, offset int64, dst unsafe.Pointer, size int64) error {
 	if err := q.check(); err != nil {
 		return err
@@ -94,33 +94,32 @@ func (q *queue) Read(src driver.Buffer, offset int64, dst unsafe.Pointer, size i
 	if err != nil {
 		return err
 	}
-	if err := q.idle(context.Background()); err != nil {
+	err = q.d.onCaller(func() error {
+		r := cuMemcpyDtoHAsync(dst, b.ptr+devptr(offset), size, q.stream)
+		return check(fmt.Sprintf("cuMemcpyDtoHAsync_v2(%d bytes at %d)", size, offset), r)
+	})
+	if err != nil {
 		return err
 	}
-	return q.d.th.call(func() error {
-		r := cuMemcpyDtoHAsync(dst, b.ptr+devptr(offset), size, q.stream)
-		if err := check(fmt.Sprintf("cuMemcpyDtoHAsync_v2(%d bytes at %d)", size, offset), r); err != nil {
-			return err
-		}
-		return check("cuStreamSynchronize", cuStreamSynchronize(q.stream))
-	})
+	q.pending = true
+	return q.idle(context.Background())
 }
 
-// command enqueues one command, bracketed by a start and an end event, on the device's
-// thread, and returns its event.
+// command enqueues one command, bracketed by a start and an end event, from the calling
+// goroutine (onCaller), and returns its event.
 func (q *queue) command(what string, enqueue func() error) (driver.Event, error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
 	var start, end cuEvent
 	q.pending = true
-	err := q.d.th.call(func() error {
+	err := q.d.onCaller(func() error {
 		var err error
 		if start, err = q.d.event(); err != nil {
 			return err
 		}
 		if end, err = q.d.event(); err != nil {
-			q.d.recycle(start)
+			q.d.giveBack(start)
 			return err
 		}
 		if err = check("cuEventRecord", cuEventRecord(start, q.stream)); err == nil {
@@ -129,7 +128,7 @@ func (q *queue) command(what string, enqueue func() error) (driver.Event, error)
 			}
 		}
 		if err != nil {
-			q.d.recycle(start, end)
+			q.d.giveBack(start, end)
 		}
 		return err
 	})
@@ -553,13 +552,17 @@ func (e *event) Wait(ctx context.Context) error {
 }
 
 // Elapsed returns the time between the command's start and end events
-// (cuEventElapsedTime, about half a microsecond of resolution).
+// (cuEventElapsedTime, about half a microsecond of resolution); zero for a recorded
+// event (Queue.Record), which brackets no command.
 func (e *event) Elapsed() (time.Duration, error) {
 	if e.closed {
 		return 0, errClosed("event of " + e.what)
 	}
+	if e.start == nil {
+		return 0, nil
+	}
 	var ms float32
-	err := e.d.th.call(func() error {
+	err := e.d.onCaller(func() error {
 		var r Result
 		ms, r = cuEventElapsedTime(e.start, e.end)
 		return check("cuEventElapsedTime("+e.what+")", r)
