@@ -150,7 +150,13 @@ type Result struct {
 	// ("BM=128 BN=256 BK=32 WARPS=2x4 STAGES=3 GROUP_M=8 (tuned)": prism tune's, the
 	// architecture's table, or forced).
 	Tunables string `json:"tunables,omitempty"`
-	Stats    Stats  `json:"stats"`
+	// Launches are the kernels a timed run launched, one per kernel and work-group
+	// shape, with their registers, local and private memory and, where the backend
+	// reports it (CUDA), their theoretical occupancy and its limiting factor
+	// (LaunchesOf). Absent where a run launched no kernel through engine (a vendor
+	// library).
+	Launches []Launch `json:"launches,omitempty"`
+	Stats    Stats    `json:"stats"`
 	// Flops and Bytes are the work of one run (the op's model).
 	Flops  float64 `json:"flops"`
 	Bytes  float64 `json:"bytes"`

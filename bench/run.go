@@ -329,6 +329,11 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		res.Err = err.Error()
 		return res
 	}
+	// The launches of the last timed run. Occupancy is a note on the case, not part of
+	// its measurement: a backend that fails to report it leaves it out.
+	if len(samples) > 0 {
+		res.Launches, _ = LaunchesOf(q.TimedLaunches())
+	}
 	m := in.Model()
 	res.measured(samples, m.Flops, m.Bytes)
 	return res

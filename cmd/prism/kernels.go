@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -16,7 +18,8 @@ import (
 )
 
 type kernelsOptions struct {
-	device string
+	device    string
+	occupancy bool
 	outputFlags
 }
 
@@ -37,11 +40,26 @@ runs. With --device, each operation's variants are checked against that device: 
 that would run there is marked with *, and the reason each other one does not apply is
 printed below its family. 'prism run' and 'prism bench' take --variant NAME and --portable.
 
+With --device and --occupancy, each operation is also set up on the device at its quick
+size, with the variant that runs there, and run once (timed, not verified), and the kernels
+it launched are listed below its family, one row per kernel and work-group shape: the
+block (work-group size), what the backend reports of the kernel (registers, static local
+memory, dynamic shared memory, private memory per work-item, the largest work-group, the
+preferred multiple) and, on CUDA, its theoretical occupancy at that block: the blocks
+resident on one multiprocessor, the fraction of its warps they fill, and what limits them
+(registers, shared memory, threads, or blocks per multiprocessor). OpenCL reports neither
+registers nor occupancy: columns no kernel reports are left out. This compiles every
+kernel of the operations listed, which takes a minute or more for the whole suite on a
+CPU device (PoCL): give a FAMILY to look at its operations alone. 'prism bench' records
+the same figures for each case (the report's "launches").
+
 Operation names are family/op/type; 'prism run' and 'prism bench --ops' take them, or a
 family, a prefix ("gemm/nn") or a glob ("*/*/float64").`,
 		Example: `  prism kernels
   prism kernels gemm
   prism kernels reduce --device cuda:0
+  prism kernels gemm --device cuda:0 --occupancy
+  prism kernels stream --device opencl:0:0 --occupancy --json | jq '.[].launches'
   prism kernels --json | jq '.[].name'`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,10 +68,12 @@ family, a prefix ("gemm/nn") or a glob ("*/*/float64").`,
 	}
 	opts.add(cmd.Flags(), "json")
 	cmd.Flags().StringVar(&opts.device, "device", "", "check each operation's variants against this device (ID, backend or class)")
+	cmd.Flags().BoolVar(&opts.occupancy, "occupancy", false, "with --device: run each operation once at its quick size and list the kernels it launches, their resources and (CUDA) occupancy")
 	return cmd
 }
 
-// opJSON is one operation in `prism kernels --json`.
+// opJSON is one operation in `prism kernels --json`; the launch fields are set with
+// --occupancy.
 type opJSON struct {
 	Name        string        `json:"name"`
 	Family      string        `json:"family"`
@@ -63,6 +83,41 @@ type opJSON struct {
 	DefaultSize int           `json:"default_size"`
 	QuickSize   int           `json:"quick_size"`
 	Variants    []variantJSON `json:"variants"`
+	opLaunches
+}
+
+// opLaunches is what one run of an operation at its quick size launched on the device
+// (--occupancy): the shape set up, the kernels launched (bench.LaunchesOf), or why there
+// are none.
+type opLaunches struct {
+	Shape       string         `json:"launch_shape,omitempty"`
+	Launches    []bench.Launch `json:"launches,omitempty"`
+	LaunchError string         `json:"launch_error,omitempty"`
+}
+
+// launchesOf sets op up on q's device at its quick size with the variant that runs there,
+// runs it once inside Queue.Timed (not verified) and describes the kernels it launched.
+// A failure is recorded in LaunchError, not returned; an occupancy the backend failed to
+// report too, beside the launches.
+func launchesOf(ctx context.Context, q *engine.Queue, op kernels.Op) (ol opLaunches) {
+	in, err := op.Setup(q, kernels.Params{Size: op.QuickSize, Seed: 1})
+	if err != nil {
+		return opLaunches{LaunchError: err.Error()}
+	}
+	defer in.Close()
+	ol.Shape = in.Shape()
+	if _, err := q.Timed(ctx, func() error { return in.Run(q) }); err != nil {
+		ol.LaunchError = err.Error()
+		return ol
+	}
+	ol.Launches, err = bench.LaunchesOf(q.TimedLaunches())
+	if err != nil {
+		ol.LaunchError = err.Error()
+	}
+	if len(ol.Launches) == 0 && ol.LaunchError == "" {
+		ol.LaunchError = "no kernel launched through engine"
+	}
+	return ol
 }
 
 // variantJSON is one variant of an operation in `prism kernels --json`; Runs and
@@ -118,6 +173,9 @@ func kernelsRun(cmd *cobra.Command, opts *kernelsOptions, args []string) error {
 	if err := opts.check(cmd.Flags()); err != nil {
 		return err
 	}
+	if opts.occupancy && opts.device == "" {
+		return usageError{fmt.Errorf("--occupancy needs --device: the kernels launched and their occupancy are a device's")}
+	}
 	return opts.write(cmd, func(out io.Writer) error { return kernelsPrint(cmd, opts, args, out) })
 }
 
@@ -145,10 +203,25 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 			fmt.Fprintln(out)
 		}
 	}
+	launches := make([]opLaunches, len(ops))
+	if opts.occupancy {
+		q, err := dev.NewQueue()
+		if err != nil {
+			return err
+		}
+		defer q.Close()
+		for i, op := range ops {
+			if err := cmd.Context().Err(); err != nil {
+				return err
+			}
+			launches[i] = launchesOf(cmd.Context(), q, op)
+		}
+	}
 	if opts.json {
 		list := make([]opJSON, len(ops))
 		for i, op := range ops {
-			list[i] = opJSON{op.Name, op.Family, op.Type, op.Doc, op.SizeDoc, op.DefaultSize, op.QuickSize, variantsOf(op, dev)}
+			list[i] = opJSON{Name: op.Name, Family: op.Family, Type: op.Type, Doc: op.Doc, Size: op.SizeDoc,
+				DefaultSize: op.DefaultSize, QuickSize: op.QuickSize, Variants: variantsOf(op, dev), opLaunches: launches[i]}
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -157,9 +230,13 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 	if dev != nil {
 		fmt.Fprintf(out, "Variants checked against %s (%s); * marks the one that runs there.\n\n", dev.ID(), dev.Info().Name)
 	}
+	cols := launchColumnsOf(launches)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	family := ""
-	var notes []string // why variants of the family do not apply on dev
+	var (
+		notes     []string // why variants of the family do not apply on dev
+		familyOps []int    // the indexes in ops of the family's operations
+	)
 	flush := func() {
 		tw.Flush()
 		if len(notes) > 0 {
@@ -168,9 +245,12 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 				fmt.Fprintf(out, "    %s\n", n)
 			}
 		}
-		notes = nil
+		if opts.occupancy {
+			printLaunches(out, dev, ops, launches, familyOps, cols)
+		}
+		notes, familyOps = nil, nil
 	}
-	for _, op := range ops {
+	for i, op := range ops {
 		if op.Family != family {
 			if family != "" {
 				flush()
@@ -196,7 +276,109 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", op.Name, variantCell(vs), op.Doc, op.SizeDoc, bench.FormatSize(op.DefaultSize), bench.FormatSize(op.QuickSize))
+		familyOps = append(familyOps, i)
 	}
 	flush()
 	return nil
+}
+
+// launchColumns says which of the optional columns of the launch tables some launch
+// fills: a backend that reports no registers (OpenCL) or no occupancy leaves them out.
+type launchColumns struct {
+	registers, dynamic, occupancy bool
+}
+
+func launchColumnsOf(all []opLaunches) (c launchColumns) {
+	for _, ol := range all {
+		for _, l := range ol.Launches {
+			c.registers = c.registers || l.Registers > 0
+			c.dynamic = c.dynamic || l.DynamicSharedBytes > 0
+			c.occupancy = c.occupancy || l.ActiveBlocks > 0 || l.Limiter != ""
+		}
+	}
+	return c
+}
+
+// printLaunches writes the launch table of one family (--occupancy): the kernels each of
+// its operations launched at its quick size on dev (ops[i] for i in idx, launches[i]),
+// one row per kernel and work-group shape, then why an operation has none.
+func printLaunches(out io.Writer, dev *engine.Device, ops []kernels.Op, launches []opLaunches, idx []int, cols launchColumns) {
+	if cols.occupancy {
+		fmt.Fprintf(out, "  kernels launched on %s at the quick size:\n", dev.ID())
+	} else {
+		fmt.Fprintf(out, "  kernels launched on %s at the quick size (no occupancy: the %s backend does not report it):\n", dev.ID(), dev.Backend())
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	head := []string{"operation", "shape", "kernel", "block"}
+	if cols.registers {
+		head = append(head, "regs")
+	}
+	head = append(head, "local")
+	if cols.dynamic {
+		head = append(head, "dynamic")
+	}
+	head = append(head, "private", "max wg", "multiple")
+	if cols.occupancy {
+		head = append(head, "blocks/SM", "occupancy", "limiter")
+	}
+	fmt.Fprintf(tw, "    %s\n", strings.Join(head, "\t"))
+	var failed []string
+	for _, i := range idx {
+		ol := launches[i]
+		if ol.LaunchError != "" {
+			failed = append(failed, fmt.Sprintf("%s: %s", ops[i].Name, ol.LaunchError))
+		}
+		for j, l := range ol.Launches {
+			name, shape := ops[i].Name, ol.Shape
+			if j > 0 {
+				name, shape = "", ""
+			}
+			row := []string{name, shape, l.Kernel, l.BlockString()}
+			if cols.registers {
+				row = append(row, countCell(int64(l.Registers)))
+			}
+			row = append(row, bytesCell(l.LocalBytes))
+			if cols.dynamic {
+				row = append(row, bytesCell(l.DynamicSharedBytes))
+			}
+			row = append(row, bytesCell(l.PrivateBytes), countCell(int64(l.MaxWorkGroupSize)), countCell(int64(l.PreferredMultiple)))
+			if cols.occupancy {
+				occ, limiter := "-", l.Limiter
+				if l.ActiveBlocks > 0 {
+					occ = fmt.Sprintf("%.0f%%", 100*l.Occupancy)
+				}
+				if limiter == "" {
+					limiter = "-"
+				}
+				row = append(row, countCell(int64(l.ActiveBlocks)), occ, limiter)
+			}
+			fmt.Fprintf(tw, "    %s\n", strings.Join(row, "\t"))
+		}
+	}
+	tw.Flush()
+	for _, f := range failed {
+		fmt.Fprintf(out, "    %s\n", f)
+	}
+}
+
+// countCell formats a count of the launch table, "-" when not reported.
+func countCell(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// bytesCell formats a size of the launch table exactly enough to compare kernels: "0",
+// bytes below 1 KiB, else KiB (to a tenth where not whole).
+func bytesCell(n int64) string {
+	switch {
+	case n <= 0:
+		return "0"
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 }

@@ -102,3 +102,51 @@ func TestKernelsList(t *testing.T) {
 		t.Errorf("kernels stream: %v\n%s", err, out)
 	}
 }
+
+// TestKernelsOccupancy checks `prism kernels stream --device ID --occupancy` on the first
+// OpenCL device: each operation lists the kernels it launched with their block and what
+// OpenCL reports (no registers, no occupancy), in text and in JSON; and that --occupancy
+// without --device is a usage error.
+func TestKernelsOccupancy(t *testing.T) {
+	if code := run(context.Background(), []string{"kernels", "--occupancy"}); code != exitUsage {
+		t.Errorf("--occupancy without --device: exit %d, want %d", code, exitUsage)
+	}
+	ids := enginetest.DeviceIDs(t, "opencl")
+	out, err := execute(t, "kernels", "stream", "--device", ids[0], "--occupancy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kernels launched on " + ids[0] + " at the quick size (no occupancy: the opencl backend does not report it)",
+		"operation", "kernel", "block", "max wg", "stream/triad/float32", "stream_triad", "stream_sum"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "occupancy  limiter") || strings.Contains(out, "regs") {
+		t.Errorf("OpenCL columns only:\n%s", out)
+	}
+	out, err = execute(t, "kernels", "stream", "--device", ids[0], "--occupancy", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []opJSON
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) == 0 {
+		t.Fatalf("kernels --occupancy --json: %v\n%s", err, out)
+	}
+	for _, op := range list {
+		if op.LaunchError != "" || op.Shape == "" || len(op.Launches) == 0 {
+			t.Errorf("%s: shape %q, launches %+v, error %q", op.Name, op.Shape, op.Launches, op.LaunchError)
+			continue
+		}
+		for _, l := range op.Launches {
+			if l.Kernel == "" || len(l.Block) != 1 || l.MaxWorkGroupSize <= 0 || l.Limiter != "" {
+				t.Errorf("%s: launch %+v", op.Name, l)
+			}
+		}
+	}
+	// Without --occupancy, no launch fields.
+	out, err = execute(t, "kernels", "stream", "--device", ids[0], "--json")
+	if err != nil || strings.Contains(out, `"launches"`) || strings.Contains(out, `"launch_shape"`) {
+		t.Errorf("kernels --json without --occupancy: %v\n%s", err, out)
+	}
+}
