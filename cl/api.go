@@ -26,15 +26,19 @@ package cl
 //     platforms and 64 devices; it then indexes the platform array with whatever count the
 //     loader reports (a panic past 32) and drops devices past 64 without a word. Here the
 //     count is asked first and bounded, and the list read whole.
+//   - clEnqueueBarrierWithWaitList: go-opencl's always has the barrier make an event (with
+//     a finalizer), which a wait on other queues' events never uses. Here it makes none.
+//   - clFlush: go-opencl's CommandQueue.Flush calls clFinish, which blocks until the
+//     queue's work is done.
 //
 // No size or count the driver reports is believed blindly: an info answer is read up to 1
 // MiB, a build log up to 16 MiB, a list up to 1024 entries; a driver that claims more gets
 // an error that names the call and the size, and nothing of that size is allocated.
 //
-// go-opencl's Platform, Device, Program, Kernel and MemObject keep their OpenCL handle as
-// their first field (cl_platform_id id; cl_device_id id; cl_program clProgram; cl_kernel
-// clKernel; cl_mem clMem) and export no accessor, so the handle is read through unsafe (and
-// written, for the platforms and devices listed here). The layout is that of the version
+// go-opencl's Platform, Device, Program, Kernel, MemObject and Event keep their OpenCL
+// handle as their first field (cl_platform_id id; cl_device_id id; cl_program clProgram;
+// cl_kernel clKernel; cl_mem clMem; cl_event clEvent) and export no accessor, so the
+// handle is read through unsafe (and written, for the platforms and devices listed here). The layout is that of the version
 // pinned in go.mod; the constant checks below fail to compile if the structs change size.
 
 /*
@@ -76,6 +80,8 @@ const (
 	_ = uint(unsafe.Sizeof(kernelLayout{}) - unsafe.Sizeof(ocl.Kernel{}))
 	_ = uint(unsafe.Sizeof(ocl.MemObject{}) - unsafe.Sizeof(memLayout{}))
 	_ = uint(unsafe.Sizeof(memLayout{}) - unsafe.Sizeof(ocl.MemObject{}))
+	_ = uint(unsafe.Sizeof(ocl.Event{}) - unsafe.Sizeof(uintptr(0)))
+	_ = uint(unsafe.Sizeof(uintptr(0)) - unsafe.Sizeof(ocl.Event{}))
 )
 
 // programLayout mirrors go-opencl's Program{clProgram C.cl_program; devices []*Device}.
@@ -101,6 +107,7 @@ func rawDevice(d *ocl.Device) C.cl_device_id       { return *(*C.cl_device_id)(u
 func rawProgram(p *ocl.Program) C.cl_program       { return *(*C.cl_program)(unsafe.Pointer(p)) }
 func rawKernel(k *ocl.Kernel) C.cl_kernel          { return *(*C.cl_kernel)(unsafe.Pointer(k)) }
 func rawMem(m *ocl.MemObject) C.cl_mem             { return *(*C.cl_mem)(unsafe.Pointer(m)) }
+func rawEvent(e *ocl.Event) C.cl_event             { return *(*C.cl_event)(unsafe.Pointer(e)) }
 
 // asPlatform and asDevice wrap a handle in go-opencl's type (the inverse of rawPlatform,
 // rawDevice).
@@ -366,4 +373,21 @@ func kernelQuery(k *ocl.Kernel, d *ocl.Device) infoQuery {
 func queryDevice(d *ocl.Device) infoQuery {
 	id := rawDevice(d)
 	return func(param uint32) ([]byte, error) { return deviceInfo(id, param) }
+}
+
+// enqueueBarrier enqueues on q a barrier that holds the commands enqueued after it until
+// every one of events (at least one) has completed (clEnqueueBarrierWithWaitList), and
+// makes no event of its own.
+func enqueueBarrier(q *ocl.CommandQueue, events []*ocl.Event) Status {
+	list := make([]C.cl_event, len(events))
+	for i, e := range events {
+		list[i] = rawEvent(e)
+	}
+	return Status(C.clEnqueueBarrierWithWaitList(C.cl_command_queue(rawQueue(q)), C.cl_uint(len(list)), &list[0], nil))
+}
+
+// flushQueue submits the commands enqueued on q to the device without waiting for them
+// (clFlush).
+func flushQueue(q *ocl.CommandQueue) Status {
+	return Status(C.clFlush(C.cl_command_queue(rawQueue(q))))
 }

@@ -67,10 +67,15 @@ type clContext struct {
 	refs   int // open devices using it; guarded by sharedContexts.mu
 
 	// mu is held, when shared, around every enqueue and finish on queue: clSetKernelArg
-	// with clEnqueueNDRangeKernel, the blocking reads and writes, copies, fills, clFinish.
+	// with clEnqueueNDRangeKernel, the blocking reads and writes, copies, fills, clFinish,
+	// the maps and unmaps of host buffers. Unshared, it guards only the making of queue.
 	// Lock order: mu, then a kernel's mutex, then thread.
-	mu    sync.Mutex
-	queue *ocl.CommandQueue // the shared queue, made by the first NewQueue; guarded by mu
+	mu sync.Mutex
+	// queue is, when shared, the one queue of the device, made by the first NewQueue or
+	// AllocHost; unshared, the context's own queue that maps and unmaps host buffers
+	// (memory.go), made by the first AllocHost. Guarded by mu; close finishes and
+	// releases it.
+	queue *ocl.CommandQueue
 }
 
 var sharedContexts = struct {
@@ -162,6 +167,7 @@ type device struct {
 	dev    *ocl.Device
 	c      *clContext
 	closed atomic.Bool
+	hosts  hostBuffers // the open host buffers, closed by Close (memory.go)
 }
 
 var (
@@ -218,17 +224,8 @@ func (d *device) NewQueue() (driver.Queue, error) {
 	if d.closed.Load() {
 		return nil, errClosed("device")
 	}
-	create := func() (*ocl.CommandQueue, error) {
-		var q *ocl.CommandQueue
-		err := d.c.thread.call(func() error {
-			var err error
-			q, err = d.c.ctx.CreateCommandQueue(d.dev, ocl.CommandQueueProfilingEnable)
-			return wrap("clCreateCommandQueue", err)
-		})
-		return q, err
-	}
 	if !d.c.shared {
-		q, err := create()
+		q, err := d.createQueue()
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +234,7 @@ func (d *device) NewQueue() (driver.Queue, error) {
 	d.c.mu.Lock()
 	defer d.c.mu.Unlock()
 	if d.c.queue == nil {
-		q, err := create()
+		q, err := d.createQueue()
 		if err != nil {
 			return nil, err
 		}
@@ -246,11 +243,24 @@ func (d *device) NewQueue() (driver.Queue, error) {
 	return &queue{q: d.c.queue, mu: &d.c.mu, th: d.c.thread}, nil
 }
 
+// createQueue makes an in-order queue with profiling enabled (clCreateCommandQueue).
+func (d *device) createQueue() (*ocl.CommandQueue, error) {
+	var q *ocl.CommandQueue
+	err := d.c.thread.call(func() error {
+		var err error
+		q, err = d.c.ctx.CreateCommandQueue(d.dev, ocl.CommandQueueProfilingEnable)
+		return wrap("clCreateCommandQueue", err)
+	})
+	return q, err
+}
+
 // Close releases the context (and, for the last user of a shared one, its queue after
-// finishing it). The engine closes every object made from the device first. Idempotent.
+// finishing it). The engine closes every object made from the device first; a host buffer
+// still open is closed first, while its queue and context are there. Idempotent.
 func (d *device) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	d.hosts.closeAll()
 	return d.c.close()
 }

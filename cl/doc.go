@@ -1,6 +1,8 @@
 // Files. The two backends, cl and cuda, mirror each other file for file where a concern
 // exists in both: api.go (the C calls, and nothing else in cgo), buffer.go, device.go,
 // doc.go, driver.go (probe and device description), errors.go (status codes, wrapping),
+// memory.go (host buffers, asynchronous copies, waits across queues),
+// occupancy.go (theoretical occupancy: CUDA computes it, OpenCL answers ErrUnsupported),
 // program.go (build, kernels, attributes), queue.go (commands, launches, events),
 // thread.go (the locked OS thread, the same helper in both) and trace.go (PRISM_TRACE).
 // OpenCL only: info.go (decoding of clGet*Info answers), pci.go (vendor PCI queries),
@@ -35,7 +37,8 @@
 // has no other dynamic shared memory and no clusters: a launch asking for
 // Range.SharedBytes or Range.Cluster gives ErrUnsupported. A kernel's attributes come
 // from clGetKernelWorkGroupInfo: its work-group limit, static local memory, private
-// memory and preferred work-group multiple.
+// memory and preferred work-group multiple. OpenCL reports neither a kernel's registers
+// nor a compute unit's limits, so occupancy (engine.Kernel.Occupancy) is ErrUnsupported.
 //
 // # Tracing
 //
@@ -77,6 +80,17 @@
 // thread, created by the thread that made the context, and crashes when a host transfer
 // comes from another thread. Go moves goroutines between threads, so on Oclgrind every
 // call on a context runs on one goroutine locked to one OS thread (see thread.go).
+//
+// # Host buffers and waits across queues
+//
+// A host buffer (engine.NewHostBuffer) is a CL_MEM_ALLOC_HOST_PTR buffer mapped for its
+// whole life, from which and into which Buffer.WriteAsync and ReadAsync copy without
+// blocking; it reports Pinned on GPUs only (pinnedHost in memory.go says why). A queue's
+// Wait on another queue's events is a clEnqueueBarrierWithWaitList, after a clFlush of
+// those queues, which OpenCL requires (without it Rusticl never ran the command waited
+// for); Record is a marker. Maps, unmaps and these waits follow the queue and thread
+// policies like every other call; on a device whose queues are their own, nothing holds a
+// device-wide lock while a command runs.
 //
 // # Vendor libraries
 //

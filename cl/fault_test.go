@@ -47,6 +47,8 @@ var faultScenarios = []faultScenario{
 	{"build log 1 TiB", map[string]string{"FAKE_BUILD_ERR": "-11", "FAKE_LOG_SIZE": tib}, runHugeBuildLog},
 	{"clCreateContext fails", map[string]string{"FAKE_CONTEXT_ERR": "-6"}, runContextFailure},
 	{"clCreateCommandQueue fails", map[string]string{"FAKE_QUEUE_ERR": "-5"}, runQueueFailure},
+	{"host buffers", nil, runHostBuffers},
+	{"clEnqueueMapBuffer fails", map[string]string{"FAKE_MAP_ERR": "-5"}, runMapFailure},
 }
 
 // TestFaultyICD runs the backend against a fake OpenCL driver that fails or lies, loaded
@@ -419,4 +421,95 @@ func runQueueFailure(t *testing.T) string {
 		t.Fatalf("NewQueue: %v; want an error of clCreateCommandQueue wrapping CL_OUT_OF_RESOURCES and ErrOutOfMemory", err)
 	}
 	return err.Error()
+}
+
+// runHostBuffers copies through host buffers on two queues: an asynchronous write on one,
+// a cross-queue wait and an asynchronous read on the other, a marker. The fake completes
+// every command when it is enqueued, so the data must be there once each event is.
+func runHostBuffers(t *testing.T) string {
+	dev, a := openFake(t)
+	b, err := dev.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	in, err := engine.NewHostBuffer[float32](dev, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := engine.NewHostBuffer[float32](dev, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if !in.Pinned() {
+		t.Error("a host buffer of the fake's GPU is not pinned")
+	}
+	for i := range in.Slice() {
+		in.Slice()[i] = float32(i)
+	}
+	buf, err := engine.NewBuffer[float32](dev, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := buf.WriteAsync(a, 0, in, 0, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	if err := b.Wait(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	down, err := buf.ReadAsync(b, 16, out, 0, 240)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	mark, err := b.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mark.Close()
+	if err := mark.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := down.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out.Slice()[:240] {
+		if v != float32(i+16) {
+			t.Fatalf("element %d: %v, want %d", i, v, i+16)
+		}
+	}
+	d, err := down.Elapsed(ctx)
+	if err != nil || d != time.Millisecond {
+		t.Fatalf("ReadAsync's Elapsed: %v, %v; want the fake's 1 ms", d, err)
+	}
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("pinned %v; an asynchronous write, a wait on another queue, a read of %v, a marker", out.Pinned(), d)
+}
+
+// runMapFailure allocates a host buffer while clEnqueueMapBuffer fails, then again once it
+// works.
+func runMapFailure(t *testing.T) string {
+	dev, _ := openFake(t)
+	_, failed := engine.NewHostBuffer[float32](dev, 256)
+	if failed == nil || !errors.Is(failed, engine.ErrOutOfMemory) || !errors.Is(failed, OutOfResources) || !strings.Contains(failed.Error(), "clEnqueueMapBuffer(1024 bytes)") {
+		t.Fatalf("NewHostBuffer: %v; want an error of clEnqueueMapBuffer(1024 bytes) wrapping CL_OUT_OF_RESOURCES and ErrOutOfMemory", failed)
+	}
+	if err := os.Unsetenv("FAKE_MAP_ERR"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := engine.NewHostBuffer[float32](dev, 256)
+	if err != nil {
+		t.Fatalf("NewHostBuffer once the map works: %v", err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return failed.Error() + "; the next one maps"
 }

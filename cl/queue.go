@@ -28,6 +28,9 @@ type queue struct {
 	th      *osThread
 	closed  atomic.Bool
 	pending sync.WaitGroup // Finish calls that may still run after their context was done
+	// life is held for reading by another queue's WaitEvents while it flushes this one
+	// (memory.go), for writing by Close while it releases the cl_command_queue.
+	life sync.RWMutex
 
 	sizes launchSizes // LaunchUntimed's global and local sizes, reused
 }
@@ -301,7 +304,7 @@ func checkLaunch(r driver.Range) error {
 }
 
 func (q *queue) event(ev *ocl.Event, what string) *event {
-	return &event{ev: ev, what: what, th: q.th, refs: 1}
+	return &event{ev: ev, what: what, q: q, th: q.th, refs: 1}
 }
 
 // Finish waits for every command enqueued so far (clFinish). On a shared queue it also
@@ -337,7 +340,9 @@ func (q *queue) Close() error {
 	err := q.finish()
 	q.pending.Wait()
 	if q.own {
+		q.life.Lock()
 		release(q.th, q.q.Release)
+		q.life.Unlock()
 	}
 	return err
 }
@@ -369,6 +374,7 @@ func await(ctx context.Context, what string, f func() error) error {
 type event struct {
 	ev     *ocl.Event
 	what   string
+	q      *queue // the queue of the command, which another queue's WaitEvents flushes
 	th     *osThread
 	mu     sync.Mutex
 	refs   int // 1 for the owner until Close, plus one per running wait

@@ -1,9 +1,10 @@
 /*
  * A fake OpenCL driver (an ICD that ocl-icd loads) for TestFaultyICD. It implements what
  * the cl package calls, on host memory: platform and device queries, contexts, queues with
- * profiling, buffers (read, write, fill, copy), programs from source, kernels, launches
- * that do nothing but return an event, event times, waits. The FAKE_* environment
- * variables, read at each call, make it misbehave:
+ * profiling, buffers (read, write, fill, copy, map, unmap), programs from source, kernels,
+ * launches that do nothing but return an event, markers, barriers, event times, waits.
+ * Every command completes when it is enqueued. The FAKE_* environment variables, read at
+ * each call, make it misbehave:
  *
  *   FAKE_PLATFORMS=n       report n platforms (at most 64), one device each by default
  *   FAKE_DEVICES=n         clGetDeviceIDs reports n devices (any cl_uint; at most 128 exist)
@@ -14,6 +15,7 @@
  *   FAKE_QUEUE_ERR=code    clCreateCommandQueue fails with that status
  *   FAKE_ALLOC_OK=n        clCreateBuffer fails after n successful allocations ...
  *   FAKE_ALLOC_ERR=code    ... with that status (default CL_MEM_OBJECT_ALLOCATION_FAILURE)
+ *   FAKE_MAP_ERR=code      clEnqueueMapBuffer fails with that status
  *   FAKE_BUILD_ERR=code    clBuildProgram fails with that status
  *   FAKE_LOG_SIZE=n        the build log claims n bytes
  *   FAKE_TS_START=ns, FAKE_TS_END=ns   every event's start and end times
@@ -304,6 +306,34 @@ static cl_int fake_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void 
 	return CL_SUCCESS;
 }
 
+static void *fake_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block, cl_map_flags flags, size_t offset,
+                                     size_t n, cl_uint nw, const cl_event *wait, cl_event *ev, cl_int *err) {
+	cl_int code = (cl_int)env("FAKE_MAP_ERR", 0);
+	if (!code && (outside(m, offset, n) || n == 0))
+		code = CL_INVALID_VALUE;
+	if (err)
+		*err = code;
+	if (code)
+		return NULL;
+	give_event(ev);
+	return m->host + offset;
+}
+
+static cl_int fake_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p, cl_uint nw, const cl_event *wait,
+                                           cl_event *ev) {
+	if (!m || (unsigned char *)p < m->host || (unsigned char *)p >= m->host + m->size)
+		return CL_INVALID_VALUE;
+	give_event(ev);
+	return CL_SUCCESS;
+}
+
+static cl_int fake_clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *wait, cl_event *ev) {
+	if (!nw != !wait)
+		return CL_INVALID_EVENT_WAIT_LIST;
+	give_event(ev);
+	return CL_SUCCESS;
+}
+
 /* Programs and kernels */
 
 static cl_program fake_clCreateProgramWithSource(cl_context c, cl_uint n, const char **src, const size_t *len, cl_int *err) {
@@ -458,6 +488,10 @@ __attribute__((constructor)) static void init_table(void) {
 	table.clEnqueueWriteBuffer = fake_clEnqueueWriteBuffer;
 	table.clEnqueueCopyBuffer = fake_clEnqueueCopyBuffer;
 	table.clEnqueueFillBuffer = fake_clEnqueueFillBuffer;
+	table.clEnqueueMapBuffer = fake_clEnqueueMapBuffer;
+	table.clEnqueueUnmapMemObject = fake_clEnqueueUnmapMemObject;
+	table.clEnqueueMarkerWithWaitList = fake_clEnqueueMarkerWithWaitList;
+	table.clEnqueueBarrierWithWaitList = fake_clEnqueueMarkerWithWaitList; /* both only order */
 	table.clCreateProgramWithSource = fake_clCreateProgramWithSource;
 	table.clRetainProgram = (__typeof__(table.clRetainProgram))fake_retain_release;
 	table.clReleaseProgram = fake_clReleaseProgram;

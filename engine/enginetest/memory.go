@@ -21,8 +21,12 @@ func (s *suite) testPool(t *testing.T) {
 	if st.Backing == "" {
 		t.Error("PoolStats.Backing is empty")
 	}
-	n := s.fit([]int{64 << 10, 4097})[0]
+	// 3072 uint32s are 12288 bytes, the top of a size class that 3000 shares.
+	n, smaller := 3072, 3000
 	t.Run("Reuse", func(t *testing.T) {
+		if _, err := s.dev.TrimPool(); err != nil {
+			t.Fatal(err)
+		}
 		before := s.dev.PoolStats()
 		b := newBuffer[uint32](t, s, n)
 		mid := s.dev.PoolStats()
@@ -35,7 +39,7 @@ func (s *suite) testPool(t *testing.T) {
 			t.Errorf("after Close: %+v (before %+v)", after, before)
 		}
 		// The same size, and a smaller one of the same class, come from the list.
-		for _, m := range []int{n, n - 1} {
+		for _, m := range []int{n, smaller} {
 			h := s.dev.PoolStats().Hits
 			b := newBuffer[uint32](t, s, m)
 			if got := s.dev.PoolStats().Hits; got != h+1 {
@@ -53,6 +57,9 @@ func (s *suite) testPool(t *testing.T) {
 		k := s.kernel(t, suitekernels.Iota)
 		q := s.queue(t)
 		if err := q.Finish(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.dev.TrimPool(); err != nil { // no other block of the class is cached
 			t.Fatal(err)
 		}
 		b := newBuffer[uint32](t, s, n)
@@ -128,7 +135,7 @@ func (s *suite) testPool(t *testing.T) {
 		}
 		q := s.queue(t)
 		before := s.dev.PoolStats()
-		sizes := s.fit([]int{n, n / 3, 1000})
+		sizes := s.fit([]int{n, n / 3, 1000, 1 << 16})
 		var got [1]uint32
 		for i := range cycles {
 			m := sizes[i%len(sizes)]
