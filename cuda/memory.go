@@ -195,9 +195,12 @@ func HostSlice[T engine.Scalar](hb driver.HostBuffer) []T {
 // Close frees the memory (cuMemFreeHost). No copy from or to it may be in progress:
 // engine's HostBuffer waits for its copies first. Idempotent.
 func (h *HostBuffer) Close() error {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h == nil || h.closed {
+	if h.closed {
 		return nil
 	}
 	h.closed = true
