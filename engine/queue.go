@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,18 +72,53 @@ type Queue struct {
 	// block once every queue that had commands in flight at the free has done that many.
 	// Written by the queue's goroutine, read by any.
 	sub, done atomic.Uint64
+
+	// joins are the other queues' commands q waits for on the device (Queue.Wait): once
+	// q completes the wait, they have completed too. Guarded by joinMu.
+	joinMu sync.Mutex
+	joins  []join
+}
+
+// maxJoins bounds the joins a queue remembers until it completes them.
+const maxJoins = 1024
+
+// join says that when q has completed its command number at, queue p has completed seq.
+type join struct {
+	at  uint64
+	p   *Queue
+	seq uint64
 }
 
 // enqueued counts one command enqueued on q and returns its number.
 func (q *Queue) enqueued() uint64 { return q.sub.Add(1) }
 
-// completed records that q's first seq commands have completed.
+// completed records that q's first seq commands have completed, and with them the
+// commands of other queues q waited for before them.
 func (q *Queue) completed(seq uint64) {
 	for {
 		d := q.done.Load()
-		if d >= seq || q.done.CompareAndSwap(d, seq) {
+		if d >= seq {
 			return
 		}
+		if q.done.CompareAndSwap(d, seq) {
+			break
+		}
+	}
+	q.joinMu.Lock()
+	var reached []join
+	keep := q.joins[:0]
+	for _, j := range q.joins {
+		if j.at <= seq {
+			reached = append(reached, j)
+		} else {
+			keep = append(keep, j)
+		}
+	}
+	clear(q.joins[len(keep):])
+	q.joins = keep
+	q.joinMu.Unlock()
+	for _, j := range reached {
+		j.p.completed(j.seq)
 	}
 }
 
@@ -174,6 +210,18 @@ func (q *Queue) Wait(ctx context.Context, events ...*Event) error {
 		if err := ew.WaitEvents(dev); err != nil {
 			return fmt.Errorf("engine: wait on %s: %w", q.dev.id, err)
 		}
+		// The wait counts as a command of q: completing it completes what it waited for.
+		at := q.enqueued()
+		q.joinMu.Lock()
+		for _, e := range events {
+			if e.q != nil && e.q != q && e.q.dev == q.dev {
+				q.joins = append(q.joins, join{at: at, p: e.q, seq: e.seq})
+			}
+		}
+		if n := len(q.joins); n > maxJoins { // forgetting a join only delays reuse
+			q.joins = append(q.joins[:0], q.joins[n-maxJoins:]...)
+		}
+		q.joinMu.Unlock()
 	}
 	return nil
 }

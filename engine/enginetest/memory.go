@@ -88,6 +88,39 @@ func (s *suite) testPool(t *testing.T) {
 			t.Errorf("after Finish: hits %d -> %d, want one more", h, got)
 		}
 	})
+	t.Run("Join", func(t *testing.T) {
+		// A queue that waited on another's event and finished has seen that queue's
+		// commands before the event complete: a buffer they used is no longer pending.
+		q1, q2 := s.queue(t), s.queue(t)
+		if _, err := s.dev.TrimPool(); err != nil {
+			t.Fatal(err)
+		}
+		b := newBuffer[uint32](t, s, n)
+		if err := b.Fill(q1, 0, n, 7); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := q1.Record()
+		if errors.Is(err, engine.ErrUnsupported) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rec.Close()
+		if err := q2.Wait(t.Context(), rec); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if st := s.dev.PoolStats(); st.PendingBytes == 0 {
+			t.Errorf("a buffer closed under a fill is not pending: %+v", st)
+		}
+		if err := q2.Finish(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.dev.PoolStats(); st.PendingBytes != 0 {
+			t.Errorf("after the waiting queue finished: %d bytes still pending", st.PendingBytes)
+		}
+	})
 	t.Run("Limit", func(t *testing.T) {
 		if _, err := s.dev.TrimPool(); err != nil {
 			t.Fatalf("TrimPool: %v", err)
