@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/prism-compute/prism/engine"
@@ -10,9 +11,10 @@ import (
 )
 
 // Copy-ceiling buffer sizes: each of the two buffers holds at least this many bytes, and at
-// least the largest case's main array in float64. Quick mode uses less: 256 MiB copies take
-// long on a CPU device shared by several processes, while 64 MiB still exceeds the caches of
-// the devices we see (50 MB L2 on an H100; a few tens of MB of L3 on a server CPU).
+// least the largest case's main array in float64 (up to the copy kernel's 2^31-1 floats).
+// Quick mode uses less: 256 MiB copies take long on a CPU device shared by several
+// processes, while 64 MiB still exceeds the caches of the devices we see (50 MB L2 on an
+// H100; a few tens of MB of L3 on a server CPU).
 const (
 	copyBytes      = 256 << 20
 	copyBytesQuick = 64 << 20
@@ -40,6 +42,7 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 	if m := q.Device().Info().MaxAllocBytes / 4; m > 0 && int64(n) > m {
 		n = int(m)
 	}
+	n = min(n, math.MaxInt32&^255) // the copy kernel's limit: a case of 1G elements asks 2^31 floats
 	src, err := engine.NewBuffer[float32](q.Device(), n)
 	if err != nil {
 		return 0, "", 0, err

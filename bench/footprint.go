@@ -30,6 +30,8 @@ func footprint(op kernels.Op, size int) (host, device int64) {
 	elem := int64(4) // and for precisions that are not a storage type (tf32)
 	if t, ok := kernels.TypeByName(op.Type); ok {
 		elem = int64(t.Size)
+	} else if op.Type == "uint8" {
+		elem = 1 // bytes: the transfer and alloc families
 	}
 	b := int64(size) * elem
 	return b * hostBytesPerOperandByte, b*deviceBytesPerOperandByte + kernels.RotateBytes

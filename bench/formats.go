@@ -119,7 +119,10 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 				if sec <= 0 {
 					continue
 				}
-				bw.printf("%s\t1\t%d ns/op\t%s GB/s", name, s.Nanoseconds(), strconv.FormatFloat(res.Bytes/sec/1e9, 'f', 3, 64))
+				bw.printf("%s\t1\t%d ns/op", name, s.Nanoseconds())
+				if !res.Latency() { // a latency moves no bytes: no column of zeros
+					bw.printf("\t%s GB/s", strconv.FormatFloat(res.Bytes/sec/1e9, 'f', 3, 64))
+				}
 				if res.Flops > 0 { // no column of zeros, which spoils benchstat's geomean
 					bw.printf("\t%s GFLOP/s", strconv.FormatFloat(res.Flops/sec/1e9, 'f', 3, 64))
 				}

@@ -145,8 +145,8 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 		for j, d := range series {
 			row.vals[j] = math.NaN()
 			res := ix.result(d, k)
-			if res == nil || !res.OK() {
-				continue
+			if res == nil || !res.OK() || (m == MetricRoof && (res.Latency() || (res.Link && res.Bound == BoundMemory))) {
+				continue // a latency and a copy over the host link have no roof
 			}
 			v := math.NaN()
 			switch m {

@@ -157,9 +157,12 @@ type Result struct {
 	// library).
 	Launches []Launch `json:"launches,omitempty"`
 	Stats    Stats    `json:"stats"`
-	// Flops and Bytes are the work of one run (the op's model).
+	// Flops and Bytes are the work of one run (the op's model); Link marks bytes that
+	// cross the host-device link, not device memory (kernels.Model.Link): no measured
+	// ceiling is their roof.
 	Flops  float64 `json:"flops"`
 	Bytes  float64 `json:"bytes"`
+	Link   bool    `json:"link,omitempty"`
 	GBs    float64 `json:"gbs"`    // Bytes over the median time
 	GFLOPs float64 `json:"gflops"` // Flops over the median time
 	// Bound says which roof limits the case: "memory" when the copy bandwidth times the
@@ -190,6 +193,11 @@ type Result struct {
 	// infinite or NaN. It starts with InvalidPrefix. The samples are kept; the rates, the
 	// roof and the fraction are 0, and OK reports false.
 	Invalid string `json:"invalid,omitempty"`
+	// Figures are what the op measures beside its time (kernels.FigureReporter), by name,
+	// the unit at the end: the overlap family's stage times ("serial_ns", "copy_in_ns",
+	// ...) and the share of its copy time the pipeline hid ("hidden_fraction") against the
+	// median. Absent for ops without figures and for cases that were not validly timed.
+	Figures map[string]float64 `json:"figures,omitempty"`
 	// Library is the vendor library that ran a vendor variant, with its version
 	// ("cuBLAS 13.0.2"); empty for Prism's own kernels.
 	Library string `json:"library,omitempty"`
@@ -208,6 +216,11 @@ func (r Result) OK() bool {
 	return r.Verified && r.Err == "" && r.Skipped == "" && r.Invalid == "" && r.Stats.Runs > 0
 }
 
+// Latency reports whether the result is a latency: its op's model does no work (zero
+// FLOPs and bytes, and so no rates: the alloc family), so that its time is its figure, and
+// it has no rate, bound or roofline.
+func (r Result) Latency() bool { return r.Flops == 0 && r.Bytes == 0 && r.GBs == 0 && r.GFLOPs == 0 }
+
 // Rate returns the result's main rate and its unit: GB/s when memory-bound, GFLOP/s when
 // compute-bound.
 func (r Result) Rate() (float64, string) {
@@ -224,10 +237,17 @@ func (r Result) Rate() (float64, string) {
 // last-level cache (cacheBytes) and it beats the DRAM copy roof: its fraction is then of a
 // roof it did not run under.
 func (r *Result) roofline(c Ceilings, cacheBytes int64) {
+	if r.Latency() {
+		return // no roof: its time is its figure
+	}
 	r.WorkingSetBytes = r.Bytes
 	peak := c.PeakGFLOPs(r.Type)
 	r.Bound, r.AttainableGFLOPs, r.Fraction = BoundMemory, 0, 0
-	if r.Flops > 0 && r.Bytes > 0 && c.CopyGBs > 0 {
+	if r.Link && r.Flops == 0 {
+		r.RoofMissing = "its bytes cross the host link, which no ceiling here measures (scripts/vendor.py's pinned copies are its baseline)"
+		return
+	}
+	if r.Flops > 0 && r.Bytes > 0 && c.CopyGBs > 0 && !r.Link { // link bytes: the compute roof alone
 		r.AttainableGFLOPs = c.CopyGBs * r.Flops / r.Bytes
 	}
 	if r.Flops > 0 && peak > 0 && (r.AttainableGFLOPs == 0 || peak < r.AttainableGFLOPs) {

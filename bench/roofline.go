@@ -61,15 +61,19 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 	var families, noFlops []string
 	famIndex := map[string]int{}
 	for _, res := range dr.Results {
-		if !res.OK() {
-			continue
+		if !res.OK() || res.Latency() {
+			continue // a latency has neither FLOPs nor bytes, nor a place under the roofs
 		}
 		label := res.Case
 		if multiSize {
 			label += " " + FormatSize(res.Size)
 		}
 		if res.Flops <= 0 || res.Bytes <= 0 || res.GFLOPs <= 0 {
-			noFlops = append(noFlops, fmt.Sprintf("%s (%.0f%% of copy)", label, 100*res.Fraction))
+			if res.Link {
+				noFlops = append(noFlops, fmt.Sprintf("%s (%s GB/s over the host link)", label, trimFloat(res.GBs)))
+			} else {
+				noFlops = append(noFlops, fmt.Sprintf("%s (%.0f%% of copy)", label, 100*res.Fraction))
+			}
 			continue
 		}
 		if ai := res.Flops / res.Bytes; !onLogAxis(ai) || !onLogAxis(res.GFLOPs) {

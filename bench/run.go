@@ -336,6 +336,10 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	}
 	m := in.Model()
 	res.measured(samples, m.Flops, m.Bytes)
+	res.Link = m.Link
+	if fr, ok := in.(kernels.FigureReporter); ok && res.OK() {
+		res.Figures = finiteFigures(fr.Figures(res.Stats.Median))
+	}
 	return res
 }
 

@@ -92,8 +92,13 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, "INVALID", "-", "-") // no valid device time: failures() says why
 			default:
 				v, unit := res.Rate()
+				rate := trimFloat(v) + " " + unit
 				roof := fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound))
 				switch {
+				case res.Latency():
+					rate, roof = "-", "latency" // no work in the model: the time is the figure
+				case res.Link && res.Bound == BoundMemory:
+					roof = "host link" // no ceiling measures the link: see vendor.py's copies
 				case res.CacheResident:
 					roof = "cache-resident"
 				case res.Bound == "":
@@ -101,7 +106,7 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				case res.RoofMissing != "":
 					roof = "no roof" // its ceiling's measurement failed
 				}
-				row = append(row, FormatDuration(res.Stats.Median), trimFloat(v)+" "+unit, roof)
+				row = append(row, FormatDuration(res.Stats.Median), rate, roof)
 			}
 			if i != base {
 				cell := "-"
@@ -321,6 +326,12 @@ func (r *Report) WriteTable(w io.Writer, baseline string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if lines := r.figureLines(); len(lines) > 0 {
+		fmt.Fprintln(w, "figures (the ops' own, beside their time):")
+		for _, l := range lines {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
 	for _, f := range r.failures() {
 		fmt.Fprintln(w, f)
 	}
@@ -356,6 +367,12 @@ func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
 			row[i] = mdEscape(row[i])
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	if lines := r.figureLines(); len(lines) > 0 {
+		fmt.Fprintf(w, "\n*figures* (the ops' own, beside their time):\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+		}
 	}
 	if f := r.failures(); len(f) > 0 {
 		fmt.Fprintln(w)

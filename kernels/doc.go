@@ -21,14 +21,19 @@
 //	                          bandwidth, empty launch), held to the families' rules
 //	kernels/internal/kerneltest/  the test helpers every family's tests share
 //
-// The families, in the suite's order: stream (copy, scale, add, triad, dot), maps (family
-// "map": axpy, axpby, exp, relu, sigmoid, fma), transpose, reduce (sum, min, max, argmin,
-// argmax; whole array and per row), scan (inclusive, exclusive), sort (LSD radix, stable,
-// keys or key-value pairs), histogram, stencil (2D 5-point, 3D 7- and 27-point), conv (2D
-// NCHW), gemm (transposes, alpha/beta, strided batched), fft (Stockham; batched, 2D, real
-// input), rows (families "softmax" and "layernorm", which share their row machinery),
-// attention (tiled, online softmax, optional causal mask; float32, float16, bfloat16) and
-// montecarlo (Philox-4x32-10: the same bits on every device; pi, a European option).
+// The families, in the suite's order: stream (copy, scale, add, triad, dot), access
+// (sequential, strided, gather and scatter copies), maps (family "map": axpy, axpby, exp,
+// relu, sigmoid, fma), transpose, reduce (sum, min, max, argmin, argmax; whole array and
+// per row), scan (inclusive, exclusive), sort (LSD radix, stable, keys or key-value pairs),
+// histogram, stencil (2D 5-point, 3D 7- and 27-point), conv (2D NCHW), gemm (transposes,
+// alpha/beta, strided batched), fft (Stockham; batched, 2D, real input), rows (families
+// "softmax" and "layernorm", which share their row machinery), attention (tiled, online
+// softmax, optional causal mask; float32, float16, bfloat16), montecarlo
+// (Philox-4x32-10: the same bits on every device; pi, a European option), and the
+// families that time data movement between host and device rather than kernels: transfer
+// (pinned and pageable copies each way), overlap (a copy-compute-copy pipeline on 1 to 4
+// queues, with the share of the copy time it hides as a figure, FigureReporter) and alloc
+// (allocate and free through the memory pool and through the driver: a latency).
 //
 // A family (and ceiling) imports this package and engine only, never another family: what
 // two families share moves here under a name that says what it is. A test in the module's

@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -72,6 +73,17 @@ type Instance interface {
 	Close() error
 }
 
+// FigureReporter is implemented by instances that measure figures of their own beside the
+// time of a run, which the model cannot express: the overlap family's share of the copy
+// time a pipeline hides, its stage times. Figures returns them by name, given the median
+// time of the runs the caller timed (the time a figure such as a speedup compares with);
+// names end in their unit ("serial_ns", "hidden_fraction", "speedup"), and a figure that
+// cannot be computed (a time of zero) is left out. `prism bench` records them in each
+// result's "figures".
+type FigureReporter interface {
+	Figures(median time.Duration) map[string]float64
+}
+
 // ErrVerify is wrapped by every verification failure.
 var ErrVerify = errors.New("verification failed")
 
@@ -90,10 +102,17 @@ type Family struct {
 }
 
 // Model is the work an operation must do: floating-point operations and bytes moved to and
-// from device memory. The benchmark divides them by time for GFLOP/s and GB/s.
+// from device memory (across the host link, for the transfer and overlap families). The
+// benchmark divides them by time for GFLOP/s and GB/s. A model of zero FLOPs and zero
+// bytes is a latency: the op's time is its figure (the alloc family's allocate and free),
+// and reports give it no rate and no roofline.
 type Model struct {
 	Flops float64
 	Bytes float64
+	// Link marks Bytes as crossing the link between host and device (PCIe, NVLink-C2C)
+	// rather than device memory: the device's copy ceiling is no roof for them (the
+	// transfer and overlap families).
+	Link bool
 }
 
 // CheckSize rejects sizes below 1 with an error naming the op (the first check of every

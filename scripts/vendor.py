@@ -1,13 +1,19 @@
 """Vendor baselines that have no library Prism can call (CUB's sort and scan, PyTorch's
-SDPA, softmax, layer norm) and the cuBLAS/cuFFT cases again, timed through PyTorch with
-CUDA events on the shapes of Prism's default bench sizes, and written as a Prism bench
-report (docs/bench.schema.json) whose one device is the pseudo-device "vendor:cuda:N".
+SDPA, softmax, layer norm, host-device copies) and the cuBLAS/cuFFT cases again, timed
+through PyTorch with CUDA events on the shapes of Prism's default bench sizes, and written
+as a Prism bench report (docs/bench.schema.json) whose one device is the pseudo-device
+"vendor:cuda:N".
 `prism report run.json vendor.json`, `prism plot` and the "vs vendor" columns then put each
 baseline beside Prism's result for the same case, size and device.
 
 Every case is checked before it is timed, against float64 on the same inputs (or, for the
-sort, against the sorted order): a result that does not verify is reported as failed, not
-timed. Times are the median of --count runs after --warmup, like prism bench.
+sort, against the sorted order; for a copy, against its source, byte for byte): a result
+that does not verify is reported as failed, not timed. Times are the median of --count runs
+after --warmup, like prism bench. The copies (Prism's transfer family) run at each of
+--transfer-sizes: Tensor.copy_ between a CUDA tensor and a pinned CPU tensor with
+non_blocking=True, timed by CUDA events like Prism's pinned copies (the ceiling of the
+link), and with a pageable CPU tensor, blocking, timed by the host clock like Prism's
+pageable ones.
 
 Usage (on the GPU machine; needs PyTorch): python3 scripts/vendor.py [--device N] [--count 10] > vendor.json
 """
@@ -18,6 +24,7 @@ import math
 import platform
 import socket
 import sys
+import time
 
 import torch
 
@@ -37,6 +44,28 @@ def timed(fn, count, warmup):
     return times
 
 
+def host_timed(fn, count, warmup):
+    """The host time of each of count calls of fn (each synchronized), after warmup: as
+    Prism times a blocking copy, which enqueues nothing with a device event."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(count):
+        start = time.perf_counter_ns()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter_ns() - start)
+    return times
+
+
+def parse_size(s):
+    """A size as prism bench --sizes reads it: digits with an optional K, M or G (powers of 1024)."""
+    s = s.strip().upper().removesuffix("I")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
+    return int(s[:-1] if mult > 1 else s) * mult
+
+
 def rel_err(got, want):
     got, want = got.double(), want.double()
     return float(torch.linalg.vector_norm(got - want) / max(float(torch.linalg.vector_norm(want)), 1e-300))
@@ -50,6 +79,8 @@ def main():
     ap.add_argument("--gemm-n", type=int, default=4096, help="M = N = K of the GEMM cases (prism bench --sizes n*n)")
     ap.add_argument("--attn-size", type=int, default=4 * 32 * 4096 * 128,
                     help="elements of Q in the float16/bfloat16 attention cases (batch 4, heads 32, dim 128: seq = size/16384)")
+    ap.add_argument("--transfer-sizes", default="4K,64K,1M,16M,256M,1G",
+                    help="bytes of the host-device copies (transfer/*), comma-separated, K/M/G suffixes as prism bench --sizes")
     ap.add_argument("--only", default="", help="run only the cases whose name starts with this prefix (gemm, fft/c2c, ...)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
@@ -61,7 +92,7 @@ def main():
     lib = f"cuBLAS/cuFFT/CUB via PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
     results = []
 
-    def add(case, size, shape, fn, check, flops, nbytes):
+    def add(case, size, shape, fn, check, flops, nbytes, timer=timed, link=False):
         if not case.startswith(args.only):
             return
         family, _, typ = case.split("/")
@@ -69,6 +100,8 @@ def main():
                "stats": {"runs": 0, "median_ns": 0, "min_ns": 0, "max_ns": 0},
                "flops": flops, "bytes": nbytes, "gbs": 0.0, "gflops": 0.0, "attainable_gflops": 0.0,
                "fraction": 0.0, "verified": False, "variant": "vendor", "vendor_library": True, "library": lib}
+        if link:  # bytes across the host-device link, as Prism's transfer ops count them
+            res["link"] = True
         try:
             err = check()
         except Exception as e:  # a failing library call is a failed case, not a crash
@@ -79,7 +112,7 @@ def main():
             print(f"vendor.py: {case}: {err}", file=sys.stderr)
             return
         res["verified"] = True
-        t = sorted(timed(fn, args.count, args.warmup))
+        t = sorted(timer(fn, args.count, args.warmup))
         med = t[len(t) // 2]
         res["stats"] = {"runs": len(t), "median_ns": med, "min_ns": t[0], "max_ns": t[-1], "samples_ns": t}
         res["gbs"] = nbytes / (med * 1e-9) / 1e9 if nbytes else 0.0
@@ -200,6 +233,33 @@ def main():
                           lambda c=causal, q=q, kk=kk, v=v: sdpa(q[:1, :1].double(), kk[:1, :1].double(), v[:1, :1].double(), is_causal=c),
                           2e-2),
                 flops, 4.0 * b_ * h * s * d * 2)
+
+    # Host-device copies (Prism's transfer family): size = n bytes. Pinned: copy_ with
+    # non_blocking=True from and into page-locked memory, timed by CUDA events (a DMA of the
+    # copy engines: the link's ceiling). Pageable: copy_ from and into ordinary memory, which
+    # the driver stages and which returns when done, timed by the host clock.
+    def copy_check(fn, dst, src):
+        def check():
+            dst.zero_()  # a copy that moves nothing cannot pass
+            fn()
+            torch.cuda.synchronize()
+            return None if torch.equal(dst.cpu(), src.cpu()) else "the copy differs from its source"
+        return check
+    wanted = "transfer/".startswith(args.only) or args.only.startswith("transfer/")
+    for n in (parse_size(x) for x in args.transfer_sizes.split(",") if x.strip() and wanted):
+        gpu = torch.randint(0, 256, (n,), device=dev, dtype=torch.uint8, generator=g)
+        gpu_dst = torch.empty(n, device=dev, dtype=torch.uint8)
+        for mem, pin in (("pinned", True), ("pageable", False)):
+            host = torch.empty(n, dtype=torch.uint8, pin_memory=pin)
+            host.copy_(gpu)
+            host_dst = torch.empty(n, dtype=torch.uint8, pin_memory=pin)
+            timer = timed if pin else host_timed
+            h2d = lambda d=gpu_dst, h=host, p=pin: d.copy_(h, non_blocking=p)
+            d2h = lambda d=host_dst, s=gpu, p=pin: d.copy_(s, non_blocking=p)
+            add(f"transfer/h2d-{mem}/uint8", n, f"n={n} host={mem}", h2d, copy_check(h2d, gpu_dst, host), 0.0, float(n), timer, True)
+            add(f"transfer/d2h-{mem}/uint8", n, f"n={n} host={mem}", d2h, copy_check(d2h, host_dst, gpu), 0.0, float(n), timer, True)
+            del host, host_dst
+        del gpu, gpu_dst
 
     free, total = torch.cuda.mem_get_info(dev)
     report = {

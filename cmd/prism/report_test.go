@@ -719,3 +719,35 @@ func TestReportMergesVendorReport(t *testing.T) {
 		t.Errorf("the same device twice: %v, want an error", err)
 	}
 }
+
+// TestBenchMemoryFamilies runs the families that move data between host and device,
+// overlap copies with compute, allocate and access memory, at the quick size on an OpenCL
+// device: each case verified and timed, the overlap cases with their stage figures.
+func TestBenchMemoryFamilies(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	out, err := execPrism(t, "bench", "--device", ids[0], "--ops", "transfer,overlap,alloc,access", "--quick", "--count", "2", "--json", "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := bench.ReadReport(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, d := range r.Devices {
+		for _, res := range d.Results {
+			seen[res.Family]++
+			if !res.OK() || res.Stats.Median <= 0 {
+				t.Errorf("%s: verified %v, error %q, median %v", res.Case, res.Verified, res.Err, res.Stats.Median)
+			}
+			if res.Family == "overlap" && res.Figures["serial_ns"] <= 0 {
+				t.Errorf("%s: figures %v, want the serial pipeline's time", res.Case, res.Figures)
+			}
+		}
+	}
+	for _, f := range []string{"transfer", "overlap", "alloc", "access"} {
+		if seen[f] == 0 {
+			t.Errorf("no %s case in the report (families: %v)", f, seen)
+		}
+	}
+}

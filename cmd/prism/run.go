@@ -232,5 +232,10 @@ func writeRunResult(w io.Writer, r runResult, opts *runOptions) {
 	fmt.Fprintf(w, "  verified against the float64 reference (seed %d)\n", opts.seed)
 	fmt.Fprintf(w, "  median %s  min %s  max %s  over %d runs (device events, %d warm-up)\n",
 		bench.FormatDuration(r.Stats.Median), bench.FormatDuration(r.Stats.Min), bench.FormatDuration(r.Stats.Max), r.Stats.Runs, opts.warmup)
-	fmt.Fprintf(w, "  %.2f GB/s  %.2f GFLOP/s\n", r.GBs, r.GFLOPs)
+	if !r.Latency() { // a latency (the alloc family) has its time alone
+		fmt.Fprintf(w, "  %.2f GB/s  %.2f GFLOP/s\n", r.GBs, r.GFLOPs)
+	}
+	if len(r.Figures) > 0 {
+		fmt.Fprintf(w, "  %s\n", bench.FormatFigures(r.Figures))
+	}
 }

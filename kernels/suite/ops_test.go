@@ -43,6 +43,17 @@ func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant
 	}
 	size := op.QuickSize
 	if kerneltest.Small() {
+		switch op.Family {
+		case "overlap":
+			// 2048 multiply-adds an element, and Setup times the pipeline 12 times: minutes
+			// even at 1024 elements.
+			t.Skip("overlap's pipeline is too long for Oclgrind; it runs on PoCL and Rusticl")
+		case "transfer":
+			// After a host write into part of a buffer, Oclgrind 21.10's --uninitialized
+			// flags bytes of it past the write that a kernel wrote before (the guard band
+			// transfer_check reads), though their values are right: a false report.
+			t.Skip("Oclgrind misreads the guard band after a host-to-device copy as uninitialized; transfer runs on PoCL and Rusticl")
+		}
 		size = min(size, 1024) // Oclgrind: about 10^4 operations per second
 	}
 	in, err := op.Setup(q, kernels.Params{Size: size, Seed: 11, Rotate: true, Variant: v.Name})
@@ -57,8 +68,8 @@ func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant
 			t.Error(err)
 		}
 	}()
-	if m := in.Model(); m.Bytes <= 0 || m.Flops < 0 {
-		t.Errorf("model %+v", m)
+	if m := in.Model(); m.Flops < 0 || m.Bytes < 0 || (m.Bytes == 0 && m.Flops > 0) || (m.Bytes == 0 && op.Family != "alloc") {
+		t.Errorf("model %+v: want bytes moved, or no work at all for a latency (alloc)", m)
 	}
 	for run := range 2 {
 		if err := in.Run(q); err != nil {

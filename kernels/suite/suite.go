@@ -9,6 +9,8 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/access"
+	"github.com/prism-compute/prism/kernels/alloc"
 	"github.com/prism-compute/prism/kernels/attention"
 	"github.com/prism-compute/prism/kernels/conv"
 	"github.com/prism-compute/prism/kernels/fft"
@@ -16,21 +18,25 @@ import (
 	"github.com/prism-compute/prism/kernels/histogram"
 	"github.com/prism-compute/prism/kernels/maps"
 	"github.com/prism-compute/prism/kernels/montecarlo"
+	"github.com/prism-compute/prism/kernels/overlap"
 	"github.com/prism-compute/prism/kernels/reduce"
 	"github.com/prism-compute/prism/kernels/rows"
 	"github.com/prism-compute/prism/kernels/scan"
 	"github.com/prism-compute/prism/kernels/sort"
 	"github.com/prism-compute/prism/kernels/stencil"
 	"github.com/prism-compute/prism/kernels/stream"
+	"github.com/prism-compute/prism/kernels/transfer"
 	"github.com/prism-compute/prism/kernels/transpose"
 )
 
 // Families returns the suite: every kernel family, in the order in which listings and
-// reports show them (memory-bound first, then compute-bound). A new family is one line
-// here.
+// reports show them (memory-bound first, then compute-bound, then what moves data between
+// host and device and allocates it: transfers, the copy-compute pipeline, allocation). A
+// new family is one line here.
 func Families() []kernels.Family {
 	return []kernels.Family{
 		stream.Family(),
+		access.Family(),
 		maps.Family(),
 		transpose.Family(),
 		reduce.Family(),
@@ -45,6 +51,9 @@ func Families() []kernels.Family {
 		rows.LayerNormFamily(),
 		attention.Family(),
 		montecarlo.Family(),
+		transfer.Family(),
+		overlap.Family(),
+		alloc.Family(),
 	}
 }
 

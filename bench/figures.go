@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Figures are what an op measures beside its time (kernels.FigureReporter, Result.Figures):
+// named numbers whose name ends in their unit, "_ns" for nanoseconds.
+
+// finiteFigures returns figs without its non-finite values, which JSON cannot hold; nil
+// when none is left.
+func finiteFigures(figs map[string]float64) map[string]float64 {
+	var out map[string]float64
+	for k, v := range figs {
+		if !finite(v) {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// FormatFigures writes figures for people, in the order of their names: a name ending in
+// "_ns" without the suffix and with its value as a duration ("serial 12.30ms"), the others
+// with three significant digits ("hidden_fraction 0.623").
+func FormatFigures(figs map[string]float64) string {
+	names := make([]string, 0, len(figs))
+	for k := range figs {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		v := figs[k]
+		if base, ok := strings.CutSuffix(k, "_ns"); ok && finite(v) && math.Abs(v) < math.MaxInt64 {
+			parts[i] = base + " " + FormatDuration(time.Duration(v))
+			continue
+		}
+		parts[i] = fmt.Sprintf("%s %.3g", k, v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// figureLines lists the figures of every result that has some, one line each: the device's
+// label, the case, its size and the figures ("[1] overlap/q2/float32 256M: compute ...").
+func (r *Report) figureLines() []string {
+	var out []string
+	for i, d := range r.Devices {
+		for _, res := range d.Results {
+			if len(res.Figures) > 0 {
+				out = append(out, termSafe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), FormatFigures(res.Figures))))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels/suite"
+)
+
+// TestRooflineLinkAndLatency: a copy over the host link has no roof (the device's copy
+// ceiling is not its ceiling), a pipeline over the link is judged against the compute peak
+// alone, and a latency (a model of no work) gets no bound at all.
+func TestRooflineLinkAndLatency(t *testing.T) {
+	c := Ceilings{CopyGBs: 100, FP32GFLOPs: 1000}
+	copyRes := Result{Type: "uint8", Bytes: 1 << 20, Link: true, GBs: 25}
+	copyRes.roofline(c, 1<<30)
+	if copyRes.Bound != BoundMemory || copyRes.Fraction != 0 || !strings.Contains(copyRes.RoofMissing, "host link") || copyRes.CacheResident {
+		t.Errorf("copy over the link: bound %q, fraction %v, roof missing %q, cache-resident %v", copyRes.Bound, copyRes.Fraction, copyRes.RoofMissing, copyRes.CacheResident)
+	}
+	// 512 FLOPs a link byte: against the copy ceiling that would be a roof of 51200.
+	pipe := Result{Type: "float32", Flops: 512 << 20, Bytes: 1 << 20, Link: true, GFLOPs: 500}
+	pipe.roofline(c, 0)
+	if pipe.Bound != BoundCompute || pipe.AttainableGFLOPs != 1000 || pipe.Fraction != 0.5 {
+		t.Errorf("pipeline over the link: bound %q, attainable %v, fraction %v; want compute, 1000, 0.5", pipe.Bound, pipe.AttainableGFLOPs, pipe.Fraction)
+	}
+	lat := Result{Type: "uint8", Verified: true, Stats: Stats{Runs: 1, Median: time.Microsecond}}
+	lat.roofline(c, 1<<30)
+	if !lat.Latency() || lat.Bound != "" || lat.Fraction != 0 || lat.RoofMissing != "" {
+		t.Errorf("latency: bound %q, fraction %v, roof missing %q", lat.Bound, lat.Fraction, lat.RoofMissing)
+	}
+}
+
+// TestFormatFigures: names in order, nanoseconds as durations, the rest with three
+// significant digits.
+func TestFormatFigures(t *testing.T) {
+	got := FormatFigures(map[string]float64{"speedup": 2.4567, "serial_ns": 12.3e6, "hidden_fraction": 0.8812})
+	if want := "hidden_fraction 0.881, serial 12.30ms, speedup 2.46"; got != want {
+		t.Errorf("FormatFigures = %q, want %q", got, want)
+	}
+	if f := finiteFigures(map[string]float64{"a": math.NaN(), "b": math.Inf(1)}); f != nil {
+		t.Errorf("finiteFigures kept %v", f)
+	}
+}
+
+// TestRunFiguresLinkLatency runs an overlap pipeline, a pinned copy and a pooled
+// allocation on the first OpenCL device, and checks what reports make of them: the
+// pipeline's figures (JSON and the table's figures lines), the copy's host link in the
+// roof column, the allocation a latency without rate or roof, and no GB/s column for it in
+// the benchstat output.
+func TestRunFiguresLinkLatency(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	ctx := context.Background()
+	dev, err := engine.Open(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	ops, err := suite.Match("overlap/q2/float32", "transfer/h2d-pinned/uint8", "alloc/pool/uint8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, Config{Ops: ops, Sizes: []int{1000}, Quick: true, Count: 3, Warmup: 1, Seed: 7}, []*engine.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(); err != nil {
+		t.Fatal(err)
+	}
+	res := map[string]Result{}
+	for _, r := range rep.Devices[0].Results {
+		res[r.Family] = r
+	}
+	ov := res["overlap"]
+	for _, k := range []string{"serial_ns", "copy_in_ns", "compute_ns", "copy_out_ns", "hidden_fraction", "speedup"} {
+		if _, ok := ov.Figures[k]; !ok {
+			t.Errorf("overlap figures %v lack %s", ov.Figures, k)
+		}
+	}
+	if !ov.Link || ov.Bound != BoundCompute {
+		t.Errorf("overlap: link %v, bound %q; want the link, compute-bound", ov.Link, ov.Bound)
+	}
+	if tr := res["transfer"]; !tr.Link || tr.GBs <= 0 || tr.Figures != nil {
+		t.Errorf("transfer: link %v, %v GB/s, figures %v", tr.Link, tr.GBs, tr.Figures)
+	}
+	if al := res["alloc"]; !al.Latency() || al.Bound != "" || al.Stats.Median <= 0 {
+		t.Errorf("alloc: latency %v, bound %q, median %v", al.Latency(), al.Bound, al.Stats.Median)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf, ""); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"host link", "latency", "figures (the ops' own", "overlap/q2/float32 1000: compute "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range back.Devices[0].Results {
+		if want := res[r.Family]; len(r.Figures) != len(want.Figures) || r.Link != want.Link {
+			t.Errorf("%s: JSON round trip gave figures %v and link %v, want %v and %v", r.Case, r.Figures, r.Link, want.Figures, want.Link)
+		}
+	}
+	buf.Reset()
+	if err := rep.WriteBenchstat(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(line, "BenchmarkAlloc") && strings.Contains(line, "GB/s") {
+			t.Errorf("benchstat gives the latency a rate: %s", line)
+		}
+	}
+}
