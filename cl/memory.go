@@ -287,57 +287,41 @@ func asRange(b driver.Buffer, call string, offset, size int64) (*buffer, error) 
 // non-blocking clEnqueueWriteBuffer from the mapped memory, whose event carries
 // profiling timestamps like every command's. src must be a host buffer of this package.
 func (q *queue) WriteAsync(dst driver.Buffer, offset int64, src driver.HostBuffer, srcOffset, size int64) (driver.Event, error) {
-	const call = "clEnqueueWriteBuffer"
-	if err := q.check(); err != nil {
-		return nil, err
-	}
-	h, err := asHost(src, call, srcOffset, size)
-	if err != nil {
-		return nil, err
-	}
-	b, err := asRange(dst, call, offset, size)
-	if err != nil {
-		return nil, err
-	}
-	p := unsafe.Add(h.ptr, srcOffset)
-	var ev *ocl.Event
-	q.lock()
-	err = q.th.call(func() error {
-		var err error
-		if ev, err = q.q.EnqueueWriteBuffer(b.mem, false, int(offset), int(size), p, nil); err != nil {
-			ev.Release()
-		}
-		return err
-	})
-	q.unlock()
-	if err != nil {
-		return nil, wrap(fmt.Sprintf("%s(%d bytes at %d, non-blocking)", call, size, offset), err)
-	}
-	return q.event(ev, call), nil
+	return q.copyAsync("clEnqueueWriteBuffer", dst, offset, src, srcOffset, size)
 }
 
 // ReadAsync enqueues a copy of size bytes from src at offset to dst at dstOffset: a
 // non-blocking clEnqueueReadBuffer into the mapped memory. dst must be a host buffer of
 // this package.
 func (q *queue) ReadAsync(src driver.Buffer, offset int64, dst driver.HostBuffer, dstOffset, size int64) (driver.Event, error) {
-	const call = "clEnqueueReadBuffer"
+	return q.copyAsync("clEnqueueReadBuffer", src, offset, dst, dstOffset, size)
+}
+
+// copyAsync enqueues the non-blocking copy call names between the device buffer db at
+// offset and the host buffer hb at hOffset.
+func (q *queue) copyAsync(call string, db driver.Buffer, offset int64, hb driver.HostBuffer, hOffset, size int64) (driver.Event, error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
-	h, err := asHost(dst, call, dstOffset, size)
+	h, err := asHost(hb, call, hOffset, size)
 	if err != nil {
 		return nil, err
 	}
-	b, err := asRange(src, call, offset, size)
+	b, err := asRange(db, call, offset, size)
 	if err != nil {
 		return nil, err
 	}
-	p := unsafe.Add(h.ptr, dstOffset)
+	p := unsafe.Add(h.ptr, hOffset)
 	var ev *ocl.Event
 	q.lock()
 	err = q.th.call(func() error {
 		var err error
-		if ev, err = q.q.EnqueueReadBuffer(b.mem, false, int(offset), int(size), p, nil); err != nil {
+		if call == "clEnqueueWriteBuffer" {
+			ev, err = q.q.EnqueueWriteBuffer(b.mem, false, int(offset), int(size), p, nil)
+		} else {
+			ev, err = q.q.EnqueueReadBuffer(b.mem, false, int(offset), int(size), p, nil)
+		}
+		if err != nil {
 			ev.Release()
 		}
 		return err
