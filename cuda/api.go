@@ -81,6 +81,12 @@ enum {
 	fn_cuMemPoolTrimTo,
 	fn_cuMemAllocFromPoolAsync,
 	fn_cuMemFreeAsync,
+	fn_cuStreamBeginCapture,
+	fn_cuStreamEndCapture,
+	fn_cuGraphInstantiateWithFlags,
+	fn_cuGraphLaunch,
+	fn_cuGraphExecDestroy,
+	fn_cuGraphDestroy,
 	fn_nvrtcVersion,
 	fn_nvrtcCreateProgram,
 	fn_nvrtcDestroyProgram,
@@ -320,6 +326,37 @@ static CUresult prism_pool_free_in(CUcontext c, CUdeviceptr d, CUstream s) {
 	return r != 0 ? r : call_cuMemFreeAsync(d, s);
 }
 
+typedef void *CUgraph;
+typedef void *CUgraphExec;
+TRAMPOLINE(CUresult, cuStreamBeginCapture, (CUstream s, int mode), (s, mode))
+TRAMPOLINE(CUresult, cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g))
+TRAMPOLINE(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *e, CUgraph g, unsigned long long flags), (e, g, flags))
+TRAMPOLINE(CUresult, cuGraphLaunch, (CUgraphExec e, CUstream s), (e, s))
+TRAMPOLINE(CUresult, cuGraphExecDestroy, (CUgraphExec e), (e))
+TRAMPOLINE(CUresult, cuGraphDestroy, (CUgraph g), (g))
+
+// prism_capture_end_in ends the capture of stream s and instantiates its graph, which it
+// then destroys (the executable graph keeps what it needs), with c current.
+static CUresult prism_capture_end_in(CUcontext c, CUstream s, CUgraphExec *e) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	if (r != 0) return r;
+	CUgraph g = NULL;
+	r = call_cuStreamEndCapture(s, &g);
+	if (r != 0) {
+		if (g != NULL) call_cuGraphDestroy(g);
+		return r;
+	}
+	r = call_cuGraphInstantiateWithFlags(e, g, 0);
+	call_cuGraphDestroy(g);
+	return r;
+}
+
+// prism_graph_launch_in launches e on s with c current.
+static CUresult prism_graph_launch_in(CUcontext c, CUgraphExec e, CUstream s) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	return r != 0 ? r : call_cuGraphLaunch(e, s);
+}
+
 // prism_calloc_aligned returns size bytes of zeroed memory aligned to align (a power of
 // two, a multiple of the size of a pointer), or NULL; free releases it.
 static void *prism_calloc_aligned(size_t size, size_t align) {
@@ -433,6 +470,13 @@ var cudaSymbols = []symbol{
 	{C.fn_cuMemPoolTrimTo, []string{"cuMemPoolTrimTo"}, true},
 	{C.fn_cuMemAllocFromPoolAsync, []string{"cuMemAllocFromPoolAsync"}, true},
 	{C.fn_cuMemFreeAsync, []string{"cuMemFreeAsync"}, true},
+	// Graphs by stream capture (cuGraphInstantiateWithFlags: CUDA 11.4).
+	{C.fn_cuStreamBeginCapture, []string{"cuStreamBeginCapture_v2"}, true},
+	{C.fn_cuStreamEndCapture, []string{"cuStreamEndCapture"}, true},
+	{C.fn_cuGraphInstantiateWithFlags, []string{"cuGraphInstantiateWithFlags"}, true},
+	{C.fn_cuGraphLaunch, []string{"cuGraphLaunch"}, true},
+	{C.fn_cuGraphExecDestroy, []string{"cuGraphExecDestroy"}, true},
+	{C.fn_cuGraphDestroy, []string{"cuGraphDestroy"}, true},
 }
 
 var nvrtcSymbols = []symbol{
@@ -825,6 +869,40 @@ func haveStreamWaitEvent() bool { return have(C.fn_cuStreamWaitEvent) }
 func cuStreamWaitEvent(s cuStream, e cuEvent) Result {
 	return Result(C.call_cuStreamWaitEvent(s, e, 0))
 }
+
+// cuGraphExec is a CUgraphExec.
+type cuGraphExec = C.CUgraphExec
+
+func haveGraphs() bool {
+	for _, f := range []C.int{C.fn_cuStreamBeginCapture, C.fn_cuStreamEndCapture, C.fn_cuGraphInstantiateWithFlags,
+		C.fn_cuGraphLaunch, C.fn_cuGraphExecDestroy, C.fn_cuGraphDestroy} {
+		if !have(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// captureModeRelaxed is CU_STREAM_CAPTURE_MODE_RELAXED: the queue's commands come from
+// whichever thread its goroutine runs on, and no other thread's calls are restricted.
+const captureModeRelaxed = 2
+
+func cuStreamBeginCapture(s cuStream) Result {
+	return Result(C.call_cuStreamBeginCapture(s, captureModeRelaxed))
+}
+
+// cuStreamEndCaptureIn ends a capture and instantiates its graph, with c current.
+func cuStreamEndCaptureIn(c cuContext, s cuStream) (cuGraphExec, Result) {
+	var e C.CUgraphExec
+	r := Result(C.prism_capture_end_in(c, s, &e))
+	return e, r
+}
+
+func cuGraphLaunchIn(c cuContext, e cuGraphExec, s cuStream) Result {
+	return Result(C.prism_graph_launch_in(c, e, s))
+}
+
+func cuGraphExecDestroy(e cuGraphExec) Result { return Result(C.call_cuGraphExecDestroy(e)) }
 
 // cuMemoryPool is a CUmemoryPool.
 type cuMemoryPool = C.CUmemoryPool

@@ -168,6 +168,9 @@ func transfer(ctx context.Context, q *Queue, what string, n int, es int64, move 
 	if ctx == nil {
 		return fmt.Errorf("engine: %s: nil context: %w", what, ErrInvalidArg)
 	}
+	if err := q.capturing("a blocking " + what); err != nil {
+		return err
+	}
 	step := int(max(transferChunk/es, 1))
 	seq := q.sub.Load()
 	defer func() {
@@ -211,8 +214,12 @@ func (b *Buffer[T]) Fill(q *Queue, offset, count int, v T) error {
 		return nil
 	}
 	es := int64(SizeOf[T]())
-	pat := unsafe.Slice((*byte)(unsafe.Pointer(&v)), es)
-	ev, err := q.drv.Fill(b.drv, int64(offset)*es, append([]byte(nil), pat...), int64(count)*es)
+	pat := append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&v)), es)...)
+	off, size := int64(offset)*es, int64(count)*es
+	if q.record(func(dq driver.Queue) error { return closeEvent(dq.Fill(b.drv, off, pat, size)) }, &b.handle) {
+		return nil
+	}
+	ev, err := q.drv.Fill(b.drv, off, pat, size)
 	if err != nil {
 		return fmt.Errorf("engine: fill %s: %w", q.dev.id, err)
 	}
@@ -241,7 +248,11 @@ func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, co
 		return nil
 	}
 	es := int64(SizeOf[T]())
-	ev, err := q.drv.Copy(b.drv, int64(offset)*es, src.drv, int64(srcOffset)*es, int64(count)*es)
+	off, soff, size := int64(offset)*es, int64(srcOffset)*es, int64(count)*es
+	if q.record(func(dq driver.Queue) error { return closeEvent(dq.Copy(b.drv, off, src.drv, soff, size)) }, &b.handle, &src.handle) {
+		return nil
+	}
+	ev, err := q.drv.Copy(b.drv, off, src.drv, soff, size)
 	if err != nil {
 		return fmt.Errorf("engine: copy %s: %w", q.dev.id, err)
 	}

@@ -203,7 +203,10 @@ func (b *Buffer[T]) async(q *Queue, what string, offset int, h *HostBuffer[T], h
 	}
 	es := int64(SizeOf[T]())
 	off, hoff, size := int64(offset)*es, int64(hOffset)*es, int64(count)*es
-	ac, ok := q.drv.(driver.AsyncCopier)
+	_, ok := q.drv.(driver.AsyncCopier)
+	if !ok && q.cap != nil {
+		return nil, q.refuse("a copy from or to a host buffer on a backend without asynchronous copies")
+	}
 	if count == 0 || !ok {
 		start := time.Now()
 		if count > 0 {
@@ -220,15 +223,23 @@ func (b *Buffer[T]) async(q *Queue, what string, offset int, h *HostBuffer[T], h
 		}
 		return &Event{drv: doneEvent{took: time.Since(start)}}, nil
 	}
-	var ev driver.Event
-	var err error
-	if what == "write" {
-		ev, err = ac.WriteAsync(b.drv, off, h.drv, hoff, size)
-	} else {
-		ev, err = ac.ReadAsync(b.drv, off, h.drv, hoff, size)
+	enqueue := func(dq driver.Queue) (driver.Event, error) {
+		ac := dq.(driver.AsyncCopier)
+		if what == "write" {
+			return ac.WriteAsync(b.drv, off, h.drv, hoff, size)
+		}
+		return ac.ReadAsync(b.drv, off, h.drv, hoff, size)
 	}
+	if q.record(func(dq driver.Queue) error { return closeEvent(enqueue(dq)) }, &b.handle, &h.handle) {
+		return &Event{drv: doneEvent{}}, nil
+	}
+	ev, err := enqueue(q.drv)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %s %s: %w", what, q.dev.id, err)
+	}
+	if q.cap != nil { // captured by the backend: the event marks nothing that runs now
+		ev.Close()
+		return &Event{drv: doneEvent{}}, nil
 	}
 	return q.event(h.track(ev)), nil
 }

@@ -66,6 +66,7 @@ type Queue struct {
 	values []byte
 
 	notes []LaunchNote // the launches of the last Timed call (occupancy.go)
+	cap   *capture     // the capture in progress (graph.go), nil when none
 
 	// sub counts the commands enqueued; done is the most of them seen complete (a Finish,
 	// a blocking Read or Write, a waited Event, Close). The memory pool reuses a freed
@@ -162,6 +163,9 @@ func (q *Queue) Finish(ctx context.Context) error {
 	if err := q.check(); err != nil {
 		return err
 	}
+	if err := q.capturing("Finish"); err != nil {
+		return err
+	}
 	seq := q.sub.Load()
 	if err := q.drv.Finish(ctx); err != nil {
 		return fmt.Errorf("engine: finish %s: %w", q.dev.id, err)
@@ -184,6 +188,9 @@ func (q *Queue) Wait(ctx context.Context, events ...*Event) error {
 	}
 	if ctx == nil {
 		return fmt.Errorf("engine: wait: nil context: %w", ErrInvalidArg)
+	}
+	if err := q.capturing("Queue.Wait"); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("engine: wait on %s: %w", q.dev.id, err)
@@ -234,6 +241,9 @@ func (q *Queue) Record() (*Event, error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
+	if err := q.capturing("Queue.Record"); err != nil {
+		return nil, err
+	}
 	ew, ok := q.drv.(driver.EventWaiter)
 	if !ok {
 		return nil, fmt.Errorf("engine: record an event on %s (%s): the backend cannot: %w", q.dev.id, q.dev.info.Name, ErrUnsupported)
@@ -260,6 +270,9 @@ func (q *Queue) Record() (*Event, error) {
 // allocation of its own (a scalar argument boxed into an interface may cost the caller
 // one). Its failures are reported by a later Finish.
 func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
+	if q != nil && q.cap != nil {
+		return q.captureLaunch(k, r, args)
+	}
 	if ul, ok := q.untimed(); ok {
 		dargs, err := q.prepare(k, r, args)
 		if err != nil {
@@ -290,6 +303,9 @@ func (q *Queue) untimed() (driver.UntimedLauncher, bool) {
 // LaunchEvent is Launch returning an Event that times the kernel on the device.
 // The caller must Close the Event.
 func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
+	if err := q.capturing("LaunchEvent"); err != nil {
+		return nil, err
+	}
 	dargs, err := q.prepare(k, r, args)
 	if err != nil {
 		return nil, err
@@ -413,6 +429,9 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	}
 	if q.rec != nil {
 		return 0, fmt.Errorf("engine: Timed calls do not nest: %w", ErrInvalidArg)
+	}
+	if err := q.capturing("Timed"); err != nil {
+		return 0, err
 	}
 	var evs []driver.Event
 	q.rec = &evs

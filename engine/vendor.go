@@ -305,6 +305,9 @@ func Gemm[T float32 | float64](b *BLAS, q *Queue, s GemmSpec, alpha T, a, bm *Bu
 		LDA: d.LDA, LDB: d.LDB, LDC: d.LDC,
 		Batch: d.Batch, StrideA: int64(d.StrideA), StrideB: int64(d.StrideB), StrideC: int64(d.StrideC),
 	}
+	if err := q.vendorCall(); err != nil {
+		return err
+	}
 	ev, err := b.drv.Gemm(q.drv, args)
 	if err != nil {
 		return fmt.Errorf("engine: %s gemm %v on %s: %w", b.lib.Name, s, q.dev.id, err)

@@ -56,6 +56,9 @@ func Axpy[T float32 | float64](b *BLAS, q *Queue, n int, alpha T, x, y *Buffer[T
 	if x == y {
 		return fmt.Errorf("engine: axpy: x and y are one buffer: %w", ErrInvalidArg)
 	}
+	if err := q.vendorCall(); err != nil {
+		return err
+	}
 	ev, err := l1.Axpy(q.drv, driver.AxpyArgs{Type: elemType[T](), N: n, Alpha: float64(alpha), X: x.drv, Y: y.drv})
 	if err != nil {
 		return fmt.Errorf("engine: %s axpy of %d on %s: %w", b.lib.Name, n, q.dev.id, err)
@@ -74,6 +77,9 @@ func Dot[T float32 | float64](b *BLAS, q *Queue, n int, x, y, out *Buffer[T]) er
 	if out == x || out == y {
 		return fmt.Errorf("engine: dot: the output is also an input: %w", ErrInvalidArg)
 	}
+	if err := q.vendorCall(); err != nil {
+		return err
+	}
 	ev, err := l1.Dot(q.drv, driver.DotArgs{Type: elemType[T](), N: n, X: x.drv, Y: y.drv, Out: out.drv})
 	if err != nil {
 		return fmt.Errorf("engine: %s dot of %d on %s: %w", b.lib.Name, n, q.dev.id, err)
@@ -91,6 +97,9 @@ func Sum[T float32 | float64](b *BLAS, q *Queue, n int, x, out *Buffer[T]) error
 	}
 	if out == x {
 		return fmt.Errorf("engine: sum: the output is also the input: %w", ErrInvalidArg)
+	}
+	if err := q.vendorCall(); err != nil {
+		return err
 	}
 	ev, err := l1.Sum(q.drv, driver.DotArgs{Type: elemType[T](), N: n, X: x.drv, Out: out.drv})
 	if err != nil {

@@ -328,6 +328,9 @@ func RunFFT[T float32 | float64](p *FFTPlan, q *Queue, in, out *Buffer[T]) error
 	if in == out {
 		return fmt.Errorf("engine: fft %v: input and output are the same buffer; the transform is out of place: %w", p.spec, ErrInvalidArg)
 	}
+	if err := q.vendorCall(); err != nil {
+		return err
+	}
 	ev, err := p.drv.Run(q.drv, in.drv, out.drv)
 	if err != nil {
 		return fmt.Errorf("engine: %s fft %v on %s: %w", p.fft.lib.Name, p.spec, q.dev.id, err)

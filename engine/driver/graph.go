@@ -1,0 +1,22 @@
+package driver
+
+// GraphCapturer is implemented by queues whose API captures the commands enqueued on them
+// into a graph that is launched again as one (CUDA's stream capture). Between BeginCapture
+// and EndCapture the queue's commands are recorded, not run; engine refuses what the
+// capture cannot hold (waits, blocking copies, timing) before it reaches the driver.
+// Backends without it are captured by engine itself, which records the commands and
+// enqueues them again at each launch.
+type GraphCapturer interface {
+	// BeginCapture starts recording the queue's commands.
+	BeginCapture() error
+	// EndCapture stops recording and returns the graph of the commands recorded, ready to
+	// launch. It is called to end a capture that failed too; the graph is then closed.
+	EndCapture() (Graph, error)
+}
+
+// Graph is a captured sequence of commands. Launch enqueues all of it on a queue of the
+// same device, ordered after the queue's earlier commands and before its later ones.
+type Graph interface {
+	Launch(q Queue) error
+	Close() error
+}
