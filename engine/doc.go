@@ -97,6 +97,16 @@
 // and kernels on several queues of one device run at the same time, ordered only where
 // the program says so.
 //
+// # Graphs
+//
+// Queue.Capture runs a function that enqueues commands and returns them as a Graph
+// instead of running them; Graph.Launch enqueues them all again, on any queue of the
+// device. On CUDA a capture is the stream's capture into a CUDA graph, and a launch is one
+// cuGraphLaunch however many kernels it holds; on OpenCL engine records the commands with
+// their converted arguments and enqueues them again without checking them. A graph keeps
+// the buffers, kernels and argument values it captured; what needs the host while the
+// device works (Finish, Timed, Wait, blocking copies) is refused inside a capture.
+//
 // # Waiting
 //
 // Calls that wait take a context: Buffer.Read and Write (and Upload and Download, built on
