@@ -13,7 +13,10 @@ import (
 // Graph.Launch is one cuGraphLaunch. (OpenCL 1.2 has no such thing: engine records the
 // commands of an OpenCL queue itself.)
 
-var _ driver.GraphCapturer = (*queue)(nil)
+var (
+	_ driver.GraphCapturer = (*queue)(nil)
+	_ driver.EventLauncher = (*graph)(nil)
+)
 
 // BeginCapture starts capturing the stream. A driver without graphs gives ErrUnsupported
 // (engine then records the commands itself).
@@ -70,6 +73,17 @@ func (g *graph) Launch(dq driver.Queue) error {
 	q.pending = true
 	// From the calling goroutine, the context made current in the same C call.
 	return check("cuGraphLaunch", cuGraphLaunchIn(g.d.ctx, g.exec, q.stream))
+}
+
+// LaunchEvent enqueues the graph bracketed by timing events, like every timed command.
+func (g *graph) LaunchEvent(dq driver.Queue) (driver.Event, error) {
+	q, ok := dq.(*queue)
+	if !ok || q == nil || q.d != g.d {
+		return nil, fmt.Errorf("cuda: launch a graph on %T, not a queue of its device: %w", dq, engine.ErrInvalidArg)
+	}
+	return q.command("graph", func() error {
+		return check("cuGraphLaunch", cuGraphLaunchIn(g.d.ctx, g.exec, q.stream))
+	})
 }
 
 // Close destroys the executable graph (cuGraphExecDestroy).

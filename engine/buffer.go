@@ -216,7 +216,7 @@ func (b *Buffer[T]) Fill(q *Queue, offset, count int, v T) error {
 	es := int64(SizeOf[T]())
 	pat := append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&v)), es)...)
 	off, size := int64(offset)*es, int64(count)*es
-	if q.record(func(dq driver.Queue) error { return closeEvent(dq.Fill(b.drv, off, pat, size)) }, &b.handle) {
+	if q.record(func(dq driver.Queue, _ bool) (driver.Event, error) { return dq.Fill(b.drv, off, pat, size) }, &b.handle) {
 		return nil
 	}
 	ev, err := q.drv.Fill(b.drv, off, pat, size)
@@ -249,7 +249,7 @@ func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, co
 	}
 	es := int64(SizeOf[T]())
 	off, soff, size := int64(offset)*es, int64(srcOffset)*es, int64(count)*es
-	if q.record(func(dq driver.Queue) error { return closeEvent(dq.Copy(b.drv, off, src.drv, soff, size)) }, &b.handle, &src.handle) {
+	if q.record(func(dq driver.Queue, _ bool) (driver.Event, error) { return dq.Copy(b.drv, off, src.drv, soff, size) }, &b.handle, &src.handle) {
 		return nil
 	}
 	ev, err := q.drv.Copy(b.drv, off, src.drv, soff, size)

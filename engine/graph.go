@@ -16,16 +16,20 @@ import (
 // concurrent use; each Launch is on one queue.
 type Graph struct {
 	handle
-	drv  driver.Graph               // the backend's graph, or nil
-	cmds []func(driver.Queue) error // engine's recording, where drv is nil
-	uses []*handle                  // the buffers and kernels the commands use
-	n    int                        // commands captured
+	drv  driver.Graph // the backend's graph, or nil
+	cmds []command    // engine's recording, where drv is nil
+	uses []*handle    // the buffers and kernels the commands use
+	n    int          // commands captured
 }
+
+// command is a command engine recorded: it enqueues it again on dq, with an event when
+// timed (a fill or a copy has one either way; the caller closes it).
+type command func(dq driver.Queue, timed bool) (driver.Event, error)
 
 // capture is a Queue's capture in progress.
 type capture struct {
 	native bool // the backend records (driver.GraphCapturer); else cmds does
-	cmds   []func(driver.Queue) error
+	cmds   []command
 	uses   []*handle
 	n      int
 	err    error // the first command that could not be captured
@@ -126,7 +130,7 @@ func (q *Queue) capturing(what string) error {
 
 // record adds a command to an engine-recorded capture, or notes it in a native one (the
 // backend records it when run). It returns true when the command must not run now.
-func (q *Queue) record(cmd func(driver.Queue) error, uses ...*handle) bool {
+func (q *Queue) record(cmd command, uses ...*handle) bool {
 	c := q.cap
 	if c == nil {
 		return false
@@ -182,15 +186,28 @@ func (g *Graph) Launch(q *Queue) error {
 			return fmt.Errorf("engine: launch of a graph: its %s was closed after the capture: %w", h.what, ErrClosed)
 		}
 	}
-	q.enqueued()
+	timed := q.rec != nil
 	if g.drv != nil {
+		if el, ok := g.drv.(driver.EventLauncher); ok && timed {
+			ev, err := el.LaunchEvent(q.drv)
+			if err != nil {
+				return fmt.Errorf("engine: launch of a graph of %d commands on %s: %w", g.n, q.dev.id, err)
+			}
+			return q.keep(ev).Close()
+		}
+		q.enqueued()
 		if err := g.drv.Launch(q.drv); err != nil {
 			return fmt.Errorf("engine: launch of a graph of %d commands on %s: %w", g.n, q.dev.id, err)
 		}
 		return nil
 	}
+	q.enqueued()
 	for i, cmd := range g.cmds {
-		if err := cmd(q.drv); err != nil {
+		ev, err := cmd(q.drv, timed)
+		if err == nil && ev != nil {
+			err = q.keep(ev).Close() // Timed counts it
+		}
+		if err != nil {
 			return fmt.Errorf("engine: launch of a graph: command %d of %d on %s: %w", i, len(g.cmds), q.dev.id, err)
 		}
 	}
@@ -224,9 +241,9 @@ func (g *Graph) free() error {
 // After the queues, with the kernels: before the buffers it uses.
 func (g *Graph) order() int { return 1 }
 
-// closeEvent closes the event of a command enqueued again by a graph.
+// closeEvent closes the event of a command enqueued again by a graph, if it has one.
 func closeEvent(ev driver.Event, err error) error {
-	if err != nil {
+	if err != nil || ev == nil {
 		return err
 	}
 	return ev.Close()
@@ -259,12 +276,12 @@ func (q *Queue) captureLaunch(k *Kernel, r Range, args []any) error {
 		}
 	}
 	dk := k.drv
-	launch := func(args []driver.Arg) func(driver.Queue) error {
-		return func(dq driver.Queue) error {
-			if ul, ok := dq.(driver.UntimedLauncher); ok {
-				return ul.LaunchUntimed(dk, r, args)
+	launch := func(args []driver.Arg) command {
+		return func(dq driver.Queue, timed bool) (driver.Event, error) {
+			if ul, ok := dq.(driver.UntimedLauncher); ok && !timed {
+				return nil, ul.LaunchUntimed(dk, r, args)
 			}
-			return closeEvent(dq.Launch(dk, r, args))
+			return dq.Launch(dk, r, args)
 		}
 	}
 	if !q.cap.native {
@@ -283,7 +300,7 @@ func (q *Queue) captureLaunch(k *Kernel, r Range, args []any) error {
 	}
 	q.record(nil, uses...)
 	q.enqueued()
-	if err := launch(dargs)(q.drv); err != nil {
+	if err := closeEvent(launch(dargs)(q.drv, false)); err != nil {
 		return fmt.Errorf("engine: launch %s on %s: %w", k.name, q.dev.id, err)
 	}
 	return nil

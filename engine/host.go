@@ -230,7 +230,7 @@ func (b *Buffer[T]) async(q *Queue, what string, offset int, h *HostBuffer[T], h
 		}
 		return ac.ReadAsync(b.drv, off, h.drv, hoff, size)
 	}
-	if q.record(func(dq driver.Queue) error { return closeEvent(enqueue(dq)) }, &b.handle, &h.handle) {
+	if q.record(func(dq driver.Queue, _ bool) (driver.Event, error) { return enqueue(dq) }, &b.handle, &h.handle) {
 		return &Event{drv: doneEvent{}}, nil
 	}
 	ev, err := enqueue(q.drv)

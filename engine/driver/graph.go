@@ -20,3 +20,9 @@ type Graph interface {
 	Launch(q Queue) error
 	Close() error
 }
+
+// EventLauncher is implemented by graphs that can be launched bracketed by an event, so
+// that engine's Queue.Timed counts the graph's device time.
+type EventLauncher interface {
+	LaunchEvent(q Queue) (Event, error)
+}

@@ -72,6 +72,11 @@ func (s *suite) testGraphs(t *testing.T) {
 				}
 			}
 		}
+		// Timed counts a graph's launch like its commands.
+		d, err := q.Timed(ctx, func() error { return g.Launch(q) })
+		if err != nil || d < 0 || (d == 0 && !s.opts.ZeroElapsedOK) {
+			t.Errorf("n=%d: Timed of a graph's launch: %v, %v", n, d, err)
+		}
 		if err := g.Close(); err != nil || g.Close() != nil {
 			t.Errorf("Close: %v", err)
 		}
