@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels/ceiling"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/suite"
 )
 
@@ -19,7 +19,9 @@ type Overheads struct {
 	FirstBuild  time.Duration `json:"first_build_ns"`
 	SecondBuild time.Duration `json:"second_build_ns"`
 	// LaunchAsync is the host time per launch of an empty kernel when 1000 are enqueued back to
-	// back (then one Finish); LaunchSync the median host time of one launch followed by Finish.
+	// back (then one Finish); LaunchSync the median host time of one launch followed by Finish
+	// (of 200). They are runs of the launch family's ops, launch/async/uint32 and
+	// launch/roundtrip/uint32 (kernels/launch).
 	LaunchAsync time.Duration `json:"launch_async_ns"`
 	LaunchSync  time.Duration `json:"launch_sync_ns"`
 	// Absent says why the overheads are missing (their measurement failed).
@@ -45,42 +47,55 @@ func measureOverheads(ctx context.Context, q *engine.Queue) (Overheads, error) {
 		*d = time.Since(t0)
 		prog.Close()
 	}
-	e, err := ceiling.NewEmpty(dev)
+	// The launch family's ops, run as RunCase would run them: the header's figures are
+	// theirs. A run launches on a queue of the instance's own and waits for its launches.
+	async, err := launchRuns(ctx, q, "launch/async/uint32", launchBatch, 1)
 	if err != nil {
 		return o, err
 	}
-	defer e.Close()
-	launch := func() error { return e.Launch(q) }
-	for range 20 { // warm-up
-		if err := launch(); err != nil {
-			return o, err
-		}
-	}
-	if err := q.Finish(ctx); err != nil {
+	o.LaunchAsync = async[0] / launchBatch
+	sync, err := launchRuns(ctx, q, "launch/roundtrip/uint32", 1, 200)
+	if err != nil {
 		return o, err
-	}
-	const n = 1000
-	t0 := time.Now()
-	for range n {
-		if err := launch(); err != nil {
-			return o, err
-		}
-	}
-	if err := q.Finish(ctx); err != nil {
-		return o, err
-	}
-	o.LaunchAsync = time.Since(t0) / n
-	sync := make([]time.Duration, 0, 200)
-	for range cap(sync) {
-		t0 := time.Now()
-		if err := launch(); err != nil {
-			return o, err
-		}
-		if err := q.Finish(ctx); err != nil {
-			return o, err
-		}
-		sync = append(sync, time.Since(t0))
 	}
 	o.LaunchSync = Summarize(sync).Median
 	return o, nil
+}
+
+// launchBatch is the number of launches back to back that Overheads.LaunchAsync divides.
+const launchBatch = 1000
+
+// launchRuns sets up the launch family's op name at size on q's device, runs it untimed
+// (20 launches or one run, whichever is more) and verifies the launches, then returns the
+// host time of each of runs more.
+func launchRuns(ctx context.Context, q *engine.Queue, name string, size, runs int) ([]time.Duration, error) {
+	op, err := suite.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	in, err := op.Setup(q, kernels.Params{Size: size})
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	for range max(1, 20/size) { // warm-up
+		if err := in.Run(q); err != nil {
+			return nil, err
+		}
+	}
+	if err := in.Verify(q); err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, 0, runs)
+	for range runs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		if err := in.Run(q); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
 }

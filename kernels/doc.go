@@ -18,7 +18,7 @@
 //	kernels/suite/            the ordered list of families and the catalog of their
 //	                          operations: Ops, Lookup, Match, Family
 //	kernels/ceiling/          the measurement kernels of the benchmark (FMA peak, copy
-//	                          bandwidth, empty launch), held to the families' rules
+//	                          bandwidth), held to the families' rules
 //	kernels/internal/kerneltest/  the test helpers every family's tests share
 //
 // The families, in the suite's order: stream (copy, scale, add, triad, dot), access
@@ -32,8 +32,10 @@
 // (Philox-4x32-10: the same bits on every device; pi, a European option), and the
 // families that time data movement between host and device rather than kernels: transfer
 // (pinned and pageable copies each way), overlap (a copy-compute-copy pipeline on 1 to 4
-// queues, with the share of the copy time it hides as a figure, FigureReporter) and alloc
-// (allocate and free through the memory pool and through the driver: a latency).
+// queues, with the share of the copy time it hides as a figure, FigureReporter), alloc
+// (allocate and free through the memory pool and through the driver: a latency) and
+// launch (an empty kernel launched back to back, with a round trip, and as a captured
+// graph: latencies, the time per launch a figure).
 //
 // A family (and ceiling) imports this package and engine only, never another family: what
 // two families share moves here under a name that says what it is. A test in the module's

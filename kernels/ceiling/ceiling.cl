@@ -1,5 +1,5 @@
-// ceiling.cl: the measurement kernels of the benchmark: a device's FMA peak, its copy
-// bandwidth and the cost of a launch.
+// ceiling.cl: the measurement kernels of the benchmark: a device's FMA peak and its copy
+// bandwidth. (The cost of a launch is the launch family's, launch.cl.)
 //
 // Purpose: the ceilings `prism bench` divides every result by, measured with kernels of the
 // suite so that both APIs run the same text. ceiling_peak is FMA-bound, as clpeak's: each
@@ -12,14 +12,12 @@
 // gid & 255 and its lane, which lets the host check every element against the
 // 256*PEAK_VEC chains it computes itself. ceiling_copy is the copy of the stream family, one
 // element per work-item: the better of it and the API's buffer copy is the bandwidth
-// ceiling. ceiling_empty does nothing measurable: its launch cost is the launch overhead.
+// ceiling.
 //
 // Arguments:
 //   ceiling_peak (out, lanes, a, b)   out: PEAK_VEC elements per work-item; lanes: PEAK_VEC
 //                                     start offsets; a in (0,1), b: the chains' x = a*x + b
 //   ceiling_copy (c, a, n)            c[i] = a[i] for i < n
-//   ceiling_empty(x, n)               x[0] = n when a work-item's index is below n (the
-//                                     launcher passes 0: nothing is written)
 //
 // Tunables (-D, part of the cache key):
 //   ELEM        element type of ceiling_peak and ceiling_copy              default float
@@ -28,7 +26,7 @@
 //               (above 1 only on OpenCL: CUDA's vector types have no operators)
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
 // Launch: 1D. ceiling_peak: any work-group size, global = work-items; ceiling_copy: global
-//   a multiple of the work-group size, at least n; ceiling_empty: any.
+//   a multiple of the work-group size, at least n.
 
 #ifdef PRISM_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -80,8 +78,4 @@ __kernel void ceiling_copy(__global ELEM *c, __global const ELEM *a, int n) {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         c[i] = a[i];
     }
-}
-
-__kernel void ceiling_empty(__global int *x, int n) {
-    if ((int)get_global_id(0) < n) x[0] = n;
 }

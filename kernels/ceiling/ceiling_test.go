@@ -116,33 +116,3 @@ func TestCopy(t *testing.T) {
 		}
 	})
 }
-
-func TestEmpty(t *testing.T) {
-	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		e, err := NewEmpty(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.x.Write(t.Context(), q, 0, []int32{7}); err != nil {
-			t.Fatal(err)
-		}
-		for range 3 {
-			if err := e.Launch(q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var got [1]int32
-		if err := e.x.Read(t.Context(), q, 0, got[:]); err != nil {
-			t.Fatal(err)
-		}
-		if got[0] != 7 {
-			t.Errorf("the empty kernel wrote %d", got[0])
-		}
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Close(); err != nil {
-			t.Errorf("second Close: %v", err)
-		}
-	})
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/prism-compute/prism/kernels/fft"
 	"github.com/prism-compute/prism/kernels/gemm"
 	"github.com/prism-compute/prism/kernels/histogram"
+	"github.com/prism-compute/prism/kernels/launch"
 	"github.com/prism-compute/prism/kernels/maps"
 	"github.com/prism-compute/prism/kernels/montecarlo"
 	"github.com/prism-compute/prism/kernels/overlap"
@@ -31,8 +32,8 @@ import (
 
 // Families returns the suite: every kernel family, in the order in which listings and
 // reports show them (memory-bound first, then compute-bound, then what moves data between
-// host and device and allocates it: transfers, the copy-compute pipeline, allocation). A
-// new family is one line here.
+// host and device and allocates it: transfers, the copy-compute pipeline, allocation; last
+// the cost of a launch). A new family is one line here.
 func Families() []kernels.Family {
 	return []kernels.Family{
 		stream.Family(),
@@ -54,6 +55,7 @@ func Families() []kernels.Family {
 		transfer.Family(),
 		overlap.Family(),
 		alloc.Family(),
+		launch.Family(),
 	}
 }
 
