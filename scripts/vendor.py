@@ -191,18 +191,21 @@ def main():
         lambda: None if bool((torch.sort(k, stable=True).values.diff() >= 0).all()) else "not sorted",
         0.0, 8 * 2 * 4.0 * n)  # 8 passes of 4-bit digits, keys read and written: Prism's model
 
-    # Rows: cols = 1024, rows = size / cols.
-    rows, cols = (1 << 26) // 1024, 1024
-    m = torch.rand(rows, cols, device=dev, generator=g) * 16 - 8
-    add("softmax/rows/float32", rows * cols, f"rows={rows} cols={cols}", lambda: torch.softmax(m, 1),
-        tol_check(lambda: torch.softmax(m[:64], 1), lambda: torch.softmax(m[:64].double(), 1), 1e-5),
-        4.0 * rows * cols, 8.0 * rows * cols)
-    w = torch.rand(cols, device=dev, generator=g) + 0.5
-    bias = torch.rand(cols, device=dev, generator=g) - 0.5
+    # Rows: cols = min(size, 1024) (rows ops) or min(size, 8192) (rows8k ops), rows = size / cols.
     ln = torch.nn.functional.layer_norm
-    add("layernorm/rows/float32", rows * cols, f"rows={rows} cols={cols}", lambda: ln(m, (cols,), w, bias),
-        tol_check(lambda: ln(m[:64], (cols,), w, bias), lambda: ln(m[:64].double(), (cols,), w.double(), bias.double()), 1e-5),
-        8.0 * rows * cols, (8.0 * rows * cols + 8.0 * cols))
+    for kind, size, cols in (("rows", 1 << 26, 1024), ("rows8k", 1 << 27, 8192)):
+        rows = size // cols
+        m = torch.rand(rows, cols, device=dev, generator=g) * 16 - 8
+        add(f"softmax/{kind}/float32", rows * cols, f"rows={rows} cols={cols}", lambda m=m: torch.softmax(m, 1),
+            tol_check(lambda m=m: torch.softmax(m[:64], 1), lambda m=m: torch.softmax(m[:64].double(), 1), 1e-5),
+            4.0 * rows * cols, 8.0 * rows * cols)
+        w = torch.rand(cols, device=dev, generator=g) + 0.5
+        bias = torch.rand(cols, device=dev, generator=g) - 0.5
+        add(f"layernorm/{kind}/float32", rows * cols, f"rows={rows} cols={cols}",
+            lambda m=m, cols=cols, w=w, bias=bias: ln(m, (cols,), w, bias),
+            tol_check(lambda m=m, cols=cols, w=w, bias=bias: ln(m[:64], (cols,), w, bias),
+                      lambda m=m, cols=cols, w=w, bias=bias: ln(m[:64].double(), (cols,), w.double(), bias.double()), 1e-5),
+            8.0 * rows * cols, (8.0 * rows * cols + 8.0 * cols))
 
     # Attention: batch 1, heads 8, dim 64, seq = size / 512.
     size = 2097152

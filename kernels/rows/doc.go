@@ -2,8 +2,12 @@
 // work-group per row of a row-major [rows, cols] matrix with the row cached in registers
 // when it fits: softmax (softmax.cl), a numerically stable row-wise softmax, and layernorm
 // (layernorm.cl), row-wise layer normalization with a two-pass mean and variance. Each
-// keeps its own family name ("softmax/rows/float32", "layernorm/rows/float32").
+// keeps its own family name, with an op over rows of up to 1024 elements and one over rows
+// of up to 8192 ("softmax/rows/float32", "softmax/rows8k/float32", "layernorm/rows/float32",
+// "layernorm/rows8k/float32").
 //
-// NewSoftmax and NewLayerNorm compile them for a device; SoftmaxRef, LayerNormRef and
+// NewSoftmax and NewLayerNorm compile them for a device, a narrow build for rows of up to
+// 2048 elements and, on first use by a wider row, a wide one of work-groups of 1024 items
+// for rows of up to 16384 (Config says which a width takes); SoftmaxRef, LayerNormRef and
 // their tolerances check them; SoftmaxFamily and LayerNormFamily list their ops.
 package rows

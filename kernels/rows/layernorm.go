@@ -1,7 +1,6 @@
 package rows
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -11,35 +10,42 @@ import (
 
 // LayerNorm computes row-wise layer normalization (layernorm.cl) in element type T on one
 // device: y = (x - mean)/sqrt(var + eps) * gamma + beta per row, with a two-pass mean and
-// variance. It is safe for concurrent use by goroutines that each use their own Queue.
+// variance. It keeps two builds, as Softmax does: a narrow one for rows of up to 2048
+// elements and a wide one (work-groups of 1024 items where the device allows them, caching 16
+// elements each: rows of up to 16384 elements read from memory once), compiled on first use
+// by a wider row. It is safe for concurrent use by goroutines that each use their own Queue.
 type LayerNorm[T kernels.Float] struct {
-	prog *engine.Program
-	k    *engine.Kernel
-	wg   int
+	b *rowsBuilds[T]
 }
 
-// NewLayerNorm compiles the layernorm family for dev. It returns an error wrapping
-// engine.ErrUnsupported when T is float64 and the device has no fp64.
+// NewLayerNorm compiles the layernorm family for dev (its narrow build). It returns an error
+// wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewLayerNorm[T kernels.Float](dev *engine.Device) (*LayerNorm[T], error) {
-	prog, k, wg, err := buildRows[T](dev, layerNormSource, "layernorm_rows")
+	b, err := newRowsBuilds[T](dev, "layernorm", layerNormSource, "layernorm_rows")
 	if err != nil {
 		return nil, err
 	}
-	return &LayerNorm[T]{prog: prog, k: k, wg: wg}, nil
+	return &LayerNorm[T]{b: b}, nil
 }
 
-// Close releases the compiled kernel. Idempotent.
-func (l *LayerNorm[T]) Close() error {
-	return errors.Join(l.k.Close(), l.prog.Close())
-}
+// Close releases the compiled kernels. Idempotent.
+func (l *LayerNorm[T]) Close() error { return l.b.Close() }
 
-// WorkGroup returns the work-group size (items per row) the family was compiled with.
-func (l *LayerNorm[T]) WorkGroup() int { return l.wg }
+// Config returns the build Rows launches for rows of cols elements, compiling the wide one
+// on first use. Rows of cols elements are read once (cached in registers) when
+// Config.Cached(cols), else three times (streamed).
+func (l *LayerNorm[T]) Config(cols int) (Config, error) {
+	b, err := l.b.forCols(cols)
+	if err != nil {
+		return Config{}, err
+	}
+	return b.cfg, nil
+}
 
 // Rows normalizes each row of the row-major [rows, cols] matrix x into y (the first
 // rows*cols elements of each buffer; y may be x): y = (x - mean)/sqrt(var + eps)*gamma +
 // beta, mean and var (biased: divided by cols) of the row, gamma and beta of at least cols
-// elements. eps must be positive and finite.
+// elements, with the build Config(cols) names. eps must be positive and finite.
 func (l *LayerNorm[T]) Rows(q *engine.Queue, y, x, gamma, beta *engine.Buffer[T], rows, cols int, eps T) error {
 	if err := checkRows("layernorm", rows, cols, rowBuf[T]{"y", y, false}, rowBuf[T]{"x", x, false},
 		rowBuf[T]{"gamma", gamma, true}, rowBuf[T]{"beta", beta, true}); err != nil {
@@ -48,8 +54,13 @@ func (l *LayerNorm[T]) Rows(q *engine.Queue, y, x, gamma, beta *engine.Buffer[T]
 	if e := float64(eps); !(e > 0) || math.IsInf(e, 1) {
 		return fmt.Errorf("kernels: layernorm: eps %v; must be positive and finite: %w", eps, engine.ErrInvalidArg)
 	}
-	if err := kernels.CheckGroups("layernorm", rows, l.wg); err != nil {
+	b, err := l.b.forCols(cols)
+	if err != nil {
 		return err
 	}
-	return q.Launch(l.k, engine.Range1D(rows*l.wg, l.wg), y, x, gamma, beta, int32(cols), eps)
+	wg := b.cfg.WorkGroup
+	if err := kernels.CheckGroups("layernorm", rows, wg); err != nil {
+		return err
+	}
+	return q.Launch(b.k, engine.Range1D(rows*wg, wg), y, x, gamma, beta, int32(cols), eps)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -18,37 +19,43 @@ var softmaxSource string
 var layerNormSource string
 
 // SoftmaxFamily returns the softmax family: its OpenCL C source (softmax.cl) and its
-// operation.
+// operations, rows of up to 1024 and of up to 8192 elements.
 func SoftmaxFamily() kernels.Family {
-	return kernels.Family{Name: "softmax", Source: softmaxSource, Ops: []kernels.Op{{
-		Name: "softmax/rows/float32", Family: "softmax", Type: "float32",
-		Doc:     "row-wise stable softmax: y = exp(x - rowmax) / rowsum (one work-group per row)",
-		SizeDoc: rowsSizeDoc, DefaultSize: 1 << 26, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupRowOp[float32](q, "softmax/rows/float32", p, rowSoftmax)
-		}),
-	}}}
+	doc := "row-wise stable softmax: y = exp(x - rowmax) / rowsum (one work-group per row"
+	return kernels.Family{Name: "softmax", Source: softmaxSource, Ops: []kernels.Op{
+		rowOp("softmax/rows/float32", doc+")", rowSoftmax, 1024, 1<<26),
+		rowOp("softmax/rows8k/float32", doc+", 1024 items where the device allows)", rowSoftmax, 8192, 1<<27),
+	}}
 }
 
 // LayerNormFamily returns the layernorm family: its OpenCL C source (layernorm.cl) and its
-// operation.
+// operations, rows of up to 1024 and of up to 8192 elements.
 func LayerNormFamily() kernels.Family {
-	return kernels.Family{Name: "layernorm", Source: layerNormSource, Ops: []kernels.Op{{
-		Name: "layernorm/rows/float32", Family: "layernorm", Type: "float32",
-		Doc:     "row-wise layer normalization y = (x - mean)/sqrt(var + 1e-5)*gamma + beta (two-pass, one work-group per row)",
-		SizeDoc: rowsSizeDoc, DefaultSize: 1 << 26, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupRowOp[float32](q, "layernorm/rows/float32", p, rowLayerNorm)
-		}),
-	}}}
+	doc := "row-wise layer normalization y = (x - mean)/sqrt(var + 1e-5)*gamma + beta (two-pass, one work-group per row"
+	return kernels.Family{Name: "layernorm", Source: layerNormSource, Ops: []kernels.Op{
+		rowOp("layernorm/rows/float32", doc+")", rowLayerNorm, 1024, 1<<26),
+		rowOp("layernorm/rows8k/float32", doc+", 1024 items where the device allows)", rowLayerNorm, 8192, 1<<27),
+	}}
 }
 
-// rowsSizeDoc is the size mapping of the row ops (softmax, layernorm).
-const rowsSizeDoc = "cols = min(size, 1024), rows = size/cols (rounded down): a [rows, cols] float32 matrix"
+// rowOp returns the float32 row op name of kind over rows of up to maxCols elements
+// (rowsShape), at defaultSize by default and at 2^20 elements quickly.
+func rowOp(name, doc string, kind rowKind, maxCols, defaultSize int) kernels.Op {
+	family, _, _ := strings.Cut(name, "/")
+	return kernels.Op{
+		Name: name, Family: family, Type: "float32", Doc: doc,
+		SizeDoc:     fmt.Sprintf("cols = min(size, %d), rows = size/cols (rounded down): a [rows, cols] float32 matrix", maxCols),
+		DefaultSize: defaultSize, QuickSize: 1 << 20,
+		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupRowOp[float32](q, name, p, kind, maxCols)
+		}),
+	}
+}
 
-// rowsShape maps a size to the [rows, cols] shape of the row ops.
-func rowsShape(size int) (rows, cols int) {
-	cols = min(size, 1024)
+// rowsShape maps a size to the [rows, cols] shape of a row op over rows of up to maxCols
+// elements.
+func rowsShape(size, maxCols int) (rows, cols int) {
+	cols = min(size, maxCols)
 	return max(size/cols, 1), cols
 }
 
@@ -68,6 +75,7 @@ const rowVerifySample = 1 << 22
 type rowInstance[T kernels.Float] struct {
 	kind        rowKind
 	rows, cols  int
+	cfg         Config // the build Rows launches at cols
 	sm          *Softmax[T]
 	ln          *LayerNorm[T]
 	x           *kernels.Inputs[T]
@@ -77,12 +85,12 @@ type rowInstance[T kernels.Float] struct {
 	seed        uint64
 }
 
-func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind) (_ kernels.Instance, err error) {
+func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
 	dev := q.Device()
-	rows, cols := rowsShape(p.Size)
+	rows, cols := rowsShape(p.Size, maxCols)
 	in := &rowInstance[T]{kind: kind, rows: rows, cols: cols, eps: 1e-5, seed: p.Seed}
 	defer func() {
 		if err != nil {
@@ -90,9 +98,13 @@ func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params,
 		}
 	}()
 	if kind == rowSoftmax {
-		in.sm, err = NewSoftmax[T](dev)
+		if in.sm, err = NewSoftmax[T](dev); err == nil {
+			in.cfg, err = in.sm.Config(cols)
+		}
 	} else {
-		in.ln, err = NewLayerNorm[T](dev)
+		if in.ln, err = NewLayerNorm[T](dev); err == nil {
+			in.cfg, err = in.ln.Config(cols)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -146,7 +158,7 @@ func (in *rowInstance[T]) Run(q *engine.Queue) error {
 }
 
 // Verify checks every row, or, above rowVerifySample elements, a seeded sample of 16 rows
-// plus the first and the last (at least 18*1024 elements).
+// plus the first and the last.
 func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 	last, err := in.x.Last(context.TODO())
 	if err != nil {
@@ -184,11 +196,11 @@ func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 		var tol func(int) float64
 		if in.kind == rowSoftmax {
 			hi, lo := softmaxRefRow(want, xr)
-			rt := softmaxRowTol[T](in.cols, in.sm.WorkGroup(), in.sm.Online(in.cols), hi, lo)
+			rt := softmaxRowTol[T](in.cols, in.cfg.WorkGroup, !in.cfg.Cached(in.cols), hi, lo)
 			tol = func(c int) float64 { return rt(float64(xr[c]), want[c]) }
 		} else {
 			st := layerNormRefRow(want, xr, in.gamma, in.beta, float64(in.eps))
-			rt := layerNormRowTol[T](in.cols, in.ln.WorkGroup(), st)
+			rt := layerNormRowTol[T](in.cols, in.cfg.WorkGroup, st)
 			tol = func(c int) float64 { return rt(float64(xr[c]), float64(in.gamma[c]), float64(in.beta[c])) }
 		}
 		if err := kernels.CheckClose(fmt.Sprintf("%s row %d", in.what(), r), got, want, tol); err != nil {
@@ -205,7 +217,8 @@ func (in *rowInstance[T]) what() string {
 	return "layernorm"
 }
 
-// Model: softmax reads x and writes y once (the cached path at cols = 1024) and counts 4
+// Model: softmax reads x and writes y once (the cached path, which the launcher's builds take
+// at cols = 1024, and at 8192 where the device allows work-groups of 1024 items) and counts 4
 // FLOPs per element (subtract, exp, add, divide); layernorm also reads gamma and beta once
 // and counts 8 (sum; subtract, square, add; subtract, two products, add).
 func (in *rowInstance[T]) Model() kernels.Model {

@@ -1,52 +1,59 @@
 package rows
 
 import (
-	"errors"
-
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 )
 
 // Softmax computes a numerically stable row-wise softmax (softmax.cl) in element type T on
-// one device. It is safe for concurrent use by goroutines that each use their own Queue.
+// one device. It keeps two builds: a narrow one (work-groups of 256 items caching 8 elements
+// each) for rows of up to 2048 elements, and a wide one (work-groups of 1024 items where the
+// device allows them, caching 16 elements each, so that rows of up to 16384 elements are read
+// from memory once), compiled on first use by a wider row. It is safe for concurrent use by
+// goroutines that each use their own Queue.
 type Softmax[T kernels.Float] struct {
-	prog *engine.Program
-	k    *engine.Kernel
-	wg   int
+	b *rowsBuilds[T]
 }
 
-// NewSoftmax compiles the softmax family for dev. It returns an error wrapping
-// engine.ErrUnsupported when T is float64 and the device has no fp64.
+// NewSoftmax compiles the softmax family for dev (its narrow build). It returns an error
+// wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewSoftmax[T kernels.Float](dev *engine.Device) (*Softmax[T], error) {
-	prog, k, wg, err := buildRows[T](dev, softmaxSource, "softmax_rows")
+	b, err := newRowsBuilds[T](dev, "softmax", softmaxSource, "softmax_rows")
 	if err != nil {
 		return nil, err
 	}
-	return &Softmax[T]{prog: prog, k: k, wg: wg}, nil
+	return &Softmax[T]{b: b}, nil
 }
 
-// Close releases the compiled kernel. Idempotent.
-func (s *Softmax[T]) Close() error {
-	return errors.Join(s.k.Close(), s.prog.Close())
+// Close releases the compiled kernels. Idempotent.
+func (s *Softmax[T]) Close() error { return s.b.Close() }
+
+// Config returns the build Rows launches for rows of cols elements, compiling the wide one
+// on first use. Rows of cols elements take the online path (running max and sum, two reads
+// of the row) rather than the cached one (the row held in registers, one read) when
+// !Config.Cached(cols).
+func (s *Softmax[T]) Config(cols int) (Config, error) {
+	b, err := s.b.forCols(cols)
+	if err != nil {
+		return Config{}, err
+	}
+	return b.cfg, nil
 }
-
-// WorkGroup returns the work-group size (items per row) the family was compiled with.
-func (s *Softmax[T]) WorkGroup() int { return s.wg }
-
-// Online reports whether rows of cols elements take the online path (running max and sum,
-// two reads of the row) rather than the cached one (the row held in registers, one read):
-// cols > WorkGroup()*8.
-func (s *Softmax[T]) Online(cols int) bool { return cols > s.wg*rowCache }
 
 // Rows sets y[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r) for the row-major
-// [rows, cols] matrices x and y (the first rows*cols elements of each buffer; y may be x).
-// Inputs must be finite.
+// [rows, cols] matrices x and y (the first rows*cols elements of each buffer; y may be x),
+// with the build Config(cols) names. Inputs must be finite.
 func (s *Softmax[T]) Rows(q *engine.Queue, y, x *engine.Buffer[T], rows, cols int) error {
 	if err := checkRows("softmax", rows, cols, rowBuf[T]{"y", y, false}, rowBuf[T]{"x", x, false}); err != nil {
 		return err
 	}
-	if err := kernels.CheckGroups("softmax", rows, s.wg); err != nil {
+	b, err := s.b.forCols(cols)
+	if err != nil {
 		return err
 	}
-	return q.Launch(s.k, engine.Range1D(rows*s.wg, s.wg), y, x, int32(cols))
+	wg := b.cfg.WorkGroup
+	if err := kernels.CheckGroups("softmax", rows, wg); err != nil {
+		return err
+	}
+	return q.Launch(b.k, engine.Range1D(rows*wg, wg), y, x, int32(cols))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -12,27 +13,67 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// rowCases returns the [rows, cols] shapes the row-op tests run for a work-group of wg
-// items: cols at the work-group edges, at the cached/online boundary wg*rowCache and past
-// it; rows 1, 3 and 1000 (the last gives the cases over a million elements). Under small()
-// (Oclgrind) only 1 and 3 rows (at most about 12000 elements), for float64 two of them;
-// for float64 fewer large cases.
-func rowCases(wg int, double bool) [][2]int {
-	colsList := []int{1, 7, wg - 1, wg, wg + 1, wg * rowCache, wg*rowCache + 1, 3000, 4097}
-	rowsList := []int{1, 3, 1000}
+// rowCases returns the [rows, cols] shapes the row-op tests run for the launcher's narrow
+// build n and wide build w (Config(1), Config(math.MaxInt32)): cols at the narrow build's
+// work-group edges, at each build's cached/online boundary WorkGroup*Cache and past it, and
+// the widths of transformers around the thresholds (1023 to 16385, the odd prime 12289).
+// Rows 1, 3 and 1000 up to 4097 columns (the last gives the cases over a million elements),
+// 1, 4 and 64 beyond (few rows of wide cols: PoCL runs them at a few GB/s); for float64 the
+// largest row count only at 4097 and 16385. Under Small (Oclgrind) 1 and 3 rows that the
+// narrow build caches (for float64 only n.WorkGroup+1 columns), one row of up to 4097
+// columns on the wide build (float64: 4097), and for float32 one row past its boundary
+// (16385 where the device takes work-groups of 1024).
+func rowCases(n, w Config, double bool) [][2]int {
+	ncap, wcap := n.WorkGroup*n.Cache, w.WorkGroup*w.Cache
+	colsList := []int{1, 7, n.WorkGroup - 1, n.WorkGroup, n.WorkGroup + 1, ncap, ncap + 1, 1023, 1024, 1025, 2048,
+		3000, 4097, 8192, 12289, 16384, 16385, w.WorkGroup - 1, w.WorkGroup + 1, wcap, wcap + 1}
+	slices.Sort(colsList)
+	colsList = slices.Compact(colsList)
 	var out [][2]int
-	for _, r := range rowsList {
-		for _, c := range colsList {
+	for _, c := range colsList {
+		if c < 1 {
+			continue
+		}
+		rowsList := []int{1, 3, 1000}
+		if c > 4097 {
+			rowsList = []int{1, 4, 64}
+		}
+		for _, r := range rowsList {
+			// Oclgrind: about 0.25 s per work-group of 256 items, 1 s of 1024.
+			small := kerneltest.Small()
 			switch {
-			case kerneltest.Small() && (r > 3 || (double && c != 257 && c != 4097)):
-				continue // Oclgrind: about 0.25 s per work-group of 256 items
-			case double && r == 1000 && c != 4097:
+			case small && c > 4097 && (double || r > 1 || c != wcap+1):
+				continue
+			case small && c > ncap && (r > 1 || (double && c != 4097)):
+				continue
+			case small && (r > 3 || (double && c != n.WorkGroup+1)):
+				continue
+			case double && r == rowsList[2] && c != 4097 && c != 16385:
 				continue
 			}
 			out = append(out, [2]int{r, c})
 		}
 	}
 	return out
+}
+
+// rowConfigs returns the narrow and the wide build of a launcher (Config(1) and
+// Config(math.MaxInt32)), checking that the wide one caches more than the narrow one
+// unless it is the narrow one.
+func rowConfigs(t *testing.T, config func(cols int) (Config, error)) (n, w Config) {
+	t.Helper()
+	n, err := config(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err = config(math.MaxInt32); err != nil {
+		t.Fatal(err)
+	}
+	if w != n && (w.Cache != rowWideCache || w.WorkGroup*w.Cache <= n.WorkGroup*n.Cache) {
+		t.Fatalf("wide build %v caches no more than the narrow one %v", w, n)
+	}
+	t.Logf("builds: %v, %v", n, w)
+	return n, w
 }
 
 // rowTestInput returns a [rows, cols] input whose rows cycle through kinds: uniform in
@@ -86,10 +127,11 @@ func testSoftmax[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Qu
 	rng := kernels.NewRand(3, 0x50f7)
 	var z T
 	_, double := any(z).(float64)
-	for _, rc := range rowCases(s.WorkGroup(), double) {
+	n, w := rowConfigs(t, s.Config)
+	for _, rc := range rowCases(n, w, double) {
 		rows, cols := rc[0], rc[1]
-		// Rows of 3 run in place (y = x) too.
-		for _, inPlace := range []bool{false, true}[:1+b2i(rows == 3)] {
+		// Rows of 3 and 4 run in place (y = x) too.
+		for _, inPlace := range []bool{false, true}[:1+b2i(rows == 3 || rows == 4)] {
 			t.Run(fmt.Sprintf("rows=%d,cols=%d,inplace=%v", rows, cols, inPlace), func(t *testing.T) {
 				x := rowTestInput[T](rng, rows, cols)
 				xb := kerneltest.Guarded(t, q, x)
@@ -115,7 +157,11 @@ func checkSoftmax[T kernels.Float](t *testing.T, s *Softmax[T], got, x []T, rows
 	for r := range rows {
 		xr, gr := x[r*cols:(r+1)*cols], got[r*cols:(r+1)*cols]
 		hi, lo := softmaxRefRow(want, xr)
-		tol := softmaxRowTol[T](cols, s.WorkGroup(), s.Online(cols), hi, lo)
+		cfg, err := s.Config(cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tol := softmaxRowTol[T](cols, cfg.WorkGroup, !cfg.Cached(cols), hi, lo)
 		if err := kernels.CheckClose(fmt.Sprintf("softmax row %d", r), gr, want, func(c int) float64 { return tol(float64(xr[c]), want[c]) }); err != nil {
 			t.Fatal(err)
 		}
@@ -170,4 +216,41 @@ func TestSoftmaxTolerance(t *testing.T) {
 	if math.IsInf(SoftmaxTolerance[float64](1<<20, 256, true, 1, -1, 0, 1), 0) {
 		t.Error("float64 tolerance infinite")
 	}
+}
+
+// TestRowsClosed checks that Close is idempotent and that the launchers then refuse rows of
+// either build with ErrClosed, whether the wide build was made before Close (softmax) or not
+// (layernorm).
+func TestRowsClosed(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s, err := NewSoftmax[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewLayerNorm[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const wide = 4097
+		if _, err := s.Config(wide); err != nil {
+			t.Fatal(err)
+		}
+		x := kerneltest.NewBuffer[float32](t, dev, wide)
+		for range 2 {
+			if err := errors.Join(s.Close(), l.Close()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, cols := range []int{1, wide} {
+			if err := s.Rows(q, x, x, 1, cols); !errors.Is(err, engine.ErrClosed) {
+				t.Errorf("softmax cols=%d after Close: %v, want ErrClosed", cols, err)
+			}
+			if err := l.Rows(q, x, x, x, x, 1, cols, 1e-5); !errors.Is(err, engine.ErrClosed) {
+				t.Errorf("layernorm cols=%d after Close: %v, want ErrClosed", cols, err)
+			}
+		}
+		if _, err := l.Config(wide); !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("layernorm Config(%d) after Close: %v, want ErrClosed", wide, err)
+		}
+	})
 }
