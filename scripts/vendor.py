@@ -81,7 +81,7 @@ def main():
                     help="elements of Q in the float16/bfloat16 attention cases (batch 4, heads 32, dim 128: seq = size/16384)")
     ap.add_argument("--transfer-sizes", default="4K,64K,1M,16M,256M,1G",
                     help="bytes of the host-device copies (transfer/*), comma-separated, K/M/G suffixes as prism bench --sizes")
-    ap.add_argument("--only", default="", help="run only the cases whose name starts with this prefix (gemm, fft/c2c, ...)")
+    ap.add_argument("--only", default="", help="run only the cases whose name starts with one of these comma-separated prefixes (gemm, fft/c2c, softmax,layernorm ...)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
     torch.backends.cudnn.allow_tf32 = False
@@ -93,7 +93,7 @@ def main():
     results = []
 
     def add(case, size, shape, fn, check, flops, nbytes, timer=timed, link=False):
-        if not case.startswith(args.only):
+        if not any(case.startswith(p) for p in args.only.split(",")):
             return
         family, _, typ = case.split("/")
         res = {"case": case, "family": family, "type": typ, "size": size, "shape": shape,
@@ -248,7 +248,7 @@ def main():
             torch.cuda.synchronize()
             return None if torch.equal(dst.cpu(), src.cpu()) else "the copy differs from its source"
         return check
-    wanted = "transfer/".startswith(args.only) or args.only.startswith("transfer/")
+    wanted = any("transfer/".startswith(p) or p.startswith("transfer/") for p in args.only.split(","))
     for n in (parse_size(x) for x in args.transfer_sizes.split(",") if x.strip() and wanted):
         gpu = torch.randint(0, 256, (n,), device=dev, dtype=torch.uint8, generator=g)
         gpu_dst = torch.empty(n, device=dev, dtype=torch.uint8)
