@@ -7,7 +7,7 @@
 // "layernorm/rows8k/float32").
 //
 // NewSoftmax and NewLayerNorm compile them for a device, a narrow build for rows of up to
-// 2048 elements and, on first use by a wider row, a wide one of work-groups of 1024 items
+// 2048 elements and, on first use by a wider row, a wide one of work-groups of 512 items
 // for rows of up to 16384 (Config says which a width takes); SoftmaxRef, LayerNormRef and
 // their tolerances check them; SoftmaxFamily and LayerNormFamily list their ops.
 package rows

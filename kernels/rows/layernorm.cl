@@ -21,7 +21,7 @@
 //          at most WG*CACHE elements are read from memory once
 //   The launcher (rows.go) keeps two builds and picks one per call by cols: narrow, WG=256
 //   CACHE=8 (rows of up to 2048 cached), and, compiled on first use by a wider row, wide,
-//   WG=1024 CACHE=16 (up to 16384 cached, 16 registers of ELEM per item). Either WG is
+//   WG=512 CACHE=32 (up to 16384 cached, 32 registers of ELEM per item). Either WG is
 //   lowered to what the device and the compiled kernel allow; CACHE is not raised to make up
 //   for it (registers), so on such devices wide rows take the second path below.
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).

@@ -11,7 +11,7 @@ import (
 // LayerNorm computes row-wise layer normalization (layernorm.cl) in element type T on one
 // device: y = (x - mean)/sqrt(var + eps) * gamma + beta per row, with a two-pass mean and
 // variance. It keeps two builds, as Softmax does: a narrow one for rows of up to 2048
-// elements and a wide one (work-groups of 1024 items where the device allows them, caching 16
+// elements and a wide one (work-groups of 512 items where the device allows them, caching 32
 // elements each: rows of up to 16384 elements read from memory once), compiled on first use
 // by a wider row. It is safe for concurrent use by goroutines that each use their own Queue.
 type LayerNorm[T kernels.Float] struct {

@@ -24,7 +24,7 @@ func SoftmaxFamily() kernels.Family {
 	doc := "row-wise stable softmax: y = exp(x - rowmax) / rowsum (one work-group per row"
 	return kernels.Family{Name: "softmax", Source: softmaxSource, Ops: []kernels.Op{
 		rowOp("softmax/rows/float32", doc+")", rowSoftmax, 1024, 1<<26),
-		rowOp("softmax/rows8k/float32", doc+", 1024 items where the device allows)", rowSoftmax, 8192, 1<<27),
+		rowOp("softmax/rows8k/float32", doc+", 512 items where the device allows)", rowSoftmax, 8192, 1<<27),
 	}}
 }
 
@@ -34,7 +34,7 @@ func LayerNormFamily() kernels.Family {
 	doc := "row-wise layer normalization y = (x - mean)/sqrt(var + 1e-5)*gamma + beta (two-pass, one work-group per row"
 	return kernels.Family{Name: "layernorm", Source: layerNormSource, Ops: []kernels.Op{
 		rowOp("layernorm/rows/float32", doc+")", rowLayerNorm, 1024, 1<<26),
-		rowOp("layernorm/rows8k/float32", doc+", 1024 items where the device allows)", rowLayerNorm, 8192, 1<<27),
+		rowOp("layernorm/rows8k/float32", doc+", 512 items where the device allows)", rowLayerNorm, 8192, 1<<27),
 	}}
 }
 
@@ -218,7 +218,7 @@ func (in *rowInstance[T]) what() string {
 }
 
 // Model: softmax reads x and writes y once (the cached path, which the launcher's builds take
-// at cols = 1024, and at 8192 where the device allows work-groups of 1024 items) and counts 4
+// at cols = 1024, and at 8192 where the device allows work-groups of 512 items) and counts 4
 // FLOPs per element (subtract, exp, add, divide); layernorm also reads gamma and beta once
 // and counts 8 (sum; subtract, square, add; subtract, two products, add).
 func (in *rowInstance[T]) Model() kernels.Model {

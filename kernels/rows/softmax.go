@@ -7,8 +7,8 @@ import (
 
 // Softmax computes a numerically stable row-wise softmax (softmax.cl) in element type T on
 // one device. It keeps two builds: a narrow one (work-groups of 256 items caching 8 elements
-// each) for rows of up to 2048 elements, and a wide one (work-groups of 1024 items where the
-// device allows them, caching 16 elements each, so that rows of up to 16384 elements are read
+// each) for rows of up to 2048 elements, and a wide one (work-groups of 512 items where the
+// device allows them, caching 32 elements each, so that rows of up to 16384 elements are read
 // from memory once), compiled on first use by a wider row. It is safe for concurrent use by
 // goroutines that each use their own Queue.
 type Softmax[T kernels.Float] struct {
