@@ -46,10 +46,20 @@ func rowOp(name, doc string, kind rowKind, maxCols, defaultSize int) kernels.Op 
 		Name: name, Family: family, Type: "float32", Doc: doc,
 		SizeDoc:     fmt.Sprintf("cols = min(size, %d), rows = size/cols (rounded down): a [rows, cols] float32 matrix", maxCols),
 		DefaultSize: defaultSize, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupRowOp[float32](q, name, p, kind, maxCols)
-		}),
+		Variants: rowVariants(name, kind, maxCols),
 	}
+}
+
+// rowVariants are a row op's variants: the warp kernels first where rows fit a warp, then
+// the portable ones.
+func rowVariants(name string, kind rowKind, maxCols int) []kernels.Variant {
+	portable := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupRowOp[float32](q, name, p, kind, maxCols)
+	})
+	if !WarpFits(maxCols) {
+		return []kernels.Variant{portable}
+	}
+	return []kernels.Variant{warpVariant(name, kind, maxCols), portable}
 }
 
 // rowsShape maps a size to the [rows, cols] shape of a row op over rows of up to maxCols
@@ -78,6 +88,7 @@ type rowInstance[T kernels.Float] struct {
 	cfg         Config // the build Rows launches at cols
 	sm          *Softmax[T]
 	ln          *LayerNorm[T]
+	warp        *Warp // the cuda-warp variant (float32), else nil
 	x           *kernels.Inputs[T]
 	gamma, beta []T
 	bg, bb, out *engine.Buffer[T]
@@ -85,7 +96,17 @@ type rowInstance[T kernels.Float] struct {
 	seed        uint64
 }
 
-func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (_ kernels.Instance, err error) {
+func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (kernels.Instance, error) {
+	return setupRows[T](q, name, p, kind, maxCols, false)
+}
+
+// setupRowOpWarp sets up the cuda-warp variant of a float32 row op.
+func setupRowOpWarp(q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (kernels.Instance, error) {
+	return setupRows[float32](q, name, p, kind, maxCols, true)
+}
+
+// setupRows sets up a row op, on the warp kernels (float32 only) or the portable ones.
+func setupRows[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int, warp bool) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -97,11 +118,16 @@ func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params,
 			in.Close()
 		}
 	}()
-	if kind == rowSoftmax {
+	switch {
+	case warp:
+		// One warp per row: the error model of a 32-item work-group that caches the row.
+		in.warp, err = NewWarp(dev)
+		in.cfg = Config{WorkGroup: 32, Cache: 4 * warpVecs}
+	case kind == rowSoftmax:
 		if in.sm, err = NewSoftmax[T](dev); err == nil {
 			in.cfg, err = in.sm.Config(cols)
 		}
-	} else {
+	default:
 		if in.ln, err = NewLayerNorm[T](dev); err == nil {
 			in.cfg, err = in.ln.Config(cols)
 		}
@@ -151,6 +177,14 @@ func rowOpInput[T kernels.Float](rng *rand.Rand, kind rowKind, rows, cols int) [
 
 func (in *rowInstance[T]) Run(q *engine.Queue) error {
 	x := in.x.Next()[0]
+	if in.warp != nil { // float32: the cuda-warp variant
+		y, xf := any(in.out).(*engine.Buffer[float32]), any(x).(*engine.Buffer[float32])
+		if in.kind == rowSoftmax {
+			return in.warp.Softmax(q, y, xf, in.rows, in.cols)
+		}
+		g, b := any(in.bg).(*engine.Buffer[float32]), any(in.bb).(*engine.Buffer[float32])
+		return in.warp.LayerNorm(q, y, xf, g, b, in.rows, in.cols, float32(in.eps))
+	}
 	if in.kind == rowSoftmax {
 		return in.sm.Rows(q, in.out, x, in.rows, in.cols)
 	}
@@ -238,6 +272,9 @@ func (in *rowInstance[T]) Close() error {
 	}
 	if in.ln != nil {
 		errs = append(errs, in.ln.Close())
+	}
+	if in.warp != nil {
+		errs = append(errs, in.warp.Close())
 	}
 	return errors.Join(errs...)
 }
