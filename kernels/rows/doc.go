@@ -10,4 +10,9 @@
 // 2048 elements and, on first use by a wider row, a wide one of work-groups of 512 items
 // for rows of up to 16384 (Config says which a width takes); SoftmaxRef, LayerNormRef and
 // their tolerances check them; SoftmaxFamily and LayerNormFamily list their ops.
+//
+// On CUDA devices the 1024-column ops run rows.cu first (the "cuda-warp" variant, NewWarp):
+// one warp per row of up to 1024 floats, held in registers, reduced with warp shuffles, with
+// no shared memory and no barrier, where the OpenCL C kernels give each row a work-group
+// and a tree in local memory.
 package rows
