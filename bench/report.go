@@ -156,7 +156,12 @@ type Result struct {
 	// (LaunchesOf). Absent where a run launched no kernel through engine (a vendor
 	// library).
 	Launches []Launch `json:"launches,omitempty"`
-	Stats    Stats    `json:"stats"`
+	// Timing is TimingHost where the case's runs were timed by the host clock although
+	// its device reports timestamps (the run enqueued nothing timed on the measured
+	// queue: blocking copies, allocations, launches on queues of its own); empty where the
+	// device's timing (DeviceReport.Timing) holds.
+	Timing string `json:"timing,omitempty"`
+	Stats  Stats  `json:"stats"`
 	// Flops and Bytes are the work of one run (the op's model); Link marks bytes that
 	// cross the host-device link, not device memory (kernels.Model.Link): no measured
 	// ceiling is their roof.

@@ -333,6 +333,9 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	// its measurement: a backend that fails to report it leaves it out.
 	if len(samples) > 0 {
 		res.Launches, _ = LaunchesOf(q.TimedLaunches())
+		if q.TimedByHost() {
+			res.Timing = TimingHost
+		}
 	}
 	m := in.Model()
 	res.measured(samples, m.Flops, m.Bytes)

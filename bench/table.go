@@ -272,8 +272,12 @@ func (r *Report) titleLine() string {
 	}
 	timing := "device-event timing"
 	for _, d := range r.Devices {
-		if d.Timing == TimingHost {
-			timing = "device-event timing where the device has it, else host clock"
+		hostCases := false
+		for _, res := range d.Results {
+			hostCases = hostCases || res.Timing == TimingHost
+		}
+		if d.Timing == TimingHost || hostCases {
+			timing = "device-event timing where the device and the op allow it, else host clock"
 		}
 	}
 	if r.Interrupted {

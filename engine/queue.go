@@ -67,6 +67,7 @@ type Queue struct {
 
 	notes []LaunchNote // the launches of the last Timed call (occupancy.go)
 	cap   *capture     // the capture in progress (graph.go), nil when none
+	host  bool         // the last Timed call measured host time
 
 	// sub counts the commands enqueued; done is the most of them seen complete (a Finish,
 	// a blocking Read or Write, a waited Event, Close). The memory pool reuses a freed
@@ -291,6 +292,11 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 	return ev.Close()
 }
 
+// TimedByHost reports whether the last Queue.Timed call on q returned host time: the device
+// reports no usable timestamps, or the function enqueued no command that has them (only
+// blocking copies, say, or launches on other queues it waited for).
+func (q *Queue) TimedByHost() bool { return q != nil && q.host }
+
 // untimed returns the driver queue's UntimedLauncher when launches are not being timed.
 func (q *Queue) untimed() (driver.UntimedLauncher, bool) {
 	if q == nil || q.rec != nil {
@@ -459,7 +465,8 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	if len(evs) > 0 {
 		q.completed(seq) // every command of f was timed, the last one is done
 	}
-	if q.dev.hostTiming.Load() || len(evs) == 0 {
+	q.host = q.dev.hostTiming.Load() || len(evs) == 0
+	if q.host {
 		return host, nil
 	}
 	var total time.Duration
@@ -467,6 +474,7 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 		d, err := ev.Elapsed()
 		if errors.Is(err, ErrUnsupported) {
 			q.dev.hostTiming.Store(true)
+			q.host = true
 			return host, nil
 		}
 		if err != nil {

@@ -60,3 +60,24 @@ func TestTimedSharesEvents(t *testing.T) {
 		t.Fatalf("Timed after a panic in the timed function: %v", err)
 	}
 }
+
+// TestTimedByHost checks that Timed says when it measured host time: a launch is timed by
+// the device, a blocking Write alone by the host.
+func TestTimedByHost(t *testing.T) {
+	ctx := context.Background()
+	dev, q := open(t, "fake:0")
+	out, err := engine.NewBuffer[uint32](dev, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Timed(ctx, func() error { return out.Fill(q, 0, 64, 1) }); err != nil || q.TimedByHost() {
+		t.Errorf("Timed of a fill: host %v, %v; want device time", q.TimedByHost(), err)
+	}
+	if _, err := q.Timed(ctx, func() error { return out.Write(ctx, q, 0, make([]uint32, 64)) }); err != nil || !q.TimedByHost() {
+		t.Errorf("Timed of a blocking write: host %v, %v; want host time", q.TimedByHost(), err)
+	}
+	var nilQ *engine.Queue
+	if nilQ.TimedByHost() {
+		t.Error("a nil queue says it timed by host")
+	}
+}

@@ -743,6 +743,13 @@ func TestBenchMemoryFamilies(t *testing.T) {
 			if res.Family == "overlap" && res.Figures["serial_ns"] <= 0 {
 				t.Errorf("%s: figures %v, want the serial pipeline's time", res.Case, res.Figures)
 			}
+			// Allocations enqueue nothing: the host clock times them, and the case says so.
+			if res.Family == "alloc" && res.Timing != bench.TimingHost {
+				t.Errorf("%s: timing %q, want %q", res.Case, res.Timing, bench.TimingHost)
+			}
+			if res.Family == "access" && res.Timing != "" {
+				t.Errorf("%s: timing %q, want the device's", res.Case, res.Timing)
+			}
 		}
 	}
 	for _, f := range []string{"transfer", "overlap", "alloc", "access"} {

@@ -36,7 +36,9 @@ func newRunCmd() *cobra.Command {
 		Short: "Run one operation of the suite on one device: verified, then timed",
 		Long: `Run an operation of the kernel suite on one device with seeded random inputs, check
 its result against the float64 reference, then time it with device events (median, min
-and max over --count runs after --warmup runs) and report GB/s and GFLOP/s.
+and max over --count runs after --warmup runs) and report GB/s and GFLOP/s. Operations
+that enqueue nothing timed (blocking copies, allocations, pipelines and launches on queues
+of their own) are timed by the host clock, and the line says so.
 
 OP is a name from 'prism kernels' (gemm/nn/float32), or a family, a prefix or a glob that
 selects several, each run in turn. --size counts elements of the operation's main operand
@@ -82,6 +84,9 @@ type runResult struct {
 	Device string `json:"device"`
 	Name   string `json:"device_name"`
 	bench.Result
+	// DeviceTiming is how the device's times are measured (bench.TimingEvents or
+	// TimingHost), for the case's line where Result.Timing says nothing else.
+	DeviceTiming string `json:"-"`
 }
 
 func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
@@ -136,7 +141,10 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 			}
 		}
 		for _, variant := range cfg.VariantsFor(op) {
-			res := runResult{Device: dev.ID(), Name: dev.Info().Name, Result: bench.RunCase(ctx, cfg, q, op, n, variant)}
+			res := runResult{Device: dev.ID(), Name: dev.Info().Name, Result: bench.RunCase(ctx, cfg, q, op, n, variant), DeviceTiming: bench.TimingEvents}
+			if !dev.EventTiming() {
+				res.DeviceTiming = bench.TimingHost
+			}
 			switch {
 			case res.Skipped != "" && len(ops) > 1:
 				fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s on %s: %s\n", op.Name, dev.ID(), res.Skipped)
@@ -230,8 +238,12 @@ func writeRunResult(w io.Writer, r runResult, opts *runOptions) {
 		return
 	}
 	fmt.Fprintf(w, "  verified against the float64 reference (seed %d)\n", opts.seed)
-	fmt.Fprintf(w, "  median %s  min %s  max %s  over %d runs (device events, %d warm-up)\n",
-		bench.FormatDuration(r.Stats.Median), bench.FormatDuration(r.Stats.Min), bench.FormatDuration(r.Stats.Max), r.Stats.Runs, opts.warmup)
+	timing := r.Timing
+	if timing == "" {
+		timing = r.DeviceTiming
+	}
+	fmt.Fprintf(w, "  median %s  min %s  max %s  over %d runs (%s, %d warm-up)\n",
+		bench.FormatDuration(r.Stats.Median), bench.FormatDuration(r.Stats.Min), bench.FormatDuration(r.Stats.Max), r.Stats.Runs, timing, opts.warmup)
 	if !r.Latency() { // a latency (the alloc family) has its time alone
 		fmt.Fprintf(w, "  %.2f GB/s  %.2f GFLOP/s\n", r.GBs, r.GFLOPs)
 	}
