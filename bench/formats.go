@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -26,7 +28,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
 	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor",
-	"working_set_bytes", "cache_resident"}
+	"working_set_bytes", "cache_resident", "link", "timing", "figures"}
 
 // WriteCSV writes one row per result and device (RFC 4180, header first). status is ok,
 // skipped, failed or invalid (verified, but no valid device time), error says why.
@@ -62,7 +64,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 					}
 				}
 			}
-			err := cw.Write(termSafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident))))
+			err := cw.Write(termSafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
+				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures))))
 			if err != nil {
 				return err
 			}
@@ -70,6 +73,17 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvFigures writes an op's figures as name=value pairs in name order, separated by
+// semicolons ("hidden_fraction=0.903;serial_ns=5.948e+07"); empty without figures.
+func csvFigures(fig map[string]float64) string {
+	names := slices.Sorted(maps.Keys(fig))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + strconv.FormatFloat(fig[n], 'g', 6, 64)
+	}
+	return strings.Join(parts, ";")
 }
 
 // BenchstatPkg is the pkg: line of WriteBenchstat.

@@ -317,9 +317,11 @@ func (p *pipeline) Shape() string {
 
 // Figures returns the stage times Setup measured on one queue and, against the median
 // time of the runs timed: hidden_fraction, the share of the copy time the pipeline hid,
-// (serial - median) / (copy in + copy out) (about 0 for overlap/serial, at most about 1
-// when every copy runs under another chunk's computation or the other direction's
-// copies), and speedup, serial / median.
+// (serial - median) / (copy in + copy out) (about 0 for overlap/serial, about 1 when every
+// copy runs under another chunk's computation or the other direction's copies), capped at
+// 1: a pipeline faster than the serial one by more than its copy time also ran
+// computations side by side (a device with room for several at once, such as a CPU's
+// cores, at small sizes), which the figure does not count; and speedup, serial / median.
 func (p *pipeline) Figures(median time.Duration) map[string]float64 {
 	s := p.stages
 	f := map[string]float64{
@@ -329,7 +331,7 @@ func (p *pipeline) Figures(median time.Duration) map[string]float64 {
 		"copy_out_ns": float64(s.copyOut),
 	}
 	if t := s.copyIn + s.copyOut; t > 0 {
-		f["hidden_fraction"] = float64(s.serial-median) / float64(t)
+		f["hidden_fraction"] = min(float64(s.serial-median)/float64(t), 1)
 	}
 	if median > 0 {
 		f["speedup"] = float64(s.serial) / float64(median)
