@@ -88,9 +88,11 @@ var variants = [][]string{
 	{"-DWG=64", "-DELEM=float"},
 }
 
-// storageVariants are the further -D sets of the families whose kernels load or store the
-// storage types through the conversions of kernels/convert.cl (as their launchers build
-// them: float arithmetic, IN the stored type, CONV and STORE the conversions).
+// storageVariants are the further -D sets of families built in more shapes than variants
+// gives: those whose kernels load or store the storage types through the conversions of
+// kernels/convert.cl (as their launchers build them: float arithmetic, IN the stored type,
+// CONV and STORE the conversions), the wide build of the row kernels, and stream's vector
+// accesses.
 var storageVariants = map[string][][]string{
 	"gemm": {
 		{"-DELEM=float", "-DIN=float", "-DCONV=prism_tf32"},
@@ -98,6 +100,12 @@ var storageVariants = map[string][][]string{
 		{"-DELEM=float", "-DIN=ushort", "-DCONV=prism_bfloat16"},
 		{"-DELEM=float", "-DIN=uchar", "-DCONV=prism_e4m3"},
 		{"-DELEM=float", "-DIN=uchar", "-DCONV=prism_e5m2"},
+	},
+	"softmax":   {{"-DWG=512", "-DCACHE=32", "-DELEM=float"}}, // the wide build
+	"layernorm": {{"-DWG=512", "-DCACHE=32", "-DELEM=float"}},
+	"stream": { // as the launcher builds it: 16-byte vector accesses
+		{"-DWG=256", "-DELEM=float", "-DVW=4"},
+		{"-DWG=256", "-DELEM=double", "-DPRISM_FP64", "-DVW=2"},
 	},
 	"attention": {
 		{"-DWG=256", "-DELEM=float", "-DIN=ushort", "-DCONV=prism_half", "-DSTORE=prism_to_half"},

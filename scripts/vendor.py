@@ -81,6 +81,8 @@ def main():
                     help="elements of Q in the float16/bfloat16 attention cases (batch 4, heads 32, dim 128: seq = size/16384)")
     ap.add_argument("--transfer-sizes", default="4K,64K,1M,16M,256M,1G",
                     help="bytes of the host-device copies (transfer/*), comma-separated, K/M/G suffixes as prism bench --sizes")
+    ap.add_argument("--stream-size", type=int, default=1 << 28,
+                    help="elements of the stream cases (prism bench --sizes 256M: 2^28)")
     ap.add_argument("--only", default="", help="run only the cases whose name starts with one of these comma-separated prefixes (gemm, fft/c2c, softmax,layernorm ...)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
@@ -174,6 +176,20 @@ def main():
     add("fft/c2c/float32", n, f"n={n}", lambda: torch.fft.fft(x),
         tol_check(lambda: torch.view_as_real(torch.fft.fft(x)), lambda: torch.view_as_real(torch.fft.fft(x.to(torch.complex128))), 1e-5),
         5.0 * n * math.log2(n), 2.0 * n * 8)
+
+    # STREAM triad and copy at --stream-size: a = b + s*c in one kernel (torch.add with
+    # alpha), c = a (copy_), as stream/triad and stream/copy compute them.
+    if any(p == "" or "stream/".startswith(p) or p.startswith("stream/") for p in args.only.split(",")):
+        ns = args.stream_size
+        sb = torch.rand(ns, device=dev, generator=g)
+        sc = torch.rand(ns, device=dev, generator=g)
+        sa = torch.empty(ns, device=dev)
+        add("stream/triad/float32", ns, f"n={ns}", lambda: torch.add(sb, sc, alpha=3.0, out=sa),
+            tol_check(lambda: torch.add(sb[:4096], sc[:4096], alpha=3.0), lambda: sb[:4096].double() + 3.0 * sc[:4096].double(), 1e-6),
+            2.0 * ns, 12.0 * ns)
+        add("stream/copy/float32", ns, f"n={ns}", lambda: sa.copy_(sb),
+            lambda: None if torch.equal(sa[:4096], sb[:4096]) else "the copy differs", 0.0, 8.0 * ns)
+        del sa, sb, sc
 
     # Reduce and scan: n = size elements.
     n = 1 << 25

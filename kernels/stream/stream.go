@@ -50,6 +50,7 @@ type Stream[T kernels.Float] struct {
 	prog                              *engine.Program
 	copy, scale, add, triad, dot, sum *engine.Kernel
 	wg                                int
+	vw                                int // elements per vector access (VW)
 	maxGroups                         int
 }
 
@@ -65,11 +66,13 @@ func NewStream[T kernels.Float](dev *engine.Device) (*Stream[T], error) {
 	}
 	return kernels.Fit(dev, "stream", func(lim kernels.Limits) (*Stream[T], kernels.Shape, error) {
 		wg := lim.Group(256)
-		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg))...)
+		// 16-byte vector accesses: 4 floats or 2 doubles per step.
+		vw := 16 / engine.SizeOf[T]()
+		prog, err := dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DVW=%d", vw))...)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		s := &Stream[T]{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
+		s := &Stream[T]{dev: dev, prog: prog, wg: wg, vw: vw, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.copy, Name: "stream_copy"}, kernels.Ref{Dst: &s.scale, Name: "stream_scale"},
 			kernels.Ref{Dst: &s.add, Name: "stream_add"}, kernels.Ref{Dst: &s.triad, Name: "stream_triad"},
 			kernels.Ref{Dst: &s.dot, Name: "stream_dot"}, kernels.Ref{Dst: &s.sum, Name: "stream_sum"})
@@ -177,7 +180,7 @@ func (s *Stream[T]) runN(q *engine.Queue, op StreamOp, n int32, k T, bufs ...*en
 	if want == 0 || len(bufs) != want {
 		return fmt.Errorf("kernels: stream op %q with %d buffers (want copy/scale 2, add/triad 3; dot has its own call): %w", op, len(bufs), engine.ErrInvalidArg)
 	}
-	r := s.grid(int(n))
+	r := s.grid((int(n) + s.vw - 1) / s.vw) // one item per vector
 	switch op {
 	case OpCopy:
 		return q.Launch(s.copy, r, bufs[0], bufs[1], n)
