@@ -17,6 +17,7 @@
 // Tunables (-D, part of the cache key):
 //   ROWS   rows (warps) per block                                  default 8
 //   VECS   elements per lane / 4: rows of up to 128*VECS floats      default 8
+// Builds: -DROWS=8 -DVECS=8 | -DROWS=4 -DVECS=2
 // Launch: 1D, block 32*ROWS, grid ceil(rows/ROWS); 0 < cols <= 128*VECS (the launcher
 //   checks). Rows whose width is a multiple of 4 are loaded and stored 16 bytes at a time
 //   (every row then starts 16-byte aligned), others one float at a time.
@@ -79,8 +80,8 @@ softmax_rows_warp(float *y, const float *x, int rows, int cols) {
   const int r = blockIdx.x * ROWS + threadIdx.x / 32;
   if (r >= rows) return;
   const bool vec = cols % 4 == 0;
-  const float *xr = x + (size_t)r * cols;
-  float *yr = y + (size_t)r * cols;
+  const float *xr = x + (long long)r * cols;
+  float *yr = y + (long long)r * cols;
   float v[N];
   load_row(v, xr, cols, lane, vec, -prism_inf());
   float m = v[0];
@@ -116,8 +117,8 @@ layernorm_rows_warp(float *y, const float *x, const float *gamma, const float *b
   const int r = blockIdx.x * ROWS + threadIdx.x / 32;
   if (r >= rows) return;
   const bool vec = cols % 4 == 0;
-  const float *xr = x + (size_t)r * cols;
-  float *yr = y + (size_t)r * cols;
+  const float *xr = x + (long long)r * cols;
+  float *yr = y + (long long)r * cols;
   float v[N];
   load_row(v, xr, cols, lane, vec, 0.0f);
   float s = 0.0f;
