@@ -83,6 +83,8 @@ def main():
                     help="bytes of the host-device copies (transfer/*), comma-separated, K/M/G suffixes as prism bench --sizes")
     ap.add_argument("--stream-size", type=int, default=1 << 28,
                     help="elements of the stream cases (prism bench --sizes 256M: 2^28)")
+    ap.add_argument("--reduce-size", type=int, default=1 << 25,
+                    help="elements of the reduce and scan cases (prism bench --sizes 32M: 2^25; the issue's targets are at 2^28)")
     ap.add_argument("--only", default="", help="run only the cases whose name starts with one of these comma-separated prefixes (gemm, fft/c2c, softmax,layernorm ...)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
@@ -192,7 +194,7 @@ def main():
         del sa, sb, sc
 
     # Reduce and scan: n = size elements.
-    n = 1 << 25
+    n = args.reduce_size
     f = torch.rand(n, device=dev, generator=g) * 2 - 1
     add("reduce/sum/float32", n, f"n={n}", lambda: f.sum(),
         lambda: None if abs(float(f.sum()) - float(f.double().sum())) <= 1e-4 * float(f.abs().double().sum()) else "sum differs",
