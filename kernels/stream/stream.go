@@ -100,9 +100,11 @@ func (s *Stream[T]) Close() error {
 // WorkGroup returns the work-group size the family was compiled with on this device.
 func (s *Stream[T]) WorkGroup() int { return s.wg }
 
-// grid returns the 1D range of the element-wise kernels: one work-item per element, which
-// measured 3 to 10 times faster on PoCL than a grid-stride loop over 32 groups per compute
-// unit (2026-11-21, 4M elements), and is the usual choice on GPUs.
+// grid returns the 1D range of n work-items: one per vector of VW elements for the
+// element-wise kernels (the callers pass n/VW rounded up). One item per element measured 3
+// to 10 times faster on PoCL than a grid-stride loop over 32 groups per compute unit
+// (2026-11-21, 4M elements), and on an H200 one item per vector beat 8 or 32 groups per SM
+// by 3 to 15% on the triad (docs/PERFORMANCE.md, 2026-11-26).
 func (s *Stream[T]) grid(n int) engine.Range {
 	return engine.Range1D(engine.RoundUp(max(n, 1), s.wg), s.wg)
 }
