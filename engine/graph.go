@@ -235,7 +235,7 @@ func (g *Graph) free() error {
 	if g.drv == nil {
 		return nil
 	}
-	return errors.Join(g.drv.Close())
+	return g.drv.Close()
 }
 
 // After the queues, with the kernels: before the buffers it uses.

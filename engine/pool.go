@@ -90,6 +90,7 @@ type block struct {
 	drv   driver.Buffer
 	class int64
 	marks []queueMark // queues with commands in flight when it was freed
+	taken bool        // handed out again: left in pool.order until it is compacted
 }
 
 func (b *block) ready() bool {
@@ -110,7 +111,8 @@ type pool struct {
 	drv     driver.Device
 	backing driver.PoolAllocator // nil for plain allocations
 	lists   map[int64][]*block   // cached blocks by class, oldest first
-	order   []*block             // every cached block, oldest first
+	order   []*block             // every cached block, oldest first, and taken ones
+	taken   int                  // blocks of order handed out again
 	s       PoolStats
 }
 
@@ -264,6 +266,9 @@ func (p *pool) put(db driver.Buffer, size int64, marks []queueMark) error {
 	p.mu.Lock()
 	p.lists[c] = append(p.lists[c], b)
 	p.order = append(p.order, b)
+	if p.taken > len(p.order)/2 {
+		p.compact()
+	}
 	p.s.HeldBytes -= c
 	p.s.InUseBytes -= size
 	p.s.CachedBytes += c
@@ -280,6 +285,7 @@ func (p *pool) put(db driver.Buffer, size int64, marks []queueMark) error {
 // bytes, and returns them for close. It runs with mu held.
 func (p *pool) evict(target int64) []*block {
 	var out []*block
+	p.compact()
 	keep := p.order[:0]
 	for _, b := range p.order {
 		if p.s.HeldBytes+p.s.CachedBytes > target && b.ready() {
@@ -302,14 +308,24 @@ func (p *pool) evict(target int64) []*block {
 	return out
 }
 
-// forget removes b from the order of cached blocks. It runs with mu held.
+// forget marks b as handed out again, so that order no longer counts it, without a search
+// of order on the allocation's path; put compacts order once taken blocks are half of it.
+// It runs with mu held.
 func (p *pool) forget(b *block) {
-	for i, x := range p.order {
-		if x == b {
-			p.order = append(p.order[:i], p.order[i+1:]...)
-			return
+	b.taken = true
+	p.taken++
+}
+
+// compact drops the taken blocks from order. It runs with mu held.
+func (p *pool) compact() {
+	keep := p.order[:0]
+	for _, b := range p.order {
+		if !b.taken {
+			keep = append(keep, b)
 		}
 	}
+	clear(p.order[len(keep):])
+	p.order, p.taken = keep, 0
 }
 
 func (p *pool) close(blocks []*block) error {
@@ -342,6 +358,7 @@ func (p *pool) trim() (int64, error) {
 // have finished.
 func (p *pool) drain() error {
 	p.mu.Lock()
+	p.compact()
 	free := p.order
 	p.order, p.lists = nil, map[int64][]*block{}
 	p.s.CachedBytes = 0
@@ -359,7 +376,7 @@ func (p *pool) stats() PoolStats {
 		s.Backing = p.backing.PoolName()
 	}
 	for _, b := range p.order {
-		if !b.ready() {
+		if !b.taken && !b.ready() {
 			s.PendingBytes += b.class
 		}
 	}

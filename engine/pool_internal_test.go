@@ -58,3 +58,27 @@ func TestPoolEnv(t *testing.T) {
 		t.Errorf("PRISM_POOL=maybe: %v, want ErrInvalidArg", err)
 	}
 }
+
+// TestPoolOrderBounded checks that blocks handed out again leave the pool's order of cached
+// blocks (lazily: a hit does not search it), so that it does not grow with the number of
+// allocations, only with what is cached.
+func TestPoolOrderBounded(t *testing.T) {
+	dev, err := newDevice("stub:0", "stub", &stubDevice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10000 {
+		b, err := NewBuffer[byte](dev, 1000+i%3*4096)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	p := dev.pool
+	p.mu.Lock()
+	n, taken := len(p.order), p.taken
+	p.mu.Unlock()
+	if st := dev.PoolStats(); st.Misses != 3 || n > 2*3+1 {
+		t.Errorf("after 10^4 cycles of 3 sizes: %d misses, order of %d blocks (%d taken); want 3 misses and order bounded by what is cached", st.Misses, n, taken)
+	}
+}
