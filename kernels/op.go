@@ -31,6 +31,9 @@ type Op struct {
 	// baselines anywhere in the list, and last the portable OpenCL C one, named "portable",
 	// which every device runs (Portable builds that entry). Setup runs the one Pick chooses.
 	Variants []Variant
+	// Split sets the operation up across several devices (split.go); nil where the
+	// operation is not split.
+	Split Splitter
 }
 
 // Params are the inputs of Op.Setup.

@@ -1,0 +1,319 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Collectives across a Group, as NCCL defines them. Each takes one queue and one pair of
+// buffers per device of this process (in the group's order); every process of the group
+// makes the same call with the same counts. Through a collective library (Group.Library)
+// a collective is enqueued on the queues, after what they hold, and the call returns
+// without waiting; the results are there once each queue's commands complete. Staged
+// through the host, the call waits for the queues, moves the data through host memory
+// (and TCP between processes), and returns once every Recv is written; ctx bounds that
+// wait. The sum of floating-point values may associate differently on the two paths.
+
+// ReduceOp is the element-wise reduction of AllReduce and ReduceScatter.
+type ReduceOp = driver.ReduceOp
+
+// Reductions.
+const (
+	ReduceSum  = driver.ReduceSum
+	ReduceProd = driver.ReduceProd
+	ReduceMax  = driver.ReduceMax
+	ReduceMin  = driver.ReduceMin
+)
+
+// CollectiveScalar is the set of element types collectives move.
+type CollectiveScalar interface {
+	float32 | float64 | int32 | uint32 | int64 | uint64
+}
+
+// AllReduce leaves in every recv[i] the element-wise reduction of every rank's send.
+// All buffers have one length; send[i] may be recv[i] (in place).
+func AllReduce[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T], op ReduceOp) error {
+	return collective(ctx, g, driver.AllReduce, qs, send, recv, op, 0)
+}
+
+// AllGather leaves in every recv[i] the ranks' send buffers one after the other in rank
+// order: recv holds Size() times as many elements as send.
+func AllGather[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T]) error {
+	return collective(ctx, g, driver.AllGather, qs, send, recv, 0, 0)
+}
+
+// ReduceScatter reduces every rank's send element-wise and leaves block r of the result
+// in rank r's recv: send holds Size() times as many elements as recv.
+func ReduceScatter[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T], op ReduceOp) error {
+	return collective(ctx, g, driver.ReduceScatter, qs, send, recv, op, 0)
+}
+
+// Broadcast copies the send buffer of global rank root into every recv[i]. Only the
+// root's send is read: the others may be nil. send[i] may be recv[i].
+func Broadcast[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T], root int) error {
+	return collective(ctx, g, driver.Broadcast, qs, send, recv, 0, root)
+}
+
+// collType returns the collective element type of T.
+func collType[T CollectiveScalar]() driver.CollectiveType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return driver.CollFloat32
+	case float64:
+		return driver.CollFloat64
+	case int32:
+		return driver.CollInt32
+	case uint32:
+		return driver.CollUint32
+	case int64:
+		return driver.CollInt64
+	default:
+		return driver.CollUint64
+	}
+}
+
+// collective checks a call and runs it through the library or the host.
+func collective[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*Queue, send, recv []*Buffer[T], op ReduceOp, root int) error {
+	if g == nil {
+		return fmt.Errorf("engine: %s on a nil group: %w", kind, ErrInvalidArg)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return fmt.Errorf("engine: %s: group: %w", kind, ErrClosed)
+	}
+	count, err := checkCollective(g, kind, qs, send, recv, op, root)
+	if err != nil {
+		return err
+	}
+	if g.comm != nil {
+		calls := make([]driver.CollectiveCall, len(g.devs))
+		for i := range g.devs {
+			s := recv[i] // a non-root's send for Broadcast is not read
+			if send[i] != nil {
+				s = send[i]
+			}
+			calls[i] = driver.CollectiveCall{Kind: kind, Queue: qs[i].drv, Send: s.drv, Recv: recv[i].drv,
+				Count: int64(count), Type: collType[T](), Op: op, Root: root}
+		}
+		if err := g.comm.Run(calls); err != nil {
+			return fmt.Errorf("engine: %s of %d %s on %s: %w", kind, count, collType[T](), g.ids(), err)
+		}
+		for _, q := range qs {
+			q.enqueued()
+		}
+		return nil
+	}
+	return staged(ctx, g, kind, qs, send, recv, op, root, count)
+}
+
+// checkCollective validates a collective's arguments and returns its count: the elements
+// of each send (AllReduce, AllGather, Broadcast) or recv (ReduceScatter).
+func checkCollective[T CollectiveScalar](g *Group, kind driver.CollectiveKind, qs []*Queue, send, recv []*Buffer[T], op ReduceOp, root int) (int, error) {
+	n := len(g.devs)
+	if len(qs) != n || len(send) != n || len(recv) != n {
+		return 0, fmt.Errorf("engine: %s: %d queues, %d send and %d recv buffers for the group's %d devices of this process: %w", kind, len(qs), len(send), len(recv), n, ErrInvalidArg)
+	}
+	switch kind {
+	case driver.AllReduce, driver.ReduceScatter:
+		if op < ReduceSum || op > ReduceMin {
+			return 0, fmt.Errorf("engine: %s: unknown reduction %v: %w", kind, op, ErrInvalidArg)
+		}
+	case driver.Broadcast:
+		if root < 0 || root >= g.size {
+			return 0, fmt.Errorf("engine: broadcast from rank %d: the group has ranks 0 to %d: %w", root, g.size-1, ErrInvalidArg)
+		}
+	}
+	count := -1
+	for i, d := range g.devs {
+		if err := qs[i].check(); err != nil {
+			return 0, err
+		}
+		if qs[i].dev != d {
+			return 0, fmt.Errorf("engine: %s: queue %d is on %s, not on the group's device %s: %w", kind, i, qs[i].dev.id, d.id, ErrInvalidArg)
+		}
+		if err := qs[i].capturing(kind.String()); err != nil {
+			return 0, err
+		}
+		local := kind == driver.Broadcast && g.first+i != root
+		if send[i] == nil && !local {
+			return 0, fmt.Errorf("engine: %s: send buffer %d is nil: %w", kind, i, ErrInvalidArg)
+		}
+		if recv[i] == nil {
+			return 0, fmt.Errorf("engine: %s: recv buffer %d is nil: %w", kind, i, ErrInvalidArg)
+		}
+		for _, b := range []*Buffer[T]{send[i], recv[i]} {
+			if b == nil {
+				continue
+			}
+			if err := b.check(); err != nil {
+				return 0, err
+			}
+			if err := b.sameDevice(d); err != nil {
+				return 0, err
+			}
+		}
+		s, r := recv[i].n, recv[i].n
+		if send[i] != nil {
+			s = send[i].n
+		}
+		var c int
+		switch kind {
+		case driver.AllReduce, driver.Broadcast:
+			if s != r {
+				return 0, fmt.Errorf("engine: %s on %s: send holds %d elements, recv %d; they must be equal: %w", kind, d.id, s, r, ErrInvalidArg)
+			}
+			c = s
+		case driver.AllGather:
+			if r != s*g.size {
+				return 0, fmt.Errorf("engine: all-gather on %s: recv holds %d elements; it must hold the group's %d ranks times send's %d: %w", d.id, r, g.size, s, ErrInvalidArg)
+			}
+			c = s
+		case driver.ReduceScatter:
+			if s != r*g.size {
+				return 0, fmt.Errorf("engine: reduce-scatter on %s: send holds %d elements; it must hold the group's %d ranks times recv's %d: %w", d.id, s, g.size, r, ErrInvalidArg)
+			}
+			c = r
+		}
+		if send[i] == recv[i] && (kind == driver.AllGather || kind == driver.ReduceScatter) {
+			return 0, fmt.Errorf("engine: %s on %s: send and recv are one buffer; only all-reduce and broadcast run in place: %w", kind, d.id, ErrInvalidArg)
+		}
+		if count >= 0 && c != count {
+			return 0, fmt.Errorf("engine: %s: %d elements on %s, %d on %s; every rank moves the same count: %w", kind, count, g.devs[0].id, c, d.id, ErrInvalidArg)
+		}
+		count = c
+	}
+	return count, nil
+}
+
+// staged runs a collective through host memory: each device's send is read after what
+// its queue holds, the parts are combined here (or by process 0 across processes) in
+// rank order, and each recv is written.
+func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*Queue, send, recv []*Buffer[T], op ReduceOp, root, count int) error {
+	n := len(g.devs)
+	parts := make([][]T, n)
+	err := eachDevice(n, func(i int) error {
+		if send[i] == nil || (kind == driver.Broadcast && g.first+i != root) {
+			return nil
+		}
+		parts[i] = make([]T, send[i].n)
+		return send[i].Read(ctx, qs[i], 0, parts[i])
+	})
+	if err != nil {
+		return fmt.Errorf("engine: %s staged through the host: %w", kind, err)
+	}
+	var results [][]T
+	if g.net == nil {
+		results = combine(kind, parts, op, root, count)
+	} else if results, err = exchange(ctx, g, kind, parts, op, root, count); err != nil {
+		return err
+	}
+	err = eachDevice(n, func(i int) error { return recv[i].Write(ctx, qs[i], 0, results[i]) })
+	if err != nil {
+		return fmt.Errorf("engine: %s staged through the host: %w", kind, err)
+	}
+	return nil
+}
+
+// eachDevice calls f(i) for i in [0, n), each in its own goroutine, and returns the
+// first error.
+func eachDevice(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// combine computes every rank's result from every rank's part, in rank order (a
+// Broadcast's parts are nil but the root's). Results may share memory.
+func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int) [][]T {
+	size := len(parts)
+	out := make([][]T, size)
+	switch kind {
+	case driver.AllReduce, driver.ReduceScatter:
+		r := reduceParts(parts, op)
+		for k := range out {
+			if kind == driver.AllReduce {
+				out[k] = r
+			} else {
+				out[k] = r[k*count : (k+1)*count]
+			}
+		}
+	case driver.AllGather:
+		all := make([]T, 0, size*count)
+		for _, p := range parts {
+			all = append(all, p...)
+		}
+		for k := range out {
+			out[k] = all
+		}
+	case driver.Broadcast:
+		for k := range out {
+			out[k] = parts[root]
+		}
+	}
+	return out
+}
+
+// reduceParts reduces the parts element-wise, in rank order.
+func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) []T {
+	r := make([]T, len(parts[0]))
+	copy(r, parts[0])
+	for _, p := range parts[1:] {
+		switch op {
+		case ReduceSum:
+			for j, v := range p {
+				r[j] += v
+			}
+		case ReduceProd:
+			for j, v := range p {
+				r[j] *= v
+			}
+		case ReduceMax:
+			for j, v := range p {
+				r[j] = max(r[j], v)
+			}
+		case ReduceMin:
+			for j, v := range p {
+				r[j] = min(r[j], v)
+			}
+		}
+	}
+	return r
+}
+
+// asBytes views a slice's memory as bytes (little-endian on every host Prism runs on).
+func asBytes[T CollectiveScalar](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// fromBytes views bytes received as a slice of T; b's length is a multiple of T's size.
+func fromBytes[T CollectiveScalar](b []byte) []T {
+	var z T
+	es := int(unsafe.Sizeof(z))
+	if len(b) < es {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/es)
+}

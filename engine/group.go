@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/prism-compute/prism/engine/driver"
+)
+
+// Group is a set of devices that run collectives together (AllReduce, AllGather,
+// ReduceScatter, Broadcast): the devices of this process given to NewGroup, or those of
+// several processes joined by JoinGroup. Each device is one rank; ranks count the
+// devices of process 0 first, then those of process 1, and so on, each process's in the
+// order it gave them.
+//
+// Collectives run through the devices' collective library (NCCL on CUDA) where every
+// device of every process offers one and no two ranks share a device; otherwise they are
+// staged through host memory (and TCP between processes), with the same results and the
+// same API. Library says which. A Group runs one collective at a time; it is safe for
+// concurrent use.
+type Group struct {
+	devs  []*Device
+	first int // the global rank of devs[0]
+	size  int // ranks in all processes
+
+	comm driver.Communicator // the collective library; nil when staged through the host
+	lib  Library
+	why  string // why the collectives are staged through the host
+
+	net *peers // the other processes; nil when the group is this process's alone
+
+	mu     sync.Mutex // one collective at a time
+	closed bool
+}
+
+// GroupOptions are the choices of NewGroup and JoinGroup.
+type GroupOptions struct {
+	// HostStaged stages every collective through host memory even where the devices
+	// offer a collective library: the portable path, for comparisons. Across processes,
+	// process 0's choice holds for all.
+	HostStaged bool
+}
+
+// hostStaged is the Library of collectives staged through the host.
+var hostStaged = Library{Name: "host-staged"}
+
+// NewGroup makes a group of devs, all in this process (ranks 0 to len(devs)-1), set up
+// for collectives. The same *Device may not appear twice; two handles on one device may
+// (Open twice), and then the collectives are staged through the host.
+func NewGroup(ctx context.Context, devs []*Device, o GroupOptions) (*Group, error) {
+	g, err := newGroup(devs)
+	if err != nil {
+		return nil, err
+	}
+	g.size = len(devs)
+	if o.HostStaged {
+		g.lib, g.why = hostStaged, "asked for (GroupOptions.HostStaged)"
+		return g, nil
+	}
+	id, why := g.collectiveID()
+	if id == nil {
+		g.lib, g.why = hostStaged, why
+		return g, nil
+	}
+	if err := g.connect(ctx, id); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// newGroup checks devs and makes a group of them with no collective library yet.
+func newGroup(devs []*Device) (*Group, error) {
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("engine: a group of no device: %w", ErrInvalidArg)
+	}
+	for i, d := range devs {
+		if d == nil {
+			return nil, fmt.Errorf("engine: group device %d is nil: %w", i, ErrInvalidArg)
+		}
+		if err := d.check(); err != nil {
+			return nil, err
+		}
+		if slices.Index(devs, d) != i {
+			return nil, fmt.Errorf("engine: device %s is given twice to one group (Open it again for a second rank): %w", d.id, ErrInvalidArg)
+		}
+	}
+	return &Group{devs: slices.Clone(devs)}, nil
+}
+
+// collectiveID returns a new communicator identity of the devices' collective library,
+// or nil and why the collectives must be staged through the host.
+func (g *Group) collectiveID() ([]byte, string) {
+	p, why := g.provider()
+	if p == nil {
+		return nil, why
+	}
+	id, err := p.CollectiveID()
+	if err != nil {
+		return nil, err.Error()
+	}
+	return id, ""
+}
+
+// provider returns the collective library of the group's local devices, or nil and why
+// there is none.
+func (g *Group) provider() (driver.CollectiveProvider, string) {
+	p, ok := g.devs[0].drv.(driver.CollectiveProvider)
+	if !ok {
+		return nil, fmt.Sprintf("the %s backend offers no collective library", g.devs[0].backend)
+	}
+	for _, d := range g.devs {
+		if d.backend != g.devs[0].backend {
+			return nil, fmt.Sprintf("the group mixes the %s and %s backends", g.devs[0].backend, d.backend)
+		}
+	}
+	for i, d := range g.devs {
+		for _, e := range g.devs[:i] {
+			if e.id == d.id {
+				return nil, fmt.Sprintf("two ranks share device %s", d.id)
+			}
+		}
+	}
+	return p, ""
+}
+
+// connect makes the collective library's communicator of the local devices.
+func (g *Group) connect(ctx context.Context, id []byte) error {
+	p, why := g.provider()
+	if p == nil {
+		return fmt.Errorf("engine: group: %s: %w", why, ErrUnsupported)
+	}
+	ds := make([]driver.Device, len(g.devs))
+	ranks := make([]int, len(g.devs))
+	for i, d := range g.devs {
+		ds[i], ranks[i] = d.drv, g.first+i
+	}
+	type made struct {
+		c   driver.Communicator
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		c, err := p.NewCommunicator(ds, ranks, g.size, id)
+		ch <- made{c, err}
+	}()
+	select {
+	case m := <-ch:
+		if m.err != nil {
+			return fmt.Errorf("engine: group of %d ranks on %s: %w", g.size, g.ids(), m.err)
+		}
+		g.comm, g.lib = m.c, m.c.Library()
+		return nil
+	case <-ctx.Done():
+		go func() { // the library's join cannot be interrupted: release it once it returns
+			if m := <-ch; m.c != nil {
+				m.c.Close()
+			}
+		}()
+		return fmt.Errorf("engine: group of %d ranks on %s: waiting for every rank to join: %w", g.size, g.ids(), ctx.Err())
+	}
+}
+
+// ids lists the local devices' IDs.
+func (g *Group) ids() string {
+	s := make([]string, len(g.devs))
+	for i, d := range g.devs {
+		s[i] = d.id
+	}
+	return fmt.Sprint(s)
+}
+
+// Devices returns the group's devices of this process, in rank order.
+func (g *Group) Devices() []*Device { return slices.Clone(g.devs) }
+
+// Size returns the number of ranks in every process of the group.
+func (g *Group) Size() int { return g.size }
+
+// Rank returns the global rank of the i-th device of this process.
+func (g *Group) Rank(i int) int { return g.first + i }
+
+// Library returns the collective library the group runs (NCCL and its version), or
+// "host-staged" when collectives are staged through host memory.
+func (g *Group) Library() Library { return g.lib }
+
+// Staged says why the collectives are staged through the host ("" when they are not).
+func (g *Group) Staged() string { return g.why }
+
+// Close releases the communicator and the connections to the other processes. The
+// queues that ran collectives must have finished. It is idempotent.
+func (g *Group) Close() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	var errs []error
+	if g.comm != nil {
+		errs = append(errs, g.comm.Close())
+	}
+	if g.net != nil {
+		errs = append(errs, g.net.close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,60 @@
+package kernels
+
+import (
+	"context"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// Splitting one operation across several devices: each device computes a part of the
+// work in proportion to its throughput for that operation, measured at run time, the
+// parts run concurrently, and the results are combined (GEMM by row blocks of A with B on
+// every device, batched ops by batch, reductions by partial results summed in float64 on
+// the host, sort by per-device sorts merged, Monte Carlo by ranges of Philox counters,
+// element-wise maps by ranges of elements).
+
+// Splitter sets an operation up across devs at p.Size (p.Seed, p.Variant and p.Portable
+// as for Setup, applied on every device; Rotate is ignored). The shares come from
+// o.Fractions when given, else from PlanShares.
+type Splitter func(ctx context.Context, devs []*engine.Device, p Params, o SplitOptions) (SplitInstance, error)
+
+// SplitOptions are the choices of a Splitter beyond Params.
+type SplitOptions struct {
+	// Fractions fixes each device's share of the work (one per device, summing to 1; a
+	// zero leaves the device out) instead of measuring it.
+	Fractions []float64
+}
+
+// SplitInstance is an operation set up across several devices. Not safe for concurrent
+// use.
+type SplitInstance interface {
+	// Run runs the operation once: every device with a share runs its part on its own
+	// queue, concurrently, then the parts are combined. It returns once the result is
+	// complete.
+	Run(ctx context.Context) error
+	// Verify compares the combined result of the last Run with the float64 reference, as
+	// Instance.Verify does.
+	Verify(ctx context.Context) error
+	// Model is the work of one Run, the whole operation's (as Setup's instance on one
+	// device at the same size reports).
+	Model() Model
+	// Shape describes the problem set up, as Instance.Shape does.
+	Shape() string
+	// Shares says how the work was divided.
+	Shares() []Share
+	Close() error
+}
+
+// Share is one device's part of a split operation.
+type Share struct {
+	Device string `json:"device"`
+	// Units is the work given to the device in the op's unit (rows of a GEMM, batch
+	// entries, elements, samples); Fraction is Units over the whole.
+	Units    int     `json:"units"`
+	Fraction float64 `json:"fraction"`
+	// Rate (units per second) and Latency (the fixed cost of a part) are what PlanShares
+	// measured on the device; zero when the shares were given.
+	Rate    float64       `json:"rate,omitempty"`
+	Latency time.Duration `json:"latency_ns,omitempty"`
+}

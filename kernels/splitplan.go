@@ -1,0 +1,236 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// Probe times one run of a part of units units of an operation on dev, as the part
+// costs inside a split run (the kernels and whatever the combine reads back from the
+// device), setup excluded.
+type Probe func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error)
+
+// probeTarget is the time a device's largest probe should take: long enough that the
+// rate it gives is not its launch latency, short enough that a slow device (a CPU given
+// a row of a large GEMM) is probed in a fraction of a second.
+const probeTarget = 20 * time.Millisecond
+
+// splitMargin is what a split must gain, as a fraction of the best single device's
+// predicted time, for a second device to be given a share: concurrent parts contend for
+// the host (a CPU device's threads, the GPU drivers' own) in ways the probes do not see.
+const splitMargin = 0.05
+
+// PlanShares divides total units of work (in multiples of granule, the last share taking
+// the remainder) among devs. Where o.Fractions is nil it measures each device with probe
+// at growing sizes, starting from one granule and four times larger each time until a
+// run takes 20 ms or reaches total/len(devs), and fits a latency and a rate to the last
+// two; the shares then make every device with a share finish at the same predicted time
+// (a device whose latency alone exceeds that time gets none), and a device is used at all
+// only where the split is predicted 5% faster than the fastest device alone: the shares
+// say when a device is not worth it. Devices keep their order; a device left out has a
+// share of zero units.
+func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, o SplitOptions, probe Probe) ([]Share, error) {
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("kernels: split across no device: %w", engine.ErrInvalidArg)
+	}
+	if total < 1 || granule < 1 {
+		return nil, fmt.Errorf("kernels: split of %d units in granules of %d: both must be at least 1: %w", total, granule, engine.ErrInvalidArg)
+	}
+	shares := make([]Share, len(devs))
+	for i, d := range devs {
+		shares[i].Device = d.ID()
+	}
+	if o.Fractions != nil {
+		if err := checkFractions(o.Fractions, len(devs)); err != nil {
+			return nil, err
+		}
+		assign(shares, o.Fractions, total, granule)
+		return shares, nil
+	}
+	limit := max(granule, total/len(devs)/granule*granule)
+	for i, d := range devs {
+		lat, rate, err := measure(ctx, d, granule, limit, probe)
+		if err != nil {
+			return nil, err
+		}
+		shares[i].Rate, shares[i].Latency = rate, lat
+	}
+	assign(shares, balance(shares, float64(total)), total, granule)
+	return shares, nil
+}
+
+// checkFractions accepts n non-negative fractions, not all zero, summing to 1 within 1e-6.
+func checkFractions(f []float64, n int) error {
+	if len(f) != n {
+		return fmt.Errorf("kernels: %d fractions for %d devices: %w", len(f), n, engine.ErrInvalidArg)
+	}
+	sum := 0.0
+	for _, x := range f {
+		if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("kernels: fraction %v: must be a number from 0 to 1: %w", x, engine.ErrInvalidArg)
+		}
+		sum += x
+	}
+	if math.Abs(sum-1) > 1e-6 {
+		return fmt.Errorf("kernels: fractions %v sum to %g, not 1: %w", f, sum, engine.ErrInvalidArg)
+	}
+	return nil
+}
+
+// measure probes dev from one granule up, four times larger each time, until a run takes
+// probeTarget or reaches limit units, and fits t = latency + units/rate to the last two
+// runs (each the best of three).
+func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe Probe) (time.Duration, float64, error) {
+	type point struct {
+		u int
+		t time.Duration
+	}
+	var pts []point
+	for u := granule; ; u = min(limit, u*4) {
+		best := time.Duration(math.MaxInt64)
+		for range 3 {
+			t, err := probe(ctx, dev, u)
+			if err != nil {
+				return 0, 0, fmt.Errorf("kernels: measuring %s for a split (%d units): %w", dev.ID(), u, err)
+			}
+			best = min(best, t)
+		}
+		pts = append(pts, point{u, max(best, time.Nanosecond)})
+		if best >= probeTarget || u >= limit {
+			break
+		}
+	}
+	last := pts[len(pts)-1]
+	if len(pts) == 1 {
+		return 0, float64(last.u) / last.t.Seconds(), nil
+	}
+	prev := pts[len(pts)-2]
+	dt := (last.t - prev.t).Seconds()
+	if dt <= 0 {
+		return 0, float64(last.u) / last.t.Seconds(), nil
+	}
+	rate := float64(last.u-prev.u) / dt
+	lat := last.t - time.Duration(float64(last.u)/rate*1e9)
+	if lat < 0 {
+		lat = 0
+	}
+	return lat, rate, nil
+}
+
+// balance returns each device's fraction of total so that all devices given work finish
+// together (latency + units/rate equal), or the fastest device alone where the split is
+// not predicted splitMargin faster.
+func balance(s []Share, total float64) []float64 {
+	single := func(i int) float64 { return s[i].Latency.Seconds() + total/s[i].Rate }
+	best := 0
+	for i := range s {
+		if single(i) < single(best) {
+			best = i
+		}
+	}
+	// Water-filling: with the devices of the k smallest latencies, the common time T
+	// solves sum (T - lat_i) * rate_i = total; a device joins while its latency is below T.
+	order := make([]int, len(s))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(s[a].Latency - s[b].Latency) })
+	var sumR, sumLR, T float64
+	k := 0
+	for k < len(order) {
+		i := order[k]
+		if k > 0 && s[i].Latency.Seconds() >= T {
+			break
+		}
+		sumR += s[i].Rate
+		sumLR += s[i].Latency.Seconds() * s[i].Rate
+		T = (total + sumLR) / sumR
+		k++
+	}
+	f := make([]float64, len(s))
+	if k < 2 || T > (1-splitMargin)*single(best) {
+		f[best] = 1
+		return f
+	}
+	for _, i := range order[:k] {
+		f[i] = (T - s[i].Latency.Seconds()) * s[i].Rate / total
+	}
+	return f
+}
+
+// assign turns fractions into units in whole granules by largest remainders (each
+// device the floor of its quota, the granules left to the largest fractions of a
+// granule), the units short of a granule going to the device with the largest share.
+func assign(s []Share, f []float64, total, granule int) {
+	g := total / granule
+	big := 0
+	for i := range s {
+		if f[i] > f[big] {
+			big = i
+		}
+	}
+	rest := make([]float64, len(s))
+	left := g
+	for i := range s {
+		q := f[i] * float64(g)
+		n := int(math.Floor(q))
+		s[i].Units, rest[i] = n, q-float64(n)
+		left -= n
+	}
+	for ; left > 0; left-- {
+		j := 0
+		for i := range rest {
+			if rest[i] > rest[j] {
+				j = i
+			}
+		}
+		s[j].Units++
+		rest[j] = -1
+	}
+	for i := range s {
+		s[i].Units *= granule
+	}
+	s[big].Units += total - g*granule
+	for i := range s {
+		s[i].Fraction = float64(s[i].Units) / float64(total)
+	}
+}
+
+// Offsets returns where each share's units start: the prefix sums of their Units.
+func Offsets(s []Share) []int {
+	off := make([]int, len(s))
+	at := 0
+	for i := range s {
+		off[i] = at
+		at += s[i].Units
+	}
+	return off
+}
+
+// RunParts calls part(i) for every share with units, each in its own goroutine, and
+// returns once all have returned: nil, or the errors joined in device order.
+func RunParts(s []Share, part func(i int) error) error {
+	errs := make([]error, len(s))
+	var wg sync.WaitGroup
+	for i := range s {
+		if s[i].Units == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := part(i); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", s[i].Device, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,95 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// TestBalance checks the shares' arithmetic: equal devices split evenly, a device twice
+// as fast takes two thirds, a device whose latency exceeds the common time is left out,
+// and a device too slow to gain the margin leaves the fastest alone.
+func TestBalance(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name  string
+		s     []Share
+		total float64
+		want  []float64
+	}{
+		{"equal", []Share{{Rate: 100}, {Rate: 100}}, 1000, []float64{0.5, 0.5}},
+		{"twice as fast", []Share{{Rate: 100}, {Rate: 200}}, 1200, []float64{1.0 / 3, 2.0 / 3}},
+		{"latency", []Share{{Rate: 100, Latency: 0}, {Rate: 100, Latency: 2 * time.Second}}, 100, []float64{1, 0}},
+		{"slow cpu", []Share{{Rate: 1000}, {Rate: 10}}, 1000, []float64{1, 0}},
+		{"fast second", []Share{{Rate: 10, Latency: ms}, {Rate: 1000, Latency: ms}}, 1000, []float64{0, 1}},
+		{"three", []Share{{Rate: 100}, {Rate: 100}, {Rate: 200}}, 400, []float64{0.25, 0.25, 0.5}},
+	}
+	for _, c := range cases {
+		got := balance(c.s, c.total)
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-9 {
+				t.Errorf("%s: balance = %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+// TestAssign checks that units come in granules, sum to the total, and that the largest
+// share takes the remainder.
+func TestAssign(t *testing.T) {
+	for _, c := range []struct {
+		f           []float64
+		total, gran int
+		want        []int
+	}{
+		{[]float64{0.5, 0.5}, 1000, 1, []int{500, 500}},
+		{[]float64{0.3, 0.7}, 1001, 64, []int{320, 681}},
+		{[]float64{1, 0}, 17, 4, []int{17, 0}},
+		{[]float64{0.25, 0.25, 0.5}, 10, 4, []int{4, 0, 6}},
+		{[]float64{0.01, 0.99}, 100, 64, []int{0, 100}},
+	} {
+		s := make([]Share, len(c.f))
+		assign(s, c.f, c.total, c.gran)
+		sum := 0
+		for i := range s {
+			sum += s[i].Units
+			if s[i].Units != c.want[i] {
+				t.Errorf("assign(%v, %d, %d) = %+v, want units %v", c.f, c.total, c.gran, s, c.want)
+				break
+			}
+		}
+		if sum != c.total {
+			t.Errorf("assign(%v, %d, %d): units sum to %d", c.f, c.total, c.gran, sum)
+		}
+	}
+}
+
+// TestPlanSharesRefuses checks the errors of bad splits.
+func TestPlanSharesRefuses(t *testing.T) {
+	ctx := context.Background()
+	probe := func(context.Context, *engine.Device, int) (time.Duration, error) { return time.Millisecond, nil }
+	devs := []*engine.Device{nil, nil}
+	for _, c := range []struct {
+		name        string
+		devs        []*engine.Device
+		total, gran int
+		o           SplitOptions
+	}{
+		{"no device", nil, 10, 1, SplitOptions{}},
+		{"no units", devs, 0, 1, SplitOptions{}},
+		{"no granule", devs, 10, 0, SplitOptions{}},
+		{"fractions count", devs, 10, 1, SplitOptions{Fractions: []float64{1}}},
+		{"fractions sum", devs, 10, 1, SplitOptions{Fractions: []float64{0.5, 0.6}}},
+		{"negative fraction", devs, 10, 1, SplitOptions{Fractions: []float64{-0.5, 1.5}}},
+		{"NaN fraction", devs, 10, 1, SplitOptions{Fractions: []float64{math.NaN(), 1}}},
+	} {
+		if _, err := PlanShares(ctx, c.devs, c.total, c.gran, c.o, probe); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("%s: %v; want ErrInvalidArg", c.name, err)
+		}
+	}
+}
