@@ -509,4 +509,3 @@ func (g *Group) Barrier(ctx context.Context) error {
 	_, err := exchange(ctx, g, driver.Broadcast, make([][]uint32, len(g.devs)), 0, 0, 0)
 	return err
 }
-
