@@ -208,34 +208,56 @@ func (rr ReportReader) ReadFile(path string) (*Report, error) {
 }
 
 // ReadFiles reads one or more saved reports and merges them into the first: the devices
-// of the later ones are appended after its own (a device ID seen twice is an error
-// wrapping engine.ErrInvalidArg, as are more than MaxReportDevices in all). It puts a
-// vendor.py report ("vendor:cuda:0") beside the run it is a baseline for.
+// of the later ones are appended after its own (more than MaxReportDevices in all is an
+// error wrapping engine.ErrInvalidArg). It puts a vendor.py report ("vendor:cuda:0")
+// beside the run it is a baseline for. Reports of several hosts (one per node of a
+// cluster, each with its cuda:0) are told apart by qualifying every device ID with its
+// report's host ("node1/cuda:0", "vendor:node1/cuda:0") when IDs repeat across hosts; a
+// device ID seen twice on one host is an error wrapping engine.ErrInvalidArg.
 func (rr ReportReader) ReadFiles(paths ...string) (*Report, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("bench: no report to read: %w", engine.ErrInvalidArg)
 	}
-	var out *Report
-	seen := map[string]string{}
-	for _, p := range paths {
+	reps := make([]*Report, len(paths))
+	type seenAt struct{ path, host string }
+	seen := map[string]seenAt{}
+	qualify := false
+	n := 0
+	for i, p := range paths {
 		r, err := rr.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
+		reps[i] = r
+		n += len(r.Devices)
 		for _, d := range r.Devices {
 			if prev, ok := seen[d.Device.ID]; ok {
-				return nil, fmt.Errorf("bench: device %q is in both %s and %s: %w", termSafe(d.Device.ID), prev, p, engine.ErrInvalidArg)
+				if prev.host == r.Host {
+					return nil, fmt.Errorf("bench: device %q is in both %s and %s: %w", termSafe(d.Device.ID), prev.path, p, engine.ErrInvalidArg)
+				}
+				qualify = true
 			}
-			seen[d.Device.ID] = p
+			seen[d.Device.ID] = seenAt{p, r.Host}
 		}
-		if out == nil {
-			out = r
-			continue
+	}
+	if n > MaxReportDevices {
+		return nil, fmt.Errorf("bench: the reports hold %d devices, more than %d: %w", n, MaxReportDevices, engine.ErrInvalidArg)
+	}
+	out := reps[0]
+	for i, r := range reps {
+		if qualify {
+			for j := range r.Devices {
+				d := &r.Devices[j].Device
+				if id, ok := strings.CutPrefix(d.ID, VendorPrefix); ok {
+					d.ID = VendorPrefix + r.Host + "/" + id
+				} else {
+					d.ID = r.Host + "/" + d.ID
+				}
+			}
 		}
-		if n := len(out.Devices) + len(r.Devices); n > MaxReportDevices {
-			return nil, fmt.Errorf("bench: the reports hold %d devices, more than %d: %w", n, MaxReportDevices, engine.ErrInvalidArg)
+		if i > 0 {
+			out.Devices = append(out.Devices, r.Devices...)
 		}
-		out.Devices = append(out.Devices, r.Devices...)
 	}
 	return out, nil
 }

@@ -33,6 +33,10 @@ type benchOptions struct {
 	seed     uint64
 	baseline string
 	quiet    bool
+	// Many devices at once (group.go).
+	split      bool
+	fractions  []float64
+	hostStaged bool
 	outputFlags
 }
 
@@ -78,6 +82,22 @@ Output: a table on stdout, or --json (schema: docs/bench.schema.json, fields: do
 -o FILE (--out) writes it to FILE instead: replaced whole, or left as it was on error.
 Progress goes to stderr: a bar on a terminal, lines otherwise, nothing with -q.
 
+Many devices at once: --split runs each op that splits (GEMM by row blocks, batched
+GEMM and FFT by batch, reductions, sort, Monte Carlo, element-wise maps) across every
+device given as one group, each device a share of the work in proportion to its
+throughput for that op measured at run time (--fractions fixes the shares), and reports
+the split's time beside each device's alone and the speedup over the fastest; a device
+that would not make the split faster gets no share. --ops collective/* (all-reduce,
+all-gather, reduce-scatter, broadcast, float32 and float64) times collectives across the
+devices given, through NCCL where every device is a CUDA GPU and libnccl.so.2 loads, else
+staged through the host (--host-staged forces it), in algorithm and bus bandwidth as
+nccl-tests defines them. Across processes (one per GPU or per host) each process names
+its own devices and the rendezvous: PRISM_RENDEZVOUS=tcp://host:port with PRISM_RANK and
+PRISM_WORLD_SIZE, or the variables of torchrun (MASTER_ADDR, MASTER_PORT, RANK,
+WORLD_SIZE) or Slurm (SLURM_PROCID, SLURM_NTASKS); docs/CLUSTER.md has a Slurm script
+and a Kubernetes job. Their sizes count each rank's send buffer in elements (default
+16M and 256M, --quick 1M). Both are timed by the host clock.
+
 Exits with code 4 if any result fails verification, 3 if no device is found.`,
 		Example: `  prism bench --quick --all-devices
   prism bench --device opencl:0:0 --ops stream/triad --sizes 1M,16M --count 20
@@ -85,7 +105,11 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
   prism bench --device cuda:0 --ops reduce/sum --variant all
   prism bench --device cuda,opencl --ops gemm,fft --vendor
   prism bench --all-devices --json > results.json
-  prism bench --benchstat --count 10 > new.txt && benchstat old.txt new.txt`,
+  prism bench --benchstat --count 10 > new.txt && benchstat old.txt new.txt
+  prism bench --device cuda:0,cuda:1 --split --ops gemm/nn/float32 --sizes 256M
+  prism bench --device cuda:0,opencl:0:0 --split --ops reduce,montecarlo
+  prism bench --device cuda:0,cuda:1 --ops collective/all-reduce --sizes 16M,256M
+  PRISM_RENDEZVOUS=tcp://node0:29500 PRISM_RANK=1 PRISM_WORLD_SIZE=2 prism bench --device cuda:0 --ops collective/*`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return benchRun(cmd, opts)
@@ -109,6 +133,9 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the table's ratios compare with (default: the first device)")
 	opts.add(f, "json", "csv", "markdown", "benchstat")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVar(&opts.split, "split", false, "run each op split across the devices given as one group, beside each device alone")
+	f.Float64SliceVar(&opts.fractions, "fractions", nil, "with --split: each device's share of the work, comma-separated, summing to 1 (default: measured)")
+	f.BoolVar(&opts.hostStaged, "host-staged", false, "collectives staged through host memory even where NCCL is available")
 	return cmd
 }
 
@@ -147,6 +174,18 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		}
 		sizes = []int{opts.size}
 	}
+	if colls, rest := bench.MatchCollectives(opts.ops); len(colls) > 0 {
+		if len(rest) > 0 {
+			return usageError{fmt.Errorf("--ops: collectives run alone; %s are not collectives", strings.Join(rest, ", "))}
+		}
+		return collectivesRun(cmd, opts, colls)
+	}
+	if opts.hostStaged {
+		return usageError{fmt.Errorf("--host-staged applies to collectives (--ops collective/*)")}
+	}
+	if len(opts.fractions) > 0 && !opts.split {
+		return usageError{fmt.Errorf("--fractions applies to --split")}
+	}
 	ops, err := suite.Match(opts.ops...)
 	if err != nil {
 		return usageError{fmt.Errorf("--ops: %w", err)}
@@ -177,6 +216,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 			return err
 		}
 		devs = append(devs, d)
+	}
+	if opts.split {
+		return splitRun(cmd, opts, ops, sizes, devs)
 	}
 	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Quick: opts.quick, Count: opts.count,
 		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Vendor: opts.vendor, Telemetry: openNVML}

@@ -758,3 +758,33 @@ func TestBenchMemoryFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestReportMergesHosts: reports of two nodes, each with the same device ID, merge with
+// every device qualified by its host, as the cluster scripts of docs/CLUSTER.md do.
+func TestReportMergesHosts(t *testing.T) {
+	dir, a, _ := twoRuns(t)
+	rep := readReport(t, a)
+	id := rep.Devices[0].Device.ID
+	var paths []string
+	for _, host := range []string{"node0", "node1"} {
+		rep.Host = host
+		raw, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, host+".json")
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	out, err := execPrism(t, append([]string{"report"}, paths...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[1] node0/" + id, "[2] node1/" + id, "[2] vs [1]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("merged report lacks %q:\n%s", want, out)
+		}
+	}
+}

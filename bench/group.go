@@ -1,0 +1,558 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// Many devices at once: operations split across a group of devices, timed against each
+// device alone (RunSplits), and collectives timed as nccl-tests times them
+// (RunCollectives). Both are timed by the host clock: a split's time spans its parts on
+// every device and the combine, a collective's every rank of this process.
+
+// GroupReport is the result of RunSplits or RunCollectives.
+type GroupReport struct {
+	Schema    int       `json:"schema"`
+	Prism     string    `json:"prism_version"`
+	Commit    string    `json:"commit,omitempty"`
+	Date      time.Time `json:"date"`
+	Host      string    `json:"host"`
+	GoVersion string    `json:"go_version"`
+	Command   []string  `json:"command,omitempty"`
+	// Devices are this process's devices of the group, in rank order.
+	Devices     []engine.DeviceInfo `json:"devices"`
+	Splits      []SplitResult       `json:"splits,omitempty"`
+	Collectives []CollectiveResult  `json:"collectives,omitempty"`
+}
+
+// SplitResult is one operation at one size split across the group, beside each device
+// alone.
+type SplitResult struct {
+	Case   string           `json:"case"`
+	Size   int              `json:"size"`
+	Shape  string           `json:"shape"`
+	Shares []kernels.Share  `json:"shares"`
+	Stats  Stats            `json:"stats"`
+	Single []SingleDevice   `json:"single"`
+	// Speedup is the fastest single device's median time over the split's.
+	Speedup  float64 `json:"speedup"`
+	Fastest  string  `json:"fastest,omitempty"`
+	GFLOPs   float64 `json:"gflops,omitempty"`
+	GBs      float64 `json:"gbs,omitempty"`
+	Verified bool    `json:"verified"`
+	Err      string  `json:"error,omitempty"`
+}
+
+// SingleDevice is an operation timed on one device alone, by the host clock as the split.
+type SingleDevice struct {
+	Device string `json:"device"`
+	Stats  Stats  `json:"stats"`
+	Err    string `json:"error,omitempty"`
+}
+
+// CollectiveResult is one collective at one size. Bytes is nccl-tests' size: the bytes
+// of each rank's send buffer for all-reduce and broadcast, of each rank's recv buffer for
+// all-gather, of its send buffer for reduce-scatter. AlgBW is Bytes over the median time;
+// BusBW scales it by the bytes each rank's links carry, as nccl-tests does: 2(n-1)/n for
+// all-reduce, (n-1)/n for all-gather and reduce-scatter, 1 for broadcast.
+type CollectiveResult struct {
+	Case     string  `json:"case"` // "collective/all-reduce/float32"
+	Count    int     `json:"count"`
+	Bytes    int64   `json:"bytes"`
+	Ranks    int     `json:"ranks"`
+	Library  string  `json:"library"`
+	Stats    Stats   `json:"stats"`
+	AlgBW    float64 `json:"algbw_gbs"`
+	BusBW    float64 `json:"busbw_gbs"`
+	Verified bool    `json:"verified"`
+	Err      string  `json:"error,omitempty"`
+}
+
+// newGroupReport starts a report of devs.
+func newGroupReport(devs []*engine.Device) *GroupReport {
+	host, _ := os.Hostname()
+	ver, commit := Version()
+	r := &GroupReport{Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host, GoVersion: runtime.Version()}
+	for _, d := range devs {
+		r.Devices = append(r.Devices, d.Info())
+	}
+	return r
+}
+
+// SplitConfig selects what RunSplits measures.
+type SplitConfig struct {
+	Ops      []kernels.Op // those without a Split are left out
+	Sizes    []int        // empty: each op's default (quick) size
+	Quick    bool
+	Count    int
+	Warmup   int
+	Seed     uint64
+	Portable bool
+	// Fractions fixes the shares (kernels.SplitOptions); nil measures them.
+	Fractions []float64
+	Progress  *Progress
+}
+
+// RunSplits runs every op of cfg that splits, at each size: first on each device alone,
+// then split across all of devs, each verified against its reference before it is
+// timed, and reports the speedup of the split over the fastest device alone.
+func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*GroupReport, error) {
+	if cfg.Count <= 0 || cfg.Warmup < 0 || cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
+		return nil, fmt.Errorf("bench: count %d and warmup %d: count 1 to %d, warmup 0 to %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
+	}
+	if len(devs) < 2 {
+		return nil, fmt.Errorf("bench: a split needs two devices or more; %d given: %w", len(devs), engine.ErrInvalidArg)
+	}
+	rep := newGroupReport(devs)
+	var ops []kernels.Op
+	for _, op := range cfg.Ops {
+		if op.Split != nil {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("bench: none of the ops selected splits across devices: %w", engine.ErrInvalidArg)
+	}
+	sizes := func(op kernels.Op) []int {
+		switch {
+		case len(cfg.Sizes) > 0:
+			return cfg.Sizes
+		case cfg.Quick:
+			return []int{op.QuickSize}
+		}
+		return []int{op.DefaultSize}
+	}
+	n := 0
+	for _, op := range ops {
+		n += len(sizes(op)) * (len(devs) + 1)
+	}
+	cfg.Progress.begin(n)
+	defer cfg.Progress.end()
+	for _, op := range ops {
+		for _, size := range sizes(op) {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			rep.Splits = append(rep.Splits, runSplit(ctx, cfg, op, size, devs))
+		}
+	}
+	return rep, nil
+}
+
+// runSplit measures one op at one size alone on each device, then split.
+func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, devs []*engine.Device) SplitResult {
+	res := SplitResult{Case: op.Name, Size: size}
+	p := kernels.Params{Size: size, Seed: cfg.Seed, Portable: cfg.Portable}
+	best := time.Duration(math.MaxInt64)
+	for _, d := range devs {
+		cfg.Progress.step(d.ID(), fmt.Sprintf("%s %s alone", op.Name, FormatSize(size)))
+		sd := SingleDevice{Device: d.ID()}
+		st, err := timeAlone(ctx, cfg, op, p, d)
+		if err != nil {
+			sd.Err = err.Error()
+		} else {
+			sd.Stats = st
+			if st.Median < best {
+				best, res.Fastest = st.Median, d.ID()
+			}
+		}
+		res.Single = append(res.Single, sd)
+	}
+	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
+	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: cfg.Fractions})
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	defer si.Close()
+	res.Shape, res.Shares = si.Shape(), si.Shares()
+	if err := si.Run(ctx); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	if err := si.Verify(ctx); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	res.Verified = true
+	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error { return si.Run(ctx) })
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	res.Stats = Summarize(samples)
+	if res.Fastest != "" && res.Stats.Median > 0 {
+		res.Speedup = float64(best) / float64(res.Stats.Median)
+	}
+	if m, t := si.Model(), res.Stats.Median.Seconds(); t > 0 {
+		res.GFLOPs, res.GBs = m.Flops/t/1e9, m.Bytes/t/1e9
+	}
+	return res
+}
+
+// timeAlone sets op up on d alone, verifies it and times Count runs, each enqueued and
+// finished, by the host clock.
+func timeAlone(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, d *engine.Device) (Stats, error) {
+	q, err := d.NewQueue()
+	if err != nil {
+		return Stats{}, err
+	}
+	defer q.Close()
+	in, err := op.Setup(q, p)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer in.Close()
+	if err := in.Run(q); err != nil {
+		return Stats{}, err
+	}
+	if err := in.Verify(q); err != nil {
+		return Stats{}, err
+	}
+	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error {
+		if err := in.Run(q); err != nil {
+			return err
+		}
+		return q.Finish(ctx)
+	})
+	return Summarize(samples), err
+}
+
+// hostRuns calls run warmup times, then count times by the host clock.
+func hostRuns(count, warmup int, run func() error) ([]time.Duration, error) {
+	for range warmup {
+		if err := run(); err != nil {
+			return nil, err
+		}
+	}
+	samples := make([]time.Duration, 0, count)
+	for range count {
+		t0 := time.Now()
+		if err := run(); err != nil {
+			return nil, err
+		}
+		samples = append(samples, time.Since(t0))
+	}
+	return samples, nil
+}
+
+// Collectives lists the names of the collectives RunCollectives measures.
+func Collectives() []string {
+	var out []string
+	for _, k := range []string{"all-reduce", "all-gather", "reduce-scatter", "broadcast"} {
+		for _, t := range []string{"float32", "float64"} {
+			out = append(out, "collective/"+k+"/"+t)
+		}
+	}
+	return out
+}
+
+// MatchCollectives returns the collectives that patterns select ("collective" or
+// "collective/*": all; a prefix; a name; a glob), and the patterns that name none.
+func MatchCollectives(patterns []string) (names, rest []string) {
+	for _, p := range patterns {
+		found := false
+		for _, c := range Collectives() {
+			ok, _ := path.Match(p, c)
+			if ok || c == p || strings.HasPrefix(c, strings.TrimSuffix(p, "/")+"/") {
+				found = true
+				if !containsString(names, c) {
+					names = append(names, c)
+				}
+			}
+		}
+		if !found {
+			rest = append(rest, p)
+		}
+	}
+	return names, rest
+}
+
+func containsString(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// CollectiveConfig selects what RunCollectives measures.
+type CollectiveConfig struct {
+	Names    []string // from Collectives
+	Sizes    []int    // elements of each rank's send buffer (default: 1M with Quick, else 16M and 256M)
+	Quick    bool
+	Count    int
+	Warmup   int
+	Seed     uint64
+	Progress *Progress
+}
+
+// RunCollectives measures each collective of cfg at each size across g, whose devices of
+// this process are devs: verified once against its reference, then timed by the host
+// clock over Count runs, each the collective and the finish of every local queue (with
+// a barrier before each across processes).
+func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *engine.Group) (*GroupReport, error) {
+	if cfg.Count <= 0 || cfg.Warmup < 0 || cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
+		return nil, fmt.Errorf("bench: count %d and warmup %d: count 1 to %d, warmup 0 to %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
+	}
+	sizes := cfg.Sizes
+	if len(sizes) == 0 {
+		sizes = []int{16 << 20, 256 << 20}
+		if cfg.Quick {
+			sizes = []int{1 << 20}
+		}
+	}
+	rep := newGroupReport(g.Devices())
+	cfg.Progress.begin(len(cfg.Names) * len(sizes))
+	defer cfg.Progress.end()
+	for _, name := range cfg.Names {
+		for _, n := range sizes {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			cfg.Progress.step("group", fmt.Sprintf("%s %s on %d ranks", name, FormatSize(n), g.Size()))
+			var r CollectiveResult
+			if strings.HasSuffix(name, "/float64") {
+				r = runCollective[float64](ctx, cfg, g, name, n)
+			} else {
+				r = runCollective[float32](ctx, cfg, g, name, n)
+			}
+			rep.Collectives = append(rep.Collectives, r)
+		}
+	}
+	return rep, nil
+}
+
+// runCollective measures one collective of count elements per rank's send buffer.
+func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfig, g *engine.Group, name string, count int) CollectiveResult {
+	kind := strings.Split(name, "/")[1]
+	size := g.Size()
+	es := engine.SizeOf[T]()
+	res := CollectiveResult{Case: name, Count: count, Ranks: size, Library: g.Library().String()}
+	ns, nr := count, count
+	var factor float64
+	switch kind {
+	case "all-reduce":
+		factor, res.Bytes = 2*float64(size-1)/float64(size), int64(count*es)
+	case "all-gather":
+		nr = count * size
+		factor, res.Bytes = float64(size-1)/float64(size), int64(nr*es)
+	case "reduce-scatter":
+		ns = count * size
+		factor, res.Bytes = float64(size-1)/float64(size), int64(ns*es)
+	case "broadcast":
+		factor, res.Bytes = 1, int64(count*es)
+	}
+	devs := g.Devices()
+	qs := make([]*engine.Queue, len(devs))
+	send := make([]*engine.Buffer[T], len(devs))
+	recv := make([]*engine.Buffer[T], len(devs))
+	defer func() {
+		for i := range devs {
+			send[i].Close()
+			recv[i].Close()
+			qs[i].Close()
+		}
+	}()
+	// input is global rank r's send buffer: small integers, exact in every order of a sum.
+	input := func(r int) []T {
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
+		v := make([]T, ns)
+		for i := range v {
+			v[i] = T(rng.IntN(9) - 4)
+		}
+		return v
+	}
+	fail := func(err error) CollectiveResult { res.Err = err.Error(); return res }
+	for i, d := range devs {
+		var err error
+		if qs[i], err = d.NewQueue(); err != nil {
+			return fail(err)
+		}
+		if send[i], err = engine.Upload(ctx, qs[i], input(g.Rank(i))); err != nil {
+			return fail(err)
+		}
+		if recv[i], err = engine.NewBuffer[T](d, nr); err != nil {
+			return fail(err)
+		}
+	}
+	run := func() error {
+		var err error
+		switch kind {
+		case "all-reduce":
+			err = engine.AllReduce(ctx, g, qs, send, recv, engine.ReduceSum)
+		case "all-gather":
+			err = engine.AllGather(ctx, g, qs, send, recv)
+		case "reduce-scatter":
+			err = engine.ReduceScatter(ctx, g, qs, send, recv, engine.ReduceSum)
+		case "broadcast":
+			err = engine.Broadcast(ctx, g, qs, send, recv, 0)
+		}
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if err := q.Finish(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := g.Barrier(ctx); err != nil {
+		return fail(err)
+	}
+	if err := run(); err != nil {
+		return fail(err)
+	}
+	if err := verifyCollective(ctx, kind, g, qs, recv, input, count); err != nil {
+		return fail(err)
+	}
+	res.Verified = true
+	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error {
+		if err := g.Barrier(ctx); err != nil {
+			return err
+		}
+		return run()
+	})
+	if err != nil {
+		return fail(err)
+	}
+	res.Stats = Summarize(samples)
+	if t := res.Stats.Median.Seconds(); t > 0 {
+		res.AlgBW = float64(res.Bytes) / t / 1e9
+		res.BusBW = res.AlgBW * factor
+	}
+	return res
+}
+
+// verifyCollective reads every local rank's recv buffer and compares it with the result
+// the inputs give; the inputs are small integers, so sums are exact and compared exactly.
+func verifyCollective[T float32 | float64](ctx context.Context, kind string, g *engine.Group, qs []*engine.Queue, recv []*engine.Buffer[T], input func(int) []T, count int) error {
+	size := g.Size()
+	var sum []T
+	if kind == "all-reduce" || kind == "reduce-scatter" {
+		for r := range size {
+			in := input(r)
+			if sum == nil {
+				sum = make([]T, len(in))
+			}
+			for i, v := range in {
+				sum[i] += v
+			}
+		}
+	}
+	for i, b := range recv {
+		got, err := b.Download(ctx, qs[i])
+		if err != nil {
+			return err
+		}
+		var want []T
+		switch kind {
+		case "all-reduce":
+			want = sum
+		case "reduce-scatter":
+			r := g.Rank(i)
+			want = sum[r*count : (r+1)*count]
+		case "all-gather":
+			for r := range size {
+				want = append(want, input(r)...)
+			}
+		case "broadcast":
+			want = input(0)
+		}
+		for j := range want {
+			if got[j] != want[j] {
+				return fmt.Errorf("bench: %s, rank %d, element %d: %v, want %v: %w", kind, g.Rank(i), j, got[j], want[j], kernels.ErrVerify)
+			}
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *GroupReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report as aligned columns: a split's time beside each device's
+// alone and the speedup, a collective's algorithm and bus bandwidth.
+func (r *GroupReport) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "prism %s on %s, %s\n", r.Prism, r.Host, r.Date.Format("2006-01-02 15:04 UTC"))
+	for _, d := range r.Devices {
+		fmt.Fprintf(w, "    %s  %s\n", d.ID, d.Name)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(r.Splits) > 0 {
+		fmt.Fprintln(w, "split: the op across every device, each its measured share; alone: each device by itself; speedup: the fastest alone / split (host clock)")
+		fmt.Fprintln(tw, "CASE\tSIZE\tSHARES\tSPLIT\tALONE\tSPEEDUP\tVERIFIED\t")
+		for _, s := range r.Splits {
+			var shares, alone []string
+			for _, sh := range s.Shares {
+				shares = append(shares, fmt.Sprintf("%s %.0f%%", sh.Device, 100*sh.Fraction))
+			}
+			for _, sd := range s.Single {
+				if sd.Err != "" {
+					alone = append(alone, sd.Device+" failed")
+				} else {
+					alone = append(alone, sd.Device+" "+FormatDuration(sd.Stats.Median))
+				}
+			}
+			ok := "yes"
+			if !s.Verified {
+				ok = "NO: " + s.Err
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2fx\t%s\t\n", s.Case, FormatSize(s.Size), strings.Join(shares, ", "),
+				FormatDuration(s.Stats.Median), strings.Join(alone, ", "), s.Speedup, ok)
+		}
+	}
+	if len(r.Collectives) > 0 {
+		fmt.Fprintln(w, "collectives (host clock, every local queue finished): algbw = bytes / time; busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter), 1 (broadcast)")
+		fmt.Fprintln(tw, "CASE\tCOUNT\tBYTES\tRANKS\tLIBRARY\tTIME\tALGBW GB/s\tBUSBW GB/s\tVERIFIED\t")
+		for _, c := range r.Collectives {
+			ok := "yes"
+			if !c.Verified {
+				ok = "NO: " + c.Err
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%.1f\t%s\t\n", c.Case, FormatSize(c.Count), FormatBytes(c.Bytes), c.Ranks,
+				c.Library, FormatDuration(c.Stats.Median), c.AlgBW, c.BusBW, ok)
+		}
+	}
+	return tw.Flush()
+}
+
+// Check returns an error wrapping kernels.ErrVerify when a result failed verification or
+// did not run.
+func (r *GroupReport) Check() error {
+	var errs []error
+	for _, s := range r.Splits {
+		if !s.Verified {
+			errs = append(errs, fmt.Errorf("%s %s split: %s", s.Case, FormatSize(s.Size), s.Err))
+		}
+	}
+	for _, c := range r.Collectives {
+		if !c.Verified {
+			errs = append(errs, fmt.Errorf("%s %s: %s", c.Case, FormatSize(c.Count), c.Err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", kernels.ErrVerify, errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/spf13/cobra"
+)
+
+// joinTimeout bounds the wait for every process of a rendezvous.
+const joinTimeout = 5 * time.Minute
+
+// splitRun is `prism bench --split`: each op split across the devices.
+func splitRun(cmd *cobra.Command, opts *benchOptions, ops []kernels.Op, sizes []int, devs []*engine.Device) error {
+	if len(devs) < 2 {
+		return usageError{fmt.Errorf("--split needs two devices or more (--device a,b or --all-devices); %d given", len(devs))}
+	}
+	if opts.benchstat || opts.csv || opts.markdown {
+		return usageError{fmt.Errorf("--split reports as a table or --json")}
+	}
+	if len(opts.fractions) > 0 && len(opts.fractions) != len(devs) {
+		return usageError{fmt.Errorf("--fractions gives %d shares for %d devices", len(opts.fractions), len(devs))}
+	}
+	cfg := bench.SplitConfig{Ops: ops, Sizes: sizes, Quick: opts.quick, Count: opts.count, Warmup: opts.warmup,
+		Seed: opts.seed, Portable: opts.portable, Fractions: opts.fractions}
+	if !opts.quiet {
+		cfg.Progress = bench.NewProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
+	}
+	rep, err := bench.RunSplits(cmd.Context(), cfg, devs)
+	if rep == nil {
+		if errors.Is(err, engine.ErrInvalidArg) {
+			return usageError{err}
+		}
+		return err
+	}
+	return writeGroupReport(cmd, opts, rep, err)
+}
+
+// collectivesRun is `prism bench --ops collective/*`: the collectives across the devices
+// given, joined with other processes' where the environment names a rendezvous.
+func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) error {
+	if opts.split || opts.portable || len(opts.variants) > 0 || opts.vendor {
+		return usageError{fmt.Errorf("collectives take none of --split, --portable, --variant, --vendor")}
+	}
+	if opts.benchstat || opts.csv || opts.markdown {
+		return usageError{fmt.Errorf("collectives report as a table or --json")}
+	}
+	var sizes []int
+	for _, s := range opts.sizes {
+		n, err := bench.ParseSize(s)
+		if err != nil {
+			return usageError{fmt.Errorf("--sizes: %w", err)}
+		}
+		sizes = append(sizes, n)
+	}
+	ctx := cmd.Context()
+	ids, err := benchDevices(cmd, opts)
+	if err != nil {
+		return err
+	}
+	var devs []*engine.Device
+	defer func() {
+		for _, d := range devs {
+			d.Close()
+		}
+	}()
+	for _, id := range ids {
+		d, err := engine.Open(ctx, id)
+		if err != nil {
+			return err
+		}
+		devs = append(devs, d)
+	}
+	rv, joined, err := engine.RendezvousFromEnv()
+	if err != nil {
+		return usageError{err}
+	}
+	o := engine.GroupOptions{HostStaged: opts.hostStaged}
+	var g *engine.Group
+	if joined {
+		jctx, cancel := context.WithTimeout(ctx, joinTimeout)
+		g, err = engine.JoinGroup(jctx, devs, rv, o)
+		cancel()
+	} else {
+		g, err = engine.NewGroup(ctx, devs, o)
+	}
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if !opts.quiet {
+		fmt.Fprintf(cmd.ErrOrStderr(), "group of %d ranks (this process: %d, from rank %d) through %s\n", g.Size(), len(devs), g.Rank(0), g.Library())
+		if why := g.Staged(); why != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "staged through the host: %s\n", why)
+		}
+	}
+	cfg := bench.CollectiveConfig{Names: names, Sizes: sizes, Quick: opts.quick, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed}
+	if !opts.quiet {
+		cfg.Progress = bench.NewProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
+	}
+	rep, err := bench.RunCollectives(ctx, cfg, g)
+	if rep == nil {
+		return err
+	}
+	return writeGroupReport(cmd, opts, rep, err)
+}
+
+// writeGroupReport writes a group report as the output flags ask, then says whether
+// every result verified.
+func writeGroupReport(cmd *cobra.Command, opts *benchOptions, rep *bench.GroupReport, err error) error {
+	rep.Command = commandLine(cmd)
+	werr := opts.write(cmd, func(w io.Writer) error {
+		if opts.json {
+			return rep.WriteJSON(w)
+		}
+		return rep.WriteTable(w)
+	})
+	if err := errors.Join(err, werr); err != nil {
+		return err
+	}
+	return rep.Check()
+}
