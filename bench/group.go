@@ -42,12 +42,12 @@ type GroupReport struct {
 // SplitResult is one operation at one size split across the group, beside each device
 // alone.
 type SplitResult struct {
-	Case   string           `json:"case"`
-	Size   int              `json:"size"`
-	Shape  string           `json:"shape"`
-	Shares []kernels.Share  `json:"shares"`
-	Stats  Stats            `json:"stats"`
-	Single []SingleDevice   `json:"single"`
+	Case   string          `json:"case"`
+	Size   int             `json:"size"`
+	Shape  string          `json:"shape"`
+	Shares []kernels.Share `json:"shares"`
+	Stats  Stats           `json:"stats"`
+	Single []SingleDevice  `json:"single"`
 	// Speedup is the fastest single device's median time over the split's.
 	Speedup  float64 `json:"speedup"`
 	Fastest  string  `json:"fastest,omitempty"`
