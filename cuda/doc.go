@@ -1,13 +1,17 @@
 // Files. The two backends, cl and cuda, mirror each other file for file where a concern
-// exists in both: api.go (the C calls, and nothing else in cgo), buffer.go, device.go,
-// doc.go, driver.go (probe and device description), errors.go (status codes, wrapping),
-// occupancy.go (theoretical occupancy: CUDA computes it, OpenCL answers ErrUnsupported),
-// program.go (build, kernels, attributes), queue.go (commands, launches, events),
-// thread.go (the locked OS thread, the same helper in both) and trace.go (PRISM_TRACE).
-// CUDA only: cache.go (the disk cache of NVRTC's output), headers.go and include/ (the
-// headers embedded for CUDA C++), options.go (build options and target architecture),
-// params.go (parameter counts from module images), prelude.go and prelude.cuh (OpenCL C to
-// CUDA C++), tensormap.go (tensor maps).
+// exists in both: api.go (the driver's and NVRTC's C calls), blas.go (cuBLAS; CLBlast),
+// buffer.go, device.go, doc.go, driver.go (probe and device description), errors.go
+// (status codes, wrapping), fft.go (cuFFT; clFFT), memory.go (pooled and host buffers,
+// asynchronous copies, waits across queues), occupancy.go (theoretical occupancy: CUDA
+// computes it, OpenCL answers ErrUnsupported), program.go (build, kernels, attributes),
+// queue.go (commands, launches, events), thread.go (the locked OS thread, the same helper
+// in both), trace.go (PRISM_TRACE) and vendor.go (the vendor libraries' loader). CUDA only:
+// cache.go (the disk cache of NVRTC's output), graph.go (graphs by stream capture; engine
+// records OpenCL queues itself), headers.go and include/ (the headers embedded for CUDA
+// C++), nccl.go (NCCL's communicators and collectives; no OpenCL mirror: engine stages the
+// collectives of OpenCL devices through host memory), options.go (build options and target
+// architecture), params.go (parameter counts from module images), prelude.go and
+// prelude.cuh (OpenCL C to CUDA C++), tensormap.go (tensor maps).
 
 // Package cuda is Prism's CUDA backend: the CUDA driver API, and NVRTC to compile the
 // kernel suite's OpenCL C sources for NVIDIA GPUs.
@@ -115,6 +119,26 @@
 // transforms, n/2+1 complex outputs in the last dimension of an r2c transform; cuFFT's
 // inverse is unnormalized, as Prism's. Failed calls wrap a BLASStatus (cublasStatus_t) or
 // FFTResult (cufftResult), named as in the headers.
+//
+// # Collectives
+//
+// Devices implement driver.CollectiveProvider with NCCL, so that engine runs all-reduce,
+// all-gather, reduce-scatter and broadcast on the devices' own streams and buffers, among
+// the devices of this process and of others. libnccl.so.2 (then libnccl.so) is loaded on
+// first use like the vendor libraries, from PRISM_VENDOR_PATH first; a missing library gives
+// an error wrapping engine.ErrUnavailable. Before it is loaded, NCCL_NVLS_ENABLE is set to 0
+// unless the environment sets it: NVLink multicast (NVLS) is left off because on shared
+// machines its multicast objects can take GPUs out of service, and the backend never makes
+// multicast objects itself.
+//
+// One thread drives every device of a communicator through NCCL's group calls: making the
+// communicator (ncclCommInitRank for each device, with its primary context current, which
+// is the context NCCL's CUDA runtime uses), each collective (one NCCL call per device, on
+// its queue's stream) and closing it (ncclCommFinalize together, then ncclCommDestroy) are
+// each one C call, from the calling goroutine locked to its OS thread, never from a
+// device's thread: NCCL makes the devices' contexts current in turn, and making a
+// communicator waits for every rank of every process. Failed calls wrap an NCCLResult
+// (ncclResult_t), named as in nccl.h, with NCCL's text for it.
 //
 // # Errors
 //
