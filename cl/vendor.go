@@ -43,6 +43,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -153,6 +154,13 @@ func queueOf(dq driver.Queue) (*queue, error) {
 	return q, q.check()
 }
 
+// vendorCalls makes one vendor library call at a time in the process. CLBlast and clFFT
+// compile their kernels inside the first call for a device; two such calls at once on
+// devices of two platforms (PoCL and Mesa's Rusticl, a split across both) were seen to
+// fail inside CLBlast with std::bad_alloc. A call only enqueues once compiled, so the
+// lock costs little.
+var vendorCalls sync.Mutex
+
 // span enqueues one vendor library call on q, between two markers
 // (clEnqueueMarkerWithWaitList on the in-order queue, which profiling timestamps), and
 // returns an event whose Elapsed runs from the start of the first marker to the end of the
@@ -176,7 +184,9 @@ func (q *queue) span(what string, call func(cq unsafe.Pointer) error) (driver.Ev
 			before.Release()
 			return wrap("clEnqueueMarkerWithWaitList (before "+what+")", err)
 		}
+		vendorCalls.Lock()
 		callErr := call(rawQueue(q.q))
+		vendorCalls.Unlock()
 		// The second marker goes in even when the call failed, so that the first is
 		// released only once the queue is past it.
 		after, err = q.q.EnqueueMarkerWithWaitList(nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,13 +23,17 @@ type Probe func(ctx context.Context, dev *engine.Device, units int) (time.Durati
 // a row of a large GEMM) is probed in a fraction of a second.
 const probeTarget = 20 * time.Millisecond
 
+// maxRateGain bounds the fitted rate of a device against the plain rate of its largest
+// probe: a latency of up to seven eighths of that probe's time.
+const maxRateGain = 8
+
 // splitMargin is what a split must gain, as a fraction of the best single device's
 // predicted time, for a second device to be given a share: concurrent parts contend for
 // the host (a CPU device's threads, the GPU drivers' own) in ways the probes do not see.
 const splitMargin = 0.05
 
-// PlanShares divides total units of work (in multiples of granule, the last share taking
-// the remainder) among devs. Where o.Fractions is nil it measures each device with probe
+// PlanShares divides total units of work (in multiples of granule, the last device with a
+// share taking the remainder) among devs. Where o.Fractions is nil it measures each device with probe
 // at growing sizes, starting from one granule and four times larger each time until a
 // run takes 20 ms or reaches total/len(devs), and fits a latency and a rate to the last
 // two; the shares then make every device with a share finish at the same predicted time
@@ -98,7 +103,7 @@ func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe 
 		for range 3 {
 			t, err := probe(ctx, dev, u)
 			if err != nil {
-				return 0, 0, fmt.Errorf("kernels: measuring %s for a split (%d units): %w", dev.ID(), u, err)
+				return 0, 0, &measureError{fmt.Sprintf("measuring %s for a split (%d units)", dev.ID(), u), err}
 			}
 			best = min(best, t)
 		}
@@ -116,13 +121,28 @@ func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe 
 	if dt <= 0 {
 		return 0, float64(last.u) / last.t.Seconds(), nil
 	}
-	rate := float64(last.u-prev.u) / dt
+	// The slope is the rate; noise between two short runs can make it absurd, so it is
+	// kept within maxRateGain of the plain rate of the last run (units over its time).
+	rate := min(float64(last.u-prev.u)/dt, maxRateGain*float64(last.u)/last.t.Seconds())
 	lat := last.t - time.Duration(float64(last.u)/rate*1e9)
 	if lat < 0 {
 		lat = 0
 	}
 	return lat, rate, nil
 }
+
+// measureError is a probe's error with what was being measured. Its message says the
+// package's prefix once, also when the probe's error is itself one of this package's.
+type measureError struct {
+	context string
+	err     error
+}
+
+func (e *measureError) Error() string {
+	return "kernels: " + e.context + ": " + strings.TrimPrefix(e.err.Error(), "kernels: ")
+}
+
+func (e *measureError) Unwrap() error { return e.err }
 
 // balance returns each device's fraction of total so that all devices given work finish
 // together (latency + units/rate equal), or the fastest device alone where the split is
@@ -167,15 +187,10 @@ func balance(s []Share, total float64) []float64 {
 
 // assign turns fractions into units in whole granules by largest remainders (each
 // device the floor of its quota, the granules left to the largest fractions of a
-// granule), the units short of a granule going to the device with the largest share.
+// granule); the units short of a granule go to the last device with a share, so that
+// every share starts on a granule.
 func assign(s []Share, f []float64, total, granule int) {
 	g := total / granule
-	big := 0
-	for i := range s {
-		if f[i] > f[big] {
-			big = i
-		}
-	}
 	rest := make([]float64, len(s))
 	left := g
 	for i := range s {
@@ -194,10 +209,21 @@ func assign(s []Share, f []float64, total, granule int) {
 		s[j].Units++
 		rest[j] = -1
 	}
+	last := -1
 	for i := range s {
 		s[i].Units *= granule
+		if s[i].Units > 0 {
+			last = i
+		}
 	}
-	s[big].Units += total - g*granule
+	if last < 0 { // fewer units than a granule: all to the largest share
+		for i := range s {
+			if last < 0 || f[i] > f[last] {
+				last = i
+			}
+		}
+	}
+	s[last].Units += total - g*granule
 	for i := range s {
 		s[i].Fraction = float64(s[i].Units) / float64(total)
 	}

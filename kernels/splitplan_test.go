@@ -39,8 +39,8 @@ func TestBalance(t *testing.T) {
 	}
 }
 
-// TestAssign checks that units come in granules, sum to the total, and that the largest
-// share takes the remainder.
+// TestAssign checks that units come in granules, sum to the total, and that the last
+// device with a share takes the remainder.
 func TestAssign(t *testing.T) {
 	for _, c := range []struct {
 		f           []float64
@@ -48,9 +48,11 @@ func TestAssign(t *testing.T) {
 		want        []int
 	}{
 		{[]float64{0.5, 0.5}, 1000, 1, []int{500, 500}},
-		{[]float64{0.3, 0.7}, 1001, 64, []int{320, 681}},
+		{[]float64{0.75, 0.25}, 1001, 64, []int{704, 297}},
 		{[]float64{1, 0}, 17, 4, []int{17, 0}},
 		{[]float64{0.25, 0.25, 0.5}, 10, 4, []int{4, 0, 6}},
+		{[]float64{0.5, 0.5, 0}, 10, 4, []int{4, 6, 0}},
+		{[]float64{0.2, 0.8}, 3, 4, []int{0, 3}},
 		{[]float64{0.01, 0.99}, 100, 64, []int{0, 100}},
 	} {
 		s := make([]Share, len(c.f))

@@ -56,6 +56,7 @@ func fftOp[T kernels.Float](kind fftKind, doc, sizeDoc string, def, quick int) k
 			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 				return setupFFT[T](q, name, kind, p)
 			})),
+		Split: fftSplit[T](name, kind),
 	}
 }
 

@@ -200,10 +200,13 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 	portable.Tunables = "TS, TSK, WPT by kind of device (gemmTiles), or prism tune's"
 	portable.Candidates = func(dev *engine.Device) []string { return portableCandidates[Out](dev) }
 	variants = append(variants, portable)
-	return kernels.Op{
+	o := kernels.Op{
 		Name: name, Family: "gemm", Type: prec, Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 4096 * 4096, QuickSize: 256 * 256, Variants: variants,
 	}
+	// Across devices by rows of A and C, or by matrices of the batch (split.go).
+	o.Split = gemmSplitter[In, Out](o, p, ta, tb, batch)
+	return o
 }
 
 // gemmInstance runs one GEMM shape over sets of inputs (A and B, and C); the result goes

@@ -47,6 +47,7 @@ func mapOp[T kernels.Float](op MapOp) kernels.Op {
 		SizeDoc: "n elements per array", DefaultSize: 1 << 25, QuickSize: 1 << 20,
 		Variants: append(vendorVariants[T](name, op),
 			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) { return setupMap[T](q, name, op, p) })),
+		Split: mapSplit[T](name, op),
 	}
 }
 

@@ -73,6 +73,7 @@ func monteCarloOp(op MonteCarloOp) kernels.Op {
 			}
 			return setupMCReduce(q, op, p)
 		}),
+		Split: monteCarloSplit(name, op),
 	}
 }
 

@@ -54,11 +54,14 @@ func reduceOp[T ReduceElem](op ReduceOp, rows bool) kernels.Op {
 		variants = append([]kernels.Variant{shflVariant[T](name)}, variants...)
 	}
 	variants = append(vendorVariants[T](name, op, rows), variants...)
-	return kernels.Op{
+	o := kernels.Op{
 		Name: name, Family: "reduce", Type: tn, Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 1 << 25, QuickSize: 1 << 20,
 		Variants: variants,
 	}
+	// Across devices by ranges of elements, or of rows (split.go).
+	o.Split = reduceSplitter[T](o, op, rows)
+	return o
 }
 
 // shflVariant is the "cuda-shfl" variant of the whole-array sums (reduce.cu).

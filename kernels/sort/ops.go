@@ -37,6 +37,7 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupSort[K](q, name, pairs, order, p)
 		}),
+		Split: sortSplit[K](name, pairs, order),
 	}
 }
 

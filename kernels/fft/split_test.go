@@ -1,0 +1,270 @@
+package fft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+	"github.com/prism-compute/prism/platform"
+)
+
+// splitDevices returns the devices the split tests run on, closed when the test ends:
+// every OpenCL device found, or with twins only those of the first one's name, platform
+// and compute units (which compute alike); the first device opened twice where that
+// leaves one (two openings are two devices to the engine).
+func splitDevices(t *testing.T, twins bool) []*engine.Device {
+	t.Helper()
+	dis, err := platform.Discover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var first engine.DeviceInfo
+	for _, d := range dis.Devices {
+		if d.Backend != "opencl" {
+			continue
+		}
+		if len(ids) == 0 {
+			first = d.DeviceInfo
+		} else if twins && (d.Name != first.Name || d.Platform != first.Platform || d.ComputeUnits != first.ComputeUnits) {
+			continue
+		}
+		ids = append(ids, d.ID)
+	}
+	if len(ids) == 0 {
+		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
+	}
+	if len(ids) == 1 {
+		ids = append(ids, ids[0])
+	}
+	devs := make([]*engine.Device, len(ids))
+	for i, id := range ids {
+		d, err := engine.Open(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		devs[i] = d
+	}
+	return devs
+}
+
+// splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
+// all on the first, given to the first two devices (the others get none), and an even
+// split where there are more than two.
+func splitFractions(n int) [][]float64 {
+	pair := func(a, b float64) []float64 {
+		f := make([]float64, n)
+		f[0], f[1] = a, b
+		return f
+	}
+	fs := [][]float64{pair(0.5, 0.5), pair(0.13, 0.87), pair(1, 0)}
+	if n > 2 {
+		even := make([]float64, n)
+		for i := range even {
+			even[i] = 1 / float64(n)
+		}
+		fs = append(fs, even)
+	}
+	return fs
+}
+
+// fracName names fixed fractions in a subtest's name, or "measured" for nil.
+func fracName(f []float64) string {
+	if f == nil {
+		return "measured"
+	}
+	return fmt.Sprint(f)
+}
+
+// checkShares checks that the shares cover the n units once, with their fractions, and
+// give nothing to a device of a zero fraction in f (nil: measured shares).
+func checkShares(t *testing.T, sh []kernels.Share, n int, f []float64) {
+	t.Helper()
+	sum := 0
+	for i, s := range sh {
+		if s.Units < 0 || math.Abs(s.Fraction-float64(s.Units)/float64(n)) > 1e-12 || f != nil && f[i] == 0 && s.Units != 0 {
+			t.Fatalf("share %+v of %d units (fractions %v)", s, n, f)
+		}
+		sum += s.Units
+	}
+	if sum != n {
+		t.Fatalf("shares %+v cover %d units, want %d", sh, sum, n)
+	}
+}
+
+// batchedOp returns fft/batched/float32 and checks that it is the only fft op with a
+// Split.
+func batchedOp(t *testing.T) kernels.Op {
+	t.Helper()
+	var op kernels.Op
+	for _, o := range Family().Ops {
+		switch {
+		case o.Name == "fft/batched/float32":
+			op = o
+		case o.Split != nil:
+			t.Errorf("%s has a Split: only the batched op is split", o.Name)
+		}
+	}
+	if op.Split == nil {
+		t.Fatal("fft/batched/float32 has no Split")
+	}
+	return op
+}
+
+// TestFFTSplit splits fft/batched across the devices found, with fixed and measured
+// shares, at odd batches, and checks every transform against the reference.
+func TestFFTSplit(t *testing.T) {
+	devs := splitDevices(t, false)
+	op := batchedOp(t)
+	fractions := append(splitFractions(len(devs)), nil) // nil: measured
+	batches := []int{1, 7, 13}
+	if kerneltest.Small() { // Oclgrind: one batch, split in halves and by measure
+		batches = []int{3}
+	}
+	for bi, b := range batches {
+		for fi, f := range fractions {
+			if b != 13 && !kerneltest.Small() && fi != bi%len(fractions) {
+				continue // the small batches with one share each
+			}
+			if kerneltest.Small() && fi != 0 && f != nil {
+				continue // Oclgrind: halves and measured
+			}
+			t.Run(fmt.Sprintf("batch=%d/f=%s", b, fracName(f)), func(t *testing.T) {
+				in, err := op.Split(t.Context(), devs, kernels.Params{Size: b*fftBatchLen + 5, Seed: uint64(b)}, kernels.SplitOptions{Fractions: f})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				checkShares(t, in.Shares(), b, f)
+				for range 2 {
+					if err := in.Run(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := in.Verify(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if in.Model().Flops != 5*1024*10*float64(b) {
+					t.Errorf("Model %+v", in.Model())
+				}
+			})
+		}
+	}
+}
+
+// TestFFTSplitSameAsOneDevice checks that a split draws the one-device op's input, reports
+// its shape, and on devices that compute alike gives its output bit for bit.
+func TestFFTSplitSameAsOneDevice(t *testing.T) {
+	devs := splitDevices(t, true)
+	op := batchedOp(t)
+	q, err := devs[0].NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	p := kernels.Params{Size: 5*fftBatchLen + 100, Seed: 3, Portable: true}
+	if kerneltest.Small() { // Oclgrind
+		p.Size = 2*fftBatchLen + 100
+	}
+	one, err := op.Setup(q, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	if err := one.Run(q); err != nil {
+		t.Fatal(err)
+	}
+	want := one.(*fftInstance[float32])
+	wantOut, err := want.out.Download(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantX, err := want.x.Last(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: splitFractions(len(devs))[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := in.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := in.(*fftSplitInstance[float32])
+	if in.Shape() != one.Shape() || in.Model() != one.Model() {
+		t.Errorf("shape %q, model %+v; one device %q, %+v", in.Shape(), in.Model(), one.Shape(), one.Model())
+	}
+	if err := kernels.CheckEqual("input", got.x, wantX[0]); err != nil {
+		t.Fatal(err)
+	}
+	bits := func(x []float32) []uint32 {
+		b := make([]uint32, len(x))
+		for i, v := range x {
+			b[i] = math.Float32bits(v)
+		}
+		return b
+	}
+	if err := kernels.CheckEqual("output bits", bits(got.out), bits(wantOut)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFFTSplitInvalid(t *testing.T) {
+	devs := splitDevices(t, false)
+	op := batchedOp(t)
+	ok := kernels.Params{Size: 2048, Seed: 1}
+	for _, c := range []struct {
+		name string
+		devs []*engine.Device
+		p    kernels.Params
+		f    []float64
+		want error
+	}{
+		{"size 0", devs, kernels.Params{}, nil, engine.ErrInvalidArg},
+		{"size negative", devs, kernels.Params{Size: -4}, nil, engine.ErrInvalidArg},
+		{"no device", []*engine.Device{}, ok, nil, engine.ErrInvalidArg},
+		{"nil device", []*engine.Device{devs[0], nil}, ok, nil, engine.ErrInvalidArg},
+		{"fractions short", devs, ok, []float64{}, engine.ErrInvalidArg},
+		{"fractions sum", devs, ok, append([]float64{0.2, 0.2}, make([]float64, len(devs)-2)...), engine.ErrInvalidArg},
+		{"tunables", devs, kernels.Params{Size: 2048, Tunables: "EPT=8"}, nil, engine.ErrInvalidArg},
+		{"vendor variant", devs, kernels.Params{Size: 2048, Variant: "clFFT"}, nil, engine.ErrUnsupported},
+	} {
+		in, err := op.Split(t.Context(), c.devs, c.p, kernels.SplitOptions{Fractions: c.f})
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if in != nil {
+			in.Close()
+		}
+	}
+	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: splitFractions(len(devs))[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
+	}
+	if err := in.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	in.(*fftSplitInstance[float32]).out[2*fftBatchLen+6] += 1 // transform 1, the second part's
+	if err := in.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
+		t.Errorf("Verify after a wrong element: %v, want ErrVerify", err)
+	}
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := in.Run(context.Background()); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}

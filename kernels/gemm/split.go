@@ -1,0 +1,463 @@
+package gemm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// A GEMM split across devices (kernels.Splitter): a single GEMM by blocks of rows of
+// op(A), C and D, with B on every device; a batched GEMM by matrices of the batch. Each
+// device computes its block with the implementation a one-device Setup gives it (the one
+// Params names, or Pick's choice for that device), and the blocks of D are read back into
+// one result on the host, which Verify checks against the float64 reference as the
+// one-device instance does. The inputs are the one-device op's, generated once on the host
+// from Params.Seed, and each device gets its block of them at setup.
+
+// splitGranule is the unit in which rows or batch matrices are given out: one, since
+// every implementation takes any M (tiles past the last row are masked) and any batch.
+const splitGranule = 1
+
+// gemmSplitter returns the Splitter of a GEMM op: by rows, or by matrices when batch > 1.
+func gemmSplitter[In InputType, Out kernels.Float](op kernels.Op, prec Precision, ta, tb bool, batch int) kernels.Splitter {
+	return func(ctx context.Context, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (kernels.SplitInstance, error) {
+		sp, err := newGEMMSplit[In, Out](ctx, op, prec, ta, tb, batch, devs, p, o)
+		if err != nil {
+			return nil, err
+		}
+		return sp, nil
+	}
+}
+
+// gemmSplit is a GEMM set up across devices.
+type gemmSplit[In InputType, Out kernels.Float] struct {
+	op          kernels.Op
+	p           kernels.Params
+	prec        Precision
+	s           GEMMShape // the whole problem, with its defaults
+	byBatch     bool      // units are matrices of the batch, else rows
+	alpha, beta Out
+	a, b        []In // the inputs A, B and C on the host, as the one-device op draws them
+	c           []Out
+	d           []Out // the result, assembled from the parts' blocks
+	shares      []kernels.Share
+	parts       []*gemmPart[In, Out]
+	ran         bool
+	closed      bool
+}
+
+// gemmPart is one device's part: its queue, implementation and block.
+type gemmPart[In InputType, Out kernels.Float] struct {
+	dev      *engine.Device
+	q        *engine.Queue
+	g        Runner[In, Out]
+	variant  string
+	tunables string
+	blk      gemmBlock[In, Out] // the share's block; probe's while PlanShares measures
+	probe    gemmBlock[In, Out]
+	scratch  []Out // the probe's read-back
+}
+
+// gemmBlock is a block of the problem on a device: units rows (or matrices) from off, its
+// shape, and its inputs and output.
+type gemmBlock[In InputType, Out kernels.Float] struct {
+	off, units int
+	s          GEMMShape
+	oc         int // where its C and D start in the whole problem's
+	a, b       *engine.Buffer[In]
+	c, d       *engine.Buffer[Out]
+}
+
+func (b *gemmBlock[In, Out]) close() error {
+	err := errors.Join(b.a.Close(), b.b.Close(), b.c.Close(), b.d.Close())
+	*b = gemmBlock[In, Out]{}
+	return err
+}
+
+func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kernels.Op, prec Precision, ta, tb bool, batch int, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ *gemmSplit[In, Out], err error) {
+	if err := kernels.CheckSize(op.Name, p); err != nil {
+		return nil, err
+	}
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("kernels: %s: split across no device: %w", op.Name, engine.ErrInvalidArg)
+	}
+	for i, d := range devs {
+		if d == nil {
+			return nil, fmt.Errorf("kernels: %s: split across a nil device (%d of %d): %w", op.Name, i+1, len(devs), engine.ErrInvalidArg)
+		}
+	}
+	p.Rotate = false
+	n := max(int(math.Round(math.Sqrt(float64(p.Size)/float64(batch)))), 1)
+	s := GEMMShape{TransA: ta, TransB: tb, M: n, N: n, K: n, Batch: batch}.WithDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("kernels: %s: size %d: %w", op.Name, p.Size, err)
+	}
+	sp := &gemmSplit[In, Out]{op: op, p: p, prec: prec, s: s, byBatch: batch > 1}
+	// The one-device op's inputs: its first input set, drawn in the same order.
+	rng := kernels.NewRand(p.Seed, gemmStream)
+	sp.alpha, sp.beta = Out(1+rng.Float64()), Out(-0.5-0.5*rng.Float64())
+	la, lb, lc := s.Lens()
+	sp.a, sp.b = randIn[In](rng, la, -1, 1), randIn[In](rng, lb, -1, 1)
+	sp.c = kernels.RandFloats[Out](rng, lc, -1, 1)
+	sp.d = make([]Out, lc)
+	sp.parts = make([]*gemmPart[In, Out], len(devs))
+	for i, d := range devs {
+		sp.parts[i] = &gemmPart[In, Out]{dev: d}
+	}
+	defer func() {
+		if err != nil {
+			sp.Close()
+		}
+	}()
+	total := s.M
+	if sp.byBatch {
+		total = s.Batch
+	}
+	if o.Fractions == nil {
+		// Every device is measured: each readies its implementation first, so that one
+		// that cannot run the op says so before any is timed.
+		for _, pt := range sp.parts {
+			if err := sp.ready(pt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The probes of PlanShares reach at most an even share of the units.
+	probeUnits := max(splitGranule, total/len(devs)/splitGranule*splitGranule)
+	sp.shares, err = kernels.PlanShares(ctx, devs, total, splitGranule, o, func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
+		return sp.probe(ctx, dev, units, probeUnits)
+	})
+	if err != nil {
+		return nil, err
+	}
+	off := kernels.Offsets(sp.shares)
+	for i, pt := range sp.parts {
+		if err := pt.probe.close(); err != nil {
+			return nil, err
+		}
+		pt.scratch = nil
+		if sp.shares[i].Units == 0 {
+			if err := pt.close(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := sp.ready(pt); err != nil {
+			return nil, err
+		}
+		if pt.blk, err = sp.block(ctx, pt, off[i], sp.shares[i].Units); err != nil {
+			return nil, err
+		}
+	}
+	return sp, nil
+}
+
+// ready readies pt's queue and implementation: the runner that Setup of the variant Pick
+// chooses builds on the device (its tunables looked up, its kernels compiled), set up at
+// the smallest size and kept, the rest of that instance released.
+func (sp *gemmSplit[In, Out]) ready(pt *gemmPart[In, Out]) (err error) {
+	if pt.g != nil {
+		return nil
+	}
+	v, err := sp.op.Pick(pt.dev, sp.p)
+	if err != nil {
+		return err
+	}
+	if pt.q == nil {
+		if pt.q, err = pt.dev.NewQueue(); err != nil {
+			return err
+		}
+	}
+	p := sp.p
+	p.Size = 1
+	inst, err := v.Setup(pt.q, p)
+	if err != nil {
+		return err
+	}
+	switch in := inst.(type) {
+	case *gemmInstance[In, Out]:
+		pt.g, pt.tunables = in.g, in.tunables
+		in.g = nil
+	case *vendorGEMM[Out]:
+		// In is Out for the vendor variants (float32, float64).
+		g, ok := any(&blasRunner[Out]{blas: in.blas}).(Runner[In, Out])
+		if !ok {
+			inst.Close()
+			return fmt.Errorf("kernels: %s: variant %s takes %s inputs: %w", sp.op.Name, v.Name, kernels.TypeName[Out](), engine.ErrUnsupported)
+		}
+		pt.g = g
+	default:
+		inst.Close()
+		return fmt.Errorf("kernels: %s: variant %s does not run a block of the problem: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
+	}
+	pt.variant = v.Name
+	return inst.Close()
+}
+
+// block uploads the block of units rows (or matrices) from off to pt's device: its rows of
+// A (when A is stored transposed, its columns: the stored rows from column off on, with
+// the whole problem's leading dimension, so that every implementation sees the alignment
+// of the whole problem) and of C, all of B, and an output D. By matrices, every input is
+// the block's matrices.
+func (sp *gemmSplit[In, Out]) block(ctx context.Context, pt *gemmPart[In, Out], off, units int) (_ gemmBlock[In, Out], err error) {
+	s := sp.blockShape(units)
+	var oa, ob int
+	b := gemmBlock[In, Out]{off: off, units: units, s: s}
+	if sp.byBatch {
+		oa, ob, b.oc = off*s.StrideA, off*s.StrideB, off*s.StrideC
+	} else {
+		oa, b.oc = off*s.LDA, off*s.LDC
+		if s.TransA {
+			oa = off
+		}
+	}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	la, lb, lc := s.Lens()
+	if b.a, err = engine.Upload(ctx, pt.q, sp.a[oa:oa+la]); err != nil {
+		return b, err
+	}
+	if b.b, err = engine.Upload(ctx, pt.q, sp.b[ob:ob+lb]); err != nil {
+		return b, err
+	}
+	if b.c, err = engine.Upload(ctx, pt.q, sp.c[b.oc:b.oc+lc]); err != nil {
+		return b, err
+	}
+	b.d, err = engine.NewBuffer[Out](pt.dev, lc)
+	return b, err
+}
+
+// blockShape returns the shape of a block of units rows (or matrices): the whole
+// problem's leading dimensions and, by matrices, its strides.
+func (sp *gemmSplit[In, Out]) blockShape(units int) GEMMShape {
+	s := sp.s
+	if sp.byBatch {
+		s.Batch = units
+		return s
+	}
+	s.M, s.StrideA, s.StrideB, s.StrideC = units, 0, 0, 0
+	return s.WithDefaults()
+}
+
+// run computes block b on pt's device and reads its D into dst.
+func (pt *gemmPart[In, Out]) run(ctx context.Context, b *gemmBlock[In, Out], alpha, beta Out, dst []Out) error {
+	if err := pt.g.RunInto(pt.q, b.s, alpha, b.a, b.b, beta, b.c, b.d); err != nil {
+		return err
+	}
+	return b.d.Read(ctx, pt.q, 0, dst)
+}
+
+// probe times a block of units rows (or matrices) on dev with its read-back, on a block
+// from the start of the problem uploaded once, for want units or as many as asked.
+func (sp *gemmSplit[In, Out]) probe(ctx context.Context, dev *engine.Device, units, want int) (time.Duration, error) {
+	var pt *gemmPart[In, Out]
+	for _, x := range sp.parts {
+		if x.dev == dev {
+			pt = x
+			break
+		}
+	}
+	total := sp.s.M
+	if sp.byBatch {
+		total = sp.s.Batch
+	}
+	if pt == nil || units < 1 || units > total {
+		return 0, fmt.Errorf("kernels: %s: probe of %d units of %d on %s: %w", sp.op.Name, units, total, dev.ID(), engine.ErrInvalidArg)
+	}
+	if err := sp.ready(pt); err != nil {
+		return 0, err
+	}
+	if pt.probe.units < units {
+		if err := pt.probe.close(); err != nil {
+			return 0, err
+		}
+		var err error
+		if pt.probe, err = sp.block(ctx, pt, 0, min(max(units, want), total)); err != nil {
+			return 0, err
+		}
+		_, _, lc := pt.probe.s.Lens()
+		pt.scratch = make([]Out, lc)
+	}
+	b := pt.probe
+	b.s = sp.blockShape(units)
+	_, _, lc := b.s.Lens()
+	start := time.Now()
+	if err := pt.run(ctx, &b, sp.alpha, sp.beta, pt.scratch[:lc]); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// Run computes every part's block on its device, concurrently, each read back into its
+// rows (or matrices) of the result.
+func (sp *gemmSplit[In, Out]) Run(ctx context.Context) error {
+	if sp.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
+	}
+	err := kernels.RunParts(sp.shares, func(i int) error {
+		pt := sp.parts[i]
+		_, _, lc := pt.blk.s.Lens()
+		return pt.run(ctx, &pt.blk, sp.alpha, sp.beta, sp.d[pt.blk.oc:pt.blk.oc+lc])
+	})
+	sp.ran = err == nil
+	return err
+}
+
+// Verify checks the assembled D against the float64 reference, as the one-device
+// instance's Verify does: every element up to gemmFullCheck, else the corners of every
+// matrix and a seeded sample.
+func (sp *gemmSplit[In, Out]) Verify(ctx context.Context) error {
+	if sp.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
+	}
+	if !sp.ran {
+		return fmt.Errorf("kernels: %s: no complete run to verify: %w", sp.op.Name, engine.ErrInvalidArg)
+	}
+	s := sp.s
+	a, b, c := widen(sp.a), widen(sp.b), widen(sp.c)
+	alpha, beta := float64(sp.alpha), float64(sp.beta)
+	check := func(z, i, j int, want, mag float64) error {
+		g := sp.d[z*s.StrideC+i*s.LDC+j]
+		tol := sp.prec.Tolerance(s.K, alpha, mag)
+		if d := math.Abs(float64(g) - want); !(d <= tol) {
+			return fmt.Errorf("%w: gemm %v split: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g; computed on %s)",
+				kernels.ErrVerify, s, z, i, j, g, want, d, tol, sp.owner(z, i))
+		}
+		return nil
+	}
+	if float64(s.M)*float64(s.N)*float64(s.K)*float64(s.Batch) <= gemmFullCheck {
+		want, mag := GEMMRef(s, alpha, a, b, beta, c)
+		for z := range s.Batch {
+			for i := range s.M {
+				for j := range s.N {
+					o := z*s.StrideC + i*s.LDC + j
+					if err := check(z, i, j, want[o], mag[o]); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	rng := kernels.NewRand(sp.p.Seed, gemmStream+1)
+	var pts [][3]int
+	for z := range s.Batch {
+		pts = append(pts, [3]int{z, 0, 0}, [3]int{z, 0, s.N - 1}, [3]int{z, s.M - 1, 0}, [3]int{z, s.M - 1, s.N - 1})
+	}
+	for range gemmSamples {
+		pts = append(pts, [3]int{rng.IntN(s.Batch), rng.IntN(s.M), rng.IntN(s.N)})
+	}
+	for _, pt := range pts {
+		want, mag := GEMMRefAt(s, alpha, a, b, beta, c, pt[0], pt[1], pt[2])
+		if err := check(pt[0], pt[1], pt[2], want, mag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// owner names the device that computed row i of matrix z.
+func (sp *gemmSplit[In, Out]) owner(z, i int) string {
+	u := i
+	if sp.byBatch {
+		u = z
+	}
+	for k, sh := range sp.shares {
+		if b := sp.parts[k].blk; sh.Units > 0 && u >= b.off && u < b.off+b.units {
+			return sh.Device
+		}
+	}
+	return "no device"
+}
+
+// Model is the whole GEMM's, as the one-device instance reports it.
+func (sp *gemmSplit[In, Out]) Model() kernels.Model {
+	return GEMMModelOf(sp.s, engine.SizeOf[In](), engine.SizeOf[Out]())
+}
+
+func (sp *gemmSplit[In, Out]) Shape() string {
+	s := fmt.Sprintf("M=N=K=%d", sp.s.M)
+	if sp.s.Batch > 1 {
+		s = fmt.Sprintf("batch=%d %s", sp.s.Batch, s)
+	}
+	return s
+}
+
+func (sp *gemmSplit[In, Out]) Shares() []kernels.Share {
+	return append([]kernels.Share(nil), sp.shares...)
+}
+
+// Variants returns the implementation each device with a share runs, with its tunables
+// where it has them ("portable (TS=128 ...)"), in the order of the devices; "" for a
+// device without a share.
+func (sp *gemmSplit[In, Out]) Variants() []string {
+	out := make([]string, len(sp.parts))
+	for i, pt := range sp.parts {
+		out[i] = pt.variant
+		if pt.tunables != "" {
+			out[i] += " (" + pt.tunables + ")"
+		}
+	}
+	return out
+}
+
+// Close releases every part's buffers, implementation and queue. Idempotent.
+func (sp *gemmSplit[In, Out]) Close() error {
+	if sp.closed {
+		return nil
+	}
+	sp.closed = true
+	var errs []error
+	for _, pt := range sp.parts {
+		errs = append(errs, pt.close())
+	}
+	return errors.Join(errs...)
+}
+
+func (pt *gemmPart[In, Out]) close() error {
+	var errs []error
+	errs = append(errs, pt.blk.close(), pt.probe.close())
+	if pt.g != nil {
+		errs = append(errs, pt.g.Close())
+		pt.g = nil
+	}
+	if pt.q != nil {
+		errs = append(errs, pt.q.Close())
+		pt.q = nil
+	}
+	pt.scratch = nil
+	return errors.Join(errs...)
+}
+
+// blasRunner runs a block through the device's vendor BLAS, which computes in place: D is
+// set to C first, as vendorGEMM's Run leaves it ready.
+type blasRunner[T kernels.Float] struct {
+	blas *engine.BLAS
+}
+
+func (r *blasRunner[T]) RunInto(q *engine.Queue, s GEMMShape, alpha T, a, b *engine.Buffer[T], beta T, c, d *engine.Buffer[T]) error {
+	s, err := checkCall(q, s, a, b, c, d)
+	if err != nil {
+		return err
+	}
+	_, _, lc := s.Lens()
+	if err := d.CopyFrom(q, 0, c, 0, lc); err != nil {
+		return err
+	}
+	return engine.Gemm(r.blas, q, engine.GemmSpec{TransA: s.TransA, TransB: s.TransB,
+		M: s.M, N: s.N, K: s.K, LDA: s.LDA, LDB: s.LDB, LDC: s.LDC, Batch: s.Batch,
+		StrideA: s.StrideA, StrideB: s.StrideB, StrideC: s.StrideC}, alpha, a, b, beta, d)
+}
+
+// Close releases nothing: the BLAS belongs to the device.
+func (r *blasRunner[T]) Close() error { return nil }
+
+var _ kernels.SplitInstance = (*gemmSplit[float32, float32])(nil)

@@ -1,0 +1,321 @@
+package montecarlo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+	"github.com/prism-compute/prism/platform"
+)
+
+// splitDevices returns the devices the split tests run on, closed when the test ends:
+// every OpenCL device found, or with twins only those of the first one's name, platform
+// and compute units (which compute alike); the first device opened twice where that
+// leaves one (two openings are two devices to the engine).
+func splitDevices(t *testing.T, twins bool) []*engine.Device {
+	t.Helper()
+	dis, err := platform.Discover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var first engine.DeviceInfo
+	for _, d := range dis.Devices {
+		if d.Backend != "opencl" {
+			continue
+		}
+		if len(ids) == 0 {
+			first = d.DeviceInfo
+		} else if twins && (d.Name != first.Name || d.Platform != first.Platform || d.ComputeUnits != first.ComputeUnits) {
+			continue
+		}
+		ids = append(ids, d.ID)
+	}
+	if len(ids) == 0 {
+		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
+	}
+	if len(ids) == 1 {
+		ids = append(ids, ids[0])
+	}
+	devs := make([]*engine.Device, len(ids))
+	for i, id := range ids {
+		d, err := engine.Open(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		devs[i] = d
+	}
+	return devs
+}
+
+// splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
+// all on the first, given to the first two devices (the others get none), and an even
+// split where there are more than two.
+func splitFractions(n int) [][]float64 {
+	pair := func(a, b float64) []float64 {
+		f := make([]float64, n)
+		f[0], f[1] = a, b
+		return f
+	}
+	fs := [][]float64{pair(0.5, 0.5), pair(0.13, 0.87), pair(1, 0)}
+	if n > 2 {
+		even := make([]float64, n)
+		for i := range even {
+			even[i] = 1 / float64(n)
+		}
+		fs = append(fs, even)
+	}
+	return fs
+}
+
+// mcOneDevice runs op once on dev at n with seed and returns its result: the output, or
+// the count or price as a one-element slice, as uint32 bits.
+func mcOneDevice(t *testing.T, dev *engine.Device, op MonteCarloOp, n int, seed uint64) []uint32 {
+	t.Helper()
+	q, err := dev.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	in, err := monteCarloOp(op).Setup(q, kernels.Params{Size: n, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := in.Run(q); err != nil {
+		t.Fatal(err)
+	}
+	switch in := in.(type) {
+	case *mcGenInstance[uint32]:
+		got, err := in.out.Download(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	case *mcGenInstance[float32]:
+		got, err := in.out.Download(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return floatBits(got)
+	case *mcReduceInstance:
+		if op == MCPi {
+			got, err := in.count.Download(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		got, err := in.price.Download(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return floatBits(got)
+	}
+	t.Fatalf("unexpected instance %T", in)
+	return nil
+}
+
+func floatBits(x []float32) []uint32 {
+	b := make([]uint32, len(x))
+	for i, v := range x {
+		b[i] = math.Float32bits(v)
+	}
+	return b
+}
+
+// splitResult returns the split's combined result as mcOneDevice does.
+func splitResult(s *mcSplit) []uint32 {
+	switch s.op {
+	case MCPhilox:
+		return s.words
+	case MCPi:
+		return []uint32{s.count}
+	case MCOption:
+		return floatBits([]float32{s.price})
+	}
+	return floatBits(s.floats)
+}
+
+func setupSplit(t *testing.T, op MonteCarloOp, devs []*engine.Device, p kernels.Params, f []float64) *mcSplit {
+	t.Helper()
+	in, err := monteCarloOp(op).Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close() })
+	return in.(*mcSplit)
+}
+
+// checkShares checks that the shares cover the n units once, with their fractions, and
+// give nothing to a device of a zero fraction in f (nil: measured shares).
+func checkShares(t *testing.T, sh []kernels.Share, n int, f []float64) {
+	t.Helper()
+	sum := 0
+	for i, s := range sh {
+		if s.Units < 0 || math.Abs(s.Fraction-float64(s.Units)/float64(n)) > 1e-12 || f != nil && f[i] == 0 && s.Units != 0 {
+			t.Fatalf("share %+v of %d units (fractions %v)", s, n, f)
+		}
+		sum += s.Units
+	}
+	if sum != n {
+		t.Fatalf("shares %+v cover %d units, want %d", sh, sum, n)
+	}
+}
+
+// TestMonteCarloSplitBitIdentical runs every montecarlo op split across devices that
+// compute alike with fixed shares, at sizes that are not multiples of the chunk, and
+// requires the one-device op's result bit for bit: the outputs, the count, the price (up
+// to the size where the one-device op grid-strides, beyond which the price is checked
+// against the reference).
+func TestMonteCarloSplitBitIdentical(t *testing.T) {
+	devs := splitDevices(t, true)
+	m, err := NewMonteCarlo(devs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg, maxGroups := m.wg, m.maxGroups
+	m.Close()
+	for _, op := range MonteCarloOps {
+		unit := 4 * wg
+		if op == MCPi {
+			unit = 2 * wg
+		}
+		// A few chunks, and a part of one; a device of a 13% share gets nothing at 7.
+		// Every build takes PoCL about 80 ms: few sizes.
+		sizes := []int{5*unit + 3}
+		switch {
+		case kerneltest.Small(): // Oclgrind
+		case op == MCPhilox:
+			sizes = append(sizes, 7)
+		case op == MCOption:
+			sizes = append(sizes, 37*unit+11, unit*maxGroups+5) // the last grid-strides
+		}
+		for _, n := range sizes {
+			seed := uint64(n)*7 + 1
+			var want []uint32
+			for _, f := range splitFractions(len(devs)) {
+				t.Run(fmt.Sprintf("%s/n=%d/f=%v", op, n, f), func(t *testing.T) {
+					s := setupSplit(t, op, devs, kernels.Params{Size: n, Seed: seed}, f)
+					checkShares(t, s.Shares(), n, f)
+					if err := s.Run(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.Verify(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+					if want == nil {
+						want = mcOneDevice(t, devs[0], op, n, seed)
+					}
+					got := splitResult(s)
+					if op == MCOption && (n+unit-1)/unit > maxGroups {
+						if got[0] != want[0] {
+							t.Logf("grid-stride size: split price %v, one-device %v (both verified)", math.Float32frombits(got[0]), math.Float32frombits(want[0]))
+						}
+						return
+					}
+					if err := kernels.CheckEqual("split result bits", got, want); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMonteCarloSplitMeasured splits every op across every device found with measured
+// shares and checks the result against the reference.
+func TestMonteCarloSplitMeasured(t *testing.T) {
+	devs := splitDevices(t, false)
+	n := 40000
+	if kerneltest.Small() {
+		n = 3000
+	}
+	for _, op := range MonteCarloOps {
+		t.Run(string(op), func(t *testing.T) {
+			s := setupSplit(t, op, devs, kernels.Params{Size: n, Seed: 11}, nil)
+			checkShares(t, s.Shares(), n, nil)
+			for range 2 { // a second run combines afresh
+				if err := s.Run(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Verify(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := s.Model(), MonteCarloModel(op, n); got != want {
+				t.Errorf("Model %+v, want %+v", got, want)
+			}
+			t.Logf("%s: shares %+v", s.Shape(), s.Shares())
+		})
+	}
+}
+
+// TestMonteCarloSplitVerifyCatches checks that the split's Verify sees a wrong element of
+// the combined output.
+func TestMonteCarloSplitVerifyCatches(t *testing.T) {
+	devs := splitDevices(t, false)
+	s := setupSplit(t, MCUniform, devs, kernels.Params{Size: 5000, Seed: 3}, splitFractions(len(devs))[0])
+	if err := s.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
+	}
+	if err := s.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.floats[4999] = 2.5
+	if err := s.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
+		t.Errorf("Verify after a wrong element: %v, want ErrVerify", err)
+	}
+}
+
+func TestMonteCarloSplitInvalid(t *testing.T) {
+	devs := splitDevices(t, false)
+	op := monteCarloOp(MCPi)
+	ok := kernels.Params{Size: 1000, Seed: 1}
+	for _, c := range []struct {
+		name string
+		devs []*engine.Device
+		p    kernels.Params
+		f    []float64
+		want error
+	}{
+		{"size 0", devs, kernels.Params{}, nil, engine.ErrInvalidArg},
+		{"size too large", devs, kernels.Params{Size: MonteCarloMax + 1}, nil, engine.ErrInvalidArg},
+		{"no device", nil, ok, nil, engine.ErrInvalidArg},
+		{"nil device", []*engine.Device{devs[0], nil}, ok, nil, engine.ErrInvalidArg},
+		{"fractions short", devs, ok, []float64{1}, engine.ErrInvalidArg},
+		{"fractions sum", devs, ok, append([]float64{0.5, 0.6}, make([]float64, len(devs)-2)...), engine.ErrInvalidArg},
+		{"fraction negative", devs, ok, append([]float64{-0.5, 1.5}, make([]float64, len(devs)-2)...), engine.ErrInvalidArg},
+		{"fractions all zero", devs, ok, make([]float64, len(devs)), engine.ErrInvalidArg},
+		{"tunables", devs, kernels.Params{Size: 1000, Tunables: "WG=64"}, nil, engine.ErrInvalidArg},
+		{"variant", devs, kernels.Params{Size: 1000, Variant: "cuda-shfl"}, nil, engine.ErrUnsupported},
+		{"variant and portable", devs, kernels.Params{Size: 1000, Variant: "cuda-shfl", Portable: true}, nil, engine.ErrInvalidArg},
+	} {
+		in, err := op.Split(t.Context(), c.devs, c.p, kernels.SplitOptions{Fractions: c.f})
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if in != nil {
+			in.Close()
+		}
+	}
+	in, err := op.Split(t.Context(), devs, kernels.Params{Size: 1000, Variant: "Portable"}, kernels.SplitOptions{Fractions: splitFractions(len(devs))[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := in.Run(t.Context()); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}

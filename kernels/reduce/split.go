@@ -1,0 +1,531 @@
+package reduce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// A reduction split across devices (kernels.Splitter): each device reduces a contiguous
+// range of the elements with the implementation a one-device Setup gives it (the one
+// Params names, or Pick's choice for that device), its result is read back, and the
+// results are combined on the host: float sums added in float64, int32 sums modulo 2^32,
+// min and max and their indices exactly (the first occurrence wins, as on one device).
+// The per-row ops split by rows, each device's rows read back into one result. The inputs
+// are the one-device op's, generated once on the host from Params.Seed, and each device
+// gets its range of them at setup.
+
+// splitGranule is the unit in which a whole-array reduction's elements are given out: 16
+// work-groups of 256 items, so that a part of one granule still fills every item of a
+// small device's grid and the shares stay multiples of any vector load.
+const splitGranule = 4096
+
+// reduceSplitter returns the Splitter of a reduce op.
+func reduceSplitter[T ReduceElem](op kernels.Op, rop ReduceOp, rows bool) kernels.Splitter {
+	return func(ctx context.Context, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (kernels.SplitInstance, error) {
+		sp, err := newReduceSplit[T](ctx, op, rop, rows, devs, p, o)
+		if err != nil {
+			return nil, err
+		}
+		return sp, nil
+	}
+}
+
+// reduceSplit is a reduction set up across devices.
+type reduceSplit[T ReduceElem] struct {
+	op     kernels.Op
+	p      kernels.Params
+	shape  reduceInstance[T] // op, rows and cols as the one-device instance has them
+	x      []T               // the input on the host, as the one-device op generates it
+	shares []kernels.Share
+	parts  []*reducePart[T]
+	// The result of the last Run: the combined value and index (whole array), or each
+	// row's (per row).
+	val    float64
+	idx    int
+	got    []T
+	gotIdx []int32
+	ran    bool
+	closed bool
+}
+
+// reducePart is one device's part: its queue, implementation and range.
+type reducePart[T ReduceElem] struct {
+	dev     *engine.Device
+	q       *engine.Queue
+	r       *Reduce[T]
+	shfl    *SumShfl[T]
+	blas    *engine.BLAS
+	variant string
+	blk     reduceBlock[T] // the share's range; probe's while PlanShares measures
+	probe   reduceBlock[T]
+	val     []T // a whole-array part's result: its one value and index
+	idx     []int32
+}
+
+// reduceBlock is a range of the input on a device: units elements (or rows) from off, and
+// the buffers its reduction reads and writes.
+type reduceBlock[T ReduceElem] struct {
+	off, units int
+	x          *engine.Buffer[T]
+	out, part  *engine.Buffer[T]
+	idx, pidx  *engine.Buffer[int32]
+	scratch    []T // the probe's read-back of a per-row result
+	scratchIdx []int32
+}
+
+func (b *reduceBlock[T]) close() error {
+	err := errors.Join(b.x.Close(), b.out.Close(), b.part.Close(), b.idx.Close(), b.pidx.Close())
+	*b = reduceBlock[T]{}
+	return err
+}
+
+func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop ReduceOp, rows bool, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ *reduceSplit[T], err error) {
+	if err := kernels.CheckSize(op.Name, p); err != nil {
+		return nil, err
+	}
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("kernels: %s: split across no device: %w", op.Name, engine.ErrInvalidArg)
+	}
+	for i, d := range devs {
+		if d == nil {
+			return nil, fmt.Errorf("kernels: %s: split across a nil device (%d of %d): %w", op.Name, i+1, len(devs), engine.ErrInvalidArg)
+		}
+	}
+	p.Rotate = false
+	sp := &reduceSplit[T]{op: op, p: p, shape: reduceInstance[T]{op: rop, cols: p.Size}}
+	if rows {
+		sp.shape.rows, sp.shape.cols = max(1, (p.Size+reduceCols/2)/reduceCols), reduceCols
+	}
+	n := max(sp.shape.rows, 1) * sp.shape.cols
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of 2^31-1 elements: %w", op.Name, p.Size, engine.ErrInvalidArg)
+	}
+	// The one-device op's input: its first input set.
+	sp.x = reduceInputs[T](kernels.NewRand(p.Seed, 0x726564756365), rop, n) // "reduce"
+	total, granule := n, splitGranule
+	if rows {
+		total, granule = sp.shape.rows, 1
+		sp.got = make([]T, total)
+		if rop.IsArg() {
+			sp.gotIdx = make([]int32, total)
+		}
+	}
+	sp.parts = make([]*reducePart[T], len(devs))
+	for i, d := range devs {
+		sp.parts[i] = &reducePart[T]{dev: d, val: make([]T, 1), idx: make([]int32, 1)}
+	}
+	defer func() {
+		if err != nil {
+			sp.Close()
+		}
+	}()
+	if o.Fractions == nil {
+		// Every device is measured: each readies its implementation first, so that one
+		// that cannot run the op says so before any is timed.
+		for _, pt := range sp.parts {
+			if err := sp.ready(pt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The probes of PlanShares reach at most an even share of the units.
+	probeUnits := max(granule, total/len(devs)/granule*granule)
+	sp.shares, err = kernels.PlanShares(ctx, devs, total, granule, o, func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
+		return sp.probe(ctx, dev, units, probeUnits)
+	})
+	if err != nil {
+		return nil, err
+	}
+	off := kernels.Offsets(sp.shares)
+	for i, pt := range sp.parts {
+		if err := pt.probe.close(); err != nil {
+			return nil, err
+		}
+		if sp.shares[i].Units == 0 {
+			if err := pt.close(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := sp.ready(pt); err != nil {
+			return nil, err
+		}
+		if pt.blk, err = sp.block(ctx, pt, off[i], sp.shares[i].Units); err != nil {
+			return nil, err
+		}
+	}
+	return sp, nil
+}
+
+// ready readies pt's queue and implementation: what Setup of the variant Pick chooses
+// builds on the device (the compiled kernels, or the vendor library), set up at the
+// smallest size and kept, the rest of that instance released.
+func (sp *reduceSplit[T]) ready(pt *reducePart[T]) (err error) {
+	if pt.r != nil || pt.shfl != nil || pt.blas != nil {
+		return nil
+	}
+	v, err := sp.op.Pick(pt.dev, sp.p)
+	if err != nil {
+		return err
+	}
+	if pt.q == nil {
+		if pt.q, err = pt.dev.NewQueue(); err != nil {
+			return err
+		}
+	}
+	p := sp.p
+	p.Size = 1
+	inst, err := v.Setup(pt.q, p)
+	if err != nil {
+		return err
+	}
+	var in *reduceInstance[T]
+	switch x := inst.(type) {
+	case *reduceInstance[T]:
+		in = x
+		pt.r, pt.shfl = in.r, in.shfl
+		in.r, in.shfl = nil, nil
+	case *vendorSum[T]:
+		in, pt.blas = x.reduceInstance, x.blas
+	default:
+		inst.Close()
+		return fmt.Errorf("kernels: %s: variant %s does not run a range of the input: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
+	}
+	pt.variant = v.Name
+	return in.Close()
+}
+
+// block uploads units elements (or rows) of the input from off to pt's device, with the
+// outputs and scratch their reduction needs. Where the range runs past the input (a probe
+// of more than the whole), the input repeats.
+func (sp *reduceSplit[T]) block(ctx context.Context, pt *reducePart[T], off, units int) (_ reduceBlock[T], err error) {
+	b := reduceBlock[T]{off: off, units: units}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	rows, cols := sp.shape.rows > 0, sp.shape.cols
+	n, outs := units, 1
+	if rows {
+		n, outs = units*cols, units
+		off *= cols
+	}
+	x := sp.x[off:min(off+n, len(sp.x))]
+	if len(x) < n {
+		x = make([]T, n)
+		for i := range x {
+			x[i] = sp.x[(off+i)%len(sp.x)]
+		}
+	}
+	if b.x, err = engine.Upload(ctx, pt.q, x); err != nil {
+		return b, err
+	}
+	if b.out, err = engine.NewBuffer[T](pt.dev, outs); err != nil {
+		return b, err
+	}
+	g := 0
+	if pt.r != nil && !rows {
+		g = pt.r.Scratch(n)
+	}
+	if g > 1 {
+		if b.part, err = engine.NewBuffer[T](pt.dev, g); err != nil {
+			return b, err
+		}
+	}
+	if sp.shape.op.IsArg() {
+		if b.idx, err = engine.NewBuffer[int32](pt.dev, outs); err != nil {
+			return b, err
+		}
+		if g > 1 {
+			if b.pidx, err = engine.NewBuffer[int32](pt.dev, g); err != nil {
+				return b, err
+			}
+		}
+	}
+	return b, nil
+}
+
+// run reduces units elements (or rows) of block b on pt's device and reads the result
+// back: into pt.val and pt.idx for a whole array, into dst and dstIdx for rows.
+func (pt *reducePart[T]) run(ctx context.Context, shape *reduceInstance[T], b *reduceBlock[T], units int, dst []T, dstIdx []int32) error {
+	op, cols := shape.op, shape.cols
+	var err error
+	switch {
+	case pt.shfl != nil:
+		err = pt.shfl.Into(pt.q, b.out, b.x, units)
+	case pt.blas != nil:
+		switch out := any(b.out).(type) {
+		case *engine.Buffer[float32]:
+			err = engine.Sum(pt.blas, pt.q, units, any(b.x).(*engine.Buffer[float32]), out)
+		case *engine.Buffer[float64]:
+			err = engine.Sum(pt.blas, pt.q, units, any(b.x).(*engine.Buffer[float64]), out)
+		default:
+			err = fmt.Errorf("kernels: reduce sum through %s: float types only: %w", pt.blas.Library().Name, engine.ErrUnsupported)
+		}
+	case shape.rows > 0 && op.IsArg():
+		err = pt.r.ArgRows(pt.q, op, b.out, b.idx, b.x, units, cols)
+	case shape.rows > 0:
+		err = pt.r.Rows(pt.q, op, b.out, b.x, units, cols)
+	case op.IsArg():
+		err = pt.r.ArgInto(pt.q, op, b.out, b.idx, b.part, b.pidx, b.x, units)
+	default:
+		err = pt.r.Into(pt.q, op, b.out, b.part, b.x, units)
+	}
+	if err != nil {
+		return err
+	}
+	if shape.rows == 0 {
+		dst, dstIdx = pt.val, pt.idx
+	}
+	if err := b.out.Read(ctx, pt.q, 0, dst); err != nil {
+		return err
+	}
+	if op.IsArg() {
+		return b.idx.Read(ctx, pt.q, 0, dstIdx)
+	}
+	return nil
+}
+
+// probe times a range of units elements (or rows) on dev with its read-back, on a range
+// from the start of the input uploaded once, for want units or as many as asked.
+func (sp *reduceSplit[T]) probe(ctx context.Context, dev *engine.Device, units, want int) (time.Duration, error) {
+	var pt *reducePart[T]
+	for _, x := range sp.parts {
+		if x.dev == dev {
+			pt = x
+			break
+		}
+	}
+	if pt == nil || units < 1 {
+		return 0, fmt.Errorf("kernels: %s: probe of %d units on %s: %w", sp.op.Name, units, dev.ID(), engine.ErrInvalidArg)
+	}
+	if err := sp.ready(pt); err != nil {
+		return 0, err
+	}
+	if pt.probe.units < units {
+		if err := pt.probe.close(); err != nil {
+			return 0, err
+		}
+		var err error
+		if pt.probe, err = sp.block(ctx, pt, 0, max(units, want)); err != nil {
+			return 0, err
+		}
+		if sp.shape.rows > 0 {
+			pt.probe.scratch = make([]T, pt.probe.units)
+			pt.probe.scratchIdx = make([]int32, pt.probe.units)
+		}
+	}
+	b := &pt.probe
+	var dst []T
+	var dstIdx []int32
+	if sp.shape.rows > 0 {
+		dst, dstIdx = b.scratch[:units], b.scratchIdx[:units]
+	}
+	start := time.Now()
+	if err := pt.run(ctx, &sp.shape, b, units, dst, dstIdx); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// Run reduces every part's range on its device, concurrently, and combines the results.
+func (sp *reduceSplit[T]) Run(ctx context.Context) error {
+	if sp.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
+	}
+	sp.ran = false
+	err := kernels.RunParts(sp.shares, func(i int) error {
+		pt := sp.parts[i]
+		b := &pt.blk
+		var dst []T
+		var dstIdx []int32
+		if sp.shape.rows > 0 {
+			dst = sp.got[b.off : b.off+b.units]
+			if sp.gotIdx != nil {
+				dstIdx = sp.gotIdx[b.off : b.off+b.units]
+			}
+		}
+		return pt.run(ctx, &sp.shape, b, b.units, dst, dstIdx)
+	})
+	if err != nil {
+		return err
+	}
+	if sp.shape.rows == 0 {
+		sp.val, sp.idx = sp.combine()
+	}
+	sp.ran = true
+	return nil
+}
+
+// combine returns the whole array's result from the parts': float sums added in float64
+// (compensated, as the reference), int32 sums modulo 2^32, and the extreme of the
+// extremes, the earliest part winning ties, with its index in the whole array (-1 when no
+// part found one).
+func (sp *reduceSplit[T]) combine() (float64, int) {
+	op := sp.shape.op
+	var z T
+	_, isInt := any(z).(int32)
+	switch {
+	case op == ReduceSum && isInt:
+		var s int32
+		for i, pt := range sp.parts {
+			if sp.shares[i].Units > 0 {
+				s += int32(pt.val[0]) // wraps modulo 2^32, as the device
+			}
+		}
+		return float64(s), -1
+	case op == ReduceSum:
+		var s, c float64 // Neumaier: s + c is the sum
+		for i, pt := range sp.parts {
+			if sp.shares[i].Units == 0 {
+				continue
+			}
+			f := float64(pt.val[0])
+			t := s + f
+			if math.Abs(s) >= math.Abs(f) {
+				c += (s - t) + f
+			} else {
+				c += (f - t) + s
+			}
+			s = t
+		}
+		return s + c, -1
+	}
+	less := op == ReduceMin || op == ReduceArgMin
+	best, bi, found := reduceIdentity[T](less), -1, false
+	for i, pt := range sp.parts {
+		if sp.shares[i].Units == 0 || (op.IsArg() && pt.idx[0] < 0) {
+			continue
+		}
+		f := float64(pt.val[0])
+		if !found || (less && f < best) || (!less && f > best) {
+			best, found = f, true
+			if op.IsArg() {
+				bi = pt.blk.off + int(pt.idx[0])
+			}
+		}
+	}
+	return best, bi
+}
+
+// Verify checks the combined result against the float64 reference. A float sum may differ
+// by what each part's own summation may lose (its variant's bound over its range) plus the
+// float64 additions that combine them; every other result must be exact.
+func (sp *reduceSplit[T]) Verify(context.Context) error {
+	if sp.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
+	}
+	if !sp.ran {
+		return fmt.Errorf("kernels: %s: no complete run to verify: %w", sp.op.Name, engine.ErrInvalidArg)
+	}
+	op, rows, cols := sp.shape.op, sp.shape.rows, sp.shape.cols
+	if rows > 0 {
+		chain := 0
+		for i, pt := range sp.parts {
+			if sp.shares[i].Units > 0 {
+				chain = max(chain, pt.r.RowChain(cols))
+			}
+		}
+		return checkReduce("reduce row"+string(op)+" split", op, sp.x, rows, cols, chain, sp.got, sp.gotIdx)
+	}
+	want, wantIdx := ReduceRef(op, sp.x)
+	tol, used := 0.0, 0
+	for _, sh := range sp.shares {
+		if sh.Units > 0 {
+			used++
+		}
+	}
+	if op == ReduceSum && kernels.TypeOf[T]().Float {
+		var sumAbs float64
+		for i, pt := range sp.parts {
+			u := sp.shares[i].Units
+			if u == 0 {
+				continue
+			}
+			var partAbs float64
+			for _, v := range sp.x[pt.blk.off : pt.blk.off+u] {
+				partAbs += math.Abs(float64(v))
+			}
+			sumAbs += partAbs
+			switch {
+			case pt.blas != nil: // the library's order is not known
+				tol += sumBound[T](u, partAbs) + kernels.Gamma[float64](3)*partAbs
+			case pt.shfl != nil:
+				tol += ReduceTolerance[T](op, pt.shfl.Chain(u), partAbs)
+			default:
+				tol += ReduceTolerance[T](op, pt.r.Chain(u), partAbs)
+			}
+		}
+		tol += kernels.Gamma[float64](used+3) * sumAbs
+	}
+	if d := math.Abs(sp.val - want); sp.val != want && !(d <= tol) {
+		return fmt.Errorf("%w: reduce %s of %d split over %d devices = %v, want %v (|diff| %.3g > tolerance %.3g)",
+			kernels.ErrVerify, op, len(sp.x), used, sp.val, want, d, tol)
+	}
+	if op.IsArg() && sp.idx != wantIdx {
+		return fmt.Errorf("%w: reduce %s split: index %d, want %d (first occurrence of %v)", kernels.ErrVerify, op, sp.idx, wantIdx, want)
+	}
+	return nil
+}
+
+// sumBound is kernels.SumBound in T, for a float T (0 otherwise: integer sums are exact).
+func sumBound[T ReduceElem](k int, mag float64) float64 {
+	switch any(*new(T)).(type) {
+	case float32:
+		return kernels.SumBound[float32](k, mag)
+	case float64:
+		return kernels.SumBound[float64](k, mag)
+	}
+	return 0
+}
+
+// Model is the whole reduction's, as the one-device instance reports it.
+func (sp *reduceSplit[T]) Model() kernels.Model { return sp.shape.Model() }
+
+func (sp *reduceSplit[T]) Shape() string { return sp.shape.Shape() }
+
+func (sp *reduceSplit[T]) Shares() []kernels.Share {
+	return append([]kernels.Share(nil), sp.shares...)
+}
+
+// Variants returns the implementation each device with a share runs, in the order of the
+// devices; "" for a device without a share.
+func (sp *reduceSplit[T]) Variants() []string {
+	out := make([]string, len(sp.parts))
+	for i, pt := range sp.parts {
+		out[i] = pt.variant
+	}
+	return out
+}
+
+// Close releases every part's buffers, kernels and queue. Idempotent.
+func (sp *reduceSplit[T]) Close() error {
+	if sp.closed {
+		return nil
+	}
+	sp.closed = true
+	var errs []error
+	for _, pt := range sp.parts {
+		errs = append(errs, pt.close())
+	}
+	return errors.Join(errs...)
+}
+
+func (pt *reducePart[T]) close() error {
+	errs := []error{pt.blk.close(), pt.probe.close(), pt.r.Close(), pt.shfl.Close()}
+	pt.r, pt.shfl, pt.blas = nil, nil, nil
+	if pt.q != nil {
+		errs = append(errs, pt.q.Close())
+		pt.q = nil
+	}
+	return errors.Join(errs...)
+}
+
+var _ kernels.SplitInstance = (*reduceSplit[float32])(nil)

@@ -1,0 +1,518 @@
+package sort
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+// A sort split across devices (Op.Split) gives each device a contiguous range of the
+// keys (in tiles of the first device set up, the unit PlanShares divides), which it
+// sorts with the family's radix sort (with the values alongside for pairs) and reads
+// back; the host then merges the sorted runs. The merge compares the mapped keys
+// (SortMapKey: the order of every key type and direction as unsigned integers) and takes
+// the earlier run's key on a tie, so that, runs being in input order, equal keys keep
+// their input order: the result is the one-device op's stable sort, keys and values bit
+// for bit. Runs are merged two by two, adjacent ones, until one is left: log2(runs)
+// passes over the keys.
+
+// splitGroup is the work-group size and keys per work-item of the parts' sorters:
+// NewSorter's (the tests make them smaller under Oclgrind, as for the family's tests).
+var splitGroup = [2]int{256, sortItems}
+
+// sortSplit returns the Splitter of a sort op.
+func sortSplit[K SortKey](name string, pairs bool, order SortOrder) kernels.Splitter {
+	return func(ctx context.Context, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (kernels.SplitInstance, error) {
+		return setupSortSplit[K](ctx, name, pairs, order, devs, p, o)
+	}
+}
+
+// sortSplitInstance is a sort op set up across devices.
+type sortSplitInstance[K SortKey] struct {
+	name   string
+	pairs  bool
+	order  SortOrder
+	n      int
+	keys   []K      // the input, as the one-device op draws it
+	vals   []uint32 // pairs: the input values 0..n-1
+	shares []kernels.Share
+	parts  []*sortPart[K] // one per device, nil where the device has no share
+
+	// read holds the parts' sorted keys as read back, each part's range in partKeys; Run
+	// maps them into runs (SortMapKey), merges the runs (merged, mergedV: scratch) and
+	// writes the result back into read, which out then is.
+	read, out       []K
+	partKeys        [][]K
+	runs, runVals   []uint32
+	merged, mergedV []uint32
+	outVals         []uint32
+	ran, closed     bool
+}
+
+// sortPart is one device's part: its sorter, queue, range of keys and buffers.
+type sortPart[K SortKey] struct {
+	dev         *engine.Device
+	s           *Sorter[K]
+	q           *engine.Queue
+	off, n      int
+	src, dst    *engine.Buffer[K]
+	vsrc, vdst  *engine.Buffer[uint32]
+	probeKeys   []K // probes: the keys read back
+	probeValues []uint32
+}
+
+func (pt *sortPart[K]) closeBuffers() error {
+	err := errors.Join(pt.src.Close(), pt.dst.Close(), pt.vsrc.Close(), pt.vdst.Close())
+	pt.src, pt.dst, pt.vsrc, pt.vdst = nil, nil, nil, nil
+	return err
+}
+
+func (pt *sortPart[K]) Close() error {
+	if pt == nil {
+		return nil
+	}
+	errs := []error{pt.closeBuffers(), pt.q.Close()}
+	if pt.s != nil {
+		errs = append(errs, pt.s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// load gives pt buffers for n keys (and values) holding keys[off:off+n] (vals likewise).
+func (pt *sortPart[K]) load(ctx context.Context, keys []K, vals []uint32, off, n int) error {
+	if err := pt.closeBuffers(); err != nil {
+		return err
+	}
+	var err error
+	if pt.src, err = engine.Upload(ctx, pt.q, keys[off:off+n]); err != nil {
+		return err
+	}
+	if pt.dst, err = engine.NewBuffer[K](pt.dev, n); err != nil {
+		return err
+	}
+	if vals != nil {
+		if pt.vsrc, err = engine.Upload(ctx, pt.q, vals[off:off+n]); err != nil {
+			return err
+		}
+		if pt.vdst, err = engine.NewBuffer[uint32](pt.dev, n); err != nil {
+			return err
+		}
+	}
+	return pt.s.Reserve(n, vals != nil)
+}
+
+// sort sorts the part's first n keys (and values) and reads them back into keys (vals).
+func (pt *sortPart[K]) sort(ctx context.Context, n int, order SortOrder, keys []K, vals []uint32) error {
+	var err error
+	if pt.vsrc != nil {
+		err = pt.s.Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
+	} else {
+		err = pt.s.Keys(pt.q, pt.dst, pt.src, n, order)
+	}
+	if err != nil {
+		return err
+	}
+	if err := pt.dst.Read(ctx, pt.q, 0, keys[:n]); err != nil {
+		return err
+	}
+	if pt.vsrc != nil {
+		return pt.vdst.Read(ctx, pt.q, 0, vals[:n])
+	}
+	return nil
+}
+
+// sortKeys draws the n keys of the sort ops from seed, as setupSort draws its first input
+// set.
+func sortKeys[K SortKey](seed uint64, n int) []K {
+	rng := kernels.NewRand(seed, sortStream)
+	keys := make([]K, n)
+	for i := range keys {
+		switch k := any(&keys[i]).(type) {
+		case *uint32: // the full range: every pass sees every digit
+			*k = rng.Uint32()
+		case *float32: // negatives and positives over many binades
+			*k = float32(math.Ldexp(2*rng.Float64()-1, int(rng.IntN(40))-20))
+		}
+	}
+	return keys
+}
+
+func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, order SortOrder, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ kernels.SplitInstance, err error) {
+	if err := checkSplitParams(ctx, name, devs, p, o); err != nil {
+		return nil, err
+	}
+	if p.Size > MaxSortLen {
+		return nil, fmt.Errorf("kernels: %s: size %d above the sort's limit of %d: %w", name, p.Size, MaxSortLen, engine.ErrInvalidArg)
+	}
+	n := p.Size
+	in := &sortSplitInstance[K]{name: name, pairs: pairs, order: order, n: n, keys: sortKeys[K](p.Seed, n)}
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	if pairs {
+		in.vals = make([]uint32, n)
+		for i := range in.vals {
+			in.vals[i] = uint32(i)
+		}
+	}
+	// Every device that may get a share is set up: all of them when the shares are
+	// measured, those of a positive fraction when they are given (checked, one per
+	// device, so at least one).
+	in.parts = make([]*sortPart[K], len(devs))
+	granule := 0
+	for i, d := range devs {
+		if o.Fractions != nil && o.Fractions[i] == 0 {
+			continue
+		}
+		pt := &sortPart[K]{dev: d}
+		in.parts[i] = pt
+		if pt.s, err = newSorter[K](d, splitGroup[0], splitGroup[1]); err != nil {
+			return nil, err
+		}
+		if pt.q, err = d.NewQueue(); err != nil {
+			return nil, err
+		}
+		if granule == 0 {
+			granule = pt.s.Tile()
+		}
+	}
+	if in.shares, err = in.plan(ctx, devs, granule, o); err != nil {
+		return nil, err
+	}
+	offs := kernels.Offsets(in.shares)
+	for i, sh := range in.shares {
+		pt := in.parts[i]
+		if sh.Units == 0 {
+			if pt != nil {
+				in.parts[i] = nil
+				if err := pt.Close(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		pt.off, pt.n = offs[i], sh.Units
+		if err := pt.load(ctx, in.keys, in.vals, pt.off, pt.n); err != nil {
+			return nil, err
+		}
+	}
+	in.read = make([]K, n)
+	in.partKeys = make([][]K, len(devs))
+	for i, pt := range in.parts {
+		if pt != nil {
+			in.partKeys[i] = in.read[pt.off : pt.off+pt.n]
+		}
+	}
+	in.runs, in.merged = make([]uint32, n), make([]uint32, n)
+	if pairs {
+		in.runVals, in.mergedV = make([]uint32, n), make([]uint32, n)
+	}
+	return in, nil
+}
+
+// plan divides the keys among devs (PlanShares, probing each device with sorts of the
+// first keys, read back).
+func (in *sortSplitInstance[K]) plan(ctx context.Context, devs []*engine.Device, granule int, o kernels.SplitOptions) ([]kernels.Share, error) {
+	limit := max(granule, in.n/len(devs)/granule*granule) // PlanShares' largest probe
+	loaded := map[*sortPart[K]]int{}
+	defer func() {
+		for pt := range loaded {
+			pt.closeBuffers()
+			pt.probeKeys, pt.probeValues = nil, nil
+		}
+	}()
+	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
+		var pt *sortPart[K]
+		for _, x := range in.parts {
+			if x != nil && x.dev == dev {
+				pt = x
+				break
+			}
+		}
+		if pt == nil {
+			return 0, fmt.Errorf("kernels: %s: no part set up on %s: %w", in.name, dev.ID(), engine.ErrInvalidArg)
+		}
+		n := min(units, in.n)
+		if loaded[pt] < n {
+			size := min(max(limit, n), in.n)
+			if err := pt.load(ctx, in.keys, in.vals, 0, size); err != nil {
+				return 0, err
+			}
+			loaded[pt] = size
+			pt.probeKeys = make([]K, size)
+			if in.pairs {
+				pt.probeValues = make([]uint32, size)
+			}
+		}
+		start := time.Now()
+		if err := pt.sort(ctx, n, in.order, pt.probeKeys, pt.probeValues); err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	}
+	return kernels.PlanShares(ctx, devs, in.n, granule, o, probe)
+}
+
+func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
+	if in.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
+	}
+	in.ran, in.out, in.outVals = false, nil, nil
+	err := kernels.RunParts(in.shares, func(i int) error {
+		pt := in.parts[i]
+		var vals []uint32
+		if in.pairs {
+			vals = in.runVals[pt.off : pt.off+pt.n]
+		}
+		if err := pt.sort(ctx, pt.n, in.order, in.partKeys[i], vals); err != nil {
+			return err
+		}
+		// Map the run for the merge while the other devices still sort.
+		mapKeys(in.runs[pt.off:pt.off+pt.n], in.partKeys[i], in.order)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", in.name, err)
+	}
+	var bounds []int
+	for _, pt := range in.parts {
+		if pt != nil {
+			bounds = append(bounds, pt.off)
+		}
+	}
+	bounds = append(bounds, in.n)
+	keys, vals := mergeRuns(in.runs, in.merged, in.runVals, in.mergedV, bounds)
+	unmapKeys(in.read, keys, in.order)
+	in.out, in.outVals = in.read, vals
+	in.ran = true
+	return nil
+}
+
+// mergeRuns merges the sorted runs a[bounds[r]:bounds[r+1]] (values av alongside when not
+// nil) into one sorted sequence, using b and bv as scratch, adjacent runs two by two and
+// the earlier run's element first on a tie (stable). It returns the slices that hold the
+// result: a or b (av or bv).
+func mergeRuns(a, b, av, bv []uint32, bounds []int) ([]uint32, []uint32) {
+	for len(bounds) > 2 {
+		next := []int{0}
+		for r := 0; r+1 < len(bounds); r += 2 {
+			lo := bounds[r]
+			if r+2 >= len(bounds) { // an odd run out: copied as it is
+				copy(b[lo:], a[lo:])
+				if av != nil {
+					copy(bv[lo:], av[lo:])
+				}
+				next = append(next, bounds[r+1])
+				continue
+			}
+			mid, hi := bounds[r+1], bounds[r+2]
+			var dv, xv, yv []uint32
+			if av != nil {
+				dv, xv, yv = bv[lo:hi], av[lo:mid], av[mid:hi]
+			}
+			mergePar(b[lo:hi], a[lo:mid], a[mid:hi], dv, xv, yv)
+			next = append(next, hi)
+		}
+		a, b, av, bv = b, a, bv, av
+		bounds = next
+	}
+	return a, av
+}
+
+// mergeSegment is the least output a goroutine of mergePar merges.
+const mergeSegment = 1 << 16
+
+// mergePar merges the sorted x and y (x first on ties) into dst, and their values xv and
+// yv alongside into dv when not nil: dst cut into segments merged concurrently, each
+// segment's inputs found by co-ranking.
+func mergePar(dst, x, y, dv, xv, yv []uint32) {
+	segs := max(1, min(runtime.GOMAXPROCS(0), len(dst)/mergeSegment))
+	var wg sync.WaitGroup
+	for s := range segs {
+		k0, k1 := s*len(dst)/segs, (s+1)*len(dst)/segs
+		i0, i1 := corank(k0, x, y), corank(k1, x, y)
+		j0, j1 := k0-i0, k1-i1
+		f := func() {
+			if dv == nil {
+				merge2(dst[k0:k1], x[i0:i1], y[j0:j1], nil, nil, nil)
+			} else {
+				merge2(dst[k0:k1], x[i0:i1], y[j0:j1], dv[k0:k1], xv[i0:i1], yv[j0:j1])
+			}
+		}
+		if s == segs-1 {
+			f()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	wg.Wait()
+}
+
+// corank returns how many of the first k elements of the stable merge of x and y come
+// from x: the least i with y[k-i-1] < x[i] (or at an end).
+func corank(k int, x, y []uint32) int {
+	lo, hi := max(0, k-len(y)), min(k, len(x))
+	for lo < hi {
+		i := int(uint(lo+hi) >> 1)
+		if j := k - i; j > 0 && y[j-1] >= x[i] {
+			lo = i + 1
+		} else {
+			hi = i
+		}
+	}
+	return lo
+}
+
+// merge2 merges the sorted x and y (x first on ties) into dst, and the values xv and yv
+// alongside into dv when it is not nil.
+func merge2(dst, x, y, dv, xv, yv []uint32) {
+	i, j, k := 0, 0, 0
+	if dv == nil {
+		for i < len(x) && j < len(y) {
+			a, b := x[i], y[j]
+			t := 0
+			if b < a {
+				t = 1
+			}
+			dst[k] = min(a, b)
+			i, j, k = i+1-t, j+t, k+1
+		}
+	} else {
+		for i < len(x) && j < len(y) {
+			if y[j] < x[i] {
+				dst[k], dv[k] = y[j], yv[j]
+				j++
+			} else {
+				dst[k], dv[k] = x[i], xv[i]
+				i++
+			}
+			k++
+		}
+		copy(dv[k:], xv[i:])
+		copy(dv[k+len(x)-i:], yv[j:])
+	}
+	copy(dst[k:], x[i:])
+	copy(dst[k+len(x)-i:], y[j:])
+}
+
+// mapKeys sets dst[i] to SortMapKey(src[i], order).
+func mapKeys[K SortKey](dst []uint32, src []K, order SortOrder) {
+	var flip uint32
+	if order == Descending {
+		flip = ^uint32(0)
+	}
+	switch s := any(src).(type) {
+	case []uint32:
+		for i, u := range s {
+			dst[i] = u ^ flip
+		}
+	case []float32:
+		for i, f := range s {
+			u := math.Float32bits(f)
+			dst[i] = u ^ (uint32(int32(u)>>31) | 1<<31) ^ flip // negative: every bit; else the sign
+		}
+	}
+}
+
+// unmapKeys inverts mapKeys: dst[i] is the key whose SortMapKey is src[i].
+func unmapKeys[K SortKey](dst []K, src []uint32, order SortOrder) {
+	var flip uint32
+	if order == Descending {
+		flip = ^uint32(0)
+	}
+	switch d := any(dst).(type) {
+	case []uint32:
+		for i, u := range src {
+			d[i] = u ^ flip
+		}
+	case []float32:
+		for i, u := range src {
+			u ^= flip
+			d[i] = math.Float32frombits(u ^ (uint32(int32(^u)>>31) | 1<<31)) // sign set: was non-negative
+		}
+	}
+}
+
+// Verify compares the merged result with the host radix sort, as the one-device op does.
+func (in *sortSplitInstance[K]) Verify(ctx context.Context) error {
+	if in.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
+	}
+	if !in.ran {
+		return fmt.Errorf("kernels: %s: verify before a complete run: %w", in.name, engine.ErrInvalidArg)
+	}
+	wantK, wantV := SortPairsRef(in.keys, in.vals, in.order)
+	if err := CheckSortedKeys("sort keys", in.out, wantK); err != nil {
+		return err
+	}
+	if in.pairs {
+		return kernels.CheckEqual("sort values", in.outVals, wantV)
+	}
+	return nil
+}
+
+func (in *sortSplitInstance[K]) Model() kernels.Model { return SortModel(in.n, in.pairs) }
+
+func (in *sortSplitInstance[K]) Shape() string { return fmt.Sprintf("n=%d %s", in.n, in.order) }
+
+func (in *sortSplitInstance[K]) Shares() []kernels.Share {
+	return append([]kernels.Share(nil), in.shares...)
+}
+
+func (in *sortSplitInstance[K]) Close() error {
+	if in.closed {
+		return nil
+	}
+	in.closed = true
+	var errs []error
+	for _, pt := range in.parts {
+		errs = append(errs, pt.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// checkSplitParams checks what a split of op name refuses before setting anything up: a
+// size below 1, no device or a nil one, a variant other than the portable kernel (the one
+// variant a split runs), tunables (the family has none), fractions PlanShares refuses.
+func checkSplitParams(ctx context.Context, name string, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) error {
+	if err := kernels.CheckSize(name, p); err != nil {
+		return err
+	}
+	if len(devs) == 0 {
+		return fmt.Errorf("kernels: %s: split across no device: %w", name, engine.ErrInvalidArg)
+	}
+	for i, d := range devs {
+		if d == nil {
+			return fmt.Errorf("kernels: %s: split device %d is nil: %w", name, i, engine.ErrInvalidArg)
+		}
+	}
+	if v := p.Variant; v != "" && !strings.EqualFold(v, kernels.PortableName) {
+		if p.Portable {
+			return fmt.Errorf("kernels: %s: variant %q and portable exclude each other: %w", name, v, engine.ErrInvalidArg)
+		}
+		return fmt.Errorf("kernels: %s: a split runs the portable kernel, not variant %q: %w", name, v, engine.ErrUnsupported)
+	}
+	if p.Tunables != "" {
+		return fmt.Errorf("kernels: %s: the portable kernel takes no tunables (asked for %q): %w", name, p.Tunables, engine.ErrInvalidArg)
+	}
+	if o.Fractions != nil { // given shares need no probe
+		if _, err := kernels.PlanShares(ctx, devs, 1, 1, o, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
