@@ -48,20 +48,28 @@ type SplitResult struct {
 	Shares []kernels.Share `json:"shares"`
 	Stats  Stats           `json:"stats"`
 	Single []SingleDevice  `json:"single"`
-	// Speedup is the fastest single device's median time over the split's.
-	Speedup  float64 `json:"speedup"`
-	Fastest  string  `json:"fastest,omitempty"`
-	GFLOPs   float64 `json:"gflops,omitempty"`
-	GBs      float64 `json:"gbs,omitempty"`
-	Verified bool    `json:"verified"`
-	Err      string  `json:"error,omitempty"`
+	// Speedup is the fastest single device's median time over the split's, both with the
+	// result combined on the host; Fastest names that device. SpeedupResident compares with
+	// the op on the device fastest at it, its result left in device memory (no read-back),
+	// where Prism's one-device op times itself.
+	Speedup         float64 `json:"speedup"`
+	Fastest         string  `json:"fastest,omitempty"`
+	SpeedupResident float64 `json:"speedup_resident,omitempty"`
+	GFLOPs          float64 `json:"gflops,omitempty"`
+	GBs             float64 `json:"gbs,omitempty"`
+	Verified        bool    `json:"verified"`
+	Err             string  `json:"error,omitempty"`
 }
 
-// SingleDevice is an operation timed on one device alone, by the host clock as the split.
+// SingleDevice is an operation on one device alone, timed by the host clock as the split:
+// through the split with the whole share on the device (Stats: the same read-back and
+// combine on the host), and as the one-device op with its result left on the device
+// (Resident: run and finished).
 type SingleDevice struct {
-	Device string `json:"device"`
-	Stats  Stats  `json:"stats"`
-	Err    string `json:"error,omitempty"`
+	Device   string `json:"device"`
+	Stats    Stats  `json:"stats"`
+	Resident Stats  `json:"resident"`
+	Err      string `json:"error,omitempty"`
 }
 
 // CollectiveResult is one collective at one size. Bytes is nccl-tests' size: the bytes
@@ -153,15 +161,20 @@ func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*Gr
 	return rep, nil
 }
 
-// runSplit measures one op at one size alone on each device, then split.
+// runSplit measures one op at one size on each device alone, then split.
 func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, devs []*engine.Device) SplitResult {
 	res := SplitResult{Case: op.Name, Size: size}
 	p := kernels.Params{Size: size, Seed: cfg.Seed, Portable: cfg.Portable}
-	best := time.Duration(math.MaxInt64)
-	for _, d := range devs {
+	best, bestResident := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	for i, d := range devs {
 		cfg.Progress.step(d.ID(), fmt.Sprintf("%s %s alone", op.Name, FormatSize(size)))
 		sd := SingleDevice{Device: d.ID()}
-		st, err := timeAlone(ctx, cfg, op, p, d)
+		only := make([]float64, len(devs))
+		only[i] = 1
+		st, _, err := timeSplit(ctx, cfg, op, p, devs, only)
+		if err == nil {
+			sd.Resident, err = timeAlone(ctx, cfg, op, p, d)
+		}
 		if err != nil {
 			sd.Err = err.Error()
 		} else {
@@ -169,39 +182,47 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 			if st.Median < best {
 				best, res.Fastest = st.Median, d.ID()
 			}
+			bestResident = min(bestResident, sd.Resident.Median)
 		}
 		res.Single = append(res.Single, sd)
 	}
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
-	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: cfg.Fractions})
+	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions)
+	if si != nil {
+		res.Shape, res.Shares = si.Shape(), si.Shares()
+		if m, t := si.Model(), st.Median.Seconds(); err == nil && t > 0 {
+			res.GFLOPs, res.GBs = m.Flops/t/1e9, m.Bytes/t/1e9
+		}
+	}
 	if err != nil {
 		res.Err = err.Error()
 		return res
 	}
-	defer si.Close()
-	res.Shape, res.Shares = si.Shape(), si.Shares()
-	if err := si.Run(ctx); err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	if err := si.Verify(ctx); err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	res.Verified = true
-	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error { return si.Run(ctx) })
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	res.Stats = Summarize(samples)
-	if res.Fastest != "" && res.Stats.Median > 0 {
-		res.Speedup = float64(best) / float64(res.Stats.Median)
-	}
-	if m, t := si.Model(), res.Stats.Median.Seconds(); t > 0 {
-		res.GFLOPs, res.GBs = m.Flops/t/1e9, m.Bytes/t/1e9
+	res.Verified, res.Stats = true, st
+	if res.Fastest != "" && st.Median > 0 {
+		res.Speedup = float64(best) / float64(st.Median)
+		res.SpeedupResident = float64(bestResident) / float64(st.Median)
 	}
 	return res
+}
+
+// timeSplit sets op up across devs with the given fractions (nil: measured), verifies one
+// run and times Count more by the host clock. The instance is closed on return; its
+// shares and shape stay readable.
+func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions []float64) (Stats, kernels.SplitInstance, error) {
+	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: fractions})
+	if err != nil {
+		return Stats{}, nil, err
+	}
+	defer si.Close()
+	if err := si.Run(ctx); err != nil {
+		return Stats{}, si, err
+	}
+	if err := si.Verify(ctx); err != nil {
+		return Stats{}, si, err
+	}
+	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error { return si.Run(ctx) })
+	return Summarize(samples), si, err
 }
 
 // timeAlone sets op up on d alone, verifies it and times Count runs, each enqueued and
@@ -500,7 +521,7 @@ func (r *GroupReport) WriteTable(w io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(r.Splits) > 0 {
-		fmt.Fprintln(w, "split: the op across every device, each its measured share; alone: each device by itself; speedup: the fastest alone / split (host clock)")
+		fmt.Fprintln(w, "split: the op across every device, each its measured share, the result combined on the host; alone: each device with the whole op, combined the same way (in brackets: the one-device op, its result left on the device); speedup: the fastest alone / split, and over the fastest in brackets (host clock)")
 		fmt.Fprintln(tw, "CASE\tSIZE\tSHARES\tSPLIT\tALONE\tSPEEDUP\tVERIFIED\t")
 		for _, s := range r.Splits {
 			var shares, alone []string
@@ -511,15 +532,15 @@ func (r *GroupReport) WriteTable(w io.Writer) error {
 				if sd.Err != "" {
 					alone = append(alone, sd.Device+" failed")
 				} else {
-					alone = append(alone, sd.Device+" "+FormatDuration(sd.Stats.Median))
+					alone = append(alone, fmt.Sprintf("%s %s (%s)", sd.Device, FormatDuration(sd.Stats.Median), FormatDuration(sd.Resident.Median)))
 				}
 			}
 			ok := "yes"
 			if !s.Verified {
 				ok = "NO: " + s.Err
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2fx\t%s\t\n", s.Case, FormatSize(s.Size), strings.Join(shares, ", "),
-				FormatDuration(s.Stats.Median), strings.Join(alone, ", "), s.Speedup, ok)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2fx (%.2fx)\t%s\t\n", s.Case, FormatSize(s.Size), strings.Join(shares, ", "),
+				FormatDuration(s.Stats.Median), strings.Join(alone, ", "), s.Speedup, s.SpeedupResident, ok)
 		}
 	}
 	if len(r.Collectives) > 0 {

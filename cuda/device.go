@@ -264,8 +264,11 @@ func (d *device) giveBack(events ...cuEvent) {
 // from the device's thread, not by blocking in cuEventSynchronize there, so that a wait
 // neither holds up the other queues of the device nor ignores its context: a query is
 // repeated at once for spinFor, then with sleeps that double from minSleep to maxSleep.
+// The spin is long because a sleep lasts at least a millisecond where the Go runtime
+// waits with epoll's millisecond timeouts: with 100 µs of spin, waiting for a 0.3 ms
+// NCCL all-reduce of 64 MiB on two H200s took 1.2 ms.
 const (
-	spinFor  = 100 * time.Microsecond
+	spinFor  = 2 * time.Millisecond
 	minSleep = 20 * time.Microsecond
 	maxSleep = time.Millisecond
 )

@@ -54,7 +54,10 @@ type Share struct {
 	Units    int     `json:"units"`
 	Fraction float64 `json:"fraction"`
 	// Rate (units per second) and Latency (the fixed cost of a part) are what PlanShares
-	// measured on the device; zero when the shares were given.
+	// measured on the device alone; zero when the shares were given.
 	Rate    float64       `json:"rate,omitempty"`
 	Latency time.Duration `json:"latency_ns,omitempty"`
+	// Concurrent is the rate measured while every device ran its probe at once, which
+	// the shares are balanced at: below Rate where devices share hardware.
+	Concurrent float64 `json:"concurrent_rate,omitempty"`
 }

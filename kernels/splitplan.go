@@ -33,14 +33,18 @@ const maxRateGain = 8
 const splitMargin = 0.05
 
 // PlanShares divides total units of work (in multiples of granule, the last device with a
-// share taking the remainder) among devs. Where o.Fractions is nil it measures each device with probe
-// at growing sizes, starting from one granule and four times larger each time until a
-// run takes 20 ms or reaches total/len(devs), and fits a latency and a rate to the last
-// two; the shares then make every device with a share finish at the same predicted time
-// (a device whose latency alone exceeds that time gets none), and a device is used at all
-// only where the split is predicted 5% faster than the fastest device alone: the shares
-// say when a device is not worth it. Devices keep their order; a device left out has a
-// share of zero units.
+// share taking the remainder) among devs. Where o.Fractions is nil it measures the
+// devices with probe. First each alone, at growing sizes, starting from one granule and
+// four times larger each time until a run takes 20 ms or reaches total/len(devs); a
+// latency and a rate are fitted to the last two. Then all at once, each repeating its
+// largest probe while the others run theirs: devices that share hardware (two CPU
+// devices on one host's cores, the host's memory and links) slow each other down, and
+// this rate is the one a split gets. The shares make every device with a share finish at
+// the same predicted time under that contention (a device whose latency alone exceeds
+// that time gets none), and a device is used at all only where the split is predicted 5%
+// faster than the fastest device alone: the shares say when a device is not worth it.
+// Devices keep their order; a device left out has a share of zero units. The same
+// *engine.Device may not be given twice (open a device again for a second share of it).
 func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, o SplitOptions, probe Probe) ([]Share, error) {
 	if len(devs) == 0 {
 		return nil, fmt.Errorf("kernels: split across no device: %w", engine.ErrInvalidArg)
@@ -50,6 +54,9 @@ func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, 
 	}
 	shares := make([]Share, len(devs))
 	for i, d := range devs {
+		if d != nil && slices.Index(devs, d) != i {
+			return nil, fmt.Errorf("kernels: split: device %s is given twice (open it again for a second share): %w", d.ID(), engine.ErrInvalidArg)
+		}
 		shares[i].Device = d.ID()
 	}
 	if o.Fractions != nil {
@@ -60,15 +67,74 @@ func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, 
 		return shares, nil
 	}
 	limit := max(granule, total/len(devs)/granule*granule)
+	largest := make([]point, len(devs))
 	for i, d := range devs {
-		lat, rate, err := measure(ctx, d, granule, limit, probe)
+		lat, rate, last, err := measure(ctx, d, granule, limit, probe)
 		if err != nil {
 			return nil, err
 		}
-		shares[i].Rate, shares[i].Latency = rate, lat
+		shares[i].Rate, shares[i].Latency, largest[i] = rate, lat, last
+	}
+	if len(devs) > 1 {
+		if err := measureTogether(ctx, devs, shares, largest, probe); err != nil {
+			return nil, err
+		}
 	}
 	assign(shares, balance(shares, float64(total)), total, granule)
 	return shares, nil
+}
+
+// point is one probe: units and the time they took.
+type point struct {
+	u int
+	t time.Duration
+}
+
+// togetherRuns is the least number of runs of each device's probe while all run at once;
+// each goes on until the slowest device's first three runs would have ended.
+const togetherRuns = 3
+
+// measureTogether runs every device's largest probe at once, each repeated for as long
+// as the slowest takes three times, and sets each share's Concurrent rate from the median
+// time, after its latency alone.
+func measureTogether(ctx context.Context, devs []*engine.Device, shares []Share, largest []point, probe Probe) error {
+	var window time.Duration
+	for _, p := range largest {
+		window = max(window, togetherRuns*p.t)
+	}
+	errs := make([]error, len(devs))
+	times := make([][]time.Duration, len(devs))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, d := range devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for len(times[i]) < togetherRuns || time.Since(start) < window {
+				t, err := probe(ctx, d, largest[i].u)
+				if err != nil {
+					errs[i] = &measureError{fmt.Sprintf("measuring %s beside the other devices (%d units)", d.ID(), largest[i].u), err}
+					return
+				}
+				times[i] = append(times[i], t)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i := range shares {
+		ts := times[i]
+		slices.Sort(ts)
+		med := ts[len(ts)/2]
+		work := (med - shares[i].Latency).Seconds()
+		if work <= 0 {
+			work = med.Seconds()
+		}
+		shares[i].Concurrent = min(shares[i].Rate, float64(largest[i].u)/work)
+	}
+	return nil
 }
 
 // checkFractions accepts n non-negative fractions, not all zero, summing to 1 within 1e-6.
@@ -91,19 +157,15 @@ func checkFractions(f []float64, n int) error {
 
 // measure probes dev from one granule up, four times larger each time, until a run takes
 // probeTarget or reaches limit units, and fits t = latency + units/rate to the last two
-// runs (each the best of three).
-func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe Probe) (time.Duration, float64, error) {
-	type point struct {
-		u int
-		t time.Duration
-	}
+// runs (each the best of three). It returns the last point too.
+func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe Probe) (time.Duration, float64, point, error) {
 	var pts []point
 	for u := granule; ; u = min(limit, u*4) {
 		best := time.Duration(math.MaxInt64)
 		for range 3 {
 			t, err := probe(ctx, dev, u)
 			if err != nil {
-				return 0, 0, &measureError{fmt.Sprintf("measuring %s for a split (%d units)", dev.ID(), u), err}
+				return 0, 0, point{}, &measureError{fmt.Sprintf("measuring %s for a split (%d units)", dev.ID(), u), err}
 			}
 			best = min(best, t)
 		}
@@ -114,12 +176,12 @@ func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe 
 	}
 	last := pts[len(pts)-1]
 	if len(pts) == 1 {
-		return 0, float64(last.u) / last.t.Seconds(), nil
+		return 0, float64(last.u) / last.t.Seconds(), last, nil
 	}
 	prev := pts[len(pts)-2]
 	dt := (last.t - prev.t).Seconds()
 	if dt <= 0 {
-		return 0, float64(last.u) / last.t.Seconds(), nil
+		return 0, float64(last.u) / last.t.Seconds(), last, nil
 	}
 	// The slope is the rate; noise between two short runs can make it absurd, so it is
 	// kept within maxRateGain of the plain rate of the last run (units over its time).
@@ -128,7 +190,7 @@ func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe 
 	if lat < 0 {
 		lat = 0
 	}
-	return lat, rate, nil
+	return lat, rate, last, nil
 }
 
 // measureError is a probe's error with what was being measured. Its message says the
@@ -145,10 +207,17 @@ func (e *measureError) Error() string {
 func (e *measureError) Unwrap() error { return e.err }
 
 // balance returns each device's fraction of total so that all devices given work finish
-// together (latency + units/rate equal), or the fastest device alone where the split is
-// not predicted splitMargin faster.
+// together (latency + units/rate equal, at the rates measured with every device running),
+// or the fastest device alone (at its rate alone) where the split is not predicted
+// splitMargin faster.
 func balance(s []Share, total float64) []float64 {
 	single := func(i int) float64 { return s[i].Latency.Seconds() + total/s[i].Rate }
+	rate := func(i int) float64 {
+		if s[i].Concurrent > 0 {
+			return s[i].Concurrent
+		}
+		return s[i].Rate
+	}
 	best := 0
 	for i := range s {
 		if single(i) < single(best) {
@@ -169,8 +238,8 @@ func balance(s []Share, total float64) []float64 {
 		if k > 0 && s[i].Latency.Seconds() >= T {
 			break
 		}
-		sumR += s[i].Rate
-		sumLR += s[i].Latency.Seconds() * s[i].Rate
+		sumR += rate(i)
+		sumLR += s[i].Latency.Seconds() * rate(i)
 		T = (total + sumLR) / sumR
 		k++
 	}
@@ -180,7 +249,7 @@ func balance(s []Share, total float64) []float64 {
 		return f
 	}
 	for _, i := range order[:k] {
-		f[i] = (T - s[i].Latency.Seconds()) * s[i].Rate / total
+		f[i] = (T - s[i].Latency.Seconds()) * rate(i) / total
 	}
 	return f
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,6 +93,41 @@ func TestPlanSharesRefuses(t *testing.T) {
 	} {
 		if _, err := PlanShares(ctx, c.devs, c.total, c.gran, c.o, probe); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("%s: %v; want ErrInvalidArg", c.name, err)
+		}
+	}
+}
+
+// TestPlanSharesContention measures two devices of equal speed with a probe that sleeps
+// in proportion to the units: when the two slow each other down as two CPU devices on one
+// host's cores do, the plan keeps one device; when they do not, it splits evenly.
+func TestPlanSharesContention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps for about a second")
+	}
+	const rate = 2e6 // units per second alone
+	for _, shared := range []bool{true, false} {
+		var running atomic.Int32
+		probe := func(_ context.Context, _ *engine.Device, units int) (time.Duration, error) {
+			n := running.Add(1)
+			defer running.Add(-1)
+			d := time.Duration(float64(units) / rate * 1e9)
+			if shared && n > 1 {
+				d *= time.Duration(n)
+			}
+			t0 := time.Now()
+			time.Sleep(d)
+			return time.Since(t0), nil
+		}
+		s, err := PlanShares(context.Background(), []*engine.Device{nil, nil}, 400000, 100, SplitOptions{}, probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []float64{s[0].Fraction, s[1].Fraction}
+		if shared && got[0] != 1 && got[1] != 1 {
+			t.Errorf("devices that halve each other's speed: shares %+v; want one device alone", s)
+		}
+		if !shared && (math.Abs(got[0]-0.5) > 0.1 || s[0].Concurrent < 0.7*s[0].Rate) {
+			t.Errorf("independent devices: shares %+v; want about half each", s)
 		}
 	}
 }

@@ -44,7 +44,7 @@ type gemmSplit[In InputType, Out kernels.Float] struct {
 	alpha, beta Out
 	a, b        []In // the inputs A, B and C on the host, as the one-device op draws them
 	c           []Out
-	d           []Out // the result, assembled from the parts' blocks
+	lc          int // the elements of C and D
 	shares      []kernels.Share
 	parts       []*gemmPart[In, Out]
 	ran         bool
@@ -58,9 +58,42 @@ type gemmPart[In InputType, Out kernels.Float] struct {
 	g        Runner[In, Out]
 	variant  string
 	tunables string
-	blk      gemmBlock[In, Out] // the share's block; probe's while PlanShares measures
+	blk      gemmBlock[In, Out] // the share's block: where it lies in the problem
+	chunks   []gemmBlock[In, Out]
 	probe    gemmBlock[In, Out]
 	scratch  []Out // the probe's read-back
+	// copyQ reads the chunks' D back into host, the share's rows (or matrices) of the
+	// result: page-locked memory where the device has it, so that a chunk's copy runs
+	// while the next chunk computes.
+	copyQ *engine.Queue
+	host  *engine.HostBuffer[Out]
+	done  []*engine.Event // the events of the last run, closed by the next
+}
+
+// A share is computed in chunks of rows (or matrices), each read back while the next
+// computes: up to maxChunks of at least minChunkRows rows (minChunkMatrices matrices).
+// Variables so that tests can chunk small problems.
+var (
+	maxChunks        = 4
+	minChunkRows     = 512
+	minChunkMatrices = 8
+)
+
+// chunking returns the sizes of the chunks of a share of units.
+func chunking(units int, byBatch bool) []int {
+	least := minChunkRows
+	if byBatch {
+		least = minChunkMatrices
+	}
+	n := max(1, min(maxChunks, units/least))
+	out := make([]int, n)
+	for i := range out {
+		out[i] = units / n
+		if i < units%n {
+			out[i]++
+		}
+	}
+	return out
 }
 
 // gemmBlock is a block of the problem on a device: units rows (or matrices) from off, its
@@ -71,10 +104,14 @@ type gemmBlock[In InputType, Out kernels.Float] struct {
 	oc         int // where its C and D start in the whole problem's
 	a, b       *engine.Buffer[In]
 	c, d       *engine.Buffer[Out]
+	sharedB    bool // b belongs to another block of the device
 }
 
 func (b *gemmBlock[In, Out]) close() error {
-	err := errors.Join(b.a.Close(), b.b.Close(), b.c.Close(), b.d.Close())
+	err := errors.Join(b.a.Close(), b.c.Close(), b.d.Close())
+	if !b.sharedB {
+		err = errors.Join(err, b.b.Close())
+	}
 	*b = gemmBlock[In, Out]{}
 	return err
 }
@@ -104,7 +141,7 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 	la, lb, lc := s.Lens()
 	sp.a, sp.b = randIn[In](rng, la, -1, 1), randIn[In](rng, lb, -1, 1)
 	sp.c = kernels.RandFloats[Out](rng, lc, -1, 1)
-	sp.d = make([]Out, lc)
+	sp.lc = lc
 	sp.parts = make([]*gemmPart[In, Out], len(devs))
 	for i, d := range devs {
 		sp.parts[i] = &gemmPart[In, Out]{dev: d}
@@ -150,11 +187,42 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 		if err := sp.ready(pt); err != nil {
 			return nil, err
 		}
-		if pt.blk, err = sp.block(ctx, pt, off[i], sp.shares[i].Units); err != nil {
+		if err := sp.chunk(ctx, pt, off[i], sp.shares[i].Units); err != nil {
 			return nil, err
 		}
 	}
 	return sp, nil
+}
+
+// chunk uploads pt's share in chunks (B once, shared by the chunks of a split by rows)
+// and allocates the host memory its result is read into.
+func (sp *gemmSplit[In, Out]) chunk(ctx context.Context, pt *gemmPart[In, Out], off, units int) error {
+	pt.blk = gemmBlock[In, Out]{off: off, units: units, s: sp.blockShape(units)}
+	if sp.byBatch {
+		pt.blk.oc = off * pt.blk.s.StrideC
+	} else {
+		pt.blk.oc = off * pt.blk.s.LDC
+	}
+	var shared *engine.Buffer[In]
+	at := off
+	for _, n := range chunking(units, sp.byBatch) {
+		b, err := sp.blockWith(ctx, pt, at, n, shared)
+		if err != nil {
+			return err
+		}
+		if !sp.byBatch {
+			shared = b.b
+		}
+		pt.chunks = append(pt.chunks, b)
+		at += n
+	}
+	_, _, lc := pt.blk.s.Lens()
+	var err error
+	if pt.copyQ, err = pt.dev.NewQueue(); err != nil {
+		return err
+	}
+	pt.host, err = engine.NewHostBuffer[Out](pt.dev, lc)
+	return err
 }
 
 // ready readies pt's queue and implementation: the runner that Setup of the variant Pick
@@ -204,7 +272,13 @@ func (sp *gemmSplit[In, Out]) ready(pt *gemmPart[In, Out]) (err error) {
 // the whole problem's leading dimension, so that every implementation sees the alignment
 // of the whole problem) and of C, all of B, and an output D. By matrices, every input is
 // the block's matrices.
-func (sp *gemmSplit[In, Out]) block(ctx context.Context, pt *gemmPart[In, Out], off, units int) (_ gemmBlock[In, Out], err error) {
+func (sp *gemmSplit[In, Out]) block(ctx context.Context, pt *gemmPart[In, Out], off, units int) (gemmBlock[In, Out], error) {
+	return sp.blockWith(ctx, pt, off, units, nil)
+}
+
+// blockWith is block with B already on the device when shared is not nil (a split by
+// rows: every block's B is the whole B).
+func (sp *gemmSplit[In, Out]) blockWith(ctx context.Context, pt *gemmPart[In, Out], off, units int, shared *engine.Buffer[In]) (_ gemmBlock[In, Out], err error) {
 	s := sp.blockShape(units)
 	var oa, ob int
 	b := gemmBlock[In, Out]{off: off, units: units, s: s}
@@ -225,7 +299,9 @@ func (sp *gemmSplit[In, Out]) block(ctx context.Context, pt *gemmPart[In, Out], 
 	if b.a, err = engine.Upload(ctx, pt.q, sp.a[oa:oa+la]); err != nil {
 		return b, err
 	}
-	if b.b, err = engine.Upload(ctx, pt.q, sp.b[ob:ob+lb]); err != nil {
+	if shared != nil {
+		b.b, b.sharedB = shared, true
+	} else if b.b, err = engine.Upload(ctx, pt.q, sp.b[ob:ob+lb]); err != nil {
 		return b, err
 	}
 	if b.c, err = engine.Upload(ctx, pt.q, sp.c[b.oc:b.oc+lc]); err != nil {
@@ -302,13 +378,51 @@ func (sp *gemmSplit[In, Out]) Run(ctx context.Context) error {
 	if sp.closed {
 		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
 	}
-	err := kernels.RunParts(sp.shares, func(i int) error {
-		pt := sp.parts[i]
-		_, _, lc := pt.blk.s.Lens()
-		return pt.run(ctx, &pt.blk, sp.alpha, sp.beta, sp.d[pt.blk.oc:pt.blk.oc+lc])
-	})
+	err := kernels.RunParts(sp.shares, func(i int) error { return sp.runChunks(ctx, sp.parts[i]) })
 	sp.ran = err == nil
 	return err
+}
+
+// runChunks computes pt's chunks one after the other on its queue, each read back by
+// the copy queue once computed, while the next computes, and returns when the last copy
+// is done.
+func (sp *gemmSplit[In, Out]) runChunks(ctx context.Context, pt *gemmPart[In, Out]) error {
+	for _, e := range pt.done {
+		e.Close()
+	}
+	pt.done = pt.done[:0]
+	for i := range pt.chunks {
+		ch := &pt.chunks[i]
+		if err := pt.g.RunInto(pt.q, ch.s, sp.alpha, ch.a, ch.b, sp.beta, ch.c, ch.d); err != nil {
+			return err
+		}
+		ev, err := pt.q.Record()
+		if err != nil {
+			return err
+		}
+		pt.done = append(pt.done, ev)
+		if err := pt.copyQ.Wait(ctx, ev); err != nil {
+			return err
+		}
+		_, _, lc := ch.s.Lens()
+		rd, err := ch.d.ReadAsync(pt.copyQ, 0, pt.host, ch.oc-pt.blk.oc, lc)
+		if err != nil {
+			return err
+		}
+		pt.done = append(pt.done, rd)
+	}
+	return pt.copyQ.Finish(ctx)
+}
+
+// at returns the element of the assembled D at offset o of the whole problem's: in the
+// host memory of the part that computed it.
+func (sp *gemmSplit[In, Out]) at(o int) *Out {
+	for _, pt := range sp.parts {
+		if pt.host != nil && o >= pt.blk.oc && o < pt.blk.oc+pt.host.Len() {
+			return &pt.host.Slice()[o-pt.blk.oc]
+		}
+	}
+	panic(fmt.Sprintf("gemm split: element %d of %d is in no part", o, sp.lc))
 }
 
 // Verify checks the assembled D against the float64 reference, as the one-device
@@ -325,7 +439,7 @@ func (sp *gemmSplit[In, Out]) Verify(ctx context.Context) error {
 	a, b, c := widen(sp.a), widen(sp.b), widen(sp.c)
 	alpha, beta := float64(sp.alpha), float64(sp.beta)
 	check := func(z, i, j int, want, mag float64) error {
-		g := sp.d[z*s.StrideC+i*s.LDC+j]
+		g := *sp.at(z*s.StrideC + i*s.LDC + j)
 		tol := sp.prec.Tolerance(s.K, alpha, mag)
 		if d := math.Abs(float64(g) - want); !(d <= tol) {
 			return fmt.Errorf("%w: gemm %v split: D[%d][%d][%d] = %v, want %v (|diff| %.3g > tolerance %.3g; computed on %s)",
@@ -424,7 +538,21 @@ func (sp *gemmSplit[In, Out]) Close() error {
 
 func (pt *gemmPart[In, Out]) close() error {
 	var errs []error
-	errs = append(errs, pt.blk.close(), pt.probe.close())
+	errs = append(errs, pt.probe.close())
+	for _, e := range pt.done {
+		errs = append(errs, e.Close())
+	}
+	pt.done = nil
+	if pt.copyQ != nil {
+		errs = append(errs, pt.copyQ.Close())
+		pt.copyQ = nil
+	}
+	for i := range pt.chunks {
+		errs = append(errs, pt.chunks[i].close())
+	}
+	pt.chunks = nil
+	errs = append(errs, pt.host.Close())
+	pt.host = nil
 	if pt.g != nil {
 		errs = append(errs, pt.g.Close())
 		pt.g = nil

@@ -279,7 +279,7 @@ func TestSplitGEMMVerify(t *testing.T) {
 		}
 		sp := in.(*gemmSplit[float32, float32])
 		last := devs[len(devs)-1].ID()
-		sp.d[len(sp.d)-1] += 1
+		*sp.at(sp.lc-1) += 1
 		if err := in.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "computed on "+last) {
 			t.Errorf("n=%d, last element wrong: %v; want an error wrapping ErrVerify naming %s", n, err, last)
 		}
@@ -399,4 +399,63 @@ func ids(devs []*engine.Device) []string {
 		out = append(out, d.ID())
 	}
 	return out
+}
+
+// TestChunking checks the chunks of a share: at most maxChunks, none smaller than the
+// least (but a share smaller than it), summing to the share.
+func TestChunking(t *testing.T) {
+	for _, c := range []struct {
+		units   int
+		byBatch bool
+		want    []int
+	}{
+		{1, false, []int{1}},
+		{1023, false, []int{1023}},
+		{1024, false, []int{512, 512}},
+		{8192, false, []int{2048, 2048, 2048, 2048}},
+		{2051, false, []int{513, 513, 513, 512}},
+		{17, true, []int{9, 8}},
+		{7, true, []int{7}},
+	} {
+		if got := chunking(c.units, c.byBatch); !slices.Equal(got, c.want) {
+			t.Errorf("chunking(%d, %v) = %v, want %v", c.units, c.byBatch, got, c.want)
+		}
+	}
+}
+
+// TestSplitGEMMChunks runs splits whose shares compute in several chunks, each read back
+// while the next computes, by rows (B shared by the chunks) and by matrices.
+func TestSplitGEMMChunks(t *testing.T) {
+	defer func(r, m int) { minChunkRows, minChunkMatrices = r, m }(minChunkRows, minChunkMatrices)
+	minChunkRows, minChunkMatrices = 8, 1
+	devs := splitDevices(t)
+	for _, c := range []struct {
+		op   string
+		size int
+	}{{"gemm/nn/float32", 67 * 67}, {"gemm/tn/float32", 67 * 67}, {"gemm/batched/float32", 11}} {
+		op := opNamed(t, c.op)
+		in, err := op.Split(t.Context(), devs, kernels.Params{Size: c.size, Seed: 5}, kernels.SplitOptions{Fractions: evenly(len(devs))})
+		if err != nil {
+			t.Fatalf("%s: %v", c.op, err)
+		}
+		sp := in.(*gemmSplit[float32, float32])
+		most := 0
+		for _, pt := range sp.parts {
+			most = max(most, len(pt.chunks))
+		}
+		if most < 2 {
+			t.Errorf("%s: shares %+v ran in one chunk each", c.op, in.Shares())
+		}
+		for range 2 {
+			if err := in.Run(t.Context()); err != nil {
+				t.Fatalf("%s: %v", c.op, err)
+			}
+			if err := in.Verify(t.Context()); err != nil {
+				t.Fatalf("%s: %v", c.op, err)
+			}
+		}
+		if err := in.Close(); err != nil {
+			t.Errorf("%s: Close: %v", c.op, err)
+		}
+	}
 }
