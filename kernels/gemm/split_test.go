@@ -279,7 +279,7 @@ func TestSplitGEMMVerify(t *testing.T) {
 		}
 		sp := in.(*gemmSplit[float32, float32])
 		last := devs[len(devs)-1].ID()
-		*sp.at(sp.lc-1) += 1
+		*sp.at(sp.lc - 1) += 1
 		if err := in.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "computed on "+last) {
 			t.Errorf("n=%d, last element wrong: %v; want an error wrapping ErrVerify naming %s", n, err, last)
 		}
