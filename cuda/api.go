@@ -62,6 +62,7 @@ enum {
 	fn_cuEventDestroy,
 	fn_cuEventRecord,
 	fn_cuEventQuery,
+	fn_cuEventSynchronize,
 	fn_cuEventElapsedTime,
 	fn_cuModuleLoadDataEx,
 	fn_cuModuleUnload,
@@ -157,6 +158,7 @@ TRAMPOLINE(CUresult, cuEventCreate, (CUevent *e, unsigned int flags), (e, flags)
 TRAMPOLINE(CUresult, cuEventDestroy, (CUevent e), (e))
 TRAMPOLINE(CUresult, cuEventRecord, (CUevent e, CUstream s), (e, s))
 TRAMPOLINE(CUresult, cuEventQuery, (CUevent e), (e))
+TRAMPOLINE(CUresult, cuEventSynchronize, (CUevent e), (e))
 TRAMPOLINE(CUresult, cuEventElapsedTime, (float *ms, CUevent start, CUevent end), (ms, start, end))
 TRAMPOLINE(CUresult, cuModuleLoadDataEx, (CUmodule *m, const void *image, unsigned int n, int *opts, void **vals), (m, image, n, opts, vals))
 TRAMPOLINE(CUresult, cuModuleUnload, (CUmodule m), (m))
@@ -235,6 +237,17 @@ static CUresult prism_stream_query_in(CUcontext c, CUstream s) {
 static CUresult prism_event_query_in(CUcontext c, CUevent e) {
 	CUresult r = call_cuCtxSetCurrent(c);
 	return r != 0 ? r : call_cuEventQuery(e);
+}
+// prism_stream_sync_in and prism_event_sync_in block until the stream's work or the
+// event is done, with c current (CUDA's own wait: it spins, yields or sleeps as the
+// context's scheduling flags say).
+static CUresult prism_stream_sync_in(CUcontext c, CUstream s) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	return r != 0 ? r : call_cuStreamSynchronize(s);
+}
+static CUresult prism_event_sync_in(CUcontext c, CUevent e) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	return r != 0 ? r : call_cuEventSynchronize(e);
 }
 TRAMPOLINE(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int block, size_t shared), (n, f, block, shared))
 
@@ -448,6 +461,7 @@ var cudaSymbols = []symbol{
 	{C.fn_cuEventDestroy, []string{"cuEventDestroy_v2"}, false},
 	{C.fn_cuEventRecord, []string{"cuEventRecord"}, false},
 	{C.fn_cuEventQuery, []string{"cuEventQuery"}, false},
+	{C.fn_cuEventSynchronize, []string{"cuEventSynchronize"}, true},
 	// CUDA 12.8 added _v2 (same signature); the headers of 13.0 no longer declare the old one.
 	{C.fn_cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}, false},
 	{C.fn_cuModuleLoadDataEx, []string{"cuModuleLoadDataEx"}, false},
@@ -944,6 +958,16 @@ func cuMemFreeAsyncIn(c cuContext, d devptr, s cuStream) Result {
 	return Result(C.prism_pool_free_in(c, C.CUdeviceptr(d), s))
 }
 func cuEventQueryIn(c cuContext, e cuEvent) Result { return Result(C.prism_event_query_in(c, e)) }
+
+// cuStreamSynchronizeIn and cuEventSynchronizeIn block in the driver until the stream's
+// work or the event is done, with c made current in the same C call. haveEventSynchronize
+// says whether the driver has cuEventSynchronize (every libcuda does; a test's fake may
+// not).
+func cuStreamSynchronizeIn(c cuContext, s cuStream) Result {
+	return Result(C.prism_stream_sync_in(c, s))
+}
+func cuEventSynchronizeIn(c cuContext, e cuEvent) Result { return Result(C.prism_event_sync_in(c, e)) }
+func haveEventSynchronize() bool                         { return have(C.fn_cuEventSynchronize) }
 
 // haveLaunchKernelEx reports whether the driver has cuLaunchKernelEx (CUDA 12.0), looking
 // it up on first use.

@@ -48,7 +48,8 @@ var fakeBodies = map[string]string{
 	"cuStreamCreate":            `(void **s, unsigned f) { *s = malloc(1); return *s ? 0 : 2; }`,
 	"cuStreamDestroy_v2":        `(void *s) { free(s); return 0; }`,
 	"cuStreamQuery":             `(void *s) { return query(); }`,
-	"cuStreamSynchronize":       `(void *s) { return env("FAKE_SYNC_FAIL", 0); }`,
+	"cuStreamSynchronize":       `(void *s) { return waitBusy(); }`,
+	"cuEventSynchronize":        `(void *e) { return waitBusy(); }`,
 	"cuEventCreate":             `(void **e, unsigned f) { *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }`,
 	"cuEventDestroy_v2":         `(void *e) { free(e); return 0; }`,
 	"cuEventRecord":             `(void *e, void *s) { *(double *)e = now(); return 0; }`,
@@ -78,6 +79,7 @@ const fakeHelpers = `#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 static int env(const char *n, int d) { const char *v = getenv(n); return v ? atoi(v) : d; }
@@ -147,6 +149,14 @@ static int query(void) {
 	if (busy == NULL) calls = 0;
 	else if (calls++ < atoi(busy)) return 600;
 	return env("FAKE_SYNC_FAIL", 0);
+}
+
+// waitBusy is cuStreamSynchronize and cuEventSynchronize: it waits while query answers
+// CUDA_ERROR_NOT_READY, as the driver blocks while the work runs, then answers as query.
+static int waitBusy(void) {
+	int r;
+	while ((r = query()) == 600) usleep(100);
+	return r;
 }
 
 // paramInfo is cuFuncGetParamInfo of k: one pointer, or with FAKE_TMAP set an int, a

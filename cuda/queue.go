@@ -51,7 +51,9 @@ func (q *queue) idle(ctx context.Context) error {
 	if !q.pending {
 		return nil
 	}
-	if err := q.d.poll(ctx, "cuStreamQuery", func() Result { return cuStreamQueryIn(q.d.ctx, q.stream) }); err != nil {
+	err := q.d.poll(ctx, "cuStreamQuery", func() Result { return cuStreamQueryIn(q.d.ctx, q.stream) },
+		func() Result { return cuStreamSynchronizeIn(q.d.ctx, q.stream) })
+	if err != nil {
 		return err
 	}
 	q.pending = false
@@ -548,7 +550,8 @@ func (e *event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cuda: wait for %s: %w", e.what, err)
 	}
-	return e.d.poll(ctx, "cuEventQuery("+e.what+")", func() Result { return cuEventQueryIn(e.d.ctx, e.end) })
+	return e.d.poll(ctx, "cuEventQuery("+e.what+")", func() Result { return cuEventQueryIn(e.d.ctx, e.end) },
+		func() Result { return cuEventSynchronizeIn(e.d.ctx, e.end) })
 }
 
 // Elapsed returns the time between the command's start and end events
