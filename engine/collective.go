@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/prism-compute/prism/engine/driver"
@@ -272,11 +274,41 @@ func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op Red
 	return out
 }
 
-// reduceParts reduces the parts element-wise, in rank order.
+// reduceParts reduces the parts element-wise, in rank order, in ranges of
+// reduceChunk elements spread over the host's cores.
 func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) []T {
-	r := make([]T, len(parts[0]))
-	copy(r, parts[0])
+	n := len(parts[0])
+	r := make([]T, n)
+	chunks := (n + reduceChunk - 1) / reduceChunk
+	workers := min(chunks, runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= chunks {
+					return
+				}
+				lo, hi := c*reduceChunk, min(n, (c+1)*reduceChunk)
+				reduceRange(r[lo:hi], parts, lo, op)
+			}
+		}()
+	}
+	wg.Wait()
+	return r
+}
+
+// reduceChunk is the range of elements one goroutine reduces at a time.
+const reduceChunk = 1 << 16
+
+// reduceRange reduces elements [lo, lo+len(r)) of every part into r.
+func reduceRange[T CollectiveScalar](r []T, parts [][]T, lo int, op ReduceOp) {
+	copy(r, parts[0][lo:])
 	for _, p := range parts[1:] {
+		p = p[lo : lo+len(r)]
 		switch op {
 		case ReduceSum:
 			for j, v := range p {
@@ -296,7 +328,6 @@ func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) []T {
 			}
 		}
 	}
-	return r
 }
 
 // asBytes views a slice's memory as bytes (little-endian on every host Prism runs on).
