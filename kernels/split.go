@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -60,4 +62,37 @@ type Share struct {
 	// Concurrent is the rate measured while every device ran its probe at once, which
 	// the shares are balanced at: below Rate where devices share hardware.
 	Concurrent float64 `json:"concurrent_rate,omitempty"`
+}
+
+// CheckPortableSplit checks what the split of an op that runs its portable kernel alone
+// refuses before anything is set up: a size below 1, no device or a nil one, a variant
+// other than the portable kernel, tunables (such families have none), fractions
+// PlanShares refuses.
+func CheckPortableSplit(ctx context.Context, name string, devs []*engine.Device, p Params, o SplitOptions) error {
+	if err := CheckSize(name, p); err != nil {
+		return err
+	}
+	if len(devs) == 0 {
+		return fmt.Errorf("kernels: %s: split across no device: %w", name, engine.ErrInvalidArg)
+	}
+	for i, d := range devs {
+		if d == nil {
+			return fmt.Errorf("kernels: %s: split device %d is nil: %w", name, i, engine.ErrInvalidArg)
+		}
+	}
+	if v := p.Variant; v != "" && !strings.EqualFold(v, PortableName) {
+		if p.Portable {
+			return fmt.Errorf("kernels: %s: variant %q and portable exclude each other: %w", name, v, engine.ErrInvalidArg)
+		}
+		return fmt.Errorf("kernels: %s: a split runs the portable kernel, not variant %q: %w", name, v, engine.ErrUnsupported)
+	}
+	if p.Tunables != "" {
+		return fmt.Errorf("kernels: %s: the portable kernel takes no tunables (asked for %q): %w", name, p.Tunables, engine.ErrInvalidArg)
+	}
+	if o.Fractions != nil { // given shares need no probe
+		if _, err := PlanShares(ctx, devs, 1, 1, o, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -87,7 +87,7 @@ func (pt *fftPart[T]) run(ctx context.Context, n, b int, dst []T) error {
 }
 
 func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ kernels.SplitInstance, err error) {
-	if err := checkSplitParams(ctx, name, devs, p, o); err != nil {
+	if err := kernels.CheckPortableSplit(ctx, name, devs, p, o); err != nil {
 		return nil, err
 	}
 	// The shape and input of newFFTInstance.
@@ -239,36 +239,4 @@ func (in *fftSplitInstance[T]) Close() error {
 		errs = append(errs, pt.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// checkSplitParams checks what a split of op name refuses before setting anything up: a
-// size below 1, no device or a nil one, a variant other than the portable kernel (the one
-// variant a split runs), tunables (the family has none), fractions PlanShares refuses.
-func checkSplitParams(ctx context.Context, name string, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) error {
-	if err := kernels.CheckSize(name, p); err != nil {
-		return err
-	}
-	if len(devs) == 0 {
-		return fmt.Errorf("kernels: %s: split across no device: %w", name, engine.ErrInvalidArg)
-	}
-	for i, d := range devs {
-		if d == nil {
-			return fmt.Errorf("kernels: %s: split device %d is nil: %w", name, i, engine.ErrInvalidArg)
-		}
-	}
-	if v := p.Variant; v != "" && !strings.EqualFold(v, kernels.PortableName) {
-		if p.Portable {
-			return fmt.Errorf("kernels: %s: variant %q and portable exclude each other: %w", name, v, engine.ErrInvalidArg)
-		}
-		return fmt.Errorf("kernels: %s: a split runs the portable kernel, not variant %q: %w", name, v, engine.ErrUnsupported)
-	}
-	if p.Tunables != "" {
-		return fmt.Errorf("kernels: %s: the portable kernel takes no tunables (asked for %q): %w", name, p.Tunables, engine.ErrInvalidArg)
-	}
-	if o.Fractions != nil { // given shares need no probe
-		if _, err := kernels.PlanShares(ctx, devs, 1, 1, o, nil); err != nil {
-			return err
-		}
-	}
-	return nil
 }

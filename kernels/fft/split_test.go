@@ -10,49 +10,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
-	"github.com/prism-compute/prism/platform"
 )
-
-// splitDevices returns the devices the split tests run on, closed when the test ends:
-// every OpenCL device found, or with twins only those of the first one's name, platform
-// and compute units (which compute alike); the first device opened twice where that
-// leaves one (two openings are two devices to the engine).
-func splitDevices(t *testing.T, twins bool) []*engine.Device {
-	t.Helper()
-	dis, err := platform.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	var first engine.DeviceInfo
-	for _, d := range dis.Devices {
-		if d.Backend != "opencl" {
-			continue
-		}
-		if len(ids) == 0 {
-			first = d.DeviceInfo
-		} else if twins && (d.Name != first.Name || d.Platform != first.Platform || d.ComputeUnits != first.ComputeUnits) {
-			continue
-		}
-		ids = append(ids, d.ID)
-	}
-	if len(ids) == 0 {
-		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
-	}
-	if len(ids) == 1 {
-		ids = append(ids, ids[0])
-	}
-	devs := make([]*engine.Device, len(ids))
-	for i, id := range ids {
-		d, err := engine.Open(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		devs[i] = d
-	}
-	return devs
-}
 
 // splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
 // all on the first, given to the first two devices (the others get none), and an even
@@ -120,7 +78,7 @@ func batchedOp(t *testing.T) kernels.Op {
 // TestFFTSplit splits fft/batched across the devices found, with fixed and measured
 // shares, at odd batches, and checks every transform against the reference.
 func TestFFTSplit(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	op := batchedOp(t)
 	fractions := append(splitFractions(len(devs)), nil) // nil: measured
 	batches := []int{1, 7, 13}
@@ -161,7 +119,7 @@ func TestFFTSplit(t *testing.T) {
 // TestFFTSplitSameAsOneDevice checks that a split draws the one-device op's input, reports
 // its shape, and on devices that compute alike gives its output bit for bit.
 func TestFFTSplitSameAsOneDevice(t *testing.T) {
-	devs := splitDevices(t, true)
+	devs := kerneltest.SplitDevices(t, true)
 	op := batchedOp(t)
 	q, err := devs[0].NewQueue()
 	if err != nil {
@@ -217,7 +175,7 @@ func TestFFTSplitSameAsOneDevice(t *testing.T) {
 }
 
 func TestFFTSplitInvalid(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	op := batchedOp(t)
 	ok := kernels.Params{Size: 2048, Seed: 1}
 	for _, c := range []struct {

@@ -13,49 +13,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
-	"github.com/prism-compute/prism/platform"
 )
-
-// splitDevices opens every OpenCL device found, closed when the test ends; a lone device
-// is opened twice (two handles, two parts), so that every run of the tests splits.
-func splitDevices(t *testing.T) []*engine.Device {
-	t.Helper()
-	dis, err := platform.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, d := range dis.Devices {
-		if d.Backend == "opencl" {
-			ids = append(ids, d.ID)
-		}
-	}
-	if len(ids) == 0 {
-		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
-	}
-	if len(ids) == 1 {
-		ids = append(ids, ids[0])
-	}
-	var devs []*engine.Device
-	for _, id := range ids {
-		dev, err := engine.Open(t.Context(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { dev.Close() })
-		devs = append(devs, dev)
-	}
-	return devs
-}
-
-// evenly returns n equal fractions.
-func evenly(n int) []float64 {
-	f := make([]float64, n)
-	for i := range f {
-		f[i] = 1 / float64(n)
-	}
-	return f
-}
 
 // splitCase is one split of TestSplitGEMM: an op, its size and the shares (nil: measured;
 // for two devices, else evenly).
@@ -98,7 +56,7 @@ func splitCases() []splitCase {
 // is one) and checks the assembled D against the float64 reference, the shares against the
 // fractions asked for, and the model and shape against the one-device instance's.
 func TestSplitGEMM(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	for _, c := range splitCases() {
 		op := opNamed(t, c.op)
 		size := c.n * c.n
@@ -107,7 +65,7 @@ func TestSplitGEMM(t *testing.T) {
 		}
 		frac := c.frac
 		if frac != nil && len(devs) != 2 {
-			frac = evenly(len(devs))
+			frac = kerneltest.Evenly(len(devs))
 		}
 		t.Run(strings.ReplaceAll(c.op, "/", "_")+"/"+sizeName(size, frac), func(t *testing.T) {
 			if strings.HasSuffix(c.op, "float64") && slices.ContainsFunc(devs, func(d *engine.Device) bool { return !d.Info().FP64 }) {
@@ -213,11 +171,11 @@ func checkShares(t *testing.T, shares []kernels.Share, devs []*engine.Device, to
 // TestSplitGEMMInputs checks that a split multiplies the one-device op's inputs: the same
 // alpha, beta, A, B and C from the same seed.
 func TestSplitGEMMInputs(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	for _, name := range []string{"gemm/tn/float32", "gemm/batched/float32"} {
 		op := opNamed(t, name)
 		p := kernels.Params{Size: 8 * 9 * 9, Seed: 5}
-		in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: evenly(len(devs))})
+		in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +212,7 @@ func TestSplitGEMMInputs(t *testing.T) {
 // D and names the device that computed it, in full and, above gemmFullCheck, sampled (a
 // corner).
 func TestSplitGEMMVerify(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	sizes := []int{37}
 	if !kerneltest.Small() {
 		sizes = append(sizes, 520) // 520^3 above gemmFullCheck: a sample is checked
@@ -263,7 +221,7 @@ func TestSplitGEMMVerify(t *testing.T) {
 		if (n*n*n > gemmFullCheck) != (n == 520) {
 			t.Fatalf("%d^3 is on the wrong side of gemmFullCheck", n)
 		}
-		in, err := opNamed(t, "gemm/nn/float32").Split(t.Context(), devs, kernels.Params{Size: n * n, Seed: 2}, kernels.SplitOptions{Fractions: evenly(len(devs))})
+		in, err := opNamed(t, "gemm/nn/float32").Split(t.Context(), devs, kernels.Params{Size: n * n, Seed: 2}, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,11 +248,11 @@ func TestSplitGEMMVerify(t *testing.T) {
 // the vendor BLAS where it is installed) and that a variant a device cannot run fails the
 // setup, as Setup does.
 func TestSplitGEMMVariants(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	op := opNamed(t, "gemm/nn/float32")
 	for _, v := range []string{"portable", "CLBlast"} {
 		p := kernels.Params{Size: 29 * 29, Seed: 4, Variant: v}
-		in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: evenly(len(devs))})
+		in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))})
 		if v == "CLBlast" && (errors.Is(err, engine.ErrUnsupported) || errors.Is(err, engine.ErrUnavailable)) {
 			t.Logf("CLBlast: %v", err)
 			continue
@@ -328,7 +286,7 @@ func TestSplitGEMMVariants(t *testing.T) {
 
 // TestSplitGEMMInvalid checks the arguments a split refuses with ErrInvalidArg.
 func TestSplitGEMMInvalid(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	op := opNamed(t, "gemm/nn/float32")
 	for _, c := range []struct {
 		name string
@@ -339,7 +297,7 @@ func TestSplitGEMMInvalid(t *testing.T) {
 		{"no devices", nil, 64, nil},
 		{"size 0", devs, 0, nil},
 		{"fractions too few", devs, 64, []float64{1}},
-		{"fractions sum", devs, 64, append(evenly(len(devs)-1), 0.5)},
+		{"fractions sum", devs, 64, append(kerneltest.Evenly(len(devs)-1), 0.5)},
 		{"fraction negative", devs, 64, negative(len(devs))},
 	} {
 		in, err := op.Split(t.Context(), c.devs, kernels.Params{Size: c.size}, kernels.SplitOptions{Fractions: c.frac})
@@ -358,7 +316,7 @@ func TestSplitGEMMPoCLDevices(t *testing.T) {
 	if len(strings.Fields(os.Getenv("POCL_DEVICES"))) < 2 {
 		t.Skip(`POCL_DEVICES does not name two PoCL devices (POCL_DEVICES="pthread pthread")`)
 	}
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	var pocl []*engine.Device
 	for _, d := range devs {
 		if strings.Contains(d.Info().Platform, "Portable Computing Language") && !slices.Contains(pocl, d) {
@@ -388,7 +346,7 @@ func TestSplitGEMMPoCLDevices(t *testing.T) {
 
 // negative returns n fractions summing to 1, the first negative.
 func negative(n int) []float64 {
-	f := evenly(n)
+	f := kerneltest.Evenly(n)
 	f[0], f[1] = f[0]-1, f[1]+1
 	return f
 }
@@ -428,13 +386,13 @@ func TestChunking(t *testing.T) {
 func TestSplitGEMMChunks(t *testing.T) {
 	defer func(r, m int) { minChunkRows, minChunkMatrices = r, m }(minChunkRows, minChunkMatrices)
 	minChunkRows, minChunkMatrices = 8, 1
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	for _, c := range []struct {
 		op   string
 		size int
 	}{{"gemm/nn/float32", 67 * 67}, {"gemm/tn/float32", 67 * 67}, {"gemm/batched/float32", 11}} {
 		op := opNamed(t, c.op)
-		in, err := op.Split(t.Context(), devs, kernels.Params{Size: c.size, Seed: 5}, kernels.SplitOptions{Fractions: evenly(len(devs))})
+		in, err := op.Split(t.Context(), devs, kernels.Params{Size: c.size, Seed: 5}, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))})
 		if err != nil {
 			t.Fatalf("%s: %v", c.op, err)
 		}

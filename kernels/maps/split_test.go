@@ -10,49 +10,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
-	"github.com/prism-compute/prism/platform"
 )
-
-// splitDevices returns the devices the split tests run on, closed when the test ends:
-// every OpenCL device found, or with twins only those of the first one's name, platform
-// and compute units (which compute alike); the first device opened twice where that
-// leaves one (two openings are two devices to the engine).
-func splitDevices(t *testing.T, twins bool) []*engine.Device {
-	t.Helper()
-	dis, err := platform.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	var first engine.DeviceInfo
-	for _, d := range dis.Devices {
-		if d.Backend != "opencl" {
-			continue
-		}
-		if len(ids) == 0 {
-			first = d.DeviceInfo
-		} else if twins && (d.Name != first.Name || d.Platform != first.Platform || d.ComputeUnits != first.ComputeUnits) {
-			continue
-		}
-		ids = append(ids, d.ID)
-	}
-	if len(ids) == 0 {
-		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
-	}
-	if len(ids) == 1 {
-		ids = append(ids, ids[0])
-	}
-	devs := make([]*engine.Device, len(ids))
-	for i, id := range ids {
-		d, err := engine.Open(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		devs[i] = d
-	}
-	return devs
-}
 
 // splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
 // all on the first, given to the first two devices (the others get none), and an even
@@ -123,7 +81,7 @@ func fp64Devices(t *testing.T, devs []*engine.Device) []*engine.Device {
 // shares, at sizes around the work-group's elements, and checks the output against the
 // reference.
 func TestMapSplit(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	m, err := NewMap[float32](devs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +135,7 @@ func TestMapSplit(t *testing.T) {
 // scalars and reports its shape and model, and that on devices that compute alike its
 // output is the one-device op's bit for bit.
 func TestMapSplitSameAsOneDevice(t *testing.T) {
-	devs := splitDevices(t, true)
+	devs := kerneltest.SplitDevices(t, true)
 	q, err := devs[0].NewQueue()
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +199,7 @@ func TestMapSplitSameAsOneDevice(t *testing.T) {
 }
 
 func TestMapSplitInvalid(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	op := Family().Ops[0] // axpy float32
 	ok := kernels.Params{Size: 1000, Seed: 1}
 	for _, c := range []struct {

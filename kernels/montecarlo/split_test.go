@@ -1,7 +1,6 @@
 package montecarlo
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,49 +9,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
-	"github.com/prism-compute/prism/platform"
 )
-
-// splitDevices returns the devices the split tests run on, closed when the test ends:
-// every OpenCL device found, or with twins only those of the first one's name, platform
-// and compute units (which compute alike); the first device opened twice where that
-// leaves one (two openings are two devices to the engine).
-func splitDevices(t *testing.T, twins bool) []*engine.Device {
-	t.Helper()
-	dis, err := platform.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	var first engine.DeviceInfo
-	for _, d := range dis.Devices {
-		if d.Backend != "opencl" {
-			continue
-		}
-		if len(ids) == 0 {
-			first = d.DeviceInfo
-		} else if twins && (d.Name != first.Name || d.Platform != first.Platform || d.ComputeUnits != first.ComputeUnits) {
-			continue
-		}
-		ids = append(ids, d.ID)
-	}
-	if len(ids) == 0 {
-		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
-	}
-	if len(ids) == 1 {
-		ids = append(ids, ids[0])
-	}
-	devs := make([]*engine.Device, len(ids))
-	for i, id := range ids {
-		d, err := engine.Open(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		devs[i] = d
-	}
-	return devs
-}
 
 // splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
 // all on the first, given to the first two devices (the others get none), and an even
@@ -175,7 +132,7 @@ func checkShares(t *testing.T, sh []kernels.Share, n int, f []float64) {
 // to the size where the one-device op grid-strides, beyond which the price is checked
 // against the reference).
 func TestMonteCarloSplitBitIdentical(t *testing.T) {
-	devs := splitDevices(t, true)
+	devs := kerneltest.SplitDevices(t, true)
 	m, err := NewMonteCarlo(devs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +189,7 @@ func TestMonteCarloSplitBitIdentical(t *testing.T) {
 // TestMonteCarloSplitMeasured splits every op across every device found with measured
 // shares and checks the result against the reference.
 func TestMonteCarloSplitMeasured(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	n := 40000
 	if kerneltest.Small() {
 		n = 3000
@@ -260,7 +217,7 @@ func TestMonteCarloSplitMeasured(t *testing.T) {
 // TestMonteCarloSplitVerifyCatches checks that the split's Verify sees a wrong element of
 // the combined output.
 func TestMonteCarloSplitVerifyCatches(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	s := setupSplit(t, MCUniform, devs, kernels.Params{Size: 5000, Seed: 3}, splitFractions(len(devs))[0])
 	if err := s.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
@@ -275,7 +232,7 @@ func TestMonteCarloSplitVerifyCatches(t *testing.T) {
 }
 
 func TestMonteCarloSplitInvalid(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	op := monteCarloOp(MCPi)
 	ok := kernels.Params{Size: 1000, Seed: 1}
 	for _, c := range []struct {

@@ -12,49 +12,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
-	"github.com/prism-compute/prism/platform"
 )
-
-// splitDevices opens every OpenCL device found, closed when the test ends; a lone device
-// is opened twice (two handles, two parts), so that every run of the tests splits.
-func splitDevices(t *testing.T) []*engine.Device {
-	t.Helper()
-	dis, err := platform.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, d := range dis.Devices {
-		if d.Backend == "opencl" {
-			ids = append(ids, d.ID)
-		}
-	}
-	if len(ids) == 0 {
-		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
-	}
-	if len(ids) == 1 {
-		ids = append(ids, ids[0])
-	}
-	var devs []*engine.Device
-	for _, id := range ids {
-		dev, err := engine.Open(t.Context(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { dev.Close() })
-		devs = append(devs, dev)
-	}
-	return devs
-}
-
-// evenly returns n equal fractions.
-func evenly(n int) []float64 {
-	f := make([]float64, n)
-	for i := range f {
-		f[i] = 1 / float64(n)
-	}
-	return f
-}
 
 // opNamed returns the family's op of that name.
 func opNamed(t *testing.T, name string) kernels.Op {
@@ -99,7 +57,7 @@ const smallSplit = 2*splitGranule + 3
 // the shares against the fractions asked for, and the model and shape against the
 // one-device instance's.
 func TestSplitReduce(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	fp64 := !slices.ContainsFunc(devs, func(d *engine.Device) bool { return !d.Info().FP64 })
 	for _, op := range Family().Ops {
 		cases := splitCases(op.Name == "reduce/sum/float32")
@@ -117,7 +75,7 @@ func TestSplitReduce(t *testing.T) {
 			for k, c := range cases {
 				frac := c.frac
 				if frac != nil && len(devs) != 2 {
-					frac = evenly(len(devs))
+					frac = kerneltest.Evenly(len(devs))
 				}
 				p := kernels.Params{Size: c.size, Seed: uint64(k + 1)}
 				in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: frac})
@@ -206,7 +164,7 @@ func checkShares(t *testing.T, shares []kernels.Share, devs []*engine.Device, to
 
 // TestSplitReduceInputs checks that a split reduces the one-device op's input.
 func TestSplitReduceInputs(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	q, err := devs[0].NewQueue()
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +173,7 @@ func TestSplitReduceInputs(t *testing.T) {
 	for _, name := range []string{"reduce/sum/float32", "reduce/argmax/int32", "reduce/rowsum/float32"} {
 		op := opNamed(t, name)
 		p := kernels.Params{Size: 5000, Seed: 9}
-		in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: evenly(len(devs))})
+		in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,8 +255,8 @@ func TestSplitReduceCombine(t *testing.T) {
 // TestSplitReduceVerify checks that the split's Verify finds a wrong result: the value,
 // the index of an arg op, a row.
 func TestSplitReduceVerify(t *testing.T) {
-	devs := splitDevices(t)
-	frac := kernels.SplitOptions{Fractions: evenly(len(devs))}
+	devs := kerneltest.SplitDevices(t, false)
+	frac := kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))}
 	run := func(name string, size int) kernels.SplitInstance {
 		in, err := opNamed(t, name).Split(t.Context(), devs, kernels.Params{Size: size, Seed: 3}, frac)
 		if err != nil {
@@ -337,10 +295,10 @@ func TestSplitReduceVerify(t *testing.T) {
 // the vendor BLAS's sum where it is installed) and that a variant a device cannot run
 // fails the setup with the reason, as Setup does.
 func TestSplitReduceVariants(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	op := opNamed(t, "reduce/sum/float32")
 	for _, v := range []string{"portable", "CLBlast"} {
-		in, err := op.Split(t.Context(), devs, kernels.Params{Size: smallSplit, Seed: 4, Variant: v}, kernels.SplitOptions{Fractions: evenly(len(devs))})
+		in, err := op.Split(t.Context(), devs, kernels.Params{Size: smallSplit, Seed: 4, Variant: v}, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))})
 		if v == "CLBlast" && (errors.Is(err, engine.ErrUnsupported) || errors.Is(err, engine.ErrUnavailable)) {
 			t.Logf("CLBlast: %v", err)
 			continue
@@ -366,7 +324,7 @@ func TestSplitReduceVariants(t *testing.T) {
 			t.Errorf("Run after Close: %v, want an error wrapping ErrClosed", err)
 		}
 	}
-	for _, frac := range [][]float64{nil, evenly(len(devs))} {
+	for _, frac := range [][]float64{nil, kerneltest.Evenly(len(devs))} {
 		_, err := op.Split(t.Context(), devs, kernels.Params{Size: 1000, Variant: "cuda-shfl"}, kernels.SplitOptions{Fractions: frac})
 		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "cuda-shfl") || strings.Count(err.Error(), "kernels: ") != 1 {
 			t.Errorf("cuda-shfl on OpenCL devices: %v, want an error wrapping ErrUnsupported naming the variant, prefixed once", err)
@@ -376,9 +334,9 @@ func TestSplitReduceVariants(t *testing.T) {
 
 // TestSplitReduceInvalid checks the arguments a split refuses with ErrInvalidArg.
 func TestSplitReduceInvalid(t *testing.T) {
-	devs := splitDevices(t)
+	devs := kerneltest.SplitDevices(t, false)
 	op := opNamed(t, "reduce/max/float32")
-	bad := evenly(len(devs))
+	bad := kerneltest.Evenly(len(devs))
 	bad[0], bad[1] = bad[0]-1, bad[1]+1
 	for _, c := range []struct {
 		name string
@@ -389,8 +347,8 @@ func TestSplitReduceInvalid(t *testing.T) {
 		{"no devices", nil, 64, nil},
 		{"nil device", []*engine.Device{devs[0], nil}, 64, nil},
 		{"size 0", devs, 0, nil},
-		{"fractions too many", devs, 64, append(evenly(len(devs)), 0)},
-		{"fractions sum", devs, 64, append(evenly(len(devs)-1), 0.5)},
+		{"fractions too many", devs, 64, append(kerneltest.Evenly(len(devs)), 0)},
+		{"fractions sum", devs, 64, append(kerneltest.Evenly(len(devs)-1), 0.5)},
 		{"fraction negative", devs, 64, bad},
 	} {
 		in, err := op.Split(t.Context(), c.devs, kernels.Params{Size: c.size}, kernels.SplitOptions{Fractions: c.frac})
@@ -411,7 +369,7 @@ func TestSplitReducePoCLDevices(t *testing.T) {
 		t.Skip(`POCL_DEVICES does not name two PoCL devices (POCL_DEVICES="pthread pthread")`)
 	}
 	var pocl []*engine.Device
-	for _, d := range splitDevices(t) {
+	for _, d := range kerneltest.SplitDevices(t, false) {
 		if strings.Contains(d.Info().Platform, "Portable Computing Language") {
 			pocl = append(pocl, d)
 		}

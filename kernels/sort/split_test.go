@@ -12,49 +12,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
-	"github.com/prism-compute/prism/platform"
 )
-
-// splitDevices returns the devices the split tests run on, closed when the test ends:
-// every OpenCL device found, or with twins only those of the first one's name, platform
-// and compute units (which compute alike); the first device opened twice where that
-// leaves one (two openings are two devices to the engine).
-func splitDevices(t *testing.T, twins bool) []*engine.Device {
-	t.Helper()
-	dis, err := platform.Discover(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	var first engine.DeviceInfo
-	for _, d := range dis.Devices {
-		if d.Backend != "opencl" {
-			continue
-		}
-		if len(ids) == 0 {
-			first = d.DeviceInfo
-		} else if twins && (d.Name != first.Name || d.Platform != first.Platform || d.ComputeUnits != first.ComputeUnits) {
-			continue
-		}
-		ids = append(ids, d.ID)
-	}
-	if len(ids) == 0 {
-		t.Skipf("no OpenCL device found: %v", dis.Unavailable())
-	}
-	if len(ids) == 1 {
-		ids = append(ids, ids[0])
-	}
-	devs := make([]*engine.Device, len(ids))
-	for i, id := range ids {
-		d, err := engine.Open(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		devs[i] = d
-	}
-	return devs
-}
 
 // splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
 // all on the first, given to the first two devices (the others get none), and an even
@@ -114,7 +72,7 @@ func smallSplitTiles(t *testing.T) {
 // shares, at sizes around the tile, and checks the merged result against the host sort
 // bit for bit (values too: the merge is stable).
 func TestSortSplit(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	smallSplitTiles(t)
 	s, err := newSorter[uint32](devs[0], splitGroup[0], splitGroup[1])
 	if err != nil {
@@ -162,7 +120,7 @@ func TestSortSplit(t *testing.T) {
 
 // TestSortSplitInputs checks that a split draws the one-device op's input keys.
 func TestSortSplitInputs(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	q, err := devs[0].NewQueue()
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +235,7 @@ func checkMapKeys[K SortKey](t *testing.T, keys []K, o SortOrder) {
 }
 
 func TestSortSplitInvalid(t *testing.T) {
-	devs := splitDevices(t, false)
+	devs := kerneltest.SplitDevices(t, false)
 	smallSplitTiles(t)
 	op := Family().Ops[2] // pairs
 	ok := kernels.Params{Size: 1000, Seed: 1}
