@@ -12,48 +12,12 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
-// all on the first, given to the first two devices (the others get none), and an even
-// split where there are more than two.
-func splitFractions(n int) [][]float64 {
-	pair := func(a, b float64) []float64 {
-		f := make([]float64, n)
-		f[0], f[1] = a, b
-		return f
-	}
-	fs := [][]float64{pair(0.5, 0.5), pair(0.13, 0.87), pair(1, 0)}
-	if n > 2 {
-		even := make([]float64, n)
-		for i := range even {
-			even[i] = 1 / float64(n)
-		}
-		fs = append(fs, even)
-	}
-	return fs
-}
-
 // fracName names fixed fractions in a subtest's name, or "measured" for nil.
 func fracName(f []float64) string {
 	if f == nil {
 		return "measured"
 	}
 	return fmt.Sprint(f)
-}
-
-// checkShares checks that the shares cover the n units once, with their fractions, and
-// give nothing to a device of a zero fraction in f (nil: measured shares).
-func checkShares(t *testing.T, sh []kernels.Share, n int, f []float64) {
-	t.Helper()
-	sum := 0
-	for i, s := range sh {
-		if s.Units < 0 || math.Abs(s.Fraction-float64(s.Units)/float64(n)) > 1e-12 || f != nil && f[i] == 0 && s.Units != 0 {
-			t.Fatalf("share %+v of %d units (fractions %v)", s, n, f)
-		}
-		sum += s.Units
-	}
-	if sum != n {
-		t.Fatalf("shares %+v cover %d units, want %d", sh, sum, n)
-	}
 }
 
 // batchedOp returns fft/batched/float32 and checks that it is the only fft op with a
@@ -80,7 +44,7 @@ func batchedOp(t *testing.T) kernels.Op {
 func TestFFTSplit(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	op := batchedOp(t)
-	fractions := append(splitFractions(len(devs)), nil) // nil: measured
+	fractions := append(kerneltest.SplitFractions(len(devs)), nil) // nil: measured
 	batches := []int{1, 7, 13}
 	if kerneltest.Small() { // Oclgrind: one batch, split in halves and by measure
 		batches = []int{3}
@@ -99,7 +63,7 @@ func TestFFTSplit(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer in.Close()
-				checkShares(t, in.Shares(), b, f)
+				kerneltest.CheckShares(t, in.Shares(), b, f)
 				for range 2 {
 					if err := in.Run(t.Context()); err != nil {
 						t.Fatal(err)
@@ -147,7 +111,7 @@ func TestFFTSplitSameAsOneDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: splitFractions(len(devs))[1]})
+	in, err := op.Split(t.Context(), devs, p, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +166,7 @@ func TestFFTSplitInvalid(t *testing.T) {
 			in.Close()
 		}
 	}
-	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: splitFractions(len(devs))[0]})
+	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)
 	}

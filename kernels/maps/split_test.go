@@ -12,48 +12,12 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
-// all on the first, given to the first two devices (the others get none), and an even
-// split where there are more than two.
-func splitFractions(n int) [][]float64 {
-	pair := func(a, b float64) []float64 {
-		f := make([]float64, n)
-		f[0], f[1] = a, b
-		return f
-	}
-	fs := [][]float64{pair(0.5, 0.5), pair(0.13, 0.87), pair(1, 0)}
-	if n > 2 {
-		even := make([]float64, n)
-		for i := range even {
-			even[i] = 1 / float64(n)
-		}
-		fs = append(fs, even)
-	}
-	return fs
-}
-
 // fracName names fixed fractions in a subtest's name, or "measured" for nil.
 func fracName(f []float64) string {
 	if f == nil {
 		return "measured"
 	}
 	return fmt.Sprint(f)
-}
-
-// checkShares checks that the shares cover the n units once, with their fractions, and
-// give nothing to a device of a zero fraction in f (nil: measured shares).
-func checkShares(t *testing.T, sh []kernels.Share, n int, f []float64) {
-	t.Helper()
-	sum := 0
-	for i, s := range sh {
-		if s.Units < 0 || math.Abs(s.Fraction-float64(s.Units)/float64(n)) > 1e-12 || f != nil && f[i] == 0 && s.Units != 0 {
-			t.Fatalf("share %+v of %d units (fractions %v)", s, n, f)
-		}
-		sum += s.Units
-	}
-	if sum != n {
-		t.Fatalf("shares %+v cover %d units, want %d", sh, sum, n)
-	}
 }
 
 // fp64Devices returns the devices of devs with fp64, the one there is opened twice (closed
@@ -97,7 +61,7 @@ func TestMapSplit(t *testing.T) {
 		if op.Type == "float64" {
 			devs = f64
 		}
-		fractions := append(splitFractions(len(devs)), nil)
+		fractions := append(kerneltest.SplitFractions(len(devs)), nil)
 		type tc struct{ n, fi int }
 		cases := []tc{{3*group + 5, oi}, {3*group + 5, oi + 1}}
 		if !kerneltest.Small() { // Oclgrind: the main size only
@@ -114,7 +78,7 @@ func TestMapSplit(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer in.Close()
-				checkShares(t, in.Shares(), n, f)
+				kerneltest.CheckShares(t, in.Shares(), n, f)
 				for range 2 {
 					if err := in.Run(t.Context()); err != nil {
 						t.Fatal(err)
@@ -164,7 +128,7 @@ func TestMapSplitSameAsOneDevice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := op.Split(t.Context(), devs, kernels.Params{Size: n, Seed: 8}, kernels.SplitOptions{Fractions: splitFractions(len(devs))[1]})
+			in, err := op.Split(t.Context(), devs, kernels.Params{Size: n, Seed: 8}, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[1]})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +190,7 @@ func TestMapSplitInvalid(t *testing.T) {
 			in.Close()
 		}
 	}
-	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: splitFractions(len(devs))[0]})
+	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)
 	}

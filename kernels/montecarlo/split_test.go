@@ -11,26 +11,6 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// splitFractions returns the fixed shares the tests use for n devices: halves, 13/87 and
-// all on the first, given to the first two devices (the others get none), and an even
-// split where there are more than two.
-func splitFractions(n int) [][]float64 {
-	pair := func(a, b float64) []float64 {
-		f := make([]float64, n)
-		f[0], f[1] = a, b
-		return f
-	}
-	fs := [][]float64{pair(0.5, 0.5), pair(0.13, 0.87), pair(1, 0)}
-	if n > 2 {
-		even := make([]float64, n)
-		for i := range even {
-			even[i] = 1 / float64(n)
-		}
-		fs = append(fs, even)
-	}
-	return fs
-}
-
 // mcOneDevice runs op once on dev at n with seed and returns its result: the output, or
 // the count or price as a one-element slice, as uint32 bits.
 func mcOneDevice(t *testing.T, dev *engine.Device, op MonteCarloOp, n int, seed uint64) []uint32 {
@@ -110,22 +90,6 @@ func setupSplit(t *testing.T, op MonteCarloOp, devs []*engine.Device, p kernels.
 	return in.(*mcSplit)
 }
 
-// checkShares checks that the shares cover the n units once, with their fractions, and
-// give nothing to a device of a zero fraction in f (nil: measured shares).
-func checkShares(t *testing.T, sh []kernels.Share, n int, f []float64) {
-	t.Helper()
-	sum := 0
-	for i, s := range sh {
-		if s.Units < 0 || math.Abs(s.Fraction-float64(s.Units)/float64(n)) > 1e-12 || f != nil && f[i] == 0 && s.Units != 0 {
-			t.Fatalf("share %+v of %d units (fractions %v)", s, n, f)
-		}
-		sum += s.Units
-	}
-	if sum != n {
-		t.Fatalf("shares %+v cover %d units, want %d", sh, sum, n)
-	}
-}
-
 // TestMonteCarloSplitBitIdentical runs every montecarlo op split across devices that
 // compute alike with fixed shares, at sizes that are not multiples of the chunk, and
 // requires the one-device op's result bit for bit: the outputs, the count, the price (up
@@ -157,10 +121,10 @@ func TestMonteCarloSplitBitIdentical(t *testing.T) {
 		for _, n := range sizes {
 			seed := uint64(n)*7 + 1
 			var want []uint32
-			for _, f := range splitFractions(len(devs)) {
+			for _, f := range kerneltest.SplitFractions(len(devs)) {
 				t.Run(fmt.Sprintf("%s/n=%d/f=%v", op, n, f), func(t *testing.T) {
 					s := setupSplit(t, op, devs, kernels.Params{Size: n, Seed: seed}, f)
-					checkShares(t, s.Shares(), n, f)
+					kerneltest.CheckShares(t, s.Shares(), n, f)
 					if err := s.Run(t.Context()); err != nil {
 						t.Fatal(err)
 					}
@@ -197,7 +161,7 @@ func TestMonteCarloSplitMeasured(t *testing.T) {
 	for _, op := range MonteCarloOps {
 		t.Run(string(op), func(t *testing.T) {
 			s := setupSplit(t, op, devs, kernels.Params{Size: n, Seed: 11}, nil)
-			checkShares(t, s.Shares(), n, nil)
+			kerneltest.CheckShares(t, s.Shares(), n, nil)
 			for range 2 { // a second run combines afresh
 				if err := s.Run(t.Context()); err != nil {
 					t.Fatal(err)
@@ -218,7 +182,7 @@ func TestMonteCarloSplitMeasured(t *testing.T) {
 // the combined output.
 func TestMonteCarloSplitVerifyCatches(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
-	s := setupSplit(t, MCUniform, devs, kernels.Params{Size: 5000, Seed: 3}, splitFractions(len(devs))[0])
+	s := setupSplit(t, MCUniform, devs, kernels.Params{Size: 5000, Seed: 3}, kerneltest.SplitFractions(len(devs))[0])
 	if err := s.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
 	}
@@ -262,7 +226,7 @@ func TestMonteCarloSplitInvalid(t *testing.T) {
 			in.Close()
 		}
 	}
-	in, err := op.Split(t.Context(), devs, kernels.Params{Size: 1000, Variant: "Portable"}, kernels.SplitOptions{Fractions: splitFractions(len(devs))[0]})
+	in, err := op.Split(t.Context(), devs, kernels.Params{Size: 1000, Variant: "Portable"}, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
