@@ -280,6 +280,10 @@ func deadline(ctx context.Context, c net.Conn) func() {
 	}
 }
 
+// helloTimeout bounds the wait for a process's hello once it has connected, so that a
+// connection that says nothing (not a Prism process) does not hold up the others.
+const helloTimeout = 10 * time.Second
+
 // host is process 0's side of the rendezvous: it listens, accepts every other process's
 // hello, numbers the ranks and sends each its plan.
 func host(ctx context.Context, g *Group, rv Rendezvous, own hello) (*peers, plan, error) {
@@ -289,27 +293,51 @@ func host(ctx context.Context, g *Group, rv Rendezvous, own hello) (*peers, plan
 	if err != nil {
 		return nil, plan{}, fmt.Errorf("engine: rendezvous: listening on port %s: %w", port, err)
 	}
-	p := &peers{rank: 0, conns: make([]*link, rv.Size), counts: make([]int, rv.Size), ln: ln}
+	p := &peers{rank: 0, conns: make([]*link, rv.Size), counts: make([]int, rv.Size)}
 	hellos := make([]hello, rv.Size)
 	hellos[0] = own
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	for joined := 1; joined < rv.Size; {
-		c, err := ln.Accept()
-		if err != nil {
-			p.close()
-			if ctx.Err() != nil {
-				return nil, plan{}, fmt.Errorf("engine: rendezvous at %s: %d of %d processes joined: %w", rv.Addr, joined, rv.Size, ctx.Err())
+	// Connections are accepted and their hellos read concurrently, each within
+	// helloTimeout, so that one that says nothing holds up no other.
+	type arrival struct {
+		l *link
+		h hello
+	}
+	arrivals := make(chan arrival)
+	done := make(chan struct{})
+	defer close(done)
+	defer ln.Close() // every process has joined, or the rendezvous failed
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
 			}
-			return nil, plan{}, fmt.Errorf("engine: rendezvous at %s: %w", rv.Addr, err)
+			go func() {
+				l := newLink(c)
+				hctx, cancel := context.WithTimeout(ctx, helloTimeout)
+				h, _, err := l.recv(hctx)
+				cancel()
+				if err != nil || h.Hello == nil {
+					c.Close() // not a Prism process, or one that gave up
+					return
+				}
+				select {
+				case arrivals <- arrival{l, *h.Hello}:
+				case <-done:
+					c.Close()
+				}
+			}()
 		}
-		l := newLink(c)
-		h, _, err := l.recv(ctx)
-		if err != nil || h.Hello == nil {
-			c.Close() // not a Prism process, or one that gave up: wait for the others
-			continue
+	}()
+	for joined := 1; joined < rv.Size; {
+		var a arrival
+		select {
+		case a = <-arrivals:
+		case <-ctx.Done():
+			p.close()
+			return nil, plan{}, fmt.Errorf("engine: rendezvous at %s: %d of %d processes joined: %w", rv.Addr, joined, rv.Size, ctx.Err())
 		}
-		hi := *h.Hello
+		l, hi := a.l, a.h
 		refuse := ""
 		switch {
 		case hi.Size != rv.Size:
@@ -323,7 +351,7 @@ func host(ctx context.Context, g *Group, rv Rendezvous, own hello) (*peers, plan
 		}
 		if refuse != "" {
 			l.send(ctx, header{Plan: &plan{Err: refuse}}, nil)
-			c.Close()
+			l.c.Close()
 			continue
 		}
 		p.conns[hi.Rank], hellos[hi.Rank] = l, hi

@@ -336,6 +336,33 @@ func (s *suite) testGroupErrors(t *testing.T) {
 	if _, err := engine.JoinGroup(short, devs[:1], engine.Rendezvous{Addr: addr, Rank: 0, Size: 2}, engine.GroupOptions{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("JoinGroup with no peer: %v; want context.DeadlineExceeded", err)
 	}
+	// A connection that says nothing (not a Prism process) holds up no process that joins.
+	ln, _ = net.Listen("tcp", "127.0.0.1:0")
+	addr = ln.Addr().String()
+	ln.Close()
+	var silent net.Conn
+	defer func() {
+		if silent != nil {
+			silent.Close()
+		}
+	}()
+	start := time.Now()
+	groups := make([]*engine.Group, 2)
+	errs := make([]error, 2)
+	each(2, func(p int) {
+		if p == 1 {
+			for silent == nil && time.Since(start) < 5*time.Second {
+				silent, _ = net.Dial("tcp", addr) // before rank 1 dials
+			}
+		}
+		groups[p], errs[p] = engine.JoinGroup(ctx, devs[p:p+1], engine.Rendezvous{Addr: addr, Rank: p, Size: 2}, engine.GroupOptions{HostStaged: true})
+	})
+	if err := errors.Join(errs...); err != nil || time.Since(start) > 5*time.Second {
+		t.Errorf("joining beside a silent connection: %v after %v", err, time.Since(start))
+	}
+	for _, g := range groups {
+		g.Close()
+	}
 	g.Close()
 	if err := engine.AllReduce(ctx, g, qs, send, recv, engine.ReduceSum); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("all-reduce on a closed group: %v; want ErrClosed", err)
