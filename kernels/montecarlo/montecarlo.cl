@@ -19,15 +19,18 @@
 //   mc_uniform(out, n, nblocks, skip, k0, k1, s0, s1, b_lo, b_hi)   out[j] = uniform of that word
 //   mc_normal (out, n, nblocks, skip, k0, k1, s0, s1, b_lo, b_hi)   out[j] = normal of that word
 //       item g covers block b_lo/hi + g (outputs 4g-skip .. 4g-skip+3, those in [0, n))
-//   mc_pi     (part, n, nblocks, k0, k1, s0, s1, b_lo, b_hi)
+//   mc_pi     (part, n, nblocks, first, stride, k0, k1, s0, s1, b_lo, b_hi)
 //       point p = words (2p, 2p+1) of the stream from the first block; part[g] = number of
-//       points with x*x + y*y < 1 among the work-group's (grid-stride over blocks). The test
+//       points with x*x + y*y < 1 among the work-group's: item i covers blocks first + i,
+//       first + i + stride, ... below nblocks (one device: first 0, stride the launch's
+//       size; a part of a split: the items of its groups in the one-device launch, so that
+//       its partials are that launch's, bit for bit). The test
 //       is done exactly in 64-bit integers: a*a + c*c < 2^48 for a = x0 >> 8, c = x1 >> 8,
 //       which is x*x + y*y < 1 in exact arithmetic (no rounding, no fma contraction).
-//   mc_option (part, n, nblocks, spot, strike, drift, vol, k0, k1, s0, s1, b_lo, b_hi)
+//   mc_option (part, n, nblocks, first, stride, spot, strike, drift, vol, k0, k1, s0, s1, b_lo, b_hi)
 //       path p uses normal z = word p: S_T = spot * exp(drift + vol * z), drift = (r -
 //       sigma^2/2) T, vol = sigma sqrt(T); part[g] = sum of max(S_T - strike, 0) over the
-//       work-group's paths (grid-stride over blocks, float accumulation, tree reduction).
+//       work-group's paths (blocks as mc_pi covers them, float accumulation, tree reduction).
 //   mc_sum_uint (out, part, m)          out[0] = sum of part[0..m), one work-group
 //   mc_sum_float(out, part, m, scale)   out[0] = scale * sum of part[0..m), one work-group
 //
@@ -36,7 +39,8 @@
 // Variants: one (float32 outputs, uint words); ELEM is not used.
 // Launch: 1D, local size WG. Generators: global = RoundUp(nblocks, WG), one block per item
 // (items past nblocks return: these kernels have no barrier). mc_pi/mc_option: at most
-// 32 groups per compute unit, grid-stride over the nblocks blocks; the sums: global = WG.
+// 32 groups per compute unit, grid-stride (first, stride) over the nblocks blocks; the
+// sums: global = WG.
 // Boundaries: every store is guarded by 0 <= j < n; a full aligned block (skip == 0) is
 // stored with one vstore4.
 
@@ -165,11 +169,12 @@ uint in_circle(uint a, uint b) {
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void mc_pi(__global uint *part, int n, int nblocks, uint k0, uint k1, uint s0, uint s1, uint b_lo, uint b_hi) {
+void mc_pi(__global uint *part, int n, int nblocks, int first, int stride, uint k0, uint k1, uint s0, uint s1,
+           uint b_lo, uint b_hi) {
     __local uint scratch[WG];
     uint count = 0;
     ulong base = MC_BASE(b_lo, b_hi);
-    for (int b = (int)get_global_id(0); b < nblocks; b += (int)get_global_size(0)) {
+    for (int b = first + (int)get_global_id(0); b < nblocks; b += stride) {
         uint x[4];
         philox_block(x, base + (ulong)b, s0, s1, k0, k1);
         count += in_circle(x[0], x[1]);
@@ -180,12 +185,12 @@ void mc_pi(__global uint *part, int n, int nblocks, uint k0, uint k1, uint s0, u
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void mc_option(__global float *part, int n, int nblocks, float spot, float strike, float drift, float vol,
-               uint k0, uint k1, uint s0, uint s1, uint b_lo, uint b_hi) {
+void mc_option(__global float *part, int n, int nblocks, int first, int stride, float spot, float strike,
+               float drift, float vol, uint k0, uint k1, uint s0, uint s1, uint b_lo, uint b_hi) {
     __local float scratch[WG];
     float acc = 0.0f;
     ulong base = MC_BASE(b_lo, b_hi);
-    for (int b = (int)get_global_id(0); b < nblocks; b += (int)get_global_size(0)) {
+    for (int b = first + (int)get_global_id(0); b < nblocks; b += stride) {
         uint x[4];
         float z[4];
         philox_block(x, base + (ulong)b, s0, s1, k0, k1);

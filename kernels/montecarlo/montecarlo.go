@@ -269,7 +269,7 @@ func (m *MonteCarlo) PiCountInto(q *engine.Queue, count, part *engine.Buffer[uin
 		return err
 	}
 	a := p.args()
-	if err := q.Launch(m.pi, engine.Range1D(groups*m.wg, m.wg), part, int32(n), int32(nblocks),
+	if err := q.Launch(m.pi, engine.Range1D(groups*m.wg, m.wg), part, int32(n), int32(nblocks), int32(0), int32(groups*m.wg),
 		a.k0, a.k1, a.s0, a.s1, a.bLo, a.bHi); err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func (m *MonteCarlo) OptionInto(q *engine.Queue, price, part *engine.Buffer[floa
 	}
 	spot, strike, drift, vol := o.params()
 	a := p.args()
-	if err := q.Launch(m.option, engine.Range1D(groups*m.wg, m.wg), part, int32(n), int32(nblocks),
+	if err := q.Launch(m.option, engine.Range1D(groups*m.wg, m.wg), part, int32(n), int32(nblocks), int32(0), int32(groups*m.wg),
 		spot, strike, drift, vol, a.k0, a.k1, a.s0, a.s1, a.bLo, a.bHi); err != nil {
 		return err
 	}

@@ -21,20 +21,19 @@ import (
 // from its own counter, so the array is the one-device op's bit for bit (words and
 // uniforms on every device, normals on devices of the same log, sqrt, sin and cos).
 //
-// pi and option read back the partial of every work-group, in device order, and the host
-// adds them as mc_sum_uint and mc_sum_float do (float32 sums along the same chains, the
-// same tree, the same final product by exp(-rT)/n: sumPartials). The count of pi is exact
-// whatever the split. For option: where the one-device op gives each work-item at most
-// one block (ceil(blocks / wg) at most its 32 groups per compute unit: up to 4*wg*32
-// paths per compute unit, 32768 at wg = 256, 4.3M on a GPU of 132 multiprocessors), a
-// device given chunks c0..c1 launches c1-c0 groups that are the one-device op's groups
-// c0..c1 item for item, so the partials, and then the price, are the one-device op's bit
-// for bit on devices of the same wg, compute units and exp. Beyond that the one-device
-// op strides every work-item over the whole range (grid-stride), a pattern that a device
-// covering part of the range cannot reproduce with mc_option as it is (its stride is its
-// own launch's size): each device then strides over its own range, and the price agrees
-// with the reference within OptionTolerance over the split's longest chain of additions
-// (splitChain), not bit for bit.
+// pi and option divide the work-groups of the one-device launch (the reference: the device
+// of the largest work-group among those with a share, its number of groups G): a device given
+// groups g0..g1 launches g1-g0 groups whose items cover the blocks the one-device
+// launch's items of those groups cover (mc_pi and mc_option take the first block and the
+// stride, G work-groups' items), so every partial is the one-device launch's bit for bit.
+// The partials are read back in group order, and the host adds them as mc_sum_uint and
+// mc_sum_float do (float32 sums along the same chains, the same tree, the same final
+// product by exp(-rT)/n: sumPartials), so the count and the price are the one-device
+// op's bit for bit on the reference device (and on any device of the same work-group
+// size, compute units and exp). A device of a smaller work-group (Rusticl's 32) runs the
+// same items in its own groups, whose partials are added up per reference group on the
+// host: its share of pi is still exact, of option within the tolerance of the reference's
+// chain of additions, no longer bit for bit. Shares count work-groups.
 
 // monteCarloSplit is the Splitter of the montecarlo op op.
 func monteCarloSplit(name string, op MonteCarloOp) kernels.Splitter {
@@ -45,13 +44,15 @@ func monteCarloSplit(name string, op MonteCarloOp) kernels.Splitter {
 
 // mcSplit is a montecarlo op set up across devices.
 type mcSplit struct {
-	op       MonteCarloOp
-	name     string
-	at       Philox
-	n        int
-	wg, unit int // the chunk: wg blocks, unit outputs
-	shares   []kernels.Share
-	parts    []*mcPart // one per device, nil where the device has no share
+	op        MonteCarloOp
+	name      string
+	at        Philox
+	n         int
+	wg, unit  int // the chunk: wg blocks, unit outputs
+	groupsAll int // pi, option: work-groups of the one-device launch on the reference
+	chain     int // option: the longest chain of additions of that launch's price
+	shares    []kernels.Share
+	parts     []*mcPart // one per device, nil where the device has no share
 
 	words  []uint32  // philox: the whole output
 	floats []float32 // uniform, normal: the whole output
@@ -71,8 +72,8 @@ type mcPart struct {
 	q      *engine.Queue
 	at     Philox
 	off, n int // outputs: the first (from the op's start) and how many (a probe's: the most it holds)
-	groups int // pi, option: work-groups of the launch
-	first  int // pi, option: where the part's partials go in partU or partF
+	groups int // pi, option: work-groups of the part's launch
+	first  int // pi, option: its first work-group in the one-device launch, where its partials go
 	outU   *engine.Buffer[uint32]
 	outF   *engine.Buffer[float32]
 }
@@ -107,25 +108,25 @@ func (s *mcSplit) advance(off int) Philox {
 	return s.at.Advance(off)
 }
 
-// alloc sizes pt's buffers for n outputs: the outputs, or the partials of a launch over
-// them on pt's device.
+// alloc sizes pt's buffers for n outputs, or for pi and option the partials of n
+// work-groups.
 func (s *mcSplit) alloc(pt *mcPart, n int) error {
 	var err error
 	switch {
 	case s.op == MCPhilox:
 		pt.outU, err = engine.NewBuffer[uint32](pt.dev, n)
-	case s.op == MCPi:
-		pt.outU, err = engine.NewBuffer[uint32](pt.dev, pt.m.reduceGroups(s.blocks(n)))
+	case s.op == MCPi: // n work-groups of the reference, of sub(pt) of pt's each
+		pt.outU, err = engine.NewBuffer[uint32](pt.dev, n*s.sub(pt))
 	case s.op == MCOption:
-		pt.outF, err = engine.NewBuffer[float32](pt.dev, pt.m.reduceGroups(s.blocks(n)))
+		pt.outF, err = engine.NewBuffer[float32](pt.dev, n*s.sub(pt))
 	default:
 		pt.outF, err = engine.NewBuffer[float32](pt.dev, n)
 	}
 	return err
 }
 
-// launch enqueues the op over n outputs from at on pt's queue, into pt's buffers, and
-// returns the work-groups whose partials a reducing op wrote.
+// launch enqueues the op over n outputs from at on pt's queue, into pt's buffers; for pi
+// and option, over the first n work-groups of the one-device launch (returned).
 func (s *mcSplit) launch(pt *mcPart, at Philox, n int) (int, error) {
 	m, q := pt.m, pt.q
 	switch s.op {
@@ -136,15 +137,21 @@ func (s *mcSplit) launch(pt *mcPart, at Philox, n int) (int, error) {
 	case MCNormal:
 		return 0, mcGenerate(m, q, s.op, m.normal, pt.outF, n, at)
 	}
-	nblocks := s.blocks(n)
-	groups := m.reduceGroups(nblocks)
-	r := engine.Range1D(groups*m.wg, m.wg)
-	a := at.args()
+	return n, s.launchGroups(pt, 0, n)
+}
+
+// launchGroups enqueues pi or option over work-groups g0 .. g0+groups of the one-device
+// launch on pt's queue, their partials into pt's buffer.
+func (s *mcSplit) launchGroups(pt *mcPart, g0, groups int) error {
+	m := pt.m
+	r := engine.Range1D(groups*s.wg, m.wg) // the reference's items, in pt's work-groups
+	a := s.at.args()
+	nblocks, first, stride := int32(s.blocks(s.n)), int32(g0*s.wg), int32(s.groupsAll*s.wg)
 	if s.op == MCPi {
-		return groups, q.Launch(m.pi, r, pt.outU, int32(n), int32(nblocks), a.k0, a.k1, a.s0, a.s1, a.bLo, a.bHi)
+		return pt.q.Launch(m.pi, r, pt.outU, int32(s.n), nblocks, first, stride, a.k0, a.k1, a.s0, a.s1, a.bLo, a.bHi)
 	}
 	spot, strike, drift, vol := mcOption.params()
-	return groups, q.Launch(m.option, r, pt.outF, int32(n), int32(nblocks), spot, strike, drift, vol,
+	return pt.q.Launch(m.option, r, pt.outF, int32(s.n), nblocks, first, stride, spot, strike, drift, vol,
 		a.k0, a.k1, a.s0, a.s1, a.bLo, a.bHi)
 }
 
@@ -155,11 +162,34 @@ func (s *mcSplit) read(ctx context.Context, pt *mcPart, n, groups int, dstU []ui
 	case MCPhilox:
 		return pt.outU.Read(ctx, pt.q, 0, dstU[:n])
 	case MCPi:
-		return pt.outU.Read(ctx, pt.q, 0, dstU[:groups])
+		return readFolded(ctx, pt, pt.outU, dstU[:groups], s.sub(pt))
 	case MCOption:
-		return pt.outF.Read(ctx, pt.q, 0, dstF[:groups])
+		return readFolded(ctx, pt, pt.outF, dstF[:groups], s.sub(pt))
 	}
 	return pt.outF.Read(ctx, pt.q, 0, dstF[:n])
+}
+
+// sub returns how many of pt's work-groups make one of the reference's.
+func (s *mcSplit) sub(pt *mcPart) int { return s.wg / pt.m.wg }
+
+// readFolded reads the partials of len(dst) reference work-groups: sub of pt's each,
+// added in order where pt's work-groups are smaller.
+func readFolded[E uint32 | float32](ctx context.Context, pt *mcPart, b *engine.Buffer[E], dst []E, sub int) error {
+	if sub == 1 {
+		return b.Read(ctx, pt.q, 0, dst)
+	}
+	tmp := make([]E, len(dst)*sub)
+	if err := b.Read(ctx, pt.q, 0, tmp); err != nil {
+		return err
+	}
+	for g := range dst {
+		var a E
+		for _, v := range tmp[g*sub : (g+1)*sub] {
+			a += v
+		}
+		dst[g] = a
+	}
+	return nil
 }
 
 func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ kernels.SplitInstance, err error) {
@@ -199,8 +229,33 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 	if op == MCPi {
 		s.unit = 2 * s.wg
 	}
-	chunks := (s.n + s.unit - 1) / s.unit
-	if s.shares, err = s.plan(ctx, devs, chunks, o); err != nil {
+	units := (s.n + s.unit - 1) / s.unit
+	if s.reduce() {
+		// The reference is the device of the largest work-group; every other's must divide
+		// it (sizes are powers of two), and its partials are added up per reference group.
+		var ref *MonteCarlo
+		for _, pt := range s.parts {
+			if pt != nil && (ref == nil || pt.m.wg > ref.wg) {
+				ref = pt.m
+			}
+		}
+		for _, pt := range s.parts {
+			if pt != nil && ref.wg%pt.m.wg != 0 {
+				return nil, fmt.Errorf("kernels: %s: %s builds work-groups of %d, %s of %d, not a multiple: %w",
+					name, ref.dev.ID(), ref.wg, pt.dev.ID(), pt.m.wg, engine.ErrUnsupported) // not a divisor
+			}
+		}
+		s.wg = ref.wg
+		s.groupsAll = ref.reduceGroups(s.blocks(s.n))
+		s.chain = ref.OptionChain(s.n)
+		for _, pt := range s.parts {
+			if pt != nil {
+				s.chain = max(s.chain, ref.OptionChain(s.n)+s.sub(pt)) // the folds of smaller groups
+			}
+		}
+		units = s.groupsAll
+	}
+	if s.shares, err = s.plan(ctx, devs, units, o); err != nil {
 		return nil, err
 	}
 	switch op {
@@ -224,13 +279,12 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 		}
 		pt.off = offs[i]
 		pt.n, pt.at = sh.Units, s.advance(pt.off)
+		if s.reduce() {
+			pt.first, pt.groups = pt.off, sh.Units
+			groups += pt.groups
+		}
 		if err := s.alloc(pt, pt.n); err != nil {
 			return nil, err
-		}
-		if s.reduce() {
-			pt.first = groups
-			pt.groups = pt.m.reduceGroups(s.blocks(pt.n))
-			groups += pt.groups
 		}
 	}
 	switch op {
@@ -242,11 +296,12 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 	return s, nil
 }
 
-// plan divides the op's chunks among devs (PlanShares, probing each device with parts
-// from the op's start) and returns the shares in outputs: a share of chunks c0..c1 is
-// outputs c0*unit .. min(c1*unit, n), so only the last share with work is cut short.
-func (s *mcSplit) plan(ctx context.Context, devs []*engine.Device, chunks int, o kernels.SplitOptions) ([]kernels.Share, error) {
-	limit := max(1, chunks/len(devs)) // PlanShares' largest probe, in chunks
+// plan divides the op's units among devs (PlanShares, probing each device with parts from
+// the op's start). A generator's units are chunks, returned as outputs: a share of chunks
+// c0..c1 is outputs c0*unit .. min(c1*unit, n), so only the last share with work is cut
+// short. pi's and option's are the one-device launch's work-groups, returned as they are.
+func (s *mcSplit) plan(ctx context.Context, devs []*engine.Device, units int, o kernels.SplitOptions) ([]kernels.Share, error) {
+	limit := max(1, units/len(devs)) // PlanShares' largest probe, in chunks (work-groups)
 	probes := map[*engine.Device]*mcPart{}
 	defer func() {
 		for _, pt := range probes {
@@ -267,14 +322,17 @@ func (s *mcSplit) plan(ctx context.Context, devs []*engine.Device, chunks int, o
 		if pt == nil {
 			return 0, fmt.Errorf("kernels: %s: no part set up on %s: %w", s.name, dev.ID(), engine.ErrInvalidArg)
 		}
-		n := min(units*s.unit, s.n)
+		n, most := min(units*s.unit, s.n), min(max(limit, units)*s.unit, s.n)
+		if s.reduce() { // work-groups of the one-device launch
+			n, most = min(units, s.groupsAll), min(max(limit, units), s.groupsAll)
+		}
 		bp := probes[dev]
 		if bp == nil || bp.n < n {
 			if bp != nil {
 				bp.outU.Close()
 				bp.outF.Close()
 			}
-			bp = &mcPart{dev: dev, m: pt.m, q: pt.q, n: min(max(limit, units)*s.unit, s.n)}
+			bp = &mcPart{dev: dev, m: pt.m, q: pt.q, n: most}
 			probes[dev] = bp
 			if err := s.alloc(bp, bp.n); err != nil {
 				return 0, err
@@ -293,9 +351,9 @@ func (s *mcSplit) plan(ctx context.Context, devs []*engine.Device, chunks int, o
 		}
 		return time.Since(start), nil
 	}
-	sh, err := kernels.PlanShares(ctx, devs, chunks, 1, o, probe)
-	if err != nil {
-		return nil, err
+	sh, err := kernels.PlanShares(ctx, devs, units, 1, o, probe)
+	if err != nil || s.reduce() {
+		return sh, err
 	}
 	off := 0
 	for i := range sh {
@@ -315,7 +373,13 @@ func (s *mcSplit) Run(ctx context.Context) error {
 	s.ran = false
 	err := kernels.RunParts(s.shares, func(i int) error {
 		pt := s.parts[i]
-		groups, err := s.launch(pt, pt.at, pt.n)
+		var groups int
+		var err error
+		if s.reduce() {
+			groups, err = pt.groups, s.launchGroups(pt, pt.first, pt.groups)
+		} else {
+			_, err = s.launch(pt, pt.at, pt.n)
+		}
 		if err != nil {
 			return err
 		}
@@ -370,23 +434,6 @@ func sumPartials(part []float32, wg int, scale float32) float32 {
 	return scale * acc[0]
 }
 
-// splitChain returns the longest chain of float additions in the split's sum of the
-// payoffs: within a part's work-items (4 per block of the longest grid-stride), its
-// work-group's tree, then the host's sum over all partials (sumPartials): the k of the
-// gamma_k bound in OptionTolerance.
-func (s *mcSplit) splitChain() int {
-	chain := 0
-	for _, pt := range s.parts {
-		if pt == nil {
-			continue
-		}
-		nblocks := s.blocks(pt.n)
-		perItem := (nblocks + pt.groups*pt.m.wg - 1) / (pt.groups * pt.m.wg)
-		chain = max(chain, 4*perItem+kernels.Log2Ceil(pt.m.wg))
-	}
-	return chain + kernels.Log2Ceil(s.wg) + (len(s.partF)+s.wg-1)/s.wg
-}
-
 func (s *mcSplit) Verify(ctx context.Context) error {
 	if s.closed {
 		return fmt.Errorf("kernels: %s: split instance closed: %w", s.name, engine.ErrClosed)
@@ -400,7 +447,7 @@ func (s *mcSplit) Verify(ctx context.Context) error {
 		return kernels.CheckEqual("montecarlo pi count", []uint32{s.count}, []uint32{PiRef(s.at, s.n)})
 	case MCOption:
 		e := OptionRef(mcOption, s.n, s.at)
-		tol := OptionTolerance(e, mcOption, s.splitChain())
+		tol := OptionTolerance(e, mcOption, s.chain)
 		return kernels.CheckClose("montecarlo option price", []float32{s.price}, []float64{e.Price}, func(int) float64 { return tol })
 	}
 	if s.n <= mcFullVerify { // everything, against the block-wise references

@@ -90,11 +90,19 @@ func setupSplit(t *testing.T, op MonteCarloOp, devs []*engine.Device, p kernels.
 	return in.(*mcSplit)
 }
 
+// units returns the units s divides: work-groups of the one-device launch for pi and
+// option, else outputs.
+func (s *mcSplit) units() int {
+	if s.reduce() {
+		return s.groupsAll
+	}
+	return s.n
+}
+
 // TestMonteCarloSplitBitIdentical runs every montecarlo op split across devices that
 // compute alike with fixed shares, at sizes that are not multiples of the chunk, and
-// requires the one-device op's result bit for bit: the outputs, the count, the price (up
-// to the size where the one-device op grid-strides, beyond which the price is checked
-// against the reference).
+// requires the one-device op's result bit for bit: the outputs, the count, the price,
+// also where the one-device launch's items cover several blocks each.
 func TestMonteCarloSplitBitIdentical(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, true)
 	m, err := NewMonteCarlo(devs[0])
@@ -115,8 +123,8 @@ func TestMonteCarloSplitBitIdentical(t *testing.T) {
 		case kerneltest.Small(): // Oclgrind
 		case op == MCPhilox:
 			sizes = append(sizes, 7)
-		case op == MCOption:
-			sizes = append(sizes, 37*unit+11, unit*maxGroups+5) // the last grid-strides
+		case op == MCOption || op == MCPi:
+			sizes = append(sizes, 37*unit+11, 3*unit*maxGroups+5) // the last: three blocks an item
 		}
 		for _, n := range sizes {
 			seed := uint64(n)*7 + 1
@@ -124,7 +132,7 @@ func TestMonteCarloSplitBitIdentical(t *testing.T) {
 			for _, f := range kerneltest.SplitFractions(len(devs)) {
 				t.Run(fmt.Sprintf("%s/n=%d/f=%v", op, n, f), func(t *testing.T) {
 					s := setupSplit(t, op, devs, kernels.Params{Size: n, Seed: seed}, f)
-					kerneltest.CheckShares(t, s.Shares(), n, f)
+					kerneltest.CheckShares(t, s.Shares(), s.units(), f)
 					if err := s.Run(t.Context()); err != nil {
 						t.Fatal(err)
 					}
@@ -135,12 +143,6 @@ func TestMonteCarloSplitBitIdentical(t *testing.T) {
 						want = mcOneDevice(t, devs[0], op, n, seed)
 					}
 					got := splitResult(s)
-					if op == MCOption && (n+unit-1)/unit > maxGroups {
-						if got[0] != want[0] {
-							t.Logf("grid-stride size: split price %v, one-device %v (both verified)", math.Float32frombits(got[0]), math.Float32frombits(want[0]))
-						}
-						return
-					}
 					if err := kernels.CheckEqual("split result bits", got, want); err != nil {
 						t.Fatal(err)
 					}
@@ -161,7 +163,7 @@ func TestMonteCarloSplitMeasured(t *testing.T) {
 	for _, op := range MonteCarloOps {
 		t.Run(string(op), func(t *testing.T) {
 			s := setupSplit(t, op, devs, kernels.Params{Size: n, Seed: 11}, nil)
-			kerneltest.CheckShares(t, s.Shares(), n, nil)
+			kerneltest.CheckShares(t, s.Shares(), s.units(), nil)
 			for range 2 { // a second run combines afresh
 				if err := s.Run(t.Context()); err != nil {
 					t.Fatal(err)
