@@ -22,7 +22,7 @@ export POCL_CACHE_DIR ?= $(CURDIR)/.cache/pocl
 export RUSTICL_ENABLE ?= llvmpipe
 
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
-APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2
+APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2 python3-numpy
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: deps build test unit oclgrind run bench gpu-bundle lint fuzz
 

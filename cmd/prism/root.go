@@ -45,6 +45,6 @@ once.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd(), newTuneCmd())
+	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd(), newTuneCmd(), newExecCmd())
 	return root
 }

@@ -1,0 +1,492 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+)
+
+// execKernels is the directory of the example kernels of prism exec --help.
+const execKernels = "testdata/exec"
+
+// readFloat32s reads a .npy file of float32.
+func readFloat32s(t *testing.T, path string) []float32 {
+	t.Helper()
+	a, err := readNPYFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.typ.name != "float32" {
+		t.Fatalf("%s holds %s", path, a.typ.name)
+	}
+	out := make([]float32, a.len())
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(a.data[4*i:]))
+	}
+	return out
+}
+
+// writeFloat32s writes v as a .npy file.
+func writeFloat32s(t *testing.T, path string, v []float32) {
+	t.Helper()
+	data := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
+	}
+	if err := os.WriteFile(path, encodeNPY(elemTypes[9], data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inputsOf returns the float32 initial values the --arg specs give, as prism exec makes them.
+func inputsOf(t *testing.T, seed uint64, specs ...string) [][]float32 {
+	t.Helper()
+	args, err := parseExecArgs(specs, "k", seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]float32
+	for _, a := range args {
+		v := make([]float32, a.n)
+		for i := range v {
+			v[i] = float32(elemFloat(a.typ, a.init, i))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// near reports whether got is within a few float32 roundings of want.
+func near(got float32, want float64) bool {
+	return math.Abs(float64(got)-want) <= 4e-7*math.Abs(want)+1e-6
+}
+
+// npyName returns the name of the file of output name of device id.
+func npyName(dir, name, id string) string {
+	return filepath.Join(dir, name+"."+strings.ReplaceAll(id, ":", "-")+".npy")
+}
+
+// TestExecSaxpy runs the saxpy of prism exec --help on the first OpenCL device and checks
+// the saved output against z = a*x + y computed here, with x random and y ones; then again
+// with x from a .npy file, --json.
+func TestExecSaxpy(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	const n = 64 * 1024
+	specs := []string{"scalar:float32:2", "buf:float32:64K:random", "buf:float32:64K:ones", "z=out:float32:64K"}
+	args := []string{"exec", filepath.Join(execKernels, "saxpy.cl"), "--kernel", "saxpy", "--device", ids[0], "--global", "64K", "--count", "3", "--save-dir", dir}
+	for _, s := range specs {
+		args = append(args, "--arg", s)
+	}
+	out, err := execPrism(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := npyName(dir, "z", ids[0])
+	for _, want := range []string{"saxpy on " + ids[0], "global 65536, local 256", "median", "over 3 runs", "wrote " + file} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	in := inputsOf(t, 1, specs...)
+	z := readFloat32s(t, file)
+	if len(z) != n {
+		t.Fatalf("%d elements saved, want %d", len(z), n)
+	}
+	for i := range z {
+		if want := 2*float64(in[1][i]) + float64(in[2][i]); !near(z[i], want) || in[2][i] != 1 {
+			t.Fatalf("z[%d] = %v, want %v", i, z[i], want)
+		}
+	}
+	// x from a file, --json, the output under its default name.
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i%1000) / 8
+	}
+	writeFloat32s(t, filepath.Join(dir, "x.npy"), x)
+	out, err = execPrism(t, "exec", filepath.Join(execKernels, "saxpy.cl"), "-k", "saxpy", "--device", ids[0], "--count", "2", "--warmup", "0", "--save-dir", dir,
+		"--json", "--arg", "scalar:float32:0.5", "--arg", "buf:float32:64K:"+filepath.Join(dir, "x.npy"), "--arg", "buf:float32:64K:-1", "--arg", "out:float32:64K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum execSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(sum.Devices) != 1 || sum.Devices[0].Stats.Runs != 2 || sum.Devices[0].Stats.Median <= 0 || len(sum.Devices[0].Outputs) != 1 ||
+		sum.Global[0] != n || len(sum.Compare) != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	o := sum.Devices[0].Outputs[0]
+	if o.Name != "saxpy.arg3" || o.Arg != 3 || o.Type != "float32" || o.Len != n || o.File != npyName(dir, "saxpy.arg3", ids[0]) {
+		t.Errorf("output %+v", o)
+	}
+	z = readFloat32s(t, o.File)
+	for i := range z {
+		if want := x[i]/2 - 1; z[i] != want {
+			t.Fatalf("z[%d] = %v, want %v", i, z[i], want)
+		}
+	}
+}
+
+// TestExecTranspose runs a 2-D kernel with int32 buffers and scalars, --global 64,32
+// --local 8,8.
+func TestExecTranspose(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	out, err := execPrism(t, "exec", filepath.Join(execKernels, "transpose.cl"), "--kernel", "transpose", "--device", ids[0], "--global", "64,32", "--local", "8,8",
+		"--arg", "buf:int32:2K:range", "--arg", "t=out:int32:2K", "--arg", "scalar:int32:64", "--arg", "scalar:int:32", "--count", "1", "--save-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "global 64x32, local 8x8") {
+		t.Errorf("output:\n%s", out)
+	}
+	a, err := readNPYFile(npyName(dir, "t", ids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.typ.name != "int32" || a.len() != 2048 {
+		t.Fatalf("saved %s[%d]", a.typ.name, a.len())
+	}
+	for x := range 64 {
+		for y := range 32 {
+			if got := int32(binary.LittleEndian.Uint32(a.data[4*(x*32+y):])); got != int32(y*64+x) {
+				t.Fatalf("out[%d][%d] = %d, want %d", x, y, got, y*64+x)
+			}
+		}
+	}
+}
+
+// TestExecLocalReduce runs a work-group reduction with a __local argument and a macro.
+func TestExecLocalReduce(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	_, err := execPrism(t, "exec", filepath.Join(execKernels, "reduce.cl"), "--kernel", "block_sum", "--device", ids[0], "--global", "4096", "--local", "64",
+		"-D", "SCALE=2", "--arg", "buf:float32:4K:random", "--arg", "sums=out:float32:64", "--arg", "local:256", "--seed", "7", "--count", "1", "--save-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := inputsOf(t, 7, "buf:float32:4K:random")[0]
+	sums := readFloat32s(t, npyName(dir, "sums", ids[0]))
+	for g := range 64 {
+		want := 0.0
+		for _, v := range x[g*64 : (g+1)*64] {
+			want += float64(v)
+		}
+		if math.Abs(float64(sums[g])-2*want) > 1e-4 {
+			t.Errorf("sums[%d] = %v, want %v", g, sums[g], 2*want)
+		}
+	}
+}
+
+// TestExecUsage checks that bad flags and --arg specs are usage errors that say what is
+// wrong, naming the argument's index.
+func TestExecUsage(t *testing.T) {
+	cl := filepath.Join(execKernels, "saxpy.cl")
+	base := func(more ...string) []string {
+		return append([]string{"exec", cl, "-k", "saxpy", "--global", "64"}, more...)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", cl}, "--kernel NAME is needed"},
+		{[]string{"exec", "-k", "saxpy"}, "accepts 1 arg"},
+		{base("--arg", "buf:float33:64"), `--arg 0 "buf:float33:64": unknown element type "float33"`},
+		{base("--arg", "scalar:float32:2", "--arg", "buf:float32:12Q"), `--arg 1 "buf:float32:12Q": bench: bad size`},
+		{base("--arg", "pointer:float32:64"), `unknown kind "pointer"`},
+		{base("--arg", "buf:float32"), "want buf:TYPE:SIZE[:INIT]"},
+		{base("--arg", "out:float32:64:ones"), "inout:float32:64:ones gives it initial values"},
+		{base("--arg", "buf:float32:64:lots"), `bad INIT: "lots" is not a float32`},
+		{base("--arg", "buf:float32:64:no-such.npy"), "no-such.npy"},
+		{base("--arg", "scalar:int8:300"), `"300" is not a int8`},
+		{base("--arg", "scalar:float16:1e6"), "beyond the range of float16"},
+		{base("--arg", "scalar:float32"), "want scalar:TYPE:VALUE"},
+		{base("--arg", "local:0"), "must be at least 1"},
+		{base("--arg", "z=buf:float32:64"), "only out and inout buffers take a name"},
+		{base("--arg", "../z=out:float32:64"), `bad name "../z"`},
+		{base("--arg", "z=out:float32:64", "--arg", "z=out:float32:64"), `--arg 1 "z=out:float32:64": the name z is taken by --arg 0`},
+		{base("--arg", ""), `--arg 0 "": empty`},
+		{base("--local", "48"), "--global 64 is not a multiple of --local 48"},
+		{base("--local", "8,8"), "--local 8,8 has 2 dimensions"},
+		{[]string{"exec", cl, "-k", "saxpy", "--global", "8,8,8,8"}, "at most 3 dimensions"},
+		{[]string{"exec", cl, "-k", "saxpy", "--arg", "scalar:int32:1"}, "--global is needed"},
+		{base("-D", "=1"), `-D "=1": want NAME or NAME=VALUE`},
+		{base("--count", "-1"), "--count must be 0"},
+		{base("--device", "cpu", "--all-devices"), "exclude each other"},
+	} {
+		_, err := execute(t, tc.args...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want a usage error containing %q", tc.args[1:], err, tc.want)
+		}
+	}
+	if code := run(context.Background(), base("--arg", "buf:float33:64")); code != exitUsage {
+		t.Errorf("bad --arg: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestExecErrors checks a build error (its compiler log, exit code 1), an unknown kernel
+// and arguments that do not fit the kernel.
+func TestExecErrors(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.cl")
+	if err := os.WriteFile(bad, []byte("__kernel void k(__global float *x) { x[0] = undefined_name; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"exec", bad, "-k", "k", "--device", ids[0], "--arg", "out:float32:1", "--save-dir", dir}
+	_, err := execute(t, args...)
+	var be *engine.BuildError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "undefined_name") || !strings.Contains(err.Error(), "bad.cl on "+ids[0]) {
+		t.Errorf("build error %v", err)
+	}
+	if code := run(context.Background(), args); code != exitError {
+		t.Errorf("build error: exit %d, want %d", code, exitError)
+	}
+	cl := filepath.Join(execKernels, "saxpy.cl")
+	if _, err := execute(t, "exec", cl, "-k", "nope", "--device", ids[0], "--arg", "out:float32:1", "--save-dir", dir); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown kernel: %v", err)
+	}
+	_, err = execute(t, "exec", cl, "-k", "saxpy", "--device", ids[0], "--arg", "out:float32:64", "--save-dir", dir)
+	if ue := (usageError{}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "1 arguments given, the kernel declares 4") {
+		t.Errorf("too few arguments: %v", err)
+	}
+}
+
+// execAlone runs prism with args as a process of its own (TestMain), where
+// RUSTICL_ENABLE=llvmpipe gives a second OpenCL device, and returns its stdout, stderr and
+// exit code.
+func execAlone(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RUSTICL_ENABLE=llvmpipe", "PRISM_TEST_RUN_MAIN="+strings.Join(args, "\x1f"))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestExecAllDevices runs saxpy with --all-devices: every output is compared with the
+// first device's; with one device, the comparison is skipped with a note. Then a kernel
+// whose output differs by device (its work-group size, chosen per device) exits with
+// code 4.
+func TestExecAllDevices(t *testing.T) {
+	enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	out, stderr, code := execAlone(t, "exec", filepath.Join(execKernels, "saxpy.cl"), "-k", "saxpy", "--all-devices", "--count", "2", "--json", "--save-dir", dir,
+		"--arg", "scalar:float32:2", "--arg", "buf:float32:16K:random", "--arg", "buf:float32:16K:ones", "--arg", "z=out:float32:16K")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var sum execSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(sum.Devices) < 2 {
+		if !strings.Contains(stderr, "no outputs to compare") {
+			t.Errorf("one device and no note:\n%s", stderr)
+		}
+		t.Skipf("one OpenCL device (%s): nothing compared", sum.Devices[0].Device)
+	}
+	if sum.Baseline != sum.Devices[0].Device || len(sum.Compare) != len(sum.Devices)-1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, c := range sum.Compare {
+		if c.Output != "z" || c.Elements != 16*1024 || !c.Within || c.MaxULP > 4 {
+			t.Errorf("comparison %+v", c)
+		}
+		if _, err := os.Stat(npyName(dir, "z", c.Device)); err != nil {
+			t.Error(err)
+		}
+	}
+	if sum.Devices[0].Local[0] == sum.Devices[1].Local[0] {
+		t.Skipf("the devices chose the same work-group (%v)", sum.Devices[0].Local)
+	}
+	wg := filepath.Join(dir, "wg.cl")
+	if err := os.WriteFile(wg, []byte("__kernel void wg(__global int *x) { x[get_global_id(0)] = get_local_size(0); }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = execAlone(t, "exec", wg, "-k", "wg", "--all-devices", "--count", "0", "--no-save", "--arg", "out:int32:1K")
+	if code != exitVerify || !strings.Contains(stderr, "wg.arg0 on "+sum.Devices[1].Device+": 1024 of 1024 elements differ from "+sum.Devices[0].Device) ||
+		!strings.Contains(out, "1024 of 1024 differ") || !strings.Contains(out, "FAILED") {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitVerify, out, stderr)
+	}
+}
+
+// TestCompareOutputs checks the comparison of outputs: ulp distances across zero, NaNs,
+// the worst element, integers exactly.
+func TestCompareOutputs(t *testing.T) {
+	f32 := func(v ...float32) []byte {
+		b := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		return b
+	}
+	up := func(x float32, k int) float32 { return math.Float32frombits(math.Float32bits(x) + uint32(k)) }
+	nan := float32(math.NaN())
+	a := &execArg{name: "y", index: 2, typ: elemTypes[9], n: 5}
+	want := f32(1, 2, 0, float32(math.Copysign(0, -1)), nan)
+	got := f32(up(1, 3), 2, math.SmallestNonzeroFloat32, 0, nan)
+	c := compareOutputs(a, want, got, 4)
+	if !c.Within || c.MaxULP != 3 || c.Worst != 0 || c.Differing != 2 || c.NaNs != 0 || c.WorstValue != "1.0000004" {
+		t.Errorf("within: %+v", c)
+	}
+	if c := compareOutputs(a, want, got, 2); c.Within || !strings.Contains(c.describe(), "3 ulp at index 0") {
+		t.Errorf("beyond: %+v: %s", c, c.describe())
+	}
+	if c := compareOutputs(a, f32(-1, 1, 0, 0, 0), f32(up(-1, 1), 1, 0, 0, nan), 100); c.Within || c.NaNs != 1 || c.Worst != 4 || c.MaxULP != 1 {
+		t.Errorf("NaN: %+v", c)
+	}
+	if d := ulpDistance(uint64(math.Float32bits(-math.SmallestNonzeroFloat32)), uint64(math.Float32bits(math.SmallestNonzeroFloat32)), 4); d != 2 {
+		t.Errorf("ulps across zero: %d", d)
+	}
+	i16 := &execArg{name: "k", typ: elemTypes[2], n: 3}
+	c = compareOutputs(i16, []byte{1, 0, 0xff, 0xff, 5, 0}, []byte{1, 0, 2, 0, 5, 0}, 1000)
+	if c.Within || !c.Exact || c.Differing != 1 || c.Worst != 1 || c.MaxAbs != 3 || c.WorstBaseline != "-1" {
+		t.Errorf("integers: %+v", c)
+	}
+}
+
+// TestDefaultLocal checks the work-groups chosen without --local.
+func TestDefaultLocal(t *testing.T) {
+	for _, tc := range []struct {
+		global []int
+		maxWG  int
+		want   string
+	}{
+		{[]int{1 << 20}, 1024, "256"},
+		{[]int{1 << 20}, 32, "32"},
+		{[]int{1000}, 1024, "8"},
+		{[]int{999}, 1024, "1"},
+		{[]int{64, 32}, 1024, "16x16"},
+		{[]int{64, 32}, 64, "8x8"},
+		{[]int{64, 6}, 1024, "16x2"},
+		{[]int{64, 64, 64}, 128, "4x8x4"},
+	} {
+		if got := joinDims(defaultLocal(tc.global, tc.maxWG)); got != tc.want {
+			t.Errorf("defaultLocal(%v, %d) = %s, want %s", tc.global, tc.maxWG, got, tc.want)
+		}
+	}
+}
+
+// TestExecHelpExamples runs every example of prism exec --help in a directory holding the
+// example kernels and a small x.npy, and checks that each succeeds.
+func TestExecHelpExamples(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	for _, name := range []string{"saxpy.cl", "transpose.cl", "reduce.cl"} {
+		src, err := os.ReadFile(filepath.Join(execKernels, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFloat32s(t, filepath.Join(dir, "x.npy"), make([]float32, 4096))
+	t.Chdir(dir)
+	text := strings.ReplaceAll(newExecCmd().Example, "\\\n", " ")
+	n := 0
+	for line := range strings.Lines(text) {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || fields[0] != "prism" {
+			continue
+		}
+		args := append(fields[1:], "--count", "1", "--warmup", "0")
+		if !strings.Contains(line, "--all-devices") {
+			args = append(args, "--device", ids[0])
+		}
+		if _, err := execute(t, args...); err != nil {
+			t.Errorf("%s: %v", strings.Join(fields, " "), err)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d examples run, want 4", n)
+	}
+	for _, f := range []string{npyName(".", "saxpy.z", ids[0]), npyName("results", "block_sum.arg1", ids[0])} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestInitValues checks the initial values of buffers of several element types.
+func TestInitValues(t *testing.T) {
+	typ := func(name string) elemType {
+		e, ok := lookupElemType(name)
+		if !ok {
+			t.Fatalf("no type %s", name)
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		typ, init string
+		n         int
+		want      []string
+	}{
+		{"float16", "ones", 2, []string{"1", "1"}},
+		{"half", "0.5", 1, []string{"0.5"}},
+		{"int8", "range", 300, nil}, // checked below: wraps at 128
+		{"uint16", "0xffff", 2, []string{"65535", "65535"}},
+		{"int64", "-2", 1, []string{"-2"}},
+		{"double", "range", 3, []string{"0", "1", "2"}},
+		{"float32", "zeros", 2, []string{"0", "0"}},
+	} {
+		e := typ(tc.typ)
+		data, err := initValues(e, tc.n, tc.init, nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.typ, tc.init, err)
+		}
+		if len(data) != tc.n*e.size {
+			t.Fatalf("%s %s: %d bytes", tc.typ, tc.init, len(data))
+		}
+		for i, w := range tc.want {
+			if got := elemString(e, data, i); got != w {
+				t.Errorf("%s %s [%d] = %s, want %s", tc.typ, tc.init, i, got, w)
+			}
+		}
+		if tc.typ == "int8" && (elemString(e, data, 127) != "127" || elemString(e, data, 128) != "-128") {
+			t.Errorf("int8 range wraps as %s, %s", elemString(e, data, 127), elemString(e, data, 128))
+		}
+	}
+	if data, _ := initValues(typ("float16"), 1, "1", nil); binary.LittleEndian.Uint16(data) != 0x3c00 {
+		t.Errorf("float16 1 is %#x", binary.LittleEndian.Uint16(data))
+	}
+	// Random values: in range, the same for the same seed and argument, others for another.
+	args, err := parseExecArgs([]string{"buf:float64:1K:random", "buf:int16:1K:random", "buf:uint8:1K:random"}, "k", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := parseExecArgs([]string{"buf:float64:1K:random"}, "k", 3)
+	other, _ := parseExecArgs([]string{"buf:float64:1K:random"}, "k", 4)
+	if string(args[0].init) != string(again[0].init) || string(args[0].init) == string(other[0].init) {
+		t.Error("random values do not follow --seed")
+	}
+	for i := range 1024 {
+		f, s, u := elemFloat(args[0].typ, args[0].init, i), elemFloat(args[1].typ, args[1].init, i), elemFloat(args[2].typ, args[2].init, i)
+		if f < -1 || f >= 1 || s < -64 || s >= 64 || u < 0 || u >= 128 {
+			t.Fatalf("random [%d]: %v, %v, %v", i, f, s, u)
+		}
+	}
+	if v, err := parseScalar(typ("float16"), "2"); err != nil || v != engine.HalfFromFloat32(2) {
+		t.Errorf("float16 scalar %v, %v", v, err)
+	}
+}
