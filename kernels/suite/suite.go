@@ -14,6 +14,7 @@ import (
 	"github.com/prism-compute/prism/kernels/attention"
 	"github.com/prism-compute/prism/kernels/conv"
 	"github.com/prism-compute/prism/kernels/fft"
+	"github.com/prism-compute/prism/kernels/fused"
 	"github.com/prism-compute/prism/kernels/gemm"
 	"github.com/prism-compute/prism/kernels/histogram"
 	"github.com/prism-compute/prism/kernels/launch"
@@ -39,6 +40,7 @@ func Families() []kernels.Family {
 		stream.Family(),
 		access.Family(),
 		maps.Family(),
+		fused.Family(),
 		transpose.Family(),
 		reduce.Family(),
 		scan.Family(),
