@@ -17,10 +17,12 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/spf13/cobra"
 )
 
 type execOptions struct {
+	expr     string
 	kernel   string
 	args     []string
 	global   string
@@ -40,7 +42,7 @@ type execOptions struct {
 func newExecCmd() *cobra.Command {
 	opts := &execOptions{}
 	cmd := &cobra.Command{
-		Use:   "exec FILE.cl --kernel NAME [--arg SPEC]...",
+		Use:   "exec (FILE.cl --kernel NAME | --expr EXPR) [--arg SPEC]...",
 		Short: "Run an OpenCL C kernel of your own on one device or all, time it and compare the outputs",
 		Long: `Build FILE.cl, OpenCL C, for one device (--device, else PRISM_DEVICE, else the best by
 policy), several (--device a,b) or every device that builds OpenCL C (--all-devices: OpenCL
@@ -72,6 +74,12 @@ out and inout buffer to NAME.DEVICE.npy (a NumPy .npy file; the device ID with '
 ':') in the current directory or --save-dir. Then it runs --warmup times and
 --count times more, timed by device events: median and min per device.
 
+--expr runs an element-wise expression as one generated kernel instead of FILE.cl (as
+kernels.Fuse does): assignments separated by ';', + - * / %, comparisons under ?:, and
+math calls (exp, log, sqrt, sin, tanh, pow, min, max, fma, ...). Each --arg is then
+NAME=SPEC, NAME as in the expression: buffers of one length (buf to read, out to write)
+and scalars; the kernel maps every element, and the outputs are saved as NAME.DEVICE.npy.
+
 With several devices, every output is compared with the first device's: largest
 absolute and relative difference (relative to the larger magnitude), largest difference
 in units in the last place for floats, and the element where it is worst; integers must
@@ -92,6 +100,11 @@ device, or --json; --out FILE writes them to FILE instead of stdout.`,
       --arg scalar:float32:2 --arg buf:float32:1M:random --arg buf:float32:1M:ones \
       --arg out:float32:1M --tolerance-ulp 2 --json
 
+  # y = a*x + exp(-z) as one fused kernel, on every device, compared
+  prism exec --expr 'y = a*x + exp(-z)' --all-devices \
+      --arg x=buf:float32:1M:range --arg z=buf:float32:1M:random \
+      --arg a=scalar:float32:2 --arg y=out:float32:1M
+
   # a 2-D launch with int scalars: transpose a 32x64 matrix
   prism exec transpose.cl --kernel transpose --global 64,32 --local 8,8 \
       --arg buf:int32:2K:range --arg out:int32:2K --arg scalar:int32:64 --arg scalar:int32:32
@@ -99,13 +112,22 @@ device, or --json; --out FILE writes them to FILE instead of stdout.`,
   # a __local argument: one sum per work-group of 64, inputs from NumPy, macros
   prism exec reduce.cl --kernel block_sum --global 4096 --local 64 -D SCALE=2 \
       --arg buf:float32:4K:x.npy --arg out:float32:64 --arg local:float32:64 --save-dir results/`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.expr != "" && len(args) > 0:
+				return usageError{fmt.Errorf("--expr takes no FILE.cl (%s given)", args[0])}
+			case opts.expr == "" && len(args) == 0:
+				return usageError{errors.New("FILE.cl is needed, or --expr")}
+			case opts.expr != "":
+				return execRun(cmd, opts, "")
+			}
 			return execRun(cmd, opts, args[0])
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.kernel, "kernel", "k", "", "name of the kernel function to launch (required)")
+	f.StringVarP(&opts.kernel, "kernel", "k", "", "name of the kernel function to launch (required with FILE.cl)")
+	f.StringVar(&opts.expr, "expr", "", "an element-wise expression to run as one fused kernel instead of FILE.cl, its --arg named NAME=SPEC (see above)")
 	f.StringArrayVarP(&opts.args, "arg", "a", nil, "the next kernel argument: buf:TYPE:SIZE[:INIT], out:TYPE:SIZE, inout:TYPE:SIZE[:INIT], scalar:TYPE:VALUE, local:BYTES (repeat, in order)")
 	f.StringVarP(&opts.global, "global", "g", "", "global size: 1 to 3 dimensions, comma-separated, K/M/G suffixes (default: the first buffer's length)")
 	f.StringVarP(&opts.local, "local", "l", "", "work-group size in as many dimensions as --global (default: a power of two up to 256 that divides it)")
@@ -183,6 +205,17 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 	if err := exclusive(flags, []string{"device"}, []string{"all-devices"}); err != nil {
 		return err
 	}
+	var fusedSrc string
+	if opts.expr != "" {
+		if opts.kernel != "" {
+			return usageError{errors.New("--expr names its own kernel: --kernel is for FILE.cl")}
+		}
+		var err error
+		if fusedSrc, opts.kernel, opts.args, err = fuseExpr(opts.expr, opts.args, opts.seed); err != nil {
+			return err
+		}
+		file = "expr: " + opts.expr
+	}
 	if opts.kernel == "" {
 		return usageError{errors.New("--kernel NAME is needed: the kernel function to launch")}
 	}
@@ -204,9 +237,11 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		}
 		buildOpts = append(buildOpts, "-D"+d)
 	}
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return err
+	src := []byte(fusedSrc)
+	if opts.expr == "" {
+		if src, err = os.ReadFile(file); err != nil {
+			return err
+		}
 	}
 	if !opts.noOutput {
 		if err := os.MkdirAll(opts.dir, 0o755); err != nil {
@@ -969,4 +1004,67 @@ func joinDims(d []int) string {
 		s[i] = strconv.Itoa(v)
 	}
 	return strings.Join(s, "x")
+}
+
+// fuseExpr turns prism exec --expr into a kernel: every --arg is named NAME=SPEC after
+// the expression's names (buf, out, inout buffers of one length, scalars), the expression
+// is checked and generated by kernels.ParseFuse, and the specs are put in the order of the
+// kernel's parameters with the element count last. It returns the kernel's source, its
+// name and the specs.
+func fuseExpr(expr string, specs []string, seed uint64) (string, string, []string, error) {
+	types := kernels.FuseTypes{}
+	byName := map[string]string{}
+	n := -1
+	for i, spec := range specs {
+		name, body, ok := strings.Cut(spec, "=")
+		if !ok || strings.Contains(name, ":") {
+			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: with --expr every argument is NAME=SPEC, NAME as in the expression", i, spec)}
+		}
+		if _, dup := byName[name]; dup {
+			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: %s is named twice", i, spec, name)}
+		}
+		a, err := parseExecArg(i, body, "expr", seed)
+		if err != nil {
+			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: %w", i, spec, err)}
+		}
+		switch a.kind {
+		case "scalar":
+			types[name] = "scalar:" + a.typ.name
+		case "local":
+			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: an expression takes no local memory", i, spec)}
+		default:
+			if n >= 0 && a.n != n {
+				return "", "", nil, usageError{fmt.Errorf("--arg %d %q: %d elements; the buffers before it hold %d (an expression maps buffers of one length)", i, spec, a.n, n)}
+			}
+			n = a.n
+			types[name] = a.typ.name
+		}
+		byName[name] = body
+	}
+	if n < 0 {
+		return "", "", nil, usageError{errors.New("--expr needs at least one buffer --arg (NAME=out:TYPE:SIZE)")}
+	}
+	e, err := kernels.ParseFuse(expr, types)
+	if err != nil {
+		return "", "", nil, usageError{fmt.Errorf("--expr: %w", err)}
+	}
+	used := map[string]bool{}
+	for _, p := range e.Params() {
+		used[p.Name] = true
+	}
+	for i, spec := range specs {
+		if name, _, _ := strings.Cut(spec, "="); !used[name] {
+			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: the expression does not use %s", i, spec, name)}
+		}
+	}
+	var ordered []string
+	for _, p := range e.Params() {
+		body := byName[p.Name]
+		if kind, _, _ := strings.Cut(body, ":"); kind == "out" || kind == "inout" {
+			body = p.Name + "=" + body // the output file is named after it
+		}
+		ordered = append(ordered, body)
+	}
+	ordered = append(ordered, fmt.Sprintf("scalar:int32:%d", n))
+	return e.Source(), e.Kernel(), ordered, nil
 }

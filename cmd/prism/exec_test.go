@@ -202,7 +202,7 @@ func TestExecUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"exec", cl}, "--kernel NAME is needed"},
-		{[]string{"exec", "-k", "saxpy"}, "accepts 1 arg"},
+		{[]string{"exec", "-k", "saxpy"}, "FILE.cl is needed"},
 		{base("--arg", "buf:float33:64"), `--arg 0 "buf:float33:64": unknown element type "float33"`},
 		{base("--arg", "scalar:float32:2", "--arg", "buf:float32:12Q"), `--arg 1 "buf:float32:12Q": bench: bad size`},
 		{base("--arg", "pointer:float32:64"), `unknown kind "pointer"`},
@@ -405,7 +405,7 @@ func TestExecHelpExamples(t *testing.T) {
 	text := strings.ReplaceAll(newExecCmd().Example, "\\\n", " ")
 	n := 0
 	for line := range strings.Lines(text) {
-		fields := strings.Fields(line)
+		fields := shellFields(line)
 		if len(fields) < 2 || fields[0] != "prism" {
 			continue
 		}
@@ -418,8 +418,8 @@ func TestExecHelpExamples(t *testing.T) {
 		}
 		n++
 	}
-	if n != 4 {
-		t.Errorf("%d examples run, want 4", n)
+	if n != 5 {
+		t.Errorf("%d examples run, want 5", n)
 	}
 	for _, f := range []string{npyName(".", "saxpy.z", ids[0]), npyName("results", "block_sum.arg1", ids[0])} {
 		if _, err := os.Stat(f); err != nil {
@@ -488,5 +488,78 @@ func TestInitValues(t *testing.T) {
 	}
 	if v, err := parseScalar(typ("float16"), "2"); err != nil || v != engine.HalfFromFloat32(2) {
 		t.Errorf("float16 scalar %v, %v", v, err)
+	}
+}
+
+// shellFields splits a command line at spaces outside single quotes, as a shell does for
+// the examples of prism exec --help.
+func shellFields(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, any := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, any = !quoted, true
+		case !quoted && (r == ' ' || r == '\t' || r == '\n'):
+			if any {
+				out = append(out, cur.String())
+				cur.Reset()
+				any = false
+			}
+		default:
+			cur.WriteRune(r)
+			any = true
+		}
+	}
+	if any {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// TestExecExpr runs prism exec --expr on the first OpenCL device: y = a*x + exp(-z) with x
+// the element indices and z ones, checked here, and the refusals of bad expressions and
+// arguments.
+func TestExecExpr(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	const n = 1003
+	_, err := execPrism(t, "exec", "--expr", "y = a*x + exp(-z); w = x > 500 ? x : -x", "--device", ids[0], "--count", "1",
+		"--arg", "z=buf:float32:1003:ones", "--arg", "a=scalar:float32:0.5", "--arg", "x=buf:float32:1003:range",
+		"--arg", "y=out:float32:1003", "--arg", "w=out:float32:1003", "--save-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, w := readFloat32s(t, npyName(dir, "y", ids[0])), readFloat32s(t, npyName(dir, "w", ids[0]))
+	if len(y) != n || len(w) != n {
+		t.Fatalf("outputs of %d and %d elements, want %d", len(y), len(w), n)
+	}
+	for i := range n {
+		wantW := float64(-i)
+		if i > 500 {
+			wantW = float64(i)
+		}
+		if !near(y[i], 0.5*float64(i)+math.Exp(-1)) || float64(w[i]) != wantW {
+			t.Fatalf("element %d: y %v, w %v; want %v, %v", i, y[i], w[i], 0.5*float64(i)+math.Exp(-1), wantW)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--expr", "y = x", "--arg", "buf:float32:8"}, "NAME=SPEC"},
+		{[]string{"--expr", "y = x", "--arg", "x=buf:float32:8", "--arg", "y=out:float32:9"}, "one length"},
+		{[]string{"--expr", "y = x", "--arg", "x=buf:float32:8", "--arg", "y=out:float32:8", "--arg", "q=scalar:int32:1"}, "does not use it"},
+		{[]string{"--expr", "y = x +", "--arg", "x=buf:float32:8", "--arg", "y=out:float32:8"}, "--expr"},
+		{[]string{"--expr", "y = x", "--kernel", "k", "--arg", "x=buf:float32:8", "--arg", "y=out:float32:8"}, "--kernel"},
+		{[]string{"--expr", "y = x", "file.cl", "--arg", "x=buf:float32:8", "--arg", "y=out:float32:8"}, "no FILE"},
+		{[]string{"--expr", "y = x", "--arg", "x=local:64", "--arg", "y=out:float32:8"}, "local"},
+	} {
+		_, err := execPrism(t, append([]string{"exec", "--device", ids[0], "--save-dir", dir}, c.args...)...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("prism exec %s: %v; want a usage error saying %q", strings.Join(c.args, " "), err, c.want)
+		}
 	}
 }
