@@ -2,10 +2,15 @@ package cuda
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/prism-compute/prism/engine"
 )
 
 // FuzzCacheEntry feeds any bytes to the module cache's entry reader, as a corrupt or
@@ -58,21 +63,42 @@ func FuzzOptions(f *testing.F) {
 
 // FuzzTranslate feeds any OpenCL C source and file name to the translation for NVRTC: the
 // prelude comes first, then one #line directive whose quoted name reads back as the name
-// given (so that NVRTC's messages point into the user's file), then the source unchanged.
+// given (so that NVRTC's messages point into the user's file), then the source rewritten
+// (translateSource) with every line where it was; or, for a construct with no CUDA
+// counterpart, an error wrapping engine.ErrUnsupported and an #error directive.
 func FuzzTranslate(f *testing.F) {
 	f.Add("__kernel void k(__global float* x) { x[get_global_id(0)] = 1.0f; }", "kernel.cl")
 	f.Add("", "")
 	f.Add("#line 7 \"other.cl\"\n", "a\nb\"c\\d")
 	f.Add("/* unterminated", "\xff\x00\u2028.cl")
+	f.Add("v.xy = (float4)(k).s1\n.x + (int2)-a[1].lo;\n#define S(v) (v).odd\\\n.hi\n", "k.cl")
+	if files, err := filepath.Glob("testdata/corpus/*.cl"); err == nil {
+		for _, file := range files {
+			if b, err := os.ReadFile(file); err == nil {
+				f.Add(string(b), filepath.Base(file))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, src, name string) {
 		out := translate(src, name)
 		rest, ok := strings.CutPrefix(out, prelude+"\n")
 		if !ok {
 			t.Fatalf("the translation does not start with the prelude")
 		}
+		text, err := translateSource(src, name)
+		if err != nil {
+			if !errors.Is(err, engine.ErrUnsupported) || !strings.HasPrefix(rest, "#error ") {
+				t.Fatalf("a translation error %v is not ErrUnsupported with an #error directive", err)
+			}
+			_, rest, _ = strings.Cut(rest, "\n")
+			text = src
+		}
 		directive, body, ok := strings.Cut(rest, "\n")
-		if !ok || body != src {
-			t.Fatalf("the source does not follow one directive line unchanged")
+		if !ok || body != text {
+			t.Fatalf("the translated source does not follow one directive line")
+		}
+		if strings.Count(text, "\n") != strings.Count(src, "\n") {
+			t.Fatalf("the translation has %d newlines, the source %d", strings.Count(text, "\n"), strings.Count(src, "\n"))
 		}
 		quoted, ok := strings.CutPrefix(directive, "#line 1 ")
 		if !ok {

@@ -13,26 +13,31 @@
 //     is that every kernel type-checks and compiles through the translation, not that the
 //     PTX links.
 //
-// What maps (part 2): __kernel, __global, __local (kernel-scope arrays only), __constant
-// (file-scope tables only: it becomes __constant__), __private; the work-item functions
-// (returning size_t, as in OpenCL on a 64-bit device; kernels cast them to int); barrier and
-// mem_fence with the CLK_* flags; atomic_* / atom_* on 32-bit int and uint (and atomic_xchg on
-// float); min, max, clamp, mad, fma, mix, the common math functions and their native_*
-// forms on float and double; as_* bit reinterpretation between types of one size; scalar
-// convert_*; float2/float4/double2/int2/int4/uint2/uint4 with component-wise + - * / (vector
-// or scalar operand), make_<type>(...), vload2/vload4/vstore2/vstore4;
+// What maps (part 2, with the source translation of translate.go): __kernel, __global,
+// __local (kernel-scope arrays only), __constant (file-scope tables only: it becomes
+// __constant__), __private; the work-item functions (returning size_t, as in OpenCL on a
+// 64-bit device; kernels cast them to int); barrier and mem_fence with the CLK_* flags;
+// atomic_* / atom_* on 32-bit int and uint (and atomic_xchg on float); min, max, clamp, mad,
+// fma, mix, the common math functions and their native_* forms on float and double; the
+// vector types of 2, 3, 4, 8 and 16 components of char, uchar, short, ushort, int, uint,
+// long, ulong, float and double, with vector literals ((float4)(a, b, c, d), (float4)(k),
+// (float4)(v2, a, b)), swizzles (.xyzw, .s0-.sF, .lo .hi .even .odd) read and written,
+// component-wise arithmetic, bitwise, shift, comparison and logical operators (comparisons
+// give -1 and 0), as_<type>, convert_<type>[_sat][_rte|_rtz|_rtp|_rtn], vloadN and vstoreN
+// (section "Vectors"), make_<type>(...) for CUDA's vector types;
 // __attribute__((reqd_work_group_size(X, Y, Z))), which becomes launch_bounds(X*Y*Z) (the
 // block size must not exceed it; CUDA cannot require it exactly, so launchers must pass it);
 // #pragma OPENCL EXTENSION, which is ignored without a warning.
 //
-// What does not map, and is therefore not used by the suite (DESIGN.md): OpenCL vector
-// literals ((float4)(a, b, c, d): a cast in C++; write make_float4 and define it for OpenCL
-// under #ifndef PRISM_CUDA), swizzles other than .x .y .z .w, vector comparison and
-// logic operators, __local pointer arguments, __constant pointer arguments, get_work_dim,
-// get_global_offset other than 0, images, samplers, half, the unprefixed address-space
-// keywords (global, local, constant, kernel, private: CUDA's own macros expand to those
-// tokens, so they cannot be macros here), and float atomics other than atomic_xchg (write a
-// compare-and-swap loop with atomic_cmpxchg and as_uint/as_float).
+// What does not map: __local pointer arguments, __constant pointer arguments, get_work_dim,
+// get_global_offset other than 0, images and samplers (the translation refuses them with
+// ErrUnsupported), half, the vector forms of the math, integer and geometric functions
+// (min, max, dot, ... on vectors other than dot of float2, float4 and double2), select and
+// the ?: operator with a vector condition, vload_half and vstore_half, OpenCL's size of
+// 3-component vectors (CUDA's float3 is 12 bytes, OpenCL's 16), the unprefixed
+// address-space keywords (global, local, constant, kernel, private: CUDA's own macros expand
+// to those tokens, so they cannot be macros here), and float atomics other than atomic_xchg
+// (write a compare-and-swap loop with atomic_cmpxchg and as_uint/as_float).
 //
 // Kernels can tell the compilers apart: PRISM_CUDA is defined here and nowhere else.
 
@@ -99,14 +104,22 @@ static __device__ __forceinline__ unsigned int atomicOr(unsigned int *p, unsigne
 static __device__ __forceinline__ int atomicXor(int *p, int v) { return __nvvm_atom_xor_gen_i(p, v); }
 static __device__ __forceinline__ unsigned int atomicXor(unsigned int *p, unsigned int v) { return (unsigned int)__nvvm_atom_xor_gen_i((int *)p, (int)v); }
 
-// Vector types, as CUDA declares them.
-struct __attribute__((aligned(8))) float2 { float x, y; };
-struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
-struct __attribute__((aligned(16))) double2 { double x, y; };
-struct __attribute__((aligned(8))) int2 { int x, y; };
-struct __attribute__((aligned(16))) int4 { int x, y, z, w; };
-struct __attribute__((aligned(8))) uint2 { unsigned int x, y; };
-struct __attribute__((aligned(16))) uint4 { unsigned int x, y, z, w; };
+// Vector types, as CUDA declares them (2, 3 and 4 components of every OpenCL scalar type).
+#define PRISM_CUDA_VEC(V, S, A2, A4)                                                                \
+  struct __attribute__((aligned(A2))) V##2 { S x, y; };                                            \
+  struct V##3 { S x, y, z; };                                                                      \
+  struct __attribute__((aligned(A4))) V##4 { S x, y, z, w; };
+PRISM_CUDA_VEC(char, signed char, 2, 4)
+PRISM_CUDA_VEC(uchar, unsigned char, 2, 4)
+PRISM_CUDA_VEC(short, short, 4, 8)
+PRISM_CUDA_VEC(ushort, unsigned short, 4, 8)
+PRISM_CUDA_VEC(int, int, 8, 16)
+PRISM_CUDA_VEC(uint, unsigned int, 8, 16)
+PRISM_CUDA_VEC(long, long, 16, 16)
+PRISM_CUDA_VEC(ulong, unsigned long, 16, 16)
+PRISM_CUDA_VEC(float, float, 8, 16)
+PRISM_CUDA_VEC(double, double, 16, 16)
+#undef PRISM_CUDA_VEC
 static __device__ __forceinline__ float2 make_float2(float x, float y) { float2 v; v.x = x; v.y = y; return v; }
 static __device__ __forceinline__ float4 make_float4(float x, float y, float z, float w) { float4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v; }
 static __device__ __forceinline__ double2 make_double2(double x, double y) { double2 v; v.x = x; v.y = y; return v; }
@@ -386,7 +399,368 @@ static __device__ __forceinline__ float prism_native_sin(float x) { return __sin
 static __device__ __forceinline__ float prism_native_cos(float x) { return __cosf(x); }
 static __device__ __forceinline__ float prism_native_tan(float x) { return __tanf(x); }
 
-// Bit reinterpretation between types of one size (as_uint(1.0f) == 0x3f800000).
+// Vectors. OpenCL's vector types of 2, 3 and 4 components are CUDA's own (float4 is CUDA's
+// float4, with its members x, y, z and w, so that make_float4 and CUDA C++ code agree); those
+// of 8 and 16 components are Prism's structs (prism_float8, ...), an array s of components
+// aligned to the vector's size as in OpenCL. Unlike OpenCL's, a CUDA 3-component vector has
+// the size and alignment of its three components (float3: 12 bytes, not 16).
+//
+// The translation (translate.go) rewrites what C++ cannot say: vector literals become
+// prism_vmake<V>(...), swizzles prism_swzM<I>(v) with M components whose indices are the
+// hexadecimal digits of I (v.wzyx: prism_swz4<0x3210>(v)), .lo .hi .even .odd prism_lo(v),
+// ...; where the swizzle is assigned, prism_swzM_ref<I>(v) and prism_lo_ref(v), ..., which
+// of a multi-component swizzle of an lvalue give a prism_swizzle, a reference to the
+// vector that reads as a vector and assigns (=, +=, ...) to its components, and of a
+// one-component swizzle of an lvalue a reference to the component. Everything else is templates and
+// operator overloads: component-wise arithmetic (a scalar operand is converted to the
+// component type, as in OpenCL), comparisons and logical operators giving the signed
+// integer vector of the component's size with -1 for true and 0 for false, as_<type>,
+// convert_<type>[_sat][_rte|_rtz|_rtp|_rtn], vloadN and vstoreN.
+template <bool C, class T = void> struct prism_enable_if {};
+template <class T> struct prism_enable_if<true, T> { typedef T type; };
+template <class A, class B> struct prism_same { static const bool value = false; };
+template <class A> struct prism_same<A, A> { static const bool value = true; };
+template <class T> struct prism_scalar { static const bool value = false; };
+template <class T> struct prism_int { static const bool value = false; static const bool is_signed = false; };
+#define PRISM_SCALAR(T, I, SIGNED)                                                                  \
+  template <> struct prism_scalar<T> { static const bool value = true; };                           \
+  template <> struct prism_int<T> { static const bool value = I; static const bool is_signed = SIGNED; };
+PRISM_SCALAR(bool, true, false)
+PRISM_SCALAR(char, true, true)
+PRISM_SCALAR(signed char, true, true)
+PRISM_SCALAR(unsigned char, true, false)
+PRISM_SCALAR(short, true, true)
+PRISM_SCALAR(unsigned short, true, false)
+PRISM_SCALAR(int, true, true)
+PRISM_SCALAR(unsigned int, true, false)
+PRISM_SCALAR(long, true, true)
+PRISM_SCALAR(unsigned long, true, false)
+PRISM_SCALAR(long long, true, true)
+PRISM_SCALAR(unsigned long long, true, false)
+PRISM_SCALAR(float, false, true)
+PRISM_SCALAR(double, false, true)
+#undef PRISM_SCALAR
+// The signed integer type of a size: the component type of comparisons' results.
+template <int Size> struct prism_sint {};
+template <> struct prism_sint<1> { typedef char type; };
+template <> struct prism_sint<2> { typedef short type; };
+template <> struct prism_sint<4> { typedef int type; };
+template <> struct prism_sint<8> { typedef long type; };
+
+// prism_vt<V>: a vector type's component type E and width N; prism_vec<E, N>::type: the
+// vector type of N components of E (E itself for N == 1).
+template <class V> struct prism_vt {};
+template <class E, int N> struct prism_vec {};
+template <class E> struct prism_vec<E, 1> { typedef E type; };
+#define PRISM_VT(V, S, W)                                                                           \
+  template <> struct prism_vt<V> { typedef S E; static const int N = W; };                          \
+  template <> struct prism_vec<S, W> { typedef V type; };
+#define PRISM_VECTORS(T, S)                                                                         \
+  struct __attribute__((aligned(8 * sizeof(S)))) prism_##T##8 { S s[8]; };                          \
+  struct __attribute__((aligned(16 * sizeof(S)))) prism_##T##16 { S s[16]; };                      \
+  typedef prism_##T##8 T##8;                                                                       \
+  typedef prism_##T##16 T##16;                                                                     \
+  PRISM_VT(T##2, S, 2) PRISM_VT(T##3, S, 3) PRISM_VT(T##4, S, 4) PRISM_VT(T##8, S, 8) PRISM_VT(T##16, S, 16)
+PRISM_VECTORS(char, char)
+PRISM_VECTORS(uchar, uchar)
+PRISM_VECTORS(short, short)
+PRISM_VECTORS(ushort, ushort)
+PRISM_VECTORS(int, int)
+PRISM_VECTORS(uint, uint)
+PRISM_VECTORS(long, long)
+PRISM_VECTORS(ulong, ulong)
+PRISM_VECTORS(float, float)
+PRISM_VECTORS(double, double)
+#undef PRISM_VECTORS
+#undef PRISM_VT
+template <> struct prism_vec<signed char, 2> { typedef char2 type; };
+template <> struct prism_vec<signed char, 3> { typedef char3 type; };
+template <> struct prism_vec<signed char, 4> { typedef char4 type; };
+template <> struct prism_vec<signed char, 8> { typedef char8 type; };
+template <> struct prism_vec<signed char, 16> { typedef char16 type; };
+
+// Component i of a vector, as an lvalue (of a scalar: the scalar).
+template <class S>
+static __device__ __forceinline__ typename prism_enable_if<prism_scalar<S>::value, S &>::type prism_el(S &s, int) { return s; }
+template <class V>
+static __device__ __forceinline__ typename prism_vt<V>::E &prism_el(V &v, int i) { return ((typename prism_vt<V>::E *)&v)[i]; }
+template <class V>
+static __device__ __forceinline__ const typename prism_vt<V>::E &prism_el(const V &v, int i) { return ((const typename prism_vt<V>::E *)&v)[i]; }
+
+// A swizzle of an lvalue: M components of the vector V at the indices packed in I (one
+// hexadecimal digit each, the first component's most significant). Indices past the
+// vector (the undefined component of .hi and .odd of a 3-component vector) read the last
+// component and are not written.
+template <class V, int M, unsigned long long I> struct prism_swizzle {
+  typedef typename prism_vt<V>::E E;
+  typedef typename prism_vec<E, M>::type R;
+  V &v;
+  static __device__ __forceinline__ int at(int k) {
+    const int i = (int)((I >> (4 * (M - 1 - k))) & 15);
+    return i < prism_vt<V>::N ? i : prism_vt<V>::N - 1;
+  }
+  static __device__ __forceinline__ bool writes(int k) { return (int)((I >> (4 * (M - 1 - k))) & 15) < prism_vt<V>::N; }
+  __device__ __forceinline__ R get() const {
+    R r;
+    for (int k = 0; k < M; k++) prism_el(r, k) = prism_el(v, at(k));
+    return r;
+  }
+  __device__ __forceinline__ operator R() const { return get(); }
+  __device__ __forceinline__ prism_swizzle &set(const R &r) {
+    for (int k = 0; k < M; k++)
+      if (writes(k)) prism_el(v, at(k)) = prism_el(r, k);
+    return *this;
+  }
+  __device__ __forceinline__ prism_swizzle &operator=(const prism_swizzle &o) { return set(o.get()); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator=(const B &b);
+  template <class B> __device__ __forceinline__ prism_swizzle &operator+=(const B &b) { return set(get() + b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator-=(const B &b) { return set(get() - b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator*=(const B &b) { return set(get() * b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator/=(const B &b) { return set(get() / b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator%=(const B &b) { return set(get() % b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator&=(const B &b) { return set(get() & b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator|=(const B &b) { return set(get() | b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator^=(const B &b) { return set(get() ^ b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator<<=(const B &b) { return set(get() << b); }
+  template <class B> __device__ __forceinline__ prism_swizzle &operator>>=(const B &b) { return set(get() >> b); }
+};
+
+// prism_value<A>::type: what an operand is as a value (a swizzle: its vector); width: its
+// number of components (1 for a scalar); prism_get(a, i): its component i (a scalar: itself).
+template <class A> struct prism_value { typedef A type; };
+template <class V, int M, unsigned long long I> struct prism_value<prism_swizzle<V, M, I> > {
+  typedef typename prism_swizzle<V, M, I>::R type;
+};
+template <class A, class = void> struct prism_width { static const int value = 1; };
+template <class A> struct prism_width<A, typename prism_enable_if<(prism_vt<typename prism_value<A>::type>::N > 0)>::type> {
+  static const int value = prism_vt<typename prism_value<A>::type>::N;
+};
+template <class S>
+static __device__ __forceinline__ typename prism_enable_if<prism_scalar<S>::value, S>::type prism_get(const S &s, int) { return s; }
+template <class V>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), typename prism_vt<V>::E>::type prism_get(const V &v, int i) {
+  return prism_el(v, i);
+}
+template <class V, int M, unsigned long long I>
+static __device__ __forceinline__ typename prism_vt<V>::E prism_get(const prism_swizzle<V, M, I> &s, int k) {
+  return prism_el(s.v, s.at(k));
+}
+
+// prism_bin<A, B>::type: the vector type of a binary operation's operands (a vector and a
+// vector of its type, or a scalar), undefined when neither is a vector (no overload).
+template <class A, class B, class = void> struct prism_bin2 {};
+template <class V> struct prism_bin2<V, V, typename prism_enable_if<(prism_vt<V>::N > 0)>::type> { typedef V type; };
+template <class V, class S> struct prism_bin2<V, S, typename prism_enable_if<(prism_vt<V>::N > 0) && prism_scalar<S>::value>::type> { typedef V type; };
+template <class S, class V> struct prism_bin2<S, V, typename prism_enable_if<(prism_vt<V>::N > 0) && prism_scalar<S>::value>::type> { typedef V type; };
+template <class A, class B> struct prism_bin : prism_bin2<typename prism_value<A>::type, typename prism_value<B>::type> {};
+// prism_mask<V>::type: the result of comparing two V, signed integers of the component's size.
+template <class V> struct prism_mask {
+  typedef typename prism_vec<typename prism_sint<sizeof(typename prism_vt<V>::E)>::type, prism_vt<V>::N>::type type;
+};
+
+#define PRISM_VEC_BINOP(op)                                                                         \
+  template <class A, class B>                                                                       \
+  static __device__ __forceinline__ typename prism_bin<A, B>::type operator op(const A &a, const B &b) { \
+    typedef typename prism_bin<A, B>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    V r;                                                                                            \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = (E)((E)prism_get(a, i) op (E)prism_get(b, i)); \
+    return r;                                                                                       \
+  }                                                                                                 \
+  template <class V, class B>                                                                       \
+  static __device__ __forceinline__ typename prism_enable_if<prism_same<typename prism_bin<V, B>::type, V>::value, V &>::type \
+  operator op##=(V &a, const B &b) { a = a op b; return a; }
+PRISM_VEC_BINOP(+)
+PRISM_VEC_BINOP(-)
+PRISM_VEC_BINOP(*)
+PRISM_VEC_BINOP(/)
+PRISM_VEC_BINOP(%)
+PRISM_VEC_BINOP(&)
+PRISM_VEC_BINOP(|)
+PRISM_VEC_BINOP(^)
+#undef PRISM_VEC_BINOP
+// Shifts use the low bits of the right operand only, as in OpenCL.
+#define PRISM_VEC_SHIFT(op)                                                                         \
+  template <class A, class B>                                                                       \
+  static __device__ __forceinline__ typename prism_bin<A, B>::type operator op(const A &a, const B &b) { \
+    typedef typename prism_bin<A, B>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    V r;                                                                                            \
+    for (int i = 0; i < prism_vt<V>::N; i++)                                                        \
+      prism_el(r, i) = (E)((E)prism_get(a, i) op ((E)prism_get(b, i) & (E)(8 * sizeof(E) - 1)));     \
+    return r;                                                                                       \
+  }                                                                                                 \
+  template <class V, class B>                                                                       \
+  static __device__ __forceinline__ typename prism_enable_if<prism_same<typename prism_bin<V, B>::type, V>::value, V &>::type \
+  operator op##=(V &a, const B &b) { a = a op b; return a; }
+PRISM_VEC_SHIFT(<<)
+PRISM_VEC_SHIFT(>>)
+#undef PRISM_VEC_SHIFT
+#define PRISM_VEC_RELOP(op)                                                                         \
+  template <class A, class B>                                                                       \
+  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type operator op(const A &a, const B &b) { \
+    typedef typename prism_bin<A, B>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    typedef typename prism_mask<V>::type R;                                                         \
+    R r;                                                                                            \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = ((E)prism_get(a, i) op (E)prism_get(b, i)) ? -1 : 0; \
+    return r;                                                                                       \
+  }
+PRISM_VEC_RELOP(==)
+PRISM_VEC_RELOP(!=)
+PRISM_VEC_RELOP(<)
+PRISM_VEC_RELOP(>)
+PRISM_VEC_RELOP(<=)
+PRISM_VEC_RELOP(>=)
+#undef PRISM_VEC_RELOP
+#define PRISM_VEC_LOGIC(op)                                                                         \
+  template <class A, class B>                                                                       \
+  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type operator op(const A &a, const B &b) { \
+    typedef typename prism_bin<A, B>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    typedef typename prism_mask<V>::type R;                                                         \
+    R r;                                                                                            \
+    for (int i = 0; i < prism_vt<V>::N; i++)                                                        \
+      prism_el(r, i) = ((E)prism_get(a, i) != (E)0 op (E)prism_get(b, i) != (E)0) ? -1 : 0;         \
+    return r;                                                                                       \
+  }
+PRISM_VEC_LOGIC(&&)
+PRISM_VEC_LOGIC(||)
+#undef PRISM_VEC_LOGIC
+#define PRISM_VEC_UNARY(op, R, expr)                                                                \
+  template <class A>                                                                                \
+  static __device__ __forceinline__ typename R<typename prism_bin<A, A>::type>::type operator op(const A &a) { \
+    typedef typename prism_bin<A, A>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    typename R<V>::type r;                                                                          \
+    for (int i = 0; i < prism_vt<V>::N; i++) {                                                      \
+      const E x = prism_get(a, i);                                                                  \
+      prism_el(r, i) = expr;                                                                        \
+    }                                                                                               \
+    return r;                                                                                       \
+  }
+template <class V> struct prism_self { typedef V type; };
+PRISM_VEC_UNARY(-, prism_self, (E)-x)
+PRISM_VEC_UNARY(+, prism_self, x)
+PRISM_VEC_UNARY(~, prism_self, (E)~x)
+PRISM_VEC_UNARY(!, prism_mask, x == (E)0 ? -1 : 0)
+#undef PRISM_VEC_UNARY
+template <class V>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V &>::type operator++(V &a) { return a += 1; }
+template <class V>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V &>::type operator--(V &a) { return a -= 1; }
+template <class V>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V>::type operator++(V &a, int) { V t = a; a += 1; return t; }
+template <class V>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V>::type operator--(V &a, int) { V t = a; a -= 1; return t; }
+
+template <class V, int M, unsigned long long I>
+template <class B>
+__device__ __forceinline__ prism_swizzle<V, M, I> &prism_swizzle<V, M, I>::operator=(const B &b) {
+  static_assert(prism_width<B>::value == M || prism_width<B>::value == 1, "swizzle assignment: the operand's width is not the swizzle's");
+  R r;
+  for (int k = 0; k < M; k++) prism_el(r, k) = (E)prism_get(b, k < prism_width<B>::value ? k : 0);
+  return set(r);
+}
+
+// Vector literals: (float4)(a, b, c, d), (float4)(x) and (float4)(v2, a, b) are
+// prism_vmake<float4>(...): the components of the operands in order, or one scalar in
+// every component.
+template <class V>
+static __device__ __forceinline__ void prism_fill(V &, int) {}
+template <class V, class A, class... Rest>
+static __device__ __forceinline__ void prism_fill(V &r, int k, const A &a, const Rest &...rest) {
+  for (int i = 0; i < prism_width<A>::value; i++) prism_el(r, k + i) = (typename prism_vt<V>::E)prism_get(a, i);
+  prism_fill(r, k + prism_width<A>::value, rest...);
+}
+template <class V, class... A>
+static __device__ __forceinline__ V prism_vmake(const A &...a) {
+  const int n = (0 + ... + prism_width<A>::value);
+  static_assert(n == prism_vt<V>::N || (n == 1 && sizeof...(A) == 1), "vector literal: the operands' components do not make the vector");
+  V r;
+  prism_fill(r, 0, a...);
+  for (int i = n; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_el(r, 0);
+  return r;
+}
+
+// Swizzles: prism_swzM<I>(v), M components at the indices packed in I, is the swizzle's
+// value; prism_swzM_ref<I>(v), which the translation writes where a swizzle is assigned,
+// incremented or swizzled again, is of an lvalue a prism_swizzle (of one component: a
+// reference to it), and of a constant or a temporary the value.
+template <class V, int M, unsigned long long I> struct prism_swz_lvalue {
+  typedef prism_swizzle<V, M, I> type;
+  static __device__ __forceinline__ type make(V &v) {
+    type s = {v};
+    return s;
+  }
+};
+template <class V, unsigned long long I> struct prism_swz_lvalue<V, 1, I> {
+  typedef typename prism_vt<V>::E &type;
+  static __device__ __forceinline__ type make(V &v) { return prism_el(v, prism_swizzle<V, 1, I>::at(0)); }
+};
+template <int M, unsigned long long I, class V>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), typename prism_swz_lvalue<V, M, I>::type>::type prism_swzn(V &v) {
+  return prism_swz_lvalue<V, M, I>::make(v);
+}
+template <int M, unsigned long long I, class V>
+static __device__ __forceinline__ typename prism_vec<typename prism_vt<typename prism_value<V>::type>::E, M>::type prism_swzn(const V &v) {
+  typedef typename prism_value<V>::type T;
+  const T t = v;
+  typename prism_vec<typename prism_vt<T>::E, M>::type r;
+  for (int k = 0; k < M; k++) prism_el(r, k) = prism_el(t, prism_swizzle<T, M, I>::at(k));
+  return r;
+}
+#define PRISM_SWZ(M)                                                                                \
+  template <unsigned long long I, class V>                                                          \
+  static __device__ __forceinline__ auto prism_swz##M(const V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); } \
+  template <unsigned long long I, class V>                                                          \
+  static __device__ __forceinline__ auto prism_swz##M##_ref(V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); } \
+  template <unsigned long long I, class V>                                                          \
+  static __device__ __forceinline__ auto prism_swz##M##_ref(const V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); }
+PRISM_SWZ(1)
+PRISM_SWZ(2)
+PRISM_SWZ(3)
+PRISM_SWZ(4)
+PRISM_SWZ(8)
+PRISM_SWZ(16)
+#undef PRISM_SWZ
+// .lo .hi .even .odd: half the components (of a 3-component vector, as of 4), at indices
+// that depend on the width; prism_lo(v), or prism_lo_ref(v) as prism_swzM_ref.
+template <class V> struct prism_unconst { typedef V type; };
+template <class V> struct prism_unconst<const V> { typedef V type; };
+template <class V> struct prism_vhalf {
+  static const int N = prism_vt<typename prism_value<typename prism_unconst<V>::type>::type>::N;
+  static const int M = (N == 3 ? 4 : N) / 2;
+  static constexpr unsigned long long pack(int first, int step) {
+    unsigned long long I = 0;
+    for (int k = 0; k < M; k++) I = I << 4 | (unsigned long long)(first + step * k);
+    return I;
+  }
+};
+#define PRISM_HALF(name, first, step)                                                               \
+  template <class V>                                                                                \
+  static __device__ __forceinline__ auto prism_##name(const V &v)                                  \
+      ->decltype(prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v)) {             \
+    return prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v);                     \
+  }                                                                                                 \
+  template <class V>                                                                                \
+  static __device__ __forceinline__ auto prism_##name##_ref(V &v)                                  \
+      ->decltype(prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v)) {             \
+    return prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v);                     \
+  }                                                                                                 \
+  template <class V>                                                                                \
+  static __device__ __forceinline__ auto prism_##name##_ref(const V &v)                            \
+      ->decltype(prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v)) {             \
+    return prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v);                     \
+  }
+PRISM_HALF(lo, 0, 1)
+PRISM_HALF(hi, prism_vhalf<V>::M, 1)
+PRISM_HALF(even, 0, 2)
+PRISM_HALF(odd, 1, 2)
+#undef PRISM_HALF
+
+// Bit reinterpretation between types of one size (as_uint(1.0f) == 0x3f800000), scalars and
+// vectors.
 template <typename To, typename From>
 static __device__ __forceinline__ To prism_as(From x) {
   static_assert(sizeof(To) == sizeof(From), "as_type: operand and result differ in size");
@@ -397,90 +771,246 @@ static __device__ __forceinline__ To prism_as(From x) {
   u.from = x;
   return u.to;
 }
+
+// Conversions: convert_<type>(x) is prism_cvt<type>::def(x); the translation writes the
+// saturating and rounding forms, convert_int4_sat_rte(x), as prism_cvt<int4>::sat_rte(x).
+// Conversions to integers round toward zero by default, to floating point to nearest even;
+// saturation (integers only) clamps to the type's range, and gives 0 for a NaN.
+template <class T, class = void> struct prism_component { typedef T type; };
+template <class T> struct prism_component<T, typename prism_enable_if<(prism_vt<T>::N > 0)>::type> { typedef typename prism_vt<T>::E type; };
+template <class T> static __device__ __forceinline__ T prism_int_max() {
+  return prism_int<T>::is_signed ? (T)((1ull << (8 * sizeof(T) - 1)) - 1) : (T)~0ull;
+}
+template <class T> static __device__ __forceinline__ T prism_int_min() {
+  return prism_int<T>::is_signed ? (T)(-(long long)((1ull << (8 * sizeof(T) - 1)) - 1) - 1) : (T)0;
+}
+static __device__ __forceinline__ float prism_round_mode(float x, int r) { return r == 1 ? rintf(x) : r == 3 ? ceilf(x) : r == 4 ? floorf(x) : x; }
+static __device__ __forceinline__ double prism_round_mode(double x, int r) { return r == 1 ? rint(x) : r == 3 ? ceil(x) : r == 4 ? floor(x) : x; }
+template <class F> static __device__ __forceinline__ F prism_round_mode(F x, int) { return x; }
+// The sign of f - x, exactly, for f the rounded-to-nearest conversion of x.
+template <class T, class F> static __device__ __forceinline__ int prism_order(T f, F x) {
+  if constexpr (!prism_int<F>::value || sizeof(F) < 8) {
+    return ((double)f > (double)x) - ((double)f < (double)x);
+  } else {
+    const double d = (double)f, top = prism_int<F>::is_signed ? 9223372036854775808.0 : 18446744073709551616.0;
+    if (d >= top) return 1;
+    if (d < (prism_int<F>::is_signed ? -top : 0.0)) return -1;
+    const F back = (F)d;
+    return (back > x) - (back < x);
+  }
+}
+static __device__ __forceinline__ float prism_step_to(float f, int dir) {
+  if (f == 0.0f) return dir > 0 ? __uint_as_float(1u) : -__uint_as_float(1u);
+  const unsigned int u = __float_as_uint(f);
+  return __uint_as_float((f > 0.0f) == (dir > 0) ? u + 1 : u - 1);
+}
+static __device__ __forceinline__ double prism_step_to(double f, int dir) {
+  if (f == 0.0) return dir > 0 ? __longlong_as_double(1ll) : -__longlong_as_double(1ll);
+  const long long u = __double_as_longlong(f);
+  return __longlong_as_double((f > 0.0) == (dir > 0) ? u + 1 : u - 1);
+}
+// R: 0 the default, 1 rte, 2 rtz, 3 rtp, 4 rtn.
+template <class To, bool Sat, int R, class F>
+static __device__ __forceinline__ To prism_conv(F x) {
+  if constexpr (prism_int<To>::value) {
+    if constexpr (!prism_int<F>::value) {
+      const F y = prism_round_mode(x, R);
+      if (Sat) {
+        if (y != y) return (To)0;
+        if (y <= (F)prism_int_min<To>()) return prism_int_min<To>();
+        if (y >= (F)prism_int_max<To>()) return prism_int_max<To>();
+      }
+      return (To)y;
+    } else {
+      if (Sat) {
+        if (prism_int<F>::is_signed && (long long)x < 0) {
+          if (!prism_int<To>::is_signed) return (To)0;
+          if ((long long)x < (long long)prism_int_min<To>()) return prism_int_min<To>();
+        } else if ((unsigned long long)x > (unsigned long long)prism_int_max<To>()) {
+          return prism_int_max<To>();
+        }
+      }
+      return (To)x;
+    }
+  } else {
+    To f = (To)x;
+    if (R >= 2 && f == f) {
+      const int c = prism_order(f, x);
+      if ((R == 2 && ((c > 0 && f > (To)0) || (c < 0 && f < (To)0))) || (R == 3 && c < 0) || (R == 4 && c > 0))
+        f = prism_step_to(f, c > 0 ? -1 : 1);
+    }
+    return f;
+  }
+}
+template <class To> struct prism_cvt {
+  typedef typename prism_component<To>::type E;
+  template <bool Sat, int R, class F> static __device__ __forceinline__ To run(const F &x) {
+    static_assert(prism_width<F>::value == prism_width<To>::value, "convert_type: operand and result differ in width");
+    To r;
+    for (int i = 0; i < prism_width<To>::value; i++) prism_el(r, i) = prism_conv<E, Sat, R>(prism_get(x, i));
+    return r;
+  }
+  template <class F> static __device__ __forceinline__ To def(const F &x) { return run<false, 0>(x); }
+  template <class F> static __device__ __forceinline__ To rte(const F &x) { return run<false, 1>(x); }
+  template <class F> static __device__ __forceinline__ To rtz(const F &x) { return run<false, 2>(x); }
+  template <class F> static __device__ __forceinline__ To rtp(const F &x) { return run<false, 3>(x); }
+  template <class F> static __device__ __forceinline__ To rtn(const F &x) { return run<false, 4>(x); }
+  template <class F> static __device__ __forceinline__ To sat(const F &x) { return run<true, 0>(x); }
+  template <class F> static __device__ __forceinline__ To sat_rte(const F &x) { return run<true, 1>(x); }
+  template <class F> static __device__ __forceinline__ To sat_rtz(const F &x) { return run<true, 2>(x); }
+  template <class F> static __device__ __forceinline__ To sat_rtp(const F &x) { return run<true, 3>(x); }
+  template <class F> static __device__ __forceinline__ To sat_rtn(const F &x) { return run<true, 4>(x); }
+};
 #define as_char(x) prism_as<char>(x)
+#define as_char2(x) prism_as<char2>(x)
+#define as_char3(x) prism_as<char3>(x)
+#define as_char4(x) prism_as<char4>(x)
+#define as_char8(x) prism_as<char8>(x)
+#define as_char16(x) prism_as<char16>(x)
 #define as_uchar(x) prism_as<uchar>(x)
+#define as_uchar2(x) prism_as<uchar2>(x)
+#define as_uchar3(x) prism_as<uchar3>(x)
+#define as_uchar4(x) prism_as<uchar4>(x)
+#define as_uchar8(x) prism_as<uchar8>(x)
+#define as_uchar16(x) prism_as<uchar16>(x)
 #define as_short(x) prism_as<short>(x)
+#define as_short2(x) prism_as<short2>(x)
+#define as_short3(x) prism_as<short3>(x)
+#define as_short4(x) prism_as<short4>(x)
+#define as_short8(x) prism_as<short8>(x)
+#define as_short16(x) prism_as<short16>(x)
 #define as_ushort(x) prism_as<ushort>(x)
+#define as_ushort2(x) prism_as<ushort2>(x)
+#define as_ushort3(x) prism_as<ushort3>(x)
+#define as_ushort4(x) prism_as<ushort4>(x)
+#define as_ushort8(x) prism_as<ushort8>(x)
+#define as_ushort16(x) prism_as<ushort16>(x)
 #define as_int(x) prism_as<int>(x)
+#define as_int2(x) prism_as<int2>(x)
+#define as_int3(x) prism_as<int3>(x)
+#define as_int4(x) prism_as<int4>(x)
+#define as_int8(x) prism_as<int8>(x)
+#define as_int16(x) prism_as<int16>(x)
 #define as_uint(x) prism_as<uint>(x)
+#define as_uint2(x) prism_as<uint2>(x)
+#define as_uint3(x) prism_as<uint3>(x)
+#define as_uint4(x) prism_as<uint4>(x)
+#define as_uint8(x) prism_as<uint8>(x)
+#define as_uint16(x) prism_as<uint16>(x)
 #define as_long(x) prism_as<long>(x)
+#define as_long2(x) prism_as<long2>(x)
+#define as_long3(x) prism_as<long3>(x)
+#define as_long4(x) prism_as<long4>(x)
+#define as_long8(x) prism_as<long8>(x)
+#define as_long16(x) prism_as<long16>(x)
 #define as_ulong(x) prism_as<ulong>(x)
+#define as_ulong2(x) prism_as<ulong2>(x)
+#define as_ulong3(x) prism_as<ulong3>(x)
+#define as_ulong4(x) prism_as<ulong4>(x)
+#define as_ulong8(x) prism_as<ulong8>(x)
+#define as_ulong16(x) prism_as<ulong16>(x)
 #define as_float(x) prism_as<float>(x)
+#define as_float2(x) prism_as<float2>(x)
+#define as_float3(x) prism_as<float3>(x)
+#define as_float4(x) prism_as<float4>(x)
+#define as_float8(x) prism_as<float8>(x)
+#define as_float16(x) prism_as<float16>(x)
 #define as_double(x) prism_as<double>(x)
+#define as_double2(x) prism_as<double2>(x)
+#define as_double3(x) prism_as<double3>(x)
+#define as_double4(x) prism_as<double4>(x)
+#define as_double8(x) prism_as<double8>(x)
+#define as_double16(x) prism_as<double16>(x)
+#define convert_char(x) prism_cvt<char>::def(x)
+#define convert_char2(x) prism_cvt<char2>::def(x)
+#define convert_char3(x) prism_cvt<char3>::def(x)
+#define convert_char4(x) prism_cvt<char4>::def(x)
+#define convert_char8(x) prism_cvt<char8>::def(x)
+#define convert_char16(x) prism_cvt<char16>::def(x)
+#define convert_uchar(x) prism_cvt<uchar>::def(x)
+#define convert_uchar2(x) prism_cvt<uchar2>::def(x)
+#define convert_uchar3(x) prism_cvt<uchar3>::def(x)
+#define convert_uchar4(x) prism_cvt<uchar4>::def(x)
+#define convert_uchar8(x) prism_cvt<uchar8>::def(x)
+#define convert_uchar16(x) prism_cvt<uchar16>::def(x)
+#define convert_short(x) prism_cvt<short>::def(x)
+#define convert_short2(x) prism_cvt<short2>::def(x)
+#define convert_short3(x) prism_cvt<short3>::def(x)
+#define convert_short4(x) prism_cvt<short4>::def(x)
+#define convert_short8(x) prism_cvt<short8>::def(x)
+#define convert_short16(x) prism_cvt<short16>::def(x)
+#define convert_ushort(x) prism_cvt<ushort>::def(x)
+#define convert_ushort2(x) prism_cvt<ushort2>::def(x)
+#define convert_ushort3(x) prism_cvt<ushort3>::def(x)
+#define convert_ushort4(x) prism_cvt<ushort4>::def(x)
+#define convert_ushort8(x) prism_cvt<ushort8>::def(x)
+#define convert_ushort16(x) prism_cvt<ushort16>::def(x)
+#define convert_int(x) prism_cvt<int>::def(x)
+#define convert_int2(x) prism_cvt<int2>::def(x)
+#define convert_int3(x) prism_cvt<int3>::def(x)
+#define convert_int4(x) prism_cvt<int4>::def(x)
+#define convert_int8(x) prism_cvt<int8>::def(x)
+#define convert_int16(x) prism_cvt<int16>::def(x)
+#define convert_uint(x) prism_cvt<uint>::def(x)
+#define convert_uint2(x) prism_cvt<uint2>::def(x)
+#define convert_uint3(x) prism_cvt<uint3>::def(x)
+#define convert_uint4(x) prism_cvt<uint4>::def(x)
+#define convert_uint8(x) prism_cvt<uint8>::def(x)
+#define convert_uint16(x) prism_cvt<uint16>::def(x)
+#define convert_long(x) prism_cvt<long>::def(x)
+#define convert_long2(x) prism_cvt<long2>::def(x)
+#define convert_long3(x) prism_cvt<long3>::def(x)
+#define convert_long4(x) prism_cvt<long4>::def(x)
+#define convert_long8(x) prism_cvt<long8>::def(x)
+#define convert_long16(x) prism_cvt<long16>::def(x)
+#define convert_ulong(x) prism_cvt<ulong>::def(x)
+#define convert_ulong2(x) prism_cvt<ulong2>::def(x)
+#define convert_ulong3(x) prism_cvt<ulong3>::def(x)
+#define convert_ulong4(x) prism_cvt<ulong4>::def(x)
+#define convert_ulong8(x) prism_cvt<ulong8>::def(x)
+#define convert_ulong16(x) prism_cvt<ulong16>::def(x)
+#define convert_float(x) prism_cvt<float>::def(x)
+#define convert_float2(x) prism_cvt<float2>::def(x)
+#define convert_float3(x) prism_cvt<float3>::def(x)
+#define convert_float4(x) prism_cvt<float4>::def(x)
+#define convert_float8(x) prism_cvt<float8>::def(x)
+#define convert_float16(x) prism_cvt<float16>::def(x)
+#define convert_double(x) prism_cvt<double>::def(x)
+#define convert_double2(x) prism_cvt<double2>::def(x)
+#define convert_double3(x) prism_cvt<double3>::def(x)
+#define convert_double4(x) prism_cvt<double4>::def(x)
+#define convert_double8(x) prism_cvt<double8>::def(x)
+#define convert_double16(x) prism_cvt<double16>::def(x)
 
-// Scalar conversions (default rounding only).
-#define convert_char(x) ((char)(x))
-#define convert_uchar(x) ((uchar)(x))
-#define convert_short(x) ((short)(x))
-#define convert_ushort(x) ((ushort)(x))
-#define convert_int(x) ((int)(x))
-#define convert_uint(x) ((uint)(x))
-#define convert_long(x) ((long)(x))
-#define convert_ulong(x) ((ulong)(x))
-#define convert_float(x) ((float)(x))
-#define convert_double(x) ((double)(x))
-
-// Vector operators, component-wise, with a vector or a scalar on either side.
-#define PRISM_VEC_OP2(V, S, op)                                                                              \
-  static __device__ __forceinline__ V operator op(V a, V b) { V r; r.x = a.x op b.x; r.y = a.y op b.y; return r; } \
-  static __device__ __forceinline__ V operator op(V a, S b) { V r; r.x = a.x op b; r.y = a.y op b; return r; }     \
-  static __device__ __forceinline__ V operator op(S a, V b) { V r; r.x = a op b.x; r.y = a op b.y; return r; }     \
-  static __device__ __forceinline__ V &operator op##=(V &a, V b) { a = a op b; return a; }                          \
-  static __device__ __forceinline__ V &operator op##=(V &a, S b) { a = a op b; return a; }
-#define PRISM_VEC_OP4(V, S, op)                                                                             \
-  static __device__ __forceinline__ V operator op(V a, V b) {                                               \
-    V r; r.x = a.x op b.x; r.y = a.y op b.y; r.z = a.z op b.z; r.w = a.w op b.w; return r;                  \
-  }                                                                                                          \
-  static __device__ __forceinline__ V operator op(V a, S b) {                                               \
-    V r; r.x = a.x op b; r.y = a.y op b; r.z = a.z op b; r.w = a.w op b; return r;                          \
-  }                                                                                                          \
-  static __device__ __forceinline__ V operator op(S a, V b) {                                               \
-    V r; r.x = a op b.x; r.y = a op b.y; r.z = a op b.z; r.w = a op b.w; return r;                          \
-  }                                                                                                          \
-  static __device__ __forceinline__ V &operator op##=(V &a, V b) { a = a op b; return a; }                  \
-  static __device__ __forceinline__ V &operator op##=(V &a, S b) { a = a op b; return a; }
-// vloadN/vstoreN need only element alignment in OpenCL; a CUDA vector access needs the
-// vector's. One 8- or 16-byte access where the address allows it (always, for buffers
-// indexed from their start: cuMemAlloc aligns to 256 bytes), scalar accesses otherwise.
-#define PRISM_ALIGNED(q, V) ((((unsigned long long)(q)) & (sizeof(V) - 1)) == 0)
-#define PRISM_VEC2(V, S)                                                                           \
-  PRISM_VEC_OP2(V, S, +) PRISM_VEC_OP2(V, S, -) PRISM_VEC_OP2(V, S, *) PRISM_VEC_OP2(V, S, /)      \
-  static __device__ __forceinline__ V operator-(V a) { V r; r.x = -a.x; r.y = -a.y; return r; }    \
-  static __device__ __forceinline__ V vload2(size_t i, const S *p) {                               \
-    const S *q = p + 2 * i;                                                                        \
-    if (PRISM_ALIGNED(q, V)) return *(const V *)q;                                                 \
-    V r; r.x = q[0]; r.y = q[1]; return r;                                                         \
-  }                                                                                                \
-  static __device__ __forceinline__ void vstore2(V v, size_t i, S *p) {                            \
-    S *q = p + 2 * i;                                                                              \
-    if (PRISM_ALIGNED(q, V)) { *(V *)q = v; return; }                                              \
-    q[0] = v.x; q[1] = v.y;                                                                        \
+// vloadN and vstoreN need only component alignment in OpenCL; a CUDA vector access needs
+// the vector's. One access where the address allows it (always, for buffers indexed from
+// their start: cuMemAlloc aligns to 256 bytes), component accesses otherwise.
+#define PRISM_VLOAD(W)                                                                              \
+  template <class E>                                                                                \
+  static __device__ __forceinline__ typename prism_vec<E, W>::type vload##W(size_t i, const E *p) { \
+    typedef typename prism_vec<E, W>::type V;                                                       \
+    const E *q = p + W * i;                                                                         \
+    if (W != 3 && (((unsigned long long)q) & (sizeof(V) - 1)) == 0) return *(const V *)q;            \
+    V r;                                                                                            \
+    for (int k = 0; k < W; k++) prism_el(r, k) = q[k];                                              \
+    return r;                                                                                       \
+  }                                                                                                 \
+  template <class E>                                                                                \
+  static __device__ __forceinline__ void vstore##W(const typename prism_vec<E, W>::type &v, size_t i, E *p) { \
+    typedef typename prism_vec<E, W>::type V;                                                       \
+    E *q = p + W * i;                                                                               \
+    if (W != 3 && (((unsigned long long)q) & (sizeof(V) - 1)) == 0) {                               \
+      *(V *)q = v;                                                                                  \
+      return;                                                                                       \
+    }                                                                                               \
+    for (int k = 0; k < W; k++) q[k] = prism_el(v, k);                                              \
   }
-#define PRISM_VEC4(V, S)                                                                           \
-  PRISM_VEC_OP4(V, S, +) PRISM_VEC_OP4(V, S, -) PRISM_VEC_OP4(V, S, *) PRISM_VEC_OP4(V, S, /)      \
-  static __device__ __forceinline__ V operator-(V a) { V r; r.x = -a.x; r.y = -a.y; r.z = -a.z; r.w = -a.w; return r; } \
-  static __device__ __forceinline__ V vload4(size_t i, const S *p) {                               \
-    const S *q = p + 4 * i;                                                                        \
-    if (PRISM_ALIGNED(q, V)) return *(const V *)q;                                                 \
-    V r; r.x = q[0]; r.y = q[1]; r.z = q[2]; r.w = q[3]; return r;                                 \
-  }                                                                                                \
-  static __device__ __forceinline__ void vstore4(V v, size_t i, S *p) {                            \
-    S *q = p + 4 * i;                                                                              \
-    if (PRISM_ALIGNED(q, V)) { *(V *)q = v; return; }                                              \
-    q[0] = v.x; q[1] = v.y; q[2] = v.z; q[3] = v.w;                                                \
-  }
-PRISM_VEC2(float2, float)
-PRISM_VEC2(double2, double)
-PRISM_VEC2(int2, int)
-PRISM_VEC2(uint2, uint)
-PRISM_VEC4(float4, float)
-PRISM_VEC4(int4, int)
-PRISM_VEC4(uint4, uint)
-#undef PRISM_VEC_OP2
-#undef PRISM_VEC_OP4
-#undef PRISM_VEC2
-#undef PRISM_VEC4
-#undef PRISM_ALIGNED
+PRISM_VLOAD(2)
+PRISM_VLOAD(3)
+PRISM_VLOAD(4)
+PRISM_VLOAD(8)
+PRISM_VLOAD(16)
+#undef PRISM_VLOAD
 static __device__ __forceinline__ float prism_dot(float a, float b) { return a * b; }
 static __device__ __forceinline__ float prism_dot(float2 a, float2 b) { return a.x * b.x + a.y * b.y; }
 static __device__ __forceinline__ float prism_dot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }

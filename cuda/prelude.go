@@ -17,9 +17,27 @@ var prelude string
 // source's first line, as an OpenCL compiler's log does.
 const sourceName = "kernel.cl"
 
-// translate returns the text NVRTC compiles for an OpenCL C source named name.
+// translate returns the text NVRTC compiles for an OpenCL C source named name: the
+// prelude, a #line directive, and the source rewritten (translate.go) within its lines. A
+// source that uses a construct with no CUDA counterpart gets an #error directive before
+// the #line that names it (translateOpenCL returns the error itself).
 func translate(source, name string) string {
-	return prelude + "\n#line 1 " + cQuote(name) + "\n" + source
+	text, err := translateOpenCL(source, name)
+	if err != nil {
+		return prelude + "\n#error " + cQuote(err.Error()) + "\n#line 1 " + cQuote(name) + "\n" + source
+	}
+	return text
+}
+
+// translateOpenCL returns the text NVRTC compiles for an OpenCL C source named name, or an
+// error wrapping engine.ErrUnsupported that names a construct with no CUDA counterpart and
+// its line and column.
+func translateOpenCL(source, name string) (string, error) {
+	text, err := translateSource(source, name)
+	if err != nil {
+		return "", err
+	}
+	return prelude + "\n#line 1 " + cQuote(name) + "\n" + text, nil
 }
 
 // cQuote writes s as a C string literal: backslash and double quote escaped, every other

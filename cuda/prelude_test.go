@@ -194,11 +194,12 @@ func TestPreludeRejects(t *testing.T) {
 		name, src, want string
 	}{
 		{"undeclared identifier", "__kernel void k(__global float *x) {\n  x[0] = prism_not_declared;\n}\n", "kernel.cl:2:"},
-		{"vector literal", "__kernel void k(__global float4 *x) {\n  x[0] = (float4)(1.0f, 2.0f, 3.0f, 4.0f);\n}\n", "kernel.cl:2:"},
+		{"vector literal of a wrong width", "__kernel void k(__global float4 *x) {\n  x[0] = (float4)(1.0f, 2.0f, 3.0f);\n}\n", "kernel.cl:2:"},
 		{"get_work_dim", "__kernel void k(__global uint *x) {\n  x[0] = get_work_dim();\n}\n", "get_work_dim"},
 		{"__local pointer argument", "__kernel void k(__global float *x, __local float *s) {\n  s[0] = x[0];\n}\n", "kernel.cl:1:"},
 		{"__constant pointer argument", "__kernel void k(__global float *x, __constant float *c) {\n  x[0] = c[0];\n}\n", "kernel.cl:1:"},
-		{"swizzle", "__kernel void k(__global float4 *x) {\n  x[0].xy = x[1].zw;\n}\n", "kernel.cl:2:"},
+		{"swizzle of a wrong width", "__kernel void k(__global float4 *x) {\n  x[0].xy = x[1].zwx;\n}\n", "kernel.cl:2:"},
+		{"image", "__kernel void k(__global float4 *x,\n  __read_only image2d_t im) {\n}\n", "kernel.cl:2:15: images have no CUDA counterpart"},
 		// Behind the shared conversions, lines count from the family's source (convert.cl
 		// ends with #line 1).
 		{"after convert.cl", "@convert__kernel void k(__global ushort *x) {\n  x[0] = prism_to_half(prism_not_declared);\n}\n", "kernel.cl:2:"},

@@ -26,8 +26,10 @@ func (d *device) Dialects() []driver.Dialect {
 // CUBIN where it can, through the disk cache (cache.go), and loads the module
 // (cuModuleLoadDataEx).
 //
-// OpenCL C gets the prelude (prelude.cuh) put before it and its options translated
-// (translateOptions); NVRTC's log counts lines from the source's first line and names the
+// OpenCL C is translated (translate.go: vector literals, swizzles, conversions and the
+// like become calls of the prelude's functions; a construct with no CUDA counterpart, an
+// image, is refused with ErrUnsupported naming it and its line), gets the prelude
+// (prelude.cuh) put before it and its options translated (translateOptions); NVRTC's log counts lines from the source's first line and names the
 // file src.Name (kernel.cl when empty). CUDA C++ is compiled as it is, for the
 // architecture-specific target where the device has one (compute_90a on sm_90), with the
 // embedded headers (prism_cuda.h: headers.go) and NVRTC's own options (cudaOptions); its
@@ -44,7 +46,11 @@ func (d *device) BuildSource(src driver.Source, options []string) (driver.Progra
 		if name == "" {
 			name = sourceName
 		}
-		return d.build(src.Dialect, translate(src.Text, name), "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
+		text, err := translateOpenCL(src.Text, name)
+		if err != nil {
+			return nil, err
+		}
+		return d.build(src.Dialect, text, "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
 	case driver.DialectCUDA:
 		opts, err := cudaOptions(options)
 		if err != nil {
