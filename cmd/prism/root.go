@@ -38,7 +38,11 @@ once.`,
   prism report run.json --html run.html  # one page: metadata, charts, tables
   prism compare before.json after.json  # faster, slower or ~, with a p-value
   prism bench --ops gemm --precision bfloat16,tf32 --vendor   # one precision across layouts
-  prism tune gemm/nn/bfloat16 --device cuda:0                  # measure tile sets, keep the fastest`,
+  prism tune gemm/nn/bfloat16 --device cuda:0                  # measure tile sets, keep the fastest
+  prism exec my.cl -k scale --all-devices --arg buf:float32:1M:random --arg out:float32:1M
+                                        # your kernel on every device, outputs compared
+  prism bench --device cuda:0,cuda:1 --split --ops gemm/nn/float32   # one op across two GPUs
+  prism bench --device cuda:0,cuda:1 --ops collective/all-reduce     # NCCL, bus bandwidth`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
