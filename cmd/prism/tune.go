@@ -26,14 +26,15 @@ type tuneOptions struct {
 	variant string
 	precs   []string
 	dryRun  bool
+	user    tuneUserOptions // tuning FILE.cl
 	outputFlags
 }
 
 func newTuneCmd() *cobra.Command {
 	opts := &tuneOptions{}
 	cmd := &cobra.Command{
-		Use:   "tune OP [OP...]",
-		Short: "Measure a variant's tunable sets on one device and keep the fastest for later runs",
+		Use:   "tune (OP [OP...] | FILE.cl --kernel NAME -D NAME=V1,V2,... [--arg SPEC]...)",
+		Short: "Measure a variant's tunable sets, or the -D values of a kernel of your own, and find the fastest",
 		Long: `Measure every candidate tunable set of the variants that have them (tile shapes,
 pipeline stages, warps: 'prism kernels' lists a variant's tunables) on one device: each
 set is built, run once and verified against the float64 reference, then timed with device
@@ -47,23 +48,30 @@ saving. A set that fails to build or verify is reported and never chosen.
 OP selects operations as in 'prism run'. Without --variant, every variant with tunables
 that fits the device is tuned; ops without one are skipped, saying so.
 
-Output: one line per candidate and the winner of each op, or --json.`,
+Output: one line per candidate and the winner of each op, or --json.
+
+` + tuneUserHelp,
 		Example: `  prism tune gemm/nn/bfloat16 --device cuda:0
   prism tune gemm/nn --precision tf32,float16 --device cuda:0 --size 64M
-  prism tune gemm/nt/float8e4m3 --device cuda:0 --dry-run --json`,
+  prism tune gemm/nt/float8e4m3 --device cuda:0 --dry-run --json
+` + tuneUserExample,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.HasSuffix(args[0], ".cl") {
+				return tuneUserRun(cmd, opts, args)
+			}
 			return tuneRun(cmd, opts, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.device, "device", "", "device ID, backend or class (default: PRISM_DEVICE, then the best device)")
+	f.StringVar(&opts.device, "device", "", "device ID, backend or class (default: PRISM_DEVICE, then the best device); with FILE.cl, several, comma-separated")
 	f.StringVar(&opts.size, "size", "", "elements of the main operand to tune at (default: the op's default size)")
 	f.IntVar(&opts.count, "count", 5, "timed runs per candidate")
 	f.IntVar(&opts.warmup, "warmup", 1, "untimed runs per candidate before timing")
 	f.StringVar(&opts.variant, "variant", "", "tune only this variant (default: every variant with tunables that fits)")
 	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure, but do not save the winners")
+	opts.user.addFlags(f)
 	opts.add(f, "json")
 	return cmd
 }
@@ -83,6 +91,9 @@ func tuneRun(cmd *cobra.Command, opts *tuneOptions, args []string) error {
 		return usageError{fmt.Errorf("--count must be 1 to %d and --warmup 0 to %d", bench.MaxCount, bench.MaxWarmup)}
 	}
 	if err := opts.check(cmd.Flags()); err != nil {
+		return err
+	}
+	if err := opts.user.onlyWithFile(cmd.Flags()); err != nil {
 		return err
 	}
 	size := 0
