@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -291,7 +292,7 @@ func MatchCollectives(patterns []string) (names, rest []string) {
 			ok, _ := path.Match(p, c)
 			if ok || c == p || strings.HasPrefix(c, strings.TrimSuffix(p, "/")+"/") {
 				found = true
-				if !containsString(names, c) {
+				if !slices.Contains(names, c) {
 					names = append(names, c)
 				}
 			}
@@ -301,15 +302,6 @@ func MatchCollectives(patterns []string) (names, rest []string) {
 		}
 	}
 	return names, rest
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // CollectiveConfig selects what RunCollectives measures.

@@ -163,7 +163,6 @@ type peers struct {
 	rank   int
 	conns  []*link
 	counts []int // ranks of each process
-	ln     net.Listener
 }
 
 // link is one TCP connection, framed.
@@ -430,15 +429,12 @@ func dial(ctx context.Context, rv Rendezvous, own hello) (*peers, plan, error) {
 	}
 }
 
-// close closes every connection and the listener.
+// close closes every connection.
 func (p *peers) close() error {
 	for _, l := range p.conns {
 		if l != nil {
 			l.c.Close()
 		}
-	}
-	if p.ln != nil {
-		p.ln.Close()
 	}
 	return nil
 }
