@@ -119,6 +119,11 @@ func (q *Queue) Capture(f func() error) (*Graph, error) {
 	return g, nil
 }
 
+// CanCapture reports whether Capture may begin on q now: q is open, and neither inside a
+// Capture nor inside Timed. Code that runs its commands as a graph where it can (a
+// multi-pass sort) enqueues them directly otherwise.
+func (q *Queue) CanCapture() bool { return q.check() == nil && q.cap == nil && q.rec == nil }
+
 // capturing returns an error wrapping ErrInvalidArg if q is capturing: what cannot be
 // captured calls it first.
 func (q *Queue) capturing(what string) error {

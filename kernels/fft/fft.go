@@ -41,6 +41,7 @@ type FFT[T kernels.Float] struct {
 	coarse, fine *engine.Buffer[T]
 	work         *engine.Buffer[T]
 	closed       bool
+	replay       kernels.Replay // the passes of a transform as one graph
 }
 
 // NewFFT compiles the fft family for dev. It returns an error wrapping
@@ -103,7 +104,7 @@ func (f *FFT[T]) Close() error {
 		return nil
 	}
 	f.closed = true
-	var errs []error
+	errs := []error{f.replay.Close()}
 	for _, b := range []*engine.Buffer[T]{f.coarse, f.fine, f.work} {
 		if b != nil {
 			errs = append(errs, b.Close())
@@ -321,6 +322,24 @@ func (f *FFT[T]) run(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], 
 		}
 		copyBack = outs[k-1] != dst
 	}
+	// From the second transform of the same buffers and plan on, its commands run as one
+	// graph (kernels.Replay).
+	key := fftKey{dst: dst, src: src, plan: fmt.Sprint(ps, elems, inv, copyBack)}
+	if post != nil {
+		key.post = *post
+	}
+	return f.replay.Run(q, key, func() error { return f.enqueue(q, ps, outs, dst, src, post, elems, inv, copyBack) })
+}
+
+// fftKey identifies a transform's commands for Replay.
+type fftKey struct {
+	dst, src any
+	post     realPost
+	plan     string
+}
+
+// enqueue enqueues run's commands: the passes into outs, the copy back, the real-input post-processing.
+func (f *FFT[T]) enqueue(q *engine.Queue, ps []fftPass, outs []*engine.Buffer[T], dst, src *engine.Buffer[T], post *realPost, elems int, inv, copyBack bool) error {
 	invArg := int32(0)
 	if inv {
 		invArg = 1

@@ -2,6 +2,8 @@
 // uint32 or float32 keys, keys only or with uint32 values, ascending or descending
 // (sort.cl).
 //
-// NewSorter compiles the family for a device; SortRef and SortPairsRef are the host
+// NewSorter compiles the family for a device; NewOnesweep compiles its CUDA C++ variant
+// (onesweep.cu: 8-bit digits, one histogram pass and one pass per digit with decoupled
+// look-back), which CUDA devices run first; SortRef and SortPairsRef are the host
 // references (results are compared bit for bit); Family lists the ops the suite runs.
 package sort

@@ -34,17 +34,35 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "sort", Type: typ, Doc: doc,
 		SizeDoc: "n keys (and n uint32 values for pairs)", DefaultSize: 1 << 24, QuickSize: 1 << 18,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupSort[K](q, name, pairs, order, p)
-		}),
+		Variants: []kernels.Variant{
+			{
+				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++)",
+				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
+				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d), 4 passes", onesweepBlock, onesweepItems, onesweepTile),
+				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+					return setupSort(q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewOnesweep[K](dev) })
+				},
+			},
+			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupSort(q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewSorter[K](dev) })
+			}),
+		},
 		Split: sortSplit[K](name, pairs, order),
 	}
+}
+
+// sorter is a sort of the family: Sorter (sort.cl) or Onesweep (onesweep.cu).
+type sorter[K SortKey] interface {
+	Keys(q *engine.Queue, dst, src *engine.Buffer[K], n int, order SortOrder) error
+	Pairs(q *engine.Queue, dstKeys, srcKeys *engine.Buffer[K], dstVals, srcVals *engine.Buffer[uint32], n int, order SortOrder) error
+	Reserve(n int, pairs bool) error
+	Close() error
 }
 
 // sortInstance sorts one of its input sets into out (the inputs stay untouched, so every
 // Run sorts the same data).
 type sortInstance[K SortKey] struct {
-	s     *Sorter[K]
+	s     sorter[K]
 	pairs bool
 	order SortOrder
 	n     int
@@ -54,14 +72,15 @@ type sortInstance[K SortKey] struct {
 	vout  *engine.Buffer[uint32]
 }
 
-func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOrder, p kernels.Params) (_ kernels.Instance, err error) {
+func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOrder, p kernels.Params,
+	newSorter func(*engine.Device) (sorter[K], error)) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
 	if p.Size > MaxSortLen {
 		return nil, fmt.Errorf("kernels: %s: size %d above the sort's limit of %d: %w", name, p.Size, MaxSortLen, engine.ErrInvalidArg)
 	}
-	s, err := NewSorter[K](q.Device())
+	s, err := newSorter(q.Device())
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +176,12 @@ func (in *sortInstance[K]) Verify(q *engine.Queue) error {
 	return nil
 }
 
-func (in *sortInstance[K]) Model() kernels.Model { return SortModel(in.n, in.pairs) }
+func (in *sortInstance[K]) Model() kernels.Model {
+	if _, ok := in.s.(*Onesweep[K]); ok {
+		return OnesweepModel(in.n, in.pairs)
+	}
+	return SortModel(in.n, in.pairs)
+}
 
 func (in *sortInstance[K]) Shape() string {
 	return fmt.Sprintf("n=%d %s", in.n, in.order)

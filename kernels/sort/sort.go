@@ -83,6 +83,7 @@ type Sorter[K SortKey] struct {
 	keyScratch           *engine.Buffer[K]
 	valScratch, table    *engine.Buffer[uint32]
 	mode                 int32
+	replay               kernels.Replay
 }
 
 // NewSorter compiles the sort family for dev and key type K.
@@ -137,7 +138,7 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 
 // Close releases the kernels and the scratch buffers. Idempotent.
 func (s *Sorter[K]) Close() error {
-	errs := []error{s.keyScratch.Close(), s.valScratch.Close(), s.table.Close()}
+	errs := []error{s.replay.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.table.Close()}
 	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter} {
 		errs = append(errs, k.Close())
 	}
@@ -185,7 +186,7 @@ func (s *Sorter[K]) Reserve(n int, pairs bool) error {
 // (an in-place sort); otherwise src is left untouched. Both buffers must hold at least n
 // keys; elements past n are neither read nor written. n = 0 does nothing.
 func (s *Sorter[K]) Keys(q *engine.Queue, dst, src *engine.Buffer[K], n int, order SortOrder) error {
-	if err := s.check(dst, src, nil, nil, n, order, false); err != nil || n == 0 {
+	if err := checkSortArgs(dst, src, nil, nil, n, order, false); err != nil || n == 0 {
 		return err
 	}
 	return s.run(q, dst, src, nil, nil, n, order)
@@ -196,13 +197,14 @@ func (s *Sorter[K]) Keys(q *engine.Queue, dst, src *engine.Buffer[K], n int, ord
 // values 0..n-1 give the sorting permutation). Destinations may be their sources (in place);
 // a key buffer may not be a value buffer. All four buffers must hold at least n elements.
 func (s *Sorter[K]) Pairs(q *engine.Queue, dstKeys, srcKeys *engine.Buffer[K], dstVals, srcVals *engine.Buffer[uint32], n int, order SortOrder) error {
-	if err := s.check(dstKeys, srcKeys, dstVals, srcVals, n, order, true); err != nil || n == 0 {
+	if err := checkSortArgs(dstKeys, srcKeys, dstVals, srcVals, n, order, true); err != nil || n == 0 {
 		return err
 	}
 	return s.run(q, dstKeys, srcKeys, dstVals, srcVals, n, order)
 }
 
-func (s *Sorter[K]) check(dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, pairs bool) error {
+// checkSortArgs checks the arguments of a sort of n keys (with values when pairs).
+func checkSortArgs[K SortKey](dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, pairs bool) error {
 	what := "sort keys"
 	if pairs {
 		what = "sort pairs"
@@ -233,12 +235,20 @@ func (s *Sorter[K]) check(dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[
 
 // run enqueues the passes: pass p reads src (p = 0) or the previous destination, and writes
 // dst when sortPasses-1-p is even, the scratch otherwise, so that the last pass writes dst
-// and the first never writes src.
+// and the first never writes src. The passes' commands run as one graph from the second
+// sort of the same buffers on (kernels.Replay).
 func (s *Sorter[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
 	pairs := vdst != nil
 	if err := s.Reserve(n, pairs); err != nil {
 		return err
 	}
+	key := sortKey{dst, src, vdst, vsrc, n, order}
+	return s.replay.Run(q, key, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order) })
+}
+
+// enqueue enqueues run's commands.
+func (s *Sorter[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
+	pairs := vdst != nil
 	tile := s.Tile()
 	tiles := (n + tile - 1) / tile
 	tpg := (tiles + min(tiles, s.maxGroups) - 1) / min(tiles, s.maxGroups)

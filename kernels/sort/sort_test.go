@@ -132,7 +132,7 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 // checkSort sorts keys (with values 0..n-1 when pairs) on the device and compares the result
 // with the host reference bit for bit; it checks the guard bands of every buffer, that the
 // sources are untouched (unless inplace), and stability: values of equal keys ascend.
-func checkSort[K SortKey](t *testing.T, s *Sorter[K], q *engine.Queue, keys []K, order SortOrder, pairs, inplace bool) {
+func checkSort[K SortKey](t *testing.T, s sorter[K], q *engine.Queue, keys []K, order SortOrder, pairs, inplace bool) {
 	n := len(keys)
 	idx := make([]uint32, n)
 	for i := range idx {

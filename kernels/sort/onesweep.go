@@ -1,0 +1,218 @@
+package sort
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+)
+
+//go:embed onesweep.cu
+var onesweepSource string
+
+// The tile of onesweep.cu: 256 threads (one per digit of 8 bits) of 16 keys.
+const (
+	onesweepBlock  = 256
+	onesweepItems  = 16
+	onesweepTile   = onesweepBlock * onesweepItems
+	onesweepRadix  = 256
+	onesweepPasses = 4
+	// MaxOnesweepLen bounds the keys of one Onesweep sort: a status word holds a count in
+	// 30 bits.
+	MaxOnesweepLen = 1<<30 - 1
+)
+
+// Onesweep sorts like Sorter, with onesweep.cu's one-pass-per-digit radix sort (the
+// "cuda-onesweep" variant): a histogram of all four 8-bit digits in one read of the keys,
+// then four passes that each read and write the keys (and values) once, ranking every tile
+// with warp matches and finding its output positions by decoupled look-back. It runs on
+// CUDA devices of compute capability 7.0 and newer. Like Sorter it owns its scratch and is
+// for use through one queue at a time; results are bit for bit those of Sorter.
+type Onesweep[K SortKey] struct {
+	dev                      *engine.Device
+	prog                     *engine.Program
+	histogram, offsets, pass *engine.Kernel
+	keyScratch               *engine.Buffer[K]
+	valScratch, scratch      *engine.Buffer[uint32]
+	histGroups               int
+	mode                     int32
+	replay                   kernels.Replay
+}
+
+// NewOnesweep compiles onesweep.cu for dev (CUDA C++: an error wrapping
+// engine.ErrUnsupported on other backends).
+func NewOnesweep[K SortKey](dev *engine.Device) (*Onesweep[K], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: sort: nil device: %w", engine.ErrInvalidArg)
+	}
+	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: onesweepSource, Name: "onesweep.cu"},
+		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", onesweepItems))
+	if err != nil {
+		return nil, err
+	}
+	s := &Onesweep[K]{dev: dev, prog: prog, histGroups: 4 * max(dev.Info().ComputeUnits, 1)}
+	var z K
+	if _, ok := any(z).(float32); ok {
+		s.mode = sortModeFloat
+	}
+	if _, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &s.histogram, Name: "onesweep_histogram"},
+		kernels.Ref{Dst: &s.offsets, Name: "onesweep_offsets"}, kernels.Ref{Dst: &s.pass, Name: "onesweep_pass"}); err != nil {
+		s.Close()
+		return nil, err
+	}
+	for _, k := range []*engine.Kernel{s.histogram, s.offsets, s.pass} {
+		if m := k.MaxWorkGroupSize(); m < onesweepBlock {
+			s.Close()
+			return nil, fmt.Errorf("kernels: %s takes %d threads per block on %s, needs %d: %w", k.Name(), m, dev.ID(), onesweepBlock, engine.ErrUnsupported)
+		}
+	}
+	return s, nil
+}
+
+// Close releases the kernels, program and scratch. Idempotent.
+func (s *Onesweep[K]) Close() error {
+	if s == nil {
+		return nil
+	}
+	errs := []error{s.replay.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.scratch.Close()}
+	for _, k := range []*engine.Kernel{s.histogram, s.offsets, s.pass} {
+		errs = append(errs, k.Close())
+	}
+	errs = append(errs, s.prog.Close())
+	return errors.Join(errs...)
+}
+
+// scratchWords returns the words of onesweep.cu's scratch for n keys: the digit counts of
+// the four passes, then per pass a tile counter and 256 status words per tile.
+func scratchWords(n int) int {
+	tiles := (n + onesweepTile - 1) / onesweepTile
+	return onesweepPasses*onesweepRadix + onesweepPasses*(1+onesweepRadix*tiles)
+}
+
+// Reserve allocates the scratch for sorts of up to n keys (with values when pairs).
+func (s *Onesweep[K]) Reserve(n int, pairs bool) error {
+	if n < 1 || n > MaxOnesweepLen {
+		return fmt.Errorf("kernels: sort: reserve %d keys; the onesweep sort takes 1..%d: %w", n, MaxOnesweepLen, engine.ErrInvalidArg)
+	}
+	var err error
+	if s.keyScratch, err = grow(s.dev, s.keyScratch, n); err != nil {
+		return err
+	}
+	if pairs {
+		if s.valScratch, err = grow(s.dev, s.valScratch, n); err != nil {
+			return err
+		}
+	}
+	s.scratch, err = grow(s.dev, s.scratch, scratchWords(n))
+	return err
+}
+
+// grow returns b if it holds n elements, else a new buffer of n in its place.
+func grow[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*engine.Buffer[T], error) {
+	if b != nil && b.Len() >= n {
+		return b, nil
+	}
+	if err := b.Close(); err != nil {
+		return nil, err
+	}
+	return engine.NewBuffer[T](dev, n)
+}
+
+// Keys sorts the first n keys of src into dst, as Sorter.Keys.
+func (s *Onesweep[K]) Keys(q *engine.Queue, dst, src *engine.Buffer[K], n int, order SortOrder) error {
+	if err := checkSortArgs(dst, src, nil, nil, n, order, false); err != nil || n == 0 {
+		return err
+	}
+	return s.run(q, dst, src, nil, nil, n, order)
+}
+
+// Pairs sorts keys with their values, as Sorter.Pairs.
+func (s *Onesweep[K]) Pairs(q *engine.Queue, dstKeys, srcKeys *engine.Buffer[K], dstVals, srcVals *engine.Buffer[uint32], n int, order SortOrder) error {
+	if err := checkSortArgs(dstKeys, srcKeys, dstVals, srcVals, n, order, true); err != nil || n == 0 {
+		return err
+	}
+	return s.run(q, dstKeys, srcKeys, dstVals, srcVals, n, order)
+}
+
+// sortKey identifies a sort's commands for Replay.
+type sortKey struct {
+	dst, src, vdst, vsrc any
+	n                    int
+	order                SortOrder
+}
+
+// run clears the scratch and enqueues the histogram, the offsets and the four passes:
+// src to the key scratch, to dst, to the scratch, to dst, so that src is only read (or,
+// in place, read by the first pass before the second writes it). The seven commands run
+// as one graph from the second sort of the same buffers on (kernels.Replay).
+func (s *Onesweep[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
+	if n > MaxOnesweepLen {
+		return fmt.Errorf("kernels: sort: %d keys; the onesweep sort takes at most %d: %w", n, MaxOnesweepLen, engine.ErrInvalidArg)
+	}
+	pairs := vdst != nil
+	if err := s.Reserve(n, pairs); err != nil {
+		return err
+	}
+	return s.replay.Run(q, sortKey{dst, src, vdst, vsrc, n, order}, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order) })
+}
+
+// enqueue enqueues run's commands.
+func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
+	pairs := vdst != nil
+	words := scratchWords(n)
+	if err := s.scratch.Fill(q, 0, words, 0); err != nil {
+		return err
+	}
+	mode := s.mode
+	if order == Descending {
+		mode |= sortModeDescends
+	}
+	groups := min(s.histGroups, (n+4*onesweepBlock-1)/(4*onesweepBlock))
+	if err := q.Launch(s.histogram, engine.Range1D(groups*onesweepBlock, onesweepBlock), s.scratch, src, int32(n), mode); err != nil {
+		return err
+	}
+	if err := q.Launch(s.offsets, engine.Range1D(onesweepPasses*onesweepRadix, onesweepRadix), s.scratch); err != nil {
+		return err
+	}
+	tiles := (n + onesweepTile - 1) / onesweepTile
+	var pairsArg int32
+	if pairs {
+		pairsArg = 1
+	}
+	in, vin := src, vsrc
+	for p := range onesweepPasses {
+		out, vout := dst, vdst
+		if p%2 == 0 {
+			out, vout = s.keyScratch, s.valScratch
+		}
+		tin, tout := int32(0), int32(0)
+		if p == 0 {
+			tin = mode
+		}
+		if p == onesweepPasses-1 {
+			tout = mode
+		}
+		var vo, vi any = vout, vin
+		if !pairs { // not touched by the kernel: any buffer will do
+			vo, vi = out, in
+		}
+		if err := q.Launch(s.pass, engine.Range1D(tiles*onesweepBlock, onesweepBlock), out, in, vo, vi, s.scratch,
+			int32(n), int32(8*p), tin, tout, pairsArg); err != nil {
+			return err
+		}
+		in, vin = out, vout
+	}
+	return nil
+}
+
+// OnesweepModel returns the bytes the onesweep sort of n keys moves: the histogram reads
+// every key once, and each of the four passes reads and writes every key (and value) once.
+func OnesweepModel(n int, pairs bool) kernels.Model {
+	per := 4.0
+	if pairs {
+		per = 8
+	}
+	return kernels.Model{Bytes: 4*float64(n) + onesweepPasses*2*per*float64(n)}
+}

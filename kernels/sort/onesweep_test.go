@@ -1,0 +1,76 @@
+package sort
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// TestOnesweep runs the cuda-onesweep sort on every CUDA device: every key pattern, both
+// orders, keys and pairs, in place, at sizes around a warp's keys, a tile and several
+// tiles, against the host reference bit for bit with guard bands (checkSort); a second sort
+// with the same Onesweep checks that the scratch is cleared between sorts. Other devices
+// must refuse it with ErrUnsupported.
+func TestOnesweep(t *testing.T) {
+	ran := false
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		if dev.Backend() != "cuda" {
+			if _, err := NewOnesweep[uint32](dev); !errors.Is(err, engine.ErrUnsupported) {
+				t.Errorf("NewOnesweep on %s: %v, want ErrUnsupported", dev.ID(), err)
+			}
+			t.Skipf("the cuda-onesweep sort is CUDA C++; %s is %s", dev.ID(), dev.Backend())
+		}
+		ran = true
+		t.Run("uint32", func(t *testing.T) { testOnesweep[uint32](t, dev, q) })
+		t.Run("float32", func(t *testing.T) { testOnesweep[float32](t, dev, q) })
+	})
+	if !ran && enginetest.Required("cuda") {
+		t.Fatal("PRISM_REQUIRE names cuda, but no CUDA device ran the onesweep sort")
+	}
+}
+
+func testOnesweep[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	s, err := NewOnesweep[K](dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const warpKeys = 32 * onesweepItems
+	sizes := []int{1, 2, 31, 33, warpKeys - 1, warpKeys + 1, onesweepTile - 1, onesweepTile, onesweepTile + 1,
+		3*onesweepTile + 5, 1<<20 + 3, 1<<24 + 1}
+	rng := rand.New(rand.NewPCG(5, 8))
+	for _, n := range sizes {
+		big := n > 1<<16
+		pats := sortPatterns[K](rng, n, big)
+		for _, name := range []string{"random", "dups", "equal", "sorted", "reversed", "specials"} {
+			keys, ok := pats[name]
+			if !ok {
+				continue
+			}
+			for _, order := range []SortOrder{Ascending, Descending} {
+				for _, pairs := range []bool{false, true} {
+					if big && !(name == "random" && order == Ascending || name == "dups" && order == Descending && pairs) {
+						continue
+					}
+					t.Run(fmt.Sprintf("n=%d/%s/%s/pairs=%v", n, name, order, pairs), func(t *testing.T) {
+						checkSort(t, s, q, keys, order, pairs, false)
+						if n < 1<<20 { // again: the scratch is cleared for every sort
+							checkSort(t, s, q, keys, order, pairs, false)
+						}
+					})
+				}
+			}
+		}
+	}
+	n := 3*onesweepTile + 5
+	keys := sortPatterns[K](rng, n, true)["dups"]
+	t.Run(fmt.Sprintf("n=%d/inplace", n), func(t *testing.T) { checkSort(t, s, q, keys, Descending, true, true) })
+	if err := s.Keys(q, kerneltest.Guarded(t, q, make([]K, 8)), kerneltest.Guarded(t, q, make([]K, 8)), MaxOnesweepLen+1, Ascending); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("a sort of %d keys: %v, want ErrInvalidArg", MaxOnesweepLen+1, err)
+	}
+}
