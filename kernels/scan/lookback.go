@@ -30,11 +30,23 @@ type Lookback[T ScanElem] struct {
 	prog  *engine.Program
 	k     *engine.Kernel
 	state *engine.Buffer[uint32]
+	items int // elements per thread: the tile is lookbackBlock*items
 }
+
+// lookbackShape is a build of scan.cu: its ITEMS, VEC and MINBLOCKS (scan.cu's header).
+type lookbackShape struct{ items, vec, minBlocks int }
+
+// lookbackDefault is the shape NewLookback builds.
+var lookbackDefault = lookbackShape{lookbackItems, 4, 1}
 
 // NewLookback compiles scan.cu for dev (CUDA C++: an error wrapping engine.ErrUnsupported
 // on other backends).
 func NewLookback[T ScanElem](dev *engine.Device) (*Lookback[T], error) {
+	return newLookback[T](dev, lookbackDefault)
+}
+
+// newLookback compiles scan.cu for dev in the given shape (the benchmarks compare shapes).
+func newLookback[T ScanElem](dev *engine.Device, sh lookbackShape) (*Lookback[T], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: scan: nil device: %w", engine.ErrInvalidArg)
 	}
@@ -47,12 +59,13 @@ func NewLookback[T ScanElem](dev *engine.Device) (*Lookback[T], error) {
 	case "uint32":
 		elem, acc = "uint32_t", "uint32_t"
 	}
-	opts := []string{"-DELEM=" + elem, "-DACC=" + acc, fmt.Sprintf("-DBLOCK=%d", lookbackBlock), fmt.Sprintf("-DITEMS=%d", lookbackItems)}
+	opts := []string{"-DELEM=" + elem, "-DACC=" + acc, fmt.Sprintf("-DBLOCK=%d", lookbackBlock), fmt.Sprintf("-DITEMS=%d", sh.items),
+		fmt.Sprintf("-DVEC=%d", sh.vec), fmt.Sprintf("-DMINBLOCKS=%d", sh.minBlocks)}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: cudaSource, Name: "scan.cu"}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	l := &Lookback[T]{dev: dev, prog: prog}
+	l := &Lookback[T]{dev: dev, prog: prog, items: sh.items}
 	if l.k, err = prog.Kernel("scan_lookback"); err != nil {
 		l.Close()
 		return nil, err
@@ -65,13 +78,16 @@ func NewLookback[T ScanElem](dev *engine.Device) (*Lookback[T], error) {
 }
 
 // tiles returns the number of tiles (blocks) of a scan of n elements.
-func (l *Lookback[T]) tiles(n int) int { return (n + lookbackTile - 1) / lookbackTile }
+func (l *Lookback[T]) tiles(n int) int {
+	tile := lookbackBlock * l.items
+	return (n + tile - 1) / tile
+}
 
 // Chain returns the longest chain of float additions behind one output of a scan of n
 // elements: ITEMS along a thread's elements, the warp and block scans (2 log2 BLOCK), one
 // per predecessor tile in the look-back (at most all of them), and the joins.
 func (l *Lookback[T]) Chain(n int) int {
-	return lookbackItems + 2*kernels.Log2Ceil(lookbackBlock) + l.tiles(max(n, 1)) + 4
+	return l.items + 2*kernels.Log2Ceil(lookbackBlock) + l.tiles(max(n, 1)) + 4
 }
 
 // Into writes the prefix sums of x[0:n) to y[0:n) in one launch (after clearing the status

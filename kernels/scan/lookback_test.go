@@ -28,6 +28,8 @@ func TestLookback(t *testing.T) {
 		t.Run("int32", func(t *testing.T) { testLookback[int32](t, dev, q) })
 		t.Run("uint32", func(t *testing.T) { testLookback[uint32](t, dev, q) })
 		t.Run("float32", func(t *testing.T) { testLookback[float32](t, dev, q) })
+		// The scalar loads and stores of full tiles, and a register budget for 4 blocks.
+		t.Run("float32/VEC=1", func(t *testing.T) { testLookbackShape[float32](t, dev, q, lookbackShape{lookbackItems, 1, 4}) })
 	})
 	if !ran && enginetest.Required("cuda") {
 		t.Fatal("PRISM_REQUIRE names cuda, but no CUDA device ran the look-back scan")
@@ -35,13 +37,17 @@ func TestLookback(t *testing.T) {
 }
 
 func testLookback[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	l, err := NewLookback[T](dev)
+	testLookbackShape[T](t, dev, q, lookbackDefault)
+}
+
+func testLookbackShape[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue, shape lookbackShape) {
+	l, err := newLookback[T](dev, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	const tile = lookbackTile
-	rng := rand.New(rand.NewPCG(9, tile))
+	tile := lookbackBlock * shape.items
+	rng := rand.New(rand.NewPCG(9, uint64(tile)))
 	sizes := []int{1, 2, 31, 33, tile - 1, tile, tile + 1, 2*tile + 1, 33*tile - 5, 1<<20 + 3}
 	if !kerneltest.Small() {
 		sizes = append(sizes, 1<<24+7) // 4097 tiles: look-backs over many windows of 32
@@ -85,5 +91,61 @@ func testLookback[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue)
 		if err := l.Into(q, b, b, bad.n, false); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("%s: %v, want ErrInvalidArg", bad.name, err)
 		}
+	}
+}
+
+// BenchmarkLookback times the look-back scan of 2^28 float32 (inclusive) on each CUDA
+// device in several builds of scan.cu, to choose its shape: bytes are 8 per element (x read,
+// y written once).
+func BenchmarkLookback(b *testing.B) {
+	for _, id := range enginetest.DeviceIDs(b, "cuda") {
+		dev, err := engine.Open(b.Context(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q, err := dev.NewQueue()
+		if err != nil {
+			b.Fatal(err)
+		}
+		const n = 1 << 28
+		x, err := engine.NewBuffer[float32](dev, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		y, err := engine.NewBuffer[float32](dev, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := x.Fill(q, 0, n, 1); err != nil {
+			b.Fatal(err)
+		}
+		for _, sh := range []lookbackShape{{16, 4, 1}, {16, 1, 1}, {16, 4, 4}, {16, 4, 6}, {8, 4, 8}, {32, 4, 1}} {
+			b.Run(fmt.Sprintf("%s/ITEMS=%d/VEC=%d/MINBLOCKS=%d", id, sh.items, sh.vec, sh.minBlocks), func(b *testing.B) {
+				l, err := newLookback[float32](dev, sh)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close()
+				b.SetBytes(8 * n)
+				for i := 0; i < b.N+1; i++ {
+					if i == 1 {
+						if err := q.Finish(b.Context()); err != nil {
+							b.Fatal(err)
+						}
+						b.ResetTimer() // the first run builds and warms
+					}
+					if err := l.Into(q, y, x, n, false); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := q.Finish(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+		x.Close()
+		y.Close()
+		q.Close()
+		dev.Close()
 	}
 }

@@ -32,7 +32,11 @@
 //   ACC     accumulator: ELEM, or unsigned int for ELEM=int          default ELEM
 //   BLOCK   threads per block, a multiple of 32, at most 1024        default 256
 //   ITEMS   consecutive elements per thread                          default 16
-// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t -DACC=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8
+//   VEC     elements per global load and store of a full tile: 4 (16-byte accesses) or 1
+//                                                                     default 4
+//   MINBLOCKS  blocks per multiprocessor the compiler must fit (its register budget:
+//           __launch_bounds__'s second argument; 1 asks nothing)    default 1
+// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t -DACC=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8 | -DELEM=float -DVEC=1 -DMINBLOCKS=4
 // Launch: 1D, block exactly BLOCK, grid ceil(n/TILE) blocks (n >= 1).
 // Boundaries: the last tile is partial: loads past n read 0, stores past n are skipped.
 
@@ -50,6 +54,15 @@
 #ifndef ITEMS
 #define ITEMS 16
 #endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef MINBLOCKS
+#define MINBLOCKS 1
+#endif
+#if VEC != 1 && VEC != 4
+#error "scan.cu: VEC must be 1 or 4"
+#endif
 
 #define TILE (BLOCK * ITEMS)
 #define WARPS (BLOCK / 32)
@@ -66,6 +79,11 @@ template <typename T> static __device__ __forceinline__ T from_bits(unsigned int
 template <> __device__ __forceinline__ float from_bits<float>(unsigned int b) { return __uint_as_float(b); }
 template <> __device__ __forceinline__ unsigned int from_bits<unsigned int>(unsigned int b) { return b; }
 static __device__ __forceinline__ ACC acc_of(unsigned int b) { return from_bits<ACC>(b); }
+// The element whose 32 bits are b, and the bits of an element (ELEM is 4 bytes).
+static __device__ __forceinline__ unsigned int bits_of(int v) { return (unsigned int)v; }
+template <> __device__ __forceinline__ int from_bits<int>(unsigned int b) { return (int)b; }
+static __device__ __forceinline__ ELEM elem_of(unsigned int b) { return from_bits<ELEM>(b); }
+static __device__ __forceinline__ unsigned int elem_bits(ELEM e) { return bits_of(e); }
 
 // shfl_up returns v of lane (lane - delta) of the warp (v itself below lane delta).
 static __device__ __forceinline__ ACC shfl_up(ACC v, int delta) {
@@ -119,7 +137,7 @@ static __device__ __forceinline__ void status_store(unsigned long long *p, unsig
   asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, MINBLOCKS)
 scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__restrict__ state, int n, int exclusive) {
   __shared__ ACC sh[PAD(TILE)];
   __shared__ ACC warp_sums[WARPS];
@@ -133,21 +151,32 @@ scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__
   const int tile = tile_id;
   const long long base = (long long)tile * TILE;
 
-  // Striped, coalesced loads into shared memory; then each thread takes ITEMS in a row.
+  // Striped, coalesced loads into shared memory (16 bytes at a time in a full tile); then
+  // each thread takes ITEMS in a row.
+  const bool full = VEC == 4 && base + TILE <= n;
+  if (full) {
+    const uint4 *x4 = (const uint4 *)(x + base);
 #pragma unroll
-  for (int k = 0; k < ITEMS; k++) {
-    const int idx = k * BLOCK + tid;
-    const long long i = base + idx;
-    sh[PAD(idx)] = i < n ? (ACC)x[i] : (ACC)0;
+    for (int k = 0; k < ITEMS / 4; k++) {
+      const int idx = k * BLOCK + tid;
+      const uint4 q = x4[idx];
+      sh[PAD(4 * idx)] = (ACC)elem_of(q.x);
+      sh[PAD(4 * idx + 1)] = (ACC)elem_of(q.y);
+      sh[PAD(4 * idx + 2)] = (ACC)elem_of(q.z);
+      sh[PAD(4 * idx + 3)] = (ACC)elem_of(q.w);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+      const int idx = k * BLOCK + tid;
+      const long long i = base + idx;
+      sh[PAD(idx)] = i < n ? (ACC)x[i] : (ACC)0;
+    }
   }
   __syncthreads();
-  ACC v[ITEMS];
   ACC total = (ACC)0;
 #pragma unroll
-  for (int j = 0; j < ITEMS; j++) {
-    v[j] = sh[PAD(tid * ITEMS + j)];
-    total += v[j];
-  }
+  for (int j = 0; j < ITEMS; j++) total += sh[PAD(tid * ITEMS + j)];
 
   // Block-wide exclusive scan of the thread totals: warps, then the warp totals.
   ACC incl = warp_inclusive(total, lane);
@@ -194,22 +223,38 @@ scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__
   __syncthreads();
   ACC run = tile_prefix + thread_prefix;
 
-  // The thread's ITEMS results back through shared memory, then striped, coalesced stores.
+  // The thread's ITEMS results back through shared memory (its elements read again there,
+  // not held in registers through the look-back), then striped, coalesced stores.
 #pragma unroll
   for (int j = 0; j < ITEMS; j++) {
+    const ACC v = sh[PAD(tid * ITEMS + j)];
     if (exclusive) {
       sh[PAD(tid * ITEMS + j)] = run;
-      run += v[j];
+      run += v;
     } else {
-      run += v[j];
+      run += v;
       sh[PAD(tid * ITEMS + j)] = run;
     }
   }
   __syncthreads();
+  if (full) {
+    uint4 *y4 = (uint4 *)(y + base);
 #pragma unroll
-  for (int k = 0; k < ITEMS; k++) {
-    const int idx = k * BLOCK + tid;
-    const long long i = base + idx;
-    if (i < n) y[i] = (ELEM)sh[PAD(idx)];
+    for (int k = 0; k < ITEMS / 4; k++) {
+      const int idx = k * BLOCK + tid;
+      uint4 q;
+      q.x = elem_bits((ELEM)sh[PAD(4 * idx)]);
+      q.y = elem_bits((ELEM)sh[PAD(4 * idx + 1)]);
+      q.z = elem_bits((ELEM)sh[PAD(4 * idx + 2)]);
+      q.w = elem_bits((ELEM)sh[PAD(4 * idx + 3)]);
+      y4[idx] = q;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+      const int idx = k * BLOCK + tid;
+      const long long i = base + idx;
+      if (i < n) y[i] = (ELEM)sh[PAD(idx)];
+    }
   }
 }

@@ -18,8 +18,8 @@ var source string
 // order listings show them.
 func Family() kernels.Family {
 	return kernels.Family{Name: "sort", Source: source, Ops: []kernels.Op{
-		sortOp[uint32]("keys", "stable ascending LSD radix sort of uint32 keys (4-bit digits, 8 passes)", false, Ascending),
-		sortOp[float32]("keys", "stable ascending LSD radix sort of float32 keys (order-preserving bit map; 8 passes)", false, Ascending),
+		sortOp[uint32]("keys", "stable ascending LSD radix sort of uint32 keys", false, Ascending),
+		sortOp[float32]("keys", "stable ascending LSD radix sort of float32 keys (order-preserving bit map)", false, Ascending),
 		sortOp[uint32]("pairs", "stable ascending LSD radix sort of uint32 keys with uint32 values (the input indices)", true, Ascending),
 		sortOp[float32]("desc", "stable descending LSD radix sort of float32 keys", false, Descending),
 	}}
