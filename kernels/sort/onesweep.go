@@ -39,20 +39,26 @@ type Onesweep[K SortKey] struct {
 	histGroups               int
 	mode                     int32
 	replay                   kernels.Replay
+	tile                     int // keys per tile: onesweepBlock * ITEMS
 }
 
 // NewOnesweep compiles onesweep.cu for dev (CUDA C++: an error wrapping
 // engine.ErrUnsupported on other backends).
 func NewOnesweep[K SortKey](dev *engine.Device) (*Onesweep[K], error) {
+	return newOnesweep[K](dev, onesweepItems)
+}
+
+// newOnesweep compiles onesweep.cu with items keys per thread (the benchmarks compare them).
+func newOnesweep[K SortKey](dev *engine.Device, items int) (*Onesweep[K], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: sort: nil device: %w", engine.ErrInvalidArg)
 	}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: onesweepSource, Name: "onesweep.cu"},
-		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", onesweepItems))
+		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", items))
 	if err != nil {
 		return nil, err
 	}
-	s := &Onesweep[K]{dev: dev, prog: prog, histGroups: 4 * max(dev.Info().ComputeUnits, 1)}
+	s := &Onesweep[K]{dev: dev, prog: prog, histGroups: 4 * max(dev.Info().ComputeUnits, 1), tile: onesweepBlock * items}
 	var z K
 	if _, ok := any(z).(float32); ok {
 		s.mode = sortModeFloat
@@ -86,8 +92,8 @@ func (s *Onesweep[K]) Close() error {
 
 // scratchWords returns the words of onesweep.cu's scratch for n keys: the digit counts of
 // the four passes, then per pass a tile counter and 256 status words per tile.
-func scratchWords(n int) int {
-	tiles := (n + onesweepTile - 1) / onesweepTile
+func (s *Onesweep[K]) scratchWords(n int) int {
+	tiles := (n + s.tile - 1) / s.tile
 	return onesweepPasses*onesweepRadix + onesweepPasses*(1+onesweepRadix*tiles)
 }
 
@@ -105,7 +111,7 @@ func (s *Onesweep[K]) Reserve(n int, pairs bool) error {
 			return err
 		}
 	}
-	s.scratch, err = grow(s.dev, s.scratch, scratchWords(n))
+	s.scratch, err = grow(s.dev, s.scratch, s.scratchWords(n))
 	return err
 }
 
@@ -161,7 +167,7 @@ func (s *Onesweep[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsr
 // enqueue enqueues run's commands.
 func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
 	pairs := vdst != nil
-	words := scratchWords(n)
+	words := s.scratchWords(n)
 	if err := s.scratch.Fill(q, 0, words, 0); err != nil {
 		return err
 	}
@@ -176,7 +182,7 @@ func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst,
 	if err := q.Launch(s.offsets, engine.Range1D(onesweepPasses*onesweepRadix, onesweepRadix), s.scratch); err != nil {
 		return err
 	}
-	tiles := (n + onesweepTile - 1) / onesweepTile
+	tiles := (n + s.tile - 1) / s.tile
 	var pairsArg int32
 	if pairs {
 		pairsArg = 1

@@ -74,3 +74,68 @@ func testOnesweep[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) 
 		t.Errorf("a sort of %d keys: %v, want ErrInvalidArg", MaxOnesweepLen+1, err)
 	}
 }
+
+// BenchmarkOnesweep times the onesweep sort of 16M uint32 pairs on each CUDA device with
+// 16 and 8 keys per thread, and the portable sort beside it: bytes are those of
+// OnesweepModel for all three, so that their rates compare as their times do.
+func BenchmarkOnesweep(b *testing.B) {
+	for _, id := range enginetest.DeviceIDs(b, "cuda") {
+		dev, err := engine.Open(b.Context(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q, err := dev.NewQueue()
+		if err != nil {
+			b.Fatal(err)
+		}
+		const n = 1 << 24
+		rng := rand.New(rand.NewPCG(1, 2))
+		keys, vals := make([]uint32, n), make([]uint32, n)
+		for i := range keys {
+			keys[i], vals[i] = rng.Uint32(), uint32(i)
+		}
+		bufs := make([]*engine.Buffer[uint32], 4)
+		for i, data := range [][]uint32{keys, vals, keys, vals} {
+			if bufs[i], err = engine.Upload(b.Context(), q, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		sorters := []struct {
+			name string
+			make func() (sorter[uint32], error)
+		}{
+			{"onesweep/ITEMS=16", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 16) }},
+			{"onesweep/ITEMS=8", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 8) }},
+			{"portable", func() (sorter[uint32], error) { return NewSorter[uint32](dev) }},
+		}
+		for _, c := range sorters {
+			b.Run(id+"/"+c.name, func(b *testing.B) {
+				s, err := c.make()
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				b.SetBytes(int64(OnesweepModel(n, true).Bytes))
+				for i := 0; i < b.N+1; i++ {
+					if i == 1 { // the first sort builds, allocates and captures
+						if err := q.Finish(b.Context()); err != nil {
+							b.Fatal(err)
+						}
+						b.ResetTimer()
+					}
+					if err := s.Pairs(q, bufs[2], bufs[0], bufs[3], bufs[1], n, Ascending); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := q.Finish(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+		for _, buf := range bufs {
+			buf.Close()
+		}
+		q.Close()
+		dev.Close()
+	}
+}
