@@ -123,9 +123,10 @@ const maxClusterSize = 8
 // LaunchFeatures reports dynamic shared memory (the launch's sharedMemBytes, with the
 // opt-in above 48 KiB done per kernel) and, on devices with cluster launch
 // (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, compute capability 9.0 and newer), clusters of up
-// to 8 blocks. CUDA kernels have no __local pointer parameters: LocalArgs is false.
+// to 8 blocks; __local pointer parameters of kernels built from OpenCL C, whose memory
+// the launch places in the dynamic shared memory (queue.go, withLocals).
 func (d *device) LaunchFeatures() driver.LaunchFeatures {
-	f := driver.LaunchFeatures{SharedBytes: true}
+	f := driver.LaunchFeatures{LocalArgs: true, SharedBytes: true}
 	if d.props.ClusterLaunch {
 		f.MaxClusterSize = maxClusterSize
 	}

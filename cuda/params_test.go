@@ -1,12 +1,18 @@
 package cuda
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
 )
 
 // kparam is one EIATTR_KPARAM_INFO record (EIFMT_SVAL, 12 bytes of payload) for ordinal
@@ -162,4 +168,55 @@ func FuzzImageParams(f *testing.F) {
 			t.Fatalf("kparamCount = %d", n)
 		}
 	})
+}
+
+// TestWithLocals checks that the __local pointer parameters of a kernel built from OpenCL
+// C get 16-byte aligned offsets after the range's own dynamic shared memory, that the range
+// grows to hold them, and that misplaced LocalBytes arguments are refused.
+func TestWithLocals(t *testing.T) {
+	k := &kernel{name: "k", locals: []int{1, 3}, opencl: true}
+	value := driver.Arg{Value: []byte{1, 0, 0, 0}}
+	args := []driver.Arg{value, {Local: 100}, value, {Local: 20}}
+	for _, c := range []struct {
+		shared, total int64
+		offsets       [2]uint32
+	}{{0, 144, [2]uint32{0, 112}}, {10, 160, [2]uint32{16, 128}}, {32, 176, [2]uint32{32, 144}}} {
+		r, out, err := k.withLocals(driver.Range{Dims: 1, SharedBytes: c.shared}, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.SharedBytes != c.total {
+			t.Errorf("shared %d: the range has %d bytes, want %d", c.shared, r.SharedBytes, c.total)
+		}
+		for j, i := range k.locals {
+			if got := binary.NativeEndian.Uint32(out[i].Value); len(out[i].Value) != 4 || out[i].Local != 0 || got != c.offsets[j] {
+				t.Errorf("shared %d: argument %d is %+v, want the offset %d", c.shared, i, out[i], c.offsets[j])
+			}
+		}
+		if !bytes.Equal(out[0].Value, value.Value) || !bytes.Equal(out[2].Value, value.Value) || args[1].Local != 100 {
+			t.Errorf("other arguments changed: %+v, %+v", out, args)
+		}
+	}
+	for _, c := range []struct {
+		args []driver.Arg
+		want string
+	}{
+		{[]driver.Arg{value, value, value, {Local: 20}}, "argument 1 is a __local pointer parameter"},
+		{[]driver.Arg{{Local: 8}, {Local: 100}, value, {Local: 20}}, "argument 0: 8 bytes of local memory for a parameter that is not a __local pointer"},
+	} {
+		if _, _, err := k.withLocals(driver.Range{Dims: 1}, c.args); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("withLocals(%+v) = %v, want an ErrInvalidArg saying %q", c.args, err, c.want)
+		}
+	}
+	plain := &kernel{name: "p", opencl: true}
+	if _, _, err := plain.withLocals(driver.Range{Dims: 1}, []driver.Arg{{Local: 4}}); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("an OpenCL C kernel without __local parameters took a LocalBytes argument: %v", err)
+	}
+	cpp := &kernel{name: "c"}
+	if _, out, err := cpp.withLocals(driver.Range{Dims: 1}, []driver.Arg{{Local: 4}}); err != nil || out[0].Local != 4 {
+		t.Errorf("a CUDA C++ kernel's arguments changed: %+v, %v", out, err)
+	}
+	if _, err := packArgs([]driver.Arg{{Local: 4}}, nil); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "CUDA C++ kernels have none") {
+		t.Errorf("packArgs of a LocalBytes argument: %v", err)
+	}
 }

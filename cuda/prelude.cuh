@@ -14,11 +14,31 @@
 //     PTX links.
 //
 // What maps (part 2, with the source translation of translate.go): __kernel, __global,
-// __local (kernel-scope arrays only), __constant (file-scope tables only: it becomes
-// __constant__), __private; the work-item functions (returning size_t, as in OpenCL on a
+// __local (kernel-scope arrays, and pointer parameters: the translation makes each an
+// offset in the block's dynamic shared memory, which the launch sizes), __constant
+// (file-scope tables: it becomes __constant__; pointer parameters become const ones),
+// __private, and the same without underscores (the translation spells them with); the
+// work-item functions (returning size_t, as in OpenCL on a
 // 64-bit device; kernels cast them to int); barrier and mem_fence with the CLK_* flags;
-// atomic_* / atom_* on 32-bit int and uint (and atomic_xchg on float); min, max, clamp, mad,
-// fma, mix, the common math functions and their native_* forms on float and double; the
+// atomic_* / atom_* on 32-bit int and uint (and atomic_xchg on float); the built-in
+// functions below on scalars and, component-wise, on vectors of 2, 3, 4, 8 and 16
+// components, with OpenCL's vector-and-scalar forms (clamp(float4, float, float),
+// min(int4, int), mix(float4, float4, float), step(float, float4), ...; section "Built-in
+// functions"): the math functions sqrt, rsqrt, cbrt, exp, exp2, exp10, expm1, log, log2,
+// log10, log1p, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, pow, powr, fabs,
+// floor, ceil, round, trunc, rint, fmin, fmax, fmod, hypot, copysign, fdim, maxmag, minmag,
+// erf, erfc, tgamma, lgamma, fma and mad, their native_* forms and half_* forms (the latter
+// at full precision); the common functions min, max, clamp, mix, step, smoothstep, sign,
+// degrees and radians; the integer functions abs, abs_diff, add_sat, sub_sat, hadd, rhadd,
+// rotate, mul_hi, mad_hi, mul24, mad24, popcount and clz on every integer type; the
+// relational functions isequal, isnotequal, isgreater, isgreaterequal, isless,
+// islessequal, islessgreater, isordered, isunordered, isnan, isinf, isfinite, isnormal and
+// signbit (scalars give 1 and 0, vectors -1 and 0 of the component's size), any, all,
+// select and bitselect; the geometric functions dot, length, distance, normalize, their
+// fast_* forms, and cross of 3 and 4 components; half as a 16-bit storage type, with
+// vload_half[N], vloada_halfN, vstore_half[N] and vstorea_halfN in every rounding mode
+// (_rte, _rtz, _rtp, _rtn) on __global, __local and private arrays, and, as in
+// cl_khr_fp16, half values that convert to and from float and compute in float; the
 // vector types of 2, 3, 4, 8 and 16 components of char, uchar, short, ushort, int, uint,
 // long, ulong, float and double, with vector literals ((float4)(a, b, c, d), (float4)(k),
 // (float4)(v2, a, b)), swizzles (.xyzw, .s0-.sF, .lo .hi .even .odd) read and written,
@@ -29,15 +49,17 @@
 // block size must not exceed it; CUDA cannot require it exactly, so launchers must pass it);
 // #pragma OPENCL EXTENSION, which is ignored without a warning.
 //
-// What does not map: __local pointer arguments, __constant pointer arguments, get_work_dim,
-// get_global_offset other than 0, images and samplers (the translation refuses them with
-// ErrUnsupported), half, the vector forms of the math, integer and geometric functions
-// (min, max, dot, ... on vectors other than dot of float2, float4 and double2), select and
-// the ?: operator with a vector condition, vload_half and vstore_half, OpenCL's size of
-// 3-component vectors (CUDA's float3 is 12 bytes, OpenCL's 16), the unprefixed
-// address-space keywords (global, local, constant, kernel, private: CUDA's own macros expand
-// to those tokens, so they cannot be macros here), and float atomics other than atomic_xchg
-// (write a compare-and-swap loop with atomic_cmpxchg and as_uint/as_float).
+// What does not map: get_work_dim, images and samplers, and __global or __constant
+// pointers to 3-component vectors (OpenCL's float3 is 16 bytes, CUDA's 12: the translation
+// refuses them with ErrUnsupported, naming the construct); get_global_offset other than
+// 0; the ?: operator with a vector condition (C++ takes it as one bool: use
+// select), the built-in functions not listed above (those with pointer arguments: fract,
+// modf, sincos, frexp, remquo, lgamma_r; and ldexp, pown, rootn, ilogb, logb, nextafter,
+// remainder, asinh, acosh, atanh, sinpi, cospi, tanpi, the *pi inverses, mad_sat,
+// upsample, shuffle, shuffle2, nan), the vector types of half (half2, ...) and
+// convert_half, OpenCL's size of 3-component vectors elsewhere (arrays of float3 in
+// __local or private memory are 12 bytes an element), and float atomics other than
+// atomic_xchg (write a compare-and-swap loop with atomic_cmpxchg and as_uint/as_float).
 //
 // Kernels can tell the compilers apart: PRISM_CUDA is defined here and nowhere else.
 
@@ -199,8 +221,9 @@ typedef unsigned long ulong;
 
 // Qualifiers. Address spaces are generic in CUDA, so only the storage of kernel-scope
 // (__local) and file-scope (__constant) variables needs a CUDA qualifier. Both add static,
-// which CUDA allows on such variables and C++ forbids on parameters: a __local or
-// __constant pointer argument, which does not map, is then an error for both compilers.
+// which CUDA allows on such variables and C++ forbids on parameters: the translation
+// rewrites __local and __constant pointer parameters (translate.go, kernelParams), so that
+// these macros never reach a parameter list.
 #define __kernel extern "C" __global__
 #define __global
 #define __private
@@ -210,6 +233,21 @@ typedef unsigned long ulong;
 #define __write_only
 #define restrict __restrict__
 #define reqd_work_group_size(x, y, z) launch_bounds((x) * (y) * (z))
+
+// __local pointer parameters. The translation makes each a uint, the byte offset of its
+// memory in the block's dynamic shared memory (the launch places them one after another,
+// each at a multiple of 16 bytes, and sizes the block's dynamic shared memory to hold them),
+// and starts the kernel's body with the pointer's declaration: T *p = prism_local_at(off),
+// whose value converts to a pointer of any type.
+extern __shared__ __attribute__((aligned(16))) unsigned char prism_local_mem[];
+struct prism_local_ptr {
+  unsigned char *p;
+  template <class T> __device__ __forceinline__ operator T *() const { return (T *)p; }
+};
+static __device__ __forceinline__ prism_local_ptr prism_local_at(uint offset) {
+  prism_local_ptr l = {prism_local_mem + offset};
+  return l;
+}
 
 // Work-item functions. Dimensions other than 0, 1 and 2 give 0 for indices and 1 for sizes,
 // as in OpenCL.
@@ -1012,10 +1050,7 @@ PRISM_VLOAD(8)
 PRISM_VLOAD(16)
 #undef PRISM_VLOAD
 static __device__ __forceinline__ float prism_dot(float a, float b) { return a * b; }
-static __device__ __forceinline__ float prism_dot(float2 a, float2 b) { return a.x * b.x + a.y * b.y; }
-static __device__ __forceinline__ float prism_dot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
 static __device__ __forceinline__ double prism_dot(double a, double b) { return a * b; }
-static __device__ __forceinline__ double prism_dot(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }
 
 // Constants of OpenCL C (float.h, limits.h and the M_* math constants).
 #ifndef FLT_MAX
@@ -1084,6 +1119,502 @@ static __device__ __forceinline__ double prism_dot(double2 a, double2 b) { retur
 #define M_SQRT2 1.414213562373095145475
 #endif
 
+// ---------------------------------------------------------------------------------------
+// Built-in functions beyond the scalar float and double ones above: the integer functions
+// on every integer type, relational functions, select and bitselect, the vector forms of
+// all of them (component-wise, with OpenCL's vector-and-scalar mixes), geometric functions
+// and half.
+// ---------------------------------------------------------------------------------------
+
+// The unsigned integer type of a size (abs and abs_diff give it).
+template <int Size> struct prism_usize {};
+template <> struct prism_usize<1> { typedef uchar type; };
+template <> struct prism_usize<2> { typedef ushort type; };
+template <> struct prism_usize<4> { typedef uint type; };
+template <> struct prism_usize<8> { typedef ulong type; };
+#define PRISM_IFINT(T, R) typename prism_enable_if<prism_int<T>::value && !prism_same<T, bool>::value, R>::type
+#define PRISM_UNS(T) typename prism_usize<sizeof(T)>::type
+
+// Integer functions on every integer scalar type. The int and uint overloads above stay
+// (a non-template exact match wins); these give char, short and long theirs, with OpenCL's
+// result types (abs(char) is a uchar).
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, PRISM_UNS(T)) prism_abs(T x) {
+  typedef PRISM_UNS(T) U;
+  return prism_int<T>::is_signed && x < (T)0 ? (U)((U)0 - (U)x) : (U)x;
+}
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, PRISM_UNS(T)) prism_abs_diff(T x, T y) {
+  typedef PRISM_UNS(T) U;
+  return x > y ? (U)((U)x - (U)y) : (U)((U)y - (U)x);
+}
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_add_sat(T x, T y) {
+  if constexpr (sizeof(T) < 4) {
+    const long long r = (long long)x + (long long)y;
+    return r < (long long)prism_int_min<T>() ? prism_int_min<T>() : r > (long long)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
+  } else if constexpr (!prism_int<T>::is_signed) {
+    const T r = (T)(x + y);
+    return r < x ? prism_int_max<T>() : r;
+  } else {
+    typedef PRISM_UNS(T) U;
+    const T r = (T)((U)x + (U)y);
+    return ((x ^ r) & (y ^ r)) < 0 ? (x < 0 ? prism_int_min<T>() : prism_int_max<T>()) : r;
+  }
+}
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_sub_sat(T x, T y) {
+  if constexpr (sizeof(T) < 4) {
+    const long long r = (long long)x - (long long)y;
+    return r < (long long)prism_int_min<T>() ? prism_int_min<T>() : r > (long long)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
+  } else if constexpr (!prism_int<T>::is_signed) {
+    return x < y ? (T)0 : (T)(x - y);
+  } else {
+    typedef PRISM_UNS(T) U;
+    const T r = (T)((U)x - (U)y);
+    return ((x ^ y) & (x ^ r)) < 0 ? (x < 0 ? prism_int_min<T>() : prism_int_max<T>()) : r;
+  }
+}
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_hadd(T x, T y) { return (T)((x >> 1) + (y >> 1) + (x & y & 1)); }
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_rhadd(T x, T y) { return (T)((x >> 1) + (y >> 1) + ((x | y) & 1)); }
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_rotate(T v, T i) {
+  typedef PRISM_UNS(T) U;
+  const unsigned int bits = 8 * sizeof(T), n = (unsigned int)((U)i & (U)(bits - 1));
+  const U u = (U)v;
+  return (T)(U)((u << n) | (u >> ((bits - n) & (bits - 1))));
+}
+static __device__ __forceinline__ ulong prism_umulhi64(ulong a, ulong b) {
+  const ulong a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  const ulong p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const ulong mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_mul_hi(T a, T b) {
+  if constexpr (sizeof(T) < 8) {
+    if constexpr (prism_int<T>::is_signed) return (T)(((long long)a * (long long)b) >> (8 * sizeof(T)));
+    else return (T)(((unsigned long long)a * (unsigned long long)b) >> (8 * sizeof(T)));
+  } else {
+    ulong hi = prism_umulhi64((ulong)a, (ulong)b);
+    if (prism_int<T>::is_signed) hi -= (a < 0 ? (ulong)b : 0ul) + (b < 0 ? (ulong)a : 0ul);
+    return (T)hi;
+  }
+}
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_mad_hi(T a, T b, T c) { return (T)(prism_mul_hi(a, b) + c); }
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_popcount(T x) {
+  typedef PRISM_UNS(T) U;
+  if constexpr (sizeof(T) < 8) return (T)__popc((uint)(U)x);
+  else return (T)(__popc((uint)(ulong)x) + __popc((uint)((ulong)x >> 32)));
+}
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_clz(T x) {
+  typedef PRISM_UNS(T) U;
+  if constexpr (sizeof(T) < 8) {
+    return (T)(__clz((int)(uint)(U)x) - (int)(32 - 8 * sizeof(T)));
+  } else {
+    const uint hi = (uint)((ulong)x >> 32);
+    return (T)(hi ? __clz((int)hi) : 32 + __clz((int)(uint)(ulong)x));
+  }
+}
+// any and all of a scalar: its most significant bit.
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, int) prism_any(T x) { return (typename prism_sint<sizeof(T)>::type)x < 0; }
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, int) prism_all(T x) { return (typename prism_sint<sizeof(T)>::type)x < 0; }
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_bitselect(T a, T b, T c) { return (T)((a & ~c) | (b & c)); }
+
+// Common, math and relational functions on float and double scalars that part 2 lacks so
+// far. Scalar relational functions give 1 or 0 (an int).
+#define PRISM_FLOAT_FNS(T, U, C)                                                                     \
+  static __device__ __forceinline__ T prism_degrees(T x) { return x * (T)57.295779513082320876798; } \
+  static __device__ __forceinline__ T prism_radians(T x) { return x * (T)0.017453292519943295769237; } \
+  static __device__ __forceinline__ T prism_smoothstep(T e0, T e1, T x) {                             \
+    const T t = prism_clamp((x - e0) / (e1 - e0), (T)0, (T)1);                                       \
+    return t * t * ((T)3 - (T)2 * t);                                                               \
+  }                                                                                                 \
+  static __device__ __forceinline__ T prism_maxmag(T x, T y) {                                       \
+    const T ax = prism_fabs(x), ay = prism_fabs(y);                                                 \
+    return ax > ay ? x : ay > ax ? y : prism_fmax(x, y);                                            \
+  }                                                                                                 \
+  static __device__ __forceinline__ T prism_minmag(T x, T y) {                                       \
+    const T ax = prism_fabs(x), ay = prism_fabs(y);                                                 \
+    return ax < ay ? x : ay < ax ? y : prism_fmin(x, y);                                            \
+  }                                                                                                 \
+  static __device__ __forceinline__ int prism_isnormal(T x) { const T a = prism_fabs(x); return a >= (T)C##_MIN && a <= (T)C##_MAX; } \
+  static __device__ __forceinline__ int prism_signbit(T x) { return prism_as<U>(x) >> (8 * sizeof(U) - 1) != 0; } \
+  static __device__ __forceinline__ int prism_isequal(T x, T y) { return x == y; }                    \
+  static __device__ __forceinline__ int prism_isnotequal(T x, T y) { return x != y; }                 \
+  static __device__ __forceinline__ int prism_isgreater(T x, T y) { return x > y; }                   \
+  static __device__ __forceinline__ int prism_isgreaterequal(T x, T y) { return x >= y; }             \
+  static __device__ __forceinline__ int prism_isless(T x, T y) { return x < y; }                      \
+  static __device__ __forceinline__ int prism_islessequal(T x, T y) { return x <= y; }                \
+  static __device__ __forceinline__ int prism_islessgreater(T x, T y) { return x < y || x > y; }      \
+  static __device__ __forceinline__ int prism_isordered(T x, T y) { return x == x && y == y; }        \
+  static __device__ __forceinline__ int prism_isunordered(T x, T y) { return x != x || y != y; }      \
+  static __device__ __forceinline__ T prism_bitselect(T a, T b, T c) {                                \
+    return prism_as<T>((U)((prism_as<U>(a) & ~prism_as<U>(c)) | (prism_as<U>(b) & prism_as<U>(c)))); \
+  }                                                                                                 \
+  static __device__ __forceinline__ T prism_length(T x) { return prism_fabs(x); }                    \
+  static __device__ __forceinline__ T prism_fast_length(T x) { return prism_fabs(x); }               \
+  static __device__ __forceinline__ T prism_distance(T x, T y) { return prism_fabs(x - y); }         \
+  static __device__ __forceinline__ T prism_fast_distance(T x, T y) { return prism_fabs(x - y); }    \
+  static __device__ __forceinline__ T prism_normalize(T x) { return x == (T)0 || x != x ? x : prism_copysign((T)1, x); } \
+  static __device__ __forceinline__ T prism_fast_normalize(T x) { return prism_normalize(x); }
+PRISM_FLOAT_FNS(float, uint, FLT)
+PRISM_FLOAT_FNS(double, ulong, DBL)
+#undef PRISM_FLOAT_FNS
+
+// Vector forms. prism_bin3<A, B, C>::type is the vector type of a three-operand call: the
+// vector operands of one type, the others scalars (clamp(float4, float, float),
+// mix(float4, float4, float), smoothstep(float, float, float4)).
+template <class T> struct prism_void { typedef void type; };
+template <class A, class B, class = void> struct prism_join : prism_bin<A, B> {};
+template <class A, class B>
+struct prism_join<A, B, typename prism_enable_if<prism_scalar<A>::value && prism_scalar<B>::value>::type> { typedef A type; };
+template <class A, class B, class C, class = void> struct prism_bin3 {};
+template <class A, class B, class C>
+struct prism_bin3<A, B, C, typename prism_void<typename prism_bin<typename prism_join<typename prism_value<A>::type, typename prism_value<B>::type>::type, C>::type>::type> {
+  typedef typename prism_bin<typename prism_join<typename prism_value<A>::type, typename prism_value<B>::type>::type, C>::type type;
+};
+// Result types: the operands' vector type, the unsigned one of its component's size
+// (abs, abs_diff), or the comparison mask (relational functions: -1 and 0).
+template <class V> struct prism_uvec {
+  typedef typename prism_vec<typename prism_usize<sizeof(typename prism_vt<V>::E)>::type, prism_vt<V>::N>::type type;
+};
+#define PRISM_VFN1(name, R)                                                                          \
+  template <class A>                                                                                \
+  static __device__ __forceinline__ typename R<typename prism_bin<A, A>::type>::type prism_##name(const A &a) { \
+    typedef typename prism_bin<A, A>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    typename R<V>::type r;                                                                          \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_##name((E)prism_get(a, i));     \
+    return r;                                                                                       \
+  }
+#define PRISM_VFN2(name, R)                                                                          \
+  template <class A, class B>                                                                       \
+  static __device__ __forceinline__ typename R<typename prism_bin<A, B>::type>::type prism_##name(const A &a, const B &b) { \
+    typedef typename prism_bin<A, B>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    typename R<V>::type r;                                                                          \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_##name((E)prism_get(a, i), (E)prism_get(b, i)); \
+    return r;                                                                                       \
+  }
+#define PRISM_VFN3(name)                                                                             \
+  template <class A, class B, class C>                                                              \
+  static __device__ __forceinline__ typename prism_bin3<A, B, C>::type prism_##name(const A &a, const B &b, const C &c) { \
+    typedef typename prism_bin3<A, B, C>::type V;                                                   \
+    typedef typename prism_vt<V>::E E;                                                              \
+    V r;                                                                                            \
+    for (int i = 0; i < prism_vt<V>::N; i++)                                                        \
+      prism_el(r, i) = prism_##name((E)prism_get(a, i), (E)prism_get(b, i), (E)prism_get(c, i));     \
+    return r;                                                                                       \
+  }
+#define PRISM_VREL1(name)                                                                            \
+  template <class A>                                                                                \
+  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, A>::type>::type prism_##name(const A &a) { \
+    typedef typename prism_bin<A, A>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    typename prism_mask<V>::type r;                                                                 \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_##name((E)prism_get(a, i)) ? -1 : 0; \
+    return r;                                                                                       \
+  }
+#define PRISM_VREL2(name)                                                                            \
+  template <class A, class B>                                                                       \
+  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type prism_##name(const A &a, const B &b) { \
+    typedef typename prism_bin<A, B>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    typename prism_mask<V>::type r;                                                                 \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_##name((E)prism_get(a, i), (E)prism_get(b, i)) ? -1 : 0; \
+    return r;                                                                                       \
+  }
+PRISM_VFN1(sqrt, prism_self) PRISM_VFN1(rsqrt, prism_self) PRISM_VFN1(cbrt, prism_self)
+PRISM_VFN1(exp, prism_self) PRISM_VFN1(exp2, prism_self) PRISM_VFN1(exp10, prism_self) PRISM_VFN1(expm1, prism_self)
+PRISM_VFN1(log, prism_self) PRISM_VFN1(log2, prism_self) PRISM_VFN1(log10, prism_self) PRISM_VFN1(log1p, prism_self)
+PRISM_VFN1(sin, prism_self) PRISM_VFN1(cos, prism_self) PRISM_VFN1(tan, prism_self)
+PRISM_VFN1(asin, prism_self) PRISM_VFN1(acos, prism_self) PRISM_VFN1(atan, prism_self)
+PRISM_VFN1(sinh, prism_self) PRISM_VFN1(cosh, prism_self) PRISM_VFN1(tanh, prism_self)
+PRISM_VFN1(fabs, prism_self) PRISM_VFN1(floor, prism_self) PRISM_VFN1(ceil, prism_self)
+PRISM_VFN1(round, prism_self) PRISM_VFN1(trunc, prism_self) PRISM_VFN1(rint, prism_self)
+PRISM_VFN1(erf, prism_self) PRISM_VFN1(erfc, prism_self) PRISM_VFN1(tgamma, prism_self) PRISM_VFN1(lgamma, prism_self)
+PRISM_VFN1(sign, prism_self) PRISM_VFN1(degrees, prism_self) PRISM_VFN1(radians, prism_self)
+PRISM_VFN1(native_exp, prism_self) PRISM_VFN1(native_exp2, prism_self) PRISM_VFN1(native_exp10, prism_self)
+PRISM_VFN1(native_log, prism_self) PRISM_VFN1(native_log2, prism_self) PRISM_VFN1(native_log10, prism_self)
+PRISM_VFN1(native_sqrt, prism_self) PRISM_VFN1(native_rsqrt, prism_self) PRISM_VFN1(native_recip, prism_self)
+PRISM_VFN1(native_sin, prism_self) PRISM_VFN1(native_cos, prism_self) PRISM_VFN1(native_tan, prism_self)
+PRISM_VFN1(abs, prism_uvec) PRISM_VFN1(popcount, prism_self) PRISM_VFN1(clz, prism_self)
+PRISM_VFN2(pow, prism_self) PRISM_VFN2(powr, prism_self) PRISM_VFN2(fmin, prism_self) PRISM_VFN2(fmax, prism_self)
+PRISM_VFN2(fmod, prism_self) PRISM_VFN2(atan2, prism_self) PRISM_VFN2(hypot, prism_self) PRISM_VFN2(copysign, prism_self)
+PRISM_VFN2(fdim, prism_self) PRISM_VFN2(step, prism_self) PRISM_VFN2(maxmag, prism_self) PRISM_VFN2(minmag, prism_self)
+PRISM_VFN2(native_divide, prism_self) PRISM_VFN2(native_powr, prism_self)
+PRISM_VFN2(min, prism_self) PRISM_VFN2(max, prism_self) PRISM_VFN2(abs_diff, prism_uvec) PRISM_VFN2(add_sat, prism_self)
+PRISM_VFN2(sub_sat, prism_self) PRISM_VFN2(hadd, prism_self) PRISM_VFN2(rhadd, prism_self) PRISM_VFN2(rotate, prism_self)
+PRISM_VFN2(mul_hi, prism_self) PRISM_VFN2(mul24, prism_self)
+PRISM_VFN3(fma) PRISM_VFN3(mad) PRISM_VFN3(mix) PRISM_VFN3(clamp) PRISM_VFN3(smoothstep) PRISM_VFN3(mad24)
+PRISM_VFN3(mad_hi) PRISM_VFN3(bitselect)
+PRISM_VREL1(isnan) PRISM_VREL1(isinf) PRISM_VREL1(isfinite) PRISM_VREL1(isnormal) PRISM_VREL1(signbit)
+PRISM_VREL2(isequal) PRISM_VREL2(isnotequal) PRISM_VREL2(isgreater) PRISM_VREL2(isgreaterequal) PRISM_VREL2(isless)
+PRISM_VREL2(islessequal) PRISM_VREL2(islessgreater) PRISM_VREL2(isordered) PRISM_VREL2(isunordered)
+#undef PRISM_VFN1
+#undef PRISM_VFN2
+#undef PRISM_VFN3
+#undef PRISM_VREL1
+#undef PRISM_VREL2
+
+// any and all of a vector: whether the most significant bit of any (every) component is
+// set, 1 or 0.
+template <class A>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<typename prism_value<A>::type>::N > 0), int>::type prism_any(const A &a) {
+  typedef typename prism_value<A>::type V;
+  for (int i = 0; i < prism_vt<V>::N; i++)
+    if (prism_any(prism_get(a, i))) return 1;
+  return 0;
+}
+template <class A>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<typename prism_value<A>::type>::N > 0), int>::type prism_all(const A &a) {
+  typedef typename prism_value<A>::type V;
+  for (int i = 0; i < prism_vt<V>::N; i++)
+    if (!prism_all(prism_get(a, i))) return 0;
+  return 1;
+}
+
+// select(a, b, c): of scalars c != 0 ? b : a; of vectors, component-wise, b's component
+// where the most significant bit of c's is set, a's otherwise (c: integers of the
+// component's size).
+template <class A, class B, class C>
+static __device__ __forceinline__ typename prism_enable_if<prism_scalar<A>::value && prism_scalar<B>::value && prism_int<C>::value, A>::type
+prism_select(A a, B b, C c) {
+  return c ? (A)b : a;
+}
+template <class A, class B, class C>
+static __device__ __forceinline__ typename prism_bin<A, B>::type prism_select(const A &a, const B &b, const C &c) {
+  typedef typename prism_bin<A, B>::type V;
+  typedef typename prism_vt<V>::E E;
+  typedef typename prism_component<typename prism_value<C>::type>::type CE;
+  static_assert(prism_width<C>::value == prism_vt<V>::N && prism_int<CE>::value, "select: the condition is not an integer vector of the operands' width");
+  V r;
+  for (int i = 0; i < prism_vt<V>::N; i++)
+    prism_el(r, i) = (typename prism_sint<sizeof(CE)>::type)prism_get(c, i) < 0 ? (E)prism_get(b, i) : (E)prism_get(a, i);
+  return r;
+}
+
+// Geometric functions, on float and double vectors of any width (OpenCL has them for 2, 3
+// and 4 components; cross for 3 and 4). length scales its operand where the sum of squares
+// would overflow or lose precision to underflow; fast_* are the plain formulas.
+template <class A, class B>
+static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_dot(const A &a, const B &b) {
+  typedef typename prism_bin<A, B>::type V;
+  typedef typename prism_vt<V>::E E;
+  E s = (E)prism_get(a, 0) * (E)prism_get(b, 0);
+  for (int i = 1; i < prism_vt<V>::N; i++) s += (E)prism_get(a, i) * (E)prism_get(b, i);
+  return s;
+}
+template <class A>
+static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, A>::type>::E prism_length(const A &a) {
+  typedef typename prism_bin<A, A>::type V;
+  typedef typename prism_vt<V>::E E;
+  const V p = a;
+  const E s = prism_dot(p, p);
+  const E tiny = sizeof(E) == 4 ? (E)(FLT_MIN / FLT_EPSILON) : (E)(DBL_MIN / DBL_EPSILON);
+  if (s != s || (s >= tiny && s < (E)PRISM_INFINITY_F)) return prism_sqrt(s);
+  E m = 0;
+  for (int i = 0; i < prism_vt<V>::N; i++) m = prism_fmax(m, prism_fabs(prism_el(p, i)));
+  if (m == (E)0 || m == (E)PRISM_INFINITY_F) return m;
+  E t = 0;
+  for (int i = 0; i < prism_vt<V>::N; i++) {
+    const E q = prism_el(p, i) / m;
+    t += q * q;
+  }
+  return m * prism_sqrt(t);
+}
+template <class A, class B>
+static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_distance(const A &a, const B &b) {
+  typedef typename prism_bin<A, B>::type V;
+  return prism_length((V)(a - b));
+}
+template <class A>
+static __device__ __forceinline__ typename prism_bin<A, A>::type prism_normalize(const A &a) {
+  typedef typename prism_bin<A, A>::type V;
+  typedef typename prism_vt<V>::E E;
+  V p = a;
+  bool inf = false;
+  for (int i = 0; i < prism_vt<V>::N; i++) inf = inf || prism_isinf(prism_el(p, i));
+  if (inf) // infinities become 1 with their sign, the other components 0
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(p, i) = prism_copysign(prism_isinf(prism_el(p, i)) ? (E)1 : (E)0, prism_el(p, i));
+  const E l = prism_length(p);
+  if (l == (E)0) return p;
+  for (int i = 0; i < prism_vt<V>::N; i++) prism_el(p, i) = prism_el(p, i) / l;
+  return p;
+}
+template <class A>
+static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, A>::type>::E prism_fast_length(const A &a) {
+  return prism_sqrt(prism_dot(a, a));
+}
+template <class A, class B>
+static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_fast_distance(const A &a, const B &b) {
+  typedef typename prism_bin<A, B>::type V;
+  return prism_fast_length((V)(a - b));
+}
+template <class A>
+static __device__ __forceinline__ typename prism_bin<A, A>::type prism_fast_normalize(const A &a) {
+  typedef typename prism_bin<A, A>::type V;
+  typedef typename prism_vt<V>::E E;
+  const V p = a;
+  const E s = prism_dot(p, p);
+  return s == (E)0 ? p : p * prism_rsqrt(s);
+}
+template <class A, class B>
+static __device__ __forceinline__ typename prism_bin<A, B>::type prism_cross(const A &a, const B &b) {
+  typedef typename prism_bin<A, B>::type V;
+  static_assert(prism_vt<V>::N == 3 || prism_vt<V>::N == 4, "cross: the operands are not 3- or 4-component vectors");
+  const V p = a, q = b;
+  V r = p;
+  prism_el(r, 0) = prism_el(p, 1) * prism_el(q, 2) - prism_el(p, 2) * prism_el(q, 1);
+  prism_el(r, 1) = prism_el(p, 2) * prism_el(q, 0) - prism_el(p, 0) * prism_el(q, 2);
+  prism_el(r, 2) = prism_el(p, 0) * prism_el(q, 1) - prism_el(p, 1) * prism_el(q, 0);
+  if (prism_vt<V>::N == 4) prism_el(r, 3) = 0;
+  return r;
+}
+#undef PRISM_IFINT
+#undef PRISM_UNS
+
+// half: IEEE binary16 as a storage type of 16 bits (NVRTC has no cuda_fp16.h). Without
+// cl_khr_fp16 OpenCL C uses it through pointers only, with vload_half[N], vloada_halfN,
+// vstore_half[N][_rte|_rtz|_rtp|_rtn] and vstorea_halfN[_rt*], which convert to and from
+// float (and double for the stores); as a value (cl_khr_fp16 kernels), half converts to
+// float implicitly, from float and the other scalars by rounding to nearest even, and its
+// arithmetic computes in float and rounds back to half (exact for + - * /: float has more
+// than 2 * 11 + 2 bits), with OpenCL's result types: half op integer is half, half op float
+// is float. The conversions are cvt.f32.f16 and cvt.rn|rz|rp|rm.f16.f32 on the device;
+// doubles, and everything in a host program (tests), convert in software.
+static __device__ __forceinline__ float prism_h2f(ushort h) {
+#ifdef __CUDA_ARCH__
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
+  const int e = (h >> 10) & 0x1f;
+  const uint m = h & 0x3ffu, s = (uint)(h & 0x8000u) << 16;
+  if (e == 31) return __uint_as_float(s | 0x7f800000u | (m << 13));
+  const float a = e == 0 ? (float)m * 5.9604644775390625e-8f : __uint_as_float((uint)(e + 112) << 23 | (m << 13));
+  return s ? -a : a;
+#endif
+}
+// R: 0 and 1 round to nearest even, 2 toward zero, 3 toward +infinity, 4 toward -infinity.
+// Magnitudes beyond the largest half (65504) give infinity, or 65504 where the rounding
+// is toward zero; NaN stays NaN (quiet, with the high bits of the payload).
+template <int R> static __device__ __forceinline__ ushort prism_d2h(double x) {
+  const unsigned long long u = (unsigned long long)__double_as_longlong(x);
+  const ushort sign = (ushort)((u >> 48) & 0x8000u);
+  const int be = (int)((u >> 52) & 0x7ff);
+  if (be == 0x7ff) return (ushort)(sign | ((u << 12) ? 0x7e00u | ((u >> 42) & 0x1ffu) : 0x7c00u));
+  const bool neg = sign != 0;
+  const ushort big = (ushort)(sign | ((R == 0 || R == 1 || (R == 3 && !neg) || (R == 4 && neg)) ? 0x7c00u : 0x7bffu));
+  int e = be - 1023;
+  if (e > 15) return big;
+  if (e < -14) e = -14;
+  // m: the magnitude in units of the result's last place (2^(e-10)), exactly.
+  const double m = (neg ? -x : x) * __longlong_as_double((long long)(1023 + 10 - e) << 52);
+  const long long n = (long long)m;
+  const double frac = m - (double)n;
+  const bool up = R == 2 ? false : R == 3 ? (frac > 0 && !neg) : R == 4 ? (frac > 0 && neg) : (frac > 0.5 || (frac == 0.5 && (n & 1)));
+  const int bits = ((e + 15) << 10) + (int)(n + up) - 1024; // subnormals too: e == -14
+  return bits >= 0x7c00 ? big : (ushort)(sign | bits);
+}
+template <int R> static __device__ __forceinline__ ushort prism_f2h(float f) {
+#ifdef __CUDA_ARCH__
+  ushort h;
+  if (R == 2) asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  else if (R == 3) asm("cvt.rp.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  else if (R == 4) asm("cvt.rm.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  else asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
+  return prism_d2h<R>((double)f);
+#endif
+}
+template <int R> static __device__ __forceinline__ ushort prism_to_half_bits(float f) { return prism_f2h<R>(f); }
+template <int R> static __device__ __forceinline__ ushort prism_to_half_bits(double d) { return prism_d2h<R>(d); }
+struct half {
+  ushort bits;
+  half() = default;
+  template <class T, class = typename prism_enable_if<prism_scalar<T>::value>::type>
+  __device__ __forceinline__ half(T x) : bits(prism_same<T, double>::value ? prism_d2h<1>((double)x) : prism_f2h<1>((float)x)) {}
+  __device__ __forceinline__ operator float() const { return prism_h2f(bits); }
+};
+static_assert(sizeof(half) == 2, "half: 16 bits");
+// The type of half op T: half for integers (and half), T for float and double.
+template <class T> struct prism_half_op {};
+template <> struct prism_half_op<float> { typedef float type; };
+template <> struct prism_half_op<double> { typedef double type; };
+template <> struct prism_half_op<half> { typedef half type; };
+#define PRISM_HALF_INT(T) template <> struct prism_half_op<T> { typedef half type; };
+PRISM_HALF_INT(bool) PRISM_HALF_INT(char) PRISM_HALF_INT(signed char) PRISM_HALF_INT(unsigned char) PRISM_HALF_INT(short)
+PRISM_HALF_INT(unsigned short) PRISM_HALF_INT(int) PRISM_HALF_INT(unsigned int) PRISM_HALF_INT(long)
+PRISM_HALF_INT(unsigned long) PRISM_HALF_INT(long long) PRISM_HALF_INT(unsigned long long)
+#undef PRISM_HALF_INT
+template <class T> struct prism_half_calc { typedef float type; };
+template <> struct prism_half_calc<double> { typedef double type; };
+#define PRISM_HALF_ARITH(op)                                                                        \
+  static __device__ __forceinline__ half operator op(half a, half b) { return half((float)a op (float)b); } \
+  template <class T>                                                                                \
+  static __device__ __forceinline__ typename prism_half_op<T>::type operator op(half a, T b) {      \
+    typedef typename prism_half_calc<T>::type C;                                                    \
+    return (typename prism_half_op<T>::type)((C)(float)a op (C)b);                                  \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  static __device__ __forceinline__ typename prism_half_op<T>::type operator op(T a, half b) {      \
+    typedef typename prism_half_calc<T>::type C;                                                    \
+    return (typename prism_half_op<T>::type)((C)a op (C)(float)b);                                  \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  static __device__ __forceinline__ typename prism_enable_if<sizeof(typename prism_half_op<T>::type) != 0, half &>::type \
+  operator op##=(half &a, T b) { a = half((float)(a op b)); return a; }
+PRISM_HALF_ARITH(+)
+PRISM_HALF_ARITH(-)
+PRISM_HALF_ARITH(*)
+PRISM_HALF_ARITH(/)
+#undef PRISM_HALF_ARITH
+static __device__ __forceinline__ half operator-(half a) {
+  half r;
+  r.bits = (ushort)(a.bits ^ 0x8000u);
+  return r;
+}
+static __device__ __forceinline__ half operator+(half a) { return a; }
+
+template <int N, int S>
+static __device__ __forceinline__ typename prism_vec<float, N>::type prism_vload_half(size_t i, const half *p) {
+  typename prism_vec<float, N>::type r;
+  const half *q = p + (size_t)S * i;
+  for (int k = 0; k < N; k++) prism_el(r, k) = prism_h2f(q[k].bits);
+  return r;
+}
+template <int N, int S, int R, class A>
+static __device__ __forceinline__ void prism_vstore_half(const A &v, size_t i, half *p) {
+  static_assert(prism_width<A>::value == N, "vstore_half: the operand's width is not the function's");
+  half *q = p + (size_t)S * i;
+  for (int k = 0; k < N; k++) q[k].bits = prism_to_half_bits<R>(prism_get(v, k));
+}
+static __device__ __forceinline__ float vload_half(size_t i, const half *p) { return prism_h2f(p[i].bits); }
+#define PRISM_VLOAD_HALF(N, A)                                                                        \
+  static __device__ __forceinline__ float##N vload_half##N(size_t i, const half *p) { return prism_vload_half<N, N>(i, p); } \
+  static __device__ __forceinline__ float##N vloada_half##N(size_t i, const half *p) { return prism_vload_half<N, A>(i, p); }
+PRISM_VLOAD_HALF(2, 2)
+PRISM_VLOAD_HALF(3, 4)
+PRISM_VLOAD_HALF(4, 4)
+PRISM_VLOAD_HALF(8, 8)
+PRISM_VLOAD_HALF(16, 16)
+#undef PRISM_VLOAD_HALF
+#define PRISM_VSTORE_HALF(SUFFIX, R)                                                                  \
+  template <class A> static __device__ __forceinline__ void vstore_half##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<1, 1, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstore_half2##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<2, 2, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstore_half3##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<3, 3, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstore_half4##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<4, 4, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstore_half8##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<8, 8, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstore_half16##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<16, 16, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstorea_half2##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<2, 2, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstorea_half3##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<3, 4, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstorea_half4##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<4, 4, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstorea_half8##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<8, 8, R>(v, i, p); } \
+  template <class A> static __device__ __forceinline__ void vstorea_half16##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<16, 16, R>(v, i, p); }
+PRISM_VSTORE_HALF(, 1)
+PRISM_VSTORE_HALF(_rte, 1)
+PRISM_VSTORE_HALF(_rtz, 2)
+PRISM_VSTORE_HALF(_rtp, 3)
+PRISM_VSTORE_HALF(_rtn, 4)
+#undef PRISM_VSTORE_HALF
+
 // The OpenCL names, last, so that nothing above is rewritten. Function-like macros rewrite
 // only calls: a variable named like a function is left alone.
 #define min(a, b) prism_min(a, b)
@@ -1143,6 +1674,40 @@ static __device__ __forceinline__ double prism_dot(double2 a, double2 b) { retur
 #define isinf(x) prism_isinf(x)
 #define isfinite(x) prism_isfinite(x)
 #define dot(a, b) prism_dot(a, b)
+#define cross(a, b) prism_cross(a, b)
+#define length(x) prism_length(x)
+#define distance(a, b) prism_distance(a, b)
+#define normalize(x) prism_normalize(x)
+#define fast_length(x) prism_fast_length(x)
+#define fast_distance(a, b) prism_fast_distance(a, b)
+#define fast_normalize(x) prism_fast_normalize(x)
+#define degrees(x) prism_degrees(x)
+#define radians(x) prism_radians(x)
+#define smoothstep(e0, e1, x) prism_smoothstep(e0, e1, x)
+#define maxmag(x, y) prism_maxmag(x, y)
+#define minmag(x, y) prism_minmag(x, y)
+#define abs_diff(a, b) prism_abs_diff(a, b)
+#define add_sat(a, b) prism_add_sat(a, b)
+#define sub_sat(a, b) prism_sub_sat(a, b)
+#define hadd(a, b) prism_hadd(a, b)
+#define rhadd(a, b) prism_rhadd(a, b)
+#define rotate(v, i) prism_rotate(v, i)
+#define mad_hi(a, b, c) prism_mad_hi(a, b, c)
+#define isnormal(x) prism_isnormal(x)
+#define signbit(x) prism_signbit(x)
+#define isequal(x, y) prism_isequal(x, y)
+#define isnotequal(x, y) prism_isnotequal(x, y)
+#define isgreater(x, y) prism_isgreater(x, y)
+#define isgreaterequal(x, y) prism_isgreaterequal(x, y)
+#define isless(x, y) prism_isless(x, y)
+#define islessequal(x, y) prism_islessequal(x, y)
+#define islessgreater(x, y) prism_islessgreater(x, y)
+#define isordered(x, y) prism_isordered(x, y)
+#define isunordered(x, y) prism_isunordered(x, y)
+#define any(x) prism_any(x)
+#define all(x) prism_all(x)
+#define select(a, b, c) prism_select(a, b, c)
+#define bitselect(a, b, c) prism_bitselect(a, b, c)
 #define native_exp(x) prism_native_exp(x)
 #define native_exp2(x) prism_native_exp2(x)
 #define native_exp10(x) prism_native_exp10(x)
@@ -1157,6 +1722,21 @@ static __device__ __forceinline__ double prism_dot(double2 a, double2 b) { retur
 #define native_sin(x) prism_native_sin(x)
 #define native_cos(x) prism_native_cos(x)
 #define native_tan(x) prism_native_tan(x)
+// half_*: at least the precision OpenCL asks of them (8192 ulp), from the full functions.
+#define half_cos(x) prism_cos(x)
+#define half_divide(x, y) ((x) / (y))
+#define half_exp(x) prism_exp(x)
+#define half_exp2(x) prism_exp2(x)
+#define half_exp10(x) prism_exp10(x)
+#define half_log(x) prism_log(x)
+#define half_log2(x) prism_log2(x)
+#define half_log10(x) prism_log10(x)
+#define half_powr(x, y) prism_powr(x, y)
+#define half_recip(x) (1.0f / (x))
+#define half_rsqrt(x) prism_rsqrt(x)
+#define half_sin(x) prism_sin(x)
+#define half_sqrt(x) prism_sqrt(x)
+#define half_tan(x) prism_tan(x)
 
 #ifndef __CUDACC_RTC__
 // Plain functions of a .cl file are device functions, as NVRTC's -default-device makes them.

@@ -22,22 +22,23 @@ const sourceName = "kernel.cl"
 // source that uses a construct with no CUDA counterpart gets an #error directive before
 // the #line that names it (translateOpenCL returns the error itself).
 func translate(source, name string) string {
-	text, err := translateOpenCL(source, name)
+	tr, err := translateOpenCL(source, name)
 	if err != nil {
 		return prelude + "\n#error " + cQuote(err.Error()) + "\n#line 1 " + cQuote(name) + "\n" + source
 	}
-	return text
+	return tr.text
 }
 
 // translateOpenCL returns the text NVRTC compiles for an OpenCL C source named name, or an
 // error wrapping engine.ErrUnsupported that names a construct with no CUDA counterpart and
 // its line and column.
-func translateOpenCL(source, name string) (string, error) {
-	text, err := translateSource(source, name)
+func translateOpenCL(source, name string) (translation, error) {
+	tr, err := translateProgram(source, name)
 	if err != nil {
-		return "", err
+		return translation{}, err
 	}
-	return prelude + "\n#line 1 " + cQuote(name) + "\n" + text, nil
+	tr.text = prelude + "\n#line 1 " + cQuote(name) + "\n" + tr.text
+	return tr, nil
 }
 
 // cQuote writes s as a C string literal: backslash and double quote escaped, every other

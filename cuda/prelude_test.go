@@ -53,7 +53,7 @@ func clangCUDA(t *testing.T, clang, name, text string, defines []string) (string
 	return string(b), err
 }
 
-var kernelRE = regexp.MustCompile(`(?s)__kernel\b(.*?)\bvoid\s+(\w+)\s*\(([^)]*)\)`)
+var kernelRE = regexp.MustCompile(`(?s)(?:__kernel\b|(?m:^)kernel\s)(.*?)\bvoid\s+(\w+)\s*\(([^)]*)\)`)
 
 // kernelNames returns the names of the __kernel functions of an OpenCL C source, and
 // whether each requires a work-group size.
@@ -196,8 +196,7 @@ func TestPreludeRejects(t *testing.T) {
 		{"undeclared identifier", "__kernel void k(__global float *x) {\n  x[0] = prism_not_declared;\n}\n", "kernel.cl:2:"},
 		{"vector literal of a wrong width", "__kernel void k(__global float4 *x) {\n  x[0] = (float4)(1.0f, 2.0f, 3.0f);\n}\n", "kernel.cl:2:"},
 		{"get_work_dim", "__kernel void k(__global uint *x) {\n  x[0] = get_work_dim();\n}\n", "get_work_dim"},
-		{"__local pointer argument", "__kernel void k(__global float *x, __local float *s) {\n  s[0] = x[0];\n}\n", "kernel.cl:1:"},
-		{"__constant pointer argument", "__kernel void k(__global float *x, __constant float *c) {\n  x[0] = c[0];\n}\n", "kernel.cl:1:"},
+		{"pointer to float3", "__kernel void k(__global float *x,\n  __global float3 *v) {\n}\n", "kernel.cl:2:3: a __global pointer to float3"},
 		{"swizzle of a wrong width", "__kernel void k(__global float4 *x) {\n  x[0].xy = x[1].zwx;\n}\n", "kernel.cl:2:"},
 		{"image", "__kernel void k(__global float4 *x,\n  __read_only image2d_t im) {\n}\n", "kernel.cl:2:15: images have no CUDA counterpart"},
 		// Behind the shared conversions, lines count from the family's source (convert.cl

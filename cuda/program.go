@@ -46,11 +46,16 @@ func (d *device) BuildSource(src driver.Source, options []string) (driver.Progra
 		if name == "" {
 			name = sourceName
 		}
-		text, err := translateOpenCL(src.Text, name)
+		tr, err := translateOpenCL(src.Text, name)
 		if err != nil {
 			return nil, err
 		}
-		return d.build(src.Dialect, text, "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
+		prog, err := d.build(src.Dialect, tr.text, "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
+		if err != nil {
+			return nil, err
+		}
+		prog.locals = tr.locals
+		return prog, nil
 	case driver.DialectCUDA:
 		opts, err := cudaOptions(options)
 		if err != nil {
@@ -60,14 +65,18 @@ func (d *device) BuildSource(src driver.Source, options []string) (driver.Progra
 		if name == "" {
 			name = "source.cu"
 		}
-		return d.build(src.Dialect, src.Text, name, embeddedHeaders(), append(append([]string{}, cudaFixedOptions...), opts...))
+		prog, err := d.build(src.Dialect, src.Text, name, embeddedHeaders(), append(append([]string{}, cudaFixedOptions...), opts...))
+		if err != nil {
+			return nil, err // not a nil *program in the interface
+		}
+		return prog, nil
 	}
 	return nil, fmt.Errorf("cuda: build: the backend does not build %s: %w", src.Dialect, engine.ErrUnsupported)
 }
 
 // build compiles text in dialect (named name in NVRTC's messages) with the in-memory
 // headers, opts and the device's architecture, through the cache, and loads the module.
-func (d *device) build(dialect driver.Dialect, text, name string, headers []header, opts []string) (driver.Program, error) {
+func (d *device) build(dialect driver.Dialect, text, name string, headers []header, opts []string) (*program, error) {
 	if d.closed.Load() {
 		return nil, errClosed("device")
 	}
@@ -163,6 +172,9 @@ type program struct {
 	refs   int // 1 for the program until Close, plus one per open kernel
 	closed atomic.Bool
 	params map[string]int // parameters per kernel as the image declares them (params.go)
+	// locals holds the indices of each kernel's __local pointer parameters (translation),
+	// nil for CUDA C++, whose kernels have none.
+	locals map[string][]int
 }
 
 var _ driver.Program = (*program)(nil)
@@ -237,7 +249,7 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 	if p.closed.Load() || !p.acquire() {
 		return nil, errClosed("program")
 	}
-	k := &kernel{name: name, prog: p}
+	k := &kernel{name: name, prog: p, locals: p.locals[name], opencl: p.locals != nil}
 	counted := false
 	err := p.d.th.call(func() error {
 		f, r := cuModuleGetFunction(p.mod, name)
@@ -338,6 +350,8 @@ type kernel struct {
 	prog   *program
 	attrs  driver.KernelAttributes // cuFuncGetAttribute, read once
 	params []int                   // parameter sizes, nil if unknown
+	locals []int                   // indices of __local pointer parameters (program.locals)
+	opencl bool                    // built from OpenCL C
 	closed atomic.Bool
 
 	// maxDynamic is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as last read or set:

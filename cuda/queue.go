@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -267,7 +268,8 @@ func period(pattern []byte) int64 {
 // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, on devices that have them. Arguments are packed
 // by their sizes (packArgs): a buffer as its 8-byte device pointer, a value (a scalar, a
 // tensor map's 128 bytes) as its bytes, in C memory aligned for it; a __local pointer
-// parameter's size (Arg.Local) has no CUDA counterpart and gives ErrUnsupported.
+// parameter's size (Arg.Local) becomes its offset in the dynamic shared memory
+// (withLocals), for kernels built from OpenCL C.
 func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (driver.Event, error) {
 	if err := q.check(); err != nil {
 		return nil, err
@@ -275,6 +277,9 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 	k, err := asKernel(dk)
 	if err != nil {
 		return nil, err
+	}
+	if r, args, err = k.withLocals(r, args); err != nil {
+		return nil, wrapf(err, "launch %s", k.name)
 	}
 	grid, block, err := launchShape(r, q.d.props.MaxGridDim)
 	if err != nil {
@@ -320,6 +325,9 @@ func (q *queue) LaunchUntimed(dk driver.Kernel, r driver.Range, args []driver.Ar
 	if err != nil {
 		return err
 	}
+	if r, args, err = k.withLocals(r, args); err != nil {
+		return wrapf(err, "launch %s", k.name)
+	}
 	if r.Clustered() || r.SharedBytes > k.maxDynamic.Load() {
 		ev, err := q.Launch(dk, r, args)
 		if err != nil {
@@ -344,6 +352,48 @@ func (q *queue) LaunchUntimed(dk driver.Kernel, r driver.Range, args []driver.Ar
 		return check(fmt.Sprintf("cuLaunchKernel(%s, grid %v, block %v, %d shared bytes)", k.name, grid, block, r.SharedBytes), res)
 	}
 	return nil
+}
+
+// withLocals gives the __local pointer parameters of a kernel built from OpenCL C their
+// memory: each LocalBytes argument becomes the uint byte offset the translation's kernel
+// takes (prelude.cuh, prism_local_at), the first at r.SharedBytes rounded up to 16, each
+// next one 16-byte aligned after the one before, and the range's dynamic shared memory
+// grows to hold them all. A __local parameter given anything else, or a LocalBytes
+// argument for another parameter, is refused (ErrInvalidArg); a kernel without __local
+// parameters gets its arguments unchanged.
+func (k *kernel) withLocals(r driver.Range, args []driver.Arg) (driver.Range, []driver.Arg, error) {
+	if len(k.locals) == 0 {
+		if k.opencl {
+			for i, a := range args {
+				if a.Local != 0 {
+					return r, nil, fmt.Errorf("argument %d: %d bytes of local memory for a parameter that is not a __local pointer: %w", i, a.Local, engine.ErrInvalidArg)
+				}
+			}
+		}
+		return r, args, nil
+	}
+	out := slices.Clone(args)
+	offsets := make([]byte, 0, 4*len(k.locals))
+	off, next := (r.SharedBytes+15)&^15, 0
+	for i, a := range args {
+		local := next < len(k.locals) && k.locals[next] == i
+		switch {
+		case local && a.Local <= 0:
+			return r, nil, fmt.Errorf("argument %d is a __local pointer parameter: give its size in bytes (engine.LocalBytes): %w", i, engine.ErrInvalidArg)
+		case !local && a.Local != 0:
+			return r, nil, fmt.Errorf("argument %d: %d bytes of local memory for a parameter that is not a __local pointer: %w", i, a.Local, engine.ErrInvalidArg)
+		case local:
+			if off > math.MaxUint32 {
+				return r, nil, fmt.Errorf("argument %d: local memory offset %d: %w", i, off, engine.ErrInvalidArg)
+			}
+			offsets = binary.NativeEndian.AppendUint32(offsets, uint32(off))
+			out[i] = driver.Arg{Value: offsets[len(offsets)-4:]}
+			off += (a.Local + 15) &^ 15
+			next++
+		}
+	}
+	r.SharedBytes = off
+	return r, out, nil
 }
 
 // launchShape converts a range to CUDA's grid and block, checking the grid against the
@@ -453,7 +503,7 @@ func (p *packedArgs) pack(args []driver.Arg, sizes []int) error {
 		case len(a.Value) > 0:
 			val = a.Value
 		case a.Local != 0:
-			return fmt.Errorf("argument %d: %d bytes of local memory for a __local pointer parameter: CUDA kernels have none (size dynamic shared memory with Range.SharedBytes): %w",
+			return fmt.Errorf("argument %d: %d bytes of local memory for a __local pointer parameter: CUDA C++ kernels have none (size dynamic shared memory with Range.SharedBytes): %w",
 				i, a.Local, engine.ErrUnsupported)
 		default:
 			return fmt.Errorf("argument %d has neither buffer nor value: %w", i, engine.ErrInvalidArg)

@@ -44,20 +44,37 @@ import (
 
 // translateSource returns the source with the rewrites above, and an error wrapping
 // engine.ErrUnsupported, naming the construct and its line and column in the source, for
-// what has no CUDA counterpart (images and samplers). name names the source in the error.
+// what has no CUDA counterpart (images, samplers, get_work_dim, a __global or __constant
+// pointer to a 3-component vector). name names the source in the error.
 func translateSource(src, name string) (string, error) {
+	tr, err := translateProgram(src, name)
+	return tr.text, err
+}
+
+// translation is an OpenCL C source rewritten for NVRTC, with what its launches need.
+type translation struct {
+	text string
+	// locals holds, per kernel, the indices of its __local pointer parameters in
+	// increasing order: the translation makes each a uint, the byte offset of its memory
+	// in the block's dynamic shared memory, which the launch sizes (queue.go, withLocals).
+	locals map[string][]int
+}
+
+// translateProgram is translateSource, with the kernels' __local pointer parameters.
+func translateProgram(src, name string) (translation, error) {
 	toks := tokenize(src, false)
-	t := &translator{src: src, name: name, members: memberNames(toks)}
+	t := &translator{src: src, name: name, members: memberNames(toks), locals: map[string][]int{}}
 	t.rewrite(toks, 0, false)
+	t.kernelParams(toks)
 	if t.err != nil {
-		return "", t.err
+		return translation{}, t.err
 	}
 	var b strings.Builder
 	b.Grow(len(src) + len(src)/8)
 	for _, tk := range toks {
 		tk.write(&b)
 	}
-	return b.String(), nil
+	return translation{text: b.String(), locals: t.locals}, nil
 }
 
 type tokenKind uint8
@@ -265,7 +282,7 @@ var unsupported = map[string]string{
 	"image1d_t": "images", "image1d_buffer_t": "images", "image1d_array_t": "images", "image2d_t": "images",
 	"image2d_array_t": "images", "image3d_t": "images", "sampler_t": "samplers", "read_imagef": "images",
 	"read_imagei": "images", "read_imageui": "images", "write_imagef": "images", "write_imagei": "images",
-	"write_imageui": "images",
+	"write_imageui": "images", "get_work_dim": "work dimensions (a CUDA launch is always 3-D)",
 }
 
 // keywords that may stand before a parenthesis without being called.
@@ -277,8 +294,15 @@ var keywords = map[string]bool{
 type translator struct {
 	src, name string
 	members   map[string]bool
+	locals    map[string][]int // translation.locals
 	err       error
 }
+
+// unprefixed are OpenCL C's address-space and kernel qualifiers without their
+// underscores, keywords of OpenCL C that the translation spells as the prelude's macros
+// (CUDA's own macros expand to the bare words, so they cannot be macros themselves).
+var unprefixed = map[string]string{"global": "__global", "local": "__local", "constant": "__constant",
+	"private": "__private", "kernel": "__kernel"}
 
 func (t *translator) fail(off int, format string, args ...any) {
 	if t.err != nil {
@@ -457,6 +481,9 @@ func (t *translator) rewrite(toks []token, base int, macro bool) {
 			if what, ok := unsupported[tk.text]; ok {
 				t.fail(base+tk.off, "%s have no CUDA counterpart (%s)", what, tk.text)
 			}
+			if p, ok := unprefixed[tk.text]; ok && !is(k-1, ".") && !is(k-1, "->") {
+				tk.replace(p)
+			}
 			if m := convertRE.FindStringSubmatch(tk.text); m != nil {
 				tk.replace("prism_cvt<" + m[1] + ">::" + m[2])
 			}
@@ -559,6 +586,131 @@ func (t *translator) constantLiteral(toks []token, sig []int, pair []int, k int)
 	toks[sig[open]].replace("")
 	toks[sig[close]].replace(text + "}")
 	return true
+}
+
+// kernelParams rewrites the parameters of every kernel, after rewrite: a __local pointer
+// parameter, which CUDA cannot declare, becomes uint prism_local_NAME, the byte offset of
+// its memory in the block's dynamic shared memory, and the body starts by declaring the
+// pointer at that offset (prism_local_at, prelude.cuh); a __constant pointer parameter
+// becomes a const one (CUDA's constant memory is file-scope only; the data stays in
+// global memory, read through the same caches). A __global or __constant pointer to a
+// 3-component vector is refused: OpenCL's float3 takes 16 bytes, CUDA's 12, so the
+// elements would be read at the wrong places.
+func (t *translator) kernelParams(toks []token) {
+	sig := significantIndices(toks)
+	pair := brackets(toks, sig)
+	text := func(k int) string {
+		if k < 0 || k >= len(sig) || toks[sig[k]].kind == tkString {
+			return ""
+		}
+		return toks[sig[k]].text
+	}
+	for k := 0; k < len(sig); k++ {
+		if s := text(k); s != "__kernel" && s != "kernel" {
+			continue
+		}
+		// The parameter list: the first parenthesis after a name other than __attribute__.
+		open := -1
+		for j := k + 1; j < len(sig) && open < 0; j++ {
+			switch text(j) {
+			case "(":
+				if prev := toks[sig[j-1]]; prev.kind == tkIdent && prev.text != "__attribute__" {
+					open = j
+				} else if pair[j] > j {
+					j = pair[j]
+				} else {
+					j = len(sig)
+				}
+			case ";", "{", ")", "=":
+				j = len(sig)
+			}
+		}
+		if open < 0 || pair[open] < 0 {
+			continue
+		}
+		name, close := toks[sig[open-1]].text, pair[open]
+		body := -1
+		for j := close + 1; j < len(sig) && body < 0; j++ {
+			switch text(j) {
+			case "{":
+				body = j
+			case ";":
+				j = len(sig)
+			case "(":
+				j = max(pair[j], j)
+			}
+		}
+		var decls []string
+		index, start := 0, open+1
+		for j := open + 1; j <= close; j++ {
+			if s := text(j); (s == "(" || s == "[") && pair[j] > j {
+				j = pair[j]
+				continue
+			} else if s != "," && j != close {
+				continue
+			}
+			if j > start && !(j == start+1 && text(start) == "void") {
+				if decl := t.param(toks, sig, start, j, name, index); decl != "" {
+					decls = append(decls, decl)
+				}
+				index++
+			}
+			start = j + 1
+		}
+		if body >= 0 && len(decls) > 0 {
+			toks[sig[body]].post += " " + strings.Join(decls, " ")
+		}
+		k = close
+	}
+}
+
+// param rewrites parameter index of kernel, the significant tokens sig[a:b], and returns
+// the declaration its body needs (a __local pointer's), or "".
+func (t *translator) param(toks []token, sig []int, a, b int, kernel string, index int) string {
+	space, pointer, vec3 := -1, false, ""
+	for j := a; j < b; j++ {
+		tk := &toks[sig[j]]
+		switch {
+		case tk.text == "*":
+			pointer = true
+		case tk.kind != tkIdent:
+		case tk.text == "__local" || tk.text == "local" || tk.text == "__constant" || tk.text == "constant" ||
+			tk.text == "__global" || tk.text == "global":
+			space = j
+		case vectorTypes[tk.text] && strings.HasSuffix(tk.text, "3"):
+			vec3 = tk.text
+		}
+	}
+	if space < 0 || !pointer {
+		return ""
+	}
+	kw := strings.TrimPrefix(toks[sig[space]].text, "__")
+	switch {
+	case vec3 != "" && kw != "local":
+		t.fail(toks[sig[a]].off, "a __%s pointer to %s (parameter %d of %s) has no CUDA counterpart: OpenCL's %s takes 16 bytes, CUDA's 12; pass a pointer to its components and use vload3/vstore3",
+			kw, vec3, index, kernel, vec3)
+	case kw == "constant":
+		toks[sig[space]].replace("const")
+	case kw == "local":
+		last := toks[sig[b-1]]
+		if last.kind != tkIdent {
+			t.fail(last.off, "a __local pointer parameter needs a name (parameter %d of %s)", index, kernel)
+			return ""
+		}
+		var decl []string
+		for j := a; j < b; j++ {
+			if j != space {
+				decl = append(decl, toks[sig[j]].text)
+			}
+		}
+		for j := a + 1; j < b; j++ {
+			toks[sig[j]].replace("")
+		}
+		toks[sig[a]].replace("uint prism_local_" + last.text)
+		t.locals[kernel] = append(t.locals[kernel], index)
+		return strings.Join(decl, " ") + " = prism_local_at(prism_local_" + last.text + ");"
+	}
+	return ""
 }
 
 // brackets returns, for each significant token (sig), the index of the bracket that

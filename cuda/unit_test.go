@@ -805,7 +805,7 @@ func TestDescribe(t *testing.T) {
 		props.ComputeCapability != [2]int{9, 0} || props.SharedMemPerBlockOptin != 227<<10 || !props.ClusterLaunch {
 		t.Errorf("properties %+v", props)
 	}
-	if f := (&device{props: props}).LaunchFeatures(); f != (driver.LaunchFeatures{SharedBytes: true, MaxClusterSize: 8}) {
+	if f := (&device{props: props}).LaunchFeatures(); f != (driver.LaunchFeatures{LocalArgs: true, SharedBytes: true, MaxClusterSize: 8}) {
 		t.Errorf("H100 launch features %+v", f)
 	}
 	// No PCI string: the attributes give it. Compute capability 5.2: no fp16.
@@ -815,7 +815,7 @@ func TestDescribe(t *testing.T) {
 		info.ComputeCapability != 52 || info.LocalMemOptInBytes != 0 {
 		t.Errorf("describe(old) = %+v, %v", info, err)
 	}
-	if f := (&device{props: props}).LaunchFeatures(); f != (driver.LaunchFeatures{SharedBytes: true}) {
+	if f := (&device{props: props}).LaunchFeatures(); f != (driver.LaunchFeatures{LocalArgs: true, SharedBytes: true}) {
 		t.Errorf("sm_52 launch features %+v: no clusters", f)
 	}
 	if info, _, _ := describe(attr(map[int]int{attrComputeCapabilityMajor: 5, attrComputeCapabilityMinor: 3}), "tx1", 1, ""); !info.FP16 {

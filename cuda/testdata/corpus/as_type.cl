@@ -4,6 +4,7 @@
 // component; back[i] = as_float(as_int(in[i].x) ^ 0x80000000), -in[i].x; bytes[i] =
 // as_uchar4(as_uint(in[i].y)), in[i].y's bytes (little-endian); wide[i] = as_int8 of the
 // float8 (v, v)'s bits.
+// run: --kernel as_type --global 1024 --arg out:uint32:4096 --arg out:float32:1024 --arg out:uint8:4096 --arg out:int32:8192 --arg buf:float32:4096:random --arg scalar:int32:1000
 __kernel void as_type(__global uint4 *bits, __global float *back, __global uchar4 *bytes, __global int8 *wide,
                       __global const float4 *in, int n) {
     int i = get_global_id(0);

@@ -6,6 +6,7 @@
 // h[i] = convert_short_sat(v.x * 100000) (clamped to -32768..32767); f[i] =
 // convert_float4(convert_int4(v)) + convert_float_rtz(in[i].y) (the integer part of each
 // component, plus y).
+// run: --kernel convert --global 1024 --arg r=out:int32:4096 --arg z=out:int32:4096 --arg u=out:int32:4096 --arg d=out:int32:4096 --arg s=out:uint8:4096 --arg h=out:int16:1024 --arg f=out:float32:4096 --arg buf:float32:4096:random --arg scalar:int32:1000
 __kernel void convert(__global int4 *r, __global int4 *z, __global int4 *u, __global int4 *d,
                       __global uchar4 *s, __global short *h, __global float4 *f, __global const float4 *in, int n) {
     int i = get_global_id(0);

@@ -5,6 +5,9 @@
 // float4s); literal_mixed: out[i] = (v.x, v.y, a, b) for v = (in[2i], in[2i+1]),
 // a = 10, b = 20; literal_wide: out8[i] = (0, 1, ..., 7) + i and out16[i] = (i, ..., i+15)
 // as int8 and uchar16 (modulo 256).
+// run: --kernel literal_float4 --global 1024 --arg out:float32:4096 --arg buf:float32:1024:random --arg scalar:int32:1000
+// run: --kernel literal_mixed --global 1024 --arg out:float32:4096 --arg buf:float32:2048:random --arg scalar:int32:1000
+// run: --kernel literal_wide --global 1024 --arg out8=out:int32:8192 --arg out16=out:uint8:16384 --arg scalar:int32:1000
 __kernel void literal_float4(__global float4 *out, __global const float *in, int n) {
     int i = get_global_id(0);
     if (i >= n) return;
