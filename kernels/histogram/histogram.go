@@ -24,6 +24,28 @@ const (
 	histMinItemInputs = 16
 )
 
+// The privatized kernels' shape (hist_*_priv in histogram.cl, the ops' "privatized"
+// variant; privUnroll and privGroupsPerCU are the defaults of PrivTunables, which `prism
+// tune` may replace per device):
+//   - privUnroll 16-byte loads in flight per item and step: with privGroupsPerCU groups of
+//     256 items per compute unit that is up to 64 KB in flight per SM, about four times what
+//     an H100 needs to cover its memory latency at its bandwidth (3 TB/s * ~0.7 us / 132
+//     SMs), so half the items may be counting while the other half wait on memory;
+//   - privMaxCopies lane-striped sub-histograms per group (one per lane of a 32-wide warp:
+//     32 KB of local memory for 256 bins, which the OpenCL 1.2 minimum of 32 KB and
+//     NVIDIA's 48 KB hold), fewer where the local memory or the group is smaller;
+//   - privGroupsPerCU groups per compute unit (1024 items, and 4 x 33 KB of shared memory
+//     on an SM that holds 228 KB), with a grid-stride loop: few groups, so that the clear and
+//     merge of bins*copies local words and the bins global atomics of each group are paid
+//     528 times on an H100 (the portable kernels' 8 groups per compute unit pay them 1056
+//     times), and at least one input per local word and a full step of loads per item per
+//     group at smaller sizes.
+const (
+	privUnroll      = 4
+	privMaxCopies   = 32
+	privGroupsPerCU = 4
+)
+
 // MaxFloatBins is the most bins of a float32 histogram (so that float32(bins) is exact).
 const MaxFloatBins = 1 << 24
 
@@ -45,30 +67,68 @@ func HistogramScale(bins int, lo, hi float32) float32 {
 type Histogram struct {
 	dev             *engine.Device
 	prog            *engine.Program
-	clear, u32, f32 *engine.Kernel
+	clear, u32, f32 *engine.Kernel // u32 and f32: hist_*_priv when priv
 	u32g, f32g      *engine.Kernel
 	wg, localWords  int
 	localBins, cus  int
+	priv            bool
+	unroll, perCU   int // the privatized kernels' UNROLL and groups per compute unit
+	// groups, when positive, replaces the privatized kernels' number of work-groups (tests:
+	// several groups and the unrolled loop at the small sizes Oclgrind runs).
+	groups int
 }
 
-// NewHistogram compiles the histogram family for dev.
-func NewHistogram(dev *engine.Device) (*Histogram, error) {
+// NewHistogram compiles the histogram family for dev: the portable kernels (hist_u32,
+// hist_f32), one 4-byte input per item and step.
+func NewHistogram(dev *engine.Device) (*Histogram, error) { return newHistogram(dev, nil) }
+
+// NewPrivatized compiles the histogram family for dev with the privatized kernels
+// (hist_u32_priv, hist_f32_priv): a few work-groups per compute unit, 16-byte loads, several
+// in flight per item, into lane-striped sub-histograms (histogram.cl's header says why). Its
+// methods are those of NewHistogram's, with the same results; above LocalBins it uses the
+// same global-atomic kernels.
+func NewPrivatized(dev *engine.Device) (*Histogram, error) {
+	return NewPrivatizedWith(dev, DefaultPrivTunables)
+}
+
+// NewPrivatizedWith is NewPrivatized with the tunables t (the work-group size is lowered to
+// what dev and the compiled kernels allow).
+func NewPrivatizedWith(dev *engine.Device, t PrivTunables) (*Histogram, error) {
+	if _, err := ParsePrivTunables(t.String()); err != nil {
+		return nil, err
+	}
+	return newHistogram(dev, &t)
+}
+
+// newHistogram builds the portable kernels (priv nil) or the privatized ones with *priv.
+func newHistogram(dev *engine.Device, priv *PrivTunables) (*Histogram, error) {
+	want := 256
+	if priv != nil {
+		want = priv.WG
+	}
 	return kernels.Fit(dev, "histogram", func(lim kernels.Limits) (*Histogram, kernels.Shape, error) {
-		wg, words := lim.Group(256), histLocalWords
+		wg, words := lim.Group(want), histLocalWords
 		for lm := lim.LocalBytes; lm > 0 && int64(4*words) > lm-1024 && words > 256; {
 			words /= 2
 		}
 		if lm := lim.LocalBytes; lm > 0 && int64(4*words) > lm {
 			return nil, kernels.Shape{}, kernels.TooSmall("histogram", lim, fmt.Sprintf("%d bytes of local memory", 4*words))
 		}
-		h := &Histogram{dev: dev, wg: wg, localWords: words, localBins: min(histLocalBins, words), cus: max(dev.Info().ComputeUnits, 1)}
+		h := &Histogram{dev: dev, wg: wg, localWords: words, localBins: min(histLocalBins, words), cus: max(dev.Info().ComputeUnits, 1), priv: priv != nil}
+		opts := []string{fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DLOCAL_WORDS=%d", words), fmt.Sprintf("-DLOCAL_BINS=%d", h.localBins)}
+		u32, f32 := "hist_u32", "hist_f32"
+		if priv != nil {
+			h.unroll, h.perCU = priv.Unroll, priv.Groups
+			opts = append(opts, fmt.Sprintf("-DUNROLL=%d", h.unroll))
+			u32, f32 = "hist_u32_priv", "hist_f32_priv"
+		}
 		var err error
-		h.prog, err = dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DLOCAL_WORDS=%d", words), fmt.Sprintf("-DLOCAL_BINS=%d", h.localBins))
+		h.prog, err = dev.Build(source, opts...)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		ks, err := kernels.LoadKernels(h.prog, kernels.Ref{Dst: &h.clear, Name: "hist_clear"}, kernels.Ref{Dst: &h.u32, Name: "hist_u32"},
-			kernels.Ref{Dst: &h.f32, Name: "hist_f32"}, kernels.Ref{Dst: &h.u32g, Name: "hist_u32_global"}, kernels.Ref{Dst: &h.f32g, Name: "hist_f32_global"})
+		ks, err := kernels.LoadKernels(h.prog, kernels.Ref{Dst: &h.clear, Name: "hist_clear"}, kernels.Ref{Dst: &h.u32, Name: u32},
+			kernels.Ref{Dst: &h.f32, Name: f32}, kernels.Ref{Dst: &h.u32g, Name: "hist_u32_global"}, kernels.Ref{Dst: &h.f32g, Name: "hist_f32_global"})
 		if err != nil {
 			h.Close()
 			return nil, kernels.Shape{}, err
@@ -93,12 +153,44 @@ func (h *Histogram) WorkGroup() int { return h.wg }
 // use global atomics for every input (slower, and much slower when many values share a bin).
 func (h *Histogram) LocalBins() int { return h.localBins }
 
-// plan returns the number of sub-histograms per group and the launch range for n inputs into
-// bins bins: global when bins > LocalBins.
+// Privatized reports whether h runs the privatized kernels (NewPrivatized).
+func (h *Histogram) Privatized() bool { return h.priv }
+
+// Tunables describes the shape h was built with, for listings and reports.
+func (h *Histogram) Tunables() string {
+	if !h.priv {
+		return fmt.Sprintf("WG=%d LOCAL_WORDS=%d", h.wg, h.localWords)
+	}
+	return fmt.Sprintf("WG=%d UNROLL=%d GROUPS=%d (LOCAL_WORDS=%d, copies <= %d)", h.wg, h.unroll, h.perCU, h.localWords, min(privMaxCopies, h.wg))
+}
+
+// privCopies returns log2 of the privatized kernels' sub-histograms per group for bins bins:
+// the largest power of two at most privMaxCopies, the group size and localWords/bins.
+func privCopies(wg, localWords, bins int) int {
+	shift := 0
+	for c := 2; c <= min(privMaxCopies, wg) && c*bins <= localWords; c *= 2 {
+		shift++
+	}
+	return shift
+}
+
+// plan returns the number of sub-histograms per group (for the privatized kernels, its
+// log2) and the launch range for n inputs into bins bins: global when bins > LocalBins.
 func (h *Histogram) plan(n, bins int) (copies int, r engine.Range, global bool) {
 	if bins > h.localBins {
 		groups := min((n+h.wg-1)/h.wg, h.cus*histGlobalPerCU)
 		return 0, engine.Range1D(max(groups, 1)*h.wg, h.wg), true
+	}
+	if h.priv {
+		shift := privCopies(h.wg, h.localWords, bins)
+		// Each group clears and merges bins<<shift words: give it at least as many inputs,
+		// and a full step of loads per item.
+		per := max(4*h.unroll*h.wg, bins<<shift)
+		groups := min((n+per-1)/per, h.cus*h.perCU)
+		if h.groups > 0 {
+			groups = h.groups
+		}
+		return shift, engine.Range1D(max(groups, 1)*h.wg, h.wg), false
 	}
 	copies = max(1, min(histMaxCopies, histCopyWords/bins, h.localWords/bins))
 	// Each group clears and merges bins*copies counters: give it enough inputs to pay for them.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -13,15 +14,30 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
+// builds are the family's two builds: the portable kernels and the privatized ones.
+var builds = []struct {
+	name string
+	new  func(*engine.Device) (*Histogram, error)
+}{{"portable", NewHistogram}, {PrivatizedName, NewPrivatized}}
+
 func TestHistogram(t *testing.T) {
+	for _, b := range builds {
+		t.Run(b.name, func(t *testing.T) { testHistogram(t, b.new) })
+	}
+}
+
+func testHistogram(t *testing.T, newHist func(*engine.Device) (*Histogram, error)) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		h, err := NewHistogram(dev)
+		h, err := newHist(dev)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer h.Close()
+		t.Logf("%s", h.Tunables())
 		rng := rand.New(rand.NewPCG(4, 5))
-		sizes := kerneltest.EdgeSizes(h.WorkGroup())
+		// No input, fewer inputs than one 16-byte vector, one vector and a tail, and the
+		// work-group edges.
+		sizes := append([]int{0, 2, 3, 4, 5}, kerneltest.EdgeSizes(h.WorkGroup())...)
 		// uint32: a power-of-two width (shift), widths that are not (division), values past
 		// bins*width (clamped into the last bin), bin edges, one bin, the local limit and one past.
 		for _, c := range []struct {
@@ -105,6 +121,169 @@ func TestHistogram(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHistogramPrivatizedGrid runs the privatized kernels where their loops change course,
+// at sizes Oclgrind runs: forced grids of several work-groups, inputs around one step of
+// UNROLL vectors per item over the grid (the unrolled loop, the vectors left, the scalar
+// tail), under the limits of small devices (Rusticl's 32 items: 32 copies of one item each;
+// 4 KiB of local memory: 2 copies of 256 bins, and 4096 bins through global atomics).
+func TestHistogramPrivatizedGrid(t *testing.T) {
+	for _, lim := range []struct {
+		wg, local string
+		tun       PrivTunables
+	}{
+		{"", "", DefaultPrivTunables}, {"", "", PrivTunables{WG: 512, Unroll: 8, Groups: 2}}, {"", "", PrivTunables{WG: 64, Unroll: 1, Groups: 8}},
+		{"32", "", DefaultPrivTunables}, {"64", "4096", DefaultPrivTunables}, {"1", "", DefaultPrivTunables},
+	} {
+		t.Run(fmt.Sprintf("wg=%s,local=%s,%s", lim.wg, lim.local, lim.tun), func(t *testing.T) {
+			t.Setenv(kernels.EnvMaxWorkGroup, lim.wg)
+			t.Setenv(kernels.EnvMaxLocalBytes, lim.local)
+			kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+				h, err := NewPrivatizedWith(dev, lim.tun)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer h.Close()
+				t.Logf("%s, local bins %d", h.Tunables(), h.LocalBins())
+				rng := rand.New(rand.NewPCG(6, 7))
+				for _, groups := range []int{1, 3} {
+					h.groups = groups
+					step := 4 * h.unroll * groups * h.WorkGroup() // inputs of one unrolled step
+					sizes := []int{step - 1, step, step + 3, 2*step + 4*groups*h.WorkGroup() + 1}
+					if !kerneltest.Small() {
+						sizes = append(sizes, 5*step+4*h.WorkGroup()+2)
+					}
+					for _, bins := range []int{7, 256, 4096} {
+						for _, n := range sizes {
+							if kerneltest.Small() && n*bins > 4096*4096 {
+								continue
+							}
+							skewed := n%2 == 1              // nine in ten in one bin: every lane on one word
+							width := uint32(1 << 32 / bins) // a shift: uniform bins
+							if bins == 7 {
+								width = 1000 // a division, and most values in the last bin
+							}
+							x := make([]uint32, n)
+							f := make([]float32, n)
+							for i := range x {
+								x[i] = rng.Uint32()
+								f[i] = float32(-1.1 + 2.2*rng.Float64())
+								if skewed && rng.IntN(10) != 0 {
+									x[i], f[i] = uint32(bins/2)*width, 0.25
+								}
+							}
+							t.Run(fmt.Sprintf("groups=%d/bins=%d/n=%d", groups, bins, n), func(t *testing.T) {
+								counts := kerneltest.Guarded(t, q, garbage(bins))
+								if err := h.Uint32(q, counts, kerneltest.Guarded(t, q, x), n, bins, width); err != nil {
+									t.Fatal(err)
+								}
+								got := kerneltest.Download(t, q, "uint32 counts", counts, bins)
+								if err := kernels.CheckEqual("uint32 counts", got, HistogramUint32Ref(x, bins, width)); err != nil {
+									t.Fatal(err)
+								}
+								if err := h.Float32(q, counts, kerneltest.Guarded(t, q, f), n, bins, -1, 1); err != nil {
+									t.Fatal(err)
+								}
+								got = kerneltest.Download(t, q, "float32 counts", counts, bins)
+								if err := kernels.CheckEqual("float32 counts", got, HistogramFloat32Ref(f, bins, -1, 1)); err != nil {
+									t.Fatal(err)
+								}
+							})
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestHistogramPrivatizedTooSmall checks that the privatized build refuses a device with
+// too little local memory as the portable one does (ErrUnsupported naming the local memory),
+// so that the op says unsupported there whichever variant is picked.
+func TestHistogramPrivatizedTooSmall(t *testing.T) {
+	t.Setenv(kernels.EnvMaxLocalBytes, "512")
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, b := range builds {
+			h, err := b.new(dev)
+			if err == nil {
+				h.Close()
+			}
+			if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "bytes of local memory") {
+				t.Errorf("%s with 512 bytes of local memory: %v, want ErrUnsupported naming the local memory", b.name, err)
+			}
+		}
+	})
+}
+
+// TestPrivTunables checks the tunables' spelling and its checks, and that every candidate
+// parses back to itself.
+func TestPrivTunables(t *testing.T) {
+	for _, c := range privCandidates {
+		if got, err := ParsePrivTunables(c.String()); err != nil || got != c {
+			t.Errorf("ParsePrivTunables(%q) = %v, %v", c, got, err)
+		}
+	}
+	if got, err := ParsePrivTunables(" UNROLL=2  GROUPS=3 WG=128"); err != nil || got != (PrivTunables{128, 2, 3}) {
+		t.Errorf("fields in another order: %v, %v", got, err)
+	}
+	for _, s := range []string{"", "WG=256 UNROLL=4", "WG=256 UNROLL=4 GROUPS=4 WG=256", "WG=300 UNROLL=4 GROUPS=4", "WG=256 UNROLL=0 GROUPS=4",
+		"WG=256 UNROLL=4 GROUPS=65", "WG=256 UNROLL=4 GROUPS=x", "WG=256 UNROLL=4 GROUPS=+4", "WG=256 UNROLL=4 COPIES=4", "WG=256 UNROLL=4 GROUPS"} {
+		if _, err := ParsePrivTunables(s); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("ParsePrivTunables(%q): %v, want ErrInvalidArg", s, err)
+		}
+	}
+}
+
+// TestHistogramOpTunables sets the ops' privatized variant up as `prism tune` does, with a
+// candidate forced, and checks that it runs, verifies and reports it; a bad set is refused.
+func TestHistogramOpTunables(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, op := range Family().Ops {
+			tun := privCandidates[len(privCandidates)-1].String()
+			in, err := op.Setup(q, kernels.Params{Size: 9999, Seed: 3, Variant: PrivatizedName, Tunables: tun})
+			if err != nil {
+				t.Fatalf("%s: %v", op.Name, err)
+			}
+			err = in.Run(q)
+			if err == nil {
+				err = in.Verify(q)
+			}
+			got := in.(kernels.TunablesReporter).Tunables()
+			in.Close()
+			if err != nil {
+				t.Fatalf("%s with %s: %v", op.Name, tun, err)
+			}
+			if !strings.HasSuffix(got, "(forced)") || !strings.Contains(got, "UNROLL=8 GROUPS=8") {
+				t.Errorf("%s: tunables reported %q, want the forced %s", op.Name, got, tun)
+			}
+			if _, err := op.Setup(q, kernels.Params{Size: 9999, Variant: PrivatizedName, Tunables: "UNROLL=4"}); !errors.Is(err, engine.ErrInvalidArg) {
+				t.Errorf("%s: bad tunables: %v, want ErrInvalidArg", op.Name, err)
+			}
+		}
+	})
+}
+
+// TestHistogramVariants checks the ops' variant lists: the privatized variant first, for
+// every device (OpenCL C, no requirement), the portable one last.
+func TestHistogramVariants(t *testing.T) {
+	for _, op := range Family().Ops {
+		if got := op.VariantNames(); len(got) != 2 || got[0] != PrivatizedName || got[1] != kernels.PortableName {
+			t.Errorf("%s: variants %v, want [%s %s]", op.Name, got, PrivatizedName, kernels.PortableName)
+		}
+		v := op.Variants[0]
+		if v.Dialect != engine.DialectOpenCL || v.Backend != "" || v.MinCompute != 0 || v.Needs != nil || v.Tunables == "" {
+			t.Errorf("%s: variant %s: want OpenCL C with no requirement and its tunables listed", op.Name, v.Name)
+		}
+	}
+	for _, c := range []struct{ wg, local, bins, want int }{
+		{256, 8192, 256, 5}, {32, 8192, 256, 5}, {8, 8192, 256, 3}, {1, 8192, 256, 0},
+		{256, 512, 256, 1}, {256, 8192, 4096, 1}, {256, 4096, 4096, 0}, {256, 8192, 7, 5},
+	} {
+		if got := privCopies(c.wg, c.local, c.bins); got != c.want {
+			t.Errorf("privCopies(wg %d, %d words, %d bins) = %d, want %d", c.wg, c.local, c.bins, got, c.want)
+		}
+	}
 }
 
 // garbage returns n non-zero counts: the histogram must overwrite them.

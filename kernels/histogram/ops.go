@@ -19,7 +19,7 @@ func Family() kernels.Family {
 	return kernels.Family{Name: "histogram", Source: source, Ops: []kernels.Op{
 		histOp("bins256", "uint32", 256, "256-bin histogram of uniform uint32 values (bin = v >> 24), work-group sub-histograms in local memory"),
 		histOp("bins256", "float32", 256, "256-bin histogram of float32 values over [-1, 1) (about 5% outside, dropped), local sub-histograms"),
-		histOp("bins4096", "uint32", 4096, "4096-bin histogram of uniform uint32 values (bin = v >> 20), local sub-histograms"),
+		histOp("bins4096", "uint32", 4096, "4096-bin histogram of uniform uint32 values (bin = v >> 20), local sub-histograms (2 per group in the privatized variant)"),
 	}}
 }
 
@@ -37,10 +37,37 @@ func histOp(op, typ string, bins int, doc string) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "histogram", Type: typ, Doc: doc,
 		SizeDoc: "n input values", DefaultSize: 1 << 25, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupHist(q, name, typ, bins, p)
-		}),
+		Variants: []kernels.Variant{
+			{
+				Name: PrivatizedName, Doc: "a few work-groups per compute unit, grid-stride loop of 16-byte loads (4 in flight per item) into 32 lane-striped local sub-histograms (conflict-free atomics), one global atomic per bin per group (OpenCL C, every backend)",
+				Dialect:  engine.DialectOpenCL,
+				Tunables: DefaultPrivTunables.String() + fmt.Sprintf(" (16-byte loads in flight per item, groups per compute unit; %d lane-striped copies, fewer where local memory or the group is smaller), or prism tune's", privMaxCopies),
+				Candidates: func(*engine.Device) []string {
+					out := make([]string, len(privCandidates))
+					for i, c := range privCandidates {
+						out[i] = c.String()
+					}
+					return out
+				},
+				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+					return setupHist(q, name, typ, bins, true, p)
+				},
+			},
+			portableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupHist(q, name, typ, bins, false, p)
+			}),
+		},
 	}
+}
+
+// PrivatizedName is the name of the histogram ops' privatized variant (NewPrivatized).
+const PrivatizedName = "privatized"
+
+// portableVariant is the portable variant (NewHistogram), its doc saying how it counts.
+func portableVariant(setup func(q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
+	v := kernels.PortableVariant(setup)
+	v.Doc = "work-group sub-histograms in local memory, one 4-byte input per item and step, 8 groups per compute unit (OpenCL C, every backend)"
+	return v
 }
 
 // histInstance counts one of its input sets into counts.
@@ -53,18 +80,32 @@ type histInstance struct {
 	f      *kernels.Inputs[float32] // the float32 ops' inputs
 	counts *engine.Buffer[uint32]
 	n      int
+	// tunables: the privatized variant's, with where they came from; "" for the portable.
+	tunables string
 }
 
-func setupHist(q *engine.Queue, name, typ string, bins int, p kernels.Params) (_ kernels.Instance, err error) {
+// setupHist sets up a histogram op; priv selects the privatized variant (with p.Tunables,
+// else the device's tuned set, else the defaults).
+func setupHist(q *engine.Queue, name, typ string, bins int, priv bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
-	h, err := NewHistogram(q.Device())
-	if err != nil {
+	var h *Histogram
+	tunables := ""
+	if priv {
+		t, from, err := privTunablesFor(q.Device(), name, p.Tunables)
+		if err != nil {
+			return nil, err
+		}
+		if h, err = NewPrivatizedWith(q.Device(), t); err != nil {
+			return nil, err
+		}
+		tunables = h.Tunables() + " (" + from + ")"
+	} else if h, err = NewHistogram(q.Device()); err != nil {
 		return nil, err
 	}
 	n := p.Size
-	in := &histInstance{h: h, float: typ == "float32", bins: bins, width: uint32((1 << 32) / bins), n: n}
+	in := &histInstance{h: h, float: typ == "float32", bins: bins, width: uint32((1 << 32) / bins), n: n, tunables: tunables}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -129,6 +170,10 @@ func (in *histInstance) Verify(q *engine.Queue) error {
 }
 
 func (in *histInstance) Model() kernels.Model { return HistogramModel(in.n) }
+
+// Tunables reports the privatized variant's shape and where it came from (kernels.
+// TunablesReporter); "" for the portable variant.
+func (in *histInstance) Tunables() string { return in.tunables }
 
 func (in *histInstance) Shape() string { return fmt.Sprintf("n=%d bins=%d", in.n, in.bins) }
 
