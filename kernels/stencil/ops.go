@@ -26,8 +26,8 @@ func Family() kernels.Family {
 
 var stencilDocs = map[StencilKind]string{
 	Stencil5pt:  "2D 5-point weighted stencil, interior points (boundary copied), 32x32 local-memory tiles",
-	Stencil7pt:  "3D 7-point weighted stencil, interior points (boundary copied), 2.5D blocking along z",
-	Stencil27pt: "3D 27-point weighted stencil, interior points (boundary copied), 2.5D blocking along z",
+	Stencil7pt:  "3D 7-point weighted stencil, interior points (boundary copied)",
+	Stencil27pt: "3D 27-point weighted stencil, interior points (boundary copied)",
 }
 
 func stencilOp[T kernels.Float](k StencilKind) kernels.Op {
@@ -40,12 +40,51 @@ func stencilOp[T kernels.Float](k StencilKind) kernels.Op {
 	if k.Dims() == 3 {
 		quick = 1 << 18 // 64^3: PoCL runs the z-marching kernels at about 20-50 ns a point
 	}
+	variants := kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupStencil[T](q, name, k, false, p)
+	})
+	variants[0].Doc = portableDocs[k]
+	if k.Dims() == 3 {
+		variants = append([]kernels.Variant{zmarchVariant[T](name, k)}, variants...)
+	}
 	return kernels.Op{
 		Name: name, Family: "stencil", Type: kernels.TypeName[T](), Doc: stencilDocs[k],
-		SizeDoc: sizeDoc, DefaultSize: 1 << 26, QuickSize: quick,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupStencil[T](q, name, k, p)
-		}),
+		SizeDoc: sizeDoc, DefaultSize: 1 << 26, QuickSize: quick, Variants: variants,
+	}
+}
+
+var portableDocs = map[StencilKind]string{
+	Stencil5pt:  "32x32 output tiles loaded with their halo into local memory (OpenCL C, every backend)",
+	Stencil7pt:  "2.5D blocking: 32x8 columns of 32 planes, each plane with its halo staged in local memory, one barrier a plane (OpenCL C, every backend)",
+	Stencil27pt: "2.5D blocking: 32x8 columns of 32 planes, each plane with its halo staged in local memory, one barrier a plane (OpenCL C, every backend)",
+}
+
+// zmarchVariant is the zmarch variant of the 3D stencil op name (stencil_zmarch.cl), placed
+// before the portable one: OpenCL C that every device builds, shaped for GPUs with large
+// L1 and L2 caches.
+func zmarchVariant[T kernels.Float](name string, k StencilKind) kernels.Variant {
+	doc := "32-wide x-y tiles of columns, RY rows a work-item, marching along z in registers with planes read ahead; x/y neighbours through L1, no local memory, no barrier (OpenCL C, every backend)"
+	if k == Stencil27pt {
+		doc = "32-wide x-y tiles of columns, RY rows a work-item, marching along z in registers with planes read ahead; each plane's three 9-point sums computed once, the plane tile in local memory (LM=1) or read through L1 (OpenCL C, every backend)"
+	}
+	return kernels.Variant{
+		Name:    ZMarchName,
+		Doc:     doc,
+		Dialect: engine.DialectOpenCL,
+		Tunables: func() string {
+			d := ZMarchDefault(k)
+			return fmt.Sprintf("%s (tile %dx%d columns x %d planes), or prism tune's", d, d.SX, d.SY*d.RY, d.ZC)
+		}(),
+		Candidates: func(*engine.Device) []string {
+			var out []string
+			for _, c := range zmarchCandidates(k) {
+				out = append(out, c.String())
+			}
+			return out
+		},
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupStencil[T](q, name, k, true, p)
+		},
 	}
 }
 
@@ -65,7 +104,9 @@ const verifyFullMax = 1 << 22
 
 type stencilInstance[T kernels.Float] struct {
 	kind       StencilKind
-	s          *Stencil[T]
+	s          *Stencil[T] // the portable variant, else nil
+	zm         *ZMarch[T]  // the zmarch variant, else nil
+	tunables   string      // the zmarch variant's, with where they came from
 	nx, ny, nz int
 	seed       uint64
 	w          []T
@@ -74,7 +115,8 @@ type stencilInstance[T kernels.Float] struct {
 	out        *engine.Buffer[T]
 }
 
-func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, p kernels.Params) (_ kernels.Instance, err error) {
+// setupStencil sets up a stencil op; zmarch selects the zmarch variant (3D kinds only).
+func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, zmarch bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -82,16 +124,24 @@ func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, 
 	if float64(nx)*float64(ny)*float64(nz) > math.MaxInt32 {
 		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of 2^31-1 points: %w", name, p.Size, engine.ErrInvalidArg)
 	}
-	s, err := NewStencil[T](q.Device())
-	if err != nil {
-		return nil, err
-	}
-	in := &stencilInstance[T]{kind: k, s: s, nx: nx, ny: ny, nz: nz, seed: p.Seed}
+	in := &stencilInstance[T]{kind: k, nx: nx, ny: ny, nz: nz, seed: p.Seed}
 	defer func() {
 		if err != nil {
 			in.Close()
 		}
 	}()
+	if zmarch {
+		t, from, err := zmarchTunables(q.Device(), k, name, p.Tunables)
+		if err != nil {
+			return nil, err
+		}
+		if in.zm, err = NewZMarch[T](q.Device(), k, t); err != nil {
+			return nil, err
+		}
+		in.tunables = fmt.Sprintf("%s (%s)", in.zm.Tunables(), from)
+	} else if in.s, err = NewStencil[T](q.Device()); err != nil {
+		return nil, err
+	}
 	n := nx * ny * nz
 	rng := kernels.NewRand(p.Seed, 0x5374)
 	in.w = kernels.RandFloats[T](rng, k.Points(), -1, 1)
@@ -109,6 +159,9 @@ func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, 
 }
 
 func (in *stencilInstance[T]) Run(q *engine.Queue) error {
+	if in.zm != nil {
+		return in.zm.Run(q, in.out, in.x.Next()[0], in.bw, in.nx, in.ny, in.nz)
+	}
 	return in.s.Run(q, in.kind, in.out, in.x.Next()[0], in.bw, in.nx, in.ny, in.nz)
 }
 
@@ -145,6 +198,14 @@ func (in *stencilInstance[T]) Shape() string {
 	return fmt.Sprintf("nx=%d ny=%d nz=%d", in.nx, in.ny, in.nz)
 }
 
+// Tunables reports the zmarch variant's shape and where it came from; "" for the
+// portable variant, which takes none.
+func (in *stencilInstance[T]) Tunables() string { return in.tunables }
+
 func (in *stencilInstance[T]) Close() error {
-	return errors.Join(in.out.Close(), in.bw.Close(), in.x.Close(), in.s.Close())
+	var s error
+	if in.s != nil {
+		s = in.s.Close()
+	}
+	return errors.Join(in.out.Close(), in.bw.Close(), in.x.Close(), s, in.zm.Close())
 }

@@ -141,6 +141,25 @@ func (s *Stencil[T]) TwentySevenPoint(q *engine.Queue, out, in, w *engine.Buffer
 // nx*ny*nz elements, w at least kind.Points(); longer buffers are fine (the rest is
 // untouched).
 func (s *Stencil[T]) Run(q *engine.Queue, kind StencilKind, out, in, w *engine.Buffer[T], nx, ny, nz int) error {
+	if err := checkRun(kind, out, in, w, nx, ny, nz); err != nil {
+		return err
+	}
+	tilesX := (nx + s.sx - 1) / s.sx
+	if kind == Stencil5pt {
+		groups := tilesX * ((ny + s.sy*s.sry - 1) / (s.sy * s.sry))
+		return q.Launch(s.k5, engine.Range2D(groups*s.sx, s.sy, s.sx, s.sy), out, in, w, int32(nx), int32(ny))
+	}
+	groups := tilesX * ((ny + s.sy - 1) / s.sy) * ((nz + s.zbk - 1) / s.zbk)
+	k := s.k7
+	if kind == Stencil27pt {
+		k = s.k27
+	}
+	return q.Launch(k, engine.Range2D(groups*s.sx, s.sy, s.sx, s.sy), out, in, w, int32(nx), int32(ny), int32(nz))
+}
+
+// checkRun returns an error wrapping engine.ErrInvalidArg when the arguments of a sweep of
+// stencil kind are invalid (see Run); nil when they are fine.
+func checkRun[T kernels.Float](kind StencilKind, out, in, w *engine.Buffer[T], nx, ny, nz int) error {
 	pts := kind.Points()
 	switch {
 	case pts == 0:
@@ -163,15 +182,5 @@ func (s *Stencil[T]) Run(q *engine.Queue, kind StencilKind, out, in, w *engine.B
 	if w.Len() < pts {
 		return fmt.Errorf("kernels: stencil %s: %d weights, need %d: %w", kind, w.Len(), pts, engine.ErrInvalidArg)
 	}
-	tilesX := (nx + s.sx - 1) / s.sx
-	if kind == Stencil5pt {
-		groups := tilesX * ((ny + s.sy*s.sry - 1) / (s.sy * s.sry))
-		return q.Launch(s.k5, engine.Range2D(groups*s.sx, s.sy, s.sx, s.sy), out, in, w, int32(nx), int32(ny))
-	}
-	groups := tilesX * ((ny + s.sy - 1) / s.sy) * ((nz + s.zbk - 1) / s.zbk)
-	k := s.k7
-	if kind == Stencil27pt {
-		k = s.k27
-	}
-	return q.Launch(k, engine.Range2D(groups*s.sx, s.sy, s.sx, s.sy), out, in, w, int32(nx), int32(ny), int32(nz))
+	return nil
 }
