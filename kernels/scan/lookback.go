@@ -37,7 +37,9 @@ type Lookback[T ScanElem] struct {
 type lookbackShape struct{ items, vec, minBlocks int }
 
 // lookbackDefault is the shape NewLookback builds.
-var lookbackDefault = lookbackShape{lookbackItems, 4, 1}
+// MINBLOCKS=6 (40 registers, 6 blocks of 256 per SM, against 56 and 4 unbudgeted) took
+// 2^28 floats from 1.01 ms to 877 us on an H200 (BenchmarkLookback, docs/PERFORMANCE.md).
+var lookbackDefault = lookbackShape{lookbackItems, 4, 6}
 
 // NewLookback compiles scan.cu for dev (CUDA C++: an error wrapping engine.ErrUnsupported
 // on other backends).

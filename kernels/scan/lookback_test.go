@@ -119,7 +119,7 @@ func BenchmarkLookback(b *testing.B) {
 		if err := x.Fill(q, 0, n, 1); err != nil {
 			b.Fatal(err)
 		}
-		for _, sh := range []lookbackShape{{16, 4, 1}, {16, 1, 1}, {16, 4, 4}, {16, 4, 6}, {8, 4, 8}, {32, 4, 1}} {
+		for _, sh := range []lookbackShape{{16, 4, 6}, {16, 4, 7}, {16, 4, 8}, {32, 4, 3}, {12, 4, 8}} {
 			b.Run(fmt.Sprintf("%s/ITEMS=%d/VEC=%d/MINBLOCKS=%d", id, sh.items, sh.vec, sh.minBlocks), func(b *testing.B) {
 				l, err := newLookback[float32](dev, sh)
 				if err != nil {

@@ -40,7 +40,7 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 			{
 				Name: "cuda-lookback", Doc: "one pass, one launch: tiles scanned in shared memory, each tile's offset from its predecessors' published sums (decoupled look-back; CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d) VEC=%d", lookbackBlock, lookbackItems, lookbackTile, lookbackDefault.vec),
+				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d) VEC=%d MINBLOCKS=%d", lookbackBlock, lookbackItems, lookbackTile, lookbackDefault.vec, lookbackDefault.minBlocks),
 				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					return setupScan[T](q, name, exclusive, true, p)
 				},

@@ -43,8 +43,10 @@
 // Tunables (-D, part of the cache key):
 //   BLOCK   threads per block: 256 (one thread per digit)                 default 256
 //   ITEMS   keys per thread per tile                                        default 16
+//   MINBLOCKS  blocks per multiprocessor the pass kernel's registers must allow
+//           (__launch_bounds__'s second argument; 1 asks nothing)              default 1
 //   Shared memory: 4*(2*TILE + (BLOCK/32 + 3)*256) + 4 bytes (41 KB at the defaults).
-// Builds: -DITEMS=16 | -DITEMS=8
+// Builds: -DITEMS=16 | -DITEMS=8 | -DITEMS=12 -DMINBLOCKS=5
 // Launch: 1D, blocks of exactly BLOCK threads.
 // Boundaries: the last tile is padded with the largest mapped key, which ranks after every
 // real key of the tile; the pads are counted out of digit 255 and never written.
@@ -56,6 +58,9 @@
 #endif
 #ifndef ITEMS
 #define ITEMS 16
+#endif
+#ifndef MINBLOCKS
+#define MINBLOCKS 1
 #endif
 
 #define RADIX 256
@@ -158,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(RADIX) onesweep_offsets(unsigned in
   c[t] = s[t] - v; // exclusive: integers, exact
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, MINBLOCKS)
 onesweep_pass(unsigned int *__restrict__ kout, const unsigned int *__restrict__ kin, unsigned int *__restrict__ vout,
               const unsigned int *__restrict__ vin, unsigned int *__restrict__ scratch, int n, int shift, int tin,
               int tout, int pairs) {

@@ -14,11 +14,13 @@ var onesweepSource string
 
 // The tile of onesweep.cu: 256 threads (one per digit of 8 bits) of 16 keys.
 const (
-	onesweepBlock  = 256
-	onesweepItems  = 16
-	onesweepTile   = onesweepBlock * onesweepItems
-	onesweepRadix  = 256
-	onesweepPasses = 4
+	onesweepBlock = 256
+	onesweepItems = 16
+	// onesweepMinBlocks is the pass kernel's register budget (MINBLOCKS).
+	onesweepMinBlocks = 1
+	onesweepTile      = onesweepBlock * onesweepItems
+	onesweepRadix     = 256
+	onesweepPasses    = 4
 	// MaxOnesweepLen bounds the keys of one Onesweep sort: a status word holds a count in
 	// 30 bits.
 	MaxOnesweepLen = 1<<30 - 1
@@ -45,16 +47,17 @@ type Onesweep[K SortKey] struct {
 // NewOnesweep compiles onesweep.cu for dev (CUDA C++: an error wrapping
 // engine.ErrUnsupported on other backends).
 func NewOnesweep[K SortKey](dev *engine.Device) (*Onesweep[K], error) {
-	return newOnesweep[K](dev, onesweepItems)
+	return newOnesweep[K](dev, onesweepItems, onesweepMinBlocks)
 }
 
-// newOnesweep compiles onesweep.cu with items keys per thread (the benchmarks compare them).
-func newOnesweep[K SortKey](dev *engine.Device, items int) (*Onesweep[K], error) {
+// newOnesweep compiles onesweep.cu with items keys per thread and the pass kernel's
+// registers budgeted for minBlocks blocks per multiprocessor (the benchmarks compare them).
+func newOnesweep[K SortKey](dev *engine.Device, items, minBlocks int) (*Onesweep[K], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: sort: nil device: %w", engine.ErrInvalidArg)
 	}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: onesweepSource, Name: "onesweep.cu"},
-		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", items))
+		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", items), fmt.Sprintf("-DMINBLOCKS=%d", minBlocks))
 	if err != nil {
 		return nil, err
 	}

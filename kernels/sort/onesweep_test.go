@@ -8,6 +8,7 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
@@ -75,8 +76,8 @@ func testOnesweep[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) 
 	}
 }
 
-// BenchmarkOnesweep times the onesweep sort of 16M uint32 pairs on each CUDA device with
-// 16 and 8 keys per thread, and the portable sort beside it: bytes are those of
+// BenchmarkOnesweep times the onesweep sort of 16M uint32 pairs on each CUDA device in
+// several shapes (keys per thread, register budget), and the portable sort beside it: bytes are those of
 // OnesweepModel for all three, so that their rates compare as their times do.
 func BenchmarkOnesweep(b *testing.B) {
 	for _, id := range enginetest.DeviceIDs(b, "cuda") {
@@ -94,6 +95,7 @@ func BenchmarkOnesweep(b *testing.B) {
 		for i := range keys {
 			keys[i], vals[i] = rng.Uint32(), uint32(i)
 		}
+		wantK, wantV := SortPairsRef(keys, vals, Ascending)
 		bufs := make([]*engine.Buffer[uint32], 4)
 		for i, data := range [][]uint32{keys, vals, keys, vals} {
 			if bufs[i], err = engine.Upload(b.Context(), q, data); err != nil {
@@ -104,8 +106,10 @@ func BenchmarkOnesweep(b *testing.B) {
 			name string
 			make func() (sorter[uint32], error)
 		}{
-			{"onesweep/ITEMS=16", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 16) }},
-			{"onesweep/ITEMS=8", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 8) }},
+			{"onesweep/ITEMS=16/MINBLOCKS=1", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 16, 1) }},
+			{"onesweep/ITEMS=16/MINBLOCKS=4", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 16, 4) }},
+			{"onesweep/ITEMS=12/MINBLOCKS=5", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 12, 5) }},
+			{"onesweep/ITEMS=8/MINBLOCKS=6", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 8, 6) }},
 			{"portable", func() (sorter[uint32], error) { return NewSorter[uint32](dev) }},
 		}
 		for _, c := range sorters {
@@ -128,6 +132,21 @@ func BenchmarkOnesweep(b *testing.B) {
 					}
 				}
 				if err := q.Finish(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				gotK, err := bufs[2].Download(b.Context(), q)
+				if err == nil {
+					err = CheckSortedKeys("keys", gotK[:n], wantK)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				gotV, err := bufs[3].Download(b.Context(), q)
+				if err == nil {
+					err = kernels.CheckEqual("values", gotV[:n], wantV)
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 			})
