@@ -37,9 +37,10 @@ type Lookback[T ScanElem] struct {
 type lookbackShape struct{ items, vec, minBlocks int }
 
 // lookbackDefault is the shape NewLookback builds.
-// MINBLOCKS=6 (40 registers, 6 blocks of 256 per SM, against 56 and 4 unbudgeted) took
-// 2^28 floats from 1.01 ms to 877 us on an H200 (BenchmarkLookback, docs/PERFORMANCE.md).
-var lookbackDefault = lookbackShape{lookbackItems, 4, 6}
+// MINBLOCKS=8 (8 blocks of 256 per SM, against 4 with the 56 registers the compiler takes
+// unbudgeted) took 2^28 floats from 1.01 ms to 810 us on an H200, 6 blocks to 874 us
+// (BenchmarkLookback, docs/PERFORMANCE.md).
+var lookbackDefault = lookbackShape{lookbackItems, 4, 8}
 
 // NewLookback compiles scan.cu for dev (CUDA C++: an error wrapping engine.ErrUnsupported
 // on other backends).

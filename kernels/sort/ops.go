@@ -38,7 +38,7 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 			{
 				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d), 4 passes", onesweepBlock, onesweepItems, onesweepTile),
+				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d) MINBLOCKS=%d, 4 passes", onesweepBlock, onesweepItems, onesweepTile, onesweepMinBlocks),
 				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					return setupSort(q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewOnesweep[K](dev) })
 				},
