@@ -76,8 +76,11 @@
 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). On devices of compute capability 9.0
 // and newer, a launch may group blocks in thread-block clusters of up to 8 (Range.Cluster;
 // cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, looked up on first use).
-// CUDA kernels have no __local pointer parameters: engine.LocalBytes arguments give
-// ErrUnsupported. Kernels report their attributes (cuFuncGetAttribute): registers, static
+// Kernels built from OpenCL C keep their __local pointer parameters: the translation makes
+// each a byte offset into the block's dynamic shared memory, and the launch turns the
+// engine.LocalBytes arguments into those offsets, 16-byte aligned after Range.SharedBytes,
+// and sizes the dynamic shared memory to hold them all (queue.go, withLocals); CUDA C++
+// kernels have none, and a LocalBytes argument gives them ErrUnsupported. Kernels report their attributes (cuFuncGetAttribute): registers, static
 // shared, local and constant memory, the largest block, the binary and PTX versions; and
 // their theoretical occupancy at a block size (occupancy.go): the blocks resident on a
 // multiprocessor from cuOccupancyMaxActiveBlocksPerMultiprocessor, and the limiting

@@ -32,8 +32,9 @@
 // # Launch options
 //
 // Beyond its shape, a launch may size local memory at launch time, in the way each API
-// does: an OpenCL kernel's __local pointer parameter takes a LocalBytes argument, a CUDA
-// C++ kernel's extern __shared__ array takes Range.SharedBytes; and on CUDA devices of
+// does: an OpenCL C kernel's __local pointer parameter takes a LocalBytes argument (on
+// CUDA devices too, through the translation), a CUDA C++ kernel's extern __shared__ array
+// takes Range.SharedBytes; and on CUDA devices of
 // compute capability 9.0 and newer, Range.Cluster groups work-groups into thread-block
 // clusters. Device.LaunchFeatures says which of these a device accepts; engine refuses the
 // others with ErrUnsupported, and sizes beyond the device's limits (DeviceInfo.LocalMemBytes,
