@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -165,4 +167,51 @@ func SaveTuned(dev *engine.Device, e Tuned) error {
 // "(forced)"), for reports.
 type TunablesReporter interface {
 	Tunables() string
+}
+
+// TunableInt is an integer tunable that ParseTunableInts reads: its key, where its value
+// goes, and the range the value must be in.
+type TunableInt struct {
+	Key      string
+	Dst      *int
+	Min, Max int
+}
+
+// ParseTunableInts reads tunables spelled "KEY=integer KEY=integer ..." (a variant's
+// Params.Tunables, the form its Candidates take) into fields; keys match without regard
+// to case. With all, every key must be given; otherwise a key left out keeps the value its
+// Dst holds. Errors name what (as "histogram tunables"), s and the field at fault: one that
+// is not KEY=integer, an unknown or repeated key, a value out of its range. They wrap
+// engine.ErrInvalidArg.
+func ParseTunableInts(what, s string, all bool, fields ...TunableInt) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("kernels: %s %q: %s: %w", what, s, fmt.Sprintf(format, args...), engine.ErrInvalidArg)
+	}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.Key
+	}
+	seen := map[int]bool{}
+	for _, field := range strings.Fields(s) {
+		k, v, ok := strings.Cut(field, "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || strconv.Itoa(n) != v {
+			return bad("%q is not KEY=integer", field)
+		}
+		i := slices.IndexFunc(fields, func(f TunableInt) bool { return strings.EqualFold(f.Key, k) })
+		switch {
+		case i < 0:
+			return bad("unknown key %s (want %s)", k, strings.Join(keys, ", "))
+		case seen[i]:
+			return bad("%s given twice", fields[i].Key)
+		case n < fields[i].Min || n > fields[i].Max:
+			return bad("%s=%d is out of its range %d..%d", fields[i].Key, n, fields[i].Min, fields[i].Max)
+		}
+		seen[i] = true
+		*fields[i].Dst = n
+	}
+	if all && len(seen) != len(fields) {
+		return bad("want all of %s", strings.Join(keys, ", "))
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package kernels_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -58,4 +60,35 @@ func TestTuned(t *testing.T) {
 			t.Errorf("after replacing a damaged file: %+v, %v", got, ok)
 		}
 	})
+}
+
+// TestParseTunableInts checks the shared parser of integer tunables: fields in any order
+// and case, kept values with all false, and each kind of bad field refused, naming it.
+func TestParseTunableInts(t *testing.T) {
+	var a, b int
+	fields := func() []kernels.TunableInt {
+		return []kernels.TunableInt{{Key: "WG", Dst: &a, Min: 1, Max: 1024}, {Key: "UNROLL", Dst: &b, Min: 0, Max: 8}}
+	}
+	if err := kernels.ParseTunableInts("t", " unroll=0  WG=64 ", true, fields()...); err != nil || a != 64 || b != 0 {
+		t.Errorf("got %d %d, %v", a, b, err)
+	}
+	a, b = 7, 3
+	if err := kernels.ParseTunableInts("t", "WG=8", false, fields()...); err != nil || a != 8 || b != 3 {
+		t.Errorf("a key left out: got %d %d, %v", a, b, err)
+	}
+	for s, want := range map[string]string{
+		"WG=8":                 "want all of WG, UNROLL",
+		"WG=8 UNROLL":          `"UNROLL" is not KEY=integer`,
+		"WG=8 UNROLL=+2":       `"UNROLL=+2" is not KEY=integer`,
+		"WG=8 UNROLL=x":        `"UNROLL=x" is not KEY=integer`,
+		"WG=8 UNROLL=2 WG=16":  "WG given twice",
+		"WG=8 UNROLL=9":        "UNROLL=9 is out of its range 0..8",
+		"WG=0 UNROLL=1":        "WG=0 is out of its range 1..1024",
+		"WG=8 UNROLL=1 COPY=2": "unknown key COPY (want WG, UNROLL)",
+	} {
+		err := kernels.ParseTunableInts("t", s, true, fields()...)
+		if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an ErrInvalidArg saying %q", s, err, want)
+		}
+	}
 }

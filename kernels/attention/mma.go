@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -34,42 +32,13 @@ func (t MMATunables) String() string {
 // given once. Errors wrap engine.ErrInvalidArg.
 func ParseMMATunables(s string) (MMATunables, error) {
 	var t MMATunables
-	seen := map[string]bool{}
-	bad := func(format string, args ...any) (MMATunables, error) {
-		return MMATunables{}, fmt.Errorf("kernels: attention tunables %q: "+format+": %w", append([]any{s}, append(args, engine.ErrInvalidArg)...)...)
+	qreg := 0
+	if err := kernels.ParseTunableInts("attention tunables", s, true, kernels.TunableInt{Key: "WARPS", Dst: &t.Warps, Min: 0, Max: 1024},
+		kernels.TunableInt{Key: "MT", Dst: &t.MT, Min: 0, Max: 1024}, kernels.TunableInt{Key: "BC", Dst: &t.BC, Min: 0, Max: 1024},
+		kernels.TunableInt{Key: "QREG", Dst: &qreg, Min: 0, Max: 1}); err != nil {
+		return MMATunables{}, err
 	}
-	for _, f := range strings.Fields(s) {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return bad("%q is not KEY=VALUE", f)
-		}
-		if seen[k] {
-			return bad("%s given twice", k)
-		}
-		seen[k] = true
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 1024 {
-			return bad("%s=%s is not a number from 0 to 1024", k, v)
-		}
-		switch k {
-		case "WARPS":
-			t.Warps = n
-		case "MT":
-			t.MT = n
-		case "BC":
-			t.BC = n
-		case "QREG":
-			if n > 1 {
-				return bad("QREG is 0 or 1")
-			}
-			t.QInRegs = n == 1
-		default:
-			return bad("unknown tunable %s (want WARPS, MT, BC, QREG)", k)
-		}
-	}
-	if len(seen) != 4 {
-		return bad("want all of WARPS, MT, BC and QREG")
-	}
+	t.QInRegs = qreg == 1
 	return t, nil
 }
 

@@ -4,8 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -76,34 +74,13 @@ var simtKeys = []string{"BM", "BN", "BK", "WM", "WN", "GROUP_M", "MIN_BLOCKS"}
 // and name the field.
 func ParseSimtTunables(s string) (SimtTunables, error) {
 	var t SimtTunables
-	fields := map[string]*int{"BM": &t.BM, "BN": &t.BN, "BK": &t.BK, "WM": &t.WM, "WN": &t.WN, "GROUP_M": &t.GroupM, "MIN_BLOCKS": &t.MinBlocks}
-	seen := map[string]bool{}
-	bad := func(format string, args ...any) (SimtTunables, error) {
-		return SimtTunables{}, fmt.Errorf("kernels: gemm simt tunables %q: "+format+": %w", append([]any{s}, append(args, engine.ErrInvalidArg)...)...)
+	dst := []*int{&t.BM, &t.BN, &t.BK, &t.WM, &t.WN, &t.GroupM, &t.MinBlocks}
+	fields := make([]kernels.TunableInt, len(simtKeys))
+	for i, k := range simtKeys {
+		fields[i] = kernels.TunableInt{Key: k, Dst: dst[i], Min: 1, Max: 4096}
 	}
-	for _, f := range strings.Fields(s) {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return bad("%q is not KEY=VALUE", f)
-		}
-		p := fields[k]
-		if p == nil {
-			return bad("unknown tunable %s (%s)", k, strings.Join(simtKeys, ", "))
-		}
-		if seen[k] {
-			return bad("%s given twice", k)
-		}
-		seen[k] = true
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 || n > 4096 {
-			return bad("%s=%s is not a positive integer up to 4096", k, v)
-		}
-		*p = n
-	}
-	for _, k := range simtKeys {
-		if !seen[k] {
-			return bad("%s missing", k)
-		}
+	if err := kernels.ParseTunableInts("gemm simt tunables", s, true, fields...); err != nil {
+		return SimtTunables{}, err
 	}
 	return t, nil
 }

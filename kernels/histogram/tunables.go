@@ -2,7 +2,6 @@ package histogram
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -43,34 +42,12 @@ func (t PrivTunables) String() string {
 // UNROLL in 1..16, GROUPS in 1..64.
 func ParsePrivTunables(s string) (PrivTunables, error) {
 	var t PrivTunables
-	seen := map[string]bool{}
-	for _, f := range strings.Fields(s) {
-		k, v, ok := strings.Cut(f, "=")
-		var n int
-		if _, err := fmt.Sscanf(v, "%d", &n); !ok || err != nil || fmt.Sprint(n) != v || seen[k] {
-			return PrivTunables{}, fmt.Errorf("kernels: histogram tunables %q: bad field %q: %w", s, f, engine.ErrInvalidArg)
-		}
-		seen[k] = true
-		switch k {
-		case "WG":
-			t.WG = n
-		case "UNROLL":
-			t.Unroll = n
-		case "GROUPS":
-			t.Groups = n
-		default:
-			return PrivTunables{}, fmt.Errorf("kernels: histogram tunables %q: unknown key %q (want WG, UNROLL, GROUPS): %w", s, k, engine.ErrInvalidArg)
-		}
+	if err := kernels.ParseTunableInts("histogram tunables", s, true, kernels.TunableInt{Key: "WG", Dst: &t.WG, Min: 1, Max: 1024},
+		kernels.TunableInt{Key: "UNROLL", Dst: &t.Unroll, Min: 1, Max: 16}, kernels.TunableInt{Key: "GROUPS", Dst: &t.Groups, Min: 1, Max: 64}); err != nil {
+		return PrivTunables{}, err
 	}
-	switch {
-	case len(seen) != 3:
-		return PrivTunables{}, fmt.Errorf("kernels: histogram tunables %q: want WG, UNROLL and GROUPS: %w", s, engine.ErrInvalidArg)
-	case t.WG < 1 || t.WG > 1024 || t.WG&(t.WG-1) != 0:
-		return PrivTunables{}, fmt.Errorf("kernels: histogram tunables %q: WG must be a power of two in 1..1024: %w", s, engine.ErrInvalidArg)
-	case t.Unroll < 1 || t.Unroll > 16:
-		return PrivTunables{}, fmt.Errorf("kernels: histogram tunables %q: UNROLL must be in 1..16: %w", s, engine.ErrInvalidArg)
-	case t.Groups < 1 || t.Groups > 64:
-		return PrivTunables{}, fmt.Errorf("kernels: histogram tunables %q: GROUPS must be in 1..64: %w", s, engine.ErrInvalidArg)
+	if t.WG&(t.WG-1) != 0 {
+		return PrivTunables{}, fmt.Errorf("kernels: histogram tunables %q: WG must be a power of two: %w", s, engine.ErrInvalidArg)
 	}
 	return t, nil
 }

@@ -98,15 +98,7 @@ func testLookbackShape[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Q
 // device in several builds of scan.cu, to choose its shape: bytes are 8 per element (x read,
 // y written once).
 func BenchmarkLookback(b *testing.B) {
-	for _, id := range enginetest.DeviceIDs(b, "cuda") {
-		dev, err := engine.Open(b.Context(), id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		q, err := dev.NewQueue()
-		if err != nil {
-			b.Fatal(err)
-		}
+	kerneltest.ForEachBenchDevice(b, "cuda", func(b *testing.B, id string, dev *engine.Device, q *engine.Queue) {
 		const n = 1 << 28
 		x, err := engine.NewBuffer[float32](dev, n)
 		if err != nil {
@@ -145,7 +137,5 @@ func BenchmarkLookback(b *testing.B) {
 		}
 		x.Close()
 		y.Close()
-		q.Close()
-		dev.Close()
-	}
+	})
 }

@@ -80,15 +80,7 @@ func testOnesweep[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) 
 // several shapes (keys per thread, register budget), and the portable sort beside it: bytes are those of
 // OnesweepModel for all three, so that their rates compare as their times do.
 func BenchmarkOnesweep(b *testing.B) {
-	for _, id := range enginetest.DeviceIDs(b, "cuda") {
-		dev, err := engine.Open(b.Context(), id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		q, err := dev.NewQueue()
-		if err != nil {
-			b.Fatal(err)
-		}
+	kerneltest.ForEachBenchDevice(b, "cuda", func(b *testing.B, id string, dev *engine.Device, q *engine.Queue) {
 		const n = 1 << 24
 		rng := rand.New(rand.NewPCG(1, 2))
 		keys, vals := make([]uint32, n), make([]uint32, n)
@@ -98,6 +90,7 @@ func BenchmarkOnesweep(b *testing.B) {
 		wantK, wantV := SortPairsRef(keys, vals, Ascending)
 		bufs := make([]*engine.Buffer[uint32], 4)
 		for i, data := range [][]uint32{keys, vals, keys, vals} {
+			var err error
 			if bufs[i], err = engine.Upload(b.Context(), q, data); err != nil {
 				b.Fatal(err)
 			}
@@ -154,7 +147,5 @@ func BenchmarkOnesweep(b *testing.B) {
 		for _, buf := range bufs {
 			buf.Close()
 		}
-		q.Close()
-		dev.Close()
-	}
+	})
 }

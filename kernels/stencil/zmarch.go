@@ -4,8 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -39,31 +37,10 @@ func (t ZMarchTunables) String() string {
 // positive (RY at most 16, ZC at most 1024), LM 0 or 1.
 func ParseZMarchTunables(kind StencilKind, s string) (ZMarchTunables, error) {
 	t := ZMarchDefault(kind)
-	for _, f := range strings.Fields(s) {
-		k, v, ok := strings.Cut(f, "=")
-		n, err := strconv.Atoi(v)
-		if !ok || err != nil || n < 0 {
-			return t, fmt.Errorf("kernels: stencil zmarch tunables %q: %q is not KEY=integer: %w", s, f, engine.ErrInvalidArg)
-		}
-		switch strings.ToUpper(k) {
-		case "SX":
-			t.SX = n
-		case "SY":
-			t.SY = n
-		case "RY":
-			t.RY = n
-		case "ZC":
-			t.ZC = n
-		case "LM":
-			t.LM = n
-		default:
-			return t, fmt.Errorf("kernels: stencil zmarch tunables %q: unknown key %q (have SX, SY, RY, ZC, LM): %w", s, k, engine.ErrInvalidArg)
-		}
-	}
-	if err := t.check(); err != nil {
-		return t, fmt.Errorf("kernels: stencil zmarch tunables %q: %w", s, err)
-	}
-	return t, nil
+	err := kernels.ParseTunableInts("stencil zmarch tunables", s, false, kernels.TunableInt{Key: "SX", Dst: &t.SX, Min: 1, Max: 1024},
+		kernels.TunableInt{Key: "SY", Dst: &t.SY, Min: 1, Max: 1024}, kernels.TunableInt{Key: "RY", Dst: &t.RY, Min: 1, Max: 16},
+		kernels.TunableInt{Key: "ZC", Dst: &t.ZC, Min: 1, Max: 1024}, kernels.TunableInt{Key: "LM", Dst: &t.LM, Min: 0, Max: 1})
+	return t, err
 }
 
 // check returns an error wrapping engine.ErrInvalidArg when t is out of range.

@@ -159,3 +159,24 @@ func CheckGuard[T Element](t *testing.T, what string, got []T, n int) {
 		}
 	}
 }
+
+// ForEachBenchDevice runs f on every device of backend, each opened with a queue and closed
+// after f: the benchmarks that compare builds of a backend's variant. Backend probing follows
+// enginetest.DeviceIDs: skipped when unavailable, failed under PRISM_REQUIRE.
+func ForEachBenchDevice(b *testing.B, backend string, f func(b *testing.B, id string, dev *engine.Device, q *engine.Queue)) {
+	b.Helper()
+	for _, id := range enginetest.DeviceIDs(b, backend) {
+		dev, err := engine.Open(b.Context(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q, err := dev.NewQueue()
+		if err != nil {
+			dev.Close()
+			b.Fatal(err)
+		}
+		f(b, id, dev, q)
+		q.Close()
+		dev.Close()
+	}
+}
