@@ -17,6 +17,8 @@
 //   TILE           tile side                                      default 32
 //   ROWS_PER_ITEM  tile rows each work-item moves (divides TILE)  default 8
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
+//   This is the ops' "portable" variant; their "tiled" variant, shaped for GPUs (whole
+//   tiles of loads in flight before the barrier, vector stores), is transpose_tiled.cl.
 // Launch: 2D, local size (TILE, TILE/ROWS_PER_ITEM), exactly; global
 //   (tiles*TILE, TILE/ROWS_PER_ITEM) with tiles = ceil(cols/TILE)*ceil(rows/TILE): the tiles
 //   are numbered along dimension 0 only (CUDA limits grid dimensions 1 and 2 to 65535

@@ -3,7 +3,6 @@ package transpose
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -80,19 +79,8 @@ func (t *Transpose[T]) Tile() (tile, rowsPerItem int) { return t.tile, t.perIt }
 // is the cols x rows transpose. Both buffers must hold at least rows*cols elements (they
 // may be longer; the rest is untouched) and be distinct (not in place).
 func (t *Transpose[T]) Run(q *engine.Queue, out, in *engine.Buffer[T], rows, cols int) error {
-	switch {
-	case out == nil || in == nil:
-		return fmt.Errorf("kernels: transpose: nil buffer: %w", engine.ErrInvalidArg)
-	case out == in:
-		return fmt.Errorf("kernels: transpose: in and out are the same buffer; the transpose is out of place: %w", engine.ErrInvalidArg)
-	case rows < 1 || cols < 1:
-		return fmt.Errorf("kernels: transpose: %d x %d matrix; rows and cols must be at least 1: %w", rows, cols, engine.ErrInvalidArg)
-	case rows > math.MaxInt32/cols:
-		return fmt.Errorf("kernels: transpose: %d x %d matrix exceeds the family's limit of 2^31-1 elements: %w", rows, cols, engine.ErrInvalidArg)
-	}
-	n := rows * cols
-	if in.Len() < n || out.Len() < n {
-		return fmt.Errorf("kernels: transpose: %d x %d matrix needs %d elements; in has %d, out %d: %w", rows, cols, n, in.Len(), out.Len(), engine.ErrInvalidArg)
+	if err := checkRun(out, in, rows, cols); err != nil {
+		return err
 	}
 	tiles := ((rows + t.tile - 1) / t.tile) * ((cols + t.tile - 1) / t.tile)
 	ly := t.tile / t.perIt
