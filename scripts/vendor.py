@@ -202,12 +202,15 @@ def main():
     add("scan/inclusive/float32", n, f"n={n}", lambda: torch.cumsum(f, 0),
         tol_check(lambda: torch.cumsum(f, 0)[-4096:], lambda: torch.cumsum(f.double(), 0)[-4096:], 1e-3), float(n), 8.0 * n)
 
-    # Sort: n = size keys, stable ascending (CUB radix sort through torch.sort).
-    n = 1 << 24
-    k = torch.randint(0, 2 ** 31 - 1, (n,), device=dev, dtype=torch.int64, generator=g).to(torch.int32)
-    add("sort/keys/uint32", n, f"n={n}", lambda: torch.sort(k, stable=True),
-        lambda: None if bool((torch.sort(k, stable=True).values.diff() >= 0).all()) else "not sorted",
-        0.0, 8 * 2 * 4.0 * n)  # 8 passes of 4-bit digits, keys read and written: Prism's model
+    # Sort: n = size keys, stable ascending (CUB radix sort through torch.sort, which returns
+    # the sorting permutation too: the pairs case, keys with their indices).
+    for n in (1 << 24, 1 << 28):
+        k = torch.randint(0, 2 ** 31 - 1, (n,), device=dev, dtype=torch.int64, generator=g).to(torch.int32)
+        check = lambda k=k: None if bool((torch.sort(k, stable=True).values.diff() >= 0).all()) else "not sorted"
+        for case, per in (("sort/keys/uint32", 4.0), ("sort/pairs/uint32", 8.0)):
+            add(case, n, f"n={n}", lambda k=k: torch.sort(k, stable=True), check,
+                0.0, 8 * 2 * per * n)  # 8 passes of 4-bit digits, read and written: Prism's portable model
+        del k
 
     # Rows: cols = min(size, 1024) (rows ops) or min(size, 8192) (rows8k ops), rows = size / cols.
     ln = torch.nn.functional.layer_norm
