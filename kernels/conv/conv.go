@@ -205,6 +205,25 @@ func (c *Conv[T]) variant(k int) *convVariant {
 // hold at least s.InLen(), s.FilterLen() and s.OutLen() elements (longer is fine: the rest
 // of out is untouched); out must not be an input.
 func (c *Conv[T]) Run(q *engine.Queue, out, in, filt, bias *engine.Buffer[T], s ConvShape) error {
+	if err := checkConvArgs(out, in, filt, bias, s); err != nil {
+		return err
+	}
+	hasBias, b := int32(1), bias
+	if bias == nil {
+		hasBias, b = 0, filt // never read
+	}
+	p, qq := s.Out()
+	v := c.variant(s.K)
+	tiles := ((s.N*p*qq + v.bn - 1) / v.bn) * ((s.K + v.bm - 1) / v.bm)
+	lx, ly := v.lx(), v.ly()
+	return q.Launch(v.k, engine.Range2D(tiles*lx, ly, lx, ly), out, in, filt, b,
+		int32(s.N), int32(s.C), int32(s.H), int32(s.W), int32(s.K), int32(s.R), int32(s.Stride), int32(s.Pad),
+		int32(p), int32(qq), hasBias)
+}
+
+// checkConvArgs returns an error wrapping engine.ErrInvalidArg when Run's arguments are
+// not valid for shape s (Conv.Run's rules).
+func checkConvArgs[T kernels.Float](out, in, filt, bias *engine.Buffer[T], s ConvShape) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
@@ -219,15 +238,5 @@ func (c *Conv[T]) Run(q *engine.Queue, out, in, filt, bias *engine.Buffer[T], s 
 	case bias != nil && bias.Len() < s.K:
 		return fmt.Errorf("kernels: conv: bias of %d elements for K = %d: %w", bias.Len(), s.K, engine.ErrInvalidArg)
 	}
-	hasBias, b := int32(1), bias
-	if bias == nil {
-		hasBias, b = 0, filt // never read
-	}
-	p, qq := s.Out()
-	v := c.variant(s.K)
-	tiles := ((s.N*p*qq + v.bn - 1) / v.bn) * ((s.K + v.bm - 1) / v.bm)
-	lx, ly := v.lx(), v.ly()
-	return q.Launch(v.k, engine.Range2D(tiles*lx, ly, lx, ly), out, in, filt, b,
-		int32(s.N), int32(s.C), int32(s.H), int32(s.W), int32(s.K), int32(s.R), int32(s.Stride), int32(s.Pad),
-		int32(p), int32(qq), hasBias)
+	return nil
 }

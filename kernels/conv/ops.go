@@ -17,7 +17,7 @@ var convOpShapes = []struct {
 	r, stride, pad int
 	doc            string
 }{
-	{"3x3", 3, 1, 1, "3x3 convolution, stride 1, pad 1, NCHW, bias; implicit GEMM through local-memory tiles"},
+	{"3x3", 3, 1, 1, "3x3 convolution, stride 1, pad 1, NCHW, bias; register-tiled direct convolution (regtile), or implicit GEMM through local-memory tiles (portable)"},
 	{"5x5s2", 5, 2, 2, "5x5 convolution, stride 2, pad 2, NCHW, bias; implicit GEMM through local-memory tiles"},
 	{"1x1", 1, 1, 0, "1x1 (pointwise) convolution, NCHW, bias; implicit GEMM through local-memory tiles"},
 }
@@ -44,10 +44,47 @@ func convOp[T kernels.Float](op string, r, stride, pad int, doc string) kernels.
 		Name: name, Family: "conv", Type: kernels.TypeName[T](), Doc: doc,
 		SizeDoc:     "input elements: N = 8, C = K = 64, H = W = round(sqrt(size/512)); below 32768 (H = W < 8: tiny test sizes) N = 1, C = K = 4, H = W = round(sqrt(size/4)) clamped to 1..8",
 		DefaultSize: 1 << 24, QuickSize: 1 << 16, // quick: H = W = 11, 71 MFLOP for 3x3: PoCL runs this kernel at a few GFLOP/s
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), p)
-		}),
+		Variants: convVariants[T](name, r, stride, pad),
 	}
+}
+
+// regtileNeeds refuses CPUs (the regtile variant's Needs): its 64 accumulators per
+// work-item are shaped for SIMT GPUs, and PoCL runs it 4x slower than the portable kernel
+// (1.10 s against 276 ms for conv/3x3/float32 at size 1M on 2 cores). The package's tests
+// run it on CPUs too.
+func regtileNeeds(info engine.DeviceInfo) error {
+	if info.Kind == engine.KindCPU {
+		return errors.New("needs a GPU or accelerator (register tiles shaped for SIMT); on CPUs the portable kernel is faster")
+	}
+	return nil
+}
+
+// convVariants returns the variants of the conv op name in priority order: the regtile
+// kernel for stride-1 3x3 convolutions, then the portable one.
+func convVariants[T kernels.Float](name string, r, stride, pad int) []kernels.Variant {
+	portable := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), false, p)
+	})
+	portable.Doc = "implicit GEMM (im2col gathered into local memory), 64 x 64 tiles of 4 x 4 outputs per work-item, 16 x 64 of 1 x 4 for K <= 16 (OpenCL C, every backend)"
+	if r != 3 || stride != 1 {
+		return []kernels.Variant{portable}
+	}
+	return []kernels.Variant{{
+		Name: RegtileName, Doc: "direct convolution register-tiled as a SIMT SGEMM: 8 output channels x 2 x 4 pixels per work-item, input tile with halo and filter slice double-buffered in local memory per 4 input channels, 3x3 taps unrolled, 16-byte local reads (OpenCL C, every backend; GPUs and accelerators)",
+		Dialect:  engine.DialectOpenCL,
+		Needs:    regtileNeeds,
+		Tunables: DefaultRegtileTunables.String() + " (shrunk to the device's work-group and local-memory limits), or prism tune's",
+		Candidates: func(*engine.Device) []string {
+			out := make([]string, len(regtileCandidates))
+			for i, c := range regtileCandidates {
+				out[i] = c.String()
+			}
+			return out
+		},
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), true, p)
+		},
+	}, portable}
 }
 
 // convOpShape maps an op size to the shape of SizeDoc. Tiny sizes (the package's tests
@@ -62,8 +99,15 @@ func convOpShape(size, r, stride, pad int) ConvShape {
 	return ConvShape{N: convOpN, C: convOpC, H: hw, W: hw, K: convOpC, R: r, Stride: stride, Pad: pad}
 }
 
+// convRunner is what an instance runs: Conv (portable) or Regtile.
+type convRunner[T kernels.Float] interface {
+	Run(q *engine.Queue, out, in, filt, bias *engine.Buffer[T], s ConvShape) error
+	Close() error
+}
+
 type convInstance[T kernels.Float] struct {
-	c            *Conv[T]
+	c            convRunner[T]
+	tunables     string // the regtile variant's, with where they came from; "" for the portable
 	s            ConvShape
 	seed         uint64
 	filt, bias   []T
@@ -72,18 +116,31 @@ type convInstance[T kernels.Float] struct {
 	out          *engine.Buffer[T]
 }
 
-func setupConv[T kernels.Float](q *engine.Queue, name string, s ConvShape, p kernels.Params) (_ kernels.Instance, err error) {
+// setupConv sets up a conv op of shape s; regtile selects the regtile variant (with
+// p.Tunables, else the device's tuned set, else the defaults).
+func setupConv[T kernels.Float](q *engine.Queue, name string, s ConvShape, regtile bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
 	}
-	c, err := NewConv[T](q.Device())
-	if err != nil {
+	var c convRunner[T]
+	tunables := ""
+	if regtile {
+		t, from, err := regtileTunablesFor(q.Device(), name, p.Tunables)
+		if err != nil {
+			return nil, err
+		}
+		rt, err := NewRegtile[T](q.Device(), s.R, t)
+		if err != nil {
+			return nil, err
+		}
+		c, tunables = rt, rt.Tunables().String()+" ("+from+")"
+	} else if c, err = NewConv[T](q.Device()); err != nil {
 		return nil, err
 	}
-	in := &convInstance[T]{c: c, s: s, seed: p.Seed}
+	in := &convInstance[T]{c: c, tunables: tunables, s: s, seed: p.Seed}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -146,6 +203,10 @@ func (in *convInstance[T]) Verify(q *engine.Queue) error {
 func (in *convInstance[T]) Model() kernels.Model { return ConvModel(in.s, true, engine.SizeOf[T]()) }
 
 func (in *convInstance[T]) Shape() string { return in.s.String() }
+
+// Tunables reports the regtile variant's tiles and where they came from ("" for the
+// portable variant).
+func (in *convInstance[T]) Tunables() string { return in.tunables }
 
 func (in *convInstance[T]) Close() error {
 	return errors.Join(in.out.Close(), in.bfilt.Close(), in.bbias.Close(), in.x.Close(), in.c.Close())
