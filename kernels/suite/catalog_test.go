@@ -102,6 +102,9 @@ func TestMatchShortNames(t *testing.T) {
 		{"2d", []string{"transpose/2d", "fft/2d"}, engine.ErrInvalidArg},
 		{"trid", []string{"closest: triad"}, engine.ErrNotFound},
 		{"gem", []string{"gemm"}, engine.ErrNotFound},
+		// A glob matches the name, or its part before a slash.
+		{"stencil/*", []string{"stencil/5pt/float32", "stencil/7pt/float32", "stencil/27pt/float32"}, nil},
+		{"histogram/bins2*", []string{"histogram/bins256/uint32", "histogram/bins256/float32"}, nil},
 	} {
 		ops, err := suite.Match(c.pattern)
 		if c.err != nil {

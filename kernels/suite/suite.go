@@ -134,7 +134,8 @@ func Lookup(name string) (kernels.Op, error) {
 // Match returns the ops selected by patterns, in Ops order. A pattern selects an op when it
 // equals its name or family, when it is a prefix of the name ending at a slash boundary
 // ("stream/triad" selects stream/triad/float32 and /float64), or when it matches the name
-// as a path.Match glob ("*/*/float64"). Failing those, a short name without the family
+// as a path.Match glob ("*/*/float64"), or matches the part of it before a slash
+// ("stencil/*" selects stencil/7pt/float32). Failing those, a short name without the family
 // selects the ops whose name without the family starts with it ("triad" selects
 // stream/triad/*, "sum/int32" reduce/sum/int32) when they belong to one family; a short
 // name found in several families is an error wrapping engine.ErrInvalidArg that lists
@@ -150,7 +151,7 @@ func Match(patterns ...string) ([]kernels.Op, error) {
 		p = strings.TrimSpace(p)
 		found := false
 		for _, op := range all {
-			ok, err := path.Match(p, op.Name)
+			ok, err := globPrefix(p, op.Name)
 			if err != nil {
 				return nil, fmt.Errorf("kernels: bad pattern %q: %v: %w", p, err, engine.ErrInvalidArg)
 			}
@@ -175,6 +176,17 @@ func Match(patterns ...string) ([]kernels.Op, error) {
 		}
 	}
 	return out, nil
+}
+
+// globPrefix reports whether glob p matches name, or the part of name before one of its
+// slashes: "stencil/*" selects stencil/7pt/float32 as "stencil/7pt" does.
+func globPrefix(p, name string) (bool, error) {
+	for i := len(name); i > 0; i = strings.LastIndexByte(name[:i], '/') {
+		if ok, err := path.Match(p, name[:i]); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
 }
 
 // validVariants reports whether op's variants are complete: each named once and with a
