@@ -19,6 +19,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type execOptions struct {
@@ -86,6 +87,10 @@ in units in the last place for floats, and the element where it is worst; intege
 match exactly. Exits with code 4 when a float output differs by more than
 --tolerance-ulp units in the last place, a NaN stands against a number, or an integer
 output differs at all.
+
+Without --kernel, --arg, --global and --local, FILE.cl's own "// run:" lines give them:
+each such comment line holds the flags of one run (// run: --kernel saxpy --global 1M
+--arg ...), and prism exec runs every line, with the other flags of its command line.
 
 A build error prints the compiler's log and exits with code 1. The kernels of the
 examples are in cmd/prism/testdata/exec of Prism's source. Output: a few lines per
@@ -217,7 +222,10 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		file = "expr: " + opts.expr
 	}
 	if opts.kernel == "" {
-		return usageError{errors.New("--kernel NAME is needed: the kernel function to launch")}
+		if runs, err := runLines(file); err == nil && len(runs) > 0 && !flags.Changed("arg") && !flags.Changed("global") && !flags.Changed("local") {
+			return execRunLines(cmd, file, runs)
+		}
+		return usageError{errors.New("--kernel NAME is needed: the kernel function to launch (or '// run:' lines in FILE.cl)")}
 	}
 	if opts.count < 0 || opts.warmup < 0 || opts.count > bench.MaxCount || opts.warmup > bench.MaxWarmup {
 		return usageError{fmt.Errorf("--count must be 0 to %d and --warmup 0 to %d", bench.MaxCount, bench.MaxWarmup)}
@@ -315,6 +323,54 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		return nil
 	})
 	return errors.Join(append(errs, werr)...)
+}
+
+// runLines returns the flags of the "// run:" lines of an OpenCL C file: a kernel's
+// invocation kept with its source, as the corpus of the CUDA translation keeps them.
+func runLines(file string) ([][]string, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var runs [][]string
+	for _, line := range strings.Split(string(src), "\n") {
+		if spec, ok := strings.CutPrefix(strings.TrimSpace(line), "// run:"); ok {
+			runs = append(runs, strings.Fields(spec))
+		}
+	}
+	return runs, nil
+}
+
+// perRunFlags are the flags a "// run:" line gives; the others given on the command line
+// apply to every line.
+var perRunFlags = map[string]bool{"kernel": true, "arg": true, "global": true, "local": true, "define": true}
+
+// execRunLines runs prism exec once per "// run:" line of file, each with the line's flags
+// and the command line's other flags (--device, --all-devices, --count, --json, ...).
+func execRunLines(cmd *cobra.Command, file string, runs [][]string) error {
+	var shared []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if perRunFlags[f.Name] {
+			return
+		}
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		shared = append(shared, "--"+f.Name+"="+v)
+	})
+	var errs []error
+	for _, run := range runs {
+		sub := newExecCmd()
+		sub.SetOut(cmd.OutOrStdout())
+		sub.SetErr(cmd.ErrOrStderr())
+		sub.SilenceUsage, sub.SilenceErrors = true, true
+		sub.SetArgs(append(append([]string{file}, run...), shared...))
+		if err := sub.ExecuteContext(cmd.Context()); err != nil {
+			errs = append(errs, fmt.Errorf("%s (run: %s): %w", file, strings.Join(run, " "), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // savedArgs returns the output arguments, in order.

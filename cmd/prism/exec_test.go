@@ -563,3 +563,43 @@ func TestExecExpr(t *testing.T) {
 		}
 	}
 }
+
+// TestExecRunLines runs a file's own "// run:" lines: every line, each with its kernel and
+// arguments and the command line's other flags; a file without them still needs --kernel.
+func TestExecRunLines(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "two.cl")
+	src := "// run: --kernel fill --global 64 --arg out:int32:64 --arg scalar:int32:7\n" +
+		"// run: --kernel twice --global 32 --arg out:int32:32 --arg buf:int32:32:range\n" +
+		"__kernel void fill(__global int *y, int v) { y[get_global_id(0)] = v; }\n" +
+		"__kernel void twice(__global int *y, __global const int *x) { y[get_global_id(0)] = 2 * x[get_global_id(0)]; }\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := execPrism(t, "exec", file, "--device", ids[0], "--count", "0", "--save-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fill on " + ids[0], "twice on " + ids[0]} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	a, err := readNPYFile(npyName(dir, "twice.arg0", ids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 32 {
+		if got := int32(binary.LittleEndian.Uint32(a.data[4*i:])); got != int32(2*i) {
+			t.Fatalf("twice.arg0[%d] = %d, want %d", i, got, 2*i)
+		}
+	}
+	plain := filepath.Join(dir, "plain.cl")
+	if err := os.WriteFile(plain, []byte(src[strings.Index(src, "__kernel"):]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := execPrism(t, "exec", plain, "--device", ids[0]); err == nil || !strings.Contains(err.Error(), "--kernel NAME is needed") {
+		t.Errorf("a file without run lines and no --kernel: %v", err)
+	}
+}
