@@ -70,26 +70,15 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 # are skipped there: their parts run the families' kernels, which run under it on their
 # own, and their planning and combining happen on the host (tested on PoCL and Rusticl).
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
-OCLGRIND_PKGS := cl $(filter-out $(OCLGRIND_SKIP),$(KERNEL_PKGS))
+# The longest first, so that the two at a time end together; cmd/prism runs the OpenCL C
+# corpus (cuda/testdata/corpus) as prism exec runs it (scripts/oclgrind-run.sh).
+OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/conv kernels/sort kernels/histogram
+OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind:
 	mkdir -p .cache/oclgrind
 	@for p in $(OCLGRIND_PKGS); do $(GO) test -c -o .cache/oclgrind/$$(echo $$p | tr / -).test ./$$p; done
-	@for p in $(OCLGRIND_PKGS); do \
-	  n=$$(echo $$p | tr / -); log=$(CURDIR)/.cache/oclgrind/$$n.log; rm -f $$log; \
-	  echo "oclgrind: $$p"; \
-	  ( cd $$p && PRISM_TEST_SIZE=small oclgrind --check-api --data-races --uninitialized --log $$log \
-	      $(CURDIR)/.cache/oclgrind/$$n.test -test.count=1 -test.skip Split -test.v 2>&1 ) | grep -E '^\s*--- |^(ok|FAIL|PASS)' ; \
-	  if [ -s $$log ]; then echo "oclgrind reported errors in $$p:"; head -50 $$log; exit 1; fi; \
-	done
-	@# The OpenCL C corpus (cuda/testdata/corpus), as prism exec runs it. Without
-	@# --uninitialized: Oclgrind 21.10 crashes with it on a swizzle assigned from a swizzle
-	@# (a.hi = a.lo.yx, in halves.cl).
-	@echo "oclgrind: the OpenCL C corpus"
-	$(GO) test -c -o .cache/oclgrind/cmd-prism.test ./cmd/prism
-	@log=$(CURDIR)/.cache/oclgrind/corpus.log; rm -f $$log; \
-	( cd cmd/prism && oclgrind --check-api --data-races --log $$log \
-	    $(CURDIR)/.cache/oclgrind/cmd-prism.test -test.count=1 -test.run '^TestCorpus$$' -test.v 2>&1 ) | grep -E '^\s*--- |^(ok|FAIL|PASS)'; \
-	if [ -s $$log ]; then echo "oclgrind reported errors in the corpus:"; head -50 $$log; exit 1; fi
+	@# Two packages at a time: Oclgrind simulates on one core.
+	printf '%s\n' $(OCLGRIND_PKGS) | xargs -P 2 -n 1 bash scripts/oclgrind-run.sh
 	@echo "oclgrind: no memory error, race or uninitialized read"
 
 # A quick pass of the whole suite on every device found (each op at its QuickSize, ceilings
