@@ -228,6 +228,20 @@ def main():
                       lambda m=m, cols=cols, w=w, bias=bias: ln(m[:64].double(), (cols,), w.double(), bias.double()), 1e-5),
             8.0 * rows * cols, (8.0 * rows * cols + 8.0 * cols))
 
+    # Convolution 3x3, stride 1, pad 1, NCHW with bias, as Prism's conv/3x3 at its default
+    # size: N = 8, C = K = 64, H = W = round(sqrt(size / 512)) (cuDNN; TF32 is off above).
+    if any("conv/".startswith(p) or p.startswith("conv/") for p in args.only.split(",")):
+        torch.backends.cudnn.benchmark = True  # cuDNN's fastest algorithm for the shape
+        size = 1 << 24
+        hw = round((size / 512) ** 0.5)
+        x = torch.rand(8, 64, hw, hw, device=dev, generator=g) * 2 - 1
+        w = (torch.rand(64, 64, 3, 3, device=dev, generator=g) * 2 - 1) / 24.0
+        bc = torch.rand(64, device=dev, generator=g) * 2 - 1
+        conv = lambda: torch.nn.functional.conv2d(x, w, bc, padding=1)
+        add("conv/3x3/float32", size, f"N=8 C=64 H={hw} W={hw} K=64 R=3 stride=1 pad=1", conv,
+            tol_check(conv, lambda: torch.nn.functional.conv2d(x.double(), w.double(), bc.double(), padding=1), 1e-5),
+            2.0 * 8 * 64 * hw * hw * 576 + 8 * 64 * hw * hw, 4.0 * (2 * 8 * 64 * hw * hw + 64 * 576 + 64))
+
     # Attention: batch 1, heads 8, dim 64, seq = size / 512.
     size = 2097152
     b_, h, s, d = 1, 8, size // 512, 64
