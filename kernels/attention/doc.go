@@ -7,6 +7,13 @@
 // float64 reference and AttentionTolerance and AttentionToleranceOf the error bounds;
 // Family lists the ops the suite runs.
 //
+// On GPUs the float32 ops run NewFlash (attention_flash.cl, variant flash-simt, tunables
+// FlashTunables): FlashAttention-2 in SIMT, true fp32 on every backend (CUDA through the
+// translation, any OpenCL GPU): a work-group keeps 64 queries in local memory and loops
+// over 32-key K and V blocks staged there, each work-item computing 4 x 4 scores and 4 x 8
+// outputs in registers, with an online softmax in exp2. CPUs whose local memory cannot
+// hold those tiles (Rusticl) keep the portable kernel.
+//
 // On NVIDIA GPUs through CUDA the float16 and bfloat16 ops also run on the tensor cores
 // for head dims 64 and 128: NewWGMMA (wgmma.cu, sm_90: warpgroup MMA, tiles copied by TMA,
 // variant cuda-wgmma) and NewMMA (attention.cu, sm_80 and newer: FlashAttention-2 with

@@ -54,17 +54,23 @@ func attentionOp(causal bool) kernels.Op {
 	kind, doc := attnDoc(causal)
 	name := "attention/" + kind + "/float32"
 	return kernels.Op{
-		Name: name, Family: "attention", Type: "float32", Doc: doc,
+		Name: name, Family: "attention", Type: "float32",
+		Doc:         doc + "; on GPUs FlashAttention-2 in SIMT register tiles (flash-simt, attention_flash.cl), elsewhere attention.cl",
 		SizeDoc:     "batch 1, heads 8, dim 64, seq = size/512 (at least 1): Q, K, V, O of batch*heads*seq*dim elements",
 		DefaultSize: 1 * attnOpHeads * 4096 * attnOpDim, QuickSize: 1 * attnOpHeads * 256 * attnOpDim,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: []kernels.Variant{flashVariant(name, causal), kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			if err := kernels.CheckSize(name, p); err != nil {
 				return nil, err
 			}
-			s := AttentionShape{Batch: 1, Heads: attnOpHeads, Seq: max(p.Size/(attnOpHeads*attnOpDim), 1), Dim: attnOpDim}
-			return newAttnInstance(q, s, causal, p, newPortable[float32])
-		}),
+			return newAttnInstance(q, attnOpShape(p), causal, p, newPortable[float32])
+		})},
 	}
+}
+
+// attnOpShape returns the shape of the float32 ops at p.Size (SizeDoc's), the same for
+// every variant.
+func attnOpShape(p kernels.Params) AttentionShape {
+	return AttentionShape{Batch: 1, Heads: attnOpHeads, Seq: max(p.Size/(attnOpHeads*attnOpDim), 1), Dim: attnOpDim}
 }
 
 // precisionOp returns the full or causal op with Q, K, V and O stored in S (float16 or

@@ -44,6 +44,9 @@
 //   LOCAL_N  complex elements of local memory = WG * EPT, <= 4096    (derived)
 //   RADIX    4 (radix-4 stages, radix-2 for an odd remainder) or 2   default 4
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
+// The regradix variant runs fft_reg.cl's fft_reg (same arguments and layout: 16 points per
+// work-item in registers, radix-16 stages) in place of fft_block, and this file's
+// fft_r2c_post.
 // Launch: fft_block 1D, local size WG, global WG * ceil(cols / C); fft_r2c_post 1D, any
 // local size, one work-item per output bin (grid-stride loop beyond the global size).
 // Boundaries: columns at or past `cols` (a batch that does not fill the last work-group)

@@ -36,6 +36,14 @@ type FFT[T kernels.Float] struct {
 	prog           *engine.Program
 	block, r2c     *engine.Kernel
 	wg, ept, lgLoc int
+	lgMinC         int // log2 of the fewest columns a work-group of a multi-pass transform moves
+
+	// The regradix variant (NewRegFFT): its program and kernel run the passes in place of
+	// block, with regWG items per work-group; nil for the portable FFT.
+	regProg *engine.Program
+	reg     *engine.Kernel
+	regWG   int
+	regTun  RegTunables // as built
 
 	mu           sync.Mutex
 	coarse, fine *engine.Buffer[T]
@@ -78,7 +86,7 @@ func newFFT[T kernels.Float](dev *engine.Device, wg, ept, radix int) (*FFT[T], e
 				return nil, kernels.Shape{}, kernels.TooSmall("fft", lim, fmt.Sprintf("%d bytes of local memory", ept*size))
 			}
 		}
-		f := &FFT[T]{dev: dev, wg: wg, ept: ept, lgLoc: kernels.Log2Ceil(wg * ept)}
+		f := &FFT[T]{dev: dev, wg: wg, ept: ept, lgLoc: kernels.Log2Ceil(wg * ept), lgMinC: 4}
 		var err error
 		f.prog, err = dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DEPT=%d", ept), fmt.Sprintf("-DRADIX=%d", radix))...)
 		if err != nil {
@@ -110,41 +118,51 @@ func (f *FFT[T]) Close() error {
 			errs = append(errs, b.Close())
 		}
 	}
-	for _, k := range []*engine.Kernel{f.block, f.r2c} {
+	for _, k := range []*engine.Kernel{f.block, f.r2c, f.reg} {
 		if k != nil {
 			errs = append(errs, k.Close())
 		}
 	}
-	if f.prog != nil {
-		errs = append(errs, f.prog.Close())
+	for _, p := range []*engine.Program{f.prog, f.regProg} {
+		if p != nil {
+			errs = append(errs, p.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// WorkGroup returns the work-group size of the block kernel on this device.
-func (f *FFT[T]) WorkGroup() int { return f.wg }
+// WorkGroup returns the work-group size of the pass kernel on this device (fft_block's, or
+// fft_reg's for the regradix variant).
+func (f *FFT[T]) WorkGroup() int {
+	if f.reg != nil {
+		return f.regWG
+	}
+	return f.wg
+}
 
-// LocalLen returns the longest transform done in one pass, in local memory (WG * EPT
-// complex points, 4096 for float32 on most devices).
+// LocalLen returns the longest transform done in one pass, in one work-group (WG * EPT
+// complex points, WG * 16 for the regradix variant: 4096 for float32 on most devices).
 func (f *FFT[T]) LocalLen() int { return 1 << f.lgLoc }
 
 // Passes returns the lengths of the Stockham passes a transform of n points takes (their
-// product is n): one pass up to LocalLen, else 2 or 3 passes of at most LocalLen/16 points,
-// so that every work-group moves at least 16 consecutive complex elements per row.
+// product is n): one pass up to LocalLen, else 2 or 3 passes of at most LocalLen/16 points
+// (LocalLen/MINC for the regradix variant), so that every work-group moves at least 16
+// (MINC) consecutive complex elements per row.
 func (f *FFT[T]) Passes(n int) []int {
 	var out []int
-	for _, lg := range fftPlan(kernels.Log2Ceil(n), f.lgLoc) {
+	for _, lg := range fftPlan(kernels.Log2Ceil(n), f.lgLoc, f.lgMinC) {
 		out = append(out, 1<<lg)
 	}
 	return out
 }
 
-// fftPlan splits a transform of 2^lgN points into passes of 2^lg points each.
-func fftPlan(lgN, lgLoc int) []int {
+// fftPlan splits a transform of 2^lgN points into passes of 2^lg points each: one pass of
+// up to 2^lgLoc points, else passes of at most 2^(lgLoc-lgMinC), as even as they divide.
+func fftPlan(lgN, lgLoc, lgMinC int) []int {
 	if lgN <= lgLoc {
 		return []int{lgN}
 	}
-	most := max(lgLoc-4, 1)
+	most := max(lgLoc-lgMinC, 1)
 	k := (lgN + most - 1) / most
 	out := make([]int, k)
 	for i := range out {
@@ -166,7 +184,7 @@ type fftPass struct {
 // interleaved (element e of transform (b, i) at (b*N + e)*I + i).
 func (f *FFT[T]) passes(ps []fftPass, lgN, batch, lgI int) []fftPass {
 	lgNs := 0
-	for _, lgL := range fftPlan(lgN, f.lgLoc) {
+	for _, lgL := range fftPlan(lgN, f.lgLoc, f.lgMinC) {
 		lgS := lgN - lgL
 		cols := batch << (lgS + lgI)
 		lgC := min(f.lgLoc-lgL, kernels.Log2Ceil(cols))
@@ -344,10 +362,14 @@ func (f *FFT[T]) enqueue(q *engine.Queue, ps []fftPass, outs []*engine.Buffer[T]
 	if inv {
 		invArg = 1
 	}
+	block, bwg := f.block, f.wg
+	if f.reg != nil {
+		block, bwg = f.reg, f.regWG
+	}
 	in := src
 	for i, p := range ps {
 		groups := (p.cols + 1<<p.lgC - 1) >> p.lgC
-		err := q.Launch(f.block, engine.Range1D(groups*f.wg, f.wg), outs[i], in, f.coarse, f.fine,
+		err := q.Launch(block, engine.Range1D(groups*bwg, bwg), outs[i], in, f.coarse, f.fine,
 			int32(p.cols), int32(p.lgL), int32(p.lgC), int32(p.lgPin), int32(p.lgPout), int32(p.lgI), int32(p.lgNs), invArg)
 		if err != nil {
 			return err

@@ -124,6 +124,12 @@ func testFFT[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue,
 		}
 	}()
 	t.Logf("work-group %d, local length %d", f.WorkGroup(), f.LocalLen())
+	testFFTOn(t, dev, q, f, short)
+}
+
+// testFFTOn checks f (the portable FFT or the regradix variant) at the family's test
+// lengths: every 1D length of fftLengths, batches, 2D shapes and real-input transforms.
+func testFFTOn[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue, f *FFT[T], short bool) {
 	rng := rand.New(rand.NewPCG(7, uint64(dev.Info().ComputeUnits)))
 	for _, n := range fftLengths(short) {
 		fftCheckC2C(t, q, f, rng, n)

@@ -52,12 +52,51 @@ func fftOp[T kernels.Float](kind fftKind, doc, sizeDoc string, def, quick int) k
 	return kernels.Op{
 		Name: name, Family: "fft", Type: kernels.TypeName[T](), Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: def, QuickSize: quick,
-		Variants: append(vendorVariants[T](name, kind),
-			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupFFT[T](q, name, kind, p)
-			})),
-		Split: fftSplit[T](name, kind),
+		Variants: append(vendorVariants[T](name, kind), regVariant[T](name, kind), portableVariant[T](name, kind)),
+		Split:    fftSplit[T](name, kind),
 	}
+}
+
+// regNeeds refuses CPUs (the regradix variant's Needs): its 16 points per work-item in
+// registers are shaped for SIMT GPUs; Mesa's Rusticl (32 items a group) ran it 4x slower
+// than the portable kernel (1.52 s against 0.36 s for a 2^20-point transform on 2 cores,
+// 2026-11-26), PoCL about as fast (87 against 99 ms). The package's tests run it on CPUs
+// too (NewRegFFT).
+func regNeeds(info engine.DeviceInfo) error {
+	if info.Kind == engine.KindCPU {
+		return errors.New("needs a GPU or accelerator (16 points per work-item in registers, shaped for SIMT); on CPUs the portable kernel is as fast or faster")
+	}
+	return nil
+}
+
+// regVariant is the regradix variant of an fft op (NewRegFFT), before the portable one.
+func regVariant[T kernels.Float](name string, kind fftKind) kernels.Variant {
+	return kernels.Variant{
+		Name:     RegName,
+		Needs:    regNeeds,
+		Doc:      "16 complex points per work-item in registers: radix-16 stages (4 x 4, unrolled) with one local-memory exchange between two, loads and stores straight from registers, 4096 points a work-group (a 1024-point transform is 16 x 16 x 4, a 256-point pass 16 x 16), twiddles from the coarse/fine tables (OpenCL C, every backend; GPUs and accelerators)",
+		Dialect:  engine.DialectOpenCL,
+		Tunables: RegDefault.String() + " (items of 16 points each, fewer where the device or its local memory allows fewer; fewest consecutive columns a work-group of a multi-pass transform moves), or prism tune's",
+		Candidates: func(*engine.Device) []string {
+			out := make([]string, len(regCandidates))
+			for i, c := range regCandidates {
+				out[i] = c.String()
+			}
+			return out
+		},
+		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupFFT[T](q, name, kind, true, p)
+		},
+	}
+}
+
+// portableVariant is the portable variant (NewFFT), its doc saying how it computes.
+func portableVariant[T kernels.Float](name string, kind fftKind) kernels.Variant {
+	v := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupFFT[T](q, name, kind, false, p)
+	})
+	v.Doc = "Stockham passes in local memory: radix-4 stages with two barriers each, 16 points per work-item, 4096 points a work-group (OpenCL C, every backend)"
+	return v
 }
 
 // pow2Floor returns the largest power of two <= n (n >= 1).
@@ -71,14 +110,43 @@ type fftInstance[T kernels.Float] struct {
 	rows, cols int // 2d
 	x          *kernels.Inputs[T]
 	out        *engine.Buffer[T]
+	tunables   string // the regradix variant's, with where they came from; "" otherwise
 }
 
-func setupFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params) (kernels.Instance, error) {
-	return newFFTInstance[T](q, name, kind, p, true)
+// setupFFT sets up an fft op through Prism's kernels: the regradix variant when reg (with
+// p.Tunables, else the device's tuned set, else RegDefault), else the portable one.
+func setupFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, reg bool, p kernels.Params) (kernels.Instance, error) {
+	if !reg {
+		return newFFTInstance[T](q, name, kind, p, true)
+	}
+	if err := kernels.CheckSize(name, p); err != nil {
+		return nil, err
+	}
+	t, from, err := regTunablesFor(q.Device(), name, p.Tunables)
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewRegFFT[T](q.Device(), t)
+	if err != nil {
+		return nil, err
+	}
+	in, err := newFFTInstance[T](q, name, kind, p, false)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	in.f = f
+	in.tunables = f.RegTunables().String() + " (" + from + ")"
+	return in, nil
 }
+
+// Tunables reports the regradix variant's shape and where it came from (kernels.
+// TunablesReporter); "" for the portable variant.
+func (in *fftInstance[T]) Tunables() string { return in.tunables }
 
 // newFFTInstance sets up the shape, input sets and output of an fft op; kernel compiles
-// Prism's FFT (vendor variants run a library instead).
+// Prism's portable FFT (the regradix variant sets its own in.f; vendor variants run a
+// library instead).
 func newFFTInstance[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params, kernel bool) (_ *fftInstance[T], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err

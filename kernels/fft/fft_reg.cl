@@ -1,0 +1,268 @@
+// fft_reg.cl: complex FFT passes with radix-16 butterflies in registers (the regradix variant).
+//
+// Purpose: the Stockham passes of fft.cl's fft_block (same arguments, layout, twiddle tables
+// and results), shaped for GPUs as VkFFT's and cuFFT's kernels are: every work-item holds
+// 16 complex points in registers, and an L-point FFT of a pass is log16(L) register stages
+// of radix 16 (each a 4 x 4 split: 4 radix-4 butterflies, 9 constant twiddles, 4 radix-4
+// butterflies, fully unrolled), then one stage of radix 2, 4 or 8 when log2(L) is not a
+// multiple of 4 (the item then holds 8, 4 or 2 such butterflies). Only the data between two
+// stages goes through local memory: the first stage loads from global memory straight into
+// registers (with the pass's twiddles), the last stores from registers, so a 256-point pass
+// is 2 stages with one barrier, 4096 points 3 stages with 3 barriers (fft_block: one
+// radix-4 stage and 2 barriers per factor of 4 of the length, 13 barriers at 4096). A work-group holds NPG = WG * 16 points
+// (4096 by default): C = NPG / L columns of a pass; the host plans passes of at most NPG
+// points, and of at most NPG / MINC points when the transform takes several, so that a
+// work-group loads and stores runs of at least MINC consecutive columns (fft.go, fftPlan).
+//
+// Stages: stage s of a pass of L = 2^lgL points has radix R = 16 (s < lgL / 4) or 2^(lgL % 4)
+// (the last; R = 1 for L = 1: a copy) and span ns = 16^s; butterfly jj < L/R of a column
+// reads elements jj + t*L/R (t < R), multiplies them by w_{R ns}^{t (jj % ns)} (coarse table,
+// exact index), runs an R-point DFT and writes element (jj / ns) * ns * R + jj % ns + k*ns of
+// output k. Butterfly b of a stage (b < C*L/R) is held by item b % WG, its point t in
+// register v[(b / WG) * R + t] (16/R butterflies an item). Butterflies map to (column c,
+// jj) with runs of W consecutive columns first: W = min(2^lgPin, C) on the first stage (the
+// global loads), min(2^lgPout, C) on the last (the stores), 1 between (local memory), so
+// global accesses are coalesced as fft_block's.
+//
+// Local memory: element e of column c at c * Lp + e + e/16, Lp = L + L/16 + 1 (odd): the
+// stride-16 writes of a first stage and the stride-Lp accesses of consecutive columns are
+// free of bank conflicts; NPG * (1 + 1/16 + 1/32) complex elements (35 KiB of float2 at
+// WG = 256).
+//
+// Inverse: conj(forward(conj x)) per pass (conjugation is exact), so the stages only
+// compute forward DFTs.
+//
+// Arguments: fft_reg(dst, src, coarse, fine, cols, lgL, lgC, lgPin, lgPout, lgI, lgNs, inv),
+// those of fft_block (fft.cl), with C * L <= NPG.
+//
+// Tunables (-D, part of the cache key):
+//   ELEM     element type (float; double with PRISM_FP64)     default float
+//   WG       work-group size, a power of two                   default 256 (NPG = 16 * WG)
+// The host's MINC (fft.go) sets the passes, not the kernel.
+// Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
+// Launch: 1D, local size WG, global WG * ceil(cols / C).
+// Boundaries: columns at or past `cols` load zeros and store nothing; items past the C*L/R
+// butterflies of a stage (C*L < NPG: short transforms) hold nothing; every item reaches
+// every barrier.
+
+#ifdef PRISM_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifndef ELEM
+#define ELEM float
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#define NPG (WG * 16)
+#define LDS_N (NPG + NPG / 16 + NPG / 32)
+#if NPG > 4096
+#error "fft_reg.cl: WG * 16 must not exceed 4096 (in-block twiddles index the 4096-entry table)"
+#endif
+
+#ifndef PRISM_CUDA
+#define make_float2(x, y) ((float2)((x), (y)))
+#define make_double2(x, y) ((double2)((x), (y)))
+#endif
+#ifdef PRISM_FP64
+#define ELEM2 double2
+#define MAKE2 make_double2
+#else
+#define ELEM2 float2
+#define MAKE2 make_float2
+#endif
+
+#define FFT_LG_MAX 24
+#define FFT_LG_FINE 12
+#define FFT_FINE_MASK ((1 << FFT_LG_FINE) - 1)
+
+inline ELEM2 rcmul(ELEM2 a, ELEM2 b) {
+    return MAKE2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// -i*z, exact.
+#define RMJ(z) MAKE2((z).y, -(z).x)
+
+// Forward DFT4 in place: (a, b, c, d) <- DFT of (a, b, c, d).
+#define RDFT4(a, b, c, d)                                                        \
+    {                                                                            \
+        const ELEM2 a0_ = (a) + (c), a1_ = (a) - (c), a2_ = (b) + (d), a3_ = RMJ((b) - (d)); \
+        (a) = a0_ + a2_;                                                         \
+        (b) = a1_ + a3_;                                                         \
+        (c) = a0_ - a2_;                                                         \
+        (d) = a1_ - a3_;                                                         \
+    }
+#define RDFT2(a, b)                                                              \
+    {                                                                            \
+        const ELEM2 d_ = (a) - (b);                                              \
+        (a) = (a) + (b);                                                         \
+        (b) = d_;                                                                \
+    }
+
+// cos(pi/8), sin(pi/8), sqrt(1/2) (correctly rounded literals: within u, as table entries).
+#define RC8 ((ELEM)0.92387953251128675613)
+#define RS8 ((ELEM)0.38268343236508977173)
+#define RH2 ((ELEM)0.70710678118654752440)
+
+// Forward DFT16 of v[0..15] as 4 x 4 (t = t1 + 4 t2, k = k2 + 4 k1): output k lands in
+// v[4 (k & 3) + (k >> 2)].
+#define RDFT16(v)                                                                \
+    {                                                                            \
+        RDFT4(v[0], v[4], v[8], v[12]);                                          \
+        RDFT4(v[1], v[5], v[9], v[13]);                                          \
+        RDFT4(v[2], v[6], v[10], v[14]);                                         \
+        RDFT4(v[3], v[7], v[11], v[15]);                                         \
+        v[5] = rcmul(v[5], MAKE2(RC8, -RS8));   /* w16^1 */                      \
+        v[9] = rcmul(v[9], MAKE2(RH2, -RH2));   /* w16^2 */                      \
+        v[13] = rcmul(v[13], MAKE2(RS8, -RC8)); /* w16^3 */                      \
+        v[6] = rcmul(v[6], MAKE2(RH2, -RH2));   /* w16^2 */                      \
+        v[10] = RMJ(v[10]);                     /* w16^4 */                      \
+        v[14] = rcmul(v[14], MAKE2(-RH2, -RH2)); /* w16^6 */                     \
+        v[7] = rcmul(v[7], MAKE2(RS8, -RC8));   /* w16^3 */                      \
+        v[11] = rcmul(v[11], MAKE2(-RH2, -RH2)); /* w16^6 */                     \
+        v[15] = rcmul(v[15], MAKE2(-RC8, RS8)); /* w16^9 */                      \
+        RDFT4(v[0], v[1], v[2], v[3]);                                           \
+        RDFT4(v[4], v[5], v[6], v[7]);                                           \
+        RDFT4(v[8], v[9], v[10], v[11]);                                         \
+        RDFT4(v[12], v[13], v[14], v[15]);                                       \
+    }
+
+// Forward DFT8 of v[o..o+7] as 2 x 4 (t = t1 + 2 t2, k = k2 + 4 k1): output k lands in
+// v[o + 2 (k & 3) + (k >> 2)].
+#define RDFT8(v, o)                                                              \
+    {                                                                            \
+        RDFT4(v[o], v[o + 2], v[o + 4], v[o + 6]);                               \
+        RDFT4(v[o + 1], v[o + 3], v[o + 5], v[o + 7]);                           \
+        v[o + 3] = rcmul(v[o + 3], MAKE2(RH2, -RH2));  /* w8^1 */                \
+        v[o + 5] = RMJ(v[o + 5]);                      /* w8^2 */                \
+        v[o + 7] = rcmul(v[o + 7], MAKE2(-RH2, -RH2)); /* w8^3 */                \
+        RDFT2(v[o], v[o + 1]);                                                   \
+        RDFT2(v[o + 2], v[o + 3]);                                               \
+        RDFT2(v[o + 4], v[o + 5]);                                               \
+        RDFT2(v[o + 6], v[o + 7]);                                               \
+    }
+
+// Address of element t of column col for stride P = 2^lgP (fft.cl's ADDR).
+#define RADDR(col, t, lgP) ((((col) >> (lgP)) << ((lgP) + lgL)) + ((col) & ((1 << (lgP)) - 1)) + ((t) << (lgP)))
+
+// Local index of element e of column c.
+#define RLDS(e, c) ((c) * Lp + (e) + ((e) >> 4))
+
+// Inputs of a stage of radix 2^LGR (a literal 4 for the radix-16 stages, so that the index
+// arithmetic of the item's one butterfly is shared by its 16 points), into v.
+#define RINPUTS(LGR)                                                             \
+    _Pragma("unroll") for (int q = 0; q < 16; q++) {                             \
+        const int b = tid + (q >> (LGR)) * WG;                                   \
+        const int t = q & ((1 << (LGR)) - 1);                                    \
+        ELEM2 x = MAKE2((ELEM)0, (ELEM)0);                                       \
+        if (b < nb) {                                                            \
+            const int c = ((b >> (lgW + lgJ)) << lgW) | (b & wm);                \
+            const int jj = (b >> lgW) & jm;                                      \
+            const int e = jj + (t << lgJ);                                       \
+            if (s == 0) {                                                        \
+                const int col = col0 + c;                                        \
+                if (col < cols) {                                                \
+                    x = src[RADDR(col, e, lgPin)];                               \
+                    x.y *= sg;                                                   \
+                    const int m = (e * ((col >> lgI) & (Ns - 1))) << tsh;        \
+                    if (m != 0) {                                                \
+                        ELEM2 w = coarse[m >> FFT_LG_FINE];                      \
+                        if ((m & FFT_FINE_MASK) != 0) w = rcmul(w, fine[m & FFT_FINE_MASK]); \
+                        x = rcmul(x, w);                                         \
+                    }                                                            \
+                }                                                                \
+            } else {                                                             \
+                x = lds[RLDS(e, c)];                                             \
+                const int r = jj & rm;                                           \
+                if (t != 0 && r != 0) x = rcmul(x, coarse[(t * r) << sh]);      \
+            }                                                                    \
+        }                                                                        \
+        v[q] = x;                                                                \
+    }
+
+// Outputs of a stage of radix 2^LGR from v: register q of its butterfly holds output k
+// (the DFTs' orders above), element o of column c; the last stage stores them to global
+// memory, the others to local memory (two loops, so that each store has one address space).
+#define ROUTPUT_AT(LGR)                                                          \
+    const int b = tid + (q >> (LGR)) * WG;                                       \
+    const int p = q & ((1 << (LGR)) - 1);                                        \
+    const int k = (LGR) == 4 ? 4 * (p & 3) + (p >> 2) : ((LGR) == 3 ? (p >> 1) + 4 * (p & 1) : p); \
+    const int c = ((b >> (lgW + lgJ)) << lgW) | (b & wm);                        \
+    const int jj = (b >> lgW) & jm;                                              \
+    const int o = ((jj >> lgns) << (lgns + (LGR))) + (jj & rm) + (k << lgns);
+#define ROUTPUTS(LGR)                                                            \
+    if (s == nst - 1) {                                                          \
+        _Pragma("unroll") for (int q = 0; q < 16; q++) {                         \
+            ROUTPUT_AT(LGR)                                                      \
+            const int col = col0 + c;                                            \
+            if (b < nb && col < cols) dst[RADDR(col, o, lgPout)] = MAKE2(v[q].x, sg * v[q].y); \
+        }                                                                        \
+    } else {                                                                     \
+        _Pragma("unroll") for (int q = 0; q < 16; q++) {                         \
+            ROUTPUT_AT(LGR)                                                      \
+            if (b < nb) lds[RLDS(o, c)] = v[q];                                  \
+        }                                                                        \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM2 *coarse,
+             __global const ELEM2 *fine, int cols, int lgL, int lgC, int lgPin, int lgPout,
+             int lgI, int lgNs, int inv) {
+    __local ELEM2 lds[LDS_N];
+    const int tid = (int)get_local_id(0);
+    const int col0 = (int)get_group_id(0) << lgC;
+    const int L = 1 << lgL;
+    const int Lp = L + (L >> 4) + 1;
+    const int n16 = lgL >> 2;                          // radix-16 stages
+    const int nst = n16 + (((lgL & 3) != 0 || lgL == 0) ? 1 : 0);
+    const int Ns = 1 << lgNs;
+    const int tsh = FFT_LG_MAX - lgNs - lgL;           // pass twiddle w_{Ns*L}^m = w(m << tsh)
+    const ELEM sg = inv ? (ELEM)-1 : (ELEM)1;          // conjugate in and out for the inverse
+    ELEM2 v[16];
+
+    for (int s = 0; s < nst; s++) {
+        const int lgR = s < n16 ? 4 : (lgL & 3);
+        const int lgJ = lgL - lgR;                     // log2 of butterflies per column
+        const int lgns = 4 * s;
+        const int nb = 1 << (lgC + lgJ);               // butterflies of the group
+        const int lgW = s == 0 ? min(lgPin, lgC) : (s == nst - 1 ? min(lgPout, lgC) : 0);
+        const int wm = (1 << lgW) - 1, jm = (1 << lgJ) - 1, rm = (1 << lgns) - 1;
+        const int sh = FFT_LG_FINE - lgns - lgR;       // w_{R ns}^m = coarse[m << sh]
+
+        if (lgR == 4) {
+            RINPUTS(4)
+        } else {
+            RINPUTS(lgR)
+        }
+        if (s > 0 && s < nst - 1) barrier(CLK_LOCAL_MEM_FENCE); // reads done before writes
+
+        // Butterflies, on constant register indices.
+        if (lgR == 4) {
+            RDFT16(v);
+        } else if (lgR == 3) {
+            RDFT8(v, 0);
+            RDFT8(v, 8);
+        } else if (lgR == 2) {
+            RDFT4(v[0], v[1], v[2], v[3]);
+            RDFT4(v[4], v[5], v[6], v[7]);
+            RDFT4(v[8], v[9], v[10], v[11]);
+            RDFT4(v[12], v[13], v[14], v[15]);
+        } else if (lgR == 1) {
+            RDFT2(v[0], v[1]);
+            RDFT2(v[2], v[3]);
+            RDFT2(v[4], v[5]);
+            RDFT2(v[6], v[7]);
+            RDFT2(v[8], v[9]);
+            RDFT2(v[10], v[11]);
+            RDFT2(v[12], v[13]);
+            RDFT2(v[14], v[15]);
+        }
+
+        if (lgR == 4) {
+            ROUTPUTS(4)
+        } else {
+            ROUTPUTS(lgR)
+        }
+        if (s < nst - 1) barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
