@@ -44,6 +44,12 @@ type FFT[T kernels.Float] struct {
 	reg     *engine.Kernel
 	regWG   int
 	regTun  RegTunables // as built
+	// regOpts are the build options of fft_reg.cl; where regSpecialize (GPUs), each pass
+	// shape gets its own build (PASS_* defined), made before the first transform that
+	// takes it and kept in regPass.
+	regOpts       []string
+	regSpecialize bool
+	regPass       map[passShape]*regBuild
 
 	mu           sync.Mutex
 	coarse, fine *engine.Buffer[T]
@@ -118,6 +124,9 @@ func (f *FFT[T]) Close() error {
 			errs = append(errs, b.Close())
 		}
 	}
+	for _, b := range f.regPass {
+		errs = append(errs, b.Close())
+	}
 	for _, k := range []*engine.Kernel{f.block, f.r2c, f.reg} {
 		if k != nil {
 			errs = append(errs, k.Close())
@@ -178,6 +187,14 @@ func fftPlan(lgN, lgLoc, lgMinC int) []int {
 type fftPass struct {
 	lgL, lgC, lgPin, lgPout, lgI, lgNs int
 	cols                               int
+}
+
+// passShape is a pass without its column count: what a specialized build of fft_reg.cl
+// fixes (PASS_*).
+type passShape struct{ lgL, lgC, lgPin, lgPout, lgI, lgNs int }
+
+func (p fftPass) shape() passShape {
+	return passShape{p.lgL, p.lgC, p.lgPin, p.lgPout, p.lgI, p.lgNs}
 }
 
 // passes appends the passes of batch transforms of 2^lgN points with 2^lgI transforms
@@ -340,6 +357,9 @@ func (f *FFT[T]) run(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], 
 		}
 		copyBack = outs[k-1] != dst
 	}
+	if err := f.regBuilds(ps); err != nil {
+		return err
+	}
 	// From the second transform of the same buffers and plan on, its commands run as one
 	// graph (kernels.Replay).
 	key := fftKey{dst: dst, src: src, plan: fmt.Sprint(ps, elems, inv, copyBack)}
@@ -368,8 +388,12 @@ func (f *FFT[T]) enqueue(q *engine.Queue, ps []fftPass, outs []*engine.Buffer[T]
 	}
 	in := src
 	for i, p := range ps {
+		k := block
+		if b := f.regPass[p.shape()]; b != nil && b.k != nil {
+			k = b.k
+		}
 		groups := (p.cols + 1<<p.lgC - 1) >> p.lgC
-		err := q.Launch(block, engine.Range1D(groups*bwg, bwg), outs[i], in, f.coarse, f.fine,
+		err := q.Launch(k, engine.Range1D(groups*bwg, bwg), outs[i], in, f.coarse, f.fine,
 			int32(p.cols), int32(p.lgL), int32(p.lgC), int32(p.lgPin), int32(p.lgPout), int32(p.lgI), int32(p.lgNs), invArg)
 		if err != nil {
 			return err

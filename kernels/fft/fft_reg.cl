@@ -38,6 +38,10 @@
 // Tunables (-D, part of the cache key):
 //   ELEM     element type (float; double with PRISM_FP64)     default float
 //   WG       work-group size, a power of two                   default 256 (NPG = 16 * WG)
+//   PASS_LGL, PASS_LGC, PASS_LGPIN, PASS_LGPOUT, PASS_LGI, PASS_LGNS
+//            one pass shape (all six, or none): the build then ignores the shape
+//            arguments and its index arithmetic folds to constants, with the stages
+//            unrolled (GPUs build one kernel per pass shape; CPUs, one kernel for all)
 // The host's MINC (fft.go) sets the passes, not the kernel.
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
 // Launch: 1D, local size WG, global WG * ceil(cols / C).
@@ -206,8 +210,16 @@ inline ELEM2 rcmul(ELEM2 a, ELEM2 b) {
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM2 *coarse,
-             __global const ELEM2 *fine, int cols, int lgL, int lgC, int lgPin, int lgPout,
-             int lgI, int lgNs, int inv) {
+             __global const ELEM2 *fine, int cols, int lgL_, int lgC_, int lgPin_, int lgPout_,
+             int lgI_, int lgNs_, int inv) {
+#ifdef PASS_LGL
+    // A build for one pass shape: the shape arguments are ignored, every index below folds
+    // to constants and the stage loop unrolls.
+    const int lgL = PASS_LGL, lgC = PASS_LGC, lgPin = PASS_LGPIN, lgPout = PASS_LGPOUT;
+    const int lgI = PASS_LGI, lgNs = PASS_LGNS;
+#else
+    const int lgL = lgL_, lgC = lgC_, lgPin = lgPin_, lgPout = lgPout_, lgI = lgI_, lgNs = lgNs_;
+#endif
     __local ELEM2 lds[LDS_N];
     const int tid = (int)get_local_id(0);
     const int col0 = (int)get_group_id(0) << lgC;
@@ -220,6 +232,9 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
     const ELEM sg = inv ? (ELEM)-1 : (ELEM)1;          // conjugate in and out for the inverse
     ELEM2 v[16];
 
+#ifdef PASS_LGL
+    _Pragma("unroll")
+#endif
     for (int s = 0; s < nst; s++) {
         const int lgR = s < n16 ? 4 : (lgL & 3);
         const int lgJ = lgL - lgR;                     // log2 of butterflies per column

@@ -118,10 +118,54 @@ func NewRegFFT[T kernels.Float](dev *engine.Device, t RegTunables) (*FFT[T], err
 		return nil, err
 	}
 	f.regProg, f.reg, f.regWG = r.prog, r.k, r.wg
+	f.regOpts = append(opts, fmt.Sprintf("-DWG=%d", r.wg))
+	f.regSpecialize = dev.Info().Kind != engine.KindCPU
 	f.lgLoc = kernels.Log2Ceil(16 * r.wg)
 	f.lgMinC = kernels.Log2Ceil(t.MinC)
 	f.regTun = RegTunables{WG: r.wg, MinC: t.MinC}
 	return f, nil
+}
+
+// regBuilds makes the specialized builds of fft_reg.cl that the passes ps need and
+// regPass lacks (one per pass shape), where the FFT specializes. A shape whose build
+// allows fewer work-items than the generic one Fit chose the work-group for keeps the
+// generic kernel (an empty regBuild). Called with f.mu held.
+func (f *FFT[T]) regBuilds(ps []fftPass) error {
+	if f.reg == nil || !f.regSpecialize {
+		return nil
+	}
+	for _, p := range ps {
+		sh := p.shape()
+		if f.regPass[sh] != nil {
+			continue
+		}
+		b := &regBuild{wg: f.regWG}
+		var err error
+		b.prog, err = f.dev.Build(regSource, append(f.regOpts[:len(f.regOpts):len(f.regOpts)],
+			fmt.Sprintf("-DPASS_LGL=%d", sh.lgL), fmt.Sprintf("-DPASS_LGC=%d", sh.lgC),
+			fmt.Sprintf("-DPASS_LGPIN=%d", sh.lgPin), fmt.Sprintf("-DPASS_LGPOUT=%d", sh.lgPout),
+			fmt.Sprintf("-DPASS_LGI=%d", sh.lgI), fmt.Sprintf("-DPASS_LGNS=%d", sh.lgNs))...)
+		if err == nil {
+			b.k, err = b.prog.Kernel("fft_reg")
+		}
+		if err != nil {
+			b.Close()
+			return fmt.Errorf("kernels: fft regradix: the build for passes of 2^%d points: %w", sh.lgL, err)
+		}
+		if m := b.k.MaxWorkGroupSize(); m > 0 && m < f.regWG {
+			// This shape's build takes more of the device (registers) than the generic
+			// one: its passes run the generic kernel, as the work-group was fitted to it.
+			if err := b.Close(); err != nil {
+				return err
+			}
+			b = &regBuild{}
+		}
+		if f.regPass == nil {
+			f.regPass = map[passShape]*regBuild{}
+		}
+		f.regPass[sh] = b
+	}
+	return nil
 }
 
 // regBuild is one build of fft_reg.cl, for Fit.

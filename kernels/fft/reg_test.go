@@ -102,6 +102,46 @@ func TestRegFFTShapes(t *testing.T) {
 	})
 }
 
+// TestRegFFTSpecialized runs the builds of fft_reg.cl made for one pass shape each (the
+// PASS_* defines; what GPUs run) on the first device, CPUs included: one-pass transforms
+// of every stage count, multi-pass ones with twiddles between passes, batched, 2D (columns
+// interleaved) and real-input transforms, each shape built once and reused.
+func TestRegFFTSpecialized(t *testing.T) {
+	first := true
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		if !first { // one device: each shape is a build of its own, slow for CPU compilers
+			t.Skip("the specialized builds run on the first device")
+		}
+		first = false
+		f := newRegFFT[float32](t, dev, RegDefault)
+		f.regSpecialize = true
+		rng := rand.New(rand.NewPCG(17, 1))
+		if kerneltest.Small() { // Oclgrind: a one-pass and a two-pass transform
+			fftCheckC2C(t, q, f, rng, 256)
+			fftCheckC2C(t, q, f, rng, 1<<13)
+		} else {
+			for _, n := range []int{1, 2, 64, 256, 4096, 1 << 13, 1 << 16} {
+				fftCheckC2C(t, q, f, rng, n)
+			}
+			fftCheckBatch(t, q, f, rng, 1024, 3)
+			fftCheck2D(t, q, f, rng, 32, 64)
+			fftCheckR2C(t, q, f, rng, 512, 3)
+			fftCheckC2C(t, q, f, rng, 4096) // again: the builds are reused
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.regPass) == 0 {
+			t.Fatal("no specialized build was made")
+		}
+		for sh, b := range f.regPass {
+			if b.k == nil {
+				t.Logf("pass shape %+v runs the generic kernel (the device allows fewer items for its build)", sh)
+			}
+		}
+		t.Logf("%d pass shapes built", len(f.regPass))
+	})
+}
+
 // TestRegTunables checks the spelling of the regradix tunables, that every candidate
 // parses back to itself, and that shapes out of range are refused.
 func TestRegTunables(t *testing.T) {
