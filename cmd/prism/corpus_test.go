@@ -308,6 +308,9 @@ func corpusDevices(t *testing.T) []corpusDevice {
 // Every item beyond the kernels' n must leave its outputs untouched (zeros).
 func TestCorpus(t *testing.T) {
 	devs := corpusDevices(t)
+	for _, d := range devs {
+		t.Logf("device %s: %s", d.id, d.name)
+	}
 	for _, run := range corpusRuns(t) {
 		t.Run(run.kernel, func(t *testing.T) {
 			var ids []string
