@@ -263,33 +263,14 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 	}
 	sum := execSummary{File: file, Kernel: opts.kernel, Global: global, BuildOptions: buildOpts, Args: opts.args,
 		Seed: opts.seed, Warmup: opts.warmup, ToleranceULP: opts.tolULP}
-	var errs []error
-	for _, id := range ids {
-		if ctx.Err() != nil {
-			break
-		}
-		dev, err := engine.Open(ctx, id)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if !dev.Builds(engine.DialectOpenCL) {
-			dev.Close()
-			if opts.all {
-				fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s: it does not build OpenCL C\n", id)
-				continue
-			}
-			errs = append(errs, fmt.Errorf("%s does not build OpenCL C: %w", id, engine.ErrUnsupported))
-			continue
-		}
+	errs := forEachOpenCLDevice(cmd, ids, opts.all, func(dev *engine.Device) error {
 		res, err := execOn(ctx, dev, opts, file, string(src), buildOpts, args, global, local)
-		dev.Close()
 		if err != nil {
 			res.Err = err.Error()
-			errs = append(errs, err)
 		}
 		sum.Devices = append(sum.Devices, res)
-	}
+		return err
+	})
 	var ok []*execDevice
 	for i := range sum.Devices {
 		if sum.Devices[i].Err == "" {
@@ -327,6 +308,40 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 
 // runLines returns the flags of the "// run:" lines of an OpenCL C file: a kernel's
 // invocation kept with its source, as the corpus of the CUDA translation keeps them.
+// forEachOpenCLDevice opens the devices ids one at a time, in order, and calls fn with
+// each that builds OpenCL C, closing it after; it stops early when the command's context
+// ends. A device that does not build OpenCL C is skipped with a line on stderr under
+// --all-devices (all) and is an error wrapping engine.ErrUnsupported when named. It returns
+// the errors of opening and of fn.
+func forEachOpenCLDevice(cmd *cobra.Command, ids []string, all bool, fn func(dev *engine.Device) error) []error {
+	ctx := cmd.Context()
+	var errs []error
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		dev, err := engine.Open(ctx, id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !dev.Builds(engine.DialectOpenCL) {
+			dev.Close()
+			if all {
+				fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s: it does not build OpenCL C\n", id)
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s does not build OpenCL C: %w", id, engine.ErrUnsupported))
+			continue
+		}
+		if err := fn(dev); err != nil {
+			errs = append(errs, err)
+		}
+		dev.Close()
+	}
+	return errs
+}
+
 func runLines(file string) ([][]string, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {

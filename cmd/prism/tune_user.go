@@ -235,25 +235,7 @@ func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error 
 	grid := tuneGrid(vary)
 	sum := tuneUserSummary{File: file, Kernel: u.kernel, Global: global, Local: local, Fixed: fixed, Args: u.args,
 		Seed: u.seed, Count: opts.count, Warmup: opts.warmup, ToleranceULP: u.tolULP}
-	var errs []error
-	for _, id := range ids {
-		if ctx.Err() != nil {
-			break
-		}
-		dev, err := engine.Open(ctx, id)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if !dev.Builds(engine.DialectOpenCL) {
-			dev.Close()
-			if u.all {
-				fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s: it does not build OpenCL C\n", id)
-				continue
-			}
-			errs = append(errs, fmt.Errorf("%s does not build OpenCL C: %w", id, engine.ErrUnsupported))
-			continue
-		}
+	errs := forEachOpenCLDevice(cmd, ids, u.all, func(dev *engine.Device) error {
 		d := tuneUserDevice{Device: dev.ID(), Name: dev.Info().Name}
 		var base *execDevice
 		for _, c := range grid {
@@ -289,14 +271,15 @@ func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error 
 			combo.Stats = res.Stats
 			d.Combinations = append(d.Combinations, combo)
 		}
-		dev.Close()
 		rankCombos(&d)
+		var err error
 		if d.Fastest == "" {
 			d.Err = "no combination built, ran and agreed"
-			errs = append(errs, fmt.Errorf("%s on %s: %s", file, d.Device, d.Err))
+			err = fmt.Errorf("%s on %s: %s", file, d.Device, d.Err)
 		}
 		sum.Devices = append(sum.Devices, d)
-	}
+		return err
+	})
 	if len(sum.Devices) == 0 {
 		return errors.Join(errs...)
 	}
