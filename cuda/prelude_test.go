@@ -116,6 +116,25 @@ var storageVariants = map[string][][]string{
 	},
 }
 
+// familyShared returns the .clh files beside a suite source (what its family prepends to
+// each of its sources when it builds them), concatenated in name order.
+func familyShared(t *testing.T, file string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(filepath.Dir(file), "*.clh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, n := range names {
+		text, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(text)
+	}
+	return b.String()
+}
+
 // TestPreludeKernels compiles every kernels/*.cl through the prelude to PTX, behind the
 // shared conversions (kernels/convert.cl) as the launchers that use them build it, and
 // checks that every __kernel is an entry point, with .maxntid where it requires a
@@ -144,7 +163,7 @@ func TestPreludeKernels(t *testing.T) {
 		base := strings.TrimSuffix(filepath.Base(f), ".cl")
 		text := string(src)
 		if f != "testdata/dialect.cl" {
-			text = string(convert) + text
+			text = string(convert) + familyShared(t, f) + text
 		}
 		for _, defs := range append(slices.Clone(variants), storageVariants[base]...) {
 			t.Run(base+"/"+strings.Join(defs, ","), func(t *testing.T) {

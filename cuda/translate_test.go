@@ -195,7 +195,7 @@ func TestTranslateCorpus(t *testing.T) {
 		}
 		text := string(src)
 		if strings.HasPrefix(f, "../kernels/") {
-			text = string(convert) + text
+			text = string(convert) + familyShared(t, f) + text
 		}
 		base := strings.TrimSuffix(filepath.Base(f), ".cl")
 		t.Run(base, func(t *testing.T) {

@@ -52,12 +52,6 @@
 // Boundaries: columns at or past `cols` (a batch that does not fill the last work-group)
 // load zeros into local memory and store nothing; every work-item reaches every barrier.
 
-#ifdef PRISM_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#ifndef ELEM
-#define ELEM float
-#endif
 #ifndef WG
 #define WG 256
 #endif
@@ -78,26 +72,6 @@
 #if EPT < 4 || (RADIX != 2 && RADIX != 4)
 #error "fft.cl: EPT must be at least 4 and RADIX 2 or 4"
 #endif
-
-#ifndef PRISM_CUDA
-#define make_float2(x, y) ((float2)((x), (y)))
-#define make_double2(x, y) ((double2)((x), (y)))
-#endif
-#ifdef PRISM_FP64
-#define ELEM2 double2
-#define MAKE2 make_double2
-#else
-#define ELEM2 float2
-#define MAKE2 make_float2
-#endif
-
-#define FFT_LG_MAX 24
-#define FFT_LG_FINE 12
-#define FFT_FINE_MASK ((1 << FFT_LG_FINE) - 1)
-
-inline ELEM2 cmul(ELEM2 a, ELEM2 b) {
-    return MAKE2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
 
 // conj(z) when the direction sign s is -1 (inverse), z when +1.
 inline ELEM2 cdir(ELEM2 z, ELEM s) { return MAKE2(z.x, s * z.y); }

@@ -94,7 +94,7 @@ func newFFT[T kernels.Float](dev *engine.Device, wg, ept, radix int) (*FFT[T], e
 		}
 		f := &FFT[T]{dev: dev, wg: wg, ept: ept, lgLoc: kernels.Log2Ceil(wg * ept), lgMinC: 4}
 		var err error
-		f.prog, err = dev.Build(source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DEPT=%d", ept), fmt.Sprintf("-DRADIX=%d", radix))...)
+		f.prog, err = dev.Build(commonSource+source, append(opts, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DEPT=%d", ept), fmt.Sprintf("-DRADIX=%d", radix))...)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}

@@ -49,12 +49,6 @@
 // butterflies of a stage (C*L < NPG: short transforms) hold nothing; every item reaches
 // every barrier.
 
-#ifdef PRISM_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#ifndef ELEM
-#define ELEM float
-#endif
 #ifndef WG
 #define WG 256
 #endif
@@ -63,26 +57,6 @@
 #if NPG > 4096
 #error "fft_reg.cl: WG * 16 must not exceed 4096 (in-block twiddles index the 4096-entry table)"
 #endif
-
-#ifndef PRISM_CUDA
-#define make_float2(x, y) ((float2)((x), (y)))
-#define make_double2(x, y) ((double2)((x), (y)))
-#endif
-#ifdef PRISM_FP64
-#define ELEM2 double2
-#define MAKE2 make_double2
-#else
-#define ELEM2 float2
-#define MAKE2 make_float2
-#endif
-
-#define FFT_LG_MAX 24
-#define FFT_LG_FINE 12
-#define FFT_FINE_MASK ((1 << FFT_LG_FINE) - 1)
-
-inline ELEM2 rcmul(ELEM2 a, ELEM2 b) {
-    return MAKE2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
 
 // -i*z, exact.
 #define RMJ(z) MAKE2((z).y, -(z).x)
@@ -116,15 +90,15 @@ inline ELEM2 rcmul(ELEM2 a, ELEM2 b) {
         RDFT4(v[1], v[5], v[9], v[13]);                                          \
         RDFT4(v[2], v[6], v[10], v[14]);                                         \
         RDFT4(v[3], v[7], v[11], v[15]);                                         \
-        v[5] = rcmul(v[5], MAKE2(RC8, -RS8));   /* w16^1 */                      \
-        v[9] = rcmul(v[9], MAKE2(RH2, -RH2));   /* w16^2 */                      \
-        v[13] = rcmul(v[13], MAKE2(RS8, -RC8)); /* w16^3 */                      \
-        v[6] = rcmul(v[6], MAKE2(RH2, -RH2));   /* w16^2 */                      \
+        v[5] = cmul(v[5], MAKE2(RC8, -RS8));   /* w16^1 */                      \
+        v[9] = cmul(v[9], MAKE2(RH2, -RH2));   /* w16^2 */                      \
+        v[13] = cmul(v[13], MAKE2(RS8, -RC8)); /* w16^3 */                      \
+        v[6] = cmul(v[6], MAKE2(RH2, -RH2));   /* w16^2 */                      \
         v[10] = RMJ(v[10]);                     /* w16^4 */                      \
-        v[14] = rcmul(v[14], MAKE2(-RH2, -RH2)); /* w16^6 */                     \
-        v[7] = rcmul(v[7], MAKE2(RS8, -RC8));   /* w16^3 */                      \
-        v[11] = rcmul(v[11], MAKE2(-RH2, -RH2)); /* w16^6 */                     \
-        v[15] = rcmul(v[15], MAKE2(-RC8, RS8)); /* w16^9 */                      \
+        v[14] = cmul(v[14], MAKE2(-RH2, -RH2)); /* w16^6 */                     \
+        v[7] = cmul(v[7], MAKE2(RS8, -RC8));   /* w16^3 */                      \
+        v[11] = cmul(v[11], MAKE2(-RH2, -RH2)); /* w16^6 */                     \
+        v[15] = cmul(v[15], MAKE2(-RC8, RS8)); /* w16^9 */                      \
         RDFT4(v[0], v[1], v[2], v[3]);                                           \
         RDFT4(v[4], v[5], v[6], v[7]);                                           \
         RDFT4(v[8], v[9], v[10], v[11]);                                         \
@@ -137,9 +111,9 @@ inline ELEM2 rcmul(ELEM2 a, ELEM2 b) {
     {                                                                            \
         RDFT4(v[o], v[o + 2], v[o + 4], v[o + 6]);                               \
         RDFT4(v[o + 1], v[o + 3], v[o + 5], v[o + 7]);                           \
-        v[o + 3] = rcmul(v[o + 3], MAKE2(RH2, -RH2));  /* w8^1 */                \
+        v[o + 3] = cmul(v[o + 3], MAKE2(RH2, -RH2));  /* w8^1 */                \
         v[o + 5] = RMJ(v[o + 5]);                      /* w8^2 */                \
-        v[o + 7] = rcmul(v[o + 7], MAKE2(-RH2, -RH2)); /* w8^3 */                \
+        v[o + 7] = cmul(v[o + 7], MAKE2(-RH2, -RH2)); /* w8^3 */                \
         RDFT2(v[o], v[o + 1]);                                                   \
         RDFT2(v[o + 2], v[o + 3]);                                               \
         RDFT2(v[o + 4], v[o + 5]);                                               \
@@ -171,14 +145,14 @@ inline ELEM2 rcmul(ELEM2 a, ELEM2 b) {
                     const int m = (e * ((col >> lgI) & (Ns - 1))) << tsh;        \
                     if (m != 0) {                                                \
                         ELEM2 w = coarse[m >> FFT_LG_FINE];                      \
-                        if ((m & FFT_FINE_MASK) != 0) w = rcmul(w, fine[m & FFT_FINE_MASK]); \
-                        x = rcmul(x, w);                                         \
+                        if ((m & FFT_FINE_MASK) != 0) w = cmul(w, fine[m & FFT_FINE_MASK]); \
+                        x = cmul(x, w);                                         \
                     }                                                            \
                 }                                                                \
             } else {                                                             \
                 x = lds[RLDS(e, c)];                                             \
                 const int r = jj & rm;                                           \
-                if (t != 0 && r != 0) x = rcmul(x, coarse[(t * r) << sh]);      \
+                if (t != 0 && r != 0) x = cmul(x, coarse[(t * r) << sh]);      \
             }                                                                    \
         }                                                                        \
         v[q] = x;                                                                \

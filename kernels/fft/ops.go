@@ -16,6 +16,12 @@ import (
 //go:embed fft.cl
 var source string
 
+// commonSource is what fft.cl and fft_reg.cl share (types, twiddle layout, complex
+// product): every build of either has it first.
+//
+//go:embed fft_common.clh
+var commonSource string
+
 // Family returns the fft family: its OpenCL C source (fft.cl) and its operations, in the
 // order listings show them.
 func Family() kernels.Family {

@@ -103,7 +103,7 @@ func NewRegFFT[T kernels.Float](dev *engine.Device, t RegTunables) (*FFT[T], err
 		}
 		b := &regBuild{wg: wg}
 		var err error
-		if b.prog, err = dev.Build(regSource, append(opts, fmt.Sprintf("-DWG=%d", wg))...); err != nil {
+		if b.prog, err = dev.Build(commonSource+regSource, append(opts, fmt.Sprintf("-DWG=%d", wg))...); err != nil {
 			return nil, kernels.Shape{}, err
 		}
 		ks, err := kernels.LoadKernels(b.prog, kernels.Ref{Dst: &b.k, Name: "fft_reg"})
@@ -141,7 +141,7 @@ func (f *FFT[T]) regBuilds(ps []fftPass) error {
 		}
 		b := &regBuild{wg: f.regWG}
 		var err error
-		b.prog, err = f.dev.Build(regSource, append(f.regOpts[:len(f.regOpts):len(f.regOpts)],
+		b.prog, err = f.dev.Build(commonSource+regSource, append(f.regOpts[:len(f.regOpts):len(f.regOpts)],
 			fmt.Sprintf("-DPASS_LGL=%d", sh.lgL), fmt.Sprintf("-DPASS_LGC=%d", sh.lgC),
 			fmt.Sprintf("-DPASS_LGPIN=%d", sh.lgPin), fmt.Sprintf("-DPASS_LGPOUT=%d", sh.lgPout),
 			fmt.Sprintf("-DPASS_LGI=%d", sh.lgI), fmt.Sprintf("-DPASS_LGNS=%d", sh.lgNs))...)
