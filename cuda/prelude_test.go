@@ -102,7 +102,7 @@ var storageVariants = map[string][][]string{
 		{"-DELEM=float", "-DIN=uchar", "-DCONV=prism_e5m2"},
 	},
 	"fft_reg": { // a build for one pass shape: 256 points of 16 columns, after 2^16
-		{"-DWG=256", "-DELEM=float", "-DPASS_LGL=8", "-DPASS_LGC=4", "-DPASS_LGPIN=8", "-DPASS_LGPOUT=16", "-DPASS_LGI=0", "-DPASS_LGNS=16"},
+		{"-DWG=256", "-DELEM=float", "-DPASS_LGL=8", "-DPASS_LGC=4", "-DPASS_LGPIN=8", "-DPASS_LGPOUT=16", "-DPASS_LGI=0", "-DPASS_LGNS=16", "-DPASS_INV=0"},
 	},
 	"softmax":   {{"-DWG=512", "-DCACHE=32", "-DELEM=float"}}, // the wide build
 	"layernorm": {{"-DWG=512", "-DCACHE=32", "-DELEM=float"}},

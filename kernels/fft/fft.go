@@ -189,12 +189,15 @@ type fftPass struct {
 	cols                               int
 }
 
-// passShape is a pass without its column count: what a specialized build of fft_reg.cl
-// fixes (PASS_*).
-type passShape struct{ lgL, lgC, lgPin, lgPout, lgI, lgNs int }
+// passShape is a pass without its column count, and its direction: what a specialized
+// build of fft_reg.cl fixes (PASS_*).
+type passShape struct {
+	lgL, lgC, lgPin, lgPout, lgI, lgNs int
+	inv                                bool
+}
 
-func (p fftPass) shape() passShape {
-	return passShape{p.lgL, p.lgC, p.lgPin, p.lgPout, p.lgI, p.lgNs}
+func (p fftPass) shape(inv bool) passShape {
+	return passShape{p.lgL, p.lgC, p.lgPin, p.lgPout, p.lgI, p.lgNs, inv}
 }
 
 // passes appends the passes of batch transforms of 2^lgN points with 2^lgI transforms
@@ -357,7 +360,7 @@ func (f *FFT[T]) run(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], 
 		}
 		copyBack = outs[k-1] != dst
 	}
-	if err := f.regBuilds(ps); err != nil {
+	if err := f.regBuilds(ps, inv); err != nil {
 		return err
 	}
 	// From the second transform of the same buffers and plan on, its commands run as one
@@ -389,7 +392,7 @@ func (f *FFT[T]) enqueue(q *engine.Queue, ps []fftPass, outs []*engine.Buffer[T]
 	in := src
 	for i, p := range ps {
 		k := block
-		if b := f.regPass[p.shape()]; b != nil && b.k != nil {
+		if b := f.regPass[p.shape(inv)]; b != nil && b.k != nil {
 			k = b.k
 		}
 		groups := (p.cols + 1<<p.lgC - 1) >> p.lgC

@@ -38,9 +38,9 @@
 // Tunables (-D, part of the cache key):
 //   ELEM     element type (float; double with PRISM_FP64)     default float
 //   WG       work-group size, a power of two                   default 256 (NPG = 16 * WG)
-//   PASS_LGL, PASS_LGC, PASS_LGPIN, PASS_LGPOUT, PASS_LGI, PASS_LGNS
-//            one pass shape (all six, or none): the build then ignores the shape
-//            arguments and its index arithmetic folds to constants, with the stages
+//   PASS_LGL, PASS_LGC, PASS_LGPIN, PASS_LGPOUT, PASS_LGI, PASS_LGNS, PASS_INV
+//            one pass shape and direction (all seven, or none): the build then ignores
+//            those arguments and its index arithmetic folds to constants, with the stages
 //            unrolled (GPUs build one kernel per pass shape; CPUs, one kernel for all)
 // The host's MINC (fft.go) sets the passes, not the kernel.
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
@@ -127,32 +127,35 @@
 #define RLDS(e, c) ((c) * Lp + (e) + ((e) >> 4))
 
 // Inputs of a stage of radix 2^LGR (a literal 4 for the radix-16 stages, so that the index
-// arithmetic of the item's one butterfly is shared by its 16 points), into v.
-#define RINPUTS(LGR)                                                             \
+// arithmetic of the item's one butterfly is shared by its 16 points), into v. COL_OK(col)
+// is the bounds test of a column: (col < cols), or 1 in a work-group whose columns all
+// exist (the kernel takes that path when the group is full, so that most groups load and
+// store without a test per point). Butterfly b exists when b < nb; the test folds away
+// where the stage fills the work-group (NPG <= C*L, (q >> LGR) * WG + tid < nb for every
+// tid < WG). Twiddles are multiplied without a test for the exponent 0: the tables hold
+// w(0) = 1 exactly, and a product with (1, 0) is exact, so no branch diverges on it.
+#define RINPUTS(LGR, COL_OK)                                                     \
     _Pragma("unroll") for (int q = 0; q < 16; q++) {                             \
         const int b = tid + (q >> (LGR)) * WG;                                   \
         const int t = q & ((1 << (LGR)) - 1);                                    \
         ELEM2 x = MAKE2((ELEM)0, (ELEM)0);                                       \
-        if (b < nb) {                                                            \
+        if (((q >> (LGR)) + 1) * WG <= nb || b < nb) {                           \
             const int c = ((b >> (lgW + lgJ)) << lgW) | (b & wm);                \
             const int jj = (b >> lgW) & jm;                                      \
             const int e = jj + (t << lgJ);                                       \
             if (s == 0) {                                                        \
                 const int col = col0 + c;                                        \
-                if (col < cols) {                                                \
+                if (COL_OK(col)) {                                               \
                     x = src[RADDR(col, e, lgPin)];                               \
                     x.y *= sg;                                                   \
-                    const int m = (e * ((col >> lgI) & (Ns - 1))) << tsh;        \
-                    if (m != 0) {                                                \
-                        ELEM2 w = coarse[m >> FFT_LG_FINE];                      \
-                        if ((m & FFT_FINE_MASK) != 0) w = cmul(w, fine[m & FFT_FINE_MASK]); \
-                        x = cmul(x, w);                                         \
+                    if (Ns > 1) {                                                \
+                        const int m = (e * ((col >> lgI) & (Ns - 1))) << tsh;    \
+                        x = cmul(x, cmul(coarse[m >> FFT_LG_FINE], fine[m & FFT_FINE_MASK])); \
                     }                                                            \
                 }                                                                \
             } else {                                                             \
                 x = lds[RLDS(e, c)];                                             \
-                const int r = jj & rm;                                           \
-                if (t != 0 && r != 0) x = cmul(x, coarse[(t * r) << sh]);      \
+                if (t != 0) x = cmul(x, coarse[(t * (jj & rm)) << sh]);          \
             }                                                                    \
         }                                                                        \
         v[q] = x;                                                                \
@@ -167,32 +170,36 @@
     const int k = (LGR) == 4 ? 4 * (p & 3) + (p >> 2) : ((LGR) == 3 ? (p >> 1) + 4 * (p & 1) : p); \
     const int c = ((b >> (lgW + lgJ)) << lgW) | (b & wm);                        \
     const int jj = (b >> lgW) & jm;                                              \
-    const int o = ((jj >> lgns) << (lgns + (LGR))) + (jj & rm) + (k << lgns);
-#define ROUTPUTS(LGR)                                                            \
+    const int o = ((jj >> lgns) << (lgns + (LGR))) + (jj & rm) + (k << lgns);   \
+    const int has = ((q >> (LGR)) + 1) * WG <= nb || b < nb;
+#define ROUTPUTS(LGR, COL_OK)                                                    \
     if (s == nst - 1) {                                                          \
         _Pragma("unroll") for (int q = 0; q < 16; q++) {                         \
             ROUTPUT_AT(LGR)                                                      \
             const int col = col0 + c;                                            \
-            if (b < nb && col < cols) dst[RADDR(col, o, lgPout)] = MAKE2(v[q].x, sg * v[q].y); \
+            if (has && COL_OK(col)) dst[RADDR(col, o, lgPout)] = MAKE2(v[q].x, sg * v[q].y); \
         }                                                                        \
     } else {                                                                     \
         _Pragma("unroll") for (int q = 0; q < 16; q++) {                         \
             ROUTPUT_AT(LGR)                                                      \
-            if (b < nb) lds[RLDS(o, c)] = v[q];                                  \
+            if (has) lds[RLDS(o, c)] = v[q];                                     \
         }                                                                        \
     }
+#define RCOL_ALL(col) 1
+#define RCOL_TEST(col) ((col) < cols)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM2 *coarse,
              __global const ELEM2 *fine, int cols, int lgL_, int lgC_, int lgPin_, int lgPout_,
-             int lgI_, int lgNs_, int inv) {
+             int lgI_, int lgNs_, int inv_) {
 #ifdef PASS_LGL
     // A build for one pass shape: the shape arguments are ignored, every index below folds
     // to constants and the stage loop unrolls.
     const int lgL = PASS_LGL, lgC = PASS_LGC, lgPin = PASS_LGPIN, lgPout = PASS_LGPOUT;
-    const int lgI = PASS_LGI, lgNs = PASS_LGNS;
+    const int lgI = PASS_LGI, lgNs = PASS_LGNS, inv = PASS_INV;
 #else
     const int lgL = lgL_, lgC = lgC_, lgPin = lgPin_, lgPout = lgPout_, lgI = lgI_, lgNs = lgNs_;
+    const int inv = inv_;
 #endif
     __local ELEM2 lds[LDS_N];
     const int tid = (int)get_local_id(0);
@@ -204,6 +211,7 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
     const int Ns = 1 << lgNs;
     const int tsh = FFT_LG_MAX - lgNs - lgL;           // pass twiddle w_{Ns*L}^m = w(m << tsh)
     const ELEM sg = inv ? (ELEM)-1 : (ELEM)1;          // conjugate in and out for the inverse
+    const int full = col0 + (1 << lgC) <= cols;        // every column of the group exists
     ELEM2 v[16];
 
 #ifdef PASS_LGL
@@ -218,10 +226,18 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
         const int wm = (1 << lgW) - 1, jm = (1 << lgJ) - 1, rm = (1 << lgns) - 1;
         const int sh = FFT_LG_FINE - lgns - lgR;       // w_{R ns}^m = coarse[m << sh]
 
-        if (lgR == 4) {
-            RINPUTS(4)
+        if (full) {
+            if (lgR == 4) {
+                RINPUTS(4, RCOL_ALL)
+            } else {
+                RINPUTS(lgR, RCOL_ALL)
+            }
         } else {
-            RINPUTS(lgR)
+            if (lgR == 4) {
+                RINPUTS(4, RCOL_TEST)
+            } else {
+                RINPUTS(lgR, RCOL_TEST)
+            }
         }
         if (s > 0 && s < nst - 1) barrier(CLK_LOCAL_MEM_FENCE); // reads done before writes
 
@@ -247,10 +263,18 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
             RDFT2(v[14], v[15]);
         }
 
-        if (lgR == 4) {
-            ROUTPUTS(4)
+        if (full) {
+            if (lgR == 4) {
+                ROUTPUTS(4, RCOL_ALL)
+            } else {
+                ROUTPUTS(lgR, RCOL_ALL)
+            }
         } else {
-            ROUTPUTS(lgR)
+            if (lgR == 4) {
+                ROUTPUTS(4, RCOL_TEST)
+            } else {
+                ROUTPUTS(lgR, RCOL_TEST)
+            }
         }
         if (s < nst - 1) barrier(CLK_LOCAL_MEM_FENCE);
     }

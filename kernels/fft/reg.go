@@ -130,12 +130,12 @@ func NewRegFFT[T kernels.Float](dev *engine.Device, t RegTunables) (*FFT[T], err
 // regPass lacks (one per pass shape), where the FFT specializes. A shape whose build
 // allows fewer work-items than the generic one Fit chose the work-group for keeps the
 // generic kernel (an empty regBuild). Called with f.mu held.
-func (f *FFT[T]) regBuilds(ps []fftPass) error {
+func (f *FFT[T]) regBuilds(ps []fftPass, inv bool) error {
 	if f.reg == nil || !f.regSpecialize {
 		return nil
 	}
 	for _, p := range ps {
-		sh := p.shape()
+		sh := p.shape(inv)
 		if f.regPass[sh] != nil {
 			continue
 		}
@@ -144,7 +144,7 @@ func (f *FFT[T]) regBuilds(ps []fftPass) error {
 		b.prog, err = f.dev.Build(commonSource+regSource, append(f.regOpts[:len(f.regOpts):len(f.regOpts)],
 			fmt.Sprintf("-DPASS_LGL=%d", sh.lgL), fmt.Sprintf("-DPASS_LGC=%d", sh.lgC),
 			fmt.Sprintf("-DPASS_LGPIN=%d", sh.lgPin), fmt.Sprintf("-DPASS_LGPOUT=%d", sh.lgPout),
-			fmt.Sprintf("-DPASS_LGI=%d", sh.lgI), fmt.Sprintf("-DPASS_LGNS=%d", sh.lgNs))...)
+			fmt.Sprintf("-DPASS_LGI=%d", sh.lgI), fmt.Sprintf("-DPASS_LGNS=%d", sh.lgNs), fmt.Sprintf("-DPASS_INV=%d", b2i(inv)))...)
 		if err == nil {
 			b.k, err = b.prog.Kernel("fft_reg")
 		}
@@ -205,4 +205,12 @@ func regTunablesFor(dev *engine.Device, op, forced string) (RegTunables, string,
 		}
 	}
 	return RegDefault, "default", nil
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
