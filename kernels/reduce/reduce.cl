@@ -22,6 +22,13 @@
 // Whole array: two passes. Pass 1 runs G groups over x into G partials; pass 2 runs the
 // same kernel (or the _pairs kernel for arg ops) as one group over the G partials into
 // out[0]. With G = 1 pass 1 writes out[0] directly.
+// Sum, min and max read x as 4-element vectors (through a pointer to ELEM's 4-component
+// vector type: 16-byte loads of float or int, 32-byte of double) with a grid stride: four
+// vectors in flight per work-item and iteration (t, t+S, t+2S, t+3S for item t of S),
+// then single vectors, then the n%4 tail elements, one each for items 0..n%4-1. Each item
+// accumulates vector component c in its own lane accumulator and combines its four lanes
+// as (a0 op a1) op (a2 op a3) before the group's tree (RED_GRID below; reduce.go's Chain
+// counts the additions). Argmin and argmax read one element per item and step.
 // Per row: seg (a power of two <= WG, kernel argument) work-items reduce one row; a group
 // holds WG/seg rows: one row per group for long rows (seg = WG), several for short ones
 // (seg = the power of two at or above cols).
@@ -48,7 +55,12 @@
 // Launch: 1D, local size exactly WG. Whole array: pass 1 global G*WG, pass 2 global WG.
 //   Rows: global ceil(rows / (WG/seg)) * WG.
 // Boundaries: items past n (or rows past `rows`, lanes past cols) contribute the identity;
-//   outputs are written only for existing groups / rows, so nothing past them is touched.
+//   nothing past x[n-1] is read (the vector loads cover x[0..n-n%4), the tail is read
+//   element by element); outputs are written only for existing groups / rows, so nothing
+//   past them is touched.
+// Alignment: the whole-array sum/min/max read x as vectors, so x must be aligned to 4
+//   elements; a buffer's start is (OpenCL aligns buffers to CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+//   at least 128 bytes; cuMemAlloc to 256), and reduce.go passes only buffers' starts.
 
 #ifdef PRISM_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -105,16 +117,54 @@
         barrier(CLK_LOCAL_MEM_FENCE);                                       \
     }
 
+// OpenCL's 4-component vector of ELEM (float4, double4, int4).
+#define RED_CAT_(a, b) a##b
+#define RED_VEC4_(t) RED_CAT_(t, 4)
+#define RED_ELEM4 RED_VEC4_(ELEM)
+
+// Folds the components of vector v into the lane accumulators a0..a3 under OP.
+#define RED_LANES(TYPE, OP, v)                                              \
+    a0 = OP(a0, (TYPE)(v).x);                                               \
+    a1 = OP(a1, (TYPE)(v).y);                                               \
+    a2 = OP(a2, (TYPE)(v).z);                                               \
+    a3 = OP(a3, (TYPE)(v).w);
+
 // Pass body of sum/min/max over x[0..n) with a grid stride; group g writes out[g].
+// x is read as nv = n/4 vectors xv[j] = x[4j..4j+3] (a vector access: one 16-byte load of
+// float; vload4 needs only the element's alignment, so compilers may split it into scalar
+// loads) and a tail of n%4 elements. Work-item t of gs reads vectors t, t+gs, t+2gs and
+// t+3gs in one iteration (four independent loads in flight; consecutive items read
+// consecutive vectors) while all four exist, then t, t+gs, ... one at a time up to nv;
+// item t < n%4 reads the tail element x[4nv+t]. Component c of every vector goes to lane
+// accumulator a_c in the order read (the tail element to a0), and the item's partial is
+// (a0 OP a1) OP (a2 OP a3). nu bounds the starts of whole iterations (j + 3gs < nv) and is
+// computed only where 3gs <= nv, so no index passes 2^31.
 #define RED_GRID(TYPE, OP, IDENT)                                           \
     __local TYPE scratch[WG];                                               \
     const int lid = (int)get_local_id(0);                                   \
+    const int gid = (int)get_global_id(0);                                  \
     const int gs = (int)get_global_size(0);                                 \
-    TYPE acc = IDENT;                                                       \
-    for (int i = (int)get_global_id(0); i < n; i = RED_STEP(i, gs, n)) {    \
-        acc = OP(acc, (TYPE)x[i]);                                          \
+    const int nv = n >> 2;                                                  \
+    const int nu = (gs <= nv / 3) ? nv - 3 * gs : 0;                        \
+    __global const RED_ELEM4 *xv = (__global const RED_ELEM4 *)x;           \
+    TYPE a0 = IDENT, a1 = IDENT, a2 = IDENT, a3 = IDENT;                    \
+    int j = gid;                                                            \
+    for (; j < nu; j += 4 * gs) {                                           \
+        const RED_ELEM4 v0 = xv[j];                                         \
+        const RED_ELEM4 v1 = xv[j + gs];                                    \
+        const RED_ELEM4 v2 = xv[j + 2 * gs];                                \
+        const RED_ELEM4 v3 = xv[j + 3 * gs];                                \
+        RED_LANES(TYPE, OP, v0)                                             \
+        RED_LANES(TYPE, OP, v1)                                             \
+        RED_LANES(TYPE, OP, v2)                                             \
+        RED_LANES(TYPE, OP, v3)                                             \
     }                                                                       \
-    scratch[lid] = acc;                                                     \
+    for (; j < nv; j = RED_STEP(j, gs, nv)) {                               \
+        const RED_ELEM4 v = xv[j];                                          \
+        RED_LANES(TYPE, OP, v)                                              \
+    }                                                                       \
+    if (gid < (n & 3)) a0 = OP(a0, (TYPE)x[4 * nv + gid]);                  \
+    scratch[lid] = OP(OP(a0, a1), OP(a2, a3));                              \
     barrier(CLK_LOCAL_MEM_FENCE);                                           \
     RED_TREE(OP, scratch, lid, lid, WG)                                     \
     if (lid == 0) out[get_group_id(0)] = (ELEM)scratch[0];

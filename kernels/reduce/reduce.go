@@ -130,12 +130,30 @@ func (r *Reduce[T]) groups(n int) int {
 func (r *Reduce[T]) Scratch(n int) int { return r.groups(n) }
 
 // Chain returns the longest chain of additions by which a whole-array sum of n elements
-// accumulates any one element: ceil(n / (G*WG)) in the grid-stride loop of pass 1 (G
-// groups), log2(WG) in its tree, ceil(G/WG) and log2(WG) in pass 2. ReduceTolerance turns
-// it into an error bound.
+// accumulates any one element: gridChain(n, G*WG) in pass 1 (G groups) and log2(WG) in its
+// tree; when G > 1, gridChain(G, WG) and log2(WG) more in pass 2. ReduceTolerance turns it
+// into an error bound.
 func (r *Reduce[T]) Chain(n int) int {
 	g := r.groups(n)
-	return (n+g*r.wg-1)/(g*r.wg) + (g+r.wg-1)/r.wg + 2*kernels.Log2Ceil(r.wg)
+	c := gridChain(n, g*r.wg) + kernels.Log2Ceil(r.wg)
+	if g > 1 {
+		c += gridChain(g, r.wg) + kernels.Log2Ceil(r.wg)
+	}
+	return c
+}
+
+// gridChain returns the longest chain of additions by which RED_GRID's loop (reduce.cl),
+// run by items work-items over m elements, accumulates any one element into an item's
+// partial. An item sums component c of each 4-element vector it reads in lane accumulator
+// c, one addition per vector: at most ceil(floor(m/4) / items) vectors (item 0 reads the
+// most); lane 0 of items 0..m%4-1 adds one tail element after them; the four lanes then
+// combine in a tree of depth 2.
+func gridChain(m, items int) int {
+	c := (m/4+items-1)/items + 2
+	if m%4 != 0 {
+		c++
+	}
+	return c
 }
 
 // segment returns the number of work-items that reduce one row of cols elements: the

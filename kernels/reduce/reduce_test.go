@@ -35,11 +35,13 @@ func reduceTestWG() int {
 	return 256
 }
 
-// reduceTestInputs returns n seeded inputs of two kinds: "rand" (floats uniform in [-1, 1),
-// int32 over the whole range, so that sums wrap) and "ties" (integers in [-4, 4], so that
-// the extremes repeat and argmin/argmax must return the first occurrence).
+// reduceTestInputs returns n seeded inputs of three kinds: "rand" (floats uniform in
+// [-1, 1), int32 over the whole range, so that sums wrap), "ties" (integers in [-4, 4], so
+// that the extremes repeat and argmin/argmax must return the first occurrence) and "ints"
+// (integers in [1, 8]: a float sum of them is exact while it stays below 2^24, and an
+// element missed or read twice changes it by at least 1).
 func reduceTestInputs[T ReduceElem](rng *rand.Rand, n int) map[string][]T {
-	rnd, ties := make([]T, n), make([]T, n)
+	rnd, ties, ints := make([]T, n), make([]T, n), make([]T, n)
 	var z T
 	_, isInt := any(z).(int32)
 	for i := range n {
@@ -49,8 +51,24 @@ func reduceTestInputs[T ReduceElem](rng *rand.Rand, n int) map[string][]T {
 			rnd[i] = T(2*rng.Float64() - 1)
 		}
 		ties[i] = T(rng.IntN(9) - 4)
+		ints[i] = T(1 + rng.IntN(8))
 	}
-	return map[string][]T{"rand": rnd, "ties": ties}
+	return map[string][]T{"rand": rnd, "ties": ties, "ints": ints}
+}
+
+// reduceVecSizes returns lengths around the 4-element vectors of the whole-array loop
+// (reduce.cl, RED_GRID) for a work-group of wg items: every n%4 below and around one
+// vector, and around 4*wg (one vector per item of a group).
+func reduceVecSizes(wg int) []int {
+	return []int{2, 3, 4, 5, 8, 9, 4*wg - 1, 4 * wg, 4*wg + 1, 4*wg + 2, 4*wg + 3}
+}
+
+// reduceStrideSizes returns lengths around the edges of the whole-array loop for a grid
+// of gs work-items: below and at 3*gs vectors (the first with a four-vector iteration),
+// around 4*gs vectors (exactly one such iteration), and several iterations followed by
+// single vectors and a tail.
+func reduceStrideSizes(gs int) []int {
+	return []int{12*gs - 1, 12 * gs, 12*gs + 1, 16*gs - 1, 16 * gs, 16*gs + 3, 4*(8*gs+2*gs+5) + 2}
 }
 
 func testReduce[T ReduceElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
@@ -61,18 +79,19 @@ func testReduce[T ReduceElem](t *testing.T, dev *engine.Device, q *engine.Queue)
 	defer r.Close()
 	wg := r.WorkGroup()
 	rng := rand.New(rand.NewPCG(2, uint64(wg)))
-	sizes := kerneltest.EdgeSizes(wg)
+	sizes := append(kerneltest.EdgeSizes(wg), reduceVecSizes(wg)...)
 	if !kerneltest. // where pass 1 reaches its group limit and the grid-stride loop turns
 			Small() {
 		full := r.maxGroups * wg
-		sizes = append(sizes, full-1, full, full+1, 3*full+5)
+		sizes = append(sizes, full-1, full, full+1, 3*full+5, 4*full-1, 4*full+1)
+		sizes = append(sizes, reduceStrideSizes(full)...)
 	}
 	for _, n := range sizes {
 		reduceWhole(t, q, r, rng, n, "")
 	}
 	// Few groups: the grid-stride loop iterates and pass 2 runs, at small sizes.
 	r.maxGroups = 3
-	for _, n := range []int{2*wg + 1, 3*wg - 1, 3 * wg, 3*wg + 1, 7*3*wg + 3} {
+	for _, n := range append([]int{2*wg + 1, 3*wg - 1, 3 * wg, 3*wg + 1, 7*3*wg + 3}, reduceStrideSizes(3*wg)...) {
 		reduceWhole(t, q, r, rng, n, "groups=3/")
 	}
 	r.maxGroups = max(dev.Info().ComputeUnits, 1) * 32
@@ -97,9 +116,14 @@ func reduceWhole[T ReduceElem](t *testing.T, q *engine.Queue, r *Reduce[T], rng 
 	for kind, x := range reduceTestInputs[T](rng, n) {
 		bx := kerneltest.Guarded(t, q, x)
 		g := r.Scratch(n)
+		// A sum of "ints" below 2^24 is exact in every element type: no tolerance.
+		chain := r.Chain(n)
+		if kind == "ints" && 8*n < 1<<24 {
+			chain = 0
+		}
 		for _, op := range ReduceOps {
-			if kerneltest.Small() && (op == ReduceSum) != (kind == "rand") {
-				continue // under Oclgrind: sums of "rand", selections of "ties" only
+			if kerneltest.Small() && (op == ReduceSum) != (kind != "ties") {
+				continue // under Oclgrind: sums of "rand" and "ints", selections of "ties" only
 			}
 			t.Run(fmt.Sprintf("%s%s/%s/n=%d", prefix, op, kind, n), func(t *testing.T) {
 				out, idx := kerneltest.Guarded(t, q, make([]T, 1)), kerneltest.Guarded(t, q, make([]int32, 1))
@@ -123,7 +147,7 @@ func reduceWhole[T ReduceElem](t *testing.T, q *engine.Queue, r *Reduce[T], rng 
 					kerneltest.Download(t, q, "scratch", part, g)
 					kerneltest.Download(t, q, "index scratch", pidx, g)
 				}
-				if err := checkReduce("reduce "+string(op), op, x, 1, n, r.Chain(n), got, gotIdx); err != nil {
+				if err := checkReduce("reduce "+string(op), op, x, 1, n, chain, got, gotIdx); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -175,57 +199,60 @@ func TestReduceNaN(t *testing.T) {
 		r.maxGroups = 3
 		nan := float32(math.NaN())
 		rng := rand.New(rand.NewPCG(3, 3))
-		n := 5*wg + 3
-		some := make([]float32, n)
-		for i := range some {
-			some[i] = float32(rng.IntN(9) - 4)
-			if i%3 == 0 || i < wg { // every group's first items see NaNs first
-				some[i] = nan
+		// 5*wg+3: single vectors and a tail; 60*wg+3: one four-vector iteration per item, then
+		// one vector each and a tail (3 groups: a grid of 3*wg items).
+		for _, n := range []int{5*wg + 3, 60*wg + 3} {
+			some := make([]float32, n)
+			for i := range some {
+				some[i] = float32(rng.IntN(9) - 4)
+				if i%3 == 0 || i < wg { // every group's first items see NaNs first
+					some[i] = nan
+				}
 			}
-		}
-		all := make([]float32, n)
-		for i := range all {
-			all[i] = nan
-		}
-		for name, x := range map[string][]float32{"some": some, "all": all} {
-			bx := kerneltest.Guarded(t, q, x)
-			for _, op := range ReduceOps[1:] {
-				t.Run(fmt.Sprintf("%s/%s/n=%d", op, name, n), func(t *testing.T) {
-					out, idx := kerneltest.Guarded(t, q, make([]float32, 1)), kerneltest.Guarded(t, q, make([]int32, 1))
-					part, pidx := kerneltest.Guarded(t, q, make([]float32, 3)), kerneltest.Guarded(t, q, make([]int32, 3))
-					if op.IsArg() {
-						err = r.ArgInto(q, op, out, idx, part, pidx, bx, n)
-					} else {
-						err = r.Into(q, op, out, part, bx, n)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, gotIdx := kerneltest.Download(t, q, "output", out, 1), kerneltest.Download(t, q, "index", idx, 1)
-					if err := checkReduce("reduce "+string(op), op, x, 1, n, 0, got, gotIdx); err != nil {
-						t.Fatal(err)
-					}
-					if name == "all" && op.IsArg() && gotIdx[0] != -1 {
-						t.Fatalf("all NaN: index %d, want -1", gotIdx[0])
-					}
-				})
-				t.Run(fmt.Sprintf("row%s/%s/rows=5/cols=%d", op, name, n/5), func(t *testing.T) {
-					out, idx := kerneltest.Guarded(t, q, make([]float32, 5)), kerneltest.Guarded(t, q, make([]int32, 5))
-					if op.IsArg() {
-						err = r.ArgRows(q, op, out, idx, bx, 5, n/5)
-					} else {
-						err = r.Rows(q, op, out, bx, 5, n/5)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, gotIdx := kerneltest.Download(t, q, "output", out, 5), kerneltest.Download(t, q, "index", idx, 5)
-					if err := checkReduce("reduce row"+string(op), op, x, 5, n/5, 0, got, gotIdx); err != nil {
-						t.Fatal(err)
-					}
-				})
+			all := make([]float32, n)
+			for i := range all {
+				all[i] = nan
 			}
-			bx.Close()
+			for name, x := range map[string][]float32{"some": some, "all": all} {
+				bx := kerneltest.Guarded(t, q, x)
+				for _, op := range ReduceOps[1:] {
+					t.Run(fmt.Sprintf("%s/%s/n=%d", op, name, n), func(t *testing.T) {
+						out, idx := kerneltest.Guarded(t, q, make([]float32, 1)), kerneltest.Guarded(t, q, make([]int32, 1))
+						part, pidx := kerneltest.Guarded(t, q, make([]float32, 3)), kerneltest.Guarded(t, q, make([]int32, 3))
+						if op.IsArg() {
+							err = r.ArgInto(q, op, out, idx, part, pidx, bx, n)
+						} else {
+							err = r.Into(q, op, out, part, bx, n)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, gotIdx := kerneltest.Download(t, q, "output", out, 1), kerneltest.Download(t, q, "index", idx, 1)
+						if err := checkReduce("reduce "+string(op), op, x, 1, n, 0, got, gotIdx); err != nil {
+							t.Fatal(err)
+						}
+						if name == "all" && op.IsArg() && gotIdx[0] != -1 {
+							t.Fatalf("all NaN: index %d, want -1", gotIdx[0])
+						}
+					})
+					t.Run(fmt.Sprintf("row%s/%s/rows=5/cols=%d", op, name, n/5), func(t *testing.T) {
+						out, idx := kerneltest.Guarded(t, q, make([]float32, 5)), kerneltest.Guarded(t, q, make([]int32, 5))
+						if op.IsArg() {
+							err = r.ArgRows(q, op, out, idx, bx, 5, n/5)
+						} else {
+							err = r.Rows(q, op, out, bx, 5, n/5)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, gotIdx := kerneltest.Download(t, q, "output", out, 5), kerneltest.Download(t, q, "index", idx, 5)
+						if err := checkReduce("reduce row"+string(op), op, x, 5, n/5, 0, got, gotIdx); err != nil {
+							t.Fatal(err)
+						}
+					})
+				}
+				bx.Close()
+			}
 		}
 	})
 }
