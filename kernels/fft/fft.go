@@ -53,6 +53,7 @@ type FFT[T kernels.Float] struct {
 
 	mu           sync.Mutex
 	coarse, fine *engine.Buffer[T]
+	stw          *engine.Buffer[T] // the regradix variant's stage twiddles (stageTwiddles)
 	work         *engine.Buffer[T]
 	closed       bool
 	replay       kernels.Replay // the passes of a transform as one graph
@@ -119,7 +120,7 @@ func (f *FFT[T]) Close() error {
 	}
 	f.closed = true
 	errs := []error{f.replay.Close()}
-	for _, b := range []*engine.Buffer[T]{f.coarse, f.fine, f.work} {
+	for _, b := range []*engine.Buffer[T]{f.coarse, f.fine, f.stw, f.work} {
 		if b != nil {
 			errs = append(errs, b.Close())
 		}
@@ -396,8 +397,13 @@ func (f *FFT[T]) enqueue(q *engine.Queue, ps []fftPass, outs []*engine.Buffer[T]
 			k = b.k
 		}
 		groups := (p.cols + 1<<p.lgC - 1) >> p.lgC
-		err := q.Launch(k, engine.Range1D(groups*bwg, bwg), outs[i], in, f.coarse, f.fine,
-			int32(p.cols), int32(p.lgL), int32(p.lgC), int32(p.lgPin), int32(p.lgPout), int32(p.lgI), int32(p.lgNs), invArg)
+		shape := []any{int32(p.cols), int32(p.lgL), int32(p.lgC), int32(p.lgPin), int32(p.lgPout), int32(p.lgI), int32(p.lgNs), invArg}
+		var err error
+		if f.reg != nil {
+			err = q.Launch(k, engine.Range1D(groups*bwg, bwg), append([]any{outs[i], in, f.coarse, f.fine, f.stw, int32(stageTwiddleBase(p.lgL))}, shape...)...)
+		} else {
+			err = q.Launch(k, engine.Range1D(groups*bwg, bwg), append([]any{outs[i], in, f.coarse, f.fine}, shape...)...)
+		}
 		if err != nil {
 			return err
 		}
@@ -452,7 +458,76 @@ func (f *FFT[T]) tables(q *engine.Queue) error {
 		return err
 	}
 	f.coarse, f.fine = coarse, fine
+	if f.reg != nil {
+		if f.stw, err = engine.Upload(ctx, q, stageTwiddles[T]()); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// stageLgMax is the longest pass the stage twiddles cover: 2^12 points, fft_reg.cl's
+// largest work-group (NPG <= 4096).
+const stageLgMax = 12
+
+// stageRadices returns log2 of the radix of each stage of a fft_reg.cl pass of 2^lgL
+// points: 4 (radix 16) while they fit, then the remainder 1, 2 or 3 (lgL = 0: one stage,
+// a copy).
+func stageRadices(lgL int) []int {
+	var out []int
+	for ; lgL >= 4; lgL -= 4 {
+		out = append(out, 4)
+	}
+	if lgL > 0 || len(out) == 0 {
+		out = append(out, lgL)
+	}
+	return out
+}
+
+// stageTwiddleBase returns where the stage twiddles of a pass of 2^lgL points start in
+// stageTwiddles' table, in complex entries.
+func stageTwiddleBase(lgL int) int {
+	base := 0
+	for l := range lgL {
+		base += stageTwiddleLen(l)
+	}
+	return base
+}
+
+// stageTwiddleLen returns the complex entries of the stage twiddles of a pass of 2^lgL
+// points: R*ns for each stage s >= 1 (ns = 16^s).
+func stageTwiddleLen(lgL int) int {
+	n := 0
+	for s, lgR := range stageRadices(lgL) {
+		if s > 0 {
+			n += 1 << (lgR + 4*s)
+		}
+	}
+	return n
+}
+
+// stageTwiddles returns fft_reg.cl's stage twiddles for every pass length 2^lgL up to
+// 2^stageLgMax, interleaved (re, im), the passes in increasing length from
+// stageTwiddleBase(lgL): for each stage s >= 1 of radix R and span ns = 16^s, R*ns entries
+// w_{R ns}^{t r} = e^{-2 pi i t r / (R ns)} at t*ns + r, computed in float64 and rounded
+// to T (within u, as the coarse table).
+func stageTwiddles[T kernels.Float]() []T {
+	var out []T
+	for lgL := 0; lgL <= stageLgMax; lgL++ {
+		for s, lgR := range stageRadices(lgL) {
+			if s == 0 {
+				continue
+			}
+			r, ns := 1<<lgR, 1<<(4*s)
+			for t := range r {
+				for j := range ns {
+					sn, cs := sincosTurns(t*j, r*ns)
+					out = append(out, T(cs), T(-sn))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // FFTTwiddles returns the two twiddle tables of fft.cl, interleaved (re, im): coarse[c] =

@@ -16,8 +16,8 @@
 //
 // Stages: stage s of a pass of L = 2^lgL points has radix R = 16 (s < lgL / 4) or 2^(lgL % 4)
 // (the last; R = 1 for L = 1: a copy) and span ns = 16^s; butterfly jj < L/R of a column
-// reads elements jj + t*L/R (t < R), multiplies them by w_{R ns}^{t (jj % ns)} (coarse table,
-// exact index), runs an R-point DFT and writes element (jj / ns) * ns * R + jj % ns + k*ns of
+// reads elements jj + t*L/R (t < R), multiplies them by w_{R ns}^{t (jj % ns)} (the stage
+// table stw, below), runs an R-point DFT and writes element (jj / ns) * ns * R + jj % ns + k*ns of
 // output k. Butterfly b of a stage (b < C*L/R) is held by item b % WG, its point t in
 // register v[(b / WG) * R + t] (16/R butterflies an item). Butterflies map to (column c,
 // jj) with runs of W consecutive columns first: W = min(2^lgPin, C) on the first stage (the
@@ -32,8 +32,14 @@
 // Inverse: conj(forward(conj x)) per pass (conjugation is exact), so the stages only
 // compute forward DFTs.
 //
-// Arguments: fft_reg(dst, src, coarse, fine, cols, lgL, lgC, lgPin, lgPout, lgI, lgNs, inv),
-// those of fft_block (fft.cl), with C * L <= NPG.
+// Arguments: fft_reg(dst, src, coarse, fine, stw, stwBase, cols, lgL, lgC, lgPin, lgPout,
+// lgI, lgNs, inv): those of fft_block (fft.cl), with C * L <= NPG, and the stage twiddles:
+// stw[stwBase + (s-1)*256 + t*ns + r] = w_{R ns}^{t r} for stage s >= 1 of a pass of L
+// points (t < R, r < ns; stage 1 is of radix 16 wherever a stage 2 follows, hence 256),
+// laid out in the order a warp reads them (consecutive r on consecutive items: one
+// coalesced load, where indexing the 4096-entry coarse table by t*r << sh touched a cache
+// line per item). The host builds them for every L up to 4096 (fft.go, stageTwiddles),
+// each entry rounded from float64, as the coarse table's.
 //
 // Tunables (-D, part of the cache key):
 //   ELEM     element type (float; double with PRISM_FP64)     default float
@@ -155,7 +161,7 @@
                 }                                                                \
             } else {                                                             \
                 x = lds[RLDS(e, c)];                                             \
-                if (t != 0) x = cmul(x, coarse[(t * (jj & rm)) << sh]);          \
+                if (t != 0) x = cmul(x, stw[sbase + (t << lgns) + (jj & rm)]);   \
             }                                                                    \
         }                                                                        \
         v[q] = x;                                                                \
@@ -190,7 +196,7 @@
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM2 *coarse,
-             __global const ELEM2 *fine, int cols, int lgL_, int lgC_, int lgPin_, int lgPout_,
+             __global const ELEM2 *fine, __global const ELEM2 *stw, int stwBase, int cols, int lgL_, int lgC_, int lgPin_, int lgPout_,
              int lgI_, int lgNs_, int inv_) {
 #ifdef PASS_LGL
     // A build for one pass shape: the shape arguments are ignored, every index below folds
@@ -224,7 +230,7 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
         const int nb = 1 << (lgC + lgJ);               // butterflies of the group
         const int lgW = s == 0 ? min(lgPin, lgC) : (s == nst - 1 ? min(lgPout, lgC) : 0);
         const int wm = (1 << lgW) - 1, jm = (1 << lgJ) - 1, rm = (1 << lgns) - 1;
-        const int sh = FFT_LG_FINE - lgns - lgR;       // w_{R ns}^m = coarse[m << sh]
+        const int sbase = stwBase + ((s - 1) << 8);    // this stage's [t][r] twiddles
 
         if (full) {
             if (lgR == 4) {

@@ -3,6 +3,8 @@ package fft
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -140,6 +142,39 @@ func TestRegFFTSpecialized(t *testing.T) {
 		}
 		t.Logf("%d pass shapes built", len(f.regPass))
 	})
+}
+
+// TestStageTwiddles checks the layout of the regradix variant's stage twiddles against
+// fft_reg.cl's indexing: the table's length, each pass's base, and every entry of stage s
+// of a pass at base + (s-1)*256 + t*ns + r equal to e^{-2 pi i t r/(R ns)} within u.
+func TestStageTwiddles(t *testing.T) {
+	tw := stageTwiddles[float32]()
+	if got, want := len(tw), 2*stageTwiddleBase(stageLgMax+1); got != want {
+		t.Fatalf("%d values, want %d", got, want)
+	}
+	if got := fmt.Sprint(stageRadices(0), stageRadices(4), stageRadices(10), stageRadices(12)); got != "[0] [4] [4 4 2] [4 4 4]" {
+		t.Errorf("stage radices %s", got)
+	}
+	u := kernels.Epsilon[float32]()
+	for lgL := 0; lgL <= stageLgMax; lgL++ {
+		base := stageTwiddleBase(lgL)
+		for s, lgR := range stageRadices(lgL) {
+			if s == 0 {
+				continue
+			}
+			r, ns := 1<<lgR, 1<<(4*s)
+			for ti := range r {
+				for j := range ns {
+					i := base + (s-1)*256 + ti*ns + j
+					want := cmplx.Exp(complex(0, -2*math.Pi*float64(ti*j)/float64(r*ns)))
+					got := complex(float64(tw[2*i]), float64(tw[2*i+1]))
+					if cmplx.Abs(got-want) > 2*u {
+						t.Fatalf("pass 2^%d stage %d: entry (t=%d, r=%d) = %v, want %v", lgL, s, ti, j, got, want)
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestRegTunables checks the spelling of the regradix tunables, that every candidate
