@@ -8,7 +8,8 @@
 # .gpu/prism-before) and this one, in the order RUNS gives (default: before after before,
 # so that the spread of one build against itself is measured too), and compares them.
 # MODE=launch measures launch overheads (every device's, from a small bench) beside CuPy's
-# and PyTorch's (scripts/launch.py). Writes at most 7 files under $OUT per mode.
+# and PyTorch's (scripts/launch.py). MODE=targets runs the memory-roof and launch targets
+# in one call (below). Writes at most 8 files under $OUT per mode.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 MODE=${MODE:-all}
@@ -45,20 +46,22 @@ if [ "$MODE" = test ] || [ "$MODE" = all ]; then
     [ "$rc" = 0 ] || status=1
   done
   # SANITIZE names the compute-sanitizer tools run over the whole suite on cuda:0 (TestOps,
-  # small sizes, every variant), API errors included; one log, sanitizer.log.
+  # small sizes, every variant; SANITIZE_RUN narrows it, as -test.run), API errors
+  # included; one log, sanitizer.log, with the number of cases that ran.
   if [ -x .gpu/kernels-suite.test ] && command -v compute-sanitizer >/dev/null; then
     : > "$OUT/sanitizer.log"
     for tool in ${SANITIZE:-memcheck racecheck synccheck initcheck}; do
       echo "== compute-sanitizer --tool $tool kernels-suite.test -test.run TestOps/cuda:0" | tee -a "$OUT/sanitizer.log"
       log=/tmp/sanitizer-$tool.log
       (cd kernels/suite && PRISM_TEST_SIZE=small timeout "${SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --print-limit 100000 \
-        "$root/.gpu/kernels-suite.test" -test.count=1 -test.run 'TestOps/cuda:0' > "$log" 2>&1)
+        "$root/.gpu/kernels-suite.test" -test.count=1 -test.v -test.run "${SANITIZE_RUN:-TestOps/cuda:0}" > "$log" 2>&1)
       r=$?
       # API errors by call, then every other finding. An API error is a finding too: Prism
       # makes no call it expects to fail.
       grep -o 'on CUDA API call to [A-Za-z_0-9]*' "$log" | sort | uniq -c >> "$OUT/sanitizer.log"
       grep -v -E 'on CUDA API call to|Saved host backtrace|Host Frame' "$log" | grep '^=========' | head -200 >> "$OUT/sanitizer.log"
       grep -E '^(--- FAIL|ok|PASS|FAIL)' "$log" | sort | uniq -c >> "$OUT/sanitizer.log"
+      echo "$tool: $(grep -c -- '--- PASS' "$log") cases passed, $(grep -c -- '--- SKIP' "$log") skipped" >> "$OUT/sanitizer.log"
       findings=$(grep -E '^========= (Invalid|Uninitialized|Race|Barrier|Error|Warning)' "$log" | grep -v -E 'on CUDA API call to|SUMMARY' | wc -l)
       api=$(grep -c 'on CUDA API call to' "$log")
       echo "$tool: exit $r; $findings findings, $api API errors $(grep -o 'on CUDA API call to [A-Za-z_0-9]*' "$log" | sort | uniq -c | tr '\n' ' ') $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^(ok|PASS|FAIL)$' "$log" | tail -2 | tr '\n' ' ')"
@@ -95,6 +98,36 @@ if [ "$MODE" = launch ] || [ "$MODE" = all ]; then
     python3 .gpu/launch.py > "$OUT/launch-vendor.json" || status=1
     cat "$OUT/launch-vendor.json"
   fi
+fi
+if [ "$MODE" = targets ]; then
+  # The memory-roof and launch targets (docs/PERFORMANCE.md) in one call: every target case
+  # on cuda:0 and NVIDIA's OpenCL with all its variants, the copy ceiling in each bench,
+  # PyTorch's and CuPy's figures from the same call. Eight files: machine.txt,
+  # targets-{roof,sort,ops,stencil}.json, vendor.json, launch-vendor.json, targets.txt.
+  D=${TARGET_DEVICES:-cuda:0,opencl:1:0}
+  export PRISM_CACHE_DIR=$(mktemp -d)
+  bench() { # name, then prism bench arguments
+    local name=$1; shift
+    echo "== prism bench $* ($name)"
+    timeout 300 .gpu/prism bench --variant all --count 10 --json -q "$@" > "$OUT/targets-$name.json" || status=1
+  }
+  bench roof --device "$D" --ops stream/triad/float32,stream/copy/float32,reduce/sum/float32,scan/inclusive/float32 --sizes 256M
+  bench sort --device "${D%%,*}" --ops sort/pairs/uint32,sort/keys/uint32,stream/copy/float32 --sizes 16M,256M
+  bench ops --device "$D" --ops launch,softmax,layernorm,attention/full/float32,attention/causal/float32,conv/3x3/float32,transpose,fft/c2c/float32,fft/batched/float32,fft/2d/float32,fft/r2c/float32,stream/copy/float32
+  bench stencil --device "$D" --ops stencil/7pt,stencil/27pt,histogram/bins256,stream/copy/float32 --sizes 128M
+  if python3 -c "import torch" 2>/dev/null; then
+    echo "== vendor baselines through PyTorch (scripts/vendor.py)"
+    python3 .gpu/vendor.py --count 10 --reduce-size 268435456 \
+      --only fft/c2c,stream,reduce,scan,sort,softmax,layernorm,conv,attention/full/float32,attention/causal/float32 > "$OUT/vendor.json" || status=1
+    python3 .gpu/launch.py > "$OUT/launch-vendor.json" || status=1
+  fi
+  : > "$OUT/targets.txt"
+  for name in roof sort ops stencil; do
+    reports="$OUT/targets-$name.json"
+    [ -s "$OUT/vendor.json" ] && reports="$reports $OUT/vendor.json"
+    .gpu/prism report $reports >> "$OUT/targets.txt" 2>&1 || status=1
+  done
+  cat "$OUT/targets.txt"
 fi
 if [ "$MODE" = compare ]; then
   BEFORE=${BEFORE:-.gpu/prism-before}
