@@ -137,29 +137,7 @@ func TestTiledInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tl.Close()
-		a, _ := engine.NewBuffer[float32](dev, 12)
-		b, _ := engine.NewBuffer[float32](dev, 12)
-		defer a.Close()
-		defer b.Close()
-		for _, c := range []struct {
-			name       string
-			out, in    *engine.Buffer[float32]
-			rows, cols int
-		}{
-			{"nil out", nil, a, 3, 4},
-			{"nil in", b, nil, 3, 4},
-			{"in place", a, a, 3, 4},
-			{"zero rows", b, a, 0, 4},
-			{"negative cols", b, a, 3, -1},
-			{"in too short", b, a, 4, 4},
-			{"over 2^31 elements", b, a, 1 << 16, 1 << 15},
-		} {
-			t.Run(c.name, func(t *testing.T) {
-				if err := tl.Run(q, c.out, c.in, c.rows, c.cols); !errors.Is(err, engine.ErrInvalidArg) {
-					t.Errorf("Run(%d x %d): %v, want ErrInvalidArg", c.rows, c.cols, err)
-				}
-			})
-		}
+		checkRunRefuses(t, dev, q, tl.Run)
 	})
 }
 
