@@ -49,24 +49,33 @@ func testStencil[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Qu
 		for _, sh := range shapes {
 			nx, ny, nz := sh[0], sh[1], sh[2]
 			t.Run(fmt.Sprintf("%s/%dx%dx%d", kind, nx, ny, nz), func(t *testing.T) {
-				n := nx * ny * nz
-				a := kernels.RandFloats[T](rng, n, -1, 1)
-				w := kernels.RandFloats[T](rng, kind.Points(), -1, 1)
-				bin := kerneltest.Guarded(t, q, a)
-				bw := kerneltest.Guarded(t, q, w)
-				out := kerneltest.Guarded(t, q, make([]T, n))
-				if err := s.Run(q, kind, out, bin, bw, nx, ny, nz); err != nil {
-					t.Fatal(err)
-				}
-				got := kerneltest.Download(t, q, "stencil out", out, n)
-				want, mag := StencilRef(kind, a, w, nx, ny, nz)
-				for i := range n {
-					tol := StencilTolerance[T](kind, mag[i])
-					if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
-						t.Fatalf("point %d (x=%d y=%d z=%d) = %v, want %v (|diff| %g > tol %g)", i, i%nx, (i/nx)%ny, i/(nx*ny), got[i], want[i], d, tol)
-					}
-				}
+				checkStencil(t, q, rng, kind, nx, ny, nz, func(out, in, w *engine.Buffer[T]) error {
+					return s.Run(q, kind, out, in, w, nx, ny, nz)
+				})
 			})
+		}
+	}
+}
+
+// checkStencil runs a stencil of kind on a random nx x ny x nz grid with random weights
+// (run: out = stencil(in, w), guarded buffers) and compares every point with StencilRef
+// within StencilTolerance.
+func checkStencil[T kernels.Float](t *testing.T, q *engine.Queue, rng *rand.Rand, kind StencilKind, nx, ny, nz int,
+	run func(out, in, w *engine.Buffer[T]) error) {
+	t.Helper()
+	n := nx * ny * nz
+	a := kernels.RandFloats[T](rng, n, -1, 1)
+	w := kernels.RandFloats[T](rng, kind.Points(), -1, 1)
+	out := kerneltest.Guarded(t, q, make([]T, n))
+	if err := run(out, kerneltest.Guarded(t, q, a), kerneltest.Guarded(t, q, w)); err != nil {
+		t.Fatal(err)
+	}
+	got := kerneltest.Download(t, q, "stencil out", out, n)
+	want, mag := StencilRef(kind, a, w, nx, ny, nz)
+	for i := range n {
+		tol := StencilTolerance[T](kind, mag[i])
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
+			t.Fatalf("point %d (x=%d y=%d z=%d) = %v, want %v (|diff| %g > tol %g)", i, i%nx, (i/nx)%ny, i/(nx*ny), got[i], want[i], d, tol)
 		}
 	}
 }

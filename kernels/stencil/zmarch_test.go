@@ -86,21 +86,9 @@ func testZMarch[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Que
 			for _, g := range zmarchGrids(tx, ty, tz) {
 				nx, ny, nz := g[0], g[1], g[2]
 				t.Run(fmt.Sprintf("%s/%s/%dx%dx%d", strings.ReplaceAll(z.Tunables().String(), " ", ","), kind, nx, ny, nz), func(t *testing.T) {
-					n := nx * ny * nz
-					a := kernels.RandFloats[T](rng, n, -1, 1)
-					w := kernels.RandFloats[T](rng, kind.Points(), -1, 1)
-					out := kerneltest.Guarded(t, q, make([]T, n))
-					if err := z.Run(q, out, kerneltest.Guarded(t, q, a), kerneltest.Guarded(t, q, w), nx, ny, nz); err != nil {
-						t.Fatal(err)
-					}
-					got := kerneltest.Download(t, q, "stencil out", out, n)
-					want, mag := StencilRef(kind, a, w, nx, ny, nz)
-					for i := range n {
-						tol := StencilTolerance[T](kind, mag[i])
-						if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
-							t.Fatalf("point %d (x=%d y=%d z=%d) = %v, want %v (|diff| %g > tol %g)", i, i%nx, (i/nx)%ny, i/(nx*ny), got[i], want[i], d, tol)
-						}
-					}
+					checkStencil(t, q, rng, kind, nx, ny, nz, func(out, in, w *engine.Buffer[T]) error {
+						return z.Run(q, out, in, w, nx, ny, nz)
+					})
 				})
 			}
 		}
