@@ -2,6 +2,7 @@ package kerneltest
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -51,6 +52,28 @@ func ForEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device, q *eng
 			t.Logf("device %s: %s (%s)", d.ID, d.Name, d.Platform)
 			f(t, dev, q)
 		})
+	}
+}
+
+// ForEachCUDADevice runs f as a subtest on every CUDA device, for a variant written in CUDA
+// C++ (what names it in messages). Every other device must refuse it: refuse builds the
+// variant there and must return an error wrapping engine.ErrUnsupported; the subtest then
+// skips. When PRISM_REQUIRE names cuda and no CUDA device ran f, the test fails.
+func ForEachCUDADevice(t *testing.T, what string, refuse func(dev *engine.Device) error, f func(t *testing.T, dev *engine.Device, q *engine.Queue)) {
+	t.Helper()
+	ran := false
+	ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		if dev.Backend() != "cuda" {
+			if err := refuse(dev); !errors.Is(err, engine.ErrUnsupported) {
+				t.Errorf("%s on %s: %v, want ErrUnsupported", what, dev.ID(), err)
+			}
+			t.Skipf("%s is CUDA C++; %s is %s", what, dev.ID(), dev.Backend())
+		}
+		ran = true
+		f(t, dev, q)
+	})
+	if !ran && enginetest.Required("cuda") {
+		t.Fatalf("PRISM_REQUIRE names cuda, but no CUDA device ran %s", what)
 	}
 }
 
