@@ -65,27 +65,40 @@ func testConv[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue
 	for i, s := range convTestShapes(tk, sk, tn) {
 		withBias := i%2 == 1
 		t.Run(fmt.Sprintf("N%dC%dH%dW%dK%dR%ds%dp%d/bias=%v", s.N, s.C, s.H, s.W, s.K, s.R, s.Stride, s.Pad, withBias), func(t *testing.T) {
-			a := kernels.RandFloats[T](rng, s.InLen(), -1, 1)
-			f := kernels.RandFloats[T](rng, s.FilterLen(), -1, 1)
-			var bias []T
-			var bb *engine.Buffer[T]
-			if withBias {
-				bias = kernels.RandFloats[T](rng, s.K, -1, 1)
-				bb = kerneltest.Guarded(t, q, bias)
-			}
-			out := kerneltest.Guarded(t, q, make([]T, s.OutLen()))
-			if err := c.Run(q, out, kerneltest.Guarded(t, q, a), kerneltest.Guarded(t, q, f), bb, s); err != nil {
-				t.Fatal(err)
-			}
-			got := kerneltest.Download(t, q, "conv out", out, s.OutLen())
-			want, mag := ConvRef(a, f, bias, s)
-			for i := range want {
-				tol := ConvTolerance[T](s, withBias, mag[i])
-				if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
-					t.Fatalf("%v: output %d = %v, want %v (|diff| %g > tol %g)", s, i, got[i], want[i], d, tol)
-				}
-			}
+			checkConv(t, q, rng, s, withBias, c.Run)
 		})
+	}
+}
+
+// checkConv runs a convolution of shape s (run: Conv.Run or Regtile.Run) on random inputs,
+// filters and, withBias, biases, into an output filled with sentinels (so an output left
+// unwritten fails), and compares every output with ConvRef within ConvTolerance.
+func checkConv[T kernels.Float](t *testing.T, q *engine.Queue, rng *rand.Rand, s ConvShape, withBias bool,
+	run func(q *engine.Queue, out, in, filt, bias *engine.Buffer[T], s ConvShape) error) {
+	t.Helper()
+	a := kernels.RandFloats[T](rng, s.InLen(), -1, 1)
+	f := kernels.RandFloats[T](rng, s.FilterLen(), -1, 1)
+	var bias []T
+	var bb *engine.Buffer[T]
+	if withBias {
+		bias = kernels.RandFloats[T](rng, s.K, -1, 1)
+		bb = kerneltest.Guarded(t, q, bias)
+	}
+	init := make([]T, s.OutLen())
+	for i := range init {
+		init[i] = kerneltest.Sentinel[T]()
+	}
+	out := kerneltest.Guarded(t, q, init)
+	if err := run(q, out, kerneltest.Guarded(t, q, a), kerneltest.Guarded(t, q, f), bb, s); err != nil {
+		t.Fatal(err)
+	}
+	got := kerneltest.Download(t, q, "conv out", out, s.OutLen())
+	want, mag := ConvRef(a, f, bias, s)
+	for i := range want {
+		tol := ConvTolerance[T](s, withBias, mag[i])
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
+			t.Fatalf("%v: output %d = %v, want %v (|diff| %g > tol %g)", s, i, got[i], want[i], d, tol)
+		}
 	}
 }
 

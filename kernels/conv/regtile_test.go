@@ -76,30 +76,7 @@ func testRegtile[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Qu
 	for i, s := range regtileTestShapes(r, c.Tunables()) {
 		withBias := i%2 == 0
 		t.Run(fmt.Sprintf("N%dC%dH%dW%dK%dR%dp%d/bias=%v", s.N, s.C, s.H, s.W, s.K, s.R, s.Pad, withBias), func(t *testing.T) {
-			a := kernels.RandFloats[T](rng, s.InLen(), -1, 1)
-			f := kernels.RandFloats[T](rng, s.FilterLen(), -1, 1)
-			var bias []T
-			var bb *engine.Buffer[T]
-			if withBias {
-				bias = kernels.RandFloats[T](rng, s.K, -1, 1)
-				bb = kerneltest.Guarded(t, q, bias)
-			}
-			init := make([]T, s.OutLen())
-			for i := range init {
-				init[i] = kerneltest.Sentinel[T]()
-			}
-			out := kerneltest.Guarded(t, q, init)
-			if err := c.Run(q, out, kerneltest.Guarded(t, q, a), kerneltest.Guarded(t, q, f), bb, s); err != nil {
-				t.Fatal(err)
-			}
-			got := kerneltest.Download(t, q, "conv regtile out", out, s.OutLen())
-			want, mag := ConvRef(a, f, bias, s)
-			for i := range want {
-				tol := ConvTolerance[T](s, withBias, mag[i])
-				if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol) {
-					t.Fatalf("%v: output %d = %v, want %v (|diff| %g > tol %g)", s, i, got[i], want[i], d, tol)
-				}
-			}
+			checkConv(t, q, rng, s, withBias, c.Run)
 		})
 	}
 }
