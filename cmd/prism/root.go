@@ -11,7 +11,8 @@ func newRootCmd() *cobra.Command {
 		Long: `Prism runs one suite of compute kernels (GEMM, reductions, scan, sort, transpose,
 stencils, convolution, FFT, softmax, layer norm, attention, histogram, Monte Carlo,
 element-wise maps; 'prism kernels' lists them) on any device that speaks OpenCL
-(NVIDIA, AMD and Intel GPUs; CPUs through PoCL) and, on NVIDIA GPUs, through CUDA. It finds the devices at run time, verifies every result against a float64
+(NVIDIA, AMD and Intel GPUs; CPUs through PoCL and Mesa's Rusticl) and, on NVIDIA GPUs,
+through CUDA. It finds the devices at run time, verifies every result against a float64
 reference, and times kernels with device events.
 
 Choosing a device: --device takes an ID from 'prism devices' (opencl:0:0, cuda:0), a
