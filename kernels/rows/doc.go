@@ -8,8 +8,12 @@
 //
 // NewSoftmax and NewLayerNorm compile them for a device, a narrow build for rows of up to
 // 2048 elements and, on first use by a wider row, a wide one of work-groups of 512 items
-// for rows of up to 16384 (Config says which a width takes); SoftmaxRef, LayerNormRef and
-// their tolerances check them; SoftmaxFamily and LayerNormFamily list their ops.
+// for rows of up to 16384 (Config says which a width takes). Rows of up to 1024 elements
+// take the narrow build's short-row kernels (softmax_rows_multi, layernorm_rows_multi):
+// several rows per work-group, 32 items a row holding 32 elements each in registers
+// (16-byte loads where the width is a multiple of 4), one barrier per reduction.
+// SoftmaxRef, LayerNormRef and their tolerances check them; SoftmaxFamily and
+// LayerNormFamily list their ops.
 //
 // On CUDA devices the 1024-column ops run rows.cu first (the "cuda-warp" variant, NewWarp):
 // one warp per row of up to 1024 floats, held in registers, reduced with warp shuffles, with

@@ -10,10 +10,12 @@ import (
 
 // LayerNorm computes row-wise layer normalization (layernorm.cl) in element type T on one
 // device: y = (x - mean)/sqrt(var + eps) * gamma + beta per row, with a two-pass mean and
-// variance. It keeps two builds, as Softmax does: a narrow one for rows of up to 2048
-// elements and a wide one (work-groups of 512 items where the device allows them, caching 32
-// elements each: rows of up to 16384 elements read from memory once), compiled on first use
-// by a wider row. It is safe for concurrent use by goroutines that each use their own Queue.
+// variance. It keeps two builds, as Softmax does: a narrow one, which runs rows of up to
+// 1024 elements several to a work-group (layernorm_rows_multi) and rows of up to 2048 one to
+// a work-group, and a wide one (work-groups of 512 items where the device allows them,
+// caching 32 elements each: rows of up to 16384 elements read from memory once), compiled
+// on first use by a wider row. It is safe for concurrent use by goroutines that each use
+// their own Queue.
 type LayerNorm[T kernels.Float] struct {
 	b *rowsBuilds[T]
 }
@@ -32,14 +34,14 @@ func NewLayerNorm[T kernels.Float](dev *engine.Device) (*LayerNorm[T], error) {
 func (l *LayerNorm[T]) Close() error { return l.b.Close() }
 
 // Config returns the build Rows launches for rows of cols elements, compiling the wide one
-// on first use. Rows of cols elements are read once (cached in registers) when
-// Config.Cached(cols), else three times (streamed).
+// on first use: Config.RowItems > 0 for the short-row kernel. Rows of cols elements are
+// read once (cached in registers) when Config.Cached(cols), else three times (streamed).
 func (l *LayerNorm[T]) Config(cols int) (Config, error) {
-	b, err := l.b.forCols(cols)
+	ln, err := l.b.forCols(cols)
 	if err != nil {
 		return Config{}, err
 	}
-	return b.cfg, nil
+	return ln.cfg, nil
 }
 
 // Rows normalizes each row of the row-major [rows, cols] matrix x into y (the first
@@ -54,13 +56,15 @@ func (l *LayerNorm[T]) Rows(q *engine.Queue, y, x, gamma, beta *engine.Buffer[T]
 	if e := float64(eps); !(e > 0) || math.IsInf(e, 1) {
 		return fmt.Errorf("kernels: layernorm: eps %v; must be positive and finite: %w", eps, engine.ErrInvalidArg)
 	}
-	b, err := l.b.forCols(cols)
+	ln, err := l.b.forCols(cols)
 	if err != nil {
 		return err
 	}
-	wg := b.cfg.WorkGroup
-	if err := kernels.CheckGroups("layernorm", rows, wg); err != nil {
+	if err := kernels.CheckGroups("layernorm", ln.groups(rows), ln.cfg.WorkGroup); err != nil {
 		return err
 	}
-	return q.Launch(b.k, engine.Range1D(rows*wg, wg), y, x, gamma, beta, int32(cols), eps)
+	if ln.multi() {
+		return q.Launch(ln.k, ln.grid(rows), y, x, gamma, beta, int32(rows), int32(cols), eps)
+	}
+	return q.Launch(ln.k, ln.grid(rows), y, x, gamma, beta, int32(cols), eps)
 }

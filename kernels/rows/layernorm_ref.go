@@ -50,7 +50,8 @@ func layerNormRefRow[T kernels.Float](out []float64, x, gamma, beta []T, eps flo
 //
 // Derivation (first order in u, the unit roundoff of T; Higham, Accuracy and Stability of
 // Numerical Algorithms, 2nd ed., 4.2 and 1.9). Each work-group sum runs along chains of
-// k = ceil(cols/wg) + log2(wg) additions (each item's strided terms, then the tree).
+// k = ceil(cols/wg) + log2(wg) additions (each item's strided terms, then the tree;
+// Config.Chain gives k of the short-row kernels, whose items sum 4-element vectors).
 //   - mean: the sum errs by gamma_k * sum|x|, the division by DivErrU*u*|mean|, so
 //     dmu = |mean' - mean| <= (gamma_k + DivErrU*u) * mean|x|.
 //   - variance, two-pass: sum (x - mean')^2 = sum (x - mean)^2 + cols*dmu^2 exactly, and the
@@ -74,8 +75,13 @@ func LayerNormTolerance[T kernels.Float](cols, wg int, st LayerNormStats, x, g, 
 // layerNormRowTol returns LayerNormTolerance of one row as a function of (x, g, b), with
 // the row's share computed once.
 func layerNormRowTol[T kernels.Float](cols, wg int, st LayerNormStats) func(x, g, b float64) float64 {
+	return layerNormChainTol[T](Config{WorkGroup: wg}.Chain(cols), st)
+}
+
+// layerNormChainTol is layerNormRowTol for sums along chains of k additions (Config.Chain:
+// the short-row kernels sum otherwise than in k = ceil(cols/wg) + log2(wg) steps).
+func layerNormChainTol[T kernels.Float](k int, st LayerNormStats) func(x, g, b float64) float64 {
 	u := kernels.Epsilon[T]()
-	k := (cols+wg-1)/wg + kernels.Log2Ceil(wg)
 	dev := layerNormBound(st, u, kernels.Gamma[T](k), kernels.Gamma[T](k+3), kernels.DivErrU*u, kernels.RsqrtErrU*u, 3*u)
 	ref := layerNormBound(st, kernels.RefU, 2*kernels.RefU, 5*kernels.RefU, kernels.RefU, 2*kernels.RefU, 3*kernels.RefU)
 	return func(x, g, b float64) float64 { return dev(x, g, b) + ref(x, g, b) }

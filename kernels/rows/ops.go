@@ -21,20 +21,20 @@ var layerNormSource string
 // SoftmaxFamily returns the softmax family: its OpenCL C source (softmax.cl) and its
 // operations, rows of up to 1024 and of up to 8192 elements.
 func SoftmaxFamily() kernels.Family {
-	doc := "row-wise stable softmax: y = exp(x - rowmax) / rowsum (one work-group per row"
+	doc := "row-wise stable softmax: y = exp(x - rowmax) / rowsum ("
 	return kernels.Family{Name: "softmax", Source: softmaxSource, Ops: []kernels.Op{
-		rowOp("softmax/rows/float32", doc+")", rowSoftmax, 1024, 1<<26),
-		rowOp("softmax/rows8k/float32", doc+", 512 items where the device allows)", rowSoftmax, 8192, 1<<27),
+		rowOp("softmax/rows/float32", doc+"32 items per row, 8 rows per work-group)", rowSoftmax, 1024, 1<<26),
+		rowOp("softmax/rows8k/float32", doc+"one work-group per row, 512 items where the device allows)", rowSoftmax, 8192, 1<<27),
 	}}
 }
 
 // LayerNormFamily returns the layernorm family: its OpenCL C source (layernorm.cl) and its
 // operations, rows of up to 1024 and of up to 8192 elements.
 func LayerNormFamily() kernels.Family {
-	doc := "row-wise layer normalization y = (x - mean)/sqrt(var + 1e-5)*gamma + beta (two-pass, one work-group per row"
+	doc := "row-wise layer normalization y = (x - mean)/sqrt(var + 1e-5)*gamma + beta (two-pass, "
 	return kernels.Family{Name: "layernorm", Source: layerNormSource, Ops: []kernels.Op{
-		rowOp("layernorm/rows/float32", doc+")", rowLayerNorm, 1024, 1<<26),
-		rowOp("layernorm/rows8k/float32", doc+", 512 items where the device allows)", rowLayerNorm, 8192, 1<<27),
+		rowOp("layernorm/rows/float32", doc+"32 items per row, 8 rows per work-group)", rowLayerNorm, 1024, 1<<26),
+		rowOp("layernorm/rows8k/float32", doc+"one work-group per row, 512 items where the device allows)", rowLayerNorm, 8192, 1<<27),
 	}}
 }
 
@@ -230,11 +230,11 @@ func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 		var tol func(int) float64
 		if in.kind == rowSoftmax {
 			hi, lo := softmaxRefRow(want, xr)
-			rt := softmaxRowTol[T](in.cols, in.cfg.WorkGroup, !in.cfg.Cached(in.cols), hi, lo)
+			rt := softmaxChainTol[T](in.cfg.Chain(in.cols), !in.cfg.Cached(in.cols), hi, lo)
 			tol = func(c int) float64 { return rt(float64(xr[c]), want[c]) }
 		} else {
 			st := layerNormRefRow(want, xr, in.gamma, in.beta, float64(in.eps))
-			rt := layerNormRowTol[T](in.cols, in.cfg.WorkGroup, st)
+			rt := layerNormChainTol[T](in.cfg.Chain(in.cols), st)
 			tol = func(c int) float64 { return rt(float64(xr[c]), float64(in.gamma[c]), float64(in.beta[c])) }
 		}
 		if err := kernels.CheckClose(fmt.Sprintf("%s row %d", in.what(), r), got, want, tol); err != nil {

@@ -6,11 +6,12 @@ import (
 )
 
 // Softmax computes a numerically stable row-wise softmax (softmax.cl) in element type T on
-// one device. It keeps two builds: a narrow one (work-groups of 256 items caching 8 elements
-// each) for rows of up to 2048 elements, and a wide one (work-groups of 512 items where the
-// device allows them, caching 32 elements each, so that rows of up to 16384 elements are read
-// from memory once), compiled on first use by a wider row. It is safe for concurrent use by
-// goroutines that each use their own Queue.
+// one device. It keeps two builds: a narrow one, which runs rows of up to 1024 elements
+// several to a work-group (32 items a row, 32 elements an item: softmax_rows_multi) and rows
+// of up to 2048 one to a work-group of 256 items caching 8 elements each, and a wide one
+// (work-groups of 512 items where the device allows them, caching 32 elements each, so that
+// rows of up to 16384 elements are read from memory once), compiled on first use by a wider
+// row. It is safe for concurrent use by goroutines that each use their own Queue.
 type Softmax[T kernels.Float] struct {
 	b *rowsBuilds[T]
 }
@@ -29,15 +30,15 @@ func NewSoftmax[T kernels.Float](dev *engine.Device) (*Softmax[T], error) {
 func (s *Softmax[T]) Close() error { return s.b.Close() }
 
 // Config returns the build Rows launches for rows of cols elements, compiling the wide one
-// on first use. Rows of cols elements take the online path (running max and sum, two reads
-// of the row) rather than the cached one (the row held in registers, one read) when
-// !Config.Cached(cols).
+// on first use: Config.RowItems > 0 for the short-row kernel. Rows of cols elements take
+// the online path (running max and sum, two reads of the row) rather than the cached one
+// (the row held in registers, one read) when !Config.Cached(cols).
 func (s *Softmax[T]) Config(cols int) (Config, error) {
-	b, err := s.b.forCols(cols)
+	l, err := s.b.forCols(cols)
 	if err != nil {
 		return Config{}, err
 	}
-	return b.cfg, nil
+	return l.cfg, nil
 }
 
 // Rows sets y[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r) for the row-major
@@ -47,13 +48,15 @@ func (s *Softmax[T]) Rows(q *engine.Queue, y, x *engine.Buffer[T], rows, cols in
 	if err := checkRows("softmax", rows, cols, rowBuf[T]{"y", y, false}, rowBuf[T]{"x", x, false}); err != nil {
 		return err
 	}
-	b, err := s.b.forCols(cols)
+	l, err := s.b.forCols(cols)
 	if err != nil {
 		return err
 	}
-	wg := b.cfg.WorkGroup
-	if err := kernels.CheckGroups("softmax", rows, wg); err != nil {
+	if err := kernels.CheckGroups("softmax", l.groups(rows), l.cfg.WorkGroup); err != nil {
 		return err
 	}
-	return q.Launch(b.k, engine.Range1D(rows*wg, wg), y, x, int32(cols))
+	if l.multi() {
+		return q.Launch(l.k, l.grid(rows), y, x, int32(rows), int32(cols))
+	}
+	return q.Launch(l.k, l.grid(rows), y, x, int32(cols))
 }

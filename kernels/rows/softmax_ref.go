@@ -44,7 +44,8 @@ func softmaxRefRow[T kernels.Float](out []float64, x []T) (hi, lo float64) {
 //   - M, the row max, is exact (max does not round). d_i = fl(x_i - M) errs by u*|x_i - M|,
 //     which exp turns into a relative error u*|x_i - M| of e_i; exp itself adds ExpErrU*u.
 //   - s sums the e_j along chains of k = ceil(cols/wg) + log2(wg) additions (each item's
-//     strided terms, then the tree): all terms are positive, so s errs relatively by at most
+//     strided terms, then the tree; Config.Chain gives k of the short-row kernels, whose
+//     items sum 4-element vectors): all terms are positive, so s errs relatively by at most
 //     gamma_k plus the largest relative error of a term, u*(M - min) + ExpErrU*u.
 //   - Online path only: each item's running sum is rescaled by exp(m_old - m_new) at most
 //     once per element and once per tree level, k times in all, each rescale costing an exp
@@ -64,8 +65,13 @@ func SoftmaxTolerance[T kernels.Float](cols, wg int, online bool, rowMax, rowMin
 // softmaxRowTol returns SoftmaxTolerance of one row as a function of (x, y), with the
 // row's share computed once.
 func softmaxRowTol[T kernels.Float](cols, wg int, online bool, rowMax, rowMin float64) func(x, y float64) float64 {
+	return softmaxChainTol[T](Config{WorkGroup: wg}.Chain(cols), online, rowMax, rowMin)
+}
+
+// softmaxChainTol is softmaxRowTol for sums along chains of k additions (Config.Chain: the
+// short-row kernels sum otherwise than in k = ceil(cols/wg) + log2(wg) steps).
+func softmaxChainTol[T kernels.Float](k int, online bool, rowMax, rowMin float64) func(x, y float64) float64 {
 	u := kernels.Epsilon[T]()
-	k := (cols+wg-1)/wg + kernels.Log2Ceil(wg)
 	span := rowMax - rowMin
 	base := kernels.ExpErrU*u + // e_i, less its argument's rounding u*(rowMax - x)
 		u*span + kernels.ExpErrU*u + kernels.Gamma[T](k) + kernels. // s

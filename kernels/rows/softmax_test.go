@@ -13,19 +13,26 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// rowCases returns the [rows, cols] shapes the row-op tests run for the launcher's narrow
-// build n and wide build w (Config(1), Config(math.MaxInt32)): cols at the narrow build's
-// work-group edges, at each build's cached/online boundary WorkGroup*Cache and past it, and
-// the widths of transformers around the thresholds (1023 to 16385, the odd prime 12289).
-// Rows 1, 3 and 1000 up to 4097 columns (the last gives the cases over a million elements),
-// 1, 4 and 64 beyond (few rows of wide cols: PoCL runs them at a few GB/s); for float64 the
-// largest row count only at 4097 and 16385. Under Small (Oclgrind) 1 and 3 rows that the
-// narrow build caches (for float64 only n.WorkGroup+1 columns), one row of up to 4097
+// rowCases returns the [rows, cols] shapes the row-op tests run for the launcher's
+// short-row kernel s, narrow build n and wide build w (rowConfigs): widths around the
+// short-row kernel's 4-element vectors and their scalar path (1 to 5, 31 to 33, 127), at
+// the edges of a row's vectors over its items (4*RowItems) and at its limit (1023, 1024,
+// 1025); cols at the narrow build's work-group edges, at each build's cached/online
+// boundary WorkGroup*Cache and past it, and the widths of transformers around the
+// thresholds (1023 to 16385, the odd prime 12289). Rows 1, 3 and 1000 up to 4097 columns
+// (the last gives the cases over a million elements), and for rows the short-row kernel
+// takes, one more than it packs into a work-group (so that the last work-group is part
+// empty); 1, 4 and 64 beyond (few rows of wide cols: PoCL runs them at a few GB/s); for
+// float64 the largest row count only at 1024, 4097 and 16385. Under Small (Oclgrind) 1 and
+// 3 rows that the narrow build caches (for float64 only at 5, 1024 and n.WorkGroup+1
+// columns) and two work-groups of short rows at 5 and 1024 columns, one row of up to 4097
 // columns on the wide build (float64: 4097), and for float32 one row past its boundary
 // (16385 where the device takes work-groups of 1024).
-func rowCases(n, w Config, double bool) [][2]int {
-	ncap, wcap := n.WorkGroup*n.Cache, w.WorkGroup*w.Cache
-	colsList := []int{1, 7, n.WorkGroup - 1, n.WorkGroup, n.WorkGroup + 1, ncap, ncap + 1, 1023, 1024, 1025, 2048,
+func rowCases(s, n, w Config, double bool) [][2]int {
+	scap, ncap, wcap := s.PerRow()*s.Cache, n.WorkGroup*n.Cache, w.WorkGroup*w.Cache
+	v := 4 * s.PerRow()
+	colsList := []int{1, 2, 3, 4, 5, 7, 31, 32, 33, 127, v - 1, v, v + 1, scap - 1, scap, scap + 1,
+		n.WorkGroup - 1, n.WorkGroup, n.WorkGroup + 1, ncap, ncap + 1, 1023, 1024, 1025, 2048,
 		3000, 4097, 8192, 12289, 16384, 16385, w.WorkGroup - 1, w.WorkGroup + 1, wcap, wcap + 1}
 	slices.Sort(colsList)
 	colsList = slices.Compact(colsList)
@@ -35,20 +42,28 @@ func rowCases(n, w Config, double bool) [][2]int {
 			continue
 		}
 		rowsList := []int{1, 3, 1000}
+		if c <= scap {
+			rowsList = []int{1, 3, s.Rows() + 1, 1000}
+		}
 		if c > 4097 {
 			rowsList = []int{1, 4, 64}
 		}
 		for _, r := range rowsList {
 			// Oclgrind: about 0.25 s per work-group of 256 items, 1 s of 1024.
 			small := kerneltest.Small()
+			short := c <= scap && r == s.Rows()+1 && r > 3
 			switch {
 			case small && c > 4097 && (double || r > 1 || c != wcap+1):
 				continue
 			case small && c > ncap && (r > 1 || (double && c != 4097)):
 				continue
-			case small && (r > 3 || (double && c != n.WorkGroup+1)):
+			case small && short && c != 5 && c != scap:
 				continue
-			case double && r == rowsList[2] && c != 4097 && c != 16385:
+			case small && !short && r > 3:
+				continue
+			case small && double && c <= ncap && c != 5 && c != scap && c != n.WorkGroup+1:
+				continue
+			case double && r == 1000 && c != 1024 && c != 4097 && c != 16385:
 				continue
 			}
 			out = append(out, [2]int{r, c})
@@ -57,14 +72,30 @@ func rowCases(n, w Config, double bool) [][2]int {
 	return out
 }
 
-// rowConfigs returns the narrow and the wide build of a launcher (Config(1) and
-// Config(math.MaxInt32)), checking that the wide one caches more than the narrow one
-// unless it is the narrow one.
-func rowConfigs(t *testing.T, config func(cols int) (Config, error)) (n, w Config) {
+// rowConfigs returns the short-row kernel's build, the narrow and the wide build of a
+// launcher (Config(1), Config of the first width past the short-row kernel's, and
+// Config(math.MaxInt32)), checking that rows of up to rowItems*4*rowVecs elements take the
+// short-row kernel where the work-group holds rowItems items, and that the wide build
+// caches more than the narrow one unless it is the narrow one.
+func rowConfigs(t *testing.T, config func(cols int) (Config, error)) (s, n, w Config) {
 	t.Helper()
-	n, err := config(1)
+	s, err := config(1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.RowItems < 1 || s.WorkGroup%s.RowItems != 0 || s.Cache != 4*rowVecs {
+		t.Fatalf("short rows take %v, want the short-row kernel", s)
+	}
+	if s.RowItems == rowItems {
+		if c, err := config(rowItems * 4 * rowVecs); err != nil || c != s {
+			t.Fatalf("rows of %d take %v (%v), want %v", rowItems*4*rowVecs, c, err, s)
+		}
+	}
+	if n, err = config(s.PerRow()*s.Cache + 1); err != nil {
+		t.Fatal(err)
+	}
+	if n.RowItems != 0 {
+		t.Fatalf("rows past the short-row kernel's take %v", n)
 	}
 	if w, err = config(math.MaxInt32); err != nil {
 		t.Fatal(err)
@@ -72,8 +103,8 @@ func rowConfigs(t *testing.T, config func(cols int) (Config, error)) (n, w Confi
 	if w != n && (w.Cache != rowWideCache || w.WorkGroup*w.Cache <= n.WorkGroup*n.Cache) {
 		t.Fatalf("wide build %v caches no more than the narrow one %v", w, n)
 	}
-	t.Logf("builds: %v, %v", n, w)
-	return n, w
+	t.Logf("builds: %v, %v, %v", s, n, w)
+	return s, n, w
 }
 
 // rowTestInput returns a [rows, cols] input whose rows cycle through kinds: uniform in
@@ -127,11 +158,12 @@ func testSoftmax[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Qu
 	rng := kernels.NewRand(3, 0x50f7)
 	var z T
 	_, double := any(z).(float64)
-	n, w := rowConfigs(t, s.Config)
-	for _, rc := range rowCases(n, w, double) {
+	sh, n, w := rowConfigs(t, s.Config)
+	for _, rc := range rowCases(sh, n, w, double) {
 		rows, cols := rc[0], rc[1]
-		// Rows of 3 and 4 run in place (y = x) too.
-		for _, inPlace := range []bool{false, true}[:1+b2i(rows == 3 || rows == 4)] {
+		// Rows of 3 and 4, and a part-empty last work-group of short rows, run in place
+		// (y = x) too.
+		for _, inPlace := range []bool{false, true}[:1+b2i(rows == 3 || rows == 4 || rows == sh.Rows()+1)] {
 			t.Run(fmt.Sprintf("rows=%d,cols=%d,inplace=%v", rows, cols, inPlace), func(t *testing.T) {
 				x := rowTestInput[T](rng, rows, cols)
 				xb := kerneltest.Guarded(t, q, x)
@@ -161,7 +193,7 @@ func checkSoftmax[T kernels.Float](t *testing.T, s *Softmax[T], got, x []T, rows
 		if err != nil {
 			t.Fatal(err)
 		}
-		tol := softmaxRowTol[T](cols, cfg.WorkGroup, !cfg.Cached(cols), hi, lo)
+		tol := softmaxChainTol[T](cfg.Chain(cols), !cfg.Cached(cols), hi, lo)
 		if err := kernels.CheckClose(fmt.Sprintf("softmax row %d", r), gr, want, func(c int) float64 { return tol(float64(xr[c]), want[c]) }); err != nil {
 			t.Fatal(err)
 		}
