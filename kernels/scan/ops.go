@@ -55,7 +55,7 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 // portableVariant is scan.cl's variant, its doc saying how it scans.
 func portableVariant(setup func(q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
 	v := kernels.PortableVariant(setup)
-	v.Doc = "reduce-then-scan, three passes over memory: chunk sums, then tiles scanned in local memory with a carry (OpenCL C, every backend)"
+	v.Doc = "reduce-then-scan, three passes over memory: chunk sums, then tiles scanned in registers with 16-byte accesses, item totals through local memory, and a carry (OpenCL C, every backend)"
 	return v
 }
 

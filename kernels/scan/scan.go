@@ -33,17 +33,20 @@ type Scan[T ScanElem] struct {
 	maxGroups    int
 }
 
-// NewScan compiles the scan family for dev: work-groups of up to 256 items, 8 elements per
-// item per tile.
+// NewScan compiles the scan family for dev: work-groups of up to 256 items, 16 elements
+// (four 16-byte vectors of float32) per item per tile.
 func NewScan[T ScanElem](dev *engine.Device) (*Scan[T], error) {
-	return newScan[T](dev, 256, 8)
+	return newScan[T](dev, 256, 16)
 }
 
-// newScan compiles with a work-group of up to want items and ipt elements per item (tests
-// use small tiles).
+// newScan compiles with a work-group of up to want items and ipt elements per item, a
+// positive multiple of 4 (tests use small tiles).
 func newScan[T ScanElem](dev *engine.Device, want, ipt int) (*Scan[T], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: scan: nil device: %w", engine.ErrInvalidArg)
+	}
+	if ipt < 4 || ipt%4 != 0 {
+		return nil, fmt.Errorf("kernels: scan: %d elements per item; must be a positive multiple of 4: %w", ipt, engine.ErrInvalidArg)
 	}
 	opts, err := scanDefines[T](dev)
 	if err != nil {
@@ -99,14 +102,22 @@ func (s *Scan[T]) Scratch(n int) int {
 }
 
 // Chain returns the longest chain of float additions by which a scan of n elements
-// accumulates any one input into any one output (see scan.cl): ceil(chunk/WG) + log2(WG) in
-// the chunk sums, ceil(G/WG) + log2(WG) in a chunk's offset, ceil(chunk/TILE) tile carries,
-// log2(WG) in the tile's Hillis-Steele scan, 2*IPT along items, and a few joins.
-// ScanTolerance turns it into an error bound.
+// accumulates any one input into any one output (scan.cl, "Arithmetic"; L = log2(WG), V =
+// IPT/4 vectors per item, T = ceil(chunk/TILE) tiles per chunk): 2V + L + 3 from an
+// earlier vector of the same tile (its total, the rake, the Hillis-Steele scan, the
+// prefixes of the run, the carry and the in-vector sum), V + L + T + 3 from an earlier tile
+// (its total and the carry), and with G > 1 chunks ceil(chunk/(4 WG)) + ceil(G/WG) + 2L +
+// T + 3 from an earlier chunk (the lanes and tree of its sum, the chunk's offset, the
+// carry). ScanTolerance turns it into an error bound.
 func (s *Scan[T]) Chain(n int) int {
 	chunk, g := s.split(max(n, 1))
-	l := kernels.Log2Ceil(s.wg)
-	return (chunk+s.wg-1)/s.wg + (g+s.wg-1)/s.wg + 3*l + (chunk+s.Tile()-1)/s.Tile() + 2*s.ipt + 4
+	l, v := kernels.Log2Ceil(s.wg), s.ipt/4
+	tiles := (chunk + s.Tile() - 1) / s.Tile()
+	c := max(2*v+l+3, v+l+tiles+3)
+	if g > 1 {
+		c = max(c, (chunk+4*s.wg-1)/(4*s.wg)+(g+s.wg-1)/s.wg+2*l+tiles+3)
+	}
+	return c
 }
 
 // Into writes the prefix sums of x[0:n) to y[0:n): inclusive (y[i] = x[0] + ... + x[i]) or

@@ -12,18 +12,43 @@ import (
 
 func TestScan(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		t.Run("int32", func(t *testing.T) { testScan[int32](t, dev, q) })
-		t.Run("uint32", func(t *testing.T) { testScan[uint32](t, dev, q) })
-		t.Run("float32", func(t *testing.T) { testScan[float32](t, dev, q) })
+		t.Run("int32", func(t *testing.T) { testScan(t, dev, q, newTestScan[int32](t, dev), true) })
+		t.Run("uint32", func(t *testing.T) { testScan(t, dev, q, newTestScan[uint32](t, dev), true) })
+		t.Run("float32", func(t *testing.T) { testScan(t, dev, q, newTestScan[float32](t, dev), true) })
 	})
 }
 
-// newTestScan compiles the scan with its default tile, or a small one under Oclgrind.
-func newTestScan[T ScanElem](t *testing.T, dev *engine.Device) *Scan[T] {
-	wg, ipt := 256, 8
+// TestScanShapes runs the scan at other tile shapes: one vector per item and tile (no
+// raking), two, and three (a run of totals that is not a power of two), at the smaller
+// sizes.
+func TestScanShapes(t *testing.T) {
+	shapes := [][2]int{{64, 4}, {64, 8}, {32, 12}}
 	if kerneltest.Small() {
-		wg, ipt = 64, 4
+		shapes = shapes[:1]
 	}
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, sh := range shapes {
+			t.Run(fmt.Sprintf("wg=%d/ipt=%d", sh[0], sh[1]), func(t *testing.T) {
+				t.Run("int32", func(t *testing.T) { testScan(t, dev, q, newTestScanShape[int32](t, dev, sh[0], sh[1]), false) })
+				t.Run("float32", func(t *testing.T) { testScan(t, dev, q, newTestScanShape[float32](t, dev, sh[0], sh[1]), false) })
+			})
+		}
+	})
+}
+
+// newTestScan compiles the scan with its default tile, or a small one (four vectors per
+// item, as the default) under Oclgrind.
+func newTestScan[T ScanElem](t *testing.T, dev *engine.Device) *Scan[T] {
+	wg, ipt := 256, 16
+	if kerneltest.Small() {
+		wg = 32
+	}
+	return newTestScanShape[T](t, dev, wg, ipt)
+}
+
+// newTestScanShape compiles the scan with a work-group of up to wg items and ipt elements
+// per item.
+func newTestScanShape[T ScanElem](t *testing.T, dev *engine.Device, wg, ipt int) *Scan[T] {
 	s, err := newScan[T](dev, wg, ipt)
 	if err != nil {
 		t.Fatal(err)
@@ -47,27 +72,37 @@ func scanTestInputs[T ScanElem](rng *rand.Rand, n int) []T {
 	return x
 }
 
-func testScan[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	s := newTestScan[T](t, dev)
+// testScan checks s at sizes around its vector width, work-group, tile and chunks; large
+// adds the sizes where the chunks turn from one tile to several at the default number of
+// groups, and one over 2^24.
+func testScan[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue, s *Scan[T], large bool) {
 	wg, tile := s.WorkGroup(), s.Tile()
-	rng := rand.New(rand.NewPCG(5, uint64(wg)))
-	sizes := append(kerneltest.EdgeSizes(wg), tile-1, tile, tile+1, 2*tile+1)
-	if !kerneltest. // where the chunks turn from one tile to several, and one over 2^24
-			Small() {
+	rng := rand.New(rand.NewPCG(5, uint64(tile)))
+	// Around the vector width (n%4 of every kind, a vector and its tail), the work-group
+	// and the tile (the partial tile's whole vectors and loose elements).
+	sizes := append([]int{2, 3, 4, 5, 8, 9}, kerneltest.EdgeSizes(wg)...)
+	sizes = append(sizes, 4*wg-1, 4*wg+2, tile-5, tile-1, tile, tile+1, tile+6, 2*tile+1)
+	if large && !kerneltest.Small() {
 		full := s.maxGroups * tile
-		sizes = append(sizes, full-1, full, full+1, 3*full+5, 1<<24+3)
+		sizes = append(sizes, full-1, full, full+1, full+2, 3*full+5, 1<<24+3)
 	}
 	for _, n := range sizes {
 		scanCase(t, q, s, rng, n, "")
 	}
-	// Few groups: chunks of several tiles (the carry), offsets of several chunks, at small
-	// sizes; and in place.
+	// Few groups: chunks of several tiles (the carry; with 4 and more tiles the chunk sums'
+	// loop of four vectors in flight), offsets of several chunks, a last chunk of every n%4
+	// and of one vector less than a tile, at small sizes; and in place.
 	s.maxGroups = 3
-	for _, n := range []int{2*tile + 1, 3*tile - 1, 3 * tile, 3*tile + 1, 7*tile + 3, 15*tile - 1} {
+	for _, n := range []int{2*tile + 1, 3*tile - 1, 3 * tile, 3*tile + 1, 7*tile + 3, 9*tile + 2, 15*tile - 1, 16*tile - 5, 24*tile + 1} {
 		scanCase(t, q, s, rng, n, "groups=3/")
 	}
-	scanInPlace(t, q, s, rng, 7*tile+3)
+	for _, n := range []int{1, 5, 7*tile + 3} {
+		scanInPlace(t, q, s, rng, n)
+	}
 	s.maxGroups = max(dev.Info().ComputeUnits, 1) * 16
+	if large && !kerneltest.Small() {
+		scanInPlace(t, q, s, rng, 3*s.maxGroups*tile+5)
+	}
 }
 
 // scanCase checks the inclusive and exclusive scans of n random elements, with guard bands
@@ -197,6 +232,9 @@ func TestScanAPI(t *testing.T) {
 		}
 		if _, err := NewScan[float32](nil); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("NewScan(nil): %v, want ErrInvalidArg", err)
+		}
+		if _, err := newScan[float32](dev, 64, 6); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("newScan with 6 elements per item: %v, want ErrInvalidArg", err)
 		}
 		if err := s.Close(); err != nil {
 			t.Error(err)
