@@ -270,12 +270,13 @@ void layernorm_rows_multi(__global ELEM *y, __global const ELEM *x, __global con
             const int q = t + TPR * i;
             if (q < n / 4) {
                 const LN_VEC g = ((__global const LN_VEC *)gamma)[q], b = ((__global const LN_VEC *)beta)[q];
-                // Four scalar stores: a vector built from scalars starts from an undefined
-                // one, which Oclgrind 21.10's --uninitialized check reports when stored.
-                yr[4 * q] = v[4 * i] * rstd * g.x + b.x;
-                yr[4 * q + 1] = v[4 * i + 1] * rstd * g.y + b.y;
-                yr[4 * q + 2] = v[4 * i + 2] * rstd * g.z + b.z;
-                yr[4 * q + 3] = v[4 * i + 3] * rstd * g.w + b.w;
+                // The four components stored through the vector's pointer, merged into one
+                // 16-byte store (see softmax.cl's softmax_rows_multi).
+                __global LN_VEC *yv = (__global LN_VEC *)yr + q;
+                yv->x = v[4 * i] * rstd * g.x + b.x;
+                yv->y = v[4 * i + 1] * rstd * g.y + b.y;
+                yv->z = v[4 * i + 2] * rstd * g.z + b.z;
+                yv->w = v[4 * i + 3] * rstd * g.w + b.w;
             }
         } else {
 #pragma unroll

@@ -288,10 +288,16 @@ void softmax_rows_multi(__global ELEM *y, __global const ELEM *x, int rows, int 
         if (vec) {
             const int q = t + TPR * i;
             if (q < n / 4) {
-                // Four scalar stores: a vector built from scalars starts from an undefined
-                // one, which Oclgrind 21.10's --uninitialized check reports when stored.
-#pragma unroll
-                for (int k = 0; k < 4; k++) yr[4 * q + k] = v[4 * i + k] / s;
+                // The four components stored through the vector's pointer: compilers merge
+                // them into one 16-byte store (NVRTC did not merge four scalar stores, and
+                // the partial-sector writes held the L2 at 95% of its throughput), while a
+                // vector built from scalars, stored whole, starts from an undefined one,
+                // which Oclgrind 21.10's --uninitialized check reports.
+                __global SM_VEC *yv = (__global SM_VEC *)yr + q;
+                yv->x = v[4 * i] / s;
+                yv->y = v[4 * i + 1] / s;
+                yv->z = v[4 * i + 2] / s;
+                yv->w = v[4 * i + 3] / s;
             }
         } else {
 #pragma unroll
