@@ -103,6 +103,8 @@ var storageVariants = map[string][][]string{
 	},
 	"fft_reg": { // a build for one pass shape: 256 points of 16 columns, after 2^16
 		{"-DWG=256", "-DELEM=float", "-DPASS_LGL=8", "-DPASS_LGC=4", "-DPASS_LGPIN=8", "-DPASS_LGPOUT=16", "-DPASS_LGI=0", "-DPASS_LGNS=16", "-DPASS_INV=0"},
+		// a real-input transform of 2048 points in one pass, 4 a work-group
+		{"-DWG=256", "-DELEM=float", "-DPASS_LGL=10", "-DPASS_LGC=2", "-DPASS_LGPIN=0", "-DPASS_LGPOUT=0", "-DPASS_LGI=0", "-DPASS_LGNS=0", "-DPASS_INV=0", "-DPASS_R2C"},
 	},
 	"softmax":   {{"-DWG=512", "-DCACHE=32", "-DELEM=float"}}, // the wide build
 	"layernorm": {{"-DWG=512", "-DCACHE=32", "-DELEM=float"}},

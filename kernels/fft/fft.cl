@@ -226,19 +226,6 @@ __kernel void fft_r2c_post(__global ELEM2 *dst, __global const ELEM2 *z, __globa
     for (int g = (int)get_global_id(0); g < total; g += (int)get_global_size(0)) {
         const int b = g / per;
         const int k = g - b * per;
-        const ELEM2 zk = z[b * h + (k & (h - 1))];
-        const ELEM2 zm = z[b * h + ((h - k) & (h - 1))];
-        // a = Z[k] + conj Z[h-k], d = Z[k] - conj Z[h-k], p = w d, in scalars: the same in
-        // ELEM2 arithmetic crashes Oclgrind 21.10's --uninitialized checker (a segfault in
-        // Uninitialized::instructionExecuted, seen 2026-11-21). The result is stored as two
-        // scalars too: the checker took a vector built from them for uninitialized (every
-        // output of a lone RealForward at n = 1024 with the default tunables, 2026-11-23).
-        const ELEM ax = zk.x + zm.x, ay = zk.y - zm.y;
-        const ELEM dx = zk.x - zm.x, dy = zk.y + zm.y;
-        const ELEM2 w = twiddle(coarse, fine, k << tsh, (ELEM)1);
-        const ELEM px = w.x * dx - w.y * dy, py = w.x * dy + w.y * dx;
-        __global ELEM *out = (__global ELEM *)dst;
-        out[2 * g] = (ELEM)0.5 * (ax + py);
-        out[2 * g + 1] = (ELEM)0.5 * (ay - px);
+        r2c_bin(dst, g, z[b * h + (k & (h - 1))], z[b * h + ((h - k) & (h - 1))], coarse, fine, k << tsh);
     }
 }

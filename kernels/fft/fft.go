@@ -190,15 +190,16 @@ type fftPass struct {
 	cols                               int
 }
 
-// passShape is a pass without its column count, and its direction: what a specialized
-// build of fft_reg.cl fixes (PASS_*).
+// passShape is a pass without its column count, with its direction and whether it is a
+// whole real-input transform: what a specialized build of fft_reg.cl fixes (PASS_*).
 type passShape struct {
 	lgL, lgC, lgPin, lgPout, lgI, lgNs int
 	inv                                bool
+	r2c                                bool // the whole real-input transform (PASS_R2C)
 }
 
 func (p fftPass) shape(inv bool) passShape {
-	return passShape{p.lgL, p.lgC, p.lgPin, p.lgPout, p.lgI, p.lgNs, inv}
+	return passShape{lgL: p.lgL, lgC: p.lgC, lgPin: p.lgPin, lgPout: p.lgPout, lgI: p.lgI, lgNs: p.lgNs, inv: inv}
 }
 
 // passes appends the passes of batch transforms of 2^lgN points with 2^lgI transforms
@@ -298,8 +299,10 @@ func (f *FFT[T]) transform2D(q *engine.Queue, op string, dst, src *engine.Buffer
 // transform (X[0..n/2] interleaved, batch*(n+2) elements at least; the other bins are the
 // conjugates X[n-k] = conj X[k]). n is a power of two from 2 to FFTMaxLen. It runs the
 // complex FFT of length n/2 of z[k] = x[2k] + i x[2k+1] (src read as complex), then a
-// post-processing pass that separates the spectra of the even and odd samples. dst must
-// not overlap src.
+// post-processing pass that separates the spectra of the even and odd samples; where the
+// regradix variant builds per pass shape (GPUs) and n/2 fits one pass (LocalLen), that
+// post-processing runs in the same pass, so the transform is one launch. dst must not
+// overlap src.
 func (f *FFT[T]) RealForward(q *engine.Queue, dst, src *engine.Buffer[T], n, batch int) error {
 	if n < 2 {
 		return fmt.Errorf("kernels: fft real forward: length %d; must be a power of two from 2 to 2^24: %w", n, engine.ErrInvalidArg)
@@ -332,6 +335,11 @@ func (f *FFT[T]) run(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], 
 	}
 	if err := f.tables(q); err != nil {
 		return err
+	}
+	if post != nil {
+		if done, err := f.realOnePass(q, ps, dst, src, elems); done || err != nil {
+			return err
+		}
 	}
 	k := len(ps)
 	if k > 1 || dst == src || post != nil {
@@ -380,6 +388,34 @@ func (f *FFT[T]) run(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], 
 		key.post = *post
 	}
 	return f.replay.Run(q, key, func() error { return f.enqueue(q, ps, outs, dst, src, post, elems, inv, copyBack) })
+}
+
+// realOnePass runs a real-input transform whose complex transform is one pass (ps) as
+// that pass alone: the specialized build with PASS_R2C post-processes in the work-group
+// that transformed, with no scratch and no second pass. It reports false, having done
+// nothing, where the FFT does not build per shape (CPUs, the portable FFT) or the
+// transform takes several passes. Called with f.mu held.
+func (f *FFT[T]) realOnePass(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], elems int) (bool, error) {
+	if f.reg == nil || !f.regSpecialize || len(ps) != 1 {
+		return false, nil
+	}
+	p := ps[0]
+	sh := p.shape(false)
+	sh.r2c = true
+	if err := f.regBuild(sh); err != nil {
+		return false, err
+	}
+	b := f.regPass[sh]
+	if b.k == nil { // the shape runs the generic kernel, then the post-pass
+		return false, nil
+	}
+	key := fftKey{dst: dst, src: src, plan: fmt.Sprint(ps, elems, "r2c")}
+	return true, f.replay.Run(q, key, func() error {
+		groups := (p.cols + 1<<p.lgC - 1) >> p.lgC
+		return q.Launch(b.k, engine.Range1D(groups*f.regWG, f.regWG), dst, src, f.coarse, f.fine, f.stw,
+			int32(stageTwiddleBase(p.lgL)), int32(p.cols), int32(p.lgL), int32(p.lgC), int32(p.lgPin),
+			int32(p.lgPout), int32(p.lgI), int32(p.lgNs), int32(0))
+	})
 }
 
 // fftKey identifies a transform's commands for Replay.

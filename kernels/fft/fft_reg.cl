@@ -48,6 +48,8 @@
 //            one pass shape and direction (all seven, or none): the build then ignores
 //            those arguments and its index arithmetic folds to constants, with the stages
 //            unrolled (GPUs build one kernel per pass shape; CPUs, one kernel for all)
+//   PASS_R2C with those, for a pass that is a whole transform: a real-input transform of
+//            2L points in this pass, post-processing included (below)
 // The host's MINC (fft.go) sets the passes, not the kernel.
 // Variants: ELEM=float; ELEM=double with PRISM_FP64 defined (only where the device has fp64).
 // Launch: 1D, local size WG, global WG * ceil(cols / C).
@@ -179,7 +181,7 @@
     const int o = ((jj >> lgns) << (lgns + (LGR))) + (jj & rm) + (k << lgns);   \
     const int has = ((q >> (LGR)) + 1) * WG <= nb || b < nb;
 #define ROUTPUTS(LGR, COL_OK)                                                    \
-    if (s == nst - 1) {                                                          \
+    if (s == nst - 1 && !R2C) {                                                  \
         _Pragma("unroll") for (int q = 0; q < 16; q++) {                         \
             ROUTPUT_AT(LGR)                                                      \
             const int col = col0 + c;                                            \
@@ -191,6 +193,15 @@
             if (has) lds[RLDS(o, c)] = v[q];                                     \
         }                                                                        \
     }
+// PASS_R2C (with the PASS_* shape of a pass that is the whole transform, as the host
+// builds it): the real-input transform in this one pass. The last stage leaves Z in local
+// memory instead of storing it, and the work-group writes the h+1 bins of each of its
+// columns (r2c_bin, fft_common.clh) to dst, batch * (h+1) complex values.
+#ifdef PASS_R2C
+#define R2C 1
+#else
+#define R2C 0
+#endif
 #define RCOL_ALL(col) 1
 #define RCOL_TEST(col) ((col) < cols)
 
@@ -245,7 +256,7 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
                 RINPUTS(lgR, RCOL_TEST)
             }
         }
-        if (s > 0 && s < nst - 1) barrier(CLK_LOCAL_MEM_FENCE); // reads done before writes
+        if (s > 0 && (s < nst - 1 || R2C)) barrier(CLK_LOCAL_MEM_FENCE); // reads done before writes
 
         // Butterflies, on constant register indices.
         if (lgR == 4) {
@@ -282,6 +293,19 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
                 ROUTPUTS(lgR, RCOL_TEST)
             }
         }
-        if (s < nst - 1) barrier(CLK_LOCAL_MEM_FENCE);
+        if (s < nst - 1 || R2C) barrier(CLK_LOCAL_MEM_FENCE);
     }
+#if R2C
+    {
+        const int per = L + 1;                         // bins of a transform of 2L reals
+        for (int g = tid; g < (per << lgC); g += WG) {
+            const int c = g / per, k = g - c * per;
+            const int col = col0 + c;
+            if (col < cols) {
+                r2c_bin(dst, col * per + k, lds[RLDS(k & (L - 1), c)], lds[RLDS((L - k) & (L - 1), c)],
+                        coarse, fine, k << (FFT_LG_MAX - lgL - 1));
+            }
+        }
+    }
+#endif
 }

@@ -135,36 +135,48 @@ func (f *FFT[T]) regBuilds(ps []fftPass, inv bool) error {
 		return nil
 	}
 	for _, p := range ps {
-		sh := p.shape(inv)
-		if f.regPass[sh] != nil {
-			continue
+		if err := f.regBuild(p.shape(inv)); err != nil {
+			return err
 		}
-		b := &regBuild{wg: f.regWG}
-		var err error
-		b.prog, err = f.dev.Build(commonSource+regSource, append(f.regOpts[:len(f.regOpts):len(f.regOpts)],
-			fmt.Sprintf("-DPASS_LGL=%d", sh.lgL), fmt.Sprintf("-DPASS_LGC=%d", sh.lgC),
-			fmt.Sprintf("-DPASS_LGPIN=%d", sh.lgPin), fmt.Sprintf("-DPASS_LGPOUT=%d", sh.lgPout),
-			fmt.Sprintf("-DPASS_LGI=%d", sh.lgI), fmt.Sprintf("-DPASS_LGNS=%d", sh.lgNs), fmt.Sprintf("-DPASS_INV=%d", b2i(inv)))...)
-		if err == nil {
-			b.k, err = b.prog.Kernel("fft_reg")
-		}
-		if err != nil {
-			b.Close()
-			return fmt.Errorf("kernels: fft regradix: the build for passes of 2^%d points: %w", sh.lgL, err)
-		}
-		if m := b.k.MaxWorkGroupSize(); m > 0 && m < f.regWG {
-			// This shape's build takes more of the device (registers) than the generic
-			// one: its passes run the generic kernel, as the work-group was fitted to it.
-			if err := b.Close(); err != nil {
-				return err
-			}
-			b = &regBuild{}
-		}
-		if f.regPass == nil {
-			f.regPass = map[passShape]*regBuild{}
-		}
-		f.regPass[sh] = b
 	}
+	return nil
+}
+
+// regBuild makes the specialized build of fft_reg.cl for pass shape sh unless regPass has
+// it. Called with f.mu held.
+func (f *FFT[T]) regBuild(sh passShape) error {
+	if f.regPass[sh] != nil {
+		return nil
+	}
+	b := &regBuild{wg: f.regWG}
+	opts := append(f.regOpts[:len(f.regOpts):len(f.regOpts)],
+		fmt.Sprintf("-DPASS_LGL=%d", sh.lgL), fmt.Sprintf("-DPASS_LGC=%d", sh.lgC),
+		fmt.Sprintf("-DPASS_LGPIN=%d", sh.lgPin), fmt.Sprintf("-DPASS_LGPOUT=%d", sh.lgPout),
+		fmt.Sprintf("-DPASS_LGI=%d", sh.lgI), fmt.Sprintf("-DPASS_LGNS=%d", sh.lgNs), fmt.Sprintf("-DPASS_INV=%d", b2i(sh.inv)))
+	if sh.r2c {
+		opts = append(opts, "-DPASS_R2C")
+	}
+	var err error
+	b.prog, err = f.dev.Build(commonSource+regSource, opts...)
+	if err == nil {
+		b.k, err = b.prog.Kernel("fft_reg")
+	}
+	if err != nil {
+		b.Close()
+		return fmt.Errorf("kernels: fft regradix: the build for passes of 2^%d points: %w", sh.lgL, err)
+	}
+	if m := b.k.MaxWorkGroupSize(); m > 0 && m < f.regWG {
+		// This shape's build takes more of the device (registers) than the generic
+		// one: its passes run the generic kernel, as the work-group was fitted to it.
+		if err := b.Close(); err != nil {
+			return err
+		}
+		b = &regBuild{}
+	}
+	if f.regPass == nil {
+		f.regPass = map[passShape]*regBuild{}
+	}
+	f.regPass[sh] = b
 	return nil
 }
 

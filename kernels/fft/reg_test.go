@@ -107,7 +107,8 @@ func TestRegFFTShapes(t *testing.T) {
 // TestRegFFTSpecialized runs the builds of fft_reg.cl made for one pass shape each (the
 // PASS_* defines; what GPUs run) on the first device, CPUs included: one-pass transforms
 // of every stage count, multi-pass ones with twiddles between passes, batched, 2D (columns
-// interleaved) and real-input transforms, each shape built once and reused.
+// interleaved) and real-input transforms (post-processed in their one pass up to 8192
+// points, PASS_R2C), each shape built once and reused.
 func TestRegFFTSpecialized(t *testing.T) {
 	first := true
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
@@ -118,27 +119,36 @@ func TestRegFFTSpecialized(t *testing.T) {
 		f := newRegFFT[float32](t, dev, RegDefault)
 		f.regSpecialize = true
 		rng := rand.New(rand.NewPCG(17, 1))
-		if kerneltest.Small() { // Oclgrind: a one-pass and a two-pass transform
+		if kerneltest.Small() { // Oclgrind: a one-pass and a two-pass transform, a fused real one
 			fftCheckC2C(t, q, f, rng, 256)
 			fftCheckC2C(t, q, f, rng, 1<<13)
+			fftCheckR2C(t, q, f, rng, 64, 3)
 		} else {
-			for _, n := range []int{1, 2, 64, 256, 4096, 1 << 13, 1 << 16} {
+			for _, n := range []int{2, 256, 4096, 1 << 13} { // one stage, two, three; two passes
 				fftCheckC2C(t, q, f, rng, n)
 			}
 			fftCheckBatch(t, q, f, rng, 1024, 3)
 			fftCheck2D(t, q, f, rng, 32, 64)
-			fftCheckR2C(t, q, f, rng, 512, 3)
-			fftCheckC2C(t, q, f, rng, 4096) // again: the builds are reused
+			for _, n := range []int{2, 4, 32, 512, 8192} { // one pass, post-processing fused
+				fftCheckR2C(t, q, f, rng, n, 3)
+			}
+			fftCheckR2C(t, q, f, rng, 1<<14, 2) // two passes, then the post-pass
+			fftCheckC2C(t, q, f, rng, 4096)     // again: the builds are reused
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if len(f.regPass) == 0 {
 			t.Fatal("no specialized build was made")
 		}
+		fused := false
 		for sh, b := range f.regPass {
+			fused = fused || sh.r2c && b.k != nil
 			if b.k == nil {
 				t.Logf("pass shape %+v runs the generic kernel (the device allows fewer items for its build)", sh)
 			}
+		}
+		if !fused {
+			t.Error("no real-input transform ran fused in one pass")
 		}
 		t.Logf("%d pass shapes built", len(f.regPass))
 	})
