@@ -31,6 +31,7 @@ type Scan[T ScanElem] struct {
 	reduce, down *engine.Kernel
 	wg, ipt      int
 	maxGroups    int
+	replay       kernels.Replay // the two kernels of a multi-group scan as one graph
 }
 
 // NewScan compiles the scan family for dev: work-groups of up to 256 items, 16 elements
@@ -75,7 +76,7 @@ func (s *Scan[T]) Close() error {
 	if s == nil {
 		return nil
 	}
-	return errors.Join(s.reduce.Close(), s.down.Close(), s.prog.Close())
+	return errors.Join(s.replay.Close(), s.reduce.Close(), s.down.Close(), s.prog.Close())
 }
 
 // WorkGroup returns the work-group size the family was compiled with on this device.
@@ -141,18 +142,28 @@ func (s *Scan[T]) Into(q *engine.Queue, y, x, part *engine.Buffer[T], n int, exc
 		return fmt.Errorf("kernels: scan: scratch of %d elements, need %d (Scratch): %w", kernels.LenOf(part), g, engine.ErrInvalidArg)
 	}
 	r := engine.Range1D(g*s.wg, s.wg)
-	if g > 1 {
-		if err := q.Launch(s.reduce, r, part, x, int32(n), int32(chunk)); err != nil {
-			return err
-		}
-	} else {
-		part = x // not read by a single group
-	}
 	excl := int32(0)
 	if exclusive {
 		excl = 1
 	}
-	return q.Launch(s.down, r, y, x, part, int32(n), int32(chunk), excl)
+	if g == 1 {
+		return q.Launch(s.down, r, y, x, x, int32(n), int32(chunk), excl) // part not read by one group
+	}
+	// Two kernels: from the second scan of the same buffers and length on, one graph
+	// (kernels.Replay), so that small scans do not wait for the host between them.
+	return s.replay.Run(q, scanKey{y, x, part, n, exclusive}, func() error {
+		if err := q.Launch(s.reduce, r, part, x, int32(n), int32(chunk)); err != nil {
+			return err
+		}
+		return q.Launch(s.down, r, y, x, part, int32(n), int32(chunk), excl)
+	})
+}
+
+// scanKey identifies a scan's commands for Replay.
+type scanKey struct {
+	y, x, part any
+	n          int
+	exclusive  bool
 }
 
 // Inclusive writes the inclusive prefix sums of all of x to y (at least as long as x),

@@ -3,6 +3,7 @@ package scan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -241,6 +242,46 @@ func TestScanAPI(t *testing.T) {
 		}
 		if err := s.Close(); err != nil {
 			t.Errorf("second Close: %v", err)
+		}
+	})
+}
+
+// TestScanReplay runs a multi-group scan of the same buffers four times, new input each
+// time, inclusive and exclusive alternating: from the second time of each kind the two
+// kernels replay as one graph (kernels.Replay), which must take the buffers' new contents,
+// not those of the capture. uint32 sums are exact.
+func TestScanReplay(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s := newTestScan[uint32](t, dev)
+		n := s.Tile()*5 + 3
+		if s.Scratch(n) < 2 {
+			t.Fatalf("%d elements make %d group(s); the test needs several", n, s.Scratch(n))
+		}
+		bx := kerneltest.NewBuffer[uint32](t, dev, n)
+		by := kerneltest.NewBuffer[uint32](t, dev, n)
+		part := kerneltest.NewBuffer[uint32](t, dev, s.Scratch(n))
+		for i := range 4 {
+			x := make([]uint32, n)
+			for j := range x {
+				x[j] = uint32((j*(i+3))%11) + uint32(i)
+			}
+			if err := bx.Write(t.Context(), q, 0, x); err != nil {
+				t.Fatal(err)
+			}
+			exclusive := i%2 == 1
+			if err := s.Into(q, by, bx, part, n, exclusive); err != nil {
+				t.Fatal(err)
+			}
+			got, err := by.Download(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ScanRef(x, exclusive)
+			for j := range n {
+				if float64(got[j]) != math.Mod(want[j], 1<<32) {
+					t.Fatalf("run %d (exclusive %v): y[%d] = %d, want %v", i, exclusive, j, got[j], math.Mod(want[j], 1<<32))
+				}
+			}
 		}
 	})
 }
