@@ -72,7 +72,7 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
 # The longest first, so that the two at a time end together; cmd/prism runs the OpenCL C
 # corpus (cuda/testdata/corpus) as prism exec runs it (scripts/oclgrind-run.sh).
-OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/conv kernels/sort kernels/histogram
+OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/sort kernels/conv kernels/rows kernels/histogram kernels/fft
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind:
 	mkdir -p .cache/oclgrind
