@@ -138,7 +138,8 @@
 // arithmetic of the item's one butterfly is shared by its 16 points), into v. COL_OK(col)
 // is the bounds test of a column: (col < cols), or 1 in a work-group whose columns all
 // exist (the kernel takes that path when the group is full, so that most groups load and
-// store without a test per point). Butterfly b exists when b < nb; the test folds away
+// store without a test per point; only the builds for one pass shape have that path, the
+// shape-generic build, for CPUs, compiles the tested one alone). Butterfly b exists when b < nb; the test folds away
 // where the stage fills the work-group (NPG <= C*L, (q >> LGR) * WG + tid < nb for every
 // tid < WG). Twiddles are multiplied without a test for the exponent 0: the tables hold
 // w(0) = 1 exactly, and a product with (1, 0) is exact, so no branch diverges on it.
@@ -228,7 +229,9 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
     const int Ns = 1 << lgNs;
     const int tsh = FFT_LG_MAX - lgNs - lgL;           // pass twiddle w_{Ns*L}^m = w(m << tsh)
     const ELEM sg = inv ? (ELEM)-1 : (ELEM)1;          // conjugate in and out for the inverse
+#ifdef PASS_LGL
     const int full = col0 + (1 << lgC) <= cols;        // every column of the group exists
+#endif
     ELEM2 v[16];
 
 #ifdef PASS_LGL
@@ -243,13 +246,16 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
         const int wm = (1 << lgW) - 1, jm = (1 << lgJ) - 1, rm = (1 << lgns) - 1;
         const int sbase = stwBase + ((s - 1) << 8);    // this stage's [t][r] twiddles
 
+#ifdef PASS_LGL
         if (full) {
             if (lgR == 4) {
                 RINPUTS(4, RCOL_ALL)
             } else {
                 RINPUTS(lgR, RCOL_ALL)
             }
-        } else {
+        } else
+#endif
+        {
             if (lgR == 4) {
                 RINPUTS(4, RCOL_TEST)
             } else {
@@ -280,13 +286,16 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
             RDFT2(v[14], v[15]);
         }
 
+#ifdef PASS_LGL
         if (full) {
             if (lgR == 4) {
                 ROUTPUTS(4, RCOL_ALL)
             } else {
                 ROUTPUTS(lgR, RCOL_ALL)
             }
-        } else {
+        } else
+#endif
+        {
             if (lgR == 4) {
                 ROUTPUTS(4, RCOL_TEST)
             } else {
