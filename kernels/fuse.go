@@ -609,6 +609,64 @@ func (e *FuseExpr) addParam(name string, t ftype, scalar bool) int {
 	return len(e.params) - 1
 }
 
+// FuseNameError is the error of a fused expression that reads a name which is neither an
+// input, given a type in FuseTypes, nor assigned earlier in the expression (a typo, or an
+// input whose type was not given). It wraps engine.ErrInvalidArg.
+type FuseNameError struct {
+	Expr string
+	Name string
+	Col  int // 1-based column of the name in Expr
+	// Inputs are the names given a type in FuseTypes, and Assigned the names assigned
+	// before the column, each sorted: the names the expression could read there.
+	Inputs, Assigned []string
+}
+
+func (e *FuseNameError) Error() string {
+	return fmt.Sprintf("kernels: fuse %q: column %d: %s is neither given a type in FuseTypes nor assigned earlier in the expression (%s): %v",
+		e.Expr, e.Col, e.Name, e.Known(), engine.ErrInvalidArg)
+}
+
+// Unwrap returns engine.ErrInvalidArg.
+func (e *FuseNameError) Unwrap() error { return engine.ErrInvalidArg }
+
+// Known says which names the expression could read, or that it could read none.
+func (e *FuseNameError) Known() string {
+	var parts []string
+	if len(e.Inputs) > 0 {
+		parts = append(parts, "given a type: "+strings.Join(e.Inputs, ", "))
+	}
+	if len(e.Assigned) > 0 {
+		parts = append(parts, "assigned before: "+strings.Join(e.Assigned, ", "))
+	}
+	if len(parts) == 0 {
+		return "no name is known there"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// names returns the names given a type, sorted.
+func (c *checker) names() []string {
+	out := make([]string, 0, len(c.types))
+	for name := range c.types {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// assigned returns the names assigned so far that have no type of their own (locals),
+// sorted.
+func (c *checker) assigned() []string {
+	var out []string
+	for name := range c.local {
+		if _, typed := c.types[name]; !typed {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // name checks that a name may be used.
 func (c *checker) name(name string, col int) error {
 	if strings.HasPrefix(name, "_") || strings.HasPrefix(strings.ToLower(name), "prism") || slices.Contains(reserved, name) || funcs[name].arity > 0 {
@@ -633,7 +691,7 @@ func (c *checker) node(n *fnode) error {
 		}
 		t, ok := c.types[n.name]
 		if !ok {
-			return fuseErr(src, n.col, "%s is neither in FuseTypes nor assigned before", n.name)
+			return &FuseNameError{Expr: src, Name: n.name, Col: n.col, Inputs: c.names(), Assigned: c.assigned()}
 		}
 		slot, seen := c.input[n.name]
 		if !seen {

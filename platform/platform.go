@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -189,14 +190,38 @@ func Select(devs []Device, spec string) (Device, string, error) {
 		why = "best of backend " + spec
 	}
 	if len(pool) == 0 {
-		ids := make([]string, len(devs))
-		for i, d := range devs {
-			ids[i] = d.ID
-		}
-		return Device{}, "", fmt.Errorf("platform: %q matches no device; use an ID (%s), a backend or a class (gpu, accelerator, cpu): %w",
-			spec, strings.Join(ids, ", "), ErrNoDevice)
+		return Device{}, "", noMatch(devs, spec)
 	}
 	return Ranked(pool)[0], why, nil
+}
+
+// noMatch is the error of a device spec that matches none of devs: it says what the spec
+// was taken for, lists the devices by ID with their kind and name, and the backends and
+// classes that a spec may also name.
+func noMatch(devs []Device, spec string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "platform: no device matches %q", spec)
+	backends := engine.Backends()
+	if k, ok := engine.ParseKind(spec); ok {
+		fmt.Fprintf(&b, ": no device is of class %s", k)
+	} else if slices.Contains(backends, strings.ToLower(spec)) {
+		fmt.Fprintf(&b, ": the %s backend found no device (prism devices says why)", strings.ToLower(spec))
+	} else if strings.Contains(spec, ":") {
+		fmt.Fprintf(&b, ": no device has that ID")
+	}
+	b.WriteString("; the devices are ")
+	for i, d := range devs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%s, %s)", d.ID, d.Kind, d.Name)
+	}
+	names := ""
+	if len(backends) > 0 {
+		names = " (" + strings.Join(backends, ", ") + ")"
+	}
+	fmt.Fprintf(&b, "; --device and %s also take a backend%s or a class (gpu, accelerator, cpu)", EnvDevice, names)
+	return fmt.Errorf("%s: %w", b.String(), ErrNoDevice)
 }
 
 // Open discovers devices, selects one by spec (or PRISM_DEVICE, or the policy) and opens

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -47,6 +48,29 @@ func TestSelect(t *testing.T) {
 	}
 	if _, _, err := Select(nil, ""); !errors.Is(err, ErrNoDevice) {
 		t.Errorf("Select on an empty list: %v, want ErrNoDevice", err)
+	}
+}
+
+// TestSelectNoMatch: a spec that matches nothing says what it was taken for and lists
+// the devices by ID, kind and name, and the classes a spec may name.
+func TestSelectNoMatch(t *testing.T) {
+	devs := []Device{
+		dev("opencl:0:0", "opencl", engine.KindCPU, 2, 2000, ""),
+		dev("opencl:1:0", "opencl", engine.KindCPU, 8, 300, ""),
+	}
+	list := "the devices are opencl:0:0 (cpu, opencl:0:0), opencl:1:0 (cpu, opencl:1:0); --device and PRISM_DEVICE also take a backend"
+	for _, c := range []struct{ spec, want string }{
+		{"nope", `platform: no device matches "nope"; ` + list},
+		{"opencl:9:9", `platform: no device matches "opencl:9:9": no device has that ID; ` + list},
+		{"gpu", `platform: no device matches "gpu": no device is of class gpu; ` + list},
+	} {
+		_, _, err := Select(devs, c.spec)
+		if !errors.Is(err, ErrNoDevice) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Select(%q) = %v,\nwant it to start %q", c.spec, err, c.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "or a class (gpu, accelerator, cpu)") {
+			t.Errorf("Select(%q) = %v: the classes are missing", c.spec, err)
+		}
 	}
 }
 
