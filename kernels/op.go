@@ -3,6 +3,8 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -125,4 +127,40 @@ func CheckSize(name string, p Params) error {
 		return fmt.Errorf("kernels: %s: size %d; must be at least 1: %w", name, p.Size, engine.ErrInvalidArg)
 	}
 	return nil
+}
+
+// typeAliases are common spellings of element types, mapped to the names that ops use.
+var typeAliases = map[string][]string{
+	"fp32": {"float32"}, "f32": {"float32"}, "float": {"float32"}, "single": {"float32"}, "sp": {"float32"},
+	"fp64": {"float64"}, "f64": {"float64"}, "double": {"float64"}, "dp": {"float64"},
+	"fp16": {"float16"}, "f16": {"float16"}, "half": {"float16"}, "hp": {"float16"},
+	"bf16": {"bfloat16"}, "bfloat": {"bfloat16"}, "brain16": {"bfloat16"},
+	"fp8": {"float8e4m3", "float8e5m2"}, "f8": {"float8e4m3", "float8e5m2"}, "float8": {"float8e4m3", "float8e5m2"},
+	"e4m3": {"float8e4m3"}, "fp8e4m3": {"float8e4m3"}, "f8e4m3": {"float8e4m3"}, "fp8_e4m3": {"float8e4m3"},
+	"e5m2": {"float8e5m2"}, "fp8e5m2": {"float8e5m2"}, "f8e5m2": {"float8e5m2"}, "fp8_e5m2": {"float8e5m2"},
+	"tf32x3": {"float32x3tf32"}, "3xtf32": {"float32x3tf32"},
+	"int": {"int32"}, "i32": {"int32"}, "s32": {"int32"}, "uint": {"uint32"}, "u32": {"uint32"},
+	"i64": {"int64"}, "u64": {"uint64"}, "long": {"int64"}, "ulong": {"uint64"},
+	"u8": {"uint8"}, "uchar": {"uint8"}, "byte": {"uint8"}, "i8": {"int8"}, "char": {"int8"},
+}
+
+// TypeAliases returns the element type names that s, a common spelling of one, stands for
+// ("fp32" and "f32": float32; "half": float16; "bf16": bfloat16; "fp8": float8e4m3 and
+// float8e5m2), or nil when s is no such spelling. Case does not matter.
+func TypeAliases(s string) []string {
+	return slices.Clone(typeAliases[strings.ToLower(s)])
+}
+
+// AliasedNames returns the op names or patterns that name means when its last part is a
+// common spelling of an element type (TypeAliases): "gemm/nn/fp32" gives gemm/nn/float32,
+// "fp8" float8e4m3 and float8e5m2. It returns nil when the last part is no such spelling.
+// A caller that suggests names puts these first: edit distance alone takes "fp32" nearer
+// to tf32 than to float32.
+func AliasedNames(name string) []string {
+	i := strings.LastIndexByte(name, '/')
+	var out []string
+	for _, t := range TypeAliases(name[i+1:]) {
+		out = append(out, name[:i+1]+t)
+	}
+	return out
 }

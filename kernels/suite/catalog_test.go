@@ -102,6 +102,12 @@ func TestMatchShortNames(t *testing.T) {
 		{"2d", []string{"transpose/2d", "fft/2d"}, engine.ErrInvalidArg},
 		{"trid", []string{"closest: triad"}, engine.ErrNotFound},
 		{"gem", []string{"gemm"}, engine.ErrNotFound},
+		// A common spelling of a precision suggests its name first, not the nearest one.
+		{"gemm/nn/fp32", []string{"closest: gemm/nn/float32, "}, engine.ErrNotFound},
+		{"gemm/nn/f64", []string{"closest: gemm/nn/float64, "}, engine.ErrNotFound},
+		{"gemm/nn/half", []string{"closest: gemm/nn/float16, "}, engine.ErrNotFound},
+		{"gemm/nn/bf16", []string{"closest: gemm/nn/bfloat16, "}, engine.ErrNotFound},
+		{"gemm/nn/fp8", []string{"closest: gemm/nn/float8e4m3, gemm/nn/float8e5m2, "}, engine.ErrNotFound},
 		// A glob matches the name, or its part before a slash.
 		{"stencil/*", []string{"stencil/5pt/float32", "stencil/7pt/float32", "stencil/27pt/float32"}, nil},
 		{"histogram/bins2*", []string{"histogram/bins256/uint32", "histogram/bins256/float32"}, nil},

@@ -258,6 +258,11 @@ func closest(all []kernels.Op, p string, n int) []string {
 	for _, c := range cands {
 		dist[c] = editDistance(strings.ToLower(p), strings.ToLower(c))
 	}
+	for _, alias := range kernels.AliasedNames(p) { // fp32 means float32, however near tf32 is
+		if seen[alias] {
+			dist[alias] = -1
+		}
+	}
 	slices.SortStableFunc(cands, func(a, b string) int { return dist[a] - dist[b] })
 	return cands[:min(n, len(cands))]
 }
