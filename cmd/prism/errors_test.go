@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,5 +128,144 @@ func TestBackendError(t *testing.T) {
 		if got := backendError(c.name, c.err); got != c.want {
 			t.Errorf("backendError(%s, %v) = %q, want %q", c.name, c.err, got, c.want)
 		}
+	}
+}
+
+// prismOutput runs prism with args and returns what it wrote to stdout and stderr, and its
+// error (which main prints on stderr, after "prism: ").
+func prismOutput(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// saxpyArgs are the --arg specs of testdata/exec/saxpy.cl's saxpy on n elements, with
+// spec i replaced where replace says.
+func saxpyArgs(n string, replace map[int]string) []string {
+	specs := []string{"scalar:float32:2", "buf:float32:" + n + ":random", "buf:float32:" + n + ":ones", "out:float32:" + n}
+	var args []string
+	for i, s := range specs {
+		if r, ok := replace[i]; ok {
+			s = r
+		}
+		if s != "" {
+			args = append(args, "--arg", s)
+		}
+	}
+	return args
+}
+
+// TestFirstHourErrors: the mistakes of a first session with prism exec and prism run end
+// in errors that say, in the words of the command line, what was wrong and what would do.
+// These checks happen before any device is opened (the kernel's signature is read from
+// FILE.cl), so they say the same on every backend.
+func TestFirstHourErrors(t *testing.T) {
+	saxpy := filepath.Join(execKernels, "saxpy.cl")
+	exec := func(kernel string, replace map[int]string) []string {
+		return append([]string{"exec", saxpy, "--kernel", kernel, "--global", "16", "--no-save", "--count", "0"}, saxpyArgs("16", replace)...)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown kernel", exec("saxpi", nil),
+			"--kernel saxpi: " + saxpy + " defines no kernel of that name; its kernel is saxpy"},
+		{"too few arguments", exec("saxpy", map[int]string{3: ""}),
+			"kernel saxpy (" + saxpy + ", line 2) takes 4 arguments, --arg gives 3: parameter 3 z (__global float *z) has none (the parameters: 0 a (const float a); 1 x (__global const float *x); 2 y (__global const float *y); 3 z (__global float *z))"},
+		{"too many arguments", append(exec("saxpy", nil), "--arg", "scalar:int32:16"),
+			`kernel saxpy (` + saxpy + `, line 2) takes 4 arguments, --arg gives 5: --arg 4 "scalar:int32:16" has no parameter (the parameters: 0 a (const float a); 1 x (__global const float *x); 2 y (__global const float *y); 3 z (__global float *z))`},
+		{"scalar of another type", exec("saxpy", map[int]string{0: "scalar:float64:2"}),
+			`--arg 0 "scalar:float64:2": parameter 0 a (const float a) of saxpy: the kernel takes a float, --arg passes a float64: want scalar:float32:2`},
+		{"buffer of another type", exec("saxpy", map[int]string{1: "buf:float16:16:random"}),
+			`--arg 1 "buf:float16:16:random": parameter 1 x (__global const float *x) of saxpy: the kernel reads float elements, the buffer holds float16: want buf:float32:16`},
+		{"scalar for a pointer", exec("saxpy", map[int]string{2: "scalar:float32:1"}),
+			`--arg 2 "scalar:float32:1": parameter 2 y (__global const float *y) of saxpy: a pointer wants a buffer (buf:float32:SIZE, out:float32:SIZE or inout:float32:SIZE), not a scalar (float32)`},
+		{"buffer for a value", exec("saxpy", map[int]string{0: "buf:float32:16"}),
+			`--arg 0 "buf:float32:16": parameter 0 a (const float a) of saxpy: a value (scalar:float32:VALUE) is passed here, not a buf buffer of float32`},
+		{"expression name", []string{"exec", "--expr", "t = 2*x; y = t + w", "--arg", "x=buf:float32:16", "--arg", "y=out:float32:16", "--no-save"},
+			`--expr "t = 2*x; y = t + w" uses w (column 18), which is neither an argument given with --arg w=SPEC nor assigned earlier in the expression (the --arg names are x, y; assigned before it: t)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := prismOutput(t, c.args...)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error:\n%v\nwant:\n%s", err, c.want)
+			}
+			var usage usageError
+			if !errors.As(err, &usage) {
+				t.Errorf("%v is no usage error (exit code 2)", err)
+			}
+		})
+	}
+}
+
+// TestFirstHourDevice: a --device that matches nothing names the value and lists the
+// device IDs there are, with the backends and classes a --device may name.
+func TestFirstHourDevice(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	saxpy := filepath.Join(execKernels, "saxpy.cl")
+	for _, args := range [][]string{
+		append([]string{"exec", saxpy, "--kernel", "saxpy", "--no-save", "--device", "nope"}, saxpyArgs("16", nil)...),
+		{"run", "stream/copy/float32", "--size", "1K", "--device", "nope"},
+		{"run", "stream/copy/float32", "--size", "1K", "--device", "opencl:99:0"},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			_, _, err := prismOutput(t, args...)
+			if !errors.Is(err, platform.ErrNoDevice) {
+				t.Fatalf("error %v, want ErrNoDevice", err)
+			}
+			msg := err.Error()
+			spec := args[slices.Index(args, "--device")+1]
+			for _, want := range append([]string{`no device matches "` + spec + `"`, "--device and PRISM_DEVICE also take a backend (",
+				"opencl", "or a class (gpu, accelerator, cpu)"}, ids...) {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%q does not say %q", msg, want)
+				}
+			}
+		})
+	}
+}
+
+// TestNotRunSaidOnce: a case the device cannot run is said once, on stderr (by its error),
+// not again as a "not run" line on stdout, and no line ends in a stray separator.
+func TestNotRunSaidOnce(t *testing.T) {
+	id := enginetest.DeviceIDs(t, "opencl")[0]
+	stdout, stderr, err := prismOutput(t, "run", "reduce/sum/float32", "--size", "1K", "--variant", "cuda-shfl", "--device", id)
+	if !errors.Is(err, engine.ErrUnsupported) {
+		t.Fatalf("error %v, want ErrUnsupported", err)
+	}
+	all := stdout + stderr + "prism: " + err.Error() + "\n"
+	if n := strings.Count(all, "variant cuda-shfl runs on the cuda backend"); n != 1 {
+		t.Errorf("the reason is said %d times, want once:\nstdout:\n%s\nstderr:\n%s\nerror: %v", n, stdout, stderr, err)
+	}
+	if strings.Contains(stdout, "not run") {
+		t.Errorf("stdout says not run:\n%s", stdout)
+	}
+	for _, line := range strings.Split(all, "\n") {
+		if strings.HasSuffix(line, ", ") || strings.HasSuffix(line, ",") {
+			t.Errorf("line %q ends in a separator", line)
+		}
+	}
+}
+
+// TestExecNotAKernel: a --kernel that the file names but not as a kernel (a helper
+// function) gets past the source check; the program built on the device then says the
+// kernel is not in the file and lists those it defines, not the driver's status code.
+func TestExecNotAKernel(t *testing.T) {
+	id := enginetest.DeviceIDs(t, "opencl")[0]
+	file := filepath.Join(t.TempDir(), "two.cl")
+	src := "float twice(float x) { return 2 * x; }\n__kernel void scale(__global float *x) { x[get_global_id(0)] = twice(x[get_global_id(0)]); }\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := prismOutput(t, "exec", file, "--kernel", "twice", "--arg", "inout:float32:16:ones", "--no-save", "--count", "0", "--device", id)
+	want := id + ": --kernel twice: " + file + " defines no kernel of that name; its kernel is scale"
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
 }

@@ -250,6 +250,9 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		if src, err = os.ReadFile(file); err != nil {
 			return err
 		}
+		if err := checkKernelArgs(file, string(src), opts.kernel, buildOpts, args); err != nil {
+			return err
+		}
 	}
 	if !opts.noOutput {
 		if err := os.MkdirAll(opts.dir, 0o755); err != nil {
@@ -415,6 +418,11 @@ func execOn(ctx context.Context, dev *engine.Device, opts *execOptions, file, sr
 	defer prog.Close()
 	k, err := prog.Kernel(opts.kernel)
 	if err != nil {
+		if errors.Is(err, engine.ErrNotFound) && opts.expr == "" {
+			// The name is not a kernel of the program built (a function without __kernel,
+			// or a kernel the preprocessor left out): say which kernels the file defines.
+			return res, usageError{fmt.Errorf("%s: %w", dev.ID(), notInFile(file, opts.kernel, kernelNames(src, buildOpts)))}
+		}
 		return res, fmt.Errorf("%s on %s: %w", file, dev.ID(), err)
 	}
 	defer k.Close()
@@ -1116,6 +1124,18 @@ func fuseExpr(expr string, specs []string, seed uint64) (string, string, []strin
 		return "", "", nil, usageError{errors.New("--expr needs at least one buffer --arg (NAME=out:TYPE:SIZE)")}
 	}
 	e, err := kernels.ParseFuse(expr, types)
+	var unknown *kernels.FuseNameError
+	if errors.As(err, &unknown) {
+		known := "no --arg names it"
+		if len(unknown.Inputs) > 0 {
+			known = "the --arg names are " + strings.Join(unknown.Inputs, ", ")
+		}
+		if len(unknown.Assigned) > 0 {
+			known += "; assigned before it: " + strings.Join(unknown.Assigned, ", ")
+		}
+		return "", "", nil, usageError{fmt.Errorf("--expr %q uses %s (column %d), which is neither an argument given with --arg %s=SPEC nor assigned earlier in the expression (%s)",
+			expr, unknown.Name, unknown.Col, unknown.Name, known)}
+	}
 	if err != nil {
 		return "", "", nil, usageError{fmt.Errorf("--expr: %w", err)}
 	}

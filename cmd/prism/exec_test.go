@@ -260,7 +260,7 @@ func TestExecErrors(t *testing.T) {
 		t.Errorf("unknown kernel: %v", err)
 	}
 	_, err = execute(t, "exec", cl, "-k", "saxpy", "--device", ids[0], "--arg", "out:float32:64", "--save-dir", dir)
-	if ue := (usageError{}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "1 arguments given, the kernel declares 4") {
+	if ue := (usageError{}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "takes 4 arguments, --arg gives 1: parameter 1 x") {
 		t.Errorf("too few arguments: %v", err)
 	}
 }

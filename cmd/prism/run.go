@@ -157,7 +157,7 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 				errs = append(errs, caseError(op.Name, dev.ID(), res.Err, nil))
 			}
 			results = append(results, res)
-			if !opts.json {
+			if !opts.json && res.Skipped == "" { // a case not run is said once, by its error on stderr
 				writeRunResult(out, res, opts)
 			}
 		}
@@ -225,11 +225,12 @@ func caseError(op, device, reason string, sentinel error) error {
 }
 
 func writeRunResult(w io.Writer, r runResult, opts *runOptions) {
-	fmt.Fprintf(w, "%s (%s) on %s (%s), %s\n", r.Case, r.Variant, r.Device, r.Name, r.Shape)
+	shape := ""
+	if r.Shape != "" { // a case that failed in its setup has no shape
+		shape = ", " + r.Shape
+	}
+	fmt.Fprintf(w, "%s (%s) on %s (%s)%s\n", r.Case, r.Variant, r.Device, r.Name, shape)
 	switch {
-	case r.Skipped != "":
-		fmt.Fprintf(w, "  not run: %s\n", r.Skipped)
-		return
 	case r.Err != "":
 		fmt.Fprintf(w, "  FAILED: %s\n", r.Err)
 		return
