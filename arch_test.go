@@ -10,9 +10,10 @@ import (
 const mod = "github.com/prism-compute/prism"
 
 // TestImportDirection keeps the layers of docs/ARCHITECTURE.md: cmd -> bench -> kernels, platform ->
-// engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver; the
-// kernels base imports only engine, each kernel family (a package under kernels/) only the
-// base and engine, never another family, and only kernels/suite knows every family; and
+// engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver (and cuda
+// its pure-Go OpenCL C front end, cuda/clc); the kernels base imports only engine, each
+// kernel family (a package under kernels/) only the base and engine, never another family,
+// and only kernels/suite knows every family; and
 // nothing below cmd pulls in cgo except the backends.
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-json", "./...").Output()
@@ -39,7 +40,8 @@ func TestImportDirection(t *testing.T) {
 		"engine/driver": {},
 		"engine":        {"engine/driver"},
 		"cl":            {"engine", "engine/driver"},
-		"cuda":          {"engine", "engine/driver"},
+		"cuda":          {"engine", "engine/driver", "cuda/clc"},
+		"cuda/clc":      {}, // the OpenCL C front end: pure Go, no runtime
 		"platform":      {"engine"},
 		"kernels":       {"engine"},
 		"bench":         {"engine", "kernels", "kernels/suite", "kernels/ceiling", "platform"},
@@ -73,8 +75,8 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
-	// kernels, platform and bench must build without cgo: no package they depend on uses it.
-	for _, root := range append([]string{"kernels", "kernels/suite", "platform", "bench", "engine"}, families...) {
+	// kernels, platform, bench and cuda/clc must build without cgo: no package they depend on uses it.
+	for _, root := range append([]string{"kernels", "kernels/suite", "platform", "bench", "engine", "cuda/clc"}, families...) {
 		seen := map[string]bool{}
 		var walk func(string)
 		walk = func(path string) {

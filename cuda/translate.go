@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prism-compute/prism/cuda/clc"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -77,16 +78,17 @@ func translateProgram(src, name string) (translation, error) {
 	return translation{text: b.String(), locals: t.locals}, nil
 }
 
-type tokenKind uint8
+// tokenKind is the kind of a token, as package clc tokenizes.
+type tokenKind = clc.Kind
 
 const (
-	tkSpace     tokenKind = iota // white space, newlines, backslash-newlines
-	tkComment                    // /* ... */ or // ...
-	tkDirective                  // a preprocessor line, continuation lines included
-	tkIdent
-	tkNumber
-	tkString // "..." or '...'
-	tkPunct
+	tkSpace     = clc.Space     // white space, newlines, backslash-newlines
+	tkComment   = clc.Comment   // /* ... */ or // ...
+	tkDirective = clc.Directive // a preprocessor line, continuation lines included
+	tkIdent     = clc.Ident
+	tkNumber    = clc.Number
+	tkString    = clc.String // "..." or '...'
+	tkPunct     = clc.Punct
 )
 
 // A token is a piece of the source. Rewrites set out (the token's replacement), pre and
@@ -116,148 +118,25 @@ func (tk *token) replace(s string) {
 	tk.out = &s
 }
 
-// significant reports whether the token is more than space or a comment.
-func (tk *token) significant() bool { return tk.kind != tkSpace && tk.kind != tkComment }
-
-var puncts = []string{"<<=", ">>=", "...", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
-	"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "##"}
-
-// tokenize splits text into tokens. In a directive's text (directive true) a # is
-// punctuation; otherwise a # first on its line starts a directive token that runs to the
-// end of the line, through backslash-newlines and comments.
+// tokenize splits text into tokens (clc.Tokenize): in a directive's text (directive true)
+// a # is punctuation; otherwise a # first on its line starts a directive token that runs to
+// the end of the line, through backslash-newlines and comments.
 func tokenize(text string, directive bool) []token {
-	toks := make([]token, 0, len(text)/4+1)
-	lineStart := true
-	for i := 0; i < len(text); {
-		c := text[i]
-		start := i
-		kind := tkPunct
-		switch {
-		case c == '\\' && (strings.HasPrefix(text[i+1:], "\n") || strings.HasPrefix(text[i+1:], "\r\n")):
-			kind = tkSpace
-			i = i + 1 + strings.IndexByte(text[i+1:], '\n') + 1
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			kind = tkSpace
-			for i < len(text) && strings.IndexByte(" \t\n\r\f\v", text[i]) >= 0 {
-				if text[i] == '\n' {
-					lineStart = true
-				}
-				i++
-			}
-			toks = append(toks, token{kind: kind, text: text[start:i], off: start})
-			continue
-		case c == '/' && strings.HasPrefix(text[i:], "//"):
-			kind = tkComment
-			i = lineEnd(text, i)
-		case c == '/' && strings.HasPrefix(text[i:], "/*"):
-			kind = tkComment
-			if j := strings.Index(text[i+2:], "*/"); j >= 0 {
-				i += 2 + j + 2
-			} else {
-				i = len(text)
-			}
-		case c == '#' && lineStart && !directive:
-			kind = tkDirective
-			i = directiveEnd(text, i)
-		case c == '"' || c == '\'':
-			kind = tkString
-			i = quotedEnd(text, i)
-		case isDigit(c) || c == '.' && i+1 < len(text) && isDigit(text[i+1]):
-			kind = tkNumber
-			i++
-			for i < len(text) {
-				d := text[i]
-				if (d == '+' || d == '-') && strings.IndexByte("eEpP", text[i-1]) >= 0 {
-					i++
-				} else if isIdent(d) || d == '.' {
-					i++
-				} else {
-					break
-				}
-			}
-		case isIdent(c):
-			kind = tkIdent
-			for i < len(text) && isIdent(text[i]) {
-				i++
-			}
-		default:
-			i++
-			for _, p := range puncts {
-				if strings.HasPrefix(text[start:], p) {
-					i = start + len(p)
-					break
-				}
-			}
-		}
-		lineStart = false
-		toks = append(toks, token{kind: kind, text: text[start:i], off: start})
+	base := clc.Tokenize(text, directive)
+	toks := make([]token, len(base))
+	for i, tk := range base {
+		toks[i] = token{kind: tk.Kind, text: tk.Text, off: tk.Off}
 	}
 	return toks
 }
 
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-func isIdent(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || isDigit(c) || c >= 0x80
-}
-
-// lineEnd returns the index of the newline that ends the line at i (not one escaped by a
-// backslash), or len(text).
-func lineEnd(text string, i int) int {
-	for {
-		j := strings.IndexByte(text[i:], '\n')
-		if j < 0 {
-			return len(text)
-		}
-		k := i + j
-		if k > i && text[k-1] == '\\' || k > i+1 && text[k-1] == '\r' && text[k-2] == '\\' {
-			i = k + 1
-			continue
-		}
-		return k
+// base returns the tokens as package clc reads them.
+func base(toks []token) []clc.Token {
+	out := make([]clc.Token, len(toks))
+	for i, tk := range toks {
+		out[i] = clc.Token{Kind: tk.kind, Text: tk.text, Off: tk.off}
 	}
-}
-
-// directiveEnd returns the end of the directive at i: the newline ending its last line,
-// past backslash-newlines, comments and literals.
-func directiveEnd(text string, i int) int {
-	for i < len(text) {
-		switch c := text[i]; {
-		case c == '\n':
-			return i
-		case c == '\\' && i+1 < len(text) && (text[i+1] == '\n' || text[i+1] == '\r'):
-			i += 2
-		case strings.HasPrefix(text[i:], "/*"):
-			if j := strings.Index(text[i+2:], "*/"); j >= 0 {
-				i += 2 + j + 2
-			} else {
-				return len(text)
-			}
-		case strings.HasPrefix(text[i:], "//"):
-			return lineEnd(text, i)
-		case c == '"' || c == '\'':
-			i = quotedEnd(text, i)
-		default:
-			i++
-		}
-	}
-	return i
-}
-
-// quotedEnd returns the index after the string or character literal at i; an
-// unterminated one ends at its line's end.
-func quotedEnd(text string, i int) int {
-	q := text[i]
-	for i++; i < len(text); i++ {
-		switch text[i] {
-		case '\\':
-			i++
-		case q:
-			return i + 1
-		case '\n':
-			return i
-		}
-	}
-	return len(text)
+	return out
 }
 
 // vectorTypes are OpenCL's vector type names.
@@ -349,15 +228,7 @@ func memberNames(toks []token) map[string]bool {
 	return m
 }
 
-func significantIndices(toks []token) []int {
-	var sig []int
-	for i := range toks {
-		if toks[i].significant() {
-			sig = append(sig, i)
-		}
-	}
-	return sig
-}
+func significantIndices(toks []token) []int { return clc.SignificantIndices(base(toks)) }
 
 func swizzleLike(s string) bool {
 	return xyzwRE.MatchString(s) || sRE.MatchString(s) || s == "lo" || s == "hi" || s == "even" || s == "odd"
@@ -598,69 +469,16 @@ func (t *translator) constantLiteral(toks []token, sig []int, pair []int, k int)
 // elements would be read at the wrong places.
 func (t *translator) kernelParams(toks []token) {
 	sig := significantIndices(toks)
-	pair := brackets(toks, sig)
-	text := func(k int) string {
-		if k < 0 || k >= len(sig) || toks[sig[k]].kind == tkString {
-			return ""
-		}
-		return toks[sig[k]].text
-	}
-	for k := 0; k < len(sig); k++ {
-		if s := text(k); s != "__kernel" && s != "kernel" {
-			continue
-		}
-		// The parameter list: the first parenthesis after a name other than __attribute__.
-		open := -1
-		for j := k + 1; j < len(sig) && open < 0; j++ {
-			switch text(j) {
-			case "(":
-				if prev := toks[sig[j-1]]; prev.kind == tkIdent && prev.text != "__attribute__" {
-					open = j
-				} else if pair[j] > j {
-					j = pair[j]
-				} else {
-					j = len(sig)
-				}
-			case ";", "{", ")", "=":
-				j = len(sig)
-			}
-		}
-		if open < 0 || pair[open] < 0 {
-			continue
-		}
-		name, close := toks[sig[open-1]].text, pair[open]
-		body := -1
-		for j := close + 1; j < len(sig) && body < 0; j++ {
-			switch text(j) {
-			case "{":
-				body = j
-			case ";":
-				j = len(sig)
-			case "(":
-				j = max(pair[j], j)
-			}
-		}
+	for _, k := range clc.KernelsOf(base(toks)) { // the positions in sig are the same
 		var decls []string
-		index, start := 0, open+1
-		for j := open + 1; j <= close; j++ {
-			if s := text(j); (s == "(" || s == "[") && pair[j] > j {
-				j = pair[j]
-				continue
-			} else if s != "," && j != close {
-				continue
+		for _, p := range k.Params {
+			if decl := t.param(toks, sig, p.First, p.End, k.Name, p.Index); decl != "" {
+				decls = append(decls, decl)
 			}
-			if j > start && !(j == start+1 && text(start) == "void") {
-				if decl := t.param(toks, sig, start, j, name, index); decl != "" {
-					decls = append(decls, decl)
-				}
-				index++
-			}
-			start = j + 1
 		}
-		if body >= 0 && len(decls) > 0 {
-			toks[sig[body]].post += " " + strings.Join(decls, " ")
+		if k.Body >= 0 && len(decls) > 0 {
+			toks[sig[k.Body]].post += " " + strings.Join(decls, " ")
 		}
-		k = close
 	}
 }
 
@@ -714,33 +532,8 @@ func (t *translator) param(toks []token, sig []int, a, b int, kernel string, ind
 }
 
 // brackets returns, for each significant token (sig), the index of the bracket that
-// matches it, ( with ) and [ with ], or -1.
-func brackets(toks []token, sig []int) []int {
-	pair := make([]int, len(sig))
-	var stack []int
-	for k, i := range sig {
-		pair[k] = -1
-		if toks[i].kind != tkPunct {
-			continue
-		}
-		switch s := toks[i].text; s {
-		case "(", "[":
-			stack = append(stack, k)
-		case ")", "]":
-			open := "("
-			if s == "]" {
-				open = "["
-			}
-			if n := len(stack); n > 0 && toks[sig[stack[n-1]]].text == open {
-				pair[k], pair[stack[n-1]] = stack[n-1], k
-				stack = stack[:n-1]
-			} else {
-				stack = stack[:0] // unbalanced: nothing before matches across it
-			}
-		}
-	}
-	return pair
-}
+// matches it, ( with ) and [ with ], or -1 (clc.Brackets).
+func brackets(toks []token, sig []int) []int { return clc.Brackets(base(toks), sig) }
 
 // scalarTypes are the words that begin a scalar type's name.
 var scalarTypes = map[string]bool{"char": true, "uchar": true, "short": true, "ushort": true, "int": true, "uint": true,
