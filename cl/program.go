@@ -91,7 +91,9 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 		if n, err := k.NumArgs(); err == nil {
 			kn.numArgs = n
 		}
-		kn.attrs = kernelAttributes(kernelQuery(k, p.dev))
+		q := kernelQuery(k, p.dev)
+		kn.attrs = kernelAttributes(q)
+		kn.attrs.RequiredWorkGroupSize = requiredWorkGroupSize(q)
 		return nil
 	})
 	if err != nil {
@@ -107,6 +109,23 @@ func (p *program) Close() error {
 		release(p.th, p.p.Release)
 	}
 	return nil
+}
+
+// kernelCompileWorkGroupSize is CL_KERNEL_COMPILE_WORK_GROUP_SIZE: the size_t[3] of a
+// kernel's reqd_work_group_size attribute, zeros without one.
+const kernelCompileWorkGroupSize = 0x11B1
+
+// requiredWorkGroupSize returns the work-group size the kernel's source requires
+// (CL_KERNEL_COMPILE_WORK_GROUP_SIZE), all zero when it requires none or the query fails.
+func requiredWorkGroupSize(q infoQuery) (req [3]int) {
+	v, err := querySizes(q, kernelCompileWorkGroupSize)
+	if err != nil || len(v) != 3 {
+		return req
+	}
+	for i, n := range v {
+		req[i] = int(n)
+	}
+	return req
 }
 
 // kernel is a cl_kernel. It is safe for concurrent use: clSetKernelArg changes the one
@@ -142,8 +161,8 @@ func (k *kernel) MaxWorkGroupSize() int { return k.attrs.MaxWorkGroupSize }
 // Attributes returns what clGetKernelWorkGroupInfo reports for the device:
 // CL_KERNEL_WORK_GROUP_SIZE, CL_KERNEL_LOCAL_MEM_SIZE (the kernel's __local arrays; no
 // __local argument was set when it was asked), CL_KERNEL_PRIVATE_MEM_SIZE and
-// CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE. OpenCL reports no register, constant or
-// binary version counts: those fields are zero.
+// CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE and CL_KERNEL_COMPILE_WORK_GROUP_SIZE.
+// OpenCL reports no register, constant or binary version counts: those fields are zero.
 func (k *kernel) Attributes() driver.KernelAttributes { return k.attrs }
 
 // Close releases the kernel (clReleaseKernel). Idempotent.

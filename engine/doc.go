@@ -13,7 +13,11 @@
 //	x, _ := engine.Upload(ctx, q, []float32{1, 2, 3})
 //	prog, _ := dev.Build(src, "-DWG=256")
 //	k, _ := prog.Kernel("scale")
-//	err = q.Launch(k, engine.Range1D(engine.RoundUp(3, 256), 256), x, float32(2), int32(3))
+//	err = q.Launch(k, engine.Range1D(3, engine.Auto), x, float32(2), int32(3))
+//
+// A local size of Auto lets the launch choose the work-group size within the compiled
+// kernel's and the device's limits (some devices allow only 32 items), dividing the global
+// size so that the launch covers exactly the range asked; Kernel.Resolve tells the choice.
 //
 // Package platform lists the devices of every backend at once and applies the selection
 // policy (PRISM_DEVICE); most programs start there.

@@ -172,3 +172,77 @@ extern "C" __global__ void prism_tma_box(const __grid_constant__ tmap tm, const 
 	// row 0: [4864 4865 4866] ... [4899 0] ; row 21: [6964 6965] ; row 22: [0 0]
 	// engine: tensor maps on fake:1 (Prism fake CPU): fake: Prism fake CPU has no tensor maps (an OpenCL device): unsupported
 }
+
+// ExampleAuto launches a kernel over exactly n work-items and lets the launch choose the
+// work-group size within the compiled kernel's and the device's limits: 256 items where
+// they allow it, 32 on Mesa's Rusticl, which allows no more; always a divisor of n, so
+// no work-item runs past n. It opens the first device of the first backend that has one:
+// a program imports a backend (_ "github.com/prism-compute/prism/cl") and finds its
+// devices; here the in-memory fake backend stands in.
+func ExampleAuto() {
+	fake.Register()
+	ctx := context.Background()
+	dev, err := firstDevice(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	q, err := dev.NewQueue()
+	if err != nil {
+		log.Fatal(err)
+	}
+	const n = 1000
+	xs, ys := make([]float32, n), make([]float32, n)
+	for i := range xs {
+		xs[i], ys[i] = float32(i), 1
+	}
+	x, err := engine.Upload(ctx, q, xs)
+	if err != nil {
+		log.Fatal(err)
+	}
+	y, err := engine.Upload(ctx, q, ys)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prog, err := dev.Build(axpySource)
+	if err != nil {
+		log.Fatal(err)
+	}
+	k, err := prog.Kernel("prism_axpy")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	r := engine.Range1D(n, engine.Auto)
+	if err := q.Launch(k, r, int32(n), int32(0), float32(2), x, y); err != nil {
+		log.Fatal(err)
+	}
+	out, err := y.Download(ctx, q)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out[0], out[1], out[n-1])
+
+	// Resolve tells the work-group size the launch used.
+	chosen, err := k.Resolve(r)
+	if err != nil {
+		log.Fatal(err)
+	}
+	l := chosen.Local[0]
+	fmt.Println("global", chosen.Global[0], "in work-groups that divide it:", n%l == 0 && l <= k.MaxWorkGroupSize())
+	// Output:
+	// 1 3 1999
+	// global 1000 in work-groups that divide it: true
+}
+
+// firstDevice opens the first device of the first registered backend that has one.
+func firstDevice(ctx context.Context) (*engine.Device, error) {
+	for _, b := range engine.Backends() {
+		infos, err := engine.Devices(ctx, b)
+		if err != nil || len(infos) == 0 {
+			continue // a backend whose library is missing has no device here
+		}
+		return engine.Open(ctx, b+":"+infos[0].ID)
+	}
+	return nil, fmt.Errorf("no device: import a backend (_ \"github.com/prism-compute/prism/cl\"): %w", engine.ErrNotFound)
+}

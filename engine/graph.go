@@ -266,7 +266,7 @@ func (q *Queue) vendorCall() error {
 // captureLaunch is Launch inside Capture: checked and converted as any launch, then run
 // into the backend's capture, or recorded with a copy of its arguments.
 func (q *Queue) captureLaunch(k *Kernel, r Range, args []any) error {
-	dargs, err := q.prepare(k, r, args)
+	r, dargs, err := q.prepare(k, r, args)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prism-compute/prism/engine/driver"
 )
@@ -155,6 +156,7 @@ type Kernel struct {
 	numArgs int // -1 when the backend cannot tell
 	maxWG   int
 	attrs   KernelAttributes
+	auto    atomic.Pointer[autoChoice] // the last Auto choice (autolocal.go)
 }
 
 // Name returns the kernel's function name.
@@ -174,8 +176,8 @@ func (k *Kernel) MaxWorkGroupSize() int {
 }
 
 // Attributes returns what the backend reports about the compiled kernel: registers, static
-// local memory, private and constant memory, the preferred work-group multiple, binary
-// and PTX versions. Fields a backend cannot tell are zero, except MaxWorkGroupSize, which
+// local memory, private and constant memory, the preferred work-group multiple, the
+// work-group size its source requires, binary and PTX versions. Fields a backend cannot tell are zero, except MaxWorkGroupSize, which
 // is always MaxWorkGroupSize().
 func (k *Kernel) Attributes() KernelAttributes {
 	if k == nil {

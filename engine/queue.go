@@ -15,12 +15,14 @@ import (
 )
 
 // Range is the shape of a kernel launch: global and local (work-group) sizes in 1, 2 or 3
-// dimensions, Global a multiple of Local in every dimension, and the launch options
+// dimensions, Global a multiple of Local in every dimension, or Local Auto for the launch
+// to choose (a size that divides Global: the launch covers exactly Global), and the launch options
 // SharedBytes (dynamic shared memory per work-group) and Cluster (thread-block clusters),
 // which only some devices accept (Device.LaunchFeatures). Set them with WithSharedBytes
 // and WithCluster:
 //
 //	r := engine.Range1D(n, 256).WithSharedBytes(96 << 10)
+//	r := engine.Range2D(w, h, engine.Auto, engine.Auto)
 type Range = driver.Range
 
 // LaunchFeatures says which launch options a device accepts; see driver.LaunchFeatures.
@@ -35,7 +37,7 @@ type LaunchFeatures = driver.LaunchFeatures
 //	q.Launch(k, r, in, out, engine.LocalBytes(256*4))
 type LocalBytes int64
 
-// Range1D returns a one-dimensional range.
+// Range1D returns a one-dimensional range. A local size of Auto lets the launch choose it.
 func Range1D(global, local int) Range {
 	return Range{Dims: 1, Global: [3]int{global, 1, 1}, Local: [3]int{local, 1, 1}}
 }
@@ -275,7 +277,7 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 		return q.captureLaunch(k, r, args)
 	}
 	if ul, ok := q.untimed(); ok {
-		dargs, err := q.prepare(k, r, args)
+		r, dargs, err := q.prepare(k, r, args)
 		if err != nil {
 			return err
 		}
@@ -312,7 +314,7 @@ func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
 	if err := q.capturing("LaunchEvent"); err != nil {
 		return nil, err
 	}
-	dargs, err := q.prepare(k, r, args)
+	r, dargs, err := q.prepare(k, r, args)
 	if err != nil {
 		return nil, err
 	}
@@ -323,30 +325,35 @@ func (q *Queue) LaunchEvent(k *Kernel, r Range, args ...any) (*Event, error) {
 	return q.event(ev), nil
 }
 
-// prepare checks a launch of k over r and converts its arguments for the driver, into the
-// queue's scratch memory: the result is valid until the next launch on q (drivers copy
-// arguments during the call).
-func (q *Queue) prepare(k *Kernel, r Range, args []any) ([]driver.Arg, error) {
+// prepare checks a launch of k over r, chooses r's Auto local sizes, and converts the
+// arguments for the driver, into the queue's scratch memory: the result is valid until
+// the next launch on q (drivers copy arguments during the call). It returns the range to
+// launch.
+func (q *Queue) prepare(k *Kernel, r Range, args []any) (Range, []driver.Arg, error) {
 	if err := q.check(); err != nil {
-		return nil, err
+		return r, nil, err
 	}
 	if k == nil {
-		return nil, fmt.Errorf("engine: launch: nil kernel: %w", ErrInvalidArg)
+		return r, nil, fmt.Errorf("engine: launch: nil kernel: %w", ErrInvalidArg)
 	}
 	if err := k.check(); err != nil {
-		return nil, err
+		return r, nil, err
 	}
 	if err := k.sameDevice(q.dev); err != nil {
-		return nil, err
+		return r, nil, err
+	}
+	r, err := k.resolve(r)
+	if err != nil {
+		return r, nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
 	}
 	if err := checkRange(r, k.maxWG, q.dev.info.MaxWorkItemSizes); err != nil {
-		return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
+		return r, nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
 	}
 	if err := checkOptions(r, k, q.dev); err != nil {
-		return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
+		return r, nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
 	}
 	if k.numArgs >= 0 && len(args) != k.numArgs {
-		return nil, fmt.Errorf("engine: launch %s: %d arguments given, the kernel declares %d: %w", k.name, len(args), k.numArgs, ErrInvalidArg)
+		return r, nil, fmt.Errorf("engine: launch %s: %d arguments given, the kernel declares %d: %w", k.name, len(args), k.numArgs, ErrInvalidArg)
 	}
 	if q.rec != nil {
 		q.noteLaunch(k, r)
@@ -357,7 +364,7 @@ func (q *Queue) prepare(k *Kernel, r Range, args []any) ([]driver.Arg, error) {
 	for i, a := range args {
 		da, err := toArg(a, q.dev, &q.values)
 		if err != nil {
-			return nil, wrapf(err, "launch %s: argument %d", k.name, i)
+			return r, nil, wrapf(err, "launch %s: argument %d", k.name, i)
 		}
 		dargs = append(dargs, da)
 		local += da.Local
@@ -365,10 +372,10 @@ func (q *Queue) prepare(k *Kernel, r Range, args []any) ([]driver.Arg, error) {
 	q.args = dargs
 	if local > 0 {
 		if err := checkLocalArgs(local, k, q.dev); err != nil {
-			return nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
+			return r, nil, fmt.Errorf("engine: launch %s: %w", k.name, err)
 		}
 	}
-	return dargs, nil
+	return r, dargs, nil
 }
 
 // event counts the command ev marks, records it for Timed (keep) and returns it as an
@@ -493,10 +500,10 @@ func checkRange(r Range, maxWG int, maxItems [3]int) error {
 	for i := 0; i < r.Dims; i++ {
 		g, l := r.Global[i], r.Local[i]
 		if g <= 0 || l <= 0 {
-			return fmt.Errorf("range dimension %d: global %d and local %d must be positive: %w", i, g, l, ErrInvalidArg)
+			return fmt.Errorf("range dimension %d: global %d and local %d must be positive (or the local size engine.Auto): %w", i, g, l, ErrInvalidArg)
 		}
 		if g%l != 0 {
-			return fmt.Errorf("range dimension %d: global size %d is not a multiple of local size %d (round up with engine.RoundUp): %w", i, g, l, ErrInvalidArg)
+			return fmt.Errorf("range dimension %d: global size %d is not a multiple of local size %d (round up with engine.RoundUp, or let engine.Auto choose a divisor): %w", i, g, l, ErrInvalidArg)
 		}
 		if g > math.MaxUint32 {
 			return fmt.Errorf("range dimension %d: global size %d too large: %w", i, g, ErrInvalidArg)

@@ -1,7 +1,9 @@
 package driver
 
 // Range is an N-dimensional launch: Dims is 1, 2 or 3; Global and Local hold the number of
-// work-items in each used dimension, Global a multiple of Local in each. SharedBytes and
+// work-items in each used dimension, Global a multiple of Local in each. A local size of
+// zero asks engine to choose it (engine.Auto); engine does so before a Range reaches a
+// backend, so a driver always sees positive local sizes. SharedBytes and
 // Cluster are launch options that only some devices accept (see LaunchFeatures); their
 // zero values ask for nothing.
 type Range struct {
@@ -73,6 +75,11 @@ type KernelAttributes struct {
 	// PreferredMultiple is the granule of work-group sizes that run best: the warp size on
 	// NVIDIA GPUs, the SIMD width on others.
 	PreferredMultiple int `json:"preferred_multiple,omitempty"`
+	// RequiredWorkGroupSize is the work-group size the kernel must be launched with, per
+	// dimension, where its source fixes one (OpenCL C's reqd_work_group_size,
+	// CL_KERNEL_COMPILE_WORK_GROUP_SIZE); all zero when it does not. engine gives it to
+	// launches whose local size is Auto.
+	RequiredWorkGroupSize [3]int `json:"required_work_group_size,omitzero"`
 	// BinaryVersion is the architecture the kernel's machine code was built for, as
 	// major*10+minor (90 for sm_90).
 	BinaryVersion int `json:"binary_version,omitempty"`

@@ -20,14 +20,16 @@ func (s *suite) testLaunch(t *testing.T) {
 	t.Run("Iota", s.testIota)
 	t.Run("Index2D", s.testIndex2D)
 	t.Run("Index3D", s.testIndex3D)
+	t.Run("AutoLocal", s.testAutoLocal)
 	t.Run("ProgramClosed", s.testKernelOutlivesProgram)
 	t.Run("Untimed", s.testUntimed)
 }
 
 // testUntimed launches many times back to back outside Timed, which a backend with
 // driver.UntimedLauncher does without events: every launch lands, in order, and (its
-// arguments boxed once) a launch allocates nothing, except under the thread policy of a
-// simulator (Small), where each call is handed to a thread.
+// arguments boxed once) a launch allocates nothing, with a local size given or Auto,
+// except under the thread policy of a simulator (Small), where each call is handed to a
+// thread.
 func (s *suite) testUntimed(t *testing.T) {
 	dq, err := s.dev.Driver().NewQueue()
 	if err != nil {
@@ -76,6 +78,19 @@ func (s *suite) testUntimed(t *testing.T) {
 	t.Logf("%.2f allocations per untimed launch", allocs)
 	if allocs > 0 && !Small() && s.opts.LaunchAllocates == "" {
 		t.Errorf("an untimed launch allocates %.2f times; want none", allocs)
+	}
+	auto := engine.Range1D(n, engine.Auto) // the choice is made once for a shape
+	allocs = testing.AllocsPerRun(200, func() {
+		if err := q.Launch(k, auto, args...); err != nil {
+			t.Fatalf("Launch: %v", err)
+		}
+	})
+	if err := q.Finish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%.2f allocations per untimed launch with an Auto local size", allocs)
+	if allocs > 0 && !Small() && s.opts.LaunchAllocates == "" {
+		t.Errorf("an untimed launch with an Auto local size allocates %.2f times; want none", allocs)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // the same kernels, in the same dialects, with the same number of parameters.
 func TestKernelsMatchSource(t *testing.T) {
 	decl := map[driver.Dialect]*regexp.Regexp{
-		driver.DialectOpenCL: regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`),
+		driver.DialectOpenCL: regexp.MustCompile(`__kernel\s+(?:__attribute__\s*\(\(.*?\)\)\s*)*void\s+(\w+)\s*\(([^)]*)\)`),
 		driver.DialectCUDA:   regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(([^)]*)\)`),
 	}
 	var inSource []string

@@ -25,7 +25,8 @@ const (
 type impl struct {
 	dialect    driver.Dialect // the dialect of the source that declares it
 	params     []param
-	localBytes int64 // static local memory, as a compiler would report it
+	localBytes int64  // static local memory, as a compiler would report it
+	required   [3]int // the work-group size the source requires, zero for none
 	// bind decodes the arguments (checked against params) once per launch of range r and
 	// returns the function that runs one work-item, given its global IDs.
 	bind func(a args, defines map[string]string, r driver.Range) (func(gid [3]int), error)
@@ -96,6 +97,20 @@ var kernels = map[string]*impl{
 					out[0] = v
 				}
 			}, nil
+		},
+	},
+	suitekernels.Count: {
+		params: []param{4, 4, 4, 4, bufferParam, bufferParam},
+		bind:   countItems,
+	},
+	suitekernels.CountFixed: {
+		params:   []param{4, 4, 4, 4, bufferParam, bufferParam},
+		required: suitekernels.FixedLocal,
+		bind: func(a args, defines map[string]string, r driver.Range) (func([3]int), error) {
+			if r.Local != suitekernels.FixedLocal {
+				return nil, fmt.Errorf("fake: local size %v, the kernel requires %v (INVALID_WORK_GROUP_SIZE)", r.Local, suitekernels.FixedLocal)
+			}
+			return countItems(a, defines, r)
 		},
 	},
 	suitekernels.GroupReverse: {
@@ -237,4 +252,25 @@ func view[T any](a args, i int) []T {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.mem))), n)
+}
+
+// countItems binds kernel Count (and CountFixed): every work-item counts itself.
+func countItems(a args, _ map[string]string, r driver.Range) (func([3]int), error) {
+	w, h, d, off := int(a.int32(0)), int(a.int32(1)), int(a.int32(2)), int(a.int32(3))
+	counts, sizes := view[uint32](a, 4), view[uint32](a, 5)
+	return func(g [3]int) {
+		cell := w * h * d
+		if x, y, z := g[0], g[1], g[2]; x < w && y < h && z < d {
+			cell = (z*h+y)*w + x
+		}
+		counts[off+cell]++ // work-items run one at a time
+		if g == [3]int{} {
+			for i := range 3 {
+				sizes[off+i], sizes[off+3+i] = 1, 1 // as OpenCL reports an unused dimension
+				if i < r.Dims {
+					sizes[off+i], sizes[off+3+i] = uint32(r.Global[i]), uint32(r.Local[i])
+				}
+			}
+		}
+	}, nil
 }

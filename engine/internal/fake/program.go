@@ -12,9 +12,10 @@ import (
 )
 
 // kernelDecl finds kernel declarations, per dialect: `__kernel void NAME(` (or `kernel
-// void`) in OpenCL C, `__global__ void NAME(` in CUDA C++.
+// void`, with attributes between `__kernel` and `void`) in OpenCL C, `__global__ void
+// NAME(` in CUDA C++.
 var kernelDecl = map[driver.Dialect]*regexp.Regexp{
-	driver.DialectOpenCL: regexp.MustCompile(`\b(?:__)?kernel\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`),
+	driver.DialectOpenCL: regexp.MustCompile(`\b(?:__)?kernel\s+(?:__attribute__\s*\(\([^;{]*?\)\)\s*)*void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`),
 	driver.DialectCUDA:   regexp.MustCompile(`\b__global__\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`),
 }
 
@@ -180,14 +181,16 @@ func (k *kernel) MaxWorkGroupSize() int {
 	return k.dev.info.MaxWorkGroupSize
 }
 
-// Attributes reports the device's work-group limit and the implementation's static local
-// memory; Go kernels use no registers, private or constant memory.
+// Attributes reports the device's work-group limit, the implementation's static local
+// memory and required work-group size; Go kernels use no registers, private or constant
+// memory.
 func (k *kernel) Attributes() driver.KernelAttributes {
 	count(k.dev, "Kernel.Attributes")
 	return driver.KernelAttributes{
-		MaxWorkGroupSize:  k.dev.info.MaxWorkGroupSize,
-		LocalBytes:        k.impl.localBytes,
-		PreferredMultiple: 1,
+		MaxWorkGroupSize:      k.dev.info.MaxWorkGroupSize,
+		LocalBytes:            k.impl.localBytes,
+		PreferredMultiple:     1,
+		RequiredWorkGroupSize: k.impl.required,
 	}
 }
 

@@ -37,10 +37,23 @@ const (
 	// reads as 0 when j >= n. The work-group size must not exceed GroupMax.
 	// Arguments: int n, int off, global const uint *in, global uint *out.
 	GroupReverse = "prism_group_reverse"
+	// Count counts the work-items of a launch: each item (x, y, z) inside w×h×d adds one
+	// to counts[off + (z*h + y)*w + x] atomically, each item outside it adds one to
+	// counts[off + w*h*d]; item (0, 0, 0) writes the global sizes it sees to
+	// sizes[off:off+3] and its local sizes to sizes[off+3:off+6].
+	// Arguments: int w, int h, int d, int off, global uint *counts, global uint *sizes.
+	Count = "prism_count"
+	// CountFixed is Count in work-groups of exactly FixedLocal, which its source requires
+	// (reqd_work_group_size).
+	// Arguments: those of Count.
+	CountFixed = "prism_count_fixed"
 )
 
+// FixedLocal is the work-group size that kernel CountFixed requires.
+var FixedLocal = [3]int{4, 2, 1}
+
 // NumArgs is the number of arguments each kernel of Source declares.
-var NumArgs = map[string]int{Axpy: 5, Iota: 3, Index2D: 4, Index3D: 5, Define: 1, GroupReverse: 4}
+var NumArgs = map[string]int{Axpy: 5, Iota: 3, Index2D: 4, Index3D: 5, Define: 1, GroupReverse: 4, Count: 6, CountFixed: 6}
 
 // GroupMax is the largest work-group of the group-reverse kernels of Source and
 // LocalArgSource; GroupReverse's __local array holds GroupMax uints, so a backend that
@@ -115,6 +128,39 @@ __kernel void prism_group_reverse(const int n, const int off, __global const uin
   if (i < n) {
     out[off + i] = tile[s - 1 - l];
   }
+}
+
+// Every work-item of the launch counts itself: in its cell inside w x h x d, else in the
+// one cell after them.
+void count_item(const int w, const int h, const int d, const int off,
+                __global uint *counts, __global uint *sizes) {
+  const int x = (int)get_global_id(0);
+  const int y = (int)get_global_id(1);
+  const int z = (int)get_global_id(2);
+  int cell = w * h * d;
+  if (x < w && y < h && z < d) {
+    cell = (z * h + y) * w + x;
+  }
+  atomic_inc(&counts[off + cell]);
+  if (x == 0 && y == 0 && z == 0) {
+    sizes[off + 0] = (uint)get_global_size(0);
+    sizes[off + 1] = (uint)get_global_size(1);
+    sizes[off + 2] = (uint)get_global_size(2);
+    sizes[off + 3] = (uint)get_local_size(0);
+    sizes[off + 4] = (uint)get_local_size(1);
+    sizes[off + 5] = (uint)get_local_size(2);
+  }
+}
+
+__kernel void prism_count(const int w, const int h, const int d, const int off,
+                          __global uint *counts, __global uint *sizes) {
+  count_item(w, h, d, off, counts, sizes);
+}
+
+__kernel __attribute__((reqd_work_group_size(4, 2, 1)))
+void prism_count_fixed(const int w, const int h, const int d, const int off,
+                       __global uint *counts, __global uint *sizes) {
+  count_item(w, h, d, off, counts, sizes);
 }
 `
 
