@@ -467,7 +467,10 @@ func shortCommit(c string) string {
 
 // runLine is the subtitle of a report's charts: version, date, commit, host, runs.
 func (r *Report) runLine() string {
-	s := fmt.Sprintf("prism %s · %s · %s · host %s · median of %d runs", r.Prism, r.Date.Format("2006-01-02 15:04 MST"), shortCommit(r.Commit), r.Host, r.Config.Count)
+	s := fmt.Sprintf("prism %s · %s · %s · host %s", r.Prism, r.Date.Format("2006-01-02 15:04 MST"), shortCommit(r.Commit), r.Host)
+	if r.Config.Count > 0 {
+		s += fmt.Sprintf(" · median of %d runs", r.Config.Count)
+	}
 	if sizes := r.sizes(); len(sizes) == 1 {
 		s += " · size " + FormatSize(sizes[0])
 	}

@@ -29,8 +29,13 @@ type CompareOptions struct {
 // DefaultCompareOptions are the options of `prism compare` without flags.
 var DefaultCompareOptions = CompareOptions{Threshold: DefaultThreshold, Alpha: DefaultAlpha}
 
-// Change is one case (device, op, size) of two reports.
+// Change is one case (device, op, size) of two reports, or one split, device alone of a
+// split, or collective (Kind).
 type Change struct {
+	// Kind is "" for a case on one device, else KindSplit, KindAlone or KindCollective;
+	// Device is then the devices' IDs joined by "+" (a split, a collective) or the device
+	// alone, and Size a collective's count.
+	Kind   string `json:"kind,omitempty"`
 	Device string `json:"device"`
 	Case   string `json:"case"`
 	Size   int    `json:"size"`
@@ -55,7 +60,8 @@ type Change struct {
 	N2 int     `json:"n_new,omitempty"`
 	// Verdict is "slower" or "faster" when the change is significant (p <= alpha) and
 	// |Ratio-1| exceeds the threshold; "~" otherwise; "only old" or "only new" for a case
-	// on one side; "failed" when either side did not time it.
+	// on one side; "skipped" when a side skipped it (the device cannot run it) and neither
+	// failed (Note says which side, and why); "failed" when either side did not time it.
 	Verdict string `json:"verdict"`
 	// Note says why a "~" is no decision: "need >= 4 samples" when the samples are too few
 	// for any difference to be significant, or that a report has no samples.
@@ -70,6 +76,7 @@ const (
 	VerdictOnlyOld = "only old"
 	VerdictOnlyNew = "only new"
 	VerdictFailed  = "failed"
+	VerdictSkipped = "skipped"
 )
 
 // Tests of a Change.
@@ -115,41 +122,54 @@ func Compare(old, new *Report, opt CompareOptions) *Comparison {
 		opt.Alpha = DefaultAlpha
 	}
 	cmp := &Comparison{Threshold: opt.Threshold, Alpha: opt.Alpha}
-	type key struct {
-		dev string
-		caseKey
-	}
-	index := func(r *Report) (map[key]*Result, []key) {
-		m := map[key]*Result{}
-		var order []key
-		for i := range r.Devices {
-			d := &r.Devices[i]
-			for j := range d.Results {
-				k := key{d.Device.ID, d.Results[j].key()}
-				if m[k] == nil {
-					order = append(order, k)
-				}
-				m[k] = &d.Results[j]
-			}
-		}
-		return m, order
-	}
-	om, oorder := index(old)
-	nm, norder := index(new)
-	for _, k := range oorder {
-		ch := Change{Device: k.dev, Case: k.Case, Size: k.Size, Old: om[k], New: nm[k]}
+	om, oorder := compareIndex(old)
+	nm, norder := compareIndex(new)
+	change := func(k compareKey, o, n *Result) Change {
+		ch := Change{Kind: k.kind, Device: k.dev, Case: k.Case, Size: k.Size, Old: o, New: n}
 		ch.judge(opt)
-		cmp.Changes = append(cmp.Changes, ch)
+		return ch
+	}
+	for _, k := range oorder {
+		cmp.Changes = append(cmp.Changes, change(k, om[k], nm[k]))
 	}
 	for _, k := range norder {
 		if om[k] == nil {
-			ch := Change{Device: k.dev, Case: k.Case, Size: k.Size, New: nm[k]}
-			ch.judge(opt)
-			cmp.Changes = append(cmp.Changes, ch)
+			cmp.Changes = append(cmp.Changes, change(k, nil, nm[k]))
 		}
 	}
 	cmp.Problems = cmp.problems(new)
 	return cmp
+}
+
+// compareKey identifies what Compare matches: a device's case (kind ""), a split, a
+// device alone of a split, or a collective.
+type compareKey struct {
+	kind, dev string
+	caseKey
+}
+
+// compareIndex returns every result of r that Compare matches, in report order: the
+// devices' results, then the splits (each with its devices alone) and collectives as
+// results (Report.groupRows).
+func compareIndex(r *Report) (map[compareKey]*Result, []compareKey) {
+	m := map[compareKey]*Result{}
+	var order []compareKey
+	add := func(k compareKey, res *Result) {
+		if m[k] == nil {
+			order = append(order, k)
+		}
+		m[k] = res
+	}
+	for i := range r.Devices {
+		d := &r.Devices[i]
+		for j := range d.Results {
+			add(compareKey{"", d.Device.ID, d.Results[j].key()}, &d.Results[j])
+		}
+	}
+	for _, g := range r.groupRows() {
+		add(compareKey{g.kind, g.device, caseKey{g.res.Case, g.res.Size, ""}}, g.res)
+	}
+	return m, order
 }
 
 func (ch *Change) judge(opt CompareOptions) {
@@ -159,6 +179,17 @@ func (ch *Change) judge(opt CompareOptions) {
 		return
 	case ch.Old == nil:
 		ch.Verdict = VerdictOnlyNew
+		return
+	case ch.Old.Err == "" && ch.New.Err == "" && (ch.Old.Skipped != "" || ch.New.Skipped != ""):
+		ch.Verdict = VerdictSkipped
+		switch {
+		case ch.Old.Skipped != "" && ch.New.Skipped != "":
+			ch.Note = "in both: " + ch.New.Skipped
+		case ch.New.Skipped != "":
+			ch.Note = "in new: " + ch.New.Skipped
+		default:
+			ch.Note = "in old: " + ch.Old.Skipped
+		}
 		return
 	case !ch.Old.OK() || !ch.New.OK() || ch.Old.Stats.Median <= 0 || ch.Old.Stats.Min <= 0:
 		ch.Verdict = VerdictFailed
@@ -216,12 +247,28 @@ func logs(xs []float64) []float64 {
 }
 
 // VerdictText is the verdict as the table prints it: with the note when it explains a "~"
-// ("~ (need >= 4 samples)").
+// ("~ (need >= 4 samples)"), and a skip's side ("skipped (in both)").
 func (ch Change) VerdictText() string {
-	if ch.Verdict == VerdictSame && ch.Note != "" {
+	switch {
+	case ch.Verdict == VerdictSame && ch.Note != "":
 		return fmt.Sprintf("%s (%s)", ch.Verdict, ch.Note)
+	case ch.Verdict == VerdictSkipped:
+		side, _, _ := strings.Cut(ch.Note, ":")
+		return fmt.Sprintf("%s (%s)", ch.Verdict, side)
 	}
 	return ch.Verdict
+}
+
+// DeviceText names the devices of the change as the table prints them: the device, or
+// what ran across devices ("split opencl:0:0+opencl:0:1", "opencl:0:0 alone").
+func (ch Change) DeviceText() string {
+	switch ch.Kind {
+	case KindSplit, KindCollective:
+		return ch.Kind + " " + ch.Device
+	case KindAlone:
+		return ch.Device + " alone"
+	}
+	return ch.Device
 }
 
 // WriteTable writes one line per case: both medians, the ratio with its confidence interval,
@@ -230,7 +277,7 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	conf := fmt.Sprintf("%.3g%% CI", 100*(1-c.Alpha))
 	fmt.Fprintf(tw, "device\tcase\tsize\told\tnew\tnew/old\t%s\tp\tverdict\t\n", conf)
-	slower, faster, same, one := 0, 0, 0, 0
+	slower, faster, same, one, skipped, failed := 0, 0, 0, 0, 0, 0
 	for _, ch := range c.Changes {
 		oldT, newT, ratio, ci, p := "-", "-", "-", "-", "-"
 		if ch.Old != nil && ch.Old.OK() {
@@ -257,14 +304,18 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			same++
 		case VerdictOnlyNew, VerdictOnlyOld:
 			one++
+		case VerdictSkipped:
+			skipped++
+		case VerdictFailed:
+			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", termSafe(ch.Device), termSafe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", termSafe(ch.DeviceText()), termSafe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d slower, %d faster (Mann-Whitney U test p <= %.3g and median changed by more than %.3g%%), %d ~, %d on one side only, of %d cases\n",
-		slower, faster, c.Alpha, 100*c.Threshold, same, one, len(c.Changes))
+	_, err := fmt.Fprintf(w, "%d slower, %d faster (Mann-Whitney U test p <= %.3g and median changed by more than %.3g%%), %d ~, %d on one side only, %d skipped, %d failed, of %d cases\n",
+		slower, faster, c.Alpha, 100*c.Threshold, same, one, skipped, failed, len(c.Changes))
 	if err != nil || len(c.Problems) == 0 {
 		return err
 	}
@@ -281,5 +332,5 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 
 // String is a one-line summary.
 func (ch Change) String() string {
-	return termSafe(strings.Join([]string{ch.Device, ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " "))
+	return termSafe(strings.Join([]string{ch.DeviceText(), ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " "))
 }

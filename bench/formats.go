@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"regexp"
 	"runtime"
 	"slices"
@@ -28,10 +29,23 @@ func (r *Report) WriteJSON(w io.Writer) error {
 var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
 	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor",
-	"working_set_bytes", "cache_resident", "link", "timing", "figures"}
+	"working_set_bytes", "cache_resident", "link", "timing", "figures", "kind"}
 
-// WriteCSV writes one row per result and device (RFC 4180, header first). status is ok,
-// skipped, failed or invalid (verified, but no valid device time), error says why.
+// Kinds of the rows of WriteCSV (the "kind" column).
+const (
+	KindCase       = "case"       // a case on one device
+	KindSplit      = "split"      // an op split across devices ("device": their IDs joined by "+")
+	KindAlone      = "alone"      // a split's op on one device alone, timed as the split
+	KindCollective = "collective" // a collective ("device": this process's devices joined by "+")
+)
+
+// WriteCSV writes one row per result and device (RFC 4180, header first), then one per
+// split, per device alone of each split and per collective, told apart by the last
+// column, kind (KindCase, KindSplit, KindAlone, KindCollective). status is ok, skipped,
+// failed or invalid (verified, but no valid device time), error says why. A split's row
+// has its speedups and shares in figures ("speedup=1.8;share_opencl:0:1=0.48"), an alone
+// row the one-device op's time (resident_ns), a collective's row its library, ranks and
+// bytes, algbw in gbs and busbw in figures.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -65,14 +79,86 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				}
 			}
 			err := cw.Write(termSafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
-				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures))))
+				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures), KindCase)))
 			if err != nil {
 				return err
 			}
 		}
 	}
+	for _, g := range r.groupRows() {
+		s, res := g.res.Stats, g.res
+		status, msg := "ok", ""
+		if res.Err != "" {
+			status, msg = "failed", res.Err
+		}
+		row := []string{g.device, "", "", res.Case, res.Variant, res.Family, res.Type, strconv.Itoa(res.Size), res.Shape,
+			strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10), strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10),
+			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", TimingHost, csvFigures(res.Figures), g.kind}
+		if err := cw.Write(termSafeAll(row)); err != nil {
+			return err
+		}
+	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// groupRow is a split, a device alone of a split or a collective as a Result, for the
+// formats that list results (CSV, benchstat) and for Compare.
+type groupRow struct {
+	kind   string // KindSplit, KindAlone or KindCollective
+	device string // the device's ID, or the devices' joined by "+"
+	res    *Result
+}
+
+// groupRows returns the report's splits (each followed by its devices alone) and
+// collectives as results: the split's or collective's stats, rates and error, its shares,
+// speedups, bandwidths in Figures; the variant says what ran ("split", "alone", the
+// collective's library).
+func (r *Report) groupRows() []groupRow {
+	var out []groupRow
+	caseOf := func(name string, size int) Result {
+		res := Result{Case: name, Size: size}
+		if parts := strings.Split(name, "/"); len(parts) == 3 {
+			res.Family, res.Type = parts[0], parts[2]
+		}
+		return res
+	}
+	for _, s := range r.Splits {
+		res := caseOf(s.Case, s.Size)
+		res.Variant, res.Shape, res.Stats, res.GBs, res.GFLOPs, res.Verified, res.Err = KindSplit, s.Shape, s.Stats, s.GBs, s.GFLOPs, s.Verified, s.Err
+		res.Figures = map[string]float64{}
+		if s.Speedup > 0 {
+			res.Figures["speedup"] = s.Speedup
+		}
+		if s.SpeedupResident > 0 {
+			res.Figures["speedup_resident"] = s.SpeedupResident
+		}
+		for _, sh := range s.Shares {
+			res.Figures["share_"+sh.Device] = sh.Fraction
+		}
+		out = append(out, groupRow{KindSplit, strings.Join(s.Devices, "+"), &res})
+		for _, sd := range s.Single {
+			a := caseOf(s.Case, s.Size)
+			a.Variant, a.Shape, a.Stats, a.Verified, a.Err = KindAlone, s.Shape, sd.Stats, sd.Err == "", sd.Err
+			if sd.Err == "" && sd.Stats.Median > 0 && s.Stats.Median > 0 {
+				// the same work as the split's, in its time
+				t := float64(s.Stats.Median) / float64(sd.Stats.Median)
+				a.GBs, a.GFLOPs = s.GBs*t, s.GFLOPs*t
+			}
+			if sd.Resident.Median > 0 {
+				a.Figures = map[string]float64{"resident_ns": float64(sd.Resident.Median)}
+			}
+			out = append(out, groupRow{KindAlone, sd.Device, &a})
+		}
+	}
+	for _, c := range r.Collectives {
+		res := caseOf(c.Case, c.Count)
+		res.Variant, res.Library, res.Stats, res.Bytes, res.GBs, res.Verified, res.Err = KindCollective, c.Library, c.Stats, float64(c.Bytes), c.AlgBW, c.Verified, c.Err
+		res.Shape = fmt.Sprintf("count=%d ranks=%d", c.Count, c.Ranks)
+		res.Figures = map[string]float64{"busbw_gbs": c.BusBW, "ranks": float64(c.Ranks)}
+		out = append(out, groupRow{KindCollective, strings.Join(c.Devices, "+"), &res})
+	}
+	return out
 }
 
 // csvFigures writes an op's figures as name=value pairs in name order, separated by
@@ -105,6 +191,9 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 		bw.printf("commit: %s\n", configValue(r.Commit))
 	}
 	bw.printf("Unit GB/s better=higher\nUnit GFLOP/s better=higher\n")
+	if len(r.Collectives) > 0 {
+		bw.printf("Unit busbw-GB/s better=higher\n")
+	}
 	procs := runtime.GOMAXPROCS(0)
 	for _, d := range r.Devices {
 		bw.printf("device: %s\nbackend: %s\ndriver: %s\n", configValue(d.Device.Name), configValue(d.Backend), configValue(d.Device.DriverVersion))
@@ -135,16 +224,78 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 				}
 				bw.printf("%s\t1\t%d ns/op", name, s.Nanoseconds())
 				if !res.Latency() { // a latency moves no bytes: no column of zeros
-					bw.printf("\t%s GB/s", strconv.FormatFloat(res.Bytes/sec/1e9, 'f', 3, 64))
+					bw.printf("\t%s GB/s", benchValue(res.Bytes/sec/1e9))
 				}
 				if res.Flops > 0 { // no column of zeros, which spoils benchstat's geomean
-					bw.printf("\t%s GFLOP/s", strconv.FormatFloat(res.Flops/sec/1e9, 'f', 3, 64))
+					bw.printf("\t%s GFLOP/s", benchValue(res.Flops/sec/1e9))
 				}
 				bw.printf("\n")
 			}
 		}
 	}
+	r.writeGroupBenchstat(bw, procs)
 	return bw.err
+}
+
+// writeGroupBenchstat writes the splits, their devices alone and the collectives, one
+// line per timed run: Benchmark<Op>/size=<n>/device=<IDs joined by +>/mode=split, the
+// same with mode=alone and each device, Benchmark<Collective>/size=<count>/ranks=<n>;
+// ns/op, and GB/s where the rate is known (a collective's algbw, with its busbw as
+// busbw-GB/s). Their config lines name the devices "group" and the backend "host clock".
+func (r *Report) writeGroupBenchstat(bw *errWriter, procs int) {
+	rows := r.groupRows()
+	if len(rows) == 0 {
+		return
+	}
+	bw.printf("device: group\nbackend: host clock\ndriver: unknown\n")
+	for _, g := range rows {
+		res := g.res
+		if !res.OK() || res.Stats.Median <= 0 {
+			continue
+		}
+		name := fmt.Sprintf("Benchmark%s/size=%d", BenchName(res.Case), res.Size)
+		switch g.kind {
+		case KindCollective:
+			name += fmt.Sprintf("/ranks=%d", int(res.Figures["ranks"]))
+		default:
+			name += "/device=" + nameValue(g.device) + "/mode=" + g.kind
+		}
+		name += fmt.Sprintf("-%d", procs)
+		samples := res.Stats.Samples
+		if len(samples) == 0 {
+			samples = append(samples, res.Stats.Median)
+		}
+		med := res.Stats.Median.Seconds()
+		for _, s := range samples {
+			sec := s.Seconds()
+			if sec <= 0 {
+				continue
+			}
+			bw.printf("%s\t1\t%d ns/op", name, s.Nanoseconds())
+			// The rates scale with the median's: each run's is the work over its own time.
+			if res.GBs > 0 {
+				bw.printf("\t%s GB/s", benchValue(res.GBs*med/sec))
+			}
+			if res.GFLOPs > 0 {
+				bw.printf("\t%s GFLOP/s", benchValue(res.GFLOPs*med/sec))
+			}
+			if bus := res.Figures["busbw_gbs"]; g.kind == KindCollective && bus > 0 {
+				bw.printf("\t%s busbw-GB/s", benchValue(bus*med/sec))
+			}
+			bw.printf("\n")
+		}
+	}
+}
+
+// benchValue writes a rate for benchstat with at least 4 significant digits (3 decimals
+// would make 0.0031 and 0.0044 GB/s into 0.003 and 0.004), without an exponent.
+func benchValue(v float64) string {
+	if !finite(v) || v == 0 {
+		return "0"
+	}
+	decimals := 3 - int(math.Floor(math.Log10(math.Abs(v))))
+	decimals = min(max(decimals, 3), 20)
+	return strconv.FormatFloat(v, 'f', decimals, 64)
 }
 
 // BenchName turns an op name into a benchmark name: "stream/triad/float32" becomes

@@ -38,11 +38,11 @@ func (c *Comparison) problems(new *Report) []string {
 			out = append(out, fmt.Sprintf("device %s failed in the new report: %s", d.Device.ID, d.Err))
 		}
 	}
-	if total == 0 {
+	if total+len(new.groupRows()) == 0 {
 		out = append(out, "the new report has no results")
 	}
 	for _, ch := range c.Changes {
-		what := fmt.Sprintf("%s %s %s", ch.Device, ch.Case, FormatSize(ch.Size))
+		what := fmt.Sprintf("%s %s %s", ch.DeviceText(), ch.Case, FormatSize(ch.Size))
 		n := ch.New
 		switch {
 		case n == nil:

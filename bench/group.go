@@ -2,10 +2,8 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -25,30 +22,18 @@ import (
 // (RunCollectives). Both are timed by the host clock: a split's time spans its parts on
 // every device and the combine, a collective's every rank of this process.
 
-// GroupReport is the result of RunSplits or RunCollectives.
-type GroupReport struct {
-	Schema    int       `json:"schema"`
-	Prism     string    `json:"prism_version"`
-	Commit    string    `json:"commit,omitempty"`
-	Date      time.Time `json:"date"`
-	Host      string    `json:"host"`
-	GoVersion string    `json:"go_version"`
-	Command   []string  `json:"command,omitempty"`
-	// Devices are this process's devices of the group, in rank order.
-	Devices     []engine.DeviceInfo `json:"devices"`
-	Splits      []SplitResult       `json:"splits,omitempty"`
-	Collectives []CollectiveResult  `json:"collectives,omitempty"`
-}
-
 // SplitResult is one operation at one size split across the group, beside each device
 // alone.
 type SplitResult struct {
-	Case   string          `json:"case"`
-	Size   int             `json:"size"`
-	Shape  string          `json:"shape"`
-	Shares []kernels.Share `json:"shares"`
-	Stats  Stats           `json:"stats"`
-	Single []SingleDevice  `json:"single"`
+	Case string `json:"case"`
+	// Devices are the IDs of the devices the op was split across, in the order of the
+	// shares (the report's devices; absent in reports from before it was recorded).
+	Devices []string        `json:"devices,omitempty"`
+	Size    int             `json:"size"`
+	Shape   string          `json:"shape"`
+	Shares  []kernels.Share `json:"shares"`
+	Stats   Stats           `json:"stats"`
+	Single  []SingleDevice  `json:"single"`
 	// Speedup is the fastest single device's median time over the split's, both with the
 	// result combined on the host; Fastest names that device. SpeedupResident compares with
 	// the op on the device fastest at it, its result left in device memory (no read-back),
@@ -79,27 +64,41 @@ type SingleDevice struct {
 // BusBW scales it by the bytes each rank's links carry, as nccl-tests does: 2(n-1)/n for
 // all-reduce, (n-1)/n for all-gather and reduce-scatter, 1 for broadcast.
 type CollectiveResult struct {
-	Case     string  `json:"case"` // "collective/all-reduce/float32"
-	Count    int     `json:"count"`
-	Bytes    int64   `json:"bytes"`
-	Ranks    int     `json:"ranks"`
-	Library  string  `json:"library"`
-	Stats    Stats   `json:"stats"`
-	AlgBW    float64 `json:"algbw_gbs"`
-	BusBW    float64 `json:"busbw_gbs"`
-	Verified bool    `json:"verified"`
-	Err      string  `json:"error,omitempty"`
+	Case  string `json:"case"` // "collective/all-reduce/float32"
+	Count int    `json:"count"`
+	Bytes int64  `json:"bytes"`
+	Ranks int    `json:"ranks"`
+	// Devices are the IDs of this process's devices of the group, in rank order (the
+	// report's devices; absent in reports from before it was recorded).
+	Devices  []string `json:"devices,omitempty"`
+	Library  string   `json:"library"`
+	Stats    Stats    `json:"stats"`
+	AlgBW    float64  `json:"algbw_gbs"`
+	BusBW    float64  `json:"busbw_gbs"`
+	Verified bool     `json:"verified"`
+	Err      string   `json:"error,omitempty"`
 }
 
-// newGroupReport starts a report of devs.
-func newGroupReport(devs []*engine.Device) *GroupReport {
+// newGroupReport starts the report of a split or collective run on devs: each device with
+// its identity and backend, no results and no ceilings.
+func newGroupReport(devs []*engine.Device, cfg ConfigInfo) *Report {
 	host, _ := os.Hostname()
 	ver, commit := Version()
-	r := &GroupReport{Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host, GoVersion: runtime.Version()}
+	r := &Report{Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host,
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Config: cfg}
 	for _, d := range devs {
-		r.Devices = append(r.Devices, d.Info())
+		r.Devices = append(r.Devices, DeviceReport{Device: d.Info(), Backend: d.Backend()})
 	}
 	return r
+}
+
+// deviceIDs returns the IDs of devs.
+func deviceIDs(devs []*engine.Device) []string {
+	ids := make([]string, len(devs))
+	for i, d := range devs {
+		ids[i] = d.ID()
+	}
+	return ids
 }
 
 // SplitConfig selects what RunSplits measures.
@@ -119,20 +118,22 @@ type SplitConfig struct {
 // RunSplits runs every op of cfg that splits, at each size: first on each device alone,
 // then split across all of devs, each verified against its reference before it is
 // timed, and reports the speedup of the split over the fastest device alone.
-func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*GroupReport, error) {
+func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*Report, error) {
 	if cfg.Count <= 0 || cfg.Warmup < 0 || cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
 		return nil, fmt.Errorf("bench: count %d and warmup %d: count 1 to %d, warmup 0 to %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
 	}
 	if len(devs) < 2 {
 		return nil, fmt.Errorf("bench: a split needs two devices or more; %d given: %w", len(devs), engine.ErrInvalidArg)
 	}
-	rep := newGroupReport(devs)
 	var ops []kernels.Op
+	var names []string
 	for _, op := range cfg.Ops {
 		if op.Split != nil {
 			ops = append(ops, op)
+			names = append(names, op.Name)
 		}
 	}
+	rep := newGroupReport(devs, ConfigInfo{Ops: names, Sizes: cfg.Sizes, Quick: cfg.Quick, Count: cfg.Count, Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable})
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("bench: none of the ops selected splits across devices: %w", engine.ErrInvalidArg)
 	}
@@ -164,7 +165,7 @@ func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*Gr
 
 // runSplit measures one op at one size on each device alone, then split.
 func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, devs []*engine.Device) SplitResult {
-	res := SplitResult{Case: op.Name, Size: size}
+	res := SplitResult{Case: op.Name, Size: size, Devices: deviceIDs(devs)}
 	p := kernels.Params{Size: size, Seed: cfg.Seed, Portable: cfg.Portable}
 	best, bestResident := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	for i, d := range devs {
@@ -319,7 +320,7 @@ type CollectiveConfig struct {
 // this process are devs: verified once against its reference, then timed by the host
 // clock over Count runs, each the collective and the finish of every local queue (with
 // a barrier before each across processes).
-func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *engine.Group) (*GroupReport, error) {
+func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *engine.Group) (*Report, error) {
 	if cfg.Count <= 0 || cfg.Warmup < 0 || cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
 		return nil, fmt.Errorf("bench: count %d and warmup %d: count 1 to %d, warmup 0 to %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
 	}
@@ -330,7 +331,7 @@ func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *engine.Group) 
 			sizes = []int{1 << 20}
 		}
 	}
-	rep := newGroupReport(g.Devices())
+	rep := newGroupReport(g.Devices(), ConfigInfo{Ops: cfg.Names, Sizes: sizes, Quick: cfg.Quick, Count: cfg.Count, Warmup: cfg.Warmup, Seed: cfg.Seed})
 	cfg.Progress.begin(len(cfg.Names) * len(sizes))
 	defer cfg.Progress.end()
 	for _, name := range cfg.Names {
@@ -356,7 +357,7 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 	kind := strings.Split(name, "/")[1]
 	size := g.Size()
 	es := engine.SizeOf[T]()
-	res := CollectiveResult{Case: name, Count: count, Ranks: size, Library: g.Library().String()}
+	res := CollectiveResult{Case: name, Count: count, Ranks: size, Devices: deviceIDs(g.Devices()), Library: g.Library().String()}
 	ns, nr := count, count
 	var factor float64
 	switch kind {
@@ -497,62 +498,9 @@ func verifyCollective[T float32 | float64](ctx context.Context, kind string, g *
 	return nil
 }
 
-// WriteJSON writes the report as indented JSON.
-func (r *GroupReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
-
-// WriteTable writes the report as aligned columns: a split's time beside each device's
-// alone and the speedup, a collective's algorithm and bus bandwidth.
-func (r *GroupReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "prism %s on %s, %s\n", r.Prism, r.Host, r.Date.Format("2006-01-02 15:04 UTC"))
-	for _, d := range r.Devices {
-		fmt.Fprintf(w, "    %s  %s\n", d.ID, d.Name)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if len(r.Splits) > 0 {
-		fmt.Fprintln(w, "split: the op across every device, each its measured share, the result combined on the host; alone: each device with the whole op, combined the same way (in brackets: the one-device op, its result left on the device); speedup: the fastest alone / split, and over the fastest in brackets (host clock)")
-		fmt.Fprintln(tw, "CASE\tSIZE\tSHARES\tSPLIT\tALONE\tSPEEDUP\tVERIFIED\t")
-		for _, s := range r.Splits {
-			var shares, alone []string
-			for _, sh := range s.Shares {
-				shares = append(shares, fmt.Sprintf("%s %.0f%%", sh.Device, 100*sh.Fraction))
-			}
-			for _, sd := range s.Single {
-				if sd.Err != "" {
-					alone = append(alone, sd.Device+" failed")
-				} else {
-					alone = append(alone, fmt.Sprintf("%s %s (%s)", sd.Device, FormatDuration(sd.Stats.Median), FormatDuration(sd.Resident.Median)))
-				}
-			}
-			ok := "yes"
-			if !s.Verified {
-				ok = "NO: " + s.Err
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2fx (%.2fx)\t%s\t\n", s.Case, FormatSize(s.Size), strings.Join(shares, ", "),
-				FormatDuration(s.Stats.Median), strings.Join(alone, ", "), s.Speedup, s.SpeedupResident, ok)
-		}
-	}
-	if len(r.Collectives) > 0 {
-		fmt.Fprintln(w, "collectives (host clock, every local queue finished): algbw = bytes / time; busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter), 1 (broadcast)")
-		fmt.Fprintln(tw, "CASE\tCOUNT\tBYTES\tRANKS\tLIBRARY\tTIME\tALGBW GB/s\tBUSBW GB/s\tVERIFIED\t")
-		for _, c := range r.Collectives {
-			ok := "yes"
-			if !c.Verified {
-				ok = "NO: " + c.Err
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%.1f\t%s\t\n", c.Case, FormatSize(c.Count), FormatBytes(c.Bytes), c.Ranks,
-				c.Library, FormatDuration(c.Stats.Median), c.AlgBW, c.BusBW, ok)
-		}
-	}
-	return tw.Flush()
-}
-
-// Check returns an error wrapping kernels.ErrVerify when a result failed verification or
-// did not run.
-func (r *GroupReport) Check() error {
+// checkGroup returns an error wrapping kernels.ErrVerify when a split or collective
+// failed verification or did not run.
+func (r *Report) checkGroup() error {
 	var errs []error
 	for _, s := range r.Splits {
 		if !s.Verified {

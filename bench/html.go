@@ -29,10 +29,11 @@ type htmlPage struct {
 	VendorNote           string // why the vendor chart could not be drawn
 	Rooflines            []htmlChart
 	RooflineNotes        []string
-	Legend               string
+	Legend               []string
 	Header               []htmlCell
 	Columns              int
 	Rows                 []htmlRow
+	Groups               []htmlTable // the splits and the collectives
 	Failures             []string
 	Footer               string
 }
@@ -62,6 +63,15 @@ type htmlCell struct {
 	Fill  string // the width of the data bar behind an "of roof" cell, "49.3%"
 }
 
+// htmlTable is a table of its own under a heading: the splits, the collectives.
+type htmlTable struct {
+	ID, Title string
+	Chart     template.HTML
+	Legend    []string
+	Header    []htmlCell
+	Rows      []htmlRow
+}
+
 type htmlRow struct {
 	Family string // set on the first row of a family
 	Cells  []htmlCell
@@ -74,7 +84,7 @@ type htmlRow struct {
 // (ratios against baseline, a device ID or "" for the first). The charts are inline SVG and
 // the style inline CSS: the page loads nothing from anywhere.
 func (r *Report) WriteHTML(w io.Writer, baseline string) error {
-	header, rows, err := r.grid(baseline)
+	g, err := r.resultGrid(baseline)
 	if err != nil {
 		return err
 	}
@@ -89,11 +99,14 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 		Title:   termSafe(fmt.Sprintf("prism bench %s, %s", r.Host, r.Date.Format("2006-01-02 15:04 MST"))),
 		Heading: "prism bench report",
 		Lead:    termSafe(fmt.Sprintf("%d devices, %d cases, %s on %s", len(r.Devices), len(r.rows()), r.Date.Format("2006-01-02 15:04 MST"), r.Host)),
-		Legend:  "time: median of the timed runs; rate: GB/s when memory-bound, GFLOP/s when compute-bound; of roof: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound; vs [i]: [i]'s time / this time, above 1 is faster.",
+		Legend:  g.legend,
 		Footer:  fmt.Sprintf("Written by prism report --html from a schema %d report; the charts are those of prism plot and prism plot --roofline.", r.Schema),
 	}
 	if len(r.Devices) == 1 {
 		page.Lead = strings.Replace(page.Lead, "1 devices", "1 device", 1)
+	}
+	if n := len(r.Splits) + len(r.Collectives); n > 0 {
+		page.Lead = termSafe(fmt.Sprintf("%d devices, %d cases, %d splits, %d collectives, %s on %s", len(r.Devices), len(g.rows), len(r.Splits), len(r.Collectives), r.Date.Format("2006-01-02 15:04 MST"), r.Host))
 	}
 	page.Run = r.htmlRun()
 	page.Devices = r.htmlDevices()
@@ -101,12 +114,16 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 	// A chart that cannot be drawn (no result to plot, too many rows) leaves a note in its
 	// place: the tables still hold every result.
 	page.BarTitle = barMetricOf(MetricRoof).title
-	bars, err := r.barChart(MetricRoof)
-	if err == nil {
-		page.BarChart, err = svg(bars, page.BarTitle)
-	}
-	if err != nil {
-		page.BarNote = "No chart: " + termSafe(strings.TrimPrefix(err.Error(), "bench: "))
+	if len(g.rows) > 0 {
+		bars, err := r.barChart(MetricRoof)
+		if err == nil {
+			page.BarChart, err = svg(bars, page.BarTitle)
+		}
+		if err != nil {
+			page.BarNote = "No chart: " + termSafe(strings.TrimPrefix(err.Error(), "bench: "))
+		}
+	} else {
+		page.BarTitle = ""
 	}
 	if vendor, err := r.barChart(MetricVendor); err == nil {
 		if page.Vendor, err = svg(vendor, "Speed relative to the vendor library"); err != nil {
@@ -126,8 +143,50 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 		page.RooflineNotes = append(page.RooflineNotes, termSafe(s))
 	}
 
-	page.Header, page.Rows = r.htmlGrid(header, rows)
-	page.Columns = len(header)
+	if len(g.rows) > 0 {
+		page.Header, page.Rows = r.htmlGrid(g)
+		page.Columns = len(g.cols)
+	}
+	groups := []struct {
+		id, title string
+		grid      *resultGrid
+		chart     func() (*chart, error)
+		has       bool
+	}{
+		{"splits", "Splits across devices", nil, r.splitChart, len(r.Splits) > 0},
+		{"collectives", "Collectives", nil, r.collectiveChart, len(r.Collectives) > 0},
+	}
+	for _, grp := range groups {
+		if !grp.has {
+			continue
+		}
+		gg := r.splitGrid()
+		if grp.id == "collectives" {
+			gg = r.collectiveGrid()
+		}
+		t := htmlTable{ID: grp.id, Title: grp.title, Legend: gg.legend}
+		for _, c := range gg.cols {
+			t.Header = append(t.Header, htmlCell{Text: c.head})
+		}
+		for _, row := range gg.rows {
+			var hr htmlRow
+			for j, text := range row {
+				c := htmlCell{Text: text, Class: "num"}
+				if j == 0 {
+					c.Class = ""
+				}
+				if text == "-" || text == "FAILED" {
+					c.Class = "num muted"
+				}
+				hr.Cells = append(hr.Cells, c)
+			}
+			t.Rows = append(t.Rows, hr)
+		}
+		if ch, err := grp.chart(); err == nil {
+			t.Chart, _ = svg(ch, grp.title)
+		}
+		page.Groups = append(page.Groups, t)
+	}
 	page.Failures = r.failures()
 	return htmlTemplate.Execute(w, page)
 }
@@ -204,7 +263,8 @@ func (r *Report) htmlDevices() []htmlDevice {
 // htmlGrid turns the table's cells into HTML cells: numbers right-aligned, a data bar
 // behind each "of roof" cell, ratios coloured, missing cells muted, and a band row where a
 // family starts.
-func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlRow) {
+func (r *Report) htmlGrid(g *resultGrid) ([]htmlCell, []htmlRow) {
+	header, rows, keys := g.header(), g.rows, g.keys
 	hc := make([]htmlCell, len(header))
 	roofCol := map[int]int{} // column -> device index
 	for j, h := range header {
@@ -215,7 +275,6 @@ func (r *Report) htmlGrid(header []string, rows [][]string) ([]htmlCell, []htmlR
 		}
 	}
 	ix := r.index()
-	keys := ix.rows
 	var out []htmlRow
 	family := ""
 	for i, row := range rows {

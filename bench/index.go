@@ -13,7 +13,7 @@ type caseIndex struct {
 	// byDev maps, per device, a row to the index of its first result.
 	byDev []map[caseKey]int
 	// vendorDev is, per device, the index of its vendor pseudo-device (VendorPrefix + its
-	// ID), or -1.
+	// ID, else one of the same device name: the same card seen through another API), or -1.
 	vendorDev []int
 }
 
@@ -48,6 +48,13 @@ func (r *Report) index() *caseIndex {
 		ix.vendorDev[i] = -1
 		if j, ok := byID[VendorPrefix+r.Devices[i].Device.ID]; ok {
 			ix.vendorDev[i] = j
+			continue
+		}
+		for j := range r.Devices {
+			if name := r.Devices[i].Device.Name; !r.Devices[i].IsVendor() && r.Devices[j].IsVendor() && name != "" && r.Devices[j].Device.Name == name {
+				ix.vendorDev[i] = j
+				break
+			}
 		}
 	}
 	return ix
@@ -73,7 +80,7 @@ func (ix *caseIndex) vendorBaseline(dev int, res *Result) *Result {
 	}
 	v := res.Vendor
 	if v == nil && ix.vendorDev[dev] >= 0 {
-		v = ix.result(ix.vendorDev[dev], res.key())
+		v = ix.vendorResult(ix.vendorDev[dev], res.key())
 	}
 	if v == nil || !v.OK() || v.Stats.Median <= 0 {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -210,14 +211,8 @@ func (r *Report) barChart(metric string) (*chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := len(series)
-	barT := vg.Length(math.Max(3.5, math.Min(10, 16/float64(n))))
-	pitch := max(vg.Length(14), vg.Length(n)*barT+5)
-	const bandPitch = vg.Length(18)
-	valueLabels := barT >= 7
-
-	h := &header{title: bm.title, subtitle: r.runLine()}
-	for j, d := range series {
+	var legend []string
+	for _, d := range series {
 		dev := r.Devices[d].Device
 		label := dev.ID
 		if dev.Name != "" {
@@ -226,6 +221,23 @@ func (r *Report) barChart(metric string) (*chart, error) {
 		if b := r.Devices[d].Backend; b != "" && !strings.HasPrefix(dev.ID, b) {
 			label += " (" + b + ")"
 		}
+		legend = append(legend, label)
+	}
+	return r.drawBars(bm, legend, rows)
+}
+
+// drawBars lays out a bar chart of bm: one row per rows, grouped under a band per family,
+// one bar per series (named by legend), the header (title, run, legend) above and the
+// axis labels at the top and bottom.
+func (r *Report) drawBars(bm barMetric, legend []string, rows []barRow) (*chart, error) {
+	n := len(legend)
+	barT := vg.Length(math.Max(3.5, math.Min(10, 16/float64(n))))
+	pitch := max(vg.Length(14), vg.Length(n)*barT+5)
+	const bandPitch = vg.Length(18)
+	valueLabels := barT >= 7
+
+	h := &header{title: bm.title, subtitle: r.runLine()}
+	for j, label := range legend {
 		h.legend = append(h.legend, legendEntry{seriesColor(j), label})
 	}
 	inner := chartWidth - 2*chartMargin
@@ -351,11 +363,129 @@ func (r *Report) barChart(metric string) (*chart, error) {
 	return ch, nil
 }
 
+// hasResults reports whether a device of the report has results of its own (a report of
+// splits or collectives alone has none).
+func (r *Report) hasResults() bool {
+	for _, d := range r.Devices {
+		if len(d.Results) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// splitChart draws the splits: per split and size, the median time of each device alone
+// and of the split, on a log axis.
+func (r *Report) splitChart() (*chart, error) {
+	var devs []string
+	for _, s := range r.Splits {
+		for _, id := range s.Devices {
+			if !slices.Contains(devs, id) {
+				devs = append(devs, id)
+			}
+		}
+	}
+	legend := make([]string, 0, len(devs)+1)
+	for _, id := range devs {
+		legend = append(legend, termSafe(r.deviceLabel(id)+" "+id+" alone"))
+	}
+	legend = append(legend, "split across the devices")
+	sizes := map[string]map[int]bool{}
+	for _, s := range r.Splits {
+		if sizes[s.Case] == nil {
+			sizes[s.Case] = map[int]bool{}
+		}
+		sizes[s.Case][s.Size] = true
+	}
+	var rows []barRow
+	for _, s := range r.Splits {
+		family, rest, _ := strings.Cut(s.Case, "/")
+		row := barRow{family: family, label: rest, vals: make([]float64, len(legend))}
+		if len(sizes[s.Case]) > 1 || len(r.Splits) > 1 {
+			row.label += " " + FormatSize(s.Size)
+		}
+		for j := range row.vals {
+			row.vals[j] = math.NaN()
+		}
+		for _, sd := range s.Single {
+			if j := slices.Index(devs, sd.Device); j >= 0 && sd.Err == "" && sd.Stats.Median > 0 {
+				row.vals[j] = sd.Stats.Median.Seconds()
+			}
+		}
+		if s.Verified && s.Stats.Median > 0 {
+			row.vals[len(devs)] = s.Stats.Median.Seconds()
+		}
+		rows = append(rows, row)
+	}
+	bm := barMetricOf(MetricTime)
+	bm.title = "Splits: median time per run"
+	bm.note = "Host clock. Each device alone runs the whole op, its result combined on the host as the split's; the split runs each device's share at once. Shorter is better. No bar: failed."
+	return r.drawBars(bm, legend, rows)
+}
+
+// collectiveChart draws the collectives: the bus bandwidth of each collective and size,
+// on a log axis.
+func (r *Report) collectiveChart() (*chart, error) {
+	var rows []barRow
+	for _, c := range r.Collectives {
+		family, rest, _ := strings.Cut(c.Case, "/")
+		row := barRow{family: family, label: rest + " " + FormatSize(c.Count), vals: []float64{math.NaN()}}
+		if c.Verified && c.BusBW > 0 && finite(c.BusBW) {
+			row.vals[0] = c.BusBW
+		}
+		rows = append(rows, row)
+	}
+	bm := barMetricOf(MetricRate)
+	bm.title = "Collectives: bus bandwidth"
+	bm.axis = "busbw GB/s: bytes / time x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter), 1 (broadcast) (log scale)"
+	bm.note = "Host clock, every local queue finished, as nccl-tests measures. Longer is better. No bar: failed."
+	return r.drawBars(bm, []string{"bus bandwidth"}, rows)
+}
+
+// plotChart is the chart WritePlot draws: the bar chart of metric for the devices' own
+// results, then the splits and the collectives (their times and bus bandwidths, whatever
+// the metric but vendor, which has none), one below the other.
+func (r *Report) plotChart(metric string) (*chart, error) {
+	m, err := PlotMetric(metric)
+	if err != nil {
+		return nil, err
+	}
+	var charts []*chart
+	if r.hasResults() || m == MetricVendor || (len(r.Splits) == 0 && len(r.Collectives) == 0) {
+		ch, err := r.barChart(m)
+		if err != nil {
+			return nil, err
+		}
+		charts = append(charts, ch)
+	}
+	if m != MetricVendor {
+		for _, has := range []struct {
+			ok    bool
+			chart func() (*chart, error)
+		}{{len(r.Splits) > 0, r.splitChart}, {len(r.Collectives) > 0, r.collectiveChart}} {
+			if !has.ok {
+				continue
+			}
+			ch, err := has.chart()
+			if err != nil {
+				return nil, err
+			}
+			charts = append(charts, ch)
+		}
+	}
+	if len(charts) == 1 {
+		return charts[0], nil
+	}
+	return stack(charts), nil
+}
+
 // WritePlot writes the bar chart of metric (see PlotMetric) in format (see PlotFormats) to
-// w: one row per case and size, grouped by family, one bar per device. The chart is 1100
-// pixels wide and as tall as its rows need.
+// w: one row per case and size, grouped by family, one bar per device; below it, the
+// charts of the splits (each device alone and the split, by time) and the collectives (by
+// bus bandwidth) that the report holds. The chart is 1100 pixels wide and as tall as its
+// rows need.
 func (r *Report) WritePlot(w io.Writer, format, metric string) error {
-	ch, err := r.barChart(metric)
+	ch, err := r.plotChart(metric)
 	if err != nil {
 		return err
 	}
@@ -367,7 +497,7 @@ func (r *Report) SavePlot(path, metric string) error {
 	if _, err := PlotFormat(path); err != nil {
 		return err
 	}
-	ch, err := r.barChart(metric)
+	ch, err := r.plotChart(metric)
 	if err != nil {
 		return err
 	}

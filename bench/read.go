@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/prism-compute/prism/engine"
@@ -93,8 +94,8 @@ func decodeReport(raw []byte) (*Report, error) {
 	// missing or null field from a present one, before they are moved into the Report.
 	var doc struct {
 		Report
-		Schema  *int            `json:"schema"`
-		Devices *[]DeviceReport `json:"devices"`
+		Schema  *int               `json:"schema"`
+		Devices *[]json.RawMessage `json:"devices"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("bench: not a report: %w", err)
@@ -110,7 +111,15 @@ func decodeReport(raw []byte) (*Report, error) {
 		return nil, fmt.Errorf(`bench: not a report: no "devices"`)
 	}
 	r := doc.Report
-	r.Devices = *doc.Devices
+	if len(*doc.Devices) > MaxReportDevices {
+		return nil, fmt.Errorf("bench: the report has %d devices, more than %d", len(*doc.Devices), MaxReportDevices)
+	}
+	r.Devices = make([]DeviceReport, len(*doc.Devices))
+	for i, d := range *doc.Devices {
+		if err := decodeDevice(d, &r.Devices[i]); err != nil {
+			return nil, fmt.Errorf("bench: not a report: device %d: %w", i+1, err)
+		}
+	}
 	if doc.Schema != nil {
 		r.Schema = *doc.Schema
 	}
@@ -131,7 +140,91 @@ func decodeReport(raw []byte) (*Report, error) {
 			r.Devices[i].Results[j].markTimes()
 		}
 	}
+	r.fillGroupDevices()
 	return &r, nil
+}
+
+// decodeDevice decodes one entry of "devices": a device report, or the device itself as
+// the split and collective reports wrote it before they were Reports ({"id": ...,
+// "name": ...}), which becomes a device report without results.
+func decodeDevice(raw json.RawMessage, d *DeviceReport) error {
+	var probe struct {
+		Device json.RawMessage `json:"device"`
+		ID     *string         `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return err
+	}
+	if probe.Device == nil && probe.ID != nil {
+		if err := json.Unmarshal(raw, &d.Device); err != nil {
+			return err
+		}
+		d.Backend, _, _ = strings.Cut(d.Device.ID, ":")
+		return nil
+	}
+	return json.Unmarshal(raw, d)
+}
+
+// fillGroupDevices names the devices of the splits and collectives that do not name
+// their own (reports from before they did): a split's devices alone, else the report's.
+func (r *Report) fillGroupDevices() {
+	all := make([]string, len(r.Devices))
+	for i, d := range r.Devices {
+		all[i] = d.Device.ID
+	}
+	for i := range r.Splits {
+		s := &r.Splits[i]
+		if len(s.Devices) > 0 {
+			continue
+		}
+		for _, sd := range s.Single {
+			s.Devices = append(s.Devices, sd.Device)
+		}
+		if len(s.Devices) == 0 {
+			s.Devices = slices.Clone(all)
+		}
+	}
+	for i := range r.Collectives {
+		if c := &r.Collectives[i]; len(c.Devices) == 0 {
+			c.Devices = slices.Clone(all)
+		}
+	}
+}
+
+// groupOnly reports whether d, a device of r, is only listed for r's splits or
+// collectives: r has some, and d has no results, no error and no measured ceiling, so that
+// a report of the same device's own cases may take its place when reports are merged.
+func (r *Report) groupOnly(d *DeviceReport) bool {
+	return (len(r.Splits) > 0 || len(r.Collectives) > 0) && len(d.Results) == 0 && d.Err == "" && d.Ceilings.CopyGBs == 0 && d.Ceilings.FP32GFLOPs == 0
+}
+
+// renameDevices applies rename to every device ID of the report: its devices, and those
+// its splits and collectives name.
+func (r *Report) renameDevices(rename func(string) string) {
+	for i := range r.Devices {
+		r.Devices[i].Device.ID = rename(r.Devices[i].Device.ID)
+	}
+	for i := range r.Splits {
+		s := &r.Splits[i]
+		for j := range s.Devices {
+			s.Devices[j] = rename(s.Devices[j])
+		}
+		for j := range s.Shares {
+			s.Shares[j].Device = rename(s.Shares[j].Device)
+		}
+		for j := range s.Single {
+			s.Single[j].Device = rename(s.Single[j].Device)
+		}
+		if s.Fastest != "" {
+			s.Fastest = rename(s.Fastest)
+		}
+	}
+	for i := range r.Collectives {
+		c := &r.Collectives[i]
+		for j := range c.Devices {
+			c.Devices[j] = rename(c.Devices[j])
+		}
+	}
 }
 
 // convertLegacy fills the fields of a report from before schema 1 from raw, its JSON.
@@ -207,56 +300,92 @@ func (rr ReportReader) ReadFile(path string) (*Report, error) {
 	return r, nil
 }
 
-// ReadFiles reads one or more saved reports and merges them into the first: the devices
-// of the later ones are appended after its own (more than MaxReportDevices in all is an
-// error wrapping engine.ErrInvalidArg). It puts a vendor.py report ("vendor:cuda:0")
-// beside the run it is a baseline for. Reports of several hosts (one per node of a
-// cluster, each with its cuda:0) are told apart by qualifying every device ID with its
-// report's host ("node1/cuda:0", "vendor:node1/cuda:0") when IDs repeat across hosts; a
-// device ID seen twice on one host is an error wrapping engine.ErrInvalidArg.
+// ReadFiles reads one or more saved reports of any kind and merges them into the first:
+// the devices of the later ones are appended after its own (more than MaxReportDevices in
+// all is an error wrapping engine.ErrInvalidArg), and so are their splits and
+// collectives. It puts a vendor.py report ("vendor:cuda:0") beside the run it is a
+// baseline for. Reports of several hosts (one per node of a cluster, each with its cuda:0)
+// are told apart by qualifying every device ID with its report's host ("node1/cuda:0",
+// "vendor:node1/cuda:0") when IDs repeat across hosts. A device of a split or collective
+// report (no results of its own) and the same device's cases from another report of its
+// host become one device. Errors wrap engine.ErrInvalidArg: a device with results in two
+// reports of one host, and a split or collective of the same case, size and devices in
+// two reports (two runs of one thing are compared, not merged).
 func (rr ReportReader) ReadFiles(paths ...string) (*Report, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("bench: no report to read: %w", engine.ErrInvalidArg)
 	}
 	reps := make([]*Report, len(paths))
-	type seenAt struct{ path, host string }
-	seen := map[string]seenAt{}
+	hostOf := map[string]string{}
 	qualify := false
-	n := 0
 	for i, p := range paths {
 		r, err := rr.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
 		reps[i] = r
-		n += len(r.Devices)
 		for _, d := range r.Devices {
-			if prev, ok := seen[d.Device.ID]; ok {
-				if prev.host == r.Host {
-					return nil, fmt.Errorf("bench: device %q is in both %s and %s: %w", termSafe(d.Device.ID), prev.path, p, engine.ErrInvalidArg)
-				}
+			if h, ok := hostOf[d.Device.ID]; ok && h != r.Host {
 				qualify = true
 			}
-			seen[d.Device.ID] = seenAt{p, r.Host}
+			hostOf[d.Device.ID] = r.Host
 		}
 	}
-	if n > MaxReportDevices {
-		return nil, fmt.Errorf("bench: the reports hold %d devices, more than %d: %w", n, MaxReportDevices, engine.ErrInvalidArg)
-	}
-	out := reps[0]
-	for i, r := range reps {
-		if qualify {
-			for j := range r.Devices {
-				d := &r.Devices[j].Device
-				if id, ok := strings.CutPrefix(d.ID, VendorPrefix); ok {
-					d.ID = VendorPrefix + r.Host + "/" + id
-				} else {
-					d.ID = r.Host + "/" + d.ID
+	if qualify {
+		for _, r := range reps {
+			host := r.Host
+			r.renameDevices(func(id string) string {
+				if rest, ok := strings.CutPrefix(id, VendorPrefix); ok {
+					return VendorPrefix + host + "/" + rest
 				}
+				return host + "/" + id
+			})
+		}
+	}
+	out := &Report{}
+	*out = *reps[0]
+	out.Devices, out.Splits, out.Collectives = nil, nil, nil
+	where := map[string]int{}     // device ID -> index in out.Devices
+	from := map[string]string{}   // device ID -> the file it came from
+	listed := map[string]bool{}   // device ID -> only listed for splits or collectives
+	groups := map[string]string{} // split or collective -> the file it came from
+	for i, r := range reps {
+		p := paths[i]
+		for k := range r.Devices {
+			d := &r.Devices[k]
+			id := d.Device.ID
+			j, ok := where[id]
+			switch {
+			case !ok:
+				where[id], from[id], listed[id] = len(out.Devices), p, r.groupOnly(d)
+				out.Devices = append(out.Devices, *d)
+			case listed[id]:
+				// the device's own cases take the place of its listing
+				out.Devices[j], from[id], listed[id] = *d, p, r.groupOnly(d)
+			case r.groupOnly(d):
+			default:
+				return nil, fmt.Errorf("bench: device %q is in both %s and %s with results of its own: merge reports of different devices or hosts, and compare two runs of one device with prism compare: %w",
+					termSafe(id), from[id], p, engine.ErrInvalidArg)
 			}
 		}
-		if i > 0 {
-			out.Devices = append(out.Devices, r.Devices...)
+		if len(out.Devices) > MaxReportDevices {
+			return nil, fmt.Errorf("bench: the reports hold more than %d devices: %w", MaxReportDevices, engine.ErrInvalidArg)
+		}
+		for _, s := range r.Splits {
+			k := fmt.Sprintf("split %s %s across %s", s.Case, FormatSize(s.Size), strings.Join(s.Devices, "+"))
+			if prev, ok := groups[k]; ok {
+				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", termSafe(k), prev, p, engine.ErrInvalidArg)
+			}
+			groups[k] = p
+			out.Splits = append(out.Splits, s)
+		}
+		for _, c := range r.Collectives {
+			k := fmt.Sprintf("%s %s on %s", c.Case, FormatSize(c.Count), strings.Join(c.Devices, "+"))
+			if prev, ok := groups[k]; ok {
+				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", termSafe(k), prev, p, engine.ErrInvalidArg)
+			}
+			groups[k] = p
+			out.Collectives = append(out.Collectives, c)
 		}
 	}
 	return out, nil

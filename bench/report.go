@@ -15,7 +15,12 @@ import (
 // changes meaning or goes away; new fields do not change it.
 const SchemaVersion = 1
 
-// Report is the result of one Run: metadata, the configuration, then one entry per device.
+// Report is the result of every kind of run: Run (one device or several side by side, with
+// or without vendor baselines), RunSplits and RunCollectives, and of reports merged by
+// ReadFiles. It holds the metadata, the configuration, one entry per device, and the
+// splits and collectives measured across those devices. A device of a split or collective
+// run has no Results and no measured ceilings: the group's results are in Splits and
+// Collectives.
 type Report struct {
 	Schema    int       `json:"schema"`
 	Prism     string    `json:"prism_version"`
@@ -34,6 +39,10 @@ type Report struct {
 	// running ("opencl:0:0 gemm/nn/float32 4M"), whose result is missing or partial.
 	Interrupted   bool   `json:"interrupted,omitempty"`
 	InterruptedAt string `json:"interrupted_at,omitempty"`
+	// Splits are the ops split across devices (RunSplits), Collectives the collectives
+	// measured across them (RunCollectives); absent from the reports of Run.
+	Splits      []SplitResult      `json:"splits,omitempty"`
+	Collectives []CollectiveResult `json:"collectives,omitempty"`
 }
 
 // ConfigInfo records the Config of a run.
@@ -284,10 +293,14 @@ func (r *Result) roofline(c Ceilings, cacheBytes int64) {
 // ErrVerify is wrapped by every verification failure (it is kernels.ErrVerify).
 var ErrVerify = kernels.ErrVerify
 
-// Check returns an error wrapping ErrVerify if any result differed from its reference, or
-// another error if any device or case failed to run or has an invalid measurement
-// (Result.Invalid, Ceilings.Invalid); nil when everything passed.
+// Check returns an error wrapping ErrVerify if any result differed from its reference or
+// a split or collective did not verify (or did not run), or another error if any device
+// or case failed to run or has an invalid measurement (Result.Invalid, Ceilings.Invalid);
+// nil when everything passed.
 func (r *Report) Check() error {
+	if err := r.checkGroup(); err != nil {
+		return err
+	}
 	failed, mismatched, invalid := 0, 0, 0
 	for _, d := range r.Devices {
 		if d.Err != "" {

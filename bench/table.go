@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -39,10 +39,15 @@ func (r *Report) rows() []caseKey {
 	return keys
 }
 
-// baselineIndex returns the index of the device the ratios compare with: the one named, or
-// the first.
+// baselineIndex returns the index of the device the ratios compare with: the one named,
+// or the first that is not a vendor pseudo-device.
 func (r *Report) baselineIndex(id string) (int, error) {
 	if id == "" {
+		for i := range r.Devices {
+			if !r.Devices[i].IsVendor() {
+				return i, nil
+			}
+		}
 		return 0, nil
 	}
 	var ids []string
@@ -55,41 +60,185 @@ func (r *Report) baselineIndex(id string) (int, error) {
 	return 0, fmt.Errorf("bench: baseline %q is not in the report (devices: %s): %w", id, strings.Join(ids, ", "), engine.ErrInvalidArg)
 }
 
+// Kinds of the columns of a table, by which a narrow table chooses what to leave out.
+const (
+	colLabel    = "label"    // case, variant, size: repeated in every block of a narrow table
+	colTime     = "time"     // a median time
+	colRate     = "rate"     // a rate: left out first where the table is too wide
+	colRoof     = "roof"     // the fraction of the roofline
+	colRatio    = "ratio"    // a device's time against the baseline's
+	colVendor   = "vendor"   // Prism's time against the vendor library's
+	colResident = "resident" // a split's one-device op with its result left on the device
+	colLibrary  = "library"  // a collective's library
+)
+
+// tableCol is a column of a table: its heading, the device whose column group it belongs
+// to (-1: a label column), and its kind.
+type tableCol struct {
+	head string
+	dev  int
+	kind string
+}
+
+// resultGrid is the side-by-side table of a report's results as cells: one row per case
+// and size (keys), and the legend of what its cells say.
+type resultGrid struct {
+	cols   []tableCol
+	rows   [][]string
+	keys   []caseKey
+	legend []string
+}
+
+func (g *resultGrid) header() []string {
+	h := make([]string, len(g.cols))
+	for i, c := range g.cols {
+		h[i] = c.head
+	}
+	return h
+}
+
 // grid is the side-by-side table as cells: a header row, then one row per case and size.
-// Per device: median time, main rate, percent of the roofline with its bound, and for every
-// device but the baseline the ratio baseline time / device time.
 func (r *Report) grid(baseline string) (header []string, rows [][]string, err error) {
-	base, err := r.baselineIndex(baseline)
+	g, err := r.resultGrid(baseline)
 	if err != nil {
 		return nil, nil, err
 	}
-	header = []string{"case", "variant", "size"}
-	vendorCols := make([]bool, len(r.Devices))
-	for i := range r.Devices {
-		l := fmt.Sprintf("[%d] ", i+1)
-		header = append(header, l+"time", l+"rate", l+"of roof")
-		if i != base {
-			header = append(header, fmt.Sprintf("%svs [%d]", l, base+1))
+	return g.header(), g.rows, nil
+}
+
+// gridRows returns the rows of the table: every case and size some device ran, with the
+// rows of vendor pseudo-devices put on Prism's rows of the same case and size (whatever
+// variant those asked for) and kept apart only where no device of Prism's ran the case.
+func (ix *caseIndex) gridRows() []caseKey {
+	prism := map[caseKey]bool{} // case and size, variant empty, that a device of Prism's ran
+	for i := range ix.r.Devices {
+		if ix.r.Devices[i].IsVendor() {
+			continue
 		}
-		if vendorCols[i] = r.ranVendor(i); vendorCols[i] {
-			header = append(header, l+"vs vendor")
+		for k := range ix.byDev[i] {
+			prism[caseKey{k.Case, k.Size, ""}] = true
 		}
 	}
-	ix := r.index()
+	var rows []caseKey
 	for _, k := range ix.rows {
-		row := []string{k.Case, ix.variantCell(k), FormatSize(k.Size)}
+		own := false
+		for i := range ix.r.Devices {
+			if !ix.r.Devices[i].IsVendor() && ix.result(i, k) != nil {
+				own = true
+				break
+			}
+		}
+		if own || !prism[caseKey{k.Case, k.Size, ""}] {
+			rows = append(rows, k)
+		}
+	}
+	return rows
+}
+
+// vendorResult returns the result of vendor pseudo-device v for row k: the one of the
+// same variant asked for, else the one of the same case and size.
+func (ix *caseIndex) vendorResult(v int, k caseKey) *Result {
+	if res := ix.result(v, k); res != nil {
+		return res
+	}
+	return ix.result(v, caseKey{k.Case, k.Size, ""})
+}
+
+// legendSet gathers the legend entries a table needs, each once, in the order added.
+type legendSet struct {
+	entries []string
+	seen    map[string]bool
+}
+
+func (l *legendSet) add(key, text string) {
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	if !l.seen[key] {
+		l.seen[key] = true
+		l.entries = append(l.entries, text)
+	}
+}
+
+// resultGrid builds the side-by-side table: per device the median time, main rate,
+// percent of the roofline with its bound, for every device but the baseline the ratio
+// baseline time / device time, and where the device has vendor baselines the ratio vendor
+// time / device time; per vendor pseudo-device its time. The legend explains what the
+// cells show, those that appear only when they do.
+func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
+	base, err := r.baselineIndex(baseline)
+	if err != nil {
+		return nil, err
+	}
+	ix := r.index()
+	g := &resultGrid{cols: []tableCol{{"case", -1, colLabel}, {"variant", -1, colLabel}, {"size", -1, colLabel}}}
+	var lg legendSet
+	vendorCols := make([]bool, len(r.Devices))
+	shown := make([]bool, len(r.Devices)) // the devices with a column group: those with results of their own
+	real := 0
+	for i := range r.Devices {
+		if r.Devices[i].IsVendor() {
+			// A vendor pseudo-device's time stands beside the labels, in every block.
+			g.cols = append(g.cols, tableCol{fmt.Sprintf("[%d] vendor", i+1), -1, colTime})
+		}
+	}
+	for i := range r.Devices {
+		l := fmt.Sprintf("[%d] ", i+1)
+		if r.Devices[i].IsVendor() || (len(r.Devices[i].Results) == 0 && i != base) {
+			continue
+		}
+		shown[i] = true
+		real++
+		g.cols = append(g.cols, tableCol{l + "time", i, colTime}, tableCol{l + "rate", i, colRate}, tableCol{l + "of roof", i, colRoof})
+		if i != base {
+			g.cols = append(g.cols, tableCol{fmt.Sprintf("%svs [%d]", l, base+1), i, colRatio})
+		}
+		if vendorCols[i] = r.ranVendor(i) || ix.hasVendor(i); vendorCols[i] {
+			g.cols = append(g.cols, tableCol{l + "vs vendor", i, colVendor})
+		}
+	}
+	if real > 0 {
+		lg.add("time", "time: the median of the timed runs; rate: GB/s when memory-bound, GFLOP/s when compute-bound")
+		lg.add("roof", "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound (mem or compute)")
+	}
+	if real > 1 {
+		lg.add("vs", fmt.Sprintf("vs [%d]: [%d]'s time / this device's time (above 1: this device is faster)", base+1, base+1))
+	}
+	var noCeilingTypes []string
+	g.keys = ix.gridRows()
+	for _, k := range g.keys {
+		variant, split := ix.variantCell(k)
+		if split {
+			lg.add("variant", "a | b in the variant column: the variants that ran on [1] | [2] ..., in device order, where they differ; a ratio on such a row compares two implementations, not two devices running one")
+		}
+		row := []string{k.Case, variant, FormatSize(k.Size)}
 		b := ix.result(base, k)
+		if r.Devices[base].IsVendor() {
+			b = ix.vendorResult(base, k)
+		}
 		for i := range r.Devices {
+			if r.Devices[i].IsVendor() {
+				row = append(row, vendorTimeCell(ix.vendorResult(i, k), &lg))
+			}
+		}
+		for i := range r.Devices {
+			if !shown[i] {
+				continue
+			}
 			res := ix.result(i, k)
 			switch {
 			case res == nil:
 				row = append(row, "-", "-", "-")
+				lg.add("none", "-: the device did not run the case, or the figure does not apply")
 			case res.Skipped != "":
 				row = append(row, "skipped", "-", "-")
+				lg.add("skipped", "skipped: the device cannot run the case (no fp64, a variant it lacks ...)")
 			case res.Err != "":
 				row = append(row, "FAILED", "-", "-")
+				lg.add("failed", "FAILED, INVALID: listed below the table with the reason")
 			case res.Invalid != "":
 				row = append(row, "INVALID", "-", "-") // no valid device time: failures() says why
+				lg.add("failed", "FAILED, INVALID: listed below the table with the reason")
 			default:
 				v, unit := res.Rate()
 				rate := trimFloat(v) + " " + unit
@@ -97,14 +246,23 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				switch {
 				case res.Latency():
 					rate, roof = "-", "latency" // no work in the model: the time is the figure
+					lg.add("latency", "latency: the op's model does no work, so its time is its figure (no rate, no roof)")
 				case res.Link && res.Bound == BoundMemory:
 					roof = "host link" // no ceiling measures the link: see vendor.py's copies
+					lg.add("link", "host link: bytes across the host-device link, which no ceiling here measures")
 				case res.CacheResident:
 					roof = "cache-resident"
+					lg.add("cache", "cache-resident: above the DRAM copy roof with a working set that fits in the last-level cache")
 				case res.Bound == "":
-					roof = "-" // no ceilings measured (a vendor pseudo-device)
+					roof = "-"
+					if t := res.Type; res.RoofMissing != "" && t != "" && !slices.Contains(noCeilingTypes, t) {
+						noCeilingTypes = append(noCeilingTypes, t)
+					} else if res.RoofMissing == "" {
+						lg.add("noceil", "of roof -: the device has no measured ceilings")
+					}
 				case res.RoofMissing != "":
 					roof = "no roof" // its ceiling's measurement failed
+					lg.add("noroof", "no roof: the ceiling of the case's bound failed to measure on the device (see the device's lines)")
 				}
 				row = append(row, FormatDuration(res.Stats.Median), rate, roof)
 			}
@@ -116,36 +274,71 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 				row = append(row, cell)
 			}
 			if vendorCols[i] {
-				row = append(row, vendorCell(res))
+				row = append(row, ix.vendorCell(i, res, &lg))
 			}
 		}
-		rows = append(rows, termSafeAll(row))
+		g.rows = append(g.rows, termSafeAll(row))
 	}
-	return header, rows, nil
+	if len(noCeilingTypes) > 0 {
+		lg.add("noceil-type", "of roof -: no ceiling measures "+strings.Join(noCeilingTypes, ", ")+" arithmetic (the peaks measured are fp32 and fp64), so the case has no fraction of a roof")
+	}
+	g.legend = termSafeAll(lg.entries)
+	return g, nil
 }
 
-// variantCell names the variant of a row: the one asked for, or the one each device ran,
-// once when they agree, else per device in device order ("cuda-shfl | portable").
-func (ix *caseIndex) variantCell(k caseKey) string {
+// variantCell names the variant of a row: the one asked for, or the one each of Prism's
+// devices ran, once when they agree, else per device in device order ("cuda-shfl |
+// portable"), which split reports. A row that only vendor pseudo-devices ran names their
+// variant.
+func (ix *caseIndex) variantCell(k caseKey) (cell string, split bool) {
 	if k.Variant != "" {
-		return k.Variant
+		return k.Variant, false
 	}
 	var names []string
-	same := true
-	for i := range ix.r.Devices {
-		name := "-"
-		if res := ix.result(i, k); res != nil && res.Variant != "" {
-			name = res.Variant
+	for _, vendor := range []bool{false, true} {
+		ran := false
+		names = names[:0]
+		for i := range ix.r.Devices {
+			if ix.r.Devices[i].IsVendor() != vendor || len(ix.r.Devices[i].Results) == 0 {
+				continue
+			}
+			name := "-"
+			if res := ix.result(i, k); res != nil && res.Variant != "" {
+				name, ran = res.Variant, true
+			} else if res != nil {
+				ran = true
+			}
+			names = append(names, name)
 		}
-		if len(names) > 0 && name != names[0] {
-			same = false
+		if ran {
+			break
 		}
-		names = append(names, name)
 	}
-	if same && len(names) > 0 {
-		return names[0]
+	if len(names) == 0 {
+		return "-", false
 	}
-	return strings.Join(names, " | ")
+	for _, n := range names[1:] {
+		if n != names[0] {
+			return strings.Join(names, " | "), true
+		}
+	}
+	return names[0], false
+}
+
+// vendorTimeCell is the cell of a vendor pseudo-device: its time for the row.
+func vendorTimeCell(res *Result, lg *legendSet) string {
+	lg.add("vendor-time", "[i] vendor: the median time of the vendor library's routine for the case and size, from the vendor: pseudo-device [i] (scripts/vendor.py)")
+	switch {
+	case res == nil:
+		return "-"
+	case res.Skipped != "":
+		return "skipped"
+	case res.Err != "":
+		return "FAILED"
+	case !res.OK():
+		return "INVALID"
+	}
+	return FormatDuration(res.Stats.Median)
 }
 
 // ranVendor reports whether device i ran vendor baselines (--vendor).
@@ -158,24 +351,28 @@ func (r *Report) ranVendor(i int) bool {
 	return false
 }
 
-// vendorCell is the "vs vendor" cell of a result: the vendor's time over Prism's (above 1:
-// Prism is faster), "none" where no vendor routine computes the op, or what went wrong.
-func vendorCell(res *Result) string {
-	switch {
-	case res == nil || res.VendorLibrary:
-		return "-"
-	case res.NoVendor != "":
-		return "none"
-	case res.Vendor == nil:
-		return "-"
-	case res.Vendor.Skipped != "":
-		return "skipped"
-	case res.Vendor.Err != "":
-		return "FAILED"
-	case !res.OK() || res.Stats.Median <= 0:
+// vendorCell is the "vs vendor" cell of device dev's result: the vendor's time over
+// Prism's (above 1: Prism is faster), from the result's own baseline (--vendor) or a
+// vendor pseudo-device's; "none" where no vendor routine computes the op, or what went
+// wrong.
+func (ix *caseIndex) vendorCell(dev int, res *Result, lg *legendSet) string {
+	lg.add("vs-vendor", "vs vendor: the vendor library's time / Prism's time for the same case and size on the same device, against the variant of the row (above 1: Prism is faster)")
+	if res == nil || res.VendorLibrary {
 		return "-"
 	}
-	return fmt.Sprintf("%.2fx", float64(res.Vendor.Stats.Median)/float64(res.Stats.Median))
+	b := ix.vendorBaseline(dev, res)
+	switch {
+	case b == nil && res.NoVendor != "":
+		lg.add("vendor-none", "none: no vendor routine computes the op")
+		return "none"
+	case b == nil && res.Vendor != nil && res.Vendor.Skipped != "":
+		return "skipped"
+	case b == nil && res.Vendor != nil && res.Vendor.Err != "":
+		return "FAILED"
+	case b == nil || !res.OK() || res.Stats.Median <= 0:
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", float64(b.Stats.Median)/float64(res.Stats.Median))
 }
 
 // vendorLibraries lists the vendor libraries device i ran, with their versions.
@@ -187,16 +384,6 @@ func (r *Report) vendorLibraries(i int) []string {
 		}
 	}
 	return libs
-}
-
-// vendorLegend explains the "vs vendor" columns when the report has them.
-func (r *Report) vendorLegend() string {
-	for i := range r.Devices {
-		if r.ranVendor(i) {
-			return "; vs vendor: the vendor library's time / Prism's time on the same device (above 1: Prism is faster; none: no vendor routine for the op)"
-		}
-	}
-	return ""
 }
 
 func shortBound(b string) string {
@@ -271,24 +458,39 @@ func (r *Report) titleLine() string {
 		mode += ", portable kernels"
 	}
 	timing := "device-event timing"
+	results := false
 	for _, d := range r.Devices {
 		hostCases := false
 		for _, res := range d.Results {
 			hostCases = hostCases || res.Timing == TimingHost
 		}
+		results = results || len(d.Results) > 0
 		if d.Timing == TimingHost || hostCases {
 			timing = "device-event timing where the device and the op allow it, else host clock"
 		}
 	}
+	if !results && (len(r.Splits) > 0 || len(r.Collectives) > 0) {
+		timing = "host clock"
+	} else if len(r.Splits) > 0 || len(r.Collectives) > 0 {
+		timing += "; splits and collectives by the host clock"
+	}
 	if r.Interrupted {
 		timing += "; INTERRUPTED during " + r.InterruptedAt + ": the report holds what finished before"
 	}
-	return termSafe(fmt.Sprintf("prism %s %s  %s  host %s (%s/%s)  median of %d runs after %d warm-up%s, %s",
-		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, r.GOOS, r.GOARCH, r.Config.Count, r.Config.Warmup, mode, timing))
+	runs := ""
+	if r.Config.Count > 0 {
+		runs = fmt.Sprintf("  median of %d runs after %d warm-up%s,", r.Config.Count, r.Config.Warmup, mode)
+	}
+	platform := ""
+	if r.GOOS != "" || r.GOARCH != "" {
+		platform = fmt.Sprintf(" (%s/%s)", r.GOOS, r.GOARCH)
+	}
+	return termSafe(fmt.Sprintf("prism %s %s  %s  host %s%s%s %s",
+		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, platform, runs, timing))
 }
 
 // failures lists the failed results and those without a valid measurement: device label,
-// case, size, error.
+// case, size, error; then the splits and collectives that failed.
 func (r *Report) failures() []string {
 	var out []string
 	for i, d := range r.Devices {
@@ -301,90 +503,422 @@ func (r *Report) failures() []string {
 			}
 		}
 	}
+	for _, s := range r.Splits {
+		if !s.Verified {
+			out = append(out, termSafe(fmt.Sprintf("FAILED split %s %s across %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels(s.Devices), s.Err)))
+		}
+		for _, sd := range s.Single {
+			if sd.Err != "" {
+				out = append(out, termSafe(fmt.Sprintf("FAILED %s %s alone on %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels([]string{sd.Device}), sd.Err)))
+			}
+		}
+	}
+	for _, c := range r.Collectives {
+		if !c.Verified {
+			out = append(out, termSafe(fmt.Sprintf("FAILED %s %s on %s: %s", c.Case, FormatSize(c.Count), r.deviceLabels(c.Devices), c.Err)))
+		}
+	}
 	return out
 }
 
-// WriteTable writes the devices side by side: one row per case and size, and per device the
-// median time, the main rate (GB/s when memory-bound, GFLOP/s when compute-bound), the
-// fraction of the roofline, and the ratio to the baseline device (its ID, or "" for the
-// first): baseline time over device time, so above 1 is faster.
-func (r *Report) WriteTable(w io.Writer, baseline string) error {
-	header, rows, err := r.grid(baseline)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, r.titleLine())
-	for _, lines := range r.deviceLines() {
-		fmt.Fprintln(w, lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintln(w, "    "+l)
+// deviceLabels names devices by their labels in the report ("[1]+[2]"), or by their IDs
+// where the report does not list them.
+func (r *Report) deviceLabels(ids []string) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = id
+		for j := range r.Devices {
+			if r.Devices[j].Device.ID == id {
+				parts[i] = fmt.Sprintf("[%d]", j+1)
+				break
+			}
 		}
 	}
-	fmt.Fprintln(w, "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound (cache-resident: above the DRAM copy roof with a working set that fits in the last-level cache); vs [i]: [i]'s time / this time"+r.vendorLegend())
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	for _, row := range rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	if len(parts) == 0 {
+		return "-"
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if lines := r.figureLines(); len(lines) > 0 {
-		fmt.Fprintln(w, "figures (the ops' own, beside their time):")
-		for _, l := range lines {
-			fmt.Fprintln(w, "    "+l)
-		}
-	}
-	for _, f := range r.failures() {
-		fmt.Fprintln(w, f)
-	}
-	return nil
+	return strings.Join(parts, "+")
 }
 
-// WriteMarkdown writes the same content as WriteTable as Markdown: the metadata as a list,
-// the side-by-side results as a table.
-func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
-	header, rows, err := r.grid(baseline)
+// deviceLabel returns the label of the device with the given ID ("[2]"), or the ID.
+func (r *Report) deviceLabel(id string) string { return r.deviceLabels([]string{id}) }
+
+// splitGrid is the table of the report's splits: per split its devices, its time and
+// speedup, and per device its share and its time alone (and, in a wide table, the
+// one-device op's time with its result left on the device).
+func (r *Report) splitGrid() *resultGrid {
+	g := &resultGrid{cols: []tableCol{{"split", -1, colLabel}, {"size", -1, colLabel}, {"devices", -1, colLabel}, {"time", -1, colLabel}, {"speedup", -1, colLabel}}}
+	var devs []string // the devices of any split, in the report's order
+	for _, d := range r.Devices {
+		for _, s := range r.Splits {
+			if slices.Contains(s.Devices, d.Device.ID) {
+				devs = append(devs, d.Device.ID)
+				break
+			}
+		}
+	}
+	for _, s := range r.Splits {
+		for _, id := range s.Devices {
+			if !slices.Contains(devs, id) {
+				devs = append(devs, id)
+			}
+		}
+	}
+	for i, id := range devs {
+		l := r.deviceLabel(id) + " "
+		g.cols = append(g.cols, tableCol{l + "share", i, colLabel + "-dev"}, tableCol{l + "alone", i, colTime}, tableCol{l + "resident", i, colResident})
+	}
+	for _, s := range r.Splits {
+		time, speedup := "FAILED", "-"
+		if s.Verified {
+			time = FormatDuration(s.Stats.Median)
+			if s.Speedup > 0 {
+				speedup = fmt.Sprintf("%.2fx", s.Speedup)
+				if s.SpeedupResident > 0 {
+					speedup += fmt.Sprintf(" (%.2fx)", s.SpeedupResident)
+				}
+			}
+		}
+		row := []string{s.Case, FormatSize(s.Size), r.deviceLabels(s.Devices), time, speedup}
+		for _, id := range devs {
+			share, alone, resident := "-", "-", "-"
+			for _, sh := range s.Shares {
+				if sh.Device == id {
+					share = fmt.Sprintf("%.0f%%", 100*sh.Fraction)
+				}
+			}
+			if slices.Contains(s.Devices, id) && share == "-" && len(s.Shares) > 0 {
+				share = "0%"
+			}
+			for _, sd := range s.Single {
+				switch {
+				case sd.Device != id:
+				case sd.Err != "":
+					alone = "FAILED"
+				default:
+					alone, resident = FormatDuration(sd.Stats.Median), FormatDuration(sd.Resident.Median)
+				}
+			}
+			row = append(row, share, alone, resident)
+		}
+		g.rows = append(g.rows, termSafeAll(row))
+	}
+	g.legend = []string{
+		"split: the op across the devices listed, each its share of the work, the result combined on the host; time: its median (host clock)",
+		"[i] alone: device [i] with the whole op, its result combined on the host as the split's; [i] resident: the one-device op with its result left on the device",
+		"speedup: the fastest device alone / the split (in brackets: the fastest resident / the split); above 1: the split is faster",
+		"-: the device had no share, or the figure is missing",
+	}
+	return g
+}
+
+// collectiveGrid is the table of the report's collectives.
+func (r *Report) collectiveGrid() *resultGrid {
+	g := &resultGrid{cols: []tableCol{{"collective", -1, colLabel}, {"count", -1, colLabel}, {"bytes", -1, colLabel}, {"ranks", -1, colLabel},
+		{"devices", -1, colLabel}, {"library", -1, colLibrary}, {"time", -1, colLabel}, {"algbw GB/s", -1, colLabel}, {"busbw GB/s", -1, colLabel}}}
+	for _, c := range r.Collectives {
+		time, alg, bus := "FAILED", "-", "-"
+		if c.Verified {
+			time, alg, bus = FormatDuration(c.Stats.Median), trimFloat(c.AlgBW), trimFloat(c.BusBW)
+		}
+		g.rows = append(g.rows, termSafeAll([]string{c.Case, FormatSize(c.Count), FormatBytes(c.Bytes), strconv.Itoa(c.Ranks),
+			r.deviceLabels(c.Devices), c.Library, time, alg, bus}))
+	}
+	g.legend = []string{
+		"time: the median of the timed runs, each the collective and the finish of every local queue (host clock); devices: this process's ranks",
+		"algbw: bytes / time; busbw: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter), 1 (broadcast), as nccl-tests",
+	}
+	return g
+}
+
+// libraries returns the distinct libraries of the collectives.
+func (r *Report) libraries() []string {
+	var libs []string
+	for _, c := range r.Collectives {
+		if !slices.Contains(libs, c.Library) {
+			libs = append(libs, c.Library)
+		}
+	}
+	return termSafeAll(libs)
+}
+
+// TableWidth is the most columns a table of WriteTable takes unless told to be wide.
+const TableWidth = 120
+
+// TableOptions choose what WriteTableOptions shows.
+type TableOptions struct {
+	// Baseline is the ID of the device the ratios compare with; "" the first device.
+	Baseline string
+	// Wide shows every column, however wide the table. Otherwise the rate columns are left
+	// out of a table wider than TableWidth (the time and the fraction of the roof stay),
+	// then its devices are shown in blocks one below the other, each no wider than
+	// TableWidth, and a line under the table says what was left out.
+	Wide bool
+}
+
+// WriteTable writes the report for a terminal, at most TableWidth columns wide (see
+// WriteTableOptions) with its ratios against baseline (a device ID, or "" for the first).
+func (r *Report) WriteTable(w io.Writer, baseline string) error {
+	return r.WriteTableOptions(w, TableOptions{Baseline: baseline})
+}
+
+// WriteTableOptions writes the report for a terminal: the run and its devices, then the
+// devices side by side, one row per case and size, and per device the median time, the
+// main rate (GB/s when memory-bound, GFLOP/s when compute-bound), the fraction of the
+// roofline, the ratio to the baseline device (baseline time over device time, so above 1
+// is faster) and to the vendor library where the report has its baselines; then the
+// splits and the collectives. Each table is preceded by the legend of what its cells
+// show, wrapped, as every line of prose, at TableWidth columns.
+func (r *Report) WriteTableOptions(w io.Writer, opt TableOptions) error {
+	g, err := r.resultGrid(opt.Baseline)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "**%s**\n\n", mdEscape(r.titleLine()))
+	width := TableWidth
+	if opt.Wide {
+		width = 0
+	}
+	ew := &errWriter{w: w}
+	wrapLine(ew, r.titleLine(), "", "    ")
 	for _, lines := range r.deviceLines() {
-		fmt.Fprintf(w, "- %s\n", mdEscape(lines[0]))
+		wrapLine(ew, lines[0], "", "        ")
 		for _, l := range lines[1:] {
-			fmt.Fprintf(w, "  - %s\n", mdEscape(l))
+			wrapLine(ew, l, "    ", "        ")
 		}
 	}
-	fmt.Fprintf(w, "\n*of roof*: achieved / min(peak of the type, copy GB/s × FLOP/byte), with the bound (*cache-resident*: above the DRAM copy roof with a working set that fits in the last-level cache); *vs [i]*: [i]'s time / this time%s.\n\n", r.vendorLegend())
-	fmt.Fprintf(w, "| %s |\n|", strings.Join(header, " | "))
-	for i := range header {
-		if i < 2 {
-			fmt.Fprint(w, "---|")
+	writeGrid := func(g *resultGrid, drop []string, more func(left []string)) {
+		ew.printf("\n")
+		for _, l := range g.legend {
+			wrapLine(ew, l, "", "    ")
+		}
+		ew.printf("\n")
+		left := writeColumns(ew, g.cols, g.rows, width, drop)
+		if more != nil {
+			more(left)
+		}
+		if len(left) > 0 {
+			wrapLine(ew, fmt.Sprintf("(%s left out to fit %d columns: --wide shows them)", strings.Join(left, ", "), TableWidth), "", "    ")
+		}
+	}
+	if len(g.rows) > 0 {
+		writeGrid(g, []string{colRate}, func([]string) {
+			if lines := r.figureLines(); len(lines) > 0 {
+				ew.printf("figures (the ops' own, beside their time):\n")
+				for _, l := range lines {
+					wrapLine(ew, l, "    ", "        ")
+				}
+			}
+		})
+	}
+	if len(r.Splits) > 0 {
+		writeGrid(r.splitGrid(), []string{colResident}, nil)
+	}
+	if len(r.Collectives) > 0 {
+		writeGrid(r.collectiveGrid(), []string{colLibrary}, func(left []string) {
+			if libs := r.libraries(); len(left) > 0 && len(libs) > 0 {
+				wrapLine(ew, "library: "+strings.Join(libs, "; "), "", "    ")
+			}
+		})
+	}
+	for _, f := range r.failures() {
+		wrapLine(ew, f, "", "    ")
+	}
+	return ew.err
+}
+
+// writeColumns writes the rows under the headings of cols in aligned columns, two spaces
+// apart, no space at the end of a line. Where width > 0 and the table is wider, it leaves
+// out the columns of the kinds in drop, then puts the column groups of the devices in
+// blocks one below the other, the label columns repeated in each, each no wider than
+// width where a single group allows. It returns what it left out, in words.
+func writeColumns(ew *errWriter, cols []tableCol, rows [][]string, width int, drop []string) (left []string) {
+	w := make([]int, len(cols))
+	for j, c := range cols {
+		w[j] = utf8.RuneCountInString(c.head)
+		for _, row := range rows {
+			if j < len(row) {
+				w[j] = max(w[j], utf8.RuneCountInString(row[j]))
+			}
+		}
+	}
+	span := func(idx []int) int {
+		n := 0
+		for _, j := range idx {
+			n += w[j] + 2
+		}
+		return n - 2
+	}
+	all := make([]int, len(cols))
+	for j := range cols {
+		all[j] = j
+	}
+	blocks := [][]int{all}
+	if width > 0 && span(all) > width {
+		var kept []int
+		for _, j := range all {
+			if slices.Contains(drop, cols[j].kind) {
+				if what := cols[j].kind + " columns"; !slices.Contains(left, what) {
+					left = append(left, what)
+				}
+				continue
+			}
+			kept = append(kept, j)
+		}
+		if span(kept) > width {
+			// Devices in blocks: the label columns, then as many device groups as fit.
+			var labels []int
+			var groups [][]int
+			last := -2
+			for _, j := range kept {
+				switch {
+				case cols[j].dev < 0:
+					labels = append(labels, j)
+				case cols[j].dev != last:
+					groups = append(groups, []int{j})
+				default:
+					groups[len(groups)-1] = append(groups[len(groups)-1], j)
+				}
+				last = cols[j].dev
+			}
+			blocks = nil
+			cur := slices.Clone(labels)
+			n := 0
+			for _, grp := range groups {
+				next := append(slices.Clone(cur), grp...)
+				if n > 0 && span(next) > width {
+					blocks = append(blocks, cur)
+					cur, n = append(slices.Clone(labels), grp...), 1
+					continue
+				}
+				cur, n = next, n+1
+			}
+			blocks = append(blocks, cur)
 		} else {
-			fmt.Fprint(w, "---:|")
+			blocks = [][]int{kept}
 		}
 	}
-	fmt.Fprintln(w)
-	for _, row := range rows {
-		for i := range row {
-			row[i] = mdEscape(row[i])
+	for b, idx := range blocks {
+		if b > 0 {
+			ew.printf("\n")
 		}
-		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+		line := func(cell func(j int) string) {
+			var sb strings.Builder
+			for k, j := range idx {
+				text := cell(j)
+				sb.WriteString(text)
+				if k < len(idx)-1 {
+					sb.WriteString(strings.Repeat(" ", w[j]-utf8.RuneCountInString(text)+2))
+				}
+			}
+			ew.printf("%s\n", strings.TrimRight(sb.String(), " "))
+		}
+		line(func(j int) string { return cols[j].head })
+		for _, row := range rows {
+			line(func(j int) string {
+				if j < len(row) {
+					return row[j]
+				}
+				return ""
+			})
+		}
 	}
-	if lines := r.figureLines(); len(lines) > 0 {
-		fmt.Fprintf(w, "\n*figures* (the ops' own, beside their time):\n\n")
-		for _, l := range lines {
-			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+	return left
+}
+
+// wrapLine writes s after first, broken at spaces into lines of at most TableWidth
+// columns, the later ones after rest (an indent); a word longer than a line stands alone.
+func wrapLine(ew *errWriter, s, first, rest string) {
+	for _, l := range wrapWords(s, TableWidth, first, rest) {
+		ew.printf("%s\n", l)
+	}
+}
+
+// wrapWords breaks s at spaces into lines of at most width runes, the first starting with
+// first, the others with rest. Runs of spaces inside the text are kept as they are.
+func wrapWords(s string, width int, first, rest string) []string {
+	var lines []string
+	cur, n := first, utf8.RuneCountInString(first)
+	empty := true
+	for _, word := range strings.SplitAfter(s, " ") {
+		wl := utf8.RuneCountInString(strings.TrimRight(word, " "))
+		if !empty && n+wl > width && strings.TrimSpace(word) != "" {
+			lines = append(lines, strings.TrimRight(cur, " "))
+			cur, n = rest, utf8.RuneCountInString(rest)
 		}
+		cur += word
+		n += utf8.RuneCountInString(word)
+		empty = empty && strings.TrimSpace(word) == ""
+		if strings.TrimSpace(word) != "" {
+			empty = false
+		}
+	}
+	return append(lines, strings.TrimRight(cur, " "))
+}
+
+// WriteMarkdown writes the same content as WriteTable as Markdown, every column: the
+// metadata as a list, the legends as lists, the side-by-side results, the splits and the
+// collectives as tables.
+func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
+	g, err := r.resultGrid(baseline)
+	if err != nil {
+		return err
+	}
+	ew := &errWriter{w: w}
+	ew.printf("**%s**\n\n", mdEscape(r.titleLine()))
+	for _, lines := range r.deviceLines() {
+		ew.printf("- %s\n", mdEscape(lines[0]))
+		for _, l := range lines[1:] {
+			ew.printf("  - %s\n", mdEscape(l))
+		}
+	}
+	mdGrid := func(g *resultGrid, numFrom int) {
+		ew.printf("\n")
+		for _, l := range g.legend {
+			ew.printf("- %s\n", mdEscape(l))
+		}
+		ew.printf("\n|")
+		for _, c := range g.cols {
+			ew.printf(" %s |", mdEscape(c.head))
+		}
+		ew.printf("\n|")
+		for i := range g.cols {
+			if i < numFrom {
+				ew.printf("---|")
+			} else {
+				ew.printf("---:|")
+			}
+		}
+		ew.printf("\n")
+		for _, row := range g.rows {
+			ew.printf("|")
+			for _, c := range row {
+				ew.printf(" %s |", mdEscape(c))
+			}
+			ew.printf("\n")
+		}
+	}
+	if len(g.rows) > 0 {
+		mdGrid(g, 2)
+		if lines := r.figureLines(); len(lines) > 0 {
+			ew.printf("\n*figures* (the ops' own, beside their time):\n\n")
+			for _, l := range lines {
+				ew.printf("- %s\n", mdEscape(l))
+			}
+		}
+	}
+	if len(r.Splits) > 0 {
+		mdGrid(r.splitGrid(), 3)
+	}
+	if len(r.Collectives) > 0 {
+		mdGrid(r.collectiveGrid(), 1)
 	}
 	if f := r.failures(); len(f) > 0 {
-		fmt.Fprintln(w)
+		ew.printf("\n")
 		for _, l := range f {
-			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+			ew.printf("- %s\n", mdEscape(l))
 		}
 	}
-	return nil
+	return ew.err
 }
 
 // mdEscaper escapes what Markdown would read as markup in a table cell or list item: the

@@ -13,27 +13,14 @@ func (d *DeviceReport) IsVendor() bool { return strings.HasPrefix(d.Device.ID, V
 
 // VendorBaseline returns the vendor's result for the same case and size as res on device
 // dev (an index into r.Devices), or nil: res.Vendor when set, else the result of the
-// pseudo-device VendorPrefix + the device's ID. Only a verified, timed baseline counts.
+// pseudo-device VendorPrefix + the device's ID (or of a pseudo-device of the same device
+// name) for the same variant asked for, else for the same case and size. Only a verified,
+// timed baseline counts.
 func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 	if res == nil || dev < 0 || dev >= len(r.Devices) || r.Devices[dev].IsVendor() {
 		return nil
 	}
-	v := res.Vendor
-	if v == nil {
-		if vd := r.Device(VendorPrefix + r.Devices[dev].Device.ID); vd != nil {
-			k := res.key()
-			for i := range vd.Results {
-				if vd.Results[i].key() == k {
-					v = &vd.Results[i]
-					break
-				}
-			}
-		}
-	}
-	if v == nil || !v.OK() || v.Stats.Median <= 0 {
-		return nil
-	}
-	return v
+	return r.index().vendorBaseline(dev, res)
 }
 
 // hasVendor reports whether device dev has vendor baselines: it is not itself a vendor

@@ -32,6 +32,7 @@ type benchOptions struct {
 	warmup   int
 	seed     uint64
 	baseline string
+	wide     bool
 	quiet    bool
 	// Many devices at once (group.go).
 	split      bool
@@ -131,6 +132,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the table's ratios compare with (default: the first device)")
+	f.BoolVar(&opts.wide, "wide", false, "show every column of the table on one line, however wide (default: fit 120 columns)")
 	opts.add(f, "json", "csv", "markdown", "benchstat")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&opts.split, "split", false, "run each op split across the devices given as one group, beside each device alone")
@@ -232,7 +234,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	}
 	rep.Command = commandLine(cmd)
 	werr := opts.write(cmd, func(w io.Writer) error {
-		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, opts.baseline)
+		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, bench.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})
 	if err := errors.Join(err, werr); err != nil {
 		return err

@@ -21,9 +21,6 @@ func splitRun(cmd *cobra.Command, opts *benchOptions, ops []kernels.Op, sizes []
 	if len(devs) < 2 {
 		return usageError{fmt.Errorf("--split needs two devices or more (--device a,b or --all-devices); %d given", len(devs))}
 	}
-	if opts.benchstat || opts.csv || opts.markdown {
-		return usageError{fmt.Errorf("--split reports as a table or --json")}
-	}
 	if len(opts.fractions) > 0 && len(opts.fractions) != len(devs) {
 		return usageError{fmt.Errorf("--fractions gives %d shares for %d devices", len(opts.fractions), len(devs))}
 	}
@@ -47,9 +44,6 @@ func splitRun(cmd *cobra.Command, opts *benchOptions, ops []kernels.Op, sizes []
 func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) error {
 	if opts.split || opts.portable || len(opts.variants) > 0 || opts.vendor {
 		return usageError{fmt.Errorf("collectives take none of --split, --portable, --variant, --vendor")}
-	}
-	if opts.benchstat || opts.csv || opts.markdown {
-		return usageError{fmt.Errorf("collectives report as a table or --json")}
 	}
 	var sizes []int
 	for _, s := range opts.sizes {
@@ -111,15 +105,12 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 	return writeGroupReport(cmd, opts, rep, err)
 }
 
-// writeGroupReport writes a group report as the output flags ask, then says whether
-// every result verified.
-func writeGroupReport(cmd *cobra.Command, opts *benchOptions, rep *bench.GroupReport, err error) error {
+// writeGroupReport writes the report of a split or collective run as the output flags ask
+// (every format of the suite's report), then says whether every result verified.
+func writeGroupReport(cmd *cobra.Command, opts *benchOptions, rep *bench.Report, err error) error {
 	rep.Command = commandLine(cmd)
 	werr := opts.write(cmd, func(w io.Writer) error {
-		if opts.json {
-			return rep.WriteJSON(w)
-		}
-		return rep.WriteTable(w)
+		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, bench.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})
 	if err := errors.Join(err, werr); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 type reportOptions struct {
 	html     string
 	baseline string
+	wide     bool
 	outputFlags
 	inputFlags
 }
@@ -24,9 +25,21 @@ func newReportCmd() *cobra.Command {
 		Long: `Read a 'prism bench --json' report and print it again in another form: the terminal
 table (default), --markdown (--md), --csv, --benchstat or --json (normalized to the
 current schema), on stdout or with -o FILE into FILE (replaced whole, or left as it was
-on error). Run the benchmark once, then render it as often as needed. Several files are
-merged, their devices side by side: a report of scripts/vendor.py (pseudo-device
-vendor:cuda:0) gives the cases no callable library covers their "vs vendor" baseline.
+on error). Run the benchmark once, then render it as often as needed. Every kind of
+report reads: one device or several, --split and collective runs, scripts/vendor.py's.
+
+The table fits 120 columns: where the devices side by side would be wider, the rate
+columns are left out (the time and the fraction of the roof stay), then the devices are
+shown in blocks one below the other; a line under the table says so. --wide shows every
+column on one line however wide. Each table has a legend of what its cells say.
+
+Several files are merged, their devices side by side; the splits and collectives of a
+--split or collective report join the cases of the same devices from another report of
+the same host. A report of scripts/vendor.py (pseudo-device vendor:cuda:0) puts its
+baselines on the rows of the same case and size, as one time column, and gives each
+device of the same ID or name a "vs vendor" column: vendor time / Prism time for the
+variant of the row. The same device with results in two files, or the same split or
+collective twice, is an error: compare two runs with 'prism compare'.
 
 --html FILE writes one self-contained HTML page instead (- for stdout): the run's
 metadata (date, commit, command, host), the devices with their measured ceilings, the
@@ -63,7 +76,7 @@ from the driver) shows INVALID, with the reason below the table.`,
 				return writeHTML(cmd, rep, opts.html, opts.baseline)
 			}
 			return opts.write(cmd, func(w io.Writer) error {
-				return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, opts.baseline)
+				return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, bench.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 			})
 		},
 	}
@@ -71,6 +84,7 @@ from the driver) shows INVALID, with the reason below the table.`,
 	opts.add(f, "json", "csv", "markdown", "benchstat")
 	f.StringVar(&opts.html, "html", "", "write a self-contained HTML page with the charts to `FILE` (- for stdout)")
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the ratios compare with (default: the first device)")
+	f.BoolVar(&opts.wide, "wide", false, "show every column of the table on one line, however wide (default: fit 120 columns)")
 	opts.addInput(f)
 	return cmd
 }
@@ -87,17 +101,18 @@ func writeHTML(cmd *cobra.Command, rep *bench.Report, path, baseline string) (er
 	return writeFileAtomic(path, buf.Bytes())
 }
 
-// writeReport prints rep in the form the flags choose (the table when none is set).
-func writeReport(w io.Writer, rep *bench.Report, json, csv, markdown, benchstat bool, baseline string) error {
+// writeReport prints rep in the form the flags choose (the table when none is set, as
+// table asks).
+func writeReport(w io.Writer, rep *bench.Report, json, csv, markdown, benchstat bool, table bench.TableOptions) error {
 	switch {
 	case json:
 		return rep.WriteJSON(w)
 	case csv:
 		return rep.WriteCSV(w)
 	case markdown:
-		return rep.WriteMarkdown(w, baseline)
+		return rep.WriteMarkdown(w, table.Baseline)
 	case benchstat:
 		return rep.WriteBenchstat(w)
 	}
-	return rep.WriteTable(w, baseline)
+	return rep.WriteTableOptions(w, table)
 }

@@ -685,8 +685,9 @@ func TestBenchVendor(t *testing.T) {
 }
 
 // TestReportMergesVendorReport: `prism report run.json vendor.json` puts a vendor.py report
-// (pseudo-device vendor:ID) beside the run, with its ratio in the plot's vendor metric; a
-// device in both files is refused.
+// (pseudo-device vendor:ID) on the rows of the run's cases, with its time and the ratio in
+// a "vs vendor" column (and in the plot's vendor metric); a device in both files is
+// refused.
 func TestReportMergesVendorReport(t *testing.T) {
 	dir, a, _ := twoRuns(t)
 	rep := readReport(t, a)
@@ -707,10 +708,24 @@ func TestReportMergesVendorReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"[1] " + id, "[2] " + bench.VendorPrefix + id, "[2] vs [1]"} {
+	for _, want := range []string{"[1] " + id, "[2] " + bench.VendorPrefix + id, "[2] vendor", "[1] vs vendor"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("merged report lacks %q:\n%s", want, out)
 		}
+	}
+	// The same results as baseline: every row of the run has the ratio 1.00x, and no row
+	// of the vendor's stands apart.
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "stream/") {
+			rows++
+			if !strings.HasSuffix(l, "1.00x") {
+				t.Errorf("row without its vendor ratio: %q", l)
+			}
+		}
+	}
+	if rows != len(rep.Devices[0].Results) {
+		t.Errorf("%d rows for %d cases:\n%s", rows, len(rep.Devices[0].Results), out)
 	}
 	if _, err := execPrism(t, "plot", a, v, "--metric", "vendor", "-o", filepath.Join(dir, "vendor.svg")); err != nil {
 		t.Errorf("plot --metric vendor of the merged reports: %v", err)
@@ -786,5 +801,98 @@ func TestReportMergesHosts(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("merged report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestReportEveryKind runs prism report (table, --wide, --markdown, --csv, --benchstat,
+// --json, --html), compare and plot on every kind of report of bench/testdata, alone and
+// merged: a single device, several, a split, collectives, both as written before they were
+// suite reports, a vendor.py report, and merges of them. Each command succeeds and prints
+// what the kind holds; the default table fits 120 columns.
+func TestReportEveryKind(t *testing.T) {
+	td := func(names ...string) []string {
+		for i, n := range names {
+			names[i] = filepath.Join("..", "..", "bench", "testdata", n)
+		}
+		return names
+	}
+	dir := t.TempDir()
+	for _, k := range []struct {
+		name  string
+		files []string
+		want  []string // in the table
+	}{
+		{"single", td("single.json"), []string{"[1] opencl:0:0", "reduce/sum/float32"}},
+		{"multi-device", td("multi.json"), []string{"[2] vs [1]", "skipped"}},
+		{"split", td("split.json"), []string{"[1]+[2]", "speedup", "[2] alone"}},
+		{"collective", td("collective.json"), []string{"collective/all-gather/float64", "busbw GB/s"}},
+		{"old split", td("old-split.json"), []string{"[1] opencl:0:0", "[1]+[2]"}},
+		{"old collective", td("old-collective.json"), []string{"[2] opencl:0:1", "collective/broadcast/float32"}},
+		{"vendor", td("vendor.json"), []string{"[1] vendor", "sort/radix/uint32"}},
+		{"merged", td("multi.json", "vendor.json", "split.json", "collective.json"),
+			[]string{"[1] vs vendor", "[3] vendor", "[1]+[4]", "collective/all-reduce/float32"}},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			out, err := execPrism(t, append([]string{"report"}, k.files...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range k.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("table lacks %q:\n%s", w, out)
+				}
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if n := len([]rune(l)); n > 120 {
+					t.Errorf("a line of %d columns: %q", n, l)
+				}
+			}
+			for _, format := range []string{"--wide", "--markdown", "--csv", "--benchstat", "--json"} {
+				out, err := execPrism(t, append([]string{"report", format}, k.files...)...)
+				if err != nil || len(out) == 0 {
+					t.Errorf("report %s: %v", format, err)
+				}
+				if format != "--json" {
+					continue
+				}
+				var doc any
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					t.Fatal(err)
+				}
+				if errs := loadSchema(t).validate(doc); len(errs) > 0 {
+					t.Errorf("the JSON does not match docs/bench.schema.json:\n%s", strings.Join(errs, "\n"))
+				}
+			}
+			page := filepath.Join(dir, strings.ReplaceAll(k.name, " ", "-")+".html")
+			if _, err := execPrism(t, append([]string{"report", "--html", page}, k.files...)...); err != nil {
+				t.Errorf("report --html: %v", err)
+			} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "</html>") {
+				t.Errorf("the page: %v", err)
+			}
+			metric := "time" // every kind has times; a vendor report alone has no roof
+			chart := filepath.Join(dir, strings.ReplaceAll(k.name, " ", "-")+".svg")
+			if _, err := execPrism(t, append([]string{"plot", "--metric", metric, "-o", chart}, k.files...)...); err != nil {
+				t.Errorf("plot: %v", err)
+			}
+			if len(k.files) == 1 {
+				out, err := execPrism(t, "compare", "--fail-on-regression", k.files[0], k.files[0])
+				if err != nil || strings.Contains(out, "failed") && !strings.Contains(out, "0 failed") {
+					t.Errorf("compare with itself: %v\n%s", err, out)
+				}
+			}
+		})
+	}
+	// A split report and the suite's report of the same devices, merged: one device each.
+	out, err := execPrism(t, append([]string{"report"}, td("split.json", "multi.json")...)...)
+	if err != nil || strings.Count(out, "opencl:0:0  ") != 1 {
+		t.Errorf("split and multi-device: %v\n%s", err, out)
+	}
+	if _, err := execPrism(t, append([]string{"report"}, td("collective.json", "collective.json")...)...); err == nil || !strings.Contains(err.Error(), "is in both") {
+		t.Errorf("the same collectives twice: %v, want an error", err)
+	}
+	// compare: Rusticl's float64, skipped in both, says so.
+	out, err = execPrism(t, append([]string{"compare"}, td("multi.json", "multi.json")...)...)
+	if err != nil || !strings.Contains(out, "skipped (in both)") {
+		t.Errorf("compare: %v\n%s", err, out)
 	}
 }
