@@ -193,7 +193,7 @@ type autoShape struct {
 }
 
 // autoChoice remembers a kernel's last Auto choice, so that repeated launches of one
-// shape choose once.
+// shape choose once; its zero value matches no shape (dims is 0).
 type autoChoice struct {
 	shape autoShape
 	local [3]int
@@ -209,15 +209,20 @@ func (k *Kernel) resolve(r Range) (Range, error) {
 		return r, nil
 	}
 	shape := autoShape{dims: r.Dims, global: r.Global, local: r.Local}
-	if c := k.auto.Load(); c != nil && c.shape == shape {
-		r.Local = c.local
+	k.autoMu.Lock()
+	last := k.auto
+	k.autoMu.Unlock()
+	if last.shape == shape {
+		r.Local = last.local
 		return r, nil
 	}
 	out, err := chooseLocal(r, k.limits())
 	if err != nil {
 		return r, err
 	}
-	k.auto.Store(&autoChoice{shape: shape, local: out.Local})
+	k.autoMu.Lock()
+	k.auto = autoChoice{shape: shape, local: out.Local}
+	k.autoMu.Unlock()
 	return out, nil
 }
 

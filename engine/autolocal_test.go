@@ -10,9 +10,9 @@ import (
 )
 
 // TestResolve checks Kernel.Resolve on the fake device (256 items a work-group, 64 in
-// dimension 2): Auto sizes chosen, given ones kept, invalid ranges and kernels refused, a
-// repeated shape resolved without allocating or calling the driver, and a graph capture
-// launched with the resolved range.
+// dimension 2): Auto sizes chosen, given ones kept, invalid ranges and kernels refused,
+// shapes resolved without allocating or calling the driver, and a graph capture launched
+// with the resolved range.
 func TestResolve(t *testing.T) {
 	dev, q := open(t, "fake:0")
 	prog, err := dev.Build(suitekernels.Source)
@@ -59,6 +59,10 @@ func TestResolve(t *testing.T) {
 	before := fake.DeviceCalls(dev.Driver(), "")
 	if allocs := testing.AllocsPerRun(100, func() { k.Resolve(r) }); allocs != 0 {
 		t.Errorf("Resolve of a shape resolved before allocates %.1f times, want 0", allocs)
+	}
+	r2 := engine.Range2D(1000, 7, engine.Auto, engine.Auto)
+	if allocs := testing.AllocsPerRun(100, func() { k.Resolve(r); k.Resolve(r2) }); allocs != 0 {
+		t.Errorf("Resolve of two shapes in turn allocates %.1f times, want 0", allocs)
 	}
 	if calls := fake.DeviceCalls(dev.Driver(), "") - before; calls != 0 {
 		t.Errorf("Resolve made %d driver calls, want 0", calls)

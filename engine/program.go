@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/prism-compute/prism/engine/driver"
 )
@@ -156,7 +156,8 @@ type Kernel struct {
 	numArgs int // -1 when the backend cannot tell
 	maxWG   int
 	attrs   KernelAttributes
-	auto    atomic.Pointer[autoChoice] // the last Auto choice (autolocal.go)
+	autoMu  sync.Mutex
+	auto    autoChoice // the last Auto choice (autolocal.go), guarded by autoMu
 }
 
 // Name returns the kernel's function name.
