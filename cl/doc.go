@@ -40,6 +40,37 @@
 // memory and preferred work-group multiple. OpenCL reports neither a kernel's registers
 // nor a compute unit's limits, so occupancy (engine.Kernel.Occupancy) is ErrUnsupported.
 //
+// # The drivers' environment
+//
+// OpenCL drivers read their settings from the environment when they load. Before the ICD
+// loader is first asked for platforms (the first Devices or Open, never at import), the
+// backend sets these, each only where the process has not set it (set to anything, even
+// the empty string, the user's value stays):
+//
+//	POCL_WORK_GROUP_SPECIALIZATION=0  PoCL compiles a program once instead of once per
+//	                                  work-group size (0.65-0.85 s each on a CPU)
+//	POCL_CACHE_DIR=DIR/pocl           PoCL's compiled programs in Prism's cache: DIR is
+//	                                  $PRISM_CACHE_DIR, else the user's cache directory's
+//	                                  prism (~/.cache/prism), as the CUDA backend's cache
+//	RUSTICL_ENABLE=llvmpipe           Mesa's Rusticl lists the CPU (llvmpipe); without the
+//	                                  variable it lists no device at all
+//
+// PRISM_OPENCL_DEFAULTS=0 (EnvNoDefaults) leaves every variable as the process has it.
+// PRISM_TRACE=1 says which were set. A platform that lists no device is named in the trace
+// with a hint where one is known (Mesa's Rusticl without a driver enabled, Mesa's Clover,
+// which has no CPU device), and in the error when no platform lists a device.
+//
+// Some drivers' compilers write to the process's standard error themselves, not through
+// the build log: PoCL's clang prints "N warnings generated." and Mesa prints "MESA:
+// warning: Treating load_kernel_arg in control flow as uniform, results may be incorrect"
+// while they compile (seen here from clFFT's kernels, once per program, only when the
+// driver's cache misses). Neither is an error: every result Prism reports on such a device
+// was verified against its float64 reference. The backend does not redirect file
+// descriptor 2 around builds: that descriptor is the whole process's, so other goroutines'
+// output, and a crash message (a driver's failed assertion, a Go fatal error) written
+// while it pointed elsewhere, could be delayed or lost. The build log of a program that
+// compiled with warnings goes to the trace.
+//
 // # Tracing
 //
 // PRISM_TRACE=1 reports on stderr the OpenCL library loaded, each platform and device

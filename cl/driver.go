@@ -39,9 +39,10 @@ type probed struct {
 }
 
 // Devices lists the devices of every OpenCL platform, with IDs "P:D" (platform index,
-// device index in clGetPlatformIDs and clGetDeviceIDs order). The first call probes the
-// ICD loader; a successful probe is kept, a failed one is tried again on the next call. No
-// platform, or platforms without a device, give an error wrapping engine.ErrUnavailable.
+// device index in clGetPlatformIDs and clGetDeviceIDs order). The first call sets the
+// drivers' variables the user has not set (see the package doc) and probes the ICD loader;
+// a successful probe is kept, a failed one is tried again on the next call. No platform,
+// or platforms without a device, give an error wrapping engine.ErrUnavailable.
 func (d *Driver) Devices(ctx context.Context) ([]driver.DeviceInfo, error) {
 	devs, err := d.probe(ctx)
 	if err != nil {
@@ -85,6 +86,7 @@ func (d *Driver) probe(ctx context.Context) ([]probed, error) {
 	if d.probed {
 		return d.devs, nil
 	}
+	applyEnvDefaults()
 	devs, err := probeAll()
 	if err != nil {
 		tracef("unavailable: %s", strings.TrimPrefix(err.Error(), prefix))
@@ -124,8 +126,12 @@ func probeAll() ([]probed, error) {
 		list, err := deviceIDs(plat)
 		switch {
 		case errors.Is(err, DeviceNotFound) || err == nil && len(list) == 0:
-			problems = append(problems, fmt.Sprintf("%s: no device", pname))
-			tracef("platform %d: %q (%s): no device", pi, pname, version)
+			none := "no device"
+			if hint := noDeviceHint(pname); hint != "" {
+				none += " (" + hint + ")"
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s", pname, none))
+			tracef("platform %d: %q (%s): %s", pi, pname, version, none)
 			continue
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", pname, err))

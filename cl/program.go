@@ -38,6 +38,8 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		if st = buildProgram(rawProgram(p), rawDevice(d.dev), opts); st != Success {
 			log, logErr = buildLog(rawProgram(p), rawDevice(d.dev))
 			p.Release()
+		} else if tracing() {
+			log, _ = buildLog(rawProgram(p), rawDevice(d.dev)) // warnings, for the trace
 		}
 		return nil
 	})
@@ -62,6 +64,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		return nil, err
 	}
 	tracef("built %d bytes of OpenCL C with options %q in %v", len(source), opts, time.Since(start).Round(time.Microsecond))
+	traceBuildLog(log)
 	return &program{p: p, dev: d.dev, th: d.c.thread}, nil
 }
 

@@ -19,6 +19,20 @@ func tracef(format string, args ...any) {
 	}
 }
 
+// tracing reports whether PRISM_TRACE asks for trace output.
+func tracing() bool { return engine.Tracing() }
+
+// traceBuildLog puts the build log of a program that compiled (its warnings) in the trace,
+// each line indented under a heading; an empty log prints nothing. A build that fails
+// returns its log in the error instead.
+func traceBuildLog(log string) {
+	log = strings.TrimSpace(log)
+	if log == "" || !tracing() {
+		return
+	}
+	tracef("build log of the program (it compiled):\n    %s", strings.ReplaceAll(log, "\n", "\n    "))
+}
+
 // loadedLibrary returns the path of the shared library whose file name starts with name
 // ("libOpenCL.so") as this process mapped it (/proc/self/maps), or name itself where that
 // cannot be read.
