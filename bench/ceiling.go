@@ -34,7 +34,7 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 	}
 	largest := 0
 	for _, op := range cfg.Ops {
-		for _, s := range cfg.sizes(op) {
+		for _, s := range cfg.sizes(op, q.Device().Info().Kind) {
 			largest = max(largest, s)
 		}
 	}

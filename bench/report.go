@@ -74,6 +74,9 @@ type DeviceReport struct {
 	// timestamps) or TimingHost (host time around each run, launch overheads included,
 	// where the device reports no usable timestamps).
 	Timing string `json:"timing,omitempty"`
+	// Budget is the time bound the device's cases were fitted to (their sizes and runs),
+	// where the sizes were not given: --quick, or a CPU's defaults (see Budget).
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // Ceilings are a device's measured limits, from the same run as its results.
@@ -149,6 +152,9 @@ type Result struct {
 	Type   string `json:"type"`
 	Size   int    `json:"size"`  // the size asked for (elements of the main operand)
 	Shape  string `json:"shape"` // the shape set up, e.g. "M=N=K=1024"
+	// SizeNote says why the case ran at another size than its op's starting size: the
+	// device's budget reduced it (DeviceReport.Budget).
+	SizeNote string `json:"size_note,omitempty"`
 	// Variant is the implementation that ran ("portable", "cuda-shfl", "cuBLAS"); Requested
 	// the variant the run asked for (--variant), empty when the op picked its own.
 	// VendorLibrary marks a vendor library's routine, a baseline rather than Prism's kernel.

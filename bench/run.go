@@ -48,24 +48,25 @@ type Config struct {
 	// end. nil: no telemetry.
 	Telemetry         func() (Sampler, error)
 	TelemetryInterval time.Duration
+
+	// budget and shrinkable are RunCase's within a fitted run (fitCase).
+	budget     Budget
+	shrinkable bool
 }
 
-// sizes returns the sizes op runs at.
-func (cfg Config) sizes(op kernels.Op) []int {
-	switch {
-	case len(cfg.Sizes) > 0:
+// sizes returns the sizes op runs at on a device of kind (before a budget fits them).
+func (cfg Config) sizes(op kernels.Op, kind engine.Kind) []int {
+	if len(cfg.Sizes) > 0 {
 		return cfg.Sizes
-	case cfg.Quick:
-		return []int{op.QuickSize}
 	}
-	return []int{op.DefaultSize}
+	return []int{StartSize(op, kind, cfg.Quick)}
 }
 
 // cases counts the op-size pairs of one device.
 func (cfg Config) cases() int {
 	n := 0
 	for _, op := range cfg.Ops {
-		n += len(cfg.sizes(op)) * len(cfg.VariantsFor(op))
+		n += max(1, len(cfg.Sizes)) * len(cfg.VariantsFor(op))
 	}
 	return n
 }
@@ -113,14 +114,38 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 	tel := newTelemetrySource(cfg.Telemetry)
 	defer tel.close()
 	cfg.Progress.begin(len(devs) * (stepsBeforeCases + cfg.cases()))
-	defer cfg.Progress.end()
+	defer cfg.Progress.finish(rep)
 	var step string
+	runs := make([]*deviceRun, 0, len(devs))
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+	}()
+	fitting := false
+	for _, dev := range devs {
+		fitting = fitting || cfg.BudgetFor(dev.Info().Kind).On()
+	}
+	// Each device's ceilings, then its cases, one device after the other. Where a budget
+	// fits the cases to the devices, every device's ceilings come first, then each case on
+	// every device in turn (runFitted).
 	for _, dev := range devs {
 		if ctx.Err() != nil {
 			break
 		}
-		rep.Devices = append(rep.Devices, runDevice(ctx, cfg, dev, tel, &step))
+		r := startDevice(ctx, cfg, dev, tel, &step)
+		runs = append(runs, r)
+		if !fitting {
+			r.runCases(ctx, cfg, &step)
+		}
 	}
+	if fitting {
+		runFitted(ctx, cfg, runs, &step)
+	}
+	for _, r := range runs {
+		rep.Devices = append(rep.Devices, r.close())
+	}
+	runs = nil
 	if err := ctx.Err(); err != nil {
 		rep.Interrupted, rep.InterruptedAt = true, step
 		return rep, err
@@ -132,24 +157,32 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 // ceiling, fp32 peak, fp64 peak.
 const stepsBeforeCases = 4
 
-// runDevice measures one device; *step names what runs at each moment, for the report of
-// an interrupted run.
-func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemetrySource, step *string) (dr DeviceReport) {
-	dr = DeviceReport{Device: dev.Info(), Backend: dev.Backend(), Results: []Result{}}
+// deviceRun is one device's part of a Run: its queue, its telemetry and its report.
+type deviceRun struct {
+	dev     *engine.Device
+	q       *engine.Queue
+	dr      DeviceReport
+	stopTel func() Telemetry
+	closed  bool
+}
+
+// startDevice opens a queue on dev and measures its fixed overheads and ceilings; *step
+// names what runs at each moment, for the report of an interrupted run. A measurement that
+// fails is reported missing (its Absent field says why) and the cases still run: one
+// failure never drops a device.
+func startDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemetrySource, step *string) *deviceRun {
+	r := &deviceRun{dev: dev, dr: DeviceReport{Device: dev.Info(), Backend: dev.Backend(), Results: []Result{}}}
+	dr := &r.dr
 	id := dev.ID()
-	stopTel := tel.start(ctx, dr.Device, cfg.TelemetryInterval)
-	defer func() { dr.Telemetry = stopTel() }()
+	r.stopTel = tel.start(ctx, dr.Device, cfg.TelemetryInterval)
 	q, err := dev.NewQueue()
 	if err != nil {
 		dr.Err = err.Error()
-		return dr
+		return r
 	}
-	defer q.Close()
+	r.q = q
 	// Overheads first: the first build of the stream family in this process must be the
 	// first one the backend sees (the copy ceiling builds it too).
-	// A measurement that fails is reported missing (its Absent field says why) and the cases
-	// still run: one failure never drops a device.
-	defer func() { dr.Timing = timingOf(dev) }()
 	at(step, id, "build time and launch latency", cfg)
 	if dr.Overheads, err = measureOverheads(ctx, q); err != nil {
 		dr.Overheads = Overheads{Absent: err.Error()}
@@ -176,32 +209,117 @@ func runDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telemet
 		dr.Ceilings.FP64GFLOPs = pk.GFLOPs
 		dr.Ceilings.noteInvalid("fp64 peak", &pk.How)
 	}
-	if ctx.Err() != nil {
-		return dr
-	}
+	return r
+}
+
+// runCases runs every case on the device, each verified against its reference before it
+// is timed.
+func (r *deviceRun) runCases(ctx context.Context, cfg Config, step *string) {
+	kind := r.dev.Info().Kind
 	for _, op := range cfg.Ops {
-		for _, size := range cfg.sizes(op) {
+		for _, size := range cfg.sizes(op, kind) {
 			for _, variant := range cfg.VariantsFor(op) {
-				name := op.Name + " " + FormatSize(size)
-				if variant != "" {
-					name += " " + variant
+				if r.q == nil || ctx.Err() != nil {
+					return
 				}
-				at(step, id, name, cfg)
-				res := RunCase(ctx, cfg, q, op, size, variant)
-				if res.OK() {
-					res.roofline(dr.Ceilings, dr.Device.CacheBytes)
-				}
-				if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" && ctx.Err() == nil {
-					res.Vendor, res.NoVendor = runVendor(ctx, cfg, q, op, size, dr.Ceilings, dr.Device.CacheBytes)
-				}
+				res := r.runCase(ctx, cfg, step, op, size, variant, nil)
 				if ctx.Err() != nil {
-					return dr // the case that was running is named by the report's interrupted_at
+					return // the case that was running is named by the report's interrupted_at
 				}
-				dr.Results = append(dr.Results, res)
+				r.dr.Results = append(r.dr.Results, res)
 			}
 		}
 	}
-	return dr
+}
+
+// runFitted runs every case on every device, case after case, each fitted to its device's
+// budget: a case whose size a device had to reduce runs again at that size on the devices
+// that ran it larger, so that the devices' figures of a case stay comparable, side by side.
+func runFitted(ctx context.Context, cfg Config, runs []*deviceRun, step *string) {
+	fit := newFitted()
+	for _, r := range runs {
+		if b := cfg.BudgetFor(r.dev.Info().Kind); b.On() && r.q != nil {
+			r.dr.Budget = &b
+		}
+	}
+	for _, op := range cfg.Ops {
+		for _, variant := range cfg.VariantsFor(op) {
+			results := make([]*Result, len(runs))
+			for i, r := range runs {
+				if r.q == nil || ctx.Err() != nil {
+					continue
+				}
+				size := cfg.sizes(op, r.dev.Info().Kind)[0]
+				res := r.runCase(ctx, cfg, step, op, size, variant, fit)
+				if ctx.Err() != nil {
+					return
+				}
+				results[i] = &res
+			}
+			m := fit.smallest(op)
+			for i, r := range runs {
+				res := results[i]
+				if res == nil {
+					continue
+				}
+				if res.OK() && res.Size > m && r.dr.Budget != nil {
+					size := cfg.sizes(op, r.dev.Info().Kind)[0]
+					again := r.runCase(ctx, cfg, nil, op, size, variant, fit)
+					if ctx.Err() != nil {
+						return
+					}
+					res = &again
+				}
+				r.dr.Results = append(r.dr.Results, *res)
+			}
+		}
+	}
+}
+
+// runCase runs one case on the device (fitted to its budget through fit, when not nil),
+// with its roofline and, with cfg.Vendor, the vendor library's routine at the same size.
+// step, when not nil, announces it.
+func (r *deviceRun) runCase(ctx context.Context, cfg Config, step *string, op kernels.Op, size int, variant string, fit *fitted) Result {
+	dr := &r.dr
+	if step != nil {
+		name := op.Name + " " + FormatSize(size)
+		if variant != "" {
+			name += " " + variant
+		}
+		at(step, r.dev.ID(), name, cfg)
+	}
+	var res Result
+	budget := Budget{}
+	if fit != nil && dr.Budget != nil {
+		budget = *dr.Budget
+		res = fitCase(ctx, cfg, r.q, op, size, variant, budget, fit)
+	} else {
+		res = RunCase(ctx, cfg, r.q, op, size, variant)
+	}
+	if res.OK() {
+		res.roofline(dr.Ceilings, dr.Device.CacheBytes)
+	}
+	if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" && ctx.Err() == nil {
+		// The vendor's routine at the size the case ran at, within the same budget.
+		vcfg := cfg
+		vcfg.Warmup, vcfg.Count = budget.counts(cfg, res.Stats.Median)
+		res.Vendor, res.NoVendor = runVendor(ctx, vcfg, r.q, op, res.Size, dr.Ceilings, dr.Device.CacheBytes)
+	}
+	return res
+}
+
+// close releases the device's queue, stops its telemetry and returns its report; later
+// calls return the same report.
+func (r *deviceRun) close() DeviceReport {
+	if !r.closed {
+		r.closed = true
+		if r.q != nil {
+			r.dr.Timing = timingOf(r.dev)
+			r.q.Close()
+		}
+		r.dr.Telemetry = r.stopTel()
+	}
+	return r.dr
 }
 
 // at records the step that starts (the device's ID and what it measures) for the report
@@ -272,6 +390,15 @@ func runVendor(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, 
 // the reference, then times cfg.Count runs after cfg.Warmup (cfg's Ops, Sizes, Variants and
 // Progress are not used). A failure is recorded in the Result, not returned.
 func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, variant string) Result {
+	res, _ := runCase(ctx, cfg, q, op, size, variant)
+	return res
+}
+
+// runCase is RunCase within cfg.budget: after the verification it times one run, and when
+// that run takes longer than the budget allows and cfg.shrinkable, it stops there and
+// returns the run's time (the caller sets the case up again smaller); otherwise the
+// budget sets the warm-up and timed runs, and the time returned is 0.
+func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, variant string) (Result, time.Duration) {
 	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Requested: variant}
 	p := kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable, Variant: variant, Tunables: cfg.Tunables}
 	v, err := op.Pick(q.Device(), p)
@@ -282,26 +409,26 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		} else {
 			res.Err = "setup: " + err.Error()
 		}
-		return res
+		return res, 0
 	}
 	res.Variant, res.VendorLibrary = v.Name, v.Vendor
 	p.Variant = v.Name
 	if err := checkFootprint(q.Device(), op, size); err != nil {
 		res.Err = err.Error()
-		return res
+		return res, 0
 	}
 	if err := ctx.Err(); err != nil {
 		res.Err = err.Error()
-		return res
+		return res, 0
 	}
 	in, err := v.Setup(q, p)
 	if errors.Is(err, engine.ErrUnsupported) {
 		res.Skipped = err.Error()
-		return res
+		return res, 0
 	}
 	if err != nil {
 		res.Err = "setup: " + err.Error()
-		return res
+		return res, 0
 	}
 	defer in.Close()
 	res.Shape = in.Shape()
@@ -313,21 +440,34 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	}
 	if err := in.Run(q); err != nil {
 		res.Err = err.Error()
-		return res
+		return res, 0
 	}
 	if err := ctx.Err(); err != nil {
 		res.Err = err.Error()
-		return res
+		return res, 0
 	}
 	if err := in.Verify(q); err != nil {
 		res.Err, res.Mismatch = err.Error(), errors.Is(err, kernels.ErrVerify)
-		return res
+		return res, 0
 	}
 	res.Verified = true
+	var one time.Duration
+	if cfg.budget.On() {
+		// One run to learn the case's pace on this device (it also warms it up).
+		if one, err = q.Timed(ctx, func() error { return in.Run(q) }); err != nil {
+			res.Err = err.Error()
+			return res, 0
+		}
+		if one > cfg.budget.MaxRun && cfg.shrinkable {
+			res.Size = size
+			return res, one
+		}
+	}
+	cfg.Warmup, cfg.Count = cfg.budget.counts(cfg, one)
 	samples, err := timeRuns(ctx, cfg, q, in.Run)
 	if err != nil {
 		res.Err = err.Error()
-		return res
+		return res, 0
 	}
 	// The launches of the last timed run. Occupancy is a note on the case, not part of
 	// its measurement: a backend that fails to report it leaves it out.
@@ -343,7 +483,7 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	if fr, ok := in.(kernels.FigureReporter); ok && res.OK() {
 		res.Figures = finiteFigures(fr.Figures(res.Stats.Median))
 	}
-	return res
+	return res, 0
 }
 
 // timeRuns runs f Warmup times untimed, then Count times, each timed by device events.

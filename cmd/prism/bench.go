@@ -46,9 +46,20 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmark the kernel suite on devices side by side, verified, against measured ceilings",
-		Long: `Run the operations of the suite (all, or those --ops selects) at each op's default
-size, its quick size (--quick) or every size of --sizes, on one device (--device, else
-PRISM_DEVICE, else the best by policy), several (--device a,b) or all (--all-devices).
+		Long: `Run the operations of the suite (all, or those --ops selects) on one device (--device,
+else PRISM_DEVICE, else the best by policy), several (--device a,b) or all (--all-devices),
+at every size of --sizes, exactly as given, or at a size chosen for each device:
+
+  GPU, accelerator   each op's default size, --count runs after --warmup
+  CPU                each op's quick size (the default sizes are GPU problems), quartered
+                     (at most three times) while one run takes longer than 250 ms, and
+                     fewer timed runs (never under 3) where --count would take over 2 s
+  --quick            every device as a CPU within 25 ms a run and 150 ms a case: the whole
+                     suite in seconds ('make run')
+
+A case whose size was reduced says so in the report (size_note in JSON). Where sizes are
+chosen, each case runs on every device in turn, and a size one device had to reduce is the
+others' too, so that the devices stay side by side on one row.
 
 Every case is first checked against a float64 reference on random inputs; only verified
 cases are timed. Times come from device events: median, min and max over --count runs
@@ -81,7 +92,9 @@ pseudo-device "vendor:ID" that 'prism report a.json vendor.json' puts beside the
 Output: a table on stdout, or --json (schema: docs/bench.schema.json, fields: docs/BENCH.md),
 --csv, --markdown (--md), or --benchstat (Go benchmark format: benchstat old.txt new.txt);
 -o FILE (--out) writes it to FILE instead: replaced whole, or left as it was on error.
-Progress goes to stderr: a bar on a terminal, lines otherwise, nothing with -q.
+Progress goes to stderr (a bar on a terminal, lines otherwise; the time spent and an estimate
+of the time left), and one summary line at the end: cases verified, skipped (the reasons
+counted) and failed, before the exit status; nothing with -q.
 
 Many devices at once: --split runs each op that splits (GEMM by row blocks, batched
 GEMM and FFT by batch, reductions, sort, Monte Carlo, element-wise maps) across every
@@ -121,10 +134,10 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.BoolVar(&opts.all, "all-devices", false, "benchmark every device found")
 	f.StringSliceVar(&opts.ops, "ops", nil, "operations to run: families, prefixes, names or globs, comma-separated (default: all)")
 	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated: float32, float64, tf32, float32x3tf32, float16, bfloat16, float8e4m3, ... (default: all)")
-	f.StringSliceVar(&opts.sizes, "sizes", nil, "sizes to run each op at, with K/M/G suffixes (default: each op's default size)")
+	f.StringSliceVar(&opts.sizes, "sizes", nil, "sizes to run each op at, with K/M/G suffixes (default: chosen per device, see above)")
 	f.IntVar(&opts.size, "size", 0, "one size for every op")
 	_ = f.MarkDeprecated("size", "use --sizes")
-	f.BoolVar(&opts.quick, "quick", false, "each op's quick size, smaller ceiling runs, --count 5 --warmup 1 unless given")
+	f.BoolVar(&opts.quick, "quick", false, "each op's quick size fitted to 25 ms a run, smaller ceiling runs, --count 5 --warmup 1 unless given")
 	f.BoolVar(&opts.portable, "portable", false, "portable OpenCL C kernels on every backend (no vendor-specific variants)")
 	f.BoolVar(&opts.vendor, "vendor", false, "also run each case through the device's vendor library (cuBLAS, cuFFT, CLBlast, clFFT) and report vendor time / Prism time")
 	f.StringSliceVar(&opts.variants, "variant", nil, "run each case once per variant named, comma-separated, or all (default: the first that fits each device; see prism kernels --device)")

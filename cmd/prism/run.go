@@ -43,8 +43,10 @@ of their own) are timed by the host clock, and the line says so.
 OP is a name from 'prism kernels' (gemm/nn/float32), or a family, a prefix or a glob that
 selects several, each run in turn. --size counts elements of the operation's main operand
 ('prism kernels' says how it becomes a shape; K, M, G suffixes are powers of 1024). Without
---size, an operation runs at its default size on a GPU or accelerator and at its quick size
-on a CPU.
+--size, an operation runs at the size 'prism bench' chooses for the device: its default size
+on a GPU or accelerator; on a CPU its quick size, quartered (up to three times) while one run
+takes longer than 250 ms there, with fewer timed runs (never under 3) when --count runs would
+take more than 2 s. The output says when the size was reduced.
 
 An operation may have several implementations (variants: 'prism kernels --device ID' lists
 them and marks the one that runs there): the portable OpenCL C kernel, which every device
@@ -133,15 +135,14 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	var buf bytes.Buffer
 	out := opts.writer(cmd, &buf)
 	for _, op := range ops {
-		n := size
-		if n == 0 {
-			n = op.DefaultSize
-			if dev.Info().Kind == engine.KindCPU {
-				n = op.QuickSize
-			}
-		}
 		for _, variant := range cfg.VariantsFor(op) {
-			res := runResult{Device: dev.ID(), Name: dev.Info().Name, Result: bench.RunCase(ctx, cfg, q, op, n, variant), DeviceTiming: bench.TimingEvents}
+			var r bench.Result
+			if size != 0 {
+				r = bench.RunCase(ctx, cfg, q, op, size, variant)
+			} else {
+				r = bench.RunFitted(ctx, cfg, q, op, variant) // the size prism bench chooses on the device
+			}
+			res := runResult{Device: dev.ID(), Name: dev.Info().Name, Result: r, DeviceTiming: bench.TimingEvents}
 			if !dev.EventTiming() {
 				res.DeviceTiming = bench.TimingHost
 			}

@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/suite"
+)
+
+func TestBudgetCounts(t *testing.T) {
+	cfg := Config{Count: 10, Warmup: 2}
+	for _, c := range []struct {
+		b             Budget
+		one           time.Duration
+		warmup, count int
+	}{
+		{Budget{}, time.Second, 2, 10},                      // no budget: the config's
+		{QuickBudget, 0, 2, 10},                             // unknown pace
+		{QuickBudget, time.Millisecond, 1, 10},              // fast: all 10 fit in 150 ms; the pace run was a warm-up
+		{QuickBudget, 20 * time.Millisecond, 0, 7},          // 150/20: 7 runs, no warm-up after a long run
+		{QuickBudget, 100 * time.Millisecond, 0, 3},         // never fewer than 3
+		{CPUBudget, 300 * time.Millisecond, 0, 6},           // 2 s / 300 ms
+		{Budget{MaxRun: 1, CaseTime: 1}, time.Second, 0, 3}, // the floor again
+		{Budget{MaxRun: 1, CaseTime: time.Hour}, 1, 1, 10},  // a budget never raises the count
+	} {
+		w, n := c.b.counts(cfg, c.one)
+		if w != c.warmup || n != c.count {
+			t.Errorf("%+v with a run of %v: warm-up %d, count %d; want %d, %d", c.b, c.one, w, n, c.warmup, c.count)
+		}
+	}
+	if _, n := QuickBudget.counts(Config{Count: 2, Warmup: 0}, time.Second); n != 2 {
+		t.Errorf("--count 2 became %d: the floor of 3 must not exceed the count asked for", n)
+	}
+}
+
+func TestBudgetQuarters(t *testing.T) {
+	b := Budget{MaxRun: 25 * time.Millisecond}
+	for _, c := range []struct {
+		d    time.Duration
+		want int
+	}{{26 * time.Millisecond, 1}, {100 * time.Millisecond, 1}, {101 * time.Millisecond, 2}, {400 * time.Millisecond, 2}, {time.Second, 3}} {
+		if got := b.quarters(c.d); got != c.want {
+			t.Errorf("a run of %v over %v: %d quarterings, want %d", c.d, b.MaxRun, got, c.want)
+		}
+	}
+}
+
+func TestStartSizeAndBudgetFor(t *testing.T) {
+	op := kernels.Op{Name: "x/y/float32", DefaultSize: 1 << 24, QuickSize: 1 << 20}
+	for _, c := range []struct {
+		kind  engine.Kind
+		quick bool
+		want  int
+	}{{engine.KindGPU, false, 1 << 24}, {engine.KindGPU, true, 1 << 20}, {engine.KindCPU, false, 1 << 20}, {engine.KindCPU, true, 1 << 20}} {
+		if got := StartSize(op, c.kind, c.quick); got != c.want {
+			t.Errorf("StartSize(%v, quick %v) = %d, want %d", c.kind, c.quick, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		cfg  Config
+		kind engine.Kind
+		want Budget
+	}{
+		{Config{}, engine.KindGPU, Budget{}},
+		{Config{}, engine.KindCPU, CPUBudget},
+		{Config{Quick: true}, engine.KindGPU, QuickBudget},
+		{Config{Quick: true, Sizes: []int{64}}, engine.KindCPU, Budget{}}, // sizes given: run as given
+		{Config{Sizes: []int{64}}, engine.KindCPU, Budget{}},
+	} {
+		if got := c.cfg.BudgetFor(c.kind); got != c.want {
+			t.Errorf("BudgetFor(%v) with quick %v, sizes %v = %+v, want %+v", c.kind, c.cfg.Quick, c.cfg.Sizes, got, c.want)
+		}
+	}
+}
+
+func TestFittedStart(t *testing.T) {
+	f := newFitted()
+	a := kernels.Op{Name: "gemm/nn/float32", Family: "gemm"}
+	b := kernels.Op{Name: "gemm/nt/float32", Family: "gemm"}
+	if s, why := f.start("d0", a, 1<<16); s != 1<<16 || why != "" {
+		t.Errorf("first start %d (%q), want the size itself", s, why)
+	}
+	f.record("d0", a, 1<<12, 2) // quartered twice on d0
+	if s, why := f.start("d0", b, 1<<16); s != 1<<12 || !strings.Contains(why, "family") {
+		t.Errorf("the family's next op starts at %d (%q), want 4K for the family", s, why)
+	}
+	if s, why := f.start("d1", b, 1<<16); s != 1<<16 || why != "" {
+		t.Errorf("another device starts %s at %d (%q): the family's quarterings are per device", b.Name, s, why)
+	}
+	if s, why := f.start("d1", a, 1<<16); s != 1<<12 || !strings.Contains(why, "slowest device") {
+		t.Errorf("another device starts %s at %d (%q), want the smallest size chosen", a.Name, s, why)
+	}
+	f.record("d1", a, 1<<14, 1) // a larger size does not replace the smallest
+	if f.smallest(a) != 1<<12 {
+		t.Errorf("smallest %d, want 4K", f.smallest(a))
+	}
+}
+
+// TestRunFitsCases runs quick cases with no sizes given under a budget no run can meet:
+// every case is quartered as far as it goes (1/64 of its quick size), still verified and
+// timed at least minCount times, with a note that says so, at the same size on every
+// device (PoCL and Rusticl here), and the summary counts them.
+func TestRunFitsCases(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	ctx := context.Background()
+	var devs []*engine.Device
+	for _, id := range ids[:min(2, len(ids))] {
+		dev, err := engine.Open(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dev.Close()
+		devs = append(devs, dev)
+	}
+	saved := QuickBudget
+	QuickBudget = Budget{MaxRun: time.Nanosecond, CaseTime: time.Nanosecond}
+	defer func() { QuickBudget = saved }()
+	ops, err := suite.Match("stream/triad/float32", "reduce/sum/float32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	rep, err := Run(ctx, Config{Ops: ops, Quick: true, Count: 5, Warmup: 1, Seed: 3, Progress: NewProgress(&progress, false)}, devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range rep.Devices {
+		if d.Budget == nil || *d.Budget != QuickBudget {
+			t.Errorf("%s: budget %+v recorded, want %+v", d.Device.ID, d.Budget, QuickBudget)
+		}
+		if len(d.Results) != len(ops) {
+			t.Fatalf("%s: %d results for %d ops", d.Device.ID, len(d.Results), len(ops))
+		}
+		for i, r := range d.Results {
+			want := ops[i].QuickSize >> (2 * maxShrink)
+			if !r.OK() || r.Size != want || r.Stats.Runs != minCount || r.SizeNote == "" || !strings.Contains(r.SizeNote, FormatSize(ops[i].QuickSize)) {
+				t.Errorf("%s %s: ok %v, size %d (want %d), %d runs (want %d), note %q", d.Device.ID, r.Case, r.OK(), r.Size, want, r.Stats.Runs, minCount, r.SizeNote)
+			}
+		}
+	}
+	out := progress.String()
+	want := rep.Summary().String()
+	if !strings.Contains(out, "bench: "+want+" in ") || !strings.Contains(want, "verified") {
+		t.Errorf("progress does not end with the summary %q:\n%s", want, out)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	rep := &Report{Devices: []DeviceReport{{
+		Device: engine.DeviceInfo{ID: "opencl:1:0"},
+		Results: []Result{
+			{Case: "a", Verified: true, Stats: Stats{Runs: 3}},
+			{Case: "b", Skipped: "kernels: opencl:1:0 has no fp64: unsupported"},
+			{Case: "c", Skipped: "kernels: no variant of fused/axpy-exp/float64 runs on opencl:1:0 (portable needs fp64): unsupported"},
+			{Case: "d", Skipped: "kernels: opencl:1:0 runs no CUDA C++: unsupported"},
+			{Case: "e", Err: "kernels: gemm: differs", Mismatch: true},
+			{Case: "f", Err: "setup: out of memory"},
+		},
+	}, {Device: engine.DeviceInfo{ID: "cuda:0"}, Err: "no context"}}}
+	s := rep.Summary()
+	if s.Cases != 6 || s.Verified != 1 || s.Failed != 3 || s.Mismatched != 1 || s.Skipped["no fp64"] != 2 || s.Skipped["the device runs no CUDA C++"] != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	want := "6 cases: 1 verified, 3 skipped (no fp64: 2, the device runs no CUDA C++: 1), 3 failed (1 differ from the reference)"
+	if got := s.String(); got != want {
+		t.Errorf("summary line\n %q, want\n %q", got, want)
+	}
+}
+
+func TestProgressClock(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(0, 0)
+	p := NewProgress(&buf, false)
+	p.now = func() time.Time { return now }
+	p.begin(10)
+	for i := range 5 {
+		now = now.Add(10 * time.Second)
+		p.step("dev", "case"+string(rune('a'+i)))
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	// At the fifth step, 50 s have passed over 4 finished steps: 12.5 s a step, 6 to go.
+	if got, want := lines[4], "dev: [5/10 0:50, ~1:15 left] casee"; got != want {
+		t.Errorf("progress line %q, want %q", got, want)
+	}
+	if got, want := lines[0], "dev: [1/10 0:10] casea"; got != want {
+		t.Errorf("first line %q, want %q (no estimate before 3 steps finished)", got, want)
+	}
+}
