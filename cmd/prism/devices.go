@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/platform"
 	"github.com/prism-compute/prism/platform/telemetry"
 	"github.com/spf13/cobra"
@@ -25,7 +26,8 @@ func newDevicesCmd() *cobra.Command {
 		Short: "List the compute devices of every backend",
 		Long: `List every device that a backend (OpenCL, CUDA) finds, with the ID to pass to
 --device or PRISM_DEVICE. A card seen through two APIs is marked in the "same card"
-column. Backends that found nothing are listed with the reason.
+column. A backend that found nothing is named on stderr; --verbose (or PRISM_TRACE=1)
+says why.
 
 With --json, print {"devices": [...], "backends": [...]} with every fact the backend
 reports: vendor, kind, compute units, clock, memory sizes, work-group limits, fp64/fp16,
@@ -62,7 +64,7 @@ func devicesRun(cmd *cobra.Command, opts *devicesOptions) error {
 			return err
 		}
 	} else {
-		writeDevicesTable(out, cmd.ErrOrStderr(), dis)
+		writeDevicesTable(out, cmd.ErrOrStderr(), dis, verbose(cmd) || engine.Tracing())
 		for _, d := range dis.Devices {
 			if s, ok := tel[d.ID]; ok {
 				fmt.Fprintf(out, "telemetry %s: %s\n", d.ID, s)
@@ -114,7 +116,10 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery) {
+// writeDevicesTable writes the device table to out and, to errOut, a line per backend that
+// found nothing: its whole error when why is set, else its name and where to learn why
+// (on a machine without a GPU, the CUDA backend's error is 300 characters of library names).
+func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery, why bool) {
 	if len(dis.Devices) > 0 {
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tNAME\tKIND\tCUs\tMHz\tMEMORY\tFP64\tDRIVER\tSAME CARD")
@@ -125,8 +130,11 @@ func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery) {
 		tw.Flush()
 	}
 	for _, b := range dis.Backends {
-		if b.Err != nil {
+		switch {
+		case b.Err != nil && why:
 			fmt.Fprintln(errOut, backendError(b.Name, b.Err))
+		case b.Err != nil:
+			fmt.Fprintf(errOut, "%s: no device (--verbose says why)\n", b.Name)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
@@ -28,10 +29,12 @@ func newKernelsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kernels [FAMILY]",
 		Short: "List the kernel suite: families, operations, variants and tunables",
-		Long: `List every operation of the suite, grouped by family, with what it computes, what
-its size means, its default and quick sizes, and each family's variants and tunables (the
--D defines the host picks per device). With a FAMILY, print that family's whole header:
-purpose, kernel arguments, tunables with defaults, variants and launch ranges.
+		Long: `List every operation of the suite, grouped by family, with its variants, its default
+and quick sizes, what it computes and what its size means, and the names of each family's
+tunables (the -D defines the host picks per device), in lines of at most 120 columns.
+--verbose lists the tunables with their defaults and the implementation notes beside them.
+With a FAMILY, print that family's whole header: purpose, kernel arguments, tunables with
+defaults, variants and launch ranges.
 
 An operation may have several implementations, its variants, in priority order: CUDA C++
 ones that use NVIDIA-only instructions (warp shuffles, tensor cores), vendor-library
@@ -199,7 +202,7 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 			return usageError{err}
 		}
 		if !opts.json {
-			fmt.Fprint(out, kernels.Header(f.Source))
+			fmt.Fprint(out, fitLines(kernels.Header(f.Source), listingWidth))
 			fmt.Fprintln(out)
 		}
 	}
@@ -231,24 +234,24 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 		fmt.Fprintf(out, "Variants checked against %s (%s); * marks the one that runs there.\n\n", dev.ID(), dev.Info().Name)
 	}
 	cols := launchColumnsOf(launches)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	family := ""
 	var (
-		notes     []string // why variants of the family do not apply on dev
-		familyOps []int    // the indexes in ops of the family's operations
+		notes     []string   // why variants of the family do not apply on dev
+		familyOps []int      // the indexes in ops of the family's operations
+		rows      [][]string // the family's table
 	)
 	flush := func() {
-		tw.Flush()
+		writeWrapped(out, "  ", rows, listingWidth)
 		if len(notes) > 0 {
 			fmt.Fprintf(out, "  not applicable on %s:\n", dev.ID())
 			for _, n := range notes {
-				fmt.Fprintf(out, "    %s\n", n)
+				fmt.Fprint(out, wrapText(n, "    ", "      ", listingWidth))
 			}
 		}
 		if opts.occupancy {
 			printLaunches(out, dev, ops, launches, familyOps, cols)
 		}
-		notes, familyOps = nil, nil
+		notes, familyOps, rows = nil, nil, nil
 	}
 	for i, op := range ops {
 		if op.Family != family {
@@ -261,13 +264,19 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 			if f, err := suite.Family(family); err == nil {
 				src = f.Source
 			}
-			fmt.Fprintf(out, "%s\n", strings.SplitN(kernels.Header(src), "\n", 2)[0])
+			fmt.Fprint(out, wrapText(strings.SplitN(kernels.Header(src), "\n", 2)[0], "", "  ", listingWidth))
 			if len(args) == 0 {
-				if t := kernels.HeaderSection(src, "Tunables"); t != "" {
+				if t := kernels.HeaderSection(src, "Tunables"); t != "" && verbose(cmd) {
 					fmt.Fprintf(out, "  %s\n", strings.ReplaceAll(t, "\n", "\n  "))
+				} else if names := tunableNames(t); len(names) > 0 {
+					fmt.Fprint(out, wrapText(fmt.Sprintf("Tunables (-D): %s ('prism kernels %s' explains them)",
+						strings.Join(names, " "), family), "  ", "    ", listingWidth))
 				}
 			}
-			fmt.Fprintln(tw, "  operation\tvariants\tcomputes\tsize\tdefault\tquick")
+			if size := familySize(ops, family); size != "" {
+				fmt.Fprint(out, wrapText("size: "+size, "  ", "    ", listingWidth))
+			}
+			rows = append(rows, []string{"operation", "variants", "default", "quick", "computes"})
 		}
 		vs := variantsOf(op, dev)
 		for _, v := range vs {
@@ -275,11 +284,172 @@ func kernelsPrint(cmd *cobra.Command, opts *kernelsOptions, args []string, out i
 				notes = append(notes, fmt.Sprintf("%s %s: %s", op.Name, v.Name, v.NotApplicable))
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", op.Name, variantCell(vs), op.Doc, op.SizeDoc, bench.FormatSize(op.DefaultSize), bench.FormatSize(op.QuickSize))
+		computes := op.Doc
+		if familySize(ops, family) == "" {
+			computes += " [size: " + op.SizeDoc + "]"
+		}
+		rows = append(rows, []string{op.Name, variantCell(vs), bench.FormatSize(op.DefaultSize), bench.FormatSize(op.QuickSize), computes})
 		familyOps = append(familyOps, i)
 	}
 	flush()
 	return nil
+}
+
+// listingWidth is the width the listing of prism kernels fits in (its --occupancy tables
+// aside).
+const listingWidth = 120
+
+// familySize returns what the size means for every operation of family among ops, or ""
+// when the operations differ.
+func familySize(ops []kernels.Op, family string) string {
+	size := ""
+	for _, op := range ops {
+		if op.Family != family {
+			continue
+		}
+		if size != "" && op.SizeDoc != size {
+			return ""
+		}
+		size = op.SizeDoc
+	}
+	return size
+}
+
+// tunableNames returns the names a header's Tunables section defines: its lines that open,
+// at the section's first indentation, with an upper-case name followed by two spaces.
+func tunableNames(section string) []string {
+	var names []string
+	lines := strings.Split(section, "\n")
+	indent := -1
+	for _, line := range lines[min(1, len(lines)):] {
+		trimmed := strings.TrimLeft(line, " ")
+		if trimmed == "" {
+			continue
+		}
+		n := len(line) - len(trimmed)
+		if indent < 0 {
+			indent = n
+		}
+		name, rest, ok := strings.Cut(trimmed, "  ")
+		if n != indent || !ok || strings.TrimSpace(rest) == "" || !isTunableName(name) {
+			continue
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// isTunableName reports whether s is a -D name as the headers write them: upper case,
+// digits and underscores, opening with a letter.
+func isTunableName(s string) bool {
+	for i, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// writeWrapped writes rows as a table whose columns are padded to their widest cell and
+// two spaces apart, each line opening with indent, its last column wrapped to keep lines
+// within width. Where the other columns leave the last fewer than 30 columns, it goes
+// on the lines below its row, indented by four more.
+func writeWrapped(out io.Writer, indent string, rows [][]string, width int) {
+	if len(rows) == 0 {
+		return
+	}
+	last := len(rows[0]) - 1
+	widths := make([]int, last)
+	for _, r := range rows {
+		for i := 0; i < last; i++ {
+			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
+		}
+	}
+	prefix := utf8.RuneCountInString(indent)
+	for _, w := range widths {
+		prefix += w + 2
+	}
+	below := width-prefix < 30
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i := 0; i < last; i++ {
+			b.WriteString(r[i])
+			if i < last-1 || !below {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(r[i])+2))
+			}
+		}
+		if below {
+			fmt.Fprintln(out, strings.TrimRight(b.String(), " "))
+			fmt.Fprint(out, wrapText(r[last], indent+"    ", indent+"    ", width))
+			continue
+		}
+		// Wrapped behind a blank prefix as wide as the other columns, whose first line the
+		// row's cells then replace.
+		pad := strings.Repeat(" ", prefix)
+		first, rest, _ := strings.Cut(wrapText(r[last], pad, pad, width), "\n")
+		fmt.Fprintln(out, strings.TrimRight(b.String()+strings.TrimPrefix(first, pad), " "))
+		fmt.Fprint(out, rest)
+	}
+}
+
+// fitLines returns text with each line longer than width wrapped at the line's own
+// indentation; other lines are left as they are.
+func fitLines(text string, width int) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		body := strings.TrimSuffix(line, "\n")
+		if utf8.RuneCountInString(body) <= width {
+			b.WriteString(line)
+			continue
+		}
+		indent := body[:len(body)-len(strings.TrimLeft(body, " "))]
+		b.WriteString(wrapText(body, indent, indent, width))
+	}
+	return b.String()
+}
+
+// wrapText returns s in lines of at most width runes, breaking at spaces (inside a word
+// longer than a line where it must), the first line opening with first and the others
+// with next; every line ends with a newline.
+func wrapText(s, first, next string, width int) string {
+	var b strings.Builder
+	line, lead := first, first
+	for _, word := range strings.Fields(s) {
+		for {
+			n := utf8.RuneCountInString(line)
+			w := utf8.RuneCountInString(word)
+			sep := 0
+			if line != lead {
+				sep = 1
+			}
+			if n+sep+w <= width {
+				if sep == 1 {
+					line += " "
+				}
+				line += word
+				break
+			}
+			if line != lead {
+				b.WriteString(line + "\n")
+				line, lead = next, next
+				continue
+			}
+			// A word longer than a whole line: cut it.
+			room := max(width-n, 1)
+			rs := []rune(word)
+			b.WriteString(line + string(rs[:room]) + "\n")
+			word = string(rs[room:])
+			line, lead = next, next
+			if word == "" {
+				break
+			}
+		}
+	}
+	if line != lead || b.Len() == 0 {
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	return b.String()
 }
 
 // launchColumns says which of the optional columns of the launch tables some launch

@@ -1,7 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
 	"github.com/spf13/cobra"
+
+	"github.com/prism-compute/prism/engine"
 )
 
 func newRootCmd() *cobra.Command {
@@ -46,10 +53,59 @@ once.`,
   prism bench --device cuda:0,cuda:1 --ops collective/all-reduce     # NCCL, bus bandwidth`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionText(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
+	root.PersistentFlags().Bool("verbose", false, "say more: why a backend found no device, implementation notes of the kernels (PRISM_TRACE=1 traces every step)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
 	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd(), newTuneCmd(), newExecCmd())
+	addCompletions(root)
 	return root
+}
+
+// verbose reports whether --verbose was given to cmd (a flag of every command).
+func verbose(cmd *cobra.Command) bool {
+	f := cmd.Flag("verbose")
+	return f != nil && f.Value.String() == "true"
+}
+
+// versionText is what prism --version prints: the module's version, the commit it was
+// built from (with "modified" for a tree with uncommitted changes) and its time, the Go
+// release and platform, and the backends compiled in (the build tag noopencl leaves
+// OpenCL out). Nothing is probed: the backends listed are those registered, not found.
+func versionText() string {
+	version, commit, when, modified := "(devel)", "unknown (built without version control information)", "", false
+	goVersion := runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		if bi.GoVersion != "" {
+			goVersion = bi.GoVersion
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	if modified {
+		commit += " (modified)"
+	}
+	if when != "" {
+		commit += ", " + when
+	}
+	backends := strings.Join(engine.Backends(), ", ")
+	if backends == "" {
+		backends = "none"
+	}
+	return fmt.Sprintf("prism %s\ncommit:   %s\ngo:       %s %s/%s\nbackends: %s\n",
+		version, commit, goVersion, runtime.GOOS, runtime.GOARCH, backends)
 }
