@@ -28,6 +28,14 @@ variable PRISM_DEVICE is used, and without that the best device by policy: GPU b
 accelerator before CPU, CUDA before OpenCL for the same card, then the larger peak.
 PRISM_TRACE=1 prints what was chosen and why.
 
+OpenCL drivers: before they load, Prism sets what the environment leaves unset:
+POCL_WORK_GROUP_SPECIALIZATION=0 (PoCL compiles a kernel once, not per work-group size),
+POCL_CACHE_DIR=$PRISM_CACHE_DIR/pocl or ~/.cache/prism/pocl, and RUSTICL_ENABLE=llvmpipe
+(Mesa's Rusticl lists the CPU); PRISM_OPENCL_DEFAULTS=0 leaves them alone. The drivers'
+compilers may print on stderr themselves (PoCL's "N warnings generated.", Mesa's "results
+may be incorrect" while it compiles some kernels): every result is verified against its
+float64 reference all the same (docs/DEVICES.md).
+
 Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argument),
 3 no device or backend available, 4 a result failed verification, 5 the device cannot
 run what was asked (a variant, precision or operation it lacks, such as --variant cuda-mma
@@ -38,6 +46,8 @@ on a CPU; the message says why; prism bench reports such cases as skipped and go
 report of what was done is still written, marked interrupted; a second signal exits at
 once.`,
 		Example: `  prism devices                         # every device of every backend, with its ID
+  prism --version                       # version, commit, Go release, backends compiled in
+  source <(prism completion bash)       # completion of commands, operations and device IDs
   prism kernels                         # the suite: operations, sizes, tunables
   prism run gemm/nn/float32 --device cuda:0 --size 16M
   prism bench --all-devices --quick     # the whole suite on every device, side by side
@@ -56,7 +66,7 @@ once.`,
 		Version:       versionText(),
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.PersistentFlags().Bool("verbose", false, "say more: why a backend found no device, implementation notes of the kernels (PRISM_TRACE=1 traces every step)")
+	root.PersistentFlags().Bool("verbose", false, "say more: why a backend found no device, the kernels' implementation notes")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
