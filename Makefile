@@ -14,12 +14,10 @@ SHELL := /bin/bash
 GO ?= go
 # Silences the OpenCL headers' note that no target version was chosen: go-opencl uses 1.2.
 export CGO_CFLAGS ?= -DCL_TARGET_OPENCL_VERSION=120
-# PoCL: no recompile per local size; program cache in the build tree.
-export POCL_WORK_GROUP_SPECIALIZATION ?= 0
-export POCL_CACHE_DIR ?= $(CURDIR)/.cache/pocl
-# Mesa's Rusticl (a second OpenCL implementation, on the CPU through llvmpipe) lists its
-# devices only when asked: tests and runs cover it beside PoCL.
-export RUSTICL_ENABLE ?= llvmpipe
+# PoCL's settings (no recompile per local size, a program cache under Prism's cache
+# directory) and Rusticl's device (RUSTICL_ENABLE=llvmpipe) are Prism's own defaults, set by
+# the OpenCL backend where the environment does not set them: `prism` run by hand behaves
+# as these targets do (cl/doc.go).
 
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
 APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2 python3-numpy

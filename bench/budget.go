@@ -127,6 +127,14 @@ func (f *fitted) start(id string, op kernels.Op, size int) (int, string) {
 	return size, ""
 }
 
+// quartered returns how many times the family of op was quartered on device id, at its
+// last op.
+func (f *fitted) quartered(id string, op kernels.Op) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.family[[2]string{id, op.Family}]
+}
+
 // smallest returns the smallest size op ran at on any device so far.
 func (f *fitted) smallest(op kernels.Op) int {
 	f.mu.Lock()

@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -243,9 +245,19 @@ func runFitted(ctx context.Context, cfg Config, runs []*deviceRun, step *string)
 		}
 	}
 	for _, op := range cfg.Ops {
+		// The devices that had to reduce the family's sizes go first: the others then start
+		// at the size they chose, with nothing to run again.
+		order := make([]int, len(runs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			return cmp.Compare(fit.quartered(runs[b].dev.ID(), op), fit.quartered(runs[a].dev.ID(), op))
+		})
 		for _, variant := range cfg.VariantsFor(op) {
 			results := make([]*Result, len(runs))
-			for i, r := range runs {
+			for _, i := range order {
+				r := runs[i]
 				if r.q == nil || ctx.Err() != nil {
 					continue
 				}
