@@ -105,7 +105,8 @@ func TestFittedStart(t *testing.T) {
 // TestRunFitsCases runs quick cases with no sizes given under a budget no run can meet:
 // every case is quartered as far as it goes (1/64 of its quick size), still verified and
 // timed at least minCount times, with a note that says so, at the same size on every
-// device (PoCL and Rusticl here), and the summary counts them.
+// device (PoCL and Rusticl here), and the summary counts them. Every device builds ahead,
+// with its vendor library (CLBlast's sum, where it loads).
 func TestRunFitsCases(t *testing.T) {
 	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
@@ -118,15 +119,16 @@ func TestRunFitsCases(t *testing.T) {
 		defer dev.Close()
 		devs = append(devs, dev)
 	}
-	saved := QuickBudget
+	saved, savedSlow := QuickBudget, slowBuild
 	QuickBudget = Budget{MaxRun: time.Nanosecond, CaseTime: time.Nanosecond}
-	defer func() { QuickBudget = saved }()
+	slowBuild = 0 // every device builds ahead
+	defer func() { QuickBudget, slowBuild = saved, savedSlow }()
 	ops, err := suite.Match("stream/triad/float32", "reduce/sum/float32")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var progress bytes.Buffer
-	rep, err := Run(ctx, Config{Ops: ops, Quick: true, Count: 5, Warmup: 1, Seed: 3, Progress: NewProgress(&progress, false)}, devs)
+	rep, err := Run(ctx, Config{Ops: ops, Quick: true, Count: 5, Warmup: 1, Seed: 3, Vendor: true, Progress: NewProgress(&progress, false)}, devs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +144,9 @@ func TestRunFitsCases(t *testing.T) {
 		}
 		for i, r := range d.Results {
 			want := ops[i].QuickSize >> (2 * maxShrink)
+			if r.Vendor != nil && (!r.Vendor.OK() || r.Vendor.Size != r.Size) {
+				t.Errorf("%s %s: vendor ok %v at %d, want verified at the case's size %d", d.Device.ID, r.Case, r.Vendor.OK(), r.Vendor.Size, r.Size)
+			}
 			if !r.OK() || r.Size != want || r.Stats.Runs != minCount || r.SizeNote == "" || !strings.Contains(r.SizeNote, FormatSize(ops[i].QuickSize)) {
 				t.Errorf("%s %s: ok %v, size %d (want %d), %d runs (want %d), note %q", d.Device.ID, r.Case, r.OK(), r.Size, want, r.Stats.Runs, minCount, r.SizeNote)
 			}

@@ -51,9 +51,12 @@ type Config struct {
 	Telemetry         func() (Sampler, error)
 	TelemetryInterval time.Duration
 
-	// budget and shrinkable are RunCase's within a fitted run (fitCase).
-	budget     Budget
-	shrinkable bool
+	// budget and shrinkable are RunCase's within a fitted run (fitCase); beforeTiming,
+	// when set, is called before a case's first timed run (it waits for the builds ahead,
+	// see ahead.go).
+	budget       Budget
+	shrinkable   bool
+	beforeTiming func()
 }
 
 // sizes returns the sizes op runs at on a device of kind (before a budget fits them).
@@ -244,7 +247,10 @@ func runFitted(ctx context.Context, cfg Config, runs []*deviceRun, step *string)
 			r.dr.Budget = &b
 		}
 	}
-	for _, op := range cfg.Ops {
+	ahead := newBuildAhead(cfg, runs, fit)
+	defer ahead.close()
+	cfg.beforeTiming = ahead.wait
+	for k, op := range cfg.Ops {
 		// The devices that had to reduce the family's sizes go first: the others then start
 		// at the size they chose, with nothing to run again.
 		order := make([]int, len(runs))
@@ -260,6 +266,9 @@ func runFitted(ctx context.Context, cfg Config, runs []*deviceRun, step *string)
 				r := runs[i]
 				if r.q == nil || ctx.Err() != nil {
 					continue
+				}
+				if k+1 < len(cfg.Ops) {
+					ahead.start(ctx, i, cfg.Ops[k+1])
 				}
 				size := cfg.sizes(op, r.dev.Info().Kind)[0]
 				res := r.runCase(ctx, cfg, step, op, size, variant, fit)
@@ -464,6 +473,9 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	}
 	res.Verified = true
 	var one time.Duration
+	if cfg.beforeTiming != nil {
+		cfg.beforeTiming()
+	}
 	if cfg.budget.On() {
 		// One run to learn the case's pace on this device (it also warms it up).
 		if one, err = q.Timed(ctx, func() error { return in.Run(q) }); err != nil {
