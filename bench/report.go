@@ -218,6 +218,10 @@ type Result struct {
 	// ...) and the share of its copy time the pipeline hid ("hidden_fraction") against the
 	// median. Absent for ops without figures and for cases that were not validly timed.
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// FiguresNA names the figures that mean nothing on the device, each with why
+	// (kernels.FigureMeaning: the overlap family's hidden share on a CPU): reports show
+	// them as n/a.
+	FiguresNA map[string]string `json:"figures_na,omitempty"`
 	// Library is the vendor library that ran a vendor variant, with its version
 	// ("cuBLAS 13.0.2"); empty for Prism's own kernels.
 	Library string `json:"library,omitempty"`

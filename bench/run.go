@@ -507,6 +507,9 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	if fr, ok := in.(kernels.FigureReporter); ok && res.OK() {
 		res.Figures = finiteFigures(fr.Figures(res.Stats.Median))
 	}
+	if fm, ok := in.(kernels.FigureMeaning); ok {
+		res.FiguresNA = fm.Inapplicable()
+	}
 	return res, 0
 }
 

@@ -89,6 +89,15 @@ type FigureReporter interface {
 	Figures(median time.Duration) map[string]float64
 }
 
+// FigureMeaning is implemented by FigureReporters some of whose figures mean nothing on
+// the device the instance was set up on: Inapplicable names them, each with why (the
+// overlap family's hidden share on a CPU device, whose copies are memory copies on the
+// very cores that compute). Figures leaves them out; `prism bench` records them in
+// "figures_na" and reports show them as n/a.
+type FigureMeaning interface {
+	Inapplicable() map[string]string
+}
+
 // ErrVerify is wrapped by every verification failure.
 var ErrVerify = errors.New("verification failed")
 

@@ -98,19 +98,22 @@ const calibrationRuns = 3
 // copy enqueued to the last completed: the pipeline's wall time, whatever the queues ran
 // in parallel. (A sum of the commands' device times would count overlapped ones twice.)
 type pipeline struct {
-	o       *Overlap
-	what    string // "overlap q2", for errors
-	queues  []*engine.Queue
-	n       int
-	chunk   int // elements a chunk, the last one shorter
-	chunks  int
-	iters   int
-	seed    uint64
-	in      *engine.HostBuffer[float32] // n inputs
-	out     *engine.HostBuffer[float32] // n outputs, then guard sentinels
-	x       *engine.Buffer[float32]     // n elements computed in place, then guard sentinels
-	stages  stageTimes
-	recFail bool // the backend records no events between commands: queues are finished in turn
+	o      *Overlap
+	what   string // "overlap q2", for errors
+	queues []*engine.Queue
+	n      int
+	chunk  int // elements a chunk, the last one shorter
+	chunks int
+	iters  int
+	seed   uint64
+	in     *engine.HostBuffer[float32] // n inputs
+	out    *engine.HostBuffer[float32] // n outputs, then guard sentinels
+	x      *engine.Buffer[float32]     // n elements computed in place, then guard sentinels
+	stages stageTimes
+	// hostMemory marks a CPU device: its copies share the cores with the computation, so
+	// no share of them can be hidden (Inapplicable).
+	hostMemory bool
+	recFail    bool // the backend records no events between commands: queues are finished in turn
 }
 
 // newPipeline sets a pipeline up on q's device: k queues, n random inputs in [-1, 1) from
@@ -126,7 +129,8 @@ func newPipeline(q *engine.Queue, name string, n, k, chunks, iters int, seed uin
 	ctx := context.TODO()
 	dev := q.Device()
 	chunk := (n + chunks - 1) / chunks
-	p := &pipeline{what: "overlap " + OpName(k), n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk, iters: iters, seed: seed}
+	p := &pipeline{what: "overlap " + OpName(k), n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk, iters: iters, seed: seed,
+		hostMemory: dev.Info().Kind == engine.KindCPU}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -330,13 +334,21 @@ func (p *pipeline) Figures(median time.Duration) map[string]float64 {
 		"compute_ns":  float64(s.compute),
 		"copy_out_ns": float64(s.copyOut),
 	}
-	if t := s.copyIn + s.copyOut; t > 0 {
+	if t := s.copyIn + s.copyOut; t > 0 && !p.hostMemory {
 		f["hidden_fraction"] = min(float64(s.serial-median)/float64(t), 1)
 	}
 	if median > 0 {
 		f["speedup"] = float64(s.serial) / float64(median)
 	}
 	return f
+}
+
+// Inapplicable says, on a CPU device, that hidden_fraction means nothing there.
+func (p *pipeline) Inapplicable() map[string]string {
+	if !p.hostMemory {
+		return nil
+	}
+	return map[string]string{"hidden_fraction": "a CPU device's copies are memory copies on the cores that compute: there is no copy engine to hide them under"}
 }
 
 // Close closes the queues first, which finishes their commands, then the memory.

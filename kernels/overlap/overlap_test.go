@@ -135,6 +135,17 @@ func TestFigures(t *testing.T) {
 	if f["hidden_fraction"] != 0.75 || f["speedup"] != 2 || f["serial_ns"] != 30 {
 		t.Errorf("figures %v; want hidden_fraction 0.75, speedup 2, serial_ns 30", f)
 	}
+	p.hostMemory = true
+	f = p.Figures(15)
+	if _, ok := f["hidden_fraction"]; ok || f["speedup"] != 2 {
+		t.Errorf("on a CPU device: figures %v; want no hidden_fraction, speedup 2", f)
+	}
+	if why := p.Inapplicable()["hidden_fraction"]; !strings.Contains(why, "CPU") {
+		t.Errorf("on a CPU device: Inapplicable says %q for hidden_fraction, want why", why)
+	}
+	if na := (&pipeline{}).Inapplicable(); na != nil {
+		t.Errorf("on a GPU: Inapplicable %v, want none", na)
+	}
 	f = (&pipeline{}).Figures(0)
 	if _, ok := f["hidden_fraction"]; ok {
 		t.Errorf("no copy time: hidden_fraction %v, want none", f["hidden_fraction"])
