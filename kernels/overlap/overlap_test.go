@@ -105,9 +105,18 @@ func TestPipeline(t *testing.T) {
 				}
 				f := p.Figures(time.Millisecond)
 				for _, k := range []string{"serial_ns", "copy_in_ns", "compute_ns", "copy_out_ns", "hidden_fraction", "speedup"} {
+					if _, na := p.Inapplicable()[k]; na {
+						if v, ok := f[k]; ok {
+							t.Errorf("figure %s = %v on %s, which says it means nothing there", k, v, dev.ID())
+						}
+						continue
+					}
 					if v, ok := f[k]; !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 						t.Errorf("figure %s = %v (present %v)", k, v, ok)
 					}
+				}
+				if cpu := dev.Info().Kind == engine.KindCPU; cpu != (p.Inapplicable()["hidden_fraction"] != "") {
+					t.Errorf("%s (cpu %v): hidden_fraction inapplicable %q", dev.ID(), cpu, p.Inapplicable()["hidden_fraction"])
 				}
 				if f["serial_ns"] <= 0 {
 					t.Errorf("serial time %v", f["serial_ns"])
