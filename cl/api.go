@@ -59,12 +59,11 @@ import "C"
 
 import (
 	"fmt"
+	"github.com/prism-compute/prism/engine/driver"
 	"strings"
 	"unsafe"
 
 	ocl "github.com/jgillich/go-opencl/cl"
-
-	"github.com/prism-compute/prism/engine"
 )
 
 // Compile-time checks that go-opencl's handle structs still have the pinned layout: each
@@ -179,7 +178,7 @@ const (
 // tooLarge is the error for a size the driver reports above max bytes.
 func tooLarge(call string, n C.size_t, max int) error {
 	return fmt.Errorf("cl: %s: the driver reports %d bytes, over the %d read: the driver is not trusted: %w",
-		call, uint64(n), max, engine.ErrUnavailable)
+		call, uint64(n), max, driver.ErrUnavailable)
 }
 
 // platformIDs lists the platforms (clGetPlatformIDs), asking for the count first; a count
@@ -191,7 +190,7 @@ func platformIDs() ([]*ocl.Platform, error) {
 	}
 	if n > maxListed {
 		return nil, fmt.Errorf("cl: clGetPlatformIDs reports %d platforms, outside 0 to %d: the driver is not trusted: %w",
-			uint32(n), maxListed, engine.ErrUnavailable)
+			uint32(n), maxListed, driver.ErrUnavailable)
 	}
 	if n == 0 {
 		return nil, nil
@@ -203,7 +202,7 @@ func platformIDs() ([]*ocl.Platform, error) {
 	var list []*ocl.Platform
 	for i, id := range ids[:min(int(n), len(ids))] {
 		if id == nil {
-			return nil, fmt.Errorf("cl: clGetPlatformIDs: platform %d of %d is null: %w", i, len(ids), engine.ErrUnavailable)
+			return nil, fmt.Errorf("cl: clGetPlatformIDs: platform %d of %d is null: %w", i, len(ids), driver.ErrUnavailable)
 		}
 		list = append(list, asPlatform(id))
 	}
@@ -219,7 +218,7 @@ func deviceIDs(p *ocl.Platform) ([]*ocl.Device, error) {
 	}
 	if n > maxListed {
 		return nil, fmt.Errorf("cl: clGetDeviceIDs reports %d devices, outside 0 to %d: the driver is not trusted: %w",
-			uint32(n), maxListed, engine.ErrUnavailable)
+			uint32(n), maxListed, driver.ErrUnavailable)
 	}
 	if n == 0 {
 		return nil, nil
@@ -231,7 +230,7 @@ func deviceIDs(p *ocl.Platform) ([]*ocl.Device, error) {
 	var list []*ocl.Device
 	for i, id := range ids[:min(int(n), len(ids))] {
 		if id == nil {
-			return nil, fmt.Errorf("cl: clGetDeviceIDs: device %d of %d is null: %w", i, len(ids), engine.ErrUnavailable)
+			return nil, fmt.Errorf("cl: clGetDeviceIDs: device %d of %d is null: %w", i, len(ids), driver.ErrUnavailable)
 		}
 		list = append(list, asDevice(id))
 	}

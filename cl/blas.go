@@ -120,7 +120,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -154,7 +153,7 @@ var clblastState struct {
 var _ driver.BLASProvider = (*device)(nil)
 
 // BLAS loads CLBlast (on the first call in the process) and returns a handle on it for
-// the device. Without the library the error wraps engine.ErrUnavailable and names every
+// the device. Without the library the error wraps driver.ErrUnavailable and names every
 // file tried.
 func (d *device) BLAS() (driver.BLAS, error) {
 	if d.closed.Load() {
@@ -216,7 +215,7 @@ func (b *blas) Gemm(dq driver.Queue, g driver.GemmArgs) (driver.Event, error) {
 		mem[i] = unsafe.Pointer(rawMem(cb.mem))
 	}
 	if g.Type != driver.Float32 && g.Type != driver.Float64 {
-		return nil, fmt.Errorf("cl: CLBlast GEMM of %v: %w", g.Type, engine.ErrUnsupported)
+		return nil, fmt.Errorf("cl: CLBlast GEMM of %v: %w", g.Type, driver.ErrUnsupported)
 	}
 	name := clblastGemmName(g)
 	dbl := C.int(0)
@@ -295,7 +294,7 @@ func (b *blas) level1(dq driver.Queue, t driver.ElemType, bufs ...driver.Buffer)
 		return nil, nil, errClosed("CLBlast handle")
 	}
 	if t != driver.Float32 && t != driver.Float64 {
-		return nil, nil, fmt.Errorf("cl: CLBlast level-1 routine of %v: %w", t, engine.ErrUnsupported)
+		return nil, nil, fmt.Errorf("cl: CLBlast level-1 routine of %v: %w", t, driver.ErrUnsupported)
 	}
 	q, err := queueOf(dq)
 	if err != nil {
@@ -427,16 +426,16 @@ func (s BLASStatus) Error() string {
 }
 
 // Is reports whether s stands for target: invalid dimensions, leading dimensions, batch
-// counts and buffers too small for engine.ErrInvalidArg; a temporary buffer that could
-// not be allocated for engine.ErrOutOfMemory; an unimplemented routine, a precision the
-// device lacks or too little local memory for engine.ErrUnsupported; an OpenCL code as
+// counts and buffers too small for driver.ErrInvalidArg; a temporary buffer that could
+// not be allocated for driver.ErrOutOfMemory; an unimplemented routine, a precision the
+// device lacks or too little local memory for driver.ErrUnsupported; an OpenCL code as
 // Status.Is.
 func (s BLASStatus) Is(target error) bool {
 	if _, own := blasStatusNames[s]; !own {
 		return Status(s).Is(target)
 	}
 	switch target {
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		switch s {
 		case BLASInvalidMatrixA, BLASInvalidMatrixB, BLASInvalidMatrixC, BLASInvalidVectorX, BLASInvalidVectorY,
 			BLASInvalidDimension, BLASInvalidLeadDimA, BLASInvalidLeadDimB, BLASInvalidLeadDimC,
@@ -445,9 +444,9 @@ func (s BLASStatus) Is(target error) bool {
 			BLASInvalidVectorScalar, BLASInsufficientMemoryScale:
 			return true
 		}
-	case engine.ErrOutOfMemory:
+	case driver.ErrOutOfMemory:
 		return s == BLASInsufficientMemoryTemp
-	case engine.ErrUnsupported:
+	case driver.ErrUnsupported:
 		return s == BLASNotImplemented || s == BLASNoHalfPrecision || s == BLASNoDoublePrecision || s == BLASInvalidLocalMemUsage
 	}
 	return false

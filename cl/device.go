@@ -10,7 +10,6 @@ import (
 
 	ocl "github.com/jgillich/go-opencl/cl"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -198,12 +197,12 @@ func (d *device) Alloc(size int64) (driver.Buffer, error) {
 		return nil, errClosed("device")
 	}
 	if size <= 0 || int64(int(size)) != size {
-		return nil, fmt.Errorf("cl: clCreateBuffer(%d bytes): size out of range: %w", size, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: clCreateBuffer(%d bytes): size out of range: %w", size, driver.ErrInvalidArg)
 	}
 	// The spec makes this CL_INVALID_BUFFER_SIZE, but NVIDIA's driver (580, H100,
 	// 2026-11-21) accepts even 2^62 bytes and defers the failure to first use: refuse here.
 	if m := d.info.MaxAllocBytes; m > 0 && size > m {
-		return nil, fmt.Errorf("cl: clCreateBuffer(%d bytes): exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (%d): %w", size, m, engine.ErrOutOfMemory)
+		return nil, fmt.Errorf("cl: clCreateBuffer(%d bytes): exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (%d): %w", size, m, driver.ErrOutOfMemory)
 	}
 	var mem *ocl.MemObject
 	err := d.c.thread.call(func() error {

@@ -42,7 +42,7 @@ type probed struct {
 // device index in clGetPlatformIDs and clGetDeviceIDs order). The first call sets the
 // drivers' variables the user has not set (see the package doc) and probes the ICD loader;
 // a successful probe is kept, a failed one is tried again on the next call. No platform,
-// or platforms without a device, give an error wrapping engine.ErrUnavailable.
+// or platforms without a device, give an error wrapping driver.ErrUnavailable.
 func (d *Driver) Devices(ctx context.Context) ([]driver.DeviceInfo, error) {
 	devs, err := d.probe(ctx)
 	if err != nil {
@@ -74,7 +74,7 @@ func (d *Driver) Open(ctx context.Context, id string) (driver.Device, error) {
 		}
 		ids = append(ids, p.info.ID)
 	}
-	return nil, fmt.Errorf("cl: no OpenCL device %q (have %s): %w", id, strings.Join(ids, ", "), engine.ErrNotFound)
+	return nil, fmt.Errorf("cl: no OpenCL device %q (have %s): %w", id, strings.Join(ids, ", "), driver.ErrNotFound)
 }
 
 func (d *Driver) probe(ctx context.Context) ([]probed, error) {
@@ -108,7 +108,7 @@ func probeAll() ([]probed, error) {
 			err = PlatformNotFoundKHR
 		}
 		return nil, fmt.Errorf("cl: no OpenCL platform found by the ICD loader (libOpenCL.so.1); "+
-			"install pocl-opencl-icd or a GPU driver (clGetPlatformIDs: %w): %w", statusOf(err), engine.ErrUnavailable)
+			"install pocl-opencl-icd or a GPU driver (clGetPlatformIDs: %w): %w", statusOf(err), driver.ErrUnavailable)
 	}
 	tracef("loaded %s: %d platform(s)", loadedLibrary("libOpenCL.so"), len(plats))
 	var (
@@ -157,7 +157,7 @@ func probeAll() ([]probed, error) {
 	}
 	if len(devs) == 0 {
 		return nil, fmt.Errorf("cl: OpenCL platforms %s found by the ICD loader (libOpenCL.so.1) report no usable device (%s): %w",
-			strings.Join(names, ", "), strings.Join(problems, "; "), engine.ErrUnavailable)
+			strings.Join(names, ", "), strings.Join(problems, "; "), driver.ErrUnavailable)
 	}
 	return devs, nil
 }

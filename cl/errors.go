@@ -5,17 +5,16 @@ package cl
 import (
 	"errors"
 	"fmt"
+	"github.com/prism-compute/prism/engine/driver"
 	"strings"
 
 	ocl "github.com/jgillich/go-opencl/cl"
-
-	"github.com/prism-compute/prism/engine"
 )
 
 // Status is an OpenCL status code (cl_int), the value every OpenCL call returns. It is an
 // error; errors.Is matches it against the engine sentinels it corresponds to (for example
-// OutOfResources against engine.ErrOutOfMemory, InvalidKernelName against
-// engine.ErrNotFound), and errors.As extracts it from any error this package returns for a
+// OutOfResources against driver.ErrOutOfMemory, InvalidKernelName against
+// driver.ErrNotFound), and errors.As extracts it from any error this package returns for a
 // failed OpenCL call.
 type Status int32
 
@@ -175,12 +174,12 @@ func (s Status) Error() string {
 // Is reports whether the status corresponds to target, one of the engine sentinels.
 func (s Status) Is(target error) bool {
 	switch target {
-	case engine.ErrOutOfMemory:
+	case driver.ErrOutOfMemory:
 		switch s {
 		case MemObjectAllocationFailure, OutOfResources, OutOfHostMemory:
 			return true
 		}
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		switch s {
 		case MemCopyOverlap, MisalignedSubBufferOffset, InvalidValue, InvalidHostPtr,
 			InvalidMemObject, InvalidBuildOptions, InvalidArgIndex, InvalidArgValue,
@@ -190,16 +189,16 @@ func (s Status) Is(target error) bool {
 			InvalidLinkerOptions, MaxSizeRestrictionExceeded:
 			return true
 		}
-	case engine.ErrNotFound:
+	case driver.ErrNotFound:
 		return s == InvalidKernelName || s == DeviceNotFound
-	case engine.ErrUnavailable:
+	case driver.ErrUnavailable:
 		return s == PlatformNotFoundKHR || s == DeviceNotAvailable
-	case engine.ErrUnsupported:
+	case driver.ErrUnsupported:
 		switch s {
 		case CompilerNotAvailable, LinkerNotAvailable, ImageFormatNotSupported:
 			return true
 		}
-	case engine.ErrBuild:
+	case driver.ErrBuild:
 		switch s {
 		case BuildProgramFailure, CompileProgramFailure, LinkProgramFailure:
 			return true
@@ -328,5 +327,5 @@ func check(call string, s Status) error {
 
 // errClosed reports use of a closed object of this package.
 func errClosed(what string) error {
-	return fmt.Errorf("cl: %s is closed: %w", what, engine.ErrClosed)
+	return fmt.Errorf("cl: %s is closed: %w", what, driver.ErrClosed)
 }

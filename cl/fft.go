@@ -134,7 +134,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -187,7 +186,7 @@ var _ driver.FFTProvider = (*device)(nil)
 
 // FFT loads clFFT (on the first call in the process), sets it up if no handle is open,
 // and returns a handle on it for the device. Without the library the error wraps
-// engine.ErrUnavailable and names every file tried.
+// driver.ErrUnavailable and names every file tried.
 func (d *device) FFT() (driver.FFT, error) {
 	if d.closed.Load() {
 		return nil, errClosed("device")
@@ -244,7 +243,7 @@ func (f *fft) Plan(s driver.FFTSpec) (driver.FFTPlan, error) {
 		return nil, errClosed("clFFT handle")
 	}
 	if s.Type != driver.Float32 && s.Type != driver.Float64 {
-		return nil, fmt.Errorf("cl: clFFT plan of %v: %w", s.Type, engine.ErrUnsupported)
+		return nil, fmt.Errorf("cl: clFFT plan of %v: %w", s.Type, driver.ErrUnsupported)
 	}
 	l := clfftLayoutOf(s)
 	var (
@@ -449,16 +448,16 @@ func (s FFTStatus) Error() string {
 }
 
 // Is reports whether s stands for target: a length clFFT cannot factor (radices 2, 3, 5,
-// 7, 11, 13), a transposed layout or a device without fp64 for engine.ErrUnsupported; an
-// invalid plan for engine.ErrInvalidArg; an OpenCL code as Status.Is.
+// 7, 11, 13), a transposed layout or a device without fp64 for driver.ErrUnsupported; an
+// invalid plan for driver.ErrInvalidArg; an OpenCL code as Status.Is.
 func (s FFTStatus) Is(target error) bool {
 	if _, own := fftStatusNames[s]; !own {
 		return Status(s).Is(target)
 	}
 	switch target {
-	case engine.ErrUnsupported:
+	case driver.ErrUnsupported:
 		return s == FFTNotImplemented || s == FFTTransposedNotImplemented || s == FFTDeviceNoDouble
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		return s == FFTInvalidPlan || s == FFTDeviceMismatch
 	}
 	return false

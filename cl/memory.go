@@ -12,7 +12,6 @@ import (
 
 	ocl "github.com/jgillich/go-opencl/cl"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -125,10 +124,10 @@ func (d *device) AllocHost(size int64) (driver.HostBuffer, error) {
 	}
 	call := fmt.Sprintf("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR, %d bytes)", size)
 	if size <= 0 || int64(int(size)) != size {
-		return nil, fmt.Errorf("cl: %s: size out of range: %w", call, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: %s: size out of range: %w", call, driver.ErrInvalidArg)
 	}
 	if m := d.info.MaxAllocBytes; m > 0 && size > m {
-		return nil, fmt.Errorf("cl: %s: exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (%d): %w", call, m, engine.ErrOutOfMemory)
+		return nil, fmt.Errorf("cl: %s: exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (%d): %w", call, m, driver.ErrOutOfMemory)
 	}
 	q, err := d.hostQueue()
 	if err != nil {
@@ -261,11 +260,11 @@ func asHost(hb driver.HostBuffer, call string, offset, size int64) (*hostBuffer,
 	h, ok := hb.(*hostBuffer)
 	switch {
 	case !ok || h == nil:
-		return nil, fmt.Errorf("cl: %s: host buffer %T is not an OpenCL host buffer (from AllocHost of an OpenCL device): %w", call, hb, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: %s: host buffer %T is not an OpenCL host buffer (from AllocHost of an OpenCL device): %w", call, hb, driver.ErrInvalidArg)
 	case h.closed.Load():
 		return nil, errClosed("host buffer")
 	case size <= 0 || offset < 0 || offset > h.size || size > h.size-offset:
-		return nil, fmt.Errorf("cl: %s of %d bytes at host offset %d: out of range for a host buffer of %d bytes: %w", call, size, offset, h.size, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: %s of %d bytes at host offset %d: out of range for a host buffer of %d bytes: %w", call, size, offset, h.size, driver.ErrInvalidArg)
 	}
 	return h, nil
 }
@@ -278,7 +277,7 @@ func asRange(b driver.Buffer, call string, offset, size int64) (*buffer, error) 
 		return nil, err
 	}
 	if offset < 0 || offset > cb.size || size > cb.size-offset {
-		return nil, fmt.Errorf("cl: %s of %d bytes at offset %d: out of range for a buffer of %d bytes: %w", call, size, offset, cb.size, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: %s of %d bytes at offset %d: out of range for a buffer of %d bytes: %w", call, size, offset, cb.size, driver.ErrInvalidArg)
 	}
 	return cb, nil
 }
@@ -346,7 +345,7 @@ func asEvent(de driver.Event) (*event, error) {
 			return e.end, nil
 		}
 	}
-	return nil, fmt.Errorf("cl: event %T is not an OpenCL event: %w", de, engine.ErrInvalidArg)
+	return nil, fmt.Errorf("cl: event %T is not an OpenCL event: %w", de, driver.ErrInvalidArg)
 }
 
 // WaitEvents makes the commands enqueued on q after it wait for events, events of queues

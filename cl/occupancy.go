@@ -5,13 +5,12 @@ package cl
 import (
 	"fmt"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
 var _ driver.OccupancyReporter = (*kernel)(nil)
 
-// Occupancy answers an error wrapping engine.ErrUnsupported: OpenCL reports what
+// Occupancy answers an error wrapping driver.ErrUnsupported: OpenCL reports what
 // clGetKernelWorkGroupInfo tells of a kernel (Attributes: its work-group limit, local
 // memory, private memory per work-item and preferred multiple), but neither the registers
 // it uses nor what a compute unit holds at once (work-items, work-groups, registers), so
@@ -23,5 +22,5 @@ func (k *kernel) Occupancy(blockSize int, dynamicSharedBytes int64) (driver.Occu
 	}
 	a := k.attrs
 	return driver.Occupancy{}, fmt.Errorf("cl: occupancy of %s: OpenCL reports no registers per work-item and no limits per compute unit, only the work-group limit (%d), local memory (%d bytes), private memory (%d bytes per work-item) and preferred multiple (%d) of the kernel: %w",
-		k.name, a.MaxWorkGroupSize, a.LocalBytes, a.PrivateBytes, a.PreferredMultiple, engine.ErrUnsupported)
+		k.name, a.MaxWorkGroupSize, a.LocalBytes, a.PrivateBytes, a.PreferredMultiple, driver.ErrUnsupported)
 }

@@ -79,7 +79,7 @@ type program struct {
 var _ driver.Program = (*program)(nil)
 
 // Kernel creates a kernel object for the named function (clCreateKernel). An unknown name
-// returns an error wrapping engine.ErrNotFound (through InvalidKernelName).
+// returns an error wrapping driver.ErrNotFound (through InvalidKernelName).
 func (p *program) Kernel(name string) (driver.Kernel, error) {
 	if p.closed.Load() {
 		return nil, errClosed("program")

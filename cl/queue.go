@@ -12,7 +12,6 @@ import (
 
 	ocl "github.com/jgillich/go-opencl/cl"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -62,7 +61,7 @@ func (q *queue) check() error {
 func asBuffer(b driver.Buffer) (*buffer, error) {
 	cb, ok := b.(*buffer)
 	if !ok || cb == nil {
-		return nil, fmt.Errorf("cl: buffer %T is not an OpenCL buffer: %w", b, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: buffer %T is not an OpenCL buffer: %w", b, driver.ErrInvalidArg)
 	}
 	if cb.closed.Load() {
 		return nil, errClosed("buffer")
@@ -155,7 +154,7 @@ func (q *queue) Fill(dst driver.Buffer, offset int64, pattern []byte, size int64
 		return nil, err
 	}
 	if len(pattern) == 0 {
-		return nil, fmt.Errorf("cl: clEnqueueFillBuffer: empty pattern: %w", engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: clEnqueueFillBuffer: empty pattern: %w", driver.ErrInvalidArg)
 	}
 	var ev *ocl.Event
 	q.lock()
@@ -251,7 +250,7 @@ func (q *queue) launchable(dk driver.Kernel, r driver.Range) (*kernel, error) {
 	}
 	k, ok := dk.(*kernel)
 	if !ok || k == nil {
-		return nil, fmt.Errorf("cl: kernel %T is not an OpenCL kernel: %w", dk, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: kernel %T is not an OpenCL kernel: %w", dk, driver.ErrInvalidArg)
 	}
 	if k.closed.Load() {
 		return nil, errClosed("kernel " + k.name)
@@ -279,7 +278,7 @@ func setArgs(k *kernel, args []driver.Arg) error {
 		case a.Local > 0:
 			st = setArgLocal(k.k, i, a.Local)
 		default:
-			return fmt.Errorf("cl: launch %s: argument %d has no buffer, value or local size: %w", k.name, i, engine.ErrInvalidArg)
+			return fmt.Errorf("cl: launch %s: argument %d has no buffer, value or local size: %w", k.name, i, driver.ErrInvalidArg)
 		}
 		if st != Success {
 			return check(fmt.Sprintf("clSetKernelArg(%s, %d)", k.name, i), st)
@@ -293,12 +292,12 @@ func setArgs(k *kernel, args []driver.Arg) error {
 func checkLaunch(r driver.Range) error {
 	switch {
 	case r.Dims < 1 || r.Dims > 3:
-		return fmt.Errorf("%d dimensions: %w", r.Dims, engine.ErrInvalidArg)
+		return fmt.Errorf("%d dimensions: %w", r.Dims, driver.ErrInvalidArg)
 	case r.SharedBytes != 0:
 		return fmt.Errorf("dynamic shared memory (Range.SharedBytes %d): OpenCL sizes local memory at launch only through __local pointer parameters: %w",
-			r.SharedBytes, engine.ErrUnsupported)
+			r.SharedBytes, driver.ErrUnsupported)
 	case r.Clustered():
-		return fmt.Errorf("thread-block cluster %v: OpenCL has no clusters: %w", r.Cluster, engine.ErrUnsupported)
+		return fmt.Errorf("thread-block cluster %v: OpenCL has no clusters: %w", r.Cluster, driver.ErrUnsupported)
 	}
 	return nil
 }
@@ -426,7 +425,7 @@ const placeholderTimestamp = 1 << 20
 
 // Elapsed returns CL_PROFILING_COMMAND_END minus CL_PROFILING_COMMAND_START. Timestamps
 // that no device clock gives (both below placeholderTimestamp) or an end before the start
-// return an error wrapping engine.ErrUnsupported: the device reports no usable event
+// return an error wrapping driver.ErrUnsupported: the device reports no usable event
 // times, and engine.Queue.Timed measures host time instead.
 func (e *event) Elapsed() (time.Duration, error) {
 	if err := e.acquire(); err != nil {
@@ -448,7 +447,7 @@ func (e *event) Elapsed() (time.Duration, error) {
 		return 0, err
 	}
 	if (start < placeholderTimestamp && end < placeholderTimestamp) || end < start {
-		return 0, fmt.Errorf("cl: %s: event timestamps start %d ns, end %d ns are no device clock's: %w", e.what, start, end, engine.ErrUnsupported)
+		return 0, fmt.Errorf("cl: %s: event timestamps start %d ns, end %d ns are no device clock's: %w", e.what, start, end, driver.ErrUnsupported)
 	}
 	return time.Duration(end - start), nil
 }

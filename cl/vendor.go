@@ -49,7 +49,6 @@ import (
 
 	ocl "github.com/jgillich/go-opencl/cl"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -72,7 +71,7 @@ type vendorLib struct {
 
 // loadVendor opens the first candidate (driver.LibraryCandidates of names and
 // vendorDirs) that loads and exports every required symbol. The library stays open for
-// the life of the process. A failure wraps engine.ErrUnavailable and names every file
+// the life of the process. A failure wraps driver.ErrUnavailable and names every file
 // tried with the loader's message.
 func loadVendor(what string, names []string, syms []vendorSymbol) (*vendorLib, error) {
 	var tried []string
@@ -112,7 +111,7 @@ func loadVendor(what string, names []string, syms []vendorSymbol) (*vendorLib, e
 		return lib, nil
 	}
 	return nil, fmt.Errorf("cl: cannot load %s (tried %s; set %s to a directory holding it): %w",
-		what, strings.Join(tried, "; "), driver.VendorPathEnv, engine.ErrUnavailable)
+		what, strings.Join(tried, "; "), driver.VendorPathEnv, driver.ErrUnavailable)
 }
 
 // go-opencl keeps the OpenCL handle of a CommandQueue, MemObject and Context as their first
@@ -149,7 +148,7 @@ func rawContext(c *ocl.Context) unsafe.Pointer { return (*contextLayout)(unsafe.
 func queueOf(dq driver.Queue) (*queue, error) {
 	q, ok := dq.(*queue)
 	if !ok || q == nil {
-		return nil, fmt.Errorf("cl: queue %T is not an OpenCL queue: %w", dq, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cl: queue %T is not an OpenCL queue: %w", dq, driver.ErrInvalidArg)
 	}
 	return q, q.check()
 }

@@ -518,7 +518,7 @@ var loader struct {
 }
 
 // loadLibraries loads libcuda and NVRTC, once: the first success is kept, a failure is
-// tried again on the next call. The error wraps engine.ErrUnavailable (through errNoLibrary)
+// tried again on the next call. The error wraps driver.ErrUnavailable (through errNoLibrary)
 // and names every library tried with dlerror's message.
 func loadLibraries() (cudaPath, nvrtcPath string, err error) {
 	loader.mu.Lock()

@@ -171,7 +171,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -215,7 +214,7 @@ var _ driver.BLASProvider = (*device)(nil)
 // BLAS loads cuBLAS (on the first call in the process) and returns a handle on it for
 // the device, with one cuBLAS handle made at once (cublasCreate_v2, on the device's
 // thread with its context current), so that a library that cannot run on the device fails
-// here. Without the library the error wraps engine.ErrUnavailable and names every file
+// here. Without the library the error wraps driver.ErrUnavailable and names every file
 // tried.
 func (d *device) BLAS() (driver.BLAS, error) {
 	if d.closed.Load() {
@@ -342,7 +341,7 @@ func (b *blas) Gemm(dq driver.Queue, g driver.GemmArgs) (driver.Event, error) {
 	}
 	q, ok := dq.(*queue)
 	if !ok || q == nil {
-		return nil, fmt.Errorf("cuda: queue %T is not a CUDA queue: %w", dq, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: queue %T is not a CUDA queue: %w", dq, driver.ErrInvalidArg)
 	}
 	var ptr [3]devptr
 	for i, db := range []driver.Buffer{g.A, g.B, g.C} {
@@ -429,7 +428,7 @@ func (b *blas) Dot(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
 
 // Sum is not offered: cuBLAS has only the sum of absolute values (cublasSasum).
 func (b *blas) Sum(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
-	return nil, fmt.Errorf("cuda: cuBLAS has no plain sum (only cublasSasum, of absolute values): %w", engine.ErrUnsupported)
+	return nil, fmt.Errorf("cuda: cuBLAS has no plain sum (only cublasSasum, of absolute values): %w", driver.ErrUnsupported)
 }
 
 // level1 checks the handle, element type and length (cuBLAS takes an int) and returns the
@@ -442,14 +441,14 @@ func (b *blas) level1(dq driver.Queue, t driver.ElemType, n int, bufs ...driver.
 		return nil, nil, errClosed("cuBLAS handle")
 	}
 	if t != driver.Float32 && t != driver.Float64 {
-		return nil, nil, fmt.Errorf("cuda: cuBLAS level-1 routine of %v: %w", t, engine.ErrUnsupported)
+		return nil, nil, fmt.Errorf("cuda: cuBLAS level-1 routine of %v: %w", t, driver.ErrUnsupported)
 	}
 	if n > math.MaxInt32 {
-		return nil, nil, fmt.Errorf("cuda: cuBLAS takes at most 2^31-1 elements, not %d: %w", n, engine.ErrUnsupported)
+		return nil, nil, fmt.Errorf("cuda: cuBLAS takes at most 2^31-1 elements, not %d: %w", n, driver.ErrUnsupported)
 	}
 	q, ok := dq.(*queue)
 	if !ok || q == nil {
-		return nil, nil, fmt.Errorf("cuda: queue %T is not a CUDA queue: %w", dq, engine.ErrInvalidArg)
+		return nil, nil, fmt.Errorf("cuda: queue %T is not a CUDA queue: %w", dq, driver.ErrInvalidArg)
 	}
 	ptr := make([]devptr, len(bufs))
 	for i, db := range bufs {
@@ -512,18 +511,18 @@ func (c cublasGemm) routine() string {
 // C^T = op(B)^T op(A)^T (N x M): the call's first operand is B with TransB, its second A
 // with TransA, m = N, n = M, and every leading dimension and stride is the row-major one
 // as it is. a, b and c are the buffers' device addresses. cuBLAS takes dimensions, leading
-// dimensions and the batch count as 32-bit ints: larger ones give engine.ErrUnsupported.
+// dimensions and the batch count as 32-bit ints: larger ones give driver.ErrUnsupported.
 func columnMajor(g driver.GemmArgs, a, b, c devptr) (cublasGemm, error) {
 	for _, v := range []struct {
 		name string
 		x    int
 	}{{"M", g.M}, {"N", g.N}, {"K", g.K}, {"lda", g.LDA}, {"ldb", g.LDB}, {"ldc", g.LDC}, {"batch", g.Batch}} {
 		if v.x > math.MaxInt32 {
-			return cublasGemm{}, fmt.Errorf("cuda: cuBLAS GEMM: %s = %d exceeds cuBLAS's 32-bit int: %w", v.name, v.x, engine.ErrUnsupported)
+			return cublasGemm{}, fmt.Errorf("cuda: cuBLAS GEMM: %s = %d exceeds cuBLAS's 32-bit int: %w", v.name, v.x, driver.ErrUnsupported)
 		}
 	}
 	if g.Type != driver.Float32 && g.Type != driver.Float64 {
-		return cublasGemm{}, fmt.Errorf("cuda: cuBLAS GEMM of %v: %w", g.Type, engine.ErrUnsupported)
+		return cublasGemm{}, fmt.Errorf("cuda: cuBLAS GEMM of %v: %w", g.Type, driver.ErrUnsupported)
 	}
 	op := func(t bool) int {
 		if t {
@@ -612,19 +611,19 @@ func (s BLASStatus) Error() string {
 	return fmt.Sprintf("cublasStatus_t(%d)", int(s))
 }
 
-// Is reports whether s stands for target: a failed allocation for engine.ErrOutOfMemory;
-// an invalid value for engine.ErrInvalidArg; a library that could not initialize the
-// device (CUBLAS_STATUS_NOT_INITIALIZED) for engine.ErrUnavailable; an architecture or
-// operation it does not support for engine.ErrUnsupported.
+// Is reports whether s stands for target: a failed allocation for driver.ErrOutOfMemory;
+// an invalid value for driver.ErrInvalidArg; a library that could not initialize the
+// device (CUBLAS_STATUS_NOT_INITIALIZED) for driver.ErrUnavailable; an architecture or
+// operation it does not support for driver.ErrUnsupported.
 func (s BLASStatus) Is(target error) bool {
 	switch target {
-	case engine.ErrOutOfMemory:
+	case driver.ErrOutOfMemory:
 		return s == BLASAllocFailed
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		return s == BLASInvalidValue
-	case engine.ErrUnavailable:
+	case driver.ErrUnavailable:
 		return s == BLASNotInitialized
-	case engine.ErrUnsupported:
+	case driver.ErrUnsupported:
 		return s == BLASArchMismatch || s == BLASNotSupported || s == BLASLicenseError
 	}
 	return false

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -45,7 +44,7 @@ func (b *buffer) Close() error {
 func asBuffer(b driver.Buffer) (*buffer, error) {
 	cb, ok := b.(*buffer)
 	if !ok || cb == nil {
-		return nil, fmt.Errorf("cuda: buffer %T is not a CUDA buffer: %w", b, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: buffer %T is not a CUDA buffer: %w", b, driver.ErrInvalidArg)
 	}
 	if cb.closed.Load() {
 		return nil, errClosed("buffer")

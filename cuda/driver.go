@@ -48,7 +48,7 @@ type probed struct {
 // Devices lists the CUDA devices with IDs "0", "1", ... (CUDA device ordinals, which follow
 // CUDA_VISIBLE_DEVICES). The first call loads libcuda.so.1 and NVRTC and calls cuInit; a
 // successful probe is kept, a failed one is tried again on the next call. Missing
-// libraries, or no device, give an error wrapping engine.ErrUnavailable that names what was
+// libraries, or no device, give an error wrapping driver.ErrUnavailable that names what was
 // tried.
 func (d *Driver) Devices(ctx context.Context) ([]driver.DeviceInfo, error) {
 	devs, _, err := d.probe(ctx)
@@ -76,7 +76,7 @@ func (d *Driver) Open(ctx context.Context, id string) (driver.Device, error) {
 		}
 		ids = append(ids, p.info.ID)
 	}
-	return nil, fmt.Errorf("cuda: no CUDA device %q (have %s): %w", id, strings.Join(ids, ", "), engine.ErrNotFound)
+	return nil, fmt.Errorf("cuda: no CUDA device %q (have %s): %w", id, strings.Join(ids, ", "), driver.ErrNotFound)
 }
 
 func (d *Driver) probe(ctx context.Context) ([]probed, *libInfo, error) {
@@ -131,11 +131,11 @@ func probeAll() ([]probed, *libInfo, error) {
 		return nil, nil, err
 	}
 	if n < 0 || n > maxDevices {
-		return nil, nil, fmt.Errorf("cuda: cuDeviceGetCount reports %d devices, outside 0 to %d: the driver is not trusted: %w", n, maxDevices, engine.ErrUnavailable)
+		return nil, nil, fmt.Errorf("cuda: cuDeviceGetCount reports %d devices, outside 0 to %d: the driver is not trusted: %w", n, maxDevices, driver.ErrUnavailable)
 	}
 	if n == 0 {
 		return nil, nil, fmt.Errorf("cuda: %s reports no CUDA device (CUDA_VISIBLE_DEVICES=%q): %w",
-			cudaPath, os.Getenv("CUDA_VISIBLE_DEVICES"), engine.ErrUnavailable)
+			cudaPath, os.Getenv("CUDA_VISIBLE_DEVICES"), driver.ErrUnavailable)
 	}
 	kernelModule := nvidiaModuleVersion()
 	var devs []probed
@@ -228,7 +228,7 @@ func describe(attr func(int) (int, error), name string, totalMem int64, pciBusID
 	}
 	if major < 1 || major > maxComputeMajor || minor < 0 || minor > 9 {
 		return driver.DeviceInfo{}, p, fmt.Errorf("cuda: device %q reports compute capability %d.%d, outside 1.0 to %d.9: the driver is not trusted: %w",
-			name, major, minor, maxComputeMajor, engine.ErrUnavailable)
+			name, major, minor, maxComputeMajor, driver.ErrUnavailable)
 	}
 	get := func(a int) int {
 		v, err := attr(a)

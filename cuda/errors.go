@@ -2,9 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"github.com/prism-compute/prism/engine/driver"
 	"strings"
-
-	"github.com/prism-compute/prism/engine"
 )
 
 // Result is a CUDA driver API status code (CUresult). Its Error method gives the name
@@ -172,26 +171,26 @@ func (r Result) Error() string {
 	return fmt.Sprintf("CUresult(%d)", int(r))
 }
 
-// Is reports whether r stands for target: out of memory for engine.ErrOutOfMemory;
-// invalid values, handles, devices and launch configurations for engine.ErrInvalidArg; a
+// Is reports whether r stands for target: out of memory for driver.ErrOutOfMemory;
+// invalid values, handles, devices and launch configurations for driver.ErrInvalidArg; a
 // missing device or driver (no device, not initialized, stub library, driver mismatch,
-// ...) for engine.ErrUnavailable; an unknown symbol for engine.ErrNotFound; and an
+// ...) for driver.ErrUnavailable; an unknown symbol for driver.ErrNotFound; and an
 // unsupported operation, or a binary or PTX the device cannot run, for
-// engine.ErrUnsupported.
+// driver.ErrUnsupported.
 func (r Result) Is(target error) bool {
 	switch target {
-	case engine.ErrOutOfMemory:
+	case driver.ErrOutOfMemory:
 		return r == OutOfMemory
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		return r == InvalidValue || r == InvalidHandle || r == InvalidDevice || r == LaunchOutOfResources ||
 			r == InvalidClusterSize
-	case engine.ErrUnavailable:
+	case driver.ErrUnavailable:
 		return r == NoDevice || r == NotInitialized || r == Deinitialized || r == StubLibrary ||
 			r == DeviceUnavailable || r == SystemDriverMismatch || r == SystemNotReady ||
 			r == CompatNotSupportedOnDevice || r == DeviceNotLicensed
-	case engine.ErrNotFound:
+	case driver.ErrNotFound:
 		return r == NotFound
-	case engine.ErrUnsupported:
+	case driver.ErrUnsupported:
 		return r == NotSupported || r == NoBinaryForGPU || r == UnsupportedPTXVersion ||
 			r == JITCompilerNotFound || r == JITCompilationDisabled
 	}
@@ -253,16 +252,16 @@ func (r NVRTCResult) Error() string {
 	return fmt.Sprintf("nvrtcResult(%d)", int(r))
 }
 
-// Is reports whether r stands for target: out of memory for engine.ErrOutOfMemory, an
-// invalid option or input for engine.ErrInvalidArg, a compilation error for
-// engine.ErrBuild.
+// Is reports whether r stands for target: out of memory for driver.ErrOutOfMemory, an
+// invalid option or input for driver.ErrInvalidArg, a compilation error for
+// driver.ErrBuild.
 func (r NVRTCResult) Is(target error) bool {
 	switch target {
-	case engine.ErrOutOfMemory:
+	case driver.ErrOutOfMemory:
 		return r == NVRTCOutOfMemory
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		return r == NVRTCInvalidOption || r == NVRTCInvalidInput
-	case engine.ErrBuild:
+	case driver.ErrBuild:
 		return r == NVRTCCompilation
 	}
 	return false
@@ -310,10 +309,10 @@ func wrapf(err error, format string, args ...any) error {
 // errNoLibrary reports libraries that could not be loaded: what lists each library with
 // every name tried and the dynamic loader's message.
 func errNoLibrary(what string) error {
-	return fmt.Errorf("cuda: cannot load %s: %w", what, engine.ErrUnavailable)
+	return fmt.Errorf("cuda: cannot load %s: %w", what, driver.ErrUnavailable)
 }
 
 // errClosed reports use of a closed object of this package.
 func errClosed(what string) error {
-	return fmt.Errorf("cuda: %s is closed: %w", what, engine.ErrClosed)
+	return fmt.Errorf("cuda: %s is closed: %w", what, driver.ErrClosed)
 }

@@ -87,7 +87,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -118,7 +117,7 @@ var cufftState struct {
 var _ driver.FFTProvider = (*device)(nil)
 
 // FFT loads cuFFT (on the first call in the process) and returns a handle on it for the
-// device. Without the library the error wraps engine.ErrUnavailable and names every file
+// device. Without the library the error wraps driver.ErrUnavailable and names every file
 // tried.
 func (d *device) FFT() (driver.FFT, error) {
 	if d.closed.Load() {
@@ -249,11 +248,11 @@ type cufftPlan struct {
 // the slowest dimension too), the type from the kind and precision (C2C, Z2Z, R2C, D2Z),
 // the direction, and the basic layout, which is exactly the engine's (contiguous
 // transforms; an R2C output of n/2+1 complex points in the last dimension). cuFFT takes
-// dimensions and the batch as 32-bit ints: larger ones give engine.ErrUnsupported.
+// dimensions and the batch as 32-bit ints: larger ones give driver.ErrUnsupported.
 func cufftPlanOf(s driver.FFTSpec) (cufftPlan, error) {
 	var a cufftPlan
 	if len(s.Shape) < 1 || len(s.Shape) > 2 {
-		return a, fmt.Errorf("cuda: cuFFT plan of %d dimensions: %w", len(s.Shape), engine.ErrUnsupported)
+		return a, fmt.Errorf("cuda: cuFFT plan of %d dimensions: %w", len(s.Shape), driver.ErrUnsupported)
 	}
 	a.rank, a.batch = len(s.Shape), s.Batch
 	total := float64(s.Batch)
@@ -262,11 +261,11 @@ func cufftPlanOf(s driver.FFTSpec) (cufftPlan, error) {
 		total *= float64(d)
 	}
 	if a.batch > math.MaxInt32 || a.n[0] > math.MaxInt32 || a.n[1] > math.MaxInt32 || total > math.MaxInt32 {
-		return a, fmt.Errorf("cuda: cuFFT plan of %v batch %d exceeds the 32-bit sizes of cufftMakePlanMany: %w", s.Shape, s.Batch, engine.ErrUnsupported)
+		return a, fmt.Errorf("cuda: cuFFT plan of %v batch %d exceeds the 32-bit sizes of cufftMakePlanMany: %w", s.Shape, s.Batch, driver.ErrUnsupported)
 	}
 	dbl := s.Type == driver.Float64
 	if s.Type != driver.Float32 && !dbl {
-		return a, fmt.Errorf("cuda: cuFFT plan of %v: %w", s.Type, engine.ErrUnsupported)
+		return a, fmt.Errorf("cuda: cuFFT plan of %v: %w", s.Type, driver.ErrUnsupported)
 	}
 	switch {
 	case s.Kind == driver.C2C && !dbl:
@@ -278,7 +277,7 @@ func cufftPlanOf(s driver.FFTSpec) (cufftPlan, error) {
 	case s.Kind == driver.R2C && !s.Inverse:
 		a.typ, a.exec = cufftD2Z, execD2Z
 	default:
-		return a, fmt.Errorf("cuda: cuFFT plan of kind %v (inverse %v): %w", s.Kind, s.Inverse, engine.ErrUnsupported)
+		return a, fmt.Errorf("cuda: cuFFT plan of kind %v (inverse %v): %w", s.Kind, s.Inverse, driver.ErrUnsupported)
 	}
 	a.dir = cufftForward
 	if s.Inverse {
@@ -313,7 +312,7 @@ func (p *fftPlan) Run(dq driver.Queue, in, out driver.Buffer) (driver.Event, err
 	}
 	q, ok := dq.(*queue)
 	if !ok || q == nil {
-		return nil, fmt.Errorf("cuda: queue %T is not a CUDA queue: %w", dq, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: queue %T is not a CUDA queue: %w", dq, driver.ErrInvalidArg)
 	}
 	ib, err := asBuffer(in)
 	if err != nil {
@@ -413,20 +412,20 @@ func (r FFTResult) Error() string {
 	return fmt.Sprintf("cufftResult(%d)", int(r))
 }
 
-// Is reports whether r stands for target: a failed allocation for engine.ErrOutOfMemory;
-// an invalid plan, type, value or size for engine.ErrInvalidArg; a library that could not
-// set up, or a missing dependency, for engine.ErrUnavailable; an unimplemented or
-// unsupported transform for engine.ErrUnsupported.
+// Is reports whether r stands for target: a failed allocation for driver.ErrOutOfMemory;
+// an invalid plan, type, value or size for driver.ErrInvalidArg; a library that could not
+// set up, or a missing dependency, for driver.ErrUnavailable; an unimplemented or
+// unsupported transform for driver.ErrUnsupported.
 func (r FFTResult) Is(target error) bool {
 	switch target {
-	case engine.ErrOutOfMemory:
+	case driver.ErrOutOfMemory:
 		return r == FFTAllocFailed
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		return r == FFTInvalidPlan || r == FFTInvalidType || r == FFTInvalidValue || r == FFTInvalidSize ||
 			r == FFTUnalignedData || r == FFTInvalidDevice
-	case engine.ErrUnavailable:
+	case driver.ErrUnavailable:
 		return r == FFTSetupFailed || r == FFTMissingDependency
-	case engine.ErrUnsupported:
+	case driver.ErrUnsupported:
 		return r == FFTNotImplemented || r == FFTNotSupported || r == FFTLicenseError
 	}
 	return false

@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -25,7 +24,7 @@ func (q *queue) BeginCapture() error {
 		return err
 	}
 	if !haveGraphs() {
-		return fmt.Errorf("cuda: the driver has no stream capture and graphs (CUDA 11.4): %w", engine.ErrUnsupported)
+		return fmt.Errorf("cuda: the driver has no stream capture and graphs (CUDA 11.4): %w", driver.ErrUnsupported)
 	}
 	return q.d.onCaller(func() error {
 		return check("cuStreamBeginCapture_v2(CU_STREAM_CAPTURE_MODE_RELAXED)", cuStreamBeginCapture(q.stream))
@@ -59,13 +58,13 @@ type graph struct {
 func (g *graph) Launch(dq driver.Queue) error {
 	q, ok := dq.(*queue)
 	if !ok || q == nil {
-		return fmt.Errorf("cuda: launch a graph on %T, not a CUDA queue: %w", dq, engine.ErrInvalidArg)
+		return fmt.Errorf("cuda: launch a graph on %T, not a CUDA queue: %w", dq, driver.ErrInvalidArg)
 	}
 	if err := q.check(); err != nil {
 		return err
 	}
 	if q.d != g.d {
-		return fmt.Errorf("cuda: launch a graph on a queue of another device: %w", engine.ErrInvalidArg)
+		return fmt.Errorf("cuda: launch a graph on a queue of another device: %w", driver.ErrInvalidArg)
 	}
 	if g.d.closed.Load() {
 		return errClosed("device")
@@ -79,7 +78,7 @@ func (g *graph) Launch(dq driver.Queue) error {
 func (g *graph) LaunchEvent(dq driver.Queue) (driver.Event, error) {
 	q, ok := dq.(*queue)
 	if !ok || q == nil || q.d != g.d {
-		return nil, fmt.Errorf("cuda: launch a graph on %T, not a queue of its device: %w", dq, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: launch a graph on %T, not a queue of its device: %w", dq, driver.ErrInvalidArg)
 	}
 	return q.command("graph", func() error {
 		return check("cuGraphLaunch", cuGraphLaunchIn(g.d.ctx, g.exec, q.stream))

@@ -147,7 +147,7 @@ type HostBuffer struct {
 // with CU_MEMHOSTALLOC_PORTABLE).
 func (d *device) AllocHost(size int64) (driver.HostBuffer, error) {
 	if size <= 0 {
-		return nil, fmt.Errorf("cuda: AllocHost(%d bytes): size must be positive: %w", size, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: AllocHost(%d bytes): size must be positive: %w", size, driver.ErrInvalidArg)
 	}
 	var p unsafe.Pointer
 	err := d.onCaller(func() error {
@@ -213,14 +213,14 @@ func (h *HostBuffer) Close() error {
 func asHost(hb driver.HostBuffer, offset, size int64) (*HostBuffer, unsafe.Pointer, error) {
 	h, ok := hb.(*HostBuffer)
 	if !ok || h == nil {
-		return nil, nil, fmt.Errorf("cuda: host buffer %T is not a CUDA host buffer: %w", hb, engine.ErrInvalidArg)
+		return nil, nil, fmt.Errorf("cuda: host buffer %T is not a CUDA host buffer: %w", hb, driver.ErrInvalidArg)
 	}
 	p := h.Pointer()
 	if p == nil {
 		return nil, nil, errClosed("host buffer")
 	}
 	if offset < 0 || size < 0 || offset > h.size || size > h.size-offset {
-		return nil, nil, fmt.Errorf("cuda: %d bytes at offset %d of a host buffer of %d: %w", size, offset, h.size, engine.ErrInvalidArg)
+		return nil, nil, fmt.Errorf("cuda: %d bytes at offset %d of a host buffer of %d: %w", size, offset, h.size, driver.ErrInvalidArg)
 	}
 	return h, unsafe.Add(p, offset), nil
 }
@@ -266,18 +266,18 @@ func (q *queue) WaitEvents(events []driver.Event) error {
 		return err
 	}
 	if !haveStreamWaitEvent() {
-		return fmt.Errorf("cuda: the driver has no cuStreamWaitEvent: %w", engine.ErrUnsupported)
+		return fmt.Errorf("cuda: the driver has no cuStreamWaitEvent: %w", driver.ErrUnsupported)
 	}
 	ends := make([]cuEvent, 0, len(events))
 	for i, ev := range events {
 		e, ok := ev.(*event)
 		switch {
 		case !ok || e == nil:
-			return fmt.Errorf("cuda: wait on event %d: %T is not a CUDA event: %w", i, ev, engine.ErrInvalidArg)
+			return fmt.Errorf("cuda: wait on event %d: %T is not a CUDA event: %w", i, ev, driver.ErrInvalidArg)
 		case e.closed:
 			return errClosed(fmt.Sprintf("event %d (%s)", i, e.what))
 		case e.d != q.d:
-			return fmt.Errorf("cuda: wait on event %d (%s): it is of another device: %w", i, e.what, engine.ErrInvalidArg)
+			return fmt.Errorf("cuda: wait on event %d (%s): it is of another device: %w", i, e.what, driver.ErrInvalidArg)
 		}
 		ends = append(ends, e.end)
 	}

@@ -325,7 +325,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -382,7 +381,7 @@ var ncclState struct {
 }
 
 // loadNCCL loads NCCL on first use, after disableNVLS, and returns it with its version
-// (ncclGetVersion). Without the library the error wraps engine.ErrUnavailable and names
+// (ncclGetVersion). Without the library the error wraps driver.ErrUnavailable and names
 // every file tried.
 func loadNCCL() (*vendorLib, string, error) {
 	ncclState.mu.Lock()
@@ -510,34 +509,34 @@ func (d *device) NewCommunicator(devs []driver.Device, ranks []int, nranks int, 
 func communicatorDevices(d *device, devs []driver.Device, ranks []int, nranks int, id []byte) ([]*device, error) {
 	switch {
 	case len(devs) == 0 || len(ranks) != len(devs):
-		return nil, fmt.Errorf("cuda: NCCL communicator of %d devices and %d ranks: want one rank per device, at least one: %w", len(devs), len(ranks), engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: NCCL communicator of %d devices and %d ranks: want one rank per device, at least one: %w", len(devs), len(ranks), driver.ErrInvalidArg)
 	case nranks < len(devs) || nranks > math.MaxInt32:
-		return nil, fmt.Errorf("cuda: NCCL communicator of %d ranks for %d devices of this process: %w", nranks, len(devs), engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: NCCL communicator of %d ranks for %d devices of this process: %w", nranks, len(devs), driver.ErrInvalidArg)
 	case len(id) != ncclUniqueIDBytes:
-		return nil, fmt.Errorf("cuda: NCCL communicator identity of %d bytes, not %d: %w", len(id), ncclUniqueIDBytes, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: NCCL communicator identity of %d bytes, not %d: %w", len(id), ncclUniqueIDBytes, driver.ErrInvalidArg)
 	}
 	out := make([]*device, len(devs))
 	seenDev, seenRank := map[int]int{}, map[int]int{}
 	for i, dd := range devs {
 		cd, ok := dd.(*device)
 		if !ok || cd == nil {
-			return nil, fmt.Errorf("cuda: NCCL communicator: device %d is %T, not a CUDA device: %w", i, dd, engine.ErrInvalidArg)
+			return nil, fmt.Errorf("cuda: NCCL communicator: device %d is %T, not a CUDA device: %w", i, dd, driver.ErrInvalidArg)
 		}
 		if i == 0 && cd != d {
-			return nil, fmt.Errorf("cuda: NCCL communicator: the first device must be the one making it: %w", engine.ErrInvalidArg)
+			return nil, fmt.Errorf("cuda: NCCL communicator: the first device must be the one making it: %w", driver.ErrInvalidArg)
 		}
 		if cd.closed.Load() {
 			return nil, errClosed(fmt.Sprintf("device %d (CUDA device %d)", i, cd.ordinal))
 		}
 		if j, dup := seenDev[cd.ordinal]; dup {
-			return nil, fmt.Errorf("cuda: NCCL communicator: devices %d and %d are both CUDA device %d (NCCL takes a device once per communicator): %w", j, i, cd.ordinal, engine.ErrInvalidArg)
+			return nil, fmt.Errorf("cuda: NCCL communicator: devices %d and %d are both CUDA device %d (NCCL takes a device once per communicator): %w", j, i, cd.ordinal, driver.ErrInvalidArg)
 		}
 		r := ranks[i]
 		if r < 0 || r >= nranks {
-			return nil, fmt.Errorf("cuda: NCCL communicator: rank %d of device %d is outside 0 to %d: %w", r, i, nranks-1, engine.ErrInvalidArg)
+			return nil, fmt.Errorf("cuda: NCCL communicator: rank %d of device %d is outside 0 to %d: %w", r, i, nranks-1, driver.ErrInvalidArg)
 		}
 		if j, dup := seenRank[r]; dup {
-			return nil, fmt.Errorf("cuda: NCCL communicator: devices %d and %d are both rank %d: %w", j, i, r, engine.ErrInvalidArg)
+			return nil, fmt.Errorf("cuda: NCCL communicator: devices %d and %d are both rank %d: %w", j, i, r, driver.ErrInvalidArg)
 		}
 		seenDev[cd.ordinal], seenRank[r] = i, i
 		out[i] = cd
@@ -552,13 +551,13 @@ func driverCtxSetter() (unsafe.Pointer, error) {
 	h := loader.cudaHandle
 	loader.mu.Unlock()
 	if h == nil {
-		return nil, fmt.Errorf("cuda: NCCL: the CUDA driver library is not loaded: %w", engine.ErrUnavailable)
+		return nil, fmt.Errorf("cuda: NCCL: the CUDA driver library is not loaded: %w", driver.ErrUnavailable)
 	}
 	name := C.CString("cuCtxSetCurrent")
 	defer C.free(unsafe.Pointer(name))
 	f := C.prism_nccl_dlsym(h, name)
 	if f == nil {
-		return nil, fmt.Errorf("cuda: NCCL: the CUDA driver library has no cuCtxSetCurrent: %w", engine.ErrUnavailable)
+		return nil, fmt.Errorf("cuda: NCCL: the CUDA driver library has no cuCtxSetCurrent: %w", driver.ErrUnavailable)
 	}
 	return f, nil
 }
@@ -657,12 +656,12 @@ func (c *communicator) Run(calls []driver.CollectiveCall) error {
 // Send NCCL does not read.
 func (c *communicator) prepare(calls []driver.CollectiveCall) ([]ncclPart, error) {
 	if len(calls) != len(c.devs) {
-		return nil, fmt.Errorf("cuda: NCCL collective of %d parts for a communicator of %d devices in this process: %w", len(calls), len(c.devs), engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: NCCL collective of %d parts for a communicator of %d devices in this process: %w", len(calls), len(c.devs), driver.ErrInvalidArg)
 	}
 	parts := make([]ncclPart, len(calls))
 	for i, k := range calls {
 		fail := func(format string, args ...any) error {
-			return fmt.Errorf("cuda: NCCL %v, part %d (rank %d): %s: %w", k.Kind, i, c.ranks[i], fmt.Sprintf(format, args...), engine.ErrInvalidArg)
+			return fmt.Errorf("cuda: NCCL %v, part %d (rank %d): %s: %w", k.Kind, i, c.ranks[i], fmt.Sprintf(format, args...), driver.ErrInvalidArg)
 		}
 		if k.Kind != calls[0].Kind || k.Type != calls[0].Type || k.Count != calls[0].Count || k.Op != calls[0].Op || k.Root != calls[0].Root {
 			return nil, fail("its kind, type, count, reduction or root differs from part 0's")
@@ -729,10 +728,10 @@ func (c *communicator) partBuffer(db driver.Buffer, i int, bytes int64, what str
 		return 0, wrapf(err, "NCCL collective, part %d: %s", i, what)
 	}
 	if b.d.ordinal != c.devs[i].ordinal {
-		return 0, fmt.Errorf("cuda: NCCL collective, part %d: %s is a buffer of CUDA device %d, not of device %d: %w", i, what, b.d.ordinal, c.devs[i].ordinal, engine.ErrInvalidArg)
+		return 0, fmt.Errorf("cuda: NCCL collective, part %d: %s is a buffer of CUDA device %d, not of device %d: %w", i, what, b.d.ordinal, c.devs[i].ordinal, driver.ErrInvalidArg)
 	}
 	if b.size < bytes {
-		return 0, fmt.Errorf("cuda: NCCL collective, part %d: %s holds %d bytes, the collective needs %d: %w", i, what, b.size, bytes, engine.ErrInvalidArg)
+		return 0, fmt.Errorf("cuda: NCCL collective, part %d: %s holds %d bytes, the collective needs %d: %w", i, what, b.size, bytes, driver.ErrInvalidArg)
 	}
 	return b.ptr, nil
 }
@@ -864,14 +863,14 @@ func (r NCCLResult) Error() string {
 }
 
 // Is reports whether r stands for target: an invalid argument or usage (a device twice in
-// a communicator, a call outside a group that needed one) for engine.ErrInvalidArg; a
+// a communicator, a call outside a group that needed one) for driver.ErrInvalidArg; a
 // failure of the system or of a remote rank (sockets, shared memory, a peer process that
-// exited) for engine.ErrUnavailable.
+// exited) for driver.ErrUnavailable.
 func (r NCCLResult) Is(target error) bool {
 	switch target {
-	case engine.ErrInvalidArg:
+	case driver.ErrInvalidArg:
 		return r == NCCLInvalidArgument || r == NCCLInvalidUsage
-	case engine.ErrUnavailable:
+	case driver.ErrUnavailable:
 		return r == NCCLSystemError || r == NCCLRemoteError
 	}
 	return false

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -29,7 +28,7 @@ func (k *kernel) Occupancy(blockSize int, dynamicSharedBytes int64) (driver.Occu
 		return driver.Occupancy{}, errClosed("kernel " + k.name)
 	}
 	if blockSize <= 0 || dynamicSharedBytes < 0 || dynamicSharedBytes > math.MaxInt32 {
-		return driver.Occupancy{}, fmt.Errorf("cuda: occupancy of %s with %d threads and %d bytes of dynamic shared memory: %w", k.name, blockSize, dynamicSharedBytes, engine.ErrInvalidArg)
+		return driver.Occupancy{}, fmt.Errorf("cuda: occupancy of %s with %d threads and %d bytes of dynamic shared memory: %w", k.name, blockSize, dynamicSharedBytes, driver.ErrInvalidArg)
 	}
 	d := k.prog.d
 	var (
@@ -59,7 +58,7 @@ func (k *kernel) Occupancy(blockSize int, dynamicSharedBytes int64) (driver.Occu
 	}
 	if active < 0 {
 		return driver.Occupancy{}, fmt.Errorf("cuda: cuOccupancyMaxActiveBlocksPerMultiprocessor(%s, %d, %d) answers %d blocks: the driver is not trusted: %w",
-			k.name, blockSize, dynamicSharedBytes, active, engine.ErrUnsupported)
+			k.name, blockSize, dynamicSharedBytes, active, driver.ErrUnsupported)
 	}
 	use := blockUse{threads: blockSize, registers: k.attrs.Registers, sharedBytes: k.attrs.LocalBytes + dynamicSharedBytes}
 	o := lim.occupancy(use, active)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -43,7 +42,7 @@ func translateOptions(options []string) ([]string, error) {
 			if tr, ok := clOptions[f]; ok {
 				return tr, nil
 			}
-			return nil, fmt.Errorf("cuda: unknown OpenCL build option %q: %w", f, engine.ErrInvalidArg)
+			return nil, fmt.Errorf("cuda: unknown OpenCL build option %q: %w", f, driver.ErrInvalidArg)
 		}
 		if tr, ok := clOptions[f]; ok {
 			return tr, nil
@@ -73,14 +72,14 @@ func splitOptions(options []string, each func(string) ([]string, error)) ([]stri
 		switch {
 		case f == "-D" || f == "-I" || f == "-U":
 			if i+1 >= len(fields) {
-				return nil, fmt.Errorf("cuda: build option %s without a value: %w", f, engine.ErrInvalidArg)
+				return nil, fmt.Errorf("cuda: build option %s without a value: %w", f, driver.ErrInvalidArg)
 			}
 			out = append(out, f+fields[i+1])
 			i++
 		case strings.HasPrefix(f, "-D") || strings.HasPrefix(f, "-I") || strings.HasPrefix(f, "-U"):
 			out = append(out, f)
 		case strings.HasPrefix(f, "-arch") || strings.HasPrefix(f, "--gpu-architecture"):
-			return nil, fmt.Errorf("cuda: build option %q: the architecture comes from the device: %w", f, engine.ErrInvalidArg)
+			return nil, fmt.Errorf("cuda: build option %q: the architecture comes from the device: %w", f, driver.ErrInvalidArg)
 		default:
 			tr, err := each(f)
 			if err != nil {
@@ -138,7 +137,7 @@ func chooseArch(cc int, supported []int, canCUBIN bool, dialect driver.Dialect) 
 		switch {
 		case known:
 		case cc < oldest:
-			return target{}, fmt.Errorf("cuda: NVRTC compiles for sm_%d and newer, not for this device's sm_%d: %w", oldest, cc, engine.ErrUnsupported)
+			return target{}, fmt.Errorf("cuda: NVRTC compiles for sm_%d and newer, not for this device's sm_%d: %w", oldest, cc, driver.ErrUnsupported)
 		case cc > newest:
 			return ptxTarget(newest, ""), nil
 		default:

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -71,7 +70,7 @@ func (d *device) BuildSource(src driver.Source, options []string) (driver.Progra
 		}
 		return prog, nil
 	}
-	return nil, fmt.Errorf("cuda: build: the backend does not build %s: %w", src.Dialect, engine.ErrUnsupported)
+	return nil, fmt.Errorf("cuda: build: the backend does not build %s: %w", src.Dialect, driver.ErrUnsupported)
 }
 
 // build compiles text in dialect (named name in NVRTC's messages) with the in-memory
@@ -240,7 +239,7 @@ func funcAttributes(attr func(int) (int, Result), warp int) driver.KernelAttribu
 }
 
 // Kernel looks up a kernel function (cuModuleGetFunction); an unknown name gives an error
-// wrapping engine.ErrNotFound. It also reads the largest block the function can be launched
+// wrapping driver.ErrNotFound. It also reads the largest block the function can be launched
 // with and, where the driver has cuFuncGetParamInfo (CUDA 12.4), the sizes of its
 // parameters: the kernel then implements driver.ArgCounter and launches check each
 // argument's size. The number of parameters comes from cuFuncGetParamCount where the
@@ -394,7 +393,7 @@ func (k *kernel) optInShared(bytes int64) error {
 	}
 	if !haveFuncSetAttribute() {
 		return fmt.Errorf("cuda: launch %s with %d bytes of dynamic shared memory: the driver has no cuFuncSetAttribute for the opt-in above %d: %w",
-			k.name, bytes, k.maxDynamic.Load(), engine.ErrUnsupported)
+			k.name, bytes, k.maxDynamic.Load(), driver.ErrUnsupported)
 	}
 	call := fmt.Sprintf("cuFuncSetAttribute(%s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, %d)", k.name, bytes)
 	if err := check(call, cuFuncSetAttribute(k.fn, funcAttrMaxDynamicSharedMemory, int(bytes))); err != nil {
@@ -411,7 +410,7 @@ func (k *kernel) MaxActiveBlocksPerMultiprocessor(blockSize int, dynamicSharedBy
 		return 0, errClosed("kernel " + k.name)
 	}
 	if blockSize <= 0 || dynamicSharedBytes < 0 {
-		return 0, fmt.Errorf("cuda: occupancy of %s with %d threads and %d bytes of shared memory: %w", k.name, blockSize, dynamicSharedBytes, engine.ErrInvalidArg)
+		return 0, fmt.Errorf("cuda: occupancy of %s with %d threads and %d bytes of shared memory: %w", k.name, blockSize, dynamicSharedBytes, driver.ErrInvalidArg)
 	}
 	var n int
 	err := k.prog.d.th.call(func() error {
@@ -440,7 +439,7 @@ func asKernel(dk driver.Kernel) (*kernel, error) {
 		k = v.kernel
 	}
 	if k == nil {
-		return nil, fmt.Errorf("cuda: kernel %T is not a CUDA kernel: %w", dk, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: kernel %T is not a CUDA kernel: %w", dk, driver.ErrInvalidArg)
 	}
 	if k.closed.Load() {
 		return nil, errClosed("kernel " + k.name)

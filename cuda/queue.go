@@ -10,7 +10,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -218,7 +217,7 @@ type fillOp struct {
 func fillPlan(offset int64, pattern []byte, size int64) ([]fillOp, error) {
 	n := int64(len(pattern))
 	if n == 0 || n > 128 || n&(n-1) != 0 || offset%n != 0 || size%n != 0 || size < 0 {
-		return nil, fmt.Errorf("cuda: fill of %d bytes at %d with a %d-byte pattern: %w", size, offset, n, engine.ErrInvalidArg)
+		return nil, fmt.Errorf("cuda: fill of %d bytes at %d with a %d-byte pattern: %w", size, offset, n, driver.ErrInvalidArg)
 	}
 	if size == 0 {
 		return nil, nil
@@ -293,7 +292,7 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 		return nil, wrapf(err, "launch %s", k.name)
 	}
 	if r.Clustered() && !haveLaunchKernelEx() {
-		return nil, fmt.Errorf("cuda: launch %s in clusters %v: the driver has no cuLaunchKernelEx (CUDA 12.0): %w", k.name, r.Cluster, engine.ErrUnsupported)
+		return nil, fmt.Errorf("cuda: launch %s in clusters %v: the driver has no cuLaunchKernelEx (CUDA 12.0): %w", k.name, r.Cluster, driver.ErrUnsupported)
 	}
 	return q.command("kernel "+k.name, func() error {
 		if err := k.optInShared(r.SharedBytes); err != nil {
@@ -366,7 +365,7 @@ func (k *kernel) withLocals(r driver.Range, args []driver.Arg) (driver.Range, []
 		if k.opencl {
 			for i, a := range args {
 				if a.Local != 0 {
-					return r, nil, fmt.Errorf("argument %d: %d bytes of local memory for a parameter that is not a __local pointer: %w", i, a.Local, engine.ErrInvalidArg)
+					return r, nil, fmt.Errorf("argument %d: %d bytes of local memory for a parameter that is not a __local pointer: %w", i, a.Local, driver.ErrInvalidArg)
 				}
 			}
 		}
@@ -379,12 +378,12 @@ func (k *kernel) withLocals(r driver.Range, args []driver.Arg) (driver.Range, []
 		local := next < len(k.locals) && k.locals[next] == i
 		switch {
 		case local && a.Local <= 0:
-			return r, nil, fmt.Errorf("argument %d is a __local pointer parameter: give its size in bytes (engine.LocalBytes): %w", i, engine.ErrInvalidArg)
+			return r, nil, fmt.Errorf("argument %d is a __local pointer parameter: give its size in bytes (engine.LocalBytes): %w", i, driver.ErrInvalidArg)
 		case !local && a.Local != 0:
-			return r, nil, fmt.Errorf("argument %d: %d bytes of local memory for a parameter that is not a __local pointer: %w", i, a.Local, engine.ErrInvalidArg)
+			return r, nil, fmt.Errorf("argument %d: %d bytes of local memory for a parameter that is not a __local pointer: %w", i, a.Local, driver.ErrInvalidArg)
 		case local:
 			if off > math.MaxUint32 {
-				return r, nil, fmt.Errorf("argument %d: local memory offset %d: %w", i, off, engine.ErrInvalidArg)
+				return r, nil, fmt.Errorf("argument %d: local memory offset %d: %w", i, off, driver.ErrInvalidArg)
 			}
 			offsets = binary.NativeEndian.AppendUint32(offsets, uint32(off))
 			out[i] = driver.Arg{Value: offsets[len(offsets)-4:]}
@@ -400,17 +399,17 @@ func (k *kernel) withLocals(r driver.Range, args []driver.Arg) (driver.Range, []
 // device's limits (zero limits are not checked).
 func launchShape(r driver.Range, maxGrid [3]int) (grid, block [3]int, err error) {
 	if r.Dims < 1 || r.Dims > 3 {
-		return grid, block, fmt.Errorf("%d dimensions: %w", r.Dims, engine.ErrInvalidArg)
+		return grid, block, fmt.Errorf("%d dimensions: %w", r.Dims, driver.ErrInvalidArg)
 	}
 	grid, block = [3]int{1, 1, 1}, [3]int{1, 1, 1}
 	for i := 0; i < r.Dims; i++ {
 		g, l := r.Global[i], r.Local[i]
 		if l <= 0 || g <= 0 || g%l != 0 {
-			return grid, block, fmt.Errorf("global %d, local %d in dimension %d: %w", g, l, i, engine.ErrInvalidArg)
+			return grid, block, fmt.Errorf("global %d, local %d in dimension %d: %w", g, l, i, driver.ErrInvalidArg)
 		}
 		grid[i], block[i] = g/l, l
 		if limit := maxGrid[i]; (limit > 0 && grid[i] > limit) || grid[i] > math.MaxUint32 {
-			return grid, block, fmt.Errorf("%d blocks in dimension %d, above the device's %d: %w", grid[i], i, limit, engine.ErrInvalidArg)
+			return grid, block, fmt.Errorf("%d blocks in dimension %d, above the device's %d: %w", grid[i], i, limit, driver.ErrInvalidArg)
 		}
 	}
 	return grid, block, nil
@@ -421,23 +420,23 @@ func launchShape(r driver.Range, maxGrid [3]int) (grid, block [3]int, err error)
 // used dimension dividing the grid, at most maxClusterSize blocks.
 func checkOptions(r driver.Range, grid [3]int, p Properties) error {
 	if n := r.SharedBytes; n < 0 || n > math.MaxUint32 || (p.SharedMemPerBlockOptin > 0 && n > p.SharedMemPerBlockOptin) {
-		return fmt.Errorf("%d bytes of dynamic shared memory, the device allows %d with opt-in: %w", n, p.SharedMemPerBlockOptin, engine.ErrInvalidArg)
+		return fmt.Errorf("%d bytes of dynamic shared memory, the device allows %d with opt-in: %w", n, p.SharedMemPerBlockOptin, driver.ErrInvalidArg)
 	}
 	if !r.Clustered() {
 		return nil
 	}
 	if !p.ClusterLaunch {
-		return fmt.Errorf("thread-block cluster %v: this device (sm_%d%d) has no clusters: %w", r.Cluster, p.ComputeCapability[0], p.ComputeCapability[1], engine.ErrUnsupported)
+		return fmt.Errorf("thread-block cluster %v: this device (sm_%d%d) has no clusters: %w", r.Cluster, p.ComputeCapability[0], p.ComputeCapability[1], driver.ErrUnsupported)
 	}
 	c := clusterShape(r)
 	size := c[0] * c[1] * c[2]
 	for i := range 3 {
 		if c[i] <= 0 || grid[i]%c[i] != 0 || (i >= r.Dims && c[i] != 1) {
-			return fmt.Errorf("cluster %v for a grid of %v blocks: %w", r.Cluster, grid, engine.ErrInvalidArg)
+			return fmt.Errorf("cluster %v for a grid of %v blocks: %w", r.Cluster, grid, driver.ErrInvalidArg)
 		}
 	}
 	if size > maxClusterSize {
-		return fmt.Errorf("cluster %v of %d blocks, above %d: %w", r.Cluster, size, maxClusterSize, engine.ErrInvalidArg)
+		return fmt.Errorf("cluster %v of %d blocks, above %d: %w", r.Cluster, size, maxClusterSize, driver.ErrInvalidArg)
 	}
 	return nil
 }
@@ -487,7 +486,7 @@ func packArgs(args []driver.Arg, sizes []int) (packedArgs, error) {
 func (p *packedArgs) pack(args []driver.Arg, sizes []int) error {
 	p.data, p.offsets = p.data[:0], p.offsets[:0]
 	if sizes != nil && len(args) != len(sizes) {
-		return fmt.Errorf("%d arguments given, the kernel declares %d: %w", len(args), len(sizes), engine.ErrInvalidArg)
+		return fmt.Errorf("%d arguments given, the kernel declares %d: %w", len(args), len(sizes), driver.ErrInvalidArg)
 	}
 	var zero [8]byte
 	for i, a := range args {
@@ -504,12 +503,12 @@ func (p *packedArgs) pack(args []driver.Arg, sizes []int) error {
 			val = a.Value
 		case a.Local != 0:
 			return fmt.Errorf("argument %d: %d bytes of local memory for a __local pointer parameter: CUDA C++ kernels have none (size dynamic shared memory with Range.SharedBytes): %w",
-				i, a.Local, engine.ErrUnsupported)
+				i, a.Local, driver.ErrUnsupported)
 		default:
-			return fmt.Errorf("argument %d has neither buffer nor value: %w", i, engine.ErrInvalidArg)
+			return fmt.Errorf("argument %d has neither buffer nor value: %w", i, driver.ErrInvalidArg)
 		}
 		if sizes != nil && len(val) != sizes[i] {
-			return fmt.Errorf("argument %d is %d bytes, the kernel's parameter is %d: %w", i, len(val), sizes[i], engine.ErrInvalidArg)
+			return fmt.Errorf("argument %d is %d bytes, the kernel's parameter is %d: %w", i, len(val), sizes[i], driver.ErrInvalidArg)
 		}
 		align := slotAlign(len(val))
 		for pad := (align - len(p.data)%align) % align; pad > 0; pad -= min(pad, len(zero)) {
@@ -627,12 +626,12 @@ func (e *event) Elapsed() (time.Duration, error) {
 }
 
 // elapsedOf converts the milliseconds cuEventElapsedTime gave into a duration. A NaN, an
-// infinity or a negative time is no time: an error wrapping engine.ErrUnsupported, on which
+// infinity or a negative time is no time: an error wrapping driver.ErrUnsupported, on which
 // engine.Queue.Timed measures host time instead.
 func elapsedOf(what string, ms float32) (time.Duration, error) {
 	f := float64(ms)
 	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > float64(math.MaxInt64/int64(time.Millisecond)) {
-		return 0, fmt.Errorf("cuda: cuEventElapsedTime(%s) gave %v ms, which is no time: %w", what, ms, engine.ErrUnsupported)
+		return 0, fmt.Errorf("cuda: cuEventElapsedTime(%s) gave %v ms, which is no time: %w", what, ms, driver.ErrUnsupported)
 	}
 	return time.Duration(f * float64(time.Millisecond)), nil
 }

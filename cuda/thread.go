@@ -63,7 +63,7 @@ func (t *osThread) do(f func()) bool {
 }
 
 // call is do for a function that returns an error; once the thread is stopped it returns
-// an error wrapping engine.ErrClosed without running f.
+// an error wrapping driver.ErrClosed without running f.
 func (t *osThread) call(f func() error) error {
 	var err error
 	if !t.do(func() { err = f() }) {

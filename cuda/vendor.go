@@ -45,7 +45,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -84,7 +83,7 @@ type vendorLib struct {
 // directory, it opens the libraries named by deps (the file's base name, e.g.
 // "libcublas.so.13", gives "libcublasLt.so.13") from the same directory if they are there,
 // so that a library outside the loader's path finds its own dependencies. The library stays
-// open for the life of the process. A failure wraps engine.ErrUnavailable and names every
+// open for the life of the process. A failure wraps driver.ErrUnavailable and names every
 // file tried with the loader's message.
 func loadVendor(what string, names []string, syms []vendorSymbol, deps func(base string) []string) (*vendorLib, error) {
 	var tried []string
@@ -126,7 +125,7 @@ func loadVendor(what string, names []string, syms []vendorSymbol, deps func(base
 		return lib, nil
 	}
 	return nil, fmt.Errorf("cuda: cannot load %s (tried %s; set %s to a directory holding it): %w",
-		what, strings.Join(tried, "; "), driver.VendorPathEnv, engine.ErrUnavailable)
+		what, strings.Join(tried, "; "), driver.VendorPathEnv, driver.ErrUnavailable)
 }
 
 // dlopen opens a library, returning its handle or nil and the loader's message.

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -9,22 +8,24 @@ import (
 )
 
 // Sentinel errors. Errors returned by engine and by backends wrap one of these where one
-// applies; test with errors.Is.
+// applies; test with errors.Is. Each is the sentinel of the same name in package driver,
+// where backends find it: errors.Is(err, engine.ErrClosed) and errors.Is(err,
+// driver.ErrClosed) are one test.
 var (
 	// ErrUnavailable: a backend's library is missing or it reports no device.
-	ErrUnavailable = errors.New("unavailable")
+	ErrUnavailable = driver.ErrUnavailable
 	// ErrNotFound: no backend or device matches the name or ID given.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = driver.ErrNotFound
 	// ErrClosed: the object, or the device it belongs to, was closed.
-	ErrClosed = errors.New("use of closed object")
+	ErrClosed = driver.ErrClosed
 	// ErrInvalidArg: an argument is out of range, nil, of the wrong type or of another device.
-	ErrInvalidArg = errors.New("invalid argument")
+	ErrInvalidArg = driver.ErrInvalidArg
 	// ErrOutOfMemory: the device or host could not allocate.
-	ErrOutOfMemory = errors.New("out of memory")
+	ErrOutOfMemory = driver.ErrOutOfMemory
 	// ErrUnsupported: the device or backend cannot do what was asked.
-	ErrUnsupported = errors.New("unsupported")
+	ErrUnsupported = driver.ErrUnsupported
 	// ErrBuild: a program failed to compile; errors.As with *BuildError gives the log.
-	ErrBuild = errors.New("build failed")
+	ErrBuild = driver.ErrBuild
 )
 
 // BuildError carries a compiler's log. errors.Is(err, ErrBuild) holds for it.
