@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -33,6 +34,9 @@ type Type struct {
 	// Float reports a floating-point type; integer types compute exactly, wrapping modulo
 	// 2^(8*Size).
 	Float bool
+	// Signed reports a signed integer type (int8, int16, int32, int64); false for unsigned
+	// integers and floating-point types.
+	Signed bool
 	// Unit is the unit roundoff u: the largest relative error of one rounding to nearest
 	// (2^-24 for float32, 2^-53 for float64); 0 for integer types.
 	Unit float64
@@ -79,7 +83,7 @@ var types = [...]Type{
 		ToFloat64:   math.Float64frombits,
 	},
 	{
-		Name: "int32", Size: 4, OpenCL: "int", CUDA: "int",
+		Name: "int32", Size: 4, OpenCL: "int", CUDA: "int", Signed: true,
 		FromFloat64: func(x float64) uint64 { return uint64(uint32(int32(x))) },
 		ToFloat64:   func(b uint64) float64 { return float64(int32(uint32(b))) },
 	},
@@ -119,6 +123,42 @@ var storageTypes = [...]Type{
 	},
 }
 
+// otherTypes is the table of the integer types no kernel of the suite computes in, in
+// the order OtherTypes lists them: the host's types that a kernel of the user's (prism
+// exec) may take.
+var otherTypes = [...]Type{
+	{
+		Name: "int8", Size: 1, OpenCL: "char", CUDA: "signed char", Signed: true,
+		FromFloat64: func(x float64) uint64 { return uint64(uint8(int8(x))) },
+		ToFloat64:   func(b uint64) float64 { return float64(int8(uint8(b))) },
+	},
+	{
+		Name: "uint8", Size: 1, OpenCL: "uchar", CUDA: "unsigned char",
+		FromFloat64: func(x float64) uint64 { return uint64(uint8(x)) },
+		ToFloat64:   func(b uint64) float64 { return float64(uint8(b)) },
+	},
+	{
+		Name: "int16", Size: 2, OpenCL: "short", CUDA: "short", Signed: true,
+		FromFloat64: func(x float64) uint64 { return uint64(uint16(int16(x))) },
+		ToFloat64:   func(b uint64) float64 { return float64(int16(uint16(b))) },
+	},
+	{
+		Name: "uint16", Size: 2, OpenCL: "ushort", CUDA: "unsigned short",
+		FromFloat64: func(x float64) uint64 { return uint64(uint16(x)) },
+		ToFloat64:   func(b uint64) float64 { return float64(uint16(b)) },
+	},
+	{
+		Name: "int64", Size: 8, OpenCL: "long", CUDA: "long long", Signed: true,
+		FromFloat64: func(x float64) uint64 { return uint64(int64(x)) },
+		ToFloat64:   func(b uint64) float64 { return float64(int64(b)) },
+	},
+	{
+		Name: "uint64", Size: 8, OpenCL: "ulong", CUDA: "unsigned long long",
+		FromFloat64: func(x float64) uint64 { return uint64(x) },
+		ToFloat64:   func(b uint64) float64 { return float64(b) },
+	},
+}
+
 // Types returns the element types the suite computes in (its Numbers): float32, float64,
 // int32, uint32. The storage-only types are in StorageTypes.
 func Types() []Type { return types[:] }
@@ -128,10 +168,20 @@ func Types() []Type { return types[:] }
 // bfloat16, float8e4m3, float8e5m2.
 func StorageTypes() []Type { return storageTypes[:] }
 
-// TypeByName returns the element type named name ("float32", "bfloat16"), among Types and
-// StorageTypes, and whether there is one.
+// OtherTypes returns the integer element types that no kernel of the suite computes in:
+// int8, uint8, int16, uint16, int64, uint64. Tools that run kernels of their users' own
+// (prism exec) take them with Types and StorageTypes.
+func OtherTypes() []Type { return otherTypes[:] }
+
+// AllTypes returns every element type: Types, then StorageTypes, then OtherTypes.
+func AllTypes() []Type {
+	return slices.Concat(types[:], storageTypes[:], otherTypes[:])
+}
+
+// TypeByName returns the element type named name ("float32", "bfloat16", "int8"), among
+// AllTypes, and whether there is one.
 func TypeByName(name string) (Type, bool) {
-	for _, table := range [][]Type{types[:], storageTypes[:]} {
+	for _, table := range [][]Type{types[:], storageTypes[:], otherTypes[:]} {
 		for _, t := range table {
 			if t.Name == name {
 				return t, true

@@ -173,3 +173,60 @@ func TestSumBound(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherTypes checks the integer types the suite does not compute in: listed by
+// OtherTypes, AllTypes and TypeByName but not by Types, their signedness against int32's
+// and uint32's, and their conversions against Go's, wrapping modulo 2^(8*Size).
+func TestOtherTypes(t *testing.T) {
+	want := []struct {
+		name   string
+		size   int
+		signed bool
+		openCL string
+	}{
+		{"int8", 1, true, "char"}, {"uint8", 1, false, "uchar"}, {"int16", 2, true, "short"},
+		{"uint16", 2, false, "ushort"}, {"int64", 8, true, "long"}, {"uint64", 8, false, "ulong"},
+	}
+	other := OtherTypes()
+	if len(other) != len(want) {
+		t.Fatalf("OtherTypes() = %d entries, want %d", len(other), len(want))
+	}
+	for i, w := range want {
+		typ := other[i]
+		if typ.Name != w.name || typ.Size != w.size || typ.Signed != w.signed || typ.OpenCL != w.openCL || typ.Float || typ.Storage {
+			t.Errorf("OtherTypes()[%d] = %+v, want %s of %d bytes, signed %v, %s", i, typ, w.name, w.size, w.signed, w.openCL)
+		}
+		if got, ok := TypeByName(w.name); !ok || got.Name != w.name {
+			t.Errorf("TypeByName(%s) = %v, %v", w.name, got.Name, ok)
+		}
+		for _, c := range Types() {
+			if c.Name == w.name {
+				t.Errorf("Types() lists %s", c.Name)
+			}
+		}
+		// -1 in a signed type and the largest value of an unsigned one: all ones in the low
+		// 8*Size bits, nothing above.
+		top := float64(uint64(1)<<(8*w.size-1)) * 2
+		x := top - 1
+		if w.signed {
+			x = -1
+		}
+		if w.size < 8 {
+			if bits := typ.FromFloat64(x); bits != uint64(1)<<(8*w.size)-1 {
+				t.Errorf("%s: %v has bits %#x", w.name, x, bits)
+			}
+			if got := typ.ToFloat64(uint64(1)<<(8*w.size) - 1); got != x {
+				t.Errorf("%s: all ones read as %v, want %v", w.name, got, x)
+			}
+		}
+		if got := typ.ToFloat64(typ.FromFloat64(100)); got != 100 {
+			t.Errorf("%s: 100 round trip gives %v", w.name, got)
+		}
+	}
+	if !TypeOf[int32]().Signed || TypeOf[uint32]().Signed || TypeOf[float32]().Signed {
+		t.Error("Signed: int32 is signed, uint32 and float32 are not")
+	}
+	if n := len(AllTypes()); n != len(Types())+len(StorageTypes())+len(OtherTypes()) {
+		t.Errorf("AllTypes() = %d entries", n)
+	}
+}
