@@ -342,7 +342,7 @@ func (b *blas) Close() error {
 		return nil
 	}
 	var st C.CLBlastStatusCode
-	b.th.do(func() { st = C.prism_clblast_clear_cache() })
+	b.th.Do(func() { st = C.prism_clblast_clear_cache() })
 	return checkCLBlast("CLBlastClearCache", BLASStatus(st))
 }
 

@@ -47,7 +47,7 @@ func pinnedThread(platform string) bool {
 // stopped: OpenCL objects may outlive their context (an event closed after its device),
 // and their release no longer touches the context's thread-local state.
 func release(th *osThread, f func()) {
-	if !th.do(f) {
+	if !th.Do(f) {
 		f()
 	}
 }
@@ -145,7 +145,7 @@ func (c *clContext) close() error {
 		}
 	}
 	c.mu.Lock()
-	err := c.thread.call(func() error {
+	err := c.thread.Call(func() error {
 		var err error
 		if c.queue != nil {
 			err = wrap("clFinish", c.queue.Finish())
@@ -156,7 +156,7 @@ func (c *clContext) close() error {
 		return err
 	})
 	c.mu.Unlock()
-	c.thread.stop()
+	c.thread.Stop()
 	return err
 }
 
@@ -205,7 +205,7 @@ func (d *device) Alloc(size int64) (driver.Buffer, error) {
 		return nil, fmt.Errorf("cl: clCreateBuffer(%d bytes): exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (%d): %w", size, m, driver.ErrOutOfMemory)
 	}
 	var mem *ocl.MemObject
-	err := d.c.thread.call(func() error {
+	err := d.c.thread.Call(func() error {
 		var err error
 		mem, err = d.c.ctx.CreateEmptyBuffer(ocl.MemReadWrite, int(size))
 		return err
@@ -245,7 +245,7 @@ func (d *device) NewQueue() (driver.Queue, error) {
 // createQueue makes an in-order queue with profiling enabled (clCreateCommandQueue).
 func (d *device) createQueue() (*ocl.CommandQueue, error) {
 	var q *ocl.CommandQueue
-	err := d.c.thread.call(func() error {
+	err := d.c.thread.Call(func() error {
 		var err error
 		q, err = d.c.ctx.CreateCommandQueue(d.dev, ocl.CommandQueueProfilingEnable)
 		return wrap("clCreateCommandQueue", err)

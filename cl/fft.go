@@ -209,7 +209,7 @@ func (d *device) FFT() (driver.FFT, error) {
 	}
 	if clfftState.open == 0 {
 		var st C.clfftStatus
-		d.c.thread.do(func() { st = C.prism_clfft_setup() })
+		d.c.thread.Do(func() { st = C.prism_clfft_setup() })
 		if err := checkCLFFT("clfftSetup", FFTStatus(st)); err != nil {
 			return nil, err
 		}
@@ -270,13 +270,13 @@ func (f *fft) Plan(s driver.FFTSpec) (driver.FFTPlan, error) {
 	defer C.free(unsafe.Pointer(ostrides))
 	ctx := rawContext(f.d.c.ctx)
 	var st C.clfftStatus
-	f.d.c.thread.do(func() {
+	f.d.c.thread.Do(func() {
 		st = C.prism_clfft_plan(&plan, ctx, C.int(len(l.lengths)), lengths, dbl, isReal, istrides, ostrides,
 			C.size_t(l.inDist), C.size_t(l.outDist), C.size_t(s.Batch), &step)
 	})
 	if st != 0 {
 		if step != C.fn_clfftCreateDefaultPlan {
-			f.d.c.thread.do(func() { C.prism_clfft_destroy(plan) })
+			f.d.c.thread.Do(func() { C.prism_clfft_destroy(plan) })
 		}
 		return nil, checkCLFFT(fmt.Sprintf("%s(%v %v %v batch %d)", clfftStepNames[step], s.Kind, s.Type, s.Shape, s.Batch), FFTStatus(st))
 	}
@@ -332,7 +332,7 @@ func (f *fft) Close() error {
 		return nil
 	}
 	var st C.clfftStatus
-	f.d.c.thread.do(func() { st = C.prism_clfft_teardown() })
+	f.d.c.thread.Do(func() { st = C.prism_clfft_teardown() })
 	return checkCLFFT("clfftTeardown", FFTStatus(st))
 }
 
@@ -360,7 +360,7 @@ func (p *fftPlan) bake() error {
 	q := dq.(*queue)
 	var st C.clfftStatus
 	q.lock()
-	q.th.do(func() { st = C.prism_clfft_bake(p.plan, rawQueue(q.q)) })
+	q.th.Do(func() { st = C.prism_clfft_bake(p.plan, rawQueue(q.q)) })
 	q.unlock()
 	return checkCLFFT("clfftBakePlan", FFTStatus(st))
 }
@@ -404,7 +404,7 @@ func (p *fftPlan) Close() error {
 	}
 	p.closed = true
 	var st C.clfftStatus
-	p.f.d.c.thread.do(func() { st = C.prism_clfft_destroy(p.plan) })
+	p.f.d.c.thread.Do(func() { st = C.prism_clfft_destroy(p.plan) })
 	return checkCLFFT("clfftDestroyPlan", FFTStatus(st))
 }
 

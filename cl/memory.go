@@ -134,7 +134,7 @@ func (d *device) AllocHost(size int64) (driver.HostBuffer, error) {
 		return nil, err
 	}
 	var mem *ocl.MemObject
-	err = d.c.thread.call(func() error {
+	err = d.c.thread.Call(func() error {
 		var err error
 		mem, err = d.c.ctx.CreateEmptyBuffer(ocl.MemReadWrite|ocl.MemAllocHostPtr, int(size))
 		return err
@@ -171,7 +171,7 @@ func (h *hostBuffer) mapAll() error {
 	call := fmt.Sprintf("clEnqueueMapBuffer(%d bytes)", h.size)
 	var ev *ocl.Event
 	q.lock()
-	err := q.th.call(func() error {
+	err := q.th.Call(func() error {
 		m, e, err := q.q.EnqueueMapBuffer(h.mem, false, ocl.MapFlagRead|ocl.MapFlagWrite, 0, int(h.size), nil)
 		if err != nil {
 			if e != nil { // a mapping at a null pointer: go-opencl returns its event
@@ -204,7 +204,7 @@ func (h *hostBuffer) unmap() error {
 	call := fmt.Sprintf("clEnqueueUnmapMemObject(%d bytes)", h.size)
 	var ev *ocl.Event
 	q.lock()
-	err := q.th.call(func() error {
+	err := q.th.Call(func() error {
 		var err error
 		ev, err = q.q.EnqueueUnmapMemObject(h.mem, h.mapped, nil)
 		return err
@@ -219,7 +219,7 @@ func (h *hostBuffer) unmap() error {
 
 // waitRelease waits for ev (clWaitForEvents) and releases it, on th.
 func waitRelease(th *osThread, ev *ocl.Event) error {
-	return th.call(func() error {
+	return th.Call(func() error {
 		defer ev.Release()
 		return ocl.WaitForEvents([]*ocl.Event{ev})
 	})
@@ -313,7 +313,7 @@ func (q *queue) copyAsync(call string, db driver.Buffer, offset int64, hb driver
 	p := unsafe.Add(h.ptr, hOffset)
 	var ev *ocl.Event
 	q.lock()
-	err = q.th.call(func() error {
+	err = q.th.Call(func() error {
 		var err error
 		if call == "clEnqueueWriteBuffer" {
 			ev, err = q.q.EnqueueWriteBuffer(b.mem, false, int(offset), int(size), p, nil)
@@ -398,7 +398,7 @@ func (q *queue) WaitEvents(events []driver.Event) error {
 		}
 	}
 	q.lock()
-	err := q.th.call(func() error { return check(call, enqueueBarrier(q.q, list)) })
+	err := q.th.Call(func() error { return check(call, enqueueBarrier(q.q, list)) })
 	q.unlock()
 	return err
 }
@@ -414,7 +414,7 @@ func (q *queue) flush() error {
 	}
 	q.lock()
 	defer q.unlock()
-	return q.th.call(func() error { return check("clFlush", flushQueue(q.q)) })
+	return q.th.Call(func() error { return check("clFlush", flushQueue(q.q)) })
 }
 
 // Record enqueues a marker (clEnqueueMarkerWithWaitList with no events, which on an
@@ -426,7 +426,7 @@ func (q *queue) Record() (driver.Event, error) {
 	}
 	var ev *ocl.Event
 	q.lock()
-	err := q.th.call(func() error {
+	err := q.th.Call(func() error {
 		var err error
 		if ev, err = q.q.EnqueueMarkerWithWaitList(nil); err != nil {
 			ev.Release()

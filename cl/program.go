@@ -30,7 +30,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		log    string
 		logErr error
 	)
-	err := d.c.thread.call(func() error {
+	err := d.c.thread.Call(func() error {
 		var err error
 		if p, err = d.c.ctx.CreateProgramWithSource([]string{source}); err != nil {
 			return wrap("clCreateProgramWithSource", err)
@@ -85,7 +85,7 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 		return nil, errClosed("program")
 	}
 	kn := &kernel{name: name, numArgs: -1, th: p.th}
-	err := p.th.call(func() error {
+	err := p.th.Call(func() error {
 		k, err := p.p.CreateKernel(name)
 		if err != nil {
 			return wrap(fmt.Sprintf("clCreateKernel(%q)", name), err)

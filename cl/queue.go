@@ -80,7 +80,7 @@ func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size 
 		return err
 	}
 	q.lock()
-	err = q.th.call(func() error {
+	err = q.th.Call(func() error {
 		ev, err := q.q.EnqueueWriteBuffer(b.mem, true, int(offset), int(size), src, nil)
 		ev.Release()
 		return err
@@ -102,7 +102,7 @@ func (q *queue) Read(src driver.Buffer, offset int64, dst unsafe.Pointer, size i
 		return err
 	}
 	q.lock()
-	err = q.th.call(func() error {
+	err = q.th.Call(func() error {
 		ev, err := q.q.EnqueueReadBuffer(b.mem, true, int(offset), int(size), dst, nil)
 		ev.Release()
 		return err
@@ -129,7 +129,7 @@ func (q *queue) Copy(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcO
 	}
 	var ev *ocl.Event
 	q.lock()
-	err = q.th.call(func() error {
+	err = q.th.Call(func() error {
 		var err error
 		if ev, err = q.q.EnqueueCopyBuffer(s.mem, d.mem, int(srcOffset), int(dstOffset), int(size), nil); err != nil {
 			ev.Release()
@@ -158,7 +158,7 @@ func (q *queue) Fill(dst driver.Buffer, offset int64, pattern []byte, size int64
 	}
 	var ev *ocl.Event
 	q.lock()
-	err = q.th.call(func() error {
+	err = q.th.Call(func() error {
 		var err error
 		if ev, err = q.q.EnqueueFillBuffer(b.mem, unsafe.Pointer(&pattern[0]), len(pattern), int(offset), int(size), nil); err != nil {
 			ev.Release()
@@ -193,7 +193,7 @@ func (q *queue) Launch(dk driver.Kernel, r driver.Range, args []driver.Arg) (dri
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var ev *ocl.Event
-	err = q.th.call(func() error {
+	err = q.th.Call(func() error {
 		if err := setArgs(k, args); err != nil {
 			return err
 		}
@@ -230,7 +230,7 @@ func (q *queue) LaunchUntimed(dk driver.Kernel, r driver.Range, args []driver.Ar
 	if q.th == nil {
 		return q.enqueueUntimed(k, r.Dims, args)
 	}
-	return q.th.call(func() error { return q.enqueueUntimed(k, r.Dims, args) })
+	return q.th.Call(func() error { return q.enqueueUntimed(k, r.Dims, args) })
 }
 
 func (q *queue) enqueueUntimed(k *kernel, dims int, args []driver.Arg) error {
@@ -327,7 +327,7 @@ func (q *queue) Finish(ctx context.Context) error {
 func (q *queue) finish() error {
 	q.lock()
 	defer q.unlock()
-	return wrap("clFinish", q.th.call(q.q.Finish))
+	return wrap("clFinish", q.th.Call(q.q.Finish))
 }
 
 // Close finishes the queue's outstanding work, then releases the cl_command_queue it owns
@@ -412,7 +412,7 @@ func (e *event) Wait(ctx context.Context) error {
 	}
 	return await(ctx, "wait for "+e.what, func() error {
 		defer e.drop()
-		return wrap("clWaitForEvents("+e.what+")", e.th.call(func() error {
+		return wrap("clWaitForEvents("+e.what+")", e.th.Call(func() error {
 			return ocl.WaitForEvents([]*ocl.Event{e.ev})
 		}))
 	})
@@ -433,7 +433,7 @@ func (e *event) Elapsed() (time.Duration, error) {
 	}
 	defer e.drop()
 	var start, end int64
-	err := e.th.call(func() error {
+	err := e.th.Call(func() error {
 		var err error
 		if start, err = e.ev.GetEventProfilingInfo(ocl.ProfilingInfoCommandStart); err != nil {
 			return wrap("clGetEventProfilingInfo("+e.what+", CL_PROFILING_COMMAND_START)", err)

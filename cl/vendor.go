@@ -177,7 +177,7 @@ func (q *queue) span(what string, call func(cq unsafe.Pointer) error) (driver.Ev
 	}
 	var before, after *ocl.Event
 	q.lock()
-	err := q.th.call(func() error {
+	err := q.th.Call(func() error {
 		var err error
 		if before, err = q.q.EnqueueMarkerWithWaitList(nil); err != nil {
 			before.Release()
@@ -200,7 +200,7 @@ func (q *queue) span(what string, call func(cq unsafe.Pointer) error) (driver.Ev
 	})
 	q.unlock()
 	if err != nil {
-		q.th.do(func() {
+		q.th.Do(func() {
 			if before != nil {
 				before.Release()
 			}
@@ -253,7 +253,7 @@ func (e *event) profile(info ocl.ProfilingInfo, name string) (int64, error) {
 	}
 	defer e.drop()
 	var v int64
-	err := e.th.call(func() error {
+	err := e.th.Call(func() error {
 		var err error
 		v, err = e.ev.GetEventProfilingInfo(info)
 		return wrap("clGetEventProfilingInfo("+e.what+", "+name+")", err)

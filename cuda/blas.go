@@ -240,7 +240,7 @@ func (d *device) BLAS() (driver.BLAS, error) {
 		}
 	}
 	b := &blas{d: d, handles: map[cuStream]C.cublasHandle_t{}}
-	err := d.th.call(func() error {
+	err := d.th.Call(func() error {
 		h, err := cublasCreate()
 		if err != nil {
 			return err
@@ -552,7 +552,7 @@ func (b *blas) Close() error {
 	}
 	b.closed = true
 	var errs []error
-	err := b.d.th.call(func() error {
+	err := b.d.th.Call(func() error {
 		hs := make([]C.cublasHandle_t, 0, len(b.handles)+1)
 		if b.spare != nil {
 			hs = append(hs, b.spare)

@@ -34,7 +34,7 @@ func (b *buffer) Close() error {
 		return b.freePooled()
 	}
 	var errs []error
-	b.d.th.do(func() {
+	b.d.th.Do(func() {
 		errs = append(errs, check("cuCtxSynchronize", cuCtxSynchronize()))
 		errs = append(errs, check(fmt.Sprintf("cuMemFree_v2(%d bytes)", b.size), cuMemFree(b.ptr)))
 	})

@@ -206,7 +206,7 @@ func TestKernelInfo(t *testing.T) {
 				ck, _ := asKernel(fk)
 				var probed []int
 				var counted bool
-				p.d.th.call(func() error {
+				p.d.th.Call(func() error {
 					probed, counted = paramSizes(-1, func(i int) (int, Result) {
 						_, size, r := cuFuncGetParamInfo(ck.fn, i)
 						return size, r

@@ -135,7 +135,7 @@ func (d *device) LaunchFeatures() driver.LaunchFeatures {
 
 // MemInfo returns the free and total device memory (cuMemGetInfo_v2).
 func (d *device) MemInfo() (free, total int64, err error) {
-	err = d.th.call(func() error {
+	err = d.th.Call(func() error {
 		var r Result
 		free, total, r = cuMemGetInfo()
 		return check("cuMemGetInfo_v2", r)
@@ -149,7 +149,7 @@ func (d *device) Alloc(size int64) (driver.Buffer, error) {
 		return nil, errClosed("device")
 	}
 	var p devptr
-	err := d.th.call(func() error {
+	err := d.th.Call(func() error {
 		var r Result
 		p, r = cuMemAlloc(size)
 		return check(fmt.Sprintf("cuMemAlloc_v2(%d bytes)", size), r)
@@ -166,7 +166,7 @@ func (d *device) NewQueue() (driver.Queue, error) {
 		return nil, errClosed("device")
 	}
 	var s cuStream
-	err := d.th.call(func() error {
+	err := d.th.Call(func() error {
 		var r Result
 		s, r = cuStreamCreate(streamNonBlocking)
 		return check("cuStreamCreate(CU_STREAM_NON_BLOCKING)", r)
@@ -189,7 +189,7 @@ func (d *device) Close() error {
 	d.events = nil
 	d.mu.Unlock()
 	var errs []error
-	d.th.do(func() {
+	d.th.Do(func() {
 		for _, e := range back {
 			cuEventDestroy(e)
 		}
@@ -197,7 +197,7 @@ func (d *device) Close() error {
 		cuCtxSetCurrent(nil)
 		errs = append(errs, check(fmt.Sprintf("cuDevicePrimaryCtxRelease_v2(%d)", d.ordinal), cuDevicePrimaryCtxRelease(d.ordinal)))
 	})
-	d.th.stop()
+	d.th.Stop()
 	return errors.Join(errs...)
 }
 

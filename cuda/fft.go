@@ -186,7 +186,7 @@ func (f *fft) Plan(s driver.FFTSpec) (driver.FFTPlan, error) {
 		return nil, err
 	}
 	p := &fftPlan{d: f.d, args: a, what: fmt.Sprintf("%s(%v %v %v batch %d)", cufftSymbols[a.exec].name, s.Kind, s.Type, s.Shape, s.Batch)}
-	err = f.d.th.call(func() error {
+	err = f.d.th.Call(func() error {
 		var (
 			work C.size_t
 			step C.int
@@ -346,7 +346,7 @@ func (p *fftPlan) Close() error {
 		return nil
 	}
 	p.closed = true
-	return p.d.th.call(func() error {
+	return p.d.th.Call(func() error {
 		return checkFFT("cufftDestroy", FFTResult(C.prism_cufft_destroy(p.plan)))
 	})
 }

@@ -40,7 +40,7 @@ func (d *device) pooled() *memPool {
 		if !haveMemPools() {
 			return
 		}
-		err := d.th.call(func() error {
+		err := d.th.Call(func() error {
 			if v, r := cuDeviceGetAttribute(attrMemoryPoolsSupported, d.ordinal); r != Success || v == 0 {
 				return nil
 			}

@@ -35,7 +35,7 @@ func (k *kernel) Occupancy(blockSize int, dynamicSharedBytes int64) (driver.Occu
 		active int
 		lim    smLimits
 	)
-	err := d.th.call(func() error {
+	err := d.th.Call(func() error {
 		if err := k.optInShared(dynamicSharedBytes); err != nil {
 			return err
 		}

@@ -153,7 +153,7 @@ func (d *device) loadModule(image []byte) (cuModule, string, Result) {
 		log string
 		r   Result
 	)
-	if err := d.th.call(func() error {
+	if err := d.th.Call(func() error {
 		m, log, r = cuModuleLoad(image)
 		return nil
 	}); err != nil {
@@ -200,7 +200,7 @@ func (p *program) release() error {
 	if !last {
 		return nil
 	}
-	return p.d.th.call(func() error { return check("cuModuleUnload", cuModuleUnload(p.mod)) })
+	return p.d.th.Call(func() error { return check("cuModuleUnload", cuModuleUnload(p.mod)) })
 }
 
 // Function attributes (CUfunction_attribute in cuda.h).
@@ -250,7 +250,7 @@ func (p *program) Kernel(name string) (driver.Kernel, error) {
 	}
 	k := &kernel{name: name, prog: p, locals: p.locals[name], opencl: p.locals != nil}
 	counted := false
-	err := p.d.th.call(func() error {
+	err := p.d.th.Call(func() error {
 		f, r := cuModuleGetFunction(p.mod, name)
 		if err := check(fmt.Sprintf("cuModuleGetFunction(%q)", name), r); err != nil {
 			return err
@@ -413,7 +413,7 @@ func (k *kernel) MaxActiveBlocksPerMultiprocessor(blockSize int, dynamicSharedBy
 		return 0, fmt.Errorf("cuda: occupancy of %s with %d threads and %d bytes of shared memory: %w", k.name, blockSize, dynamicSharedBytes, driver.ErrInvalidArg)
 	}
 	var n int
-	err := k.prog.d.th.call(func() error {
+	err := k.prog.d.th.Call(func() error {
 		var r Result
 		n, r = cuOccupancyMaxActiveBlocksPerMultiprocessor(k.fn, blockSize, dynamicSharedBytes)
 		return check(fmt.Sprintf("cuOccupancyMaxActiveBlocksPerMultiprocessor(%s, %d, %d)", k.name, blockSize, dynamicSharedBytes), r)

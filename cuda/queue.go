@@ -573,7 +573,7 @@ func (q *queue) Close() error {
 		return nil
 	}
 	err := q.idle(context.Background())
-	if derr := q.d.th.call(func() error { return check("cuStreamDestroy_v2", cuStreamDestroy(q.stream)) }); err == nil {
+	if derr := q.d.th.Call(func() error { return check("cuStreamDestroy_v2", cuStreamDestroy(q.stream)) }); err == nil {
 		err = derr
 	}
 	q.params.free()

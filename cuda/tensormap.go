@@ -62,7 +62,7 @@ func (d *device) EncodeTensorMap(buf driver.Buffer, dt driver.TensorDataType, di
 	case dt.Size() == 0 || !swizzle.Known() || !ok:
 		return out, fmt.Errorf("cuda: tensor map of %v, swizzle %v, L2 promotion of %d bytes: %w", dt, swizzle, l2Promotion, driver.ErrInvalidArg)
 	}
-	err = d.th.call(func() error {
+	err = d.th.Call(func() error {
 		var r Result
 		out, r = cuTensorMapEncodeTiled(int(dt), b.ptr, dims, strides, box, int(swizzle), l2)
 		return check(fmt.Sprintf("cuTensorMapEncodeTiled(%v, dims %v, strides %v, box %v, swizzle %v, L2 promotion %d bytes)",

@@ -1,87 +1,19 @@
 package cuda
 
-import (
-	"runtime"
-	"sync"
-)
+import "github.com/prism-compute/prism/internal/osthread"
 
-// osThread runs functions, one at a time, on one goroutine locked to one OS thread. A nil
-// *osThread runs them on the caller's goroutine instead, so that code can use one
-// unconditionally. Both backends have this helper, with the same semantics (cl/thread.go,
-// cuda/thread.go); the CUDA backend gives each open device one, on which the device's primary
-// context is current (a CUDA context is current per OS thread, and goroutines move between
-// threads at cgo calls). Every CUDA call that needs the context is
-// made through it; the calls of all the queues, buffers and programs of one open device are
-// therefore serialized, which the driver would largely do anyway, and none of them ever runs
-// without its context.
-type osThread struct {
-	calls chan func()
-	mu    sync.RWMutex // held for reading while a call is handed over, for writing by stop
-	done  bool
-}
+// osThread runs functions, one at a time, on one goroutine locked to one OS thread; a nil
+// *osThread runs them on the caller's goroutine. It is the helper both backends share
+// (internal/osthread); the CUDA backend gives each open device one, on which the device's
+// primary context is current (a CUDA context is current per OS thread, and goroutines move
+// between threads at cgo calls). Every CUDA call that needs the context is made through
+// it; the calls of all the queues, buffers and programs of one open device are therefore
+// serialized, which the driver would largely do anyway, and none of them ever runs without
+// its context.
+type osThread = osthread.Thread
 
-// startOSThread starts a thread and runs init on it first; if init fails, the thread is
-// stopped and init's error returned.
+// startOSThread starts a thread and runs init on it first; once stopped, its Call returns
+// an error wrapping driver.ErrClosed.
 func startOSThread(init func() error) (*osThread, error) {
-	t := &osThread{calls: make(chan func())}
-	go func() {
-		// Never unlocked: when stop ends the loop, the goroutine exits and takes its OS
-		// thread, and whatever thread-local state the driver kept there, with it.
-		runtime.LockOSThread()
-		for f := range t.calls {
-			f()
-		}
-	}()
-	if err := t.call(init); err != nil {
-		t.stop()
-		return nil, err
-	}
-	return t, nil
-}
-
-// do runs f on the thread and returns when f has returned; once the thread is stopped it
-// reports false without running f. On a nil thread it runs f on the caller's goroutine. f
-// must not call do on the same thread (it would wait for itself).
-func (t *osThread) do(f func()) bool {
-	if t == nil {
-		f()
-		return true
-	}
-	t.mu.RLock()
-	if t.done {
-		t.mu.RUnlock()
-		return false
-	}
-	done := make(chan struct{})
-	t.calls <- func() {
-		defer close(done)
-		f()
-	}
-	t.mu.RUnlock()
-	<-done
-	return true
-}
-
-// call is do for a function that returns an error; once the thread is stopped it returns
-// an error wrapping driver.ErrClosed without running f.
-func (t *osThread) call(f func() error) error {
-	var err error
-	if !t.do(func() { err = f() }) {
-		return errClosed("device")
-	}
-	return err
-}
-
-// stop ends the thread after the calls already handed over; later calls of do report
-// false. Idempotent; a nil thread has nothing to stop.
-func (t *osThread) stop() {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.done {
-		t.done = true
-		close(t.calls)
-	}
+	return osthread.Start(init, errClosed("device"))
 }
