@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -165,12 +166,12 @@ func (ch *chart) writeTo(w io.Writer, format string) error {
 	return err
 }
 
-// safeTextCanvas draws every string through termSafe: the text of a chart comes from the
+// safeTextCanvas draws every string through term.Safe: the text of a chart comes from the
 // report (device names, cases), and control characters are not even allowed in an SVG.
 type safeTextCanvas struct{ vg.CanvasWriterTo }
 
 func (c safeTextCanvas) FillString(f font.Face, pt vg.Point, s string) {
-	c.CanvasWriterTo.FillString(f, pt, termSafe(s))
+	c.CanvasWriterTo.FillString(f, pt, term.Safe(s))
 }
 
 // pdfCanvas works around two limits of gonum/plot's PDF canvas: it registers a bold font

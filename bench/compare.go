@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/prism-compute/prism/bench/internal/term"
 )
 
 // DefaultThreshold is the change in median time below which Compare never flags a case.
@@ -309,7 +311,7 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		case VerdictFailed:
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", termSafe(ch.DeviceText()), termSafe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", term.Safe(ch.DeviceText()), term.Safe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -332,5 +334,5 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 
 // String is a one-line summary.
 func (ch Change) String() string {
-	return termSafe(strings.Join([]string{ch.DeviceText(), ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " "))
+	return term.Safe(strings.Join([]string{ch.DeviceText(), ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " "))
 }

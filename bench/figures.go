@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/prism-compute/prism/bench/internal/term"
 )
 
 // Figures are what an op measures beside its time (kernels.FigureReporter, Result.Figures):
@@ -55,7 +57,7 @@ func (r *Report) figureLines() []string {
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
 			if len(res.Figures) > 0 {
-				out = append(out, termSafe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), FormatFigures(res.Figures))))
+				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), FormatFigures(res.Figures))))
 			}
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/prism-compute/prism/bench/internal/term"
 )
 
 // WriteJSON writes the report as indented JSON, in the layout of docs/bench.schema.json.
@@ -78,7 +80,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 					}
 				}
 			}
-			err := cw.Write(termSafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
+			err := cw.Write(term.SafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
 				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures), KindCase)))
 			if err != nil {
 				return err
@@ -94,7 +96,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		row := []string{g.device, "", "", res.Case, res.Variant, res.Family, res.Type, strconv.Itoa(res.Size), res.Shape,
 			strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10), strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10),
 			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", TimingHost, csvFigures(res.Figures), g.kind}
-		if err := cw.Write(termSafeAll(row)); err != nil {
+		if err := cw.Write(term.SafeAll(row)); err != nil {
 			return err
 		}
 	}
@@ -313,11 +315,11 @@ func BenchName(op string) string {
 var nameUnsafe = regexp.MustCompile(`[\s/=]+`)
 
 // nameValue makes s safe inside a benchmark name part (no spaces, slashes or '=').
-func nameValue(s string) string { return nameUnsafe.ReplaceAllString(termSafe(s), "_") }
+func nameValue(s string) string { return nameUnsafe.ReplaceAllString(term.Safe(s), "_") }
 
 // configValue makes s a one-line config value.
 func configValue(s string) string {
-	if s = strings.Join(strings.Fields(termSafe(s)), " "); s == "" {
+	if s = strings.Join(strings.Fields(term.Safe(s)), " "); s == "" {
 		return "unknown"
 	}
 	return s

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -64,7 +65,7 @@ func (c *Comparison) problems(new *Report) []string {
 		}
 	}
 	for i, s := range out {
-		out[i] = termSafe(s)
+		out[i] = term.Safe(s)
 	}
 	return out
 }

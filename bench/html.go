@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prism-compute/prism/bench/internal/term"
 )
 
 //go:embed report.html.tmpl
@@ -96,9 +98,9 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 		return template.HTML(inlineSVG(buf.Bytes(), title)), nil
 	}
 	page := htmlPage{
-		Title:   termSafe(fmt.Sprintf("prism bench %s, %s", r.Host, r.Date.Format("2006-01-02 15:04 MST"))),
+		Title:   term.Safe(fmt.Sprintf("prism bench %s, %s", r.Host, r.Date.Format("2006-01-02 15:04 MST"))),
 		Heading: "prism bench report",
-		Lead:    termSafe(fmt.Sprintf("%d devices, %d cases, %s on %s", len(r.Devices), len(r.rows()), r.Date.Format("2006-01-02 15:04 MST"), r.Host)),
+		Lead:    term.Safe(fmt.Sprintf("%d devices, %d cases, %s on %s", len(r.Devices), len(r.rows()), r.Date.Format("2006-01-02 15:04 MST"), r.Host)),
 		Legend:  g.legend,
 		Footer:  fmt.Sprintf("Written by prism report --html from a schema %d report; the charts are those of prism plot and prism plot --roofline.", r.Schema),
 	}
@@ -106,7 +108,7 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 		page.Lead = strings.Replace(page.Lead, "1 devices", "1 device", 1)
 	}
 	if n := len(r.Splits) + len(r.Collectives); n > 0 {
-		page.Lead = termSafe(fmt.Sprintf("%d devices, %d cases, %d splits, %d collectives, %s on %s", len(r.Devices), len(g.rows), len(r.Splits), len(r.Collectives), r.Date.Format("2006-01-02 15:04 MST"), r.Host))
+		page.Lead = term.Safe(fmt.Sprintf("%d devices, %d cases, %d splits, %d collectives, %s on %s", len(r.Devices), len(g.rows), len(r.Splits), len(r.Collectives), r.Date.Format("2006-01-02 15:04 MST"), r.Host))
 	}
 	page.Run = r.htmlRun()
 	page.Devices = r.htmlDevices()
@@ -120,14 +122,14 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 			page.BarChart, err = svg(bars, page.BarTitle)
 		}
 		if err != nil {
-			page.BarNote = "No chart: " + termSafe(strings.TrimPrefix(err.Error(), "bench: "))
+			page.BarNote = "No chart: " + term.Safe(strings.TrimPrefix(err.Error(), "bench: "))
 		}
 	} else {
 		page.BarTitle = ""
 	}
 	if vendor, err := r.barChart(MetricVendor); err == nil {
 		if page.Vendor, err = svg(vendor, "Speed relative to the vendor library"); err != nil {
-			page.VendorNote = "No chart: " + termSafe(strings.TrimPrefix(err.Error(), "bench: "))
+			page.VendorNote = "No chart: " + term.Safe(strings.TrimPrefix(err.Error(), "bench: "))
 		}
 	}
 	charts, ids, skipped := r.rooflineCharts()
@@ -137,10 +139,10 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 			skipped = append(skipped, strings.TrimPrefix(err.Error(), "bench: "))
 			continue
 		}
-		page.Rooflines = append(page.Rooflines, htmlChart{ID: termSafe(ids[i]), SVG: s})
+		page.Rooflines = append(page.Rooflines, htmlChart{ID: term.Safe(ids[i]), SVG: s})
 	}
 	for _, s := range skipped {
-		page.RooflineNotes = append(page.RooflineNotes, termSafe(s))
+		page.RooflineNotes = append(page.RooflineNotes, term.Safe(s))
 	}
 
 	if len(g.rows) > 0 {
@@ -224,7 +226,7 @@ func (r *Report) htmlRun() []htmlField {
 		fields = append(fields, htmlField{Key: "sizes", Value: strings.Join(s, ", ")})
 	}
 	for i := range fields {
-		fields[i].Value = termSafe(fields[i].Value)
+		fields[i].Value = term.Safe(fields[i].Value)
 	}
 	return fields
 }
@@ -236,17 +238,17 @@ func (r *Report) htmlDevices() []htmlDevice {
 	out := make([]htmlDevice, len(r.Devices))
 	for i, d := range r.Devices {
 		di, c := d.Device, d.Ceilings
-		hd := htmlDevice{N: i + 1, ID: termSafe(di.ID), Name: termSafe(di.Name), Kind: di.Kind.String(), Backend: termSafe(d.Backend), Driver: termSafe(di.DriverVersion),
+		hd := htmlDevice{N: i + 1, ID: term.Safe(di.ID), Name: term.Safe(di.Name), Kind: di.Kind.String(), Backend: term.Safe(d.Backend), Driver: term.Safe(di.DriverVersion),
 			CUs: strconv.Itoa(di.ComputeUnits), Clock: strconv.Itoa(di.ClockMHz), Copy: "-", FP32: "-", FP64: "-"}
 		if c.CopyGBs > 0 {
-			hd.Copy = trimFloat(c.CopyGBs)
+			hd.Copy = term.Float(c.CopyGBs)
 		}
 		if c.FP32GFLOPs > 0 {
-			hd.FP32 = trimFloat(c.FP32GFLOPs)
+			hd.FP32 = term.Float(c.FP32GFLOPs)
 		}
 		switch {
 		case c.FP64GFLOPs > 0:
-			hd.FP64 = trimFloat(c.FP64GFLOPs)
+			hd.FP64 = term.Float(c.FP64GFLOPs)
 		case c.FP64Absent != "":
 			hd.FP64 = "none"
 		}

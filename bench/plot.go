@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -83,7 +84,7 @@ func barMetricOf(m string) barMetric {
 	case MetricRate:
 		return barMetric{
 			title: "Achieved rate", axis: "GB/s (bytes read + written), or GFLOP/s where the row says so (log scale)", log: true,
-			format: trimFloat, ticks: siFormat,
+			format: term.Float, ticks: siFormat,
 			note: "GFLOP/s for cases compute-bound on some device, GB/s for the others, from the op's model of its work over the median time. No bar: skipped or failed.",
 		}
 	}
@@ -387,7 +388,7 @@ func (r *Report) splitChart() (*chart, error) {
 	}
 	legend := make([]string, 0, len(devs)+1)
 	for _, id := range devs {
-		legend = append(legend, termSafe(r.deviceLabel(id)+" "+id+" alone"))
+		legend = append(legend, term.Safe(r.deviceLabel(id)+" "+id+" alone"))
 	}
 	legend = append(legend, "split across the devices")
 	sizes := map[string]map[int]bool{}

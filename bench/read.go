@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -365,7 +366,7 @@ func (rr ReportReader) ReadFiles(paths ...string) (*Report, error) {
 			case r.groupOnly(d):
 			default:
 				return nil, fmt.Errorf("bench: device %q is in both %s and %s with results of its own: merge reports of different devices or hosts, and compare two runs of one device with prism compare: %w",
-					termSafe(id), from[id], p, engine.ErrInvalidArg)
+					term.Safe(id), from[id], p, engine.ErrInvalidArg)
 			}
 		}
 		if len(out.Devices) > MaxReportDevices {
@@ -374,7 +375,7 @@ func (rr ReportReader) ReadFiles(paths ...string) (*Report, error) {
 		for _, s := range r.Splits {
 			k := fmt.Sprintf("split %s %s across %s", s.Case, FormatSize(s.Size), strings.Join(s.Devices, "+"))
 			if prev, ok := groups[k]; ok {
-				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", termSafe(k), prev, p, engine.ErrInvalidArg)
+				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", term.Safe(k), prev, p, engine.ErrInvalidArg)
 			}
 			groups[k] = p
 			out.Splits = append(out.Splits, s)
@@ -382,7 +383,7 @@ func (rr ReportReader) ReadFiles(paths ...string) (*Report, error) {
 		for _, c := range r.Collectives {
 			k := fmt.Sprintf("%s %s on %s", c.Case, FormatSize(c.Count), strings.Join(c.Devices, "+"))
 			if prev, ok := groups[k]; ok {
-				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", termSafe(k), prev, p, engine.ErrInvalidArg)
+				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", term.Safe(k), prev, p, engine.ErrInvalidArg)
 			}
 			groups[k] = p
 			out.Collectives = append(out.Collectives, c)

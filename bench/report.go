@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 )
@@ -109,13 +110,13 @@ type Ceilings struct {
 func (c Ceilings) describe() string {
 	cp := "missing"
 	if c.CopyGBs > 0 {
-		cp = fmt.Sprintf("%s GB/s (%s, 2 x %s)", trimFloat(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes))
+		cp = fmt.Sprintf("%s GB/s (%s, 2 x %s)", term.Float(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes))
 	}
 	fp32 := "missing"
 	if c.FP32GFLOPs > 0 {
-		fp32 = trimFloat(c.FP32GFLOPs) + " GFLOP/s"
+		fp32 = term.Float(c.FP32GFLOPs) + " GFLOP/s"
 	}
-	fp64 := trimFloat(c.FP64GFLOPs) + " GFLOP/s"
+	fp64 := term.Float(c.FP64GFLOPs) + " GFLOP/s"
 	switch {
 	case c.FP64Absent != "" && strings.Contains(c.FP64Absent, "fp64"):
 		fp64 = "none (no fp64)"

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -70,7 +71,7 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 		}
 		if res.Flops <= 0 || res.Bytes <= 0 || res.GFLOPs <= 0 {
 			if res.Link {
-				noFlops = append(noFlops, fmt.Sprintf("%s (%s GB/s over the host link)", label, trimFloat(res.GBs)))
+				noFlops = append(noFlops, fmt.Sprintf("%s (%s GB/s over the host link)", label, term.Float(res.GBs)))
 			} else {
 				noFlops = append(noFlops, fmt.Sprintf("%s (%.0f%% of copy)", label, 100*res.Fraction))
 			}
@@ -130,9 +131,9 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 	if dr.Device.Name != "" {
 		name += " · " + dr.Device.Name
 	}
-	ceil := fmt.Sprintf("copy %s GB/s, fp32 peak %s GFLOP/s", trimFloat(cl.CopyGBs), trimFloat(cl.FP32GFLOPs))
+	ceil := fmt.Sprintf("copy %s GB/s, fp32 peak %s GFLOP/s", term.Float(cl.CopyGBs), term.Float(cl.FP32GFLOPs))
 	if cl.FP64GFLOPs > 0 {
-		ceil += fmt.Sprintf(", fp64 peak %s GFLOP/s", trimFloat(cl.FP64GFLOPs))
+		ceil += fmt.Sprintf(", fp64 peak %s GFLOP/s", term.Float(cl.FP64GFLOPs))
 	}
 	h := &header{title: "Roofline: " + name, subtitle: r.runLine()}
 	for i, f := range families {
@@ -219,7 +220,7 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 			line(c, colorText, width, dashes, roofLine...)
 			// The peak's label sits at the right end, above its line, or below when the
 			// other roof is too close above.
-			lbl := fmt.Sprintf("%s peak %s GFLOP/s", rf.name, trimFloat(rf.gflops))
+			lbl := fmt.Sprintf("%s peak %s GFLOP/s", rf.name, term.Float(rf.gflops))
 			y, ya := ys.at(rf.gflops)+3, text.YBottom
 			if i > 0 && ys.at(roofs[0].gflops)-ys.at(rf.gflops) < 16 {
 				y, ya = ys.at(rf.gflops)-3, text.YTop
@@ -241,7 +242,7 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 			sty := aligned(roofLabelStyle, text.XLeft, text.YBottom)
 			sty.Rotation = math.Atan2(float64(p1.Y-p0.Y), float64(p1.X-p0.X))
 			at := vg.Point{X: xs.at(ax) - 2, Y: ys.at(cl.CopyGBs*ax) + 4}
-			lbl := fmt.Sprintf("copy %s GB/s × FLOP/byte", trimFloat(cl.CopyGBs))
+			lbl := fmt.Sprintf("copy %s GB/s × FLOP/byte", term.Float(cl.CopyGBs))
 			c.FillText(sty, at, lbl)
 			// Approximate the rotated label by boxes along it.
 			w := roofLabelStyle.Width(lbl)

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -241,7 +242,7 @@ func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
 				lg.add("failed", "FAILED, INVALID: listed below the table with the reason")
 			default:
 				v, unit := res.Rate()
-				rate := trimFloat(v) + " " + unit
+				rate := term.Float(v) + " " + unit
 				roof := fmt.Sprintf("%.0f%% %s", 100*res.Fraction, shortBound(res.Bound))
 				switch {
 				case res.Latency():
@@ -277,12 +278,12 @@ func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
 				row = append(row, ix.vendorCell(i, res, &lg))
 			}
 		}
-		g.rows = append(g.rows, termSafeAll(row))
+		g.rows = append(g.rows, term.SafeAll(row))
 	}
 	if len(noCeilingTypes) > 0 {
 		lg.add("noceil-type", "of roof -: no ceiling measures "+strings.Join(noCeilingTypes, ", ")+" arithmetic (the peaks measured are fp32 and fp64), so the case has no fraction of a roof")
 	}
-	g.legend = termSafeAll(lg.entries)
+	g.legend = term.SafeAll(lg.entries)
 	return g, nil
 }
 
@@ -437,7 +438,7 @@ func (r *Report) deviceLines() [][]string {
 		} else if t.Reason != "" {
 			lines = append(lines, "telemetry: none: "+t.Reason)
 		}
-		out = append(out, termSafeAll(lines))
+		out = append(out, term.SafeAll(lines))
 	}
 	return out
 }
@@ -485,8 +486,9 @@ func (r *Report) titleLine() string {
 	if r.GOOS != "" || r.GOARCH != "" {
 		platform = fmt.Sprintf(" (%s/%s)", r.GOOS, r.GOARCH)
 	}
-	return termSafe(fmt.Sprintf("prism %s %s  %s  host %s%s%s %s",
+	return term.Safe(fmt.Sprintf("prism %s %s  %s  host %s%s%s %s",
 		r.Prism, commit, r.Date.Format(time.RFC3339), r.Host, platform, runs, timing))
+
 }
 
 // failures lists the failed results and those without a valid measurement: device label,
@@ -497,25 +499,25 @@ func (r *Report) failures() []string {
 		for _, res := range d.Results {
 			switch {
 			case res.Err != "":
-				out = append(out, termSafe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err)))
+				out = append(out, term.Safe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err)))
 			case res.Skipped == "" && res.Invalid != "":
-				out = append(out, termSafe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Invalid)))
+				out = append(out, term.Safe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Invalid)))
 			}
 		}
 	}
 	for _, s := range r.Splits {
 		if !s.Verified {
-			out = append(out, termSafe(fmt.Sprintf("FAILED split %s %s across %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels(s.Devices), s.Err)))
+			out = append(out, term.Safe(fmt.Sprintf("FAILED split %s %s across %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels(s.Devices), s.Err)))
 		}
 		for _, sd := range s.Single {
 			if sd.Err != "" {
-				out = append(out, termSafe(fmt.Sprintf("FAILED %s %s alone on %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels([]string{sd.Device}), sd.Err)))
+				out = append(out, term.Safe(fmt.Sprintf("FAILED %s %s alone on %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels([]string{sd.Device}), sd.Err)))
 			}
 		}
 	}
 	for _, c := range r.Collectives {
 		if !c.Verified {
-			out = append(out, termSafe(fmt.Sprintf("FAILED %s %s on %s: %s", c.Case, FormatSize(c.Count), r.deviceLabels(c.Devices), c.Err)))
+			out = append(out, term.Safe(fmt.Sprintf("FAILED %s %s on %s: %s", c.Case, FormatSize(c.Count), r.deviceLabels(c.Devices), c.Err)))
 		}
 	}
 	return out
@@ -601,7 +603,7 @@ func (r *Report) splitGrid() *resultGrid {
 			}
 			row = append(row, share, alone, resident)
 		}
-		g.rows = append(g.rows, termSafeAll(row))
+		g.rows = append(g.rows, term.SafeAll(row))
 	}
 	g.legend = []string{
 		"split: the op across the devices listed, each its share of the work, the result combined on the host; time: its median (host clock)",
@@ -619,9 +621,9 @@ func (r *Report) collectiveGrid() *resultGrid {
 	for _, c := range r.Collectives {
 		time, alg, bus := "FAILED", "-", "-"
 		if c.Verified {
-			time, alg, bus = FormatDuration(c.Stats.Median), trimFloat(c.AlgBW), trimFloat(c.BusBW)
+			time, alg, bus = FormatDuration(c.Stats.Median), term.Float(c.AlgBW), term.Float(c.BusBW)
 		}
-		g.rows = append(g.rows, termSafeAll([]string{c.Case, FormatSize(c.Count), FormatBytes(c.Bytes), strconv.Itoa(c.Ranks),
+		g.rows = append(g.rows, term.SafeAll([]string{c.Case, FormatSize(c.Count), FormatBytes(c.Bytes), strconv.Itoa(c.Ranks),
 			r.deviceLabels(c.Devices), c.Library, time, alg, bus}))
 	}
 	g.legend = []string{
@@ -639,7 +641,7 @@ func (r *Report) libraries() []string {
 			libs = append(libs, c.Library)
 		}
 	}
-	return termSafeAll(libs)
+	return term.SafeAll(libs)
 }
 
 // TableWidth is the most columns a table of WriteTable takes unless told to be wide.
@@ -937,15 +939,4 @@ func FormatDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
 	}
-}
-
-// trimFloat formats a rate with three significant digits (at least the units).
-func trimFloat(v float64) string {
-	switch {
-	case v >= 100 || v <= -100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 10 || v <= -10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
 }

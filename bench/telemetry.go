@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -69,7 +70,7 @@ func (s *Spread) String() string {
 	if s == nil {
 		return "-"
 	}
-	return trimFloat(s.Min) + "/" + trimFloat(s.Median) + "/" + trimFloat(s.Max)
+	return term.Float(s.Min) + "/" + term.Float(s.Median) + "/" + term.Float(s.Max)
 }
 
 // telemetrySource opens the Sampler at most once per Run, on the first device that can use

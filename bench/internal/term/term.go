@@ -1,12 +1,15 @@
-package bench
+// Package term writes the text of a report for people: strings made safe to print on a
+// terminal (Safe), and rates written short (Float). The harness and its renderers share it.
+package term
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// termSafe returns s with every character that could act on a terminal, or reorder the
+// Safe returns s with every character that could act on a terminal, or reorder the
 // text around it, written as a visible Go escape: the C0 and C1 control characters (ESC
 // and CSI included, so no escape sequence survives; tab and newline too, which would break
 // a table's columns and rows), DEL, the Unicode bidirectional controls (U+200E, U+200F,
@@ -14,7 +17,7 @@ import (
 // "\x1b[2J" becomes `\x1b[2J`, U+202E becomes `\u202e`. Other text is returned unchanged.
 // Every text renderer passes the strings of a report (names, IDs, errors, versions)
 // through it; reports come from other machines.
-func termSafe(s string) string {
+func Safe(s string) string {
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -46,7 +49,7 @@ func termSafe(s string) string {
 	return b.String()
 }
 
-// unsafeRune reports whether termSafe escapes r (decoded from size bytes).
+// unsafeRune reports whether Safe escapes r (decoded from size bytes).
 func unsafeRune(r rune, size int) bool {
 	switch {
 	case r == utf8.RuneError && size == 1:
@@ -61,10 +64,21 @@ func unsafeRune(r rune, size int) bool {
 	return false
 }
 
-// termSafeAll applies termSafe to each string of ss, in place, and returns ss.
-func termSafeAll(ss []string) []string {
+// SafeAll applies Safe to each string of ss, in place, and returns ss.
+func SafeAll(ss []string) []string {
 	for i, s := range ss {
-		ss[i] = termSafe(s)
+		ss[i] = Safe(s)
 	}
 	return ss
+}
+
+// Float formats a rate with three significant digits (at least the units).
+func Float(v float64) string {
+	switch {
+	case v >= 100 || v <= -100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10 || v <= -10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
