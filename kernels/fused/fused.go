@@ -6,6 +6,7 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/fuse"
 )
 
 // Expr is one expression of the family: the fused program, the same computation as
@@ -38,17 +39,17 @@ var Exprs = []Expr{
 	},
 }
 
-// types returns the FuseTypes of program over x's names in element type t, for the names
+// types returns the fuse.Types of program over x's names in element type t, for the names
 // program uses.
-func (x Expr) types(t string, program string) kernels.FuseTypes {
-	all := kernels.FuseTypes{x.Output: t}
+func (x Expr) types(t string, program string) fuse.Types {
+	all := fuse.Types{x.Output: t}
 	for _, n := range append(append([]string{}, x.Inputs...), x.Temps...) {
 		all[n] = t
 	}
 	for _, n := range x.Scalars {
 		all[n] = "scalar:" + t
 	}
-	out := kernels.FuseTypes{}
+	out := fuse.Types{}
 	for n, ty := range all {
 		if usesName(program, n) {
 			out[n] = ty
@@ -71,8 +72,8 @@ func usesName(program, name string) bool {
 }
 
 // Parse returns x's fused expression checked in element type t ("float32", "float64").
-func (x Expr) Parse(t string) (*kernels.FuseExpr, error) {
-	return kernels.ParseFuse(x.Fused, x.types(t, x.Fused))
+func (x Expr) Parse(t string) (*fuse.Expr, error) {
+	return fuse.Parse(x.Fused, x.types(t, x.Fused))
 }
 
 // Runner runs one expression of the family on one device, fused or as separate steps.
@@ -80,9 +81,9 @@ func (x Expr) Parse(t string) (*kernels.FuseExpr, error) {
 // separate steps share their intermediate buffers: one Run at a time.
 type Runner[T kernels.Float] struct {
 	x     Expr
-	ref   *kernels.FuseExpr
-	fused *kernels.Fused
-	steps []*kernels.Fused
+	ref   *fuse.Expr
+	fused *fuse.Kernel
+	steps []*fuse.Kernel
 	temps map[string]*engine.Buffer[T]
 }
 
@@ -96,7 +97,7 @@ func NewRunner[T kernels.Float](dev *engine.Device, x Expr, separate bool, n int
 		return nil, err
 	}
 	if !separate {
-		if r.fused, err = kernels.Fuse(dev, x.Fused, x.types(t, x.Fused)); err != nil {
+		if r.fused, err = fuse.Compile(dev, x.Fused, x.types(t, x.Fused)); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -107,7 +108,7 @@ func NewRunner[T kernels.Float](dev *engine.Device, x Expr, separate bool, n int
 		}
 	}()
 	for _, s := range x.Steps {
-		f, err := kernels.Fuse(dev, s, x.types(t, s))
+		f, err := fuse.Compile(dev, s, x.types(t, s))
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +123,7 @@ func NewRunner[T kernels.Float](dev *engine.Device, x Expr, separate bool, n int
 }
 
 // Ref returns the checked fused expression: the reference and model of both forms.
-func (r *Runner[T]) Ref() *kernels.FuseExpr { return r.ref }
+func (r *Runner[T]) Ref() *fuse.Expr { return r.ref }
 
 // Run computes the expression over the first n elements: args holds the inputs, the
 // scalars and the output by name.
@@ -173,7 +174,7 @@ func (r *Runner[T]) Kernels() int {
 }
 
 // Close releases the intermediate buffers (the kernels are the device's, kept by
-// kernels.Fuse's cache). Idempotent.
+// fuse.Compile's cache). Idempotent.
 func (r *Runner[T]) Close() error {
 	if r == nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/fuse"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
@@ -157,7 +158,7 @@ func TestSource(t *testing.T) {
 	}
 	for _, x := range Exprs {
 		for _, s := range append([]string{x.Fused}, x.Steps...) {
-			e, err := kernels.ParseFuse(s, x.types("float32", s))
+			e, err := fuse.Parse(s, x.types("float32", s))
 			if err != nil {
 				t.Fatal(err)
 			}
