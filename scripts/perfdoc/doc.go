@@ -1,0 +1,30 @@
+// Perfdoc writes the "Current results" section of docs/PERFORMANCE.md from the report
+// files stored in docs/results: one table per device and API, each case's newest verified
+// figure (time, rate, fraction of its roof, ratio to the vendor library), and for every
+// report the table draws on its date, commit and command.
+//
+// Run it from the repository root after adding a report to docs/results:
+//
+//	go run ./scripts/perfdoc            # rewrites the section between the markers
+//	go run ./scripts/perfdoc -check     # exit status 1 when the section is out of date
+//
+// The section lies between the lines <!-- current:begin --> and <!-- current:end -->;
+// nothing else of the file changes. Its test checks that the committed section is what
+// the committed reports make, so the page cannot drift from them.
+//
+// What it reads: every *.json file of the results folder is read as a bench report
+// (bench.ReadReportFile); a file that is not one is an error naming it. Reports without
+// results (prism devices --json) are left out. A report whose every device is a vendor
+// pseudo-device ("vendor:cuda:0", scripts/vendor.py's) holds the vendor baselines of the
+// runs stored beside it: the files whose names are the same up to their last '-'
+// (2026-11-25-h100-gemm-vendor.json for 2026-11-25-h100-gemm-bench.json).
+//
+// What it picks: for each device (by name) and API, and for each case, variant and size,
+// the newest verified and validly timed result by the report's date (a result of a report
+// from before reports named the variant gives way to a newer one of the same case and
+// size). A table therefore draws on several reports, listed above it and numbered; each
+// row names its report. Its vendor ratio is the vendor library's median time over
+// Prism's: the result's own baseline (prism bench --vendor), else the vendor library's
+// result on the same device in the same run (--variant cuBLAS), else the vendor
+// pseudo-device's result for the same case and size.
+package main
