@@ -11,7 +11,8 @@ const mod = "github.com/prism-compute/prism"
 
 // TestImportDirection keeps the layers of docs/ARCHITECTURE.md: cmd -> bench -> kernels, platform ->
 // engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver (and cuda
-// its pure-Go OpenCL C front end, cuda/clc); the kernels base imports only engine, each
+// its pure-Go OpenCL C front end, cuda/clc, and translation to CUDA C++, cuda/clc/translate,
+// which imports only cuda/clc and engine); the kernels base imports only engine, each
 // kernel family (a package under kernels/) only the base, engine and the expression compiler
 // kernels/fuse (itself held to the base and engine), never another family, and only
 // kernels/suite knows every family; and
@@ -40,14 +41,16 @@ func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"engine/driver":     {},
 		"engine":            {"engine/driver"},
-		"cl":                {"engine", "engine/driver", "internal/osthread"},
-		"cuda":              {"engine", "engine/driver", "cuda/clc", "internal/osthread"},
+		"cl":                {"engine", "engine/driver", "internal/osthread", "internal/dl"},
+		"cuda":              {"engine", "engine/driver", "cuda/clc", "cuda/clc/translate", "internal/osthread", "internal/dl"},
 		"internal/osthread": {}, // the OS-thread helper both backends share
+		"internal/dl":       {}, // the dlopen loader both backends share
 		"cuda/clc":          {}, // the OpenCL C front end: pure Go, no runtime
 		"platform":          {"engine"},
 		"kernels":           {"engine"},
 		"bench":             {"engine", "kernels", "kernels/suite", "kernels/ceiling", "platform", "bench/internal/term"},
 	}
+	allowed["cuda/clc/translate"] = []string{"cuda/clc", "engine"} // OpenCL C to CUDA C++: pure Go, no runtime
 	// Every package under kernels/ but suite, fuse and internal/ is a family (or ceiling,
 	// held to the same rule): the base, engine and the expression compiler only, so that no
 	// family reaches into another. The compiler (kernels/fuse) is no family: the base and
@@ -80,8 +83,8 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
-	// kernels, platform, bench and cuda/clc must build without cgo: no package they depend on uses it.
-	for _, root := range append([]string{"kernels", "kernels/fuse", "kernels/suite", "platform", "bench", "engine", "cuda/clc"}, families...) {
+	// kernels, platform, bench, cuda/clc and cuda/clc/translate must build without cgo: no package they depend on uses it.
+	for _, root := range append([]string{"kernels", "kernels/fuse", "kernels/suite", "platform", "bench", "engine", "cuda/clc", "cuda/clc/translate"}, families...) {
 		seen := map[string]bool{}
 		var walk func(string)
 		walk = func(path string) {

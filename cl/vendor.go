@@ -3,41 +3,10 @@
 package cl
 
 // This file is what the vendor libraries (blas.go: CLBlast, fft.go: clFFT) share: the
-// loader, which opens a library with dlopen and resolves its functions with dlsym, so that
-// a binary without them still starts and builds need no -dev package; the raw OpenCL
+// loader, which opens a library with dlopen and resolves its functions with dlsym
+// (internal/dl, the loader both backends use), so that a binary without them still starts
+// and builds need no -dev package; the raw OpenCL
 // handles they are called with; and the timing of a library call on a queue.
-
-/*
-#cgo LDFLAGS: -ldl
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdlib.h>
-#include <string.h>
-
-static void *prism_vendor_dlopen(const char *name, char *err, size_t errlen) {
-	dlerror();
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		strncpy(err, e != NULL ? e : "dlopen failed", errlen - 1);
-		err[errlen - 1] = 0;
-	}
-	return h;
-}
-
-static void *prism_vendor_dlsym(void *h, const char *name) { return dlsym(h, name); }
-static void prism_vendor_dlclose(void *h) { dlclose(h); }
-
-// prism_vendor_path returns the file that holds the function f, as the loader found it.
-static const char *prism_vendor_path(void *f) {
-	Dl_info info;
-	if (f == NULL || dladdr(f, &info) == 0) {
-		return NULL;
-	}
-	return info.dli_fname;
-}
-*/
-import "C"
 
 import (
 	"context"
@@ -50,6 +19,7 @@ import (
 	ocl "github.com/jgillich/go-opencl/cl"
 
 	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/internal/dl"
 )
 
 // vendorDirs are the usual install locations of vendor libraries that the dynamic loader
@@ -62,11 +32,20 @@ type vendorSymbol struct {
 	optional bool
 }
 
-// vendorLib is a loaded vendor library: its handle, the path it was found at and its
+// vendorLib is a loaded vendor library: the path it was found at and its
 // functions, in the order they were asked for (nil for a missing optional one).
 type vendorLib struct {
 	path string
 	fns  []unsafe.Pointer
+}
+
+// dlSymbols returns syms as the loader takes them.
+func dlSymbols(syms []vendorSymbol) []dl.Symbol {
+	out := make([]dl.Symbol, len(syms))
+	for i, s := range syms {
+		out[i] = dl.Symbol{Names: []string{s.name}, Optional: s.optional}
+	}
+	return out
 }
 
 // loadVendor opens the first candidate (driver.LibraryCandidates of names and
@@ -74,41 +53,9 @@ type vendorLib struct {
 // the life of the process. A failure wraps driver.ErrUnavailable and names every file
 // tried with the loader's message.
 func loadVendor(what string, names []string, syms []vendorSymbol) (*vendorLib, error) {
-	var tried []string
-	for _, name := range driver.LibraryCandidates(names, vendorDirs...) {
-		errbuf := (*C.char)(C.calloc(512, 1))
-		cname := C.CString(name)
-		h := C.prism_vendor_dlopen(cname, errbuf, 512)
-		msg := C.GoString(errbuf)
-		C.free(unsafe.Pointer(cname))
-		C.free(unsafe.Pointer(errbuf))
-		if h == nil {
-			if !strings.Contains(msg, name) {
-				msg = name + ": " + msg
-			}
-			tried = append(tried, msg)
-			continue
-		}
-		lib := &vendorLib{fns: make([]unsafe.Pointer, len(syms))}
-		var missing []string
-		for i, s := range syms {
-			cs := C.CString(s.name)
-			lib.fns[i] = C.prism_vendor_dlsym(h, cs)
-			C.free(unsafe.Pointer(cs))
-			if lib.fns[i] == nil && !s.optional {
-				missing = append(missing, s.name)
-			}
-		}
-		if len(missing) > 0 {
-			C.prism_vendor_dlclose(h)
-			tried = append(tried, fmt.Sprintf("%s: too old, no %s", name, strings.Join(missing, ", ")))
-			continue
-		}
-		lib.path = name
-		if p := C.prism_vendor_path(lib.fns[0]); p != nil {
-			lib.path = C.GoString(p)
-		}
-		return lib, nil
+	lib, tried := dl.Load(driver.LibraryCandidates(names, vendorDirs...), dlSymbols(syms), nil)
+	if lib != nil {
+		return &vendorLib{path: lib.Path, fns: lib.Fns}, nil
 	}
 	return nil, fmt.Errorf("cl: cannot load %s (tried %s; set %s to a directory holding it): %w",
 		what, strings.Join(tried, "; "), driver.VendorPathEnv, driver.ErrUnavailable)

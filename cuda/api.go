@@ -1,7 +1,7 @@
 package cuda
 
-// This file is the only cgo in the package: the CUDA driver API and NVRTC, loaded at run
-// time with dlopen. No CUDA header or library is needed to build: the types below are our
+// This file is the cgo of the CUDA driver API and NVRTC, loaded at run time with dlopen
+// (internal/dl, the loader of every library both backends load). No CUDA header or library is needed to build: the types below are our
 // own minimal declarations, the functions are pointers found with dlsym, and each is called
 // through a small C trampoline (Go cannot call a C function pointer). Where the driver
 // exports a function under several ABI versions, the table names the one whose signature
@@ -13,8 +13,6 @@ package cuda
 // the device's thread (thread.go).
 
 /*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,20 +105,6 @@ enum {
 // side holds its loader lock, before any trampoline of the library can be called.
 static void *fns[fn_count];
 
-static int prism_dlopen(const char *name, void **handle, char *err, size_t errlen) {
-	dlerror();
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		strncpy(err, e != NULL ? e : "dlopen failed", errlen - 1);
-		err[errlen - 1] = 0;
-		return 0;
-	}
-	*handle = h;
-	return 1;
-}
-
-static void *prism_dlsym(void *h, const char *name) { return dlsym(h, name); }
 static void prism_set(int i, void *f) { fns[i] = f; }
 static int prism_have(int i) { return fns[i] != NULL; }
 
@@ -411,6 +395,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/prism-compute/prism/internal/dl"
 )
 
 // Library names, tried in order at the first call to Driver.Devices or Driver.Open (NVRTC's
@@ -573,45 +559,16 @@ func toolkitCandidates(names []string) []string {
 // "" and what went wrong with each name. The library stays open for the life of the
 // process.
 func loadLibrary(names []string, syms []symbol) (string, unsafe.Pointer, string) {
-	var tried []string
-	for _, name := range names {
-		var h unsafe.Pointer
-		errbuf := (*C.char)(C.malloc(512))
-		cname := C.CString(name)
-		ok := C.prism_dlopen(cname, &h, errbuf, 512) != 0
-		dlerr := C.GoString(errbuf)
-		C.free(unsafe.Pointer(cname))
-		C.free(unsafe.Pointer(errbuf))
-		if !ok {
-			if !strings.Contains(dlerr, name) {
-				dlerr = name + ": " + dlerr
-			}
-			tried = append(tried, dlerr)
-			continue
-		}
-		ptrs := make([]unsafe.Pointer, len(syms))
-		var missing []string
+	ds := make([]dl.Symbol, len(syms))
+	for i, s := range syms {
+		ds[i] = dl.Symbol{Names: s.names, Optional: s.optional}
+	}
+	lib, tried := dl.Load(names, ds, nil)
+	if lib != nil {
 		for i, s := range syms {
-			for _, n := range s.names {
-				cn := C.CString(n)
-				ptrs[i] = C.prism_dlsym(h, cn)
-				C.free(unsafe.Pointer(cn))
-				if ptrs[i] != nil {
-					break
-				}
-			}
-			if ptrs[i] == nil && !s.optional {
-				missing = append(missing, s.names[0])
-			}
+			C.prism_set(s.index, lib.Fns[i])
 		}
-		if len(missing) > 0 {
-			tried = append(tried, fmt.Sprintf("%s: too old, no %s", name, strings.Join(missing, ", ")))
-			continue
-		}
-		for i, s := range syms {
-			C.prism_set(s.index, ptrs[i])
-		}
-		return name, h, ""
+		return lib.Name, lib.Handle, ""
 	}
 	return "", nil, strings.Join(tried, "; ")
 }
@@ -630,9 +587,7 @@ func lazySymbol(index C.int, name string) bool {
 	}
 	var f unsafe.Pointer
 	if loader.cudaHandle != nil {
-		cn := C.CString(name)
-		f = C.prism_dlsym(loader.cudaHandle, cn)
-		C.free(unsafe.Pointer(cn))
+		f = dl.Sym(loader.cudaHandle, name)
 	}
 	if f != nil {
 		C.prism_set(index, f)

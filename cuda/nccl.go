@@ -17,7 +17,6 @@ package cuda
 // every process has joined.
 
 /*
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,8 +57,6 @@ enum { step_cuCtxSetCurrent = nccl_count };
 static void *nccl[nccl_count];
 static void prism_nccl_set(int i, void *f) { nccl[i] = f; }
 static int prism_nccl_have(int i) { return nccl[i] != NULL; }
-
-static void *prism_nccl_dlsym(void *h, const char *name) { return dlsym(h, name); }
 
 typedef CUresult (*prism_ctx_set)(CUcontext);
 
@@ -326,6 +323,7 @@ import (
 	"unsafe"
 
 	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/internal/dl"
 )
 
 // ncclLibraries are the file names of NCCL (2.x), tried in order.
@@ -553,9 +551,7 @@ func driverCtxSetter() (unsafe.Pointer, error) {
 	if h == nil {
 		return nil, fmt.Errorf("cuda: NCCL: the CUDA driver library is not loaded: %w", driver.ErrUnavailable)
 	}
-	name := C.CString("cuCtxSetCurrent")
-	defer C.free(unsafe.Pointer(name))
-	f := C.prism_nccl_dlsym(h, name)
+	f := dl.Sym(h, "cuCtxSetCurrent")
 	if f == nil {
 		return nil, fmt.Errorf("cuda: NCCL: the CUDA driver library has no cuCtxSetCurrent: %w", driver.ErrUnavailable)
 	}

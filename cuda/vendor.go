@@ -1,41 +1,9 @@
 package cuda
 
 // This file is what the vendor libraries (blas.go: cuBLAS, fft.go: cuFFT) share: the
-// loader, which opens a library with dlopen and resolves its functions with dlsym (as
-// api.go does for the driver and NVRTC), searching the toolkit's directories too, and the
+// loader, which opens a library with dlopen and resolves its functions with dlsym
+// (internal/dl, the loader both backends use, as api.go does for the driver and NVRTC), searching the toolkit's directories too, and the
 // version numbers the libraries report. Mirrors cl/vendor.go.
-
-/*
-#cgo LDFLAGS: -ldl
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdlib.h>
-#include <string.h>
-
-static void *prism_vendor_dlopen(const char *name, char *err, size_t errlen) {
-	dlerror();
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		strncpy(err, e != NULL ? e : "dlopen failed", errlen - 1);
-		err[errlen - 1] = 0;
-	}
-	return h;
-}
-
-static void *prism_vendor_dlsym(void *h, const char *name) { return dlsym(h, name); }
-static void prism_vendor_dlclose(void *h) { dlclose(h); }
-
-// prism_vendor_path returns the file that holds the function f, as the loader found it.
-static const char *prism_vendor_path(void *f) {
-	Dl_info info;
-	if (f == NULL || dladdr(f, &info) == 0) {
-		return NULL;
-	}
-	return info.dli_fname;
-}
-*/
-import "C"
 
 import (
 	"fmt"
@@ -46,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/internal/dl"
 )
 
 // cudaLibDirs returns the directories of a CUDA toolkit where its libraries live, which
@@ -78,6 +47,15 @@ type vendorLib struct {
 	fns  []unsafe.Pointer
 }
 
+// dlSymbols returns syms as the loader takes them.
+func dlSymbols(syms []vendorSymbol) []dl.Symbol {
+	out := make([]dl.Symbol, len(syms))
+	for i, s := range syms {
+		out[i] = dl.Symbol{Names: []string{s.name}, Optional: s.optional}
+	}
+	return out
+}
+
 // loadVendor opens the first candidate (driver.LibraryCandidates of names and
 // cudaLibDirs) that loads and exports every required symbol. Before a candidate in a
 // directory, it opens the libraries named by deps (the file's base name, e.g.
@@ -86,61 +64,12 @@ type vendorLib struct {
 // open for the life of the process. A failure wraps driver.ErrUnavailable and names every
 // file tried with the loader's message.
 func loadVendor(what string, names []string, syms []vendorSymbol, deps func(base string) []string) (*vendorLib, error) {
-	var tried []string
-	for _, name := range driver.LibraryCandidates(names, cudaLibDirs()...) {
-		if dir := filepath.Dir(name); strings.Contains(name, "/") && deps != nil {
-			for _, dep := range deps(filepath.Base(name)) {
-				if p := filepath.Join(dir, dep); fileExists(p) {
-					dlopen(p) // its failure shows in the library's own
-				}
-			}
-		}
-		h, msg := dlopen(name)
-		if h == nil {
-			if !strings.Contains(msg, name) {
-				msg = name + ": " + msg
-			}
-			tried = append(tried, msg)
-			continue
-		}
-		lib := &vendorLib{fns: make([]unsafe.Pointer, len(syms))}
-		var missing []string
-		for i, s := range syms {
-			cs := C.CString(s.name)
-			lib.fns[i] = C.prism_vendor_dlsym(h, cs)
-			C.free(unsafe.Pointer(cs))
-			if lib.fns[i] == nil && !s.optional {
-				missing = append(missing, s.name)
-			}
-		}
-		if len(missing) > 0 {
-			C.prism_vendor_dlclose(h)
-			tried = append(tried, fmt.Sprintf("%s: too old, no %s", name, strings.Join(missing, ", ")))
-			continue
-		}
-		lib.path = name
-		if p := C.prism_vendor_path(lib.fns[0]); p != nil {
-			lib.path = C.GoString(p)
-		}
-		return lib, nil
+	lib, tried := dl.Load(driver.LibraryCandidates(names, cudaLibDirs()...), dlSymbols(syms), deps)
+	if lib != nil {
+		return &vendorLib{path: lib.Path, fns: lib.Fns}, nil
 	}
 	return nil, fmt.Errorf("cuda: cannot load %s (tried %s; set %s to a directory holding it): %w",
 		what, strings.Join(tried, "; "), driver.VendorPathEnv, driver.ErrUnavailable)
-}
-
-// dlopen opens a library, returning its handle or nil and the loader's message.
-func dlopen(name string) (unsafe.Pointer, string) {
-	errbuf := (*C.char)(C.calloc(512, 1))
-	defer C.free(unsafe.Pointer(errbuf))
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	h := C.prism_vendor_dlopen(cname, errbuf, 512)
-	return h, C.GoString(errbuf)
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
 }
 
 // Library properties (libraryPropertyType in library_types.h), for cublasGetProperty and
