@@ -484,7 +484,7 @@ func (r *Report) sizes() []int { return sizesOf(r.rows()) }
 // sizes returns the distinct sizes of the rows, in order of appearance.
 func (ix *caseIndex) sizes() []int { return sizesOf(ix.rows) }
 
-func sizesOf(rows []caseKey) []int {
+func sizesOf(rows []CaseKey) []int {
 	var out []int
 	seen := map[int]bool{}
 	for _, k := range rows {

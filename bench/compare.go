@@ -2,10 +2,8 @@ package bench
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/perf/benchmath"
@@ -147,12 +145,12 @@ func Compare(old, new *Report, opt CompareOptions) *Comparison {
 // device alone of a split, or a collective.
 type compareKey struct {
 	kind, dev string
-	caseKey
+	CaseKey
 }
 
 // compareIndex returns every result of r that Compare matches, in report order: the
 // devices' results, then the splits (each with its devices alone) and collectives as
-// results (Report.groupRows).
+// results (Report.GroupRows).
 func compareIndex(r *Report) (map[compareKey]*Result, []compareKey) {
 	m := map[compareKey]*Result{}
 	var order []compareKey
@@ -165,11 +163,11 @@ func compareIndex(r *Report) (map[compareKey]*Result, []compareKey) {
 	for i := range r.Devices {
 		d := &r.Devices[i]
 		for j := range d.Results {
-			add(compareKey{"", d.Device.ID, d.Results[j].key()}, &d.Results[j])
+			add(compareKey{"", d.Device.ID, d.Results[j].Key()}, &d.Results[j])
 		}
 	}
-	for _, g := range r.groupRows() {
-		add(compareKey{g.kind, g.device, caseKey{g.res.Case, g.res.Size, ""}}, g.res)
+	for _, g := range r.GroupRows() {
+		add(compareKey{g.Kind, g.Device, CaseKey{g.Result.Case, g.Result.Size, ""}}, g.Result)
 	}
 	return m, order
 }
@@ -271,65 +269,6 @@ func (ch Change) DeviceText() string {
 		return ch.Device + " alone"
 	}
 	return ch.Device
-}
-
-// WriteTable writes one line per case: both medians, the ratio with its confidence interval,
-// the p-value and sample counts of the test, the verdict; then a summary line.
-func (c *Comparison) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	conf := fmt.Sprintf("%.3g%% CI", 100*(1-c.Alpha))
-	fmt.Fprintf(tw, "device\tcase\tsize\told\tnew\tnew/old\t%s\tp\tverdict\t\n", conf)
-	slower, faster, same, one, skipped, failed := 0, 0, 0, 0, 0, 0
-	for _, ch := range c.Changes {
-		oldT, newT, ratio, ci, p := "-", "-", "-", "-", "-"
-		if ch.Old != nil && ch.Old.OK() {
-			oldT = FormatDuration(ch.Old.Stats.Median)
-		}
-		if ch.New != nil && ch.New.OK() {
-			newT = FormatDuration(ch.New.Stats.Median)
-		}
-		if ch.Ratio > 0 {
-			ratio = fmt.Sprintf("%.3f", ch.Ratio)
-		}
-		if ch.RatioLo > 0 {
-			ci = fmt.Sprintf("%.3f-%.3f", ch.RatioLo, ch.RatioHi)
-		}
-		if ch.Test == TestMannWhitney {
-			p = fmt.Sprintf("p=%.3f n=%d+%d", ch.P, ch.N1, ch.N2)
-		}
-		switch ch.Verdict {
-		case VerdictSlower:
-			slower++
-		case VerdictFaster:
-			faster++
-		case VerdictSame:
-			same++
-		case VerdictOnlyNew, VerdictOnlyOld:
-			one++
-		case VerdictSkipped:
-			skipped++
-		case VerdictFailed:
-			failed++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", term.Safe(ch.DeviceText()), term.Safe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "%d slower, %d faster (Mann-Whitney U test p <= %.3g and median changed by more than %.3g%%), %d ~, %d on one side only, %d skipped, %d failed, of %d cases\n",
-		slower, faster, c.Alpha, 100*c.Threshold, same, one, skipped, failed, len(c.Changes))
-	if err != nil || len(c.Problems) == 0 {
-		return err
-	}
-	fmt.Fprintf(w, "the new report cannot vouch for %d cases or devices:\n", len(c.Problems))
-	for i, p := range c.Problems {
-		if i == maxProblemsShown {
-			_, err = fmt.Fprintf(w, "  and %d more (--json lists them all)\n", len(c.Problems)-i)
-			break
-		}
-		_, err = fmt.Fprintf(w, "  %s\n", p)
-	}
-	return err
 }
 
 // String is a one-line summary.

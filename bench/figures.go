@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/prism-compute/prism/bench/internal/term"
 )
 
 // Figures are what an op measures beside its time (kernels.FigureReporter, Result.Figures):
@@ -50,16 +48,14 @@ func FormatFigures(figs map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// figureLines lists the figures of every result that has some, one line each: the device's
-// label, the case, its size and the figures ("[1] overlap/q2/float32 256M: compute ...").
-func (r *Report) figureLines() []string {
-	var out []string
-	for i, d := range r.Devices {
-		for _, res := range d.Results {
-			if len(res.Figures) > 0 {
-				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), FormatFigures(res.Figures))))
-			}
-		}
+// FormatDuration writes d with a unit that keeps three significant digits (1.23ms).
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
 	}
-	return out
 }

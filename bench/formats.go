@@ -2,7 +2,6 @@ package bench
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -17,29 +16,11 @@ import (
 	"github.com/prism-compute/prism/bench/internal/term"
 )
 
-// WriteJSON writes the report as indented JSON, in the layout of docs/bench.schema.json.
-// JSON has no infinity or NaN: a figure that is not finite is written as 0, the result or
-// ceiling that held it marked invalid (Result.Invalid, Ceilings.Invalid), so that the
-// report is always written; r itself is not changed.
-func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r.finiteReport())
-}
-
 // CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.
 var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
 	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor",
 	"working_set_bytes", "cache_resident", "link", "timing", "figures", "kind"}
-
-// Kinds of the rows of WriteCSV (the "kind" column).
-const (
-	KindCase       = "case"       // a case on one device
-	KindSplit      = "split"      // an op split across devices ("device": their IDs joined by "+")
-	KindAlone      = "alone"      // a split's op on one device alone, timed as the split
-	KindCollective = "collective" // a collective ("device": this process's devices joined by "+")
-)
 
 // WriteCSV writes one row per result and device (RFC 4180, header first), then one per
 // split, per device alone of each split and per collective, told apart by the last
@@ -87,80 +68,21 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			}
 		}
 	}
-	for _, g := range r.groupRows() {
-		s, res := g.res.Stats, g.res
+	for _, g := range r.GroupRows() {
+		s, res := g.Result.Stats, g.Result
 		status, msg := "ok", ""
 		if res.Err != "" {
 			status, msg = "failed", res.Err
 		}
-		row := []string{g.device, "", "", res.Case, res.Variant, res.Family, res.Type, strconv.Itoa(res.Size), res.Shape,
+		row := []string{g.Device, "", "", res.Case, res.Variant, res.Family, res.Type, strconv.Itoa(res.Size), res.Shape,
 			strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10), strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10),
-			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", TimingHost, csvFigures(res.Figures), g.kind}
+			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", TimingHost, csvFigures(res.Figures), g.Kind}
 		if err := cw.Write(term.SafeAll(row)); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// groupRow is a split, a device alone of a split or a collective as a Result, for the
-// formats that list results (CSV, benchstat) and for Compare.
-type groupRow struct {
-	kind   string // KindSplit, KindAlone or KindCollective
-	device string // the device's ID, or the devices' joined by "+"
-	res    *Result
-}
-
-// groupRows returns the report's splits (each followed by its devices alone) and
-// collectives as results: the split's or collective's stats, rates and error, its shares,
-// speedups, bandwidths in Figures; the variant says what ran ("split", "alone", the
-// collective's library).
-func (r *Report) groupRows() []groupRow {
-	var out []groupRow
-	caseOf := func(name string, size int) Result {
-		res := Result{Case: name, Size: size}
-		if parts := strings.Split(name, "/"); len(parts) == 3 {
-			res.Family, res.Type = parts[0], parts[2]
-		}
-		return res
-	}
-	for _, s := range r.Splits {
-		res := caseOf(s.Case, s.Size)
-		res.Variant, res.Shape, res.Stats, res.GBs, res.GFLOPs, res.Verified, res.Err = KindSplit, s.Shape, s.Stats, s.GBs, s.GFLOPs, s.Verified, s.Err
-		res.Figures = map[string]float64{}
-		if s.Speedup > 0 {
-			res.Figures["speedup"] = s.Speedup
-		}
-		if s.SpeedupResident > 0 {
-			res.Figures["speedup_resident"] = s.SpeedupResident
-		}
-		for _, sh := range s.Shares {
-			res.Figures["share_"+sh.Device] = sh.Fraction
-		}
-		out = append(out, groupRow{KindSplit, strings.Join(s.Devices, "+"), &res})
-		for _, sd := range s.Single {
-			a := caseOf(s.Case, s.Size)
-			a.Variant, a.Shape, a.Stats, a.Verified, a.Err = KindAlone, s.Shape, sd.Stats, sd.Err == "", sd.Err
-			if sd.Err == "" && sd.Stats.Median > 0 && s.Stats.Median > 0 {
-				// the same work as the split's, in its time
-				t := float64(s.Stats.Median) / float64(sd.Stats.Median)
-				a.GBs, a.GFLOPs = s.GBs*t, s.GFLOPs*t
-			}
-			if sd.Resident.Median > 0 {
-				a.Figures = map[string]float64{"resident_ns": float64(sd.Resident.Median)}
-			}
-			out = append(out, groupRow{KindAlone, sd.Device, &a})
-		}
-	}
-	for _, c := range r.Collectives {
-		res := caseOf(c.Case, c.Count)
-		res.Variant, res.Library, res.Stats, res.Bytes, res.GBs, res.Verified, res.Err = KindCollective, c.Library, c.Stats, float64(c.Bytes), c.AlgBW, c.Verified, c.Err
-		res.Shape = fmt.Sprintf("count=%d ranks=%d", c.Count, c.Ranks)
-		res.Figures = map[string]float64{"busbw_gbs": c.BusBW, "ranks": float64(c.Ranks)}
-		out = append(out, groupRow{KindCollective, strings.Join(c.Devices, "+"), &res})
-	}
-	return out
 }
 
 // csvFigures writes an op's figures as name=value pairs in name order, separated by
@@ -245,22 +167,22 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 // ns/op, and GB/s where the rate is known (a collective's algbw, with its busbw as
 // busbw-GB/s). Their config lines name the devices "group" and the backend "host clock".
 func (r *Report) writeGroupBenchstat(bw *errWriter, procs int) {
-	rows := r.groupRows()
+	rows := r.GroupRows()
 	if len(rows) == 0 {
 		return
 	}
 	bw.printf("device: group\nbackend: host clock\ndriver: unknown\n")
 	for _, g := range rows {
-		res := g.res
+		res := g.Result
 		if !res.OK() || res.Stats.Median <= 0 {
 			continue
 		}
 		name := fmt.Sprintf("Benchmark%s/size=%d", BenchName(res.Case), res.Size)
-		switch g.kind {
+		switch g.Kind {
 		case KindCollective:
 			name += fmt.Sprintf("/ranks=%d", int(res.Figures["ranks"]))
 		default:
-			name += "/device=" + nameValue(g.device) + "/mode=" + g.kind
+			name += "/device=" + nameValue(g.Device) + "/mode=" + g.Kind
 		}
 		name += fmt.Sprintf("-%d", procs)
 		samples := res.Stats.Samples
@@ -281,7 +203,7 @@ func (r *Report) writeGroupBenchstat(bw *errWriter, procs int) {
 			if res.GFLOPs > 0 {
 				bw.printf("\t%s GFLOP/s", benchValue(res.GFLOPs*med/sec))
 			}
-			if bus := res.Figures["busbw_gbs"]; g.kind == KindCollective && bus > 0 {
+			if bus := res.Figures["busbw_gbs"]; g.Kind == KindCollective && bus > 0 {
 				bw.printf("\t%s busbw-GB/s", benchValue(bus*med/sec))
 			}
 			bw.printf("\n")

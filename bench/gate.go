@@ -39,7 +39,7 @@ func (c *Comparison) problems(new *Report) []string {
 			out = append(out, fmt.Sprintf("device %s failed in the new report: %s", d.Device.ID, d.Err))
 		}
 	}
-	if total+len(new.groupRows()) == 0 {
+	if total+len(new.GroupRows()) == 0 {
 		out = append(out, "the new report has no results")
 	}
 	for _, ch := range c.Changes {
@@ -70,8 +70,8 @@ func (c *Comparison) problems(new *Report) []string {
 	return out
 }
 
-// maxProblemsShown bounds the problems WriteTable and Gate list one by one.
-const maxProblemsShown = 20
+// MaxProblemsShown bounds the problems a comparison's table and Gate list one by one.
+const MaxProblemsShown = 20
 
 // Gate returns nil when the new report shows no regression and vouches for every case of
 // the old one, else an error that says why: how many cases are slower, and each problem
@@ -90,7 +90,7 @@ func (c *Comparison) Gate() error {
 	}
 	msg := "bench: " + strings.Join(why, "; ")
 	for i, p := range c.Problems {
-		if i == maxProblemsShown {
+		if i == MaxProblemsShown {
 			msg += fmt.Sprintf("\n  and %d more", len(c.Problems)-i)
 			break
 		}

@@ -322,7 +322,7 @@ func (r *Report) htmlGrid(g *resultGrid) ([]htmlCell, []htmlRow) {
 }
 
 // familyOf returns the family of a row: that of its first result, else the case's prefix.
-func (ix *caseIndex) familyOf(k caseKey) string {
+func (ix *caseIndex) familyOf(k CaseKey) string {
 	for i := range ix.r.Devices {
 		if res := ix.result(i, k); res != nil && res.Family != "" {
 			return res.Family

@@ -9,11 +9,11 @@ import "sync/atomic"
 type caseIndex struct {
 	r *Report
 	// rows are the report's rows (Report.rows), in order of first appearance.
-	rows []caseKey
+	rows []CaseKey
 	// byDev maps, per device, a row to the index of its first result.
-	byDev []map[caseKey]int
-	// vendorDev is, per device, the index of its vendor pseudo-device (VendorPrefix + its
-	// ID, else one of the same device name: the same card seen through another API), or -1.
+	byDev []map[CaseKey]int
+	// vendorDev is, per device, the index of its vendor pseudo-device
+	// (Report.VendorDevice), or -1.
 	vendorDev []int
 }
 
@@ -23,17 +23,13 @@ var lookups atomic.Int64
 
 // index builds the caseIndex of r.
 func (r *Report) index() *caseIndex {
-	ix := &caseIndex{r: r, byDev: make([]map[caseKey]int, len(r.Devices)), vendorDev: make([]int, len(r.Devices))}
-	seen := map[caseKey]bool{}
-	byID := make(map[string]int, len(r.Devices))
+	ix := &caseIndex{r: r, byDev: make([]map[CaseKey]int, len(r.Devices)), vendorDev: make([]int, len(r.Devices))}
+	seen := map[CaseKey]bool{}
 	for i := range r.Devices {
 		d := &r.Devices[i]
-		if _, ok := byID[d.Device.ID]; !ok {
-			byID[d.Device.ID] = i
-		}
-		m := make(map[caseKey]int, len(d.Results))
+		m := make(map[CaseKey]int, len(d.Results))
 		for j := range d.Results {
-			k := d.Results[j].key()
+			k := d.Results[j].Key()
 			if _, ok := m[k]; !ok {
 				m[k] = j
 			}
@@ -45,23 +41,13 @@ func (r *Report) index() *caseIndex {
 		ix.byDev[i] = m
 	}
 	for i := range r.Devices {
-		ix.vendorDev[i] = -1
-		if j, ok := byID[VendorPrefix+r.Devices[i].Device.ID]; ok {
-			ix.vendorDev[i] = j
-			continue
-		}
-		for j := range r.Devices {
-			if name := r.Devices[i].Device.Name; !r.Devices[i].IsVendor() && r.Devices[j].IsVendor() && name != "" && r.Devices[j].Device.Name == name {
-				ix.vendorDev[i] = j
-				break
-			}
-		}
+		ix.vendorDev[i] = r.VendorDevice(i)
 	}
 	return ix
 }
 
 // result returns device dev's first result of row k, or nil.
-func (ix *caseIndex) result(dev int, k caseKey) *Result {
+func (ix *caseIndex) result(dev int, k CaseKey) *Result {
 	lookups.Add(1)
 	if dev < 0 || dev >= len(ix.byDev) {
 		return nil
@@ -80,10 +66,28 @@ func (ix *caseIndex) vendorBaseline(dev int, res *Result) *Result {
 	}
 	v := res.Vendor
 	if v == nil && ix.vendorDev[dev] >= 0 {
-		v = ix.vendorResult(ix.vendorDev[dev], res.key())
+		v = ix.vendorResult(ix.vendorDev[dev], res.Key())
 	}
 	if v == nil || !v.OK() || v.Stats.Median <= 0 {
 		return nil
 	}
 	return v
+}
+
+// hasVendor reports whether device dev has vendor baselines: it is not itself a vendor
+// pseudo-device, and it has a pseudo-device or a result with its Vendor set.
+func (ix *caseIndex) hasVendor(dev int) bool {
+	d := &ix.r.Devices[dev]
+	if d.IsVendor() {
+		return false
+	}
+	if ix.vendorDev[dev] >= 0 {
+		return true
+	}
+	for i := range d.Results {
+		if d.Results[i].Vendor != nil {
+			return true
+		}
+	}
+	return false
 }

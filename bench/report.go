@@ -3,10 +3,8 @@ package bench
 import (
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
 
-	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 )
@@ -104,28 +102,6 @@ type Ceilings struct {
 	// measurements (zero or negative), and why ("copy: 2 of 2 device times are not
 	// positive ..."); empty when every ceiling measured is valid.
 	Invalid string `json:"invalid,omitempty"`
-}
-
-// describe says what the ceilings are, for the table's device lines.
-func (c Ceilings) describe() string {
-	cp := "missing"
-	if c.CopyGBs > 0 {
-		cp = fmt.Sprintf("%s GB/s (%s, 2 x %s)", term.Float(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes))
-	}
-	fp32 := "missing"
-	if c.FP32GFLOPs > 0 {
-		fp32 = term.Float(c.FP32GFLOPs) + " GFLOP/s"
-	}
-	fp64 := term.Float(c.FP64GFLOPs) + " GFLOP/s"
-	switch {
-	case c.FP64Absent != "" && strings.Contains(c.FP64Absent, "fp64"):
-		fp64 = "none (no fp64)"
-	case c.FP64Absent != "":
-		fp64 = "missing"
-	case c.FP64GFLOPs <= 0:
-		fp64 = "-"
-	}
-	return fmt.Sprintf("copy %s, fp32 %s, fp64 %s", cp, fp32, fp64)
 }
 
 // PeakGFLOPs returns the compute ceiling for operations in element type typ ("float32",
@@ -370,3 +346,15 @@ func Version() (version, commit string) {
 	}
 	return version, commit
 }
+
+// CaseKey identifies a case of a report across its devices (a row of its side-by-side
+// table): an op at a size, with the variant the run asked for (empty where each device ran
+// the variant its op picks).
+type CaseKey struct {
+	Case    string
+	Size    int
+	Variant string
+}
+
+// Key returns the case res is a result of.
+func (res *Result) Key() CaseKey { return CaseKey{res.Case, res.Size, res.Requested} }

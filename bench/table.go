@@ -13,24 +13,13 @@ import (
 	"github.com/prism-compute/prism/engine"
 )
 
-// caseKey identifies a row of the side-by-side table: an op at a size, with the variant the
-// run asked for (empty where each device ran the variant its op picks).
-type caseKey struct {
-	Case    string
-	Size    int
-	Variant string
-}
-
-// key returns the row of the table res belongs to.
-func (res *Result) key() caseKey { return caseKey{res.Case, res.Size, res.Requested} }
-
 // rows returns every case and size of the report, in order of first appearance.
-func (r *Report) rows() []caseKey {
-	var keys []caseKey
-	seen := map[caseKey]bool{}
+func (r *Report) rows() []CaseKey {
+	var keys []CaseKey
+	seen := map[CaseKey]bool{}
 	for _, d := range r.Devices {
 		for _, res := range d.Results {
-			k := res.key()
+			k := res.Key()
 			if !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
@@ -86,7 +75,7 @@ type tableCol struct {
 type resultGrid struct {
 	cols   []tableCol
 	rows   [][]string
-	keys   []caseKey
+	keys   []CaseKey
 	legend []string
 }
 
@@ -110,17 +99,17 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 // gridRows returns the rows of the table: every case and size some device ran, with the
 // rows of vendor pseudo-devices put on Prism's rows of the same case and size (whatever
 // variant those asked for) and kept apart only where no device of Prism's ran the case.
-func (ix *caseIndex) gridRows() []caseKey {
-	prism := map[caseKey]bool{} // case and size, variant empty, that a device of Prism's ran
+func (ix *caseIndex) gridRows() []CaseKey {
+	prism := map[CaseKey]bool{} // case and size, variant empty, that a device of Prism's ran
 	for i := range ix.r.Devices {
 		if ix.r.Devices[i].IsVendor() {
 			continue
 		}
 		for k := range ix.byDev[i] {
-			prism[caseKey{k.Case, k.Size, ""}] = true
+			prism[CaseKey{k.Case, k.Size, ""}] = true
 		}
 	}
-	var rows []caseKey
+	var rows []CaseKey
 	for _, k := range ix.rows {
 		own := false
 		for i := range ix.r.Devices {
@@ -129,7 +118,7 @@ func (ix *caseIndex) gridRows() []caseKey {
 				break
 			}
 		}
-		if own || !prism[caseKey{k.Case, k.Size, ""}] {
+		if own || !prism[CaseKey{k.Case, k.Size, ""}] {
 			rows = append(rows, k)
 		}
 	}
@@ -138,11 +127,11 @@ func (ix *caseIndex) gridRows() []caseKey {
 
 // vendorResult returns the result of vendor pseudo-device v for row k: the one of the
 // same variant asked for, else the one of the same case and size.
-func (ix *caseIndex) vendorResult(v int, k caseKey) *Result {
+func (ix *caseIndex) vendorResult(v int, k CaseKey) *Result {
 	if res := ix.result(v, k); res != nil {
 		return res
 	}
-	return ix.result(v, caseKey{k.Case, k.Size, ""})
+	return ix.result(v, CaseKey{k.Case, k.Size, ""})
 }
 
 // legendSet gathers the legend entries a table needs, each once, in the order added.
@@ -291,7 +280,7 @@ func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
 // devices ran, once when they agree, else per device in device order ("cuda-shfl |
 // portable"), which split reports. A row that only vendor pseudo-devices ran names their
 // variant.
-func (ix *caseIndex) variantCell(k caseKey) (cell string, split bool) {
+func (ix *caseIndex) variantCell(k CaseKey) (cell string, split bool) {
 	if k.Variant != "" {
 		return k.Variant, false
 	}
@@ -405,7 +394,7 @@ func (r *Report) deviceLines() [][]string {
 		}
 		c := d.Ceilings
 		if c.CopyGBs > 0 || c.CopyAbsent != "" || c.FP32Absent != "" {
-			lines = append(lines, "ceilings: "+c.describe())
+			lines = append(lines, "ceilings: "+describeCeilings(c))
 			for _, m := range []struct{ what, why string }{{"copy ceiling", c.CopyAbsent}, {"fp32 peak", c.FP32Absent}} {
 				if m.why != "" {
 					lines = append(lines, m.what+" missing: "+m.why)
@@ -929,14 +918,38 @@ var mdEscaper = strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`",
 
 func mdEscape(s string) string { return mdEscaper.Replace(s) }
 
-// FormatDuration writes d with a unit that keeps three significant digits (1.23ms).
-func FormatDuration(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2fms", float64(d)/1e6)
-	default:
-		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
+// describeCeilings says what the ceilings are, for the table's device lines.
+func describeCeilings(c Ceilings) string {
+	cp := "missing"
+	if c.CopyGBs > 0 {
+		cp = fmt.Sprintf("%s GB/s (%s, 2 x %s)", term.Float(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes))
 	}
+	fp32 := "missing"
+	if c.FP32GFLOPs > 0 {
+		fp32 = term.Float(c.FP32GFLOPs) + " GFLOP/s"
+	}
+	fp64 := term.Float(c.FP64GFLOPs) + " GFLOP/s"
+	switch {
+	case c.FP64Absent != "" && strings.Contains(c.FP64Absent, "fp64"):
+		fp64 = "none (no fp64)"
+	case c.FP64Absent != "":
+		fp64 = "missing"
+	case c.FP64GFLOPs <= 0:
+		fp64 = "-"
+	}
+	return fmt.Sprintf("copy %s, fp32 %s, fp64 %s", cp, fp32, fp64)
+}
+
+// figureLines lists the figures of every result that has some, one line each: the device's
+// label, the case, its size and the figures ("[1] overlap/q2/float32 256M: compute ...").
+func (r *Report) figureLines() []string {
+	var out []string
+	for i, d := range r.Devices {
+		for _, res := range d.Results {
+			if len(res.Figures) > 0 {
+				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), FormatFigures(res.Figures))))
+			}
+		}
+	}
+	return out
 }

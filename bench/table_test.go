@@ -131,7 +131,7 @@ func TestEveryKindRenders(t *testing.T) {
 					}
 				}
 			}
-			groups := rep.groupRows()
+			groups := rep.GroupRows()
 			buf.Reset()
 			if err := rep.WriteCSV(&buf); err != nil {
 				t.Fatal(err)
@@ -172,7 +172,7 @@ func TestEveryKindRenders(t *testing.T) {
 			}
 			want := ok
 			for _, g := range groups {
-				if g.res.OK() {
+				if g.Result.OK() {
 					want++
 				}
 			}

@@ -20,23 +20,50 @@ func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 	if res == nil || dev < 0 || dev >= len(r.Devices) || r.Devices[dev].IsVendor() {
 		return nil
 	}
-	return r.index().vendorBaseline(dev, res)
-}
-
-// hasVendor reports whether device dev has vendor baselines: it is not itself a vendor
-// pseudo-device, and it has a pseudo-device or a result with its Vendor set.
-func (ix *caseIndex) hasVendor(dev int) bool {
-	d := &ix.r.Devices[dev]
-	if d.IsVendor() {
-		return false
-	}
-	if ix.vendorDev[dev] >= 0 {
-		return true
-	}
-	for i := range d.Results {
-		if d.Results[i].Vendor != nil {
-			return true
+	v := res.Vendor
+	if j := r.VendorDevice(dev); v == nil && j >= 0 {
+		k := res.Key()
+		if v = r.Devices[j].result(k); v == nil {
+			v = r.Devices[j].result(CaseKey{k.Case, k.Size, ""})
 		}
 	}
-	return false
+	if v == nil || !v.OK() || v.Stats.Median <= 0 {
+		return nil
+	}
+	return v
+}
+
+// VendorDevice returns the index of the vendor pseudo-device of device dev: the one whose
+// ID is VendorPrefix + the device's ID, else one of the same device name (the same card
+// seen through another API); -1 when there is none, or dev is itself a vendor
+// pseudo-device found by name only.
+func (r *Report) VendorDevice(dev int) int {
+	if dev < 0 || dev >= len(r.Devices) {
+		return -1
+	}
+	d := &r.Devices[dev]
+	for j := range r.Devices {
+		if r.Devices[j].Device.ID == VendorPrefix+d.Device.ID {
+			return j
+		}
+	}
+	if d.IsVendor() || d.Device.Name == "" {
+		return -1
+	}
+	for j := range r.Devices {
+		if r.Devices[j].IsVendor() && r.Devices[j].Device.Name == d.Device.Name {
+			return j
+		}
+	}
+	return -1
+}
+
+// result returns the device's first result of case k, or nil.
+func (d *DeviceReport) result(k CaseKey) *Result {
+	for i := range d.Results {
+		if d.Results[i].Key() == k {
+			return &d.Results[i]
+		}
+	}
+	return nil
 }
