@@ -66,7 +66,7 @@ func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, 
 		assign(shares, o.Fractions, total, granule)
 		return shares, nil
 	}
-	limit := max(granule, total/len(devs)/granule*granule)
+	limit := probeLimit(total, granule, len(devs))
 	largest := make([]point, len(devs))
 	for i, d := range devs {
 		lat, rate, last, err := measure(ctx, d, granule, limit, probe)
@@ -82,6 +82,12 @@ func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, 
 	}
 	assign(shares, balance(shares, float64(total)), total, granule)
 	return shares, nil
+}
+
+// probeLimit is the most units PlanShares probes a device with: an even share of total
+// among n devices, in granules, at least one granule.
+func probeLimit(total, granule, n int) int {
+	return max(granule, total/n/granule*granule)
 }
 
 // point is one probe: units and the time they took.

@@ -1,0 +1,235 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// SplitPart is one device's part of a split operation, as its family builds it: what runs
+// the op on the device (its kernels, its queue), the range of the work it holds and how it
+// runs that range. A SplitRun calls the methods of one part from one goroutine at a time;
+// the parts of different devices run concurrently.
+type SplitPart interface {
+	// LoadProbe gives the part the work it times probes on: the first units units of the
+	// op (the family caps them at the op's work, or repeats its input past the end),
+	// replacing an earlier probe's.
+	LoadProbe(ctx context.Context, units int) error
+	// RunProbe runs the first units units of the probe's work as Run runs a share, its
+	// result read back to the host apart from the op's result.
+	RunProbe(ctx context.Context, units int) error
+	// Load gives the part its share: units units from off. The probe's work is released.
+	Load(ctx context.Context, off, units int) error
+	// Run runs the share and reads its result back into its place in the op's result.
+	Run(ctx context.Context) error
+	// Close releases what the part holds.
+	Close() error
+}
+
+// SplitRun is what every split operation does around its parts: one part per device,
+// opened once and only where needed; the shares planned (PlanShares) with probes of each
+// part, whose work is loaded once, at the largest size the plan asks for; every share
+// loaded onto its part; the parts run concurrently, their errors joined in device order,
+// and their results combined. A family embeds a *SplitRun in its SplitInstance and keeps
+// how it divides the work (its SplitPart) and how it combines the parts' results. Not
+// safe for concurrent use.
+type SplitRun[P SplitPart] struct {
+	name    string
+	devs    []*engine.Device
+	o       SplitOptions
+	open    func(dev *engine.Device) (P, error)
+	combine func()
+	parts   []P // the zero P where none is open
+	opened  []bool
+	shares  []Share
+	ran     bool
+	closed  bool
+}
+
+// NewSplitRun returns the runner of the op name (as errors say it) across devs, checked
+// by the caller (at least one, none nil), with o's fractions. open builds a part on a
+// device (releasing what it built when it fails); combine, when not nil, combines the
+// parts' results after every part has run.
+func NewSplitRun[P SplitPart](name string, devs []*engine.Device, o SplitOptions, open func(dev *engine.Device) (P, error), combine func()) *SplitRun[P] {
+	return &SplitRun[P]{name: name, devs: devs, o: o, open: open, combine: combine,
+		parts: make([]P, len(devs)), opened: make([]bool, len(devs))}
+}
+
+// Open returns the part of device i, built on the first call.
+func (r *SplitRun[P]) Open(i int) (P, error) {
+	if !r.opened[i] {
+		pt, err := r.open(r.devs[i])
+		if err != nil {
+			return pt, err
+		}
+		r.parts[i], r.opened[i] = pt, true
+	}
+	return r.parts[i], nil
+}
+
+// OpenAll opens, in device order, the part of every device that may get a share: all of
+// them when the shares are measured, those of a positive fraction when they are given (as
+// checked fractions, one per device). A device that cannot run the op so says so before
+// any is timed.
+func (r *SplitRun[P]) OpenAll() error {
+	for i := range r.devs {
+		if r.o.Fractions != nil && r.o.Fractions[i] == 0 {
+			continue
+		}
+		if _, err := r.Open(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Plan divides total units of work in granules among the devices (PlanShares). Where it
+// measures, it probes each device's part, opened where it was not: the part loads the
+// work of the plan's largest probe on its first probe and every probe runs on it. Plan
+// returns the shares, the runner's own: a family that plans in one unit and loads in
+// another rewrites them before Load.
+func (r *SplitRun[P]) Plan(ctx context.Context, total, granule int) ([]Share, error) {
+	limit := probeLimit(total, granule, len(r.devs))
+	loaded := make([]int, len(r.devs))
+	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
+		i := slices.Index(r.devs, dev)
+		if i < 0 || units < 1 {
+			return 0, fmt.Errorf("kernels: %s: probe of %d units on %s: %w", r.name, units, dev.ID(), engine.ErrInvalidArg)
+		}
+		pt, err := r.Open(i)
+		if err != nil {
+			return 0, err
+		}
+		if loaded[i] < units {
+			most := max(limit, units)
+			if err := pt.LoadProbe(ctx, most); err != nil {
+				return 0, err
+			}
+			loaded[i] = most
+		}
+		start := time.Now()
+		if err := pt.RunProbe(ctx, units); err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	}
+	var err error
+	r.shares, err = PlanShares(ctx, r.devs, total, granule, r.o, probe)
+	return r.shares, err
+}
+
+// Load closes the parts of the devices without a share and gives every other device's
+// part (opened where it was not) its share, the shares laid end to end in device order.
+func (r *SplitRun[P]) Load(ctx context.Context) error {
+	off := offsets(r.shares)
+	for i, sh := range r.shares {
+		if sh.Units == 0 {
+			if r.opened[i] {
+				pt := r.parts[i]
+				var zero P
+				r.parts[i], r.opened[i] = zero, false
+				if err := pt.Close(); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		pt, err := r.Open(i)
+		if err != nil {
+			return err
+		}
+		if err := pt.Load(ctx, off[i], sh.Units); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run runs every part with a share, each in its own goroutine, then combines their
+// results. It returns once all have returned: nil, or the parts' errors joined in device
+// order, each naming its device.
+func (r *SplitRun[P]) Run(ctx context.Context) error {
+	if r.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
+	}
+	r.ran = false
+	if err := runParts(r.shares, func(i int) error { return r.parts[i].Run(ctx) }); err != nil {
+		return fmt.Errorf("kernels: %s: %w", r.name, err)
+	}
+	if r.combine != nil {
+		r.combine()
+	}
+	r.ran = true
+	return nil
+}
+
+// CheckRan says whether there is a result to verify: an error wrapping ErrClosed after
+// Close, ErrInvalidArg before a Run completes.
+func (r *SplitRun[P]) CheckRan() error {
+	if r.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
+	}
+	if !r.ran {
+		return fmt.Errorf("kernels: %s: verify before a complete run: %w", r.name, engine.ErrInvalidArg)
+	}
+	return nil
+}
+
+// Shares says how the work was divided (a copy).
+func (r *SplitRun[P]) Shares() []Share { return slices.Clone(r.shares) }
+
+// Parts returns the part of each device, the zero P where the device has none open (after
+// Load: where it has no share). The slice is the runner's: read it only.
+func (r *SplitRun[P]) Parts() []P { return r.parts }
+
+// Close releases every open part. Idempotent; a nil runner has nothing to release.
+func (r *SplitRun[P]) Close() error {
+	if r == nil || r.closed {
+		return nil
+	}
+	r.closed = true
+	var errs []error
+	for i, pt := range r.parts {
+		if r.opened[i] {
+			errs = append(errs, pt.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// offsets returns where each share's units start: the prefix sums of their Units.
+func offsets(s []Share) []int {
+	off := make([]int, len(s))
+	at := 0
+	for i := range s {
+		off[i] = at
+		at += s[i].Units
+	}
+	return off
+}
+
+// runParts calls part(i) for every share with units, each in its own goroutine, and
+// returns once all have returned: nil, or the errors joined in device order.
+func runParts(s []Share, part func(i int) error) error {
+	errs := make([]error, len(s))
+	var wg sync.WaitGroup
+	for i := range s {
+		if s[i].Units == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := part(i); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", s[i].Device, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

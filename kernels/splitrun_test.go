@@ -1,0 +1,282 @@
+package kernels_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// recPart is a SplitPart that records what it is asked: the units of its probes' loads,
+// the units of its probes, its share, its runs and closes. It runs nothing on its device.
+type recPart struct {
+	dev          *engine.Device
+	probeLoads   []int
+	probes       []int
+	off, units   int
+	runs, closes int
+	fail         error // returned by Run
+	out          []int // the op's result, where Run writes its device's index
+	index        int
+}
+
+func (p *recPart) LoadProbe(_ context.Context, units int) error {
+	p.probeLoads = append(p.probeLoads, units)
+	return nil
+}
+
+func (p *recPart) RunProbe(_ context.Context, units int) error {
+	if len(p.probeLoads) == 0 || units > p.probeLoads[len(p.probeLoads)-1] {
+		return fmt.Errorf("probe of %d units beyond the %v loaded", units, p.probeLoads)
+	}
+	p.probes = append(p.probes, units)
+	return nil
+}
+
+func (p *recPart) Load(_ context.Context, off, units int) error {
+	p.off, p.units = off, units
+	return nil
+}
+
+func (p *recPart) Run(context.Context) error {
+	p.runs++
+	if p.fail != nil {
+		return p.fail
+	}
+	for i := p.off; i < p.off+p.units; i++ {
+		p.out[i] = p.index
+	}
+	return nil
+}
+
+func (p *recPart) Close() error {
+	p.closes++
+	return nil
+}
+
+// recSplit is a split op of recParts: its result says which device ran each unit.
+type recSplit struct {
+	*kernels.SplitRun[*recPart]
+	devs     []*engine.Device
+	built    []*recPart // every part built, in order
+	out      []int
+	combined int
+	openErr  error // returned by the open of the second device
+}
+
+func newRecSplit(devs []*engine.Device, o kernels.SplitOptions, total int) *recSplit {
+	s := &recSplit{devs: devs, out: make([]int, total)}
+	s.SplitRun = kernels.NewSplitRun("test/op", devs, o, func(d *engine.Device) (*recPart, error) {
+		i := slices.Index(devs, d)
+		if i == 1 && s.openErr != nil {
+			return nil, s.openErr
+		}
+		pt := &recPart{dev: d, out: s.out, index: i}
+		s.built = append(s.built, pt)
+		return pt, nil
+	}, func() { s.combined++ })
+	return s
+}
+
+// TestSplitRunMeasured checks a split with measured shares: every part opened once before
+// the probes, each part's probe work loaded once at the plan's largest probe, the shares
+// loaded end to end, every unit run by the part of its share, the result combined once
+// per run, and Close closing every part once.
+func TestSplitRunMeasured(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	const total, granule = 1000, 10
+	s := newRecSplit(devs, kernels.SplitOptions{}, total)
+	if err := s.OpenAll(); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.built) != len(devs) {
+		t.Fatalf("OpenAll built %d parts for %d devices", len(s.built), len(devs))
+	}
+	if _, err := s.Plan(t.Context(), total, granule); err != nil {
+		t.Fatal(err)
+	}
+	limit := total / len(devs) / granule * granule
+	for i, pt := range s.built {
+		if !slices.Equal(pt.probeLoads, []int{limit}) || len(pt.probes) == 0 || slices.Max(pt.probes) != limit {
+			t.Errorf("device %d: probe loads %v, probes %v; want one load of %d units, probes up to it", i, pt.probeLoads, pt.probes, limit)
+		}
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckRan(); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("CheckRan before Run: %v, want ErrInvalidArg", err)
+	}
+	for range 2 {
+		if err := s.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CheckRan(); err != nil {
+		t.Errorf("CheckRan after Run: %v", err)
+	}
+	if s.combined != 2 {
+		t.Errorf("combined %d times in 2 runs", s.combined)
+	}
+	checkRecShares(t, s, total)
+	for i, pt := range s.Parts() {
+		if pt == nil && s.Shares()[i].Units > 0 {
+			t.Errorf("device %d has a share and no part", i)
+		}
+	}
+	if err := errors.Join(s.Close(), s.Close()); err != nil {
+		t.Fatal(err)
+	}
+	for i, pt := range s.built {
+		if pt.closes != 1 {
+			t.Errorf("part %d closed %d times", i, pt.closes)
+		}
+	}
+	if err := s.Run(t.Context()); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+	if err := s.CheckRan(); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("CheckRan after Close: %v, want ErrClosed", err)
+	}
+}
+
+// checkRecShares checks that every unit of the result was run by the device whose share
+// holds it, and that each part with a share ran it as many times as the op ran.
+func checkRecShares(t *testing.T, s *recSplit, total int) {
+	t.Helper()
+	off := 0
+	for i, sh := range s.Shares() {
+		for u := off; u < off+sh.Units; u++ {
+			if s.out[u] != i {
+				t.Fatalf("unit %d ran on device %d, in device %d's share (shares %+v)", u, s.out[u], i, s.Shares())
+			}
+		}
+		off += sh.Units
+	}
+	if off != total {
+		t.Errorf("shares %+v cover %d units of %d", s.Shares(), off, total)
+	}
+}
+
+// TestSplitRunGiven checks a split with given shares: no probe; without OpenAll only the
+// devices with a share are opened, at Load; with it every device of a positive fraction,
+// those left without a share closed at Load.
+func TestSplitRunGiven(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	f := make([]float64, len(devs))
+	f[1] = 1
+	const total = 100
+	for _, openAll := range []bool{false, true} {
+		s := newRecSplit(devs, kernels.SplitOptions{Fractions: f}, total)
+		if openAll {
+			if err := s.OpenAll(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Plan(t.Context(), total, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Load(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.built) != 1 || s.built[0].dev != devs[1] || len(s.built[0].probes) != 0 {
+			t.Fatalf("OpenAll %v: built %d parts (%+v), want one, the second device's, not probed", openAll, len(s.built), s.built)
+		}
+		if err := s.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		checkRecShares(t, s, total)
+		if s.Parts()[0] != nil {
+			t.Errorf("OpenAll %v: the device without a share has a part", openAll)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A device of a positive fraction left without a share is opened by OpenAll and
+	// closed by Load.
+	f = kerneltest.Evenly(len(devs))
+	s := newRecSplit(devs, kernels.SplitOptions{Fractions: f}, 1)
+	if err := s.OpenAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Plan(t.Context(), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for i, pt := range s.built {
+		if s.Shares()[i].Units == 0 {
+			left++
+			if s.Parts()[i] != nil || pt.closes != 1 {
+				t.Errorf("device %d without a share: part %v, closed %d times", i, s.Parts()[i], pt.closes)
+			}
+		}
+	}
+	if left == 0 {
+		t.Fatalf("shares %+v leave no device out", s.Shares())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, pt := range s.built {
+		if pt.closes != 1 {
+			t.Errorf("part %d closed %d times", i, pt.closes)
+		}
+	}
+}
+
+// TestSplitRunErrors checks that a part that fails to run fails the run with its error,
+// its device named and the op's prefix once, leaving nothing to verify; and that a device
+// that cannot be opened fails OpenAll, no part recorded for it.
+func TestSplitRunErrors(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	s := newRecSplit(devs, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))}, 10)
+	defer s.Close()
+	if _, err := s.Plan(t.Context(), 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	last := s.Parts()[len(devs)-1]
+	last.fail = fmt.Errorf("device lost: %w", engine.ErrUnavailable)
+	err := s.Run(t.Context())
+	if !errors.Is(err, engine.ErrUnavailable) || !strings.HasPrefix(err.Error(), "kernels: test/op: "+devs[len(devs)-1].ID()+": device lost") {
+		t.Errorf("Run with a failing part: %v; want its error, prefixed by the op and the device", err)
+	}
+	if err := s.CheckRan(); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("CheckRan after a failed run: %v, want ErrInvalidArg", err)
+	}
+	if s.combined != 1 {
+		t.Errorf("combined %d times, want once (the failed run combines nothing)", s.combined)
+	}
+
+	s2 := newRecSplit(devs, kernels.SplitOptions{}, 10)
+	s2.openErr = fmt.Errorf("no fp64: %w", engine.ErrUnsupported)
+	if err := s2.OpenAll(); !errors.Is(err, engine.ErrUnsupported) {
+		t.Errorf("OpenAll with a device that cannot run the op: %v", err)
+	}
+	if len(s2.built) != 1 {
+		t.Errorf("%d parts built, want the first device's only", len(s2.built))
+	}
+	if err := s2.Close(); err != nil || s2.built[0].closes != 1 {
+		t.Errorf("Close: %v, the first part closed %d times", err, s2.built[0].closes)
+	}
+	var none *kernels.SplitRun[*recPart]
+	if err := none.Close(); err != nil {
+		t.Errorf("Close of a nil runner: %v", err)
+	}
+}
