@@ -19,6 +19,8 @@
 //	                          operations: Ops, Lookup, Match, Family
 //	kernels/ceiling/          the measurement kernels of the benchmark (FMA peak, copy
 //	                          bandwidth), held to the families' rules
+//	kernels/fuse/             the expression compiler (prism exec --expr, the fused
+//	                          family): no family, it imports this package and engine only
 //	kernels/internal/kerneltest/  the test helpers every family's tests share
 //
 // The families, in the suite's order: stream (copy, scale, add, triad, dot), access
@@ -37,9 +39,9 @@
 // launch (an empty kernel launched back to back, with a round trip, and as a captured
 // graph: latencies, the time per launch a figure).
 //
-// A family (and ceiling) imports this package and engine only, never another family: what
-// two families share moves here under a name that says what it is. A test in the module's
-// root (arch_test.go) keeps it so.
+// A family (and ceiling) imports this package, engine and kernels/fuse only, never another
+// family: what two families share moves here under a name that says what it is. A test in
+// the module's root (arch_test.go) keeps it so.
 //
 // # The catalog
 //
