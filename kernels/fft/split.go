@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -30,19 +29,16 @@ func fftSplit[T kernels.Float](name string, kind fftKind) kernels.Splitter {
 
 // fftSplitInstance is fft/batched set up across devices.
 type fftSplitInstance[T kernels.Float] struct {
-	name     string
+	*kernels.SplitRun[*fftPart[T]]
 	n, batch int
 	shape    string
 	x        []T // the input, as the one-device op draws it
 	out      []T // the output of the last Run
-	shares   []kernels.Share
-	parts    []*fftPart[T] // one per device, nil where the device has no share
-	ran      bool
-	closed   bool
 }
 
 // fftPart is one device's part: its build, queue, range of transforms and buffers.
 type fftPart[T kernels.Float] struct {
+	in       *fftSplitInstance[T]
 	dev      *engine.Device
 	f        *FFT[T]
 	q        *engine.Queue
@@ -58,20 +54,18 @@ func (pt *fftPart[T]) closeBuffers() error {
 }
 
 func (pt *fftPart[T]) Close() error {
-	if pt == nil {
-		return nil
-	}
 	return errors.Join(pt.closeBuffers(), pt.q.Close(), pt.f.Close())
 }
 
-// load gives pt buffers for b transforms of n points, the source holding transforms off
-// to off+b-1 of x.
-func (pt *fftPart[T]) load(ctx context.Context, x []T, n, off, b int) error {
+// upload gives pt buffers for b transforms, the source holding transforms off to
+// off+b-1 of the input.
+func (pt *fftPart[T]) upload(ctx context.Context, off, b int) error {
 	if err := pt.closeBuffers(); err != nil {
 		return err
 	}
+	n := pt.in.n
 	var err error
-	if pt.src, err = engine.Upload(ctx, pt.q, x[2*n*off:2*n*(off+b)]); err != nil {
+	if pt.src, err = engine.Upload(ctx, pt.q, pt.in.x[2*n*off:2*n*(off+b)]); err != nil {
 		return err
 	}
 	pt.dst, err = engine.NewBuffer[T](pt.dev, 2*n*b)
@@ -79,11 +73,33 @@ func (pt *fftPart[T]) load(ctx context.Context, x []T, n, off, b int) error {
 }
 
 // run transforms the part's first b transforms and reads them back into dst.
-func (pt *fftPart[T]) run(ctx context.Context, n, b int, dst []T) error {
+func (pt *fftPart[T]) run(ctx context.Context, b int, dst []T) error {
+	n := pt.in.n
 	if err := pt.f.Forward(pt.q, pt.dst, pt.src, n, b); err != nil {
 		return err
 	}
 	return pt.dst.Read(ctx, pt.q, 0, dst[:2*n*b])
+}
+
+// LoadProbe uploads the first transforms, as many as the batch has at most.
+func (pt *fftPart[T]) LoadProbe(ctx context.Context, units int) error {
+	size := min(units, pt.in.batch)
+	pt.probe = make([]T, 2*pt.in.n*size)
+	return pt.upload(ctx, 0, size)
+}
+
+func (pt *fftPart[T]) RunProbe(ctx context.Context, units int) error {
+	return pt.run(ctx, min(units, pt.in.batch), pt.probe)
+}
+
+func (pt *fftPart[T]) Load(ctx context.Context, off, units int) error {
+	pt.off, pt.b, pt.probe = off, units, nil
+	return pt.upload(ctx, off, units)
+}
+
+// Run transforms the share into its place in the output.
+func (pt *fftPart[T]) Run(ctx context.Context) error {
+	return pt.run(ctx, pt.b, pt.in.out[2*pt.in.n*pt.off:])
 }
 
 func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ kernels.SplitInstance, err error) {
@@ -92,23 +108,14 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	}
 	// The shape and input of newFFTInstance.
 	n, batch := fftBatchLen, min(max(p.Size/fftBatchLen, 1), 1<<19)
-	in := &fftSplitInstance[T]{name: name, n: n, batch: batch}
-	defer func() {
-		if err != nil {
-			in.Close()
-		}
-	}()
-	in.x = kernels.RandFloats[T](kernels.NewRand(p.Seed, 0xff7), 2*n*batch, -1, 1)
-	// Every device that may get a share is set up: all of them when the shares are
-	// measured, those of a positive fraction when they are given (checked, one per
-	// device, so at least one).
-	in.parts = make([]*fftPart[T], len(devs))
-	for i, d := range devs {
-		if o.Fractions != nil && o.Fractions[i] == 0 {
-			continue
-		}
-		pt := &fftPart[T]{dev: d}
-		in.parts[i] = pt
+	in := &fftSplitInstance[T]{n: n, batch: batch}
+	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *fftPart[T], err error) {
+		pt := &fftPart[T]{in: in, dev: d}
+		defer func() {
+			if err != nil {
+				pt.Close()
+			}
+		}()
 		if pt.f, err = NewFFT[T](d); err != nil {
 			return nil, err
 		}
@@ -122,95 +129,32 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 			}
 			in.shape = fmt.Sprintf("n=%d batch=%d passes=%s", n, batch, strings.Join(ps, "x"))
 		}
-	}
-	if in.shares, err = in.plan(ctx, devs, o); err != nil {
-		return nil, err
-	}
-	offs := kernels.Offsets(in.shares)
-	for i, sh := range in.shares {
-		pt := in.parts[i]
-		if sh.Units == 0 {
-			if pt != nil {
-				in.parts[i] = nil
-				if err := pt.Close(); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		pt.off, pt.b = offs[i], sh.Units
-		if err := pt.load(ctx, in.x, n, pt.off, pt.b); err != nil {
-			return nil, err
-		}
-	}
-	in.out = make([]T, 2*n*batch)
-	return in, nil
-}
-
-// plan divides the transforms among devs (PlanShares, probing each device with the first
-// transforms, read back).
-func (in *fftSplitInstance[T]) plan(ctx context.Context, devs []*engine.Device, o kernels.SplitOptions) ([]kernels.Share, error) {
-	limit := max(1, in.batch/len(devs)) // PlanShares' largest probe
-	loaded := map[*fftPart[T]]int{}
+		return pt, nil
+	}, nil)
 	defer func() {
-		for pt := range loaded {
-			pt.closeBuffers()
-			pt.probe = nil
+		if err != nil {
+			in.Close()
 		}
 	}()
-	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
-		var pt *fftPart[T]
-		for _, x := range in.parts {
-			if x != nil && x.dev == dev {
-				pt = x
-				break
-			}
-		}
-		if pt == nil {
-			return 0, fmt.Errorf("kernels: %s: no part set up on %s: %w", in.name, dev.ID(), engine.ErrInvalidArg)
-		}
-		b := min(units, in.batch)
-		if loaded[pt] < b {
-			size := min(max(limit, b), in.batch)
-			if err := pt.load(ctx, in.x, in.n, 0, size); err != nil {
-				return 0, err
-			}
-			loaded[pt] = size
-			pt.probe = make([]T, 2*in.n*size)
-		}
-		start := time.Now()
-		if err := pt.run(ctx, in.n, b, pt.probe); err != nil {
-			return 0, err
-		}
-		return time.Since(start), nil
+	in.x = kernels.RandFloats[T](kernels.NewRand(p.Seed, 0xff7), 2*n*batch, -1, 1)
+	in.out = make([]T, 2*n*batch)
+	if err := in.OpenAll(); err != nil {
+		return nil, err
 	}
-	return kernels.PlanShares(ctx, devs, in.batch, 1, o, probe)
-}
-
-func (in *fftSplitInstance[T]) Run(ctx context.Context) error {
-	if in.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
+	if _, err := in.Plan(ctx, batch, 1); err != nil {
+		return nil, err
 	}
-	in.ran = false
-	err := kernels.RunParts(in.shares, func(i int) error {
-		pt := in.parts[i]
-		return pt.run(ctx, in.n, pt.b, in.out[2*in.n*pt.off:])
-	})
-	if err != nil {
-		return fmt.Errorf("kernels: %s: %w", in.name, err)
+	if err := in.Load(ctx); err != nil {
+		return nil, err
 	}
-	in.ran = true
-	return nil
+	return in, nil
 }
 
 // Verify checks every transform of the last Run against the float64 reference within
 // FFTTolerance, as the one-device op does (CheckFFT).
 func (in *fftSplitInstance[T]) Verify(ctx context.Context) error {
-	if in.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
-	}
-	if !in.ran {
-		return fmt.Errorf("kernels: %s: verify before a complete run: %w", in.name, engine.ErrInvalidArg)
+	if err := in.CheckRan(); err != nil {
+		return err
 	}
 	return CheckFFT("fft batched", in.out, FFTRef(in.x, in.n, in.batch, false), in.n, FFTTolerance[T](in.n))
 }
@@ -224,19 +168,3 @@ func (in *fftSplitInstance[T]) Model() kernels.Model {
 }
 
 func (in *fftSplitInstance[T]) Shape() string { return in.shape }
-
-func (in *fftSplitInstance[T]) Shares() []kernels.Share {
-	return append([]kernels.Share(nil), in.shares...)
-}
-
-func (in *fftSplitInstance[T]) Close() error {
-	if in.closed {
-		return nil
-	}
-	in.closed = true
-	var errs []error
-	for _, pt := range in.parts {
-		errs = append(errs, pt.Close())
-	}
-	return errors.Join(errs...)
-}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -27,21 +26,18 @@ func mapSplit[T kernels.Float](name string, op MapOp) kernels.Splitter {
 
 // mapSplitInstance is a map op set up across devices.
 type mapSplitInstance[T kernels.Float] struct {
-	name   string
-	op     MapOp
-	n      int
-	a, b   T
-	x      [][]T // the inputs, as the one-device op draws them
-	out    []T   // the output of the last Run
-	shares []kernels.Share
-	parts  []*mapPart[T] // one per device, nil where the device has no share
-	ran    bool
-	closed bool
+	*kernels.SplitRun[*mapPart[T]]
+	op   MapOp
+	n    int
+	a, b T
+	x    [][]T // the inputs, as the one-device op draws them
+	out  []T   // the output of the last Run
 }
 
 // mapPart is one device's part: its build, queue, range of elements and buffers (the
 // output first, then the inputs: the kernel's order).
 type mapPart[T kernels.Float] struct {
+	in     *mapSplitInstance[T]
 	dev    *engine.Device
 	m      *Map[T]
 	q      *engine.Queue
@@ -60,14 +56,12 @@ func (pt *mapPart[T]) closeBuffers() error {
 }
 
 func (pt *mapPart[T]) Close() error {
-	if pt == nil {
-		return nil
-	}
 	return errors.Join(pt.closeBuffers(), pt.q.Close(), pt.m.Close())
 }
 
-// load gives pt buffers for n elements: an output, and the inputs holding x[a][off:off+n].
-func (pt *mapPart[T]) load(ctx context.Context, x [][]T, off, n int) error {
+// upload gives pt buffers for n elements: an output, and the inputs holding
+// x[a][off:off+n].
+func (pt *mapPart[T]) upload(ctx context.Context, off, n int) error {
 	if err := pt.closeBuffers(); err != nil {
 		return err
 	}
@@ -76,7 +70,7 @@ func (pt *mapPart[T]) load(ctx context.Context, x [][]T, off, n int) error {
 		return err
 	}
 	pt.bufs = append(pt.bufs, out)
-	for _, a := range x {
+	for _, a := range pt.in.x {
 		b, err := engine.Upload(ctx, pt.q, a[off:off+n])
 		if err != nil {
 			return err
@@ -87,11 +81,33 @@ func (pt *mapPart[T]) load(ctx context.Context, x [][]T, off, n int) error {
 }
 
 // run maps the part's first n elements and reads the outputs back into dst.
-func (pt *mapPart[T]) run(ctx context.Context, op MapOp, a, b T, n int, dst []T) error {
-	if err := pt.m.run(pt.q, op, n, a, b, pt.bufs...); err != nil {
+func (pt *mapPart[T]) run(ctx context.Context, n int, dst []T) error {
+	in := pt.in
+	if err := pt.m.run(pt.q, in.op, n, in.a, in.b, pt.bufs...); err != nil {
 		return err
 	}
 	return pt.bufs[0].Read(ctx, pt.q, 0, dst[:n])
+}
+
+// LoadProbe uploads the first elements, as many as the op has at most.
+func (pt *mapPart[T]) LoadProbe(ctx context.Context, units int) error {
+	size := min(units, pt.in.n)
+	pt.probe = make([]T, size)
+	return pt.upload(ctx, 0, size)
+}
+
+func (pt *mapPart[T]) RunProbe(ctx context.Context, units int) error {
+	return pt.run(ctx, min(units, pt.in.n), pt.probe)
+}
+
+func (pt *mapPart[T]) Load(ctx context.Context, off, units int) error {
+	pt.off, pt.n, pt.probe = off, units, nil
+	return pt.upload(ctx, off, units)
+}
+
+// Run maps the share into its place in the output.
+func (pt *mapPart[T]) Run(ctx context.Context) error {
+	return pt.run(ctx, pt.n, pt.in.out[pt.off:])
 }
 
 func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ kernels.SplitInstance, err error) {
@@ -102,7 +118,29 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MapMax, engine.ErrInvalidArg)
 	}
 	n := p.Size
-	in := &mapSplitInstance[T]{name: name, op: op, n: n}
+	in := &mapSplitInstance[T]{op: op, n: n}
+	granule := 0 // the elements of a work-group of the first device set up
+	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *mapPart[T], err error) {
+		if kernels.TypeOf[T]().FP64 && !d.Info().FP64 {
+			return nil, fmt.Errorf("kernels: %s: %s has no fp64: %w", name, d.ID(), engine.ErrUnsupported)
+		}
+		pt := &mapPart[T]{in: in, dev: d}
+		defer func() {
+			if err != nil {
+				pt.Close()
+			}
+		}()
+		if pt.m, err = NewMap[T](d); err != nil {
+			return nil, err
+		}
+		if pt.q, err = d.NewQueue(); err != nil {
+			return nil, err
+		}
+		if granule == 0 {
+			granule = pt.m.wg * pt.m.vec
+		}
+		return pt, nil
+	}, nil)
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -115,118 +153,24 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 	for range mapInputs(op) {
 		in.x = append(in.x, kernels.RandFloats[T](rng, n, lo, hi))
 	}
-	// Every device that may get a share is set up: all of them when the shares are
-	// measured, those of a positive fraction when they are given (checked, one per
-	// device, so at least one).
-	in.parts = make([]*mapPart[T], len(devs))
-	granule := 0
-	for i, d := range devs {
-		if o.Fractions != nil && o.Fractions[i] == 0 {
-			continue
-		}
-		if kernels.TypeOf[T]().FP64 && !d.Info().FP64 {
-			return nil, fmt.Errorf("kernels: %s: %s has no fp64: %w", name, d.ID(), engine.ErrUnsupported)
-		}
-		pt := &mapPart[T]{dev: d}
-		in.parts[i] = pt
-		if pt.m, err = NewMap[T](d); err != nil {
-			return nil, err
-		}
-		if pt.q, err = d.NewQueue(); err != nil {
-			return nil, err
-		}
-		if granule == 0 {
-			granule = pt.m.wg * pt.m.vec
-		}
-	}
-	if in.shares, err = in.plan(ctx, devs, granule, o); err != nil {
+	in.out = make([]T, n)
+	if err := in.OpenAll(); err != nil {
 		return nil, err
 	}
-	offs := kernels.Offsets(in.shares)
-	for i, sh := range in.shares {
-		pt := in.parts[i]
-		if sh.Units == 0 {
-			if pt != nil {
-				in.parts[i] = nil
-				if err := pt.Close(); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		pt.off, pt.n = offs[i], sh.Units
-		if err := pt.load(ctx, in.x, pt.off, pt.n); err != nil {
-			return nil, err
-		}
+	if _, err := in.Plan(ctx, n, granule); err != nil {
+		return nil, err
 	}
-	in.out = make([]T, n)
+	if err := in.Load(ctx); err != nil {
+		return nil, err
+	}
 	return in, nil
-}
-
-// plan divides the elements among devs (PlanShares, probing each device with the first
-// elements, mapped and read back).
-func (in *mapSplitInstance[T]) plan(ctx context.Context, devs []*engine.Device, granule int, o kernels.SplitOptions) ([]kernels.Share, error) {
-	limit := max(granule, in.n/len(devs)/granule*granule) // PlanShares' largest probe
-	loaded := map[*mapPart[T]]int{}
-	defer func() {
-		for pt := range loaded {
-			pt.closeBuffers()
-			pt.probe = nil
-		}
-	}()
-	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
-		var pt *mapPart[T]
-		for _, x := range in.parts {
-			if x != nil && x.dev == dev {
-				pt = x
-				break
-			}
-		}
-		if pt == nil {
-			return 0, fmt.Errorf("kernels: %s: no part set up on %s: %w", in.name, dev.ID(), engine.ErrInvalidArg)
-		}
-		n := min(units, in.n)
-		if loaded[pt] < n {
-			size := min(max(limit, n), in.n)
-			if err := pt.load(ctx, in.x, 0, size); err != nil {
-				return 0, err
-			}
-			loaded[pt] = size
-			pt.probe = make([]T, size)
-		}
-		start := time.Now()
-		if err := pt.run(ctx, in.op, in.a, in.b, n, pt.probe); err != nil {
-			return 0, err
-		}
-		return time.Since(start), nil
-	}
-	return kernels.PlanShares(ctx, devs, in.n, granule, o, probe)
-}
-
-func (in *mapSplitInstance[T]) Run(ctx context.Context) error {
-	if in.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
-	}
-	in.ran = false
-	err := kernels.RunParts(in.shares, func(i int) error {
-		pt := in.parts[i]
-		return pt.run(ctx, in.op, in.a, in.b, pt.n, in.out[pt.off:])
-	})
-	if err != nil {
-		return fmt.Errorf("kernels: %s: %w", in.name, err)
-	}
-	in.ran = true
-	return nil
 }
 
 // Verify compares the output of the last Run with MapRef within MapTolerance, a chunk at
 // a time.
 func (in *mapSplitInstance[T]) Verify(ctx context.Context) error {
-	if in.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
-	}
-	if !in.ran {
-		return fmt.Errorf("kernels: %s: verify before a complete run: %w", in.name, engine.ErrInvalidArg)
+	if err := in.CheckRan(); err != nil {
+		return err
 	}
 	what := "map " + string(in.op)
 	a, b := float64(in.a), float64(in.b)
@@ -256,19 +200,3 @@ func (in *mapSplitInstance[T]) Model() kernels.Model {
 }
 
 func (in *mapSplitInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
-
-func (in *mapSplitInstance[T]) Shares() []kernels.Share {
-	return append([]kernels.Share(nil), in.shares...)
-}
-
-func (in *mapSplitInstance[T]) Close() error {
-	if in.closed {
-		return nil
-	}
-	in.closed = true
-	var errs []error
-	for _, pt := range in.parts {
-		errs = append(errs, pt.Close())
-	}
-	return errors.Join(errs...)
-}
