@@ -1,0 +1,30 @@
+// Atomics on 32-bit integers (OpenCL 1.1 atomic_* and the 1.0 extension names atom_*):
+// each returns the old value.
+#define PRISM_ATOMICS(T)                                                                               \
+  static __device__ __forceinline__ T atomic_add(volatile T *p, T v) { return atomicAdd((T *)p, v); } \
+  static __device__ __forceinline__ T atomic_sub(volatile T *p, T v) { return atomicSub((T *)p, v); } \
+  static __device__ __forceinline__ T atomic_inc(volatile T *p) { return atomicAdd((T *)p, (T)1); }   \
+  static __device__ __forceinline__ T atomic_dec(volatile T *p) { return atomicSub((T *)p, (T)1); }   \
+  static __device__ __forceinline__ T atomic_xchg(volatile T *p, T v) { return atomicExch((T *)p, v); } \
+  static __device__ __forceinline__ T atomic_cmpxchg(volatile T *p, T cmp, T v) { return atomicCAS((T *)p, cmp, v); } \
+  static __device__ __forceinline__ T atomic_min(volatile T *p, T v) { return atomicMin((T *)p, v); } \
+  static __device__ __forceinline__ T atomic_max(volatile T *p, T v) { return atomicMax((T *)p, v); } \
+  static __device__ __forceinline__ T atomic_and(volatile T *p, T v) { return atomicAnd((T *)p, v); } \
+  static __device__ __forceinline__ T atomic_or(volatile T *p, T v) { return atomicOr((T *)p, v); }   \
+  static __device__ __forceinline__ T atomic_xor(volatile T *p, T v) { return atomicXor((T *)p, v); }
+PRISM_ATOMICS(int)
+PRISM_ATOMICS(uint)
+#undef PRISM_ATOMICS
+static __device__ __forceinline__ float atomic_xchg(volatile float *p, float v) { return atomicExch((float *)p, v); }
+#define atom_add atomic_add
+#define atom_sub atomic_sub
+#define atom_inc atomic_inc
+#define atom_dec atomic_dec
+#define atom_xchg atomic_xchg
+#define atom_cmpxchg atomic_cmpxchg
+#define atom_min atomic_min
+#define atom_max atomic_max
+#define atom_and atomic_and
+#define atom_or atomic_or
+#define atom_xor atomic_xor
+
