@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -36,28 +35,25 @@ func sortSplit[K SortKey](name string, pairs bool, order SortOrder) kernels.Spli
 
 // sortSplitInstance is a sort op set up across devices.
 type sortSplitInstance[K SortKey] struct {
-	name   string
-	pairs  bool
-	order  SortOrder
-	n      int
-	keys   []K      // the input, as the one-device op draws it
-	vals   []uint32 // pairs: the input values 0..n-1
-	shares []kernels.Share
-	parts  []*sortPart[K] // one per device, nil where the device has no share
+	*kernels.SplitRun[*sortPart[K]]
+	pairs bool
+	order SortOrder
+	n     int
+	keys  []K      // the input, as the one-device op draws it
+	vals  []uint32 // pairs: the input values 0..n-1
 
-	// read holds the parts' sorted keys as read back, each part's range in partKeys; Run
-	// maps them into runs (SortMapKey), merges the runs (merged, mergedV: scratch) and
-	// writes the result back into read, which out then is.
+	// read holds the parts' sorted keys as read back, each part's range in its place; the
+	// parts map them into runs (SortMapKey), the combine merges the runs (merged, mergedV:
+	// scratch) and writes the result back into read, which out then is.
 	read, out       []K
-	partKeys        [][]K
 	runs, runVals   []uint32
 	merged, mergedV []uint32
 	outVals         []uint32
-	ran, closed     bool
 }
 
 // sortPart is one device's part: its sorter, queue, range of keys and buffers.
 type sortPart[K SortKey] struct {
+	in          *sortSplitInstance[K]
 	dev         *engine.Device
 	s           *Sorter[K]
 	q           *engine.Queue
@@ -75,9 +71,6 @@ func (pt *sortPart[K]) closeBuffers() error {
 }
 
 func (pt *sortPart[K]) Close() error {
-	if pt == nil {
-		return nil
-	}
 	errs := []error{pt.closeBuffers(), pt.q.Close()}
 	if pt.s != nil {
 		errs = append(errs, pt.s.Close())
@@ -85,11 +78,13 @@ func (pt *sortPart[K]) Close() error {
 	return errors.Join(errs...)
 }
 
-// load gives pt buffers for n keys (and values) holding keys[off:off+n] (vals likewise).
-func (pt *sortPart[K]) load(ctx context.Context, keys []K, vals []uint32, off, n int) error {
+// upload gives pt buffers for n keys (and values) holding keys[off:off+n] (the values
+// likewise).
+func (pt *sortPart[K]) upload(ctx context.Context, off, n int) error {
 	if err := pt.closeBuffers(); err != nil {
 		return err
 	}
+	keys, vals := pt.in.keys, pt.in.vals
 	var err error
 	if pt.src, err = engine.Upload(ctx, pt.q, keys[off:off+n]); err != nil {
 		return err
@@ -109,7 +104,8 @@ func (pt *sortPart[K]) load(ctx context.Context, keys []K, vals []uint32, off, n
 }
 
 // sort sorts the part's first n keys (and values) and reads them back into keys (vals).
-func (pt *sortPart[K]) sort(ctx context.Context, n int, order SortOrder, keys []K, vals []uint32) error {
+func (pt *sortPart[K]) sort(ctx context.Context, n int, keys []K, vals []uint32) error {
+	order := pt.in.order
 	var err error
 	if pt.vsrc != nil {
 		err = pt.s.Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
@@ -125,6 +121,42 @@ func (pt *sortPart[K]) sort(ctx context.Context, n int, order SortOrder, keys []
 	if pt.vsrc != nil {
 		return pt.vdst.Read(ctx, pt.q, 0, vals[:n])
 	}
+	return nil
+}
+
+// LoadProbe uploads the first keys, as many as the op has at most.
+func (pt *sortPart[K]) LoadProbe(ctx context.Context, units int) error {
+	size := min(units, pt.in.n)
+	pt.probeKeys = make([]K, size)
+	if pt.in.pairs {
+		pt.probeValues = make([]uint32, size)
+	}
+	return pt.upload(ctx, 0, size)
+}
+
+func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
+	return pt.sort(ctx, min(units, pt.in.n), pt.probeKeys, pt.probeValues)
+}
+
+func (pt *sortPart[K]) Load(ctx context.Context, off, units int) error {
+	pt.off, pt.n = off, units
+	pt.probeKeys, pt.probeValues = nil, nil
+	return pt.upload(ctx, off, units)
+}
+
+// Run sorts the share, reads it back into its place and maps it into a run for the merge
+// (while the other devices still sort).
+func (pt *sortPart[K]) Run(ctx context.Context) error {
+	in := pt.in
+	lo, hi := pt.off, pt.off+pt.n
+	var vals []uint32
+	if in.pairs {
+		vals = in.runVals[lo:hi]
+	}
+	if err := pt.sort(ctx, pt.n, in.read[lo:hi], vals); err != nil {
+		return err
+	}
+	mapKeys(in.runs[lo:hi], in.read[lo:hi], in.order)
 	return nil
 }
 
@@ -152,7 +184,26 @@ func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, ord
 		return nil, fmt.Errorf("kernels: %s: size %d above the sort's limit of %d: %w", name, p.Size, MaxSortLen, engine.ErrInvalidArg)
 	}
 	n := p.Size
-	in := &sortSplitInstance[K]{name: name, pairs: pairs, order: order, n: n, keys: sortKeys[K](p.Seed, n)}
+	in := &sortSplitInstance[K]{pairs: pairs, order: order, n: n, keys: sortKeys[K](p.Seed, n)}
+	granule := 0 // the tile of the first device set up
+	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *sortPart[K], err error) {
+		pt := &sortPart[K]{in: in, dev: d}
+		defer func() {
+			if err != nil {
+				pt.Close()
+			}
+		}()
+		if pt.s, err = newSorter[K](d, splitGroup[0], splitGroup[1]); err != nil {
+			return nil, err
+		}
+		if pt.q, err = d.NewQueue(); err != nil {
+			return nil, err
+		}
+		if granule == 0 {
+			granule = pt.s.Tile()
+		}
+		return pt, nil
+	}, in.merge)
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -164,127 +215,27 @@ func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, ord
 			in.vals[i] = uint32(i)
 		}
 	}
-	// Every device that may get a share is set up: all of them when the shares are
-	// measured, those of a positive fraction when they are given (checked, one per
-	// device, so at least one).
-	in.parts = make([]*sortPart[K], len(devs))
-	granule := 0
-	for i, d := range devs {
-		if o.Fractions != nil && o.Fractions[i] == 0 {
-			continue
-		}
-		pt := &sortPart[K]{dev: d}
-		in.parts[i] = pt
-		if pt.s, err = newSorter[K](d, splitGroup[0], splitGroup[1]); err != nil {
-			return nil, err
-		}
-		if pt.q, err = d.NewQueue(); err != nil {
-			return nil, err
-		}
-		if granule == 0 {
-			granule = pt.s.Tile()
-		}
-	}
-	if in.shares, err = in.plan(ctx, devs, granule, o); err != nil {
+	if err := in.OpenAll(); err != nil {
 		return nil, err
 	}
-	offs := kernels.Offsets(in.shares)
-	for i, sh := range in.shares {
-		pt := in.parts[i]
-		if sh.Units == 0 {
-			if pt != nil {
-				in.parts[i] = nil
-				if err := pt.Close(); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		pt.off, pt.n = offs[i], sh.Units
-		if err := pt.load(ctx, in.keys, in.vals, pt.off, pt.n); err != nil {
-			return nil, err
-		}
+	if _, err := in.Plan(ctx, n, granule); err != nil {
+		return nil, err
 	}
 	in.read = make([]K, n)
-	in.partKeys = make([][]K, len(devs))
-	for i, pt := range in.parts {
-		if pt != nil {
-			in.partKeys[i] = in.read[pt.off : pt.off+pt.n]
-		}
-	}
 	in.runs, in.merged = make([]uint32, n), make([]uint32, n)
 	if pairs {
 		in.runVals, in.mergedV = make([]uint32, n), make([]uint32, n)
 	}
+	if err := in.Load(ctx); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 
-// plan divides the keys among devs (PlanShares, probing each device with sorts of the
-// first keys, read back).
-func (in *sortSplitInstance[K]) plan(ctx context.Context, devs []*engine.Device, granule int, o kernels.SplitOptions) ([]kernels.Share, error) {
-	limit := max(granule, in.n/len(devs)/granule*granule) // PlanShares' largest probe
-	loaded := map[*sortPart[K]]int{}
-	defer func() {
-		for pt := range loaded {
-			pt.closeBuffers()
-			pt.probeKeys, pt.probeValues = nil, nil
-		}
-	}()
-	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
-		var pt *sortPart[K]
-		for _, x := range in.parts {
-			if x != nil && x.dev == dev {
-				pt = x
-				break
-			}
-		}
-		if pt == nil {
-			return 0, fmt.Errorf("kernels: %s: no part set up on %s: %w", in.name, dev.ID(), engine.ErrInvalidArg)
-		}
-		n := min(units, in.n)
-		if loaded[pt] < n {
-			size := min(max(limit, n), in.n)
-			if err := pt.load(ctx, in.keys, in.vals, 0, size); err != nil {
-				return 0, err
-			}
-			loaded[pt] = size
-			pt.probeKeys = make([]K, size)
-			if in.pairs {
-				pt.probeValues = make([]uint32, size)
-			}
-		}
-		start := time.Now()
-		if err := pt.sort(ctx, n, in.order, pt.probeKeys, pt.probeValues); err != nil {
-			return 0, err
-		}
-		return time.Since(start), nil
-	}
-	return kernels.PlanShares(ctx, devs, in.n, granule, o, probe)
-}
-
-func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
-	if in.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
-	}
-	in.ran, in.out, in.outVals = false, nil, nil
-	err := kernels.RunParts(in.shares, func(i int) error {
-		pt := in.parts[i]
-		var vals []uint32
-		if in.pairs {
-			vals = in.runVals[pt.off : pt.off+pt.n]
-		}
-		if err := pt.sort(ctx, pt.n, in.order, in.partKeys[i], vals); err != nil {
-			return err
-		}
-		// Map the run for the merge while the other devices still sort.
-		mapKeys(in.runs[pt.off:pt.off+pt.n], in.partKeys[i], in.order)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("kernels: %s: %w", in.name, err)
-	}
+// merge merges the parts' sorted runs into the result, in input order on ties.
+func (in *sortSplitInstance[K]) merge() {
 	var bounds []int
-	for _, pt := range in.parts {
+	for _, pt := range in.Parts() {
 		if pt != nil {
 			bounds = append(bounds, pt.off)
 		}
@@ -293,8 +244,6 @@ func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
 	keys, vals := mergeRuns(in.runs, in.merged, in.runVals, in.mergedV, bounds)
 	unmapKeys(in.read, keys, in.order)
 	in.out, in.outVals = in.read, vals
-	in.ran = true
-	return nil
 }
 
 // mergeRuns merges the sorted runs a[bounds[r]:bounds[r+1]] (values av alongside when not
@@ -448,11 +397,8 @@ func unmapKeys[K SortKey](dst []K, src []uint32, order SortOrder) {
 
 // Verify compares the merged result with the host radix sort, as the one-device op does.
 func (in *sortSplitInstance[K]) Verify(ctx context.Context) error {
-	if in.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", in.name, engine.ErrClosed)
-	}
-	if !in.ran {
-		return fmt.Errorf("kernels: %s: verify before a complete run: %w", in.name, engine.ErrInvalidArg)
+	if err := in.CheckRan(); err != nil {
+		return err
 	}
 	wantK, wantV := SortPairsRef(in.keys, in.vals, in.order)
 	if err := CheckSortedKeys("sort keys", in.out, wantK); err != nil {
@@ -467,19 +413,3 @@ func (in *sortSplitInstance[K]) Verify(ctx context.Context) error {
 func (in *sortSplitInstance[K]) Model() kernels.Model { return SortModel(in.n, in.pairs) }
 
 func (in *sortSplitInstance[K]) Shape() string { return fmt.Sprintf("n=%d %s", in.n, in.order) }
-
-func (in *sortSplitInstance[K]) Shares() []kernels.Share {
-	return append([]kernels.Share(nil), in.shares...)
-}
-
-func (in *sortSplitInstance[K]) Close() error {
-	if in.closed {
-		return nil
-	}
-	in.closed = true
-	var errs []error
-	for _, pt := range in.parts {
-		errs = append(errs, pt.Close())
-	}
-	return errors.Join(errs...)
-}
