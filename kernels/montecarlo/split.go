@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -44,15 +43,13 @@ func monteCarloSplit(name string, op MonteCarloOp) kernels.Splitter {
 
 // mcSplit is a montecarlo op set up across devices.
 type mcSplit struct {
+	*kernels.SplitRun[*mcPart]
 	op        MonteCarloOp
-	name      string
 	at        Philox
 	n         int
 	wg, unit  int // the chunk: wg blocks, unit outputs
 	groupsAll int // pi, option: work-groups of the one-device launch on the reference
 	chain     int // option: the longest chain of additions of that launch's price
-	shares    []kernels.Share
-	parts     []*mcPart // one per device, nil where the device has no share
 
 	words  []uint32  // philox: the whole output
 	floats []float32 // uniform, normal: the whole output
@@ -60,33 +57,114 @@ type mcSplit struct {
 	partF  []float32 // option: every work-group's payoff sum, in device order
 	count  uint32    // pi's result
 	price  float32   // option's result
-	ran    bool
-	closed bool
 }
 
 // mcPart is one device's part: its build, queue, range of outputs (from at, n of them) and
-// buffers. The probes use one too, before the shares are known.
+// buffers; before the shares are known, a probe's buffers and read-back.
 type mcPart struct {
+	s      *mcSplit
 	dev    *engine.Device
 	m      *MonteCarlo
 	q      *engine.Queue
 	at     Philox
-	off, n int // outputs: the first (from the op's start) and how many (a probe's: the most it holds)
+	off, n int // outputs: the first (from the op's start) and how many
 	groups int // pi, option: work-groups of the part's launch
 	first  int // pi, option: its first work-group in the one-device launch, where its partials go
 	outU   *engine.Buffer[uint32]
 	outF   *engine.Buffer[float32]
+	hostU  []uint32 // probes: what they read back
+	hostF  []float32
+}
+
+func (pt *mcPart) closeBuffers() error {
+	err := errors.Join(pt.outU.Close(), pt.outF.Close())
+	pt.outU, pt.outF = nil, nil
+	return err
 }
 
 func (pt *mcPart) Close() error {
-	if pt == nil {
-		return nil
-	}
-	errs := []error{pt.outU.Close(), pt.outF.Close(), pt.q.Close()}
+	errs := []error{pt.closeBuffers(), pt.q.Close()}
 	if pt.m != nil {
 		errs = append(errs, pt.m.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// outputs returns what units chunks from the op's start produce: outputs, or for pi and
+// option work-groups of the one-device launch.
+func (s *mcSplit) outputs(units int) int {
+	if s.reduce() {
+		return min(units, s.groupsAll)
+	}
+	return min(units*s.unit, s.n)
+}
+
+// LoadProbe sizes pt's buffers for the outputs of units chunks from the op's start.
+func (pt *mcPart) LoadProbe(ctx context.Context, units int) error {
+	s := pt.s
+	if err := pt.closeBuffers(); err != nil {
+		return err
+	}
+	if err := s.alloc(pt, s.outputs(units)); err != nil {
+		return err
+	}
+	size := max(pt.outU.Len(), pt.outF.Len())
+	pt.hostU, pt.hostF = make([]uint32, size), make([]float32, size)
+	return nil
+}
+
+// RunProbe runs the outputs of units chunks from the op's start and reads them back.
+func (pt *mcPart) RunProbe(ctx context.Context, units int) error {
+	s := pt.s
+	n := s.outputs(units)
+	groups, err := s.launch(pt, s.at, n)
+	if err != nil {
+		return err
+	}
+	return s.read(ctx, pt, n, groups, pt.hostU, pt.hostF)
+}
+
+// Load gives pt its share: units outputs from off, or for pi and option work-groups of
+// the one-device launch.
+func (pt *mcPart) Load(ctx context.Context, off, units int) error {
+	s := pt.s
+	if err := pt.closeBuffers(); err != nil {
+		return err
+	}
+	pt.hostU, pt.hostF = nil, nil
+	pt.off, pt.n, pt.at = off, units, s.advance(off)
+	if s.reduce() {
+		pt.first, pt.groups = off, units
+	}
+	return s.alloc(pt, pt.n)
+}
+
+// Run runs pt's share and reads it back into its place: the outputs, or the partials.
+func (pt *mcPart) Run(ctx context.Context) error {
+	s := pt.s
+	var groups int
+	var err error
+	if s.reduce() {
+		groups, err = pt.groups, s.launchGroups(pt, pt.first, pt.groups)
+	} else {
+		_, err = s.launch(pt, pt.at, pt.n)
+	}
+	if err != nil {
+		return err
+	}
+	var dstU []uint32
+	var dstF []float32
+	switch s.op {
+	case MCPhilox:
+		dstU = s.words[pt.off:]
+	case MCUniform, MCNormal:
+		dstF = s.floats[pt.off:]
+	case MCPi:
+		dstU = s.partU[pt.first:]
+	case MCOption:
+		dstF = s.partF[pt.first:]
+	}
+	return s.read(ctx, pt, pt.n, groups, dstU, dstF)
 }
 
 // reduce reports whether op reduces (pi, option) rather than generates.
@@ -199,22 +277,14 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 	if p.Size > MonteCarloMax {
 		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MonteCarloMax, engine.ErrInvalidArg)
 	}
-	s := &mcSplit{op: op, name: name, at: mcStart(op, p), n: p.Size}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	// Every device that may get a share is set up: all of them when the shares are
-	// measured, those of a positive fraction when they are given (checked, one per
-	// device, so at least one).
-	s.parts = make([]*mcPart, len(devs))
-	for i, d := range devs {
-		if o.Fractions != nil && o.Fractions[i] == 0 {
-			continue
-		}
-		pt := &mcPart{dev: d}
-		s.parts[i] = pt
+	s := &mcSplit{op: op, at: mcStart(op, p), n: p.Size}
+	s.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *mcPart, err error) {
+		pt := &mcPart{s: s, dev: d}
+		defer func() {
+			if err != nil {
+				pt.Close()
+			}
+		}()
 		if pt.m, err = NewMonteCarlo(d); err != nil {
 			return nil, err
 		}
@@ -224,6 +294,15 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 		if s.wg == 0 {
 			s.wg = pt.m.wg
 		}
+		return pt, nil
+	}, s.combine)
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := s.OpenAll(); err != nil {
+		return nil, err
 	}
 	s.unit = 4 * s.wg
 	if op == MCPi {
@@ -234,12 +313,12 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 		// The reference is the device of the largest work-group; every other's must divide
 		// it (sizes are powers of two), and its partials are added up per reference group.
 		var ref *MonteCarlo
-		for _, pt := range s.parts {
+		for _, pt := range s.Parts() {
 			if pt != nil && (ref == nil || pt.m.wg > ref.wg) {
 				ref = pt.m
 			}
 		}
-		for _, pt := range s.parts {
+		for _, pt := range s.Parts() {
 			if pt != nil && ref.wg%pt.m.wg != 0 {
 				return nil, fmt.Errorf("kernels: %s: %s builds work-groups of %d, %s of %d, not a multiple: %w",
 					name, ref.dev.ID(), ref.wg, pt.dev.ID(), pt.m.wg, engine.ErrUnsupported) // not a divisor
@@ -248,14 +327,16 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 		s.wg = ref.wg
 		s.groupsAll = ref.reduceGroups(s.blocks(s.n))
 		s.chain = ref.OptionChain(s.n)
-		for _, pt := range s.parts {
+		for _, pt := range s.Parts() {
 			if pt != nil {
 				s.chain = max(s.chain, ref.OptionChain(s.n)+s.sub(pt)) // the folds of smaller groups
 			}
 		}
 		units = s.groupsAll
 	}
-	if s.shares, err = s.plan(ctx, devs, units, o); err != nil {
+	// The probes run parts from the op's start.
+	shares, err := s.Plan(ctx, units, 1)
+	if err != nil {
 		return nil, err
 	}
 	switch op {
@@ -263,98 +344,25 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 		s.words = make([]uint32, s.n)
 	case MCUniform, MCNormal:
 		s.floats = make([]float32, s.n)
-	}
-	groups := 0
-	offs := kernels.Offsets(s.shares)
-	for i, sh := range s.shares {
-		pt := s.parts[i]
-		if sh.Units == 0 {
-			if pt != nil {
-				s.parts[i] = nil
-				if err := pt.Close(); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		pt.off = offs[i]
-		pt.n, pt.at = sh.Units, s.advance(pt.off)
-		if s.reduce() {
-			pt.first, pt.groups = pt.off, sh.Units
-			groups += pt.groups
-		}
-		if err := s.alloc(pt, pt.n); err != nil {
-			return nil, err
-		}
-	}
-	switch op {
 	case MCPi:
-		s.partU = make([]uint32, groups)
+		s.partU = make([]uint32, s.groupsAll)
 	case MCOption:
-		s.partF = make([]float32, groups)
+		s.partF = make([]float32, s.groupsAll)
+	}
+	if !s.reduce() {
+		s.toOutputs(shares)
+	}
+	if err := s.Load(ctx); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-// plan divides the op's units among devs (PlanShares, probing each device with parts from
-// the op's start). A generator's units are chunks, returned as outputs: a share of chunks
-// c0..c1 is outputs c0*unit .. min(c1*unit, n), so only the last share with work is cut
-// short. pi's and option's are the one-device launch's work-groups, returned as they are.
-func (s *mcSplit) plan(ctx context.Context, devs []*engine.Device, units int, o kernels.SplitOptions) ([]kernels.Share, error) {
-	limit := max(1, units/len(devs)) // PlanShares' largest probe, in chunks (work-groups)
-	probes := map[*engine.Device]*mcPart{}
-	defer func() {
-		for _, pt := range probes {
-			pt.outU.Close()
-			pt.outF.Close()
-		}
-	}()
-	var hostU []uint32
-	var hostF []float32
-	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
-		var pt *mcPart
-		for _, x := range s.parts {
-			if x != nil && x.dev == dev {
-				pt = x
-				break
-			}
-		}
-		if pt == nil {
-			return 0, fmt.Errorf("kernels: %s: no part set up on %s: %w", s.name, dev.ID(), engine.ErrInvalidArg)
-		}
-		n, most := min(units*s.unit, s.n), min(max(limit, units)*s.unit, s.n)
-		if s.reduce() { // work-groups of the one-device launch
-			n, most = min(units, s.groupsAll), min(max(limit, units), s.groupsAll)
-		}
-		bp := probes[dev]
-		if bp == nil || bp.n < n {
-			if bp != nil {
-				bp.outU.Close()
-				bp.outF.Close()
-			}
-			bp = &mcPart{dev: dev, m: pt.m, q: pt.q, n: most}
-			probes[dev] = bp
-			if err := s.alloc(bp, bp.n); err != nil {
-				return 0, err
-			}
-		}
-		if size := max(bp.outU.Len(), bp.outF.Len()); len(hostU) < size {
-			hostU, hostF = make([]uint32, size), make([]float32, size)
-		}
-		start := time.Now()
-		groups, err := s.launch(bp, s.at, n)
-		if err != nil {
-			return 0, err
-		}
-		if err := s.read(ctx, bp, n, groups, hostU, hostF); err != nil {
-			return 0, err
-		}
-		return time.Since(start), nil
-	}
-	sh, err := kernels.PlanShares(ctx, devs, units, 1, o, probe)
-	if err != nil || s.reduce() {
-		return sh, err
-	}
+// toOutputs rewrites a generator's shares, planned in chunks, in outputs: a share of
+// chunks c0..c1 is outputs c0*unit .. min(c1*unit, n), so only the last share with work
+// is cut short. pi's and option's units are the one-device launch's work-groups, as
+// planned.
+func (s *mcSplit) toOutputs(sh []kernels.Share) {
 	off := 0
 	for i := range sh {
 		lo, hi := min(off*s.unit, s.n), min((off+sh[i].Units)*s.unit, s.n)
@@ -363,43 +371,10 @@ func (s *mcSplit) plan(ctx context.Context, devs []*engine.Device, units int, o 
 		sh[i].Fraction = float64(hi-lo) / float64(s.n)
 		sh[i].Rate *= float64(s.unit)
 	}
-	return sh, nil
 }
 
-func (s *mcSplit) Run(ctx context.Context) error {
-	if s.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", s.name, engine.ErrClosed)
-	}
-	s.ran = false
-	err := kernels.RunParts(s.shares, func(i int) error {
-		pt := s.parts[i]
-		var groups int
-		var err error
-		if s.reduce() {
-			groups, err = pt.groups, s.launchGroups(pt, pt.first, pt.groups)
-		} else {
-			_, err = s.launch(pt, pt.at, pt.n)
-		}
-		if err != nil {
-			return err
-		}
-		var dstU []uint32
-		var dstF []float32
-		switch s.op {
-		case MCPhilox:
-			dstU = s.words[pt.off:]
-		case MCUniform, MCNormal:
-			dstF = s.floats[pt.off:]
-		case MCPi:
-			dstU = s.partU[pt.first:]
-		case MCOption:
-			dstF = s.partF[pt.first:]
-		}
-		return s.read(ctx, pt, pt.n, groups, dstU, dstF)
-	})
-	if err != nil {
-		return fmt.Errorf("kernels: %s: %w", s.name, err)
-	}
+// combine adds pi's counts and option's payoff sums up, as the one-device op does.
+func (s *mcSplit) combine() {
 	switch s.op {
 	case MCPi:
 		s.count = 0
@@ -409,8 +384,6 @@ func (s *mcSplit) Run(ctx context.Context) error {
 	case MCOption:
 		s.price = sumPartials(s.partF, s.wg, float32(math.Exp(-mcOption.Rate*mcOption.T)/float64(s.n)))
 	}
-	s.ran = true
-	return nil
 }
 
 // sumPartials is mc_sum_float on the host: work-item i of a group of wg adds part[i],
@@ -435,11 +408,8 @@ func sumPartials(part []float32, wg int, scale float32) float32 {
 }
 
 func (s *mcSplit) Verify(ctx context.Context) error {
-	if s.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", s.name, engine.ErrClosed)
-	}
-	if !s.ran {
-		return fmt.Errorf("kernels: %s: verify before a complete run: %w", s.name, engine.ErrInvalidArg)
+	if err := s.CheckRan(); err != nil {
+		return err
 	}
 	what := "montecarlo " + string(s.op)
 	switch s.op {
@@ -489,18 +459,4 @@ func (s *mcSplit) Shape() string {
 		return fmt.Sprintf("paths=%d", s.n)
 	}
 	return fmt.Sprintf("n=%d", s.n)
-}
-
-func (s *mcSplit) Shares() []kernels.Share { return append([]kernels.Share(nil), s.shares...) }
-
-func (s *mcSplit) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	var errs []error
-	for _, pt := range s.parts {
-		errs = append(errs, pt.Close())
-	}
-	return errors.Join(errs...)
 }
