@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -38,31 +37,29 @@ func reduceSplitter[T ReduceElem](op kernels.Op, rop ReduceOp, rows bool) kernel
 
 // reduceSplit is a reduction set up across devices.
 type reduceSplit[T ReduceElem] struct {
-	op     kernels.Op
-	p      kernels.Params
-	shape  reduceInstance[T] // op, rows and cols as the one-device instance has them
-	x      []T               // the input on the host, as the one-device op generates it
-	shares []kernels.Share
-	parts  []*reducePart[T]
+	*kernels.SplitRun[*reducePart[T]]
+	op    kernels.Op
+	p     kernels.Params
+	shape reduceInstance[T] // op, rows and cols as the one-device instance has them
+	x     []T               // the input on the host, as the one-device op generates it
 	// The result of the last Run: the combined value and index (whole array), or each
 	// row's (per row).
 	val    float64
 	idx    int
 	got    []T
 	gotIdx []int32
-	ran    bool
-	closed bool
 }
 
 // reducePart is one device's part: its queue, implementation and range.
 type reducePart[T ReduceElem] struct {
+	sp      *reduceSplit[T]
 	dev     *engine.Device
 	q       *engine.Queue
 	r       *Reduce[T]
 	shfl    *SumShfl[T]
 	blas    *engine.BLAS
 	variant string
-	blk     reduceBlock[T] // the share's range; probe's while PlanShares measures
+	blk     reduceBlock[T] // the share's range
 	probe   reduceBlock[T]
 	val     []T // a whole-array part's result: its one value and index
 	idx     []int32
@@ -116,10 +113,7 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 			sp.gotIdx = make([]int32, total)
 		}
 	}
-	sp.parts = make([]*reducePart[T], len(devs))
-	for i, d := range devs {
-		sp.parts[i] = &reducePart[T]{dev: d, val: make([]T, 1), idx: make([]int32, 1)}
-	}
+	sp.SplitRun = kernels.NewSplitRun(op.Name, devs, o, sp.ready, sp.combine)
 	defer func() {
 		if err != nil {
 			sp.Close()
@@ -128,62 +122,41 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 	if o.Fractions == nil {
 		// Every device is measured: each readies its implementation first, so that one
 		// that cannot run the op says so before any is timed.
-		for _, pt := range sp.parts {
-			if err := sp.ready(pt); err != nil {
-				return nil, err
-			}
+		if err := sp.OpenAll(); err != nil {
+			return nil, err
 		}
 	}
-	// The probes of PlanShares reach at most an even share of the units.
-	probeUnits := max(granule, total/len(devs)/granule*granule)
-	sp.shares, err = kernels.PlanShares(ctx, devs, total, granule, o, func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
-		return sp.probe(ctx, dev, units, probeUnits)
-	})
-	if err != nil {
+	if _, err := sp.Plan(ctx, total, granule); err != nil {
 		return nil, err
 	}
-	off := kernels.Offsets(sp.shares)
-	for i, pt := range sp.parts {
-		if err := pt.probe.close(); err != nil {
-			return nil, err
-		}
-		if sp.shares[i].Units == 0 {
-			if err := pt.close(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := sp.ready(pt); err != nil {
-			return nil, err
-		}
-		if pt.blk, err = sp.block(ctx, pt, off[i], sp.shares[i].Units); err != nil {
-			return nil, err
-		}
+	if err := sp.Load(ctx); err != nil {
+		return nil, err
 	}
 	return sp, nil
 }
 
-// ready readies pt's queue and implementation: what Setup of the variant Pick chooses
-// builds on the device (the compiled kernels, or the vendor library), set up at the
-// smallest size and kept, the rest of that instance released.
-func (sp *reduceSplit[T]) ready(pt *reducePart[T]) (err error) {
-	if pt.r != nil || pt.shfl != nil || pt.blas != nil {
-		return nil
-	}
+// ready readies a part on dev, its queue and implementation: what Setup of the variant
+// Pick chooses builds on the device (the compiled kernels, or the vendor library), set up
+// at the smallest size and kept, the rest of that instance released.
+func (sp *reduceSplit[T]) ready(dev *engine.Device) (_ *reducePart[T], err error) {
+	pt := &reducePart[T]{sp: sp, dev: dev, val: make([]T, 1), idx: make([]int32, 1)}
+	defer func() {
+		if err != nil {
+			pt.Close()
+		}
+	}()
 	v, err := sp.op.Pick(pt.dev, sp.p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if pt.q == nil {
-		if pt.q, err = pt.dev.NewQueue(); err != nil {
-			return err
-		}
+	if pt.q, err = pt.dev.NewQueue(); err != nil {
+		return nil, err
 	}
 	p := sp.p
 	p.Size = 1
 	inst, err := v.Setup(pt.q, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var in *reduceInstance[T]
 	switch x := inst.(type) {
@@ -195,10 +168,10 @@ func (sp *reduceSplit[T]) ready(pt *reducePart[T]) (err error) {
 		in, pt.blas = x.reduceInstance, x.blas
 	default:
 		inst.Close()
-		return fmt.Errorf("kernels: %s: variant %s does not run a range of the input: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
+		return nil, fmt.Errorf("kernels: %s: variant %s does not run a range of the input: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
 	}
 	pt.variant = v.Name
-	return in.Close()
+	return pt, in.Close()
 }
 
 // block uploads units elements (or rows) of the input from off to pt's device, with the
@@ -293,98 +266,87 @@ func (pt *reducePart[T]) run(ctx context.Context, shape *reduceInstance[T], b *r
 	return nil
 }
 
-// probe times a range of units elements (or rows) on dev with its read-back, on a range
-// from the start of the input uploaded once, for want units or as many as asked.
-func (sp *reduceSplit[T]) probe(ctx context.Context, dev *engine.Device, units, want int) (time.Duration, error) {
-	var pt *reducePart[T]
-	for _, x := range sp.parts {
-		if x.dev == dev {
-			pt = x
-			break
-		}
-	}
-	if pt == nil || units < 1 {
-		return 0, fmt.Errorf("kernels: %s: probe of %d units on %s: %w", sp.op.Name, units, dev.ID(), engine.ErrInvalidArg)
-	}
-	if err := sp.ready(pt); err != nil {
-		return 0, err
-	}
-	if pt.probe.units < units {
-		if err := pt.probe.close(); err != nil {
-			return 0, err
-		}
-		var err error
-		if pt.probe, err = sp.block(ctx, pt, 0, max(units, want)); err != nil {
-			return 0, err
-		}
-		if sp.shape.rows > 0 {
-			pt.probe.scratch = make([]T, pt.probe.units)
-			pt.probe.scratchIdx = make([]int32, pt.probe.units)
-		}
-	}
-	b := &pt.probe
-	var dst []T
-	var dstIdx []int32
-	if sp.shape.rows > 0 {
-		dst, dstIdx = b.scratch[:units], b.scratchIdx[:units]
-	}
-	start := time.Now()
-	if err := pt.run(ctx, &sp.shape, b, units, dst, dstIdx); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
-}
-
-// Run reduces every part's range on its device, concurrently, and combines the results.
-func (sp *reduceSplit[T]) Run(ctx context.Context) error {
-	if sp.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
-	}
-	sp.ran = false
-	err := kernels.RunParts(sp.shares, func(i int) error {
-		pt := sp.parts[i]
-		b := &pt.blk
-		var dst []T
-		var dstIdx []int32
-		if sp.shape.rows > 0 {
-			dst = sp.got[b.off : b.off+b.units]
-			if sp.gotIdx != nil {
-				dstIdx = sp.gotIdx[b.off : b.off+b.units]
-			}
-		}
-		return pt.run(ctx, &sp.shape, b, b.units, dst, dstIdx)
-	})
-	if err != nil {
+// LoadProbe uploads a range of units elements (or rows) from the start of the input,
+// repeated past its end.
+func (pt *reducePart[T]) LoadProbe(ctx context.Context, units int) error {
+	sp := pt.sp
+	if err := pt.probe.close(); err != nil {
 		return err
 	}
-	if sp.shape.rows == 0 {
-		sp.val, sp.idx = sp.combine()
+	var err error
+	if pt.probe, err = sp.block(ctx, pt, 0, units); err != nil {
+		return err
 	}
-	sp.ran = true
+	if sp.shape.rows > 0 {
+		pt.probe.scratch = make([]T, pt.probe.units)
+		pt.probe.scratchIdx = make([]int32, pt.probe.units)
+	}
 	return nil
 }
 
-// combine returns the whole array's result from the parts': float sums added in float64
+// RunProbe reduces the probe's first units elements (or rows) and reads the result back.
+func (pt *reducePart[T]) RunProbe(ctx context.Context, units int) error {
+	b := &pt.probe
+	var dst []T
+	var dstIdx []int32
+	if pt.sp.shape.rows > 0 {
+		dst, dstIdx = b.scratch[:units], b.scratchIdx[:units]
+	}
+	return pt.run(ctx, &pt.sp.shape, b, units, dst, dstIdx)
+}
+
+// Load uploads pt's share: units elements (or rows) from off.
+func (pt *reducePart[T]) Load(ctx context.Context, off, units int) error {
+	if err := pt.probe.close(); err != nil {
+		return err
+	}
+	var err error
+	pt.blk, err = pt.sp.block(ctx, pt, off, units)
+	return err
+}
+
+// Run reduces pt's share and reads its result back: its value and index, or its rows'
+// into their place.
+func (pt *reducePart[T]) Run(ctx context.Context) error {
+	sp, b := pt.sp, &pt.blk
+	var dst []T
+	var dstIdx []int32
+	if sp.shape.rows > 0 {
+		dst = sp.got[b.off : b.off+b.units]
+		if sp.gotIdx != nil {
+			dstIdx = sp.gotIdx[b.off : b.off+b.units]
+		}
+	}
+	return pt.run(ctx, &sp.shape, b, b.units, dst, dstIdx)
+}
+
+// combine combines the parts' results of a whole-array reduction (combineParts).
+func (sp *reduceSplit[T]) combine() {
+	if sp.shape.rows == 0 {
+		sp.val, sp.idx = combineParts(sp.shape.op, sp.Shares(), sp.Parts())
+	}
+}
+
+// combineParts returns the whole array's result from the parts': float sums added in float64
 // (compensated, as the reference), int32 sums modulo 2^32, and the extreme of the
 // extremes, the earliest part winning ties, with its index in the whole array (-1 when no
 // part found one).
-func (sp *reduceSplit[T]) combine() (float64, int) {
-	op := sp.shape.op
+func combineParts[T ReduceElem](op ReduceOp, shares []kernels.Share, parts []*reducePart[T]) (float64, int) {
 	var z T
 	_, isInt := any(z).(int32)
 	switch {
 	case op == ReduceSum && isInt:
 		var s int32
-		for i, pt := range sp.parts {
-			if sp.shares[i].Units > 0 {
+		for i, pt := range parts {
+			if shares[i].Units > 0 {
 				s += int32(pt.val[0]) // wraps modulo 2^32, as the device
 			}
 		}
 		return float64(s), -1
 	case op == ReduceSum:
 		var s, c float64 // Neumaier: s + c is the sum
-		for i, pt := range sp.parts {
-			if sp.shares[i].Units == 0 {
+		for i, pt := range parts {
+			if shares[i].Units == 0 {
 				continue
 			}
 			f := float64(pt.val[0])
@@ -400,8 +362,8 @@ func (sp *reduceSplit[T]) combine() (float64, int) {
 	}
 	less := op == ReduceMin || op == ReduceArgMin
 	best, bi, found := reduceIdentity[T](less), -1, false
-	for i, pt := range sp.parts {
-		if sp.shares[i].Units == 0 || (op.IsArg() && pt.idx[0] < 0) {
+	for i, pt := range parts {
+		if shares[i].Units == 0 || (op.IsArg() && pt.idx[0] < 0) {
 			continue
 		}
 		f := float64(pt.val[0])
@@ -419,17 +381,15 @@ func (sp *reduceSplit[T]) combine() (float64, int) {
 // by what each part's own summation may lose (its variant's bound over its range) plus the
 // float64 additions that combine them; every other result must be exact.
 func (sp *reduceSplit[T]) Verify(context.Context) error {
-	if sp.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
-	}
-	if !sp.ran {
-		return fmt.Errorf("kernels: %s: no complete run to verify: %w", sp.op.Name, engine.ErrInvalidArg)
+	if err := sp.CheckRan(); err != nil {
+		return err
 	}
 	op, rows, cols := sp.shape.op, sp.shape.rows, sp.shape.cols
+	shares, parts := sp.Shares(), sp.Parts()
 	if rows > 0 {
 		chain := 0
-		for i, pt := range sp.parts {
-			if sp.shares[i].Units > 0 {
+		for i, pt := range parts {
+			if shares[i].Units > 0 {
 				chain = max(chain, pt.r.RowChain(cols))
 			}
 		}
@@ -437,15 +397,15 @@ func (sp *reduceSplit[T]) Verify(context.Context) error {
 	}
 	want, wantIdx := ReduceRef(op, sp.x)
 	tol, used := 0.0, 0
-	for _, sh := range sp.shares {
+	for _, sh := range shares {
 		if sh.Units > 0 {
 			used++
 		}
 	}
 	if op == ReduceSum && kernels.TypeOf[T]().Float {
 		var sumAbs float64
-		for i, pt := range sp.parts {
-			u := sp.shares[i].Units
+		for i, pt := range parts {
+			u := shares[i].Units
 			if u == 0 {
 				continue
 			}
@@ -491,34 +451,20 @@ func (sp *reduceSplit[T]) Model() kernels.Model { return sp.shape.Model() }
 
 func (sp *reduceSplit[T]) Shape() string { return sp.shape.Shape() }
 
-func (sp *reduceSplit[T]) Shares() []kernels.Share {
-	return append([]kernels.Share(nil), sp.shares...)
-}
-
 // Variants returns the implementation each device with a share runs, in the order of the
 // devices; "" for a device without a share.
 func (sp *reduceSplit[T]) Variants() []string {
-	out := make([]string, len(sp.parts))
-	for i, pt := range sp.parts {
-		out[i] = pt.variant
+	out := make([]string, len(sp.Parts()))
+	for i, pt := range sp.Parts() {
+		if pt != nil {
+			out[i] = pt.variant
+		}
 	}
 	return out
 }
 
-// Close releases every part's buffers, kernels and queue. Idempotent.
-func (sp *reduceSplit[T]) Close() error {
-	if sp.closed {
-		return nil
-	}
-	sp.closed = true
-	var errs []error
-	for _, pt := range sp.parts {
-		errs = append(errs, pt.close())
-	}
-	return errors.Join(errs...)
-}
-
-func (pt *reducePart[T]) close() error {
+// Close releases the part's buffers, kernels and queue.
+func (pt *reducePart[T]) Close() error {
 	errs := []error{pt.blk.close(), pt.probe.close(), pt.r.Close(), pt.shfl.Close()}
 	pt.r, pt.shfl, pt.blas = nil, nil, nil
 	if pt.q != nil {

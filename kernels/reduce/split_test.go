@@ -228,23 +228,22 @@ func TestSplitReduceCombine(t *testing.T) {
 		{ReduceSum, true, []part{{10, math.MaxInt32, 0}, {5, 2, 0}}, math.MinInt32 + 1, -1},
 		{ReduceSum, false, []part{{10, 1e8, 0}, {5, 1, 0}, {3, -1e8, 0}}, 1, -1},
 	} {
-		var sp reduceSplit[float64]
-		var spi reduceSplit[int32]
+		var shares []kernels.Share
+		var parts []*reducePart[float64]
+		var partsI []*reducePart[int32]
 		var off int
 		for _, p := range c.parts {
-			sh := kernels.Share{Units: p.units}
-			sp.shares, spi.shares = append(sp.shares, sh), append(spi.shares, sh)
-			sp.parts = append(sp.parts, &reducePart[float64]{blk: reduceBlock[float64]{off: off, units: p.units}, val: []float64{p.val}, idx: []int32{p.idx}})
-			spi.parts = append(spi.parts, &reducePart[int32]{blk: reduceBlock[int32]{off: off, units: p.units}, val: []int32{int32(p.val)}, idx: []int32{p.idx}})
+			shares = append(shares, kernels.Share{Units: p.units})
+			parts = append(parts, &reducePart[float64]{blk: reduceBlock[float64]{off: off, units: p.units}, val: []float64{p.val}, idx: []int32{p.idx}})
+			partsI = append(partsI, &reducePart[int32]{blk: reduceBlock[int32]{off: off, units: p.units}, val: []int32{int32(p.val)}, idx: []int32{p.idx}})
 			off += p.units
 		}
-		sp.shape.op, spi.shape.op = c.op, c.op
 		var val float64
 		var idx int
 		if c.isInt {
-			val, idx = spi.combine()
+			val, idx = combineParts(c.op, shares, partsI)
 		} else {
-			val, idx = sp.combine()
+			val, idx = combineParts(c.op, shares, parts)
 		}
 		if val != c.val || idx != c.wantIdx {
 			t.Errorf("%s of %+v: %v at %d, want %v at %d", c.op, c.parts, val, idx, c.val, c.wantIdx)
