@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -36,6 +35,7 @@ func gemmSplitter[In InputType, Out kernels.Float](op kernels.Op, prec Precision
 
 // gemmSplit is a GEMM set up across devices.
 type gemmSplit[In InputType, Out kernels.Float] struct {
+	*kernels.SplitRun[*gemmPart[In, Out]]
 	op          kernels.Op
 	p           kernels.Params
 	prec        Precision
@@ -45,14 +45,11 @@ type gemmSplit[In InputType, Out kernels.Float] struct {
 	a, b        []In // the inputs A, B and C on the host, as the one-device op draws them
 	c           []Out
 	lc          int // the elements of C and D
-	shares      []kernels.Share
-	parts       []*gemmPart[In, Out]
-	ran         bool
-	closed      bool
 }
 
 // gemmPart is one device's part: its queue, implementation and block.
 type gemmPart[In InputType, Out kernels.Float] struct {
+	sp       *gemmSplit[In, Out]
 	dev      *engine.Device
 	q        *engine.Queue
 	g        Runner[In, Out]
@@ -142,56 +139,34 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 	sp.a, sp.b = randIn[In](rng, la, -1, 1), randIn[In](rng, lb, -1, 1)
 	sp.c = kernels.RandFloats[Out](rng, lc, -1, 1)
 	sp.lc = lc
-	sp.parts = make([]*gemmPart[In, Out], len(devs))
-	for i, d := range devs {
-		sp.parts[i] = &gemmPart[In, Out]{dev: d}
-	}
+	sp.SplitRun = kernels.NewSplitRun(op.Name, devs, o, sp.ready, nil)
 	defer func() {
 		if err != nil {
 			sp.Close()
 		}
 	}()
-	total := s.M
-	if sp.byBatch {
-		total = s.Batch
-	}
 	if o.Fractions == nil {
 		// Every device is measured: each readies its implementation first, so that one
 		// that cannot run the op says so before any is timed.
-		for _, pt := range sp.parts {
-			if err := sp.ready(pt); err != nil {
-				return nil, err
-			}
+		if err := sp.OpenAll(); err != nil {
+			return nil, err
 		}
 	}
-	// The probes of PlanShares reach at most an even share of the units.
-	probeUnits := max(splitGranule, total/len(devs)/splitGranule*splitGranule)
-	sp.shares, err = kernels.PlanShares(ctx, devs, total, splitGranule, o, func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
-		return sp.probe(ctx, dev, units, probeUnits)
-	})
-	if err != nil {
+	if _, err := sp.Plan(ctx, sp.total(), splitGranule); err != nil {
 		return nil, err
 	}
-	off := kernels.Offsets(sp.shares)
-	for i, pt := range sp.parts {
-		if err := pt.probe.close(); err != nil {
-			return nil, err
-		}
-		pt.scratch = nil
-		if sp.shares[i].Units == 0 {
-			if err := pt.close(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := sp.ready(pt); err != nil {
-			return nil, err
-		}
-		if err := sp.chunk(ctx, pt, off[i], sp.shares[i].Units); err != nil {
-			return nil, err
-		}
+	if err := sp.Load(ctx); err != nil {
+		return nil, err
 	}
 	return sp, nil
+}
+
+// total returns the units of the split: rows, or matrices of the batch.
+func (sp *gemmSplit[In, Out]) total() int {
+	if sp.byBatch {
+		return sp.s.Batch
+	}
+	return sp.s.M
 }
 
 // chunk uploads pt's share in chunks (B once, shared by the chunks of a split by rows)
@@ -225,27 +200,28 @@ func (sp *gemmSplit[In, Out]) chunk(ctx context.Context, pt *gemmPart[In, Out], 
 	return err
 }
 
-// ready readies pt's queue and implementation: the runner that Setup of the variant Pick
-// chooses builds on the device (its tunables looked up, its kernels compiled), set up at
-// the smallest size and kept, the rest of that instance released.
-func (sp *gemmSplit[In, Out]) ready(pt *gemmPart[In, Out]) (err error) {
-	if pt.g != nil {
-		return nil
-	}
+// ready readies a part on dev, its queue and implementation: the runner that Setup of the
+// variant Pick chooses builds on the device (its tunables looked up, its kernels
+// compiled), set up at the smallest size and kept, the rest of that instance released.
+func (sp *gemmSplit[In, Out]) ready(dev *engine.Device) (_ *gemmPart[In, Out], err error) {
+	pt := &gemmPart[In, Out]{sp: sp, dev: dev}
+	defer func() {
+		if err != nil {
+			pt.Close()
+		}
+	}()
 	v, err := sp.op.Pick(pt.dev, sp.p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if pt.q == nil {
-		if pt.q, err = pt.dev.NewQueue(); err != nil {
-			return err
-		}
+	if pt.q, err = pt.dev.NewQueue(); err != nil {
+		return nil, err
 	}
 	p := sp.p
 	p.Size = 1
 	inst, err := v.Setup(pt.q, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch in := inst.(type) {
 	case *gemmInstance[In, Out]:
@@ -256,15 +232,15 @@ func (sp *gemmSplit[In, Out]) ready(pt *gemmPart[In, Out]) (err error) {
 		g, ok := any(&blasRunner[Out]{blas: in.blas}).(Runner[In, Out])
 		if !ok {
 			inst.Close()
-			return fmt.Errorf("kernels: %s: variant %s takes %s inputs: %w", sp.op.Name, v.Name, kernels.TypeName[Out](), engine.ErrUnsupported)
+			return nil, fmt.Errorf("kernels: %s: variant %s takes %s inputs: %w", sp.op.Name, v.Name, kernels.TypeName[Out](), engine.ErrUnsupported)
 		}
 		pt.g = g
 	default:
 		inst.Close()
-		return fmt.Errorf("kernels: %s: variant %s does not run a block of the problem: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
+		return nil, fmt.Errorf("kernels: %s: variant %s does not run a block of the problem: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
 	}
 	pt.variant = v.Name
-	return inst.Close()
+	return pt, inst.Close()
 }
 
 // block uploads the block of units rows (or matrices) from off to pt's device: its rows of
@@ -331,56 +307,46 @@ func (pt *gemmPart[In, Out]) run(ctx context.Context, b *gemmBlock[In, Out], alp
 	return b.d.Read(ctx, pt.q, 0, dst)
 }
 
-// probe times a block of units rows (or matrices) on dev with its read-back, on a block
-// from the start of the problem uploaded once, for want units or as many as asked.
-func (sp *gemmSplit[In, Out]) probe(ctx context.Context, dev *engine.Device, units, want int) (time.Duration, error) {
-	var pt *gemmPart[In, Out]
-	for _, x := range sp.parts {
-		if x.dev == dev {
-			pt = x
-			break
-		}
+// LoadProbe uploads a block of units rows (or matrices) from the start of the problem,
+// as many as it has at most.
+func (pt *gemmPart[In, Out]) LoadProbe(ctx context.Context, units int) error {
+	sp := pt.sp
+	if err := pt.probe.close(); err != nil {
+		return err
 	}
-	total := sp.s.M
-	if sp.byBatch {
-		total = sp.s.Batch
+	var err error
+	if pt.probe, err = sp.block(ctx, pt, 0, min(units, sp.total())); err != nil {
+		return err
 	}
-	if pt == nil || units < 1 || units > total {
-		return 0, fmt.Errorf("kernels: %s: probe of %d units of %d on %s: %w", sp.op.Name, units, total, dev.ID(), engine.ErrInvalidArg)
-	}
-	if err := sp.ready(pt); err != nil {
-		return 0, err
-	}
-	if pt.probe.units < units {
-		if err := pt.probe.close(); err != nil {
-			return 0, err
-		}
-		var err error
-		if pt.probe, err = sp.block(ctx, pt, 0, min(max(units, want), total)); err != nil {
-			return 0, err
-		}
-		_, _, lc := pt.probe.s.Lens()
-		pt.scratch = make([]Out, lc)
+	_, _, lc := pt.probe.s.Lens()
+	pt.scratch = make([]Out, lc)
+	return nil
+}
+
+// RunProbe computes the probe's first units rows (or matrices) and reads them back.
+func (pt *gemmPart[In, Out]) RunProbe(ctx context.Context, units int) error {
+	sp := pt.sp
+	if total := sp.total(); units > total {
+		return fmt.Errorf("kernels: %s: probe of %d units of %d on %s: %w", sp.op.Name, units, total, pt.dev.ID(), engine.ErrInvalidArg)
 	}
 	b := pt.probe
 	b.s = sp.blockShape(units)
 	_, _, lc := b.s.Lens()
-	start := time.Now()
-	if err := pt.run(ctx, &b, sp.alpha, sp.beta, pt.scratch[:lc]); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
+	return pt.run(ctx, &b, sp.alpha, sp.beta, pt.scratch[:lc])
 }
 
-// Run computes every part's block on its device, concurrently, each read back into its
-// rows (or matrices) of the result.
-func (sp *gemmSplit[In, Out]) Run(ctx context.Context) error {
-	if sp.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
+// Load uploads pt's share, units rows (or matrices) from off, in chunks.
+func (pt *gemmPart[In, Out]) Load(ctx context.Context, off, units int) error {
+	if err := pt.probe.close(); err != nil {
+		return err
 	}
-	err := kernels.RunParts(sp.shares, func(i int) error { return sp.runChunks(ctx, sp.parts[i]) })
-	sp.ran = err == nil
-	return err
+	pt.scratch = nil
+	return pt.sp.chunk(ctx, pt, off, units)
+}
+
+// Run computes pt's block, each chunk read back into its rows (or matrices) of the result.
+func (pt *gemmPart[In, Out]) Run(ctx context.Context) error {
+	return pt.sp.runChunks(ctx, pt)
 }
 
 // runChunks computes pt's chunks one after the other on its queue, each read back by
@@ -417,8 +383,8 @@ func (sp *gemmSplit[In, Out]) runChunks(ctx context.Context, pt *gemmPart[In, Ou
 // at returns the element of the assembled D at offset o of the whole problem's: in the
 // host memory of the part that computed it.
 func (sp *gemmSplit[In, Out]) at(o int) *Out {
-	for _, pt := range sp.parts {
-		if pt.host != nil && o >= pt.blk.oc && o < pt.blk.oc+pt.host.Len() {
+	for _, pt := range sp.Parts() {
+		if pt != nil && pt.host != nil && o >= pt.blk.oc && o < pt.blk.oc+pt.host.Len() {
 			return &pt.host.Slice()[o-pt.blk.oc]
 		}
 	}
@@ -429,11 +395,8 @@ func (sp *gemmSplit[In, Out]) at(o int) *Out {
 // instance's Verify does: every element up to gemmFullCheck, else the corners of every
 // matrix and a seeded sample.
 func (sp *gemmSplit[In, Out]) Verify(ctx context.Context) error {
-	if sp.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", sp.op.Name, engine.ErrClosed)
-	}
-	if !sp.ran {
-		return fmt.Errorf("kernels: %s: no complete run to verify: %w", sp.op.Name, engine.ErrInvalidArg)
+	if err := sp.CheckRan(); err != nil {
+		return err
 	}
 	s := sp.s
 	a, b, c := widen(sp.a), widen(sp.b), widen(sp.c)
@@ -484,8 +447,12 @@ func (sp *gemmSplit[In, Out]) owner(z, i int) string {
 	if sp.byBatch {
 		u = z
 	}
-	for k, sh := range sp.shares {
-		if b := sp.parts[k].blk; sh.Units > 0 && u >= b.off && u < b.off+b.units {
+	parts := sp.Parts()
+	for k, sh := range sp.Shares() {
+		if sh.Units == 0 {
+			continue
+		}
+		if b := parts[k].blk; u >= b.off && u < b.off+b.units {
 			return sh.Device
 		}
 	}
@@ -505,16 +472,15 @@ func (sp *gemmSplit[In, Out]) Shape() string {
 	return s
 }
 
-func (sp *gemmSplit[In, Out]) Shares() []kernels.Share {
-	return append([]kernels.Share(nil), sp.shares...)
-}
-
 // Variants returns the implementation each device with a share runs, with its tunables
 // where it has them ("portable (TS=128 ...)"), in the order of the devices; "" for a
 // device without a share.
 func (sp *gemmSplit[In, Out]) Variants() []string {
-	out := make([]string, len(sp.parts))
-	for i, pt := range sp.parts {
+	out := make([]string, len(sp.Parts()))
+	for i, pt := range sp.Parts() {
+		if pt == nil {
+			continue
+		}
 		out[i] = pt.variant
 		if pt.tunables != "" {
 			out[i] += " (" + pt.tunables + ")"
@@ -523,20 +489,8 @@ func (sp *gemmSplit[In, Out]) Variants() []string {
 	return out
 }
 
-// Close releases every part's buffers, implementation and queue. Idempotent.
-func (sp *gemmSplit[In, Out]) Close() error {
-	if sp.closed {
-		return nil
-	}
-	sp.closed = true
-	var errs []error
-	for _, pt := range sp.parts {
-		errs = append(errs, pt.close())
-	}
-	return errors.Join(errs...)
-}
-
-func (pt *gemmPart[In, Out]) close() error {
+// Close releases the part's buffers, implementation and queue.
+func (pt *gemmPart[In, Out]) Close() error {
 	var errs []error
 	errs = append(errs, pt.probe.close())
 	for _, e := range pt.done {
