@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
 )
@@ -352,7 +355,7 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				for _, c := range sum.Compare {
 					if !c.Within {
-						t.Errorf("%s of %s against %s: %s", c.Output, c.Device, c.Baseline, c.describe())
+						t.Errorf("%s of %s against %s: %s", c.Output, c.Device, c.Baseline, c.Describe())
 					}
 				}
 				t.Fatalf("prism exec: %v", err)
@@ -373,14 +376,14 @@ func TestCorpus(t *testing.T) {
 			}
 			for _, d := range sum.Devices {
 				for j, a := range outs {
-					if len(want[j]) != a.n {
-						t.Fatalf("the reference gives %d elements of %s, the kernel %d", len(want[j]), a.name, a.n)
+					if len(want[j]) != a.Len {
+						t.Fatalf("the reference gives %d elements of %s, the kernel %d", len(want[j]), a.Name, a.Len)
 					}
-					got, err := readNPYFile(d.Outputs[j].File)
+					got, err := userkernel.ReadNPYFile(d.Outputs[j].File)
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkCorpusOutput(t, d.Device, a, want[j], got.data, tolAt(check.ulps, j), tolAt(check.abs, j))
+					checkCorpusOutput(t, d.Device, a, want[j], got.Data, tolAt(check.ulps, j), tolAt(check.abs, j))
 				}
 			}
 		})
@@ -397,7 +400,7 @@ func tolAt(v []float64, j int) float64 {
 
 // corpusInputs returns the initial values of the arguments the specs give, as prism exec
 // makes them (seed 1), and the output arguments.
-func corpusInputs(t *testing.T, specs []string, kernel string) ([][]float64, []*execArg) {
+func corpusInputs(t *testing.T, specs []string, kernel string) ([][]float64, []*userkernel.Arg) {
 	t.Helper()
 	args, err := parseExecArgs(specs, kernel, 1)
 	if err != nil {
@@ -405,59 +408,85 @@ func corpusInputs(t *testing.T, specs []string, kernel string) ([][]float64, []*
 	}
 	in := make([][]float64, len(args))
 	for i, a := range args {
-		switch a.kind {
-		case "local":
-		case "scalar":
-			switch v := a.value.(type) {
-			case float32:
-				in[i] = []float64{float64(v)}
-			case float64:
-				in[i] = []float64{v}
-			default:
-				data := make([]byte, 8)
-				putBits(a.typ, data, 0, toBits(v))
-				in[i] = []float64{elemFloat(a.typ, data, 0)}
-			}
+		switch a.Kind {
+		case userkernel.Local:
+		case userkernel.Scalar:
+			in[i] = []float64{scalarFloat(t, a.Value)}
 		default:
-			in[i] = make([]float64, a.n)
-			for k := range a.n {
-				in[i][k] = elemFloat(a.typ, a.init, k)
+			in[i] = make([]float64, a.Len)
+			for k := range a.Len {
+				in[i][k] = userkernel.ElemFloat(a.Type, a.Init, k)
 			}
 		}
 	}
-	return in, savedArgs(args)
+	return in, userkernel.Outputs(args)
+}
+
+// scalarFloat returns the value of a scalar argument, of one of the Go types engine passes.
+func scalarFloat(t *testing.T, v any) float64 {
+	switch x := v.(type) {
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	case engine.Half:
+		return x.Float64()
+	case int8:
+		return float64(x)
+	case int16:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint8:
+		return float64(x)
+	case uint16:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	t.Fatalf("scalar of type %T", v)
+	return 0
 }
 
 // checkCorpusOutput compares a device's output a with the reference want (rounded to
 // a's type): within ulps units in the last place, or within abs.
-func checkCorpusOutput(t *testing.T, id string, a *execArg, want []float64, got []byte, ulps, abs float64) {
+func checkCorpusOutput(t *testing.T, id string, a *userkernel.Arg, want []float64, got []byte, ulps, abs float64) {
 	t.Helper()
+	size := a.Type.Size
 	ref := make([]byte, len(got))
 	for i, w := range want {
-		if a.typ.class == 'f' {
-			putFloat(a.typ, ref, i, w)
-		} else {
-			putBits(a.typ, ref, i, uint64(int64(w)))
+		bits := uint64(int64(w))
+		if a.Type.Float {
+			bits = a.Type.FromFloat64(w)
 		}
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], bits)
+		copy(ref[i*size:(i+1)*size], b[:size])
 	}
-	c := compareOutputs(a, ref, got, uint64(ulps))
+	c := userkernel.Compare(a, ref, got, uint64(ulps))
 	if c.Within {
 		return
 	}
 	bad := 0
-	for i := range a.n {
-		g, w := elemFloat(a.typ, got, i), elemFloat(a.typ, ref, i)
-		if elemBits(a.typ, got, i) == elemBits(a.typ, ref, i) || math.IsNaN(g) && math.IsNaN(w) {
+	one := &userkernel.Arg{Type: a.Type, Len: 1}
+	for i := range a.Len {
+		g, w := userkernel.ElemFloat(a.Type, got, i), userkernel.ElemFloat(a.Type, ref, i)
+		gb, wb := got[i*size:(i+1)*size], ref[i*size:(i+1)*size]
+		if bytes.Equal(gb, wb) || math.IsNaN(g) && math.IsNaN(w) {
 			continue
 		}
-		if a.typ.class == 'f' && (math.Abs(g-w) <= abs || ulpDistance(elemBits(a.typ, ref, i), elemBits(a.typ, got, i), a.typ.size) <= uint64(ulps)) {
+		if a.Type.Float && (math.Abs(g-w) <= abs || userkernel.Compare(one, wb, gb, uint64(ulps)).Within) {
 			continue
 		}
 		if bad++; bad <= 5 {
-			t.Errorf("%s: %s[%d] = %s, want %s (%v)", id, a.name, i, elemString(a.typ, got, i), elemString(a.typ, ref, i), w)
+			t.Errorf("%s: %s[%d] = %s, want %s (%v)", id, a.Name, i, userkernel.ElemString(a.Type, got, i), userkernel.ElemString(a.Type, ref, i), w)
 		}
 	}
 	if bad > 5 {
-		t.Errorf("%s: %s: %d elements wrong", id, a.name, bad)
+		t.Errorf("%s: %s: %d elements wrong", id, a.Name, bad)
 	}
 }

@@ -2,20 +2,18 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels/fuse"
 	"github.com/spf13/cobra"
@@ -66,8 +64,8 @@ or FILE.npy, a NumPy array of that type with SIZE elements. A buffer may be name
 NAME=out:float32:1M, for its output file; otherwise it is KERNEL.argI, I its index.
 
 --global is the launch's global size, 1 to 3 dimensions (1M, 1024,1024, 64,32,4), and
---local its work-group size in as many dimensions (default: a power of two up to 256 items
-in all that divides --global, within the kernel's limit); without --global, the first
+--local its work-group size in as many dimensions (default: chosen by the launch, up to 256
+items in all, dividing --global, within the kernel's limit); without --global, the first
 buffer's length. -D NAME=VALUE defines a macro for the build.
 
 The kernel runs once from the initial values; that run's outputs are written, each
@@ -135,7 +133,7 @@ device, or --json; --out FILE writes them to FILE instead of stdout.`,
 	f.StringVar(&opts.expr, "expr", "", "an element-wise expression to run as one fused kernel instead of FILE.cl, its --arg named NAME=SPEC (see above)")
 	f.StringArrayVarP(&opts.args, "arg", "a", nil, "the next kernel argument: buf:TYPE:SIZE[:INIT], out:TYPE:SIZE, inout:TYPE:SIZE[:INIT], scalar:TYPE:VALUE, local:BYTES (repeat, in order)")
 	f.StringVarP(&opts.global, "global", "g", "", "global size: 1 to 3 dimensions, comma-separated, K/M/G suffixes (default: the first buffer's length)")
-	f.StringVarP(&opts.local, "local", "l", "", "work-group size in as many dimensions as --global (default: a power of two up to 256 that divides it)")
+	f.StringVarP(&opts.local, "local", "l", "", "work-group size in as many dimensions as --global (default: up to 256 items that divide it, chosen by the launch)")
 	f.StringArrayVarP(&opts.defines, "define", "D", nil, "define a macro for the build: NAME or NAME=VALUE (repeat)")
 	f.StringSliceVar(&opts.devices, "device", nil, "device IDs, backends or classes, comma-separated (default: PRISM_DEVICE, else the best device)")
 	f.BoolVar(&opts.all, "all-devices", false, "run on every device that builds OpenCL C and compare the outputs")
@@ -149,57 +147,19 @@ device, or --json; --out FILE writes them to FILE instead of stdout.`,
 	return cmd
 }
 
-// execArg is one kernel argument of prism exec, parsed from its --arg spec.
-type execArg struct {
-	index int
-	spec  string
-	kind  string // buf, out, inout, scalar, local
-	name  string // of the output file
-	typ   elemType
-	n     int    // elements of a buffer
-	init  []byte // a buffer's initial contents, little-endian
-	value any    // a scalar's value, of the Go type engine takes
-	local int64  // a local argument's bytes
-}
-
-// saved reports whether the argument is an output, written after the run.
-func (a *execArg) saved() bool { return a.kind == "out" || a.kind == "inout" }
-
-// execDevice is one device's outcome in prism exec's summary.
-type execDevice struct {
-	Device  string      `json:"device"`
-	Name    string      `json:"device_name"`
-	Local   []int       `json:"local,omitempty"`
-	Timing  string      `json:"timing,omitempty"` // bench.TimingEvents or TimingHost
-	Stats   bench.Stats `json:"stats"`
-	Outputs []execFile  `json:"outputs,omitempty"`
-	Err     string      `json:"error,omitempty"`
-
-	data [][]byte // the outputs, in argument order
-}
-
-// execFile is an output buffer and the file it was written to.
-type execFile struct {
-	Name string `json:"name"`
-	Arg  int    `json:"arg"`
-	Type string `json:"type"`
-	Len  int    `json:"elements"`
-	File string `json:"file,omitempty"`
-}
-
 // execSummary is the summary of prism exec, printed as text or --json.
 type execSummary struct {
-	File         string        `json:"file"`
-	Kernel       string        `json:"kernel"`
-	Global       []int         `json:"global"`
-	BuildOptions []string      `json:"build_options,omitempty"`
-	Args         []string      `json:"args"`
-	Seed         uint64        `json:"seed"`
-	Warmup       int           `json:"warmup"`
-	Devices      []execDevice  `json:"devices"`
-	Baseline     string        `json:"baseline,omitempty"`
-	ToleranceULP uint64        `json:"tolerance_ulp"`
-	Compare      []execCompare `json:"compare,omitempty"`
+	File         string                  `json:"file"`
+	Kernel       string                  `json:"kernel"`
+	Global       []int                   `json:"global"`
+	BuildOptions []string                `json:"build_options,omitempty"`
+	Args         []string                `json:"args"`
+	Seed         uint64                  `json:"seed"`
+	Warmup       int                     `json:"warmup"`
+	Devices      []userkernel.Result     `json:"devices"`
+	Baseline     string                  `json:"baseline,omitempty"`
+	ToleranceULP uint64                  `json:"tolerance_ulp"`
+	Compare      []userkernel.Comparison `json:"compare,omitempty"`
 }
 
 func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
@@ -254,10 +214,13 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 			return err
 		}
 	}
+	l := &userkernel.Launch{File: file, Source: string(src), Kernel: opts.kernel, BuildOptions: buildOpts, Args: args,
+		Global: global, Local: local, Warmup: opts.warmup, Count: opts.count}
 	if !opts.noOutput {
 		if err := os.MkdirAll(opts.dir, 0o755); err != nil {
 			return fmt.Errorf("--save-dir: %w", err)
 		}
+		l.SaveDir = cmp.Or(opts.dir, ".")
 	}
 	ctx := cmd.Context()
 	ids, err := benchDevices(cmd, &benchOptions{devices: opts.devices, all: opts.all})
@@ -267,14 +230,14 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 	sum := execSummary{File: file, Kernel: opts.kernel, Global: global, BuildOptions: buildOpts, Args: opts.args,
 		Seed: opts.seed, Warmup: opts.warmup, ToleranceULP: opts.tolULP}
 	errs := forEachOpenCLDevice(cmd, ids, opts.all, func(dev *engine.Device) error {
-		res, err := execOn(ctx, dev, opts, file, string(src), buildOpts, args, global, local)
+		res, err := execOn(ctx, dev, l, opts.expr != "")
 		if err != nil {
 			res.Err = err.Error()
 		}
 		sum.Devices = append(sum.Devices, res)
 		return err
 	})
-	var ok []*execDevice
+	var ok []*userkernel.Result
 	for i := range sum.Devices {
 		if sum.Devices[i].Err == "" {
 			ok = append(ok, &sum.Devices[i])
@@ -284,16 +247,16 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 	case len(ok) > 1:
 		sum.Baseline = ok[0].Device
 		for _, d := range ok[1:] {
-			for j, a := range savedArgs(args) {
-				c := compareOutputs(a, ok[0].data[j], d.data[j], opts.tolULP)
+			for j, a := range userkernel.Outputs(args) {
+				c := userkernel.Compare(a, ok[0].Data[j], d.Data[j], opts.tolULP)
 				c.Device, c.Baseline = d.Device, ok[0].Device
 				sum.Compare = append(sum.Compare, c)
 				if !c.Within {
-					errs = append(errs, fmt.Errorf("%s on %s: %s: %w", c.Output, c.Device, c.describe(), bench.ErrVerify))
+					errs = append(errs, fmt.Errorf("%s on %s: %s: %w", c.Output, c.Device, c.Describe(), bench.ErrVerify))
 				}
 			}
 		}
-	case opts.all && len(ok) == 1 && len(savedArgs(args)) > 0:
+	case opts.all && len(ok) == 1 && len(userkernel.Outputs(args)) > 0:
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism: one device ran (%s): no outputs to compare\n", ok[0].Device)
 	}
 	if len(ok) == 0 {
@@ -309,8 +272,6 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 	return errors.Join(append(errs, werr)...)
 }
 
-// runLines returns the flags of the "// run:" lines of an OpenCL C file: a kernel's
-// invocation kept with its source, as the corpus of the CUDA translation keeps them.
 // forEachOpenCLDevice opens the devices ids one at a time, in order, and calls fn with
 // each that builds OpenCL C, closing it after; it stops early when the command's context
 // ends. A device that does not build OpenCL C is skipped with a line on stderr under
@@ -345,6 +306,8 @@ func forEachOpenCLDevice(cmd *cobra.Command, ids []string, all bool, fn func(dev
 	return errs
 }
 
+// runLines returns the flags of the "// run:" lines of an OpenCL C file: a kernel's
+// invocation kept with its source, as the corpus of the CUDA translation keeps them.
 func runLines(file string) ([][]string, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -391,176 +354,36 @@ func execRunLines(cmd *cobra.Command, file string, runs [][]string) error {
 	return errors.Join(errs...)
 }
 
-// savedArgs returns the output arguments, in order.
-func savedArgs(args []*execArg) []*execArg {
-	var out []*execArg
-	for _, a := range args {
-		if a.saved() {
-			out = append(out, a)
-		}
-	}
-	return out
+// execOn runs the kernel on dev as userkernel.Run does, its errors in the command's
+// terms: a --kernel that the program built does not define names those FILE.cl defines,
+// and arguments or a range that do not fit the kernel are usage errors.
+func execOn(ctx context.Context, dev *engine.Device, l *userkernel.Launch, expr bool) (userkernel.Result, error) {
+	res, err := userkernel.Run(ctx, dev, l)
+	return res, execError(dev, l, expr, err)
 }
 
-// execOn builds the kernel on dev, runs it once from the arguments' initial values, keeps
-// and writes its outputs, then times it.
-func execOn(ctx context.Context, dev *engine.Device, opts *execOptions, file, src string, buildOpts []string,
-	args []*execArg, global, local []int) (execDevice, error) {
-	res := execDevice{Device: dev.ID(), Name: dev.Info().Name}
-	prog, err := dev.BuildSource(engine.Source{Text: src, Name: filepath.Base(file)}, buildOpts...)
-	if err != nil {
-		var be *engine.BuildError
-		if errors.As(err, &be) && !strings.Contains(err.Error(), be.Log) {
-			return res, fmt.Errorf("%s on %s: %w\ncompiler log:\n%s", file, dev.ID(), err, be.Log)
-		}
-		return res, fmt.Errorf("%s on %s: %w", file, dev.ID(), err)
+// execError returns err, an error of userkernel.Run of l on dev, in the command's terms.
+func execError(dev *engine.Device, l *userkernel.Launch, expr bool, err error) error {
+	var fit *userkernel.FitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, engine.ErrNotFound) && !expr:
+		// The name is not a kernel of the program built (a function without __kernel,
+		// or a kernel the preprocessor left out): say which kernels the file defines.
+		return usageError{fmt.Errorf("%s: %w", dev.ID(), notInFile(l.File, l.Kernel, kernelNames(l.Source, l.BuildOptions)))}
+	case errors.As(err, &fit):
+		return usageError{err} // the arguments or the range given do not fit the kernel
 	}
-	defer prog.Close()
-	k, err := prog.Kernel(opts.kernel)
-	if err != nil {
-		if errors.Is(err, engine.ErrNotFound) && opts.expr == "" {
-			// The name is not a kernel of the program built (a function without __kernel,
-			// or a kernel the preprocessor left out): say which kernels the file defines.
-			return res, usageError{fmt.Errorf("%s: %w", dev.ID(), notInFile(file, opts.kernel, kernelNames(src, buildOpts)))}
-		}
-		return res, fmt.Errorf("%s on %s: %w", file, dev.ID(), err)
-	}
-	defer k.Close()
-	if local == nil {
-		local = defaultLocal(global, k.MaxWorkGroupSize())
-	}
-	res.Local = local
-	var r engine.Range
-	switch len(global) {
-	case 1:
-		r = engine.Range1D(global[0], local[0])
-	case 2:
-		r = engine.Range2D(global[0], global[1], local[0], local[1])
-	default:
-		r = engine.Range3D(global[0], global[1], global[2], local[0], local[1], local[2])
-	}
-	q, err := dev.NewQueue()
-	if err != nil {
-		return res, err
-	}
-	defer q.Close()
-	launch := make([]any, len(args))
-	bufs := make([]*engine.Buffer[uint8], len(args))
-	defer func() {
-		for _, b := range bufs {
-			if b != nil {
-				b.Close()
-			}
-		}
-	}()
-	for i, a := range args {
-		switch a.kind {
-		case "scalar":
-			launch[i] = a.value
-		case "local":
-			launch[i] = engine.LocalBytes(a.local)
-		default:
-			if bufs[i], err = engine.NewBuffer[uint8](dev, a.n*a.typ.size); err != nil {
-				return res, err
-			}
-			if err := bufs[i].Write(ctx, q, 0, a.init); err != nil {
-				return res, err
-			}
-			launch[i] = bufs[i]
-		}
-	}
-	launchErr := func(err error) error {
-		if errors.Is(err, engine.ErrInvalidArg) {
-			return usageError{err} // the arguments or the range given do not fit the kernel
-		}
-		return err
-	}
-	if err := q.Launch(k, r, launch...); err != nil {
-		return res, launchErr(err)
-	}
-	if err := q.Finish(ctx); err != nil {
-		return res, err
-	}
-	for i, a := range args {
-		if !a.saved() {
-			continue
-		}
-		data, err := bufs[i].Download(ctx, q)
-		if err != nil {
-			return res, err
-		}
-		res.data = append(res.data, data)
-		out := execFile{Name: a.name, Arg: i, Type: a.typ.name, Len: a.n}
-		if !opts.noOutput {
-			out.File = filepath.Join(opts.dir, a.name+"."+strings.ReplaceAll(dev.ID(), ":", "-")+".npy")
-			if err := bench.WriteFileAtomic(out.File, encodeNPY(a.typ, data)); err != nil {
-				return res, err
-			}
-		}
-		res.Outputs = append(res.Outputs, out)
-	}
-	for range opts.warmup {
-		if err := q.Launch(k, r, launch...); err != nil {
-			return res, err
-		}
-	}
-	if err := q.Finish(ctx); err != nil {
-		return res, err
-	}
-	var samples []time.Duration
-	res.Timing = bench.TimingEvents
-	for range opts.count {
-		d, err := q.Timed(ctx, func() error { return q.Launch(k, r, launch...) })
-		if err != nil {
-			return res, err
-		}
-		if q.TimedByHost() {
-			res.Timing = bench.TimingHost
-		}
-		samples = append(samples, d)
-	}
-	if len(samples) == 0 {
-		res.Timing = ""
-	}
-	res.Stats = bench.Summarize(samples)
-	res.Stats.Samples = nil
-	return res, nil
-}
-
-// defaultLocal returns a work-group for global: per dimension a power of two that divides
-// it, starting from 256, 16x16 or 8x8x4 items, halved until the group fits maxWG.
-func defaultLocal(global []int, maxWG int) []int {
-	start := map[int][]int{1: {256}, 2: {16, 16}, 3: {8, 8, 4}}[len(global)]
-	local := make([]int, len(global))
-	for i, g := range global {
-		l := start[i]
-		for l > 1 && g%l != 0 {
-			l /= 2
-		}
-		local[i] = l
-	}
-	for maxWG > 0 {
-		n, big := 1, 0
-		for i, l := range local {
-			n *= l
-			if l > local[big] {
-				big = i
-			}
-		}
-		if n <= maxWG || local[big] == 1 {
-			break
-		}
-		local[big] /= 2
-	}
-	return local
+	return err
 }
 
 // execRange parses --global and --local; without --global, the first buffer's length.
-func execRange(g, l string, args []*execArg) (global, local []int, err error) {
+func execRange(g, l string, args []*userkernel.Arg) (global, local []int, err error) {
 	if g == "" {
 		for _, a := range args {
-			if a.n > 0 {
-				global = []int{a.n}
+			if a.Len > 0 {
+				global = []int{a.Len}
 				break
 			}
 		}
@@ -607,428 +430,15 @@ func parseDims(flag, s string) ([]int, error) {
 	return dims, nil
 }
 
-// parseExecArgs parses the --arg specs, generating the buffers' initial contents.
-func parseExecArgs(specs []string, kernel string, seed uint64) ([]*execArg, error) {
-	var args []*execArg
-	names := map[string]int{}
-	for i, spec := range specs {
-		a, err := parseExecArg(i, spec, kernel, seed)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--arg %d %q: %w", i, spec, err)}
-		}
-		if a.saved() {
-			if j, ok := names[a.name]; ok {
-				return nil, usageError{fmt.Errorf("--arg %d %q: the name %s is taken by --arg %d", i, spec, a.name, j)}
-			}
-			names[a.name] = i
-		}
-		args = append(args, a)
+// parseExecArgs parses the --arg specs, generating the buffers' initial contents
+// (userkernel.ParseArgs); an error is a usage error that names the --arg.
+func parseExecArgs(specs []string, kernel string, seed uint64) ([]*userkernel.Arg, error) {
+	args, err := userkernel.ParseArgs(specs, kernel, seed)
+	var ae *userkernel.ArgError
+	if errors.As(err, &ae) {
+		return nil, usageError{fmt.Errorf("--arg %d %q: %w", ae.Index, ae.Spec, ae.Err)}
 	}
-	return args, nil
-}
-
-// parseExecArg parses the spec of argument i (see prism exec --help).
-func parseExecArg(i int, spec, kernel string, seed uint64) (*execArg, error) {
-	a := &execArg{index: i, spec: spec, name: fmt.Sprintf("%s.arg%d", kernel, i)}
-	body := spec
-	if name, rest, ok := strings.Cut(spec, "="); ok && !strings.Contains(name, ":") {
-		if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
-			return nil, fmt.Errorf("bad name %q: want letters, digits, '.', '_' or '-'", name)
-		}
-		a.name, body = name, rest
-	}
-	kind, rest, _ := strings.Cut(body, ":")
-	a.kind = strings.ToLower(kind)
-	if a.kind == "in" {
-		a.kind = "buf"
-	}
-	if body != spec && !a.saved() {
-		return nil, errors.New("only out and inout buffers take a name")
-	}
-	fields := strings.SplitN(rest, ":", 3)
-	typ := func() error {
-		t, ok := lookupElemType(fields[0])
-		if !ok {
-			return fmt.Errorf("unknown element type %q (want %s)", fields[0], elemTypeNames())
-		}
-		a.typ = t
-		return nil
-	}
-	switch a.kind {
-	case "scalar":
-		if rest == "" || len(fields) != 2 {
-			return nil, errors.New("want scalar:TYPE:VALUE")
-		}
-		if err := typ(); err != nil {
-			return nil, err
-		}
-		v, err := parseScalar(a.typ, fields[1])
-		if err != nil {
-			return nil, err
-		}
-		a.value = v
-	case "local":
-		switch {
-		case rest == "":
-			return nil, errors.New("want local:BYTES or local:TYPE:COUNT")
-		case len(fields) == 1:
-			n, err := bench.ParseSize(fields[0])
-			if err != nil {
-				return nil, err
-			}
-			a.local = int64(n)
-		default:
-			if len(fields) != 2 {
-				return nil, errors.New("want local:BYTES or local:TYPE:COUNT")
-			}
-			if err := typ(); err != nil {
-				return nil, err
-			}
-			n, err := bench.ParseSize(fields[1])
-			if err != nil {
-				return nil, err
-			}
-			a.local = int64(n) * int64(a.typ.size)
-		}
-	case "buf", "out", "inout":
-		if rest == "" || len(fields) < 2 {
-			return nil, fmt.Errorf("want %s:TYPE:SIZE%s", a.kind, map[bool]string{true: "", false: "[:INIT]"}[a.kind == "out"])
-		}
-		if err := typ(); err != nil {
-			return nil, err
-		}
-		n, err := bench.ParseSize(fields[1])
-		if err != nil {
-			return nil, err
-		}
-		if int64(n)*int64(a.typ.size) > 1<<40 {
-			return nil, fmt.Errorf("%d elements of %s: above 1 TiB", n, a.typ.name)
-		}
-		a.n = n
-		init := "zeros"
-		if len(fields) == 3 {
-			if a.kind == "out" {
-				return nil, fmt.Errorf("an out buffer starts at zeros: inout:%s:%s:%s gives it initial values", fields[0], fields[1], fields[2])
-			}
-			init = fields[2]
-		}
-		if a.init, err = initValues(a.typ, n, init, rand.New(rand.NewPCG(seed, uint64(i)))); err != nil {
-			return nil, err
-		}
-	case "":
-		return nil, errors.New("empty: want buf:, out:, inout:, scalar: or local:")
-	default:
-		return nil, fmt.Errorf("unknown kind %q: want buf, out, inout, scalar or local", kind)
-	}
-	return a, nil
-}
-
-// parseScalar parses s as a value of t, of the Go type engine passes for it.
-func parseScalar(t elemType, s string) (any, error) {
-	bits := 8 * t.size
-	switch t.class {
-	case 'f':
-		v, err := parseFloat(t, s)
-		if err != nil {
-			return nil, err
-		}
-		switch t.size {
-		case 2:
-			return engine.HalfFromFloat64(v), nil
-		case 4:
-			return float32(v), nil
-		}
-		return v, nil
-	case 'i':
-		v, err := strconv.ParseInt(s, 0, bits)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a %s", s, t.name)
-		}
-		return map[int]any{1: int8(v), 2: int16(v), 4: int32(v), 8: v}[t.size], nil
-	}
-	v, err := strconv.ParseUint(s, 0, bits)
-	if err != nil {
-		return nil, fmt.Errorf("%q is not a %s", s, t.name)
-	}
-	return map[int]any{1: uint8(v), 2: uint16(v), 4: uint32(v), 8: v}[t.size], nil
-}
-
-// parseFloat parses s as a float of t, refusing finite values beyond its range.
-func parseFloat(t elemType, s string) (float64, error) {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a %s", s, t.name)
-	}
-	limit := map[int]float64{2: 65504, 4: math.MaxFloat32, 8: math.MaxFloat64}[t.size]
-	if !math.IsInf(v, 0) && math.Abs(v) > limit {
-		return 0, fmt.Errorf("%s is beyond the range of %s", s, t.name)
-	}
-	return v, nil
-}
-
-// initValues returns n elements of t, little-endian, as init says: zeros, ones, range,
-// random (from rng), a constant or a .npy file.
-func initValues(t elemType, n int, init string, rng *rand.Rand) ([]byte, error) {
-	if strings.HasSuffix(strings.ToLower(init), ".npy") {
-		arr, err := readNPYFile(init)
-		if err != nil {
-			return nil, err
-		}
-		if arr.typ != t {
-			return nil, fmt.Errorf("%s holds %s (%s), not %s", init, arr.typ.name, arr.typ.descr, t.name)
-		}
-		if arr.len() != n {
-			return nil, fmt.Errorf("%s holds %d elements (shape %v), not %d", init, arr.len(), arr.shape, n)
-		}
-		return arr.data, nil
-	}
-	data := make([]byte, n*t.size)
-	put := func(i int, f float64, v int64) {
-		if t.class == 'f' {
-			putFloat(t, data, i, f)
-		} else {
-			putBits(t, data, i, uint64(v))
-		}
-	}
-	switch strings.ToLower(init) {
-	case "zeros", "zero", "0":
-	case "ones":
-		for i := range n {
-			put(i, 1, 1)
-		}
-	case "range", "iota":
-		for i := range n {
-			put(i, float64(i), int64(i))
-		}
-	case "random", "rand":
-		for i := range n {
-			switch t.class {
-			case 'f':
-				putFloat(t, data, i, 2*rng.Float64()-1)
-			case 'i':
-				putBits(t, data, i, uint64(rng.Int64N(128)-64))
-			default:
-				putBits(t, data, i, uint64(rng.Int64N(128)))
-			}
-		}
-	default:
-		v, err := parseScalar(t, init)
-		if err != nil {
-			return nil, fmt.Errorf("bad INIT: %w (want zeros, ones, range, random, a constant or FILE.npy)", err)
-		}
-		var one [8]byte
-		switch x := v.(type) {
-		case float32:
-			binary.LittleEndian.PutUint32(one[:], math.Float32bits(x))
-		case float64:
-			binary.LittleEndian.PutUint64(one[:], math.Float64bits(x))
-		default:
-			binary.LittleEndian.PutUint64(one[:], toBits(v))
-		}
-		for i := range n {
-			copy(data[i*t.size:], one[:t.size])
-		}
-	}
-	return data, nil
-}
-
-// toBits returns the bits of an integer or Half scalar, zero-extended.
-func toBits(v any) uint64 {
-	switch x := v.(type) {
-	case int8:
-		return uint64(uint8(x))
-	case int16:
-		return uint64(uint16(x))
-	case int32:
-		return uint64(uint32(x))
-	case int64:
-		return uint64(x)
-	case uint8:
-		return uint64(x)
-	case uint16:
-		return uint64(x)
-	case uint32:
-		return uint64(x)
-	case uint64:
-		return x
-	case engine.Half:
-		return uint64(x)
-	}
-	return 0
-}
-
-// putBits stores the low t.size bytes of v as element i of data.
-func putBits(t elemType, data []byte, i int, v uint64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], v)
-	copy(data[i*t.size:(i+1)*t.size], b[:t.size])
-}
-
-// putFloat stores f, rounded to t, as element i of data.
-func putFloat(t elemType, data []byte, i int, f float64) {
-	switch t.size {
-	case 2:
-		putBits(t, data, i, uint64(engine.HalfFromFloat64(f)))
-	case 4:
-		putBits(t, data, i, uint64(math.Float32bits(float32(f))))
-	default:
-		putBits(t, data, i, math.Float64bits(f))
-	}
-}
-
-// elemBits returns element i of data, zero-extended.
-func elemBits(t elemType, data []byte, i int) uint64 {
-	var b [8]byte
-	copy(b[:], data[i*t.size:(i+1)*t.size])
-	return binary.LittleEndian.Uint64(b[:])
-}
-
-// elemFloat returns element i of data as a float64 (integers rounded where they must be).
-func elemFloat(t elemType, data []byte, i int) float64 {
-	u := elemBits(t, data, i)
-	switch t.class {
-	case 'f':
-		switch t.size {
-		case 2:
-			return engine.Half(u).Float64()
-		case 4:
-			return float64(math.Float32frombits(uint32(u)))
-		}
-		return math.Float64frombits(u)
-	case 'i':
-		return float64(signExtend(u, t.size))
-	}
-	return float64(u)
-}
-
-// signExtend returns the signed value of the low size bytes of u.
-func signExtend(u uint64, size int) int64 {
-	shift := 64 - 8*size
-	return int64(u<<shift) >> shift
-}
-
-// elemString formats element i of data.
-func elemString(t elemType, data []byte, i int) string {
-	u := elemBits(t, data, i)
-	switch t.class {
-	case 'f':
-		return strconv.FormatFloat(elemFloat(t, data, i), 'g', -1, 8*max(t.size, 4))
-	case 'i':
-		return strconv.FormatInt(signExtend(u, t.size), 10)
-	}
-	return strconv.FormatUint(u, 10)
-}
-
-// execCompare is one output of one device compared with the baseline device's.
-type execCompare struct {
-	Output   string `json:"output"`
-	Arg      int    `json:"arg"`
-	Type     string `json:"type"`
-	Device   string `json:"device"`
-	Baseline string `json:"baseline"`
-	Elements int    `json:"elements"`
-	// Differing counts the elements whose bits differ (+0 and -0 count as equal, as do
-	// two NaNs).
-	Differing int     `json:"differing"`
-	MaxAbs    float64 `json:"max_abs_diff"`
-	// MaxRel is the largest |a-b| / max(|a|, |b|).
-	MaxRel float64 `json:"max_rel_diff"`
-	// MaxULP is the largest distance in units in the last place, for floats.
-	MaxULP uint64 `json:"max_ulp_diff"`
-	// NaNs counts the elements where one device gave a NaN and the other a number.
-	NaNs int `json:"nan_mismatches"`
-	// Worst is the index of the element that differs most (by ulp for floats, by absolute
-	// difference for integers), -1 when none differs.
-	Worst         int    `json:"worst_index"`
-	WorstBaseline string `json:"worst_baseline_value,omitempty"`
-	WorstValue    string `json:"worst_value,omitempty"`
-	Exact         bool   `json:"exact"` // integers: must match exactly
-	Within        bool   `json:"within_tolerance"`
-	tolerance     uint64
-}
-
-// compareOutputs compares output a of a device (got) with the baseline's (want).
-func compareOutputs(a *execArg, want, got []byte, tolULP uint64) execCompare {
-	c := execCompare{Output: a.name, Arg: a.index, Type: a.typ.name, Elements: a.n, Worst: -1, Exact: a.typ.class != 'f', tolerance: tolULP}
-	worstULP, worstAbs := uint64(0), -1.0
-	for i := range a.n {
-		bw, bg := elemBits(a.typ, want, i), elemBits(a.typ, got, i)
-		if bw == bg {
-			continue
-		}
-		w, g := elemFloat(a.typ, want, i), elemFloat(a.typ, got, i)
-		if c.Exact {
-			c.Differing++
-			d := math.Abs(w - g)
-			c.MaxAbs = max(c.MaxAbs, d)
-			c.MaxRel = max(c.MaxRel, d/max(math.Abs(w), math.Abs(g)))
-			if d > worstAbs {
-				worstAbs, c.Worst = d, i
-			}
-			continue
-		}
-		wn, gn := math.IsNaN(w), math.IsNaN(g)
-		if wn && gn || w == 0 && g == 0 {
-			continue
-		}
-		c.Differing++
-		if wn != gn {
-			c.NaNs++
-			if worstULP < math.MaxUint64 {
-				worstULP, c.Worst = math.MaxUint64, i
-			}
-			continue
-		}
-		ulp := ulpDistance(bw, bg, a.typ.size)
-		if d := math.Abs(w - g); !math.IsInf(d, 0) && !math.IsNaN(d) {
-			c.MaxAbs = max(c.MaxAbs, d)
-			c.MaxRel = max(c.MaxRel, d/max(math.Abs(w), math.Abs(g)))
-		}
-		c.MaxULP = max(c.MaxULP, ulp)
-		if ulp > worstULP {
-			worstULP, c.Worst = ulp, i
-		}
-	}
-	if c.Worst >= 0 {
-		c.WorstBaseline, c.WorstValue = elemString(a.typ, want, c.Worst), elemString(a.typ, got, c.Worst)
-	}
-	if c.Exact {
-		c.Within = c.Differing == 0
-	} else {
-		c.Within = c.NaNs == 0 && c.MaxULP <= tolULP
-	}
-	return c
-}
-
-// ulpDistance returns how many representable values of a float of size bytes lie between
-// the bit patterns a and b (neither a NaN), counting across zero.
-func ulpDistance(a, b uint64, size int) uint64 {
-	bits := 8 * size
-	sign := uint64(1) << (bits - 1)
-	// ordered maps a pattern onto a line where adjacent floats are adjacent integers, the
-	// negatives below the positives, +0 and -0 at the same point.
-	ordered := func(u uint64) int64 {
-		if u&sign != 0 {
-			return -int64(u &^ sign)
-		}
-		return int64(u)
-	}
-	x, y := ordered(a), ordered(b)
-	if x < y {
-		x, y = y, x
-	}
-	return uint64(x) - uint64(y)
-}
-
-// describe says how the comparison failed, for the error.
-func (c *execCompare) describe() string {
-	switch {
-	case c.NaNs > 0:
-		return fmt.Sprintf("%d NaNs against numbers of %s, first worst at index %d (%s vs %s)", c.NaNs, c.Baseline, c.Worst, c.WorstBaseline, c.WorstValue)
-	case c.Exact:
-		return fmt.Sprintf("%d of %d elements differ from %s, most at index %d (%s vs %s)", c.Differing, c.Elements, c.Baseline, c.Worst, c.WorstBaseline, c.WorstValue)
-	}
-	return fmt.Sprintf("differs from %s by %d ulp at index %d (%s vs %s), above --tolerance-ulp %d", c.Baseline, c.MaxULP, c.Worst, c.WorstBaseline, c.WorstValue, c.tolerance)
+	return args, err
 }
 
 // writeExecSummary prints the summary as text.
@@ -1102,21 +512,21 @@ func fuseExpr(expr string, specs []string, seed uint64) (string, string, []strin
 		if _, dup := byName[name]; dup {
 			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: %s is named twice", i, spec, name)}
 		}
-		a, err := parseExecArg(i, body, "expr", seed)
+		a, err := userkernel.ParseArg(i, body, "expr", seed)
 		if err != nil {
 			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: %w", i, spec, err)}
 		}
-		switch a.kind {
-		case "scalar":
-			types[name] = "scalar:" + a.typ.name
-		case "local":
+		switch a.Kind {
+		case userkernel.Scalar:
+			types[name] = "scalar:" + a.Type.Name
+		case userkernel.Local:
 			return "", "", nil, usageError{fmt.Errorf("--arg %d %q: an expression takes no local memory", i, spec)}
 		default:
-			if n >= 0 && a.n != n {
-				return "", "", nil, usageError{fmt.Errorf("--arg %d %q: %d elements; the buffers before it hold %d (an expression maps buffers of one length)", i, spec, a.n, n)}
+			if n >= 0 && a.Len != n {
+				return "", "", nil, usageError{fmt.Errorf("--arg %d %q: %d elements; the buffers before it hold %d (an expression maps buffers of one length)", i, spec, a.Len, n)}
 			}
-			n = a.n
-			types[name] = a.typ.name
+			n = a.Len
+			types[name] = a.Type.Name
 		}
 		byName[name] = body
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
 )
@@ -22,16 +23,16 @@ const execKernels = "testdata/exec"
 // readFloat32s reads a .npy file of float32.
 func readFloat32s(t *testing.T, path string) []float32 {
 	t.Helper()
-	a, err := readNPYFile(path)
+	a, err := userkernel.ReadNPYFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.typ.name != "float32" {
-		t.Fatalf("%s holds %s", path, a.typ.name)
+	if a.Type.Name != "float32" {
+		t.Fatalf("%s holds %s", path, a.Type.Name)
 	}
-	out := make([]float32, a.len())
+	out := make([]float32, a.Len())
 	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(a.data[4*i:]))
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(a.Data[4*i:]))
 	}
 	return out
 }
@@ -43,7 +44,8 @@ func writeFloat32s(t *testing.T, path string, v []float32) {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
 	}
-	if err := os.WriteFile(path, encodeNPY(elemTypes[9], data), 0o644); err != nil {
+	f32, _ := userkernel.LookupType("float32")
+	if err := os.WriteFile(path, userkernel.EncodeNPY(f32, data), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -57,9 +59,9 @@ func inputsOf(t *testing.T, seed uint64, specs ...string) [][]float32 {
 	}
 	var out [][]float32
 	for _, a := range args {
-		v := make([]float32, a.n)
+		v := make([]float32, a.Len)
 		for i := range v {
-			v[i] = float32(elemFloat(a.typ, a.init, i))
+			v[i] = float32(userkernel.ElemFloat(a.Type, a.Init, i))
 		}
 		out = append(out, v)
 	}
@@ -152,16 +154,16 @@ func TestExecTranspose(t *testing.T) {
 	if !strings.Contains(out, "global 64x32, local 8x8") {
 		t.Errorf("output:\n%s", out)
 	}
-	a, err := readNPYFile(npyName(dir, "t", ids[0]))
+	a, err := userkernel.ReadNPYFile(npyName(dir, "t", ids[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.typ.name != "int32" || a.len() != 2048 {
-		t.Fatalf("saved %s[%d]", a.typ.name, a.len())
+	if a.Type.Name != "int32" || a.Len() != 2048 {
+		t.Fatalf("saved %s[%d]", a.Type.Name, a.Len())
 	}
 	for x := range 64 {
 		for y := range 32 {
-			if got := int32(binary.LittleEndian.Uint32(a.data[4*(x*32+y):])); got != int32(y*64+x) {
+			if got := int32(binary.LittleEndian.Uint32(a.Data[4*(x*32+y):])); got != int32(y*64+x) {
 				t.Fatalf("out[%d][%d] = %d, want %d", x, y, got, y*64+x)
 			}
 		}
@@ -329,63 +331,6 @@ func TestExecAllDevices(t *testing.T) {
 	}
 }
 
-// TestCompareOutputs checks the comparison of outputs: ulp distances across zero, NaNs,
-// the worst element, integers exactly.
-func TestCompareOutputs(t *testing.T) {
-	f32 := func(v ...float32) []byte {
-		b := make([]byte, 4*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-		}
-		return b
-	}
-	up := func(x float32, k int) float32 { return math.Float32frombits(math.Float32bits(x) + uint32(k)) }
-	nan := float32(math.NaN())
-	a := &execArg{name: "y", index: 2, typ: elemTypes[9], n: 5}
-	want := f32(1, 2, 0, float32(math.Copysign(0, -1)), nan)
-	got := f32(up(1, 3), 2, math.SmallestNonzeroFloat32, 0, nan)
-	c := compareOutputs(a, want, got, 4)
-	if !c.Within || c.MaxULP != 3 || c.Worst != 0 || c.Differing != 2 || c.NaNs != 0 || c.WorstValue != "1.0000004" {
-		t.Errorf("within: %+v", c)
-	}
-	if c := compareOutputs(a, want, got, 2); c.Within || !strings.Contains(c.describe(), "3 ulp at index 0") {
-		t.Errorf("beyond: %+v: %s", c, c.describe())
-	}
-	if c := compareOutputs(a, f32(-1, 1, 0, 0, 0), f32(up(-1, 1), 1, 0, 0, nan), 100); c.Within || c.NaNs != 1 || c.Worst != 4 || c.MaxULP != 1 {
-		t.Errorf("NaN: %+v", c)
-	}
-	if d := ulpDistance(uint64(math.Float32bits(-math.SmallestNonzeroFloat32)), uint64(math.Float32bits(math.SmallestNonzeroFloat32)), 4); d != 2 {
-		t.Errorf("ulps across zero: %d", d)
-	}
-	i16 := &execArg{name: "k", typ: elemTypes[2], n: 3}
-	c = compareOutputs(i16, []byte{1, 0, 0xff, 0xff, 5, 0}, []byte{1, 0, 2, 0, 5, 0}, 1000)
-	if c.Within || !c.Exact || c.Differing != 1 || c.Worst != 1 || c.MaxAbs != 3 || c.WorstBaseline != "-1" {
-		t.Errorf("integers: %+v", c)
-	}
-}
-
-// TestDefaultLocal checks the work-groups chosen without --local.
-func TestDefaultLocal(t *testing.T) {
-	for _, tc := range []struct {
-		global []int
-		maxWG  int
-		want   string
-	}{
-		{[]int{1 << 20}, 1024, "256"},
-		{[]int{1 << 20}, 32, "32"},
-		{[]int{1000}, 1024, "8"},
-		{[]int{999}, 1024, "1"},
-		{[]int{64, 32}, 1024, "16x16"},
-		{[]int{64, 32}, 64, "8x8"},
-		{[]int{64, 6}, 1024, "16x2"},
-		{[]int{64, 64, 64}, 128, "4x8x4"},
-	} {
-		if got := joinDims(defaultLocal(tc.global, tc.maxWG)); got != tc.want {
-			t.Errorf("defaultLocal(%v, %d) = %s, want %s", tc.global, tc.maxWG, got, tc.want)
-		}
-	}
-}
-
 // TestExecHelpExamples runs every example of prism exec --help in a directory holding the
 // example kernels and a small x.npy, and checks that each succeeds.
 func TestExecHelpExamples(t *testing.T) {
@@ -425,69 +370,6 @@ func TestExecHelpExamples(t *testing.T) {
 		if _, err := os.Stat(f); err != nil {
 			t.Error(err)
 		}
-	}
-}
-
-// TestInitValues checks the initial values of buffers of several element types.
-func TestInitValues(t *testing.T) {
-	typ := func(name string) elemType {
-		e, ok := lookupElemType(name)
-		if !ok {
-			t.Fatalf("no type %s", name)
-		}
-		return e
-	}
-	for _, tc := range []struct {
-		typ, init string
-		n         int
-		want      []string
-	}{
-		{"float16", "ones", 2, []string{"1", "1"}},
-		{"half", "0.5", 1, []string{"0.5"}},
-		{"int8", "range", 300, nil}, // checked below: wraps at 128
-		{"uint16", "0xffff", 2, []string{"65535", "65535"}},
-		{"int64", "-2", 1, []string{"-2"}},
-		{"double", "range", 3, []string{"0", "1", "2"}},
-		{"float32", "zeros", 2, []string{"0", "0"}},
-	} {
-		e := typ(tc.typ)
-		data, err := initValues(e, tc.n, tc.init, nil)
-		if err != nil {
-			t.Fatalf("%s %s: %v", tc.typ, tc.init, err)
-		}
-		if len(data) != tc.n*e.size {
-			t.Fatalf("%s %s: %d bytes", tc.typ, tc.init, len(data))
-		}
-		for i, w := range tc.want {
-			if got := elemString(e, data, i); got != w {
-				t.Errorf("%s %s [%d] = %s, want %s", tc.typ, tc.init, i, got, w)
-			}
-		}
-		if tc.typ == "int8" && (elemString(e, data, 127) != "127" || elemString(e, data, 128) != "-128") {
-			t.Errorf("int8 range wraps as %s, %s", elemString(e, data, 127), elemString(e, data, 128))
-		}
-	}
-	if data, _ := initValues(typ("float16"), 1, "1", nil); binary.LittleEndian.Uint16(data) != 0x3c00 {
-		t.Errorf("float16 1 is %#x", binary.LittleEndian.Uint16(data))
-	}
-	// Random values: in range, the same for the same seed and argument, others for another.
-	args, err := parseExecArgs([]string{"buf:float64:1K:random", "buf:int16:1K:random", "buf:uint8:1K:random"}, "k", 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, _ := parseExecArgs([]string{"buf:float64:1K:random"}, "k", 3)
-	other, _ := parseExecArgs([]string{"buf:float64:1K:random"}, "k", 4)
-	if string(args[0].init) != string(again[0].init) || string(args[0].init) == string(other[0].init) {
-		t.Error("random values do not follow --seed")
-	}
-	for i := range 1024 {
-		f, s, u := elemFloat(args[0].typ, args[0].init, i), elemFloat(args[1].typ, args[1].init, i), elemFloat(args[2].typ, args[2].init, i)
-		if f < -1 || f >= 1 || s < -64 || s >= 64 || u < 0 || u >= 128 {
-			t.Fatalf("random [%d]: %v, %v, %v", i, f, s, u)
-		}
-	}
-	if v, err := parseScalar(typ("float16"), "2"); err != nil || v != engine.HalfFromFloat32(2) {
-		t.Errorf("float16 scalar %v, %v", v, err)
 	}
 }
 
@@ -586,12 +468,12 @@ func TestExecRunLines(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	a, err := readNPYFile(npyName(dir, "twice.arg0", ids[0]))
+	a, err := userkernel.ReadNPYFile(npyName(dir, "twice.arg0", ids[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 32 {
-		if got := int32(binary.LittleEndian.Uint32(a.data[4*i:])); got != int32(2*i) {
+		if got := int32(binary.LittleEndian.Uint32(a.Data[4*i:])); got != int32(2*i) {
 			t.Fatalf("twice.arg0[%d] = %d, want %d", i, got, 2*i)
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/cuda/clc"
+	"github.com/prism-compute/prism/kernels"
 )
 
 // The checks of this file read FILE.cl's kernel signatures (package clc) before any device
@@ -32,7 +34,7 @@ func kernelNames(src string, defines []string) []string {
 // checkKernelArgs checks kernel and args against the signatures of src (file names it in
 // messages), with the build's -D defines. It returns a usage error naming the kernels the
 // file defines, or the parameter an argument does not fit.
-func checkKernelArgs(file, src, kernel string, defines []string, args []*execArg) error {
+func checkKernelArgs(file, src, kernel string, defines []string, args []*userkernel.Arg) error {
 	if strings.Contains(src, "##") {
 		return nil // a kernel's name or type may be pasted together: the driver will tell
 	}
@@ -66,7 +68,7 @@ func checkKernelArgs(file, src, kernel string, defines []string, args []*execArg
 		if len(args) < len(params) {
 			msg += fmt.Sprintf(": parameter %s has none", describeParam(params[len(args)]))
 		} else {
-			msg += fmt.Sprintf(": --arg %d %q has no parameter", len(params), args[len(params)].spec)
+			msg += fmt.Sprintf(": --arg %d %q has no parameter", len(params), args[len(params)].Spec)
 		}
 		if len(list) > 0 {
 			msg += fmt.Sprintf(" (the parameters: %s)", strings.Join(list, "; "))
@@ -76,7 +78,7 @@ func checkKernelArgs(file, src, kernel string, defines []string, args []*execArg
 	for i, p := range params {
 		p.Type = expand(macros, p.Type)
 		if err := checkParam(p, args[i]); err != nil {
-			return usageError{fmt.Errorf("--arg %d %q: parameter %s of %s: %w", i, args[i].spec, describeParam(p), kernel, err)}
+			return usageError{fmt.Errorf("--arg %d %q: parameter %s of %s: %w", i, args[i].Spec, describeParam(p), kernel, err)}
 		}
 	}
 	return nil
@@ -102,63 +104,63 @@ func describeParam(p clc.Param) string {
 }
 
 // checkParam checks that argument a fits parameter p, whose Type has its macros expanded.
-func checkParam(p clc.Param, a *execArg) error {
+func checkParam(p clc.Param, a *userkernel.Arg) error {
 	elem, width, known := clType(p.Type)
 	switch {
 	case p.Pointer && p.Space == "local":
-		if a.kind != "local" {
+		if a.Kind != userkernel.Local {
 			return fmt.Errorf("a __local pointer wants local:BYTES or local:%s:COUNT, not a %s", typeSpec(elem, known, p.Type), kindName(a))
 		}
-		if a.typ.name != "" && known && a.typ != elem {
-			return fmt.Errorf("local memory of %s, not of %s: want local:%s:COUNT", p.Type, a.typ.name, elem.name)
+		if a.Type.Name != "" && known && a.Type.Name != elem.Name {
+			return fmt.Errorf("local memory of %s, not of %s: want local:%s:COUNT", p.Type, a.Type.Name, elem.Name)
 		}
 	case p.Pointer:
-		if a.kind != "buf" && a.kind != "out" && a.kind != "inout" {
+		if a.Kind != userkernel.Buf && a.Kind != userkernel.Out && a.Kind != userkernel.InOut {
 			return fmt.Errorf("a pointer wants a buffer (buf:%[1]s:SIZE, out:%[1]s:SIZE or inout:%[1]s:SIZE), not a %[2]s",
 				typeSpec(elem, known, p.Type), kindName(a))
 		}
 		if !known || p.Type == "void" {
 			return nil
 		}
-		if a.typ != elem {
-			return fmt.Errorf("the kernel reads %s elements, the buffer holds %s: want %s:%s:%d", p.Type, a.typ.name, a.kind, elem.name, a.n)
+		if a.Type.Name != elem.Name {
+			return fmt.Errorf("the kernel reads %s elements, the buffer holds %s: want %s:%s:%d", p.Type, a.Type.Name, a.Kind, elem.Name, a.Len)
 		}
-		if a.n%width != 0 {
-			return fmt.Errorf("%d %s elements are not a whole number of %s (a multiple of %d)", a.n, a.typ.name, p.Type, width)
+		if a.Len%width != 0 {
+			return fmt.Errorf("%d %s elements are not a whole number of %s (a multiple of %d)", a.Len, a.Type.Name, p.Type, width)
 		}
 	default:
-		if a.kind != "scalar" {
+		if a.Kind != userkernel.Scalar {
 			return fmt.Errorf("a value (scalar:%s:VALUE) is passed here, not a %s", typeSpec(elem, known, p.Type), kindName(a))
 		}
 		if !known {
 			return nil
 		}
 		if width > 1 {
-			return fmt.Errorf("%s passed by value: prism exec passes scalars only; pass a buffer of %s instead", article(p.Type), elem.name)
+			return fmt.Errorf("%s passed by value: prism exec passes scalars only; pass a buffer of %s instead", article(p.Type), elem.Name)
 		}
-		if a.typ != elem {
-			return fmt.Errorf("the kernel takes %s, --arg passes %s: want scalar:%s:%s", article(p.Type), article(a.typ.name), elem.name, valueOf(a))
+		if a.Type.Name != elem.Name {
+			return fmt.Errorf("the kernel takes %s, --arg passes %s: want scalar:%s:%s", article(p.Type), article(a.Type.Name), elem.Name, valueOf(a))
 		}
 	}
 	return nil
 }
 
 // kindName says what an argument is, in the words of its spec.
-func kindName(a *execArg) string {
-	switch a.kind {
-	case "scalar":
-		return "scalar (" + a.typ.name + ")"
-	case "local":
+func kindName(a *userkernel.Arg) string {
+	switch a.Kind {
+	case userkernel.Scalar:
+		return "scalar (" + a.Type.Name + ")"
+	case userkernel.Local:
 		return "local memory argument"
 	}
-	return a.kind + " buffer of " + a.typ.name
+	return a.Kind + " buffer of " + a.Type.Name
 }
 
 // typeSpec is the TYPE to write in a spec for a parameter of C type c: its element type's
 // name when known, else TYPE.
-func typeSpec(t elemType, known bool, c string) string {
+func typeSpec(t kernels.Type, known bool, c string) string {
 	if known && c != "void" {
-		return t.name
+		return t.Name
 	}
 	return "TYPE"
 }
@@ -172,8 +174,8 @@ func article(s string) string {
 }
 
 // valueOf returns the VALUE part of a scalar's spec.
-func valueOf(a *execArg) string {
-	spec := a.spec
+func valueOf(a *userkernel.Arg) string {
+	spec := a.Spec
 	if i := strings.LastIndexByte(spec, ':'); i >= 0 {
 		return spec[i+1:]
 	}
@@ -183,9 +185,9 @@ func valueOf(a *execArg) string {
 // clType returns the element type of OpenCL C's type c and its vector width (1 for a
 // scalar); known is false for a type prism exec does not know (size_t, whose size is the
 // device's, a struct, a typedef). void is known, as int8 (a pointer to it takes any buffer).
-func clType(c string) (t elemType, width int, known bool) {
+func clType(c string) (t kernels.Type, width int, known bool) {
 	if c == "void" {
-		t, _ = lookupElemType("char")
+		t, _ = userkernel.LookupType("char")
 		return t, 1, true
 	}
 	base, width := c, 1
@@ -198,9 +200,9 @@ func clType(c string) (t elemType, width int, known bool) {
 		}
 	}
 	if !clScalars[base] {
-		return elemType{}, 0, false
+		return kernels.Type{}, 0, false
 	}
-	t, known = lookupElemType(base)
+	t, known = userkernel.LookupType(base)
 	if width == 3 {
 		width = 4 // a 3-component vector takes the room of 4
 	}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -86,15 +86,9 @@ func (o *tuneUserOptions) onlyWithFile(f *pflag.FlagSet) error {
 
 var errTuneExpr = usageError{errors.New("prism tune does not take --expr: write the kernel to FILE.cl, or time the expression with prism exec --expr")}
 
-// tuneDefine is one -D of prism tune: a macro and the values to try.
-type tuneDefine struct {
-	name   string
-	values []string // nil: defined without a value
-}
-
 // parseTuneDefines parses the -D flags of prism tune into the macros that vary (more than
 // one value) and the build options of those that do not.
-func parseTuneDefines(specs []string) (vary []tuneDefine, fixed []string, err error) {
+func parseTuneDefines(specs []string) (vary []userkernel.Define, fixed []string, err error) {
 	seen := map[string]bool{}
 	for _, d := range specs {
 		name, list, hasValue := strings.Cut(d, "=")
@@ -119,64 +113,24 @@ func parseTuneDefines(specs []string) (vary []tuneDefine, fixed []string, err er
 			fixed = append(fixed, "-D"+d)
 			continue
 		}
-		vary = append(vary, tuneDefine{name, values})
+		vary = append(vary, userkernel.Define{Name: name, Values: values})
 	}
 	return vary, fixed, nil
 }
 
-// tuneGrid returns every combination of the values of vary, the last macro varying
-// fastest, each as its NAME=VALUE defines.
-func tuneGrid(vary []tuneDefine) [][]string {
-	grid := [][]string{nil}
-	for _, d := range vary {
-		var next [][]string
-		for _, c := range grid {
-			for _, v := range d.values {
-				next = append(next, append(slices.Clip(c), d.name+"="+v))
-			}
-		}
-		grid = next
-	}
-	return grid
-}
-
-// tuneCombo is one combination's outcome on one device.
-type tuneCombo struct {
-	Defines []string      `json:"defines"` // the macros that vary, NAME=VALUE
-	Label   string        `json:"label"`
-	Status  string        `json:"status"` // ok, build failed, failed, differs
-	Stats   bench.Stats   `json:"stats"`
-	Err     string        `json:"error,omitempty"`
-	Compare []execCompare `json:"compare,omitempty"`
-	Fastest bool          `json:"fastest,omitempty"`
-}
-
-// tuneUserDevice is one device's tuning of FILE.cl.
-type tuneUserDevice struct {
-	Device       string      `json:"device"`
-	Name         string      `json:"device_name"`
-	Local        []int       `json:"local,omitempty"`
-	Timing       string      `json:"timing,omitempty"`
-	Baseline     string      `json:"baseline,omitempty"` // the combination the others' outputs are compared with
-	Combinations []tuneCombo `json:"combinations"`       // fastest first, then those not eligible
-	Fastest      string      `json:"fastest,omitempty"`
-	Speedup      float64     `json:"speedup_over_slowest,omitempty"`
-	Err          string      `json:"error,omitempty"`
-}
-
 // tuneUserSummary is the result of tuning FILE.cl, printed as text or --json.
 type tuneUserSummary struct {
-	File         string           `json:"file"`
-	Kernel       string           `json:"kernel"`
-	Global       []int            `json:"global"`
-	Local        []int            `json:"local,omitempty"`
-	Fixed        []string         `json:"fixed_build_options,omitempty"`
-	Args         []string         `json:"args"`
-	Seed         uint64           `json:"seed"`
-	Count        int              `json:"count"`
-	Warmup       int              `json:"warmup"`
-	ToleranceULP uint64           `json:"tolerance_ulp"`
-	Devices      []tuneUserDevice `json:"devices"`
+	File         string              `json:"file"`
+	Kernel       string              `json:"kernel"`
+	Global       []int               `json:"global"`
+	Local        []int               `json:"local,omitempty"`
+	Fixed        []string            `json:"fixed_build_options,omitempty"`
+	Args         []string            `json:"args"`
+	Seed         uint64              `json:"seed"`
+	Count        int                 `json:"count"`
+	Warmup       int                 `json:"warmup"`
+	ToleranceULP uint64              `json:"tolerance_ulp"`
+	Devices      []userkernel.Tuning `json:"devices"`
 }
 
 func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error {
@@ -231,47 +185,17 @@ func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error 
 		return err
 	}
 	ctx := cmd.Context()
-	eopts := &execOptions{kernel: u.kernel, count: opts.count, warmup: opts.warmup, noOutput: true}
-	grid := tuneGrid(vary)
+	tuner := &userkernel.Tuner{
+		Launch: userkernel.Launch{File: file, Source: string(src), Kernel: u.kernel, BuildOptions: fixed, Args: args,
+			Global: global, Local: local, Warmup: opts.warmup, Count: opts.count},
+		Grid:         userkernel.Grid(vary),
+		ToleranceULP: u.tolULP,
+	}
+	tuner.Explain = func(dev *engine.Device, err error) error { return execError(dev, &tuner.Launch, false, err) }
 	sum := tuneUserSummary{File: file, Kernel: u.kernel, Global: global, Local: local, Fixed: fixed, Args: u.args,
 		Seed: u.seed, Count: opts.count, Warmup: opts.warmup, ToleranceULP: u.tolULP}
 	errs := forEachOpenCLDevice(cmd, ids, u.all, func(dev *engine.Device) error {
-		d := tuneUserDevice{Device: dev.ID(), Name: dev.Info().Name}
-		var base *execDevice
-		for _, c := range grid {
-			if ctx.Err() != nil {
-				break
-			}
-			buildOpts := slices.Clone(fixed)
-			for _, def := range c {
-				buildOpts = append(buildOpts, "-D"+def)
-			}
-			combo := tuneCombo{Defines: c, Label: tuneLabel(c), Status: "ok"}
-			res, err := execOn(ctx, dev, eopts, file, string(src), buildOpts, args, global, local)
-			var be *engine.BuildError
-			switch {
-			case errors.As(err, &be):
-				combo.Status, combo.Err = "build failed", err.Error()
-			case err != nil:
-				combo.Status, combo.Err = "failed", err.Error()
-			case base == nil:
-				r := res
-				base, d.Baseline = &r, combo.Label
-				d.Local, d.Timing = res.Local, res.Timing
-			default:
-				for j, a := range savedArgs(args) {
-					c := compareOutputs(a, base.data[j], res.data[j], u.tolULP)
-					c.Device, c.Baseline = dev.ID(), d.Baseline
-					combo.Compare = append(combo.Compare, c)
-					if !c.Within && combo.Status == "ok" {
-						combo.Status, combo.Err = "differs", c.Output+": "+c.describe()
-					}
-				}
-			}
-			combo.Stats = res.Stats
-			d.Combinations = append(d.Combinations, combo)
-		}
-		rankCombos(&d)
+		d := tuner.Tune(ctx, dev)
 		var err error
 		if d.Fastest == "" {
 			d.Err = "no combination built, ran and agreed"
@@ -293,43 +217,6 @@ func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error 
 	return errors.Join(append(errs, werr)...)
 }
 
-// tuneLabel names a combination by its -D flags.
-func tuneLabel(defines []string) string {
-	if len(defines) == 0 {
-		return "(no -D varies)"
-	}
-	return "-D " + strings.Join(defines, " -D ")
-}
-
-// rankCombos sorts d's combinations, the eligible ones by median time first, marks the
-// fastest and sets how much faster it is than the slowest.
-func rankCombos(d *tuneUserDevice) {
-	ok := func(c tuneCombo) bool { return c.Status == "ok" && c.Stats.Median > 0 }
-	slices.SortStableFunc(d.Combinations, func(a, b tuneCombo) int {
-		switch {
-		case ok(a) && ok(b):
-			return cmp.Compare(a.Stats.Median, b.Stats.Median)
-		case ok(a):
-			return -1
-		case ok(b):
-			return 1
-		}
-		return 0
-	})
-	if len(d.Combinations) == 0 || !ok(d.Combinations[0]) {
-		return
-	}
-	d.Combinations[0].Fastest = true
-	d.Fastest = d.Combinations[0].Label
-	slowest := d.Combinations[0].Stats.Median
-	for _, c := range d.Combinations {
-		if ok(c) {
-			slowest = max(slowest, c.Stats.Median)
-		}
-	}
-	d.Speedup = float64(slowest) / float64(d.Combinations[0].Stats.Median)
-}
-
 // writeTuneUser prints the tuning of FILE.cl as text.
 func writeTuneUser(w io.Writer, s *tuneUserSummary) {
 	for _, d := range s.Devices {
@@ -347,7 +234,7 @@ func writeTuneUser(w io.Writer, s *tuneUserSummary) {
 		}
 		for _, c := range d.Combinations {
 			switch c.Status {
-			case "ok":
+			case userkernel.StatusOK:
 				mark := ""
 				if c.Fastest {
 					mark = "  fastest"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine/enginetest"
 )
 
@@ -22,7 +23,7 @@ func TestTuneGrid(t *testing.T) {
 	if want := []string{"-DFAST", "-DN=3"}; !reflect.DeepEqual(fixed, want) {
 		t.Errorf("fixed %q, want %q", fixed, want)
 	}
-	got := tuneGrid(vary)
+	got := userkernel.Grid(vary)
 	want := [][]string{
 		{"WG=64", "VEC=1"}, {"WG=64", "VEC=2"}, {"WG=64", "VEC=4"},
 		{"WG=128", "VEC=1"}, {"WG=128", "VEC=2"}, {"WG=128", "VEC=4"},
@@ -30,10 +31,10 @@ func TestTuneGrid(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("grid %q, want %q", got, want)
 	}
-	if g := tuneGrid(nil); len(g) != 1 || len(g[0]) != 0 {
+	if g := userkernel.Grid(nil); len(g) != 1 || len(g[0]) != 0 {
 		t.Errorf("grid of nothing %q, want one empty combination", g)
 	}
-	if l := tuneLabel(want[5]); l != "-D WG=128 -D VEC=4" {
+	if l := userkernel.Label(want[5]); l != "-D WG=128 -D VEC=4" {
 		t.Errorf("label %q", l)
 	}
 }
