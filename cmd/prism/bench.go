@@ -10,7 +10,6 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels/suite"
 	"github.com/prism-compute/prism/platform"
 	"github.com/prism-compute/prism/platform/telemetry"
 	"github.com/spf13/cobra"
@@ -201,14 +200,8 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	if len(opts.fractions) > 0 && !opts.split {
 		return usageError{fmt.Errorf("--fractions applies to --split")}
 	}
-	ops, err := suite.Match(opts.ops...)
+	ops, err := selectOps("--ops", opts.ops, opts.precs, opts.variants)
 	if err != nil {
-		return usageError{fmt.Errorf("--ops: %w", err)}
-	}
-	if ops, err = suite.WithPrecision(ops, opts.precs...); err != nil {
-		return usageError{fmt.Errorf("--precision: %w", err)}
-	}
-	if err := checkVariants(ops, opts.variants); err != nil {
 		return err
 	}
 	ctx := cmd.Context()

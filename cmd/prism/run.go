@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
-	"github.com/prism-compute/prism/kernels/suite"
 	"github.com/prism-compute/prism/platform"
 	"github.com/spf13/cobra"
 )
@@ -108,14 +105,8 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 			return usageError{fmt.Errorf("--size: %w", err)}
 		}
 	}
-	ops, err := suite.Match(args...)
+	ops, err := selectOps("", args, opts.precs, opts.variants)
 	if err != nil {
-		return usageError{err}
-	}
-	if ops, err = suite.WithPrecision(ops, opts.precs...); err != nil {
-		return usageError{fmt.Errorf("--precision: %w", err)}
-	}
-	if err := checkVariants(ops, opts.variants); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
@@ -170,37 +161,6 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	}
 	errs = append(errs, opts.flush(&buf)) // what ran is kept, failures included
 	return errors.Join(errs...)
-}
-
-// checkVariants refuses a --variant name that none of ops has, a mistake rather than a case
-// to skip, with a usage error that lists the variants there are.
-func checkVariants(ops []kernels.Op, names []string) error {
-	for _, name := range names {
-		if strings.EqualFold(name, "all") {
-			continue
-		}
-		var have []string
-		found := false
-		for _, op := range ops {
-			if _, err := op.Variant(name); err == nil {
-				found = true
-				break
-			}
-			for _, v := range op.VariantNames() {
-				if !slices.Contains(have, v) {
-					have = append(have, v)
-				}
-			}
-		}
-		if !found {
-			list := strings.Join(have, ", ")
-			if len(ops) == 1 {
-				return usageError{fmt.Errorf("--variant %s: %s has no such variant (it has %s; see prism kernels)", name, ops[0].Name, list)}
-			}
-			return usageError{fmt.Errorf("--variant %s: none of the %d operations selected has it (they have %s; see prism kernels)", name, len(ops), list)}
-		}
-	}
-	return nil
 }
 
 // failedCase is the error of a case that did not run or failed: its message says the case,

@@ -13,7 +13,6 @@ import (
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
-	"github.com/prism-compute/prism/kernels/suite"
 	"github.com/prism-compute/prism/platform"
 	"github.com/spf13/cobra"
 )
@@ -103,17 +102,13 @@ func tuneRun(cmd *cobra.Command, opts *tuneOptions, args []string) error {
 			return usageError{fmt.Errorf("--size: %w", err)}
 		}
 	}
-	ops, err := suite.Match(args...)
-	if err != nil {
-		return usageError{err}
-	}
-	if ops, err = suite.WithPrecision(ops, opts.precs...); err != nil {
-		return usageError{fmt.Errorf("--precision: %w", err)}
-	}
+	var variants []string
 	if opts.variant != "" {
-		if err := checkVariants(ops, []string{opts.variant}); err != nil {
-			return err
-		}
+		variants = []string{opts.variant}
+	}
+	ops, err := selectOps("", args, opts.precs, variants)
+	if err != nil {
+		return err
 	}
 	ctx := cmd.Context()
 	dev, err := platform.Open(ctx, opts.device)
