@@ -79,9 +79,14 @@ func TestRunFiguresLinkLatency(t *testing.T) {
 	}
 	ov := res["overlap"]
 	for _, k := range []string{"serial_ns", "copy_in_ns", "compute_ns", "copy_out_ns", "hidden_fraction", "speedup"} {
-		if _, ok := ov.Figures[k]; !ok {
-			t.Errorf("overlap figures %v lack %s", ov.Figures, k)
+		_, ok := ov.Figures[k]
+		why, na := ov.FiguresNA[k]
+		if ok == na || (na && why == "") {
+			t.Errorf("overlap figures %v, not applicable %v: want %s in exactly one", ov.Figures, ov.FiguresNA, k)
 		}
+	}
+	if _, na := ov.FiguresNA["hidden_fraction"]; na != (dev.Info().Kind == engine.KindCPU) {
+		t.Errorf("overlap on %s (%v): hidden_fraction not applicable %v, want it so exactly on a CPU", dev.ID(), dev.Info().Kind, na)
 	}
 	if !ov.Link || ov.Bound != BoundCompute {
 		t.Errorf("overlap: link %v, bound %q; want the link, compute-bound", ov.Link, ov.Bound)

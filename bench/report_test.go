@@ -290,7 +290,7 @@ func TestProgress(t *testing.T) {
 	p.step("opencl:0:0", "copy ceiling")
 	p.step("opencl:0:0", "stream/copy/float32 1M")
 	p.end()
-	if want := "opencl:0:0: [2/2] stream/copy/float32 1M\n"; !strings.Contains(buf.String(), want) {
+	if want := "opencl:0:0: [2/2 0:00] stream/copy/float32 1M\n"; !strings.Contains(buf.String(), want) {
 		t.Errorf("plain progress:\n%s", buf.String())
 	}
 	buf.Reset()
