@@ -10,7 +10,9 @@ import (
 const mod = "github.com/prism-compute/prism"
 
 // TestImportDirection keeps the layers of docs/ARCHITECTURE.md: cmd -> bench -> kernels, platform ->
-// engine -> engine/driver; backends (cl, cuda) import only engine and engine/driver (and cuda
+// engine -> engine/driver, with engine/group (groups, collectives, rendezvous) on engine;
+// backends (cl, cuda) import only engine, engine/driver and the helpers they share
+// (internal/osthread, internal/dl, the one module package with cgo outside them) (and cuda
 // its pure-Go OpenCL C front end, cuda/clc, and translation to CUDA C++, cuda/clc/translate,
 // which imports only cuda/clc and engine); the kernels base imports only engine, each
 // kernel family (a package under kernels/) only the base, engine and the expression compiler
@@ -41,6 +43,7 @@ func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"engine/driver":     {},
 		"engine":            {"engine/driver"},
+		"engine/group":      {"engine", "engine/driver"}, // groups, collectives, rendezvous
 		"cl":                {"engine", "engine/driver", "internal/osthread", "internal/dl"},
 		"cuda":              {"engine", "engine/driver", "cuda/clc", "cuda/clc/translate", "internal/osthread", "internal/dl"},
 		"internal/osthread": {}, // the OS-thread helper both backends share
@@ -48,7 +51,7 @@ func TestImportDirection(t *testing.T) {
 		"cuda/clc":          {}, // the OpenCL C front end: pure Go, no runtime
 		"platform":          {"engine"},
 		"kernels":           {"engine"},
-		"bench":             {"engine", "kernels", "kernels/suite", "kernels/ceiling", "platform", "bench/internal/term"},
+		"bench":             {"engine", "kernels", "kernels/suite", "kernels/ceiling", "platform", "bench/internal/term", "engine/group"},
 	}
 	allowed["cuda/clc/translate"] = []string{"cuda/clc", "engine"} // OpenCL C to CUDA C++: pure Go, no runtime
 	// a user's own kernels, run, compared and tuned on bench's timing
@@ -86,7 +89,7 @@ func TestImportDirection(t *testing.T) {
 		}
 	}
 	// kernels, platform, bench, cuda/clc and cuda/clc/translate must build without cgo: no package they depend on uses it.
-	for _, root := range append([]string{"kernels", "kernels/fuse", "kernels/suite", "platform", "bench", "bench/userkernel", "engine", "cuda/clc", "cuda/clc/translate"}, families...) {
+	for _, root := range append([]string{"kernels", "kernels/fuse", "kernels/suite", "platform", "bench", "bench/userkernel", "engine", "engine/group", "cuda/clc", "cuda/clc/translate"}, families...) {
 		seen := map[string]bool{}
 		var walk func(string)
 		walk = func(path string) {

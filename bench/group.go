@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/group"
 	"github.com/prism-compute/prism/kernels"
 )
 
@@ -320,7 +321,7 @@ type CollectiveConfig struct {
 // this process are devs: verified once against its reference, then timed by the host
 // clock over Count runs, each the collective and the finish of every local queue (with
 // a barrier before each across processes).
-func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *engine.Group) (*Report, error) {
+func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *group.Group) (*Report, error) {
 	if cfg.Count <= 0 || cfg.Warmup < 0 || cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
 		return nil, fmt.Errorf("bench: count %d and warmup %d: count 1 to %d, warmup 0 to %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
 	}
@@ -353,7 +354,7 @@ func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *engine.Group) 
 }
 
 // runCollective measures one collective of count elements per rank's send buffer.
-func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfig, g *engine.Group, name string, count int) CollectiveResult {
+func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfig, g *group.Group, name string, count int) CollectiveResult {
 	kind := strings.Split(name, "/")[1]
 	size := g.Size()
 	es := engine.SizeOf[T]()
@@ -409,13 +410,13 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 		var err error
 		switch kind {
 		case "all-reduce":
-			err = engine.AllReduce(ctx, g, qs, send, recv, engine.ReduceSum)
+			err = group.AllReduce(ctx, g, qs, send, recv, group.ReduceSum)
 		case "all-gather":
-			err = engine.AllGather(ctx, g, qs, send, recv)
+			err = group.AllGather(ctx, g, qs, send, recv)
 		case "reduce-scatter":
-			err = engine.ReduceScatter(ctx, g, qs, send, recv, engine.ReduceSum)
+			err = group.ReduceScatter(ctx, g, qs, send, recv, group.ReduceSum)
 		case "broadcast":
-			err = engine.Broadcast(ctx, g, qs, send, recv, 0)
+			err = group.Broadcast(ctx, g, qs, send, recv, 0)
 		}
 		if err != nil {
 			return err
@@ -456,7 +457,7 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 
 // verifyCollective reads every local rank's recv buffer and compares it with the result
 // the inputs give; the inputs are small integers, so sums are exact and compared exactly.
-func verifyCollective[T float32 | float64](ctx context.Context, kind string, g *engine.Group, qs []*engine.Queue, recv []*engine.Buffer[T], input func(int) []T, count int) error {
+func verifyCollective[T float32 | float64](ctx context.Context, kind string, g *group.Group, qs []*engine.Queue, recv []*engine.Buffer[T], input func(int) []T, count int) error {
 	size := g.Size()
 	var sum []T
 	if kind == "all-reduce" || kind == "reduce-scatter" {

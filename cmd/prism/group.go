@@ -9,6 +9,7 @@ import (
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/group"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/spf13/cobra"
 )
@@ -71,18 +72,18 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 		}
 		devs = append(devs, d)
 	}
-	rv, joined, err := engine.RendezvousFromEnv()
+	rv, joined, err := group.RendezvousFromEnv()
 	if err != nil {
 		return usageError{err}
 	}
-	o := engine.GroupOptions{HostStaged: opts.hostStaged}
-	var g *engine.Group
+	o := group.Options{HostStaged: opts.hostStaged}
+	var g *group.Group
 	if joined {
 		jctx, cancel := context.WithTimeout(ctx, joinTimeout)
-		g, err = engine.JoinGroup(jctx, devs, rv, o)
+		g, err = group.Join(jctx, devs, rv, o)
 		cancel()
 	} else {
-		g, err = engine.NewGroup(ctx, devs, o)
+		g, err = group.New(ctx, devs, o)
 	}
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/group"
 )
 
 // testGroups checks collectives across groups of this device: the device alone (through
@@ -22,7 +23,7 @@ import (
 func (s *suite) testGroups(t *testing.T) {
 	ctx := context.Background()
 	t.Run("Alone", func(t *testing.T) {
-		g, err := engine.NewGroup(ctx, []*engine.Device{s.dev}, engine.GroupOptions{})
+		g, err := group.New(ctx, []*engine.Device{s.dev}, group.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,11 +32,11 @@ func (s *suite) testGroups(t *testing.T) {
 		if g.Size() != 1 || g.Rank(0) != 0 {
 			t.Errorf("Size %d, Rank(0) %d; want 1, 0", g.Size(), g.Rank(0))
 		}
-		checkCollectives(t, [][]*engine.Device{{s.dev}}, []*engine.Group{g})
+		checkCollectives(t, [][]*engine.Device{{s.dev}}, []*group.Group{g})
 	})
 	t.Run("TwoHandles", func(t *testing.T) {
 		devs := s.handles(t, 2)
-		g, err := engine.NewGroup(ctx, devs, engine.GroupOptions{})
+		g, err := group.New(ctx, devs, group.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +44,7 @@ func (s *suite) testGroups(t *testing.T) {
 		if g.Library().Name != "host-staged" || g.Staged() == "" {
 			t.Errorf("two handles on one device run through %s (%q); want host-staged with a reason", g.Library(), g.Staged())
 		}
-		checkCollectives(t, [][]*engine.Device{devs}, []*engine.Group{g})
+		checkCollectives(t, [][]*engine.Device{devs}, []*group.Group{g})
 	})
 	t.Run("Processes", func(t *testing.T) {
 		// Processes 0 and 2 bring one device each, process 1 two: ranks 0, 1-2, 3.
@@ -52,7 +53,7 @@ func (s *suite) testGroups(t *testing.T) {
 		for p, n := range counts {
 			devs[p] = s.handles(t, n)
 		}
-		groups, err := joinAll(ctx, devs, engine.GroupOptions{HostStaged: true})
+		groups, err := joinAll(ctx, devs, group.Options{HostStaged: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +73,7 @@ func (s *suite) testGroups(t *testing.T) {
 		each(len(groups), func(p int) {
 			n := 8 + boolInt(p == 2)
 			qs, send, recv := groupBuffers[float32](t, devs[p], n, n)
-			errs[p] = engine.AllReduce(ctx, groups[p], qs, send, recv, engine.ReduceSum)
+			errs[p] = group.AllReduce(ctx, groups[p], qs, send, recv, group.ReduceSum)
 		})
 		for p, err := range errs {
 			if !errors.Is(err, engine.ErrInvalidArg) {
@@ -105,7 +106,7 @@ func (s *suite) handles(t *testing.T, n int) []*engine.Device {
 
 // joinAll joins one group per element of devs, each a process of a rendezvous on a free
 // localhost port, concurrently.
-func joinAll(ctx context.Context, devs [][]*engine.Device, o engine.GroupOptions) ([]*engine.Group, error) {
+func joinAll(ctx context.Context, devs [][]*engine.Device, o group.Options) ([]*group.Group, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -114,11 +115,11 @@ func joinAll(ctx context.Context, devs [][]*engine.Device, o engine.GroupOptions
 	ln.Close()
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	groups := make([]*engine.Group, len(devs))
+	groups := make([]*group.Group, len(devs))
 	errs := make([]error, len(devs))
 	each(len(devs), func(p int) {
-		rv := engine.Rendezvous{Addr: addr, Rank: p, Size: len(devs)}
-		groups[p], errs[p] = engine.JoinGroup(ctx, devs[p], rv, o)
+		rv := group.Rendezvous{Addr: addr, Rank: p, Size: len(devs)}
+		groups[p], errs[p] = group.Join(ctx, devs[p], rv, o)
 	})
 	if err := errors.Join(errs...); err != nil {
 		for _, g := range groups {
@@ -148,7 +149,7 @@ func boolInt(b bool) int {
 
 // groupBuffers makes a queue and a send buffer of ns random elements and a recv buffer of
 // nr sentinels per device.
-func groupBuffers[T engine.CollectiveScalar](t *testing.T, devs []*engine.Device, ns, nr int) ([]*engine.Queue, []*engine.Buffer[T], []*engine.Buffer[T]) {
+func groupBuffers[T group.CollectiveScalar](t *testing.T, devs []*engine.Device, ns, nr int) ([]*engine.Queue, []*engine.Buffer[T], []*engine.Buffer[T]) {
 	qs := make([]*engine.Queue, len(devs))
 	send := make([]*engine.Buffer[T], len(devs))
 	recv := make([]*engine.Buffer[T], len(devs))
@@ -177,14 +178,14 @@ func groupBuffers[T engine.CollectiveScalar](t *testing.T, devs []*engine.Device
 // checkCollectives runs every collective across the groups (one per process, devs[p]
 // its devices) in both element types at edge counts and compares each rank's result with
 // the reference computed from every rank's input.
-func checkCollectives(t *testing.T, devs [][]*engine.Device, groups []*engine.Group) {
+func checkCollectives(t *testing.T, devs [][]*engine.Device, groups []*group.Group) {
 	for _, n := range []int{1, 7, 1000} {
 		t.Run("float32/"+strconv.Itoa(n), func(t *testing.T) { collectivesOf[float32](t, devs, groups, n) })
 		t.Run("int64/"+strconv.Itoa(n), func(t *testing.T) { collectivesOf[int64](t, devs, groups, n) })
 	}
 }
 
-func collectivesOf[T engine.CollectiveScalar](t *testing.T, devs [][]*engine.Device, groups []*engine.Group, n int) {
+func collectivesOf[T group.CollectiveScalar](t *testing.T, devs [][]*engine.Device, groups []*group.Group, n int) {
 	ctx := context.Background()
 	size := groups[0].Size()
 	type proc struct {
@@ -212,7 +213,7 @@ func collectivesOf[T engine.CollectiveScalar](t *testing.T, devs [][]*engine.Dev
 		want   func(r int) []T
 	}{
 		{"all-reduce", n, n, func(p int, pr proc) error {
-			return engine.AllReduce(ctx, groups[p], pr.qs, pr.send, pr.recv, engine.ReduceSum)
+			return group.AllReduce(ctx, groups[p], pr.qs, pr.send, pr.recv, group.ReduceSum)
 		}, func(int) []T {
 			w := make([]T, n)
 			for r := range size {
@@ -223,7 +224,7 @@ func collectivesOf[T engine.CollectiveScalar](t *testing.T, devs [][]*engine.Dev
 			return w
 		}},
 		{"all-reduce-max", n, n, func(p int, pr proc) error {
-			return engine.AllReduce(ctx, groups[p], pr.qs, pr.send, pr.recv, engine.ReduceMax)
+			return group.AllReduce(ctx, groups[p], pr.qs, pr.send, pr.recv, group.ReduceMax)
 		}, func(int) []T {
 			w := input("all-reduce-max", 0, n)
 			for r := 1; r < size; r++ {
@@ -234,7 +235,7 @@ func collectivesOf[T engine.CollectiveScalar](t *testing.T, devs [][]*engine.Dev
 			return w
 		}},
 		{"all-gather", n, n * size, func(p int, pr proc) error {
-			return engine.AllGather(ctx, groups[p], pr.qs, pr.send, pr.recv)
+			return group.AllGather(ctx, groups[p], pr.qs, pr.send, pr.recv)
 		}, func(int) []T {
 			var w []T
 			for r := range size {
@@ -243,7 +244,7 @@ func collectivesOf[T engine.CollectiveScalar](t *testing.T, devs [][]*engine.Dev
 			return w
 		}},
 		{"reduce-scatter", n * size, n, func(p int, pr proc) error {
-			return engine.ReduceScatter(ctx, groups[p], pr.qs, pr.send, pr.recv, engine.ReduceSum)
+			return group.ReduceScatter(ctx, groups[p], pr.qs, pr.send, pr.recv, group.ReduceSum)
 		}, func(r int) []T {
 			w := make([]T, n*size)
 			for q := range size {
@@ -254,7 +255,7 @@ func collectivesOf[T engine.CollectiveScalar](t *testing.T, devs [][]*engine.Dev
 			return w[r*n : (r+1)*n]
 		}},
 		{"broadcast", n, n, func(p int, pr proc) error {
-			return engine.Broadcast(ctx, groups[p], pr.qs, pr.send, pr.recv, size-1)
+			return group.Broadcast(ctx, groups[p], pr.qs, pr.send, pr.recv, size-1)
 		}, func(int) []T { return input("broadcast", size-1, n) }},
 	}
 	for _, c := range cases {
@@ -293,13 +294,13 @@ func collectivesOf[T engine.CollectiveScalar](t *testing.T, devs [][]*engine.Dev
 func (s *suite) testGroupErrors(t *testing.T) {
 	ctx := context.Background()
 	devs := s.handles(t, 2)
-	if _, err := engine.NewGroup(ctx, nil, engine.GroupOptions{}); !errors.Is(err, engine.ErrInvalidArg) {
+	if _, err := group.New(ctx, nil, group.Options{}); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("NewGroup of no device: %v; want ErrInvalidArg", err)
 	}
-	if _, err := engine.NewGroup(ctx, []*engine.Device{devs[0], devs[0]}, engine.GroupOptions{}); !errors.Is(err, engine.ErrInvalidArg) {
+	if _, err := group.New(ctx, []*engine.Device{devs[0], devs[0]}, group.Options{}); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("NewGroup of one device twice: %v; want ErrInvalidArg", err)
 	}
-	g, err := engine.NewGroup(ctx, devs, engine.GroupOptions{})
+	g, err := group.New(ctx, devs, group.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,18 +310,18 @@ func (s *suite) testGroupErrors(t *testing.T) {
 		what string
 		err  error
 	}{
-		{"too few queues", engine.AllReduce(ctx, g, qs[:1], send, recv, engine.ReduceSum)},
-		{"unknown reduction", engine.AllReduce(ctx, g, qs, send, recv, engine.ReduceOp(99))},
-		{"unequal send and recv", engine.AllReduce(ctx, g, qs, send, long, engine.ReduceSum)},
-		{"all-gather recv too short", engine.AllGather(ctx, g, qs, send, recv)},
-		{"reduce-scatter send too short", engine.ReduceScatter(ctx, g, qs, send, recv, engine.ReduceSum)},
-		{"all-gather in place", engine.AllGather(ctx, g, qs, long, long)},
-		{"broadcast root out of range", engine.Broadcast(ctx, g, qs, send, recv, 2)},
-		{"nil recv", engine.AllReduce(ctx, g, qs, send, []*engine.Buffer[float32]{recv[0], nil}, engine.ReduceSum)},
-		{"queues swapped", engine.AllReduce(ctx, g, []*engine.Queue{qs[1], qs[0]}, send, recv, engine.ReduceSum)},
-		{"counts differ", engine.AllReduce(ctx, g, qs, []*engine.Buffer[float32]{send[0], long[1]}, []*engine.Buffer[float32]{recv[0], long[1]}, engine.ReduceSum)},
-		{"rendezvous rank out of range", joinErr(devs[:1], engine.Rendezvous{Addr: "127.0.0.1:1", Rank: 2, Size: 2})},
-		{"rendezvous address", joinErr(devs[:1], engine.Rendezvous{Addr: "nowhere", Rank: 1, Size: 2})},
+		{"too few queues", group.AllReduce(ctx, g, qs[:1], send, recv, group.ReduceSum)},
+		{"unknown reduction", group.AllReduce(ctx, g, qs, send, recv, group.ReduceOp(99))},
+		{"unequal send and recv", group.AllReduce(ctx, g, qs, send, long, group.ReduceSum)},
+		{"all-gather recv too short", group.AllGather(ctx, g, qs, send, recv)},
+		{"reduce-scatter send too short", group.ReduceScatter(ctx, g, qs, send, recv, group.ReduceSum)},
+		{"all-gather in place", group.AllGather(ctx, g, qs, long, long)},
+		{"broadcast root out of range", group.Broadcast(ctx, g, qs, send, recv, 2)},
+		{"nil recv", group.AllReduce(ctx, g, qs, send, []*engine.Buffer[float32]{recv[0], nil}, group.ReduceSum)},
+		{"queues swapped", group.AllReduce(ctx, g, []*engine.Queue{qs[1], qs[0]}, send, recv, group.ReduceSum)},
+		{"counts differ", group.AllReduce(ctx, g, qs, []*engine.Buffer[float32]{send[0], long[1]}, []*engine.Buffer[float32]{recv[0], long[1]}, group.ReduceSum)},
+		{"rendezvous rank out of range", joinErr(devs[:1], group.Rendezvous{Addr: "127.0.0.1:1", Rank: 2, Size: 2})},
+		{"rendezvous address", joinErr(devs[:1], group.Rendezvous{Addr: "nowhere", Rank: 1, Size: 2})},
 	}
 	for _, b := range bad {
 		if !errors.Is(b.err, engine.ErrInvalidArg) {
@@ -333,7 +334,7 @@ func (s *suite) testGroupErrors(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	if _, err := engine.JoinGroup(short, devs[:1], engine.Rendezvous{Addr: addr, Rank: 0, Size: 2}, engine.GroupOptions{}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := group.Join(short, devs[:1], group.Rendezvous{Addr: addr, Rank: 0, Size: 2}, group.Options{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("JoinGroup with no peer: %v; want context.DeadlineExceeded", err)
 	}
 	// A connection that says nothing (not a Prism process) holds up no process that joins.
@@ -347,7 +348,7 @@ func (s *suite) testGroupErrors(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	groups := make([]*engine.Group, 2)
+	groups := make([]*group.Group, 2)
 	errs := make([]error, 2)
 	each(2, func(p int) {
 		if p == 1 {
@@ -355,7 +356,7 @@ func (s *suite) testGroupErrors(t *testing.T) {
 				silent, _ = net.Dial("tcp", addr) // before rank 1 dials
 			}
 		}
-		groups[p], errs[p] = engine.JoinGroup(ctx, devs[p:p+1], engine.Rendezvous{Addr: addr, Rank: p, Size: 2}, engine.GroupOptions{HostStaged: true})
+		groups[p], errs[p] = group.Join(ctx, devs[p:p+1], group.Rendezvous{Addr: addr, Rank: p, Size: 2}, group.Options{HostStaged: true})
 	})
 	if err := errors.Join(errs...); err != nil || time.Since(start) > 5*time.Second {
 		t.Errorf("joining beside a silent connection: %v after %v", err, time.Since(start))
@@ -364,13 +365,13 @@ func (s *suite) testGroupErrors(t *testing.T) {
 		g.Close()
 	}
 	g.Close()
-	if err := engine.AllReduce(ctx, g, qs, send, recv, engine.ReduceSum); !errors.Is(err, engine.ErrClosed) {
+	if err := group.AllReduce(ctx, g, qs, send, recv, group.ReduceSum); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("all-reduce on a closed group: %v; want ErrClosed", err)
 	}
 }
 
-func joinErr(devs []*engine.Device, rv engine.Rendezvous) error {
-	g, err := engine.JoinGroup(context.Background(), devs, rv, engine.GroupOptions{})
+func joinErr(devs []*engine.Device, rv group.Rendezvous) error {
+	g, err := group.Join(context.Background(), devs, rv, group.Options{})
 	g.Close()
 	return err
 }

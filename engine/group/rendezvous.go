@@ -1,4 +1,4 @@
-package engine
+package group
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -52,7 +53,7 @@ func RendezvousFromEnv() (r Rendezvous, ok bool, err error) {
 	if v := get("PRISM_RENDEZVOUS"); v != "" {
 		u, err := url.Parse(v)
 		if err != nil || u.Scheme != "tcp" || u.Host == "" || u.Port() == "" {
-			return r, false, fmt.Errorf("engine: PRISM_RENDEZVOUS=%q: want tcp://host:port: %w", v, ErrInvalidArg)
+			return r, false, fmt.Errorf("group: PRISM_RENDEZVOUS=%q: want tcp://host:port: %w", v, engine.ErrInvalidArg)
 		}
 		addr = u.Host
 	} else if h, p := get("MASTER_ADDR"), get("MASTER_PORT"); h != "" && p != "" {
@@ -65,35 +66,35 @@ func RendezvousFromEnv() (r Rendezvous, ok bool, err error) {
 			continue
 		}
 		if addr == "" {
-			return r, false, fmt.Errorf("engine: %s and %s are set but no rendezvous address: set PRISM_RENDEZVOUS=tcp://host:port (or MASTER_ADDR and MASTER_PORT): %w", p[0], p[1], ErrInvalidArg)
+			return r, false, fmt.Errorf("group: %s and %s are set but no rendezvous address: set PRISM_RENDEZVOUS=tcp://host:port (or MASTER_ADDR and MASTER_PORT): %w", p[0], p[1], engine.ErrInvalidArg)
 		}
 		rank, err1 := strconv.Atoi(rv)
 		size, err2 := strconv.Atoi(sv)
 		if err1 != nil || err2 != nil || size < 1 || rank < 0 || rank >= size {
-			return r, false, fmt.Errorf("engine: %s=%q %s=%q: want a rank from 0 to the world size minus 1: %w", p[0], rv, p[1], sv, ErrInvalidArg)
+			return r, false, fmt.Errorf("group: %s=%q %s=%q: want a rank from 0 to the world size minus 1: %w", p[0], rv, p[1], sv, engine.ErrInvalidArg)
 		}
 		return Rendezvous{Addr: addr, Rank: rank, Size: size}, true, nil
 	}
 	if get("PRISM_RENDEZVOUS") != "" {
-		return r, false, fmt.Errorf("engine: PRISM_RENDEZVOUS is set without PRISM_RANK and PRISM_WORLD_SIZE: %w", ErrInvalidArg)
+		return r, false, fmt.Errorf("group: PRISM_RENDEZVOUS is set without PRISM_RANK and PRISM_WORLD_SIZE: %w", engine.ErrInvalidArg)
 	}
 	return r, false, nil
 }
 
-// JoinGroup makes a group of devs with the devices other processes bring to the same
+// Join makes a group of devs with the devices other processes bring to the same
 // rendezvous: every process calls it with its own rank and the same address and size.
 // It returns once every process has joined, or fails when ctx is done first (process 0
 // waits for the others to dial; the others dial until process 0 listens). A Rendezvous
-// of one process makes the same group NewGroup does.
-func JoinGroup(ctx context.Context, devs []*Device, rv Rendezvous, o GroupOptions) (*Group, error) {
+// of one process makes the same group New does.
+func Join(ctx context.Context, devs []*engine.Device, rv Rendezvous, o Options) (*Group, error) {
 	if rv.Size < 1 || rv.Rank < 0 || rv.Rank >= rv.Size {
-		return nil, fmt.Errorf("engine: rendezvous rank %d of %d: want a rank from 0 to the size minus 1: %w", rv.Rank, rv.Size, ErrInvalidArg)
+		return nil, fmt.Errorf("group: rendezvous rank %d of %d: want a rank from 0 to the size minus 1: %w", rv.Rank, rv.Size, engine.ErrInvalidArg)
 	}
 	if rv.Size == 1 {
-		return NewGroup(ctx, devs, o)
+		return New(ctx, devs, o)
 	}
 	if _, _, err := net.SplitHostPort(rv.Addr); err != nil {
-		return nil, fmt.Errorf("engine: rendezvous address %q: %v: %w", rv.Addr, err, ErrInvalidArg)
+		return nil, fmt.Errorf("group: rendezvous address %q: %v: %w", rv.Addr, err, engine.ErrInvalidArg)
 	}
 	g, err := newGroup(devs)
 	if err != nil {
@@ -102,7 +103,7 @@ func JoinGroup(ctx context.Context, devs []*Device, rv Rendezvous, o GroupOption
 	_, why := g.provider()
 	h := hello{Rank: rv.Rank, Size: rv.Size, Devices: len(devs), Why: why, Cards: g.cards()}
 	if o.HostStaged {
-		h.Why = "asked for (GroupOptions.HostStaged)"
+		h.Why = "asked for (Options.HostStaged)"
 	}
 	var pl plan
 	if rv.Rank == 0 {
@@ -131,9 +132,9 @@ func (g *Group) cards() []string {
 	host, _ := os.Hostname()
 	s := make([]string, len(g.devs))
 	for i, d := range g.devs {
-		c := d.info.PCIBusID
+		c := d.Info().PCIBusID
 		if c == "" {
-			c = d.id
+			c = d.ID()
 		}
 		s[i] = host + "/" + c
 	}
@@ -236,19 +237,19 @@ func (l *link) recv(ctx context.Context) (header, [][]byte, error) {
 	}
 	size := binary.LittleEndian.Uint32(n[:])
 	if size > maxHeader {
-		return h, nil, fmt.Errorf("engine: group peer %s sent a header of %d bytes: not a Prism group", l.c.RemoteAddr(), size)
+		return h, nil, fmt.Errorf("group: group peer %s sent a header of %d bytes: not a Prism group", l.c.RemoteAddr(), size)
 	}
 	js := make([]byte, size)
 	if _, err := io.ReadFull(l.r, js); err != nil {
 		return h, nil, l.failed(ctx, err)
 	}
 	if err := json.Unmarshal(js, &h); err != nil {
-		return h, nil, fmt.Errorf("engine: group peer %s: %v: not a Prism group", l.c.RemoteAddr(), err)
+		return h, nil, fmt.Errorf("group: group peer %s: %v: not a Prism group", l.c.RemoteAddr(), err)
 	}
 	parts := make([][]byte, len(h.Parts))
 	for i, sz := range h.Parts {
 		if sz < 0 || sz > 1<<40 {
-			return h, nil, fmt.Errorf("engine: group peer %s announced a part of %d bytes", l.c.RemoteAddr(), sz)
+			return h, nil, fmt.Errorf("group: group peer %s announced a part of %d bytes", l.c.RemoteAddr(), sz)
 		}
 		parts[i] = make([]byte, sz)
 		if _, err := io.ReadFull(l.r, parts[i]); err != nil {
@@ -264,9 +265,9 @@ func (l *link) failed(ctx context.Context, err error) error {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("engine: group peer %s: %w", l.c.RemoteAddr(), ctx.Err())
+		return fmt.Errorf("group: group peer %s: %w", l.c.RemoteAddr(), ctx.Err())
 	}
-	return fmt.Errorf("engine: group peer %s: %w", l.c.RemoteAddr(), err)
+	return fmt.Errorf("group: group peer %s: %w", l.c.RemoteAddr(), err)
 }
 
 // deadline makes c's reads and writes fail once ctx is done, and returns what undoes it.
@@ -290,7 +291,7 @@ func host(ctx context.Context, g *Group, rv Rendezvous, own hello) (*peers, plan
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("", port))
 	if err != nil {
-		return nil, plan{}, fmt.Errorf("engine: rendezvous: listening on port %s: %w", port, err)
+		return nil, plan{}, fmt.Errorf("group: rendezvous: listening on port %s: %w", port, err)
 	}
 	p := &peers{rank: 0, conns: make([]*link, rv.Size), counts: make([]int, rv.Size)}
 	hellos := make([]hello, rv.Size)
@@ -334,7 +335,7 @@ func host(ctx context.Context, g *Group, rv Rendezvous, own hello) (*peers, plan
 		case a = <-arrivals:
 		case <-ctx.Done():
 			p.close()
-			return nil, plan{}, fmt.Errorf("engine: rendezvous at %s: %d of %d processes joined: %w", rv.Addr, joined, rv.Size, ctx.Err())
+			return nil, plan{}, fmt.Errorf("group: rendezvous at %s: %d of %d processes joined: %w", rv.Addr, joined, rv.Size, ctx.Err())
 		}
 		l, hi := a.l, a.h
 		refuse := ""
@@ -389,7 +390,7 @@ func host(ctx context.Context, g *Group, rv Rendezvous, own hello) (*peers, plan
 	}
 	if err := errors.Join(errs...); err != nil {
 		p.close()
-		return nil, plan{}, fmt.Errorf("engine: rendezvous: %w", err)
+		return nil, plan{}, fmt.Errorf("group: rendezvous: %w", err)
 	}
 	return p, plan{First: 0, Ranks: total, ID: id, Why: why}, nil
 }
@@ -404,12 +405,12 @@ func dial(ctx context.Context, rv Rendezvous, own hello) (*peers, plan, error) {
 			l := newLink(c)
 			if err := l.send(ctx, header{Hello: &own}, nil); err != nil {
 				c.Close()
-				return nil, plan{}, fmt.Errorf("engine: rendezvous at %s: %w", rv.Addr, err)
+				return nil, plan{}, fmt.Errorf("group: rendezvous at %s: %w", rv.Addr, err)
 			}
 			h, _, err := l.recv(ctx)
 			if err != nil {
 				c.Close()
-				return nil, plan{}, fmt.Errorf("engine: rendezvous at %s: waiting for process 0's plan: %w", rv.Addr, err)
+				return nil, plan{}, fmt.Errorf("group: rendezvous at %s: waiting for process 0's plan: %w", rv.Addr, err)
 			}
 			if h.Plan == nil || h.Plan.Err != "" {
 				c.Close()
@@ -417,13 +418,13 @@ func dial(ctx context.Context, rv Rendezvous, own hello) (*peers, plan, error) {
 				if h.Plan != nil {
 					why = h.Plan.Err
 				}
-				return nil, plan{}, fmt.Errorf("engine: rendezvous at %s refused rank %d: %s: %w", rv.Addr, rv.Rank, why, ErrInvalidArg)
+				return nil, plan{}, fmt.Errorf("group: rendezvous at %s refused rank %d: %s: %w", rv.Addr, rv.Rank, why, engine.ErrInvalidArg)
 			}
 			return &peers{rank: rv.Rank, conns: []*link{l}}, *h.Plan, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, plan{}, fmt.Errorf("engine: rendezvous at %s: process 0 did not answer: %v: %w", rv.Addr, err, ctx.Err())
+			return nil, plan{}, fmt.Errorf("group: rendezvous at %s: process 0 did not answer: %v: %w", rv.Addr, err, ctx.Err())
 		case <-time.After(wait):
 		}
 	}
@@ -445,7 +446,7 @@ func (p *peers) close() error {
 func exchange[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int) ([][]T, error) {
 	m := message{Kind: kind, Type: collType[T](), Op: op, Root: root, Count: count}
 	fail := func(err error) ([][]T, error) {
-		return nil, fmt.Errorf("engine: %s across processes: %w", kind, err)
+		return nil, fmt.Errorf("group: %s across processes: %w", kind, err)
 	}
 	bytesOf := func(ps [][]T) [][]byte {
 		b := make([][]byte, len(ps))
@@ -469,7 +470,7 @@ func exchange[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Col
 			if h.Op != nil {
 				why = h.Op.Err
 			}
-			return fail(fmt.Errorf("%s: %w", why, ErrInvalidArg))
+			return fail(fmt.Errorf("%s: %w", why, engine.ErrInvalidArg))
 		}
 		if len(got) != len(parts) {
 			return fail(fmt.Errorf("process 0 sent %d results for %d ranks", len(got), len(parts)))
@@ -503,7 +504,7 @@ func exchange[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Col
 		for r := 1; r < len(p.conns); r++ {
 			p.conns[r].send(ctx, header{Op: &message{Err: disagree}}, nil)
 		}
-		return fail(fmt.Errorf("%s: %w", disagree, ErrInvalidArg))
+		return fail(fmt.Errorf("%s: %w", disagree, engine.ErrInvalidArg))
 	}
 	res := combine(kind, all, op, root, count)
 	at := len(parts)
@@ -520,12 +521,12 @@ func exchange[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Col
 // this process alone), or when ctx is done.
 func (g *Group) Barrier(ctx context.Context) error {
 	if g == nil {
-		return fmt.Errorf("engine: barrier on a nil group: %w", ErrInvalidArg)
+		return fmt.Errorf("group: barrier on a nil group: %w", engine.ErrInvalidArg)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return fmt.Errorf("engine: barrier: group: %w", ErrClosed)
+		return fmt.Errorf("group: barrier: group: %w", engine.ErrClosed)
 	}
 	if g.net == nil {
 		return nil

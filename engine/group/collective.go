@@ -1,4 +1,4 @@
-package engine
+package group
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -38,25 +39,25 @@ type CollectiveScalar interface {
 
 // AllReduce leaves in every recv[i] the element-wise reduction of every rank's send.
 // All buffers have one length; send[i] may be recv[i] (in place).
-func AllReduce[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T], op ReduceOp) error {
+func AllReduce[T CollectiveScalar](ctx context.Context, g *Group, qs []*engine.Queue, send, recv []*engine.Buffer[T], op ReduceOp) error {
 	return collective(ctx, g, driver.AllReduce, qs, send, recv, op, 0)
 }
 
 // AllGather leaves in every recv[i] the ranks' send buffers one after the other in rank
 // order: recv holds Size() times as many elements as send.
-func AllGather[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T]) error {
+func AllGather[T CollectiveScalar](ctx context.Context, g *Group, qs []*engine.Queue, send, recv []*engine.Buffer[T]) error {
 	return collective(ctx, g, driver.AllGather, qs, send, recv, 0, 0)
 }
 
 // ReduceScatter reduces every rank's send element-wise and leaves block r of the result
 // in rank r's recv: send holds Size() times as many elements as recv.
-func ReduceScatter[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T], op ReduceOp) error {
+func ReduceScatter[T CollectiveScalar](ctx context.Context, g *Group, qs []*engine.Queue, send, recv []*engine.Buffer[T], op ReduceOp) error {
 	return collective(ctx, g, driver.ReduceScatter, qs, send, recv, op, 0)
 }
 
 // Broadcast copies the send buffer of global rank root into every recv[i]. Only the
 // root's send is read: the others may be nil. send[i] may be recv[i].
-func Broadcast[T CollectiveScalar](ctx context.Context, g *Group, qs []*Queue, send, recv []*Buffer[T], root int) error {
+func Broadcast[T CollectiveScalar](ctx context.Context, g *Group, qs []*engine.Queue, send, recv []*engine.Buffer[T], root int) error {
 	return collective(ctx, g, driver.Broadcast, qs, send, recv, 0, root)
 }
 
@@ -80,134 +81,139 @@ func collType[T CollectiveScalar]() driver.CollectiveType {
 }
 
 // collective checks a call and runs it through the library or the host.
-func collective[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*Queue, send, recv []*Buffer[T], op ReduceOp, root int) error {
+func collective[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*engine.Queue, send, recv []*engine.Buffer[T], op ReduceOp, root int) error {
 	if g == nil {
-		return fmt.Errorf("engine: %s on a nil group: %w", kind, ErrInvalidArg)
+		return fmt.Errorf("group: %s on a nil group: %w", kind, engine.ErrInvalidArg)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return fmt.Errorf("engine: %s: group: %w", kind, ErrClosed)
+		return fmt.Errorf("group: %s: group: %w", kind, engine.ErrClosed)
 	}
-	count, err := checkCollective(g, kind, qs, send, recv, op, root)
+	count, drv, err := checkCollective(g, kind, qs, send, recv, op, root)
 	if err != nil {
 		return err
 	}
 	if g.comm != nil {
 		calls := make([]driver.CollectiveCall, len(g.devs))
 		for i := range g.devs {
-			s := recv[i] // a non-root's send for Broadcast is not read
-			if send[i] != nil {
-				s = send[i]
+			s := drv.recv[i] // a non-root's send for Broadcast is not read
+			if drv.send[i] != nil {
+				s = drv.send[i]
 			}
-			calls[i] = driver.CollectiveCall{Kind: kind, Queue: qs[i].drv, Send: s.drv, Recv: recv[i].drv,
+			calls[i] = driver.CollectiveCall{Kind: kind, Queue: drv.queues[i], Send: s, Recv: drv.recv[i],
 				Count: int64(count), Type: collType[T](), Op: op, Root: root}
 		}
 		if err := g.comm.Run(calls); err != nil {
-			return fmt.Errorf("engine: %s of %d %s on %s: %w", kind, count, collType[T](), g.ids(), err)
+			return fmt.Errorf("group: %s of %d %s on %s: %w", kind, count, collType[T](), g.ids(), err)
 		}
 		for _, q := range qs {
-			q.enqueued()
+			q.Submitted()
 		}
 		return nil
 	}
 	return staged(ctx, g, kind, qs, send, recv, op, root, count)
 }
 
-// checkCollective validates a collective's arguments and returns its count: the elements
-// of each send (AllReduce, AllGather, Broadcast) or recv (ReduceScatter).
-func checkCollective[T CollectiveScalar](g *Group, kind driver.CollectiveKind, qs []*Queue, send, recv []*Buffer[T], op ReduceOp, root int) (int, error) {
+// handles are the backend's queues and buffers of a collective, one of each per device
+// of this process (send[i] nil where a Broadcast does not read it).
+type handles struct {
+	queues     []driver.Queue
+	send, recv []driver.Buffer
+}
+
+// checkCollective validates a collective's arguments and returns its count (the elements
+// of each send for AllReduce, AllGather and Broadcast, of each recv for ReduceScatter)
+// and the backend's queues and buffers.
+func checkCollective[T CollectiveScalar](g *Group, kind driver.CollectiveKind, qs []*engine.Queue, send, recv []*engine.Buffer[T], op ReduceOp, root int) (int, handles, error) {
 	n := len(g.devs)
+	h := handles{queues: make([]driver.Queue, n), send: make([]driver.Buffer, n), recv: make([]driver.Buffer, n)}
 	if len(qs) != n || len(send) != n || len(recv) != n {
-		return 0, fmt.Errorf("engine: %s: %d queues, %d send and %d recv buffers for the group's %d devices of this process: %w", kind, len(qs), len(send), len(recv), n, ErrInvalidArg)
+		return 0, h, fmt.Errorf("group: %s: %d queues, %d send and %d recv buffers for the group's %d devices of this process: %w", kind, len(qs), len(send), len(recv), n, engine.ErrInvalidArg)
 	}
 	switch kind {
 	case driver.AllReduce, driver.ReduceScatter:
 		if op < ReduceSum || op > ReduceMin {
-			return 0, fmt.Errorf("engine: %s: unknown reduction %v: %w", kind, op, ErrInvalidArg)
+			return 0, h, fmt.Errorf("group: %s: unknown reduction %v: %w", kind, op, engine.ErrInvalidArg)
 		}
 	case driver.Broadcast:
 		if root < 0 || root >= g.size {
-			return 0, fmt.Errorf("engine: broadcast from rank %d: the group has ranks 0 to %d: %w", root, g.size-1, ErrInvalidArg)
+			return 0, h, fmt.Errorf("group: broadcast from rank %d: the group has ranks 0 to %d: %w", root, g.size-1, engine.ErrInvalidArg)
 		}
 	}
 	count := -1
 	for i, d := range g.devs {
-		if err := qs[i].check(); err != nil {
-			return 0, err
+		dq, err := qs[i].DriverQueue(kind.String())
+		if err != nil {
+			return 0, h, err
 		}
-		if qs[i].dev != d {
-			return 0, fmt.Errorf("engine: %s: queue %d is on %s, not on the group's device %s: %w", kind, i, qs[i].dev.id, d.id, ErrInvalidArg)
+		if qs[i].Device() != d {
+			return 0, h, fmt.Errorf("group: %s: queue %d is on %s, not on the group's device %s: %w", kind, i, qs[i].Device().ID(), d.ID(), engine.ErrInvalidArg)
 		}
-		if err := qs[i].capturing(kind.String()); err != nil {
-			return 0, err
-		}
+		h.queues[i] = dq
 		local := kind == driver.Broadcast && g.first+i != root
 		if send[i] == nil && !local {
-			return 0, fmt.Errorf("engine: %s: send buffer %d is nil: %w", kind, i, ErrInvalidArg)
+			return 0, h, fmt.Errorf("group: %s: send buffer %d is nil: %w", kind, i, engine.ErrInvalidArg)
 		}
 		if recv[i] == nil {
-			return 0, fmt.Errorf("engine: %s: recv buffer %d is nil: %w", kind, i, ErrInvalidArg)
+			return 0, h, fmt.Errorf("group: %s: recv buffer %d is nil: %w", kind, i, engine.ErrInvalidArg)
 		}
-		for _, b := range []*Buffer[T]{send[i], recv[i]} {
-			if b == nil {
-				continue
-			}
-			if err := b.check(); err != nil {
-				return 0, err
-			}
-			if err := b.sameDevice(d); err != nil {
-				return 0, err
-			}
-		}
-		s, r := recv[i].n, recv[i].n
 		if send[i] != nil {
-			s = send[i].n
+			if h.send[i], err = send[i].DriverBuffer(d); err != nil {
+				return 0, h, err
+			}
+		}
+		if h.recv[i], err = recv[i].DriverBuffer(d); err != nil {
+			return 0, h, err
+		}
+		s, r := recv[i].Len(), recv[i].Len()
+		if send[i] != nil {
+			s = send[i].Len()
 		}
 		var c int
 		switch kind {
 		case driver.AllReduce, driver.Broadcast:
 			if s != r {
-				return 0, fmt.Errorf("engine: %s on %s: send holds %d elements, recv %d; they must be equal: %w", kind, d.id, s, r, ErrInvalidArg)
+				return 0, h, fmt.Errorf("group: %s on %s: send holds %d elements, recv %d; they must be equal: %w", kind, d.ID(), s, r, engine.ErrInvalidArg)
 			}
 			c = s
 		case driver.AllGather:
 			if r != s*g.size {
-				return 0, fmt.Errorf("engine: all-gather on %s: recv holds %d elements; it must hold the group's %d ranks times send's %d: %w", d.id, r, g.size, s, ErrInvalidArg)
+				return 0, h, fmt.Errorf("group: all-gather on %s: recv holds %d elements; it must hold the group's %d ranks times send's %d: %w", d.ID(), r, g.size, s, engine.ErrInvalidArg)
 			}
 			c = s
 		case driver.ReduceScatter:
 			if s != r*g.size {
-				return 0, fmt.Errorf("engine: reduce-scatter on %s: send holds %d elements; it must hold the group's %d ranks times recv's %d: %w", d.id, s, g.size, r, ErrInvalidArg)
+				return 0, h, fmt.Errorf("group: reduce-scatter on %s: send holds %d elements; it must hold the group's %d ranks times recv's %d: %w", d.ID(), s, g.size, r, engine.ErrInvalidArg)
 			}
 			c = r
 		}
 		if send[i] == recv[i] && (kind == driver.AllGather || kind == driver.ReduceScatter) {
-			return 0, fmt.Errorf("engine: %s on %s: send and recv are one buffer; only all-reduce and broadcast run in place: %w", kind, d.id, ErrInvalidArg)
+			return 0, h, fmt.Errorf("group: %s on %s: send and recv are one buffer; only all-reduce and broadcast run in place: %w", kind, d.ID(), engine.ErrInvalidArg)
 		}
 		if count >= 0 && c != count {
-			return 0, fmt.Errorf("engine: %s: %d elements on %s, %d on %s; every rank moves the same count: %w", kind, count, g.devs[0].id, c, d.id, ErrInvalidArg)
+			return 0, h, fmt.Errorf("group: %s: %d elements on %s, %d on %s; every rank moves the same count: %w", kind, count, g.devs[0].ID(), c, d.ID(), engine.ErrInvalidArg)
 		}
 		count = c
 	}
-	return count, nil
+	return count, h, nil
 }
 
 // staged runs a collective through host memory: each device's send is read after what
 // its queue holds, the parts are combined here (or by process 0 across processes) in
 // rank order, and each recv is written.
-func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*Queue, send, recv []*Buffer[T], op ReduceOp, root, count int) error {
+func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*engine.Queue, send, recv []*engine.Buffer[T], op ReduceOp, root, count int) error {
 	n := len(g.devs)
 	parts := make([][]T, n)
 	err := eachDevice(n, func(i int) error {
 		if send[i] == nil || (kind == driver.Broadcast && g.first+i != root) {
 			return nil
 		}
-		parts[i] = make([]T, send[i].n)
+		parts[i] = make([]T, send[i].Len())
 		return send[i].Read(ctx, qs[i], 0, parts[i])
 	})
 	if err != nil {
-		return fmt.Errorf("engine: %s staged through the host: %w", kind, err)
+		return fmt.Errorf("group: %s staged through the host: %w", kind, err)
 	}
 	var results [][]T
 	if g.net == nil {
@@ -217,7 +223,7 @@ func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Colle
 	}
 	err = eachDevice(n, func(i int) error { return recv[i].Write(ctx, qs[i], 0, results[i]) })
 	if err != nil {
-		return fmt.Errorf("engine: %s staged through the host: %w", kind, err)
+		return fmt.Errorf("group: %s staged through the host: %w", kind, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package engine
+package group
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
 // Group is a set of devices that run collectives together (AllReduce, AllGather,
-// ReduceScatter, Broadcast): the devices of this process given to NewGroup, or those of
-// several processes joined by JoinGroup. Each device is one rank; ranks count the
+// ReduceScatter, Broadcast): the devices of this process given to New, or those of
+// several processes joined by Join. Each device is one rank; ranks count the
 // devices of process 0 first, then those of process 1, and so on, each process's in the
 // order it gave them.
 //
@@ -22,12 +23,12 @@ import (
 // same API. Library says which. A Group runs one collective at a time; it is safe for
 // concurrent use.
 type Group struct {
-	devs  []*Device
+	devs  []*engine.Device
 	first int // the global rank of devs[0]
 	size  int // ranks in all processes
 
 	comm driver.Communicator // the collective library; nil when staged through the host
-	lib  Library
+	lib  engine.Library
 	why  string // why the collectives are staged through the host
 
 	net *peers // the other processes; nil when the group is this process's alone
@@ -36,8 +37,8 @@ type Group struct {
 	closed bool
 }
 
-// GroupOptions are the choices of NewGroup and JoinGroup.
-type GroupOptions struct {
+// Options are the choices of New and Join.
+type Options struct {
 	// HostStaged stages every collective through host memory even where the devices
 	// offer a collective library: the portable path, for comparisons. Across processes,
 	// process 0's choice holds for all.
@@ -45,19 +46,19 @@ type GroupOptions struct {
 }
 
 // hostStaged is the Library of collectives staged through the host.
-var hostStaged = Library{Name: "host-staged"}
+var hostStaged = engine.Library{Name: "host-staged"}
 
-// NewGroup makes a group of devs, all in this process (ranks 0 to len(devs)-1), set up
-// for collectives. The same *Device may not appear twice; two handles on one device may
+// New makes a group of devs, all in this process (ranks 0 to len(devs)-1), set up
+// for collectives. The same *engine.Device may not appear twice; two handles on one device may
 // (Open twice), and then the collectives are staged through the host.
-func NewGroup(ctx context.Context, devs []*Device, o GroupOptions) (*Group, error) {
+func New(ctx context.Context, devs []*engine.Device, o Options) (*Group, error) {
 	g, err := newGroup(devs)
 	if err != nil {
 		return nil, err
 	}
 	g.size = len(devs)
 	if o.HostStaged {
-		g.lib, g.why = hostStaged, "asked for (GroupOptions.HostStaged)"
+		g.lib, g.why = hostStaged, "asked for (Options.HostStaged)"
 		return g, nil
 	}
 	id, why := g.collectiveID()
@@ -72,19 +73,19 @@ func NewGroup(ctx context.Context, devs []*Device, o GroupOptions) (*Group, erro
 }
 
 // newGroup checks devs and makes a group of them with no collective library yet.
-func newGroup(devs []*Device) (*Group, error) {
+func newGroup(devs []*engine.Device) (*Group, error) {
 	if len(devs) == 0 {
-		return nil, fmt.Errorf("engine: a group of no device: %w", ErrInvalidArg)
+		return nil, fmt.Errorf("group: a group of no device: %w", engine.ErrInvalidArg)
 	}
 	for i, d := range devs {
 		if d == nil {
-			return nil, fmt.Errorf("engine: group device %d is nil: %w", i, ErrInvalidArg)
+			return nil, fmt.Errorf("group: group device %d is nil: %w", i, engine.ErrInvalidArg)
 		}
-		if err := d.check(); err != nil {
+		if err := d.Err(); err != nil {
 			return nil, err
 		}
 		if slices.Index(devs, d) != i {
-			return nil, fmt.Errorf("engine: device %s is given twice to one group (Open it again for a second rank): %w", d.id, ErrInvalidArg)
+			return nil, fmt.Errorf("group: device %s is given twice to one group (Open it again for a second rank): %w", d.ID(), engine.ErrInvalidArg)
 		}
 	}
 	return &Group{devs: slices.Clone(devs)}, nil
@@ -107,19 +108,19 @@ func (g *Group) collectiveID() ([]byte, string) {
 // provider returns the collective library of the group's local devices, or nil and why
 // there is none.
 func (g *Group) provider() (driver.CollectiveProvider, string) {
-	p, ok := g.devs[0].drv.(driver.CollectiveProvider)
+	p, ok := g.devs[0].Driver().(driver.CollectiveProvider)
 	if !ok {
-		return nil, fmt.Sprintf("the %s backend offers no collective library", g.devs[0].backend)
+		return nil, fmt.Sprintf("the %s backend offers no collective library", g.devs[0].Backend())
 	}
 	for _, d := range g.devs {
-		if d.backend != g.devs[0].backend {
-			return nil, fmt.Sprintf("the group mixes the %s and %s backends", g.devs[0].backend, d.backend)
+		if d.Backend() != g.devs[0].Backend() {
+			return nil, fmt.Sprintf("the group mixes the %s and %s backends", g.devs[0].Backend(), d.Backend())
 		}
 	}
 	for i, d := range g.devs {
 		for _, e := range g.devs[:i] {
-			if e.id == d.id {
-				return nil, fmt.Sprintf("two ranks share device %s", d.id)
+			if e.ID() == d.ID() {
+				return nil, fmt.Sprintf("two ranks share device %s", d.ID())
 			}
 		}
 	}
@@ -130,12 +131,12 @@ func (g *Group) provider() (driver.CollectiveProvider, string) {
 func (g *Group) connect(ctx context.Context, id []byte) error {
 	p, why := g.provider()
 	if p == nil {
-		return fmt.Errorf("engine: group: %s: %w", why, ErrUnsupported)
+		return fmt.Errorf("group: group: %s: %w", why, engine.ErrUnsupported)
 	}
 	ds := make([]driver.Device, len(g.devs))
 	ranks := make([]int, len(g.devs))
 	for i, d := range g.devs {
-		ds[i], ranks[i] = d.drv, g.first+i
+		ds[i], ranks[i] = d.Driver(), g.first+i
 	}
 	type made struct {
 		c   driver.Communicator
@@ -149,7 +150,7 @@ func (g *Group) connect(ctx context.Context, id []byte) error {
 	select {
 	case m := <-ch:
 		if m.err != nil {
-			return fmt.Errorf("engine: group of %d ranks on %s: %w", g.size, g.ids(), m.err)
+			return fmt.Errorf("group: group of %d ranks on %s: %w", g.size, g.ids(), m.err)
 		}
 		g.comm, g.lib = m.c, m.c.Library()
 		return nil
@@ -159,7 +160,7 @@ func (g *Group) connect(ctx context.Context, id []byte) error {
 				m.c.Close()
 			}
 		}()
-		return fmt.Errorf("engine: group of %d ranks on %s: waiting for every rank to join: %w", g.size, g.ids(), ctx.Err())
+		return fmt.Errorf("group: group of %d ranks on %s: waiting for every rank to join: %w", g.size, g.ids(), ctx.Err())
 	}
 }
 
@@ -167,13 +168,13 @@ func (g *Group) connect(ctx context.Context, id []byte) error {
 func (g *Group) ids() string {
 	s := make([]string, len(g.devs))
 	for i, d := range g.devs {
-		s[i] = d.id
+		s[i] = d.ID()
 	}
 	return fmt.Sprint(s)
 }
 
 // Devices returns the group's devices of this process, in rank order.
-func (g *Group) Devices() []*Device { return slices.Clone(g.devs) }
+func (g *Group) Devices() []*engine.Device { return slices.Clone(g.devs) }
 
 // Size returns the number of ranks in every process of the group.
 func (g *Group) Size() int { return g.size }
@@ -183,7 +184,7 @@ func (g *Group) Rank(i int) int { return g.first + i }
 
 // Library returns the collective library the group runs (NCCL and its version), or
 // "host-staged" when collectives are staged through host memory.
-func (g *Group) Library() Library { return g.lib }
+func (g *Group) Library() engine.Library { return g.lib }
 
 // Staged says why the collectives are staged through the host ("" when they are not).
 func (g *Group) Staged() string { return g.why }

@@ -1,4 +1,4 @@
-package engine_test
+package group_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/group"
 	"github.com/prism-compute/prism/engine/internal/fake"
 )
 
@@ -24,7 +25,7 @@ func ExampleAllReduce() {
 		defer d.Close()
 		devs = append(devs, d)
 	}
-	g, err := engine.NewGroup(ctx, devs, engine.GroupOptions{})
+	g, err := group.New(ctx, devs, group.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func ExampleAllReduce() {
 		}
 		qs, bufs = append(qs, q), append(bufs, b)
 	}
-	if err := engine.AllReduce(ctx, g, qs, bufs, bufs, engine.ReduceSum); err != nil { // in place
+	if err := group.AllReduce(ctx, g, qs, bufs, bufs, group.ReduceSum); err != nil { // in place
 		log.Fatal(err)
 	}
 	for i, b := range bufs {
