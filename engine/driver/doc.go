@@ -9,33 +9,56 @@
 // A backend registers itself once, in an init function, with engine.Register. init must not
 // load libraries or call the driver: probing happens on the first call to Driver.Devices.
 //
+// The interfaces, grouped. Every backend implements the core:
+//
+//   - Driver: a backend's entry point, registered with engine.Register; lists and opens
+//     devices (driver.go).
+//   - Device, Buffer, Program, Kernel, Queue, Event: an open device and what is made from
+//     it (driver.go).
+//
 // Optional behaviour is expressed by capability interfaces that a value may implement;
 // engine falls back to a generic path when one is missing:
 //
-//   - DialectBuilder (Device): sources in dialects beyond OpenCL C, such as CUDA C++.
-//     Fallback: OpenCL C only, through Device.Build.
-//   - LaunchFeaturer (Device): launch options beyond the range's shape (local-memory
-//     arguments, dynamic shared memory, thread-block clusters). Fallback: none; engine
-//     refuses them with ErrUnsupported.
-//   - ArgCounter, WorkGroupLimiter, AttributeReporter (Kernel): the kernel's argument
-//     count, work-group limit and attributes. Fallback: counts are not checked, the
-//     device's work-group limit applies, attributes are zero.
-//   - OccupancyReporter (Kernel): the theoretical occupancy of a launch shape, and the
-//     resource that limits it (occupancy.go). Fallback: none; engine answers
-//     ErrUnsupported.
-//   - BLASProvider, FFTProvider (Device): the platform's vendor BLAS and FFT (vendor.go).
-//     Fallback: none; engine answers ErrUnsupported.
-//   - TensorMapEncoder (Device): tensor maps, the tile descriptions that Hopper's Tensor
+//   - Building: DialectBuilder (Device): sources in dialects beyond OpenCL C, such as
+//     CUDA C++ (dialect.go). Fallback: OpenCL C only, through Device.Build.
+//   - Kernels: ArgCounter, WorkGroupLimiter (driver.go), AttributeReporter (launch.go):
+//     the kernel's argument count, work-group limit and attributes. Fallback: counts are
+//     not checked, the device's work-group limit applies, attributes are zero.
+//     OccupancyReporter (occupancy.go): the theoretical occupancy of a launch shape and the
+//     resource that limits it. Fallback: none; engine answers ErrUnsupported.
+//   - Launching: LaunchFeaturer (Device): launch options beyond the range's shape
+//     (local-memory arguments, dynamic shared memory, thread-block clusters). Fallback:
+//     none; engine refuses them with ErrUnsupported. UntimedLauncher (Queue): a launch
+//     that records no event, for Queue.Launch outside Queue.Timed. Fallback: Launch.
+//   - Memory and queues (memory.go): HostAllocator (Device): host memory for transfers,
+//     as HostBuffers. AsyncCopier (Queue): copies that do not block the caller and return
+//     an event. EventWaiter (Queue): a queue ordered after other queues' events on the
+//     device, without blocking the host. PoolAllocator (Device): the driver's own memory
+//     pool (CUDA's stream-ordered allocator), which engine's pool then takes memory from.
+//   - Graphs (graph.go): GraphCapturer (Queue) captures commands into a Graph launched
+//     again as one; EventLauncher (Graph): a graph launch bracketed by an event, so that
+//     Queue.Timed counts its device time. Fallback: engine records the commands and
+//     enqueues them again at each launch.
+//   - Vendor libraries (vendor.go): BLASProvider gives a BLAS, FFTProvider an FFT that
+//     makes FFTPlans (Device). Fallback: none; engine answers ErrUnsupported.
+//   - Tensor maps: TensorMapEncoder (Device): the tile descriptions that Hopper's Tensor
 //     Memory Accelerator copies by (tensormap.go); a kernel takes one as a by-value Arg of
 //     TensorMapBytes. Fallback: none; engine answers ErrUnsupported.
+//   - Collectives (collective.go): CollectiveProvider (Device) makes Communicators that
+//     run collectives through a library such as NCCL. Fallback: package engine/group
+//     stages them through host memory.
 //
 // # Errors
 //
+// The sentinel errors (ErrUnavailable, ErrNotFound, ErrClosed, ErrInvalidArg,
+// ErrOutOfMemory, ErrUnsupported, ErrBuild) are defined here and re-exported by engine
+// under the same names: a backend wraps these and needs no import of engine for them.
 // A backend's errors start with its package name ("cuda: cuMemAlloc_v2(1024 bytes):
 // CUDA_ERROR_OUT_OF_MEMORY") and say it once: a backend that adds context to one of its own
 // errors does not repeat the prefix. engine adds its own context only where it has some
 // ("engine: open cuda:0: cuda: ..."), and never names the backend twice.
 //
 // docs/ARCHITECTURE.md lists the steps of a new backend and the import rule it keeps (a
-// backend imports engine and engine/driver only).
+// backend imports engine, to register, and engine/driver, and the helpers both backends
+// share: internal/osthread and internal/dl).
 package driver
