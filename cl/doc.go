@@ -4,7 +4,8 @@
 // memory.go (host buffers, asynchronous copies, waits across queues),
 // occupancy.go (theoretical occupancy: CUDA computes it, OpenCL answers ErrUnsupported),
 // program.go (build, kernels, attributes), queue.go (commands, launches, events),
-// thread.go (the locked OS thread, the same helper in both) and trace.go (PRISM_TRACE).
+// thread.go (the locked OS thread: internal/osthread, one helper for both) and trace.go
+// (PRISM_TRACE); both load libraries through internal/dl.
 // OpenCL only: info.go (decoding of clGet*Info answers), pci.go (vendor PCI queries),
 // noopencl.go (the build tag that leaves the backend out).
 

@@ -4,8 +4,9 @@
 // (status codes, wrapping), fft.go (cuFFT; clFFT), memory.go (pooled and host buffers,
 // asynchronous copies, waits across queues), occupancy.go (theoretical occupancy: CUDA
 // computes it, OpenCL answers ErrUnsupported), program.go (build, kernels, attributes),
-// queue.go (commands, launches, events), thread.go (the locked OS thread, the same helper
-// in both), trace.go (PRISM_TRACE) and vendor.go (the vendor libraries' loader). CUDA only:
+// queue.go (commands, launches, events), thread.go (the locked OS thread: internal/osthread, one
+// helper for both), trace.go (PRISM_TRACE) and vendor.go (the vendor libraries' loader, on
+// internal/dl, the dlopen loader of both). CUDA only:
 // cache.go (the disk cache of NVRTC's output), graph.go (graphs by stream capture; engine
 // records OpenCL queues itself), headers.go and include/ (the headers embedded for CUDA
 // C++), nccl.go (NCCL's communicators and collectives; no OpenCL mirror: engine stages the
