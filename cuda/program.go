@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prism-compute/prism/cuda/clc/translate"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -25,11 +26,12 @@ func (d *device) Dialects() []driver.Dialect {
 // CUBIN where it can, through the disk cache (cache.go), and loads the module
 // (cuModuleLoadDataEx).
 //
-// OpenCL C is translated (translate.go: vector literals, swizzles, conversions and the
-// like become calls of the prelude's functions; a construct with no CUDA counterpart, an
-// image, is refused with ErrUnsupported naming it and its line), gets the prelude
-// (prelude.cuh) put before it and its options translated (translateOptions); NVRTC's log counts lines from the source's first line and names the
-// file src.Name (kernel.cl when empty). CUDA C++ is compiled as it is, for the
+// OpenCL C is translated (package cuda/clc/translate: vector literals, swizzles,
+// conversions and the like become calls of the prelude's functions; a construct with no
+// CUDA counterpart, an image, is refused with ErrUnsupported naming it and its line), gets
+// the prelude put before it and its options translated (translateOptions); NVRTC's log
+// counts lines from the source's first line and names the file src.Name (kernel.cl when
+// empty). CUDA C++ is compiled as it is, for the
 // architecture-specific target where the device has one (compute_90a on sm_90), with the
 // embedded headers (prism_cuda.h: headers.go) and NVRTC's own options (cudaOptions); its
 // kernels must be extern "C" to be found by name. Either way -arch comes from the device,
@@ -41,19 +43,15 @@ func (d *device) BuildSource(src driver.Source, options []string) (driver.Progra
 		if err != nil {
 			return nil, err
 		}
-		name := src.Name
-		if name == "" {
-			name = sourceName
+		tr, err := translate.OpenCL(src.Text, src.Name)
+		if err != nil {
+			return nil, fmt.Errorf("cuda: %w", err)
 		}
-		tr, err := translateOpenCL(src.Text, name)
+		prog, err := d.build(src.Dialect, tr.Text, "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
 		if err != nil {
 			return nil, err
 		}
-		prog, err := d.build(src.Dialect, tr.text, "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
-		if err != nil {
-			return nil, err
-		}
-		prog.locals = tr.locals
+		prog.locals = tr.Locals
 		return prog, nil
 	case driver.DialectCUDA:
 		opts, err := cudaOptions(options)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/prism-compute/prism/cuda/clc/translate"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 	"github.com/prism-compute/prism/engine/enginetest"
@@ -182,7 +183,7 @@ func TestCacheKey(t *testing.T) {
 		"header name":      with(func(in *cacheInput) { in.headers = []header{{"other.h", "x"}} }),
 		"field boundaries": with(func(in *cacheInput) { in.text = "src-arch=sm_90"; in.options = in.options[1:] }),
 		"joined options":   with(func(in *cacheInput) { in.options = []string{"-arch=sm_90-DWG=256"} }),
-		"prelude changed":  with(func(in *cacheInput) { in.text = translate("src", sourceName) }),
+		"prelude changed":  with(func(in *cacheInput) { tr, _ := translate.OpenCL("src", ""); in.text = tr.Text }),
 	} {
 		if k == key {
 			t.Errorf("changing the %s does not change the key", name)

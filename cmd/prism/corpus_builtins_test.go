@@ -6,7 +6,7 @@ import (
 )
 
 // The expected outputs of the corpus kernels of built-in functions
-// (cuda/testdata/corpus/math_builtins.cl, select.cl and half.cl), computed in float64 from
+// (cuda/clc/translate/testdata/corpus/math_builtins.cl, select.cl and half.cl), computed in float64 from
 // the OpenCL C 1.2 specification's definitions. Tolerances of the math functions are the
 // specification's maximum errors for single precision (sqrt 3 ulp, rsqrt 2, exp and log 3,
 // sin and cos 4, pow 16); the geometric functions, for which it gives no ulp bound, are

@@ -22,7 +22,7 @@ import (
 // corpusDir holds the OpenCL C corpus: one kernel file per feature of the language that
 // the CUDA translation rewrites, each with one "// run:" line per launch, the flags of
 // prism exec that run it.
-const corpusDir = "../../cuda/testdata/corpus"
+const corpusDir = "../../cuda/clc/translate/testdata/corpus"
 
 // corpusCheck is a corpus kernel's expected outputs: ref computes them in float64 from the
 // arguments' initial values (in[i] for argument i: a buffer's elements, a scalar as one
