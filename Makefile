@@ -69,7 +69,7 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 # own, and their planning and combining happen on the host (tested on PoCL and Rusticl).
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
 # The longest first, so that the two at a time end together; cmd/prism runs the OpenCL C
-# corpus (cuda/testdata/corpus) as prism exec runs it (scripts/oclgrind-run.sh).
+# corpus (cuda/clc/translate/testdata/corpus) as prism exec runs it (scripts/oclgrind-run.sh).
 OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/sort kernels/conv kernels/rows kernels/histogram kernels/fft
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind:

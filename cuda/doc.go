@@ -11,9 +11,10 @@
 // records OpenCL queues itself), headers.go and include/ (the headers embedded for CUDA
 // C++), nccl.go (NCCL's communicators and collectives; no OpenCL mirror: engine stages the
 // collectives of OpenCL devices through host memory), options.go (build options and target
-// architecture), params.go (parameter counts from module images), prelude.go, prelude.cuh
-// and translate.go (OpenCL C to CUDA C++: the prelude, and the source translation that
-// rewrites vector literals, swizzles and conversions), tensormap.go (tensor maps).
+// architecture), params.go (parameter counts from module images), tensormap.go (tensor
+// maps). The translation of OpenCL C to CUDA C++, the prelude and the source translation
+// that rewrites vector literals, swizzles and conversions, is package cuda/clc/translate:
+// pure Go, tested without cgo or a GPU; program.go compiles what it returns.
 
 // Package cuda is Prism's CUDA backend: the CUDA driver API, and NVRTC to compile the
 // kernel suite's OpenCL C sources for NVIDIA GPUs.
@@ -49,11 +50,14 @@
 // # Kernels
 //
 // The backend builds two dialects (driver.DialectBuilder). OpenCL C 1.2, the suite's, is
-// compiled with NVRTC after a translation prelude (prelude.cuh, embedded) and a source
-// translation (translate.go) that rewrites, within the source's lines, what macros cannot
-// carry: vector literals, swizzles, and conversions with saturation or rounding modes. The
-// same text runs on both backends, and NVRTC's messages give the user's lines. Its build options are translated (-cl-fast-relaxed-math to
-// --use_fast_math, ...) or dropped, never passed through; -D and -I pass through. CUDA C++,
+// compiled with NVRTC after its translation (package cuda/clc/translate): a prelude of
+// CUDA C++ put before the source, and a source translation that rewrites, within the
+// source's lines, what macros cannot carry: vector literals, swizzles, and conversions with
+// saturation or rounding modes. The same text runs on both backends, and NVRTC's messages
+// give the user's lines; a construct with no CUDA counterpart (an image) is refused with
+// ErrUnsupported, naming it and its line. Its build options are translated
+// (-cl-fast-relaxed-math to --use_fast_math, ...) or dropped, never passed through; -D and
+// -I pass through. CUDA C++,
 // for NVIDIA-only kernels (tensor cores, warp shuffles, Hopper's wgmma), is compiled as it
 // is, with NVRTC's options, for the device's architecture-specific target where it has
 // one (sm_90a, virtual compute_90a, on an H100), and with an embedded header set that
