@@ -303,35 +303,3 @@ func assign(s []Share, f []float64, total, granule int) {
 		s[i].Fraction = float64(s[i].Units) / float64(total)
 	}
 }
-
-// Offsets returns where each share's units start: the prefix sums of their Units.
-func Offsets(s []Share) []int {
-	off := make([]int, len(s))
-	at := 0
-	for i := range s {
-		off[i] = at
-		at += s[i].Units
-	}
-	return off
-}
-
-// RunParts calls part(i) for every share with units, each in its own goroutine, and
-// returns once all have returned: nil, or the errors joined in device order.
-func RunParts(s []Share, part func(i int) error) error {
-	errs := make([]error, len(s))
-	var wg sync.WaitGroup
-	for i := range s {
-		if s[i].Units == 0 {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := part(i); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", s[i].Device, err)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
