@@ -34,19 +34,3 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Errorf("directory holds %d entries, want only out.json: a temporary file was left", len(entries))
 	}
 }
-
-// TestSavePlotKeepsOldFileOnError renders a chart that cannot be drawn (a report without
-// results) over an existing chart: the old chart must stay as it was.
-func TestSavePlotKeepsOldFileOnError(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "chart.svg")
-	if err := os.WriteFile(path, []byte("<svg>old</svg>"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	empty := &Report{Schema: SchemaVersion, Devices: []DeviceReport{{Backend: "opencl"}}}
-	if err := empty.SavePlot(path, ""); err == nil {
-		t.Fatal("a chart of no results was drawn")
-	}
-	if b, _ := os.ReadFile(path); string(b) != "<svg>old</svg>" {
-		t.Fatalf("the old chart was replaced by %q", b)
-	}
-}

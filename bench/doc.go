@@ -6,13 +6,13 @@
 // carries its roofline: attainable = min(peak of its type, copy GB/s x FLOPs/byte), the
 // fraction achieved and which bound (memory or compute) applies.
 //
-// Run returns a Report, which writes as a side-by-side terminal table, Markdown, CSV,
-// benchstat input or JSON (schema in docs/bench.schema.json, fields in docs/BENCH.md), draws
-// as bar charts per case and device (WritePlot, one of PlotMetrics) and as a roofline per
-// device (WriteRoofline), and renders as one self-contained HTML page with both (WriteHTML).
-// Compare matches two reports case by case and decides faster, slower or the same with
-// benchstat's Mann-Whitney U test over the per-run samples. NVML telemetry is sampled while
-// each NVIDIA GPU runs.
+// Run returns a Report, which writes and reads as JSON (WriteJSON, ReadReport; schema in
+// docs/bench.schema.json, fields in docs/BENCH.md). Compare matches two reports case by case
+// and decides faster, slower or the same with benchstat's Mann-Whitney U test over the
+// per-run samples; Gate turns the comparison into a CI verdict. NVML telemetry is sampled
+// while each NVIDIA GPU runs. Rendering for people (terminal table, Markdown, CSV, benchstat
+// input, charts, HTML) lives apart, in bench/render: this package measures and decides, and
+// draws nothing.
 //
 // The harness is not safe for concurrent use: run one Run at a time per device.
 //

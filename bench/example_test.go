@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/render"
 	_ "github.com/prism-compute/prism/cl" // registers the "opencl" backend
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels/suite"
@@ -15,8 +16,8 @@ import (
 )
 
 // ExampleRun benchmarks two operations on one device, each verified before it is timed, and
-// writes the report as Markdown (WriteJSON, WriteCSV, WriteBenchstat, WriteHTML and
-// WriteTable write the other forms). Timings vary from run to run; what the example prints
+// writes the report as Markdown with bench/render (WriteJSON writes it as JSON, and
+// render.Table, CSV, Benchstat and HTML the other forms). Timings vary from run to run; what the example prints
 // does not: which cases were verified, how often each was timed, and that the Markdown has
 // a row for each.
 func ExampleRun() {
@@ -36,7 +37,7 @@ func ExampleRun() {
 		log.Fatal(err)
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md, ""); err != nil {
+	if err := render.Markdown(&md, rep, ""); err != nil {
 		log.Fatal(err)
 	}
 	verified := 0

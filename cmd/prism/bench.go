@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/render"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/platform"
 	"github.com/prism-compute/prism/platform/telemetry"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 type benchOptions struct {
@@ -240,7 +242,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	}
 	rep.Command = commandLine(cmd)
 	werr := opts.write(cmd, func(w io.Writer) error {
-		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, bench.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
+		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, render.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})
 	if err := errors.Join(err, werr); err != nil {
 		return err

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/prism-compute/prism/bench"
 	"github.com/spf13/cobra"
+
+	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/render"
 )
 
 type compareOptions struct {
@@ -93,7 +95,7 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 		if opts.json {
 			return writeJSON(out, cmp)
 		}
-		return cmp.WriteTable(out)
+		return render.Comparison(out, cmp)
 	})
 	if err != nil {
 		return err

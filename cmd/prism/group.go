@@ -7,11 +7,13 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/render"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/group"
 	"github.com/prism-compute/prism/kernels"
-	"github.com/spf13/cobra"
 )
 
 // joinTimeout bounds the wait for every process of a rendezvous.
@@ -111,7 +113,7 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 func writeGroupReport(cmd *cobra.Command, opts *benchOptions, rep *bench.Report, err error) error {
 	rep.Command = commandLine(cmd)
 	werr := opts.write(cmd, func(w io.Writer) error {
-		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, bench.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
+		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, render.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})
 	if err := errors.Join(err, werr); err != nil {
 		return err

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prism-compute/prism/bench"
 	"github.com/spf13/cobra"
+
+	"github.com/prism-compute/prism/bench/render"
 )
 
 type plotOptions struct {
@@ -46,7 +47,7 @@ the fp32 (solid) and fp64 (dashed) peaks as lines, each case a numbered point wi
 below. Cases whose model does no FLOPs (copies, sorts, histograms) have no intensity: they
 are left out and listed under the chart.
 
-The format follows the extension of -o: ` + "." + strings.Join(bench.PlotFormats, ", .") + `. 'prism report --html' puts
+The format follows the extension of -o: ` + "." + strings.Join(render.PlotFormats, ", .") + `. 'prism report --html' puts
 both charts and the tables in one page.`,
 		Example: `  prism plot results.json -o chart.svg
   prism plot results.json -o times.png --metric time
@@ -60,7 +61,7 @@ both charts and the tables in one page.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "chart file to write (.svg, .png or .pdf)")
-	f.StringVar(&opts.metric, "metric", bench.MetricRoof, "what the bars show: "+strings.Join(bench.PlotMetrics, ", ")+" (fraction, gbs, gflops: deprecated aliases)")
+	f.StringVar(&opts.metric, "metric", render.MetricRoof, "what the bars show: "+strings.Join(render.PlotMetrics, ", ")+" (fraction, gbs, gflops: deprecated aliases)")
 	f.BoolVar(&opts.roofline, "roofline", false, "draw one roofline chart per device instead of the bars")
 	opts.addInput(f)
 	return cmd
@@ -68,19 +69,19 @@ both charts and the tables in one page.`,
 
 func plotRun(cmd *cobra.Command, opts *plotOptions, in []string) error {
 	if opts.output == "" {
-		return usageError{fmt.Errorf("-o CHART is required (.%s)", strings.Join(bench.PlotFormats, ", ."))}
+		return usageError{fmt.Errorf("-o CHART is required (.%s)", strings.Join(render.PlotFormats, ", ."))}
 	}
-	if _, err := bench.PlotFormat(opts.output); err != nil {
+	if _, err := render.PlotFormat(opts.output); err != nil {
 		return usageError{err}
 	}
-	metric, err := bench.PlotMetric(opts.metric)
+	metric, err := render.PlotMetric(opts.metric)
 	if err != nil {
 		return usageError{err}
 	}
 	if opts.roofline && cmd.Flags().Changed("metric") {
 		return usageError{fmt.Errorf("--roofline and --metric exclude each other")}
 	}
-	if alias, ok := bench.PlotMetricAliases[opts.metric]; ok {
+	if alias, ok := render.PlotMetricAliases[opts.metric]; ok {
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism plot: --metric %s is deprecated: use --metric %s\n", opts.metric, alias)
 	}
 	rep, err := opts.readReports(in...)
@@ -88,7 +89,7 @@ func plotRun(cmd *cobra.Command, opts *plotOptions, in []string) error {
 		return err
 	}
 	if opts.roofline {
-		return rep.SaveRoofline(opts.output)
+		return render.SaveRoofline(opts.output, rep)
 	}
-	return rep.SavePlot(opts.output, metric)
+	return render.SavePlot(opts.output, rep, metric)
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/prism-compute/prism/bench"
 	"github.com/spf13/cobra"
+
+	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/render"
 )
 
 type reportOptions struct {
@@ -76,7 +78,7 @@ from the driver) shows INVALID, with the reason below the table.`,
 				return writeHTML(cmd, rep, opts.html, opts.baseline)
 			}
 			return opts.write(cmd, func(w io.Writer) error {
-				return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, bench.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
+				return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, render.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 			})
 		},
 	}
@@ -92,10 +94,10 @@ from the driver) shows INVALID, with the reason below the table.`,
 // writeHTML writes the HTML page of rep to path, or to stdout for "-".
 func writeHTML(cmd *cobra.Command, rep *bench.Report, path, baseline string) (err error) {
 	if path == "-" {
-		return rep.WriteHTML(cmd.OutOrStdout(), baseline)
+		return render.HTML(cmd.OutOrStdout(), rep, baseline)
 	}
 	var buf bytes.Buffer
-	if err := rep.WriteHTML(&buf, baseline); err != nil {
+	if err := render.HTML(&buf, rep, baseline); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, buf.Bytes())
@@ -103,16 +105,16 @@ func writeHTML(cmd *cobra.Command, rep *bench.Report, path, baseline string) (er
 
 // writeReport prints rep in the form the flags choose (the table when none is set, as
 // table asks).
-func writeReport(w io.Writer, rep *bench.Report, json, csv, markdown, benchstat bool, table bench.TableOptions) error {
+func writeReport(w io.Writer, rep *bench.Report, json, csv, markdown, benchstat bool, table render.TableOptions) error {
 	switch {
 	case json:
 		return rep.WriteJSON(w)
 	case csv:
-		return rep.WriteCSV(w)
+		return render.CSV(w, rep)
 	case markdown:
-		return rep.WriteMarkdown(w, table.Baseline)
+		return render.Markdown(w, rep, table.Baseline)
 	case benchstat:
-		return rep.WriteBenchstat(w)
+		return render.Benchstat(w, rep)
 	}
-	return rep.WriteTableOptions(w, table)
+	return render.Table(w, rep, table)
 }

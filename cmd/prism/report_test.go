@@ -19,9 +19,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prism-compute/prism/bench"
-	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/spf13/cobra"
+
+	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/render"
+	"github.com/prism-compute/prism/engine/enginetest"
 )
 
 // execPrism runs the CLI with args (compare and plot included, whether or not root.go
@@ -408,14 +410,14 @@ func TestCSVAndBenchstat(t *testing.T) {
 	_, a, _ := twoRuns(t)
 	rep := readReport(t, a)
 	var buf bytes.Buffer
-	if err := rep.WriteCSV(&buf); err != nil {
+	if err := render.CSV(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()
 	if err != nil {
 		t.Fatalf("CSV does not parse: %v", err)
 	}
-	if strings.Join(recs[0], ",") != strings.Join(bench.CSVHeader, ",") || len(recs) != 1+6 {
+	if strings.Join(recs[0], ",") != strings.Join(render.CSVHeader, ",") || len(recs) != 1+6 {
 		t.Fatalf("CSV header %q and %d rows", recs[0], len(recs)-1)
 	}
 	col := map[string]int{}
@@ -433,7 +435,7 @@ func TestCSVAndBenchstat(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := rep.WriteBenchstat(&buf); err != nil {
+	if err := render.Benchstat(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	result := regexp.MustCompile(`^Benchmark[A-Z][\w.]*/size=\d+/device=[^\s/]+-\d+\s+1\s+\d+ ns/op\s+[\d.]+ GB/s(\s+[\d.]+ GFLOP/s)?$`)
@@ -805,14 +807,14 @@ func TestReportMergesHosts(t *testing.T) {
 }
 
 // TestReportEveryKind runs prism report (table, --wide, --markdown, --csv, --benchstat,
-// --json, --html), compare and plot on every kind of report of bench/testdata, alone and
+// --json, --html), compare and plot on every kind of report of bench/render/testdata, alone and
 // merged: a single device, several, a split, collectives, both as written before they were
 // suite reports, a vendor.py report, and merges of them. Each command succeeds and prints
 // what the kind holds; the default table fits 120 columns.
 func TestReportEveryKind(t *testing.T) {
 	td := func(names ...string) []string {
 		for i, n := range names {
-			names[i] = filepath.Join("..", "..", "bench", "testdata", n)
+			names[i] = filepath.Join("..", "..", "bench", "render", "testdata", n)
 		}
 		return names
 	}

@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"bytes"
@@ -6,19 +6,21 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/prism-compute/prism/bench"
 )
 
 // bigReport returns a report of two devices with n results each: n distinct cases (op,
 // size) timed on both, the shape of a long --sizes sweep.
-func bigReport(n int) *Report {
-	rep := &Report{Schema: SchemaVersion, Prism: "devel", Host: "test", Date: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Config: ConfigInfo{Count: 3}}
+func bigReport(n int) *bench.Report {
+	rep := &bench.Report{Schema: bench.SchemaVersion, Prism: "devel", Host: "test", Date: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Config: bench.ConfigInfo{Count: 3}}
 	for dev := range 2 {
-		d := DeviceReport{Backend: "opencl", Ceilings: Ceilings{CopyGBs: 100, FP32GFLOPs: 1000}, Results: make([]Result, n)}
+		d := bench.DeviceReport{Backend: "opencl", Ceilings: bench.Ceilings{CopyGBs: 100, FP32GFLOPs: 1000}, Results: make([]bench.Result, n)}
 		d.Device.ID = fmt.Sprintf("opencl:0:%d", dev)
 		for i := range d.Results {
 			r := result(fmt.Sprintf("stream/op%d/float32", i%100), 100+dev, 90, 110)
 			r.Family, r.Type, r.Size = "stream", "float32", 1024+i/100
-			r.Bytes, r.GBs, r.Bound, r.Fraction = 12<<10, 50, BoundMemory, 0.5
+			r.Bytes, r.GBs, r.Bound, r.Fraction = 12<<10, 50, bench.BoundMemory, 0.5
 			d.Results[i] = r
 		}
 		rep.Devices = append(rep.Devices, d)
@@ -29,14 +31,14 @@ func bigReport(n int) *Report {
 // renderers are the text renderers of a report, which take every result.
 var renderers = []struct {
 	name  string
-	write func(*Report, io.Writer) error
+	write func(*bench.Report, io.Writer) error
 }{
-	{"table", func(r *Report, w io.Writer) error { return r.WriteTable(w, "") }},
-	{"markdown", func(r *Report, w io.Writer) error { return r.WriteMarkdown(w, "") }},
-	{"csv", func(r *Report, w io.Writer) error { return r.WriteCSV(w) }},
-	{"benchstat", func(r *Report, w io.Writer) error { return r.WriteBenchstat(w) }},
-	{"json", func(r *Report, w io.Writer) error { return r.WriteJSON(w) }},
-	{"html", func(r *Report, w io.Writer) error { return r.WriteHTML(w, "") }},
+	{"table", func(r *bench.Report, w io.Writer) error { return Table(w, r, TableOptions{}) }},
+	{"markdown", func(r *bench.Report, w io.Writer) error { return Markdown(w, r, "") }},
+	{"csv", func(r *bench.Report, w io.Writer) error { return CSV(w, r) }},
+	{"benchstat", func(r *bench.Report, w io.Writer) error { return Benchstat(w, r) }},
+	{"json", func(r *bench.Report, w io.Writer) error { return r.WriteJSON(w) }},
+	{"html", func(r *bench.Report, w io.Writer) error { return HTML(w, r, "") }},
 }
 
 // TestRenderWorkIsLinear renders reports of 1,000 and 4,000 results per device through
@@ -62,7 +64,7 @@ func TestRenderWorkIsLinear(t *testing.T) {
 	}
 	// And a compare of two such reports.
 	old, cur := bigReport(4000), bigReport(4000)
-	cmp := Compare(old, cur, DefaultCompareOptions)
+	cmp := bench.Compare(old, cur, bench.DefaultCompareOptions)
 	if len(cmp.Changes) != 2*4000 {
 		t.Errorf("%d changes, want %d", len(cmp.Changes), 2*4000)
 	}
@@ -87,7 +89,7 @@ func BenchmarkRender200k(b *testing.B) {
 	}
 	b.Run("compare", func(b *testing.B) {
 		for b.Loop() {
-			Compare(rep, rep, DefaultCompareOptions)
+			bench.Compare(rep, rep, bench.DefaultCompareOptions)
 		}
 	})
 	b.Run("read", func(b *testing.B) {
@@ -97,7 +99,7 @@ func BenchmarkRender200k(b *testing.B) {
 		}
 		b.SetBytes(int64(buf.Len()))
 		for b.Loop() {
-			if _, err := ReadReport(bytes.NewReader(buf.Bytes())); err != nil {
+			if _, err := bench.ReadReport(bytes.NewReader(buf.Bytes())); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -44,13 +45,13 @@ var reportKinds = []struct {
 	{"everything", []string{"multi.json", "vendor.json", "split.json", "collective.json"}},
 }
 
-func readKind(t *testing.T, files []string) *Report {
+func readKind(t *testing.T, files []string) *bench.Report {
 	t.Helper()
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = filepath.Join("testdata", f)
 	}
-	rep, err := ReadReportFiles(paths...)
+	rep, err := bench.ReadReportFiles(paths...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestEveryKindRenders(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			rep := readKind(t, k.files)
 			var buf bytes.Buffer
-			if err := rep.WriteTable(&buf, ""); err != nil {
+			if err := Table(&buf, rep, TableOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			table := buf.String()
@@ -77,12 +78,12 @@ func TestEveryKindRenders(t *testing.T) {
 				}
 			}
 			for _, s := range rep.Splits {
-				if !strings.Contains(table, s.Case) || !strings.Contains(table, FormatDuration(s.Stats.Median)) {
-					t.Errorf("the table lacks the split %s %s:\n%s", s.Case, FormatSize(s.Size), table)
+				if !strings.Contains(table, s.Case) || !strings.Contains(table, bench.FormatDuration(s.Stats.Median)) {
+					t.Errorf("the table lacks the split %s %s:\n%s", s.Case, bench.FormatSize(s.Size), table)
 				}
 			}
 			for _, c := range rep.Collectives {
-				if !strings.Contains(table, c.Case) || !strings.Contains(table, FormatDuration(c.Stats.Median)) {
+				if !strings.Contains(table, c.Case) || !strings.Contains(table, bench.FormatDuration(c.Stats.Median)) {
 					t.Errorf("the table lacks the collective %s:\n%s", c.Case, table)
 				}
 			}
@@ -92,7 +93,7 @@ func TestEveryKindRenders(t *testing.T) {
 				}
 			}
 			buf.Reset()
-			if err := rep.WriteTableOptions(&buf, TableOptions{Wide: true}); err != nil {
+			if err := Table(&buf, rep, TableOptions{Wide: true}); err != nil {
 				t.Fatal(err)
 			}
 			prism := false // a device of Prism's has results: the table has its rates and roofs
@@ -103,7 +104,7 @@ func TestEveryKindRenders(t *testing.T) {
 				t.Errorf("--wide left columns out:\n%s", buf.String())
 			}
 			buf.Reset()
-			if err := rep.WriteMarkdown(&buf, ""); err != nil || !strings.Contains(buf.String(), "|---") {
+			if err := Markdown(&buf, rep, ""); err != nil || !strings.Contains(buf.String(), "|---") {
 				t.Errorf("markdown: %v\n%s", err, buf.String())
 			}
 
@@ -112,7 +113,7 @@ func TestEveryKindRenders(t *testing.T) {
 			if err := rep.WriteJSON(&buf); err != nil {
 				t.Fatal(err)
 			}
-			back, err := ReadReport(&buf)
+			back, err := bench.ReadReport(&buf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func TestEveryKindRenders(t *testing.T) {
 			}
 			groups := rep.GroupRows()
 			buf.Reset()
-			if err := rep.WriteCSV(&buf); err != nil {
+			if err := CSV(&buf, rep); err != nil {
 				t.Fatal(err)
 			}
 			rows, err := csv.NewReader(&buf).ReadAll()
@@ -150,14 +151,14 @@ func TestEveryKindRenders(t *testing.T) {
 				}
 				kinds[row[len(row)-1]]++
 			}
-			if kinds[KindCase] != results || kinds[KindSplit] != len(rep.Splits) || kinds[KindCollective] != len(rep.Collectives) {
+			if kinds[bench.KindCase] != results || kinds[bench.KindSplit] != len(rep.Splits) || kinds[bench.KindCollective] != len(rep.Collectives) {
 				t.Errorf("CSV kinds %v for %d results, %d splits, %d collectives", kinds, results, len(rep.Splits), len(rep.Collectives))
 			}
 
 			// benchstat: every timed result, split, device alone and collective, each
 			// with as many lines as runs, parsed by benchstat's own reader.
 			buf.Reset()
-			if err := rep.WriteBenchstat(&buf); err != nil {
+			if err := Benchstat(&buf, rep); err != nil {
 				t.Fatal(err)
 			}
 			names := map[string]int{}
@@ -182,14 +183,14 @@ func TestEveryKindRenders(t *testing.T) {
 
 			// HTML: every section the report has.
 			buf.Reset()
-			if err := rep.WriteHTML(&buf, ""); err != nil {
+			if err := HTML(&buf, rep, ""); err != nil {
 				t.Fatal(err)
 			}
 			page := buf.String()
 			for _, want := range []struct {
 				has     bool
 				section string
-			}{{rep.hasResults(), `id="results"`}, {len(rep.Splits) > 0, `id="splits"`}, {len(rep.Collectives) > 0, `id="collectives"`}} {
+			}{{view{rep}.hasResults(), `id="results"`}, {len(rep.Splits) > 0, `id="splits"`}, {len(rep.Collectives) > 0, `id="collectives"`}} {
 				if strings.Contains(page, want.section) != want.has {
 					t.Errorf("the page has %s: %v, want %v", want.section, !want.has, want.has)
 				}
@@ -198,7 +199,7 @@ func TestEveryKindRenders(t *testing.T) {
 			// plot: an SVG that parses, for every metric but vendor (which needs baselines).
 			for _, m := range []string{MetricRoof, MetricTime, MetricRate} {
 				buf.Reset()
-				if err := rep.WritePlot(&buf, "svg", m); err != nil {
+				if err := Plot(&buf, rep, "svg", m); err != nil {
 					if prism || !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "no results to plot") {
 						t.Errorf("plot %s: %v", m, err)
 					}
@@ -211,19 +212,19 @@ func TestEveryKindRenders(t *testing.T) {
 
 			// compare with itself: nothing failed, nothing slower, nothing the new report
 			// cannot vouch for.
-			cmp := Compare(rep, rep, DefaultCompareOptions)
+			cmp := bench.Compare(rep, rep, bench.DefaultCompareOptions)
 			if len(cmp.Changes) != results+len(groups) {
 				t.Errorf("%d changes for %d results and %d group rows", len(cmp.Changes), results, len(groups))
 			}
 			for _, ch := range cmp.Changes {
-				if ch.Verdict == VerdictFailed || ch.Verdict == VerdictSlower {
+				if ch.Verdict == bench.VerdictFailed || ch.Verdict == bench.VerdictSlower {
 					t.Errorf("%s: %s", ch, ch.Verdict)
 				}
 			}
 			if len(cmp.Problems) > 0 {
 				t.Errorf("problems: %q", cmp.Problems)
 			}
-			if err := cmp.WriteTable(io.Discard); err != nil {
+			if err := Comparison(io.Discard, cmp); err != nil {
 				t.Error(err)
 			}
 		})
@@ -276,7 +277,7 @@ func TestMergeKinds(t *testing.T) {
 		{"old-split.json", "split.json", "split reduce/sum/float32 64K across opencl:0:0+opencl:0:1 is in both"},
 		{"single.json", "multi.json", `device "opencl:0:0" is in both`},
 	} {
-		_, err := ReadReportFiles(filepath.Join("testdata", bad.a), filepath.Join("testdata", bad.b))
+		_, err := bench.ReadReportFiles(filepath.Join("testdata", bad.a), filepath.Join("testdata", bad.b))
 		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "prism compare") || !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("%s and %s: %v, want %q", bad.a, bad.b, err, bad.want)
 		}
@@ -293,7 +294,7 @@ func TestMergeKinds(t *testing.T) {
 // its own; with variants forced, each variant's row gets the ratio.
 func TestVendorOnPrismRows(t *testing.T) {
 	rep := readKind(t, []string{"multi.json", "vendor.json"})
-	g, err := rep.resultGrid("")
+	g, err := view{rep}.resultGrid("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,20 +318,20 @@ func TestVendorOnPrismRows(t *testing.T) {
 	d0 := rep.Devices[0].Results
 	for _, c := range []string{"reduce/sum/float32", "stream/triad/float32"} {
 		row := cases[c+" 64K"]
-		var prism *Result
+		var prism *bench.Result
 		for i := range d0 {
 			if d0[i].Case == c {
 				prism = &d0[i]
 			}
 		}
 		v := rep.Devices[2].Results
-		var vendor *Result
+		var vendor *bench.Result
 		for i := range v {
 			if v[i].Case == c {
 				vendor = &v[i]
 			}
 		}
-		want := FormatDuration(vendor.Stats.Median)
+		want := bench.FormatDuration(vendor.Stats.Median)
 		ratio := fmt.Sprintf("%.2fx", float64(vendor.Stats.Median)/float64(prism.Stats.Median))
 		if row == nil || row[col["[3] vendor"]] != want || row[col["[1] vs vendor"]] != ratio {
 			t.Errorf("%s: row %q, want vendor %s and ratio %s", c, row, want, ratio)
@@ -347,7 +348,7 @@ func TestVendorOnPrismRows(t *testing.T) {
 	for i := range rep.Devices[0].Results {
 		rep.Devices[0].Results[i].Requested = "portable"
 	}
-	g, err = rep.resultGrid("")
+	g, err = view{rep}.resultGrid("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +359,7 @@ func TestVendorOnPrismRows(t *testing.T) {
 	}
 	// The vendor baseline of a device of the same name (the same card through another API).
 	rep = readKind(t, []string{"multi.json", "vendor.json"})
-	rep.Devices[2].Device.ID = VendorPrefix + "cuda:7"
+	rep.Devices[2].Device.ID = bench.VendorPrefix + "cuda:7"
 	if b := rep.VendorBaseline(0, &rep.Devices[0].Results[1]); b == nil || b.Case != rep.Devices[0].Results[1].Case {
 		t.Errorf("no baseline from the pseudo-device of the same name: %+v", b)
 	}
@@ -368,12 +369,12 @@ func TestVendorOnPrismRows(t *testing.T) {
 // not "failed", and no problem; skipped in the new report only, it is a problem.
 func TestCompareSkippedBoth(t *testing.T) {
 	rep := readKind(t, []string{"multi.json"})
-	cmp := Compare(rep, rep, DefaultCompareOptions)
+	cmp := bench.Compare(rep, rep, bench.DefaultCompareOptions)
 	found := false
 	for _, ch := range cmp.Changes {
 		if ch.Device == "opencl:1:0" && ch.Case == "reduce/sum/float64" {
 			found = true
-			if ch.Verdict != VerdictSkipped || ch.VerdictText() != "skipped (in both)" || !strings.Contains(ch.Note, "fp64") {
+			if ch.Verdict != bench.VerdictSkipped || ch.VerdictText() != "skipped (in both)" || !strings.Contains(ch.Note, "fp64") {
 				t.Errorf("skipped in both: %q, note %q", ch.VerdictText(), ch.Note)
 			}
 		}
@@ -382,12 +383,12 @@ func TestCompareSkippedBoth(t *testing.T) {
 		t.Errorf("found %v, problems %q", found, cmp.Problems)
 	}
 	var buf bytes.Buffer
-	if err := cmp.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "1 skipped, 0 failed") {
+	if err := Comparison(&buf, cmp); err != nil || !strings.Contains(buf.String(), "1 skipped, 0 failed") {
 		t.Errorf("summary: %v\n%s", err, buf.String())
 	}
 	cur := readKind(t, []string{"multi.json"})
 	cur.Devices[0].Results[0].Skipped = "no longer runs"
-	cmp = Compare(rep, cur, DefaultCompareOptions)
+	cmp = bench.Compare(rep, cur, bench.DefaultCompareOptions)
 	if cmp.Changes[0].VerdictText() != "skipped (in new)" || len(cmp.Problems) != 1 {
 		t.Errorf("skipped in new: %q, problems %q", cmp.Changes[0].VerdictText(), cmp.Problems)
 	}
@@ -402,15 +403,15 @@ func TestCompareGroups(t *testing.T) {
 		cur.Splits[0].Stats.Samples[i] = 4 * d
 	}
 	cur.Splits[0].Stats.Median *= 4
-	cmp := Compare(old, cur, DefaultCompareOptions)
+	cmp := bench.Compare(old, cur, bench.DefaultCompareOptions)
 	kinds := map[string]int{}
 	for _, ch := range cmp.Changes {
 		kinds[ch.Kind]++
 	}
-	if kinds[KindSplit] != 2 || kinds[KindAlone] != 4 || kinds[KindCollective] != 2 {
+	if kinds[bench.KindSplit] != 2 || kinds[bench.KindAlone] != 4 || kinds[bench.KindCollective] != 2 {
 		t.Errorf("kinds %v", kinds)
 	}
-	if ch := cmp.Changes[0]; ch.Kind != KindSplit || ch.Verdict != VerdictSlower || ch.DeviceText() != "split opencl:0:0+opencl:0:1" {
+	if ch := cmp.Changes[0]; ch.Kind != bench.KindSplit || ch.Verdict != bench.VerdictSlower || ch.DeviceText() != "split opencl:0:0+opencl:0:1" {
 		t.Errorf("first change %s: %s", ch, ch.Verdict)
 	}
 	if cmp.Regressions() != 1 {
@@ -436,7 +437,7 @@ func TestBenchValue(t *testing.T) {
 func TestLegendExplainsCells(t *testing.T) {
 	rep := readKind(t, []string{"multi.json"})
 	var buf bytes.Buffer
-	if err := rep.WriteTable(&buf, ""); err != nil {
+	if err := Table(&buf, rep, TableOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "a | b") || strings.Contains(buf.String(), "no ceiling measures") {
@@ -448,7 +449,7 @@ func TestLegendExplainsCells(t *testing.T) {
 	half.Case, half.Type, half.Bound, half.CacheResident, half.RoofMissing = "gemm/nn/float16", "float16", "", false, "no ceiling measures float16 arithmetic"
 	rep.Devices[0].Results = append(rep.Devices[0].Results, half)
 	buf.Reset()
-	if err := rep.WriteTable(&buf, ""); err != nil {
+	if err := Table(&buf, rep, TableOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -472,7 +473,7 @@ func TestTableFitsWidth(t *testing.T) {
 		rep.Devices = append(rep.Devices, d)
 	}
 	var buf bytes.Buffer
-	if err := rep.WriteTable(&buf, ""); err != nil {
+	if err := Table(&buf, rep, TableOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -490,7 +491,7 @@ func TestTableFitsWidth(t *testing.T) {
 		t.Errorf("no blocks or no note:\n%s", out)
 	}
 	buf.Reset()
-	if err := rep.WriteTableOptions(&buf, TableOptions{Wide: true}); err != nil {
+	if err := Table(&buf, rep, TableOptions{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(buf.String(), "case ") != 1 || !strings.Contains(buf.String(), "[8] rate") {
@@ -505,5 +506,55 @@ func TestWrapWords(t *testing.T) {
 	want := []string{"aaa bbb", "  ccc", "  dddddddddddd", "  e"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("wrapWords = %q, want %q", got, want)
+	}
+}
+
+// TestTableMarksZeroTimesInvalid renders the report of bench's TestReadMarksZeroTimesInvalid:
+// an invalid case shows no rate and says why.
+func TestTableMarksZeroTimesInvalid(t *testing.T) {
+	doc := `{"schema": 1, "devices": [{"device": {"id": "opencl:1:0"}, "results": [
+		{"case": "stream/copy/float32", "size": 32768, "verified": true, "bytes": 262144, "gbs": 262144, "fraction": 2600,
+		 "stats": {"runs": 3, "median_ns": 1, "min_ns": 0, "max_ns": 2, "samples_ns": [0, 1, 2]}},
+		{"case": "stream/scale/float32", "size": 32768, "verified": true, "bytes": 262144,
+		 "stats": {"runs": 2, "median_ns": 0, "min_ns": 0, "max_ns": 0}},
+		{"case": "stream/triad/float32", "size": 32768, "verified": true, "bytes": 393216, "gbs": 39.3,
+		 "stats": {"runs": 2, "median_ns": 10000, "min_ns": 10000, "max_ns": 10000, "samples_ns": [10000, 10000]}}]}]}`
+	r, err := bench.ReadReport(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Table(&buf, r, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, "262144") || !strings.Contains(out, "INVALID") || !strings.Contains(out, "INVALID [1] stream/copy/float32 32K: invalid measurement: 1 of 3 device times are not positive") {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+// TestTableMissingCeilings renders a device whose copy ceiling failed (as in bench's
+// TestCeilingFailureKeepsDevice) and one whose ceilings are not valid measurements (as in
+// TestCeilingInvalid): the device line and the case say so.
+func TestTableMissingCeilings(t *testing.T) {
+	res := result("stream/copy/float32", 10, 9, 11)
+	res.RoofMissing = "copy ceiling missing: copy kernel: injected failure"
+	rep := report(res)
+	rep.Devices[0].Ceilings = bench.Ceilings{CopyAbsent: "copy kernel: injected failure", FP32GFLOPs: 100, PeakHow: "8 independent mad chains"}
+	var buf bytes.Buffer
+	if err := Table(&buf, rep, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ceilings: copy missing", "copy ceiling missing: copy kernel: injected failure", "no roof"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+
+	rep = report(result("stream/copy/float32", 10, 9, 11))
+	rep.Devices[0].Ceilings = bench.Ceilings{Invalid: "copy: buffer copy: 2 of 2 device times are not positive; fp64 peak: 1 lanes: 3 of 3 device times are not positive"}
+	buf.Reset()
+	if err := Table(&buf, rep, TableOptions{}); err != nil || !strings.Contains(buf.String(), "ceilings: invalid measurement: copy: buffer copy") {
+		t.Errorf("table: %v\n%s", err, buf.String())
 	}
 }

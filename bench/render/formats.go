@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"encoding/csv"
@@ -13,23 +13,25 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
 )
 
-// CSVHeader is the first row of WriteCSV: one column per field of a result, with its device.
+// CSVHeader is the first row of CSV: one column per field of a result, with its device.
 var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
 	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor",
 	"working_set_bytes", "cache_resident", "link", "timing", "figures", "kind"}
 
-// WriteCSV writes one row per result and device (RFC 4180, header first), then one per
+// CSV writes one row per result and device (RFC 4180, header first), then one per
 // split, per device alone of each split and per collective, told apart by the last
 // column, kind (KindCase, KindSplit, KindAlone, KindCollective). status is ok, skipped,
 // failed or invalid (verified, but no valid device time), error says why. A split's row
 // has its speedups and shares in figures ("speedup=1.8;share_opencl:0:1=0.48"), an alone
 // row the one-device op's time (resident_ns), a collective's row its library, ranks and
 // bytes, algbw in gbs and busbw in figures.
-func (r *Report) WriteCSV(w io.Writer) error {
+func CSV(w io.Writer, rep *bench.Report) error {
+	r := view{rep}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -62,7 +64,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				}
 			}
 			err := cw.Write(term.SafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
-				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures), KindCase)))
+				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures), bench.KindCase)))
 			if err != nil {
 				return err
 			}
@@ -76,7 +78,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		}
 		row := []string{g.Device, "", "", res.Case, res.Variant, res.Family, res.Type, strconv.Itoa(res.Size), res.Shape,
 			strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10), strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10),
-			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", TimingHost, csvFigures(res.Figures), g.Kind}
+			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", bench.TimingHost, csvFigures(res.Figures), g.Kind}
 		if err := cw.Write(term.SafeAll(row)); err != nil {
 			return err
 		}
@@ -96,10 +98,10 @@ func csvFigures(fig map[string]float64) string {
 	return strings.Join(parts, ";")
 }
 
-// BenchstatPkg is the pkg: line of WriteBenchstat.
+// BenchstatPkg is the pkg: line of Benchstat.
 const BenchstatPkg = "github.com/prism-compute/prism/bench"
 
-// WriteBenchstat writes the results in the Go benchmark format that benchstat
+// Benchstat writes the results in the Go benchmark format that benchstat
 // (golang.org/x/perf/cmd/benchstat) reads: configuration lines (goos, goarch, pkg, then per
 // device its device, backend and driver), one line per timed run, so that benchstat sees the
 // spread, named Benchmark<Op>/size=<n>/device=<id>[/variant=<name>]-<GOMAXPROCS> (the
@@ -108,7 +110,8 @@ const BenchstatPkg = "github.com/prism-compute/prism/bench"
 //
 // Compare two runs with `benchstat old.txt new.txt`; compare devices of one run with
 // `benchstat -col /device -ignore device,backend,driver run.txt`.
-func (r *Report) WriteBenchstat(w io.Writer) error {
+func Benchstat(w io.Writer, rep *bench.Report) error {
+	r := view{rep}
 	bw := &errWriter{w: w}
 	bw.printf("goos: %s\ngoarch: %s\npkg: %s\n", configValue(r.GOOS), configValue(r.GOARCH), BenchstatPkg)
 	if r.Commit != "" {
@@ -121,7 +124,7 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 	procs := runtime.GOMAXPROCS(0)
 	for _, d := range r.Devices {
 		bw.printf("device: %s\nbackend: %s\ndriver: %s\n", configValue(d.Device.Name), configValue(d.Backend), configValue(d.Device.DriverVersion))
-		var all []Result // the results, each followed by its vendor baseline (--vendor)
+		var all []bench.Result // the results, each followed by its vendor baseline (--vendor)
 		for _, res := range d.Results {
 			all = append(all, res)
 			if res.Vendor != nil {
@@ -166,7 +169,7 @@ func (r *Report) WriteBenchstat(w io.Writer) error {
 // same with mode=alone and each device, Benchmark<Collective>/size=<count>/ranks=<n>;
 // ns/op, and GB/s where the rate is known (a collective's algbw, with its busbw as
 // busbw-GB/s). Their config lines name the devices "group" and the backend "host clock".
-func (r *Report) writeGroupBenchstat(bw *errWriter, procs int) {
+func (r view) writeGroupBenchstat(bw *errWriter, procs int) {
 	rows := r.GroupRows()
 	if len(rows) == 0 {
 		return
@@ -179,7 +182,7 @@ func (r *Report) writeGroupBenchstat(bw *errWriter, procs int) {
 		}
 		name := fmt.Sprintf("Benchmark%s/size=%d", BenchName(res.Case), res.Size)
 		switch g.Kind {
-		case KindCollective:
+		case bench.KindCollective:
 			name += fmt.Sprintf("/ranks=%d", int(res.Figures["ranks"]))
 		default:
 			name += "/device=" + nameValue(g.Device) + "/mode=" + g.Kind
@@ -203,7 +206,7 @@ func (r *Report) writeGroupBenchstat(bw *errWriter, procs int) {
 			if res.GFLOPs > 0 {
 				bw.printf("\t%s GFLOP/s", benchValue(res.GFLOPs*med/sec))
 			}
-			if bus := res.Figures["busbw_gbs"]; g.Kind == KindCollective && bus > 0 {
+			if bus := res.Figures["busbw_gbs"]; g.Kind == bench.KindCollective && bus > 0 {
 				bw.printf("\t%s busbw-GB/s", benchValue(bus*med/sec))
 			}
 			bw.printf("\n")

@@ -1,16 +1,17 @@
-package bench
+package render
 
 import (
 	"fmt"
 	"io"
 	"text/tabwriter"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
 )
 
-// WriteTable writes one line per case: both medians, the ratio with its confidence interval,
+// Comparison writes one line per case of c: both medians, the ratio with its confidence interval,
 // the p-value and sample counts of the test, the verdict; then a summary line.
-func (c *Comparison) WriteTable(w io.Writer) error {
+func Comparison(w io.Writer, c *bench.Comparison) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	conf := fmt.Sprintf("%.3g%% CI", 100*(1-c.Alpha))
 	fmt.Fprintf(tw, "device\tcase\tsize\told\tnew\tnew/old\t%s\tp\tverdict\t\n", conf)
@@ -18,10 +19,10 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	for _, ch := range c.Changes {
 		oldT, newT, ratio, ci, p := "-", "-", "-", "-", "-"
 		if ch.Old != nil && ch.Old.OK() {
-			oldT = FormatDuration(ch.Old.Stats.Median)
+			oldT = bench.FormatDuration(ch.Old.Stats.Median)
 		}
 		if ch.New != nil && ch.New.OK() {
-			newT = FormatDuration(ch.New.Stats.Median)
+			newT = bench.FormatDuration(ch.New.Stats.Median)
 		}
 		if ch.Ratio > 0 {
 			ratio = fmt.Sprintf("%.3f", ch.Ratio)
@@ -29,24 +30,24 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		if ch.RatioLo > 0 {
 			ci = fmt.Sprintf("%.3f-%.3f", ch.RatioLo, ch.RatioHi)
 		}
-		if ch.Test == TestMannWhitney {
+		if ch.Test == bench.TestMannWhitney {
 			p = fmt.Sprintf("p=%.3f n=%d+%d", ch.P, ch.N1, ch.N2)
 		}
 		switch ch.Verdict {
-		case VerdictSlower:
+		case bench.VerdictSlower:
 			slower++
-		case VerdictFaster:
+		case bench.VerdictFaster:
 			faster++
-		case VerdictSame:
+		case bench.VerdictSame:
 			same++
-		case VerdictOnlyNew, VerdictOnlyOld:
+		case bench.VerdictOnlyNew, bench.VerdictOnlyOld:
 			one++
-		case VerdictSkipped:
+		case bench.VerdictSkipped:
 			skipped++
-		case VerdictFailed:
+		case bench.VerdictFailed:
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", term.Safe(ch.DeviceText()), term.Safe(ch.Case), FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", term.Safe(ch.DeviceText()), term.Safe(ch.Case), bench.FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -58,7 +59,7 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "the new report cannot vouch for %d cases or devices:\n", len(c.Problems))
 	for i, p := range c.Problems {
-		if i == MaxProblemsShown {
+		if i == bench.MaxProblemsShown {
 			_, err = fmt.Fprintf(w, "  and %d more (--json lists them all)\n", len(c.Problems)-i)
 			break
 		}

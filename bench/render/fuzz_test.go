@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prism-compute/prism/bench"
 )
 
 // The fuzz targets feed the report reader, compare and every renderer with arbitrary
@@ -24,15 +26,15 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		t.Fatal(err)
 	}
 	hostile := report(
-		Result{Case: "stream/copy\x1b[2J/float32", Family: "stream", Type: "float32", Size: -5, Verified: true, Bytes: 1e308, GBs: 1e308, Fraction: 1e300, Bound: BoundMemory,
-			Stats: Stats{Runs: 2, Median: 0, Min: -1, Max: 1, Samples: []time.Duration{-1, 1}}},
-		Result{Case: "gemm/\u202enn/float64", Family: "gemm", Type: "float64", Size: 1 << 40, Verified: true, Flops: 1e300, Bytes: 1e-300, GFLOPs: 1e300, GBs: 1e-300,
-			Bound: BoundCompute, AttainableGFLOPs: 1e300, Fraction: 1e300, Stats: Stats{Runs: 1, Median: 1, Min: 1, Max: 1}},
-		Result{Case: "", Size: 0, Skipped: "no fp64", Vendor: &Result{Case: "x", Verified: true, Stats: Stats{Runs: 1, Median: 5, Min: 5, Max: 5}}},
+		bench.Result{Case: "stream/copy\x1b[2J/float32", Family: "stream", Type: "float32", Size: -5, Verified: true, Bytes: 1e308, GBs: 1e308, Fraction: 1e300, Bound: bench.BoundMemory,
+			Stats: bench.Stats{Runs: 2, Median: 0, Min: -1, Max: 1, Samples: []time.Duration{-1, 1}}},
+		bench.Result{Case: "gemm/\u202enn/float64", Family: "gemm", Type: "float64", Size: 1 << 40, Verified: true, Flops: 1e300, Bytes: 1e-300, GFLOPs: 1e300, GBs: 1e-300,
+			Bound: bench.BoundCompute, AttainableGFLOPs: 1e300, Fraction: 1e300, Stats: bench.Stats{Runs: 1, Median: 1, Min: 1, Max: 1}},
+		bench.Result{Case: "", Size: 0, Skipped: "no fp64", Vendor: &bench.Result{Case: "x", Verified: true, Stats: bench.Stats{Runs: 1, Median: 5, Min: 5, Max: 5}}},
 	)
-	hostile.Devices[0].Ceilings = Ceilings{CopyGBs: 1e-300, FP32GFLOPs: 1e300, FP64GFLOPs: 1e-300}
-	hostile.Devices = append(hostile.Devices, DeviceReport{Device: hostile.Devices[0].Device, Err: "\x1b]0;x\x07"})
-	hostile.Devices[1].Device.ID = VendorPrefix + "opencl:0:0"
+	hostile.Devices[0].Ceilings = bench.Ceilings{CopyGBs: 1e-300, FP32GFLOPs: 1e300, FP64GFLOPs: 1e-300}
+	hostile.Devices = append(hostile.Devices, bench.DeviceReport{Device: hostile.Devices[0].Device, Err: "\x1b]0;x\x07"})
+	hostile.Devices[1].Device.ID = bench.VendorPrefix + "opencl:0:0"
 	var h bytes.Buffer
 	if err := hostile.WriteJSON(&h); err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func watchdog(data ...[]byte) (stop func() bool) {
 
 // renderAll runs every renderer over r, charts included when charts is set; errors are
 // fine, panics are not.
-func renderAll(t *testing.T, r *Report, charts bool) {
+func renderAll(t *testing.T, r *bench.Report, charts bool) {
 	for _, rd := range renderers {
 		if rd.name == "html" && !charts {
 			continue
@@ -63,17 +65,17 @@ func renderAll(t *testing.T, r *Report, charts bool) {
 		rd.write(r, io.Discard)
 	}
 	if len(r.Devices) > 0 {
-		r.WriteTable(io.Discard, r.Devices[len(r.Devices)-1].Device.ID)
+		Table(io.Discard, r, TableOptions{Baseline: r.Devices[len(r.Devices)-1].Device.ID})
 	}
 	if !charts {
 		return
 	}
 	for _, m := range PlotMetrics {
-		r.WritePlot(io.Discard, "svg", m)
+		Plot(io.Discard, r, "svg", m)
 	}
-	r.WritePlot(io.Discard, "png", MetricRoof)
-	r.WriteRoofline(io.Discard, "svg")
-	r.WriteRoofline(io.Discard, "pdf")
+	Plot(io.Discard, r, "png", MetricRoof)
+	Roofline(io.Discard, r, "svg")
+	Roofline(io.Discard, r, "pdf")
 }
 
 // FuzzReadReport: the reader never panics, and every report it accepts renders in every
@@ -85,7 +87,7 @@ func FuzzReadReport(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer watchdog(data)()
-		r, err := (ReportReader{MaxBytes: 1 << 20}).Read(bytes.NewReader(data))
+		r, err := (bench.ReportReader{MaxBytes: 1 << 20}).Read(bytes.NewReader(data))
 		if err != nil {
 			if r != nil {
 				t.Fatal("a report and an error")
@@ -97,7 +99,7 @@ func FuzzReadReport(f *testing.F) {
 		if err := r.WriteJSON(&buf); err != nil {
 			t.Fatalf("WriteJSON of an accepted report: %v", err)
 		}
-		back, err := ReadReport(&buf)
+		back, err := bench.ReadReport(&buf)
 		if err != nil {
 			t.Fatalf("the JSON written does not read back: %v\n%s", err, buf.String())
 		}
@@ -121,13 +123,13 @@ func FuzzRenderCharts(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer watchdog(data)()
-		r, err := (ReportReader{MaxBytes: 64 << 10}).Read(bytes.NewReader(data))
+		r, err := (bench.ReportReader{MaxBytes: 64 << 10}).Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		renderAll(t, r, true)
 		var buf bytes.Buffer
-		if err := r.WriteTable(&buf, ""); err == nil {
+		if err := Table(&buf, r, TableOptions{}); err == nil {
 			if i := strings.IndexFunc(buf.String(), func(c rune) bool { return c < 0x20 && c != '\n' || c == 0x7f || c == 0x202e }); i >= 0 {
 				t.Fatalf("control character %q in the table at %d", buf.String()[i], i)
 			}
@@ -144,19 +146,19 @@ func FuzzCompare(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		defer watchdog(a, b)()
-		old, err := (ReportReader{MaxBytes: 1 << 20}).Read(bytes.NewReader(a))
+		old, err := (bench.ReportReader{MaxBytes: 1 << 20}).Read(bytes.NewReader(a))
 		if err != nil {
 			return
 		}
-		cur, err := (ReportReader{MaxBytes: 1 << 20}).Read(bytes.NewReader(b))
+		cur, err := (bench.ReportReader{MaxBytes: 1 << 20}).Read(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
-		for _, opt := range []CompareOptions{DefaultCompareOptions, {Threshold: 0, Alpha: 0.01}} {
-			cmp := Compare(old, cur, opt)
-			cmp.WriteTable(io.Discard)
+		for _, opt := range []bench.CompareOptions{bench.DefaultCompareOptions, {Threshold: 0, Alpha: 0.01}} {
+			cmp := bench.Compare(old, cur, opt)
+			Comparison(io.Discard, cmp)
 			cmp.Gate()
-			if self := Compare(old, old, opt); self.Regressions() != 0 {
+			if self := bench.Compare(old, old, opt); self.Regressions() != 0 {
 				t.Fatalf("a report against itself: %d regressions", self.Regressions())
 			}
 		}

@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
@@ -27,7 +28,7 @@ import (
 // place that plot.Plot does not give them. Lengths are in points; the PNG renders at 96 dpi,
 // so chartWidth (825 pt) is 1100 pixels, and browsers show the SVG at the same size.
 
-// PlotFormats are the chart formats WritePlot writes, by file extension.
+// PlotFormats are the chart formats Plot writes, by file extension.
 var PlotFormats = []string{"svg", "png", "pdf"}
 
 // PlotFormat returns the chart format for a file name from its extension, or an error that
@@ -207,7 +208,7 @@ func (ch *chart) save(path string) (err error) {
 	if err := ch.writeTo(&buf, format); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return bench.WriteFileAtomic(path, buf.Bytes())
 }
 
 var svgFontFamily = regexp.MustCompile(`font-family:Liberation Sans;`)
@@ -467,24 +468,24 @@ func shortCommit(c string) string {
 }
 
 // runLine is the subtitle of a report's charts: version, date, commit, host, runs.
-func (r *Report) runLine() string {
+func (r view) runLine() string {
 	s := fmt.Sprintf("prism %s · %s · %s · host %s", r.Prism, r.Date.Format("2006-01-02 15:04 MST"), shortCommit(r.Commit), r.Host)
 	if r.Config.Count > 0 {
 		s += fmt.Sprintf(" · median of %d runs", r.Config.Count)
 	}
 	if sizes := r.sizes(); len(sizes) == 1 {
-		s += " · size " + FormatSize(sizes[0])
+		s += " · size " + bench.FormatSize(sizes[0])
 	}
 	return s
 }
 
 // sizes returns the distinct sizes of the report's results, in order of appearance.
-func (r *Report) sizes() []int { return sizesOf(r.rows()) }
+func (r view) sizes() []int { return sizesOf(r.rows()) }
 
 // sizes returns the distinct sizes of the rows, in order of appearance.
 func (ix *caseIndex) sizes() []int { return sizesOf(ix.rows) }
 
-func sizesOf(rows []CaseKey) []int {
+func sizesOf(rows []bench.CaseKey) []int {
 	var out []int
 	seen := map[int]bool{}
 	for _, k := range rows {

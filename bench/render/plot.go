@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
@@ -78,7 +79,7 @@ func barMetricOf(m string) barMetric {
 	case MetricTime:
 		return barMetric{
 			title: "Median time per run", axis: "median time per run (log scale; shorter is better)", log: true,
-			format: func(v float64) string { return FormatDuration(time.Duration(v * 1e9)) }, ticks: durationFormat,
+			format: func(v float64) string { return bench.FormatDuration(time.Duration(v * 1e9)) }, ticks: durationFormat,
 			note: "Device time measured with events, median of the timed runs. No bar: the case was skipped or failed on that device.",
 		}
 	case MetricRate:
@@ -105,7 +106,7 @@ type barRow struct {
 
 // barData collects the rows of the chart of metric m, grouped by family in order of first
 // appearance, and the devices (indices into r.Devices) that are its series.
-func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
+func (r view) barData(m string) (series []int, rows []barRow, err error) {
 	ix := r.index()
 	for i := range r.Devices {
 		if m == MetricVendor && !ix.hasVendor(i) {
@@ -128,7 +129,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 				if row.family == "" {
 					row.family = res.Family
 				}
-				if res.OK() && res.Bound == BoundCompute {
+				if res.OK() && res.Bound == bench.BoundCompute {
 					unit = "GFLOP/s"
 				}
 			}
@@ -138,7 +139,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 		}
 		row.label = strings.TrimPrefix(k.Case, row.family+"/")
 		if len(sizes) > 1 {
-			row.label += " " + FormatSize(k.Size)
+			row.label += " " + bench.FormatSize(k.Size)
 		}
 		if m == MetricRate && unit == "GFLOP/s" {
 			row.label += " (GFLOP/s)"
@@ -147,7 +148,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 		for j, d := range series {
 			row.vals[j] = math.NaN()
 			res := ix.result(d, k)
-			if res == nil || !res.OK() || (m == MetricRoof && (res.Latency() || (res.Link && res.Bound == BoundMemory))) {
+			if res == nil || !res.OK() || (m == MetricRoof && (res.Latency() || (res.Link && res.Bound == bench.BoundMemory))) {
 				continue // a latency and a copy over the host link have no roof
 			}
 			v := math.NaN()
@@ -194,7 +195,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 	case n > 0:
 		return series, rows, nil
 	case m == MetricVendor:
-		return nil, nil, fmt.Errorf("bench: the report has no vendor baselines (results of a device %s<ID>): %w", VendorPrefix, engine.ErrInvalidArg)
+		return nil, nil, fmt.Errorf("bench: the report has no vendor baselines (results of a device %s<ID>): %w", bench.VendorPrefix, engine.ErrInvalidArg)
 	}
 	return nil, nil, fmt.Errorf("bench: the report has no results to plot: %w", engine.ErrInvalidArg)
 }
@@ -202,7 +203,7 @@ func (r *Report) barData(m string) (series []int, rows []barRow, err error) {
 // barChart lays out the bar chart of metric m: one row per case and size, grouped under a
 // band per family, one horizontal bar per device, the header (title, run, legend) above and
 // the axis labels at the top and bottom.
-func (r *Report) barChart(metric string) (*chart, error) {
+func (r view) barChart(metric string) (*chart, error) {
 	m, err := PlotMetric(metric)
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func (r *Report) barChart(metric string) (*chart, error) {
 // drawBars lays out a bar chart of bm: one row per rows, grouped under a band per family,
 // one bar per series (named by legend), the header (title, run, legend) above and the
 // axis labels at the top and bottom.
-func (r *Report) drawBars(bm barMetric, legend []string, rows []barRow) (*chart, error) {
+func (r view) drawBars(bm barMetric, legend []string, rows []barRow) (*chart, error) {
 	n := len(legend)
 	barT := vg.Length(math.Max(3.5, math.Min(10, 16/float64(n))))
 	pitch := max(vg.Length(14), vg.Length(n)*barT+5)
@@ -366,7 +367,7 @@ func (r *Report) drawBars(bm barMetric, legend []string, rows []barRow) (*chart,
 
 // hasResults reports whether a device of the report has results of its own (a report of
 // splits or collectives alone has none).
-func (r *Report) hasResults() bool {
+func (r view) hasResults() bool {
 	for _, d := range r.Devices {
 		if len(d.Results) > 0 {
 			return true
@@ -377,7 +378,7 @@ func (r *Report) hasResults() bool {
 
 // splitChart draws the splits: per split and size, the median time of each device alone
 // and of the split, on a log axis.
-func (r *Report) splitChart() (*chart, error) {
+func (r view) splitChart() (*chart, error) {
 	var devs []string
 	for _, s := range r.Splits {
 		for _, id := range s.Devices {
@@ -403,7 +404,7 @@ func (r *Report) splitChart() (*chart, error) {
 		family, rest, _ := strings.Cut(s.Case, "/")
 		row := barRow{family: family, label: rest, vals: make([]float64, len(legend))}
 		if len(sizes[s.Case]) > 1 || len(r.Splits) > 1 {
-			row.label += " " + FormatSize(s.Size)
+			row.label += " " + bench.FormatSize(s.Size)
 		}
 		for j := range row.vals {
 			row.vals[j] = math.NaN()
@@ -426,11 +427,11 @@ func (r *Report) splitChart() (*chart, error) {
 
 // collectiveChart draws the collectives: the bus bandwidth of each collective and size,
 // on a log axis.
-func (r *Report) collectiveChart() (*chart, error) {
+func (r view) collectiveChart() (*chart, error) {
 	var rows []barRow
 	for _, c := range r.Collectives {
 		family, rest, _ := strings.Cut(c.Case, "/")
-		row := barRow{family: family, label: rest + " " + FormatSize(c.Count), vals: []float64{math.NaN()}}
+		row := barRow{family: family, label: rest + " " + bench.FormatSize(c.Count), vals: []float64{math.NaN()}}
 		if c.Verified && c.BusBW > 0 && finite(c.BusBW) {
 			row.vals[0] = c.BusBW
 		}
@@ -443,10 +444,10 @@ func (r *Report) collectiveChart() (*chart, error) {
 	return r.drawBars(bm, []string{"bus bandwidth"}, rows)
 }
 
-// plotChart is the chart WritePlot draws: the bar chart of metric for the devices' own
+// plotChart is the chart Plot draws: the bar chart of metric for the devices' own
 // results, then the splits and the collectives (their times and bus bandwidths, whatever
 // the metric but vendor, which has none), one below the other.
-func (r *Report) plotChart(metric string) (*chart, error) {
+func (r view) plotChart(metric string) (*chart, error) {
 	m, err := PlotMetric(metric)
 	if err != nil {
 		return nil, err
@@ -480,12 +481,13 @@ func (r *Report) plotChart(metric string) (*chart, error) {
 	return stack(charts), nil
 }
 
-// WritePlot writes the bar chart of metric (see PlotMetric) in format (see PlotFormats) to
+// Plot writes the bar chart of metric (see PlotMetric) in format (see PlotFormats) to
 // w: one row per case and size, grouped by family, one bar per device; below it, the
 // charts of the splits (each device alone and the split, by time) and the collectives (by
 // bus bandwidth) that the report holds. The chart is 1100 pixels wide and as tall as its
 // rows need.
-func (r *Report) WritePlot(w io.Writer, format, metric string) error {
+func Plot(w io.Writer, rep *bench.Report, format, metric string) error {
+	r := view{rep}
 	ch, err := r.plotChart(metric)
 	if err != nil {
 		return err
@@ -494,7 +496,8 @@ func (r *Report) WritePlot(w io.Writer, format, metric string) error {
 }
 
 // SavePlot writes the bar chart to path, in the format its extension names.
-func (r *Report) SavePlot(path, metric string) error {
+func SavePlot(path string, rep *bench.Report, metric string) error {
+	r := view{rep}
 	if _, err := PlotFormat(path); err != nil {
 		return err
 	}

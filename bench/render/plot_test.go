@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"bytes"
@@ -7,44 +7,47 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
 )
 
 // chartReport returns a report of two devices and the vendor baselines of the first:
 // three families, a case without FLOPs, a compute-bound case, a skipped one.
-func chartReport() *Report {
-	res := func(c string, flops, bytes float64, us int, bound string, frac float64) Result {
+func chartReport() *bench.Report {
+	res := func(c string, flops, bytes float64, us int, bound string, frac float64) bench.Result {
 		fam, _, _ := strings.Cut(c, "/")
-		r := Result{Case: c, Family: fam, Type: "float32", Size: 1 << 20, Flops: flops, Bytes: bytes, Verified: true, Bound: bound, Fraction: frac}
+		r := bench.Result{Case: c, Family: fam, Type: "float32", Size: 1 << 20, Flops: flops, Bytes: bytes, Verified: true, Bound: bound, Fraction: frac}
 		d := time.Duration(us) * time.Microsecond
-		r.Stats = Summarize([]time.Duration{d, d + time.Microsecond, d - time.Microsecond, d, d})
+		r.Stats = bench.Summarize([]time.Duration{d, d + time.Microsecond, d - time.Microsecond, d, d})
 		r.GBs, r.GFLOPs = bytes/d.Seconds()/1e9, flops/d.Seconds()/1e9
 		return r
 	}
-	gpu := DeviceReport{Backend: "cuda", Ceilings: Ceilings{CopyGBs: 2000, FP32GFLOPs: 50000, FP64GFLOPs: 25000}, Results: []Result{
-		res("stream/copy/float32", 0, 8<<20, 5, BoundMemory, 0.8),
-		res("stream/triad/float32", 2<<20, 12<<20, 8, BoundMemory, 0.78),
-		res("gemm/nn/float32", 2e9, 12<<20, 100, BoundCompute, 0.4),
-		res("reduce/sum/float32", 1<<20, 4<<20, 4, BoundMemory, 0.5),
+	gpu := bench.DeviceReport{Backend: "cuda", Ceilings: bench.Ceilings{CopyGBs: 2000, FP32GFLOPs: 50000, FP64GFLOPs: 25000}, Results: []bench.Result{
+		res("stream/copy/float32", 0, 8<<20, 5, bench.BoundMemory, 0.8),
+		res("stream/triad/float32", 2<<20, 12<<20, 8, bench.BoundMemory, 0.78),
+		res("gemm/nn/float32", 2e9, 12<<20, 100, bench.BoundCompute, 0.4),
+		res("reduce/sum/float32", 1<<20, 4<<20, 4, bench.BoundMemory, 0.5),
 	}}
 	gpu.Device.ID, gpu.Device.Name = "cuda:0", "Test GPU"
-	cpu := DeviceReport{Backend: "opencl", Ceilings: Ceilings{CopyGBs: 50, FP32GFLOPs: 300}, Results: []Result{
-		res("stream/copy/float32", 0, 8<<20, 200, BoundMemory, 0.83),
-		res("stream/triad/float32", 2<<20, 12<<20, 300, BoundMemory, 0.83),
-		res("gemm/nn/float32", 2e9, 12<<20, 20000, BoundCompute, 0.33),
+	cpu := bench.DeviceReport{Backend: "opencl", Ceilings: bench.Ceilings{CopyGBs: 50, FP32GFLOPs: 300}, Results: []bench.Result{
+		res("stream/copy/float32", 0, 8<<20, 200, bench.BoundMemory, 0.83),
+		res("stream/triad/float32", 2<<20, 12<<20, 300, bench.BoundMemory, 0.83),
+		res("gemm/nn/float32", 2e9, 12<<20, 20000, bench.BoundCompute, 0.33),
 		{Case: "reduce/sum/float32", Family: "reduce", Size: 1 << 20, Skipped: "no reason"},
 	}}
 	cpu.Device.ID, cpu.Device.Name = "opencl:0:0", "Test CPU"
-	vendor := DeviceReport{Backend: "cuda", Results: []Result{res("gemm/nn/float32", 2e9, 12<<20, 80, BoundCompute, 0.5)}}
-	vendor.Device.ID, vendor.Device.Name = VendorPrefix+"cuda:0", "cuBLAS"
-	return &Report{Schema: SchemaVersion, Prism: "devel", Commit: "0123456789abcdef", Host: "test", Date: time.Date(2026, 11, 21, 16, 31, 0, 0, time.UTC),
-		Config: ConfigInfo{Count: 5}, Devices: []DeviceReport{gpu, cpu, vendor}}
+	vendor := bench.DeviceReport{Backend: "cuda", Results: []bench.Result{res("gemm/nn/float32", 2e9, 12<<20, 80, bench.BoundCompute, 0.5)}}
+	vendor.Device.ID, vendor.Device.Name = bench.VendorPrefix+"cuda:0", "cuBLAS"
+	return &bench.Report{Schema: bench.SchemaVersion, Prism: "devel", Commit: "0123456789abcdef", Host: "test", Date: time.Date(2026, 11, 21, 16, 31, 0, 0, time.UTC),
+		Config: bench.ConfigInfo{Count: 5}, Devices: []bench.DeviceReport{gpu, cpu, vendor}}
 }
 
 // svgTexts parses an SVG and returns its text content and the number of shapes.
@@ -108,7 +111,7 @@ func TestBarChart(t *testing.T) {
 	} {
 		t.Run(tc.metric, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := rep.WritePlot(&buf, "svg", tc.metric); err != nil {
+			if err := Plot(&buf, rep, "svg", tc.metric); err != nil {
 				t.Fatal(err)
 			}
 			texts, shapes := svgTexts(t, buf.Bytes())
@@ -132,40 +135,40 @@ func TestBarChart(t *testing.T) {
 	}
 	// PDF too, bold titles and "·" included.
 	var pdf bytes.Buffer
-	if err := rep.WritePlot(&pdf, "pdf", MetricRoof); err != nil || !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) {
+	if err := Plot(&pdf, rep, "pdf", MetricRoof); err != nil || !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) {
 		t.Errorf("PDF: %v", err)
 	}
 	// The vendor metric's values: vendor time / prism time.
-	series, rows, err := rep.barData(MetricVendor)
+	series, rows, err := view{rep}.barData(MetricVendor)
 	if err != nil || len(series) != 1 || len(rows) != 1 || !near(rows[0].vals[0], 80.0/100) {
 		t.Errorf("vendor data: %v %+v %v", series, rows, err)
 	}
 	// A baseline in the field takes precedence over the pseudo-device.
 	gemm := &rep.Devices[0].Results[2]
-	gemm.Vendor = &Result{Case: gemm.Case, Size: gemm.Size, Verified: true, Stats: Summarize([]time.Duration{50 * time.Microsecond})}
+	gemm.Vendor = &bench.Result{Case: gemm.Case, Size: gemm.Size, Verified: true, Stats: bench.Summarize([]time.Duration{50 * time.Microsecond})}
 	if b := rep.VendorBaseline(0, gemm); b != gemm.Vendor {
 		t.Errorf("VendorBaseline ignores Result.Vendor")
 	}
 	gemm.Vendor = nil
 	// The skipped case has no bar, the others one per device.
-	_, rows, _ = rep.barData(MetricRoof)
+	_, rows, _ = view{rep}.barData(MetricRoof)
 	if len(rows) != 4 || rows[0].family != "stream" || rows[3].label != "sum/float32" || !math.IsNaN(rows[3].vals[1]) || !near(rows[2].vals[0], 40) {
 		t.Errorf("roof rows: %+v", rows)
 	}
 	// More rows, a taller chart of the same width.
-	small, _ := rep.barChart(MetricRoof)
+	small, _ := view{rep}.barChart(MetricRoof)
 	rep.Devices[0].Results = append(rep.Devices[0].Results, rep.Devices[0].Results[1])
 	rep.Devices[0].Results[4].Case = "stream/add/float32"
-	big, _ := rep.barChart(MetricRoof)
+	big, _ := view{rep}.barChart(MetricRoof)
 	if big.w != small.w || big.h <= small.h || small.w != chartWidth {
 		t.Errorf("chart sizes %vx%v then %vx%v", small.w, small.h, big.w, big.h)
 	}
 	// Without vendor baselines the vendor chart is an error that says why.
 	rep.Devices = rep.Devices[:2]
-	if err := rep.WritePlot(io.Discard, "svg", MetricVendor); err == nil || !strings.Contains(err.Error(), "vendor:") {
+	if err := Plot(io.Discard, rep, "svg", MetricVendor); err == nil || !strings.Contains(err.Error(), "vendor:") {
 		t.Errorf("vendor chart without baselines: %v", err)
 	}
-	if err := (&Report{}).WritePlot(io.Discard, "svg", MetricRoof); !errors.Is(err, engine.ErrInvalidArg) {
+	if err := Plot(io.Discard, (&bench.Report{}), "svg", MetricRoof); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("empty report: %v", err)
 	}
 }
@@ -174,12 +177,12 @@ func TestBarChart(t *testing.T) {
 // as numbered points with a key, the cases without FLOPs listed, the roofs labelled.
 func TestRooflineChart(t *testing.T) {
 	rep := chartReport()
-	charts, ids, skipped := rep.rooflineCharts()
+	charts, ids, skipped := view{rep}.rooflineCharts()
 	if len(charts) != 2 || ids[0] != "cuda:0" || ids[1] != "opencl:0:0" || len(skipped) != 1 || !strings.Contains(skipped[0], "vendor:cuda:0 has no measured ceilings") {
 		t.Fatalf("charts for %v, skipped %q", ids, skipped)
 	}
 	var buf bytes.Buffer
-	if err := rep.WriteRoofline(&buf, "svg"); err != nil {
+	if err := Roofline(&buf, rep, "svg"); err != nil {
 		t.Fatal(err)
 	}
 	texts, _ := svgTexts(t, buf.Bytes())
@@ -194,7 +197,7 @@ func TestRooflineChart(t *testing.T) {
 		t.Error("a roof for the CPU's missing fp64")
 	}
 	buf.Reset()
-	if err := rep.WriteRoofline(&buf, "png"); err != nil {
+	if err := Roofline(&buf, rep, "png"); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&buf)
@@ -203,7 +206,7 @@ func TestRooflineChart(t *testing.T) {
 	}
 	// No device with ceilings: an error.
 	rep.Devices = rep.Devices[2:]
-	if err := rep.WriteRoofline(io.Discard, "svg"); !errors.Is(err, engine.ErrInvalidArg) {
+	if err := Roofline(io.Discard, rep, "svg"); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("no ceilings: %v", err)
 	}
 }
@@ -233,5 +236,21 @@ func TestPlaceLabel(t *testing.T) {
 	}
 	if farOnes == 0 {
 		t.Error("twelve labels around one point, all on the first ring")
+	}
+}
+
+// TestSavePlotKeepsOldFileOnError renders a chart that cannot be drawn (a report without
+// results) over an existing chart: the old chart must stay as it was.
+func TestSavePlotKeepsOldFileOnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chart.svg")
+	if err := os.WriteFile(path, []byte("<svg>old</svg>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := &bench.Report{Schema: bench.SchemaVersion, Devices: []bench.DeviceReport{{Backend: "opencl"}}}
+	if err := SavePlot(path, empty, ""); err == nil {
+		t.Fatal("a chart of no results was drawn")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "<svg>old</svg>" {
+		t.Fatalf("the old chart was replaced by %q", b)
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"fmt"
@@ -9,14 +9,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
 
 // rows returns every case and size of the report, in order of first appearance.
-func (r *Report) rows() []CaseKey {
-	var keys []CaseKey
-	seen := map[CaseKey]bool{}
+func (r view) rows() []bench.CaseKey {
+	var keys []bench.CaseKey
+	seen := map[bench.CaseKey]bool{}
 	for _, d := range r.Devices {
 		for _, res := range d.Results {
 			k := res.Key()
@@ -31,7 +32,7 @@ func (r *Report) rows() []CaseKey {
 
 // baselineIndex returns the index of the device the ratios compare with: the one named,
 // or the first that is not a vendor pseudo-device.
-func (r *Report) baselineIndex(id string) (int, error) {
+func (r view) baselineIndex(id string) (int, error) {
 	if id == "" {
 		for i := range r.Devices {
 			if !r.Devices[i].IsVendor() {
@@ -75,7 +76,7 @@ type tableCol struct {
 type resultGrid struct {
 	cols   []tableCol
 	rows   [][]string
-	keys   []CaseKey
+	keys   []bench.CaseKey
 	legend []string
 }
 
@@ -88,7 +89,7 @@ func (g *resultGrid) header() []string {
 }
 
 // grid is the side-by-side table as cells: a header row, then one row per case and size.
-func (r *Report) grid(baseline string) (header []string, rows [][]string, err error) {
+func (r view) grid(baseline string) (header []string, rows [][]string, err error) {
 	g, err := r.resultGrid(baseline)
 	if err != nil {
 		return nil, nil, err
@@ -99,17 +100,17 @@ func (r *Report) grid(baseline string) (header []string, rows [][]string, err er
 // gridRows returns the rows of the table: every case and size some device ran, with the
 // rows of vendor pseudo-devices put on Prism's rows of the same case and size (whatever
 // variant those asked for) and kept apart only where no device of Prism's ran the case.
-func (ix *caseIndex) gridRows() []CaseKey {
-	prism := map[CaseKey]bool{} // case and size, variant empty, that a device of Prism's ran
+func (ix *caseIndex) gridRows() []bench.CaseKey {
+	prism := map[bench.CaseKey]bool{} // case and size, variant empty, that a device of Prism's ran
 	for i := range ix.r.Devices {
 		if ix.r.Devices[i].IsVendor() {
 			continue
 		}
 		for k := range ix.byDev[i] {
-			prism[CaseKey{k.Case, k.Size, ""}] = true
+			prism[bench.CaseKey{Case: k.Case, Size: k.Size}] = true
 		}
 	}
-	var rows []CaseKey
+	var rows []bench.CaseKey
 	for _, k := range ix.rows {
 		own := false
 		for i := range ix.r.Devices {
@@ -118,7 +119,7 @@ func (ix *caseIndex) gridRows() []CaseKey {
 				break
 			}
 		}
-		if own || !prism[CaseKey{k.Case, k.Size, ""}] {
+		if own || !prism[bench.CaseKey{Case: k.Case, Size: k.Size}] {
 			rows = append(rows, k)
 		}
 	}
@@ -127,11 +128,11 @@ func (ix *caseIndex) gridRows() []CaseKey {
 
 // vendorResult returns the result of vendor pseudo-device v for row k: the one of the
 // same variant asked for, else the one of the same case and size.
-func (ix *caseIndex) vendorResult(v int, k CaseKey) *Result {
+func (ix *caseIndex) vendorResult(v int, k bench.CaseKey) *bench.Result {
 	if res := ix.result(v, k); res != nil {
 		return res
 	}
-	return ix.result(v, CaseKey{k.Case, k.Size, ""})
+	return ix.result(v, bench.CaseKey{Case: k.Case, Size: k.Size})
 }
 
 // legendSet gathers the legend entries a table needs, each once, in the order added.
@@ -155,7 +156,7 @@ func (l *legendSet) add(key, text string) {
 // baseline time / device time, and where the device has vendor baselines the ratio vendor
 // time / device time; per vendor pseudo-device its time. The legend explains what the
 // cells show, those that appear only when they do.
-func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
+func (r view) resultGrid(baseline string) (*resultGrid, error) {
 	base, err := r.baselineIndex(baseline)
 	if err != nil {
 		return nil, err
@@ -201,7 +202,7 @@ func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
 		if split {
 			lg.add("variant", "a | b in the variant column: the variants that ran on [1] | [2] ..., in device order, where they differ; a ratio on such a row compares two implementations, not two devices running one")
 		}
-		row := []string{k.Case, variant, FormatSize(k.Size)}
+		row := []string{k.Case, variant, bench.FormatSize(k.Size)}
 		b := ix.result(base, k)
 		if r.Devices[base].IsVendor() {
 			b = ix.vendorResult(base, k)
@@ -237,7 +238,7 @@ func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
 				case res.Latency():
 					rate, roof = "-", "latency" // no work in the model: the time is the figure
 					lg.add("latency", "latency: the op's model does no work, so its time is its figure (no rate, no roof)")
-				case res.Link && res.Bound == BoundMemory:
+				case res.Link && res.Bound == bench.BoundMemory:
 					roof = "host link" // no ceiling measures the link: see vendor.py's copies
 					lg.add("link", "host link: bytes across the host-device link, which no ceiling here measures")
 				case res.CacheResident:
@@ -254,7 +255,7 @@ func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
 					roof = "no roof" // its ceiling's measurement failed
 					lg.add("noroof", "no roof: the ceiling of the case's bound failed to measure on the device (see the device's lines)")
 				}
-				row = append(row, FormatDuration(res.Stats.Median), rate, roof)
+				row = append(row, bench.FormatDuration(res.Stats.Median), rate, roof)
 			}
 			if i != base {
 				cell := "-"
@@ -280,7 +281,7 @@ func (r *Report) resultGrid(baseline string) (*resultGrid, error) {
 // devices ran, once when they agree, else per device in device order ("cuda-shfl |
 // portable"), which split reports. A row that only vendor pseudo-devices ran names their
 // variant.
-func (ix *caseIndex) variantCell(k CaseKey) (cell string, split bool) {
+func (ix *caseIndex) variantCell(k bench.CaseKey) (cell string, split bool) {
 	if k.Variant != "" {
 		return k.Variant, false
 	}
@@ -316,7 +317,7 @@ func (ix *caseIndex) variantCell(k CaseKey) (cell string, split bool) {
 }
 
 // vendorTimeCell is the cell of a vendor pseudo-device: its time for the row.
-func vendorTimeCell(res *Result, lg *legendSet) string {
+func vendorTimeCell(res *bench.Result, lg *legendSet) string {
 	lg.add("vendor-time", "[i] vendor: the median time of the vendor library's routine for the case and size, from the vendor: pseudo-device [i] (scripts/vendor.py)")
 	switch {
 	case res == nil:
@@ -328,11 +329,11 @@ func vendorTimeCell(res *Result, lg *legendSet) string {
 	case !res.OK():
 		return "INVALID"
 	}
-	return FormatDuration(res.Stats.Median)
+	return bench.FormatDuration(res.Stats.Median)
 }
 
 // ranVendor reports whether device i ran vendor baselines (--vendor).
-func (r *Report) ranVendor(i int) bool {
+func (r view) ranVendor(i int) bool {
 	for _, res := range r.Devices[i].Results {
 		if res.Vendor != nil || res.NoVendor != "" {
 			return true
@@ -345,7 +346,7 @@ func (r *Report) ranVendor(i int) bool {
 // Prism's (above 1: Prism is faster), from the result's own baseline (--vendor) or a
 // vendor pseudo-device's; "none" where no vendor routine computes the op, or what went
 // wrong.
-func (ix *caseIndex) vendorCell(dev int, res *Result, lg *legendSet) string {
+func (ix *caseIndex) vendorCell(dev int, res *bench.Result, lg *legendSet) string {
 	lg.add("vs-vendor", "vs vendor: the vendor library's time / Prism's time for the same case and size on the same device, against the variant of the row (above 1: Prism is faster)")
 	if res == nil || res.VendorLibrary {
 		return "-"
@@ -366,7 +367,7 @@ func (ix *caseIndex) vendorCell(dev int, res *Result, lg *legendSet) string {
 }
 
 // vendorLibraries lists the vendor libraries device i ran, with their versions.
-func (r *Report) vendorLibraries(i int) []string {
+func (r view) vendorLibraries(i int) []string {
 	var libs []string
 	for _, res := range r.Devices[i].Results {
 		if v := res.Vendor; v != nil && v.Library != "" && !slices.Contains(libs, v.Library) {
@@ -377,14 +378,14 @@ func (r *Report) vendorLibraries(i int) []string {
 }
 
 func shortBound(b string) string {
-	if b == BoundCompute {
+	if b == bench.BoundCompute {
 		return "compute"
 	}
 	return "mem"
 }
 
 // deviceLines describes each device: identity, ceilings, overheads, telemetry.
-func (r *Report) deviceLines() [][]string {
+func (r view) deviceLines() [][]string {
 	var out [][]string
 	for i, d := range r.Devices {
 		di := d.Device
@@ -406,11 +407,11 @@ func (r *Report) deviceLines() [][]string {
 		}
 		if o := d.Overheads; o.FirstBuild > 0 {
 			lines = append(lines, fmt.Sprintf("overheads: stream build %s first, %s again; empty kernel %s per launch async, %s round trip",
-				FormatDuration(o.FirstBuild), FormatDuration(o.SecondBuild), FormatDuration(o.LaunchAsync), FormatDuration(o.LaunchSync)))
+				bench.FormatDuration(o.FirstBuild), bench.FormatDuration(o.SecondBuild), bench.FormatDuration(o.LaunchAsync), bench.FormatDuration(o.LaunchSync)))
 		} else if o.Absent != "" {
 			lines = append(lines, "overheads missing: "+o.Absent)
 		}
-		if d.Timing == TimingHost {
+		if d.Timing == bench.TimingHost {
 			lines = append(lines, "timing: host clock around each run (the device reports no usable event timestamps; launch overheads included)")
 		}
 		if r.ranVendor(i) {
@@ -432,7 +433,7 @@ func (r *Report) deviceLines() [][]string {
 	return out
 }
 
-func (r *Report) titleLine() string {
+func (r view) titleLine() string {
 	commit := r.Commit
 	if len(commit) > 12 {
 		commit = commit[:12]
@@ -452,10 +453,10 @@ func (r *Report) titleLine() string {
 	for _, d := range r.Devices {
 		hostCases := false
 		for _, res := range d.Results {
-			hostCases = hostCases || res.Timing == TimingHost
+			hostCases = hostCases || res.Timing == bench.TimingHost
 		}
 		results = results || len(d.Results) > 0
-		if d.Timing == TimingHost || hostCases {
+		if d.Timing == bench.TimingHost || hostCases {
 			timing = "device-event timing where the device and the op allow it, else host clock"
 		}
 	}
@@ -482,31 +483,31 @@ func (r *Report) titleLine() string {
 
 // failures lists the failed results and those without a valid measurement: device label,
 // case, size, error; then the splits and collectives that failed.
-func (r *Report) failures() []string {
+func (r view) failures() []string {
 	var out []string
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
 			switch {
 			case res.Err != "":
-				out = append(out, term.Safe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Err)))
+				out = append(out, term.Safe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), res.Err)))
 			case res.Skipped == "" && res.Invalid != "":
-				out = append(out, term.Safe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), res.Invalid)))
+				out = append(out, term.Safe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), res.Invalid)))
 			}
 		}
 	}
 	for _, s := range r.Splits {
 		if !s.Verified {
-			out = append(out, term.Safe(fmt.Sprintf("FAILED split %s %s across %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels(s.Devices), s.Err)))
+			out = append(out, term.Safe(fmt.Sprintf("FAILED split %s %s across %s: %s", s.Case, bench.FormatSize(s.Size), r.deviceLabels(s.Devices), s.Err)))
 		}
 		for _, sd := range s.Single {
 			if sd.Err != "" {
-				out = append(out, term.Safe(fmt.Sprintf("FAILED %s %s alone on %s: %s", s.Case, FormatSize(s.Size), r.deviceLabels([]string{sd.Device}), sd.Err)))
+				out = append(out, term.Safe(fmt.Sprintf("FAILED %s %s alone on %s: %s", s.Case, bench.FormatSize(s.Size), r.deviceLabels([]string{sd.Device}), sd.Err)))
 			}
 		}
 	}
 	for _, c := range r.Collectives {
 		if !c.Verified {
-			out = append(out, term.Safe(fmt.Sprintf("FAILED %s %s on %s: %s", c.Case, FormatSize(c.Count), r.deviceLabels(c.Devices), c.Err)))
+			out = append(out, term.Safe(fmt.Sprintf("FAILED %s %s on %s: %s", c.Case, bench.FormatSize(c.Count), r.deviceLabels(c.Devices), c.Err)))
 		}
 	}
 	return out
@@ -514,7 +515,7 @@ func (r *Report) failures() []string {
 
 // deviceLabels names devices by their labels in the report ("[1]+[2]"), or by their IDs
 // where the report does not list them.
-func (r *Report) deviceLabels(ids []string) string {
+func (r view) deviceLabels(ids []string) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {
 		parts[i] = id
@@ -532,12 +533,12 @@ func (r *Report) deviceLabels(ids []string) string {
 }
 
 // deviceLabel returns the label of the device with the given ID ("[2]"), or the ID.
-func (r *Report) deviceLabel(id string) string { return r.deviceLabels([]string{id}) }
+func (r view) deviceLabel(id string) string { return r.deviceLabels([]string{id}) }
 
 // splitGrid is the table of the report's splits: per split its devices, its time and
 // speedup, and per device its share and its time alone (and, in a wide table, the
 // one-device op's time with its result left on the device).
-func (r *Report) splitGrid() *resultGrid {
+func (r view) splitGrid() *resultGrid {
 	g := &resultGrid{cols: []tableCol{{"split", -1, colLabel}, {"size", -1, colLabel}, {"devices", -1, colLabel}, {"time", -1, colLabel}, {"speedup", -1, colLabel}}}
 	var devs []string // the devices of any split, in the report's order
 	for _, d := range r.Devices {
@@ -562,7 +563,7 @@ func (r *Report) splitGrid() *resultGrid {
 	for _, s := range r.Splits {
 		time, speedup := "FAILED", "-"
 		if s.Verified {
-			time = FormatDuration(s.Stats.Median)
+			time = bench.FormatDuration(s.Stats.Median)
 			if s.Speedup > 0 {
 				speedup = fmt.Sprintf("%.2fx", s.Speedup)
 				if s.SpeedupResident > 0 {
@@ -570,7 +571,7 @@ func (r *Report) splitGrid() *resultGrid {
 				}
 			}
 		}
-		row := []string{s.Case, FormatSize(s.Size), r.deviceLabels(s.Devices), time, speedup}
+		row := []string{s.Case, bench.FormatSize(s.Size), r.deviceLabels(s.Devices), time, speedup}
 		for _, id := range devs {
 			share, alone, resident := "-", "-", "-"
 			for _, sh := range s.Shares {
@@ -587,7 +588,7 @@ func (r *Report) splitGrid() *resultGrid {
 				case sd.Err != "":
 					alone = "FAILED"
 				default:
-					alone, resident = FormatDuration(sd.Stats.Median), FormatDuration(sd.Resident.Median)
+					alone, resident = bench.FormatDuration(sd.Stats.Median), bench.FormatDuration(sd.Resident.Median)
 				}
 			}
 			row = append(row, share, alone, resident)
@@ -604,15 +605,15 @@ func (r *Report) splitGrid() *resultGrid {
 }
 
 // collectiveGrid is the table of the report's collectives.
-func (r *Report) collectiveGrid() *resultGrid {
+func (r view) collectiveGrid() *resultGrid {
 	g := &resultGrid{cols: []tableCol{{"collective", -1, colLabel}, {"count", -1, colLabel}, {"bytes", -1, colLabel}, {"ranks", -1, colLabel},
 		{"devices", -1, colLabel}, {"library", -1, colLibrary}, {"time", -1, colLabel}, {"algbw GB/s", -1, colLabel}, {"busbw GB/s", -1, colLabel}}}
 	for _, c := range r.Collectives {
 		time, alg, bus := "FAILED", "-", "-"
 		if c.Verified {
-			time, alg, bus = FormatDuration(c.Stats.Median), term.Float(c.AlgBW), term.Float(c.BusBW)
+			time, alg, bus = bench.FormatDuration(c.Stats.Median), term.Float(c.AlgBW), term.Float(c.BusBW)
 		}
-		g.rows = append(g.rows, term.SafeAll([]string{c.Case, FormatSize(c.Count), FormatBytes(c.Bytes), strconv.Itoa(c.Ranks),
+		g.rows = append(g.rows, term.SafeAll([]string{c.Case, bench.FormatSize(c.Count), bench.FormatBytes(c.Bytes), strconv.Itoa(c.Ranks),
 			r.deviceLabels(c.Devices), c.Library, time, alg, bus}))
 	}
 	g.legend = []string{
@@ -623,7 +624,7 @@ func (r *Report) collectiveGrid() *resultGrid {
 }
 
 // libraries returns the distinct libraries of the collectives.
-func (r *Report) libraries() []string {
+func (r view) libraries() []string {
 	var libs []string
 	for _, c := range r.Collectives {
 		if !slices.Contains(libs, c.Library) {
@@ -633,10 +634,10 @@ func (r *Report) libraries() []string {
 	return term.SafeAll(libs)
 }
 
-// TableWidth is the most columns a table of WriteTable takes unless told to be wide.
+// TableWidth is the most columns a table of Table takes unless told to be wide.
 const TableWidth = 120
 
-// TableOptions choose what WriteTableOptions shows.
+// TableOptions choose what Table shows.
 type TableOptions struct {
 	// Baseline is the ID of the device the ratios compare with; "" the first device.
 	Baseline string
@@ -647,20 +648,15 @@ type TableOptions struct {
 	Wide bool
 }
 
-// WriteTable writes the report for a terminal, at most TableWidth columns wide (see
-// WriteTableOptions) with its ratios against baseline (a device ID, or "" for the first).
-func (r *Report) WriteTable(w io.Writer, baseline string) error {
-	return r.WriteTableOptions(w, TableOptions{Baseline: baseline})
-}
-
-// WriteTableOptions writes the report for a terminal: the run and its devices, then the
+// Table writes the report for a terminal: the run and its devices, then the
 // devices side by side, one row per case and size, and per device the median time, the
 // main rate (GB/s when memory-bound, GFLOP/s when compute-bound), the fraction of the
 // roofline, the ratio to the baseline device (baseline time over device time, so above 1
 // is faster) and to the vendor library where the report has its baselines; then the
 // splits and the collectives. Each table is preceded by the legend of what its cells
 // show, wrapped, as every line of prose, at TableWidth columns.
-func (r *Report) WriteTableOptions(w io.Writer, opt TableOptions) error {
+func Table(w io.Writer, rep *bench.Report, opt TableOptions) error {
+	r := view{rep}
 	g, err := r.resultGrid(opt.Baseline)
 	if err != nil {
 		return err
@@ -846,10 +842,11 @@ func wrapWords(s string, width int, first, rest string) []string {
 	return append(lines, strings.TrimRight(cur, " "))
 }
 
-// WriteMarkdown writes the same content as WriteTable as Markdown, every column: the
+// Markdown writes the same content as Table as Markdown, every column: the
 // metadata as a list, the legends as lists, the side-by-side results, the splits and the
 // collectives as tables.
-func (r *Report) WriteMarkdown(w io.Writer, baseline string) error {
+func Markdown(w io.Writer, rep *bench.Report, baseline string) error {
+	r := view{rep}
 	g, err := r.resultGrid(baseline)
 	if err != nil {
 		return err
@@ -919,10 +916,10 @@ var mdEscaper = strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`",
 func mdEscape(s string) string { return mdEscaper.Replace(s) }
 
 // describeCeilings says what the ceilings are, for the table's device lines.
-func describeCeilings(c Ceilings) string {
+func describeCeilings(c bench.Ceilings) string {
 	cp := "missing"
 	if c.CopyGBs > 0 {
-		cp = fmt.Sprintf("%s GB/s (%s, 2 x %s)", term.Float(c.CopyGBs), c.CopyHow, FormatBytes(c.CopyBytes))
+		cp = fmt.Sprintf("%s GB/s (%s, 2 x %s)", term.Float(c.CopyGBs), c.CopyHow, bench.FormatBytes(c.CopyBytes))
 	}
 	fp32 := "missing"
 	if c.FP32GFLOPs > 0 {
@@ -942,12 +939,12 @@ func describeCeilings(c Ceilings) string {
 
 // figureLines lists the figures of every result that has some, one line each: the device's
 // label, the case, its size and the figures ("[1] overlap/q2/float32 256M: compute ...").
-func (r *Report) figureLines() []string {
+func (r view) figureLines() []string {
 	var out []string
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
 			if len(res.Figures) > 0 {
-				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, FormatSize(res.Size), FormatFigures(res.Figures))))
+				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), bench.FormatFigures(res.Figures))))
 			}
 		}
 	}

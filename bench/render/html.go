@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
 )
 
@@ -79,13 +80,14 @@ type htmlRow struct {
 	Cells  []htmlCell
 }
 
-// WriteHTML writes the report as one self-contained HTML page: the run's metadata, the
+// HTML writes the report as one self-contained HTML page: the run's metadata, the
 // devices with their ceilings, the bar chart of the fraction of the roofline (and of the
 // speed relative to the vendor library when the report has vendor baselines), one roofline
-// chart per device, and the side-by-side results table with the columns of WriteMarkdown
+// chart per device, and the side-by-side results table with the columns of Markdown
 // (ratios against baseline, a device ID or "" for the first). The charts are inline SVG and
 // the style inline CSS: the page loads nothing from anywhere.
-func (r *Report) WriteHTML(w io.Writer, baseline string) error {
+func HTML(w io.Writer, rep *bench.Report, baseline string) error {
+	r := view{rep}
 	g, err := r.resultGrid(baseline)
 	if err != nil {
 		return err
@@ -194,7 +196,7 @@ func (r *Report) WriteHTML(w io.Writer, baseline string) error {
 }
 
 // htmlRun is the run's metadata.
-func (r *Report) htmlRun() []htmlField {
+func (r view) htmlRun() []htmlField {
 	commit := r.Commit
 	if commit == "" {
 		commit = "unknown"
@@ -221,7 +223,7 @@ func (r *Report) htmlRun() []htmlField {
 	if sizes := r.sizes(); len(sizes) > 0 {
 		s := make([]string, len(sizes))
 		for i, n := range sizes {
-			s[i] = FormatSize(n)
+			s[i] = bench.FormatSize(n)
 		}
 		fields = append(fields, htmlField{Key: "sizes", Value: strings.Join(s, ", ")})
 	}
@@ -233,7 +235,7 @@ func (r *Report) htmlRun() []htmlField {
 
 // htmlDevices describes each device: identity and ceilings, then the other lines of the
 // table's device list (errors, overheads, telemetry).
-func (r *Report) htmlDevices() []htmlDevice {
+func (r view) htmlDevices() []htmlDevice {
 	lines := r.deviceLines()
 	out := make([]htmlDevice, len(r.Devices))
 	for i, d := range r.Devices {
@@ -265,7 +267,7 @@ func (r *Report) htmlDevices() []htmlDevice {
 // htmlGrid turns the table's cells into HTML cells: numbers right-aligned, a data bar
 // behind each "of roof" cell, ratios coloured, missing cells muted, and a band row where a
 // family starts.
-func (r *Report) htmlGrid(g *resultGrid) ([]htmlCell, []htmlRow) {
+func (r view) htmlGrid(g *resultGrid) ([]htmlCell, []htmlRow) {
 	header, rows, keys := g.header(), g.rows, g.keys
 	hc := make([]htmlCell, len(header))
 	roofCol := map[int]int{} // column -> device index
@@ -322,7 +324,7 @@ func (r *Report) htmlGrid(g *resultGrid) ([]htmlCell, []htmlRow) {
 }
 
 // familyOf returns the family of a row: that of its first result, else the case's prefix.
-func (ix *caseIndex) familyOf(k CaseKey) string {
+func (ix *caseIndex) familyOf(k bench.CaseKey) string {
 	for i := range ix.r.Devices {
 		if res := ix.result(i, k); res != nil && res.Family != "" {
 			return res.Family

@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"bytes"
@@ -14,26 +14,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prism-compute/prism/bench"
 )
 
 // savedRun is the H100 run of docs/results: three devices, the whole suite at 4M.
-const savedRun = "../docs/results/2026-11-21-h100-suite-bench.json"
+const savedRun = "../../docs/results/2026-11-21-h100-suite-bench.json"
 
-func savedReport(t *testing.T) *Report {
+func savedReport(t *testing.T) *bench.Report {
 	t.Helper()
-	rep, err := ReadReportFile(savedRun)
+	rep, err := bench.ReadReportFile(savedRun)
 	if err != nil {
 		t.Skip(err)
 	}
 	return rep
 }
 
-// TestWriteHTML renders the page of a saved run and checks its structure: the title, the
+// TestHTML renders the page of a saved run and checks its structure: the title, the
 // tables, one SVG per chart, each well-formed, and nothing loaded from anywhere.
-func TestWriteHTML(t *testing.T) {
+func TestHTML(t *testing.T) {
 	rep := savedReport(t)
 	var buf bytes.Buffer
-	if err := rep.WriteHTML(&buf, ""); err != nil {
+	if err := HTML(&buf, rep, ""); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -63,7 +65,7 @@ func TestWriteHTML(t *testing.T) {
 		t.Errorf("%d tables, want run, devices, results", n)
 	}
 	// The results table has the columns of the Markdown report, and a row per case.
-	header, rows, _ := rep.grid("")
+	header, rows, _ := view{rep}.grid("")
 	var th []string
 	for _, m := range regexp.MustCompile(`<th(?: class="num")?>([^<]*)</th>`).FindAllStringSubmatch(page[strings.Index(page, `class="grid results"`):], -1) {
 		th = append(th, m[1])
@@ -103,7 +105,7 @@ func TestWriteHTML(t *testing.T) {
 		}
 	}
 	// A baseline that is not in the report is an error, as for the table.
-	if err := rep.WriteHTML(io.Discard, "opencl:9:9"); err == nil {
+	if err := HTML(io.Discard, rep, "opencl:9:9"); err == nil {
 		t.Error("unknown baseline accepted")
 	}
 }
@@ -133,7 +135,7 @@ func TestHTMLScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteHTML(f, ""); err != nil {
+	if err := HTML(f, rep, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

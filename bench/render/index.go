@@ -1,17 +1,21 @@
-package bench
+package render
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/prism-compute/prism/bench"
+)
 
 // caseIndex finds a report's results by device and row in constant time, so that the
 // renderers, which look up every row on every device, take time linear in the number of
-// results. Build one per render with Report.index; it does not follow later changes to the
+// results. Build one per render with view.index; it does not follow later changes to the
 // report.
 type caseIndex struct {
-	r *Report
-	// rows are the report's rows (Report.rows), in order of first appearance.
-	rows []CaseKey
+	r *bench.Report
+	// rows are the report's rows (view.rows), in order of first appearance.
+	rows []bench.CaseKey
 	// byDev maps, per device, a row to the index of its first result.
-	byDev []map[CaseKey]int
+	byDev []map[bench.CaseKey]int
 	// vendorDev is, per device, the index of its vendor pseudo-device
 	// (Report.VendorDevice), or -1.
 	vendorDev []int
@@ -22,12 +26,12 @@ type caseIndex struct {
 var lookups atomic.Int64
 
 // index builds the caseIndex of r.
-func (r *Report) index() *caseIndex {
-	ix := &caseIndex{r: r, byDev: make([]map[CaseKey]int, len(r.Devices)), vendorDev: make([]int, len(r.Devices))}
-	seen := map[CaseKey]bool{}
+func (r view) index() *caseIndex {
+	ix := &caseIndex{r: r.Report, byDev: make([]map[bench.CaseKey]int, len(r.Devices)), vendorDev: make([]int, len(r.Devices))}
+	seen := map[bench.CaseKey]bool{}
 	for i := range r.Devices {
 		d := &r.Devices[i]
-		m := make(map[CaseKey]int, len(d.Results))
+		m := make(map[bench.CaseKey]int, len(d.Results))
 		for j := range d.Results {
 			k := d.Results[j].Key()
 			if _, ok := m[k]; !ok {
@@ -47,7 +51,7 @@ func (r *Report) index() *caseIndex {
 }
 
 // result returns device dev's first result of row k, or nil.
-func (ix *caseIndex) result(dev int, k CaseKey) *Result {
+func (ix *caseIndex) result(dev int, k bench.CaseKey) *bench.Result {
 	lookups.Add(1)
 	if dev < 0 || dev >= len(ix.byDev) {
 		return nil
@@ -60,7 +64,7 @@ func (ix *caseIndex) result(dev int, k CaseKey) *Result {
 }
 
 // vendorBaseline is Report.VendorBaseline through the index.
-func (ix *caseIndex) vendorBaseline(dev int, res *Result) *Result {
+func (ix *caseIndex) vendorBaseline(dev int, res *bench.Result) *bench.Result {
 	if res == nil || dev < 0 || dev >= len(ix.byDev) || ix.r.Devices[dev].IsVendor() {
 		return nil
 	}

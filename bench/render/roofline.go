@@ -1,4 +1,4 @@
-package bench
+package render
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
 )
@@ -51,7 +52,7 @@ var (
 
 // rooflineChart lays out the roofline of device d, or returns an error when the device has
 // no measured ceilings or no case with FLOPs.
-func (r *Report) rooflineChart(d int) (*chart, error) {
+func (r view) rooflineChart(d int) (*chart, error) {
 	dr := &r.Devices[d]
 	cl := dr.Ceilings
 	if cl.CopyGBs <= 0 {
@@ -67,7 +68,7 @@ func (r *Report) rooflineChart(d int) (*chart, error) {
 		}
 		label := res.Case
 		if multiSize {
-			label += " " + FormatSize(res.Size)
+			label += " " + bench.FormatSize(res.Size)
 		}
 		if res.Flops <= 0 || res.Bytes <= 0 || res.GFLOPs <= 0 {
 			if res.Link {
@@ -377,7 +378,7 @@ func onLogAxis(v float64) bool { return v >= 1e-200 && v <= 1e200 }
 
 // rooflineCharts returns the roofline of every device that has one, and a note for each
 // device left out.
-func (r *Report) rooflineCharts() (charts []*chart, ids []string, skipped []string) {
+func (r view) rooflineCharts() (charts []*chart, ids []string, skipped []string) {
 	for i := range r.Devices {
 		ch, err := r.rooflineChart(i)
 		if err != nil {
@@ -390,10 +391,11 @@ func (r *Report) rooflineCharts() (charts []*chart, ids []string, skipped []stri
 	return charts, ids, skipped
 }
 
-// WriteRoofline writes the roofline charts of the report's devices in format (see
+// Roofline writes the roofline charts of the report's devices in format (see
 // PlotFormats) to w, one below the other in one image, each with its key of cases. Devices
 // without measured ceilings or cases with FLOPs are left out; with none left it is an error.
-func (r *Report) WriteRoofline(w io.Writer, format string) error {
+func Roofline(w io.Writer, rep *bench.Report, format string) error {
+	r := view{rep}
 	charts, _, skipped := r.rooflineCharts()
 	if len(charts) == 0 {
 		return fmt.Errorf("bench: no device to draw a roofline for (%s): %w", strings.Join(skipped, "; "), engine.ErrInvalidArg)
@@ -402,7 +404,8 @@ func (r *Report) WriteRoofline(w io.Writer, format string) error {
 }
 
 // SaveRoofline writes the roofline charts to path, in the format its extension names.
-func (r *Report) SaveRoofline(path string) error {
+func SaveRoofline(path string, rep *bench.Report) error {
+	r := view{rep}
 	if _, err := PlotFormat(path); err != nil {
 		return err
 	}
