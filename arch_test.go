@@ -89,6 +89,12 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
+	// bench measures and draws nothing: charts and HTML are bench/render's.
+	for _, imp := range pkgs[mod+"/bench"].Imports {
+		if strings.HasPrefix(imp, "gonum.org/v1/plot") || imp == "html/template" {
+			t.Errorf("bench imports %s; rendering belongs in bench/render", imp)
+		}
+	}
 	// kernels, platform, bench, cuda/clc and cuda/clc/translate must build without cgo: no package they depend on uses it.
 	for _, root := range append([]string{"kernels", "kernels/fuse", "kernels/suite", "platform", "bench", "bench/userkernel", "engine", "engine/group", "cuda/clc", "cuda/clc/translate"}, families...) {
 		seen := map[string]bool{}

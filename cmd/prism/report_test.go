@@ -520,7 +520,7 @@ func loadSchema(t *testing.T) *jsonSchema {
 }
 
 var schemaKeywords = map[string]bool{"$schema": true, "$id": true, "title": true, "description": true, "$defs": true,
-	"type": true, "required": true, "properties": true, "items": true, "enum": true, "$ref": true}
+	"type": true, "required": true, "properties": true, "additionalProperties": true, "items": true, "enum": true, "$ref": true}
 
 func (s *jsonSchema) checkKeywords(node map[string]any, at string) []string {
 	var errs []string
@@ -533,8 +533,8 @@ func (s *jsonSchema) checkKeywords(node map[string]any, at string) []string {
 			for name, sub := range v.(map[string]any) {
 				errs = append(errs, s.checkKeywords(sub.(map[string]any), at+"/"+k+"/"+name)...)
 			}
-		case "items":
-			errs = append(errs, s.checkKeywords(v.(map[string]any), at+"/items")...)
+		case "items", "additionalProperties":
+			errs = append(errs, s.checkKeywords(v.(map[string]any), at+"/"+k)...)
 		}
 	}
 	return errs
@@ -593,10 +593,20 @@ func (s *jsonSchema) check(node map[string]any, v any, at string) []string {
 					errs = append(errs, s.check(sub.(map[string]any), pv, at+"."+k)...)
 				}
 			}
-			for k := range obj {
-				if _, ok := props[k]; !ok {
-					errs = append(errs, fmt.Sprintf("%s: property %q is not in the schema", at, k))
-				}
+		}
+		// A property the schema does not name must match additionalProperties where the
+		// schema gives it, else it is an error.
+		props, _ := node["properties"].(map[string]any)
+		addl, hasAddl := node["additionalProperties"].(map[string]any)
+		for k, pv := range obj {
+			if _, ok := props[k]; ok {
+				continue
+			}
+			switch {
+			case hasAddl:
+				errs = append(errs, s.check(addl, pv, at+"."+k)...)
+			case props != nil:
+				errs = append(errs, fmt.Sprintf("%s: property %q is not in the schema", at, k))
 			}
 		}
 	}
