@@ -32,8 +32,8 @@ type GemmSpec struct {
 // WithDefaults returns s with its zero leading dimensions, batch and strides replaced by
 // their defaults.
 func (s GemmSpec) WithDefaults() GemmSpec {
-	rowsA, colsA := s.storedA()
-	rowsB, colsB := s.storedB()
+	rowsA, colsA := s.StoredA()
+	rowsB, colsB := s.StoredB()
 	if s.LDA == 0 {
 		s.LDA = colsA
 	}
@@ -58,16 +58,16 @@ func (s GemmSpec) WithDefaults() GemmSpec {
 	return s
 }
 
-// storedA returns the rows and columns of A as stored (M x K, or K x M when transposed).
-func (s GemmSpec) storedA() (rows, cols int) {
+// StoredA returns the rows and columns of A as stored (M x K, or K x M when transposed).
+func (s GemmSpec) StoredA() (rows, cols int) {
 	if s.TransA {
 		return s.K, s.M
 	}
 	return s.M, s.K
 }
 
-// storedB returns the rows and columns of B as stored (K x N, or N x K when transposed).
-func (s GemmSpec) storedB() (rows, cols int) {
+// StoredB returns the rows and columns of B as stored (K x N, or N x K when transposed).
+func (s GemmSpec) StoredB() (rows, cols int) {
 	if s.TransB {
 		return s.N, s.K
 	}
@@ -79,8 +79,8 @@ func (s GemmSpec) storedB() (rows, cols int) {
 func (s GemmSpec) Lens() (a, b, c int) {
 	s = s.WithDefaults()
 	span := func(rows, cols, ld, stride int) int { return (s.Batch-1)*stride + (rows-1)*ld + cols }
-	rowsA, colsA := s.storedA()
-	rowsB, colsB := s.storedB()
+	rowsA, colsA := s.StoredA()
+	rowsB, colsB := s.StoredB()
 	return span(rowsA, colsA, s.LDA, s.StrideA), span(rowsB, colsB, s.LDB, s.StrideB), span(s.M, s.N, s.LDC, s.StrideC)
 }
 
@@ -90,8 +90,8 @@ func (s GemmSpec) Lens() (a, b, c int) {
 // indexes in a narrower integer compares these with its range.
 func (s GemmSpec) Spans() (a, b, c float64) {
 	d := s.WithDefaults()
-	rowsA, _ := d.storedA()
-	rowsB, _ := d.storedB()
+	rowsA, _ := d.StoredA()
+	rowsB, _ := d.StoredB()
 	span := func(rows, ld, stride int) float64 {
 		return float64(d.Batch-1)*float64(stride) + float64(rows)*float64(ld)
 	}
@@ -143,18 +143,16 @@ func (s GemmSpec) Validate() error {
 			return bad("%d is too large", v)
 		}
 	}
-	rowsA, _ := s.storedA()
-	rowsB, _ := s.storedB()
+	rowsA, colsA := s.StoredA()
+	rowsB, colsB := s.StoredB()
 	for _, x := range []struct {
 		rows, ld int
-	}{{rowsA, max(s.LDA, s.K, s.M)}, {rowsB, max(s.LDB, s.K, s.N)}, {s.M, max(s.LDC, s.N)}} {
+	}{{rowsA, max(s.LDA, colsA)}, {rowsB, max(s.LDB, colsB)}, {s.M, max(s.LDC, s.N)}} {
 		if float64(x.rows)*float64(x.ld) > maxSpan {
 			return bad("a matrix of %d rows of %d elements is too large", x.rows, x.ld)
 		}
 	}
 	d := s.WithDefaults()
-	_, colsA := d.storedA()
-	_, colsB := d.storedB()
 	switch {
 	case d.LDA < colsA:
 		return bad("lda %d below the row length %d of A as stored (transA=%v)", d.LDA, colsA, d.TransA)

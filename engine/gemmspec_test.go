@@ -31,6 +31,8 @@ func TestGemmSpecValidate(t *testing.T) {
 		{"A and B shared by the batch", engine.GemmSpec{M: 8, N: 5, K: 6, Batch: 4, StrideA: 0, StrideB: 0}, ""},
 		{"batch 65536", engine.GemmSpec{M: 1, N: 1, K: 1, Batch: 65536}, ""},
 		{"beyond 32-bit indices", engine.GemmSpec{M: 50000, N: 50000, K: 50000}, ""},
+		{"a column of 2^40 rows", engine.GemmSpec{M: 1 << 40, N: 1, K: 1}, ""},
+		{"a row of 2^40 columns, transposed", engine.GemmSpec{TransA: true, TransB: true, M: 1, N: 1 << 40, K: 1}, ""},
 		{"batch 1 with a stride", engine.GemmSpec{M: 2, N: 2, K: 2, Batch: 1, StrideC: 1}, ""},
 
 		{"M=0", engine.GemmSpec{N: 5, K: 6}, "M=0"},

@@ -86,8 +86,8 @@ func testCLMMAEmulated[In InputType](t *testing.T, dev *engine.Device, q *engine
 			}
 			for _, tr := range gemmTransposes {
 				s := GEMMShape{TransA: tr[0], TransB: tr[1], M: 67, N: 45, K: 70}
-				_, colsA := s.storedA()
-				_, colsB := s.storedB()
+				_, colsA := s.StoredA()
+				_, colsB := s.StoredB()
 				ld := s
 				ld.LDA, ld.LDB, ld.LDC = colsA+3, colsB+5, s.N+7 // rows off 16-byte boundaries
 				r := any(g).(Runner[In, float32])
@@ -98,8 +98,8 @@ func testCLMMAEmulated[In InputType](t *testing.T, dev *engine.Device, q *engine
 				wide.LDA, wide.LDB = colsA+64, colsB+32 // 16-byte loads in a wider array
 				runPrecCase(t, q, r, p, wide, gemmCase{alpha: 1, beta: 0.5}, rng)
 				b := GEMMShape{TransA: tr[0], TransB: tr[1], M: 70, N: 66, K: 35, Batch: 3}
-				rowsA, colsA := b.storedA()
-				rowsB, colsB := b.storedB()
+				rowsA, colsA := b.StoredA()
+				rowsB, colsB := b.StoredB()
 				b.LDC, b.StrideC = b.N+1, (b.N+1)*b.M+5
 				b.StrideA, b.StrideB = rowsA*colsA+11, rowsB*colsB+2
 				runPrecCase(t, q, r, p, b, gemmCase{alpha: 0.75, beta: 0.5}, rng)

@@ -112,8 +112,8 @@ func TestCLSimtAnyDevice(t *testing.T) {
 				}
 				for _, tr := range sgemmTransposes {
 					s := GEMMShape{TransA: tr[0], TransB: tr[1], M: 33, N: 129, K: 7}
-					_, colsA := s.storedA()
-					_, colsB := s.storedB()
+					_, colsA := s.StoredA()
+					_, colsB := s.StoredB()
 					p := precisionOf("float32")
 					odd := s
 					odd.LDA, odd.LDB, odd.LDC = colsA+3, colsB+5, s.N+7
@@ -122,14 +122,14 @@ func TestCLSimtAnyDevice(t *testing.T) {
 					runPrecCase(t, q, Runner[float32, float32](g), p, s, gemmCase{alpha: 0.25, beta: 1, into: true}, rng)
 					// Whole tiles with 16-byte rows inside wider arrays: the unguarded loads.
 					w := GEMMShape{TransA: tr[0], TransB: tr[1], M: 2 * tun.BM, N: tun.BN, K: 2*tun.BK + 4}
-					_, colsA = w.storedA()
-					_, colsB = w.storedB()
+					_, colsA = w.StoredA()
+					_, colsB = w.StoredB()
 					w.LDA, w.LDB, w.LDC = colsA+4, colsB+8, w.N+4
 					runPrecCase(t, q, Runner[float32, float32](g), p, w, gemmCase{alpha: 1, beta: 0, nanC: true}, rng)
 					b := GEMMShape{TransA: tr[0], TransB: tr[1], M: 33, N: 129, K: 7, Batch: 3}
 					runPrecCase(t, q, Runner[float32, float32](g), p, b, gemmCase{alpha: 1.25, beta: -1}, rng)
-					rowsA, colsA := b.storedA()
-					rowsB, colsB := b.storedB()
+					rowsA, colsA := b.StoredA()
+					rowsB, colsB := b.StoredB()
 					b.LDC, b.StrideC = b.N+1, (b.N+1)*b.M+5
 					b.StrideA, b.StrideB = rowsA*colsA+11, rowsB*colsB+2
 					runPrecCase(t, q, Runner[float32, float32](g), p, b, gemmCase{alpha: 0.75, beta: 0.5}, rng)

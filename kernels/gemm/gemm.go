@@ -10,144 +10,48 @@ import (
 	"github.com/prism-compute/prism/kernels"
 )
 
-// GEMMShape describes one GEMM, or a strided batch of them, in row-major storage:
-// C = alpha*op(A)*op(B) + beta*C with op(A) M x K, op(B) K x N, C M x N, op(X) = X^T when
-// TransX. Zero leading dimensions and strides take their defaults (WithDefaults).
-type GEMMShape struct {
-	// TransA and TransB select op(A) = A^T (A stored K x M) and op(B) = B^T (B stored N x K).
-	TransA, TransB bool
-	// M, N and K are the dimensions of op(A) (M x K), op(B) (K x N) and C (M x N); all >= 1.
-	M, N, K int
-	// LDA, LDB and LDC are the leading dimensions: elements between consecutive rows of the
-	// stored matrices. 0 means the row length (K or M for A, N or K for B, N for C); a
-	// larger value addresses a sub-matrix of a wider array.
-	LDA, LDB, LDC int
-	// Batch is the number of matrices (0 means 1). Matrix z of X starts at element
-	// z*StrideX of its buffer.
-	Batch int
-	// StrideA, StrideB and StrideC are the elements between consecutive matrices of a batch.
-	// 0 means packed (rows times leading dimension). Matrices of C may not overlap.
-	StrideA, StrideB, StrideC int
-}
+// GEMMShape is the shape of one GEMM, or of a strided batch of them, in row-major
+// storage: engine.GemmSpec, the one GEMM shape that Prism's kernels and the vendor BLAS
+// (engine.Gemm) take. C = alpha*op(A)*op(B) + beta*C with op(A) M x K, op(B) K x N, C
+// M x N, op(X) = X^T when TransX; zero leading dimensions and strides take their defaults
+// (WithDefaults). Its Validate states the shape's own rules; every kernel of this package
+// also checks its own narrower limits (checkShape).
+type GEMMShape = engine.GemmSpec
 
-// WithDefaults returns s with its zero leading dimensions, batch and strides replaced by
-// their defaults.
-func (s GEMMShape) WithDefaults() GEMMShape {
-	rowsA, colsA := s.storedA()
-	rowsB, colsB := s.storedB()
-	if s.LDA == 0 {
-		s.LDA = colsA
-	}
-	if s.LDB == 0 {
-		s.LDB = colsB
-	}
-	if s.LDC == 0 {
-		s.LDC = s.N
-	}
-	if s.Batch == 0 {
-		s.Batch = 1
-	}
-	if s.StrideA == 0 {
-		s.StrideA = rowsA * s.LDA
-	}
-	if s.StrideB == 0 {
-		s.StrideB = rowsB * s.LDB
-	}
-	if s.StrideC == 0 {
-		s.StrideC = s.M * s.LDC
-	}
-	return s
-}
+// maxKernelDim is the largest M, N or K the kernels take: room for one tile past the edge
+// in their int arithmetic.
+const maxKernelDim = math.MaxInt32 - 1024
 
-// storedA returns the rows and columns of A as stored (M x K, or K x M when transposed).
-func (s GEMMShape) storedA() (rows, cols int) {
-	if s.TransA {
-		return s.K, s.M
-	}
-	return s.M, s.K
-}
+// maxKernelBatch is the largest batch the kernels take: CUDA's grid limit in the batch
+// dimension.
+const maxKernelBatch = 65535
 
-// storedB returns the rows and columns of B as stored (K x N, or N x K when transposed).
-func (s GEMMShape) storedB() (rows, cols int) {
-	if s.TransB {
-		return s.N, s.K
+// checkShape validates s for this package's kernels: the shape's rules (Validate), then
+// the kernels' own limits: dimensions within maxKernelDim, a batch of at most
+// maxKernelBatch, and every element index within the int32 range the kernels compute in.
+// Errors wrap engine.ErrInvalidArg.
+func checkShape(s GEMMShape) error {
+	if err := s.Validate(); err != nil {
+		return err
 	}
-	return s.K, s.N
-}
-
-// Lens returns the number of elements the buffers of A, B and C must hold at least: the
-// last element of the last matrix, plus one. The shape must be valid (Validate).
-func (s GEMMShape) Lens() (a, b, c int) {
-	s = s.WithDefaults()
-	span := func(rows, cols, ld, stride int) int {
-		return (s.Batch-1)*stride + (rows-1)*ld + cols
-	}
-	rowsA, colsA := s.storedA()
-	rowsB, colsB := s.storedB()
-	return span(rowsA, colsA, s.LDA, s.StrideA), span(rowsB, colsB, s.LDB, s.StrideB), span(s.M, s.N, s.LDC, s.StrideC)
-}
-
-// String describes the shape, e.g. "nt M=64 N=64 K=32 lda=32 ldb=32 ldc=64" (and the batch
-// and strides when Batch > 1).
-func (s GEMMShape) String() string {
-	s = s.WithDefaults()
-	t := func(b bool) string {
-		if b {
-			return "t"
-		}
-		return "n"
-	}
-	out := fmt.Sprintf("%s%s M=%d N=%d K=%d lda=%d ldb=%d ldc=%d", t(s.TransA), t(s.TransB), s.M, s.N, s.K, s.LDA, s.LDB, s.LDC)
-	if s.Batch > 1 {
-		out += fmt.Sprintf(" batch=%d strides=%d,%d,%d", s.Batch, s.StrideA, s.StrideB, s.StrideC)
-	}
-	return out
-}
-
-// Validate checks the shape alone (not the buffers): dimensions >= 1, leading dimensions
-// at least the stored row length, strides >= 0 (0 = packed), C's matrices not overlapping,
-// and every element index within the int32 range the kernel computes in. Errors wrap
-// engine.ErrInvalidArg.
-func (s GEMMShape) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("kernels: gemm: "+format+": %w", append(args, engine.ErrInvalidArg)...)
 	}
-	if s.M < 1 || s.N < 1 || s.K < 1 {
-		return bad("dimensions M=%d N=%d K=%d; all must be at least 1", s.M, s.N, s.K)
-	}
-	// Dimensions leave room for one tile past the edge in the kernel's int arithmetic.
-	const maxDim = math.MaxInt32 - 1024
-	if s.M > maxDim || s.N > maxDim || s.K > maxDim {
-		return bad("dimensions M=%d N=%d K=%d exceed the kernel's int range", s.M, s.N, s.K)
-	}
-	if s.Batch < 0 || s.StrideA < 0 || s.StrideB < 0 || s.StrideC < 0 || s.LDA < 0 || s.LDB < 0 || s.LDC < 0 {
-		return bad("negative batch %d, strides %d,%d,%d or leading dimensions %d,%d,%d", s.Batch, s.StrideA, s.StrideB, s.StrideC, s.LDA, s.LDB, s.LDC)
-	}
 	d := s.WithDefaults()
-	_, colsA := d.storedA()
-	_, colsB := d.storedB()
 	switch {
-	case d.LDA < colsA:
-		return bad("lda %d below the row length %d of A as stored (transA=%v)", d.LDA, colsA, d.TransA)
-	case d.LDB < colsB:
-		return bad("ldb %d below the row length %d of B as stored (transB=%v)", d.LDB, colsB, d.TransB)
-	case d.LDC < d.N:
-		return bad("ldc %d below N=%d", d.LDC, d.N)
-	case d.Batch > 65535:
-		return bad("batch %d above 65535 (CUDA's grid limit in the batch dimension)", d.Batch)
-	case d.Batch > 1 && d.StrideC < (d.M-1)*d.LDC+d.N:
-		return bad("strideC %d makes the matrices of C overlap (need at least %d)", d.StrideC, (d.M-1)*d.LDC+d.N)
+	case d.M > maxKernelDim || d.N > maxKernelDim || d.K > maxKernelDim:
+		return bad("dimensions M=%d N=%d K=%d exceed the kernel's int range", d.M, d.N, d.K)
+	case d.Batch > maxKernelBatch:
+		return bad("batch %d above %d (CUDA's grid limit in the batch dimension)", d.Batch, maxKernelBatch)
 	}
 	// Every index the kernel forms is below the span of its buffer; spans must fit int32.
-	rowsA, _ := d.storedA()
-	rowsB, _ := d.storedB()
+	sa, sb, sc := d.Spans()
 	for _, x := range []struct {
-		name             string
-		rows, ld, stride int
-	}{{"A", rowsA, d.LDA, d.StrideA}, {"B", rowsB, d.LDB, d.StrideB}, {"C", d.M, d.LDC, d.StrideC}} {
-		// float64: the products cannot overflow, and are exact far beyond 2^31.
-		if span := float64(d.Batch-1)*float64(x.stride) + float64(x.rows)*float64(x.ld); span > math.MaxInt32 {
-			return bad("%s spans %.0f elements; the kernel's int indices reach 2^31-1", x.name, span)
+		name string
+		span float64
+	}{{"A", sa}, {"B", sb}, {"C", sc}} {
+		if x.span > math.MaxInt32 {
+			return bad("%s spans %.0f elements; the kernel's int indices reach 2^31-1", x.name, x.span)
 		}
 	}
 	return nil
@@ -364,7 +268,7 @@ func checkCall[In InputType, Out kernels.Float](q *engine.Queue, s GEMMShape, a,
 	if q == nil {
 		return s, fmt.Errorf("kernels: gemm: nil queue: %w", engine.ErrInvalidArg)
 	}
-	if err := s.Validate(); err != nil {
+	if err := checkShape(s); err != nil {
 		return s, err
 	}
 	s = s.WithDefaults()

@@ -3,7 +3,9 @@ package gemm
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -100,13 +102,13 @@ func runGEMMTransposes[T kernels.Float](t *testing.T, q *engine.Queue, g *GEMM[T
 		s := c.s
 		s.TransA, s.TransB = tr[0], tr[1]
 		if s.LDC > 0 { // the ld case: pad A and B too
-			_, colsA := s.storedA()
-			_, colsB := s.storedB()
+			_, colsA := s.StoredA()
+			_, colsB := s.StoredB()
 			s.LDA, s.LDB = colsA+3, colsB+5
 		}
 		if s.Batch > 1 && s.StrideC > 0 { // the gapped batch: gaps in A and B too
-			rowsA, colsA := s.storedA()
-			rowsB, colsB := s.storedB()
+			rowsA, colsA := s.StoredA()
+			rowsB, colsB := s.StoredB()
 			s.StrideA, s.StrideB = rowsA*colsA+11, rowsB*colsB+2
 		}
 		name := fmt.Sprintf("%s/M=%d,N=%d,K=%d,lda=%d,ldb=%d,ldc=%d,batch=%d,alpha=%g,beta=%g", s.String()[:2], s.M, s.N, s.K, s.LDA, s.LDB, s.LDC, max(s.Batch, 1), c.alpha, c.beta)
@@ -260,4 +262,50 @@ func TestGEMMMultiply(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCheckShape checks the shapes the kernels take: the shape's own rules
+// (engine.GemmSpec.Validate) and the kernels' 32-bit index range and batch limit, which
+// the vendor BLAS does not share.
+func TestCheckShape(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		s      GEMMShape
+		msg    string // empty: taken
+		vendor bool   // a valid shape for engine.Gemm all the same
+	}{
+		{"1x1x1", GEMMShape{M: 1, N: 1, K: 1}, "", true},
+		{"edges", GEMMShape{TransA: true, M: 257, N: 255, K: 4097, LDB: 300, Batch: 3}, "", true},
+		{"batch 65535", GEMMShape{M: 1, N: 1, K: 1, Batch: 65535}, "", true},
+		{"A spans 2^31-1", GEMMShape{M: 1, N: 1, K: math.MaxInt32}, "exceed the kernel's int range", true},
+		{"C spans 2^31-1", GEMMShape{M: 32767, N: 65538, K: 1}, "", true},
+		{"M=0", GEMMShape{N: 5, K: 6}, "M=0", false},
+		{"negative batch", GEMMShape{M: 8, N: 5, K: 6, Batch: -1}, "negative", false},
+		{"lda<K", GEMMShape{M: 8, N: 5, K: 6, LDA: 5}, "lda 5 below", false},
+		{"overlapping C", GEMMShape{M: 8, N: 5, K: 6, Batch: 2, StrideC: 39}, "overlap", false},
+		{"M*K overflows int64", GEMMShape{M: 1 << 40, N: 1, K: 1 << 40}, "too large", false},
+		{"batch 65536", GEMMShape{M: 1, N: 1, K: 1, Batch: 65536}, "batch 65536 above 65535", true},
+		{"dimension beyond int32", GEMMShape{M: math.MaxInt32, N: 1, K: 1}, "exceed the kernel's int range", true},
+		{"M*K beyond int32", GEMMShape{M: 50000, N: 1, K: 50000}, "A spans 2500000000", true},
+		{"M*N beyond int32", GEMMShape{M: 50000, N: 50000, K: 1}, "C spans 2500000000", true},
+		{"lda beyond int32", GEMMShape{M: 4, N: 1, K: 1, LDA: 1 << 30}, "A spans", true},
+		{"stride beyond int32", GEMMShape{M: 1, N: 1, K: 1, Batch: 3, StrideA: 1 << 30}, "A spans", true},
+		{"batch of B beyond int32", GEMMShape{M: 1, N: 1 << 10, K: 1 << 10, Batch: 4096}, "B spans", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.s.Validate(); (err == nil) != c.vendor {
+				t.Errorf("Validate(%+v) = %v; want valid %v", c.s, err, c.vendor)
+			}
+			err := checkShape(c.s)
+			if c.msg == "" {
+				if err != nil {
+					t.Errorf("checkShape(%+v) = %v, want nil", c.s, err)
+				}
+				return
+			}
+			if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("checkShape(%+v) = %v, want ErrInvalidArg saying %q", c.s, err, c.msg)
+			}
+		})
+	}
 }

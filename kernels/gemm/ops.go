@@ -235,7 +235,7 @@ func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name stri
 	}
 	n := max(int(math.Round(math.Sqrt(float64(p.Size)/float64(batch)))), 1)
 	s := GEMMShape{TransA: ta, TransB: tb, M: n, N: n, K: n, Batch: batch}.WithDefaults()
-	if err := s.Validate(); err != nil {
+	if err := checkShape(s); err != nil {
 		return nil, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
 	}
 	if kernels.TypeOf[Out]().FP64 && !q.Device().Info().FP64 {

@@ -137,8 +137,8 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 			for _, tr := range gemmTransposes {
 				s := pad
 				s.TransA, s.TransB = tr[0], tr[1]
-				_, colsA := s.storedA()
-				_, colsB := s.storedB()
+				_, colsA := s.StoredA()
+				_, colsB := s.StoredB()
 				ld := s
 				ld.LDA, ld.LDB, ld.LDC = colsA+3, colsB+5, s.N+7
 				runPrecCase(t, q, g, p, ld, gemmCase{alpha: -0.5, beta: 2}, rng)
@@ -151,8 +151,8 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 				runPrecCase(t, q, g, p, wide, gemmCase{alpha: 1, beta: 0.5}, rng)
 				b := GEMMShape{TransA: tr[0], TransB: tr[1], M: 70, N: 66, K: 35, Batch: 3}
 				runPrecCase(t, q, g, p, b, gemmCase{alpha: 1.25, beta: -1}, rng)
-				rowsA, colsA := b.storedA()
-				rowsB, colsB := b.storedB()
+				rowsA, colsA := b.StoredA()
+				rowsB, colsB := b.StoredB()
 				b.LDC, b.StrideC = b.N+1, (b.N+1)*b.M+5
 				b.StrideA, b.StrideB = rowsA*colsA+11, rowsB*colsB+2
 				runPrecCase(t, q, g, p, b, gemmCase{alpha: 0.75, beta: 0.5}, rng)
@@ -182,7 +182,7 @@ type inPlace[In InputType, Out kernels.Float] interface {
 // D keep their values, and RunInto leaves C as it was.
 func runGEMM[In InputType, Out kernels.Float](t *testing.T, q *engine.Queue, g Runner[In, Out], s GEMMShape, c gemmCase, rng *rand.Rand, tol func(k int, alpha, mag float64) float64) {
 	t.Helper()
-	if err := s.Validate(); err != nil {
+	if err := checkShape(s); err != nil {
 		t.Fatal(err)
 	}
 	la, lb, lc := s.Lens()

@@ -91,8 +91,8 @@ func runSGEMMCases(t *testing.T, q *engine.Queue, g Runner[float32, float32], rn
 		for _, tr := range sgemmTransposes {
 			s := c.s
 			s.TransA, s.TransB = tr[0], tr[1]
-			rowsA, colsA := s.storedA()
-			rowsB, colsB := s.storedB()
+			rowsA, colsA := s.StoredA()
+			rowsB, colsB := s.StoredB()
 			if c.align4 {
 				s.LDA, s.LDB = engine.RoundUp(colsA, 4), engine.RoundUp(colsB, 4)
 			}

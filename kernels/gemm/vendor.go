@@ -29,7 +29,6 @@ func vendorVariants[T kernels.Float](name string, ta, tb bool, batch int) []kern
 type vendorGEMM[T kernels.Float] struct {
 	*gemmInstance[T, T]
 	blas *engine.BLAS
-	spec engine.GemmSpec
 }
 
 func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params) (_ kernels.Instance, err error) {
@@ -44,10 +43,7 @@ func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 	if err != nil {
 		return nil, err
 	}
-	s := in.shape
-	v := &vendorGEMM[T]{gemmInstance: in, blas: blas, spec: engine.GemmSpec{TransA: s.TransA, TransB: s.TransB,
-		M: s.M, N: s.N, K: s.K, LDA: s.LDA, LDB: s.LDB, LDC: s.LDC, Batch: s.Batch,
-		StrideA: s.StrideA, StrideB: s.StrideB, StrideC: s.StrideC}}
+	v := &vendorGEMM[T]{gemmInstance: in, blas: blas}
 	in.ab.Next()
 	if err := v.reset(q, in.c.Next()[0]); err != nil {
 		in.Close()
@@ -64,7 +60,7 @@ func (v *vendorGEMM[T]) reset(q *engine.Queue, c *engine.Buffer[T]) error {
 func (v *vendorGEMM[T]) Run(q *engine.Queue) error {
 	ab := v.ab.Next()
 	v.c.Next()
-	return engine.Gemm(v.blas, q, v.spec, v.alpha, ab[0], ab[1], v.beta, v.d)
+	return engine.Gemm(v.blas, q, v.shape, v.alpha, ab[0], ab[1], v.beta, v.d)
 }
 
 func (v *vendorGEMM[T]) Verify(q *engine.Queue) error {
@@ -72,7 +68,7 @@ func (v *vendorGEMM[T]) Verify(q *engine.Queue) error {
 	if err := v.reset(q, v.c.LastBuffers()[0]); err != nil {
 		return err
 	}
-	if err := engine.Gemm(v.blas, q, v.spec, v.alpha, ab[0], ab[1], v.beta, v.d); err != nil {
+	if err := engine.Gemm(v.blas, q, v.shape, v.alpha, ab[0], ab[1], v.beta, v.d); err != nil {
 		return err
 	}
 	return v.gemmInstance.Verify(q)
