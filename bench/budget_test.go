@@ -200,3 +200,13 @@ func TestProgressClock(t *testing.T) {
 		t.Errorf("first line %q, want %q (no estimate before 3 steps finished)", got, want)
 	}
 }
+
+func TestFiguresText(t *testing.T) {
+	r := Result{Figures: map[string]float64{"speedup": 1.04, "serial_ns": 2e6}, FiguresNA: map[string]string{"hidden_fraction": "no copy engine"}}
+	if got, want := r.FiguresText(), "serial 2.00ms, speedup 1.04; hidden_fraction n/a (no copy engine)"; got != want {
+		t.Errorf("FiguresText %q, want %q", got, want)
+	}
+	if got := (Result{}).FiguresText(); got != "" {
+		t.Errorf("no figures: %q", got)
+	}
+}

@@ -48,6 +48,25 @@ func FormatFigures(figs map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
+// FiguresText writes the result's figures for people (FormatFigures), then each figure
+// that means nothing on its device as n/a with why: "..., speedup 1.04; hidden_fraction n/a
+// (a CPU device's copies are ...)". Empty when the result has neither.
+func (r Result) FiguresText() string {
+	s := FormatFigures(r.Figures)
+	names := make([]string, 0, len(r.FiguresNA))
+	for k := range r.FiguresNA {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if s != "" {
+			s += "; "
+		}
+		s += k + " n/a (" + r.FiguresNA[k] + ")"
+	}
+	return s
+}
+
 // FormatDuration writes d with a unit that keeps three significant digits (1.23ms).
 func FormatDuration(d time.Duration) string {
 	switch {

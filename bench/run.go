@@ -488,6 +488,10 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		}
 	}
 	cfg.Warmup, cfg.Count = cfg.budget.counts(cfg, one)
+	res.Warmup = cfg.Warmup
+	if one > 0 {
+		res.Warmup++
+	}
 	samples, err := timeRuns(ctx, cfg, q, in.Run)
 	if err != nil {
 		res.Err = err.Error()

@@ -943,8 +943,8 @@ func (r view) figureLines() []string {
 	var out []string
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
-			if len(res.Figures) > 0 {
-				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), bench.FormatFigures(res.Figures))))
+			if text := res.FiguresText(); text != "" {
+				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), text)))
 			}
 		}
 	}

@@ -205,11 +205,11 @@ func writeRunResult(w io.Writer, r runResult, opts *runOptions) {
 		timing = r.DeviceTiming
 	}
 	fmt.Fprintf(w, "  median %s  min %s  max %s  over %d runs (%s, %d warm-up)\n",
-		bench.FormatDuration(r.Stats.Median), bench.FormatDuration(r.Stats.Min), bench.FormatDuration(r.Stats.Max), r.Stats.Runs, timing, opts.warmup)
+		bench.FormatDuration(r.Stats.Median), bench.FormatDuration(r.Stats.Min), bench.FormatDuration(r.Stats.Max), r.Stats.Runs, timing, r.Warmup)
 	if !r.Latency() { // a latency (the alloc family) has its time alone
 		fmt.Fprintf(w, "  %.2f GB/s  %.2f GFLOP/s\n", r.GBs, r.GFLOPs)
 	}
-	if len(r.Figures) > 0 {
-		fmt.Fprintf(w, "  %s\n", bench.FormatFigures(r.Figures))
+	if text := r.FiguresText(); text != "" {
+		fmt.Fprintf(w, "  %s\n", text)
 	}
 }
