@@ -2,9 +2,10 @@
 
 package cl
 
-// This file is the only cgo in the package: the OpenCL calls this package makes itself,
-// on the handles that go-opencl keeps in unexported fields, where go-opencl lacks a call
-// or gets it wrong. Everything else goes through go-opencl. Every function here is a thin
+// This file is the cgo of the OpenCL calls this package makes itself, on the handles that
+// go-opencl keeps in unexported fields, where go-opencl lacks a call or gets it wrong
+// (blas.go and fft.go hold the cgo of CLBlast and clFFT). Everything else goes through
+// go-opencl. Every function here is a thin
 // wrapper that returns the call's status; callers add the call's name and arguments to
 // errors, and make the calls on the context's thread where there is one (thread.go).
 //

@@ -1,13 +1,15 @@
 // Files. The two backends, cl and cuda, mirror each other file for file where a concern
-// exists in both: api.go (the C calls, and nothing else in cgo), buffer.go, device.go,
-// doc.go, driver.go (probe and device description), errors.go (status codes, wrapping),
-// memory.go (host buffers, asynchronous copies, waits across queues),
-// occupancy.go (theoretical occupancy: CUDA computes it, OpenCL answers ErrUnsupported),
-// program.go (build, kernels, attributes), queue.go (commands, launches, events),
-// thread.go (the locked OS thread: internal/osthread, one helper for both) and trace.go
-// (PRISM_TRACE); both load libraries through internal/dl.
-// OpenCL only: info.go (decoding of clGet*Info answers), pci.go (vendor PCI queries),
-// noopencl.go (the build tag that leaves the backend out).
+// exists in both: api.go (the OpenCL calls go-opencl lacks), blas.go (CLBlast; cuBLAS),
+// buffer.go, device.go, doc.go, driver.go (probe and device description), errors.go
+// (status codes, wrapping), fft.go (clFFT; cuFFT), memory.go (host buffers, asynchronous
+// copies, waits across queues), occupancy.go (theoretical occupancy: CUDA computes it,
+// OpenCL answers ErrUnsupported), program.go (build, kernels, attributes), queue.go
+// (commands, launches, events), thread.go (the locked OS thread: internal/osthread, one
+// helper for both), trace.go (PRISM_TRACE) and vendor.go (the vendor libraries' loader, on
+// internal/dl, the dlopen loader of both). api.go, blas.go and fft.go are the package's
+// cgo. OpenCL only: env.go (the drivers' defaults, PRISM_OPENCL_DEFAULTS), info.go
+// (decoding of clGet*Info answers), pci.go (vendor PCI queries), noopencl.go (the build tag
+// that leaves the backend out).
 
 // Package cl is Prism's OpenCL backend. It runs the kernel suite on any device an OpenCL
 // driver exposes: NVIDIA, AMD and Intel GPUs, and CPUs through PoCL.

@@ -60,7 +60,7 @@
 // listing its operations, a float64 reference with a tolerance that says where it comes from, a doc.go, and tests through
 // kerneltest at sizes around its work-group and tile edges; then one line in
 // suite.Families. The Makefile, the Oclgrind pass and the CUDA translation check
-// (cuda/prelude_test.go) find it by its directory.
+// (cuda/clc/translate/prelude_test.go) find it by its directory.
 //
 // Every portable kernel is written once, in OpenCL C 1.2, and runs unchanged on every
 // backend; an op may add variants (Op.Variants: CUDA C++ with warp shuffles, vendor

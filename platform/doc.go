@@ -1,8 +1,9 @@
 // Package platform discovers the devices of every registered backend and chooses among them.
 //
-// Devices returns one flat list with stable IDs ("opencl:1:0", "cuda:0"). One physical card
-// seen through two APIs (CUDA and NVIDIA's OpenCL) is recognised by its PCI bus ID: each
-// entry then names the other views in SameCard.
+// Discover returns one flat list with stable IDs ("opencl:1:0", "cuda:0"), and the state of
+// each registered backend. One physical card seen through two APIs (CUDA and NVIDIA's
+// OpenCL) is recognised by its PCI bus ID: each entry then names the other views in
+// SameCard.
 //
 // Select and Open apply the selection policy. A spec is a full device ID, a backend name
 // ("opencl"), or a class ("gpu", "accelerator", "cpu"); when empty, the environment

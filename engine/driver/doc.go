@@ -40,7 +40,8 @@
 //     Queue.Timed counts its device time. Fallback: engine records the commands and
 //     enqueues them again at each launch.
 //   - Vendor libraries (vendor.go): BLASProvider gives a BLAS, FFTProvider an FFT that
-//     makes FFTPlans (Device). Fallback: none; engine answers ErrUnsupported.
+//     makes FFTPlans (Device); BLAS1 (BLAS): the level-1 routines the suite has operations
+//     for. Fallback: none; engine answers ErrUnsupported.
 //   - Tensor maps: TensorMapEncoder (Device): the tile descriptions that Hopper's Tensor
 //     Memory Accelerator copies by (tensormap.go); a kernel takes one as a by-value Arg of
 //     TensorMapBytes. Fallback: none; engine answers ErrUnsupported.
