@@ -7,6 +7,6 @@
 // Element types are kernels' descriptors (kernels.AllTypes): the integer types of 8 to 64
 // bits and float16, float32 and float64, those NumPy has too.
 //
-// An Arg, once parsed, is read only: it is safe for concurrent use. Run and Tune use one
+// An Arg, once parsed, is read only: it is safe for concurrent use. Run and Tuner.Tune use one
 // device each; several may run at once on different devices.
 package userkernel
