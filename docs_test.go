@@ -96,11 +96,10 @@ func TestDocsCatches(t *testing.T) {
 
 // docProse lists capitalised words that doc comments use as words, not as names.
 var docProse = map[string]bool{
-	"OpenCL": true, "PoCL": true, "CLBlast": true, "GitHub": true, "FlashAttention": true,
-	"MiB": true, "GiB": true, "KiB": true, "TiB": true, "NumPy": true, "PyTorch": true,
-	"JavaScript": true, "MacOS": true, "PyPI": true, "SQLite": true, "PostgreSQL": true,
-	"NaN": true, "PCIe": true, "NVLink": true, "Rusticl": true, "StridedBatched": true,
-	"Perfdoc": true, "NaNs": true, "cuBLAS": true, "cuFFT": true, "clFFT": true,
+	"OpenCL": true, "PoCL": true, "CLBlast": true, "FlashAttention": true, "MiB": true,
+	"GiB": true, "KiB": true, "NumPy": true, "PyTorch": true, "NaN": true, "NaNs": true,
+	"PCIe": true, "NVLink": true, "Rusticl": true, "StridedBatched": true, "Perfdoc": true,
+	"cuBLAS": true, "cuFFT": true, "clFFT": true,
 }
 
 // reProse matches words that are names, but not of Go: acronyms in the plural (GPUs),
@@ -778,4 +777,52 @@ func (idx *docIndex) checkDocQualified(p *docPkg, w string) string {
 		}
 	}
 	return idx.checkName(w, nil, false)
+}
+
+// TestDocsDriverInterfaces checks that engine/driver's package doc names every interface
+// the package defines: it is the backend author's map of the SPI.
+func TestDocsDriverInterfaces(t *testing.T) {
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir("engine/driver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc string
+	var ifaces []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join("engine/driver", e.Name()), nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "doc.go" {
+			doc = f.Doc.Text()
+		}
+		for _, d := range f.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok {
+				for _, s := range gd.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.IsExported() {
+						if _, ok := ts.Type.(*ast.InterfaceType); ok {
+							ifaces = append(ifaces, ts.Name.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(ifaces) < 10 {
+		t.Fatalf("found %d interfaces in engine/driver: %v", len(ifaces), ifaces)
+	}
+	words := map[string]bool{}
+	for _, w := range regexp.MustCompile(`\w+`).FindAllString(doc, -1) {
+		words[w] = true
+		words[strings.TrimSuffix(w, "s")] = true
+	}
+	for _, name := range ifaces {
+		if !words[name] {
+			t.Errorf("engine/driver/doc.go does not name the interface %s", name)
+		}
+	}
 }

@@ -9,8 +9,8 @@
 // internal/dl, the dlopen loader of both). CUDA only:
 // cache.go (the disk cache of NVRTC's output), graph.go (graphs by stream capture; engine
 // records OpenCL queues itself), headers.go and include/ (the headers embedded for CUDA
-// C++), nccl.go (NCCL's communicators and collectives; no OpenCL mirror: engine stages the
-// collectives of OpenCL devices through host memory), options.go (build options and target
+// C++), nccl.go (NCCL's communicators and collectives; no OpenCL mirror: engine/group stages
+// the collectives of OpenCL devices through host memory), options.go (build options and target
 // architecture), params.go (parameter counts from module images), tensormap.go (tensor
 // maps). The translation of OpenCL C to CUDA C++, the prelude and the source translation
 // that rewrites vector literals, swizzles and conversions, is package cuda/clc/translate:
