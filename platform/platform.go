@@ -45,6 +45,13 @@ type Discovery struct {
 // ErrNoDevice is wrapped by Select and Open when nothing matches; it wraps engine.ErrNotFound.
 var ErrNoDevice = fmt.Errorf("no matching device: %w", engine.ErrNotFound)
 
+// noMatchError is an error whose message says, in the user's terms, what matched nothing (the
+// sentinels' own text would only repeat it) and which wraps ErrNoDevice.
+type noMatchError string
+
+func (e noMatchError) Error() string { return string(e) }
+func (e noMatchError) Unwrap() error { return ErrNoDevice }
+
 // backendRank orders backends when one card is seen through several: CUDA first.
 func backendRank(name string) int {
 	switch name {
@@ -161,7 +168,7 @@ func Ranked(devs []Device) []Device {
 func Select(devs []Device, spec string) (Device, string, error) {
 	spec = strings.TrimSpace(spec)
 	if len(devs) == 0 {
-		return Device{}, "", fmt.Errorf("platform: no device found by any backend: %w", ErrNoDevice)
+		return Device{}, "", noMatchError("platform: no device found by any backend")
 	}
 	if spec == "" {
 		d := Ranked(devs)[0]
@@ -221,7 +228,7 @@ func noMatch(devs []Device, spec string) error {
 		names = " (" + strings.Join(backends, ", ") + ")"
 	}
 	fmt.Fprintf(&b, "; --device and %s also take a backend%s or a class (gpu, accelerator, cpu)", EnvDevice, names)
-	return fmt.Errorf("%s: %w", b.String(), ErrNoDevice)
+	return noMatchError(b.String())
 }
 
 // Open discovers devices, selects one by spec (or PRISM_DEVICE, or the policy) and opens
