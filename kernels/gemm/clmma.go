@@ -112,7 +112,7 @@ func newCLMMA[In InputType](dev *engine.Device, p Precision, t clmmaTiles, emula
 	if err := p.check(typeNameOf[In](), "float32"); err != nil {
 		return nil, err
 	}
-	if p.MMA != 1 && p.MMA != 3 && p.MMA != 4 {
+	if !p.MMA.OpenCLTensorCore() {
 		return nil, fmt.Errorf("kernels: gemm %s has no OpenCL tensor-core kernel (tf32, float16 and bfloat16 do): %w", p.Name, engine.ErrUnsupported)
 	}
 	if err := t.check(); err != nil {

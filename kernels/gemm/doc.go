@@ -21,6 +21,11 @@
 //     variant opencl-simt);
 //   - the vendor BLAS as a baseline (cuBLAS, CLBlast) for float32 and float64.
 //
+// Which of them computes which precision (Prec: PrecTF32, PrecFloat16, ...) is stated once,
+// as an ordered list: each op lists its variants from it, and New, which returns the
+// fastest GEMM a device runs for a precision, tries the same implementations in the same
+// order. GEMMShape (engine.GemmSpec, the shape the vendor BLAS takes too) describes a call.
+//
 // GEMMRef is the float64 reference (gonum); GEMMTolerance and Precision.Tolerance bound
 // the error and say where the bounds come from; Family lists the ops the suite runs.
 package gemm

@@ -24,22 +24,22 @@ type mmaGeom struct {
 	dmma16           bool
 }
 
-// geomOf returns the geometry of precision PREC prec with tunables t on a device of
+// geomOf returns the geometry of precision prec with tunables t on a device of
 // compute capability cc, or an error wrapping engine.ErrInvalidArg naming the constraint
 // of mma.cu that t breaks.
-func geomOf(prec, cc int, t MMATunables) (mmaGeom, error) {
+func geomOf(prec Prec, cc int, t MMATunables) (mmaGeom, error) {
 	g := mmaGeom{MMATunables: t, threads: t.WarpsM * t.WarpsN * 32, mmaM: 16, mmaN: 8}
 	switch prec {
-	case 1, 2:
+	case PrecTF32, PrecFloat32x3TF32:
 		g.in, g.mmaK = 4, 8
-	case 3, 4:
+	case PrecFloat16, PrecBFloat16:
 		g.in, g.mmaK = 2, 16
-	case 5:
+	case PrecFloat64:
 		g.in, g.mmaM, g.mmaK = 8, 8, 4
 		if cc >= 90 {
 			g.mmaM, g.mmaK, g.dmma16 = 16, 8, true
 		}
-	case 6, 7:
+	case PrecFloat8E4M3, PrecFloat8E5M2:
 		g.in, g.mmaK = 1, 32
 	default:
 		return g, fmt.Errorf("kernels: gemm: no tensor-core kernel for PREC %d: %w", prec, engine.ErrInvalidArg)
@@ -134,7 +134,7 @@ func NewMMAWith[In InputType, Out kernels.Float](dev *engine.Device, p Precision
 	if err := p.check(typeNameOf[In](), kernels.TypeName[Out]()); err != nil {
 		return nil, err
 	}
-	if p.MMA == 0 {
+	if !p.MMA.TensorCore() {
 		return nil, fmt.Errorf("kernels: gemm %s has no tensor-core kernel: %w", p.Name, engine.ErrUnsupported)
 	}
 	info := dev.Info()

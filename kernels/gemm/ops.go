@@ -88,118 +88,119 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 			return newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, mk)
 		}
 	}
+	// The variants in dispatch's order: those that take the precision and the layout.
 	var variants []kernels.Variant
-	// First where it runs: on an H100 wgmma.cu runs 2.4x mma.cu (docs/PERFORMANCE.md).
-	if p.MMA == 1 || p.MMA == 2 || ((p.MMA == 3 || p.MMA == 4) && !ta) || ((p.MMA == 6 || p.MMA == 7) && !ta && tb) {
-		variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
-			Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256, 128-byte swizzle; tf32 operands rounded or split into K-major copies first), tiles copied by TMA, a producer and two consumer warpgroups",
-			Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d bytes threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBKBytes, wgmmaThreads, wgmmaStages, wgmmaGroupM),
-			Needs: func(info engine.DeviceInfo) error {
-				if info.ComputeCapability != 90 {
-					return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)
-				}
-				return nil
-			},
-			Setup: setup(func(dev *engine.Device) (Runner[In, Out], error) {
-				w, err := NewWGMMA[In](dev, p)
-				if err != nil {
-					return nil, err
-				}
-				return any(w).(Runner[In, Out]), nil
-			})})
-	}
-	if p.MMA != 0 {
-		v := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: p.MMACompute,
-			Doc:      "tensor cores through mma.sync (ldmatrix for 16-bit inputs), a cp.async pipeline in shared memory",
-			Tunables: "per architecture (tuning.go), or prism tune's; sm_90: " + MMADefaults(prec, 90).String(),
-			Candidates: func(dev *engine.Device) []string {
-				list := []string{MMADefaults(prec, dev.Info().ComputeCapability).String()}
-				for _, c := range mmaCandidates(engine.SizeOf[In]()) {
-					if s := c.String(); s != list[0] {
-						list = append(list, s)
+	for _, im := range opImpls(p.MMA, ta, tb) {
+		switch im {
+		case implWGMMA:
+			variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
+				Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256, 128-byte swizzle; tf32 operands rounded or split into K-major copies first), tiles copied by TMA, a producer and two consumer warpgroups",
+				Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d bytes threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBKBytes, wgmmaThreads, wgmmaStages, wgmmaGroupM),
+				Needs: func(info engine.DeviceInfo) error {
+					if info.ComputeCapability != 90 {
+						return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)
 					}
+					return nil
+				},
+				Setup: setup(func(dev *engine.Device) (Runner[In, Out], error) {
+					w, err := NewWGMMA[In](dev, p)
+					if err != nil {
+						return nil, err
+					}
+					return any(w).(Runner[In, Out]), nil
+				})})
+		case implMMA:
+			v := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: p.MMACompute,
+				Doc:      "tensor cores through mma.sync (ldmatrix for 16-bit inputs), a cp.async pipeline in shared memory",
+				Tunables: "per architecture (tuning.go), or prism tune's; sm_90: " + MMADefaults(prec, 90).String(),
+				Candidates: func(dev *engine.Device) []string {
+					list := []string{MMADefaults(prec, dev.Info().ComputeCapability).String()}
+					for _, c := range mmaCandidates(engine.SizeOf[In]()) {
+						if s := c.String(); s != list[0] {
+							list = append(list, s)
+						}
+					}
+					return list
+				},
+				Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+					t, from, err := mmaTunablesFor(q.Device(), name, prec, pr.Tunables)
+					if err != nil {
+						return nil, err
+					}
+					in, err := newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
+						return NewMMAWith[In, Out](dev, p, t)
+					})
+					if err != nil {
+						return nil, err
+					}
+					in.tunables = t.String() + " (" + from + ")"
+					return in, nil
+				}}
+			if p.MMA == PrecFloat64 {
+				v.Doc = "the fp64 tensor cores (DMMA: mma.sync m16n8k8 on sm_90, m8n8k4 before) with a cp.async pipeline"
+				v.Needs = func(info engine.DeviceInfo) error {
+					if !info.FP64 {
+						return errors.New("needs fp64")
+					}
+					return nil
 				}
-				return list
-			},
-			Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
-				t, from, err := mmaTunablesFor(q.Device(), name, prec, pr.Tunables)
+			}
+			variants = append(variants, v)
+		case implSimt:
+			variants = append(variants, simtVariant[In, Out](name, setup))
+		case implVendor:
+			variants = append(variants, vendorVariants[Out](name, ta, tb, batch)...)
+		case implCLMMA:
+			variants = append(variants, kernels.Variant{Name: "opencl-mma", Dialect: engine.DialectOpenCL, Backend: "opencl", MinCompute: 80,
+				Doc:      "NVIDIA's OpenCL on the tensor cores: mma.sync through inline PTX, double-buffered local tiles",
+				Tunables: clmmaDefault.String() + ", k step 64 bytes",
+				Needs:    clmmaNeeds,
+				Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+					in, err := setup(func(dev *engine.Device) (Runner[In, Out], error) {
+						g, err := NewCLMMA[In](dev, p)
+						if err != nil {
+							return nil, err
+						}
+						return any(g).(Runner[In, Out]), nil
+					})(q, pr)
+					if err != nil {
+						return nil, err
+					}
+					in.(*gemmInstance[In, Out]).tunables = clmmaDefault.String() + " (fixed)"
+					return in, nil
+				}})
+		case implCLSimt:
+			variants = append(variants, clsimtVariant[In, Out](name, setup))
+		case implPortable:
+			portable := kernels.PortableVariant(func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+				tiles, from, err := portableTilesFor(q.Device(), name, pr.Tunables)
 				if err != nil {
 					return nil, err
 				}
 				in, err := newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
-					return NewMMAWith[In, Out](dev, p, t)
+					if tiles == nil {
+						return NewGEMMOf[In, Out](dev, p)
+					}
+					g, err := newGEMMTiles[In, Out](dev, p, tiles[0], tiles[1], tiles[2])
+					if from == "tuned" && errors.Is(err, engine.ErrUnsupported) {
+						// A tuning that no longer fits (limits lowered since): the device's own choice.
+						from = "by device kind; the tuned " + tilesString(tiles[0], tiles[1], tiles[2]) + " do not fit"
+						return NewGEMMOf[In, Out](dev, p)
+					}
+					return g, err
 				})
 				if err != nil {
 					return nil, err
 				}
-				in.tunables = t.String() + " (" + from + ")"
+				g := in.g.(*GEMMOf[In, Out])
+				in.tunables = tilesString(g.ts, g.tsk, g.wpt) + " (" + from + ")"
 				return in, nil
-			}}
-		if prec == "float64" {
-			v.Doc = "the fp64 tensor cores (DMMA: mma.sync m16n8k8 on sm_90, m8n8k4 before) with a cp.async pipeline"
-			v.Needs = func(info engine.DeviceInfo) error {
-				if !info.FP64 {
-					return errors.New("needs fp64")
-				}
-				return nil
-			}
+			})
+			portable.Tunables = "TS, TSK, WPT by kind of device (gemmTiles), or prism tune's"
+			portable.Candidates = func(dev *engine.Device) []string { return portableCandidates[Out](dev) }
+			variants = append(variants, portable)
 		}
-		variants = append(variants, v)
 	}
-	variants = append(variants, simtVariants[In, Out](name, prec, setup)...)
-	if prec == "float32" || prec == "float64" {
-		variants = append(variants, vendorVariants[Out](name, ta, tb, batch)...)
-	}
-	// After the CUDA variants: the tensor cores through NVIDIA's OpenCL (gemm_mma.cl).
-	if p.MMA == 1 || p.MMA == 3 || p.MMA == 4 {
-		variants = append(variants, kernels.Variant{Name: "opencl-mma", Dialect: engine.DialectOpenCL, Backend: "opencl", MinCompute: 80,
-			Doc:      "NVIDIA's OpenCL on the tensor cores: mma.sync through inline PTX, double-buffered local tiles",
-			Tunables: clmmaDefault.String() + ", k step 64 bytes",
-			Needs:    clmmaNeeds,
-			Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
-				in, err := setup(func(dev *engine.Device) (Runner[In, Out], error) {
-					g, err := NewCLMMA[In](dev, p)
-					if err != nil {
-						return nil, err
-					}
-					return any(g).(Runner[In, Out]), nil
-				})(q, pr)
-				if err != nil {
-					return nil, err
-				}
-				in.(*gemmInstance[In, Out]).tunables = clmmaDefault.String() + " (fixed)"
-				return in, nil
-			}})
-	}
-	// Last before the portable kernel: sgemm.cu's SIMT design in OpenCL C, on OpenCL GPUs.
-	variants = append(variants, clsimtVariants[In, Out](name, prec, setup)...)
-	portable := kernels.PortableVariant(func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
-		tiles, from, err := portableTilesFor(q.Device(), name, pr.Tunables)
-		if err != nil {
-			return nil, err
-		}
-		in, err := newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
-			if tiles == nil {
-				return NewGEMMOf[In, Out](dev, p)
-			}
-			g, err := newGEMMTiles[In, Out](dev, p, tiles[0], tiles[1], tiles[2])
-			if from == "tuned" && errors.Is(err, engine.ErrUnsupported) {
-				// A tuning that no longer fits (limits lowered since): the device's own choice.
-				from = "by device kind; the tuned " + tilesString(tiles[0], tiles[1], tiles[2]) + " do not fit"
-				return NewGEMMOf[In, Out](dev, p)
-			}
-			return g, err
-		})
-		if err != nil {
-			return nil, err
-		}
-		g := in.g.(*GEMMOf[In, Out])
-		in.tunables = tilesString(g.ts, g.tsk, g.wpt) + " (" + from + ")"
-		return in, nil
-	})
-	portable.Tunables = "TS, TSK, WPT by kind of device (gemmTiles), or prism tune's"
-	portable.Candidates = func(dev *engine.Device) []string { return portableCandidates[Out](dev) }
-	variants = append(variants, portable)
 	o := kernels.Op{
 		Name: name, Family: "gemm", Type: prec, Doc: doc, SizeDoc: sizeDoc,
 		DefaultSize: 4096 * 4096, QuickSize: 256 * 256, Variants: variants,
@@ -374,13 +375,10 @@ func (in *gemmInstance[In, Out]) Close() error {
 	return errors.Join(append(errs, in.d.Close(), in.ab.Close(), in.c.Close())...)
 }
 
-// simtVariants are the CUDA C++ variants of the float32 ops that use no tensor cores:
+// simtVariant is the CUDA C++ variant of the float32 ops that uses no tensor cores:
 // sgemm.cu's SIMT kernel (cuda-simt), true fp32 as the portable kernel.
-func simtVariants[In InputType, Out kernels.Float](name, prec string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) []kernels.Variant {
-	if prec != "float32" {
-		return nil
-	}
-	return []kernels.Variant{{Name: "cuda-simt", Dialect: engine.DialectCUDA, Backend: "cuda",
+func simtVariant[In InputType, Out kernels.Float](name string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) kernels.Variant {
+	return kernels.Variant{Name: "cuda-simt", Dialect: engine.DialectCUDA, Backend: "cuda",
 		Doc:      "CUDA C++ SIMT kernel: warp tiling, 8 x 8 outputs per thread, double-buffered shared memory, 16-byte loads",
 		Tunables: DefaultSimtTunables.String() + ", or prism tune's",
 		Candidates: func(*engine.Device) []string {
@@ -407,16 +405,12 @@ func simtVariants[In InputType, Out kernels.Float](name, prec string, setup func
 			}
 			in.(*gemmInstance[In, Out]).tunables = t.String() + " (" + from + ")"
 			return in, nil
-		}}}
+		}}
 }
 
-// clsimtVariants returns the opencl-simt variant of the float32 ops (sgemm.cl, CLSimt);
-// none for other precisions.
-func clsimtVariants[In InputType, Out kernels.Float](name, prec string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) []kernels.Variant {
-	if prec != "float32" {
-		return nil
-	}
-	return []kernels.Variant{{Name: "opencl-simt", Dialect: engine.DialectOpenCL, Backend: "opencl",
+// clsimtVariant is the opencl-simt variant of the float32 ops (sgemm.cl, CLSimt).
+func clsimtVariant[In InputType, Out kernels.Float](name string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) kernels.Variant {
+	return kernels.Variant{Name: "opencl-simt", Dialect: engine.DialectOpenCL, Backend: "opencl",
 		Doc:      "OpenCL C port of cuda-simt for OpenCL GPUs: warp tiling, 8 x 8 outputs per work-item, double-buffered local memory, 16-byte loads",
 		Tunables: clsimtString(DefaultCLSimtTunables) + ", or prism tune's",
 		Needs:    clsimtNeeds,
@@ -444,5 +438,5 @@ func clsimtVariants[In InputType, Out kernels.Float](name, prec string, setup fu
 			}
 			in.(*gemmInstance[In, Out]).tunables = clsimtString(t) + " (" + from + ")"
 			return in, nil
-		}}}
+		}}
 }

@@ -1,13 +1,11 @@
 package gemm
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
 )
 
 // Precision is how a GEMM op multiplies: the storage type of its inputs A and B, the
@@ -24,9 +22,10 @@ type Precision struct {
 	In string
 	// Doc says what is computed, for listings.
 	Doc string
-	// MMA is the precision's PREC in mma.cu (0: no tensor-core variant) and MMACompute
-	// the compute capability that variant needs (80; 89 for fp8).
-	MMA, MMACompute int
+	// MMA is the precision's code in the tensor-core kernels (Prec: PrecFloat32 has none)
+	// and MMACompute the compute capability that mma.cu needs for it (80; 89 for fp8).
+	MMA        Prec
+	MMACompute int
 	// conv is gemm.cl's CONV for the inputs (empty: none), in its IN type.
 	clIn, conv string
 	// inErr is the largest relative error of one product a*b that the kernel's own
@@ -40,25 +39,68 @@ type Precision struct {
 	accUnit float64
 }
 
+// Prec is a precision's code in the tensor-core kernels: the PREC that mma.cu, wgmma.cu
+// and gemm_mma.cl are built with (-DPREC=1 for tf32, ...). PrecFloat32 has no tensor-core
+// kernel. Its methods say which kernels compute a precision (dispatch).
+type Prec int
+
+// The precisions of the GEMM ops, as the tensor-core kernels number them.
+const (
+	PrecFloat32       Prec = 0 // IEEE float32: no tensor-core kernel
+	PrecTF32          Prec = 1 // float32 inputs rounded to tf32
+	PrecFloat32x3TF32 Prec = 2 // float32 inputs split into three tf32 products
+	PrecFloat16       Prec = 3 // IEEE binary16 inputs
+	PrecBFloat16      Prec = 4 // bfloat16 inputs
+	PrecFloat64       Prec = 5 // IEEE float64, on the fp64 tensor cores (DMMA)
+	PrecFloat8E4M3    Prec = 6 // OCP float8 E4M3 inputs
+	PrecFloat8E5M2    Prec = 7 // OCP float8 E5M2 inputs
+)
+
+// TensorCore reports whether mma.cu computes p on the tensor cores: every precision but
+// float32.
+func (p Prec) TensorCore() bool { return p >= PrecTF32 && p <= PrecFloat8E5M2 }
+
+// Warpgroup reports whether wgmma.cu computes p on Hopper's warpgroup tensor cores: every
+// tensor-core precision but float64.
+func (p Prec) Warpgroup() bool { return p.TensorCore() && p != PrecFloat64 }
+
+// OpenCLTensorCore reports whether gemm_mma.cl computes p on the tensor cores through
+// NVIDIA's OpenCL: tf32, float16 and bfloat16.
+func (p Prec) OpenCLTensorCore() bool { return p == PrecTF32 || p.Bits16() }
+
+// TF32 reports whether p multiplies float32 inputs as tf32 on the tensor cores: tf32 and
+// float32x3tf32.
+func (p Prec) TF32() bool { return p == PrecTF32 || p == PrecFloat32x3TF32 }
+
+// Bits16 reports whether p's inputs are 16-bit floats: float16 and bfloat16.
+func (p Prec) Bits16() bool { return p == PrecFloat16 || p == PrecBFloat16 }
+
+// Float8 reports whether p's inputs are 8-bit floats: float8e4m3 and float8e5m2.
+func (p Prec) Float8() bool { return p == PrecFloat8E4M3 || p == PrecFloat8E5M2 }
+
+// BLAS reports whether p is a precision of the standard BLAS (sgemm, dgemm), which the
+// vendor baselines compute: float32 and float64.
+func (p Prec) BLAS() bool { return p == PrecFloat32 || p == PrecFloat64 }
+
 // precisions are the precisions of the GEMM ops beyond float32 and float64, in the order
 // listings show them.
 var precisions = []Precision{
-	{Name: "tf32", In: "float32", MMA: 1, MMACompute: 80, clIn: "float", conv: "prism_tf32",
+	{Name: "tf32", In: "float32", MMA: PrecTF32, MMACompute: 80, clIn: "float", conv: "prism_tf32",
 		Doc:   "inputs float32 rounded to tf32 (10 mantissa bits, ties away from zero), float32 accumulation and output",
 		inErr: 2*0x1p-11 + 0x1p-22, accUnit: 0x1p-23},
-	{Name: "float32x3tf32", In: "float32", MMA: 2, MMACompute: 80, clIn: "float",
+	{Name: "float32x3tf32", In: "float32", MMA: PrecFloat32x3TF32, MMACompute: 80, clIn: "float",
 		Doc: "float32 accuracy from three tf32 products (3xTF32: big*big + big*small + small*big), float32 output",
 		// The split drops small_a*small_b and rounds small_a, small_b to tf32: below
 		// 3*2^-22*(1+2^-10) relative per product. The accumulation is held to the SGEMM
 		// bound, the variant's claim (ref.go, precTolerance).
 		inErr: 3.01 * 0x1p-22, accUnit: 0x1p-24},
-	{Name: "float16", In: "float16", MMA: 3, MMACompute: 80, clIn: "ushort", conv: "prism_half",
+	{Name: "float16", In: "float16", MMA: PrecFloat16, MMACompute: 80, clIn: "ushort", conv: "prism_half",
 		Doc: "inputs IEEE binary16, products exact, float32 accumulation and output", accUnit: 0x1p-23},
-	{Name: "bfloat16", In: "bfloat16", MMA: 4, MMACompute: 80, clIn: "ushort", conv: "prism_bfloat16",
+	{Name: "bfloat16", In: "bfloat16", MMA: PrecBFloat16, MMACompute: 80, clIn: "ushort", conv: "prism_bfloat16",
 		Doc: "inputs bfloat16, products exact, float32 accumulation and output", accUnit: 0x1p-23},
-	{Name: "float8e4m3", In: "float8e4m3", MMA: 6, MMACompute: 89, clIn: "uchar", conv: "prism_e4m3",
+	{Name: "float8e4m3", In: "float8e4m3", MMA: PrecFloat8E4M3, MMACompute: 89, clIn: "uchar", conv: "prism_e4m3",
 		Doc: "inputs OCP float8 E4M3, products exact, float32 accumulation and output", accUnit: 0x1p-13},
-	{Name: "float8e5m2", In: "float8e5m2", MMA: 7, MMACompute: 89, clIn: "uchar", conv: "prism_e5m2",
+	{Name: "float8e5m2", In: "float8e5m2", MMA: PrecFloat8E5M2, MMACompute: 89, clIn: "uchar", conv: "prism_e5m2",
 		Doc: "inputs OCP float8 E5M2, products exact, float32 accumulation and output", accUnit: 0x1p-13},
 }
 
@@ -79,45 +121,6 @@ func LookupPrecision(name string) (Precision, bool) {
 	return Precision{}, false
 }
 
-// New readies the fastest GEMM of precision p that dev runs, trying in turn: Hopper's
-// warpgroup tensor cores (WGMMA) for tf32, float32x3tf32, float16, bfloat16 and float8 on
-// an sm_90 GPU through CUDA (float8 in the nt layout; other layouts run on MMA through
-// it); the tensor cores through mma.sync (MMA) on an NVIDIA GPU through CUDA that has them
-// for p; for float32 the SIMT kernels (SGEMMSimt through CUDA, CLSimt on OpenCL GPUs); for
-// tf32, float16 and bfloat16 the tensor cores through NVIDIA's OpenCL (CLMMA); else the
-// portable kernel (GEMMOf). A candidate that says unsupported gives way to the next; any
-// other error is returned. In and Out must be p's input and output types.
-func New[In InputType, Out kernels.Float](dev *engine.Device, p Precision) (Runner[In, Out], error) {
-	type closer interface{ Close() error }
-	var tries []func() (closer, error)
-	if p.MMA >= 1 && p.MMA <= 7 && p.MMA != 5 {
-		tries = append(tries, func() (closer, error) { return NewWGMMA[In](dev, p) })
-	}
-	if p.MMA != 0 && p.Name != "float64" {
-		tries = append(tries, func() (closer, error) { return NewMMA[In, Out](dev, p) })
-	}
-	switch p.Name {
-	case "float32":
-		tries = append(tries, func() (closer, error) { return NewSGEMMSimt(dev) }, func() (closer, error) { return NewCLSimt(dev) })
-	case "tf32", "float16", "bfloat16":
-		tries = append(tries, func() (closer, error) { return NewCLMMA[In](dev, p) })
-	}
-	for _, try := range tries {
-		g, err := try()
-		if errors.Is(err, engine.ErrUnsupported) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := g.(Runner[In, Out]); ok {
-			return r, nil
-		}
-		g.Close()
-	}
-	return NewGEMMOf[In, Out](dev, p)
-}
-
 // precisionOf returns the precision of the ops in float32 or float64 (plain IEEE
 // arithmetic: GEMMTolerance), or of a name of Precisions.
 func precisionOf(name string) Precision {
@@ -127,7 +130,7 @@ func precisionOf(name string) Precision {
 		}
 	}
 	if name == "float64" {
-		return Precision{Name: name, In: name, MMA: 5, MMACompute: 80, clIn: "double"}
+		return Precision{Name: name, In: name, MMA: PrecFloat64, MMACompute: 80, clIn: "double"}
 	}
 	return Precision{Name: name, In: name, clIn: "float"}
 }

@@ -56,7 +56,7 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 		{"portable", func() (Runner[In, Out], error) { return NewGEMMOf[In, Out](dev, p) }},
 		{"cuda-mma", func() (Runner[In, Out], error) { return NewMMA[In, Out](dev, p) }},
 	}
-	if p.MMA >= 1 && p.MMA <= 7 && p.MMA != 5 {
+	if p.MMA.Warpgroup() {
 		impls = append(impls, struct {
 			name string
 			mk   func() (Runner[In, Out], error)
@@ -77,7 +77,7 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 			return any(w).(Runner[In, Out]), nil
 		}})
 	}
-	if p.MMA == 1 || p.MMA == 3 || p.MMA == 4 {
+	if p.MMA.OpenCLTensorCore() {
 		impls = append(impls, struct {
 			name string
 			mk   func() (Runner[In, Out], error)

@@ -46,7 +46,7 @@ func TestMMATunables(t *testing.T) {
 		{MMATunables{BM: 128, BN: 128, BK: 32, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 9}, "exceed an SM's 2048 threads"},
 		{MMATunables{}, "must be positive"},
 	} {
-		_, err := geomOf(1, 90, c.t)
+		_, err := geomOf(PrecTF32, 90, c.t)
 		if !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
 			t.Errorf("%v: %v; want ErrInvalidArg saying %q", c.t, err, c.want)
 		}
@@ -151,7 +151,7 @@ func benchMMA[In InputType, Out kernels.Float](b *testing.B, dev *engine.Device,
 		}
 	}
 	for _, bn := range []int{128, 256} {
-		if p.MMA != 3 && p.MMA != 4 {
+		if !p.MMA.Bits16() {
 			break
 		}
 		b.Run(fmt.Sprintf("wgmma/BN=%d", bn), func(b *testing.B) {

@@ -72,9 +72,9 @@ type wgmmaMaps struct {
 	ta2, tb2 *engine.TensorMap // the small parts' (3xTF32) or the big ones again (tf32)
 }
 
-// NewWGMMA readies the Hopper GEMM of precision p (float16 or bfloat16) on dev. It
-// returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU of
-// compute capability 9.0 (sm_90a's wgmma and TMA), or that lacks the shared memory.
+// NewWGMMA readies the Hopper GEMM of precision p (one that Prec.Warpgroup takes) on dev.
+// It returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU
+// of compute capability 9.0 (sm_90a's wgmma and TMA), or that lacks the shared memory.
 func NewWGMMA[In InputType](dev *engine.Device, p Precision) (*WGMMA[In], error) {
 	return newWGMMA[In](dev, p, wgmmaDefault, wgmmaBN)
 }
@@ -89,7 +89,7 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 	if err := p.check(typeNameOf[In](), "float32"); err != nil {
 		return nil, err
 	}
-	if p.MMA < 1 || p.MMA > 7 || p.MMA == 5 {
+	if !p.MMA.Warpgroup() {
 		return nil, fmt.Errorf("kernels: gemm %s has no wgmma kernel (tf32, float32x3tf32, float16, bfloat16 and float8 do): %w", p.Name, engine.ErrUnsupported)
 	}
 	info := dev.Info()
@@ -114,7 +114,7 @@ func wgmmaShared(bn, stages, split int) int { return stages*(wgmmaBM+bn)*128*spl
 
 // split returns 2 for 3xTF32 (big and small parts of each operand in shared memory), else 1.
 func (w *WGMMA[In]) splits() int {
-	if w.p.MMA == 2 {
+	if w.p.MMA == PrecFloat32x3TF32 {
 		return 2
 	}
 	return 1
@@ -122,7 +122,7 @@ func (w *WGMMA[In]) splits() int {
 
 // stages returns the stages of the ring: two for 3xTF32, whose stage holds four tiles.
 func (w *WGMMA[In]) stages() int {
-	if w.p.MMA == 2 {
+	if w.p.MMA == PrecFloat32x3TF32 {
 		return 2
 	}
 	return wgmmaStages
@@ -145,7 +145,7 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.p.MMA <= 2 {
+	if w.p.MMA.TF32() {
 		if w.split, err = prog.Kernel("gemm_split"); err != nil {
 			k.Close()
 			prog.Close()
@@ -156,17 +156,19 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	return k, nil
 }
 
-// takes reports whether wgmma.cu takes shape s: any shape for tf32 and 3xTF32; else A not
-// transposed, every row of A and B on a
-// 16-byte boundary, and the matrices of a batch apart by at least one matrix and on 16-byte
-// boundaries (TMA's rules for a tensor map's strides); for float8, B stored n x k (its
-// wgmma reads both operands K-major).
+// takes reports whether wgmma.cu takes shape s: its layout (wgmmaTakesLayout), and for inputs
+// other than tf32's, which gemm_split copies into aligned K-major buffers first, every
+// row of A and B on a 16-byte boundary and the matrices of a batch apart by at least one
+// matrix and on 16-byte boundaries (TMA's rules for a tensor map's strides).
 func (w *WGMMA[In]) takes(s GEMMShape) bool {
-	if w.p.MMA <= 2 { // gemm_split writes aligned K-major copies of any layout
+	if !wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) {
+		return false
+	}
+	if w.p.MMA.TF32() {
 		return true
 	}
 	v := 16 / engine.SizeOf[In]() // elements of 16 bytes
-	if s.TransA || s.LDA%v != 0 || s.LDB%v != 0 || (v == 16 && !s.TransB) {
+	if s.LDA%v != 0 || s.LDB%v != 0 {
 		return false
 	}
 	if s.Batch > 1 {
@@ -242,12 +244,12 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if blocks := float64(tiles(s.M, wgmmaBM)) * float64(tiles(s.N, w.bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
-	k, err := w.kernel(s.TransB || w.p.MMA <= 2)
+	k, err := w.kernel(s.TransB || w.p.MMA.TF32())
 	if err != nil {
 		return err
 	}
 	var ta, tb, ta2, tb2 *engine.TensorMap
-	if w.p.MMA <= 2 {
+	if w.p.MMA.TF32() {
 		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]))
 	} else {
 		ta, tb, err = w.tensorMaps(s, a, b)
@@ -286,7 +288,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		if sc.aBig, err = alloc(na); err == nil {
 			sc.bBig, err = alloc(nb)
 		}
-		if err == nil && w.p.MMA == 2 {
+		if err == nil && w.p.MMA == PrecFloat32x3TF32 {
 			if sc.aSmall, err = alloc(na); err == nil {
 				sc.bSmall, err = alloc(nb)
 			}
