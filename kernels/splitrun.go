@@ -42,7 +42,7 @@ type SplitRun[P SplitPart] struct {
 	name    string
 	devs    []*engine.Device
 	o       SplitOptions
-	open    func(dev *engine.Device) (P, error)
+	open    func(ctx context.Context, dev *engine.Device) (P, error)
 	combine func()
 	parts   []P // the zero P where none is open
 	opened  []bool
@@ -53,17 +53,17 @@ type SplitRun[P SplitPart] struct {
 
 // NewSplitRun returns the runner of the op name (as errors say it) across devs, checked
 // by the caller (at least one, none nil), with o's fractions. open builds a part on a
-// device (releasing what it built when it fails); combine, when not nil, combines the
-// parts' results after every part has run.
-func NewSplitRun[P SplitPart](name string, devs []*engine.Device, o SplitOptions, open func(dev *engine.Device) (P, error), combine func()) *SplitRun[P] {
+// device (releasing what it built when it fails), ctx bounding its waits; combine, when
+// not nil, combines the parts' results after every part has run.
+func NewSplitRun[P SplitPart](name string, devs []*engine.Device, o SplitOptions, open func(ctx context.Context, dev *engine.Device) (P, error), combine func()) *SplitRun[P] {
 	return &SplitRun[P]{name: name, devs: devs, o: o, open: open, combine: combine,
 		parts: make([]P, len(devs)), opened: make([]bool, len(devs))}
 }
 
-// Open returns the part of device i, built on the first call.
-func (r *SplitRun[P]) Open(i int) (P, error) {
+// Open returns the part of device i, built on the first call (ctx bounding the build).
+func (r *SplitRun[P]) Open(ctx context.Context, i int) (P, error) {
 	if !r.opened[i] {
-		pt, err := r.open(r.devs[i])
+		pt, err := r.open(ctx, r.devs[i])
 		if err != nil {
 			return pt, err
 		}
@@ -74,14 +74,14 @@ func (r *SplitRun[P]) Open(i int) (P, error) {
 
 // OpenAll opens, in device order, the part of every device that may get a share: all of
 // them when the shares are measured, those of a positive fraction when they are given (as
-// checked fractions, one per device). A device that cannot run the op so says so before
-// any is timed.
-func (r *SplitRun[P]) OpenAll() error {
+// checked fractions, one per device), ctx bounding each build. A device that cannot run
+// the op so says so before any is timed.
+func (r *SplitRun[P]) OpenAll(ctx context.Context) error {
 	for i := range r.devs {
 		if r.o.Fractions != nil && r.o.Fractions[i] == 0 {
 			continue
 		}
-		if _, err := r.Open(i); err != nil {
+		if _, err := r.Open(ctx, i); err != nil {
 			return err
 		}
 	}
@@ -101,7 +101,7 @@ func (r *SplitRun[P]) Plan(ctx context.Context, total, granule int) ([]Share, er
 		if i < 0 || units < 1 {
 			return 0, fmt.Errorf("kernels: %s: probe of %d units on %s: %w", r.name, units, dev.ID(), engine.ErrInvalidArg)
 		}
-		pt, err := r.Open(i)
+		pt, err := r.Open(ctx, i)
 		if err != nil {
 			return 0, err
 		}
@@ -139,7 +139,7 @@ func (r *SplitRun[P]) Load(ctx context.Context) error {
 			}
 			continue
 		}
-		pt, err := r.Open(i)
+		pt, err := r.Open(ctx, i)
 		if err != nil {
 			return err
 		}

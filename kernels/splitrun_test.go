@@ -72,7 +72,7 @@ type recSplit struct {
 
 func newRecSplit(devs []*engine.Device, o kernels.SplitOptions, total int) *recSplit {
 	s := &recSplit{devs: devs, out: make([]int, total)}
-	s.SplitRun = kernels.NewSplitRun("test/op", devs, o, func(d *engine.Device) (*recPart, error) {
+	s.SplitRun = kernels.NewSplitRun("test/op", devs, o, func(_ context.Context, d *engine.Device) (*recPart, error) {
 		i := slices.Index(devs, d)
 		if i == 1 && s.openErr != nil {
 			return nil, s.openErr
@@ -92,7 +92,7 @@ func TestSplitRunMeasured(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	const total, granule = 1000, 10
 	s := newRecSplit(devs, kernels.SplitOptions{}, total)
-	if err := s.OpenAll(); err != nil {
+	if err := s.OpenAll(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.built) != len(devs) {
@@ -175,7 +175,7 @@ func TestSplitRunGiven(t *testing.T) {
 	for _, openAll := range []bool{false, true} {
 		s := newRecSplit(devs, kernels.SplitOptions{Fractions: f}, total)
 		if openAll {
-			if err := s.OpenAll(); err != nil {
+			if err := s.OpenAll(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,7 +204,7 @@ func TestSplitRunGiven(t *testing.T) {
 	// closed by Load.
 	f = kerneltest.Evenly(len(devs))
 	s := newRecSplit(devs, kernels.SplitOptions{Fractions: f}, 1)
-	if err := s.OpenAll(); err != nil {
+	if err := s.OpenAll(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Plan(t.Context(), 1, 1); err != nil {
@@ -266,7 +266,7 @@ func TestSplitRunErrors(t *testing.T) {
 
 	s2 := newRecSplit(devs, kernels.SplitOptions{}, 10)
 	s2.openErr = fmt.Errorf("no fp64: %w", engine.ErrUnsupported)
-	if err := s2.OpenAll(); !errors.Is(err, engine.ErrUnsupported) {
+	if err := s2.OpenAll(t.Context()); !errors.Is(err, engine.ErrUnsupported) {
 		t.Errorf("OpenAll with a device that cannot run the op: %v", err)
 	}
 	if len(s2.built) != 1 {

@@ -109,7 +109,7 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	// The shape and input of newFFTInstance.
 	n, batch := fftBatchLen, min(max(p.Size/fftBatchLen, 1), 1<<19)
 	in := &fftSplitInstance[T]{n: n, batch: batch}
-	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *fftPart[T], err error) {
+	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(_ context.Context, d *engine.Device) (_ *fftPart[T], err error) {
 		pt := &fftPart[T]{in: in, dev: d}
 		defer func() {
 			if err != nil {
@@ -138,7 +138,7 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	}()
 	in.x = kernels.RandFloats[T](kernels.NewRand(p.Seed, 0xff7), 2*n*batch, -1, 1)
 	in.out = make([]T, 2*n*batch)
-	if err := in.OpenAll(); err != nil {
+	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := in.Plan(ctx, batch, 1); err != nil {

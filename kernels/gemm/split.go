@@ -148,7 +148,7 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 	if o.Fractions == nil {
 		// Every device is measured: each readies its implementation first, so that one
 		// that cannot run the op says so before any is timed.
-		if err := sp.OpenAll(); err != nil {
+		if err := sp.OpenAll(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -203,7 +203,7 @@ func (sp *gemmSplit[In, Out]) chunk(ctx context.Context, pt *gemmPart[In, Out], 
 // ready readies a part on dev, its queue and implementation: the runner that Setup of the
 // variant Pick chooses builds on the device (its tunables looked up, its kernels
 // compiled), set up at the smallest size and kept, the rest of that instance released.
-func (sp *gemmSplit[In, Out]) ready(dev *engine.Device) (_ *gemmPart[In, Out], err error) {
+func (sp *gemmSplit[In, Out]) ready(ctx context.Context, dev *engine.Device) (_ *gemmPart[In, Out], err error) {
 	pt := &gemmPart[In, Out]{sp: sp, dev: dev}
 	defer func() {
 		if err != nil {

@@ -120,7 +120,7 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 	n := p.Size
 	in := &mapSplitInstance[T]{op: op, n: n}
 	granule := 0 // the elements of a work-group of the first device set up
-	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *mapPart[T], err error) {
+	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(_ context.Context, d *engine.Device) (_ *mapPart[T], err error) {
 		if kernels.TypeOf[T]().FP64 && !d.Info().FP64 {
 			return nil, fmt.Errorf("kernels: %s: %s has no fp64: %w", name, d.ID(), engine.ErrUnsupported)
 		}
@@ -154,7 +154,7 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 		in.x = append(in.x, kernels.RandFloats[T](rng, n, lo, hi))
 	}
 	in.out = make([]T, n)
-	if err := in.OpenAll(); err != nil {
+	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := in.Plan(ctx, n, granule); err != nil {

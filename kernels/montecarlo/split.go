@@ -278,7 +278,7 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MonteCarloMax, engine.ErrInvalidArg)
 	}
 	s := &mcSplit{op: op, at: mcStart(op, p), n: p.Size}
-	s.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *mcPart, err error) {
+	s.SplitRun = kernels.NewSplitRun(name, devs, o, func(_ context.Context, d *engine.Device) (_ *mcPart, err error) {
 		pt := &mcPart{s: s, dev: d}
 		defer func() {
 			if err != nil {
@@ -301,7 +301,7 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 			s.Close()
 		}
 	}()
-	if err := s.OpenAll(); err != nil {
+	if err := s.OpenAll(ctx); err != nil {
 		return nil, err
 	}
 	s.unit = 4 * s.wg

@@ -122,7 +122,7 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 	if o.Fractions == nil {
 		// Every device is measured: each readies its implementation first, so that one
 		// that cannot run the op says so before any is timed.
-		if err := sp.OpenAll(); err != nil {
+		if err := sp.OpenAll(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -138,7 +138,7 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 // ready readies a part on dev, its queue and implementation: what Setup of the variant
 // Pick chooses builds on the device (the compiled kernels, or the vendor library), set up
 // at the smallest size and kept, the rest of that instance released.
-func (sp *reduceSplit[T]) ready(dev *engine.Device) (_ *reducePart[T], err error) {
+func (sp *reduceSplit[T]) ready(ctx context.Context, dev *engine.Device) (_ *reducePart[T], err error) {
 	pt := &reducePart[T]{sp: sp, dev: dev, val: make([]T, 1), idx: make([]int32, 1)}
 	defer func() {
 		if err != nil {

@@ -186,7 +186,7 @@ func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, ord
 	n := p.Size
 	in := &sortSplitInstance[K]{pairs: pairs, order: order, n: n, keys: sortKeys[K](p.Seed, n)}
 	granule := 0 // the tile of the first device set up
-	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(d *engine.Device) (_ *sortPart[K], err error) {
+	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(_ context.Context, d *engine.Device) (_ *sortPart[K], err error) {
 		pt := &sortPart[K]{in: in, dev: d}
 		defer func() {
 			if err != nil {
@@ -215,7 +215,7 @@ func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, ord
 			in.vals[i] = uint32(i)
 		}
 	}
-	if err := in.OpenAll(); err != nil {
+	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := in.Plan(ctx, n, granule); err != nil {
