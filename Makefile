@@ -22,7 +22,7 @@ export CGO_CFLAGS ?= -DCL_TARGET_OPENCL_VERSION=120
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
 APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2 python3-numpy
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-.PHONY: deps build test unit oclgrind run bench gpu-bundle lint fuzz
+.PHONY: deps build test test-bins unit oclgrind run bench gpu-bundle lint fuzz
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -40,28 +40,42 @@ build: deps
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags noopencl ./...
+	@# Only cl has files that the noopencl tag swaps; cmd/prism must still build without them.
+	$(GO) vet -tags noopencl ./cl ./cmd/prism
 
 test: deps lint unit oclgrind
 
-# Every package on the real OpenCL devices found (PoCL and Rusticl here). The log keeps every test and
-# subtest result line, so it shows which devices each test ran on.
-unit:
-	mkdir -p .cache
-	$(GO) test -count=1 -v ./... 2>&1 | tee .cache/test.log | grep -v -E '^=== (RUN|PAUSE|CONT)'
+# Every package with tests, as a path from the module root (. is the root).
+TEST_PKGS := $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... 2>/dev/null | sed "s|^$(CURDIR)/\?||; s|^$$|.|")
+# The longest first, so that the two lanes end together.
+UNIT_FIRST := cl kernels/gemm cmd/prism kernels/attention kernels/conv cuda/clc/translate kernels/fft kernels/suite cuda kernels/rows
+UNIT_PKGS := $(filter $(TEST_PKGS),$(UNIT_FIRST)) $(filter-out $(UNIT_FIRST),$(TEST_PKGS))
+
+# Each package's test binary, built once (two at a time) into .cache/bin and used by every
+# pass below: the unit tests, the two-device pass and Oclgrind's (kernels/gemm:
+# .cache/bin/kernels-gemm.test, the module root: root.test).
+test-bins:
+	rm -rf .cache/bin && mkdir -p .cache/bin
+	printf '%s\n' $(TEST_PKGS) | xargs -P 2 -I{} sh -c 'n=$$(echo {} | tr / -); [ {} = . ] && n=root; $(GO) test -c -o .cache/bin/$$n.test ./{}'
+
+# Every package on the real OpenCL devices found (PoCL and Rusticl here), two at a time. The
+# log keeps every test and subtest result line, so it shows which devices each test ran on.
+unit: test-bins
+	rm -rf .cache/unit
+	printf '%s\n' $(UNIT_PKGS) | xargs -P 2 -n 1 bash scripts/test-run.sh
+	@cat .cache/unit/*.out > .cache/test.log
 	@echo "unit tests: $$(grep -c -E '^\s*--- PASS' .cache/test.log) passed, $$(grep -c -E '^\s*--- SKIP' .cache/test.log) skipped"
 	@# Splits and collectives again with PoCL as two devices, so that each part runs on a
 	@# device of its own (and the tests that need two distinct devices run).
-	POCL_DEVICES="pthread pthread" $(GO) test -count=1 -run 'Split|Collective' ./kernels/... ./cmd/prism 2>&1 | tee .cache/test-two-devices.log | grep -E '^(ok|FAIL|---|panic)'
-	POCL_DEVICES="pthread pthread" $(GO) test -count=1 -run 'TestConformance/.*/Groups' ./cl 2>&1 | tee -a .cache/test-two-devices.log | grep -E '^(ok|FAIL|---|panic)'
-	@! grep -q -E '^(FAIL|--- FAIL|panic)' .cache/test-two-devices.log
+	printf '%s\n' $(filter kernels kernels/% cmd/prism,$(TEST_PKGS)) | POCL_DEVICES="pthread pthread" LOGDIR=.cache/unit-two-devices xargs -P 2 -I{} bash scripts/test-run.sh {} -test.run 'Split|Collective'
+	POCL_DEVICES="pthread pthread" LOGDIR=.cache/unit-two-devices bash scripts/test-run.sh cl -test.run 'TestConformance/.*/Groups'
 
 # The kernel packages with tests: the base, every family, the suite (TestOps) and ceiling.
 KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.go))))
 
 # The OpenCL tests again at small sizes under Oclgrind, which simulates a device and reports
-# out-of-bounds accesses, data races and uninitialized reads (its log must stay empty). Test
-# binaries are named after their package path (kernels/gemm: kernels-gemm.test). The
+# out-of-bounds accesses, data races and uninitialized reads (its log must stay empty), with
+# the test binaries of .cache/bin. The
 # families that time host-device copies, pipelines and allocations are left out: their
 # kernels only make and check data (and overlap's chains of multiply-adds take minutes
 # there); alloc's ops still run under it in kernels/suite's TestOps. Splits across devices
@@ -72,9 +86,8 @@ OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
 # corpus (cuda/clc/translate/testdata/corpus) as prism exec runs it (scripts/oclgrind-run.sh).
 OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/sort kernels/conv kernels/rows kernels/histogram kernels/fft
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
-oclgrind:
+oclgrind: test-bins
 	mkdir -p .cache/oclgrind
-	@for p in $(OCLGRIND_PKGS); do $(GO) test -c -o .cache/oclgrind/$$(echo $$p | tr / -).test ./$$p; done
 	@# Two packages at a time: Oclgrind simulates on one core.
 	printf '%s\n' $(OCLGRIND_PKGS) | xargs -P 2 -n 1 bash scripts/oclgrind-run.sh
 	@echo "oclgrind: no memory error, race or uninitialized read"

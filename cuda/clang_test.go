@@ -44,7 +44,7 @@ func clangCUDA(t *testing.T, clang, name, text string, defines []string) (string
 		t.Fatal(err)
 	}
 	args := append([]string{"-x", "cuda", "-std=c++17", "--cuda-gpu-arch=sm_80", "--cuda-device-only",
-		"-nocudainc", "-nocudalib", "-O2", "-S", "-o", ptx, src}, defines...)
+		"-nocudainc", "-nocudalib", "-O0", "-S", "-o", ptx, src}, defines...)
 	out, err := exec.Command(clang, args...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -101,7 +101,7 @@ static_assert(sizeof(prism_half) == 2 && sizeof(prism_bfloat16) == 2, "storage t
 				t.Fatal(err)
 			}
 			args := []string{"-x", "cuda", "-std=c++17", "--cuda-gpu-arch=" + c.arch, "--cuda-device-only",
-				"-nocudainc", "-nocudalib", "-O2", "-I", inc, "-S", "-o", ptx, src}
+				"-nocudainc", "-nocudalib", "-O0", "-I", inc, "-S", "-o", ptx, src}
 			if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
 				t.Fatalf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
 			}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs one package's test binary (.cache/oclgrind/<pkg with - for />.test, built by make
-# oclgrind) under Oclgrind at small sizes, from the repository root, and prints its result
+# Runs one package's test binary (.cache/bin/<pkg with - for />.test, built by make
+# test-bins) under Oclgrind at small sizes, from the repository root, and prints its result
 # lines at once, so that two packages can run side by side (make oclgrind runs two at a
 # time). Fails when a test fails or Oclgrind's log is not empty. cmd/prism runs only the
 # OpenCL C corpus (TestCorpus), without --uninitialized: Oclgrind 21.10 crashes with it on
@@ -18,7 +18,7 @@ if [ "$pkg" = cmd/prism ]; then
 fi
 rm -f "$log"
 start=$(date +%s)
-(cd "$pkg" && PRISM_TEST_SIZE=small oclgrind "${checks[@]}" --log "$log" "$root/.cache/oclgrind/$n.test" -test.count=1 -test.v "${args[@]}") > "$out" 2>&1
+(cd "$pkg" && PRISM_TEST_SIZE=small oclgrind "${checks[@]}" --log "$log" "$root/.cache/bin/$n.test" -test.count=1 -test.v "${args[@]}") > "$out" 2>&1
 rc=$?
 summary=$(echo "oclgrind: $pkg ($(( $(date +%s) - start )) s)"; grep -E '^\s*--- |^(ok|FAIL|PASS)' "$out")
 if [ "$rc" != 0 ]; then

@@ -43,7 +43,7 @@ func clangCUDA(t *testing.T, clang, name, text string, defines []string) (string
 		t.Fatal(err)
 	}
 	args := append([]string{"-x", "cuda", "-std=c++17", "--cuda-gpu-arch=sm_80", "--cuda-device-only",
-		"-nocudainc", "-nocudalib", "-O2", "-S", "-o", ptx, src}, defines...)
+		"-nocudainc", "-nocudalib", "-O0", "-S", "-o", ptx, src}, defines...)
 	out, err := exec.Command(clang, args...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, out)

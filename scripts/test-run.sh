@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs one package's test binary (.cache/bin/<pkg with - for />.test, built once by make
+# test-bins) in the package's directory, as go test does, writing its whole output to
+# $LOGDIR/<name>.out (default .cache/unit), and prints the package's result lines with its
+# time at once, so that two packages can run side by side (make unit runs two at a time).
+# Further arguments go to the binary (-test.run ...). Fails when the binary fails.
+set -uo pipefail
+pkg=$1; shift
+root=$PWD
+n=$(echo "$pkg" | tr / -)
+[ "$pkg" = . ] && n=root
+logdir=${LOGDIR:-$root/.cache/unit}
+mkdir -p "$logdir"
+out=$logdir/$n.out
+bin=$root/.cache/bin/$n.test
+if [ ! -x "$bin" ]; then
+  echo "ok   $pkg (no test binary: no tests)"
+  exit 0
+fi
+start=$(date +%s)
+(cd "$pkg" && "$bin" -test.count=1 -test.v -test.timeout=30m "$@") > "$out" 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+if [ "$rc" = 0 ]; then
+  echo "ok   $pkg (${took} s)"
+else
+  echo "FAIL $pkg (${took} s, exit $rc):"
+  grep -E -B2 -A20 -- '--- FAIL|^panic|^FAIL' "$out" | head -80
+fi
+exit "$rc"
