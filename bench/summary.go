@@ -54,7 +54,11 @@ func (s Summary) String() string {
 		reasons = append(reasons, fmt.Sprintf("%s: %d", why, n))
 	}
 	slices.Sort(reasons)
-	line := fmt.Sprintf("%d cases: %d verified, %d skipped", s.Cases, s.Verified, skipped)
+	cases := "cases"
+	if s.Cases == 1 {
+		cases = "case"
+	}
+	line := fmt.Sprintf("%d %s: %d verified, %d skipped", s.Cases, cases, s.Verified, skipped)
 	if len(reasons) > 0 {
 		line += " (" + strings.Join(reasons, ", ") + ")"
 	}

@@ -414,6 +414,16 @@ func (r view) deviceLines() [][]string {
 		if d.Timing == bench.TimingHost {
 			lines = append(lines, "timing: host clock around each run (the device reports no usable event timestamps; launch overheads included)")
 		}
+		if b := d.Budget; b != nil {
+			reduced := 0
+			for _, res := range d.Results {
+				if res.SizeNote != "" {
+					reduced++
+				}
+			}
+			lines = append(lines, fmt.Sprintf("sizes: chosen for the device, each case within %s a run and %s of timed runs (at least 3); %d of %d cases at a reduced size",
+				b.MaxRun, b.CaseTime, reduced, len(d.Results)))
+		}
 		if r.ranVendor(i) {
 			if libs := r.vendorLibraries(i); len(libs) > 0 {
 				lines = append(lines, "vendor libraries: "+strings.Join(libs, ", "))
