@@ -84,12 +84,12 @@ func (a *buildAhead) build(ctx context.Context, q *engine.Queue, op kernels.Op, 
 		return
 	}
 	p.Variant = v.Name
-	in, err := v.Setup(q, p)
+	in, err := v.Setup(ctx, q, p)
 	if err != nil {
 		return
 	}
 	defer in.Close()
-	if in.Run(q) == nil {
+	if in.Run(ctx, q) == nil {
 		_ = q.Finish(ctx)
 	}
 }

@@ -61,10 +61,10 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 	defer c.Close()
 	for _, m := range []struct {
 		how string
-		run func(q *engine.Queue) error
+		run func(ctx context.Context, q *engine.Queue) error
 	}{
-		{"buffer copy", func(q *engine.Queue) error { return dst.CopyFrom(q, 0, src, 0, n) }},
-		{"copy kernel", func(q *engine.Queue) error { return c.Run(q, dst, src) }},
+		{"buffer copy", func(_ context.Context, q *engine.Queue) error { return dst.CopyFrom(q, 0, src, 0, n) }},
+		{"copy kernel", func(_ context.Context, q *engine.Queue) error { return c.Run(q, dst, src) }},
 	} {
 		v := float32(len(m.how)) // a different value per method, so each copy is checked
 		if err := src.Fill(q, 0, n, v); err != nil {

@@ -236,19 +236,19 @@ func timeAlone(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 		return Stats{}, err
 	}
 	defer q.Close()
-	in, err := op.Setup(q, p)
+	in, err := op.Setup(ctx, q, p)
 	if err != nil {
 		return Stats{}, err
 	}
 	defer in.Close()
-	if err := in.Run(q); err != nil {
+	if err := in.Run(ctx, q); err != nil {
 		return Stats{}, err
 	}
-	if err := in.Verify(q); err != nil {
+	if err := in.Verify(ctx, q); err != nil {
 		return Stats{}, err
 	}
 	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error {
-		if err := in.Run(q); err != nil {
+		if err := in.Run(ctx, q); err != nil {
 			return err
 		}
 		return q.Finish(ctx)

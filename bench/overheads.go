@@ -73,17 +73,17 @@ func launchRuns(ctx context.Context, q *engine.Queue, name string, size, runs in
 	if err != nil {
 		return nil, err
 	}
-	in, err := op.Setup(q, kernels.Params{Size: size})
+	in, err := op.Setup(ctx, q, kernels.Params{Size: size})
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
 	for range max(1, 20/size) { // warm-up
-		if err := in.Run(q); err != nil {
+		if err := in.Run(ctx, q); err != nil {
 			return nil, err
 		}
 	}
-	if err := in.Verify(q); err != nil {
+	if err := in.Verify(ctx, q); err != nil {
 		return nil, err
 	}
 	out := make([]time.Duration, 0, runs)
@@ -92,7 +92,7 @@ func launchRuns(ctx context.Context, q *engine.Queue, name string, size, runs in
 			return nil, err
 		}
 		t0 := time.Now()
-		if err := in.Run(q); err != nil {
+		if err := in.Run(ctx, q); err != nil {
 			return nil, err
 		}
 		out = append(out, time.Since(t0))

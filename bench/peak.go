@@ -80,12 +80,12 @@ func measurePeakWidth[T float32 | float64](ctx context.Context, cfg Config, q *e
 			out.Close()
 		}
 	}()
-	launch := func(q *engine.Queue) error { return p.Run(q, out, items, wg) }
+	launch := func(_ context.Context, q *engine.Queue) error { return p.Run(q, out, items, wg) }
 	for {
 		if out, err = engine.NewBuffer[T](dev, items*vec); err != nil {
 			return Peak{}, err
 		}
-		d, err := q.Timed(ctx, func() error { return launch(q) })
+		d, err := q.Timed(ctx, func() error { return launch(ctx, q) })
 		if err != nil {
 			return Peak{}, err
 		}

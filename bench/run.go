@@ -442,7 +442,7 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		res.Err = err.Error()
 		return res, 0
 	}
-	in, err := v.Setup(q, p)
+	in, err := v.Setup(ctx, q, p)
 	if errors.Is(err, engine.ErrUnsupported) {
 		res.Skipped = err.Error()
 		return res, 0
@@ -459,7 +459,7 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	if tr, ok := in.(kernels.TunablesReporter); ok {
 		res.Tunables = tr.Tunables()
 	}
-	if err := in.Run(q); err != nil {
+	if err := in.Run(ctx, q); err != nil {
 		res.Err = err.Error()
 		return res, 0
 	}
@@ -467,7 +467,7 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 		res.Err = err.Error()
 		return res, 0
 	}
-	if err := in.Verify(q); err != nil {
+	if err := in.Verify(ctx, q); err != nil {
 		res.Err, res.Mismatch = err.Error(), errors.Is(err, kernels.ErrVerify)
 		return res, 0
 	}
@@ -478,7 +478,7 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	}
 	if cfg.budget.On() {
 		// One run to learn the case's pace on this device (it also warms it up).
-		if one, err = q.Timed(ctx, func() error { return in.Run(q) }); err != nil {
+		if one, err = q.Timed(ctx, func() error { return in.Run(ctx, q) }); err != nil {
 			res.Err = err.Error()
 			return res, 0
 		}
@@ -517,8 +517,9 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	return res, 0
 }
 
-// timeRuns runs f Warmup times untimed, then Count times, each timed by device events.
-func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Queue) error) ([]time.Duration, error) {
+// timeRuns runs f Warmup times untimed, then Count times, each timed by device events;
+// f is given ctx and q.
+func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(context.Context, *engine.Queue) error) ([]time.Duration, error) {
 	// Warm-up runs are enqueued in batches, each waited for: one run first, then twice as
 	// many while a batch takes under warmupBatchTime, up to warmupBatch. The queue stays
 	// short, and a cancelled ctx stops the loop within a batch: a fraction of a second
@@ -527,7 +528,7 @@ func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Q
 		start := time.Now()
 		nb := min(batch, cfg.Warmup-i)
 		for range nb {
-			if err := f(q); err != nil {
+			if err := f(ctx, q); err != nil {
 				return nil, err
 			}
 		}
@@ -547,7 +548,7 @@ func timeRuns(ctx context.Context, cfg Config, q *engine.Queue, f func(*engine.Q
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d, err := q.Timed(ctx, func() error { return f(q) })
+		d, err := q.Timed(ctx, func() error { return f(ctx, q) })
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -64,12 +65,15 @@ type Params struct {
 
 // Instance is an operation set up on one device at one size. Not safe for concurrent use.
 type Instance interface {
-	// Run enqueues the operation once on q (with the next input set when rotating).
-	Run(q *engine.Queue) error
+	// Run enqueues the operation once on q (with the next input set when rotating). ctx
+	// bounds what Run waits for where it waits (the transfer family's blocking copies,
+	// the launch and overlap families' finish); the work it enqueues does not watch ctx.
+	Run(ctx context.Context, q *engine.Queue) error
 	// Verify reads back the output of the last Run and compares it with the float64
 	// reference on the same inputs. A mismatch is an error wrapping ErrVerify that names
-	// the first element that differs, its value, the reference and the tolerance.
-	Verify(q *engine.Queue) error
+	// the first element that differs, its value, the reference and the tolerance. ctx
+	// bounds the read-backs; when it ends, Verify returns its error.
+	Verify(ctx context.Context, q *engine.Queue) error
 	// Model is the work of one Run.
 	Model() Model
 	// Shape describes the problem actually set up, e.g. "n=1048576" or "M=N=K=1024".

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -39,9 +40,11 @@ type Variant struct {
 	// Candidates, when set, lists the tunable sets `prism tune` measures on dev (each
 	// passed to Setup as Params.Tunables); nil for a variant that takes no tunables.
 	Candidates func(dev *engine.Device) []string
-	// Setup builds the variant on q's device with the op's seeded random inputs. It returns
-	// an error wrapping engine.ErrUnsupported when the device cannot run it.
-	Setup func(q *engine.Queue, p Params) (Instance, error)
+	// Setup builds the variant on q's device with the op's seeded random inputs. ctx bounds
+	// the setup's waits (uploading the inputs, a calibration run); when it ends, Setup
+	// returns its error. It returns an error wrapping engine.ErrUnsupported when the
+	// device cannot run it.
+	Setup func(ctx context.Context, q *engine.Queue, p Params) (Instance, error)
 }
 
 // LibraryReporter is implemented by the instances of vendor variants: Library names the
@@ -51,13 +54,13 @@ type LibraryReporter interface {
 }
 
 // Portable returns the variant list of an op that has only its portable OpenCL C kernel.
-func Portable(setup func(q *engine.Queue, p Params) (Instance, error)) []Variant {
+func Portable(setup func(ctx context.Context, q *engine.Queue, p Params) (Instance, error)) []Variant {
 	return []Variant{PortableVariant(setup)}
 }
 
 // PortableVariant returns the portable OpenCL C variant built by setup, for the end of a
 // variant list.
-func PortableVariant(setup func(q *engine.Queue, p Params) (Instance, error)) Variant {
+func PortableVariant(setup func(ctx context.Context, q *engine.Queue, p Params) (Instance, error)) Variant {
 	return Variant{Name: PortableName, Doc: "the OpenCL C kernel every backend runs", Dialect: engine.DialectOpenCL, Setup: setup}
 }
 
@@ -157,9 +160,10 @@ func (op Op) Pick(dev *engine.Device, p Params) (Variant, error) {
 }
 
 // Setup builds op on q's device with seeded random inputs, through the variant Pick
-// chooses. It returns an error wrapping engine.ErrUnsupported when the device cannot run
-// it (no fp64, a forced variant that does not fit, ...).
-func (op Op) Setup(q *engine.Queue, p Params) (Instance, error) {
+// chooses; ctx bounds its waits, as for Variant.Setup. It returns an error wrapping
+// engine.ErrUnsupported when the device cannot run it (no fp64, a forced variant that
+// does not fit, ...).
+func (op Op) Setup(ctx context.Context, q *engine.Queue, p Params) (Instance, error) {
 	// A bad size is the caller's whatever the variant: checked before a variant loads a
 	// library that may be missing.
 	if err := CheckSize(op.Name, p); err != nil {
@@ -169,5 +173,5 @@ func (op Op) Setup(q *engine.Queue, p Params) (Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.Setup(q, p)
+	return v.Setup(ctx, q, p)
 }

@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -13,14 +14,16 @@ import (
 // fakeInstance is an Instance that only remembers which variant built it.
 type fakeInstance struct{ variant string }
 
-func (f fakeInstance) Run(*engine.Queue) error    { return nil }
-func (f fakeInstance) Verify(*engine.Queue) error { return nil }
-func (f fakeInstance) Model() kernels.Model       { return kernels.Model{Bytes: 1} }
-func (f fakeInstance) Shape() string              { return f.variant }
-func (f fakeInstance) Close() error               { return nil }
+func (f fakeInstance) Run(context.Context, *engine.Queue) error    { return nil }
+func (f fakeInstance) Verify(context.Context, *engine.Queue) error { return nil }
+func (f fakeInstance) Model() kernels.Model                        { return kernels.Model{Bytes: 1} }
+func (f fakeInstance) Shape() string                               { return f.variant }
+func (f fakeInstance) Close() error                                { return nil }
 
-func setupAs(name string) func(*engine.Queue, kernels.Params) (kernels.Instance, error) {
-	return func(*engine.Queue, kernels.Params) (kernels.Instance, error) { return fakeInstance{name}, nil }
+func setupAs(name string) func(context.Context, *engine.Queue, kernels.Params) (kernels.Instance, error) {
+	return func(context.Context, *engine.Queue, kernels.Params) (kernels.Instance, error) {
+		return fakeInstance{name}, nil
+	}
 }
 
 // TestPick checks variant selection on every device found: the first variant that fits in
@@ -69,7 +72,7 @@ func TestPick(t *testing.T) {
 			}
 		}
 		// Setup runs the variant Pick chooses.
-		in, err := op.Setup(q, kernels.Params{Size: 1})
+		in, err := op.Setup(t.Context(), q, kernels.Params{Size: 1})
 		if err != nil || in.Shape() != want {
 			t.Errorf("Setup ran %v, %v; want the %s variant", in, err, want)
 		}

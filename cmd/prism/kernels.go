@@ -103,13 +103,13 @@ type opLaunches struct {
 // A failure is recorded in LaunchError, not returned; an occupancy the backend failed to
 // report too, beside the launches.
 func launchesOf(ctx context.Context, q *engine.Queue, op kernels.Op) (ol opLaunches) {
-	in, err := op.Setup(q, kernels.Params{Size: op.QuickSize, Seed: 1})
+	in, err := op.Setup(ctx, q, kernels.Params{Size: op.QuickSize, Seed: 1})
 	if err != nil {
 		return opLaunches{LaunchError: err.Error()}
 	}
 	defer in.Close()
 	ol.Shape = in.Shape()
-	if _, err := q.Timed(ctx, func() error { return in.Run(q) }); err != nil {
+	if _, err := q.Timed(ctx, func() error { return in.Run(ctx, q) }); err != nil {
 		ol.LaunchError = err.Error()
 		return ol
 	}

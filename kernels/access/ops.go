@@ -69,8 +69,8 @@ func accessOp[T kernels.Float](op AccessOp, stride int) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "access", Type: kernels.TypeName[T](), Doc: accessDoc[T](op, stride),
 		SizeDoc: sizeDoc, DefaultSize: 1 << 26, QuickSize: 1 << 20,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupAccess[T](q, name, op, stride, p)
+		Variants: kernels.Portable(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupAccess[T](ctx, q, name, op, stride, p)
 		}),
 	}
 }
@@ -87,7 +87,7 @@ type accessInstance[T kernels.Float] struct {
 	y      *engine.Buffer[T]
 }
 
-func setupAccess[T kernels.Float](q *engine.Queue, name string, op AccessOp, stride int, p kernels.Params) (_ kernels.Instance, err error) {
+func setupAccess[T kernels.Float](ctx context.Context, q *engine.Queue, name string, op AccessOp, stride int, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -113,14 +113,14 @@ func setupAccess[T kernels.Float](q *engine.Queue, name string, op AccessOp, str
 		perm = randPerm(kernels.NewRand(p.Seed, permStream), n)
 	}
 	rng := kernels.NewRand(p.Seed, accessStream)
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
+	in.x, err = kernels.NewInputs(ctx, q, p, setBytes, func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
 	if indexed {
 		// Each further set is the first permutation rotated: another permutation, at the cost
 		// of a copy instead of a shuffle.
-		in.idx, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(set int) [][]uint32 {
+		in.idx, err = kernels.NewInputs(ctx, q, p, setBytes, func(set int) [][]uint32 {
 			return [][]uint32{kernels.Rotated(perm, set*(n/8+1))}
 		})
 		if err != nil {
@@ -143,7 +143,7 @@ func randPerm(rng *rand.Rand, n int) []uint32 {
 	return p
 }
 
-func (in *accessInstance[T]) Run(q *engine.Queue) error {
+func (in *accessInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	x := in.x.Next()[0]
 	switch in.op {
 	case OpSequential:
@@ -158,8 +158,7 @@ func (in *accessInstance[T]) Run(q *engine.Queue) error {
 }
 
 // Verify compares the whole output with the reference, exactly.
-func (in *accessInstance[T]) Verify(q *engine.Queue) error {
-	ctx := context.TODO()
+func (in *accessInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
 	got, err := in.y.Download(ctx, q)
 	if err != nil {
 		return err

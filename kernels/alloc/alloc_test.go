@@ -18,7 +18,7 @@ func TestAlloc(t *testing.T) {
 		for _, op := range Family().Ops {
 			for _, n := range []int{1, 511, 513, 2*ends + 1, 1<<20 + 3} {
 				t.Run(fmt.Sprintf("%s/n=%d", op.Name, n), func(t *testing.T) {
-					in, err := op.Setup(q, kernels.Params{Size: n, Seed: 99})
+					in, err := op.Setup(t.Context(), q, kernels.Params{Size: n, Seed: 99})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -29,11 +29,11 @@ func TestAlloc(t *testing.T) {
 					}()
 					for run := range 2 {
 						for range 3 {
-							if err := in.Run(q); err != nil {
+							if err := in.Run(t.Context(), q); err != nil {
 								t.Fatal(err)
 							}
 						}
-						if err := in.Verify(q); err != nil {
+						if err := in.Verify(t.Context(), q); err != nil {
 							t.Fatalf("run %d (%s): %v", run, in.Shape(), err)
 						}
 					}
@@ -50,20 +50,20 @@ func TestAlloc(t *testing.T) {
 // of the pool in a pooled op, an allocation through the pool in a raw one.
 func TestAllocPath(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		pool, err := Family().Ops[0].Setup(q, kernels.Params{Size: 4096, Seed: 1})
+		pool, err := Family().Ops[0].Setup(t.Context(), q, kernels.Params{Size: 4096, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer pool.Close()
 		in := pool.(*allocInstance)
 		in.n = 5 << 20 // a size class the pool has no block of: a miss
-		if err := in.Run(q); err != nil {
+		if err := in.Run(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "missed the pool") {
+		if err := in.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "missed the pool") {
 			t.Errorf("a pooled run that missed: %v; want ErrVerify saying it missed the pool", err)
 		}
-		raw, err := Family().Ops[1].Setup(q, kernels.Params{Size: 4096, Seed: 1})
+		raw, err := Family().Ops[1].Setup(t.Context(), q, kernels.Params{Size: 4096, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,13 +73,13 @@ func TestAllocPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Close()
-		if err := raw.Run(q); err != nil {
+		if err := raw.Run(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		if err := raw.Verify(q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "bypass") {
+		if err := raw.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "bypass") {
 			t.Errorf("a pool allocation among raw runs: %v; want ErrVerify saying they must bypass the pool", err)
 		}
-		if _, err := Family().Ops[0].Setup(q, kernels.Params{Size: 0}); !errors.Is(err, engine.ErrInvalidArg) {
+		if _, err := Family().Ops[0].Setup(t.Context(), q, kernels.Params{Size: 0}); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("size 0: %v, want ErrInvalidArg", err)
 		}
 	})
@@ -90,19 +90,19 @@ func TestAllocPath(t *testing.T) {
 func TestAllocPoolOff(t *testing.T) {
 	t.Setenv("PRISM_POOL", "off")
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		_, err := Family().Ops[0].Setup(q, kernels.Params{Size: 4096})
+		_, err := Family().Ops[0].Setup(t.Context(), q, kernels.Params{Size: 4096})
 		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "PRISM_POOL=off") {
 			t.Errorf("pooled op with the pool off: %v; want ErrUnsupported naming PRISM_POOL=off", err)
 		}
-		in, err := Family().Ops[1].Setup(q, kernels.Params{Size: 4096, Seed: 3})
+		in, err := Family().Ops[1].Setup(t.Context(), q, kernels.Params{Size: 4096, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer in.Close()
-		if err := in.Run(q); err != nil {
+		if err := in.Run(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		if err := in.Verify(q); err != nil {
+		if err := in.Verify(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -46,8 +46,8 @@ func allocOp(path Path) kernels.Op {
 		Variants: []kernels.Variant{{
 			Name: kernels.PortableName, Doc: "engine's and the backend's allocations, on every backend (the OpenCL C kernel only checks the memory)",
 			Dialect: engine.DialectOpenCL,
-			Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupAlloc(q, name, path, p)
+			Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupAlloc(ctx, q, name, path, p)
 			},
 		}},
 	}
@@ -66,7 +66,7 @@ type allocInstance struct {
 	before engine.PoolStats
 }
 
-func setupAlloc(q *engine.Queue, name string, path Path, p kernels.Params) (_ kernels.Instance, err error) {
+func setupAlloc(ctx context.Context, q *engine.Queue, name string, path Path, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -89,10 +89,10 @@ func setupAlloc(q *engine.Queue, name string, path Path, p kernels.Params) (_ ke
 		}
 		// Queues with commands in flight keep a freed block from reuse: finish q, then
 		// allocate and free once, so that every Run finds the block cached.
-		if err := q.Finish(context.TODO()); err != nil {
+		if err := q.Finish(ctx); err != nil {
 			return nil, err
 		}
-		if err := in.Run(q); err != nil {
+		if err := in.Run(ctx, q); err != nil {
 			return nil, err
 		}
 		in.runs = 0
@@ -102,7 +102,7 @@ func setupAlloc(q *engine.Queue, name string, path Path, p kernels.Params) (_ ke
 }
 
 // Run allocates n bytes and frees them.
-func (in *allocInstance) Run(q *engine.Queue) error {
+func (in *allocInstance) Run(ctx context.Context, q *engine.Queue) error {
 	if in.path == Pool {
 		b, err := engine.NewBuffer[uint8](in.dev, in.n)
 		if err != nil {
@@ -130,7 +130,7 @@ const ends = 4096
 // pool. Then it allocates the same way once more and checks that the memory is usable: a
 // pooled buffer is written whole by alloc_fill and its ends read back; a raw allocation is
 // at least n bytes, and its ends are written and read back through the driver's queue.
-func (in *allocInstance) Verify(q *engine.Queue) error {
+func (in *allocInstance) Verify(ctx context.Context, q *engine.Queue) error {
 	s := in.dev.PoolStats()
 	hits, misses := s.Hits-in.before.Hits, s.Misses-in.before.Misses
 	switch {
@@ -142,7 +142,7 @@ func (in *allocInstance) Verify(q *engine.Queue) error {
 	}
 	var err error
 	if in.path == Pool {
-		err = in.verifyPooled(q)
+		err = in.verifyPooled(ctx, q)
 	} else {
 		err = in.verifyRaw()
 	}
@@ -169,8 +169,7 @@ func check(what string, got []byte, off int, s uint32) error {
 	return nil
 }
 
-func (in *allocInstance) verifyPooled(q *engine.Queue) error {
-	ctx := context.TODO()
+func (in *allocInstance) verifyPooled(ctx context.Context, q *engine.Queue) error {
 	b, err := engine.NewBuffer[uint8](in.dev, in.n)
 	if err != nil {
 		return err

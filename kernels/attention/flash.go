@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -283,7 +284,7 @@ func flashVariant(name string, causal bool) kernels.Variant {
 			}
 			return out
 		},
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			if err := kernels.CheckSize(name, p); err != nil {
 				return nil, err
 			}
@@ -292,7 +293,7 @@ func flashVariant(name string, causal bool) kernels.Variant {
 				return nil, err
 			}
 			var built FlashTunables
-			in, err := newAttnInstance(q, attnOpShape(p), causal, p, func(dev *engine.Device, dim int) (forwarder[float32], error) {
+			in, err := newAttnInstance(ctx, q, attnOpShape(p), causal, p, func(dev *engine.Device, dim int) (forwarder[float32], error) {
 				f, err := NewFlash(dev, dim, t)
 				if err != nil {
 					return nil, err

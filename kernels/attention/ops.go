@@ -58,11 +58,11 @@ func attentionOp(causal bool) kernels.Op {
 		Doc:         doc + "; on GPUs FlashAttention-2 in SIMT register tiles (flash-simt, attention_flash.cl), elsewhere attention.cl",
 		SizeDoc:     "batch 1, heads 8, dim 64, seq = size/512 (at least 1): Q, K, V, O of batch*heads*seq*dim elements",
 		DefaultSize: 1 * attnOpHeads * 4096 * attnOpDim, QuickSize: 1 * attnOpHeads * 256 * attnOpDim,
-		Variants: []kernels.Variant{flashVariant(name, causal), kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: []kernels.Variant{flashVariant(name, causal), kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			if err := kernels.CheckSize(name, p); err != nil {
 				return nil, err
 			}
-			return newAttnInstance(q, attnOpShape(p), causal, p, newPortable[float32])
+			return newAttnInstance(ctx, q, attnOpShape(p), causal, p, newPortable[float32])
 		})},
 	}
 }
@@ -131,12 +131,12 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 			}
 			return list
 		},
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			t, from, err := mmaTunablesFor(q.Device(), name, p.Tunables)
 			if err != nil {
 				return nil, err
 			}
-			in, err := setupPrecision(q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
+			in, err := setupPrecision(ctx, q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
 				return newMMAFor[S](dev, dim, t)
 			})
 			if err != nil {
@@ -145,8 +145,8 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 			in.(*attnInstance[S]).tunables = t.String() + " (" + from + ")"
 			return in, nil
 		}}
-	portable := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupPrecision(q, name, causal, p, newPortable[S])
+	portable := kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupPrecision(ctx, q, name, causal, p, newPortable[S])
 	})
 	wgmma := kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
 		Doc: "Hopper's warpgroup tensor cores (wgmma, P V with P in registers), Q, K, V tiles copied by TMA, a producer and two consumer warpgroups",
@@ -156,8 +156,8 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 			}
 			return nil
 		},
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupPrecision(q, name, causal, p, newWGMMAFor[S])
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupPrecision(ctx, q, name, causal, p, newWGMMAFor[S])
 		}}
 	return []kernels.Variant{wgmma, mma, portable}
 }
@@ -218,7 +218,7 @@ func newMMAFor[S Elem](dev *engine.Device, dim int, t MMATunables) (forwarder[S]
 // setupPrecision sets up the float16 or bfloat16 op name on q with the implementation newF
 // makes: the op's shape (batch 4, 32 heads of dimension 128, seq from p.Size), its seeded
 // inputs, verification and model, the same for every variant.
-func setupPrecision[S Elem](q *engine.Queue, name string, causal bool, p kernels.Params, newF func(dev *engine.Device, dim int) (forwarder[S], error)) (kernels.Instance, error) {
+func setupPrecision[S Elem](ctx context.Context, q *engine.Queue, name string, causal bool, p kernels.Params, newF func(dev *engine.Device, dim int) (forwarder[S], error)) (kernels.Instance, error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func setupPrecision[S Elem](q *engine.Queue, name string, causal bool, p kernels
 	if p.Size < precOpBatch*precOpHeads*precOpDim { // less than one query per head: fewer heads
 		s.Batch, s.Heads, s.Seq = 1, min(max(p.Size/precOpDim, 1), precOpHeads), 1
 	}
-	return newAttnInstance(q, s, causal, p, newF)
+	return newAttnInstance(ctx, q, s, causal, p, newF)
 }
 
 // attnInstance runs attention over rotated sets of Q, K, V.
@@ -248,7 +248,7 @@ func (in *attnInstance[S]) Tunables() string { return in.tunables }
 
 // newAttnInstance sets up attention of shape s with the implementation newF makes, on
 // seeded inputs rounded to S.
-func newAttnInstance[S Elem](q *engine.Queue, s AttentionShape, causal bool, p kernels.Params, newF func(dev *engine.Device, dim int) (forwarder[S], error)) (_ kernels.Instance, err error) {
+func newAttnInstance[S Elem](ctx context.Context, q *engine.Queue, s AttentionShape, causal bool, p kernels.Params, newF func(dev *engine.Device, dim int) (forwarder[S], error)) (_ kernels.Instance, err error) {
 	f, err := newF(q.Device(), s.Dim)
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ func newAttnInstance[S Elem](q *engine.Queue, s AttentionShape, causal bool, p k
 	// q and k in [-2, 2): scores of standard deviation about 1.3 at dim 64, a softmax that
 	// is neither uniform nor one-hot. Later rotation sets are rotations of the first.
 	first := [3][]S{randElems[S](rng, n, -2, 2), randElems[S](rng, n, -2, 2), randElems[S](rng, n, -1, 1)}
-	in.qkv, err = kernels.NewInputs(context.TODO(), q, p, 3*n*engine.SizeOf[S](), func(k int) [][]S {
+	in.qkv, err = kernels.NewInputs(ctx, q, p, 3*n*engine.SizeOf[S](), func(k int) [][]S {
 		return [][]S{kernels.Rotated(first[0], k*(s.Dim+1)), kernels.Rotated(first[1], k*(2*s.Dim+1)), kernels.Rotated(first[2], k*(3*s.Dim+1))}
 	})
 	if err != nil {
@@ -276,7 +276,7 @@ func newAttnInstance[S Elem](q *engine.Queue, s AttentionShape, causal bool, p k
 	return in, nil
 }
 
-func (in *attnInstance[S]) Run(q *engine.Queue) error {
+func (in *attnInstance[S]) Run(ctx context.Context, q *engine.Queue) error {
 	b := in.qkv.Next()
 	return in.f.Forward(q, in.out, b[0], b[1], b[2], in.shape, in.causal, in.scale)
 }
@@ -284,12 +284,12 @@ func (in *attnInstance[S]) Run(q *engine.Queue) error {
 // Verify checks every output row when the reference is cheap (bh*seq^2*dim up to 2^21),
 // else a seeded sample of max(2^21/(seq*dim), 1000/dim + 1) rows (with repeats) plus the
 // first and the last row: at least 1000 elements.
-func (in *attnInstance[S]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+func (in *attnInstance[S]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
-	set, err := in.qkv.Last(context.TODO())
+	set, err := in.qkv.Last(ctx)
 	if err != nil {
 		return err
 	}

@@ -62,8 +62,8 @@ func regtileNeeds(info engine.DeviceInfo) error {
 // convVariants returns the variants of the conv op name in priority order: the regtile
 // kernel for stride-1 3x3 convolutions, then the portable one.
 func convVariants[T kernels.Float](name string, r, stride, pad int) []kernels.Variant {
-	portable := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), false, p)
+	portable := kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupConv[T](ctx, q, name, convOpShape(p.Size, r, stride, pad), false, p)
 	})
 	portable.Doc = "implicit GEMM (im2col gathered into local memory), 64 x 64 tiles of 4 x 4 outputs per work-item, 16 x 64 of 1 x 4 for K <= 16 (OpenCL C, every backend)"
 	if r != 3 || stride != 1 {
@@ -81,8 +81,8 @@ func convVariants[T kernels.Float](name string, r, stride, pad int) []kernels.Va
 			}
 			return out
 		},
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupConv[T](q, name, convOpShape(p.Size, r, stride, pad), true, p)
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupConv[T](ctx, q, name, convOpShape(p.Size, r, stride, pad), true, p)
 		},
 	}, portable}
 }
@@ -118,7 +118,7 @@ type convInstance[T kernels.Float] struct {
 
 // setupConv sets up a conv op of shape s; regtile selects the regtile variant (with
 // p.Tunables, else the device's tuned set, else the defaults).
-func setupConv[T kernels.Float](q *engine.Queue, name string, s ConvShape, regtile bool, p kernels.Params) (_ kernels.Instance, err error) {
+func setupConv[T kernels.Float](ctx context.Context, q *engine.Queue, name string, s ConvShape, regtile bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -151,13 +151,13 @@ func setupConv[T kernels.Float](q *engine.Queue, name string, s ConvShape, regti
 	scale := 1 / math.Sqrt(float64(s.C*s.R*s.R))
 	in.filt = kernels.RandFloats[T](rng, s.FilterLen(), -scale, scale)
 	in.bias = kernels.RandFloats[T](rng, s.K, -1, 1)
-	if in.bfilt, err = engine.Upload(context.TODO(), q, in.filt); err != nil {
+	if in.bfilt, err = engine.Upload(ctx, q, in.filt); err != nil {
 		return nil, err
 	}
-	if in.bbias, err = engine.Upload(context.TODO(), q, in.bias); err != nil {
+	if in.bbias, err = engine.Upload(ctx, q, in.bias); err != nil {
 		return nil, err
 	}
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, s.InLen()*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, s.InLen(), -1, 1)} })
+	in.x, err = kernels.NewInputs(ctx, q, p, s.InLen()*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, s.InLen(), -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func setupConv[T kernels.Float](q *engine.Queue, name string, s ConvShape, regti
 	return in, nil
 }
 
-func (in *convInstance[T]) Run(q *engine.Queue) error {
+func (in *convInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	return in.c.Run(q, in.out, in.x.Next()[0], in.bfilt, in.bbias, in.s)
 }
 
@@ -178,14 +178,14 @@ const convVerifyFullMax = 1 << 24
 // Verify checks the output against the float64 reference: all of it when that costs at
 // most convVerifyFullMax multiply-adds, else the first, the last and 4096 seeded random
 // outputs.
-func (in *convInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+func (in *convInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
 	n := in.s.OutLen()
 	full := float64(n)*float64(in.s.C*in.s.R*in.s.R) <= convVerifyFullMax
-	last, err := in.x.Last(context.TODO())
+	last, err := in.x.Last(ctx)
 	if err != nil {
 		return err
 	}

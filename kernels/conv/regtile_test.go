@@ -213,15 +213,15 @@ func TestRegtileOp(t *testing.T) {
 			t.Errorf("Fits on a CPU: %v, want ErrUnsupported saying it needs a GPU", err)
 		}
 		for _, forced := range []string{"", "BK=32 TK=4 TH=4 TR=1 TW=16 TP=4 CC=3"} {
-			in, err := v.Setup(q, kernels.Params{Size: size, Seed: 5, Tunables: forced})
+			in, err := v.Setup(t.Context(), q, kernels.Params{Size: size, Seed: 5, Tunables: forced})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer in.Close()
-			if err := in.Run(q); err != nil {
+			if err := in.Run(t.Context(), q); err != nil {
 				t.Fatal(err)
 			}
-			if err := in.Verify(q); err != nil {
+			if err := in.Verify(t.Context(), q); err != nil {
 				t.Errorf("%s (%s): %v", in.Shape(), in.(kernels.TunablesReporter).Tunables(), err)
 			}
 			want := "(default)"
@@ -232,7 +232,7 @@ func TestRegtileOp(t *testing.T) {
 				t.Errorf("tunables reported as %q, want ... %s", got, want)
 			}
 		}
-		if _, err := v.Setup(q, kernels.Params{Size: size, Seed: 5, Tunables: "BK=8"}); !errors.Is(err, engine.ErrInvalidArg) {
+		if _, err := v.Setup(t.Context(), q, kernels.Params{Size: size, Seed: 5, Tunables: "BK=8"}); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("Setup with tunables BK=8: %v, want ErrInvalidArg", err)
 		}
 	})

@@ -90,16 +90,16 @@ func regVariant[T kernels.Float](name string, kind fftKind) kernels.Variant {
 			}
 			return out
 		},
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupFFT[T](q, name, kind, true, p)
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupFFT[T](ctx, q, name, kind, true, p)
 		},
 	}
 }
 
 // portableVariant is the portable variant (NewFFT), its doc saying how it computes.
 func portableVariant[T kernels.Float](name string, kind fftKind) kernels.Variant {
-	v := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupFFT[T](q, name, kind, false, p)
+	v := kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupFFT[T](ctx, q, name, kind, false, p)
 	})
 	v.Doc = "Stockham passes in local memory: radix-4 stages with two barriers each, 16 points per work-item, 4096 points a work-group (OpenCL C, every backend)"
 	return v
@@ -121,9 +121,9 @@ type fftInstance[T kernels.Float] struct {
 
 // setupFFT sets up an fft op through Prism's kernels: the regradix variant when reg (with
 // p.Tunables, else the device's tuned set, else RegDefault), else the portable one.
-func setupFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, reg bool, p kernels.Params) (kernels.Instance, error) {
+func setupFFT[T kernels.Float](ctx context.Context, q *engine.Queue, name string, kind fftKind, reg bool, p kernels.Params) (kernels.Instance, error) {
 	if !reg {
-		return newFFTInstance[T](q, name, kind, p, true)
+		return newFFTInstance[T](ctx, q, name, kind, p, true)
 	}
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func setupFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, reg b
 	if err != nil {
 		return nil, err
 	}
-	in, err := newFFTInstance[T](q, name, kind, p, false)
+	in, err := newFFTInstance[T](ctx, q, name, kind, p, false)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -153,7 +153,7 @@ func (in *fftInstance[T]) Tunables() string { return in.tunables }
 // newFFTInstance sets up the shape, input sets and output of an fft op; kernel compiles
 // Prism's portable FFT (the regradix variant sets its own in.f; vendor variants run a
 // library instead).
-func newFFTInstance[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params, kernel bool) (_ *fftInstance[T], err error) {
+func newFFTInstance[T kernels.Float](ctx context.Context, q *engine.Queue, name string, kind fftKind, p kernels.Params, kernel bool) (_ *fftInstance[T], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func newFFTInstance[T kernels.Float](q *engine.Queue, name string, kind fftKind,
 		}
 	}()
 	rng := kernels.NewRand(p.Seed, 0xff7)
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, inLen*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, inLen, -1, 1)} })
+	in.x, err = kernels.NewInputs(ctx, q, p, inLen*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, inLen, -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func newFFTInstance[T kernels.Float](q *engine.Queue, name string, kind fftKind,
 	return in, nil
 }
 
-func (in *fftInstance[T]) Run(q *engine.Queue) error {
+func (in *fftInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	src := in.x.Next()[0]
 	switch in.kind {
 	case fftInverse:
@@ -214,12 +214,12 @@ func (in *fftInstance[T]) Run(q *engine.Queue) error {
 // Verify computes the full float64 reference (an O(n log n) four-step FFT on the host, spread
 // over the cores: about 3 CPU-seconds at 2^24 points, so no sampling is needed) and checks every transform's 2-norm error
 // against FFTTolerance (RealFFTTolerance for r2c), see CheckFFT.
-func (in *fftInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+func (in *fftInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
-	last, err := in.x.Last(context.TODO())
+	last, err := in.x.Last(ctx)
 	if err != nil {
 		return err
 	}

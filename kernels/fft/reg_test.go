@@ -243,22 +243,22 @@ func TestRegVariant(t *testing.T) {
 			t.Errorf("Fits = %v, want ErrUnsupported", ferr)
 		}
 		// The shape TestRegFFTShapes builds: the compiler's cache has it.
-		in, err := setupFFT[float32](q, op.Name, fftC2C, true, kernels.Params{Size: 64, Seed: 1, Tunables: "WG=4 MINC=4"})
+		in, err := setupFFT[float32](t.Context(), q, op.Name, fftC2C, true, kernels.Params{Size: 64, Seed: 1, Tunables: "WG=4 MINC=4"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer in.Close()
-		if err := in.Run(q); err != nil {
+		if err := in.Run(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		if err := in.Verify(q); err != nil {
+		if err := in.Verify(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
 		tr, ok := in.(kernels.TunablesReporter)
 		if !ok || !strings.HasSuffix(tr.Tunables(), "(forced)") {
 			t.Errorf("instance tunables %v, want ... (forced)", tr)
 		}
-		if _, err := setupFFT[float32](q, op.Name, fftC2C, true, kernels.Params{Size: 64, Tunables: "WG=5"}); !errors.Is(err, engine.ErrInvalidArg) {
+		if _, err := setupFFT[float32](t.Context(), q, op.Name, fftC2C, true, kernels.Params{Size: 64, Tunables: "WG=5"}); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("WG=5: %v, want ErrInvalidArg", err)
 		}
 	})

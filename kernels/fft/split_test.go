@@ -94,12 +94,12 @@ func TestFFTSplitSameAsOneDevice(t *testing.T) {
 	if kerneltest.Small() { // Oclgrind
 		p.Size = 2*fftBatchLen + 100
 	}
-	one, err := op.Setup(q, p)
+	one, err := op.Setup(t.Context(), q, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer one.Close()
-	if err := one.Run(q); err != nil {
+	if err := one.Run(t.Context(), q); err != nil {
 		t.Fatal(err)
 	}
 	want := one.(*fftInstance[float32])

@@ -1,6 +1,7 @@
 package fft
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -11,8 +12,8 @@ import (
 // vendorVariants are the vendor FFT baselines of an fft op: cuFFT on CUDA devices, clFFT
 // on OpenCL devices (engine.Device.FFT), out of place on the op's own inputs and layout.
 func vendorVariants[T kernels.Float](name string, kind fftKind) []kernels.Variant {
-	setup := func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupVendorFFT[T](q, name, kind, p)
+	setup := func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupVendorFFT[T](ctx, q, name, kind, p)
 	}
 	return []kernels.Variant{
 		{Name: "cuFFT", Doc: "the vendor baseline: a cufftPlanMany plan, out of place", Backend: "cuda", Vendor: true, Setup: setup},
@@ -28,7 +29,7 @@ type vendorFFT[T kernels.Float] struct {
 	plan *engine.FFTPlan
 }
 
-func setupVendorFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind, p kernels.Params) (_ kernels.Instance, err error) {
+func setupVendorFFT[T kernels.Float](ctx context.Context, q *engine.Queue, name string, kind fftKind, p kernels.Params) (_ kernels.Instance, err error) {
 	lib, err := q.Device().FFT()
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
@@ -36,7 +37,7 @@ func setupVendorFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind,
 		}
 		return nil, err
 	}
-	in, err := newFFTInstance[T](q, name, kind, p, false)
+	in, err := newFFTInstance[T](ctx, q, name, kind, p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func setupVendorFFT[T kernels.Float](q *engine.Queue, name string, kind fftKind,
 	return v, nil
 }
 
-func (v *vendorFFT[T]) Run(q *engine.Queue) error {
+func (v *vendorFFT[T]) Run(ctx context.Context, q *engine.Queue) error {
 	return engine.RunFFT(v.plan, q, v.x.Next()[0], v.out)
 }
 

@@ -21,7 +21,7 @@ func TestOps(t *testing.T) {
 		for _, op := range Family().Ops {
 			t.Run(op.Name, func(t *testing.T) {
 				for _, n := range []int{1, 7, 1000, 4097} {
-					in, err := op.Setup(q, kernels.Params{Size: n, Seed: uint64(n), Rotate: true})
+					in, err := op.Setup(t.Context(), q, kernels.Params{Size: n, Seed: uint64(n), Rotate: true})
 					if kernels.TypeOf[float64]().Name == op.Type && !dev.Info().FP64 {
 						if !errors.Is(err, engine.ErrUnsupported) {
 							t.Fatalf("float64 without fp64: %v, want ErrUnsupported", err)
@@ -32,10 +32,10 @@ func TestOps(t *testing.T) {
 						t.Fatal(err)
 					}
 					for range 2 {
-						if err := in.Run(q); err != nil {
+						if err := in.Run(t.Context(), q); err != nil {
 							t.Fatal(err)
 						}
-						if err := in.Verify(q); err != nil {
+						if err := in.Verify(t.Context(), q); err != nil {
 							t.Fatalf("n=%d: %v", n, err)
 						}
 					}
@@ -89,7 +89,7 @@ func corrupt(t *testing.T, q *engine.Queue, in kernels.Instance, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), fmt.Sprint(n-1)) {
+	if err := in.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), fmt.Sprint(n-1)) {
 		t.Errorf("n=%d: a changed last element: %v, want ErrVerify naming element %d", n, err, n-1)
 	}
 }

@@ -64,8 +64,8 @@ func op[T kernels.Float](x Expr, separate bool) kernels.Op {
 		name, doc = x.Name+"-separate", fmt.Sprintf("%s as %d kernels: %s", x.Fused, len(x.Steps), strings.Join(x.Steps, "; "))
 	}
 	full := "fused/" + name + "/" + t
-	v := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setup[T](q, full, x, separate, p)
+	v := kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setup[T](ctx, q, full, x, separate, p)
 	})
 	if kernels.TypeOf[T]().FP64 {
 		v.Needs = func(info engine.DeviceInfo) error {
@@ -95,7 +95,7 @@ type instance[T kernels.Float] struct {
 	in []int
 }
 
-func setup[T kernels.Float](q *engine.Queue, name string, x Expr, separate bool, p kernels.Params) (_ kernels.Instance, err error) {
+func setup[T kernels.Float](ctx context.Context, q *engine.Queue, name string, x Expr, separate bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func setup[T kernels.Float](q *engine.Queue, name string, x Expr, separate bool,
 		}
 		in.in = append(in.in, k)
 	}
-	in.x, err = kernels.NewInputsChunked(context.TODO(), q, p, len(x.Inputs), n, func(_, _, _ int, dst []T) {
+	in.x, err = kernels.NewInputsChunked(ctx, q, p, len(x.Inputs), n, func(_, _, _ int, dst []T) {
 		kernels.FillRand(rng, dst, x.Lo, x.Hi)
 	})
 	if err != nil {
@@ -148,7 +148,7 @@ func indexOf(names []string, name string) int {
 	return -1
 }
 
-func (in *instance[T]) Run(q *engine.Queue) error {
+func (in *instance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	x := in.r.x
 	args := map[string]any{x.Output: in.out}
 	for i, b := range in.x.Next() {
@@ -164,11 +164,11 @@ func (in *instance[T]) Run(q *engine.Queue) error {
 // reference and its bound (fuse.Expr.Ref), a chunk at a time. The separate form
 // rounds its intermediates to T where the fused one keeps them in registers of T: the
 // same roundings, which the bound counts.
-func (in *instance[T]) Verify(q *engine.Queue) error {
+func (in *instance[T]) Verify(ctx context.Context, q *engine.Queue) error {
 	ref := in.r.Ref()
 	vals := make([]float64, len(in.in))
 	var out, tol [1]float64
-	return kernels.CheckElementwise(context.TODO(), q, in.name, in.out, in.x, func(_ int, x [][]T, want, tols []float64) {
+	return kernels.CheckElementwise(ctx, q, in.name, in.out, in.x, func(_ int, x [][]T, want, tols []float64) {
 		for i := range want {
 			for k, a := range in.in {
 				if a >= 0 {

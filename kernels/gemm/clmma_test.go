@@ -181,7 +181,7 @@ func TestCLMMARefuses(t *testing.T) {
 			if err := v.Fits(dev); !errors.Is(err, engine.ErrUnsupported) || !contains(err, "opencl-mma") {
 				t.Errorf("%s: Fits = %v; want ErrUnsupported with the reason", op.Name, err)
 			}
-			if _, err := op.Setup(q, kernels.Params{Size: 64, Variant: "opencl-mma"}); !errors.Is(err, engine.ErrUnsupported) {
+			if _, err := op.Setup(t.Context(), q, kernels.Params{Size: 64, Variant: "opencl-mma"}); !errors.Is(err, engine.ErrUnsupported) {
 				t.Errorf("%s: Setup(opencl-mma) = %v; want ErrUnsupported", op.Name, err)
 			}
 		}
@@ -345,7 +345,7 @@ func BenchmarkCLMMA(b *testing.B) {
 
 func benchCLMMA[In InputType](b *testing.B, dev *engine.Device, q *engine.Queue, p Precision) {
 	n := benchN(b)
-	inst, err := newGEMMInstance[In, float32](q, "gemm/bench/"+p.Name, p, false, false, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
+	inst, err := newGEMMInstance[In, float32](b.Context(), q, "gemm/bench/"+p.Name, p, false, false, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func TestCLSimtRefuses(t *testing.T) {
 		if err := v.Fits(dev); !errors.Is(err, engine.ErrUnsupported) || !contains(err, "opencl-simt") {
 			t.Errorf("Fits = %v; want ErrUnsupported with the reason", err)
 		}
-		if _, err := op.Setup(q, kernels.Params{Size: 64, Variant: "opencl-simt"}); !errors.Is(err, engine.ErrUnsupported) {
+		if _, err := op.Setup(t.Context(), q, kernels.Params{Size: 64, Variant: "opencl-simt"}); !errors.Is(err, engine.ErrUnsupported) {
 			t.Errorf("Setup(opencl-simt) = %v; want ErrUnsupported", err)
 		}
 	})

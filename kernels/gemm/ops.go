@@ -83,9 +83,9 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 	if p.Doc != "" {
 		doc += "; " + p.Doc
 	}
-	setup := func(mk func(*engine.Device) (Runner[In, Out], error)) func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
-		return func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
-			return newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, mk)
+	setup := func(mk func(*engine.Device) (Runner[In, Out], error)) func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+		return func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+			return newGEMMInstance[In, Out](ctx, q, name, p, ta, tb, batch, pr, mk)
 		}
 	}
 	// The variants in dispatch's order: those that take the precision and the layout.
@@ -122,12 +122,12 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 					}
 					return list
 				},
-				Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+				Setup: func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 					t, from, err := mmaTunablesFor(q.Device(), name, prec, pr.Tunables)
 					if err != nil {
 						return nil, err
 					}
-					in, err := newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
+					in, err := newGEMMInstance[In, Out](ctx, q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
 						return NewMMAWith[In, Out](dev, p, t)
 					})
 					if err != nil {
@@ -155,14 +155,14 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 				Doc:      "NVIDIA's OpenCL on the tensor cores: mma.sync through inline PTX, double-buffered local tiles",
 				Tunables: clmmaDefault.String() + ", k step 64 bytes",
 				Needs:    clmmaNeeds,
-				Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+				Setup: func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 					in, err := setup(func(dev *engine.Device) (Runner[In, Out], error) {
 						g, err := NewCLMMA[In](dev, p)
 						if err != nil {
 							return nil, err
 						}
 						return any(g).(Runner[In, Out]), nil
-					})(q, pr)
+					})(ctx, q, pr)
 					if err != nil {
 						return nil, err
 					}
@@ -172,12 +172,12 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 		case implCLSimt:
 			variants = append(variants, clsimtVariant[In, Out](name, setup))
 		case implPortable:
-			portable := kernels.PortableVariant(func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+			portable := kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 				tiles, from, err := portableTilesFor(q.Device(), name, pr.Tunables)
 				if err != nil {
 					return nil, err
 				}
-				in, err := newGEMMInstance[In, Out](q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
+				in, err := newGEMMInstance[In, Out](ctx, q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
 					if tiles == nil {
 						return NewGEMMOf[In, Out](dev, p)
 					}
@@ -230,7 +230,7 @@ func (in *gemmInstance[In, Out]) Tunables() string { return in.tunables }
 
 // newGEMMInstance sets up the shape and input sets of a GEMM op and the output D; mk
 // readies the implementation (nil for vendor variants, which run a library instead).
-func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name string, prec Precision, ta, tb bool, batch int, p kernels.Params, mk func(*engine.Device) (Runner[In, Out], error)) (_ *gemmInstance[In, Out], err error) {
+func newGEMMInstance[In InputType, Out kernels.Float](ctx context.Context, q *engine.Queue, name string, prec Precision, ta, tb bool, batch int, p kernels.Params, mk func(*engine.Device) (Runner[In, Out], error)) (_ *gemmInstance[In, Out], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name stri
 	// Both input sets rotate together: each is sized by the whole set's bytes.
 	setBytes := (la+lb)*engine.SizeOf[In]() + lc*engine.SizeOf[Out]()
 	var cs [][]Out
-	in.ab, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]In {
+	in.ab, err = kernels.NewInputs(ctx, q, p, setBytes, func(int) [][]In {
 		ab := [][]In{randIn[In](rng, la, -1, 1), randIn[In](rng, lb, -1, 1)}
 		cs = append(cs, kernels.RandFloats[Out](rng, lc, -1, 1))
 		return ab
@@ -268,7 +268,7 @@ func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name stri
 		return nil, err
 	}
 	set := 0
-	in.c, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]Out {
+	in.c, err = kernels.NewInputs(ctx, q, p, setBytes, func(int) [][]Out {
 		c := cs[set]
 		cs[set], set = nil, set+1
 		return [][]Out{c}
@@ -282,7 +282,7 @@ func newGEMMInstance[In InputType, Out kernels.Float](q *engine.Queue, name stri
 	return in, nil
 }
 
-func (in *gemmInstance[In, Out]) Run(q *engine.Queue) error {
+func (in *gemmInstance[In, Out]) Run(ctx context.Context, q *engine.Queue) error {
 	ab, c := in.ab.Next(), in.c.Next()
 	return in.g.RunInto(q, in.shape, in.alpha, ab[0], ab[1], in.beta, c[0], in.d)
 }
@@ -292,21 +292,21 @@ func (in *gemmInstance[In, Out]) Run(q *engine.Queue) error {
 // take minutes at the default size, a seeded random sample of gemmSamples elements plus
 // the four corners of every matrix of the batch, each against its own float64 dot product,
 // and only those elements of D are read from the device.
-func (in *gemmInstance[In, Out]) Verify(q *engine.Queue) error {
+func (in *gemmInstance[In, Out]) Verify(ctx context.Context, q *engine.Queue) error {
 	s := in.shape
 	full := float64(s.M)*float64(s.N)*float64(s.K)*float64(s.Batch) <= gemmFullCheck
 	var got []Out
 	if full {
 		var err error
-		if got, err = in.d.Download(context.TODO(), q); err != nil {
+		if got, err = in.d.Download(ctx, q); err != nil {
 			return err
 		}
 	}
-	ab, err := in.ab.Last(context.TODO())
+	ab, err := in.ab.Last(ctx)
 	if err != nil {
 		return err
 	}
-	cs, err := in.c.Last(context.TODO())
+	cs, err := in.c.Last(ctx)
 	if err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func (in *gemmInstance[In, Out]) Verify(q *engine.Queue) error {
 	}
 	var g [1]Out
 	for _, p := range pts {
-		if err := in.d.Read(context.TODO(), q, p[0]*s.StrideC+p[1]*s.LDC+p[2], g[:]); err != nil {
+		if err := in.d.Read(ctx, q, p[0]*s.StrideC+p[1]*s.LDC+p[2], g[:]); err != nil {
 			return err
 		}
 		want, mag := GEMMRefAt(s, alpha, a, b, beta, c, p[0], p[1], p[2])
@@ -377,7 +377,7 @@ func (in *gemmInstance[In, Out]) Close() error {
 
 // simtVariant is the CUDA C++ variant of the float32 ops that uses no tensor cores:
 // sgemm.cu's SIMT kernel (cuda-simt), true fp32 as the portable kernel.
-func simtVariant[In InputType, Out kernels.Float](name string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) kernels.Variant {
+func simtVariant[In InputType, Out kernels.Float](name string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(context.Context, *engine.Queue, kernels.Params) (kernels.Instance, error)) kernels.Variant {
 	return kernels.Variant{Name: "cuda-simt", Dialect: engine.DialectCUDA, Backend: "cuda",
 		Doc:      "CUDA C++ SIMT kernel: warp tiling, 8 x 8 outputs per thread, double-buffered shared memory, 16-byte loads",
 		Tunables: DefaultSimtTunables.String() + ", or prism tune's",
@@ -388,7 +388,7 @@ func simtVariant[In InputType, Out kernels.Float](name string, setup func(func(*
 			}
 			return out
 		},
-		Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+		Setup: func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 			t, from, err := simtTunablesFor(q.Device(), name, pr.Tunables)
 			if err != nil {
 				return nil, err
@@ -399,7 +399,7 @@ func simtVariant[In InputType, Out kernels.Float](name string, setup func(func(*
 					return nil, err
 				}
 				return any(g).(Runner[In, Out]), nil
-			})(q, pr)
+			})(ctx, q, pr)
 			if err != nil {
 				return nil, err
 			}
@@ -409,7 +409,7 @@ func simtVariant[In InputType, Out kernels.Float](name string, setup func(func(*
 }
 
 // clsimtVariant is the opencl-simt variant of the float32 ops (sgemm.cl, CLSimt).
-func clsimtVariant[In InputType, Out kernels.Float](name string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(*engine.Queue, kernels.Params) (kernels.Instance, error)) kernels.Variant {
+func clsimtVariant[In InputType, Out kernels.Float](name string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(context.Context, *engine.Queue, kernels.Params) (kernels.Instance, error)) kernels.Variant {
 	return kernels.Variant{Name: "opencl-simt", Dialect: engine.DialectOpenCL, Backend: "opencl",
 		Doc:      "OpenCL C port of cuda-simt for OpenCL GPUs: warp tiling, 8 x 8 outputs per work-item, double-buffered local memory, 16-byte loads",
 		Tunables: clsimtString(DefaultCLSimtTunables) + ", or prism tune's",
@@ -421,7 +421,7 @@ func clsimtVariant[In InputType, Out kernels.Float](name string, setup func(func
 			}
 			return out
 		},
-		Setup: func(q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+		Setup: func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 			t, from, err := clsimtTunablesFor(q.Device(), name, pr.Tunables)
 			if err != nil {
 				return nil, err
@@ -432,7 +432,7 @@ func clsimtVariant[In InputType, Out kernels.Float](name string, setup func(func
 					return nil, err
 				}
 				return any(g).(Runner[In, Out]), nil
-			})(q, pr)
+			})(ctx, q, pr)
 			if err != nil {
 				return nil, err
 			}

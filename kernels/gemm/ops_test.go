@@ -22,15 +22,15 @@ func TestGEMMVerifySample(t *testing.T) {
 		t.Fatalf("%d^3 is not above gemmFullCheck", n)
 	}
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		inst, err := opNamed(t, "gemm/nn/float32").Variants[len(opNamed(t, "gemm/nn/float32").Variants)-1].Setup(q, kernels.Params{Size: n * n, Seed: 3})
+		inst, err := opNamed(t, "gemm/nn/float32").Variants[len(opNamed(t, "gemm/nn/float32").Variants)-1].Setup(t.Context(), q, kernels.Params{Size: n * n, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer inst.Close()
-		if err := inst.Run(q); err != nil {
+		if err := inst.Run(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		if err := inst.Verify(q); err != nil {
+		if err := inst.Verify(t.Context(), q); err != nil {
 			t.Fatalf("correct result: %v", err)
 		}
 		d := inst.(*gemmInstance[float32, float32]).d
@@ -43,7 +43,7 @@ func TestGEMMVerifySample(t *testing.T) {
 			if err := d.Write(t.Context(), q, o, []float32{v[0] + 1}); err != nil {
 				t.Fatal(err)
 			}
-			err := inst.Verify(q)
+			err := inst.Verify(t.Context(), q)
 			if want := fmt.Sprintf("D[0][%d][%d] = %v,", c[0], c[1], v[0]+1); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), want) {
 				t.Errorf("D[0][%d][%d] wrong: %v; want an error wrapping ErrVerify with %q", c[0], c[1], err, want)
 			}
@@ -51,7 +51,7 @@ func TestGEMMVerifySample(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := inst.Verify(q); err != nil {
+		if err := inst.Verify(t.Context(), q); err != nil {
 			t.Fatalf("result restored: %v", err)
 		}
 	})

@@ -385,7 +385,7 @@ func benchSGEMMSimtTunables(b *testing.B, dev *engine.Device, q *engine.Queue) {
 	}
 	n := benchN(b)
 	layout, ta, tb := simtBenchLayout(b)
-	inst, err := newGEMMInstance[float32, float32](q, "gemm/"+layout+"/float32", precisionOf("float32"), ta, tb, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
+	inst, err := newGEMMInstance[float32, float32](b.Context(), q, "gemm/"+layout+"/float32", precisionOf("float32"), ta, tb, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

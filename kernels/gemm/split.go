@@ -219,7 +219,7 @@ func (sp *gemmSplit[In, Out]) ready(ctx context.Context, dev *engine.Device) (_ 
 	}
 	p := sp.p
 	p.Size = 1
-	inst, err := v.Setup(pt.q, p)
+	inst, err := v.Setup(ctx, pt.q, p)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func TestSplitGEMM(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer q.Close()
-			one, err := op.Setup(q, p)
+			one, err := op.Setup(t.Context(), q, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +185,7 @@ func TestSplitGEMMInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer q.Close()
-		inst, err := op.Setup(q, p)
+		inst, err := op.Setup(t.Context(), q, p)
 		if err != nil {
 			t.Fatal(err)
 		}

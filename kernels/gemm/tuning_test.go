@@ -138,7 +138,7 @@ func benchMMA[In InputType, Out kernels.Float](b *testing.B, dev *engine.Device,
 	}
 	n := benchN(b)
 	s := GEMMShape{M: n, N: n, K: n, TransB: p.In == "float8e4m3" || p.In == "float8e5m2"}.WithDefaults()
-	inst, err := newGEMMInstance[In, Out](q, "gemm/bench/"+p.Name, p, false, s.TransB, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
+	inst, err := newGEMMInstance[In, Out](b.Context(), q, "gemm/bench/"+p.Name, p, false, s.TransB, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func BenchmarkGEMMTiles(b *testing.B) {
 	forEachBenchDevice(b, func(d platform.Device) bool { return d.Kind == engine.KindGPU }, func(b *testing.B, dev *engine.Device, q *engine.Queue) {
 		n := benchN(b)
 		p := precisionOf("float32")
-		inst, err := newGEMMInstance[float32, float32](q, "gemm/bench/float32", p, false, false, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
+		inst, err := newGEMMInstance[float32, float32](b.Context(), q, "gemm/bench/float32", p, false, false, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -230,15 +230,15 @@ func BenchmarkGEMMTiles(b *testing.B) {
 func timeGEMM[In InputType, Out kernels.Float](b *testing.B, q *engine.Queue, inst *gemmInstance[In, Out], g Runner[In, Out], n int) {
 	inst.g = g
 	defer func() { inst.g = nil }()
-	if err := inst.Run(q); err != nil {
+	if err := inst.Run(b.Context(), q); err != nil {
 		b.Fatal(err)
 	}
-	if err := inst.Verify(q); err != nil {
+	if err := inst.Verify(b.Context(), q); err != nil {
 		b.Fatal(err)
 	}
 	runs := 0
 	for b.Loop() {
-		if err := inst.Run(q); err != nil {
+		if err := inst.Run(b.Context(), q); err != nil {
 			b.Fatal(err)
 		}
 		if err := q.Finish(b.Context()); err != nil {
@@ -290,15 +290,15 @@ func TestTunedSetup(t *testing.T) {
 	op := opNamed(t, "gemm/nn/float32")
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		run := func(p kernels.Params) string {
-			in, err := op.Setup(q, p)
+			in, err := op.Setup(t.Context(), q, p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer in.Close()
-			if err := in.Run(q); err != nil {
+			if err := in.Run(t.Context(), q); err != nil {
 				t.Fatal(err)
 			}
-			if err := in.Verify(q); err != nil {
+			if err := in.Verify(t.Context(), q); err != nil {
 				t.Fatal(err)
 			}
 			return in.(kernels.TunablesReporter).Tunables()
@@ -306,7 +306,7 @@ func TestTunedSetup(t *testing.T) {
 		if got := run(kernels.Params{Size: 4096, Seed: 1, Variant: "portable", Tunables: "TS=32 TSK=16 WPT=8"}); got != "TS=32 TSK=16 WPT=8 (forced)" {
 			t.Errorf("forced tiles: %q", got)
 		}
-		if _, err := op.Setup(q, kernels.Params{Size: 4096, Tunables: "TS=32 TSK=16 WPT=4"}); !errors.Is(err, engine.ErrInvalidArg) {
+		if _, err := op.Setup(t.Context(), q, kernels.Params{Size: 4096, Tunables: "TS=32 TSK=16 WPT=4"}); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("tunables without a variant: %v; want ErrInvalidArg", err)
 		}
 		if err := kernels.SaveTuned(dev, kernels.Tuned{Op: op.Name, Variant: "portable", Tunables: "TS=32 TSK=8 WPT=8"}); err != nil {
@@ -335,7 +335,7 @@ func BenchmarkCLSimt(b *testing.B) {
 	}, func(b *testing.B, dev *engine.Device, q *engine.Queue) {
 		n := benchN(b)
 		p := precisionOf("float32")
-		inst, err := newGEMMInstance[float32, float32](q, "gemm/bench/float32", p, false, false, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
+		inst, err := newGEMMInstance[float32, float32](b.Context(), q, "gemm/bench/float32", p, false, false, 1, kernels.Params{Size: n * n, Seed: 1}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

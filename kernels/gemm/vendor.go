@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -11,8 +12,8 @@ import (
 // vendorVariants are the vendor BLAS baselines of a GEMM op: cuBLAS on CUDA devices,
 // CLBlast on OpenCL devices (engine.Device.BLAS), on the op's own inputs and shapes.
 func vendorVariants[T kernels.Float](name string, ta, tb bool, batch int) []kernels.Variant {
-	setup := func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupVendorGEMM[T](q, name, ta, tb, batch, p)
+	setup := func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupVendorGEMM[T](ctx, q, name, ta, tb, batch, p)
 	}
 	return []kernels.Variant{
 		{Name: "cuBLAS", Doc: "the vendor baseline: cublasSgemm/Dgemm (StridedBatched), true fp32 (no TF32)",
@@ -31,7 +32,7 @@ type vendorGEMM[T kernels.Float] struct {
 	blas *engine.BLAS
 }
 
-func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params) (_ kernels.Instance, err error) {
+func setupVendorGEMM[T kernels.Float](ctx context.Context, q *engine.Queue, name string, ta, tb bool, batch int, p kernels.Params) (_ kernels.Instance, err error) {
 	blas, err := q.Device().BLAS()
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
@@ -39,7 +40,7 @@ func setupVendorGEMM[T kernels.Float](q *engine.Queue, name string, ta, tb bool,
 		}
 		return nil, err
 	}
-	in, err := newGEMMInstance[T, T](q, name, precisionOf(kernels.TypeName[T]()), ta, tb, batch, p, nil)
+	in, err := newGEMMInstance[T, T](ctx, q, name, precisionOf(kernels.TypeName[T]()), ta, tb, batch, p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -57,13 +58,13 @@ func (v *vendorGEMM[T]) reset(q *engine.Queue, c *engine.Buffer[T]) error {
 	return v.d.CopyFrom(q, 0, c, 0, c.Len())
 }
 
-func (v *vendorGEMM[T]) Run(q *engine.Queue) error {
+func (v *vendorGEMM[T]) Run(ctx context.Context, q *engine.Queue) error {
 	ab := v.ab.Next()
 	v.c.Next()
 	return engine.Gemm(v.blas, q, v.shape, v.alpha, ab[0], ab[1], v.beta, v.d)
 }
 
-func (v *vendorGEMM[T]) Verify(q *engine.Queue) error {
+func (v *vendorGEMM[T]) Verify(ctx context.Context, q *engine.Queue) error {
 	ab := v.ab.LastBuffers()
 	if err := v.reset(q, v.c.LastBuffers()[0]); err != nil {
 		return err
@@ -71,7 +72,7 @@ func (v *vendorGEMM[T]) Verify(q *engine.Queue) error {
 	if err := engine.Gemm(v.blas, q, v.shape, v.alpha, ab[0], ab[1], v.beta, v.d); err != nil {
 		return err
 	}
-	return v.gemmInstance.Verify(q)
+	return v.gemmInstance.Verify(ctx, q)
 }
 
 // Library names the BLAS that ran.

@@ -251,13 +251,13 @@ func TestHistogramOpTunables(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		for _, op := range Family().Ops {
 			tun := privCandidates[len(privCandidates)-1].String()
-			in, err := op.Setup(q, kernels.Params{Size: 9999, Seed: 3, Variant: PrivatizedName, Tunables: tun})
+			in, err := op.Setup(t.Context(), q, kernels.Params{Size: 9999, Seed: 3, Variant: PrivatizedName, Tunables: tun})
 			if err != nil {
 				t.Fatalf("%s: %v", op.Name, err)
 			}
-			err = in.Run(q)
+			err = in.Run(t.Context(), q)
 			if err == nil {
-				err = in.Verify(q)
+				err = in.Verify(t.Context(), q)
 			}
 			got := in.(kernels.TunablesReporter).Tunables()
 			in.Close()
@@ -267,7 +267,7 @@ func TestHistogramOpTunables(t *testing.T) {
 			if !strings.HasSuffix(got, "(forced)") || !strings.Contains(got, "UNROLL=8 GROUPS=8") {
 				t.Errorf("%s: tunables reported %q, want the forced %s", op.Name, got, tun)
 			}
-			if _, err := op.Setup(q, kernels.Params{Size: 9999, Variant: PrivatizedName, Tunables: "UNROLL=4"}); !errors.Is(err, engine.ErrInvalidArg) {
+			if _, err := op.Setup(t.Context(), q, kernels.Params{Size: 9999, Variant: PrivatizedName, Tunables: "UNROLL=4"}); !errors.Is(err, engine.ErrInvalidArg) {
 				t.Errorf("%s: bad tunables: %v, want ErrInvalidArg", op.Name, err)
 			}
 		}

@@ -49,12 +49,12 @@ func histOp(op, typ string, bins int, doc string) kernels.Op {
 					}
 					return out
 				},
-				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-					return setupHist(q, name, typ, bins, true, p)
+				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+					return setupHist(ctx, q, name, typ, bins, true, p)
 				},
 			},
-			portableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupHist(q, name, typ, bins, false, p)
+			portableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupHist(ctx, q, name, typ, bins, false, p)
 			}),
 		},
 	}
@@ -64,7 +64,7 @@ func histOp(op, typ string, bins int, doc string) kernels.Op {
 const PrivatizedName = "privatized"
 
 // portableVariant is the portable variant (NewHistogram), its doc saying how it counts.
-func portableVariant(setup func(q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
+func portableVariant(setup func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
 	v := kernels.PortableVariant(setup)
 	v.Doc = "work-group sub-histograms in local memory, one 4-byte input per item and step, 8 groups per compute unit (OpenCL C, every backend)"
 	return v
@@ -86,7 +86,7 @@ type histInstance struct {
 
 // setupHist sets up a histogram op; priv selects the privatized variant (with p.Tunables,
 // else the device's tuned set, else the defaults).
-func setupHist(q *engine.Queue, name, typ string, bins int, priv bool, p kernels.Params) (_ kernels.Instance, err error) {
+func setupHist(ctx context.Context, q *engine.Queue, name, typ string, bins int, priv bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -113,11 +113,11 @@ func setupHist(q *engine.Queue, name, typ string, bins int, priv bool, p kernels
 	}()
 	rng := kernels.NewRand(p.Seed, histStream)
 	if in.float {
-		in.f, err = kernels.NewInputs(context.TODO(), q, p, 4*n, func(int) [][]float32 {
+		in.f, err = kernels.NewInputs(ctx, q, p, 4*n, func(int) [][]float32 {
 			return [][]float32{kernels.RandFloats[float32](rng, n, histDataLo, histDataHi)}
 		})
 	} else {
-		in.u, err = kernels.NewInputs(context.TODO(), q, p, 4*n, func(int) [][]uint32 {
+		in.u, err = kernels.NewInputs(ctx, q, p, 4*n, func(int) [][]uint32 {
 			x := make([]uint32, n)
 			for i := range x {
 				x[i] = rng.Uint32()
@@ -133,13 +133,13 @@ func setupHist(q *engine.Queue, name, typ string, bins int, priv bool, p kernels
 	// in its slot until the host writes that one, so a larger counts buffer in the slot of a
 	// smaller one lost the clear kernel's stores past the old size (and the atomic adds
 	// reported reading them) when the suite's ops ran in one process.
-	if in.counts, err = engine.Upload(context.TODO(), q, make([]uint32, bins)); err != nil {
+	if in.counts, err = engine.Upload(ctx, q, make([]uint32, bins)); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
-func (in *histInstance) Run(q *engine.Queue) error {
+func (in *histInstance) Run(ctx context.Context, q *engine.Queue) error {
 	if in.float {
 		return in.h.Float32(q, in.counts, in.f.Next()[0], in.n, in.bins, histLo, histHi)
 	}
@@ -147,20 +147,20 @@ func (in *histInstance) Run(q *engine.Queue) error {
 }
 
 // Verify compares every count with the host reference, exactly.
-func (in *histInstance) Verify(q *engine.Queue) error {
-	got, err := in.counts.Download(context.TODO(), q)
+func (in *histInstance) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.counts.Download(ctx, q)
 	if err != nil {
 		return err
 	}
 	var want []uint32
 	if in.float {
-		x, err := in.f.Last(context.TODO())
+		x, err := in.f.Last(ctx)
 		if err != nil {
 			return err
 		}
 		want = HistogramFloat32Ref(x[0], in.bins, histLo, histHi)
 	} else {
-		x, err := in.u.Last(context.TODO())
+		x, err := in.u.Last(ctx)
 		if err != nil {
 			return err
 		}

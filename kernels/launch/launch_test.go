@@ -19,7 +19,7 @@ func TestLaunch(t *testing.T) {
 		for _, op := range Family().Ops {
 			for _, n := range []int{1, 2, 37} {
 				t.Run(fmt.Sprintf("%s/n=%d", op.Name, n), func(t *testing.T) {
-					in, err := op.Setup(q, kernels.Params{Size: n, Seed: 99})
+					in, err := op.Setup(t.Context(), q, kernels.Params{Size: n, Seed: 99})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -30,11 +30,11 @@ func TestLaunch(t *testing.T) {
 					}()
 					for run := range 2 {
 						for range 3 {
-							if err := in.Run(q); err != nil {
+							if err := in.Run(t.Context(), q); err != nil {
 								t.Fatal(err)
 							}
 						}
-						if err := in.Verify(q); err != nil {
+						if err := in.Verify(t.Context(), q); err != nil {
 							t.Fatalf("run %d (%s): %v", run, in.Shape(), err)
 						}
 					}
@@ -70,24 +70,24 @@ func TestLaunch(t *testing.T) {
 func TestLaunchVerify(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		for _, op := range Family().Ops {
-			in, err := op.Setup(q, kernels.Params{Size: 5, Seed: 1})
+			in, err := op.Setup(t.Context(), q, kernels.Params{Size: 5, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer in.Close()
-			if err := in.Run(q); err != nil {
+			if err := in.Run(t.Context(), q); err != nil {
 				t.Fatal(err)
 			}
 			li := in.(*launchInstance)
 			li.launches++ // a launch the counter did not see
-			if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "counted") {
+			if err := in.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "counted") {
 				t.Errorf("%s: a launch missing: %v; want ErrVerify saying what the kernel counted", op.Name, err)
 			}
 			li.launches -= 2 // one too few
-			if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) {
+			if err := in.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) {
 				t.Errorf("%s: a launch too many: %v; want ErrVerify", op.Name, err)
 			}
-			if _, err := op.Setup(q, kernels.Params{Size: 0}); !errors.Is(err, engine.ErrInvalidArg) {
+			if _, err := op.Setup(t.Context(), q, kernels.Params{Size: 0}); !errors.Is(err, engine.ErrInvalidArg) {
 				t.Errorf("%s: size 0: %v, want ErrInvalidArg", op.Name, err)
 			}
 		}

@@ -53,8 +53,8 @@ func launchOp(m Mode, sizeDoc string, def, quick int) kernels.Op {
 		Variants: []kernels.Variant{{
 			Name: kernels.PortableName, Doc: "the OpenCL C empty kernel, on every backend (a CUDA graph on CUDA)",
 			Dialect: engine.DialectOpenCL,
-			Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupLaunch(q, name, m, p)
+			Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupLaunch(ctx, q, name, m, p)
 			},
 		}},
 	}
@@ -74,14 +74,13 @@ type launchInstance struct {
 	launches int64
 }
 
-func setupLaunch(q *engine.Queue, name string, m Mode, p kernels.Params) (_ kernels.Instance, err error) {
+func setupLaunch(ctx context.Context, q *engine.Queue, name string, m Mode, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
 	if p.Size > math.MaxInt32 {
 		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of 2^31-1 launches: %w", name, p.Size, engine.ErrInvalidArg)
 	}
-	ctx := context.TODO()
 	dev := q.Device()
 	in := &launchInstance{mode: m, n: p.Size}
 	if m == RoundTrip {
@@ -125,8 +124,7 @@ func setupLaunch(q *engine.Queue, name string, m Mode, p kernels.Params) (_ kern
 
 // Run launches the empty kernel as the op's mode says, on the instance's queue, and waits
 // for the launches. q is not used: a launch inside its Timed would be timed on the device.
-func (in *launchInstance) Run(q *engine.Queue) error {
-	ctx := context.TODO()
+func (in *launchInstance) Run(ctx context.Context, q *engine.Queue) error {
 	if in.mode == Graph {
 		if err := in.g.Launch(in.q); err != nil {
 			return err
@@ -144,9 +142,9 @@ func (in *launchInstance) Run(q *engine.Queue) error {
 
 // Verify reads the counter back: launch_empty must have run once for each launch since
 // Setup.
-func (in *launchInstance) Verify(q *engine.Queue) error {
+func (in *launchInstance) Verify(ctx context.Context, q *engine.Queue) error {
 	got := make([]uint32, 1)
-	if err := in.count.Read(context.TODO(), q, 0, got); err != nil {
+	if err := in.count.Read(ctx, q, 0, got); err != nil {
 		return err
 	}
 	if want := uint32(in.launches); got[0] != want {

@@ -46,7 +46,9 @@ func mapOp[T kernels.Float](op MapOp) kernels.Op {
 		Name: name, Family: "map", Type: kernels.TypeName[T](), Doc: mapDocs[op],
 		SizeDoc: "n elements per array", DefaultSize: 1 << 25, QuickSize: 1 << 20,
 		Variants: append(vendorVariants[T](name, op),
-			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) { return setupMap[T](q, name, op, p) })),
+			kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupMap[T](ctx, q, name, op, p)
+			})),
 		Split: mapSplit[T](name, op),
 	}
 }
@@ -62,13 +64,13 @@ type mapInstance[T kernels.Float] struct {
 	n    int
 }
 
-func setupMap[T kernels.Float](q *engine.Queue, name string, op MapOp, p kernels.Params) (kernels.Instance, error) {
-	return newMapInstance[T](q, name, op, p, true)
+func setupMap[T kernels.Float](ctx context.Context, q *engine.Queue, name string, op MapOp, p kernels.Params) (kernels.Instance, error) {
+	return newMapInstance[T](ctx, q, name, op, p, true)
 }
 
 // newMapInstance sets up the inputs and output of a map op; kernel compiles Prism's kernels
 // (vendor variants run a library instead).
-func newMapInstance[T kernels.Float](q *engine.Queue, name string, op MapOp, p kernels.Params, kernel bool) (_ *mapInstance[T], err error) {
+func newMapInstance[T kernels.Float](ctx context.Context, q *engine.Queue, name string, op MapOp, p kernels.Params, kernel bool) (_ *mapInstance[T], err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -94,7 +96,7 @@ func newMapInstance[T kernels.Float](q *engine.Queue, name string, op MapOp, p k
 	in.a, in.b = T(rng.Float64()*4-2), T(rng.Float64()*4-2)
 	k := mapInputs(op)
 	lo, hi := mapRange(op)
-	in.x, err = kernels.NewInputsChunked(context.TODO(), q, p, k, n, func(_, _, _ int, dst []T) {
+	in.x, err = kernels.NewInputsChunked(ctx, q, p, k, n, func(_, _, _ int, dst []T) {
 		kernels.FillRand(rng, dst, lo, hi) // the arrays in order, as RandFloats would draw them
 	})
 	if err != nil {
@@ -106,15 +108,15 @@ func newMapInstance[T kernels.Float](q *engine.Queue, name string, op MapOp, p k
 	return in, nil
 }
 
-func (in *mapInstance[T]) Run(q *engine.Queue) error {
+func (in *mapInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	return in.m.Run(q, in.op, in.a, in.b, append([]*engine.Buffer[T]{in.out}, in.x.Next()...)...)
 }
 
 // Verify checks the output of the last Run against MapRef within MapTolerance, a chunk at
 // a time (kernels.CheckElementwise).
-func (in *mapInstance[T]) Verify(q *engine.Queue) error {
+func (in *mapInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
 	a, b := float64(in.a), float64(in.b)
-	return kernels.CheckElementwise(context.TODO(), q, "map "+string(in.op), in.out, in.x, func(_ int, x [][]T, want, tol []float64) {
+	return kernels.CheckElementwise(ctx, q, "map "+string(in.op), in.out, in.x, func(_ int, x [][]T, want, tol []float64) {
 		mapRefInto(in.op, a, b, want, x...)
 		mapToleranceInto(in.op, a, b, tol, x...)
 	})

@@ -111,12 +111,12 @@ func TestMapSplitSameAsOneDevice(t *testing.T) {
 			continue
 		}
 		t.Run(op.Name, func(t *testing.T) {
-			one, err := op.Setup(q, kernels.Params{Size: n, Seed: 8, Variant: kernels.PortableName})
+			one, err := op.Setup(t.Context(), q, kernels.Params{Size: n, Seed: 8, Variant: kernels.PortableName})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer one.Close()
-			if err := one.Run(q); err != nil {
+			if err := one.Run(t.Context(), q); err != nil {
 				t.Fatal(err)
 			}
 			want := one.(*mapInstance[float32])

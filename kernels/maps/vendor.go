@@ -1,6 +1,7 @@
 package maps
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -15,8 +16,8 @@ func vendorVariants[T kernels.Float](name string, op MapOp) []kernels.Variant {
 	if op != MapAxpy {
 		return nil
 	}
-	setup := func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupVendorAxpy[T](q, name, p)
+	setup := func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupVendorAxpy[T](ctx, q, name, p)
 	}
 	return []kernels.Variant{
 		{Name: "cuBLAS", Doc: "the vendor baseline: cublasSaxpy/Daxpy", Backend: "cuda", Vendor: true, Setup: setup},
@@ -33,7 +34,7 @@ type vendorAxpy[T kernels.Float] struct {
 	blas *engine.BLAS
 }
 
-func setupVendorAxpy[T kernels.Float](q *engine.Queue, name string, p kernels.Params) (kernels.Instance, error) {
+func setupVendorAxpy[T kernels.Float](ctx context.Context, q *engine.Queue, name string, p kernels.Params) (kernels.Instance, error) {
 	blas, err := q.Device().BLAS()
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
@@ -41,7 +42,7 @@ func setupVendorAxpy[T kernels.Float](q *engine.Queue, name string, p kernels.Pa
 		}
 		return nil, err
 	}
-	in, err := newMapInstance[T](q, name, MapAxpy, p, false)
+	in, err := newMapInstance[T](ctx, q, name, MapAxpy, p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +59,12 @@ func (v *vendorAxpy[T]) reset(q *engine.Queue, xy []*engine.Buffer[T]) error {
 	return v.out.CopyFrom(q, 0, xy[1], 0, v.n)
 }
 
-func (v *vendorAxpy[T]) Run(q *engine.Queue) error {
+func (v *vendorAxpy[T]) Run(ctx context.Context, q *engine.Queue) error {
 	xy := v.x.Next()
 	return engine.Axpy(v.blas, q, v.n, v.a, xy[0], v.out)
 }
 
-func (v *vendorAxpy[T]) Verify(q *engine.Queue) error {
+func (v *vendorAxpy[T]) Verify(ctx context.Context, q *engine.Queue) error {
 	xy := v.x.LastBuffers()
 	if err := v.reset(q, xy); err != nil {
 		return err
@@ -71,7 +72,7 @@ func (v *vendorAxpy[T]) Verify(q *engine.Queue) error {
 	if err := engine.Axpy(v.blas, q, v.n, v.a, xy[0], v.out); err != nil {
 		return err
 	}
-	return v.mapInstance.Verify(q)
+	return v.mapInstance.Verify(ctx, q)
 }
 
 // Library names the BLAS that ran.

@@ -392,22 +392,22 @@ func TestMonteCarloOpVerify(t *testing.T) {
 		for _, n := range sizes {
 			for _, op := range []kernels.Op{monteCarloOp(MCNormal), monteCarloOp(MCUniform)} {
 				t.Run(fmt.Sprintf("%s/n=%d", op.Name, n), func(t *testing.T) {
-					in, err := op.Setup(q, kernels.Params{Size: n, Seed: 5})
+					in, err := op.Setup(t.Context(), q, kernels.Params{Size: n, Seed: 5})
 					if err != nil {
 						t.Fatal(err)
 					}
 					defer in.Close()
-					if err := in.Run(q); err != nil {
+					if err := in.Run(t.Context(), q); err != nil {
 						t.Fatal(err)
 					}
-					if err := in.Verify(q); err != nil {
+					if err := in.Verify(t.Context(), q); err != nil {
 						t.Fatal(err)
 					}
 					// The sample always holds the last element: make it wrong.
 					if err := in.(*mcGenInstance[float32]).out.Write(t.Context(), q, n-1, []float32{2.5}); err != nil {
 						t.Fatal(err)
 					}
-					if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) {
+					if err := in.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) {
 						t.Fatalf("Verify after a wrong element: %v, want ErrVerify", err)
 					}
 				})

@@ -58,7 +58,7 @@ func monteCarloOp(op MonteCarloOp) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "montecarlo", Type: typ, Doc: monteCarloDocs[op],
 		SizeDoc: monteCarloSizeDocs[op], DefaultSize: 1 << 26, QuickSize: monteCarloQuick[op],
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			if err := kernels.CheckSize(name, p); err != nil {
 				return nil, err
 			}
@@ -111,7 +111,7 @@ func setupMCGen[E uint32 | float32](q *engine.Queue, op MonteCarloOp, p kernels.
 	return in, nil
 }
 
-func (in *mcGenInstance[E]) Run(q *engine.Queue) error {
+func (in *mcGenInstance[E]) Run(ctx context.Context, q *engine.Queue) error {
 	switch out := any(in.out).(type) {
 	case *engine.Buffer[uint32]:
 		return in.m.Bits(q, out, in.at)
@@ -124,10 +124,10 @@ func (in *mcGenInstance[E]) Run(q *engine.Queue) error {
 	return fmt.Errorf("kernels: montecarlo %s: no buffer: %w", in.op, engine.ErrInvalidArg)
 }
 
-func (in *mcGenInstance[E]) Verify(q *engine.Queue) error {
+func (in *mcGenInstance[E]) Verify(ctx context.Context, q *engine.Queue) error {
 	what := "montecarlo " + string(in.op)
 	if in.n <= mcFullVerify { // everything, against the block-wise references
-		got, err := in.out.Download(context.TODO(), q)
+		got, err := in.out.Download(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (in *mcGenInstance[E]) Verify(q *engine.Queue) error {
 	// A sample: the first, the last and 4096 seeded random elements.
 	got := make([]E, 1)
 	for _, i := range kernels.SampleIndices(in.n, kernels.NewRand(in.at.Seed, 0x6d63)) {
-		if err := in.out.Read(context.TODO(), q, i, got); err != nil {
+		if err := in.out.Read(ctx, q, i, got); err != nil {
 			return err
 		}
 		var want, tol float64
@@ -209,23 +209,23 @@ func setupMCReduce(q *engine.Queue, op MonteCarloOp, p kernels.Params) (_ kernel
 	return in, nil
 }
 
-func (in *mcReduceInstance) Run(q *engine.Queue) error {
+func (in *mcReduceInstance) Run(ctx context.Context, q *engine.Queue) error {
 	if in.op == MCPi {
 		return in.m.PiCountInto(q, in.count, in.partU, in.n, in.at)
 	}
 	return in.m.OptionInto(q, in.price, in.partF, in.n, mcOption, in.at)
 }
 
-func (in *mcReduceInstance) Verify(q *engine.Queue) error {
+func (in *mcReduceInstance) Verify(ctx context.Context, q *engine.Queue) error {
 	if in.op == MCPi {
 		var got [1]uint32
-		if err := in.count.Read(context.TODO(), q, 0, got[:]); err != nil {
+		if err := in.count.Read(ctx, q, 0, got[:]); err != nil {
 			return err
 		}
 		return kernels.CheckEqual("montecarlo pi count", got[:], []uint32{PiRef(in.at, in.n)})
 	}
 	var got [1]float32
-	if err := in.price.Read(context.TODO(), q, 0, got[:]); err != nil {
+	if err := in.price.Read(ctx, q, 0, got[:]); err != nil {
 		return err
 	}
 	e := OptionRef(mcOption, in.n, in.at)

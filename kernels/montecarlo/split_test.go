@@ -20,12 +20,12 @@ func mcOneDevice(t *testing.T, dev *engine.Device, op MonteCarloOp, n int, seed 
 		t.Fatal(err)
 	}
 	defer q.Close()
-	in, err := monteCarloOp(op).Setup(q, kernels.Params{Size: n, Seed: seed})
+	in, err := monteCarloOp(op).Setup(t.Context(), q, kernels.Params{Size: n, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	if err := in.Run(q); err != nil {
+	if err := in.Run(t.Context(), q); err != nil {
 		t.Fatal(err)
 	}
 	switch in := in.(type) {

@@ -49,11 +49,11 @@ func overlapOp(k int) kernels.Op {
 		// element make about 40 ms a run on PoCL on two cores (Setup times 8 such runs):
 		// PoCL runs each element's chain of dependent multiply-adds on a scalar unit.
 		DefaultSize: 1 << 28, QuickSize: 1 << 14,
-		Variants: kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		Variants: kernels.Portable(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			if err := kernels.CheckSize(name, p); err != nil {
 				return nil, err
 			}
-			return newPipeline(q, name, p.Size, k, Chunks, Iters, p.Seed)
+			return newPipeline(ctx, q, name, p.Size, k, Chunks, Iters, p.Seed)
 		}),
 	}
 }
@@ -119,14 +119,13 @@ type pipeline struct {
 // newPipeline sets a pipeline up on q's device: k queues, n random inputs in [-1, 1) from
 // seed in pinned memory, the outputs set to the sentinel; then it times the pipeline on one
 // queue, and each stage alone, for Figures.
-func newPipeline(q *engine.Queue, name string, n, k, chunks, iters int, seed uint64) (_ *pipeline, err error) {
+func newPipeline(ctx context.Context, q *engine.Queue, name string, n, k, chunks, iters int, seed uint64) (_ *pipeline, err error) {
 	if n > math.MaxInt32-guard {
 		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of 2^31-1 elements with the guard band: %w", name, n, engine.ErrInvalidArg)
 	}
 	if k < 1 || chunks < 1 || iters < 0 {
 		return nil, fmt.Errorf("kernels: %s: %d queues, %d chunks, %d steps; want at least 1, 1 and 0: %w", name, k, chunks, iters, engine.ErrInvalidArg)
 	}
-	ctx := context.TODO()
 	dev := q.Device()
 	chunk := (n + chunks - 1) / chunks
 	p := &pipeline{what: "overlap " + OpName(k), n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk, iters: iters, seed: seed,
@@ -163,7 +162,7 @@ func newPipeline(q *engine.Queue, name string, n, k, chunks, iters int, seed uin
 	if err := p.x.Write(ctx, q, n, g); err != nil { // the guard band, which Verify reads back
 		return nil, err
 	}
-	if err := p.calibrate(q); err != nil {
+	if err := p.calibrate(ctx, q); err != nil {
 		return nil, err
 	}
 	// The calibration left the results in out: set it back, so that a Run that writes
@@ -176,7 +175,7 @@ func newPipeline(q *engine.Queue, name string, n, k, chunks, iters int, seed uin
 }
 
 // calibrate measures the stage times on the first queue, joined by q.
-func (p *pipeline) calibrate(q *engine.Queue) error {
+func (p *pipeline) calibrate(ctx context.Context, q *engine.Queue) error {
 	one := p.queues[:1]
 	for _, c := range []struct {
 		st  stage
@@ -185,7 +184,7 @@ func (p *pipeline) calibrate(q *engine.Queue) error {
 		var times []time.Duration
 		for range calibrationRuns {
 			start := time.Now()
-			if err := p.run(q, one, c.st); err != nil {
+			if err := p.run(ctx, q, one, c.st); err != nil {
 				return err
 			}
 			times = append(times, time.Since(start))
@@ -198,11 +197,13 @@ func (p *pipeline) calibrate(q *engine.Queue) error {
 
 // Run streams the n floats through the pipeline once and returns when they are all back
 // in host memory (see pipeline).
-func (p *pipeline) Run(q *engine.Queue) error { return p.run(q, p.queues, stageAll) }
+func (p *pipeline) Run(ctx context.Context, q *engine.Queue) error {
+	return p.run(ctx, q, p.queues, stageAll)
+}
 
 // run enqueues the stages st of every chunk round-robin on queues, then joins them on q
 // and waits for them all.
-func (p *pipeline) run(q *engine.Queue, queues []*engine.Queue, st stage) error {
+func (p *pipeline) run(ctx context.Context, q *engine.Queue, queues []*engine.Queue, st stage) error {
 	for c := range p.chunks {
 		pq := queues[c%len(queues)]
 		off := c * p.chunk
@@ -227,7 +228,7 @@ func (p *pipeline) run(q *engine.Queue, queues []*engine.Queue, st stage) error 
 			ev.Close()
 		}
 	}
-	return p.join(q, queues[:min(len(queues), p.chunks)])
+	return p.join(ctx, q, queues[:min(len(queues), p.chunks)])
 }
 
 // join waits until every command enqueued on queues has completed: on the device, through
@@ -235,8 +236,7 @@ func (p *pipeline) run(q *engine.Queue, queues []*engine.Queue, st stage) error 
 // commands together on OpenCL), then on the host for q; the recorded events, waited for
 // once q is done, tell the memory pool that the queues' commands have completed. Where
 // the backend records no events, the queues are finished one after the other.
-func (p *pipeline) join(q *engine.Queue, queues []*engine.Queue) error {
-	ctx := context.TODO()
+func (p *pipeline) join(ctx context.Context, q *engine.Queue, queues []*engine.Queue) error {
 	if !p.recFail {
 		var evs []*engine.Event
 		defer func() {
@@ -282,8 +282,7 @@ func (p *pipeline) join(q *engine.Queue, queues []*engine.Queue) error {
 // Tolerance: every element up to 2^14 of them, else the first and last element of every
 // chunk and 4096 more drawn from the seed; and checks the guard bands after the outputs in
 // host memory and after the data on the device.
-func (p *pipeline) Verify(q *engine.Queue) error {
-	ctx := context.TODO()
+func (p *pipeline) Verify(ctx context.Context, q *engine.Queue) error {
 	out, in := p.out.Slice(), p.in.Slice()
 	for j, v := range out[p.n:] {
 		if math.Float32bits(v) != math.Float32bits(sentinel) {

@@ -80,7 +80,7 @@ func TestPipeline(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("n=%d/queues=%d/chunks=%d", c.n, c.queues, c.chunks), func(t *testing.T) {
-				p, err := newPipeline(q, "overlap test", c.n, c.queues, c.chunks, c.iters, 17)
+				p, err := newPipeline(t.Context(), q, "overlap test", c.n, c.queues, c.chunks, c.iters, 17)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,14 +89,14 @@ func TestPipeline(t *testing.T) {
 						t.Error(err)
 					}
 				}()
-				if err := p.Verify(q); !errors.Is(err, kernels.ErrVerify) {
+				if err := p.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) {
 					t.Fatalf("Verify before any Run: %v, want ErrVerify", err)
 				}
 				for run := range 2 {
-					if err := p.Run(q); err != nil {
+					if err := p.Run(t.Context(), q); err != nil {
 						t.Fatal(err)
 					}
-					if err := p.Verify(q); err != nil {
+					if err := p.Verify(t.Context(), q); err != nil {
 						t.Fatalf("run %d (%s): %v", run, p.Shape(), err)
 					}
 				}
@@ -124,12 +124,12 @@ func TestPipeline(t *testing.T) {
 				out := p.out.Slice()
 				last := out[c.n-1]
 				out[c.n-1] = -last - 1
-				if err := p.Verify(q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), fmt.Sprintf("element %d ", c.n-1)) {
+				if err := p.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), fmt.Sprintf("element %d ", c.n-1)) {
 					t.Errorf("last output spoiled: %v; want ErrVerify naming element %d", err, c.n-1)
 				}
 				out[c.n-1] = last
 				out[c.n+guard-1] = 0
-				if err := p.Verify(q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "guard element 63") {
+				if err := p.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "guard element 63") {
 					t.Errorf("guard spoiled: %v; want ErrVerify naming guard element 63", err)
 				}
 			})

@@ -47,8 +47,8 @@ func reduceOp[T ReduceElem](op ReduceOp, rows bool) kernels.Op {
 	if _, ok := any(*new(T)).(int32); ok && op == ReduceSum {
 		doc += "; wraps modulo 2^32"
 	}
-	variants := kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupReduce[T](q, name, op, rows, false, p)
+	variants := kernels.Portable(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupReduce[T](ctx, q, name, op, rows, false, p)
 	})
 	if op == ReduceSum && !rows {
 		variants = append([]kernels.Variant{shflVariant[T](name)}, variants...)
@@ -70,8 +70,8 @@ func shflVariant[T ReduceElem](name string) kernels.Variant {
 		Name: "cuda-shfl", Doc: "one launch: 16-byte loads, warp shuffles, the last block sums the partials (CUDA C++)",
 		Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
 		Tunables: fmt.Sprintf("BLOCK=%d UNROLL=4 VEC=%d; 8 blocks per SM", shflBlock, 16/engine.SizeOf[T]()),
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupReduce[T](q, name, ReduceSum, false, true, p)
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupReduce[T](ctx, q, name, ReduceSum, false, true, p)
 		},
 	}
 }
@@ -108,7 +108,7 @@ func reduceInputs[T ReduceElem](rng *rand.Rand, op ReduceOp, n int) []T {
 }
 
 // setupReduce sets up op; shfl selects the cuda-shfl variant (whole-array sums only).
-func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows, shfl bool, p kernels.Params) (_ kernels.Instance, err error) {
+func setupReduce[T ReduceElem](ctx context.Context, q *engine.Queue, name string, op ReduceOp, rows, shfl bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows, 
 	}
 	n := max(in.rows, 1) * in.cols
 	rng := kernels.NewRand(p.Seed, 0x726564756365) // "reduce"
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{reduceInputs[T](rng, op, n)} })
+	in.x, err = kernels.NewInputs(ctx, q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{reduceInputs[T](rng, op, n)} })
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func setupReduce[T ReduceElem](q *engine.Queue, name string, op ReduceOp, rows, 
 	return in, nil
 }
 
-func (in *reduceInstance[T]) Run(q *engine.Queue) error {
+func (in *reduceInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	x := in.x.Next()[0]
 	switch {
 	case in.shfl != nil:
@@ -179,18 +179,18 @@ func (in *reduceInstance[T]) Run(q *engine.Queue) error {
 }
 
 // Verify compares every output with the reference (one pass over the input on the host).
-func (in *reduceInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+func (in *reduceInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
 	var gotIdx []int32
 	if in.op.IsArg() {
-		if gotIdx, err = in.idx.Download(context.TODO(), q); err != nil {
+		if gotIdx, err = in.idx.Download(ctx, q); err != nil {
 			return err
 		}
 	}
-	last, err := in.x.Last(context.TODO())
+	last, err := in.x.Last(ctx)
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func (sp *reduceSplit[T]) ready(ctx context.Context, dev *engine.Device) (_ *red
 	}
 	p := sp.p
 	p.Size = 1
-	inst, err := v.Setup(pt.q, p)
+	inst, err := v.Setup(ctx, pt.q, p)
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func TestSplitReduce(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer q.Close()
-				one, err := op.Setup(q, p)
+				one, err := op.Setup(t.Context(), q, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -178,7 +178,7 @@ func TestSplitReduceInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer in.Close()
-		one, err := op.Setup(q, p)
+		one, err := op.Setup(t.Context(), q, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,8 +20,8 @@ func vendorVariants[T ReduceElem](name string, op ReduceOp, rows bool) []kernels
 	}
 	return []kernels.Variant{{
 		Name: "CLBlast", Doc: "the vendor baseline: CLBlastSsum/Dsum", Backend: "opencl", Vendor: true,
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupVendorSum[T](q, name, p)
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupVendorSum[T](ctx, q, name, p)
 		},
 	}}
 }
@@ -32,7 +32,7 @@ type vendorSum[T ReduceElem] struct {
 	blas *engine.BLAS
 }
 
-func setupVendorSum[T ReduceElem](q *engine.Queue, name string, p kernels.Params) (kernels.Instance, error) {
+func setupVendorSum[T ReduceElem](ctx context.Context, q *engine.Queue, name string, p kernels.Params) (kernels.Instance, error) {
 	blas, err := q.Device().BLAS()
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
@@ -40,14 +40,14 @@ func setupVendorSum[T ReduceElem](q *engine.Queue, name string, p kernels.Params
 		}
 		return nil, err
 	}
-	in, err := setupReduce[T](q, name, ReduceSum, false, false, p)
+	in, err := setupReduce[T](ctx, q, name, ReduceSum, false, false, p)
 	if err != nil {
 		return nil, err
 	}
 	return &vendorSum[T]{reduceInstance: in.(*reduceInstance[T]), blas: blas}, nil
 }
 
-func (v *vendorSum[T]) Run(q *engine.Queue) error {
+func (v *vendorSum[T]) Run(ctx context.Context, q *engine.Queue) error {
 	x := v.x.Next()[0]
 	switch out := any(v.out).(type) {
 	case *engine.Buffer[float32]:
@@ -60,12 +60,12 @@ func (v *vendorSum[T]) Run(q *engine.Queue) error {
 
 // Verify checks the sum within kernels.SumBound of its n roundings (the library's order is
 // not known).
-func (v *vendorSum[T]) Verify(q *engine.Queue) error {
-	got, err := v.out.Download(context.TODO(), q)
+func (v *vendorSum[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := v.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
-	last, err := v.x.Last(context.TODO())
+	last, err := v.x.Last(ctx)
 	if err != nil {
 		return err
 	}

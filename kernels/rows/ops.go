@@ -53,8 +53,8 @@ func rowOp(name, doc string, kind rowKind, maxCols, defaultSize int) kernels.Op 
 // rowVariants are a row op's variants: the warp kernels first where rows fit a warp, then
 // the portable ones.
 func rowVariants(name string, kind rowKind, maxCols int) []kernels.Variant {
-	portable := kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupRowOp[float32](q, name, p, kind, maxCols)
+	portable := kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupRowOp[float32](ctx, q, name, p, kind, maxCols)
 	})
 	if !WarpFits(maxCols) {
 		return []kernels.Variant{portable}
@@ -96,17 +96,17 @@ type rowInstance[T kernels.Float] struct {
 	seed        uint64
 }
 
-func setupRowOp[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (kernels.Instance, error) {
-	return setupRows[T](q, name, p, kind, maxCols, false)
+func setupRowOp[T kernels.Float](ctx context.Context, q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (kernels.Instance, error) {
+	return setupRows[T](ctx, q, name, p, kind, maxCols, false)
 }
 
 // setupRowOpWarp sets up the cuda-warp variant of a float32 row op.
-func setupRowOpWarp(q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (kernels.Instance, error) {
-	return setupRows[float32](q, name, p, kind, maxCols, true)
+func setupRowOpWarp(ctx context.Context, q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int) (kernels.Instance, error) {
+	return setupRows[float32](ctx, q, name, p, kind, maxCols, true)
 }
 
 // setupRows sets up a row op, on the warp kernels (float32 only) or the portable ones.
-func setupRows[T kernels.Float](q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int, warp bool) (_ kernels.Instance, err error) {
+func setupRows[T kernels.Float](ctx context.Context, q *engine.Queue, name string, p kernels.Params, kind rowKind, maxCols int, warp bool) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -140,15 +140,15 @@ func setupRows[T kernels.Float](q *engine.Queue, name string, p kernels.Params, 
 	if kind == rowLayerNorm {
 		rng = kernels.NewRand(p.Seed, 0x1a7e)
 		in.gamma, in.beta = kernels.RandFloats[T](rng, cols, 0.5, 1.5), kernels.RandFloats[T](rng, cols, -0.5, 0.5)
-		if in.bg, err = engine.Upload(context.TODO(), q, in.gamma); err != nil {
+		if in.bg, err = engine.Upload(ctx, q, in.gamma); err != nil {
 			return nil, err
 		}
-		if in.bb, err = engine.Upload(context.TODO(), q, in.beta); err != nil {
+		if in.bb, err = engine.Upload(ctx, q, in.beta); err != nil {
 			return nil, err
 		}
 	}
 	x0 := rowOpInput[T](rng, kind, rows, cols)
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(set int) [][]T { return [][]T{kernels.Rotated(x0, set*(cols+1))} })
+	in.x, err = kernels.NewInputs(ctx, q, p, n*engine.SizeOf[T](), func(set int) [][]T { return [][]T{kernels.Rotated(x0, set*(cols+1))} })
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func rowOpInput[T kernels.Float](rng *rand.Rand, kind rowKind, rows, cols int) [
 	return x
 }
 
-func (in *rowInstance[T]) Run(q *engine.Queue) error {
+func (in *rowInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	x := in.x.Next()[0]
 	if in.warp != nil { // float32: the cuda-warp variant
 		y, xf := any(in.out).(*engine.Buffer[float32]), any(x).(*engine.Buffer[float32])
@@ -193,8 +193,8 @@ func (in *rowInstance[T]) Run(q *engine.Queue) error {
 
 // Verify checks every row, or, above rowVerifySample elements, a seeded sample of 16 rows
 // plus the first and the last.
-func (in *rowInstance[T]) Verify(q *engine.Queue) error {
-	last, err := in.x.Last(context.TODO())
+func (in *rowInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	last, err := in.x.Last(ctx)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 	var all []T
 	if len(rowIdx) == in.rows {
 		var err error
-		if all, err = in.out.Download(context.TODO(), q); err != nil {
+		if all, err = in.out.Download(ctx, q); err != nil {
 			return err
 		}
 	}
@@ -223,7 +223,7 @@ func (in *rowInstance[T]) Verify(q *engine.Queue) error {
 	for _, r := range rowIdx {
 		if all != nil {
 			got = all[r*in.cols : (r+1)*in.cols]
-		} else if err := in.out.Read(context.TODO(), q, r*in.cols, got); err != nil {
+		} else if err := in.out.Read(ctx, q, r*in.cols, got); err != nil {
 			return err
 		}
 		xr := x[r*in.cols : (r+1)*in.cols]

@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -112,8 +113,8 @@ func warpVariant(name string, kind rowKind, maxCols int) kernels.Variant {
 		Name: "cuda-warp", Doc: "one warp per row: 16-byte loads, the row in registers, warp shuffles, no barrier (CUDA C++)",
 		Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
 		Tunables: fmt.Sprintf("ROWS=%d VECS=%d; rows of up to %d floats", warpRows, warpVecs, warpMaxCols),
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupRowOpWarp(q, name, p, kind, maxCols)
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupRowOpWarp(ctx, q, name, p, kind, maxCols)
 		},
 	}
 }

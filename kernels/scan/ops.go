@@ -41,19 +41,19 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 				Name: "cuda-lookback", Doc: "one pass, one launch: tiles scanned in shared memory, each tile's offset from its predecessors' published sums (decoupled look-back; CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
 				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d) VEC=%d MINBLOCKS=%d", lookbackBlock, lookbackItems, lookbackTile, lookbackDefault.vec, lookbackDefault.minBlocks),
-				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-					return setupScan[T](q, name, exclusive, true, p)
+				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+					return setupScan[T](ctx, q, name, exclusive, true, p)
 				},
 			},
-			portableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupScan[T](q, name, exclusive, false, p)
+			portableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupScan[T](ctx, q, name, exclusive, false, p)
 			}),
 		},
 	}
 }
 
 // portableVariant is scan.cl's variant, its doc saying how it scans.
-func portableVariant(setup func(q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
+func portableVariant(setup func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
 	v := kernels.PortableVariant(setup)
 	v.Doc = "reduce-then-scan, three passes over memory: chunk sums, then tiles scanned in registers with 16-byte accesses, item totals through local memory, and a carry (OpenCL C, every backend)"
 	return v
@@ -87,7 +87,7 @@ func scanInputs[T ScanElem](rng *rand.Rand, n int) []T {
 }
 
 // setupScan sets up a scan op; lookback selects the cuda-lookback variant.
-func setupScan[T ScanElem](q *engine.Queue, name string, exclusive, lookback bool, p kernels.Params) (_ kernels.Instance, err error) {
+func setupScan[T ScanElem](ctx context.Context, q *engine.Queue, name string, exclusive, lookback bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func setupScan[T ScanElem](q *engine.Queue, name string, exclusive, lookback boo
 		return nil, err
 	}
 	rng := kernels.NewRand(p.Seed, 0x7363616e) // "scan"
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{scanInputs[T](rng, n)} })
+	in.x, err = kernels.NewInputs(ctx, q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{scanInputs[T](rng, n)} })
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func setupScan[T ScanElem](q *engine.Queue, name string, exclusive, lookback boo
 	return in, nil
 }
 
-func (in *scanInstance[T]) Run(q *engine.Queue) error {
+func (in *scanInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	if in.lb != nil {
 		return in.lb.Into(q, in.y, in.x.Next()[0], in.n, in.exclusive)
 	}
@@ -132,12 +132,12 @@ func (in *scanInstance[T]) Run(q *engine.Queue) error {
 }
 
 // Verify compares every output element with the reference (one pass on the host).
-func (in *scanInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.y.Download(context.TODO(), q)
+func (in *scanInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.y.Download(ctx, q)
 	if err != nil {
 		return err
 	}
-	last, err := in.x.Last(context.TODO())
+	last, err := in.x.Last(ctx)
 	if err != nil {
 		return err
 	}

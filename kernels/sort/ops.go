@@ -39,12 +39,12 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
 				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d) MINBLOCKS=%d, 4 passes", onesweepBlock, onesweepItems, onesweepTile, onesweepMinBlocks),
-				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-					return setupSort(q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewOnesweep[K](dev) })
+				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+					return setupSort(ctx, q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewOnesweep[K](dev) })
 				},
 			},
-			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupSort(q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewSorter[K](dev) })
+			kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupSort(ctx, q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewSorter[K](dev) })
 			}),
 		},
 		Split: sortSplit[K](name, pairs, order),
@@ -72,7 +72,7 @@ type sortInstance[K SortKey] struct {
 	vout  *engine.Buffer[uint32]
 }
 
-func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOrder, p kernels.Params,
+func setupSort[K SortKey](ctx context.Context, q *engine.Queue, name string, pairs bool, order SortOrder, p kernels.Params,
 	newSorter func(*engine.Device) (sorter[K], error)) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 			idx[i] = uint32(i)
 		}
 	}
-	in.keys, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]K {
+	in.keys, err = kernels.NewInputs(ctx, q, p, setBytes, func(int) [][]K {
 		keys := make([]K, n)
 		for i := range keys {
 			switch k := any(&keys[i]).(type) {
@@ -117,7 +117,7 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 		return nil, err
 	}
 	if pairs {
-		if in.vals, err = kernels.NewInputs(context.TODO(), q, p, setBytes, func(int) [][]uint32 { return [][]uint32{idx} }); err != nil {
+		if in.vals, err = kernels.NewInputs(ctx, q, p, setBytes, func(int) [][]uint32 { return [][]uint32{idx} }); err != nil {
 			return nil, err
 		}
 	}
@@ -135,7 +135,7 @@ func setupSort[K SortKey](q *engine.Queue, name string, pairs bool, order SortOr
 	return in, nil
 }
 
-func (in *sortInstance[K]) Run(q *engine.Queue) error {
+func (in *sortInstance[K]) Run(ctx context.Context, q *engine.Queue) error {
 	keys := in.keys.Next()[0]
 	if in.pairs {
 		return in.s.Pairs(q, in.out, keys, in.vout, in.vals.Next()[0], in.n, in.order)
@@ -144,19 +144,19 @@ func (in *sortInstance[K]) Run(q *engine.Queue) error {
 }
 
 // Verify compares the whole output with the host radix sort (O(n), exact).
-func (in *sortInstance[K]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+func (in *sortInstance[K]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
-	ks, err := in.keys.Last(context.TODO())
+	ks, err := in.keys.Last(ctx)
 	if err != nil {
 		return err
 	}
 	keys := ks[0]
 	var idx []uint32
 	if in.pairs {
-		vs, err := in.vals.Last(context.TODO())
+		vs, err := in.vals.Last(ctx)
 		if err != nil {
 			return err
 		}
@@ -167,7 +167,7 @@ func (in *sortInstance[K]) Verify(q *engine.Queue) error {
 		return err
 	}
 	if in.pairs {
-		gotV, err := in.vout.Download(context.TODO(), q)
+		gotV, err := in.vout.Download(ctx, q)
 		if err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func TestSortSplitInputs(t *testing.T) {
 	defer q.Close()
 	const n = 1000
 	for _, op := range []kernels.Op{Family().Ops[0], Family().Ops[1]} {
-		one, err := op.Setup(q, kernels.Params{Size: n, Seed: 9})
+		one, err := op.Setup(t.Context(), q, kernels.Params{Size: n, Seed: 9})
 		if err != nil {
 			t.Fatal(err)
 		}

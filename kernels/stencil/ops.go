@@ -40,8 +40,8 @@ func stencilOp[T kernels.Float](k StencilKind) kernels.Op {
 	if k.Dims() == 3 {
 		quick = 1 << 18 // 64^3: PoCL runs the z-marching kernels at about 20-50 ns a point
 	}
-	variants := kernels.Portable(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-		return setupStencil[T](q, name, k, false, p)
+	variants := kernels.Portable(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		return setupStencil[T](ctx, q, name, k, false, p)
 	})
 	variants[0].Doc = portableDocs[k]
 	if k.Dims() == 3 {
@@ -82,8 +82,8 @@ func zmarchVariant[T kernels.Float](name string, k StencilKind) kernels.Variant 
 			}
 			return out
 		},
-		Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupStencil[T](q, name, k, true, p)
+		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+			return setupStencil[T](ctx, q, name, k, true, p)
 		},
 	}
 }
@@ -116,7 +116,7 @@ type stencilInstance[T kernels.Float] struct {
 }
 
 // setupStencil sets up a stencil op; zmarch selects the zmarch variant (3D kinds only).
-func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, zmarch bool, p kernels.Params) (_ kernels.Instance, err error) {
+func setupStencil[T kernels.Float](ctx context.Context, q *engine.Queue, name string, k StencilKind, zmarch bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -145,10 +145,10 @@ func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, 
 	n := nx * ny * nz
 	rng := kernels.NewRand(p.Seed, 0x5374)
 	in.w = kernels.RandFloats[T](rng, k.Points(), -1, 1)
-	if in.bw, err = engine.Upload(context.TODO(), q, in.w); err != nil {
+	if in.bw, err = engine.Upload(ctx, q, in.w); err != nil {
 		return nil, err
 	}
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
+	in.x, err = kernels.NewInputs(ctx, q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func setupStencil[T kernels.Float](q *engine.Queue, name string, k StencilKind, 
 	return in, nil
 }
 
-func (in *stencilInstance[T]) Run(q *engine.Queue) error {
+func (in *stencilInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	if in.zm != nil {
 		return in.zm.Run(q, in.out, in.x.Next()[0], in.bw, in.nx, in.ny, in.nz)
 	}
@@ -167,12 +167,12 @@ func (in *stencilInstance[T]) Run(q *engine.Queue) error {
 
 // Verify checks the output against the float64 reference: every point up to
 // verifyFullMax points, a seeded sample above (VerifyIndices).
-func (in *stencilInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+func (in *stencilInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
-	last, err := in.x.Last(context.TODO())
+	last, err := in.x.Last(ctx)
 	if err != nil {
 		return err
 	}

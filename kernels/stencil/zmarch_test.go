@@ -271,14 +271,14 @@ func TestZMarchVariant(t *testing.T) {
 				t.Errorf("%s: picked %s (%v), want %s", op.Name, v.Name, err, ZMarchName)
 			}
 			for _, tun := range []string{"", "SX=8 SY=2 RY=3 ZC=5"} {
-				in, err := v.Setup(q, kernels.Params{Size: 10 * 10 * 10, Seed: 3, Tunables: tun})
+				in, err := v.Setup(t.Context(), q, kernels.Params{Size: 10 * 10 * 10, Seed: 3, Tunables: tun})
 				if err != nil {
 					t.Fatalf("%s: setup %q: %v", op.Name, tun, err)
 				}
-				if err := in.Run(q); err != nil {
+				if err := in.Run(t.Context(), q); err != nil {
 					t.Fatal(err)
 				}
-				if err := in.Verify(q); err != nil {
+				if err := in.Verify(t.Context(), q); err != nil {
 					t.Errorf("%s %q: %v", op.Name, tun, err)
 				}
 				if tr, ok := in.(kernels.TunablesReporter); !ok || !strings.HasPrefix(tr.Tunables(), "SX=") {

@@ -41,8 +41,8 @@ func streamOp[T kernels.Float](op StreamOp) kernels.Op {
 		Name: name, Family: "stream", Type: kernels.TypeName[T](), Doc: streamDocs[op],
 		SizeDoc: "n elements per array", DefaultSize: 1 << 24, QuickSize: 1 << 20,
 		Variants: append(vendorVariants[T](name, op),
-			kernels.PortableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupStream[T](q, name, op, p)
+			kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupStream[T](ctx, q, name, op, p)
 			})),
 	}
 }
@@ -58,16 +58,16 @@ type streamInstance[T kernels.Float] struct {
 	out, part *engine.Buffer[T]
 }
 
-func setupStream[T kernels.Float](q *engine.Queue, name string, op StreamOp, p kernels.Params) (_ kernels.Instance, err error) {
+func setupStream[T kernels.Float](ctx context.Context, q *engine.Queue, name string, op StreamOp, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
-	return newStreamInstance[T](q, op, p, true)
+	return newStreamInstance[T](ctx, q, op, p, true)
 }
 
 // newStreamInstance sets up the inputs and output of a stream op; kernel compiles Prism's
 // kernels (vendor variants run a library instead).
-func newStreamInstance[T kernels.Float](q *engine.Queue, op StreamOp, p kernels.Params, kernel bool) (_ *streamInstance[T], err error) {
+func newStreamInstance[T kernels.Float](ctx context.Context, q *engine.Queue, op StreamOp, p kernels.Params, kernel bool) (_ *streamInstance[T], err error) {
 	if kernels.TypeOf[T]().FP64 && !q.Device().Info().FP64 {
 		return nil, fmt.Errorf("kernels: %s has no fp64: %w", q.Device().ID(), engine.ErrUnsupported)
 	}
@@ -85,7 +85,7 @@ func newStreamInstance[T kernels.Float](q *engine.Queue, op StreamOp, p kernels.
 	}
 	rng := kernels.NewRand(p.Seed, 1)
 	in.k = T(rng.Float64()*4 - 2)
-	in.ab, err = kernels.NewInputsChunked(context.TODO(), q, p, 2, n, func(_, _, _ int, dst []T) {
+	in.ab, err = kernels.NewInputsChunked(ctx, q, p, 2, n, func(_, _, _ int, dst []T) {
 		kernels.FillRand(rng, dst, -1, 1) // a, then b, as RandFloats would draw them
 	})
 	if err != nil {
@@ -107,7 +107,7 @@ func newStreamInstance[T kernels.Float](q *engine.Queue, op StreamOp, p kernels.
 	return in, nil
 }
 
-func (in *streamInstance[T]) Run(q *engine.Queue) error {
+func (in *streamInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	ab := in.ab.Next()
 	a, b := ab[0], ab[1]
 	switch in.op {
@@ -123,15 +123,14 @@ func (in *streamInstance[T]) Run(q *engine.Queue) error {
 // Verify checks the output of the last Run a chunk at a time (kernels.CheckElementwise),
 // after a first pass over the inputs for the largest terms, on which the tolerance of
 // every element depends; dot reads its inputs in one pass.
-func (in *streamInstance[T]) Verify(q *engine.Queue) error {
-	ctx := context.TODO()
+func (in *streamInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
 	if in.op == OpDot {
 		want, mag, err := in.dotRef(ctx)
 		if err != nil {
 			return err
 		}
 		tol := StreamTolerance[T](in.op, in.n, in.s.WorkGroup(), mag)
-		return in.checkDot("stream dot", q, want, tol)
+		return in.checkDot(ctx, "stream dot", q, want, tol)
 	}
 	var maxA, maxB float64
 	err := in.ab.LastChunks(ctx, func(_ int, ab [][]T) error {
@@ -190,9 +189,9 @@ func (in *streamInstance[T]) dotRef(ctx context.Context) (want, mag float64, err
 }
 
 // checkDot compares the one-element output of dot with want within tol.
-func (in *streamInstance[T]) checkDot(what string, q *engine.Queue, want, tol float64) error {
+func (in *streamInstance[T]) checkDot(ctx context.Context, what string, q *engine.Queue, want, tol float64) error {
 	var got [1]T
-	if err := in.out.Read(context.TODO(), q, 0, got[:]); err != nil {
+	if err := in.out.Read(ctx, q, 0, got[:]); err != nil {
 		return err
 	}
 	return kernels.CheckClose(what, got[:], []float64{want}, func(int) float64 { return tol })

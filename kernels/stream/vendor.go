@@ -16,11 +16,11 @@ func vendorVariants[T kernels.Float](name string, op StreamOp) []kernels.Variant
 	if op != OpDot {
 		return nil
 	}
-	setup := func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+	setup := func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 		if err := kernels.CheckSize(name, p); err != nil {
 			return nil, err
 		}
-		return setupVendorDot[T](q, p)
+		return setupVendorDot[T](ctx, q, p)
 	}
 	return []kernels.Variant{
 		{Name: "cuBLAS", Doc: "the vendor baseline: cublasSdot/Ddot, the result in device memory", Backend: "cuda", Vendor: true, Setup: setup},
@@ -34,7 +34,7 @@ type vendorDot[T kernels.Float] struct {
 	blas *engine.BLAS
 }
 
-func setupVendorDot[T kernels.Float](q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+func setupVendorDot[T kernels.Float](ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 	blas, err := q.Device().BLAS()
 	if err != nil {
 		if errors.Is(err, engine.ErrUnavailable) {
@@ -42,27 +42,27 @@ func setupVendorDot[T kernels.Float](q *engine.Queue, p kernels.Params) (kernels
 		}
 		return nil, err
 	}
-	in, err := newStreamInstance[T](q, OpDot, p, false)
+	in, err := newStreamInstance[T](ctx, q, OpDot, p, false)
 	if err != nil {
 		return nil, err
 	}
 	return &vendorDot[T]{streamInstance: in, blas: blas}, nil
 }
 
-func (v *vendorDot[T]) Run(q *engine.Queue) error {
+func (v *vendorDot[T]) Run(ctx context.Context, q *engine.Queue) error {
 	ab := v.ab.Next()
 	return engine.Dot(v.blas, q, v.n, ab[0], ab[1], v.out)
 }
 
 // Verify checks the dot product within kernels.SumBound of its n+1 roundings (a product and
 // n additions per term chain; the library's order is not known).
-func (v *vendorDot[T]) Verify(q *engine.Queue) error {
-	want, mag, err := v.dotRef(context.TODO())
+func (v *vendorDot[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	want, mag, err := v.dotRef(ctx)
 	if err != nil {
 		return err
 	}
 	tol := kernels.SumBound[T](v.n+1, mag)
-	return v.checkDot("stream dot ("+v.blas.Library().Name+")", q, want, tol)
+	return v.checkDot(ctx, "stream dot ("+v.blas.Library().Name+")", q, want, tol)
 }
 
 // Library names the BLAS that ran.

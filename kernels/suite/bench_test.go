@@ -48,22 +48,22 @@ func BenchmarkOps(b *testing.B) {
 			if size == 0 {
 				size = op.QuickSize
 			}
-			in, err := op.Setup(q, kernels.Params{Size: size, Seed: 1, Rotate: true})
+			in, err := op.Setup(ctx, q, kernels.Params{Size: size, Seed: 1, Rotate: true})
 			if err != nil {
 				b.Skip(err)
 			}
 			defer in.Close()
-			if err := in.Run(q); err != nil {
+			if err := in.Run(ctx, q); err != nil {
 				b.Fatal(err)
 			}
-			if err := in.Verify(q); err != nil {
+			if err := in.Verify(ctx, q); err != nil {
 				b.Fatal(err)
 			}
 			m := in.Model()
 			b.SetBytes(int64(m.Bytes))
 			b.ResetTimer()
 			for b.Loop() {
-				if err := in.Run(q); err != nil {
+				if err := in.Run(ctx, q); err != nil {
 					b.Fatal(err)
 				}
 				if err := q.Finish(ctx); err != nil {

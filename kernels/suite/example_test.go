@@ -33,15 +33,15 @@ func ExampleLookup() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in, err := op.Setup(q, p)
+	in, err := op.Setup(ctx, q, p)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer in.Close()
-	if err := in.Run(q); err != nil {
+	if err := in.Run(ctx, q); err != nil {
 		log.Fatal(err)
 	}
-	if err := in.Verify(q); err != nil {
+	if err := in.Verify(ctx, q); err != nil {
 		log.Fatal(err) // wraps kernels.ErrVerify, naming the first element that differs
 	}
 	fmt.Printf("%s (%s), %s: verified; %.0f bytes moved per run\n", op.Name, v.Name, in.Shape(), in.Model().Bytes)

@@ -33,12 +33,12 @@ func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant
 		t.Skip("vendor library kernels are not checked under Oclgrind")
 	}
 	if err := v.Fits(q.Device()); err != nil {
-		if _, serr := op.Setup(q, kernels.Params{Size: 1, Variant: v.Name}); !errors.Is(serr, engine.ErrUnsupported) {
+		if _, serr := op.Setup(t.Context(), q, kernels.Params{Size: 1, Variant: v.Name}); !errors.Is(serr, engine.ErrUnsupported) {
 			t.Errorf("variant %s does not fit (%v), yet Setup gave %v, want ErrUnsupported", v.Name, err, serr)
 		}
 		t.Skip(err)
 	}
-	if _, err := op.Setup(q, kernels.Params{Size: 0, Variant: v.Name}); !errors.Is(err, engine.ErrInvalidArg) {
+	if _, err := op.Setup(t.Context(), q, kernels.Params{Size: 0, Variant: v.Name}); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("size 0: %v, want ErrInvalidArg", err)
 	}
 	size := op.QuickSize
@@ -56,7 +56,7 @@ func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant
 		}
 		size = min(size, 1024) // Oclgrind: about 10^4 operations per second
 	}
-	in, err := op.Setup(q, kernels.Params{Size: size, Seed: 11, Rotate: true, Variant: v.Name})
+	in, err := op.Setup(t.Context(), q, kernels.Params{Size: size, Seed: 11, Rotate: true, Variant: v.Name})
 	if errors.Is(err, engine.ErrUnsupported) {
 		t.Skip(err)
 	}
@@ -72,10 +72,10 @@ func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant
 		t.Errorf("model %+v: want bytes moved, or no work at all for a latency (alloc, launch)", m)
 	}
 	for run := range 2 {
-		if err := in.Run(q); err != nil {
+		if err := in.Run(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
-		if err := in.Verify(q); err != nil {
+		if err := in.Verify(t.Context(), q); err != nil {
 			t.Fatalf("run %d (%s): %v", run, in.Shape(), err)
 		}
 	}
@@ -108,7 +108,7 @@ func TestOpsSmallShapes(t *testing.T) {
 				}
 				for _, op := range suite.Ops() {
 					t.Run(op.Name, func(t *testing.T) {
-						in, err := op.Setup(q, kernels.Params{Size: min(op.QuickSize, 4099), Seed: 5, Portable: true})
+						in, err := op.Setup(t.Context(), q, kernels.Params{Size: min(op.QuickSize, 4099), Seed: 5, Portable: true})
 						if errors.Is(err, engine.ErrUnsupported) && op.Type == "float64" && !dev.Info().FP64 {
 							t.Skip(err)
 						}
@@ -128,10 +128,10 @@ func TestOpsSmallShapes(t *testing.T) {
 							t.Fatal(err)
 						}
 						defer in.Close()
-						if err := in.Run(q); err != nil {
+						if err := in.Run(t.Context(), q); err != nil {
 							t.Fatal(err)
 						}
-						if err := in.Verify(q); err != nil {
+						if err := in.Verify(t.Context(), q); err != nil {
 							t.Fatalf("%s: %v", in.Shape(), err)
 						}
 					})

@@ -69,8 +69,8 @@ func transferOp(d Direction, m Memory) kernels.Op {
 		Variants: []kernels.Variant{{
 			Name: kernels.PortableName, Doc: "engine's copies, on every backend (the OpenCL C kernels only make and check the data)",
 			Dialect: engine.DialectOpenCL,
-			Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupTransfer(q, name, d, m, p)
+			Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupTransfer(ctx, q, name, d, m, p)
 			},
 		}},
 	}
@@ -93,14 +93,13 @@ type transferInstance struct {
 	what     string                    // "transfer h2d-pinned", for errors
 }
 
-func setupTransfer(q *engine.Queue, name string, d Direction, m Memory, p kernels.Params) (_ kernels.Instance, err error) {
+func setupTransfer(ctx context.Context, q *engine.Queue, name string, d Direction, m Memory, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
 	if p.Size > MaxBytes {
 		return nil, fmt.Errorf("kernels: %s: size %d exceeds the family's limit of %d bytes (2^31-1 with the guard band): %w", name, p.Size, MaxBytes, engine.ErrInvalidArg)
 	}
-	ctx := context.TODO()
 	dev := q.Device()
 	n := p.Size
 	in := &transferInstance{dir: d, mem: m, n: n, seed: p.Seed, what: "transfer " + OpName(d, m)}
@@ -153,7 +152,7 @@ func setupTransfer(q *engine.Queue, name string, d Direction, m Memory, p kernel
 // Run copies the n bytes once: enqueued without waiting from and to pinned memory (the
 // copy's event times it), blocking from and to a Go slice (no event: Queue.Timed measures
 // the host time of the call).
-func (in *transferInstance) Run(q *engine.Queue) error {
+func (in *transferInstance) Run(ctx context.Context, q *engine.Queue) error {
 	var ev *engine.Event
 	var err error
 	switch {
@@ -162,9 +161,9 @@ func (in *transferInstance) Run(q *engine.Queue) error {
 	case in.mem == Pinned:
 		ev, err = in.dev.ReadAsync(q, 0, in.pinned, 0, in.n)
 	case in.dir == H2D:
-		return in.dev.Write(context.TODO(), q, 0, in.pageable)
+		return in.dev.Write(ctx, q, 0, in.pageable)
 	default:
-		return in.dev.Read(context.TODO(), q, 0, in.pageable[:in.n])
+		return in.dev.Read(ctx, q, 0, in.pageable[:in.n])
 	}
 	if err != nil {
 		return err
@@ -176,8 +175,7 @@ func (in *transferInstance) Run(q *engine.Queue) error {
 // device (transfer_check: every byte the pattern's, the guard band untouched), without a
 // copy back through the path measured; a device-to-host copy in host memory, its guard
 // band included.
-func (in *transferInstance) Verify(q *engine.Queue) error {
-	ctx := context.TODO()
+func (in *transferInstance) Verify(ctx context.Context, q *engine.Queue) error {
 	if err := q.Finish(ctx); err != nil { // an asynchronous copy's data is there once done
 		return err
 	}

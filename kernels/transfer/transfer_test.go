@@ -36,7 +36,7 @@ func TestTransfer(t *testing.T) {
 
 func testOp(t *testing.T, q *engine.Queue, op kernels.Op, n int) {
 	ctx := t.Context()
-	inst, err := op.Setup(q, kernels.Params{Size: n, Seed: 0x1234567890abcdef})
+	inst, err := op.Setup(ctx, q, kernels.Params{Size: n, Seed: 0x1234567890abcdef})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +46,14 @@ func testOp(t *testing.T, q *engine.Queue, op kernels.Op, n int) {
 		}
 	}()
 	in := inst.(*transferInstance)
-	if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) {
+	if err := in.Verify(ctx, q); !errors.Is(err, kernels.ErrVerify) {
 		t.Fatalf("Verify before any Run: %v, want ErrVerify (the destination holds the complement)", err)
 	}
 	for run := range 2 {
-		if err := in.Run(q); err != nil {
+		if err := in.Run(ctx, q); err != nil {
 			t.Fatal(err)
 		}
-		if err := in.Verify(q); err != nil {
+		if err := in.Verify(ctx, q); err != nil {
 			t.Fatalf("run %d (%s): %v", run, in.Shape(), err)
 		}
 	}
@@ -83,16 +83,16 @@ func testOp(t *testing.T, q *engine.Queue, op kernels.Op, n int) {
 		{n + Guard - 1, ^Sentinel, fmt.Sprintf("guard byte %d", Guard-1)},
 	} {
 		spoil(c.i, c.v)
-		if err := in.Verify(q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), c.want) {
+		if err := in.Verify(ctx, q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("byte %d spoiled: %v; want ErrVerify naming %s", c.i, err, c.want)
 		}
-		if err := in.Run(q); err != nil { // copies the data again; the guard stays spoiled
+		if err := in.Run(ctx, q); err != nil { // copies the data again; the guard stays spoiled
 			t.Fatal(err)
 		}
 		if c.i >= n {
 			spoil(c.i, Sentinel)
 		}
-		if err := in.Verify(q); err != nil {
+		if err := in.Verify(ctx, q); err != nil {
 			t.Fatalf("repaired: %v", err)
 		}
 	}
@@ -217,7 +217,7 @@ func TestTransferArgs(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		op := Family().Ops[0]
 		for _, size := range []int{0, MaxBytes + 1} {
-			if _, err := op.Setup(q, kernels.Params{Size: size}); !errors.Is(err, engine.ErrInvalidArg) {
+			if _, err := op.Setup(t.Context(), q, kernels.Params{Size: size}); !errors.Is(err, engine.ErrInvalidArg) {
 				t.Errorf("size %d: %v, want ErrInvalidArg", size, err)
 			}
 		}

@@ -40,19 +40,19 @@ func transposeOp[T kernels.Float]() kernels.Op {
 					}
 					return out
 				},
-				Setup: func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-					return setupTranspose[T](q, name, true, p)
+				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+					return setupTranspose[T](ctx, q, name, true, p)
 				},
 			},
-			portableVariant(func(q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-				return setupTranspose[T](q, name, false, p)
+			portableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+				return setupTranspose[T](ctx, q, name, false, p)
 			}),
 		},
 	}
 }
 
 // portableVariant is the portable variant (NewTranspose), its doc saying how it moves tiles.
-func portableVariant(setup func(q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
+func portableVariant(setup func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error)) kernels.Variant {
 	v := kernels.PortableVariant(setup)
 	v.Doc = "32x32 local tiles padded by one column, 32x4 work-groups of 8 elements an item, scalar accesses (OpenCL C, every backend)"
 	return v
@@ -75,7 +75,7 @@ type transposeInstance[T kernels.Float] struct {
 
 // setupTranspose sets up the transpose op name; tiled selects the tiled variant (with
 // p.Tunables, else the device's tuned set, else TiledDefault).
-func setupTranspose[T kernels.Float](q *engine.Queue, name string, tiled bool, p kernels.Params) (_ kernels.Instance, err error) {
+func setupTranspose[T kernels.Float](ctx context.Context, q *engine.Queue, name string, tiled bool, p kernels.Params) (_ kernels.Instance, err error) {
 	if err := kernels.CheckSize(name, p); err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func setupTranspose[T kernels.Float](q *engine.Queue, name string, tiled bool, p
 	}()
 	n := rows * cols
 	rng := kernels.NewRand(p.Seed, 0x7452)
-	in.x, err = kernels.NewInputs(context.TODO(), q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
+	in.x, err = kernels.NewInputs(ctx, q, p, n*engine.SizeOf[T](), func(int) [][]T { return [][]T{kernels.RandFloats[T](rng, n, -1, 1)} })
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func setupTranspose[T kernels.Float](q *engine.Queue, name string, tiled bool, p
 	return in, nil
 }
 
-func (in *transposeInstance[T]) Run(q *engine.Queue) error {
+func (in *transposeInstance[T]) Run(ctx context.Context, q *engine.Queue) error {
 	if in.tl != nil {
 		return in.tl.Run(q, in.out, in.x.Next()[0], in.rows, in.cols)
 	}
@@ -121,12 +121,12 @@ func (in *transposeInstance[T]) Run(q *engine.Queue) error {
 }
 
 // Verify compares the whole output with the reference, exactly.
-func (in *transposeInstance[T]) Verify(q *engine.Queue) error {
-	got, err := in.out.Download(context.TODO(), q)
+func (in *transposeInstance[T]) Verify(ctx context.Context, q *engine.Queue) error {
+	got, err := in.out.Download(ctx, q)
 	if err != nil {
 		return err
 	}
-	last, err := in.x.Last(context.TODO())
+	last, err := in.x.Last(ctx)
 	if err != nil {
 		return err
 	}

@@ -225,15 +225,15 @@ func TestVariants(t *testing.T) {
 		}
 		for _, c := range []struct{ variant, tunables string }{{TiledName, ""}, {TiledName, "TILE=16 WG=32 VEC=1"}, {kernels.PortableName, ""}} {
 			t.Run(c.variant+"/"+c.tunables, func(t *testing.T) {
-				in, err := op.Setup(q, kernels.Params{Size: size, Seed: 9, Variant: c.variant, Tunables: c.tunables})
+				in, err := op.Setup(t.Context(), q, kernels.Params{Size: size, Seed: 9, Variant: c.variant, Tunables: c.tunables})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer in.Close()
-				if err := in.Run(q); err != nil {
+				if err := in.Run(t.Context(), q); err != nil {
 					t.Fatal(err)
 				}
-				if err := in.Verify(q); err != nil {
+				if err := in.Verify(t.Context(), q); err != nil {
 					t.Fatal(err)
 				}
 				tr, _ := in.(kernels.TunablesReporter)
