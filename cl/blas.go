@@ -181,10 +181,11 @@ func (d *device) BLAS() (driver.BLAS, error) {
 // takes the queue and buffers, and compiles its kernels for the queue's context and
 // device on first use. It is safe for concurrent use.
 type blas struct {
-	th     *osThread
-	lib    driver.Library
-	mu     sync.Mutex
-	closed bool
+	th       *osThread
+	lib      driver.Library
+	mu       sync.Mutex
+	closed   bool
+	compiled map[string]bool // routines called once with success (compiled), by name
 }
 
 var _ driver.BLAS = (*blas)(nil)
@@ -222,13 +223,41 @@ func (b *blas) Gemm(dq driver.Queue, g driver.GemmArgs) (driver.Event, error) {
 	if g.Type == driver.Float64 {
 		dbl = 1
 	}
-	return q.span(name, func(cq unsafe.Pointer) error {
-		st := C.prism_clblast_gemm(dbl, cbool(g.TransA), cbool(g.TransB), C.size_t(g.M), C.size_t(g.N), C.size_t(g.K),
-			C.double(g.Alpha), mem[0], C.size_t(g.LDA), C.size_t(g.StrideA),
-			mem[1], C.size_t(g.LDB), C.size_t(g.StrideB),
-			C.double(g.Beta), mem[2], C.size_t(g.LDC), C.size_t(g.StrideC), C.size_t(g.Batch), cq)
-		return checkCLBlast(fmt.Sprintf("%s(M=%d N=%d K=%d)", name, g.M, g.N, g.K), BLASStatus(st))
+	return b.call(name, func() (driver.Event, error) {
+		return q.span(name, func(cq unsafe.Pointer) error {
+			st := C.prism_clblast_gemm(dbl, cbool(g.TransA), cbool(g.TransB), C.size_t(g.M), C.size_t(g.N), C.size_t(g.K),
+				C.double(g.Alpha), mem[0], C.size_t(g.LDA), C.size_t(g.StrideA),
+				mem[1], C.size_t(g.LDB), C.size_t(g.StrideB),
+				C.double(g.Beta), mem[2], C.size_t(g.LDC), C.size_t(g.StrideC), C.size_t(g.Batch), cq)
+			return checkCLBlast(fmt.Sprintf("%s(M=%d N=%d K=%d)", name, g.M, g.N, g.K), BLASStatus(st))
+		})
 	})
+}
+
+// call runs span, one routine's call (name, as "CLBlastSgemm"). The first call of each
+// routine on the handle is the one in which CLBlast compiles the routine's kernels for the
+// device: until one has succeeded, the call runs in a window that sends the compiler's own
+// output to the trace (captureDriverStderr). The window opens and closes outside the span
+// the call is timed by, and later calls open none.
+func (b *blas) call(name string, span func() (driver.Event, error)) (driver.Event, error) {
+	b.mu.Lock()
+	done := b.compiled[name]
+	b.mu.Unlock()
+	if done {
+		return span()
+	}
+	release := captureDriverStderr()
+	ev, err := span()
+	release()
+	if err == nil {
+		b.mu.Lock()
+		if b.compiled == nil {
+			b.compiled = map[string]bool{}
+		}
+		b.compiled[name] = true
+		b.mu.Unlock()
+	}
+	return ev, err
 }
 
 // clblastGemmName returns the CLBlast routine a GEMM calls.
@@ -252,9 +281,11 @@ func (b *blas) Axpy(dq driver.Queue, a driver.AxpyArgs) (driver.Event, error) {
 		return nil, err
 	}
 	name := map[bool]string{false: "CLBlastSaxpy", true: "CLBlastDaxpy"}[a.Type == driver.Float64]
-	return q.span(name, func(cq unsafe.Pointer) error {
-		st := C.prism_clblast_axpy(dblOf(a.Type), C.size_t(a.N), C.double(a.Alpha), mem[0], mem[1], cq)
-		return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+	return b.call(name, func() (driver.Event, error) {
+		return q.span(name, func(cq unsafe.Pointer) error {
+			st := C.prism_clblast_axpy(dblOf(a.Type), C.size_t(a.N), C.double(a.Alpha), mem[0], mem[1], cq)
+			return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+		})
 	})
 }
 
@@ -265,9 +296,11 @@ func (b *blas) Dot(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
 		return nil, err
 	}
 	name := map[bool]string{false: "CLBlastSdot", true: "CLBlastDdot"}[a.Type == driver.Float64]
-	return q.span(name, func(cq unsafe.Pointer) error {
-		st := C.prism_clblast_dot(dblOf(a.Type), C.size_t(a.N), mem[0], mem[1], mem[2], cq)
-		return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+	return b.call(name, func() (driver.Event, error) {
+		return q.span(name, func(cq unsafe.Pointer) error {
+			st := C.prism_clblast_dot(dblOf(a.Type), C.size_t(a.N), mem[0], mem[1], mem[2], cq)
+			return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+		})
 	})
 }
 
@@ -279,9 +312,11 @@ func (b *blas) Sum(dq driver.Queue, a driver.DotArgs) (driver.Event, error) {
 		return nil, err
 	}
 	name := map[bool]string{false: "CLBlastSsum", true: "CLBlastDsum"}[a.Type == driver.Float64]
-	return q.span(name, func(cq unsafe.Pointer) error {
-		st := C.prism_clblast_sum(dblOf(a.Type), C.size_t(a.N), mem[0], mem[1], cq)
-		return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+	return b.call(name, func() (driver.Event, error) {
+		return q.span(name, func(cq unsafe.Pointer) error {
+			st := C.prism_clblast_sum(dblOf(a.Type), C.size_t(a.N), mem[0], mem[1], cq)
+			return checkCLBlast(fmt.Sprintf("%s(n=%d)", name, a.N), BLASStatus(st))
+		})
 	})
 }
 

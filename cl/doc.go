@@ -8,8 +8,9 @@
 // helper for both), trace.go (PRISM_TRACE) and vendor.go (the vendor libraries' loader, on
 // internal/dl, the dlopen loader of both). api.go, blas.go and fft.go are the package's
 // cgo. OpenCL only: env.go (the drivers' defaults, PRISM_OPENCL_DEFAULTS), info.go
-// (decoding of clGet*Info answers), pci.go (vendor PCI queries), noopencl.go (the build tag
-// that leaves the backend out).
+// (decoding of clGet*Info answers), pci.go (vendor PCI queries), stderr.go (the drivers'
+// compilers' output to the trace; its redirection in stderr_linux.go), noopencl.go (the
+// build tag that leaves the backend out).
 
 // Package cl is Prism's OpenCL backend. It runs the kernel suite on any device an OpenCL
 // driver exposes: NVIDIA, AMD and Intel GPUs, and CPUs through PoCL.
@@ -66,20 +67,28 @@
 // Some drivers' compilers write to the process's standard error themselves, not through
 // the build log: PoCL's clang prints "N warnings generated." and Mesa prints "MESA:
 // warning: Treating load_kernel_arg in control flow as uniform, results may be incorrect"
-// while they compile (seen here from clFFT's kernels, once per program, only when the
-// driver's cache misses). Neither is an error: every result Prism reports on such a device
-// was verified against its float64 reference. The backend does not redirect file
-// descriptor 2 around builds: that descriptor is the whole process's, so other goroutines'
-// output, and a crash message (a driver's failed assertion, a Go fatal error) written
-// while it pointed elsewhere, could be delayed or lost. The build log of a program that
-// compiled with warnings goes to the trace.
+// while they compile (seen here from clFFT's and CLBlast's kernels and from programs
+// built with Build, once per program, only when the driver's cache misses). Neither is an
+// error: every result Prism reports on such a device was verified against its float64
+// reference. So the calls that compile (clBuildProgram, clfftBakePlan, and the first call
+// of each CLBlast routine on a handle, outside the span that times it) run in a window
+// during which file descriptor 2 is a pipe (stderr.go): that chatter (the counts of
+// warnings, Mesa's warnings, clang's warnings with their notes, source excerpts and caret
+// lines) goes to the trace, and every other line, whoever wrote it, goes on to the
+// original stderr byte for byte as soon as it ends (a progress line at once). The windows
+// of concurrent builds share one redirection, counted; Go's fatal errors inside one still
+// print (debug.SetCrashOutput), and the pipe is read by blocking reads, so that a
+// driver's message written just before it aborts the process gets out. PRISM_DRIVER_STDERR=1 (EnvDriverStderr) leaves file descriptor
+// 2 alone, so the compilers print as they would. The build log of a program that compiled
+// with warnings goes to the trace too. The redirection is done on Linux only.
 //
 // # Tracing
 //
 // PRISM_TRACE=1 reports on stderr the OpenCL library loaded, each platform and device
 // found, where the platform's driver caches compiled programs (OpenCL drivers keep their
 // own caches), each device opened with its queue and thread policy, and each build with
-// its options and time.
+// its options and time, and the drivers' compilers' own output on stderr ("prism: cl:
+// driver's compiler: 2 warnings generated.").
 //
 // # Errors
 //

@@ -359,9 +359,11 @@ func (p *fftPlan) bake() error {
 	defer dq.Close()
 	q := dq.(*queue)
 	var st C.clfftStatus
+	release := captureDriverStderr() // the compiler's own output goes to the trace
 	q.lock()
 	q.th.Do(func() { st = C.prism_clfft_bake(p.plan, rawQueue(q.q)) })
 	q.unlock()
+	release()
 	return checkCLFFT("clfftBakePlan", FFTStatus(st))
 }
 

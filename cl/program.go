@@ -30,6 +30,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		log    string
 		logErr error
 	)
+	release := captureDriverStderr() // the compiler's own output goes to the trace
 	err := d.c.thread.Call(func() error {
 		var err error
 		if p, err = d.c.ctx.CreateProgramWithSource([]string{source}); err != nil {
@@ -43,6 +44,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		}
 		return nil
 	})
+	release()
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ package cl
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,15 @@ import (
 // tracef prints a trace line on stderr when PRISM_TRACE asks for it (engine.Tracing).
 func tracef(format string, args ...any) {
 	if engine.Tracing() {
-		fmt.Fprintf(os.Stderr, "prism: cl: "+strings.TrimSuffix(format, "\n")+"\n", args...)
+		traceTo(os.Stderr, format, args...)
 	}
+}
+
+// traceTo writes a trace line to w, whether or not tracing is on: the drain of a build's
+// stderr (stderr.go) writes the compilers' output to the stderr it saved, not to file
+// descriptor 2, which is then its own pipe.
+func traceTo(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "prism: cl: "+strings.TrimSuffix(format, "\n")+"\n", args...)
 }
 
 // tracing reports whether PRISM_TRACE asks for trace output.

@@ -31,10 +31,11 @@ PRISM_TRACE=1 prints what was chosen and why.
 OpenCL drivers: before they load, Prism sets what the environment leaves unset:
 POCL_WORK_GROUP_SPECIALIZATION=0 (PoCL compiles a kernel once, not per work-group size),
 POCL_CACHE_DIR=$PRISM_CACHE_DIR/pocl or ~/.cache/prism/pocl, and RUSTICL_ENABLE=llvmpipe
-(Mesa's Rusticl lists the CPU); PRISM_OPENCL_DEFAULTS=0 leaves them alone. The drivers'
-compilers may print on stderr themselves (PoCL's "N warnings generated.", Mesa's "results
-may be incorrect" while it compiles some kernels): every result is verified against its
-float64 reference all the same (docs/DEVICES.md).
+(Mesa's Rusticl lists the CPU); PRISM_OPENCL_DEFAULTS=0 leaves them alone. What the
+drivers' compilers print on stderr themselves while they build (PoCL's "N warnings
+generated.", Mesa's "results may be incorrect") goes to the trace (PRISM_TRACE=1), and
+PRISM_DRIVER_STDERR=1 leaves it on stderr: every result is verified against its float64
+reference all the same (docs/DEVICES.md).
 
 Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argument),
 3 no device or backend available, 4 a result failed verification, 5 the device cannot
