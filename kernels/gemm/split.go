@@ -128,7 +128,7 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 	p.Rotate = false
 	n := max(int(math.Round(math.Sqrt(float64(p.Size)/float64(batch)))), 1)
 	s := GEMMShape{TransA: ta, TransB: tb, M: n, N: n, K: n, Batch: batch}.WithDefaults()
-	if err := s.Validate(); err != nil {
+	if err := checkShape(s); err != nil { // the shape, then the limits of Prism's kernels
 		return nil, fmt.Errorf("kernels: %s: size %d: %w", op.Name, p.Size, err)
 	}
 	sp := &gemmSplit[In, Out]{op: op, p: p, prec: prec, s: s, byBatch: batch > 1}
