@@ -80,7 +80,18 @@ var (
 	chatterCaret = regexp.MustCompile(`^[ \t~]*\^[ \t~^]*$`)
 	// chatterInclude is clang's "In file included from" chain before a diagnostic.
 	chatterInclude = regexp.MustCompile(`^In file included from .*:\d+:$`)
+	// chatterTail is a count of warnings or a Mesa warning at the end of a line.
+	chatterTail = regexp.MustCompile(`(\d+ warnings? generated\.|MESA: warning: [^\r\n]*)\r?\n$`)
 )
+
+// chatterSuffix returns where chatter begins at the end of b, a progress line and the
+// line written right after it, read at once; 0 where b ends with none.
+func chatterSuffix(b []byte) int {
+	if loc := chatterTail.FindIndex(b); loc != nil {
+		return loc[0]
+	}
+	return 0
+}
 
 // chatterFilter sorts the lines a driver's compiler and the rest of the process write to
 // stderr: a line is chatter when it is clang's "N warnings generated.", Mesa's

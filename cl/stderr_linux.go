@@ -71,7 +71,7 @@ func (c *stderrCapture) close() {
 // written, even when the process is about to die (a driver's failed assertion). A line
 // that starts with a carriage return or an escape (a progress line, written without its
 // end) cannot be chatter: the rest of that read is forwarded at once, up to its first line
-// end.
+// end, less the chatter that ends it where two writes were read at once.
 func (c *stderrCapture) drain() {
 	defer close(c.done)
 	defer c.orig.Close()
@@ -110,7 +110,14 @@ func (c *stderrCapture) drain() {
 					end = i + 1
 					passing = false
 				}
-				c.orig.Write(b[:end])
+				seg := b[:end]
+				if k := chatterSuffix(seg); k > 0 {
+					// Two writes read at once: a progress line, then chatter.
+					c.orig.Write(seg[:k])
+					f.push(string(seg[k:]), emit)
+				} else {
+					c.orig.Write(seg)
+				}
 				b = b[end:]
 				continue
 			}

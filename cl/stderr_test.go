@@ -80,6 +80,24 @@ func TestChatterFilter(t *testing.T) {
 	}
 }
 
+// TestChatterSuffix finds the chatter that a progress line read at once with the next
+// line ends with.
+func TestChatterSuffix(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"\r\x1b[Kprogress a4 warnings generated.\n", 14},
+		{"\r\x1b[Kprogress aMESA: warning: Treating load_kernel_arg as uniform.\n", 14},
+		{"\r\x1b[Kprogress a\n", 0},
+		{"\r\x1b[Kprogress a, prism: a message\n", 0},
+	} {
+		if got := chatterSuffix([]byte(tc.in)); got != tc.want {
+			t.Errorf("chatterSuffix(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
 // redirectFD2 points file descriptor 2 at a new file for the test and returns a function
 // that reads what was written there; fd 2 is restored when the test ends.
 func redirectFD2(t *testing.T) (read func() string) {
@@ -135,8 +153,8 @@ func TestDriverStderrForwards(t *testing.T) {
 				os.Stderr.WriteString("prism: a real message from elsewhere\n")
 			}()
 			os.Stderr.WriteString("MESA: warning: Treating load_kernel_arg in control flow as uniform, results may be incorrect.\n")
-			os.Stderr.WriteString("\r\x1b[Kprogress 3/10")
 			wg.Wait()
+			os.Stderr.WriteString("\r\x1b[Kprogress 3/10")
 			outer()
 			outer() // idempotent: the window is closed once
 			os.Stderr.WriteString("after the window\n")
