@@ -96,6 +96,13 @@ var variants = [][]string{
 // CONV and STORE the conversions), the wide build of the row kernels, and stream's vector
 // accesses.
 var storageVariants = map[string][][]string{
+	// The OpenCL tensor-core GEMM's emulation of mma.sync (its helpers take __local
+	// pointers), in its three precisions, as CUDA devices build it in TestCLMMAEmulated.
+	"gemm_mma": {
+		{"-DPRISM_MMA_EMULATE", "-DPREC=1", "-DBM=64", "-DBN=64", "-DWARPS_M=2", "-DWARPS_N=2", "-DGROUP_M=2"},
+		{"-DPRISM_MMA_EMULATE", "-DPREC=3", "-DBM=64", "-DBN=64", "-DWARPS_M=2", "-DWARPS_N=2", "-DGROUP_M=2"},
+		{"-DPRISM_MMA_EMULATE", "-DPREC=4", "-DBM=128", "-DBN=128", "-DWARPS_M=2", "-DWARPS_N=4", "-DGROUP_M=8"},
+	},
 	"gemm": {
 		{"-DELEM=float", "-DIN=float", "-DCONV=prism_tf32"},
 		{"-DELEM=float", "-DIN=ushort", "-DCONV=prism_half"},

@@ -56,6 +56,7 @@ func rewriteProgram(src, name string) (Program, error) {
 	t := &translator{src: src, name: name, members: memberNames(toks), locals: map[string][]int{}}
 	t.rewrite(toks, 0, false)
 	t.kernelParams(toks)
+	helperParams(toks)
 	if t.err != nil {
 		return Program{}, t.err
 	}
@@ -521,6 +522,74 @@ func (t *translator) param(toks []token, sig []int, a, b int, kernel string, ind
 		return strings.Join(decl, " ") + " = prism_local_at(prism_local_" + last.text + ");"
 	}
 	return ""
+}
+
+// helperParams drops the address space of the __local pointer parameters of functions that
+// are not kernels (void f(__local float *p)): CUDA reaches shared memory through a generic
+// pointer, and the prelude's __local (a static __shared__ declaration) is no parameter's
+// storage class. A helper's __global, __constant and __private pointers need nothing: the
+// prelude defines those words away.
+func helperParams(toks []token) {
+	sig := significantIndices(toks)
+	pair := brackets(toks, sig)
+	depth, declStart := 0, 0
+	for k := 0; k < len(sig); k++ {
+		tk := toks[sig[k]]
+		switch {
+		case tk.kind == tkString:
+			continue
+		case tk.text == "{":
+			depth++
+			continue
+		case tk.text == "}":
+			depth--
+			declStart = k + 1
+			continue
+		case tk.text == ";" && depth == 0:
+			declStart = k + 1
+			continue
+		}
+		if depth != 0 || tk.text != "(" || k == 0 || pair[k] < k || toks[sig[k-1]].kind != tkIdent || toks[sig[k-1]].text == "__attribute__" {
+			continue
+		}
+		end := pair[k]
+		if end+1 >= len(sig) || (toks[sig[end+1]].text != "{" && toks[sig[end+1]].text != ";") {
+			k = end
+			continue
+		}
+		kernel := false
+		for j := declStart; j < k; j++ {
+			if w := toks[sig[j]].text; w == "__kernel" || w == "kernel" {
+				kernel = true
+			}
+		}
+		if !kernel {
+			// Each parameter: its tokens between commas at this depth.
+			first := k + 1
+			for j := k + 1; j <= end; j++ {
+				if j < end && toks[sig[j]].text != "," {
+					if pair[j] > j {
+						j = pair[j]
+					}
+					continue
+				}
+				local, pointer := -1, false
+				for i := first; i < j; i++ {
+					switch toks[sig[i]].text {
+					case "__local", "local":
+						local = i
+					case "*":
+						pointer = true
+					}
+				}
+				if local >= 0 && pointer {
+					toks[sig[local]].replace("")
+				}
+				first = j + 1
+			}
+		}
+		k = end
+	}
 }
 
 // brackets returns, for each significant token (sig), the index of the bracket that

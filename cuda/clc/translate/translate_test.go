@@ -94,7 +94,11 @@ func TestTranslateRewrites(t *testing.T) {
 		{"@kernel void k(global float *x, local float4 *s, constant int *c,\n  __local const uint * restrict u, int n) {\n  local int t[4];\n}",
 			"__kernel void k(__global float *x, uint prism_local_s  , const int *c,\n  uint prism_local_u     , int n) { float4 * s = prism_local_at(prism_local_s); const uint * restrict u = prism_local_at(prism_local_u);\n  __local int t[4];\n}"},
 		{"@__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void k(__local float *s) {}\nvoid f(__local float *p) {}",
-			"__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void k(uint prism_local_s  ) { float * s = prism_local_at(prism_local_s);}\nvoid f(__local float *p) {}"},
+			"__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void k(uint prism_local_s  ) { float * s = prism_local_at(prism_local_s);}\nvoid f( float *p) {}"},
+		// A helper's __local pointer parameters are generic pointers in CUDA; its __local
+		// arrays and its other parameters stay.
+		{"@inline float g(__local const uint *f, int n, local float *h);\nfloat g(__local const uint *f, int n, local float *h) { __local float t[2]; return f[n] + h[0]; }",
+			"inline float g( const uint *f, int n,  float *h);\nfloat g( const uint *f, int n,  float *h) { __local float t[2]; return f[n] + h[0]; }"},
 		{"a = p.global + q->local;", "a = p.global + q->local;"},
 		// Members that a struct of the source declares are members.
 		{"struct P { uint lo, hi; float2 xy; }; a = p.lo + p.hi + q.xy.x + v.even;", "struct P { uint lo, hi; float2 xy; }; a = p.lo + p.hi + q.xy.x + prism_even(v);"},
