@@ -22,6 +22,9 @@ export CGO_CFLAGS ?= -DCL_TARGET_OPENCL_VERSION=120
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
 APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2 python3-numpy
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Binaries and reports name their commit: stamp it wherever this is a git checkout, even
+# where GOFLAGS says -buildvcs=false (auto elsewhere, e.g. an unpacked archive).
+BUILDVCS := $(shell git rev-parse --git-dir >/dev/null 2>&1 && echo true || echo auto)
 .PHONY: deps build test test-bins unit oclgrind run bench gpu-bundle lint fuzz
 
 deps:
@@ -35,7 +38,7 @@ deps:
 	@command -v $(GO) >/dev/null || { echo "Go is not installed: see https://go.dev/doc/install"; exit 1; }
 
 build: deps
-	$(GO) build -buildvcs=auto -o bin/prism ./cmd/prism  # the report names the commit
+	$(GO) build -buildvcs=$(BUILDVCS) -o bin/prism ./cmd/prism  # the report names the commit
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -117,7 +120,7 @@ bench: deps
 # Everything the GPU machine needs, built here (it has no Go): see docs/PERFORMANCE.md.
 gpu-bundle: deps
 	rm -rf .gpu && mkdir -p .gpu/lib .gpu-pack
-	$(GO) build -buildvcs=auto -ldflags='-s -w' -o .gpu/prism ./cmd/prism
+	$(GO) build -buildvcs=$(BUILDVCS) -ldflags='-s -w' -o .gpu/prism ./cmd/prism
 	$(GO) test -c -ldflags='-s -w' -o .gpu/cl.test ./cl
 	$(GO) test -c -ldflags='-s -w' -o .gpu/cuda.test ./cuda
 	$(GO) test -c -ldflags='-s -w' -o .gpu/bench.test ./bench
