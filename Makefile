@@ -65,7 +65,7 @@ test-bins:
 # log keeps every test and subtest result line, so it shows which devices each test ran on.
 unit: test-bins
 	rm -rf .cache/unit
-	printf '%s\n' $(UNIT_PKGS) | xargs -P 2 -n 1 bash scripts/test-run.sh
+	printf "%s\n" $(UNIT_PKGS) | xargs -P 3 -n 1 bash scripts/test-run.sh
 	@cat .cache/unit/*.out > .cache/test.log
 	@echo "unit tests: $$(grep -c -E '^\s*--- PASS' .cache/test.log) passed, $$(grep -c -E '^\s*--- SKIP' .cache/test.log) skipped"
 	@# Splits and collectives again with PoCL as two devices, so that each part runs on a

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -169,5 +170,30 @@ func TestWrapText(t *testing.T) {
 	}
 	if got := tunableNames("Tunables (-D):\n  ELEM  element type  default float\n        (not T)\n  WG is not a tunable\n  RADIX_BITS  bits\n  Local memory: 4 bytes"); strings.Join(got, " ") != "ELEM RADIX_BITS" {
 		t.Errorf("tunableNames = %q, want ELEM RADIX_BITS", got)
+	}
+}
+
+// TestVerboseTraces checks that --verbose turns the trace on as PRISM_TRACE=1 does, and
+// leaves a PRISM_TRACE the user set as it was.
+func TestVerboseTraces(t *testing.T) {
+	t.Setenv("PRISM_TRACE", "")
+	if _, err := execute(t, "kernels", "stream"); err != nil {
+		t.Fatal(err)
+	}
+	if v := os.Getenv("PRISM_TRACE"); v != "" {
+		t.Fatalf("without --verbose PRISM_TRACE is %q", v)
+	}
+	if _, err := execute(t, "kernels", "stream", "--verbose"); err != nil {
+		t.Fatal(err)
+	}
+	if !engine.Tracing() {
+		t.Errorf("--verbose: the trace is off (PRISM_TRACE=%q)", os.Getenv("PRISM_TRACE"))
+	}
+	t.Setenv("PRISM_TRACE", "0")
+	if _, err := execute(t, "kernels", "stream", "--verbose"); err != nil {
+		t.Fatal(err)
+	}
+	if v := os.Getenv("PRISM_TRACE"); v != "0" {
+		t.Errorf("--verbose replaced the user's PRISM_TRACE=0 with %q", v)
 	}
 }

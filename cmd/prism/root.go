@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -67,7 +68,12 @@ once.`,
 		Version:       versionText(),
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.PersistentFlags().Bool("verbose", false, "say more: why a backend found no device, the kernels' implementation notes")
+	root.PersistentFlags().Bool("verbose", false, "say more: why a backend found no device, the kernels' implementation notes, and the trace (as PRISM_TRACE=1: the devices chosen, the builds, the drivers' compiler output)")
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
+		if verbose(cmd) && os.Getenv("PRISM_TRACE") == "" {
+			os.Setenv("PRISM_TRACE", "1") // the backends read it when they trace
+		}
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
