@@ -50,7 +50,7 @@ test: deps lint unit oclgrind
 
 # Every package with tests, as a path from the module root (. is the root).
 TEST_PKGS := $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... 2>/dev/null | sed "s|^$(CURDIR)/\?||; s|^$$|.|")
-# The longest first, so that the two lanes end together.
+# The longest first, so that the lanes end together.
 UNIT_FIRST := cl kernels/gemm cmd/prism kernels/attention kernels/conv cuda/clc/translate kernels/fft kernels/suite cuda kernels/rows
 UNIT_PKGS := $(filter $(TEST_PKGS),$(UNIT_FIRST)) $(filter-out $(UNIT_FIRST),$(TEST_PKGS))
 
@@ -61,7 +61,7 @@ test-bins:
 	rm -rf .cache/bin && mkdir -p .cache/bin
 	printf '%s\n' $(TEST_PKGS) | xargs -P 2 -I{} sh -c 'n=$$(echo {} | tr / -); [ {} = . ] && n=root; $(GO) test -c -o .cache/bin/$$n.test ./{}'
 
-# Every package on the real OpenCL devices found (PoCL and Rusticl here), two at a time. The
+# Every package on the real OpenCL devices found (PoCL and Rusticl here), three at a time (much of a cold pass is single-threaded compiling). The
 # log keeps every test and subtest result line, so it shows which devices each test ran on.
 unit: test-bins
 	rm -rf .cache/unit

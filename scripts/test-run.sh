@@ -2,7 +2,7 @@
 # Runs one package's test binary (.cache/bin/<pkg with - for />.test, built once by make
 # test-bins) in the package's directory, as go test does, writing its whole output to
 # $LOGDIR/<name>.out (default .cache/unit), and prints the package's result lines with its
-# time at once, so that two packages can run side by side (make unit runs two at a time).
+# time at once, so that two packages can run side by side (make unit runs three at a time).
 # Further arguments go to the binary (-test.run ...). Fails when the binary fails.
 set -uo pipefail
 pkg=$1; shift
