@@ -64,10 +64,11 @@ func clsimtNeeds(info engine.DeviceInfo) error {
 // goroutines that each use their own Queue. The transposes are compile-time, as in
 // sgemm.cu: the constructor builds all four combinations.
 type CLSimt struct {
-	dev   *engine.Device
-	t     SimtTunables
-	progs [4]*engine.Program
-	kerns [4]*engine.Kernel
+	dev    *engine.Device
+	t      SimtTunables
+	progs  [4]*engine.Program
+	kerns  [4]*engine.Kernel
+	closed bool // Close ran: runs fail with ErrClosed
 }
 
 // NewCLSimt builds sgemm.cl for dev with DefaultCLSimtTunables (NewCLSimtWith).
@@ -157,6 +158,9 @@ func (g *CLSimt) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *engi
 	if g == nil {
 		return fmt.Errorf("kernels: gemm: nil CLSimt: %w", engine.ErrInvalidArg)
 	}
+	if g.closed {
+		return fmt.Errorf("kernels: gemm: CLSimt used after Close: %w", engine.ErrClosed)
+	}
 	s, err := checkCall(q, s, a, b, c, d)
 	if err != nil {
 		return err
@@ -180,6 +184,7 @@ func (g *CLSimt) Close() error {
 	if g == nil {
 		return nil
 	}
+	g.closed = true
 	return closeBuilds(g.kerns[:], g.progs[:])
 }
 

@@ -145,10 +145,11 @@ func (t SimtTunables) Validate() error {
 // backend caches compiled modules on disk (the suite's four float32 GEMM ops would compile
 // all four combinations between them anyway).
 type SGEMMSimt struct {
-	dev   *engine.Device
-	t     SimtTunables
-	progs [4]*engine.Program
-	kerns [4]*engine.Kernel
+	dev    *engine.Device
+	t      SimtTunables
+	progs  [4]*engine.Program
+	kerns  [4]*engine.Kernel
+	closed bool // Close ran: runs fail with ErrClosed
 }
 
 // sgemmIndex returns the index of the (transA, transB) program: 2*transA + transB.
@@ -244,6 +245,9 @@ func (g *SGEMMSimt) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if g == nil {
 		return fmt.Errorf("kernels: gemm: nil SGEMMSimt: %w", engine.ErrInvalidArg)
 	}
+	if g.closed {
+		return fmt.Errorf("kernels: gemm: SGEMMSimt used after Close: %w", engine.ErrClosed)
+	}
 	s, err := checkCall(q, s, a, b, c, d)
 	if err != nil {
 		return err
@@ -267,6 +271,7 @@ func (g *SGEMMSimt) Close() error {
 	if g == nil {
 		return nil
 	}
+	g.closed = true
 	return closeBuilds(g.kerns[:], g.progs[:])
 }
 
