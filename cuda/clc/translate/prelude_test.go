@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/prism-compute/prism/cuda/clc/translate/translatetest"
 )
 
 // The prelude tests push every kernel of the suite (kernels/*.cl) through the CUDA
@@ -20,39 +21,11 @@ import (
 // both compilers. A kernel that uses a construct the prelude cannot carry fails here, on
 // a machine without a GPU, the day it is written.
 
-// clangPath returns clang-15, or skips the test (clang is in Debian's clang-15 package).
-func clangPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"clang-15", "/usr/lib/llvm-15/bin/clang"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("clang-15 is not installed (apt-get install -y clang-15): the CUDA translation of the kernels is not checked")
-	return ""
-}
+// clangPath and clangCUDA are translatetest's, for this package's tests.
+func clangPath(t *testing.T) string { return translatetest.ClangPath(t) }
 
-// clangCUDA compiles text as CUDA device code for sm_80 to PTX and returns the PTX, or an
-// error holding clang's messages.
 func clangCUDA(t *testing.T, clang, name, text string, defines []string) (string, error) {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, name+".cu")
-	ptx := filepath.Join(dir, name+".ptx")
-	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-x", "cuda", "-std=c++17", "--cuda-gpu-arch=sm_80", "--cuda-device-only",
-		"-nocudainc", "-nocudalib", "-O0", "-S", "-o", ptx, src}, defines...)
-	out, err := exec.Command(clang, args...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("clang %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	if len(out) > 0 {
-		t.Logf("clang warnings for %s %v:\n%s", name, defines, out)
-	}
-	b, err := os.ReadFile(ptx)
-	return string(b), err
+	return translatetest.ClangCUDA(t, clang, name, text, defines...)
 }
 
 var kernelRE = regexp.MustCompile(`(?s)(?:__kernel\b|(?m:^)kernel\s)(.*?)\bvoid\s+(\w+)\s*\(([^)]*)\)`)
