@@ -13,12 +13,12 @@ import (
 	"github.com/prism-compute/prism/kernels/alloc"
 	"github.com/prism-compute/prism/kernels/attention"
 	"github.com/prism-compute/prism/kernels/conv"
+	"github.com/prism-compute/prism/kernels/elementwise"
 	"github.com/prism-compute/prism/kernels/fft"
 	"github.com/prism-compute/prism/kernels/fused"
 	"github.com/prism-compute/prism/kernels/gemm"
 	"github.com/prism-compute/prism/kernels/histogram"
 	"github.com/prism-compute/prism/kernels/launch"
-	"github.com/prism-compute/prism/kernels/maps"
 	"github.com/prism-compute/prism/kernels/montecarlo"
 	"github.com/prism-compute/prism/kernels/overlap"
 	"github.com/prism-compute/prism/kernels/reduce"
@@ -39,7 +39,7 @@ func Families() []kernels.Family {
 	return []kernels.Family{
 		stream.Family(),
 		access.Family(),
-		maps.Family(),
+		elementwise.Family(),
 		fused.Family(),
 		transpose.Family(),
 		reduce.Family(),
