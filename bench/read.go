@@ -31,7 +31,8 @@ var ErrTooLarge = errors.New("report too large")
 // hold at least one device and at most MaxReportDevices. null, {}, an array, a newer or
 // unknown schema, and trailing data are errors naming what is wrong. A result that claims
 // to be verified and timed with a device time of zero or less is marked invalid
-// (Result.Invalid).
+// (Result.Invalid); a valid result without a verdict (a report from before verdicts) gets
+// one from the ceilings and overheads its device recorded.
 type ReportReader struct {
 	// MaxBytes is the largest input read, in bytes; 0 means DefaultMaxReportBytes. A larger
 	// one is an error wrapping ErrTooLarge, returned once MaxBytes have been read (at once
@@ -140,6 +141,7 @@ func decodeReport(raw []byte) (*Report, error) {
 		for j := range r.Devices[i].Results {
 			r.Devices[i].Results[j].markTimes()
 		}
+		r.Devices[i].judgeResults() // reports from before verdicts
 	}
 	r.fillGroupDevices()
 	return &r, nil

@@ -184,10 +184,14 @@ type Result struct {
 	// RoofMissing says why the case has no roofline fraction: the ceiling of its bound
 	// failed to measure on its device.
 	RoofMissing string `json:"roof_missing,omitempty"`
-	Verified    bool   `json:"verified"`
-	Mismatch    bool   `json:"mismatch,omitempty"` // the result differed from the reference
-	Skipped     string `json:"skipped,omitempty"`
-	Err         string `json:"error,omitempty"`
+	// Verdict says what limits the case, from the roofline and the device's fixed costs:
+	// memory, compute, launches, the cache, the host link, or nothing measured (see the
+	// rules at judge). Absent where the case failed, was skipped or has no valid time.
+	Verdict  Verdict `json:"verdict,omitzero"`
+	Verified bool    `json:"verified"`
+	Mismatch bool    `json:"mismatch,omitempty"` // the result differed from the reference
+	Skipped  string  `json:"skipped,omitempty"`
+	Err      string  `json:"error,omitempty"`
 	// Invalid says why the case, verified and timed, has no valid measurement: a device
 	// time of zero or less (the driver's profiling gave none), or a figure that came out
 	// infinite or NaN. It starts with InvalidPrefix. The samples are kept; the rates, the

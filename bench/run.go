@@ -317,14 +317,19 @@ func (r *deviceRun) runCase(ctx context.Context, cfg Config, step *string, op ke
 	} else {
 		res = RunCase(ctx, cfg, r.q, op, size, variant)
 	}
+	timing := timingOf(r.dev)
 	if res.OK() {
 		res.roofline(dr.Ceilings, dr.Device.CacheBytes)
+		res.judge(dr.Ceilings, dr.Overheads, dr.Device.CacheBytes, timing)
 	}
 	if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" && ctx.Err() == nil {
 		// The vendor's routine at the size the case ran at, within the same budget.
 		vcfg := cfg
 		vcfg.Warmup, vcfg.Count = budget.counts(cfg, res.Stats.Median)
 		res.Vendor, res.NoVendor = runVendor(ctx, vcfg, r.q, op, res.Size, dr.Ceilings, dr.Device.CacheBytes)
+		if res.Vendor != nil {
+			res.Vendor.judge(dr.Ceilings, dr.Overheads, dr.Device.CacheBytes, timing)
+		}
 	}
 	return res
 }

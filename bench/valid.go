@@ -76,6 +76,7 @@ func (res *Result) markTimes() {
 		if why != "" {
 			res.Invalid = why
 			res.GBs, res.GFLOPs, res.AttainableGFLOPs, res.Fraction, res.Bound, res.CacheResident = 0, 0, 0, 0, "", false
+			res.Verdict = Verdict{}
 		}
 	}
 	if res.Vendor != nil {
@@ -172,6 +173,7 @@ func (res *Result) makeFinite() {
 			res.Invalid = InvalidPrefix + strings.Join(bad, ", ") + " is not a finite figure"
 		}
 		res.GBs, res.GFLOPs, res.AttainableGFLOPs, res.Fraction, res.CacheResident = 0, 0, 0, 0, false
+		res.Verdict = Verdict{}
 	}
 	if res.Vendor != nil && !res.Vendor.finite() {
 		v := *res.Vendor
