@@ -126,6 +126,8 @@ func (r *Result) judge(c Ceilings, o Overheads, cacheBytes int64, timing string)
 	switch {
 	case r.RoofMissing != "":
 		r.Verdict = Verdict{VerdictNone, "no verdict: " + r.RoofMissing}
+	case (r.Bound == "" || (r.Bound == BoundMemory && c.CopyGBs <= 0)) && c.Invalid != "":
+		r.Verdict = Verdict{VerdictNone, "no verdict: the device's ceilings are not valid measurements"}
 	case r.Bound == "" || (r.Bound == BoundMemory && c.CopyGBs <= 0):
 		r.Verdict = Verdict{VerdictNone, "no verdict: the device has no measured ceilings"}
 	case r.Bound == BoundMemory:

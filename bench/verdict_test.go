@@ -106,6 +106,8 @@ func TestVerdict(t *testing.T) {
 			VerdictNone, "no verdict: fp32 peak missing: cuda: launch failed"},
 		{"no ceilings measured", timedCase("float32", 2*float64(64<<20), triad, triadH100), Ceilings{}, Overheads{}, 0, TimingEvents,
 			VerdictNone, "no verdict: the device has no measured ceilings"},
+		{"ceilings not valid", timedCase("float32", 2*float64(64<<20), triad, triadH100), Ceilings{Invalid: "copy: buffer copy: 2 of 2 device times are not positive"}, h100Overheads, 0, TimingEvents,
+			VerdictNone, "no verdict: the device's ceilings are not valid measurements"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := judged(tc.res, tc.c, tc.o, tc.cache, tc.timing)

@@ -21,11 +21,13 @@ import (
 var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", "family", "type", "size", "shape",
 	"runs", "median_ns", "min_ns", "max_ns", "gbs", "gflops", "bound", "attainable_gflops", "fraction",
 	"status", "error", "library", "vendor_library", "vendor_median_ns", "vs_vendor", "no_vendor",
-	"working_set_bytes", "cache_resident", "link", "timing", "figures", "kind"}
+	"working_set_bytes", "cache_resident", "link", "timing", "figures", "verdict", "verdict_text", "kind"}
 
 // CSV writes one row per result and device (RFC 4180, header first), then one per
 // split, per device alone of each split and per collective, told apart by the last
-// column, kind (KindCase, KindSplit, KindAlone, KindCollective). status is ok, skipped,
+// column, kind (KindCase, KindSplit, KindAlone, KindCollective). A result's verdict
+// (bench.Result.Verdict) is in verdict (its kind) and verdict_text (its line), empty where
+// it has none. status is ok, skipped,
 // failed or invalid (verified, but no valid device time), error says why. A split's row
 // has its speedups and shares in figures ("speedup=1.8;share_opencl:0:1=0.48"), an alone
 // row the one-device op's time (resident_ns), a collective's row its library, ranks and
@@ -64,7 +66,7 @@ func CSV(w io.Writer, rep *bench.Report) error {
 				}
 			}
 			err := cw.Write(term.SafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
-				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures), bench.KindCase)))
+				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures), res.Verdict.Kind, res.Verdict.Text, bench.KindCase)))
 			if err != nil {
 				return err
 			}
@@ -78,7 +80,7 @@ func CSV(w io.Writer, rep *bench.Report) error {
 		}
 		row := []string{g.Device, "", "", res.Case, res.Variant, res.Family, res.Type, strconv.Itoa(res.Size), res.Shape,
 			strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10), strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10),
-			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", bench.TimingHost, csvFigures(res.Figures), g.Kind}
+			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", bench.TimingHost, csvFigures(res.Figures), "", "", g.Kind}
 		if err := cw.Write(term.SafeAll(row)); err != nil {
 			return err
 		}

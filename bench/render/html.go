@@ -88,7 +88,7 @@ type htmlRow struct {
 // the style inline CSS: the page loads nothing from anywhere.
 func HTML(w io.Writer, rep *bench.Report, baseline string) error {
 	r := view{rep}
-	g, err := r.resultGrid(baseline)
+	g, err := r.resultGrid(baseline, true)
 	if err != nil {
 		return err
 	}
@@ -265,14 +265,18 @@ func (r view) htmlDevices() []htmlDevice {
 }
 
 // htmlGrid turns the table's cells into HTML cells: numbers right-aligned, a data bar
-// behind each "of roof" cell, ratios coloured, missing cells muted, and a band row where a
-// family starts.
+// behind each "of roof" cell, ratios coloured, verdicts as wrapped text, missing cells
+// muted, and a band row where a family starts.
 func (r view) htmlGrid(g *resultGrid) ([]htmlCell, []htmlRow) {
 	header, rows, keys := g.header(), g.rows, g.keys
 	hc := make([]htmlCell, len(header))
 	roofCol := map[int]int{} // column -> device index
+	verdictCol := map[int]bool{}
 	for j, h := range header {
 		hc[j] = htmlCell{Text: h, Num: j >= 3}
+		if j < len(g.cols) && g.cols[j].kind == colVerdict {
+			hc[j].Num, verdictCol[j] = false, true
+		}
 		var dev int
 		if _, err := fmt.Sscanf(h, "[%d] of roof", &dev); err == nil && strings.HasSuffix(h, "of roof") {
 			roofCol[j] = dev - 1
@@ -292,6 +296,10 @@ func (r view) htmlGrid(g *resultGrid) ([]htmlCell, []htmlRow) {
 			c := htmlCell{Text: text}
 			switch {
 			case j < 3: // case, variant, size
+			case verdictCol[j] && text == "-":
+				c.Class = "verdict muted"
+			case verdictCol[j]:
+				c.Class = "verdict"
 			case text == "-" || text == "skipped" || text == "FAILED" || text == "INVALID":
 				c.Class = "num muted"
 			default:

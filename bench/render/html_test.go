@@ -54,7 +54,7 @@ func TestHTML(t *testing.T) {
 		"<td><code>cuda:0</code></td><td class=\"wrap\">NVIDIA H100 80GB HBM3</td>",
 		`<td class="num">2821</td><td class="num">66193</td><td class="num">33545</td>`,
 		"overheads: stream build",
-		`<tr class="family"><td colspan="14">gemm</td></tr>`,
+		`<tr class="family"><td colspan="17">gemm</td></tr>`,
 		"<td>gemm/nn/float32</td><td>-</td><td>4M</td>",
 	} {
 		if !strings.Contains(page, want) {

@@ -61,6 +61,7 @@ const (
 	colVendor   = "vendor"   // Prism's time against the vendor library's
 	colResident = "resident" // a split's one-device op with its result left on the device
 	colLibrary  = "library"  // a collective's library
+	colVerdict  = "verdict"  // what limits the case (Markdown and HTML; the terminal lists them under the table)
 )
 
 // tableCol is a column of a table: its heading, the device whose column group it belongs
@@ -88,9 +89,10 @@ func (g *resultGrid) header() []string {
 	return h
 }
 
-// grid is the side-by-side table as cells: a header row, then one row per case and size.
+// grid is the side-by-side table of Markdown and HTML as cells: a header row, then one row
+// per case and size.
 func (r view) grid(baseline string) (header []string, rows [][]string, err error) {
-	g, err := r.resultGrid(baseline)
+	g, err := r.resultGrid(baseline, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,10 +155,11 @@ func (l *legendSet) add(key, text string) {
 
 // resultGrid builds the side-by-side table: per device the median time, main rate,
 // percent of the roofline with its bound, for every device but the baseline the ratio
-// baseline time / device time, and where the device has vendor baselines the ratio vendor
-// time / device time; per vendor pseudo-device its time. The legend explains what the
-// cells show, those that appear only when they do.
-func (r view) resultGrid(baseline string) (*resultGrid, error) {
+// baseline time / device time, where the device has vendor baselines the ratio vendor
+// time / device time, and with verdicts the case's verdict (bench.Result.Verdict); per
+// vendor pseudo-device its time. The legend explains what the cells show, those that
+// appear only when they do.
+func (r view) resultGrid(baseline string, verdicts bool) (*resultGrid, error) {
 	base, err := r.baselineIndex(baseline)
 	if err != nil {
 		return nil, err
@@ -187,10 +190,16 @@ func (r view) resultGrid(baseline string) (*resultGrid, error) {
 		if vendorCols[i] = r.ranVendor(i) || ix.hasVendor(i); vendorCols[i] {
 			g.cols = append(g.cols, tableCol{l + "vs vendor", i, colVendor})
 		}
+		if verdicts {
+			g.cols = append(g.cols, tableCol{l + "verdict", i, colVerdict})
+		}
 	}
 	if real > 0 {
 		lg.add("time", "time: the median of the timed runs; rate: GB/s when memory-bound, GFLOP/s when compute-bound")
 		lg.add("roof", "of roof: achieved / min(peak of the type, copy GB/s x FLOP/byte), with the bound (mem or compute)")
+	}
+	if real > 0 && verdicts {
+		lg.add("verdict", "verdict: what limits the case, from the device's measured roofs and launch cost (memory, compute, launch, cache, host link, latency)")
 	}
 	if real > 1 {
 		lg.add("vs", fmt.Sprintf("vs [%d]: [%d]'s time / this device's time (above 1: this device is faster)", base+1, base+1))
@@ -266,6 +275,13 @@ func (r view) resultGrid(baseline string) (*resultGrid, error) {
 			}
 			if vendorCols[i] {
 				row = append(row, ix.vendorCell(i, res, &lg))
+			}
+			if verdicts {
+				cell := "-"
+				if res != nil && res.Verdict.Text != "" {
+					cell = res.Verdict.Text
+				}
+				row = append(row, cell)
 			}
 		}
 		g.rows = append(g.rows, term.SafeAll(row))
@@ -662,12 +678,12 @@ type TableOptions struct {
 // devices side by side, one row per case and size, and per device the median time, the
 // main rate (GB/s when memory-bound, GFLOP/s when compute-bound), the fraction of the
 // roofline, the ratio to the baseline device (baseline time over device time, so above 1
-// is faster) and to the vendor library where the report has its baselines; then the
-// splits and the collectives. Each table is preceded by the legend of what its cells
+// is faster) and to the vendor library where the report has its baselines; under it the
+// ops' figures and each case's verdict, a line each; then the splits and the collectives. Each table is preceded by the legend of what its cells
 // show, wrapped, as every line of prose, at TableWidth columns.
 func Table(w io.Writer, rep *bench.Report, opt TableOptions) error {
 	r := view{rep}
-	g, err := r.resultGrid(opt.Baseline)
+	g, err := r.resultGrid(opt.Baseline, false)
 	if err != nil {
 		return err
 	}
@@ -701,6 +717,12 @@ func Table(w io.Writer, rep *bench.Report, opt TableOptions) error {
 		writeGrid(g, []string{colRate}, func([]string) {
 			if lines := r.figureLines(); len(lines) > 0 {
 				ew.printf("figures (the ops' own, beside their time):\n")
+				for _, l := range lines {
+					wrapLine(ew, l, "    ", "        ")
+				}
+			}
+			if lines := r.verdictLines(); len(lines) > 0 {
+				ew.printf("verdicts (what limits each case, from the device's measured roofs and launch cost):\n")
 				for _, l := range lines {
 					wrapLine(ew, l, "    ", "        ")
 				}
@@ -853,11 +875,11 @@ func wrapWords(s string, width int, first, rest string) []string {
 }
 
 // Markdown writes the same content as Table as Markdown, every column: the
-// metadata as a list, the legends as lists, the side-by-side results, the splits and the
-// collectives as tables.
+// metadata as a list, the legends as lists, the side-by-side results (the verdicts in a
+// column of each device), the splits and the collectives as tables.
 func Markdown(w io.Writer, rep *bench.Report, baseline string) error {
 	r := view{rep}
-	g, err := r.resultGrid(baseline)
+	g, err := r.resultGrid(baseline, true)
 	if err != nil {
 		return err
 	}
@@ -945,6 +967,30 @@ func describeCeilings(c bench.Ceilings) string {
 		fp64 = "-"
 	}
 	return fmt.Sprintf("copy %s, fp32 %s, fp64 %s", cp, fp32, fp64)
+}
+
+// verdictLines lists the verdict of every result that has one, one line each: the device's
+// label, the case, its size, the variant asked for where there is one, and the verdict
+// ("[1] stream/triad/float32 4M: memory-bound at 91% of copy: near the limit"). Vendor
+// pseudo-devices, whose reports measure no roofs, have none.
+func (r view) verdictLines() []string {
+	var out []string
+	for i, d := range r.Devices {
+		if d.IsVendor() {
+			continue
+		}
+		for _, res := range d.Results {
+			if res.Verdict.Text == "" {
+				continue
+			}
+			name := fmt.Sprintf("[%d] %s %s", i+1, res.Case, bench.FormatSize(res.Size))
+			if res.Requested != "" {
+				name += " " + res.Requested
+			}
+			out = append(out, term.Safe(name+": "+res.Verdict.Text))
+		}
+	}
+	return out
 }
 
 // figureLines lists the figures of every result that has some, one line each: the device's

@@ -294,7 +294,7 @@ func TestMergeKinds(t *testing.T) {
 // its own; with variants forced, each variant's row gets the ratio.
 func TestVendorOnPrismRows(t *testing.T) {
 	rep := readKind(t, []string{"multi.json", "vendor.json"})
-	g, err := view{rep}.resultGrid("")
+	g, err := view{rep}.resultGrid("", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestVendorOnPrismRows(t *testing.T) {
 	for i := range rep.Devices[0].Results {
 		rep.Devices[0].Results[i].Requested = "portable"
 	}
-	g, err = view{rep}.resultGrid("")
+	g, err = view{rep}.resultGrid("", false)
 	if err != nil {
 		t.Fatal(err)
 	}
