@@ -61,7 +61,7 @@ func (a *buildAhead) start(ctx context.Context, i int, op kernels.Op) {
 		for _, variant := range a.cfg.VariantsFor(op) {
 			a.build(ctx, q, op, size, variant)
 		}
-		if a.cfg.Vendor {
+		if a.cfg.Vendor && a.cfg.vendorLeftOut(q.Device().Info().Kind, op) == "" {
 			for _, v := range op.Variants {
 				if v.Vendor && v.Fits(q.Device()) == nil {
 					a.build(ctx, q, op, size, v.Name)

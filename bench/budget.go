@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,34 @@ var QuickBudget = Budget{MaxRun: 25 * time.Millisecond, CaseTime: 150 * time.Mil
 // CPUBudget is the budget of a CPU device when no sizes were given: each op starts at its
 // QuickSize there (its DefaultSize is a GPU's problem) and is fitted to seconds a case.
 var CPUBudget = Budget{MaxRun: 250 * time.Millisecond, CaseTime: 2 * time.Second}
+
+// quickVendorCases are the cases whose vendor baseline --quick keeps on a CPU device when
+// the whole suite runs: one float32 case per vendor routine (CLBlast's GEMM, dot, axpy and
+// sum, clFFT's transform). A vendor library compiles its kernels inside its first call of
+// each routine, precision and transpose, and on PoCL that compile is most of a cold quick
+// run: measured on the 2-core machine (2026-11-28), CLBlast's GEMMs took 24 s and clFFT's
+// plans 9 s of the 90 s a cold `prism bench --quick --vendor` spent on PoCL. The other
+// cases report why they have no baseline (vendorLeftOut); without --quick, or with --ops,
+// every case has its baseline.
+var quickVendorCases = map[string]bool{
+	"gemm/nn/float32":    true,
+	"stream/dot/float32": true,
+	"map/axpy/float32":   true,
+	"reduce/sum/float32": true,
+	"fft/c2c/float32":    true,
+}
+
+// vendorLeftOut returns why op's case runs without its vendor baseline on a device of
+// kind under cfg (see quickVendorCases), or "" when it runs with it.
+func (cfg Config) vendorLeftOut(kind engine.Kind, op kernels.Op) string {
+	if !cfg.Quick || kind != engine.KindCPU || len(cfg.Patterns) > 0 || quickVendorCases[op.Name] {
+		return ""
+	}
+	if !slices.ContainsFunc(op.Variants, func(v kernels.Variant) bool { return v.Vendor }) {
+		return "" // runVendor says why there is none
+	}
+	return "left out by --quick on a CPU, where the vendor library's first call compiles for seconds (one case per routine keeps its baseline; --ops or a run without --quick gives every case its own)"
+}
 
 // On reports whether b bounds anything.
 func (b Budget) On() bool { return b.MaxRun > 0 }

@@ -123,7 +123,7 @@ func TestRunFitsCases(t *testing.T) {
 	QuickBudget = Budget{MaxRun: time.Nanosecond, CaseTime: time.Nanosecond}
 	slowBuild = 0 // every device builds ahead
 	defer func() { QuickBudget, slowBuild = saved, savedSlow }()
-	ops, err := suite.Match("stream/triad/float32", "reduce/sum/float32")
+	ops, err := suite.Match("stream/triad/float32", "reduce/sum/float32", "stream/dot/float64")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +147,12 @@ func TestRunFitsCases(t *testing.T) {
 			if r.Vendor != nil && (!r.Vendor.OK() || r.Vendor.Size != r.Size) {
 				t.Errorf("%s %s: vendor ok %v at %d, want verified at the case's size %d", d.Device.ID, r.Case, r.Vendor.OK(), r.Vendor.Size, r.Size)
 			}
+			if left := strings.HasPrefix(r.NoVendor, "left out by --quick"); r.Skipped == "" && left != (r.Case == "stream/dot/float64") {
+				t.Errorf("%s %s: no vendor %q: --quick on a CPU keeps the baseline of reduce/sum/float32 and leaves out stream/dot/float64's", d.Device.ID, r.Case, r.NoVendor)
+			}
+			if r.Skipped != "" {
+				continue // Rusticl's float64
+			}
 			if !r.OK() || r.Size != want || r.Stats.Runs != minCount || r.SizeNote == "" || !strings.Contains(r.SizeNote, FormatSize(ops[i].QuickSize)) {
 				t.Errorf("%s %s: ok %v, size %d (want %d), %d runs (want %d), note %q", d.Device.ID, r.Case, r.OK(), r.Size, want, r.Stats.Runs, minCount, r.SizeNote)
 			}
@@ -156,6 +162,36 @@ func TestRunFitsCases(t *testing.T) {
 	want := rep.Summary().String()
 	if !strings.Contains(out, "bench: "+want+" in ") || !strings.Contains(want, "verified") {
 		t.Errorf("progress does not end with the summary %q:\n%s", want, out)
+	}
+}
+
+// TestVendorLeftOut checks which cases --quick leaves without a vendor baseline: on a CPU,
+// in a whole-suite run, all but one float32 case per vendor routine.
+func TestVendorLeftOut(t *testing.T) {
+	vendor := []kernels.Variant{{Name: "portable"}, {Name: "CLBlast", Vendor: true}}
+	gemm, dgemm := kernels.Op{Name: "gemm/nn/float32", Variants: vendor}, kernels.Op{Name: "gemm/nn/float64", Variants: vendor}
+	triad := kernels.Op{Name: "stream/triad/float64", Variants: vendor[:1]}
+	for _, c := range []struct {
+		cfg  Config
+		kind engine.Kind
+		op   kernels.Op
+		left bool
+	}{
+		{Config{Quick: true}, engine.KindCPU, dgemm, true},
+		{Config{Quick: true}, engine.KindCPU, gemm, false},
+		{Config{Quick: true}, engine.KindCPU, triad, false}, // no vendor routine: runVendor says so
+		{Config{Quick: true}, engine.KindGPU, dgemm, false},
+		{Config{}, engine.KindCPU, dgemm, false},
+		{Config{Quick: true, Patterns: []string{"gemm"}}, engine.KindCPU, dgemm, false},
+	} {
+		if why := c.cfg.vendorLeftOut(c.kind, c.op); (why != "") != c.left {
+			t.Errorf("quick %v, ops %q, %v, %s: left out %q, want %v", c.cfg.Quick, c.cfg.Patterns, c.kind, c.op.Name, why, c.left)
+		}
+	}
+	for name := range quickVendorCases {
+		if _, err := suite.Match(name); err != nil {
+			t.Errorf("quickVendorCases names %s: %v", name, err)
+		}
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 // Config selects what Run measures.
 type Config struct {
 	Ops []kernels.Op
-	// Patterns are the --ops patterns Ops came from, recorded in the report only.
+	// Patterns are the --ops patterns Ops came from, recorded in the report; none means the
+	// whole suite (which --quick gives fewer vendor baselines on a CPU: vendorLeftOut).
 	Patterns []string
 	// Sizes are the sizes every op runs at (elements of its main operand); empty: each op's
 	// DefaultSize, or its QuickSize when Quick.
@@ -322,7 +323,9 @@ func (r *deviceRun) runCase(ctx context.Context, cfg Config, step *string, op ke
 		res.roofline(dr.Ceilings, dr.Device.CacheBytes)
 		res.judge(dr.Ceilings, dr.Overheads, dr.Device.CacheBytes, timing)
 	}
-	if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" && ctx.Err() == nil {
+	if why := cfg.vendorLeftOut(r.dev.Info().Kind, op); why != "" && cfg.Vendor && !res.VendorLibrary && res.Skipped == "" {
+		res.NoVendor = why
+	} else if cfg.Vendor && !res.VendorLibrary && res.Skipped == "" && ctx.Err() == nil {
 		// The vendor's routine at the size the case ran at, within the same budget.
 		vcfg := cfg
 		vcfg.Warmup, vcfg.Count = budget.counts(cfg, res.Stats.Median)
