@@ -51,7 +51,7 @@ test: deps lint unit oclgrind
 # Every package with tests, as a path from the module root (. is the root).
 TEST_PKGS := $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... 2>/dev/null | sed "s|^$(CURDIR)/\?||; s|^$$|.|")
 # The longest first, so that the lanes end together.
-UNIT_FIRST := cl kernels/gemm cmd/prism kernels/attention kernels/conv cuda/clc/translate kernels/fft kernels/suite cuda kernels/rows
+UNIT_FIRST := cl kernels/gemm cmd/prism kernels/attention kernels/conv cuda/clc/translate kernels/fft kernels/suite cuda kernels/softmax kernels/layernorm
 UNIT_PKGS := $(filter $(TEST_PKGS),$(UNIT_FIRST)) $(filter-out $(UNIT_FIRST),$(TEST_PKGS))
 
 # Each package's test binary, built once (two at a time) into .cache/bin and used by every
@@ -87,7 +87,7 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
 # The longest first, so that the two at a time end together; cmd/prism runs the OpenCL C
 # corpus (cuda/clc/translate/testdata/corpus) as prism exec runs it (scripts/oclgrind-run.sh).
-OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/sort kernels/conv kernels/rows kernels/histogram kernels/fft
+OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/sort kernels/conv kernels/softmax kernels/layernorm kernels/histogram kernels/fft
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind: test-bins
 	mkdir -p .cache/oclgrind

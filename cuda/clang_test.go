@@ -112,12 +112,15 @@ var (
 	cudaBuildRE = regexp.MustCompile(`(?m)^// Builds: (.*)$`)
 )
 
-// TestCUDASources compiles every CUDA C++ variant of the suite (kernels/*/*.cu) to PTX with
-// clang-15, with the embedded headers (include/) and each -D set its header's "Builds:"
-// line lists, and checks that every extern "C" __global__ function is a PTX entry point.
+// TestCUDASources compiles every CUDA C++ variant of the suite (kernels/*/*.cu, and
+// kernels/internal/*/*.cu of the schemes families share) to PTX with clang-15, with the
+// embedded headers (include/) and each -D set its header's "Builds:" line lists, and
+// checks that every extern "C" __global__ function is a PTX entry point.
 func TestCUDASources(t *testing.T) {
 	clang := clangPath(t)
 	files, err := filepath.Glob("../kernels/*/*.cu")
+	shared, _ := filepath.Glob("../kernels/internal/*/*.cu")
+	files = append(files, shared...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no CUDA C++ sources found in ../kernels/*/ (%v)", err)
 	}

@@ -19,11 +19,12 @@ import (
 	"github.com/prism-compute/prism/kernels/gemm"
 	"github.com/prism-compute/prism/kernels/histogram"
 	"github.com/prism-compute/prism/kernels/launch"
+	"github.com/prism-compute/prism/kernels/layernorm"
 	"github.com/prism-compute/prism/kernels/montecarlo"
 	"github.com/prism-compute/prism/kernels/overlap"
 	"github.com/prism-compute/prism/kernels/reduce"
-	"github.com/prism-compute/prism/kernels/rows"
 	"github.com/prism-compute/prism/kernels/scan"
+	"github.com/prism-compute/prism/kernels/softmax"
 	"github.com/prism-compute/prism/kernels/sort"
 	"github.com/prism-compute/prism/kernels/stencil"
 	"github.com/prism-compute/prism/kernels/stream"
@@ -50,8 +51,8 @@ func Families() []kernels.Family {
 		conv.Family(),
 		gemm.Family(),
 		fft.Family(),
-		rows.SoftmaxFamily(),
-		rows.LayerNormFamily(),
+		softmax.Family(),
+		layernorm.Family(),
 		attention.Family(),
 		montecarlo.Family(),
 		transfer.Family(),

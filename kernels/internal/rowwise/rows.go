@@ -1,4 +1,4 @@
-package rows
+package rowwise
 
 import (
 	"errors"
@@ -10,22 +10,22 @@ import (
 	"github.com/prism-compute/prism/kernels"
 )
 
-// The two builds of softmax.cl and layernorm.cl (their WG and CACHE tunables). The narrow
-// build, made by NewSoftmax and NewLayerNorm, takes work-groups of rowGroup items keeping
+// The two builds of a row source (softmax.cl, layernorm.cl: their WG and CACHE tunables).
+// The narrow build, made by NewBuilds, takes work-groups of rowGroup items keeping
 // rowCache elements each: rows of up to 2048 elements are read once. The wide build, made on
 // first use by a wider row, takes rowWideGroup items where the device and the compiled kernel
-// allow it, keeping rowWideCache elements each: rows of up to 16384 elements are read once.
+// allow it, keeping WideCache elements each: rows of up to 16384 elements are read once.
 // CACHE is the number of registers (elements of T) each work-item holds the row in, so it
-// stays at rowWideCache where the work-group is lowered: rows past WG*CACHE take the
+// stays at WideCache where the work-group is lowered: rows past WG*CACHE take the
 // kernels' second path, which reads the row again, rather than spilling registers. 512
 // items of 32 rather than 1024 of 16: at 1024 threads a block's items get at most 64
 // registers each, and the CUDA build of layernorm then ran at 0.39 of the copy roof at
 // 16384x8192, against 0.74 at 512 (H200, softmax 0.61 and 0.71; docs/PERFORMANCE.md).
 //
 // The narrow build also holds the kernels for short rows (softmax_rows_multi,
-// layernorm_rows_multi: their TPR and NV tunables): rowItems items per row (fewer where the
-// work-group is lowered below it), WG/TPR rows per work-group, each item keeping rowVecs
-// vectors of 4 elements, so rows of up to rowItems*4*rowVecs = 1024 elements take them. One
+// layernorm_rows_multi: their TPR and NV tunables): RowItems items per row (fewer where the
+// work-group is lowered below it), WG/TPR rows per work-group, each item keeping RowVecs
+// vectors of 4 elements, so rows of up to RowItems*4*RowVecs = 1024 elements take them. One
 // row per work-group of 256 items, with a barrier per tree level, left most items idle at
 // such widths (a row of 1024 is 4 elements an item) and reached 0.52-0.62 of the copy roof
 // on an H200 at 65536x1024, where a warp per row with 32 elements a lane (rows.cu) reached
@@ -34,12 +34,12 @@ const (
 	rowGroup     = 256
 	rowCache     = 8
 	rowWideGroup = 512
-	rowWideCache = 32
-	rowItems     = 32
-	rowVecs      = 8
+	WideCache    = 32 // CACHE of the wide build
+	RowItems     = 32 // TPR of the short-row kernels where the work-group allows it
+	RowVecs      = 8  // NV of the short-row kernels
 )
 
-// Config is a build of a row source as Rows launches it: WorkGroup items, RowItems of
+// Config is a build of a row source as a family's Rows launches it: WorkGroup items, RowItems of
 // them per row (WorkGroup/RowItems rows per work-group: the short-row kernels), or all of
 // them for one row where RowItems is 0, each keeping Cache row elements in registers.
 type Config struct {
@@ -62,7 +62,7 @@ func (c Config) Rows() int { return c.WorkGroup / c.PerRow() }
 
 // Cached reports whether rows of cols elements take the cached path of the build (the row
 // read from memory once): cols <= PerRow()*Cache. The short-row kernels have no other path:
-// Rows launches them only for rows they cache.
+// Builds.For gives them only for rows they cache.
 func (c Config) Cached(cols int) bool { return cols <= c.PerRow()*c.Cache }
 
 // Chain returns the length of the longest chain of additions in a row sum of cols
@@ -89,7 +89,7 @@ func (c Config) String() string {
 // buildRows compiles a row source (softmax.cl, layernorm.cl) with CACHE set to cache and WG
 // to the largest power of two up to wg that the device and the compiled kernels allow, and
 // returns the build: its one-row-per-work-group kernel, and where multi is set its
-// short-row kernel (kernel + "_multi") with TPR = min(rowItems, WG) and NV = rowVecs.
+// short-row kernel (kernel + "_multi") with TPR = min(RowItems, WG) and NV = RowVecs.
 func buildRows[T kernels.Float](dev *engine.Device, src, kernel string, wg, cache int, multi bool) (*rowsBuild, error) {
 	opts, err := kernels.TypeOf[T]().Defines(dev)
 	if err != nil {
@@ -97,9 +97,9 @@ func buildRows[T kernels.Float](dev *engine.Device, src, kernel string, wg, cach
 	}
 	return kernels.Fit(dev, kernel, func(lim kernels.Limits) (*rowsBuild, kernels.Shape, error) {
 		cfg := Config{WorkGroup: lim.Group(wg), Cache: cache}
-		mcfg := Config{WorkGroup: cfg.WorkGroup, Cache: 4 * rowVecs, RowItems: min(rowItems, cfg.WorkGroup)}
+		mcfg := Config{WorkGroup: cfg.WorkGroup, Cache: 4 * RowVecs, RowItems: min(RowItems, cfg.WorkGroup)}
 		prog, err := dev.Build(src, append(opts, fmt.Sprintf("-DWG=%d", cfg.WorkGroup), fmt.Sprintf("-DCACHE=%d", cfg.Cache),
-			fmt.Sprintf("-DTPR=%d", mcfg.RowItems), fmt.Sprintf("-DNV=%d", rowVecs))...)
+			fmt.Sprintf("-DTPR=%d", mcfg.RowItems), fmt.Sprintf("-DNV=%d", RowVecs))...)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
@@ -128,29 +128,29 @@ type rowsBuild struct {
 
 func (b *rowsBuild) Close() error { return errors.Join(b.k.Close(), b.mk.Close(), b.prog.Close()) }
 
-// rowsLaunch is what Rows launches for one width: a kernel and its build's shape.
-type rowsLaunch struct {
-	k   *engine.Kernel
-	cfg Config
+// Launch is what a family's Rows launches for one width: a kernel and its build's shape.
+type Launch struct {
+	Kernel *engine.Kernel
+	Config Config
 }
 
-// multi reports whether the launch is of a short-row kernel (several rows per work-group,
+// Multi reports whether the launch is of a short-row kernel (several rows per work-group,
 // the rows count as an argument).
-func (l rowsLaunch) multi() bool { return l.cfg.RowItems > 0 }
+func (l Launch) Multi() bool { return l.Config.RowItems > 0 }
 
-// grid returns the launch of rows rows.
-func (l rowsLaunch) grid(rows int) engine.Range {
-	wg, per := l.cfg.WorkGroup, l.cfg.Rows()
+// Grid returns the launch of rows rows.
+func (l Launch) Grid(rows int) engine.Range {
+	wg, per := l.Config.WorkGroup, l.Config.Rows()
 	return engine.Range1D((rows+per-1)/per*wg, wg)
 }
 
-// groups returns the number of work-groups of a launch of rows rows.
-func (l rowsLaunch) groups(rows int) int { return (rows + l.cfg.Rows() - 1) / l.cfg.Rows() }
+// Groups returns the number of work-groups of a launch of rows rows.
+func (l Launch) Groups(rows int) int { return (rows + l.Config.Rows() - 1) / l.Config.Rows() }
 
-// rowsBuilds are the builds of one row source on one device: the narrow one, made at
+// Builds are the builds of one row source on one device: the narrow one, made at
 // construction, and the wide one, made on first use by rows the narrow one does not cache.
 // Safe for concurrent use.
-type rowsBuilds[T kernels.Float] struct {
+type Builds[T kernels.Float] struct {
 	dev         *engine.Device
 	op          string // "softmax", "layernorm", for errors
 	src, kernel string
@@ -160,46 +160,51 @@ type rowsBuilds[T kernels.Float] struct {
 	closed      bool
 }
 
-func newRowsBuilds[T kernels.Float](dev *engine.Device, op, src, kernel string) (*rowsBuilds[T], error) {
+// NewBuilds compiles the narrow build of the row source src for dev: its kernel named
+// kernel, one row per work-group, and its short-row kernel kernel + "_multi". op names the
+// family in errors ("softmax"). The wide build of the same source is compiled by For, on
+// first use by a row the narrow one does not cache.
+func NewBuilds[T kernels.Float](dev *engine.Device, op, src, kernel string) (*Builds[T], error) {
 	narrow, err := buildRows[T](dev, src, kernel, rowGroup, rowCache, true)
 	if err != nil {
 		return nil, err
 	}
-	return &rowsBuilds[T]{dev: dev, op: op, src: src, kernel: kernel, narrow: narrow}, nil
+	return &Builds[T]{dev: dev, op: op, src: src, kernel: kernel, narrow: narrow}, nil
 }
 
-// forCols returns the kernel for rows of cols elements: the narrow build's short-row
-// kernel where it caches them (up to 1024 elements), else the narrow build's other kernel
-// where it caches them, else the wide one's (compiled now if not yet) unless it caches no
-// more than the narrow one (a device or kernel that lowered its work-group).
-func (b *rowsBuilds[T]) forCols(cols int) (rowsLaunch, error) {
+// For returns the kernel for rows of cols elements: the narrow build's short-row kernel
+// where it caches them (up to 1024 elements), else the narrow build's other kernel where
+// it caches them, else the wide one's (compiled now if not yet) unless it caches no more
+// than the narrow one (a device or kernel that lowered its work-group). After Close it
+// returns an error wrapping engine.ErrClosed for rows the narrow build does not cache.
+func (b *Builds[T]) For(cols int) (Launch, error) {
 	if b.narrow.mcfg.Cached(cols) {
-		return rowsLaunch{b.narrow.mk, b.narrow.mcfg}, nil
+		return Launch{b.narrow.mk, b.narrow.mcfg}, nil
 	}
 	if b.narrow.cfg.Cached(cols) {
-		return rowsLaunch{b.narrow.k, b.narrow.cfg}, nil
+		return Launch{b.narrow.k, b.narrow.cfg}, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return rowsLaunch{}, fmt.Errorf("kernels: %s: closed: %w", b.op, engine.ErrClosed)
+		return Launch{}, fmt.Errorf("kernels: %s: closed: %w", b.op, engine.ErrClosed)
 	}
 	if b.wide == nil {
-		w, err := buildRows[T](b.dev, b.src, b.kernel, rowWideGroup, rowWideCache, false)
+		w, err := buildRows[T](b.dev, b.src, b.kernel, rowWideGroup, WideCache, false)
 		if err != nil {
-			return rowsLaunch{}, err
+			return Launch{}, err
 		}
 		b.wide = w
 	}
 	n, w := b.narrow.cfg, b.wide.cfg
 	if w.WorkGroup*w.Cache <= n.WorkGroup*n.Cache {
-		return rowsLaunch{b.narrow.k, n}, nil
+		return Launch{b.narrow.k, n}, nil
 	}
-	return rowsLaunch{b.wide.k, w}, nil
+	return Launch{b.wide.k, w}, nil
 }
 
 // Close releases both builds. Idempotent.
-func (b *rowsBuilds[T]) Close() error {
+func (b *Builds[T]) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
@@ -211,18 +216,28 @@ func (b *rowsBuilds[T]) Close() error {
 	return err
 }
 
-// rowBuf is one buffer argument of a row operation: a [rows, cols] matrix, or a vector of
-// cols elements (gamma, beta).
-type rowBuf[T kernels.Float] struct {
+// Buf is one buffer argument of a row operation: a [rows, cols] matrix (Matrix), or a
+// vector of cols elements (Vector: gamma, beta).
+type Buf[T kernels.Float] struct {
 	name string
 	b    *engine.Buffer[T]
 	vec  bool
 }
 
-// checkRows validates a [rows, cols] row operation: positive dims, rows*cols within int32,
+// Matrix is the [rows, cols] matrix argument name held in b.
+func Matrix[T kernels.Float](name string, b *engine.Buffer[T]) Buf[T] {
+	return Buf[T]{name: name, b: b}
+}
+
+// Vector is the argument name of cols elements (one per column) held in b.
+func Vector[T kernels.Float](name string, b *engine.Buffer[T]) Buf[T] {
+	return Buf[T]{name: name, b: b, vec: true}
+}
+
+// Check validates a [rows, cols] row operation op: positive dims, rows*cols within int32,
 // no nil buffer, matrices at least rows*cols long and vectors at least cols long. Errors
 // wrap engine.ErrInvalidArg.
-func checkRows[T kernels.Float](op string, rows, cols int, bufs ...rowBuf[T]) error {
+func Check[T kernels.Float](op string, rows, cols int, bufs ...Buf[T]) error {
 	if rows < 1 || cols < 1 {
 		return fmt.Errorf("kernels: %s: shape [%d, %d]; rows and cols must be at least 1: %w", op, rows, cols, engine.ErrInvalidArg)
 	}

@@ -1,4 +1,4 @@
-package rows
+package softmax
 
 import (
 	"math"
@@ -37,7 +37,7 @@ func softmaxRefRow[T kernels.Float](out []float64, x []T) (hi, lo float64) {
 
 // SoftmaxTolerance returns the largest error allowed between a device softmax output and
 // the float64 reference y, for a row of cols elements on a work-group of wg items; online
-// says whether the kernel took its online path (Softmax.Online). rowMax and rowMin are the
+// says whether the kernel took its online path (!Config.Cached(cols)). rowMax and rowMin are the
 // row's largest and smallest inputs, x the element's own input.
 //
 // Derivation (first order in u, the unit roundoff of T; y_i = e_i / s, e_i = exp(x_i - M)):

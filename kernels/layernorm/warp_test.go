@@ -1,4 +1,4 @@
-package rows
+package layernorm
 
 import (
 	"errors"
@@ -8,21 +8,24 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+	"github.com/prism-compute/prism/kernels/internal/rowwise"
+	"github.com/prism-compute/prism/kernels/internal/rowwise/rowwisetest"
 )
 
-// TestWarp checks the cuda-warp softmax and layernorm on every device that builds CUDA C++,
-// at widths around the 16-byte loads and the warp's 1024 elements and at row counts around
-// the block's 8 rows, in place too, against the float64 references with guard bands after
-// every buffer; elsewhere NewWarp must refuse with ErrUnsupported.
+// TestWarp checks the cuda-warp layernorm (rowwise.Warp) on every device that builds CUDA
+// C++, at widths around the 16-byte loads and the warp's 1024 elements and at row counts
+// around the block's 8 rows, in place too, against the float64 reference with guard bands
+// after every buffer; elsewhere NewWarp must refuse with ErrUnsupported. softmax's TestWarp
+// checks the warp softmax so.
 func TestWarp(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		if !dev.Builds(engine.DialectCUDA) {
-			if _, err := NewWarp(dev); !errors.Is(err, engine.ErrUnsupported) {
+			if _, err := rowwise.NewWarp(dev); !errors.Is(err, engine.ErrUnsupported) {
 				t.Errorf("NewWarp on %s, which builds no CUDA C++: %v, want ErrUnsupported", dev.ID(), err)
 			}
 			t.Skipf("%s builds no CUDA C++ (%v)", dev.ID(), dev.Dialects())
 		}
-		w, err := NewWarp(dev)
+		w, err := rowwise.NewWarp(dev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,30 +36,11 @@ func TestWarp(t *testing.T) {
 			for _, cols := range []int{1, 3, 4, 31, 32, 127, 128, 129, 1000, 1021, 1023, 1024} {
 				for _, inPlace := range []bool{false, true} {
 					t.Run(fmt.Sprintf("rows=%d,cols=%d,inplace=%v", rows, cols, inPlace), func(t *testing.T) {
-						x := rowTestInput[float32](rng, rows, cols)
+						x := rowwisetest.Input[float32](rng, rows, cols)
 						gamma, beta := kernels.RandFloats[float32](rng, cols, -2, 2), kernels.RandFloats[float32](rng, cols, -1, 1)
 						want := make([]float64, cols)
-						// softmax
 						xb := kerneltest.Guarded(t, q, x)
 						yb := xb
-						if !inPlace {
-							yb = kerneltest.Guarded(t, q, make([]float32, rows*cols))
-						}
-						if err := w.Softmax(q, yb, xb, rows, cols); err != nil {
-							t.Fatal(err)
-						}
-						got := kerneltest.Download(t, q, "softmax y", yb, rows*cols)
-						for r := range rows {
-							xr := x[r*cols : (r+1)*cols]
-							hi, lo := softmaxRefRow(want, xr)
-							tol := softmaxRowTol[float32](cols, 32, false, hi, lo)
-							if err := kernels.CheckClose(fmt.Sprintf("softmax row %d", r), got[r*cols:(r+1)*cols], want, func(c int) float64 { return tol(float64(xr[c]), want[c]) }); err != nil {
-								t.Fatal(err)
-							}
-						}
-						// layernorm
-						xb = kerneltest.Guarded(t, q, x)
-						yb = xb
 						if !inPlace {
 							yb = kerneltest.Guarded(t, q, make([]float32, rows*cols))
 						}
@@ -64,7 +48,7 @@ func TestWarp(t *testing.T) {
 						if err := w.LayerNorm(q, yb, xb, gb, bb, rows, cols, eps); err != nil {
 							t.Fatal(err)
 						}
-						got = kerneltest.Download(t, q, "layernorm y", yb, rows*cols)
+						got := kerneltest.Download(t, q, "layernorm y", yb, rows*cols)
 						for r := range rows {
 							xr := x[r*cols : (r+1)*cols]
 							st := layerNormRefRow(want, xr, gamma, beta, float64(float32(eps)))
@@ -81,7 +65,7 @@ func TestWarp(t *testing.T) {
 		}
 		// Widths past a warp's and bad buffers are refused before a launch.
 		b := kerneltest.Guarded(t, q, make([]float32, 2048))
-		if err := w.Softmax(q, b, b, 1, 1025); !errors.Is(err, engine.ErrInvalidArg) {
+		if err := w.LayerNorm(q, b, b, b, b, 1, 1025, eps); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("a row of 1025 columns: %v, want ErrInvalidArg", err)
 		}
 		if err := w.LayerNorm(q, b, b, nil, b, 1, 16, eps); !errors.Is(err, engine.ErrInvalidArg) {

@@ -1,4 +1,4 @@
-package rows
+package layernorm
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package rows
+package layernorm
 
 import (
 	"errors"
@@ -9,7 +9,16 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+	"github.com/prism-compute/prism/kernels/internal/rowwise/rowwisetest"
 )
+
+// b2i returns 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 func TestLayerNorm(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
@@ -33,8 +42,8 @@ func testLayerNorm[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.
 	var z T
 	_, double := any(z).(float64)
 	const eps = 1e-5
-	sh, n, w := rowConfigs(t, l.Config)
-	for _, rc := range rowCases(sh, n, w, double) {
+	sh, n, w := rowwisetest.Configs(t, l.Config)
+	for _, rc := range rowwisetest.Cases(sh, n, w, double) {
 		rows, cols := rc[0], rc[1]
 		cfg, err := l.Config(cols)
 		if err != nil {
@@ -44,7 +53,7 @@ func testLayerNorm[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.
 			t.Run(fmt.Sprintf("rows=%d,cols=%d,inplace=%v", rows, cols, inPlace), func(t *testing.T) {
 				// Rows: unit, wide (+-80), offset (1000 +- 80: the mean matters), constant
 				// (variance 0: eps alone normalizes). gamma of both signs.
-				x := rowTestInput[T](rng, rows, cols)
+				x := rowwisetest.Input[T](rng, rows, cols)
 				gamma, beta := kernels.RandFloats[T](rng, cols, -2, 2), kernels.RandFloats[T](rng, cols, -1, 1)
 				xb, gb, bb := kerneltest.Guarded(t, q, x), kerneltest.Guarded(t, q, gamma), kerneltest.Guarded(t, q, beta)
 				yb := xb
@@ -106,6 +115,33 @@ func TestLayerNormInvalid(t *testing.T) {
 			if err := l.Rows(q, c.y, c.x, c.g, c.b, c.rows, c.cols, c.eps); !errors.Is(err, engine.ErrInvalidArg) {
 				t.Errorf("%s: %v, want ErrInvalidArg", c.name, err)
 			}
+		}
+	})
+}
+
+// TestLayerNormClosed checks that Close is idempotent and that the launcher then refuses
+// rows of either build with ErrClosed, the wide build never made before Close
+// (TestSoftmaxClosed checks one made before it): Config of a wide row too.
+func TestLayerNormClosed(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		l, err := NewLayerNorm[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const wide = 4097
+		x := kerneltest.NewBuffer[float32](t, dev, wide)
+		for range 2 {
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, cols := range []int{1, wide} {
+			if err := l.Rows(q, x, x, x, x, 1, cols, 1e-5); !errors.Is(err, engine.ErrClosed) {
+				t.Errorf("layernorm cols=%d after Close: %v, want ErrClosed", cols, err)
+			}
+		}
+		if _, err := l.Config(wide); !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("layernorm Config(%d) after Close: %v, want ErrClosed", wide, err)
 		}
 	})
 }

@@ -21,7 +21,7 @@
 //          of at most 32 dividing WG
 //   NV     softmax_rows_multi: 4-element vectors each item keeps in  default 8
 //          registers: rows of up to TPR*4*NV elements (1024)
-//   The launcher (rows.go) keeps two builds and picks one per call by cols: narrow, WG=256
+//   The launcher keeps two builds (kernels/internal/rowwise), one per call by cols: narrow, WG=256
 //   CACHE=8 (rows of up to 2048 cached), and, compiled on first use by a wider row, wide,
 //   WG=512 CACHE=32 (up to 16384 cached, 32 registers of ELEM per item). Either WG is
 //   lowered to what the device and the compiled kernel allow; CACHE is not raised to make up

@@ -1,13 +1,11 @@
-package rows
+package rowwise
 
 import (
-	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
 )
 
 //go:embed rows.cu
@@ -23,8 +21,9 @@ const (
 
 // Warp is the "cuda-warp" variant of the float32 row ops: rows.cu's kernels, one warp per
 // row of up to 1024 floats held in registers (16-byte loads where the width is a multiple
-// of 4), reduced with warp shuffles (no shared memory, no barrier). It runs on CUDA devices
-// only, for rows of up to 1024 elements (WarpFits). Safe for concurrent use.
+// of 4), reduced with warp shuffles (no shared memory, no barrier), softmax and layernorm
+// in one program. It runs on CUDA devices only, for rows of up to 1024 elements
+// (WarpFits). Safe for concurrent use.
 type Warp struct {
 	prog    *engine.Program
 	sm, ln  *engine.Kernel
@@ -35,7 +34,7 @@ type Warp struct {
 // other devices).
 func NewWarp(dev *engine.Device) (_ *Warp, err error) {
 	if dev == nil {
-		return nil, fmt.Errorf("kernels: rows: nil device: %w", engine.ErrInvalidArg)
+		return nil, fmt.Errorf("kernels: cuda-warp: nil device: %w", engine.ErrInvalidArg)
 	}
 	opts := []string{fmt.Sprintf("-DROWS=%d", warpRows), fmt.Sprintf("-DVECS=%d", warpVecs)}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: warpSource, Name: "rows.cu"}, opts...)
@@ -65,20 +64,24 @@ func NewWarp(dev *engine.Device) (_ *Warp, err error) {
 // WarpFits reports whether rows of cols floats take the warp kernels: at most 1024.
 func WarpFits(cols int) bool { return cols > 0 && cols <= warpMaxCols }
 
+// Config returns the error model of the warp kernels, the build a tolerance takes: a
+// work-group of 32 items that caches the row (32*4*warpVecs elements).
+func (w *Warp) Config() Config { return Config{WorkGroup: 32, Cache: 4 * warpVecs} }
+
 // check checks a launch of rows x cols.
-func (w *Warp) check(op string, rows, cols int, bufs ...rowBuf[float32]) error {
+func (w *Warp) check(op string, rows, cols int, bufs ...Buf[float32]) error {
 	if w == nil {
 		return fmt.Errorf("kernels: %s: nil Warp: %w", op, engine.ErrInvalidArg)
 	}
 	if !WarpFits(cols) {
 		return fmt.Errorf("kernels: %s: rows of %d columns: the warp kernels take up to %d: %w", op, cols, warpMaxCols, engine.ErrInvalidArg)
 	}
-	return checkRows(op, rows, cols, bufs...)
+	return Check(op, rows, cols, bufs...)
 }
 
 // Softmax enqueues y = softmax of each row of x (rows x cols, row-major; y may be x).
 func (w *Warp) Softmax(q *engine.Queue, y, x *engine.Buffer[float32], rows, cols int) error {
-	if err := w.check("softmax", rows, cols, rowBuf[float32]{"y", y, false}, rowBuf[float32]{"x", x, false}); err != nil {
+	if err := w.check("softmax", rows, cols, Matrix("y", y), Matrix("x", x)); err != nil {
 		return err
 	}
 	return q.Launch(w.sm, w.grid(rows), y, x, int32(rows), int32(cols))
@@ -87,8 +90,8 @@ func (w *Warp) Softmax(q *engine.Queue, y, x *engine.Buffer[float32], rows, cols
 // LayerNorm enqueues y = (x - mean)/sqrt(var + eps)*gamma + beta per row (gamma and beta
 // of cols elements).
 func (w *Warp) LayerNorm(q *engine.Queue, y, x, gamma, beta *engine.Buffer[float32], rows, cols int, eps float32) error {
-	if err := w.check("layernorm", rows, cols, rowBuf[float32]{"y", y, false}, rowBuf[float32]{"x", x, false},
-		rowBuf[float32]{"gamma", gamma, true}, rowBuf[float32]{"beta", beta, true}); err != nil {
+	if err := w.check("layernorm", rows, cols, Matrix("y", y), Matrix("x", x),
+		Vector("gamma", gamma), Vector("beta", beta)); err != nil {
 		return err
 	}
 	return q.Launch(w.ln, w.grid(rows), y, x, gamma, beta, int32(rows), int32(cols), eps)
@@ -105,16 +108,4 @@ func (w *Warp) Close() error {
 		return nil
 	}
 	return errors.Join(w.sm.Close(), w.ln.Close(), w.prog.Close())
-}
-
-// warpVariant is the "cuda-warp" variant of the 1024-column row op of kind.
-func warpVariant(name string, kind rowKind, maxCols int) kernels.Variant {
-	return kernels.Variant{
-		Name: "cuda-warp", Doc: "one warp per row: 16-byte loads, the row in registers, warp shuffles, no barrier (CUDA C++)",
-		Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-		Tunables: fmt.Sprintf("ROWS=%d VECS=%d; rows of up to %d floats", warpRows, warpVecs, warpMaxCols),
-		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupRowOpWarp(ctx, q, name, p, kind, maxCols)
-		},
-	}
 }
