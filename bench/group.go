@@ -86,7 +86,7 @@ func newGroupReport(devs []*engine.Device, cfg ConfigInfo) *Report {
 	host, _ := os.Hostname()
 	ver, commit := Version()
 	r := &Report{Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host,
-		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Config: cfg}
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, HostCPU: HostCPU(), Env: ResultEnv(), Config: cfg}
 	for _, d := range devs {
 		r.Devices = append(r.Devices, DeviceReport{Device: d.Info(), Backend: d.Backend()})
 	}

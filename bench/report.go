@@ -29,6 +29,12 @@ type Report struct {
 	GoVersion string    `json:"go_version"`
 	GOOS      string    `json:"goos"`
 	GOARCH    string    `json:"goarch"`
+	// HostCPU is the host's CPU model ("AMD EPYC 7B13 64-Core Processor"), empty where
+	// unknown; Env holds the environment variables set for the run that change its results
+	// (ResultEnv: PoCL's, Rusticl's, CUDA's, OpenMP's, Prism's own, ...). Both are part of
+	// what decides whether two runs may be compared.
+	HostCPU string            `json:"host_cpu,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
 	// Command is the command line that produced the report, when the caller sets it.
 	Command []string       `json:"command,omitempty"`
 	Config  ConfigInfo     `json:"config"`

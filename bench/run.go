@@ -113,7 +113,7 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 	ver, commit := Version()
 	rep := &Report{
 		Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host,
-		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, HostCPU: HostCPU(), Env: ResultEnv(),
 		Config: ConfigInfo{Ops: cfg.Patterns, Sizes: cfg.Sizes, Quick: cfg.Quick, Count: cfg.Count,
 			Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable, Variants: cfg.Variants, Vendor: cfg.Vendor},
 	}
