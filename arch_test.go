@@ -19,7 +19,7 @@ const mod = "github.com/prism-compute/prism"
 // kernels/fuse and the row scheme kernels/internal/rowwise (each held to the base and
 // engine), never another family, and only
 // kernels/suite knows every family; and
-// nothing below cmd pulls in cgo except the backends.
+// nothing below cmd pulls in cgo except the backends (and bench/store, through its SQLite driver).
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-json", "./...").Output()
 	if err != nil {
@@ -54,6 +54,7 @@ func TestImportDirection(t *testing.T) {
 		"kernels":           {"engine"},
 		"bench":             {"engine", "kernels", "kernels/suite", "kernels/ceiling", "platform", "bench/internal/term", "engine/group"},
 		"bench/render":      {"bench", "bench/internal/term", "engine"}, // rendering apart from measurement
+		"bench/store":       {"bench", "engine"},                        // the results store
 	}
 	allowed["cuda/clc/translate"] = []string{"cuda/clc", "engine"} // OpenCL C to CUDA C++: pure Go, no runtime
 	// a user's own kernels, run, compared and tuned on bench's timing

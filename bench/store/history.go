@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// Series selects one case's results across runs for History.
+type Series struct {
+	// Case is a case's name ("stream/triad/float32"), or a part of one or a pattern with *
+	// (as Filter.Case) that matches exactly one case recorded.
+	Case string
+	// Device keeps the results of devices of this ID or whose name holds it
+	// (case-insensitively), as Filter.Device; empty: every device.
+	Device string
+	// Variant keeps the results of this variant (the one that ran: "portable",
+	// "cuda-shfl", "cuBLAS"); empty: every variant.
+	Variant string
+	// Size keeps the results of this size; 0: every size.
+	Size int
+}
+
+// Point is one result of a series: a case on a device in one run.
+type Point struct {
+	Run    RunID
+	Date   time.Time // the start of the run, UTC
+	Commit string
+	Host   string
+	// Device is the device, with the fingerprint that decides what the point may be
+	// compared with. A split or collective has no device of its own: its ID lists the
+	// group's devices, joined by commas.
+	Device  Device
+	Case    string
+	Variant string
+	Size    int
+	Median  time.Duration
+	Min     time.Duration
+	Max     time.Duration
+	Runs    int
+	// Samples are every timing of the result, in the order taken (none in reports from
+	// before samples were kept).
+	Samples []time.Duration
+	// Failed says why the result has no valid time ("error: ...", "skipped: ...",
+	// "invalid: ...", "mismatch"); empty for a verified, validly timed result.
+	Failed string
+}
+
+// History returns the results of a case across runs, oldest first (by the run's start,
+// then its ID; the devices of one run in their order). A case that matches no case
+// recorded is an error wrapping ErrNotFound; a pattern that matches several, one wrapping
+// engine.ErrInvalidArg that lists them.
+func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
+	name, err := s.oneCase(ctx, q.Case)
+	if err != nil {
+		return nil, err
+	}
+	where := []string{"r.case_name = ?", "r.kind <> '" + kindVendor + "'"}
+	args := []any{name}
+	if q.Device != "" {
+		where = append(where, `(d.device_id = ? OR LOWER(d.name) LIKE ? ESCAPE '\' OR r.group_devices LIKE ? ESCAPE '\')`)
+		args = append(args, q.Device, like(q.Device), like(q.Device))
+	}
+	if q.Variant != "" {
+		where = append(where, "r.variant = ?")
+		args = append(args, q.Variant)
+	}
+	if q.Size != 0 {
+		where = append(where, "r.size = ?")
+		args = append(args, q.Size)
+	}
+	from := ` FROM results r JOIN runs ru ON ru.id = r.run_id LEFT JOIN devices d ON d.id = r.device_ref WHERE ` + strings.Join(where, " AND ")
+	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, ru.id, ru.started_ns, ru.vcs_commit, ru.host,
+	COALESCE(d.device_id, r.group_devices), COALESCE(d.name, ''), COALESCE(d.backend, ''), COALESCE(d.fingerprint, ''),
+	r.variant, r.size, r.median_ns, r.min_ns, r.max_ns, r.runs, r.verified, r.mismatch, r.error, r.skipped, r.invalid`+from+`
+	ORDER BY ru.started_ns, ru.id, r.position`), args...)
+	if err != nil {
+		return nil, s.fail("reading a case's history", err)
+	}
+	var out []Point
+	index := map[int64]int{}
+	for rows.Next() {
+		var p Point
+		var rid, started, median, minNS, maxNS int64
+		var verified, mismatch int
+		var errMsg, skipped, invalid string
+		if err := rows.Scan(&rid, &p.Run, &started, &p.Commit, &p.Host, &p.Device.ID, &p.Device.Name, &p.Device.Backend,
+			&p.Device.Fingerprint, &p.Variant, &p.Size, &median, &minNS, &maxNS, &p.Runs, &verified, &mismatch,
+			&errMsg, &skipped, &invalid); err != nil {
+			rows.Close()
+			return nil, s.fail("reading a case's history", err)
+		}
+		p.Case, p.Date = name, fromNanos(started)
+		p.Median, p.Min, p.Max = time.Duration(median), time.Duration(minNS), time.Duration(maxNS)
+		switch {
+		case errMsg != "":
+			p.Failed = "error: " + errMsg
+		case skipped != "":
+			p.Failed = "skipped: " + skipped
+		case mismatch != 0:
+			p.Failed = "mismatch: the result differed from the reference"
+		case invalid != "":
+			p.Failed = "invalid: " + invalid
+		case verified == 0:
+			p.Failed = "not verified"
+		}
+		index[rid] = len(out)
+		out = append(out, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("reading a case's history", err)
+	}
+	// Every sample of the series in one pass, one row per result: "position:ns,..."
+	// (a row per sample costs more to step through than to parse).
+	rows, err = s.db.QueryContext(ctx, s.d.q(`SELECT s.result_id, `+s.d.joinText("s.position || ':' || s.ns")+` FROM samples s
+	WHERE s.result_id IN (SELECT r.id`+from+`) GROUP BY s.result_id`), args...)
+	if err != nil {
+		return nil, s.fail("reading a case's samples", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rid int64
+		var list string
+		if err := rows.Scan(&rid, &list); err != nil {
+			return nil, s.fail("reading a case's samples", err)
+		}
+		i, ok := index[rid]
+		if !ok {
+			continue
+		}
+		if err := out[i].setSamples(list); err != nil {
+			return nil, fmt.Errorf("store: %s: run %d: the samples of %s: %w", s.path, out[i].Run, name, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("reading a case's samples", err)
+	}
+	return out, nil
+}
+
+// setSamples fills p.Samples from "position:ns,..." in any order.
+func (p *Point) setSamples(list string) error {
+	n := strings.Count(list, ",") + 1
+	p.Samples = make([]time.Duration, n)
+	for item := range strings.SplitSeq(list, ",") {
+		a, b, ok := strings.Cut(item, ":")
+		pos, err1 := strconv.Atoi(a)
+		ns, err2 := strconv.ParseInt(b, 10, 64)
+		if !ok || err1 != nil || err2 != nil || pos < 0 || pos >= n {
+			return fmt.Errorf("%w: sample %q of %d", ErrDamaged, item, n)
+		}
+		p.Samples[pos] = time.Duration(ns)
+	}
+	return nil
+}
+
+// oneCase returns the case recorded that c names: itself where a case has that name,
+// else the one case its pattern matches.
+func (s *Store) oneCase(ctx context.Context, c string) (string, error) {
+	if strings.TrimSpace(c) == "" {
+		return "", fmt.Errorf("store: no case given for a history: %w", engine.ErrInvalidArg)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.d.q("SELECT COUNT(*) FROM (SELECT 1 FROM results WHERE case_name = ? LIMIT 1) x"), c).Scan(&n); err != nil {
+		return "", s.fail("looking up a case", err)
+	}
+	if n > 0 {
+		return c, nil
+	}
+	cases, err := s.Cases(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	switch len(cases) {
+	case 0:
+		return "", fmt.Errorf("store: %s: no case %q recorded: %w", s.path, c, ErrNotFound)
+	case 1:
+		return cases[0], nil
+	}
+	shown := cases
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(cases)-10))
+	}
+	return "", fmt.Errorf("store: %q matches %d cases: %s; name one: %w", c, len(cases), strings.Join(shown, ", "), engine.ErrInvalidArg)
+}
