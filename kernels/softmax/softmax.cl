@@ -241,7 +241,7 @@ void softmax_rows_multi(__global ELEM *y, __global const ELEM *x, int rows, int 
     const int base = lid - t;      // its row's first item in the work-group
     const int row = (int)get_group_id(0) * (WG / TPR) + lid / TPR;
     const int n = row < rows ? cols : 0;
-    const int off = (row < rows ? row : 0) * cols;
+    const int off = (row < rows ? row : rows - 1) * cols; // past the end: this group's last row
     __global const ELEM *xr = x + off;
     __global ELEM *yr = y + off;
 
@@ -249,8 +249,10 @@ void softmax_rows_multi(__global ELEM *y, __global const ELEM *x, int rows, int 
 #pragma unroll
     for (int i = 0; i < NV; i++) {
         if (vec) {
-            // Load unconditionally (an absent vector reads the row's first one, which exists
-            // where n > 0, row 0's where n = 0) and select: no branch.
+            // Load unconditionally (an absent vector reads its row's first one, or, past the
+            // last row, the last row's: one of this work-group's rows, read before the
+            // barriers and written after them, so that an in-place run has no race with
+            // another work-group) and select: no branch.
             const int q = t + TPR * i;
             const bool in = q < n / 4;
             const SM_VEC a = ((__global const SM_VEC *)xr)[in ? q : 0];
