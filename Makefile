@@ -96,6 +96,13 @@ OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/sort kernels/conv kernels/s
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind: test-bins
 	mkdir -p .cache/oclgrind
+	@# First a known report must fail scripts/oclgrind-run.sh: cl's TestOclgrindLog makes a
+	@# race in a first context and runs a clean kernel in a second (Oclgrind reopens its log
+	@# per context; the script must keep every report).
+	@out=$$(PRISM_OCLGRIND_SELFCHECK=1 bash scripts/oclgrind-run.sh cl -test.run '^TestOclgrindLog$$') && rc=0 || rc=$$?; \
+	  if [ "$$rc" = 0 ] || ! grep -q -- '--- PASS: TestOclgrindLog' <<< "$$out" || ! grep -q '^Write-write data race' <<< "$$out"; then \
+	    printf '%s\n' "$$out"; echo "oclgrind: the known race (cl's TestOclgrindLog) did not fail scripts/oclgrind-run.sh"; exit 1; \
+	  fi
 	@# Two packages at a time: Oclgrind simulates on one core.
 	printf '%s\n' $(OCLGRIND_PKGS) | xargs -P 2 -n 1 bash scripts/oclgrind-run.sh
 	@echo "oclgrind: no memory error, race or uninitialized read"

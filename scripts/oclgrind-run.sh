@@ -2,11 +2,20 @@
 # Runs one package's test binary (.cache/bin/<pkg with - for />.test, built by make
 # test-bins) under Oclgrind at small sizes, from the repository root, and prints its result
 # lines at once, so that two packages can run side by side (make oclgrind runs two at a
-# time). Fails when a test fails or Oclgrind's log is not empty. cmd/prism runs only the
-# OpenCL C corpus (TestCorpus), without --uninitialized: Oclgrind 21.10 crashes with it on
-# a swizzle assigned from a swizzle (a.hi = a.lo.yx, in halves.cl).
+# time). Fails when a test fails or Oclgrind reported anything (its log is not empty).
+# cmd/prism runs only the OpenCL C corpus (TestCorpus), without --uninitialized: Oclgrind
+# 21.10 crashes with it on a swizzle assigned from a swizzle (a.hi = a.lo.yx, in halves.cl).
+# Further arguments replace the test binary's default ones (-test.skip Split).
+#
+# The log: Oclgrind 21.10 opens its --log file anew, truncating it, for every OpenCL context
+# the process creates, so a plain file keeps only the reports made after the last context
+# was created (the tests open many). So --log names a FIFO that cat copies into the log,
+# kept open for writing here while the tests run: each reopening only adds a writer to the
+# pipe, and every report reaches the log (test processes started by the tests, which
+# inherit Oclgrind's environment, write there too). make oclgrind checks this first with a
+# known report (cl's TestOclgrindReportKept: a race in a first context, then a second).
 set -uo pipefail
-pkg=$1
+pkg=$1; shift
 root=$PWD
 n=$(echo "$pkg" | tr / -)
 log=$root/.cache/oclgrind/$n.log out=$root/.cache/oclgrind/$n.out
@@ -16,10 +25,20 @@ if [ "$pkg" = cmd/prism ]; then
   checks=(--check-api --data-races)
   args=(-test.run '^TestCorpus$')
 fi
+[ $# -gt 0 ] && args=("$@")
 rm -f "$log"
+fifodir=$(mktemp -d) || exit 1
+trap 'rm -rf "$fifodir"' EXIT
+fifo=$fifodir/log
+mkfifo "$fifo" || exit 1
+cat "$fifo" > "$log" &
+reader=$!
+exec 3> "$fifo"  # the pipe's writer until the tests end: cat sees no end between contexts
 start=$(date +%s)
-(cd "$pkg" && PRISM_TEST_SIZE=small oclgrind "${checks[@]}" --log "$log" "$root/.cache/bin/$n.test" -test.count=1 -test.v "${args[@]}") > "$out" 2>&1
+(cd "$pkg" && PRISM_TEST_SIZE=small oclgrind "${checks[@]}" --log "$fifo" "$root/.cache/bin/$n.test" -test.count=1 -test.v "${args[@]}") > "$out" 2>&1
 rc=$?
+exec 3>&-
+wait "$reader"
 summary=$(echo "oclgrind: $pkg ($(( $(date +%s) - start )) s)"; grep -E '^\s*--- |^(ok|FAIL|PASS)' "$out")
 if [ "$rc" != 0 ]; then
   summary+=$'\n'"oclgrind: $pkg failed (exit $rc):"$'\n'$(tail -40 "$out")
