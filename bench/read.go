@@ -319,14 +319,27 @@ func (rr ReportReader) ReadFiles(paths ...string) (*Report, error) {
 		return nil, fmt.Errorf("bench: no report to read: %w", engine.ErrInvalidArg)
 	}
 	reps := make([]*Report, len(paths))
-	hostOf := map[string]string{}
-	qualify := false
 	for i, p := range paths {
 		r, err := rr.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
 		reps[i] = r
+	}
+	return Merge(paths, reps...)
+}
+
+// Merge merges reports read by other means (a results store) as ReadFiles merges files:
+// into the first, with the same rules and errors. names[i] names reps[i] in the errors
+// (a file, "run 42"). The reports are changed where device IDs are qualified by host.
+func Merge(names []string, reps ...*Report) (*Report, error) {
+	if len(reps) == 0 || len(names) != len(reps) {
+		return nil, fmt.Errorf("bench: %d reports and %d names to merge: %w", len(reps), len(names), engine.ErrInvalidArg)
+	}
+	paths := names
+	hostOf := map[string]string{}
+	qualify := false
+	for _, r := range reps {
 		for _, d := range r.Devices {
 			if h, ok := hostOf[d.Device.ID]; ok && h != r.Host {
 				qualify = true
