@@ -122,7 +122,10 @@
 // Oclgrind needs one more thing: its uninitialized-memory checker keeps state per OS
 // thread, created by the thread that made the context, and crashes when a host transfer
 // comes from another thread. Go moves goroutines between threads, so on Oclgrind every
-// call on a context runs on one goroutine locked to one OS thread (see thread.go).
+// call on a context runs on one goroutine locked to one OS thread (see thread.go). And
+// Build defines PRISM_OCLGRIND there (-DPRISM_OCLGRIND=1, after the options given), with
+// which a kernel picks a form Oclgrind 21.10 checks correctly where its fast form draws a
+// false report (a 16-byte store of a vector built from scalars: see oclgrindDefine).
 //
 // # Host buffers and waits across queues
 //

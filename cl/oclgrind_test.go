@@ -99,3 +99,67 @@ func inNewContext(t *testing.T, id string, f func(dev *engine.Device, q *engine.
 	defer q.Close()
 	f(dev, q)
 }
+
+func TestCompilerOptions(t *testing.T) {
+	for _, c := range []struct{ platform, opts, want string }{
+		{"Portable Computing Language", "-DWG=64", "-DWG=64"},
+		{"rusticl", "", ""},
+		{"NVIDIA CUDA", "-cl-fast-relaxed-math", "-cl-fast-relaxed-math"},
+		{"Oclgrind", "", "-DPRISM_OCLGRIND=1"},
+		{"Oclgrind", "-DWG=64 -DTPR=4", "-DWG=64 -DTPR=4 -DPRISM_OCLGRIND=1"},
+	} {
+		if got := compilerOptions(c.platform, c.opts); got != c.want {
+			t.Errorf("compilerOptions(%q, %q) = %q, want %q", c.platform, c.opts, got, c.want)
+		}
+	}
+}
+
+// oclgrindSource's kernel writes 1 where PRISM_OCLGRIND is defined, and the value of WG.
+const oclgrindSource = `
+__kernel void defined(__global int* out) {
+#ifdef PRISM_OCLGRIND
+	out[0] = PRISM_OCLGRIND;
+#else
+	out[0] = 0;
+#endif
+	out[1] = WG;
+}
+`
+
+// TestOclgrindDefine checks that Build defines PRISM_OCLGRIND on Oclgrind only, after the
+// options given.
+func TestOclgrindDefine(t *testing.T) {
+	oclgrind := underOclgrind(testDevices(t))
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		prog, err := dev.Build(oclgrindSource, "-DWG=7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		k, err := prog.Kernel("defined")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		q := newTestQueue(t, dev)
+		out, err := engine.Upload(t.Context(), q, []int32{-1, -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		if err := q.Launch(k, engine.Range1D(1, 1), out); err != nil {
+			t.Fatal(err)
+		}
+		got, err := out.Download(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []int32{0, 7}
+		if oclgrind {
+			want[0] = 1
+		}
+		if got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("PRISM_OCLGRIND, WG = %d, %d; want %d, %d (Oclgrind: %v)", got[0], got[1], want[0], want[1], oclgrind)
+		}
+	})
+}

@@ -15,14 +15,16 @@ import (
 )
 
 // Build compiles OpenCL C source for the device (clCreateProgramWithSource,
-// clBuildProgram). options are passed to the compiler as given, joined with spaces. A
-// source or an option the compiler rejects returns a *driver.BuildError holding the whole
-// build log; its Err is the status of clBuildProgram.
+// clBuildProgram). options are passed to the compiler as given, joined with spaces, and on
+// Oclgrind followed by -DPRISM_OCLGRIND=1 (compilerOptions). A source or an option the
+// compiler rejects returns a *driver.BuildError holding the whole build log; its Err is
+// the status of clBuildProgram. Traces and errors name the options as given.
 func (d *device) Build(source string, options []string) (driver.Program, error) {
 	if d.closed.Load() {
 		return nil, errClosed("device")
 	}
 	opts := strings.Join(options, " ")
+	compile := compilerOptions(d.info.Platform, opts)
 	start := time.Now()
 	var (
 		p      *ocl.Program
@@ -36,7 +38,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		if p, err = d.c.ctx.CreateProgramWithSource([]string{source}); err != nil {
 			return wrap("clCreateProgramWithSource", err)
 		}
-		if st = buildProgram(rawProgram(p), rawDevice(d.dev), opts); st != Success {
+		if st = buildProgram(rawProgram(p), rawDevice(d.dev), compile); st != Success {
 			log, logErr = buildLog(rawProgram(p), rawDevice(d.dev))
 			p.Release()
 		} else if tracing() {
@@ -68,6 +70,27 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 	tracef("built %d bytes of OpenCL C with options %q in %v", len(source), opts, time.Since(start).Round(time.Microsecond))
 	traceBuildLog(log)
 	return &program{p: p, dev: d.dev, th: d.c.thread}, nil
+}
+
+// oclgrindDefine is the option Build adds on Oclgrind (a platform whose name contains
+// "Oclgrind"), so that a kernel can choose, under #ifdef PRISM_OCLGRIND, a form equivalent
+// to its fast one that Oclgrind 21.10 checks correctly. The case it exists for: Oclgrind
+// rewrites a store of a vector built from scalars (an insertelement chain, which the
+// 16-byte stores of several kernels compile to) into a store of the chain's undefined
+// start followed by one store per component, and its --uninitialized check then reports
+// the first store, though every component is written. Real devices never see the macro.
+const oclgrindDefine = "-DPRISM_OCLGRIND=1"
+
+// compilerOptions returns the options clBuildProgram gets on platform for the options
+// given (joined): oclgrindDefine added on Oclgrind.
+func compilerOptions(platform, opts string) string {
+	if !strings.Contains(platform, "Oclgrind") {
+		return opts
+	}
+	if opts == "" {
+		return oclgrindDefine
+	}
+	return opts + " " + oclgrindDefine
 }
 
 // program is a built cl_program. It is safe for concurrent use.
