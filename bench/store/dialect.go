@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +26,12 @@ type dialect struct {
 	placeholder func(n int) string
 	// hasTable is a query of one parameter, a table's name, counting the tables of that name.
 	hasTable string
-	// integrity runs the database's own checks and returns what they found wrong.
+	// lock, run first in the schema's migration, makes processes that open a new store at
+	// once take turns; "" where the transaction does so itself (SQLite's, which takes the
+	// write lock at its start).
+	lock string
+	// integrity runs the database's own checks and returns what they found wrong; nil
+	// where the database keeps its integrity itself.
 	integrity func(ctx context.Context, db *sql.DB) ([]string, error)
 	// joinText is the aggregate that joins the text of expr over a group's rows with
 	// commas, in no given order.
@@ -69,9 +73,6 @@ func (d *dialect) upsert(table string, cols ...string) string {
 		table, strings.Join(cols, ", "), marks, cols[0], strings.Join(set, ", ")))
 }
 
-// postgresPlaceholder is PostgreSQL's marker of the n-th parameter, for its dialect.
-func postgresPlaceholder(n int) string { return "$" + strconv.Itoa(n) }
-
 // sqliteDialect is SQLite's, through github.com/mattn/go-sqlite3.
 var sqliteDialect = &dialect{
 	name:     "sqlite",
@@ -79,7 +80,7 @@ var sqliteDialect = &dialect{
 	id:       "INTEGER PRIMARY KEY AUTOINCREMENT",
 	blob:     "BLOB",
 	hasTable: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-	joinText: func(expr string) string { return "GROUP_CONCAT(" + expr + ", ',')" }, // PostgreSQL: string_agg(expr, ',')
+	joinText: func(expr string) string { return "GROUP_CONCAT(" + expr + ", ',')" },
 	integrity: func(ctx context.Context, db *sql.DB) ([]string, error) {
 		var problems []string
 		rows, err := db.QueryContext(ctx, "PRAGMA integrity_check")

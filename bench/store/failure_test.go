@@ -21,7 +21,7 @@ func TestOpenErrors(t *testing.T) {
 		want      error
 	}{
 		{"", "no store given", engine.ErrInvalidArg},
-		{"postgres://db/prism", "postgres stores are not supported", engine.ErrInvalidArg},
+		{"mysql://db/prism", "mysql stores are not supported", engine.ErrInvalidArg},
 		{":memory:", "not an in-memory database", engine.ErrInvalidArg},
 		{filepath.Join(dir, "missing", "results.db"), "does not exist", ErrNotFound},
 		{dir, "is a directory", engine.ErrInvalidArg},

@@ -155,6 +155,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		return s.fail("starting the schema migration", err)
 	}
 	defer tx.Rollback()
+	if s.d.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lock); err != nil {
+			return s.fail("locking the store for its schema migration", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"); err != nil {
 		return s.fail("creating schema_version", err)
 	}

@@ -14,7 +14,9 @@ import (
 	"github.com/prism-compute/prism/engine"
 )
 
-// RunID identifies a recorded run in its store: 1, 2, ... in the order recorded.
+// RunID identifies a recorded run in its store: 1, 2, ... in the order recorded (in a
+// PostgreSQL store, in the order the runs started to be recorded, where a run that was not
+// committed leaves its number unused).
 type RunID int64
 
 // ErrNotFound is wrapped by the errors for a run, baseline or case that the store does not
@@ -25,12 +27,13 @@ var ErrNotFound = errors.New("not found")
 // SQLite file to end before it fails.
 const DefaultBusyTimeout = 10 * time.Second
 
-// Store is an open results store. It is safe for concurrent use by multiple goroutines,
-// and several processes may write one SQLite file at once.
+// Store is an open results store. It is safe for concurrent use by multiple goroutines;
+// several processes may write one SQLite file at once, and several processes of several
+// hosts one PostgreSQL database.
 type Store struct {
 	db   *sql.DB
 	d    *dialect
-	path string // the file, as errors name it
+	path string // the file, or the server and database, as errors name it
 	busy time.Duration
 }
 
@@ -52,18 +55,32 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "results.db"), nil
 }
 
-// Open opens the store at dsn, a SQLite file's path or a "file:" URI (whose query may add
-// SQLite's own options, such as mode=ro), creating the file where it does not exist (its
-// directory must), and migrates an older store to SchemaVersion. A store of a newer schema
-// is refused with an error wrapping ErrSchemaNewer; a file that is not a store, or is
-// corrupt, locked past DefaultBusyTimeout, or cannot be written, with an error naming the
-// file.
+// Open opens the store at dsn and migrates an older store to SchemaVersion. dsn is
+//
+//   - a SQLite file's path, or a "file:" URI (whose query may add SQLite's own options,
+//     such as mode=ro): the file is created where it does not exist (its directory must);
+//   - a PostgreSQL database: a URL, postgres://user:password@host:port/database (or
+//     postgresql://, with libpq's options in its query: sslmode=require,
+//     host=/run/postgresql for a Unix socket), or libpq's key=value form ("host=db
+//     dbname=prism user=ci"). The database must exist; Open creates the store's tables in
+//     it (in the user's current schema). What the DSN leaves out comes from libpq's
+//     variables (PGHOST, PGUSER, PGPASSWORD, ...) and ~/.pgpass, as for psql.
+//
+// A store of a newer schema is refused with an error wrapping ErrSchemaNewer. Other errors
+// name the file, or the server and database (never the password), and say what went
+// wrong: for a file, one that is not a store or is corrupt, locked past
+// DefaultBusyTimeout or cannot be written; for a server, one that cannot be reached (within
+// the DSN's connect_timeout, DefaultConnectTimeout where it sets none), a password or user
+// refused, a database that does not exist.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	return open(ctx, dsn, DefaultBusyTimeout)
 }
 
-// open is Open with the busy timeout given.
+// open is Open with the busy timeout of a SQLite store given.
 func open(ctx context.Context, dsn string, busy time.Duration) (*Store, error) {
+	if isPostgres(dsn) {
+		return openPostgres(ctx, dsn, busy)
+	}
 	path, conn, err := sqliteDSN(dsn, busy)
 	if err != nil {
 		return nil, err
@@ -72,13 +89,17 @@ func open(ctx context.Context, dsn string, busy time.Duration) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	s := &Store{db: db, d: sqliteDialect, path: path, busy: busy}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+	return start(ctx, &Store{db: db, d: sqliteDialect, path: path, busy: busy})
+}
+
+// start connects to the store s opened and migrates it, or closes it and returns why not.
+func start(ctx context.Context, s *Store) (*Store, error) {
+	if err := s.db.PingContext(ctx); err != nil {
+		s.db.Close()
 		return nil, s.fail("opening", err)
 	}
 	if err := s.migrate(ctx); err != nil {
-		db.Close()
+		s.db.Close()
 		return nil, err
 	}
 	return s, nil
@@ -92,7 +113,7 @@ func sqliteDSN(dsn string, busy time.Duration) (path, conn string, err error) {
 		return "", "", fmt.Errorf("store: no store given (a SQLite file's path): %w", engine.ErrInvalidArg)
 	}
 	if i := strings.Index(dsn, "://"); i > 0 && !strings.HasPrefix(dsn, "file:") {
-		return "", "", fmt.Errorf("store: %q: a store is a SQLite file (a path or file:...); %s stores are not supported: %w", dsn, dsn[:i], engine.ErrInvalidArg)
+		return "", "", fmt.Errorf("store: %q: a store is a SQLite file (a path or file:...) or a PostgreSQL database (postgres://...); %s stores are not supported: %w", dsn, dsn[:i], engine.ErrInvalidArg)
 	}
 	rest, isURI := strings.CutPrefix(dsn, "file:")
 	rest, query, _ := strings.Cut(rest, "?")
@@ -120,7 +141,8 @@ func sqliteDSN(dsn string, busy time.Duration) (path, conn string, err error) {
 	return path, "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + opts, nil
 }
 
-// Path returns the store's file.
+// Path returns the store's file, or for PostgreSQL its server and database as a URL
+// without the password (postgres://user@host:5432/database).
 func (s *Store) Path() string { return s.path }
 
 // Close closes the store. It may be called more than once.
@@ -131,7 +153,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// fail returns the error for err, met while doing what, naming the store's file and
+// fail returns the error for err, met while doing what, naming the store's file (or server) and
 // saying what the database's error means where the dialect knows it.
 func (s *Store) fail(what string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
