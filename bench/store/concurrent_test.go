@@ -12,7 +12,8 @@ import (
 )
 
 // writerEnv, set, makes the test binary a writer process of TestConcurrentWriters: it
-// records writerRuns reports into the store the variable names, and exits.
+// records writerRuns reports into the store the variable names (a file or a PostgreSQL
+// DSN), and exits.
 const writerEnv = "PRISM_STORE_TEST_WRITER"
 
 const (
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 	if big.path != "" { // the large store of the benchmarks
 		os.RemoveAll(filepath.Dir(big.path))
 	}
+	stopClusters()
 	os.Exit(code)
 }
 
@@ -52,9 +54,13 @@ func writerProcess(path string) int {
 
 // TestConcurrentWriters starts 8 processes that record into one new store at once (each
 // opening it, so that they also race to create its schema): every run of every process is
-// there, whole.
+// there, whole. On PostgreSQL the processes stand for the hosts of a cluster, writing one
+// database.
 func TestConcurrentWriters(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "results.db")
+	eachBackend(t, func(t *testing.T, b backend) { testConcurrentWriters(t, b.dsn(t)) })
+}
+
+func testConcurrentWriters(t *testing.T, path string) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

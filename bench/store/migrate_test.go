@@ -183,6 +183,23 @@ func TestMigrate(t *testing.T) {
 			}
 		})
 	}
+	// A new PostgreSQL database is a store of version 0 (its first version is
+	// SchemaVersion's: there is no older PostgreSQL store to migrate).
+	t.Run("empty postgres database", func(t *testing.T) {
+		s := backends[1].open(t)
+		if v, err := s.version(ctx, s.db); err != nil || v != SchemaVersion {
+			t.Errorf("a new database is at version %d (%v), want %d", v, err, SchemaVersion)
+		}
+		if err := s.Check(ctx); err != nil {
+			t.Error(err)
+		}
+		// Opened again, it is left as it is.
+		again, err := Open(ctx, s.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.Close()
+	})
 	t.Run("empty file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "empty.db")
 		if err := os.WriteFile(path, nil, 0o644); err != nil {
@@ -200,19 +217,22 @@ func TestMigrate(t *testing.T) {
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.Exec("UPDATE schema_version SET version = ?", SchemaVersion+1); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	_, err = Open(ctx, path)
-	want := fmt.Sprintf("schema version %d, newer than this prism's (%d)", SchemaVersion+1, SchemaVersion)
-	if !errors.Is(err, ErrSchemaNewer) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
-		t.Errorf("Open of a newer store = %v; want ErrSchemaNewer naming %s and saying %q", err, path, want)
-	}
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		dsn := b.dsn(t)
+		s, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.Exec(s.d.q("UPDATE schema_version SET version = ?"), SchemaVersion+1); err != nil {
+			t.Fatal(err)
+		}
+		name := s.Path()
+		s.Close()
+		_, err = Open(ctx, dsn)
+		want := fmt.Sprintf("schema version %d, newer than this prism's (%d)", SchemaVersion+1, SchemaVersion)
+		if !errors.Is(err, ErrSchemaNewer) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Open of a newer store = %v; want ErrSchemaNewer naming %s and saying %q", err, name, want)
+		}
+	})
 }

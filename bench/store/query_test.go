@@ -36,8 +36,11 @@ func fill(t *testing.T, s *Store) []RunID {
 }
 
 func TestRuns(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) { testRuns(t, b.open(t)) })
+}
+
+func testRuns(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	ids := fill(t, s)
 	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -96,8 +99,11 @@ func TestRuns(t *testing.T) {
 }
 
 func TestHistory(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) { testHistory(t, b.open(t)) })
+}
+
+func testHistory(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var ids []RunID
 	for i, c := range []string{"aaaa1111", "bbbb2222", "cccc3333"} {

@@ -10,8 +10,11 @@ import (
 )
 
 func TestResolve(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) { testResolve(t, b.open(t)) })
+}
+
+func testResolve(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	if _, err := s.Resolve(ctx, "@last"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("@last of an empty store = %v, want ErrNotFound", err)
 	}
@@ -69,8 +72,11 @@ func TestResolve(t *testing.T) {
 }
 
 func TestBaselines(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) { testBaselines(t, b.open(t)) })
+}
+
+func testBaselines(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	ids := fill(t, s)
 	if err := s.SetBaseline(ctx, "main", ids[0]); err != nil {
 		t.Fatal(err)

@@ -47,9 +47,12 @@ func realReports(t *testing.T) map[string]*bench.Report {
 }
 
 func TestRecordExportRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	s := newStore(t)
 	reps := realReports(t)
+	eachBackend(t, func(t *testing.T, b backend) { testRoundTrip(t, b.open(t), reps) })
+}
+
+func testRoundTrip(t *testing.T, s *Store, reps map[string]*bench.Report) {
+	ctx := context.Background()
 	ids := map[string]RunID{}
 	kinds := map[string]bool{}
 	for p, r := range reps {
@@ -131,8 +134,11 @@ func TestRecordExportRoundTrip(t *testing.T) {
 // lack (a host CPU, an environment, an interruption, a split and a collective), and
 // exports it: the JSON is the same.
 func TestRecordMadeReport(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) { testRecordMadeReport(t, b.open(t)) })
+}
+
+func testRecordMadeReport(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	r := synthetic("h1", "abc123", "cpu", time.Now(), 3, 5)
 	r.Interrupted, r.InterruptedAt = true, "opencl:0:0 gemm/nn/float32 4M"
 	r.Splits = []bench.SplitResult{{Case: "stream/triad/float32", Devices: []string{"opencl:0:0", "opencl:1:0"}, Size: 1 << 20,
@@ -189,7 +195,10 @@ func TestRecordMadeReport(t *testing.T) {
 }
 
 func TestRecordNil(t *testing.T) {
-	s := newStore(t)
+	eachBackend(t, func(t *testing.T, b backend) { testRecordNil(t, b.open(t)) })
+}
+
+func testRecordNil(t *testing.T, s *Store) {
 	if _, err := s.Record(context.Background(), nil); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("Record(nil) = %v, want ErrInvalidArg", err)
 	}
@@ -201,7 +210,10 @@ func TestRecordNil(t *testing.T) {
 // TestRecordAllOrNothing cancels a Record half-way through its context: nothing of the run
 // is kept.
 func TestRecordAllOrNothing(t *testing.T) {
-	s := newStore(t)
+	eachBackend(t, func(t *testing.T, b backend) { testRecordAllOrNothing(t, b.open(t)) })
+}
+
+func testRecordAllOrNothing(t *testing.T, s *Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := s.Record(ctx, synthetic("h", "c", "cpu", time.Now(), 10, 10)); err == nil {
@@ -240,8 +252,11 @@ func TestDefaultPath(t *testing.T) {
 }
 
 func TestCheckFindsDamage(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) { testCheckFindsDamage(t, b.open(t)) })
+}
+
+func testCheckFindsDamage(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := newStore(t)
 	if _, err := s.Record(ctx, synthetic("h", "c", "cpu", time.Now(), 2, 4)); err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +268,6 @@ func TestCheckFindsDamage(t *testing.T) {
 	}
 	err := s.Check(ctx)
 	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "3 samples stored, 4 recorded") || !strings.Contains(err.Error(), s.Path()) {
-		t.Errorf("Check after samples were deleted = %v, want ErrDamaged naming the file and the samples missing", err)
+		t.Errorf("Check after samples were deleted = %v, want ErrDamaged naming the store and the samples missing", err)
 	}
 }
