@@ -283,7 +283,11 @@ void softmax_rows_multi(__global ELEM *y, __global const ELEM *x, int rows, int 
         s4[j % 4] += v[j];
     }
     red_s[lid] = (s4[0] + s4[1]) + (s4[2] + s4[3]);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    // The global fence orders the loads above before the stores below in an in-place run,
+    // where an absent vector read the row's first one, which another item of the row
+    // stores (without it the two are a data race under OpenCL's memory model; no cost: the
+    // loaded values are used before the barrier, and CUDA's __syncthreads orders both).
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const ELEM s = sm_row_sum(red_s + base);
 #pragma unroll
     for (int i = 0; i < NV; i++) {
@@ -295,11 +299,19 @@ void softmax_rows_multi(__global ELEM *y, __global const ELEM *x, int rows, int 
                 // the partial-sector writes held the L2 at 95% of its throughput), while a
                 // vector built from scalars, stored whole, starts from an undefined one,
                 // which Oclgrind 21.10's --uninitialized check reports.
+                // The four component stores merge into a store of a vector built from
+                // scalars, which Oclgrind 21.10 turns into a store of the undefined vector
+                // and four scalar ones, and reports: there (PRISM_OCLGRIND, defined by the
+                // OpenCL backend), vstore4, a call, stores the same 16 bytes.
+#ifdef PRISM_OCLGRIND
+                vstore4((SM_VEC)(v[4 * i] / s, v[4 * i + 1] / s, v[4 * i + 2] / s, v[4 * i + 3] / s), q, yr);
+#else
                 __global SM_VEC *yv = (__global SM_VEC *)yr + q;
                 yv->x = v[4 * i] / s;
                 yv->y = v[4 * i + 1] / s;
                 yv->z = v[4 * i + 2] / s;
                 yv->w = v[4 * i + 3] / s;
+#endif
             }
         } else {
 #pragma unroll
