@@ -244,10 +244,11 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	werr := opts.write(cmd, func(w io.Writer) error {
 		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, render.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})
+	serr := recordReport(cmd, rep) // after the report: a store that fails loses nothing
 	if err := errors.Join(err, werr); err != nil {
-		return err
+		return errors.Join(err, serr)
 	}
-	return rep.Check()
+	return errors.Join(rep.Check(), serr)
 }
 
 // benchDevices returns the IDs of the devices to benchmark, in the order given (--device),

@@ -21,7 +21,7 @@ type compareOptions struct {
 func newCompareCmd() *cobra.Command {
 	opts := &compareOptions{}
 	cmd := &cobra.Command{
-		Use:   "compare OLD.json NEW.json",
+		Use:   "compare OLD NEW",
 		Short: "Compare two bench reports case by case: faster, slower or ~, with a p-value",
 		Long: `Match the results of two 'prism bench --json' reports by device ID, case and size,
 and decide for each whether it got slower, faster or stayed the same (~), the way
@@ -41,6 +41,11 @@ Reports without per-run samples (from before schema 1) are compared by their [mi
 ranges instead, and the note says so. Cases present in one report only are listed as
 "only old" or "only new", cases that failed on either side as "failed".
 
+OLD and NEW are report files, or runs of the results store named by a run reference
+(` + refForms + `): 'prism compare @previous @last' compares the last two runs. Where a
+device's fingerprint differs between the two (another driver, clock, host CPU or
+environment), a note on stderr says so, and what differs, before the table.
+
 Output: a table, or --json; -o FILE writes it to FILE instead (replaced whole, or left as
 it was on error).
 
@@ -54,6 +59,8 @@ problem is listed, and the message says which. Files that are not reports (null,
 newer schemas, larger than --max-input) are errors. --threshold must lie in [0, 1)
 and --alpha in (0, 1): a NaN or infinite value is a usage error (exit code 2).`,
 		Example: `  prism compare before.json after.json
+  prism compare @previous @last            # the last two runs of the results store
+  prism compare baseline:main @last --fail-on-regression
   prism compare --threshold 0 --alpha 0.01 before.json after.json
   prism compare --fail-on-regression main.json branch.json   # in CI
   prism compare --json before.json after.json | jq '.changes[] | select(.verdict == "slower")'`,
@@ -82,14 +89,15 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 	if err := copt.Validate(); err != nil {
 		return usageError{fmt.Errorf("--threshold %v must be at least 0 and below %v (a relative change: 0.05 is 5%%)", opts.threshold, bench.MaxThreshold)}
 	}
-	old, err := opts.readReports(oldPath)
+	old, err := opts.readReports(cmd, oldPath)
 	if err != nil {
 		return err
 	}
-	cur, err := opts.readReports(newPath)
+	cur, err := opts.readReports(cmd, newPath)
 	if err != nil {
 		return err
 	}
+	writeUnlikeNote(cmd.ErrOrStderr(), oldPath, newPath, old, cur)
 	cmp := bench.Compare(old, cur, copt)
 	err = opts.write(cmd, func(out io.Writer) error {
 		if opts.json {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/userkernel"
@@ -229,7 +230,10 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 	}
 	sum := execSummary{File: file, Kernel: opts.kernel, Global: global, BuildOptions: buildOpts, Args: opts.args,
 		Seed: opts.seed, Warmup: opts.warmup, ToleranceULP: opts.tolULP}
+	start := time.Now()
+	var facts []deviceFacts // of sum.Devices, for the store
 	errs := forEachOpenCLDevice(cmd, ids, opts.all, func(dev *engine.Device) error {
+		facts = append(facts, factsOf(dev))
 		res, err := execOn(ctx, dev, l, opts.expr != "")
 		if err != nil {
 			res.Err = err.Error()
@@ -269,7 +273,12 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		writeExecSummary(w, &sum)
 		return nil
 	})
-	return errors.Join(append(errs, werr)...)
+	rep := execReport(start, &sum, facts, opts.expr != "", commandLine(cmd))
+	if ctx.Err() != nil {
+		rep.Interrupted, rep.InterruptedAt = true, execCase(opts.kernel)
+	}
+	serr := recordReport(cmd, rep)
+	return errors.Join(append(errs, werr, serr)...)
 }
 
 // forEachOpenCLDevice opens the devices ids one at a time, in order, and calls fn with
@@ -343,6 +352,11 @@ func execRunLines(cmd *cobra.Command, file string, runs [][]string) error {
 	var errs []error
 	for _, run := range runs {
 		sub := newExecCmd()
+		for _, name := range []string{"store", "no-store", "verbose"} { // the root's flags, given with the command line
+			if f := cmd.Flag(name); f != nil && sub.Flags().Lookup(name) == nil {
+				sub.Flags().AddFlag(f)
+			}
+		}
 		sub.SetOut(cmd.OutOrStdout())
 		sub.SetErr(cmd.ErrOrStderr())
 		sub.SilenceUsage, sub.SilenceErrors = true, true

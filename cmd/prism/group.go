@@ -109,14 +109,16 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 }
 
 // writeGroupReport writes the report of a split or collective run as the output flags ask
-// (every format of the suite's report), then says whether every result verified.
+// (every format of the suite's report), records it in the results store, then says
+// whether every result verified.
 func writeGroupReport(cmd *cobra.Command, opts *benchOptions, rep *bench.Report, err error) error {
 	rep.Command = commandLine(cmd)
 	werr := opts.write(cmd, func(w io.Writer) error {
 		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, render.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})
+	serr := recordReport(cmd, rep) // after the report: a store that fails loses nothing
 	if err := errors.Join(err, werr); err != nil {
-		return err
+		return errors.Join(err, serr)
 	}
-	return rep.Check()
+	return errors.Join(rep.Check(), serr)
 }

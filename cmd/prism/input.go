@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/prism-compute/prism/bench"
@@ -26,18 +25,4 @@ func (o *inputFlags) reader() (bench.ReportReader, error) {
 		return bench.ReportReader{}, usageError{fmt.Errorf("--max-input: %w", err)}
 	}
 	return bench.ReportReader{MaxBytes: int64(n)}, nil
-}
-
-// readReports reads and merges the report files with the flag's limit; a file above it is
-// an error that names the flag.
-func (o *inputFlags) readReports(paths ...string) (*bench.Report, error) {
-	rr, err := o.reader()
-	if err != nil {
-		return nil, err
-	}
-	rep, err := rr.ReadFiles(paths...)
-	if errors.Is(err, bench.ErrTooLarge) {
-		return nil, fmt.Errorf("%w (raise the limit with --max-input SIZE)", err)
-	}
-	return rep, err
 }

@@ -10,6 +10,8 @@
 //	4    a result failed verification
 //	5    the device cannot run what was asked (a variant, precision or operation it
 //	     lacks); prism bench reports such cases as skipped and goes on
+//	6    the results store could not be opened, read or written, or is damaged (a run's
+//	     report is written first all the same; the message names the store and the cause)
 //	70   an internal error: a bug in Prism (a short "please report" line; PRISM_TRACE=1
 //	     prints the stack)
 //	130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the work stopped at the next
@@ -46,6 +48,7 @@ const (
 	exitUnavailable = 3
 	exitVerify      = 4
 	exitUnsupported = 5  // the device cannot run what was asked: a variant, precision or op
+	exitStore       = 6  // the results store cannot be opened, read or written, or is damaged
 	exitInternal    = 70 // EX_SOFTWARE of sysexits.h
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
@@ -118,6 +121,7 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string) (code int)
 	}
 	fmt.Fprintln(os.Stderr, "prism:", err)
 	var ue usageError
+	var se storeError
 	switch {
 	case errors.As(err, &ue), isCobraUsage(err):
 		return exitUsage
@@ -127,6 +131,8 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string) (code int)
 		return exitUnavailable
 	case errors.Is(err, engine.ErrUnsupported):
 		return exitUnsupported
+	case errors.As(err, &se):
+		return exitStore
 	}
 	return exitError
 }

@@ -19,9 +19,12 @@ type plotOptions struct {
 func newPlotCmd() *cobra.Command {
 	opts := &plotOptions{}
 	cmd := &cobra.Command{
-		Use:   "plot RESULTS.json [MORE.json...] -o CHART",
+		Use:   "plot RESULTS [MORE...] -o CHART",
 		Short: "Draw a bench report: bars per case and device, or a roofline per device",
-		Long: `Draw a 'prism bench --json' report as a chart, 1100 pixels wide.
+		Long: `Draw a 'prism bench --json' report as a chart, 1100 pixels wide. Each argument is a
+report file or a run of the results store named by a run reference (@last, a run ID, a
+commit prefix, a baseline: see 'prism help runs'); 'prism history OP --plot' charts a case
+over runs.
 
 The default chart has one row per case and size, grouped under a band per family, and one
 horizontal bar per device (the legend names them). It grows taller with the number of
@@ -53,7 +56,8 @@ both charts and the tables in one page.`,
   prism plot results.json -o times.png --metric time
   prism plot results.json -o vs-vendor.svg --metric vendor
   prism plot results.json vendor.json -o vs-vendor.svg --metric vendor   # scripts/vendor.py baselines
-  prism plot results.json -o roofline.png --roofline`,
+  prism plot results.json -o roofline.png --roofline
+  prism plot @last -o last.svg                        # the last run of the results store`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return plotRun(cmd, opts, args)
@@ -84,7 +88,7 @@ func plotRun(cmd *cobra.Command, opts *plotOptions, in []string) error {
 	if alias, ok := render.PlotMetricAliases[opts.metric]; ok {
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism plot: --metric %s is deprecated: use --metric %s\n", opts.metric, alias)
 	}
-	rep, err := opts.readReports(in...)
+	rep, err := opts.readReports(cmd, in...)
 	if err != nil {
 		return err
 	}

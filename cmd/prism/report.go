@@ -22,7 +22,7 @@ type reportOptions struct {
 func newReportCmd() *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report RESULTS.json [MORE.json...]",
+		Use:   "report RESULTS [MORE...]",
 		Short: "Print a saved bench report as a table, Markdown, CSV, benchstat input or an HTML page",
 		Long: `Read a 'prism bench --json' report and print it again in another form: the terminal
 table (default), --markdown (--md), --csv, --benchstat or --json (normalized to the
@@ -51,6 +51,9 @@ and the results table with the columns of --markdown. The charts are inline SVG,
 style inline CSS; the page loads nothing from the network, so it can be mailed or
 attached as it is.
 
+Each argument is a report file or a run of the results store named by a run reference
+(` + refForms + `).
+
 Each file must be a report (schema 1, or a report from before schema 1) with at least
 one device: null, {} and newer schemas are errors. A file larger than --max-input
 (256M) is refused before it is read; raise the limit for a larger one. Text from the
@@ -61,6 +64,7 @@ from the driver) shows INVALID, with the reason below the table.`,
   prism report run.json --markdown --baseline cuda:0 > run.md
   prism report run.json --benchstat -o run.txt
   prism report run.json --html run.html
+  prism report @last --markdown            # the last run of the results store
   prism report run.json vendor.json --html run.html   # with scripts/vendor.py's baselines`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,7 +74,7 @@ from the driver) shows INVALID, with the reason below the table.`,
 			if opts.html != "" && opts.out != "" {
 				return usageError{fmt.Errorf("--html names its own file: --out is for the other formats")}
 			}
-			rep, err := opts.readReports(args...)
+			rep, err := opts.readReports(cmd, args...)
 			if err != nil {
 				return err
 			}

@@ -91,7 +91,9 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	cleanup := isolateStore() // no test records in the user's store
 	code := m.Run()
+	cleanup()
 	if benchRuns.dir != "" {
 		os.RemoveAll(benchRuns.dir)
 	}

@@ -38,10 +38,18 @@ generated.", Mesa's "results may be incorrect") goes to the trace (PRISM_TRACE=1
 PRISM_DRIVER_STDERR=1 leaves it on stderr: every result is verified against its float64
 reference all the same (docs/DEVICES.md).
 
+Results store: bench, run and exec record every run, every sample with the devices'
+fingerprints, in a SQLite file (--store FILE or PRISM_STORE; by default
+` + displayDefaultStore() + `; --no-store or PRISM_STORE=off for none) and print its ID.
+'prism runs' lists the runs, 'prism history OP' follows a case over them, and report,
+compare, plot and export take run references where they take report files: @last,
+@previous, @last~N, a run ID, a commit prefix or a baseline ('prism baseline set').
+
 Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argument),
 3 no device or backend available, 4 a result failed verification, 5 the device cannot
 run what was asked (a variant, precision or operation it lacks, such as --variant cuda-mma
 on a CPU; the message says why; prism bench reports such cases as skipped and goes on),
+6 the results store could not be opened, read or written (the report is written first),
 70 an internal error
 (a bug: please report it; PRISM_TRACE=1 prints the stack), 130 interrupted by Ctrl-C
 (SIGINT), 143 by SIGTERM. On the first signal the work stops at its next check and the
@@ -57,6 +65,9 @@ once.`,
   prism plot run.json -o roofline.png --roofline   # one roofline per device
   prism report run.json --html run.html  # one page: metadata, charts, tables
   prism compare before.json after.json  # faster, slower or ~, with a p-value
+  prism runs                            # the runs recorded, newest first
+  prism history triad --plot triad.svg  # a case over the runs, as a table and a chart
+  prism compare @previous @last         # the last two runs from the results store
   prism bench --ops gemm --precision bfloat16,tf32 --vendor   # one precision across layouts
   prism tune gemm/nn/bfloat16 --device cuda:0                  # measure tile sets, keep the fastest
   prism exec my.cl -k scale --all-devices --arg buf:float32:1M:random --arg out:float32:1M
@@ -78,7 +89,10 @@ once.`,
 		return usageError{err}
 	})
 	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd(), newTuneCmd(), newExecCmd())
+	root.AddCommand(newRunsCmd(), newHistoryCmd(), newBaselineCmd(), newImportCmd(), newExportCmd(), newStoreCmd())
+	addStoreFlags(root)
 	addCompletions(root)
+	addRefCompletions(root)
 	return root
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/engine"
@@ -121,12 +122,18 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	}
 	defer q.Close()
 	cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants}
+	start, step := time.Now(), ""
 	var results []runResult
 	var errs []error
 	var buf bytes.Buffer
 	out := opts.writer(cmd, &buf)
+ops:
 	for _, op := range ops {
 		for _, variant := range cfg.VariantsFor(op) {
+			if ctx.Err() != nil {
+				break ops // interrupted: what ran is written and recorded
+			}
+			step = dev.ID() + " " + op.Name
 			var r bench.Result
 			if size != 0 {
 				r = bench.RunCase(ctx, cfg, q, op, size, variant)
@@ -160,6 +167,18 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 		errs = append(errs, enc.Encode(results))
 	}
 	errs = append(errs, opts.flush(&buf)) // what ran is kept, failures included
+	if len(results) > 0 || ctx.Err() != nil {
+		interruptedAt := ""
+		if ctx.Err() != nil {
+			interruptedAt = step
+		}
+		ci := bench.ConfigInfo{Ops: args, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants}
+		if size != 0 {
+			ci.Sizes = []int{size}
+		}
+		rep := runReport(start, ci, commandLine(cmd), factsOf(dev), results, interruptedAt)
+		errs = append(errs, recordReport(cmd, rep))
+	}
 	return errors.Join(errs...)
 }
 
