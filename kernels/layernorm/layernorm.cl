@@ -264,7 +264,9 @@ void layernorm_rows_multi(__global ELEM *y, __global const ELEM *x, __global con
         s3 += v[4 * i + 3] * v[4 * i + 3];
     }
     red_q[lid] = (s0 + s1) + (s2 + s3);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    // A global fence, ordering the loads above before the stores below in an in-place run
+    // (see softmax.cl's softmax_rows_multi).
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const ELEM rstd = rsqrt(ln_row_sum(red_q + base) / nc + eps);
 #pragma unroll
     for (int i = 0; i < NV; i++) {
@@ -273,12 +275,17 @@ void layernorm_rows_multi(__global ELEM *y, __global const ELEM *x, __global con
             if (q < n / 4) {
                 const LN_VEC g = ((__global const LN_VEC *)gamma)[q], b = ((__global const LN_VEC *)beta)[q];
                 // The four components stored through the vector's pointer, merged into one
-                // 16-byte store (see softmax.cl's softmax_rows_multi).
+                // 16-byte store; vstore4 under Oclgrind (see softmax.cl's softmax_rows_multi).
+#ifdef PRISM_OCLGRIND
+                vstore4((LN_VEC)(v[4 * i] * rstd * g.x + b.x, v[4 * i + 1] * rstd * g.y + b.y,
+                                 v[4 * i + 2] * rstd * g.z + b.z, v[4 * i + 3] * rstd * g.w + b.w), q, yr);
+#else
                 __global LN_VEC *yv = (__global LN_VEC *)yr + q;
                 yv->x = v[4 * i] * rstd * g.x + b.x;
                 yv->y = v[4 * i + 1] * rstd * g.y + b.y;
                 yv->z = v[4 * i + 2] * rstd * g.z + b.z;
                 yv->w = v[4 * i + 3] * rstd * g.w + b.w;
+#endif
             }
         } else {
 #pragma unroll
