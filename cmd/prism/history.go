@@ -172,6 +172,10 @@ func historyRun(cmd *cobra.Command, opts *historyOptions, op string) error {
 	return render.SaveHistory(opts.plot, historyChart(op, all))
 }
 
+// notVerified is the store's Point.Failed of a result timed but checked against nothing
+// (prism exec on one device).
+const notVerified = "not verified"
+
 // seriesKey is what a point's change is reckoned against: the previous point of the same
 // device, variant and size.
 func seriesKey(p historyPoint) string {
@@ -187,7 +191,8 @@ func withChanges(pts []store.Point) []historyPoint {
 		h := historyPoint{Run: int64(p.Run), Date: p.Date, Commit: p.Commit, Host: p.Host, Device: deviceOf(p.Device),
 			Variant: p.Variant, Size: p.Size, Median: p.Median, Min: p.Min, Max: p.Max, Runs: p.Runs, Failed: p.Failed}
 		k := seriesKey(h)
-		if last, ok := prev[k]; ok && h.Failed == "" {
+		timed := (h.Failed == "" || h.Failed == notVerified) && h.Median > 0
+		if last, ok := prev[k]; ok && timed {
 			h.previousRun = last.Run
 			if last.Device.Fingerprint != h.Device.Fingerprint {
 				h.Unlike = true
@@ -196,7 +201,7 @@ func withChanges(pts []store.Point) []historyPoint {
 				h.Change = &c
 			}
 		}
-		if h.Failed == "" && h.Median > 0 {
+		if timed {
 			prev[k] = h
 		}
 		out[i] = h
@@ -210,14 +215,21 @@ func writeHistory(w io.Writer, pts []historyPoint) error {
 	fmt.Fprintln(tw, "DATE\tRUN\tCOMMIT\tDEVICE\tVARIANT\tSIZE\tMEDIAN\tMIN\tMAX\tCHANGE\t")
 	for _, p := range pts {
 		med, lo, hi, change := bench.FormatDuration(p.Median), bench.FormatDuration(p.Min), bench.FormatDuration(p.Max), ""
+		unchecked := p.Failed == notVerified && p.Median > 0 // a kernel of prism exec run on one device
 		switch {
-		case p.Failed != "":
+		case strings.HasPrefix(p.Failed, "skipped"):
+			med, lo, hi = "skipped", "-", "-"
+			change = shorten(strings.TrimPrefix(p.Failed, "skipped: "), 40)
+		case p.Failed != "" && !unchecked:
 			med, lo, hi = "failed", "-", "-"
 			change = shorten(p.Failed, 40)
 		case p.Unlike:
 			change = fmt.Sprintf("unlike run %d", p.previousRun)
 		case p.Change != nil:
 			change = fmt.Sprintf("%+.1f%%", 100**p.Change)
+		}
+		if unchecked {
+			change = strings.TrimSpace(change + " (" + notVerified + ")")
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Date.Local().Format("2006-01-02 15:04"), p.Run,
 			shortCommit(p.Commit), safeText(p.Device.ID), safeText(cmp.Or(p.Variant, "-")), bench.FormatSize(p.Size), med, lo, hi, safeText(change))
@@ -257,7 +269,7 @@ func historyChart(op string, all []caseHistory) render.History {
 	for _, h := range all {
 		bySeries := map[string]int{}
 		for _, p := range h.Points {
-			if p.Failed != "" || p.Median <= 0 {
+			if (p.Failed != "" && p.Failed != notVerified) || p.Median <= 0 {
 				continue
 			}
 			k := seriesKey(p)
