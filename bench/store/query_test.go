@@ -124,7 +124,7 @@ func testHistory(t *testing.T, s *Store) {
 	if _, err := s.Record(ctx, synthetic("h", "dddd4444", "other-device", base.Add(4*time.Hour), 1, 2)); err != nil {
 		t.Fatal(err)
 	}
-	pts, err := s.History(ctx, Series{Case: "stream/triad/float32", Device: "cpu"})
+	pts, err := s.History(ctx, Series{Case: "stream/triad/float32", Device: "cpu", Samples: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +149,12 @@ func testHistory(t *testing.T, s *Store) {
 	all, err := s.History(ctx, Series{Case: "triad"}) // the one case with triad in its name
 	if err != nil || len(all) != 4 {
 		t.Errorf("History(triad) = %d points, %v; want 4", len(all), err)
+	}
+	// Without Samples, the same points without their samples.
+	for i, p := range all[:min(len(all), len(pts))] {
+		if p.Samples != nil || p.Run != pts[i].Run || p.Median != pts[i].Median || p.Min != pts[i].Min || p.Max != pts[i].Max || p.Runs != pts[i].Runs {
+			t.Errorf("point %d without samples: %+v; with: %+v", i, p, pts[i])
+		}
 	}
 	if pts, err := s.History(ctx, Series{Case: "stream/triad/float32", Size: 2048}); err != nil || len(pts) != 0 {
 		t.Errorf("History at a size never run = %v, %v; want none", pts, err)

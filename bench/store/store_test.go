@@ -182,7 +182,7 @@ func testRecordMadeReport(t *testing.T, s *Store) {
 	if runs[0].Results != 5 { // 3 cases, a split and a collective
 		t.Errorf("the run has %d results, want 5", runs[0].Results)
 	}
-	h, err := s.History(ctx, Series{Case: "collective/all-reduce/float32"})
+	h, err := s.History(ctx, Series{Case: "collective/all-reduce/float32", Samples: true})
 	if err != nil {
 		t.Fatal(err)
 	}
