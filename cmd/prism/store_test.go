@@ -504,3 +504,32 @@ func TestStoreInterrupted(t *testing.T) {
 		t.Errorf("runs does not mark it: %v\n%s", err, out)
 	}
 }
+
+// TestStoreGroupRuns checks that collectives and splits are recorded: a collective on one
+// device, and a split across two where there are two OpenCL devices.
+func TestStoreGroupRuns(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	path := useStore(t)
+	_, errOut, err := prismOutput(t, "bench", "--device", ids[0], "--ops", "collective/all-reduce/float32", "--sizes", "1000", "--count", "2", "--warmup", "0", "-q")
+	if err != nil || !strings.Contains(errOut, "run 1 in "+path) {
+		t.Fatalf("collective: %v\n%s", err, errOut)
+	}
+	s := openTestStore(t, path)
+	rep, err := s.Export(context.Background(), 1)
+	if err != nil || len(rep.Collectives) != 1 || rep.Collectives[0].Case != "collective/all-reduce/float32" {
+		t.Fatalf("the collective's run: %v %+v", err, rep)
+	}
+	if len(ids) < 2 {
+		t.Skipf("one OpenCL device (%s): no split", ids[0])
+	}
+	_, errOut, err = prismOutput(t, "bench", "--device", ids[0]+","+ids[1], "--split", "--ops", "reduce/sum/float32", "--sizes", "4K", "--count", "2", "--warmup", "0", "-q")
+	if err != nil || !strings.Contains(errOut, "run 2 in "+path) {
+		t.Fatalf("split: %v\n%s", err, errOut)
+	}
+	if rep, err = s.Export(context.Background(), 2); err != nil || len(rep.Splits) != 1 {
+		t.Errorf("the split's run: %v %+v", err, rep)
+	}
+	if runs := mustRuns(t, path); len(runs) != 2 || len(runs[0].Devices) != 2 {
+		t.Errorf("runs: %+v, want the split's on two devices first", runs)
+	}
+}
