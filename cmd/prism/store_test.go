@@ -414,6 +414,12 @@ func TestStoreUnwritable(t *testing.T) {
 	if !strings.Contains(errOut, "the run was not recorded") || !strings.Contains(errOut, path) || !strings.Contains(errOut, "not a database") {
 		t.Errorf("stderr does not name the store and the cause:\n%s", errOut)
 	}
+	// Every command that reads the store says the same, with the same exit code.
+	for _, args := range [][]string{{"store", "check"}, {"runs"}, {"compare", "@previous", "@last"}} {
+		if _, _, err := prismOutput(t, args...); !errors.As(err, new(storeError)) || !strings.Contains(err.Error(), path) {
+			t.Errorf("prism %s on a file that is not a store: %v, want a store error naming it", strings.Join(args, " "), err)
+		}
+	}
 	// A table, too, comes before the error.
 	out, _, code = execAlone(t, "bench", "--device", ids[0], "--ops", "stream/triad/float32", "--sizes", "4K", "--quick", "--count", "3", "-q")
 	if code != exitStore || !strings.Contains(out, "stream/triad/float32") {
