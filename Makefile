@@ -146,6 +146,8 @@ gpu-bundle: deps
 	done
 	# CLBlast and clFFT for NVIDIA's OpenCL there (PRISM_VENDOR_PATH=.gpu/lib).
 	cp -a /lib/x86_64-linux-gnu/libclblast.so.1* /lib/x86_64-linux-gnu/libclFFT.so.2* .gpu/lib/  # links kept: the version is in the file name
+	# SQLite for the results store (the binaries link it: -tags libsqlite3), where the machine has none.
+	mkdir -p .gpu/lib/link && cp -a /lib/x86_64-linux-gnu/libsqlite3.so.0* .gpu/lib/link/
 	git rev-parse HEAD > .gpu/COMMIT
 	cp scripts/gpu-run.sh scripts/vendor.py scripts/launch.py .gpu/
 	# One compressed archive, small enough to travel: unpack with tar -xJf there.

@@ -17,6 +17,12 @@ export PRISM_REQUIRE=${PRISM_REQUIRE:-cuda,opencl}
 export POCL_WORK_GROUP_SPECIALIZATION=0 POCL_CACHE_DIR=/tmp/pocl-cache
 # CLBlast and clFFT travel in .gpu/lib (make gpu-bundle); cuBLAS and cuFFT are on the loader path.
 export PRISM_VENDOR_PATH=${PRISM_VENDOR_PATH:-$PWD/.gpu/lib}
+# SQLite, which the binaries link, from the bundle where the machine has none; the results
+# store comes back with the other files.
+if ! ldconfig -p 2>/dev/null | grep -q libsqlite3.so.0; then
+  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/.gpu/lib/link
+fi
+export PRISM_STORE=${PRISM_STORE:-$OUT/results.db}
 BENCH_ARGS=${BENCH_ARGS:---all-devices --count 10 --vendor}
 LAUNCH_ARGS=${LAUNCH_ARGS:---all-devices --ops stream/triad/float32 --sizes 1M --count 3}
 status=0
