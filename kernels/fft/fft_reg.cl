@@ -302,7 +302,18 @@ void fft_reg(__global ELEM2 *dst, __global const ELEM2 *src, __global const ELEM
                 ROUTPUTS(lgR, RCOL_TEST)
             }
         }
-        if (s < nst - 1 || R2C) barrier(CLK_LOCAL_MEM_FENCE);
+        // After the first stage the barrier fences global memory too: it orders that
+        // stage's loads from src before the last stage's stores to dst, which a one-pass
+        // transform in place (dst = src) makes to elements other items of the work-group
+        // loaded (without it the two are a data race under OpenCL's memory model; no cost:
+        // the loaded values are used before the barrier).
+        if (s < nst - 1 || R2C) {
+            if (s == 0) {
+                barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+            } else {
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+        }
     }
 #if R2C
     {
