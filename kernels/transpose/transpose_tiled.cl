@@ -144,7 +144,15 @@ void transpose_2d_tiled(__global ELEM *restrict out, __global const ELEM *restri
                 TT_VTYPE w;
                 w.x = tile[x][j];
                 w.y = tile[x + 1][j];
+#ifdef PRISM_OCLGRIND
+                // Oclgrind 21.10 turns a store of a vector built from scalars into a store
+                // of the undefined vector and one per component, and reports the first:
+                // there (PRISM_OCLGRIND, defined by the OpenCL backend) vstore2, a call,
+                // stores the same VEC elements.
+                vstore2(w, 0, out + (oc * rows + r));
+#else
                 *(__global TT_VTYPE *)(out + (oc * rows + r)) = w;
+#endif
             }
         }
     } else
