@@ -277,7 +277,15 @@ void scan_down(__global ELEM *y, __global const ELEM *x, __global const ELEM *pa
                 w.y = (ELEM)y1;
                 w.z = (ELEM)y2;
                 w.w = (ELEM)y3;
+#ifdef PRISM_OCLGRIND
+                // Oclgrind 21.10 turns a store of a vector built from scalars into a store
+                // of the undefined vector and one per component, and reports the first:
+                // there (PRISM_OCLGRIND, defined by the OpenCL backend) vstore4, a call,
+                // stores the same 16 bytes.
+                vstore4(w, k * WG + lid, y + o);
+#else
                 yv[k * WG + lid] = w;
+#endif
             } else {
                 if (e < cnt) y[o + e] = (ELEM)y0;
                 if (e + 1 < cnt) y[o + e + 1] = (ELEM)y1;
