@@ -194,8 +194,9 @@ void stencil_27pt_zmarch_lm(__global ELEM *restrict out, __global const ELEM *re
     #pragma unroll
     for (int i = 1; i <= RY; i++) ro[i] = min(y0 - 1 + i, ny - 1) * nx;
     // The item's share of the halo: hg[k], the point's offset in a plane (clamped into the
-    // grid), and hl[k], its place in the tile (-1: none).
-    int hg[LM_HPI], hl[LM_HPI];
+    // grid), and hr[k], hc[k], its row and column in the tile (row -1: none; indexed as
+    // t[b][row][col], within the row's bounds, which a flat index into t[b][0] was not).
+    int hg[LM_HPI], hr[LM_HPI], hc[LM_HPI];
     #pragma unroll
     for (int k = 0; k < LM_HPI; k++) {
         int h = ly * SX + lx + k * SX * SY;
@@ -212,7 +213,8 @@ void stencil_27pt_zmarch_lm(__global ELEM *restrict out, __global const ELEM *re
             col = LM_W - 1;
         }
         hg[k] = clamp(ty0 - 1 + row, 0, ny - 1) * nx + clamp(tx0 - 1 + col, 0, nx - 1);
-        hl[k] = h < LM_NH ? row * LM_W + col : -1;
+        hr[k] = h < LM_NH ? row : -1;
+        hc[k] = col;
     }
     ELEM wt[27];
     #pragma unroll
@@ -233,7 +235,7 @@ void stencil_27pt_zmarch_lm(__global ELEM *restrict out, __global const ELEM *re
     }
     #pragma unroll
     for (int k = 0; k < LM_HPI; k++) {
-        if (hl[k] >= 0) (&t[(z0 - 1) & 1][0][0])[hl[k]] = in[pb + hg[k]];
+        if (hr[k] >= 0) t[(z0 - 1) & 1][hr[k]][hc[k]] = in[pb + hg[k]];
         h1[k] = in[pn + hg[k]];
         h2[k] = in[pq + hg[k]];
     }
@@ -247,7 +249,7 @@ void stencil_27pt_zmarch_lm(__global ELEM *restrict out, __global const ELEM *re
             for (int i = 1; i <= RY; i++) t[bn][ly * RY + i][lx + 1] = c1[i];
             #pragma unroll
             for (int k = 0; k < LM_HPI; k++)
-                if (hl[k] >= 0) (&t[bn][0][0])[hl[k]] = h1[k];
+                if (hr[k] >= 0) t[bn][hr[k]][hc[k]] = h1[k];
         }
         if (p + 3 <= z1) {
             int pr = min(p + 3, nz - 1) * plane;
