@@ -196,7 +196,7 @@ func TestFuseCache(t *testing.T) {
 		if _, err := fuse.Compile(nil, "y = x", nil); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("nil device: %v, want ErrInvalidArg", err)
 		}
-		x := kerneltest.NewBuffer[float32](t, dev, 100)
+		x := kerneltest.Guarded(t, q, make([]float32, 100)) // written: the in-place run reads it
 		short := kerneltest.NewBuffer[float32](t, dev, 99)
 		ints := kerneltest.NewBuffer[int32](t, dev, 100)
 		ok := map[string]any{"y": x, "x": x, "z": x, "a": 2.0}
