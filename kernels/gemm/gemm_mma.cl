@@ -255,12 +255,22 @@ inline uint4 load_slot(__global const IN *x, int ld, int vec, int kmajor, int r0
         S[at + (7 ^ sw) * SROW] = (l3 >> 16) | (h3 & 0xffff0000u);         \
     }
 #endif
+// STORE_CHUNK stores the 16-byte chunk v at p (__local uint *, 16-byte aligned). Oclgrind
+// 21.10 turns a store of a vector built from scalars (TO_LOCAL's, or a chunk mma_chunk
+// assembled) into a store of the undefined vector and one per component, and its
+// --uninitialized check reports the first: there (PRISM_OCLGRIND, defined by the OpenCL
+// backend) vstore4, a call, stores the same 16 bytes.
+#ifdef PRISM_OCLGRIND
+#define STORE_CHUNK(p, v) vstore4((v), 0, (p))
+#else
+#define STORE_CHUNK(p, v) (*(LOCAL_UINT4 *)(p) = (v))
+#endif
 #define STORE_TILE(S, SX, raw, SLOTS, kmajor, buf)                                   \
     if (kmajor) {                                                                    \
         for (int s = 0; s < (SLOTS); ++s) {                                          \
             const int ch = tid + s * THREADS;                                        \
             const int r = ch / CPR;                                                  \
-            *(LOCAL_UINT4 *)&S[(buf) * (SX) + r * SROW + (ch - r * CPR) * 4] = TO_LOCAL(raw[s]); \
+            STORE_CHUNK(&S[(buf) * (SX) + r * SROW + (ch - r * CPR) * 4], TO_LOCAL(raw[s])); \
         }                                                                            \
     } else {                                                                         \
         MN_STORE(S, (buf) * (SX), raw, SLOTS)                                        \
