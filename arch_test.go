@@ -55,6 +55,7 @@ func TestImportDirection(t *testing.T) {
 		"bench":             {"engine", "kernels", "kernels/suite", "kernels/ceiling", "platform", "bench/internal/term", "engine/group"},
 		"bench/render":      {"bench", "bench/internal/term", "engine"}, // rendering apart from measurement
 		"bench/store":       {"bench", "engine"},                        // the results store
+		"bench/regress":     {"bench", "engine"},                        // regression gates and steps: pure Go
 	}
 	allowed["cuda/clc/translate"] = []string{"cuda/clc", "engine"} // OpenCL C to CUDA C++: pure Go, no runtime
 	// a user's own kernels, run, compared and tuned on bench's timing
@@ -101,7 +102,7 @@ func TestImportDirection(t *testing.T) {
 		}
 	}
 	// kernels, platform, bench, cuda/clc and cuda/clc/translate must build without cgo: no package they depend on uses it.
-	for _, root := range append([]string{"kernels", "kernels/fuse", "kernels/suite", "platform", "bench", "bench/userkernel", "engine", "engine/group", "cuda/clc", "cuda/clc/translate"}, families...) {
+	for _, root := range append([]string{"kernels", "kernels/fuse", "kernels/suite", "platform", "bench", "bench/userkernel", "bench/regress", "engine", "engine/group", "cuda/clc", "cuda/clc/translate"}, families...) {
 		seen := map[string]bool{}
 		var walk func(string)
 		walk = func(path string) {

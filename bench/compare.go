@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/prism-compute/prism/bench/internal/term"
 )
 
@@ -212,18 +210,16 @@ func (ch *Change) judge(opt CompareOptions) {
 		return
 	}
 	ch.Test = TestMannWhitney
-	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
-	xs, ys := seconds(o.Samples), seconds(n.Samples)
-	res := benchmath.AssumeNothing.Compare(benchmath.NewSample(xs, th), benchmath.NewSample(ys, th))
-	ch.P, ch.N1, ch.N2 = res.P, res.N1, res.N2
-	if lo, hi, ok := shiftCI(logs(xs), logs(ys), opt.Alpha); ok {
-		ch.RatioLo, ch.RatioHi, ch.Confidence = math.Exp(lo), math.Exp(hi), 1-opt.Alpha
+	u := MannWhitney(o.Samples, n.Samples, opt.Alpha)
+	ch.P, ch.N1, ch.N2 = u.P, u.N1, u.N2
+	if u.RatioLo > 0 {
+		ch.RatioLo, ch.RatioHi, ch.Confidence = u.RatioLo, u.RatioHi, 1-opt.Alpha
 	}
 	ch.Verdict = VerdictSame
 	switch {
-	case uMinP(ch.N1, ch.N2) > opt.Alpha:
+	case u.MinP > opt.Alpha:
 		ch.Note = fmt.Sprintf("need >= %d samples", uMinSamples(opt.Alpha))
-	case res.P <= opt.Alpha && changed: // benchstat's rule: ~ when P > alpha
+	case u.P <= opt.Alpha && changed: // benchstat's rule: ~ when P > alpha
 		ch.Verdict = direction
 	}
 }

@@ -3,6 +3,9 @@ package bench
 import (
 	"math"
 	"slices"
+	"time"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // uMinP returns the smallest p-value a two-sided Mann-Whitney U test can give for samples of
@@ -175,3 +178,45 @@ func keyFloat(k uint64) float64 {
 	}
 	return math.Float64frombits(^k)
 }
+
+// UTest is the outcome of MannWhitney: the two-sided Mann-Whitney U test of two samples of
+// times, as benchstat runs it, with the confidence interval of their ratio.
+type UTest struct {
+	// P is the two-sided p-value (benchmath.AssumeNothing); N1 and N2 are the numbers of
+	// samples compared.
+	P      float64
+	N1, N2 int
+	// MinP is the smallest p-value samples of these sizes can give: above the level of the
+	// test, no difference can be significant (too few samples).
+	MinP float64
+	// RatioLo and RatioHi bound the ratio of new times over old at level 1-alpha or more
+	// (Moses' interval of the shift of log times); both 0 when the samples are too few for
+	// a finite interval.
+	RatioLo, RatioHi float64
+}
+
+// MannWhitney tests whether the times of new differ from those of old, at level alpha
+// (0: DefaultAlpha), the way Compare and benchstat do. Both samples must hold positive
+// times; an empty one gives P 1.
+func MannWhitney(old, new []time.Duration, alpha float64) UTest {
+	if alpha <= 0 {
+		alpha = DefaultAlpha
+	}
+	u := UTest{P: 1, N1: len(old), N2: len(new), MinP: uMinP(len(old), len(new))}
+	if len(old) == 0 || len(new) == 0 {
+		return u
+	}
+	th := &benchmath.Thresholds{CompareAlpha: alpha}
+	xs, ys := seconds(old), seconds(new)
+	res := benchmath.AssumeNothing.Compare(benchmath.NewSample(xs, th), benchmath.NewSample(ys, th))
+	u.P, u.N1, u.N2 = res.P, res.N1, res.N2
+	u.MinP = uMinP(u.N1, u.N2)
+	if lo, hi, ok := shiftCI(logs(xs), logs(ys), alpha); ok {
+		u.RatioLo, u.RatioHi = math.Exp(lo), math.Exp(hi)
+	}
+	return u
+}
+
+// UMinSamples returns the smallest number of samples a side for which the U test at level
+// alpha can find any difference significant (4 at alpha 0.05).
+func UMinSamples(alpha float64) int { return uMinSamples(alpha) }
