@@ -12,6 +12,8 @@
 //	     lacks); prism bench reports such cases as skipped and goes on
 //	6    the results store could not be opened, read or written, or is damaged (a run's
 //	     report is written first all the same; the message names the store and the cause)
+//	7    prism check --fail-on-regression found a regression, or a case the run failed
+//	     (the message lists them)
 //	70   an internal error: a bug in Prism (a short "please report" line; PRISM_TRACE=1
 //	     prints the stack)
 //	130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the work stopped at the next
@@ -49,6 +51,7 @@ const (
 	exitVerify      = 4
 	exitUnsupported = 5  // the device cannot run what was asked: a variant, precision or op
 	exitStore       = 6  // the results store cannot be opened, read or written, or is damaged
+	exitRegression  = 7  // prism check --fail-on-regression: a series regressed or failed
 	exitInternal    = 70 // EX_SOFTWARE of sysexits.h
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
@@ -122,6 +125,7 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string) (code int)
 	fmt.Fprintln(os.Stderr, "prism:", err)
 	var ue usageError
 	var se storeError
+	var re regressionError
 	switch {
 	case errors.As(err, &ue), isCobraUsage(err):
 		return exitUsage
@@ -133,6 +137,8 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string) (code int)
 		return exitUnsupported
 	case errors.As(err, &se):
 		return exitStore
+	case errors.As(err, &re):
+		return exitRegression
 	}
 	return exitError
 }

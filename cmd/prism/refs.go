@@ -78,26 +78,32 @@ func (r *refReader) store() (*store.Store, error) {
 // read returns the report of arg and the name its errors and notes give it: the file's
 // path, or "@last (run 42)".
 func (r *refReader) read(arg string) (*bench.Report, string, error) {
+	rep, name, _, err := r.readRun(arg)
+	return rep, name, err
+}
+
+// readRun is read, with the run's ID in the store: 0 for a file.
+func (r *refReader) readRun(arg string) (*bench.Report, string, store.RunID, error) {
 	if isFile(arg) || !looksLikeRef(arg) {
 		rep, err := r.rr.ReadFile(arg)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, "", fmt.Errorf("%w (nor is it a run in the results store: %s)", err, refForms)
+			return nil, "", 0, fmt.Errorf("%w (nor is it a run in the results store: %s)", err, refForms)
 		}
-		return rep, arg, err
+		return rep, arg, 0, err
 	}
 	id, err := r.resolve(arg)
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	rep, err := r.st.Export(storeContext(r.cmd), id)
 	if err != nil {
-		return nil, "", storeError{err}
+		return nil, "", 0, storeError{err}
 	}
 	name := fmt.Sprintf("run %d", id)
 	if arg != strconv.FormatInt(int64(id), 10) {
 		name = fmt.Sprintf("%s (run %d)", arg, id)
 	}
-	return rep, name, nil
+	return rep, name, id, nil
 }
 
 // resolve returns the run that ref names in the store, with errors in the user's terms:

@@ -41,7 +41,9 @@ reference all the same (docs/DEVICES.md).
 Results store: bench, run and exec record every run, every sample with the devices'
 fingerprints, in a SQLite file (--store FILE or PRISM_STORE; by default
 ` + displayDefaultStore() + `; --no-store or PRISM_STORE=off for none) and print its ID.
-'prism runs' lists the runs, 'prism history OP' follows a case over them, and report,
+'prism runs' lists the runs, 'prism history OP' follows a case over them, 'prism check
+--against baseline:main' gates a run on a baseline (regressions against the noise learnt
+from repeated runs; exit code 7 with --fail-on-regression), and report,
 compare, plot and export take run references where they take report files: @last,
 @previous, @last~N, a run ID, a commit prefix or a baseline ('prism baseline set').
 
@@ -50,6 +52,7 @@ Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argume
 run what was asked (a variant, precision or operation it lacks, such as --variant cuda-mma
 on a CPU; the message says why; prism bench reports such cases as skipped and goes on),
 6 the results store could not be opened, read or written (the report is written first),
+7 prism check --fail-on-regression found a regression or a failed case,
 70 an internal error
 (a bug: please report it; PRISM_TRACE=1 prints the stack), 130 interrupted by Ctrl-C
 (SIGINT), 143 by SIGTERM. On the first signal the work stops at its next check and the
@@ -89,7 +92,7 @@ once.`,
 		return usageError{err}
 	})
 	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd(), newTuneCmd(), newExecCmd())
-	root.AddCommand(newRunsCmd(), newHistoryCmd(), newBaselineCmd(), newImportCmd(), newExportCmd(), newStoreCmd())
+	root.AddCommand(newRunsCmd(), newHistoryCmd(), newCheckCmd(), newBaselineCmd(), newImportCmd(), newExportCmd(), newStoreCmd())
 	addStoreFlags(root)
 	addCompletions(root)
 	addRefCompletions(root)
