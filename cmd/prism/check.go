@@ -396,7 +396,11 @@ func writeCheck(w io.Writer, c *checkReport) error {
 	var parts []string
 	for _, v := range []regress.Verdict{regress.Regression, regress.Improvement, regress.NoChange, regress.NotComparable, regress.Missing, regress.Failed} {
 		if n := c.Counts[v]; n > 0 || v == regress.Regression {
-			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+			label := string(v)
+			if n != 1 && (v == regress.Regression || v == regress.Improvement) {
+				label += "s"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, label))
 		}
 	}
 	summary := strings.Join(parts, ", ")
