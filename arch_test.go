@@ -60,6 +60,8 @@ func TestImportDirection(t *testing.T) {
 	allowed["cuda/clc/translate"] = []string{"cuda/clc", "engine"} // OpenCL C to CUDA C++: pure Go, no runtime
 	// a user's own kernels, run, compared and tuned on bench's timing
 	allowed["bench/userkernel"] = []string{"engine", "kernels", "bench"}
+	// the results store published as a static site
+	allowed["bench/site"] = []string{"bench", "bench/store", "bench/internal/term", "engine", "bench/regress"}
 	// Every package under kernels/ but suite, fuse and internal/ is a family (or ceiling,
 	// held to the same rule): the base, engine, the expression compiler and the row scheme
 	// only, so that no family reaches into another. The compiler (kernels/fuse) is no
