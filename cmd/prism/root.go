@@ -46,6 +46,7 @@ fingerprints, in a SQLite file (--store FILE or PRISM_STORE; by default
 from repeated runs; exit code 7 with --fail-on-regression), and report,
 compare, plot and export take run references where they take report files: @last,
 @previous, @last~N, a run ID, a commit prefix or a baseline ('prism baseline set').
+'prism publish DIR' writes the store as a static web site, 'prism serve' previews it.
 
 Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argument),
 3 no device or backend available, 4 a result failed verification, 5 the device cannot
@@ -71,6 +72,7 @@ once.`,
   prism runs                            # the runs recorded, newest first
   prism history triad --plot triad.svg  # a case over the runs, as a table and a chart
   prism compare @previous @last         # the last two runs from the results store
+  prism publish site && prism serve site   # the store as a web site, on http://127.0.0.1:8000/
   prism bench --ops gemm --precision bfloat16,tf32 --vendor   # one precision across layouts
   prism tune gemm/nn/bfloat16 --device cuda:0                  # measure tile sets, keep the fastest
   prism exec my.cl -k scale --all-devices --arg buf:float32:1M:random --arg out:float32:1M
@@ -93,6 +95,7 @@ once.`,
 	})
 	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd(), newTuneCmd(), newExecCmd())
 	root.AddCommand(newRunsCmd(), newHistoryCmd(), newCheckCmd(), newBaselineCmd(), newImportCmd(), newExportCmd(), newStoreCmd())
+	root.AddCommand(newPublishCmd(), newServeCmd())
 	addStoreFlags(root)
 	addCompletions(root)
 	addRefCompletions(root)
