@@ -27,7 +27,8 @@ export GOFLAGS := $(shell $(GO) env GOFLAGS) -tags=libsqlite3
 # clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
 # postgresql: the results store's tests start throw-away PostgreSQL servers of their own
 # (its initdb and postgres, run as nobody under root; bench/store/cluster_test.go).
-APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2 python3-numpy libsqlite3-dev postgresql
+# chromium: the published site's test loads every page in headless Chromium (bench/site).
+APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2 python3-numpy libsqlite3-dev postgresql chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Binaries and reports name their commit: stamp it wherever this is a git checkout, even
 # where GOFLAGS says -buildvcs=false (auto elsewhere, e.g. an unpacked archive).
