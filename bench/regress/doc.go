@@ -12,7 +12,8 @@
 //     more often than Alpha; hence
 //  2. the medians differ by more than the series' noise threshold: |new/old - 1| >
 //     Threshold. The threshold is learnt from the store's history of the series
-//     (LearnNoise): among the runs of one build (one commit) of the same fingerprint,
+//     (LearnNoise): among the runs of one build (one commit; runs of a binary without
+//     version control information count as one build) of the same fingerprint,
 //     the spread of the log of the run medians around their build's median, as a robust
 //     standard deviation (1.4826 x the median absolute deviation, corrected for the
 //     build's own median), Sigma; Threshold = max(MinThreshold, K x Sigma), with K = 4 by

@@ -100,19 +100,18 @@ const (
 // LearnNoise learns a series' noise from its history: runs of one fingerprint, of any
 // builds (the caller leaves out the run under test). Runs of one build are repeats: the
 // spread of their medians is the noise, whatever steps lie between builds. With fewer than
-// MinHistory runs in builds of two or more (runs without a Build count as builds of their
-// own), the threshold is DefaultThreshold; Options.Threshold, when set, replaces it.
+// MinHistory runs in builds of two or more, the threshold is DefaultThreshold;
+// Options.Threshold, when set, replaces it. Runs without a Build (a binary built without
+// version control information) count as one build: should they be of several, their steps
+// raise the threshold, never lower it.
 func LearnNoise(history []Run, opt Options) Noise {
 	byBuild := map[string][]float64{}
 	var order []string
-	for i, r := range history {
+	for _, r := range history {
 		if r.Median <= 0 {
 			continue
 		}
 		b := r.Build
-		if b == "" {
-			b = fmt.Sprintf("\x00run %d %d", r.ID, i) // an unknown build repeats nothing
-		}
 		if _, ok := byBuild[b]; !ok {
 			order = append(order, b)
 		}

@@ -57,9 +57,7 @@ func TestLearnNoise(t *testing.T) {
 		singles = append(singles, Run{ID: int64(i), Build: string(rune('a' + i)), Median: time.Millisecond})
 	}
 	few := builds(rng, []time.Duration{time.Millisecond}, MinHistory-1, 0.02)
-	unknown := []Run{{ID: 1, Median: time.Millisecond}, {ID: 2, Median: 2 * time.Millisecond}, {ID: 3, Median: time.Millisecond},
-		{ID: 4, Median: time.Millisecond}, {ID: 5, Median: 3 * time.Millisecond}, {ID: 6, Median: time.Millisecond}}
-	for name, h := range map[string][]Run{"none": nil, "one build each": singles, "few": few, "no builds": unknown} {
+	for name, h := range map[string][]Run{"none": nil, "one build each": singles, "few": few} {
 		if n := LearnNoise(h, Options{}); n.Source != SourceDefault || n.Threshold != DefaultThreshold || n.Sigma != 0 {
 			t.Errorf("%s: noise = %+v, want the default threshold", name, n)
 		}
@@ -69,6 +67,15 @@ func TestLearnNoise(t *testing.T) {
 	}
 	if n := LearnNoise(hist, Options{K: 2}); math.Abs(n.Threshold-2*n.Sigma) > 1e-12 {
 		t.Errorf("K 2: threshold %v, want %v", n.Threshold, 2*n.Sigma)
+	}
+	// Runs of no known build count as one: their spread is the noise.
+	var unknown []Run
+	for _, r := range builds(rng, []time.Duration{time.Millisecond}, 10, 0.02) {
+		r.Build = ""
+		unknown = append(unknown, r)
+	}
+	if n := LearnNoise(unknown, Options{}); n.Source != SourceLearnt || n.Runs != 10 || n.Builds != 1 || n.Sigma < 0.01 || n.Sigma > 0.035 {
+		t.Errorf("runs of no known build: %+v, want learnt from 10 runs, sigma about 0.02", n)
 	}
 	// A run that failed (no median) is left out.
 	withFailed := append(append([]Run(nil), hist...), Run{ID: 99, Build: "a"})
