@@ -14,8 +14,8 @@ import (
 )
 
 // BenchmarkPublish publishes a store of PRISM_SITE_BENCH_RUNS runs (default 10^3; the
-// target: at most 10 s on 2 cores) of 100 cases of 10 samples each, two devices taking
-// turns, a commit per 10 runs, a run every hour, one in 50 of a case slower. The store is
+// target: at most 10 s on 2 cores) of 100 results of 10 samples each (5 ops at 20 sizes),
+// two devices taking turns, a commit per 10 runs, a run every hour, one in 50 slower. The store is
 // made once (its time is logged) and the site written to a new directory each time.
 func BenchmarkPublish(b *testing.B) {
 	n := 1000

@@ -334,8 +334,12 @@ func (s *writer) runPage(runs []*runInfo, run *runInfo, rep *bench.Report) ([]by
 		df("Driver", in.DriverVersion)
 		df("API", in.APIVersion)
 		df("Language", in.LanguageVersion)
-		df("Clock", strconv.Itoa(in.ClockMHz)+" MHz")
-		df("Compute units", strconv.Itoa(in.ComputeUnits))
+		if in.ClockMHz > 0 {
+			df("Clock", strconv.Itoa(in.ClockMHz)+" MHz")
+		}
+		if in.ComputeUnits > 0 {
+			df("Compute units", strconv.Itoa(in.ComputeUnits))
+		}
 		if in.GlobalMemBytes > 0 {
 			df("Memory", bench.FormatBytes(in.GlobalMemBytes))
 		}

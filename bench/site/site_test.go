@@ -114,6 +114,9 @@ func TestPublish(t *testing.T) {
 			t.Errorf("multi.json's run page lacks %q", w)
 		}
 	}
+	if withVendor := string(files["runs/2.html"]); !strings.Contains(withVendor, "vendor:opencl:0:0") || strings.Contains(withVendor, "0 MHz") {
+		t.Errorf("the vendor baselines' run page: no vendor pseudo-device, or a clock of 0 MHz shown")
+	}
 	var groups int
 	for name, b := range files {
 		if strings.HasPrefix(name, "runs/") && bytes.Contains(b, []byte(`id="groups"`)) {
