@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -343,7 +344,7 @@ func (f *FFT[T]) run(q *engine.Queue, ps []fftPass, dst, src *engine.Buffer[T], 
 	}
 	k := len(ps)
 	if k > 1 || dst == src || post != nil {
-		if err := f.scratch(elems); err != nil {
+		if err := f.scratch(q, elems); err != nil {
 			return err
 		}
 	}
@@ -468,7 +469,14 @@ func (f *FFT[T]) enqueue(q *engine.Queue, ps []fftPass, outs []*engine.Buffer[T]
 }
 
 // scratch grows the scratch buffer to at least elems elements. Called with f.mu held.
-func (f *FFT[T]) scratch(elems int) error {
+//
+// On Oclgrind the new buffer is written once from the host: Oclgrind 21.10's
+// uninitialized-memory check keeps the shadow of a released buffer for the next buffer in
+// its slot until the host writes that one, so the passes' stores into a scratch larger than
+// the buffer released before it were lost to the check, and the real-input post-pass was
+// reported reading them when the suite's GEMMs ran before it in one process (the same
+// cause as the histogram's counts, see kernels/histogram/ops.go).
+func (f *FFT[T]) scratch(q *engine.Queue, elems int) error {
 	if f.work != nil && f.work.Len() >= elems {
 		return nil
 	}
@@ -476,7 +484,13 @@ func (f *FFT[T]) scratch(elems int) error {
 		f.work.Close()
 		f.work = nil
 	}
-	w, err := engine.NewBuffer[T](f.dev, elems)
+	var w *engine.Buffer[T]
+	var err error
+	if strings.Contains(f.dev.Info().Platform, "Oclgrind") {
+		w, err = engine.Upload(context.Background(), q, make([]T, elems))
+	} else {
+		w, err = engine.NewBuffer[T](f.dev, elems)
+	}
 	if err != nil {
 		return err
 	}
