@@ -21,11 +21,23 @@ n=$(echo "$pkg" | tr / -)
 log=$root/.cache/oclgrind/$n.log out=$root/.cache/oclgrind/$n.out
 checks=(--check-api --data-races --uninitialized)
 args=(-test.skip Split)
+# A second pass, where set, runs more of the binary with checks2 and args2.
+checks2=() args2=()
 if [ "$pkg" = cmd/prism ]; then
   checks=(--check-api --data-races)
   args=(-test.run '^TestCorpus$')
 fi
-[ $# -gt 0 ] && args=("$@")
+if [ "$pkg" = cl ]; then
+  # Oclgrind 21.10 marks what a write from the host at a non-zero offset stores as
+  # uninitialized (a Write at offset 5 after a whole upload: the kernel that then reads it
+  # is reported, though its results check), and the conformance suite's host-buffer and
+  # graph cases write at offsets on purpose. They run in a second pass that checks the API,
+  # races and bounds, not initialization.
+  offsets='TestConformance/[^/]*/(HostBuffers|Graphs)$'
+  args=(-test.skip "Split|$offsets")
+  checks2=(--check-api --data-races) args2=(-test.run "$offsets")
+fi
+[ $# -gt 0 ] && { args=("$@"); checks2=(); }
 rm -f "$log"
 fifodir=$(mktemp -d) || exit 1
 trap 'rm -rf "$fifodir"' EXIT
@@ -37,6 +49,10 @@ exec 3> "$fifo"  # the pipe's writer until the tests end: cat sees no end betwee
 start=$(date +%s)
 (cd "$pkg" && PRISM_TEST_SIZE=small oclgrind "${checks[@]}" --log "$fifo" "$root/.cache/bin/$n.test" -test.count=1 -test.v "${args[@]}") > "$out" 2>&1
 rc=$?
+if [ "$rc" = 0 ] && [ ${#checks2[@]} -gt 0 ]; then
+  (cd "$pkg" && PRISM_TEST_SIZE=small oclgrind "${checks2[@]}" --log "$fifo" "$root/.cache/bin/$n.test" -test.count=1 -test.v "${args2[@]}") >> "$out" 2>&1
+  rc=$?
+fi
 exec 3>&-
 wait "$reader"
 summary=$(echo "oclgrind: $pkg ($(( $(date +%s) - start )) s)"; grep -E '^\s*--- |^(ok|FAIL|PASS)' "$out")
