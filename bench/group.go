@@ -290,9 +290,12 @@ func Collectives() []string {
 func MatchCollectives(patterns []string) (names, rest []string) {
 	for _, p := range patterns {
 		found := false
+		// "collective/*" and "collective/all-reduce/*" select what lies under them, as the
+		// suite's patterns do ("gemm/*"): path.Match's * stops at a slash.
+		prefix := strings.TrimSuffix(strings.TrimSuffix(p, "*"), "/")
 		for _, c := range Collectives() {
 			ok, _ := path.Match(p, c)
-			if ok || c == p || strings.HasPrefix(c, strings.TrimSuffix(p, "/")+"/") {
+			if ok || c == p || strings.HasPrefix(c, prefix+"/") {
 				found = true
 				if !slices.Contains(names, c) {
 					names = append(names, c)

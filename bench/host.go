@@ -18,8 +18,10 @@ var resultEnvPrefixes = []string{
 }
 
 // notResultEnv are names among those prefixes that change where a run goes, not what it
-// measures, or that may hold a secret (a PostgreSQL store's password).
-var notResultEnv = []string{"PRISM_STORE"}
+// measures (the results store, the compiled-kernel caches: a cold cache changes the first
+// build's time, which Overheads records, not a case's), or that may hold a secret (a
+// PostgreSQL store's password).
+var notResultEnv = []string{"PRISM_STORE", "PRISM_CACHE_DIR", "POCL_CACHE_DIR", "MESA_SHADER_CACHE_DIR", "CUDA_CACHE_PATH"}
 
 // ResultEnv returns the variables of the process's environment that may change a run's
 // results (PoCL's, Rusticl's, CUDA's, OpenMP's, Prism's own, ...), by name; nil when none is

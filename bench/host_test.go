@@ -13,11 +13,13 @@ func TestResultEnv(t *testing.T) {
 	t.Setenv("PRISM_STORE", "postgres://u:pw@db/prism")
 	t.Setenv("PRISM_DB_PASSWORD", "pw")
 	t.Setenv("UNRELATED_SETTING", "x")
+	t.Setenv("POCL_CACHE_DIR", "/tmp/a")
+	t.Setenv("PRISM_CACHE_DIR", "/tmp/b")
 	env := ResultEnv()
 	if env["POCL_TEST_SETTING"] != "7" {
 		t.Errorf("ResultEnv()[POCL_TEST_SETTING] = %q, want 7", env["POCL_TEST_SETTING"])
 	}
-	for _, k := range []string{"PRISM_STORE", "PRISM_DB_PASSWORD", "UNRELATED_SETTING"} {
+	for _, k := range []string{"PRISM_STORE", "PRISM_DB_PASSWORD", "UNRELATED_SETTING", "POCL_CACHE_DIR", "PRISM_CACHE_DIR"} {
 		if v, ok := env[k]; ok {
 			t.Errorf("ResultEnv() holds %s=%q, which does not change results or may be a secret", k, v)
 		}
