@@ -24,19 +24,29 @@ export GOFLAGS := $(shell $(GO) env GOFLAGS) -tags=libsqlite3
 # the OpenCL backend where the environment does not set them: `prism` run by hand behaves
 # as these targets do (cl/doc.go).
 
-# clang-15 compiles every kernel through the CUDA prelude to PTX (cuda tests), without a GPU.
-# postgresql: the results store's tests start throw-away PostgreSQL servers of their own
-# (its initdb and postgres, run as nobody under root; bench/store/cluster_test.go).
-# chromium: the published site's test loads every page in headless Chromium (bench/site).
-APT_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers oclgrind clinfo clang-15 libclblast1 libclfft2 python3-numpy libsqlite3-dev postgresql chromium
+# What `make run` needs: the OpenCL drivers and loader, the vendor libraries CLBlast and
+# clFFT, and SQLite for the results store.
+RUN_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo libclblast1 libclfft2 libsqlite3-dev
+# What `make test` needs beside them: oclgrind (the second pass); clang-15 compiles every
+# kernel through the CUDA prelude to PTX (cuda tests), without a GPU; python3-numpy writes
+# the .npy files bench/userkernel's tests read; postgresql: the results store's tests start
+# throw-away PostgreSQL servers of their own (its initdb and postgres, run as nobody under
+# root; bench/store/cluster_test.go); chromium: the published site's test loads every page
+# in headless Chromium (bench/site).
+TEST_PACKAGES := oclgrind clang-15 python3-numpy postgresql chromium
+APT_PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Binaries and reports name their commit: stamp it wherever this is a git checkout, even
 # where GOFLAGS says -buildvcs=false (auto elsewhere, e.g. an unpacked archive).
 BUILDVCS := $(shell git rev-parse --git-dir >/dev/null 2>&1 && echo true || echo auto)
-.PHONY: deps build test test-bins unit oclgrind run bench gpu-bundle lint fuzz
+.PHONY: deps run-deps build test test-bins unit oclgrind run bench gpu-bundle lint fuzz
 
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+# deps installs every package; run-deps those of make run (a browser and a database server
+# are the tests' business).
+deps: PACKAGES = $(APT_PACKAGES)
+run-deps: PACKAGES = $(RUN_PACKAGES)
+deps run-deps:
+	@missing=""; for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -45,8 +55,10 @@ deps:
 	fi
 	@command -v $(GO) >/dev/null || { echo "Go is not installed: see https://go.dev/doc/install"; exit 1; }
 
-build: deps
-	$(GO) build -buildvcs=$(BUILDVCS) -o bin/prism ./cmd/prism  # the report names the commit
+# -w leaves out the DWARF tables (for debuggers; panics keep their stack traces): a second
+# less to link.
+build: run-deps
+	$(GO) build -buildvcs=$(BUILDVCS) -ldflags=-w -o bin/prism ./cmd/prism  # the report names the commit
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -114,8 +126,8 @@ oclgrind: test-bins
 # measured small), with each device's vendor library beside the GEMM, FFT, axpy, dot and sum cases
 # (CLBlast and clFFT on PoCL and Rusticl): two OpenCL implementations side by side on one
 # CPU. RUN_ARGS adds flags (--json, --ops ...).
+# The bench lists the devices it found (prism devices shows them alone).
 run: build
-	./bin/prism devices
 	./bin/prism bench --all-devices --quick --vendor $(RUN_ARGS)
 
 # Every fuzz target of every package, FUZZTIME each (default 30s): Go runs one target at a

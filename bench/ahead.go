@@ -41,7 +41,7 @@ func newBuildAhead(cfg Config, runs []*deviceRun, fit *fitted) *buildAhead {
 func (a *buildAhead) start(ctx context.Context, i int, op kernels.Op) {
 	r := a.runs[i]
 	key := [2]string{r.dev.ID(), op.Name}
-	if r.q == nil || r.dr.Overheads.FirstBuild < slowBuild || a.done[key] {
+	if r.q == nil || r.dr.Overheads.FirstBuild < slowBuild || a.done[key] || a.cfg.caseLeftOut(r.dev.Info().Kind, op) != "" {
 		return
 	}
 	a.wait()

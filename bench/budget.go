@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,27 @@ var QuickBudget = Budget{MaxRun: 25 * time.Millisecond, CaseTime: 150 * time.Mil
 // CPUBudget is the budget of a CPU device when no sizes were given: each op starts at its
 // QuickSize there (its DefaultSize is a GPU's problem) and is fitted to seconds a case.
 var CPUBudget = Budget{MaxRun: 250 * time.Millisecond, CaseTime: 2 * time.Second}
+
+// quickEmulatedTypes are the GEMM element types a CPU emulates (tensor-core types: TF32,
+// 3xTF32, half precisions, float8). In a whole-suite --quick run a CPU device runs each of
+// them in the nn layout only: the nt, tn and batched layouts compile programs of their own
+// (a second on PoCL each, most of a cold quick run) and emulate the same arithmetic. The
+// float32 and float64 GEMMs keep every layout; --ops or a run without --quick runs all.
+var quickEmulatedTypes = map[string]bool{
+	"tf32": true, "float32x3tf32": true, "float16": true, "bfloat16": true, "float8e4m3": true, "float8e5m2": true,
+}
+
+// caseLeftOut returns why op's case does not run on a device of kind under cfg (see
+// quickEmulatedTypes), or "" when it runs.
+func (cfg Config) caseLeftOut(kind engine.Kind, op kernels.Op) string {
+	if !cfg.Quick || kind != engine.KindCPU || len(cfg.Patterns) > 0 || op.Family != "gemm" || !quickEmulatedTypes[op.Type] {
+		return ""
+	}
+	if strings.HasPrefix(op.Name, "gemm/nn/") {
+		return ""
+	}
+	return "left out by --quick on a CPU, which runs the emulated tensor-core GEMM types in the nn layout only (--ops or a run without --quick runs every layout)"
+}
 
 // quickVendorCases are the cases whose vendor baseline --quick keeps on a CPU device when
 // the whole suite runs: one float32 case per vendor routine (CLBlast's GEMM, dot, axpy and

@@ -195,6 +195,43 @@ func TestVendorLeftOut(t *testing.T) {
 	}
 }
 
+// TestCaseLeftOut checks which cases --quick leaves out on a CPU in a whole-suite run: the
+// emulated tensor-core GEMM types in every layout but nn.
+func TestCaseLeftOut(t *testing.T) {
+	op := func(name string) kernels.Op {
+		ops, err := suite.Match(name)
+		if err != nil || len(ops) != 1 {
+			t.Fatalf("suite.Match(%q): %d ops, %v", name, len(ops), err)
+		}
+		return ops[0]
+	}
+	quick := Config{Quick: true}
+	for _, c := range []struct {
+		cfg  Config
+		kind engine.Kind
+		op   string
+		left bool
+	}{
+		{quick, engine.KindCPU, "gemm/nt/float16", true},
+		{quick, engine.KindCPU, "gemm/batched/float8e4m3", true},
+		{quick, engine.KindCPU, "gemm/tn/tf32", true},
+		{quick, engine.KindCPU, "gemm/nn/float16", false},
+		{quick, engine.KindCPU, "gemm/nt/float32", false},
+		{quick, engine.KindCPU, "gemm/batched/float32", false},
+		{quick, engine.KindCPU, "attention/full/float16", false},
+		{quick, engine.KindGPU, "gemm/nt/float16", false},
+		{Config{}, engine.KindCPU, "gemm/nt/float16", false},
+		{Config{Quick: true, Patterns: []string{"gemm"}}, engine.KindCPU, "gemm/nt/float16", false},
+	} {
+		if why := c.cfg.caseLeftOut(c.kind, op(c.op)); (why != "") != c.left {
+			t.Errorf("quick %v, ops %q, %v, %s: left out %q, want %v", c.cfg.Quick, c.cfg.Patterns, c.kind, c.op, why, c.left)
+		}
+	}
+	for typ := range quickEmulatedTypes {
+		op("gemm/nn/" + typ) // every type named is one the suite has
+	}
+}
+
 func TestSummary(t *testing.T) {
 	rep := &Report{Devices: []DeviceReport{{
 		Device: engine.DeviceInfo{ID: "opencl:1:0"},

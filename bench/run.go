@@ -310,6 +310,9 @@ func (r *deviceRun) runCase(ctx context.Context, cfg Config, step *string, op ke
 		}
 		at(step, r.dev.ID(), name, cfg)
 	}
+	if why := cfg.caseLeftOut(r.dev.Info().Kind, op); why != "" {
+		return Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Requested: variant, Skipped: why}
+	}
 	var res Result
 	budget := Budget{}
 	if fit != nil && dr.Budget != nil {
