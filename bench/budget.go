@@ -49,6 +49,10 @@ var quickEmulatedTypes = map[string]bool{
 	"tf32": true, "float32x3tf32": true, "float16": true, "bfloat16": true, "float8e4m3": true, "float8e5m2": true,
 }
 
+// quickLeftOut starts the reason of a case caseLeftOut leaves out, and is its summary's
+// count (SkipReason).
+const quickLeftOut = "left out by --quick on a CPU"
+
 // caseLeftOut returns why op's case does not run on a device of kind under cfg (see
 // quickEmulatedTypes), or "" when it runs.
 func (cfg Config) caseLeftOut(kind engine.Kind, op kernels.Op) string {
@@ -58,7 +62,7 @@ func (cfg Config) caseLeftOut(kind engine.Kind, op kernels.Op) string {
 	if strings.HasPrefix(op.Name, "gemm/nn/") {
 		return ""
 	}
-	return "left out by --quick on a CPU, which runs the emulated tensor-core GEMM types in the nn layout only (--ops or a run without --quick runs every layout)"
+	return quickLeftOut + ", which runs the emulated tensor-core GEMM types in the nn layout only (--ops, or a run with no --quick, runs every layout)"
 }
 
 // quickVendorCases are the cases whose vendor baseline --quick keeps on a CPU device when

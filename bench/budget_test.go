@@ -223,8 +223,12 @@ func TestCaseLeftOut(t *testing.T) {
 		{Config{}, engine.KindCPU, "gemm/nt/float16", false},
 		{Config{Quick: true, Patterns: []string{"gemm"}}, engine.KindCPU, "gemm/nt/float16", false},
 	} {
-		if why := c.cfg.caseLeftOut(c.kind, op(c.op)); (why != "") != c.left {
+		why := c.cfg.caseLeftOut(c.kind, op(c.op))
+		if (why != "") != c.left {
 			t.Errorf("quick %v, ops %q, %v, %s: left out %q, want %v", c.cfg.Quick, c.cfg.Patterns, c.kind, c.op, why, c.left)
+		}
+		if r := SkipReason(why, "opencl:0:0"); why != "" && r != quickLeftOut {
+			t.Errorf("the summary counts %q as %q, want %q", why, r, quickLeftOut)
 		}
 	}
 	for typ := range quickEmulatedTypes {

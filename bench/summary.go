@@ -78,6 +78,9 @@ var needs = regexp.MustCompile(`(?:has no|needs|without) ([A-Za-z0-9_.+-]+)`)
 // "no fp64". A message naming no capability is kept whole, less its package prefix, the
 // device's ID and the sentinel at its end.
 func SkipReason(msg, deviceID string) string {
+	if strings.HasPrefix(msg, quickLeftOut) {
+		return quickLeftOut
+	}
 	if m := needs.FindStringSubmatch(msg); m != nil {
 		return "no " + strings.TrimRight(m[1], ".,;:)")
 	}
