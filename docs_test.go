@@ -99,7 +99,7 @@ var docProse = map[string]bool{
 	"OpenCL": true, "PoCL": true, "CLBlast": true, "FlashAttention": true, "MiB": true,
 	"GiB": true, "KiB": true, "NumPy": true, "PyTorch": true, "NaN": true, "NaNs": true,
 	"PCIe": true, "NVLink": true, "Rusticl": true, "StridedBatched": true, "Perfdoc": true,
-	"cuBLAS": true, "cuFFT": true, "clFFT": true,
+	"cuBLAS": true, "cuFFT": true, "clFFT": true, "SQLite": true, "PostgreSQL": true,
 }
 
 // reProse matches words that are names, but not of Go: acronyms in the plural (GPUs),
