@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -82,6 +83,18 @@ func signalName(s os.Signal) string {
 	return "SIGINT"
 }
 
+// onInterrupt is what the first SIGINT or SIGTERM is said to do: a command that does not
+// measure (prism serve) says its own.
+var onInterrupt atomic.Pointer[string]
+
+// interruptNote returns what the first signal does, for its line on stderr.
+func interruptNote() string {
+	if p := onInterrupt.Load(); p != nil {
+		return *p
+	}
+	return "stopping at the next check and writing what was done"
+}
+
 func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -89,7 +102,7 @@ func main() {
 	go func() {
 		first := <-sigs
 		cancel(interrupted{first})
-		fmt.Fprintf(os.Stderr, "prism: %s: stopping at the next check and writing what was done (again to exit at once)\n", signalName(first))
+		fmt.Fprintf(os.Stderr, "prism: %s: %s (again to exit at once)\n", signalName(first), interruptNote())
 		second := <-sigs
 		os.Exit(interrupted{second}.code())
 	}()

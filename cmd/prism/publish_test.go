@@ -7,9 +7,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,4 +201,57 @@ func TestServeDir(t *testing.T) {
 			t.Errorf("prism %s: exit code %d, want %d", strings.Join(args, " "), code, exitUsage)
 		}
 	}
+}
+
+// TestServeSignal stops a real prism serve with SIGINT: its line on stderr says that the
+// server stops (not that a measurement writes what was done), and it exits once stopped.
+func TestServeSignal(t *testing.T) {
+	recordTestdata(t, useStore(t))
+	dir := filepath.Join(t.TempDir(), "site")
+	if _, _, err := prismOutput(t, "publish", dir); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PRISM_TEST_RUN_MAIN="+strings.Join([]string{"serve", dir, "--addr", "127.0.0.1:0"}, "\x1f"))
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	serving := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "serving ") {
+				serving <- sc.Text()
+			}
+		}
+	}()
+	select {
+	case <-serving:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("prism serve did not start within a minute; stderr:\n%s", errOut.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("prism serve still runs 30 s after SIGINT; stderr:\n%s", errOut.String())
+	}
+	out := errOut.String()
+	if !strings.Contains(out, "SIGINT: stopping the server") || strings.Contains(out, "writing what was done") {
+		t.Errorf("stderr after SIGINT:\n%s\nwant the line saying the server stops", out)
+	}
+	t.Logf("exit: %v; stderr:\n%s", err, out)
 }

@@ -94,6 +94,8 @@ func serveRun(cmd *cobra.Command, opts *serveOptions, dir string) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/ (Ctrl-C stops)\n", displayPath(dir), ln.Addr())
+	note := "stopping the server"
+	onInterrupt.Store(&note)
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
