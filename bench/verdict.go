@@ -76,7 +76,8 @@ func (r *Result) fixedCost(o Overheads, deviceTiming string) (time.Duration, int
 // timingOf before the device is closed). The first rule that holds decides:
 //
 //   - not OK (failed, skipped, invalid): no verdict;
-//   - a latency (Latency): "latency: 12.0µs per run";
+//   - a latency (Latency): "latency: 12.0µs per run", or per launch where the op reports
+//     its time per launch (the launch family: "latency: 2.3µs per launch (230.0µs per run)");
 //   - memory-bound bytes across the host link: "host link: ...", no ceiling measures it;
 //   - a median at most launchBoundFactor times the fixed cost (fixedCost): "launch-bound:
 //     ... below ~N the fixed cost dominates", N the bytes the device copies in that time
@@ -94,6 +95,14 @@ func (r *Result) judge(c Ceilings, o Overheads, cacheBytes int64, timing string)
 	median := r.Stats.Median
 	if r.Latency() {
 		r.Verdict = Verdict{VerdictLatency, "latency: " + FormatDuration(median) + " per run"}
+		// The launch family times many launches a run: its figure per launch (or per
+		// graph node) is what the case measures.
+		for _, f := range []struct{ name, per string }{{"per_launch_ns", "launch"}, {"per_kernel_ns", "kernel in a replayed graph"}} {
+			if ns, ok := r.Figures[f.name]; ok && ns > 0 {
+				r.Verdict.Text = fmt.Sprintf("latency: %s per %s (%s per run)", FormatDuration(time.Duration(ns)), f.per, FormatDuration(median))
+				break
+			}
+		}
 		return
 	}
 	if r.Link && r.Bound == BoundMemory {

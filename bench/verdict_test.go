@@ -45,6 +45,10 @@ func TestVerdict(t *testing.T) {
 	// 4096^3 GEMM at 25 TFLOP/s: 38% of the H100's fp32 peak.
 	gemmH100 := time.Duration(gf / 25000e9 * 1e9)
 	alloc := Result{Case: "alloc/pool/uint8", Type: "uint8", Verified: true, Stats: Stats{Runs: 5, Median: 12 * time.Microsecond, Min: 11 * time.Microsecond}}
+	launches := Result{Case: "launch/async/uint32", Type: "uint32", Verified: true, Stats: Stats{Runs: 5, Median: 230 * time.Microsecond},
+		Figures: map[string]float64{"per_launch_ns": 2300}}
+	graph := Result{Case: "launch/graph/uint32", Type: "uint32", Verified: true, Stats: Stats{Runs: 5, Median: 16 * time.Microsecond},
+		Figures: map[string]float64{"per_kernel_ns": 800}}
 	link := timedCase("uint8", 0, 256<<20, 10*time.Millisecond)
 	link.Link = true
 	bf16 := timedCase("bfloat16", gf, 3*2*4096*4096, 2*time.Millisecond)
@@ -76,6 +80,8 @@ func TestVerdict(t *testing.T) {
 		{"skipped", skipped, h100Ceilings, h100Overheads, h100Cache, TimingEvents, "", ""},
 		{"invalid", invalid, h100Ceilings, h100Overheads, h100Cache, TimingEvents, "", ""},
 		{"latency", alloc, h100Ceilings, h100Overheads, h100Cache, TimingEvents, VerdictLatency, "latency: 12.0µs per run"},
+		{"launches", launches, h100Ceilings, h100Overheads, h100Cache, TimingEvents, VerdictLatency, "latency: 2.3µs per launch (230.0µs per run)"},
+		{"graph", graph, h100Ceilings, h100Overheads, h100Cache, TimingEvents, VerdictLatency, "latency: 0.8µs per kernel in a replayed graph (16.0µs per run)"},
 		{"host link", link, h100Ceilings, h100Overheads, h100Cache, TimingEvents, VerdictLink,
 			"host link: 26.8 GB/s across the host-device link, which no ceiling here measures"},
 		{"memory near the limit", timedCase("float32", 2*float64(64<<20), triad, triadH100), h100Ceilings, h100Overheads, h100Cache, TimingEvents,
