@@ -162,6 +162,9 @@ type fitted struct {
 	mu     sync.Mutex
 	op     map[string]int    // op name -> smallest size chosen on any device
 	family map[[2]string]int // device ID, family -> quarterings of the last op
+	// earlier: op name -> the size an earlier run on the same devices chose
+	// (Config.Remembered).
+	earlier map[string]int
 }
 
 func newFitted() *fitted {
@@ -175,6 +178,9 @@ func (f *fitted) start(id string, op kernels.Op, size int) (int, string) {
 	defer f.mu.Unlock()
 	if s, ok := f.op[op.Name]; ok && s < size {
 		return s, "the size that fits the slowest device of the run"
+	}
+	if s, ok := f.earlier[op.Name]; ok && s > 0 && s < size {
+		return s, "the size an earlier run on these devices chose, so that the two compare (--sizes, or a run with no store, starts afresh)"
 	}
 	if q := f.family[[2]string{id, op.Family}]; q > 0 {
 		return max(1, size>>(2*q)), "the size the family's earlier cases needed on this device"
@@ -265,4 +271,32 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(10 * time.Microsecond)
+}
+
+// RememberedSizes returns, from an earlier report rep, the sizes its fitted cases ran at
+// where the budget reduced them (Result.SizeNote), by op name: the smallest over its
+// devices. It returns nil when rep fitted nothing or ran with other quick settings than
+// quick: Config.Remembered for a run of the same devices.
+func RememberedSizes(rep *Report, quick bool) map[string]int {
+	if rep == nil || rep.Config.Quick != quick || len(rep.Config.Sizes) > 0 {
+		return nil
+	}
+	var out map[string]int
+	for _, d := range rep.Devices {
+		if d.Budget == nil {
+			continue
+		}
+		for _, r := range d.Results {
+			if r.SizeNote == "" || r.Size <= 0 || r.VendorLibrary {
+				continue
+			}
+			if out == nil {
+				out = map[string]int{}
+			}
+			if s, ok := out[r.Case]; !ok || r.Size < s {
+				out[r.Case] = r.Size
+			}
+		}
+	}
+	return out
 }

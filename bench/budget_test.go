@@ -287,3 +287,53 @@ func TestFiguresText(t *testing.T) {
 		t.Errorf("no figures: %q", got)
 	}
 }
+
+// TestRememberedSizes: a run given the sizes an earlier run fitted (RememberedSizes) starts
+// its cases there and says why, so that the two line up for compare and history.
+func TestRememberedSizes(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	ctx := context.Background()
+	dev, err := engine.Open(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	ops, err := suite.Match("stream/triad/float32", "reduce/sum/float32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := QuickBudget
+	defer func() { QuickBudget = saved }()
+	QuickBudget = Budget{MaxRun: time.Nanosecond, CaseTime: time.Nanosecond} // every case quartered
+	first, err := Run(ctx, Config{Ops: ops, Quick: true, Count: 3, Warmup: 0, Seed: 3}, []*engine.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := RememberedSizes(first, true)
+	if len(sizes) != len(ops) {
+		t.Fatalf("RememberedSizes: %v, want the %d reduced cases", sizes, len(ops))
+	}
+	if RememberedSizes(first, false) != nil {
+		t.Error("sizes of a --quick run remembered for a run without --quick")
+	}
+	QuickBudget = Budget{MaxRun: time.Hour, CaseTime: time.Millisecond} // nothing needs reducing
+	second, err := Run(ctx, Config{Ops: ops, Quick: true, Count: 3, Warmup: 0, Seed: 3, Remembered: sizes}, []*engine.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range second.Devices[0].Results {
+		want := first.Devices[0].Results[i].Size
+		if !r.OK() || r.Size != want || !strings.Contains(r.SizeNote, "earlier run") {
+			t.Errorf("%s: ok %v, size %d, note %q; want the earlier run's %d, said so", r.Case, r.OK(), r.Size, r.SizeNote, want)
+		}
+	}
+	third, err := Run(ctx, Config{Ops: ops, Quick: true, Count: 3, Warmup: 0, Seed: 3}, []*engine.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range third.Devices[0].Results {
+		if r.Size != ops[i].QuickSize {
+			t.Errorf("%s without remembered sizes: size %d, want its quick size %d", r.Case, r.Size, ops[i].QuickSize)
+		}
+	}
+}

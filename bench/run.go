@@ -18,6 +18,11 @@ import (
 // Config selects what Run measures.
 type Config struct {
 	Ops []kernels.Op
+	// Remembered are the sizes an earlier run on the same devices chose for its fitted cases
+	// (op name -> size; RememberedSizes): a fitted case starts there where that is smaller
+	// than its starting size, so that runs of one machine line up for compare and history.
+	// Ignored where Sizes are given.
+	Remembered map[string]int
 	// Patterns are the --ops patterns Ops came from, recorded in the report; none means the
 	// whole suite (which --quick gives fewer vendor baselines on a CPU: vendorLeftOut).
 	Patterns []string
@@ -243,6 +248,7 @@ func (r *deviceRun) runCases(ctx context.Context, cfg Config, step *string) {
 // that ran it larger, so that the devices' figures of a case stay comparable, side by side.
 func runFitted(ctx context.Context, cfg Config, runs []*deviceRun, step *string) {
 	fit := newFitted()
+	fit.earlier = cfg.Remembered
 	for _, r := range runs {
 		if b := cfg.BudgetFor(r.dev.Info().Kind); b.On() && r.q != nil {
 			r.dr.Budget = &b

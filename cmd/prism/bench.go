@@ -232,6 +232,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	}
 	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Quick: opts.quick, Count: opts.count,
 		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Vendor: opts.vendor, Telemetry: openNVML}
+	if len(sizes) == 0 {
+		cfg.Remembered = rememberedSizes(cmd, devs, opts.quick)
+	}
 	if !opts.quiet {
 		errOut := cmd.ErrOrStderr()
 		cfg.Progress = bench.NewProgress(errOut, isTerminal(errOut))
