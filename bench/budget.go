@@ -179,13 +179,21 @@ func (f *fitted) start(id string, op kernels.Op, size int) (int, string) {
 	if s, ok := f.op[op.Name]; ok && s < size {
 		return s, "the size that fits the slowest device of the run"
 	}
-	if s, ok := f.earlier[op.Name]; ok && s > 0 && s < size {
+	if s, ok := f.earlier[op.Name]; ok && s > 0 && s <= size {
 		return s, "the size an earlier run on these devices chose, so that the two compare (--sizes, or a run with no store, starts afresh)"
 	}
 	if q := f.family[[2]string{id, op.Family}]; q > 0 {
 		return max(1, size>>(2*q)), "the size the family's earlier cases needed on this device"
 	}
 	return size, ""
+}
+
+// earlierSize returns the size an earlier run chose for op (Config.Remembered), if any.
+func (f *fitted) earlierSize(op kernels.Op) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.earlier[op.Name]
+	return s, ok && s > 0
 }
 
 // quartered returns how many times the family of op was quartered on device id, at its
@@ -232,6 +240,12 @@ func RunFitted(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, 
 func fitCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, variant string, b Budget, fit *fitted) Result {
 	id := q.Device().ID()
 	cur, why := fit.start(id, op, size)
+	if s, ok := fit.earlierSize(op); ok && s == cur {
+		// Where an earlier run on these devices settled, a case is set up smaller only when
+		// one run takes over twice the bound: runs of one machine keep one size while its
+		// timing jitters near the bound (a run of 26 ms against 25 ms must not move it).
+		b.MaxRun *= 2
+	}
 	quartered := 0
 	for s := cur; s < size; s <<= 2 {
 		quartered++
@@ -274,9 +288,9 @@ func roundDuration(d time.Duration) time.Duration {
 }
 
 // RememberedSizes returns, from an earlier report rep, the sizes its fitted cases ran at
-// where the budget reduced them (Result.SizeNote), by op name: the smallest over its
-// devices. It returns nil when rep fitted nothing or ran with other quick settings than
-// quick: Config.Remembered for a run of the same devices.
+// (reduced or not), by op name: the smallest over its devices. It returns nil when rep
+// fitted nothing or ran with other quick settings than quick: Config.Remembered for a run
+// of the same devices.
 func RememberedSizes(rep *Report, quick bool) map[string]int {
 	if rep == nil || rep.Config.Quick != quick || len(rep.Config.Sizes) > 0 {
 		return nil
@@ -287,7 +301,7 @@ func RememberedSizes(rep *Report, quick bool) map[string]int {
 			continue
 		}
 		for _, r := range d.Results {
-			if r.SizeNote == "" || r.Size <= 0 || r.VendorLibrary {
+			if r.Size <= 0 || r.VendorLibrary || !r.OK() {
 				continue
 			}
 			if out == nil {
