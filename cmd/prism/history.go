@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/regress"
 	"github.com/prism-compute/prism/bench/render"
 	"github.com/prism-compute/prism/bench/store"
 	"github.com/prism-compute/prism/engine"
@@ -42,7 +43,9 @@ that ran and the size, the median time per run, its min and max, and the change 
 median from the previous run of the same device, variant and size ("+3.1%" is slower).
 Where that device's fingerprint differs from the previous run's (another driver, clock,
 CPU or environment), the change says "unlike" instead of a figure: 'prism compare' of
-the two runs says what differs.
+the two runs says what differs. A run where the series' level steps ("step: slower from
+here (1.00ms -> 1.50ms)") is marked by the detector the published site and 'prism check'
+use: a piecewise-constant fit of the run medians, so that one odd run is not a step.
 
 OP is a case's name (stream/triad/float32), a part of one (triad) or a pattern with *
 (gemm/*/float32). A pattern that matches several cases shows each in turn (at most 12:
@@ -73,21 +76,32 @@ Output: a table, or --json; -o FILE writes it to FILE instead.`,
 // historyPoint is a point of prism history: the store's, with the change of its median
 // from the previous point of its series.
 type historyPoint struct {
-	Run         int64         `json:"run"`
-	Date        time.Time     `json:"date"`
-	Commit      string        `json:"commit,omitempty"`
-	Host        string        `json:"host"`
-	Device      deviceJSON    `json:"device"`
-	Variant     string        `json:"variant,omitempty"`
-	Size        int           `json:"size"`
-	Median      time.Duration `json:"median_ns"`
-	Min         time.Duration `json:"min_ns"`
-	Max         time.Duration `json:"max_ns"`
-	Runs        int           `json:"runs"`
-	Failed      string        `json:"failed,omitempty"`
-	Change      *float64      `json:"change,omitempty"` // relative: 0.031 is 3.1% slower
-	Unlike      bool          `json:"unlike,omitempty"` // its device's fingerprint changed since the previous
+	Run     int64         `json:"run"`
+	Date    time.Time     `json:"date"`
+	Commit  string        `json:"commit,omitempty"`
+	Host    string        `json:"host"`
+	Device  deviceJSON    `json:"device"`
+	Variant string        `json:"variant,omitempty"`
+	Size    int           `json:"size"`
+	Median  time.Duration `json:"median_ns"`
+	Min     time.Duration `json:"min_ns"`
+	Max     time.Duration `json:"max_ns"`
+	Runs    int           `json:"runs"`
+	Failed  string        `json:"failed,omitempty"`
+	Change  *float64      `json:"change,omitempty"` // relative: 0.031 is 3.1% slower
+	Unlike  bool          `json:"unlike,omitempty"` // its device's fingerprint changed since the previous
+	// Step marks the first run at a new level of its series (bench/regress's Detect over
+	// the runs of one device fingerprint, variant and size): before and after are the
+	// levels, ratio after/before (above 1 is slower).
+	Step        *historyStep `json:"step,omitempty"`
 	previousRun int64
+}
+
+// historyStep is a step of a series' level where a point starts it.
+type historyStep struct {
+	Before time.Duration `json:"before_ns"`
+	After  time.Duration `json:"after_ns"`
+	Ratio  float64       `json:"ratio"`
 }
 
 // caseHistory is one case's points.
@@ -206,7 +220,36 @@ func withChanges(pts []store.Point) []historyPoint {
 		}
 		out[i] = h
 	}
+	markSteps(out)
 	return out
+}
+
+// markSteps marks the points where a series' level steps (regress.Detect, as the published
+// site marks them), per series of one device fingerprint, variant and size.
+func markSteps(pts []historyPoint) {
+	series := map[string][]int{}
+	var keys []string
+	for i, p := range pts {
+		k := seriesKey(p) + "\x00" + p.Device.Fingerprint
+		if _, ok := series[k]; !ok {
+			keys = append(keys, k)
+		}
+		series[k] = append(series[k], i)
+	}
+	for _, k := range keys {
+		idx := series[k]
+		runs := make([]regress.Run, len(idx))
+		for j, i := range idx {
+			p := pts[i]
+			runs[j] = regress.Run{ID: p.Run, Build: p.Commit, Date: p.Date}
+			if (p.Failed == "" || p.Failed == notVerified) && p.Median > 0 {
+				runs[j].Median = p.Median
+			}
+		}
+		for _, st := range regress.Detect(runs, regress.DetectOptions{}) {
+			pts[idx[st.Index]].Step = &historyStep{Before: st.Before, After: st.After, Ratio: st.Ratio}
+		}
+	}
 }
 
 // writeHistory prints one case's points as a table.
@@ -230,6 +273,13 @@ func writeHistory(w io.Writer, pts []historyPoint) error {
 		}
 		if unchecked {
 			change = strings.TrimSpace(change + " (" + notVerified + ")")
+		}
+		if st := p.Step; st != nil {
+			way := "slower"
+			if st.Ratio < 1 {
+				way = "faster"
+			}
+			change = strings.TrimSpace(change + fmt.Sprintf(" step: %s from here (%s -> %s)", way, bench.FormatDuration(st.Before), bench.FormatDuration(st.After)))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Date.Local().Format("2006-01-02 15:04"), p.Run,
 			shortCommit(p.Commit), safeText(p.Device.ID), safeText(cmp.Or(p.Variant, "-")), bench.FormatSize(p.Size), med, lo, hi, safeText(change))
