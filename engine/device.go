@@ -208,7 +208,7 @@ func (d *Device) Close() error {
 	if err := d.drv.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("engine: close %s: %w", d.id, err))
 	}
-	tracef("closed %s", d.id)
+	Tracef("closed %s", d.id)
 	return errors.Join(errs...)
 }
 

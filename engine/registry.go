@@ -131,7 +131,7 @@ func Open(ctx context.Context, id string) (*Device, error) {
 		dd.Close()
 		return nil, fmt.Errorf("engine: open %s: %w", id, err)
 	}
-	tracef("opened %s (%s, %s)", id, dev.info.Name, backend)
+	Tracef("opened %s (%s, %s)", id, dev.info.Name, backend)
 	return dev, nil
 }
 
@@ -141,7 +141,9 @@ func Tracing() bool {
 	return v != "" && v != "0"
 }
 
-func tracef(format string, args ...any) {
+// Tracef writes a line of the trace on stderr ("prism: " and the line) when Tracing, for
+// the packages above engine (platform, bench, the CLI); the backends prefix their own.
+func Tracef(format string, args ...any) {
 	if Tracing() {
 		fmt.Fprintf(os.Stderr, "prism: "+format+"\n", args...)
 	}

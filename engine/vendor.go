@@ -60,7 +60,7 @@ func (d *Device) BLAS() (*BLAS, error) {
 		return nil, err
 	}
 	d.vendor.blas = b
-	tracef("%s: loaded %s", d.id, b.lib)
+	Tracef("%s: loaded %s", d.id, b.lib)
 	return b, nil
 }
 

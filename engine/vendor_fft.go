@@ -59,7 +59,7 @@ func (d *Device) FFT() (*FFT, error) {
 		return nil, err
 	}
 	d.vendor.fft = f
-	tracef("%s: loaded %s", d.id, f.lib)
+	Tracef("%s: loaded %s", d.id, f.lib)
 	return f, nil
 }
 

@@ -250,7 +250,7 @@ func Open(ctx context.Context, spec string) (*engine.Device, error) {
 		if spec != "" {
 			why += fmt.Sprintf(" (%s=%q)", src, spec)
 		}
-		fmt.Fprintf(os.Stderr, "prism: chose %s (%s): %s\n", d.ID, d.Name, why)
+		engine.Tracef("chose %s (%s): %s", d.ID, d.Name, why)
 	}
 	return engine.Open(ctx, d.ID)
 }

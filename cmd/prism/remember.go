@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -35,7 +34,7 @@ func rememberedSizes(cmd *cobra.Command, devs []*engine.Device, quick bool) map[
 	ctx := storeContext(cmd)
 	s, err := store.Open(ctx, t.dsn)
 	if err != nil {
-		tracef("bench: no sizes remembered: %v", err)
+		engine.Tracef("bench: no sizes remembered: %v", err)
 		return nil
 	}
 	defer s.Close()
@@ -48,7 +47,7 @@ func rememberedSizes(cmd *cobra.Command, devs []*engine.Device, quick bool) map[
 	host, _ := os.Hostname()
 	runs, err := s.Runs(ctx, store.Filter{Host: host, Limit: 20})
 	if err != nil {
-		tracef("bench: no sizes remembered: %v", err)
+		engine.Tracef("bench: no sizes remembered: %v", err)
 		return nil
 	}
 	for _, r := range runs {
@@ -62,20 +61,13 @@ func rememberedSizes(cmd *cobra.Command, devs []*engine.Device, quick bool) map[
 		}
 		earlier, err := s.Export(ctx, r.ID)
 		if err != nil {
-			tracef("bench: no sizes remembered: %v", err)
+			engine.Tracef("bench: no sizes remembered: %v", err)
 			return nil
 		}
 		if sizes := bench.RememberedSizes(earlier, quick); sizes != nil {
-			tracef("bench: starting fitted cases at the sizes of run %d (%d cases)", r.ID, len(sizes))
+			engine.Tracef("bench: starting fitted cases at the sizes of run %d (%d cases)", r.ID, len(sizes))
 			return sizes
 		}
 	}
 	return nil
-}
-
-// tracef writes a line of the trace (PRISM_TRACE, --verbose) on stderr.
-func tracef(format string, args ...any) {
-	if engine.Tracing() {
-		fmt.Fprintf(os.Stderr, "prism: "+format+"\n", args...)
-	}
 }
