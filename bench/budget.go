@@ -49,6 +49,12 @@ var quickEmulatedTypes = map[string]bool{
 	"tf32": true, "float32x3tf32": true, "float16": true, "bfloat16": true, "float8e4m3": true, "float8e5m2": true,
 }
 
+// quickSuiteOn reports whether cfg is a whole-suite --quick run (no --ops) on a device of
+// kind that is a CPU: the run whose scope caseLeftOut and vendorLeftOut narrow.
+func (cfg Config) quickSuiteOn(kind engine.Kind) bool {
+	return cfg.Quick && kind == engine.KindCPU && len(cfg.Patterns) == 0
+}
+
 // quickLeftOut starts the reason of a case caseLeftOut leaves out, and is its summary's
 // count (SkipReason).
 const quickLeftOut = "left out by --quick on a CPU"
@@ -56,7 +62,7 @@ const quickLeftOut = "left out by --quick on a CPU"
 // caseLeftOut returns why op's case does not run on a device of kind under cfg (see
 // quickEmulatedTypes), or "" when it runs.
 func (cfg Config) caseLeftOut(kind engine.Kind, op kernels.Op) string {
-	if !cfg.Quick || kind != engine.KindCPU || len(cfg.Patterns) > 0 || op.Family != "gemm" || !quickEmulatedTypes[op.Type] {
+	if !cfg.quickSuiteOn(kind) || op.Family != "gemm" || !quickEmulatedTypes[op.Type] {
 		return ""
 	}
 	if strings.HasPrefix(op.Name, "gemm/nn/") {
@@ -84,13 +90,13 @@ var quickVendorCases = map[string]bool{
 // vendorLeftOut returns why op's case runs without its vendor baseline on a device of
 // kind under cfg (see quickVendorCases), or "" when it runs with it.
 func (cfg Config) vendorLeftOut(kind engine.Kind, op kernels.Op) string {
-	if !cfg.Quick || kind != engine.KindCPU || len(cfg.Patterns) > 0 || quickVendorCases[op.Name] {
+	if !cfg.quickSuiteOn(kind) || quickVendorCases[op.Name] {
 		return ""
 	}
 	if !slices.ContainsFunc(op.Variants, func(v kernels.Variant) bool { return v.Vendor }) {
 		return "" // runVendor says why there is none
 	}
-	return "left out by --quick on a CPU, where the vendor library's first call compiles for seconds (one case per routine keeps its baseline; --ops or a run without --quick gives every case its own)"
+	return quickLeftOut + ", where the vendor library's first call compiles for seconds (one case per routine keeps its baseline; --ops, or a run with no --quick, gives every case its own)"
 }
 
 // On reports whether b bounds anything.
