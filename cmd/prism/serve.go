@@ -93,9 +93,11 @@ func serveRun(cmd *cobra.Command, opts *serveOptions, dir string) error {
 	srv := &http.Server{Handler: siteHandler(dir), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/ (Ctrl-C stops)\n", displayPath(dir), ln.Addr())
+	// The wording is set before the line that says the server is up, so that a signal
+	// sent by whoever reads that line is told as what it does here.
 	note := "stopping the server"
 	onInterrupt.Store(&note)
+	fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/ (Ctrl-C stops)\n", displayPath(dir), ln.Addr())
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
