@@ -150,8 +150,9 @@ func discoverDevices(ctx context.Context) []platform.Device {
 	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 	defer cancel()
 	done := make(chan []platform.Device, 1)
+	discover := discoverForCompletion // read here: the goroutine may outlive this call
 	go func() {
-		dis, err := discoverForCompletion(ctx)
+		dis, err := discover(ctx)
 		if err != nil || dis == nil {
 			done <- nil
 			return
