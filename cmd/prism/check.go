@@ -136,6 +136,9 @@ func checkRun(cmd *cobra.Command, opts *checkOptions) error {
 	if err := opts.check(cmd.Flags()); err != nil {
 		return err
 	}
+	if err := opts.notOver(opts.against, opts.run); err != nil {
+		return err
+	}
 	if strings.TrimSpace(opts.against) == "" {
 		return usageError{errors.New("--against is required: the reference run (baseline:main, @previous, a run ID or a report file)")}
 	}

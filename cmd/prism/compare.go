@@ -82,6 +82,9 @@ func compareRun(cmd *cobra.Command, opts *compareOptions, oldPath, newPath strin
 	if err := opts.check(cmd.Flags()); err != nil {
 		return err
 	}
+	if err := opts.notOver(oldPath, newPath); err != nil {
+		return err
+	}
 	copt := bench.CompareOptions{Threshold: opts.threshold, Alpha: opts.alpha}
 	if !(opts.alpha > 0 && opts.alpha < 1) { // 0 would mean the default to Compare
 		return usageError{fmt.Errorf("--alpha %v must lie strictly between 0 and 1", opts.alpha)}

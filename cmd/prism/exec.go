@@ -9,9 +9,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/userkernel"
@@ -89,7 +92,15 @@ output differs at all.
 
 Without --kernel, --arg, --global and --local, FILE.cl's own "// run:" lines give them:
 each such comment line holds the flags of one run (// run: --kernel saxpy --global 1M
---arg ...), and prism exec runs every line, with the other flags of its command line.
+--arg ...), and prism exec runs every line, with the other flags of its command line. A
+run line takes only --kernel, --arg, --global, --local and -D: a line with any other flag
+is refused before anything runs, so that a kernel file cannot choose where to write or what
+else to do. With several lines, the outputs of line I go to --save-dir/runI, so that no run
+replaces another's, and --json prints one array of the runs' summaries.
+
+-D values are NAME or NAME=VALUE, NAME an identifier and VALUE without spaces or quotes
+(OpenCL passes the build options as one string, split at spaces). --out refuses a file that
+is an input of the command (FILE.cl, a .npy), and - is stdout.
 
 A build error prints the compiler's log and exits with code 1. The kernels of the
 examples are in cmd/prism/testdata/exec of Prism's source. Output: a few lines per
@@ -182,51 +193,83 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		}
 		file = "expr: " + opts.expr
 	}
-	if opts.kernel == "" {
-		if runs, err := runLines(file); err == nil && len(runs) > 0 && !flags.Changed("arg") && !flags.Changed("global") && !flags.Changed("local") {
-			return execRunLines(cmd, file, runs)
-		}
-		return usageError{errors.New("--kernel NAME is needed: the kernel function to launch (or '// run:' lines in FILE.cl)")}
-	}
 	if opts.count < 0 || opts.warmup < 0 || opts.count > bench.MaxCount || opts.warmup > bench.MaxWarmup {
 		return usageError{fmt.Errorf("--count must be 0 to %d and --warmup 0 to %d", bench.MaxCount, bench.MaxWarmup)}
 	}
+	if file != "" && opts.expr == "" {
+		if err := opts.notOver(file); err != nil {
+			return err
+		}
+	}
+	if opts.kernel == "" {
+		if runs, err := runLines(file); err == nil && len(runs) > 0 && !flags.Changed("arg") && !flags.Changed("global") && !flags.Changed("local") {
+			return execRunLines(cmd, opts, file, runs)
+		} else if err != nil {
+			return err
+		}
+		return usageError{errors.New("--kernel NAME is needed: the kernel function to launch (or '// run:' lines in FILE.cl)")}
+	}
+	sum, err := execOnce(cmd, opts, file, fusedSrc)
+	if sum == nil {
+		return err
+	}
+	werr := opts.write(cmd, func(w io.Writer) error {
+		if opts.json {
+			return writeJSON(w, sum)
+		}
+		writeExecSummary(w, sum)
+		return nil
+	})
+	return errors.Join(err, werr)
+}
+
+// execOnce builds and runs the kernel opts name on the devices chosen, compares their
+// outputs and records the run in the store. It returns the summary to print (nil when no
+// device ran, the error saying why) and the errors of the devices, the comparison and the
+// store.
+func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*execSummary, error) {
 	args, err := parseExecArgs(opts.args, opts.kernel, opts.seed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	global, local, err := execRange(opts.global, opts.local, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var buildOpts []string
-	for _, d := range opts.defines {
-		if name, _, _ := strings.Cut(d, "="); name == "" || strings.ContainsAny(name, " \t") {
-			return usageError{fmt.Errorf("-D %q: want NAME or NAME=VALUE", d)}
+	var inputs []string // the .npy files the arguments read: buf:TYPE:SIZE:FILE.npy
+	for _, spec := range opts.args {
+		if i := strings.LastIndexByte(spec, ':'); i >= 0 && strings.HasSuffix(strings.ToLower(spec[i+1:]), ".npy") {
+			inputs = append(inputs, spec[i+1:])
 		}
-		buildOpts = append(buildOpts, "-D"+d)
+	}
+	if err := opts.notOver(inputs...); err != nil {
+		return nil, err
+	}
+	buildOpts, err := defineOptions(opts.defines)
+	if err != nil {
+		return nil, err
 	}
 	src := []byte(fusedSrc)
 	if opts.expr == "" {
 		if src, err = os.ReadFile(file); err != nil {
-			return err
+			return nil, err
 		}
 		if err := checkKernelArgs(file, string(src), opts.kernel, buildOpts, args); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	l := &userkernel.Launch{File: file, Source: string(src), Kernel: opts.kernel, BuildOptions: buildOpts, Args: args,
 		Global: global, Local: local, Warmup: opts.warmup, Count: opts.count}
 	if !opts.noOutput {
 		if err := os.MkdirAll(opts.dir, 0o755); err != nil {
-			return fmt.Errorf("--save-dir: %w", err)
+			return nil, fmt.Errorf("--save-dir: %w", err)
 		}
 		l.SaveDir = cmp.Or(opts.dir, ".")
 	}
 	ctx := cmd.Context()
 	ids, err := benchDevices(cmd, &benchOptions{devices: opts.devices, all: opts.all})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sum := execSummary{File: file, Kernel: opts.kernel, Global: global, BuildOptions: buildOpts, Args: opts.args,
 		Seed: opts.seed, Warmup: opts.warmup, ToleranceULP: opts.tolULP}
@@ -264,21 +307,14 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism: one device ran (%s): no outputs to compare\n", ok[0].Device)
 	}
 	if len(ok) == 0 {
-		return errors.Join(errs...) // nothing ran: the errors say why
+		return nil, errors.Join(errs...) // nothing ran: the errors say why
 	}
-	werr := opts.write(cmd, func(w io.Writer) error {
-		if opts.json {
-			return writeJSON(w, sum)
-		}
-		writeExecSummary(w, &sum)
-		return nil
-	})
 	rep := execReport(start, &sum, facts, opts.expr != "", commandLine(cmd))
 	if ctx.Err() != nil {
 		rep.Interrupted, rep.InterruptedAt = true, execCase(opts.kernel)
 	}
 	serr := recordReport(cmd, rep)
-	return errors.Join(append(errs, werr, serr)...)
+	return &sum, errors.Join(append(errs, serr)...)
 }
 
 // forEachOpenCLDevice opens the devices ids one at a time, in order, and calls fn with
@@ -315,57 +351,147 @@ func forEachOpenCLDevice(cmd *cobra.Command, ids []string, all bool, fn func(dev
 	return errs
 }
 
-// runLines returns the flags of the "// run:" lines of an OpenCL C file: a kernel's
-// invocation kept with its source, as the corpus of the CUDA translation keeps them.
-func runLines(file string) ([][]string, error) {
+// runLine is one "// run:" line of an OpenCL C file: a kernel's invocation kept with its
+// source, as the corpus of the CUDA translation keeps them.
+type runLine struct {
+	line  int      // its line number, from 1
+	flags []string // the flags it holds
+}
+
+// runLines returns the "// run:" lines of an OpenCL C file.
+func runLines(file string) ([]runLine, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	var runs [][]string
-	for _, line := range strings.Split(string(src), "\n") {
+	var runs []runLine
+	for i, line := range strings.Split(string(src), "\n") {
 		if spec, ok := strings.CutPrefix(strings.TrimSpace(line), "// run:"); ok {
-			runs = append(runs, strings.Fields(spec))
+			runs = append(runs, runLine{line: i + 1, flags: strings.Fields(spec)})
 		}
 	}
 	return runs, nil
 }
 
-// perRunFlags are the flags a "// run:" line gives; the others given on the command line
-// apply to every line.
-var perRunFlags = map[string]bool{"kernel": true, "arg": true, "global": true, "local": true, "define": true}
+// parse reads the line's flags into opts, which holds the command line's others. A run line
+// takes only the kernel's own flags (--kernel, --arg, --global, --local, -D): a kernel file
+// says how to launch its kernels, never where to write, which devices to use or what else
+// to do, so that running a file someone else wrote touches only what the command line
+// asked for.
+func (r runLine) parse(file string, opts *execOptions) error {
+	f := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	f.StringVarP(&opts.kernel, "kernel", "k", "", "")
+	f.StringArrayVarP(&opts.args, "arg", "a", nil, "")
+	f.StringVarP(&opts.global, "global", "g", "", "")
+	f.StringVarP(&opts.local, "local", "l", "", "")
+	f.StringArrayVarP(&opts.defines, "define", "D", nil, "")
+	where := fmt.Sprintf("%s:%d: // run:", file, r.line)
+	if err := f.Parse(r.flags); err != nil {
+		if strings.Contains(err.Error(), "unknown") {
+			return usageError{fmt.Errorf("%s takes only the kernel's own flags (--kernel, --arg, --global, --local, -D): %w; give the others on the command line", where, err)}
+		}
+		return usageError{fmt.Errorf("%s %w", where, err)}
+	}
+	if f.NArg() > 0 {
+		return usageError{fmt.Errorf("%s %q is not a flag: a run line holds flags only", where, f.Arg(0))}
+	}
+	if opts.kernel == "" {
+		return usageError{fmt.Errorf("%s --kernel NAME is needed", where)}
+	}
+	return nil
+}
 
 // execRunLines runs prism exec once per "// run:" line of file, each with the line's flags
-// and the command line's other flags (--device, --all-devices, --count, --json, ...).
-func execRunLines(cmd *cobra.Command, file string, runs [][]string) error {
-	var shared []string
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if perRunFlags[f.Name] {
-			return
+// and the command line's others (--device, --all-devices, --count, --json, --out, ...). With
+// several lines, the outputs of line I are saved under --save-dir/runI, so that no run
+// overwrites another's; --json prints one array of the runs' summaries, and --out gets all
+// of them, written once.
+func execRunLines(cmd *cobra.Command, opts *execOptions, file string, runs []runLine) error {
+	each := make([]execOptions, len(runs))
+	for i, r := range runs { // every line is checked before any runs
+		each[i] = *opts
+		if err := r.parse(file, &each[i]); err != nil {
+			return err
 		}
-		v := f.Value.String()
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			v = strings.Join(sv.GetSlice(), ",")
-		}
-		shared = append(shared, "--"+f.Name+"="+v)
-	})
-	var errs []error
-	for _, run := range runs {
-		sub := newExecCmd()
-		for _, name := range []string{"store", "no-store", "verbose"} { // the root's flags, given with the command line
-			if f := cmd.Flag(name); f != nil && sub.Flags().Lookup(name) == nil {
-				sub.Flags().AddFlag(f)
-			}
-		}
-		sub.SetOut(cmd.OutOrStdout())
-		sub.SetErr(cmd.ErrOrStderr())
-		sub.SilenceUsage, sub.SilenceErrors = true, true
-		sub.SetArgs(append(append([]string{file}, run...), shared...))
-		if err := sub.ExecuteContext(cmd.Context()); err != nil {
-			errs = append(errs, fmt.Errorf("%s (run: %s): %w", file, strings.Join(run, " "), err))
+		if len(runs) > 1 {
+			each[i].dir = filepath.Join(opts.dir, fmt.Sprintf("run%d", i+1))
 		}
 	}
-	return errors.Join(errs...)
+	var errs []error
+	var sums []*execSummary
+	for i, r := range runs {
+		if cmd.Context().Err() != nil {
+			break
+		}
+		sum, err := execOnce(cmd, &each[i], file, "")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d (run: %s): %w", file, r.line, strings.Join(r.flags, " "), err))
+		}
+		if sum != nil {
+			sums = append(sums, sum)
+		}
+	}
+	if len(sums) == 0 {
+		return errors.Join(errs...)
+	}
+	werr := opts.write(cmd, func(w io.Writer) error {
+		if opts.json {
+			if len(runs) == 1 {
+				return writeJSON(w, sums[0])
+			}
+			return writeJSON(w, sums)
+		}
+		for i, sum := range sums {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			writeExecSummary(w, sum)
+		}
+		return nil
+	})
+	return errors.Join(append(errs, werr)...)
+}
+
+// defineOptions returns the build options of the -D flags: NAME or NAME=VALUE, NAME an
+// identifier and VALUE without white space or quotes, since OpenCL takes the build options
+// as one string that the compiler splits at spaces: a value with a space would pass the
+// rest as options of its own.
+func defineOptions(defines []string) ([]string, error) {
+	var opts []string
+	for _, d := range defines {
+		if err := checkDefine(d); err != nil {
+			return nil, err
+		}
+		opts = append(opts, "-D"+d)
+	}
+	return opts, nil
+}
+
+// checkDefine returns a usage error for a -D flag that is not NAME or NAME=VALUE as
+// defineOptions takes them.
+func checkDefine(d string) error {
+	name, value, _ := strings.Cut(d, "=")
+	if !isCIdentifier(name) {
+		return usageError{fmt.Errorf("-D %q: want NAME or NAME=VALUE, NAME a C identifier (letters, digits, _; not starting with a digit)", d)}
+	}
+	if i := strings.IndexFunc(value, func(r rune) bool { return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '\\' || !unicode.IsPrint(r) }); i >= 0 {
+		return usageError{fmt.Errorf("-D %q: the value holds %q, which the build options cannot carry (they are one string split at spaces): define that macro in the kernel file", d, value[i:i+utf8.RuneLen([]rune(value[i:])[0])])}
+	}
+	return nil
+}
+
+// isCIdentifier reports whether s is a C identifier.
+func isCIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r < utf8.RuneSelf && unicode.IsLetter(r) || i > 0 && r < utf8.RuneSelf && unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // execOn runs the kernel on dev as userkernel.Run does, its errors in the command's

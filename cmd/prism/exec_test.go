@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -468,7 +470,7 @@ func TestExecRunLines(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	a, err := userkernel.ReadNPYFile(npyName(dir, "twice.arg0", ids[0]))
+	a, err := userkernel.ReadNPYFile(npyName(filepath.Join(dir, "run2"), "twice.arg0", ids[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,5 +485,145 @@ func TestExecRunLines(t *testing.T) {
 	}
 	if _, err := execPrism(t, "exec", plain, "--device", ids[0]); err == nil || !strings.Contains(err.Error(), "--kernel NAME is needed") {
 		t.Errorf("a file without run lines and no --kernel: %v", err)
+	}
+}
+
+// TestExecRunLinesConfined checks that a kernel file's run lines cannot do what the user
+// did not ask: a line with any flag but the kernel's own is refused before anything runs
+// or is written; two lines of one kernel keep both outputs (run1/, run2/); --json of
+// several lines is one JSON document; --out gets every run's summary.
+func TestExecRunLinesConfined(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	const kernel = "__kernel void fill(__global int *y, int v) { y[get_global_id(0)] = v; }\n"
+	for _, c := range []struct{ line, want string }{
+		{"--kernel fill --global 8 --arg out:int32:8 --arg scalar:int32:1 -o notes.txt", "takes only the kernel's own flags"},
+		{"--kernel fill --global 8 --arg out:int32:8 --arg scalar:int32:1 --save-dir planted", "takes only the kernel's own flags"},
+		{"--kernel fill --global 8 --arg out:int32:8 --arg scalar:int32:1 --all-devices", "takes only the kernel's own flags"},
+		{"--kernel fill --global 8 --arg out:int32:8 --arg scalar:int32:1 --store=/tmp/x.db", "takes only the kernel's own flags"},
+		{"--kernel fill --global 8 stray", `"stray" is not a flag`},
+		{"--global 8 --arg out:int32:8", "--kernel NAME is needed"},
+	} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "k.cl")
+		src := "// run: --kernel fill --global 8 --arg out:int32:8 --arg scalar:int32:2\n// run: " + c.line + "\n" + kernel
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		save := filepath.Join(dir, "save")
+		_, err := execPrism(t, "exec", file, "--device", ids[0], "--count", "0", "--save-dir", save)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "k.cl:2") {
+			t.Errorf("run line %q: %v; want a usage error at k.cl:2 saying %q", c.line, err, c.want)
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 1 {
+			t.Errorf("run line %q: the directory holds %d entries, want k.cl alone (nothing run or written)", c.line, len(entries))
+		}
+	}
+
+	dir := t.TempDir()
+	file := filepath.Join(dir, "twice.cl")
+	src := "// run: --kernel fill --global 8 --arg y=out:int32:8 --arg scalar:int32:3\n" +
+		"// run: --kernel fill --global 16 --arg y=out:int32:16 --arg scalar:int32:5\n" + kernel
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "summary.json")
+	if _, err := execPrism(t, "exec", file, "--device", ids[0], "--count", "0", "--save-dir", dir, "--json", "-o", out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums []execSummary
+	if err := json.Unmarshal(b, &sums); err != nil || len(sums) != 2 {
+		t.Fatalf("--json of two run lines: %d summaries, %v; want one array of 2:\n%s", len(sums), err, b)
+	}
+	for i, want := range []struct{ n, v int }{{8, 3}, {16, 5}} {
+		if g := sums[i].Global; len(g) != 1 || g[0] != want.n {
+			t.Errorf("summary %d: global %v, want [%d]", i, g, want.n)
+		}
+		a, err := userkernel.ReadNPYFile(npyName(filepath.Join(dir, fmt.Sprintf("run%d", i+1)), "y", ids[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Data) != 4*want.n || int32(binary.LittleEndian.Uint32(a.Data)) != int32(want.v) {
+			t.Errorf("run%d/y: %d bytes starting %v, want %d values of %d", i+1, len(a.Data), a.Data[:4], want.n, want.v)
+		}
+	}
+}
+
+// TestExecDefines checks that -D takes NAME or NAME=VALUE only, so that a value cannot
+// carry build options of its own, in prism exec and prism tune.
+func TestExecDefines(t *testing.T) {
+	for _, d := range []string{"X=1 -cl-fast-relaxed-math", "X=\"a\"", "1X=2", "X-Y=1", "=1", "X=a\tb", "X=\x1b[31m"} {
+		var ue usageError
+		if err := checkDefine(d); err == nil {
+			t.Errorf("-D %q accepted", d)
+		} else if !errors.As(err, &ue) {
+			t.Errorf("-D %q: %v, not a usage error", d, err)
+		}
+		if _, _, err := parseTuneDefines([]string{d}); err == nil {
+			t.Errorf("prism tune -D %q accepted", d)
+		}
+	}
+	for _, d := range []string{"X", "X=1", "_Y2=0x7f", "SCALE=2.5f", "N=-3", "F=(1+2)"} {
+		if err := checkDefine(d); err != nil {
+			t.Errorf("-D %q: %v", d, err)
+		}
+	}
+	if _, _, err := parseTuneDefines([]string{"WG=64,128 -O0"}); err == nil {
+		t.Error("prism tune -D WG=64,128 -O0 accepted")
+	}
+}
+
+// TestOutputNotOverInput checks that --out (and report's --html, plot's -o) refuses to write
+// over an input of the same command, under its own name or another (a link), that "-o -"
+// is stdout, and that -o /dev/null works.
+func TestOutputNotOverInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(filepath.Join("..", "..", "bench", "render", "testdata", "single.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svg := filepath.Join(dir, "report.svg")
+	if err := os.WriteFile(svg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"report", in, "--csv", "-o", in},
+		{"report", in, "--csv", "-o", link},
+		{"report", in, "--html", in},
+		{"compare", in, in, "-o", in},
+		{"plot", svg, "-o", svg}, // a report named .svg: the format is right, the file is the input
+	} {
+		_, err := execPrism(t, args...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "would destroy it") {
+			t.Errorf("prism %s: %v; want a usage error saying it would destroy the input", strings.Join(args, " "), err)
+		}
+		if b, _ := os.ReadFile(in); !bytes.Equal(b, data) {
+			t.Fatalf("prism %s changed the input", strings.Join(args, " "))
+		}
+	}
+	out, err := execPrism(t, "report", in, "--csv", "-o", "-")
+	if err != nil || !strings.HasPrefix(out, "device") && !strings.Contains(out, ",") {
+		t.Errorf("report -o -: %v, stdout %q; want the CSV on stdout", err, out)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error(`-o - created a file named "-"`)
+		os.Remove("-")
+	}
+	if _, err := execPrism(t, "report", in, "--csv", "-o", os.DevNull); err != nil {
+		t.Errorf("report -o %s: %v", os.DevNull, err)
 	}
 }

@@ -104,6 +104,7 @@ func main() {
 		cancel(interrupted{first})
 		fmt.Fprintf(os.Stderr, "prism: %s: %s (again to exit at once)\n", signalName(first), interruptNote())
 		second := <-sigs
+		bench.RemoveTemps() // a file being written is left as it was, without a half-written twin
 		os.Exit(interrupted{second}.code())
 	}()
 	os.Exit(run(ctx, os.Args[1:]))

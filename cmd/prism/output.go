@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,7 +54,7 @@ func (o *outputFlags) add(f *pflag.FlagSet, formats ...string) {
 			f.BoolVar(v, s, false, help)
 		}
 	}
-	const help = "write the output to `FILE` instead of stdout: replaced whole, or left as it was on error"
+	const help = "write the output to `FILE` instead of stdout (- is stdout): replaced whole, or left as it was on error; a link is written through"
 	if f.ShorthandLookup("o") == nil {
 		f.StringVarP(&o.out, "out", "o", "", help)
 	} else {
@@ -77,6 +78,36 @@ func (o *outputFlags) check(f *pflag.FlagSet, others ...string) error {
 	}
 	if f.Changed("out") && o.out == "" {
 		return usageError{fmt.Errorf("--out needs a file name")}
+	}
+	if o.out == "-" { // the convention: stdout
+		o.out = ""
+	}
+	return nil
+}
+
+// notOver refuses an --out that is one of the command's input files, under any name (a
+// path spelt otherwise, a link): writing it would destroy what the output is made from.
+// Inputs that are not files (run references) are passed over.
+func (o *outputFlags) notOver(inputs ...string) error {
+	return notOver("--out", o.out, inputs...)
+}
+
+// notOver returns a usage error when the file that flag names (out) is one of inputs.
+func notOver(flag, out string, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	ofi, err := os.Stat(out)
+	if err != nil || !ofi.Mode().IsRegular() {
+		return nil // a new file, /dev/null or a pipe: no input can be it
+	}
+	for _, in := range inputs {
+		if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
+			if in == out {
+				return usageError{fmt.Errorf("%s %s is also an input of this command: writing it would destroy it (write to another file)", flag, out)}
+			}
+			return usageError{fmt.Errorf("%s %s is the input %s: writing it would destroy it (write to another file)", flag, out, in)}
+		}
 	}
 	return nil
 }

@@ -78,6 +78,9 @@ func plotRun(cmd *cobra.Command, opts *plotOptions, in []string) error {
 	if _, err := render.PlotFormat(opts.output); err != nil {
 		return usageError{err}
 	}
+	if err := notOver("-o", opts.output, in...); err != nil {
+		return err
+	}
 	metric, err := render.PlotMetric(opts.metric)
 	if err != nil {
 		return usageError{err}

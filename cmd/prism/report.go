@@ -74,6 +74,12 @@ from the driver) shows INVALID, with the reason below the table.`,
 			if opts.html != "" && opts.out != "" {
 				return usageError{fmt.Errorf("--html names its own file: --out is for the other formats")}
 			}
+			if err := opts.notOver(args...); err != nil {
+				return err
+			}
+			if err := notOver("--html", opts.html, args...); err != nil {
+				return err
+			}
 			rep, err := opts.readReports(cmd, args...)
 			if err != nil {
 				return err

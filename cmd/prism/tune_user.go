@@ -99,6 +99,9 @@ func parseTuneDefines(specs []string) (vary []userkernel.Define, fixed []string,
 			return nil, nil, usageError{fmt.Errorf("-D %q: %s is defined twice", d, name)}
 		}
 		seen[name] = true
+		if err := checkDefine(name); err != nil {
+			return nil, nil, err
+		}
 		if !hasValue {
 			fixed = append(fixed, "-D"+name)
 			continue
@@ -107,6 +110,9 @@ func parseTuneDefines(specs []string) (vary []userkernel.Define, fixed []string,
 		for _, v := range values {
 			if v == "" {
 				return nil, nil, usageError{fmt.Errorf("-D %q: empty value in the list", d)}
+			}
+			if err := checkDefine(name + "=" + v); err != nil {
+				return nil, nil, err
 			}
 		}
 		if len(values) == 1 {
