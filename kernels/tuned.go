@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/internal/boundedio"
 )
 
 // Tuned is one winner of `prism tune`: the tunables of a variant of an op that measured
@@ -82,15 +83,14 @@ func readTuned(dev *engine.Device) (tunedFile, error) {
 	if path == "" {
 		return f, nil
 	}
-	data, err := os.ReadFile(path)
+	// Only a regular file, up to maxTunedBytes: a FIFO or a link to /dev/zero in its place
+	// is an error at once, neither a wait nor an unbounded read.
+	data, err := boundedio.ReadFile(path, maxTunedBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
 	}
 	if err != nil {
-		return f, fmt.Errorf("kernels: tuning file: %w", err)
-	}
-	if len(data) > maxTunedBytes {
-		return f, fmt.Errorf("kernels: tuning file %s holds %d bytes, more than %d: %w", path, len(data), maxTunedBytes, engine.ErrInvalidArg)
+		return f, fmt.Errorf("kernels: tuning file: %w: %w", err, engine.ErrInvalidArg)
 	}
 	var got tunedFile
 	if err := json.Unmarshal(data, &got); err != nil {
@@ -103,10 +103,14 @@ func readTuned(dev *engine.Device) (tunedFile, error) {
 }
 
 // LookupTuned returns the tunables `prism tune` chose for variant of op on dev, if any. An
-// unreadable or damaged tuning file counts as none: tuning is an optimization.
+// unreadable or damaged tuning file counts as none: tuning is an optimization
+// (PRISM_TRACE=1 says why it was ignored). Only a regular file of at most 1 MiB is read.
 func LookupTuned(dev *engine.Device, op, variant string) (Tuned, bool) {
 	f, err := readTuned(dev)
 	if err != nil {
+		if engine.Tracing() {
+			fmt.Fprintf(os.Stderr, "prism: kernels: ignoring the tuning file: %v\n", err)
+		}
 		return Tuned{}, false
 	}
 	for _, e := range f.Entries {

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -91,4 +93,65 @@ func TestParseTunableInts(t *testing.T) {
 			t.Errorf("%q: %v, want an ErrInvalidArg saying %q", s, err, want)
 		}
 	}
+}
+
+// TestTunedHostileFile checks that a tuning file that is no regular file (a FIFO with no
+// writer, a link to /dev/zero, a directory) or is larger than 1 MiB is no tuning, found at
+// once: before, a FIFO waited for a writer for ever and /dev/zero was read until memory
+// ran out. A save then replaces the FIFO and the link with a regular file.
+func TestTunedHostileFile(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		dir := t.TempDir()
+		t.Setenv("PRISM_CACHE_DIR", dir)
+		e := kernels.Tuned{Op: "gemm/nn/float32", Variant: "portable", Tunables: "TS=64 TSK=16 WPT=4"}
+		if err := kernels.SaveTuned(dev, e); err != nil {
+			t.Fatal(err)
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "tuning", "*.json"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("tuning files %v (%v), want one", files, err)
+		}
+		path := files[0]
+		makers := map[string]func() error{
+			"FIFO":              func() error { return syscall.Mkfifo(path, 0o644) },
+			"link to /dev/zero": func() error { return os.Symlink("/dev/zero", path) },
+			"directory":         func() error { return os.Mkdir(path, 0o755) },
+			"2 MiB file":        func() error { return os.WriteFile(path, make([]byte, 2<<20), 0o644) },
+		}
+		for name, mk := range makers {
+			t.Run(name, func(t *testing.T) {
+				if err := os.RemoveAll(path); err != nil {
+					t.Fatal(err)
+				}
+				if err := mk(); err != nil {
+					t.Skipf("cannot make a %s here: %v", name, err)
+				}
+				done := make(chan bool, 1)
+				go func() {
+					_, ok := kernels.LookupTuned(dev, e.Op, e.Variant)
+					done <- ok
+				}()
+				select {
+				case ok := <-done:
+					if ok {
+						t.Error("a tuning read from it")
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("LookupTuned still reading after 5 s")
+				}
+				if name == "directory" {
+					return // a save cannot replace a directory; the lookup is what matters
+				}
+				if err := kernels.SaveTuned(dev, e); err != nil {
+					t.Fatalf("a save over it: %v", err)
+				}
+				if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+					t.Errorf("after a save: %v, %v; want a regular file", st.Mode(), err)
+				}
+				if got, ok := kernels.LookupTuned(dev, e.Op, e.Variant); !ok || got.Tunables != e.Tunables {
+					t.Errorf("after a save: %+v, %v", got, ok)
+				}
+			})
+		}
+	})
 }
