@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,12 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 		}
 		sizes = append(sizes, n)
 	}
+	// The environment first: a malformed or out-of-range rendezvous is refused before any
+	// device is opened.
+	rv, joined, err := group.RendezvousFromEnv()
+	if err != nil {
+		return usageError{err}
+	}
 	ctx := cmd.Context()
 	ids, err := benchDevices(cmd, opts)
 	if err != nil {
@@ -74,10 +81,6 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 		}
 		devs = append(devs, d)
 	}
-	rv, joined, err := group.RendezvousFromEnv()
-	if err != nil {
-		return usageError{err}
-	}
 	o := group.Options{HostStaged: opts.hostStaged}
 	var g *group.Group
 	if joined {
@@ -88,6 +91,7 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 		g, err = group.New(ctx, devs, o)
 	}
 	if err != nil {
+		endOnGroupPanic(err)
 		return err
 	}
 	defer g.Close()
@@ -103,9 +107,27 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 	}
 	rep, err := bench.RunCollectives(ctx, cfg, g)
 	if rep == nil {
+		endOnGroupPanic(g.Panicked())
 		return err
 	}
-	return writeGroupReport(cmd, opts, rep, err)
+	err = writeGroupReport(cmd, opts, rep, err)
+	endOnGroupPanic(g.Panicked()) // the report is written
+	return err
+}
+
+// endOnGroupPanic ends the command as a panic of its own ends it (exit code 70, "please
+// report") when err is or wraps a panic recovered in one of a group's goroutines, which
+// handed it over rather than end the process; under PRISM_TRACE the stack printed first is
+// the goroutine's, where it panicked.
+func endOnGroupPanic(err error) {
+	var pe *group.PanicError
+	if !errors.As(err, &pe) {
+		return
+	}
+	if engine.Tracing() {
+		os.Stderr.Write(pe.Stack)
+	}
+	panic(pe)
 }
 
 // writeGroupReport writes the report of a split or collective run as the output flags ask

@@ -205,7 +205,7 @@ func checkCollective[T CollectiveScalar](g *Group, kind driver.CollectiveKind, q
 func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*engine.Queue, send, recv []*engine.Buffer[T], op ReduceOp, root, count int) error {
 	n := len(g.devs)
 	parts := make([][]T, n)
-	err := eachDevice(n, func(i int) error {
+	err := eachDevice(n, fmt.Sprintf("reading the %s parts", kind), func(i int) error {
 		if send[i] == nil || (kind == driver.Broadcast && g.first+i != root) {
 			return nil
 		}
@@ -213,32 +213,34 @@ func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Colle
 		return send[i].Read(ctx, qs[i], 0, parts[i])
 	})
 	if err != nil {
-		return fmt.Errorf("group: %s staged through the host: %w", kind, err)
+		return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
 	}
 	var results [][]T
 	if g.net == nil {
-		results = combine(kind, parts, op, root, count)
+		if results, err = combine(kind, parts, op, root, count); err != nil {
+			return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
+		}
 	} else if results, err = exchange(ctx, g, kind, parts, op, root, count); err != nil {
 		return err
 	}
-	err = eachDevice(n, func(i int) error { return recv[i].Write(ctx, qs[i], 0, results[i]) })
+	err = eachDevice(n, fmt.Sprintf("writing the %s results", kind), func(i int) error { return recv[i].Write(ctx, qs[i], 0, results[i]) })
 	if err != nil {
-		return fmt.Errorf("group: %s staged through the host: %w", kind, err)
+		return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
 	}
 	return nil
 }
 
 // eachDevice calls f(i) for i in [0, n), each in its own goroutine, and returns the
-// first error.
-func eachDevice(n int, f func(i int) error) error {
+// first error; a panic in f is returned as a *PanicError that names what and device i.
+func eachDevice(n int, what string, f func(i int) error) error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f(i)
-		}()
+		goSafe(fmt.Sprintf("%s of device %d", what, i), func() error { return f(i) }, func(err error) {
+			errs[i] = err
+			wg.Done()
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -250,13 +252,18 @@ func eachDevice(n int, f func(i int) error) error {
 }
 
 // combine computes every rank's result from every rank's part, in rank order (a
-// Broadcast's parts are nil but the root's). Results may share memory.
-func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int) [][]T {
+// Broadcast's parts are nil but the root's). Results may share memory. The parts have
+// the lengths the collective gives; a panic in the reduction's goroutines is returned as
+// a *PanicError.
+func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int) ([][]T, error) {
 	size := len(parts)
 	out := make([][]T, size)
 	switch kind {
 	case driver.AllReduce, driver.ReduceScatter:
-		r := reduceParts(parts, op)
+		r, err := reduceParts(parts, op)
+		if err != nil {
+			return nil, err
+		}
 		for k := range out {
 			if kind == driver.AllReduce {
 				out[k] = r
@@ -277,34 +284,43 @@ func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op Red
 			out[k] = parts[root]
 		}
 	}
-	return out
+	return out, nil
 }
 
 // reduceParts reduces the parts element-wise, in rank order, in ranges of
-// reduceChunk elements spread over the host's cores.
-func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) []T {
+// reduceChunk elements spread over the host's cores. A panic in one of its goroutines
+// (parts of unequal lengths) is returned as a *PanicError.
+func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) ([]T, error) {
 	n := len(parts[0])
 	r := make([]T, n)
 	chunks := (n + reduceChunk - 1) / reduceChunk
 	workers := min(chunks, runtime.GOMAXPROCS(0))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	errs := make([]error, workers)
+	for w := range workers {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		goSafe("reducing the parts", func() error {
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= chunks {
-					return
+					return nil
 				}
 				lo, hi := c*reduceChunk, min(n, (c+1)*reduceChunk)
 				reduceRange(r[lo:hi], parts, lo, op)
 			}
-		}()
+		}, func(err error) {
+			errs[w] = err
+			wg.Done()
+		})
 	}
 	wg.Wait()
-	return r
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // reduceChunk is the range of elements one goroutine reduces at a time.

@@ -18,7 +18,10 @@ func TestReduceParts(t *testing.T) {
 		}
 	}
 	for _, op := range []ReduceOp{ReduceSum, ReduceProd, ReduceMax, ReduceMin} {
-		got := reduceParts(parts, op)
+		got, err := reduceParts(parts, op)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for j := range n {
 			want := parts[0][j]
 			for _, p := range parts[1:] {

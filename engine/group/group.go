@@ -33,6 +33,8 @@ type Group struct {
 
 	net *peers // the other processes; nil when the group is this process's alone
 
+	panics panics // the first panic recovered in the group's goroutines
+
 	mu     sync.Mutex // one collective at a time
 	closed bool
 }
@@ -143,10 +145,15 @@ func (g *Group) connect(ctx context.Context, id []byte) error {
 		err error
 	}
 	ch := make(chan made, 1)
-	go func() {
+	goSafe("joining the communicator", func() error {
 		c, err := p.NewCommunicator(ds, ranks, g.size, id)
 		ch <- made{c, err}
-	}()
+		return nil
+	}, func(err error) {
+		if err != nil {
+			ch <- made{err: g.panics.keep(err)}
+		}
+	})
 	select {
 	case m := <-ch:
 		if m.err != nil {
@@ -155,11 +162,13 @@ func (g *Group) connect(ctx context.Context, id []byte) error {
 		g.comm, g.lib = m.c, m.c.Library()
 		return nil
 	case <-ctx.Done():
-		go func() { // the library's join cannot be interrupted: release it once it returns
+		// The library's join cannot be interrupted: release it once it returns.
+		goSafe("releasing the communicator", func() error {
 			if m := <-ch; m.c != nil {
 				m.c.Close()
 			}
-		}()
+			return nil
+		}, func(err error) { g.panics.keep(err) })
 		return fmt.Errorf("group: group of %d ranks on %s: waiting for every rank to join: %w", g.size, g.ids(), ctx.Err())
 	}
 }
@@ -188,6 +197,20 @@ func (g *Group) Library() engine.Library { return g.lib }
 
 // Staged says why the collectives are staged through the host ("" when they are not).
 func (g *Group) Staged() string { return g.why }
+
+// Panicked returns the first panic recovered in one of the group's goroutines (a
+// *PanicError; the call that ran it returned it too), or nil. A program that finds one
+// should save its work and end as on a panic of its own: the panic is a bug, and the
+// group's state after it is not to be trusted.
+func (g *Group) Panicked() error {
+	if g == nil {
+		return nil
+	}
+	if pe := g.panics.first.Load(); pe != nil {
+		return pe
+	}
+	return nil
+}
 
 // Close releases the communicator and the connections to the other processes. The
 // queues that ran collectives must have finished. It is idempotent.
