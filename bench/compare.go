@@ -113,8 +113,11 @@ func (c *Comparison) Regressions() int {
 // change is flagged only when the medians differ by more than opt.Threshold. Results
 // without per-run samples (reports from before schema 1) fall back to the ranges: slower or
 // faster when the [min, max] ranges do not overlap and the medians differ by more than the
-// threshold. Problems lists what in the new report makes it no evidence for the old one's
-// cases (see Gate). Compare does not check opt: the CLI does, with CompareOptions.Validate.
+// threshold. A case either side of which contradicts itself (a summary that disagrees with
+// its samples: see ErrInconsistent; reports read by ReportReader never do) or has a time of
+// zero or less is "failed", never "~". Problems lists what in the new report makes it no
+// evidence for the old one's cases (see Gate). Compare does not check opt: the CLI does,
+// with CompareOptions.Validate.
 func Compare(old, new *Report, opt CompareOptions) *Comparison {
 	if opt.Alpha <= 0 {
 		opt.Alpha = DefaultAlpha
@@ -189,7 +192,13 @@ func (ch *Change) judge(opt CompareOptions) {
 			ch.Note = "in old: " + ch.Old.Skipped
 		}
 		return
-	case !ch.Old.OK() || !ch.New.OK() || ch.Old.Stats.Median <= 0 || ch.Old.Stats.Min <= 0:
+	case ch.Old.contradiction() != "":
+		ch.Verdict, ch.Note = VerdictFailed, "old: "+ch.Old.contradiction()
+		return
+	case ch.New.contradiction() != "":
+		ch.Verdict, ch.Note = VerdictFailed, "new: "+ch.New.contradiction()
+		return
+	case !ch.Old.OK() || !ch.New.OK() || ch.Old.Stats.Median <= 0 || ch.Old.Stats.Min <= 0 || ch.New.Stats.Median <= 0 || ch.New.Stats.Min <= 0:
 		ch.Verdict = VerdictFailed
 		return
 	}

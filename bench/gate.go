@@ -28,8 +28,9 @@ func (o CompareOptions) Validate() error {
 
 // problems lists why the new report cannot vouch for the cases of the old one: a case of
 // the old report missing from it; a case it failed to run, that differed from the
-// reference or has no valid time (Result.Invalid); a case it skipped that the old one
-// ran; a device that failed; or no result at all.
+// reference or has no valid time (Result.Invalid, a time of zero or less); a case it
+// skipped that the old one ran; a case of either report whose summary contradicts its
+// samples; a device that failed; or no result at all.
 func (c *Comparison) problems(new *Report) []string {
 	var out []string
 	total := 0
@@ -46,6 +47,10 @@ func (c *Comparison) problems(new *Report) []string {
 		what := fmt.Sprintf("%s %s %s", ch.DeviceText(), ch.Case, FormatSize(ch.Size))
 		n := ch.New
 		switch {
+		case ch.Old != nil && ch.Old.contradiction() != "":
+			out = append(out, what+": "+ch.Old.contradiction()+" in the old report")
+		case n != nil && n.contradiction() != "":
+			out = append(out, what+": "+n.contradiction()+" in the new report")
 		case n == nil:
 			out = append(out, what+": missing from the new report")
 		case n.Mismatch:
@@ -62,6 +67,8 @@ func (c *Comparison) problems(new *Report) []string {
 			out = append(out, what+": not verified in the new report")
 		case n.Stats.Runs <= 0:
 			out = append(out, what+": not timed in the new report")
+		case n.Stats.Median <= 0 || n.Stats.Min <= 0:
+			out = append(out, what+fmt.Sprintf(": a time of %d ns (median) or %d ns (least) in the new report is no device time", int64(n.Stats.Median), int64(n.Stats.Min)))
 		}
 	}
 	for i, s := range out {

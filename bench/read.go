@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,10 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
@@ -29,10 +33,14 @@ var ErrTooLarge = errors.New("report too large")
 // and checks them before any renderer sees them: the input must be one JSON object with
 // "schema" (1 to SchemaVersion) or, for reports from before schema 1, "devices"; it must
 // hold at least one device and at most MaxReportDevices. null, {}, an array, a newer or
-// unknown schema, and trailing data are errors naming what is wrong. A result that claims
-// to be verified and timed with a device time of zero or less is marked invalid
-// (Result.Invalid); a valid result without a verdict (a report from before verdicts) gets
-// one from the ceilings and overheads its device recorded.
+// unknown schema, and trailing data are errors naming what is wrong. A UTF-8 byte order
+// mark at the start is skipped. A case, split or collective whose summary (runs,
+// median_ns, min_ns, max_ns) contradicts its samples or itself, or with a negative rate,
+// is an error wrapping ErrInconsistent that names it and the fields; a summary that is
+// absent beside samples is computed from them. A result that claims to be verified and
+// timed with a device time of zero or less is marked invalid (Result.Invalid); a valid
+// result without a verdict (a report from before verdicts) gets one from the ceilings and
+// overheads its device recorded.
 type ReportReader struct {
 	// MaxBytes is the largest input read, in bytes; 0 means DefaultMaxReportBytes. A larger
 	// one is an error wrapping ErrTooLarge, returned once MaxBytes have been read (at once
@@ -67,7 +75,13 @@ func tooLarge(limit int64) error {
 func (rr ReportReader) Read(rd io.Reader) (*Report, error) {
 	limit := rr.limit()
 	lr := &limitedReader{r: rd, left: limit}
-	dec := json.NewDecoder(lr)
+	br := bufio.NewReaderSize(lr, recordChunk)
+	rec := &recorder{r: br}
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM)) // a byte order mark, as some editors on Windows write
+		rec.base, rec.off = int64(len(utf8BOM)), int64(len(utf8BOM))
+	}
+	dec := json.NewDecoder(rec)
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
 		switch {
@@ -76,7 +90,7 @@ func (rr ReportReader) Read(rd io.Reader) (*Report, error) {
 		case errors.Is(err, io.EOF):
 			return nil, fmt.Errorf("bench: not a report: the input is empty")
 		}
-		return nil, fmt.Errorf("bench: not a report: %w", err)
+		return nil, fmt.Errorf("bench: not a report: %w", rec.syntaxError(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if lr.over {
@@ -137,13 +151,16 @@ func decodeReport(raw []byte) (*Report, error) {
 	case n > MaxReportDevices:
 		return nil, fmt.Errorf("bench: the report has %d devices, more than %d", n, MaxReportDevices)
 	}
+	r.fillGroupDevices()
+	if err := r.reconcile(); err != nil {
+		return nil, err
+	}
 	for i := range r.Devices {
 		for j := range r.Devices[i].Results {
 			r.Devices[i].Results[j].markTimes()
 		}
 		r.Devices[i].judgeResults() // reports from before verdicts
 	}
-	r.fillGroupDevices()
 	return &r, nil
 }
 
@@ -361,10 +378,20 @@ func Merge(names []string, reps ...*Report) (*Report, error) {
 	out := &Report{}
 	*out = *reps[0]
 	out.Devices, out.Splits, out.Collectives = nil, nil, nil
-	where := map[string]int{}     // device ID -> index in out.Devices
-	from := map[string]string{}   // device ID -> the file it came from
-	listed := map[string]bool{}   // device ID -> only listed for splits or collectives
-	groups := map[string]string{} // split or collective -> the file it came from
+	where := map[string]int{}   // device ID -> index in out.Devices
+	from := map[string]int{}    // device ID -> the index of the report it came from
+	listed := map[string]bool{} // device ID -> only listed for splits or collectives
+	groups := map[string]int{}  // split or collective -> the index of the report it came from
+	twice := func(k string, i int) error {
+		if prev := groups[k]; prev == i {
+			return fmt.Errorf("bench: %s is repeated within %s: compare two runs with prism compare: %w", term.Safe(k), paths[i], engine.ErrInvalidArg)
+		}
+		prev := paths[groups[k]]
+		if prev == paths[i] {
+			prev += " (given twice)"
+		}
+		return fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", term.Safe(k), prev, paths[i], engine.ErrInvalidArg)
+	}
 	for i, r := range reps {
 		p := paths[i]
 		for k := range r.Devices {
@@ -373,15 +400,22 @@ func Merge(names []string, reps ...*Report) (*Report, error) {
 			j, ok := where[id]
 			switch {
 			case !ok:
-				where[id], from[id], listed[id] = len(out.Devices), p, r.groupOnly(d)
+				where[id], from[id], listed[id] = len(out.Devices), i, r.groupOnly(d)
 				out.Devices = append(out.Devices, *d)
 			case listed[id]:
 				// the device's own cases take the place of its listing
-				out.Devices[j], from[id], listed[id] = *d, p, r.groupOnly(d)
+				out.Devices[j], from[id], listed[id] = *d, i, r.groupOnly(d)
 			case r.groupOnly(d):
+			case from[id] == i:
+				return nil, fmt.Errorf("bench: device %q is repeated within %s, each time with results of its own: a report lists each device once: %w",
+					term.Safe(id), p, engine.ErrInvalidArg)
 			default:
+				prev := paths[from[id]]
+				if prev == p {
+					prev += " (given twice)"
+				}
 				return nil, fmt.Errorf("bench: device %q is in both %s and %s with results of its own: merge reports of different devices or hosts, and compare two runs of one device with prism compare: %w",
-					term.Safe(id), from[id], p, engine.ErrInvalidArg)
+					term.Safe(id), prev, p, engine.ErrInvalidArg)
 			}
 		}
 		if len(out.Devices) > MaxReportDevices {
@@ -389,22 +423,100 @@ func Merge(names []string, reps ...*Report) (*Report, error) {
 		}
 		for _, s := range r.Splits {
 			k := fmt.Sprintf("split %s %s across %s", s.Case, FormatSize(s.Size), strings.Join(s.Devices, "+"))
-			if prev, ok := groups[k]; ok {
-				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", term.Safe(k), prev, p, engine.ErrInvalidArg)
+			if _, ok := groups[k]; ok {
+				return nil, twice(k, i)
 			}
-			groups[k] = p
+			groups[k] = i
 			out.Splits = append(out.Splits, s)
 		}
 		for _, c := range r.Collectives {
 			k := fmt.Sprintf("%s %s on %s", c.Case, FormatSize(c.Count), strings.Join(c.Devices, "+"))
-			if prev, ok := groups[k]; ok {
-				return nil, fmt.Errorf("bench: %s is in both %s and %s: compare two runs with prism compare: %w", term.Safe(k), prev, p, engine.ErrInvalidArg)
+			if _, ok := groups[k]; ok {
+				return nil, twice(k, i)
 			}
-			groups[k] = p
+			groups[k] = i
 			out.Collectives = append(out.Collectives, c)
 		}
 	}
 	return out, nil
+}
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark, which the reader skips at
+// the start of a report.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// recordChunk is the most bytes a recorder passes on in one read.
+const recordChunk = 4096
+
+// recorder passes the reads of r on, at most recordChunk bytes at a time, and keeps the
+// bytes of the last read and their offset in the stream. encoding/json's decoder scans
+// each read as it arrives, so the byte a syntax error stops at is among them, and the
+// error can quote the character the user wrote (é) rather than its first byte read as
+// Latin-1 (Ã).
+type recorder struct {
+	r    io.Reader
+	base int64 // the offset in the input of the stream's first byte (after a byte order mark)
+	off  int64 // the offset in the input of last[0]
+	last []byte
+}
+
+func (c *recorder) Read(p []byte) (int, error) {
+	if len(p) > recordChunk {
+		p = p[:recordChunk]
+	}
+	n, err := c.r.Read(p)
+	c.off += int64(len(c.last))
+	c.last = append(c.last[:0], p[:n]...)
+	return n, err
+}
+
+// syntaxError returns err, a *json.SyntaxError about a character, with that character
+// quoted whole (a character of several bytes, read to its end) or, where it is not UTF-8,
+// named as a byte, and with its offset; other errors are returned as they are.
+func (c *recorder) syntaxError(err error) error {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) || se.Offset < 1 {
+		return err
+	}
+	at := c.base + se.Offset - 1 // the offending byte: Offset counts the stream's bytes up to it
+	i := at - c.off
+	if i < 0 || i >= int64(len(c.last)) {
+		return err
+	}
+	b := c.last[i:]
+	rest, ok := strings.CutPrefix(se.Error(), "invalid character "+jsonQuoteChar(b[0]))
+	if !ok {
+		return err
+	}
+	if !utf8.FullRune(b) { // the character continues past the last read
+		more := make([]byte, utf8.UTFMax)
+		n, _ := io.ReadFull(c.r, more[:utf8.UTFMax-len(b)])
+		b = append(slices.Clip(b), more[:n]...)
+	}
+	r, size := utf8.DecodeRune(b)
+	var what string
+	switch {
+	case r == utf8.RuneError && size <= 1:
+		what = fmt.Sprintf("byte 0x%02x (not UTF-8)", b[0])
+	case unicode.IsPrint(r):
+		what = "character '" + string(r) + "'"
+	default:
+		what = "character " + strconv.QuoteRune(r)
+	}
+	return fmt.Errorf("invalid %s%s at byte %d", what, rest, at+1)
+}
+
+// jsonQuoteChar quotes the byte c as encoding/json's syntax errors do (its quoteChar),
+// which reads a byte above 0x7f as the Latin-1 character of that code.
+func jsonQuoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
 }
 
 // limitedReader reads at most left bytes of r; reading beyond sets over and fails.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -123,6 +124,58 @@ func TestReadReportFilesMerge(t *testing.T) {
 	e, f := write("e.json", `x\u001b[2Jy`), write("f.json", `x\u001b[2Jy`)
 	if _, err := ReadReportFiles(e, f); err == nil || strings.ContainsRune(err.Error(), 0x1b) {
 		t.Errorf("device twice, with an escape sequence: %q", err)
+	}
+}
+
+// TestReadReportFilesRepeatedDevice: a device listed twice within one file is said to be
+// repeated within it, not to be "in both" that file and itself; one file given twice says
+// so; two files keep the message naming both.
+func TestReadReportFilesRepeatedDevice(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "twice.json")
+	doc := `{"schema": 1, "devices": [{"device": {"id": "cuda:0"}, "results": []}, {"device": {"id": "cuda:0"}, "results": []}]}`
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadReportFiles(p)
+	if err == nil || !strings.Contains(err.Error(), `device "cuda:0" is repeated within `+p) || strings.Contains(err.Error(), "in both") {
+		t.Errorf("one file naming a device twice: %v", err)
+	}
+	one := filepath.Join(dir, "one.json")
+	if err := os.WriteFile(one, []byte(minimalReport), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadReportFiles(one, one); err == nil || !strings.Contains(err.Error(), "in both "+one+" (given twice) and "+one) {
+		t.Errorf("one file given twice: %v", err)
+	}
+}
+
+// TestReadReportBOMAndCharacters: a report that starts with a UTF-8 byte order mark is
+// read; a syntax error quotes the character the user wrote whole (é, 😀), or names a byte
+// that is not UTF-8, with its offset, never a byte read as Latin-1 (Ã, ï).
+func TestReadReportBOMAndCharacters(t *testing.T) {
+	r, err := ReadReport(strings.NewReader("\ufeff" + minimalReport))
+	if err != nil || len(r.Devices) != 1 {
+		t.Errorf("a report with a byte order mark: %v", err)
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"é first", "é", "invalid character 'é' looking for beginning of value at byte 1"},
+		{"after a byte order mark", "\ufeffé", "invalid character 'é' looking for beginning of value at byte 4"},
+		{"é in an object", `{"schema": 1, é}`, "invalid character 'é' looking for beginning of object key string at byte 15"},
+		{"four bytes", `{"schema": 1, 😀}`, "invalid character '😀' looking for beginning of object key string at byte 15"},
+		{"not UTF-8", "\xff{}", "invalid byte 0xff (not UTF-8) looking for beginning of value at byte 1"},
+		{"a bidi control", "\u202e", `invalid character '\u202e' looking for beginning of value at byte 1`},
+		{"ASCII", "x", "invalid character 'x' looking for beginning of value at byte 1"},
+	} {
+		_, err := ReadReport(strings.NewReader(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.ContainsAny(err.Error(), "Ãïâð") {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
+		}
+		// a byte at a time: every character of several bytes is cut between reads
+		_, err = ReadReport(iotest.OneByteReader(strings.NewReader(tc.in)))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s, a byte a read: %v; want %q", tc.name, err, tc.want)
+		}
 	}
 }
 

@@ -1,10 +1,14 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/prism-compute/prism/bench/internal/term"
 )
 
 // A device time of zero or less is no measurement: some drivers' event profiling gives 0
@@ -214,4 +218,163 @@ func allFinite(ps []*float64) bool {
 		}
 	}
 	return true
+}
+
+// Consistency of what a report says it measured. A case's summary (runs, median_ns,
+// min_ns, max_ns) is what the tables, charts and gates read, while the U test of compare
+// and check reads samples_ns: a report whose summary contradicts its samples would be
+// judged on one set of times and shown with another (doubled samples under an unchanged
+// median compared "~"). The samples are what was measured, so a summary that is absent
+// (runs and times all 0 beside samples) is recomputed from them; but one that is present
+// and contradicts them is refused rather than silently replaced: a summary that
+// disagrees with its own samples was edited or damaged, and which half is right cannot
+// be told. Without samples (reports from before schema 1) the summary must agree with
+// itself: min_ns <= median_ns <= max_ns, and no times without runs. Rates and work are
+// never negative. A time of zero or less is a measurement the driver did not give, kept
+// and marked invalid (markTimes), as Prism writes it.
+
+// ErrInconsistent is wrapped by the error for a report that contradicts itself: a case
+// whose summary (runs, median_ns, min_ns, max_ns) disagrees with its samples (samples_ns)
+// or with itself, or a negative rate.
+var ErrInconsistent = errors.New("the report contradicts itself (edited or damaged)")
+
+// summaryAbsent reports whether s has samples but no summary (runs and times all 0).
+func (s Stats) summaryAbsent() bool {
+	return len(s.Samples) > 0 && s.Runs == 0 && s.Median == 0 && s.Min == 0 && s.Max == 0
+}
+
+// contradiction returns what in s contradicts itself, in the report's field names, or ""
+// when runs is the number of samples and median_ns, min_ns and max_ns are theirs (a median
+// of an even count may be any time between the two middle ones: scripts/vendor.py takes
+// the upper one, Summarize their mean).
+func (s Stats) contradiction() string {
+	n := len(s.Samples)
+	switch {
+	case s.Runs < 0:
+		return fmt.Sprintf("runs %d is negative", s.Runs)
+	case n > 0 && s.Runs != n:
+		return fmt.Sprintf("runs %d but samples_ns holds %d times", s.Runs, n)
+	case s.Runs == 0 && (s.Median != 0 || s.Min != 0 || s.Max != 0):
+		return fmt.Sprintf("runs 0 but median_ns %d, min_ns %d, max_ns %d", int64(s.Median), int64(s.Min), int64(s.Max))
+	case s.Min > s.Max:
+		return fmt.Sprintf("min_ns %d is above max_ns %d", int64(s.Min), int64(s.Max))
+	case s.Median < s.Min || s.Median > s.Max:
+		return fmt.Sprintf("median_ns %d lies outside min_ns %d to max_ns %d", int64(s.Median), int64(s.Min), int64(s.Max))
+	case n == 0:
+		return ""
+	}
+	sorted := slices.Sorted(slices.Values(s.Samples))
+	switch lo, hi := sorted[(n-1)/2], sorted[n/2]; {
+	case s.Min != sorted[0]:
+		return fmt.Sprintf("min_ns %d but the least of samples_ns is %d", int64(s.Min), int64(sorted[0]))
+	case s.Max != sorted[n-1]:
+		return fmt.Sprintf("max_ns %d but the greatest of samples_ns is %d", int64(s.Max), int64(sorted[n-1]))
+	case s.Median < lo || s.Median > hi:
+		return fmt.Sprintf("median_ns %d but the median of samples_ns is %d", int64(s.Median), int64(Summarize(s.Samples).Median))
+	}
+	return ""
+}
+
+// negative returns the first of the named figures that is negative or not finite, as
+// "gbs -3", or "".
+func negative(names []string, ps []*float64) string {
+	for i, p := range ps {
+		if *p < 0 || !finite(*p) {
+			return fmt.Sprintf("%s %v", names[i], *p)
+		}
+	}
+	return ""
+}
+
+// reconcile recomputes res's summary from its samples where the summary is absent (and,
+// for a verified case without rates, the rates from the op's work), then returns what in
+// res contradicts itself, or "" (see contradiction).
+func (res *Result) reconcile() string {
+	for r := res; r != nil; r = r.Vendor {
+		if !r.Stats.summaryAbsent() {
+			continue
+		}
+		if r.Verified && r.Err == "" && r.Skipped == "" && r.Invalid == "" && r.GBs == 0 && r.GFLOPs == 0 {
+			r.measured(r.Stats.Samples, r.Flops, r.Bytes)
+		} else {
+			r.Stats = Summarize(r.Stats.Samples)
+		}
+	}
+	return res.contradiction()
+}
+
+// contradiction returns what in res contradicts itself, in the report's field names, or
+// "": a summary that disagrees with its samples or with itself (Stats.contradiction), a
+// negative or non-finite rate or amount of work, the same in its vendor baseline.
+func (res *Result) contradiction() string {
+	if why := res.Stats.contradiction(); why != "" {
+		return why
+	}
+	names := []string{"flops", "bytes", "gbs", "gflops", "attainable_gflops", "fraction", "working_set_bytes"}
+	if bad := negative(names, res.floats()); bad != "" {
+		return bad + " is not a rate or an amount of work"
+	}
+	if res.Vendor != nil {
+		if why := res.Vendor.contradiction(); why != "" {
+			return "vendor baseline: " + why
+		}
+	}
+	return ""
+}
+
+// reconcile checks every case of r, its splits and collectives (recomputing absent
+// summaries from their samples), and returns an error wrapping ErrInconsistent that names
+// the first case that contradicts itself and the fields that disagree.
+func (r *Report) reconcile() error {
+	fail := func(what, why string) error {
+		return fmt.Errorf("bench: %s: %s: %w", term.Safe(what), why, ErrInconsistent)
+	}
+	for i := range r.Devices {
+		d := &r.Devices[i]
+		for j := range d.Results {
+			res := &d.Results[j]
+			if why := res.reconcile(); why != "" {
+				return fail(fmt.Sprintf("%s %s %s", d.Device.ID, res.Case, FormatSize(res.Size)), why)
+			}
+		}
+	}
+	stats := func(what string, s *Stats) error {
+		if s.summaryAbsent() {
+			*s = Summarize(s.Samples)
+		}
+		if why := s.contradiction(); why != "" {
+			return fail(what, why)
+		}
+		return nil
+	}
+	for i := range r.Splits {
+		s := &r.Splits[i]
+		what := fmt.Sprintf("split %s %s across %s", s.Case, FormatSize(s.Size), strings.Join(s.Devices, "+"))
+		if err := stats(what, &s.Stats); err != nil {
+			return err
+		}
+		for j := range s.Single {
+			sd := &s.Single[j]
+			if err := stats(what+", "+sd.Device+" alone", &sd.Stats); err != nil {
+				return err
+			}
+			if err := stats(what+", "+sd.Device+" alone, resident", &sd.Resident); err != nil {
+				return err
+			}
+		}
+		if bad := negative([]string{"speedup", "speedup_resident", "gflops", "gbs"}, []*float64{&s.Speedup, &s.SpeedupResident, &s.GFLOPs, &s.GBs}); bad != "" {
+			return fail(what, bad+" is not a rate")
+		}
+	}
+	for i := range r.Collectives {
+		c := &r.Collectives[i]
+		what := fmt.Sprintf("%s %s on %s", c.Case, FormatSize(c.Count), strings.Join(c.Devices, "+"))
+		if err := stats(what, &c.Stats); err != nil {
+			return err
+		}
+		if bad := negative([]string{"algbw_gbs", "busbw_gbs"}, []*float64{&c.AlgBW, &c.BusBW}); bad != "" {
+			return fail(what, bad+" is not a rate")
+		}
+	}
+	return nil
 }

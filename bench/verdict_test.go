@@ -173,8 +173,7 @@ func TestVerdictJSON(t *testing.T) {
 	vendor := timedCase("float32", 2*float64(64<<20), 3*4*float64(64<<20), 200*time.Millisecond)
 	triad.Vendor = &vendor
 	zero := timedCase("float32", 2*float64(64<<20), 3*4*float64(64<<20), 300*time.Millisecond)
-	zero.Stats.Samples = []time.Duration{0, 0, 0}
-	zero.Stats.Median, zero.Stats.Min = 0, 0
+	zero.Stats = Summarize([]time.Duration{0, 0, 0})
 	zero.Verdict = Verdict{VerdictMemory, "memory-bound at 99% of copy: near the limit"}
 	failed := Result{Case: "test/op/float32", Err: "opencl: out of resources"}
 	d := DeviceReport{Ceilings: poclCeilings, Overheads: poclOverheads, Results: []Result{triad, zero, failed}}
