@@ -10,6 +10,7 @@ import (
 	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,15 +117,47 @@ type SplitConfig struct {
 	Progress  *Progress
 }
 
+// CheckFractions returns an error wrapping engine.ErrInvalidArg unless f are shares of
+// the work a split can give its devices: each a number from 0 to 1, summing to 1 within
+// 1e-6, and, where devices is above 0, one for each device. `0,0`, `NaN,NaN` and
+// `0.3,0.3` are refused here, before any device works, rather than when the split is set
+// up after each device ran alone.
+func CheckFractions(f []float64, devices int) error {
+	text := make([]string, len(f))
+	sum := 0.0
+	for i, x := range f {
+		text[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		if !(x >= 0 && x <= 1) { // NaN too
+			return fmt.Errorf("bench: fraction %s (share %d of %d) is not a share of the work, from 0 to 1: %w", text[i], i+1, len(f), engine.ErrInvalidArg)
+		}
+		sum += x
+	}
+	switch {
+	case len(f) == 0:
+		return fmt.Errorf("bench: no fractions: give one share per device: %w", engine.ErrInvalidArg)
+	case devices > 0 && len(f) != devices:
+		return fmt.Errorf("bench: %d fractions (%s) for %d devices: give one share per device: %w", len(f), strings.Join(text, ","), devices, engine.ErrInvalidArg)
+	case math.Abs(sum-1) > 1e-6:
+		return fmt.Errorf("bench: fractions %s sum to %s, not 1: %w", strings.Join(text, ","), strconv.FormatFloat(sum, 'g', 6, 64), engine.ErrInvalidArg)
+	}
+	return nil
+}
+
 // RunSplits runs every op of cfg that splits, at each size: first on each device alone,
 // then split across all of devs, each verified against its reference before it is
-// timed, and reports the speedup of the split over the fastest device alone.
+// timed, and reports the speedup of the split over the fastest device alone. Fractions
+// that CheckFractions refuses are an error before anything runs.
 func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*Report, error) {
 	if cfg.Count <= 0 || cfg.Warmup < 0 || cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
 		return nil, fmt.Errorf("bench: count %d and warmup %d: count 1 to %d, warmup 0 to %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
 	}
 	if len(devs) < 2 {
 		return nil, fmt.Errorf("bench: a split needs two devices or more; %d given: %w", len(devs), engine.ErrInvalidArg)
+	}
+	if cfg.Fractions != nil {
+		if err := CheckFractions(cfg.Fractions, len(devs)); err != nil {
+			return nil, err
+		}
 	}
 	var ops []kernels.Op
 	var names []string

@@ -199,8 +199,13 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	if opts.hostStaged {
 		return usageError{fmt.Errorf("--host-staged applies to collectives (--ops collective/*)")}
 	}
-	if len(opts.fractions) > 0 && !opts.split {
+	if flags.Changed("fractions") && !opts.split {
 		return usageError{fmt.Errorf("--fractions applies to --split")}
+	}
+	if flags.Changed("fractions") {
+		if err := bench.CheckFractions(opts.fractions, 0); err != nil {
+			return usageError{fmt.Errorf("--fractions: %w", err)}
+		}
 	}
 	ops, err := selectOps("--ops", opts.ops, opts.precs, opts.variants)
 	if err != nil {
@@ -210,6 +215,11 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	ids, err := benchDevices(cmd, opts)
 	if err != nil {
 		return err
+	}
+	if opts.split && flags.Changed("fractions") && len(ids) >= 2 {
+		if err := bench.CheckFractions(opts.fractions, len(ids)); err != nil {
+			return usageError{fmt.Errorf("--fractions for %s: %w", strings.Join(ids, ", "), err)}
+		}
 	}
 	if opts.baseline != "" && !slices.Contains(ids, opts.baseline) {
 		return usageError{fmt.Errorf("--baseline %s is not among the devices benchmarked (%s)", opts.baseline, strings.Join(ids, ", "))}
