@@ -31,7 +31,9 @@ var CSVHeader = []string{"device", "backend", "device_name", "case", "variant", 
 // failed or invalid (verified, but no valid device time), error says why. A split's row
 // has its speedups and shares in figures ("speedup=1.8;share_opencl:0:1=0.48"), an alone
 // row the one-device op's time (resident_ns), a collective's row its library, ranks and
-// bytes, algbw in gbs and busbw in figures.
+// bytes, algbw in gbs and busbw in figures. A text cell that a spreadsheet would run as a
+// formula (one beginning with =, +, -, @, a tab or a carriage return, and not a number)
+// is written with a single quote before it.
 func CSV(w io.Writer, rep *bench.Report) error {
 	r := view{rep}
 	cw := csv.NewWriter(w)
@@ -65,7 +67,7 @@ func CSV(w io.Writer, rep *bench.Report) error {
 					}
 				}
 			}
-			err := cw.Write(term.SafeAll(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
+			err := cw.Write(csvCells(append(row, vlib, vmed, vs, res.NoVendor, f(res.WorkingSetBytes), strconv.FormatBool(res.CacheResident),
 				strconv.FormatBool(res.Link), res.Timing, csvFigures(res.Figures), res.Verdict.Kind, res.Verdict.Text, bench.KindCase)))
 			if err != nil {
 				return err
@@ -81,12 +83,36 @@ func CSV(w io.Writer, rep *bench.Report) error {
 		row := []string{g.Device, "", "", res.Case, res.Variant, res.Family, res.Type, strconv.Itoa(res.Size), res.Shape,
 			strconv.Itoa(s.Runs), strconv.FormatInt(int64(s.Median), 10), strconv.FormatInt(int64(s.Min), 10), strconv.FormatInt(int64(s.Max), 10),
 			f(res.GBs), f(res.GFLOPs), "", "", "", status, msg, res.Library, "", "", "", "", "", "", "", bench.TimingHost, csvFigures(res.Figures), "", "", g.Kind}
-		if err := cw.Write(term.SafeAll(row)); err != nil {
+		if err := cw.Write(csvCells(row)); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvCells makes each cell of a CSV row safe, in place: escaped as every text output is
+// (term.Safe), and neutralised where a spreadsheet would run it as a formula (csvCell).
+func csvCells(row []string) []string {
+	for i, c := range row {
+		row[i] = csvCell(term.Safe(c))
+	}
+	return row
+}
+
+// csvNumber matches a decimal number as the CSV writes its figures: "-3.5", "1e+06".
+var csvNumber = regexp.MustCompile(`^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$`)
+
+// csvCell returns cell with a single quote before it where a spreadsheet would read it as
+// a formula (OWASP's rule against CSV injection): a cell that begins with =, +, -, @, a
+// tab or a carriage return, as a device name "=HYPERLINK(...)" from a report of another
+// machine would. A number ("-3.5", "+1e-05") is left as it is, a number, which no
+// spreadsheet runs.
+func csvCell(cell string) string {
+	if cell == "" || !strings.ContainsRune("=+-@\t\r", rune(cell[0])) || csvNumber.MatchString(cell) {
+		return cell
+	}
+	return "'" + cell
 }
 
 // csvFigures writes an op's figures as name=value pairs in name order, separated by
