@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/internal/boundedio"
 )
 
 // The compiled-code cache keeps NVRTC's output on disk, one file per compilation, named by
@@ -17,7 +18,8 @@ import (
 // temporary name in the cache directory and renamed into place, so that a reader, in this
 // process or another, sees either no entry or a whole one; two writers of one key write the
 // same bytes, and the last rename wins. Each entry holds a checksum of its contents: an
-// entry that is truncated, corrupt or unreadable is ignored, and the build that finds it
+// entry that is truncated, corrupt or unreadable, no regular file (a FIFO, a link to
+// /dev/zero) or larger than any build writes is ignored, and the build that finds it
 // compiles again and replaces it. Failures to write are not errors (the build succeeded);
 // PRISM_TRACE=1 reports hits, misses and failures on stderr.
 
@@ -108,6 +110,10 @@ func parseCacheEntry(b []byte) (kind byte, image []byte, err error) {
 	return kind, image, nil
 }
 
+// maxCacheEntryBytes bounds an entry read back: the header and the largest module image
+// the backend takes from NVRTC (maxImageBytes).
+const maxCacheEntryBytes = int64(len(cacheMagic)+1+sha256.Size) + maxImageBytes
+
 // cachePath returns the file of key in dir.
 func cachePath(dir, key string) string { return filepath.Join(dir, key+".bin") }
 
@@ -117,16 +123,19 @@ func cacheLoad(dir, key string) (kind byte, image []byte, ok bool) {
 	if dir == "" {
 		return 0, nil, false
 	}
-	b, err := os.ReadFile(cachePath(dir, key))
+	// Only a regular file, up to the largest entry a build writes: a FIFO or a link to
+	// /dev/zero in its place is passed over at once (the build compiles again and its
+	// store replaces it), neither a wait nor an unbounded read.
+	b, err := boundedio.ReadFile(cachePath(dir, key), maxCacheEntryBytes)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			tracef("cache: ignoring unreadable entry %s: %v", key[:16], err)
+			tracef("cache: ignoring unreadable entry %s, compiling again: %v", key[:16], err)
 		}
 		return 0, nil, false
 	}
 	kind, image, err = parseCacheEntry(b)
 	if err != nil {
-		tracef("cache: ignoring corrupt entry %s: %v", key[:16], err)
+		tracef("cache: ignoring corrupt entry %s, compiling again: %v", key[:16], err)
 		return 0, nil, false
 	}
 	return kind, image, true
