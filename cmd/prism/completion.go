@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -32,10 +33,64 @@ var discoverForCompletion = platform.Discover
 // deviceClasses are the classes --device takes besides IDs and backends.
 var deviceClasses = []string{"gpu", "accelerator", "cpu"}
 
+// completionShells are the shells 'prism completion' writes a script for (cobra's).
+var completionShells = []string{"bash", "zsh", "fish", "powershell"}
+
+// completionScripts write each shell's script, with or without descriptions.
+var completionScripts = map[string]func(root *cobra.Command, w io.Writer, desc bool) error{
+	"bash": func(root *cobra.Command, w io.Writer, desc bool) error { return root.GenBashCompletionV2(w, desc) },
+	"zsh": func(root *cobra.Command, w io.Writer, desc bool) error {
+		if desc {
+			return root.GenZshCompletion(w)
+		}
+		return root.GenZshCompletionNoDesc(w)
+	},
+	"fish": func(root *cobra.Command, w io.Writer, desc bool) error { return root.GenFishCompletion(w, desc) },
+	"powershell": func(root *cobra.Command, w io.Writer, desc bool) error {
+		if desc {
+			return root.GenPowerShellCompletionWithDesc(w)
+		}
+		return root.GenPowerShellCompletion(w)
+	},
+}
+
+// refuseOtherShells makes 'prism completion SHELL' for a shell it has no script for (tcsh)
+// a usage error (exit code 2) that lists the shells, where cobra's completion command,
+// which has no action of its own, printed its help and exited 0; without a shell it still
+// prints the help. cobra's command is added here rather than when the root runs, so its
+// scripts are written to the command's output when it runs, not to the one it had when
+// it was made.
+func refuseOtherShells(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" || c.Runnable() {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usageError{fmt.Errorf("completion: no script for the shell %q: prism completion takes %s", args[0], strings.Join(completionShells, ", "))}
+		}
+		for _, sub := range c.Commands() {
+			script, ok := completionScripts[sub.Name()]
+			if !ok {
+				continue
+			}
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				noDesc, _ := cmd.Flags().GetBool("no-descriptions")
+				return script(cmd.Root(), cmd.OutOrStdout(), !noDesc)
+			}
+		}
+	}
+}
+
 // addCompletions registers the completions of every command of root: those declared here
 // for the commands' arguments, and for every --ops and --device flag whatever command
-// declares it.
+// declares it; 'prism completion' refuses a shell it has no script for.
 func addCompletions(root *cobra.Command) {
+	refuseOtherShells(root)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		switch c.Name() {

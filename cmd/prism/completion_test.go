@@ -121,3 +121,28 @@ func TestCompleteDevicesTimeout(t *testing.T) {
 		t.Errorf("completion with a discovery that hangs: %q, want the classes and no ID", got)
 	}
 }
+
+// TestCompletionShells: 'prism completion tcsh' (a shell without a script) is a usage
+// error, exit code 2, that lists the shells; each listed shell writes its script, and
+// 'prism completion' alone prints the help.
+func TestCompletionShells(t *testing.T) {
+	_, err := execPrism(t, "completion", "tcsh")
+	if err == nil || !strings.Contains(err.Error(), `no script for the shell "tcsh": prism completion takes bash, zsh, fish, powershell`) {
+		t.Errorf("completion tcsh: %v", err)
+	}
+	if code := run(context.Background(), []string{"completion", "tcsh"}); code != exitUsage {
+		t.Errorf("completion tcsh: exit %d, want %d", code, exitUsage)
+	}
+	for _, sh := range completionShells {
+		for _, args := range [][]string{{"completion", sh}, {"completion", sh, "--no-descriptions"}} {
+			out, err := execPrism(t, args...)
+			if err != nil || !strings.Contains(out, "prism") || len(out) < 500 {
+				t.Errorf("%s: %v, %d bytes", strings.Join(args, " "), err, len(out))
+			}
+		}
+	}
+	out, err := execPrism(t, "completion")
+	if err != nil || !strings.Contains(out, "Usage:") {
+		t.Errorf("completion alone: %v\n%s", err, out)
+	}
+}
