@@ -117,25 +117,44 @@ type pool struct {
 }
 
 func newPool(d driver.Device) (*pool, error) {
-	p := &pool{on: true, drv: d, lists: map[int64][]*block{}}
-	switch v := strings.ToLower(strings.TrimSpace(os.Getenv("PRISM_POOL"))); v {
-	case "", "on", "1":
-	case "off", "0":
-		p.on = false
-	default:
-		return nil, fmt.Errorf("PRISM_POOL=%q: want on or off: %w", v, ErrInvalidArg)
+	on, limit, err := poolEnv()
+	if err != nil {
+		return nil, err
 	}
-	if v := os.Getenv("PRISM_POOL_LIMIT"); v != "" {
-		n, err := parseBytes(v)
-		if err != nil {
-			return nil, fmt.Errorf("PRISM_POOL_LIMIT: %w", err)
-		}
-		p.s.Limit = n
-	}
+	p := &pool{on: on, drv: d, lists: map[int64][]*block{}}
+	p.s.Limit = limit
 	if pa, ok := d.(driver.PoolAllocator); ok && p.on {
 		p.backing = pa
 	}
 	return p, nil
+}
+
+// poolEnv reads PRISM_POOL (on or off, 1 or 0; unset or empty is on) and PRISM_POOL_LIMIT
+// (a byte count; unset or empty is no limit). A value that is neither is an error naming
+// the variable and the value, wrapping ErrInvalidArg.
+func poolEnv() (on bool, limit int64, err error) {
+	switch v := os.Getenv("PRISM_POOL"); strings.ToLower(strings.TrimSpace(v)) {
+	case "", "on", "1":
+		on = true
+	case "off", "0":
+	default:
+		return false, 0, fmt.Errorf("engine: PRISM_POOL=%q: want on or off (1 or 0): %w", v, ErrInvalidArg)
+	}
+	if v := os.Getenv("PRISM_POOL_LIMIT"); v != "" {
+		if limit, err = parseBytes(v); err != nil {
+			return false, 0, fmt.Errorf("engine: PRISM_POOL_LIMIT: %w", err)
+		}
+	}
+	return on, limit, nil
+}
+
+// CheckEnv returns an error wrapping ErrInvalidArg, naming the variable and its value,
+// when an environment variable the engine reads holds a value Open would refuse:
+// PRISM_POOL (on or off) or PRISM_POOL_LIMIT (a byte count such as 8GiB). A command line
+// calls it before any device work, to report the mistake as one of usage.
+func CheckEnv() error {
+	_, _, err := poolEnv()
+	return err
 }
 
 // parseBytes reads a byte count: digits with an optional suffix K, M, G or T (powers of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -36,7 +37,8 @@ const (
 
 // DeviceLimits returns the limits of dev as it reports them, lowered by
 // PRISM_MAX_WORK_GROUP and PRISM_MAX_LOCAL_MEMORY (bytes) where they are set to a positive
-// integer.
+// integer. Any other value is ignored here (and said in the trace): CheckEnv reports it,
+// and the prism command refuses it before any device work.
 func DeviceLimits(dev *engine.Device) Limits {
 	info := dev.Info()
 	l := Limits{Device: dev, WorkGroup: info.MaxWorkGroupSize, ItemSizes: info.MaxWorkItemSizes, LocalBytes: info.LocalMemBytes}
@@ -54,13 +56,42 @@ func DeviceLimits(dev *engine.Device) Limits {
 	return l
 }
 
-// envLimit returns the positive integer in the environment variable name, or 0.
+// envLimit returns the positive integer in the environment variable name, or 0 where it
+// is unset, empty or not one (said in the trace).
 func envLimit(name string) int64 {
-	n, err := strconv.ParseInt(os.Getenv(name), 10, 64)
-	if err != nil || n <= 0 {
-		return 0
+	n, err := parseEnvLimit(name)
+	if err != nil {
+		engine.Tracef("%v: ignored", err)
 	}
 	return n
+}
+
+// parseEnvLimit returns the positive integer in the environment variable name, 0 where it
+// is unset or empty, and an error wrapping engine.ErrInvalidArg, naming the variable and
+// its value, where it holds anything else.
+func parseEnvLimit(name string) (int64, error) {
+	v := os.Getenv(name)
+	if strings.TrimSpace(v) == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("kernels: %s=%q: want a positive whole number (it lowers the limit every device reports): %w", name, v, engine.ErrInvalidArg)
+	}
+	return n, nil
+}
+
+// CheckEnv returns an error wrapping engine.ErrInvalidArg, naming the variable and its
+// value, when PRISM_MAX_WORK_GROUP or PRISM_MAX_LOCAL_MEMORY is set to anything but a
+// positive whole number: DeviceLimits would ignore it, and the limits the user meant to
+// lower would stay as the device reports them.
+func CheckEnv() error {
+	for _, name := range []string{EnvMaxWorkGroup, EnvMaxLocalBytes} {
+		if _, err := parseEnvLimit(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Group returns the work-group size a family uses under l: want, halved until l allows it

@@ -85,10 +85,11 @@ once.`,
 	}
 	root.SetVersionTemplate("{{.Version}}")
 	root.PersistentFlags().Bool("verbose", false, "say more: why a backend found no device, the kernels' implementation notes, and the trace (as PRISM_TRACE=1: the devices chosen, the builds, the drivers' compiler output)")
-	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if verbose(cmd) && os.Getenv("PRISM_TRACE") == "" {
 			os.Setenv("PRISM_TRACE", "1") // the backends read it when they trace
 		}
+		return checkEnvFirst(cmd) // env.go
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
