@@ -69,11 +69,13 @@ func (e *ArgError) Unwrap() error { return e.Err }
 func ParseArgs(specs []string, kernel string, seed uint64) ([]*Arg, error) {
 	var args []*Arg
 	names := map[string]int{}
+	var reserved int64 // host bytes of the buffers parsed so far
 	for i, spec := range specs {
-		a, err := ParseArg(i, spec, kernel, seed)
+		a, err := parseArg(i, spec, kernel, seed, reserved)
 		if err != nil {
 			return nil, &ArgError{i, spec, err}
 		}
+		reserved += int64(a.Len) * int64(a.Type.Size) * hostCopies(a.Kind)
 		if a.Saved() {
 			if j, ok := names[a.Name]; ok {
 				return nil, &ArgError{i, spec, fmt.Errorf("the name %s is taken by --arg %d", a.Name, j)}
@@ -99,7 +101,18 @@ func ParseArgs(specs []string, kernel string, seed uint64) ([]*Arg, error) {
 // (uniform in [-1, 1) for floats, integers in [-64, 64) or [0, 128) unsigned, from a
 // generator seeded by seed and i), a constant or FILE.npy, a NumPy array of TYPE with SIZE
 // elements. An output may be named, NAME=out:..., else it is KERNEL.argI.
+//
+// A buffer whose host copies (its initial values, and for an output the copy read back)
+// exceed the host's available memory is refused before any is made, an error wrapping
+// engine.ErrOutOfMemory that names the size and the limit; ParseArgs counts the buffers
+// before it too. A FILE.npy is checked against TYPE and SIZE, and against its own length,
+// before its data are read (ReadNPYFile).
 func ParseArg(i int, spec, kernel string, seed uint64) (*Arg, error) {
+	return parseArg(i, spec, kernel, seed, 0)
+}
+
+// parseArg is ParseArg with reserved bytes of host memory taken by the arguments before.
+func parseArg(i int, spec, kernel string, seed uint64, reserved int64) (*Arg, error) {
 	a := &Arg{Index: i, Spec: spec, Name: fmt.Sprintf("%s.arg%d", kernel, i)}
 	body := spec
 	if name, rest, ok := strings.Cut(spec, "="); ok && !strings.Contains(name, ":") {
@@ -176,6 +189,9 @@ func ParseArg(i int, spec, kernel string, seed uint64) (*Arg, error) {
 			return nil, fmt.Errorf("%d elements of %s: above 1 TiB", n, a.Type.Name)
 		}
 		a.Len = n
+		if err := checkHost(a.Kind, n, a.Type.Size, reserved); err != nil {
+			return nil, err
+		}
 		init := "zeros"
 		if len(fields) == 3 {
 			if a.Kind == Out {
@@ -240,15 +256,18 @@ func parseFloat(t kernels.Type, s string) (float64, error) {
 // random (from rng), a constant or a .npy file.
 func initValues(t kernels.Type, n int, init string, rng *rand.Rand) ([]byte, error) {
 	if strings.HasSuffix(strings.ToLower(init), ".npy") {
-		arr, err := ReadNPYFile(init)
+		// The type and the count are checked against the header, before the data are read.
+		arr, err := readNPYFile(init, func(h Array, elems int) error {
+			if h.Type.Name != t.Name {
+				return fmt.Errorf("holds %s (%s), not %s", h.Type.Name, descrOf(h.Type), t.Name)
+			}
+			if elems != n {
+				return fmt.Errorf("holds %d elements (shape %v), not %d", elems, h.Shape, n)
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
-		}
-		if arr.Type.Name != t.Name {
-			return nil, fmt.Errorf("%s holds %s (%s), not %s", init, arr.Type.Name, descrOf(arr.Type), t.Name)
-		}
-		if arr.Len() != n {
-			return nil, fmt.Errorf("%s holds %d elements (shape %v), not %d", init, arr.Len(), arr.Shape, n)
 		}
 		return arr.Data, nil
 	}

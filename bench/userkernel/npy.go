@@ -1,15 +1,16 @@
 package userkernel
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/internal/boundedio"
 	"github.com/prism-compute/prism/kernels"
 )
 
@@ -83,14 +84,29 @@ type Array struct {
 // Len returns the number of elements.
 func (a Array) Len() int { return len(a.Data) / a.Type.Size }
 
-// ReadNPYFile reads the .npy file at path (DecodeNPY).
-func ReadNPYFile(path string) (Array, error) {
-	f, err := os.Open(path)
+// maxNPYBytes is the largest .npy file read: the 1 TiB a buffer may hold and the largest
+// header.
+const maxNPYBytes = 1<<40 + 1<<20 + 12
+
+// ReadNPYFile reads the .npy file at path (DecodeNPY), a regular file only: a FIFO, a
+// device such as /dev/zero (or a link to one) or a directory is an error at once. The
+// header's shape and element type are checked against the file's length before the data
+// are read: a header that claims more (or fewer) elements than the file holds is an error
+// naming both, whatever it claims, never an allocation of what it claims.
+func ReadNPYFile(path string) (Array, error) { return readNPYFile(path, nil) }
+
+// readNPYFile is ReadNPYFile, with check called on the header (the type and shape of an
+// Array without data, and its number of elements) before the data are read.
+func readNPYFile(path string, check func(h Array, elems int) error) (Array, error) {
+	f, size, err := boundedio.Open(path)
 	if err != nil {
 		return Array{}, err
 	}
 	defer f.Close()
-	a, err := DecodeNPY(f)
+	if size > maxNPYBytes {
+		return Array{}, boundedio.TooLarge(path, size, maxNPYBytes)
+	}
+	a, err := decodeNPY(f, size, check)
 	if err != nil {
 		return Array{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -98,8 +114,14 @@ func ReadNPYFile(path string) (Array, error) {
 }
 
 // DecodeNPY reads a .npy file of format version 1, 2 or 3 holding little-endian integers or
-// floats of one of Types, in C order (or Fortran order in one dimension).
-func DecodeNPY(r io.Reader) (Array, error) {
+// floats of one of Types, in C order (or Fortran order in one dimension). The data are
+// read as they come, memory growing with what arrives: a header that claims more elements
+// than r holds is an error once r ends, never an allocation of what it claims.
+func DecodeNPY(r io.Reader) (Array, error) { return decodeNPY(r, -1, nil) }
+
+// decodeNPY is DecodeNPY of an input of size bytes in all (-1: not known), with check, where
+// not nil, called on the header before the data are read.
+func decodeNPY(r io.Reader, size int64, check func(h Array, elems int) error) (Array, error) {
 	var pre [8]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
 		return Array{}, fmt.Errorf("not a .npy file: %w", err)
@@ -107,30 +129,34 @@ func DecodeNPY(r io.Reader) (Array, error) {
 	if string(pre[:6]) != npyMagic {
 		return Array{}, errors.New("not a .npy file: no \\x93NUMPY magic")
 	}
-	var hlen int
+	var hlen, head int
 	switch pre[6] {
 	case 1:
 		var b [2]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
 			return Array{}, fmt.Errorf("truncated .npy header: %w", err)
 		}
-		hlen = int(binary.LittleEndian.Uint16(b[:]))
+		hlen, head = int(binary.LittleEndian.Uint16(b[:])), 10
 	case 2, 3:
 		var b [4]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
 			return Array{}, fmt.Errorf("truncated .npy header: %w", err)
 		}
-		hlen = int(binary.LittleEndian.Uint32(b[:]))
+		hlen, head = int(binary.LittleEndian.Uint32(b[:])), 12
 	default:
 		return Array{}, fmt.Errorf(".npy format version %d.%d: want 1.0, 2.0 or 3.0", pre[6], pre[7])
 	}
 	if hlen > 1<<20 {
 		return Array{}, fmt.Errorf(".npy header of %d bytes: too long", hlen)
 	}
+	if size >= 0 && int64(head+hlen) > size {
+		return Array{}, fmt.Errorf("truncated .npy header: it says %d bytes, the file holds %d after the first %d", hlen, size-int64(head), head)
+	}
 	hdr := make([]byte, hlen)
 	if _, err := io.ReadFull(r, hdr); err != nil {
 		return Array{}, fmt.Errorf("truncated .npy header: %w", err)
 	}
+	head += hlen
 	dict, err := parseNPYDict(strings.TrimSpace(string(hdr)))
 	if err != nil {
 		return Array{}, fmt.Errorf("bad .npy header %q: %w", strings.TrimSpace(string(hdr)), err)
@@ -150,7 +176,7 @@ func DecodeNPY(r io.Reader) (Array, error) {
 	n := 1
 	for _, d := range shape {
 		if d < 0 || d > bench.MaxSize || n > bench.MaxSize/max(d, 1) {
-			return Array{}, fmt.Errorf(".npy shape %v: too large", shape)
+			return Array{}, fmt.Errorf(".npy shape %v: more than %d elements", shape, bench.MaxSize)
 		}
 		n *= d
 	}
@@ -158,9 +184,32 @@ func DecodeNPY(r io.Reader) (Array, error) {
 		return Array{}, errors.New(".npy array in Fortran order: save it in C order (numpy.ascontiguousarray)")
 	}
 	a.Shape = shape
-	a.Data = make([]byte, n*a.Type.Size)
-	if _, err := io.ReadFull(r, a.Data); err != nil {
-		return Array{}, fmt.Errorf(".npy data: want %d bytes for shape %v: %w", len(a.Data), shape, err)
+	if check != nil {
+		if err := check(a, n); err != nil {
+			return Array{}, err
+		}
+	}
+	want := int64(n) * int64(a.Type.Size)
+	if size >= 0 && size-int64(head) != want {
+		return Array{}, fmt.Errorf(".npy shape %v of %s needs %d bytes of data; the file holds %d after its %d-byte header",
+			shape, a.Type.Name, want, size-int64(head), head)
+	}
+	if size >= 0 {
+		a.Data = make([]byte, want) // the file holds them: checked above
+		if _, err := io.ReadFull(r, a.Data); err != nil {
+			return Array{}, fmt.Errorf(".npy data: want %d bytes for shape %v: %w", want, shape, err)
+		}
+	} else {
+		// Of an input of unknown length, what arrives, up to what the header says.
+		var buf bytes.Buffer
+		got, err := io.CopyN(&buf, r, want)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return Array{}, fmt.Errorf(".npy data: %w", err)
+		}
+		if got != want {
+			return Array{}, fmt.Errorf(".npy data: want %d bytes for shape %v, the input holds %d", want, shape, got)
+		}
+		a.Data = buf.Bytes()
 	}
 	if k, _ := r.Read(make([]byte, 1)); k > 0 {
 		return Array{}, fmt.Errorf(".npy data: more than the %d bytes of shape %v", len(a.Data), shape)

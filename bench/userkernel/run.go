@@ -74,7 +74,9 @@ func fitError(err error) error {
 // the work-group size chosen; it holds what was done when the error is not nil. A build
 // error is an *engine.BuildError with the compiler's log in its message; a kernel the
 // program does not define wraps engine.ErrNotFound; arguments or a range that do not fit
-// the kernel give a *FitError.
+// the kernel, or a range the device cannot run (CheckRange), give a *FitError; buffers
+// the device cannot hold (CheckDevice) an *ArgError wrapping engine.ErrOutOfMemory,
+// before any is made.
 func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 	res := Result{Device: dev.ID(), Name: dev.Info().Name}
 	prog, err := dev.BuildSource(engine.Source{Text: l.Source, Name: filepath.Base(l.File)}, l.BuildOptions...)
@@ -94,6 +96,12 @@ func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 	r, err := k.Resolve(launchRange(l.Global, l.Local))
 	if err != nil {
 		return res, fitError(err)
+	}
+	if err := CheckRange(dev, r); err != nil {
+		return res, err
+	}
+	if err := CheckDevice(dev, l.Args); err != nil {
+		return res, err
 	}
 	res.Local = r.Local[:r.Dims]
 	q, err := dev.NewQueue()
