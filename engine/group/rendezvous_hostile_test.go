@@ -68,7 +68,9 @@ func bounded(t *testing.T, f func()) {
 	f()
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
-	if a := after.TotalAlloc - before.TotalAlloc; a > hostileBudget {
+	a := after.TotalAlloc - before.TotalAlloc
+	t.Logf("refused in %v, %d KiB allocated by the process meanwhile", took.Round(time.Microsecond), a>>10)
+	if a > hostileBudget {
 		t.Errorf("allocated %d MiB; want at most %d", a>>20, hostileBudget>>20)
 	}
 	if took > hostileTime {
