@@ -475,10 +475,17 @@ func checkDefine(d string) error {
 	if !isCIdentifier(name) {
 		return usageError{fmt.Errorf("-D %q: want NAME or NAME=VALUE, NAME a C identifier (letters, digits, _; not starting with a digit)", d)}
 	}
-	if i := strings.IndexFunc(value, func(r rune) bool { return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '\\' || !unicode.IsPrint(r) }); i >= 0 {
-		return usageError{fmt.Errorf("-D %q: the value holds %q, which the build options cannot carry (they are one string split at spaces): define that macro in the kernel file", d, value[i:i+utf8.RuneLen([]rune(value[i:])[0])])}
+	if i := strings.IndexFunc(value, notInOption); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(value[i:])
+		return usageError{fmt.Errorf("-D %q: the value holds %q, which the build options cannot carry (they are one string split at spaces): define that macro in the kernel file", d, r)}
 	}
 	return nil
+}
+
+// notInOption reports whether a build option's value cannot hold r: white space, quotes,
+// backslashes and what is not printable.
+func notInOption(r rune) bool {
+	return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '\\' || !unicode.IsPrint(r)
 }
 
 // isCIdentifier reports whether s is a C identifier.
