@@ -109,11 +109,7 @@ func testConcurrentWriters(t *testing.T, path string) {
 	if len(runs) != writers*writerRuns || len(hosts) != writers {
 		t.Errorf("the store holds %d runs of %d processes, want %d of %d", len(runs), len(hosts), writers*writerRuns, writers)
 	}
-	var samples int
-	if err := s.db.QueryRow("SELECT COUNT(*) FROM samples").Scan(&samples); err != nil {
-		t.Fatal(err)
-	}
-	if want := writers * writerRuns * 20 * 10; samples != want {
+	if want, samples := writers*writerRuns*20*10, countSamples(t, s); samples != want {
 		t.Errorf("the store holds %d samples, want %d", samples, want)
 	}
 	if err := s.Check(ctx); err != nil {

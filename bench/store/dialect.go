@@ -22,6 +22,8 @@ type dialect struct {
 	id string
 	// blob is the type of binary data.
 	blob string
+	// emptyBlob is the literal of an empty value of type blob.
+	emptyBlob string
 	// placeholder returns the marker of the n-th parameter (1-based); nil: ? as written.
 	placeholder func(n int) string
 	// hasTable is a query of one parameter, a table's name, counting the tables of that name.
@@ -33,9 +35,6 @@ type dialect struct {
 	// integrity runs the database's own checks and returns what they found wrong; nil
 	// where the database keeps its integrity itself.
 	integrity func(ctx context.Context, db *sql.DB) ([]string, error)
-	// joinText is the aggregate that joins the text of expr over a group's rows with
-	// commas, in no given order.
-	joinText func(expr string) string
 	// explain says in the user's terms what a database error means ("the database is
 	// locked by another writer"), or "" for errors it does not know.
 	explain func(err error, busy time.Duration) string
@@ -75,12 +74,12 @@ func (d *dialect) upsert(table string, cols ...string) string {
 
 // sqliteDialect is SQLite's, through github.com/mattn/go-sqlite3.
 var sqliteDialect = &dialect{
-	name:     "sqlite",
-	driver:   "sqlite3",
-	id:       "INTEGER PRIMARY KEY AUTOINCREMENT",
-	blob:     "BLOB",
-	hasTable: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-	joinText: func(expr string) string { return "GROUP_CONCAT(" + expr + ", ',')" },
+	name:      "sqlite",
+	driver:    "sqlite3",
+	id:        "INTEGER PRIMARY KEY AUTOINCREMENT",
+	blob:      "BLOB",
+	emptyBlob: "X''",
+	hasTable:  "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
 	integrity: func(ctx context.Context, db *sql.DB) ([]string, error) {
 		var problems []string
 		rows, err := db.QueryContext(ctx, "PRAGMA integrity_check")

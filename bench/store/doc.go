@@ -1,7 +1,8 @@
 // Package store keeps benchmark runs: every bench.Report recorded in a database, with its
-// devices, results and every sample in tables of their own for queries (Runs, History),
-// the device fingerprint that decides which runs may be compared, named baselines, and the
-// report itself, so that Export gives back exactly what Record was given.
+// devices and results in tables of their own for queries (Runs, History), each result
+// with every sample it took (in one compact value of its row: samples.go), the device
+// fingerprint that decides which runs may be compared, named baselines, and the report
+// itself, so that Export gives back exactly what Record was given.
 //
 // The database is a SQLite file (DefaultPath: $XDG_DATA_HOME/prism/results.db), in WAL
 // mode with a busy timeout, so that several processes of one host may record at once; or,

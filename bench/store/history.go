@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,9 +23,9 @@ type Series struct {
 	Variant string
 	// Size keeps the results of this size; 0: every size.
 	Size int
-	// Samples asks for every timing of each point (Point.Samples). Without it History
-	// reads each point's summary only (median, min, max, runs), in a fraction of the time
-	// over a long history.
+	// Samples asks for every timing of each point (Point.Samples), read with the point
+	// itself (they are kept in one value with their result). Without it History reads each
+	// point's summary only (median, min, max, runs).
 	Samples bool
 }
 
@@ -77,25 +77,32 @@ func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
 		where = append(where, "r.size = ?")
 		args = append(args, q.Size)
 	}
-	from := ` FROM results r JOIN runs ru ON ru.id = r.run_id LEFT JOIN devices d ON d.id = r.device_ref WHERE ` + strings.Join(where, " AND ")
-	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT r.id, ru.id, ru.started_ns, ru.vcs_commit, ru.host,
+	// The samples, where asked for, come with their result's row: one value per point
+	// (samples.go), read in the same pass.
+	samples := ", NULL"
+	if q.Samples {
+		samples = ", r.samples"
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT ru.id, ru.started_ns, ru.vcs_commit, ru.host,
 	COALESCE(d.device_id, r.group_devices), COALESCE(d.name, ''), COALESCE(d.backend, ''), COALESCE(d.fingerprint, ''),
-	r.variant, r.size, r.median_ns, r.min_ns, r.max_ns, r.runs, r.verified, r.mismatch, r.error, r.skipped, r.invalid`+from+`
+	r.variant, r.size, r.median_ns, r.min_ns, r.max_ns, r.runs, r.verified, r.mismatch, r.error, r.skipped, r.invalid`+samples+`
+	FROM results r JOIN runs ru ON ru.id = r.run_id LEFT JOIN devices d ON d.id = r.device_ref
+	WHERE `+strings.Join(where, " AND ")+`
 	ORDER BY ru.started_ns, ru.id, r.position`), args...)
 	if err != nil {
 		return nil, s.fail("reading a case's history", err)
 	}
+	defer rows.Close()
 	var out []Point
-	index := map[int64]int{}
 	for rows.Next() {
 		var p Point
-		var rid, started, median, minNS, maxNS int64
+		var started, median, minNS, maxNS int64
 		var verified, mismatch int
 		var errMsg, skipped, invalid string
-		if err := rows.Scan(&rid, &p.Run, &started, &p.Commit, &p.Host, &p.Device.ID, &p.Device.Name, &p.Device.Backend,
+		var blob sql.RawBytes // decoded before the next row
+		if err := rows.Scan(&p.Run, &started, &p.Commit, &p.Host, &p.Device.ID, &p.Device.Name, &p.Device.Backend,
 			&p.Device.Fingerprint, &p.Variant, &p.Size, &median, &minNS, &maxNS, &p.Runs, &verified, &mismatch,
-			&errMsg, &skipped, &invalid); err != nil {
-			rows.Close()
+			&errMsg, &skipped, &invalid, &blob); err != nil {
 			return nil, s.fail("reading a case's history", err)
 		}
 		p.Case, p.Date = name, fromNanos(started)
@@ -112,58 +119,15 @@ func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
 		case verified == 0:
 			p.Failed = "not verified"
 		}
-		index[rid] = len(out)
+		if p.Samples, err = decodeSamples(blob); err != nil {
+			return nil, fmt.Errorf("store: %s: run %d: the samples of %s: %w: %w", s.path, p.Run, name, err, ErrDamaged)
+		}
 		out = append(out, p)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, s.fail("reading a case's history", err)
 	}
-	if !q.Samples || len(out) == 0 {
-		return out, nil
-	}
-	// Every sample of the series in one pass, one row per result: "position:ns,..."
-	// (a row per sample costs more to step through than to parse).
-	rows, err = s.db.QueryContext(ctx, s.d.q(`SELECT s.result_id, `+s.d.joinText("s.position || ':' || s.ns")+` FROM samples s
-	WHERE s.result_id IN (SELECT r.id`+from+`) GROUP BY s.result_id`), args...)
-	if err != nil {
-		return nil, s.fail("reading a case's samples", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var rid int64
-		var list string
-		if err := rows.Scan(&rid, &list); err != nil {
-			return nil, s.fail("reading a case's samples", err)
-		}
-		i, ok := index[rid]
-		if !ok {
-			continue
-		}
-		if err := out[i].setSamples(list); err != nil {
-			return nil, fmt.Errorf("store: %s: run %d: the samples of %s: %w", s.path, out[i].Run, name, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("reading a case's samples", err)
-	}
 	return out, nil
-}
-
-// setSamples fills p.Samples from "position:ns,..." in any order.
-func (p *Point) setSamples(list string) error {
-	n := strings.Count(list, ",") + 1
-	p.Samples = make([]time.Duration, n)
-	for item := range strings.SplitSeq(list, ",") {
-		a, b, ok := strings.Cut(item, ":")
-		pos, err1 := strconv.Atoi(a)
-		ns, err2 := strconv.ParseInt(b, 10, 64)
-		if !ok || err1 != nil || err2 != nil || pos < 0 || pos >= n {
-			return fmt.Errorf("%w: sample %q of %d", ErrDamaged, item, n)
-		}
-		p.Samples[pos] = time.Duration(ns)
-	}
-	return nil
 }
 
 // oneCase returns the case recorded that c names: itself where a case has that name,

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prism-compute/prism/bench"
 )
@@ -113,7 +115,10 @@ func dumpTable(t *testing.T, db *sql.DB, table string, b *strings.Builder) {
 }
 
 // TestMigrate opens a store of every schema version (testdata/schema-vN.sql, and an
-// empty file, version 0): Open brings it to SchemaVersion, and what it held reads back.
+// empty file, version 0), on each backend: Open brings it to SchemaVersion, and what it
+// held reads back, every sample of every result value by value in its order. A fixture is
+// SQLite's; the PostgreSQL store of its version is made by that version's migrations and
+// the fixture's rows copied into it.
 func TestMigrate(t *testing.T) {
 	fixtures, err := filepath.Glob("testdata/schema-v*.sql")
 	if err != nil {
@@ -121,8 +126,7 @@ func TestMigrate(t *testing.T) {
 	}
 	versions := map[int]bool{}
 	for _, f := range fixtures {
-		v, _ := strconv.Atoi(regexp.MustCompile(`v(\d+)\.sql$`).FindStringSubmatch(f)[1])
-		versions[v] = true
+		versions[fixtureVersion(f)] = true
 	}
 	for v := 1; v <= SchemaVersion; v++ {
 		if !versions[v] {
@@ -135,52 +139,69 @@ func TestMigrate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Convert the samples a few results at a time, so that the fixtures' take several
+	// pages.
+	defer func(n int) { convertPage = n }(convertPage)
+	convertPage = 3
 	ctx := context.Background()
 	for _, f := range fixtures {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			script, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(t.TempDir(), "old.db")
-			db, err := sql.Open("sqlite3", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec(string(script)); err != nil {
-				t.Fatalf("loading %s: %v", f, err)
-			}
-			db.Close()
-			s, err := Open(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			if v, err := s.version(ctx, s.db); err != nil || v != SchemaVersion {
-				t.Errorf("after Open the store is at version %d (%v), want %d", v, err, SchemaVersion)
-			}
-			if err := s.Check(ctx); err != nil {
-				t.Error(err)
-			}
-			for i, w := range want {
-				got, err := s.Export(ctx, RunID(i+1))
+			eachBackend(t, func(t *testing.T, b backend) {
+				dsn, before := loadFixture(t, f, b)
+				n := 0
+				for _, ss := range before {
+					n += len(ss)
+				}
+				if n < 20 {
+					t.Fatalf("the fixture holds %d samples; want at least 20 to check", n)
+				}
+				s, err := Open(ctx, dsn)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(got, w) {
-					t.Errorf("run %d differs from %s", i+1, fixtureReports[i])
+				defer s.Close()
+				if v, err := s.version(ctx, s.db); err != nil || v != SchemaVersion {
+					t.Errorf("after Open the store is at version %d (%v), want %d", v, err, SchemaVersion)
 				}
-			}
-			if id, err := s.Resolve(ctx, "main"); err != nil || id != 1 {
-				t.Errorf("baseline main = %d, %v; want run 1", id, err)
-			}
-			if pts, err := s.History(ctx, Series{Case: want[0].Devices[0].Results[0].Case}); err != nil || len(pts) == 0 {
-				t.Errorf("History of the fixture's first case: %d points, %v", len(pts), err)
-			}
-			// Recording goes on from the old runs.
-			if id, err := s.Record(ctx, want[0]); err != nil || id != 3 {
-				t.Errorf("Record after migrating = %d, %v; want run 3", id, err)
-			}
+				if err := s.Check(ctx); err != nil {
+					t.Error(err)
+				}
+				// Every result's samples are the fixture's, in their order.
+				after := storedSamples(t, s)
+				if !reflect.DeepEqual(after, before) {
+					t.Errorf("the samples after migrating differ from the fixture's:\n%v\nwant\n%v", after, before)
+				}
+				for i, w := range want {
+					got, err := s.Export(ctx, RunID(i+1))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, w) {
+						t.Errorf("run %d differs from %s", i+1, fixtureReports[i])
+					}
+					if got, w := runSamples(t, s, RunID(i+1)), reportSamples(w); !reflect.DeepEqual(got, w) {
+						t.Errorf("run %d: the samples of its results are %v, %s's %v", i+1, got, fixtureReports[i], w)
+					}
+				}
+				if id, err := s.Resolve(ctx, "main"); err != nil || id != 1 {
+					t.Errorf("baseline main = %d, %v; want run 1", id, err)
+				}
+				first := want[0].Devices[0].Results[0]
+				pts, err := s.History(ctx, Series{Case: first.Case, Samples: true})
+				if err != nil || len(pts) == 0 {
+					t.Fatalf("History of the fixture's first case: %d points, %v", len(pts), err)
+				}
+				if len(first.Stats.Samples) == 0 || !slices.Equal(pts[0].Samples, first.Stats.Samples) {
+					t.Errorf("History of %s: samples %v, the report's %v", first.Case, pts[0].Samples, first.Stats.Samples)
+				}
+				// Recording goes on from the old runs.
+				if id, err := s.Record(ctx, want[0]); err != nil || id != 3 {
+					t.Errorf("Record after migrating = %d, %v; want run 3", id, err)
+				}
+				if err := s.Check(ctx); err != nil {
+					t.Error(err)
+				}
+			})
 		})
 	}
 	// A new PostgreSQL database is a store of version 0 (its first version is
@@ -235,4 +256,149 @@ func TestNewerSchemaRefused(t *testing.T) {
 			t.Errorf("Open of a newer store = %v; want ErrSchemaNewer naming %s and saying %q", err, name, want)
 		}
 	})
+}
+
+// fixtureVersion is the schema version of the fixture testdata/schema-vN.sql.
+func fixtureVersion(f string) int {
+	v, _ := strconv.Atoi(regexp.MustCompile(`v(\d+)\.sql$`).FindStringSubmatch(f)[1])
+	return v
+}
+
+// loadFixture makes a store of b from the fixture f and returns its DSN and the samples of
+// each of its results by ID, as that version of the schema keeps them.
+func loadFixture(t *testing.T, f string, b backend) (string, map[int64][]time.Duration) {
+	t.Helper()
+	script, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	src, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if _, err := src.Exec(string(script)); err != nil {
+		t.Fatalf("loading %s: %v", f, err)
+	}
+	v := fixtureVersion(f)
+	before := fixtureSamples(t, src, v)
+	if b.name == "sqlite" {
+		return path, before
+	}
+	dsn := b.dsn(t)
+	copyStore(t, src, dsn, v)
+	return dsn, before
+}
+
+// fixtureSamples returns the samples of each result of a store of schema version v, by
+// result ID, in their order: from the table samples (version 1) or results.samples.
+func fixtureSamples(t *testing.T, db *sql.DB, v int) map[int64][]time.Duration {
+	t.Helper()
+	out := map[int64][]time.Duration{}
+	q := "SELECT id, samples FROM results"
+	if v == 1 {
+		q = "SELECT r.id, s.ns FROM results r LEFT JOIN samples s ON s.result_id = r.id ORDER BY r.id, s.position"
+	}
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if v == 1 {
+			var ns sql.NullInt64
+			if err := rows.Scan(&id, &ns); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := out[id]; !ok {
+				out[id] = nil
+			}
+			if ns.Valid {
+				out[id] = append(out[id], time.Duration(ns.Int64))
+			}
+			continue
+		}
+		var blob []byte
+		if err := rows.Scan(&id, &blob); err != nil {
+			t.Fatal(err)
+		}
+		if out[id], err = decodeSamples(blob); err != nil {
+			t.Fatalf("result %d: %v", id, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// copyStore makes the PostgreSQL store at dsn a copy of the SQLite store src of schema
+// version v: the schema as that version's migrations create it in PostgreSQL, and every
+// row of src, its identities going on from src's.
+func copyStore(t *testing.T, src *sql.DB, dsn string, v int) {
+	t.Helper()
+	ctx := context.Background()
+	dst, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	tx, err := dst.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	d := postgresDialect
+	if _, err := tx.Exec("CREATE TABLE schema_version (version INTEGER NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:v] {
+		if err := m.apply(ctx, tx, d); err != nil {
+			t.Fatalf("migration to version %d: %v", m.version, err)
+		}
+	}
+	tables := []string{"schema_version", "runs", "devices", "results", "baselines"}
+	if v == 1 {
+		tables = append(tables, "samples")
+	}
+	for _, table := range tables {
+		rows, err := src.Query("SELECT * FROM " + table + " ORDER BY 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		var all [][]any
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, vals)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		insert := d.q(fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "),
+			strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")))
+		for _, vals := range all {
+			if _, err := tx.Exec(insert, vals...); err != nil {
+				t.Fatalf("copying a row of %s: %v", table, err)
+			}
+		}
+		if len(cols) > 0 && cols[0] == "id" && len(all) > 0 {
+			if _, err := tx.Exec("SELECT setval(pg_get_serial_sequence('" + table + "', 'id'), (SELECT MAX(id) FROM " + table + "))"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -106,6 +106,7 @@ func testHistory(t *testing.T, s *Store) {
 	ctx := context.Background()
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var ids []RunID
+	var recorded [][]time.Duration
 	for i, c := range []string{"aaaa1111", "bbbb2222", "cccc3333"} {
 		r := synthetic("h", c, "cpu", base.Add(time.Duration(i)*time.Hour), 3, 4+i)
 		// triad slows down by 10% per run
@@ -114,6 +115,7 @@ func testHistory(t *testing.T, s *Store) {
 			res.Stats.Samples[j] = res.Stats.Samples[j] * time.Duration(10+i) / 10
 		}
 		res.Stats = bench.Summarize(res.Stats.Samples)
+		recorded = append(recorded, res.Stats.Samples)
 		id, err := s.Record(ctx, r)
 		if err != nil {
 			t.Fatal(err)
@@ -141,6 +143,9 @@ func testHistory(t *testing.T, s *Store) {
 		}
 		if p.Min > p.Median || p.Max < p.Median || !slices.IsSorted([]time.Duration{p.Min, p.Median, p.Max}) {
 			t.Errorf("point %d: min %v, median %v, max %v", i, p.Min, p.Median, p.Max)
+		}
+		if !slices.Equal(p.Samples, recorded[i]) {
+			t.Errorf("point %d: samples %v, recorded %v (in that order)", i, p.Samples, recorded[i])
 		}
 		if want := bench.Summarize(p.Samples); want.Median != p.Median {
 			t.Errorf("point %d: the samples' median is %v, the point's %v", i, want.Median, p.Median)

@@ -28,10 +28,6 @@ const (
 	kindCollective = "collective" // a collective across devices (Report.Collectives)
 )
 
-// sampleRows is the most samples one INSERT writes (three parameters each: far below
-// SQLite's and PostgreSQL's limits).
-const sampleRows = 200
-
 // Record stores the report as one run, in one transaction: all of it or, on any error,
 // nothing. An interrupted run (Report.Interrupted) is kept and marked. The report itself
 // is kept too, so that Export gives it back as it was.
@@ -131,11 +127,10 @@ func Fingerprint(r *bench.Report, d *bench.DeviceReport) string {
 
 // writer records one run in a transaction.
 type writer struct {
-	s       *Store
-	tx      *sql.Tx
-	ctx     context.Context
-	result  *sql.Stmt
-	samples map[int]*sql.Stmt // by rows
+	s      *Store
+	tx     *sql.Tx
+	ctx    context.Context
+	result *sql.Stmt
 }
 
 // run inserts the run, its devices and its results.
@@ -159,17 +154,11 @@ func (w *writer) run(r *bench.Report, blob []byte) (RunID, error) {
 	}
 	if w.result, err = w.tx.PrepareContext(w.ctx, d.q(`INSERT INTO results (run_id, device_ref, position, kind, baseline_of,
 	case_name, family, type, variant, requested, vendor_library, size, shape, group_devices,
-	median_ns, min_ns, max_ns, runs, sample_count, gbs, gflops, fraction, bound, verified, mismatch, error, skipped, invalid)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)); err != nil {
+	median_ns, min_ns, max_ns, runs, sample_count, gbs, gflops, fraction, bound, verified, mismatch, error, skipped, invalid, samples)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)); err != nil {
 		return 0, err
 	}
 	defer w.result.Close()
-	w.samples = map[int]*sql.Stmt{}
-	defer func() {
-		for _, st := range w.samples {
-			st.Close()
-		}
-	}()
 	pos := 0
 	for i := range r.Devices {
 		dr := &r.Devices[i]
@@ -219,7 +208,7 @@ func (w *writer) run(r *bench.Report, blob []byte) (RunID, error) {
 	return RunID(id), nil
 }
 
-// caseRow inserts one result of a device, and its samples.
+// caseRow inserts one result of a device, with its samples.
 func (w *writer) caseRow(run, dev int64, pos int, kind string, baselineOf any, res *bench.Result) (int64, error) {
 	family, typ := res.Family, res.Type
 	var id int64
@@ -227,11 +216,8 @@ func (w *writer) caseRow(run, dev int64, pos int, kind string, baselineOf any, r
 		res.Case, family, typ, res.Variant, res.Requested, boolInt(res.VendorLibrary), res.Size, res.Shape, "",
 		int64(res.Stats.Median), int64(res.Stats.Min), int64(res.Stats.Max), res.Stats.Runs, len(res.Stats.Samples),
 		finite(res.GBs), finite(res.GFLOPs), finite(res.Fraction), res.Bound, boolInt(res.Verified), boolInt(res.Mismatch),
-		res.Err, res.Skipped, res.Invalid).Scan(&id)
-	if err != nil {
-		return 0, err
-	}
-	return id, w.insertSamples(id, res.Stats.Samples)
+		res.Err, res.Skipped, res.Invalid, encodeSamples(res.Stats.Samples)).Scan(&id)
+	return id, err
 }
 
 // groupRow is a split or a collective, as a row of results.
@@ -245,7 +231,7 @@ type groupRow struct {
 	err                        string
 }
 
-// groupRow inserts a split or collective and its samples.
+// groupRow inserts a split or collective, with its samples.
 func (w *writer) groupRow(run int64, pos int, g groupRow) error {
 	family, typ := "", ""
 	if parts := strings.Split(g.name, "/"); len(parts) == 3 {
@@ -255,44 +241,8 @@ func (w *writer) groupRow(run int64, pos int, g groupRow) error {
 	err := w.result.QueryRowContext(w.ctx, run, nil, pos, g.kind, nil,
 		g.name, family, typ, g.variant, "", 0, g.size, g.shape, strings.Join(g.devices, ","),
 		int64(g.stats.Median), int64(g.stats.Min), int64(g.stats.Max), g.stats.Runs, len(g.stats.Samples),
-		finite(g.gbs), finite(g.gflops), 0.0, "", boolInt(g.verified), 0, g.err, "", "").Scan(&id)
-	if err != nil {
-		return err
-	}
-	return w.insertSamples(id, g.stats.Samples)
-}
-
-// insertSamples inserts the samples of result id, sampleRows to a statement.
-func (w *writer) insertSamples(id int64, samples []time.Duration) error {
-	for start := 0; start < len(samples); start += sampleRows {
-		chunk := samples[start:min(start+sampleRows, len(samples))]
-		st, err := w.samplesStmt(len(chunk))
-		if err != nil {
-			return err
-		}
-		args := make([]any, 0, 3*len(chunk))
-		for i, ns := range chunk {
-			args = append(args, id, start+i, int64(ns))
-		}
-		if _, err := st.ExecContext(w.ctx, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// samplesStmt returns the prepared INSERT of n samples.
-func (w *writer) samplesStmt(n int) (*sql.Stmt, error) {
-	if st, ok := w.samples[n]; ok {
-		return st, nil
-	}
-	q := "INSERT INTO samples (result_id, position, ns) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
-	st, err := w.tx.PrepareContext(w.ctx, w.s.d.q(q))
-	if err != nil {
-		return nil, err
-	}
-	w.samples[n] = st
-	return st, nil
+		finite(g.gbs), finite(g.gflops), 0.0, "", boolInt(g.verified), 0, g.err, "", "", encodeSamples(g.stats.Samples)).Scan(&id)
+	return err
 }
 
 // boolInt is a boolean as the store keeps it: 1 or 0 (an INTEGER in every dialect).

@@ -5,13 +5,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
-// migration is one step of the schema: the statements that take a store of the version
-// before it to version.
+// migration is one step of the schema: what takes a store of the version before it to
+// version, run in the migration's one transaction in this order: the statements of steps,
+// then convert where set (what SQL alone cannot do in every dialect, such as re-encoding
+// data in Go), then the statements of after where set.
 type migration struct {
 	version int
 	steps   func(d *dialect) []string
+	convert func(ctx context.Context, tx *sql.Tx, d *dialect) error
+	after   func(d *dialect) []string
 }
 
 // migrations are the schema's versions in order; SchemaVersion is the last. A new version
@@ -19,6 +24,29 @@ type migration struct {
 // testdata/schema-vN.sql of the version before it, which TestMigrate opens.
 var migrations = []migration{
 	{version: 1, steps: schemaV1},
+	{version: 2, steps: schemaV2, convert: samplesIntoResults, after: schemaV2After},
+}
+
+// apply runs the migration in tx.
+func (m migration) apply(ctx context.Context, tx *sql.Tx, d *dialect) error {
+	for _, st := range m.steps(d) {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return err
+		}
+	}
+	if m.convert != nil {
+		if err := m.convert(ctx, tx, d); err != nil {
+			return err
+		}
+	}
+	if m.after != nil {
+		for _, st := range m.after(d) {
+			if _, err := tx.ExecContext(ctx, st); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // SchemaVersion is the version of the store's tables that this package writes.
@@ -115,6 +143,87 @@ func schemaV1(d *dialect) []string {
 	}
 }
 
+// schemaV2 keeps each result's samples in a column of results (samples.go says how they
+// are encoded, and why) instead of a row per sample in the table samples: reading a case's
+// history with its samples then reads one row per result. The column is added at the end
+// of results, after the columns that every other query reads.
+func schemaV2(d *dialect) []string {
+	return []string{
+		`ALTER TABLE results ADD COLUMN samples ` + d.blob + ` NOT NULL DEFAULT ` + d.emptyBlob,
+	}
+}
+
+// schemaV2After drops the table samples, whose rows samplesIntoResults has moved into
+// results.samples: nothing reads it any more, and a table left empty would only be a
+// place for a stale writer's rows to go unseen.
+func schemaV2After(*dialect) []string {
+	return []string{`DROP TABLE samples`}
+}
+
+// convertPage is how many results samplesIntoResults converts at a time (a variable so
+// that the tests convert a fixture over several pages).
+var convertPage = 1000
+
+// samplesIntoResults moves the rows of samples into the encoded results.samples of their
+// result, in the order of their position, convertPage results at a time (one query's rows
+// are read to their end before the updates run, as a PostgreSQL connection requires). A
+// result whose sample rows had gaps in their positions keeps its samples in order, and
+// Check then finds that their number differs from the one recorded; rows of a result that
+// no longer exists (a store whose foreign keys were broken) have nothing to go to.
+func samplesIntoResults(ctx context.Context, tx *sql.Tx, d *dialect) error {
+	update, err := tx.PrepareContext(ctx, d.q("UPDATE results SET samples = ? WHERE id = ?"))
+	if err != nil {
+		return err
+	}
+	defer update.Close()
+	var last int64
+	for {
+		var ids []int64
+		rows, err := tx.QueryContext(ctx, d.q("SELECT DISTINCT result_id FROM samples WHERE result_id > ? ORDER BY result_id LIMIT ?"), last, convertPage)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		lists := make(map[int64][]time.Duration, len(ids))
+		rows, err = tx.QueryContext(ctx, d.q("SELECT result_id, ns FROM samples WHERE result_id >= ? AND result_id <= ? ORDER BY result_id, position"), ids[0], ids[len(ids)-1])
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id, ns int64
+			if err := rows.Scan(&id, &ns); err != nil {
+				rows.Close()
+				return err
+			}
+			lists[id] = append(lists[id], time.Duration(ns))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := update.ExecContext(ctx, encodeSamples(lists[id]), id); err != nil {
+				return err
+			}
+		}
+		last = ids[len(ids)-1]
+	}
+}
+
 // ErrSchemaNewer is wrapped by Open's error for a store written by a newer Prism, whose
 // schema this one does not know.
 var ErrSchemaNewer = errors.New("the store's schema is newer than this prism's")
@@ -174,10 +283,8 @@ func (s *Store) migrate(ctx context.Context) error {
 		if m.version <= v {
 			continue
 		}
-		for _, st := range m.steps(s.d) {
-			if _, err := tx.ExecContext(ctx, st); err != nil {
-				return s.fail(fmt.Sprintf("migrating from schema version %d to %d", v, m.version), err)
-			}
+		if err := m.apply(ctx, tx, s.d); err != nil {
+			return s.fail(fmt.Sprintf("migrating from schema version %d to %d", v, m.version), err)
 		}
 	}
 	if v != SchemaVersion {

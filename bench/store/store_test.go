@@ -121,13 +121,70 @@ func testRoundTrip(t *testing.T, s *Store, reps map[string]*bench.Report) {
 			want += len(c.Stats.Samples)
 		}
 	}
-	var got int
-	if err := s.db.QueryRow("SELECT COUNT(*) FROM samples").Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if got != want || want == 0 {
+	if got := countSamples(t, s); got != want || want == 0 {
 		t.Errorf("the store holds %d samples, the reports %d", got, want)
 	}
+	// Each result's samples are its report's, value by value in the order taken.
+	for p, id := range ids {
+		got := runSamples(t, s, id)
+		if want := reportSamples(reps[p]); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the run's samples are %v, the report's %v", p, got, want)
+		}
+	}
+}
+
+// reportSamples returns the samples of each result of r in the order Record stores them
+// (each device's cases, a case's vendor run after it, the splits, the collectives); nil
+// for a result without samples.
+func reportSamples(r *bench.Report) [][]time.Duration {
+	var out [][]time.Duration
+	add := func(ss []time.Duration) {
+		if len(ss) == 0 {
+			ss = nil
+		}
+		out = append(out, ss)
+	}
+	for _, d := range r.Devices {
+		for _, res := range d.Results {
+			add(res.Stats.Samples)
+			if res.Vendor != nil {
+				add(res.Vendor.Stats.Samples)
+			}
+		}
+	}
+	for _, sp := range r.Splits {
+		add(sp.Stats.Samples)
+	}
+	for _, c := range r.Collectives {
+		add(c.Stats.Samples)
+	}
+	return out
+}
+
+// runSamples returns the samples of each result of the run, in the order of the results.
+func runSamples(t testing.TB, s *Store, id RunID) [][]time.Duration {
+	t.Helper()
+	rows, err := s.db.Query(s.d.q("SELECT samples FROM results WHERE run_id = ? ORDER BY position"), int64(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][]time.Duration
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		ss, err := decodeSamples(b)
+		if err != nil {
+			t.Fatalf("run %d: %v", id, err)
+		}
+		out = append(out, ss)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestRecordMadeReport records a report made here, with what reports read from files
@@ -219,7 +276,7 @@ func testRecordAllOrNothing(t *testing.T, s *Store) {
 	if _, err := s.Record(ctx, synthetic("h", "c", "cpu", time.Now(), 10, 10)); err == nil {
 		t.Fatal("Record with a cancelled context succeeded")
 	}
-	for _, table := range []string{"runs", "devices", "results", "samples"} {
+	for _, table := range []string{"runs", "devices", "results"} {
 		var n int
 		if err := s.db.QueryRow("SELECT COUNT(*) FROM " + table).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -263,11 +320,12 @@ func testCheckFindsDamage(t *testing.T, s *Store) {
 	if err := s.Check(ctx); err != nil {
 		t.Fatalf("Check of a sound store: %v", err)
 	}
-	if _, err := s.db.Exec("DELETE FROM samples WHERE position = 3"); err != nil {
+	// A result whose sample count says 5 where its samples and runs are 4.
+	if _, err := s.db.Exec("UPDATE results SET sample_count = 5 WHERE case_name = 'stream/copy/float32'"); err != nil {
 		t.Fatal(err)
 	}
 	err := s.Check(ctx)
-	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "3 samples stored, 4 recorded") || !strings.Contains(err.Error(), s.Path()) {
-		t.Errorf("Check after samples were deleted = %v, want ErrDamaged naming the store and the samples missing", err)
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "4 samples stored, 5 recorded, 4 runs") || !strings.Contains(err.Error(), s.Path()) {
+		t.Errorf("Check after a sample count was changed = %v, want ErrDamaged naming the store and the counts that differ", err)
 	}
 }
