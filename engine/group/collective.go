@@ -112,6 +112,9 @@ func collective[T CollectiveScalar](ctx context.Context, g *Group, kind driver.C
 		}
 		return nil
 	}
+	if g.mpi != nil {
+		return stagedMPI(ctx, g, kind, qs, send, recv, op, root, count)
+	}
 	return staged(ctx, g, kind, qs, send, recv, op, root, count)
 }
 

@@ -266,6 +266,12 @@ func (g *Group) Barrier(ctx context.Context) error {
 	if g.closed {
 		return fmt.Errorf("group: barrier: group: %w", engine.ErrClosed)
 	}
+	if g.mpi != nil {
+		if err := g.mpi.Barrier(); err != nil {
+			return fmt.Errorf("group: barrier over %s: %w", g.mpi.Library().Name, err)
+		}
+		return nil
+	}
 	if g.net == nil {
 		return nil
 	}

@@ -31,7 +31,12 @@ type Group struct {
 	lib  engine.Library
 	why  string // why the collectives are staged through the host
 
-	net *peers // the other processes; nil when the group is this process's alone
+	net *peers // the other processes over Prism's TCP frames; nil when the group is this process's alone or meets through MPI
+
+	mpi      Transport               // the other processes through MPI; nil when not
+	counts   []int                   // ranks of each process (through MPI)
+	stages   [][stageSlots]hostStage // host buffers of each device (staged through MPI)
+	fallback string                  // why the processes talk over Prism's TCP frames rather than MPI
 
 	panics panics // the first panic recovered in the group's goroutines
 
@@ -230,6 +235,10 @@ func (g *Group) Close() error {
 	}
 	if g.net != nil {
 		errs = append(errs, g.net.close())
+	}
+	g.closeStages()
+	if g.mpi != nil {
+		errs = append(errs, releaseTransport())
 	}
 	return errors.Join(errs...)
 }

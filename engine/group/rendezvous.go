@@ -44,6 +44,11 @@ type Rendezvous struct {
 	// least MinTokenBytes long; it may be empty only where Addr is a loopback address.
 	// Processes prove it to each other without sending it.
 	Token string
+	// MPI names the variable by which an MPI launcher (mpirun, mpiexec, srun --mpi) said
+	// this process's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK); "" for a TCP
+	// rendezvous. The processes then meet through MPI, and Addr, which may be empty, is
+	// the TCP rendezvous they fall back to where no MPI loads. Size may be 0: MPI's.
+	MPI string
 }
 
 // MinTokenBytes is the shortest rendezvous token accepted.
@@ -52,8 +57,16 @@ const MinTokenBytes = 16
 // TokenEnv is the environment variable that holds the rendezvous token.
 const TokenEnv = "PRISM_RENDEZVOUS_TOKEN"
 
-// String returns "tcp://host:port rank R of S" (never the token).
+// String returns "tcp://host:port rank R of S", or "mpi (OMPI_COMM_WORLD_RANK) rank R of
+// S" (never the token).
 func (r Rendezvous) String() string {
+	if r.MPI != "" {
+		s := fmt.Sprintf("mpi (%s) rank %d of %d", r.MPI, r.Rank, r.Size)
+		if r.Addr != "" {
+			s += ", else tcp://" + r.Addr
+		}
+		return s
+	}
 	return fmt.Sprintf("tcp://%s rank %d of %d", r.Addr, r.Rank, r.Size)
 }
 
@@ -61,7 +74,11 @@ func (r Rendezvous) String() string {
 func (r Rendezvous) GoString() string { return r.String() }
 
 // RendezvousFromEnv reads the rendezvous of this process from its environment, in this
-// order: PRISM_RENDEZVOUS=tcp://host:port with PRISM_RANK and PRISM_WORLD_SIZE; the
+// order: PRISM_RENDEZVOUS=tcp://host:port with PRISM_RANK and PRISM_WORLD_SIZE; an MPI
+// launcher's (Open MPI's OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE, PMI_RANK and
+// PMI_SIZE of MPICH's Hydra and srun --mpi=pmi2, PMIX_RANK of srun --mpi=pmix with
+// SLURM_NTASKS): the processes meet through MPI, with PRISM_RENDEZVOUS or MASTER_ADDR and
+// MASTER_PORT, where set, as the TCP fallback; the
 // variables torchrun-style launchers set (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE);
 // Slurm's (SLURM_PROCID, SLURM_NTASKS) with the address from PRISM_RENDEZVOUS or
 // MASTER_ADDR and MASTER_PORT. The token is PRISM_RENDEZVOUS_TOKEN's. ok is false when
@@ -85,6 +102,11 @@ func RendezvousFromEnv() (r Rendezvous, ok bool, err error) {
 			return r, false, fmt.Errorf("group: MASTER_PORT=%q: %w", p, err)
 		}
 		addr = net.JoinHostPort(h, p)
+	}
+	if get("PRISM_RANK") == "" && get("PRISM_WORLD_SIZE") == "" {
+		if r, ok, err := mpiFromEnv(addr); ok || err != nil {
+			return r, ok, err
+		}
 	}
 	pairs := [][2]string{{"PRISM_RANK", "PRISM_WORLD_SIZE"}, {"RANK", "WORLD_SIZE"}, {"SLURM_PROCID", "SLURM_NTASKS"}}
 	for _, p := range pairs {
@@ -115,6 +137,55 @@ func RendezvousFromEnv() (r Rendezvous, ok bool, err error) {
 	return r, false, nil
 }
 
+// mpiLaunchers are the variables by which MPI launchers give a process its rank, each with
+// the variable of the number of processes, tried in order ("" where the launcher sets
+// none: then the first of sizeVars that is set, else MPI's own size).
+var mpiLaunchers = [][2]string{{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}, {"PMIX_RANK", ""}}
+
+// sizeVars give the number of processes where the launcher's own variable is not set.
+var sizeVars = []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}
+
+// mpiFromEnv reads the rendezvous of a process an MPI launcher started, with addr the TCP
+// fallback ("" for none); ok is false where no launcher's variable is set.
+func mpiFromEnv(addr string) (r Rendezvous, ok bool, err error) {
+	for _, l := range mpiLaunchers {
+		rv := os.Getenv(l[0])
+		if rv == "" {
+			continue
+		}
+		sizeVar, sv := l[1], ""
+		if sizeVar != "" {
+			sv = os.Getenv(sizeVar)
+		}
+		for _, n := range sizeVars {
+			if sv != "" {
+				break
+			}
+			sizeVar, sv = n, os.Getenv(n)
+		}
+		size, hi := 0, MaxProcesses-1
+		if sv != "" {
+			if size, err = parseCount(sizeVar, sv, 1, MaxProcesses); err != nil {
+				return r, false, err
+			}
+			hi = size - 1
+		}
+		rank, err := parseCount(l[0], rv, 0, hi)
+		if err != nil {
+			if sv != "" {
+				err = fmt.Errorf("%w (%s=%s)", err, sizeVar, sv)
+			}
+			return r, false, err
+		}
+		r = Rendezvous{Addr: addr, Rank: rank, Size: size, Token: os.Getenv(TokenEnv), MPI: l[0]}
+		if err := r.check(); err != nil {
+			return Rendezvous{}, false, err
+		}
+		return r, true, nil
+	}
+	return r, false, nil
+}
+
 // parseCount reads the environment variable name's value v, an integer from lo to hi.
 func parseCount(name, v string, lo, hi int) (int, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
@@ -134,8 +205,19 @@ func parsePort(v string) (int, error) {
 }
 
 // check validates a rendezvous of more than one process: its size and rank, its address,
-// and its token (required off loopback).
+// and its token (required off loopback). Through MPI, the size may be 0 (MPI's) and the
+// address is checked only where the processes fall back to it.
 func (r Rendezvous) check() error {
+	if r.MPI != "" {
+		hi := r.Size // 0: MPI's, at most MaxProcesses
+		if hi == 0 {
+			hi = MaxProcesses
+		}
+		if r.Size < 0 || r.Size > MaxProcesses || r.Rank < 0 || r.Rank >= hi {
+			return fmt.Errorf("group: rendezvous rank %d of %d: want a size from 1 to %d and a rank from 0 to the size minus 1: %w", r.Rank, r.Size, MaxProcesses, engine.ErrInvalidArg)
+		}
+		return nil
+	}
 	if r.Size < 1 || r.Size > MaxProcesses || r.Rank < 0 || r.Rank >= r.Size {
 		return fmt.Errorf("group: rendezvous rank %d of %d: want a size from 1 to %d and a rank from 0 to the size minus 1: %w", r.Rank, r.Size, MaxProcesses, engine.ErrInvalidArg)
 	}
@@ -177,10 +259,26 @@ func loopback(host string) bool {
 // (process 0 waits for the others to dial, refusing those that do not prove the token or
 // do not fit the group; the others dial until process 0 listens). A Rendezvous of one
 // process makes the same group New does.
+//
+// Where an MPI launcher started the processes (Rendezvous.MPI), they meet through MPI and
+// run their staged collectives through it (mpi.go); where no MPI loads, they fall back to
+// the TCP rendezvous at Addr, and Fallback says why. A TCP rendezvous stages its
+// collectives over Prism's own TCP frames, the fallback too.
 func Join(ctx context.Context, devs []*engine.Device, rv Rendezvous, o Options) (*Group, error) {
 	if err := rv.check(); err != nil {
 		return nil, err
 	}
+	if rv.Size == 1 {
+		return New(ctx, devs, o)
+	}
+	if rv.MPI != "" {
+		return joinLaunched(ctx, devs, rv, o)
+	}
+	return joinTCP(ctx, devs, rv, o, notLaunched)
+}
+
+// joinTCP joins through Prism's TCP rendezvous; fallback says why not through MPI.
+func joinTCP(ctx context.Context, devs []*engine.Device, rv Rendezvous, o Options, fallback string) (*Group, error) {
 	if rv.Size == 1 {
 		return New(ctx, devs, o)
 	}
@@ -207,7 +305,7 @@ func Join(ctx context.Context, devs []*engine.Device, rv Rendezvous, o Options) 
 	}
 	g.first, g.size = pl.First, pl.Ranks
 	if pl.ID == nil {
-		g.lib, g.why = hostStaged, pl.Why
+		g.lib, g.why, g.fallback = tcpFallback, pl.Why, fallback
 		return g, nil
 	}
 	if err := g.connect(ctx, pl.ID); err != nil {
@@ -306,11 +404,18 @@ func verify(token, role string, proof, challenge, nonce []byte) error {
 // checkHello checks what a process says in its hello against the group and the maxima,
 // before process 0 keeps anything of it.
 func checkHello(h hello, rv Rendezvous) error {
+	if h.Size == rv.Size && (h.Rank < 1 || h.Rank >= rv.Size) {
+		return fmt.Errorf("rank %d is out of range for %d processes", h.Rank, rv.Size)
+	}
+	return checkHelloBody(h, rv)
+}
+
+// checkHelloBody checks a hello's size, counts and lengths against the group and the
+// maxima (its rank is the caller's to check).
+func checkHelloBody(h hello, rv Rendezvous) error {
 	switch {
 	case h.Size != rv.Size:
 		return fmt.Errorf("process %d says the group has %d processes; process 0 says %d", h.Rank, h.Size, rv.Size)
-	case h.Rank < 1 || h.Rank >= rv.Size:
-		return fmt.Errorf("rank %d is out of range for %d processes", h.Rank, rv.Size)
 	case h.Devices < 1 || h.Devices > MaxProcessDevices:
 		return fmt.Errorf("process %d brings %d devices: want 1 to %d", h.Rank, h.Devices, MaxProcessDevices)
 	case len(h.Cards) != h.Devices:

@@ -1,0 +1,293 @@
+package group_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/prism-compute/prism/cl"
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/engine/group"
+	_ "github.com/prism-compute/prism/internal/mpi"
+)
+
+// Processes started by mpirun: the group meets through MPI and stages its collectives
+// through it. Each rank opens PoCL's device (opencl:0:0) and checks every collective
+// against a float64 reference of every rank's data, which each rank can make.
+
+// Variables that make this test binary one rank of a test.
+const (
+	mpiRankEnv    = "PRISM_TEST_MPI_RANK"    // TestMPIRank runs: the number of devices of the rank
+	mpiFallbackOK = "PRISM_TEST_MPI_NO_MPI"  // the rank expects the TCP fallback, not MPI
+	mpiWantLib    = "PRISM_TEST_MPI_LIBRARY" // the library name the group must report
+)
+
+// mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
+// under PRISM_REQUIRE=mpi.
+func mpirun(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("mpirun")
+	if err != nil {
+		enginetest.RequireOrSkip(t, "mpi", fmt.Errorf("no mpirun on PATH (Debian: apt-get install openmpi-bin): %w", engine.ErrUnavailable))
+	}
+	return p
+}
+
+// TestMPICollectives runs TestMPIRank as 2 and 4 processes under mpirun with one PoCL
+// device each, and as 2 processes with two handles on it each (4 ranks, the parts of a
+// process combined before MPI).
+func TestMPICollectives(t *testing.T) {
+	run := mpirun(t)
+	enginetest.DeviceIDs(t, "opencl")
+	for _, c := range []struct{ np, devs int }{{2, 1}, {4, 1}, {2, 2}} {
+		t.Run(fmt.Sprintf("%d processes of %d devices", c.np, c.devs), func(t *testing.T) {
+			cmd := exec.Command(run, "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(c.np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v")
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
+			}
+			if n := strings.Count(string(out), "--- PASS: TestMPIRank"); n != c.np {
+				t.Fatalf("%d of %d ranks passed:\n%s", n, c.np, out)
+			}
+			t.Logf("%s", grepLines(string(out), "through"))
+		})
+	}
+}
+
+// grepLines returns the lines of s that hold w.
+func grepLines(s, w string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, w) {
+			b.WriteString(strings.TrimSpace(l) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// TestMPIRank is one process of TestMPICollectives (or of a test that starts processes
+// through Prism's TCP rendezvous with mpiFallbackOK); skipped unless one started it.
+func TestMPIRank(t *testing.T) {
+	nd, _ := strconv.Atoi(os.Getenv(mpiRankEnv))
+	if nd < 1 {
+		t.Skip("one process of TestMPICollectives, started by it under mpirun")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rv, ok, err := group.RendezvousFromEnv()
+	if err != nil || !ok {
+		t.Fatalf("rendezvous from the environment: %v, %v, %v", rv, ok, err)
+	}
+	devs := make([]*engine.Device, nd)
+	for i := range devs {
+		if devs[i], err = engine.Open(ctx, "opencl:0:0"); err != nil {
+			t.Fatal(err)
+		}
+		defer devs[i].Close()
+	}
+	g, err := group.Join(ctx, devs, rv, group.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	t.Logf("process %s: ranks %d to %d of %d through %s; fallback: %q", rv, g.Rank(0), g.Rank(nd-1), g.Size(), g.Library(), g.Fallback())
+	if want := os.Getenv(mpiWantLib); !strings.HasPrefix(g.Library().Name, want) {
+		t.Fatalf("the group runs through %s; want %s", g.Library(), want)
+	}
+	if (os.Getenv(mpiFallbackOK) != "") != (g.Fallback() != "") {
+		t.Fatalf("fallback %q; want one: %v", g.Fallback(), os.Getenv(mpiFallbackOK) != "")
+	}
+	qs := make([]*engine.Queue, nd)
+	for i, d := range devs {
+		if qs[i], err = d.NewQueue(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []int{1, 7, 4097} {
+		checkCollectives[float32](ctx, t, g, qs, n)
+		checkCollectives[float64](ctx, t, g, qs, n)
+		checkCollectives[int32](ctx, t, g, qs, n)
+	}
+	if err := g.Barrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rankData returns global rank r's n values of T, the same in every process: integers
+// from -50 to 50 for integer types, values in [-1, 1) for floating point.
+func rankData[T group.CollectiveScalar](r, n int, salt uint64) []T {
+	rng := rand.New(rand.NewPCG(uint64(r), salt))
+	v := make([]T, n)
+	var z T
+	_, isFloat := any(z).(float32)
+	if _, ok := any(z).(float64); ok {
+		isFloat = true
+	}
+	for i := range v {
+		if isFloat {
+			v[i] = T(rng.Float64()*2 - 1)
+		} else {
+			v[i] = T(rng.IntN(101) - 50)
+		}
+	}
+	return v
+}
+
+// checkCollectives runs every collective on n elements of T per rank and compares each
+// result with a float64 reference: exact for max, gather and broadcast; within
+// size x the unit roundoff of T x the sum of magnitudes for sums (MPI and the host may
+// add in another order).
+func checkCollectives[T group.CollectiveScalar](ctx context.Context, t *testing.T, g *group.Group, qs []*engine.Queue, n int) {
+	t.Helper()
+	size, nd := g.Size(), len(qs)
+	var z T
+	eps := 0.0
+	switch any(z).(type) {
+	case float32:
+		eps = 0x1p-24
+	case float64:
+		eps = 0x1p-53
+	}
+	name := fmt.Sprintf("%T n=%d", z, n)
+	upload := func(i int, v []T) *engine.Buffer[T] {
+		b, err := engine.Upload(ctx, qs[i], v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	newBuf := func(i, m int) *engine.Buffer[T] {
+		b, err := engine.NewBuffer[T](qs[i].Device(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	download := func(i int, b *engine.Buffer[T]) []float64 {
+		v, err := b.Download(ctx, qs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := make([]float64, len(v))
+		for j, x := range v {
+			f[j] = float64(x)
+		}
+		b.Close()
+		return f
+	}
+	compare := func(what string, got []float64, want, mag []float64) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s %s: %d elements, want %d", name, what, len(got), len(want))
+		}
+		for j := range got {
+			tol := 0.0
+			if mag != nil {
+				tol = float64(size) * eps * mag[j]
+			}
+			if math.Abs(got[j]-want[j]) > tol {
+				t.Fatalf("%s %s: element %d = %v, want %v (tolerance %g)", name, what, j, got[j], want[j], tol)
+			}
+		}
+	}
+	// references over every rank
+	sum, mag, mx := make([]float64, size*n), make([]float64, size*n), make([]float64, size*n)
+	for j := range mx {
+		mx[j] = math.Inf(-1)
+	}
+	var gathered []float64
+	for r := range size {
+		for j, x := range rankData[T](r, size*n, 1) {
+			sum[j] += float64(x)
+			mag[j] += math.Abs(float64(x))
+			mx[j] = math.Max(mx[j], float64(x))
+		}
+		for _, x := range rankData[T](r, n, 2) {
+			gathered = append(gathered, float64(x))
+		}
+	}
+	var bcast []float64
+	for _, x := range rankData[T](size-1, n, 2) {
+		bcast = append(bcast, float64(x))
+	}
+	// all-reduce (sum in place, max out of place)
+	bufs, outs := make([]*engine.Buffer[T], nd), make([]*engine.Buffer[T], nd)
+	for i := range nd {
+		bufs[i] = upload(i, rankData[T](g.Rank(i), size*n, 1)[:n])
+		outs[i] = newBuf(i, n)
+	}
+	if err := group.AllReduce(ctx, g, qs, bufs, bufs, group.ReduceSum); err != nil {
+		t.Fatal(err)
+	}
+	for i := range nd {
+		bufs[i].Close()
+		bufs[i] = upload(i, rankData[T](g.Rank(i), size*n, 1)[:n])
+	}
+	if err := group.AllReduce(ctx, g, qs, bufs, outs, group.ReduceMax); err != nil {
+		t.Fatal(err)
+	}
+	for i := range nd {
+		bufs[i].Close()
+		compare("all-reduce max", download(i, outs[i]), mx[:n], nil)
+	}
+	// all-reduce sum, read back after max so that the in-place result is checked too
+	for i := range nd {
+		bufs[i] = upload(i, rankData[T](g.Rank(i), size*n, 1)[:n])
+	}
+	if err := group.AllReduce(ctx, g, qs, bufs, bufs, group.ReduceSum); err != nil {
+		t.Fatal(err)
+	}
+	for i := range nd {
+		compare("all-reduce sum", download(i, bufs[i]), sum[:n], mag[:n])
+	}
+	// reduce-scatter sum
+	for i := range nd {
+		bufs[i] = upload(i, rankData[T](g.Rank(i), size*n, 1))
+		outs[i] = newBuf(i, n)
+	}
+	if err := group.ReduceScatter(ctx, g, qs, bufs, outs, group.ReduceSum); err != nil {
+		t.Fatal(err)
+	}
+	for i := range nd {
+		bufs[i].Close()
+		r := g.Rank(i)
+		compare("reduce-scatter sum", download(i, outs[i]), sum[r*n:(r+1)*n], mag[r*n:(r+1)*n])
+	}
+	// all-gather
+	for i := range nd {
+		bufs[i] = upload(i, rankData[T](g.Rank(i), n, 2))
+		outs[i] = newBuf(i, size*n)
+	}
+	if err := group.AllGather(ctx, g, qs, bufs, outs); err != nil {
+		t.Fatal(err)
+	}
+	for i := range nd {
+		bufs[i].Close()
+		compare("all-gather", download(i, outs[i]), gathered, nil)
+	}
+	// broadcast from the last rank
+	for i := range nd {
+		bufs[i] = upload(i, rankData[T](g.Rank(i), n, 2))
+		outs[i] = newBuf(i, n)
+	}
+	if err := group.Broadcast(ctx, g, qs, bufs, outs, size-1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range nd {
+		bufs[i].Close()
+		compare("broadcast", download(i, outs[i]), bcast, nil)
+	}
+}

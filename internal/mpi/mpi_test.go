@@ -1,0 +1,267 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/engine/enginetest"
+)
+
+// rankEnv marks a process this test started under mpirun as one rank of TestWorld.
+const rankEnv = "PRISM_TEST_MPI_WORLD_RANK"
+
+// mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
+// under PRISM_REQUIRE=mpi.
+func mpirun(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("mpirun")
+	if err != nil {
+		enginetest.RequireOrSkip(t, "mpi", fmt.Errorf("no mpirun on PATH (Debian: apt-get install openmpi-bin): %w", engine.ErrUnavailable))
+	}
+	return p
+}
+
+// TestWorld runs TestWorldRank as 2 and 3 ranks under mpirun: the binding's collectives
+// on every element type and reduction, in pieces where counts exceed maxCount, against
+// float64 references.
+func TestWorld(t *testing.T) {
+	run := mpirun(t)
+	for _, np := range []int{2, 3} {
+		t.Run(fmt.Sprint(np, " ranks"), func(t *testing.T) {
+			c := exec.Command(run, "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), os.Args[0], "-test.run", "^TestWorldRank$", "-test.v")
+			c.Env = append(os.Environ(), rankEnv+"=1")
+			out, err := c.CombinedOutput()
+			if err != nil {
+				t.Fatalf("mpirun -np %d: %v\n%s", np, err, out)
+			}
+			if n := strings.Count(string(out), "--- PASS: TestWorldRank"); n != np {
+				t.Fatalf("%d of %d ranks passed:\n%s", n, np, out)
+			}
+		})
+	}
+}
+
+// TestWorldRank is one rank of TestWorld (skipped unless TestWorld started it).
+func TestWorldRank(t *testing.T) {
+	if os.Getenv(rankEnv) == "" {
+		t.Skip("one rank of TestWorld, started by it under mpirun")
+	}
+	w, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRank, _ := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_RANK"))
+	wantSize, _ := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_SIZE"))
+	if w.Rank() != wantRank || w.Size() != wantSize || w.ABI() != OpenMPI || !strings.Contains(w.Library().Name, "Open MPI") {
+		t.Fatalf("rank %d of %d, %v %v; want %d of %d, Open MPI", w.Rank(), w.Size(), w.ABI(), w.Library(), wantRank, wantSize)
+	}
+	t.Logf("rank %d of %d through %s", w.Rank(), w.Size(), w.Library())
+	old := maxCount
+	maxCount = 5 // every all-reduce and broadcast below runs in pieces
+	defer func() { maxCount = old }()
+	size, rank := w.Size(), w.Rank()
+	const n = 23
+	// data returns process p's values, the same in every process.
+	data := func(p int, ty driver.CollectiveType, m int) []float64 {
+		rng := rand.New(rand.NewPCG(uint64(p), uint64(ty)))
+		v := make([]float64, m)
+		for i := range v {
+			v[i] = float64(rng.IntN(7) + 1) // products of a few stay exact in every type
+		}
+		return v
+	}
+	for _, ty := range []driver.CollectiveType{driver.CollFloat32, driver.CollFloat64, driver.CollInt32, driver.CollUint32, driver.CollInt64, driver.CollUint64} {
+		for _, op := range []driver.ReduceOp{driver.ReduceSum, driver.ReduceProd, driver.ReduceMax, driver.ReduceMin} {
+			buf := encode(ty, data(rank, ty, n))
+			if err := w.AllReduce(buf, ty, op); err != nil {
+				t.Fatal(err)
+			}
+			want := data(0, ty, n)
+			for p := 1; p < size; p++ {
+				for i, v := range data(p, ty, n) {
+					want[i] = reduce(op, want[i], v)
+				}
+			}
+			check(t, fmt.Sprintf("all-reduce %v %v", ty, op), decode(ty, buf), want)
+
+			// Reduce-scatter: process p keeps p+1 elements.
+			counts, total := make([]int64, size), 0
+			for p := range counts {
+				counts[p] = int64(p + 1)
+				total += p + 1
+			}
+			recv := make([]byte, int(counts[rank])*ty.Size())
+			if err := w.ReduceScatter(encode(ty, data(rank, ty, total)), recv, counts, ty, op); err != nil {
+				t.Fatal(err)
+			}
+			full := data(0, ty, total)
+			for p := 1; p < size; p++ {
+				for i, v := range data(p, ty, total) {
+					full[i] = reduce(op, full[i], v)
+				}
+			}
+			at := rank * (rank + 1) / 2
+			check(t, fmt.Sprintf("reduce-scatter %v %v", ty, op), decode(ty, recv), full[at:at+rank+1])
+		}
+		// All-gather: process p gives p+2 elements.
+		counts, total := make([]int64, size), 0
+		var want []float64
+		for p := range counts {
+			counts[p] = int64(p + 2)
+			total += p + 2
+			want = append(want, data(p, ty, p+2)...)
+		}
+		all := make([]byte, total*ty.Size())
+		if err := w.AllGather(encode(ty, data(rank, ty, rank+2)), all, counts, ty); err != nil {
+			t.Fatal(err)
+		}
+		check(t, fmt.Sprintf("all-gather %v", ty), decode(ty, all), want)
+		// Broadcast from the last process.
+		buf := encode(ty, data(rank, ty, n))
+		if err := w.Broadcast(buf, ty, size-1); err != nil {
+			t.Fatal(err)
+		}
+		check(t, fmt.Sprintf("broadcast %v", ty), decode(ty, buf), data(size-1, ty, n))
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	// Counts past a C int are refused before MPI sees them.
+	maxCount = 3
+	if err := w.AllGather(make([]byte, 16), make([]byte, 16*size), slicesOf(size, 4), driver.CollFloat32); !errors.Is(err, engine.ErrUnsupported) {
+		t.Errorf("an all-gather past the C int counts: %v; want ErrUnsupported", err)
+	}
+	maxCount = old
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := w.Barrier(); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("a barrier after Close: %v; want ErrClosed", err)
+	}
+	if _, err := Open(); err == nil || !strings.Contains(err.Error(), "finalized") {
+		t.Errorf("Open after MPI_Finalize: %v; want an error that says MPI is finalized", err)
+	}
+}
+
+func slicesOf(n int, v int64) []int64 {
+	s := make([]int64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+func reduce(op driver.ReduceOp, a, b float64) float64 {
+	switch op {
+	case driver.ReduceSum:
+		return a + b
+	case driver.ReduceProd:
+		return a * b
+	case driver.ReduceMax:
+		return math.Max(a, b)
+	}
+	return math.Min(a, b)
+}
+
+func check(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: element %d = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// encode writes v as elements of type ty.
+func encode(ty driver.CollectiveType, v []float64) []byte {
+	b := make([]byte, len(v)*ty.Size())
+	for i, x := range v {
+		p := unsafe.Pointer(&b[i*ty.Size()])
+		switch ty {
+		case driver.CollFloat32:
+			*(*float32)(p) = float32(x)
+		case driver.CollFloat64:
+			*(*float64)(p) = x
+		case driver.CollInt32:
+			*(*int32)(p) = int32(x)
+		case driver.CollUint32:
+			*(*uint32)(p) = uint32(x)
+		case driver.CollInt64:
+			*(*int64)(p) = int64(x)
+		case driver.CollUint64:
+			*(*uint64)(p) = uint64(x)
+		}
+	}
+	return b
+}
+
+// decode reads elements of type ty as float64.
+func decode(ty driver.CollectiveType, b []byte) []float64 {
+	v := make([]float64, len(b)/ty.Size())
+	for i := range v {
+		p := unsafe.Pointer(&b[i*ty.Size()])
+		switch ty {
+		case driver.CollFloat32:
+			v[i] = float64(*(*float32)(p))
+		case driver.CollFloat64:
+			v[i] = *(*float64)(p)
+		case driver.CollInt32:
+			v[i] = float64(*(*int32)(p))
+		case driver.CollUint32:
+			v[i] = float64(*(*uint32)(p))
+		case driver.CollInt64:
+			v[i] = float64(*(*int64)(p))
+		case driver.CollUint64:
+			v[i] = float64(*(*uint64)(p))
+		}
+	}
+	return v
+}
+
+// TestOpenMissing checks that a library that is not there is ErrUnavailable naming every
+// file tried.
+func TestOpenMissing(t *testing.T) {
+	_, err := open([]string{"libmpi-prism-none.so.40", "/nonexistent/libmpi.so.12"})
+	if !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("got %v; want ErrUnavailable", err)
+	}
+	for _, w := range []string{"libmpi-prism-none.so.40", "/nonexistent/libmpi.so.12"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %s", err, w)
+		}
+	}
+}
+
+// TestMPICHHandles checks the MPICH handles against mpi.h's values and that every element
+// type and reduction has one on both ABIs.
+func TestMPICHHandles(t *testing.T) {
+	if mpichHandles.world != 0x44000000 || mpichHandles.types[driver.CollFloat32] != 0x4c00040a || mpichHandles.ops[driver.ReduceSum] != 0x58000003 {
+		t.Errorf("MPICH handles: %+v", mpichHandles)
+	}
+	for _, ty := range []driver.CollectiveType{driver.CollFloat32, driver.CollFloat64, driver.CollInt32, driver.CollUint32, driver.CollInt64, driver.CollUint64} {
+		if mpichHandles.types[ty] == 0 || openMPIGlobals.types[ty] == "" {
+			t.Errorf("%v has no handle", ty)
+		}
+	}
+	for _, op := range []driver.ReduceOp{driver.ReduceSum, driver.ReduceProd, driver.ReduceMax, driver.ReduceMin} {
+		if mpichHandles.ops[op] == 0 || openMPIGlobals.ops[op] == "" {
+			t.Errorf("%v has no handle", op)
+		}
+	}
+}
