@@ -15,6 +15,9 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/group"
 	"github.com/prism-compute/prism/kernels"
+
+	// MPI, loaded at run time, for the collectives of processes that mpirun or srun started.
+	_ "github.com/prism-compute/prism/internal/mpi"
 )
 
 // joinTimeout bounds the wait for every process of a rendezvous.
@@ -100,6 +103,10 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 		if why := g.Staged(); why != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "staged through the host: %s\n", why)
 		}
+	}
+	if why := g.Fallback(); why != "" {
+		// Said even under -q: the processes talk over Prism's own TCP frames, the fallback.
+		fmt.Fprintf(cmd.ErrOrStderr(), "collectives across processes over Prism's TCP frames, the fallback: %s\n", why)
 	}
 	cfg := bench.CollectiveConfig{Names: names, Sizes: sizes, Quick: opts.quick, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed}
 	if !opts.quiet {
