@@ -30,6 +30,20 @@ int __mul24(int a, int b) { return (int)((long long)((int)((unsigned int)a << 8)
 unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffffu) * (b & 0xffffffu); }
 int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
 unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a * b) >> 32); }
+static long double prism_host_sinpi(long double x) { // exact at integers and half-integers
+    long double a = fmodl(fabsl(x), 2.0L), s = x < 0 ? -1.0L : 1.0L;
+    if (a >= 1) { a -= 1; s = -s; }
+    if (a > 0.5L) a = 1 - a;
+    if (a == 0) return x < 0 ? -0.0L : 0.0L;
+    return s * sinl(3.141592653589793238462643383279502884L * a);
+}
+double (sinpi)(double x) { return (double)prism_host_sinpi(x); }
+double (cospi)(double x) {
+    long double a = fmodl(fabsl(x), 2.0L);
+    return a == 0.5L || a == 1.5L ? 0.0 : (double)prism_host_sinpi(a + 0.5L);
+}
+float sinpif(float x) { return (float)(sinpi)((double)x); }
+float cospif(float x) { return (float)(cospi)((double)x); }
 `
 
 // runOpenCLOnHost translates body (OpenCL C defining void run(void)), runs it on the CPU

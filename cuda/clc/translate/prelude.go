@@ -19,7 +19,8 @@ import (
 //	types.cuh        part 2 begins: scalar types, address-space qualifiers, __local
 //	                 pointer parameters as offsets in dynamic shared memory
 //	workitems.cuh    work-item functions, barriers and fences
-//	atomics.cuh      atomic_* and atom_* on 32-bit integers
+//	async.cuh        async_work_group_copy, its strided form, wait_group_events, prefetch
+//	atomics.cuh      atomic_* and atom_* on 32-bit integers, atom_* on 64-bit ones
 //	math.cuh         integer and common functions, float and double math, native_*
 //	vectors.cuh      vector types, operators, literals, swizzles, as_<type>
 //	conversions.cuh  convert_<type>[_sat][_rte|_rtz|_rtp|_rtn]
@@ -38,7 +39,7 @@ import (
 var preludeFS embed.FS
 
 // preludeOrder names the files of prelude/ in the order above.
-var preludeOrder = []string{"dialect.cuh", "environment.cuh", "types.cuh", "workitems.cuh", "atomics.cuh",
+var preludeOrder = []string{"dialect.cuh", "environment.cuh", "types.cuh", "workitems.cuh", "async.cuh", "atomics.cuh",
 	"math.cuh", "vectors.cuh", "conversions.cuh", "vload.cuh", "constants.cuh", "builtins.cuh", "geometric.cuh",
 	"half.cuh", "names.cuh"}
 

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prism-compute/prism/cuda/clc"
 )
@@ -146,13 +147,23 @@ var (
 	sRE       = regexp.MustCompile(`^[sS][0-9a-fA-F]+$`)
 )
 
-// unsupported are identifiers of constructs that have no CUDA counterpart.
-var unsupported = map[string]string{
-	"image1d_t": "images", "image1d_buffer_t": "images", "image1d_array_t": "images", "image2d_t": "images",
-	"image2d_array_t": "images", "image3d_t": "images", "sampler_t": "samplers", "read_imagef": "images",
-	"read_imagei": "images", "read_imageui": "images", "write_imagef": "images", "write_imagei": "images",
-	"write_imageui": "images", "get_work_dim": "work dimensions (a CUDA launch is always 3-D)",
-}
+// unsupported are the identifiers of constructs that have no CUDA counterpart, each with
+// the message that refuses it: the refused rows of builtins.tsv (images, samplers and
+// their functions, get_work_dim).
+var unsupported = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, b := range builtins() {
+		if b.state == "refused" {
+			for _, n := range b.names() {
+				m[n] = b.note
+			}
+		}
+	}
+	return m
+})
+
+// printfVectorRE finds OpenCL's vector conversions in a printf format (%v4f, %-8.3v2hlf).
+var printfVectorRE = regexp.MustCompile(`%[-+ #0]*[0-9]*(\.[0-9]*)?v(2|3|4|8|16)(hh|h|hl|l)?[diouxXfFeEgGaA]`)
 
 // keywords that may stand before a parenthesis without being called.
 var keywords = map[string]bool{
@@ -342,11 +353,35 @@ func (t *translator) rewrite(toks []token, base int, macro bool) {
 		case tkDirective:
 			t.directive(tk, base)
 		case tkIdent:
-			if what, ok := unsupported[tk.text]; ok {
-				t.fail(base+tk.off, "%s have no CUDA counterpart (%s)", what, tk.text)
+			if msg, ok := unsupported()[tk.text]; ok {
+				t.fail(base+tk.off, "%s (%s)", msg, tk.text)
+			}
+			if tk.text == "printf" && is(k+1, "(") && at(k+2) != nil && at(k+2).kind == tkString {
+				if v := printfVectorRE.FindString(at(k + 2).text); v != "" {
+					t.fail(base+at(k+2).off, "printf's vector conversions have no CUDA counterpart (%s)", v)
+				}
+			}
+			// vec_step of a type: prism_vec_step<type>::value (of an expression, the
+			// prelude's macro).
+			if tk.text == "vec_step" && typeGroup(toks, sig, pair, k+1) {
+				tk.replace("prism_vec_step<")
+				at(k + 1).replace("")
+				at(pair[k+1]).replace(">::value")
 			}
 			if p, ok := unprefixed[tk.text]; ok && !is(k-1, ".") && !is(k-1, "->") {
 				tk.replace(p)
+			}
+			// A pointer to __local memory (__local float *p = tile, a cast to one) is a
+			// generic pointer in CUDA: the qualifier goes, which would make it a
+			// __shared__ variable.
+			if (tk.text == "__local" || tk.text == "local") && !is(k-1, ".") && !is(k-1, "->") {
+				j := k + 1
+				for at(j) != nil && at(j).kind == tkIdent {
+					j++
+				}
+				if j > k+1 && is(j, "*") {
+					tk.replace("")
+				}
 			}
 			if m := convertRE.FindStringSubmatch(tk.text); m != nil {
 				tk.replace("prism_cvt<" + m[1] + ">::" + m[2])

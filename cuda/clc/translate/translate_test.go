@@ -71,7 +71,12 @@ func TestTranslateRewrites(t *testing.T) {
 		// Outside code, literals are aggregate initializations: constant expressions.
 		{"@__constant float4 t[2] = {(float4)(1, 2, 3, 4), (float4)(0.5f)};\nfloat4 f(void) { float4 u = {0}; return (float4)(1); }\n__constant int2 s = (int2)(1, 2);",
 			"__constant float4 t[2] = {float4{1, 2, 3, 4}, float4{0.5f, 0.5f, 0.5f, 0.5f}};\nfloat4 f(void) { float4 u = {0}; return prism_vmake<float4>(1); }\n__constant int2 s = int2{1, 2};"},
-		{"n = sizeof(float4) + vec_step(int8); p = (float4 *)q; f = (float)(x);", "n = sizeof(float4) + vec_step(int8); p = (float4 *)q; f = (float)(x);"},
+		{"n = sizeof(float4) + vec_step(int8); p = (float4 *)q; f = (float)(x);", "n = sizeof(float4) + prism_vec_step<int8>::value; p = (float4 *)q; f = (float)(x);"},
+		// vec_step of a type is a constant of the prelude; of an expression, its macro.
+		{"n = vec_step(const float3) + vec_step( uint ) + vec_step(v.xyz) + vec_step((float2)(a));", "n = prism_vec_step<const float3>::value + prism_vec_step< uint >::value + vec_step(prism_swz3<0x012>(v)) + vec_step(prism_vmake<float2>(a));"},
+		// A pointer to __local memory is a generic pointer: its qualifier goes; a __local
+		// variable keeps it.
+		{"__local float t[4], u; __local float *p = t, *q; local const uint2 *r = (__local const uint2 *)t;", "__local float t[4], u;  float *p = t, *q;  const uint2 *r = ( const uint2 *)t;"},
 		// Swizzles, read and written, nested, of calls, indexing, members and literals.
 		{"w = v.xy + v.wzyx + v.s01 + v.S3;", "w = prism_swz2<0x01>(v) + prism_swz4<0x3210>(v) + prism_swz2<0x01>(v) + prism_swz1<0x3>(v);"},
 		{"v.xy = w; v.s3 = 1; v.zw += u; ++v.s1; v.lo.x--; a = v.xy == b;", "prism_swz2_ref<0x01>(v) = w; prism_swz1_ref<0x3>(v) = 1; prism_swz2_ref<0x23>(v) += u; ++prism_swz1_ref<0x1>(v); prism_swz1_ref<0x0>(prism_lo_ref(v))--; a = prism_swz2<0x01>(v) == b;"},
@@ -125,6 +130,13 @@ func TestTranslateUnsupported(t *testing.T) {
 		{"#define S sampler_t\n", "k.cl:1:11: samplers have no CUDA counterpart (sampler_t)"},
 		{"x = 1;\n  y = read_imagef(a, b, c);", "k.cl:2:7: images"},
 		{"int d = get_work_dim();", "k.cl:1:9: work dimensions (a CUDA launch is always 3-D) have no CUDA counterpart (get_work_dim)"},
+		// Every image function and sampler constant of builtins.tsv's refused rows.
+		{"uint w = get_image_width(im);", "k.cl:1:10: images have no CUDA counterpart (get_image_width)"},
+		{"f(x,\n  CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP);", "k.cl:2:3: samplers have no CUDA counterpart (CLK_NORMALIZED_COORDS_FALSE)"},
+		{"void g(image3d_t a) {}", "k.cl:1:8: images have no CUDA counterpart (image3d_t)"},
+		{"write_imageui(o, c, v);", "k.cl:1:1: images have no CUDA counterpart (write_imageui)"},
+		// printf's vector conversions.
+		{"printf(\"%d\\n\", 1);\nprintf(\"%f %v4hlf\\n\", a, v);", "k.cl:2:8: printf's vector conversions have no CUDA counterpart (%v4hlf)"},
 		{"__kernel void k(__global float *x,\n  __global const float3 *v) {}", "k.cl:2:3: a __global pointer to float3 (parameter 1 of k) has no CUDA counterpart"},
 	} {
 		_, err := Source(c.src, "k.cl")
@@ -268,7 +280,7 @@ const hostShim = `#include <cstdio>
 #define __device__
 #define __global__
 #define __host__
-#define __shared__
+#define __shared__ __attribute__((section("prism_shared")))
 #define __constant__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
@@ -276,6 +288,8 @@ const hostShim = `#include <cstdio>
 struct prism_dim3 { unsigned int x, y, z; };
 static const prism_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
 static void __syncthreads() {}
+unsigned int __isShared(const void *);
+float sinpif(float); double sinpi(double); float cospif(float); double cospi(double);
 static void __threadfence() {}
 static void __threadfence_block() {}
 template <class T> T atomicAdd(T *, T);

@@ -135,6 +135,97 @@ PRISM_FLOAT_FNS(float, uint, FLT)
 PRISM_FLOAT_FNS(double, ulong, DBL)
 #undef PRISM_FLOAT_FNS
 
+// The rest of OpenCL's math functions (section 6.12.2) on float and double scalars. The
+// *pi forms of the inverse functions divide by pi, in double for float; tanpi is sinpi
+// over cospi, which gives OpenCL's signs at integers and half-integers; pown and rootn
+// are pow (rootn refined by a Newton step); fract, modf, sincos, frexp, lgamma_r and remquo
+// write their second result through a pointer of any address space (all are generic in
+// CUDA).
+#define PRISM_MATH_MORE(T, F, U)                                                                    \
+  static __device__ __forceinline__ T prism_asinh(T x) { return asinh##F(x); }                     \
+  static __device__ __forceinline__ T prism_acosh(T x) { return acosh##F(x); }                     \
+  static __device__ __forceinline__ T prism_atanh(T x) { return atanh##F(x); }                     \
+  static __device__ __forceinline__ T prism_sinpi(T x) { return sinpi##F(x); }                     \
+  static __device__ __forceinline__ T prism_cospi(T x) { return cospi##F(x); }                     \
+  static __device__ __forceinline__ T prism_tanpi(T x) { return sinpi##F(x) / cospi##F(x); }       \
+  static __device__ __forceinline__ T prism_logb(T x) { return logb##F(x); }                       \
+  static __device__ __forceinline__ T prism_nextafter(T x, T y) { return nextafter##F(x, y); }     \
+  static __device__ __forceinline__ T prism_remainder(T x, T y) { return remainder##F(x, y); }     \
+  static __device__ __forceinline__ T prism_ldexp(T x, int n) { return ldexp##F(x, n); }           \
+  static __device__ __forceinline__ int prism_ilogb(T x) {                                         \
+    return x != x ? FP_ILOGBNAN : x == (T)0 ? FP_ILOGB0 : fabs##F(x) == (T)PRISM_INFINITY_F ? INT_MAX : ilogb##F(x); \
+  }                                                                                                 \
+  static __device__ __forceinline__ T prism_pown(T x, int n) { return (T)pow((double)x, (double)n); } \
+  static __device__ __forceinline__ T prism_rootn(T x, int n) {                                    \
+    if (n == 0 || x != x) return (T)PRISM_NAN_F;                                                    \
+    if (x < (T)0 || (x == (T)0 && prism_as<U>(x) >> (8 * sizeof(U) - 1))) {                        \
+      if (n & 1) return -prism_rootn(-x, n);                                                        \
+      return x == (T)0 ? prism_rootn((T)0, n) : (T)PRISM_NAN_F;                                     \
+    }                                                                                               \
+    if (x == (T)0) return n > 0 ? (T)0 : (T)PRISM_INFINITY_F;                                       \
+    if (x == (T)PRISM_INFINITY_F) return n > 0 ? x : (T)0;                                          \
+    double y = pow((double)x, 1.0 / (double)n);                                                     \
+    if (y > 0.0 && y < (double)PRISM_INFINITY_F) y -= y * (pow(y, (double)n) / (double)x - 1.0) / (double)n; \
+    return (T)y;                                                                                    \
+  }                                                                                                 \
+  static __device__ __forceinline__ T prism_fract(T x, T *ip) {                                    \
+    if (fabs##F(x) == (T)PRISM_INFINITY_F) { *ip = x; return copysign##F((T)0, x); }                \
+    const T f = floor##F(x);                                                                        \
+    *ip = f;                                                                                        \
+    return x != x ? x : x == (T)0 ? x : fmin##F(x - f, prism_as<T>((U)(prism_as<U>((T)1) - 1)));   \
+  }                                                                                                 \
+  static __device__ __forceinline__ T prism_modf(T x, T *ip) { return modf##F(x, ip); }            \
+  static __device__ __forceinline__ T prism_frexp(T x, int *e) { return frexp##F(x, e); }          \
+  static __device__ __forceinline__ T prism_sincos(T x, T *c) { *c = cos##F(x); return sin##F(x); } \
+  static __device__ __forceinline__ T prism_lgamma_r(T x, int *s) {                                \
+    const T fl = floor##F(x);                                                                       \
+    *s = x > (T)0 || x != x ? 1 : x == (T)0 ? (prism_as<U>(x) >> (8 * sizeof(U) - 1) ? -1 : 1)      \
+       : fl == x ? 1 : fmod##F(fl, (T)2) != (T)0 ? -1 : 1;                                          \
+    return lgamma##F(x);                                                                            \
+  }                                                                                                 \
+  /* remquo: the remainder, and the quotient's sign and 7 low bits (C promises only 3). */         \
+  static __device__ __forceinline__ T prism_remquo(T x, T y, int *q) {                             \
+    const T ax = fabs##F(x), ay = fabs##F(y);                                                       \
+    if (x != x || y != y || ay == (T)0 || ax == (T)PRISM_INFINITY_F) { *q = 0; return (T)PRISM_NAN_F; } \
+    const T a = fmod##F(ax, ay * (T)128), r = remainder##F(a, ay);                                  \
+    const int k = (int)rint##F((a - r) / ay) & 127;                                                 \
+    *q = (x < (T)0) != (y < (T)0) ? -k : k;                                                         \
+    return x < (T)0 ? -r : r;                                                                       \
+  }
+PRISM_MATH_MORE(float, f, uint)
+PRISM_MATH_MORE(double, , ulong)
+#undef PRISM_MATH_MORE
+// The inverse functions over pi: float through double; double as the quotient.
+static __device__ __forceinline__ float prism_asinpi(float x) { return (float)(asin((double)x) * M_1_PI); }
+static __device__ __forceinline__ float prism_acospi(float x) { return (float)(acos((double)x) * M_1_PI); }
+static __device__ __forceinline__ float prism_atanpi(float x) { return (float)(atan((double)x) * M_1_PI); }
+static __device__ __forceinline__ float prism_atan2pi(float y, float x) { return (float)(atan2((double)y, (double)x) * M_1_PI); }
+static __device__ __forceinline__ double prism_asinpi(double x) { return asin(x) * M_1_PI; }
+static __device__ __forceinline__ double prism_acospi(double x) { return acos(x) * M_1_PI; }
+static __device__ __forceinline__ double prism_atanpi(double x) { return atan(x) * M_1_PI; }
+static __device__ __forceinline__ double prism_atan2pi(double y, double x) { return atan2(y, x) * M_1_PI; }
+// nan(uint) and nan(ulong): a quiet NaN carrying the operand in its significand.
+static __device__ __forceinline__ float prism_nan(uint c) { return prism_as<float>(0x7fc00000u | (c & 0x3fffffu)); }
+static __device__ __forceinline__ double prism_nan(ulong c) { return prism_as<double>(0x7ff8000000000000ul | (c & 0x7fffffffffffful)); }
+
+// mad_sat: a * b + c, saturated to the type's range.
+template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_mad_sat(T a, T b, T c) {
+  if constexpr (sizeof(T) < 8) {
+    const long long r = (long long)a * (long long)b + (long long)c;
+    if constexpr (!prism_int<T>::is_signed) {
+      const unsigned long long u = (unsigned long long)a * (unsigned long long)b + (unsigned long long)c;
+      return u > (unsigned long long)prism_int_max<T>() ? prism_int_max<T>() : (T)u;
+    }
+    return r < (long long)prism_int_min<T>() ? prism_int_min<T>() : r > (long long)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
+  } else if constexpr (prism_int<T>::is_signed) {
+    const __int128 r = (__int128)a * (__int128)b + (__int128)c;
+    return r < (__int128)prism_int_min<T>() ? prism_int_min<T>() : r > (__int128)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
+  } else {
+    const unsigned __int128 u = (unsigned __int128)a * (unsigned __int128)b + (unsigned __int128)c;
+    return u > (unsigned __int128)prism_int_max<T>() ? prism_int_max<T>() : (T)u;
+  }
+}
+
 // Vector forms. prism_bin3<A, B, C>::type is the vector type of a three-operand call: the
 // vector operands of one type, the others scalars (clamp(float4, float, float),
 // mix(float4, float4, float), smoothstep(float, float, float4)).
@@ -152,6 +243,8 @@ struct prism_bin3<A, B, C, typename prism_void<typename prism_bin<typename prism
 template <class V> struct prism_uvec {
   typedef typename prism_vec<typename prism_usize<sizeof(typename prism_vt<V>::E)>::type, prism_vt<V>::N>::type type;
 };
+// prism_ivec<V>::type: the int vector of V's width (ilogb).
+template <class V> struct prism_ivec { typedef typename prism_vec<int, prism_vt<V>::N>::type type; };
 #define PRISM_VFN1(name, R)                                                                          \
   template <class A>                                                                                \
   static __device__ __forceinline__ typename R<typename prism_bin<A, A>::type>::type prism_##name(const A &a) { \
@@ -225,6 +318,11 @@ PRISM_VFN3(mad_hi) PRISM_VFN3(bitselect)
 PRISM_VREL1(isnan) PRISM_VREL1(isinf) PRISM_VREL1(isfinite) PRISM_VREL1(isnormal) PRISM_VREL1(signbit)
 PRISM_VREL2(isequal) PRISM_VREL2(isnotequal) PRISM_VREL2(isgreater) PRISM_VREL2(isgreaterequal) PRISM_VREL2(isless)
 PRISM_VREL2(islessequal) PRISM_VREL2(islessgreater) PRISM_VREL2(isordered) PRISM_VREL2(isunordered)
+PRISM_VFN1(asinh, prism_self) PRISM_VFN1(acosh, prism_self) PRISM_VFN1(atanh, prism_self) PRISM_VFN1(sinpi, prism_self)
+PRISM_VFN1(cospi, prism_self) PRISM_VFN1(tanpi, prism_self) PRISM_VFN1(asinpi, prism_self) PRISM_VFN1(acospi, prism_self)
+PRISM_VFN1(atanpi, prism_self) PRISM_VFN1(logb, prism_self) PRISM_VFN1(ilogb, prism_ivec)
+PRISM_VFN2(atan2pi, prism_self) PRISM_VFN2(nextafter, prism_self) PRISM_VFN2(remainder, prism_self)
+PRISM_VFN3(mad_sat)
 #undef PRISM_VFN1
 #undef PRISM_VFN2
 #undef PRISM_VFN3
@@ -267,4 +365,113 @@ static __device__ __forceinline__ typename prism_bin<A, B>::type prism_select(co
     prism_el(r, i) = (typename prism_sint<sizeof(CE)>::type)prism_get(c, i) < 0 ? (E)prism_get(b, i) : (E)prism_get(a, i);
   return r;
 }
+
+
+// The functions with an int operand of the operand's width or a scalar int (ldexp(float4,
+// int4), ldexp(float4, int), pown, rootn).
+#define PRISM_VFNI(name)                                                                             \
+  template <class A, class I>                                                                       \
+  static __device__ __forceinline__ typename prism_enable_if<prism_int<typename prism_component<typename prism_value<I>::type>::type>::value, \
+                                                             typename prism_bin<A, A>::type>::type  \
+  prism_##name(const A &a, const I &n) {                                                            \
+    typedef typename prism_bin<A, A>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    V r;                                                                                            \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_##name((E)prism_get(a, i), (int)prism_get(n, i)); \
+    return r;                                                                                       \
+  }
+PRISM_VFNI(ldexp) PRISM_VFNI(pown) PRISM_VFNI(rootn)
+#undef PRISM_VFNI
+// The functions with a second result through a pointer to the operand's type (sincos, fract,
+// modf) or to the int vector of its width (frexp, lgamma_r), and remquo.
+#define PRISM_VFNP(name)                                                                             \
+  template <class A, class P>                                                                       \
+  static __device__ __forceinline__ typename prism_enable_if<(prism_vt<P>::N > 0), typename prism_bin<A, A>::type>::type \
+  prism_##name(const A &a, P *p) {                                                                  \
+    typedef typename prism_bin<A, A>::type V;                                                       \
+    typedef typename prism_vt<V>::E E;                                                              \
+    static_assert(prism_vt<P>::N == prism_vt<V>::N, #name ": the pointer's width is not the operand's"); \
+    V r;                                                                                            \
+    for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_##name((E)prism_get(a, i), &prism_el(*p, i)); \
+    return r;                                                                                       \
+  }
+PRISM_VFNP(sincos) PRISM_VFNP(fract) PRISM_VFNP(modf) PRISM_VFNP(frexp) PRISM_VFNP(lgamma_r)
+#undef PRISM_VFNP
+template <class A, class B, class P>
+static __device__ __forceinline__ typename prism_enable_if<(prism_vt<P>::N > 0), typename prism_bin<A, B>::type>::type
+prism_remquo(const A &a, const B &b, P *q) {
+  typedef typename prism_bin<A, B>::type V;
+  typedef typename prism_vt<V>::E E;
+  static_assert(prism_vt<P>::N == prism_vt<V>::N, "remquo: the pointer's width is not the operands'");
+  V r;
+  for (int i = 0; i < prism_vt<V>::N; i++) prism_el(r, i) = prism_remquo((E)prism_get(a, i), (E)prism_get(b, i), &prism_el(*q, i));
+  return r;
+}
+// nan of a vector of uint (floats) or ulong (doubles).
+template <class C> struct prism_nan_of {};
+template <> struct prism_nan_of<uint> { typedef float type; };
+template <> struct prism_nan_of<ulong> { typedef double type; };
+template <class A>
+static __device__ __forceinline__ typename prism_vec<typename prism_nan_of<typename prism_vt<A>::E>::type, prism_vt<A>::N>::type
+prism_nan(const A &c) {
+  typename prism_vec<typename prism_nan_of<typename prism_vt<A>::E>::type, prism_vt<A>::N>::type r;
+  for (int i = 0; i < prism_vt<A>::N; i++) prism_el(r, i) = prism_nan(prism_el(c, i));
+  return r;
+}
+
+// upsample(hi, lo): hi in the high half and lo in the low half of the integer twice as
+// wide, of hi's signedness.
+template <class T> struct prism_wide {};
+template <> struct prism_wide<char> { typedef short type; };
+template <> struct prism_wide<signed char> { typedef short type; };
+template <> struct prism_wide<uchar> { typedef ushort type; };
+template <> struct prism_wide<short> { typedef int type; };
+template <> struct prism_wide<ushort> { typedef uint type; };
+template <> struct prism_wide<int> { typedef long type; };
+template <> struct prism_wide<uint> { typedef ulong type; };
+template <class T, class U>
+static __device__ __forceinline__ typename prism_enable_if<prism_scalar<T>::value && prism_same<U, PRISM_UNS(T)>::value, typename prism_wide<T>::type>::type
+prism_upsample(T hi, U lo) {
+  typedef typename prism_wide<T>::type W;
+  return (W)(((typename prism_usize<sizeof(W)>::type)(PRISM_UNS(T))hi << (8 * sizeof(T))) | lo);
+}
+template <class A, class B>
+static __device__ __forceinline__ typename prism_vec<typename prism_wide<typename prism_vt<typename prism_value<A>::type>::E>::type, prism_width<A>::value>::type
+prism_upsample(const A &hi, const B &lo) {
+  static_assert(prism_width<A>::value == prism_width<B>::value, "upsample: the operands differ in width");
+  typename prism_vec<typename prism_wide<typename prism_vt<typename prism_value<A>::type>::E>::type, prism_width<A>::value>::type r;
+  for (int i = 0; i < prism_width<A>::value; i++) prism_el(r, i) = prism_upsample(prism_get(hi, i), prism_get(lo, i));
+  return r;
+}
+
+// shuffle(x, mask) and shuffle2(x, y, mask): the result has the mask's width; component i
+// is x's (or, past x's width, y's) component at mask's component i modulo the width (of
+// both, for shuffle2).
+template <class A, class M>
+static __device__ __forceinline__ typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type prism_shuffle(const A &x, const M &mask) {
+  typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type r;
+  for (int i = 0; i < prism_vt<M>::N; i++) prism_el(r, i) = prism_el(x, (int)(prism_el(mask, i) % prism_vt<A>::N));
+  return r;
+}
+template <class A, class M>
+static __device__ __forceinline__ typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type prism_shuffle2(const A &x, const A &y, const M &mask) {
+  typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type r;
+  for (int i = 0; i < prism_vt<M>::N; i++) {
+    const int k = (int)(prism_el(mask, i) % (2 * prism_vt<A>::N));
+    prism_el(r, i) = k < prism_vt<A>::N ? prism_el(x, k) : prism_el(y, k - prism_vt<A>::N);
+  }
+  return r;
+}
+
+// vec_step: the number of components, 4 for 3-component vectors, 1 for scalars. The
+// translation writes vec_step(type) as prism_vec_step<type>::value; vec_step(expression) is
+// the macro of names.cuh, over the expression's type.
+template <class T, class = void> struct prism_vec_step { static const int value = 1; };
+template <class T> struct prism_vec_step<T, typename prism_enable_if<(prism_vt<T>::N > 0)>::type> {
+  static const int value = prism_vt<T>::N == 3 ? 4 : prism_vt<T>::N;
+};
+template <class T> struct prism_vec_step<T &> : prism_vec_step<T> {};
+template <class T> struct prism_vec_step<const T> : prism_vec_step<T> {};
+template <class T> struct prism_vec_step<volatile T> : prism_vec_step<T> {};
+template <class V, int M, unsigned long long I> struct prism_vec_step<prism_swizzle<V, M, I> > : prism_vec_step<typename prism_vec<typename prism_vt<V>::E, M>::type> {};
 

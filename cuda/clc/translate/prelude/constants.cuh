@@ -39,6 +39,8 @@
 #define ULONG_MAX 0xffffffffffffffffUL
 #endif
 #define MAXFLOAT FLT_MAX
+#define FP_ILOGB0 INT_MIN
+#define FP_ILOGBNAN INT_MAX
 #ifndef INFINITY
 #define INFINITY PRISM_INFINITY_F
 #endif

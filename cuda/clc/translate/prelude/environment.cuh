@@ -56,6 +56,20 @@ static __device__ __forceinline__ int atomicOr(int *p, int v) { return __nvvm_at
 static __device__ __forceinline__ unsigned int atomicOr(unsigned int *p, unsigned int v) { return (unsigned int)__nvvm_atom_or_gen_i((int *)p, (int)v); }
 static __device__ __forceinline__ int atomicXor(int *p, int v) { return __nvvm_atom_xor_gen_i(p, v); }
 static __device__ __forceinline__ unsigned int atomicXor(unsigned int *p, unsigned int v) { return (unsigned int)__nvvm_atom_xor_gen_i((int *)p, (int)v); }
+// The 64-bit ones, on unsigned long long (min and max also on long long).
+typedef unsigned long long prism_ull;
+static __device__ __forceinline__ prism_ull atomicAdd(prism_ull *p, prism_ull v) { return (prism_ull)__nvvm_atom_add_gen_ll((long long *)p, (long long)v); }
+static __device__ __forceinline__ prism_ull atomicExch(prism_ull *p, prism_ull v) { return (prism_ull)__nvvm_atom_xchg_gen_ll((long long *)p, (long long)v); }
+static __device__ __forceinline__ prism_ull atomicCAS(prism_ull *p, prism_ull c, prism_ull v) { return (prism_ull)__nvvm_atom_cas_gen_ll((long long *)p, (long long)c, (long long)v); }
+static __device__ __forceinline__ long long atomicMin(long long *p, long long v) { return __nvvm_atom_min_gen_ll(p, v); }
+static __device__ __forceinline__ prism_ull atomicMin(prism_ull *p, prism_ull v) { return __nvvm_atom_min_gen_ull(p, v); }
+static __device__ __forceinline__ long long atomicMax(long long *p, long long v) { return __nvvm_atom_max_gen_ll(p, v); }
+static __device__ __forceinline__ prism_ull atomicMax(prism_ull *p, prism_ull v) { return __nvvm_atom_max_gen_ull(p, v); }
+static __device__ __forceinline__ prism_ull atomicAnd(prism_ull *p, prism_ull v) { return (prism_ull)__nvvm_atom_and_gen_ll((long long *)p, (long long)v); }
+static __device__ __forceinline__ prism_ull atomicOr(prism_ull *p, prism_ull v) { return (prism_ull)__nvvm_atom_or_gen_ll((long long *)p, (long long)v); }
+static __device__ __forceinline__ prism_ull atomicXor(prism_ull *p, prism_ull v) { return (prism_ull)__nvvm_atom_xor_gen_ll((long long *)p, (long long)v); }
+// Whether a generic address is in shared memory.
+static __device__ __forceinline__ unsigned int __isShared(const void *p) { return __nvvm_isspacep_shared(p); }
 
 // Vector types, as CUDA declares them (2, 3 and 4 components of every OpenCL scalar type).
 #define PRISM_CUDA_VEC(V, S, A2, A4)                                                                \
@@ -95,6 +109,16 @@ PRISM_DECLARE_MATH1(round) PRISM_DECLARE_MATH1(trunc) PRISM_DECLARE_MATH1(rint)
 PRISM_DECLARE_MATH1(erf) PRISM_DECLARE_MATH1(erfc) PRISM_DECLARE_MATH1(tgamma) PRISM_DECLARE_MATH1(lgamma)
 PRISM_DECLARE_MATH2(pow) PRISM_DECLARE_MATH2(fmin) PRISM_DECLARE_MATH2(fmax) PRISM_DECLARE_MATH2(fmod)
 PRISM_DECLARE_MATH2(atan2) PRISM_DECLARE_MATH2(hypot) PRISM_DECLARE_MATH2(copysign) PRISM_DECLARE_MATH2(fdim)
+PRISM_DECLARE_MATH1(asinh) PRISM_DECLARE_MATH1(acosh) PRISM_DECLARE_MATH1(atanh) PRISM_DECLARE_MATH1(sinpi)
+PRISM_DECLARE_MATH1(cospi) PRISM_DECLARE_MATH1(logb) PRISM_DECLARE_MATH2(nextafter) PRISM_DECLARE_MATH2(remainder)
+extern "C" __device__ float ldexpf(float, int);
+extern "C" __device__ double ldexp(double, int);
+extern "C" __device__ int ilogbf(float);
+extern "C" __device__ int ilogb(double);
+extern "C" __device__ float modff(float, float *);
+extern "C" __device__ double modf(double, double *);
+extern "C" __device__ float frexpf(float, int *);
+extern "C" __device__ double frexp(double, int *);
 extern "C" __device__ float fmaf(float, float, float);
 extern "C" __device__ double fma(double, double, double);
 extern "C" __device__ float __expf(float);
