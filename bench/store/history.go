@@ -78,14 +78,18 @@ func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
 		args = append(args, q.Size)
 	}
 	// The samples, where asked for, come with their result's row: one value per point
-	// (samples.go), read in the same pass.
+	// (samples.go), read in the same pass. Why a point failed (Point.Failed) is put
+	// together by the database, one column (NULL for most points) where five were read.
 	samples := ", NULL"
 	if q.Samples {
 		samples = ", r.samples"
 	}
 	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT ru.id, ru.started_ns, ru.vcs_commit, ru.host,
 	COALESCE(d.device_id, r.group_devices), COALESCE(d.name, ''), COALESCE(d.backend, ''), COALESCE(d.fingerprint, ''),
-	r.variant, r.size, r.median_ns, r.min_ns, r.max_ns, r.runs, r.verified, r.mismatch, r.error, r.skipped, r.invalid`+samples+`
+	r.variant, r.size, r.median_ns, r.min_ns, r.max_ns, r.runs,
+	CASE WHEN r.error <> '' THEN 'error: ' || r.error WHEN r.skipped <> '' THEN 'skipped: ' || r.skipped
+	WHEN r.mismatch <> 0 THEN 'mismatch: the result differed from the reference' WHEN r.invalid <> '' THEN 'invalid: ' || r.invalid
+	WHEN r.verified = 0 THEN 'not verified' END`+samples+`
 	FROM results r JOIN runs ru ON ru.id = r.run_id LEFT JOIN devices d ON d.id = r.device_ref
 	WHERE `+strings.Join(where, " AND ")+`
 	ORDER BY ru.started_ns, ru.id, r.position`), args...)
@@ -94,33 +98,32 @@ func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
 	}
 	defer rows.Close()
 	var out []Point
+	// The samples of the points share large arrays (a point's is capped at its own
+	// length), a few allocations where a slice per point would make thousands.
+	var arena []time.Duration
 	for rows.Next() {
 		var p Point
 		var started, median, minNS, maxNS int64
-		var verified, mismatch int
-		var errMsg, skipped, invalid string
+		var failed sql.NullString
 		var blob sql.RawBytes // decoded before the next row
 		if err := rows.Scan(&p.Run, &started, &p.Commit, &p.Host, &p.Device.ID, &p.Device.Name, &p.Device.Backend,
-			&p.Device.Fingerprint, &p.Variant, &p.Size, &median, &minNS, &maxNS, &p.Runs, &verified, &mismatch,
-			&errMsg, &skipped, &invalid, &blob); err != nil {
+			&p.Device.Fingerprint, &p.Variant, &p.Size, &median, &minNS, &maxNS, &p.Runs, &failed, &blob); err != nil {
 			return nil, s.fail("reading a case's history", err)
 		}
-		p.Case, p.Date = name, fromNanos(started)
+		p.Case, p.Date, p.Failed = name, fromNanos(started), failed.String
 		p.Median, p.Min, p.Max = time.Duration(median), time.Duration(minNS), time.Duration(maxNS)
-		switch {
-		case errMsg != "":
-			p.Failed = "error: " + errMsg
-		case skipped != "":
-			p.Failed = "skipped: " + skipped
-		case mismatch != 0:
-			p.Failed = "mismatch: the result differed from the reference"
-		case invalid != "":
-			p.Failed = "invalid: " + invalid
-		case verified == 0:
-			p.Failed = "not verified"
+		if len(blob) > 0 {
+			if n := sampleCount(blob); cap(arena)-len(arena) < n {
+				arena = make([]time.Duration, 0, max(n, 1<<14))
+			}
+			start := len(arena)
+			if arena, err = appendSamples(arena, blob); err != nil {
+				return nil, fmt.Errorf("store: %s: run %d: the samples of %s: %w: %w", s.path, p.Run, name, err, ErrDamaged)
+			}
+			p.Samples = arena[start:len(arena):len(arena)]
 		}
-		if p.Samples, err = decodeSamples(blob); err != nil {
-			return nil, fmt.Errorf("store: %s: run %d: the samples of %s: %w: %w", s.path, p.Run, name, err, ErrDamaged)
+		if len(out) == cap(out) { // doubling: a long history is copied about once
+			out = append(make([]Point, 0, max(64, 2*cap(out))), out...)
 		}
 		out = append(out, p)
 	}

@@ -178,3 +178,40 @@ func testHistory(t *testing.T, s *Store) {
 		t.Errorf("Cases(stream) = %v, %v", cases, err)
 	}
 }
+
+// TestHistoryFailed records a result failed in each way: each point says why, the first
+// reason in the order error, skipped, mismatch, invalid, not verified.
+func TestHistoryFailed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.open(t)
+		r := synthetic("h", "c", "cpu", time.Now(), 5, 3)
+		res := r.Devices[0].Results
+		res[0].Err, res[0].Skipped = "out of memory", "no fp64"
+		res[1].Skipped = "no fp64"
+		res[2].Mismatch, res[2].Verified, res[2].Invalid = true, false, bench.InvalidPrefix+"x"
+		res[3].Invalid = bench.InvalidPrefix + "2 of 3 device times are not positive"
+		res[4].Verified = false
+		if _, err := s.Record(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Record(ctx, synthetic("h", "d", "cpu", time.Now().Add(time.Hour), 5, 3)); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []string{
+			"error: out of memory",
+			"skipped: no fp64",
+			"mismatch: the result differed from the reference",
+			"invalid: " + bench.InvalidPrefix + "2 of 3 device times are not positive",
+			"not verified",
+		} {
+			pts, err := s.History(ctx, Series{Case: res[i].Case, Samples: i%2 == 0})
+			if err != nil || len(pts) != 2 {
+				t.Fatalf("History(%s) = %d points, %v; want 2", res[i].Case, len(pts), err)
+			}
+			if pts[0].Failed != want || pts[1].Failed != "" {
+				t.Errorf("History(%s): failed %q then %q; want %q then none", res[i].Case, pts[0].Failed, pts[1].Failed, want)
+			}
+		}
+	})
+}

@@ -50,30 +50,43 @@ func decodeSamples(b []byte) ([]time.Duration, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	if b[0] != sampleDeltas {
-		return nil, fmt.Errorf("%w: encoding %d, not %d (written by a newer prism, or damaged)", errSamples, b[0], sampleDeltas)
-	}
-	b = b[1:]
-	// Every varint ends at a byte below 0x80: count them to allocate once.
+	return appendSamples(make([]time.Duration, 0, sampleCount(b)), b)
+}
+
+// sampleCount returns how many samples the results.samples value b holds where it
+// decodes: every varint ends at a byte below 0x80.
+func sampleCount(b []byte) int {
 	n := 0
-	for _, c := range b {
+	for _, c := range b[min(len(b), 1):] {
 		if c < 0x80 {
 			n++
 		}
 	}
-	out := make([]time.Duration, 0, n)
-	var prev int64
-	for len(b) > 0 {
-		d, k := binary.Varint(b)
-		if k <= 0 {
-			return nil, fmt.Errorf("%w: sample %d is cut short or overflows (%d bytes left)", errSamples, len(out)+1, len(b))
-		}
-		prev += d
-		out = append(out, time.Duration(prev))
-		b = b[k:]
+	return n
+}
+
+// appendSamples appends the samples of a results.samples value to dst, or returns an
+// error wrapping errSamples that says what is wrong with it.
+func appendSamples(dst []time.Duration, b []byte) ([]time.Duration, error) {
+	if len(b) == 0 {
+		return dst, nil
 	}
-	if len(out) == 0 {
+	if b[0] != sampleDeltas {
+		return nil, fmt.Errorf("%w: encoding %d, not %d (written by a newer prism, or damaged)", errSamples, b[0], sampleDeltas)
+	}
+	b = b[1:]
+	if len(b) == 0 {
 		return nil, fmt.Errorf("%w: an encoding byte and no sample", errSamples)
 	}
-	return out, nil
+	var prev int64
+	for i := 1; len(b) > 0; i++ {
+		d, k := binary.Varint(b)
+		if k <= 0 {
+			return nil, fmt.Errorf("%w: sample %d is cut short or overflows (%d bytes left)", errSamples, i, len(b))
+		}
+		prev += d
+		dst = append(dst, time.Duration(prev))
+		b = b[k:]
+	}
+	return dst, nil
 }
