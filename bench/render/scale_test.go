@@ -44,21 +44,29 @@ var renderers = []struct {
 // TestRenderWorkIsLinear renders reports of 1,000 and 4,000 results per device through
 // every renderer and counts the lookups of a result by device and row: a render that
 // looked every row up by scanning the results (40,000 results took 13.6 s) would do
-// rows x results of work; it must do a constant number per result.
+// rows x results of work; it must do a constant number per result. And one lookup in a
+// map per row and index built (the HTML page builds three: its table, its cells, its
+// charts): a hash of the case's strings in a map as large as the report at every lookup
+// (one per row and device, several times) made the table of 200,000 results spend a
+// third of its time in maps, more per result the larger the report.
 func TestRenderWorkIsLinear(t *testing.T) {
 	for _, rd := range renderers {
 		t.Run(rd.name, func(t *testing.T) {
-			var per []float64
+			var per, perMap []float64
 			for _, n := range []int{1000, 4000} {
 				rep := bigReport(n)
-				before := lookups.Load()
+				before, beforeMap := lookups.Load(), mapLookups.Load()
 				if err := rd.write(rep, io.Discard); err != nil {
 					t.Fatal(err)
 				}
 				per = append(per, float64(lookups.Load()-before)/float64(2*n))
+				perMap = append(perMap, float64(mapLookups.Load()-beforeMap)/float64(n)) // n rows
 			}
 			if per[0] > 8 || per[1] > per[0]*1.01 {
 				t.Errorf("lookups per result: %.2f at 1,000 results a device, %.2f at 4,000: want a small constant", per[0], per[1])
+			}
+			if perMap[0] > 3 || perMap[1] > perMap[0] {
+				t.Errorf("map lookups per row: %.2f at 1,000 rows, %.2f at 4,000: want one per index built, three at most", perMap[0], perMap[1])
 			}
 		})
 	}

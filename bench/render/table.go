@@ -103,25 +103,25 @@ func (r view) grid(baseline string) (header []string, rows [][]string, err error
 // rows of vendor pseudo-devices put on Prism's rows of the same case and size (whatever
 // variant those asked for) and kept apart only where no device of Prism's ran the case.
 func (ix *caseIndex) gridRows() []bench.CaseKey {
+	if !slices.ContainsFunc(ix.r.Devices, func(d bench.DeviceReport) bool { return d.IsVendor() }) {
+		return slices.Clone(ix.rows) // every row is one of Prism's devices'
+	}
 	prism := map[bench.CaseKey]bool{} // case and size, variant empty, that a device of Prism's ran
+	own := make([]bool, len(ix.rows))
 	for i := range ix.r.Devices {
 		if ix.r.Devices[i].IsVendor() {
 			continue
 		}
-		for k := range ix.byDev[i] {
-			prism[bench.CaseKey{Case: k.Case, Size: k.Size}] = true
+		for row, j := range ix.byRow[i] {
+			if j >= 0 {
+				own[row] = true
+				prism[bench.CaseKey{Case: ix.rows[row].Case, Size: ix.rows[row].Size}] = true
+			}
 		}
 	}
 	var rows []bench.CaseKey
-	for _, k := range ix.rows {
-		own := false
-		for i := range ix.r.Devices {
-			if !ix.r.Devices[i].IsVendor() && ix.result(i, k) != nil {
-				own = true
-				break
-			}
-		}
-		if own || !prism[bench.CaseKey{Case: k.Case, Size: k.Size}] {
+	for row, k := range ix.rows {
+		if own[row] || !prism[bench.CaseKey{Case: k.Case, Size: k.Size}] {
 			rows = append(rows, k)
 		}
 	}
