@@ -6,17 +6,17 @@
 // which, the destination's address space tells (__isShared). prefetch is a hint, and
 // does nothing.
 typedef struct prism_event *event_t;
-static __device__ __forceinline__ size_t prism_group_rank() {
+__device__ __forceinline__ size_t prism_group_rank() {
   return get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));
 }
-static __device__ __forceinline__ size_t prism_group_size() { return get_local_size(0) * get_local_size(1) * get_local_size(2); }
+__device__ __forceinline__ size_t prism_group_size() { return get_local_size(0) * get_local_size(1) * get_local_size(2); }
 template <class T>
-static __device__ __forceinline__ event_t async_work_group_copy(T *dst, const T *src, size_t n, event_t e) {
+__device__ __forceinline__ event_t async_work_group_copy(T *dst, const T *src, size_t n, event_t e) {
   for (size_t i = prism_group_rank(); i < n; i += prism_group_size()) dst[i] = src[i];
   return e;
 }
 template <class T>
-static __device__ __forceinline__ event_t async_work_group_strided_copy(T *dst, const T *src, size_t n, size_t stride, event_t e) {
+__device__ __forceinline__ event_t async_work_group_strided_copy(T *dst, const T *src, size_t n, size_t stride, event_t e) {
   const bool gather = __isShared((const void *)dst);
   for (size_t i = prism_group_rank(); i < n; i += prism_group_size()) {
     if (gather) dst[i] = src[i * stride];
@@ -24,5 +24,5 @@ static __device__ __forceinline__ event_t async_work_group_strided_copy(T *dst, 
   }
   return e;
 }
-static __device__ __forceinline__ void wait_group_events(int, event_t *) { __syncthreads(); }
-template <class T> static __device__ __forceinline__ void prefetch(const T *, size_t) {}
+__device__ __forceinline__ void wait_group_events(int, event_t *) { __syncthreads(); }
+template <class T> __device__ __forceinline__ void prefetch(const T *, size_t) {}

@@ -17,15 +17,15 @@ template <> struct prism_usize<8> { typedef ulong type; };
 // Integer functions on every integer scalar type. The int and uint overloads above stay
 // (a non-template exact match wins); these give char, short and long theirs, with OpenCL's
 // result types (abs(char) is a uchar).
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, PRISM_UNS(T)) prism_abs(T x) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, PRISM_UNS(T)) prism_abs(T x) {
   typedef PRISM_UNS(T) U;
   return prism_int<T>::is_signed && x < (T)0 ? (U)((U)0 - (U)x) : (U)x;
 }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, PRISM_UNS(T)) prism_abs_diff(T x, T y) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, PRISM_UNS(T)) prism_abs_diff(T x, T y) {
   typedef PRISM_UNS(T) U;
   return x > y ? (U)((U)x - (U)y) : (U)((U)y - (U)x);
 }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_add_sat(T x, T y) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_add_sat(T x, T y) {
   if constexpr (sizeof(T) < 4) {
     const long long r = (long long)x + (long long)y;
     return r < (long long)prism_int_min<T>() ? prism_int_min<T>() : r > (long long)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
@@ -38,7 +38,7 @@ template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_add
     return ((x ^ r) & (y ^ r)) < 0 ? (x < 0 ? prism_int_min<T>() : prism_int_max<T>()) : r;
   }
 }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_sub_sat(T x, T y) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_sub_sat(T x, T y) {
   if constexpr (sizeof(T) < 4) {
     const long long r = (long long)x - (long long)y;
     return r < (long long)prism_int_min<T>() ? prism_int_min<T>() : r > (long long)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
@@ -50,21 +50,21 @@ template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_sub
     return ((x ^ y) & (x ^ r)) < 0 ? (x < 0 ? prism_int_min<T>() : prism_int_max<T>()) : r;
   }
 }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_hadd(T x, T y) { return (T)((x >> 1) + (y >> 1) + (x & y & 1)); }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_rhadd(T x, T y) { return (T)((x >> 1) + (y >> 1) + ((x | y) & 1)); }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_rotate(T v, T i) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_hadd(T x, T y) { return (T)((x >> 1) + (y >> 1) + (x & y & 1)); }
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_rhadd(T x, T y) { return (T)((x >> 1) + (y >> 1) + ((x | y) & 1)); }
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_rotate(T v, T i) {
   typedef PRISM_UNS(T) U;
   const unsigned int bits = 8 * sizeof(T), n = (unsigned int)((U)i & (U)(bits - 1));
   const U u = (U)v;
   return (T)(U)((u << n) | (u >> ((bits - n) & (bits - 1))));
 }
-static __device__ __forceinline__ ulong prism_umulhi64(ulong a, ulong b) {
+__device__ __forceinline__ ulong prism_umulhi64(ulong a, ulong b) {
   const ulong a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
   const ulong p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
   const ulong mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
   return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_mul_hi(T a, T b) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_mul_hi(T a, T b) {
   if constexpr (sizeof(T) < 8) {
     if constexpr (prism_int<T>::is_signed) return (T)(((long long)a * (long long)b) >> (8 * sizeof(T)));
     else return (T)(((unsigned long long)a * (unsigned long long)b) >> (8 * sizeof(T)));
@@ -74,13 +74,13 @@ template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_mul
     return (T)hi;
   }
 }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_mad_hi(T a, T b, T c) { return (T)(prism_mul_hi(a, b) + c); }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_popcount(T x) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_mad_hi(T a, T b, T c) { return (T)(prism_mul_hi(a, b) + c); }
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_popcount(T x) {
   typedef PRISM_UNS(T) U;
   if constexpr (sizeof(T) < 8) return (T)__popc((uint)(U)x);
   else return (T)(__popc((uint)(ulong)x) + __popc((uint)((ulong)x >> 32)));
 }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_clz(T x) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_clz(T x) {
   typedef PRISM_UNS(T) U;
   if constexpr (sizeof(T) < 8) {
     return (T)(__clz((int)(uint)(U)x) - (int)(32 - 8 * sizeof(T)));
@@ -90,47 +90,47 @@ template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_clz
   }
 }
 // any and all of a scalar: its most significant bit.
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, int) prism_any(T x) { return (typename prism_sint<sizeof(T)>::type)x < 0; }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, int) prism_all(T x) { return (typename prism_sint<sizeof(T)>::type)x < 0; }
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_bitselect(T a, T b, T c) { return (T)((a & ~c) | (b & c)); }
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, int) prism_any(T x) { return (typename prism_sint<sizeof(T)>::type)x < 0; }
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, int) prism_all(T x) { return (typename prism_sint<sizeof(T)>::type)x < 0; }
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_bitselect(T a, T b, T c) { return (T)((a & ~c) | (b & c)); }
 
 // Common, math and relational functions on float and double scalars that part 2 lacks so
 // far. Scalar relational functions give 1 or 0 (an int).
 #define PRISM_FLOAT_FNS(T, U, C)                                                                     \
-  static __device__ __forceinline__ T prism_degrees(T x) { return x * (T)57.295779513082320876798; } \
-  static __device__ __forceinline__ T prism_radians(T x) { return x * (T)0.017453292519943295769237; } \
-  static __device__ __forceinline__ T prism_smoothstep(T e0, T e1, T x) {                             \
+  __device__ __forceinline__ T prism_degrees(T x) { return x * (T)57.295779513082320876798; } \
+  __device__ __forceinline__ T prism_radians(T x) { return x * (T)0.017453292519943295769237; } \
+  __device__ __forceinline__ T prism_smoothstep(T e0, T e1, T x) {                             \
     const T t = prism_clamp((x - e0) / (e1 - e0), (T)0, (T)1);                                       \
     return t * t * ((T)3 - (T)2 * t);                                                               \
   }                                                                                                 \
-  static __device__ __forceinline__ T prism_maxmag(T x, T y) {                                       \
+  __device__ __forceinline__ T prism_maxmag(T x, T y) {                                       \
     const T ax = prism_fabs(x), ay = prism_fabs(y);                                                 \
     return ax > ay ? x : ay > ax ? y : prism_fmax(x, y);                                            \
   }                                                                                                 \
-  static __device__ __forceinline__ T prism_minmag(T x, T y) {                                       \
+  __device__ __forceinline__ T prism_minmag(T x, T y) {                                       \
     const T ax = prism_fabs(x), ay = prism_fabs(y);                                                 \
     return ax < ay ? x : ay < ax ? y : prism_fmin(x, y);                                            \
   }                                                                                                 \
-  static __device__ __forceinline__ int prism_isnormal(T x) { const T a = prism_fabs(x); return a >= (T)C##_MIN && a <= (T)C##_MAX; } \
-  static __device__ __forceinline__ int prism_signbit(T x) { return prism_as<U>(x) >> (8 * sizeof(U) - 1) != 0; } \
-  static __device__ __forceinline__ int prism_isequal(T x, T y) { return x == y; }                    \
-  static __device__ __forceinline__ int prism_isnotequal(T x, T y) { return x != y; }                 \
-  static __device__ __forceinline__ int prism_isgreater(T x, T y) { return x > y; }                   \
-  static __device__ __forceinline__ int prism_isgreaterequal(T x, T y) { return x >= y; }             \
-  static __device__ __forceinline__ int prism_isless(T x, T y) { return x < y; }                      \
-  static __device__ __forceinline__ int prism_islessequal(T x, T y) { return x <= y; }                \
-  static __device__ __forceinline__ int prism_islessgreater(T x, T y) { return x < y || x > y; }      \
-  static __device__ __forceinline__ int prism_isordered(T x, T y) { return x == x && y == y; }        \
-  static __device__ __forceinline__ int prism_isunordered(T x, T y) { return x != x || y != y; }      \
-  static __device__ __forceinline__ T prism_bitselect(T a, T b, T c) {                                \
+  __device__ __forceinline__ int prism_isnormal(T x) { const T a = prism_fabs(x); return a >= (T)C##_MIN && a <= (T)C##_MAX; } \
+  __device__ __forceinline__ int prism_signbit(T x) { return prism_as<U>(x) >> (8 * sizeof(U) - 1) != 0; } \
+  __device__ __forceinline__ int prism_isequal(T x, T y) { return x == y; }                    \
+  __device__ __forceinline__ int prism_isnotequal(T x, T y) { return x != y; }                 \
+  __device__ __forceinline__ int prism_isgreater(T x, T y) { return x > y; }                   \
+  __device__ __forceinline__ int prism_isgreaterequal(T x, T y) { return x >= y; }             \
+  __device__ __forceinline__ int prism_isless(T x, T y) { return x < y; }                      \
+  __device__ __forceinline__ int prism_islessequal(T x, T y) { return x <= y; }                \
+  __device__ __forceinline__ int prism_islessgreater(T x, T y) { return x < y || x > y; }      \
+  __device__ __forceinline__ int prism_isordered(T x, T y) { return x == x && y == y; }        \
+  __device__ __forceinline__ int prism_isunordered(T x, T y) { return x != x || y != y; }      \
+  __device__ __forceinline__ T prism_bitselect(T a, T b, T c) {                                \
     return prism_as<T>((U)((prism_as<U>(a) & ~prism_as<U>(c)) | (prism_as<U>(b) & prism_as<U>(c)))); \
   }                                                                                                 \
-  static __device__ __forceinline__ T prism_length(T x) { return prism_fabs(x); }                    \
-  static __device__ __forceinline__ T prism_fast_length(T x) { return prism_fabs(x); }               \
-  static __device__ __forceinline__ T prism_distance(T x, T y) { return prism_fabs(x - y); }         \
-  static __device__ __forceinline__ T prism_fast_distance(T x, T y) { return prism_fabs(x - y); }    \
-  static __device__ __forceinline__ T prism_normalize(T x) { return x == (T)0 || x != x ? x : prism_copysign((T)1, x); } \
-  static __device__ __forceinline__ T prism_fast_normalize(T x) { return prism_normalize(x); }
+  __device__ __forceinline__ T prism_length(T x) { return prism_fabs(x); }                    \
+  __device__ __forceinline__ T prism_fast_length(T x) { return prism_fabs(x); }               \
+  __device__ __forceinline__ T prism_distance(T x, T y) { return prism_fabs(x - y); }         \
+  __device__ __forceinline__ T prism_fast_distance(T x, T y) { return prism_fabs(x - y); }    \
+  __device__ __forceinline__ T prism_normalize(T x) { return x == (T)0 || x != x ? x : prism_copysign((T)1, x); } \
+  __device__ __forceinline__ T prism_fast_normalize(T x) { return prism_normalize(x); }
 PRISM_FLOAT_FNS(float, uint, FLT)
 PRISM_FLOAT_FNS(double, ulong, DBL)
 #undef PRISM_FLOAT_FNS
@@ -142,21 +142,21 @@ PRISM_FLOAT_FNS(double, ulong, DBL)
 // write their second result through a pointer of any address space (all are generic in
 // CUDA).
 #define PRISM_MATH_MORE(T, F, U)                                                                    \
-  static __device__ __forceinline__ T prism_asinh(T x) { return asinh##F(x); }                     \
-  static __device__ __forceinline__ T prism_acosh(T x) { return acosh##F(x); }                     \
-  static __device__ __forceinline__ T prism_atanh(T x) { return atanh##F(x); }                     \
-  static __device__ __forceinline__ T prism_sinpi(T x) { return sinpi##F(x); }                     \
-  static __device__ __forceinline__ T prism_cospi(T x) { return cospi##F(x); }                     \
-  static __device__ __forceinline__ T prism_tanpi(T x) { return sinpi##F(x) / cospi##F(x); }       \
-  static __device__ __forceinline__ T prism_logb(T x) { return logb##F(x); }                       \
-  static __device__ __forceinline__ T prism_nextafter(T x, T y) { return nextafter##F(x, y); }     \
-  static __device__ __forceinline__ T prism_remainder(T x, T y) { return remainder##F(x, y); }     \
-  static __device__ __forceinline__ T prism_ldexp(T x, int n) { return ldexp##F(x, n); }           \
-  static __device__ __forceinline__ int prism_ilogb(T x) {                                         \
+  __device__ __forceinline__ T prism_asinh(T x) { return asinh##F(x); }                     \
+  __device__ __forceinline__ T prism_acosh(T x) { return acosh##F(x); }                     \
+  __device__ __forceinline__ T prism_atanh(T x) { return atanh##F(x); }                     \
+  __device__ __forceinline__ T prism_sinpi(T x) { return sinpi##F(x); }                     \
+  __device__ __forceinline__ T prism_cospi(T x) { return cospi##F(x); }                     \
+  __device__ __forceinline__ T prism_tanpi(T x) { return sinpi##F(x) / cospi##F(x); }       \
+  __device__ __forceinline__ T prism_logb(T x) { return logb##F(x); }                       \
+  __device__ __forceinline__ T prism_nextafter(T x, T y) { return nextafter##F(x, y); }     \
+  __device__ __forceinline__ T prism_remainder(T x, T y) { return remainder##F(x, y); }     \
+  __device__ __forceinline__ T prism_ldexp(T x, int n) { return ldexp##F(x, n); }           \
+  __device__ __forceinline__ int prism_ilogb(T x) {                                         \
     return x != x ? FP_ILOGBNAN : x == (T)0 ? FP_ILOGB0 : fabs##F(x) == (T)PRISM_INFINITY_F ? INT_MAX : ilogb##F(x); \
   }                                                                                                 \
-  static __device__ __forceinline__ T prism_pown(T x, int n) { return (T)pow((double)x, (double)n); } \
-  static __device__ __forceinline__ T prism_rootn(T x, int n) {                                    \
+  __device__ __forceinline__ T prism_pown(T x, int n) { return (T)pow((double)x, (double)n); } \
+  __device__ __forceinline__ T prism_rootn(T x, int n) {                                    \
     if (n == 0 || x != x) return (T)PRISM_NAN_F;                                                    \
     if (x < (T)0 || (x == (T)0 && prism_as<U>(x) >> (8 * sizeof(U) - 1))) {                        \
       if (n & 1) return -prism_rootn(-x, n);                                                        \
@@ -168,23 +168,23 @@ PRISM_FLOAT_FNS(double, ulong, DBL)
     if (y > 0.0 && y < (double)PRISM_INFINITY_F) y -= y * (pow(y, (double)n) / (double)x - 1.0) / (double)n; \
     return (T)y;                                                                                    \
   }                                                                                                 \
-  static __device__ __forceinline__ T prism_fract(T x, T *ip) {                                    \
+  __device__ __forceinline__ T prism_fract(T x, T *ip) {                                    \
     if (fabs##F(x) == (T)PRISM_INFINITY_F) { *ip = x; return copysign##F((T)0, x); }                \
     const T f = floor##F(x);                                                                        \
     *ip = f;                                                                                        \
     return x != x ? x : x == (T)0 ? x : fmin##F(x - f, prism_as<T>((U)(prism_as<U>((T)1) - 1)));   \
   }                                                                                                 \
-  static __device__ __forceinline__ T prism_modf(T x, T *ip) { return modf##F(x, ip); }            \
-  static __device__ __forceinline__ T prism_frexp(T x, int *e) { return frexp##F(x, e); }          \
-  static __device__ __forceinline__ T prism_sincos(T x, T *c) { *c = cos##F(x); return sin##F(x); } \
-  static __device__ __forceinline__ T prism_lgamma_r(T x, int *s) {                                \
+  __device__ __forceinline__ T prism_modf(T x, T *ip) { return modf##F(x, ip); }            \
+  __device__ __forceinline__ T prism_frexp(T x, int *e) { return frexp##F(x, e); }          \
+  __device__ __forceinline__ T prism_sincos(T x, T *c) { *c = cos##F(x); return sin##F(x); } \
+  __device__ __forceinline__ T prism_lgamma_r(T x, int *s) {                                \
     const T fl = floor##F(x);                                                                       \
     *s = x > (T)0 || x != x ? 1 : x == (T)0 ? (prism_as<U>(x) >> (8 * sizeof(U) - 1) ? -1 : 1)      \
        : fl == x ? 1 : fmod##F(fl, (T)2) != (T)0 ? -1 : 1;                                          \
     return lgamma##F(x);                                                                            \
   }                                                                                                 \
   /* remquo: the remainder, and the quotient's sign and 7 low bits (C promises only 3). */         \
-  static __device__ __forceinline__ T prism_remquo(T x, T y, int *q) {                             \
+  __device__ __forceinline__ T prism_remquo(T x, T y, int *q) {                             \
     const T ax = fabs##F(x), ay = fabs##F(y);                                                       \
     if (x != x || y != y || ay == (T)0 || ax == (T)PRISM_INFINITY_F) { *q = 0; return (T)PRISM_NAN_F; } \
     const T a = fmod##F(ax, ay * (T)128), r = remainder##F(a, ay);                                  \
@@ -196,20 +196,20 @@ PRISM_MATH_MORE(float, f, uint)
 PRISM_MATH_MORE(double, , ulong)
 #undef PRISM_MATH_MORE
 // The inverse functions over pi: float through double; double as the quotient.
-static __device__ __forceinline__ float prism_asinpi(float x) { return (float)(asin((double)x) * M_1_PI); }
-static __device__ __forceinline__ float prism_acospi(float x) { return (float)(acos((double)x) * M_1_PI); }
-static __device__ __forceinline__ float prism_atanpi(float x) { return (float)(atan((double)x) * M_1_PI); }
-static __device__ __forceinline__ float prism_atan2pi(float y, float x) { return (float)(atan2((double)y, (double)x) * M_1_PI); }
-static __device__ __forceinline__ double prism_asinpi(double x) { return asin(x) * M_1_PI; }
-static __device__ __forceinline__ double prism_acospi(double x) { return acos(x) * M_1_PI; }
-static __device__ __forceinline__ double prism_atanpi(double x) { return atan(x) * M_1_PI; }
-static __device__ __forceinline__ double prism_atan2pi(double y, double x) { return atan2(y, x) * M_1_PI; }
+__device__ __forceinline__ float prism_asinpi(float x) { return (float)(asin((double)x) * M_1_PI); }
+__device__ __forceinline__ float prism_acospi(float x) { return (float)(acos((double)x) * M_1_PI); }
+__device__ __forceinline__ float prism_atanpi(float x) { return (float)(atan((double)x) * M_1_PI); }
+__device__ __forceinline__ float prism_atan2pi(float y, float x) { return (float)(atan2((double)y, (double)x) * M_1_PI); }
+__device__ __forceinline__ double prism_asinpi(double x) { return asin(x) * M_1_PI; }
+__device__ __forceinline__ double prism_acospi(double x) { return acos(x) * M_1_PI; }
+__device__ __forceinline__ double prism_atanpi(double x) { return atan(x) * M_1_PI; }
+__device__ __forceinline__ double prism_atan2pi(double y, double x) { return atan2(y, x) * M_1_PI; }
 // nan(uint) and nan(ulong): a quiet NaN carrying the operand in its significand.
-static __device__ __forceinline__ float prism_nan(uint c) { return prism_as<float>(0x7fc00000u | (c & 0x3fffffu)); }
-static __device__ __forceinline__ double prism_nan(ulong c) { return prism_as<double>(0x7ff8000000000000ul | (c & 0x7fffffffffffful)); }
+__device__ __forceinline__ float prism_nan(uint c) { return prism_as<float>(0x7fc00000u | (c & 0x3fffffu)); }
+__device__ __forceinline__ double prism_nan(ulong c) { return prism_as<double>(0x7ff8000000000000ul | (c & 0x7fffffffffffful)); }
 
 // mad_sat: a * b + c, saturated to the type's range.
-template <class T> static __device__ __forceinline__ PRISM_IFINT(T, T) prism_mad_sat(T a, T b, T c) {
+template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_mad_sat(T a, T b, T c) {
   if constexpr (sizeof(T) < 8) {
     const long long r = (long long)a * (long long)b + (long long)c;
     if constexpr (!prism_int<T>::is_signed) {
@@ -247,7 +247,7 @@ template <class V> struct prism_uvec {
 template <class V> struct prism_ivec { typedef typename prism_vec<int, prism_vt<V>::N>::type type; };
 #define PRISM_VFN1(name, R)                                                                          \
   template <class A>                                                                                \
-  static __device__ __forceinline__ typename R<typename prism_bin<A, A>::type>::type prism_##name(const A &a) { \
+  __device__ __forceinline__ typename R<typename prism_bin<A, A>::type>::type prism_##name(const A &a) { \
     typedef typename prism_bin<A, A>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     typename R<V>::type r;                                                                          \
@@ -256,7 +256,7 @@ template <class V> struct prism_ivec { typedef typename prism_vec<int, prism_vt<
   }
 #define PRISM_VFN2(name, R)                                                                          \
   template <class A, class B>                                                                       \
-  static __device__ __forceinline__ typename R<typename prism_bin<A, B>::type>::type prism_##name(const A &a, const B &b) { \
+  __device__ __forceinline__ typename R<typename prism_bin<A, B>::type>::type prism_##name(const A &a, const B &b) { \
     typedef typename prism_bin<A, B>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     typename R<V>::type r;                                                                          \
@@ -265,7 +265,7 @@ template <class V> struct prism_ivec { typedef typename prism_vec<int, prism_vt<
   }
 #define PRISM_VFN3(name)                                                                             \
   template <class A, class B, class C>                                                              \
-  static __device__ __forceinline__ typename prism_bin3<A, B, C>::type prism_##name(const A &a, const B &b, const C &c) { \
+  __device__ __forceinline__ typename prism_bin3<A, B, C>::type prism_##name(const A &a, const B &b, const C &c) { \
     typedef typename prism_bin3<A, B, C>::type V;                                                   \
     typedef typename prism_vt<V>::E E;                                                              \
     V r;                                                                                            \
@@ -275,7 +275,7 @@ template <class V> struct prism_ivec { typedef typename prism_vec<int, prism_vt<
   }
 #define PRISM_VREL1(name)                                                                            \
   template <class A>                                                                                \
-  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, A>::type>::type prism_##name(const A &a) { \
+  __device__ __forceinline__ typename prism_mask<typename prism_bin<A, A>::type>::type prism_##name(const A &a) { \
     typedef typename prism_bin<A, A>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     typename prism_mask<V>::type r;                                                                 \
@@ -284,7 +284,7 @@ template <class V> struct prism_ivec { typedef typename prism_vec<int, prism_vt<
   }
 #define PRISM_VREL2(name)                                                                            \
   template <class A, class B>                                                                       \
-  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type prism_##name(const A &a, const B &b) { \
+  __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type prism_##name(const A &a, const B &b) { \
     typedef typename prism_bin<A, B>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     typename prism_mask<V>::type r;                                                                 \
@@ -332,14 +332,14 @@ PRISM_VFN3(mad_sat)
 // any and all of a vector: whether the most significant bit of any (every) component is
 // set, 1 or 0.
 template <class A>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<typename prism_value<A>::type>::N > 0), int>::type prism_any(const A &a) {
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<typename prism_value<A>::type>::N > 0), int>::type prism_any(const A &a) {
   typedef typename prism_value<A>::type V;
   for (int i = 0; i < prism_vt<V>::N; i++)
     if (prism_any(prism_get(a, i))) return 1;
   return 0;
 }
 template <class A>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<typename prism_value<A>::type>::N > 0), int>::type prism_all(const A &a) {
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<typename prism_value<A>::type>::N > 0), int>::type prism_all(const A &a) {
   typedef typename prism_value<A>::type V;
   for (int i = 0; i < prism_vt<V>::N; i++)
     if (!prism_all(prism_get(a, i))) return 0;
@@ -350,12 +350,12 @@ static __device__ __forceinline__ typename prism_enable_if<(prism_vt<typename pr
 // where the most significant bit of c's is set, a's otherwise (c: integers of the
 // component's size).
 template <class A, class B, class C>
-static __device__ __forceinline__ typename prism_enable_if<prism_scalar<A>::value && prism_scalar<B>::value && prism_int<C>::value, A>::type
+__device__ __forceinline__ typename prism_enable_if<prism_scalar<A>::value && prism_scalar<B>::value && prism_int<C>::value, A>::type
 prism_select(A a, B b, C c) {
   return c ? (A)b : a;
 }
 template <class A, class B, class C>
-static __device__ __forceinline__ typename prism_bin<A, B>::type prism_select(const A &a, const B &b, const C &c) {
+__device__ __forceinline__ typename prism_bin<A, B>::type prism_select(const A &a, const B &b, const C &c) {
   typedef typename prism_bin<A, B>::type V;
   typedef typename prism_vt<V>::E E;
   typedef typename prism_component<typename prism_value<C>::type>::type CE;
@@ -371,7 +371,7 @@ static __device__ __forceinline__ typename prism_bin<A, B>::type prism_select(co
 // int4), ldexp(float4, int), pown, rootn).
 #define PRISM_VFNI(name)                                                                             \
   template <class A, class I>                                                                       \
-  static __device__ __forceinline__ typename prism_enable_if<prism_int<typename prism_component<typename prism_value<I>::type>::type>::value, \
+  __device__ __forceinline__ typename prism_enable_if<prism_int<typename prism_component<typename prism_value<I>::type>::type>::value, \
                                                              typename prism_bin<A, A>::type>::type  \
   prism_##name(const A &a, const I &n) {                                                            \
     typedef typename prism_bin<A, A>::type V;                                                       \
@@ -386,7 +386,7 @@ PRISM_VFNI(ldexp) PRISM_VFNI(pown) PRISM_VFNI(rootn)
 // modf) or to the int vector of its width (frexp, lgamma_r), and remquo.
 #define PRISM_VFNP(name)                                                                             \
   template <class A, class P>                                                                       \
-  static __device__ __forceinline__ typename prism_enable_if<(prism_vt<P>::N > 0), typename prism_bin<A, A>::type>::type \
+  __device__ __forceinline__ typename prism_enable_if<(prism_vt<P>::N > 0), typename prism_bin<A, A>::type>::type \
   prism_##name(const A &a, P *p) {                                                                  \
     typedef typename prism_bin<A, A>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
@@ -398,7 +398,7 @@ PRISM_VFNI(ldexp) PRISM_VFNI(pown) PRISM_VFNI(rootn)
 PRISM_VFNP(sincos) PRISM_VFNP(fract) PRISM_VFNP(modf) PRISM_VFNP(frexp) PRISM_VFNP(lgamma_r)
 #undef PRISM_VFNP
 template <class A, class B, class P>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<P>::N > 0), typename prism_bin<A, B>::type>::type
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<P>::N > 0), typename prism_bin<A, B>::type>::type
 prism_remquo(const A &a, const B &b, P *q) {
   typedef typename prism_bin<A, B>::type V;
   typedef typename prism_vt<V>::E E;
@@ -412,7 +412,7 @@ template <class C> struct prism_nan_of {};
 template <> struct prism_nan_of<uint> { typedef float type; };
 template <> struct prism_nan_of<ulong> { typedef double type; };
 template <class A>
-static __device__ __forceinline__ typename prism_vec<typename prism_nan_of<typename prism_vt<A>::E>::type, prism_vt<A>::N>::type
+__device__ __forceinline__ typename prism_vec<typename prism_nan_of<typename prism_vt<A>::E>::type, prism_vt<A>::N>::type
 prism_nan(const A &c) {
   typename prism_vec<typename prism_nan_of<typename prism_vt<A>::E>::type, prism_vt<A>::N>::type r;
   for (int i = 0; i < prism_vt<A>::N; i++) prism_el(r, i) = prism_nan(prism_el(c, i));
@@ -430,13 +430,13 @@ template <> struct prism_wide<ushort> { typedef uint type; };
 template <> struct prism_wide<int> { typedef long type; };
 template <> struct prism_wide<uint> { typedef ulong type; };
 template <class T, class U>
-static __device__ __forceinline__ typename prism_enable_if<prism_scalar<T>::value && prism_same<U, PRISM_UNS(T)>::value, typename prism_wide<T>::type>::type
+__device__ __forceinline__ typename prism_enable_if<prism_scalar<T>::value && prism_same<U, PRISM_UNS(T)>::value, typename prism_wide<T>::type>::type
 prism_upsample(T hi, U lo) {
   typedef typename prism_wide<T>::type W;
   return (W)(((typename prism_usize<sizeof(W)>::type)(PRISM_UNS(T))hi << (8 * sizeof(T))) | lo);
 }
 template <class A, class B>
-static __device__ __forceinline__ typename prism_vec<typename prism_wide<typename prism_vt<typename prism_value<A>::type>::E>::type, prism_width<A>::value>::type
+__device__ __forceinline__ typename prism_vec<typename prism_wide<typename prism_vt<typename prism_value<A>::type>::E>::type, prism_width<A>::value>::type
 prism_upsample(const A &hi, const B &lo) {
   static_assert(prism_width<A>::value == prism_width<B>::value, "upsample: the operands differ in width");
   typename prism_vec<typename prism_wide<typename prism_vt<typename prism_value<A>::type>::E>::type, prism_width<A>::value>::type r;
@@ -448,13 +448,13 @@ prism_upsample(const A &hi, const B &lo) {
 // is x's (or, past x's width, y's) component at mask's component i modulo the width (of
 // both, for shuffle2).
 template <class A, class M>
-static __device__ __forceinline__ typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type prism_shuffle(const A &x, const M &mask) {
+__device__ __forceinline__ typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type prism_shuffle(const A &x, const M &mask) {
   typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type r;
   for (int i = 0; i < prism_vt<M>::N; i++) prism_el(r, i) = prism_el(x, (int)(prism_el(mask, i) % prism_vt<A>::N));
   return r;
 }
 template <class A, class M>
-static __device__ __forceinline__ typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type prism_shuffle2(const A &x, const A &y, const M &mask) {
+__device__ __forceinline__ typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type prism_shuffle2(const A &x, const A &y, const M &mask) {
   typename prism_vec<typename prism_vt<A>::E, prism_vt<M>::N>::type r;
   for (int i = 0; i < prism_vt<M>::N; i++) {
     const int k = (int)(prism_el(mask, i) % (2 * prism_vt<A>::N));

@@ -4,17 +4,17 @@
 // saturation (integers only) clamps to the type's range, and gives 0 for a NaN.
 template <class T, class = void> struct prism_component { typedef T type; };
 template <class T> struct prism_component<T, typename prism_enable_if<(prism_vt<T>::N > 0)>::type> { typedef typename prism_vt<T>::E type; };
-template <class T> static __device__ __forceinline__ T prism_int_max() {
+template <class T> __device__ __forceinline__ T prism_int_max() {
   return prism_int<T>::is_signed ? (T)((1ull << (8 * sizeof(T) - 1)) - 1) : (T)~0ull;
 }
-template <class T> static __device__ __forceinline__ T prism_int_min() {
+template <class T> __device__ __forceinline__ T prism_int_min() {
   return prism_int<T>::is_signed ? (T)(-(long long)((1ull << (8 * sizeof(T) - 1)) - 1) - 1) : (T)0;
 }
-static __device__ __forceinline__ float prism_round_mode(float x, int r) { return r == 1 ? rintf(x) : r == 3 ? ceilf(x) : r == 4 ? floorf(x) : x; }
-static __device__ __forceinline__ double prism_round_mode(double x, int r) { return r == 1 ? rint(x) : r == 3 ? ceil(x) : r == 4 ? floor(x) : x; }
-template <class F> static __device__ __forceinline__ F prism_round_mode(F x, int) { return x; }
+__device__ __forceinline__ float prism_round_mode(float x, int r) { return r == 1 ? rintf(x) : r == 3 ? ceilf(x) : r == 4 ? floorf(x) : x; }
+__device__ __forceinline__ double prism_round_mode(double x, int r) { return r == 1 ? rint(x) : r == 3 ? ceil(x) : r == 4 ? floor(x) : x; }
+template <class F> __device__ __forceinline__ F prism_round_mode(F x, int) { return x; }
 // The sign of f - x, exactly, for f the rounded-to-nearest conversion of x.
-template <class T, class F> static __device__ __forceinline__ int prism_order(T f, F x) {
+template <class T, class F> __device__ __forceinline__ int prism_order(T f, F x) {
   if constexpr (!prism_int<F>::value || sizeof(F) < 8) {
     return ((double)f > (double)x) - ((double)f < (double)x);
   } else {
@@ -25,19 +25,19 @@ template <class T, class F> static __device__ __forceinline__ int prism_order(T 
     return (back > x) - (back < x);
   }
 }
-static __device__ __forceinline__ float prism_step_to(float f, int dir) {
+__device__ __forceinline__ float prism_step_to(float f, int dir) {
   if (f == 0.0f) return dir > 0 ? __uint_as_float(1u) : -__uint_as_float(1u);
   const unsigned int u = __float_as_uint(f);
   return __uint_as_float((f > 0.0f) == (dir > 0) ? u + 1 : u - 1);
 }
-static __device__ __forceinline__ double prism_step_to(double f, int dir) {
+__device__ __forceinline__ double prism_step_to(double f, int dir) {
   if (f == 0.0) return dir > 0 ? __longlong_as_double(1ll) : -__longlong_as_double(1ll);
   const long long u = __double_as_longlong(f);
   return __longlong_as_double((f > 0.0) == (dir > 0) ? u + 1 : u - 1);
 }
 // R: 0 the default, 1 rte, 2 rtz, 3 rtp, 4 rtn.
 template <class To, bool Sat, int R, class F>
-static __device__ __forceinline__ To prism_conv(F x) {
+__device__ __forceinline__ To prism_conv(F x) {
   if constexpr (prism_int<To>::value) {
     if constexpr (!prism_int<F>::value) {
       const F y = prism_round_mode(x, R);

@@ -50,17 +50,20 @@
 // block size must not exceed it; CUDA cannot require it exactly, so launchers must pass it);
 // #pragma OPENCL EXTENSION, which is ignored without a warning.
 //
-// What does not map: get_work_dim, images and samplers, and __global or __constant
-// pointers to 3-component vectors (OpenCL's float3 is 16 bytes, CUDA's 12: the translation
-// refuses them with ErrUnsupported, naming the construct); get_global_offset other than
-// 0; the ?: operator with a vector condition (C++ takes it as one bool: use
-// select), the built-in functions not listed above (those with pointer arguments: fract,
-// modf, sincos, frexp, remquo, lgamma_r; and ldexp, pown, rootn, ilogb, logb, nextafter,
-// remainder, asinh, acosh, atanh, sinpi, cospi, tanpi, the *pi inverses, mad_sat,
-// upsample, shuffle, shuffle2, nan), the vector types of half (half2, ...) and
-// convert_half, OpenCL's size of 3-component vectors elsewhere (arrays of float3 in
-// __local or private memory are 12 bytes an element), and float atomics other than
-// atomic_xchg (write a compare-and-swap loop with atomic_cmpxchg and as_uint/as_float).
+// The built-in functions of OpenCL C 1.2 and their state here are the table builtins.tsv
+// (docs/BUILTINS.md): besides the above, the math functions with pointer outputs (sincos,
+// fract, modf, frexp, remquo, lgamma_r) and the rest of section 6.12.2, mad_sat, upsample,
+// shuffle, shuffle2, vec_step, the asynchronous copies, and the 64-bit atom_* functions.
+//
+// What does not map: get_work_dim, images and samplers (the translation refuses them by
+// name and line, from builtins.tsv), printf's vector conversions (%v4f), and __global or
+// __constant pointers to 3-component vectors (OpenCL's float3 is 16 bytes, CUDA's 12: the
+// translation refuses them with ErrUnsupported, naming the construct); get_global_offset
+// other than 0; the ?: operator with a vector condition (C++ takes it as one bool: use
+// select), the vector types of half (half2, ...) and convert_half, OpenCL's size of
+// 3-component vectors elsewhere (arrays of float3 in __local or private memory are 12
+// bytes an element), and float atomics other than atomic_xchg (write a compare-and-swap
+// loop with atomic_cmpxchg and as_uint/as_float).
 //
 // Kernels can tell the compilers apart: PRISM_CUDA is defined here and nowhere else.
 

@@ -2,7 +2,7 @@
 // and 4 components; cross for 3 and 4). length scales its operand where the sum of squares
 // would overflow or lose precision to underflow; fast_* are the plain formulas.
 template <class A, class B>
-static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_dot(const A &a, const B &b) {
+__device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_dot(const A &a, const B &b) {
   typedef typename prism_bin<A, B>::type V;
   typedef typename prism_vt<V>::E E;
   E s = (E)prism_get(a, 0) * (E)prism_get(b, 0);
@@ -10,7 +10,7 @@ static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::ty
   return s;
 }
 template <class A>
-static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, A>::type>::E prism_length(const A &a) {
+__device__ __forceinline__ typename prism_vt<typename prism_bin<A, A>::type>::E prism_length(const A &a) {
   typedef typename prism_bin<A, A>::type V;
   typedef typename prism_vt<V>::E E;
   const V p = a;
@@ -28,12 +28,12 @@ static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, A>::ty
   return m * prism_sqrt(t);
 }
 template <class A, class B>
-static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_distance(const A &a, const B &b) {
+__device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_distance(const A &a, const B &b) {
   typedef typename prism_bin<A, B>::type V;
   return prism_length((V)(a - b));
 }
 template <class A>
-static __device__ __forceinline__ typename prism_bin<A, A>::type prism_normalize(const A &a) {
+__device__ __forceinline__ typename prism_bin<A, A>::type prism_normalize(const A &a) {
   typedef typename prism_bin<A, A>::type V;
   typedef typename prism_vt<V>::E E;
   V p = a;
@@ -47,16 +47,16 @@ static __device__ __forceinline__ typename prism_bin<A, A>::type prism_normalize
   return p;
 }
 template <class A>
-static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, A>::type>::E prism_fast_length(const A &a) {
+__device__ __forceinline__ typename prism_vt<typename prism_bin<A, A>::type>::E prism_fast_length(const A &a) {
   return prism_sqrt(prism_dot(a, a));
 }
 template <class A, class B>
-static __device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_fast_distance(const A &a, const B &b) {
+__device__ __forceinline__ typename prism_vt<typename prism_bin<A, B>::type>::E prism_fast_distance(const A &a, const B &b) {
   typedef typename prism_bin<A, B>::type V;
   return prism_fast_length((V)(a - b));
 }
 template <class A>
-static __device__ __forceinline__ typename prism_bin<A, A>::type prism_fast_normalize(const A &a) {
+__device__ __forceinline__ typename prism_bin<A, A>::type prism_fast_normalize(const A &a) {
   typedef typename prism_bin<A, A>::type V;
   typedef typename prism_vt<V>::E E;
   const V p = a;
@@ -64,7 +64,7 @@ static __device__ __forceinline__ typename prism_bin<A, A>::type prism_fast_norm
   return s == (E)0 ? p : p * prism_rsqrt(s);
 }
 template <class A, class B>
-static __device__ __forceinline__ typename prism_bin<A, B>::type prism_cross(const A &a, const B &b) {
+__device__ __forceinline__ typename prism_bin<A, B>::type prism_cross(const A &a, const B &b) {
   typedef typename prism_bin<A, B>::type V;
   static_assert(prism_vt<V>::N == 3 || prism_vt<V>::N == 4, "cross: the operands are not 3- or 4-component vectors");
   const V p = a, q = b;

@@ -7,7 +7,7 @@
 // than 2 * 11 + 2 bits), with OpenCL's result types: half op integer is half, half op float
 // is float. The conversions are cvt.f32.f16 and cvt.rn|rz|rp|rm.f16.f32 on the device;
 // doubles, and everything in a host program (tests), convert in software.
-static __device__ __forceinline__ float prism_h2f(ushort h) {
+__device__ __forceinline__ float prism_h2f(ushort h) {
 #ifdef __CUDA_ARCH__
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -23,7 +23,7 @@ static __device__ __forceinline__ float prism_h2f(ushort h) {
 // R: 0 and 1 round to nearest even, 2 toward zero, 3 toward +infinity, 4 toward -infinity.
 // Magnitudes beyond the largest half (65504) give infinity, or 65504 where the rounding
 // is toward zero; NaN stays NaN (quiet, with the high bits of the payload).
-template <int R> static __device__ __forceinline__ ushort prism_d2h(double x) {
+template <int R> __device__ __forceinline__ ushort prism_d2h(double x) {
   const unsigned long long u = (unsigned long long)__double_as_longlong(x);
   const ushort sign = (ushort)((u >> 48) & 0x8000u);
   const int be = (int)((u >> 52) & 0x7ff);
@@ -41,7 +41,7 @@ template <int R> static __device__ __forceinline__ ushort prism_d2h(double x) {
   const int bits = ((e + 15) << 10) + (int)(n + up) - 1024; // subnormals too: e == -14
   return bits >= 0x7c00 ? big : (ushort)(sign | bits);
 }
-template <int R> static __device__ __forceinline__ ushort prism_f2h(float f) {
+template <int R> __device__ __forceinline__ ushort prism_f2h(float f) {
 #ifdef __CUDA_ARCH__
   ushort h;
   if (R == 2) asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
@@ -53,8 +53,8 @@ template <int R> static __device__ __forceinline__ ushort prism_f2h(float f) {
   return prism_d2h<R>((double)f);
 #endif
 }
-template <int R> static __device__ __forceinline__ ushort prism_to_half_bits(float f) { return prism_f2h<R>(f); }
-template <int R> static __device__ __forceinline__ ushort prism_to_half_bits(double d) { return prism_d2h<R>(d); }
+template <int R> __device__ __forceinline__ ushort prism_to_half_bits(float f) { return prism_f2h<R>(f); }
+template <int R> __device__ __forceinline__ ushort prism_to_half_bits(double d) { return prism_d2h<R>(d); }
 struct half {
   ushort bits;
   half() = default;
@@ -76,49 +76,49 @@ PRISM_HALF_INT(unsigned long) PRISM_HALF_INT(long long) PRISM_HALF_INT(unsigned 
 template <class T> struct prism_half_calc { typedef float type; };
 template <> struct prism_half_calc<double> { typedef double type; };
 #define PRISM_HALF_ARITH(op)                                                                        \
-  static __device__ __forceinline__ half operator op(half a, half b) { return half((float)a op (float)b); } \
+  __device__ __forceinline__ half operator op(half a, half b) { return half((float)a op (float)b); } \
   template <class T>                                                                                \
-  static __device__ __forceinline__ typename prism_half_op<T>::type operator op(half a, T b) {      \
+  __device__ __forceinline__ typename prism_half_op<T>::type operator op(half a, T b) {      \
     typedef typename prism_half_calc<T>::type C;                                                    \
     return (typename prism_half_op<T>::type)((C)(float)a op (C)b);                                  \
   }                                                                                                 \
   template <class T>                                                                                \
-  static __device__ __forceinline__ typename prism_half_op<T>::type operator op(T a, half b) {      \
+  __device__ __forceinline__ typename prism_half_op<T>::type operator op(T a, half b) {      \
     typedef typename prism_half_calc<T>::type C;                                                    \
     return (typename prism_half_op<T>::type)((C)a op (C)(float)b);                                  \
   }                                                                                                 \
   template <class T>                                                                                \
-  static __device__ __forceinline__ typename prism_enable_if<sizeof(typename prism_half_op<T>::type) != 0, half &>::type \
+  __device__ __forceinline__ typename prism_enable_if<sizeof(typename prism_half_op<T>::type) != 0, half &>::type \
   operator op##=(half &a, T b) { a = half((float)(a op b)); return a; }
 PRISM_HALF_ARITH(+)
 PRISM_HALF_ARITH(-)
 PRISM_HALF_ARITH(*)
 PRISM_HALF_ARITH(/)
 #undef PRISM_HALF_ARITH
-static __device__ __forceinline__ half operator-(half a) {
+__device__ __forceinline__ half operator-(half a) {
   half r;
   r.bits = (ushort)(a.bits ^ 0x8000u);
   return r;
 }
-static __device__ __forceinline__ half operator+(half a) { return a; }
+__device__ __forceinline__ half operator+(half a) { return a; }
 
 template <int N, int S>
-static __device__ __forceinline__ typename prism_vec<float, N>::type prism_vload_half(size_t i, const half *p) {
+__device__ __forceinline__ typename prism_vec<float, N>::type prism_vload_half(size_t i, const half *p) {
   typename prism_vec<float, N>::type r;
   const half *q = p + (size_t)S * i;
   for (int k = 0; k < N; k++) prism_el(r, k) = prism_h2f(q[k].bits);
   return r;
 }
 template <int N, int S, int R, class A>
-static __device__ __forceinline__ void prism_vstore_half(const A &v, size_t i, half *p) {
+__device__ __forceinline__ void prism_vstore_half(const A &v, size_t i, half *p) {
   static_assert(prism_width<A>::value == N, "vstore_half: the operand's width is not the function's");
   half *q = p + (size_t)S * i;
   for (int k = 0; k < N; k++) q[k].bits = prism_to_half_bits<R>(prism_get(v, k));
 }
-static __device__ __forceinline__ float vload_half(size_t i, const half *p) { return prism_h2f(p[i].bits); }
+__device__ __forceinline__ float vload_half(size_t i, const half *p) { return prism_h2f(p[i].bits); }
 #define PRISM_VLOAD_HALF(N, A)                                                                        \
-  static __device__ __forceinline__ float##N vload_half##N(size_t i, const half *p) { return prism_vload_half<N, N>(i, p); } \
-  static __device__ __forceinline__ float##N vloada_half##N(size_t i, const half *p) { return prism_vload_half<N, A>(i, p); }
+  __device__ __forceinline__ float##N vload_half##N(size_t i, const half *p) { return prism_vload_half<N, N>(i, p); } \
+  __device__ __forceinline__ float##N vloada_half##N(size_t i, const half *p) { return prism_vload_half<N, A>(i, p); }
 PRISM_VLOAD_HALF(2, 2)
 PRISM_VLOAD_HALF(3, 4)
 PRISM_VLOAD_HALF(4, 4)
@@ -126,17 +126,17 @@ PRISM_VLOAD_HALF(8, 8)
 PRISM_VLOAD_HALF(16, 16)
 #undef PRISM_VLOAD_HALF
 #define PRISM_VSTORE_HALF(SUFFIX, R)                                                                  \
-  template <class A> static __device__ __forceinline__ void vstore_half##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<1, 1, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstore_half2##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<2, 2, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstore_half3##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<3, 3, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstore_half4##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<4, 4, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstore_half8##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<8, 8, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstore_half16##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<16, 16, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstorea_half2##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<2, 2, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstorea_half3##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<3, 4, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstorea_half4##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<4, 4, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstorea_half8##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<8, 8, R>(v, i, p); } \
-  template <class A> static __device__ __forceinline__ void vstorea_half16##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<16, 16, R>(v, i, p); }
+  template <class A> __device__ __forceinline__ void vstore_half##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<1, 1, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstore_half2##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<2, 2, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstore_half3##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<3, 3, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstore_half4##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<4, 4, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstore_half8##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<8, 8, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstore_half16##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<16, 16, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstorea_half2##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<2, 2, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstorea_half3##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<3, 4, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstorea_half4##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<4, 4, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstorea_half8##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<8, 8, R>(v, i, p); } \
+  template <class A> __device__ __forceinline__ void vstorea_half16##SUFFIX(const A &v, size_t i, half *p) { prism_vstore_half<16, 16, R>(v, i, p); }
 PRISM_VSTORE_HALF(, 1)
 PRISM_VSTORE_HALF(_rte, 1)
 PRISM_VSTORE_HALF(_rtz, 2)

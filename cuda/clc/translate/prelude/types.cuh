@@ -38,7 +38,7 @@ struct prism_local_ptr {
   unsigned char *p;
   template <class T> __device__ __forceinline__ operator T *() const { return (T *)p; }
 };
-static __device__ __forceinline__ prism_local_ptr prism_local_at(uint offset) {
+__device__ __forceinline__ prism_local_ptr prism_local_at(uint offset) {
   prism_local_ptr l = {prism_local_mem + offset};
   return l;
 }

@@ -80,11 +80,11 @@ template <> struct prism_vec<signed char, 16> { typedef char16 type; };
 
 // Component i of a vector, as an lvalue (of a scalar: the scalar).
 template <class S>
-static __device__ __forceinline__ typename prism_enable_if<prism_scalar<S>::value, S &>::type prism_el(S &s, int) { return s; }
+__device__ __forceinline__ typename prism_enable_if<prism_scalar<S>::value, S &>::type prism_el(S &s, int) { return s; }
 template <class V>
-static __device__ __forceinline__ typename prism_vt<V>::E &prism_el(V &v, int i) { return ((typename prism_vt<V>::E *)&v)[i]; }
+__device__ __forceinline__ typename prism_vt<V>::E &prism_el(V &v, int i) { return ((typename prism_vt<V>::E *)&v)[i]; }
 template <class V>
-static __device__ __forceinline__ const typename prism_vt<V>::E &prism_el(const V &v, int i) { return ((const typename prism_vt<V>::E *)&v)[i]; }
+__device__ __forceinline__ const typename prism_vt<V>::E &prism_el(const V &v, int i) { return ((const typename prism_vt<V>::E *)&v)[i]; }
 
 // A swizzle of an lvalue: M components of the vector V at the indices packed in I (one
 // hexadecimal digit each, the first component's most significant). Indices past the
@@ -135,13 +135,13 @@ template <class A> struct prism_width<A, typename prism_enable_if<(prism_vt<type
   static const int value = prism_vt<typename prism_value<A>::type>::N;
 };
 template <class S>
-static __device__ __forceinline__ typename prism_enable_if<prism_scalar<S>::value, S>::type prism_get(const S &s, int) { return s; }
+__device__ __forceinline__ typename prism_enable_if<prism_scalar<S>::value, S>::type prism_get(const S &s, int) { return s; }
 template <class V>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), typename prism_vt<V>::E>::type prism_get(const V &v, int i) {
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), typename prism_vt<V>::E>::type prism_get(const V &v, int i) {
   return prism_el(v, i);
 }
 template <class V, int M, unsigned long long I>
-static __device__ __forceinline__ typename prism_vt<V>::E prism_get(const prism_swizzle<V, M, I> &s, int k) {
+__device__ __forceinline__ typename prism_vt<V>::E prism_get(const prism_swizzle<V, M, I> &s, int k) {
   return prism_el(s.v, s.at(k));
 }
 
@@ -159,7 +159,7 @@ template <class V> struct prism_mask {
 
 #define PRISM_VEC_BINOP(op)                                                                         \
   template <class A, class B>                                                                       \
-  static __device__ __forceinline__ typename prism_bin<A, B>::type operator op(const A &a, const B &b) { \
+  __device__ __forceinline__ typename prism_bin<A, B>::type operator op(const A &a, const B &b) { \
     typedef typename prism_bin<A, B>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     V r;                                                                                            \
@@ -167,7 +167,7 @@ template <class V> struct prism_mask {
     return r;                                                                                       \
   }                                                                                                 \
   template <class V, class B>                                                                       \
-  static __device__ __forceinline__ typename prism_enable_if<prism_same<typename prism_bin<V, B>::type, V>::value, V &>::type \
+  __device__ __forceinline__ typename prism_enable_if<prism_same<typename prism_bin<V, B>::type, V>::value, V &>::type \
   operator op##=(V &a, const B &b) { a = a op b; return a; }
 PRISM_VEC_BINOP(+)
 PRISM_VEC_BINOP(-)
@@ -181,7 +181,7 @@ PRISM_VEC_BINOP(^)
 // Shifts use the low bits of the right operand only, as in OpenCL.
 #define PRISM_VEC_SHIFT(op)                                                                         \
   template <class A, class B>                                                                       \
-  static __device__ __forceinline__ typename prism_bin<A, B>::type operator op(const A &a, const B &b) { \
+  __device__ __forceinline__ typename prism_bin<A, B>::type operator op(const A &a, const B &b) { \
     typedef typename prism_bin<A, B>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     V r;                                                                                            \
@@ -190,14 +190,14 @@ PRISM_VEC_BINOP(^)
     return r;                                                                                       \
   }                                                                                                 \
   template <class V, class B>                                                                       \
-  static __device__ __forceinline__ typename prism_enable_if<prism_same<typename prism_bin<V, B>::type, V>::value, V &>::type \
+  __device__ __forceinline__ typename prism_enable_if<prism_same<typename prism_bin<V, B>::type, V>::value, V &>::type \
   operator op##=(V &a, const B &b) { a = a op b; return a; }
 PRISM_VEC_SHIFT(<<)
 PRISM_VEC_SHIFT(>>)
 #undef PRISM_VEC_SHIFT
 #define PRISM_VEC_RELOP(op)                                                                         \
   template <class A, class B>                                                                       \
-  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type operator op(const A &a, const B &b) { \
+  __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type operator op(const A &a, const B &b) { \
     typedef typename prism_bin<A, B>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     typedef typename prism_mask<V>::type R;                                                         \
@@ -214,7 +214,7 @@ PRISM_VEC_RELOP(>=)
 #undef PRISM_VEC_RELOP
 #define PRISM_VEC_LOGIC(op)                                                                         \
   template <class A, class B>                                                                       \
-  static __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type operator op(const A &a, const B &b) { \
+  __device__ __forceinline__ typename prism_mask<typename prism_bin<A, B>::type>::type operator op(const A &a, const B &b) { \
     typedef typename prism_bin<A, B>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     typedef typename prism_mask<V>::type R;                                                         \
@@ -228,7 +228,7 @@ PRISM_VEC_LOGIC(||)
 #undef PRISM_VEC_LOGIC
 #define PRISM_VEC_UNARY(op, R, expr)                                                                \
   template <class A>                                                                                \
-  static __device__ __forceinline__ typename R<typename prism_bin<A, A>::type>::type operator op(const A &a) { \
+  __device__ __forceinline__ typename R<typename prism_bin<A, A>::type>::type operator op(const A &a) { \
     typedef typename prism_bin<A, A>::type V;                                                       \
     typedef typename prism_vt<V>::E E;                                                              \
     typename R<V>::type r;                                                                          \
@@ -245,13 +245,13 @@ PRISM_VEC_UNARY(~, prism_self, (E)~x)
 PRISM_VEC_UNARY(!, prism_mask, x == (E)0 ? -1 : 0)
 #undef PRISM_VEC_UNARY
 template <class V>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V &>::type operator++(V &a) { return a += 1; }
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V &>::type operator++(V &a) { return a += 1; }
 template <class V>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V &>::type operator--(V &a) { return a -= 1; }
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V &>::type operator--(V &a) { return a -= 1; }
 template <class V>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V>::type operator++(V &a, int) { V t = a; a += 1; return t; }
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V>::type operator++(V &a, int) { V t = a; a += 1; return t; }
 template <class V>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V>::type operator--(V &a, int) { V t = a; a -= 1; return t; }
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), V>::type operator--(V &a, int) { V t = a; a -= 1; return t; }
 
 template <class V, int M, unsigned long long I>
 template <class B>
@@ -266,14 +266,14 @@ __device__ __forceinline__ prism_swizzle<V, M, I> &prism_swizzle<V, M, I>::opera
 // prism_vmake<float4>(...): the components of the operands in order, or one scalar in
 // every component.
 template <class V>
-static __device__ __forceinline__ void prism_fill(V &, int) {}
+__device__ __forceinline__ void prism_fill(V &, int) {}
 template <class V, class A, class... Rest>
-static __device__ __forceinline__ void prism_fill(V &r, int k, const A &a, const Rest &...rest) {
+__device__ __forceinline__ void prism_fill(V &r, int k, const A &a, const Rest &...rest) {
   for (int i = 0; i < prism_width<A>::value; i++) prism_el(r, k + i) = (typename prism_vt<V>::E)prism_get(a, i);
   prism_fill(r, k + prism_width<A>::value, rest...);
 }
 template <class V, class... A>
-static __device__ __forceinline__ V prism_vmake(const A &...a) {
+__device__ __forceinline__ V prism_vmake(const A &...a) {
   const int n = (0 + ... + prism_width<A>::value);
   static_assert(n == prism_vt<V>::N || (n == 1 && sizeof...(A) == 1), "vector literal: the operands' components do not make the vector");
   V r;
@@ -298,11 +298,11 @@ template <class V, unsigned long long I> struct prism_swz_lvalue<V, 1, I> {
   static __device__ __forceinline__ type make(V &v) { return prism_el(v, prism_swizzle<V, 1, I>::at(0)); }
 };
 template <int M, unsigned long long I, class V>
-static __device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), typename prism_swz_lvalue<V, M, I>::type>::type prism_swzn(V &v) {
+__device__ __forceinline__ typename prism_enable_if<(prism_vt<V>::N > 0), typename prism_swz_lvalue<V, M, I>::type>::type prism_swzn(V &v) {
   return prism_swz_lvalue<V, M, I>::make(v);
 }
 template <int M, unsigned long long I, class V>
-static __device__ __forceinline__ typename prism_vec<typename prism_vt<typename prism_value<V>::type>::E, M>::type prism_swzn(const V &v) {
+__device__ __forceinline__ typename prism_vec<typename prism_vt<typename prism_value<V>::type>::E, M>::type prism_swzn(const V &v) {
   typedef typename prism_value<V>::type T;
   const T t = v;
   typename prism_vec<typename prism_vt<T>::E, M>::type r;
@@ -311,11 +311,11 @@ static __device__ __forceinline__ typename prism_vec<typename prism_vt<typename 
 }
 #define PRISM_SWZ(M)                                                                                \
   template <unsigned long long I, class V>                                                          \
-  static __device__ __forceinline__ auto prism_swz##M(const V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); } \
+  __device__ __forceinline__ auto prism_swz##M(const V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); } \
   template <unsigned long long I, class V>                                                          \
-  static __device__ __forceinline__ auto prism_swz##M##_ref(V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); } \
+  __device__ __forceinline__ auto prism_swz##M##_ref(V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); } \
   template <unsigned long long I, class V>                                                          \
-  static __device__ __forceinline__ auto prism_swz##M##_ref(const V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); }
+  __device__ __forceinline__ auto prism_swz##M##_ref(const V &v)->decltype(prism_swzn<M, I>(v)) { return prism_swzn<M, I>(v); }
 PRISM_SWZ(1)
 PRISM_SWZ(2)
 PRISM_SWZ(3)
@@ -338,17 +338,17 @@ template <class V> struct prism_vhalf {
 };
 #define PRISM_HALF(name, first, step)                                                               \
   template <class V>                                                                                \
-  static __device__ __forceinline__ auto prism_##name(const V &v)                                  \
+  __device__ __forceinline__ auto prism_##name(const V &v)                                  \
       ->decltype(prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v)) {             \
     return prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v);                     \
   }                                                                                                 \
   template <class V>                                                                                \
-  static __device__ __forceinline__ auto prism_##name##_ref(V &v)                                  \
+  __device__ __forceinline__ auto prism_##name##_ref(V &v)                                  \
       ->decltype(prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v)) {             \
     return prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v);                     \
   }                                                                                                 \
   template <class V>                                                                                \
-  static __device__ __forceinline__ auto prism_##name##_ref(const V &v)                            \
+  __device__ __forceinline__ auto prism_##name##_ref(const V &v)                            \
       ->decltype(prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v)) {             \
     return prism_swzn<prism_vhalf<V>::M, prism_vhalf<V>::pack(first, step)>(v);                     \
   }
@@ -361,7 +361,7 @@ PRISM_HALF(odd, 1, 2)
 // Bit reinterpretation between types of one size (as_uint(1.0f) == 0x3f800000), scalars and
 // vectors.
 template <typename To, typename From>
-static __device__ __forceinline__ To prism_as(From x) {
+__device__ __forceinline__ To prism_as(From x) {
   static_assert(sizeof(To) == sizeof(From), "as_type: operand and result differ in size");
   union {
     From from;

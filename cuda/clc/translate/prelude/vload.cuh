@@ -3,7 +3,7 @@
 // their start: cuMemAlloc aligns to 256 bytes), component accesses otherwise.
 #define PRISM_VLOAD(W)                                                                              \
   template <class E>                                                                                \
-  static __device__ __forceinline__ typename prism_vec<E, W>::type vload##W(size_t i, const E *p) { \
+  __device__ __forceinline__ typename prism_vec<E, W>::type vload##W(size_t i, const E *p) { \
     typedef typename prism_vec<E, W>::type V;                                                       \
     const E *q = p + W * i;                                                                         \
     if (W != 3 && (((unsigned long long)q) & (sizeof(V) - 1)) == 0) return *(const V *)q;            \
@@ -12,7 +12,7 @@
     return r;                                                                                       \
   }                                                                                                 \
   template <class E>                                                                                \
-  static __device__ __forceinline__ void vstore##W(const typename prism_vec<E, W>::type &v, size_t i, E *p) { \
+  __device__ __forceinline__ void vstore##W(const typename prism_vec<E, W>::type &v, size_t i, E *p) { \
     typedef typename prism_vec<E, W>::type V;                                                       \
     E *q = p + W * i;                                                                               \
     if (W != 3 && (((unsigned long long)q) & (sizeof(V) - 1)) == 0) {                               \
@@ -27,6 +27,6 @@ PRISM_VLOAD(4)
 PRISM_VLOAD(8)
 PRISM_VLOAD(16)
 #undef PRISM_VLOAD
-static __device__ __forceinline__ float prism_dot(float a, float b) { return a * b; }
-static __device__ __forceinline__ double prism_dot(double a, double b) { return a * b; }
+__device__ __forceinline__ float prism_dot(float a, float b) { return a * b; }
+__device__ __forceinline__ double prism_dot(double a, double b) { return a * b; }
 
