@@ -75,7 +75,29 @@ type clContext struct {
 	// (memory.go), made by the first AllocHost. Guarded by mu; close finishes and
 	// releases it.
 	queue *ocl.CommandQueue
+
+	// abandoned counts the waits (clFinish, clWaitForEvents) that a done context gave up
+	// on and whose driver call still runs: a kernel that never returns keeps one there
+	// for good. While it is not zero, closing a queue or the context does not wait for
+	// the device and releases nothing (see leaking).
+	abandoned atomic.Int32
 }
+
+// abandon records that a wait a done context gave up on still runs in the driver; the
+// returned function records its end. A nil context (a queue made elsewhere) counts nothing.
+func (c *clContext) abandon() (ended func()) {
+	if c == nil {
+		return func() {}
+	}
+	c.abandoned.Add(1)
+	return func() { c.abandoned.Add(-1) }
+}
+
+// leaking reports whether a wait given up on still runs: closing must then leave the
+// driver's objects unreleased rather than wait for work that may never end. The process
+// that gave up is usually on its way out (a signal, a time limit); the driver's objects
+// go with it.
+func (c *clContext) leaking() bool { return c != nil && c.abandoned.Load() > 0 }
 
 var sharedContexts = struct {
 	mu   sync.Mutex
@@ -143,6 +165,13 @@ func (c *clContext) close() error {
 		if !last {
 			return nil
 		}
+	}
+	if c.leaking() {
+		// clFinish would wait for the abandoned work, and releasing the context under a
+		// running command is undefined: leave both to the driver (and the thread, which
+		// may be in that work).
+		tracef("closing a context whose device still runs work a done context gave up on: context and queue left unreleased")
+		return nil
 	}
 	c.mu.Lock()
 	err := c.thread.Call(func() error {
@@ -228,7 +257,7 @@ func (d *device) NewQueue() (driver.Queue, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &queue{q: q, own: true, th: d.c.thread}, nil
+		return &queue{q: q, own: true, th: d.c.thread, c: d.c}, nil
 	}
 	d.c.mu.Lock()
 	defer d.c.mu.Unlock()
@@ -239,7 +268,7 @@ func (d *device) NewQueue() (driver.Queue, error) {
 		}
 		d.c.queue = q
 	}
-	return &queue{q: d.c.queue, mu: &d.c.mu, th: d.c.thread}, nil
+	return &queue{q: d.c.queue, mu: &d.c.mu, th: d.c.thread, c: d.c}, nil
 }
 
 // createQueue makes an in-order queue with profiling enabled (clCreateCommandQueue).
@@ -255,10 +284,15 @@ func (d *device) createQueue() (*ocl.CommandQueue, error) {
 
 // Close releases the context (and, for the last user of a shared one, its queue after
 // finishing it). The engine closes every object made from the device first; a host buffer
-// still open is closed first, while its queue and context are there. Idempotent.
+// still open is closed first, while its queue and context are there. While a wait that a
+// done context gave up on still runs (a kernel that never returns), Close returns at once
+// and releases nothing: see clContext.leaking. Idempotent.
 func (d *device) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
+	}
+	if d.c.leaking() {
+		return d.c.close() // its reference only; unmapping host buffers would wait
 	}
 	d.hosts.closeAll()
 	return d.c.close()

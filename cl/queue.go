@@ -25,6 +25,7 @@ type queue struct {
 	own     bool
 	mu      *sync.Mutex
 	th      *osThread
+	c       *clContext // the context, whose abandoned waits Close does not wait for; nil for a host buffer's queue
 	closed  atomic.Bool
 	pending sync.WaitGroup // Finish calls that may still run after their context was done
 	// life is held for reading by another queue's WaitEvents while it flushes this one
@@ -309,7 +310,8 @@ func (q *queue) event(ev *ocl.Event, what string) *event {
 // Finish waits for every command enqueued so far (clFinish). On a shared queue it also
 // waits for the commands other handles enqueued before it, holding the device's mutex so
 // that the wait is bounded. If ctx is done first, Finish returns ctx's error at once and
-// clFinish completes in the background; Close waits for it.
+// clFinish completes in the background; Close waits for it only if it has ended (see
+// clContext.leaking).
 func (q *queue) Finish(ctx context.Context) error {
 	if err := q.check(); err != nil {
 		return err
@@ -318,7 +320,7 @@ func (q *queue) Finish(ctx context.Context) error {
 		return fmt.Errorf("cl: clFinish: %w", err)
 	}
 	q.pending.Add(1)
-	return await(ctx, "clFinish", func() error {
+	return await(ctx, "clFinish", q.c, func() error {
 		defer q.pending.Done()
 		return q.finish()
 	})
@@ -331,9 +333,16 @@ func (q *queue) finish() error {
 }
 
 // Close finishes the queue's outstanding work, then releases the cl_command_queue it owns
-// (clReleaseCommandQueue); a shared queue is released with its device. Idempotent.
+// (clReleaseCommandQueue); a shared queue is released with its device. While a wait that
+// a done context gave up on still runs on the queue's context (a kernel that never
+// returns), Close returns at once and leaves the queue unreleased: clFinish would never
+// return. Idempotent.
 func (q *queue) Close() error {
 	if !q.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if q.c.leaking() {
+		tracef("closing a queue whose device still runs work a done context gave up on: left unreleased")
 		return nil
 	}
 	err := q.finish()
@@ -348,8 +357,9 @@ func (q *queue) Close() error {
 
 // await runs f and returns its error. When ctx can be done, f runs on another goroutine
 // and a done ctx returns at once with ctx's error; OpenCL waits cannot be interrupted, so f
-// then runs to completion in the background and must itself keep alive what it uses.
-func await(ctx context.Context, what string, f func() error) error {
+// then runs to completion in the background and must itself keep alive what it uses, and
+// c counts it as abandoned until it ends (clContext.abandon).
+func await(ctx context.Context, what string, c *clContext, f func() error) error {
 	if ctx.Done() == nil {
 		return f()
 	}
@@ -363,6 +373,11 @@ func await(ctx context.Context, what string, f func() error) error {
 		case err := <-done:
 			return err
 		default:
+			ended := c.abandon()
+			go func() {
+				<-done
+				ended()
+			}()
 			return fmt.Errorf("cl: %s: %w", what, ctx.Err())
 		}
 	}
@@ -410,7 +425,7 @@ func (e *event) Wait(ctx context.Context) error {
 	if err := e.acquire(); err != nil {
 		return err
 	}
-	return await(ctx, "wait for "+e.what, func() error {
+	return await(ctx, "wait for "+e.what, e.q.c, func() error {
 		defer e.drop()
 		return wrap("clWaitForEvents("+e.what+")", e.th.Call(func() error {
 			return ocl.WaitForEvents([]*ocl.Event{e.ev})

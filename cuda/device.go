@@ -81,9 +81,41 @@ type device struct {
 	// allocation; nil where the device has none (memory.go).
 	memOnce sync.Once
 	mem     *memPool
+
+	// abandoned counts the waits (stream and event queries) that a done context gave up
+	// on while the device still ran their work: a kernel that never returns keeps one
+	// there for good. While it is not zero, closing a queue or the device does not wait
+	// for the device and releases nothing (see leaking).
+	abandoned atomic.Int32
 }
 
 var _ Device = (*device)(nil)
+
+// abandon records that a wait a done context gave up on still has its work running on
+// the device; the returned function records its end.
+func (d *device) abandon() (ended func()) {
+	d.abandoned.Add(1)
+	return func() { d.abandoned.Add(-1) }
+}
+
+// leaking reports whether a wait given up on still has its work running: closing must
+// then leave the driver's objects unreleased rather than wait for work that may never
+// end. The process that gave up is usually on its way out (a signal, a time limit); the
+// driver's objects go with it.
+func (d *device) leaking() bool { return d.abandoned.Load() > 0 }
+
+// giveUp records a wait on query that a done context ended while the work runs, and
+// watches, in the background, for the work's end (one query per maxSleep) until the
+// device is closed.
+func (d *device) giveUp(query func() Result) {
+	ended := d.abandon()
+	go func() {
+		defer ended()
+		for !d.closed.Load() && query() == NotReady {
+			time.Sleep(maxSleep)
+		}
+	}()
+}
 
 // maxPooledEvents bounds the events a device keeps for reuse.
 const maxPooledEvents = 256
@@ -178,10 +210,16 @@ func (d *device) NewQueue() (driver.Queue, error) {
 }
 
 // Close releases the primary context (cuDevicePrimaryCtxRelease_v2) and ends the device's
-// thread. engine calls it once, after every object made from the device is closed.
-// Idempotent.
+// thread. engine calls it once, after every object made from the device is closed. While
+// a wait that a done context gave up on still has its work running (a kernel that never
+// returns), Close only ends the thread and releases nothing: see leaking. Idempotent.
 func (d *device) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if d.leaking() {
+		tracef("closing a device that still runs work a done context gave up on: context, pool and events left unreleased")
+		d.th.Stop()
 		return nil
 	}
 	d.mu.Lock() // after closed is set: giveBack adds nothing more
@@ -294,6 +332,7 @@ func (d *device) poll(ctx context.Context, call string, query func() Result, blo
 			return check(call, r)
 		}
 		if err := ctx.Err(); err != nil {
+			d.giveUp(query)
 			return fmt.Errorf("cuda: %s: %w", call, err)
 		}
 		if time.Since(start) < spinFor {
@@ -307,6 +346,11 @@ func (d *device) poll(ctx context.Context, call string, query func() Result, blo
 			case r := <-done:
 				return check(call, r)
 			case <-ctx.Done():
+				ended := d.abandon()
+				go func() {
+					<-done
+					ended()
+				}()
 				return fmt.Errorf("cuda: %s: %w", call, ctx.Err())
 			}
 		}
@@ -319,6 +363,7 @@ func (d *device) poll(ctx context.Context, call string, query func() Result, blo
 		}
 		select {
 		case <-ctx.Done():
+			d.giveUp(query)
 			return fmt.Errorf("cuda: %s: %w", call, ctx.Err())
 		case <-timer.C:
 		}

@@ -567,9 +567,16 @@ func (q *queue) Finish(ctx context.Context) error {
 	return q.idle(ctx)
 }
 
-// Close waits for the stream's commands and destroys it (cuStreamDestroy_v2). Idempotent.
+// Close waits for the stream's commands and destroys it (cuStreamDestroy_v2). While a
+// wait that a done context gave up on still has its work running on the device (a kernel
+// that never returns), Close returns at once and leaves the stream unreleased: the wait
+// would never end (see device.leaking). Idempotent.
 func (q *queue) Close() error {
 	if !q.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if q.d.leaking() {
+		tracef("closing a queue whose device still runs work a done context gave up on: left unreleased")
 		return nil
 	}
 	err := q.idle(context.Background())

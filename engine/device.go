@@ -26,6 +26,11 @@ type Device struct {
 	mu       sync.Mutex
 	closed   bool
 	children map[resource]struct{}
+	// builds counts the BuildSourceContext compiles still running, abandoned ones
+	// included; closeLater is set by a Close that found some, and the last one to end
+	// closes the backend's device. Guarded by mu.
+	builds     int
+	closeLater bool
 
 	vendor vendorLibraries // the vendor BLAS and FFT, loaded on first use (vendor.go)
 
@@ -205,11 +210,44 @@ func (d *Device) Close() error {
 		}
 	}
 	errs = append(errs, d.pool.drain())
+	d.mu.Lock()
+	later := d.builds > 0
+	d.closeLater = later
+	d.mu.Unlock()
+	if later {
+		Tracef("closed %s but for the backend's device, which the compile still running closes when it ends", d.id)
+		return errors.Join(errs...)
+	}
 	if err := d.drv.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("engine: close %s: %w", d.id, err))
 	}
 	Tracef("closed %s", d.id)
 	return errors.Join(errs...)
+}
+
+// startBuild counts a compile of BuildSourceContext, or reports that the device is closed.
+func (d *Device) startBuild() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return d.closedErr()
+	}
+	d.builds++
+	return nil
+}
+
+// endBuild counts the compile's end; the last one after a Close closes the backend's
+// device.
+func (d *Device) endBuild() {
+	d.mu.Lock()
+	d.builds--
+	last := d.builds == 0 && d.closeLater
+	d.closeLater = d.closeLater && !last
+	d.mu.Unlock()
+	if last {
+		d.drv.Close()
+		Tracef("closed %s after its last compile", d.id)
+	}
 }
 
 // handle is the closed flag and owner shared by every device resource.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -96,6 +97,60 @@ func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// BuildSourceContext is BuildSource that gives up when ctx is done first: it returns at
+// once with an error wrapping ctx's error, while the compiler, which no backend can stop,
+// goes on in the background; the program it makes is closed when it ends, and Close of
+// the device leaves the backend's device open until then (a driver must not release a
+// context under a running compile). It is how a build of a user's source, which may take
+// minutes, is left at a signal or a time limit.
+func (d *Device) BuildSourceContext(ctx context.Context, src Source, options ...string) (*Program, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("engine: build: nil context: %w", ErrInvalidArg)
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("engine: build %s on %s: %w", src.Dialect, d.id, err)
+	}
+	if ctx.Done() == nil {
+		return d.BuildSource(src, options...)
+	}
+	if err := d.startBuild(); err != nil {
+		return nil, err
+	}
+	type built struct {
+		p   *Program
+		err error
+	}
+	done := make(chan built, 1)
+	go func() {
+		p, err := d.BuildSource(src, options...)
+		done <- built{p, err}
+	}()
+	select {
+	case b := <-done:
+		d.endBuild()
+		return b.p, b.err
+	case <-ctx.Done():
+	}
+	select {
+	case b := <-done:
+		d.endBuild()
+		return b.p, b.err
+	default:
+	}
+	Tracef("build on %s abandoned: %v (the compiler goes on in the background)", d.id, ctx.Err())
+	go func() {
+		b := <-done
+		if b.p != nil {
+			b.p.Close()
+		}
+		d.endBuild()
+	}()
+	return nil, fmt.Errorf("engine: build %s on %s: %w", src.Dialect, d.id, ctx.Err())
 }
 
 // Kernel returns the kernel function with the given name.

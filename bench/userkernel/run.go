@@ -79,7 +79,7 @@ func fitError(err error) error {
 // before any is made.
 func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 	res := Result{Device: dev.ID(), Name: dev.Info().Name}
-	prog, err := dev.BuildSource(engine.Source{Text: l.Source, Name: filepath.Base(l.File)}, l.BuildOptions...)
+	prog, err := dev.BuildSourceContext(ctx, engine.Source{Text: l.Source, Name: filepath.Base(l.File)}, l.BuildOptions...)
 	if err != nil {
 		var be *engine.BuildError
 		if errors.As(err, &be) && !strings.Contains(err.Error(), be.Log) {
