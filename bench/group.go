@@ -186,23 +186,37 @@ func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*Re
 	}
 	cfg.Progress.begin(n)
 	defer cfg.Progress.end()
+	var step string // the step running, for the report of an interrupted run
 	for _, op := range ops {
 		for _, size := range sizes(op) {
 			if ctx.Err() != nil {
-				return rep, ctx.Err()
+				break
 			}
-			rep.Splits = append(rep.Splits, runSplit(ctx, cfg, op, size, devs))
+			rep.Splits = append(rep.Splits, runSplit(ctx, cfg, op, size, devs, &step))
 		}
 	}
-	return rep, nil
+	return rep, interrupted(ctx, rep, step)
+}
+
+// interrupted marks rep as interrupted at step, as Run marks its report, when ctx ended
+// before the run did, and returns ctx's error (nil when it did not end).
+func interrupted(ctx context.Context, rep *Report, step string) error {
+	err := ctx.Err()
+	if err != nil {
+		rep.Interrupted, rep.InterruptedAt = true, step
+	}
+	return err
 }
 
 // runSplit measures one op at one size on each device alone, then split.
-func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, devs []*engine.Device) SplitResult {
+func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, devs []*engine.Device, step *string) SplitResult {
 	res := SplitResult{Case: op.Name, Size: size, Devices: deviceIDs(devs)}
 	p := kernels.Params{Size: size, Seed: cfg.Seed, Portable: cfg.Portable}
 	best, bestResident := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	for i, d := range devs {
+		if ctx.Err() == nil { // else the step that ran when it ended stays named
+			*step = fmt.Sprintf("%s %s %s alone", d.ID(), op.Name, FormatSize(size))
+		}
 		cfg.Progress.step(d.ID(), fmt.Sprintf("%s %s alone", op.Name, FormatSize(size)))
 		sd := SingleDevice{Device: d.ID()}
 		only := make([]float64, len(devs))
@@ -221,6 +235,9 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 			bestResident = min(bestResident, sd.Resident.Median)
 		}
 		res.Single = append(res.Single, sd)
+	}
+	if ctx.Err() == nil {
+		*step = fmt.Sprintf("split %s %s across %d devices", op.Name, FormatSize(size), len(devs))
 	}
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
 	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions)
@@ -371,11 +388,13 @@ func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *group.Group) (
 	rep := newGroupReport(g.Devices(), ConfigInfo{Ops: cfg.Names, Sizes: sizes, Quick: cfg.Quick, Count: cfg.Count, Warmup: cfg.Warmup, Seed: cfg.Seed})
 	cfg.Progress.begin(len(cfg.Names) * len(sizes))
 	defer cfg.Progress.end()
+	var step string // the step running, for the report of an interrupted run
 	for _, name := range cfg.Names {
 		for _, n := range sizes {
 			if ctx.Err() != nil {
-				return rep, ctx.Err()
+				break
 			}
+			step = fmt.Sprintf("group %s %s on %d ranks", name, FormatSize(n), g.Size())
 			cfg.Progress.step("group", fmt.Sprintf("%s %s on %d ranks", name, FormatSize(n), g.Size()))
 			var r CollectiveResult
 			if strings.HasSuffix(name, "/float64") {
@@ -386,7 +405,7 @@ func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *group.Group) (
 			rep.Collectives = append(rep.Collectives, r)
 		}
 	}
-	return rep, nil
+	return rep, interrupted(ctx, rep, step)
 }
 
 // runCollective measures one collective of count elements per rank's send buffer.

@@ -47,13 +47,16 @@ const (
 	StatusBuildFailed = "build failed"
 	StatusFailed      = "failed"
 	StatusDiffers     = "differs" // its outputs differ from the baseline's beyond the tolerance
+	// StatusCancelled: the tuning's context ended (a signal, a time limit) while it was
+	// built or run; it says nothing about the combination.
+	StatusCancelled = "cancelled"
 )
 
 // Combo is one combination's outcome on one device.
 type Combo struct {
 	Defines []string     `json:"defines"` // the macros that vary, NAME=VALUE
 	Label   string       `json:"label"`
-	Status  string       `json:"status"` // StatusOK, StatusBuildFailed, StatusFailed, StatusDiffers
+	Status  string       `json:"status"` // StatusOK, StatusBuildFailed, StatusFailed, StatusDiffers, StatusCancelled
 	Stats   bench.Stats  `json:"stats"`
 	Err     string       `json:"error,omitempty"`
 	Compare []Comparison `json:"compare,omitempty"`
@@ -71,6 +74,10 @@ type Tuning struct {
 	Fastest      string  `json:"fastest,omitempty"`
 	Speedup      float64 `json:"speedup_over_slowest,omitempty"`
 	Err          string  `json:"error,omitempty"` // for the caller to fill
+	// Interrupted: the context ended before every combination ran; NotRun counts those
+	// that did not start. An interrupted tuning names no fastest.
+	Interrupted bool `json:"interrupted,omitempty"`
+	NotRun      int  `json:"not_run,omitempty"`
 }
 
 // Tuner measures a Launch once per combination of -D values.
@@ -92,12 +99,14 @@ type Tuner struct {
 // baseline), then timed. A combination that fails to build or to run, or whose outputs
 // differ, is recorded and never chosen. The combinations come back ranked: those eligible
 // from fastest to slowest median, the fastest marked, then the others. It stops early
-// when ctx ends.
+// when ctx ends: the combination it ended is StatusCancelled (never a build failure),
+// those after it are counted in NotRun, and the tuning is Interrupted, with no fastest.
 func (t *Tuner) Tune(ctx context.Context, dev *engine.Device) Tuning {
 	d := Tuning{Device: dev.ID(), Name: dev.Info().Name}
 	var base *Result
-	for _, c := range t.Grid {
+	for i, c := range t.Grid {
 		if ctx.Err() != nil {
+			d.Interrupted, d.NotRun = true, len(t.Grid)-i
 			break
 		}
 		l := t.Launch
@@ -113,6 +122,9 @@ func (t *Tuner) Tune(ctx context.Context, dev *engine.Device) Tuning {
 		}
 		var be *engine.BuildError
 		switch {
+		case err != nil && ctx.Err() != nil:
+			combo.Status, combo.Err = StatusCancelled, err.Error()
+			d.Interrupted = true
 		case errors.As(err, &be):
 			combo.Status, combo.Err = StatusBuildFailed, err.Error()
 		case err != nil:
@@ -135,6 +147,12 @@ func (t *Tuner) Tune(ctx context.Context, dev *engine.Device) Tuning {
 		d.Combinations = append(d.Combinations, combo)
 	}
 	d.rank()
+	if d.Interrupted {
+		d.Fastest, d.Speedup = "", 0
+		for i := range d.Combinations {
+			d.Combinations[i].Fastest = false
+		}
+	}
 	return d
 }
 

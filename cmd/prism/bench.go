@@ -147,6 +147,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the table's ratios compare with (default: the first device)")
 	f.BoolVar(&opts.wide, "wide", false, "show every column of the table on one line, however wide (default: fit 120 columns)")
+	addTimeout(cmd)
 	opts.add(f, "json", "csv", "markdown", "benchstat")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&opts.split, "split", false, "run each op split across the devices given as one group, beside each device alone")
@@ -254,6 +255,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		return err
 	}
 	rep.Command = commandLine(cmd)
+	if rep.Interrupted {
+		rep.InterruptedAt = interruptedAtStep(ctx, rep.InterruptedAt)
+	}
 	werr := opts.write(cmd, func(w io.Writer) error {
 		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, render.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})

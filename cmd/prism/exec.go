@@ -155,6 +155,7 @@ device, or --json; --out FILE writes them to FILE instead of stdout.`,
 	f.StringVar(&opts.dir, "save-dir", ".", "directory of the .npy files of the outputs")
 	f.BoolVar(&opts.noOutput, "no-save", false, "write no .npy files (outputs are still compared)")
 	f.Uint64Var(&opts.tolULP, "tolerance-ulp", 4, "largest difference across devices, in units in the last place, that float outputs may show")
+	addTimeout(cmd)
 	opts.add(f, "json")
 	return cmd
 }
@@ -172,6 +173,10 @@ type execSummary struct {
 	Baseline     string                  `json:"baseline,omitempty"`
 	ToleranceULP uint64                  `json:"tolerance_ulp"`
 	Compare      []userkernel.Comparison `json:"compare,omitempty"`
+	// Interrupted: a signal or --timeout ended the run at InterruptedAt; the summary holds
+	// what finished.
+	Interrupted   bool   `json:"interrupted,omitempty"`
+	InterruptedAt string `json:"interrupted_at,omitempty"`
 }
 
 func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
@@ -218,6 +223,9 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 			return writeJSON(w, sum)
 		}
 		writeExecSummary(w, sum)
+		if sum.Interrupted {
+			fmt.Fprintf(w, "INTERRUPTED during %s: the summary holds what finished before\n", sum.InterruptedAt)
+		}
 		return nil
 	})
 	return errors.Join(err, werr)
@@ -306,12 +314,18 @@ func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*ex
 	case opts.all && len(ok) == 1 && len(userkernel.Outputs(args)) > 0:
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism: one device ran (%s): no outputs to compare\n", ok[0].Device)
 	}
-	if len(ok) == 0 {
+	if ctx.Err() != nil {
+		// What finished is summarized and recorded, even when no device did.
+		sum.Interrupted, sum.InterruptedAt = true, interruptedAtStep(ctx, execCase(opts.kernel))
+		if n := len(sum.Devices); n > 0 {
+			sum.InterruptedAt = interruptedAtStep(ctx, sum.Devices[n-1].Device+" "+execCase(opts.kernel))
+		}
+	} else if len(ok) == 0 {
 		return nil, errors.Join(errs...) // nothing ran: the errors say why
 	}
 	rep := execReport(start, &sum, facts, opts.expr != "", commandLine(cmd))
-	if ctx.Err() != nil {
-		rep.Interrupted, rep.InterruptedAt = true, execCase(opts.kernel)
+	if sum.Interrupted {
+		rep.Interrupted, rep.InterruptedAt = true, sum.InterruptedAt
 	}
 	serr := recordReport(cmd, rep)
 	return &sum, errors.Join(append(errs, serr)...)

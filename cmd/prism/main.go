@@ -16,9 +16,13 @@
 //	     (the message lists them)
 //	70   an internal error: a bug in Prism (a short "please report" line; PRISM_TRACE=1
 //	     prints the stack)
-//	130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the work stopped at the next
-//	     check, the partial report was written and says "interrupted"; a second signal
-//	     exits at once
+//	124  the time limit of --timeout (bench, run, exec, tune) ended the work, as a signal
+//	     would (GNU timeout's code): the partial report was written and says
+//	     "interrupted", at the step that was running and that it was the time limit
+//	130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: the work stopped within about a
+//	     second (a kernel that never returns and a compile that runs on are left to the
+//	     driver: see docs/RELIABILITY.md), the partial report was written and says
+//	     "interrupted"; a second signal exits at once
 //
 // docs/ARCHITECTURE.md describes the packages the commands are built on.
 package main
@@ -33,6 +37,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,10 +55,11 @@ const (
 	exitUsage       = 2
 	exitUnavailable = 3
 	exitVerify      = 4
-	exitUnsupported = 5  // the device cannot run what was asked: a variant, precision or op
-	exitStore       = 6  // the results store cannot be opened, read or written, or is damaged
-	exitRegression  = 7  // prism check --fail-on-regression: a series regressed or failed
-	exitInternal    = 70 // EX_SOFTWARE of sysexits.h
+	exitUnsupported = 5   // the device cannot run what was asked: a variant, precision or op
+	exitStore       = 6   // the results store cannot be opened, read or written, or is damaged
+	exitRegression  = 7   // prism check --fail-on-regression: a series regressed or failed
+	exitInternal    = 70  // EX_SOFTWARE of sysexits.h
+	exitTimeout     = 124 // --timeout: GNU timeout's code
 	exitSIGINT      = 130
 	exitSIGTERM     = 143
 )
@@ -74,6 +80,48 @@ func (e interrupted) code() int {
 		return exitSIGTERM
 	}
 	return exitSIGINT
+}
+
+// timedOut is the cause of the context --timeout ends.
+type timedOut struct{ limit time.Duration }
+
+func (e timedOut) Error() string { return "time limit of " + e.limit.String() + " reached (--timeout)" }
+
+// addTimeout gives cmd the flag --timeout DURATION, which ends the command's context
+// after DURATION as a first signal would (what finished is written, marked interrupted,
+// and the exit code is exitTimeout). A duration that does not parse or is not positive
+// is a usage error.
+func addTimeout(cmd *cobra.Command) {
+	var limit time.Duration
+	cmd.Flags().DurationVar(&limit, "timeout", 0, "end the work after DURATION (90s, 10m, 1h30m) as a signal would: what finished is written, marked interrupted, and prism exits with code 124")
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if !cmd.Flags().Changed("timeout") {
+			return nil
+		}
+		if limit <= 0 {
+			return usageError{fmt.Errorf("--timeout %v: want a positive duration such as 90s, 10m or 1h30m", limit)}
+		}
+		ctx, cancel := context.WithCancelCause(cmd.Context())
+		errOut := cmd.ErrOrStderr()
+		time.AfterFunc(limit, func() {
+			if ctx.Err() == nil {
+				cancel(timedOut{limit})
+				fmt.Fprintf(errOut, "prism: time limit of %v reached (--timeout): %s\n", limit, interruptNote())
+			}
+		})
+		cmd.SetContext(ctx)
+		return nil
+	}
+}
+
+// interruptedAtStep returns step, the step a report says was running when its context ended,
+// with the time limit named when --timeout ended it.
+func interruptedAtStep(ctx context.Context, step string) string {
+	var t timedOut
+	if errors.As(context.Cause(ctx), &t) {
+		return step + " (--timeout " + t.limit.String() + ")"
+	}
+	return step
 }
 
 func signalName(s os.Signal) string {
@@ -127,14 +175,23 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string) (code int)
 		}
 	}()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
+	cause := context.Cause(ctx)
+	if cmd != nil && cmd.Context() != nil && cause == nil {
+		cause = context.Cause(cmd.Context()) // --timeout's
+	}
 	var sig interrupted
-	if cause := context.Cause(ctx); errors.As(cause, &sig) {
+	var limit timedOut
+	switch {
+	case errors.As(cause, &sig):
 		fmt.Fprintln(os.Stderr, "prism:", sig)
 		return sig.code()
+	case errors.As(cause, &limit):
+		fmt.Fprintln(os.Stderr, "prism:", limit)
+		return exitTimeout
 	}
 	fmt.Fprintln(os.Stderr, "prism:", err)
 	var ue usageError

@@ -74,6 +74,7 @@ Exits with code 4 if a result fails verification.`,
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.BoolVar(&opts.portable, "portable", false, "use only the portable OpenCL C kernels (no backend-specific variants)")
 	f.StringSliceVar(&opts.variants, "variant", nil, "run these variants of each op, comma-separated, or all (default: the first that fits the device)")
+	addTimeout(cmd)
 	opts.add(f, "json")
 	return cmd
 }
@@ -170,7 +171,7 @@ ops:
 	if len(results) > 0 || ctx.Err() != nil {
 		interruptedAt := ""
 		if ctx.Err() != nil {
-			interruptedAt = step
+			interruptedAt = interruptedAtStep(ctx, step)
 		}
 		ci := bench.ConfigInfo{Ops: args, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants}
 		if size != 0 {

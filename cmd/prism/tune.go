@@ -71,6 +71,7 @@ Output: one line per candidate and the winner of each op, or --json.
 	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "measure, but do not save the winners")
 	opts.user.addFlags(f)
+	addTimeout(cmd)
 	opts.add(f, "json")
 	return cmd
 }
@@ -83,6 +84,9 @@ type tuneResult struct {
 	Candidates []bench.Result `json:"candidates"`
 	Winner     string         `json:"winner,omitempty"` // the winning tunables; empty when none verified
 	Saved      bool           `json:"saved"`
+	// Interrupted: a signal or the time limit ended the tuning; the candidate it ended
+	// says "cancelled", and no winner is named or saved.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 func tuneRun(cmd *cobra.Command, opts *tuneOptions, args []string) error {
@@ -127,6 +131,9 @@ func tuneRun(cmd *cobra.Command, opts *tuneOptions, args []string) error {
 	var errs []error
 	tuned := 0
 	for _, op := range ops {
+		if ctx.Err() != nil {
+			break
+		}
 		n := size
 		if n == 0 {
 			n = op.DefaultSize
@@ -146,8 +153,18 @@ func tuneRun(cmd *cobra.Command, opts *tuneOptions, args []string) error {
 				}
 				continue
 			}
+			if ctx.Err() != nil {
+				break
+			}
 			tuned++
 			r := tuneOne(ctx, opts, q, op, v, n, out)
+			if r.Interrupted {
+				if !opts.json {
+					fmt.Fprintln(out, "  winner: none (interrupted: nothing saved)")
+				}
+				results = append(results, r)
+				break
+			}
 			if r.Winner == "" {
 				errs = append(errs, caseError(op.Name, dev.ID(), "no candidate of "+v.Name+" verified", nil))
 			} else if !opts.dryRun {
@@ -168,6 +185,9 @@ func tuneRun(cmd *cobra.Command, opts *tuneOptions, args []string) error {
 			}
 			results = append(results, r)
 		}
+	}
+	if ctx.Err() != nil {
+		errs = append(errs, context.Cause(ctx))
 	}
 	if tuned == 0 && len(errs) == 0 {
 		errs = append(errs, usageError{fmt.Errorf("none of the %d operations selected has a variant with tunables that runs on %s (see prism kernels --device %s)", len(ops), dev.ID(), dev.ID())})
@@ -192,6 +212,18 @@ func tuneOne(ctx context.Context, opts *tuneOptions, q *engine.Queue, op kernels
 	for _, c := range v.Candidates(dev) {
 		cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: 1, Tunables: c}
 		res := bench.RunCase(ctx, cfg, q, op, n, v.Name)
+		if ctx.Err() != nil {
+			// Whatever it says (a failed build, an aborted wait), the candidate was cut
+			// short: it is neither a failure nor a candidate for the winner, and none is
+			// chosen among those that finished.
+			res.Err = "cancelled: " + context.Cause(ctx).Error()
+			r.Candidates = append(r.Candidates, res)
+			if !opts.json {
+				fmt.Fprintf(out, "  %-56s cancelled\n", c)
+			}
+			r.Interrupted, r.Winner = true, ""
+			return r
+		}
 		r.Candidates = append(r.Candidates, res)
 		med := res.Stats.Median
 		ok := res.OK() && res.Verified && med > 0

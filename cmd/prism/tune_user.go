@@ -2,9 +2,11 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -124,6 +126,35 @@ func parseTuneDefines(specs []string) (vary []userkernel.Define, fixed []string,
 	return vary, fixed, nil
 }
 
+// maxCombinations bounds the -D combinations of one tuning: each is a build and a run,
+// so that more is a mistake, not a sweep (10^4 builds of a second each is three hours).
+const maxCombinations = 10_000
+
+// checkCombinations refuses a sweep of more than maxCombinations combinations, naming
+// the count.
+func checkCombinations(vary []userkernel.Define) error {
+	n, exact := 1, true
+	var sizes []string
+	for _, d := range vary {
+		k := len(d.Values)
+		sizes = append(sizes, fmt.Sprint(k))
+		if !exact || n > math.MaxInt/k {
+			exact = false
+			continue
+		}
+		n *= k
+	}
+	if exact && n <= maxCombinations {
+		return nil
+	}
+	count := fmt.Sprint(n)
+	if !exact {
+		count = fmt.Sprintf("more than %d", math.MaxInt)
+	}
+	return usageError{fmt.Errorf("-D: %s combinations (%s values), more than the %d one tuning takes: give fewer values",
+		count, strings.Join(sizes, " x "), maxCombinations)}
+}
+
 // tuneUserSummary is the result of tuning FILE.cl, printed as text or --json.
 type tuneUserSummary struct {
 	File         string              `json:"file"`
@@ -169,6 +200,9 @@ func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error 
 	if err != nil {
 		return err
 	}
+	if err := checkCombinations(vary); err != nil {
+		return err
+	}
 	args, err := parseExecArgs(u.args, u.kernel, u.seed)
 	if err != nil {
 		return err
@@ -203,7 +237,13 @@ func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error 
 	errs := forEachOpenCLDevice(cmd, ids, u.all, func(dev *engine.Device) error {
 		d := tuner.Tune(ctx, dev)
 		var err error
-		if d.Fastest == "" {
+		if d.Interrupted {
+			d.Err = "interrupted: no fastest is named"
+			if d.NotRun > 0 {
+				d.Err = fmt.Sprintf("interrupted, %d combinations not run: no fastest is named", d.NotRun)
+			}
+			err = fmt.Errorf("%s on %s: %w", file, d.Device, context.Cause(ctx))
+		} else if d.Fastest == "" {
 			d.Err = "no combination built, ran and agreed"
 			err = fmt.Errorf("%s on %s: %s", file, d.Device, d.Err)
 		}
