@@ -265,3 +265,35 @@ func TestMPICHHandles(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAllReduce times MPI's all-reduce of float32 on host memory, in place, at 1 MiB
+// and 1 GiB per process: run it under mpirun, every rank the same fixed count of
+// iterations (each all-reduce waits for every rank's):
+//
+//	go test -c ./internal/mpi
+//	mpirun --allow-run-as-root -np 2 ./mpi.test -test.run '^$' -test.bench AllReduce -test.benchtime 5x
+func BenchmarkAllReduce(b *testing.B) {
+	if os.Getenv("OMPI_COMM_WORLD_SIZE") == "" && os.Getenv("PMI_SIZE") == "" {
+		b.Skip("run under mpirun: every rank runs the benchmark")
+	}
+	w, err := Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	for _, bytes := range []int{1 << 20, 1 << 30} {
+		b.Run(fmt.Sprintf("bytes=%d", bytes), func(b *testing.B) {
+			buf := make([]byte, bytes)
+			for i := range buf {
+				buf[i] = 0 // touch every page before timing
+			}
+			b.SetBytes(int64(bytes))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := w.AllReduce(buf, driver.CollFloat32, driver.ReduceSum); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
