@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/prism-compute/prism/bench/internal/term"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/internal/boundedio"
 )
 
 // DefaultMaxReportBytes is the largest report a ReportReader reads unless told otherwise:
@@ -355,17 +355,18 @@ func jsonKind(raw []byte) string {
 
 // ReadFile reads a report from a JSON file; errors name the file. A regular file larger
 // than the limit is refused before it is read.
+//
+// Only a regular file is read: a named pipe, a device (/dev/zero, or a link to it) or a
+// directory is refused at once, naming what it is, so that a report never waits on a
+// writer that may not come or reads without end (boundedio.Open).
 func (rr ReportReader) ReadFile(path string) (*Report, error) {
-	f, err := os.Open(path)
+	f, size, err := boundedio.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var size int64 // a regular file's, known before it is read
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		if size = st.Size(); size > rr.limit() {
-			return nil, fmt.Errorf("%s: %w", path, tooLarge(rr.limit()))
-		}
+	if size > rr.limit() {
+		return nil, fmt.Errorf("%s: %w", path, tooLarge(rr.limit()))
 	}
 	r, err := rr.read(f, size)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -252,5 +253,32 @@ func TestReadReportAllocations(t *testing.T) {
 	}
 	if per := float64(after.TotalAlloc-before.TotalAlloc) / float64(st.Size()); per > 7 {
 		t.Errorf("reading a report of %d bytes allocated %.2f bytes per byte; want below 7", st.Size(), per)
+	}
+}
+
+// TestReadReportFileNotRegular checks that a report is read only from a regular file: a
+// named pipe with no writer, /dev/zero through a link and a directory are refused at once,
+// naming what they are, where a read used to wait or run on.
+func TestReadReportFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	zero := filepath.Join(dir, "zero.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, zero, dir} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadReportFile(path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v; want an error saying it is not a regular file", path, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still reading after 5 s", path)
+		}
 	}
 }

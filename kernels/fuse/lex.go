@@ -3,6 +3,7 @@ package fuse
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -71,7 +72,8 @@ func lex(src string) ([]token, error) {
 				continue
 			}
 			if !strings.ContainsRune("+-*/%()<>?:=;,", rune(c)) {
-				return nil, errorAt(src, col, "unexpected character %q", c)
+				r, _ := utf8.DecodeRuneInString(src[i:]) // the character written, not its first byte
+				return nil, errorAt(src, col, "unexpected character %q", r)
 			}
 			toks = append(toks, token{'o', string(c), col})
 			i++

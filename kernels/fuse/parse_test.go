@@ -109,6 +109,7 @@ func TestParseErrors(t *testing.T) {
 		{"y = (x", f32, 7, "want ) to close the ( at column 5"},
 		{"y = foo(x)", f32, 5, "unknown function foo"},
 		{"y = x $ 2", f32, 7, "unexpected character '$'"},
+		{"y = x é 2", f32, 7, "unexpected character 'é'"}, // the character written, not its first byte (Ã)
 		{"y x", f32, 3, "want = after y"},
 		{"y = 1.5ex", f32, 8, "after the number 1.5"},
 		{"y = 2 x", f32, 7, "want ; or the end"},
