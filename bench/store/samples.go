@@ -74,19 +74,18 @@ func appendSamples(dst []time.Duration, b []byte) ([]time.Duration, error) {
 	if b[0] != sampleDeltas {
 		return nil, fmt.Errorf("%w: encoding %d, not %d (written by a newer prism, or damaged)", errSamples, b[0], sampleDeltas)
 	}
-	b = b[1:]
-	if len(b) == 0 {
+	if len(b) == 1 {
 		return nil, fmt.Errorf("%w: an encoding byte and no sample", errSamples)
 	}
 	var prev int64
-	for i := 1; len(b) > 0; i++ {
-		d, k := binary.Varint(b)
+	for i, at := 1, 1; at < len(b); i++ {
+		d, k := binary.Varint(b[at:])
 		if k <= 0 {
-			return nil, fmt.Errorf("%w: sample %d is cut short or overflows (%d bytes left)", errSamples, i, len(b))
+			return nil, fmt.Errorf("%w: sample %d, at byte %d of %d, is cut short or overflows", errSamples, i, at, len(b))
 		}
 		prev += d
 		dst = append(dst, time.Duration(prev))
-		b = b[k:]
+		at += k
 	}
 	return dst, nil
 }

@@ -60,9 +60,9 @@ func TestSamplesDecodeDamage(t *testing.T) {
 	}{
 		{"unknown encoding", append([]byte{2}, good[1:]...), "encoding 2, not 1"},
 		{"text", []byte("26499,25839"), "encoding 50, not 1"},
-		{"cut short", good[:len(good)-1], "sample 3 is cut short"},
+		{"cut short", good[:len(good)-1], "sample 3, at byte 6 of 7, is cut short"},
 		{"encoding byte only", []byte{sampleDeltas}, "no sample"},
-		{"overflow", append([]byte{sampleDeltas}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "sample 1 is cut short or overflows"},
+		{"overflow", append([]byte{sampleDeltas}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "sample 1, at byte 1 of 12, is cut short or overflows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeSamples(tc.b)
@@ -124,7 +124,7 @@ func TestSamplesDamaged(t *testing.T) {
 			{"none", []byte{}, "0 samples stored, 4 recorded, 4 runs", true},
 			{"zero", encodeSamples([]time.Duration{1000, 0, 1001, 1008}), "sample 2 of 4 is 0 ns, not a positive time", true},
 			{"negative", encodeSamples([]time.Duration{1000, 1007, 1001, -3}), "sample 4 of 4 is -3 ns, not a positive time", true},
-			{"cut short", encodeSamples([]time.Duration{1000, 1007, 1001, 100000})[:6], "its samples do not decode: not a list of samples: sample 4 is cut short", false},
+			{"cut short", encodeSamples([]time.Duration{1000, 1007, 1001, 100000})[:6], "its samples do not decode: not a list of samples: sample 4, at byte 5 of 6, is cut short or overflows", false},
 			{"not this encoding", []byte("1000,1007,1001,1008"), "its samples do not decode: not a list of samples: encoding 49, not 1", false},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
