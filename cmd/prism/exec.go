@@ -19,6 +19,7 @@ import (
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/internal/boundedio"
 	"github.com/prism-compute/prism/kernels/fuse"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -259,7 +260,7 @@ func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*ex
 	}
 	src := []byte(fusedSrc)
 	if opts.expr == "" {
-		if src, err = os.ReadFile(file); err != nil {
+		if src, err = readKernelFile(file); err != nil {
 			return nil, err
 		}
 		if err := checkKernelArgs(file, string(src), opts.kernel, buildOpts, args); err != nil {
@@ -374,7 +375,7 @@ type runLine struct {
 
 // runLines returns the "// run:" lines of an OpenCL C file.
 func runLines(file string) ([]runLine, error) {
-	src, err := os.ReadFile(file)
+	src, err := readKernelFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -597,9 +598,22 @@ func parseExecArgs(specs []string, kernel string, seed uint64) ([]*userkernel.Ar
 	args, err := userkernel.ParseArgs(specs, kernel, seed)
 	var ae *userkernel.ArgError
 	if errors.As(err, &ae) {
-		return nil, usageError{fmt.Errorf("--arg %d %q: %w", ae.Index, ae.Spec, ae.Err)}
+		err := fmt.Errorf("--arg %d %q: %w", ae.Index, ae.Spec, ae.Err)
+		if errors.Is(err, engine.ErrOutOfMemory) {
+			return nil, err // a well-formed argument the machine cannot hold: not a usage error
+		}
+		return nil, usageError{err}
 	}
 	return args, err
+}
+
+// maxKernelSource is the largest kernel file prism exec and prism tune read: far above any
+// real source, and a file that is not one (a FIFO, /dev/zero) is refused at once.
+const maxKernelSource = 64 << 20
+
+// readKernelFile reads FILE.cl, only from a regular file of at most maxKernelSource bytes.
+func readKernelFile(file string) ([]byte, error) {
+	return boundedio.ReadFile(file, maxKernelSource)
 }
 
 // writeExecSummary prints the summary as text.

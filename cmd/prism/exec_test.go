@@ -12,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine"
@@ -625,5 +627,44 @@ func TestOutputNotOverInput(t *testing.T) {
 	}
 	if _, err := execPrism(t, "report", in, "--csv", "-o", os.DevNull); err != nil {
 		t.Errorf("report -o %s: %v", os.DevNull, err)
+	}
+}
+
+// TestExecHostileKernelFile checks that FILE.cl is read only from a regular file: a named
+// pipe with no writer or a link to /dev/zero is an error at once, where prism exec used to
+// wait or read without end; and that an output the machine cannot hold is out of memory
+// (exit code 1), not a usage error.
+func TestExecHostileKernelFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.cl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	zero := filepath.Join(dir, "zero.cl")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{fifo, zero} {
+		for _, args := range [][]string{
+			{"exec", file, "--kernel", "k", "--arg", "out:float32:16"},
+			{"exec", file}, // its run lines
+			{"tune", file, "--kernel", "k", "--arg", "out:float32:16", "-D", "X=1,2"},
+		} {
+			done := make(chan error, 1)
+			go func() { _, err := execPrism(t, args...); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("prism %s: %v; want an error saying it is not a regular file", strings.Join(args, " "), err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("prism %s: still running after 10 s", strings.Join(args, " "))
+			}
+		}
+	}
+	_, err := parseExecArgs([]string{"out:float32:64G"}, "k", 1)
+	var ue usageError
+	if !errors.Is(err, engine.ErrOutOfMemory) || errors.As(err, &ue) {
+		t.Errorf("an output of 64G float32 (512 GiB with its copy): %v; want out of memory, not a usage error", err)
 	}
 }

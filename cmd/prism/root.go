@@ -55,10 +55,11 @@ on a CPU; the message says why; prism bench reports such cases as skipped and go
 6 the results store could not be opened, read or written (the report is written first),
 7 prism check --fail-on-regression found a regression or a failed case,
 70 an internal error
-(a bug: please report it; PRISM_TRACE=1 prints the stack), 130 interrupted by Ctrl-C
-(SIGINT), 143 by SIGTERM. On the first signal the work stops at its next check and the
-report of what was done is still written, marked interrupted; a second signal exits at
-once.`,
+(a bug: please report it; PRISM_TRACE=1 prints the stack), 124 the --timeout of bench,
+run, exec or tune ran out, 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM. On the
+first signal (or the time limit) the work stops within about a second, a kernel or build
+that does not return left behind, and the report of what was done is still written,
+marked interrupted; a second signal exits at once.`,
 		Example: `  prism devices                         # every device of every backend, with its ID
   prism --version                       # version, commit, Go release, backends compiled in
   source <(prism completion bash)       # completion of commands, operations and device IDs

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -212,7 +211,7 @@ func tuneUserRun(cmd *cobra.Command, opts *tuneOptions, posArgs []string) error 
 		return err
 	}
 	file := posArgs[0]
-	src, err := os.ReadFile(file)
+	src, err := readKernelFile(file)
 	if err != nil {
 		return err
 	}
