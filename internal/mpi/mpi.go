@@ -97,8 +97,9 @@ func (a ABI) String() string {
 }
 
 // Candidates are the library files tried, in order (each also in the directories of
-// PRISM_VENDOR_PATH first): Open MPI's, then the MPICH family's.
-var Candidates = []string{"libmpi.so.40", "libmpi.so.12"}
+// PRISM_VENDOR_PATH first): Open MPI's, then the MPICH family's (libmpi.so.12 of MPICH,
+// Intel MPI and MVAPICH; libmpich.so.12 as Debian and Ubuntu name MPICH's).
+var Candidates = []string{"libmpi.so.40", "libmpi.so.12", "libmpich.so.12"}
 
 // The functions loaded, in the order of fns.
 const (
@@ -323,6 +324,7 @@ func (w *World) version() string {
 	if i := strings.IndexAny(s, ",\n"); i >= 0 {
 		s = s[:i]
 	}
+	s = strings.Join(strings.Fields(s), " ") // MPICH's "MPICH Version:\t4.0.2"
 	if s == "" {
 		return w.abi.String()
 	}

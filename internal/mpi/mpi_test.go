@@ -15,6 +15,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/internal/dl"
 )
 
 // rankEnv marks a process this test started under mpirun as one rank of TestWorld.
@@ -295,5 +296,79 @@ func BenchmarkAllReduce(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// mpichEnv marks a process TestMPICH started: it runs TestMPICHSingleton.
+const mpichEnv = "PRISM_TEST_MPICH_SINGLETON"
+
+// TestMPICH runs TestMPICHSingleton in a process of its own, which no launcher started:
+// MPICH's library on its own ABI (integer handles), as a world of one process (MPI's
+// singleton start). Skipped where no MPICH library is installed (Debian: libmpich12), a
+// failure under PRISM_REQUIRE=mpich.
+func TestMPICH(t *testing.T) {
+	if lib, _, _, err := load(driver.LibraryCandidates([]string{"libmpich.so.12", "libmpi.so.12"})); err != nil {
+		enginetest.RequireOrSkip(t, "mpich", err)
+	} else if dl.Sym(lib.Handle, "ompi_mpi_comm_world") != nil {
+		t.Skipf("%s is Open MPI's", lib.Path)
+	}
+	c := exec.Command(os.Args[0], "-test.run", "^TestMPICHSingleton$", "-test.v")
+	c.Env = append(os.Environ(), mpichEnv+"=1")
+	out, err := c.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestMPICHSingleton") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestMPICHSingleton is the process of TestMPICH (skipped unless it started it).
+func TestMPICHSingleton(t *testing.T) {
+	if os.Getenv(mpichEnv) == "" {
+		t.Skip("the process of TestMPICH")
+	}
+	w, err := open(driver.LibraryCandidates([]string{"libmpich.so.12", "libmpi.so.12"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s, %v ABI, rank %d of %d", w.Library(), w.ABI(), w.Rank(), w.Size())
+	if w.ABI() != MPICH || w.Rank() != 0 || w.Size() != 1 {
+		t.Fatalf("%v ABI, rank %d of %d; want MPICH's, rank 0 of 1", w.ABI(), w.Rank(), w.Size())
+	}
+	maxCount = 5 // all-reduces and broadcasts of 11 elements in pieces
+	for _, ty := range []driver.CollectiveType{driver.CollFloat32, driver.CollFloat64, driver.CollInt32, driver.CollUint32, driver.CollInt64, driver.CollUint64} {
+		v := []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}
+		for _, op := range []driver.ReduceOp{driver.ReduceSum, driver.ReduceProd, driver.ReduceMax, driver.ReduceMin} {
+			buf := encode(ty, v)
+			if err := w.AllReduce(buf, ty, op); err != nil {
+				t.Fatal(err)
+			}
+			check(t, fmt.Sprintf("all-reduce %v %v", ty, op), decode(ty, buf), v)
+			short := v[:5] // the counts of reduce-scatter and all-gather stay within maxCount
+			recv := make([]byte, len(short)*ty.Size())
+			if err := w.ReduceScatter(encode(ty, short), recv, []int64{int64(len(short))}, ty, op); err != nil {
+				t.Fatal(err)
+			}
+			check(t, fmt.Sprintf("reduce-scatter %v %v", ty, op), decode(ty, recv), short)
+		}
+		all := make([]byte, 5*ty.Size())
+		if err := w.AllGather(encode(ty, v[:5]), all, []int64{5}, ty); err != nil {
+			t.Fatal(err)
+		}
+		check(t, fmt.Sprintf("all-gather %v", ty), decode(ty, all), v[:5])
+		buf := encode(ty, v)
+		if err := w.Broadcast(buf, ty, 0); err != nil {
+			t.Fatal(err)
+		}
+		check(t, fmt.Sprintf("broadcast %v", ty), decode(ty, buf), v)
+	}
+	// A wrong handle is an error MPI returns (MPI_ERRORS_RETURN), not the end of the process.
+	if err := w.Broadcast(make([]byte, 8), driver.CollFloat32, 7); err == nil || !strings.Contains(err.Error(), "MPI_Bcast") {
+		t.Errorf("a broadcast from rank 7 of 1: %v; want MPI's error", err)
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
