@@ -46,16 +46,16 @@ func checkFootprint(dev *engine.Device, op kernels.Op, size int) error {
 		return fmt.Errorf("bench: %s at %s needs about %s of device memory; %s has %s: %w",
 			op.Name, FormatSize(size), FormatBytes(device), dev.ID(), FormatBytes(g), engine.ErrOutOfMemory)
 	}
-	if avail := hostAvailable(); avail > 0 && host > avail {
+	if avail := HostAvailable(); avail > 0 && host > avail {
 		return fmt.Errorf("bench: %s at %s needs about %s of host memory (inputs, output and the float64 reference); %s is available: %w",
 			op.Name, FormatSize(size), FormatBytes(host), FormatBytes(avail), engine.ErrOutOfMemory)
 	}
 	return nil
 }
 
-// hostAvailable returns the host memory available to a new allocation (MemAvailable of
+// HostAvailable returns the host memory available to a new allocation (MemAvailable of
 // /proc/meminfo), or 0 where it cannot tell.
-func hostAvailable() int64 {
+func HostAvailable() int64 {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0

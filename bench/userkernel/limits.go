@@ -1,11 +1,9 @@
 package userkernel
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 	"strconv"
 	"strings"
 
@@ -26,27 +24,9 @@ func hostCopies(kind string) int64 {
 	return 1
 }
 
-// hostAvailable returns the host memory available to new allocations (MemAvailable of
-// /proc/meminfo), or 0 where it cannot tell. A variable, for tests.
-var hostAvailable = func() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil || kb <= 0 || kb > 1<<42 {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
+// hostAvailable returns the host memory available to new allocations
+// (bench.HostAvailable). A variable, for tests.
+var hostAvailable = bench.HostAvailable
 
 // checkHost refuses a buffer of n elements of a kind whose host copies, with reserved
 // bytes of the buffers before it, exceed the host's available memory. The error names
