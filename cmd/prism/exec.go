@@ -562,7 +562,7 @@ func execRange(g, l string, args []*userkernel.Arg) (global, local []int, err er
 		return nil, nil, err
 	}
 	if len(local) != len(global) {
-		return nil, nil, usageError{fmt.Errorf("--local %s has %d dimensions, --global %s %d", l, len(local), g, len(global))}
+		return nil, nil, usageError{fmt.Errorf("--local %s has %d dimensions but --global %s has %d: give them as many", l, len(local), joinDims(global), len(global))}
 	}
 	for i := range global {
 		if global[i]%local[i] != 0 {
@@ -736,7 +736,14 @@ func fuseExpr(expr string, specs []string, seed uint64) (string, string, []strin
 	var ordered []string
 	for _, p := range e.Params() {
 		body := byName[p.Name]
-		if kind, _, _ := strings.Cut(body, ":"); kind == "out" || kind == "inout" {
+		kind, _, _ := strings.Cut(body, ":")
+		switch {
+		case p.Output && (kind == userkernel.Buf || kind == "in"):
+			return "", "", nil, usageError{fmt.Errorf("--arg %s=%s: the expression assigns %s, and buf is an input it would overwrite: give it as %s=out:... (or inout:... to start from its values)", p.Name, body, p.Name, p.Name)}
+		case !p.Scalar && !p.Output && (kind == userkernel.Out || kind == userkernel.InOut):
+			return "", "", nil, usageError{fmt.Errorf("--arg %s=%s: the expression never assigns %s, so it would be saved as it started: assign it, or give it as %s=buf:...", p.Name, body, p.Name, p.Name)}
+		}
+		if kind == "out" || kind == "inout" {
 			body = p.Name + "=" + body // the output file is named after it
 		}
 		ordered = append(ordered, body)

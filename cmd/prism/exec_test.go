@@ -225,7 +225,8 @@ func TestExecUsage(t *testing.T) {
 		{base("--arg", "z=out:float32:64", "--arg", "z=out:float32:64"), `--arg 1 "z=out:float32:64": the name z is taken by --arg 0`},
 		{base("--arg", ""), `--arg 0 "": empty`},
 		{base("--local", "48"), "--global 64 is not a multiple of --local 48"},
-		{base("--local", "8,8"), "--local 8,8 has 2 dimensions"},
+		{base("--local", "8,8"), "--local 8,8 has 2 dimensions but --global 64 has 1"},
+		{[]string{"exec", cl, "-k", "saxpy", "--local", "2,2", "--arg", "scalar:float32:2", "--arg", "buf:float32:16"}, "--local 2,2 has 2 dimensions but --global 16 has 1"},
 		{[]string{"exec", cl, "-k", "saxpy", "--global", "8,8,8,8"}, "at most 3 dimensions"},
 		{[]string{"exec", cl, "-k", "saxpy", "--arg", "scalar:int32:1"}, "--global is needed"},
 		{base("-D", "=1"), `-D "=1": want NAME or NAME=VALUE`},
@@ -441,6 +442,10 @@ func TestExecExpr(t *testing.T) {
 		{[]string{"--expr", "y = x", "--kernel", "k", "--arg", "x=buf:float32:8", "--arg", "y=out:float32:8"}, "--kernel"},
 		{[]string{"--expr", "y = x", "file.cl", "--arg", "x=buf:float32:8", "--arg", "y=out:float32:8"}, "no FILE"},
 		{[]string{"--expr", "y = x", "--arg", "x=local:64", "--arg", "y=out:float32:8"}, "local"},
+		// An input assigned would be written and zeros saved; an output never assigned saved as it started.
+		{[]string{"--expr", "x = y", "--arg", "x=buf:float32:8:ones", "--arg", "y=buf:float32:8"}, "buf is an input it would overwrite"},
+		{[]string{"--expr", "x = y", "--arg", "x=in:float32:8", "--arg", "y=buf:float32:8"}, "buf is an input it would overwrite"},
+		{[]string{"--expr", "x = y + z", "--arg", "x=out:float32:8", "--arg", "y=buf:float32:8", "--arg", "z=out:float32:8"}, "never assigns z"},
 	} {
 		_, err := execPrism(t, append([]string{"exec", "--device", ids[0], "--save-dir", dir}, c.args...)...)
 		var ue usageError
