@@ -1092,11 +1092,11 @@ func nvrtcCompile(src, name string, headers []header, options []string, cubin bo
 		if cubin {
 			call = "nvrtcGetCUBINSize"
 		}
-		return out, fmt.Sprintf("%s (%d bytes, outside 1 to %d)", call, uint64(size), maxImageBytes), NVRTCInternalError
+		return out, fmt.Sprintf("%s (%d bytes, outside 1 to %d)", call, uint64(size), maxImageBytes), NVRTCImageRefused
 	}
 	buf := (*C.char)(C.calloc(size+1, 1))
 	if buf == nil {
-		return out, "calloc", NVRTCOutOfMemory
+		return out, fmt.Sprintf("calloc(%d bytes)", uint64(size)+1), NVRTCHostOutOfMemory
 	}
 	defer C.free(unsafe.Pointer(buf))
 	if cubin {

@@ -223,6 +223,16 @@ const (
 	NVRTCTimeTraceFileWriteFailed          NVRTCResult = 17
 )
 
+// Results that this package gives where NVRTC itself answered success but what it answered
+// cannot be used: negative, so that they are never taken for a code of nvrtc.h.
+const (
+	// NVRTCImageRefused: the size NVRTC gave for the compiled image is none a module has
+	// (0, or above the largest this package takes).
+	NVRTCImageRefused NVRTCResult = -1
+	// NVRTCHostOutOfMemory: the host had no memory for the image NVRTC compiled.
+	NVRTCHostOutOfMemory NVRTCResult = -2
+)
+
 var nvrtcNames = map[NVRTCResult]string{
 	NVRTCSuccess:                           "NVRTC_SUCCESS",
 	NVRTCOutOfMemory:                       "NVRTC_ERROR_OUT_OF_MEMORY",
@@ -242,6 +252,8 @@ var nvrtcNames = map[NVRTCResult]string{
 	NVRTCPCHCreate:                         "NVRTC_ERROR_PCH_CREATE",
 	NVRTCCancelled:                         "NVRTC_ERROR_CANCELLED",
 	NVRTCTimeTraceFileWriteFailed:          "NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED",
+	NVRTCImageRefused:                      "not a module image's size (NVRTC answered success; refused by Prism)",
+	NVRTCHostOutOfMemory:                   "no host memory for the compiled image (NVRTC answered success)",
 }
 
 // Error returns the code's name from nvrtc.h, or "nvrtcResult(N)".
@@ -258,7 +270,7 @@ func (r NVRTCResult) Error() string {
 func (r NVRTCResult) Is(target error) bool {
 	switch target {
 	case driver.ErrOutOfMemory:
-		return r == NVRTCOutOfMemory
+		return r == NVRTCOutOfMemory || r == NVRTCHostOutOfMemory
 	case driver.ErrInvalidArg:
 		return r == NVRTCInvalidOption || r == NVRTCInvalidInput
 	case driver.ErrBuild:

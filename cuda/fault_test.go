@@ -337,8 +337,9 @@ func TestFaultyNVRTC(t *testing.T) {
 	t.Setenv("FAKE_COMPILE", "0")
 	t.Setenv("FAKE_LOGSIZE", "1")
 	t.Setenv("FAKE_IMAGESIZE", "1099511627776")
-	if _, call, r := nvrtcCompile("__global__ void k() {}", "k.cu", nil, nil, false); r == NVRTCSuccess || !strings.Contains(call, "outside") {
-		t.Errorf("an image of 1 TiB: %q, %v; want refused", call, r)
+	if _, call, r := nvrtcCompile("__global__ void k() {}", "k.cu", nil, nil, false); r != NVRTCImageRefused || !strings.Contains(call, "outside") ||
+		strings.Contains(r.Error(), "NVRTC_ERROR") {
+		t.Errorf("an image of 1 TiB: %q, %v; want refused by Prism, under no code NVRTC did not give", call, r)
 	}
 }
 
