@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -47,7 +48,11 @@ func (d *device) BuildSource(src driver.Source, options []string) (driver.Progra
 		if err != nil {
 			return nil, fmt.Errorf("cuda: %w", err)
 		}
-		prog, err := d.build(src.Dialect, tr.Text, "prelude.cuh", nil, append(append([]string{}, fixedOptions...), opts...))
+		prog, err := d.build(src.Dialect, tr.Text, preludeName, nil, append(append([]string{}, fixedOptions...), opts...))
+		var be *driver.BuildError
+		if errors.As(err, &be) {
+			be.Log = userLog(be.Log)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -443,4 +448,54 @@ func asKernel(dk driver.Kernel) (*kernel, error) {
 		return nil, errClosed("kernel " + k.name)
 	}
 	return k, nil
+}
+
+// preludeName is the file name NVRTC gives the prelude's lines in its messages; the user's
+// lines carry their own file's name (the translation's #line).
+const preludeName = "prelude.cuh"
+
+// userLog returns NVRTC's log of an OpenCL C build as a user should read it: without the
+// warnings and remarks about the prelude's own lines, which say nothing about the user's
+// source; the prelude's errors stay (a user's macro or type may cause them), and a last
+// line says how many messages were left out. Messages start at a line "FILE(LINE): "; the
+// lines after it (the source line, the caret) belong to it.
+func userLog(log string) string {
+	var out []string
+	dropped, dropping := 0, false
+	for _, line := range strings.Split(log, "\n") {
+		if file, rest, ok := nvrtcMessage(line); ok {
+			dropping = file == preludeName && !strings.HasPrefix(rest, "error") && !strings.HasPrefix(rest, "catastrophic error")
+			if dropping {
+				dropped++
+			}
+		} else if strings.HasPrefix(line, "Remark:") || strings.HasPrefix(line, "Warning:") {
+			dropping = false
+		}
+		if !dropping {
+			out = append(out, line)
+		}
+	}
+	text := strings.TrimRight(strings.Join(out, "\n"), "\n")
+	if dropped > 0 {
+		text += fmt.Sprintf("\n(%d warnings about Prism's prelude left out)", dropped)
+	}
+	return text
+}
+
+// nvrtcMessage splits a line that starts a message of NVRTC's log, "FILE(LINE): severity
+// ...", into its file and what follows the colon.
+func nvrtcMessage(line string) (file, rest string, ok bool) {
+	open := strings.IndexByte(line, '(')
+	if open <= 0 {
+		return "", "", false
+	}
+	shut := strings.Index(line[open:], "): ")
+	if shut < 0 {
+		return "", "", false
+	}
+	num := line[open+1 : open+shut]
+	if num == "" || strings.Trim(num, "0123456789") != "" {
+		return "", "", false
+	}
+	return line[:open], line[open+shut+3:], true
 }

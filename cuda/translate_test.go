@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/cuda/clc"
@@ -105,5 +106,43 @@ func TestBuiltinsOnDevice(t *testing.T) {
 			}
 		}
 		prog.Close()
+	}
+}
+
+// TestUserLog checks that an OpenCL C build's log keeps the user's messages and the
+// prelude's errors, and leaves out the prelude's warnings and remarks with their context
+// lines, saying how many.
+func TestUserLog(t *testing.T) {
+	log := strings.Join([]string{
+		`prelude.cuh(41): warning #1444-D: type "long4" is deprecated`,
+		`  typedef long4 prism_long4;`,
+		`          ^`,
+		``,
+		`prelude.cuh(977): remark: function "prism_unused" was declared but never referenced`,
+		``,
+		`saxpy.cl(3): error: identifier "undefined_name" is undefined`,
+		`    y[i] = undefined_name;`,
+		`           ^`,
+		``,
+		`prelude.cuh(120): error: no instance of overloaded function "sincos" matches the argument list`,
+		`saxpy.cl(7): warning #550-D: variable "t" was set but never used`,
+		``,
+		`2 errors detected in the compilation of "prelude.cuh".`,
+	}, "\n")
+	got := userLog(log)
+	for _, want := range []string{`saxpy.cl(3): error: identifier "undefined_name"`, `y[i] = undefined_name;`,
+		`prelude.cuh(120): error: no instance`, `saxpy.cl(7): warning #550-D`, `2 errors detected`,
+		`(2 warnings about Prism's prelude left out)`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the log lacks %q:\n%s", want, got)
+		}
+	}
+	for _, gone := range []string{"long4", "prism_unused", "typedef"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("the log still holds %q:\n%s", gone, got)
+		}
+	}
+	if clean := "kernel.cl(2): error: expected a \";\""; userLog(clean) != clean {
+		t.Errorf("a log without prelude messages changed: %q", userLog(clean))
 	}
 }
