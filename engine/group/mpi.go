@@ -18,7 +18,9 @@ import (
 // gives them), the parts of one process combined on the host, and the processes' parts
 // combined by MPI's collective on those buffers, whose results are written back to each
 // recv. MPI's launcher authenticates the processes; no token is needed, and no port is
-// opened by Prism.
+// opened by Prism. MPI's calls cannot be interrupted: ctx bounds the device copies, but a
+// process that never joins or never calls leaves the others waiting in MPI until the
+// launcher ends the job (mpirun does when a process exits with an error).
 
 // mpiChoice is process 0's choice of library: NCCL's identity, or why the collectives are
 // staged through the host.
