@@ -142,6 +142,9 @@ func endOnGroupPanic(err error) {
 // whether every result verified.
 func writeGroupReport(cmd *cobra.Command, opts *benchOptions, rep *bench.Report, err error) error {
 	rep.Command = commandLine(cmd)
+	if rep.Interrupted {
+		rep.InterruptedAt = interruptedAtStep(cmd.Context(), rep.InterruptedAt)
+	}
 	werr := opts.write(cmd, func(w io.Writer) error {
 		return writeReport(w, rep, opts.json, opts.csv, opts.markdown, opts.benchstat, render.TableOptions{Baseline: opts.baseline, Wide: opts.wide})
 	})

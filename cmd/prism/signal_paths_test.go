@@ -316,12 +316,12 @@ func TestTimeoutEndsWork(t *testing.T) {
 		}{"split", []string{"bench", "--split", "--device", ids[0] + "," + ids[1], "--ops", "map/axpy/float32", "--sizes", "1K", "--warmup", "100000000", "--count", "2", "--json", "-o"},
 			func(t *testing.T, out, _ string) {
 				// The split's report is marked at the step that ran (a device alone, in
-				// a warm-up that never ends); the note of the limit is bench's alone.
+				// a warm-up that never ends), with the note of the limit.
 				rep, err := bench.ReadReportFile(out)
 				if err != nil {
 					t.Fatalf("no valid report: %v", err)
 				}
-				if want := ids[0] + " map/axpy/float32 1K alone"; !rep.Interrupted || rep.InterruptedAt != want {
+				if want := ids[0] + " map/axpy/float32 1K alone (--timeout " + limit.String() + ")"; !rep.Interrupted || rep.InterruptedAt != want {
 					t.Errorf("split report interrupted %v at %q, want at %q", rep.Interrupted, rep.InterruptedAt, want)
 				}
 			}})
