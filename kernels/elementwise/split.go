@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 )
 
@@ -200,3 +201,93 @@ func (in *mapSplitInstance[T]) Model() kernels.Model {
 }
 
 func (in *mapSplitInstance[T]) Shape() string { return fmt.Sprintf("n=%d", in.n) }
+
+// ShardedMap runs map ops on data sharded over devices (engine/shard): each device maps
+// its part where it lies, on its part's queue, so that ops chain on the devices with no
+// host round trip. Every element is computed by the one-device kernel of its device, so
+// the result is bit for bit the one-device op's on that device. It holds one build of the
+// map kernels per device. Not safe for concurrent use.
+type ShardedMap[T kernels.Float] struct {
+	devs []*engine.Device
+	maps []*Map[T]
+}
+
+// NewShardedMap builds the map kernels on every device of devs (those of the shards it
+// will map).
+func NewShardedMap[T kernels.Float](devs []*engine.Device) (_ *ShardedMap[T], err error) {
+	s := &ShardedMap[T]{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	for _, d := range devs {
+		m, err := NewMap[T](d)
+		if err != nil {
+			return nil, err
+		}
+		s.devs, s.maps = append(s.devs, d), append(s.maps, m)
+	}
+	return s, nil
+}
+
+// Run enqueues op (out first, then its inputs, as Map.Run takes them) on every part
+// with elements, each on its part's queue; it returns once all are enqueued (Gather or
+// Finish waits). Every buffer must have out's layout (shard.SameLayout).
+func (s *ShardedMap[T]) Run(op MapOp, a, b T, out *shard.Buffer[T], in ...*shard.Buffer[T]) error {
+	for _, x := range in {
+		if err := shard.SameLayout(out, x); err != nil {
+			return fmt.Errorf("kernels: sharded map %s: %w", op, err)
+		}
+	}
+	err := out.Each(func(i int, p shard.Part[T]) error {
+		m := s.on(p.Queue.Device())
+		if m == nil {
+			return fmt.Errorf("kernels: sharded map %s: no build for %s (give it to NewShardedMap): %w", op, p.Queue.Device().ID(), engine.ErrInvalidArg)
+		}
+		bufs := []*engine.Buffer[T]{p.Buf}
+		for _, x := range in {
+			bufs = append(bufs, x.Parts()[i].Buf)
+		}
+		return m.run(p.Queue, op, p.Len, a, b, bufs...)
+	})
+	if err != nil {
+		return fmt.Errorf("kernels: sharded map %s: %w", op, err)
+	}
+	return nil
+}
+
+// Apply maps op over in into a new Buffer laid out as in[0], which the caller closes.
+func (s *ShardedMap[T]) Apply(op MapOp, a, b T, in ...*shard.Buffer[T]) (*shard.Buffer[T], error) {
+	if len(in) == 0 {
+		return nil, fmt.Errorf("kernels: sharded map %s: no input: %w", op, engine.ErrInvalidArg)
+	}
+	out, err := shard.Like(in[0])
+	if err != nil {
+		return nil, fmt.Errorf("kernels: sharded map %s: %w", op, err)
+	}
+	if err := s.Run(op, a, b, out, in...); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *ShardedMap[T]) on(d *engine.Device) *Map[T] {
+	for i, x := range s.devs {
+		if x == d {
+			return s.maps[i]
+		}
+	}
+	return nil
+}
+
+// Close releases the builds. Idempotent.
+func (s *ShardedMap[T]) Close() error {
+	var errs []error
+	for _, m := range s.maps {
+		errs = append(errs, m.Close())
+	}
+	s.devs, s.maps = nil, nil
+	return errors.Join(errs...)
+}

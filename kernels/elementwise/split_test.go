@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
@@ -213,4 +215,146 @@ func TestMapSplitInvalid(t *testing.T) {
 	if err := in.Run(context.Background()); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("Run after Close: %v, want ErrClosed", err)
 	}
+}
+
+// TestShardedMap maps sharded data on every split device (PoCL and Rusticl, or two PoCL
+// devices) at edge sizes and layouts (parts of no element, sizes the device count does
+// not divide, blocks), chains a second op on the first's result with no host round trip,
+// and checks every element bit for bit against the one-device op on the device that holds
+// it, and against the float64 reference within MapTolerance; the inputs stay unchanged.
+func TestShardedMap(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	k := len(devs)
+	qs := make([]*engine.Queue, k)
+	for i, d := range devs {
+		q, err := d.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		qs[i] = q
+	}
+	sm, err := NewShardedMap[float32](devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sm.Close()
+	for _, n := range []int{1, 7, 257, 4097} {
+		for _, l := range []struct {
+			name   string
+			lay    shard.Layout
+			counts []int
+		}{
+			{"even", shard.ByRows(1), shard.Even(n, k)},
+			{"all on last", shard.ByRows(1), append(make([]int, k-1), n)},
+			{"blocks of 100", shard.ByBlocks(100), nil},
+		} {
+			for _, op := range []MapOp{MapAxpy, MapFma, MapExp} {
+				name := fmt.Sprintf("%s n=%d %s", op, n, l.name)
+				rng := kernels.NewRand(uint64(n), 2)
+				lo, hi := mapRange(op)
+				var host [][]float32
+				var in []*shard.Buffer[float32]
+				for range mapInputs(op) {
+					x := kernels.RandFloats[float32](rng, n, lo, hi)
+					b, err := shard.Scatter(t.Context(), qs, x, l.lay, l.counts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer b.Close()
+					host, in = append(host, x), append(in, b)
+				}
+				const a, c = float32(0.75), float32(-1.25)
+				out, err := sm.Apply(op, a, c, in...)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				defer out.Close()
+				// Chained on the devices: relu of the first result.
+				chained, err := sm.Apply(MapRelu, 0, 0, out)
+				if err != nil {
+					t.Fatalf("%s then relu: %v", name, err)
+				}
+				defer chained.Close()
+				got, err := out.Gather(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotChain, err := chained.Gather(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := MapRef(op, float64(a), float64(c), host...)
+				tol := MapTolerance(op, float64(a), float64(c), host...)
+				for j := range got {
+					if d := math.Abs(float64(got[j]) - want[j]); !(d <= tol[j]) {
+						t.Fatalf("%s: element %d = %v, want %v within %.3g", name, j, got[j], want[j], tol[j])
+					}
+					if r := max(got[j], 0); math.Float32bits(gotChain[j]) != math.Float32bits(r) {
+						t.Fatalf("%s then relu: element %d = %v, want %v", name, j, gotChain[j], r)
+					}
+				}
+				// Bit for bit the one-device op on the device holding each element.
+				owner := make([]int, n)
+				for i, p := range out.Parts() {
+					for at := p.Off; l.lay.Kind == shard.Rows && at < p.Off+p.Len; at++ {
+						owner[at] = i
+					}
+				}
+				if l.lay.Kind == shard.Blocks {
+					for j := range owner {
+						owner[j] = j / l.lay.Block % k
+					}
+				}
+				for i := range devs {
+					one := oneDevice(t, sm.maps[i], qs[i], op, a, c, host)
+					for j := range got {
+						if owner[j] == i && math.Float32bits(got[j]) != math.Float32bits(one[j]) {
+							t.Fatalf("%s: element %d on %s = %v, the one-device op there %v", name, j, devs[i].ID(), got[j], one[j])
+						}
+					}
+				}
+				for x, b := range in {
+					if back, err := b.Gather(t.Context()); err != nil || !slices.Equal(back, host[x]) {
+						t.Fatalf("%s: input %d changed (%v)", name, x, err)
+					}
+				}
+			}
+		}
+	}
+	// Inputs of other layouts are refused.
+	x, _ := shard.Scatter(t.Context(), qs, make([]float32, 10), shard.ByRows(1), shard.Even(10, k))
+	y, _ := shard.Scatter(t.Context(), qs, make([]float32, 10), shard.ByBlocks(3), nil)
+	defer x.Close()
+	defer y.Close()
+	if _, err := sm.Apply(MapAxpy, 1, 0, x, y); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("axpy of rows and blocks: %v, want ErrInvalidArg", err)
+	}
+}
+
+// oneDevice runs op on the whole of host on one device and reads the output back.
+func oneDevice(t *testing.T, m *Map[float32], q *engine.Queue, op MapOp, a, b float32, host [][]float32) []float32 {
+	t.Helper()
+	out, err := engine.NewBuffer[float32](q.Device(), len(host[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	bufs := []*engine.Buffer[float32]{out}
+	for _, x := range host {
+		b, err := engine.Upload(t.Context(), q, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		bufs = append(bufs, b)
+	}
+	if err := m.Run(q, op, a, b, bufs...); err != nil {
+		t.Fatal(err)
+	}
+	got, err := out.Download(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
