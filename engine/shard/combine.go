@@ -197,3 +197,17 @@ func ids(ds []*engine.Device) []string {
 	}
 	return s
 }
+
+// Group is engine/group's group, named here so that the packages that take sharded data
+// need no other import to combine it.
+type Group = group.Group
+
+// ReduceOp is the reduction of Combine (engine/group's).
+type ReduceOp = group.ReduceOp
+
+// Reductions of Combine.
+const (
+	Sum = group.ReduceSum
+	Max = group.ReduceMax
+	Min = group.ReduceMin
+)

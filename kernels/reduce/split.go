@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 )
 
@@ -475,3 +476,132 @@ func (pt *reducePart[T]) Close() error {
 }
 
 var _ kernels.SplitInstance = (*reduceSplit[float32])(nil)
+
+// ShardedReduce reduces data sharded over devices (engine/shard) where it lies: each
+// device reduces its part with the one-device kernel into one value on the device, and
+// the values are combined by shard.Combine: through the all-reduce of a group of the
+// shards' devices where one is given (NCCL where the devices offer it), else by an
+// explicit combine on the host, in device order, in T. Min and max are exact, an int32
+// sum wraps as on one device, and a float sum differs from the one-device op's only in
+// the order of its additions: each element passes through at most the part's chain plus
+// one addition per other device (ShardedTolerance). Not safe for concurrent use.
+type ShardedReduce[T ReduceElem] struct {
+	devs []*engine.Device
+	rs   []*Reduce[T]
+}
+
+// NewShardedReduce builds the reduce kernels on every device of devs.
+func NewShardedReduce[T ReduceElem](devs []*engine.Device) (_ *ShardedReduce[T], err error) {
+	s := &ShardedReduce[T]{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	for _, d := range devs {
+		r, err := NewReduce[T](d)
+		if err != nil {
+			return nil, err
+		}
+		s.devs, s.rs = append(s.devs, d), append(s.rs, r)
+	}
+	return s, nil
+}
+
+// groupOp is op as a collective reduction.
+func groupOp(op ReduceOp) (shard.ReduceOp, error) {
+	switch op {
+	case ReduceSum:
+		return shard.Sum, nil
+	case ReduceMin:
+		return shard.Min, nil
+	case ReduceMax:
+		return shard.Max, nil
+	}
+	return 0, fmt.Errorf("kernels: sharded reduce %s: only sum, min and max combine across devices: %w", op, engine.ErrUnsupported)
+}
+
+// Reduce returns op (sum, min or max) of all of x, sharded by rows or blocks, as a
+// replicated Buffer of one element on every device of x (the caller closes it): the
+// result stays on the devices for the next op. g, when not nil, is a group of x's
+// devices in x's order.
+func (s *ShardedReduce[T]) Reduce(ctx context.Context, g *shard.Group, op ReduceOp, x *shard.Buffer[T]) (*shard.Buffer[T], error) {
+	gop, err := groupOp(op)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Check(); err != nil {
+		return nil, fmt.Errorf("kernels: sharded reduce %s: %w", op, err)
+	}
+	if x.Layout().Kind == shard.Replicated {
+		return nil, fmt.Errorf("kernels: sharded reduce %s of a replicated buffer: every device holds it all; reduce one device's part: %w", op, engine.ErrInvalidArg)
+	}
+	parts := x.Parts()
+	vals := make([]*engine.Buffer[T], len(parts))
+	scratch := make([]*engine.Buffer[T], len(parts))
+	defer func() {
+		for _, b := range scratch {
+			b.Close()
+		}
+	}()
+	err = x.Each(func(i int, p shard.Part[T]) error {
+		r := s.on(p.Queue.Device())
+		if r == nil {
+			return fmt.Errorf("no build for %s (give it to NewShardedReduce): %w", p.Queue.Device().ID(), engine.ErrInvalidArg)
+		}
+		v, err := engine.NewBuffer[T](p.Queue.Device(), 1)
+		if err != nil {
+			return err
+		}
+		vals[i] = v
+		if m := r.Scratch(p.Len); m > 1 {
+			if scratch[i], err = engine.NewBuffer[T](p.Queue.Device(), m); err != nil {
+				return err
+			}
+		}
+		return r.Into(p.Queue, op, v, scratch[i], p.Buf, p.Len)
+	})
+	if err == nil {
+		var out *shard.Buffer[T]
+		if out, err = shard.Combine(ctx, g, x.Queues(), vals, gop); err == nil {
+			return out, nil
+		}
+	}
+	for _, v := range vals {
+		v.Close()
+	}
+	return nil, fmt.Errorf("kernels: sharded reduce %s: %w", op, err)
+}
+
+// ShardedTolerance is the bound of a sharded float sum of x against the float64
+// reference (ReduceTolerance) for the longest chain of additions of its parts on the
+// devices that hold them (chains[i], Reduce.Chain of part i's length) plus one per other
+// device with a part: the combine adds the parts' values one after another.
+func ShardedTolerance[T ReduceElem](op ReduceOp, chains []int, sumAbs float64) float64 {
+	longest, parts := 0, 0
+	for _, c := range chains {
+		if c > 0 {
+			longest, parts = max(longest, c), parts+1
+		}
+	}
+	return ReduceTolerance[T](op, longest+max(0, parts-1), sumAbs)
+}
+
+func (s *ShardedReduce[T]) on(d *engine.Device) *Reduce[T] {
+	for i, x := range s.devs {
+		if x == d {
+			return s.rs[i]
+		}
+	}
+	return nil
+}
+
+// Close releases the builds. Idempotent.
+func (s *ShardedReduce[T]) Close() error {
+	var errs []error
+	for _, r := range s.rs {
+		errs = append(errs, r.Close())
+	}
+	s.devs, s.rs = nil, nil
+	return errors.Join(errs...)
+}

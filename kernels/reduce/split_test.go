@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/group"
+	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
@@ -397,5 +399,119 @@ func TestSplitReducePoCLDevices(t *testing.T) {
 			}
 			t.Logf("%s: shares %s", name, fmt.Sprint(in.Shares()))
 		}
+	}
+}
+
+// TestShardedReduce reduces sharded data on the split devices at edge sizes and layouts
+// (a part of no element, sizes the device count does not divide, blocks), finishing
+// through a group's all-reduce and through the host: the result is on every device, the
+// same bits on each and on both paths; min, max and the int32 sum are exact, a float32
+// sum within ShardedTolerance of the float64 reference; with every element on one device
+// it is the one-device op's, bit for bit.
+func TestShardedReduce(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	k := len(devs)
+	qs := make([]*engine.Queue, k)
+	for i, d := range devs {
+		q, err := d.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		qs[i] = q
+	}
+	g, err := group.New(t.Context(), devs, group.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	t.Run("float32", func(t *testing.T) { shardedReduceCase[float32](t, devs, qs, g) })
+	t.Run("int32", func(t *testing.T) { shardedReduceCase[int32](t, devs, qs, g) })
+}
+
+func shardedReduceCase[T ReduceElem](t *testing.T, devs []*engine.Device, qs []*engine.Queue, g *group.Group) {
+	k := len(devs)
+	sr, err := NewShardedReduce[T](devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sr.Close()
+	for _, n := range []int{1, 7, 257, 4097, 100003} {
+		x := reduceInputs[T](kernels.NewRand(uint64(n), 3), ReduceSum, n)
+		for _, l := range []struct {
+			name   string
+			lay    shard.Layout
+			counts []int
+		}{
+			{"even", shard.ByRows(1), shard.Even(n, k)},
+			{"all on last", shard.ByRows(1), append(make([]int, k-1), n)},
+			{"blocks of 1000", shard.ByBlocks(1000), nil},
+		} {
+			xs, err := shard.Scatter(t.Context(), qs, x, l.lay, l.counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer xs.Close()
+			for _, op := range []ReduceOp{ReduceSum, ReduceMin, ReduceMax} {
+				name := fmt.Sprintf("%s n=%d %s", op, n, l.name)
+				want, _ := ReduceRef(op, x)
+				chains := make([]int, k)
+				for i, c := range xs.Counts() {
+					if c > 0 {
+						chains[i] = sr.rs[i].Chain(c)
+					}
+				}
+				sumAbs := 0.0
+				for _, v := range x {
+					sumAbs += math.Abs(float64(v))
+				}
+				tol := ShardedTolerance[T](op, chains, sumAbs)
+				var first []T
+				for _, gr := range []*group.Group{g, nil} {
+					r, err := sr.Reduce(t.Context(), gr, op, xs)
+					if err != nil {
+						t.Fatalf("%s via %s: %v", name, shard.Via(gr), err)
+					}
+					for i, p := range r.Parts() {
+						got, err := p.Buf.Download(t.Context(), p.Queue)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if first == nil {
+							first = got
+						}
+						if len(got) != 1 || got[0] != first[0] {
+							t.Errorf("%s via %s: device %d holds %v, device 0 %v", name, shard.Via(gr), i, got, first)
+						}
+					}
+					r.Close()
+				}
+				got := float64(first[0])
+				if kernels.TypeOf[T]().Float || op != ReduceSum {
+					if d := math.Abs(got - want); !(d <= tol) {
+						t.Errorf("%s: %v, want %v within %.3g", name, got, want, tol)
+					}
+				} else if int32(first[0]) != int32(int64(want)) {
+					t.Errorf("%s: %v, want %v modulo 2^32", name, first[0], int32(int64(want)))
+				}
+				if l.name == "all on last" {
+					one, err := sr.rs[k-1].Reduce(t.Context(), qs[k-1], op, xs.Parts()[k-1].Buf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if one != first[0] {
+						t.Errorf("%s: %v, the one-device op %v", name, first[0], one)
+					}
+				}
+			}
+		}
+	}
+	xs, err := shard.Scatter(t.Context(), qs, make([]T, 10), shard.Replicate(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xs.Close()
+	if _, err := sr.Reduce(t.Context(), g, ReduceSum, xs); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("reduce of a replicated buffer: %v, want ErrInvalidArg", err)
 	}
 }
