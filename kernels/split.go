@@ -62,6 +62,13 @@ type Share struct {
 	// Concurrent is the rate measured while every device ran its probe at once, which
 	// the shares are balanced at: below Rate where devices share hardware.
 	Concurrent float64 `json:"concurrent_rate,omitempty"`
+	// Alone is the time PlanShares predicts for the whole op on this device alone;
+	// Predicted the split's (the same on every share: the common finish time of the
+	// devices given work plus Fixed, the fixed cost of running parts measured end to end),
+	// whether or not the plan split. Zero when the shares were given.
+	Alone     time.Duration `json:"alone_ns,omitempty"`
+	Predicted time.Duration `json:"predicted_ns,omitempty"`
+	Fixed     time.Duration `json:"fixed_ns,omitempty"`
 }
 
 // CheckPortableSplit checks what the split of an op that runs its portable kernel alone

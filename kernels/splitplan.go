@@ -45,7 +45,27 @@ const splitMargin = 0.05
 // faster than the fastest device alone: the shares say when a device is not worth it.
 // Devices keep their order; a device left out has a share of zero units. The same
 // *engine.Device may not be given twice (open a device again for a second share of it).
+//
+// It also measures the fixed cost of running parts at all: a split of the smallest size
+// (one granule on every device) run end to end, the parts concurrently and their
+// goroutines started and awaited as a split run does, against the slowest device's
+// granule alone. That cost (the launches, the synchronisation, whatever the probes of a
+// placement read back) is added to the split's predicted time, so that where it
+// dominates (a small reduction on two GPUs) one device is used. Each share says the time
+// predicted for the whole op on its device alone (Alone) and for the split (Predicted);
+// PlanSummary says which won and by how much.
 func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, o SplitOptions, probe Probe) ([]Share, error) {
+	return PlanSharesSplit(ctx, devs, total, granule, o, probe, nil)
+}
+
+// SplitProbe times one split run end to end with units[i] units on device i (zero: the
+// device takes no part), the parts concurrently.
+type SplitProbe func(ctx context.Context, units []int) (time.Duration, error)
+
+// PlanSharesSplit is PlanShares with whole timing the split of the smallest size end to
+// end; nil runs probe on every device at once, each in its own goroutine, and times the
+// whole by the host clock.
+func PlanSharesSplit(ctx context.Context, devs []*engine.Device, total, granule int, o SplitOptions, probe Probe, whole SplitProbe) ([]Share, error) {
 	if len(devs) == 0 {
 		return nil, fmt.Errorf("kernels: split across no device: %w", engine.ErrInvalidArg)
 	}
@@ -68,20 +88,114 @@ func PlanShares(ctx context.Context, devs []*engine.Device, total, granule int, 
 	}
 	limit := probeLimit(total, granule, len(devs))
 	largest := make([]point, len(devs))
+	var smallest time.Duration // the slowest device's one granule alone
 	for i, d := range devs {
-		lat, rate, last, err := measure(ctx, d, granule, limit, probe)
+		lat, rate, first, last, err := measure(ctx, d, granule, limit, probe)
 		if err != nil {
 			return nil, err
 		}
 		shares[i].Rate, shares[i].Latency, largest[i] = rate, lat, last
+		smallest = max(smallest, first.t)
 	}
+	var fixed time.Duration
 	if len(devs) > 1 {
 		if err := measureTogether(ctx, devs, shares, largest, probe); err != nil {
 			return nil, err
 		}
+		if whole == nil {
+			whole = concurrentProbe(devs, probe)
+		}
+		var err error
+		if fixed, err = measureFixed(ctx, len(devs), granule, smallest, whole); err != nil {
+			return nil, err
+		}
 	}
-	assign(shares, balance(shares, float64(total)), total, granule)
+	assign(shares, balance(shares, float64(total), fixed), total, granule)
 	return shares, nil
+}
+
+// fixedRuns is how many end-to-end splits of the smallest size measureFixed times.
+const fixedRuns = 5
+
+// measureFixed returns the fixed cost of a split: the median time of fixedRuns splits of
+// one granule per device, end to end, less alone (the slowest device's granule alone),
+// not below zero.
+func measureFixed(ctx context.Context, n, granule int, alone time.Duration, whole SplitProbe) (time.Duration, error) {
+	units := make([]int, n)
+	for i := range units {
+		units[i] = granule
+	}
+	ts := make([]time.Duration, fixedRuns)
+	for r := range ts {
+		t, err := whole(ctx, units)
+		if err != nil {
+			return 0, &measureError{fmt.Sprintf("measuring a split of %d units on each of %d devices end to end", granule, n), err}
+		}
+		ts[r] = t
+	}
+	slices.Sort(ts)
+	return max(0, ts[len(ts)/2]-alone), nil
+}
+
+// concurrentProbe is the SplitProbe of probe: every device with units runs its probe in
+// its own goroutine, timed from the first start to the last end.
+func concurrentProbe(devs []*engine.Device, probe Probe) SplitProbe {
+	return func(ctx context.Context, units []int) (time.Duration, error) {
+		errs := make([]error, len(devs))
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i, d := range devs {
+			if units[i] == 0 {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = probe(ctx, d, units[i])
+			}()
+		}
+		wg.Wait()
+		return time.Since(start), errors.Join(errs...)
+	}
+}
+
+// PlanSummary says in a line what a plan chose: the shares given; one device, and how
+// much slower (or how little faster) a split was predicted; or the devices split over
+// and how much faster than the best device alone.
+func PlanSummary(s []Share) string {
+	used, best := 0, -1
+	for i, sh := range s {
+		if sh.Units > 0 {
+			used++
+		}
+		if sh.Alone > 0 && (best < 0 || sh.Alone < s[best].Alone) {
+			best = i
+		}
+	}
+	if best < 0 {
+		if used == 1 {
+			for _, sh := range s {
+				if sh.Units > 0 {
+					return "one device: " + sh.Device + " (shares given)"
+				}
+			}
+		}
+		return fmt.Sprintf("split over %d devices (shares given)", used)
+	}
+	pred, alone := s[best].Predicted.Seconds(), s[best].Alone.Seconds()
+	if used <= 1 {
+		one := s[best].Device
+		for _, sh := range s {
+			if sh.Units > 0 {
+				one = sh.Device
+			}
+		}
+		if pred >= alone {
+			return fmt.Sprintf("one device: %s (a split is predicted %.0f%% slower)", one, 100*(pred/alone-1))
+		}
+		return fmt.Sprintf("one device: %s (a split is predicted only %.0f%% faster, under the %.0f%% margin)", one, 100*(1-pred/alone), 100*splitMargin)
+	}
+	return fmt.Sprintf("split over %d devices (predicted %.0f%% faster than %s alone)", used, 100*(1-pred/alone), s[best].Device)
 }
 
 // probeLimit is the most units PlanShares probes a device with: an even share of total
@@ -163,15 +277,15 @@ func checkFractions(f []float64, n int) error {
 
 // measure probes dev from one granule up, four times larger each time, until a run takes
 // probeTarget or reaches limit units, and fits t = latency + units/rate to the last two
-// runs (each the best of three). It returns the last point too.
-func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe Probe) (time.Duration, float64, point, error) {
+// runs (each the best of three). It returns the first and the last point too.
+func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe Probe) (lat time.Duration, rate float64, first, last point, err error) {
 	var pts []point
 	for u := granule; ; u = min(limit, u*4) {
 		best := time.Duration(math.MaxInt64)
 		for range 3 {
 			t, err := probe(ctx, dev, u)
 			if err != nil {
-				return 0, 0, point{}, &measureError{fmt.Sprintf("measuring %s for a split (%d units)", dev.ID(), u), err}
+				return 0, 0, point{}, point{}, &measureError{fmt.Sprintf("measuring %s for a split (%d units)", dev.ID(), u), err}
 			}
 			best = min(best, t)
 		}
@@ -180,23 +294,20 @@ func measure(ctx context.Context, dev *engine.Device, granule, limit int, probe 
 			break
 		}
 	}
-	last := pts[len(pts)-1]
+	first, last = pts[0], pts[len(pts)-1]
 	if len(pts) == 1 {
-		return 0, float64(last.u) / last.t.Seconds(), last, nil
+		return 0, float64(last.u) / last.t.Seconds(), first, last, nil
 	}
 	prev := pts[len(pts)-2]
 	dt := (last.t - prev.t).Seconds()
 	if dt <= 0 {
-		return 0, float64(last.u) / last.t.Seconds(), last, nil
+		return 0, float64(last.u) / last.t.Seconds(), first, last, nil
 	}
 	// The slope is the rate; noise between two short runs can make it absurd, so it is
 	// kept within maxRateGain of the plain rate of the last run (units over its time).
-	rate := min(float64(last.u-prev.u)/dt, maxRateGain*float64(last.u)/last.t.Seconds())
-	lat := last.t - time.Duration(float64(last.u)/rate*1e9)
-	if lat < 0 {
-		lat = 0
-	}
-	return lat, rate, last, nil
+	rate = min(float64(last.u-prev.u)/dt, maxRateGain*float64(last.u)/last.t.Seconds())
+	lat = max(0, last.t-time.Duration(float64(last.u)/rate*1e9))
+	return lat, rate, first, last, nil
 }
 
 // measureError is a probe's error with what was being measured. Its message says the
@@ -214,9 +325,9 @@ func (e *measureError) Unwrap() error { return e.err }
 
 // balance returns each device's fraction of total so that all devices given work finish
 // together (latency + units/rate equal, at the rates measured with every device running),
-// or the fastest device alone (at its rate alone) where the split is not predicted
-// splitMargin faster.
-func balance(s []Share, total float64) []float64 {
+// or the fastest device alone (at its rate alone) where the split, its fixed cost fixed
+// added, is not predicted splitMargin faster. It sets each share's Alone and Predicted.
+func balance(s []Share, total float64, fixed time.Duration) []float64 {
 	single := func(i int) float64 { return s[i].Latency.Seconds() + total/s[i].Rate }
 	rate := func(i int) float64 {
 		if s[i].Concurrent > 0 {
@@ -250,7 +361,12 @@ func balance(s []Share, total float64) []float64 {
 		k++
 	}
 	f := make([]float64, len(s))
-	if k < 2 || T > (1-splitMargin)*single(best) {
+	for i := range s {
+		s[i].Alone = time.Duration(single(i) * 1e9)
+		s[i].Predicted = time.Duration((T + fixed.Seconds()) * 1e9)
+		s[i].Fixed = fixed
+	}
+	if k < 2 || T+fixed.Seconds() > (1-splitMargin)*single(best) {
 		f[best] = 1
 		return f
 	}

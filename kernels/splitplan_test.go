@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestBalance(t *testing.T) {
 		{"three", []Share{{Rate: 100}, {Rate: 100}, {Rate: 200}}, 400, []float64{0.25, 0.25, 0.5}},
 	}
 	for _, c := range cases {
-		got := balance(c.s, c.total)
+		got := balance(c.s, c.total, 0)
 		for i := range got {
 			if math.Abs(got[i]-c.want[i]) > 1e-9 {
 				t.Errorf("%s: balance = %v, want %v", c.name, got, c.want)
@@ -129,5 +130,63 @@ func TestPlanSharesContention(t *testing.T) {
 		if !shared && (math.Abs(got[0]-0.5) > 0.1 || s[0].Concurrent < 0.7*s[0].Rate) {
 			t.Errorf("independent devices: shares %+v; want about half each", s)
 		}
+	}
+}
+
+// TestPlanSharesFixedCost plans with synthetic probes (no device): two equal devices, a
+// part costing 10 us plus its units over the rate, and a split run end to end costing
+// 150 us more than its slowest part (the launches, the synchronisation and the combine
+// of running parts). A 32M-element sum on two fast devices (110 us alone, 60 us a part)
+// is planned on one device, and the summary says a split is slower; ignoring the fixed
+// cost, as the planner did before, splits it. A sum a thousand times longer is split.
+func TestPlanSharesFixedCost(t *testing.T) {
+	devs := []*engine.Device{new(engine.Device), new(engine.Device)}
+	const lat = 10 * time.Microsecond
+	const rate = 32e6 / 100e-6 // 32M units in 100 us
+	part := func(units int) time.Duration { return lat + time.Duration(float64(units)/rate*1e9) }
+	probe := func(_ context.Context, _ *engine.Device, units int) (time.Duration, error) { return part(units), nil }
+	whole := func(fixed time.Duration) SplitProbe {
+		return func(_ context.Context, units []int) (time.Duration, error) {
+			var t time.Duration
+			for _, u := range units {
+				if u > 0 {
+					t = max(t, part(u))
+				}
+			}
+			return t + fixed, nil
+		}
+	}
+	const fixed = 150 * time.Microsecond
+	for _, c := range []struct {
+		name  string
+		total int
+		fixed time.Duration
+		split bool
+	}{
+		{"sum 32M, fixed cost dominates", 32 << 20, fixed, false},
+		{"sum 32M, fixed cost ignored", 32 << 20, 0, true},
+		{"sum 32G, work dominates", 32 << 30, fixed, true},
+	} {
+		s, err := PlanSharesSplit(t.Context(), devs, c.total, 4096, SplitOptions{}, probe, whole(c.fixed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		used := 0
+		for _, sh := range s {
+			if sh.Units > 0 {
+				used++
+			}
+		}
+		sum := PlanSummary(s)
+		if c.split && (used != 2 || !strings.HasPrefix(sum, "split over 2 devices")) {
+			t.Errorf("%s: shares %+v (%s); want a split", c.name, s, sum)
+		}
+		if !c.split && (used != 1 || !strings.HasPrefix(sum, "one device: ") || !strings.Contains(sum, "slower")) {
+			t.Errorf("%s: shares %+v (%s); want one device, a split said slower", c.name, s, sum)
+		}
+		if got := s[0].Fixed; got < c.fixed-time.Microsecond || got > c.fixed+time.Microsecond {
+			t.Errorf("%s: fixed cost measured %v, want %v", c.name, got, c.fixed)
+		}
+		t.Logf("%s: %s; alone %v, split %v", c.name, sum, s[0].Alone, s[0].Predicted)
 	}
 }
