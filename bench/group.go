@@ -34,8 +34,15 @@ type SplitResult struct {
 	Size    int             `json:"size"`
 	Shape   string          `json:"shape"`
 	Shares  []kernels.Share `json:"shares"`
-	Stats   Stats           `json:"stats"`
-	Single  []SingleDevice  `json:"single"`
+	// Placement is where the split's data lives: "host" (the op's inputs come from the
+	// host, each part's result is read back and combined there every run, as every op of
+	// the split suite does) or "sharded" (the data stays on the devices between ops).
+	Placement string `json:"placement,omitempty"`
+	// Plan is the planner's choice in words (kernels.PlanSummary): one device and how much
+	// slower a split was predicted, or the devices split over and the gain predicted.
+	Plan   string         `json:"plan,omitempty"`
+	Stats  Stats          `json:"stats"`
+	Single []SingleDevice `json:"single"`
 	// Speedup is the fastest single device's median time over the split's, both with the
 	// result combined on the host; Fastest names that device. SpeedupResident compares with
 	// the op on the device fastest at it, its result left in device memory (no read-back),
@@ -48,6 +55,10 @@ type SplitResult struct {
 	Verified        bool    `json:"verified"`
 	Err             string  `json:"error,omitempty"`
 }
+
+// PlacementHost is the Placement of a split whose data comes from the host and whose
+// result is read back to it each run.
+const PlacementHost = "host"
 
 // SingleDevice is an operation on one device alone, timed by the host clock as the split:
 // through the split with the whole share on the device (Stats: the same read-back and
@@ -243,6 +254,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions)
 	if si != nil {
 		res.Shape, res.Shares = si.Shape(), si.Shares()
+		res.Placement, res.Plan = PlacementHost, kernels.PlanSummary(res.Shares)
 		if m, t := si.Model(), st.Median.Seconds(); err == nil && t > 0 {
 			res.GFLOPs, res.GBs = m.Flops/t/1e9, m.Bytes/t/1e9
 		}

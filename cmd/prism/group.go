@@ -43,6 +43,13 @@ func splitRun(cmd *cobra.Command, opts *benchOptions, ops []kernels.Op, sizes []
 		}
 		return err
 	}
+	if !opts.quiet && !opts.json { // the planner's choice per case, beside the table
+		for _, s := range rep.Splits {
+			if s.Plan != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s %s, %s data: %s\n", s.Case, bench.FormatSize(s.Size), s.Placement, s.Plan)
+			}
+		}
+	}
 	return writeGroupReport(cmd, opts, rep, err)
 }
 
