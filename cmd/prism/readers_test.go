@@ -52,7 +52,7 @@ func TestReadersRejectNonReports(t *testing.T) {
 	}{
 		{"report null", []string{"report", null}, "null.json: bench: not a report: the JSON is null", exitError},
 		{"report {}", []string{"report", empty}, `empty.json: bench: not a report: neither "schema" nor "devices"`, exitError},
-		{"report /dev/zero", []string{"report", "/dev/zero"}, "/dev/zero: bench: not a report", exitError},
+		{"report /dev/zero", []string{"report", "/dev/zero"}, "/dev/zero is a character device, not a regular file", exitError},
 		{"report above --max-input", []string{"report", "--max-input", "64", good}, "larger than 64 B, the most read: report too large (raise the limit with --max-input SIZE)", exitError},
 		{"report --max-input raised", []string{"report", "--max-input", "1M", good}, "", exitOK},
 		{"report bad --max-input", []string{"report", "--max-input", "lots", good}, "--max-input", exitUsage},
