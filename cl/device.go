@@ -3,7 +3,11 @@
 package cl
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -296,4 +300,123 @@ func (d *device) Close() error {
 	}
 	d.hosts.closeAll()
 	return d.c.close()
+}
+
+// OpenCL 3.0's queries of the language a device compiles and the intermediate languages it
+// takes (cl.h of OpenCL 3.0; the package is built against 1.2's).
+const (
+	paramILVersion          = 0x105B // CL_DEVICE_IL_VERSION: a string, "SPIR-V_1.0 ..."
+	paramOpenCLCAllVersions = 0x1066 // CL_DEVICE_OPENCL_C_ALL_VERSIONS: cl_name_version[]
+	paramOpenCLCFeatures    = 0x106F // CL_DEVICE_OPENCL_C_FEATURES: cl_name_version[]
+	// nameVersionSize is sizeof(cl_name_version): a cl_version (major<<22 | minor<<12 |
+	// patch) and a name of CL_NAME_VERSION_MAX_NAME_SIZE (64) bytes.
+	nameVersionSize = 4 + 64
+)
+
+// describeLanguage fills the OpenCL C versions and features and the intermediate
+// languages of info, whose APIVersion and LanguageVersion are read: on an OpenCL 3.0
+// device CL_DEVICE_OPENCL_C_ALL_VERSIONS and CL_DEVICE_OPENCL_C_FEATURES, elsewhere the
+// version of CL_DEVICE_OPENCL_C_VERSION ("OpenCL C 1.2 ...") and the ones before it (an
+// OpenCL compiler takes every earlier -cl-std); CL_DEVICE_IL_VERSION where the device
+// answers it (OpenCL 2.1 and later). It also counts the __opencl_c_subgroups feature as
+// Subgroups. A query that fails leaves its field empty.
+func describeLanguage(q infoQuery, info *driver.DeviceInfo) {
+	var versions []string
+	if apiAtLeast(info.APIVersion, 3, 0) {
+		if b, err := q(paramOpenCLCAllVersions); err == nil {
+			for _, nv := range nameVersions(b) {
+				if v := fmt.Sprintf("%d.%d", nv.version>>22, nv.version>>12&0x3FF); !slices.Contains(versions, v) {
+					versions = append(versions, v)
+				}
+			}
+		}
+		if b, err := q(paramOpenCLCFeatures); err == nil {
+			var features []string
+			for _, nv := range nameVersions(b) {
+				if !slices.Contains(features, nv.name) {
+					features = append(features, nv.name)
+				}
+			}
+			info.OpenCLCFeatures = strings.Join(features, " ")
+		}
+	}
+	if len(versions) == 0 {
+		versions = openCLCUpTo(info.LanguageVersion)
+	}
+	sortVersions(versions)
+	info.OpenCLCVersions = strings.Join(versions, " ")
+	if apiAtLeast(info.APIVersion, 2, 1) {
+		if il, err := queryString(q, paramILVersion); err == nil {
+			info.ILVersions = strings.Join(strings.Fields(il), " ")
+		}
+	}
+	if info.HasOpenCLCFeature("__opencl_c_subgroups") {
+		info.Subgroups = true
+	}
+}
+
+// nameVersion is a cl_name_version.
+type nameVersion struct {
+	version uint32
+	name    string
+}
+
+// nameVersions decodes an array of cl_name_version; a trailing partial entry is dropped.
+func nameVersions(b []byte) []nameVersion {
+	var out []nameVersion
+	for ; len(b) >= nameVersionSize; b = b[nameVersionSize:] {
+		out = append(out, nameVersion{version: binary.NativeEndian.Uint32(b), name: cString(b[4:nameVersionSize])})
+	}
+	return out
+}
+
+// apiAtLeast reports whether a CL_DEVICE_VERSION ("OpenCL 3.0 PoCL ...") is major.minor or
+// later.
+func apiAtLeast(api string, major, minor int) bool {
+	maj, min, ok := parseVersion(strings.TrimPrefix(api, "OpenCL "))
+	return ok && (maj > major || maj == major && min >= minor)
+}
+
+// openCLCVersions are the OpenCL C versions before 3.0, in order: a device compiles the
+// one CL_DEVICE_OPENCL_C_VERSION names and those before it.
+var openCLCVersions = []string{"1.0", "1.1", "1.2", "2.0"}
+
+// openCLCUpTo returns the versions a device whose CL_DEVICE_OPENCL_C_VERSION is lang
+// ("OpenCL C 1.2 PoCL") compiles: those of openCLCVersions up to its own, and its own.
+func openCLCUpTo(lang string) []string {
+	maj, min, ok := parseVersion(strings.TrimPrefix(lang, "OpenCL C "))
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, v := range openCLCVersions {
+		if m, n, _ := parseVersion(v); m < maj || m == maj && n <= min {
+			out = append(out, v)
+		}
+	}
+	if own := fmt.Sprintf("%d.%d", maj, min); !slices.Contains(out, own) {
+		out = append(out, own)
+	}
+	return out
+}
+
+// parseVersion reads the "major.minor" that s starts with.
+func parseVersion(s string) (major, minor int, ok bool) {
+	f, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	a, b, found := strings.Cut(f, ".")
+	if !found {
+		return 0, 0, false
+	}
+	maj, err1 := strconv.Atoi(a)
+	min, err2 := strconv.Atoi(b)
+	return maj, min, err1 == nil && err2 == nil && maj >= 0 && min >= 0
+}
+
+// sortVersions sorts "major.minor" versions in ascending order.
+func sortVersions(v []string) {
+	slices.SortFunc(v, func(a, b string) int {
+		am, an, _ := parseVersion(a)
+		bm, bn, _ := parseVersion(b)
+		return cmp.Or(cmp.Compare(am, bm), cmp.Compare(an, bn))
+	})
 }

@@ -231,6 +231,7 @@ func describe(q infoQuery) (driver.DeviceInfo, error) {
 	info.Int64Atomics = exts["cl_khr_int64_base_atomics"]
 	info.Subgroups = exts["cl_khr_subgroups"]
 	info.PCIBusID = pciBusID(q, exts)
+	describeLanguage(q, &info)
 	if exts["cl_nv_device_attribute_query"] {
 		major, err1 := queryUint(q, paramComputeCapMajorNV)
 		minor, err2 := queryUint(q, paramComputeCapMinorNV)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,7 +32,11 @@ says why.
 
 With --json, print {"devices": [...], "backends": [...]} with every fact the backend
 reports: vendor, kind, compute units, clock, memory sizes, work-group limits, fp64/fp16,
-driver and language versions, PCI bus ID. -o FILE writes the list to FILE instead of
+driver and language versions, PCI bus ID, the OpenCL C versions a build may ask for
+with -cl-std (opencl_c_versions), the OpenCL C 3.0 features (opencl_c_features) and the
+intermediate languages (il_versions, SPIR-V) the device takes. The table is followed by a
+line a device saying the same: "opencl:0:0: OpenCL C 1.0 1.1 1.2 3.0; features
+__opencl_c_int64 ...; IL none". -o FILE writes the list to FILE instead of
 stdout (replaced whole, or left as it was on error).
 
 Exits with code 3 when no device is found at all.`,
@@ -128,6 +133,11 @@ func writeDevicesTable(out, errOut io.Writer, dis *platform.Discovery, why bool)
 				bench.FormatBytes(d.GlobalMemBytes), yesNo(d.FP64), d.DriverVersion, strings.Join(d.SameCard, ","))
 		}
 		tw.Flush()
+		for _, d := range dis.Devices {
+			if line := languageLine(d.DeviceInfo); line != "" {
+				fmt.Fprintf(out, "%s: %s\n", d.ID, line)
+			}
+		}
 	}
 	for _, b := range dis.Backends {
 		switch {
@@ -167,4 +177,18 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// languageLine says what a device compiles: its OpenCL C versions, its OpenCL C 3.0
+// features and the intermediate languages it takes; "" where it reports none of them.
+func languageLine(in engine.DeviceInfo) string {
+	if in.OpenCLCVersions == "" && in.OpenCLCFeatures == "" && in.ILVersions == "" {
+		return ""
+	}
+	parts := []string{"OpenCL C " + cmp.Or(in.OpenCLCVersions, "(not reported)")}
+	if in.OpenCLCFeatures != "" {
+		parts = append(parts, "features "+in.OpenCLCFeatures)
+	}
+	parts = append(parts, "IL "+cmp.Or(in.ILVersions, "none"))
+	return strings.Join(parts, "; ")
 }

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -93,6 +94,42 @@ type DeviceInfo struct {
 	// PCIBusID is the domain:bus:device.function address ("0000:17:00.0") where the API
 	// reports it, so that the views of one card through two APIs can be matched.
 	PCIBusID string `json:"pci_bus_id,omitempty"`
+	// OpenCLCVersions are the OpenCL C versions the device compiles, "major.minor" separated
+	// by spaces ("1.0 1.1 1.2 3.0"), each of which a build may ask for with
+	// -cl-std=CL<version>: CL_DEVICE_OPENCL_C_ALL_VERSIONS on an OpenCL 3.0 device, else
+	// the version of CL_DEVICE_OPENCL_C_VERSION and those before it. Empty where not
+	// reported; a build's -cl-std is then not checked.
+	OpenCLCVersions string `json:"opencl_c_versions,omitempty"`
+	// OpenCLCFeatures are the optional OpenCL C 3.0 features the device has, separated by
+	// spaces (CL_DEVICE_OPENCL_C_FEATURES: __opencl_c_generic_address_space,
+	// __opencl_c_program_scope_global_variables, __opencl_c_subgroups, ...), which a
+	// kernel built with -cl-std=CL3.0 sees as macros.
+	OpenCLCFeatures string `json:"opencl_c_features,omitempty"`
+	// ILVersions are the intermediate languages the device builds programs from, separated
+	// by spaces (CL_DEVICE_IL_VERSION: "SPIR-V_1.0 SPIR-V_1.2"); empty where it takes none.
+	ILVersions string `json:"il_versions,omitempty"`
+}
+
+// CompilesOpenCLC reports whether the device compiles OpenCL C version ("1.2", "3.0"),
+// as OpenCLCVersions says; true for every version where the device reports none.
+func (in DeviceInfo) CompilesOpenCLC(version string) bool {
+	return in.OpenCLCVersions == "" || slices.Contains(strings.Fields(in.OpenCLCVersions), version)
+}
+
+// HasOpenCLCFeature reports whether OpenCLCFeatures names feature
+// ("__opencl_c_subgroups").
+func (in DeviceInfo) HasOpenCLCFeature(feature string) bool {
+	return slices.Contains(strings.Fields(in.OpenCLCFeatures), feature)
+}
+
+// TakesSPIRV reports whether ILVersions names a version of SPIR-V.
+func (in DeviceInfo) TakesSPIRV() bool {
+	for _, il := range strings.Fields(in.ILVersions) {
+		if strings.HasPrefix(il, "SPIR-V") {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxLocalBytes returns the most local memory one work-group may use: LocalMemOptInBytes
