@@ -29,6 +29,7 @@ type Arg struct {
 	Spec  string       // the spec it was parsed from
 	Kind  string       // Buf, Out, InOut, Scalar or Local
 	Name  string       // of an output: NAME=out:... or KERNEL.argINDEX
+	Param string       // the kernel parameter's name, where the caller knows it (for messages)
 	Type  kernels.Type // the element type; zero for local:BYTES
 	Len   int          // the elements of a buffer
 	Init  []byte       // a buffer's initial contents, little-endian

@@ -33,6 +33,29 @@ type Comparison struct {
 	Within        bool   `json:"within_tolerance"`
 	// Tolerance is the largest difference in ulp that floats may show.
 	Tolerance uint64 `json:"-"`
+	// AbsTol and RelTol are the tolerance of CompareWithin with Tolerance.AbsRel: an element
+	// passes when |got-want| <= AbsTol + RelTol*|want|.
+	AbsTol float64 `json:"abs_tolerance,omitempty"`
+	RelTol float64 `json:"rel_tolerance,omitempty"`
+	absRel bool
+}
+
+// Tolerance is how far a float output may lie from its baseline: ULP units in the last
+// place, or with AbsRel |got-want| <= Abs + Rel*|want| (NumPy's allclose rule, want the
+// baseline). A NaN against a number never passes; two NaNs are equal. Integers must match
+// exactly whatever the tolerance.
+type Tolerance struct {
+	ULP      uint64
+	AbsRel   bool
+	Abs, Rel float64
+}
+
+// String says the tolerance as its flags would: "4 ulp" or "abs 1e-06, rel 1e-05".
+func (t Tolerance) String() string {
+	if t.AbsRel {
+		return fmt.Sprintf("abs %g, rel %g", t.Abs, t.Rel)
+	}
+	return fmt.Sprintf("%d ulp", t.ULP)
 }
 
 // Compare compares output a of a run (got) with the baseline's (want): floats are within
@@ -40,8 +63,19 @@ type Comparison struct {
 // tolULP units in the last place; integers must match exactly. Device and Baseline are
 // left for the caller to fill.
 func Compare(a *Arg, want, got []byte, tolULP uint64) Comparison {
-	c := Comparison{Output: a.Name, Arg: a.Index, Type: a.Type.Name, Elements: a.Len, Worst: -1, Exact: !a.Type.Float, Tolerance: tolULP}
+	return CompareWithin(a, want, got, Tolerance{ULP: tolULP})
+}
+
+// CompareWithin is Compare with a tolerance in ulp or absolute and relative (Tolerance).
+// With AbsRel the worst element is the one furthest beyond its allowance (|got-want| over
+// Abs + Rel*|want|), and Within says that none is beyond it.
+func CompareWithin(a *Arg, want, got []byte, tol Tolerance) Comparison {
+	c := Comparison{Output: a.Name, Arg: a.Index, Type: a.Type.Name, Elements: a.Len, Worst: -1, Exact: !a.Type.Float, Tolerance: tol.ULP}
+	if tol.AbsRel {
+		c.absRel, c.AbsTol, c.RelTol = true, tol.Abs, tol.Rel
+	}
 	worstULP, worstAbs := uint64(0), -1.0
+	worstRatio, beyond := -1.0, false
 	for i := range a.Len {
 		bw, bg := elemBits(a.Type, want, i), elemBits(a.Type, got, i)
 		if bw == bg {
@@ -76,6 +110,19 @@ func Compare(a *Arg, want, got []byte, tolULP uint64) Comparison {
 			c.MaxRel = max(c.MaxRel, d/max(math.Abs(w), math.Abs(g)))
 		}
 		c.MaxULP = max(c.MaxULP, ulp)
+		if tol.AbsRel {
+			d := math.Abs(w - g)
+			allowed := tol.Abs + tol.Rel*math.Abs(w)
+			beyond = beyond || !(d <= allowed)
+			ratio := d / allowed
+			if math.IsNaN(ratio) || allowed == 0 {
+				ratio = math.Inf(1)
+			}
+			if worstULP < math.MaxUint64 && ratio > worstRatio {
+				worstRatio, c.Worst = ratio, i
+			}
+			continue
+		}
 		if ulp > worstULP {
 			worstULP, c.Worst = ulp, i
 		}
@@ -83,10 +130,13 @@ func Compare(a *Arg, want, got []byte, tolULP uint64) Comparison {
 	if c.Worst >= 0 {
 		c.WorstBaseline, c.WorstValue = ElemString(a.Type, want, c.Worst), ElemString(a.Type, got, c.Worst)
 	}
-	if c.Exact {
+	switch {
+	case c.Exact:
 		c.Within = c.Differing == 0
-	} else {
-		c.Within = c.NaNs == 0 && c.MaxULP <= tolULP
+	case tol.AbsRel:
+		c.Within = c.NaNs == 0 && !beyond
+	default:
+		c.Within = c.NaNs == 0 && c.MaxULP <= tol.ULP
 	}
 	return c
 }
@@ -118,6 +168,9 @@ func (c *Comparison) Describe() string {
 		return fmt.Sprintf("%d NaNs against numbers of %s, first worst at index %d (%s vs %s)", c.NaNs, c.Baseline, c.Worst, c.WorstBaseline, c.WorstValue)
 	case c.Exact:
 		return fmt.Sprintf("%d of %d elements differ from %s, most at index %d (%s vs %s)", c.Differing, c.Elements, c.Baseline, c.Worst, c.WorstBaseline, c.WorstValue)
+	case c.absRel:
+		return fmt.Sprintf("differs from %s beyond the tolerance (abs %g, rel %g): worst at index %d (%s vs %s); %d of %d differ, max abs %.3g, max rel %.3g",
+			c.Baseline, c.AbsTol, c.RelTol, c.Worst, c.WorstBaseline, c.WorstValue, c.Differing, c.Elements, c.MaxAbs, c.MaxRel)
 	}
 	return fmt.Sprintf("differs from %s by %d ulp at index %d (%s vs %s), above the tolerance of %d ulp", c.Baseline, c.MaxULP, c.Worst, c.WorstBaseline, c.WorstValue, c.Tolerance)
 }

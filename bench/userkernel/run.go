@@ -27,6 +27,10 @@ type Launch struct {
 	// SaveDir is the directory where the outputs are written, NAME.DEVICE.npy (the device
 	// ID with '-' for ':'); "" writes none.
 	SaveDir string
+	// Guard gives every buffer argument a guard band after its data, checked after the
+	// first run (guard.go): a write past a buffer's end is an *OverrunError, and nothing
+	// is saved or timed.
+	Guard bool
 }
 
 // Result is the outcome of a Launch on one device.
@@ -111,6 +115,7 @@ func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 	defer q.Close()
 	launch := make([]any, len(l.Args))
 	bufs := make([]*engine.Buffer[uint8], len(l.Args))
+	guards := make([]*guard, len(l.Args))
 	defer func() {
 		for _, b := range bufs {
 			if b != nil {
@@ -125,11 +130,21 @@ func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 		case Local:
 			launch[i] = engine.LocalBytes(a.Bytes)
 		default:
-			if bufs[i], err = engine.NewBuffer[uint8](dev, a.Len*a.Type.Size); err != nil {
+			data, band := a.Len*a.Type.Size, 0
+			if l.Guard {
+				band = guardBytes(dev, data)
+			}
+			if bufs[i], err = engine.NewBuffer[uint8](dev, data+band); err != nil {
 				return res, err
 			}
 			if err := bufs[i].Write(ctx, q, 0, a.Init); err != nil {
 				return res, err
+			}
+			if band > 0 {
+				guards[i] = &guard{arg: a, offset: data, want: canary(i, band)}
+				if err := guards[i].fill(ctx, q, bufs[i]); err != nil {
+					return res, err
+				}
 			}
 			launch[i] = bufs[i]
 		}
@@ -140,6 +155,9 @@ func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 	if err := q.Finish(ctx); err != nil {
 		return res, err
 	}
+	if err := checkGuards(ctx, q, guards, bufs, dev.ID()); err != nil {
+		return res, err
+	}
 	for i, a := range l.Args {
 		if !a.Saved() {
 			continue
@@ -148,6 +166,7 @@ func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 		if err != nil {
 			return res, err
 		}
+		data = data[:a.Len*a.Type.Size] // without its guard band
 		res.Data = append(res.Data, data)
 		out := Output{Name: a.Name, Arg: i, Type: a.Type.Name, Len: a.Len}
 		if l.SaveDir != "" {

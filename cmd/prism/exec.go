@@ -40,6 +40,16 @@ type execOptions struct {
 	dir      string
 	tolULP   uint64
 	noOutput bool
+	// underOclgrind (--check) runs the kernel under Oclgrind (exec_check.go); isolate runs each device's
+	// launch in a child process (exec_child.go); child makes this process that child.
+	underOclgrind bool
+	isolate       bool
+	child         bool
+	// expects are the --expect NAME=FILE.npy flags, compared within expectULP units in the
+	// last place or the absolute and relative tolerance expectTol, "ABS,REL" (exec_expect.go).
+	expects   []string
+	expectULP uint64
+	expectTol string
 	outputFlags
 }
 
@@ -91,6 +101,30 @@ match exactly. Exits with code 4 when a float output differs by more than
 --tolerance-ulp units in the last place, a NaN stands against a number, or an integer
 output differs at all.
 
+--expect NAME=FILE.npy compares output NAME of every device with a stored array (one
+written by an earlier run, a NumPy file of the same type and number of elements; another
+type or length is a usage error, exit 2): floats within --expect-ulp units in the last
+place (default 4), or within --expect-tol ABS,REL, where an element passes when
+|got - expected| <= ABS + REL*|expected| (NumPy's allclose); integers must match exactly.
+A mismatch exits with code 4, naming the output, the device, the worst element, both
+values and their difference. docs/CI.md pins a project's kernels in CI this way.
+
+Every buffer carries a guard band after its data, a pattern checked after the first run:
+a kernel that writes past the end of a buffer exits with code 4, naming the argument and
+the first and last element written past it, and nothing is saved or timed. Each device's
+launch runs in a child process (--isolate, on by default), so that a kernel that crashes
+the driver (a write far past a buffer can corrupt its heap) is reported with the signal
+that ended it, exit 1, with the summary still written; --isolate=false runs it in prism's
+own process.
+
+--check runs the kernel once under Oclgrind (the oclgrind command; Debian and Ubuntu
+package oclgrind), which simulates an OpenCL device, instead of on a device: it reports
+out-of-bounds accesses, data races and uninitialized values, each with the kernel argument
+(its index and name), the work-item (global, local and group IDs) and the source line,
+and exits with code 4 when it finds any (3 when oclgrind is not installed). Oclgrind runs
+a launch thousands of times slower than a device: keep --global small. --check saves no
+outputs, times nothing and records nothing in the store.
+
 Without --kernel, --arg, --global and --local, FILE.cl's own "// run:" lines give them:
 each such comment line holds the flags of one run (// run: --kernel saxpy --global 1M
 --arg ...), and prism exec runs every line, with the other flags of its command line. A
@@ -131,6 +165,8 @@ device, or --json; --out FILE writes them to FILE instead of stdout.`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
+			case opts.child:
+				return runChild(cmd)
 			case opts.expr != "" && len(args) > 0:
 				return usageError{fmt.Errorf("--expr takes no FILE.cl (%s given)", args[0])}
 			case opts.expr == "" && len(args) == 0:
@@ -156,6 +192,13 @@ device, or --json; --out FILE writes them to FILE instead of stdout.`,
 	f.StringVar(&opts.dir, "save-dir", ".", "directory of the .npy files of the outputs")
 	f.BoolVar(&opts.noOutput, "no-save", false, "write no .npy files (outputs are still compared)")
 	f.Uint64Var(&opts.tolULP, "tolerance-ulp", 4, "largest difference across devices, in units in the last place, that float outputs may show")
+	f.StringArrayVar(&opts.expects, "expect", nil, "NAME=FILE.npy: compare output NAME with a stored array, exit 4 on a mismatch (repeat)")
+	f.Uint64Var(&opts.expectULP, "expect-ulp", 4, "largest difference from an --expect array, in units in the last place, that float outputs may show")
+	f.StringVar(&opts.expectTol, "expect-tol", "", "ABS,REL: float outputs pass --expect when |got - expected| <= ABS + REL*|expected| (instead of --expect-ulp)")
+	f.BoolVar(&opts.underOclgrind, "check", false, "run the kernel once under Oclgrind and report out-of-bounds accesses, data races and uninitialized values (exit 4)")
+	f.BoolVar(&opts.isolate, "isolate", true, "run each device's launch in a child process, so that a driver crash is reported, not fatal")
+	f.BoolVar(&opts.child, childFlag, false, "")
+	f.MarkHidden(childFlag)
 	addTimeout(cmd)
 	opts.add(f, "json")
 	return cmd
@@ -178,6 +221,11 @@ type execSummary struct {
 	// what finished.
 	Interrupted   bool   `json:"interrupted,omitempty"`
 	InterruptedAt string `json:"interrupted_at,omitempty"`
+	// Expect holds the comparisons of --expect (Baseline the file), within ExpectTolerance.
+	Expect          []userkernel.Comparison `json:"expect,omitempty"`
+	ExpectTolerance string                  `json:"expect_tolerance,omitempty"`
+	// Check is what Oclgrind found under --check.
+	Check *checkSummary `json:"check,omitempty"`
 }
 
 func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
@@ -186,6 +234,12 @@ func execRun(cmd *cobra.Command, opts *execOptions, file string) error {
 		return err
 	}
 	if err := exclusive(flags, []string{"device"}, []string{"all-devices"}); err != nil {
+		return err
+	}
+	if err := exclusive(flags, []string{"check"}, []string{"device"}, []string{"all-devices"}); err != nil {
+		return usageError{fmt.Errorf("%w: --check runs on Oclgrind's simulated device", err)}
+	}
+	if err := exclusive(flags, []string{"expect-ulp"}, []string{"expect-tol"}); err != nil {
 		return err
 	}
 	var fusedSrc string
@@ -266,33 +320,68 @@ func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*ex
 		if err := checkKernelArgs(file, string(src), opts.kernel, buildOpts, args); err != nil {
 			return nil, err
 		}
+		nameParams(args, string(src), opts.kernel, buildOpts)
+	}
+	expects, tol, err := parseExpects(opts, args)
+	if err != nil {
+		return nil, err
 	}
 	l := &userkernel.Launch{File: file, Source: string(src), Kernel: opts.kernel, BuildOptions: buildOpts, Args: args,
-		Global: global, Local: local, Warmup: opts.warmup, Count: opts.count}
+		Global: global, Local: local, Warmup: opts.warmup, Count: opts.count, Guard: true}
+	job := &childJob{File: file, Source: l.Source, Kernel: l.Kernel, BuildOptions: buildOpts, Specs: opts.args, Seed: opts.seed,
+		Global: global, Local: local, Warmup: opts.warmup, Count: opts.count, Guard: true, Expr: opts.expr != ""}
+	for _, a := range args {
+		job.Params = append(job.Params, a.Param)
+	}
+	if opts.underOclgrind {
+		return execChecked(cmd, opts, job, args, expects, tol)
+	}
 	if !opts.noOutput {
 		if err := os.MkdirAll(opts.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("--save-dir: %w", err)
 		}
 		l.SaveDir = cmp.Or(opts.dir, ".")
+		job.SaveDir = l.SaveDir
 	}
 	ctx := cmd.Context()
 	ids, err := benchDevices(cmd, &benchOptions{devices: opts.devices, all: opts.all})
 	if err != nil {
 		return nil, err
 	}
+	if err := expectsNotOver(expects, l.SaveDir, ids); err != nil {
+		return nil, err
+	}
 	sum := execSummary{File: file, Kernel: opts.kernel, Global: global, BuildOptions: buildOpts, Args: opts.args,
 		Seed: opts.seed, Warmup: opts.warmup, ToleranceULP: opts.tolULP}
 	start := time.Now()
 	var facts []deviceFacts // of sum.Devices, for the store
-	errs := forEachOpenCLDevice(cmd, ids, opts.all, func(dev *engine.Device) error {
-		facts = append(facts, factsOf(dev))
-		res, err := execOn(ctx, dev, l, opts.expr != "")
+	ran := false            // a device ran the kernel, which crashed or wrote past a buffer
+	record := func(res userkernel.Result, err error) error {
+		// The kernel ran and crashed, or wrote past a buffer (a guard band's check is the
+		// only verification of a device run).
+		var ce *crashError
+		if errors.As(err, &ce) || errors.Is(err, bench.ErrVerify) {
+			ran = true
+		}
 		if err != nil {
 			res.Err = err.Error()
 		}
 		sum.Devices = append(sum.Devices, res)
 		return err
-	})
+	}
+	var errs []error
+	if opts.isolate {
+		errs = forEachChild(cmd, ids, opts.all, job, func(res userkernel.Result, f deviceFacts, err error) error {
+			facts = append(facts, f)
+			return record(res, err)
+		})
+	} else {
+		errs = forEachOpenCLDevice(cmd, ids, opts.all, func(dev *engine.Device) error {
+			facts = append(facts, factsOf(dev))
+			res, err := execOn(ctx, dev, l, opts.expr != "")
+			return record(res, err)
+		})
+	}
 	var ok []*userkernel.Result
 	for i := range sum.Devices {
 		if sum.Devices[i].Err == "" {
@@ -315,13 +404,14 @@ func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*ex
 	case opts.all && len(ok) == 1 && len(userkernel.Outputs(args)) > 0:
 		fmt.Fprintf(cmd.ErrOrStderr(), "prism: one device ran (%s): no outputs to compare\n", ok[0].Device)
 	}
+	errs = append(errs, compareExpects(&sum, ok, expects, tol)...)
 	if ctx.Err() != nil {
 		// What finished is summarized and recorded, even when no device did.
 		sum.Interrupted, sum.InterruptedAt = true, interruptedAtStep(ctx, execCase(opts.kernel))
 		if n := len(sum.Devices); n > 0 {
 			sum.InterruptedAt = interruptedAtStep(ctx, sum.Devices[n-1].Device+" "+execCase(opts.kernel))
 		}
-	} else if len(ok) == 0 {
+	} else if len(ok) == 0 && !ran {
 		return nil, errors.Join(errs...) // nothing ran: the errors say why
 	}
 	rep := execReport(start, &sum, facts, opts.expr != "", commandLine(cmd))
@@ -362,6 +452,45 @@ func forEachOpenCLDevice(cmd *cobra.Command, ids []string, all bool, fn func(dev
 			errs = append(errs, err)
 		}
 		dev.Close()
+	}
+	return errs
+}
+
+// forEachChild runs job on the devices ids one at a time, in order, each in a child
+// process (execInChild) that opens the device, and calls fn with each result, the device's
+// facts and the error; it stops early when the command's context ends. A device that does
+// not build OpenCL C is skipped with a line on stderr under --all-devices (all), as
+// forEachOpenCLDevice does. It returns the errors of fn.
+func forEachChild(cmd *cobra.Command, ids []string, all bool, job *childJob, fn func(userkernel.Result, deviceFacts, error) error) []error {
+	ctx := cmd.Context()
+	var errs []error
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		j := *job
+		j.Device = id
+		res, hello, err := execInChild(ctx, cmd, &j, childOptions{})
+		switch {
+		case hello.Info.ID == "" && err != nil:
+			var ce *crashError
+			if !errors.As(err, &ce) {
+				errs = append(errs, err) // the device did not open
+				continue
+			}
+		case !hello.Builds && err != nil && errors.Is(err, engine.ErrUnsupported) && all:
+			fmt.Fprintf(cmd.ErrOrStderr(), "prism: skipped %s: it does not build OpenCL C\n", id)
+			continue
+		}
+		facts := deviceFacts{info: hello.Info, backend: hello.Backend}
+		if facts.info.ID == "" {
+			facts.info = engine.DeviceInfo{ID: id, Name: res.Name}
+		}
+		res.Device = id
+		res.Name = cmp.Or(res.Name, hello.Info.Name)
+		if err := fn(res, facts, err); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errs
 }
@@ -635,6 +764,8 @@ func writeExecSummary(w io.Writer, s *execSummary) {
 			}
 		}
 	}
+	writeExpects(w, s)
+	writeCheckFindings(w, s)
 	if len(s.Compare) == 0 {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/userkernel"
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/enginetest"
@@ -671,5 +672,229 @@ func TestExecHostileKernelFile(t *testing.T) {
 	var ue usageError
 	if !errors.Is(err, engine.ErrOutOfMemory) || errors.As(err, &ue) {
 		t.Errorf("an output of 64G float32 (512 GiB with its copy): %v; want out of memory, not a usage error", err)
+	}
+}
+
+func init() {
+	// The device child of prism exec is this test binary as prism (TestMain).
+	selfCommand = func(args ...string) (*exec.Cmd, error) {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		c := exec.Command(self)
+		c.Env = append(os.Environ(), "PRISM_TEST_RUN_MAIN="+strings.Join(args, "\x1f"))
+		return c, nil
+	}
+}
+
+// faults is the kernel file of the faulty kernels.
+var faults = filepath.Join(execKernels, "faults.cl")
+
+// TestExecGuardBand runs a kernel that writes 16 elements past its output (global 64,
+// buffers of 48) on every OpenCL device (PoCL and Rusticl): exit 4, the argument and the
+// elements written past its end named, no output saved. Without the guard bands the run
+// passed, exit 0, on both.
+func TestExecGuardBand(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	for _, id := range ids {
+		t.Run(id, func(t *testing.T) {
+			dir := t.TempDir()
+			sum := filepath.Join(dir, "sum.json")
+			_, stderr, code := execAlone(t, "exec", faults, "-k", "over", "--global", "64", "--device", id, "--count", "1", "--save-dir", dir,
+				"--arg", "buf:float32:48:range", "--arg", "y=out:float32:48", "--json", "-o", sum, "--no-store")
+			want := "the kernel wrote past the end of argument 1 y (y=out:float32:48) on " + id + ": elements 48 to 63 of a buffer of 48 float32"
+			if code != exitVerify || !strings.Contains(stderr, want) {
+				t.Fatalf("exit %d, want %d and %q; stderr:\n%s", code, exitVerify, want, stderr)
+			}
+			s := readExecSummary(t, sum)
+			if len(s.Devices) != 1 || !strings.Contains(s.Devices[0].Err, want) {
+				t.Errorf("summary devices %+v, want the overrun", s.Devices)
+			}
+			if _, err := os.Stat(npyName(dir, "y", id)); err == nil {
+				t.Errorf("the output of a run that wrote past its buffer was saved")
+			}
+			// At the buffers' size the same kernel passes.
+			_, stderr, code = execAlone(t, "exec", faults, "-k", "over", "--global", "48", "--device", id, "--count", "1", "--save-dir", dir,
+				"--arg", "buf:float32:48:range", "--arg", "y=out:float32:48", "--no-store")
+			if code != exitOK {
+				t.Errorf("global 48: exit %d\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// TestExecContainsCrash runs a kernel that writes 1 GiB past its buffer, which ends the
+// driver's process with SIGSEGV on PoCL and Rusticl: prism exec reports the crash (exit 1)
+// and writes its summary; with --isolate=false the process itself dies by the signal, as
+// every run did before.
+func TestExecContainsCrash(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	for _, id := range ids {
+		t.Run(id, func(t *testing.T) {
+			sum := filepath.Join(t.TempDir(), "sum.json")
+			args := []string{"exec", faults, "-k", "wild", "--global", "64", "--device", id, "--no-save", "--arg", "out:float32:64", "--no-store"}
+			_, stderr, code := execAlone(t, append(args, "--json", "-o", sum)...)
+			want := "the kernel crashed the OpenCL driver (SIGSEGV) on " + id + ": likely an access out of its buffers; run with --check to find it"
+			if code != exitError || !strings.Contains(stderr, want) {
+				t.Fatalf("exit %d, want %d and %q; stderr:\n%s", code, exitError, want, stderr)
+			}
+			if s := readExecSummary(t, sum); len(s.Devices) != 1 || s.Devices[0].Err != want || s.Devices[0].Device != id {
+				t.Errorf("summary devices %+v, want %s with the crash", s.Devices, id)
+			}
+			_, stderr, code = execAlone(t, append(args, "--isolate=false")...)
+			if code != -1 && code != 2 {
+				t.Errorf("--isolate=false: exit %d, want the process killed by its signal (or the Go runtime's exit 2)\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// needOclgrind skips the test when the oclgrind command is missing, or fails it under
+// PRISM_REQUIRE=oclgrind.
+func needOclgrind(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("oclgrind"); err != nil {
+		if enginetest.Required("oclgrind") {
+			t.Fatalf("PRISM_REQUIRE=%s requires oclgrind: %v", os.Getenv("PRISM_REQUIRE"), err)
+		}
+		t.Skipf("no oclgrind command (Debian: apt-get install oclgrind; PRISM_REQUIRE=oclgrind makes this a failure): %v", err)
+	}
+}
+
+// TestExecCheck runs the faulty kernels under Oclgrind with --check: an access past the
+// buffers names the argument, its elements, the first work-item and the line; a race and
+// an uninitialized value are found; a correct run finds nothing; each finding exits 4.
+func TestExecCheck(t *testing.T) {
+	needOclgrind(t)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"over", []string{"-k", "over", "--global", "64", "--arg", "buf:float32:48:range", "--arg", "y=out:float32:48"}, exitVerify, []string{
+			"Invalid write of size 4 on argument 1 y (y=out:float32:48), elements 48 to 63 (past its end: it has 48); 16 reports, first by work-item global (48,0,0) local (48,0,0) group (0,0,0); faults.cl:10: y[i] = 2.0f * x[i];",
+			"Invalid read of size 4 on argument 0 x (buf:float32:48:range), elements 48 to 63",
+		}},
+		{"race", []string{"-k", "race", "--global", "8", "--local", "4", "--arg", "out:int32:1"}, exitVerify, []string{
+			"Write-write data race on argument 0 x (out:int32:1), element 0;", ") against global (", "; faults.cl:24: x[0] = (int)get_global_id(0);",
+		}},
+		{"uninit", []string{"-k", "uninit", "--global", "128", "--local", "64", "--arg", "out:float32:128"}, exitVerify, []string{
+			"Uninitialized value written on argument 0 y (out:float32:128), elements 0 to 127; 128 reports", "faults.cl:35:",
+		}},
+		{"clean", []string{"-k", "over", "--global", "48", "--arg", "buf:float32:48:range", "--arg", "y=out:float32:48"}, exitOK, []string{
+			"no out-of-bounds access, data race or uninitialized value",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sum := filepath.Join(t.TempDir(), "sum.json")
+			out, stderr, code := execAlone(t, append(append([]string{"exec", faults, "--check", "--no-store"}, c.args...), "-o", sum)...)
+			text, _ := os.ReadFile(sum)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nsummary:\n%s\nstderr:\n%s", code, c.code, out, text, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(text), w) {
+					t.Errorf("summary lacks %q:\n%s", w, text)
+				}
+			}
+		})
+	}
+	// The JSON names the argument and the work-item in fields of their own.
+	sum := filepath.Join(t.TempDir(), "sum.json")
+	execAlone(t, "exec", faults, "--check", "--no-store", "-k", "over", "--global", "50", "--arg", "buf:float32:48:range", "--arg", "y=out:float32:48", "--json", "-o", sum)
+	s := readExecSummary(t, sum)
+	found := false
+	for _, f := range s.Check.Findings {
+		if f.Class == "out-of-bounds" && f.Arg == 1 && f.ArgName == "y" && f.First == 48 && f.Last == 49 && f.WorkItem == "global (48,0,0) local (48,0,0) group (0,0,0)" && f.Line == 10 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("--json: no out-of-bounds finding on argument 1 y, elements 48 to 49, work-item 48, line 10: %+v", s.Check)
+	}
+}
+
+// TestExecCheckNoOclgrind runs --check with no oclgrind on PATH: exit 3, naming it.
+func TestExecCheckNoOclgrind(t *testing.T) {
+	enginetest.DeviceIDs(t, "opencl")
+	t.Setenv("PATH", t.TempDir())
+	_, err := execute(t, "exec", faults, "--check", "-k", "race", "--global", "8", "--arg", "out:int32:1", "--no-store")
+	if err == nil || !strings.Contains(err.Error(), "no oclgrind command was found in PATH") || !errors.Is(err, engine.ErrUnavailable) {
+		t.Errorf("err %v, want oclgrind named and unavailable (exit 3)", err)
+	}
+	if _, err := execute(t, "exec", faults, "--check", "--device", "opencl:0:0", "-k", "race", "--global", "8", "--arg", "out:int32:1"); err == nil || !strings.Contains(err.Error(), "--check and --device exclude each other") {
+		t.Errorf("--check with --device: %v", err)
+	}
+}
+
+// TestExecExpect pins saxpy's output: an expected file written by one run, then --expect
+// passing (exit 0, within --expect-ulp and --expect-tol), a kernel made wrong (exit 4,
+// naming the output, the worst element, both values and the difference), and an expected
+// file of another length or type refused before anything runs (exit 2).
+func TestExecExpect(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	dir := t.TempDir()
+	specs := []string{"--arg", "scalar:float32:2", "--arg", "buf:float32:4K:random", "--arg", "buf:float32:4K:ones", "--arg", "z=out:float32:4K"}
+	base := func(file string, more ...string) []string {
+		return append(append([]string{"exec", file, "-k", "saxpy", "--device", ids[0], "--count", "1", "--no-store"}, specs...), more...)
+	}
+	saxpy := filepath.Join(execKernels, "saxpy.cl")
+	if _, err := execute(t, base(saxpy, "--save-dir", filepath.Join(dir, "expected"))...); err != nil {
+		t.Fatal(err)
+	}
+	want := npyName(filepath.Join(dir, "expected"), "z", ids[0])
+	out, err := execute(t, base(saxpy, "--no-save", "--expect", "z="+want)...)
+	if err != nil || !strings.Contains(out, "z on "+ids[0]+" vs "+want+": identical  ok") {
+		t.Fatalf("--expect unchanged: %v\n%s", err, out)
+	}
+	if _, err := execute(t, base(saxpy, "--no-save", "--expect", "z="+want, "--expect-tol", "1e-6,1e-5")...); err != nil {
+		t.Errorf("--expect-tol: %v", err)
+	}
+	wrong := filepath.Join(dir, "wrong.cl")
+	src, _ := os.ReadFile(saxpy)
+	if err := os.WriteFile(wrong, bytes.Replace(src, []byte("a * x[i] + y[i]"), []byte("a * x[i] + y[i] + (i == 1000 ? 0.5f : 0.0f)"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := base(wrong, "--no-save", "--expect", "z="+want)
+	_, err = execute(t, args...)
+	if !errors.Is(err, bench.ErrVerify) || !strings.Contains(err.Error(), "--expect z="+want+" on "+ids[0]+": worst at element 1000: ") ||
+		!strings.Contains(err.Error(), "(difference 0.5, ") || !strings.Contains(err.Error(), "1 of 4096 elements differ, tolerance 4 ulp") {
+		t.Errorf("a wrong kernel: %v", err)
+	}
+	if code := run(context.Background(), args); code != exitVerify {
+		t.Errorf("a wrong kernel: exit %d, want %d", code, exitVerify)
+	}
+	_, err = execute(t, base(wrong, "--no-save", "--expect", "z="+want, "--expect-tol", "0.4,0")...)
+	if !errors.Is(err, bench.ErrVerify) || !strings.Contains(err.Error(), "allowed 0.4") {
+		t.Errorf("a wrong kernel, --expect-tol 0.4,0: %v", err)
+	}
+	if _, err = execute(t, base(wrong, "--no-save", "--expect", "z="+want, "--expect-tol", "0.6,0")...); err != nil {
+		t.Errorf("a wrong kernel within --expect-tol 0.6,0: %v", err)
+	}
+	short := filepath.Join(dir, "short.npy")
+	writeFloat32s(t, short, make([]float32, 1000))
+	i32, _ := userkernel.LookupType("int32")
+	ints := filepath.Join(dir, "ints.npy")
+	if err := os.WriteFile(ints, userkernel.EncodeNPY(i32, make([]byte, 4*4096)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ flag, want string }{
+		{"z=" + short, "short.npy holds 1000 elements (shape [1000]), output z has 4096"},
+		{"z=" + ints, "ints.npy holds int32, output z is float32"},
+		{"y=" + want, "no output is named y; the outputs are z"},
+		{"z", "want NAME=FILE.npy"},
+	} {
+		_, err := execute(t, base(saxpy, "--no-save", "--expect", c.flag)...)
+		if ue := (usageError{}); !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--expect %s: %v, want a usage error saying %q", c.flag, err, c.want)
+		}
+	}
+	// The expected file is never written over by the output it is compared with.
+	_, err = execute(t, base(saxpy, "--save-dir", filepath.Join(dir, "expected"), "--expect", "z="+want)...)
+	if ue := (usageError{}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "is written to that file") {
+		t.Errorf("--expect over its own output: %v", err)
 	}
 }
