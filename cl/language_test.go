@@ -3,11 +3,17 @@
 package cl
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
+	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
+	"github.com/prism-compute/prism/engine/enginetest"
 )
 
 // nameVersionBytes encodes cl_name_version entries as a driver answers them.
@@ -88,4 +94,152 @@ func TestDeviceLanguage(t *testing.T) {
 			t.Logf("%s: OpenCL C %s; features %q; IL %q", in.Name, in.OpenCLCVersions, in.OpenCLCFeatures, in.ILVersions)
 		})
 	}
+}
+
+// runInts builds src with options on dev, runs kernel over n work-items in groups of wg
+// with an int buffer of n as its one argument, and returns the buffer.
+func runInts(t *testing.T, dev *engine.Device, src, kernel string, n, wg int, options ...string) []int32 {
+	t.Helper()
+	prog, err := dev.Build(src, options...)
+	if err != nil {
+		t.Fatalf("build with %q: %v", options, err)
+	}
+	defer prog.Close()
+	k, err := prog.Kernel(kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	q, err := dev.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	out, err := engine.NewBuffer[int32](dev, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if err := q.Launch(k, engine.Range1D(n, wg), out); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int32, n)
+	if err := out.Read(context.Background(), q, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// requireFeature skips the test when the device lacks an OpenCL C feature, naming the
+// device and the feature, unless PRISM_REQUIRE names the feature: then it fails.
+func requireFeature(t *testing.T, in engine.DeviceInfo, feature string, has bool) {
+	t.Helper()
+	if has {
+		return
+	}
+	msg := fmt.Sprintf("%s (%s) lacks %s (OpenCL C %s; features %q)", in.ID, in.Name, feature, in.OpenCLCVersions, in.OpenCLCFeatures)
+	if enginetest.Required(feature) {
+		t.Fatalf("%s, but PRISM_REQUIRE=%q requires it", msg, os.Getenv("PRISM_REQUIRE"))
+	}
+	t.Skipf("%s: set PRISM_REQUIRE=%s to make this a failure", msg, feature)
+}
+
+// stdFor returns the -cl-std of the newest version among 2.0 and 3.0 that the device
+// compiles, and "" for neither.
+func stdFor(in engine.DeviceInfo) string {
+	for _, v := range []string{"3.0", "2.0"} {
+		if strings.Contains(" "+in.OpenCLCVersions+" ", " "+v+" ") {
+			return "-cl-std=CL" + v
+		}
+	}
+	return ""
+}
+
+// TestStd builds with each -cl-std OpenCL defines on every device: a version the device
+// compiles gives __OPENCL_C_VERSION__ of that version (PoCL 3.1 and Rusticl here: CL1.1,
+// CL1.2 and CL3.0), one it does not is refused before the build, naming the device and
+// the versions it has (CL2.0 here).
+func TestStd(t *testing.T) {
+	const src = `__kernel void version(__global int* out) { out[get_global_id(0)] = __OPENCL_C_VERSION__; }`
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		in := dev.Info()
+		for _, v := range []string{"1.1", "1.2", "2.0", "3.0"} {
+			opt := "-cl-std=CL" + v
+			if !in.CompilesOpenCLC(v) {
+				_, err := dev.Build(src, opt)
+				want := fmt.Sprintf("engine: build with %s on %s (%s): the device compiles OpenCL C ", opt, in.ID, in.Name)
+				if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(fmt.Sprint(err), want) {
+					t.Errorf("%s on a device with OpenCL C %s: %v, want an ErrUnsupported starting %q", opt, in.OpenCLCVersions, err, want)
+				}
+				continue
+			}
+			got := runInts(t, dev, src, "version", 4, 4, opt)
+			want := int32(100 * (int(v[0]-'0')*10 + int(v[2]-'0')) / 10)
+			for i, g := range got {
+				if g != want {
+					t.Errorf("%s: __OPENCL_C_VERSION__ of item %d = %d, want %d", opt, i, g, want)
+				}
+			}
+		}
+	})
+}
+
+// TestOpenCLC2Features runs the OpenCL C 2.0/3.0 features Prism's users ask for where the
+// device has them, built with -cl-std=CL3.0 (or CL2.0, where they are core): the generic
+// address space, program-scope global variables and subgroups. A device without one
+// skips its subtest naming the device and the feature (PoCL 3.1 and Rusticl here lack all
+// three); PRISM_REQUIRE=<feature> makes that a failure.
+func TestOpenCLC2Features(t *testing.T) {
+	cases := []struct {
+		feature, src, kernel string
+		n, wg                int
+		want                 func(i int) int32
+	}{
+		{"__opencl_c_generic_address_space", `
+int twice(int* p) { return 2 * *p; } // a generic pointer, given global and local ones
+__kernel void generic(__global int* out) {
+	__local int l[16];
+	int i = get_global_id(0), li = get_local_id(0);
+	l[li] = i;
+	out[i] = i + 1;
+	barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+	out[i] = twice(&out[i]) + twice(&l[li]);
+}`, "generic", 32, 16, func(i int) int32 { return int32(2*(i+1) + 2*i) }},
+		{"__opencl_c_program_scope_global_variables", `
+__global int base = 7;
+__global int table[4] = {10, 20, 30, 40};
+__kernel void globals(__global int* out) {
+	int i = get_global_id(0);
+	out[i] = base + table[i % 4];
+}`, "globals", 8, 8, func(i int) int32 { return int32(7 + 10*(i%4+1)) }},
+		{"__opencl_c_subgroups", `
+__kernel void subgroups(__global int* out) {
+	int i = get_global_id(0);
+	uint size = get_sub_group_size();
+	int sum = sub_group_reduce_add(1);
+	int scan = sub_group_scan_exclusive_add(1);
+	// each item: the subgroup's size equals the reduction, and the exclusive scan is the
+	// item's local id in its subgroup
+	out[i] = (sum == (int)size && scan == (int)get_sub_group_local_id()) ? 1 : -i - 1;
+}`, "subgroups", 64, 64, func(int) int32 { return 1 }},
+	}
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		in := dev.Info()
+		for _, c := range cases {
+			t.Run(c.feature, func(t *testing.T) {
+				std := stdFor(in)
+				has := std != "" && in.HasOpenCLCFeature(c.feature)
+				if std == "-cl-std=CL2.0" { // core in 2.0; subgroups from cl_khr_subgroups
+					has = c.feature != "__opencl_c_subgroups" || in.Subgroups
+				}
+				requireFeature(t, in, c.feature, has)
+				got := runInts(t, dev, c.src, c.kernel, c.n, c.wg, std)
+				for i, g := range got {
+					if w := c.want(i); g != w {
+						t.Fatalf("%s: out[%d] = %d, want %d", c.feature, i, g, w)
+					}
+				}
+			})
+		}
+	})
 }

@@ -54,6 +54,12 @@ func (d *Device) Build(source string, options ...string) (*Program, error) {
 // "-cl-fast-relaxed-math"), CUDA C++ takes NVRTC's ("-DWG=256", "--use_fast_math"); the
 // backend chooses the target architecture. A compile failure returns an error wrapping
 // ErrBuild from which errors.As extracts a *BuildError with the log.
+//
+// An OpenCL C build may choose the language version with -cl-std=CL1.1, CL1.2, CL2.0 or
+// CL3.0, passed to the compiler as given. A version the device does not compile
+// (DeviceInfo.OpenCLCVersions, where it reports them) is refused before the build with an
+// error wrapping ErrUnsupported that names the device and the versions it has; a -cl-std
+// that names no version wraps ErrInvalidArg.
 func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 	if err := d.check(); err != nil {
 		return nil, err
@@ -74,6 +80,11 @@ func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 		}
 		return nil, fmt.Errorf("engine: build %s on %s (%s): the device builds %s only: %w",
 			src.Dialect, d.id, d.info.Name, strings.Join(names, " and "), ErrUnsupported)
+	}
+	if src.Dialect == DialectOpenCL {
+		if err := d.checkStd(options); err != nil {
+			return nil, err
+		}
 	}
 	var (
 		dp  driver.Program
@@ -258,3 +269,48 @@ func (k *Kernel) closeResource() error {
 	return k.drv.Close()
 }
 func (k *Kernel) order() int { return 1 }
+
+// stdVersions are the values of OpenCL's -cl-std option and the OpenCL C version each
+// asks for.
+var stdVersions = map[string]string{"CL1.1": "1.1", "CL1.2": "1.2", "CL2.0": "2.0", "CL3.0": "3.0"}
+
+// StdOption returns the build option that asks for OpenCL C version std ("CL3.0", "3.0"
+// or "cl3.0"): "-cl-std=CL3.0", or an error wrapping ErrInvalidArg for a version OpenCL
+// does not define.
+func StdOption(std string) (string, error) {
+	v := strings.ToUpper(std)
+	if !strings.HasPrefix(v, "CL") {
+		v = "CL" + v
+	}
+	if _, ok := stdVersions[v]; !ok {
+		return "", fmt.Errorf("engine: OpenCL C version %q: want CL1.1, CL1.2, CL2.0 or CL3.0: %w", std, ErrInvalidArg)
+	}
+	return "-cl-std=" + v, nil
+}
+
+// checkStd checks the -cl-std options among options (each of which may hold several,
+// separated by spaces) against the OpenCL C versions the device compiles.
+func (d *Device) checkStd(options []string) error {
+	for _, o := range options {
+		for _, f := range strings.Fields(o) {
+			std, ok := strings.CutPrefix(f, "-cl-std=")
+			if !ok {
+				continue
+			}
+			v, ok := stdVersions[std]
+			if !ok {
+				return fmt.Errorf("engine: build option %s: want -cl-std=CL1.1, CL1.2, CL2.0 or CL3.0: %w", f, ErrInvalidArg)
+			}
+			if !d.info.CompilesOpenCLC(v) {
+				have := strings.Fields(d.info.OpenCLCVersions)
+				list := strings.Join(have, ", ")
+				if n := len(have); n > 1 {
+					list = strings.Join(have[:n-1], ", ") + " and " + have[n-1]
+				}
+				return fmt.Errorf("engine: build with %s on %s (%s): the device compiles OpenCL C %s only: %w",
+					f, d.id, d.info.Name, list, ErrUnsupported)
+			}
+		}
+	}
+	return nil
+}
