@@ -898,3 +898,124 @@ func TestExecExpect(t *testing.T) {
 		t.Errorf("--expect over its own output: %v", err)
 	}
 }
+
+// ciBlocks returns the shell blocks of docs/CI.md marked "prism-ci=NAME", by NAME, and
+// the YAML blocks.
+func ciBlocks(t *testing.T) (map[string]string, []string) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "CI.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string]string{}
+	var yamls []string
+	var name string
+	var body strings.Builder
+	in := false
+	for line := range strings.Lines(string(doc)) {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !in && strings.HasPrefix(trimmed, "```"):
+			in, name = true, strings.TrimPrefix(trimmed, "```")
+			body.Reset()
+		case in && trimmed == "```":
+			in = false
+			if mark, ok := strings.CutPrefix(name, "bash prism-ci="); ok {
+				blocks[mark] = body.String()
+			} else if name == "yaml" {
+				yamls = append(yamls, body.String())
+			}
+		case in:
+			body.WriteString(line)
+		}
+	}
+	return blocks, yamls
+}
+
+// TestCIRecipe runs the recipe of docs/CI.md as written: its generate block, then its check
+// script on the example kernels (exit 0), then the check again with saxpy edited to compute
+// something else (exit 4, naming the output) and with transpose's expected file replaced
+// by one of another type (exit 2). prism is this test binary; the device is PoCL's opencl:0:0, as on the runners.
+// The CI files must run that script, build prism as the Makefile does and install PoCL.
+func TestCIRecipe(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	if ids[0] != "opencl:0:0" {
+		t.Skipf("the recipe names opencl:0:0; the first OpenCL device is %s", ids[0])
+	}
+	blocks, yamls := ciBlocks(t)
+	if blocks["generate"] == "" || blocks["check"] == "" || len(yamls) != 2 {
+		t.Fatalf("docs/CI.md: blocks %v and %d YAML blocks, want generate, check and 2", blocks, len(yamls))
+	}
+	for _, y := range yamls {
+		for _, want := range []string{"bash ci/check-kernels.sh", "pocl-opencl-icd ocl-icd-libopencl1", "CGO_CFLAGS=-DCL_TARGET_OPENCL_VERSION=120 go install -tags=libsqlite3 github.com/prism-compute/prism/cmd/prism@"} {
+			if !strings.Contains(y, want) {
+				t.Errorf("a CI file of docs/CI.md lacks %q:\n%s", want, y)
+			}
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	work := filepath.Join(dir, "project")
+	for _, d := range []string{bin, filepath.Join(work, "kernels"), filepath.Join(work, "ci")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prism := "#!/bin/bash\nIFS=$'\\x1f'\nexport PRISM_TEST_RUN_MAIN=\"$*\"\nexec " + self + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "prism"), []byte(prism), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"saxpy.cl", "transpose.cl", "reduce.cl"} {
+		src, err := os.ReadFile(filepath.Join(execKernels, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, "kernels", name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(work, "ci", "check-kernels.sh"), []byte(blocks["check"]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shell := func(script string) (string, int) {
+		c := exec.Command("bash", "-euo", "pipefail", "-c", script)
+		c.Dir = work
+		c.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := c.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return string(out), c.ProcessState.ExitCode()
+	}
+	if out, code := shell(blocks["generate"]); code != 0 {
+		t.Fatalf("generate: exit %d\n%s", code, out)
+	}
+	for _, f := range []string{"saxpy.z", "transpose.out", "reduce.sums"} {
+		if _, err := os.Stat(filepath.Join(work, "expected", f+".opencl-0-0.npy")); err != nil {
+			t.Error(err)
+		}
+	}
+	if out, code := shell("bash ci/check-kernels.sh"); code != exitOK || strings.Count(out, "  ok\n") != 3 {
+		t.Fatalf("check, kernels unchanged: exit %d, want 0 and 3 outputs ok\n%s", code, out)
+	}
+	saxpy := filepath.Join(work, "kernels", "saxpy.cl")
+	src, _ := os.ReadFile(saxpy)
+	if err := os.WriteFile(saxpy, bytes.Replace(src, []byte("a * x[i] + y[i]"), []byte("a * x[i] - y[i]"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := shell("bash ci/check-kernels.sh"); code != exitVerify || !strings.Contains(out, "--expect saxpy.z=expected/saxpy.z.opencl-0-0.npy on opencl:0:0: worst at element") {
+		t.Errorf("check, saxpy edited: exit %d, want %d naming saxpy.z\n%s", code, exitVerify, out)
+	}
+	if err := os.WriteFile(saxpy, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFloat32s(t, filepath.Join(work, "expected", "transpose.out.opencl-0-0.npy"), make([]float32, 2048))
+	if out, code := shell("bash ci/check-kernels.sh"); code != exitUsage || !strings.Contains(out, "holds float32, output transpose.out is int32") {
+		t.Errorf("check, transpose's expected file of another type: exit %d, want %d\n%s", code, exitUsage, out)
+	}
+}
