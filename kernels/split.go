@@ -26,6 +26,61 @@ type SplitOptions struct {
 	// Fractions fixes each device's share of the work (one per device, summing to 1; a
 	// zero leaves the device out) instead of measuring it.
 	Fractions []float64
+	// Placement says where the op's data lives: on the host (the zero value: inputs
+	// uploaded at setup, each run's result read back and combined on the host) or sharded
+	// on the devices (each part's data left where it lies between runs, the result too;
+	// Verify gathers it). The planner's probes follow it. A family that cannot run an op
+	// on sharded data refuses it with an error wrapping engine.ErrUnsupported.
+	Placement Placement
+}
+
+// Placement is where a split op's data lives.
+type Placement int
+
+// Placements of a split op's data.
+const (
+	// PlaceHost: the inputs come from the host, the result goes back to it every run.
+	PlaceHost Placement = iota
+	// PlaceSharded: the inputs lie on the devices, each part on its device, and the
+	// result is left there (engine/shard).
+	PlaceSharded
+)
+
+func (p Placement) String() string {
+	switch p {
+	case PlaceHost:
+		return "host"
+	case PlaceSharded:
+		return "sharded"
+	}
+	return fmt.Sprintf("placement(%d)", int(p))
+}
+
+// Placed is a SplitInstance that says where its data lives. One that is not Placed
+// has its data on the host.
+type Placed interface {
+	Placement() Placement
+}
+
+// PlacementOf says where si's data lives: its Placement where it is Placed, else
+// PlaceHost.
+func PlacementOf(si SplitInstance) Placement {
+	if p, ok := si.(Placed); ok {
+		return p.Placement()
+	}
+	return PlaceHost
+}
+
+// CheckSharded refuses PlaceSharded for an op whose split does not run on sharded data
+// (ok false), in the user's terms; nil otherwise.
+func CheckSharded(name string, o SplitOptions, ok bool) error {
+	if o.Placement == PlaceSharded && !ok {
+		return fmt.Errorf("kernels: %s: no split on sharded data: %w", name, engine.ErrUnsupported)
+	}
+	if o.Placement != PlaceHost && o.Placement != PlaceSharded {
+		return fmt.Errorf("kernels: %s: unknown placement %v: %w", name, o.Placement, engine.ErrInvalidArg)
+	}
+	return nil
 }
 
 // SplitInstance is an operation set up across several devices. Not safe for concurrent
@@ -69,6 +124,9 @@ type Share struct {
 	Alone     time.Duration `json:"alone_ns,omitempty"`
 	Predicted time.Duration `json:"predicted_ns,omitempty"`
 	Fixed     time.Duration `json:"fixed_ns,omitempty"`
+	// Gather is, for sharded data, the time PlanShares predicts to bring the parts the
+	// other devices hold onto this one, which Alone includes; zero for data on the host.
+	Gather time.Duration `json:"gather_ns,omitempty"`
 }
 
 // CheckPortableSplit checks what the split of an op that runs its portable kernel alone

@@ -94,6 +94,10 @@ func (r *SplitRun[P]) OpenAll(ctx context.Context) error {
 // returns the shares, the runner's own: a family that plans in one unit and loads in
 // another rewrites them before Load.
 func (r *SplitRun[P]) Plan(ctx context.Context, total, granule int) ([]Share, error) {
+	return r.plan(ctx, total, granule, nil)
+}
+
+func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe) ([]Share, error) {
 	limit := probeLimit(total, granule, len(r.devs))
 	loaded := make([]int, len(r.devs))
 	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
@@ -119,7 +123,7 @@ func (r *SplitRun[P]) Plan(ctx context.Context, total, granule int) ([]Share, er
 		return time.Since(start), nil
 	}
 	var err error
-	r.shares, err = PlanShares(ctx, r.devs, total, granule, r.o, probe)
+	r.shares, err = PlanSharesPlaced(ctx, r.devs, total, granule, r.o, probe, nil, gather)
 	return r.shares, err
 }
 

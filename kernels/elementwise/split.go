@@ -33,6 +33,13 @@ type mapSplitInstance[T kernels.Float] struct {
 	a, b T
 	x    [][]T // the inputs, as the one-device op draws them
 	out  []T   // the output of the last Run
+	// Sharded data (kernels.PlaceSharded): the inputs scattered over the devices with a
+	// share, mapped where they lie by sm (the parts' builds), the output left there.
+	sharded bool
+	sin     []*shard.Buffer[T]
+	sout    *shard.Buffer[T]
+	sm      *ShardedMap[T]
+	sran    bool
 }
 
 // mapPart is one device's part: its build, queue, range of elements and buffers (the
@@ -97,7 +104,15 @@ func (pt *mapPart[T]) LoadProbe(ctx context.Context, units int) error {
 	return pt.upload(ctx, 0, size)
 }
 
+// RunProbe maps the probe's first elements and reads them back; on sharded data it
+// waits for the map instead, the output left on the device as a sharded run leaves it.
 func (pt *mapPart[T]) RunProbe(ctx context.Context, units int) error {
+	if pt.in.sharded {
+		if err := pt.m.run(pt.q, pt.in.op, min(units, pt.in.n), pt.in.a, pt.in.b, pt.bufs...); err != nil {
+			return err
+		}
+		return pt.q.Finish(ctx)
+	}
 	return pt.run(ctx, min(units, pt.in.n), pt.probe)
 }
 
@@ -115,11 +130,14 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 	if err := kernels.CheckPortableSplit(ctx, name, devs, p, o); err != nil {
 		return nil, err
 	}
+	if err := kernels.CheckSharded(name, o, true); err != nil {
+		return nil, err
+	}
 	if p.Size > MapMax {
 		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MapMax, engine.ErrInvalidArg)
 	}
 	n := p.Size
-	in := &mapSplitInstance[T]{op: op, n: n}
+	in := &mapSplitInstance[T]{op: op, n: n, sharded: o.Placement == kernels.PlaceSharded}
 	granule := 0 // the elements of a work-group of the first device set up
 	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(_ context.Context, d *engine.Device) (_ *mapPart[T], err error) {
 		if kernels.TypeOf[T]().FP64 && !d.Info().FP64 {
@@ -158,8 +176,14 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := in.Plan(ctx, n, granule); err != nil {
+	if _, err := in.PlanPlaced(ctx, n, granule, len(in.x)*engine.SizeOf[T]()); err != nil {
 		return nil, err
+	}
+	if in.sharded {
+		if err := in.scatter(ctx); err != nil {
+			return nil, err
+		}
+		return in, nil
 	}
 	if err := in.Load(ctx); err != nil {
 		return nil, err
@@ -167,10 +191,85 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 	return in, nil
 }
 
+// scatter lays the inputs out over the devices with a share, each holding its share's
+// elements on its part's queue, with an output laid out alike, mapped there by the
+// parts' builds.
+func (in *mapSplitInstance[T]) scatter(ctx context.Context) error {
+	var qs []*engine.Queue
+	var counts []int
+	in.sm = &ShardedMap[T]{}
+	for i, sh := range in.Shares() {
+		if sh.Units == 0 {
+			continue
+		}
+		pt, err := in.Open(ctx, i)
+		if err != nil {
+			return err
+		}
+		if err := pt.closeBuffers(); err != nil { // the probe's
+			return err
+		}
+		qs, counts = append(qs, pt.q), append(counts, sh.Units)
+		in.sm.devs, in.sm.maps = append(in.sm.devs, pt.dev), append(in.sm.maps, pt.m)
+	}
+	for _, x := range in.x {
+		b, err := shard.Scatter(ctx, qs, x, shard.ByRows(1), counts)
+		if err != nil {
+			return err
+		}
+		in.sin = append(in.sin, b)
+	}
+	var err error
+	in.sout, err = shard.Like(in.sin[0])
+	return err
+}
+
+// Placement says where the split's data lives.
+func (in *mapSplitInstance[T]) Placement() kernels.Placement {
+	if in.sharded {
+		return kernels.PlaceSharded
+	}
+	return kernels.PlaceHost
+}
+
+// Run maps the inputs: on sharded data where they lie (ShardedMap), the output left on
+// the devices; else as SplitRun runs it.
+func (in *mapSplitInstance[T]) Run(ctx context.Context) error {
+	if !in.sharded {
+		return in.SplitRun.Run(ctx)
+	}
+	in.sran = false
+	if err := in.sm.Run(in.op, in.a, in.b, in.sout, in.sin...); err != nil {
+		return err
+	}
+	if err := in.sout.Finish(ctx); err != nil {
+		return err
+	}
+	in.sran = true
+	return nil
+}
+
+// Close releases the sharded data, then the parts (and their builds, which sm borrows).
+func (in *mapSplitInstance[T]) Close() error {
+	errs := []error{in.sout.Close()}
+	for _, b := range in.sin {
+		errs = append(errs, b.Close())
+	}
+	in.sin, in.sout, in.sm = nil, nil, nil
+	return errors.Join(append(errs, in.SplitRun.Close())...)
+}
+
 // Verify compares the output of the last Run with MapRef within MapTolerance, a chunk at
 // a time.
 func (in *mapSplitInstance[T]) Verify(ctx context.Context) error {
-	if err := in.CheckRan(); err != nil {
+	if in.sharded {
+		if !in.sran {
+			return fmt.Errorf("kernels: map %s: verify before a complete run: %w", in.op, engine.ErrInvalidArg)
+		}
+		if err := in.sout.GatherInto(ctx, in.out); err != nil {
+			return err
+		}
+	} else if err := in.CheckRan(); err != nil {
 		return err
 	}
 	what := "map " + string(in.op)

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 )
 
@@ -45,6 +46,15 @@ type gemmSplit[In InputType, Out kernels.Float] struct {
 	a, b        []In // the inputs A, B and C on the host, as the one-device op draws them
 	c           []Out
 	lc          int // the elements of C and D
+	// Sharded data (kernels.PlaceSharded): A and C by rows over the devices with a share,
+	// B on each, multiplied where they lie by sg (the parts' GEMMs), D left there; got is
+	// D gathered by Verify.
+	sharded bool
+	sa, sb  *shard.Buffer[In]
+	sc, sd  *shard.Buffer[Out]
+	sg      *ShardedGEMM[In, Out]
+	sran    bool
+	got     []Out
 }
 
 // gemmPart is one device's part: its queue, implementation and block.
@@ -125,13 +135,16 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 			return nil, fmt.Errorf("kernels: %s: split across a nil device (%d of %d): %w", op.Name, i+1, len(devs), engine.ErrInvalidArg)
 		}
 	}
+	if err := kernels.CheckSharded(op.Name, o, !ta && batch == 1); err != nil {
+		return nil, err
+	}
 	p.Rotate = false
 	n := max(int(math.Round(math.Sqrt(float64(p.Size)/float64(batch)))), 1)
 	s := GEMMShape{TransA: ta, TransB: tb, M: n, N: n, K: n, Batch: batch}.WithDefaults()
 	if err := checkShape(s); err != nil { // the shape, then the limits of Prism's kernels
 		return nil, fmt.Errorf("kernels: %s: size %d: %w", op.Name, p.Size, err)
 	}
-	sp := &gemmSplit[In, Out]{op: op, p: p, prec: prec, s: s, byBatch: batch > 1}
+	sp := &gemmSplit[In, Out]{op: op, p: p, prec: prec, s: s, byBatch: batch > 1, sharded: o.Placement == kernels.PlaceSharded}
 	// The one-device op's inputs: its first input set, drawn in the same order.
 	rng := kernels.NewRand(p.Seed, gemmStream)
 	sp.alpha, sp.beta = Out(1+rng.Float64()), Out(-0.5-0.5*rng.Float64())
@@ -152,13 +165,92 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 			return nil, err
 		}
 	}
-	if _, err := sp.Plan(ctx, sp.total(), splitGranule); err != nil {
+	// A unit is a row of A and one of C (by matrices: a matrix of each).
+	unit := s.LDA*engine.SizeOf[In]() + s.LDC*engine.SizeOf[Out]()
+	if sp.byBatch {
+		unit = s.StrideA*engine.SizeOf[In]() + s.StrideC*engine.SizeOf[Out]()
+	}
+	if _, err := sp.PlanPlaced(ctx, sp.total(), splitGranule, unit); err != nil {
 		return nil, err
+	}
+	if sp.sharded {
+		if err := sp.scatter(ctx); err != nil {
+			return nil, err
+		}
+		return sp, nil
 	}
 	if err := sp.Load(ctx); err != nil {
 		return nil, err
 	}
 	return sp, nil
+}
+
+// scatter lays A and C out by rows over the devices with a share, each its share's rows
+// on its part's queue, B on every one of them and D like C, multiplied there by the
+// parts' GEMMs.
+func (sp *gemmSplit[In, Out]) scatter(ctx context.Context) error {
+	var qs []*engine.Queue
+	var devs []*engine.Device
+	var gs []Runner[In, Out]
+	var counts []int
+	for i, sh := range sp.Shares() {
+		if sh.Units == 0 {
+			continue
+		}
+		pt, err := sp.Open(ctx, i)
+		if err != nil {
+			return err
+		}
+		if err := pt.probe.close(); err != nil {
+			return err
+		}
+		qs, devs, gs, counts = append(qs, pt.q), append(devs, pt.dev), append(gs, pt.g), append(counts, sh.Units)
+	}
+	sp.sg = shardedOf(devs, gs)
+	var err error
+	if sp.sa, err = shard.Scatter(ctx, qs, sp.a, shard.ByRows(sp.s.LDA), counts); err != nil {
+		return err
+	}
+	if sp.sb, err = shard.Scatter(ctx, qs, sp.b, shard.Replicate(), nil); err != nil {
+		return err
+	}
+	if sp.sc, err = shard.Scatter(ctx, qs, sp.c, shard.ByRows(sp.s.LDC), counts); err != nil {
+		return err
+	}
+	sp.sd, err = shard.Like(sp.sc)
+	return err
+}
+
+// Placement says where the split's data lives.
+func (sp *gemmSplit[In, Out]) Placement() kernels.Placement {
+	if sp.sharded {
+		return kernels.PlaceSharded
+	}
+	return kernels.PlaceHost
+}
+
+// Run computes D: on sharded data where it lies (ShardedGEMM), D left on the devices;
+// else as SplitRun runs it.
+func (sp *gemmSplit[In, Out]) Run(ctx context.Context) error {
+	if !sp.sharded {
+		return sp.SplitRun.Run(ctx)
+	}
+	sp.sran = false
+	if err := sp.sg.Run(sp.s, sp.alpha, sp.sa, sp.sb, sp.beta, sp.sc, sp.sd); err != nil {
+		return err
+	}
+	if err := sp.sd.Finish(ctx); err != nil {
+		return err
+	}
+	sp.sran = true
+	return nil
+}
+
+// Close releases the sharded data, then the parts (and their GEMMs, which sg borrows).
+func (sp *gemmSplit[In, Out]) Close() error {
+	err := errors.Join(sp.sa.Close(), sp.sb.Close(), sp.sc.Close(), sp.sd.Close())
+	sp.sa, sp.sb, sp.sc, sp.sd, sp.sg = nil, nil, nil, nil, nil
+	return errors.Join(err, sp.SplitRun.Close())
 }
 
 // total returns the units of the split: rows, or matrices of the batch.
@@ -323,7 +415,8 @@ func (pt *gemmPart[In, Out]) LoadProbe(ctx context.Context, units int) error {
 	return nil
 }
 
-// RunProbe computes the probe's first units rows (or matrices) and reads them back.
+// RunProbe computes the probe's first units rows (or matrices) and reads them back; on
+// sharded data it waits for them instead, D left on the device as a sharded run leaves it.
 func (pt *gemmPart[In, Out]) RunProbe(ctx context.Context, units int) error {
 	sp := pt.sp
 	if total := sp.total(); units > total {
@@ -331,6 +424,12 @@ func (pt *gemmPart[In, Out]) RunProbe(ctx context.Context, units int) error {
 	}
 	b := pt.probe
 	b.s = sp.blockShape(units)
+	if sp.sharded {
+		if err := pt.g.RunInto(pt.q, b.s, sp.alpha, b.a, b.b, sp.beta, b.c, b.d); err != nil {
+			return err
+		}
+		return pt.q.Finish(ctx)
+	}
 	_, _, lc := b.s.Lens()
 	return pt.run(ctx, &b, sp.alpha, sp.beta, pt.scratch[:lc])
 }
@@ -383,6 +482,9 @@ func (sp *gemmSplit[In, Out]) runChunks(ctx context.Context, pt *gemmPart[In, Ou
 // at returns the element of the assembled D at offset o of the whole problem's: in the
 // host memory of the part that computed it.
 func (sp *gemmSplit[In, Out]) at(o int) *Out {
+	if sp.got != nil {
+		return &sp.got[o]
+	}
 	for _, pt := range sp.Parts() {
 		if pt != nil && pt.host != nil && o >= pt.blk.oc && o < pt.blk.oc+pt.host.Len() {
 			return &pt.host.Slice()[o-pt.blk.oc]
@@ -395,7 +497,15 @@ func (sp *gemmSplit[In, Out]) at(o int) *Out {
 // instance's Verify does: every element up to gemmFullCheck, else the corners of every
 // matrix and a seeded sample.
 func (sp *gemmSplit[In, Out]) Verify(ctx context.Context) error {
-	if err := sp.CheckRan(); err != nil {
+	if sp.sharded {
+		if !sp.sran {
+			return fmt.Errorf("kernels: %s: verify before a complete run: %w", sp.op.Name, engine.ErrInvalidArg)
+		}
+		var err error
+		if sp.got, err = sp.sd.Gather(ctx); err != nil {
+			return err
+		}
+	} else if err := sp.CheckRan(); err != nil {
 		return err
 	}
 	s := sp.s

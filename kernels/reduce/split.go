@@ -49,6 +49,11 @@ type reduceSplit[T ReduceElem] struct {
 	idx    int
 	got    []T
 	gotIdx []int32
+	// Sharded data (kernels.PlaceSharded): the input scattered over the devices with a
+	// share, reduced where it lies by sr, the result of the last Run left on every device.
+	sx  *shard.Buffer[T]
+	sr  *ShardedReduce[T]
+	res *shard.Buffer[T]
 }
 
 // reducePart is one device's part: its queue, implementation and range.
@@ -95,6 +100,9 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 			return nil, fmt.Errorf("kernels: %s: split across a nil device (%d of %d): %w", op.Name, i+1, len(devs), engine.ErrInvalidArg)
 		}
 	}
+	if err := kernels.CheckSharded(op.Name, o, !rows && !rop.IsArg() && (rop == ReduceSum || rop == ReduceMin || rop == ReduceMax)); err != nil {
+		return nil, err
+	}
 	p.Rotate = false
 	sp := &reduceSplit[T]{op: op, p: p, shape: reduceInstance[T]{op: rop, cols: p.Size}}
 	if rows {
@@ -127,13 +135,108 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 			return nil, err
 		}
 	}
-	if _, err := sp.Plan(ctx, total, granule); err != nil {
+	if _, err := sp.PlanPlaced(ctx, total, granule, engine.SizeOf[T]()); err != nil {
 		return nil, err
+	}
+	if o.Placement == kernels.PlaceSharded {
+		if err := sp.scatter(ctx); err != nil {
+			return nil, err
+		}
+		return sp, nil
 	}
 	if err := sp.Load(ctx); err != nil {
 		return nil, err
 	}
 	return sp, nil
+}
+
+// scatter lays the input out over the devices with a share, each holding its share's
+// elements on its part's queue, and readies the sharded reduction there.
+func (sp *reduceSplit[T]) scatter(ctx context.Context) error {
+	var qs []*engine.Queue
+	var devs []*engine.Device
+	var counts []int
+	for i, sh := range sp.Shares() {
+		if sh.Units == 0 {
+			continue
+		}
+		pt, err := sp.Open(ctx, i)
+		if err != nil {
+			return err
+		}
+		qs, devs, counts = append(qs, pt.q), append(devs, pt.dev), append(counts, sh.Units)
+	}
+	var err error
+	if sp.sr, err = NewShardedReduce[T](devs); err != nil {
+		return err
+	}
+	sp.sx, err = shard.Scatter(ctx, qs, sp.x, shard.ByRows(1), counts)
+	return err
+}
+
+// Close releases the sharded data and its reduction, then the parts.
+func (sp *reduceSplit[T]) Close() error {
+	err := errors.Join(sp.res.Close(), sp.sx.Close())
+	if sp.sr != nil {
+		err = errors.Join(err, sp.sr.Close())
+	}
+	sp.res, sp.sx, sp.sr = nil, nil, nil
+	return errors.Join(err, sp.SplitRun.Close())
+}
+
+// Placement says where the split's data lives.
+func (sp *reduceSplit[T]) Placement() kernels.Placement {
+	if sp.sx != nil {
+		return kernels.PlaceSharded
+	}
+	return kernels.PlaceHost
+}
+
+// Run reduces the input: on sharded data, where it lies (ShardedReduce, combined on the
+// host as no group is given), the result left on every device; else as SplitRun runs it.
+func (sp *reduceSplit[T]) Run(ctx context.Context) error {
+	if sp.sx == nil {
+		return sp.SplitRun.Run(ctx)
+	}
+	sp.res.Close()
+	sp.res = nil
+	r, err := sp.sr.Reduce(ctx, nil, sp.shape.op, sp.sx)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", sp.op.Name, err)
+	}
+	sp.res = r
+	return r.Finish(ctx)
+}
+
+// verifySharded gathers the result of the last Run on sharded data and checks it against
+// the float64 reference: min and max exactly, a float sum within ShardedTolerance.
+func (sp *reduceSplit[T]) verifySharded(ctx context.Context) error {
+	if sp.res == nil {
+		return fmt.Errorf("kernels: %s: verify before a complete run: %w", sp.op.Name, engine.ErrInvalidArg)
+	}
+	got, err := sp.res.Gather(ctx)
+	if err != nil {
+		return err
+	}
+	op := sp.shape.op
+	want, _ := ReduceRef(op, sp.x)
+	var chains []int
+	var sumAbs float64
+	for _, p := range sp.sx.Parts() {
+		chains = append(chains, sp.sr.on(p.Queue.Device()).Chain(p.Len))
+	}
+	for _, v := range sp.x {
+		sumAbs += math.Abs(float64(v))
+	}
+	tol := 0.0
+	if op == ReduceSum && kernels.TypeOf[T]().Float {
+		tol = ShardedTolerance[T](op, chains, sumAbs)
+	}
+	if g := float64(got[0]); g != want && !(math.Abs(g-want) <= tol) {
+		return fmt.Errorf("%w: reduce %s of %d sharded over %d devices = %v, want %v (|diff| %.3g > tolerance %.3g)",
+			kernels.ErrVerify, op, len(sp.x), len(chains), g, want, math.Abs(g-want), tol)
+	}
+	return nil
 }
 
 // ready readies a part on dev, its queue and implementation: what Setup of the variant
@@ -381,7 +484,10 @@ func combineParts[T ReduceElem](op ReduceOp, shares []kernels.Share, parts []*re
 // Verify checks the combined result against the float64 reference. A float sum may differ
 // by what each part's own summation may lose (its variant's bound over its range) plus the
 // float64 additions that combine them; every other result must be exact.
-func (sp *reduceSplit[T]) Verify(context.Context) error {
+func (sp *reduceSplit[T]) Verify(ctx context.Context) error {
+	if sp.sx != nil {
+		return sp.verifySharded(ctx)
+	}
 	if err := sp.CheckRan(); err != nil {
 		return err
 	}
