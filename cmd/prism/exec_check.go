@@ -86,7 +86,9 @@ func (f *Finding) String() string {
 	if f.Reports != 1 {
 		b.WriteString("s")
 	}
-	fmt.Fprintf(&b, ", first by work-item %s", f.WorkItem)
+	if f.WorkItem != "" {
+		fmt.Fprintf(&b, ", first by work-item %s", f.WorkItem)
+	}
 	if f.Other != "" {
 		fmt.Fprintf(&b, " against %s", f.Other)
 	}
@@ -167,7 +169,7 @@ func (g *oclgrindLog) read(r io.Reader) error {
 // add groups one report into the findings.
 func (g *oclgrindLog) add(b *block) {
 	g.Reports++
-	f := &Finding{Kind: b.header, Class: "other", Arg: -1, First: -1, Last: -1, File: g.file}
+	f := &Finding{Kind: strings.TrimSuffix(b.header, ":"), Class: "other", Arg: -1, First: -1, Last: -1, File: g.file}
 	elem := -1
 	if m := reAddress.FindStringSubmatch(b.header); m != nil {
 		f.Kind, f.Memory = m[1], m[2]

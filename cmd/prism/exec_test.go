@@ -1019,3 +1019,78 @@ func TestCIRecipe(t *testing.T) {
 		t.Errorf("check, transpose's expected file of another type: exit %d, want %d\n%s", code, exitUsage, out)
 	}
 }
+
+// TestOclgrindLogParse groups Oclgrind 21.10's reports as --check prints them, without
+// Oclgrind: global addresses tied to the buffer arguments in order (a scalar between them
+// takes no buffer number), elements from the offsets, the two work-items of a race, local
+// memory named as such, an unknown report kept whole.
+func TestOclgrindLogParse(t *testing.T) {
+	args, err := userkernel.ParseArgs([]string{"buf:float32:4", "scalar:int32:3", "y=out:float64:4"}, "k", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args[0].Param, args[2].Param = "x", "y"
+	const text = `
+Invalid write of size 8 at global memory address 0x2000000000020
+	Kernel: k
+	Entity: Global(4,0,0) Local(4,0,0) Group(0,0,0)
+	  store double %mul, double addrspace(1)* %arrayidx1, align 8
+	At line 7 (column 10) of input.cl:
+	  y[i] = x[i];
+
+Invalid write of size 8 at global memory address 0x2000000000030
+	Kernel: k
+	Entity: Global(6,0,0) Local(6,0,0) Group(0,0,0)
+	  store double %mul, double addrspace(1)* %arrayidx1, align 8
+	At line 7 (column 10) of input.cl:
+	  y[i] = x[i];
+
+Read-write data race at global memory address 0x1000000000004
+	Kernel: k
+
+	First entity:  Global(1,0,0) Local(1,0,0) Group(0,0,0)
+	  %0 = load float
+	At line 6 (column 3) of input.cl:
+	  t = x[1];
+
+	Second entity: Global(0,0,0) Local(0,0,0) Group(0,0,0)
+	  store float
+	At line 5 (column 3) of input.cl:
+	  x[1] = 0;
+
+Uninitialized value read from local memory address 0x10
+	Kernel: k
+	Entity: Global(2,0,0) Local(2,0,0) Group(0,0,0)
+	At line 9 (column 1) of input.cl:
+	  s = l[4];
+
+Work-group divergence detected (barrier):
+	Kernel: k
+	Work-group: Group(0,0,0)
+`
+	g := newOclgrindLog(args)
+	g.file = "k.cl"
+	if err := g.read(strings.NewReader(text)); err != nil {
+		t.Fatal(err)
+	}
+	if g.Reports != 5 || len(g.findings) != 4 {
+		t.Fatalf("%d reports, %d findings: %+v", g.Reports, len(g.findings), g.findings)
+	}
+	want := []string{
+		"Invalid write of size 8 on argument 2 y (y=out:float64:4), elements 4 to 6 (past its end: it has 4); 2 reports, first by work-item global (4,0,0) local (4,0,0) group (0,0,0); k.cl:7: y[i] = x[i];",
+		"Read-write data race on argument 0 x (buf:float32:4), element 1; 1 report, first by work-item global (1,0,0) local (1,0,0) group (0,0,0) against global (0,0,0) local (0,0,0) group (0,0,0); k.cl:6: t = x[1];",
+		"Uninitialized value read in local memory; 1 report, first by work-item global (2,0,0) local (2,0,0) group (0,0,0); k.cl:9: s = l[4];",
+		"Work-group divergence detected (barrier); 1 report",
+	}
+	for i, w := range want {
+		if got := g.findings[i].String(); got != w {
+			t.Errorf("finding %d:\n got %s\nwant %s", i, got, w)
+		}
+	}
+	if f := g.findings[0]; f.Class != "out-of-bounds" || f.Arg != 2 || f.First != 4 || f.Last != 6 || f.Line != 7 || f.Column != 10 {
+		t.Errorf("finding 0 %+v", f)
+	}
+	if g.findings[1].Class != "data-race" || g.findings[2].Class != "uninitialized" || g.findings[3].Class != "other" {
+		t.Errorf("classes %s %s %s", g.findings[1].Class, g.findings[2].Class, g.findings[3].Class)
+	}
+}
