@@ -34,7 +34,7 @@ RUN_PACKAGES := pocl-opencl-icd mesa-opencl-icd libclc-15 ocl-icd-libopencl1 ocl
 # root; bench/store/cluster_test.go); chromium: the published site's test loads every page
 # in headless Chromium (bench/site); openmpi-bin: mpirun and libmpi.so.40, which Prism loads at
 # run time, for the collectives across processes through MPI (internal/mpi, engine/group).
-TEST_PACKAGES := oclgrind clang-15 python3-numpy postgresql chromium openmpi-bin
+TEST_PACKAGES := oclgrind clang-15 llvm-spirv-15 python3-numpy postgresql chromium openmpi-bin
 APT_PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Binaries and reports name their commit: stamp it wherever this is a git checkout, even

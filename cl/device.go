@@ -205,6 +205,7 @@ type device struct {
 var (
 	_ driver.Device         = (*device)(nil)
 	_ driver.LaunchFeaturer = (*device)(nil)
+	_ driver.DialectBuilder = (*device)(nil)
 )
 
 func openDevice(p probed) (*device, error) {

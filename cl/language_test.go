@@ -8,8 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	ocl "github.com/jgillich/go-opencl/cl"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
@@ -137,7 +141,7 @@ func requireFeature(t *testing.T, in engine.DeviceInfo, feature string, has bool
 	if has {
 		return
 	}
-	msg := fmt.Sprintf("%s (%s) lacks %s (OpenCL C %s; features %q)", in.ID, in.Name, feature, in.OpenCLCVersions, in.OpenCLCFeatures)
+	msg := fmt.Sprintf("%s (%s) lacks %s (OpenCL C %s; features %q; IL %q)", in.ID, in.Name, feature, in.OpenCLCVersions, in.OpenCLCFeatures, in.ILVersions)
 	if enginetest.Required(feature) {
 		t.Fatalf("%s, but PRISM_REQUIRE=%q requires it", msg, os.Getenv("PRISM_REQUIRE"))
 	}
@@ -241,5 +245,136 @@ __kernel void subgroups(__global int* out) {
 				}
 			})
 		}
+	})
+}
+
+// spirvModule compiles OpenCL C to a SPIR-V module as a project would, with clang-15
+// (-cl-std=CL1.2 -target spir64) and llvm-spirv-15, skipping the test where either is
+// missing (make deps installs both).
+func spirvModule(t *testing.T, src string) []byte {
+	t.Helper()
+	for _, tool := range []string{"clang-15", "llvm-spirv-15"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (make deps installs it): %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	cl, bc, spv := dir+"/k.cl", dir+"/k.bc", dir+"/k.spv"
+	if err := os.WriteFile(cl, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"clang-15", "-cl-std=CL1.2", "-target", "spir64", "-emit-llvm", "-c", "-o", bc, cl},
+		{"llvm-spirv-15", bc, "-o", spv},
+	} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	b, err := os.ReadFile(spv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const spirvSource = `__kernel void fill(__global int* out) { out[get_global_id(0)] = 3 * (int)get_global_id(0) + 1; }`
+
+// TestSPIRV builds a SPIR-V module compiled from OpenCL C by clang and llvm-spirv on
+// every device: one whose CL_DEVICE_IL_VERSION names SPIR-V runs it
+// (clCreateProgramWithIL) and must give what the OpenCL C gives; one that takes no IL
+// (PoCL 3.1 and Rusticl here) refuses it by name, before the driver is called, and
+// PRISM_REQUIRE=spirv makes that a failure. A module handed over as source text (a .spv
+// file read as a kernel) is recognized by its magic number.
+func TestSPIRV(t *testing.T) {
+	module := spirvModule(t, spirvSource)
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		in := dev.Info()
+		if !in.TakesSPIRV() {
+			for _, src := range []engine.Source{{Dialect: engine.DialectSPIRV, Binary: module}, {Text: string(module), Name: "k.spv"}} {
+				_, err := dev.BuildSource(src)
+				want := fmt.Sprintf("engine: build SPIR-V on %s (%s): the device takes no intermediate language (CL_DEVICE_IL_VERSION is empty)", in.ID, in.Name)
+				if in.ILVersions != "" {
+					want = fmt.Sprintf("engine: build SPIR-V on %s (%s): the device takes %s, no SPIR-V", in.ID, in.Name, in.ILVersions)
+				}
+				if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(fmt.Sprint(err), want) {
+					t.Errorf("SPIR-V on %s: %v, want ErrUnsupported containing %q", in.ID, err, want)
+				}
+			}
+			if slices.Contains(dev.Dialects(), engine.DialectSPIRV) {
+				t.Errorf("%s lists SPIR-V among its dialects %v, with IL %q", in.ID, dev.Dialects(), in.ILVersions)
+			}
+			requireFeature(t, in, "spirv", false)
+		}
+		for _, src := range []engine.Source{{Dialect: engine.DialectSPIRV, Binary: module}, {Text: string(module), Name: "k.spv"}} {
+			prog, err := dev.BuildSource(src)
+			if err != nil {
+				t.Fatalf("build of the SPIR-V module on %s (IL %s): %v", in.ID, in.ILVersions, err)
+			}
+			k, err := prog.Kernel("fill")
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := dev.NewQueue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := engine.NewBuffer[int32](dev, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Launch(k, engine.Range1D(16, 16), out); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]int32, 16)
+			if err := out.Read(context.Background(), q, 0, got); err != nil {
+				t.Fatal(err)
+			}
+			for i, g := range got {
+				if g != int32(3*i+1) {
+					t.Fatalf("out[%d] = %d, want %d", i, g, 3*i+1)
+				}
+			}
+			out.Close()
+			q.Close()
+			k.Close()
+			prog.Close()
+		}
+	})
+}
+
+// TestCreateProgramWithIL calls clCreateProgramWithIL itself on every device, past the
+// refusal of devices without IL, so that the call is made wherever the tests run: the
+// library here (ocl-icd 2.3) has it; a device that takes SPIR-V makes a program, one that
+// does not answers a status, which must be an error the loader or driver names.
+func TestCreateProgramWithIL(t *testing.T) {
+	module := spirvModule(t, spirvSource)
+	if !haveProgramWithIL() {
+		t.Skip("the OpenCL library has no clCreateProgramWithIL (older than OpenCL 2.1)")
+	}
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		d := dev.Driver().(*device)
+		var (
+			p  *ocl.Program
+			st Status
+		)
+		if err := d.c.thread.Call(func() error {
+			p, st = createProgramWithIL(rawContext(d.c.ctx), module)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		in := dev.Info()
+		if st == Success {
+			release(d.c.thread, p.Release)
+			if !in.TakesSPIRV() {
+				t.Logf("%s (IL %q) made a program of SPIR-V though it reports no IL", in.ID, in.ILVersions)
+			}
+			return
+		}
+		if in.TakesSPIRV() {
+			t.Errorf("%s takes %s, yet clCreateProgramWithIL answered %v", in.ID, in.ILVersions, st)
+		}
+		t.Logf("%s (IL %q): clCreateProgramWithIL answered %v", in.ID, in.ILVersions, st)
 	})
 }

@@ -2,12 +2,40 @@
 
 package cl
 
+/*
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <stdlib.h>
+#ifdef __APPLE__
+#include <OpenCL/cl.h>
+#else
+#include <CL/cl.h>
+#endif
+
+// clCreateProgramWithIL is OpenCL 2.1's: declared weak, so that the package still loads
+// with an OpenCL library older than 2.1, where it is then null.
+extern CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithIL(cl_context, const void*, size_t, cl_int*) __attribute__((weak));
+
+static int prism_have_program_with_il(void) { return clCreateProgramWithIL != 0; }
+
+static cl_program prism_create_program_with_il(cl_context ctx, const void* il, size_t n, cl_int* status) {
+	if (!clCreateProgramWithIL) {
+		*status = CL_INVALID_OPERATION;
+		return NULL;
+	}
+	return clCreateProgramWithIL(ctx, il, n, status);
+}
+*/
+import "C"
+
 import (
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	ocl "github.com/jgillich/go-opencl/cl"
 
@@ -20,6 +48,54 @@ import (
 // compiler rejects returns a *driver.BuildError holding the whole build log; its Err is
 // the status of clBuildProgram. Traces and errors name the options as given.
 func (d *device) Build(source string, options []string) (driver.Program, error) {
+	return d.buildProgram("OpenCL C", len(source), options, func() (*ocl.Program, error) {
+		p, err := d.c.ctx.CreateProgramWithSource([]string{source})
+		return p, wrap("clCreateProgramWithSource", err)
+	})
+}
+
+// Dialects returns the dialects the device builds: OpenCL C, and SPIR-V where
+// CL_DEVICE_IL_VERSION names it.
+func (d *device) Dialects() []driver.Dialect {
+	if d.info.TakesSPIRV() {
+		return []driver.Dialect{driver.DialectOpenCL, driver.DialectSPIRV}
+	}
+	return []driver.Dialect{driver.DialectOpenCL}
+}
+
+// BuildSource builds OpenCL C (Build) or a SPIR-V module (clCreateProgramWithIL, then
+// clBuildProgram with options as Build passes them). A device whose CL_DEVICE_IL_VERSION
+// names no SPIR-V, or an OpenCL library without clCreateProgramWithIL (older than 2.1),
+// answers ErrUnsupported.
+func (d *device) BuildSource(src driver.Source, options []string) (driver.Program, error) {
+	switch src.Dialect {
+	case driver.DialectOpenCL:
+		return d.Build(src.Text, options)
+	case driver.DialectSPIRV:
+		if !d.info.TakesSPIRV() {
+			return nil, fmt.Errorf("cl: build SPIR-V on %s: the device takes no SPIR-V (CL_DEVICE_IL_VERSION is %q): %w", d.info.Name, d.info.ILVersions, driver.ErrUnsupported)
+		}
+		if !haveProgramWithIL() {
+			return nil, fmt.Errorf("cl: build SPIR-V on %s: the OpenCL library has no clCreateProgramWithIL (OpenCL 2.1): %w", d.info.Name, driver.ErrUnsupported)
+		}
+		il := src.Binary
+		if len(il) == 0 {
+			return nil, fmt.Errorf("cl: build: empty SPIR-V module: %w", driver.ErrInvalidArg)
+		}
+		return d.buildProgram("SPIR-V", len(il), options, func() (*ocl.Program, error) {
+			p, st := createProgramWithIL(rawContext(d.c.ctx), il)
+			if st != Success {
+				return nil, check(fmt.Sprintf("clCreateProgramWithIL(%d bytes)", len(il)), st)
+			}
+			return p, nil
+		})
+	}
+	return nil, fmt.Errorf("cl: build: the backend does not build %s: %w", src.Dialect, driver.ErrUnsupported)
+}
+
+// buildProgram makes a program with create (on the context's thread) from size bytes of
+// what (a dialect's name, for traces) and builds it with options (clBuildProgram).
+func (d *device) buildProgram(what string, size int, options []string, create func() (*ocl.Program, error)) (driver.Program, error) {
 	if d.closed.Load() {
 		return nil, errClosed("device")
 	}
@@ -35,8 +111,8 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 	release := captureDriverStderr() // the compiler's own output goes to the trace
 	err := d.c.thread.Call(func() error {
 		var err error
-		if p, err = d.c.ctx.CreateProgramWithSource([]string{source}); err != nil {
-			return wrap("clCreateProgramWithSource", err)
+		if p, err = create(); err != nil {
+			return err
 		}
 		if st = buildProgram(rawProgram(p), rawDevice(d.dev), compile); st != Success {
 			log, logErr = buildLog(rawProgram(p), rawDevice(d.dev))
@@ -56,7 +132,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 			call = fmt.Sprintf("clBuildProgram(%q)", opts)
 		}
 		err := check(call, st)
-		tracef("build of %d bytes of OpenCL C with options %q failed in %v: %v", len(source), opts, time.Since(start).Round(time.Microsecond), st)
+		tracef("build of %d bytes of %s with options %q failed in %v: %v", size, what, opts, time.Since(start).Round(time.Microsecond), st)
 		switch {
 		case st == BuildProgramFailure || st == CompileProgramFailure || st == InvalidBuildOptions ||
 			st == InvalidCompilerOptions || log != "":
@@ -67,7 +143,7 @@ func (d *device) Build(source string, options []string) (driver.Program, error) 
 		}
 		return nil, err
 	}
-	tracef("built %d bytes of OpenCL C with options %q in %v", len(source), opts, time.Since(start).Round(time.Microsecond))
+	tracef("built %d bytes of %s with options %q in %v", size, what, opts, time.Since(start).Round(time.Microsecond))
 	traceBuildLog(log)
 	return &program{p: p, dev: d.dev, th: d.c.thread}, nil
 }
@@ -201,4 +277,22 @@ func (k *kernel) Close() error {
 		k.mu.Unlock()
 	}
 	return nil
+}
+
+// haveProgramWithIL reports whether the OpenCL library has clCreateProgramWithIL.
+func haveProgramWithIL() bool { return C.prism_have_program_with_il() != 0 }
+
+// createProgramWithIL makes a program of the intermediate-language module il in context
+// ctx (clCreateProgramWithIL), wrapped in go-opencl's type as programLayout lays it out.
+func createProgramWithIL(ctx unsafe.Pointer, il []byte) (*ocl.Program, Status) {
+	var st C.cl_int
+	buf := C.CBytes(il)
+	defer C.free(buf)
+	h := C.prism_create_program_with_il(C.cl_context(ctx), buf, C.size_t(len(il)), &st)
+	if Status(st) != Success {
+		return nil, Status(st)
+	}
+	p := new(ocl.Program)
+	(*programLayout)(unsafe.Pointer(p)).handle = unsafe.Pointer(h)
+	return p, Success
 }

@@ -72,6 +72,9 @@ func (d *device) BuildSource(src driver.Source, options []string) (driver.Progra
 			return nil, err // not a nil *program in the interface
 		}
 		return prog, nil
+	case driver.DialectSPIRV:
+		return nil, fmt.Errorf("cuda: build SPIR-V on %s: the CUDA backend takes no SPIR-V (it builds OpenCL C, through the translation, and CUDA C++): %w",
+			d.info.Name, driver.ErrUnsupported)
 	}
 	return nil, fmt.Errorf("cuda: build: the backend does not build %s: %w", src.Dialect, driver.ErrUnsupported)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ const (
 	DialectOpenCL = driver.DialectOpenCL
 	// DialectCUDA is CUDA C++, which only the CUDA backend builds (NVRTC).
 	DialectCUDA = driver.DialectCUDA
+	// DialectSPIRV is a SPIR-V module (Source.Binary), which OpenCL devices that take it
+	// as an intermediate language build (clCreateProgramWithIL).
+	DialectSPIRV = driver.DialectSPIRV
 )
 
 // ParseDialect returns the dialect named s ("OpenCL C", "CUDA C++", "opencl", "cuda") and
@@ -55,6 +59,13 @@ func (d *Device) Build(source string, options ...string) (*Program, error) {
 // backend chooses the target architecture. A compile failure returns an error wrapping
 // ErrBuild from which errors.As extracts a *BuildError with the log.
 //
+// A SPIR-V module (DialectSPIRV, its bytes in Source.Binary) is built by OpenCL devices
+// whose CL_DEVICE_IL_VERSION names SPIR-V (DeviceInfo.TakesSPIRV); elsewhere it is refused
+// with ErrUnsupported naming the device and why. An OpenCL C Source whose text starts with
+// SPIR-V's magic number (a .spv file read as a kernel source) is taken as that module. A
+// module shorter than SPIR-V's header of five words, or not a whole number of words,
+// wraps ErrInvalidArg.
+//
 // An OpenCL C build may choose the language version with -cl-std=CL1.1, CL1.2, CL2.0 or
 // CL3.0, passed to the compiler as given. A version the device does not compile
 // (DeviceInfo.OpenCLCVersions, where it reports them) is refused before the build with an
@@ -64,14 +75,26 @@ func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	if i := strings.IndexByte(src.Text, 0); i >= 0 {
-		return nil, fmt.Errorf("engine: build: the source holds a NUL byte at offset %d (compilers would stop reading there): %w", i, ErrInvalidArg)
+	if src.Dialect == DialectOpenCL && src.Binary == nil && IsSPIRV([]byte(src.Text[:min(len(src.Text), 4)])) {
+		src = Source{Dialect: DialectSPIRV, Binary: []byte(src.Text), Name: src.Name}
 	}
 	if !src.Dialect.Known() {
 		return nil, fmt.Errorf("engine: build: unknown dialect %d: %w", int(src.Dialect), ErrInvalidArg)
 	}
-	if src.Text == "" {
-		return nil, fmt.Errorf("engine: build: empty %s source: %w", src.Dialect, ErrInvalidArg)
+	if src.Dialect == DialectSPIRV {
+		if err := checkSPIRV(src); err != nil {
+			return nil, err
+		}
+	} else {
+		if i := strings.IndexByte(src.Text, 0); i >= 0 {
+			return nil, fmt.Errorf("engine: build: the source holds a NUL byte at offset %d (compilers would stop reading there): %w", i, ErrInvalidArg)
+		}
+		if src.Text == "" {
+			return nil, fmt.Errorf("engine: build: empty %s source: %w", src.Dialect, ErrInvalidArg)
+		}
+	}
+	if src.Dialect == DialectSPIRV && !d.Builds(src.Dialect) {
+		return nil, d.noSPIRV()
 	}
 	if !d.Builds(src.Dialect) {
 		names := make([]string, len(d.dialects))
@@ -313,4 +336,42 @@ func (d *Device) checkStd(options []string) error {
 		}
 	}
 	return nil
+}
+
+// IsSPIRV reports whether b starts with SPIR-V's magic number (0x07230203, in either byte
+// order): a SPIR-V module, which BuildSource takes as such.
+func IsSPIRV(b []byte) bool { return driver.IsSPIRV(b) }
+
+// checkSPIRV checks the shape of a SPIR-V module: its magic number, a whole number of
+// 32-bit words, and at least the five words of the header.
+func checkSPIRV(src Source) error {
+	name := cmp.Or(src.Name, "the module")
+	switch b := src.Binary; {
+	case len(b) == 0:
+		return fmt.Errorf("engine: build: empty SPIR-V module: %w", ErrInvalidArg)
+	case !IsSPIRV(b):
+		return fmt.Errorf("engine: build: %s is not a SPIR-V module (it does not start with the magic number 0x07230203): %w", name, ErrInvalidArg)
+	case len(b)%4 != 0:
+		return fmt.Errorf("engine: build: %s is not a SPIR-V module: %d bytes are not a whole number of 32-bit words: %w", name, len(b), ErrInvalidArg)
+	case len(b) < 20:
+		return fmt.Errorf("engine: build: %s is not a SPIR-V module: %d bytes, shorter than the header's 5 words: %w", name, len(b), ErrInvalidArg)
+	}
+	return nil
+}
+
+// noSPIRV is the error for a SPIR-V module on a device that does not build SPIR-V.
+func (d *Device) noSPIRV() error {
+	switch {
+	case d.backend == "opencl" && d.info.ILVersions == "":
+		return fmt.Errorf("engine: build SPIR-V on %s (%s): the device takes no intermediate language (CL_DEVICE_IL_VERSION is empty): %w",
+			d.id, d.info.Name, ErrUnsupported)
+	case d.info.ILVersions != "":
+		return fmt.Errorf("engine: build SPIR-V on %s (%s): the device takes %s, no SPIR-V: %w", d.id, d.info.Name, d.info.ILVersions, ErrUnsupported)
+	}
+	names := make([]string, len(d.dialects))
+	for i, dl := range d.dialects {
+		names[i] = dl.String()
+	}
+	return fmt.Errorf("engine: build SPIR-V on %s (%s): the %s backend takes no SPIR-V (it builds %s): %w",
+		d.id, d.info.Name, d.backend, strings.Join(names, " and "), ErrUnsupported)
 }

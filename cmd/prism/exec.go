@@ -308,7 +308,7 @@ func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*ex
 	if err := opts.notOver(inputs...); err != nil {
 		return nil, err
 	}
-	buildOpts, err := defineOptions(opts.defines)
+	buildOpts, std, err := execBuildOptions(opts.defines)
 	if err != nil {
 		return nil, err
 	}
@@ -317,11 +317,16 @@ func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*ex
 		if src, err = readKernelFile(file); err != nil {
 			return nil, err
 		}
-		if err := checkKernelArgs(file, string(src), opts.kernel, buildOpts, args); err != nil {
+		if spirv, err := isSPIRVFile(file, src); err != nil {
 			return nil, err
+		} else if !spirv { // a SPIR-V module (by its magic number) has no C to read
+			if err := checkKernelArgs(file, string(src), opts.kernel, buildOpts, args); err != nil {
+				return nil, err
+			}
+			nameParams(args, string(src), opts.kernel, buildOpts)
 		}
-		nameParams(args, string(src), opts.kernel, buildOpts)
 	}
+	buildOpts = append(buildOpts, std...)
 	expects, tol, err := parseExpects(opts, args)
 	if err != nil {
 		return nil, err

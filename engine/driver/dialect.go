@@ -15,24 +15,30 @@ const (
 	DialectOpenCL Dialect = iota
 	// DialectCUDA is CUDA C++, for NVIDIA-only kernels. Only the CUDA backend builds it.
 	DialectCUDA
+	// DialectSPIRV is a SPIR-V module (Source.Binary), built by OpenCL devices that take
+	// it as an intermediate language (CL_DEVICE_IL_VERSION names SPIR-V;
+	// clCreateProgramWithIL).
+	DialectSPIRV
 )
 
 // dialects lists every known dialect in order, for ParseDialect.
-var dialects = []Dialect{DialectOpenCL, DialectCUDA}
+var dialects = []Dialect{DialectOpenCL, DialectCUDA, DialectSPIRV}
 
-// String returns the dialect's name: "OpenCL C" or "CUDA C++".
+// String returns the dialect's name: "OpenCL C", "CUDA C++" or "SPIR-V".
 func (d Dialect) String() string {
 	switch d {
 	case DialectOpenCL:
 		return "OpenCL C"
 	case DialectCUDA:
 		return "CUDA C++"
+	case DialectSPIRV:
+		return "SPIR-V"
 	}
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
 
 // Known reports whether d is one of the dialects this package defines.
-func (d Dialect) Known() bool { return d >= DialectOpenCL && d <= DialectCUDA }
+func (d Dialect) Known() bool { return d >= DialectOpenCL && d <= DialectSPIRV }
 
 // MarshalText encodes the dialect as its name.
 func (d Dialect) MarshalText() ([]byte, error) {
@@ -46,14 +52,14 @@ func (d Dialect) MarshalText() ([]byte, error) {
 func (d *Dialect) UnmarshalText(b []byte) error {
 	v, ok := ParseDialect(string(b))
 	if !ok {
-		return fmt.Errorf("driver: unknown dialect %q (want \"OpenCL C\" or \"CUDA C++\")", b)
+		return fmt.Errorf("driver: unknown dialect %q (want \"OpenCL C\", \"CUDA C++\" or \"SPIR-V\")", b)
 	}
 	*d = v
 	return nil
 }
 
-// ParseDialect returns the dialect named s, ignoring case ("OpenCL C", "CUDA C++", or the
-// short forms "opencl" and "cuda"), and whether s names one.
+// ParseDialect returns the dialect named s, ignoring case ("OpenCL C", "CUDA C++",
+// "SPIR-V", or the short forms "opencl" and "cuda"), and whether s names one.
 func ParseDialect(s string) (Dialect, bool) {
 	for _, d := range dialects {
 		short, _, _ := strings.Cut(d.String(), " ")
@@ -64,10 +70,13 @@ func ParseDialect(s string) (Dialect, bool) {
 	return DialectOpenCL, false
 }
 
-// Source is kernel source text in a dialect.
+// Source is kernel source text in a dialect, or a module's bytes (SPIR-V).
 type Source struct {
 	Dialect Dialect
 	Text    string
+	// Binary is the module of a binary dialect (SPIR-V's words, in the byte order of its
+	// magic number); text dialects leave it nil.
+	Binary []byte
 	// Name is the file name that compiler messages give the source ("gemm_wgmma.cu"); a
 	// backend chooses one when it is empty.
 	Name string
@@ -81,4 +90,17 @@ type DialectBuilder interface {
 	// BuildSource compiles src, whose dialect is one of Dialects, with the given options
 	// for this device. A compile failure returns a *BuildError carrying the compiler log.
 	BuildSource(src Source, options []string) (Program, error)
+}
+
+// SPIRVMagic is the first word of every SPIR-V module.
+const SPIRVMagic = 0x07230203
+
+// IsSPIRV reports whether b starts with SPIR-V's magic number, in either byte order.
+func IsSPIRV(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	le := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+	be := uint32(b[3]) | uint32(b[2])<<8 | uint32(b[1])<<16 | uint32(b[0])<<24
+	return le == SPIRVMagic || be == SPIRVMagic
 }
