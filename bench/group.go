@@ -60,6 +60,12 @@ type SplitResult struct {
 // result is read back to it each run.
 const PlacementHost = "host"
 
+// PlacementSharded is the Placement of a split whose data lies on the devices: scattered
+// once before the timing, each timed run leaving its result there (no gather), verified
+// after the timing by a gather. Its Speedup is against the fastest device alone with its
+// data resident (the one-device op, its result left in device memory).
+const PlacementSharded = "sharded"
+
 // SingleDevice is an operation on one device alone, timed by the host clock as the split:
 // through the split with the whole share on the device (Stats: the same read-back and
 // combine on the host), and as the one-device op with its result left on the device
@@ -193,7 +199,7 @@ func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*Re
 	}
 	n := 0
 	for _, op := range ops {
-		n += len(sizes(op)) * (len(devs) + 1)
+		n += len(sizes(op)) * (len(devs) + 2)
 	}
 	cfg.Progress.begin(n)
 	defer cfg.Progress.end()
@@ -203,7 +209,7 @@ func RunSplits(ctx context.Context, cfg SplitConfig, devs []*engine.Device) (*Re
 			if ctx.Err() != nil {
 				break
 			}
-			rep.Splits = append(rep.Splits, runSplit(ctx, cfg, op, size, devs, &step))
+			rep.Splits = append(rep.Splits, runSplit(ctx, cfg, op, size, devs, &step)...)
 		}
 	}
 	return rep, interrupted(ctx, rep, step)
@@ -219,11 +225,15 @@ func interrupted(ctx context.Context, rep *Report, step string) error {
 	return err
 }
 
-// runSplit measures one op at one size on each device alone, then split.
-func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, devs []*engine.Device, step *string) SplitResult {
+// runSplit measures one op at one size on each device alone, then split with its data
+// from the host, then, where the op's split runs on sharded data, split on data already
+// on the devices (runSharded).
+func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, devs []*engine.Device, step *string) []SplitResult {
 	res := SplitResult{Case: op.Name, Size: size, Devices: deviceIDs(devs)}
+	var out []SplitResult
 	p := kernels.Params{Size: size, Seed: cfg.Seed, Portable: cfg.Portable}
 	best, bestResident := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	var fastestResident string
 	for i, d := range devs {
 		if ctx.Err() == nil { // else the step that ran when it ended stays named
 			*step = fmt.Sprintf("%s %s %s alone", d.ID(), op.Name, FormatSize(size))
@@ -232,7 +242,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		sd := SingleDevice{Device: d.ID()}
 		only := make([]float64, len(devs))
 		only[i] = 1
-		st, _, err := timeSplit(ctx, cfg, op, p, devs, only)
+		st, _, err := timeSplit(ctx, cfg, op, p, devs, only, kernels.PlaceHost)
 		if err == nil {
 			sd.Resident, err = timeAlone(ctx, cfg, op, p, d)
 		}
@@ -243,7 +253,9 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 			if st.Median < best {
 				best, res.Fastest = st.Median, d.ID()
 			}
-			bestResident = min(bestResident, sd.Resident.Median)
+			if sd.Resident.Median < bestResident {
+				bestResident, fastestResident = sd.Resident.Median, d.ID()
+			}
 		}
 		res.Single = append(res.Single, sd)
 	}
@@ -251,7 +263,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		*step = fmt.Sprintf("split %s %s across %d devices", op.Name, FormatSize(size), len(devs))
 	}
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
-	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions)
+	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions, kernels.PlaceHost)
 	if si != nil {
 		res.Shape, res.Shares = si.Shape(), si.Shares()
 		res.Placement, res.Plan = PlacementHost, kernels.PlanSummary(res.Shares)
@@ -261,23 +273,65 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	}
 	if err != nil {
 		res.Err = err.Error()
-		return res
+	} else {
+		res.Verified, res.Stats = true, st
+		if res.Fastest != "" && st.Median > 0 {
+			res.Speedup = float64(best) / float64(st.Median)
+			res.SpeedupResident = float64(bestResident) / float64(st.Median)
+		}
 	}
-	res.Verified, res.Stats = true, st
-	if res.Fastest != "" && st.Median > 0 {
-		res.Speedup = float64(best) / float64(st.Median)
-		res.SpeedupResident = float64(bestResident) / float64(st.Median)
+	out = append(out, res)
+	if ctx.Err() != nil {
+		return out
 	}
-	return res
+	if sh, ok := runSharded(ctx, cfg, op, p, devs, step, res.Single, bestResident, fastestResident); ok {
+		out = append(out, sh)
+	}
+	return out
 }
 
-// timeSplit sets op up across devs with the given fractions (nil: measured), verifies one
-// run and times Count more by the host clock. The instance is closed on return; its
-// shares and shape stay readable.
-func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions []float64) (Stats, kernels.SplitInstance, error) {
-	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: fractions})
+// runSharded measures op split over devs on data already on the devices (PlacementSharded)
+// and compares it with the fastest device alone with its data resident. It returns false
+// when the op's split does not run on sharded data.
+func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, step *string, single []SingleDevice, bestResident time.Duration, fastest string) (SplitResult, bool) {
+	res := SplitResult{Case: op.Name, Size: p.Size, Devices: deviceIDs(devs), Placement: PlacementSharded, Single: single}
+	*step = fmt.Sprintf("split %s %s across %d devices, sharded data", op.Name, FormatSize(p.Size), len(devs))
+	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices, sharded data", op.Name, FormatSize(p.Size), len(devs)))
+	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions, kernels.PlaceSharded)
+	if errors.Is(err, engine.ErrUnsupported) && si == nil {
+		return res, false
+	}
+	if si != nil {
+		res.Shape, res.Shares, res.Plan = si.Shape(), si.Shares(), kernels.PlanSummary(si.Shares())
+		if m, t := si.Model(), st.Median.Seconds(); err == nil && t > 0 {
+			res.GFLOPs, res.GBs = m.Flops/t/1e9, m.Bytes/t/1e9
+		}
+	}
+	if err != nil {
+		res.Err = err.Error()
+		return res, true
+	}
+	res.Verified, res.Stats = true, st
+	if fastest != "" && st.Median > 0 {
+		res.Fastest = fastest
+		res.Speedup = float64(bestResident) / float64(st.Median)
+		res.SpeedupResident = res.Speedup
+	}
+	return res, true
+}
+
+// timeSplit sets op up across devs with the given fractions (nil: measured) and its data
+// placed as place says, verifies one run and times Count more by the host clock. On
+// sharded data the last timed run is verified too (a gather, after the timing). The
+// instance is closed on return; its shares and shape stay readable.
+func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions []float64, place kernels.Placement) (Stats, kernels.SplitInstance, error) {
+	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: fractions, Placement: place})
 	if err != nil {
 		return Stats{}, nil, err
+	}
+	if kernels.PlacementOf(si) != place { // a split that does not know where data lives
+		si.Close()
+		return Stats{}, nil, fmt.Errorf("bench: %s: no split on %s data: %w", op.Name, place, engine.ErrUnsupported)
 	}
 	defer si.Close()
 	if err := si.Run(ctx); err != nil {
@@ -287,6 +341,9 @@ func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 		return Stats{}, si, err
 	}
 	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error { return si.Run(ctx) })
+	if err == nil && place == kernels.PlaceSharded {
+		err = si.Verify(ctx)
+	}
 	return Summarize(samples), si, err
 }
 

@@ -28,7 +28,7 @@ func TestRunSplitsSaysPlan(t *testing.T) {
 		defer d.Close()
 		devs = append(devs, d)
 	}
-	ops, err := suite.Match("map/axpy/float32")
+	ops, err := suite.Match("map/axpy/float32", "sort/keys/float32")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,27 +36,46 @@ func TestRunSplitsSaysPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Splits) != 1 {
-		t.Fatalf("%d split cases, want 1", len(rep.Splits))
+	// map/axpy: a case on host data, then one on sharded data; sort/keys (no split on
+	// sharded data): its host case alone.
+	var got []string
+	for _, s := range rep.Splits {
+		got = append(got, s.Case+" "+s.Placement)
 	}
-	s := rep.Splits[0]
-	if s.Placement != PlacementHost {
-		t.Errorf("placement %q, want %q", s.Placement, PlacementHost)
+	want := []string{"map/axpy/float32 host", "map/axpy/float32 sharded", "sort/keys/float32 host"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("split cases %q, want %q", got, want)
 	}
-	if !strings.HasPrefix(s.Plan, "one device: ") && !strings.HasPrefix(s.Plan, "split over 2 devices") {
-		t.Errorf("plan %q: want the planner's choice", s.Plan)
-	}
-	used := 0
-	for _, sh := range s.Shares {
-		if sh.Units > 0 {
-			used++
+	for _, s := range rep.Splits {
+		if !s.Verified {
+			t.Errorf("%s %s: not verified: %s", s.Case, s.Placement, s.Err)
 		}
-		if sh.Alone <= 0 || sh.Predicted <= 0 {
-			t.Errorf("share %+v: want the predicted times", sh)
+		if !strings.HasPrefix(s.Plan, "one device: ") && !strings.HasPrefix(s.Plan, "split over 2 devices") {
+			t.Errorf("%s %s: plan %q: want the planner's choice", s.Case, s.Placement, s.Plan)
 		}
+		used := 0
+		for _, sh := range s.Shares {
+			if sh.Units > 0 {
+				used++
+			}
+			if sh.Alone <= 0 || sh.Predicted <= 0 {
+				t.Errorf("%s %s: share %+v: want the predicted times", s.Case, s.Placement, sh)
+			}
+			// Sharded data: a device alone pays the gather of the other's part; host data none.
+			if (sh.Gather > 0) != (s.Placement == PlacementSharded) || sh.Gather >= sh.Alone {
+				t.Errorf("%s %s: share %+v: gather %v", s.Case, s.Placement, sh, sh.Gather)
+			}
+		}
+		if strings.HasPrefix(s.Plan, "one device: ") != (used == 1) {
+			t.Errorf("%s %s: plan %q with %d devices used", s.Case, s.Placement, s.Plan, used)
+		}
+		if s.Speedup <= 0 || s.Fastest == "" || len(s.Single) != 2 {
+			t.Errorf("%s %s: speedup %v against %q, %d single devices", s.Case, s.Placement, s.Speedup, s.Fastest, len(s.Single))
+		}
+		t.Logf("%s %s: %s, speedup %.2f", s.Case, s.Placement, s.Plan, s.Speedup)
 	}
-	if strings.HasPrefix(s.Plan, "one device: ") != (used == 1) {
-		t.Errorf("plan %q with %d devices used", s.Plan, used)
+	// The sharded case is compared with the fastest device with its data resident.
+	if sh := rep.Splits[1]; sh.Speedup != sh.SpeedupResident {
+		t.Errorf("sharded: speedup %v, against resident data %v: want the same", sh.Speedup, sh.SpeedupResident)
 	}
-	t.Logf("%s: %s", s.Case, s.Plan)
 }

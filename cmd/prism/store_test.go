@@ -532,7 +532,8 @@ func TestStoreGroupRuns(t *testing.T) {
 	if err != nil || !strings.Contains(errOut, "run 2 in "+path) {
 		t.Fatalf("split: %v\n%s", err, errOut)
 	}
-	if rep, err = s.Export(context.Background(), 2); err != nil || len(rep.Splits) != 1 {
+	// reduce/sum splits on host data, then on sharded data: two cases.
+	if rep, err = s.Export(context.Background(), 2); err != nil || len(rep.Splits) != 2 || rep.Splits[0].Placement != "host" || rep.Splits[1].Placement != "sharded" {
 		t.Errorf("the split's run: %v %+v", err, rep)
 	}
 	if runs := mustRuns(t, path); len(runs) != 2 || len(runs[0].Devices) != 2 {
