@@ -60,7 +60,7 @@ func Markdown(w io.Writer, rep *bench.Report, baseline string) error {
 		}
 	}
 	if len(r.Splits) > 0 {
-		mdGrid(r.splitGrid(), 3)
+		mdGrid(r.splitGrid(), 5) // numbers from time on
 	}
 	if len(r.Collectives) > 0 {
 		mdGrid(r.collectiveGrid(), 1)

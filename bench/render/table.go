@@ -565,7 +565,8 @@ func (r view) deviceLabel(id string) string { return r.deviceLabels([]string{id}
 // speedup, and per device its share and its time alone (and, in a wide table, the
 // one-device op's time with its result left on the device).
 func (r view) splitGrid() *resultGrid {
-	g := &resultGrid{cols: []tableCol{{"split", -1, colLabel}, {"size", -1, colLabel}, {"devices", -1, colLabel}, {"time", -1, colLabel}, {"speedup", -1, colLabel}}}
+	g := &resultGrid{cols: []tableCol{{"split", -1, colLabel}, {"size", -1, colLabel}, {"devices", -1, colLabel}, {"data", -1, colLabel}, {"plan", -1, colLabel},
+		{"time", -1, colLabel}, {"speedup", -1, colLabel}}}
 	var devs []string // the devices of any split, in the report's order
 	for _, d := range r.Devices {
 		for _, s := range r.Splits {
@@ -597,7 +598,11 @@ func (r view) splitGrid() *resultGrid {
 				}
 			}
 		}
-		row := []string{s.Case, bench.FormatSize(s.Size), r.deviceLabels(s.Devices), time, speedup}
+		data := s.Placement
+		if data == "" {
+			data = "-"
+		}
+		row := []string{s.Case, bench.FormatSize(s.Size), r.deviceLabels(s.Devices), data, r.planShort(s.Plan), time, speedup}
 		for _, id := range devs {
 			share, alone, resident := "-", "-", "-"
 			for _, sh := range s.Shares {
@@ -622,12 +627,35 @@ func (r view) splitGrid() *resultGrid {
 		g.rows = append(g.rows, term.SafeAll(row))
 	}
 	g.legend = []string{
-		"split: the op across the devices listed, each its share of the work, the result combined on the host; time: its median (host clock)",
+		"split: the op across the devices listed, each its share of the work; time: its median (host clock)",
+		"data: host (inputs from the host, the result combined on the host each run) or sharded (the data on the devices before the timing, the result left there); -: not recorded",
+		"plan: the planner's choice: one device [i] (a split was predicted slower), or split over n devices; (given): the shares were given",
 		"[i] alone: device [i] with the whole op, its result combined on the host as the split's; [i] resident: the one-device op with its result left on the device",
-		"speedup: the fastest device alone / the split (in brackets: the fastest resident / the split); above 1: the split is faster",
+		"speedup: host data: the fastest device alone / the split (in brackets: the fastest resident / the split); sharded data: the fastest resident / the split; above 1: the split is faster",
 		"-: the device had no share, or the figure is missing",
 	}
 	return g
+}
+
+// planShort is the planner's choice (kernels.PlanSummary's words) in a cell: "one device
+// [i]", "split over n", with " (given)" where the shares were given; "-" where none was
+// recorded, and the words themselves where they are not the planner's.
+func (r view) planShort(plan string) string {
+	given := ""
+	if strings.Contains(plan, "(shares given)") {
+		given = " (given)"
+	}
+	switch {
+	case plan == "":
+		return "-"
+	case strings.HasPrefix(plan, "one device: "):
+		id, _, _ := strings.Cut(strings.TrimPrefix(plan, "one device: "), " (")
+		return "one device " + r.deviceLabel(id) + given
+	case strings.HasPrefix(plan, "split over "):
+		n, _, _ := strings.Cut(strings.TrimPrefix(plan, "split over "), " ")
+		return "split over " + n + given
+	}
+	return plan
 }
 
 // collectiveGrid is the table of the report's collectives.

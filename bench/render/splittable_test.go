@@ -1,0 +1,87 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestSplitTableSaysPlacementAndPlan: the split table (text and Markdown) shows where each
+// case's data lived (host, sharded, - where the report did not record it) and the
+// planner's choice in short (one device [i], split over n, (given) for given shares), so
+// that a reader needs no JSON to tell them apart; planShort keeps words it does not know.
+func TestSplitTableSaysPlacementAndPlan(t *testing.T) {
+	rep := readKind(t, []string{"split.json"})
+	if len(rep.Splits) < 2 {
+		t.Fatalf("split.json: %d splits, want 2", len(rep.Splits))
+	}
+	host, old := rep.Splits[0], rep.Splits[1]
+	host.Placement, host.Plan = "host", "one device: opencl:0:0 (a split is predicted 85% slower)"
+	sharded := host
+	sharded.Placement, sharded.Plan = "sharded", "split over 2 devices (predicted 40% faster than opencl:0:0 alone)"
+	given := host
+	given.Placement, given.Plan = "sharded", "split over 2 devices (shares given)"
+	old.Placement, old.Plan = "", ""
+	rep.Splits = append(rep.Splits[:0], host, sharded, given, old)
+	v := view{rep}
+	first := v.deviceLabel("opencl:0:0")
+	for _, c := range []struct{ plan, want string }{
+		{host.Plan, "one device " + first},
+		{sharded.Plan, "split over 2"},
+		{given.Plan, "split over 2 (given)"},
+		{"one device: opencl:0:0 (shares given)", "one device " + first + " (given)"},
+		{"", "-"},
+		{"something else", "something else"},
+	} {
+		if got := v.planShort(c.plan); got != c.want {
+			t.Errorf("planShort(%q) = %q, want %q", c.plan, got, c.want)
+		}
+	}
+	g := v.splitGrid()
+	want := [][2]string{{"host", "one device " + first}, {"sharded", "split over 2"}, {"sharded", "split over 2 (given)"}, {"-", "-"}}
+	if len(g.rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(g.rows), len(want))
+	}
+	col := func(head string) int {
+		for i, c := range g.cols {
+			if c.head == head {
+				return i
+			}
+		}
+		t.Fatalf("no column %q", head)
+		return -1
+	}
+	data, plan := col("data"), col("plan")
+	for i, w := range want {
+		if g.rows[i][data] != w[0] || g.rows[i][plan] != w[1] {
+			t.Errorf("row %d: data %q, plan %q; want %q, %q", i, g.rows[i][data], g.rows[i][plan], w[0], w[1])
+		}
+	}
+	var text, md bytes.Buffer
+	if err := Table(&text, rep, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, rep, ""); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"table": text.String(), "markdown": md.String()} {
+		for _, w := range []string{"sharded", "host", "one device " + first, "split over 2 (given)", "data: host"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("the %s lacks %q:\n%s", name, w, out)
+			}
+		}
+	}
+	// Markdown: the new columns are text (left-aligned), the figures from time on numbers.
+	aligned := 0
+	for _, l := range strings.Split(md.String(), "\n") {
+		if strings.HasPrefix(l, "|---|---|---|---|---|") {
+			aligned++
+			if !strings.HasPrefix(l, "|---|---|---|---|---|--:|") && !strings.HasPrefix(l, "|---|---|---|---|---|---:|") {
+				t.Errorf("markdown alignment %q: want five text columns, then numbers", l)
+			}
+		}
+	}
+	if aligned == 0 {
+		t.Errorf("the markdown has no split table:\n%s", md.String())
+	}
+}
