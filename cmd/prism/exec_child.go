@@ -143,6 +143,13 @@ func runChild(cmd *cobra.Command) error {
 	defer out.Close()
 	enc := gob.NewEncoder(out)
 	reply := childRun(cmd.Context(), &job, func(h *childHello) error { return enc.Encode(h) })
+	if cmd.Context().Err() != nil && reply.Result.Local == nil {
+		// Interrupted before the launch, perhaps in a build it abandoned: file descriptor
+		// 2 may still be the OpenCL backend's capture of the compiler's output, whose
+		// lines (the signal's note, the abandoned build's trace) reach stderr through a
+		// goroutine. Give it the time to pass them on before the process exits.
+		time.Sleep(200 * time.Millisecond)
+	}
 	return enc.Encode(reply)
 }
 
