@@ -10,9 +10,12 @@ import (
 // specification, and the atom_* functions of its extensions) and each one's state on the
 // CUDA translation, one row a function, tab-separated, with a header row. Its columns:
 //
-//	section     the specification's section (6.12.2, ...; 9.5 and 9.7 for the extensions)
+//	section     the specification's section (6.12.2, ...; 9.5 and 9.7 for the extensions),
+//	            or 2.0+ for what OpenCL C 2.0 and 3.0 add
 //	group       work-item, math, half_math, native_math, integer, common, geometric,
-//	            relational, vload, sync, async, atomic, atomic64, misc_vector, printf, image
+//	            relational, vload, sync, async, atomic, atomic64, misc_vector, printf, image;
+//	            for OpenCL C 2.0 and later (section 2.0+): subgroup, workgroup, pipe,
+//	            enqueue, atomic_c11, address_space
 //	name        the function's name; {n} stands for each vector width of the widths column
 //	            (vload{n}: vload2, vload3, ...)
 //	signature   result:arguments in the codes of docs/BUILTINS.md (g the row's type, i the

@@ -21,6 +21,8 @@ import (
 //	workitems.cuh    work-item functions, barriers and fences
 //	async.cuh        async_work_group_copy, its strided form, wait_group_events, prefetch
 //	atomics.cuh      atomic_* and atom_* on 32-bit integers, atom_* on 64-bit ones
+//	subgroups.cuh    OpenCL C 3.0's subgroups as warps: their work-item functions,
+//	                 barrier, votes, broadcast, reductions and scans (warp shuffles)
 //	math.cuh         integer and common functions, float and double math, native_*
 //	vectors.cuh      vector types, operators, literals, swizzles, as_<type>
 //	conversions.cuh  convert_<type>[_sat][_rte|_rtz|_rtp|_rtn]
@@ -40,7 +42,7 @@ var preludeFS embed.FS
 
 // preludeOrder names the files of prelude/ in the order above.
 var preludeOrder = []string{"dialect.cuh", "environment.cuh", "types.cuh", "workitems.cuh", "async.cuh", "atomics.cuh",
-	"math.cuh", "vectors.cuh", "conversions.cuh", "vload.cuh", "constants.cuh", "builtins.cuh", "geometric.cuh",
+	"subgroups.cuh", "math.cuh", "vectors.cuh", "conversions.cuh", "vload.cuh", "constants.cuh", "builtins.cuh", "geometric.cuh",
 	"half.cuh", "names.cuh"}
 
 // prelude is the concatenation, made once.

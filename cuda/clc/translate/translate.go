@@ -58,6 +58,7 @@ func rewriteProgram(src, name string) (Program, error) {
 	t.rewrite(toks, 0, false)
 	t.kernelParams(toks)
 	helperParams(toks)
+	programScopeGlobals(toks)
 	if t.err != nil {
 		return Program{}, t.err
 	}
@@ -155,7 +156,9 @@ var unsupported = sync.OnceValue(func() map[string]string {
 	for _, b := range builtins() {
 		if b.state == "refused" {
 			for _, n := range b.names() {
-				m[n] = b.note
+				if n != "pipe" { // a keyword only before a type: refused in rewrite
+					m[n] = b.note
+				}
 			}
 		}
 	}
@@ -355,6 +358,10 @@ func (t *translator) rewrite(toks []token, base int, macro bool) {
 		case tkIdent:
 			if msg, ok := unsupported()[tk.text]; ok {
 				t.fail(base+tk.off, "%s (%s)", msg, tk.text)
+			}
+			// OpenCL C 2.0's pipe qualifier (pipe int p), not a variable named pipe.
+			if tk.text == "pipe" && at(k+1) != nil && at(k+1).kind == tkIdent && !is(k-1, ".") && !is(k-1, "->") {
+				t.fail(base+tk.off, "pipes have no CUDA counterpart (pipe)")
 			}
 			if tk.text == "printf" && is(k+1, "(") && at(k+2) != nil && at(k+2).kind == tkString {
 				if v := printfVectorRE.FindString(at(k + 2).text); v != "" {
@@ -742,5 +749,25 @@ func (t *translator) directive(tk *token, base int) {
 	}
 	if s := b.String(); s != tk.text {
 		tk.out = &s
+	}
+}
+
+// programScopeGlobals makes OpenCL C 2.0's program-scope variables in the global address
+// space (__global int count = 0; at file scope) CUDA's __device__ variables, which live
+// as long as the module and are shared by every launch of its kernels, as OpenCL's are by
+// a program's: a __global outside every body, initializer and parameter list. Inside a
+// function, __global qualifies pointers only, and the prelude defines it away.
+func programScopeGlobals(toks []token) {
+	braces, parens := 0, 0
+	for _, i := range significantIndices(toks) {
+		tk := &toks[i]
+		switch {
+		case tk.kind == tkPunct && (tk.text == "{" || tk.text == "}"):
+			braces += map[string]int{"{": 1, "}": -1}[tk.text]
+		case tk.kind == tkPunct && (tk.text == "(" || tk.text == ")"):
+			parens += map[string]int{"(": 1, ")": -1}[tk.text]
+		case tk.kind == tkIdent && (tk.text == "__global" || tk.text == "global") && braces == 0 && parens == 0:
+			tk.replace("__device__")
+		}
 	}
 }
