@@ -88,6 +88,12 @@ out and inout buffer to NAME.DEVICE.npy (a NumPy .npy file; the device ID with '
 ':') in the current directory or --save-dir. Then it runs --warmup times and
 --count times more, timed by device events: median and min per device.
 
+FILE may also be a SPIR-V module (known by its magic number, whatever its name: clang
+-cl-std=CL1.2 -target spir64 -emit-llvm, then llvm-spirv), built where the device takes an
+intermediate language (prism devices lists the ILs); elsewhere it is refused by name.
+-D -cl-std=CL3.0 (CL1.1, CL1.2, CL2.0) compiles as that version of OpenCL C where the device
+compiles it, and is refused before the build, naming the versions it has, where not.
+
 --expr runs an element-wise expression as one generated kernel instead of FILE.cl (as
 fuse.Compile does): assignments separated by ';', + - * / %, comparisons under ?:, and
 math calls (exp, log, sqrt, sin, tanh, pow, min, max, fma, ...). Each --arg is then

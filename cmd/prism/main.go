@@ -7,7 +7,8 @@
 //	1    an error (the message says which)
 //	2    bad usage (unknown command or flag, bad argument)
 //	3    no compute device or backend available
-//	4    a result failed verification
+//	4    a result failed verification (prism exec: also a guard band overrun, a --check
+//	     finding or an --expect mismatch)
 //	5    the device cannot run what was asked (a variant, precision or operation it
 //	     lacks); prism bench reports such cases as skipped and goes on
 //	6    the results store could not be opened, read or written, or is damaged (a run's

@@ -49,7 +49,8 @@ compare, plot and export take run references where they take report files: @last
 'prism publish DIR' writes the store as a static web site, 'prism serve' previews it.
 
 Exit codes: 0 success, 1 error, 2 bad usage (unknown command or flag, bad argument),
-3 no device or backend available, 4 a result failed verification, 5 the device cannot
+3 no device or backend available, 4 a result failed verification (for prism exec also
+an overrun guard band, a --check finding or an --expect mismatch), 5 the device cannot
 run what was asked (a variant, precision or operation it lacks, such as --variant cuda-mma
 on a CPU; the message says why; prism bench reports such cases as skipped and goes on),
 6 the results store could not be opened, read or written (the report is written first),
