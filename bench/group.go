@@ -60,6 +60,17 @@ type SplitResult struct {
 // result is read back to it each run.
 const PlacementHost = "host"
 
+// devicesText names the devices of a split joined by "+", and, for data not from the
+// host, where it lived ("opencl:0:0+opencl:1:0 (sharded data)"): a split on host data
+// and the same split on sharded data are two cases of a report.
+func (s SplitResult) devicesText() string {
+	d := strings.Join(s.Devices, "+")
+	if s.Placement != "" && s.Placement != PlacementHost {
+		d += " (" + s.Placement + " data)"
+	}
+	return d
+}
+
 // PlacementSharded is the Placement of a split whose data lies on the devices: scattered
 // once before the timing, each timed run leaving its result there (no gather), verified
 // after the timing by a gather. Its Speedup is against the fastest device alone with its
@@ -284,7 +295,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	if ctx.Err() != nil {
 		return out
 	}
-	if sh, ok := runSharded(ctx, cfg, op, p, devs, step, res.Single, bestResident, fastestResident); ok {
+	if sh, ok := runSharded(ctx, cfg, op, p, devs, step, bestResident, fastestResident); ok {
 		out = append(out, sh)
 	}
 	return out
@@ -293,8 +304,9 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 // runSharded measures op split over devs on data already on the devices (PlacementSharded)
 // and compares it with the fastest device alone with its data resident. It returns false
 // when the op's split does not run on sharded data.
-func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, step *string, single []SingleDevice, bestResident time.Duration, fastest string) (SplitResult, bool) {
-	res := SplitResult{Case: op.Name, Size: p.Size, Devices: deviceIDs(devs), Placement: PlacementSharded, Single: single}
+func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, step *string, bestResident time.Duration, fastest string) (SplitResult, bool) {
+	// The devices alone are the host case's (its Single), not repeated here.
+	res := SplitResult{Case: op.Name, Size: p.Size, Devices: deviceIDs(devs), Placement: PlacementSharded}
 	*step = fmt.Sprintf("split %s %s across %d devices, sharded data", op.Name, FormatSize(p.Size), len(devs))
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices, sharded data", op.Name, FormatSize(p.Size), len(devs)))
 	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions, kernels.PlaceSharded)

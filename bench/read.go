@@ -477,7 +477,7 @@ func Merge(names []string, reps ...*Report) (*Report, error) {
 			return nil, fmt.Errorf("bench: the reports hold more than %d devices: %w", MaxReportDevices, engine.ErrInvalidArg)
 		}
 		for _, s := range r.Splits {
-			k := fmt.Sprintf("split %s %s across %s", s.Case, FormatSize(s.Size), strings.Join(s.Devices, "+"))
+			k := fmt.Sprintf("split %s %s across %s", s.Case, FormatSize(s.Size), s.devicesText())
 			if _, ok := groups[k]; ok {
 				return nil, twice(k, i)
 			}

@@ -47,7 +47,7 @@ func (r *Report) GroupRows() []GroupRow {
 		for _, sh := range s.Shares {
 			res.Figures["share_"+sh.Device] = sh.Fraction
 		}
-		out = append(out, GroupRow{KindSplit, strings.Join(s.Devices, "+"), &res})
+		out = append(out, GroupRow{KindSplit, s.devicesText(), &res})
 		for _, sd := range s.Single {
 			a := caseOf(s.Case, s.Size)
 			a.Variant, a.Shape, a.Stats, a.Verified, a.Err = KindAlone, s.Shape, sd.Stats, sd.Err == "", sd.Err
