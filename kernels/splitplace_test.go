@@ -84,6 +84,33 @@ func TestPlanSharesPlaced(t *testing.T) {
 	}
 }
 
+// TestPlanSummaryNoShare: sharded data on a fast and a very slow device (its latency
+// alone above the fast one's whole time): the fast device runs it all, and the summary
+// says that no other device finishes a share in time, not that a split missed the margin.
+func TestPlanSummaryNoShare(t *testing.T) {
+	fast, slow := new(engine.Device), new(engine.Device)
+	devs := []*engine.Device{fast, slow}
+	probe := func(_ context.Context, d *engine.Device, units int) (time.Duration, error) {
+		if d == slow {
+			return 50*time.Millisecond + time.Duration(units), nil
+		}
+		return time.Duration(units), nil // 1 ns a unit, no latency
+	}
+	gather := func(_ context.Context, _ *engine.Device, units int) (time.Duration, error) {
+		return time.Duration(units), nil
+	}
+	s, err := PlanSharesPlaced(t.Context(), devs, 1<<20, 4096, SplitOptions{Placement: PlaceSharded}, probe, nil, gather)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s[0].Units != 1<<20 || s[1].Units != 0 {
+		t.Fatalf("shares %+v: want all on the fast device", s)
+	}
+	if got, want := PlanSummary(s), "one device:  (no other device finishes a share in time)"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}
+
 // TestCheckSharded: a split that runs on sharded data takes either placement; one that
 // does not refuses sharded data as unsupported; an unknown placement is refused.
 func TestCheckSharded(t *testing.T) {

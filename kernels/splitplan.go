@@ -216,6 +216,11 @@ func PlanSummary(s []Share) string {
 		if pred >= alone {
 			return fmt.Sprintf("one device: %s (a split is predicted %.0f%% slower)", one, 100*(pred/alone-1))
 		}
+		if pred < (1-splitMargin)*alone {
+			// Faster than alone, yet one device: no other device would finish a share in the
+			// time (sharded data: the gather that one device alone pays is what is saved).
+			return fmt.Sprintf("one device: %s (no other device finishes a share in time)", one)
+		}
 		return fmt.Sprintf("one device: %s (a split is predicted only %.0f%% faster, under the %.0f%% margin)", one, 100*(1-pred/alone), 100*splitMargin)
 	}
 	return fmt.Sprintf("split over %d devices (predicted %.0f%% faster than %s alone)", used, 100*(1-pred/alone), s[best].Device)
