@@ -37,19 +37,16 @@ if [ "$pkg" = cl ]; then
   args=(-test.skip "Split|$offsets")
   checks2=(--check-api --data-races) args2=(-test.run "$offsets")
 fi
-case $pkg in
-kernels/elementwise | kernels/reduce | kernels/gemm)
-  # The sharded ops' tests scatter data laid out in blocks: each device's part is written
-  # from the host a block at a time, at non-zero offsets, which Oclgrind 21.10 marks as
-  # uninitialized (as in cl's case below); the kernels that read those parts are reported
-  # (map_exp, map_relu, reduce_sum: only under the blocks layout; rows, written whole, give
-  # no report), though every output checks bit for bit against the one-device op on PoCL
-  # and Rusticl. They run in a second pass that checks the API, races and bounds, not
-  # initialization.
-  args=(-test.skip 'Split|Sharded')
-  checks2=(--check-api --data-races) args2=(-test.run 'Sharded')
-  ;;
-esac
+if [ "$pkg" = kernels/elementwise ]; then
+  # TestShardedMap chains map_relu on the output of a map over data laid out in blocks, and
+  # Oclgrind 21.10 reports the values map_relu reads there as uninitialized, though every
+  # element checks bit for bit against the one-device op on PoCL and Rusticl (rows give no
+  # report; the blocks are written whole since shard.Scatter puts each part together on
+  # the host, which cleared reduce's and gemm's reports). Not explained yet: it runs in a
+  # second pass that checks the API, races and bounds, not initialization.
+  args=(-test.skip 'Split|TestShardedMap')
+  checks2=(--check-api --data-races) args2=(-test.run 'TestShardedMap')
+fi
 [ $# -gt 0 ] && { args=("$@"); checks2=(); }
 rm -f "$log"
 fifodir=$(mktemp -d) || exit 1

@@ -220,9 +220,22 @@ func Scatter[T engine.Scalar](ctx context.Context, qs []*engine.Queue, host []T,
 	}
 	err = b.each(func(i int) error {
 		p := b.parts[i]
-		return b.pieces(i, func(whole, local, m int) error {
-			return p.Buf.Write(ctx, p.Queue, local, host[whole:whole+m])
+		if b.layout.Kind != Blocks {
+			return b.pieces(i, func(whole, local, m int) error {
+				return p.Buf.Write(ctx, p.Queue, local, host[whole:whole+m])
+			})
+		}
+		// A part of blocks is put together on the host and written whole: one transfer
+		// rather than one a block, and the device sees a buffer written at once.
+		if p.Len == 0 {
+			return nil
+		}
+		part := make([]T, p.Len)
+		b.pieces(i, func(whole, local, m int) error {
+			copy(part[local:local+m], host[whole:whole+m])
+			return nil
 		})
+		return p.Buf.Write(ctx, p.Queue, 0, part)
 	})
 	if err != nil {
 		b.Close()
