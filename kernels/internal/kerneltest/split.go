@@ -2,6 +2,8 @@ package kerneltest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -93,5 +95,74 @@ func CheckShares(t *testing.T, sh []kernels.Share, n int, f []float64) {
 	}
 	if sum != n {
 		t.Fatalf("shares %+v cover %d units, want %d", sh, sum, n)
+	}
+}
+
+// ShardedCase is an op of a family, a size and given shares (nil: measured) that
+// CheckSplitSharded sets up on sharded data.
+type ShardedCase struct {
+	Op   string
+	Size int
+	Frac []float64
+}
+
+// CheckSplitSharded sets each case's op of fam up on sharded data (kernels.PlaceSharded:
+// the inputs scattered over devs once, each run leaving its result there) and checks that
+// the instance says so, refuses to verify before a run, and verifies after each of two runs
+// (Verify gathers the result); measured shares carry the gather a device alone would pay.
+// Given shares of two devices are made even where devs holds another number. Each op of
+// unsupported, which has no split on sharded data, must be refused as unsupported.
+func CheckSplitSharded(t *testing.T, fam kernels.Family, devs []*engine.Device, cases []ShardedCase, unsupported ...string) {
+	t.Helper()
+	byName := func(name string) kernels.Op {
+		for _, op := range fam.Ops {
+			if op.Name == name {
+				return op
+			}
+		}
+		t.Fatalf("no op %s", name)
+		return kernels.Op{}
+	}
+	for _, c := range cases {
+		frac := c.Frac
+		if frac != nil && len(devs) != 2 {
+			frac = Evenly(len(devs))
+		}
+		t.Run(fmt.Sprintf("%s/%d/%v", c.Op, c.Size, frac), func(t *testing.T) {
+			o := kernels.SplitOptions{Fractions: frac, Placement: kernels.PlaceSharded}
+			si, err := byName(c.Op).Split(t.Context(), devs, kernels.Params{Size: c.Size, Seed: 3}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer si.Close()
+			if p := kernels.PlacementOf(si); p != kernels.PlaceSharded {
+				t.Fatalf("placement %v, want sharded", p)
+			}
+			if err := si.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
+				t.Fatalf("verify before a run: %v, want invalid argument", err)
+			}
+			for range 2 {
+				if err := si.Run(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if err := si.Verify(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if frac == nil && len(devs) > 1 {
+				for _, sh := range si.Shares() {
+					if sh.Gather <= 0 || sh.Alone <= sh.Gather {
+						t.Errorf("%s: gather %v, alone %v: want a gather, within the time alone", sh.Device, sh.Gather, sh.Alone)
+					}
+				}
+			}
+			t.Logf("%s", kernels.PlanSummary(si.Shares()))
+		})
+	}
+	for _, name := range unsupported {
+		_, err := byName(name).Split(t.Context(), devs, kernels.Params{Size: 64, Seed: 3}, kernels.SplitOptions{Placement: kernels.PlaceSharded})
+		if !errors.Is(err, engine.ErrUnsupported) {
+			t.Errorf("%s on sharded data: %v, want unsupported", name, err)
+		}
 	}
 }
