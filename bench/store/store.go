@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -85,11 +86,33 @@ func open(ctx context.Context, dsn string, busy time.Duration) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Processes that open one store at once take turns from its creation to its
+	// migration: a file created, switched to WAL and given its tables by several processes
+	// together could lose the writes of some of them.
+	unlock := lockDir(filepath.Dir(path))
+	defer unlock()
 	db, err := sql.Open(sqliteDialect.driver, conn)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	return start(ctx, &Store{db: db, d: sqliteDialect, path: path, busy: busy})
+}
+
+// lockDir holds an exclusive advisory lock (flock) on dir until the returned function is
+// called; where dir cannot be locked it returns at once and nothing is held.
+func lockDir(dir string) (unlock func()) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return func() {}
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
 }
 
 // start connects to the store s opened and migrates it, or closes it and returns why not.
