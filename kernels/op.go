@@ -61,6 +61,12 @@ type Params struct {
 	// ("BM=128 BN=256 ..."); empty takes the tunings `prism tune` saved for the device
 	// (LookupTuned), else the variant's table. A variant without tunables refuses it.
 	Tunables string
+	// Shape, where set, is the problem's shape given explicitly instead of the one Size
+	// gives, spelled as the op's family spells it: "MxNxK" for GEMM ("4096x1024x512": A
+	// M x K, B K x N, C M x N; batched GEMM: each matrix of the batch), any dimensions
+	// the kernels take, tile multiples or not. Size is then not read. Families that take
+	// no shape refuse one (CheckSize) with an error wrapping engine.ErrUnsupported.
+	Shape string
 }
 
 // Instance is an operation set up on one device at one size. Not safe for concurrent use.
@@ -134,8 +140,14 @@ type Model struct {
 }
 
 // CheckSize rejects sizes below 1 with an error naming the op (the first check of every
-// Setup).
+// Setup), and a Shape, which the families that call it do not take, with an error naming
+// the family and wrapping engine.ErrUnsupported (a family that takes a shape checks it
+// itself).
 func CheckSize(name string, p Params) error {
+	if p.Shape != "" {
+		family, _, _ := strings.Cut(name, "/")
+		return fmt.Errorf("kernels: %s: the %s family takes a size, not a shape (asked for %q): %w", name, family, p.Shape, engine.ErrUnsupported)
+	}
 	if p.Size < 1 {
 		return fmt.Errorf("kernels: %s: size %d; must be at least 1: %w", name, p.Size, engine.ErrInvalidArg)
 	}

@@ -165,8 +165,8 @@ func (op Op) Pick(dev *engine.Device, p Params) (Variant, error) {
 // does not fit, ...).
 func (op Op) Setup(ctx context.Context, q *engine.Queue, p Params) (Instance, error) {
 	// A bad size is the caller's whatever the variant: checked before a variant loads a
-	// library that may be missing.
-	if err := CheckSize(op.Name, p); err != nil {
+	// library that may be missing. A shape is checked by the family that takes it.
+	if err := CheckSize(op.Name, p); err != nil && p.Shape == "" {
 		return nil, err
 	}
 	v, err := op.Pick(q.Device(), p)

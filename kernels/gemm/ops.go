@@ -231,13 +231,9 @@ func (in *gemmInstance[In, Out]) Tunables() string { return in.tunables }
 // newGEMMInstance sets up the shape and input sets of a GEMM op and the output D; mk
 // readies the implementation (nil for vendor variants, which run a library instead).
 func newGEMMInstance[In InputType, Out kernels.Float](ctx context.Context, q *engine.Queue, name string, prec Precision, ta, tb bool, batch int, p kernels.Params, mk func(*engine.Device) (Runner[In, Out], error)) (_ *gemmInstance[In, Out], err error) {
-	if err := kernels.CheckSize(name, p); err != nil {
+	s, err := shapeOf(name, ta, tb, batch, p) // p.Shape, else p.Size's square (shape.go)
+	if err != nil {
 		return nil, err
-	}
-	n := max(int(math.Round(math.Sqrt(float64(p.Size)/float64(batch)))), 1)
-	s := GEMMShape{TransA: ta, TransB: tb, M: n, N: n, K: n, Batch: batch}.WithDefaults()
-	if err := checkShape(s); err != nil {
-		return nil, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
 	}
 	if kernels.TypeOf[Out]().FP64 && !q.Device().Info().FP64 {
 		return nil, fmt.Errorf("kernels: %s has no fp64: %w", q.Device().ID(), engine.ErrUnsupported)
@@ -359,13 +355,7 @@ func (in *gemmInstance[In, Out]) Model() kernels.Model {
 	return GEMMModelOf(in.shape, engine.SizeOf[In](), engine.SizeOf[Out]())
 }
 
-func (in *gemmInstance[In, Out]) Shape() string {
-	s := fmt.Sprintf("M=N=K=%d", in.shape.M)
-	if in.shape.Batch > 1 {
-		s = fmt.Sprintf("batch=%d %s", in.shape.Batch, s)
-	}
-	return s
-}
+func (in *gemmInstance[In, Out]) Shape() string { return shapeText(in.shape) }
 
 func (in *gemmInstance[In, Out]) Close() error {
 	var errs []error
