@@ -300,6 +300,7 @@ type blas struct {
 	lib     driver.Library
 	spare   C.cublasHandle_t // made by BLAS, given to the first stream
 	handles map[cuStream]C.cublasHandle_t
+	lt      blasLt // cuBLASLt's handles, workspaces and plans (blaslt.go)
 	mu      sync.Mutex
 	closed  bool
 }
@@ -564,6 +565,7 @@ func (b *blas) Close() error {
 			errs = append(errs, checkBLAS("cublasDestroy_v2", BLASStatus(C.prism_cublas_destroy(h))))
 		}
 		b.spare, b.handles = nil, nil
+		errs = append(errs, b.lt.close())
 		return nil
 	})
 	if err != nil {

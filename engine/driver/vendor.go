@@ -14,10 +14,15 @@ import (
 // ElemType is the element type of a vendor routine's data.
 type ElemType int
 
-// Element types. A complex element is a pair of them (re, im), interleaved.
+// Element types. A complex element is a pair of them (re, im), interleaved. The 16- and
+// 8-bit floats are the inputs of a mixed-precision GEMM only (MixedBLAS).
 const (
 	Float32 ElemType = iota + 1
 	Float64
+	Float16    // IEEE binary16
+	BFloat16   // bfloat16: float32's upper 16 bits
+	Float8E4M3 // OCP float8 E4M3
+	Float8E5M2 // OCP float8 E5M2
 )
 
 // Size returns the size in bytes of one element (0 for an unknown type).
@@ -27,17 +32,30 @@ func (t ElemType) Size() int {
 		return 4
 	case Float64:
 		return 8
+	case Float16, BFloat16:
+		return 2
+	case Float8E4M3, Float8E5M2:
+		return 1
 	}
 	return 0
 }
 
-// String returns "float32" or "float64".
+// String returns the type's name as the GEMM ops spell it: "float32", "float64",
+// "float16", "bfloat16", "float8e4m3", "float8e5m2".
 func (t ElemType) String() string {
 	switch t {
 	case Float32:
 		return "float32"
 	case Float64:
 		return "float64"
+	case Float16:
+		return "float16"
+	case BFloat16:
+		return "bfloat16"
+	case Float8E4M3:
+		return "float8e4m3"
+	case Float8E5M2:
+		return "float8e5m2"
 	}
 	return fmt.Sprintf("ElemType(%d)", int(t))
 }
@@ -103,6 +121,56 @@ type GemmArgs struct {
 	// Batch is the number of products; matrix z of X starts at element z*StrideX.
 	Batch                     int
 	StrideA, StrideB, StrideC int64
+}
+
+// GemmCompute is the arithmetic of a mixed-precision GEMM (MixedBLAS).
+type GemmCompute int
+
+// Arithmetics of a mixed-precision GEMM.
+const (
+	// ComputeFloat32 multiplies the inputs as stored (the products of 16- and 8-bit floats
+	// are exact in float32) and accumulates in float32.
+	ComputeFloat32 GemmCompute = iota
+	// ComputeTF32 multiplies float32 inputs as tf32 (10 explicit mantissa bits) on the
+	// tensor cores and accumulates in float32.
+	ComputeTF32
+)
+
+// String returns "float32" or "tf32".
+func (c GemmCompute) String() string {
+	switch c {
+	case ComputeFloat32:
+		return "float32"
+	case ComputeTF32:
+		return "tf32"
+	}
+	return fmt.Sprintf("GemmCompute(%d)", int(c))
+}
+
+// MixedBLAS is implemented by BLAS handles that offer a GEMM whose inputs A and B are
+// 16- or 8-bit floats while C is float32, or float32 inputs multiplied as tf32: cuBLASLt
+// on CUDA. engine answers ErrUnsupported where a handle lacks it.
+type MixedBLAS interface {
+	// MixedLibrary loads the library that computes the mixed-precision GEMMs (on first use
+	// in the process; it may be another library than Library's, as cuBLASLt is beside
+	// cuBLAS) and describes it. A library that is not installed gives an error wrapping
+	// engine.ErrUnavailable that names every file tried.
+	MixedLibrary() (Library, error)
+	// GemmMixed enqueues a mixed-precision GEMM on q, a queue of the BLAS's device, like
+	// BLAS.Gemm. A combination of types, arithmetic, layout or device that the library
+	// does not compute gives an error wrapping engine.ErrUnsupported that names it and
+	// says why, before anything is enqueued where the rule is known in advance.
+	GemmMixed(q Queue, g MixedGemmArgs) (Event, error)
+}
+
+// MixedGemmArgs is one mixed-precision GEMM, validated as GemmArgs. GemmArgs.Type is the
+// type of C and of the accumulation (Float32; Alpha and Beta are exact in it), In the
+// type of A and B, Compute the arithmetic: ComputeTF32 with In Float32, ComputeFloat32
+// with the 16- and 8-bit inputs.
+type MixedGemmArgs struct {
+	GemmArgs
+	In      ElemType
+	Compute GemmCompute
 }
 
 // FFTProvider is implemented by devices that offer a vendor FFT.
