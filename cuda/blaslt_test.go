@@ -392,9 +392,15 @@ func TestBLASLtGemm(t *testing.T) {
 				ltCase{spec: engine.GemmSpec{TransA: tr[0], TransB: tr[1], M: 64, N: 48, K: 32, Batch: 3, StrideA: 64*32 + 256, StrideB: 48*32 + 512, StrideC: 64*48 + 128}})
 		}
 		ran := map[string]int{}
-		t.Run("tf32", func(t *testing.T) { ran["tf32"] = ltCheck[float32](t, b, q, cases, engine.ComputeTF32, 0x1p-10, 0x1p-23, cc) })
-		t.Run("float16", func(t *testing.T) { ran["float16"] = ltCheck[engine.Half](t, b, q, cases, engine.ComputeFloat32, 0, 0x1p-23, cc) })
-		t.Run("bfloat16", func(t *testing.T) { ran["bfloat16"] = ltCheck[engine.BFloat16](t, b, q, cases, engine.ComputeFloat32, 0, 0x1p-23, cc) })
+		t.Run("tf32", func(t *testing.T) {
+			ran["tf32"] = ltCheck[float32](t, b, q, cases, engine.ComputeTF32, 0x1p-10, 0x1p-23, cc)
+		})
+		t.Run("float16", func(t *testing.T) {
+			ran["float16"] = ltCheck[engine.Half](t, b, q, cases, engine.ComputeFloat32, 0, 0x1p-23, cc)
+		})
+		t.Run("bfloat16", func(t *testing.T) {
+			ran["bfloat16"] = ltCheck[engine.BFloat16](t, b, q, cases, engine.ComputeFloat32, 0, 0x1p-23, cc)
+		})
 		t.Run("float8e4m3", func(t *testing.T) {
 			ran["float8e4m3"] = ltCheck[engine.Float8E4M3](t, b, q, cases, engine.ComputeFloat32, 0, 0x1p-13, cc)
 		})
