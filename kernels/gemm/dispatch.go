@@ -14,7 +14,7 @@ const (
 	implWGMMA    impl = iota // cuda-wgmma: WGMMA, wgmma.cu
 	implMMA                  // cuda-mma: MMA, mma.cu
 	implSimt                 // cuda-simt: SGEMMSimt, sgemm.cu
-	implVendor               // cuBLAS and CLBlast: the vendor baselines
+	implVendor               // cuBLAS and CLBlast, cuBLASLt: the vendor baselines
 	implCLMMA                // opencl-mma: CLMMA, gemm_mma.cl
 	implCLSimt               // opencl-simt: CLSimt, sgemm.cl
 	implPortable             // portable: GEMMOf, gemm.cl
@@ -42,9 +42,9 @@ var dispatch = []struct {
 	// New offers no fp64 tensor cores: New's float64 GEMM is the portable kernel.
 	{impl: implMMA, takes: Prec.TensorCore, inNew: func(p Prec) bool { return p != PrecFloat64 }},
 	{impl: implSimt, takes: isFloat32},
-	// Baselines: the ops list them, Pick never chooses them unless named, New never
-	// returns them.
-	{impl: implVendor, takes: Prec.BLAS, inNew: func(Prec) bool { return false }},
+	// Baselines (cuBLAS, CLBlast; cuBLASLt for tf32, 16-bit and E4M3 inputs): the ops list
+	// them, Pick never chooses them unless named, New never returns them.
+	{impl: implVendor, takes: Prec.Vendor, inNew: func(Prec) bool { return false }},
 	// After the CUDA variants: the tensor cores through NVIDIA's OpenCL.
 	{impl: implCLMMA, takes: Prec.OpenCLTensorCore},
 	// Last before the portable kernel: sgemm.cu's SIMT design in OpenCL C, on OpenCL GPUs.

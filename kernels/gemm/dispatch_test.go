@@ -37,15 +37,15 @@ func TestDispatch(t *testing.T) {
 		{"float64", PrecFloat64, []string{portable},
 			[]string{mma, vendor, portable}, []string{mma, vendor, portable}, []string{mma, vendor, portable}, []string{mma, vendor, portable}, true},
 		{"tf32", PrecTF32, []string{wg, mma, clmma, portable},
-			[]string{wg, mma, clmma, portable}, []string{wg, mma, clmma, portable}, []string{wg, mma, clmma, portable}, []string{wg, mma, clmma, portable}, true},
+			[]string{wg, mma, vendor, clmma, portable}, []string{wg, mma, vendor, clmma, portable}, []string{wg, mma, vendor, clmma, portable}, []string{wg, mma, vendor, clmma, portable}, true},
 		{"float32x3tf32", PrecFloat32x3TF32, []string{wg, mma, portable},
 			[]string{wg, mma, portable}, []string{wg, mma, portable}, []string{wg, mma, portable}, []string{wg, mma, portable}, true},
 		{"float16", PrecFloat16, []string{wg, mma, clmma, portable},
-			[]string{wg, mma, clmma, portable}, []string{wg, mma, clmma, portable}, []string{mma, clmma, portable}, []string{mma, clmma, portable}, true},
+			[]string{wg, mma, vendor, clmma, portable}, []string{wg, mma, vendor, clmma, portable}, []string{mma, vendor, clmma, portable}, []string{mma, vendor, clmma, portable}, true},
 		{"bfloat16", PrecBFloat16, []string{wg, mma, clmma, portable},
-			[]string{wg, mma, clmma, portable}, []string{wg, mma, clmma, portable}, []string{mma, clmma, portable}, []string{mma, clmma, portable}, true},
+			[]string{wg, mma, vendor, clmma, portable}, []string{wg, mma, vendor, clmma, portable}, []string{mma, vendor, clmma, portable}, []string{mma, vendor, clmma, portable}, true},
 		{"float8e4m3", PrecFloat8E4M3, []string{wg, mma, portable},
-			[]string{mma, portable}, []string{wg, mma, portable}, []string{mma, portable}, []string{mma, portable}, true},
+			[]string{mma, vendor, portable}, []string{wg, mma, vendor, portable}, []string{mma, vendor, portable}, []string{mma, vendor, portable}, true},
 		{"float8e5m2", PrecFloat8E5M2, []string{wg, mma, portable},
 			[]string{mma, portable}, []string{wg, mma, portable}, []string{mma, portable}, []string{mma, portable}, true},
 	} {
@@ -75,7 +75,7 @@ func TestDispatch(t *testing.T) {
 }
 
 // TestOpVariantsFollowDispatch checks that every op of the family lists its variants in
-// dispatch's order (the vendor entry standing for cuBLAS and CLBlast).
+// dispatch's order (the vendor entry standing for cuBLAS and CLBlast, or for cuBLASLt).
 func TestOpVariantsFollowDispatch(t *testing.T) {
 	layouts := map[string][2]bool{"nn": {false, false}, "nt": {false, true}, "tn": {true, false}, "batched": {false, false}}
 	for _, op := range Family().Ops {
@@ -95,6 +95,10 @@ func TestOpVariantsFollowDispatch(t *testing.T) {
 		}
 		var want []string
 		for _, n := range names(opImpls(p.MMA, l[0], l[1])) {
+			if n == "vendor" && p.MMA.BLASLt() {
+				want = append(want, "cuBLASLt")
+				continue
+			}
 			if n == "vendor" {
 				want = append(want, "cuBLAS", "CLBlast")
 				continue

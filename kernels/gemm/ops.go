@@ -149,7 +149,7 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 		case implSimt:
 			variants = append(variants, simtVariant[In, Out](name, setup))
 		case implVendor:
-			variants = append(variants, vendorVariants[Out](name, ta, tb, batch)...)
+			variants = append(variants, vendorVariants[In, Out](p, name, ta, tb, batch)...)
 		case implCLMMA:
 			variants = append(variants, kernels.Variant{Name: "opencl-mma", Dialect: engine.DialectOpenCL, Backend: "opencl", MinCompute: 80,
 				Doc:      "NVIDIA's OpenCL on the tensor cores: mma.sync through inline PTX, double-buffered local tiles",
