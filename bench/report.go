@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -108,18 +109,110 @@ type Ceilings struct {
 	// measurements (zero or negative), and why ("copy: 2 of 2 device times are not
 	// positive ..."); empty when every ceiling measured is valid.
 	Invalid string `json:"invalid,omitempty"`
+	// TF32GFLOPs, FP16GFLOPs, BF16GFLOPs, FP8GFLOPs and FP64TensorGFLOPs are the tensor-core
+	// peaks measured by the tensor peak kernels (package kernels/ceiling: wgmma on sm_90,
+	// mma.sync on other NVIDIA GPUs of sm_80 and newer, DMMA for float64; peak.go), a
+	// multiply-add counted as two. FP8GFLOPs is E4M3's, and is E5M2's roof too (the two
+	// run at one rate). Each is absent where it was not measured: TensorAbsent then says
+	// why, by key ("tf32", "fp16", "bf16", "fp8", "fp64_tensor"). TensorHow says how each
+	// was measured, or why the device has none.
+	TF32GFLOPs       float64           `json:"tf32_gflops,omitempty"`
+	FP16GFLOPs       float64           `json:"fp16_gflops,omitempty"`
+	BF16GFLOPs       float64           `json:"bf16_gflops,omitempty"`
+	FP8GFLOPs        float64           `json:"fp8_gflops,omitempty"`
+	FP64TensorGFLOPs float64           `json:"fp64_tensor_gflops,omitempty"`
+	TensorHow        string            `json:"tensor_how,omitempty"`
+	TensorAbsent     map[string]string `json:"tensor_absent,omitempty"`
+	// FP32Roof lists the result types that the device computes in float32 arithmetic
+	// after converting their inputs, having no tensor-core kernel of the suite for them:
+	// all six on a CPU, PoCL or any OpenCL device but NVIDIA's, and below sm_80; float8
+	// below sm_89; float8 and float32x3tf32 through NVIDIA's OpenCL. FP32GFLOPs is their
+	// roof.
+	FP32Roof []string `json:"fp32_roof,omitempty"`
 }
 
-// PeakGFLOPs returns the compute ceiling for operations in element type typ ("float32",
-// "float64"), or 0 when none was measured for it (integer types, fp64 missing).
+// PeakGFLOPs returns the compute ceiling of results of type typ: the best rate that the
+// device's measured units reach in that arithmetic, or 0 when none was measured for it
+// (integer types, fp64 missing, a tensor peak that failed).
+//
+//	float32                  the fp32 FMA peak
+//	float64                  the better of the fp64 FMA peak and the fp64 tensor (DMMA) peak
+//	tf32                     the tf32 tensor peak
+//	float32x3tf32            the tf32 tensor peak / 3: three tf32 products per float32 product
+//	float16, bfloat16        their tensor peaks
+//	float8e4m3, float8e5m2   the float8 tensor peak (measured in E4M3; E5M2 runs at its rate)
+//	any type of FP32Roof     the fp32 FMA peak: the device computes it in float32
 func (c Ceilings) PeakGFLOPs(typ string) float64 {
+	if slices.Contains(c.FP32Roof, typ) {
+		return c.FP32GFLOPs
+	}
 	switch typ {
 	case "float32":
 		return c.FP32GFLOPs
 	case "float64":
-		return c.FP64GFLOPs
+		return max(c.FP64GFLOPs, c.FP64TensorGFLOPs)
+	case "tf32":
+		return c.TF32GFLOPs
+	case "float32x3tf32":
+		return c.TF32GFLOPs / 3
+	case "float16":
+		return c.FP16GFLOPs
+	case "bfloat16":
+		return c.BF16GFLOPs
+	case "float8e4m3", "float8e5m2":
+		return c.FP8GFLOPs
 	}
 	return 0
+}
+
+// PeakName returns the name of the ceiling PeakGFLOPs(typ) takes ("fp16 tensor", "fp32",
+// "fp64 DMMA"), or "" when there is none.
+func (c Ceilings) PeakName(typ string) string {
+	if slices.Contains(c.FP32Roof, typ) {
+		return "fp32"
+	}
+	switch typ {
+	case "float32":
+		return "fp32"
+	case "float64":
+		if c.FP64TensorGFLOPs > c.FP64GFLOPs {
+			return "fp64 DMMA"
+		}
+		return "fp64"
+	}
+	if k := tensorKey(typ); k != "" {
+		if k == "tf32" && typ == "float32x3tf32" {
+			return "tf32 tensor / 3"
+		}
+		return k + " tensor"
+	}
+	return ""
+}
+
+// tensorKey returns the key of the tensor peak that is typ's roof where the device has
+// tensor cores for it ("tf32" for tf32 and float32x3tf32, "fp16", "bf16", "fp8"), or "".
+func tensorKey(typ string) string {
+	switch typ {
+	case "tf32", "float32x3tf32":
+		return "tf32"
+	case "float16":
+		return "fp16"
+	case "bfloat16":
+		return "bf16"
+	case "float8e4m3", "float8e5m2":
+		return "fp8"
+	}
+	return ""
+}
+
+// peakMissing says why results of type typ, which do FLOPs in an arithmetic with no
+// measured roof, have none: the tensor peak's failure where it was tried, else that no
+// ceiling measures that arithmetic (a report from before the tensor peaks).
+func (c Ceilings) peakMissing(typ string) string {
+	if k := tensorKey(typ); k != "" && c.TensorAbsent[k] != "" {
+		return k + " tensor peak missing: " + c.TensorAbsent[k]
+	}
+	return "no ceiling measures " + typ + " arithmetic"
 }
 
 // The bounds of a result: which roof of the roofline limits it.
@@ -267,12 +360,13 @@ func (r *Result) roofline(c Ceilings, cacheBytes int64) {
 	if r.Flops > 0 && peak > 0 && (r.AttainableGFLOPs == 0 || peak < r.AttainableGFLOPs) {
 		r.Bound, r.AttainableGFLOPs = BoundCompute, peak
 	}
-	// Arithmetic with no ceiling of its own (tf32, float16, bfloat16, float8 on tensor
-	// cores) whose memory roof lies above the measured float32 peak: compute-bound on a roof
-	// no ceiling measures, so no bound and no fraction rather than a memory fraction.
+	// Tensor-core arithmetic whose peak is missing (it failed, or the report predates the
+	// tensor peaks) and whose memory roof lies above the measured float32 peak:
+	// compute-bound on a roof no ceiling measures, so no bound and no fraction rather than
+	// a memory fraction.
 	if r.Flops > 0 && peak == 0 && c.FP32GFLOPs > 0 && r.AttainableGFLOPs > c.FP32GFLOPs && r.Type != "float32" && r.Type != "float64" {
 		r.Bound, r.AttainableGFLOPs = "", 0
-		r.RoofMissing = "no ceiling measures " + r.Type + " arithmetic"
+		r.RoofMissing = c.peakMissing(r.Type)
 		r.CacheResident = false
 		return
 	}
@@ -284,7 +378,7 @@ func (r *Result) roofline(c Ceilings, cacheBytes int64) {
 	case c.CopyAbsent != "":
 		r.RoofMissing = "copy ceiling missing: " + c.CopyAbsent
 	}
-	if r.Flops > 0 && r.Type == "float32" && c.FP32Absent != "" {
+	if r.Flops > 0 && (r.Type == "float32" || slices.Contains(c.FP32Roof, r.Type)) && c.FP32Absent != "" {
 		r.RoofMissing, r.Fraction = "fp32 peak missing: "+c.FP32Absent, 0
 	}
 	r.CacheResident = r.Bound == BoundMemory && r.Fraction > 1 && cacheBytes > 0 && r.WorkingSetBytes <= float64(cacheBytes)

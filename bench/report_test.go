@@ -6,10 +6,15 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels/suite"
 )
 
 func TestRoofline(t *testing.T) {
@@ -43,6 +48,105 @@ func TestRoofline(t *testing.T) {
 		// The fraction is always achieved/attainable where there are FLOPs and a roof.
 		if tc.flops > 0 && tc.bound != "" && !near(r.Fraction, r.GFLOPs/r.AttainableGFLOPs) {
 			t.Errorf("%s: fraction %v != GFLOPs/attainable %v", tc.name, r.Fraction, r.GFLOPs/r.AttainableGFLOPs)
+		}
+	}
+}
+
+// Ceilings of the kinds of device the tensor roofs distinguish: an H200-like GPU with every
+// tensor peak (DMMA above the fp64 FMA peak), an sm_80 GPU without float8 tensor cores, a
+// CPU whose tensor-core precisions compute in float32, and a report from before the
+// tensor peaks.
+var (
+	ceilH200 = Ceilings{CopyGBs: 4000, FP32GFLOPs: 60000, FP64GFLOPs: 30000, TF32GFLOPs: 450000, FP16GFLOPs: 900000,
+		BF16GFLOPs: 880000, FP8GFLOPs: 1800000, FP64TensorGFLOPs: 60000}
+	ceilSM80 = Ceilings{CopyGBs: 1500, FP32GFLOPs: 19000, FP64GFLOPs: 9500, TF32GFLOPs: 150000, FP16GFLOPs: 300000,
+		BF16GFLOPs: 300000, FP64TensorGFLOPs: 19000, FP32Roof: []string{"float8e4m3", "float8e5m2"},
+		TensorAbsent: map[string]string{"fp8": "sm_80 has no float8 tensor cores"}}
+	ceilCPU = Ceilings{CopyGBs: 50, FP32GFLOPs: 1000, FP64GFLOPs: 500,
+		FP32Roof: []string{"tf32", "float32x3tf32", "float16", "bfloat16", "float8e4m3", "float8e5m2"}}
+	ceilOld = Ceilings{CopyGBs: 4000, FP32GFLOPs: 60000, FP64GFLOPs: 30000}
+)
+
+// TestPeakGFLOPs checks the roof of every result type on each kind of device: the tensor
+// peak of its arithmetic, tf32's third for float32x3tf32, the better of the FMA and DMMA
+// peaks for float64, and the fp32 peak where the device computes the type in float32.
+func TestPeakGFLOPs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    Ceilings
+		want map[string]float64
+		peak map[string]string
+	}{
+		{"H200", ceilH200, map[string]float64{"float32": 60000, "float64": 60000, "tf32": 450000, "float32x3tf32": 150000,
+			"float16": 900000, "bfloat16": 880000, "float8e4m3": 1800000, "float8e5m2": 1800000, "int32": 0},
+			map[string]string{"float64": "fp64 DMMA", "float32x3tf32": "tf32 tensor / 3", "float8e5m2": "fp8 tensor", "int32": ""}},
+		{"sm_80", ceilSM80, map[string]float64{"float32": 19000, "float64": 19000, "tf32": 150000, "float32x3tf32": 50000,
+			"float16": 300000, "bfloat16": 300000, "float8e4m3": 19000, "float8e5m2": 19000},
+			map[string]string{"float8e4m3": "fp32", "bfloat16": "bf16 tensor"}},
+		{"CPU", ceilCPU, map[string]float64{"float32": 1000, "float64": 500, "tf32": 1000, "float32x3tf32": 1000,
+			"float16": 1000, "bfloat16": 1000, "float8e4m3": 1000, "float8e5m2": 1000, "uint32": 0},
+			map[string]string{"float64": "fp64", "float16": "fp32", "tf32": "fp32"}},
+		{"DMMA below the FMA peak", Ceilings{FP32GFLOPs: 100, FP64GFLOPs: 50, FP64TensorGFLOPs: 40}, map[string]float64{"float64": 50},
+			map[string]string{"float64": "fp64"}},
+		{"before the tensor peaks", ceilOld, map[string]float64{"float32": 60000, "float64": 30000, "tf32": 0, "float32x3tf32": 0,
+			"float16": 0, "bfloat16": 0, "float8e4m3": 0}, nil},
+	} {
+		for typ, want := range tc.want {
+			if got := tc.c.PeakGFLOPs(typ); got != want {
+				t.Errorf("%s: PeakGFLOPs(%s) = %v, want %v", tc.name, typ, got, want)
+			}
+		}
+		for typ, want := range tc.peak {
+			if got := tc.c.PeakName(typ); got != want {
+				t.Errorf("%s: PeakName(%s) = %q, want %q", tc.name, typ, got, want)
+			}
+		}
+	}
+}
+
+// TestRooflineTensor checks the roofline of GEMM-like cases of every arithmetic against the
+// tensor roofs: a fraction of the tensor peak on the GPU (no case above 100% of its roof:
+// DGEMM on DMMA against the DMMA peak), of the fp32 peak on the CPU, and a missing roof,
+// saying why, where the tensor peak failed, where the fp32 peak that roofs a CPU's float16
+// failed, and in a report from before the tensor peaks.
+func TestRooflineTensor(t *testing.T) {
+	failedFP8 := ceilH200
+	failedFP8.FP8GFLOPs, failedFP8.TensorAbsent = 0, map[string]string{"fp8": "kernels: ceiling: injected"}
+	cpuNoFP32 := ceilCPU
+	cpuNoFP32.FP32GFLOPs, cpuNoFP32.FP32Absent = 0, "peak kernel: injected"
+	for _, tc := range []struct {
+		name       string
+		c          Ceilings
+		typ        string
+		gflops     float64
+		bound      string
+		attainable float64
+		missing    string
+	}{
+		{"H200 float16 gemm", ceilH200, "float16", 720000, BoundCompute, 900000, ""},
+		{"H200 bfloat16 gemm", ceilH200, "bfloat16", 704000, BoundCompute, 880000, ""},
+		{"H200 tf32 gemm", ceilH200, "tf32", 360000, BoundCompute, 450000, ""},
+		{"H200 3xtf32 gemm", ceilH200, "float32x3tf32", 120000, BoundCompute, 150000, ""},
+		{"H200 float8 gemm", ceilH200, "float8e5m2", 1440000, BoundCompute, 1800000, ""},
+		{"H200 DGEMM on DMMA", ceilH200, "float64", 53700, BoundCompute, 60000, ""},
+		{"sm_80 float8 gemm in float32", ceilSM80, "float8e4m3", 9500, BoundCompute, 19000, ""},
+		{"CPU float16 gemm", ceilCPU, "float16", 500, BoundCompute, 1000, ""},
+		{"CPU tf32 gemm", ceilCPU, "tf32", 250, BoundCompute, 1000, ""},
+		{"CPU float8 gemm", ceilCPU, "float8e4m3", 100, BoundCompute, 1000, ""},
+		{"fp8 peak failed", failedFP8, "float8e4m3", 1000000, "", 0, "fp8 tensor peak missing: kernels: ceiling: injected"},
+		{"CPU fp32 peak failed", cpuNoFP32, "float16", 500, BoundMemory, 50 * 20000.0 / 6, "fp32 peak missing: peak kernel: injected"},
+		{"before the tensor peaks", ceilOld, "bfloat16", 700000, "", 0, "no ceiling measures bfloat16 arithmetic"},
+	} {
+		r := Result{Type: tc.typ, Flops: 20000, Bytes: 6, GFLOPs: tc.gflops, GBs: tc.gflops * 6 / 20000}
+		r.roofline(tc.c, 0)
+		if r.Bound != tc.bound || !near(r.AttainableGFLOPs, tc.attainable) || r.RoofMissing != tc.missing {
+			t.Errorf("%s: bound %q, attainable %v, roof missing %q; want %q, %v, %q", tc.name, r.Bound, r.AttainableGFLOPs, r.RoofMissing, tc.bound, tc.attainable, tc.missing)
+		}
+		switch {
+		case tc.missing != "" && r.Fraction != 0:
+			t.Errorf("%s: fraction %v without a roof", tc.name, r.Fraction)
+		case tc.missing == "" && (!near(r.Fraction, tc.gflops/tc.attainable) || r.Fraction > 1):
+			t.Errorf("%s: fraction %v, want %v (at most 1)", tc.name, r.Fraction, tc.gflops/tc.attainable)
 		}
 	}
 }
@@ -281,5 +385,84 @@ func TestReadLegacyReport(t *testing.T) {
 	}
 	if _, err := ReadReport(strings.NewReader(`{"schema": 99}`)); err == nil {
 		t.Error("schema 99 accepted")
+	}
+}
+
+// TestTensorPlan checks which tensor peaks each kind of device measures and which result
+// types it roofs by the fp32 peak: every peak from sm_89 on, all but float8 on sm_80 to
+// sm_87, none below sm_80 nor on a CPU, and the tf32 and 16-bit ones on NVIDIA's OpenCL
+// (the opencl-mma GEMM's precisions, float8 and 3xTF32 computing in float32 there).
+func TestTensorPlan(t *testing.T) {
+	all := []string{"tf32", "float32x3tf32", "float16", "bfloat16", "float8e4m3", "float8e5m2"}
+	fp8 := []string{"float8e4m3", "float8e5m2"}
+	for _, tc := range []struct {
+		name    string
+		backend string
+		info    engine.DeviceInfo
+		measure []string
+		inFP32  []string
+	}{
+		{"H200", "cuda", engine.DeviceInfo{ComputeCapability: 90, Kind: engine.KindGPU}, []string{"tf32", "fp16", "bf16", "fp8", "fp64_tensor"}, nil},
+		{"L40S", "cuda", engine.DeviceInfo{ComputeCapability: 89, Kind: engine.KindGPU}, []string{"tf32", "fp16", "bf16", "fp8", "fp64_tensor"}, nil},
+		{"A100", "cuda", engine.DeviceInfo{ComputeCapability: 80, Kind: engine.KindGPU}, []string{"tf32", "fp16", "bf16", "fp64_tensor"}, fp8},
+		{"V100", "cuda", engine.DeviceInfo{ComputeCapability: 70, Kind: engine.KindGPU}, nil, all},
+		{"H200 through NVIDIA's OpenCL", "opencl", engine.DeviceInfo{ComputeCapability: 90, Kind: engine.KindGPU, Platform: "NVIDIA CUDA"},
+			[]string{"tf32", "fp16", "bf16"}, []string{"float32x3tf32", "float8e4m3", "float8e5m2"}},
+		{"PoCL", "opencl", engine.DeviceInfo{Kind: engine.KindCPU, Platform: "Portable Computing Language"}, nil, all},
+		{"PoCL's CUDA device", "opencl", engine.DeviceInfo{Kind: engine.KindGPU, Platform: "Portable Computing Language", Vendor: "NVIDIA Corporation"}, nil, all},
+	} {
+		measure, inFP32, why := tensorPlan(tc.backend, tc.info)
+		var keys []string
+		for _, m := range measure {
+			keys = append(keys, m.key)
+		}
+		if !slices.Equal(keys, tc.measure) || !slices.Equal(inFP32, tc.inFP32) {
+			t.Errorf("%s: measures %v, fp32 roof %v; want %v, %v", tc.name, keys, inFP32, tc.measure, tc.inFP32)
+		}
+		if (len(inFP32) > 0) != strings.Contains(why, "fp32 peak is their roof") {
+			t.Errorf("%s: why %q for fp32 roof %v", tc.name, why, inFP32)
+		}
+	}
+}
+
+// TestTensorRoofsOnCPU runs the GEMM of every precision on the first OpenCL device (PoCL:
+// no tensor cores) and checks that each case has a roof and a fraction: the tf32, 16-bit
+// and 8-bit precisions against the fp32 peak, as the report's ceilings say.
+func TestTensorRoofsOnCPU(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	ctx := context.Background()
+	dev, err := engine.Open(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	if dev.Info().Kind != engine.KindCPU {
+		t.Skipf("%s is not a CPU device", dev.ID())
+	}
+	ops, err := suite.Match("gemm/nn/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, Config{Ops: ops, Sizes: []int{64 * 64}, Quick: true, Count: 2, Seed: 7}, []*engine.Device{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(); err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Devices[0]
+	c := d.Ceilings
+	if len(c.FP32Roof) != 6 || c.TF32GFLOPs != 0 || c.FP16GFLOPs != 0 || !strings.Contains(c.TensorHow, "fp32 peak is their roof") {
+		t.Errorf("ceilings %+v: want no tensor peak and the six tensor-core types under the fp32 peak", c)
+	}
+	types := map[string]bool{}
+	for _, r := range d.Results {
+		types[r.Type] = true
+		if r.RoofMissing != "" || r.Fraction <= 0 || r.AttainableGFLOPs <= 0 || r.AttainableGFLOPs > c.FP32GFLOPs*(1+1e-12) && r.Type != "float64" {
+			t.Errorf("%s: roof missing %q, fraction %v, attainable %v (fp32 peak %v)", r.Case, r.RoofMissing, r.Fraction, r.AttainableGFLOPs, c.FP32GFLOPs)
+		}
+	}
+	if len(types) < 7 {
+		t.Errorf("result types %v: want every GEMM precision", types)
 	}
 }

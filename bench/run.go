@@ -220,6 +220,9 @@ func startDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telem
 		dr.Ceilings.FP64GFLOPs = pk.GFLOPs
 		dr.Ceilings.noteInvalid("fp64 peak", &pk.How)
 	}
+	// The tensor-core peaks, where the device has tensor cores the suite's kernels use
+	// ("tf32 tensor peak", "float16 tensor peak", ...; tensorPlan).
+	measureTensorPeaks(ctx, cfg, q, &dr.Ceilings, func(what string) { at(step, id, what, cfg) })
 	return r
 }
 

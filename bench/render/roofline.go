@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,11 +19,13 @@ import (
 )
 
 // A roofline chart places each case of one device at its arithmetic intensity (FLOPs per
-// byte moved, from the op's model) and its achieved GFLOP/s, under the device's two roofs
-// measured in the same run: copy bandwidth x intensity (the slope) and the FMA peak (flat,
-// fp32 solid, fp64 dashed). Cases whose model does no FLOPs (copies, sorts, histograms,
-// max/argmin reductions) have no intensity and no place on it: they are left out and
-// listed under the chart; the bar chart shows their bandwidth against the copy ceiling.
+// byte moved, from the op's model) and its achieved GFLOP/s, under the device's roofs
+// measured in the same run: copy bandwidth x intensity (the slope) and the compute peaks
+// (flat: fp32 solid; fp64 and the tensor peaks of the arithmetics of the cases on the
+// chart, tf32, fp16, bf16, fp8 or fp64 DMMA, dashed). Cases whose model does no FLOPs
+// (copies, sorts, histograms, max/argmin reductions) have no intensity and no place on it:
+// they are left out and listed under the chart; the bar chart shows their bandwidth
+// against the copy ceiling.
 
 // rooflinePoint is one case on a roofline.
 type rooflinePoint struct {
@@ -60,7 +63,7 @@ func (r view) rooflineChart(d int) (*chart, error) {
 	}
 	multiSize := len(r.sizes()) > 1
 	var pts []rooflinePoint
-	var families, noFlops []string
+	var families, noFlops, types []string
 	famIndex := map[string]int{}
 	for _, res := range dr.Results {
 		if !res.OK() || res.Latency() {
@@ -90,6 +93,7 @@ func (r view) rooflineChart(d int) (*chart, error) {
 			families = append(families, fam)
 		}
 		pts = append(pts, rooflinePoint{n: len(pts) + 1, label: label, family: famIndex[fam], ai: res.Flops / res.Bytes, gflop: res.GFLOPs})
+		types = append(types, res.Type)
 	}
 	switch {
 	case len(pts) == 0:
@@ -106,6 +110,15 @@ func (r view) rooflineChart(d int) (*chart, error) {
 	roofs := []roof{{"fp32", cl.FP32GFLOPs, false}}
 	if cl.FP64GFLOPs > 0 {
 		roofs = append(roofs, roof{"fp64", cl.FP64GFLOPs, true})
+	}
+	// The roofs of the other arithmetics of the cases on the chart: the tensor peaks (tf32,
+	// fp16, ...) and the fp64 tensor peak where it beats the FMA one, each once.
+	for _, typ := range types {
+		name, g := cl.PeakName(typ), cl.PeakGFLOPs(typ)
+		if g <= 0 || name == "fp32" || name == "fp64" || slices.ContainsFunc(roofs, func(r roof) bool { return r.name == name }) {
+			continue
+		}
+		roofs = append(roofs, roof{name, g, true})
 	}
 	xlo, xhi := math.Inf(1), 0.0
 	ylo, yhi := math.Inf(1), 0.0
@@ -133,8 +146,10 @@ func (r view) rooflineChart(d int) (*chart, error) {
 		name += " · " + dr.Device.Name
 	}
 	ceil := fmt.Sprintf("copy %s GB/s, fp32 peak %s GFLOP/s", term.Float(cl.CopyGBs), term.Float(cl.FP32GFLOPs))
-	if cl.FP64GFLOPs > 0 {
-		ceil += fmt.Sprintf(", fp64 peak %s GFLOP/s", term.Float(cl.FP64GFLOPs))
+	for _, rf := range roofs[1:] {
+		if rf.gflops > 0 {
+			ceil += fmt.Sprintf(", %s peak %s GFLOP/s", rf.name, term.Float(rf.gflops))
+		}
 	}
 	h := &header{title: "Roofline: " + name, subtitle: r.runLine()}
 	for i, f := range families {
@@ -224,6 +239,11 @@ func (r view) rooflineChart(d int) (*chart, error) {
 			lbl := fmt.Sprintf("%s peak %s GFLOP/s", rf.name, term.Float(rf.gflops))
 			y, ya := ys.at(rf.gflops)+3, text.YBottom
 			if i > 0 && ys.at(roofs[0].gflops)-ys.at(rf.gflops) < 16 {
+				y, ya = ys.at(rf.gflops)-3, text.YTop
+			}
+			// Below its line where the label would cover another roof's.
+			if rc := textRect(aligned(roofLabelStyle, text.XRight, ya), vg.Point{X: px1 - 4, Y: y}, lbl); i > 0 && ya == text.YBottom &&
+				slices.ContainsFunc(taken, func(t vg.Rectangle) bool { return overlap(rc, t) > 0 }) {
 				y, ya = ys.at(rf.gflops)-3, text.YTop
 			}
 			sty := aligned(roofLabelStyle, text.XRight, ya)

@@ -418,6 +418,7 @@ func (r view) deviceLines() [][]string {
 				}
 			}
 		}
+		lines = append(lines, describeTensor(c)...)
 		if c.Invalid != "" {
 			lines = append(lines, "ceilings: invalid measurement: "+c.Invalid)
 		}
@@ -922,6 +923,47 @@ func describeCeilings(c bench.Ceilings) string {
 		fp64 = "-"
 	}
 	return fmt.Sprintf("copy %s, fp32 %s, fp64 %s", cp, fp32, fp64)
+}
+
+// tensorPeaks are the tensor-core ceilings in the order reports list them: the key of
+// Ceilings.TensorAbsent, the name shown, and the value.
+func tensorPeaks(c bench.Ceilings) []struct {
+	key, name string
+	gflops    float64
+} {
+	return []struct {
+		key, name string
+		gflops    float64
+	}{{"tf32", "tf32", c.TF32GFLOPs}, {"fp16", "fp16", c.FP16GFLOPs}, {"bf16", "bf16", c.BF16GFLOPs},
+		{"fp8", "fp8", c.FP8GFLOPs}, {"fp64_tensor", "fp64 DMMA", c.FP64TensorGFLOPs}}
+}
+
+// describeTensor says what the tensor-core ceilings are, for the table's device lines:
+// the peaks measured ("tensor peaks: tf32 4.9e+05, fp16 ... GFLOP/s"), each one missing
+// with why, and the types roofed by the fp32 peak where the device computes them in
+// float32. Nothing for a report without tensor ceilings.
+func describeTensor(c bench.Ceilings) []string {
+	var peaks, lines []string
+	for _, p := range tensorPeaks(c) {
+		if p.gflops > 0 {
+			peaks = append(peaks, p.name+" "+term.Float(p.gflops))
+		}
+	}
+	if len(peaks) > 0 {
+		lines = append(lines, "tensor peaks: "+strings.Join(peaks, ", ")+" GFLOP/s")
+	}
+	for _, p := range tensorPeaks(c) {
+		if why := c.TensorAbsent[p.key]; why != "" && (len(c.FP32Roof) == 0 || p.key != "fp8") {
+			lines = append(lines, p.name+" tensor peak missing: "+why)
+		}
+	}
+	switch {
+	case len(c.FP32Roof) > 0 && len(peaks) == 0:
+		lines = append(lines, "tensor peaks: none: "+strings.Join(c.FP32Roof, ", ")+" compute in float32 here, under the fp32 peak")
+	case len(c.FP32Roof) > 0:
+		lines = append(lines, "fp32 roof: "+strings.Join(c.FP32Roof, ", ")+" compute in float32 here (no tensor cores for them)")
+	}
+	return lines
 }
 
 // verdictLines lists the verdict of every result that has one, one line each: the device's
