@@ -126,7 +126,7 @@ func StartSize(op kernels.Op, kind engine.Kind, quick bool) int {
 // measured as they are).
 func (cfg Config) BudgetFor(kind engine.Kind) Budget {
 	switch {
-	case len(cfg.Sizes) > 0:
+	case len(cfg.Sizes) > 0 || len(cfg.Shapes) > 0:
 		return Budget{}
 	case cfg.Quick:
 		return QuickBudget

@@ -37,6 +37,9 @@ type Change struct {
 	Device string `json:"device"`
 	Case   string `json:"case"`
 	Size   int    `json:"size"`
+	// Dims is the case's shape where one was given that its size does not give
+	// (Result.Dims): part of what pairs the two sides.
+	Dims string `json:"dims,omitempty"`
 	// Old and New are the two results; nil on the side that lacks the case.
 	Old *Result `json:"old,omitempty"`
 	New *Result `json:"new,omitempty"`
@@ -126,7 +129,7 @@ func Compare(old, new *Report, opt CompareOptions) *Comparison {
 	om, oorder := compareIndex(old)
 	nm, norder := compareIndex(new)
 	change := func(k compareKey, o, n *Result) Change {
-		ch := Change{Kind: k.kind, Device: k.dev, Case: k.Case, Size: k.Size, Old: o, New: n}
+		ch := Change{Kind: k.kind, Device: k.dev, Case: k.Case, Size: k.Size, Dims: k.Dims, Old: o, New: n}
 		ch.judge(opt)
 		return ch
 	}
@@ -168,7 +171,7 @@ func compareIndex(r *Report) (map[compareKey]*Result, []compareKey) {
 		}
 	}
 	for _, g := range r.GroupRows() {
-		add(compareKey{g.Kind, g.Device, CaseKey{g.Result.Case, g.Result.Size, ""}}, g.Result)
+		add(compareKey{g.Kind, g.Device, CaseKey{g.Result.Case, g.Result.Size, "", g.Result.Dims}}, g.Result)
 	}
 	return m, order
 }
@@ -278,5 +281,5 @@ func (ch Change) DeviceText() string {
 
 // String is a one-line summary.
 func (ch Change) String() string {
-	return term.Safe(strings.Join([]string{ch.DeviceText(), ch.Case, FormatSize(ch.Size), ch.VerdictText()}, " "))
+	return term.Safe(strings.Join([]string{ch.DeviceText(), ch.Case, SizeText(ch.Size, ch.Dims), ch.VerdictText()}, " "))
 }

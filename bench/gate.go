@@ -44,7 +44,7 @@ func (c *Comparison) problems(new *Report) []string {
 		out = append(out, "the new report has no results")
 	}
 	for _, ch := range c.Changes {
-		what := fmt.Sprintf("%s %s %s", ch.DeviceText(), ch.Case, FormatSize(ch.Size))
+		what := fmt.Sprintf("%s %s %s", ch.DeviceText(), ch.Case, SizeText(ch.Size, ch.Dims))
 		n := ch.New
 		switch {
 		case ch.Old != nil && ch.Old.contradiction() != "":

@@ -53,8 +53,9 @@ type Report struct {
 
 // ConfigInfo records the Config of a run.
 type ConfigInfo struct {
-	Ops      []string `json:"ops,omitempty"`   // the patterns given (empty: the whole suite)
-	Sizes    []int    `json:"sizes,omitempty"` // empty: each op's default (or quick) size
+	Ops      []string `json:"ops,omitempty"`    // the patterns given (empty: the whole suite)
+	Sizes    []int    `json:"sizes,omitempty"`  // empty: each op's default (or quick) size
+	Shapes   []string `json:"shapes,omitempty"` // --shapes (MxNxK, the sweep expanded) instead of sizes
 	Quick    bool     `json:"quick"`
 	Count    int      `json:"count"`
 	Warmup   int      `json:"warmup"`
@@ -228,6 +229,11 @@ type Result struct {
 	Type   string `json:"type"`
 	Size   int    `json:"size"`  // the size asked for (elements of the main operand)
 	Shape  string `json:"shape"` // the shape set up, e.g. "M=N=K=1024"
+	// Dims is the shape asked for where the case ran at a shape (--shapes) that its size
+	// does not give: "4096x1024x512" (MxNxK). It is part of the case's identity (Key):
+	// two shapes of one size are two cases. Empty for a case run at a size, and for a
+	// square shape, which is the case of its size (M*N).
+	Dims string `json:"dims,omitempty"`
 	// SizeNote says why the case ran at another size than its op's starting size: the
 	// device's budget reduced it (DeviceReport.Budget).
 	SizeNote string `json:"size_note,omitempty"`
@@ -456,12 +462,14 @@ func Version() (version, commit string) {
 
 // CaseKey identifies a case of a report across its devices (a row of its side-by-side
 // table): an op at a size, with the variant the run asked for (empty where each device ran
-// the variant its op picks).
+// the variant its op picks) and the shape asked for where its size does not give it
+// (Result.Dims).
 type CaseKey struct {
 	Case    string
 	Size    int
 	Variant string
+	Dims    string
 }
 
 // Key returns the case res is a result of.
-func (res *Result) Key() CaseKey { return CaseKey{res.Case, res.Size, res.Requested} }
+func (res *Result) Key() CaseKey { return CaseKey{res.Case, res.Size, res.Requested, res.Dims} }

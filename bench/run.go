@@ -29,6 +29,10 @@ type Config struct {
 	// Sizes are the sizes every op runs at (elements of its main operand); empty: each op's
 	// DefaultSize, or its QuickSize when Quick.
 	Sizes []int
+	// Shapes, instead of Sizes, are the shapes every op runs at (kernels.Params.Shape),
+	// spelled as ParseShapes returns them ("4096x1024x512"): every op must take a shape
+	// (TakesShape). A square is run as the case of its size (sweep.go).
+	Shapes []string
 	// Quick selects each op's QuickSize (when Sizes is empty) and smaller ceiling
 	// measurements, for a pass of the whole suite in seconds on a CPU.
 	Quick    bool
@@ -63,6 +67,8 @@ type Config struct {
 	budget       Budget
 	shrinkable   bool
 	beforeTiming func()
+	// shape is the shape of the case that runs (Config.at), empty for a size.
+	shape string
 }
 
 // sizes returns the sizes op runs at on a device of kind (before a budget fits them).
@@ -77,7 +83,7 @@ func (cfg Config) sizes(op kernels.Op, kind engine.Kind) []int {
 func (cfg Config) cases() int {
 	n := 0
 	for _, op := range cfg.Ops {
-		n += max(1, len(cfg.Sizes)) * len(cfg.VariantsFor(op))
+		n += max(1, len(cfg.Sizes)+len(cfg.Shapes)) * len(cfg.VariantsFor(op))
 	}
 	return n
 }
@@ -114,12 +120,15 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 			return nil, fmt.Errorf("bench: size %d must be 1 to %s: %w", s, FormatSize(MaxSize), engine.ErrInvalidArg)
 		}
 	}
+	if err := cfg.checkShapesConfig(); err != nil {
+		return nil, err
+	}
 	host, _ := os.Hostname()
 	ver, commit := Version()
 	rep := &Report{
 		Schema: SchemaVersion, Prism: ver, Commit: commit, Date: time.Now().UTC(), Host: host,
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, HostCPU: HostCPU(), Env: ResultEnv(),
-		Config: ConfigInfo{Ops: cfg.Patterns, Sizes: cfg.Sizes, Quick: cfg.Quick, Count: cfg.Count,
+		Config: ConfigInfo{Ops: cfg.Patterns, Sizes: cfg.Sizes, Shapes: cfg.Shapes, Quick: cfg.Quick, Count: cfg.Count,
 			Warmup: cfg.Warmup, Seed: cfg.Seed, Portable: cfg.Portable, Variants: cfg.Variants, Vendor: cfg.Vendor},
 	}
 	tel := newTelemetrySource(cfg.Telemetry)
@@ -231,12 +240,12 @@ func startDevice(ctx context.Context, cfg Config, dev *engine.Device, tel *telem
 func (r *deviceRun) runCases(ctx context.Context, cfg Config, step *string) {
 	kind := r.dev.Info().Kind
 	for _, op := range cfg.Ops {
-		for _, size := range cfg.sizes(op, kind) {
+		for _, pt := range cfg.points(op, kind) {
 			for _, variant := range cfg.VariantsFor(op) {
 				if r.q == nil || ctx.Err() != nil {
 					return
 				}
-				res := r.runCase(ctx, cfg, step, op, size, variant, nil)
+				res := r.runCase(ctx, cfg.at(pt), step, op, pt.size, variant, nil)
 				if ctx.Err() != nil {
 					return // the case that was running is named by the report's interrupted_at
 				}
@@ -313,14 +322,14 @@ func runFitted(ctx context.Context, cfg Config, runs []*deviceRun, step *string)
 func (r *deviceRun) runCase(ctx context.Context, cfg Config, step *string, op kernels.Op, size int, variant string, fit *fitted) Result {
 	dr := &r.dr
 	if step != nil {
-		name := op.Name + " " + FormatSize(size)
+		name := op.Name + " " + SizeText(size, cfg.shape)
 		if variant != "" {
 			name += " " + variant
 		}
 		at(step, r.dev.ID(), name, cfg)
 	}
 	if why := cfg.caseLeftOut(r.dev.Info().Kind, op); why != "" {
-		return Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Requested: variant, Skipped: why}
+		return Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Dims: cfg.shape, Requested: variant, Skipped: why}
 	}
 	var res Result
 	budget := Budget{}
@@ -440,8 +449,8 @@ func RunCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 // returns the run's time (the caller sets the case up again smaller); otherwise the
 // budget sets the warm-up and timed runs, and the time returned is 0.
 func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, size int, variant string) (Result, time.Duration) {
-	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Requested: variant}
-	p := kernels.Params{Size: size, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable, Variant: variant, Tunables: cfg.Tunables}
+	res := Result{Case: op.Name, Family: op.Family, Type: op.Type, Size: size, Dims: cfg.shape, Requested: variant}
+	p := kernels.Params{Size: size, Shape: cfg.shape, Seed: cfg.Seed, Rotate: true, Portable: cfg.Portable, Variant: variant, Tunables: cfg.Tunables}
 	v, err := op.Pick(q.Device(), p)
 	if err != nil {
 		res.Variant = variant
@@ -454,7 +463,7 @@ func runCase(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, si
 	}
 	res.Variant, res.VendorLibrary = v.Name, v.Vendor
 	p.Variant = v.Name
-	if err := checkFootprint(q.Device(), op, size); err != nil {
+	if err := cfg.checkCaseFootprint(q.Device(), op, size); err != nil {
 		res.Err = err.Error()
 		return res, 0
 	}

@@ -334,7 +334,7 @@ func (r *Report) reconcile() error {
 		for j := range d.Results {
 			res := &d.Results[j]
 			if why := res.reconcile(); why != "" {
-				return fail(fmt.Sprintf("%s %s %s", d.Device.ID, res.Case, FormatSize(res.Size)), why)
+				return fail(fmt.Sprintf("%s %s %s", d.Device.ID, res.Case, SizeText(res.Size, res.Dims)), why)
 			}
 		}
 	}

@@ -24,7 +24,7 @@ func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 	if j := r.VendorDevice(dev); v == nil && j >= 0 {
 		k := res.Key()
 		if v = r.Devices[j].result(k); v == nil {
-			v = r.Devices[j].result(CaseKey{k.Case, k.Size, ""})
+			v = r.Devices[j].result(CaseKey{k.Case, k.Size, "", k.Dims})
 		}
 	}
 	if v == nil || !v.OK() || v.Stats.Median <= 0 {

@@ -47,7 +47,7 @@ func Comparison(w io.Writer, c *bench.Comparison) error {
 		case bench.VerdictFailed:
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", term.Safe(ch.DeviceText()), term.Safe(ch.Case), bench.FormatSize(ch.Size), oldT, newT, ratio, ci, p, ch.VerdictText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", term.Safe(ch.DeviceText()), term.Safe(ch.Case), bench.SizeText(ch.Size, ch.Dims), oldT, newT, ratio, ci, p, ch.VerdictText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -164,6 +164,9 @@ func Benchstat(w io.Writer, rep *bench.Report) error {
 				continue
 			}
 			name := fmt.Sprintf("Benchmark%s/size=%d/device=%s", BenchName(res.Case), res.Size, nameValue(d.Device.ID))
+			if res.Dims != "" { // two shapes of one size are two benchmarks
+				name += "/shape=" + nameValue(res.Dims)
+			}
 			if res.Variant != "" && res.Variant != "portable" { // portable keeps the names of reports before variants
 				name += "/variant=" + nameValue(res.Variant)
 			}

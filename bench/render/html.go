@@ -191,6 +191,24 @@ func HTML(w io.Writer, rep *bench.Report, baseline string) error {
 		}
 		page.Groups = append(page.Groups, t)
 	}
+	if vg := r.vendorSummaryGrid(); vg != nil { // sweep.go
+		t := htmlTable{ID: "vendor-summary", Title: vendorSummaryTitle, Legend: vg.legend}
+		for _, c := range vg.cols {
+			t.Header = append(t.Header, htmlCell{Text: c.head})
+		}
+		for _, row := range vg.rows {
+			var hr htmlRow
+			for j, text := range row {
+				c := htmlCell{Text: text}
+				if j == 3 || j == 4 || j == 5 {
+					c.Class = "num"
+				}
+				hr.Cells = append(hr.Cells, c)
+			}
+			t.Rows = append(t.Rows, hr)
+		}
+		page.Groups = append(page.Groups, t)
+	}
 	page.Failures = r.failures()
 	return htmlTemplate.Execute(w, page)
 }

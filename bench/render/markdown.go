@@ -58,6 +58,10 @@ func Markdown(w io.Writer, rep *bench.Report, baseline string) error {
 				ew.printf("- %s\n", mdEscape(l))
 			}
 		}
+		if vg := r.vendorSummaryGrid(); vg != nil { // sweep.go
+			ew.printf("\n*%s*\n", mdEscape(vendorSummaryTitle))
+			mdGrid(vg, 3)
+		}
 	}
 	if len(r.Splits) > 0 {
 		mdGrid(r.splitGrid(), 5) // numbers from time on

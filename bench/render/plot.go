@@ -139,7 +139,7 @@ func (r view) barData(m string) (series []int, rows []barRow, err error) {
 		}
 		row.label = strings.TrimPrefix(k.Case, row.family+"/")
 		if len(sizes) > 1 {
-			row.label += " " + bench.FormatSize(k.Size)
+			row.label += " " + bench.SizeText(k.Size, k.Dims)
 		}
 		if m == MetricRate && unit == "GFLOP/s" {
 			row.label += " (GFLOP/s)"

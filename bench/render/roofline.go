@@ -71,7 +71,7 @@ func (r view) rooflineChart(d int) (*chart, error) {
 		}
 		label := res.Case
 		if multiSize {
-			label += " " + bench.FormatSize(res.Size)
+			label += " " + bench.SizeText(res.Size, res.Dims)
 		}
 		if res.Flops <= 0 || res.Bytes <= 0 || res.GFLOPs <= 0 {
 			if res.Link {

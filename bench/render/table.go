@@ -115,13 +115,13 @@ func (ix *caseIndex) gridRows() []bench.CaseKey {
 		for row, j := range ix.byRow[i] {
 			if j >= 0 {
 				own[row] = true
-				prism[bench.CaseKey{Case: ix.rows[row].Case, Size: ix.rows[row].Size}] = true
+				prism[bench.CaseKey{Case: ix.rows[row].Case, Size: ix.rows[row].Size, Dims: ix.rows[row].Dims}] = true
 			}
 		}
 	}
 	var rows []bench.CaseKey
 	for row, k := range ix.rows {
-		if own[row] || !prism[bench.CaseKey{Case: k.Case, Size: k.Size}] {
+		if own[row] || !prism[bench.CaseKey{Case: k.Case, Size: k.Size, Dims: k.Dims}] {
 			rows = append(rows, k)
 		}
 	}
@@ -134,7 +134,7 @@ func (ix *caseIndex) vendorResult(v int, k bench.CaseKey) *bench.Result {
 	if res := ix.result(v, k); res != nil {
 		return res
 	}
-	return ix.result(v, bench.CaseKey{Case: k.Case, Size: k.Size})
+	return ix.result(v, bench.CaseKey{Case: k.Case, Size: k.Size, Dims: k.Dims})
 }
 
 // legendSet gathers the legend entries a table needs, each once, in the order added.
@@ -211,7 +211,7 @@ func (r view) resultGrid(baseline string, verdicts bool) (*resultGrid, error) {
 		if split {
 			lg.add("variant", "a | b in the variant column: the variants that ran on [1] | [2] ..., in device order, where they differ; a ratio on such a row compares two implementations, not two devices running one")
 		}
-		row := []string{k.Case, variant, bench.FormatSize(k.Size)}
+		row := []string{k.Case, variant, bench.SizeText(k.Size, k.Dims)}
 		b := ix.result(base, k)
 		if r.Devices[base].IsVendor() {
 			b = ix.vendorResult(base, k)
@@ -516,9 +516,9 @@ func (r view) failures() []string {
 		for _, res := range d.Results {
 			switch {
 			case res.Err != "":
-				out = append(out, term.Safe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), res.Err)))
+				out = append(out, term.Safe(fmt.Sprintf("FAILED [%d] %s %s: %s", i+1, res.Case, bench.SizeText(res.Size, res.Dims), res.Err)))
 			case res.Skipped == "" && res.Invalid != "":
-				out = append(out, term.Safe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), res.Invalid)))
+				out = append(out, term.Safe(fmt.Sprintf("INVALID [%d] %s %s: %s", i+1, res.Case, bench.SizeText(res.Size, res.Dims), res.Invalid)))
 			}
 		}
 	}
@@ -756,6 +756,12 @@ func Table(w io.Writer, rep *bench.Report, opt TableOptions) error {
 					wrapLine(ew, l, "    ", "        ")
 				}
 			}
+			if lines := r.vendorSummaryLines(); len(lines) > 0 { // sweep.go
+				ew.printf("%s (vendor time / Prism time, above 1: Prism is faster; geometric mean and worst):\n", strings.ToLower(vendorSummaryTitle[:1])+vendorSummaryTitle[1:])
+				for _, l := range lines {
+					wrapLine(ew, l, "    ", "        ")
+				}
+			}
 		})
 	}
 	if len(r.Splits) > 0 {
@@ -980,7 +986,7 @@ func (r view) verdictLines() []string {
 			if res.Verdict.Text == "" {
 				continue
 			}
-			name := fmt.Sprintf("[%d] %s %s", i+1, res.Case, bench.FormatSize(res.Size))
+			name := fmt.Sprintf("[%d] %s %s", i+1, res.Case, bench.SizeText(res.Size, res.Dims))
 			if res.Requested != "" {
 				name += " " + res.Requested
 			}
@@ -997,7 +1003,7 @@ func (r view) figureLines() []string {
 	for i, d := range r.Devices {
 		for _, res := range d.Results {
 			if text := res.FiguresText(); text != "" {
-				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, bench.FormatSize(res.Size), text)))
+				out = append(out, term.Safe(fmt.Sprintf("[%d] %s %s: %s", i+1, res.Case, bench.SizeText(res.Size, res.Dims), text)))
 			}
 		}
 	}

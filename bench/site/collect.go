@@ -20,11 +20,13 @@ type runInfo struct {
 	ord int // its place among the runs, oldest first, from 0
 }
 
-// seriesKey identifies a series of a case: a device fingerprint, a variant and a size.
+// seriesKey identifies a series of a case: a device fingerprint, a variant, a size and
+// the shape asked for where the size does not give it (bench.Result.Dims).
 type seriesKey struct {
 	fp      string
 	variant string
 	size    int
+	dims    string
 }
 
 // point is one run of a series.
@@ -61,6 +63,7 @@ type cell struct {
 	run     *runInfo
 	variant string
 	size    int
+	dims    string
 	median  time.Duration
 	rate    float64
 	unit    string
@@ -201,7 +204,7 @@ func readRun(ctx context.Context, st *store.Store, run *runInfo, page func(*runI
 				vendor = float64(v.Stats.Median) / float64(res.Stats.Median)
 			}
 			// Only what the model keeps: the report itself is let go.
-			r := &bench.Result{Case: res.Case, Family: res.Family, Size: res.Size, Variant: res.Variant, Stats: res.Stats,
+			r := &bench.Result{Case: res.Case, Family: res.Family, Size: res.Size, Dims: res.Dims, Variant: res.Variant, Stats: res.Stats,
 				Verified: res.Verified, Mismatch: res.Mismatch, Skipped: res.Skipped, Err: res.Err, Invalid: res.Invalid,
 				GBs: res.GBs, GFLOPs: res.GFLOPs, Flops: res.Flops, Bytes: res.Bytes, Bound: res.Bound, Verdict: res.Verdict}
 			e.results = append(e.results, extractedResult{r, vendor})
@@ -233,7 +236,7 @@ func (m *model) add(run *runInfo, devs []extracted) {
 				c = &caseData{name: res.Case, family: res.Family, slug: slug(res.Case), series: map[seriesKey]*series{}}
 				m.cases[res.Case] = c
 			}
-			k := seriesKey{e.fp, res.Variant, res.Size}
+			k := seriesKey{e.fp, res.Variant, res.Size, res.Dims}
 			s := c.series[k]
 			if s == nil {
 				s = &series{key: k}
@@ -245,7 +248,7 @@ func (m *model) add(run *runInfo, devs []extracted) {
 				p.rate, p.unit = res.Rate()
 			}
 			s.points = append(s.points, p)
-			cl := &cell{run: run, variant: res.Variant, size: res.Size, median: res.Stats.Median, rate: p.rate, unit: p.unit,
+			cl := &cell{run: run, variant: res.Variant, size: res.Size, dims: res.Dims, median: res.Stats.Median, rate: p.rate, unit: p.unit,
 				vendor: er.vendor, verdict: p.verdict, failed: p.failed}
 			if b := best[res.Case]; b == nil || better(cl, b) {
 				best[res.Case] = cl
@@ -327,7 +330,7 @@ func (c *caseData) sortedSeries(m *model) []*series {
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b *series) int {
-		return cmp.Or(cmp.Compare(a.key.size, b.key.size), cmp.Compare(order[a.key.fp], order[b.key.fp]), cmp.Compare(a.key.variant, b.key.variant))
+		return cmp.Or(cmp.Compare(a.key.size, b.key.size), cmp.Compare(a.key.dims, b.key.dims), cmp.Compare(order[a.key.fp], order[b.key.fp]), cmp.Compare(a.key.variant, b.key.variant))
 	})
 	return out
 }

@@ -204,8 +204,8 @@ func (s *writer) indexPage(m *model) ([]byte, error) {
 			row.Cells[i].Empty = true
 		}
 		for fp, cl := range m.cells[c.name] { // each cell is written once: the order does not matter
-			se := c.series[seriesKey{fp, cl.variant, cl.size}]
-			row.Cells[col[fp]] = indexCell{Href: caseHref("", c.slug) + "#" + seriesAnchor(se), Variant: safe(cl.variant), Size: bench.FormatSize(cl.size), Rate: rateText(cl.rate, cl.unit),
+			se := c.series[seriesKey{fp, cl.variant, cl.size, cl.dims}]
+			row.Cells[col[fp]] = indexCell{Href: caseHref("", c.slug) + "#" + seriesAnchor(se), Variant: safe(cl.variant), Size: safe(bench.SizeText(cl.size, cl.dims)), Rate: rateText(cl.rate, cl.unit),
 				Vendor: vendorText(cl.vendor), VendorClass: vendorClass(cl.vendor), Verdict: safe(cl.verdict), Failed: safe(cl.failed),
 				RunHref: runHref("", cl.run), RunText: fmt.Sprintf("run %d, %s", cl.run.sum.ID, cl.run.sum.Date.Format("2006-01-02")),
 				Title: bench.FormatDuration(cl.median)}
@@ -215,7 +215,7 @@ func (s *writer) indexPage(m *model) ([]byte, error) {
 		for _, se := range c.sortedSeries(m) {
 			if p := se.lastStep(); p != nil && p.change.slower() {
 				v.Regressions = append(v.Regressions, regressionView{Case: safe(c.name), Href: caseHref("", c.slug) + "#" + seriesAnchor(se),
-					Device: deviceLabel(m.devices[se.key.fp]), Variant: safe(se.key.variant), Size: bench.FormatSize(se.key.size),
+					Device: deviceLabel(m.devices[se.key.fp]), Variant: safe(se.key.variant), Size: safe(bench.SizeText(se.key.size, se.key.dims)),
 					Change: stepText(p.change), RunHref: runHref("", p.run), Run: int64(p.run.sum.ID)})
 			}
 		}
@@ -468,6 +468,9 @@ type pointRow struct {
 
 // seriesAnchor is the id of a series' table on its case's page.
 func seriesAnchor(s *series) string {
+	if s.key.dims != "" {
+		return fmt.Sprintf("s-%s-%d-%s-%s", s.key.fp, s.key.size, slug(s.key.dims), slug(s.key.variant))
+	}
 	return fmt.Sprintf("s-%s-%d-%s", s.key.fp, s.key.size, slug(s.key.variant))
 }
 
@@ -482,9 +485,13 @@ func (s *writer) casePage(m *model, c *caseData) ([]byte, error) {
 		}
 	}
 	for _, se := range c.sortedSeries(m) {
-		if cur == nil || cur.Size != bench.FormatSize(se.key.size) {
+		if text := safe(bench.SizeText(se.key.size, se.key.dims)); cur == nil || cur.Size != text {
 			flush()
-			cur, lines = &sizeView{Size: bench.FormatSize(se.key.size), Anchor: "size-" + strconv.Itoa(se.key.size)}, nil
+			anchor := "size-" + strconv.Itoa(se.key.size)
+			if se.key.dims != "" {
+				anchor += "-" + slug(se.key.dims)
+			}
+			cur, lines = &sizeView{Size: text, Anchor: anchor}, nil
 		}
 		color := palette[len(lines)%len(palette)]
 		label := deviceLabel(m.devices[se.key.fp])

@@ -23,6 +23,9 @@ type Series struct {
 	Variant string
 	// Size keeps the results of this size; 0: every size.
 	Size int
+	// Dims keeps the results of this shape asked for (bench.Result.Dims, "4096x1024x512");
+	// empty: every shape and size.
+	Dims string
 	// Samples asks for every timing of each point (Point.Samples), read with the point
 	// itself (they are kept in one value with their result). Without it History reads each
 	// point's summary only (median, min, max, runs).
@@ -42,10 +45,13 @@ type Point struct {
 	Case    string
 	Variant string
 	Size    int
-	Median  time.Duration
-	Min     time.Duration
-	Max     time.Duration
-	Runs    int
+	// Dims is the shape the case was asked for where its size does not give it
+	// (bench.Result.Dims); a series is a device's variant at one size and Dims.
+	Dims   string
+	Median time.Duration
+	Min    time.Duration
+	Max    time.Duration
+	Runs   int
 	// Samples are every timing of the result, in the order taken, where Series.Samples
 	// asks for them (none in reports from before samples were kept).
 	Samples []time.Duration
@@ -77,6 +83,10 @@ func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
 		where = append(where, "r.size = ?")
 		args = append(args, q.Size)
 	}
+	if q.Dims != "" {
+		where = append(where, "r.dims = ?")
+		args = append(args, q.Dims)
+	}
 	// The samples, where asked for, come with their result's row: one value per point
 	// (samples.go), read in the same pass. Why a point failed (Point.Failed) is put
 	// together by the database, one column (NULL for most points) where five were read.
@@ -86,7 +96,7 @@ func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT ru.id, ru.started_ns, ru.vcs_commit, ru.host,
 	COALESCE(d.device_id, r.group_devices), COALESCE(d.name, ''), COALESCE(d.backend, ''), COALESCE(d.fingerprint, ''),
-	r.variant, r.size, r.median_ns, r.min_ns, r.max_ns, r.runs,
+	r.variant, r.size, r.dims, r.median_ns, r.min_ns, r.max_ns, r.runs,
 	CASE WHEN r.error <> '' THEN 'error: ' || r.error WHEN r.skipped <> '' THEN 'skipped: ' || r.skipped
 	WHEN r.mismatch <> 0 THEN 'mismatch: the result differed from the reference' WHEN r.invalid <> '' THEN 'invalid: ' || r.invalid
 	WHEN r.verified = 0 THEN 'not verified' END`+samples+`
@@ -107,7 +117,7 @@ func (s *Store) History(ctx context.Context, q Series) ([]Point, error) {
 		var failed sql.NullString
 		var blob sql.RawBytes // decoded before the next row
 		if err := rows.Scan(&p.Run, &started, &p.Commit, &p.Host, &p.Device.ID, &p.Device.Name, &p.Device.Backend,
-			&p.Device.Fingerprint, &p.Variant, &p.Size, &median, &minNS, &maxNS, &p.Runs, &failed, &blob); err != nil {
+			&p.Device.Fingerprint, &p.Variant, &p.Size, &p.Dims, &median, &minNS, &maxNS, &p.Runs, &failed, &blob); err != nil {
 			return nil, s.fail("reading a case's history", err)
 		}
 		p.Case, p.Date, p.Failed = name, fromNanos(started), failed.String

@@ -154,8 +154,8 @@ func (w *writer) run(r *bench.Report, blob []byte) (RunID, error) {
 	}
 	if w.result, err = w.tx.PrepareContext(w.ctx, d.q(`INSERT INTO results (run_id, device_ref, position, kind, baseline_of,
 	case_name, family, type, variant, requested, vendor_library, size, shape, group_devices,
-	median_ns, min_ns, max_ns, runs, sample_count, gbs, gflops, fraction, bound, verified, mismatch, error, skipped, invalid, samples)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)); err != nil {
+	median_ns, min_ns, max_ns, runs, sample_count, gbs, gflops, fraction, bound, verified, mismatch, error, skipped, invalid, samples, dims)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)); err != nil {
 		return 0, err
 	}
 	defer w.result.Close()
@@ -216,7 +216,7 @@ func (w *writer) caseRow(run, dev int64, pos int, kind string, baselineOf any, r
 		res.Case, family, typ, res.Variant, res.Requested, boolInt(res.VendorLibrary), res.Size, res.Shape, "",
 		int64(res.Stats.Median), int64(res.Stats.Min), int64(res.Stats.Max), res.Stats.Runs, len(res.Stats.Samples),
 		finite(res.GBs), finite(res.GFLOPs), finite(res.Fraction), res.Bound, boolInt(res.Verified), boolInt(res.Mismatch),
-		res.Err, res.Skipped, res.Invalid, encodeSamples(res.Stats.Samples)).Scan(&id)
+		res.Err, res.Skipped, res.Invalid, encodeSamples(res.Stats.Samples), res.Dims).Scan(&id)
 	return id, err
 }
 
@@ -241,7 +241,7 @@ func (w *writer) groupRow(run int64, pos int, g groupRow) error {
 	err := w.result.QueryRowContext(w.ctx, run, nil, pos, g.kind, nil,
 		g.name, family, typ, g.variant, "", 0, g.size, g.shape, strings.Join(g.devices, ","),
 		int64(g.stats.Median), int64(g.stats.Min), int64(g.stats.Max), g.stats.Runs, len(g.stats.Samples),
-		finite(g.gbs), finite(g.gflops), 0.0, "", boolInt(g.verified), 0, g.err, "", "", encodeSamples(g.stats.Samples)).Scan(&id)
+		finite(g.gbs), finite(g.gflops), 0.0, "", boolInt(g.verified), 0, g.err, "", "", encodeSamples(g.stats.Samples), "").Scan(&id)
 	return err
 }
 

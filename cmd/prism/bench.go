@@ -24,6 +24,7 @@ type benchOptions struct {
 	ops      []string
 	precs    []string
 	sizes    []string
+	shapes   []string
 	size     int // deprecated --size
 	quick    bool
 	portable bool
@@ -75,6 +76,17 @@ several devices, the ratio of each to the first device or to --baseline.
 ("*/*/float64"). --sizes: elements of each op's main operand, with K, M or G suffixes
 (powers of 1024), e.g. --sizes 64K,1M,16M.
 
+--shapes, instead of --sizes, for the GEMM ops: M x N x K written MxNxK, any dimensions
+(4095, 6000, skinny 8192x64x8192), e.g. --shapes 4096x4096x4096,4095x4095x4095,8192x128x8192
+(batched GEMM: each matrix of its batch). --shapes sweep is the named sweep, ` + fmt.Sprint(len(bench.SweepShapes)) + ` shapes:
+the squares 512 to 16384, squares off the tiles (4095, 4097, 6000), rectangles, and
+skinny products with M, N or K of 64 to 256 (` + fmt.Sprint(len(bench.SweepShapes)) + ` cases per op and variant; a
+minute or two per precision on an H200 with --vendor). A square shape is the case of its
+size (--shapes 4096x4096x4096 is --sizes 16M); other shapes are cases of their own, shown
+by their MxNxK. With --vendor, the report ends with the geometric mean and the worst of
+the "vs vendor" ratios of each precision and variant over the GEMM cases, naming the worst
+shape (also "vendor_summary" in JSON).
+
 Variants: each device runs, per op, the first implementation that fits it (CUDA C++ with
 warp shuffles on a CUDA device, the portable OpenCL C kernel elsewhere; 'prism kernels
 --device ID' shows which). --portable runs the portable kernel everywhere, for a fair
@@ -119,6 +131,8 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
   prism bench --all-devices --baseline cuda:0 --portable
   prism bench --device cuda:0 --ops reduce/sum --variant all
   prism bench --device cuda,opencl --ops gemm,fft --vendor
+  prism bench --device cuda:0 --ops gemm/nn/float32 --shapes 4096x4096x4096,4095x4095x4095,8192x128x8192
+  prism bench --device cuda:0 --ops gemm/nn --precision float32,float64 --shapes sweep --vendor
   prism bench --all-devices --json > results.json
   prism bench --benchstat --count 10 > new.txt && benchstat old.txt new.txt
   prism bench --device cuda:0,cuda:1 --split --ops gemm/nn/float32 --sizes 256M
@@ -136,6 +150,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.StringSliceVar(&opts.ops, "ops", nil, "operations to run: families, prefixes, names or globs, comma-separated (default: all)")
 	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated: float32, float64, tf32, float32x3tf32, float16, bfloat16, float8e4m3, ... (default: all)")
 	f.StringSliceVar(&opts.sizes, "sizes", nil, "sizes to run each op at, with K/M/G suffixes (default: chosen per device, see above)")
+	f.StringSliceVar(&opts.shapes, "shapes", nil, "GEMM shapes MxNxK to run each op at, comma-separated, instead of --sizes, or \""+bench.SweepName+"\" (see above)")
 	f.IntVar(&opts.size, "size", 0, "one size for every op")
 	_ = f.MarkDeprecated("size", "use --sizes")
 	f.BoolVar(&opts.quick, "quick", false, "each op's quick size fitted to 25 ms a run, smaller ceiling runs, --count 5 --warmup 1 unless given")
@@ -161,7 +176,7 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	if err := opts.check(flags); err != nil {
 		return err
 	}
-	for _, pair := range [][2]string{{"device", "all-devices"}, {"sizes", "size"}, {"portable", "variant"}} {
+	for _, pair := range [][2]string{{"device", "all-devices"}, {"sizes", "size"}, {"sizes", "shapes"}, {"size", "shapes"}, {"portable", "variant"}} {
 		if err := exclusive(flags, pair[:1], pair[1:]); err != nil {
 			return err
 		}
@@ -191,7 +206,20 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		}
 		sizes = []int{opts.size}
 	}
+	var shapes []string
+	if flags.Changed("shapes") {
+		var err error
+		if shapes, err = bench.ParseShapes(opts.shapes); err != nil {
+			return usageError{fmt.Errorf("--shapes: %w", err)}
+		}
+		if opts.split {
+			return usageError{fmt.Errorf("--shapes applies to ops on one device at a time, not to --split; give --sizes")}
+		}
+	}
 	if colls, rest := bench.MatchCollectives(opts.ops); len(colls) > 0 {
+		if len(shapes) > 0 {
+			return usageError{fmt.Errorf("--shapes: collectives take sizes (--sizes), not shapes")}
+		}
 		if len(rest) > 0 {
 			return usageError{fmt.Errorf("--ops: collectives run alone; %s are not collectives", strings.Join(rest, ", "))}
 		}
@@ -211,6 +239,11 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	ops, err := selectOps("--ops", opts.ops, opts.precs, opts.variants)
 	if err != nil {
 		return err
+	}
+	if len(shapes) > 0 {
+		if err := bench.CheckShapes(ops, shapes); err != nil {
+			return usageError{fmt.Errorf("--shapes: %w", err)}
+		}
 	}
 	ctx := cmd.Context()
 	ids, err := benchDevices(cmd, opts)
@@ -241,9 +274,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	if opts.split {
 		return splitRun(cmd, opts, ops, sizes, devs)
 	}
-	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Quick: opts.quick, Count: opts.count,
+	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Shapes: shapes, Quick: opts.quick, Count: opts.count,
 		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Vendor: opts.vendor, Telemetry: openNVML}
-	if len(sizes) == 0 {
+	if len(sizes) == 0 && len(shapes) == 0 {
 		cfg.Remembered = rememberedSizes(cmd, devs, opts.quick)
 	}
 	if !opts.quiet {

@@ -83,6 +83,7 @@ type historyPoint struct {
 	Device  deviceJSON    `json:"device"`
 	Variant string        `json:"variant,omitempty"`
 	Size    int           `json:"size"`
+	Dims    string        `json:"dims,omitempty"` // the shape asked for, where its size does not give it
 	Median  time.Duration `json:"median_ns"`
 	Min     time.Duration `json:"min_ns"`
 	Max     time.Duration `json:"max_ns"`
@@ -191,9 +192,9 @@ func historyRun(cmd *cobra.Command, opts *historyOptions, op string) error {
 const notVerified = "not verified"
 
 // seriesKey is what a point's change is reckoned against: the previous point of the same
-// device, variant and size.
+// device, variant, size and shape asked for.
 func seriesKey(p historyPoint) string {
-	return fmt.Sprintf("%s\x00%s\x00%d", p.Device.ID, p.Variant, p.Size)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s", p.Device.ID, p.Variant, p.Size, p.Dims)
 }
 
 // withChanges returns the points with the change of each median from the previous valid
@@ -203,7 +204,7 @@ func withChanges(pts []store.Point) []historyPoint {
 	out := make([]historyPoint, len(pts))
 	for i, p := range pts {
 		h := historyPoint{Run: int64(p.Run), Date: p.Date, Commit: p.Commit, Host: p.Host, Device: deviceOf(p.Device),
-			Variant: p.Variant, Size: p.Size, Median: p.Median, Min: p.Min, Max: p.Max, Runs: p.Runs, Failed: p.Failed}
+			Variant: p.Variant, Size: p.Size, Dims: p.Dims, Median: p.Median, Min: p.Min, Max: p.Max, Runs: p.Runs, Failed: p.Failed}
 		k := seriesKey(h)
 		timed := (h.Failed == "" || h.Failed == notVerified) && h.Median > 0
 		if last, ok := prev[k]; ok && timed {
@@ -282,7 +283,7 @@ func writeHistory(w io.Writer, pts []historyPoint) error {
 			change = strings.TrimSpace(change + fmt.Sprintf(" step: %s from here (%s -> %s)", way, bench.FormatDuration(st.Before), bench.FormatDuration(st.After)))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Date.Local().Format("2006-01-02 15:04"), p.Run,
-			shortCommit(p.Commit), safeText(p.Device.ID), safeText(cmp.Or(p.Variant, "-")), bench.FormatSize(p.Size), med, lo, hi, safeText(change))
+			shortCommit(p.Commit), safeText(p.Device.ID), safeText(cmp.Or(p.Variant, "-")), safeText(bench.SizeText(p.Size, p.Dims)), med, lo, hi, safeText(change))
 	}
 	return tw.Flush()
 }
@@ -327,9 +328,9 @@ func historyChart(op string, all []caseHistory) render.History {
 			if !ok {
 				i = len(ch.Series)
 				bySeries[k] = i
-				name := fmt.Sprintf("%s on %s (%s)", h.Case, p.Device.ID, bench.FormatSize(p.Size))
+				name := fmt.Sprintf("%s on %s (%s)", h.Case, p.Device.ID, bench.SizeText(p.Size, p.Dims))
 				if p.Variant != "" {
-					name = fmt.Sprintf("%s on %s (%s, %s)", h.Case, p.Device.ID, p.Variant, bench.FormatSize(p.Size))
+					name = fmt.Sprintf("%s on %s (%s, %s)", h.Case, p.Device.ID, p.Variant, bench.SizeText(p.Size, p.Dims))
 				}
 				ch.Series = append(ch.Series, render.HistorySeries{Name: name})
 			}
