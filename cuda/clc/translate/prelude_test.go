@@ -327,3 +327,67 @@ func TestPreludeFiles(t *testing.T) {
 		t.Error("the prelude does not end with its include guard's #endif")
 	}
 }
+
+// nvrtcBuiltins are the compiler built-ins that the prelude may call where NVRTC reads it:
+// the ones NVRTC has compiled on a GPU (its front end does not know clang's whole list:
+// __builtin_huge_valf, which clang-15 accepts, fails there with "identifier is undefined").
+var nvrtcBuiltins = map[string]bool{"__builtin_memcpy": true, "__builtin_expect": true}
+
+// nvrtcView returns the lines of text that NVRTC compiles: it drops the branches of
+// `#ifndef __CUDACC_RTC__` (the part for clang without the CUDA headers) and keeps their
+// `#else` branches, following #if nesting.
+func nvrtcView(text string) string {
+	type frame struct{ clangOnly, inElse bool }
+	var stack []frame
+	hidden := func() bool {
+		for _, f := range stack {
+			if f.clangOnly != f.inElse {
+				return true
+			}
+		}
+		return false
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		d := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(d, "#if"):
+			stack = append(stack, frame{clangOnly: strings.HasPrefix(d, "#ifndef __CUDACC_RTC__")})
+			continue
+		case strings.HasPrefix(d, "#else") && len(stack) > 0:
+			stack[len(stack)-1].inElse = true
+			continue
+		case strings.HasPrefix(d, "#endif") && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if !hidden() {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// TestPreludeNVRTCBuiltins checks that the prelude NVRTC compiles calls no compiler
+// built-in outside nvrtcBuiltins: clang's PTX checks here accept built-ins that NVRTC
+// lacks, and one such call fails every translated kernel on a CUDA device.
+func TestPreludeNVRTCBuiltins(t *testing.T) {
+	view := nvrtcView(Prelude())
+	if !strings.Contains(view, "prism_sg_lowest") || strings.Contains(view, "__float_as_uint(float x) { return __builtin_bit_cast") {
+		t.Fatal("nvrtcView: the NVRTC view lost the subgroup functions or kept clang's part")
+	}
+	seen := map[string]int{}
+	for _, m := range regexp.MustCompile(`__builtin_[A-Za-z0-9_]+`).FindAllString(view, -1) {
+		seen[m]++
+	}
+	for name, n := range seen {
+		if !nvrtcBuiltins[name] {
+			t.Errorf("the prelude calls %s (%d times) where NVRTC compiles it, which NVRTC may not know: use CUDA's own functions (PRISM_INFINITY_F, __int_as_float)", name, n)
+		}
+	}
+	// The check can fail: a built-in clang has and NVRTC lacks.
+	if got := nvrtcView("#ifndef __CUDACC_RTC__\nA\n#else\nB\n#endif\nC __builtin_huge_valf()"); got != "B\nC __builtin_huge_valf()\n" {
+		t.Errorf("nvrtcView = %q", got)
+	}
+}

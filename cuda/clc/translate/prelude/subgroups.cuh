@@ -110,10 +110,10 @@ template <> __device__ __forceinline__ long prism_sg_lowest<long>() { return -0x
 template <> __device__ __forceinline__ long prism_sg_highest<long>() { return 0x7fffffffffffffffL; }
 template <> __device__ __forceinline__ unsigned long prism_sg_lowest<unsigned long>() { return 0ul; }
 template <> __device__ __forceinline__ unsigned long prism_sg_highest<unsigned long>() { return ~0ul; }
-template <> __device__ __forceinline__ float prism_sg_lowest<float>() { return -__builtin_huge_valf(); }
-template <> __device__ __forceinline__ float prism_sg_highest<float>() { return __builtin_huge_valf(); }
-template <> __device__ __forceinline__ double prism_sg_lowest<double>() { return -__builtin_huge_val(); }
-template <> __device__ __forceinline__ double prism_sg_highest<double>() { return __builtin_huge_val(); }
+template <> __device__ __forceinline__ float prism_sg_lowest<float>() { return -PRISM_INFINITY_F; }
+template <> __device__ __forceinline__ float prism_sg_highest<float>() { return PRISM_INFINITY_F; }
+template <> __device__ __forceinline__ double prism_sg_lowest<double>() { return -(double)PRISM_INFINITY_F; }
+template <> __device__ __forceinline__ double prism_sg_highest<double>() { return (double)PRISM_INFINITY_F; }
 struct prism_sg_add {
   template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
   template <class T> __device__ __forceinline__ static T identity() { return (T)0; }
