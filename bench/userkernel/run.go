@@ -153,7 +153,12 @@ func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 		return res, fitError(err)
 	}
 	if err := q.Finish(ctx); err != nil {
-		return res, err
+		if ctx.Err() != nil {
+			return res, err
+		}
+		// A GPU driver reports a kernel's fault (an access out of its buffers, most often)
+		// at the next wait, in its own words (NVIDIA's OpenCL: CL_INVALID_COMMAND_QUEUE).
+		return res, fmt.Errorf("the kernel's run failed on %s (%w): a device fault, most often an access out of its buffers; run with --check to find it", dev.ID(), err)
 	}
 	if err := checkGuards(ctx, q, guards, bufs, dev.ID()); err != nil {
 		return res, err
