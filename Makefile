@@ -151,6 +151,7 @@ gpu-bundle: deps
 	$(GO) build -buildvcs=$(BUILDVCS) -ldflags='-s -w' -o .gpu/prism ./cmd/prism
 	$(GO) test -c -ldflags='-s -w' -o .gpu/cl.test ./cl
 	$(GO) test -c -ldflags='-s -w' -o .gpu/cuda.test ./cuda
+	$(GO) test -c -ldflags='-s -w' -o .gpu/cuda-clc-translate.test ./cuda/clc/translate  # TestBuiltinsGeneratedGPU
 	$(GO) test -c -ldflags='-s -w' -o .gpu/bench.test ./bench
 	$(GO) test -c -ldflags='-s -w' -o .gpu/telemetry.test ./platform/telemetry
 	$(GO) test -c -ldflags='-s -w' -o .gpu/cmd-prism.test ./cmd/prism  # TestCorpus
