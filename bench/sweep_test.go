@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/gemm"
+)
+
+// TestSweepShapes checks the named sweep: every shape reads back as written, once; it
+// holds the squares 512 to 16384, the off-tile 4095 and 6000, skinny M and N of 64, 128
+// and 256; the three layouts of one matrix take all of it, and its count is the one the
+// help and the docs give (23 cases per op and variant).
+func TestSweepShapes(t *testing.T) {
+	got, err := ParseShapes([]string{"sweep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, SweepShapes) || len(got) != 23 {
+		t.Errorf("sweep %v (%d); want SweepShapes, each once as written, 23", got, len(got))
+	}
+	var ms, ns []int
+	for _, s := range SweepShapes {
+		sh, _ := gemm.ParseShape(s)
+		ms, ns = append(ms, sh.M), append(ns, sh.N)
+	}
+	for _, n := range []int{512, 1024, 2048, 4096, 8192, 16384, 4095, 6000} {
+		if !slices.Contains(SweepShapes, strings.Repeat("x"+strconv.Itoa(n), 3)[1:]) {
+			t.Errorf("the sweep lacks %d^3", n)
+		}
+	}
+	for _, n := range []int{64, 128, 256} {
+		if !slices.Contains(ms, n) || !slices.Contains(ns, n) {
+			t.Errorf("the sweep lacks M = %d or N = %d", n, n)
+		}
+	}
+	var ops []kernels.Op
+	for _, name := range []string{"gemm/nn/float32", "gemm/nt/float32", "gemm/tn/float32", "gemm/nn/bfloat16"} {
+		ops = append(ops, kernels.Op{Name: name, Family: "gemm"})
+	}
+	if err := CheckShapes(ops, SweepShapes); err != nil {
+		t.Errorf("the sweep on one matrix: %v", err)
+	}
+	// A batch of 8 16384^2 matrices spans more than the kernels' int32 indices.
+	err = CheckShapes([]kernels.Op{{Name: "gemm/batched/float32", Family: "gemm"}}, SweepShapes)
+	if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "16384x16384x16384") {
+		t.Errorf("the sweep on gemm/batched: %v; want 16384^3 refused", err)
+	}
+}
+
+// TestParseShapes reads shapes canonically, each once, the sweep among them, and names a
+// bad one; CheckShapes refuses an op that takes no shape, naming it.
+func TestParseShapes(t *testing.T) {
+	got, err := ParseShapes([]string{"4096X1024x512", " 512x512x512 ", "SWEEP", "17x33x5", "4096x1024x512"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "4096x1024x512" || got[1] != "512x512x512" || got[len(got)-1] != "17x33x5" || len(got) != 2+len(SweepShapes)-2+1 {
+		t.Errorf("ParseShapes = %v", got)
+	}
+	for _, in := range [][]string{{"64x64"}, {"0x1x1"}, {"sweep", "1x1"}, {}} {
+		if _, err := ParseShapes(in); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("ParseShapes(%q) = %v; want ErrInvalidArg", in, err)
+		}
+	}
+	err = CheckShapes([]kernels.Op{{Name: "gemm/nn/float32", Family: "gemm"}, {Name: "fft/c2c/float32", Family: "fft"}}, []string{"64x64x64"})
+	if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "fft/c2c/float32 takes a size, not a shape") {
+		t.Errorf("a shape for fft: %v", err)
+	}
+	if err := (Config{Ops: []kernels.Op{{Name: "gemm/nn/float32", Family: "gemm"}}, Sizes: []int{64}, Shapes: []string{"8x8x8"}}).checkShapesConfig(); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("sizes and shapes: %v; want ErrInvalidArg", err)
+	}
+	// A square shape is its size's case; another shape keeps its dims.
+	cfg := Config{Shapes: []string{"64x64x64", "96x32x128"}}
+	pts := cfg.points(kernels.Op{Name: "gemm/batched/float32", Family: "gemm"}, engine.KindGPU)
+	if want := []point{{8 * 64 * 64, ""}, {8 * 96 * 32, "96x32x128"}}; !slices.Equal(pts, want) {
+		t.Errorf("points %v; want %v", pts, want)
+	}
+}
+
+// sweepReport is a report of one device whose gemm/nn/float32 ran at four shapes (two of
+// them of one size) in two variants, with the vendor's times in each result (--vendor),
+// and a float64 case whose baseline comes from a vendor pseudo-device (scripts/vendor.py
+// merged in) holding the same case at two shapes of one size.
+func sweepReport() *Report {
+	res := func(typ, variant, dims, shape string, size int, prism, vendor time.Duration) Result {
+		r := Result{Case: "gemm/nn/" + typ, Family: "gemm", Type: typ, Size: size, Dims: dims, Shape: shape, Variant: variant, Requested: variant,
+			Verified: true, Stats: Stats{Runs: 3, Median: prism, Min: prism, Max: prism}}
+		if vendor > 0 {
+			r.Vendor = &Result{Case: r.Case, Family: "gemm", Type: typ, Size: size, Dims: dims, Variant: "cuBLAS", VendorLibrary: true,
+				Library: "cuBLAS 13.0", Verified: true, Stats: Stats{Runs: 3, Median: vendor, Min: vendor, Max: vendor}}
+		}
+		return r
+	}
+	const mn = 4096 * 1024
+	dev := DeviceReport{Device: engine.DeviceInfo{ID: "cuda:0", Name: "GPU"}, Results: []Result{
+		// ratios vendor/prism: simt 0.5, 2, 4, 1; mma 1, 1, 1, 2 (faster in the first three)
+		res("float32", "cuda-simt", "4096x1024x512", "M=4096 N=1024 K=512", mn, 200, 100),
+		res("float32", "cuda-mma", "4096x1024x512", "M=4096 N=1024 K=512", mn, 100, 100),
+		res("float32", "cuda-simt", "1024x4096x512", "M=1024 N=4096 K=512", mn, 100, 200),
+		res("float32", "cuda-mma", "1024x4096x512", "M=1024 N=4096 K=512", mn, 200, 200),
+		res("float32", "cuda-simt", "", "M=N=K=4096", 4096*4096, 100, 400),
+		res("float32", "cuda-mma", "", "M=N=K=4096", 4096*4096, 400, 400),
+		res("float32", "cuda-simt", "64x8192x8192", "M=64 N=8192 K=8192", 64*8192, 300, 300),
+		res("float32", "cuda-mma", "64x8192x8192", "M=64 N=8192 K=8192", 64*8192, 150, 300),
+		// no baseline: left out
+		res("float32", "cuda-simt", "128x8192x8192", "M=128 N=8192 K=8192", 128*8192, 300, 0),
+		// float64: baselines from the pseudo-device, 0.25 and 1
+		res("float64", "cuda-mma", "4096x1024x512", "M=4096 N=1024 K=512", mn, 400, 0),
+		res("float64", "cuda-mma", "1024x4096x512", "M=1024 N=4096 K=512", mn, 400, 0),
+		// another family: left out
+		{Case: "fft/c2c/float32", Family: "fft", Type: "float32", Size: 1024, Variant: "portable", Verified: true,
+			Stats: Stats{Runs: 1, Median: 10, Min: 10, Max: 10}, Vendor: &Result{Verified: true, Stats: Stats{Runs: 1, Median: 1, Min: 1, Max: 1}}},
+	}}
+	vend := DeviceReport{Device: engine.DeviceInfo{ID: "vendor:cuda:0", Name: "GPU"}, Results: []Result{
+		{Case: "gemm/nn/float64", Family: "gemm", Type: "float64", Size: mn, Dims: "1024x4096x512", Variant: "vendor", VendorLibrary: true,
+			Library: "PyTorch", Verified: true, Stats: Stats{Runs: 1, Median: 400, Min: 400, Max: 400}},
+		{Case: "gemm/nn/float64", Family: "gemm", Type: "float64", Size: mn, Dims: "4096x1024x512", Variant: "vendor", VendorLibrary: true,
+			Library: "PyTorch", Verified: true, Stats: Stats{Runs: 1, Median: 100, Min: 100, Max: 100}},
+	}}
+	return &Report{Schema: SchemaVersion, Devices: []DeviceReport{dev, vend}}
+}
+
+// TestVendorSummaries checks the summary's exact figures on a constructed report: the
+// geometric mean and the worst ratio per precision and variant, the best of the variants
+// case by case, baselines from the result's own vendor run and from a vendor pseudo-device
+// paired by shape (two shapes of one size never swapped), cases without a baseline and
+// other families left out.
+func TestVendorSummaries(t *testing.T) {
+	got := sweepReport().VendorSummaries()
+	type want struct {
+		typ, variant        string
+		cases               int
+		geomean, worst      float64
+		worstDims, worstLib string
+	}
+	wants := []want{
+		{"float32", "cuda-simt", 4, math.Pow(0.5*2*4*1, 0.25), 0.5, "4096x1024x512", "cuBLAS 13.0"},
+		{"float32", "cuda-mma", 4, math.Pow(2, 0.25), 1, "4096x1024x512", "cuBLAS 13.0"},
+		// best: mma 1 (100 < 200), simt 2 (100 < 200), simt 4 (100 < 400), mma 2 (150 < 300)
+		{"float32", BestVariant, 4, math.Pow(1*2*4*2, 0.25), 1, "4096x1024x512", "cuBLAS 13.0"},
+		// the pseudo-device's 4096x1024x512 took 100 against Prism's 400, 1024x4096x512 400
+		{"float64", "cuda-mma", 2, math.Sqrt(0.25 * 1), 0.25, "4096x1024x512", "PyTorch"},
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("%d summaries: %+v; want %d", len(got), got, len(wants))
+	}
+	for i, w := range wants {
+		g := got[i]
+		if g.Device != "cuda:0" || g.Type != w.typ || g.Variant != w.variant || g.Cases != w.cases || math.Abs(g.GeoMean-w.geomean) > 1e-12 ||
+			g.Worst != w.worst || g.WorstDims != w.worstDims || g.WorstCase != "gemm/nn/"+w.typ || g.Library != w.worstLib {
+			t.Errorf("summary %d: %+v; want %+v", i, g, w)
+		}
+	}
+	if v := got[2].Variants; !slices.Equal(v, []string{"cuda-simt", "cuda-mma"}) {
+		t.Errorf("best of %v; want cuda-simt, cuda-mma", v)
+	}
+	// In JSON, as "vendor_summary", beside the report.
+	var buf bytes.Buffer
+	if err := sweepReport().WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary []VendorSummary `json:"vendor_summary"`
+		Devices []DeviceReport  `json:"devices"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Summary) != 4 || doc.Summary[3].Worst != 0.25 || doc.Summary[3].WorstShape != "M=4096 N=1024 K=512" || len(doc.Devices) != 2 {
+		t.Errorf("JSON summary %+v", doc.Summary)
+	}
+	if _, err := ReadReport(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Errorf("a report with its summary does not read back: %v", err)
+	}
+}
+
+// TestShapeIdentity: two shapes of one size are two cases everywhere a case is matched:
+// the report's keys, the vendor pseudo-device's pairing, and prism compare, which pairs
+// each shape with its own (the old report's shapes swapped in time would read as a 4x
+// change if they were paired across).
+func TestShapeIdentity(t *testing.T) {
+	rep := sweepReport()
+	a, b := &rep.Devices[0].Results[9], &rep.Devices[0].Results[10]
+	if a.Size != b.Size || a.Key() == b.Key() {
+		t.Fatalf("keys %v and %v; want two cases of one size", a.Key(), b.Key())
+	}
+	if v := rep.VendorBaseline(0, a); v == nil || v.Dims != a.Dims {
+		t.Errorf("baseline of %s: %+v", a.Dims, v)
+	}
+	if v := rep.VendorBaseline(0, b); v == nil || v.Dims != b.Dims {
+		t.Errorf("baseline of %s: %+v", b.Dims, v)
+	}
+	old, new := sweepReport(), sweepReport()
+	o := old.Devices[0].Results
+	o[0].Stats, o[2].Stats = o[2].Stats, o[0].Stats // the same times, in the other shape
+	cmp := Compare(old, new, DefaultCompareOptions)
+	for _, ch := range cmp.Changes {
+		if ch.Case != "gemm/nn/float32" || ch.Old == nil || ch.New == nil {
+			continue
+		}
+		if ch.Old.Dims != ch.New.Dims || ch.Dims != ch.New.Dims {
+			t.Errorf("compare paired %q with %q", ch.Old.Dims, ch.New.Dims)
+		}
+	}
+	var ratios []float64
+	for _, ch := range cmp.Changes {
+		if ch.Case == "gemm/nn/float32" && ch.Old.Variant == "cuda-simt" && ch.Old.Size == 4096*1024 {
+			ratios = append(ratios, ch.Ratio)
+		}
+	}
+	if !slices.Equal(ratios, []float64{2, 0.5}) {
+		t.Errorf("ratios of the two shapes %v; want 2 and 0.5 (each against its own shape)", ratios)
+	}
+	if s := (Change{Device: "cuda:0", Case: "gemm/nn/float32", Size: 4096 * 1024, Dims: "1024x4096x512", Verdict: VerdictSame}).String(); !strings.Contains(s, "1024x4096x512") {
+		t.Errorf("a change of a shape reads %q", s)
+	}
+}

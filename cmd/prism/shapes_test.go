@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/store"
+)
+
+// TestBenchShapesUsage: bad --shapes are usage errors (exit 2) that name the problem,
+// before any device is looked for (the device named does not exist) and with no report
+// written: zero and negative dimensions, two numbers, a shape past the kernels' int32
+// indices (for a batch too), an op that takes no shape, --shapes with --sizes, --split or
+// collectives.
+func TestBenchShapesUsage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "0x64x64"}, `--shapes: kernels: gemm: shape "0x64x64": M is 0; every dimension is at least 1`},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "64x-3x64"}, `shape "64x-3x64": N is -3`},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "4096x4096"}, `shape "4096x4096": 2 numbers; a shape is three`},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "64x64x64x64"}, `4 numbers`},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "8Kx8Kx8K"}, `M "8k" is not a whole number`},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "100000x100000x100000"}, "gemm/nn/float32: shape 100000x100000x100000: kernels: gemm: A spans 10000000000 elements; the kernel's int indices reach 2^31-1"},
+		{[]string{"--ops", "gemm/batched/float32", "--shapes", "sweep"}, "gemm/batched/float32: shape 16384x16384x16384: kernels: gemm: A spans 2147483648 elements"},
+		{[]string{"--ops", "stream/triad", "--shapes", "64x64x64"}, "--shapes: bench: stream/triad/float32 takes a size, not a shape: only the ops of the gemm family take shapes"},
+		{[]string{"--shapes", "64x64x64"}, "takes a size, not a shape"}, // the whole suite
+		{[]string{"--ops", "gemm", "--shapes", "64x64x64", "--sizes", "1M"}, "--sizes and --shapes exclude each other"},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "64x64x64", "--split"}, "--shapes applies to ops on one device at a time, not to --split"},
+		{[]string{"--ops", "collective/all-reduce", "--shapes", "64x64x64"}, "--shapes: collectives take sizes (--sizes), not shapes"},
+	} {
+		args := append([]string{"bench", "-q", "--no-store", "--device", "nosuch:0", "--json", "-o", out}, tc.args...)
+		_, err := execPrism(t, args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want %q", tc.args, err, tc.want)
+		}
+		if code := run(context.Background(), args); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, exitUsage)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v: a report was written", tc.args)
+		}
+	}
+}
+
+// TestBenchShapes runs gemm/nn/float32 on PoCL at two shapes of one size (96x32x128 and
+// 32x96x128, 3072 elements of C) and a square one: the report keeps the two as two cases,
+// each with the shape asked for and set up, the square as the case of its size, and the
+// config records the shapes; in the store, prism history shows them as two series.
+func TestBenchShapes(t *testing.T) {
+	useStore(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	if _, err := execPrism(t, "bench", "-q", "--device", "opencl:0:0", "--ops", "gemm/nn/float32", "--portable",
+		"--shapes", "96x32x128,32X96X128,48x48x48,96x32x128", "--count", "2", "--warmup", "0", "--json", "-o", out); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench.ReadReportFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rep.Config.Shapes, ","); got != "96x32x128,32x96x128,48x48x48" {
+		t.Errorf("config shapes %s; want each once, canonical", got)
+	}
+	var got []string
+	for _, r := range rep.Devices[0].Results {
+		if !r.OK() {
+			t.Errorf("%s %s: not verified: %s%s", r.Case, r.Dims, r.Err, r.Skipped)
+		}
+		b, _ := json.Marshal([]any{r.Size, r.Dims, r.Shape})
+		got = append(got, string(b))
+	}
+	want := []string{`[3072,"96x32x128","M=96 N=32 K=128"]`, `[3072,"32x96x128","M=32 N=96 K=128"]`, `[2304,"","M=N=K=48"]`}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("results (size, dims, shape) %v; want %v", got, want)
+	}
+	hist, err := execPrism(t, "history", "gemm/nn/float32", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs []caseHistory
+	if err := json.Unmarshal([]byte(hist), &hs); err != nil || len(hs) != 1 {
+		t.Fatalf("history: %v %v\n%s", hs, err, hist)
+	}
+	var dims []string
+	for _, p := range hs[0].Points {
+		dims = append(dims, fmt.Sprint(p.Size, ":", p.Dims))
+	}
+	if got := strings.Join(dims, " "); got != "3072:96x32x128 3072:32x96x128 2304:" {
+		t.Errorf("history points (size:dims) %s; want the two shapes of 3072 apart", got)
+	}
+}
+
+// TestHistorySeriesByShape: a point's change is reckoned against the previous point of its
+// own shape, never against another shape of the same size.
+func TestHistorySeriesByShape(t *testing.T) {
+	dev := store.Device{ID: "cuda:0", Fingerprint: "fp"}
+	pts := []store.Point{
+		{Run: 1, Device: dev, Size: 3072, Dims: "96x32x128", Median: 100},
+		{Run: 1, Device: dev, Size: 3072, Dims: "32x96x128", Median: 1000},
+		{Run: 2, Device: dev, Size: 3072, Dims: "96x32x128", Median: 110},
+		{Run: 2, Device: dev, Size: 3072, Dims: "32x96x128", Median: 900},
+	}
+	h := withChanges(pts)
+	for i, want := range []float64{0.1, -0.1} {
+		p := h[2+i]
+		if p.Change == nil || math.Abs(*p.Change-want) > 1e-12 || p.previousRun != 1 {
+			t.Errorf("run 2 %s: change %v against run %d; want %+.0f%% against run 1", p.Dims, p.Change, p.previousRun, 100*want)
+		}
+	}
+}
