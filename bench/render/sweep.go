@@ -33,7 +33,7 @@ func (r view) vendorSummaryGrid() *resultGrid {
 		g.cols = append(g.cols, tableCol{h, -1, colLabel})
 	}
 	for _, s := range sums {
-		g.rows = append(g.rows, term.SafeAll([]string{r.deviceLabel(s.Device), s.Type, summaryVariant(s), strconv.Itoa(s.Cases),
+		g.rows = append(g.rows, term.SafeAll([]string{r.deviceLabel(s.Device) + " " + s.Device, s.Type, summaryVariant(s), strconv.Itoa(s.Cases),
 			ratioText(s.GeoMean), ratioText(s.Worst), s.WorstCase + " " + worstShape(s), s.Library}))
 	}
 	return g
