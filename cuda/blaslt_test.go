@@ -262,8 +262,8 @@ func TestBLASLtLoader(t *testing.T) {
 
 // TestBLASLtHeader (GPU machine) compiles a program against the installed cublasLt.h
 // with the system's C compiler and compares every number blaslt.go declares by hand with
-// the header's, and the functions it calls with the header's prototypes (a mismatch does
-// not compile). It skips where no header or no compiler is found, unless PRISM_REQUIRE
+// the header's, and the prototypes it calls the functions with with the header's (a
+// mismatch fails a static assertion: nothing is linked). It skips where no header or no compiler is found, unless PRISM_REQUIRE
 // names cublaslt.
 func TestBLASLtHeader(t *testing.T) {
 	var inc string
@@ -288,25 +288,25 @@ func TestBLASLtHeader(t *testing.T) {
 	// The prototypes blaslt.go casts its functions to, with the header's types: a
 	// difference is an error (-Werror).
 	src.WriteString(`
-static cublasStatus_t (*f1)(cublasLtHandle_t *) = cublasLtCreate;
-static cublasStatus_t (*f2)(cublasLtHandle_t) = cublasLtDestroy;
-static size_t (*f3)(void) = cublasLtGetVersion;
-static cublasStatus_t (*f4)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t) = cublasLtMatmulDescCreate;
-static cublasStatus_t (*f5)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *, size_t) = cublasLtMatmulDescSetAttribute;
-static cublasStatus_t (*f6)(cublasLtMatmulDesc_t) = cublasLtMatmulDescDestroy;
-static cublasStatus_t (*f7)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t) = cublasLtMatrixLayoutCreate;
-static cublasStatus_t (*f8)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void *, size_t) = cublasLtMatrixLayoutSetAttribute;
-static cublasStatus_t (*f9)(cublasLtMatrixLayout_t) = cublasLtMatrixLayoutDestroy;
-static cublasStatus_t (*f10)(cublasLtMatmulPreference_t *) = cublasLtMatmulPreferenceCreate;
-static cublasStatus_t (*f11)(cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t, const void *, size_t) = cublasLtMatmulPreferenceSetAttribute;
-static cublasStatus_t (*f12)(cublasLtMatmulPreference_t) = cublasLtMatmulPreferenceDestroy;
-static cublasStatus_t (*f13)(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
-	cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int, cublasLtMatmulHeuristicResult_t[], int *) = cublasLtMatmulAlgoGetHeuristic;
-static cublasStatus_t (*f14)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *, cublasLtMatrixLayout_t, const void *,
+#define SAME(f, type) _Static_assert(__builtin_types_compatible_p(__typeof__(&f), type), #f " is not " #type);
+SAME(cublasLtCreate, cublasStatus_t (*)(cublasLtHandle_t *))
+SAME(cublasLtDestroy, cublasStatus_t (*)(cublasLtHandle_t))
+SAME(cublasLtGetVersion, size_t (*)(void))
+SAME(cublasLtMatmulDescCreate, cublasStatus_t (*)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t))
+SAME(cublasLtMatmulDescSetAttribute, cublasStatus_t (*)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *, size_t))
+SAME(cublasLtMatmulDescDestroy, cublasStatus_t (*)(cublasLtMatmulDesc_t))
+SAME(cublasLtMatrixLayoutCreate, cublasStatus_t (*)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t))
+SAME(cublasLtMatrixLayoutSetAttribute, cublasStatus_t (*)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void *, size_t))
+SAME(cublasLtMatrixLayoutDestroy, cublasStatus_t (*)(cublasLtMatrixLayout_t))
+SAME(cublasLtMatmulPreferenceCreate, cublasStatus_t (*)(cublasLtMatmulPreference_t *))
+SAME(cublasLtMatmulPreferenceSetAttribute, cublasStatus_t (*)(cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t, const void *, size_t))
+SAME(cublasLtMatmulPreferenceDestroy, cublasStatus_t (*)(cublasLtMatmulPreference_t))
+SAME(cublasLtMatmulAlgoGetHeuristic, cublasStatus_t (*)(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+	cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int, cublasLtMatmulHeuristicResult_t *, int *))
+SAME(cublasLtMatmul, cublasStatus_t (*)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *, cublasLtMatrixLayout_t, const void *,
 	cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
-	const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t) = cublasLtMatmul;
+	const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t))
 int main(void) {
-	if (!f1 || !f2 || !f3 || !f4 || !f5 || !f6 || !f7 || !f8 || !f9 || !f10 || !f11 || !f12 || !f13 || !f14) return 1;
 `)
 	var names []string
 	for n := range decl {
@@ -571,25 +571,36 @@ func ltWiden[In engine.GemmInput](x []In) []float64 {
 }
 
 // ltTF32Rounding logs how cuBLASLt's tf32 GEMM takes a float32 input between two tf32
-// values (1 + 3*2^-12: rounded to nearest it is 1 + 2^-10, truncated 1), the fact the tf32
-// tolerance of kernels/gemm rests on.
+// values (1 + 3*2^-12: rounded to nearest it is 1 + 2^-10, truncated 1), at 1 x 1 x 1 and
+// at 128 x 128 x 128 (A all x, B the identity), the fact the tf32 tolerance of
+// kernels/gemm rests on.
 func ltTF32Rounding(t *testing.T, b *engine.BLAS, q *engine.Queue) {
 	ctx := context.Background()
 	x := float32(1 + 3*0x1p-12)
-	a, _ := engine.Upload(ctx, q, []float32{x})
-	bm, _ := engine.Upload(ctx, q, []float32{1})
-	c, _ := engine.Upload(ctx, q, []float32{0})
-	defer a.Close()
-	defer bm.Close()
-	defer c.Close()
-	if err := engine.GemmMixed(b, q, engine.GemmSpec{M: 1, N: 1, K: 1}, engine.ComputeTF32, 1, a, bm, 0, c); err != nil {
-		t.Errorf("tf32 1x1x1: %v", err)
-		return
+	for _, n := range []int{1, 128} {
+		av, bv := make([]float32, n*n), make([]float32, n*n)
+		for i := range av {
+			av[i] = x
+		}
+		for i := range n {
+			bv[i*n+i] = 1
+		}
+		a, _ := engine.Upload(ctx, q, av)
+		bm, _ := engine.Upload(ctx, q, bv)
+		c, _ := engine.NewBuffer[float32](q.Device(), n*n)
+		err := engine.GemmMixed(b, q, engine.GemmSpec{M: n, N: n, K: n}, engine.ComputeTF32, 1, a, bm, 0, c)
+		var got []float32
+		if err == nil {
+			got, err = c.Download(ctx, q)
+		}
+		a.Close()
+		bm.Close()
+		c.Close()
+		if err != nil {
+			t.Errorf("tf32 %d x %d x %d: %v", n, n, n, err)
+			return
+		}
+		how := map[float32]string{1 + 0x1p-10: "rounds to nearest", 1: "truncates", x: "keeps float32 (no tf32 rounding)"}[got[n*n-1]]
+		t.Logf("cuBLASLt tf32 at %d x %d x %d: (1 + 3*2^-12) * 1 = %v: it %s", n, n, n, got[n*n-1], how)
 	}
-	got, err := c.Download(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	how := map[float32]string{1 + 0x1p-10: "rounds to nearest", 1: "truncates", x: "keeps float32 (no tf32 rounding)"}[got[0]]
-	t.Logf("cuBLASLt tf32: (1 + 3*2^-12) * 1 = %v: it %s", got[0], how)
 }
