@@ -41,7 +41,8 @@
 //     enqueues them again at each launch.
 //   - Vendor libraries (vendor.go): BLASProvider gives a BLAS, FFTProvider an FFT that
 //     makes FFTPlans (Device); BLAS1 (BLAS): the level-1 routines the suite has operations
-//     for. Fallback: none; engine answers ErrUnsupported.
+//     for; MixedBLAS (BLAS): the GEMM of tf32, float16, bfloat16 and float8 inputs
+//     (cuBLASLt). Fallback: none; engine answers ErrUnsupported.
 //   - Tensor maps: TensorMapEncoder (Device): the tile descriptions that Hopper's Tensor
 //     Memory Accelerator copies by (tensormap.go); a kernel takes one as a by-value Arg of
 //     TensorMapBytes. Fallback: none; engine answers ErrUnsupported.
