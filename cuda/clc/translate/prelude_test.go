@@ -386,6 +386,10 @@ func TestPreludeNVRTCBuiltins(t *testing.T) {
 			t.Errorf("the prelude calls %s (%d times) where NVRTC compiles it, which NVRTC may not know: use CUDA's own functions (PRISM_INFINITY_F, __int_as_float)", name, n)
 		}
 	}
+	// __int128 compiles on NVRTC only with -device-int128, which the backend does not give.
+	if n := strings.Count(view, "__int128"); n > 0 {
+		t.Errorf("the prelude uses __int128 (%d times) where NVRTC compiles it, which NVRTC refuses without -device-int128", n)
+	}
 	// The check can fail: a built-in clang has and NVRTC lacks.
 	if got := nvrtcView("#ifndef __CUDACC_RTC__\nA\n#else\nB\n#endif\nC __builtin_huge_valf()"); got != "B\nC __builtin_huge_valf()\n" {
 		t.Errorf("nvrtcView = %q", got)

@@ -217,12 +217,19 @@ template <class T> __device__ __forceinline__ PRISM_IFINT(T, T) prism_mad_sat(T 
       return u > (unsigned long long)prism_int_max<T>() ? prism_int_max<T>() : (T)u;
     }
     return r < (long long)prism_int_min<T>() ? prism_int_min<T>() : r > (long long)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
-  } else if constexpr (prism_int<T>::is_signed) {
-    const __int128 r = (__int128)a * (__int128)b + (__int128)c;
-    return r < (__int128)prism_int_min<T>() ? prism_int_min<T>() : r > (__int128)prism_int_max<T>() ? prism_int_max<T>() : (T)r;
   } else {
-    const unsigned __int128 u = (unsigned __int128)a * (unsigned __int128)b + (unsigned __int128)c;
-    return u > (unsigned __int128)prism_int_max<T>() ? prism_int_max<T>() : (T)u;
+    // 64 bits: the 128-bit a*b + c as hi:lo words (NVRTC takes 128-bit integers only with
+    // -device-int128), from mul_hi and the wrapped low product.
+    const ulong lo0 = (ulong)a * (ulong)b, lo = lo0 + (ulong)c;
+    ulong hi = (ulong)prism_mul_hi(a, b) + (lo < lo0 ? 1ul : 0ul);
+    if constexpr (prism_int<T>::is_signed) {
+      hi += c < 0 ? ~0ul : 0ul; // c sign-extended
+      // It fits when hi is the sign extension of lo's top bit.
+      if (hi != ((long)lo < 0 ? ~0ul : 0ul)) return (long)hi < 0 ? prism_int_min<T>() : prism_int_max<T>();
+      return (T)lo;
+    } else {
+      return hi != 0 ? prism_int_max<T>() : (T)lo;
+    }
   }
 }
 
