@@ -158,7 +158,7 @@ func Run(ctx context.Context, dev *engine.Device, l *Launch) (Result, error) {
 		}
 		// A GPU driver reports a kernel's fault (an access out of its buffers, most often)
 		// at the next wait, in its own words (NVIDIA's OpenCL: CL_INVALID_COMMAND_QUEUE).
-		return res, fmt.Errorf("the kernel's run failed on %s (%w): a device fault, most often an access out of its buffers; run with --check to find it", dev.ID(), err)
+		return res, &FaultError{Device: dev.ID(), Err: err}
 	}
 	if err := checkGuards(ctx, q, guards, bufs, dev.ID()); err != nil {
 		return res, err
@@ -228,3 +228,21 @@ func launchRange(global, local []int) engine.Range {
 	}
 	return engine.Range3D(global[0], global[1], global[2], l[0], l[1], l[2])
 }
+
+// ErrFault is wrapped by a FaultError: the kernel ran, and the device faulted.
+var ErrFault = errors.New("device fault")
+
+// FaultError is a device's fault during a kernel's run, reported by its driver at the next
+// wait: the kernel ran (its summary is written), and most often accessed memory out of its
+// buffers.
+type FaultError struct {
+	Device string
+	Err    error // the driver's error at the wait
+}
+
+func (e *FaultError) Error() string {
+	return fmt.Sprintf("the kernel's run failed on %s (%v): a device fault, most often an access out of its buffers; run with --check to find it", e.Device, e.Err)
+}
+
+// Unwrap gives the driver's error and ErrFault.
+func (e *FaultError) Unwrap() []error { return []error{e.Err, ErrFault} }

@@ -368,10 +368,10 @@ func execOnce(cmd *cobra.Command, opts *execOptions, file, fusedSrc string) (*ex
 	var facts []deviceFacts // of sum.Devices, for the store
 	ran := false            // a device ran the kernel, which crashed or wrote past a buffer
 	record := func(res userkernel.Result, err error) error {
-		// The kernel ran and crashed, or wrote past a buffer (a guard band's check is the
-		// only verification of a device run).
+		// The kernel ran and crashed, faulted the device, or wrote past a buffer (a guard
+		// band's check is the only verification of a device run).
 		var ce *crashError
-		if errors.As(err, &ce) || errors.Is(err, bench.ErrVerify) {
+		if errors.As(err, &ce) || errors.Is(err, bench.ErrVerify) || errors.Is(err, userkernel.ErrFault) {
 			ran = true
 		}
 		if err != nil {

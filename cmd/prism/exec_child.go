@@ -75,6 +75,7 @@ var childSentinels = []struct {
 	err  error
 }{
 	{"verify", bench.ErrVerify},
+	{"fault", userkernel.ErrFault},
 	{"unavailable", engine.ErrUnavailable},
 	{"unsupported", engine.ErrUnsupported},
 	{"oom", engine.ErrOutOfMemory},
@@ -93,6 +94,17 @@ type childError struct {
 
 func (e *childError) Error() string   { return e.msg }
 func (e *childError) Unwrap() []error { return e.errs }
+
+// sentinelNames names the childSentinels that err wraps.
+func sentinelNames(err error) []string {
+	var names []string
+	for _, s := range childSentinels {
+		if errors.Is(err, s.err) {
+			names = append(names, s.name)
+		}
+	}
+	return names
+}
 
 // replyError rebuilds the child's error from its reply.
 func replyError(r *childReply) error {
@@ -162,11 +174,7 @@ func childRun(ctx context.Context, job *childJob, hello func(*childHello) error)
 		reply.Err = err.Error()
 		var ue usageError
 		reply.Usage = errors.As(err, &ue)
-		for _, s := range childSentinels {
-			if errors.Is(err, s.err) {
-				reply.Is = append(reply.Is, s.name)
-			}
-		}
+		reply.Is = sentinelNames(err)
 		var be *engine.BuildError
 		if errors.As(err, &be) {
 			reply.Log = be.Log

@@ -1113,3 +1113,16 @@ func deviceKind(t *testing.T, id string) engine.Kind {
 	defer dev.Close()
 	return dev.Info().Kind
 }
+
+// TestChildFaultIdentity: a device fault in a child (the kernel ran, the GPU faulted) keeps
+// its identity in the command, which writes the summary of a run that faulted.
+func TestChildFaultIdentity(t *testing.T) {
+	ferr := &userkernel.FaultError{Device: "opencl:1:0", Err: errors.New("cl: clFinish: CL_INVALID_COMMAND_QUEUE (-36)")}
+	err := replyError(&childReply{Err: ferr.Error(), Is: sentinelNames(ferr)})
+	if !errors.Is(err, userkernel.ErrFault) || err.Error() != ferr.Error() {
+		t.Errorf("replyError = %v (fault %v), want %q wrapping ErrFault", err, errors.Is(err, userkernel.ErrFault), ferr.Error())
+	}
+	if !strings.Contains(ferr.Error(), "the kernel's run failed on opencl:1:0 (cl: clFinish: CL_INVALID_COMMAND_QUEUE (-36)): a device fault") {
+		t.Errorf("FaultError = %q", ferr.Error())
+	}
+}
