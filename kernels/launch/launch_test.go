@@ -79,6 +79,34 @@ func TestLaunchVerify(t *testing.T) {
 				t.Fatal(err)
 			}
 			li := in.(*launchInstance)
+			if li.mode == Graph {
+				// A graph whose last launch is missing leaves its mark unset.
+				short, err := li.q.Capture(func() error {
+					for i := range li.n - 1 {
+						if err := li.l.Mark(li.q, li.marks, i); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				full := li.g
+				li.g = short
+				if err := in.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "launch 4 of the graph's 5 left its mark 0") {
+					t.Errorf("%s: a launch missing: %v; want ErrVerify naming launch 4", op.Name, err)
+				}
+				li.g = full
+				short.Close()
+				if err := in.Verify(t.Context(), q); err != nil {
+					t.Errorf("%s: the whole graph: %v", op.Name, err)
+				}
+				if _, err := op.Setup(t.Context(), q, kernels.Params{Size: maxGraph + 1}); !errors.Is(err, engine.ErrInvalidArg) {
+					t.Errorf("%s: size %d: %v, want ErrInvalidArg", op.Name, maxGraph+1, err)
+				}
+				continue
+			}
 			li.launches++ // a launch the counter did not see
 			if err := in.Verify(t.Context(), q); !errors.Is(err, kernels.ErrVerify) || !strings.Contains(err.Error(), "counted") {
 				t.Errorf("%s: a launch missing: %v; want ErrVerify saying what the kernel counted", op.Name, err)

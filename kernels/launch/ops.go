@@ -15,6 +15,9 @@ import (
 //go:embed launch.cl
 var source string
 
+// maxGraph is the most launches a graph op captures (each marks a word of its own).
+const maxGraph = 1 << 20
+
 // Mode is the way an op launches the empty kernel.
 type Mode string
 
@@ -42,7 +45,7 @@ func OpName(m Mode) string { return "launch/" + string(m) + "/uint32" }
 var launchDocs = map[Mode]string{
 	Async:     "n empty-kernel launches enqueued back to back, then one wait: host-timed, the time per launch a figure",
 	RoundTrip: "one empty-kernel launch and the wait for it: the round trip, host-timed",
-	Graph:     "a captured graph of n empty-kernel launches, launched as one, then one wait: host-timed, the time per kernel a figure",
+	Graph:     "a captured graph of n launches of a kernel that marks its own word, launched as one, then one wait: host-timed, the time per kernel a figure",
 }
 
 func launchOp(m Mode, sizeDoc string, def, quick int) kernels.Op {
@@ -63,13 +66,16 @@ func launchOp(m Mode, sizeDoc string, def, quick int) kernels.Op {
 // launchInstance launches the empty kernel n times a Run (once for RoundTrip) on a queue
 // of its own, and waits for them: Queue.Timed on the caller's queue, which has nothing to
 // time, measures the run with the host clock. launches counts the launches since Setup,
-// which count[0] must equal (mod 2^32).
+// which count[0] must equal (mod 2^32). A Graph's launches mark a word each (marks), so
+// that no launch reads what the one before wrote: Verify clears the marks, launches the
+// graph once more and checks that every launch marked its word.
 type launchInstance struct {
 	l        *Launch
 	mode     Mode
 	n        int // launches a run
 	q        *engine.Queue
 	count    *engine.Buffer[uint32]
+	marks    *engine.Buffer[uint32]
 	g        *engine.Graph
 	launches int64
 }
@@ -104,9 +110,15 @@ func setupLaunch(ctx context.Context, q *engine.Queue, name string, m Mode, p ke
 		return nil, err
 	}
 	if m == Graph {
+		if p.Size > maxGraph {
+			return nil, fmt.Errorf("kernels: %s: a graph of %d launches exceeds the op's limit of %d: %w", name, p.Size, maxGraph, engine.ErrInvalidArg)
+		}
+		if in.marks, err = engine.NewBuffer[uint32](dev, in.n); err != nil {
+			return nil, err
+		}
 		in.g, err = in.q.Capture(func() error {
-			for range in.n {
-				if err := in.l.Empty(in.q, in.count); err != nil {
+			for i := range in.n {
+				if err := in.l.Mark(in.q, in.marks, i); err != nil {
 					return err
 				}
 			}
@@ -141,8 +153,28 @@ func (in *launchInstance) Run(ctx context.Context, q *engine.Queue) error {
 }
 
 // Verify reads the counter back: launch_empty must have run once for each launch since
-// Setup.
+// Setup. A Graph's marks are cleared, the graph launched once more, and every mark must
+// be set.
 func (in *launchInstance) Verify(ctx context.Context, q *engine.Queue) error {
+	if in.mode == Graph {
+		if err := in.marks.Fill(in.q, 0, in.n, 0); err != nil {
+			return err
+		}
+		if err := in.Run(ctx, q); err != nil {
+			return err
+		}
+		marks, err := in.marks.Download(ctx, in.q)
+		if err != nil {
+			return err
+		}
+		for i, v := range marks {
+			if v != 1 {
+				return fmt.Errorf("%w: %s: launch %d of the graph's %d left its mark %d, want 1",
+					kernels.ErrVerify, OpName(in.mode), i, in.n, v)
+			}
+		}
+		return nil
+	}
 	got := make([]uint32, 1)
 	if err := in.count.Read(ctx, q, 0, got); err != nil {
 		return err
@@ -178,5 +210,5 @@ func (in *launchInstance) Figures(median time.Duration) map[string]float64 {
 // Close releases the graph before what it uses, and closes the queue, which finishes its
 // launches, before the counter.
 func (in *launchInstance) Close() error {
-	return errors.Join(in.g.Close(), in.q.Close(), in.count.Close(), in.l.Close())
+	return errors.Join(in.g.Close(), in.q.Close(), in.count.Close(), in.marks.Close(), in.l.Close())
 }
