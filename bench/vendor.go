@@ -15,12 +15,16 @@ func (d *DeviceReport) IsVendor() bool { return strings.HasPrefix(d.Device.ID, V
 // dev (an index into r.Devices), or nil: res.Vendor when set, else the result of the
 // pseudo-device VendorPrefix + the device's ID (or of a pseudo-device of the same device
 // name) for the same variant asked for, else for the same case and size. Only a verified,
-// timed baseline counts.
+// timed baseline counts: an in-process one that was skipped or failed (cuBLASLt refusing a
+// float8 layout) gives way to the pseudo-device's.
 func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 	if res == nil || dev < 0 || dev >= len(r.Devices) || r.Devices[dev].IsVendor() {
 		return nil
 	}
 	v := res.Vendor
+	if v != nil && (!v.OK() || v.Stats.Median <= 0) {
+		v = nil
+	}
 	if j := r.VendorDevice(dev); v == nil && j >= 0 {
 		k := res.Key()
 		if v = r.Devices[j].result(k); v == nil {
