@@ -111,21 +111,45 @@ type tensorForm struct {
 	iters               int // trips of the kernel's loop
 }
 
-// The forms NewTensor picks: on sm_90, wgmma m64n256 with two warpgroups per block for every
-// precision but float64, and DMMA m16n8k16 (Hopper's fp64 shapes: on an H200 m16n8k16 beat
-// m8n8k4 and m16n8k8, as TestTensorPeak logs); elsewhere mma.sync with 8 accumulators per
+// The forms NewTensor picks: on sm_90, wgmma m64n256 with two warpgroups per block for tf32
+// and the 16-bit inputs (938 TFLOP/s in float16 on an H200, 95% of its dense rate; m64n128
+// with four warpgroups reached the same), m64n128 with two for float8 (shorter loops, below,
+// whose blocks then overlap two to a multiprocessor), and DMMA m16n8k16 for float64 (65.6
+// TFLOP/s on an H200; m16n8k8 65.3, m8n8k4 31.5); elsewhere mma.sync with 8 accumulators per
 // warp and DMMA m8n8k4. The loops are long enough to make the store of the sums negligible
-// and short enough for every accumulator to stay an exact integer (below 2^17).
+// and short enough for every accumulator to stay an exact integer (below 2^17; float8
+// shorter, fp8Iters).
 var (
 	formWGMMA   = tensorForm{wgmma: true, bn: 256, wgs: 2, iters: 256}
 	formMMA     = tensorForm{ch: 8, threads: 256, dshape: 4, iters: 1024}
 	formDMMA90  = tensorForm{ch: 8, threads: 256, dshape: 16, iters: 256}
 	formCL      = tensorForm{opencl: true, ch: 8, threads: 256, iters: 1024}
+	formWGMMA8  = tensorForm{wgmma: true, bn: 128, wgs: 2, iters: 256}
 	formsTested = []tensorForm{ // the other forms TestTensorPeak checks where they run
 		{wgmma: true, bn: 128, wgs: 2, iters: 256}, {wgmma: true, bn: 256, wgs: 1, iters: 256}, {wgmma: true, bn: 128, wgs: 4, iters: 256},
 		{ch: 4, threads: 128, dshape: 4, iters: 1024}, {ch: 8, threads: 256, dshape: 8, iters: 512}, {ch: 4, threads: 256, dshape: 16, iters: 256},
 	}
 )
+
+// fp8Iters caps the loop of a float8 form: Hopper's float8 tensor cores keep only about 14
+// bits of the sum when they add the products to the accumulator (DeepSeek-V3 technical
+// report, 3.3.2), so a product of 2 stops counting once the accumulator is large enough.
+// Seen on an H200: wgmma's accumulators stuck at 2^15, mma.sync's at 2^13. The caps keep
+// wgmma's at 2^14 (64 trips of four m64nNk32: 64 x 4 x 32 x 2; checked exact there) and
+// mma.sync's at 2^11 (32 trips of one m16n8k32: 32 x 32 x 2), two bits of margin for sm_89.
+const fp8WGMMAIters, fp8MMAIters = 64, 32
+
+// forArith returns the form as it runs arithmetic a: float8 loops capped (fp8Iters).
+func (f tensorForm) forArith(a TensorArith) tensorForm {
+	if a == TensorFloat8E4M3 || a == TensorFloat8E5M2 {
+		if f.wgmma {
+			f.iters = min(f.iters, fp8WGMMAIters)
+		} else {
+			f.iters = min(f.iters, fp8MMAIters)
+		}
+	}
+	return f
+}
 
 // kernel returns the name of the form's kernel.
 func (f tensorForm) kernel() string {
@@ -264,6 +288,8 @@ func NewTensor(dev *engine.Device, a TensorArith) (*Tensor, error) {
 		f = formCL
 	case cc == 90 && a == TensorFloat64:
 		f = formDMMA90
+	case cc == 90 && (a == TensorFloat8E4M3 || a == TensorFloat8E5M2):
+		f = formWGMMA8
 	case cc == 90:
 		f = formWGMMA
 	}
@@ -283,6 +309,7 @@ func newTensor(dev *engine.Device, a TensorArith, f tensorForm) (*Tensor, error)
 		return nil, fmt.Errorf("kernels: ceiling: no %s tensor peak runs on %s (%s, %s): the tensor peaks run on NVIDIA GPUs through CUDA or NVIDIA's OpenCL: %w",
 			a, dev.ID(), dev.Backend(), info.Platform, engine.ErrUnsupported)
 	}
+	f = f.forArith(a)
 	if err := f.runs(a, info.ComputeCapability); err != nil {
 		return nil, fmt.Errorf("kernels: ceiling: the %s tensor peak on %s: %w: %w", a, dev.ID(), err, engine.ErrUnsupported)
 	}

@@ -8,45 +8,47 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// TestTensorPeak runs every tensor peak on every CUDA device, in the form NewTensor picks
-// and in the other forms the device runs (formsTested), and checks every thread's sum:
-// exactly iters * instructions * k * a * b per accumulator. A device that runs none of
-// them (below sm_80) skips with the reason; every device that is not CUDA must refuse them
-// with ErrUnsupported. It logs each form's rate over one launch (a hint for picking the
-// forms, not a measurement: `prism bench` times the peaks).
+// TestTensorPeak runs every tensor peak on every NVIDIA device (CUDA, and NVIDIA's OpenCL
+// platform), in the form NewTensor picks and in every other form the device runs, and
+// checks every thread's sum: exactly iters * instructions * k * a * b per accumulator. A
+// device below sm_80 skips with the reason; every other device must refuse the peaks with
+// ErrUnsupported. It logs each form's rate over one launch (a hint for picking the forms,
+// not a measurement: `prism bench` times the peaks, BenchmarkTensorPeak compares forms).
 func TestTensorPeak(t *testing.T) {
-	refuse := func(dev *engine.Device) error {
-		_, err := NewTensor(dev, TensorFloat16)
-		return err
-	}
-	kerneltest.ForEachCUDADevice(t, "the tensor peaks", refuse, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+	ranCUDA := false
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		cc := dev.Info().ComputeCapability
-		if cc < 80 {
-			if _, err := NewTensor(dev, TensorFloat16); !errors.Is(err, engine.ErrUnsupported) {
-				t.Errorf("NewTensor on sm_%d: %v, want ErrUnsupported", cc, err)
+		if !nvidia(dev) || (cc > 0 && cc < 80) {
+			for _, a := range TensorAriths() {
+				if _, err := NewTensor(dev, a); !errors.Is(err, engine.ErrUnsupported) {
+					t.Errorf("NewTensor(%s) on %s: %v, want ErrUnsupported", a, dev.ID(), err)
+				}
 			}
-			t.Skipf("%s is sm_%d: the tensor peaks need sm_80", dev.ID(), cc)
+			t.Skipf("%s (%s, %s, sm_%d) has no tensor peak: NVIDIA GPUs of sm_80 and newer have", dev.ID(), dev.Backend(), dev.Info().Platform, cc)
 		}
+		ranCUDA = ranCUDA || dev.Backend() == "cuda"
 		for _, a := range TensorAriths() {
 			t.Run(a.String(), func(t *testing.T) {
 				p, err := NewTensor(dev, a)
-				if errors.Is(err, engine.ErrUnsupported) && (a == TensorFloat8E4M3 || a == TensorFloat8E5M2) && cc < 89 {
+				fp8 := a == TensorFloat8E4M3 || a == TensorFloat8E5M2
+				if errors.Is(err, engine.ErrUnsupported) && ((fp8 && cc < 89) || (dev.Backend() == "opencl" && (fp8 || a == TensorFloat64))) {
 					t.Skip(err)
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer p.Close()
-				if cc == 90 && a != TensorFloat64 && !strings.HasPrefix(p.How(), "wgmma") {
+				if cc == 90 && dev.Backend() == "cuda" && a != TensorFloat64 && !strings.HasPrefix(p.How(), "wgmma") {
 					t.Errorf("sm_90's %s peak is %q; want wgmma", a, p.How())
 				}
 				testTensor(t, q, p)
-				for _, f := range formsTested {
-					if f.runs(a, cc) != nil || (f.wgmma != p.form.wgmma) {
+				for _, f := range append([]tensorForm{formWGMMA, formWGMMA8, formMMA, formDMMA90}, formsTested...) {
+					if f = f.forArith(a); f == p.form || f.opencl != p.form.opencl || f.runs(a, cc) != nil {
 						continue
 					}
 					t.Run(fmt.Sprintf("%+v", f), func(t *testing.T) {
@@ -61,6 +63,15 @@ func TestTensorPeak(t *testing.T) {
 			})
 		}
 	})
+	if !ranCUDA && enginetest.Required("cuda") {
+		t.Fatal("PRISM_REQUIRE names cuda, but no CUDA device ran the tensor peaks")
+	}
+}
+
+// nvidia reports whether dev is an NVIDIA GPU the tensor peaks address: a CUDA device, or a
+// device of NVIDIA's OpenCL platform.
+func nvidia(dev *engine.Device) bool {
+	return dev.Backend() == "cuda" || (dev.Backend() == "opencl" && strings.Contains(dev.Info().Platform, "NVIDIA"))
 }
 
 // testTensor runs p over two blocks per multiprocessor, checks every output and that Check
@@ -92,14 +103,12 @@ func testTensor(t *testing.T, q *engine.Queue, p *Tensor) {
 	}
 }
 
-// TestTensorRefused checks that the devices here, none of them CUDA (or all refused
-// otherwise), refuse every tensor peak with ErrUnsupported, and an unknown arithmetic with
-// ErrInvalidArg; and the forms' bookkeeping: flops, expected sums and what each form runs
-// on.
+// TestTensorRefused checks that every device but NVIDIA's (PoCL, Rusticl here) refuses
+// every tensor peak with ErrUnsupported, and an unknown arithmetic with ErrInvalidArg.
 func TestTensorRefused(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		if dev.Backend() == "cuda" {
-			t.Skip("TestTensorPeak runs the CUDA devices")
+		if nvidia(dev) {
+			t.Skip("TestTensorPeak runs the NVIDIA devices")
 		}
 		for _, a := range TensorAriths() {
 			if _, err := NewTensor(dev, a); !errors.Is(err, engine.ErrUnsupported) {
@@ -128,13 +137,14 @@ func TestTensorForms(t *testing.T) {
 		// 2 warpgroups x 256 trips x 4 wgmma of 2*64*256*16 FLOPs; 128 accumulators of
 		// 256*4*16*1*2 each.
 		{formWGMMA, TensorFloat16, 2 * 256 * 4 * 2 * 64 * 256 * 16, 128 * 256 * 4 * 16 * 2, "wgmma.mma_async m64n256k16", false, false, true},
-		{formWGMMA, TensorFloat8E4M3, 2 * 256 * 4 * 2 * 64 * 256 * 32, 128 * 256 * 4 * 32 * 2, "m64n256k32", false, false, true},
+		// float8: 64 trips (fp8WGMMAIters) of four m64n128k32.
+		{formWGMMA8.forArith(TensorFloat8E4M3), TensorFloat8E4M3, 2 * 64 * 4 * 2 * 64 * 128 * 32, 64 * 64 * 4 * 32 * 2, "m64n128k32", false, false, true},
 		{formWGMMA, TensorTF32, 2 * 256 * 4 * 2 * 64 * 256 * 8, 128 * 256 * 4 * 8 * 2, "m64n256k8", false, false, true},
 		{formWGMMA, TensorFloat64, 0, 0, "", false, false, false},
 		// 8 warps x 1024 trips x 8 accumulators x 2*16*8*16 FLOPs; 8 accumulators of 4
 		// registers, 1024*16*2 each.
 		{formMMA, TensorBFloat16, 8 * 1024 * 8 * 2 * 16 * 8 * 16, 8 * 4 * 1024 * 16 * 2, "mma.sync m16n8k16", true, true, true},
-		{formMMA, TensorFloat8E5M2, 8 * 1024 * 8 * 2 * 16 * 8 * 32, 8 * 4 * 1024 * 32 * 2, "m16n8k32", false, true, true},
+		{formMMA.forArith(TensorFloat8E5M2), TensorFloat8E5M2, 8 * 32 * 8 * 2 * 16 * 8 * 32, 8 * 4 * 32 * 32 * 2, "m16n8k32", false, true, true},
 		// DMMA m8n8k4: 2 registers of 1024*4*2 per accumulator.
 		{formMMA, TensorFloat64, 8 * 1024 * 8 * 2 * 8 * 8 * 4, 8 * 2 * 1024 * 4 * 2, "mma.sync m8n8k4", true, true, true},
 		{formDMMA90, TensorFloat64, 8 * 256 * 8 * 2 * 16 * 8 * 16, 8 * 4 * 256 * 16 * 2, "mma.sync m16n8k16", false, false, true},
@@ -149,6 +159,25 @@ func TestTensorForms(t *testing.T) {
 			}
 			if got := c.f.String(c.a); !strings.Contains(got, c.how) {
 				t.Errorf("%s: described %q, want %q in it", name, got, c.how)
+			}
+		}
+		// Every accumulator at most 2^14 in float8 on wgmma and 2^11 on mma.sync (its
+		// tensor cores keep about 14 bits of the sum), below 2^17 elsewhere, and every
+		// thread's sum below 2^24 (exact in float).
+		if !c.f.wgmma || c.a != TensorFloat64 {
+			_, _, k := c.f.shape(c.a)
+			acc, most := float64(c.f.iters)*float64(k)*tensorA*tensorB, float64(1<<17)
+			if c.f.wgmma {
+				acc *= 4 // four instructions a trip on one accumulator
+			}
+			switch {
+			case (c.a == TensorFloat8E4M3 || c.a == TensorFloat8E5M2) && c.f.wgmma:
+				most = 1 << 14
+			case c.a == TensorFloat8E4M3 || c.a == TensorFloat8E5M2:
+				most = 1 << 11
+			}
+			if acc > most || c.perThrd >= 1<<24 {
+				t.Errorf("%s: accumulators reach %v (at most %v), a thread's sum %v (below 2^24)", name, acc, most, c.perThrd)
 			}
 		}
 		for _, cc := range []struct {
