@@ -190,6 +190,22 @@ func (c Ceilings) PeakName(typ string) string {
 	return ""
 }
 
+// peakPhrase names the roof of PeakGFLOPs(typ) in a verdict: "fp32 FMA peak", "fp64 DMMA
+// peak", "fp16 tensor peak", "tf32 tensor peak / 3".
+func (c Ceilings) peakPhrase(typ string) string {
+	switch name := c.PeakName(typ); name {
+	case "fp32", "fp64", "":
+		if typ == "float64" {
+			return "fp64 FMA peak"
+		}
+		return "fp32 FMA peak"
+	case "tf32 tensor / 3":
+		return "tf32 tensor peak / 3"
+	default:
+		return name + " peak"
+	}
+}
+
 // tensorKey returns the key of the tensor peak that is typ's roof where the device has
 // tensor cores for it ("tf32" for tf32 and float32x3tf32, "fp16", "bf16", "fp8"), or "".
 func tensorKey(typ string) string {

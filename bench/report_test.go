@@ -108,7 +108,8 @@ func TestPeakGFLOPs(t *testing.T) {
 // tensor roofs: a fraction of the tensor peak on the GPU (no case above 100% of its roof:
 // DGEMM on DMMA against the DMMA peak), of the fp32 peak on the CPU, and a missing roof,
 // saying why, where the tensor peak failed, where the fp32 peak that roofs a CPU's float16
-// failed, and in a report from before the tensor peaks.
+// failed, and in a report from before the tensor peaks; and that the verdict names the
+// roof ("of the fp16 tensor peak").
 func TestRooflineTensor(t *testing.T) {
 	failedFP8 := ceilH200
 	failedFP8.FP8GFLOPs, failedFP8.TensorAbsent = 0, map[string]string{"fp8": "kernels: ceiling: injected"}
@@ -137,10 +138,17 @@ func TestRooflineTensor(t *testing.T) {
 		{"CPU fp32 peak failed", cpuNoFP32, "float16", 500, BoundMemory, 50 * 20000.0 / 6, "fp32 peak missing: peak kernel: injected"},
 		{"before the tensor peaks", ceilOld, "bfloat16", 700000, "", 0, "no ceiling measures bfloat16 arithmetic"},
 	} {
-		r := Result{Type: tc.typ, Flops: 20000, Bytes: 6, GFLOPs: tc.gflops, GBs: tc.gflops * 6 / 20000}
+		r := Result{Type: tc.typ, Flops: 20000, Bytes: 6, GFLOPs: tc.gflops, GBs: tc.gflops * 6 / 20000, Verified: true,
+			Stats: Stats{Runs: 3, Median: time.Millisecond, Min: time.Millisecond, Max: time.Millisecond}}
 		r.roofline(tc.c, 0)
 		if r.Bound != tc.bound || !near(r.AttainableGFLOPs, tc.attainable) || r.RoofMissing != tc.missing {
 			t.Errorf("%s: bound %q, attainable %v, roof missing %q; want %q, %v, %q", tc.name, r.Bound, r.AttainableGFLOPs, r.RoofMissing, tc.bound, tc.attainable, tc.missing)
+		}
+		r.judge(tc.c, Overheads{}, 0, TimingEvents)
+		if want := map[string]string{"H200 float16 gemm": "compute-bound at 80% of the fp16 tensor peak: ",
+			"H200 3xtf32 gemm": "compute-bound at 80% of the tf32 tensor peak / 3: ", "H200 DGEMM on DMMA": "compute-bound at 90% of the fp64 DMMA peak: ",
+			"CPU float16 gemm": "compute-bound at 50% of the fp32 FMA peak: "}[tc.name]; want != "" && !strings.HasPrefix(r.Verdict.Text, want) {
+			t.Errorf("%s: verdict %q, want %q...", tc.name, r.Verdict.Text, want)
 		}
 		switch {
 		case tc.missing != "" && r.Fraction != 0:

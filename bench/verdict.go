@@ -142,11 +142,7 @@ func (r *Result) judge(c Ceilings, o Overheads, cacheBytes int64, timing string)
 	case r.Bound == BoundMemory:
 		r.Verdict = Verdict{VerdictMemory, fmt.Sprintf("memory-bound at %.0f%% of copy: %s", 100*r.Fraction, qualify(r.Fraction))}
 	case r.Bound == BoundCompute:
-		peak := "fp32"
-		if r.Type == "float64" {
-			peak = "fp64"
-		}
-		r.Verdict = Verdict{VerdictCompute, fmt.Sprintf("compute-bound at %.0f%% of the %s FMA peak: %s", 100*r.Fraction, peak, qualify(r.Fraction))}
+		r.Verdict = Verdict{VerdictCompute, fmt.Sprintf("compute-bound at %.0f%% of the %s: %s", 100*r.Fraction, c.peakPhrase(r.Type), qualify(r.Fraction))}
 	}
 }
 
