@@ -8,7 +8,7 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
-	"github.com/prism-compute/prism/kernels/gemm"
+	"github.com/prism-compute/prism/kernels/suite"
 )
 
 // Shapes: the cases of the ops that take an explicit shape (kernels.Params.Shape), given
@@ -40,45 +40,25 @@ var SweepShapes = []string{
 	"4095x128x4095", "6000x4095x2000",
 }
 
-// shapeFamilies are the families whose ops take a shape, each with the check of a shape
-// for one of its ops (which returns the shape's size and whether the size gives the shape
-// itself, a square).
-var shapeFamilies = map[string]func(op, shape string) (canon string, size int, square bool, err error){
-	"gemm": func(op, shape string) (string, int, bool, error) {
-		s, err := gemm.CheckShape(op, shape)
-		if err != nil {
-			return "", 0, false, err
-		}
-		return s.String(), gemm.ShapeSize(op, s), s.Square(), nil
-	},
-}
-
 // TakesShape reports whether op takes a shape (kernels.Params.Shape): the GEMM ops.
-func TakesShape(op kernels.Op) bool { return shapeFamilies[op.Family] != nil }
+func TakesShape(op kernels.Op) bool { return suite.TakesShape(op) }
 
 // ShapeFamilies names the families whose ops take a shape, for messages.
-func ShapeFamilies() []string {
-	var out []string
-	for f := range shapeFamilies {
-		out = append(out, f)
-	}
-	slices.Sort(out)
-	return out
-}
+func ShapeFamilies() []string { return suite.ShapeFamilies() }
 
 // ParseShapes reads the --shapes list: shapes written MxNxK ("4096x1024x512"), or SweepName
 // for SweepShapes, in the order given, each once (a shape given twice, or given and in the
 // sweep, runs once), spelled canonically ("4095X4095X4095" is "4095x4095x4095"). Errors
-// are gemm.ParseShape's, which wrap engine.ErrInvalidArg and name the shape at fault.
+// are suite.ParseShape's, which wrap engine.ErrInvalidArg and name the shape at fault.
 func ParseShapes(list []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(s string) error {
-		sh, err := gemm.ParseShape(s)
+		c, err := suite.ParseShape(s)
 		if err != nil {
 			return err
 		}
-		if c := sh.String(); !seen[c] {
+		if !seen[c] {
 			seen[c] = true
 			out = append(out, c)
 		}
@@ -108,13 +88,12 @@ func ParseShapes(list []string) ([]string, error) {
 // and shape.
 func CheckShapes(ops []kernels.Op, shapes []string) error {
 	for _, op := range ops {
-		check := shapeFamilies[op.Family]
-		if check == nil {
+		if !suite.TakesShape(op) {
 			return fmt.Errorf("bench: %s takes a size, not a shape: only the ops of the %s family take shapes: %w",
 				op.Name, strings.Join(ShapeFamilies(), ", "), engine.ErrInvalidArg)
 		}
 		for _, s := range shapes {
-			if _, _, _, err := check(op.Name, s); err != nil {
+			if _, _, err := suite.CheckShape(op, s); err != nil {
 				return err
 			}
 		}
@@ -138,20 +117,17 @@ func (cfg Config) points(op kernels.Op, kind engine.Kind) []point {
 		}
 		return out
 	}
-	check := shapeFamilies[op.Family]
 	var out []point
 	for _, s := range cfg.Shapes {
-		if check == nil {
+		sh, ok, err := suite.CheckShape(op, s)
+		if !ok || err != nil {
 			continue // Run refused this (CheckShapes)
 		}
-		canon, size, square, err := check(op.Name, s)
-		if err != nil {
-			continue
-		}
-		if square {
+		canon := sh.Canon
+		if sh.Square {
 			canon = ""
 		}
-		out = append(out, point{size: size, shape: canon})
+		out = append(out, point{size: sh.Size, shape: canon})
 	}
 	return out
 }
@@ -182,12 +158,12 @@ func (cfg Config) checkCaseFootprint(dev *engine.Device, op kernels.Op, size int
 	if cfg.shape == "" {
 		return checkFootprint(dev, op, size)
 	}
-	sh, err := gemm.ParseShape(cfg.shape)
+	sh, _, err := suite.CheckShape(op, cfg.shape)
 	if err != nil {
 		return err
 	}
 	// A square's operands are 3 x its size: the size whose footprint is the shape's.
-	like := int(math.Ceil(gemm.ShapeElements(op.Name, sh) / 3))
+	like := int(math.Ceil(sh.Elements / 3))
 	if err := checkFootprint(dev, op, like); err != nil {
 		return fmt.Errorf("%w (shape %s: about the memory of size %s)", err, cfg.shape, FormatSize(like))
 	}
