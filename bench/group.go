@@ -50,6 +50,12 @@ type SplitResult struct {
 	Speedup         float64 `json:"speedup"`
 	Fastest         string  `json:"fastest,omitempty"`
 	SpeedupResident float64 `json:"speedup_resident,omitempty"`
+	// SpeedupGathered, for sharded data whose shares the planner measured, compares with
+	// what one device must do when the data is sharded: bring the other devices' parts
+	// onto it (the planner's gather probe, Share.Gather) and run the op there, its result
+	// left in device memory; the best device so. It is the baseline the planner weighs a
+	// split against, where SpeedupResident asks whether sharding paid at all.
+	SpeedupGathered float64 `json:"speedup_gathered,omitempty"`
 	GFLOPs          float64 `json:"gflops,omitempty"`
 	GBs             float64 `json:"gbs,omitempty"`
 	Verified        bool    `json:"verified"`
@@ -295,7 +301,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	if ctx.Err() != nil {
 		return out
 	}
-	if sh, ok := runSharded(ctx, cfg, op, p, devs, step, bestResident, fastestResident); ok {
+	if sh, ok := runSharded(ctx, cfg, op, p, devs, step, bestResident, fastestResident, res.Single); ok {
 		out = append(out, sh)
 	}
 	return out
@@ -304,7 +310,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 // runSharded measures op split over devs on data already on the devices (PlacementSharded)
 // and compares it with the fastest device alone with its data resident. It returns false
 // when the op's split does not run on sharded data.
-func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, step *string, bestResident time.Duration, fastest string) (SplitResult, bool) {
+func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, step *string, bestResident time.Duration, fastest string, single []SingleDevice) (SplitResult, bool) {
 	// The devices alone are the host case's (its Single), not repeated here.
 	res := SplitResult{Case: op.Name, Size: p.Size, Devices: deviceIDs(devs), Placement: PlacementSharded}
 	*step = fmt.Sprintf("split %s %s across %d devices, sharded data", op.Name, FormatSize(p.Size), len(devs))
@@ -328,8 +334,33 @@ func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.P
 		res.Fastest = fastest
 		res.Speedup = float64(bestResident) / float64(st.Median)
 		res.SpeedupResident = res.Speedup
+		if g := gatheredBaseline(single, res.Shares); g > 0 {
+			res.SpeedupGathered = float64(g) / float64(st.Median)
+		}
 	}
 	return res, true
+}
+
+// gatheredBaseline returns the best time of one device alone on sharded data: its
+// resident time (single) plus the planner's gather of the other devices' parts onto it
+// (shares[i].Gather, measured by its probe); zero when the shares were given (no gather
+// measured) or no device has both.
+func gatheredBaseline(single []SingleDevice, shares []kernels.Share) time.Duration {
+	var best time.Duration
+	for _, sd := range single {
+		if sd.Err != "" || sd.Resident.Median <= 0 {
+			continue
+		}
+		for _, sh := range shares {
+			if sh.Device != sd.Device || sh.Gather <= 0 {
+				continue
+			}
+			if t := sd.Resident.Median + sh.Gather; best == 0 || t < best {
+				best = t
+			}
+		}
+	}
+	return best
 }
 
 // timeSplit sets op up across devs with the given fractions (nil: measured) and its data

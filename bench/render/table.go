@@ -594,7 +594,9 @@ func (r view) splitGrid() *resultGrid {
 			time = bench.FormatDuration(s.Stats.Median)
 			if s.Speedup > 0 {
 				speedup = fmt.Sprintf("%.2fx", s.Speedup)
-				if s.SpeedupResident > 0 {
+				if s.SpeedupGathered > 0 {
+					speedup += fmt.Sprintf(" (gathered %.2fx)", s.SpeedupGathered)
+				} else if s.SpeedupResident > 0 && s.SpeedupResident != s.Speedup {
 					speedup += fmt.Sprintf(" (%.2fx)", s.SpeedupResident)
 				}
 			}
