@@ -96,14 +96,14 @@ def main():
     lib = f"cuBLAS/cuFFT/CUB via PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
     results = []
 
-    def add(case, size, shape, fn, check, flops, nbytes, timer=timed, link=False):
+    def add(case, size, shape, fn, check, flops, nbytes, timer=timed, link=False, library=None):
         if not any(case.startswith(p) for p in args.only.split(",")):
             return
         family, _, typ = case.split("/")
         res = {"case": case, "family": family, "type": typ, "size": size, "shape": shape,
                "stats": {"runs": 0, "median_ns": 0, "min_ns": 0, "max_ns": 0},
                "flops": flops, "bytes": nbytes, "gbs": 0.0, "gflops": 0.0, "attainable_gflops": 0.0,
-               "fraction": 0.0, "verified": False, "variant": "vendor", "vendor_library": True, "library": lib}
+               "fraction": 0.0, "verified": False, "variant": "vendor", "vendor_library": True, "library": library or lib}
         if link:  # bytes across the host-device link, as Prism's transfer ops count them
             res["link"] = True
         try:
@@ -256,6 +256,39 @@ def main():
                       lambda c=causal: sdpa(q[:, :1].double(), kk[:, :1].double(), v[:, :1].double(), is_causal=c), 1e-4),
             flops, 4.0 * b_ * h * s * d * 4)
 
+    # SDPA's backends, each forced in turn (torch.nn.attention.sdpa_kernel): the 16-bit
+    # attention baseline is the fastest that runs, and its library names it and every
+    # backend's median (or why it did not run).
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        backends = [(name, getattr(SDPBackend, attr)) for name, attr in
+                    (("cudnn", "CUDNN_ATTENTION"), ("flash", "FLASH_ATTENTION"), ("efficient", "EFFICIENT_ATTENTION"))
+                    if hasattr(SDPBackend, attr)]
+    except ImportError:
+        sdpa_kernel, backends = None, []
+
+    def fastest_sdpa(fn):
+        """Times fn under each SDPA backend (5 runs after 2 warm-ups); returns the fastest
+        backend's name and a function that runs fn under it, and each backend's median in
+        us or why it failed; (None, fn, {}) where backends cannot be forced."""
+        seen, best = {}, None
+        for name, b in backends:
+            try:
+                with sdpa_kernel([b]):
+                    t = sorted(timed(fn, 5, 2))
+                seen[name] = t[len(t) // 2] / 1e3
+                if best is None or seen[name] < seen[best[0]]:
+                    best = (name, b)
+            except Exception as e:  # a backend that refuses the shape or the type
+                seen[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        if best is None:
+            return None, fn, seen
+
+        def under(b=best[1]):
+            with sdpa_kernel([b]):
+                return fn()
+        return best[0], under, seen
+
     # Attention in float16 and bfloat16: batch 4, heads 32, dim 128, seq = size / 16384
     # (Prism's attention/*/float16 and bfloat16 ops), through SDPA's fastest backend.
     size = args.attn_size
@@ -265,12 +298,20 @@ def main():
         kk = (torch.rand(b_, h, s, d, device=dev, generator=g) * 4 - 2).to(dtype)
         v = (torch.rand(b_, h, s, d, device=dev, generator=g) * 2 - 1).to(dtype)
         for causal, name, flops in ((False, "full", 4.0 * b_ * h * s * s * d), (True, "causal", 2.0 * b_ * h * s * s * d)):
-            add(f"attention/{name}/{tname}", b_ * h * s * d, f"batch={b_} heads={h} seq={s} dim={d}",
-                lambda c=causal, q=q, kk=kk, v=v: sdpa(q, kk, v, is_causal=c),
+            case = f"attention/{name}/{tname}"
+            fn = lambda c=causal, q=q, kk=kk, v=v: sdpa(q, kk, v, is_causal=c)
+            library = None
+            if any(case.startswith(p) for p in args.only.split(",")):
+                chosen, fn, seen = fastest_sdpa(fn)
+                if seen:
+                    each = ", ".join(f"{k} {v:.1f} us" if isinstance(v, float) else f"{k}: {v}" for k, v in seen.items())
+                    library = f"SDPA {chosen or 'default'} backend, the fastest of: {each}; PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
+            add(case, b_ * h * s * d, f"batch={b_} heads={h} seq={s} dim={d}",
+                fn,
                 tol_check(lambda c=causal, q=q, kk=kk, v=v: sdpa(q[:1, :1], kk[:1, :1], v[:1, :1], is_causal=c).double(),
                           lambda c=causal, q=q, kk=kk, v=v: sdpa(q[:1, :1].double(), kk[:1, :1].double(), v[:1, :1].double(), is_causal=c),
                           2e-2),
-                flops, 4.0 * b_ * h * s * d * 2)
+                flops, 4.0 * b_ * h * s * d * 2, library=library)
 
     # Host-device copies (Prism's transfer family): size = n bytes. Pinned: copy_ with
     # non_blocking=True from and into page-locked memory, timed by CUDA events (a DMA of the
