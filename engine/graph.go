@@ -9,11 +9,12 @@ import (
 
 // Graph is a sequence of commands captured from a queue once (Queue.Capture) and launched
 // again as one: a CUDA graph (stream capture, cuGraphLaunch: one call for the whole
-// sequence), elsewhere the commands as engine recorded them, enqueued again without
-// checking or converting their arguments. A graph refers to the buffers and kernels it
-// captured, with the argument values they had: they must stay open while it is launched
-// (Launch refuses a graph whose buffers or kernels were closed). A Graph is safe for
-// concurrent use; each Launch is on one queue.
+// sequence), an OpenCL command buffer where the device has cl_khr_command_buffer (one
+// clEnqueueCommandBufferKHR), elsewhere the commands as engine recorded them, enqueued
+// again without checking or converting their arguments. A graph refers to the buffers and
+// kernels it captured, with the argument values they had: they must stay open while it is
+// launched (Launch refuses a graph whose buffers or kernels were closed). A Graph is safe
+// for concurrent use; each Launch is on one queue.
 type Graph struct {
 	handle
 	drv  driver.Graph // the backend's graph, or nil
@@ -108,6 +109,23 @@ func (q *Queue) Capture(f func() error) (*Graph, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if gr, ok := q.drv.(driver.GraphRecorder); ok && !c.native && len(c.cmds) > 0 {
+		cmds := c.cmds
+		g, rerr := gr.RecordGraph(len(cmds), func(rq driver.Queue) error {
+			for i, cmd := range cmds {
+				if err := closeEvent(cmd(rq, false)); err != nil {
+					return fmt.Errorf("command %d of %d: %w", i, len(cmds), err)
+				}
+			}
+			return nil
+		})
+		switch {
+		case rerr == nil:
+			dg, c.cmds = g, nil
+		case !errors.Is(rerr, ErrUnsupported): // else engine's recording stays
+			return nil, fmt.Errorf("engine: record a graph of %d commands on %s: %w", len(c.cmds), q.dev.id, rerr)
+		}
 	}
 	g := &Graph{handle: handle{dev: q.dev, what: "graph"}, drv: dg, cmds: c.cmds, uses: c.uses, n: c.n}
 	if err := q.dev.adopt(g); err != nil {

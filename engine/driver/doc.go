@@ -36,7 +36,8 @@
 //     device, without blocking the host. PoolAllocator (Device): the driver's own memory
 //     pool (CUDA's stream-ordered allocator), which engine's pool then takes memory from.
 //   - Graphs (graph.go): GraphCapturer (Queue) captures commands into a Graph launched
-//     again as one; EventLauncher (Graph): a graph launch bracketed by an event, so that
+//     again as one; GraphRecorder (Queue) builds that Graph from the commands engine
+//     recorded; EventLauncher (Graph): a graph launch bracketed by an event, so that
 //     Queue.Timed counts its device time. Fallback: engine records the commands and
 //     enqueues them again at each launch.
 //   - Vendor libraries (vendor.go): BLASProvider gives a BLAS, FFTProvider an FFT that

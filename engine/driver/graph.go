@@ -14,6 +14,18 @@ type GraphCapturer interface {
 	EndCapture() (Graph, error)
 }
 
+// GraphRecorder is implemented by queues whose API builds a graph from commands given to
+// it one by one rather than by capturing the queue (OpenCL's cl_khr_command_buffer).
+// Engine records a capture's commands itself, as it does for backends without graphs, then
+// calls RecordGraph with their number and a function that enqueues them all, in order, on
+// the queue it is given: a queue of the backend's that adds each command to the graph
+// instead of running it; replay is called during RecordGraph only. An error wrapping
+// ErrUnsupported (a command the graph cannot hold, a device without the extension) makes
+// engine keep its own recording; any other error fails the capture.
+type GraphRecorder interface {
+	RecordGraph(commands int, replay func(Queue) error) (Graph, error)
+}
+
 // Graph is a captured sequence of commands. Launch enqueues all of it on a queue of the
 // same device, ordered after the queue's earlier commands and before its later ones.
 type Graph interface {
