@@ -4,7 +4,8 @@ package cl
 
 // This file is the cgo of the OpenCL calls this package makes itself, on the handles that
 // go-opencl keeps in unexported fields, where go-opencl lacks a call or gets it wrong
-// (blas.go and fft.go hold the cgo of CLBlast and clFFT). Everything else goes through
+// (blas.go and fft.go hold the cgo of CLBlast and clFFT, graph.go that of the extension
+// cl_khr_command_buffer, whose entry points are looked up at run time). Everything else goes through
 // go-opencl. Every function here is a thin
 // wrapper that returns the call's status; callers add the call's name and arguments to
 // errors, and make the calls on the context's thread where there is one (thread.go).

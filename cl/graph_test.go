@@ -1,0 +1,328 @@
+//go:build !noopencl
+
+package cl
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// commandBufferSupport reports whether q's device records graphs into command buffers,
+// and if not, why.
+func commandBufferSupport(t *testing.T, q *engine.Queue) error {
+	t.Helper()
+	dq, err := q.DriverQueue("a test's query")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq := dq.(*queue)
+	return cq.th.Call(func() error { _, err := cq.commandBuffers(); return err })
+}
+
+// newInts returns a buffer of n zeros, closed when the test ends.
+func newInts(t *testing.T, dev *engine.Device, q *engine.Queue, n int) *engine.Buffer[int32] {
+	t.Helper()
+	b, err := engine.NewBuffer[int32](dev, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.Fill(q, 0, n, 0); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readInts reads a whole buffer.
+func readInts(t *testing.T, q *engine.Queue, b *engine.Buffer[int32]) []int32 {
+	t.Helper()
+	out := make([]int32, b.Len())
+	if err := b.Read(t.Context(), q, 0, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wantAll fails unless every element of got is want.
+func wantAll(t *testing.T, what string, got []int32, want int32) {
+	t.Helper()
+	for i, v := range got {
+		if v != want {
+			t.Fatalf("%s[%d] = %d, want %d (all %d elements)", what, i, v, want, len(got))
+		}
+	}
+}
+
+// TestCommandBufferGraph captures launches of one kernel with a different argument each,
+// a fill and a copy, launches the graph three times back to back and checks the counts,
+// with and without simultaneous use. Where the device has cl_khr_command_buffer the graph
+// must be one command buffer; elsewhere (Rusticl, Oclgrind) engine's recording. A launch
+// of the same kernel object between capture and replay must not change what the graph
+// runs: PoCL 3.1 reads a recorded kernel's arguments at enqueue time.
+func TestCommandBufferGraph(t *testing.T) {
+	for _, sequential := range []bool{false, true} {
+		name := "simultaneous"
+		if sequential {
+			name = "sequential"
+		}
+		t.Run(name, func(t *testing.T) {
+			sequentialUseOnly.Store(sequential)
+			defer sequentialUseOnly.Store(false)
+			forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+				ctx := t.Context()
+				const n = 300
+				k := mustKernel(t, dev, "add_const")
+				q, err := dev.NewQueue()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer q.Close()
+				support := commandBufferSupport(t, q)
+				t.Logf("command buffers: %v", support)
+				v, w, u, other := newInts(t, dev, q, n), newInts(t, dev, q, n), newInts(t, dev, q, n), newInts(t, dev, q, n)
+				r := engine.Range1D(engine.RoundUp(n, 32), 32)
+				before := commandBuffersRecorded.Load()
+				g, err := q.Capture(func() error {
+					// u = 7 + 1; v += 1 + 2 + 3 + 4 + 5; w = v.
+					if err := u.Fill(q, 0, n, 7); err != nil {
+						return err
+					}
+					if err := q.Launch(k, r, u, int32(1), int32(n)); err != nil {
+						return err
+					}
+					for c := int32(1); c <= 5; c++ {
+						if err := q.Launch(k, r, v, c, int32(n)); err != nil {
+							return err
+						}
+					}
+					return w.CopyFrom(q, 0, v, 0, n)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				if g.Len() != 8 {
+					t.Errorf("Len() = %d, want 8", g.Len())
+				}
+				recorded := commandBuffersRecorded.Load() - before
+				if want := int64(0); support == nil && recorded != 1 || support != nil && recorded != want {
+					t.Errorf("%d command buffers recorded; the device's support: %v", recorded, support)
+				}
+				// The kernel object's arguments change after the capture.
+				if err := q.Launch(k, r, other, int32(100), int32(n)); err != nil {
+					t.Fatal(err)
+				}
+				for range 3 {
+					if err := g.Launch(q); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := q.Finish(ctx); err != nil {
+					t.Fatal(err)
+				}
+				wantAll(t, "u", readInts(t, q, u), 8)
+				wantAll(t, "v", readInts(t, q, v), 45)
+				wantAll(t, "w", readInts(t, q, w), 45)
+				wantAll(t, "other", readInts(t, q, other), 100)
+				// Timed counts the graph's device time.
+				d, err := q.Timed(ctx, func() error { return g.Launch(q) })
+				if err != nil || d <= 0 {
+					t.Errorf("Timed of the graph: %v, %v", d, err)
+				}
+				wantAll(t, "w after a timed launch", readInts(t, q, w), 60)
+			})
+		})
+	}
+}
+
+// TestCommandBufferOff checks that PRISM_OPENCL_COMMAND_BUFFER=off keeps engine's
+// recording, and that a graph of more commands than a command buffer holds here does
+// too; both run right.
+func TestCommandBufferOff(t *testing.T) {
+	if small() {
+		t.Skip("4097 launches under Oclgrind")
+	}
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		k := mustKernel(t, dev, "add_const")
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		for _, c := range []struct {
+			name     string
+			env      string
+			launches int
+		}{
+			{"off", "off", 10},
+			{"0", "0", 10},
+			{"on", "1", 10},
+			{"too many commands", "", maxCommandBufferCommands + 1},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				t.Setenv(EnvCommandBuffer, c.env)
+				v := newInts(t, dev, q, 64)
+				before := commandBuffersRecorded.Load()
+				g, err := q.Capture(func() error {
+					for range c.launches {
+						if err := q.Launch(k, engine.Range1D(64, 32), v, int32(1), int32(64)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				recorded := commandBuffersRecorded.Load() - before
+				want := int64(0)
+				if c.name == "on" && commandBufferSupport(t, q) == nil {
+					want = 1
+				}
+				if recorded != want {
+					t.Errorf("%s=%q, %d launches: %d command buffers recorded, want %d", EnvCommandBuffer, c.env, c.launches, recorded, want)
+				}
+				if err := g.Launch(q); err != nil {
+					t.Fatal(err)
+				}
+				wantAll(t, "v", readInts(t, q, v), int32(c.launches))
+			})
+		}
+	})
+}
+
+// TestCommandBufferClosed checks that a graph recorded into a command buffer refuses to
+// launch once a buffer or the kernel it uses is closed, and closes after them.
+func TestCommandBufferClosed(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		for _, closing := range []string{"buffer", "kernel"} {
+			k := mustKernel(t, dev, "add_const")
+			v := newInts(t, dev, q, 64)
+			g, err := q.Capture(func() error {
+				if err := v.Fill(q, 0, 64, 0); err != nil {
+					return err
+				}
+				return q.Launch(k, engine.Range1D(64, 32), v, int32(1), int32(64))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Launch(q); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Finish(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if closing == "buffer" {
+				v.Close()
+			} else {
+				k.Close()
+			}
+			if err := g.Launch(q); !errors.Is(err, engine.ErrClosed) || !strings.Contains(err.Error(), closing) {
+				t.Errorf("launch of a graph whose %s is closed: %v, want ErrClosed naming it", closing, err)
+			}
+			if err := g.Close(); err != nil || g.Close() != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if err := g.Launch(q); !errors.Is(err, engine.ErrClosed) {
+				t.Errorf("launch of a closed graph: %v", err)
+			}
+			v.Close()
+			k.Close()
+		}
+	})
+}
+
+// TestCommandBufferTimed checks that a timed launch of a graph counts its kernels' device
+// time: PoCL 3.1's event of clEnqueueCommandBufferKHR spans only a marker after them.
+func TestCommandBufferTimed(t *testing.T) {
+	if small() {
+		t.Skip("kernels of milliseconds under Oclgrind")
+	}
+	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
+		ctx := t.Context()
+		prog, err := dev.Build(`__kernel void spin(__global uint* out, const uint n) {
+	uint x = get_global_id(0);
+	for (uint i = 0; i < n; i++) x = x * 1664525u + 1013904223u;
+	out[get_global_id(0)] = x;
+}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		k, err := prog.Kernel("spin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		out := newInts(t, dev, q, 1)
+		launches := func() error {
+			for range 4 {
+				if err := q.Launch(k, engine.Range1D(1, 1), out, uint32(1<<20)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		g, err := q.Capture(launches)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		direct, err := q.Timed(ctx, launches)
+		if err != nil {
+			t.Fatal(err)
+		}
+		graph, err := q.Timed(ctx, func() error { return g.Launch(q) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("4 launches: %v one by one, %v as a graph (command buffers: %v)", direct, graph, commandBufferSupport(t, q))
+		if q.TimedByHost() {
+			t.Skip("the device reports no usable event times; Timed measured the host")
+		}
+		if graph < direct/2 {
+			t.Errorf("a timed graph of 4 launches took %v, the same launches one by one %v", graph, direct)
+		}
+	})
+}
+
+// TestCommandBufferVersion checks which versions of cl_khr_command_buffer are recorded
+// into and that the others are refused by name.
+func TestCommandBufferVersion(t *testing.T) {
+	version := func(major, minor, patch uint32) uint32 { return major<<22 | minor<<12 | patch }
+	for _, c := range []struct {
+		v    uint32
+		ok   bool
+		name string
+	}{
+		{0x9000, true, "0.9.0"}, // PoCL 3.1's
+		{version(0, 9, 4), true, "0.9.4"},
+		{version(0, 9, 5), false, "0.9.5"},
+		{version(0, 9, 8), false, "0.9.8"},
+		{version(1, 0, 0), false, "1.0.0"},
+		{version(0, 8, 0), false, "0.8.0"},
+	} {
+		err := commandBufferVersion(c.v)
+		if c.ok != (err == nil) || !c.ok && (!errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), c.name)) {
+			t.Errorf("version %s (0x%x): %v", c.name, c.v, err)
+		}
+		if got := versionString(c.v); got != c.name {
+			t.Errorf("versionString(0x%x) = %q, want %q", c.v, got, c.name)
+		}
+	}
+}
