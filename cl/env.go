@@ -78,6 +78,15 @@ func applyEnvDefaults() {
 	})
 }
 
+// on reports whether an environment value turns something on.
+func on(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "on", "true", "yes":
+		return true
+	}
+	return false
+}
+
 // off reports whether an environment value turns a default off.
 func off(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {

@@ -63,6 +63,7 @@ func wantAll(t *testing.T, what string, got []int32, want int32) {
 // of the same kernel object between capture and replay must not change what the graph
 // runs: PoCL 3.1 reads a recorded kernel's arguments at enqueue time.
 func TestCommandBufferGraph(t *testing.T) {
+	t.Setenv(EnvCommandBuffer, "1") // off by default
 	for _, sequential := range []bool{false, true} {
 		name := "simultaneous"
 		if sequential {
@@ -138,8 +139,8 @@ func TestCommandBufferGraph(t *testing.T) {
 	}
 }
 
-// TestCommandBufferOff checks that PRISM_OPENCL_COMMAND_BUFFER=off keeps engine's
-// recording, and that a graph of more commands than a command buffer holds here does
+// TestCommandBufferOff checks that command buffers are off unless
+// PRISM_OPENCL_COMMAND_BUFFER=1 (unset, off and 0 keep engine's recording), and that a graph of more commands than a command buffer holds here does
 // too; both run right.
 func TestCommandBufferOff(t *testing.T) {
 	if small() {
@@ -157,10 +158,11 @@ func TestCommandBufferOff(t *testing.T) {
 			env      string
 			launches int
 		}{
+			{"unset", "", 10},
 			{"off", "off", 10},
 			{"0", "0", 10},
 			{"on", "1", 10},
-			{"too many commands", "", maxCommandBufferCommands + 1},
+			{"too many commands", "1", maxCommandBufferCommands + 1},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Setenv(EnvCommandBuffer, c.env)
@@ -198,6 +200,7 @@ func TestCommandBufferOff(t *testing.T) {
 // TestCommandBufferClosed checks that a graph recorded into a command buffer refuses to
 // launch once a buffer or the kernel it uses is closed, and closes after them.
 func TestCommandBufferClosed(t *testing.T) {
+	t.Setenv(EnvCommandBuffer, "1") // off by default
 	forEachDevice(t, func(t *testing.T, dev *engine.Device) {
 		q, err := dev.NewQueue()
 		if err != nil {
@@ -245,6 +248,7 @@ func TestCommandBufferClosed(t *testing.T) {
 // TestCommandBufferTimed checks that a timed launch of a graph counts its kernels' device
 // time: PoCL 3.1's event of clEnqueueCommandBufferKHR spans only a marker after them.
 func TestCommandBufferTimed(t *testing.T) {
+	t.Setenv(EnvCommandBuffer, "1") // off by default
 	if small() {
 		t.Skip("kernels of milliseconds under Oclgrind")
 	}
