@@ -64,6 +64,9 @@
 // with a hint where one is known (Mesa's Rusticl without a driver enabled, Mesa's Clover,
 // which has no CPU device), and in the error when no platform lists a device.
 //
+// PRISM_OPENCL_COMMAND_BUFFER=1 (EnvCommandBuffer) records graphs into cl_khr_command_buffer
+// where a device has it (graph.go); off by default.
+//
 // Some drivers' compilers write to the process's standard error themselves, not through
 // the build log: PoCL's clang prints "N warnings generated." and Mesa prints "MESA:
 // warning: Treating load_kernel_arg in control flow as uniform, results may be incorrect"
