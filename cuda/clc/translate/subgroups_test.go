@@ -105,6 +105,7 @@ template <class T> T __shfl_up_sync(unsigned int, T v, unsigned int) { return v;
 static int __any_sync(unsigned int, int p) { return p; }
 static int __all_sync(unsigned int, int p) { return p; }
 static void __syncwarp(unsigned int) {}
+#define PRISM_INFINITY_F __builtin_huge_valf() // types.cuh's, which this program leaves out
 `
 	const main = `
 int main() {
