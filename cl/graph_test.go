@@ -22,6 +22,18 @@ func commandBufferSupport(t *testing.T, q *engine.Queue) error {
 	return cq.th.Call(func() error { _, err := cq.commandBuffers(); return err })
 }
 
+// skipRecordedUnderOclgrind skips a test of graphs that fill a buffer a kernel then reads
+// where the device has no command buffers and the run is Oclgrind's (small sizes): such a
+// graph is engine's recording, which TestConformance's Graphs cases check, and Oclgrind
+// 21.10 reports the values a replayed fill stored as uninitialized, though every element
+// checks.
+func skipRecordedUnderOclgrind(t *testing.T, support error) {
+	t.Helper()
+	if support != nil && small() {
+		t.Skipf("no command buffers here (%v): engine's recording is TestConformance's", support)
+	}
+}
+
 // newInts returns a buffer of n zeros, closed when the test ends.
 func newInts(t *testing.T, dev *engine.Device, q *engine.Queue, n int) *engine.Buffer[int32] {
 	t.Helper()
@@ -83,6 +95,7 @@ func TestCommandBufferGraph(t *testing.T) {
 				defer q.Close()
 				support := commandBufferSupport(t, q)
 				t.Logf("command buffers: %v", support)
+				skipRecordedUnderOclgrind(t, support)
 				v, w, u, other := newInts(t, dev, q, n), newInts(t, dev, q, n), newInts(t, dev, q, n), newInts(t, dev, q, n)
 				r := engine.Range1D(engine.RoundUp(n, 32), 32)
 				before := commandBuffersRecorded.Load()
@@ -207,6 +220,7 @@ func TestCommandBufferClosed(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer q.Close()
+		skipRecordedUnderOclgrind(t, commandBufferSupport(t, q))
 		for _, closing := range []string{"buffer", "kernel"} {
 			k := mustKernel(t, dev, "add_const")
 			v := newInts(t, dev, q, 64)
