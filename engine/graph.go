@@ -9,8 +9,8 @@ import (
 
 // Graph is a sequence of commands captured from a queue once (Queue.Capture) and launched
 // again as one: a CUDA graph (stream capture, cuGraphLaunch: one call for the whole
-// sequence), an OpenCL command buffer where the device has cl_khr_command_buffer (one
-// clEnqueueCommandBufferKHR), elsewhere the commands as engine recorded them, enqueued
+// sequence), an OpenCL command buffer where the device has cl_khr_command_buffer and
+// PRISM_OPENCL_COMMAND_BUFFER=1 asks for one (one clEnqueueCommandBufferKHR), elsewhere the commands as engine recorded them, enqueued
 // again without checking or converting their arguments. A graph refers to the buffers and
 // kernels it captured, with the argument values they had: they must stay open while it is
 // launched (Launch refuses a graph whose buffers or kernels were closed). A Graph is safe
