@@ -18,12 +18,14 @@ import (
 	"github.com/prism-compute/prism/bench/render"
 	"github.com/prism-compute/prism/bench/store"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels/suite"
 )
 
 type historyOptions struct {
 	device  string
 	variant string
 	size    string
+	shape   string
 	plot    string
 	outputFlags
 }
@@ -50,7 +52,8 @@ use: a piecewise-constant fit of the run medians, so that one odd run is not a s
 OP is a case's name (stream/triad/float32), a part of one (triad) or a pattern with *
 (gemm/*/float32). A pattern that matches several cases shows each in turn (at most 12:
 a wider one lists them). --device keeps a device of that ID or whose name holds it,
---variant a variant (portable, cuda-shfl, cuBLAS), --size a size (K, M, G suffixes).
+--variant a variant (portable, cuda-shfl, cuBLAS), --size a size (K, M, G suffixes),
+--shape a GEMM shape MxNxK as prism bench --shapes ran it (a square is its size's case).
 
 --plot FILE draws the same as a chart (.svg, .png or .pdf by its extension): one line
 per case, device, variant and size, the median at each run with a bar from min to max.
@@ -58,7 +61,8 @@ Output: a table, or --json; -o FILE writes it to FILE instead.`,
 		Example: `  prism history triad
   prism history stream/triad/float32 --device opencl:0:0 --size 1M
   prism history gemm/nn/float32 --device cuda:0 --plot gemm.svg
-  prism history reduce/sum --variant portable --json`,
+  prism history reduce/sum --variant portable --json
+  prism history gemm/nn/bfloat16 --device cuda:0 --shape 8192x128x8192`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return historyRun(cmd, opts, args[0])
@@ -68,6 +72,7 @@ Output: a table, or --json; -o FILE writes it to FILE instead.`,
 	f.StringVar(&opts.device, "device", "", "results of the device of this ID, or whose name holds it")
 	f.StringVar(&opts.variant, "variant", "", "results of this variant")
 	f.StringVar(&opts.size, "size", "", "results of this size (K, M, G suffixes)")
+	f.StringVar(&opts.shape, "shape", "", "results of this GEMM shape `MxNxK` (prism bench --shapes)")
 	f.StringVar(&opts.plot, "plot", "", "also draw the history as a chart to `FILE` (.svg, .png or .pdf)")
 	opts.add(f, "json")
 	return cmd
@@ -149,12 +154,22 @@ func historyRun(cmd *cobra.Command, opts *historyOptions, op string) error {
 	}
 	var all []caseHistory
 	for _, c := range cases {
-		pts, err := s.History(ctx, store.Series{Case: c, Device: opts.device, Variant: opts.variant, Size: size})
+		series := store.Series{Case: c, Device: opts.device, Variant: opts.variant, Size: size}
+		square := false
+		if opts.shape != "" {
+			if series, square, err = shapeSeries(series, opts.shape); err != nil {
+				return err
+			}
+		}
+		pts, err := s.History(ctx, series)
 		switch {
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrInvalidArg):
 			return fmt.Errorf("%s: %w", c, err)
 		case err != nil:
 			return storeError{err}
+		}
+		if square { // a square's results record no dims; others of its size do
+			pts = slices.DeleteFunc(pts, func(p store.Point) bool { return p.Dims != "" })
 		}
 		if len(pts) == 0 {
 			continue
@@ -162,7 +177,7 @@ func historyRun(cmd *cobra.Command, opts *historyOptions, op string) error {
 		all = append(all, caseHistory{Case: c, Points: withChanges(pts)})
 	}
 	if len(all) == 0 {
-		return fmt.Errorf("no result of %s in %s for the --device, --variant and --size given: %w", strings.Join(cases, ", "), displayPath(s.Path()), store.ErrNotFound)
+		return fmt.Errorf("no result of %s in %s for the --device, --variant, --size and --shape given: %w", strings.Join(cases, ", "), displayPath(s.Path()), store.ErrNotFound)
 	}
 	err = opts.write(cmd, func(w io.Writer) error {
 		if opts.json {
@@ -338,4 +353,29 @@ func historyChart(op string, all []caseHistory) render.History {
 		}
 	}
 	return ch
+}
+
+// shapeSeries narrows series to the GEMM shape text asks for, as prism bench --shapes ran
+// it: a square is the case of its size (its results record no dims: square is true), any
+// other shape its size and dims. A case that takes no shape, a bad shape, or a --size that
+// disagrees with the shape is a usage error.
+func shapeSeries(series store.Series, text string) (store.Series, bool, error) {
+	op, err := suite.Lookup(series.Case)
+	if err != nil {
+		return series, false, usageError{fmt.Errorf("--shape: %w", err)}
+	}
+	sh, ok, err := suite.CheckShape(op, text)
+	switch {
+	case !ok:
+		return series, false, usageError{fmt.Errorf("--shape: %s takes a size, not a shape: only the ops of the %s family take shapes", op.Name, strings.Join(suite.ShapeFamilies(), ", "))}
+	case err != nil:
+		return series, false, usageError{fmt.Errorf("--shape: %w", err)}
+	case series.Size != 0 && series.Size != sh.Size:
+		return series, false, usageError{fmt.Errorf("--shape %s is size %s of %s, not the --size given (%s)", sh.Canon, bench.FormatSize(sh.Size), op.Name, bench.FormatSize(series.Size))}
+	}
+	series.Size = sh.Size
+	if !sh.Square {
+		series.Dims = sh.Canon
+	}
+	return series, sh.Square, nil
 }

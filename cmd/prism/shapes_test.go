@@ -97,6 +97,27 @@ func TestBenchShapes(t *testing.T) {
 	if got := strings.Join(dims, " "); got != "3072:96x32x128 3072:32x96x128 2304:" {
 		t.Errorf("history points (size:dims) %s; want the two shapes of 3072 apart", got)
 	}
+	// --shape keeps one shape's series: a rectangle by its dims, a square by its size.
+	for shape, want := range map[string]string{"32X96X128": "3072:32x96x128", "48x48x48": "2304:"} {
+		out, err := execPrism(t, "history", "gemm/nn/float32", "--shape", shape, "--json")
+		var hs []caseHistory
+		if err != nil || json.Unmarshal([]byte(out), &hs) != nil || len(hs) != 1 || len(hs[0].Points) != 1 ||
+			fmt.Sprint(hs[0].Points[0].Size, ":", hs[0].Points[0].Dims) != want {
+			t.Errorf("history --shape %s: %v %v; want the one point %s", shape, hs, err, want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shape", "0x1x1"}, `--shape: kernels: gemm: shape "0x1x1": M is 0`},
+		{[]string{"--shape", "96x32x128", "--size", "2304"}, "--shape 96x32x128 is size 3K of gemm/nn/float32, not the --size given (2304)"},
+	} {
+		_, err := execPrism(t, append([]string{"history", "gemm/nn/float32"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("history %v: %v; want %q", c.args, err, c.want)
+		}
+	}
 }
 
 // TestHistorySeriesByShape: a point's change is reckoned against the previous point of its
