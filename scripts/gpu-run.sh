@@ -9,7 +9,8 @@
 # so that the spread of one build against itself is measured too), and compares them.
 # MODE=launch measures launch overheads (every device's, from a small bench) beside CuPy's
 # and PyTorch's (scripts/launch.py). MODE=targets runs the memory-roof and launch targets
-# in one call (below). Writes at most 8 files under $OUT per mode.
+# in one call (below). MODE=gemm runs the tensor-core GEMM figures against cuBLASLt: every
+# precision at 8192, the shape sweep, the launch ops, PyTorch's float8 and SDPA (below). Writes at most 8 files under $OUT per mode.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 MODE=${MODE:-all}
@@ -134,6 +135,32 @@ if [ "$MODE" = targets ]; then
     .gpu/prism report $reports >> "$OUT/targets.txt" 2>&1 || status=1
   done
   cat "$OUT/targets.txt"
+fi
+if [ "$MODE" = gemm ]; then
+  # The tensor-core GEMM figures in one call: every precision at 8192 against cuBLASLt (or
+  # cuBLAS) with the tensor-core roofs, the shape sweep for SWEEP_PRECISIONS (default
+  # bfloat16) against the same baselines, the launch ops (graphs), and PyTorch's float8 and
+  # SDPA baselines. Six files: machine.txt, gemm-8192.json, gemm-sweep.json, launch.json,
+  # vendor.json, gemm.txt.
+  export PRISM_CACHE_DIR=$(mktemp -d)
+  D=${GEMM_DEVICE:-cuda:0}
+  echo "== prism bench gemm 8192, every precision, --vendor"
+  timeout 240 .gpu/prism bench --device "$D" --ops 'gemm/nn/,gemm/nt/float8e4m3,attention/full/bfloat16,attention/causal/bfloat16' \
+    --sizes 64M --vendor --count 10 --json -q > "$OUT/gemm-8192.json" || status=1
+  echo "== prism bench gemm --shapes sweep (${SWEEP_PRECISIONS:-bfloat16})"
+  timeout 300 .gpu/prism bench --device "$D" --ops gemm/nn --precision "${SWEEP_PRECISIONS:-bfloat16}" \
+    --shapes sweep --vendor --count 5 --json -q > "$OUT/gemm-sweep.json" || status=1
+  timeout 60 .gpu/prism bench --device "$D${LAUNCH_OPENCL:+,$LAUNCH_OPENCL}" --ops launch --count 10 --json -q > "$OUT/launch.json" || status=1
+  if python3 -c "import torch" 2>/dev/null; then
+    python3 .gpu/vendor.py --count 10 --only gemm,attention > "$OUT/vendor.json" || status=1
+  fi
+  : > "$OUT/gemm.txt"
+  for f in gemm-8192 gemm-sweep launch; do
+    reports="$OUT/$f.json"
+    [ -s "$OUT/vendor.json" ] && [ "$f" != launch ] && reports="$reports $OUT/vendor.json"
+    .gpu/prism report $reports >> "$OUT/gemm.txt" 2>&1 || status=1
+  done
+  cat "$OUT/gemm.txt"
 fi
 if [ "$MODE" = compare ]; then
   BEFORE=${BEFORE:-.gpu/prism-before}
