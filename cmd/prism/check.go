@@ -104,6 +104,7 @@ type checkRow struct {
 	Case      string          `json:"case"`
 	Variant   string          `json:"variant,omitempty"`
 	Size      int             `json:"size"`
+	Dims      string          `json:"dims,omitempty"` // the GEMM shape asked for, where its size does not give it
 	Baseline  time.Duration   `json:"baseline_median_ns,omitempty"`
 	New       time.Duration   `json:"new_median_ns,omitempty"`
 	Change    *float64        `json:"change,omitempty"` // relative: 0.12 is 12% slower
@@ -217,7 +218,7 @@ func checkSeries(cmd *cobra.Command, s *store.Store, old, cur *bench.Report, cur
 		dev := deviceJSON{ID: nd.Device.ID, Name: nd.Device.Name, Backend: nd.Backend, Fingerprint: fp}
 		for j := range nd.Results {
 			n := &nd.Results[j]
-			row := checkRow{Device: dev, Case: n.Case, Variant: n.Variant, Size: n.Size}
+			row := checkRow{Device: dev, Case: n.Case, Variant: n.Variant, Size: n.Size, Dims: n.Dims}
 			var o *bench.Result
 			if od != nil {
 				o = findResult(od, n.Key())
@@ -327,9 +328,9 @@ func (c *checkReport) gate() error {
 		switch r.Verdict {
 		case regress.Regression:
 			bad = append(bad, fmt.Sprintf("%s %s %s: %+.1f%% slower than the threshold %.1f%% allows (p = %.2g)",
-				r.Device.ID, caseText(r), bench.FormatSize(r.Size), 100**r.Change, 100*r.Threshold, *r.P))
+				r.Device.ID, caseText(r), bench.SizeText(r.Size, r.Dims), 100**r.Change, 100*r.Threshold, *r.P))
 		case regress.Failed:
-			bad = append(bad, fmt.Sprintf("%s %s %s: %s", r.Device.ID, caseText(r), bench.FormatSize(r.Size), r.Note))
+			bad = append(bad, fmt.Sprintf("%s %s %s: %s", r.Device.ID, caseText(r), bench.SizeText(r.Size, r.Dims), r.Note))
 		}
 	}
 	if len(bad) > 0 {
@@ -391,7 +392,7 @@ func writeCheck(w io.Writer, c *checkReport) error {
 			verdict += " (" + shorten(r.Note, 50) + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", safeText(r.Device.ID), safeText(r.Case), safeText(cmp.Or(r.Variant, "-")),
-			bench.FormatSize(r.Size), base, now, change, p, th, safeText(verdict))
+			safeText(bench.SizeText(r.Size, r.Dims)), base, now, change, p, th, safeText(verdict))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

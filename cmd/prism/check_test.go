@@ -210,3 +210,18 @@ func TestCheckUsage(t *testing.T) {
 		t.Errorf("check without a store: no error")
 	}
 }
+
+// TestCheckGateNamesShape: a regression of a GEMM shape is named by its shape, not by its
+// size, which another shape may share.
+func TestCheckGateNamesShape(t *testing.T) {
+	change, p := 0.3, 0.001
+	c := &checkReport{Series: []checkRow{
+		{Device: deviceJSON{ID: "cuda:0"}, Case: "gemm/nn/bfloat16", Size: 8192 * 128, Dims: "8192x128x8192",
+			Verdict: regress.Regression, Change: &change, P: &p, Threshold: 0.05},
+		{Device: deviceJSON{ID: "cuda:0"}, Case: "gemm/nn/bfloat16", Size: 1 << 20, Verdict: regress.Failed, Note: "not verified"},
+	}}
+	err := c.gate()
+	if err == nil || !strings.Contains(err.Error(), "gemm/nn/bfloat16 8192x128x8192: +30.0% slower") || !strings.Contains(err.Error(), "gemm/nn/bfloat16 1M: not verified") {
+		t.Errorf("gate: %v; want the shape of the first and the size of the second", err)
+	}
+}
