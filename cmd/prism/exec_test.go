@@ -1126,3 +1126,21 @@ func TestChildFaultIdentity(t *testing.T) {
 		t.Errorf("FaultError = %q", ferr.Error())
 	}
 }
+
+// TestExecReportExpect: the store's record of an exec run counts --expect: a device whose
+// outputs match the stored ones is verified, one that differs is a mismatch.
+func TestExecReportExpect(t *testing.T) {
+	sum := &execSummary{File: "k.cl", Kernel: "k", Global: []int{64},
+		Devices: []userkernel.Result{{Device: "opencl:0:0"}, {Device: "opencl:1:0"}, {Device: "opencl:2:0"}},
+		Expect: []userkernel.Comparison{
+			{Output: "y", Device: "opencl:0:0", Baseline: "y.npy", Within: true},
+			{Output: "y", Device: "opencl:1:0", Baseline: "y.npy", Within: false},
+		}}
+	rep := execReport(time.Now(), sum, nil, false, nil)
+	for i, want := range []struct{ verified, mismatch bool }{{true, false}, {false, true}, {false, false}} {
+		r := rep.Devices[i].Results[0]
+		if r.Verified != want.verified || r.Mismatch != want.mismatch {
+			t.Errorf("%s: verified %v, mismatch %v; want %v, %v", sum.Devices[i].Device, r.Verified, r.Mismatch, want.verified, want.mismatch)
+		}
+	}
+}

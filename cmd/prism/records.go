@@ -71,6 +71,13 @@ func execReport(start time.Time, sum *execSummary, devs []deviceFacts, expr bool
 			mismatch[c.Device] = true
 		}
 	}
+	// --expect: a device's outputs against the stored ones (Baseline is the file).
+	for _, c := range sum.Expect {
+		compared[c.Device] = true
+		if !c.Within {
+			mismatch[c.Device] = true
+		}
+	}
 	for i, res := range sum.Devices {
 		d := bench.DeviceReport{Timing: res.Timing}
 		if i < len(devs) {
