@@ -79,6 +79,16 @@ func Detect(runs []Run, opt DetectOptions) []Step {
 		}
 		k, gain := bestSplit(xs[lo:hi], opt.MinSegment)
 		if gain <= opt.Penalty*sigma {
+			// A level that changes and comes back (a slowdown fixed some runs later) may
+			// save nothing split once: try the best pair of cuts, each paying a penalty.
+			i, j, gain2 := bestPair(xs[lo:hi], opt.MinSegment)
+			if gain2 <= 2*opt.Penalty*sigma {
+				return
+			}
+			cuts = append(cuts, lo+i, lo+j)
+			split(lo, lo+i)
+			split(lo+i, lo+j)
+			split(lo+j, hi)
 			return
 		}
 		cuts = append(cuts, lo+k)
@@ -138,6 +148,35 @@ func bestSplit(xs []float64, minSeg int) (int, float64) {
 		}
 	}
 	return bestK, bestGain
+}
+
+// maxPairRuns bounds the runs bestPair searches (its time grows with their square).
+const maxPairRuns = 2000
+
+// bestPair returns where cutting xs in three saves the most L1 cost, every part at least
+// minSeg long, and the cost saved: the split that finds a level which changes and comes
+// back, which no single split sees (its two sides both mix the levels). Zero gain for
+// series longer than maxPairRuns.
+func bestPair(xs []float64, minSeg int) (int, int, float64) {
+	m := len(xs)
+	if m < 3*minSeg || m > maxPairRuns {
+		return 0, 0, 0
+	}
+	pre := prefixCosts(xs)
+	rev := slices.Clone(xs)
+	slices.Reverse(rev)
+	suf := prefixCosts(rev)
+	total := pre[m]
+	bi, bj, best := 0, 0, math.Inf(-1)
+	for i := minSeg; i <= m-2*minSeg; i++ {
+		mid := prefixCosts(xs[i:]) // mid[l]: the cost of xs[i:i+l]
+		for j := i + minSeg; j <= m-minSeg; j++ {
+			if g := total - pre[i] - mid[j-i] - suf[m-j]; g > best {
+				bi, bj, best = i, j, g
+			}
+		}
+	}
+	return bi, bj, best
 }
 
 // prefixCosts returns c[j], the sum of absolute deviations of xs[:j] from their median,

@@ -52,6 +52,23 @@ func TestDetectTwoSteps(t *testing.T) {
 	}
 }
 
+// TestDetectReturns: a slowdown that is fixed some runs later is two steps, slower then
+// back, though no single split of the series saves anything (each side mixes the levels).
+func TestDetectReturns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	var ms []time.Duration
+	ms = append(ms, noisy(rng, 10, time.Millisecond, 0.01)...)
+	ms = append(ms, noisy(rng, 10, 1500*time.Microsecond, 0.01)...)
+	ms = append(ms, noisy(rng, 10, time.Millisecond, 0.01)...)
+	steps := Detect(series(ms), DetectOptions{})
+	if len(steps) != 2 || steps[0].Index != 10 || steps[1].Index != 20 {
+		t.Fatalf("steps %+v, want at 10 and 20", steps)
+	}
+	if math.Abs(steps[0].Ratio-1.5) > 0.05 || math.Abs(steps[1].Ratio-1/1.5) > 0.05 {
+		t.Errorf("ratios %.2f and %.2f, want 1.5 and 0.67", steps[0].Ratio, steps[1].Ratio)
+	}
+}
+
 // TestDetectNoise: pure noise, normal or with heavy tails, makes no step in at least 99
 // series of 100.
 func TestDetectNoise(t *testing.T) {

@@ -29,8 +29,9 @@
 // piecewise-constant fit of the log of the run medians by binary segmentation with an L1
 // cost (sum of absolute deviations from each segment's median, robust to single
 // outliers), where a split is kept when it lowers the cost by more than Penalty (20)
-// times the series' noise (the robust spread of successive differences, at least 0.1%);
-// segments hold at least MinSegment runs (2), and adjacent levels closer than MinChange
+// times the series' noise (the robust spread of successive differences, at least 0.1%),
+// and where no single split is kept, a pair of cuts when it saves more than twice that (a
+// level that changes and comes back, which one split cannot see); segments hold at least MinSegment runs (2), and adjacent levels closer than MinChange
 // (1%) are merged. Each step names the run where the new level starts, the
 // levels before and after (medians of the segments) and their ratio.
 //
