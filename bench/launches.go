@@ -34,6 +34,19 @@ type Launch struct {
 	ActiveBlocks int     `json:"active_blocks_per_sm,omitempty"`
 	Occupancy    float64 `json:"occupancy,omitempty"`
 	Limiter      string  `json:"limiter,omitempty"`
+	// Count is how many launches of the run this entry stands for (a multi-pass op
+	// launches one kernel several times); 0 in reports written before it was counted,
+	// which count each entry once.
+	Count int `json:"count,omitempty"`
+}
+
+// launchCount is the launches the entries stand for (an entry without a Count, one).
+func launchCount(ls []Launch) int {
+	n := 0
+	for _, l := range ls {
+		n += max(l.Count, 1)
+	}
+	return n
 }
 
 // BlockString formats the block as its dimensions joined by x ("256", "16x16").
@@ -51,7 +64,8 @@ const maxLaunches = 64
 
 // LaunchesOf describes the launches a Queue.Timed call recorded (Queue.TimedLaunches):
 // one Launch per kernel, block and dynamic shared memory, in the order of their first
-// launch (launches that differ only in their global size are one). Each kernel's
+// launch (launches that differ only in their global size are one, their Count the
+// launches it stands for). Each kernel's
 // attributes come from Kernel.Attributes, its occupancy from Kernel.Occupancy, left out
 // where the backend does not report it; an error other than ErrUnsupported leaves it out
 // too, and is returned (with the launches) for the caller to report.
@@ -65,16 +79,20 @@ func LaunchesOf(notes []engine.LaunchNote) ([]Launch, error) {
 		out  []Launch
 		errs []error
 	)
-	seen := map[key]bool{}
+	seen := map[key]int{} // index in out
 	for _, n := range notes {
-		if n.Kernel == nil || len(out) >= maxLaunches {
+		if n.Kernel == nil {
 			continue
 		}
 		kk := key{n.Kernel, n.Range.Local, n.Range.SharedBytes}
-		if seen[kk] {
+		if i, ok := seen[kk]; ok {
+			out[i].Count++
 			continue
 		}
-		seen[kk] = true
+		if len(out) >= maxLaunches {
+			continue
+		}
+		seen[kk] = len(out)
 		a := n.Kernel.Attributes()
 		l := Launch{
 			Kernel:             n.Kernel.Name(),
@@ -85,6 +103,7 @@ func LaunchesOf(notes []engine.LaunchNote) ([]Launch, error) {
 			PrivateBytes:       a.PrivateBytes,
 			MaxWorkGroupSize:   a.MaxWorkGroupSize,
 			PreferredMultiple:  a.PreferredMultiple,
+			Count:              1,
 		}
 		o, err := n.Occupancy()
 		switch {

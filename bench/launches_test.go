@@ -102,6 +102,14 @@ __kernel void b(__global float *x) { x[get_global_id(1) * get_global_size(0) + g
 	if want := "a 64, b 8x4, a 32"; strings.Join(blocks, ", ") != want {
 		t.Errorf("launches %q; want %q", strings.Join(blocks, ", "), want)
 	}
+	// The entry of a 64 stands for its two launches: four in all, the nil note none.
+	if len(got) == 3 && (got[0].Count != 2 || got[1].Count != 1 || launchCount(got) != 4) {
+		t.Errorf("counts %d, %d; %d launches in all; want 2, 1 and 4", got[0].Count, got[1].Count, launchCount(got))
+	}
+	// A report written before launches were counted: each entry once.
+	if n := launchCount([]Launch{{Kernel: "a"}, {Kernel: "b"}}); n != 2 {
+		t.Errorf("uncounted entries: %d launches, want 2", n)
+	}
 	if got, err := LaunchesOf(nil); got != nil || err != nil {
 		t.Errorf("no notes: %v, %v", got, err)
 	}

@@ -56,12 +56,13 @@ const (
 )
 
 // fixedCost returns the fixed cost of one run of the case on a device of overheads o whose
-// timing is deviceTiming, and the launches it counts: the kernels the run launched (one per
-// kernel and shape, so a lower bound; one where none was recorded: a vendor library's) at
+// timing is deviceTiming, and the launches it counts: the launches the run made (Launch.Count
+// of each kernel and shape; one per entry in reports written before launches were counted;
+// one where none was recorded: a vendor library's) at
 // o.LaunchAsync each, the last at o.LaunchSync where the run was timed by the host clock,
 // which waits for it. It is 0 where the overheads were not measured.
 func (r *Result) fixedCost(o Overheads, deviceTiming string) (time.Duration, int) {
-	n := max(1, len(r.Launches))
+	n := max(1, launchCount(r.Launches))
 	if o.LaunchAsync <= 0 {
 		return 0, n
 	}

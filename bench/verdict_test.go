@@ -145,6 +145,18 @@ func TestVerdictLaunchBoundary(t *testing.T) {
 	}
 }
 
+// TestVerdictCountsLaunches: a run that launches one kernel several times pays each
+// launch: 4 launches of one kernel at 2x their fixed cost are launch-bound, where the one
+// entry counted once would not be.
+func TestVerdictCountsLaunches(t *testing.T) {
+	res := timedCase("float32", 0, 1<<20, 2*4*h100Overheads.LaunchAsync)
+	res.Launches = []Launch{{Kernel: "pass", Block: []int{256}, Count: 4}}
+	res = judged(res, h100Ceilings, h100Overheads, h100Cache, TimingEvents)
+	if res.Verdict.Kind != VerdictLaunch || !strings.Contains(res.Verdict.Text, "4 launches cost") {
+		t.Errorf("4 launches of one kernel: %q (%s); want launch-bound, 4 launches", res.Verdict.Kind, res.Verdict.Text)
+	}
+}
+
 func TestQualify(t *testing.T) {
 	for _, tc := range []struct {
 		f    float64
