@@ -8,14 +8,18 @@ import (
 	"strings"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 )
 
 // fft/batched split across devices (Op.Split) gives each device a contiguous range of
 // the batch's transforms, the unit PlanShares divides: the device holds those inputs,
 // transforms them, and reads its outputs back into their place in one host array. Each
-// transform is computed as the one-device op computes it. The other fft ops are one
-// transform each and are not split.
+// transform is computed as the one-device op computes it. On sharded data
+// (kernels.PlaceSharded) the transforms are scattered by rows over the devices with a
+// share once, each run transforms them where they lie and leaves the outputs there, laid
+// out alike; Verify gathers them. The other fft ops are one transform each and are not
+// split.
 
 // fftSplit returns the Splitter of the fft op of kind kind: nil but for batched.
 func fftSplit[T kernels.Float](name string, kind fftKind) kernels.Splitter {
@@ -34,6 +38,13 @@ type fftSplitInstance[T kernels.Float] struct {
 	shape    string
 	x        []T // the input, as the one-device op draws it
 	out      []T // the output of the last Run
+	// Sharded data (kernels.PlaceSharded): the transforms scattered by rows over the
+	// devices with a share (sparts, in the order of sin's parts), transformed where they
+	// lie into sout.
+	sharded   bool
+	sin, sout *shard.Buffer[T]
+	sparts    []*fftPart[T]
+	sran      bool
 }
 
 // fftPart is one device's part: its build, queue, range of transforms and buffers.
@@ -88,7 +99,15 @@ func (pt *fftPart[T]) LoadProbe(ctx context.Context, units int) error {
 	return pt.upload(ctx, 0, size)
 }
 
+// RunProbe transforms the probe's first transforms and reads them back; on sharded data
+// it waits for them instead, the output left on the device as a sharded run leaves it.
 func (pt *fftPart[T]) RunProbe(ctx context.Context, units int) error {
+	if pt.in.sharded {
+		if err := pt.f.Forward(pt.q, pt.dst, pt.src, pt.in.n, min(units, pt.in.batch)); err != nil {
+			return err
+		}
+		return pt.q.Finish(ctx)
+	}
 	return pt.run(ctx, min(units, pt.in.batch), pt.probe)
 }
 
@@ -106,9 +125,12 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	if err := kernels.CheckPortableSplit(ctx, name, devs, p, o); err != nil {
 		return nil, err
 	}
+	if err := kernels.CheckSharded(name, o, true); err != nil {
+		return nil, err
+	}
 	// The shape and input of newFFTInstance.
 	n, batch := fftBatchLen, min(max(p.Size/fftBatchLen, 1), 1<<19)
-	in := &fftSplitInstance[T]{n: n, batch: batch}
+	in := &fftSplitInstance[T]{n: n, batch: batch, sharded: o.Placement == kernels.PlaceSharded}
 	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(_ context.Context, d *engine.Device) (_ *fftPart[T], err error) {
 		pt := &fftPart[T]{in: in, dev: d}
 		defer func() {
@@ -141,8 +163,16 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := in.Plan(ctx, batch, 1); err != nil {
+	// A transform's unit of data: its 2n input values (a device alone on sharded data
+	// first gathers the other devices' transforms).
+	if _, err := in.PlanPlaced(ctx, batch, 1, 2*n*engine.SizeOf[T]()); err != nil {
 		return nil, err
+	}
+	if in.sharded {
+		if err := in.scatter(ctx); err != nil {
+			return nil, err
+		}
+		return in, nil
 	}
 	if err := in.Load(ctx); err != nil {
 		return nil, err
@@ -150,10 +180,80 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	return in, nil
 }
 
+// scatter lays the transforms out by rows over the devices with a share, each holding its
+// share's transforms on its part's queue, with an output laid out alike.
+func (in *fftSplitInstance[T]) scatter(ctx context.Context) error {
+	var qs []*engine.Queue
+	var counts []int
+	for i, sh := range in.Shares() {
+		if sh.Units == 0 {
+			continue
+		}
+		pt, err := in.Open(ctx, i)
+		if err != nil {
+			return err
+		}
+		if err := pt.closeBuffers(); err != nil { // the probe's
+			return err
+		}
+		qs, counts = append(qs, pt.q), append(counts, sh.Units)
+		in.sparts = append(in.sparts, pt)
+	}
+	var err error
+	if in.sin, err = shard.Scatter(ctx, qs, in.x, shard.ByRows(2*in.n), counts); err != nil {
+		return err
+	}
+	in.sout, err = shard.Like(in.sin)
+	return err
+}
+
+// Placement says where the split's data lives.
+func (in *fftSplitInstance[T]) Placement() kernels.Placement {
+	if in.sharded {
+		return kernels.PlaceSharded
+	}
+	return kernels.PlaceHost
+}
+
+// Run transforms the batch: on sharded data where the transforms lie, the outputs left
+// on the devices; else as SplitRun runs it.
+func (in *fftSplitInstance[T]) Run(ctx context.Context) error {
+	if !in.sharded {
+		return in.SplitRun.Run(ctx)
+	}
+	in.sran = false
+	src, dst := in.sin.Parts(), in.sout.Parts()
+	for i, pt := range in.sparts {
+		if err := pt.f.Forward(dst[i].Queue, dst[i].Buf, src[i].Buf, in.n, src[i].Len/(2*in.n)); err != nil {
+			return fmt.Errorf("kernels: fft batched on sharded data, part %d on %s: %w", i, pt.dev.ID(), err)
+		}
+	}
+	if err := in.sout.Finish(ctx); err != nil {
+		return err
+	}
+	in.sran = true
+	return nil
+}
+
+// Close releases the sharded data, then the parts.
+func (in *fftSplitInstance[T]) Close() error {
+	errs := []error{in.sout.Close(), in.sin.Close()}
+	in.sin, in.sout, in.sparts = nil, nil, nil
+	return errors.Join(append(errs, in.SplitRun.Close())...)
+}
+
 // Verify checks every transform of the last Run against the float64 reference within
-// FFTTolerance, as the one-device op does (CheckFFT).
+// FFTTolerance, as the one-device op does (CheckFFT); on sharded data it gathers them
+// first.
 func (in *fftSplitInstance[T]) Verify(ctx context.Context) error {
-	if err := in.CheckRan(); err != nil {
+	if in.sharded {
+		if !in.sran {
+			return fmt.Errorf("kernels: fft batched: verify before a complete run: %w", engine.ErrInvalidArg)
+		}
+		if err := in.sout.GatherInto(ctx, in.out); err != nil {
+			return err
+		}
+	} else if err := in.CheckRan(); err != nil {
 		return err
 	}
 	return CheckFFT("fft batched", in.out, FFTRef(in.x, in.n, in.batch, false), in.n, FFTTolerance[T](in.n))
