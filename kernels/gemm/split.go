@@ -124,6 +124,9 @@ func (b *gemmBlock[In, Out]) close() error {
 }
 
 func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kernels.Op, prec Precision, ta, tb bool, batch int, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ *gemmSplit[In, Out], err error) {
+	if p.Shape != "" {
+		return nil, fmt.Errorf("kernels: %s: a split divides a square GEMM of a size; a shape (%q) runs on one device: %w", op.Name, p.Shape, engine.ErrUnsupported)
+	}
 	if err := kernels.CheckSize(op.Name, p); err != nil {
 		return nil, err
 	}

@@ -308,6 +308,11 @@ func TestSplitGEMMInvalid(t *testing.T) {
 			in.Close()
 		}
 	}
+	// A shape runs on one device: the split says so, not that GEMM takes no shape.
+	_, err := op.Split(t.Context(), devs, kernels.Params{Size: 64, Shape: "64x32x16"}, kernels.SplitOptions{})
+	if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), `a shape ("64x32x16") runs on one device`) {
+		t.Errorf("a shape: %v, want unsupported, saying a shape runs on one device", err)
+	}
 }
 
 // TestSplitGEMMPoCLDevices splits across two distinct PoCL devices where
