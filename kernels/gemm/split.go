@@ -330,6 +330,14 @@ func (sp *gemmSplit[In, Out]) ready(ctx context.Context, dev *engine.Device) (_ 
 			return nil, fmt.Errorf("kernels: %s: variant %s takes %s inputs: %w", sp.op.Name, v.Name, kernels.TypeName[Out](), engine.ErrUnsupported)
 		}
 		pt.g = g
+	case interface{ blockRunner() any }:
+		// cuBLASLt (blasLtGEMM): its mixed-precision GEMM on each block.
+		g, ok := in.blockRunner().(Runner[In, Out])
+		if !ok {
+			inst.Close()
+			return nil, fmt.Errorf("kernels: %s: variant %s takes other inputs: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
+		}
+		pt.g = g
 	default:
 		inst.Close()
 		return nil, fmt.Errorf("kernels: %s: variant %s does not run a block of the problem: %w", sp.op.Name, v.Name, engine.ErrUnsupported)
@@ -654,5 +662,30 @@ func (r *blasRunner[T]) RunInto(q *engine.Queue, s GEMMShape, alpha T, a, b *eng
 
 // Close releases nothing: the BLAS belongs to the device.
 func (r *blasRunner[T]) Close() error { return nil }
+
+// blasLtRunner runs a block through the vendor BLAS's mixed-precision GEMM (cuBLASLt),
+// as blasRunner does through its SGEMM/DGEMM: D = C first, then D = alpha*op(A)*op(B) +
+// beta*D.
+type blasLtRunner[In engine.GemmInput] struct {
+	blas    *engine.BLAS
+	compute engine.GemmCompute
+}
+
+func (r *blasLtRunner[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *engine.Buffer[In], beta float32, c, d *engine.Buffer[float32]) error {
+	s, err := checkCall(q, s, a, b, c, d)
+	if err != nil {
+		return err
+	}
+	_, _, lc := s.Lens()
+	if err := d.CopyFrom(q, 0, c, 0, lc); err != nil {
+		return err
+	}
+	return engine.GemmMixed(r.blas, q, engine.GemmSpec{TransA: s.TransA, TransB: s.TransB,
+		M: s.M, N: s.N, K: s.K, LDA: s.LDA, LDB: s.LDB, LDC: s.LDC, Batch: s.Batch,
+		StrideA: s.StrideA, StrideB: s.StrideB, StrideC: s.StrideC}, r.compute, alpha, a, b, beta, d)
+}
+
+// Close releases nothing: the BLAS belongs to the device.
+func (r *blasLtRunner[In]) Close() error { return nil }
 
 var _ kernels.SplitInstance = (*gemmSplit[float32, float32])(nil)

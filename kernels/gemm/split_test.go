@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
@@ -422,5 +423,42 @@ func TestSplitGEMMChunks(t *testing.T) {
 		if err := in.Close(); err != nil {
 			t.Errorf("%s: Close: %v", c.op, err)
 		}
+	}
+}
+
+// TestSplitGEMMBLASLt splits a bfloat16 GEMM over a CUDA device opened twice with the
+// cuBLASLt variant named: each block runs through cuBLASLt's mixed-precision GEMM and the
+// whole verifies against the reference. It skips without a CUDA device (fails under
+// PRISM_REQUIRE=cuda) or without cuBLASLt.
+func TestSplitGEMMBLASLt(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "cuda")
+	var devs []*engine.Device
+	for range 2 {
+		d, err := engine.Open(t.Context(), ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		devs = append(devs, d)
+	}
+	op := opNamed(t, "gemm/nn/bfloat16")
+	in, err := op.Split(t.Context(), devs, kernels.Params{Size: 256 * 256, Seed: 5, Variant: "cuBLASLt"}, kernels.SplitOptions{Fractions: []float64{0.5, 0.5}})
+	if errors.Is(err, engine.ErrUnavailable) {
+		t.Skipf("cuBLASLt: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	for i, v := range in.(*gemmSplit[engine.BFloat16, float32]).Variants() {
+		if v != "cuBLASLt" {
+			t.Errorf("device %d runs %q, want cuBLASLt", i, v)
+		}
+	}
+	if err := in.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Verify(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -188,6 +188,11 @@ func (v *blasLtGEMM[In]) gemm(q *engine.Queue, ab []*engine.Buffer[In]) error {
 	return engine.GemmMixed(v.blas, q, v.shape, v.compute, v.alpha, ab[0], ab[1], v.beta, v.d)
 }
 
+// blockRunner is the Runner a GEMM split runs each block through (split.go).
+func (v *blasLtGEMM[In]) blockRunner() any {
+	return &blasLtRunner[In]{blas: v.blas, compute: v.compute}
+}
+
 func (v *blasLtGEMM[In]) Run(ctx context.Context, q *engine.Queue) error {
 	ab := v.ab.Next()
 	v.c.Next()
