@@ -225,15 +225,7 @@ func TestMapSplitInvalid(t *testing.T) {
 func TestShardedMap(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	k := len(devs)
-	qs := make([]*engine.Queue, k)
-	for i, d := range devs {
-		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
-		qs[i] = q
-	}
+	qs := kerneltest.Queues(t, devs)
 	sm, err := NewShardedMap[float32](devs)
 	if err != nil {
 		t.Fatal(err)

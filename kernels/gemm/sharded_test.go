@@ -26,15 +26,7 @@ var shardedSentinel = float32(math.Float32frombits(0x7fc0dead))
 func TestShardedGEMM(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	k := len(devs)
-	qs := make([]*engine.Queue, k)
-	for i, d := range devs {
-		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
-		qs[i] = q
-	}
+	qs := kerneltest.Queues(t, devs)
 	prec := precisionOf("float32")
 	sg, err := NewShardedGEMM[float32, float32](devs, prec)
 	if err != nil {
@@ -226,15 +218,7 @@ func oneDeviceGEMM(t *testing.T, g Runner[float32, float32], q *engine.Queue, s 
 // they lie, and checks E against the float64 reference of the two products.
 func TestShardedGEMMApply(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
-	qs := make([]*engine.Queue, len(devs))
-	for i, d := range devs {
-		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
-		qs[i] = q
-	}
+	qs := kerneltest.Queues(t, devs)
 	sg, err := NewShardedGEMM[float32, float32](devs, prec32)
 	if err != nil {
 		t.Fatal(err)
@@ -292,15 +276,7 @@ func TestShardedGEMMApply(t *testing.T) {
 func TestShardedGEMMRefuses(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	k := len(devs)
-	qs := make([]*engine.Queue, k)
-	for i, d := range devs {
-		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
-		qs[i] = q
-	}
+	qs := kerneltest.Queues(t, devs)
 	sg, err := NewShardedGEMM[float32, float32](devs, prec32)
 	if err != nil {
 		t.Fatal(err)

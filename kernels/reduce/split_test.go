@@ -410,16 +410,7 @@ func TestSplitReducePoCLDevices(t *testing.T) {
 // it is the one-device op's, bit for bit.
 func TestShardedReduce(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
-	k := len(devs)
-	qs := make([]*engine.Queue, k)
-	for i, d := range devs {
-		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
-		qs[i] = q
-	}
+	qs := kerneltest.Queues(t, devs)
 	g, err := group.New(t.Context(), devs, group.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,22 @@ func SplitDevices(t *testing.T, twins bool) []*engine.Device {
 	return devs
 }
 
+// Queues opens one queue on each device of devs, closed when the test ends (before the
+// devices SplitDevices opened).
+func Queues(t *testing.T, devs []*engine.Device) []*engine.Queue {
+	t.Helper()
+	qs := make([]*engine.Queue, len(devs))
+	for i, d := range devs {
+		q, err := d.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		qs[i] = q
+	}
+	return qs
+}
+
 // Evenly returns n equal fractions, the shares of a split evenly divided.
 func Evenly(n int) []float64 {
 	f := make([]float64, n)
