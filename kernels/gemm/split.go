@@ -647,17 +647,22 @@ type blasRunner[T kernels.Float] struct {
 }
 
 func (r *blasRunner[T]) RunInto(q *engine.Queue, s GEMMShape, alpha T, a, b *engine.Buffer[T], beta T, c, d *engine.Buffer[T]) error {
-	s, err := checkCall(q, s, a, b, c, d)
+	s, err := inPlaceD(q, s, a, b, c, d)
 	if err != nil {
 		return err
 	}
-	_, _, lc := s.Lens()
-	if err := d.CopyFrom(q, 0, c, 0, lc); err != nil {
-		return err
+	return engine.Gemm(r.blas, q, s, alpha, a, b, beta, d)
+}
+
+// inPlaceD checks a block's call and copies C into D, which a vendor routine then
+// computes in place (D = alpha*op(A)*op(B) + beta*D), returning the shape checked.
+func inPlaceD[In InputType, Out kernels.Float](q *engine.Queue, s GEMMShape, a, b *engine.Buffer[In], c, d *engine.Buffer[Out]) (GEMMShape, error) {
+	s, err := checkCall(q, s, a, b, c, d)
+	if err != nil {
+		return s, err
 	}
-	return engine.Gemm(r.blas, q, engine.GemmSpec{TransA: s.TransA, TransB: s.TransB,
-		M: s.M, N: s.N, K: s.K, LDA: s.LDA, LDB: s.LDB, LDC: s.LDC, Batch: s.Batch,
-		StrideA: s.StrideA, StrideB: s.StrideB, StrideC: s.StrideC}, alpha, a, b, beta, d)
+	_, _, lc := s.Lens()
+	return s, d.CopyFrom(q, 0, c, 0, lc)
 }
 
 // Close releases nothing: the BLAS belongs to the device.
@@ -672,17 +677,11 @@ type blasLtRunner[In engine.GemmInput] struct {
 }
 
 func (r *blasLtRunner[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *engine.Buffer[In], beta float32, c, d *engine.Buffer[float32]) error {
-	s, err := checkCall(q, s, a, b, c, d)
+	s, err := inPlaceD(q, s, a, b, c, d)
 	if err != nil {
 		return err
 	}
-	_, _, lc := s.Lens()
-	if err := d.CopyFrom(q, 0, c, 0, lc); err != nil {
-		return err
-	}
-	return engine.GemmMixed(r.blas, q, engine.GemmSpec{TransA: s.TransA, TransB: s.TransB,
-		M: s.M, N: s.N, K: s.K, LDA: s.LDA, LDB: s.LDB, LDC: s.LDC, Batch: s.Batch,
-		StrideA: s.StrideA, StrideB: s.StrideB, StrideC: s.StrideC}, r.compute, alpha, a, b, beta, d)
+	return engine.GemmMixed(r.blas, q, s, r.compute, alpha, a, b, beta, d)
 }
 
 // Close releases nothing: the BLAS belongs to the device.
