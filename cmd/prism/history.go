@@ -18,6 +18,7 @@ import (
 	"github.com/prism-compute/prism/bench/render"
 	"github.com/prism-compute/prism/bench/store"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/suite"
 )
 
@@ -364,13 +365,11 @@ func shapeSeries(series store.Series, text string) (store.Series, bool, error) {
 	if err != nil {
 		return series, false, usageError{fmt.Errorf("--shape: %w", err)}
 	}
-	sh, ok, err := suite.CheckShape(op, text)
-	switch {
-	case !ok:
-		return series, false, usageError{fmt.Errorf("--shape: %s takes a size, not a shape: only the ops of the %s family take shapes", op.Name, strings.Join(suite.ShapeFamilies(), ", "))}
-	case err != nil:
+	if err := bench.CheckShapes([]kernels.Op{op}, []string{text}); err != nil { // as prism bench --shapes refuses it
 		return series, false, usageError{fmt.Errorf("--shape: %w", err)}
-	case series.Size != 0 && series.Size != sh.Size:
+	}
+	sh, _, _ := suite.CheckShape(op, text) // checked above
+	if series.Size != 0 && series.Size != sh.Size {
 		return series, false, usageError{fmt.Errorf("--shape %s is size %s of %s, not the --size given (%s)", sh.Canon, bench.FormatSize(sh.Size), op.Name, bench.FormatSize(series.Size))}
 	}
 	series.Size = sh.Size
