@@ -72,6 +72,24 @@ func (r *SplitRun[P]) Open(ctx context.Context, i int) (P, error) {
 	return r.parts[i], nil
 }
 
+// Sharing opens, in device order, the part of every device with a share, and returns
+// them with their shares' units: the devices a split on sharded data scatters over.
+func (r *SplitRun[P]) Sharing(ctx context.Context) ([]P, []int, error) {
+	var parts []P
+	var units []int
+	for i, sh := range r.shares {
+		if sh.Units == 0 {
+			continue
+		}
+		pt, err := r.Open(ctx, i)
+		if err != nil {
+			return nil, nil, err
+		}
+		parts, units = append(parts, pt), append(units, sh.Units)
+	}
+	return parts, units, nil
+}
+
 // OpenAll opens, in device order, the part of every device that may get a share: all of
 // them when the shares are measured, those of a positive fraction when they are given (as
 // checked fractions, one per device), ctx bounding each build. A device that cannot run

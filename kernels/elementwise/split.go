@@ -195,21 +195,17 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 // elements on its part's queue, with an output laid out alike, mapped there by the
 // parts' builds.
 func (in *mapSplitInstance[T]) scatter(ctx context.Context) error {
+	parts, counts, err := in.Sharing(ctx)
+	if err != nil {
+		return err
+	}
 	var qs []*engine.Queue
-	var counts []int
 	in.sm = &ShardedMap[T]{}
-	for i, sh := range in.Shares() {
-		if sh.Units == 0 {
-			continue
-		}
-		pt, err := in.Open(ctx, i)
-		if err != nil {
-			return err
-		}
+	for _, pt := range parts {
 		if err := pt.closeBuffers(); err != nil { // the probe's
 			return err
 		}
-		qs, counts = append(qs, pt.q), append(counts, sh.Units)
+		qs = append(qs, pt.q)
 		in.sm.devs, in.sm.maps = append(in.sm.devs, pt.dev), append(in.sm.maps, pt.m)
 	}
 	for _, x := range in.x {
@@ -219,7 +215,6 @@ func (in *mapSplitInstance[T]) scatter(ctx context.Context) error {
 		}
 		in.sin = append(in.sin, b)
 	}
-	var err error
 	in.sout, err = shard.Like(in.sin[0])
 	return err
 }

@@ -183,23 +183,18 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 // scatter lays the transforms out by rows over the devices with a share, each holding its
 // share's transforms on its part's queue, with an output laid out alike.
 func (in *fftSplitInstance[T]) scatter(ctx context.Context) error {
+	parts, counts, err := in.Sharing(ctx)
+	if err != nil {
+		return err
+	}
 	var qs []*engine.Queue
-	var counts []int
-	for i, sh := range in.Shares() {
-		if sh.Units == 0 {
-			continue
-		}
-		pt, err := in.Open(ctx, i)
-		if err != nil {
-			return err
-		}
+	for _, pt := range parts {
 		if err := pt.closeBuffers(); err != nil { // the probe's
 			return err
 		}
-		qs, counts = append(qs, pt.q), append(counts, sh.Units)
-		in.sparts = append(in.sparts, pt)
+		qs = append(qs, pt.q)
 	}
-	var err error
+	in.sparts = parts
 	if in.sin, err = shard.Scatter(ctx, qs, in.x, shard.ByRows(2*in.n), counts); err != nil {
 		return err
 	}

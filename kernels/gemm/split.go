@@ -192,25 +192,20 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 // on its part's queue, B on every one of them and D like C, multiplied there by the
 // parts' GEMMs.
 func (sp *gemmSplit[In, Out]) scatter(ctx context.Context) error {
+	parts, counts, err := sp.Sharing(ctx)
+	if err != nil {
+		return err
+	}
 	var qs []*engine.Queue
 	var devs []*engine.Device
 	var gs []Runner[In, Out]
-	var counts []int
-	for i, sh := range sp.Shares() {
-		if sh.Units == 0 {
-			continue
-		}
-		pt, err := sp.Open(ctx, i)
-		if err != nil {
-			return err
-		}
+	for _, pt := range parts {
 		if err := pt.probe.close(); err != nil {
 			return err
 		}
-		qs, devs, gs, counts = append(qs, pt.q), append(devs, pt.dev), append(gs, pt.g), append(counts, sh.Units)
+		qs, devs, gs = append(qs, pt.q), append(devs, pt.dev), append(gs, pt.g)
 	}
 	sp.sg = shardedOf(devs, gs)
-	var err error
 	if sp.sa, err = shard.Scatter(ctx, qs, sp.a, shard.ByRows(sp.s.LDA), counts); err != nil {
 		return err
 	}

@@ -153,20 +153,15 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 // scatter lays the input out over the devices with a share, each holding its share's
 // elements on its part's queue, and readies the sharded reduction there.
 func (sp *reduceSplit[T]) scatter(ctx context.Context) error {
+	parts, counts, err := sp.Sharing(ctx)
+	if err != nil {
+		return err
+	}
 	var qs []*engine.Queue
 	var devs []*engine.Device
-	var counts []int
-	for i, sh := range sp.Shares() {
-		if sh.Units == 0 {
-			continue
-		}
-		pt, err := sp.Open(ctx, i)
-		if err != nil {
-			return err
-		}
-		qs, devs, counts = append(qs, pt.q), append(devs, pt.dev), append(counts, sh.Units)
+	for _, pt := range parts {
+		qs, devs = append(qs, pt.q), append(devs, pt.dev)
 	}
-	var err error
 	if sp.sr, err = NewShardedReduce[T](devs); err != nil {
 		return err
 	}
