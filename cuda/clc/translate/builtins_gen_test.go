@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // The generated test of the built-in functions: genBuiltins writes one OpenCL C program
@@ -300,6 +301,9 @@ type genProgram struct {
 	// kernels names the program's kernels, each of the same parameters (out, scratch), to
 	// be run one after the other.
 	kernels []string
+	// firstSlot holds, per kernel, the index of its first slot; the slots of kernel i end
+	// where kernel i+1's begin.
+	firstSlot []int
 	// locals declares the kernel's __local arrays, at its outermost scope as OpenCL asks.
 	locals strings.Builder
 }
@@ -312,6 +316,7 @@ func genBuiltins(rows []builtin) (*genProgram, error) {
 	var tables strings.Builder
 	var body, kernels strings.Builder
 	haveTable := map[string]bool{}
+	start := 0 // the first slot of the kernel being written
 	// flush ends the kernel written so far: the calls go into kernels of about
 	// callsPerKernel calls each, which compilers optimize far faster than one.
 	flush := func() {
@@ -320,6 +325,8 @@ func genBuiltins(rows []builtin) (*genProgram, error) {
 		}
 		name := fmt.Sprintf("builtins%d", len(g.kernels))
 		g.kernels = append(g.kernels, name)
+		g.firstSlot = append(g.firstSlot, start)
+		start = len(g.slots)
 		fmt.Fprintf(&kernels, "__kernel void %s(__global ulong *out, __global ulong *scratch) {\n", name)
 		kernels.WriteString(tables.String())
 		kernels.WriteString(g.locals.String())
@@ -825,4 +832,33 @@ func halfBits(x float64, mode string) uint16 {
 		return big
 	}
 	return sign | uint16(bits)
+}
+
+// TestGenKernelCalls checks the map from kernels to their calls that a failing kernel's
+// message prints: the kernels' slots tile out's elements in order, and every kernel names
+// the calls of its own slots only.
+func TestGenKernelCalls(t *testing.T) {
+	g, err := genBuiltins(builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.firstSlot) != len(g.kernels) || len(g.kernels) < 2 || g.firstSlot[0] != 0 {
+		t.Fatalf("%d kernels, first slots %v", len(g.kernels), g.firstSlot)
+	}
+	for i := 1; i < len(g.firstSlot); i++ {
+		if g.firstSlot[i] < g.firstSlot[i-1] || g.firstSlot[i] > len(g.slots) { // a kernel may write nothing (barriers, printf)
+			t.Fatalf("kernel %d starts at slot %d after %d (of %d slots)", i, g.firstSlot[i], g.firstSlot[i-1], len(g.slots))
+		}
+	}
+	first := g.kernelCalls(0)
+	if !strings.Contains(first, "\n  "+g.slots[0].note+"\n") || strings.Contains(first, g.slots[g.firstSlot[1]].note) {
+		t.Errorf("kernel 0's calls:\n%s", first)
+	}
+	k := len(g.kernels) - 1 // the last kernel that writes a slot
+	for g.firstSlot[k] == len(g.slots) {
+		k--
+	}
+	if last := g.kernelCalls(k); !strings.HasSuffix(last, "\n  "+g.slots[len(g.slots)-1].note) {
+		t.Errorf("kernel %d's calls end:\n%s", k, last[max(0, len(last)-200):])
+	}
 }

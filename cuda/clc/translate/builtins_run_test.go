@@ -137,13 +137,18 @@ func runGenOnDevice(t *testing.T, g *genProgram, id string) []uint64 {
 		t.Fatal(err)
 	}
 	defer scratch.Close()
-	for _, name := range g.kernels {
+	// Each kernel is waited for before the next starts, so that a fault (which ends a CUDA
+	// context) is charged to the kernel that made it, with the calls it holds.
+	for i, name := range g.kernels {
 		k, err := prog.Kernel(name)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			err = q.Launch(k, engine.Range1D(1, 1), out, scratch)
 		}
-		if err := q.Launch(k, engine.Range1D(1, 1), out, scratch); err != nil {
-			t.Fatal(err)
+		if err == nil {
+			err = q.Finish(ctx)
+		}
+		if err != nil {
+			t.Fatalf("%s on %s: %v\n%s", name, id, err, g.kernelCalls(i))
 		}
 	}
 	got, err := out.Download(ctx, q)
@@ -315,4 +320,22 @@ func pocLAbsDeviation(s genSlot, want num) bool {
 		return false
 	}
 	return want.i.Cmp(new(big.Int).Lsh(big.NewInt(1), uint(s.typ.bits-1))) >= 0
+}
+
+// kernelCalls lists the calls of kernel i of g, one line per distinct call, in order.
+func (g *genProgram) kernelCalls(i int) string {
+	end := len(g.slots)
+	if i+1 < len(g.firstSlot) {
+		end = g.firstSlot[i+1]
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "its calls (slots %d to %d):", g.firstSlot[i], end-1)
+	last := ""
+	for _, sl := range g.slots[g.firstSlot[i]:end] {
+		if sl.note != last {
+			b.WriteString("\n  " + sl.note)
+			last = sl.note
+		}
+	}
+	return b.String()
 }
