@@ -134,10 +134,11 @@ var (
 // fp8Iters caps the loop of a float8 form: Hopper's float8 tensor cores keep only about 14
 // bits of the sum when they add the products to the accumulator (DeepSeek-V3 technical
 // report, 3.3.2), so a product of 2 stops counting once the accumulator is large enough.
-// Seen on an H200: wgmma's accumulators stuck at 2^15, mma.sync's at 2^13. The caps keep
-// wgmma's at 2^14 (64 trips of four m64nNk32: 64 x 4 x 32 x 2; checked exact there) and
-// mma.sync's at 2^11 (32 trips of one m16n8k32: 32 x 32 x 2), two bits of margin for sm_89.
-const fp8WGMMAIters, fp8MMAIters = 64, 32
+// Seen on an H200: wgmma's accumulators stuck at 2^15; mma.sync's at 2^13 with 1024 trips,
+// and at 2^10 with 32 (each element 1024 where 2048 was due). The caps keep wgmma's at 2^14
+// (64 trips of four m64nNk32: 64 x 4 x 32 x 2; checked exact there) and mma.sync's at 2^9
+// (8 trips of one m16n8k32: 8 x 32 x 2).
+const fp8WGMMAIters, fp8MMAIters = 64, 8
 
 // forArith returns the form as it runs arithmetic a: float8 loops capped (fp8Iters).
 func (f tensorForm) forArith(a TensorArith) tensorForm {
