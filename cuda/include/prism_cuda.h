@@ -26,6 +26,9 @@
 //     (one box of a tensor map into shared memory, completing on an mbarrier),
 //     prism_mbar_init, prism_mbar_expect_tx, prism_mbar_arrive and prism_mbar_wait (phase
 //     parity) on 64-bit shared-memory barriers;
+//   - thread-block clusters (sm_90): prism_tma_load_3d_multicast (one copy into every block
+//     of a mask), prism_cluster_rank, prism_cluster_sync and prism_mbar_arrive_cluster (an
+//     arrival on a barrier of another block of the cluster);
 //   - prism_exp2 (ex2.approx.ftz: 2^x within 2 ulp, -inf to 0), prism_inf (+infinity as a
 //     float, without math.h) and prism_shfl_xor (a float from lane ^ mask of the warp).
 //
@@ -244,6 +247,40 @@ static __device__ __forceinline__ void prism_tma_load_3d(unsigned int dst, const
                                                         unsigned int bar) {
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
                "l"(tm), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+               : "memory");
+}
+
+// prism_tma_load_3d_multicast copies the box as prism_tma_load_3d does, into shared
+// address dst of every block of the thread-block cluster whose rank is set in mask, and
+// completes the box's bytes on the mbarrier at bar of each of them (the same offsets in
+// every block).
+static __device__ __forceinline__ void prism_tma_load_3d_multicast(unsigned int dst, const prism_tensor_map *tm, int c0, int c1,
+                                                                  int c2, unsigned int bar, unsigned short mask) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+               "l"(tm), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+               : "memory");
+}
+
+// prism_cluster_rank returns the block's rank in its thread-block cluster.
+static __device__ __forceinline__ unsigned int prism_cluster_rank() {
+  unsigned int r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// prism_cluster_sync makes every thread of every block of the cluster arrive and wait
+// (release, then acquire): what a block wrote to shared memory before it, mbarrier
+// initializations included, is visible to the cluster's other blocks after it. Every thread
+// of the cluster calls it, with its warp converged.
+static __device__ __forceinline__ void prism_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// prism_mbar_arrive_cluster arrives (release, cluster scope) on the mbarrier at shared
+// address bar of the cluster's block of rank rank, this block's own included.
+static __device__ __forceinline__ void prism_mbar_arrive_cluster(unsigned int bar, unsigned int rank) {
+  asm volatile("{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra]; }\n" ::"r"(bar),
+               "r"(rank)
                : "memory");
 }
 

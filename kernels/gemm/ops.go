@@ -94,21 +94,39 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 		switch im {
 		case implWGMMA:
 			variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
-				Doc:      "Hopper's warpgroup tensor cores (wgmma m64n256, 128-byte swizzle; tf32 operands rounded or split into K-major copies first), tiles copied by TMA, a producer and two consumer warpgroups",
-				Tunables: fmt.Sprintf("BM=%d BN=%d BK=%d bytes threads=%d STAGES=%d GROUP_M=%d", wgmmaBM, wgmmaBN, wgmmaBKBytes, wgmmaThreads, wgmmaStages, wgmmaGroupM),
+				Doc:      "Hopper's warpgroup tensor cores (wgmma m64nBN, 128-byte swizzle; tf32 operands rounded or split into K-major copies first), tiles copied by TMA (B multicast in clusters of two), a producer and two consumer warpgroups",
+				Tunables: fmt.Sprintf("BM=%d BK=%d bytes threads=%d, and per precision (wgmma.go), or prism tune's: %s", wgmmaBM, wgmmaBKBytes, wgmmaThreads, WGMMADefaults(p.MMA)),
 				Needs: func(info engine.DeviceInfo) error {
 					if info.ComputeCapability != 90 {
 						return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)
 					}
 					return nil
 				},
-				Setup: setup(func(dev *engine.Device) (Runner[In, Out], error) {
-					w, err := NewWGMMA[In](dev, p)
+				Candidates: func(*engine.Device) []string {
+					var list []string
+					for _, c := range wgmmaCandidates(p.MMA) {
+						list = append(list, c.String())
+					}
+					return list
+				},
+				Setup: func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
+					t, from, err := wgmmaTunablesFor(q.Device(), name, p.MMA, pr.Tunables)
 					if err != nil {
 						return nil, err
 					}
-					return any(w).(Runner[In, Out]), nil
-				})})
+					in, err := newGEMMInstance[In, Out](ctx, q, name, p, ta, tb, batch, pr, func(dev *engine.Device) (Runner[In, Out], error) {
+						w, err := NewWGMMAWith[In](dev, p, t)
+						if err != nil {
+							return nil, err
+						}
+						return any(w).(Runner[In, Out]), nil
+					})
+					if err != nil {
+						return nil, err
+					}
+					in.tunables = t.String() + " (" + from + ")"
+					return in, nil
+				}})
 		case implMMA:
 			v := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: p.MMACompute,
 				Doc:      "tensor cores through mma.sync (ldmatrix for 16-bit inputs), a cp.async pipeline in shared memory",

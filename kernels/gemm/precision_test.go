@@ -66,16 +66,23 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 				return nil, err
 			}
 			return any(w).(Runner[In, Out]), nil
-		}}, struct {
-			name string
-			mk   func() (Runner[In, Out], error)
-		}{"cuda-wgmma-bn256", func() (Runner[In, Out], error) {
-			w, err := newWGMMA[In](dev, p, wgmmaDefault, 256)
-			if err != nil {
-				return nil, err
-			}
-			return any(w).(Runner[In, Out]), nil
 		}})
+		// The cluster path (B multicast into two blocks) at both widths, on the shapes the
+		// defaults run: odd tile rows leave the second block of the last cluster past M.
+		for _, bn := range []int{256, 128} {
+			wt := WGMMADefaults(p.MMA)
+			wt.BN, wt.Cluster = bn, 2
+			impls = append(impls, struct {
+				name string
+				mk   func() (Runner[In, Out], error)
+			}{fmt.Sprintf("cuda-wgmma-bn%d-cluster2", bn), func() (Runner[In, Out], error) {
+				w, err := NewWGMMAWith[In](dev, p, wt)
+				if err != nil {
+					return nil, err
+				}
+				return any(w).(Runner[In, Out]), nil
+			}})
+		}
 	}
 	if p.MMA.OpenCLTensorCore() {
 		impls = append(impls, struct {

@@ -2,6 +2,8 @@ package gemm
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,62 +93,74 @@ func mmaCandidates(in int) []MMATunables {
 // STAGES=3 GROUP_M=8"); every key must be given once. Errors wrap engine.ErrInvalidArg
 // and name the field.
 func ParseMMATunables(s string) (MMATunables, error) {
-	var t MMATunables
-	seen := map[string]bool{}
-	bad := func(format string, args ...any) (MMATunables, error) {
-		return MMATunables{}, fmt.Errorf("kernels: gemm tunables %q: "+format+": %w", append([]any{s}, append(args, engine.ErrInvalidArg)...)...)
+	f, err := tunableFields("gemm", s, "BM", "BN", "BK", "WARPS", "STAGES", "GROUP_M", "MIN_BLOCKS")
+	if err != nil {
+		return MMATunables{}, err
 	}
+	wm, wn, ok := strings.Cut(f["WARPS"], "x")
+	if !ok {
+		return MMATunables{}, fmt.Errorf("kernels: gemm tunables %q: WARPS=%s is not MxN: %w", s, f["WARPS"], engine.ErrInvalidArg)
+	}
+	f["WARPS_M"], f["WARPS_N"] = wm, wn
+	delete(f, "WARPS")
+	v, err := tunableNumbers("gemm", s, f)
+	if err != nil {
+		return MMATunables{}, err
+	}
+	return MMATunables{BM: v["BM"], BN: v["BN"], BK: v["BK"], WarpsM: v["WARPS_M"], WarpsN: v["WARPS_N"],
+		Stages: v["STAGES"], GroupM: v["GROUP_M"], MinBlocks: v["MIN_BLOCKS"]}, nil
+}
+
+// tunableFields splits s, a list of KEY=VALUE fields, into its values by key: each of keys
+// given once, no other. Errors wrap engine.ErrInvalidArg and name the field; what names the
+// kernels ("gemm").
+func tunableFields(what, s string, keys ...string) (map[string]string, error) {
+	bad := func(format string, args ...any) (map[string]string, error) {
+		return nil, fmt.Errorf("kernels: %s tunables %q: "+format+": %w", append([]any{what, s}, append(args, engine.ErrInvalidArg)...)...)
+	}
+	out := map[string]string{}
 	for _, f := range strings.Fields(s) {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
 			return bad("%q is not KEY=VALUE", f)
 		}
-		if seen[k] {
+		if _, seen := out[k]; seen {
 			return bad("%s given twice", k)
 		}
-		seen[k] = true
-		num := func(x string) (int, error) {
-			n, err := strconv.Atoi(x)
-			if err != nil || n <= 0 || n > 4096 {
-				return 0, fmt.Errorf("bad")
-			}
-			return n, nil
+		if !slices.Contains(keys, k) {
+			return bad("unknown tunable %s (%s)", k, strings.Join(keys, ", "))
 		}
-		var err error
-		switch k {
-		case "BM":
-			t.BM, err = num(v)
-		case "BN":
-			t.BN, err = num(v)
-		case "BK":
-			t.BK, err = num(v)
-		case "STAGES":
-			t.Stages, err = num(v)
-		case "GROUP_M":
-			t.GroupM, err = num(v)
-		case "MIN_BLOCKS":
-			t.MinBlocks, err = num(v)
-		case "WARPS":
-			wm, wn, ok := strings.Cut(v, "x")
-			if !ok {
-				return bad("WARPS=%s is not MxN", v)
-			}
-			if t.WarpsM, err = num(wm); err == nil {
-				t.WarpsN, err = num(wn)
-			}
-		default:
-			return bad("unknown tunable %s (BM, BN, BK, WARPS, STAGES, GROUP_M, MIN_BLOCKS)", k)
-		}
-		if err != nil {
-			return bad("%s=%s is not a positive integer up to 4096", k, v)
-		}
+		out[k] = v
 	}
-	for _, k := range []string{"BM", "BN", "BK", "WARPS", "STAGES", "GROUP_M", "MIN_BLOCKS"} {
-		if !seen[k] {
+	for _, k := range keys {
+		if _, ok := out[k]; !ok {
 			return bad("%s missing", k)
 		}
 	}
-	return t, nil
+	return out, nil
+}
+
+// tunableNumbers reads every value of f as a positive integer up to 4096.
+func tunableNumbers(what, s string, f map[string]string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		n, err := strconv.Atoi(f[k])
+		if err != nil || n <= 0 || n > 4096 {
+			return nil, fmt.Errorf("kernels: %s tunables %q: %s=%s is not a positive integer up to 4096: %w", what, s, strings.ReplaceAll(k, "WARPS_", "WARPS "), f[k], engine.ErrInvalidArg)
+		}
+		out[k] = n
+	}
+	return out, nil
+}
+
+// tunableInts is tunableFields and tunableNumbers together: s's keys, each a positive
+// integer.
+func tunableInts(what, s string, keys ...string) (map[string]int, error) {
+	f, err := tunableFields(what, s, keys...)
+	if err != nil {
+		return nil, err
+	}
+	return tunableNumbers(what, s, f)
 }
 
 // mmaTunablesFor returns the tunables of the tensor-core variant of op on dev and where

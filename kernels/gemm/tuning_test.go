@@ -150,12 +150,12 @@ func benchMMA[In InputType, Out kernels.Float](b *testing.B, dev *engine.Device,
 			sets = append(sets, c)
 		}
 	}
-	for _, bn := range []int{128, 256} {
+	for _, wt := range wgmmaCandidates(p.MMA) {
 		if !p.MMA.Bits16() {
 			break
 		}
-		b.Run(fmt.Sprintf("wgmma/BN=%d", bn), func(b *testing.B) {
-			w, err := newWGMMA[In](dev, p, wgmmaDefault, bn)
+		b.Run("wgmma/"+strings.ReplaceAll(wt.String(), " ", "_"), func(b *testing.B) {
+			w, err := NewWGMMAWith[In](dev, p, wt)
 			if errors.Is(err, engine.ErrUnsupported) {
 				b.Skip(err)
 			}
@@ -268,6 +268,26 @@ func TestParseTunables(t *testing.T) {
 	} {
 		if _, err := ParseMMATunables(c.in); !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
 			t.Errorf("ParseMMATunables(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)
+		}
+	}
+	for _, p := range []Prec{PrecTF32, PrecFloat32x3TF32, PrecFloat16, PrecFloat8E4M3} {
+		for _, c := range wgmmaCandidates(p) {
+			if got, err := ParseWGMMATunables(c.String()); err != nil || got != c {
+				t.Errorf("ParseWGMMATunables(%q) = %v, %v", c.String(), got, err)
+			}
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"BN=256 STAGES=4 CLUSTER=1", "GROUP_M missing"},
+		{"BN=192 STAGES=4 CLUSTER=1 GROUP_M=8", "BN must be 128 or 256"},
+		{"BN=256 STAGES=1 CLUSTER=1 GROUP_M=8", "STAGES must be 2 to 8"},
+		{"BN=256 STAGES=4 CLUSTER=4 GROUP_M=8", "CLUSTER must be 1 or 2"},
+		{"BN=256 STAGES=4 CLUSTER=2 GROUP_M=3", "GROUP_M must be a multiple of CLUSTER"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 WARPS=2x4", "unknown tunable WARPS (BN, STAGES, CLUSTER, GROUP_M)"},
+		{"BN=256 STAGES=four CLUSTER=1 GROUP_M=8", "STAGES=four is not a positive integer"},
+	} {
+		if _, err := ParseWGMMATunables(c.in); !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
+			t.Errorf("ParseWGMMATunables(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)
 		}
 	}
 	for _, c := range portableTiles {

@@ -11,7 +11,7 @@
 // by B with wgmma.mma_async m64nBNk16 (HGMMA in SASS; both operands read by the tensor cores
 // through 128-byte-swizzled matrix descriptors), keeps that group in flight while it waits
 // for the previous one, and then arrives on the previous stage's "empty" mbarrier, which
-// lets the producer refill it. setmaxnreg
+// lets the producer refill it (one arrival per warpgroup). setmaxnreg
 // moves registers from the producer (40 per thread) to the consumers (232) for the
 // BN/2 float accumulators each thread holds.
 //
@@ -39,10 +39,16 @@
 //   MN_SWAP   1: the MN-major B's descriptor holds the 64-column group stride in the stride
 //             byte offset and the 8-row k group stride in the leading one (0: the
 //             reverse, CUTLASS's reading of the 128-byte swizzled MN-major layout) default 0
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128
-// Launch: 3D grid (ceil(m/128) * ceil(n/BN), 1, batch) blocks of 384 threads, dynamic
-//   shared memory STAGES * (128 + BN) * 128 bytes + 1024 (the stages start on a 1024-byte
-//   boundary, the 128-byte swizzle's period).
+//   CLUSTER_M 2: blocks in clusters of two on neighbouring tile rows of one tile column;
+//             each block's producer copies half of their shared B tile and multicasts
+//             it into both (half the L2 traffic of B), and a stage is refilled once the
+//             consumers of both blocks have released it                    default 1
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2
+// Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), 1, batch) blocks of
+//   384 threads in clusters of CLUSTER_M x 1 x 1, dynamic shared memory STAGES * (128 +
+//   BN) * 128 bytes + 1024 (the stages start on a 1024-byte boundary, the 128-byte
+//   swizzle's period). With CLUSTER_M = 2 and TRANS_B, tmB's box is BK x BN/2 (each
+//   block copies half the rows of B's tile).
 // Shared layouts (128-byte swizzle: the 16-byte chunk c of row r of every 1024-byte group
 //   of 8 rows is stored at chunk c ^ (r % 8)): A's box is 128 rows of 64 k (128 bytes
 //   each); the nt B's box BN rows of 64 k; the nn B's BN/64 boxes of 64 k rows of 64
@@ -71,6 +77,15 @@
 #endif
 #ifndef BN
 #define BN 256
+#endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 1
+#endif
+#if CLUSTER_M != 1 && CLUSTER_M != 2
+#error "wgmma.cu: CLUSTER_M must be 1 or 2"
+#endif
+#if GROUP_M < CLUSTER_M
+#error "wgmma.cu: GROUP_M must be at least CLUSTER_M"
 #endif
 
 #if PREC == 3
@@ -185,6 +200,76 @@ static __device__ __forceinline__ void wgmma_wait0(float *d) {
 }
 
 
+// release tells the producers that this consumer warpgroup is done with the stage whose
+// "empty" mbarrier is at bar: one thread of the warpgroup arrives for it (wgmma.wait_group
+// has retired the warpgroup's reads of the stage), on this block's barrier and, in a
+// cluster, on the other block's too, since each block's producer fills half of B in both.
+static __device__ __forceinline__ void release(unsigned int bar) {
+#if CLUSTER_M == 2
+  const unsigned int t = threadIdx.x & 127;
+  if (t == 0 || t == 64) {
+    prism_mbar_arrive_cluster(bar, t >> 6);
+  }
+#else
+  if ((threadIdx.x & 127) == 0) {
+    prism_mbar_arrive(bar);
+  }
+#endif
+}
+
+// load_b copies this block's share of B's k step kt for stage s (at shared address sb) with
+// tensor map tm, completing its bytes on the barrier at full: all of it, or, in a cluster
+// of two, one half multicast into both blocks (TRANS_B: rows rank*BN/2.. of the BN x BK
+// box; nn: the 64-column boxes j with j % 2 == rank).
+static __device__ __forceinline__ void load_b(unsigned int sb, const prism_tensor_map *tm, int kt, int n0, int z, unsigned int full,
+                                              unsigned int rank) {
+#if TRANS_B
+#if CLUSTER_M == 2
+  prism_tma_load_3d_multicast(sb + rank * (BN / 2) * 128, tm, kt * BK, n0 + rank * (BN / 2), z, full, 3);
+#else
+  prism_tma_load_3d(sb, tm, kt * BK, n0, z, full);
+#endif
+#else
+#pragma unroll
+  for (int j = 0; j < BN / 64; ++j) {
+#if CLUSTER_M == 2
+    if ((j & 1) == (int)rank) {
+      prism_tma_load_3d_multicast(sb + j * 64 * BK * 2, tm, n0 + 64 * j, kt * BK, z, full, 3);
+    }
+#else
+    prism_tma_load_3d(sb + j * 64 * BK * 2, tm, n0 + 64 * j, kt * BK, z, full);
+#endif
+  }
+#endif
+}
+
+// store2 writes D's elements (row, col) and (row, col+1) from r0 and r1 (the second only
+// when col+1 < n): one 8-byte store where pair says D's rows and matrices allow it.
+static __device__ __forceinline__ void store2(float *d, const float *c, float alpha, float beta, int row, int col, int m, int n, int ldc,
+                                              bool pair, float r0, float r1) {
+  if (row >= m || col >= n) {
+    return;
+  }
+  const long long o = (long long)row * ldc + col;
+  r0 *= alpha;
+  r1 *= alpha;
+  const bool two = col + 1 < n;
+  if (beta != 0.0f) {
+    r0 += beta * c[o];
+    if (two) {
+      r1 += beta * c[o + 1];
+    }
+  }
+  if (two && pair) {
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(d + o), "f"(r0), "f"(r1) : "memory");
+  } else {
+    d[o] = r0;
+    if (two) {
+      d[o + 1] = r1;
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB,
                const PRISM_GRID_CONSTANT prism_tensor_map tmA2, const PRISM_GRID_CONSTANT prism_tensor_map tmB2, float *d,
@@ -194,22 +279,34 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const unsigned int sbase = (prism_smem_addr(smem_raw) + 1023u) & ~1023u;
   const unsigned int full = prism_smem_addr(bars), empty = full + 8 * STAGES;
   const int z = blockIdx.z;
+#if CLUSTER_M == 2
+  const unsigned int rank = prism_cluster_rank();
+#else
+  const unsigned int rank = 0;
+#endif
+  // The tiles in groups of GROUP_M tile rows (L2 reuse), a cluster's blocks on consecutive
+  // tile rows of one tile column: they share B.
   const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
-  const int id = blockIdx.x, per_group = GROUP_M * tiles_n;
-  const int first_m = (id / per_group) * GROUP_M;
-  const int group_m = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
-  const int m0 = (first_m + (id % per_group) % group_m) * BM, n0 = ((id % per_group) / group_m) * BN;
+  const int tiles_mc = (tiles_m + CLUSTER_M - 1) / CLUSTER_M, gm = GROUP_M / CLUSTER_M;
+  const int id = blockIdx.x / CLUSTER_M, per_group = gm * tiles_n;
+  const int first_m = (id / per_group) * gm;
+  const int group_m = tiles_mc - first_m < gm ? tiles_mc - first_m : gm;
+  const int m0 = ((first_m + (id % per_group) % group_m) * CLUSTER_M + (int)rank) * BM, n0 = ((id % per_group) / group_m) * BN;
   const int wg = threadIdx.x >> 7;
   const int ktiles = (k + BK - 1) / BK;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       prism_mbar_init(full + 8 * s, 1);
-      prism_mbar_init(empty + 8 * s, 2 * 128);
+      prism_mbar_init(empty + 8 * s, 2 * CLUSTER_M); // one arrival per consumer warpgroup of the cluster
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
+#if CLUSTER_M == 2
+  prism_cluster_sync(); // the other block's barriers are ready before anything lands in them
+#else
   __syncthreads();
+#endif
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
@@ -222,81 +319,75 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
         prism_mbar_expect_tx(full + 8 * s, STAGE);
         prism_tma_load_3d(sa, &tmA, kt * BK, m0, z, full + 8 * s);
-#if TRANS_B
-        prism_tma_load_3d(sb, &tmB, kt * BK, n0, z, full + 8 * s);
+        load_b(sb, &tmB, kt, n0, z, full + 8 * s, rank);
 #if SPLIT == 2
         prism_tma_load_3d(sa + STAGE_A + STAGE_B, &tmA2, kt * BK, m0, z, full + 8 * s);
-        prism_tma_load_3d(sb + STAGE_A + STAGE_B, &tmB2, kt * BK, n0, z, full + 8 * s);
-#endif
-#else
-#pragma unroll
-        for (int j = 0; j < BN / 64; ++j) {
-          prism_tma_load_3d(sb + j * 64 * BK * 2, &tmB, n0 + 64 * j, kt * BK, z, full + 8 * s);
-        }
+        load_b(sb + STAGE_A + STAGE_B, &tmB2, kt, n0, z, full + 8 * s, rank);
 #endif
       }
     }
-    return;
-  }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-  const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile
 
-  float acc[BN / 2];
+    float acc[BN / 2];
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) {
-    acc[i] = 0.0f;
-  }
-  for (int kt = 0; kt < ktiles; ++kt) {
-    const int s = kt % STAGES;
-    prism_mbar_wait(full + 8 * s, (kt / STAGES) & 1);
-    const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    for (int i = 0; i < BN / 2; ++i) {
+      acc[i] = 0.0f;
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const int s = kt % STAGES;
+      prism_mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+      const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks) { // four instructions of 32 bytes of k each
-      const unsigned long long da = desc(sa + 32 * ks, 16, 1024);
+      for (int ks = 0; ks < 4; ++ks) { // four instructions of 32 bytes of k each
+        const unsigned long long da = desc(sa + 32 * ks, 16, 1024);
 #if TRANS_B
-      const unsigned long long db = desc(sb + 32 * ks, 16, 1024);
+        const unsigned long long db = desc(sb + 32 * ks, 16, 1024);
 #elif MN_SWAP
-      const unsigned long long db = desc(sb + 2048 * ks, 1024, 64 * BK * 2);
+        const unsigned long long db = desc(sb + 2048 * ks, 1024, 64 * BK * 2);
 #else
-      const unsigned long long db = desc(sb + 2048 * ks, 64 * BK * 2, 1024);
+        const unsigned long long db = desc(sb + 2048 * ks, 64 * BK * 2, 1024);
 #endif
 #if SPLIT == 2
-      // 3xTF32: the small products first, then big*big (CUTLASS's order).
-      const unsigned int small = STAGE_A + STAGE_B;
-      WGMMA(acc, desc(sa + small + 32 * ks, 16, 1024), db, 1);
-      WGMMA(acc, da, desc(sb + small + 32 * ks, 16, 1024), 1);
+        // 3xTF32: the small products first, then big*big (CUTLASS's order).
+        const unsigned int small = STAGE_A + STAGE_B;
+        WGMMA(acc, desc(sa + small + 32 * ks, 16, 1024), db, 1);
+        WGMMA(acc, da, desc(sb + small + 32 * ks, 16, 1024), 1);
 #endif
-      WGMMA(acc, da, db, 1);
-    }
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    // One group stays in flight: the wait retires tile kt-1's, whose stage goes back to the
-    // producer, while the tensor cores work on tile kt.
-    wgmma_wait1(acc);
-    if (kt > 0) {
-      prism_mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
-    }
-  }
-  wgmma_wait0(acc);
-
-  // Epilogue: accumulator i of this thread holds row 64*cw + 16*warp + g + 8*((i%4)/2),
-  // column 8*(i/4) + 2*t + i%2 (the m16n8 layout, per warp of the warpgroup).
-  c += (long long)z * strideC;
-  d += (long long)z * strideC;
-  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-  for (int i = 0; i < BN / 2; ++i) {
-    const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
-    const int col = n0 + 8 * (i >> 2) + 2 * t + (i & 1);
-    if (row < m && col < n) {
-      float r = alpha * acc[i];
-      if (beta != 0.0f) {
-        r += beta * c[(long long)row * ldc + col];
+        WGMMA(acc, da, db, 1);
       }
-      d[(long long)row * ldc + col] = r;
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      // One group stays in flight: the wait retires tile kt-1's, whose stage goes back to the
+      // producers, while the tensor cores work on tile kt.
+      wgmma_wait1(acc);
+      if (kt > 0) {
+        release(empty + 8 * ((kt - 1) % STAGES));
+      }
+    }
+    wgmma_wait0(acc);
+
+    // Epilogue: accumulator i of this thread holds row 64*cw + 16*warp + g + 8*((i%4)/2),
+    // column 8*(i/4) + 2*t + i%2 (the m16n8 layout, per warp of the warpgroup): accumulators
+    // i and i+1 (i even) are two neighbours of one row, one 8-byte store where D's rows and
+    // matrices start on 8-byte boundaries.
+    c += (long long)z * strideC;
+    d += (long long)z * strideC;
+    const bool pair = ((ldc | strideC) & 1) == 0 && ((unsigned long long)d & 7) == 0;
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < BN / 2; i += 2) {
+      const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
+      const int col = n0 + 8 * (i >> 2) + 2 * t;
+      store2(d, c, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1]);
     }
   }
+#if CLUSTER_M == 2
+  // Neither block leaves while the other may still arrive on its barriers.
+  prism_cluster_sync();
+#endif
 }
 
 // tf32_round returns x rounded to tf32 (cvt.rna: ties away from zero) as float bits.

@@ -14,14 +14,108 @@ import (
 //go:embed wgmma.cu
 var wgmmaSource string
 
-// wgmma.cu's geometry: 128 x wgmmaBN tiles of D, a producer and two consumer warpgroups,
-// k steps of 128 bytes (64 16-bit or 128 8-bit elements), wgmmaStages stages of shared memory.
+// wgmma.cu's fixed geometry: 128-row tiles of D, a producer and two consumer warpgroups,
+// k steps of 128 bytes (64 16-bit or 128 8-bit elements).
 const (
-	wgmmaBM, wgmmaBN, wgmmaBKBytes = 128, 256, 128
-	wgmmaThreads                   = 384
-	wgmmaStages                    = 4
-	wgmmaGroupM                    = 8
+	wgmmaBM, wgmmaBKBytes = 128, 128
+	wgmmaThreads          = 384
 )
+
+// WGMMATunables are the tunables of the Hopper GEMM (wgmma.cu): the BN columns of D a
+// block computes (128 or 256: wgmma m64n128 or m64n256), the Stages of its ring in shared
+// memory, its Cluster of blocks on neighbouring tile rows (1, or 2: B's tile copied once
+// and multicast into both) and the tile rows of D a group of consecutive blocks covers
+// (GroupM, for L2 reuse; a multiple of Cluster).
+type WGMMATunables struct {
+	BN, Stages, Cluster, GroupM int
+}
+
+// String writes t as prism tune and --tunables spell it ("BN=256 STAGES=4 CLUSTER=1
+// GROUP_M=8").
+func (t WGMMATunables) String() string {
+	return fmt.Sprintf("BN=%d STAGES=%d CLUSTER=%d GROUP_M=%d", t.BN, t.Stages, t.Cluster, t.GroupM)
+}
+
+// ParseWGMMATunables reads tunables as String writes them; every key must be given once.
+// Errors wrap engine.ErrInvalidArg and name the field.
+func ParseWGMMATunables(s string) (WGMMATunables, error) {
+	v, err := tunableInts("gemm", s, "BN", "STAGES", "CLUSTER", "GROUP_M")
+	if err != nil {
+		return WGMMATunables{}, err
+	}
+	t := WGMMATunables{BN: v["BN"], Stages: v["STAGES"], Cluster: v["CLUSTER"], GroupM: v["GROUP_M"]}
+	return t, t.check()
+}
+
+// check returns an error wrapping engine.ErrInvalidArg naming the first field wgmma.cu
+// does not take.
+func (t WGMMATunables) check() error {
+	bad := func(what string) error {
+		return fmt.Errorf("kernels: gemm wgmma tunables %s: %s: %w", t, what, engine.ErrInvalidArg)
+	}
+	switch {
+	case t.BN != 128 && t.BN != 256:
+		return bad("BN must be 128 or 256 (wgmma m64n128 or m64n256)")
+	case t.Stages < 2 || t.Stages > 8:
+		return bad("STAGES must be 2 to 8")
+	case t.Cluster != 1 && t.Cluster != 2:
+		return bad("CLUSTER must be 1 or 2")
+	case t.GroupM < t.Cluster || t.GroupM%t.Cluster != 0 || t.GroupM > 64:
+		return bad("GROUP_M must be a multiple of CLUSTER, at most 64")
+	}
+	return nil
+}
+
+// wgmmaTable holds the tunables NewWGMMA takes by precision, from prism tune's runs on an
+// H200 (docs/PERFORMANCE.md); 3xTF32, whose stage holds four tiles, has room for two stages.
+var wgmmaTable = map[Prec]WGMMATunables{
+	PrecFloat32x3TF32: {BN: 256, Stages: 2, Cluster: 1, GroupM: 8},
+}
+
+// WGMMADefaults returns the tunables NewWGMMA takes for precision p.
+func WGMMADefaults(p Prec) WGMMATunables {
+	if t, ok := wgmmaTable[p]; ok {
+		return t
+	}
+	return WGMMATunables{BN: 256, Stages: 4, Cluster: 1, GroupM: 8}
+}
+
+// wgmmaCandidates are the tunables prism tune measures for precision p, the defaults
+// first: both widths, clusters of one and two, three to five stages where shared memory
+// holds them (NewWGMMA refuses the others by name).
+func wgmmaCandidates(p Prec) []WGMMATunables {
+	def := WGMMADefaults(p)
+	out := []WGMMATunables{def}
+	stages := []int{3, 4, 5}
+	if p == PrecFloat32x3TF32 {
+		stages = []int{2}
+	}
+	for _, bn := range []int{256, 128} {
+		for _, cl := range []int{1, 2} {
+			for _, st := range stages {
+				if t := (WGMMATunables{BN: bn, Stages: st, Cluster: cl, GroupM: 8}); t != def && wgmmaShared(bn, st, splitsOf(p)) <= 227*1024 {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// wgmmaTunablesFor returns the tunables of the cuda-wgmma variant of op on dev and where
+// they came from: forced (Params.Tunables), tuned (prism tune's file), or the table.
+func wgmmaTunablesFor(dev *engine.Device, op string, p Prec, forced string) (WGMMATunables, string, error) {
+	if forced != "" {
+		t, err := ParseWGMMATunables(forced)
+		return t, "forced", err
+	}
+	if e, ok := kernels.LookupTuned(dev, op, "cuda-wgmma"); ok {
+		if t, err := ParseWGMMATunables(e.Tunables); err == nil {
+			return t, "tuned", nil
+		}
+	}
+	return WGMMADefaults(p), "table", nil
+}
 
 // wgmmaLayout is how the kernel reads the MN-major B of the nn layout: mnSwap exchanges
 // the leading and stride byte offsets of its descriptor (wgmma.cu's MN_SWAP).
@@ -41,7 +135,7 @@ type WGMMA[In InputType] struct {
 	dev    *engine.Device
 	p      Precision
 	layout wgmmaLayout
-	bn     int // columns of D per block: 128 or 256
+	t      WGMMATunables
 	mu     sync.Mutex
 	progs  [2]*engine.Program
 	kerns  [2]*engine.Kernel
@@ -76,12 +170,17 @@ type wgmmaMaps struct {
 // It returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU
 // of compute capability 9.0 (sm_90a's wgmma and TMA), or that lacks the shared memory.
 func NewWGMMA[In InputType](dev *engine.Device, p Precision) (*WGMMA[In], error) {
-	return newWGMMA[In](dev, p, wgmmaDefault, wgmmaBN)
+	return NewWGMMAWith[In](dev, p, WGMMADefaults(p.MMA))
 }
 
-func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn int) (*WGMMA[In], error) {
-	if bn != 128 && bn != 256 {
-		return nil, fmt.Errorf("kernels: gemm wgmma: %d columns per block; wgmma.cu takes 128 or 256: %w", bn, engine.ErrInvalidArg)
+// NewWGMMAWith is NewWGMMA with tunables t (prism tune's candidates, or --tunables).
+func NewWGMMAWith[In InputType](dev *engine.Device, p Precision, t WGMMATunables) (*WGMMA[In], error) {
+	return newWGMMA[In](dev, p, wgmmaDefault, t)
+}
+
+func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, t WGMMATunables) (*WGMMA[In], error) {
+	if err := t.check(); err != nil {
+		return nil, err
 	}
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: gemm: nil device: %w", engine.ErrInvalidArg)
@@ -100,10 +199,14 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 	if err := dev.TensorMapSupport(); err != nil {
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma copies its tiles with TMA: %w", p.Name, err)
 	}
-	w := &WGMMA[In]{dev: dev, p: p, layout: l, bn: bn}
-	if need := wgmmaShared(bn, w.stages(), w.splits()); int64(need) > info.MaxLocalBytes() {
-		return nil, fmt.Errorf("kernels: gemm %s on wgmma needs %d bytes of shared memory per block; %s allows %d: %w",
-			p.Name, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
+	w := &WGMMA[In]{dev: dev, p: p, layout: l, t: t}
+	if need := wgmmaShared(t.BN, t.Stages, splitsOf(p.MMA)); int64(need) > info.MaxLocalBytes() {
+		return nil, fmt.Errorf("kernels: gemm %s on wgmma with %s needs %d bytes of shared memory per block; %s allows %d: %w",
+			p.Name, t, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
+	}
+	if t.Cluster > 1 && dev.LaunchFeatures().MaxClusterSize < t.Cluster {
+		return nil, fmt.Errorf("kernels: gemm %s on wgmma with %s needs clusters of %d blocks; %s has none that large: %w",
+			p.Name, t, t.Cluster, dev.ID(), engine.ErrUnsupported)
 	}
 	return w, nil
 }
@@ -112,20 +215,13 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, bn i
 // and of B (bn rows or columns), 128 bytes of k each, and 1024 bytes to align them.
 func wgmmaShared(bn, stages, split int) int { return stages*(wgmmaBM+bn)*128*split + 1024 }
 
-// split returns 2 for 3xTF32 (big and small parts of each operand in shared memory), else 1.
-func (w *WGMMA[In]) splits() int {
-	if w.p.MMA == PrecFloat32x3TF32 {
+// splitsOf returns 2 for 3xTF32 (big and small parts of each operand in shared memory),
+// else 1.
+func splitsOf(p Prec) int {
+	if p == PrecFloat32x3TF32 {
 		return 2
 	}
 	return 1
-}
-
-// stages returns the stages of the ring: two for 3xTF32, whose stage holds four tiles.
-func (w *WGMMA[In]) stages() int {
-	if w.p.MMA == PrecFloat32x3TF32 {
-		return 2
-	}
-	return wgmmaStages
 }
 
 // bk returns the k step of a stage in elements: one 128-byte row of the inputs.
@@ -139,8 +235,9 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	if w.kerns[j] != nil {
 		return w.kerns[j], nil
 	}
-	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", w.stages()),
-		fmt.Sprintf("-DGROUP_M=%d", wgmmaGroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", w.bn)}
+	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", w.t.Stages),
+		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", w.t.BN),
+		fmt.Sprintf("-DCLUSTER_M=%d", w.t.Cluster)}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
@@ -208,7 +305,7 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.Te
 	var db engine.TensorMapDesc
 	if s.TransB {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.N), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.bn, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.t.BN / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
 	} else {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.N), int64(s.K), int64(s.Batch)},
 			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.K)}, Box: []int{64, bk, 1}, Swizzle: engine.Swizzle128B}
@@ -241,7 +338,9 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		return m.RunInto(q, s, alpha, a, b, beta, c, d)
 	}
 	tiles := func(n, t int) int { return (n + t - 1) / t }
-	if blocks := float64(tiles(s.M, wgmmaBM)) * float64(tiles(s.N, w.bn)); blocks*wgmmaThreads > math.MaxInt32 {
+	cl := w.t.Cluster // the tile rows of D in whole clusters
+	blocksM := tiles(tiles(s.M, wgmmaBM), cl) * cl
+	if blocks := float64(blocksM) * float64(tiles(s.N, w.t.BN)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
 	k, err := w.kernel(s.TransB || w.p.MMA.TF32())
@@ -258,8 +357,11 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if err != nil {
 		return err
 	}
-	r := engine.Range3D(tiles(s.M, wgmmaBM)*tiles(s.N, w.bn)*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
-		WithSharedBytes(int64(wgmmaShared(w.bn, w.stages(), w.splits())))
+	r := engine.Range3D(blocksM*tiles(s.N, w.t.BN)*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
+		WithSharedBytes(int64(wgmmaShared(w.t.BN, w.t.Stages, splitsOf(w.p.MMA))))
+	if cl > 1 {
+		r = r.WithCluster(cl, 1, 1)
+	}
 	return q.Launch(k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K))
 }
 
@@ -333,7 +435,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 	for _, x := range []struct {
 		buf       *engine.Buffer[float32]
 		rows, box int
-	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.bn}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.bn}} {
+	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.t.BN / w.t.Cluster}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.t.BN / w.t.Cluster}} {
 		tm, err := engine.NewTensorMap(x.buf, desc(x.rows, x.box))
 		if err != nil {
 			return nil, nil, nil, nil, err

@@ -29,7 +29,7 @@ func TestWGMMALayouts(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 3))
 		for _, bn := range []int{128, 256} {
 			for _, tb := range []bool{false, true} {
-				w, err := newWGMMA[engine.Half](dev, p, wgmmaDefault, bn)
+				w, err := newWGMMA[engine.Half](dev, p, wgmmaDefault, WGMMATunables{BN: bn, Stages: 4, Cluster: 1, GroupM: 8})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -39,7 +39,7 @@ func TestWGMMALayouts(t *testing.T) {
 				if err != nil {
 					t.Errorf("BN=%d transB=%v: %v", bn, tb, err)
 					if !tb { // say whether the other reading of the MN-major descriptor holds
-						o, oerr := newWGMMA[engine.Half](dev, p, wgmmaLayout{mnSwap: 1}, bn)
+						o, oerr := newWGMMA[engine.Half](dev, p, wgmmaLayout{mnSwap: 1}, WGMMATunables{BN: bn, Stages: 4, Cluster: 1, GroupM: 8})
 						if oerr != nil {
 							t.Fatal(oerr)
 						}
