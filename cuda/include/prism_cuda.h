@@ -276,10 +276,12 @@ static __device__ __forceinline__ void prism_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
-// prism_mbar_arrive_cluster arrives (release, cluster scope) on the mbarrier at shared
-// address bar of the cluster's block of rank rank, this block's own included.
+// prism_mbar_arrive_cluster arrives on the mbarrier at shared address bar of the
+// cluster's block of rank rank, this block's own included, with the arrival's default
+// semantics (release at CTA scope, as CUTLASS's ClusterBarrier::arrive), not the
+// cluster-scope release, which waits for this thread's earlier writes to reach the cluster.
 static __device__ __forceinline__ void prism_mbar_arrive_cluster(unsigned int bar, unsigned int rank) {
-  asm volatile("{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra]; }\n" ::"r"(bar),
+  asm volatile("{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.shared::cluster.b64 _, [ra]; }\n" ::"r"(bar),
                "r"(rank)
                : "memory");
 }

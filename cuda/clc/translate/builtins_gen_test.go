@@ -311,7 +311,11 @@ type genProgram struct {
 // genBuiltins generates the program of every supported row of rows (see the file's
 // comment), in kernels builtins0, builtins1, ... of parameters (__global ulong *out, __global ulong
 // *scratch).
-func genBuiltins(rows []builtin) (*genProgram, error) {
+func genBuiltins(rows []builtin) (*genProgram, error) { return genBuiltinsPer(rows, callsPerKernel) }
+
+// genBuiltinsPer is genBuiltins with kernels of about per calls; with per = 1 each row
+// has a kernel of its own (to find which row a failing kernel holds faults).
+func genBuiltinsPer(rows []builtin, per int) (*genProgram, error) {
 	g := &genProgram{rows: map[string]int{}}
 	var tables strings.Builder
 	var body, kernels strings.Builder
@@ -386,7 +390,7 @@ func genBuiltins(rows []builtin) (*genProgram, error) {
 		if row.state != "supported" || row.section == "2.0+" { // 2.0+ needs a device with the feature: subgroups_test.go
 			continue
 		}
-		if calls-flushed >= callsPerKernel {
+		if calls-flushed >= per {
 			flush()
 			flushed = calls
 		}
@@ -849,6 +853,17 @@ func TestGenKernelCalls(t *testing.T) {
 		if g.firstSlot[i] < g.firstSlot[i-1] || g.firstSlot[i] > len(g.slots) { // a kernel may write nothing (barriers, printf)
 			t.Fatalf("kernel %d starts at slot %d after %d (of %d slots)", i, g.firstSlot[i], g.firstSlot[i-1], len(g.slots))
 		}
+	}
+	// One kernel per row: remquo's and rootn's calls apart.
+	var two []builtin
+	for _, b := range builtins() {
+		if b.name == "remquo" || b.name == "rootn" {
+			two = append(two, b)
+		}
+	}
+	if g2, err := genBuiltinsPer(two, 1); err != nil || len(g2.kernels) != 2 || strings.Contains(g2.kernelCalls(0), "rootn") ||
+		!strings.Contains(g2.kernelCalls(1), "rootn(double16)") {
+		t.Errorf("remquo and rootn a kernel each: %v; %d kernels", err, len(g2.kernels))
 	}
 	first := g.kernelCalls(0)
 	if !strings.Contains(first, "\n  "+g.slots[0].note+"\n") || strings.Contains(first, g.slots[g.firstSlot[1]].note) {

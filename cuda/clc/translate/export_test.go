@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,10 +12,25 @@ import (
 // device of ids through the engine and checks every output component against its Go
 // reference, or where there is none against the first device's. The external test
 // package calls it: it may import the CUDA backend, which imports this package.
+// PRISM_BUILTINS_ONLY=ROW,ROW,... runs only those rows of builtins.tsv, each in a kernel
+// of its own.
 func CheckBuiltinsOnDevices(t *testing.T, ids []string) {
 	t.Helper()
 	start := time.Now()
 	g, err := genBuiltins(builtins())
+	if only := os.Getenv("PRISM_BUILTINS_ONLY"); only != "" {
+		// The rows named (comma-separated), a kernel each: a fault is charged to its row.
+		var rows []builtin
+		for _, b := range builtins() {
+			if slices.Contains(strings.Split(only, ","), b.name) {
+				rows = append(rows, b)
+			}
+		}
+		if len(rows) == 0 {
+			t.Fatalf("PRISM_BUILTINS_ONLY=%s names no row of builtins.tsv", only)
+		}
+		g, err = genBuiltinsPer(rows, 1)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
