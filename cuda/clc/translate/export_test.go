@@ -3,6 +3,7 @@ package translate
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 // reference, or where there is none against the first device's. The external test
 // package calls it: it may import the CUDA backend, which imports this package.
 // PRISM_BUILTINS_ONLY=ROW,ROW,... runs only those rows of builtins.tsv, each in a kernel
-// of its own.
+// of its own, or in kernels of about PRISM_BUILTINS_PER calls.
 func CheckBuiltinsOnDevices(t *testing.T, ids []string) {
 	t.Helper()
 	start := time.Now()
@@ -29,7 +30,11 @@ func CheckBuiltinsOnDevices(t *testing.T, ids []string) {
 		if len(rows) == 0 {
 			t.Fatalf("PRISM_BUILTINS_ONLY=%s names no row of builtins.tsv", only)
 		}
-		g, err = genBuiltinsPer(rows, 1)
+		per := 1
+		if v, perr := strconv.Atoi(os.Getenv("PRISM_BUILTINS_PER")); perr == nil && v > 0 {
+			per = v
+		}
+		g, err = genBuiltinsPer(rows, per)
 	}
 	if err != nil {
 		t.Fatal(err)
