@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,6 +159,9 @@ func runGenOnDevice(t *testing.T, g *genProgram, id string) []uint64 {
 	return got
 }
 
+// preludeCallRE finds a call of a prelude function (a C++-mangled prism_ name) in PTX.
+var preludeCallRE = regexp.MustCompile(`(?m)^\s*call[^\n]*\n\s*(_Z\d+prism_[A-Za-z0-9_]+),`)
+
 // TestBuiltinsGenerated calls every supported row of builtins.tsv at every type and width it
 // lists (genBuiltins) and checks each result component against its Go reference (reference,
 // with the tolerances of builtins_ref_test.go): on the CPU through the translation, and
@@ -218,6 +222,15 @@ func TestBuiltinsGenerated(t *testing.T) {
 				if !strings.Contains(ptx, ".entry "+k+"(") {
 					t.Errorf("the PTX has no .entry %s", k)
 				}
+			}
+			// Every prelude function inlines: a call left in the PTX is a recursive one, whose
+			// stack NVRTC cannot size (rootn's overflowed it on an H200: CUDA_ERROR_ILLEGAL_ADDRESS).
+			called := map[string]int{}
+			for _, m := range preludeCallRE.FindAllStringSubmatch(ptx, -1) {
+				called[m[1]]++
+			}
+			for name, n := range called {
+				t.Errorf("the PTX calls the prelude's %s %d times instead of inlining it (a recursive function?)", name, n)
 			}
 			t.Logf("PTX through the translation: %v", time.Since(begin).Round(time.Millisecond))
 		})

@@ -156,17 +156,18 @@ PRISM_FLOAT_FNS(double, ulong, DBL)
     return x != x ? FP_ILOGBNAN : x == (T)0 ? FP_ILOGB0 : fabs##F(x) == (T)PRISM_INFINITY_F ? INT_MAX : ilogb##F(x); \
   }                                                                                                 \
   __device__ __forceinline__ T prism_pown(T x, int n) { return (T)pow((double)x, (double)n); } \
+  /* rootn: the root of |x|, negated for a negative x (or -0) and odd n; not recursive, so  \
+     that it inlines (a recursive call needs a stack NVRTC cannot size: it overflowed). */        \
   __device__ __forceinline__ T prism_rootn(T x, int n) {                                    \
     if (n == 0 || x != x) return (T)PRISM_NAN_F;                                                    \
-    if (x < (T)0 || (x == (T)0 && prism_as<U>(x) >> (8 * sizeof(U) - 1))) {                        \
-      if (n & 1) return -prism_rootn(-x, n);                                                        \
-      return x == (T)0 ? prism_rootn((T)0, n) : (T)PRISM_NAN_F;                                     \
-    }                                                                                               \
-    if (x == (T)0) return n > 0 ? (T)0 : (T)PRISM_INFINITY_F;                                       \
-    if (x == (T)PRISM_INFINITY_F) return n > 0 ? x : (T)0;                                          \
-    double y = pow((double)x, 1.0 / (double)n);                                                     \
-    if (y > 0.0 && y < (double)PRISM_INFINITY_F) y -= y * (pow(y, (double)n) / (double)x - 1.0) / (double)n; \
-    return (T)y;                                                                                    \
+    const bool neg = x < (T)0 || (x == (T)0 && prism_as<U>(x) >> (8 * sizeof(U) - 1));             \
+    if (neg && x != (T)0 && !(n & 1)) return (T)PRISM_NAN_F;                                        \
+    const T s = neg && (n & 1) ? (T)-1 : (T)1, a = fabs##F(x);                                      \
+    if (a == (T)0) return s * (n > 0 ? (T)0 : (T)PRISM_INFINITY_F);                                 \
+    if (a == (T)PRISM_INFINITY_F) return s * (n > 0 ? a : (T)0);                                    \
+    double y = pow((double)a, 1.0 / (double)n);                                                     \
+    if (y > 0.0 && y < (double)PRISM_INFINITY_F) y -= y * (pow(y, (double)n) / (double)a - 1.0) / (double)n; \
+    return s * (T)y;                                                                                \
   }                                                                                                 \
   __device__ __forceinline__ T prism_fract(T x, T *ip) {                                    \
     if (fabs##F(x) == (T)PRISM_INFINITY_F) { *ip = x; return copysign##F((T)0, x); }                \
