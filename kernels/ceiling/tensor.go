@@ -134,11 +134,11 @@ var (
 // fp8Iters caps the loop of a float8 form: Hopper's float8 tensor cores keep only about 14
 // bits of the sum when they add the products to the accumulator (DeepSeek-V3 technical
 // report, 3.3.2), so a product of 2 stops counting once the accumulator is large enough.
-// Seen on an H200: wgmma's accumulators stuck at 2^15; mma.sync's at 2^13 with 1024 trips,
-// and at 2^10 with 32 (each element 1024 where 2048 was due). The caps keep wgmma's at 2^14
-// (64 trips of four m64nNk32: 64 x 4 x 32 x 2; checked exact there) and mma.sync's at 2^9
-// (8 trips of one m16n8k32: 8 x 32 x 2).
-const fp8WGMMAIters, fp8MMAIters = 64, 8
+// Seen on an H200: wgmma's accumulators stuck at 2^15. The caps keep wgmma's at 2^14 (64
+// trips of four m64nNk32: 64 x 4 x 32 x 2; checked exact there) and mma.sync's at 2^11 (32
+// trips of one m16n8k32: 32 x 32 x 2), for sm_89 (Hopper's mma.sync float8 form is refused:
+// runs).
+const fp8WGMMAIters, fp8MMAIters = 64, 32
 
 // forArith returns the form as it runs arithmetic a: float8 loops capped (fp8Iters).
 func (f tensorForm) forArith(a TensorArith) tensorForm {
@@ -251,6 +251,12 @@ func (f tensorForm) runs(a TensorArith, cc int) error {
 		return fmt.Errorf("the tensor-core kernels need sm_80 or newer; the device is sm_%d", cc)
 	case (a == TensorFloat8E4M3 || a == TensorFloat8E5M2) && cc < 89:
 		return fmt.Errorf("sm_%d has no float8 tensor cores (sm_89 and newer have them)", cc)
+	case !f.wgmma && !f.opencl && (a == TensorFloat8E4M3 || a == TensorFloat8E5M2) && cc == 90:
+		// On an H200 every mma.sync float8 form summed exactly half of its products' due
+		// (thread sums 32768 of 65536 with 32 trips, 8192 of 16384 with 8), where mma.cu's
+		// GEMM, the same instruction on random tiles, verifies: a peak that does not check is
+		// no roof, and wgmma's is Hopper's float8 roof.
+		return fmt.Errorf("the mma.sync float8 peak does not verify on sm_90 (half of its products' sum on an H200); Hopper's float8 peak is wgmma's")
 	case f.wgmma && (cc != 90 || a == TensorFloat64):
 		return fmt.Errorf("wgmma is sm_90a's (tf32, 16-bit and float8); the device is sm_%d", cc)
 	case !f.wgmma && a == TensorFloat64 && f.dshape != 4 && cc < 90:

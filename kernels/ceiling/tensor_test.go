@@ -144,7 +144,7 @@ func TestTensorForms(t *testing.T) {
 		// 8 warps x 1024 trips x 8 accumulators x 2*16*8*16 FLOPs; 8 accumulators of 4
 		// registers, 1024*16*2 each.
 		{formMMA, TensorBFloat16, 8 * 1024 * 8 * 2 * 16 * 8 * 16, 8 * 4 * 1024 * 16 * 2, "mma.sync m16n8k16", true, true, true},
-		{formMMA.forArith(TensorFloat8E5M2), TensorFloat8E5M2, 8 * 8 * 8 * 2 * 16 * 8 * 32, 8 * 4 * 8 * 32 * 2, "m16n8k32", false, true, true},
+		{formMMA.forArith(TensorFloat8E5M2), TensorFloat8E5M2, 8 * 32 * 8 * 2 * 16 * 8 * 32, 8 * 4 * 32 * 32 * 2, "m16n8k32", false, true, false}, // refused on sm_90: runs
 		// DMMA m8n8k4: 2 registers of 1024*4*2 per accumulator.
 		{formMMA, TensorFloat64, 8 * 1024 * 8 * 2 * 8 * 8 * 4, 8 * 2 * 1024 * 4 * 2, "mma.sync m8n8k4", true, true, true},
 		{formDMMA90, TensorFloat64, 8 * 256 * 8 * 2 * 16 * 8 * 16, 8 * 4 * 256 * 16 * 2, "mma.sync m16n8k16", false, false, true},
@@ -161,7 +161,7 @@ func TestTensorForms(t *testing.T) {
 				t.Errorf("%s: described %q, want %q in it", name, got, c.how)
 			}
 		}
-		// Every accumulator at most 2^14 in float8 on wgmma and 2^9 on mma.sync (its
+		// Every accumulator at most 2^14 in float8 on wgmma and 2^11 on mma.sync (its
 		// tensor cores keep about 14 bits of the sum), below 2^17 elsewhere, and every
 		// thread's sum below 2^24 (exact in float).
 		if !c.f.wgmma || c.a != TensorFloat64 {
@@ -174,7 +174,7 @@ func TestTensorForms(t *testing.T) {
 			case (c.a == TensorFloat8E4M3 || c.a == TensorFloat8E5M2) && c.f.wgmma:
 				most = 1 << 14
 			case c.a == TensorFloat8E4M3 || c.a == TensorFloat8E5M2:
-				most = 1 << 9
+				most = 1 << 11
 			}
 			if acc > most || c.perThrd >= 1<<24 {
 				t.Errorf("%s: accumulators reach %v (at most %v), a thread's sum %v (below 2^24)", name, acc, most, c.perThrd)
