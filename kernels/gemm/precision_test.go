@@ -69,13 +69,15 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 		}})
 		// The cluster path (B multicast into two blocks) at both widths, on the shapes the
 		// defaults run: odd tile rows leave the second block of the last cluster past M.
-		for _, bn := range []int{256, 128} {
+		// And the persistent forms (one tile per block on these shapes; TestWGMMAPersistent
+		// gives blocks many).
+		for _, c := range []struct{ bn, cluster, persistent int }{{256, 2, 0}, {128, 2, 1}, {256, 1, 1}} {
 			wt := WGMMADefaults(p.MMA)
-			wt.BN, wt.Cluster = bn, 2
+			wt.BN, wt.Cluster, wt.Persistent = c.bn, c.cluster, c.persistent
 			impls = append(impls, struct {
 				name string
 				mk   func() (Runner[In, Out], error)
-			}{fmt.Sprintf("cuda-wgmma-bn%d-cluster2", bn), func() (Runner[In, Out], error) {
+			}{fmt.Sprintf("cuda-wgmma-bn%d-cluster%d-persistent%d", c.bn, c.cluster, c.persistent), func() (Runner[In, Out], error) {
 				w, err := NewWGMMAWith[In](dev, p, wt)
 				if err != nil {
 					return nil, err

@@ -43,9 +43,13 @@
 //             each block's producer copies half of their shared B tile and multicasts
 //             it into both (half the L2 traffic of B), and a stage is refilled once the
 //             consumers of both blocks have released it                    default 1
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2
+//   PERSISTENT 1: a grid of at most one block (cluster) per multiprocessor, each taking
+//             tiles id, id + the grid's clusters, ...: the producer copies the next tile's
+//             first stages while the consumers store the last tile's D         default 0
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), 1, batch) blocks of
-//   384 threads in clusters of CLUSTER_M x 1 x 1, dynamic shared memory STAGES * (128 +
+//   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
+//   to that in x), dynamic shared memory STAGES * (128 +
 //   BN) * 128 bytes + 1024 (the stages start on a 1024-byte boundary, the 128-byte
 //   swizzle's period). With CLUSTER_M = 2 and TRANS_B, tmB's box is BK x BN/2 (each
 //   block copies half the rows of B's tile).
@@ -80,6 +84,9 @@
 #endif
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
+#endif
+#ifndef PERSISTENT
+#define PERSISTENT 0
 #endif
 #if CLUSTER_M != 1 && CLUSTER_M != 2
 #error "wgmma.cu: CLUSTER_M must be 1 or 2"
@@ -270,6 +277,17 @@ static __device__ __forceinline__ void store2(float *d, const float *c, float al
   }
 }
 
+// tile_origin returns in m0, n0 the first row and column of D of cluster tile id for the
+// block of rank rank: tiles in groups of GROUP_M tile rows (GROUP_M / CLUSTER_M cluster
+// rows), column by column within a group.
+static __device__ __forceinline__ void tile_origin(int id, int tiles_mc, int tiles_n, unsigned int rank, int &m0, int &n0) {
+  const int gm = GROUP_M / CLUSTER_M, per_group = gm * tiles_n;
+  const int first_m = (id / per_group) * gm;
+  const int group_m = tiles_mc - first_m < gm ? tiles_mc - first_m : gm;
+  m0 = ((first_m + (id % per_group) % group_m) * CLUSTER_M + (int)rank) * BM;
+  n0 = ((id % per_group) / group_m) * BN;
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB,
                const PRISM_GRID_CONSTANT prism_tensor_map tmA2, const PRISM_GRID_CONSTANT prism_tensor_map tmB2, float *d,
@@ -285,13 +303,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const unsigned int rank = 0;
 #endif
   // The tiles in groups of GROUP_M tile rows (L2 reuse), a cluster's blocks on consecutive
-  // tile rows of one tile column: they share B.
+  // tile rows of one tile column: they share B. A cluster computes tile id (of tiles_mc *
+  // tiles_n, in clusters), or with PERSISTENT ids blockIdx.x/CLUSTER_M, then that plus the
+  // grid's clusters, ...
   const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
-  const int tiles_mc = (tiles_m + CLUSTER_M - 1) / CLUSTER_M, gm = GROUP_M / CLUSTER_M;
-  const int id = blockIdx.x / CLUSTER_M, per_group = gm * tiles_n;
-  const int first_m = (id / per_group) * gm;
-  const int group_m = tiles_mc - first_m < gm ? tiles_mc - first_m : gm;
-  const int m0 = ((first_m + (id % per_group) % group_m) * CLUSTER_M + (int)rank) * BM, n0 = ((id % per_group) / group_m) * BN;
+  const int tiles_mc = (tiles_m + CLUSTER_M - 1) / CLUSTER_M, ntiles = tiles_mc * tiles_n;
+#if PERSISTENT
+  const int first = blockIdx.x / CLUSTER_M, step = gridDim.x / CLUSTER_M;
+#else
+  const int first = blockIdx.x / CLUSTER_M, step = ntiles;
+#endif
   const int wg = threadIdx.x >> 7;
   const int ktiles = (k + BK - 1) / BK;
 
@@ -311,77 +332,90 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
-      for (int kt = 0; kt < ktiles; ++kt) {
-        const int s = kt % STAGES;
-        if (kt >= STAGES) {
-          prism_mbar_wait(empty + 8 * s, ((kt / STAGES) + 1) & 1); // the consumers released round kt/STAGES - 1
-        }
-        const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
-        prism_mbar_expect_tx(full + 8 * s, STAGE);
-        prism_tma_load_3d(sa, &tmA, kt * BK, m0, z, full + 8 * s);
-        load_b(sb, &tmB, kt, n0, z, full + 8 * s, rank);
+      int it = 0; // k steps copied so far, over the block's tiles: stage it % STAGES, round it / STAGES
+      for (int id = first; id < ntiles; id += step) {
+        int m0, n0;
+        tile_origin(id, tiles_mc, tiles_n, rank, m0, n0);
+        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+          const int s = it % STAGES;
+          if (it >= STAGES) {
+            prism_mbar_wait(empty + 8 * s, ((it / STAGES) + 1) & 1); // the consumers released round it/STAGES - 1
+          }
+          const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
+          prism_mbar_expect_tx(full + 8 * s, STAGE);
+          prism_tma_load_3d(sa, &tmA, kt * BK, m0, z, full + 8 * s);
+          load_b(sb, &tmB, kt, n0, z, full + 8 * s, rank);
 #if SPLIT == 2
-        prism_tma_load_3d(sa + STAGE_A + STAGE_B, &tmA2, kt * BK, m0, z, full + 8 * s);
-        load_b(sb + STAGE_A + STAGE_B, &tmB2, kt, n0, z, full + 8 * s, rank);
+          prism_tma_load_3d(sa + STAGE_A + STAGE_B, &tmA2, kt * BK, m0, z, full + 8 * s);
+          load_b(sb + STAGE_A + STAGE_B, &tmB2, kt, n0, z, full + 8 * s, rank);
 #endif
+        }
       }
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile
-
-    float acc[BN / 2];
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) {
-      acc[i] = 0.0f;
-    }
-    for (int kt = 0; kt < ktiles; ++kt) {
-      const int s = kt % STAGES;
-      prism_mbar_wait(full + 8 * s, (kt / STAGES) & 1);
-      const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int ks = 0; ks < 4; ++ks) { // four instructions of 32 bytes of k each
-        const unsigned long long da = desc(sa + 32 * ks, 16, 1024);
-#if TRANS_B
-        const unsigned long long db = desc(sb + 32 * ks, 16, 1024);
-#elif MN_SWAP
-        const unsigned long long db = desc(sb + 2048 * ks, 1024, 64 * BK * 2);
-#else
-        const unsigned long long db = desc(sb + 2048 * ks, 64 * BK * 2, 1024);
-#endif
-#if SPLIT == 2
-        // 3xTF32: the small products first, then big*big (CUTLASS's order).
-        const unsigned int small = STAGE_A + STAGE_B;
-        WGMMA(acc, desc(sa + small + 32 * ks, 16, 1024), db, 1);
-        WGMMA(acc, da, desc(sb + small + 32 * ks, 16, 1024), 1);
-#endif
-        WGMMA(acc, da, db, 1);
-      }
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      // One group stays in flight: the wait retires tile kt-1's, whose stage goes back to the
-      // producers, while the tensor cores work on tile kt.
-      wgmma_wait1(acc);
-      if (kt > 0) {
-        release(empty + 8 * ((kt - 1) % STAGES));
-      }
-    }
-    wgmma_wait0(acc);
-
-    // Epilogue: accumulator i of this thread holds row 64*cw + 16*warp + g + 8*((i%4)/2),
-    // column 8*(i/4) + 2*t + i%2 (the m16n8 layout, per warp of the warpgroup): accumulators
-    // i and i+1 (i even) are two neighbours of one row, one 8-byte store where D's rows and
-    // matrices start on 8-byte boundaries.
     c += (long long)z * strideC;
     d += (long long)z * strideC;
     const bool pair = ((ldc | strideC) & 1) == 0 && ((unsigned long long)d & 7) == 0;
     const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
     const int g = lane >> 2, t = lane & 3;
+    int it = 0; // k steps consumed so far, as the producer counts them
+    for (int id = first; id < ntiles; id += step) {
+      int m0, n0;
+      tile_origin(id, tiles_mc, tiles_n, rank, m0, n0);
+      float acc[BN / 2];
 #pragma unroll
-    for (int i = 0; i < BN / 2; i += 2) {
-      const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
-      const int col = n0 + 8 * (i >> 2) + 2 * t;
-      store2(d, c, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1]);
+      for (int i = 0; i < BN / 2; ++i) {
+        acc[i] = 0.0f;
+      }
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % STAGES;
+        prism_mbar_wait(full + 8 * s, (it / STAGES) & 1);
+        const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int ks = 0; ks < 4; ++ks) { // four instructions of 32 bytes of k each
+          const unsigned long long da = desc(sa + 32 * ks, 16, 1024);
+#if TRANS_B
+          const unsigned long long db = desc(sb + 32 * ks, 16, 1024);
+#elif MN_SWAP
+          const unsigned long long db = desc(sb + 2048 * ks, 1024, 64 * BK * 2);
+#else
+          const unsigned long long db = desc(sb + 2048 * ks, 64 * BK * 2, 1024);
+#endif
+#if SPLIT == 2
+          // 3xTF32: the small products first, then big*big (CUTLASS's order).
+          const unsigned int small = STAGE_A + STAGE_B;
+          WGMMA(acc, desc(sa + small + 32 * ks, 16, 1024), db, 1);
+          WGMMA(acc, da, desc(sb + small + 32 * ks, 16, 1024), 1);
+#endif
+          WGMMA(acc, da, db, 1);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // One group stays in flight: the wait retires step it-1's, whose stage goes back to
+        // the producers, while the tensor cores work on step it.
+        wgmma_wait1(acc);
+        if (kt > 0) {
+          release(empty + 8 * ((it - 1) % STAGES));
+        }
+      }
+      wgmma_wait0(acc);
+      if (ktiles > 0) {
+        release(empty + 8 * ((it - 1) % STAGES)); // the tile's last stage, for the next tile
+      }
+
+      // Epilogue: accumulator i of this thread holds row 64*cw + 16*warp + g + 8*((i%4)/2),
+      // column 8*(i/4) + 2*t + i%2 (the m16n8 layout, per warp of the warpgroup):
+      // accumulators i and i+1 (i even) are two neighbours of one row, one 8-byte store
+      // where D's rows and matrices start on 8-byte boundaries. With PERSISTENT, the
+      // producer copies the next tile's first stages meanwhile.
+#pragma unroll
+      for (int i = 0; i < BN / 2; i += 2) {
+        const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
+        const int col = n0 + 8 * (i >> 2) + 2 * t;
+        store2(d, c, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1]);
+      }
     }
   }
 #if CLUSTER_M == 2

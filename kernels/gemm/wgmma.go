@@ -21,29 +21,44 @@ const (
 	wgmmaThreads          = 384
 )
 
+// wgmmaGridCap, when positive, stands for the multiprocessors a persistent launch fills,
+// so that tests give each block many tiles on small shapes.
+var wgmmaGridCap int
+
 // WGMMATunables are the tunables of the Hopper GEMM (wgmma.cu): the BN columns of D a
 // block computes (128 or 256: wgmma m64n128 or m64n256), the Stages of its ring in shared
 // memory, its Cluster of blocks on neighbouring tile rows (1, or 2: B's tile copied once
 // and multicast into both) and the tile rows of D a group of consecutive blocks covers
-// (GroupM, for L2 reuse; a multiple of Cluster).
+// (GroupM, for L2 reuse; a multiple of Cluster). Persistent 1 launches at most one block
+// (cluster) per multiprocessor, each looping over tiles, so that its producer copies the
+// next tile's first stages while its consumers store the last tile's D.
 type WGMMATunables struct {
-	BN, Stages, Cluster, GroupM int
+	BN, Stages, Cluster, GroupM, Persistent int
 }
 
 // String writes t as prism tune and --tunables spell it ("BN=256 STAGES=4 CLUSTER=1
-// GROUP_M=8").
+// GROUP_M=8 PERSISTENT=0").
 func (t WGMMATunables) String() string {
-	return fmt.Sprintf("BN=%d STAGES=%d CLUSTER=%d GROUP_M=%d", t.BN, t.Stages, t.Cluster, t.GroupM)
+	return fmt.Sprintf("BN=%d STAGES=%d CLUSTER=%d GROUP_M=%d PERSISTENT=%d", t.BN, t.Stages, t.Cluster, t.GroupM, t.Persistent)
 }
 
 // ParseWGMMATunables reads tunables as String writes them; every key must be given once.
 // Errors wrap engine.ErrInvalidArg and name the field.
 func ParseWGMMATunables(s string) (WGMMATunables, error) {
-	v, err := tunableInts("gemm", s, "BN", "STAGES", "CLUSTER", "GROUP_M")
+	f, err := tunableFields("gemm", s, "BN", "STAGES", "CLUSTER", "GROUP_M", "PERSISTENT")
 	if err != nil {
 		return WGMMATunables{}, err
 	}
-	t := WGMMATunables{BN: v["BN"], Stages: v["STAGES"], Cluster: v["CLUSTER"], GroupM: v["GROUP_M"]}
+	persistent := f["PERSISTENT"]
+	if persistent != "0" && persistent != "1" {
+		return WGMMATunables{}, fmt.Errorf("kernels: gemm tunables %q: PERSISTENT=%s is not 0 or 1: %w", s, persistent, engine.ErrInvalidArg)
+	}
+	delete(f, "PERSISTENT")
+	v, err := tunableNumbers("gemm", s, f)
+	if err != nil {
+		return WGMMATunables{}, err
+	}
+	t := WGMMATunables{BN: v["BN"], Stages: v["STAGES"], Cluster: v["CLUSTER"], GroupM: v["GROUP_M"], Persistent: int(persistent[0] - '0')}
 	return t, t.check()
 }
 
@@ -62,6 +77,8 @@ func (t WGMMATunables) check() error {
 		return bad("CLUSTER must be 1 or 2")
 	case t.GroupM < t.Cluster || t.GroupM%t.Cluster != 0 || t.GroupM > 64:
 		return bad("GROUP_M must be a multiple of CLUSTER, at most 64")
+	case t.Persistent != 0 && t.Persistent != 1:
+		return bad("PERSISTENT must be 0 or 1")
 	}
 	return nil
 }
@@ -86,7 +103,8 @@ func WGMMADefaults(p Prec) WGMMATunables {
 
 // wgmmaCandidates are the tunables prism tune measures for precision p, the defaults
 // first: both widths, clusters of one and two, three to five stages where shared memory
-// holds them (NewWGMMA refuses the others by name).
+// holds them (NewWGMMA refuses the others by name), then the persistent forms of the
+// defaults and of BN=256 in clusters of two.
 func wgmmaCandidates(p Prec) []WGMMATunables {
 	def := WGMMADefaults(p)
 	out := []WGMMATunables{def}
@@ -102,6 +120,10 @@ func wgmmaCandidates(p Prec) []WGMMATunables {
 				}
 			}
 		}
+	}
+	for _, t := range []WGMMATunables{def, {BN: 256, Stages: def.Stages, Cluster: 2, GroupM: 8}} {
+		t.Persistent = 1
+		out = append(out, t)
 	}
 	return out
 }
@@ -241,7 +263,7 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	}
 	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", w.t.Stages),
 		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", w.t.BN),
-		fmt.Sprintf("-DCLUSTER_M=%d", w.t.Cluster)}
+		fmt.Sprintf("-DCLUSTER_M=%d", w.t.Cluster), fmt.Sprintf("-DPERSISTENT=%d", w.t.Persistent)}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
@@ -361,7 +383,16 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if err != nil {
 		return err
 	}
-	r := engine.Range3D(blocksM*tiles(s.N, w.t.BN)*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
+	blocks := blocksM * tiles(s.N, w.t.BN)
+	if w.t.Persistent == 1 {
+		// One block per multiprocessor over the batch, in whole clusters, no more than the tiles.
+		sms := max(w.dev.Info().ComputeUnits, cl)
+		if wgmmaGridCap > 0 {
+			sms = wgmmaGridCap
+		}
+		blocks = min(blocks, max(cl, sms/s.Batch/cl*cl))
+	}
+	r := engine.Range3D(blocks*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
 		WithSharedBytes(int64(wgmmaShared(w.t.BN, w.t.Stages, splitsOf(w.p.MMA))))
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)

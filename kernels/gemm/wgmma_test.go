@@ -81,3 +81,46 @@ func wgmmaProduct(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GEMMSh
 	}
 	return nil
 }
+
+// TestWGMMAPersistent runs the persistent forms (PERSISTENT=1) with the grid capped at two
+// blocks (one cluster of two), so that each block takes many tiles: the stage ring's
+// rounds carry over from tile to tile, with k steps fewer and more than the stages, in
+// both layouts, with a batch, and D's last tile rows and columns partial. Rows of A and B
+// are on 16-byte boundaries (else the call runs on mma.sync).
+func TestWGMMAPersistent(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		p, _ := LookupPrecision("float16")
+		if _, err := NewWGMMA[engine.Half](dev, p); errors.Is(err, engine.ErrUnsupported) {
+			if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
+				t.Fatalf("%s should run wgmma: %v", dev.ID(), err)
+			}
+			t.Skip(err)
+		}
+		defer func(c int) { wgmmaGridCap = c }(wgmmaGridCap)
+		wgmmaGridCap = 2
+		rng := rand.New(rand.NewPCG(5, 5))
+		for _, wt := range []WGMMATunables{
+			{BN: 256, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 1},
+			{BN: 128, Stages: 3, Cluster: 2, GroupM: 4, Persistent: 1},
+		} {
+			w, err := NewWGMMAWith[engine.Half](dev, p, wt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []GEMMShape{
+				// 24 tiles (12 clusters of two tiles) for two blocks.
+				{M: 700, N: 904, K: 128},                // 2 k steps: fewer than the stages
+				{M: 520, N: 1030, K: 520, TransB: true}, // 9 k steps
+				{M: 300, N: 296, K: 200, Batch: 3},
+			} {
+				if !w.takes(s.WithDefaults()) {
+					t.Fatalf("%v would run on mma.sync, not wgmma", s)
+				}
+				if err := wgmmaProduct(t, q, w, s, rng); err != nil {
+					t.Errorf("%s, %v: %v", wt, s, err)
+				}
+			}
+			w.Close()
+		}
+	})
+}
