@@ -43,7 +43,7 @@
 //   STAGES      shared-memory stages of the cp.async pipeline (>= 2) default 3
 //   Shared memory (dynamic, Range.SharedBytes): STAGES * (A stage + B stage), mma_shared()
 //   in mma.go computes it with the same paddings as below.
-// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA16=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2
+// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA16=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2 | -DPREC=5 -DDMMA16=1 -DBM=128 -DBN=128 -DBK=32 -DWARPS_M=2 -DWARPS_N=4 -DSTAGES=3 | -DPREC=5 -DDMMA16=1 -DBM=64 -DBN=128 -DBK=16 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=4 | -DPREC=5 -DBM=128 -DBN=64 -DBK=32 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=3
 //   GROUP_M     tile rows of D a group of consecutive blocks covers (L2 reuse) default 8
 //   MIN_BLOCKS  blocks per SM the registers must allow (__launch_bounds__)   default 1
 //   DMMA16      PREC 5 on sm_90: mma m16n8k8 (Hopper's full-rate fp64 shape)  default 0 (m8n8k4)

@@ -71,11 +71,18 @@ func MMADefaults(prec string, cc int) MMATunables {
 // float16 (198 TFLOP/s): 232 registers per thread left one block of 8 warps per SM.
 func mmaCandidates(in int) []MMATunables {
 	if in == 8 {
+		// DGEMM: also larger warp tiles (64 x 32 on 8 or 4 warps, 32 x 64) and deeper rings,
+		// for prism tune to weigh against the 32 x 32 warp tiles of the table (0.70 of
+		// cuBLAS on an H200, 2026-11-28).
 		return []MMATunables{
 			{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1},
 			{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3},
 			{BM: 128, BN: 128, BK: 16, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 1},
 			{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 1},
+			{BM: 128, BN: 128, BK: 16, WarpsM: 2, WarpsN: 4, Stages: 4, GroupM: 8, MinBlocks: 1},
+			{BM: 64, BN: 128, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 1},
+			{BM: 128, BN: 128, BK: 32, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 1},
+			{BM: 128, BN: 64, BK: 32, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1},
 		}
 	}
 	bk := 128 / in
