@@ -10,7 +10,9 @@
 # MODE=launch measures launch overheads (every device's, from a small bench) beside CuPy's
 # and PyTorch's (scripts/launch.py). MODE=targets runs the memory-roof and launch targets
 # in one call (below). MODE=gemm runs the tensor-core GEMM figures against cuBLASLt: every
-# precision at 8192, the shape sweep, the launch ops, PyTorch's float8 and SDPA (below). Writes at most 8 files under $OUT per mode.
+# precision at 8192, the shape sweep, the launch ops, PyTorch's float8 and SDPA (below).
+# MODE=tune runs prism tune over the GEMM tunables, then the bench with the winners (below).
+# Writes at most 8 files under $OUT per mode.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 MODE=${MODE:-all}
@@ -161,6 +163,24 @@ if [ "$MODE" = gemm ]; then
     .gpu/prism report $reports >> "$OUT/gemm.txt" 2>&1 || status=1
   done
   cat "$OUT/gemm.txt"
+fi
+if [ "$MODE" = tune ]; then
+  # prism tune over the tensor-core GEMMs' tunables at 8192 (TUNE_OPS, each with its
+  # variant), the winners saved for this call, then prism bench of the same ops against the
+  # vendor with the tuned sets. Three files: machine.txt, tune.txt, tune-bench.json (and
+  # the store).
+  export PRISM_CACHE_DIR=$(mktemp -d)
+  : > "$OUT/tune.txt"
+  ops=""
+  for ov in ${TUNE_OPS:-gemm/nn/float16:cuda-wgmma gemm/nn/bfloat16:cuda-wgmma gemm/nt/float8e4m3:cuda-wgmma gemm/nn/tf32:cuda-wgmma gemm/nn/float64:cuda-mma}; do
+    op=${ov%%:*} variant=${ov#*:}
+    echo "== prism tune $op --variant $variant" | tee -a "$OUT/tune.txt"
+    timeout 150 .gpu/prism tune "$op" --variant "$variant" --device "${GEMM_DEVICE:-cuda:0}" --size 64M --count 10 >> "$OUT/tune.txt" 2>&1 || status=1
+    ops="$ops${ops:+,}$op"
+  done
+  grep -E "winner|==" "$OUT/tune.txt"
+  timeout 200 .gpu/prism bench --device "${GEMM_DEVICE:-cuda:0}" --ops "$ops" --sizes 64M --vendor --count 10 --json -q > "$OUT/tune-bench.json" || status=1
+  .gpu/prism report "$OUT/tune-bench.json" || status=1
 fi
 if [ "$MODE" = compare ]; then
   BEFORE=${BEFORE:-.gpu/prism-before}
