@@ -35,7 +35,9 @@ func TestShardedGEMM(t *testing.T) {
 	defer sg.Close()
 	shapes := [][3]int{{1, 5, 3}, {7, 33, 17}, {129, 130, 131}, {257, 65, 200}}
 	if kerneltest.Small() {
-		shapes = [][3]int{{1, 5, 3}, {7, 33, 17}, {9, 34, 35}}
+		// Under Oclgrind each 9x34x35 case took 3.5 s (30 s for the eight): the two smaller
+		// shapes keep a device without rows and rows not divisible by the devices.
+		shapes = [][3]int{{1, 5, 3}, {7, 33, 17}}
 	}
 	for _, d := range shapes {
 		for _, pad := range []bool{false, true} {
