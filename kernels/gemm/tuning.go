@@ -173,16 +173,25 @@ func tunableInts(what, s string, keys ...string) (map[string]int, error) {
 // mmaTunablesFor returns the tunables of the tensor-core variant of op on dev and where
 // they came from: forced (Params.Tunables), tuned (prism tune's file), or the table.
 func mmaTunablesFor(dev *engine.Device, op, prec, forced string) (MMATunables, string, error) {
+	return tunablesFor(dev, op, "cuda-mma", forced, ParseMMATunables, func() MMATunables {
+		return MMADefaults(prec, dev.Info().ComputeCapability)
+	})
+}
+
+// tunablesFor returns the tunables of variant of op on dev and where they came from:
+// forced (parsed from forced, errors returned), tuned (prism tune's file, when it parses),
+// or the table's (table()).
+func tunablesFor[T any](dev *engine.Device, op, variant, forced string, parse func(string) (T, error), table func() T) (T, string, error) {
 	if forced != "" {
-		t, err := ParseMMATunables(forced)
+		t, err := parse(forced)
 		return t, "forced", err
 	}
-	if e, ok := kernels.LookupTuned(dev, op, "cuda-mma"); ok {
-		if t, err := ParseMMATunables(e.Tunables); err == nil {
+	if e, ok := kernels.LookupTuned(dev, op, variant); ok {
+		if t, err := parse(e.Tunables); err == nil {
 			return t, "tuned", nil
 		}
 	}
-	return MMADefaults(prec, dev.Info().ComputeCapability), "table", nil
+	return table(), "table", nil
 }
 
 // tilesString writes the portable kernel's tunables as its candidates spell them.

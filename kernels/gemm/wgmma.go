@@ -131,16 +131,7 @@ func wgmmaCandidates(p Prec) []WGMMATunables {
 // wgmmaTunablesFor returns the tunables of the cuda-wgmma variant of op on dev and where
 // they came from: forced (Params.Tunables), tuned (prism tune's file), or the table.
 func wgmmaTunablesFor(dev *engine.Device, op string, p Prec, forced string) (WGMMATunables, string, error) {
-	if forced != "" {
-		t, err := ParseWGMMATunables(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, "cuda-wgmma"); ok {
-		if t, err := ParseWGMMATunables(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return WGMMADefaults(p), "table", nil
+	return tunablesFor(dev, op, "cuda-wgmma", forced, ParseWGMMATunables, func() WGMMATunables { return WGMMADefaults(p) })
 }
 
 // wgmmaLayout is how the kernel reads the MN-major B of the nn layout: mnSwap exchanges

@@ -19,13 +19,7 @@ import (
 // that one holds.
 func TestWGMMALayouts(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		p, _ := LookupPrecision("float16")
-		if _, err := NewWGMMA[engine.Half](dev, p); errors.Is(err, engine.ErrUnsupported) {
-			if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
-				t.Fatalf("%s should run wgmma: %v", dev.ID(), err)
-			}
-			t.Skip(err)
-		}
+		p := needWGMMA(t, dev)
 		rng := rand.New(rand.NewPCG(3, 3))
 		for _, bn := range []int{128, 256} {
 			for _, tb := range []bool{false, true} {
@@ -89,13 +83,7 @@ func wgmmaProduct(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GEMMSh
 // are on 16-byte boundaries (else the call runs on mma.sync).
 func TestWGMMAPersistent(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		p, _ := LookupPrecision("float16")
-		if _, err := NewWGMMA[engine.Half](dev, p); errors.Is(err, engine.ErrUnsupported) {
-			if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
-				t.Fatalf("%s should run wgmma: %v", dev.ID(), err)
-			}
-			t.Skip(err)
-		}
+		p := needWGMMA(t, dev)
 		defer func(c int) { wgmmaGridCap = c }(wgmmaGridCap)
 		wgmmaGridCap = 2
 		rng := rand.New(rand.NewPCG(5, 5))
@@ -123,4 +111,23 @@ func TestWGMMAPersistent(t *testing.T) {
 			w.Close()
 		}
 	})
+}
+
+// needWGMMA returns the float16 precision where dev runs wgmma.cu; it skips the test
+// elsewhere, and fails it on an sm_90 CUDA device that should have run it.
+func needWGMMA(t *testing.T, dev *engine.Device) Precision {
+	t.Helper()
+	p, _ := LookupPrecision("float16")
+	w, err := NewWGMMA[engine.Half](dev, p)
+	if errors.Is(err, engine.ErrUnsupported) {
+		if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
+			t.Fatalf("%s should run wgmma: %v", dev.ID(), err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	return p
 }
