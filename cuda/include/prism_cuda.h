@@ -26,6 +26,7 @@
 //     (one box of a tensor map into shared memory, completing on an mbarrier),
 //     prism_mbar_init, prism_mbar_expect_tx, prism_mbar_arrive and prism_mbar_wait (phase
 //     parity) on 64-bit shared-memory barriers;
+//   - prism_wgmma_desc (a wgmma matrix descriptor of a 128-byte swizzled operand);
 //   - thread-block clusters (sm_90): prism_tma_load_3d_multicast (one copy into every block
 //     of a mask), prism_cluster_rank, prism_cluster_sync and prism_mbar_arrive_cluster (an
 //     arrival on a barrier of another block of the cluster);
@@ -248,6 +249,14 @@ static __device__ __forceinline__ void prism_tma_load_3d(unsigned int dst, const
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
                "l"(tm), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
                : "memory");
+}
+
+// prism_wgmma_desc returns the wgmma matrix descriptor of an operand at shared address
+// addr in the 128-byte swizzled layout (mode 1 in bits 62-63), with leading and stride
+// byte offsets lead and stride (14 bits each of their 16-byte units).
+static __device__ __forceinline__ unsigned long long prism_wgmma_desc(unsigned int addr, unsigned int lead, unsigned int stride) {
+  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lead >> 4) & 0x3fffu) << 16 |
+         (unsigned long long)((stride >> 4) & 0x3fffu) << 32 | 1ull << 62;
 }
 
 // prism_tma_load_3d_multicast copies the box as prism_tma_load_3d does, into shared

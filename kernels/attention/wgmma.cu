@@ -85,13 +85,6 @@
 
 typedef unsigned short in_t;
 
-// desc returns the descriptor of an operand at shared address addr in the 128-byte swizzled
-// layout with leading and stride byte offsets lead and stride.
-static __device__ __forceinline__ unsigned long long desc(unsigned int addr, unsigned int lead, unsigned int stride) {
-  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lead >> 4) & 0x3fffu) << 16 |
-         (unsigned long long)((stride >> 4) & 0x3fffu) << 32 | 1ull << 62;
-}
-
 static __device__ __forceinline__ unsigned int pack(float lo, float hi) {
 #if PREC == 3
   return prism_pack_half2(lo, hi);
@@ -262,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         const unsigned int off = 32 * (ks % 4);
-        WGMMA_S(sc, desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), desc(sk + (ks / 4) * BOXKV + off, 16, 1024));
+        WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024));
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       wgmma_wait0<NS * 4>(sc);
@@ -326,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < BC / 16; ++kk) {
-        WGMMA_PV(acc, pa[kk], desc(sv + 2048 * kk, BOXKV, 1024));
+        WGMMA_PV(acc, pa[kk], prism_wgmma_desc(sv + 2048 * kk, BOXKV, 1024));
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       wgmma_wait0<NO * 4>(acc);

@@ -79,10 +79,7 @@
 
 // desc returns the matrix descriptor of a K-major operand at shared address addr in the
 // 128-byte swizzled layout (wgmma.cu's): 8-row groups 1024 bytes apart.
-static __device__ __forceinline__ unsigned long long desc(unsigned int addr) {
-  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)(16u >> 4) << 16 |
-         (unsigned long long)(1024u >> 4) << 32 | 1ull << 62;
-}
+static __device__ __forceinline__ unsigned long long desc(unsigned int addr) { return prism_wgmma_desc(addr, 16, 1024); }
 
 static __device__ __forceinline__ void wgmma_n128(float *d, unsigned long long da, unsigned long long db, int accumulate) {
   asm volatile(

@@ -153,12 +153,6 @@
 #endif
 #define STAGE ((STAGE_A + STAGE_B) * SPLIT)
 
-// desc returns the matrix descriptor of an operand at shared address addr in the 128-byte
-// swizzled layout, with leading and stride byte offsets lead and stride.
-static __device__ __forceinline__ unsigned long long desc(unsigned int addr, unsigned int lead, unsigned int stride) {
-  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lead >> 4) & 0x3fffu) << 16 |
-         (unsigned long long)((stride >> 4) & 0x3fffu) << 32 | 1ull << 62;
-}
 
 #if BN == 128
 static __device__ __forceinline__ void wgmma_m64n128k16(float *d, unsigned long long da, unsigned long long db, int accumulate) {
@@ -376,19 +370,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int ks = 0; ks < 4; ++ks) { // four instructions of 32 bytes of k each
-          const unsigned long long da = desc(sa + 32 * ks, 16, 1024);
+          const unsigned long long da = prism_wgmma_desc(sa + 32 * ks, 16, 1024);
 #if TRANS_B
-          const unsigned long long db = desc(sb + 32 * ks, 16, 1024);
+          const unsigned long long db = prism_wgmma_desc(sb + 32 * ks, 16, 1024);
 #elif MN_SWAP
-          const unsigned long long db = desc(sb + 2048 * ks, 1024, 64 * BK * 2);
+          const unsigned long long db = prism_wgmma_desc(sb + 2048 * ks, 1024, 64 * BK * 2);
 #else
-          const unsigned long long db = desc(sb + 2048 * ks, 64 * BK * 2, 1024);
+          const unsigned long long db = prism_wgmma_desc(sb + 2048 * ks, 64 * BK * 2, 1024);
 #endif
 #if SPLIT == 2
           // 3xTF32: the small products first, then big*big (CUTLASS's order).
           const unsigned int small = STAGE_A + STAGE_B;
-          WGMMA(acc, desc(sa + small + 32 * ks, 16, 1024), db, 1);
-          WGMMA(acc, da, desc(sb + small + 32 * ks, 16, 1024), 1);
+          WGMMA(acc, prism_wgmma_desc(sa + small + 32 * ks, 16, 1024), db, 1);
+          WGMMA(acc, da, prism_wgmma_desc(sb + small + 32 * ks, 16, 1024), 1);
 #endif
           WGMMA(acc, da, db, 1);
         }
