@@ -28,7 +28,7 @@ func TestRunSplitsSaysPlan(t *testing.T) {
 		defer d.Close()
 		devs = append(devs, d)
 	}
-	ops, err := suite.Match("map/axpy/float32", "sort/keys/float32")
+	ops, err := suite.Match("map/axpy/float32", "sort/keys/float32", "reduce/argmin/float32")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +36,13 @@ func TestRunSplitsSaysPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// map/axpy: a case on host data, then one on sharded data; sort/keys (no split on
-	// sharded data): its host case alone.
+	// map/axpy and sort/keys: a case on host data, then one on sharded data;
+	// reduce/argmin (no split on sharded data): its host case alone.
 	var got []string
 	for _, s := range rep.Splits {
 		got = append(got, s.Case+" "+s.Placement)
 	}
-	want := []string{"map/axpy/float32 host", "map/axpy/float32 sharded", "sort/keys/float32 host"}
+	want := []string{"map/axpy/float32 host", "map/axpy/float32 sharded", "reduce/argmin/float32 host", "sort/keys/float32 host", "sort/keys/float32 sharded"}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Fatalf("split cases %q, want %q", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 )
 
@@ -21,6 +22,12 @@ import (
 // their input order: the result is the one-device op's stable sort, keys and values bit
 // for bit. Runs are merged two by two, adjacent ones, until one is left: log2(runs)
 // passes over the keys.
+//
+// On sharded data (kernels.PlaceSharded) the keys (and values) are scattered by rows over
+// the devices with a share once, and each run sorts them where they lie with ShardedSort,
+// a sample sort whose keys are exchanged between the devices: the result is left on the
+// devices sharded by key range, device i holding the i-th range, and gathering the parts
+// in device order gives the one-device op's stable sort. Verify gathers it.
 
 // splitGroup is the work-group size and keys per work-item of the parts' sorters:
 // NewSorter's (the tests make them smaller under Oclgrind, as for the family's tests).
@@ -49,6 +56,14 @@ type sortSplitInstance[K SortKey] struct {
 	runs, runVals   []uint32
 	merged, mergedV []uint32
 	outVals         []uint32
+
+	// Sharded data (kernels.PlaceSharded): the input scattered by rows over the devices
+	// with a share (skeys, svals), sorted where it lies by ss (the parts' sorters), the
+	// result of the last Run left there (sout, soutV).
+	sharded      bool
+	skeys, sout  *shard.Buffer[K]
+	svals, soutV *shard.Buffer[uint32]
+	ss           *ShardedSort[K]
 }
 
 // sortPart is one device's part: its sorter, queue, range of keys and buffers.
@@ -134,8 +149,23 @@ func (pt *sortPart[K]) LoadProbe(ctx context.Context, units int) error {
 	return pt.upload(ctx, 0, size)
 }
 
+// RunProbe sorts the probe's first keys and reads them back; on sharded data it waits for
+// the sort instead, the keys left on the device as a sharded run leaves them.
 func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
-	return pt.sort(ctx, min(units, pt.in.n), pt.probeKeys, pt.probeValues)
+	n := min(units, pt.in.n)
+	if !pt.in.sharded {
+		return pt.sort(ctx, n, pt.probeKeys, pt.probeValues)
+	}
+	var err error
+	if pt.vsrc != nil {
+		err = pt.s.Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
+	} else {
+		err = pt.s.Keys(pt.q, pt.dst, pt.src, n, pt.in.order)
+	}
+	if err != nil {
+		return err
+	}
+	return pt.q.Finish(ctx)
 }
 
 func (pt *sortPart[K]) Load(ctx context.Context, off, units int) error {
@@ -176,15 +206,33 @@ func sortKeys[K SortKey](seed uint64, n int) []K {
 	return keys
 }
 
-func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, order SortOrder, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ kernels.SplitInstance, err error) {
+func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, order SortOrder, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (kernels.SplitInstance, error) {
+	in, err := setupSortSplitKeys[K](ctx, name, pairs, order, devs, p, o, nil)
+	if err != nil {
+		return nil, err // not a nil *sortSplitInstance in an interface
+	}
+	return in, nil
+}
+
+// setupSortSplitKeys sets the split up on keys, p.Size of them (nil: the one-device op's,
+// drawn from p.Seed).
+func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool, order SortOrder, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions, keys []K) (_ *sortSplitInstance[K], err error) {
 	if err := kernels.CheckPortableSplit(ctx, name, devs, p, o); err != nil {
+		return nil, err
+	}
+	if err := kernels.CheckSharded(name, o, true); err != nil {
 		return nil, err
 	}
 	if p.Size > MaxSortLen {
 		return nil, fmt.Errorf("kernels: %s: size %d above the sort's limit of %d: %w", name, p.Size, MaxSortLen, engine.ErrInvalidArg)
 	}
 	n := p.Size
-	in := &sortSplitInstance[K]{pairs: pairs, order: order, n: n, keys: sortKeys[K](p.Seed, n)}
+	if keys == nil {
+		keys = sortKeys[K](p.Seed, n)
+	} else if len(keys) != n {
+		return nil, fmt.Errorf("kernels: %s: %d keys for size %d: %w", name, len(keys), n, engine.ErrInvalidArg)
+	}
+	in := &sortSplitInstance[K]{pairs: pairs, order: order, n: n, keys: keys, sharded: o.Placement == kernels.PlaceSharded}
 	granule := 0 // the tile of the first device set up
 	in.SplitRun = kernels.NewSplitRun(name, devs, o, func(_ context.Context, d *engine.Device) (_ *sortPart[K], err error) {
 		pt := &sortPart[K]{in: in, dev: d}
@@ -218,10 +266,25 @@ func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, ord
 	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := in.Plan(ctx, n, granule); err != nil {
+	// A key's unit of data: the key and, for pairs, its value (a device alone on sharded
+	// data first gathers the other devices' keys).
+	unit := engine.SizeOf[K]()
+	if pairs {
+		unit += 4
+	}
+	if _, err := in.PlanPlaced(ctx, n, granule, unit); err != nil {
 		return nil, err
 	}
 	in.read = make([]K, n)
+	if in.sharded {
+		if pairs {
+			in.outVals = make([]uint32, n)
+		}
+		if err := in.scatter(ctx); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
 	in.runs, in.merged = make([]uint32, n), make([]uint32, n)
 	if pairs {
 		in.runVals, in.mergedV = make([]uint32, n), make([]uint32, n)
@@ -230,6 +293,75 @@ func setupSortSplit[K SortKey](ctx context.Context, name string, pairs bool, ord
 		return nil, err
 	}
 	return in, nil
+}
+
+// scatter lays the keys (and values) out by rows over the devices with a share, each
+// holding its share's on its part's queue, sorted there by the parts' sorters.
+func (in *sortSplitInstance[K]) scatter(ctx context.Context) error {
+	parts, counts, err := in.Sharing(ctx)
+	if err != nil {
+		return err
+	}
+	var qs []*engine.Queue
+	in.ss = &ShardedSort[K]{}
+	for _, pt := range parts {
+		if err := pt.closeBuffers(); err != nil { // the probe's
+			return err
+		}
+		qs = append(qs, pt.q)
+		in.ss.add(pt.dev, pt.s)
+	}
+	if in.skeys, err = shard.Scatter(ctx, qs, in.keys, shard.ByRows(1), counts); err != nil {
+		return err
+	}
+	if in.pairs {
+		in.svals, err = shard.Scatter(ctx, qs, in.vals, shard.ByRows(1), counts)
+	}
+	return err
+}
+
+// Placement says where the split's data lives.
+func (in *sortSplitInstance[K]) Placement() kernels.Placement {
+	if in.sharded {
+		return kernels.PlaceSharded
+	}
+	return kernels.PlaceHost
+}
+
+// Run sorts the keys: on sharded data where they lie (ShardedSort), the result left on
+// the devices by key range; else as SplitRun runs it.
+func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
+	if !in.sharded {
+		return in.SplitRun.Run(ctx)
+	}
+	if in.skeys == nil {
+		return fmt.Errorf("kernels: sort on sharded data: split instance closed: %w", engine.ErrClosed)
+	}
+	err := errors.Join(in.sout.Close(), in.soutV.Close())
+	in.sout, in.soutV = nil, nil
+	if err != nil {
+		return err
+	}
+	keys, vals, err := in.ss.Sort(ctx, in.skeys, in.svals, in.order)
+	if err != nil {
+		return err
+	}
+	if err := keys.Finish(ctx); err != nil {
+		return errors.Join(err, keys.Close(), vals.Close())
+	}
+	in.sout, in.soutV = keys, vals
+	return nil
+}
+
+// Close releases the sharded data and the sort's scratch, then the parts (and their
+// sorters, which ss borrows).
+func (in *sortSplitInstance[K]) Close() error {
+	errs := []error{in.sout.Close(), in.soutV.Close(), in.skeys.Close(), in.svals.Close()}
+	if in.ss != nil {
+		errs = append(errs, in.ss.closeScratch())
+	}
+	in.sout, in.soutV, in.skeys, in.svals, in.ss = nil, nil, nil, nil, nil
+	return errors.Join(append(errs, in.SplitRun.Close())...)
 }
 
 // merge merges the parts' sorted runs into the result, in input order on ties.
@@ -395,9 +527,14 @@ func unmapKeys[K SortKey](dst []K, src []uint32, order SortOrder) {
 	}
 }
 
-// Verify compares the merged result with the host radix sort, as the one-device op does.
+// Verify compares the merged result with the host radix sort, as the one-device op does;
+// on sharded data it gathers the result first, the parts in device order.
 func (in *sortSplitInstance[K]) Verify(ctx context.Context) error {
-	if err := in.CheckRan(); err != nil {
+	if in.sharded {
+		if err := in.gather(ctx); err != nil {
+			return err
+		}
+	} else if err := in.CheckRan(); err != nil {
 		return err
 	}
 	wantK, wantV := SortPairsRef(in.keys, in.vals, in.order)
@@ -406,6 +543,24 @@ func (in *sortSplitInstance[K]) Verify(ctx context.Context) error {
 	}
 	if in.pairs {
 		return kernels.CheckEqual("sort values", in.outVals, wantV)
+	}
+	return nil
+}
+
+// gather reads the result of the last Run on sharded data into out (outVals).
+func (in *sortSplitInstance[K]) gather(ctx context.Context) error {
+	if in.skeys == nil {
+		return fmt.Errorf("kernels: sort on sharded data: split instance closed: %w", engine.ErrClosed)
+	}
+	if in.sout == nil {
+		return fmt.Errorf("kernels: sort on sharded data: verify before a complete run: %w", engine.ErrInvalidArg)
+	}
+	if err := in.sout.GatherInto(ctx, in.read); err != nil {
+		return err
+	}
+	in.out = in.read
+	if in.pairs {
+		return in.soutV.GatherInto(ctx, in.outVals)
 	}
 	return nil
 }

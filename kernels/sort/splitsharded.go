@@ -1,0 +1,577 @@
+package sort
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
+)
+
+// ShardedSort sorts keys, alone or with uint32 values, sharded by rows over devices
+// (engine/shard) with a sample sort, and leaves the result on the devices sharded by key
+// range: each device holds one range of the keys, sorted, the ranges in device order, so
+// that gathering the parts in device order gives the one-device sort of the whole (Sorter),
+// keys and values bit for bit.
+//
+// A Sort of p parts runs in four steps:
+//  1. Every device sorts its part where it lies with its Sorter (stable), into a sorted run.
+//  2. Each run gives evenly spaced samples (sampleFactor*p - 1 of them), read back. A
+//     sample is a key with its place: (SortMapKey(key), part, position in the run), whose
+//     order is that of the stable sort of the whole (the parts lie in input order, and a
+//     stable local sort keeps equal keys in input order within a part). The host sorts the
+//     samples and picks p-1 splitters among them so that device j is predicted to end with
+//     as many keys as its part held (the planner's share): a faster device gets more.
+//  3. Each run is cut at the splitters: the keys of part i up to splitter j are those of a
+//     smaller mapped key, plus the equal ones when i precedes the splitter's part (up to the
+//     splitter's own position within its part), found by a binary search on the mapped
+//     keys, between the run's samples that bracket the splitter. Equal keys are so divided
+//     between devices too (a run of equal keys does not all land on one device), in input
+//     order. The pieces are exchanged (exchange): piece j of each run goes to device j.
+//  4. Each device holds its pieces concatenated in part order and sorts them in place with
+//     its Sorter: stable, so equal keys keep part order, which is input order.
+//
+// It holds a Sorter per device (its own from NewShardedSort) and scratch kept between
+// sorts: each device's sorted run and samples, and the host staging of the exchange. Not
+// safe for concurrent use.
+type ShardedSort[K SortKey] struct {
+	devs    []*engine.Device
+	sorters []*Sorter[K]
+	own     bool // the sorters are closed with it (NewShardedSort's)
+	// Scratch, by the index of the device in devs: the sorted runs, the samples.
+	runs    []*engine.Buffer[K]
+	runVals []*engine.Buffer[uint32]
+	samples []*engine.Buffer[K]
+	// The exchange's host staging, grown as needed.
+	stage     []K
+	stageVals []uint32
+}
+
+// sampleFactor is how many samples a run gives per device of a sort, less one: with 16,
+// a device's range of keys is predicted within about a sixteenth of the keys a part
+// holds (regular sampling oversampled; each sample costs a copy of one key on its device).
+const sampleFactor = 16
+
+// searchRead is the most keys the binary search of a cut reads back at once: above, it
+// narrows the range by reading single keys; at or below, it reads the range and ends on
+// the host.
+const searchRead = 4096
+
+// NewShardedSort builds the sort on every device of devs (those of the shards it will
+// sort).
+func NewShardedSort[K SortKey](devs []*engine.Device) (_ *ShardedSort[K], err error) {
+	s := &ShardedSort[K]{own: true}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	for _, d := range devs {
+		if d == nil {
+			return nil, fmt.Errorf("kernels: sharded sort: nil device: %w", engine.ErrInvalidArg)
+		}
+		srt, err := NewSorter[K](d)
+		if err != nil {
+			return nil, err
+		}
+		s.add(d, srt)
+	}
+	return s, nil
+}
+
+// add gives s the sorter srt of dev.
+func (s *ShardedSort[K]) add(dev *engine.Device, srt *Sorter[K]) {
+	s.devs, s.sorters = append(s.devs, dev), append(s.sorters, srt)
+	s.runs, s.runVals, s.samples = append(s.runs, nil), append(s.runVals, nil), append(s.samples, nil)
+}
+
+// on returns the index of dev in s.devs, -1 where s has no sorter for it.
+func (s *ShardedSort[K]) on(dev *engine.Device) int { return slices.Index(s.devs, dev) }
+
+// closeScratch releases the scratch buffers and the host staging.
+func (s *ShardedSort[K]) closeScratch() error {
+	var errs []error
+	for i := range s.runs {
+		errs = append(errs, s.runs[i].Close(), s.runVals[i].Close(), s.samples[i].Close())
+		s.runs[i], s.runVals[i], s.samples[i] = nil, nil, nil
+	}
+	s.stage, s.stageVals = nil, nil
+	return errors.Join(errs...)
+}
+
+// Close releases the scratch, and the sorters NewShardedSort built. Idempotent.
+func (s *ShardedSort[K]) Close() error {
+	if s == nil {
+		return nil
+	}
+	errs := []error{s.closeScratch()}
+	if s.own {
+		for _, srt := range s.sorters {
+			errs = append(errs, srt.Close())
+		}
+	}
+	s.devs, s.sorters, s.runs, s.runVals, s.samples = nil, nil, nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// place is a key of a sorted run with its place: its mapped key, its part and its position
+// in the part's run. Places compare in the order of the stable sort of the whole.
+type place struct {
+	key       uint32
+	part, pos int
+}
+
+func (a place) compare(b place) int {
+	if c := cmp.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.part, b.part); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.pos, b.pos)
+}
+
+// Sort sorts keys (and vals alongside, nil for keys alone) in order into new Buffers on
+// the same queues, which the caller closes: laid out by rows, device i holding the i-th
+// range of the sorted keys (possibly none). keys must be a 1-D array by rows
+// (shard.ByRows(1)) and vals, when given, laid out alike (shard.SameLayout); every part's
+// device must have a sorter in s. The inputs are left untouched. It returns once the last
+// sorts are enqueued (Gather or Finish waits); the exchange before them waits for the
+// devices.
+func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *shard.Buffer[uint32], order SortOrder) (_ *shard.Buffer[K], _ *shard.Buffer[uint32], err error) {
+	what := "sharded sort keys"
+	if vals != nil {
+		what = "sharded sort pairs"
+	}
+	if err := keys.Check(); err != nil {
+		return nil, nil, fmt.Errorf("kernels: %s: %w", what, err)
+	}
+	if l := keys.Layout(); l.Kind != shard.Rows || max(l.Cols, 1) != 1 {
+		return nil, nil, fmt.Errorf("kernels: %s: keys laid out by %s; the sort takes a 1-D array by rows (shard.ByRows(1)): %w", what, l, engine.ErrInvalidArg)
+	}
+	if vals != nil {
+		if err := shard.SameLayout(keys, vals); err != nil {
+			return nil, nil, fmt.Errorf("kernels: %s: values: %w", what, err)
+		}
+	}
+	if order != Ascending && order != Descending {
+		return nil, nil, fmt.Errorf("kernels: %s: %v: %w", what, order, engine.ErrInvalidArg)
+	}
+	parts := keys.Parts()
+	var vparts []shard.Part[uint32]
+	if vals != nil {
+		vparts = vals.Parts()
+	}
+	p := len(parts)
+	di := make([]int, p) // each part's device in s
+	for i, pt := range parts {
+		if di[i] = s.on(pt.Queue.Device()); di[i] < 0 {
+			return nil, nil, fmt.Errorf("kernels: %s: no sorter for %s (give it to NewShardedSort): %w", what, pt.Queue.Device().ID(), engine.ErrInvalidArg)
+		}
+	}
+	out := make([]*engine.Buffer[K], p)
+	var vout []*engine.Buffer[uint32]
+	if vals != nil {
+		vout = make([]*engine.Buffer[uint32], p)
+	}
+	defer func() {
+		if err != nil {
+			for i := range out {
+				out[i].Close()
+				if vout != nil {
+					vout[i].Close()
+				}
+			}
+		}
+	}()
+	fail := func(err error) (*shard.Buffer[K], *shard.Buffer[uint32], error) {
+		return nil, nil, fmt.Errorf("kernels: %s of %d keys over %d devices: %w", what, keys.Len(), p, err)
+	}
+	if p == 1 { // one device: its sort is the result
+		pt := parts[0]
+		if out[0], err = engine.NewBuffer[K](pt.Queue.Device(), pt.Len); err == nil && vals != nil {
+			vout[0], err = engine.NewBuffer[uint32](pt.Queue.Device(), pt.Len)
+		}
+		if err == nil {
+			var vd, vs *engine.Buffer[uint32]
+			if vals != nil {
+				vd, vs = vout[0], vparts[0].Buf
+			}
+			err = s.sortOn(di[0], pt.Queue, out[0], pt.Buf, vd, vs, pt.Len, order)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	} else {
+		// 1 and 2: the sorted runs and their samples.
+		samples := make([][]place, p)
+		err := eachPart(parts, func(i int) error {
+			var err error
+			samples[i], err = s.runAndSample(ctx, di[i], parts, vparts, i, order)
+			return err
+		})
+		if err != nil {
+			return fail(err)
+		}
+		splitters := pickSplitters(samples, keys.Counts())
+		// 3: the cuts, and the pieces exchanged.
+		cuts := make([][]int, p)
+		err = eachPart(parts, func(i int) error {
+			var err error
+			cuts[i], err = s.cut(ctx, di[i], parts[i], i, samples[i], splitters, order)
+			return err
+		})
+		if err != nil {
+			return fail(err)
+		}
+		if err := s.exchange(ctx, di, parts, cuts, out, vout); err != nil {
+			return fail(err)
+		}
+		// 4: each device sorts what it received.
+		err = eachPart(parts, func(i int) error {
+			var v *engine.Buffer[uint32]
+			if vout != nil {
+				v = vout[i]
+			}
+			return s.sortOn(di[i], parts[i].Queue, out[i], out[i], v, v, out[i].Len(), order)
+		})
+		if err != nil {
+			return fail(err)
+		}
+	}
+	qs := keys.Queues()
+	sk, err := shard.FromBuffers(qs, out, shard.ByRows(1))
+	if err != nil {
+		return fail(err)
+	}
+	if vals == nil {
+		return sk, nil, nil
+	}
+	sv, err := shard.FromBuffers(qs, vout, shard.ByRows(1))
+	if err != nil {
+		out = make([]*engine.Buffer[K], p) // sk holds them now
+		return nil, nil, errors.Join(fmt.Errorf("kernels: %s: %w", what, err), sk.Close())
+	}
+	return sk, sv, nil
+}
+
+// sortOn enqueues the stable sort of the first n keys of src into dst on q with the
+// sorter of device d, the values of vsrc into vdst alongside when they are not nil.
+func (s *ShardedSort[K]) sortOn(d int, q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
+	if n == 0 {
+		return nil
+	}
+	if vdst == nil {
+		return s.sorters[d].Keys(q, dst, src, n, order)
+	}
+	return s.sorters[d].Pairs(q, dst, src, vdst, vsrc, n, order)
+}
+
+// samplePositions returns the positions of the samples of a run of n keys over p devices:
+// sampleFactor*p - 1 evenly spaced, without repeats (fewer where n is smaller).
+func samplePositions(n, p int) []int {
+	k := sampleFactor * p
+	var pos []int
+	for j := 1; j < k; j++ {
+		if r := j * n / k; len(pos) == 0 || r != pos[len(pos)-1] {
+			pos = append(pos, r)
+		}
+	}
+	return pos
+}
+
+// runAndSample sorts part i (values alongside) into the sorted run of device d and
+// returns the run's samples, their keys read back.
+func (s *ShardedSort[K]) runAndSample(ctx context.Context, d int, parts []shard.Part[K], vparts []shard.Part[uint32], i int, order SortOrder) ([]place, error) {
+	pt := parts[i]
+	if pt.Len == 0 {
+		return nil, nil
+	}
+	dev := pt.Queue.Device()
+	var err error
+	if s.runs[d], err = grow(dev, s.runs[d], pt.Len); err != nil {
+		return nil, err
+	}
+	var vd, vs *engine.Buffer[uint32]
+	if vparts != nil {
+		if s.runVals[d], err = grow(dev, s.runVals[d], pt.Len); err != nil {
+			return nil, err
+		}
+		vd, vs = s.runVals[d], vparts[i].Buf
+	}
+	if err := s.sortOn(d, pt.Queue, s.runs[d], pt.Buf, vd, vs, pt.Len, order); err != nil {
+		return nil, err
+	}
+	pos := samplePositions(pt.Len, len(parts))
+	if len(pos) == 0 {
+		return nil, nil
+	}
+	if s.samples[d], err = grow(dev, s.samples[d], len(pos)); err != nil {
+		return nil, err
+	}
+	for k, r := range pos { // enqueued: one read back for them all
+		if err := s.samples[d].CopyFrom(pt.Queue, k, s.runs[d], r, 1); err != nil {
+			return nil, err
+		}
+	}
+	got := make([]K, len(pos))
+	if err := s.samples[d].Read(ctx, pt.Queue, 0, got); err != nil {
+		return nil, err
+	}
+	out := make([]place, len(pos))
+	for k, r := range pos {
+		out[k] = place{SortMapKey(got[k], order), i, r}
+	}
+	return out, nil
+}
+
+// The splitters that place every key after, or before, them.
+var (
+	beforeAll = place{0, -1, 0}
+	afterAll  = place{^uint32(0), 1 << 62, 0}
+)
+
+// pickSplitters returns the p-1 splitters of parts of the given counts from their
+// samples: splitter j ends the keys of device j. The samples are sorted, each standing for
+// the keys of its part between it and the part's sample before (the part's count over its
+// samples plus one); splitter j is the first sample at which those keys, summed in order,
+// reach the keys the parts up to j held, so that each device is predicted to end with as
+// many keys as its part held. A device whose part held none gets none.
+func pickSplitters(samples [][]place, counts []int) []place {
+	p := len(counts)
+	var all []place
+	for _, smp := range samples {
+		all = append(all, smp...)
+	}
+	slices.SortFunc(all, place.compare)
+	weight := make([]float64, p) // the keys a sample of part i stands for
+	for i, smp := range samples {
+		if len(smp) > 0 {
+			weight[i] = float64(counts[i]) / float64(len(smp)+1)
+		}
+	}
+	splitters := make([]place, p-1)
+	target, k, reached := 0, 0, 0.0
+	for j := range splitters {
+		target += counts[j]
+		if target == 0 {
+			splitters[j] = beforeAll
+			continue
+		}
+		for k < len(all) && reached+weight[all[k].part] < float64(target) {
+			reached += weight[all[k].part]
+			k++
+		}
+		if k == len(all) {
+			splitters[j] = afterAll
+			continue
+		}
+		splitters[j] = all[k]
+	}
+	return splitters
+}
+
+// cut returns where the splitters cut part i's sorted run on device d: cut[j] is the end
+// of the keys of device j (the count of the run's places up to splitters[j]), the last
+// the run's length. The keys of the run's samples bound each binary search.
+func (s *ShardedSort[K]) cut(ctx context.Context, d int, pt shard.Part[K], i int, samples []place, splitters []place, order SortOrder) ([]int, error) {
+	cuts := make([]int, len(splitters)+1)
+	cuts[len(splitters)] = pt.Len
+	for j, sp := range splitters {
+		if pt.Len == 0 {
+			continue
+		}
+		if sp.part == i {
+			cuts[j] = sp.pos + 1
+			continue
+		}
+		// The run's places up to sp: its keys below sp.key (i after sp's part), or up to
+		// sp.key (i before it). past(m) says whether a key of mapped value m is past sp.
+		past := func(m uint32) bool { return m >= sp.key }
+		if i < sp.part {
+			past = func(m uint32) bool { return m > sp.key }
+		}
+		lo, hi := 0, pt.Len // the first key past sp lies in [lo, hi]
+		for _, smp := range samples {
+			if past(smp.key) {
+				hi = min(hi, smp.pos)
+			} else {
+				lo = max(lo, smp.pos+1)
+			}
+		}
+		c, err := s.search(ctx, d, pt.Queue, lo, hi, past, order)
+		if err != nil {
+			return nil, err
+		}
+		cuts[j] = c
+	}
+	return cuts, nil
+}
+
+// search returns the first position in [lo, hi) of device d's sorted run whose mapped key
+// is past (past is false, then true, along the run), hi where none is: a binary search
+// reading single keys until at most searchRead remain, which it reads at once.
+func (s *ShardedSort[K]) search(ctx context.Context, d int, q *engine.Queue, lo, hi int, past func(uint32) bool, order SortOrder) (int, error) {
+	run := s.runs[d]
+	one := make([]K, 1)
+	for hi-lo > searchRead {
+		mid := int(uint(lo+hi) >> 1)
+		if err := run.Read(ctx, q, mid, one); err != nil {
+			return 0, err
+		}
+		if past(SortMapKey(one[0], order)) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo >= hi {
+		return lo, nil
+	}
+	keys := make([]K, hi-lo)
+	if err := run.Read(ctx, q, lo, keys); err != nil {
+		return 0, err
+	}
+	k, _ := slices.BinarySearchFunc(keys, true, func(k K, _ bool) int {
+		if past(SortMapKey(k, order)) {
+			return 1
+		}
+		return -1
+	})
+	return lo + k, nil
+}
+
+// exchange moves the pieces of the sorted runs to their devices and returns, in out
+// (vout), each device's keys (values) in new buffers of their lengths, nil for none: piece
+// j of part i, the run's keys cuts[i][j-1] to cuts[i][j], is placed on device j after the
+// pieces of the parts before i.
+//
+// The exchange is host-staged, the transport between OpenCL devices: a piece that leaves
+// its device is read back into host memory, each part's pieces concurrently, then written
+// to its device, each device's concurrently (those before and those after its own piece in
+// one write each); the piece that stays is copied on its device. A peer-to-peer path (CUDA
+// peer copies, NCCL send and receive) would replace this function alone: it takes the runs
+// and their cuts and gives each device its pieces in part order.
+func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.Part[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) error {
+	p := len(parts)
+	piece := func(i, j int) (int, int) { // piece j of part i: its range in run i
+		lo := 0
+		if j > 0 {
+			lo = cuts[i][j-1]
+		}
+		return lo, cuts[i][j]
+	}
+	// at[i][j]: where piece j of part i starts among device j's keys; base[j]: where device
+	// j's keys start in the host staging.
+	at := make([][]int, p)
+	recv, base := make([]int, p), make([]int, p+1)
+	for i := range p {
+		at[i] = make([]int, p)
+		for j := range p {
+			lo, hi := piece(i, j)
+			at[i][j] = recv[j]
+			recv[j] += hi - lo
+		}
+	}
+	for j := range p {
+		base[j+1] = base[j] + recv[j]
+	}
+	n := base[p]
+	if len(s.stage) < n {
+		s.stage = make([]K, n)
+	}
+	if vout != nil && len(s.stageVals) < n {
+		s.stageVals = make([]uint32, n)
+	}
+	// Out: every piece that leaves its device, read back into its place.
+	err := eachPart(parts, func(i int) error {
+		q, d := parts[i].Queue, di[i]
+		for j := range p {
+			lo, hi := piece(i, j)
+			if j == i || lo == hi {
+				continue
+			}
+			h := base[j] + at[i][j]
+			if err := s.runs[d].Read(ctx, q, lo, s.stage[h:h+hi-lo]); err != nil {
+				return err
+			}
+			if vout != nil {
+				if err := s.runVals[d].Read(ctx, q, lo, s.stageVals[h:h+hi-lo]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("exchange, reading back: %w", err)
+	}
+	// In: each device's pieces, written around its own, copied on the device.
+	err = eachPart(parts, func(j int) error {
+		if recv[j] == 0 {
+			return nil
+		}
+		q, d, dev := parts[j].Queue, di[j], parts[j].Queue.Device()
+		var err error
+		if out[j], err = engine.NewBuffer[K](dev, recv[j]); err != nil {
+			return err
+		}
+		if vout != nil {
+			if vout[j], err = engine.NewBuffer[uint32](dev, recv[j]); err != nil {
+				return err
+			}
+		}
+		lo, hi := piece(j, j)
+		own, rest := at[j][j], at[j][j]+hi-lo
+		if err := exchangeIn(ctx, q, out[j], s.runs[d], s.stage[base[j]:base[j+1]], own, rest, lo); err != nil {
+			return err
+		}
+		if vout != nil {
+			return exchangeIn(ctx, q, vout[j], s.runVals[d], s.stageVals[base[j]:base[j+1]], own, rest, lo)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("exchange, writing: %w", err)
+	}
+	return nil
+}
+
+// exchangeIn fills dst, a device's received elements: staged[:own] and staged[rest:]
+// written from the host, and run[from:from+rest-own], its own piece, copied on the device
+// to dst[own:rest].
+func exchangeIn[T engine.Scalar](ctx context.Context, q *engine.Queue, dst, run *engine.Buffer[T], staged []T, own, rest, from int) error {
+	if own > 0 {
+		if err := dst.Write(ctx, q, 0, staged[:own]); err != nil {
+			return err
+		}
+	}
+	if rest < len(staged) {
+		if err := dst.Write(ctx, q, rest, staged[rest:]); err != nil {
+			return err
+		}
+	}
+	return dst.CopyFrom(q, own, run, from, rest-own)
+}
+
+// eachPart calls f for every part, each in its own goroutine, and returns once all have
+// returned: nil, or their errors joined in device order, each naming its device.
+func eachPart[T engine.Scalar](parts []shard.Part[T], f func(i int) error) error {
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(i); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", parts[i].Queue.Device().ID(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,344 @@
+package sort
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/shard"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// TestSortSplitSharded sets the sort ops up on sharded data (the keys, and values for pairs,
+// scattered by rows; each run sorting them where they lie and leaving them there by key
+// range) and checks them as kerneltest.CheckSplitSharded does: placement said, no verify
+// before a run, verified after each of two runs (Verify gathers the parts in device order
+// and compares with the host sort bit for bit), the gather a device alone would pay in
+// measured shares. Sizes of 1 and 7 keys leave a device nothing; a size of 0 is refused.
+func TestSortSplitSharded(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	smallSplitTiles(t)
+	cases := []kerneltest.ShardedCase{
+		{Op: "sort/keys/uint32", Size: 100003, Frac: []float64{0.5, 0.5}},
+		{Op: "sort/pairs/uint32", Size: 100003, Frac: []float64{0.13, 0.87}},
+		{Op: "sort/keys/float32", Size: 1000, Frac: []float64{0.5, 0.5}},
+		{Op: "sort/desc/float32", Size: 7, Frac: []float64{0, 1}},
+		{Op: "sort/pairs/uint32", Size: 1, Frac: []float64{1, 0}},
+		{Op: "sort/desc/float32", Size: 100003},
+	}
+	if kerneltest.Small() { // Oclgrind: small sizes
+		cases = []kerneltest.ShardedCase{{Op: "sort/pairs/uint32", Size: 3*64*4 + 5, Frac: []float64{0.5, 0.5}}}
+	}
+	kerneltest.CheckSplitSharded(t, Family(), devs, cases)
+	_, err := Family().Ops[0].Split(t.Context(), devs, kernels.Params{}, kernels.SplitOptions{Placement: kernels.PlaceSharded})
+	if !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("size 0 on sharded data: %v, want invalid argument", err)
+	}
+}
+
+// TestSortSplitShardedKeys runs the split on sharded data over keys chosen to find order
+// faults: float32 keys with both zeros, NaNs of both signs and payloads, infinities and
+// subnormals, ascending and descending, and uint32 pairs of few distinct keys (stability
+// across parts), at a size that gives both devices a part. Verify must catch a key changed
+// on a device; a closed instance refuses to run.
+func TestSortSplitShardedKeys(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	smallSplitTiles(t)
+	s, err := newSorter[uint32](devs[0], splitGroup[0], splitGroup[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 3*s.Tile() + 5
+	s.Close()
+	frac := kerneltest.Evenly(len(devs))
+	o := kernels.SplitOptions{Fractions: frac, Placement: kernels.PlaceSharded}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, order := range []SortOrder{Ascending, Descending} {
+		t.Run("float32/"+order.String(), func(t *testing.T) {
+			in, err := setupSortSplitKeys(t.Context(), "sort/keys/float32", false, order, devs, kernels.Params{Size: n}, o, specialFloats(rng, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			checkShardedRuns(t, in)
+		})
+	}
+	t.Run("pairs/uint32/few keys", func(t *testing.T) {
+		keys := make([]uint32, n)
+		for i := range keys {
+			keys[i] = uint32(rng.IntN(4))
+		}
+		in, err := setupSortSplitKeys(t.Context(), "sort/pairs/uint32", true, Ascending, devs, kernels.Params{Size: n}, o, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		checkShardedRuns(t, in)
+		// A key changed on the device that holds the last range: Verify gathers and sees it.
+		parts := in.sout.Parts()
+		last := parts[len(parts)-1]
+		if err := last.Buf.Write(t.Context(), last.Queue, last.Len-1, []uint32{7}); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
+			t.Errorf("verify after a key changed on %s: %v, want a verify error", last.Queue.Device().ID(), err)
+		}
+		if err := in.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Run(t.Context()); !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("run after close: %v, want closed", err)
+		}
+		if err := in.Verify(t.Context()); !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("verify after close: %v, want closed", err)
+		}
+	})
+}
+
+// checkShardedRuns runs in twice, verifying each, and checks that every device of the
+// scatter held a part of the input and of the result.
+func checkShardedRuns[K SortKey](t *testing.T, in *sortSplitInstance[K]) {
+	t.Helper()
+	for range 2 {
+		if err := in.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Verify(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := in.skeys.Counts(); len(c) < 2 {
+		t.Fatalf("input over %v: want a part on every device", c)
+	}
+	for i, c := range in.sout.Counts() {
+		if c == 0 {
+			t.Errorf("device %d holds no key of the result (%v)", i, in.sout.Counts())
+		}
+	}
+}
+
+// specialFloats returns n float32 keys, half of them drawn from both zeros, NaNs of both
+// signs (quiet and signalling payloads), infinities, subnormals and a few small values
+// (many equal keys), the others random over many binades.
+func specialFloats(rng *rand.Rand, n int) []float32 {
+	nan := math.Float32frombits
+	pool := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		nan(0x7fc00000), nan(0x7fc00001), nan(0xffc00000), nan(0x7f800001), nan(0xff800001),
+		1e-45, -1e-45, -3.5, 7, 1, -1}
+	keys := make([]float32, n)
+	for i := range keys {
+		if rng.IntN(2) == 0 {
+			keys[i] = pool[rng.IntN(len(pool))]
+		} else {
+			keys[i] = float32(math.Ldexp(2*rng.Float64()-1, rng.IntN(40)-20))
+		}
+	}
+	return keys
+}
+
+// shardedDevices returns the split devices, with the first opened once more where there
+// are two (three parts: splitters between parts that neither begin nor end the order).
+func shardedDevices(t *testing.T) []*engine.Device {
+	devs := kerneltest.SplitDevices(t, false)
+	if len(devs) == 2 {
+		d, err := engine.Open(context.Background(), devs[0].ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		devs = append(devs, d)
+	}
+	return devs
+}
+
+// TestSplitShardedSort sorts keys scattered by rows with ShardedSort and checks, for each
+// count of parts from 1 to the devices found (three at least), key type, order and layout
+// of the parts (even, uneven, all on the first, all on the last), that the gathered result
+// is the host's stable sort bit for bit (values too), that the input is left as it was,
+// and that a second sort gives the same. Where the input is even and large, each device
+// ends with about its part's count of keys, also when every key is equal (equal keys are
+// divided between devices too, in input order).
+func TestSplitShardedSort(t *testing.T) {
+	if kerneltest.Small() {
+		t.Skip("Oclgrind: the split tests of the family cover the sharded sort at small sizes")
+	}
+	devs := shardedDevices(t)
+	qs := kerneltest.Queues(t, devs)
+	su, err := NewShardedSort[uint32](devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close()
+	sf, err := NewShardedSort[float32](devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for p := 1; p <= len(devs); p++ {
+		for _, n := range []int{1, 7, 1000, 100003} {
+			layouts := map[string][]int{"even": shard.Even(n, p)}
+			if p > 1 {
+				layouts["first"], layouts["last"], layouts["uneven"] = oneHolds(n, p, 0), oneHolds(n, p, p-1), uneven(n, p)
+			}
+			for lname, counts := range layouts {
+				name := fmt.Sprintf("p=%d/n=%d/%s", p, n, lname)
+				balanced := lname == "even" && n == 100003
+				uk := make([]uint32, n)
+				for i := range uk {
+					uk[i] = rng.Uint32()
+				}
+				checkShardedSort(t, name+"/uint32", su, qs[:p], uk, counts, Ascending, false, balanced)
+				few := make([]uint32, n)
+				for i := range few {
+					few[i] = uint32(rng.IntN(3))
+				}
+				checkShardedSort(t, name+"/pairs few keys", su, qs[:p], few, counts, Descending, true, balanced)
+				fk := specialFloats(rng, n)
+				for _, o := range []SortOrder{Ascending, Descending} {
+					checkShardedSort(t, name+"/float32 "+o.String(), sf, qs[:p], fk, counts, o, o == Descending, balanced)
+				}
+				if balanced {
+					checkShardedSort(t, name+"/pairs equal keys", su, qs[:p], make([]uint32, n), counts, Ascending, true, true)
+				}
+			}
+		}
+	}
+}
+
+// oneHolds returns counts of n over p parts, all on part i.
+func oneHolds(n, p, i int) []int {
+	c := make([]int, p)
+	c[i] = n
+	return c
+}
+
+// uneven returns counts of n over p parts, the first holding 13% and the others the rest
+// evenly.
+func uneven(n, p int) []int {
+	c := append([]int{n * 13 / 100}, shard.Even(n-n*13/100, p-1)...)
+	return c
+}
+
+// checkShardedSort scatters keys (with values 0..n-1 when pairs) over qs by counts, sorts
+// them twice with s and checks the gathered results against SortPairsRef bit for bit and
+// the input against keys; balanced asks each device to end within an eighth of the keys of
+// its part's count.
+func checkShardedSort[K SortKey](t *testing.T, name string, s *ShardedSort[K], qs []*engine.Queue, keys []K, counts []int, order SortOrder, pairs, balanced bool) {
+	t.Helper()
+	ctx := t.Context()
+	n := len(keys)
+	var idx []uint32
+	sk, err := shard.Scatter(ctx, qs, keys, shard.ByRows(1), counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sk.Close()
+	var sv *shard.Buffer[uint32]
+	if pairs {
+		idx = make([]uint32, n)
+		for i := range idx {
+			idx[i] = uint32(i)
+		}
+		if sv, err = shard.Scatter(ctx, qs, idx, shard.ByRows(1), counts); err != nil {
+			t.Fatal(err)
+		}
+		defer sv.Close()
+	}
+	wantK, wantV := SortPairsRef(keys, idx, order)
+	for run := range 2 {
+		ok, ov, err := s.Sort(ctx, sk, sv, order)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := ok.Gather(ctx)
+		if err == nil && pairs {
+			var gotV []uint32
+			if gotV, err = ov.Gather(ctx); err == nil {
+				err = kernels.CheckEqual(name+" values", gotV, wantV)
+			}
+		}
+		if err == nil {
+			err = CheckSortedKeys(name+" keys", got, wantK)
+		}
+		outCounts := ok.Counts()
+		ok.Close()
+		ov.Close()
+		if err != nil {
+			t.Fatalf("%s (run %d, parts of %v, result over %v): %v", name, run+1, counts, outCounts, err)
+		}
+		if pairs != (ov != nil) {
+			t.Fatalf("%s: values result %v with pairs %v", name, ov, pairs)
+		}
+		for i, c := range outCounts {
+			if balanced && math.Abs(float64(c-counts[i])) > float64(n)/8 {
+				t.Errorf("%s: device %d ends with %d keys, its part held %d (result over %v)", name, i, c, counts[i], outCounts)
+			}
+		}
+	}
+	in, err := sk.Gather(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckSortedKeys(name+" input after the sort", in, keys); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSplitShardedSortInvalid: ShardedSort refuses keys not laid out by rows of one, values
+// laid out otherwise, a device it has no sorter for, an unknown order and closed keys.
+func TestSplitShardedSortInvalid(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	qs := kerneltest.Queues(t, devs)
+	s, err := NewShardedSort[uint32](devs[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	keys := make([]uint32, 100)
+	scatter := func(qs []*engine.Queue, l shard.Layout, counts []int) *shard.Buffer[uint32] {
+		b, err := shard.Scatter(ctx, qs, keys, l, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	one := scatter(qs[:1], shard.ByRows(1), []int{100})
+	closed := scatter(qs[:1], shard.ByRows(1), []int{100})
+	closed.Close()
+	for _, c := range []struct {
+		name       string
+		keys, vals *shard.Buffer[uint32]
+		order      SortOrder
+		want       error
+	}{
+		{"by blocks", scatter(qs[:1], shard.ByBlocks(10), nil), nil, Ascending, engine.ErrInvalidArg},
+		{"rows of 2", scatter(qs[:1], shard.ByRows(2), []int{50}), nil, Ascending, engine.ErrInvalidArg},
+		{"values laid out otherwise", one, scatter(qs[:1], shard.ByBlocks(10), nil), Ascending, engine.ErrInvalidArg},
+		{"a device without a sorter", scatter(qs[:2], shard.ByRows(1), []int{50, 50}), nil, Ascending, engine.ErrInvalidArg},
+		{"unknown order", one, nil, SortOrder(7), engine.ErrInvalidArg},
+		{"closed keys", closed, nil, Ascending, engine.ErrClosed},
+		{"nil keys", nil, nil, Ascending, engine.ErrInvalidArg},
+	} {
+		k, v, err := s.Sort(ctx, c.keys, c.vals, c.order)
+		if !errors.Is(err, c.want) || k != nil || v != nil {
+			t.Errorf("%s: %v (result %v, %v), want %v", c.name, err, k, v, c.want)
+		}
+	}
+	if _, err := NewShardedSort[uint32]([]*engine.Device{nil}); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("NewShardedSort of a nil device: %v, want invalid argument", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+}
