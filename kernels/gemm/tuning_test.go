@@ -278,14 +278,15 @@ func TestParseTunables(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, want string }{
-		{"BN=256 STAGES=4 CLUSTER=1 PERSISTENT=0", "GROUP_M missing"},
-		{"BN=192 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0", "BN must be 128 or 256"},
-		{"BN=256 STAGES=1 CLUSTER=1 GROUP_M=8 PERSISTENT=0", "STAGES must be 2 to 8"},
-		{"BN=256 STAGES=4 CLUSTER=4 GROUP_M=8 PERSISTENT=0", "CLUSTER must be 1 or 2"},
-		{"BN=256 STAGES=4 CLUSTER=2 GROUP_M=3 PERSISTENT=0", "GROUP_M must be a multiple of CLUSTER"},
-		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 WARPS=2x4", "unknown tunable WARPS (BN, STAGES, CLUSTER, GROUP_M, PERSISTENT)"},
-		{"BN=256 STAGES=four CLUSTER=1 GROUP_M=8 PERSISTENT=0", "STAGES=four is not a positive integer"},
-		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=2", "PERSISTENT=2 is not 0 or 1"},
+		{"BN=256 STAGES=4 CLUSTER=1 PERSISTENT=0 SPLIT_K=0", "GROUP_M missing"},
+		{"BN=192 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "BN must be 128 or 256"},
+		{"BN=256 STAGES=1 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "STAGES must be 2 to 8"},
+		{"BN=256 STAGES=4 CLUSTER=4 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "CLUSTER must be 1 or 2"},
+		{"BN=256 STAGES=4 CLUSTER=2 GROUP_M=3 PERSISTENT=0 SPLIT_K=0", "GROUP_M must be a multiple of CLUSTER"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0 WARPS=2x4", "unknown tunable WARPS (BN, STAGES, CLUSTER, GROUP_M, PERSISTENT, SPLIT_K)"},
+		{"BN=256 STAGES=four CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "STAGES=four is not a positive integer"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=2 SPLIT_K=0", "PERSISTENT=2 is not 0 or 1"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=65", "SPLIT_K=65 is not 0 (each call chooses) to 64"},
 	} {
 		if _, err := ParseWGMMATunables(c.in); !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
 			t.Errorf("ParseWGMMATunables(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)

@@ -16,7 +16,7 @@
 // BN/2 float accumulators each thread holds.
 //
 // Arguments (row-major as mma.cu's; A stored m x k, B stored k x n or, TRANS_B, n x k):
-//   gemm_wgmma(tmA, tmB, d, c, alpha, beta, m, n, ldc, strideC, k)
+//   gemm_wgmma(tmA, tmB, tmA2, tmB2, d, c, alpha, beta, m, n, ldc, strideC, k, ws, kt_per)
 //     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {BK, 128, 1},
 //       128-byte swizzle; tmB: of B as {n, k, batch} with box {64, 64, 1} (nn: MN-major) or
 //       {k, n, batch} with box {BK, BN, 1} (TRANS_B: K-major), 128-byte swizzle; BK = 64
@@ -24,6 +24,9 @@
 //       carry lda, ldb, strideA and strideB (multiples of 8 elements: TMA's 16-byte rule).
 //     d[z*strideC + i*ldc + j] = alpha * sum_l A_z[i][l] * op(B_z)[l][j] + beta * c[...]
 //     z = blockIdx.z. When beta == 0, c is not read; d may be c.
+//     kt_per > 0: split-K, grid row y = blockIdx.y (of gridDim.y) takes the k steps y*kt_per
+//       to (y+1)*kt_per and stores its partial sums in ws[((z*gridDim.y + y)*m + i)*n + j]
+//       instead of D; gemm_splitk_reduce then writes D. kt_per == 0: one pass, ws unused.
 //
 // Semantics: A, B IEEE binary16 (PREC 3), bfloat16 (PREC 4), OCP float8 E4M3 (PREC 6) or
 //   E5M2 (PREC 7) bits, products exact, accumulated in float32 by the tensor cores (about 14
@@ -47,7 +50,7 @@
 //             tiles id, id + the grid's clusters, ...: the producer copies the next tile's
 //             first stages while the consumers store the last tile's D         default 0
 // Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2
-// Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), 1, batch) blocks of
+// Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
 //   BN) * 128 bytes + 1024 (the stages start on a 1024-byte boundary, the 128-byte
@@ -285,7 +288,7 @@ static __device__ __forceinline__ void tile_origin(int id, int tiles_mc, int til
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB,
                const PRISM_GRID_CONSTANT prism_tensor_map tmA2, const PRISM_GRID_CONSTANT prism_tensor_map tmB2, float *d,
-               const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k) {
+               const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k, float *ws, int kt_per) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ __attribute__((aligned(8))) unsigned long long bars[2 * STAGES]; // full[s], then empty[s]
   const unsigned int sbase = (prism_smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -308,7 +311,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const int first = blockIdx.x / CLUSTER_M, step = ntiles;
 #endif
   const int wg = threadIdx.x >> 7;
-  const int ktiles = (k + BK - 1) / BK;
+  // Split-K (kt_per > 0): the blocks of grid row blockIdx.y take k steps kt0.. of kt_per
+  // and store their partial products in ws, which gemm_splitk_reduce sums into D.
+  const int ktiles_all = (k + BK - 1) / BK;
+  const int kt0 = kt_per > 0 ? blockIdx.y * kt_per : 0;
+  const int kt1 = kt_per > 0 && kt0 + kt_per < ktiles_all ? kt0 + kt_per : ktiles_all;
+  const int ktiles = kt1 > kt0 ? kt1 - kt0 : 0;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -330,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int id = first; id < ntiles; id += step) {
         int m0, n0;
         tile_origin(id, tiles_mc, tiles_n, rank, m0, n0);
-        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        for (int kt = kt0; kt < kt1; ++kt, ++it) {
           const int s = it % STAGES;
           if (it >= STAGES) {
             prism_mbar_wait(empty + 8 * s, ((it / STAGES) + 1) & 1); // the consumers released round it/STAGES - 1
@@ -352,6 +360,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     c += (long long)z * strideC;
     d += (long long)z * strideC;
     const bool pair = ((ldc | strideC) & 1) == 0 && ((unsigned long long)d & 7) == 0;
+    float *part = ws + ((long long)z * gridDim.y + blockIdx.y) * m * n; // split-K's slice
+    const bool ppair = (n & 1) == 0 && ((unsigned long long)part & 7) == 0;
     const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
     const int g = lane >> 2, t = lane & 3;
     int it = 0; // k steps consumed so far, as the producer counts them
@@ -403,12 +413,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // column 8*(i/4) + 2*t + i%2 (the m16n8 layout, per warp of the warpgroup):
       // accumulators i and i+1 (i even) are two neighbours of one row, one 8-byte store
       // where D's rows and matrices start on 8-byte boundaries. With PERSISTENT, the
-      // producer copies the next tile's first stages meanwhile.
+      // producer copies the next tile's first stages meanwhile. Split-K: the partial sums
+      // as they are, into the block's m x n slice of ws (rows n apart).
 #pragma unroll
       for (int i = 0; i < BN / 2; i += 2) {
         const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
         const int col = n0 + 8 * (i >> 2) + 2 * t;
-        store2(d, c, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1]);
+        if (kt_per > 0) {
+          store2(part, part, 1.0f, 0.0f, row, col, m, n, n, ppair, acc[i], acc[i + 1]);
+        } else {
+          store2(d, c, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1]);
+        }
       }
     }
   }
@@ -416,6 +431,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // Neither block leaves while the other may still arrive on its barriers.
   prism_cluster_sync();
 #endif
+}
+
+// gemm_splitk_reduce finishes a split-K GEMM: d[z*strideC + i*ldc + j] = alpha * sum over
+// the splits y of ws[((z*splits + y)*m + i)*n + j] + beta * c[...] (c not read when beta is
+// 0; d may be c), the splits added in order. Launch: 2D grid (any multiple of 256
+// work-items, batch) of 256 threads; each takes elements i*n + j in strides of the grid.
+extern "C" __global__ void __launch_bounds__(256) gemm_splitk_reduce(float *d, const float *c, const float *ws, float alpha, float beta,
+                                                                    int m, int n, int ldc, int strideC, int splits) {
+  const long long mn = (long long)m * n;
+  const int z = blockIdx.y;
+  const float *w = ws + (long long)z * splits * mn;
+  for (long long e = (long long)blockIdx.x * 256 + threadIdx.x; e < mn; e += (long long)gridDim.x * 256) {
+    float sum = 0.0f;
+    for (int y = 0; y < splits; ++y) {
+      sum += w[y * mn + e];
+    }
+    const long long o = (long long)z * strideC + (e / n) * ldc + e % n;
+    float r = alpha * sum;
+    if (beta != 0.0f) {
+      r += beta * c[o];
+    }
+    d[o] = r;
+  }
 }
 
 // tf32_round returns x rounded to tf32 (cvt.rna: ties away from zero) as float bits.

@@ -1,10 +1,12 @@
 package gemm
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -22,8 +24,9 @@ const (
 )
 
 // wgmmaGridCap, when positive, stands for the multiprocessors a persistent launch fills,
-// so that tests give each block many tiles on small shapes.
-var wgmmaGridCap int
+// so that tests give each block many tiles on small shapes; wgmmaSplitK, when positive,
+// is the split-K of calls whose tunables leave it to them.
+var wgmmaGridCap, wgmmaSplitK int
 
 // WGMMATunables are the tunables of the Hopper GEMM (wgmma.cu): the BN columns of D a
 // block computes (128 or 256: wgmma m64n128 or m64n256), the Stages of its ring in shared
@@ -32,20 +35,24 @@ var wgmmaGridCap int
 // (GroupM, for L2 reuse; a multiple of Cluster). Persistent 1 launches at most one block
 // (cluster) per multiprocessor, each looping over tiles, so that its producer copies the
 // next tile's first stages while its consumers store the last tile's D.
+//
+// SplitK divides K among blocks that store partial sums, a second kernel adding them into
+// D, where the tiles alone fill too little of the GPU: 0 lets each call choose (splitFor),
+// 1 never splits, n splits in n (at most the k steps).
 type WGMMATunables struct {
-	BN, Stages, Cluster, GroupM, Persistent int
+	BN, Stages, Cluster, GroupM, Persistent, SplitK int
 }
 
 // String writes t as prism tune and --tunables spell it ("BN=256 STAGES=4 CLUSTER=1
-// GROUP_M=8 PERSISTENT=0").
+// GROUP_M=8 PERSISTENT=0 SPLIT_K=0").
 func (t WGMMATunables) String() string {
-	return fmt.Sprintf("BN=%d STAGES=%d CLUSTER=%d GROUP_M=%d PERSISTENT=%d", t.BN, t.Stages, t.Cluster, t.GroupM, t.Persistent)
+	return fmt.Sprintf("BN=%d STAGES=%d CLUSTER=%d GROUP_M=%d PERSISTENT=%d SPLIT_K=%d", t.BN, t.Stages, t.Cluster, t.GroupM, t.Persistent, t.SplitK)
 }
 
 // ParseWGMMATunables reads tunables as String writes them; every key must be given once.
 // Errors wrap engine.ErrInvalidArg and name the field.
 func ParseWGMMATunables(s string) (WGMMATunables, error) {
-	f, err := tunableFields("gemm", s, "BN", "STAGES", "CLUSTER", "GROUP_M", "PERSISTENT")
+	f, err := tunableFields("gemm", s, "BN", "STAGES", "CLUSTER", "GROUP_M", "PERSISTENT", "SPLIT_K")
 	if err != nil {
 		return WGMMATunables{}, err
 	}
@@ -53,12 +60,17 @@ func ParseWGMMATunables(s string) (WGMMATunables, error) {
 	if persistent != "0" && persistent != "1" {
 		return WGMMATunables{}, fmt.Errorf("kernels: gemm tunables %q: PERSISTENT=%s is not 0 or 1: %w", s, persistent, engine.ErrInvalidArg)
 	}
+	split, err := strconv.Atoi(f["SPLIT_K"])
+	if err != nil || split < 0 || split > 64 {
+		return WGMMATunables{}, fmt.Errorf("kernels: gemm tunables %q: SPLIT_K=%s is not 0 (each call chooses) to 64: %w", s, f["SPLIT_K"], engine.ErrInvalidArg)
+	}
 	delete(f, "PERSISTENT")
+	delete(f, "SPLIT_K")
 	v, err := tunableNumbers("gemm", s, f)
 	if err != nil {
 		return WGMMATunables{}, err
 	}
-	t := WGMMATunables{BN: v["BN"], Stages: v["STAGES"], Cluster: v["CLUSTER"], GroupM: v["GROUP_M"], Persistent: int(persistent[0] - '0')}
+	t := WGMMATunables{BN: v["BN"], Stages: v["STAGES"], Cluster: v["CLUSTER"], GroupM: v["GROUP_M"], Persistent: int(persistent[0] - '0'), SplitK: split}
 	return t, t.check()
 }
 
@@ -79,6 +91,8 @@ func (t WGMMATunables) check() error {
 		return bad("GROUP_M must be a multiple of CLUSTER, at most 64")
 	case t.Persistent != 0 && t.Persistent != 1:
 		return bad("PERSISTENT must be 0 or 1")
+	case t.SplitK < 0 || t.SplitK > 64:
+		return bad("SPLIT_K must be 0 (each call chooses) to 64")
 	}
 	return nil
 }
@@ -156,6 +170,7 @@ type WGMMA[In InputType] struct {
 	mu     sync.Mutex
 	progs  [2]*engine.Program
 	kerns  [2]*engine.Kernel
+	reduce [2]*engine.Kernel // gemm_splitk_reduce of each program
 	mma    *MMA[In, float32]
 	maps   wgmmaMaps // the tensor maps of the last call
 	split  *engine.Kernel
@@ -163,6 +178,8 @@ type WGMMA[In InputType] struct {
 	// for the tf32 and 3xTF32 precisions (launches on one queue run in order, so each
 	// queue's copies are reused safely).
 	scratch map[*engine.Queue]*wgmmaScratch
+	// ws holds, per queue, split-K's partial sums (splits x batch x m x n), grown as needed.
+	ws map[*engine.Queue]*engine.Buffer[float32]
 }
 
 // wgmmaScratch are the K-major tf32 operands of one queue: big and, for 3xTF32, small
@@ -259,14 +276,21 @@ func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	red, err := prog.Kernel("gemm_splitk_reduce")
+	if err != nil {
+		k.Close()
+		prog.Close()
+		return nil, err
+	}
 	if w.p.MMA.TF32() {
 		if w.split, err = prog.Kernel("gemm_split"); err != nil {
+			red.Close()
 			k.Close()
 			prog.Close()
 			return nil, err
 		}
 	}
-	w.progs[j], w.kerns[j] = prog, k
+	w.progs[j], w.kerns[j], w.reduce[j] = prog, k, red
 	return k, nil
 }
 
@@ -375,20 +399,87 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		return err
 	}
 	blocks := blocksM * tiles(s.N, w.t.BN)
+	ktiles := tiles(s.K, w.bk())
+	splits := w.splitFor(blocks*s.Batch, ktiles)
+	ktPer := 0 // one pass
+	ws := d    // unused without a split
+	if splits > 1 {
+		ktPer = tiles(ktiles, splits)
+		splits = tiles(ktiles, ktPer) // no split without k steps
+		if ws, err = w.workspace(q, splits*s.Batch*s.M*s.N); err != nil {
+			return err
+		}
+	}
 	if w.t.Persistent == 1 {
-		// One block per multiprocessor over the batch, in whole clusters, no more than the tiles.
+		// One block per multiprocessor over the batch and the splits, in whole clusters, no
+		// more than the tiles.
 		sms := max(w.dev.Info().ComputeUnits, cl)
 		if wgmmaGridCap > 0 {
 			sms = wgmmaGridCap
 		}
-		blocks = min(blocks, max(cl, sms/s.Batch/cl*cl))
+		blocks = min(blocks, max(cl, sms/(s.Batch*splits)/cl*cl))
 	}
-	r := engine.Range3D(blocks*wgmmaThreads, 1, s.Batch, wgmmaThreads, 1, 1).
+	r := engine.Range3D(blocks*wgmmaThreads, splits, s.Batch, wgmmaThreads, 1, 1).
 		WithSharedBytes(int64(wgmmaShared(w.t.BN, w.t.Stages, splitsOf(w.p.MMA))))
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)
 	}
-	return q.Launch(k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K))
+	if err := q.Launch(k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K),
+		ws, int32(ktPer)); err != nil || splits == 1 {
+		return err
+	}
+	red := w.reduce[b2i(s.TransB || w.p.MMA.TF32())]
+	items := min(tiles(s.M*s.N, 256), 4096) * 256
+	return q.Launch(red, engine.Range2D(items, s.Batch, 256, 1), d, c, ws, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC),
+		int32(splits))
+}
+
+// splitFor returns how many ways to split K for a launch of blocks blocks (over the batch)
+// and ktiles k steps on w's device (splitK).
+func (w *WGMMA[In]) splitFor(blocks, ktiles int) int {
+	forced := w.t.SplitK
+	if forced == 0 {
+		forced = wgmmaSplitK
+	}
+	return splitK(forced, w.dev.Info().ComputeUnits, blocks, ktiles)
+}
+
+// splitK returns how many ways to split K: forced when positive (at most ktiles); else,
+// where blocks fill less than half of sms multiprocessors, as many as fill them once,
+// each split at least two k steps, at most 16; else 1.
+func splitK(forced, sms, blocks, ktiles int) int {
+	if forced > 0 {
+		return max(1, min(forced, ktiles))
+	}
+	if blocks <= 0 || 2*blocks >= sms {
+		return 1
+	}
+	return max(1, min(sms/blocks, ktiles/2, 16))
+}
+
+// workspace returns q's split-K workspace of at least n floats, growing it.
+func (w *WGMMA[In]) workspace(q *engine.Queue, n int) (*engine.Buffer[float32], error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ws == nil {
+		w.ws = map[*engine.Queue]*engine.Buffer[float32]{}
+	}
+	if b := w.ws[q]; b != nil && b.Len() >= n {
+		return b, nil
+	} else if b != nil {
+		// The launches that used it were enqueued on q, before any that uses the new one.
+		if err := q.Finish(context.Background()); err != nil {
+			return nil, err
+		}
+		b.Close()
+		delete(w.ws, q)
+	}
+	b, err := engine.NewBuffer[float32](w.dev, n)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: gemm %s on wgmma: split-K workspace of %d floats: %w", w.p.Name, n, err)
+	}
+	w.ws[q] = b
+	return b, nil
 }
 
 // splitOperands enqueues gemm_split on q for A and B of shape s, writing their K-major tf32
@@ -486,10 +577,14 @@ func (w *WGMMA[In]) Close() error {
 	}
 	for j := range 2 {
 		if w.kerns[j] != nil {
-			errs = append(errs, w.kerns[j].Close(), w.progs[j].Close())
-			w.kerns[j], w.progs[j] = nil, nil
+			errs = append(errs, w.reduce[j].Close(), w.kerns[j].Close(), w.progs[j].Close())
+			w.kerns[j], w.progs[j], w.reduce[j] = nil, nil, nil
 		}
 	}
+	for _, b := range w.ws {
+		errs = append(errs, b.Close())
+	}
+	w.ws = nil
 	errs = append(errs, w.mma.Close())
 	for _, sc := range w.scratch {
 		errs = append(errs, sc.Close())

@@ -49,31 +49,7 @@ func TestWGMMALayouts(t *testing.T) {
 // wgmmaProduct runs D = A*B of shape s through w on random float16 inputs and returns an
 // error naming the first element beyond the tolerance.
 func wgmmaProduct(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GEMMShape, rng *rand.Rand) error {
-	s = s.WithDefaults()
-	la, lb, lc := s.Lens()
-	a, b := randIn[engine.Half](rng, la, -1, 1), randIn[engine.Half](rng, lb, -1, 1)
-	ba, err := engine.Upload(t.Context(), q, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ba.Close()
-	bb, err := engine.Upload(t.Context(), q, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bb.Close()
-	dc := kerneltest.Guarded(t, q, make([]float32, lc))
-	if err := w.RunInto(q, s, 1, ba, bb, 0, dc, dc); err != nil {
-		return err
-	}
-	got := kerneltest.Download(t, q, "D", dc, lc)
-	want, mag := GEMMRef(s, 1, widen(a), widen(b), 0, make([]float64, lc))
-	for o := range lc {
-		if d := math.Abs(float64(got[o]) - want[o]); !(d <= w.p.Tolerance(s.K, 1, mag[o])) {
-			return fmt.Errorf("%w: D[%d][%d] = %v, want %v", kernels.ErrVerify, o/s.LDC, o%s.LDC, got[o], want[o])
-		}
-	}
-	return nil
+	return wgmmaProductBeta(t, q, w, s, 0, rng)
 }
 
 // TestWGMMAPersistent runs the persistent forms (PERSISTENT=1) with the grid capped at two
@@ -130,4 +106,98 @@ func needWGMMA(t *testing.T, dev *engine.Device) Precision {
 	}
 	w.Close()
 	return p
+}
+
+// TestWGMMASplitK runs split-K (wgmmaSplitK forced: the blocks' partial sums in the
+// workspace, gemm_splitk_reduce adding them into D) with more splits than some shapes have
+// k steps, a batch, both layouts, beta (C read by the reduction), and the persistent form.
+func TestWGMMASplitK(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		p := needWGMMA(t, dev)
+		defer func(s, c int) { wgmmaSplitK, wgmmaGridCap = s, c }(wgmmaSplitK, wgmmaGridCap)
+		rng := rand.New(rand.NewPCG(7, 7))
+		for _, c := range []struct {
+			split int
+			wt    WGMMATunables
+			s     GEMMShape
+		}{
+			{3, WGMMADefaults(PrecFloat16), GEMMShape{M: 300, N: 264, K: 640}},               // 10 k steps in 3 + 3 + 3 + 1
+			{16, WGMMADefaults(PrecFloat16), GEMMShape{M: 130, N: 96, K: 192, TransB: true}}, // 3 k steps: 3 splits
+			{4, WGMMADefaults(PrecFloat16), GEMMShape{M: 200, N: 136, K: 512, Batch: 3}},
+			{2, WGMMATunables{BN: 128, Stages: 4, Cluster: 2, GroupM: 8, Persistent: 1}, GEMMShape{M: 520, N: 520, K: 1024}},
+		} {
+			wgmmaSplitK, wgmmaGridCap = c.split, 2
+			w, err := NewWGMMAWith[engine.Half](dev, p, c.wt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !w.takes(c.s.WithDefaults()) {
+				t.Fatalf("%v would run on mma.sync, not wgmma", c.s)
+			}
+			if err := wgmmaProductBeta(t, q, w, c.s, -0.75, rng); err != nil {
+				t.Errorf("split %d, %s, %v: %v", c.split, c.wt, c.s, err)
+			}
+			w.Close()
+		}
+	})
+}
+
+// wgmmaProductBeta runs D = A*B + beta*C of shape s through w on random float16 inputs and
+// a random C, and returns an error naming the first element beyond the tolerance.
+func wgmmaProductBeta(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GEMMShape, beta float32, rng *rand.Rand) error {
+	s = s.WithDefaults()
+	la, lb, lc := s.Lens()
+	a, b := randIn[engine.Half](rng, la, -1, 1), randIn[engine.Half](rng, lb, -1, 1)
+	c := make([]float32, lc)
+	for i := range c {
+		c[i] = float32(rng.Float64()*2 - 1)
+	}
+	ba, err := engine.Upload(t.Context(), q, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ba.Close()
+	bb, err := engine.Upload(t.Context(), q, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Close()
+	bc := kerneltest.Guarded(t, q, c)
+	dc := kerneltest.Guarded(t, q, make([]float32, lc))
+	if err := w.RunInto(q, s, 1, ba, bb, beta, bc, dc); err != nil {
+		return err
+	}
+	got := kerneltest.Download(t, q, "D", dc, lc)
+	c64 := make([]float64, lc)
+	for i, v := range c {
+		c64[i] = float64(v)
+	}
+	want, mag := GEMMRef(s, 1, widen(a), widen(b), float64(beta), c64)
+	for o := range lc {
+		if d := math.Abs(float64(got[o]) - want[o]); !(d <= w.p.Tolerance(s.K, 1, mag[o])) {
+			return fmt.Errorf("%w: D[%d][%d] = %v, want %v", kernels.ErrVerify, o/s.LDC, o%s.LDC, got[o], want[o])
+		}
+	}
+	return nil
+}
+
+// TestSplitK checks the choice of split-K: forced splits capped at the k steps; where the
+// call chooses, none while the tiles fill half of the multiprocessors, else as many as fill
+// them once, at least two k steps each, at most 16.
+func TestSplitK(t *testing.T) {
+	const sms = 132
+	for _, c := range []struct{ forced, blocks, ktiles, want int }{
+		{3, 1, 10, 3}, {16, 1, 3, 3}, {2, 500, 1, 1}, // forced
+		{0, sms, 128, 1},     // the tiles fill the GPU
+		{0, sms / 2, 128, 1}, // half of it: no split
+		{0, 1, 128, 16},      // one tile: up to 16 ways
+		{0, 1, 5, 2},         // two k steps a split at least
+		{0, 1, 1, 1},         // one k step: nothing to split
+		{0, 33, 128, 4},      // a quarter: four ways
+		{0, 0, 128, 1},
+	} {
+		if got := splitK(c.forced, sms, c.blocks, c.ktiles); got != c.want {
+			t.Errorf("splitK(forced %d, %d multiprocessors, %d blocks, %d k steps) = %d, want %d", c.forced, sms, c.blocks, c.ktiles, got, c.want)
+		}
+	}
 }
