@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -179,7 +178,8 @@ type WGMMA[In InputType] struct {
 	// queue's copies are reused safely).
 	scratch map[*engine.Queue]*wgmmaScratch
 	// ws holds, per queue, split-K's partial sums (splits x batch x m x n), grown as needed.
-	ws map[*engine.Queue]*engine.Buffer[float32]
+	ws      map[*engine.Queue]*engine.Buffer[float32]
+	retired []*engine.Buffer[float32] // workspaces outgrown
 }
 
 // wgmmaScratch are the K-major tf32 operands of one queue: big and, for 3xTF32, small
@@ -467,11 +467,8 @@ func (w *WGMMA[In]) workspace(q *engine.Queue, n int) (*engine.Buffer[float32], 
 	if b := w.ws[q]; b != nil && b.Len() >= n {
 		return b, nil
 	} else if b != nil {
-		// The launches that used it were enqueued on q, before any that uses the new one.
-		if err := q.Finish(context.Background()); err != nil {
-			return nil, err
-		}
-		b.Close()
+		// Launches enqueued on q (or captured in a graph) may still use it: released by Close.
+		w.retired = append(w.retired, b)
 		delete(w.ws, q)
 	}
 	b, err := engine.NewBuffer[float32](w.dev, n)
@@ -584,7 +581,10 @@ func (w *WGMMA[In]) Close() error {
 	for _, b := range w.ws {
 		errs = append(errs, b.Close())
 	}
-	w.ws = nil
+	for _, b := range w.retired {
+		errs = append(errs, b.Close())
+	}
+	w.ws, w.retired = nil, nil
 	errs = append(errs, w.mma.Close())
 	for _, sc := range w.scratch {
 		errs = append(errs, sc.Close())
