@@ -279,7 +279,7 @@ func TestParseTunables(t *testing.T) {
 	}
 	for _, c := range []struct{ in, want string }{
 		{"BN=256 STAGES=4 CLUSTER=1 PERSISTENT=0 SPLIT_K=0", "GROUP_M missing"},
-		{"BN=192 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "BN must be 128 or 256"},
+		{"BN=192 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "BN must be 64, 128 or 256"},
 		{"BN=256 STAGES=1 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "STAGES must be 2 to 8"},
 		{"BN=256 STAGES=4 CLUSTER=4 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "CLUSTER must be 1 or 2"},
 		{"BN=256 STAGES=4 CLUSTER=2 GROUP_M=3 PERSISTENT=0 SPLIT_K=0", "GROUP_M must be a multiple of CLUSTER"},

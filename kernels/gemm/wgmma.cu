@@ -36,7 +36,7 @@
 // Tunables (-D, part of the cache key):
 //   PREC      3 float16, 4 bfloat16, 6 float8e4m3, 7 float8e5m2      default 3
 //   TRANS_B   1: B stored n x k (K-major)                             default 0
-//   BN        columns of D per block: 128 or 256 (m64n128k16 or m64n256k16) default 256
+//   BN        columns of D per block: 64, 128 or 256 (m64nBNk16)          default 256
 //   STAGES    shared-memory stages of the ring (>= 2)                default 4
 //   GROUP_M   tile rows of D a group of consecutive blocks covers     default 8
 //   MN_SWAP   1: the MN-major B's descriptor holds the 64-column group stride in the stride
@@ -49,7 +49,7 @@
 //   PERSISTENT 1: a grid of at most one block (cluster) per multiprocessor, each taking
 //             tiles id, id + the grid's clusters, ...: the producer copies the next tile's
 //             first stages while the consumers store the last tile's D         default 0
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -141,8 +141,8 @@
 #if STAGES < 2
 #error "wgmma.cu: STAGES must be at least 2"
 #endif
-#if BN != 128 && BN != 256
-#error "wgmma.cu: BN must be 128 or 256"
+#if BN != 64 && BN != 128 && BN != 256
+#error "wgmma.cu: BN must be 64, 128 or 256"
 #endif
 #define BM 128
 #define BK (128 / IN_BYTES) // elements of a 128-byte row: the swizzle's span
@@ -157,7 +157,20 @@
 #define STAGE ((STAGE_A + STAGE_B) * SPLIT)
 
 
-#if BN == 128
+#if BN == 64
+static __device__ __forceinline__ void wgmma_m64n64k16(float *d, unsigned long long da, unsigned long long db, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k" WG_K ".f32." WG_TYPE "." WG_TYPE " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1" WG_TAIL ";\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(accumulate));
+}
+#define WGMMA wgmma_m64n64k16
+#elif BN == 128
 static __device__ __forceinline__ void wgmma_m64n128k16(float *d, unsigned long long da, unsigned long long db, int accumulate) {
   asm volatile(
       "{\n"

@@ -28,7 +28,8 @@ const (
 var wgmmaGridCap, wgmmaSplitK int
 
 // WGMMATunables are the tunables of the Hopper GEMM (wgmma.cu): the BN columns of D a
-// block computes (128 or 256: wgmma m64n128 or m64n256), the Stages of its ring in shared
+// block computes (64, 128 or 256: wgmma m64nBN; a call with a narrower D takes a narrower
+// width, bnFor), the Stages of its ring in shared
 // memory, its Cluster of blocks on neighbouring tile rows (1, or 2: B's tile copied once
 // and multicast into both) and the tile rows of D a group of consecutive blocks covers
 // (GroupM, for L2 reuse; a multiple of Cluster). Persistent 1 launches at most one block
@@ -80,8 +81,8 @@ func (t WGMMATunables) check() error {
 		return fmt.Errorf("kernels: gemm wgmma tunables %s: %s: %w", t, what, engine.ErrInvalidArg)
 	}
 	switch {
-	case t.BN != 128 && t.BN != 256:
-		return bad("BN must be 128 or 256 (wgmma m64n128 or m64n256)")
+	case t.BN != 64 && t.BN != 128 && t.BN != 256:
+		return bad("BN must be 64, 128 or 256 (wgmma m64n64, m64n128 or m64n256)")
 	case t.Stages < 2 || t.Stages > 8:
 		return bad("STAGES must be 2 to 8")
 	case t.Cluster != 1 && t.Cluster != 2:
@@ -167,9 +168,7 @@ type WGMMA[In InputType] struct {
 	layout wgmmaLayout
 	t      WGMMATunables
 	mu     sync.Mutex
-	progs  [2]*engine.Program
-	kerns  [2]*engine.Kernel
-	reduce [2]*engine.Kernel // gemm_splitk_reduce of each program
+	builds map[wgmmaBuild]*wgmmaProgram
 	mma    *MMA[In, float32]
 	maps   wgmmaMaps // the tensor maps of the last call
 	split  *engine.Kernel
@@ -180,6 +179,22 @@ type WGMMA[In InputType] struct {
 	// ws holds, per queue, split-K's partial sums (splits x batch x m x n), grown as needed.
 	ws      map[*engine.Queue]*engine.Buffer[float32]
 	retired []*engine.Buffer[float32] // workspaces outgrown
+}
+
+// wgmmaBuild names a build of wgmma.cu beside the tunables: B's layout and the width.
+type wgmmaBuild struct {
+	transB bool
+	bn     int
+}
+
+// wgmmaProgram is one build: its program, gemm_wgmma and gemm_splitk_reduce.
+type wgmmaProgram struct {
+	prog      *engine.Program
+	k, reduce *engine.Kernel
+}
+
+func (b *wgmmaProgram) Close() error {
+	return errors.Join(b.reduce.Close(), b.k.Close(), b.prog.Close())
 }
 
 // wgmmaScratch are the K-major tf32 operands of one queue: big and, for 3xTF32, small
@@ -261,37 +276,50 @@ func splitsOf(p Prec) int {
 // bk returns the k step of a stage in elements: one 128-byte row of the inputs.
 func (w *WGMMA[In]) bk() int { return 128 / engine.SizeOf[In]() }
 
-// kernel returns the kernel of B's layout, compiling it on first use.
-func (w *WGMMA[In]) kernel(tb bool) (*engine.Kernel, error) {
-	j := b2i(tb)
+// build returns the build of B's layout (tb: K-major B) and width bn, compiling it on
+// first use.
+func (w *WGMMA[In]) build(tb bool, bn int) (*wgmmaProgram, error) {
+	key := wgmmaBuild{tb, bn}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.kerns[j] != nil {
-		return w.kerns[j], nil
+	if b := w.builds[key]; b != nil {
+		return b, nil
 	}
-	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", j), fmt.Sprintf("-DSTAGES=%d", w.t.Stages),
-		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", w.t.BN),
+	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", b2i(tb)), fmt.Sprintf("-DSTAGES=%d", w.t.Stages),
+		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", bn),
 		fmt.Sprintf("-DCLUSTER_M=%d", w.t.Cluster), fmt.Sprintf("-DPERSISTENT=%d", w.t.Persistent)}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
 	}
-	red, err := prog.Kernel("gemm_splitk_reduce")
-	if err != nil {
+	b := &wgmmaProgram{prog: prog, k: k}
+	if b.reduce, err = prog.Kernel("gemm_splitk_reduce"); err != nil {
 		k.Close()
 		prog.Close()
 		return nil, err
 	}
-	if w.p.MMA.TF32() {
+	if w.p.MMA.TF32() && w.split == nil {
 		if w.split, err = prog.Kernel("gemm_split"); err != nil {
-			red.Close()
-			k.Close()
-			prog.Close()
+			b.Close()
 			return nil, err
 		}
 	}
-	w.progs[j], w.kerns[j], w.reduce[j] = prog, k, red
-	return k, nil
+	if w.builds == nil {
+		w.builds = map[wgmmaBuild]*wgmmaProgram{}
+	}
+	w.builds[key] = b
+	return b, nil
+}
+
+// bnFor returns the width of D's tiles for n columns: the tunables' BN, halved (to 64 at
+// least) while n fits in half of it, so that a narrow D does not leave most of a tile's
+// products to zeros.
+func (w *WGMMA[In]) bnFor(n int) int {
+	bn := w.t.BN
+	for bn > 64 && n <= bn/2 {
+		bn /= 2
+	}
+	return bn
 }
 
 // takes reports whether wgmma.cu takes shape s: its layout (wgmmaTakesLayout), and for inputs
@@ -346,7 +374,7 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.Te
 	var db engine.TensorMapDesc
 	if s.TransB {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.N), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.t.BN / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.bnFor(s.N) / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
 	} else {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.N), int64(s.K), int64(s.Batch)},
 			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.K)}, Box: []int{64, bk, 1}, Swizzle: engine.Swizzle128B}
@@ -381,10 +409,11 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	tiles := func(n, t int) int { return (n + t - 1) / t }
 	cl := w.t.Cluster // the tile rows of D in whole clusters
 	blocksM := tiles(tiles(s.M, wgmmaBM), cl) * cl
-	if blocks := float64(blocksM) * float64(tiles(s.N, w.t.BN)); blocks*wgmmaThreads > math.MaxInt32 {
+	bn := w.bnFor(s.N)
+	if blocks := float64(blocksM) * float64(tiles(s.N, bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
-	k, err := w.kernel(s.TransB || w.p.MMA.TF32())
+	bd, err := w.build(s.TransB || w.p.MMA.TF32(), bn)
 	if err != nil {
 		return err
 	}
@@ -398,7 +427,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if err != nil {
 		return err
 	}
-	blocks := blocksM * tiles(s.N, w.t.BN)
+	blocks := blocksM * tiles(s.N, bn)
 	ktiles := tiles(s.K, w.bk())
 	splits := w.splitFor(blocks*s.Batch, ktiles)
 	ktPer := 0 // one pass
@@ -420,17 +449,16 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		blocks = min(blocks, max(cl, sms/(s.Batch*splits)/cl*cl))
 	}
 	r := engine.Range3D(blocks*wgmmaThreads, splits, s.Batch, wgmmaThreads, 1, 1).
-		WithSharedBytes(int64(wgmmaShared(w.t.BN, w.t.Stages, splitsOf(w.p.MMA))))
+		WithSharedBytes(int64(wgmmaShared(bn, w.t.Stages, splitsOf(w.p.MMA))))
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)
 	}
-	if err := q.Launch(k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K),
+	if err := q.Launch(bd.k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K),
 		ws, int32(ktPer)); err != nil || splits == 1 {
 		return err
 	}
-	red := w.reduce[b2i(s.TransB || w.p.MMA.TF32())]
 	items := min(tiles(s.M*s.N, 256), 4096) * 256
-	return q.Launch(red, engine.Range2D(items, s.Batch, 256, 1), d, c, ws, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC),
+	return q.Launch(bd.reduce, engine.Range2D(items, s.Batch, 256, 1), d, c, ws, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC),
 		int32(splits))
 }
 
@@ -549,7 +577,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 	for _, x := range []struct {
 		buf       *engine.Buffer[float32]
 		rows, box int
-	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.t.BN / w.t.Cluster}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.t.BN / w.t.Cluster}} {
+	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.bnFor(s.N) / w.t.Cluster}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.bnFor(s.N) / w.t.Cluster}} {
 		tm, err := engine.NewTensorMap(x.buf, desc(x.rows, x.box))
 		if err != nil {
 			return nil, nil, nil, nil, err
@@ -572,12 +600,10 @@ func (w *WGMMA[In]) Close() error {
 	if w.split != nil {
 		errs = append(errs, w.split.Close())
 	}
-	for j := range 2 {
-		if w.kerns[j] != nil {
-			errs = append(errs, w.reduce[j].Close(), w.kerns[j].Close(), w.progs[j].Close())
-			w.kerns[j], w.progs[j], w.reduce[j] = nil, nil, nil
-		}
+	for _, b := range w.builds {
+		errs = append(errs, b.Close())
 	}
+	w.builds = nil
 	for _, b := range w.ws {
 		errs = append(errs, b.Close())
 	}

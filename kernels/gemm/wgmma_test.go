@@ -13,7 +13,7 @@ import (
 )
 
 // TestWGMMALayouts checks the reading of the 128-byte swizzled matrix descriptors NewWGMMA
-// uses (wgmmaDefault) on the nn and nt layouts at both widths, with K = 576 (nine k steps:
+// uses (wgmmaDefault) on the nn and nt layouts at every width, with K = 576 (nine k steps:
 // the ring of four stages turns twice) and M, N of two blocks. Where the MN-major B of the nn layout
 // computes a wrong product, it also runs the other reading (MN_SWAP=1) and logs whether
 // that one holds.
@@ -21,7 +21,7 @@ func TestWGMMALayouts(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		p := needWGMMA(t, dev)
 		rng := rand.New(rand.NewPCG(3, 3))
-		for _, bn := range []int{128, 256} {
+		for _, bn := range []int{64, 128, 256} {
 			for _, tb := range []bool{false, true} {
 				w, err := newWGMMA[engine.Half](dev, p, wgmmaDefault, WGMMATunables{BN: bn, Stages: 4, Cluster: 1, GroupM: 8})
 				if err != nil {
@@ -198,6 +198,20 @@ func TestSplitK(t *testing.T) {
 	} {
 		if got := splitK(c.forced, sms, c.blocks, c.ktiles); got != c.want {
 			t.Errorf("splitK(forced %d, %d multiprocessors, %d blocks, %d k steps) = %d, want %d", c.forced, sms, c.blocks, c.ktiles, got, c.want)
+		}
+	}
+}
+
+// TestBNFor checks the width a call takes: the tunables' BN, halved while D's columns fit
+// in half of it, down to 64.
+func TestBNFor(t *testing.T) {
+	for _, c := range []struct{ bn, n, want int }{
+		{256, 8192, 256}, {256, 129, 256}, {256, 128, 128}, {256, 65, 128}, {256, 64, 64}, {256, 1, 64},
+		{128, 64, 64}, {128, 100, 128}, {64, 1, 64},
+	} {
+		w := &WGMMA[engine.Half]{t: WGMMATunables{BN: c.bn}}
+		if got := w.bnFor(c.n); got != c.want {
+			t.Errorf("BN=%d, n=%d: width %d, want %d", c.bn, c.n, got, c.want)
 		}
 	}
 }
