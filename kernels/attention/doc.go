@@ -16,6 +16,6 @@
 //
 // On NVIDIA GPUs through CUDA the float16 and bfloat16 ops also run on the tensor cores
 // for head dims 64 and 128: NewWGMMA (wgmma.cu, sm_90: warpgroup MMA, tiles copied by TMA,
-// variant cuda-wgmma) and NewMMA (attention.cu, sm_80 and newer: FlashAttention-2 with
-// mma.sync, variant cuda-mma, tunables MMATunables).
+// variant cuda-wgmma; head dim 256 too) and NewMMA (attention.cu, sm_80 and newer:
+// FlashAttention-2 with mma.sync, variant cuda-mma, tunables MMATunables).
 package attention

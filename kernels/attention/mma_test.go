@@ -131,7 +131,7 @@ func TestAttentionMMAInvalid(t *testing.T) {
 
 // TestAttentionWGMMA checks the Hopper attention (wgmma.cu) as TestAttentionMMA checks
 // attention.cu, on every CUDA GPU of sm_90 (elsewhere NewWGMMA must say unsupported): head
-// dims 64 and 128; seq 1, 17, 63, 64, 65, 127, 128, 129, 200 and 1000 (one and two consumers,
+// dims 64, 128 and 256; seq 1, 17, 63, 64, 65, 127, 128, 129, 200 and 1000 (one and two consumers,
 // partial tiles, the ring of stages turning); full and causal; a caller's scale, large
 // scores, and a sampled case of four heads of 2048.
 func TestAttentionWGMMA(t *testing.T) {
@@ -148,7 +148,7 @@ func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Q
 			w.Close()
 		}
 	}()
-	for _, dim := range []int{64, 128} {
+	for _, dim := range []int{64, 128, 256} {
 		w, err := NewWGMMA[S](dev, dim)
 		if errors.Is(err, engine.ErrUnsupported) {
 			if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
@@ -164,7 +164,7 @@ func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Q
 		insts[dim] = w
 	}
 	var cases []attnCase
-	for _, dim := range []int{64, 128} {
+	for _, dim := range []int{64, 128, 256} {
 		for _, seq := range []int{1, 17, 63, 64, 65, 127, 128, 129, 200, 1000} {
 			for _, causal := range []bool{false, true} {
 				cases = append(cases, attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: seq, Dim: dim}, causal: causal})

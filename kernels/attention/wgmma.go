@@ -31,7 +31,7 @@ func attnWGMMAShared(dim int) int {
 
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
 // variant), its tiles copied by TMA, in binary16 or bfloat16 with float32 softmax and
-// accumulation, for head dimensions 64 and 128. It runs on CUDA devices of compute
+// accumulation, for head dimensions 64, 128 and 256. It runs on CUDA devices of compute
 // capability 9.0 and is safe for concurrent use by goroutines that each use their own Queue.
 type WGMMA[S MMAElem] struct {
 	dev  *engine.Device
@@ -49,7 +49,7 @@ type attnMaps struct {
 	tq, tk, tv *engine.TensorMap
 }
 
-// NewWGMMA compiles the Hopper attention for head dimension dim (64 or 128) on dev. It
+// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256) on dev. It
 // returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU of
 // compute capability 9.0 with tensor maps, for another head dimension, or when the device
 // lacks the shared memory.
@@ -65,8 +65,8 @@ func NewWGMMA[S MMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
 	if err := dev.TensorMapSupport(); err != nil {
 		return nil, fmt.Errorf("kernels: attention on wgmma copies its tiles with TMA: %w", err)
 	}
-	if dim != 64 && dim != 128 {
-		return nil, fmt.Errorf("kernels: attention on wgmma takes head dims 64 and 128, not %d (the portable kernel takes any up to %d): %w",
+	if dim != 64 && dim != 128 && dim != 256 {
+		return nil, fmt.Errorf("kernels: attention on wgmma takes head dims 64, 128 and 256, not %d (the portable kernel takes any up to %d): %w",
 			dim, AttentionMaxDim, engine.ErrUnsupported)
 	}
 	if need := attnWGMMAShared(dim); int64(need) > info.MaxLocalBytes() {
