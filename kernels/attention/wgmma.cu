@@ -13,7 +13,7 @@
 // warp: each thread holds two rows of the tile); the probabilities P, rounded to the input
 // type, become the register A operand of O += P V, wgmma m64nDk16 with V in shared memory
 // (MN-major: V's rows are the keys); then the stage goes back to the producer ("empty"
-// mbarrier, both consumers arriving).
+// mbarrier: one arrival per consumer warpgroup).
 //
 // Arguments:
 //   attention_wgmma(tmQ, tmK, tmV, o, seq, sl2e, causal)
@@ -204,7 +204,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int s = 0; s < STAGES; ++s) {
       prism_mbar_init(kfull + 8 * s, 1);
       prism_mbar_init(vfull + 8 * s, 1);
-      prism_mbar_init(empty + 8 * s, 256);
+      prism_mbar_init(empty + 8 * s, 2); // one arrival per consumer warpgroup
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -340,7 +340,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       wgmma_wait0<NO * 4>(acc);
     }
-    prism_mbar_arrive(empty + 8 * s);
+    if ((threadIdx.x & 127) == 0) { // the warpgroup's wgmma reads of the stage are done
+      prism_mbar_arrive(empty + 8 * s);
+    }
   }
 
 #pragma unroll
