@@ -2,8 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -100,98 +98,70 @@ func mmaCandidates(in int) []MMATunables {
 // STAGES=3 GROUP_M=8"); every key must be given once. Errors wrap engine.ErrInvalidArg
 // and name the field.
 func ParseMMATunables(s string) (MMATunables, error) {
-	f, err := tunableFields("gemm", s, "BM", "BN", "BK", "WARPS", "STAGES", "GROUP_M", "MIN_BLOCKS")
-	if err != nil {
-		return MMATunables{}, err
+	var t MMATunables
+	seen := map[string]bool{}
+	bad := func(format string, args ...any) (MMATunables, error) {
+		return MMATunables{}, fmt.Errorf("kernels: gemm tunables %q: "+format+": %w", append([]any{s}, append(args, engine.ErrInvalidArg)...)...)
 	}
-	wm, wn, ok := strings.Cut(f["WARPS"], "x")
-	if !ok {
-		return MMATunables{}, fmt.Errorf("kernels: gemm tunables %q: WARPS=%s is not MxN: %w", s, f["WARPS"], engine.ErrInvalidArg)
-	}
-	f["WARPS_M"], f["WARPS_N"] = wm, wn
-	delete(f, "WARPS")
-	v, err := tunableNumbers("gemm", s, f)
-	if err != nil {
-		return MMATunables{}, err
-	}
-	return MMATunables{BM: v["BM"], BN: v["BN"], BK: v["BK"], WarpsM: v["WARPS_M"], WarpsN: v["WARPS_N"],
-		Stages: v["STAGES"], GroupM: v["GROUP_M"], MinBlocks: v["MIN_BLOCKS"]}, nil
-}
-
-// tunableFields splits s, a list of KEY=VALUE fields, into its values by key: each of keys
-// given once, no other. Errors wrap engine.ErrInvalidArg and name the field; what names the
-// kernels ("gemm").
-func tunableFields(what, s string, keys ...string) (map[string]string, error) {
-	bad := func(format string, args ...any) (map[string]string, error) {
-		return nil, fmt.Errorf("kernels: %s tunables %q: "+format+": %w", append([]any{what, s}, append(args, engine.ErrInvalidArg)...)...)
-	}
-	out := map[string]string{}
 	for _, f := range strings.Fields(s) {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
 			return bad("%q is not KEY=VALUE", f)
 		}
-		if _, seen := out[k]; seen {
+		if seen[k] {
 			return bad("%s given twice", k)
 		}
-		if !slices.Contains(keys, k) {
-			return bad("unknown tunable %s (%s)", k, strings.Join(keys, ", "))
+		seen[k] = true
+		num := func(x string) (int, error) {
+			n, err := strconv.Atoi(x)
+			if err != nil || n <= 0 || n > 4096 {
+				return 0, fmt.Errorf("bad")
+			}
+			return n, nil
 		}
-		out[k] = v
+		var err error
+		switch k {
+		case "BM":
+			t.BM, err = num(v)
+		case "BN":
+			t.BN, err = num(v)
+		case "BK":
+			t.BK, err = num(v)
+		case "STAGES":
+			t.Stages, err = num(v)
+		case "GROUP_M":
+			t.GroupM, err = num(v)
+		case "MIN_BLOCKS":
+			t.MinBlocks, err = num(v)
+		case "WARPS":
+			wm, wn, ok := strings.Cut(v, "x")
+			if !ok {
+				return bad("WARPS=%s is not MxN", v)
+			}
+			if t.WarpsM, err = num(wm); err == nil {
+				t.WarpsN, err = num(wn)
+			}
+		default:
+			return bad("unknown tunable %s (BM, BN, BK, WARPS, STAGES, GROUP_M, MIN_BLOCKS)", k)
+		}
+		if err != nil {
+			return bad("%s=%s is not a positive integer up to 4096", k, v)
+		}
 	}
-	for _, k := range keys {
-		if _, ok := out[k]; !ok {
+	for _, k := range []string{"BM", "BN", "BK", "WARPS", "STAGES", "GROUP_M", "MIN_BLOCKS"} {
+		if !seen[k] {
 			return bad("%s missing", k)
 		}
 	}
-	return out, nil
-}
-
-// tunableNumbers reads every value of f as a positive integer up to 4096.
-func tunableNumbers(what, s string, f map[string]string) (map[string]int, error) {
-	out := map[string]int{}
-	for _, k := range slices.Sorted(maps.Keys(f)) {
-		n, err := strconv.Atoi(f[k])
-		if err != nil || n <= 0 || n > 4096 {
-			return nil, fmt.Errorf("kernels: %s tunables %q: %s=%s is not a positive integer up to 4096: %w", what, s, strings.ReplaceAll(k, "WARPS_", "WARPS "), f[k], engine.ErrInvalidArg)
-		}
-		out[k] = n
-	}
-	return out, nil
-}
-
-// tunableInts is tunableFields and tunableNumbers together: s's keys, each a positive
-// integer.
-func tunableInts(what, s string, keys ...string) (map[string]int, error) {
-	f, err := tunableFields(what, s, keys...)
-	if err != nil {
-		return nil, err
-	}
-	return tunableNumbers(what, s, f)
+	return t, nil
 }
 
 // mmaTunablesFor returns the tunables of the tensor-core variant of op on dev and where
 // they came from: forced (Params.Tunables), tuned (prism tune's file), or the table.
 func mmaTunablesFor(dev *engine.Device, op, prec, forced string) (MMATunables, string, error) {
-	return tunablesFor(dev, op, "cuda-mma", forced, ParseMMATunables, func() MMATunables {
+	return kernels.TunablesFor(dev, op, "cuda-mma", forced, ParseMMATunables, func() MMATunables {
 		return MMADefaults(prec, dev.Info().ComputeCapability)
 	})
-}
-
-// tunablesFor returns the tunables of variant of op on dev and where they came from:
-// forced (parsed from forced, errors returned), tuned (prism tune's file, when it parses),
-// or the table's (table()).
-func tunablesFor[T any](dev *engine.Device, op, variant, forced string, parse func(string) (T, error), table func() T) (T, string, error) {
-	if forced != "" {
-		t, err := parse(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, variant); ok {
-		if t, err := parse(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return table(), "table", nil
 }
 
 // tilesString writes the portable kernel's tunables as its candidates spell them.

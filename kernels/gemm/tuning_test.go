@@ -278,15 +278,16 @@ func TestParseTunables(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, want string }{
-		{"BN=256 STAGES=4 CLUSTER=1 PERSISTENT=0 SPLIT_K=0", "GROUP_M missing"},
+		{"BN=256 STAGES=4 CLUSTER=1 PERSISTENT=0 SPLIT_K=0", "want all of BN, STAGES, CLUSTER, GROUP_M, PERSISTENT, SPLIT_K"},
 		{"BN=192 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "BN must be 64, 128 or 256"},
-		{"BN=256 STAGES=1 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "STAGES must be 2 to 8"},
-		{"BN=256 STAGES=4 CLUSTER=4 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "CLUSTER must be 1 or 2"},
+		{"BN=256 STAGES=1 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "STAGES=1 is out of its range 2..8"},
+		{"BN=256 STAGES=4 CLUSTER=4 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "CLUSTER=4 is out of its range 1..2"},
 		{"BN=256 STAGES=4 CLUSTER=2 GROUP_M=3 PERSISTENT=0 SPLIT_K=0", "GROUP_M must be a multiple of CLUSTER"},
-		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0 WARPS=2x4", "unknown tunable WARPS (BN, STAGES, CLUSTER, GROUP_M, PERSISTENT, SPLIT_K)"},
-		{"BN=256 STAGES=four CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "STAGES=four is not a positive integer"},
-		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=2 SPLIT_K=0", "PERSISTENT=2 is not 0 or 1"},
-		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=65", "SPLIT_K=65 is not 0 (each call chooses) to 64"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0 WARPS=2x4", "\"WARPS=2x4\" is not KEY=integer"},
+		{"BN=256 STAGES=four CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0", "\"STAGES=four\" is not KEY=integer"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=2 SPLIT_K=0", "PERSISTENT=2 is out of its range 0..1"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=65", "SPLIT_K=65 is out of its range 0..64"},
+		{"BN=256 STAGES=4 CLUSTER=1 GROUP_M=8 PERSISTENT=0 SPLIT_K=0 TILE=3", "unknown key TILE"},
 	} {
 		if _, err := ParseWGMMATunables(c.in); !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
 			t.Errorf("ParseWGMMATunables(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)

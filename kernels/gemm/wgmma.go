@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -52,25 +51,13 @@ func (t WGMMATunables) String() string {
 // ParseWGMMATunables reads tunables as String writes them; every key must be given once.
 // Errors wrap engine.ErrInvalidArg and name the field.
 func ParseWGMMATunables(s string) (WGMMATunables, error) {
-	f, err := tunableFields("gemm", s, "BN", "STAGES", "CLUSTER", "GROUP_M", "PERSISTENT", "SPLIT_K")
-	if err != nil {
+	var t WGMMATunables
+	if err := kernels.ParseTunableInts("gemm wgmma tunables", s, true,
+		kernels.TunableInt{Key: "BN", Dst: &t.BN, Min: 64, Max: 256}, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 8},
+		kernels.TunableInt{Key: "CLUSTER", Dst: &t.Cluster, Min: 1, Max: 2}, kernels.TunableInt{Key: "GROUP_M", Dst: &t.GroupM, Min: 1, Max: 64},
+		kernels.TunableInt{Key: "PERSISTENT", Dst: &t.Persistent, Min: 0, Max: 1}, kernels.TunableInt{Key: "SPLIT_K", Dst: &t.SplitK, Min: 0, Max: 64}); err != nil {
 		return WGMMATunables{}, err
 	}
-	persistent := f["PERSISTENT"]
-	if persistent != "0" && persistent != "1" {
-		return WGMMATunables{}, fmt.Errorf("kernels: gemm tunables %q: PERSISTENT=%s is not 0 or 1: %w", s, persistent, engine.ErrInvalidArg)
-	}
-	split, err := strconv.Atoi(f["SPLIT_K"])
-	if err != nil || split < 0 || split > 64 {
-		return WGMMATunables{}, fmt.Errorf("kernels: gemm tunables %q: SPLIT_K=%s is not 0 (each call chooses) to 64: %w", s, f["SPLIT_K"], engine.ErrInvalidArg)
-	}
-	delete(f, "PERSISTENT")
-	delete(f, "SPLIT_K")
-	v, err := tunableNumbers("gemm", s, f)
-	if err != nil {
-		return WGMMATunables{}, err
-	}
-	t := WGMMATunables{BN: v["BN"], Stages: v["STAGES"], Cluster: v["CLUSTER"], GroupM: v["GROUP_M"], Persistent: int(persistent[0] - '0'), SplitK: split}
 	return t, t.check()
 }
 
@@ -145,7 +132,7 @@ func wgmmaCandidates(p Prec) []WGMMATunables {
 // wgmmaTunablesFor returns the tunables of the cuda-wgmma variant of op on dev and where
 // they came from: forced (Params.Tunables), tuned (prism tune's file), or the table.
 func wgmmaTunablesFor(dev *engine.Device, op string, p Prec, forced string) (WGMMATunables, string, error) {
-	return tunablesFor(dev, op, "cuda-wgmma", forced, ParseWGMMATunables, func() WGMMATunables { return WGMMADefaults(p) })
+	return kernels.TunablesFor(dev, op, "cuda-wgmma", forced, ParseWGMMATunables, func() WGMMATunables { return WGMMADefaults(p) })
 }
 
 // wgmmaLayout is how the kernel reads the MN-major B of the nn layout: mnSwap exchanges

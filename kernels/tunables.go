@@ -1,0 +1,19 @@
+package kernels
+
+import "github.com/prism-compute/prism/engine"
+
+// TunablesFor returns the tunables of variant of op on dev and where they came from:
+// forced (parsed from forced, errors returned), tuned (prism tune's file, when it parses),
+// or the table's (table()).
+func TunablesFor[T any](dev *engine.Device, op, variant, forced string, parse func(string) (T, error), table func() T) (T, string, error) {
+	if forced != "" {
+		t, err := parse(forced)
+		return t, "forced", err
+	}
+	if e, ok := LookupTuned(dev, op, variant); ok {
+		if t, err := parse(e.Tunables); err == nil {
+			return t, "tuned", nil
+		}
+	}
+	return table(), "table", nil
+}
