@@ -96,16 +96,7 @@ func ParseRegtileTunables(s string) (RegtileTunables, error) {
 // regtileTunablesFor returns the regtile variant's tunables for op on dev: forced (Params.
 // Tunables), else `prism tune`'s for the device, else the defaults, and which it was.
 func regtileTunablesFor(dev *engine.Device, op, forced string) (RegtileTunables, string, error) {
-	if forced != "" {
-		t, err := ParseRegtileTunables(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, RegtileName); ok {
-		if t, err := ParseRegtileTunables(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return DefaultRegtileTunables, "default", nil
+	return kernels.TunablesFor(dev, op, RegtileName, forced, ParseRegtileTunables, DefaultRegtileTunables, "default")
 }
 
 // localBytes returns the static local memory of conv_regtile.cl built with t, filter side

@@ -207,16 +207,7 @@ func (f *FFT[T]) RegTunables() RegTunables { return f.regTun }
 // regTunablesFor returns the shape the regradix variant of op runs with on dev and where
 // it came from: forced (Params.Tunables), tuned (prism tune's choice), or default.
 func regTunablesFor(dev *engine.Device, op, forced string) (RegTunables, string, error) {
-	if forced != "" {
-		t, err := ParseRegTunables(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, RegName); ok {
-		if t, err := ParseRegTunables(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return RegDefault, "default", nil
+	return kernels.TunablesFor(dev, op, RegName, forced, ParseRegTunables, RegDefault, "default")
 }
 
 // b2i is 1 for true, 0 for false.

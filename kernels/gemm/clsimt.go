@@ -201,14 +201,5 @@ func clsimtTunablesFor(dev *engine.Device, op, forced string) (SimtTunables, str
 		}
 		return t, err
 	}
-	if forced != "" {
-		t, err := parse(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, "opencl-simt"); ok {
-		if t, err := parse(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return DefaultCLSimtTunables, "default", nil
+	return kernels.TunablesFor(dev, op, "opencl-simt", forced, parse, DefaultCLSimtTunables, "default")
 }

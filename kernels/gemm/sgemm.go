@@ -295,16 +295,7 @@ var simtCandidates = []SimtTunables{
 // simtTunablesFor returns the tunables of the cuda-simt variant of op on dev and where
 // they came from: forced (Params.Tunables), tuned (prism tune's file), or the default.
 func simtTunablesFor(dev *engine.Device, op, forced string) (SimtTunables, string, error) {
-	if forced != "" {
-		t, err := ParseSimtTunables(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, "cuda-simt"); ok {
-		if t, err := ParseSimtTunables(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return DefaultSimtTunables, "default", nil
+	return kernels.TunablesFor(dev, op, "cuda-simt", forced, ParseSimtTunables, DefaultSimtTunables, "default")
 }
 
 // closeBuilds closes the kernels and programs of a GEMM's builds (one per transpose

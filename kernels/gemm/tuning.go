@@ -159,9 +159,7 @@ func ParseMMATunables(s string) (MMATunables, error) {
 // mmaTunablesFor returns the tunables of the tensor-core variant of op on dev and where
 // they came from: forced (Params.Tunables), tuned (prism tune's file), or the table.
 func mmaTunablesFor(dev *engine.Device, op, prec, forced string) (MMATunables, string, error) {
-	return kernels.TunablesFor(dev, op, "cuda-mma", forced, ParseMMATunables, func() MMATunables {
-		return MMADefaults(prec, dev.Info().ComputeCapability)
-	})
+	return kernels.TunablesFor(dev, op, "cuda-mma", forced, ParseMMATunables, MMADefaults(prec, dev.Info().ComputeCapability), "table")
 }
 
 // tilesString writes the portable kernel's tunables as its candidates spell them.

@@ -132,7 +132,7 @@ func wgmmaCandidates(p Prec) []WGMMATunables {
 // wgmmaTunablesFor returns the tunables of the cuda-wgmma variant of op on dev and where
 // they came from: forced (Params.Tunables), tuned (prism tune's file), or the table.
 func wgmmaTunablesFor(dev *engine.Device, op string, p Prec, forced string) (WGMMATunables, string, error) {
-	return kernels.TunablesFor(dev, op, "cuda-wgmma", forced, ParseWGMMATunables, func() WGMMATunables { return WGMMADefaults(p) })
+	return kernels.TunablesFor(dev, op, "cuda-wgmma", forced, ParseWGMMATunables, WGMMADefaults(p), "table")
 }
 
 // wgmmaLayout is how the kernel reads the MN-major B of the nn layout: mnSwap exchanges

@@ -55,14 +55,5 @@ func ParsePrivTunables(s string) (PrivTunables, error) {
 // privTunablesFor returns the privatized variant's tunables for op on dev: forced (Params.
 // Tunables), else `prism tune`'s for the device, else the defaults, and which it was.
 func privTunablesFor(dev *engine.Device, op, forced string) (PrivTunables, string, error) {
-	if forced != "" {
-		t, err := ParsePrivTunables(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, PrivatizedName); ok {
-		if t, err := ParsePrivTunables(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return DefaultPrivTunables, "default", nil
+	return kernels.TunablesFor(dev, op, PrivatizedName, forced, ParsePrivTunables, DefaultPrivTunables, "default")
 }

@@ -185,14 +185,6 @@ func (z *ZMarch[T]) Run(q *engine.Queue, out, in, w *engine.Buffer[T], nx, ny, n
 // zmarchTunables returns the shape the zmarch variant of op runs with on dev and where it
 // came from: forced (Params.Tunables), tuned (prism tune's choice), or default.
 func zmarchTunables(dev *engine.Device, kind StencilKind, op, forced string) (ZMarchTunables, string, error) {
-	if forced != "" {
-		t, err := ParseZMarchTunables(kind, forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, ZMarchName); ok {
-		if t, err := ParseZMarchTunables(kind, e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return ZMarchDefault(kind), "default", nil
+	parse := func(s string) (ZMarchTunables, error) { return ParseZMarchTunables(kind, s) }
+	return kernels.TunablesFor(dev, op, ZMarchName, forced, parse, ZMarchDefault(kind), "default")
 }

@@ -191,14 +191,5 @@ func checkRun[T kernels.Float](out, in *engine.Buffer[T], rows, cols int) error 
 // tiledTunablesFor returns the shape the tiled variant of op runs with on dev and where it
 // came from: forced (Params.Tunables), tuned (prism tune's choice), or default.
 func tiledTunablesFor(dev *engine.Device, op, forced string) (TiledTunables, string, error) {
-	if forced != "" {
-		t, err := ParseTiledTunables(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, TiledName); ok {
-		if t, err := ParseTiledTunables(e.Tunables); err == nil {
-			return t, "tuned", nil
-		}
-	}
-	return TiledDefault, "default", nil
+	return kernels.TunablesFor(dev, op, TiledName, forced, ParseTiledTunables, TiledDefault, "default")
 }
