@@ -250,23 +250,28 @@ func flashNeeds(info engine.DeviceInfo) error {
 	return nil
 }
 
-// flashTunablesFor returns the flash-simt variant's tunables for op on dev: forced
-// (Params.Tunables), else `prism tune`'s for the device, else the defaults, and which it
-// was.
-func flashTunablesFor(dev *engine.Device, op, forced string) (FlashTunables, string, error) {
+// flashTunablesFor returns the flash-simt variant's tunables for op on dev at head
+// dimension dim: forced (Params.Tunables), else `prism tune`'s for the device where dim
+// takes the tiles it was tuned for (the op's dim 64: dims 1 to 64), else the defaults for
+// dim's tiles (FlashDefaults), and which it was.
+func flashTunablesFor(dev *engine.Device, op, forced string, dim int) (FlashTunables, string, error) {
+	dmax := 64
+	for dmax < dim {
+		dmax *= 2
+	}
 	if forced != "" {
 		t, err := ParseFlashTunables(forced)
 		if err == nil {
-			err = t.Validate(attnOpDim)
+			err = t.Validate(dmax)
 		}
 		return t, "forced", err
 	}
-	if e, ok := kernels.LookupTuned(dev, op, FlashName); ok {
-		if t, err := ParseFlashTunables(e.Tunables); err == nil && t.Validate(attnOpDim) == nil {
+	if e, ok := kernels.LookupTuned(dev, op, FlashName); ok && dmax == attnOpDim {
+		if t, err := ParseFlashTunables(e.Tunables); err == nil && t.Validate(dmax) == nil {
 			return t, "tuned", nil
 		}
 	}
-	return FlashDefaults(attnOpDim), "default", nil
+	return FlashDefaults(dmax), "default", nil
 }
 
 // flashVariant returns the flash-simt variant of the float32 op name.
@@ -285,15 +290,16 @@ func flashVariant(name string, causal bool) kernels.Variant {
 			return out
 		},
 		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			if err := kernels.CheckSize(name, p); err != nil {
+			s, err := shapeOf(name, p)
+			if err != nil {
 				return nil, err
 			}
-			t, from, err := flashTunablesFor(q.Device(), name, p.Tunables)
+			t, from, err := flashTunablesFor(q.Device(), name, p.Tunables, s.Dim)
 			if err != nil {
 				return nil, err
 			}
 			var built FlashTunables
-			in, err := newAttnInstance(ctx, q, attnOpShape(p), causal, p, func(dev *engine.Device, dim int) (forwarder[float32], error) {
+			in, err := newAttnInstance(ctx, q, s, causal, p, func(dev *engine.Device, dim int) (forwarder[float32], error) {
 				f, err := NewFlash(dev, dim, t)
 				if err != nil {
 					return nil, err

@@ -209,7 +209,7 @@ func TestFlashTunables(t *testing.T) {
 			t.Errorf("%s.Validate(64): %v, want ErrInvalidArg", c, err)
 		}
 	}
-	if _, _, err := flashTunablesFor(nil, "attention/full/float32", "BQ=64 BK=32 TQ=8 TK=1"); !errors.Is(err, engine.ErrInvalidArg) {
+	if _, _, err := flashTunablesFor(nil, "attention/full/float32", "BQ=64 BK=32 TQ=8 TK=1", attnOpDim); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("forced tunables that break the constraints: %v, want ErrInvalidArg", err)
 	}
 }

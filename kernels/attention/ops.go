@@ -24,14 +24,16 @@ func Family() kernels.Family {
 	}}
 }
 
-// Shape of the float32 ops: batch 1, 8 heads of dimension 64; Size picks seq.
+// Shape of the float32 ops: batch 1, 8 heads of dimension 64; Size picks seq (SizeShape),
+// unless Params.Shape gives the four dimensions.
 const (
 	attnOpHeads = 8
 	attnOpDim   = 64
 )
 
 // Shape of the float16 and bfloat16 ops: batch 4, 32 heads of dimension 128 (a large
-// language model's layer); Size picks seq.
+// language model's layer); Size picks seq (SizeShape), unless Params.Shape gives the four
+// dimensions.
 const (
 	precOpBatch = 4
 	precOpHeads = 32
@@ -56,21 +58,16 @@ func attentionOp(causal bool) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "attention", Type: "float32",
 		Doc:         doc + "; on GPUs FlashAttention-2 in SIMT register tiles (flash-simt, attention_flash.cl), elsewhere attention.cl",
-		SizeDoc:     "batch 1, heads 8, dim 64, seq = size/512 (at least 1): Q, K, V, O of batch*heads*seq*dim elements",
+		SizeDoc:     "batch 1, heads 8, dim 64, seq = size/512 (at least 1): Q, K, V, O of batch*heads*seq*dim elements; or a shape BxHxSxD (Params.Shape), dim 1 to 256",
 		DefaultSize: 1 * attnOpHeads * 4096 * attnOpDim, QuickSize: 1 * attnOpHeads * 256 * attnOpDim,
 		Variants: []kernels.Variant{flashVariant(name, causal), kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			if err := kernels.CheckSize(name, p); err != nil {
+			s, err := shapeOf(name, p)
+			if err != nil {
 				return nil, err
 			}
-			return newAttnInstance(ctx, q, attnOpShape(p), causal, p, newPortable[float32])
+			return newAttnInstance(ctx, q, s, causal, p, newPortable[float32])
 		})},
 	}
-}
-
-// attnOpShape returns the shape of the float32 ops at p.Size (SizeDoc's), the same for
-// every variant.
-func attnOpShape(p kernels.Params) AttentionShape {
-	return AttentionShape{Batch: 1, Heads: attnOpHeads, Seq: max(p.Size/(attnOpHeads*attnOpDim), 1), Dim: attnOpDim}
 }
 
 // precisionOp returns the full or causal op with Q, K, V and O stored in S (float16 or
@@ -82,7 +79,7 @@ func precisionOp[S Elem](causal bool) kernels.Op {
 	return kernels.Op{
 		Name: name, Family: "attention", Type: stored.Name,
 		Doc: doc + "; Q, K, V and O in " + stored.Name + ", float32 arithmetic",
-		SizeDoc: fmt.Sprintf("batch %d, heads %d, dim %d, seq = size/%d; below %d, batch 1, heads = size/%d (1 to %d), seq 1: Q, K, V, O of batch*heads*seq*dim elements",
+		SizeDoc: fmt.Sprintf("batch %d, heads %d, dim %d, seq = size/%d; below %d, batch 1, heads = size/%d (1 to %d), seq 1: Q, K, V, O of batch*heads*seq*dim elements; or a shape BxHxSxD (Params.Shape), dim 1 to 256 (cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256)",
 			precOpBatch, precOpHeads, precOpDim, precOpBatch*precOpHeads*precOpDim, precOpBatch*precOpHeads*precOpDim, precOpDim, precOpHeads),
 		DefaultSize: precOpBatch * precOpHeads * 4096 * precOpDim, QuickSize: precOpBatch * precOpHeads * 32 * precOpDim,
 		Variants: precisionVariants[S](name, causal),
@@ -132,11 +129,13 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 			return list
 		},
 		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			t, from, err := mmaTunablesFor(q.Device(), name, p.Tunables)
-			if err != nil {
-				return nil, err
-			}
+			var t MMATunables
+			var from string
 			in, err := setupPrecision(ctx, q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
+				var err error
+				if t, from, err = mmaTunablesFor(dev, name, p.Tunables, dim); err != nil {
+					return nil, err
+				}
 				return newMMAFor[S](dev, dim, t)
 			})
 			if err != nil {
@@ -181,19 +180,21 @@ func newWGMMAFor[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
 	return f.(forwarder[S]), nil
 }
 
-// mmaTunablesFor returns the tunables of the cuda-mma variant of op on dev and where they
-// come from: forced (Params.Tunables), tuned (prism tune's saved winner), or table.
-func mmaTunablesFor(dev *engine.Device, op, forced string) (MMATunables, string, error) {
+// mmaTunablesFor returns the tunables of the cuda-mma variant of op on dev for head
+// dimension dim and where they come from: forced (Params.Tunables), tuned (prism tune's
+// saved winner, measured at the op's dim 128: taken at another dim where it is valid
+// there), or table (MMADefaults of dim).
+func mmaTunablesFor(dev *engine.Device, op, forced string, dim int) (MMATunables, string, error) {
 	if forced != "" {
 		t, err := ParseMMATunables(forced)
 		return t, "forced", err
 	}
 	if e, ok := kernels.LookupTuned(dev, op, "cuda-mma"); ok {
-		if t, err := ParseMMATunables(e.Tunables); err == nil {
+		if t, err := ParseMMATunables(e.Tunables); err == nil && t.check(dim) == nil {
 			return t, "tuned", nil
 		}
 	}
-	return MMADefaults(precOpDim), "table", nil
+	return MMADefaults(dim), "table", nil
 }
 
 // newMMAFor readies the tensor-core attention in S (float16 or bfloat16) with tunables t.
@@ -216,15 +217,13 @@ func newMMAFor[S Elem](dev *engine.Device, dim int, t MMATunables) (forwarder[S]
 }
 
 // setupPrecision sets up the float16 or bfloat16 op name on q with the implementation newF
-// makes: the op's shape (batch 4, 32 heads of dimension 128, seq from p.Size), its seeded
-// inputs, verification and model, the same for every variant.
+// makes: the op's shape (p.Shape, else batch 4, 32 heads of dimension 128, seq from
+// p.Size: shapeOf), its seeded inputs, verification and model, the same for every
+// variant.
 func setupPrecision[S Elem](ctx context.Context, q *engine.Queue, name string, causal bool, p kernels.Params, newF func(dev *engine.Device, dim int) (forwarder[S], error)) (kernels.Instance, error) {
-	if err := kernels.CheckSize(name, p); err != nil {
+	s, err := shapeOf(name, p)
+	if err != nil {
 		return nil, err
-	}
-	s := AttentionShape{Batch: precOpBatch, Heads: precOpHeads, Seq: max(p.Size/(precOpBatch*precOpHeads*precOpDim), 1), Dim: precOpDim}
-	if p.Size < precOpBatch*precOpHeads*precOpDim { // less than one query per head: fewer heads
-		s.Batch, s.Heads, s.Seq = 1, min(max(p.Size/precOpDim, 1), precOpHeads), 1
 	}
 	return newAttnInstance(ctx, q, s, causal, p, newF)
 }
