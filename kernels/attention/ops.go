@@ -185,16 +185,13 @@ func newWGMMAFor[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
 // saved winner, measured at the op's dim 128: taken at another dim where it is valid
 // there), or table (MMADefaults of dim).
 func mmaTunablesFor(dev *engine.Device, op, forced string, dim int) (MMATunables, string, error) {
-	if forced != "" {
-		t, err := ParseMMATunables(forced)
-		return t, "forced", err
-	}
-	if e, ok := kernels.LookupTuned(dev, op, "cuda-mma"); ok {
-		if t, err := ParseMMATunables(e.Tunables); err == nil && t.check(dim) == nil {
-			return t, "tuned", nil
+	return kernels.TunablesFor(dev, op, "cuda-mma", forced, func(s string) (MMATunables, error) {
+		t, err := ParseMMATunables(s)
+		if err == nil {
+			err = t.check(dim)
 		}
-	}
-	return MMADefaults(dim), "table", nil
+		return t, err
+	}, MMADefaults(dim), "table")
 }
 
 // newMMAFor readies the tensor-core attention in S (float16 or bfloat16) with tunables t.
