@@ -11,8 +11,9 @@ import (
 	"github.com/prism-compute/prism/kernels/suite"
 )
 
-// Shapes: the cases of the ops that take an explicit shape (kernels.Params.Shape), given
-// instead of sizes (Config.Shapes, `prism bench --shapes`), and the named sweep of GEMM
+// Shapes: the cases of the ops that take an explicit shape (kernels.Params.Shape: GEMM's
+// MxNxK, attention's BxHxSxD), given instead of sizes (Config.Shapes, `prism bench
+// --shapes`), and the named sweep of GEMM
 // shapes whose summary against the vendor library (VendorSummaries) tells a user where
 // Prism stands beside cuBLAS. This file is the one home of the sweep's list.
 
@@ -40,16 +41,19 @@ var SweepShapes = []string{
 	"4095x128x4095", "6000x4095x2000",
 }
 
-// TakesShape reports whether op takes a shape (kernels.Params.Shape): the GEMM ops.
+// TakesShape reports whether op takes a shape (kernels.Params.Shape): the GEMM and
+// attention ops.
 func TakesShape(op kernels.Op) bool { return suite.TakesShape(op) }
 
 // ShapeFamilies names the families whose ops take a shape, for messages.
 func ShapeFamilies() []string { return suite.ShapeFamilies() }
 
-// ParseShapes reads the --shapes list: shapes written MxNxK ("4096x1024x512"), or SweepName
-// for SweepShapes, in the order given, each once (a shape given twice, or given and in the
-// sweep, runs once), spelled canonically ("4095X4095X4095" is "4095x4095x4095"). Errors
-// are suite.ParseShape's, which wrap engine.ErrInvalidArg and name the shape at fault.
+// ParseShapes reads the --shapes list: GEMM shapes written MxNxK ("4096x1024x512"),
+// attention shapes written BxHxSxD ("4x32x4096x128"), or SweepName for SweepShapes, in the
+// order given, each once (a shape given twice, or given and in the sweep, runs once),
+// spelled canonically ("4095X4095X4095" is "4095x4095x4095"). Errors are
+// suite.ParseShape's, which wrap engine.ErrInvalidArg and name the shape at fault; whether
+// each op takes each shape is CheckShapes'.
 func ParseShapes(list []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -84,13 +88,13 @@ func ParseShapes(list []string) ([]string, error) {
 }
 
 // CheckShapes checks that every op takes a shape and that each of its shapes fits it (the
-// kernels' index range, over a batch): errors wrap engine.ErrInvalidArg and name the op
-// and shape.
+// family's spelling, the kernels' index range, over a batch; an attention op's head
+// dimension): errors wrap engine.ErrInvalidArg and name the op and shape.
 func CheckShapes(ops []kernels.Op, shapes []string) error {
 	for _, op := range ops {
 		if !suite.TakesShape(op) {
-			return fmt.Errorf("bench: %s takes a size, not a shape: only the ops of the %s family take shapes: %w",
-				op.Name, strings.Join(ShapeFamilies(), ", "), engine.ErrInvalidArg)
+			return fmt.Errorf("bench: %s takes a size, not a shape: only the ops of the %s take shapes: %w",
+				op.Name, familiesText(ShapeFamilies()), engine.ErrInvalidArg)
 		}
 		for _, s := range shapes {
 			if _, _, err := suite.CheckShape(op, s); err != nil {
@@ -99,6 +103,18 @@ func CheckShapes(ops []kernels.Op, shapes []string) error {
 		}
 	}
 	return nil
+}
+
+// familiesText names families in a sentence: "gemm family", "attention and gemm
+// families".
+func familiesText(fs []string) string {
+	switch len(fs) {
+	case 0:
+		return "no family"
+	case 1:
+		return fs[0] + " family"
+	}
+	return strings.Join(fs[:len(fs)-1], ", ") + " and " + fs[len(fs)-1] + " families"
 }
 
 // point is one size or shape a case runs at: shape is empty for a size, and for a square
@@ -153,7 +169,8 @@ func (cfg Config) checkShapesConfig() error {
 
 // checkCaseFootprint is checkFootprint for a case at size, or at cfg's shape where set:
 // a shape needs memory in proportion to the elements of its operands (a skinny product's
-// A and B can be far larger than its C, which its size counts), named in the error.
+// A and B can be far larger than its C, which its size counts; an attention shape's Q, K,
+// V and O are 4 x its size, as its size's own shape's), named in the error.
 func (cfg Config) checkCaseFootprint(dev *engine.Device, op kernels.Op, size int) error {
 	if cfg.shape == "" {
 		return checkFootprint(dev, op, size)
@@ -162,8 +179,8 @@ func (cfg Config) checkCaseFootprint(dev *engine.Device, op kernels.Op, size int
 	if err != nil {
 		return err
 	}
-	// A square's operands are 3 x its size: the size whose footprint is the shape's.
-	like := int(math.Ceil(sh.Elements / 3))
+	// The size whose footprint is the shape's: a GEMM square's operands are 3 x its size.
+	like := sh.Like
 	if err := checkFootprint(dev, op, like); err != nil {
 		return fmt.Errorf("%w (shape %s: about the memory of size %s)", err, cfg.shape, FormatSize(like))
 	}

@@ -73,7 +73,7 @@ func TestParseShapes(t *testing.T) {
 		}
 	}
 	err = CheckShapes([]kernels.Op{{Name: "gemm/nn/float32", Family: "gemm"}, {Name: "fft/c2c/float32", Family: "fft"}}, []string{"64x64x64"})
-	if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "fft/c2c/float32 takes a size, not a shape") {
+	if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "fft/c2c/float32 takes a size, not a shape: only the ops of the attention and gemm families take shapes") {
 		t.Errorf("a shape for fft: %v", err)
 	}
 	if err := (Config{Ops: []kernels.Op{{Name: "gemm/nn/float32", Family: "gemm"}}, Sizes: []int{64}, Shapes: []string{"8x8x8"}}).checkShapesConfig(); !errors.Is(err, engine.ErrInvalidArg) {
@@ -223,5 +223,61 @@ func TestShapeIdentity(t *testing.T) {
 	}
 	if s := (Change{Device: "cuda:0", Case: "gemm/nn/float32", Size: 4096 * 1024, Dims: "1024x4096x512", Verdict: VerdictSame}).String(); !strings.Contains(s, "1024x4096x512") {
 		t.Errorf("a change of a shape reads %q", s)
+	}
+}
+
+// TestAttentionShapes: --shapes reads attention shapes (BxHxSxD) beside GEMM ones, each
+// once and canonical; CheckShapes takes them for the attention ops and refuses, naming the
+// op, the spelling it takes, a GEMM shape for an attention op and an attention shape for
+// a GEMM op, a head dim above 256, and an attention shape for an op that takes none; the
+// shape an op's size gives is that size's case (no dims: it pairs with the results of
+// --sizes), the others cases of their own at the size that counts their elements.
+func TestAttentionShapes(t *testing.T) {
+	got, err := ParseShapes([]string{"4X32X4096X64", "4x32x4096x128", "4x32x4096x64", "64x64x64", "1x1x1x1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"4x32x4096x64", "4x32x4096x128", "64x64x64", "1x1x1x1"}; !slices.Equal(got, want) {
+		t.Errorf("ParseShapes = %v; want %v", got, want)
+	}
+	for _, in := range [][]string{{"4x32"}, {"0x32x4096x128"}, {"4x32x4096x128x1"}, {"4x32xx128"}} {
+		if _, err := ParseShapes(in); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("ParseShapes(%q) = %v; want ErrInvalidArg", in, err)
+		}
+	}
+	bf16 := kernels.Op{Name: "attention/full/bfloat16", Family: "attention", Type: "bfloat16"}
+	f32 := kernels.Op{Name: "attention/causal/float32", Family: "attention", Type: "float32"}
+	gemmOp := kernels.Op{Name: "gemm/nn/float32", Family: "gemm"}
+	shapes := []string{"4x32x4096x64", "4x32x4096x128", "4x32x4096x256", "1x8x4096x64"}
+	if err := CheckShapes([]kernels.Op{bf16, f32}, shapes); err != nil {
+		t.Errorf("head dims 64, 128 and 256: %v", err)
+	}
+	for _, c := range []struct {
+		ops    []kernels.Op
+		shapes []string
+		want   string
+	}{
+		{[]kernels.Op{bf16}, []string{"4x32x4096x128", "4096x4096x4096"}, `attention/full/bfloat16: shape "4096x4096x4096": 3 numbers, the gemm family's spelling (M x N x K written MxNxK); the attention ops take batch x heads x seq x dim written BxHxSxD`},
+		{[]kernels.Op{gemmOp}, []string{"4x32x4096x128"}, `gemm/nn/float32: shape "4x32x4096x128": 4 numbers, the attention family's spelling`},
+		{[]kernels.Op{f32}, []string{"4x32x4096x300"}, "attention/causal/float32: shape 4x32x4096x300: dim 300 is above 256"},
+		{[]kernels.Op{{Name: "softmax/rows/float32", Family: "softmax"}}, []string{"4x32x4096x128"}, "softmax/rows/float32 takes a size, not a shape"},
+	} {
+		if err := CheckShapes(c.ops, c.shapes); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckShapes(%s, %v) = %v; want ErrInvalidArg with %q", c.ops[0].Name, c.shapes, err, c.want)
+		}
+	}
+	cfg := Config{Ops: []kernels.Op{bf16}, Shapes: shapes}
+	if err := cfg.checkShapesConfig(); err != nil {
+		t.Fatal(err)
+	}
+	// 4x32x4096x128 is the bfloat16 ops' size 64M, 1x8x4096x64 the float32 ops' 2M.
+	if pts, want := cfg.points(bf16, engine.KindGPU), []point{{1 << 25, "4x32x4096x64"}, {1 << 26, ""}, {1 << 27, "4x32x4096x256"}, {1 << 21, "1x8x4096x64"}}; !slices.Equal(pts, want) {
+		t.Errorf("bfloat16 points %v; want %v", pts, want)
+	}
+	if pts, want := cfg.points(f32, engine.KindGPU), []point{{1 << 25, "4x32x4096x64"}, {1 << 26, "4x32x4096x128"}, {1 << 27, "4x32x4096x256"}, {1 << 21, ""}}; !slices.Equal(pts, want) {
+		t.Errorf("float32 points %v; want %v", pts, want)
+	}
+	if got := SizeText(1<<25, "4x32x4096x64"); got != "4x32x4096x64" {
+		t.Errorf("SizeText = %q", got)
 	}
 }

@@ -87,6 +87,14 @@ by their MxNxK. With --vendor, the report ends with the geometric mean and the w
 the "vs vendor" ratios of each precision and variant over the GEMM cases, naming the worst
 shape (also "vendor_summary" in JSON).
 
+--shapes for the attention ops: batch x heads x seq x dim written BxHxSxD, head dims 1 to
+256 (cuda-mma takes 64 and 128, cuda-wgmma 64, 128 and 256; the portable kernel any), e.g.
+--ops attention/full/bfloat16 --shapes 4x32x4096x64,4x32x4096x128,4x32x4096x256. A shape
+an op's size gives is the case of that size (4x32x4096x128 is --sizes 64M for the float16
+and bfloat16 ops, 1x8x4096x64 --sizes 2M for float32); others are cases of their own,
+shown by their BxHxSxD. scripts/vendor.py --attention-shapes times SDPA at the same
+shapes for 'prism report run.json vendor.json'.
+
 Variants: each device runs, per op, the first implementation that fits it (CUDA C++ with
 warp shuffles on a CUDA device, the portable OpenCL C kernel elsewhere; 'prism kernels
 --device ID' shows which). --portable runs the portable kernel everywhere, for a fair
@@ -133,6 +141,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
   prism bench --device cuda,opencl --ops gemm,fft --vendor
   prism bench --device cuda:0 --ops gemm/nn/float32 --shapes 4096x4096x4096,4095x4095x4095,8192x128x8192
   prism bench --device cuda:0 --ops gemm/nn --precision float32,float64 --shapes sweep --vendor
+  prism bench --device cuda:0 --ops attention/full/bfloat16 --shapes 4x32x4096x64,4x32x4096x128,4x32x4096x256
   prism bench --all-devices --json > results.json
   prism bench --benchstat --count 10 > new.txt && benchstat old.txt new.txt
   prism bench --device cuda:0,cuda:1 --split --ops gemm/nn/float32 --sizes 256M
@@ -150,7 +159,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.StringSliceVar(&opts.ops, "ops", nil, "operations to run: families, prefixes, names or globs, comma-separated (default: all)")
 	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated: float32, float64, tf32, float32x3tf32, float16, bfloat16, float8e4m3, ... (default: all)")
 	f.StringSliceVar(&opts.sizes, "sizes", nil, "sizes to run each op at, with K/M/G suffixes (default: chosen per device, see above)")
-	f.StringSliceVar(&opts.shapes, "shapes", nil, "GEMM shapes MxNxK to run each op at, comma-separated, instead of --sizes, or \""+bench.SweepName+"\" (see above)")
+	f.StringSliceVar(&opts.shapes, "shapes", nil, "shapes to run each op at, comma-separated, instead of --sizes: GEMM MxNxK, or \""+bench.SweepName+"\", attention BxHxSxD (see above)")
 	f.IntVar(&opts.size, "size", 0, "one size for every op")
 	_ = f.MarkDeprecated("size", "use --sizes")
 	f.BoolVar(&opts.quick, "quick", false, "each op's quick size fitted to 25 ms a run, smaller ceiling runs, --count 5 --warmup 1 unless given")

@@ -54,7 +54,8 @@ OP is a case's name (stream/triad/float32), a part of one (triad) or a pattern w
 (gemm/*/float32). A pattern that matches several cases shows each in turn (at most 12:
 a wider one lists them). --device keeps a device of that ID or whose name holds it,
 --variant a variant (portable, cuda-shfl, cuBLAS), --size a size (K, M, G suffixes),
---shape a GEMM shape MxNxK as prism bench --shapes ran it (a square is its size's case).
+--shape a GEMM shape MxNxK or an attention shape BxHxSxD as prism bench --shapes ran it
+(a square, or the attention shape of the op's size, is its size's case).
 
 --plot FILE draws the same as a chart (.svg, .png or .pdf by its extension): one line
 per case, device, variant and size, the median at each run with a bar from min to max.
@@ -73,7 +74,7 @@ Output: a table, or --json; -o FILE writes it to FILE instead.`,
 	f.StringVar(&opts.device, "device", "", "results of the device of this ID, or whose name holds it")
 	f.StringVar(&opts.variant, "variant", "", "results of this variant")
 	f.StringVar(&opts.size, "size", "", "results of this size (K, M, G suffixes)")
-	f.StringVar(&opts.shape, "shape", "", "results of this GEMM shape `MxNxK` (prism bench --shapes)")
+	f.StringVar(&opts.shape, "shape", "", "results of this shape, GEMM `MxNxK` or attention BxHxSxD (prism bench --shapes)")
 	f.StringVar(&opts.plot, "plot", "", "also draw the history as a chart to `FILE` (.svg, .png or .pdf)")
 	opts.add(f, "json")
 	return cmd
@@ -356,10 +357,10 @@ func historyChart(op string, all []caseHistory) render.History {
 	return ch
 }
 
-// shapeSeries narrows series to the GEMM shape text asks for, as prism bench --shapes ran
-// it: a square is the case of its size (its results record no dims: square is true), any
-// other shape its size and dims. A case that takes no shape, a bad shape, or a --size that
-// disagrees with the shape is a usage error.
+// shapeSeries narrows series to the shape text asks for, as prism bench --shapes ran it:
+// a square (an attention shape of the op's size) is the case of its size (its results
+// record no dims: square is true), any other shape its size and dims. A case that takes
+// no shape, a bad shape, or a --size that disagrees with the shape is a usage error.
 func shapeSeries(series store.Series, text string) (store.Series, bool, error) {
 	op, err := suite.Lookup(series.Case)
 	if err != nil {

@@ -17,8 +17,9 @@ import (
 // TestBenchShapesUsage: bad --shapes are usage errors (exit 2) that name the problem,
 // before any device is looked for (the device named does not exist) and with no report
 // written: zero and negative dimensions, two numbers, a shape past the kernels' int32
-// indices (for a batch too), an op that takes no shape, --shapes with --sizes, --split or
-// collectives.
+// indices (for a batch too), an op that takes no shape, a shape of the other family's
+// spelling (GEMM for attention and back), an attention head dim above 256, --shapes with
+// --sizes, --split or collectives.
 func TestBenchShapesUsage(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	for _, tc := range []struct {
@@ -27,12 +28,16 @@ func TestBenchShapesUsage(t *testing.T) {
 	}{
 		{[]string{"--ops", "gemm/nn/float32", "--shapes", "0x64x64"}, `--shapes: kernels: gemm: shape "0x64x64": M is 0; every dimension is at least 1`},
 		{[]string{"--ops", "gemm/nn/float32", "--shapes", "64x-3x64"}, `shape "64x-3x64": N is -3`},
-		{[]string{"--ops", "gemm/nn/float32", "--shapes", "4096x4096"}, `shape "4096x4096": 2 numbers; a shape is three`},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "4096x4096"}, `shape "4096x4096": 2 numbers; a shape is batch x heads x seq x dim written BxHxSxD (attention, e.g. 4x32x4096x128) or M x N x K written MxNxK (gemm, e.g. 4096x1024x512)`},
 		{[]string{"--ops", "gemm/nn/float32", "--shapes", "64x64x64x64"}, `4 numbers`},
 		{[]string{"--ops", "gemm/nn/float32", "--shapes", "8Kx8Kx8K"}, `M "8k" is not a whole number`},
 		{[]string{"--ops", "gemm/nn/float32", "--shapes", "100000x100000x100000"}, "gemm/nn/float32: shape 100000x100000x100000: kernels: gemm: A spans 10000000000 elements; the kernel's int indices reach 2^31-1"},
 		{[]string{"--ops", "gemm/batched/float32", "--shapes", "sweep"}, "gemm/batched/float32: shape 16384x16384x16384: kernels: gemm: A spans 2147483648 elements"},
-		{[]string{"--ops", "stream/triad", "--shapes", "64x64x64"}, "--shapes: bench: stream/triad/float32 takes a size, not a shape: only the ops of the gemm family take shapes"},
+		{[]string{"--ops", "stream/triad", "--shapes", "64x64x64"}, "--shapes: bench: stream/triad/float32 takes a size, not a shape: only the ops of the attention and gemm families take shapes"},
+		{[]string{"--ops", "attention/full/bfloat16", "--shapes", "4096x4096x4096"}, `--shapes: kernels: attention/full/bfloat16: shape "4096x4096x4096": 3 numbers, the gemm family's spelling (M x N x K written MxNxK); the attention ops take batch x heads x seq x dim written BxHxSxD, e.g. 4x32x4096x128`},
+		{[]string{"--ops", "attention/full/bfloat16", "--shapes", "4x32x4096x300"}, "attention/full/bfloat16: shape 4x32x4096x300: dim 300 is above 256, the largest head dimension its kernels take (the portable kernel takes any dim from 1 to 256, cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256)"},
+		{[]string{"--ops", "attention", "--shapes", "4x0x4096x128"}, `--shapes: kernels: attention: shape "4x0x4096x128": heads is 0; every dimension is at least 1`},
+		{[]string{"--ops", "gemm/nn/float32", "--shapes", "4x32x4096x128"}, `gemm/nn/float32: shape "4x32x4096x128": 4 numbers, the attention family's spelling`},
 		{[]string{"--shapes", "64x64x64"}, "takes a size, not a shape"}, // the whole suite
 		{[]string{"--ops", "gemm", "--shapes", "64x64x64", "--sizes", "1M"}, "--sizes and --shapes exclude each other"},
 		{[]string{"--ops", "gemm/nn/float32", "--shapes", "64x64x64", "--split"}, "--shapes applies to ops on one device at a time, not to --split"},
@@ -117,6 +122,51 @@ func TestBenchShapes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("history %v: %v; want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestBenchAttentionShapes runs attention/causal/bfloat16 and attention/full/float32 on
+// PoCL at explicit shapes of head dims 64 and 256, seq 1 among them, and at the shape the
+// bfloat16 ops' size 384 gives (1x3x1x128): each is verified; the shape of a size is
+// that size's case (no dims), the others keep their BxHxSxD and report the shape set up;
+// prism history --shape finds one by its dims.
+func TestBenchAttentionShapes(t *testing.T) {
+	useStore(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	if _, err := execPrism(t, "bench", "-q", "--device", "opencl:0:0", "--ops", "attention/causal/bfloat16,attention/full/float32", "--portable",
+		"--shapes", "1x2x24x64,1X2X24X256,2x1x1x80,1x3x1x128", "--count", "2", "--warmup", "0", "--json", "-o", out); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench.ReadReportFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Devices[0].Results {
+		if !r.OK() {
+			t.Errorf("%s %s: not verified: %s%s", r.Case, r.Dims, r.Err, r.Skipped)
+		}
+		b, _ := json.Marshal([]any{r.Case, r.Size, r.Dims, r.Shape})
+		got = append(got, string(b))
+	}
+	want := []string{
+		// The suite's order: float32 before bfloat16.
+		`["attention/full/float32",3072,"1x2x24x64","batch=1 heads=2 seq=24 dim=64"]`,
+		`["attention/full/float32",12288,"1x2x24x256","batch=1 heads=2 seq=24 dim=256"]`,
+		`["attention/full/float32",160,"2x1x1x80","batch=2 heads=1 seq=1 dim=80"]`,
+		`["attention/full/float32",384,"1x3x1x128","batch=1 heads=3 seq=1 dim=128"]`,
+		`["attention/causal/bfloat16",3072,"1x2x24x64","batch=1 heads=2 seq=24 dim=64 causal"]`,
+		`["attention/causal/bfloat16",12288,"1x2x24x256","batch=1 heads=2 seq=24 dim=256 causal"]`,
+		`["attention/causal/bfloat16",160,"2x1x1x80","batch=2 heads=1 seq=1 dim=80 causal"]`,
+		`["attention/causal/bfloat16",384,"","batch=1 heads=3 seq=1 dim=128 causal"]`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("results (case, size, dims, shape)\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	hist, err := execPrism(t, "history", "attention/full/float32", "--shape", "1x2x24x256", "--json")
+	var hs []caseHistory
+	if err != nil || json.Unmarshal([]byte(hist), &hs) != nil || len(hs) != 1 || len(hs[0].Points) != 1 || hs[0].Points[0].Dims != "1x2x24x256" {
+		t.Errorf("history --shape 1x2x24x256: %v %v", hs, err)
 	}
 }
 
