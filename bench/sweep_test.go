@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/gemm"
+	"github.com/prism-compute/prism/kernels/suite"
 )
 
 // TestSweepShapes checks the named sweep: every shape reads back as written, once; it
@@ -279,5 +281,81 @@ func TestAttentionShapes(t *testing.T) {
 	}
 	if got := SizeText(1<<25, "4x32x4096x64"); got != "4x32x4096x64" {
 		t.Errorf("SizeText = %q", got)
+	}
+}
+
+// TestVendorPyAttentionShapes runs scripts/test_vendor.py (vendor.py's command line, cases
+// and records, with no PyTorch), then pairs the records vendor.py writes at
+// --attention-shapes with Prism's results of the same shapes: each of Prism's results
+// (its size and dims from suite.CheckShape, as prism bench --shapes records them) finds
+// the vendor pseudo-device's result of its own shape, never another shape of its size,
+// and the shape of a size pairs with the baseline of that size.
+func TestVendorPyAttentionShapes(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	if out, err := exec.Command(py, "../scripts/test_vendor.py").CombinedOutput(); err != nil {
+		t.Fatalf("scripts/test_vendor.py: %v\n%s", err, out)
+	}
+	// 1x8x512x64 and 8x1x512x64 are one size (the first the float32 ops' 256K),
+	// 4x32x4096x128 the float16 and bfloat16 ops' size 64M, 1x8x4096x64 the float32 ops' 2M.
+	shapes := []string{"1x8x512x64", "8x1x512x64", "4x32x4096x128", "1x8x4096x64", "2x3x7x256"}
+	script := `import json, sys
+sys.path.insert(0, "../scripts")
+import vendor
+shapes = vendor.parse_attention_shapes(sys.argv[1])
+recs = [vendor.record(c["case"], c["size"], c["shape"], c["dims"], c["flops"], c["bytes"], "SDPA") for c in vendor.attention_cases(shapes, 1)]
+json.dump(recs, sys.stdout)`
+	out, err := exec.Command(py, "-c", script, strings.Join(shapes, ",")).Output()
+	if err != nil {
+		t.Fatalf("vendor.py records: %v\n%s", err, out)
+	}
+	var recs []Result
+	if err := json.Unmarshal(out, &recs); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3*2*len(shapes) {
+		t.Fatalf("%d records; want %d", len(recs), 3*2*len(shapes))
+	}
+	prism := DeviceReport{Device: engine.DeviceInfo{ID: "cuda:0", Name: "GPU"}}
+	vend := DeviceReport{Device: engine.DeviceInfo{ID: "vendor:cuda:0", Name: "GPU"}}
+	for i, r := range recs { // each baseline's time tells its shape apart
+		r.Verified, r.Stats = true, Stats{Runs: 1, Median: time.Duration(1000 + i), Min: 1, Max: 1}
+		vend.Results = append(vend.Results, r)
+	}
+	var squares int
+	for _, typ := range []string{"float32", "float16", "bfloat16"} {
+		for _, kind := range []string{"full", "causal"} {
+			op := kernels.Op{Name: "attention/" + kind + "/" + typ, Family: "attention", Type: typ}
+			for _, text := range shapes {
+				sh, _, err := suite.CheckShape(op, text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dims := sh.Canon
+				if sh.Square {
+					dims, squares = "", squares+1
+				}
+				prism.Results = append(prism.Results, Result{Case: op.Name, Family: "attention", Type: typ, Size: sh.Size, Dims: dims,
+					Shape: text, Verified: true, Stats: Stats{Runs: 1, Median: 1, Min: 1, Max: 1}})
+			}
+		}
+	}
+	if squares != 4+4 { // 1x8x512x64 and 1x8x4096x64 for float32, 4x32x4096x128 for the others
+		t.Errorf("%d results of a size's own shape; want 8", squares)
+	}
+	rep := &Report{Schema: SchemaVersion, Devices: []DeviceReport{prism, vend}}
+	for i := range rep.Devices[0].Results {
+		res := &rep.Devices[0].Results[i]
+		v := rep.VendorBaseline(0, res)
+		if v == nil {
+			t.Errorf("%s %s (size %d, dims %q): no baseline", res.Case, res.Shape, res.Size, res.Dims)
+			continue
+		}
+		want := "batch=" + strings.Replace(strings.Replace(strings.Replace(res.Shape, "x", " heads=", 1), "x", " seq=", 1), "x", " dim=", 1)
+		if v.Case != res.Case || v.Size != res.Size || v.Dims != res.Dims || v.Shape != want {
+			t.Errorf("%s %s (size %d, dims %q): paired with %s %s (size %d, dims %q)", res.Case, res.Shape, res.Size, res.Dims, v.Case, v.Shape, v.Size, v.Dims)
+		}
 	}
 }

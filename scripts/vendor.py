@@ -15,6 +15,12 @@ non_blocking=True, timed by CUDA events like Prism's pinned copies (the ceiling 
 link), and with a pageable CPU tensor, blocking, timed by the host clock like Prism's
 pageable ones.
 
+The attention cases run at the shapes of Prism's default sizes, or with --attention-shapes
+at explicit shapes written BxHxSxD (batch x heads x seq x dim, as prism bench --shapes reads
+them), e.g. --attention-shapes 4x32x4096x64,4x32x4096x128,4x32x4096x256: each result carries
+the size prism bench gives that shape and, where that size alone does not give it, its dims,
+so that it pairs with Prism's result of the same shape.
+
 Usage (on the GPU machine; needs PyTorch): python3 scripts/vendor.py [--device N] [--count 10] > vendor.json
 """
 import argparse
@@ -26,7 +32,10 @@ import socket
 import sys
 import time
 
-import torch
+try:
+    import torch
+except ImportError:  # the helpers below that build cases and records need no torch; main does
+    torch = None
 
 
 def timed(fn, count, warmup):
@@ -71,7 +80,105 @@ def rel_err(got, want):
     return float(torch.linalg.vector_norm(got - want) / max(float(torch.linalg.vector_norm(want)), 1e-300))
 
 
-def main():
+# The attention ops' shapes, as kernels/attention/shape.go defines them: the float32 ops
+# are batch 1, 8 heads of dim 64, seq = size/512 (at least 1); the float16 and bfloat16 ops
+# batch 4, 32 heads of dim 128, seq = size/16384, and below 16384 batch 1, size/128 heads
+# (1 to 32), seq 1. ATTN_MAX_DIM is the largest head dim Prism's kernels take.
+ATTN_MAX_DIM = 256
+ATTN_DEFAULT_FLOAT32_SIZE = 1 * 8 * 4096 * 64
+ATTN_SHAPE_FORM = "batch x heads x seq x dim written BxHxSxD, e.g. 4x32x4096x128"
+
+
+def parse_attention_shape(text):
+    """A shape as prism bench --shapes reads an attention shape: four whole numbers of
+    decimal digits, each at least 1, separated by x (or X); the head dim at most
+    ATTN_MAX_DIM and a tensor within 2^31-1 elements. Returns (batch, heads, seq, dim);
+    raises ValueError saying what is wrong."""
+    t = text.strip().lower()
+    if not t:
+        raise ValueError(f"attention shape {text!r}: empty; write {ATTN_SHAPE_FORM}")
+    parts = t.split("x")
+    if len(parts) != 4:
+        n = len([p for p in parts if p])
+        raise ValueError(f"attention shape {text!r}: {n} numbers; an attention shape is four, {ATTN_SHAPE_FORM}")
+    dims = []
+    for name, p in zip(("batch", "heads", "seq", "dim"), parts):
+        if not p.lstrip("-").isdigit() or not p.lstrip("-").isascii():
+            raise ValueError(f"attention shape {text!r}: {name} {p!r} is not a whole number of decimal digits")
+        n = int(p)
+        if n < 1:
+            raise ValueError(f"attention shape {text!r}: {name} is {p}; every dimension is at least 1")
+        dims.append(n)
+    b, h, s, d = dims
+    if d > ATTN_MAX_DIM:
+        raise ValueError(f"attention shape {text!r}: dim {d} is above {ATTN_MAX_DIM}, the largest head dimension Prism's attention takes")
+    if b * h * s * d > 2 ** 31 - 1:
+        raise ValueError(f"attention shape {text!r}: {b * h * s * d} elements a tensor, above 2^31-1, the range Prism's kernels index in")
+    return b, h, s, d
+
+
+def parse_attention_shapes(text):
+    """The --attention-shapes list: comma-separated shapes, each once, in the order given."""
+    out = []
+    for t in text.split(","):
+        if t.strip():
+            s = parse_attention_shape(t)
+            if s not in out:
+                out.append(s)
+    if not out:
+        raise ValueError("no attention shape given; write " + ATTN_SHAPE_FORM)
+    return out
+
+
+def attention_size_shape(typ, size):
+    """The shape Prism's attention op in typ sets up at size (attention.SizeShape)."""
+    if typ == "float32":
+        return 1, 8, max(size // 512, 1), 64
+    if size < 4 * 32 * 128:  # less than one query per head: fewer heads
+        return 1, min(max(size // 128, 1), 32), 1, 128
+    return 4, 32, size // (4 * 32 * 128), 128
+
+
+def attention_cases(shapes, attn_size):
+    """The attention cases: for each type (float32, then float16 and bfloat16, Prism's
+    order) and mask (full, then causal), one per shape: shapes, or, where None, the shape of
+    Prism's default size (float32: 2M elements; float16 and bfloat16: attn_size). Each is
+    a dict: case, type, causal, b, h, s, d, size (batch*heads*seq*dim, the size prism bench
+    gives the shape), dims (the shape BxHxSxD where that size alone does not give it, as
+    prism bench's results record it; else ""), shape (as Prism writes it), flops and bytes
+    (Prism's model)."""
+    out = []
+    for typ, elem in (("float32", 4), ("float16", 2), ("bfloat16", 2)):
+        default = attention_size_shape(typ, ATTN_DEFAULT_FLOAT32_SIZE if typ == "float32" else attn_size)
+        for b, h, s, d in shapes or [default]:
+            size = b * h * s * d
+            dims = "" if attention_size_shape(typ, size) == (b, h, s, d) else f"{b}x{h}x{s}x{d}"
+            for causal, kind in ((False, "full"), (True, "causal")):
+                flops = (2.0 if causal else 4.0) * b * h * s * s * d
+                out.append({"case": f"attention/{kind}/{typ}", "type": typ, "causal": causal, "b": b, "h": h, "s": s, "d": d,
+                            "size": size, "dims": dims, "shape": f"batch={b} heads={h} seq={s} dim={d}",
+                            "flops": flops, "bytes": 4.0 * size * elem})
+    return out
+
+
+def record(case, size, shape, dims, flops, nbytes, library, link=False):
+    """A result as Prism's bench report writes it (docs/bench.schema.json), not yet timed:
+    the vendor's variant, its library, the case's size and, where set, its dims."""
+    family, _, typ = case.split("/")
+    res = {"case": case, "family": family, "type": typ, "size": size, "shape": shape,
+           "stats": {"runs": 0, "median_ns": 0, "min_ns": 0, "max_ns": 0},
+           "flops": flops, "bytes": nbytes, "gbs": 0.0, "gflops": 0.0, "attainable_gflops": 0.0,
+           "fraction": 0.0, "verified": False, "variant": "vendor", "vendor_library": True, "library": library}
+    if dims:  # a shape its size does not give: part of the case's identity, as in Prism's results
+        res["dims"] = dims
+    if link:  # bytes across the host-device link, as Prism's transfer ops count them
+        res["link"] = True
+    return res
+
+
+def parse_args(argv=None):
+    """The command line; --attention-shapes is read here (a bad shape is a usage error,
+    exit 2, before PyTorch is touched) into a list of (batch, heads, seq, dim)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--count", type=int, default=10)
@@ -85,8 +192,23 @@ def main():
                     help="elements of the stream cases (prism bench --sizes 256M: 2^28)")
     ap.add_argument("--reduce-size", type=int, default=1 << 25,
                     help="elements of the reduce and scan cases (prism bench --sizes 32M: 2^25; the issue's targets are at 2^28)")
+    ap.add_argument("--attention-shapes", default="",
+                    help="run the attention cases (float32, float16, bfloat16; full and causal) at these shapes BxHxSxD, "
+                         "comma-separated, as prism bench --shapes (e.g. 4x32x4096x64,4x32x4096x128,4x32x4096x256), "
+                         "instead of the shapes of Prism's default sizes (--attn-size)")
     ap.add_argument("--only", default="", help="run only the cases whose name starts with one of these comma-separated prefixes (gemm, fft/c2c, softmax,layernorm ...)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    try:
+        args.attention_shapes = parse_attention_shapes(args.attention_shapes) if args.attention_shapes.strip() else None
+    except ValueError as e:
+        ap.error(f"--attention-shapes: {e}")
+    return args
+
+
+def main():
+    args = parse_args()
+    if torch is None:
+        sys.exit("vendor.py: needs PyTorch (import torch failed)")
     torch.backends.cuda.matmul.allow_tf32 = False  # true fp32, as Prism's fp32 GEMM
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda", args.device)
@@ -96,16 +218,10 @@ def main():
     lib = f"cuBLAS/cuFFT/CUB via PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
     results = []
 
-    def add(case, size, shape, fn, check, flops, nbytes, timer=timed, link=False, library=None):
+    def add(case, size, shape, fn, check, flops, nbytes, timer=timed, link=False, library=None, dims=""):
         if not any(case.startswith(p) for p in args.only.split(",")):
             return
-        family, _, typ = case.split("/")
-        res = {"case": case, "family": family, "type": typ, "size": size, "shape": shape,
-               "stats": {"runs": 0, "median_ns": 0, "min_ns": 0, "max_ns": 0},
-               "flops": flops, "bytes": nbytes, "gbs": 0.0, "gflops": 0.0, "attainable_gflops": 0.0,
-               "fraction": 0.0, "verified": False, "variant": "vendor", "vendor_library": True, "library": library or lib}
-        if link:  # bytes across the host-device link, as Prism's transfer ops count them
-            res["link"] = True
+        res = record(case, size, shape, dims, flops, nbytes, library or lib, link)
         try:
             err = check()
         except Exception as e:  # a failing library call is a failed case, not a crash
@@ -122,7 +238,7 @@ def main():
         res["gbs"] = nbytes / (med * 1e-9) / 1e9 if nbytes else 0.0
         res["gflops"] = flops / (med * 1e-9) / 1e9 if flops else 0.0
         results.append(res)
-        print(f"vendor.py: {case} {shape}: {med / 1e3:.1f} us", file=sys.stderr)
+        print(f"vendor.py: {case} {dims or shape}: {med / 1e3:.1f} us", file=sys.stderr)
 
     def tol_check(got_fn, want_fn, tol):
         def check():
@@ -242,19 +358,7 @@ def main():
             tol_check(conv, lambda: torch.nn.functional.conv2d(x.double(), w.double(), bc.double(), padding=1), 1e-5),
             2.0 * 8 * 64 * hw * hw * 576 + 8 * 64 * hw * hw, 4.0 * (2 * 8 * 64 * hw * hw + 64 * 576 + 64))
 
-    # Attention: batch 1, heads 8, dim 64, seq = size / 512.
-    size = 2097152
-    b_, h, s, d = 1, 8, size // 512, 64
-    q = torch.rand(b_, h, s, d, device=dev, generator=g) - 0.5
-    kk = torch.rand(b_, h, s, d, device=dev, generator=g) - 0.5
-    v = torch.rand(b_, h, s, d, device=dev, generator=g) - 0.5
     sdpa = torch.nn.functional.scaled_dot_product_attention
-    for causal, name, flops in ((False, "full", 4.0 * b_ * h * s * s * d), (True, "causal", 2.0 * b_ * h * s * s * d)):
-        add(f"attention/{name}/float32", size, f"batch={b_} heads={h} seq={s} dim={d}",
-            lambda c=causal: sdpa(q, kk, v, is_causal=c),
-            tol_check(lambda c=causal: sdpa(q[:, :1], kk[:, :1], v[:, :1], is_causal=c),
-                      lambda c=causal: sdpa(q[:, :1].double(), kk[:, :1].double(), v[:, :1].double(), is_causal=c), 1e-4),
-            flops, 4.0 * b_ * h * s * d * 4)
 
     # SDPA's backends, each forced in turn (torch.nn.attention.sdpa_kernel): the 16-bit
     # attention baseline is the fastest that runs, and its library names it and every
@@ -289,29 +393,43 @@ def main():
                 return fn()
         return best[0], under, seen
 
-    # Attention in float16 and bfloat16: batch 4, heads 32, dim 128, seq = size / 16384
-    # (Prism's attention/*/float16 and bfloat16 ops), through SDPA's fastest backend.
-    size = args.attn_size
-    b_, h, s, d = 4, 32, max(size // 16384, 1), 128
-    for dtype, tname in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
-        q = (torch.rand(b_, h, s, d, device=dev, generator=g) * 4 - 2).to(dtype)
-        kk = (torch.rand(b_, h, s, d, device=dev, generator=g) * 4 - 2).to(dtype)
-        v = (torch.rand(b_, h, s, d, device=dev, generator=g) * 2 - 1).to(dtype)
-        for causal, name, flops in ((False, "full", 4.0 * b_ * h * s * s * d), (True, "causal", 2.0 * b_ * h * s * s * d)):
-            case = f"attention/{name}/{tname}"
-            fn = lambda c=causal, q=q, kk=kk, v=v: sdpa(q, kk, v, is_causal=c)
-            library = None
-            if any(case.startswith(p) for p in args.only.split(",")):
-                chosen, fn, seen = fastest_sdpa(fn)
-                if seen:
-                    each = ", ".join(f"{k} {v:.1f} us" if isinstance(v, float) else f"{k}: {v}" for k, v in seen.items())
-                    library = f"SDPA {chosen or 'default'} backend, the fastest of: {each}; PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
-            add(case, b_ * h * s * d, f"batch={b_} heads={h} seq={s} dim={d}",
-                fn,
-                tol_check(lambda c=causal, q=q, kk=kk, v=v: sdpa(q[:1, :1], kk[:1, :1], v[:1, :1], is_causal=c).double(),
-                          lambda c=causal, q=q, kk=kk, v=v: sdpa(q[:1, :1].double(), kk[:1, :1].double(), v[:1, :1].double(), is_causal=c),
-                          2e-2),
-                flops, 4.0 * b_ * h * s * d * 2, library=library)
+    # Attention (attention_cases): float32 through SDPA's default choice (as Prism's
+    # float32 ops: q, k in [-0.5, 0.5)), float16 and bfloat16 through SDPA's fastest backend
+    # (q, k in [-2, 2), v in [-1, 1), as Prism's inputs), at the shapes of Prism's default
+    # sizes or at --attention-shapes. Checked on the first head against float64.
+    dtypes = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+    tensors = {}  # (type, shape) -> q, k, v: one set for the full and the causal case
+    q = kk = v = fn = None
+    for c in attention_cases(args.attention_shapes, args.attn_size):
+        case, typ, shape4 = c["case"], c["type"], (c["b"], c["h"], c["s"], c["d"])
+        if not any(case.startswith(p) for p in args.only.split(",")):
+            continue
+        if (typ, shape4) not in tensors:
+            # One set alive at a time (4x32x4096x256 in float32 is 512 MiB a tensor): the
+            # last set's references dropped before the next is made.
+            tensors.clear()
+            q = kk = v = fn = None
+            if typ == "float32":
+                qkv = [torch.rand(*shape4, device=dev, generator=g) - 0.5 for _ in range(3)]
+            else:
+                qkv = [(torch.rand(*shape4, device=dev, generator=g) * w - w / 2).to(dtypes[typ]) for w in (4, 4, 2)]
+            tensors[(typ, shape4)] = qkv
+        q, kk, v = tensors[(typ, shape4)]
+        fn = lambda c=c["causal"], q=q, kk=kk, v=v: sdpa(q, kk, v, is_causal=c)
+        library = None
+        if typ != "float32":
+            chosen, fn, seen = fastest_sdpa(fn)
+            if seen:
+                each = ", ".join(f"{k} {t:.1f} us" if isinstance(t, float) else f"{k}: {t}" for k, t in seen.items())
+                library = f"SDPA {chosen or 'default'} backend, the fastest of: {each}; PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
+        tol = 1e-4 if typ == "float32" else 2e-2
+        add(case, c["size"], c["shape"], fn,
+            tol_check(lambda c=c["causal"], q=q, kk=kk, v=v: sdpa(q[:1, :1], kk[:1, :1], v[:1, :1], is_causal=c).double(),
+                      lambda c=c["causal"], q=q, kk=kk, v=v: sdpa(q[:1, :1].double(), kk[:1, :1].double(), v[:1, :1].double(), is_causal=c),
+                      tol),
+            c["flops"], c["bytes"], library=library, dims=c["dims"])
+    tensors.clear()
+    q = kk = v = fn = None
 
     # Host-device copies (Prism's transfer family): size = n bytes. Pinned: copy_ with
     # non_blocking=True from and into page-locked memory, timed by CUDA events (a DMA of the
