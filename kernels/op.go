@@ -63,8 +63,9 @@ type Params struct {
 	Tunables string
 	// Shape, where set, is the problem's shape given explicitly instead of the one Size
 	// gives, spelled as the op's family spells it: "MxNxK" for GEMM ("4096x1024x512": A
-	// M x K, B K x N, C M x N; batched GEMM: each matrix of the batch), any dimensions
-	// the kernels take, tile multiples or not. Size is then not read. Families that take
+	// M x K, B K x N, C M x N; batched GEMM: each matrix of the batch), "BxHxSxD" for
+	// attention ("4x32x4096x128": batch, heads, seq, head dim), any dimensions the
+	// kernels take, tile multiples or not. Size is then not read. Families that take
 	// no shape refuse one (CheckSize) with an error wrapping engine.ErrUnsupported.
 	Shape string
 }

@@ -18,4 +18,9 @@
 // for head dims 64 and 128: NewWGMMA (wgmma.cu, sm_90: warpgroup MMA, tiles copied by TMA,
 // variant cuda-wgmma; head dim 256 too) and NewMMA (attention.cu, sm_80 and newer:
 // FlashAttention-2 with mma.sync, variant cuda-mma, tunables MMATunables).
+//
+// Each op's size picks seq at a fixed batch, heads and head dim (SizeShape); a shape
+// written BxHxSxD in kernels.Params.Shape (ParseShape, CheckShape) sets up any batch,
+// heads, seq and head dim from 1 to 256 instead, in every variant (cuda-mma takes dims 64
+// and 128, cuda-wgmma 64, 128 and 256, and refuse the others at Setup).
 package attention
