@@ -19,8 +19,9 @@ import (
 )
 
 // isolateStore points the results store of every command the tests run at a file of
-// their own (PRISM_STORE, and XDG_DATA_HOME for the default store), never the user's; it
-// returns the function that removes it. The processes the tests start inherit it.
+// their own (PRISM_STORE, and XDG_DATA_HOME for the default store), never the user's, and
+// PoCL's cache at the CLI's default; it returns the function that removes the store. The
+// processes the tests start inherit both.
 func isolateStore() func() {
 	dir, err := os.MkdirTemp("", "prism-store-test")
 	if err != nil {
@@ -28,6 +29,16 @@ func isolateStore() func() {
 	}
 	os.Setenv(envStore, filepath.Join(dir, "results.db"))
 	os.Setenv("XDG_DATA_HOME", dir)
+	// PoCL's cache where the CLI puts it without PRISM_CACHE_DIR, for the whole run: the
+	// OpenCL backend fixes POCL_CACHE_DIR once per process, at its first probe, and a test
+	// that sets PRISM_CACHE_DIR to its own temporary directory (TestTune) would otherwise
+	// leave PoCL a cache that is removed under it, failing every later build (go test -run
+	// TestTune failed TestTuneUserJSON so).
+	if _, set := os.LookupEnv("POCL_CACHE_DIR"); !set {
+		if cache, err := os.UserCacheDir(); err == nil {
+			os.Setenv("POCL_CACHE_DIR", filepath.Join(cache, "prism", "pocl"))
+		}
+	}
 	return func() { os.RemoveAll(dir) }
 }
 
