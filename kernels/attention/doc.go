@@ -21,7 +21,7 @@
 //
 // Each op's size picks seq at a fixed batch, heads and head dim (SizeShape); a shape
 // batch x heads x seq x dim in kernels.Params.Shape ("4x32x4096x128": ParseShape,
-// CheckShape) sets up any batch,
-// heads, seq and head dim from 1 to 256 instead, in every variant (cuda-mma takes dims 64
-// and 128, cuda-wgmma 64, 128 and 256, and refuse the others at Setup).
+// CheckShape) sets up any batch, heads, seq and head dim from 1 to 256 instead, in every
+// variant (cuda-mma takes dims 64 and 128, cuda-wgmma 64, 128 and 256, and refuse the
+// others at Setup).
 package attention
