@@ -199,13 +199,16 @@ func SizeText(size int, dims string) string {
 // BestVariant is VendorSummary.Variant for the fastest of Prism's variants, case by case.
 const BestVariant = "best"
 
-// VendorSummary is how Prism compares with the vendor library on one device over the GEMM
-// cases of a report that have a vendor baseline (a sweep of shapes, several sizes), for one
-// precision and one of Prism's variants: the geometric mean and the worst of the ratios
-// of the "vs vendor" column, the vendor's time over Prism's (above 1: Prism is faster).
+// VendorSummary is how Prism compares with the vendor library on one device over the cases
+// of one family of a report that have a vendor baseline (a sweep of shapes, several sizes),
+// for one precision and one of Prism's variants: the geometric mean and the worst of the
+// ratios of the "vs vendor" column, the vendor's time over Prism's (above 1: Prism is
+// faster).
 type VendorSummary struct {
-	// Device is the device's ID; Type the precision (Result.Type).
+	// Device is the device's ID; Family the ops' family (summaryFamilies); Type the
+	// precision (Result.Type).
 	Device string `json:"device"`
+	Family string `json:"family"`
 	Type   string `json:"type"`
 	// Variant is Prism's variant, or BestVariant: in each case the fastest of Variants,
 	// Prism's variants that ran it (--variant).
@@ -228,11 +231,12 @@ type VendorSummary struct {
 	WorstDims  string  `json:"worst_dims,omitempty"`
 }
 
-// summaryFamily is the family VendorSummaries summarizes.
-const summaryFamily = "gemm"
+// summaryFamilies are the families VendorSummaries summarizes, in order: the ops that take
+// shapes (--shapes), whose cases a sweep multiplies.
+var summaryFamilies = []string{"gemm", "attention"}
 
-// VendorSummaries returns, for each device of Prism's and each precision of its GEMM cases
-// that have a vendor baseline (Report.VendorBaseline: the same run's --vendor, or a vendor
+// VendorSummaries returns, for each device of Prism's, each family of summaryFamilies and
+// each precision of its cases that have a vendor baseline (Report.VendorBaseline: the same run's --vendor, or a vendor
 // pseudo-device from scripts/vendor.py merged in), one VendorSummary per variant of Prism's
 // that ran them and, where several did, one for the fastest of them case by case
 // (BestVariant). Groups of fewer than two cases are left out: one ratio is the table's
@@ -240,61 +244,71 @@ const summaryFamily = "gemm"
 func (r *Report) VendorSummaries() []VendorSummary {
 	var out []VendorSummary
 	for i := range r.Devices {
-		d := &r.Devices[i]
-		if d.IsVendor() {
+		if r.Devices[i].IsVendor() {
 			continue
 		}
-		var types []string
-		variantsOf := map[string][]string{}        // type -> Prism's variants, in order
-		byVariant := map[[2]string][]vendorRatio{} // type, variant -> ratios
-		best := map[CaseKey]vendorRatio{}          // per case, the fastest variant's
-		var bestOrder []CaseKey
-		for j := range d.Results {
-			res := &d.Results[j]
-			if res.Family != summaryFamily || res.VendorLibrary || !res.OK() || res.Stats.Median <= 0 {
-				continue
-			}
-			v := r.VendorBaseline(i, res)
-			if v == nil {
-				continue
-			}
-			x := vendorRatio{res, float64(v.Stats.Median) / float64(res.Stats.Median), v.Library}
-			if !slices.Contains(types, res.Type) {
-				types = append(types, res.Type)
-			}
-			if !slices.Contains(variantsOf[res.Type], res.Variant) {
-				variantsOf[res.Type] = append(variantsOf[res.Type], res.Variant)
-			}
-			tv := [2]string{res.Type, res.Variant}
-			byVariant[tv] = append(byVariant[tv], x)
-			k := res.Key()
-			k.Variant = ""
-			if b, ok := best[k]; !ok || res.Stats.Median < b.res.Stats.Median {
-				if !ok {
-					bestOrder = append(bestOrder, k)
-				}
-				best[k] = x
-			}
+		for _, fam := range summaryFamilies {
+			out = append(out, r.vendorSummaries(i, fam)...)
 		}
-		for _, t := range types {
-			for _, v := range variantsOf[t] {
-				if s, ok := summarize(d.Device.ID, t, v, byVariant[[2]string{t, v}]); ok {
-					out = append(out, s)
-				}
+	}
+	return out
+}
+
+// vendorSummaries returns VendorSummaries' summaries of device i's cases of family fam.
+func (r *Report) vendorSummaries(i int, fam string) []VendorSummary {
+	var out []VendorSummary
+	d := &r.Devices[i]
+	var types []string
+	variantsOf := map[string][]string{}        // type -> Prism's variants, in order
+	byVariant := map[[2]string][]vendorRatio{} // type, variant -> ratios
+	best := map[CaseKey]vendorRatio{}          // per case, the fastest variant's
+	var bestOrder []CaseKey
+	for j := range d.Results {
+		res := &d.Results[j]
+		if res.Family != fam || res.VendorLibrary || !res.OK() || res.Stats.Median <= 0 {
+			continue
+		}
+		v := r.VendorBaseline(i, res)
+		if v == nil {
+			continue
+		}
+		x := vendorRatio{res, float64(v.Stats.Median) / float64(res.Stats.Median), v.Library}
+		if !slices.Contains(types, res.Type) {
+			types = append(types, res.Type)
+		}
+		if !slices.Contains(variantsOf[res.Type], res.Variant) {
+			variantsOf[res.Type] = append(variantsOf[res.Type], res.Variant)
+		}
+		tv := [2]string{res.Type, res.Variant}
+		byVariant[tv] = append(byVariant[tv], x)
+		k := res.Key()
+		k.Variant = ""
+		if b, ok := best[k]; !ok || res.Stats.Median < b.res.Stats.Median {
+			if !ok {
+				bestOrder = append(bestOrder, k)
 			}
-			if len(variantsOf[t]) < 2 {
-				continue
-			}
-			var xs []vendorRatio
-			for _, k := range bestOrder {
-				if b := best[k]; b.res.Type == t {
-					xs = append(xs, b)
-				}
-			}
-			if s, ok := summarize(d.Device.ID, t, BestVariant, xs); ok {
-				s.Variants = variantsOf[t]
+			best[k] = x
+		}
+	}
+	for _, t := range types {
+		for _, v := range variantsOf[t] {
+			if s, ok := summarize(d.Device.ID, t, v, byVariant[[2]string{t, v}]); ok {
+				s.Family = fam
 				out = append(out, s)
 			}
+		}
+		if len(variantsOf[t]) < 2 {
+			continue
+		}
+		var xs []vendorRatio
+		for _, k := range bestOrder {
+			if b := best[k]; b.res.Type == t {
+				xs = append(xs, b)
+			}
+		}
+		if s, ok := summarize(d.Device.ID, t, BestVariant, xs); ok {
+			s.Family, s.Variants = fam, variantsOf[t]
+			out = append(out, s)
 		}
 	}
 	return out

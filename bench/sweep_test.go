@@ -119,6 +119,12 @@ func sweepReport() *Report {
 		// float64: baselines from the pseudo-device, 0.25 and 1
 		res("float64", "cuda-mma", "4096x1024x512", "M=4096 N=1024 K=512", mn, 400, 0),
 		res("float64", "cuda-mma", "1024x4096x512", "M=1024 N=4096 K=512", mn, 400, 0),
+		// attention bfloat16 against SDPA's pseudo-device results: ratios 0.5 (dims 64) and 0.8
+		// (dims 256), one summary of its own though bfloat16 is also a GEMM precision
+		{Case: "attention/full/bfloat16", Family: "attention", Type: "bfloat16", Size: 4 * 32 * 4096 * 64, Dims: "4x32x4096x64",
+			Shape: "batch=4 heads=32 seq=4096 dim=64", Variant: "cuda-wgmma", Requested: "cuda-wgmma", Verified: true, Stats: Stats{Runs: 3, Median: 200, Min: 200, Max: 200}},
+		{Case: "attention/full/bfloat16", Family: "attention", Type: "bfloat16", Size: 4 * 32 * 4096 * 256, Dims: "4x32x4096x256",
+			Shape: "batch=4 heads=32 seq=4096 dim=256", Variant: "cuda-wgmma", Requested: "cuda-wgmma", Verified: true, Stats: Stats{Runs: 3, Median: 500, Min: 500, Max: 500}},
 		// another family: left out
 		{Case: "fft/c2c/float32", Family: "fft", Type: "float32", Size: 1024, Variant: "portable", Verified: true,
 			Stats: Stats{Runs: 1, Median: 10, Min: 10, Max: 10}, Vendor: &Result{Verified: true, Stats: Stats{Runs: 1, Median: 1, Min: 1, Max: 1}}},
@@ -128,6 +134,10 @@ func sweepReport() *Report {
 			Library: "PyTorch", Verified: true, Stats: Stats{Runs: 1, Median: 400, Min: 400, Max: 400}},
 		{Case: "gemm/nn/float64", Family: "gemm", Type: "float64", Size: mn, Dims: "4096x1024x512", Variant: "vendor", VendorLibrary: true,
 			Library: "PyTorch", Verified: true, Stats: Stats{Runs: 1, Median: 100, Min: 100, Max: 100}},
+		{Case: "attention/full/bfloat16", Family: "attention", Type: "bfloat16", Size: 4 * 32 * 4096 * 64, Dims: "4x32x4096x64", Variant: "vendor",
+			VendorLibrary: true, Library: "PyTorch SDPA (flash)", Verified: true, Stats: Stats{Runs: 1, Median: 100, Min: 100, Max: 100}},
+		{Case: "attention/full/bfloat16", Family: "attention", Type: "bfloat16", Size: 4 * 32 * 4096 * 256, Dims: "4x32x4096x256", Variant: "vendor",
+			VendorLibrary: true, Library: "PyTorch SDPA (flash)", Verified: true, Stats: Stats{Runs: 1, Median: 400, Min: 400, Max: 400}},
 	}}
 	return &Report{Schema: SchemaVersion, Devices: []DeviceReport{dev, vend}}
 }
@@ -140,26 +150,31 @@ func sweepReport() *Report {
 func TestVendorSummaries(t *testing.T) {
 	got := sweepReport().VendorSummaries()
 	type want struct {
-		typ, variant        string
-		cases               int
-		geomean, worst      float64
-		worstDims, worstLib string
+		family, typ, variant string
+		cases                int
+		geomean, worst       float64
+		worstDims, worstLib  string
 	}
 	wants := []want{
-		{"float32", "cuda-simt", 4, math.Pow(0.5*2*4*1, 0.25), 0.5, "4096x1024x512", "cuBLAS 13.0"},
-		{"float32", "cuda-mma", 4, math.Pow(2, 0.25), 1, "4096x1024x512", "cuBLAS 13.0"},
+		{"gemm", "float32", "cuda-simt", 4, math.Pow(0.5*2*4*1, 0.25), 0.5, "4096x1024x512", "cuBLAS 13.0"},
+		{"gemm", "float32", "cuda-mma", 4, math.Pow(2, 0.25), 1, "4096x1024x512", "cuBLAS 13.0"},
 		// best: mma 1 (100 < 200), simt 2 (100 < 200), simt 4 (100 < 400), mma 2 (150 < 300)
-		{"float32", BestVariant, 4, math.Pow(1*2*4*2, 0.25), 1, "4096x1024x512", "cuBLAS 13.0"},
+		{"gemm", "float32", BestVariant, 4, math.Pow(1*2*4*2, 0.25), 1, "4096x1024x512", "cuBLAS 13.0"},
 		// the pseudo-device's 4096x1024x512 took 100 against Prism's 400, 1024x4096x512 400
-		{"float64", "cuda-mma", 2, math.Sqrt(0.25 * 1), 0.25, "4096x1024x512", "PyTorch"},
+		{"gemm", "float64", "cuda-mma", 2, math.Sqrt(0.25 * 1), 0.25, "4096x1024x512", "PyTorch"},
+		{"attention", "bfloat16", "cuda-wgmma", 2, math.Sqrt(0.5 * 0.8), 0.5, "4x32x4096x64", "PyTorch SDPA (flash)"},
 	}
 	if len(got) != len(wants) {
 		t.Fatalf("%d summaries: %+v; want %d", len(got), got, len(wants))
 	}
 	for i, w := range wants {
 		g := got[i]
-		if g.Device != "cuda:0" || g.Type != w.typ || g.Variant != w.variant || g.Cases != w.cases || math.Abs(g.GeoMean-w.geomean) > 1e-12 ||
-			g.Worst != w.worst || g.WorstDims != w.worstDims || g.WorstCase != "gemm/nn/"+w.typ || g.Library != w.worstLib {
+		worstCase := "gemm/nn/" + w.typ
+		if w.family == "attention" {
+			worstCase = "attention/full/" + w.typ
+		}
+		if g.Device != "cuda:0" || g.Family != w.family || g.Type != w.typ || g.Variant != w.variant || g.Cases != w.cases || math.Abs(g.GeoMean-w.geomean) > 1e-12 ||
+			g.Worst != w.worst || g.WorstDims != w.worstDims || g.WorstCase != worstCase || g.Library != w.worstLib {
 			t.Errorf("summary %d: %+v; want %+v", i, g, w)
 		}
 	}
@@ -178,7 +193,7 @@ func TestVendorSummaries(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Summary) != 4 || doc.Summary[3].Worst != 0.25 || doc.Summary[3].WorstShape != "M=4096 N=1024 K=512" || len(doc.Devices) != 2 {
+	if len(doc.Summary) != 5 || doc.Summary[3].Worst != 0.25 || doc.Summary[4].Family != "attention" || doc.Summary[3].WorstShape != "M=4096 N=1024 K=512" || len(doc.Devices) != 2 {
 		t.Errorf("JSON summary %+v", doc.Summary)
 	}
 	if _, err := ReadReport(bytes.NewReader(buf.Bytes())); err != nil {

@@ -200,7 +200,7 @@ func HTML(w io.Writer, rep *bench.Report, baseline string) error {
 			var hr htmlRow
 			for j, text := range row {
 				c := htmlCell{Text: text}
-				if j == 3 || j == 4 || j == 5 {
+				if j == 4 || j == 5 || j == 6 { // cases, geomean, worst
 					c.Class = "num"
 				}
 				hr.Cells = append(hr.Cells, c)

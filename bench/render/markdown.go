@@ -60,7 +60,7 @@ func Markdown(w io.Writer, rep *bench.Report, baseline string) error {
 		}
 		if vg := r.vendorSummaryGrid(); vg != nil { // sweep.go
 			ew.printf("\n*%s*\n", mdEscape(vendorSummaryTitle))
-			mdGrid(vg, 3)
+			mdGrid(vg, 4)
 		}
 	}
 	if len(r.Splits) > 0 {

@@ -9,11 +9,12 @@ import (
 )
 
 // The summary of a report against the vendor library (bench.VendorSummaries): per device,
-// precision and variant of Prism's, the geometric mean and the worst of the "vs vendor"
-// ratios over the GEMM cases (a sweep of shapes, several sizes), naming the worst case.
+// family, precision and variant of Prism's, the geometric mean and the worst of the "vs
+// vendor" ratios over the GEMM and attention cases (a sweep of shapes, several sizes),
+// naming the worst case.
 
 // vendorSummaryTitle heads the summary in every format.
-const vendorSummaryTitle = "Against the vendor library over the GEMM cases"
+const vendorSummaryTitle = "Against the vendor library over the GEMM and attention cases"
 
 // vendorSummaryLegend says what the summary's figures are.
 var vendorSummaryLegend = []string{
@@ -22,29 +23,30 @@ var vendorSummaryLegend = []string{
 	"best of ...: in each case the fastest of Prism's variants that ran it",
 }
 
-// vendorSummaryGrid is the summary as a table: a row per device, precision and variant.
+// vendorSummaryGrid is the summary as a table: a row per device, family, precision and
+// variant.
 func (r view) vendorSummaryGrid() *resultGrid {
 	sums := r.VendorSummaries()
 	if len(sums) == 0 {
 		return nil
 	}
 	g := &resultGrid{legend: vendorSummaryLegend}
-	for _, h := range []string{"device", "precision", "variant", "cases", "geomean", "worst", "worst case", "vendor"} {
+	for _, h := range []string{"device", "family", "precision", "variant", "cases", "geomean", "worst", "worst case", "vendor"} {
 		g.cols = append(g.cols, tableCol{h, -1, colLabel})
 	}
 	for _, s := range sums {
-		g.rows = append(g.rows, term.SafeAll([]string{r.deviceLabel(s.Device) + " " + s.Device, s.Type, summaryVariant(s), strconv.Itoa(s.Cases),
+		g.rows = append(g.rows, term.SafeAll([]string{r.deviceLabel(s.Device) + " " + s.Device, s.Family, s.Type, summaryVariant(s), strconv.Itoa(s.Cases),
 			ratioText(s.GeoMean), ratioText(s.Worst), s.WorstCase + " " + worstShape(s), s.Library}))
 	}
 	return g
 }
 
 // vendorSummaryLines are the summary as lines for the terminal table, one per row:
-// "[1] float32 portable: 23 cases, geomean 0.93x, worst 0.61x (gemm/nn/float32 8192x64x8192) vs cuBLAS 13.0.2".
+// "[1] gemm float32 portable: 23 cases, geomean 0.93x, worst 0.61x (gemm/nn/float32 8192x64x8192) vs cuBLAS 13.0.2".
 func (r view) vendorSummaryLines() []string {
 	var out []string
 	for _, s := range r.VendorSummaries() {
-		line := fmt.Sprintf("%s %s %s: %d cases, geomean %s, worst %s (%s %s)", r.deviceLabel(s.Device), s.Type, summaryVariant(s), s.Cases,
+		line := fmt.Sprintf("%s %s %s %s: %d cases, geomean %s, worst %s (%s %s)", r.deviceLabel(s.Device), s.Family, s.Type, summaryVariant(s), s.Cases,
 			ratioText(s.GeoMean), ratioText(s.Worst), s.WorstCase, worstShape(s))
 		if s.Library != "" {
 			line += " vs " + s.Library

@@ -44,11 +44,11 @@ func TestVendorSummaryRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string][]string{
-		tb.String(): {"[1] float32 portable: 3 cases, geomean 1.59x, worst 0.50x (gemm/nn/float32 4096x1024x512) vs CLBlast 1.5.3",
-			"against the vendor library over the GEMM cases", "  4096x1024x512  ", "  1024x4096x512  ", "  4M  ", "0.50x", "2.00x"},
-		md.String(): {"*Against the vendor library over the GEMM cases*", "| [1] opencl:0:0 | float32 | portable | 3 | 1.59x | 0.50x | gemm/nn/float32 4096x1024x512 | CLBlast 1.5.3 |",
+		tb.String(): {"[1] gemm float32 portable: 3 cases, geomean 1.59x, worst 0.50x (gemm/nn/float32 4096x1024x512) vs CLBlast 1.5.3",
+			"against the vendor library over the GEMM and attention cases", "  4096x1024x512  ", "  1024x4096x512  ", "  4M  ", "0.50x", "2.00x"},
+		md.String(): {"*Against the vendor library over the GEMM and attention cases*", "| [1] opencl:0:0 | gemm | float32 | portable | 3 | 1.59x | 0.50x | gemm/nn/float32 4096x1024x512 | CLBlast 1.5.3 |",
 			"| gemm/nn/float32 | portable | 4096x1024x512 |", "| gemm/nn/float32 | portable | 1024x4096x512 |"},
-		ht.String(): {`<h2 id="vendor-summary">Against the vendor library over the GEMM cases</h2>`, `<td class="num">1.59x</td><td class="num">0.50x</td><td>gemm/nn/float32 4096x1024x512</td>`},
+		ht.String(): {`<h2 id="vendor-summary">Against the vendor library over the GEMM and attention cases</h2>`, `<td class="num">1.59x</td><td class="num">0.50x</td><td>gemm/nn/float32 4096x1024x512</td>`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(name, w) {

@@ -84,8 +84,8 @@ skinny products with M, N or K of 64 to 256 (` + fmt.Sprint(len(bench.SweepShape
 minute or two per precision on an H200 with --vendor). A square shape is the case of its
 size (--shapes 4096x4096x4096 is --sizes 16M); other shapes are cases of their own, shown
 by their MxNxK. With --vendor, the report ends with the geometric mean and the worst of
-the "vs vendor" ratios of each precision and variant over the GEMM cases, naming the worst
-shape (also "vendor_summary" in JSON).
+the "vs vendor" ratios of each family (GEMM, attention), precision and variant, naming the
+worst shape (also "vendor_summary" in JSON).
 
 --shapes for the attention ops: batch x heads x seq x dim written BxHxSxD, head dims 1 to
 256 (cuda-mma takes 64 and 128, cuda-wgmma 64, 128 and 256; the portable kernel any), e.g.
