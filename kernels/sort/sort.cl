@@ -263,3 +263,47 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
         for (int d = lid; d < RADIX; d += WG) gofs[d] += lstart[d + 1] - lstart[d];
     }
 }
+
+// sort_merge merges the sorted runs src[lo, mid) and src[mid, hi) into dst[lo, hi), stably:
+// a key of the first run goes before an equal key of the second. Keys compare as map_in's
+// (mode as above: bit 0 float32 keys, bit 1 descending, the order the radix sort gives);
+// with pairs != 0 the values of vsrc move alongside into vdst. Each work-item writes
+// MERGE_ITEMS consecutive outputs, from the point of the merge path found by a binary
+// search (Green, McColl and Bader's merge path). Launch: 1D, at least
+// ceil((hi-lo)/MERGE_ITEMS) work-items, any local size; dst and src distinct.
+#ifndef MERGE_ITEMS
+#define MERGE_ITEMS 16
+#endif
+__kernel void sort_merge(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
+                         uint lo, uint mid, uint hi, int mode, int pairs) {
+    const uint na = mid - lo, nb = hi - mid;
+    const uint k0 = (uint)get_global_id(0) * MERGE_ITEMS;
+    if (k0 >= na + nb) return;
+    const uint k1 = min(k0 + MERGE_ITEMS, na + nb);
+    __global const uint *a = src + lo;
+    __global const uint *b = src + mid;
+    // i keys of a and k0 - i of b come first: the least i whose a[i] does not go before
+    // b[k0 - i - 1].
+    uint ilo = k0 > nb ? k0 - nb : 0, ihi = min(k0, na);
+    while (ilo < ihi) {
+        const uint i = ilo + (ihi - ilo) / 2;
+        if (map_in(a[i], mode) <= map_in(b[k0 - i - 1], mode)) {
+            ilo = i + 1;
+        } else {
+            ihi = i;
+        }
+    }
+    uint i = ilo, j = k0 - ilo;
+    for (uint k = k0; k < k1; k++) {
+        const int fromA = j >= nb || (i < na && map_in(a[i], mode) <= map_in(b[j], mode));
+        if (fromA) {
+            dst[lo + k] = a[i];
+            if (pairs) vdst[lo + k] = vsrc[lo + i];
+            i++;
+        } else {
+            dst[lo + k] = b[j];
+            if (pairs) vdst[lo + k] = vsrc[mid + j];
+            j++;
+        }
+    }
+}

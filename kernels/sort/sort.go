@@ -79,6 +79,7 @@ type Sorter[K SortKey] struct {
 	dev                  *engine.Device
 	prog                 *engine.Program
 	count, scan, scatter *engine.Kernel
+	merge                *engine.Kernel // sort_merge: two sorted runs into one (sharded sorts)
 	wg, items, maxGroups int
 	keyScratch           *engine.Buffer[K]
 	valScratch, table    *engine.Buffer[uint32]
@@ -126,6 +127,9 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.count, Name: "sort_count"}, kernels.Ref{Dst: &s.scan, Name: "sort_scan"},
 			kernels.Ref{Dst: &s.scatter, Name: "sort_scatter"})
 		if err == nil {
+			s.merge, err = prog.Kernel("sort_merge")
+		}
+		if err == nil {
 			s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups)
 		}
 		if err != nil {
@@ -139,7 +143,7 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 // Close releases the kernels and the scratch buffers. Idempotent.
 func (s *Sorter[K]) Close() error {
 	errs := []error{s.replay.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.table.Close()}
-	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter} {
+	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter, s.merge} {
 		errs = append(errs, k.Close())
 	}
 	errs = append(errs, s.prog.Close())
@@ -290,6 +294,85 @@ func (s *Sorter[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, v
 			return err
 		}
 		in, vin = out, vout
+	}
+	return nil
+}
+
+// mergeItems is sort.cl's MERGE_ITEMS: the outputs of one work-item of sort_merge.
+const mergeItems = 16
+
+// mergeTwo enqueues on q the stable merge of the sorted runs src[lo, mid) and src[mid, hi)
+// into dst[lo, hi) in order (a key of the first run before an equal key of the second), the
+// values of vsrc alongside into vdst when they are not nil. dst and src are distinct.
+func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], lo, mid, hi int, order SortOrder) error {
+	if hi <= lo {
+		return nil
+	}
+	mode := s.mode
+	if order == Descending {
+		mode |= sortModeDescends
+	}
+	var pairs int32
+	var vd, vs any = dst, src // any buffers where there are no values: the kernel does not read them
+	if vdst != nil {
+		pairs, vd, vs = 1, vdst, vsrc
+	}
+	local := 64 // or less where the device allows less for the kernel (Rusticl: 32)
+	if m := s.merge.Attributes().MaxWorkGroupSize; m > 0 && m < local {
+		local = m
+	}
+	items := (hi - lo + mergeItems - 1) / mergeItems
+	return q.Launch(s.merge, engine.Range1D((items+local-1)/local*local, local), dst, src, vd, vs,
+		uint32(lo), uint32(mid), uint32(hi), mode, pairs)
+}
+
+// mergeRuns merges the sorted runs of keys[0, n) that bounds delimit (bounds[0] = 0 <=
+// bounds[1] <= ... <= bounds[len-1] = n), the values of vals alongside where not nil, into
+// one sorted run back in keys (and vals), stably: runs earlier in bounds go first among
+// equal keys. tmp (and vtmp) hold n elements at least: the passes merge neighbouring runs
+// two by two between the buffers, and a result left in tmp is copied back.
+func (s *Sorter[K]) mergeRuns(q *engine.Queue, keys, tmp *engine.Buffer[K], vals, vtmp *engine.Buffer[uint32], bounds []int, order SortOrder) error {
+	var runs []int // the bounds of the non-empty runs
+	for i, b := range bounds {
+		if i == 0 || b != runs[len(runs)-1] {
+			runs = append(runs, b)
+		}
+	}
+	src, dst, vsrc, vdst := keys, tmp, vals, vtmp
+	for len(runs) > 2 {
+		next := []int{runs[0]}
+		for i := 0; i+1 < len(runs); i += 2 {
+			lo, mid := runs[i], runs[i+1]
+			if i+2 >= len(runs) { // an odd run out: copied as it is
+				if err := dst.CopyFrom(q, lo, src, lo, mid-lo); err != nil {
+					return err
+				}
+				if vals != nil {
+					if err := vdst.CopyFrom(q, lo, vsrc, lo, mid-lo); err != nil {
+						return err
+					}
+				}
+				next = append(next, mid)
+				continue
+			}
+			hi := runs[i+2]
+			if err := s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, hi, order); err != nil {
+				return err
+			}
+			next = append(next, hi)
+		}
+		runs = next
+		src, dst, vsrc, vdst = dst, src, vdst, vsrc
+	}
+	if src == keys || len(runs) < 2 {
+		return nil
+	}
+	n := runs[len(runs)-1]
+	if err := keys.CopyFrom(q, 0, src, 0, n); err != nil {
+		return err
+	}
+	if vals != nil {
+		return vals.CopyFrom(q, 0, vsrc, 0, n)
 	}
 	return nil
 }

@@ -150,7 +150,7 @@ func (pt *sortPart[K]) LoadProbe(ctx context.Context, units int) error {
 }
 
 // RunProbe sorts the probe's first keys and reads them back; on sharded data it runs what
-// a sharded run costs the device instead (sort, exchange through the host, re-sort) and
+// a sharded run costs the device instead (sort, exchange through the host, merge) and
 // waits, the keys left on the device.
 func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	n := min(units, pt.in.n)
@@ -159,9 +159,9 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	}
 	// What a sharded run costs a device (ShardedSort): its local sort, the exchange of the
 	// sorted run through the host (all of it read back and written again: the pieces that
-	// leave, (p-1)/p of it on even keys, and as many arriving), and the stable re-sort of
-	// what it receives. A probe of the local sort alone saw half of it: the planner split
-	// 16M keys over PoCL and Rusticl expecting a gain, and ran at 0.49 of one device.
+	// leave, (p-1)/p of it on even keys, and as many arriving), and the merge of what it
+	// receives (here two runs). A probe of the local sort alone missed the rest: the planner
+	// split 16M keys over PoCL and Rusticl expecting a gain, and ran at 0.49 of one device.
 	sort := func() error {
 		if pt.vsrc != nil {
 			return pt.s.Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
@@ -187,7 +187,7 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 			return err
 		}
 	}
-	if err := sort(); err != nil {
+	if err := pt.s.mergeRuns(pt.q, pt.src, pt.dst, pt.vsrc, pt.vdst, []int{0, n / 2, n}, pt.in.order); err != nil {
 		return err
 	}
 	return pt.q.Finish(ctx)

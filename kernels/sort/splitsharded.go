@@ -228,16 +228,29 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		if err != nil {
 			return fail(err)
 		}
-		if err := s.exchange(ctx, di, parts, cuts, out, vout); err != nil {
+		bounds, err := s.exchange(ctx, di, parts, cuts, out, vout)
+		if err != nil {
 			return fail(err)
 		}
-		// 4: each device sorts what it received.
+		// 4: each device merges the sorted pieces it received (in part order: stable) into
+		// one run, with its sorted run's buffer as the other buffer of the passes.
 		err = eachPart(parts, func(i int) error {
-			var v *engine.Buffer[uint32]
-			if vout != nil {
-				v = vout[i]
+			if out[i] == nil {
+				return nil
 			}
-			return s.sortOn(di[i], parts[i].Queue, out[i], out[i], v, v, out[i].Len(), order)
+			d, dev := di[i], parts[i].Queue.Device()
+			var err error
+			if s.runs[d], err = grow(dev, s.runs[d], out[i].Len()); err != nil {
+				return err
+			}
+			var v, vt *engine.Buffer[uint32]
+			if vout != nil {
+				if s.runVals[d], err = grow(dev, s.runVals[d], out[i].Len()); err != nil {
+					return err
+				}
+				v, vt = vout[i], s.runVals[d]
+			}
+			return s.sorters[d].mergeRuns(parts[i].Queue, out[i], s.runs[d], v, vt, bounds[i], order)
 		})
 		if err != nil {
 			return fail(err)
@@ -448,7 +461,8 @@ func (s *ShardedSort[K]) search(ctx context.Context, d int, q *engine.Queue, lo,
 // exchange moves the pieces of the sorted runs to their devices and returns, in out
 // (vout), each device's keys (values) in new buffers of their lengths, nil for none: piece
 // j of part i, the run's keys cuts[i][j-1] to cuts[i][j], is placed on device j after the
-// pieces of the parts before i.
+// pieces of the parts before i. bounds[j] are where device j's pieces start, in part order,
+// then their end: the sorted runs Sorter.mergeRuns merges.
 //
 // The exchange is host-staged, the transport between OpenCL devices: a piece that leaves
 // its device is read back into host memory, each part's pieces concurrently, then written
@@ -456,7 +470,7 @@ func (s *ShardedSort[K]) search(ctx context.Context, d int, q *engine.Queue, lo,
 // one write each); the piece that stays is copied on its device. A peer-to-peer path (CUDA
 // peer copies, NCCL send and receive) would replace this function alone: it takes the runs
 // and their cuts and gives each device its pieces in part order.
-func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.Part[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) error {
+func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.Part[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) (bounds [][]int, _ error) {
 	p := len(parts)
 	piece := func(i, j int) (int, int) { // piece j of part i: its range in run i
 		lo := 0
@@ -508,7 +522,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.P
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("exchange, reading back: %w", err)
+		return nil, fmt.Errorf("exchange, reading back: %w", err)
 	}
 	// In: each device's pieces, written around its own, copied on the device.
 	err = eachPart(parts, func(j int) error {
@@ -536,9 +550,17 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.P
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("exchange, writing: %w", err)
+		return nil, fmt.Errorf("exchange, writing: %w", err)
 	}
-	return nil
+	// Device j's pieces, in part order: piece i at at[i][j], the last ending at recv[j].
+	bounds = make([][]int, p)
+	for j := range p {
+		for i := range p {
+			bounds[j] = append(bounds[j], at[i][j])
+		}
+		bounds[j] = append(bounds[j], recv[j])
+	}
+	return bounds, nil
 }
 
 // exchangeIn fills dst, a device's received elements: staged[:own] and staged[rest:]
