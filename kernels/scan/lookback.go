@@ -36,6 +36,35 @@ type Lookback[T ScanElem] struct {
 // lookbackShape is a build of scan.cu: its ITEMS, VEC and MINBLOCKS (scan.cu's header).
 type lookbackShape struct{ items, vec, minBlocks int }
 
+// String writes the shape as prism tune and --tunables spell it ("ITEMS=16 VEC=4
+// MINBLOCKS=8"; the block is always lookbackBlock).
+func (sh lookbackShape) String() string {
+	return fmt.Sprintf("ITEMS=%d VEC=%d MINBLOCKS=%d", sh.items, sh.vec, sh.minBlocks)
+}
+
+// parseLookbackShape reads a shape as String writes it. Errors wrap engine.ErrInvalidArg
+// and name the field: ITEMS 1 to 32 (a multiple of 4 with VEC=4), VEC 1 or 4, MINBLOCKS 1
+// to 8.
+func parseLookbackShape(s string) (lookbackShape, error) {
+	var sh lookbackShape
+	if err := kernels.ParseTunableInts("scan look-back tunables", s, true, kernels.TunableInt{Key: "ITEMS", Dst: &sh.items, Min: 1, Max: 32},
+		kernels.TunableInt{Key: "VEC", Dst: &sh.vec, Min: 1, Max: 4}, kernels.TunableInt{Key: "MINBLOCKS", Dst: &sh.minBlocks, Min: 1, Max: 8}); err != nil {
+		return lookbackShape{}, err
+	}
+	switch {
+	case sh.vec != 1 && sh.vec != 4:
+		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: VEC=%d: 1 or 4: %w", s, sh.vec, engine.ErrInvalidArg)
+	case sh.items%sh.vec != 0:
+		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: ITEMS=%d is not a multiple of VEC=%d: %w", s, sh.items, sh.vec, engine.ErrInvalidArg)
+	}
+	return sh, nil
+}
+
+// lookbackCandidates are the shapes prism tune measures, the default first: register
+// budgets around the default's (2^28 floats on an H200: MINBLOCKS 8 810 us, 7 814, 6 874,
+// ITEMS=32 MINBLOCKS=3 850), longer and shorter rows of items.
+var lookbackCandidates = []lookbackShape{lookbackDefault, {16, 4, 7}, {12, 4, 8}, {20, 4, 6}, {24, 4, 5}, {32, 4, 4}, {8, 4, 8}, {16, 1, 8}}
+
 // lookbackDefault is the shape NewLookback builds.
 // MINBLOCKS=8 (8 blocks of 256 per SM, against 4 with the 56 registers the compiler takes
 // unbudgeted) took 2^28 floats from 1.01 ms to 810 us on an H200, 6 blocks to 874 us

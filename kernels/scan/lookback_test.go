@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -133,4 +134,25 @@ func BenchmarkLookback(b *testing.B) {
 		x.Close()
 		y.Close()
 	})
+}
+
+// TestLookbackTunables checks that the look-back scan's candidates read back as written,
+// and that malformed tunables are refused with ErrInvalidArg naming the problem.
+func TestLookbackTunables(t *testing.T) {
+	for _, c := range lookbackCandidates {
+		if got, err := parseLookbackShape(c.String()); err != nil || got != c {
+			t.Errorf("parseLookbackShape(%q) = %v, %v", c.String(), got, err)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"ITEMS=16 VEC=2 MINBLOCKS=8", "VEC=2: 1 or 4"},
+		{"ITEMS=18 VEC=4 MINBLOCKS=8", "ITEMS=18 is not a multiple of VEC=4"},
+		{"ITEMS=16 VEC=4", "want all of ITEMS, VEC, MINBLOCKS"},
+		{"ITEMS=16 VEC=4 MINBLOCKS=9", "MINBLOCKS=9 is out of its range 1..8"},
+		{"ITEMS=16 VEC=4 MINBLOCKS=8 BLOCK=128", "unknown key BLOCK"},
+	} {
+		if _, err := parseLookbackShape(c.in); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parseLookbackShape(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)
+		}
+	}
 }

@@ -40,7 +40,14 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 			{
 				Name: "cuda-lookback", Doc: "one pass, one launch: tiles scanned in shared memory, each tile's offset from its predecessors' published sums (decoupled look-back; CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d) VEC=%d MINBLOCKS=%d", lookbackBlock, lookbackItems, lookbackTile, lookbackDefault.vec, lookbackDefault.minBlocks),
+				Tunables: fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's", lookbackBlock, lookbackDefault, lookbackTile),
+				Candidates: func(*engine.Device) []string {
+					var list []string
+					for _, c := range lookbackCandidates {
+						list = append(list, c.String())
+					}
+					return list
+				},
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					return setupScan[T](ctx, q, name, exclusive, true, p)
 				},
@@ -67,7 +74,12 @@ type scanInstance[T ScanElem] struct {
 	n         int
 	x         *kernels.Inputs[T]
 	y, part   *engine.Buffer[T]
+	tunables  string // the cuda-lookback variant's, and where they came from
 }
+
+// Tunables reports the cuda-lookback variant's tunables ("" for the portable scan, which
+// has none).
+func (in *scanInstance[T]) Tunables() string { return in.tunables }
 
 // scanInputs returns n seeded inputs: integers uniform over their whole range (the sums
 // wrap), floats uniform in [0, 1), so that the prefix sums grow and the relative tolerance
@@ -99,7 +111,14 @@ func setupScan[T ScanElem](ctx context.Context, q *engine.Queue, name string, ex
 		}
 	}()
 	if lookback {
-		in.lb, err = NewLookback[T](q.Device())
+		sh, from, err := kernels.TunablesFor(q.Device(), name, "cuda-lookback", p.Tunables, parseLookbackShape, lookbackDefault, "table")
+		if err != nil {
+			return nil, err
+		}
+		if in.lb, err = newLookback[T](q.Device(), sh); err != nil {
+			return nil, err
+		}
+		in.tunables = sh.String() + " (" + from + ")"
 	} else {
 		in.s, err = NewScan[T](q.Device())
 	}
