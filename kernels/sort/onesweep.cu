@@ -46,7 +46,7 @@
 //   MINBLOCKS  blocks per multiprocessor the pass kernel's registers must allow
 //           (__launch_bounds__'s second argument; 1 asks nothing)              default 1
 //   Shared memory: 4*(2*TILE + (BLOCK/32 + 3)*256) + 4 bytes (41 KB at the defaults).
-// Builds: -DITEMS=16 | -DITEMS=8 | -DITEMS=12 -DMINBLOCKS=5
+// Builds: -DITEMS=16 | -DITEMS=8 | -DITEMS=12 -DMINBLOCKS=5 | -DITEMS=18 -DMINBLOCKS=3
 // Launch: 1D, blocks of exactly BLOCK threads.
 // Boundaries: the last tile is padded with the largest mapped key, which ranks after every
 // real key of the tile; the pads are counted out of digit 255 and never written.

@@ -46,6 +46,35 @@ type Onesweep[K SortKey] struct {
 	tile                     int // keys per tile: onesweepBlock * ITEMS
 }
 
+// OnesweepTunables are onesweep.cu's tunables beside its block of 256: the keys per thread
+// of a tile (ITEMS) and the pass kernel's register budget, as blocks per multiprocessor
+// (MINBLOCKS).
+type OnesweepTunables struct{ Items, MinBlocks int }
+
+// String writes t as prism tune and --tunables spell it ("ITEMS=16 MINBLOCKS=4").
+func (t OnesweepTunables) String() string {
+	return fmt.Sprintf("ITEMS=%d MINBLOCKS=%d", t.Items, t.MinBlocks)
+}
+
+// ParseOnesweepTunables reads tunables as String writes them: ITEMS 4 to 18 (the pass
+// kernel's tiles of keys and values, 2*256*ITEMS words, and its counters stay within the
+// 48 KiB of static shared memory), MINBLOCKS 1 to 8. Errors wrap engine.ErrInvalidArg and
+// name the field.
+func ParseOnesweepTunables(s string) (OnesweepTunables, error) {
+	var t OnesweepTunables
+	err := kernels.ParseTunableInts("sort onesweep tunables", s, true, kernels.TunableInt{Key: "ITEMS", Dst: &t.Items, Min: 4, Max: 18},
+		kernels.TunableInt{Key: "MINBLOCKS", Dst: &t.MinBlocks, Min: 1, Max: 8})
+	return t, err
+}
+
+// onesweepDefault is the set NewOnesweep builds; onesweepCandidates those prism tune
+// measures, the default first (16M pairs on an H200: ITEMS=16 MINBLOCKS=4 950 us, 12 and 5
+// 1000 us, 16 and 1 1185 us).
+var (
+	onesweepDefault    = OnesweepTunables{onesweepItems, onesweepMinBlocks}
+	onesweepCandidates = []OnesweepTunables{onesweepDefault, {16, 3}, {16, 5}, {12, 5}, {12, 6}, {14, 4}, {18, 3}, {8, 6}}
+)
+
 // NewOnesweep compiles onesweep.cu for dev (CUDA C++: an error wrapping
 // engine.ErrUnsupported on other backends).
 func NewOnesweep[K SortKey](dev *engine.Device) (*Onesweep[K], error) {

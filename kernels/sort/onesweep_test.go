@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -143,4 +144,24 @@ func BenchmarkOnesweep(b *testing.B) {
 			buf.Close()
 		}
 	})
+}
+
+// TestOnesweepTunables checks that onesweep's candidates read back as written, and that
+// malformed tunables are refused with ErrInvalidArg naming the problem.
+func TestOnesweepTunables(t *testing.T) {
+	for _, c := range onesweepCandidates {
+		if got, err := ParseOnesweepTunables(c.String()); err != nil || got != c {
+			t.Errorf("ParseOnesweepTunables(%q) = %v, %v", c.String(), got, err)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"ITEMS=16", "want all of ITEMS, MINBLOCKS"},
+		{"ITEMS=20 MINBLOCKS=4", "ITEMS=20 is out of its range 4..18"},
+		{"ITEMS=16 MINBLOCKS=0", "MINBLOCKS=0 is out of its range 1..8"},
+		{"ITEMS=16 MINBLOCKS=4 BLOCK=128", "unknown key BLOCK"},
+	} {
+		if _, err := ParseOnesweepTunables(c.in); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseOnesweepTunables(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)
+		}
+	}
 }

@@ -38,9 +38,27 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 			{
 				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables: fmt.Sprintf("BLOCK=%d ITEMS=%d (tile %d) MINBLOCKS=%d, 4 passes", onesweepBlock, onesweepItems, onesweepTile, onesweepMinBlocks),
+				Tunables: fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's; 4 passes", onesweepBlock, onesweepDefault, onesweepTile),
+				Candidates: func(*engine.Device) []string {
+					var list []string
+					for _, c := range onesweepCandidates {
+						list = append(list, c.String())
+					}
+					return list
+				},
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-					return setupSort(ctx, q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) { return NewOnesweep[K](dev) })
+					t, from, err := kernels.TunablesFor(q.Device(), name, "cuda-onesweep", p.Tunables, ParseOnesweepTunables, onesweepDefault, "table")
+					if err != nil {
+						return nil, err
+					}
+					in, err := setupSort(ctx, q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) {
+						return newOnesweep[K](dev, t.Items, t.MinBlocks)
+					})
+					if err != nil {
+						return nil, err
+					}
+					in.(*sortInstance[K]).tunables = t.String() + " (" + from + ")"
+					return in, nil
 				},
 			},
 			kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
@@ -70,7 +88,13 @@ type sortInstance[K SortKey] struct {
 	vals  *kernels.Inputs[uint32] // pairs: 0..n-1, one copy per set (rotation)
 	out   *engine.Buffer[K]
 	vout  *engine.Buffer[uint32]
+	// tunables are the cuda-onesweep variant's, and where they came from.
+	tunables string
 }
+
+// Tunables reports the cuda-onesweep variant's tunables ("" for the portable sort, which
+// has none).
+func (in *sortInstance[K]) Tunables() string { return in.tunables }
 
 func setupSort[K SortKey](ctx context.Context, q *engine.Queue, name string, pairs bool, order SortOrder, p kernels.Params,
 	newSorter func(*engine.Device) (sorter[K], error)) (_ kernels.Instance, err error) {
