@@ -165,22 +165,24 @@ if [ "$MODE" = gemm ]; then
   cat "$OUT/gemm.txt"
 fi
 if [ "$MODE" = tune ]; then
-  # prism tune over the tensor-core GEMMs' tunables at 8192 (TUNE_OPS, each with its
-  # variant), the winners saved for this call, then prism bench of the same ops against the
-  # vendor with the tuned sets. Three files: machine.txt, tune.txt, tune-bench.json (and
-  # the store).
+  # prism tune over the tunables of the GEMMs (8192), onesweep (16M pairs) and the
+  # look-back scan (2^28) (TUNE_OPS: op:variant:size), the winners saved for this call, each
+  # op then benched against the vendor with its tuned set. Files: machine.txt, tune.txt,
+  # tune-bench.json (every op's bench, merged), tune-bench.txt (and the store).
   export PRISM_CACHE_DIR=$(mktemp -d)
   : > "$OUT/tune.txt"
-  ops=""
-  for ov in ${TUNE_OPS:-gemm/nn/float16:cuda-wgmma gemm/nn/bfloat16:cuda-wgmma gemm/nt/float8e4m3:cuda-wgmma gemm/nn/tf32:cuda-wgmma gemm/nn/float64:cuda-mma}; do
-    op=${ov%%:*} variant=${ov#*:}
-    echo "== prism tune $op --variant $variant" | tee -a "$OUT/tune.txt"
-    timeout 150 .gpu/prism tune "$op" --variant "$variant" --device "${GEMM_DEVICE:-cuda:0}" --size 64M --count 10 >> "$OUT/tune.txt" 2>&1 || status=1
-    ops="$ops${ops:+,}$op"
+  # Each entry is op:variant:size.
+  for ovs in ${TUNE_OPS:-gemm/nn/float16:cuda-wgmma:64M gemm/nn/bfloat16:cuda-wgmma:64M gemm/nt/float8e4m3:cuda-wgmma:64M gemm/nn/tf32:cuda-wgmma:64M gemm/nn/float64:cuda-mma:64M sort/pairs/uint32:cuda-onesweep:16M scan/inclusive/float32:cuda-lookback:256M}; do
+    op=${ovs%%:*} rest=${ovs#*:}; variant=${rest%%:*} size=${rest#*:}
+    echo "== prism tune $op --variant $variant --size $size" | tee -a "$OUT/tune.txt"
+    timeout 150 .gpu/prism tune "$op" --variant "$variant" --device "${GEMM_DEVICE:-cuda:0}" --size "$size" --count 10 >> "$OUT/tune.txt" 2>&1 || status=1
+    timeout 120 .gpu/prism bench --device "${GEMM_DEVICE:-cuda:0}" --ops "$op" --sizes "$size" --vendor --count 10 --json -q > "/tmp/tune-bench-${op//\//-}.json" || status=1
   done
   grep -E "winner|==" "$OUT/tune.txt"
-  timeout 200 .gpu/prism bench --device "${GEMM_DEVICE:-cuda:0}" --ops "$ops" --sizes 64M --vendor --count 10 --json -q > "$OUT/tune-bench.json" || status=1
-  .gpu/prism report "$OUT/tune-bench.json" || status=1
+  # One report of all the ops (the files that come back are few).
+  .gpu/prism report /tmp/tune-bench-*.json --json -o "$OUT/tune-bench.json" || status=1
+  .gpu/prism report "$OUT/tune-bench.json" > "$OUT/tune-bench.txt" 2>&1 || status=1
+  cat "$OUT/tune-bench.txt"
 fi
 if [ "$MODE" = compare ]; then
   BEFORE=${BEFORE:-.gpu/prism-before}
