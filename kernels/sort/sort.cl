@@ -284,7 +284,9 @@ __kernel void sort_merge(__global uint *dst, __global const uint *src, __global 
     __global const uint *b = src + mid;
     // i keys of a and k0 - i of b come first: the least i whose a[i] does not go before
     // b[k0 - i - 1].
-    uint ilo = k0 > nb ? k0 - nb : 0, ihi = min(k0, na);
+    // (max, not a conditional subtraction: LLVM makes that a saturating-subtract intrinsic,
+    // which Oclgrind does not know)
+    uint ilo = max(k0, nb) - nb, ihi = min(k0, na);
     while (ilo < ihi) {
         const uint i = ilo + (ihi - ilo) / 2;
         if (map_in(a[i], mode) <= map_in(b[k0 - i - 1], mode)) {

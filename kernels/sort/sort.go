@@ -330,7 +330,8 @@ func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, 
 // bounds[1] <= ... <= bounds[len-1] = n), the values of vals alongside where not nil, into
 // one sorted run back in keys (and vals), stably: runs earlier in bounds go first among
 // equal keys. tmp (and vtmp) hold n elements at least: the passes merge neighbouring runs
-// two by two between the buffers, and a result left in tmp is copied back.
+// two by two between the buffers (an odd run out copied by the same kernel), and a result
+// left in tmp is copied back.
 func (s *Sorter[K]) mergeRuns(q *engine.Queue, keys, tmp *engine.Buffer[K], vals, vtmp *engine.Buffer[uint32], bounds []int, order SortOrder) error {
 	var runs []int // the bounds of the non-empty runs
 	for i, b := range bounds {
@@ -343,14 +344,9 @@ func (s *Sorter[K]) mergeRuns(q *engine.Queue, keys, tmp *engine.Buffer[K], vals
 		next := []int{runs[0]}
 		for i := 0; i+1 < len(runs); i += 2 {
 			lo, mid := runs[i], runs[i+1]
-			if i+2 >= len(runs) { // an odd run out: copied as it is
-				if err := dst.CopyFrom(q, lo, src, lo, mid-lo); err != nil {
+			if i+2 >= len(runs) { // an odd run out: copied as it is (merged with nothing)
+				if err := s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, mid, order); err != nil {
 					return err
-				}
-				if vals != nil {
-					if err := vdst.CopyFrom(q, lo, vsrc, lo, mid-lo); err != nil {
-						return err
-					}
 				}
 				next = append(next, mid)
 				continue
@@ -367,12 +363,7 @@ func (s *Sorter[K]) mergeRuns(q *engine.Queue, keys, tmp *engine.Buffer[K], vals
 	if src == keys || len(runs) < 2 {
 		return nil
 	}
-	n := runs[len(runs)-1]
-	if err := keys.CopyFrom(q, 0, src, 0, n); err != nil {
-		return err
-	}
-	if vals != nil {
-		return vals.CopyFrom(q, 0, vsrc, 0, n)
-	}
-	return nil
+	// The result is in tmp: copied back by the kernel too (a copy of the device's, under
+	// Oclgrind, leaves what it copied marked uninitialized).
+	return s.mergeTwo(q, keys, src, vals, vsrc, 0, runs[1], runs[1], order)
 }
