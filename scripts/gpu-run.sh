@@ -141,9 +141,10 @@ fi
 if [ "$MODE" = gemm ]; then
   # The tensor-core GEMM figures in one call: every precision at 8192 against cuBLASLt (or
   # cuBLAS) with the tensor-core roofs, the shape sweep for SWEEP_PRECISIONS (default
-  # bfloat16) against the same baselines, the launch ops (graphs), and PyTorch's float8 and
-  # SDPA baselines. Six files: machine.txt, gemm-8192.json, gemm-sweep.json, launch.json,
-  # vendor.json, gemm.txt.
+  # bfloat16) against the same baselines, the launch ops (graphs), attention at head dims
+  # 64, 128 and 256 (ATTN_SHAPES), and PyTorch's float8 and SDPA baselines (SDPA at the
+  # attention shapes too). Seven files: machine.txt, gemm-8192.json, gemm-sweep.json,
+  # attention-shapes.json, launch.json, vendor.json, gemm.txt.
   export PRISM_CACHE_DIR=$(mktemp -d)
   D=${GEMM_DEVICE:-cuda:0}
   echo "== prism bench gemm 8192, every precision, --vendor"
@@ -153,11 +154,16 @@ if [ "$MODE" = gemm ]; then
   timeout 300 .gpu/prism bench --device "$D" --ops gemm/nn --precision "${SWEEP_PRECISIONS:-bfloat16}" \
     --shapes sweep --vendor --count 5 --json -q > "$OUT/gemm-sweep.json" || status=1
   timeout 60 .gpu/prism bench --device "$D${LAUNCH_OPENCL:+,$LAUNCH_OPENCL}" --ops launch --count 10 --json -q > "$OUT/launch.json" || status=1
+  # Attention at head dims 64, 128 and 256 (ATTN_SHAPES), full and causal, beside SDPA's
+  # backends at the same shapes.
+  AS=${ATTN_SHAPES:-4x32x4096x64,4x32x4096x128,4x32x4096x256}
+  timeout 180 .gpu/prism bench --device "$D" --ops attention/full/bfloat16,attention/causal/bfloat16,attention/full/float16 \
+    --shapes "$AS" --count 10 --json -q > "$OUT/attention-shapes.json" || status=1
   if python3 -c "import torch" 2>/dev/null; then
-    python3 .gpu/vendor.py --count 10 --only gemm,attention > "$OUT/vendor.json" || status=1
+    python3 .gpu/vendor.py --count 10 --only gemm,attention --attention-shapes "$AS" > "$OUT/vendor.json" || status=1
   fi
   : > "$OUT/gemm.txt"
-  for f in gemm-8192 gemm-sweep launch; do
+  for f in gemm-8192 gemm-sweep attention-shapes launch; do
     reports="$OUT/$f.json"
     [ -s "$OUT/vendor.json" ] && [ "$f" != launch ] && reports="$reports $OUT/vendor.json"
     .gpu/prism report $reports >> "$OUT/gemm.txt" 2>&1 || status=1
