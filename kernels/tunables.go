@@ -1,6 +1,10 @@
 package kernels
 
-import "github.com/prism-compute/prism/engine"
+import (
+	"fmt"
+
+	"github.com/prism-compute/prism/engine"
+)
 
 // TunablesFor returns the tunables of variant of op on dev and where they came from:
 // "forced" (parsed from forced, errors returned), "tuned" (prism tune's file, when it
@@ -16,4 +20,16 @@ func TunablesFor[T any](dev *engine.Device, op, variant, forced string, parse fu
 		}
 	}
 	return fallback, fallbackFrom, nil
+}
+
+// CandidatesOf returns a Variant.Candidates that lists cs, in order, as their String
+// methods spell them.
+func CandidatesOf[T fmt.Stringer](cs []T) func(*engine.Device) []string {
+	return func(*engine.Device) []string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = c.String()
+		}
+		return out
+	}
 }

@@ -277,18 +277,12 @@ func flashTunablesFor(dev *engine.Device, op, forced string, dim int) (FlashTuna
 // flashVariant returns the flash-simt variant of the float32 op name.
 func flashVariant(name string, causal bool) kernels.Variant {
 	return kernels.Variant{
-		Name:     FlashName,
-		Doc:      "FlashAttention-2 in SIMT: 64 queries per work-group in local memory, 32-key K and V blocks staged in local memory (next block prefetched into registers), 4 x 4 scores and 4 x 8 outputs per work-item, 16-byte local reads, online softmax in exp2 (OpenCL C, every backend; GPUs, accelerators and CPUs with 44.5 KiB of local memory)",
-		Dialect:  engine.DialectOpenCL,
-		Needs:    flashNeeds,
-		Tunables: FlashDefaults(attnOpDim).String() + " (shrunk to the device's work-group and local-memory limits), or prism tune's",
-		Candidates: func(*engine.Device) []string {
-			out := make([]string, len(flashCandidates))
-			for i, c := range flashCandidates {
-				out[i] = c.String()
-			}
-			return out
-		},
+		Name:       FlashName,
+		Doc:        "FlashAttention-2 in SIMT: 64 queries per work-group in local memory, 32-key K and V blocks staged in local memory (next block prefetched into registers), 4 x 4 scores and 4 x 8 outputs per work-item, 16-byte local reads, online softmax in exp2 (OpenCL C, every backend; GPUs, accelerators and CPUs with 44.5 KiB of local memory)",
+		Dialect:    engine.DialectOpenCL,
+		Needs:      flashNeeds,
+		Tunables:   FlashDefaults(attnOpDim).String() + " (shrunk to the device's work-group and local-memory limits), or prism tune's",
+		Candidates: kernels.CandidatesOf(flashCandidates),
 		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			s, err := shapeOf(name, p)
 			if err != nil {

@@ -71,16 +71,10 @@ func convVariants[T kernels.Float](name string, r, stride, pad int) []kernels.Va
 	}
 	return []kernels.Variant{{
 		Name: RegtileName, Doc: "direct convolution register-tiled as a SIMT SGEMM: 8 output channels x 2 x 4 pixels per work-item, input tile with halo and filter slice double-buffered in local memory per 4 input channels, 3x3 taps unrolled, 16-byte local reads (OpenCL C, every backend; GPUs and accelerators)",
-		Dialect:  engine.DialectOpenCL,
-		Needs:    regtileNeeds,
-		Tunables: DefaultRegtileTunables.String() + " (shrunk to the device's work-group and local-memory limits), or prism tune's",
-		Candidates: func(*engine.Device) []string {
-			out := make([]string, len(regtileCandidates))
-			for i, c := range regtileCandidates {
-				out[i] = c.String()
-			}
-			return out
-		},
+		Dialect:    engine.DialectOpenCL,
+		Needs:      regtileNeeds,
+		Tunables:   DefaultRegtileTunables.String() + " (shrunk to the device's work-group and local-memory limits), or prism tune's",
+		Candidates: kernels.CandidatesOf(regtileCandidates),
 		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupConv[T](ctx, q, name, convOpShape(p.Size, r, stride, pad), true, p)
 		},

@@ -102,13 +102,7 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 					}
 					return nil
 				},
-				Candidates: func(*engine.Device) []string {
-					var list []string
-					for _, c := range wgmmaCandidates(p.MMA) {
-						list = append(list, c.String())
-					}
-					return list
-				},
+				Candidates: kernels.CandidatesOf(wgmmaCandidates(p.MMA)),
 				Setup: func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 					t, from, err := wgmmaTunablesFor(q.Device(), name, p.MMA, pr.Tunables)
 					if err != nil {
@@ -387,15 +381,9 @@ func (in *gemmInstance[In, Out]) Close() error {
 // sgemm.cu's SIMT kernel (cuda-simt), true fp32 as the portable kernel.
 func simtVariant[In InputType, Out kernels.Float](name string, setup func(func(*engine.Device) (Runner[In, Out], error)) func(context.Context, *engine.Queue, kernels.Params) (kernels.Instance, error)) kernels.Variant {
 	return kernels.Variant{Name: "cuda-simt", Dialect: engine.DialectCUDA, Backend: "cuda",
-		Doc:      "CUDA C++ SIMT kernel: warp tiling, 8 x 8 outputs per thread, double-buffered shared memory, 16-byte loads",
-		Tunables: DefaultSimtTunables.String() + ", or prism tune's",
-		Candidates: func(*engine.Device) []string {
-			var out []string
-			for _, c := range simtCandidates {
-				out = append(out, c.String())
-			}
-			return out
-		},
+		Doc:        "CUDA C++ SIMT kernel: warp tiling, 8 x 8 outputs per thread, double-buffered shared memory, 16-byte loads",
+		Tunables:   DefaultSimtTunables.String() + ", or prism tune's",
+		Candidates: kernels.CandidatesOf(simtCandidates),
 		Setup: func(ctx context.Context, q *engine.Queue, pr kernels.Params) (kernels.Instance, error) {
 			t, from, err := simtTunablesFor(q.Device(), name, pr.Tunables)
 			if err != nil {

@@ -40,15 +40,9 @@ func histOp(op, typ string, bins int, doc string) kernels.Op {
 		Variants: []kernels.Variant{
 			{
 				Name: PrivatizedName, Doc: "a few work-groups per compute unit, grid-stride loop of 16-byte loads (4 in flight per item) into 32 lane-striped local sub-histograms (conflict-free atomics), one global atomic per bin per group (OpenCL C, every backend)",
-				Dialect:  engine.DialectOpenCL,
-				Tunables: DefaultPrivTunables.String() + fmt.Sprintf(" (16-byte loads in flight per item, groups per compute unit; %d lane-striped copies, fewer where local memory or the group is smaller), or prism tune's", privMaxCopies),
-				Candidates: func(*engine.Device) []string {
-					out := make([]string, len(privCandidates))
-					for i, c := range privCandidates {
-						out[i] = c.String()
-					}
-					return out
-				},
+				Dialect:    engine.DialectOpenCL,
+				Tunables:   DefaultPrivTunables.String() + fmt.Sprintf(" (16-byte loads in flight per item, groups per compute unit; %d lane-striped copies, fewer where local memory or the group is smaller), or prism tune's", privMaxCopies),
+				Candidates: kernels.CandidatesOf(privCandidates),
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					return setupHist(ctx, q, name, typ, bins, true, p)
 				},

@@ -40,14 +40,8 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 			{
 				Name: "cuda-lookback", Doc: "one pass, one launch: tiles scanned in shared memory, each tile's offset from its predecessors' published sums (decoupled look-back; CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables: fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's", lookbackBlock, lookbackDefault, lookbackTile),
-				Candidates: func(*engine.Device) []string {
-					var list []string
-					for _, c := range lookbackCandidates {
-						list = append(list, c.String())
-					}
-					return list
-				},
+				Tunables:   fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's", lookbackBlock, lookbackDefault, lookbackTile),
+				Candidates: kernels.CandidatesOf(lookbackCandidates),
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					return setupScan[T](ctx, q, name, exclusive, true, p)
 				},

@@ -38,14 +38,8 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 			{
 				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables: fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's; 4 passes", onesweepBlock, onesweepDefault, onesweepTile),
-				Candidates: func(*engine.Device) []string {
-					var list []string
-					for _, c := range onesweepCandidates {
-						list = append(list, c.String())
-					}
-					return list
-				},
+				Tunables:   fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's; 4 passes", onesweepBlock, onesweepDefault, onesweepTile),
+				Candidates: kernels.CandidatesOf(onesweepCandidates),
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					t, from, err := kernels.TunablesFor(q.Device(), name, "cuda-onesweep", p.Tunables, ParseOnesweepTunables, onesweepDefault, "table")
 					if err != nil {

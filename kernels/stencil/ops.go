@@ -75,13 +75,7 @@ func zmarchVariant[T kernels.Float](name string, k StencilKind) kernels.Variant 
 			d := ZMarchDefault(k)
 			return fmt.Sprintf("%s (tile %dx%d columns x %d planes), or prism tune's", d, d.SX, d.SY*d.RY, d.ZC)
 		}(),
-		Candidates: func(*engine.Device) []string {
-			var out []string
-			for _, c := range zmarchCandidates(k) {
-				out = append(out, c.String())
-			}
-			return out
-		},
+		Candidates: kernels.CandidatesOf(zmarchCandidates(k)),
 		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 			return setupStencil[T](ctx, q, name, k, true, p)
 		},
