@@ -470,8 +470,18 @@ func (b *Buffer[T]) Finish(ctx context.Context) error {
 	return b.each(func(i int) error { return b.parts[i].Queue.Finish(ctx) })
 }
 
-// each calls f for every part, each in its own goroutine, and joins their errors in
-// device order, each naming its device.
+// EachDevice calls f for every part, with elements or none (a device that holds nothing
+// may still have work, as a sort's receiving of its range), each in its own goroutine, and
+// returns once all have returned: nil, or their errors joined in device order, each naming
+// its device.
+func (b *Buffer[T]) EachDevice(f func(i int) error) error {
+	if err := b.check(); err != nil {
+		return err
+	}
+	return b.each(f)
+}
+
+// each is EachDevice without the check.
 func (b *Buffer[T]) each(f func(i int) error) error {
 	errs := make([]error, len(b.parts))
 	var wg sync.WaitGroup

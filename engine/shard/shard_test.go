@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	_ "github.com/prism-compute/prism/cl"
@@ -279,5 +281,42 @@ func TestCombine(t *testing.T) {
 			t.Errorf("group of other order: %v, want ErrInvalidArg", err)
 		}
 		one.Close()
+	}
+}
+
+// TestEachDevice checks that EachDevice calls f for every part, one without elements too
+// (Each skips it), and joins the errors in device order, each naming its device.
+func TestEachDevice(t *testing.T) {
+	qs := queues(t)
+	if len(qs) < 2 {
+		t.Skip("EachDevice needs two devices")
+	}
+	counts := make([]int, len(qs))
+	counts[len(qs)-1] = 5 // every part but the last holds nothing
+	b, err := shard.Scatter(t.Context(), qs, randFloats(1, 5), shard.ByRows(1), counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	err = b.EachDevice(func(i int) error {
+		mu.Lock()
+		seen[i] = true
+		mu.Unlock()
+		if i == 0 {
+			return errors.New("part zero fails")
+		}
+		return nil
+	})
+	if len(seen) != len(qs) {
+		t.Errorf("f called for parts %v; want all %d", seen, len(qs))
+	}
+	if err == nil || !strings.Contains(err.Error(), qs[0].Device().ID()+": part zero fails") {
+		t.Errorf("EachDevice = %v; want part zero's error naming %s", err, qs[0].Device().ID())
+	}
+	each := 0
+	if err := b.Each(func(int, shard.Part[float32]) error { each++; return nil }); err != nil || each != 1 {
+		t.Errorf("Each called f %d times (%v); want once, for the part with elements", each, err)
 	}
 }

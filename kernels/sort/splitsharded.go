@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/shard"
@@ -209,7 +208,7 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 	} else {
 		// 1 and 2: the sorted runs and their samples.
 		samples := make([][]place, p)
-		err := eachPart(parts, func(i int) error {
+		err := keys.EachDevice(func(i int) error {
 			var err error
 			samples[i], err = s.runAndSample(ctx, di[i], parts, vparts, i, order)
 			return err
@@ -220,7 +219,7 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		splitters := pickSplitters(samples, keys.Counts())
 		// 3: the cuts, and the pieces exchanged.
 		cuts := make([][]int, p)
-		err = eachPart(parts, func(i int) error {
+		err = keys.EachDevice(func(i int) error {
 			var err error
 			cuts[i], err = s.cut(ctx, di[i], parts[i], i, samples[i], splitters, order)
 			return err
@@ -228,13 +227,13 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		if err != nil {
 			return fail(err)
 		}
-		bounds, err := s.exchange(ctx, di, parts, cuts, out, vout)
+		bounds, err := s.exchange(ctx, di, keys, cuts, out, vout)
 		if err != nil {
 			return fail(err)
 		}
 		// 4: each device merges the sorted pieces it received (in part order: stable) into
 		// one run, with its sorted run's buffer as the other buffer of the passes.
-		err = eachPart(parts, func(i int) error {
+		err = keys.EachDevice(func(i int) error {
 			if out[i] == nil {
 				return nil
 			}
@@ -470,7 +469,8 @@ func (s *ShardedSort[K]) search(ctx context.Context, d int, q *engine.Queue, lo,
 // one write each); the piece that stays is copied on its device. A peer-to-peer path (CUDA
 // peer copies, NCCL send and receive) would replace this function alone: it takes the runs
 // and their cuts and gives each device its pieces in part order.
-func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.Part[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) (bounds [][]int, _ error) {
+func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buffer[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) (bounds [][]int, _ error) {
+	parts := keys.Parts()
 	p := len(parts)
 	piece := func(i, j int) (int, int) { // piece j of part i: its range in run i
 		lo := 0
@@ -502,7 +502,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.P
 		s.stageVals = make([]uint32, n)
 	}
 	// Out: every piece that leaves its device, read back into its place.
-	err := eachPart(parts, func(i int) error {
+	err := keys.EachDevice(func(i int) error {
 		q, d := parts[i].Queue, di[i]
 		for j := range p {
 			lo, hi := piece(i, j)
@@ -525,7 +525,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, parts []shard.P
 		return nil, fmt.Errorf("exchange, reading back: %w", err)
 	}
 	// In: each device's pieces, written around its own, copied on the device.
-	err = eachPart(parts, func(j int) error {
+	err = keys.EachDevice(func(j int) error {
 		if recv[j] == 0 {
 			return nil
 		}
@@ -578,22 +578,4 @@ func exchangeIn[T engine.Scalar](ctx context.Context, q *engine.Queue, dst, run 
 		}
 	}
 	return dst.CopyFrom(q, own, run, from, rest-own)
-}
-
-// eachPart calls f for every part, each in its own goroutine, and returns once all have
-// returned: nil, or their errors joined in device order, each naming its device.
-func eachPart[T engine.Scalar](parts []shard.Part[T], f func(i int) error) error {
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(i); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", parts[i].Queue.Device().ID(), err)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
