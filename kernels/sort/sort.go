@@ -333,37 +333,44 @@ func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, 
 // two by two between the buffers (an odd run out copied by the same kernel), and a result
 // left in tmp is copied back.
 func (s *Sorter[K]) mergeRuns(q *engine.Queue, keys, tmp *engine.Buffer[K], vals, vtmp *engine.Buffer[uint32], bounds []int, order SortOrder) error {
-	var runs []int // the bounds of the non-empty runs
+	src, dst, vsrc, vdst := keys, tmp, vals, vtmp
+	err := mergePasses(bounds, func(lo, mid, hi int) error { return s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, hi, order) },
+		func() { src, dst, vsrc, vdst = dst, src, vdst, vsrc })
+	if err != nil || src == keys {
+		return err
+	}
+	// The result is in tmp: copied back by the kernel too (a copy of the device's, under
+	// Oclgrind, leaves what it copied marked uninitialized).
+	n := bounds[len(bounds)-1]
+	return s.mergeTwo(q, keys, src, vals, vsrc, 0, n, n, order)
+}
+
+// mergePasses merges the runs that bounds delimit (bounds[0] <= bounds[1] <= ...; empty
+// runs are dropped) two by two, neighbours with neighbours, pass after pass until one is
+// left: each pass calls merge(lo, mid, hi) for the runs [lo, mid) and [mid, hi) into the
+// other buffer (mid == hi for an odd run out, which is copied), then swap. The merges of
+// the host's and of the device's sorts of runs (mergeRuns) are its two callers.
+func mergePasses(bounds []int, merge func(lo, mid, hi int) error, swap func()) error {
+	var runs []int
 	for i, b := range bounds {
 		if i == 0 || b != runs[len(runs)-1] {
 			runs = append(runs, b)
 		}
 	}
-	src, dst, vsrc, vdst := keys, tmp, vals, vtmp
 	for len(runs) > 2 {
 		next := []int{runs[0]}
 		for i := 0; i+1 < len(runs); i += 2 {
-			lo, mid := runs[i], runs[i+1]
-			if i+2 >= len(runs) { // an odd run out: copied as it is (merged with nothing)
-				if err := s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, mid, order); err != nil {
-					return err
-				}
-				next = append(next, mid)
-				continue
+			hi := runs[i+1]
+			if i+2 < len(runs) {
+				hi = runs[i+2]
 			}
-			hi := runs[i+2]
-			if err := s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, hi, order); err != nil {
+			if err := merge(runs[i], runs[i+1], hi); err != nil {
 				return err
 			}
 			next = append(next, hi)
 		}
 		runs = next
-		src, dst, vsrc, vdst = dst, src, vdst, vsrc
+		swap()
 	}
-	if src == keys || len(runs) < 2 {
-		return nil
-	}
-	// The result is in tmp: copied back by the kernel too (a copy of the device's, under
-	// Oclgrind, leaves what it copied marked uninitialized).
-	return s.mergeTwo(q, keys, src, vals, vsrc, 0, runs[1], runs[1], order)
+	return nil
 }

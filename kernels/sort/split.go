@@ -408,29 +408,14 @@ func (in *sortSplitInstance[K]) merge() {
 // the earlier run's element first on a tie (stable). It returns the slices that hold the
 // result: a or b (av or bv).
 func mergeRuns(a, b, av, bv []uint32, bounds []int) ([]uint32, []uint32) {
-	for len(bounds) > 2 {
-		next := []int{0}
-		for r := 0; r+1 < len(bounds); r += 2 {
-			lo := bounds[r]
-			if r+2 >= len(bounds) { // an odd run out: copied as it is
-				copy(b[lo:], a[lo:])
-				if av != nil {
-					copy(bv[lo:], av[lo:])
-				}
-				next = append(next, bounds[r+1])
-				continue
-			}
-			mid, hi := bounds[r+1], bounds[r+2]
-			var dv, xv, yv []uint32
-			if av != nil {
-				dv, xv, yv = bv[lo:hi], av[lo:mid], av[mid:hi]
-			}
-			mergePar(b[lo:hi], a[lo:mid], a[mid:hi], dv, xv, yv)
-			next = append(next, hi)
+	mergePasses(bounds, func(lo, mid, hi int) error {
+		var dv, xv, yv []uint32
+		if av != nil {
+			dv, xv, yv = bv[lo:hi], av[lo:mid], av[mid:hi]
 		}
-		a, b, av, bv = b, a, bv, av
-		bounds = next
-	}
+		mergePar(b[lo:hi], a[lo:mid], a[mid:hi], dv, xv, yv)
+		return nil
+	}, func() { a, b, av, bv = b, a, bv, av })
 	return a, av
 }
 
