@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,7 +107,7 @@ int main() {
 // runGenOnDevice builds the generated program, unchanged, on a device through the engine
 // (OpenCL C as it is on an OpenCL device; through the translation and NVRTC on a CUDA
 // one) and runs its kernels once each (one work-item).
-func runGenOnDevice(t *testing.T, g *genProgram, id string) []uint64 {
+func runGenOnDevice(t *testing.T, g *genProgram, id string) genRun {
 	t.Helper()
 	ctx := context.Background()
 	dev, err := engine.Open(ctx, id)
@@ -156,7 +158,7 @@ func runGenOnDevice(t *testing.T, g *genProgram, id string) []uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got
+	return genRun{name: id, platform: dev.Info().Platform, vals: got}
 }
 
 // preludeCallRE finds a call of a prelude function (a C++-mangled prism_ name) in PTX.
@@ -202,14 +204,14 @@ func TestBuiltinsGenerated(t *testing.T) {
 			if want := "builtins printf 7 1.500 text c 1.2e+04 ff"; len(printed) != 1 || printed[0] != want {
 				t.Errorf("printf printed %q, want %q", printed, want)
 			}
-			add(genRun{hostRun, vals})
+			add(genRun{name: hostRun, vals: vals})
 		})
 		t.Run("opencl", func(t *testing.T) {
 			t.Parallel()
 			begin := time.Now()
-			vals := runGenOnDevice(t, g, "opencl:0:0")
+			r := runGenOnDevice(t, g, "opencl:0:0")
 			t.Logf("the run on opencl:0:0: %v", time.Since(begin).Round(time.Millisecond))
-			add(genRun{"opencl:0:0", vals})
+			add(r)
 		})
 		t.Run("ptx", func(t *testing.T) {
 			t.Parallel()
@@ -244,8 +246,9 @@ func TestBuiltinsGenerated(t *testing.T) {
 
 // genRun is one run of the generated program: where it ran, and out's elements.
 type genRun struct {
-	name string
-	vals []uint64
+	name     string
+	platform string // the OpenCL platform that ran it; "" for the translation
+	vals     []uint64
 }
 
 // checkGenRuns checks every run's output components against their Go references (with the
@@ -253,7 +256,7 @@ type genRun struct {
 // returns how many components had a reference and how many had none.
 func checkGenRuns(t *testing.T, g *genProgram, runs []genRun) (refs, noRef int) {
 	t.Helper()
-	failures, deviations := map[string]int{}, 0
+	failures, deviations := map[string]int{}, map[string]int{}
 	for i, s := range g.slots {
 		want, tol, ok := reference(s)
 		if ok {
@@ -278,9 +281,11 @@ func checkGenRuns(t *testing.T, g *genProgram, runs []genRun) (refs, noRef int) 
 					why += " (of " + runs[0].name + ")"
 				}
 			}
-			if why != "" && r.name == "opencl:0:0" && pocLAbsDeviation(s, want) {
-				deviations++
-				continue
+			if why != "" && ok {
+				if d := driverDeviation(r.platform, s, got, want); d != "" {
+					deviations[r.name+": "+d]++
+					continue
+				}
 			}
 			if why != "" {
 				key := r.name + " " + s.row.name
@@ -295,8 +300,8 @@ func checkGenRuns(t *testing.T, g *genProgram, runs []genRun) (refs, noRef int) 
 			t.Errorf("%s: %d failures in all", key, n)
 		}
 	}
-	if deviations > 0 {
-		t.Logf("%d results of abs and abs_diff at 2^(bits-1) and beyond differ on opencl:0:0 (a known PoCL deviation: its vector abs gives 0 there); the CPU run through the translation has them right", deviations)
+	for _, d := range slices.Sorted(maps.Keys(deviations)) {
+		t.Logf("%s: %d results differ from the reference, a known defect of that driver (docs/BUILTINS.md); the translation has them right", d, deviations[d])
 	}
 	return refs, noRef
 }
@@ -325,14 +330,52 @@ func fmtArgs(args []num) string {
 	return "(" + strings.Join(s, ", ") + ")"
 }
 
-// pocLAbsDeviation reports whether slot s is a vector abs or abs_diff whose result is
-// 2^(bits-1) or more, which PoCL's vector forms get wrong (0): a deviation of that device,
-// counted and reported rather than failed.
-func pocLAbsDeviation(s genSlot, want num) bool {
-	if (s.row.name != "abs" && s.row.name != "abs_diff") || s.width == 1 || want.i == nil {
-		return false
+// driverDeviations are defects of OpenCL drivers that the generated program meets: results
+// the specification fixes and the driver gets wrong, each matched narrowly (the function,
+// the output, and the wrong value the defect gives). A result one explains is counted and
+// logged, not failed, on that driver's runs alone: the translation is held to the reference
+// everywhere. docs/BUILTINS.md lists them.
+var driverDeviations = []struct {
+	platform string // the OpenCL platform, as its devices report it
+	what     string
+	explains func(s genSlot, got, want num) bool
+}{
+	{"Portable Computing Language", "vector abs and abs_diff are wrong (0, or another value) where the result is 2^(bits-1) or more",
+		func(s genSlot, got, want num) bool {
+			return (s.row.name == "abs" || s.row.name == "abs_diff") && s.width > 1 && want.i != nil &&
+				want.i.Cmp(new(big.Int).Lsh(big.NewInt(1), uint(s.typ.bits-1))) >= 0
+		}},
+	{"NVIDIA CUDA", "lgamma_r's sign (its second result) is not the sign of gamma(x)",
+		func(s genSlot, got, want num) bool {
+			return s.row.name == "lgamma_r" && s.out == 1 && got.i != nil && got.i.IsInt64() && got.i.Int64() >= -1 && got.i.Int64() <= 1
+		}},
+	{"NVIDIA CUDA", "mad_hi(a, b, c) drops c where c is the type's minimum",
+		func(s genSlot, got, want num) bool {
+			if s.row.name != "mad_hi" || got.i == nil || len(s.args) != 3 || s.args[2].i == nil {
+				return false
+			}
+			lo, _ := s.typ.limits()
+			return s.args[2].i.Cmp(lo) == 0 && s.typ.wrap(new(big.Int).Sub(want.i, lo)).i.Cmp(got.i) == 0
+		}},
+	{"NVIDIA CUDA", "mad_sat on long wraps where a*b+c is out of range",
+		func(s genSlot, got, want num) bool {
+			if s.row.name != "mad_sat" || s.typ.bits != 64 || got.i == nil || len(s.args) != 3 {
+				return false
+			}
+			exact := new(big.Int).Add(new(big.Int).Mul(s.args[0].i, s.args[1].i), s.args[2].i)
+			return s.typ.sat(exact).i.Cmp(exact) != 0 && s.typ.wrap(exact).i.Cmp(got.i) == 0
+		}},
+}
+
+// driverDeviation names the known defect of the driver of platform that explains got for
+// slot s (wanted want), or "" where none does.
+func driverDeviation(platform string, s genSlot, got, want num) string {
+	for _, d := range driverDeviations {
+		if platform == d.platform && d.explains(s, got, want) {
+			return d.platform + ": " + d.what
+		}
 	}
-	return want.i.Cmp(new(big.Int).Lsh(big.NewInt(1), uint(s.typ.bits-1))) >= 0
+	return ""
 }
 
 // kernelCalls lists the calls of kernel i of g, one line per distinct call, in order.

@@ -42,7 +42,7 @@ func CheckBuiltinsOnDevices(t *testing.T, ids []string) {
 	var runs []genRun
 	for _, id := range ids {
 		begin := time.Now()
-		runs = append(runs, genRun{id, runGenOnDevice(t, g, id)})
+		runs = append(runs, runGenOnDevice(t, g, id))
 		t.Logf("the run on %s: %v", id, time.Since(begin).Round(time.Millisecond))
 	}
 	refs, noRef := checkGenRuns(t, g, runs)
