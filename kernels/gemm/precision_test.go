@@ -69,9 +69,9 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 		}})
 		// The cluster path (B multicast into two blocks) at both widths, on the shapes the
 		// defaults run: odd tile rows leave the second block of the last cluster past M.
-		// And the persistent forms (one tile per block on these shapes; TestWGMMAPersistent
-		// gives blocks many).
-		for _, c := range []struct{ bn, cluster, persistent int }{{256, 2, 0}, {128, 2, 1}, {256, 1, 1}} {
+		// And the persistent forms, ping-pong (2) too (one tile per block on these shapes;
+		// TestWGMMAPersistent gives blocks many).
+		for _, c := range []struct{ bn, cluster, persistent int }{{256, 2, 0}, {128, 2, 1}, {256, 1, 1}, {128, 1, 2}, {128, 2, 2}} {
 			wt := WGMMADefaults(p.MMA)
 			wt.BN, wt.Cluster, wt.Persistent = c.bn, c.cluster, c.persistent
 			impls = append(impls, struct {

@@ -49,7 +49,13 @@
 //   PERSISTENT 1: a grid of at most one block (cluster) per multiprocessor, each taking
 //             tiles id, id + the grid's clusters, ...: the producer copies the next tile's
 //             first stages while the consumers store the last tile's D         default 0
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2
+//             2: the same grid, ping-pong: each consumer warpgroup computes whole
+//             128 x BN tiles (two m64nBN products per k step; BN at most 128), the two
+//             taking the block's tiles in turn, so that one stores its D while the other's
+//             products run. The ring serves them in tile order: a warpgroup starts a tile's
+//             k steps once the other has waited for its last tile's last stage (named
+//             barriers 1 and 2), which also keeps each mbarrier wait at most one phase ahead.
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -90,6 +96,14 @@
 #endif
 #ifndef PERSISTENT
 #define PERSISTENT 0
+#endif
+#if PERSISTENT == 2
+#define PINGPONG 1
+#if BN > 128
+#error "wgmma.cu: PERSISTENT=2 (ping-pong) takes BN 64 or 128: a warpgroup holds a whole tile's accumulators"
+#endif
+#else
+#define PINGPONG 0
 #endif
 #if CLUSTER_M != 1 && CLUSTER_M != 2
 #error "wgmma.cu: CLUSTER_M must be 1 or 2"
@@ -155,6 +169,13 @@
 #define SPLIT 1
 #endif
 #define STAGE ((STAGE_A + STAGE_B) * SPLIT)
+// The accumulators of a consumer thread: a 64 x BN product, or with PINGPONG two (rows 0-63
+// and 64-127 of its warpgroup's tile).
+#if PINGPONG
+#define ACC BN
+#else
+#define ACC (BN / 2)
+#endif
 
 
 #if BN == 64
@@ -204,14 +225,14 @@ static __device__ __forceinline__ void wgmma_m64n256k16(float *d, unsigned long 
 static __device__ __forceinline__ void wgmma_wait1(float *d) {
   asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) {
+  for (int i = 0; i < ACC; ++i) {
     asm volatile("" : "+f"(d[i])::"memory");
   }
 }
 static __device__ __forceinline__ void wgmma_wait0(float *d) {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) {
+  for (int i = 0; i < ACC; ++i) {
     asm volatile("" : "+f"(d[i])::"memory");
   }
 }
@@ -318,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // grid's clusters, ...
   const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
   const int tiles_mc = (tiles_m + CLUSTER_M - 1) / CLUSTER_M, ntiles = tiles_mc * tiles_n;
-#if PERSISTENT
+#if PERSISTENT != 0
   const int first = blockIdx.x / CLUSTER_M, step = gridDim.x / CLUSTER_M;
 #else
   const int first = blockIdx.x / CLUSTER_M, step = ntiles;
@@ -334,7 +355,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       prism_mbar_init(full + 8 * s, 1);
-      prism_mbar_init(empty + 8 * s, 2 * CLUSTER_M); // one arrival per consumer warpgroup of the cluster
+      // One arrival per consumer warpgroup of the cluster that reads the stage: both of a
+      // block's, or with PINGPONG the one whose tile it holds.
+      prism_mbar_init(empty + 8 * s, (PINGPONG ? 1 : 2) * CLUSTER_M);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -369,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile
+    const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile (PINGPONG: tiles j with j % 2 == cw)
     c += (long long)z * strideC;
     d += (long long)z * strideC;
     const bool pair = ((ldc | strideC) & 1) == 0 && ((unsigned long long)d & 7) == 0;
@@ -377,19 +400,34 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const bool ppair = (n & 1) == 0 && ((unsigned long long)part & 7) == 0;
     const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
     const int g = lane >> 2, t = lane & 3;
+#if PINGPONG
+    // Tile j of the block (in the producer's order) is this warpgroup's when j % 2 == cw;
+    // its k steps are the ring's it = j*ktiles ... The named barrier 1 + cw says the other
+    // warpgroup has waited for its tile's last stage: 128 threads arrive, 128 wait.
+    int j = cw, it = cw * ktiles; // the k steps of the other's tiles are skipped at each tile's end
+    for (int id = first + cw * step; id < ntiles; id += 2 * step, j += 2, it += ktiles) {
+      if (j > 0) {
+        asm volatile("bar.sync %0, 256;\n" ::"r"(1 + cw) : "memory");
+      }
+#else
     int it = 0; // k steps consumed so far, as the producer counts them
     for (int id = first; id < ntiles; id += step) {
+#endif
       int m0, n0;
       tile_origin(id, tiles_mc, tiles_n, rank, m0, n0);
-      float acc[BN / 2];
+      float acc[ACC];
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i) {
+      for (int i = 0; i < ACC; ++i) {
         acc[i] = 0.0f;
       }
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % STAGES;
         prism_mbar_wait(full + 8 * s, (it / STAGES) & 1);
+#if PINGPONG
+        const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
+#else
         const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
+#endif
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int ks = 0; ks < 4; ++ks) { // four instructions of 32 bytes of k each
@@ -401,13 +439,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
           const unsigned long long db = prism_wgmma_desc(sb + 2048 * ks, 64 * BK * 2, 1024);
 #endif
+#pragma unroll
+          for (int h = 0; h < ACC / (BN / 2); ++h) { // PINGPONG: rows 64-127 of A's tile too
+            float *ah = acc + h * (BN / 2);
+            const unsigned long long dah = h == 0 ? da : prism_wgmma_desc(sa + h * 64 * 128 + 32 * ks, 16, 1024);
 #if SPLIT == 2
-          // 3xTF32: the small products first, then big*big (CUTLASS's order).
-          const unsigned int small = STAGE_A + STAGE_B;
-          WGMMA(acc, prism_wgmma_desc(sa + small + 32 * ks, 16, 1024), db, 1);
-          WGMMA(acc, da, prism_wgmma_desc(sb + small + 32 * ks, 16, 1024), 1);
+            // 3xTF32: the small products first, then big*big (CUTLASS's order).
+            const unsigned int small = STAGE_A + STAGE_B;
+            WGMMA(ah, prism_wgmma_desc(sa + h * 64 * 128 + small + 32 * ks, 16, 1024), db, 1);
+            WGMMA(ah, dah, prism_wgmma_desc(sb + small + 32 * ks, 16, 1024), 1);
 #endif
-          WGMMA(acc, da, db, 1);
+            WGMMA(ah, dah, db, 1);
+          }
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         // One group stays in flight: the wait retires step it-1's, whose stage goes back to
@@ -417,6 +460,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           release(empty + 8 * ((it - 1) % STAGES));
         }
       }
+#if PINGPONG
+      // This warpgroup has waited for its last stage: the other may start its next tile.
+      if (id + step < ntiles) {
+        asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - cw) : "memory");
+      }
+#endif
       wgmma_wait0(acc);
       if (ktiles > 0) {
         release(empty + 8 * ((it - 1) % STAGES)); // the tile's last stage, for the next tile
@@ -429,9 +478,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // producer copies the next tile's first stages meanwhile. Split-K: the partial sums
       // as they are, into the block's m x n slice of ws (rows n apart).
 #pragma unroll
-      for (int i = 0; i < BN / 2; i += 2) {
+      for (int i = 0; i < ACC; i += 2) {
+#if PINGPONG
+        const int row = m0 + 64 * (i / (BN / 2)) + 16 * warp + g + 8 * ((i & 3) >> 1);
+        const int col = n0 + 8 * ((i % (BN / 2)) >> 2) + 2 * t;
+#else
         const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
         const int col = n0 + 8 * (i >> 2) + 2 * t;
+#endif
         if (kt_per > 0) {
           store2(part, part, 1.0f, 0.0f, row, col, m, n, n, ppair, acc[i], acc[i + 1]);
         } else {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -33,7 +34,9 @@ var wgmmaGridCap, wgmmaSplitK int
 // and multicast into both) and the tile rows of D a group of consecutive blocks covers
 // (GroupM, for L2 reuse; a multiple of Cluster). Persistent 1 launches at most one block
 // (cluster) per multiprocessor, each looping over tiles, so that its producer copies the
-// next tile's first stages while its consumers store the last tile's D.
+// next tile's first stages while its consumers store the last tile's D. Persistent 2 is
+// the same grid in ping-pong: each consumer warpgroup computes whole 128 x BN tiles (BN at
+// most 128), the two in turn, so that one stores its D while the other's products run.
 //
 // SplitK divides K among blocks that store partial sums, a second kernel adding them into
 // D, where the tiles alone fill too little of the GPU: 0 lets each call choose (splitFor),
@@ -55,7 +58,7 @@ func ParseWGMMATunables(s string) (WGMMATunables, error) {
 	if err := kernels.ParseTunableInts("gemm wgmma tunables", s, true,
 		kernels.TunableInt{Key: "BN", Dst: &t.BN, Min: 64, Max: 256}, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 8},
 		kernels.TunableInt{Key: "CLUSTER", Dst: &t.Cluster, Min: 1, Max: 2}, kernels.TunableInt{Key: "GROUP_M", Dst: &t.GroupM, Min: 1, Max: 64},
-		kernels.TunableInt{Key: "PERSISTENT", Dst: &t.Persistent, Min: 0, Max: 1}, kernels.TunableInt{Key: "SPLIT_K", Dst: &t.SplitK, Min: 0, Max: 64}); err != nil {
+		kernels.TunableInt{Key: "PERSISTENT", Dst: &t.Persistent, Min: 0, Max: 2}, kernels.TunableInt{Key: "SPLIT_K", Dst: &t.SplitK, Min: 0, Max: 64}); err != nil {
 		return WGMMATunables{}, err
 	}
 	return t, t.check()
@@ -76,8 +79,10 @@ func (t WGMMATunables) check() error {
 		return bad("CLUSTER must be 1 or 2")
 	case t.GroupM < t.Cluster || t.GroupM%t.Cluster != 0 || t.GroupM > 64:
 		return bad("GROUP_M must be a multiple of CLUSTER, at most 64")
-	case t.Persistent != 0 && t.Persistent != 1:
-		return bad("PERSISTENT must be 0 or 1")
+	case t.Persistent < 0 || t.Persistent > 2:
+		return bad("PERSISTENT must be 0, 1 or 2 (ping-pong)")
+	case t.Persistent == 2 && t.BN > 128:
+		return bad("PERSISTENT=2 (ping-pong) takes BN 64 or 128: one warpgroup holds a whole tile's accumulators")
 	case t.SplitK < 0 || t.SplitK > 64:
 		return bad("SPLIT_K must be 0 (each call chooses) to 64")
 	}
@@ -103,28 +108,37 @@ func WGMMADefaults(p Prec) WGMMATunables {
 }
 
 // wgmmaCandidates are the tunables prism tune measures for precision p, the defaults
-// first: both widths, clusters of one and two, three to five stages where shared memory
-// holds them (NewWGMMA refuses the others by name), then the persistent forms of the
-// defaults and of BN=256 in clusters of two.
+// first, where shared memory holds them: BN=256 at three and four stages in clusters of one
+// and two, BN=128 (fewer stages lost 8-27% on an H200, 2026-11-29, and are left out), the
+// persistent forms of the defaults and of BN=256 in clusters of two, and the ping-pong
+// forms (PERSISTENT=2, BN=128) at four to six stages and in clusters of two.
 func wgmmaCandidates(p Prec) []WGMMATunables {
 	def := WGMMADefaults(p)
 	out := []WGMMATunables{def}
-	stages := []int{3, 4, 5}
-	if p == PrecFloat32x3TF32 {
-		stages = []int{2}
-	}
-	for _, bn := range []int{256, 128} {
-		for _, cl := range []int{1, 2} {
-			for _, st := range stages {
-				if t := (WGMMATunables{BN: bn, Stages: st, Cluster: cl, GroupM: 8}); t != def && wgmmaShared(bn, st, splitsOf(p)) <= 227*1024 {
-					out = append(out, t)
-				}
-			}
+	add := func(t WGMMATunables) {
+		if t.GroupM == 0 {
+			t.GroupM = 8
+		}
+		if t.Stages > 0 && wgmmaShared(t.BN, t.Stages, splitsOf(p)) <= 227*1024 && !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
-	for _, t := range []WGMMATunables{def, {BN: 256, Stages: def.Stages, Cluster: 2, GroupM: 8}} {
-		t.Persistent = 1
-		out = append(out, t)
+	if p == PrecFloat32x3TF32 { // a stage holds four tiles
+		for _, t := range []WGMMATunables{{BN: 256, Stages: 2, Cluster: 2}, {BN: 128, Stages: 3, Cluster: 1},
+			{BN: 256, Stages: 2, Cluster: 1, Persistent: 1}, {BN: 128, Stages: 2, Cluster: 1, Persistent: 2},
+			{BN: 128, Stages: 3, Cluster: 1, Persistent: 2}} {
+			add(t)
+		}
+		return out
+	}
+	for _, t := range []WGMMATunables{
+		{BN: 256, Stages: 3, Cluster: 1}, {BN: 256, Stages: 3, Cluster: 2}, {BN: 256, Stages: 4, Cluster: 2},
+		{BN: 128, Stages: 4, Cluster: 1}, {BN: 128, Stages: 5, Cluster: 1},
+		{BN: def.BN, Stages: def.Stages, Cluster: def.Cluster, Persistent: 1}, {BN: 256, Stages: def.Stages, Cluster: 2, Persistent: 1},
+		{BN: 128, Stages: 4, Cluster: 1, Persistent: 2}, {BN: 128, Stages: 5, Cluster: 1, Persistent: 2},
+		{BN: 128, Stages: 6, Cluster: 1, Persistent: 2}, {BN: 128, Stages: 5, Cluster: 2, Persistent: 2},
+	} {
+		add(t)
 	}
 	return out
 }
@@ -426,7 +440,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 			return err
 		}
 	}
-	if w.t.Persistent == 1 {
+	if w.t.Persistent != 0 {
 		// One block per multiprocessor over the batch and the splits, in whole clusters, no
 		// more than the tiles.
 		sms := max(w.dev.Info().ComputeUnits, cl)

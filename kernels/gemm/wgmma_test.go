@@ -52,11 +52,12 @@ func wgmmaProduct(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GEMMSh
 	return wgmmaProductBeta(t, q, w, s, 0, rng)
 }
 
-// TestWGMMAPersistent runs the persistent forms (PERSISTENT=1) with the grid capped at two
-// blocks (one cluster of two), so that each block takes many tiles: the stage ring's
-// rounds carry over from tile to tile, with k steps fewer and more than the stages, in
-// both layouts, with a batch, and D's last tile rows and columns partial. Rows of A and B
-// are on 16-byte boundaries (else the call runs on mma.sync).
+// TestWGMMAPersistent runs the persistent forms (PERSISTENT=1, and 2: ping-pong) with the
+// grid capped at two blocks (one cluster of two), so that each block takes many tiles: the
+// stage ring's rounds carry over from tile to tile, with k steps fewer and more than the
+// stages, in both layouts, with a batch, and D's last tile rows and columns partial; and
+// blocks with one tile, none, and an odd number (a ping-pong warpgroup with nothing to do).
+// Rows of A and B are on 16-byte boundaries (else the call runs on mma.sync).
 func TestWGMMAPersistent(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		p := needWGMMA(t, dev)
@@ -66,6 +67,9 @@ func TestWGMMAPersistent(t *testing.T) {
 		for _, wt := range []WGMMATunables{
 			{BN: 256, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 1},
 			{BN: 128, Stages: 3, Cluster: 2, GroupM: 4, Persistent: 1},
+			{BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2},
+			{BN: 64, Stages: 6, Cluster: 1, GroupM: 8, Persistent: 2},
+			{BN: 128, Stages: 3, Cluster: 2, GroupM: 4, Persistent: 2},
 		} {
 			w, err := NewWGMMAWith[engine.Half](dev, p, wt)
 			if err != nil {
@@ -76,6 +80,8 @@ func TestWGMMAPersistent(t *testing.T) {
 				{M: 700, N: 904, K: 128},                // 2 k steps: fewer than the stages
 				{M: 520, N: 1030, K: 520, TransB: true}, // 9 k steps
 				{M: 300, N: 296, K: 200, Batch: 3},
+				{M: 100, N: 96, K: 300},              // one tile: the second block has none
+				{M: 300, N: 64, K: 64, TransB: true}, // three tiles (or three cluster rows)
 			} {
 				if !w.takes(s.WithDefaults()) {
 					t.Fatalf("%v would run on mma.sync, not wgmma", s)
@@ -125,6 +131,7 @@ func TestWGMMASplitK(t *testing.T) {
 			{16, WGMMADefaults(PrecFloat16), GEMMShape{M: 130, N: 96, K: 192, TransB: true}}, // 3 k steps: 3 splits
 			{4, WGMMADefaults(PrecFloat16), GEMMShape{M: 200, N: 136, K: 512, Batch: 3}},
 			{2, WGMMATunables{BN: 128, Stages: 4, Cluster: 2, GroupM: 8, Persistent: 1}, GEMMShape{M: 520, N: 520, K: 1024}},
+			{3, WGMMATunables{BN: 128, Stages: 5, Cluster: 1, GroupM: 8, Persistent: 2}, GEMMShape{M: 520, N: 520, K: 1024, TransB: true}},
 		} {
 			wgmmaSplitK, wgmmaGridCap = c.split, 2
 			w, err := NewWGMMAWith[engine.Half](dev, p, c.wt)
