@@ -91,27 +91,30 @@ func (t WGMMATunables) check() error {
 
 // wgmmaTable holds the tunables NewWGMMA takes by precision where they are not the
 // defaults of WGMMADefaults; 3xTF32, whose stage holds four tiles, has room for two stages.
-// prism tune on an H200 (2026-11-29, docs/PERFORMANCE-LOG.md) put BN=256 STAGES=4 first or
-// within 0.6% of first in float16, bfloat16 and float8: clusters of two (B multicast)
-// measured 611 against 608 TFLOP/s in float16 and 974 against 986 in float8, BN=128 at
-// most 560 and 910.
+// prism tune on an H200 (2026-11-29, docs/PERFORMANCE-LOG.md) put the ping-pong form first
+// at 8192: float16 666 TFLOP/s at six stages (663 at five, 657 at four) against 606 for the
+// cooperative BN=256 kernel and 589 for its persistent form; float8e4m3 nt 1120 at four
+// stages (987 at five, 1065 at five in clusters of two) against 980.
 var wgmmaTable = map[Prec]WGMMATunables{
 	PrecFloat32x3TF32: {BN: 256, Stages: 2, Cluster: 1, GroupM: 8},
+	PrecFloat8E4M3:    {BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2},
+	PrecFloat8E5M2:    {BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2},
 }
 
-// WGMMADefaults returns the tunables NewWGMMA takes for precision p.
+// WGMMADefaults returns the tunables NewWGMMA takes for precision p: the ping-pong kernel
+// (PERSISTENT=2) on tiles of 128 x 128 with six stages, or the table's.
 func WGMMADefaults(p Prec) WGMMATunables {
 	if t, ok := wgmmaTable[p]; ok {
 		return t
 	}
-	return WGMMATunables{BN: 256, Stages: 4, Cluster: 1, GroupM: 8}
+	return WGMMATunables{BN: 128, Stages: 6, Cluster: 1, GroupM: 8, Persistent: 2}
 }
 
 // wgmmaCandidates are the tunables prism tune measures for precision p, the defaults
-// first, where shared memory holds them: BN=256 at three and four stages in clusters of one
-// and two, BN=128 (fewer stages lost 8-27% on an H200, 2026-11-29, and are left out), the
-// persistent forms of the defaults and of BN=256 in clusters of two, and the ping-pong
-// forms (PERSISTENT=2, BN=128) at four to six stages and in clusters of two.
+// first, where shared memory holds them: the cooperative kernel at BN=256 (three and four
+// stages, clusters of one and two) and BN=128 (five stages; fewer lost 8-27% on an H200,
+// 2026-11-29), its persistent forms, and the ping-pong forms (PERSISTENT=2, BN=128) at four
+// to six stages and in clusters of two.
 func wgmmaCandidates(p Prec) []WGMMATunables {
 	def := WGMMADefaults(p)
 	out := []WGMMATunables{def}
@@ -132,11 +135,11 @@ func wgmmaCandidates(p Prec) []WGMMATunables {
 		return out
 	}
 	for _, t := range []WGMMATunables{
-		{BN: 256, Stages: 3, Cluster: 1}, {BN: 256, Stages: 3, Cluster: 2}, {BN: 256, Stages: 4, Cluster: 2},
-		{BN: 128, Stages: 4, Cluster: 1}, {BN: 128, Stages: 5, Cluster: 1},
-		{BN: def.BN, Stages: def.Stages, Cluster: def.Cluster, Persistent: 1}, {BN: 256, Stages: def.Stages, Cluster: 2, Persistent: 1},
+		{BN: 256, Stages: 4, Cluster: 1}, {BN: 256, Stages: 3, Cluster: 1}, {BN: 256, Stages: 4, Cluster: 2},
+		{BN: 128, Stages: 5, Cluster: 1}, {BN: 256, Stages: 4, Cluster: 1, Persistent: 1}, {BN: 256, Stages: 4, Cluster: 2, Persistent: 1},
 		{BN: 128, Stages: 4, Cluster: 1, Persistent: 2}, {BN: 128, Stages: 5, Cluster: 1, Persistent: 2},
-		{BN: 128, Stages: 6, Cluster: 1, Persistent: 2}, {BN: 128, Stages: 5, Cluster: 2, Persistent: 2},
+		{BN: 128, Stages: 6, Cluster: 1, Persistent: 2}, {BN: 128, Stages: 4, Cluster: 2, Persistent: 2},
+		{BN: 128, Stages: 5, Cluster: 2, Persistent: 2},
 	} {
 		add(t)
 	}

@@ -80,7 +80,7 @@ func TestWGMMAPersistent(t *testing.T) {
 				{M: 700, N: 904, K: 128},                // 2 k steps: fewer than the stages
 				{M: 520, N: 1030, K: 520, TransB: true}, // 9 k steps
 				{M: 300, N: 296, K: 200, Batch: 3},
-				{M: 100, N: 96, K: 300},              // one tile: the second block has none
+				{M: 100, N: 96, K: 304},              // one tile: the second block has none
 				{M: 300, N: 64, K: 64, TransB: true}, // three tiles (or three cluster rows)
 			} {
 				if !w.takes(s.WithDefaults()) {

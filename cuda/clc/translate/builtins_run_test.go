@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/big"
 	"os"
 	"os/exec"
@@ -356,6 +357,10 @@ var driverDeviations = []struct {
 			}
 			lo, _ := s.typ.limits()
 			return s.args[2].i.Cmp(lo) == 0 && s.typ.wrap(new(big.Int).Sub(want.i, lo)).i.Cmp(got.i) == 0
+		}},
+	{"NVIDIA CUDA", "smoothstep on double is off by up to about 1e-8 relative (the reference holds it to 1e-14)",
+		func(s genSlot, got, want num) bool {
+			return s.row.name == "smoothstep" && s.typ.name == "double" && math.Abs(got.f-want.f) <= 1e-7*math.Max(math.Abs(want.f), 1e-3)
 		}},
 	{"NVIDIA CUDA", "mad_sat on long wraps where a*b+c is out of range",
 		func(s genSlot, got, want num) bool {
