@@ -3,6 +3,7 @@ package attention
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -142,6 +143,14 @@ func TestAttentionWGMMA(t *testing.T) {
 }
 
 func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	for _, tn := range wgmmaCandidates {
+		t.Run(strings.ReplaceAll(tn.String(), " ", ","), func(t *testing.T) { testAttentionWGMMAWith[S](t, dev, q, tn) })
+	}
+}
+
+// testAttentionWGMMAWith runs TestAttentionWGMMA's cases with tunables tn, at the head dims
+// where tn fits (three stages do not at 256).
+func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Queue, tn WGMMATunables) {
 	insts := map[int]*WGMMA[S]{}
 	defer func() {
 		for _, w := range insts {
@@ -149,7 +158,10 @@ func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Q
 		}
 	}()
 	for _, dim := range []int{64, 128, 256} {
-		w, err := NewWGMMA[S](dev, dim)
+		if tn.check(dim) != nil {
+			continue
+		}
+		w, err := NewWGMMAWith[S](dev, dim, tn)
 		if errors.Is(err, engine.ErrUnsupported) {
 			if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
 				t.Fatalf("%s should run the wgmma attention: %v", dev.ID(), err)
@@ -160,7 +172,7 @@ func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Q
 			t.Fatal(err)
 		}
 		a := w.Attributes()
-		t.Logf("dim %d: %d registers, %d bytes spilled, %d shared bytes", dim, a.Registers, a.PrivateBytes, attnWGMMAShared(dim))
+		t.Logf("dim %d: %d registers, %d bytes spilled, %d shared bytes", dim, a.Registers, a.PrivateBytes, attnWGMMAShared(dim, tn.Stages))
 		insts[dim] = w
 	}
 	var cases []attnCase
@@ -180,6 +192,9 @@ func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Q
 	rng := kernels.NewRand(13, 0xa77e)
 	for _, c := range cases {
 		s := c.s
+		if insts[s.Dim] == nil {
+			continue
+		}
 		t.Run(fmt.Sprintf("b=%d,h=%d,seq=%d,dim=%d,causal=%v,scale=%g", s.Batch, s.Heads, s.Seq, s.Dim, c.causal, c.scale), func(t *testing.T) {
 			runAttnCase[S](t, q, insts[s.Dim], c, rng)
 		})

@@ -155,21 +155,36 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 			}
 			return nil
 		},
+		Tunables:   WGMMADefaults(precOpDim).String(),
+		Candidates: kernels.CandidatesOf(wgmmaCandidates),
 		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			return setupPrecision(ctx, q, name, causal, p, newWGMMAFor[S])
+			var t WGMMATunables
+			var from string
+			in, err := setupPrecision(ctx, q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
+				var err error
+				if t, from, err = wgmmaTunablesFor(dev, name, p.Tunables, dim); err != nil {
+					return nil, err
+				}
+				return newWGMMAFor[S](dev, dim, t)
+			})
+			if err != nil {
+				return nil, err
+			}
+			in.(*attnInstance[S]).tunables = t.String() + " (" + from + ")"
+			return in, nil
 		}}
 	return []kernels.Variant{wgmma, mma, portable}
 }
 
-// newWGMMAFor readies the Hopper attention in S (float16 or bfloat16).
-func newWGMMAFor[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
+// newWGMMAFor readies the Hopper attention in S (float16 or bfloat16) with tunables t.
+func newWGMMAFor[S Elem](dev *engine.Device, dim int, t WGMMATunables) (forwarder[S], error) {
 	var f any
 	var err error
 	switch any(*new(S)).(type) {
 	case engine.Half:
-		f, err = NewWGMMA[engine.Half](dev, dim)
+		f, err = NewWGMMAWith[engine.Half](dev, dim, t)
 	case engine.BFloat16:
-		f, err = NewWGMMA[engine.BFloat16](dev, dim)
+		f, err = NewWGMMAWith[engine.BFloat16](dev, dim, t)
 	default:
 		stored, _ := elemTypes[S]()
 		return nil, fmt.Errorf("kernels: attention in %s has no wgmma kernel (float16 and bfloat16 do): %w", stored.Name, engine.ErrUnsupported)

@@ -27,7 +27,13 @@
 //   D       head dimension: 64, 128 or 256 (256: BC 64)                 default 128
 //   BC      keys per tile: 64 or 128                                    default 64
 //   STAGES  stages of K and V tiles in the ring (>= 2)                 default 2
-// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64
+//   SCHED   0: each consumer computes a key tile's S, softmax and P V in turn; 1:
+//           FlashAttention-3's schedule: step t issues S_t = Q K_t^T and O += P_{t-1}
+//           V_{t-1} together, the softmax of S_t running while the tensor cores finish
+//           P_{t-1} V_{t-1}, and the two consumers issue their products in turn (named
+//           barriers 3 and 4), so that one's softmax runs under the other's products;
+//           a stage goes back to the producer once its V has been used, a step later  default 0
+// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1
 // Shared memory (dynamic): 2*64*D*2 bytes of Q, STAGES*2*BC*D*2 of K and V, and 1024 to align
 //   the tiles to the swizzle's 1024-byte period (attnWGMMAShared in wgmma.go).
 // Launch: 1D grid of bh*ceil(seq/128) blocks of 384 threads; block b serves head
@@ -55,6 +61,9 @@
 #endif
 #ifndef STAGES
 #define STAGES 2
+#endif
+#ifndef SCHED
+#define SCHED 0
 #endif
 
 #if PREC == 3
@@ -183,6 +192,102 @@ template <int N> static __device__ __forceinline__ void pin(unsigned int *r) {
   }
 }
 
+// issue_s issues S = Q K^T for one key tile as a wgmma group (committed, not waited for):
+// sc (zeroed here) gets the 64 x BC scores of the consumer's queries (Q at sqc) against the
+// tile's keys (K at sk).
+static __device__ __forceinline__ void issue_s(float *sc, unsigned int sqc, unsigned int sk) {
+#pragma unroll
+  for (int i = 0; i < NS * 4; ++i) {
+    sc[i] = 0.f;
+  }
+  pin<NS * 4>(sc);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    const unsigned int off = 32 * (ks % 4);
+    WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024));
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// issue_pv issues O += P V for one key tile as a wgmma group (committed, not waited for): P
+// in registers as the A operand (k step kk: keys 16kk..16kk+15, the n8 tiles 2kk and 2kk+1
+// of S), V's descriptor (at sv) stepping 16 key rows (2048 bytes). pa must keep its values
+// until the group is waited for.
+static __device__ __forceinline__ void issue_pv(float *acc, unsigned int (*pa)[4], unsigned int sv) {
+  pin<BC / 4>(&pa[0][0]);
+  pin<NO * 4>(acc);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int kk = 0; kk < BC / 16; ++kk) {
+    WGMMA_PV(acc, pa[kk], prism_wgmma_desc(sv + 2048 * kk, BOXKV, 1024));
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// softmax_tile scales the scores sc of the key tile from kbase to base 2, masks them (keys
+// past seq, or past the query when causal; q0c is the consumer's first query, r0 this
+// thread's first row), updates the running max and sum of this thread's two rows, and
+// writes the probabilities, rounded to the input type, into pa (S's layout as wgmma's A
+// operand) and the factors O's rows must be scaled by into alpha.
+static __device__ __forceinline__ void softmax_tile(float *sc, unsigned int (*pa)[4], float *alpha, float *mrow, float *lrow, int kbase,
+                                                    int seq, int causal, int q0c, int r0, int lane, float sl2e) {
+  const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0c);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int qrow = r0 + 8 * h;
+    float mx = mrow[h];
+#pragma unroll
+    for (int i = 0; i < NS; ++i) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float x = sc[4 * i + 2 * h + e] * sl2e;
+        if (mask) {
+          const int key = kbase + 8 * i + 2 * (lane & 3) + e;
+          if (key >= seq || (causal && key > qrow)) {
+            x = -prism_inf();
+          }
+        }
+        sc[4 * i + 2 * h + e] = x;
+        mx = fmaxf(mx, x);
+      }
+    }
+    mx = fmaxf(mx, prism_shfl_xor(mx, 1));
+    mx = fmaxf(mx, prism_shfl_xor(mx, 2));
+    alpha[h] = prism_exp2(mrow[h] - mx);
+    mrow[h] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < NS; ++i) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float p = prism_exp2(sc[4 * i + 2 * h + e] - mx);
+        sc[4 * i + 2 * h + e] = p;
+        sum += p;
+      }
+    }
+    lrow[h] = lrow[h] * alpha[h] + sum;
+  }
+#pragma unroll
+  for (int kk = 0; kk < BC / 16; ++kk) {
+    pa[kk][0] = pack(sc[8 * kk + 0], sc[8 * kk + 1]);
+    pa[kk][1] = pack(sc[8 * kk + 2], sc[8 * kk + 3]);
+    pa[kk][2] = pack(sc[8 * kk + 4], sc[8 * kk + 5]);
+    pa[kk][3] = pack(sc[8 * kk + 6], sc[8 * kk + 7]);
+  }
+}
+
+// rescale multiplies O's accumulators of this thread's two rows by alpha.
+static __device__ __forceinline__ void rescale(float *acc, const float *alpha) {
+#pragma unroll
+  for (int n = 0; n < NO; ++n) {
+    acc[4 * n] *= alpha[0];
+    acc[4 * n + 1] *= alpha[0];
+    acc[4 * n + 2] *= alpha[1];
+    acc[4 * n + 3] *= alpha[1];
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     attention_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmQ, const PRISM_GRID_CONSTANT prism_tensor_map tmK,
                     const PRISM_GRID_CONSTANT prism_tensor_map tmV, in_t *o, int seq, float sl2e, int causal) {
@@ -255,95 +360,87 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   }
   prism_mbar_wait(qbar, 0);
 
+#if SCHED == 1
+  // FlashAttention-3's schedule. Step t issues S_t = Q K_t^T and O += P_{t-1} V_{t-1} as
+  // two groups; the softmax of S_t runs while the tensor cores finish P_{t-1} V_{t-1}
+  // (intra-warpgroup overlap), and the two consumers issue their products in turn (named
+  // barriers 3 and 4: consumer c waits on 3 + c; consumer 1 lets consumer 0 go first), so
+  // that one's softmax runs under the other's products (ping-pong). P_{t-1} stays in pa
+  // while its product may read it; the softmax of S_t writes pn.
+  unsigned int pa[BC / 16][4], pn[BC / 16][4];
+  float alpha[2];
+  if (c == 1) {
+    asm volatile("bar.arrive 3, 256;\n" ::: "memory");
+  }
+  {
+    float sc[NS * 4];
+    prism_mbar_wait(kfull, 0);
+    asm volatile("bar.sync %0, 256;\n" ::"r"(3 + c) : "memory");
+    issue_s(sc, sqc, skv);
+    asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - c) : "memory");
+    wgmma_wait0<NS * 4>(sc);
+    softmax_tile(sc, pa, alpha, mrow, lrow, 0, seq, causal, q0 + 64 * c, r0, lane, sl2e);
+  }
+  for (int t = 1; t < tiles; ++t) {
+    const int s = t % STAGES, sp = (t - 1) % STAGES;
+    const unsigned int sk = skv + 2 * s * KVBYTES, svp = skv + 2 * sp * KVBYTES + KVBYTES;
+    float sc[NS * 4];
+    rescale(acc, alpha);
+    prism_mbar_wait(kfull + 8 * s, (t / STAGES) & 1);
+    prism_mbar_wait(vfull + 8 * sp, ((t - 1) / STAGES) & 1);
+    asm volatile("bar.sync %0, 256;\n" ::"r"(3 + c) : "memory");
+    issue_s(sc, sqc, sk);
+    issue_pv(acc, pa, svp);
+    asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - c) : "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // S_t is done
+    pin<NS * 4>(sc);
+    softmax_tile(sc, pn, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
+    wgmma_wait0<NO * 4>(acc); // and P_{t-1} V_{t-1}: stage t-1 is free
+    if ((threadIdx.x & 127) == 0) {
+      prism_mbar_arrive(empty + 8 * sp);
+    }
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        pa[kk][e] = pn[kk][e];
+      }
+    }
+  }
+  {
+    const int sp = (tiles - 1) % STAGES;
+    rescale(acc, alpha);
+    prism_mbar_wait(vfull + 8 * sp, ((tiles - 1) / STAGES) & 1);
+    asm volatile("bar.sync %0, 256;\n" ::"r"(3 + c) : "memory");
+    issue_pv(acc, pa, skv + 2 * sp * KVBYTES + KVBYTES);
+    if (c == 0) { // consumer 1's last issue has no one after it
+      asm volatile("bar.arrive 4, 256;\n" ::: "memory");
+    }
+    wgmma_wait0<NO * 4>(acc);
+    if ((threadIdx.x & 127) == 0) {
+      prism_mbar_arrive(empty + 8 * sp);
+    }
+  }
+#else
   for (int t = 0; t < tiles; ++t) {
     const int s = t % STAGES, ph = (t / STAGES) & 1;
-    const int kbase = t * BC;
     const unsigned int sk = skv + 2 * s * KVBYTES, sv = sk + KVBYTES;
-    {
-      float sc[NS * 4];
-#pragma unroll
-      for (int i = 0; i < NS * 4; ++i) {
-        sc[i] = 0.f;
-      }
-      prism_mbar_wait(kfull + 8 * s, ph);
-      pin<NS * 4>(sc);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int ks = 0; ks < D / 16; ++ks) {
-        const unsigned int off = 32 * (ks % 4);
-        WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024));
-      }
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      wgmma_wait0<NS * 4>(sc);
-
-      // Scale to base 2, mask, and update the running max and sum of both rows.
-      const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0 + 64 * c);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int qrow = r0 + 8 * h;
-        float mx = mrow[h];
-#pragma unroll
-        for (int i = 0; i < NS; ++i) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float x = sc[4 * i + 2 * h + e] * sl2e;
-            if (mask) {
-              const int key = kbase + 8 * i + 2 * (lane & 3) + e;
-              if (key >= seq || (causal && key > qrow)) {
-                x = -prism_inf();
-              }
-            }
-            sc[4 * i + 2 * h + e] = x;
-            mx = fmaxf(mx, x);
-          }
-        }
-        mx = fmaxf(mx, prism_shfl_xor(mx, 1));
-        mx = fmaxf(mx, prism_shfl_xor(mx, 2));
-        const float alpha = prism_exp2(mrow[h] - mx);
-        mrow[h] = mx;
-        float sum = 0.f;
-#pragma unroll
-        for (int i = 0; i < NS; ++i) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float p = prism_exp2(sc[4 * i + 2 * h + e] - mx);
-            sc[4 * i + 2 * h + e] = p;
-            sum += p;
-          }
-        }
-        lrow[h] = lrow[h] * alpha + sum;
-#pragma unroll
-        for (int n = 0; n < NO; ++n) {
-          acc[4 * n + 2 * h] *= alpha;
-          acc[4 * n + 2 * h + 1] *= alpha;
-        }
-      }
-
-      // O += P V: P in registers as the A operand (k step kk: keys 16kk..16kk+15, the n8
-      // tiles 2kk and 2kk+1 of S), V's descriptor stepping 16 key rows (2048 bytes).
-      unsigned int pa[BC / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) {
-        pa[kk][0] = pack(sc[8 * kk + 0], sc[8 * kk + 1]);
-        pa[kk][1] = pack(sc[8 * kk + 2], sc[8 * kk + 3]);
-        pa[kk][2] = pack(sc[8 * kk + 4], sc[8 * kk + 5]);
-        pa[kk][3] = pack(sc[8 * kk + 6], sc[8 * kk + 7]);
-      }
-      prism_mbar_wait(vfull + 8 * s, ph);
-      pin<BC / 4>(&pa[0][0]);
-      pin<NO * 4>(acc);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) {
-        WGMMA_PV(acc, pa[kk], prism_wgmma_desc(sv + 2048 * kk, BOXKV, 1024));
-      }
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      wgmma_wait0<NO * 4>(acc);
-    }
+    float sc[NS * 4];
+    unsigned int pa[BC / 16][4];
+    float alpha[2];
+    prism_mbar_wait(kfull + 8 * s, ph);
+    issue_s(sc, sqc, sk);
+    wgmma_wait0<NS * 4>(sc);
+    softmax_tile(sc, pa, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
+    rescale(acc, alpha);
+    prism_mbar_wait(vfull + 8 * s, ph);
+    issue_pv(acc, pa, sv);
+    wgmma_wait0<NO * 4>(acc);
     if ((threadIdx.x & 127) == 0) { // the warpgroup's wgmma reads of the stage are done
       prism_mbar_arrive(empty + 8 * s);
     }
   }
+#endif
 
 #pragma unroll
   for (int h = 0; h < 2; ++h) {

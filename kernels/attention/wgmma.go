@@ -15,18 +15,71 @@ import (
 var wgmmaSource string
 
 // wgmma.cu's geometry: 128 queries per block (two consumer warpgroups of 64), a producer
-// warpgroup, key tiles of attnWGMMABC, attnWGMMAStages stages.
+// warpgroup, key tiles of attnWGMMABC.
 const (
 	attnWGMMABR      = 128
 	attnWGMMABC      = 64
-	attnWGMMAStages  = 2
 	attnWGMMAThreads = 384
 )
 
-// attnWGMMAShared is the dynamic shared memory of a launch for head dimension dim: the Q
-// tiles of both consumers, the stages of a K and a V tile, and 1024 bytes to align them.
-func attnWGMMAShared(dim int) int {
-	return 2*64*dim*2 + attnWGMMAStages*2*attnWGMMABC*dim*2 + 1024
+// attnWGMMAShared is the dynamic shared memory of a launch for head dimension dim with
+// stages stages: the Q tiles of both consumers, the stages of a K and a V tile, and 1024
+// bytes to align them.
+func attnWGMMAShared(dim, stages int) int {
+	return 2*64*dim*2 + stages*2*attnWGMMABC*dim*2 + 1024
+}
+
+// WGMMATunables are the tunables of wgmma.cu: the Stages of K and V tiles in its ring, and
+// its Sched, 0 (each consumer computes a key tile's scores, softmax and P V in turn) or 1
+// (FlashAttention-3's: the softmax of one tile under the tensor cores' P V of the last, the
+// two consumers issuing their products in turn).
+type WGMMATunables struct {
+	Stages, Sched int
+}
+
+// String spells t as Params.Tunables and ParseWGMMATunables take it: "STAGES=2 SCHED=0".
+func (t WGMMATunables) String() string { return fmt.Sprintf("STAGES=%d SCHED=%d", t.Stages, t.Sched) }
+
+// ParseWGMMATunables reads tunables as WGMMATunables.String writes them; every key must be
+// given once. Errors wrap engine.ErrInvalidArg and name the key.
+func ParseWGMMATunables(s string) (WGMMATunables, error) {
+	var t WGMMATunables
+	if err := kernels.ParseTunableInts("attention wgmma tunables", s, true, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 4},
+		kernels.TunableInt{Key: "SCHED", Dst: &t.Sched, Min: 0, Max: 1}); err != nil {
+		return WGMMATunables{}, err
+	}
+	return t, nil
+}
+
+// check returns an error wrapping engine.ErrInvalidArg where t's stages at head dimension
+// dim need more shared memory than a Hopper block has (227 KiB).
+func (t WGMMATunables) check(dim int) error {
+	if need := attnWGMMAShared(dim, t.Stages); need > 227*1024 {
+		return fmt.Errorf("kernels: attention wgmma tunables %s: %d stages at head dim %d need %d bytes of shared memory, more than 227 KiB: %w",
+			t, t.Stages, dim, need, engine.ErrInvalidArg)
+	}
+	return nil
+}
+
+// WGMMADefaults returns the tunables the cuda-wgmma variant uses for head dimension dim
+// unless told otherwise or tuned: two stages, the plain schedule.
+func WGMMADefaults(dim int) WGMMATunables { return WGMMATunables{Stages: 2, Sched: 0} }
+
+// wgmmaCandidates are the tunables prism tune measures (at the ops' head dim 128), the
+// defaults first: both schedules at two and three stages.
+var wgmmaCandidates = []WGMMATunables{{Stages: 2, Sched: 0}, {Stages: 2, Sched: 1}, {Stages: 3, Sched: 1}, {Stages: 3, Sched: 0}}
+
+// wgmmaTunablesFor returns the tunables of the cuda-wgmma variant of op on dev for head
+// dimension dim and where they come from: forced, tuned (taken at another dim where valid
+// there) or table.
+func wgmmaTunablesFor(dev *engine.Device, op, forced string, dim int) (WGMMATunables, string, error) {
+	return kernels.TunablesFor(dev, op, "cuda-wgmma", forced, func(s string) (WGMMATunables, error) {
+		t, err := ParseWGMMATunables(s)
+		if err == nil {
+			err = t.check(dim)
+		}
+		return t, err
+	}, WGMMADefaults(dim), "table")
 }
 
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
@@ -36,6 +89,7 @@ func attnWGMMAShared(dim int) int {
 type WGMMA[S MMAElem] struct {
 	dev  *engine.Device
 	dim  int
+	t    WGMMATunables
 	prog *engine.Program
 	k    *engine.Kernel
 	mu   sync.Mutex
@@ -49,11 +103,17 @@ type attnMaps struct {
 	tq, tk, tv *engine.TensorMap
 }
 
-// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256) on dev. It
-// returns an error wrapping engine.ErrUnsupported on a device that is not a CUDA GPU of
-// compute capability 9.0 with tensor maps, for another head dimension, or when the device
-// lacks the shared memory.
+// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256) on dev,
+// with WGMMADefaults. It returns an error wrapping engine.ErrUnsupported on a device that is
+// not a CUDA GPU of compute capability 9.0 with tensor maps, for another head dimension, or
+// when the device lacks the shared memory.
 func NewWGMMA[S MMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
+	return NewWGMMAWith[S](dev, dim, WGMMADefaults(dim))
+}
+
+// NewWGMMAWith is NewWGMMA with tunables t; invalid ones are refused with
+// engine.ErrInvalidArg, naming the key.
+func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGMMA[S], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: attention: nil device: %w", engine.ErrInvalidArg)
 	}
@@ -69,7 +129,13 @@ func NewWGMMA[S MMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
 		return nil, fmt.Errorf("kernels: attention on wgmma takes head dims 64, 128 and 256, not %d (the portable kernel takes any up to %d): %w",
 			dim, AttentionMaxDim, engine.ErrUnsupported)
 	}
-	if need := attnWGMMAShared(dim); int64(need) > info.MaxLocalBytes() {
+	if _, err := ParseWGMMATunables(t.String()); err != nil {
+		return nil, err
+	}
+	if err := t.check(dim); err != nil {
+		return nil, err
+	}
+	if need := attnWGMMAShared(dim, t.Stages); int64(need) > info.MaxLocalBytes() {
 		return nil, fmt.Errorf("kernels: attention on wgmma (dim %d) needs %d bytes of shared memory per block; %s allows %d: %w",
 			dim, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
 	}
@@ -78,12 +144,12 @@ func NewWGMMA[S MMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
 		prec = 4
 	}
 	opts := []string{fmt.Sprintf("-DPREC=%d", prec), fmt.Sprintf("-DD=%d", dim), fmt.Sprintf("-DBC=%d", attnWGMMABC),
-		fmt.Sprintf("-DSTAGES=%d", attnWGMMAStages)}
+		fmt.Sprintf("-DSTAGES=%d", t.Stages), fmt.Sprintf("-DSCHED=%d", t.Sched)}
 	prog, k, err := kernels.BuildCUDA(dev, wgmmaSource, "wgmma.cu", "attention_wgmma", attnWGMMAThreads, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w (dim %d)", err, dim)
 	}
-	return &WGMMA[S]{dev: dev, dim: dim, prog: prog, k: k}, nil
+	return &WGMMA[S]{dev: dev, dim: dim, t: t, prog: prog, k: k}, nil
 }
 
 // BlockKeys returns the keys per tile: the tolerance depends on it.
@@ -143,7 +209,7 @@ func (w *WGMMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s A
 	if causal {
 		c = 1
 	}
-	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim)))
+	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim, w.t.Stages)))
 	return q.Launch(w.k, r, tq, tk, tv, o, int32(s.Seq), float32(scale*math.Log2E), c)
 }
 
