@@ -396,6 +396,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     pin<NS * 4>(sc);
     softmax_tile(sc, pn, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
     wgmma_wait0<NO * 4>(acc); // and P_{t-1} V_{t-1}: stage t-1 is free
+    pin<BC / 4>(&pa[0][0]);   // pa live until here: the softmax's pn may not take its registers
     if ((threadIdx.x & 127) == 0) {
       prism_mbar_arrive(empty + 8 * sp);
     }
