@@ -358,9 +358,9 @@ var driverDeviations = []struct {
 			lo, _ := s.typ.limits()
 			return s.args[2].i.Cmp(lo) == 0 && s.typ.wrap(new(big.Int).Sub(want.i, lo)).i.Cmp(got.i) == 0
 		}},
-	{"NVIDIA CUDA", "smoothstep on double is off by up to about 1e-8 relative (the reference holds it to 1e-14)",
+	{"NVIDIA CUDA", "smoothstep on double is computed in single precision (off by up to about 1e-7 relative; the reference holds it to 1e-14)",
 		func(s genSlot, got, want num) bool {
-			return s.row.name == "smoothstep" && s.typ.name == "double" && math.Abs(got.f-want.f) <= 1e-7*math.Max(math.Abs(want.f), 1e-3)
+			return s.row.name == "smoothstep" && s.typ.name == "double" && math.Abs(got.f-want.f) <= 3e-7*math.Abs(want.f)+1e-12
 		}},
 	{"NVIDIA CUDA", "mad_sat on long wraps where a*b+c is out of range",
 		func(s genSlot, got, want num) bool {
