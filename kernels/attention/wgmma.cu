@@ -12,8 +12,9 @@
 // then the online softmax in registers (the accumulator layout of wgmma is mma.m16n8's per
 // warp: each thread holds two rows of the tile); the probabilities P, rounded to the input
 // type, become the register A operand of O += P V, wgmma m64nDk16 with V in shared memory
-// (MN-major: V's rows are the keys); then the stage goes back to the producer ("empty"
-// mbarrier: one arrival per consumer warpgroup).
+// (MN-major: V's rows are the keys); K's slot of the stage goes back to the producer once
+// the scores are done, V's once the product is (an "empty" mbarrier per tile of a stage, one
+// arrival per consumer warpgroup).
 //
 // Arguments:
 //   attention_wgmma(tmQ, tmK, tmV, o, seq, sl2e, causal)
@@ -292,10 +293,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     attention_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmQ, const PRISM_GRID_CONSTANT prism_tensor_map tmK,
                     const PRISM_GRID_CONSTANT prism_tensor_map tmV, in_t *o, int seq, float sl2e, int causal) {
   extern __shared__ unsigned char smem_raw[];
-  __shared__ __attribute__((aligned(8))) unsigned long long bars[1 + 3 * STAGES]; // Q, K full, V full, empty
+  __shared__ __attribute__((aligned(8))) unsigned long long bars[1 + 4 * STAGES]; // Q, K full, V full, K empty, V empty
   const unsigned int sq = (prism_smem_addr(smem_raw) + 1023u) & ~1023u;
   const unsigned int skv = sq + 2 * QBYTES; // stage s: K at skv + 2*s*KVBYTES, V after it
-  const unsigned int qbar = prism_smem_addr(bars), kfull = qbar + 8, vfull = kfull + 8 * STAGES, empty = vfull + 8 * STAGES;
+  const unsigned int qbar = prism_smem_addr(bars), kfull = qbar + 8, vfull = kfull + 8 * STAGES;
+  const unsigned int kempty = vfull + 8 * STAGES, vempty = kempty + 8 * STAGES;
 
   const int nqb = (seq + BR - 1) / BR;
   const int head = blockIdx.x / nqb;
@@ -309,7 +311,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int s = 0; s < STAGES; ++s) {
       prism_mbar_init(kfull + 8 * s, 1);
       prism_mbar_init(vfull + 8 * s, 1);
-      prism_mbar_init(empty + 8 * s, 2); // one arrival per consumer warpgroup
+      // One arrival per consumer warpgroup: K's when its scores are done, V's when its
+      // product is, so that the next K tile may land while this V is still read.
+      prism_mbar_init(kempty + 8 * s, 2);
+      prism_mbar_init(vempty + 8 * s, 2);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -328,14 +333,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       }
       for (int t = 0; t < tiles; ++t) {
         const int s = t % STAGES;
-        if (t >= STAGES) {
-          prism_mbar_wait(empty + 8 * s, ((t / STAGES) + 1) & 1);
-        }
         const unsigned int sk = skv + 2 * s * KVBYTES, sv = sk + KVBYTES;
+        if (t >= STAGES) {
+          prism_mbar_wait(kempty + 8 * s, ((t / STAGES) + 1) & 1);
+        }
         prism_mbar_expect_tx(kfull + 8 * s, KVBYTES);
 #pragma unroll
         for (int j = 0; j < D / 64; ++j) {
           prism_tma_load_3d(sk + j * BOXKV, &tmK, 64 * j, t * BC, head, kfull + 8 * s);
+        }
+        if (t >= STAGES) {
+          prism_mbar_wait(vempty + 8 * s, ((t / STAGES) + 1) & 1);
         }
         prism_mbar_expect_tx(vfull + 8 * s, KVBYTES);
 #pragma unroll
@@ -379,6 +387,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     issue_s(sc, sqc, skv);
     asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - c) : "memory");
     wgmma_wait0<NS * 4>(sc);
+    if ((threadIdx.x & 127) == 0) {
+      prism_mbar_arrive(kempty);
+    }
     softmax_tile(sc, pa, alpha, mrow, lrow, 0, seq, causal, q0 + 64 * c, r0, lane, sl2e);
   }
   for (int t = 1; t < tiles; ++t) {
@@ -392,13 +403,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     issue_s(sc, sqc, sk);
     issue_pv(acc, pa, svp);
     asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - c) : "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // S_t is done
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // S_t is done: K_t is free
     pin<NS * 4>(sc);
+    if ((threadIdx.x & 127) == 0) {
+      prism_mbar_arrive(kempty + 8 * s);
+    }
     softmax_tile(sc, pn, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
-    wgmma_wait0<NO * 4>(acc); // and P_{t-1} V_{t-1}: stage t-1 is free
+    wgmma_wait0<NO * 4>(acc); // and P_{t-1} V_{t-1}: V_{t-1} is free
     pin<BC / 4>(&pa[0][0]);   // pa live until here: the softmax's pn may not take its registers
     if ((threadIdx.x & 127) == 0) {
-      prism_mbar_arrive(empty + 8 * sp);
+      prism_mbar_arrive(vempty + 8 * sp);
     }
 #pragma unroll
     for (int kk = 0; kk < BC / 16; ++kk) {
@@ -419,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
     wgmma_wait0<NO * 4>(acc);
     if ((threadIdx.x & 127) == 0) {
-      prism_mbar_arrive(empty + 8 * sp);
+      prism_mbar_arrive(vempty + 8 * sp);
     }
   }
 #else
@@ -432,13 +446,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     prism_mbar_wait(kfull + 8 * s, ph);
     issue_s(sc, sqc, sk);
     wgmma_wait0<NS * 4>(sc);
+    if ((threadIdx.x & 127) == 0) { // the warpgroup's reads of K_t are done
+      prism_mbar_arrive(kempty + 8 * s);
+    }
     softmax_tile(sc, pa, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
     rescale(acc, alpha);
     prism_mbar_wait(vfull + 8 * s, ph);
     issue_pv(acc, pa, sv);
     wgmma_wait0<NO * 4>(acc);
-    if ((threadIdx.x & 127) == 0) { // the warpgroup's wgmma reads of the stage are done
-      prism_mbar_arrive(empty + 8 * s);
+    if ((threadIdx.x & 127) == 0) { // and of V_t
+      prism_mbar_arrive(vempty + 8 * s);
     }
   }
 #endif

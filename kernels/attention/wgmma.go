@@ -66,8 +66,12 @@ func (t WGMMATunables) check(dim int) error {
 func WGMMADefaults(dim int) WGMMATunables { return WGMMATunables{Stages: 2, Sched: 0} }
 
 // wgmmaCandidates are the tunables prism tune measures (at the ops' head dim 128), the
-// defaults first: both schedules at two and three stages.
-var wgmmaCandidates = []WGMMATunables{{Stages: 2, Sched: 0}, {Stages: 2, Sched: 1}, {Stages: 3, Sched: 1}, {Stages: 3, Sched: 0}}
+// defaults first: both schedules at two to four stages. On an H200 (2026-11-29, K and V
+// released together) SCHED=1 ran at half the speed of SCHED=0 with two stages and 0.75
+// with three: the stage of a tile was held a step longer, so that the next tiles' copies
+// waited; K's and V's slots are released apart since.
+var wgmmaCandidates = []WGMMATunables{{Stages: 2, Sched: 0}, {Stages: 2, Sched: 1}, {Stages: 3, Sched: 1}, {Stages: 3, Sched: 0},
+	{Stages: 4, Sched: 1}, {Stages: 4, Sched: 0}}
 
 // wgmmaTunablesFor returns the tunables of the cuda-wgmma variant of op on dev for head
 // dimension dim and where they come from: forced, tuned (taken at another dim where valid
