@@ -200,3 +200,37 @@ func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engi
 		})
 	}
 }
+
+// TestWGMMATunables reads back every candidate as String spells it, refuses bad keys and
+// values with ErrInvalidArg naming them, and refuses sets whose stages do not fit a block's
+// shared memory at a head dim (three stages at 256), as prism tune and --tunables meet them.
+func TestWGMMATunables(t *testing.T) {
+	for _, c := range wgmmaCandidates {
+		if got, err := ParseWGMMATunables(c.String()); err != nil || got != c {
+			t.Errorf("ParseWGMMATunables(%q) = %v, %v", c.String(), got, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"STAGES=2":                 "want all of STAGES, SCHED",
+		"STAGES=1 SCHED=0":         "STAGES=1 is out of its range 2..4",
+		"STAGES=2 SCHED=2":         "SCHED=2 is out of its range 0..1",
+		"STAGES=2 SCHED=0 BC=64":   "unknown key BC",
+		"STAGES=two SCHED=0":       "not KEY=integer",
+		"STAGES=2 SCHED=0 SCHED=1": "SCHED",
+	} {
+		if _, err := ParseWGMMATunables(in); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseWGMMATunables(%q) = %v; want ErrInvalidArg saying %q", in, err, want)
+		}
+	}
+	if err := (WGMMATunables{Stages: 3, Sched: 1}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "head dim 256") {
+		t.Errorf("three stages at head dim 256: %v; want ErrInvalidArg naming the dim", err)
+	}
+	for _, dim := range []int{64, 128} {
+		if err := (WGMMATunables{Stages: 4, Sched: 1}).check(dim); err != nil {
+			t.Errorf("four stages at head dim %d: %v", dim, err)
+		}
+	}
+	if _, _, err := kernels.TunablesFor(nil, "attention/full/bfloat16", "cuda-wgmma", "STAGES=9 SCHED=0", ParseWGMMATunables, WGMMADefaults(128), "table"); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("forced STAGES=9: %v; want ErrInvalidArg", err)
+	}
+}

@@ -128,22 +128,7 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 			}
 			return list
 		},
-		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			var t MMATunables
-			var from string
-			in, err := setupPrecision(ctx, q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
-				var err error
-				if t, from, err = mmaTunablesFor(dev, name, p.Tunables, dim); err != nil {
-					return nil, err
-				}
-				return newMMAFor[S](dev, dim, t)
-			})
-			if err != nil {
-				return nil, err
-			}
-			in.(*attnInstance[S]).tunables = t.String() + " (" + from + ")"
-			return in, nil
-		}}
+		Setup: tunedSetup(name, causal, "cuda-mma", ParseMMATunables, MMADefaults, newMMAFor[S])}
 	portable := kernels.PortableVariant(func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 		return setupPrecision(ctx, q, name, causal, p, newPortable[S])
 	})
@@ -157,22 +142,7 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 		},
 		Tunables:   WGMMADefaults(precOpDim).String(),
 		Candidates: kernels.CandidatesOf(wgmmaCandidates),
-		Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
-			var t WGMMATunables
-			var from string
-			in, err := setupPrecision(ctx, q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
-				var err error
-				if t, from, err = wgmmaTunablesFor(dev, name, p.Tunables, dim); err != nil {
-					return nil, err
-				}
-				return newWGMMAFor[S](dev, dim, t)
-			})
-			if err != nil {
-				return nil, err
-			}
-			in.(*attnInstance[S]).tunables = t.String() + " (" + from + ")"
-			return in, nil
-		}}
+		Setup:      tunedSetup(name, causal, "cuda-wgmma", ParseWGMMATunables, WGMMADefaults, newWGMMAFor[S])}
 	return []kernels.Variant{wgmma, mma, portable}
 }
 
@@ -195,18 +165,43 @@ func newWGMMAFor[S Elem](dev *engine.Device, dim int, t WGMMATunables) (forwarde
 	return f.(forwarder[S]), nil
 }
 
-// mmaTunablesFor returns the tunables of the cuda-mma variant of op on dev for head
-// dimension dim and where they come from: forced (Params.Tunables), tuned (prism tune's
-// saved winner, measured at the op's dim 128: taken at another dim where it is valid
-// there), or table (MMADefaults of dim).
-func mmaTunablesFor(dev *engine.Device, op, forced string, dim int) (MMATunables, string, error) {
-	return kernels.TunablesFor(dev, op, "cuda-mma", forced, func(s string) (MMATunables, error) {
-		t, err := ParseMMATunables(s)
-		if err == nil {
-			err = t.check(dim)
+// tensorTunables are the tunables of a tensor-core variant: spelled by String, checked
+// against a head dimension.
+type tensorTunables interface {
+	String() string
+	check(dim int) error
+}
+
+// tunedSetup returns the Setup of the tensor-core variant of op name (causal or not): it
+// takes the variant's tunables at the shape's head dimension, forced (Params.Tunables),
+// tuned (prism tune's saved winner, measured at the op's dim 128: taken at another dim where
+// it is valid there) or table (defaults of dim), readies the kernel with mk and reports the
+// tunables and where they came from.
+func tunedSetup[S Elem, T tensorTunables](name string, causal bool, variant string, parse func(string) (T, error), defaults func(int) T,
+	mk func(*engine.Device, int, T) (forwarder[S], error)) func(context.Context, *engine.Queue, kernels.Params) (kernels.Instance, error) {
+	return func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
+		var t T
+		var from string
+		in, err := setupPrecision(ctx, q, name, causal, p, func(dev *engine.Device, dim int) (forwarder[S], error) {
+			var err error
+			t, from, err = kernels.TunablesFor(dev, name, variant, p.Tunables, func(s string) (T, error) {
+				t, err := parse(s)
+				if err == nil {
+					err = t.check(dim)
+				}
+				return t, err
+			}, defaults(dim), "table")
+			if err != nil {
+				return nil, err
+			}
+			return mk(dev, dim, t)
+		})
+		if err != nil {
+			return nil, err
 		}
-		return t, err
-	}, MMADefaults(dim), "table")
+		in.(*attnInstance[S]).tunables = t.String() + " (" + from + ")"
+		return in, nil
+	}
 }
 
 // newMMAFor readies the tensor-core attention in S (float16 or bfloat16) with tunables t.

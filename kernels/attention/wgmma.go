@@ -73,19 +73,6 @@ func WGMMADefaults(dim int) WGMMATunables { return WGMMATunables{Stages: 2, Sche
 var wgmmaCandidates = []WGMMATunables{{Stages: 2, Sched: 0}, {Stages: 2, Sched: 1}, {Stages: 3, Sched: 1}, {Stages: 3, Sched: 0},
 	{Stages: 4, Sched: 1}, {Stages: 4, Sched: 0}}
 
-// wgmmaTunablesFor returns the tunables of the cuda-wgmma variant of op on dev for head
-// dimension dim and where they come from: forced, tuned (taken at another dim where valid
-// there) or table.
-func wgmmaTunablesFor(dev *engine.Device, op, forced string, dim int) (WGMMATunables, string, error) {
-	return kernels.TunablesFor(dev, op, "cuda-wgmma", forced, func(s string) (WGMMATunables, error) {
-		t, err := ParseWGMMATunables(s)
-		if err == nil {
-			err = t.check(dim)
-		}
-		return t, err
-	}, WGMMADefaults(dim), "table")
-}
-
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
 // variant), its tiles copied by TMA, in binary16 or bfloat16 with float32 softmax and
 // accumulation, for head dimensions 64, 128 and 256. It runs on CUDA devices of compute
