@@ -171,14 +171,15 @@ if [ "$MODE" = gemm ]; then
   cat "$OUT/gemm.txt"
 fi
 if [ "$MODE" = tune ]; then
-  # prism tune over the tunables of the GEMMs (8192), onesweep (16M pairs) and the
-  # look-back scan (2^28) (TUNE_OPS: op:variant:size), the winners saved for this call, each
+  # prism tune over the tunables of the GEMMs (8192), the wgmma attention (STAGES, SCHED;
+  # batch 4, 32 heads, seq 4096, dim 128), onesweep (16M pairs) and the look-back scan
+  # (2^28) (TUNE_OPS: op:variant:size), the winners saved for this call, each
   # op then benched against the vendor with its tuned set. Files: machine.txt, tune.txt,
   # tune-bench.json (every op's bench, merged), tune-bench.txt (and the store).
   export PRISM_CACHE_DIR=$(mktemp -d)
   : > "$OUT/tune.txt"
   # Each entry is op:variant:size.
-  for ovs in ${TUNE_OPS:-gemm/nn/float16:cuda-wgmma:64M gemm/nn/bfloat16:cuda-wgmma:64M gemm/nt/float8e4m3:cuda-wgmma:64M gemm/nn/tf32:cuda-wgmma:64M gemm/nn/float64:cuda-mma:64M sort/pairs/uint32:cuda-onesweep:16M scan/inclusive/float32:cuda-lookback:256M}; do
+  for ovs in ${TUNE_OPS:-gemm/nn/float16:cuda-wgmma:64M gemm/nn/bfloat16:cuda-wgmma:64M gemm/nt/float8e4m3:cuda-wgmma:64M gemm/nn/tf32:cuda-wgmma:64M gemm/nn/float64:cuda-mma:64M attention/full/bfloat16:cuda-wgmma:64M attention/causal/bfloat16:cuda-wgmma:64M sort/pairs/uint32:cuda-onesweep:16M scan/inclusive/float32:cuda-lookback:256M}; do
     op=${ovs%%:*} rest=${ovs#*:}; variant=${rest%%:*} size=${rest#*:}
     echo "== prism tune $op --variant $variant --size $size" | tee -a "$OUT/tune.txt"
     timeout 150 .gpu/prism tune "$op" --variant "$variant" --device "${GEMM_DEVICE:-cuda:0}" --size "$size" --count 10 >> "$OUT/tune.txt" 2>&1 || status=1
