@@ -115,7 +115,8 @@ var (
 // TestCUDASources compiles every CUDA C++ variant of the suite (kernels/*/*.cu, and
 // kernels/internal/*/*.cu of the schemes families share) to PTX with clang-15, with the
 // embedded headers (include/) and each -D set its header's "Builds:" line lists, and
-// checks that every extern "C" __global__ function is a PTX entry point.
+// checks that every extern "C" __global__ function is a PTX entry point. With PRISM_PTX_DIR
+// set it writes each build's PTX there.
 func TestCUDASources(t *testing.T) {
 	clang := clangPath(t)
 	files, err := filepath.Glob("../kernels/*/*.cu")
@@ -157,6 +158,14 @@ func TestCUDASources(t *testing.T) {
 				ptx, err := clangCUDA(t, clang, base, text, append([]string{"-I", inc}, defs...))
 				if err != nil {
 					t.Fatalf("%s does not compile:\n%v", f, err)
+				}
+				// PRISM_PTX_DIR keeps every build's PTX, so that a change meant to leave the
+				// code as it was can be checked by a diff of two runs.
+				if dir := os.Getenv("PRISM_PTX_DIR"); dir != "" {
+					name := filepath.Base(filepath.Dir(f)) + "-" + base + strings.Join(defs, "") + ".ptx"
+					if err := os.WriteFile(filepath.Join(dir, name), []byte(ptx), 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
 				for _, name := range entries {
 					if !strings.Contains(ptx, ".entry "+name+"(") {

@@ -26,7 +26,9 @@
 //     (one box of a tensor map into shared memory, completing on an mbarrier),
 //     prism_mbar_init, prism_mbar_expect_tx, prism_mbar_arrive and prism_mbar_wait (phase
 //     parity) on 64-bit shared-memory barriers;
-//   - prism_wgmma_desc (a wgmma matrix descriptor of a 128-byte swizzled operand);
+//   - prism_wgmma_desc (a wgmma matrix descriptor of a 128-byte swizzled operand), and
+//     PRISM_WGMMA_SS / PRISM_WGMMA_RS, which define wrappers of wgmma.mma_async with float
+//     accumulators (operands from shared memory; A from registers);
 //   - thread-block clusters (sm_90): prism_tma_load_3d_multicast (one copy into every block
 //     of a mask), prism_cluster_rank, prism_cluster_sync and prism_mbar_arrive_cluster (an
 //     arrival on a barrier of another block of the cluster);
@@ -250,6 +252,49 @@ static __device__ __forceinline__ void prism_tma_load_3d(unsigned int dst, const
                "l"(tm), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
                : "memory");
 }
+
+// prism_wgmma_* wrappers: PRISM_WGMMA_SS(name, R, instr, tail) defines
+//   static void name(float *d, unsigned long long da, unsigned long long db, int accumulate)
+// issuing `instr` (a wgmma.mma_async m64nNk... string with its types, N = 2R) on R float
+// accumulators d of this thread, both operands from shared-memory descriptors, d = A B (+ d
+// when accumulate != 0); tail is the instruction's last immediates after "1, 1" (", 0, 1":
+// B transposed; "": the 8-bit and tf32 forms, which have none). PRISM_WGMMA_RS(name, R,
+// instr, tail) defines name(float *d, const unsigned int *a, unsigned long long db, int
+// accumulate), A from the four registers a (the m16n8k16 A layout per warp). R is 32, 64 or
+// 128. The wrapper neither commits nor waits: wgmma.fence, commit_group and wait_group are
+// the caller's.
+#define PRISM_WG_ACC_32 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}"
+#define PRISM_WG_OUT_32(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define PRISM_WG_SS_32 "%32, %33"
+#define PRISM_WG_SSP_32 "%34"
+#define PRISM_WG_RS_32 "{%32,%33,%34,%35}, %36"
+#define PRISM_WG_RSP_32 "%37"
+#define PRISM_WG_ACC_64 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
+#define PRISM_WG_OUT_64(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define PRISM_WG_SS_64 "%64, %65"
+#define PRISM_WG_SSP_64 "%66"
+#define PRISM_WG_RS_64 "{%64,%65,%66,%67}, %68"
+#define PRISM_WG_RSP_64 "%69"
+#define PRISM_WG_ACC_128 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}"
+#define PRISM_WG_OUT_128(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define PRISM_WG_SS_128 "%128, %129"
+#define PRISM_WG_SSP_128 "%130"
+#define PRISM_WG_RS_128 "{%128,%129,%130,%131}, %132"
+#define PRISM_WG_RSP_128 "%133"
+#define PRISM_WGMMA_SS(name, R, instr, tail)                                                                              \
+  static __device__ __forceinline__ void name(float *d, unsigned long long da, unsigned long long db, int accumulate) {          \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRISM_WG_SSP_##R ", 0;\n" instr " " PRISM_WG_ACC_##R ", " PRISM_WG_SS_##R \
+                 ", p, 1, 1" tail ";\n}\n"                                                                                      \
+                 : PRISM_WG_OUT_##R(d)                                                                                          \
+                 : "l"(da), "l"(db), "r"(accumulate));                                                                         \
+  }
+#define PRISM_WGMMA_RS(name, R, instr, tail)                                                                              \
+  static __device__ __forceinline__ void name(float *d, const unsigned int *a, unsigned long long db, int accumulate) {        \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRISM_WG_RSP_##R ", 0;\n" instr " " PRISM_WG_ACC_##R ", " PRISM_WG_RS_##R \
+                 ", p, 1, 1" tail ";\n}\n"                                                                                      \
+                 : PRISM_WG_OUT_##R(d)                                                                                          \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate));                                      \
+  }
 
 // prism_wgmma_desc returns the wgmma matrix descriptor of an operand at shared address
 // addr in the 128-byte swizzled layout (mode 1 in bits 62-63), with leading and stride
