@@ -127,6 +127,9 @@ type Share struct {
 	// Gather is, for sharded data, the time PlanShares predicts to bring the parts the
 	// other devices hold onto this one, which Alone includes; zero for data on the host.
 	Gather time.Duration `json:"gather_ns,omitempty"`
+	// Unable says why the device cannot run the op (a device without fp64 given a float64
+	// op); such a device is left out of a measured plan, with no share.
+	Unable string `json:"unable,omitempty"`
 }
 
 // CheckPortableSplit checks what the split of an op that runs its portable kernel alone

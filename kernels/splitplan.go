@@ -184,8 +184,33 @@ func concurrentProbe(devs []*engine.Device, probe Probe) SplitProbe {
 
 // PlanSummary says in a line what a plan chose: the shares given; one device, and how
 // much slower (or how little faster) a split was predicted; or the devices split over
-// and how much faster than the best device alone.
+// and how much faster than the best device alone; and which devices cannot run the op,
+// and why.
 func PlanSummary(s []Share) string {
+	var unable []string
+	able := 0
+	for _, sh := range s {
+		if sh.Unable != "" {
+			unable = append(unable, sh.Device+" cannot run it: "+sh.Unable)
+		} else {
+			able++
+		}
+	}
+	if len(unable) == 0 {
+		return planSummary(s)
+	}
+	if able == 1 {
+		for _, sh := range s {
+			if sh.Unable == "" {
+				return "one device: " + sh.Device + " (" + strings.Join(unable, "; ") + ")"
+			}
+		}
+	}
+	return planSummary(s) + "; " + strings.Join(unable, "; ")
+}
+
+// planSummary is PlanSummary of a plan over devices that can all run the op.
+func planSummary(s []Share) string {
 	used, best := 0, -1
 	for i, sh := range s {
 		if sh.Units > 0 {
@@ -467,6 +492,7 @@ func assign(s []Share, f []float64, total, granule int) {
 // data, the one-device alternative pays the gather of the other devices' parts onto it,
 // unitBytes bytes a unit, through the host (GatherProbe).
 func (r *SplitRun[P]) PlanPlaced(ctx context.Context, total, granule, unitBytes int) ([]Share, error) {
+	r.gatherUnit = unitBytes
 	return r.plan(ctx, total, granule, GatherProbe(r.devs, unitBytes))
 }
 

@@ -46,9 +46,13 @@ type SplitRun[P SplitPart] struct {
 	combine func()
 	parts   []P // the zero P where none is open
 	opened  []bool
-	shares  []Share
-	ran     bool
-	closed  bool
+	unable  []error // per device: why it cannot run the op (OpenAll), nil where it can
+	// gatherUnit is the bytes of a unit PlanPlaced was given, for the gather probe of the
+	// devices able to run the op.
+	gatherUnit int
+	shares     []Share
+	ran        bool
+	closed     bool
 }
 
 // NewSplitRun returns the runner of the op name (as errors say it) across devs, checked
@@ -57,7 +61,7 @@ type SplitRun[P SplitPart] struct {
 // not nil, combines the parts' results after every part has run.
 func NewSplitRun[P SplitPart](name string, devs []*engine.Device, o SplitOptions, open func(ctx context.Context, dev *engine.Device) (P, error), combine func()) *SplitRun[P] {
 	return &SplitRun[P]{name: name, devs: devs, o: o, open: open, combine: combine,
-		parts: make([]P, len(devs)), opened: make([]bool, len(devs))}
+		parts: make([]P, len(devs)), opened: make([]bool, len(devs)), unable: make([]error, len(devs))}
 }
 
 // Open returns the part of device i, built on the first call (ctx bounding the build).
@@ -92,18 +96,42 @@ func (r *SplitRun[P]) Sharing(ctx context.Context) ([]P, []int, error) {
 
 // OpenAll opens, in device order, the part of every device that may get a share: all of
 // them when the shares are measured, those of a positive fraction when they are given (as
-// checked fractions, one per device), ctx bounding each build. A device that cannot run
-// the op so says so before any is timed.
+// checked fractions, one per device), ctx bounding each build. When the shares are
+// measured, a device that cannot run the op (an error wrapping engine.ErrUnsupported: a
+// device without fp64 given a float64 op) is left out of the plan, which gives it no share
+// and says why (Share.Unable), as long as one device can run it; given fractions, or
+// where none can, such a device is an error before any is timed.
 func (r *SplitRun[P]) OpenAll(ctx context.Context) error {
+	var unable []error
 	for i := range r.devs {
 		if r.o.Fractions != nil && r.o.Fractions[i] == 0 {
 			continue
 		}
 		if _, err := r.Open(ctx, i); err != nil {
-			return err
+			if r.o.Fractions != nil || !errors.Is(err, engine.ErrUnsupported) {
+				return err
+			}
+			r.unable[i] = err
+			unable = append(unable, err)
 		}
 	}
+	if len(unable) == len(r.devs) {
+		return unable[0] // none can: the first device's reason, as with given fractions
+	}
 	return nil
+}
+
+// able returns the devices that can run the op (all but those OpenAll left out) and, for
+// each, its index in r.devs.
+func (r *SplitRun[P]) able() ([]*engine.Device, []int) {
+	var devs []*engine.Device
+	var at []int
+	for i, d := range r.devs {
+		if r.unable[i] == nil {
+			devs, at = append(devs, d), append(at, i)
+		}
+	}
+	return devs, at
 }
 
 // Plan divides total units of work in granules among the devices (PlanShares). Where it
@@ -140,9 +168,32 @@ func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe
 		}
 		return time.Since(start), nil
 	}
-	var err error
-	r.shares, err = PlanSharesPlaced(ctx, r.devs, total, granule, r.o, probe, nil, gather)
-	return r.shares, err
+	devs, at := r.able()
+	if len(devs) == len(r.devs) {
+		var err error
+		r.shares, err = PlanSharesPlaced(ctx, r.devs, total, granule, r.o, probe, nil, gather)
+		return r.shares, err
+	}
+	// The devices that cannot run the op get no share and are not probed; the data is
+	// taken to lie over the others.
+	if gather != nil {
+		gather = GatherProbe(devs, r.gatherUnit)
+	}
+	some, err := PlanSharesPlaced(ctx, devs, total, granule, r.o, probe, nil, gather)
+	if err != nil {
+		return nil, err
+	}
+	r.shares = make([]Share, len(r.devs))
+	for i, d := range r.devs {
+		r.shares[i] = Share{Device: d.ID()}
+		if r.unable[i] != nil {
+			r.shares[i].Unable = r.unable[i].Error()
+		}
+	}
+	for j, i := range at {
+		r.shares[i] = some[j]
+	}
+	return r.shares, nil
 }
 
 // Load closes the parts of the devices without a share and gives every other device's

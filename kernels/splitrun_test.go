@@ -264,10 +264,11 @@ func TestSplitRunErrors(t *testing.T) {
 		t.Errorf("combined %d times, want once (the failed run combines nothing)", s.combined)
 	}
 
-	s2 := newRecSplit(devs, kernels.SplitOptions{}, 10)
+	// Given fractions, a device with a share that cannot run the op fails OpenAll.
+	s2 := newRecSplit(devs, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))}, 10)
 	s2.openErr = fmt.Errorf("no fp64: %w", engine.ErrUnsupported)
 	if err := s2.OpenAll(t.Context()); !errors.Is(err, engine.ErrUnsupported) {
-		t.Errorf("OpenAll with a device that cannot run the op: %v", err)
+		t.Errorf("OpenAll with a device given a share that cannot run the op: %v", err)
 	}
 	if len(s2.built) != 1 {
 		t.Errorf("%d parts built, want the first device's only", len(s2.built))
@@ -275,8 +276,56 @@ func TestSplitRunErrors(t *testing.T) {
 	if err := s2.Close(); err != nil || s2.built[0].closes != 1 {
 		t.Errorf("Close: %v, the first part closed %d times", err, s2.built[0].closes)
 	}
+	// Another error than unsupported fails OpenAll with measured shares too.
+	s3 := newRecSplit(devs, kernels.SplitOptions{}, 10)
+	s3.openErr = fmt.Errorf("out of memory: %w", engine.ErrOutOfMemory)
+	if err := s3.OpenAll(t.Context()); !errors.Is(err, engine.ErrOutOfMemory) {
+		t.Errorf("OpenAll with a device that fails to build: %v", err)
+	}
+	s3.Close()
 	var none *kernels.SplitRun[*recPart]
 	if err := none.Close(); err != nil {
 		t.Errorf("Close of a nil runner: %v", err)
+	}
+}
+
+// TestSplitRunUnable checks that, with measured shares, a device that cannot run the op
+// (ErrUnsupported at its part's build) is left out: OpenAll succeeds, the plan gives it no
+// share and says why, every unit runs on the others, and the plan's summary names it.
+func TestSplitRunUnable(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	const total = 1000
+	s := newRecSplit(devs, kernels.SplitOptions{}, total)
+	defer s.Close()
+	s.openErr = fmt.Errorf("kernels: test/op: %s has no fp64: %w", devs[1].ID(), engine.ErrUnsupported)
+	if err := s.OpenAll(t.Context()); err != nil {
+		t.Fatalf("OpenAll with one device that cannot run the op: %v", err)
+	}
+	shares, err := s.Plan(t.Context(), total, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shares) != len(devs) || shares[1].Units != 0 || !strings.Contains(shares[1].Unable, "has no fp64") || shares[1].Device != devs[1].ID() {
+		t.Fatalf("shares %+v; want device 1 without a share, saying why", shares)
+	}
+	for i, sh := range shares {
+		if i != 1 && sh.Unable != "" {
+			t.Errorf("device %d: Unable %q", i, sh.Unable)
+		}
+	}
+	if sum := kernels.PlanSummary(shares); !strings.Contains(sum, devs[1].ID()+" cannot run it: ") || !strings.Contains(sum, "has no fp64") {
+		t.Errorf("PlanSummary: %q; want device 1 named with its reason", sum)
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkRecShares(t, s, total)
+	if len(devs) == 2 {
+		if sum := kernels.PlanSummary(shares); !strings.HasPrefix(sum, "one device: "+devs[0].ID()+" (") {
+			t.Errorf("PlanSummary of two devices, one able: %q", sum)
+		}
 	}
 }
