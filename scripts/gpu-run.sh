@@ -160,7 +160,7 @@ if [ "$MODE" = gemm ]; then
   timeout 180 .gpu/prism bench --device "$D" --ops attention/full/bfloat16,attention/causal/bfloat16,attention/full/float16 \
     --shapes "$AS" --count 10 --json -q > "$OUT/attention-shapes.json" || status=1
   if python3 -c "import torch" 2>/dev/null; then
-    python3 .gpu/vendor.py --count 10 --only gemm,attention --attention-shapes "$AS" > "$OUT/vendor.json" || status=1
+    python3 .gpu/vendor.py --count 10 --gemm-n 8192 --only gemm,attention --attention-shapes "$AS" > "$OUT/vendor.json" || status=1
   fi
   : > "$OUT/gemm.txt"
   for f in gemm-8192 gemm-sweep attention-shapes launch; do
