@@ -29,6 +29,7 @@ type benchOptions struct {
 	quick    bool
 	portable bool
 	variants []string
+	tunables string
 	vendor   bool
 	count    int
 	warmup   int
@@ -100,6 +101,9 @@ warp shuffles on a CUDA device, the portable OpenCL C kernel elsewhere; 'prism k
 --device ID' shows which). --portable runs the portable kernel everywhere, for a fair
 cross-API comparison; --variant NAME,... runs each case once per variant named, side by side
 on one device ("all": every variant of each op). Every report names the variant that ran.
+--tunables SET, with --variant naming one variant, runs that variant with the tunable set
+given ('prism kernels OP' lists a variant's tunables, 'prism tune' measures its candidates),
+in place of the tuned or default one; reports mark the set "(forced)".
 
 --vendor runs each case a second time through the device's vendor library, on the same
 inputs, queue and buffers, verified and timed the same way: cuBLAS and cuFFT on CUDA
@@ -166,6 +170,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.BoolVar(&opts.portable, "portable", false, "portable OpenCL C kernels on every backend (no vendor-specific variants)")
 	f.BoolVar(&opts.vendor, "vendor", false, "also run each case through the device's vendor library (cuBLAS, cuFFT, CLBlast, clFFT) and report vendor time / Prism time")
 	f.StringSliceVar(&opts.variants, "variant", nil, "run each case once per variant named, comma-separated, or all (default: the first that fits each device; see prism kernels --device)")
+	f.StringVar(&opts.tunables, "tunables", "", "with --variant naming one variant: run it with these tunables, as 'prism kernels' and 'prism tune' spell them (\"STAGES=2 SCHED=1\")")
 	f.IntVar(&opts.count, "count", 10, "timed runs per case")
 	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
@@ -189,6 +194,9 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		if err := exclusive(flags, pair[:1], pair[1:]); err != nil {
 			return err
 		}
+	}
+	if err := opts.checkTunables(); err != nil {
+		return err
 	}
 	if opts.quick {
 		if !flags.Changed("count") {
@@ -284,7 +292,8 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		return splitRun(cmd, opts, ops, sizes, devs)
 	}
 	cfg := bench.Config{Ops: ops, Patterns: opts.ops, Sizes: sizes, Shapes: shapes, Quick: opts.quick, Count: opts.count,
-		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Vendor: opts.vendor, Telemetry: openNVML}
+		Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Vendor: opts.vendor, Telemetry: openNVML,
+		Tunables: opts.tunables}
 	if len(sizes) == 0 && len(shapes) == 0 {
 		cfg.Remembered = rememberedSizes(cmd, devs, opts.quick)
 	}
@@ -388,4 +397,19 @@ func (s nvmlSampler) Sample(busID string) (bench.Reading, error) {
 		return bench.Reading{}, err
 	}
 	return bench.Reading{SMClockMHz: float64(x.SMClockMHz), PowerW: x.PowerW, TemperatureC: float64(x.TemperatureC), Missing: x.Missing}, nil
+}
+
+// checkTunables refuses --tunables without one variant to apply them to (--variant naming
+// exactly one, not all), or with --split, whose parts run the variants' own sets.
+func (o *benchOptions) checkTunables() error {
+	if o.tunables == "" {
+		return nil
+	}
+	switch {
+	case o.split:
+		return usageError{errors.New("--tunables does not apply to --split: each device's part runs its variant's tuned or default set")}
+	case len(o.variants) != 1 || o.variants[0] == "all":
+		return usageError{fmt.Errorf("--tunables %q needs --variant naming the one variant they are for ('prism kernels OP' lists each variant's tunables)", o.tunables)}
+	}
+	return nil
 }
