@@ -399,17 +399,20 @@ func (s nvmlSampler) Sample(busID string) (bench.Reading, error) {
 	return bench.Reading{SMClockMHz: float64(x.SMClockMHz), PowerW: x.PowerW, TemperatureC: float64(x.TemperatureC), Missing: x.Missing}, nil
 }
 
-// checkTunables refuses --tunables without one variant to apply them to (--variant naming
-// exactly one, not all), or with --split, whose parts run the variants' own sets.
+// checkTunables refuses --tunables without one variant to apply them to, or with --split,
+// whose parts run their variants' own sets.
 func (o *benchOptions) checkTunables() error {
-	if o.tunables == "" {
-		return nil
-	}
-	switch {
-	case o.split:
+	if o.tunables != "" && o.split {
 		return usageError{errors.New("--tunables does not apply to --split: each device's part runs its variant's tuned or default set")}
-	case len(o.variants) != 1 || o.variants[0] == "all":
-		return usageError{fmt.Errorf("--tunables %q needs --variant naming the one variant they are for ('prism kernels OP' lists each variant's tunables)", o.tunables)}
+	}
+	return checkForcedTunables(o.tunables, o.variants)
+}
+
+// checkForcedTunables refuses a --tunables set unless --variant names exactly one variant
+// (not all) for it to apply to.
+func checkForcedTunables(tunables string, variants []string) error {
+	if tunables != "" && (len(variants) != 1 || variants[0] == "all") {
+		return usageError{fmt.Errorf("--tunables %q needs --variant naming the one variant they are for ('prism kernels OP' lists each variant's tunables)", tunables)}
 	}
 	return nil
 }

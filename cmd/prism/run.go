@@ -23,6 +23,7 @@ type runOptions struct {
 	seed     uint64
 	portable bool
 	variants []string
+	tunables string
 	precs    []string
 	outputFlags
 }
@@ -74,6 +75,7 @@ Exits with code 4 if a result fails verification.`,
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.BoolVar(&opts.portable, "portable", false, "use only the portable OpenCL C kernels (no backend-specific variants)")
 	f.StringSliceVar(&opts.variants, "variant", nil, "run these variants of each op, comma-separated, or all (default: the first that fits the device)")
+	f.StringVar(&opts.tunables, "tunables", "", "with --variant naming one variant: run it with these tunables, as 'prism kernels' and 'prism tune' spell them")
 	addTimeout(cmd)
 	opts.add(f, "json")
 	return cmd
@@ -100,6 +102,9 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 	if opts.portable && len(opts.variants) > 0 {
 		return usageError{fmt.Errorf("--portable and --variant exclude each other (--variant portable runs the portable kernel)")}
 	}
+	if err := checkForcedTunables(opts.tunables, opts.variants); err != nil {
+		return err
+	}
 	size := 0
 	if opts.size != "" {
 		var err error
@@ -122,7 +127,7 @@ func runRun(cmd *cobra.Command, opts *runOptions, args []string) error {
 		return err
 	}
 	defer q.Close()
-	cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants}
+	cfg := bench.Config{Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, Portable: opts.portable, Variants: opts.variants, Tunables: opts.tunables}
 	start, step := time.Now(), ""
 	var results []runResult
 	var errs []error
