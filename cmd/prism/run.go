@@ -52,6 +52,8 @@ them and marks the one that runs there): the portable OpenCL C kernel, which eve
 runs, and backend-specific ones such as CUDA C++ with warp shuffles. Without --variant each
 device runs the first that fits; --variant NAME runs that one (or fails saying why it
 cannot), --variant all runs every variant in turn, and --portable the portable one.
+--tunables SET with --variant NAME runs that variant with the tunable set given ('prism
+kernels OP' lists them), marked "(forced)" in the results.
 
 Output: a few lines per operation, or --json (the result fields of 'prism bench --json');
 -o FILE writes it to FILE instead (replaced whole, or left as it was on error).
@@ -60,7 +62,8 @@ Exits with code 4 if a result fails verification.`,
 		Example: `  prism run stream/triad/float32 --device opencl:0:0 --size 16M
   prism run gemm/nn/float32 --device cuda:0 --size 16M --count 20
   prism run reduce --device cpu --json -o reduce.json
-  prism run reduce/sum/float32 --device cuda:0 --variant cuda-shfl,portable`,
+  prism run reduce/sum/float32 --device cuda:0 --variant cuda-shfl,portable
+  prism run attention/full/bfloat16 --device cuda:0 --variant cuda-wgmma --tunables "STAGES=3 SCHED=1"`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, opts, args)
