@@ -253,6 +253,10 @@ func (r *SplitRun[P]) CheckRan() error {
 	return nil
 }
 
+// Placement says where the split's data lives: the placement it was set up for
+// (SplitOptions.Placement). It makes every family's split a Placed.
+func (r *SplitRun[P]) Placement() Placement { return r.o.Placement }
+
 // Shares says how the work was divided (a copy).
 func (r *SplitRun[P]) Shares() []Share { return slices.Clone(r.shares) }
 

@@ -219,14 +219,6 @@ func (in *mapSplitInstance[T]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Placement says where the split's data lives.
-func (in *mapSplitInstance[T]) Placement() kernels.Placement {
-	if in.sharded {
-		return kernels.PlaceSharded
-	}
-	return kernels.PlaceHost
-}
-
 // Run maps the inputs: on sharded data where they lie (ShardedMap), the output left on
 // the devices; else as SplitRun runs it.
 func (in *mapSplitInstance[T]) Run(ctx context.Context) error {

@@ -202,14 +202,6 @@ func (in *fftSplitInstance[T]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Placement says where the split's data lives.
-func (in *fftSplitInstance[T]) Placement() kernels.Placement {
-	if in.sharded {
-		return kernels.PlaceSharded
-	}
-	return kernels.PlaceHost
-}
-
 // Run transforms the batch: on sharded data where the transforms lie, the outputs left
 // on the devices; else as SplitRun runs it.
 func (in *fftSplitInstance[T]) Run(ctx context.Context) error {

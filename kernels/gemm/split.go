@@ -219,14 +219,6 @@ func (sp *gemmSplit[In, Out]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Placement says where the split's data lives.
-func (sp *gemmSplit[In, Out]) Placement() kernels.Placement {
-	if sp.sharded {
-		return kernels.PlaceSharded
-	}
-	return kernels.PlaceHost
-}
-
 // Run computes D: on sharded data where it lies (ShardedGEMM), D left on the devices;
 // else as SplitRun runs it.
 func (sp *gemmSplit[In, Out]) Run(ctx context.Context) error {

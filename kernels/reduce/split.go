@@ -179,14 +179,6 @@ func (sp *reduceSplit[T]) Close() error {
 	return errors.Join(err, sp.SplitRun.Close())
 }
 
-// Placement says where the split's data lives.
-func (sp *reduceSplit[T]) Placement() kernels.Placement {
-	if sp.sx != nil {
-		return kernels.PlaceSharded
-	}
-	return kernels.PlaceHost
-}
-
 // Run reduces the input: on sharded data, where it lies (ShardedReduce, combined on the
 // host as no group is given), the result left on every device; else as SplitRun runs it.
 func (sp *reduceSplit[T]) Run(ctx context.Context) error {

@@ -345,14 +345,6 @@ func (in *sortSplitInstance[K]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Placement says where the split's data lives.
-func (in *sortSplitInstance[K]) Placement() kernels.Placement {
-	if in.sharded {
-		return kernels.PlaceSharded
-	}
-	return kernels.PlaceHost
-}
-
 // Run sorts the keys: on sharded data where they lie (ShardedSort), the result left on
 // the devices by key range; else as SplitRun runs it.
 func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
