@@ -215,7 +215,13 @@ func ParseTunableInts(what, s string, all bool, fields ...TunableInt) error {
 		*fields[i].Dst = n
 	}
 	if all && len(seen) != len(fields) {
-		return bad("want all of %s", strings.Join(keys, ", "))
+		var missing []string
+		for i, k := range keys {
+			if !seen[i] {
+				missing = append(missing, k)
+			}
+		}
+		return bad("want all of %s; %s missing", strings.Join(keys, ", "), strings.Join(missing, ", "))
 	}
 	return nil
 }

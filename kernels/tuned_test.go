@@ -79,7 +79,7 @@ func TestParseTunableInts(t *testing.T) {
 		t.Errorf("a key left out: got %d %d, %v", a, b, err)
 	}
 	for s, want := range map[string]string{
-		"WG=8":                 "want all of WG, UNROLL",
+		"WG=8":                 "want all of WG, UNROLL; UNROLL missing",
 		"WG=8 UNROLL":          `"UNROLL" is not KEY=integer`,
 		"WG=8 UNROLL=+2":       `"UNROLL=+2" is not KEY=integer`,
 		"WG=8 UNROLL=x":        `"UNROLL=x" is not KEY=integer`,
