@@ -172,7 +172,7 @@ func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engi
 			t.Fatal(err)
 		}
 		a := w.Attributes()
-		t.Logf("dim %d: %d registers, %d bytes spilled, %d shared bytes", dim, a.Registers, a.PrivateBytes, attnWGMMAShared(dim, tn.Stages))
+		t.Logf("dim %d: %d registers, %d bytes spilled, %d shared bytes", dim, a.Registers, a.PrivateBytes, attnWGMMAShared(dim, tn.Stages, tn.BC))
 		insts[dim] = w
 	}
 	var cases []attnCase
@@ -211,10 +211,13 @@ func TestWGMMATunables(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"STAGES=2":                 "want all of STAGES, SCHED",
+		"STAGES=2":                 "SCHED missing",
+		"BC=128":                   "STAGES, SCHED missing",
+		"STAGES=2 SCHED=0 BC=96":   "BC=96: 64 or 128",
+		"STAGES=2 SCHED=0 BC=256":  "BC=256 is out of its range 64..128",
 		"STAGES=1 SCHED=0":         "STAGES=1 is out of its range 2..4",
 		"STAGES=2 SCHED=2":         "SCHED=2 is out of its range 0..1",
-		"STAGES=2 SCHED=0 BC=64":   "unknown key BC",
+		"STAGES=2 SCHED=0 BK=64":   "unknown key BK",
 		"STAGES=two SCHED=0":       "not KEY=integer",
 		"STAGES=2 SCHED=0 SCHED=1": "SCHED",
 	} {
@@ -222,12 +225,22 @@ func TestWGMMATunables(t *testing.T) {
 			t.Errorf("ParseWGMMATunables(%q) = %v; want ErrInvalidArg saying %q", in, err, want)
 		}
 	}
-	if err := (WGMMATunables{Stages: 3, Sched: 1}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "head dim 256") {
+	// Tuning files written before BC was a tunable read as BC=64.
+	if got, err := ParseWGMMATunables("STAGES=2 SCHED=1"); err != nil || got != (WGMMATunables{2, 1, 64}) {
+		t.Errorf("ParseWGMMATunables without BC = %v, %v; want BC=64", got, err)
+	}
+	if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 64}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "head dim 256") {
 		t.Errorf("three stages at head dim 256: %v; want ErrInvalidArg naming the dim", err)
 	}
+	if err := (WGMMATunables{Stages: 2, Sched: 1, BC: 128}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "128 keys at head dim 256") {
+		t.Errorf("BC=128 at head dim 256: %v; want ErrInvalidArg naming the tile and dim", err)
+	}
 	for _, dim := range []int{64, 128} {
-		if err := (WGMMATunables{Stages: 4, Sched: 1}).check(dim); err != nil {
+		if err := (WGMMATunables{Stages: 4, Sched: 1, BC: 64}).check(dim); err != nil {
 			t.Errorf("four stages at head dim %d: %v", dim, err)
+		}
+		if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 128}).check(dim); err != nil {
+			t.Errorf("three stages of 128 keys at head dim %d: %v", dim, err)
 		}
 	}
 	if _, _, err := kernels.TunablesFor(nil, "attention/full/bfloat16", "cuda-wgmma", "STAGES=9 SCHED=0", ParseWGMMATunables, WGMMADefaults(128), "table"); !errors.Is(err, engine.ErrInvalidArg) {

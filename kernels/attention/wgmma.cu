@@ -33,7 +33,7 @@
 //           V_{t-1} together, the softmax of S_t running while the tensor cores finish
 //           P_{t-1} V_{t-1}, and the two consumers issue their products in turn (named
 //           barriers 3 and 4), so that one's softmax runs under the other's products;
-//           a stage goes back to the producer once its V has been used, a step later  default 0
+//           a stage's K goes back to the producer once S is done, its V a step later  default 0
 // Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1
 // Shared memory (dynamic): 2*64*D*2 bytes of Q, STAGES*2*BC*D*2 of K and V, and 1024 to align
 //   the tiles to the swizzle's 1024-byte period (attnWGMMAShared in wgmma.go).
@@ -162,6 +162,12 @@ template <int N> static __device__ __forceinline__ void pin(unsigned int *r) {
     asm volatile("" : "+r"(r[i]));
   }
 }
+template <int N> static __device__ __forceinline__ void pin(unsigned long long *r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    asm volatile("" : "+l"(r[i]));
+  }
+}
 
 // issue_s issues S = Q K^T for one key tile as a wgmma group (committed, not waited for):
 // sc (zeroed here) gets the 64 x BC scores of the consumer's queries (Q at sqc) against the
@@ -196,13 +202,42 @@ static __device__ __forceinline__ void issue_pv(float *acc, unsigned int (*pa)[4
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
-// softmax_tile scales the scores sc of the key tile from kbase to base 2, masks them (keys
+// issue_s_pv issues S = Q K_t^T (into sc, zeroed here) and O += P V (P in pa, V's
+// descriptors in dv) as two wgmma groups behind one fence (FA3's step), S's first, so that
+// waiting for one group leaves the product running. Every register the two read is defined
+// before the fence, and the caller keeps pa and dv live until the product is waited for: a
+// register an in-flight wgmma reads that is defined again before its wait (by the program
+// or by the register allocator reusing it) makes ptxas serialize the wgmmas (C7513).
+static __device__ __forceinline__ void issue_s_pv(float *sc, unsigned int sqc, unsigned int sk, float *acc, unsigned int (*pa)[4],
+                                                  unsigned long long *dv) {
+#pragma unroll
+  for (int i = 0; i < NS * 4; ++i) {
+    sc[i] = 0.f;
+  }
+  pin<NS * 4>(sc);
+  pin<BC / 4>(&pa[0][0]);
+  pin<NO * 4>(acc);
+  pin<BC / 16>(dv);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    const unsigned int off = 32 * (ks % 4);
+    WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024), 1);
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int kk = 0; kk < BC / 16; ++kk) {
+    WGMMA_PV(acc, pa[kk], dv[kk], 1);
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// softmax_scores scales the scores sc of the key tile from kbase to base 2, masks them (keys
 // past seq, or past the query when causal; q0c is the consumer's first query, r0 this
-// thread's first row), updates the running max and sum of this thread's two rows, and
-// writes the probabilities, rounded to the input type, into pa (S's layout as wgmma's A
-// operand) and the factors O's rows must be scaled by into alpha.
-static __device__ __forceinline__ void softmax_tile(float *sc, unsigned int (*pa)[4], float *alpha, float *mrow, float *lrow, int kbase,
-                                                    int seq, int causal, int q0c, int r0, int lane, float sl2e) {
+// thread's first row), updates the running max and sum of this thread's two rows, leaves
+// the probabilities in sc and the factors O's rows must be scaled by in alpha.
+static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, float *mrow, float *lrow, int kbase, int seq, int causal,
+                                                      int q0c, int r0, int lane, float sl2e) {
   const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0c);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -239,6 +274,11 @@ static __device__ __forceinline__ void softmax_tile(float *sc, unsigned int (*pa
     }
     lrow[h] = lrow[h] * alpha[h] + sum;
   }
+}
+
+// pack_p writes the probabilities sc, rounded to the input type, into pa: S's layout as
+// wgmma's A operand.
+static __device__ __forceinline__ void pack_p(const float *sc, unsigned int (*pa)[4]) {
 #pragma unroll
   for (int kk = 0; kk < BC / 16; ++kk) {
     pa[kk][0] = pack(sc[8 * kk + 0], sc[8 * kk + 1]);
@@ -246,6 +286,13 @@ static __device__ __forceinline__ void softmax_tile(float *sc, unsigned int (*pa
     pa[kk][2] = pack(sc[8 * kk + 4], sc[8 * kk + 5]);
     pa[kk][3] = pack(sc[8 * kk + 6], sc[8 * kk + 7]);
   }
+}
+
+// softmax_tile is softmax_scores, then pack_p into pa.
+static __device__ __forceinline__ void softmax_tile(float *sc, unsigned int (*pa)[4], float *alpha, float *mrow, float *lrow, int kbase,
+                                                    int seq, int causal, int q0c, int r0, int lane, float sl2e) {
+  softmax_scores(sc, alpha, mrow, lrow, kbase, seq, causal, q0c, r0, lane, sl2e);
+  pack_p(sc, pa);
 }
 
 // rescale multiplies O's accumulators of this thread's two rows by alpha.
@@ -343,9 +390,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // two groups; the softmax of S_t runs while the tensor cores finish P_{t-1} V_{t-1}
   // (intra-warpgroup overlap), and the two consumers issue their products in turn (named
   // barriers 3 and 4: consumer c waits on 3 + c; consumer 1 lets consumer 0 go first), so
-  // that one's softmax runs under the other's products (ping-pong). P_{t-1} stays in pa
-  // while its product may read it; the softmax of S_t writes pn.
-  unsigned int pa[BC / 16][4], pn[BC / 16][4];
+  // that one's softmax runs under the other's products (ping-pong). As in FA3, the softmax
+  // of S_t works on S's floats in place and rounds them into pa only once P_{t-1} V_{t-1}
+  // is done: P_{t-1} and V's descriptors stay in their registers while the product may
+  // read them, and no second set of P's registers is live beside them.
+  unsigned int pa[BC / 16][4];
   float alpha[2];
   if (c == 1) {
     asm volatile("bar.arrive 3, 256;\n" ::: "memory");
@@ -366,31 +415,30 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int s = t % STAGES, sp = (t - 1) % STAGES;
     const unsigned int sk = skv + 2 * s * KVBYTES, svp = skv + 2 * sp * KVBYTES + KVBYTES;
     float sc[NS * 4];
+    unsigned long long dv[BC / 16];
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) {
+      dv[kk] = prism_wgmma_desc(svp + 2048 * kk, BOXKV, 1024);
+    }
     rescale(acc, alpha);
     prism_mbar_wait(kfull + 8 * s, (t / STAGES) & 1);
     prism_mbar_wait(vfull + 8 * sp, ((t - 1) / STAGES) & 1);
     asm volatile("bar.sync %0, 256;\n" ::"r"(3 + c) : "memory");
-    issue_s(sc, sqc, sk);
-    issue_pv(acc, pa, svp);
+    issue_s_pv(sc, sqc, sk, acc, pa, dv);
     asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - c) : "memory");
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // S_t is done: K_t is free
     pin<NS * 4>(sc);
     if ((threadIdx.x & 127) == 0) {
       prism_mbar_arrive(kempty + 8 * s);
     }
-    softmax_tile(sc, pn, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
+    softmax_scores(sc, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
     wgmma_wait0<NO * 4>(acc); // and P_{t-1} V_{t-1}: V_{t-1} is free
-    pin<BC / 4>(&pa[0][0]);   // pa live until here: the softmax's pn may not take its registers
+    pin<BC / 4>(&pa[0][0]);   // pa and dv live until here
+    pin<BC / 16>(dv);
     if ((threadIdx.x & 127) == 0) {
       prism_mbar_arrive(vempty + 8 * sp);
     }
-#pragma unroll
-    for (int kk = 0; kk < BC / 16; ++kk) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        pa[kk][e] = pn[kk][e];
-      }
-    }
+    pack_p(sc, pa);
   }
   {
     const int sp = (tiles - 1) % STAGES;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -15,7 +16,7 @@ import (
 var wgmmaSource string
 
 // wgmma.cu's geometry: 128 queries per block (two consumer warpgroups of 64), a producer
-// warpgroup, key tiles of attnWGMMABC.
+// warpgroup; key tiles of WGMMATunables.BC.
 const (
 	attnWGMMABR      = 128
 	attnWGMMABC      = 64
@@ -23,55 +24,81 @@ const (
 )
 
 // attnWGMMAShared is the dynamic shared memory of a launch for head dimension dim with
-// stages stages: the Q tiles of both consumers, the stages of a K and a V tile, and 1024
-// bytes to align them.
-func attnWGMMAShared(dim, stages int) int {
-	return 2*64*dim*2 + stages*2*attnWGMMABC*dim*2 + 1024
+// stages stages of bc keys: the Q tiles of both consumers, the stages of a K and a V tile,
+// and 1024 bytes to align them.
+func attnWGMMAShared(dim, stages, bc int) int {
+	return 2*64*dim*2 + stages*2*bc*dim*2 + 1024
 }
 
-// WGMMATunables are the tunables of wgmma.cu: the Stages of K and V tiles in its ring, and
-// its Sched, 0 (each consumer computes a key tile's scores, softmax and P V in turn) or 1
+// WGMMATunables are the tunables of wgmma.cu: the Stages of K and V tiles in its ring, its
+// Sched, 0 (each consumer computes a key tile's scores, softmax and P V in turn) or 1
 // (FlashAttention-3's: the softmax of one tile under the tensor cores' P V of the last, the
-// two consumers issuing their products in turn).
+// two consumers issuing their products in turn), and BC, the keys of a tile (64, or 128
+// below head dim 256: FA3's tile at head dim 128).
 type WGMMATunables struct {
-	Stages, Sched int
+	Stages, Sched, BC int
 }
 
-// String spells t as Params.Tunables and ParseWGMMATunables take it: "STAGES=2 SCHED=0".
-func (t WGMMATunables) String() string { return fmt.Sprintf("STAGES=%d SCHED=%d", t.Stages, t.Sched) }
+// String spells t as Params.Tunables and ParseWGMMATunables take it: "STAGES=2 SCHED=0
+// BC=64".
+func (t WGMMATunables) String() string {
+	return fmt.Sprintf("STAGES=%d SCHED=%d BC=%d", t.Stages, t.Sched, t.BC)
+}
 
-// ParseWGMMATunables reads tunables as WGMMATunables.String writes them; every key must be
-// given once. Errors wrap engine.ErrInvalidArg and name the key.
+// ParseWGMMATunables reads tunables as WGMMATunables.String writes them: STAGES and SCHED
+// must be given, BC may be left out (64, the spelling of earlier tuning files). Errors wrap
+// engine.ErrInvalidArg and name the key.
 func ParseWGMMATunables(s string) (WGMMATunables, error) {
-	var t WGMMATunables
-	if err := kernels.ParseTunableInts("attention wgmma tunables", s, true, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 4},
-		kernels.TunableInt{Key: "SCHED", Dst: &t.Sched, Min: 0, Max: 1}); err != nil {
+	t := WGMMATunables{Sched: -1, BC: attnWGMMABC} // -1: not given
+	if err := kernels.ParseTunableInts("attention wgmma tunables", s, false, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 4},
+		kernels.TunableInt{Key: "SCHED", Dst: &t.Sched, Min: 0, Max: 1}, kernels.TunableInt{Key: "BC", Dst: &t.BC, Min: 64, Max: 128}); err != nil {
 		return WGMMATunables{}, err
+	}
+	var missing []string
+	if t.Stages == 0 {
+		missing = append(missing, "STAGES")
+	}
+	if t.Sched < 0 {
+		missing = append(missing, "SCHED")
+	}
+	switch {
+	case len(missing) > 0:
+		return WGMMATunables{}, fmt.Errorf("kernels: attention wgmma tunables %q: want STAGES and SCHED (BC may be left out); %s missing: %w",
+			s, strings.Join(missing, ", "), engine.ErrInvalidArg)
+	case t.BC != 64 && t.BC != 128:
+		return WGMMATunables{}, fmt.Errorf("kernels: attention wgmma tunables %q: BC=%d: 64 or 128: %w", s, t.BC, engine.ErrInvalidArg)
 	}
 	return t, nil
 }
 
 // check returns an error wrapping engine.ErrInvalidArg where t's stages at head dimension
-// dim need more shared memory than a Hopper block has (227 KiB).
+// dim need more shared memory than a Hopper block has (227 KiB), or its tile more
+// registers than a consumer has (BC=128 at head dim 256).
 func (t WGMMATunables) check(dim int) error {
-	if need := attnWGMMAShared(dim, t.Stages); need > 227*1024 {
-		return fmt.Errorf("kernels: attention wgmma tunables %s: %d stages at head dim %d need %d bytes of shared memory, more than 227 KiB: %w",
-			t, t.Stages, dim, need, engine.ErrInvalidArg)
+	if t.BC == 128 && dim > 128 {
+		return fmt.Errorf("kernels: attention wgmma tunables %s: tiles of 128 keys at head dim %d: the scores and O do not fit a consumer's registers; BC=64: %w",
+			t, dim, engine.ErrInvalidArg)
+	}
+	if need := attnWGMMAShared(dim, t.Stages, t.BC); need > 227*1024 {
+		return fmt.Errorf("kernels: attention wgmma tunables %s: %d stages of %d keys at head dim %d need %d bytes of shared memory, more than 227 KiB: %w",
+			t, t.Stages, t.BC, dim, need, engine.ErrInvalidArg)
 	}
 	return nil
 }
 
 // WGMMADefaults returns the tunables the cuda-wgmma variant uses for head dimension dim
-// unless told otherwise or tuned: two stages, the plain schedule.
-func WGMMADefaults(dim int) WGMMATunables { return WGMMATunables{Stages: 2, Sched: 0} }
+// unless told otherwise or tuned: two stages of 64 keys, the plain schedule.
+func WGMMADefaults(dim int) WGMMATunables { return WGMMATunables{Stages: 2, Sched: 0, BC: attnWGMMABC} }
 
 // wgmmaCandidates are the tunables prism tune measures (at the ops' head dim 128), the
-// defaults first: both schedules at two to four stages. On an H200 (2026-11-29, K and V
-// released together) SCHED=1 ran at half the speed of SCHED=0 with two stages and 0.75
-// with three: the stage of a tile was held a step longer, so that the next tiles' copies
-// waited; K's and V's slots are released apart since.
-var wgmmaCandidates = []WGMMATunables{{Stages: 2, Sched: 0}, {Stages: 2, Sched: 1}, {Stages: 3, Sched: 1}, {Stages: 3, Sched: 0},
-	{Stages: 4, Sched: 1}, {Stages: 4, Sched: 0}}
+// defaults first: both schedules at two to four stages of 64 keys, and tiles of 128 keys.
+// On an H200 (2026-11-29, bf16, batch 4, 32 heads, seq 4096): with K and V released
+// together SCHED=1 ran at half the speed of SCHED=0; released apart, at 0.73; with the
+// softmax in place and P rounded after the product (FA3's order), at 0.91 (2.855 ms against
+// 2.608), ptxas still serializing its wgmmas at BC=64 (C7513); at BC=128 nothing is
+// serialized and it equals SCHED=0 (2.599 ms full, 1.437 causal against 1.425).
+var wgmmaCandidates = []WGMMATunables{{2, 0, 64}, {2, 1, 64}, {3, 1, 64}, {3, 0, 64}, {4, 1, 64}, {4, 0, 64},
+	{2, 1, 128}, {3, 1, 128}, {2, 0, 128}}
 
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
 // variant), its tiles copied by TMA, in binary16 or bfloat16 with float32 softmax and
@@ -126,7 +153,7 @@ func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGM
 	if err := t.check(dim); err != nil {
 		return nil, err
 	}
-	if need := attnWGMMAShared(dim, t.Stages); int64(need) > info.MaxLocalBytes() {
+	if need := attnWGMMAShared(dim, t.Stages, t.BC); int64(need) > info.MaxLocalBytes() {
 		return nil, fmt.Errorf("kernels: attention on wgmma (dim %d) needs %d bytes of shared memory per block; %s allows %d: %w",
 			dim, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
 	}
@@ -134,7 +161,7 @@ func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGM
 	if _, ok := any(*new(S)).(engine.BFloat16); ok {
 		prec = 4
 	}
-	opts := []string{fmt.Sprintf("-DPREC=%d", prec), fmt.Sprintf("-DD=%d", dim), fmt.Sprintf("-DBC=%d", attnWGMMABC),
+	opts := []string{fmt.Sprintf("-DPREC=%d", prec), fmt.Sprintf("-DD=%d", dim), fmt.Sprintf("-DBC=%d", t.BC),
 		fmt.Sprintf("-DSTAGES=%d", t.Stages), fmt.Sprintf("-DSCHED=%d", t.Sched)}
 	prog, k, err := kernels.BuildCUDA(dev, wgmmaSource, "wgmma.cu", "attention_wgmma", attnWGMMAThreads, opts)
 	if err != nil {
@@ -144,7 +171,7 @@ func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGM
 }
 
 // BlockKeys returns the keys per tile: the tolerance depends on it.
-func (w *WGMMA[S]) BlockKeys() int { return attnWGMMABC }
+func (w *WGMMA[S]) BlockKeys() int { return w.t.BC }
 
 // Attributes returns the compiled kernel's attributes.
 func (w *WGMMA[S]) Attributes() engine.KernelAttributes { return w.k.Attributes() }
@@ -165,11 +192,11 @@ func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S]) (*
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tk, err := engine.NewTensorMap(kb, desc(attnWGMMABC))
+	tk, err := engine.NewTensorMap(kb, desc(w.t.BC))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tv, err := engine.NewTensorMap(vb, desc(attnWGMMABC))
+	tv, err := engine.NewTensorMap(vb, desc(w.t.BC))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -200,7 +227,7 @@ func (w *WGMMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s A
 	if causal {
 		c = 1
 	}
-	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim, w.t.Stages)))
+	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim, w.t.Stages, w.t.BC)))
 	return q.Launch(w.k, r, tq, tk, tv, o, int32(s.Seq), float32(scale*math.Log2E), c)
 }
 
