@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -13,11 +14,13 @@ import (
 //go:embed scan.cu
 var cudaSource string
 
-// The tile of scan.cu's single-pass scan: 256 threads of 16 consecutive elements.
+// The default tile of scan.cu's single-pass scan: 256 threads of 32 consecutive elements.
 const (
 	lookbackBlock = 256
-	lookbackItems = 16
+	lookbackItems = 32
 	lookbackTile  = lookbackBlock * lookbackItems
+	// lookbackMaxTile bounds BLOCK*ITEMS: the tile lives in static shared memory (48 KiB).
+	lookbackMaxTile = 8192
 )
 
 // Lookback is the "cuda-lookback" variant of the scans: scan.cu's single-pass prefix sum
@@ -30,28 +33,53 @@ type Lookback[T ScanElem] struct {
 	prog  *engine.Program
 	k     *engine.Kernel
 	state *engine.Buffer[uint32]
-	items int // elements per thread: the tile is lookbackBlock*items
+	block int // threads per block
+	items int // elements per thread: the tile is block*items
 }
 
-// lookbackShape is a build of scan.cu: its ITEMS, VEC and MINBLOCKS (scan.cu's header).
-type lookbackShape struct{ items, vec, minBlocks int }
+// lookbackShape is a build of scan.cu: its BLOCK, ITEMS, VEC and MINBLOCKS (scan.cu's
+// header).
+type lookbackShape struct{ block, items, vec, minBlocks int }
 
-// String writes the shape as prism tune and --tunables spell it ("ITEMS=16 VEC=4
-// MINBLOCKS=8"; the block is always lookbackBlock).
+// String writes the shape as prism tune and --tunables spell it ("BLOCK=256 ITEMS=32 VEC=4
+// MINBLOCKS=4").
 func (sh lookbackShape) String() string {
-	return fmt.Sprintf("ITEMS=%d VEC=%d MINBLOCKS=%d", sh.items, sh.vec, sh.minBlocks)
+	return fmt.Sprintf("BLOCK=%d ITEMS=%d VEC=%d MINBLOCKS=%d", sh.block, sh.items, sh.vec, sh.minBlocks)
 }
 
-// parseLookbackShape reads a shape as String writes it. Errors wrap engine.ErrInvalidArg
-// and name the field: ITEMS 1 to 32 (a multiple of 4 with VEC=4), VEC 1 or 4, MINBLOCKS 1
-// to 8.
+// parseLookbackShape reads a shape as String writes it; BLOCK may be left out (256, the
+// spelling of earlier tuning files). Errors wrap engine.ErrInvalidArg and name the field:
+// BLOCK 32 to 1024 in warps, ITEMS 1 to 32 (a multiple of 4 with VEC=4), VEC 1 or 4,
+// MINBLOCKS 1 to 32 with at most 2048 threads per multiprocessor, a tile of at most
+// lookbackMaxTile elements.
 func parseLookbackShape(s string) (lookbackShape, error) {
-	var sh lookbackShape
-	if err := kernels.ParseTunableInts("scan look-back tunables", s, true, kernels.TunableInt{Key: "ITEMS", Dst: &sh.items, Min: 1, Max: 32},
-		kernels.TunableInt{Key: "VEC", Dst: &sh.vec, Min: 1, Max: 4}, kernels.TunableInt{Key: "MINBLOCKS", Dst: &sh.minBlocks, Min: 1, Max: 8}); err != nil {
+	sh := lookbackShape{block: lookbackBlock}
+	if err := kernels.ParseTunableInts("scan look-back tunables", s, false, kernels.TunableInt{Key: "BLOCK", Dst: &sh.block, Min: 32, Max: 1024},
+		kernels.TunableInt{Key: "ITEMS", Dst: &sh.items, Min: 1, Max: 32},
+		kernels.TunableInt{Key: "VEC", Dst: &sh.vec, Min: 1, Max: 4}, kernels.TunableInt{Key: "MINBLOCKS", Dst: &sh.minBlocks, Min: 1, Max: 32}); err != nil {
 		return lookbackShape{}, err
 	}
+	var missing []string
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"ITEMS", sh.items}, {"VEC", sh.vec}, {"MINBLOCKS", sh.minBlocks}} {
+		if f.v == 0 {
+			missing = append(missing, f.key)
+		}
+	}
 	switch {
+	case len(missing) > 0:
+		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: want ITEMS, VEC and MINBLOCKS (BLOCK may be left out): %s missing: %w",
+			s, strings.Join(missing, ", "), engine.ErrInvalidArg)
+	case sh.block%32 != 0:
+		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: BLOCK=%d is not a whole number of warps (32 threads): %w", s, sh.block, engine.ErrInvalidArg)
+	case sh.block*sh.minBlocks > 2048:
+		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: MINBLOCKS=%d blocks of BLOCK=%d are %d threads; a multiprocessor holds at most 2048: %w",
+			s, sh.minBlocks, sh.block, sh.block*sh.minBlocks, engine.ErrInvalidArg)
+	case sh.block*sh.items > lookbackMaxTile:
+		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: a tile of BLOCK*ITEMS = %d elements does not fit the kernel's shared memory (at most %d): %w",
+			s, sh.block*sh.items, lookbackMaxTile, engine.ErrInvalidArg)
 	case sh.vec != 1 && sh.vec != 4:
 		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: VEC=%d: 1 or 4: %w", s, sh.vec, engine.ErrInvalidArg)
 	case sh.items%sh.vec != 0:
@@ -61,15 +89,20 @@ func parseLookbackShape(s string) (lookbackShape, error) {
 }
 
 // lookbackCandidates are the shapes prism tune measures, the default first: register
-// budgets around the default's (2^28 floats on an H200: MINBLOCKS 8 810 us, 7 814, 6 874,
-// ITEMS=32 MINBLOCKS=3 850), longer and shorter rows of items.
-var lookbackCandidates = []lookbackShape{lookbackDefault, {16, 4, 7}, {12, 4, 8}, {20, 4, 6}, {24, 4, 5}, {32, 4, 4}, {8, 4, 8}, {16, 1, 8}}
+// budgets around the default's, shorter rows of items, and one smaller block. On an H200
+// (2026-11-29, 2^28 floats) the block waits at a barrier through most of its look-back
+// (ncu: 27.8 of 46.6 cycles between a warp's instructions, DRAM at 55%), yet smaller blocks,
+// which keep more tiles resident in the same 2048 threads, did not help: BLOCK=128 ITEMS=32
+// 787 us, ITEMS=24 811, ITEMS=16 836; BLOCK=64 841 to 934.
+var lookbackCandidates = []lookbackShape{lookbackDefault, {256, 16, 4, 8}, {256, 16, 4, 7}, {256, 20, 4, 6}, {256, 24, 4, 5}, {256, 32, 4, 3},
+	{256, 12, 4, 8}, {256, 16, 1, 8}, {128, 32, 4, 12}}
 
-// lookbackDefault is the shape NewLookback builds.
-// MINBLOCKS=8 (8 blocks of 256 per SM, against 4 with the 56 registers the compiler takes
-// unbudgeted) took 2^28 floats from 1.01 ms to 810 us on an H200, 6 blocks to 874 us
-// (BenchmarkLookback, docs/PERFORMANCE.md).
-var lookbackDefault = lookbackShape{lookbackItems, 4, 8}
+// lookbackDefault is the shape NewLookback builds: 256 threads of 32 elements, registers
+// for 4 blocks per multiprocessor. On an H200, 2^28 floats: 778 and 782 us in two calls of
+// 2026-11-29, against 807 and 802 for 16 elements and 8 blocks (the earlier default, whose
+// register budget had taken the scan from 1.01 ms to 810 us: BenchmarkLookback,
+// docs/PERFORMANCE.md).
+var lookbackDefault = lookbackShape{lookbackBlock, lookbackItems, 4, 4}
 
 // NewLookback compiles scan.cu for dev (CUDA C++: an error wrapping engine.ErrUnsupported
 // on other backends).
@@ -91,27 +124,27 @@ func newLookback[T ScanElem](dev *engine.Device, sh lookbackShape) (*Lookback[T]
 	case "uint32":
 		elem, acc = "uint32_t", "uint32_t"
 	}
-	opts := []string{"-DELEM=" + elem, "-DACC=" + acc, fmt.Sprintf("-DBLOCK=%d", lookbackBlock), fmt.Sprintf("-DITEMS=%d", sh.items),
+	opts := []string{"-DELEM=" + elem, "-DACC=" + acc, fmt.Sprintf("-DBLOCK=%d", sh.block), fmt.Sprintf("-DITEMS=%d", sh.items),
 		fmt.Sprintf("-DVEC=%d", sh.vec), fmt.Sprintf("-DMINBLOCKS=%d", sh.minBlocks)}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: cudaSource, Name: "scan.cu"}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	l := &Lookback[T]{dev: dev, prog: prog, items: sh.items}
+	l := &Lookback[T]{dev: dev, prog: prog, block: sh.block, items: sh.items}
 	if l.k, err = prog.Kernel("scan_lookback"); err != nil {
 		l.Close()
 		return nil, err
 	}
-	if m := l.k.MaxWorkGroupSize(); m < lookbackBlock {
+	if m := l.k.MaxWorkGroupSize(); m < sh.block {
 		l.Close()
-		return nil, fmt.Errorf("kernels: scan_lookback takes %d threads per block on %s, needs %d: %w", m, dev.ID(), lookbackBlock, engine.ErrUnsupported)
+		return nil, fmt.Errorf("kernels: scan_lookback takes %d threads per block on %s, needs %d: %w", m, dev.ID(), sh.block, engine.ErrUnsupported)
 	}
 	return l, nil
 }
 
 // tiles returns the number of tiles (blocks) of a scan of n elements.
 func (l *Lookback[T]) tiles(n int) int {
-	tile := lookbackBlock * l.items
+	tile := l.block * l.items
 	return (n + tile - 1) / tile
 }
 
@@ -119,7 +152,7 @@ func (l *Lookback[T]) tiles(n int) int {
 // elements: ITEMS along a thread's elements, the warp and block scans (2 log2 BLOCK), one
 // per predecessor tile in the look-back (at most all of them), and the joins.
 func (l *Lookback[T]) Chain(n int) int {
-	return l.items + 2*kernels.Log2Ceil(lookbackBlock) + l.tiles(max(n, 1)) + 4
+	return l.items + 2*kernels.Log2Ceil(l.block) + l.tiles(max(n, 1)) + 4
 }
 
 // Into writes the prefix sums of x[0:n) to y[0:n) in one launch (after clearing the status
@@ -154,7 +187,7 @@ func (l *Lookback[T]) Into(q *engine.Queue, y, x *engine.Buffer[T], n int, exclu
 	if exclusive {
 		excl = 1
 	}
-	return q.Launch(l.k, engine.Range1D(tiles*lookbackBlock, lookbackBlock), y, x, l.state, int32(n), excl)
+	return q.Launch(l.k, engine.Range1D(tiles*l.block, l.block), y, x, l.state, int32(n), excl)
 }
 
 // Close releases the kernel, program and scratch. Idempotent.

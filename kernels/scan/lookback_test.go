@@ -28,7 +28,12 @@ func TestLookback(t *testing.T) {
 		t.Run("uint32", func(t *testing.T) { testLookback[uint32](t, dev, q) })
 		t.Run("float32", func(t *testing.T) { testLookback[float32](t, dev, q) })
 		// The scalar loads and stores of full tiles, and a register budget for 4 blocks.
-		t.Run("float32/VEC=1", func(t *testing.T) { testLookbackShape[float32](t, dev, q, lookbackShape{lookbackItems, 1, 4}) })
+		t.Run("float32/VEC=1", func(t *testing.T) {
+			testLookbackShape[float32](t, dev, q, lookbackShape{lookbackBlock, 16, 1, 4})
+		})
+		// Smaller blocks: two warps (the block scan's warp-total step over two lanes), and four.
+		t.Run("float32/BLOCK=64", func(t *testing.T) { testLookbackShape[float32](t, dev, q, lookbackShape{64, 32, 4, 24}) })
+		t.Run("int32/BLOCK=128", func(t *testing.T) { testLookbackShape[int32](t, dev, q, lookbackShape{128, 24, 4, 16}) })
 	})
 }
 
@@ -42,7 +47,7 @@ func testLookbackShape[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Q
 		t.Fatal(err)
 	}
 	defer l.Close()
-	tile := lookbackBlock * shape.items
+	tile := shape.block * shape.items
 	rng := rand.New(rand.NewPCG(9, uint64(tile)))
 	sizes := []int{1, 2, 31, 33, tile - 1, tile, tile + 1, 2*tile + 1, 33*tile - 5, 1<<20 + 3}
 	if !kerneltest.Small() {
@@ -107,8 +112,8 @@ func BenchmarkLookback(b *testing.B) {
 		if err := x.Fill(q, 0, n, 1); err != nil {
 			b.Fatal(err)
 		}
-		for _, sh := range []lookbackShape{{16, 4, 6}, {16, 4, 7}, {16, 4, 8}, {32, 4, 3}, {12, 4, 8}} {
-			b.Run(fmt.Sprintf("%s/ITEMS=%d/VEC=%d/MINBLOCKS=%d", id, sh.items, sh.vec, sh.minBlocks), func(b *testing.B) {
+		for _, sh := range lookbackCandidates {
+			b.Run(id+"/"+strings.ReplaceAll(sh.String(), " ", "/"), func(b *testing.B) {
 				l, err := newLookback[float32](dev, sh)
 				if err != nil {
 					b.Fatal(err)
@@ -144,12 +149,20 @@ func TestLookbackTunables(t *testing.T) {
 			t.Errorf("parseLookbackShape(%q) = %v, %v", c.String(), got, err)
 		}
 	}
+	// Tuning files written before BLOCK was a tunable read as BLOCK=256.
+	if got, err := parseLookbackShape("ITEMS=32 VEC=4 MINBLOCKS=4"); err != nil || got != lookbackDefault {
+		t.Errorf("parseLookbackShape of the spelling without BLOCK = %v, %v; want %v", got, err, lookbackDefault)
+	}
 	for _, c := range []struct{ in, want string }{
 		{"ITEMS=16 VEC=2 MINBLOCKS=8", "VEC=2: 1 or 4"},
 		{"ITEMS=18 VEC=4 MINBLOCKS=8", "ITEMS=18 is not a multiple of VEC=4"},
-		{"ITEMS=16 VEC=4", "want all of ITEMS, VEC, MINBLOCKS"},
-		{"ITEMS=16 VEC=4 MINBLOCKS=9", "MINBLOCKS=9 is out of its range 1..8"},
-		{"ITEMS=16 VEC=4 MINBLOCKS=8 BLOCK=128", "unknown key BLOCK"},
+		{"ITEMS=16 VEC=4", "MINBLOCKS missing"},
+		{"BLOCK=128", "ITEMS, VEC, MINBLOCKS missing"},
+		{"ITEMS=16 VEC=4 MINBLOCKS=33", "MINBLOCKS=33 is out of its range 1..32"},
+		{"ITEMS=16 VEC=4 MINBLOCKS=9", "MINBLOCKS=9 blocks of BLOCK=256 are 2304 threads"},
+		{"BLOCK=100 ITEMS=16 VEC=4 MINBLOCKS=8", "BLOCK=100 is not a whole number of warps"},
+		{"BLOCK=512 ITEMS=32 VEC=4 MINBLOCKS=2", "16384 elements does not fit"},
+		{"ITEMS=16 VEC=4 MINBLOCKS=8 GRID=2", "unknown key GRID"},
 	} {
 		if _, err := parseLookbackShape(c.in); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseLookbackShape(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)

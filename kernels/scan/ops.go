@@ -40,7 +40,7 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 			{
 				Name: "cuda-lookback", Doc: "one pass, one launch: tiles scanned in shared memory, each tile's offset from its predecessors' published sums (decoupled look-back; CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables:   fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's", lookbackBlock, lookbackDefault, lookbackTile),
+				Tunables:   fmt.Sprintf("%s (tile %d), or prism tune's", lookbackDefault, lookbackTile),
 				Candidates: kernels.CandidatesOf(lookbackCandidates),
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					return setupScan[T](ctx, q, name, exclusive, true, p)

@@ -36,7 +36,7 @@
 //                                                                     default 4
 //   MINBLOCKS  blocks per multiprocessor the compiler must fit (its register budget:
 //           __launch_bounds__'s second argument; 1 asks nothing)    default 1
-// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t -DACC=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8 | -DELEM=float -DVEC=1 -DMINBLOCKS=4 | -DELEM=float -DITEMS=20 -DMINBLOCKS=6 | -DELEM=float -DITEMS=32 -DMINBLOCKS=4
+// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t -DACC=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8 | -DELEM=float -DBLOCK=64 -DITEMS=32 -DMINBLOCKS=24 | -DELEM=int -DACC=uint32_t -DBLOCK=128 -DITEMS=24 -DMINBLOCKS=16 | -DELEM=float -DVEC=1 -DMINBLOCKS=4 | -DELEM=float -DITEMS=20 -DMINBLOCKS=6 | -DELEM=float -DITEMS=32 -DMINBLOCKS=4
 // Launch: 1D, block exactly BLOCK, grid ceil(n/TILE) blocks (n >= 1).
 // Boundaries: the last tile is partial: loads past n read 0, stores past n are skipped.
 
