@@ -12,29 +12,41 @@ const VendorPrefix = "vendor:"
 func (d *DeviceReport) IsVendor() bool { return strings.HasPrefix(d.Device.ID, VendorPrefix) }
 
 // VendorBaseline returns the vendor's result for the same case and size as res on device
-// dev (an index into r.Devices), or nil: res.Vendor when set, else the result of the
-// pseudo-device VendorPrefix + the device's ID (or of a pseudo-device of the same device
-// name) for the same variant asked for, else for the same case and size. Only a verified,
-// timed baseline counts: an in-process one that was skipped or failed (cuBLASLt refusing a
-// float8 layout) gives way to the pseudo-device's.
+// dev (an index into r.Devices), or nil: the faster of res.Vendor (the same run's
+// in-process library, --vendor) and the result of the pseudo-device VendorPrefix + the
+// device's ID (or of a pseudo-device of the same device name: scripts/vendor.py) for the
+// same variant asked for, else for the same case and size. Only a verified, timed baseline
+// counts: an in-process one that was skipped or failed (cuBLASLt refusing a float8 layout)
+// gives way to the pseudo-device's. The faster, because a ratio against the slower of two
+// vendor routines for the same case would flatter Prism (on an H200, torch._scaled_mm's
+// float8 GEMM ran 17% faster than the cuBLASLt call made in process).
 func (r *Report) VendorBaseline(dev int, res *Result) *Result {
 	if res == nil || dev < 0 || dev >= len(r.Devices) || r.Devices[dev].IsVendor() {
 		return nil
 	}
-	v := res.Vendor
-	if v != nil && (!v.OK() || v.Stats.Median <= 0) {
-		v = nil
-	}
-	if j := r.VendorDevice(dev); v == nil && j >= 0 {
+	var pseudo *Result
+	if j := r.VendorDevice(dev); j >= 0 {
 		k := res.Key()
-		if v = r.Devices[j].result(k); v == nil {
-			v = r.Devices[j].result(CaseKey{k.Case, k.Size, "", k.Dims})
+		if pseudo = r.Devices[j].result(k); pseudo == nil {
+			pseudo = r.Devices[j].result(CaseKey{k.Case, k.Size, "", k.Dims})
 		}
 	}
-	if v == nil || !v.OK() || v.Stats.Median <= 0 {
+	return FasterBaseline(res.Vendor, pseudo)
+}
+
+// FasterBaseline returns the faster of two vendor baselines of one case, counting only a
+// verified, timed one; nil when neither is.
+func FasterBaseline(a, b *Result) *Result {
+	ok := func(v *Result) bool { return v != nil && v.OK() && v.Stats.Median > 0 }
+	switch {
+	case !ok(a) && !ok(b):
 		return nil
+	case !ok(a):
+		return b
+	case !ok(b) || a.Stats.Median <= b.Stats.Median:
+		return a
 	}
-	return v
+	return b
 }
 
 // VendorDevice returns the index of the vendor pseudo-device of device dev: the one whose

@@ -7,8 +7,8 @@ import (
 )
 
 // TestVendorBaselineFallsBack: an in-process baseline that was skipped (cuBLASLt refusing
-// a float8 layout) gives way to the vendor pseudo-device's (scripts/vendor.py's), and a
-// verified in-process one is taken before it.
+// a float8 layout) gives way to the vendor pseudo-device's (scripts/vendor.py's); where
+// both are verified, the faster is the baseline.
 func TestVendorBaselineFallsBack(t *testing.T) {
 	timed := func(variant string, d time.Duration) Result {
 		return Result{Case: "gemm/nn/float8e4m3", Size: 64 << 20, Variant: variant, Verified: true,
@@ -23,9 +23,24 @@ func TestVendorBaselineFallsBack(t *testing.T) {
 	if v := rep.VendorBaseline(0, &rep.Devices[0].Results[0]); v == nil || v.Variant != "torch._scaled_mm" {
 		t.Errorf("baseline %+v; want the pseudo-device's, the in-process one being skipped", v)
 	}
-	ok := timed("cuBLASLt", 2*time.Millisecond)
-	rep.Devices[0].Results[0].Vendor = &ok
+	// Both verified: the faster, whichever it is.
+	slow := timed("cuBLASLt", 2*time.Millisecond)
+	rep.Devices[0].Results[0].Vendor = &slow
+	if v := rep.VendorBaseline(0, &rep.Devices[0].Results[0]); v == nil || v.Variant != "torch._scaled_mm" {
+		t.Errorf("baseline %+v; want the pseudo-device's, which is faster", v)
+	}
+	fast := timed("cuBLASLt", time.Millisecond/2)
+	rep.Devices[0].Results[0].Vendor = &fast
 	if v := rep.VendorBaseline(0, &rep.Devices[0].Results[0]); v == nil || v.Variant != "cuBLASLt" {
-		t.Errorf("baseline %+v; want the verified in-process one", v)
+		t.Errorf("baseline %+v; want the in-process one, which is faster", v)
+	}
+	// The pseudo-device failed: the in-process one, slower or not.
+	rep.Devices[0].Results[0].Vendor = &slow
+	rep.Devices[1].Results[0].Err = "out of memory"
+	if v := rep.VendorBaseline(0, &rep.Devices[0].Results[0]); v == nil || v.Variant != "cuBLASLt" {
+		t.Errorf("baseline %+v; want the in-process one, the pseudo-device's having failed", v)
+	}
+	if v := FasterBaseline(nil, nil); v != nil {
+		t.Errorf("FasterBaseline(nil, nil) = %+v", v)
 	}
 }

@@ -114,14 +114,11 @@ func (ix *caseIndex) vendorBaseline(dev int, res *bench.Result) *bench.Result {
 	if res == nil || dev < 0 || dev >= len(ix.byRow) || ix.r.Devices[dev].IsVendor() {
 		return nil
 	}
-	v := res.Vendor
-	if v == nil && ix.vendorDev[dev] >= 0 {
-		v = ix.vendorResult(ix.vendorDev[dev], res.Key())
+	var pseudo *bench.Result
+	if ix.vendorDev[dev] >= 0 {
+		pseudo = ix.vendorResult(ix.vendorDev[dev], res.Key())
 	}
-	if v == nil || !v.OK() || v.Stats.Median <= 0 {
-		return nil
-	}
-	return v
+	return bench.FasterBaseline(res.Vendor, pseudo)
 }
 
 // hasVendor reports whether device dev has vendor baselines: it is not itself a vendor

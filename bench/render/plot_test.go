@@ -143,7 +143,7 @@ func TestBarChart(t *testing.T) {
 	if err != nil || len(series) != 1 || len(rows) != 1 || !near(rows[0].vals[0], 80.0/100) {
 		t.Errorf("vendor data: %v %+v %v", series, rows, err)
 	}
-	// A baseline in the field takes precedence over the pseudo-device.
+	// A baseline in the field that is faster than the pseudo-device's is the one taken.
 	gemm := &rep.Devices[0].Results[2]
 	gemm.Vendor = &bench.Result{Case: gemm.Case, Size: gemm.Size, Verified: true, Stats: bench.Summarize([]time.Duration{50 * time.Microsecond})}
 	if b := rep.VendorBaseline(0, gemm); b != gemm.Vendor {

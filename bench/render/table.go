@@ -363,7 +363,7 @@ func (r view) ranVendor(i int) bool {
 // vendor pseudo-device's; "none" where no vendor routine computes the op, or what went
 // wrong.
 func (ix *caseIndex) vendorCell(dev int, res *bench.Result, lg *legendSet) string {
-	lg.add("vs-vendor", "vs vendor: the vendor library's time / Prism's time for the same case and size on the same device, against the variant of the row (above 1: Prism is faster)")
+	lg.add("vs-vendor", "vs vendor: the vendor library's time / Prism's time for the same case and size on the same device, against the variant of the row (above 1: Prism is faster); where the run's own library (--vendor) and vendor.py both timed the case, the faster of the two")
 	if res == nil || res.VendorLibrary {
 		return "-"
 	}

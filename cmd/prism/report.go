@@ -40,7 +40,8 @@ Several files are merged, their devices side by side; the splits and collectives
 the same host. A report of scripts/vendor.py (pseudo-device vendor:cuda:0) puts its
 baselines on the rows of the same case and size, as one time column, and gives each
 device of the same ID or name a "vs vendor" column: vendor time / Prism time for the
-variant of the row. The same device with results in two files, or the same split or
+variant of the row, against the faster vendor figure where the run's own --vendor
+baseline and vendor.py's both timed the case. The same device with results in two files, or the same split or
 collective twice, is an error: compare two runs with 'prism compare'.
 
 --html FILE writes one self-contained HTML page instead (- for stdout): the run's

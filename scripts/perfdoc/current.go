@@ -193,39 +193,31 @@ func supersededUnnamed(rows map[rowKey]row, rk rowKey, r row, newer func(a, b *s
 }
 
 // vendorOf returns the vendor library's verified time of res's case and size on device
-// d of source s, or nil: the result's own baseline (prism bench --vendor), else a vendor
-// library's result on d in the same run (--variant cuBLAS, all), else the result of the
-// vendor pseudo-device of d's ID, else of a pseudo-device of d's name, in s's report or in
-// the vendor reports beside it (scripts/vendor.py).
+// d of source s, or nil: the fastest of the result's own baseline (prism bench --vendor),
+// a vendor library's result on d in the same run (--variant cuBLAS, all), and the results
+// of the vendor pseudo-devices of d's ID or name in s's report and in the vendor reports
+// beside it (scripts/vendor.py), as bench.Report.VendorBaseline chooses.
 func vendorOf(s *source, d *bench.DeviceReport, res *bench.Result) *bench.Result {
-	if res.Vendor != nil && res.Vendor.OK() {
-		return res.Vendor
-	}
+	best := bench.FasterBaseline(res.Vendor, nil)
 	for i := range d.Results {
-		if b := &d.Results[i]; b.VendorLibrary && b.Case == res.Case && b.Size == res.Size && b.OK() {
-			return b
+		if b := &d.Results[i]; b.VendorLibrary && b.Case == res.Case && b.Size == res.Size {
+			best = bench.FasterBaseline(best, b)
 		}
 	}
-	reps := append([]*bench.Report{s.rep}, s.vendors...)
-	for _, byName := range []bool{false, true} {
-		for _, rep := range reps {
-			for i := range rep.Devices {
-				v := &rep.Devices[i]
-				if !v.IsVendor() {
-					continue
-				}
-				if byName && v.Device.Name != d.Device.Name || !byName && v.Device.ID != bench.VendorPrefix+d.Device.ID {
-					continue
-				}
-				for j := range v.Results {
-					if b := &v.Results[j]; b.Case == res.Case && b.Size == res.Size && b.OK() {
-						return b
-					}
+	for _, rep := range append([]*bench.Report{s.rep}, s.vendors...) {
+		for i := range rep.Devices {
+			v := &rep.Devices[i]
+			if !v.IsVendor() || (v.Device.ID != bench.VendorPrefix+d.Device.ID && v.Device.Name != d.Device.Name) {
+				continue
+			}
+			for j := range v.Results {
+				if b := &v.Results[j]; b.Case == res.Case && b.Size == res.Size {
+					best = bench.FasterBaseline(best, b)
 				}
 			}
 		}
 	}
-	return nil
+	return best
 }
 
 // splice returns doc with the text between its begin and end marker lines replaced by

@@ -24,7 +24,7 @@
 // from before reports named the variant gives way to a newer one of the same case and
 // size). A table therefore draws on several reports, listed above it and numbered; each
 // row names its report. Its vendor ratio is the vendor library's median time over
-// Prism's: the result's own baseline (prism bench --vendor), else the vendor library's
-// result on the same device in the same run (--variant cuBLAS), else the vendor
-// pseudo-device's result for the same case and size.
+// Prism's, against the fastest vendor figure of the case and size: the result's own
+// baseline (prism bench --vendor), the vendor library's result on the same device in the
+// same run (--variant cuBLAS), and the vendor pseudo-device's (scripts/vendor.py).
 package main
