@@ -221,16 +221,36 @@ func planSummary(s []Share) string {
 		}
 	}
 	if best < 0 {
-		if used == 1 {
-			for _, sh := range s {
-				if sh.Units > 0 {
-					return "one device: " + sh.Device + " (shares given)"
-				}
+		largest := 0
+		for i, sh := range s {
+			if sh.Units > s[largest].Units {
+				largest = i
 			}
+		}
+		ran, one := s[largest].Ran, s[largest].RanOne
+		if used == 1 {
+			if ran > 0 && one > 0 {
+				return fmt.Sprintf("one device: %s (shares given; their split ran %s against %s alone: %.2fx, under %.2f)",
+					s[largest].Device, fmtDur(ran), fmtDur(one), one.Seconds()/ran.Seconds(), planCheckMargin)
+			}
+			return "one device: " + s[largest].Device + " (shares given)"
+		}
+		if ran > 0 && one > 0 {
+			return fmt.Sprintf("split over %d devices (shares given; ran %s, %s alone %s: %.2fx)",
+				used, fmtDur(ran), s[largest].Device, fmtDur(one), one.Seconds()/ran.Seconds())
 		}
 		return fmt.Sprintf("split over %d devices (shares given)", used)
 	}
 	pred, alone := s[best].Predicted.Seconds(), s[best].Alone.Seconds()
+	if ran, one := s[best].Ran, s[best].RanOne; ran > 0 && one > 0 {
+		// The plan split and was checked against the fastest device alone.
+		if used <= 1 {
+			return fmt.Sprintf("one device: %s (the planned split ran %s against %s alone: %.2fx, under %.2f)",
+				s[best].Device, fmtDur(ran), fmtDur(one), one.Seconds()/ran.Seconds(), planCheckMargin)
+		}
+		return fmt.Sprintf("split over %d devices (predicted %.0f%% faster than %s alone; ran %s, %s alone %s: %.2fx)",
+			used, 100*(1-pred/alone), s[best].Device, fmtDur(ran), s[best].Device, fmtDur(one), one.Seconds()/ran.Seconds())
+	}
 	if used <= 1 {
 		one := s[best].Device
 		for _, sh := range s {
@@ -249,6 +269,17 @@ func planSummary(s []Share) string {
 		return fmt.Sprintf("one device: %s (a split is predicted only %.0f%% faster, under the %.0f%% margin)", one, 100*(1-pred/alone), 100*splitMargin)
 	}
 	return fmt.Sprintf("split over %d devices (predicted %.0f%% faster than %s alone)", used, 100*(1-pred/alone), s[best].Device)
+}
+
+// fmtDur writes d to three significant digits, as the plan's summary gives times.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.3g µs", float64(d)/float64(time.Microsecond))
 }
 
 // probeLimit is the most units PlanShares probes a device with: an even share of total

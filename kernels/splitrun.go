@@ -53,6 +53,7 @@ type SplitRun[P SplitPart] struct {
 	shares     []Share
 	ran        bool
 	closed     bool
+	runs       int // Run (or CheckedRun) calls begun: the plan is checked on the second
 }
 
 // NewSplitRun returns the runner of the op name (as errors say it) across devs, checked
@@ -225,20 +226,168 @@ func (r *SplitRun[P]) Load(ctx context.Context) error {
 
 // Run runs every part with a share, each in its own goroutine, then combines their
 // results. It returns once all have returned: nil, or the parts' errors joined in device
-// order, each naming its device.
+// order, each naming its device. The second Run of a measured plan that split also checks
+// the plan against one device (CheckedRun).
 func (r *SplitRun[P]) Run(ctx context.Context) error {
 	if r.closed {
 		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
 	}
 	r.ran = false
+	if err := r.CheckedRun(ctx, r.runShares, r.relayout); err != nil {
+		return err
+	}
+	r.ran = true
+	return nil
+}
+
+// runShares runs the parts with a share and combines their results.
+func (r *SplitRun[P]) runShares(ctx context.Context) error {
 	if err := runParts(r.shares, func(i int) error { return r.parts[i].Run(ctx) }); err != nil {
 		return fmt.Errorf("kernels: %s: %w", r.name, err)
 	}
 	if r.combine != nil {
 		r.combine()
 	}
-	r.ran = true
 	return nil
+}
+
+// relayout gives the parts the current shares, as Load does, but keeps the parts of the
+// devices without a share open: the plan's check may give them their shares back.
+func (r *SplitRun[P]) relayout(ctx context.Context) error {
+	off := offsets(r.shares)
+	for i, sh := range r.shares {
+		if sh.Units == 0 {
+			continue
+		}
+		pt, err := r.Open(ctx, i)
+		if err != nil {
+			return err
+		}
+		if err := pt.Load(ctx, off[i], sh.Units); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planCheckMargin is how much slower than one device a split may run in the plan's check
+// before the check gives the op to that device: the split is kept at 0.97 of the device
+// alone or better.
+const planCheckMargin = 0.97
+
+// CheckedRun runs the op with run, and on its second call (the first may pay one-time
+// costs: builds, first touches, caches) checks a measured plan that split: it times run
+// (the split), then gives all the work to the device predicted fastest alone (relayout
+// lays the data out for the shares as they are now; run then runs them), runs it once to
+// warm it and once timed, and keeps whichever was faster, the split only where it ran at
+// least planCheckMargin of the device alone's speed. For sharded data the device alone
+// is charged the gather the plan predicted for it (Share.Gather), which its data would
+// need first. Both times are kept in every share (Ran, RanOne) and PlanSummary reports
+// them. Where the split is kept its layout is restored and run again, so that the op's
+// result is the split's. Families whose Run does not go through SplitRun.Run (sharded
+// data) call CheckedRun with their own run and layout.
+func (r *SplitRun[P]) CheckedRun(ctx context.Context, run, relayout func(ctx context.Context) error) error {
+	r.runs++
+	if r.runs != 2 || !r.checkable() {
+		return run(ctx)
+	}
+	return r.CheckPlan(ctx, run, relayout)
+}
+
+// CheckPlan checks the shares now, as CheckedRun does on its second call, whether they
+// were measured or given, as long as more than one device has a share (else it runs the
+// op once): the device tried alone is the one predicted fastest, or with given shares
+// the one with the largest. It leaves the op's result in place, as a run does.
+func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx context.Context) error) error {
+	used := 0
+	for _, sh := range r.shares {
+		if sh.Units > 0 {
+			used++
+		}
+	}
+	if used < 2 {
+		return run(ctx)
+	}
+	start := time.Now()
+	if err := run(ctx); err != nil {
+		return err
+	}
+	split := time.Since(start)
+	best := -1
+	for i, sh := range r.shares {
+		if sh.Unable == "" && sh.Alone > 0 && (best < 0 || sh.Alone < r.shares[best].Alone) {
+			best = i
+		}
+	}
+	if best < 0 { // given shares: the device with the most work
+		for i, sh := range r.shares {
+			if best < 0 || sh.Units > r.shares[best].Units {
+				best = i
+			}
+		}
+	}
+	planned := slices.Clone(r.shares)
+	one := slices.Clone(r.shares)
+	total := 0
+	for i := range one {
+		total += one[i].Units
+		one[i].Units, one[i].Fraction = 0, 0
+	}
+	one[best].Units, one[best].Fraction = total, 1
+	r.shares = one
+	if err := relayout(ctx); err != nil {
+		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)
+	}
+	if err := run(ctx); err != nil {
+		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)
+	}
+	start = time.Now()
+	if err := run(ctx); err != nil {
+		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)
+	}
+	alone := time.Since(start)
+	if r.o.Placement == PlaceSharded {
+		alone += planned[best].Gather
+	}
+	for i := range planned {
+		planned[i].Ran, planned[i].RanOne = split, alone
+		one[i].Ran, one[i].RanOne = split, alone
+	}
+	if float64(split)*planCheckMargin > float64(alone) {
+		// One device: the others' parts are released.
+		for i := range r.shares {
+			if i != best && r.opened[i] {
+				pt := r.parts[i]
+				var zero P
+				r.parts[i], r.opened[i] = zero, false
+				if err := pt.Close(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	r.shares = planned
+	if err := relayout(ctx); err != nil {
+		return fmt.Errorf("kernels: %s: restoring the split after its check: %w", r.name, err)
+	}
+	return run(ctx)
+}
+
+// checkable reports whether the plan is one CheckedRun checks: measured (not given
+// fractions), over more than one device.
+func (r *SplitRun[P]) checkable() bool {
+	if r.o.Fractions != nil {
+		return false
+	}
+	used, timed := 0, false
+	for _, sh := range r.shares {
+		if sh.Units > 0 {
+			used++
+		}
+		timed = timed || sh.Alone > 0
+	}
+	return used > 1 && timed
 }
 
 // CheckRan says whether there is a result to verify: an error wrapping ErrClosed after

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -24,6 +25,9 @@ type recPart struct {
 	fail         error // returned by Run
 	out          []int // the op's result, where Run writes its device's index
 	index        int
+	// probeCost and runCost, where set, are how long a probe and a run of units units
+	// take (slept): a device whose parts cost more in a real run than its probes said.
+	probeCost, runCost func(units int) time.Duration
 }
 
 func (p *recPart) LoadProbe(_ context.Context, units int) error {
@@ -36,6 +40,9 @@ func (p *recPart) RunProbe(_ context.Context, units int) error {
 		return fmt.Errorf("probe of %d units beyond the %v loaded", units, p.probeLoads)
 	}
 	p.probes = append(p.probes, units)
+	if p.probeCost != nil {
+		time.Sleep(p.probeCost(units))
+	}
 	return nil
 }
 
@@ -48,6 +55,9 @@ func (p *recPart) Run(context.Context) error {
 	p.runs++
 	if p.fail != nil {
 		return p.fail
+	}
+	if p.runCost != nil {
+		time.Sleep(p.runCost(p.units))
 	}
 	for i := p.off; i < p.off+p.units; i++ {
 		p.out[i] = p.index
@@ -68,6 +78,8 @@ type recSplit struct {
 	out      []int
 	combined int
 	openErr  error // returned by the open of the second device
+	// cost, where set, gives each part built its probe and run costs by device index.
+	cost func(i int) (probe, run func(units int) time.Duration)
 }
 
 func newRecSplit(devs []*engine.Device, o kernels.SplitOptions, total int) *recSplit {
@@ -78,6 +90,9 @@ func newRecSplit(devs []*engine.Device, o kernels.SplitOptions, total int) *recS
 			return nil, s.openErr
 		}
 		pt := &recPart{dev: d, out: s.out, index: i}
+		if s.cost != nil {
+			pt.probeCost, pt.runCost = s.cost(i)
+		}
 		s.built = append(s.built, pt)
 		return pt, nil
 	}, func() { s.combined++ })
@@ -327,5 +342,94 @@ func TestSplitRunUnable(t *testing.T) {
 		if sum := kernels.PlanSummary(shares); !strings.HasPrefix(sum, "one device: "+devs[0].ID()+" (") {
 			t.Errorf("PlanSummary of two devices, one able: %q", sum)
 		}
+	}
+}
+
+// TestSplitRunChecked checks the plan's check on the second Run: parts whose probes say a
+// split of two devices pays (both fast, the first a little faster) and whose real runs
+// say otherwise (the second device's part costs 60 ms more in a run than its probes
+// said) end on the first device alone, the second's part closed, both times in the
+// shares and the summary; parts whose runs cost what their probes did keep the split, its
+// layout restored. Times are slept, a factor of three or more apart.
+func TestSplitRunChecked(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)[:2]
+	const total, granule = 1000, 10
+	perUnit := func(d time.Duration) func(int) time.Duration {
+		return func(units int) time.Duration { return time.Duration(units) * d }
+	}
+	for _, slow := range []bool{true, false} {
+		t.Run(fmt.Sprintf("slow=%v", slow), func(t *testing.T) {
+			s := newRecSplit(devs, kernels.SplitOptions{}, total)
+			s.cost = func(i int) (probe, run func(int) time.Duration) {
+				d := 20 * time.Microsecond
+				if i == 0 {
+					d = 18 * time.Microsecond
+				}
+				run = perUnit(d)
+				if i == 1 && slow {
+					run = func(units int) time.Duration { return time.Duration(units)*d + 60*time.Millisecond }
+				}
+				return perUnit(d), run
+			}
+			defer s.Close()
+			if err := s.OpenAll(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			planned, err := s.Plan(t.Context(), total, granule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if planned[0].Units == 0 || planned[1].Units == 0 {
+				t.Fatalf("the probes should make the plan split: %+v (%s)", planned, kernels.PlanSummary(planned))
+			}
+			if err := s.Load(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Shares(); got[0].Ran != 0 {
+				t.Errorf("the first run checked the plan: %+v", got)
+			}
+			if err := s.Run(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			sh := s.Shares()
+			sum := kernels.PlanSummary(sh)
+			t.Logf("%s", sum)
+			if sh[0].Ran <= 0 || sh[0].RanOne <= 0 || sh[1].Ran != sh[0].Ran || sh[1].RanOne != sh[0].RanOne {
+				t.Fatalf("the second run left no check in the shares: %+v", sh)
+			}
+			checkRecShares(t, s, total)
+			runs0, runs1 := s.built[0].runs, s.built[1].runs
+			if err := s.Run(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			checkRecShares(t, s, total)
+			if slow {
+				if sh[0].Units != total || sh[1].Units != 0 || sh[0].Fraction != 1 {
+					t.Errorf("a split measured %v against %v alone kept: %+v", sh[0].Ran, sh[0].RanOne, sh)
+				}
+				if !strings.HasPrefix(sum, "one device: "+devs[0].ID()+" (the planned split ran") {
+					t.Errorf("summary %q; want one device, saying what the split ran", sum)
+				}
+				if s.built[1].closes != 1 || s.Parts()[1] != nil {
+					t.Errorf("the second device's part: %d closes, part %v; want it closed", s.built[1].closes, s.Parts()[1])
+				}
+				if s.built[0].runs != runs0+1 {
+					t.Errorf("a third run ran the first device's part %d times", s.built[0].runs-runs0)
+				}
+				return
+			}
+			if sh[0].Units != planned[0].Units || sh[1].Units != planned[1].Units {
+				t.Errorf("a split measured %v against %v alone was not kept: %+v, planned %+v", sh[0].Ran, sh[0].RanOne, sh, planned)
+			}
+			if !strings.HasPrefix(sum, "split over 2 devices") || !strings.Contains(sum, "; ran ") {
+				t.Errorf("summary %q; want the split, with what it ran", sum)
+			}
+			if s.built[0].runs != runs0+1 || s.built[1].runs != runs1+1 {
+				t.Errorf("a third run ran the parts %d and %d times", s.built[0].runs-runs0, s.built[1].runs-runs1)
+			}
+		})
 	}
 }

@@ -220,30 +220,51 @@ func (in *mapSplitInstance[T]) scatter(ctx context.Context) error {
 }
 
 // Run maps the inputs: on sharded data where they lie (ShardedMap), the output left on
-// the devices; else as SplitRun runs it.
+// the devices; else as SplitRun runs it. Either way the second run checks the plan
+// against the fastest device alone (SplitRun.CheckedRun), laying the sharded data out
+// again for the shares it tries.
 func (in *mapSplitInstance[T]) Run(ctx context.Context) error {
 	if !in.sharded {
 		return in.SplitRun.Run(ctx)
 	}
 	in.sran = false
-	if err := in.sm.Run(in.op, in.a, in.b, in.sout, in.sin...); err != nil {
-		return err
-	}
-	if err := in.sout.Finish(ctx); err != nil {
+	if err := in.CheckedRun(ctx, in.runSharded, in.rescatter); err != nil {
 		return err
 	}
 	in.sran = true
 	return nil
 }
 
-// Close releases the sharded data, then the parts (and their builds, which sm borrows).
-func (in *mapSplitInstance[T]) Close() error {
+// runSharded maps the sharded inputs into the sharded output.
+func (in *mapSplitInstance[T]) runSharded(ctx context.Context) error {
+	if err := in.sm.Run(in.op, in.a, in.b, in.sout, in.sin...); err != nil {
+		return err
+	}
+	return in.sout.Finish(ctx)
+}
+
+// rescatter releases the sharded data and scatters the inputs again over the shares as
+// they are now.
+func (in *mapSplitInstance[T]) rescatter(ctx context.Context) error {
+	if err := in.closeSharded(); err != nil {
+		return err
+	}
+	return in.scatter(ctx)
+}
+
+// closeSharded releases the sharded inputs and output.
+func (in *mapSplitInstance[T]) closeSharded() error {
 	errs := []error{in.sout.Close()}
 	for _, b := range in.sin {
 		errs = append(errs, b.Close())
 	}
 	in.sin, in.sout, in.sm = nil, nil, nil
-	return errors.Join(append(errs, in.SplitRun.Close())...)
+	return errors.Join(errs...)
+}
+
+// Close releases the sharded data, then the parts (and their builds, which sm borrows).
+func (in *mapSplitInstance[T]) Close() error {
+	return errors.Join(in.closeSharded(), in.SplitRun.Close())
 }
 
 // Verify compares the output of the last Run with MapRef within MapTolerance, a chunk at
