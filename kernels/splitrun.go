@@ -287,6 +287,9 @@ const planCheckMargin = 0.97
 // result is the split's. Families whose Run does not go through SplitRun.Run (sharded
 // data) call CheckedRun with their own run and layout.
 func (r *SplitRun[P]) CheckedRun(ctx context.Context, run, relayout func(ctx context.Context) error) error {
+	if r.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
+	}
 	r.runs++
 	if r.runs != 2 || !r.checkable() {
 		return run(ctx)
@@ -299,6 +302,9 @@ func (r *SplitRun[P]) CheckedRun(ctx context.Context, run, relayout func(ctx con
 // op once): the device tried alone is the one predicted fastest, or with given shares
 // the one with the largest. It leaves the op's result in place, as a run does.
 func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx context.Context) error) error {
+	if r.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
+	}
 	used := 0
 	for _, sh := range r.shares {
 		if sh.Units > 0 {
@@ -372,6 +378,21 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 		return fmt.Errorf("kernels: %s: restoring the split after its check: %w", r.name, err)
 	}
 	return run(ctx)
+}
+
+// Recheck checks the plan now (CheckPlan) for data on the host: the parts run their
+// shares, and are given the shares tried (Load, the idle parts kept open). Families on
+// sharded data define their own, with their run and scatter.
+func (r *SplitRun[P]) Recheck(ctx context.Context) error {
+	if r.closed {
+		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
+	}
+	r.ran = false
+	if err := r.CheckPlan(ctx, r.runShares, r.relayout); err != nil {
+		return err
+	}
+	r.ran = true
+	return nil
 }
 
 // checkable reports whether the plan is one CheckedRun checks: measured (not given

@@ -243,6 +243,20 @@ func (in *mapSplitInstance[T]) runSharded(ctx context.Context) error {
 	return in.sout.Finish(ctx)
 }
 
+// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
+// family's run and scatter, else as SplitRun checks data on the host.
+func (in *mapSplitInstance[T]) Recheck(ctx context.Context) error {
+	if !(in.sharded) {
+		return in.SplitRun.Recheck(ctx)
+	}
+	in.sran = false
+	if err := in.CheckPlan(ctx, in.runSharded, in.rescatter); err != nil {
+		return err
+	}
+	in.sran = true
+	return nil
+}
+
 // rescatter releases the sharded data and scatters the inputs again over the shares as
 // they are now.
 func (in *mapSplitInstance[T]) rescatter(ctx context.Context) error {

@@ -89,6 +89,9 @@ func TestMapSplit(t *testing.T) {
 				if err := in.Verify(t.Context()); err != nil {
 					t.Fatal(err)
 				}
+				if f != nil {
+					kerneltest.CheckRecheck(t, in) // the host data laid out for one device and back
+				}
 				if in.Shape() != fmt.Sprintf("n=%d", n) {
 					t.Errorf("Shape %q", in.Shape())
 				}

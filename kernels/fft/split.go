@@ -203,30 +203,65 @@ func (in *fftSplitInstance[T]) scatter(ctx context.Context) error {
 }
 
 // Run transforms the batch: on sharded data where the transforms lie, the outputs left
-// on the devices; else as SplitRun runs it.
+// on the devices; else as SplitRun runs it. Either way the second run checks the plan
+// against the fastest device alone (SplitRun.CheckedRun), scattering the sharded data
+// again for the shares it tries.
 func (in *fftSplitInstance[T]) Run(ctx context.Context) error {
 	if !in.sharded {
 		return in.SplitRun.Run(ctx)
 	}
 	in.sran = false
-	src, dst := in.sin.Parts(), in.sout.Parts()
-	for i, pt := range in.sparts {
-		if err := pt.f.Forward(dst[i].Queue, dst[i].Buf, src[i].Buf, in.n, src[i].Len/(2*in.n)); err != nil {
-			return fmt.Errorf("kernels: fft batched on sharded data, part %d on %s: %w", i, pt.dev.ID(), err)
-		}
-	}
-	if err := in.sout.Finish(ctx); err != nil {
+	if err := in.CheckedRun(ctx, in.runSharded, in.rescatter); err != nil {
 		return err
 	}
 	in.sran = true
 	return nil
 }
 
+// runSharded transforms the sharded batch into the sharded output.
+func (in *fftSplitInstance[T]) runSharded(ctx context.Context) error {
+	src, dst := in.sin.Parts(), in.sout.Parts()
+	for i, pt := range in.sparts {
+		if err := pt.f.Forward(dst[i].Queue, dst[i].Buf, src[i].Buf, in.n, src[i].Len/(2*in.n)); err != nil {
+			return fmt.Errorf("kernels: fft batched on sharded data, part %d on %s: %w", i, pt.dev.ID(), err)
+		}
+	}
+	return in.sout.Finish(ctx)
+}
+
+// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
+// family's run and scatter, else as SplitRun checks data on the host.
+func (in *fftSplitInstance[T]) Recheck(ctx context.Context) error {
+	if !(in.sharded) {
+		return in.SplitRun.Recheck(ctx)
+	}
+	in.sran = false
+	if err := in.CheckPlan(ctx, in.runSharded, in.rescatter); err != nil {
+		return err
+	}
+	in.sran = true
+	return nil
+}
+
+// rescatter releases the sharded data and scatters the batch again over the shares as
+// they are now.
+func (in *fftSplitInstance[T]) rescatter(ctx context.Context) error {
+	if err := in.closeSharded(); err != nil {
+		return err
+	}
+	return in.scatter(ctx)
+}
+
+// closeSharded releases the sharded batch and output.
+func (in *fftSplitInstance[T]) closeSharded() error {
+	err := errors.Join(in.sout.Close(), in.sin.Close())
+	in.sin, in.sout, in.sparts = nil, nil, nil
+	return err
+}
+
 // Close releases the sharded data, then the parts.
 func (in *fftSplitInstance[T]) Close() error {
-	errs := []error{in.sout.Close(), in.sin.Close()}
-	in.sin, in.sout, in.sparts = nil, nil, nil
-	return errors.Join(append(errs, in.SplitRun.Close())...)
+	return errors.Join(in.closeSharded(), in.SplitRun.Close())
 }
 
 // Verify checks every transform of the last Run against the float64 reference within

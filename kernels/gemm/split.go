@@ -220,27 +220,62 @@ func (sp *gemmSplit[In, Out]) scatter(ctx context.Context) error {
 }
 
 // Run computes D: on sharded data where it lies (ShardedGEMM), D left on the devices;
-// else as SplitRun runs it.
+// else as SplitRun runs it. Either way the second run checks the plan against the fastest
+// device alone (SplitRun.CheckedRun), scattering the sharded data again for the shares it
+// tries.
 func (sp *gemmSplit[In, Out]) Run(ctx context.Context) error {
 	if !sp.sharded {
 		return sp.SplitRun.Run(ctx)
 	}
 	sp.sran = false
-	if err := sp.sg.Run(sp.s, sp.alpha, sp.sa, sp.sb, sp.beta, sp.sc, sp.sd); err != nil {
-		return err
-	}
-	if err := sp.sd.Finish(ctx); err != nil {
+	if err := sp.CheckedRun(ctx, sp.runSharded, sp.rescatter); err != nil {
 		return err
 	}
 	sp.sran = true
 	return nil
 }
 
-// Close releases the sharded data, then the parts (and their GEMMs, which sg borrows).
-func (sp *gemmSplit[In, Out]) Close() error {
+// runSharded multiplies the sharded matrices into the sharded D.
+func (sp *gemmSplit[In, Out]) runSharded(ctx context.Context) error {
+	if err := sp.sg.Run(sp.s, sp.alpha, sp.sa, sp.sb, sp.beta, sp.sc, sp.sd); err != nil {
+		return err
+	}
+	return sp.sd.Finish(ctx)
+}
+
+// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
+// family's run and scatter, else as SplitRun checks data on the host.
+func (sp *gemmSplit[In, Out]) Recheck(ctx context.Context) error {
+	if !(sp.sharded) {
+		return sp.SplitRun.Recheck(ctx)
+	}
+	sp.sran = false
+	if err := sp.CheckPlan(ctx, sp.runSharded, sp.rescatter); err != nil {
+		return err
+	}
+	sp.sran = true
+	return nil
+}
+
+// rescatter releases the sharded data and scatters the matrices again over the shares as
+// they are now.
+func (sp *gemmSplit[In, Out]) rescatter(ctx context.Context) error {
+	if err := sp.closeSharded(); err != nil {
+		return err
+	}
+	return sp.scatter(ctx)
+}
+
+// closeSharded releases the sharded matrices.
+func (sp *gemmSplit[In, Out]) closeSharded() error {
 	err := errors.Join(sp.sa.Close(), sp.sb.Close(), sp.sc.Close(), sp.sd.Close())
 	sp.sa, sp.sb, sp.sc, sp.sd, sp.sg = nil, nil, nil, nil, nil
-	return errors.Join(err, sp.SplitRun.Close())
+	return err
+}
+
+// Close releases the sharded data, then the parts (and their GEMMs, which sg borrows).
+func (sp *gemmSplit[In, Out]) Close() error {
+	return errors.Join(sp.closeSharded(), sp.SplitRun.Close())
 }
 
 // total returns the units of the split: rows, or matrices of the batch.

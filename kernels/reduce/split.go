@@ -169,22 +169,34 @@ func (sp *reduceSplit[T]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Close releases the sharded data and its reduction, then the parts.
-func (sp *reduceSplit[T]) Close() error {
+// closeSharded releases the sharded data, its reduction and its result.
+func (sp *reduceSplit[T]) closeSharded() error {
 	err := errors.Join(sp.res.Close(), sp.sx.Close())
 	if sp.sr != nil {
 		err = errors.Join(err, sp.sr.Close())
 	}
 	sp.res, sp.sx, sp.sr = nil, nil, nil
-	return errors.Join(err, sp.SplitRun.Close())
+	return err
+}
+
+// Close releases the sharded data and its reduction, then the parts.
+func (sp *reduceSplit[T]) Close() error {
+	return errors.Join(sp.closeSharded(), sp.SplitRun.Close())
 }
 
 // Run reduces the input: on sharded data, where it lies (ShardedReduce, combined on the
 // host as no group is given), the result left on every device; else as SplitRun runs it.
+// Either way the second run checks the plan against the fastest device alone
+// (SplitRun.CheckedRun), scattering the sharded input again for the shares it tries.
 func (sp *reduceSplit[T]) Run(ctx context.Context) error {
 	if sp.sx == nil {
 		return sp.SplitRun.Run(ctx)
 	}
+	return sp.CheckedRun(ctx, sp.runSharded, sp.rescatter)
+}
+
+// runSharded reduces the sharded input.
+func (sp *reduceSplit[T]) runSharded(ctx context.Context) error {
 	sp.res.Close()
 	sp.res = nil
 	r, err := sp.sr.Reduce(ctx, nil, sp.shape.op, sp.sx)
@@ -193,6 +205,24 @@ func (sp *reduceSplit[T]) Run(ctx context.Context) error {
 	}
 	sp.res = r
 	return r.Finish(ctx)
+}
+
+// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
+// family's run and scatter, else as SplitRun checks data on the host.
+func (sp *reduceSplit[T]) Recheck(ctx context.Context) error {
+	if !(sp.sx != nil) {
+		return sp.SplitRun.Recheck(ctx)
+	}
+	return sp.CheckPlan(ctx, sp.runSharded, sp.rescatter)
+}
+
+// rescatter releases the sharded data and scatters the input again over the shares as
+// they are now.
+func (sp *reduceSplit[T]) rescatter(ctx context.Context) error {
+	if err := sp.closeSharded(); err != nil {
+		return err
+	}
+	return sp.scatter(ctx)
 }
 
 // verifySharded gathers the result of the last Run on sharded data and checks it against

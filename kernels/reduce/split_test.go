@@ -94,6 +94,9 @@ func TestSplitReduce(t *testing.T) {
 						t.Fatalf("size %d, shares %+v: %v", c.size, in.Shares(), err)
 					}
 				}
+				if frac != nil {
+					kerneltest.CheckRecheck(t, in) // the parts' results combined over the shares the check tries
+				}
 				if k > 0 {
 					continue
 				}

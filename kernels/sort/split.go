@@ -346,7 +346,9 @@ func (in *sortSplitInstance[K]) scatter(ctx context.Context) error {
 }
 
 // Run sorts the keys: on sharded data where they lie (ShardedSort), the result left on
-// the devices by key range; else as SplitRun runs it.
+// the devices by key range; else as SplitRun runs it. Either way the second run checks the
+// plan against the fastest device alone (SplitRun.CheckedRun), scattering the sharded
+// keys again for the shares it tries.
 func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
 	if !in.sharded {
 		return in.SplitRun.Run(ctx)
@@ -354,6 +356,39 @@ func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
 	if in.skeys == nil {
 		return fmt.Errorf("kernels: sort on sharded data: split instance closed: %w", engine.ErrClosed)
 	}
+	return in.CheckedRun(ctx, in.runSharded, in.rescatter)
+}
+
+// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
+// family's run and scatter, else as SplitRun checks data on the host.
+func (in *sortSplitInstance[K]) Recheck(ctx context.Context) error {
+	if !(in.sharded) {
+		return in.SplitRun.Recheck(ctx)
+	}
+	return in.CheckPlan(ctx, in.runSharded, in.rescatter)
+}
+
+// rescatter releases the sharded data and scatters the keys (and values) again over the
+// shares as they are now.
+func (in *sortSplitInstance[K]) rescatter(ctx context.Context) error {
+	if err := in.closeSharded(); err != nil {
+		return err
+	}
+	return in.scatter(ctx)
+}
+
+// closeSharded releases the sharded data and the sort's scratch.
+func (in *sortSplitInstance[K]) closeSharded() error {
+	errs := []error{in.sout.Close(), in.soutV.Close(), in.skeys.Close(), in.svals.Close()}
+	if in.ss != nil {
+		errs = append(errs, in.ss.closeScratch())
+	}
+	in.sout, in.soutV, in.skeys, in.svals, in.ss = nil, nil, nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// runSharded sorts the sharded keys into a sharded result, releasing the last one.
+func (in *sortSplitInstance[K]) runSharded(ctx context.Context) error {
 	err := errors.Join(in.sout.Close(), in.soutV.Close())
 	in.sout, in.soutV = nil, nil
 	if err != nil {
@@ -373,12 +408,7 @@ func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
 // Close releases the sharded data and the sort's scratch, then the parts (and their
 // sorters, which ss borrows).
 func (in *sortSplitInstance[K]) Close() error {
-	errs := []error{in.sout.Close(), in.soutV.Close(), in.skeys.Close(), in.svals.Close()}
-	if in.ss != nil {
-		errs = append(errs, in.ss.closeScratch())
-	}
-	in.sout, in.soutV, in.skeys, in.svals, in.ss = nil, nil, nil, nil, nil
-	return errors.Join(append(errs, in.SplitRun.Close())...)
+	return errors.Join(in.closeSharded(), in.SplitRun.Close())
 }
 
 // merge merges the parts' sorted runs into the result, in input order on ties.

@@ -74,6 +74,9 @@ func TestSortSplit(t *testing.T) {
 				if err := in.Verify(t.Context()); err != nil {
 					t.Fatal(err)
 				}
+				if f != nil {
+					kerneltest.CheckRecheck(t, in) // the runs merged over the shares the check tries
+				}
 				if in.Model() != SortModel(n, op.Name == "sort/pairs/uint32") {
 					t.Errorf("Model %+v", in.Model())
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -126,6 +127,8 @@ type ShardedCase struct {
 // the inputs scattered over devs once, each run leaving its result there) and checks that
 // the instance says so, refuses to verify before a run, and verifies after each of two runs
 // (Verify gathers the result); measured shares carry the gather a device alone would pay.
+// Given shares that split are then checked against one device (the instance's Recheck,
+// CheckRecheck).
 // Given shares of two devices are made even where devs holds another number. Each op of
 // unsupported, which has no split on sharded data, must be refused as unsupported.
 func CheckSplitSharded(t *testing.T, fam kernels.Family, devs []*engine.Device, cases []ShardedCase, unsupported ...string) {
@@ -165,6 +168,9 @@ func CheckSplitSharded(t *testing.T, fam kernels.Family, devs []*engine.Device, 
 					t.Fatal(err)
 				}
 			}
+			if frac != nil {
+				CheckRecheck(t, si)
+			}
 			if frac == nil && len(devs) > 1 {
 				for _, sh := range si.Shares() {
 					if sh.Gather <= 0 || sh.Alone <= sh.Gather {
@@ -179,6 +185,68 @@ func CheckSplitSharded(t *testing.T, fam kernels.Family, devs []*engine.Device, 
 		_, err := byName(name).Split(t.Context(), devs, kernels.Params{Size: 64, Seed: 3}, kernels.SplitOptions{Placement: kernels.PlaceSharded})
 		if !errors.Is(err, engine.ErrUnsupported) {
 			t.Errorf("%s on sharded data: %v, want unsupported", name, err)
+		}
+	}
+}
+
+// splits reports whether more than one share has work (given fractions may round to
+// one device at small sizes).
+func splits(s []kernels.Share) bool {
+	n := 0
+	for _, sh := range s {
+		if sh.Units > 0 {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// CheckRecheck checks the plan's check of a split instance whose shares split (its
+// Recheck, which
+// lays the data out for the device of the largest share alone and, where the split was
+// faster, back again): the output verifies after it and after two later runs, and the
+// shares cover the planned shares' units, either still split as planned or all on one
+// device, each holding both measured times.
+// A split on one device, or an instance without Recheck, is left alone, as is every
+// instance under Oclgrind (Small).
+func CheckRecheck(t *testing.T, si kernels.SplitInstance) {
+	t.Helper()
+	rc, ok := si.(interface{ Recheck(context.Context) error })
+	if !ok || !splits(si.Shares()) || Small() { // Small: Oclgrind, where each run is slow
+		return
+	}
+	before := si.Shares()
+	total := 0
+	for _, sh := range before {
+		total += sh.Units
+	}
+	if err := rc.Recheck(t.Context()); err != nil {
+		t.Fatalf("checking the plan: %v", err)
+	}
+	if err := si.Verify(t.Context()); err != nil {
+		t.Fatalf("after checking the plan: %v", err)
+	}
+	after := si.Shares()
+	used, sum := 0, 0
+	for _, sh := range after {
+		sum += sh.Units
+		if sh.Units > 0 {
+			used++
+		}
+		if sh.Ran <= 0 || sh.RanOne <= 0 {
+			t.Errorf("share %+v holds no check", sh)
+		}
+	}
+	if sum != total || (used != 1 && !slices.EqualFunc(before, after, func(a, b kernels.Share) bool { return a.Units == b.Units })) {
+		t.Errorf("shares after the check %+v: want those planned (%+v) or all %d units on one device", after, before, total)
+	}
+	t.Logf("checked: %s", kernels.PlanSummary(after))
+	for range 2 {
+		if err := si.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := si.Verify(t.Context()); err != nil {
+			t.Fatalf("a run after checking the plan: %v", err)
 		}
 	}
 }
