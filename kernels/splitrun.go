@@ -200,25 +200,22 @@ func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe
 // Load closes the parts of the devices without a share and gives every other device's
 // part (opened where it was not) its share, the shares laid end to end in device order.
 func (r *SplitRun[P]) Load(ctx context.Context) error {
-	off := offsets(r.shares)
+	if err := r.closeIdle(); err != nil {
+		return err
+	}
+	return r.relayout(ctx)
+}
+
+// closeIdle closes the open parts of the devices without a share.
+func (r *SplitRun[P]) closeIdle() error {
 	for i, sh := range r.shares {
-		if sh.Units == 0 {
-			if r.opened[i] {
-				pt := r.parts[i]
-				var zero P
-				r.parts[i], r.opened[i] = zero, false
-				if err := pt.Close(); err != nil {
-					return err
-				}
+		if sh.Units == 0 && r.opened[i] {
+			pt := r.parts[i]
+			var zero P
+			r.parts[i], r.opened[i] = zero, false
+			if err := pt.Close(); err != nil {
+				return err
 			}
-			continue
-		}
-		pt, err := r.Open(ctx, i)
-		if err != nil {
-			return err
-		}
-		if err := pt.Load(ctx, off[i], sh.Units); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -360,18 +357,8 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 		one[i].Ran, one[i].RanOne = split, alone
 	}
 	if float64(split)*planCheckMargin > float64(alone) {
-		// One device: the others' parts are released.
-		for i := range r.shares {
-			if i != best && r.opened[i] {
-				pt := r.parts[i]
-				var zero P
-				r.parts[i], r.opened[i] = zero, false
-				if err := pt.Close(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		r.shares = one
+		return r.closeIdle() // one device: the others' parts are released
 	}
 	r.shares = planned
 	if err := relayout(ctx); err != nil {
@@ -431,7 +418,9 @@ func (r *SplitRun[P]) Placement() Placement { return r.o.Placement }
 func (r *SplitRun[P]) Shares() []Share { return slices.Clone(r.shares) }
 
 // Parts returns the part of each device, the zero P where the device has none open (after
-// Load: where it has no share). The slice is the runner's: read it only.
+// Load: where it has no share). While a plan is checked (CheckPlan), the parts of devices
+// without a share stay open: a combine goes by Shares, not by which parts are open. The
+// slice is the runner's: read it only.
 func (r *SplitRun[P]) Parts() []P { return r.parts }
 
 // Close releases every open part. Idempotent; a nil runner has nothing to release.

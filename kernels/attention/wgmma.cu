@@ -169,22 +169,33 @@ template <int N> static __device__ __forceinline__ void pin(unsigned long long *
   }
 }
 
-// issue_s issues S = Q K^T for one key tile as a wgmma group (committed, not waited for):
-// sc (zeroed here) gets the 64 x BC scores of the consumer's queries (Q at sqc) against the
-// tile's keys (K at sk).
-static __device__ __forceinline__ void issue_s(float *sc, unsigned int sqc, unsigned int sk) {
+// zero_s zeroes S's accumulators and pins them, before a wgmma.fence.
+static __device__ __forceinline__ void zero_s(float *sc) {
 #pragma unroll
   for (int i = 0; i < NS * 4; ++i) {
     sc[i] = 0.f;
   }
   pin<NS * 4>(sc);
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+// s_group issues S = Q K^T's wgmmas (Q at sqc, K at sk, 16 keys of depth a step) into sc
+// and commits them as a group; the caller has fenced.
+static __device__ __forceinline__ void s_group(float *sc, unsigned int sqc, unsigned int sk) {
 #pragma unroll
   for (int ks = 0; ks < D / 16; ++ks) {
     const unsigned int off = 32 * (ks % 4);
     WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024), 1);
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// issue_s issues S = Q K^T for one key tile as a wgmma group (committed, not waited for):
+// sc (zeroed here) gets the 64 x BC scores of the consumer's queries (Q at sqc) against the
+// tile's keys (K at sk).
+static __device__ __forceinline__ void issue_s(float *sc, unsigned int sqc, unsigned int sk) {
+  zero_s(sc);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  s_group(sc, sqc, sk);
 }
 
 // issue_pv issues O += P V for one key tile as a wgmma group (committed, not waited for): P
@@ -210,21 +221,12 @@ static __device__ __forceinline__ void issue_pv(float *acc, unsigned int (*pa)[4
 // or by the register allocator reusing it) makes ptxas serialize the wgmmas (C7513).
 static __device__ __forceinline__ void issue_s_pv(float *sc, unsigned int sqc, unsigned int sk, float *acc, unsigned int (*pa)[4],
                                                   unsigned long long *dv) {
-#pragma unroll
-  for (int i = 0; i < NS * 4; ++i) {
-    sc[i] = 0.f;
-  }
-  pin<NS * 4>(sc);
+  zero_s(sc);
   pin<BC / 4>(&pa[0][0]);
   pin<NO * 4>(acc);
   pin<BC / 16>(dv);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-  for (int ks = 0; ks < D / 16; ++ks) {
-    const unsigned int off = 32 * (ks % 4);
-    WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024), 1);
-  }
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  s_group(sc, sqc, sk);
 #pragma unroll
   for (int kk = 0; kk < BC / 16; ++kk) {
     WGMMA_PV(acc, pa[kk], dv[kk], 1);

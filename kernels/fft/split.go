@@ -232,7 +232,7 @@ func (in *fftSplitInstance[T]) runSharded(ctx context.Context) error {
 // Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
 // family's run and scatter, else as SplitRun checks data on the host.
 func (in *fftSplitInstance[T]) Recheck(ctx context.Context) error {
-	if !(in.sharded) {
+	if !in.sharded {
 		return in.SplitRun.Recheck(ctx)
 	}
 	in.sran = false

@@ -246,7 +246,7 @@ func (sp *gemmSplit[In, Out]) runSharded(ctx context.Context) error {
 // Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
 // family's run and scatter, else as SplitRun checks data on the host.
 func (sp *gemmSplit[In, Out]) Recheck(ctx context.Context) error {
-	if !(sp.sharded) {
+	if !sp.sharded {
 		return sp.SplitRun.Recheck(ctx)
 	}
 	sp.sran = false

@@ -210,7 +210,7 @@ func (sp *reduceSplit[T]) runSharded(ctx context.Context) error {
 // Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
 // family's run and scatter, else as SplitRun checks data on the host.
 func (sp *reduceSplit[T]) Recheck(ctx context.Context) error {
-	if !(sp.sx != nil) {
+	if sp.sx == nil {
 		return sp.SplitRun.Recheck(ctx)
 	}
 	return sp.CheckPlan(ctx, sp.runSharded, sp.rescatter)

@@ -362,7 +362,7 @@ func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
 // Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
 // family's run and scatter, else as SplitRun checks data on the host.
 func (in *sortSplitInstance[K]) Recheck(ctx context.Context) error {
-	if !(in.sharded) {
+	if !in.sharded {
 		return in.SplitRun.Recheck(ctx)
 	}
 	return in.CheckPlan(ctx, in.runSharded, in.rescatter)
@@ -413,11 +413,15 @@ func (in *sortSplitInstance[K]) Close() error {
 
 // merge merges the parts' sorted runs into the result, in input order on ties.
 func (in *sortSplitInstance[K]) merge() {
+	// The runs are the shares' (a plan's check keeps the parts of devices without a share
+	// open, their last offsets stale).
 	var bounds []int
-	for _, pt := range in.Parts() {
-		if pt != nil {
-			bounds = append(bounds, pt.off)
+	off := 0
+	for _, sh := range in.Shares() {
+		if sh.Units > 0 {
+			bounds = append(bounds, off)
 		}
+		off += sh.Units
 	}
 	bounds = append(bounds, in.n)
 	keys, vals := mergeRuns(in.runs, in.merged, in.runVals, in.mergedV, bounds)
