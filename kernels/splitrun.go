@@ -54,6 +54,21 @@ type SplitRun[P SplitPart] struct {
 	ran        bool
 	closed     bool
 	runs       int // Run (or CheckedRun) calls begun: the plan is checked on the second
+	sharded    *Sharded
+}
+
+// Sharded is how a family's split runs on sharded data (SplitOptions.Placement
+// PlaceSharded), given to SplitRun.SetSharded: the runner then lays the data out (Place),
+// runs the op and checks its plan (Run, Recheck) and releases the data (Close) through it.
+type Sharded struct {
+	// Scatter lays the op's data out over the devices with a share (SplitRun.Sharing), as
+	// the shares are now, releasing the probes' work.
+	Scatter func(ctx context.Context) error
+	// Run runs the op where its data lies, leaves the result there and waits for it.
+	Run func(ctx context.Context) error
+	// Release releases what Scatter and Run made. It is called before each new Scatter of a
+	// plan's check and by Close, and must be safe to repeat.
+	Release func() error
 }
 
 // NewSplitRun returns the runner of the op name (as errors say it) across devs, checked
@@ -221,20 +236,56 @@ func (r *SplitRun[P]) closeIdle() error {
 	return nil
 }
 
-// Run runs every part with a share, each in its own goroutine, then combines their
-// results. It returns once all have returned: nil, or the parts' errors joined in device
-// order, each naming its device. The second Run of a measured plan that split also checks
-// the plan against one device (CheckedRun).
+// SetSharded tells the runner how the family runs on sharded data; a split set up with
+// PlaceSharded must be given it before Place.
+func (r *SplitRun[P]) SetSharded(s Sharded) { r.sharded = &s }
+
+// Place lays the op's data out for the planned shares: scattered over the devices with a
+// share (Sharded.Scatter) where the split is on sharded data, else loaded onto the parts
+// (Load).
+func (r *SplitRun[P]) Place(ctx context.Context) error {
+	if r.o.Placement != PlaceSharded {
+		return r.Load(ctx)
+	}
+	if r.sharded == nil {
+		return fmt.Errorf("kernels: %s: a split on sharded data without its family's Sharded: %w", r.name, engine.ErrInvalidArg)
+	}
+	return r.sharded.Scatter(ctx)
+}
+
+// Run runs the op: on sharded data where it lies (Sharded.Run); else every part with a
+// share, each in its own goroutine, then their results combined. It returns once all have
+// returned: nil, or the parts' errors joined in device order, each naming its device. The
+// second Run of a measured plan that split also checks the plan against one device
+// (CheckedRun).
 func (r *SplitRun[P]) Run(ctx context.Context) error {
+	return r.runChecked(ctx, r.CheckedRun)
+}
+
+// runChecked runs the op through check (CheckedRun or CheckPlan) with the run and layout
+// of its placement, and says whether a result stands (CheckRan).
+func (r *SplitRun[P]) runChecked(ctx context.Context, check func(ctx context.Context, run, relayout func(ctx context.Context) error) error) error {
 	if r.closed {
 		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
 	}
 	r.ran = false
-	if err := r.CheckedRun(ctx, r.runShares, r.relayout); err != nil {
+	run, relayout := r.runShares, r.relayout
+	if r.sharded != nil {
+		run, relayout = r.sharded.Run, r.rescatter
+	}
+	if err := check(ctx, run, relayout); err != nil {
 		return err
 	}
 	r.ran = true
 	return nil
+}
+
+// rescatter releases the sharded data and scatters it again over the shares as they are.
+func (r *SplitRun[P]) rescatter(ctx context.Context) error {
+	if err := r.sharded.Release(); err != nil {
+		return err
+	}
+	return r.sharded.Scatter(ctx)
 }
 
 // runShares runs the parts with a share and combines their results.
@@ -367,19 +418,10 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	return run(ctx)
 }
 
-// Recheck checks the plan now (CheckPlan) for data on the host: the parts run their
-// shares, and are given the shares tried (Load, the idle parts kept open). Families on
-// sharded data define their own, with their run and scatter.
+// Recheck checks the plan now (CheckPlan): on the host, the parts given the shares tried
+// (Load, the idle parts kept open); on sharded data, the data scattered again.
 func (r *SplitRun[P]) Recheck(ctx context.Context) error {
-	if r.closed {
-		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
-	}
-	r.ran = false
-	if err := r.CheckPlan(ctx, r.runShares, r.relayout); err != nil {
-		return err
-	}
-	r.ran = true
-	return nil
+	return r.runChecked(ctx, r.CheckPlan)
 }
 
 // checkable reports whether the plan is one CheckedRun checks: measured (not given
@@ -423,13 +465,17 @@ func (r *SplitRun[P]) Shares() []Share { return slices.Clone(r.shares) }
 // slice is the runner's: read it only.
 func (r *SplitRun[P]) Parts() []P { return r.parts }
 
-// Close releases every open part. Idempotent; a nil runner has nothing to release.
+// Close releases the sharded data (Sharded.Release), then every open part. Idempotent; a
+// nil runner has nothing to release.
 func (r *SplitRun[P]) Close() error {
 	if r == nil || r.closed {
 		return nil
 	}
 	r.closed = true
 	var errs []error
+	if r.sharded != nil {
+		errs = append(errs, r.sharded.Release())
+	}
 	for i, pt := range r.parts {
 		if r.opened[i] {
 			errs = append(errs, pt.Close())

@@ -39,7 +39,6 @@ type mapSplitInstance[T kernels.Float] struct {
 	sin     []*shard.Buffer[T]
 	sout    *shard.Buffer[T]
 	sm      *ShardedMap[T]
-	sran    bool
 }
 
 // mapPart is one device's part: its build, queue, range of elements and buffers (the
@@ -160,6 +159,9 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 		}
 		return pt, nil
 	}, nil)
+	if in.sharded {
+		in.SetSharded(kernels.Sharded{Scatter: in.scatter, Run: in.runSharded, Release: in.closeSharded})
+	}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -179,13 +181,7 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 	if _, err := in.PlanPlaced(ctx, n, granule, len(in.x)*engine.SizeOf[T]()); err != nil {
 		return nil, err
 	}
-	if in.sharded {
-		if err := in.scatter(ctx); err != nil {
-			return nil, err
-		}
-		return in, nil
-	}
-	if err := in.Load(ctx); err != nil {
+	if err := in.Place(ctx); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -219,51 +215,12 @@ func (in *mapSplitInstance[T]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Run maps the inputs: on sharded data where they lie (ShardedMap), the output left on
-// the devices; else as SplitRun runs it. Either way the second run checks the plan
-// against the fastest device alone (SplitRun.CheckedRun), laying the sharded data out
-// again for the shares it tries.
-func (in *mapSplitInstance[T]) Run(ctx context.Context) error {
-	if !in.sharded {
-		return in.SplitRun.Run(ctx)
-	}
-	in.sran = false
-	if err := in.CheckedRun(ctx, in.runSharded, in.rescatter); err != nil {
-		return err
-	}
-	in.sran = true
-	return nil
-}
-
 // runSharded maps the sharded inputs into the sharded output.
 func (in *mapSplitInstance[T]) runSharded(ctx context.Context) error {
 	if err := in.sm.Run(in.op, in.a, in.b, in.sout, in.sin...); err != nil {
 		return err
 	}
 	return in.sout.Finish(ctx)
-}
-
-// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
-// family's run and scatter, else as SplitRun checks data on the host.
-func (in *mapSplitInstance[T]) Recheck(ctx context.Context) error {
-	if !in.sharded {
-		return in.SplitRun.Recheck(ctx)
-	}
-	in.sran = false
-	if err := in.CheckPlan(ctx, in.runSharded, in.rescatter); err != nil {
-		return err
-	}
-	in.sran = true
-	return nil
-}
-
-// rescatter releases the sharded data and scatters the inputs again over the shares as
-// they are now.
-func (in *mapSplitInstance[T]) rescatter(ctx context.Context) error {
-	if err := in.closeSharded(); err != nil {
-		return err
-	}
-	return in.scatter(ctx)
 }
 
 // closeSharded releases the sharded inputs and output.
@@ -276,23 +233,16 @@ func (in *mapSplitInstance[T]) closeSharded() error {
 	return errors.Join(errs...)
 }
 
-// Close releases the sharded data, then the parts (and their builds, which sm borrows).
-func (in *mapSplitInstance[T]) Close() error {
-	return errors.Join(in.closeSharded(), in.SplitRun.Close())
-}
-
 // Verify compares the output of the last Run with MapRef within MapTolerance, a chunk at
 // a time.
 func (in *mapSplitInstance[T]) Verify(ctx context.Context) error {
+	if err := in.CheckRan(); err != nil {
+		return err
+	}
 	if in.sharded {
-		if !in.sran {
-			return fmt.Errorf("kernels: map %s: verify before a complete run: %w", in.op, engine.ErrInvalidArg)
-		}
 		if err := in.sout.GatherInto(ctx, in.out); err != nil {
 			return err
 		}
-	} else if err := in.CheckRan(); err != nil {
-		return err
 	}
 	what := "map " + string(in.op)
 	a, b := float64(in.a), float64(in.b)

@@ -44,7 +44,6 @@ type fftSplitInstance[T kernels.Float] struct {
 	sharded   bool
 	sin, sout *shard.Buffer[T]
 	sparts    []*fftPart[T]
-	sran      bool
 }
 
 // fftPart is one device's part: its build, queue, range of transforms and buffers.
@@ -153,6 +152,9 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 		}
 		return pt, nil
 	}, nil)
+	if in.sharded {
+		in.SetSharded(kernels.Sharded{Scatter: in.scatter, Run: in.runSharded, Release: in.closeSharded})
+	}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -168,13 +170,7 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	if _, err := in.PlanPlaced(ctx, batch, 1, 2*n*engine.SizeOf[T]()); err != nil {
 		return nil, err
 	}
-	if in.sharded {
-		if err := in.scatter(ctx); err != nil {
-			return nil, err
-		}
-		return in, nil
-	}
-	if err := in.Load(ctx); err != nil {
+	if err := in.Place(ctx); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -202,22 +198,6 @@ func (in *fftSplitInstance[T]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Run transforms the batch: on sharded data where the transforms lie, the outputs left
-// on the devices; else as SplitRun runs it. Either way the second run checks the plan
-// against the fastest device alone (SplitRun.CheckedRun), scattering the sharded data
-// again for the shares it tries.
-func (in *fftSplitInstance[T]) Run(ctx context.Context) error {
-	if !in.sharded {
-		return in.SplitRun.Run(ctx)
-	}
-	in.sran = false
-	if err := in.CheckedRun(ctx, in.runSharded, in.rescatter); err != nil {
-		return err
-	}
-	in.sran = true
-	return nil
-}
-
 // runSharded transforms the sharded batch into the sharded output.
 func (in *fftSplitInstance[T]) runSharded(ctx context.Context) error {
 	src, dst := in.sin.Parts(), in.sout.Parts()
@@ -229,29 +209,6 @@ func (in *fftSplitInstance[T]) runSharded(ctx context.Context) error {
 	return in.sout.Finish(ctx)
 }
 
-// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
-// family's run and scatter, else as SplitRun checks data on the host.
-func (in *fftSplitInstance[T]) Recheck(ctx context.Context) error {
-	if !in.sharded {
-		return in.SplitRun.Recheck(ctx)
-	}
-	in.sran = false
-	if err := in.CheckPlan(ctx, in.runSharded, in.rescatter); err != nil {
-		return err
-	}
-	in.sran = true
-	return nil
-}
-
-// rescatter releases the sharded data and scatters the batch again over the shares as
-// they are now.
-func (in *fftSplitInstance[T]) rescatter(ctx context.Context) error {
-	if err := in.closeSharded(); err != nil {
-		return err
-	}
-	return in.scatter(ctx)
-}
-
 // closeSharded releases the sharded batch and output.
 func (in *fftSplitInstance[T]) closeSharded() error {
 	err := errors.Join(in.sout.Close(), in.sin.Close())
@@ -259,24 +216,17 @@ func (in *fftSplitInstance[T]) closeSharded() error {
 	return err
 }
 
-// Close releases the sharded data, then the parts.
-func (in *fftSplitInstance[T]) Close() error {
-	return errors.Join(in.closeSharded(), in.SplitRun.Close())
-}
-
 // Verify checks every transform of the last Run against the float64 reference within
 // FFTTolerance, as the one-device op does (CheckFFT); on sharded data it gathers them
 // first.
 func (in *fftSplitInstance[T]) Verify(ctx context.Context) error {
+	if err := in.CheckRan(); err != nil {
+		return err
+	}
 	if in.sharded {
-		if !in.sran {
-			return fmt.Errorf("kernels: fft batched: verify before a complete run: %w", engine.ErrInvalidArg)
-		}
 		if err := in.sout.GatherInto(ctx, in.out); err != nil {
 			return err
 		}
-	} else if err := in.CheckRan(); err != nil {
-		return err
 	}
 	return CheckFFT("fft batched", in.out, FFTRef(in.x, in.n, in.batch, false), in.n, FFTTolerance[T](in.n))
 }

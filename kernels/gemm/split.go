@@ -53,7 +53,6 @@ type gemmSplit[In InputType, Out kernels.Float] struct {
 	sa, sb  *shard.Buffer[In]
 	sc, sd  *shard.Buffer[Out]
 	sg      *ShardedGEMM[In, Out]
-	sran    bool
 	got     []Out
 }
 
@@ -156,6 +155,9 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 	sp.c = kernels.RandFloats[Out](rng, lc, -1, 1)
 	sp.lc = lc
 	sp.SplitRun = kernels.NewSplitRun(op.Name, devs, o, sp.ready, nil)
+	if sp.sharded {
+		sp.SetSharded(kernels.Sharded{Scatter: sp.scatter, Run: sp.runSharded, Release: sp.closeSharded})
+	}
 	defer func() {
 		if err != nil {
 			sp.Close()
@@ -176,13 +178,7 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 	if _, err := sp.PlanPlaced(ctx, sp.total(), splitGranule, unit); err != nil {
 		return nil, err
 	}
-	if sp.sharded {
-		if err := sp.scatter(ctx); err != nil {
-			return nil, err
-		}
-		return sp, nil
-	}
-	if err := sp.Load(ctx); err != nil {
+	if err := sp.Place(ctx); err != nil {
 		return nil, err
 	}
 	return sp, nil
@@ -219,22 +215,6 @@ func (sp *gemmSplit[In, Out]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Run computes D: on sharded data where it lies (ShardedGEMM), D left on the devices;
-// else as SplitRun runs it. Either way the second run checks the plan against the fastest
-// device alone (SplitRun.CheckedRun), scattering the sharded data again for the shares it
-// tries.
-func (sp *gemmSplit[In, Out]) Run(ctx context.Context) error {
-	if !sp.sharded {
-		return sp.SplitRun.Run(ctx)
-	}
-	sp.sran = false
-	if err := sp.CheckedRun(ctx, sp.runSharded, sp.rescatter); err != nil {
-		return err
-	}
-	sp.sran = true
-	return nil
-}
-
 // runSharded multiplies the sharded matrices into the sharded D.
 func (sp *gemmSplit[In, Out]) runSharded(ctx context.Context) error {
 	if err := sp.sg.Run(sp.s, sp.alpha, sp.sa, sp.sb, sp.beta, sp.sc, sp.sd); err != nil {
@@ -243,39 +223,11 @@ func (sp *gemmSplit[In, Out]) runSharded(ctx context.Context) error {
 	return sp.sd.Finish(ctx)
 }
 
-// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
-// family's run and scatter, else as SplitRun checks data on the host.
-func (sp *gemmSplit[In, Out]) Recheck(ctx context.Context) error {
-	if !sp.sharded {
-		return sp.SplitRun.Recheck(ctx)
-	}
-	sp.sran = false
-	if err := sp.CheckPlan(ctx, sp.runSharded, sp.rescatter); err != nil {
-		return err
-	}
-	sp.sran = true
-	return nil
-}
-
-// rescatter releases the sharded data and scatters the matrices again over the shares as
-// they are now.
-func (sp *gemmSplit[In, Out]) rescatter(ctx context.Context) error {
-	if err := sp.closeSharded(); err != nil {
-		return err
-	}
-	return sp.scatter(ctx)
-}
-
 // closeSharded releases the sharded matrices.
 func (sp *gemmSplit[In, Out]) closeSharded() error {
 	err := errors.Join(sp.sa.Close(), sp.sb.Close(), sp.sc.Close(), sp.sd.Close())
 	sp.sa, sp.sb, sp.sc, sp.sd, sp.sg = nil, nil, nil, nil, nil
 	return err
-}
-
-// Close releases the sharded data, then the parts (and their GEMMs, which sg borrows).
-func (sp *gemmSplit[In, Out]) Close() error {
-	return errors.Join(sp.closeSharded(), sp.SplitRun.Close())
 }
 
 // total returns the units of the split: rows, or matrices of the batch.
@@ -530,16 +482,14 @@ func (sp *gemmSplit[In, Out]) at(o int) *Out {
 // instance's Verify does: every element up to gemmFullCheck, else the corners of every
 // matrix and a seeded sample.
 func (sp *gemmSplit[In, Out]) Verify(ctx context.Context) error {
+	if err := sp.CheckRan(); err != nil {
+		return err
+	}
 	if sp.sharded {
-		if !sp.sran {
-			return fmt.Errorf("kernels: %s: verify before a complete run: %w", sp.op.Name, engine.ErrInvalidArg)
-		}
 		var err error
 		if sp.got, err = sp.sd.Gather(ctx); err != nil {
 			return err
 		}
-	} else if err := sp.CheckRan(); err != nil {
-		return err
 	}
 	s := sp.s
 	a, b, c := widen(sp.a), widen(sp.b), widen(sp.c)

@@ -123,6 +123,9 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 		}
 	}
 	sp.SplitRun = kernels.NewSplitRun(op.Name, devs, o, sp.ready, sp.combine)
+	if o.Placement == kernels.PlaceSharded {
+		sp.SetSharded(kernels.Sharded{Scatter: sp.scatter, Run: sp.runSharded, Release: sp.closeSharded})
+	}
 	defer func() {
 		if err != nil {
 			sp.Close()
@@ -138,13 +141,7 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 	if _, err := sp.PlanPlaced(ctx, total, granule, engine.SizeOf[T]()); err != nil {
 		return nil, err
 	}
-	if o.Placement == kernels.PlaceSharded {
-		if err := sp.scatter(ctx); err != nil {
-			return nil, err
-		}
-		return sp, nil
-	}
-	if err := sp.Load(ctx); err != nil {
+	if err := sp.Place(ctx); err != nil {
 		return nil, err
 	}
 	return sp, nil
@@ -179,22 +176,6 @@ func (sp *reduceSplit[T]) closeSharded() error {
 	return err
 }
 
-// Close releases the sharded data and its reduction, then the parts.
-func (sp *reduceSplit[T]) Close() error {
-	return errors.Join(sp.closeSharded(), sp.SplitRun.Close())
-}
-
-// Run reduces the input: on sharded data, where it lies (ShardedReduce, combined on the
-// host as no group is given), the result left on every device; else as SplitRun runs it.
-// Either way the second run checks the plan against the fastest device alone
-// (SplitRun.CheckedRun), scattering the sharded input again for the shares it tries.
-func (sp *reduceSplit[T]) Run(ctx context.Context) error {
-	if sp.sx == nil {
-		return sp.SplitRun.Run(ctx)
-	}
-	return sp.CheckedRun(ctx, sp.runSharded, sp.rescatter)
-}
-
 // runSharded reduces the sharded input.
 func (sp *reduceSplit[T]) runSharded(ctx context.Context) error {
 	sp.res.Close()
@@ -207,29 +188,11 @@ func (sp *reduceSplit[T]) runSharded(ctx context.Context) error {
 	return r.Finish(ctx)
 }
 
-// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
-// family's run and scatter, else as SplitRun checks data on the host.
-func (sp *reduceSplit[T]) Recheck(ctx context.Context) error {
-	if sp.sx == nil {
-		return sp.SplitRun.Recheck(ctx)
-	}
-	return sp.CheckPlan(ctx, sp.runSharded, sp.rescatter)
-}
-
-// rescatter releases the sharded data and scatters the input again over the shares as
-// they are now.
-func (sp *reduceSplit[T]) rescatter(ctx context.Context) error {
-	if err := sp.closeSharded(); err != nil {
-		return err
-	}
-	return sp.scatter(ctx)
-}
-
 // verifySharded gathers the result of the last Run on sharded data and checks it against
 // the float64 reference: min and max exactly, a float sum within ShardedTolerance.
 func (sp *reduceSplit[T]) verifySharded(ctx context.Context) error {
-	if sp.res == nil {
-		return fmt.Errorf("kernels: %s: verify before a complete run: %w", sp.op.Name, engine.ErrInvalidArg)
+	if err := sp.CheckRan(); err != nil {
+		return err
 	}
 	got, err := sp.res.Gather(ctx)
 	if err != nil {
@@ -502,7 +465,7 @@ func combineParts[T ReduceElem](op ReduceOp, shares []kernels.Share, parts []*re
 // by what each part's own summation may lose (its variant's bound over its range) plus the
 // float64 additions that combine them; every other result must be exact.
 func (sp *reduceSplit[T]) Verify(ctx context.Context) error {
-	if sp.sx != nil {
+	if sp.Placement() == kernels.PlaceSharded {
 		return sp.verifySharded(ctx)
 	}
 	if err := sp.CheckRan(); err != nil {

@@ -277,6 +277,9 @@ func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool,
 		}
 		return pt, nil
 	}, in.merge)
+	if in.sharded {
+		in.SetSharded(kernels.Sharded{Scatter: in.scatter, Run: in.runSharded, Release: in.closeSharded})
+	}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -301,20 +304,16 @@ func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool,
 		return nil, err
 	}
 	in.read = make([]K, n)
-	if in.sharded {
+	switch {
+	case in.sharded && pairs:
+		in.outVals = make([]uint32, n)
+	case !in.sharded:
+		in.runs, in.merged = make([]uint32, n), make([]uint32, n)
 		if pairs {
-			in.outVals = make([]uint32, n)
+			in.runVals, in.mergedV = make([]uint32, n), make([]uint32, n)
 		}
-		if err := in.scatter(ctx); err != nil {
-			return nil, err
-		}
-		return in, nil
 	}
-	in.runs, in.merged = make([]uint32, n), make([]uint32, n)
-	if pairs {
-		in.runVals, in.mergedV = make([]uint32, n), make([]uint32, n)
-	}
-	if err := in.Load(ctx); err != nil {
+	if err := in.Place(ctx); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -345,38 +344,6 @@ func (in *sortSplitInstance[K]) scatter(ctx context.Context) error {
 	return err
 }
 
-// Run sorts the keys: on sharded data where they lie (ShardedSort), the result left on
-// the devices by key range; else as SplitRun runs it. Either way the second run checks the
-// plan against the fastest device alone (SplitRun.CheckedRun), scattering the sharded
-// keys again for the shares it tries.
-func (in *sortSplitInstance[K]) Run(ctx context.Context) error {
-	if !in.sharded {
-		return in.SplitRun.Run(ctx)
-	}
-	if in.skeys == nil {
-		return fmt.Errorf("kernels: sort on sharded data: split instance closed: %w", engine.ErrClosed)
-	}
-	return in.CheckedRun(ctx, in.runSharded, in.rescatter)
-}
-
-// Recheck checks the plan now (kernels.SplitRun.CheckPlan): on sharded data with the
-// family's run and scatter, else as SplitRun checks data on the host.
-func (in *sortSplitInstance[K]) Recheck(ctx context.Context) error {
-	if !in.sharded {
-		return in.SplitRun.Recheck(ctx)
-	}
-	return in.CheckPlan(ctx, in.runSharded, in.rescatter)
-}
-
-// rescatter releases the sharded data and scatters the keys (and values) again over the
-// shares as they are now.
-func (in *sortSplitInstance[K]) rescatter(ctx context.Context) error {
-	if err := in.closeSharded(); err != nil {
-		return err
-	}
-	return in.scatter(ctx)
-}
-
 // closeSharded releases the sharded data and the sort's scratch.
 func (in *sortSplitInstance[K]) closeSharded() error {
 	errs := []error{in.sout.Close(), in.soutV.Close(), in.skeys.Close(), in.svals.Close()}
@@ -403,12 +370,6 @@ func (in *sortSplitInstance[K]) runSharded(ctx context.Context) error {
 	}
 	in.sout, in.soutV = keys, vals
 	return nil
-}
-
-// Close releases the sharded data and the sort's scratch, then the parts (and their
-// sorters, which ss borrows).
-func (in *sortSplitInstance[K]) Close() error {
-	return errors.Join(in.closeSharded(), in.SplitRun.Close())
 }
 
 // merge merges the parts' sorted runs into the result, in input order on ties.
@@ -566,12 +527,13 @@ func unmapKeys[K SortKey](dst []K, src []uint32, order SortOrder) {
 // Verify compares the merged result with the host radix sort, as the one-device op does;
 // on sharded data it gathers the result first, the parts in device order.
 func (in *sortSplitInstance[K]) Verify(ctx context.Context) error {
+	if err := in.CheckRan(); err != nil {
+		return err
+	}
 	if in.sharded {
 		if err := in.gather(ctx); err != nil {
 			return err
 		}
-	} else if err := in.CheckRan(); err != nil {
-		return err
 	}
 	wantK, wantV := SortPairsRef(in.keys, in.vals, in.order)
 	if err := CheckSortedKeys("sort keys", in.out, wantK); err != nil {
@@ -585,12 +547,6 @@ func (in *sortSplitInstance[K]) Verify(ctx context.Context) error {
 
 // gather reads the result of the last Run on sharded data into out (outVals).
 func (in *sortSplitInstance[K]) gather(ctx context.Context) error {
-	if in.skeys == nil {
-		return fmt.Errorf("kernels: sort on sharded data: split instance closed: %w", engine.ErrClosed)
-	}
-	if in.sout == nil {
-		return fmt.Errorf("kernels: sort on sharded data: verify before a complete run: %w", engine.ErrInvalidArg)
-	}
 	if err := in.sout.GatherInto(ctx, in.read); err != nil {
 		return err
 	}
