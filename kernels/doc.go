@@ -43,6 +43,16 @@
 // family: what two families share moves here under a name that says what it is. A test in
 // the module's root (arch_test.go) keeps it so.
 //
+// # Splits
+//
+// An Op with Split divides its work across devices (SplitInstance): PlanShares measures
+// each device and shares the units so that all finish together, SplitRun runs the parts
+// (one per device, concurrently) and, on sharded data, drives the family's Sharded
+// (scatter, run where the data lies, release). The op's second run checks a measured plan
+// that split against the device predicted fastest alone and keeps the split only at 0.97
+// of that device's speed or better (CheckedRun; Recheck checks at once). Share says what
+// was measured and chosen, PlanSummary says it in a line.
+//
 // # The catalog
 //
 // There is no registry and nothing registers itself at import. Each family package
