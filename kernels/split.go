@@ -137,6 +137,9 @@ type Share struct {
 	// Zero where no check ran (given shares, one device planned, a single run).
 	Ran    time.Duration `json:"ran_ns,omitempty"`
 	RanOne time.Duration `json:"ran_one_ns,omitempty"`
+	// RanOneErr says why the device alone could not run the whole op in the check (its
+	// memory, a limit); the split then stands.
+	RanOneErr string `json:"ran_one_error,omitempty"`
 }
 
 // CheckPortableSplit checks what the split of an op that runs its portable kernel alone

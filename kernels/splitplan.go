@@ -228,6 +228,10 @@ func planSummary(s []Share) string {
 			}
 		}
 		ran, one := s[largest].Ran, s[largest].RanOne
+		if ran > 0 && s[largest].RanOneErr != "" {
+			return fmt.Sprintf("split over %d devices (shares given; ran %s, and %s alone could not take the work: %s)",
+				used, fmtDur(ran), s[largest].Device, s[largest].RanOneErr)
+		}
 		if used == 1 {
 			if ran > 0 && one > 0 {
 				return fmt.Sprintf("one device: %s (shares given; their split ran %s against %s alone: %.2fx, under %.2f)",
@@ -242,6 +246,10 @@ func planSummary(s []Share) string {
 		return fmt.Sprintf("split over %d devices (shares given)", used)
 	}
 	pred, alone := s[best].Predicted.Seconds(), s[best].Alone.Seconds()
+	if s[best].Ran > 0 && s[best].RanOneErr != "" {
+		return fmt.Sprintf("split over %d devices (predicted %.0f%% faster than %s alone; ran %s, and %s alone could not take the work: %s)",
+			used, 100*(1-pred/alone), s[best].Device, fmtDur(s[best].Ran), s[best].Device, s[best].RanOneErr)
+	}
 	if ran, one := s[best].Ran, s[best].RanOne; ran > 0 && one > 0 {
 		// The plan split and was checked against the fastest device alone.
 		if used <= 1 {

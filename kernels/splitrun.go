@@ -324,16 +324,18 @@ func (r *SplitRun[P]) relayout(ctx context.Context) error {
 const planCheckMargin = 0.97
 
 // CheckedRun runs the op with run, and on its second call (the first may pay one-time
-// costs: builds, first touches, caches) checks a measured plan that split: it times run
-// (the split), then gives all the work to the device predicted fastest alone (relayout
-// lays the data out for the shares as they are now; run then runs them), runs it once to
-// warm it and once timed, and keeps whichever was faster, the split only where it ran at
-// least planCheckMargin of the device alone's speed. For sharded data the device alone
-// is charged the gather the plan predicted for it (Share.Gather), which its data would
-// need first. Both times are kept in every share (Ran, RanOne) and PlanSummary reports
-// them. Where the split is kept its layout is restored and run again, so that the op's
-// result is the split's. Families whose Run does not go through SplitRun.Run (sharded
-// data) call CheckedRun with their own run and layout.
+// costs: builds, first touches, caches) checks a measured plan that split (CheckPlan):
+// it times run (the split), then gives all the work to the device predicted fastest
+// alone (relayout lays the data out for the shares as they are now; run then runs them),
+// runs it once to warm it and once timed, and keeps whichever was faster, the split only
+// where it ran at least planCheckMargin of the device alone's speed. For sharded data the
+// device alone is charged the gather the plan predicted for it (Share.Gather), which its
+// data would need first. Both times are kept in every share (Ran, RanOne) and
+// PlanSummary reports them. Where the device alone cannot take the work (its memory: the
+// split may be what fits), the split stands and the shares say why (RanOneErr); only a
+// cancelled ctx ends the check with an error. Where the split is kept its layout is
+// restored and run again, so that the op's result is the split's. SplitRun.Run calls it
+// with the run and layout of the split's placement.
 func (r *SplitRun[P]) CheckedRun(ctx context.Context, run, relayout func(ctx context.Context) error) error {
 	if r.closed {
 		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
@@ -389,31 +391,40 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	}
 	one[best].Units, one[best].Fraction = total, 1
 	r.shares = one
-	if err := relayout(ctx); err != nil {
+	var alone time.Duration
+	err := relayout(ctx)
+	if err == nil {
+		err = run(ctx)
+	}
+	if err == nil {
+		start = time.Now()
+		err = run(ctx)
+		alone = time.Since(start)
+	}
+	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)
 	}
-	if err := run(ctx); err != nil {
-		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)
-	}
-	start = time.Now()
-	if err := run(ctx); err != nil {
-		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)
-	}
-	alone := time.Since(start)
 	if r.o.Placement == PlaceSharded {
 		alone += planned[best].Gather
 	}
 	for i := range planned {
-		planned[i].Ran, planned[i].RanOne = split, alone
+		planned[i].Ran = split
+		if err != nil {
+			// The device alone could not take the work (its memory, a limit the parts
+			// stay under): the split stands, and says why.
+			planned[i].RanOneErr = err.Error()
+			continue
+		}
+		planned[i].RanOne = alone
 		one[i].Ran, one[i].RanOne = split, alone
 	}
-	if float64(split)*planCheckMargin > float64(alone) {
+	if err == nil && float64(split)*planCheckMargin > float64(alone) {
 		r.shares = one
 		return r.closeIdle() // one device: the others' parts are released
 	}
 	r.shares = planned
-	if err := relayout(ctx); err != nil {
-		return fmt.Errorf("kernels: %s: restoring the split after its check: %w", r.name, err)
+	if rerr := relayout(ctx); rerr != nil {
+		return fmt.Errorf("kernels: %s: restoring the split after its check: %w", r.name, errors.Join(rerr, err))
 	}
 	return run(ctx)
 }

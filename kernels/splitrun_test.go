@@ -28,6 +28,9 @@ type recPart struct {
 	// probeCost and runCost, where set, are how long a probe and a run of units units
 	// take (slept): a device whose parts cost more in a real run than its probes said.
 	probeCost, runCost func(units int) time.Duration
+	// most, where positive, is the most units Load takes: a device whose memory holds a
+	// share, not the whole op.
+	most int
 }
 
 func (p *recPart) LoadProbe(_ context.Context, units int) error {
@@ -47,6 +50,9 @@ func (p *recPart) RunProbe(_ context.Context, units int) error {
 }
 
 func (p *recPart) Load(_ context.Context, off, units int) error {
+	if p.most > 0 && units > p.most {
+		return fmt.Errorf("%d units do not fit the device's %d: %w", units, p.most, engine.ErrUnsupported)
+	}
 	p.off, p.units = off, units
 	return nil
 }
@@ -431,5 +437,48 @@ func TestSplitRunChecked(t *testing.T) {
 				t.Errorf("a third run ran the parts %d and %d times", s.built[0].runs-runs0, s.built[1].runs-runs1)
 			}
 		})
+	}
+}
+
+// TestSplitRunCheckedTooBig checks the plan's check where the device alone cannot hold
+// the whole op (its Load refuses more than its share): the split stands, verified, and
+// the shares and summary say why the device alone was not timed.
+func TestSplitRunCheckedTooBig(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)[:2]
+	const total, granule = 1000, 10
+	s := newRecSplit(devs, kernels.SplitOptions{}, total)
+	s.cost = func(i int) (probe, run func(int) time.Duration) {
+		d := func(units int) time.Duration { return time.Duration(units) * 20 * time.Microsecond }
+		return d, func(units int) time.Duration { return d(units) + 60*time.Millisecond } // a split that loses
+	}
+	defer s.Close()
+	if err := s.OpenAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range s.built {
+		pt.most = total - 1
+	}
+	planned, err := s.Plan(t.Context(), total, granule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planned[0].Units == 0 || planned[1].Units == 0 {
+		t.Fatalf("the probes should make the plan split: %+v", planned)
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.Run(t.Context()); err != nil {
+			t.Fatalf("a split whose device alone cannot hold the op: %v", err)
+		}
+	}
+	sh := s.Shares()
+	checkRecShares(t, s, total)
+	if sh[0].Units != planned[0].Units || sh[0].Ran <= 0 || sh[0].RanOne != 0 || !strings.Contains(sh[0].RanOneErr, "do not fit") {
+		t.Errorf("shares %+v; want the planned split, its time, and why the device alone was not timed", sh)
+	}
+	if sum := kernels.PlanSummary(sh); !strings.Contains(sum, "alone could not take the work: ") {
+		t.Errorf("summary %q; want why the device alone was not timed", sum)
 	}
 }
