@@ -12,6 +12,7 @@
 # in one call (below). MODE=gemm runs the tensor-core GEMM figures against cuBLASLt: every
 # precision at 8192, the shape sweep, the launch ops, PyTorch's float8 and SDPA (below).
 # MODE=tune runs prism tune over the GEMM tunables, then the bench with the winners (below).
+# MODE=split runs the split suite over the GPUs and over a GPU with the CPU (below).
 # Writes at most 8 files under $OUT per mode.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -190,6 +191,26 @@ if [ "$MODE" = tune ]; then
   .gpu/prism report /tmp/tune-bench-*.json --json -o "$OUT/tune-bench.json" || status=1
   .gpu/prism report "$OUT/tune-bench.json" > "$OUT/tune-bench.txt" 2>&1 || status=1
   cat "$OUT/tune-bench.txt"
+fi
+if [ "$MODE" = split ]; then
+  # The split suite with the planner's defaults (its plans checked by each split's second
+  # run): every op that splits, on host and sharded data, over SPLIT_DEVICES (default every
+  # CUDA GPU found) and over GPU+CPU (SPLIT_MIXED, default cuda:0 and the first PoCL
+  # device), each against its devices alone. Files: machine.txt, split-gpus.json,
+  # split-mixed.json, split.txt (both reports; a plan's summary says what its check found).
+  export PRISM_CACHE_DIR=$(mktemp -d)
+  gpus=${SPLIT_DEVICES:-$(.gpu/prism devices 2>/dev/null | grep -o '^ *cuda:[0-9]*' | tr -d ' ' | paste -sd, -)}
+  pocl=$(.gpu/prism devices 2>/dev/null | grep -i -m1 'portable computing\|pthread\|cpu' | grep -o 'opencl:[0-9]*:[0-9]*' | head -1)
+  mixed=${SPLIT_MIXED:-cuda:0${pocl:+,$pocl}}
+  : > "$OUT/split.txt"
+  for set in "gpus:$gpus" "mixed:$mixed"; do
+    name=${set%%:*} devs=${set#*:}
+    case "$devs" in *,*) ;; *) echo "== split-$name: one device ($devs), nothing to split" | tee -a "$OUT/split.txt"; continue ;; esac
+    echo "== prism bench --split --device $devs ${SPLIT_ARGS:---count 10}" | tee -a "$OUT/split.txt"
+    timeout "${SPLIT_TIMEOUT:-250}" .gpu/prism bench --split --device "$devs" ${SPLIT_ARGS:---count 10} --json -q > "$OUT/split-$name.json" || status=1
+    .gpu/prism report "$OUT/split-$name.json" --wide >> "$OUT/split.txt" 2>&1 || status=1
+  done
+  cat "$OUT/split.txt"
 fi
 if [ "$MODE" = compare ]; then
   BEFORE=${BEFORE:-.gpu/prism-before}
