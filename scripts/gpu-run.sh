@@ -144,13 +144,19 @@ if [ "$MODE" = gemm ]; then
   # cuBLAS) with the tensor-core roofs, the shape sweep for SWEEP_PRECISIONS (default
   # bfloat16) against the same baselines, the launch ops (graphs), attention at head dims
   # 64, 128 and 256 (ATTN_SHAPES), and PyTorch's float8 and SDPA baselines (SDPA at the
-  # attention shapes too). Seven files: machine.txt, gemm-8192.json, gemm-sweep.json,
-  # attention-shapes.json, launch.json, vendor.json, gemm.txt.
+  # attention shapes too). Eight files: machine.txt, gemm-8192.json, gemm-beta0.json (the
+  # tensor-core GEMMs as D = alpha A B, which vendor.py's PyTorch figures pair with),
+  # gemm-sweep.json, attention-shapes.json, launch.json, vendor.json, gemm.txt.
   export PRISM_CACHE_DIR=$(mktemp -d)
   D=${GEMM_DEVICE:-cuda:0}
   echo "== prism bench gemm 8192, every precision, --vendor"
   timeout 240 .gpu/prism bench --device "$D" --ops 'gemm/nn/,gemm/nt/float8e4m3,attention/full/bfloat16,attention/causal/bfloat16' \
     --sizes 64M --vendor --count 10 --json -q > "$OUT/gemm-8192.json" || status=1
+  # The same GEMMs as D = alpha A B (beta 0, C not read): the op PyTorch's matmul and
+  # _scaled_mm compute, so that vendor.py's figures meet their like.
+  echo "== prism bench gemm 8192x8192x8192:beta=0, the tensor-core precisions, --vendor"
+  timeout 150 .gpu/prism bench --device "$D" --ops 'gemm/nn/tf32,gemm/nn/float16,gemm/nn/bfloat16,gemm/nt/float8e4m3' \
+    --shapes 8192x8192x8192:beta=0 --vendor --count 10 --json -q > "$OUT/gemm-beta0.json" || status=1
   echo "== prism bench gemm --shapes sweep (${SWEEP_PRECISIONS:-bfloat16})"
   timeout 300 .gpu/prism bench --device "$D" --ops gemm/nn --precision "${SWEEP_PRECISIONS:-bfloat16}" \
     --shapes sweep --vendor --count 5 --json -q > "$OUT/gemm-sweep.json" || status=1
@@ -164,7 +170,7 @@ if [ "$MODE" = gemm ]; then
     python3 .gpu/vendor.py --count 10 --gemm-n 8192 --only gemm,attention --attention-shapes "$AS" > "$OUT/vendor.json" || status=1
   fi
   : > "$OUT/gemm.txt"
-  for f in gemm-8192 gemm-sweep attention-shapes launch; do
+  for f in gemm-8192 gemm-beta0 gemm-sweep attention-shapes launch; do
     reports="$OUT/$f.json"
     [ -s "$OUT/vendor.json" ] && [ "$f" != launch ] && reports="$reports $OUT/vendor.json"
     .gpu/prism report $reports >> "$OUT/gemm.txt" 2>&1 || status=1

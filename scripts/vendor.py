@@ -246,15 +246,19 @@ def main():
             return None if e <= tol else f"relative error {e:.3g} > {tol:.3g}"
         return check
 
-    # GEMM: size counts elements of C; M = N = K = sqrt(size). C = A B (beta = 0 here).
+    # GEMM: size counts elements of C; M = N = K = sqrt(size). PyTorch computes D = A B (no C
+    # read): Prism's op with the shape NxNxN:beta=0 (prism bench --shapes), whose dims these
+    # results carry, so that a report pairs them with that case and not with the op's default
+    # D = alpha A B + beta C (which the in-process --vendor baseline computes).
     n = args.gemm_n
     sub = slice(0, 256)
+    gd, gs = f"{n}x{n}x{n}:beta=0", f"M=N=K={n} beta=0"  # dims, shape
     for dtype, name, tol in ((torch.float32, "float32", 1e-5), (torch.float64, "float64", 1e-12)):
         a = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
         b = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
-        add(f"gemm/nn/{name}", n * n, f"M=N=K={n}", lambda: a @ b,
+        add(f"gemm/nn/{name}", n * n, gs, lambda: a @ b,
             tol_check(lambda: (a[sub] @ b), lambda: a[sub].double() @ b.double(), tol),
-            2.0 * n ** 3, 4.0 * n * n * a.element_size())  # A, B, C read, D written: Prism's model
+            2.0 * n ** 3, 3.0 * n * n * a.element_size(), dims=gd)  # A, B read, D written: Prism's model
 
     # The precision GEMMs (cuBLAS through PyTorch): tf32 on float32 inputs, float16 and
     # bfloat16 inputs with float32 accumulation (PyTorch writes a 16-bit C; Prism a float32
@@ -269,14 +273,14 @@ def main():
             return x @ y
         finally:
             torch.backends.cuda.matmul.allow_tf32 = False
-    add("gemm/nn/tf32", n * n, f"M=N=K={n}", lambda: tf32_mm(a, b),
+    add("gemm/nn/tf32", n * n, gs, lambda: tf32_mm(a, b),
         tol_check(lambda: tf32_mm(a[sub], b), lambda: a[sub].double() @ b.double(), 2e-3),
-        2.0 * n ** 3, (2.0 * 4 + 2.0 * 4) * n * n)
+        2.0 * n ** 3, (2.0 * 4 + 4) * n * n, dims=gd)
     for dtype, name in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
         a16, b16 = a.to(dtype), b.to(dtype)
-        add(f"gemm/nn/{name}", n * n, f"M=N=K={n}", lambda: a16 @ b16,
+        add(f"gemm/nn/{name}", n * n, gs, lambda: a16 @ b16,
             tol_check(lambda: (a16[sub] @ b16), lambda: a16[sub].double() @ b16.double(), 1e-2),
-            2.0 * n ** 3, (2.0 * 2 + 2.0 * 4) * n * n)
+            2.0 * n ** 3, (2.0 * 2 + 4) * n * n, dims=gd)
     if hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
         a8 = a.to(torch.float8_e4m3fn)
         b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm needs
@@ -284,9 +288,9 @@ def main():
 
         def fp8_mm(x=a8):
             return torch._scaled_mm(x, b8, scale_a=one, scale_b=one, out_dtype=torch.float32)
-        add("gemm/nt/float8e4m3", n * n, f"M=N=K={n}", fp8_mm,
+        add("gemm/nt/float8e4m3", n * n, gs, fp8_mm,
             tol_check(lambda: fp8_mm(a8[sub].contiguous()), lambda: a8[sub].double() @ b8.double(), 1e-2),
-            2.0 * n ** 3, (2.0 * 1 + 2.0 * 4) * n * n)
+            2.0 * n ** 3, (2.0 * 1 + 4) * n * n, dims=gd)
 
     # FFT c2c: n = size complex points.
     n = 1 << 24

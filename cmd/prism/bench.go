@@ -86,7 +86,10 @@ minute or two per precision on an H200 with --vendor). A square shape is the cas
 size (--shapes 4096x4096x4096 is --sizes 16M); other shapes are cases of their own, shown
 by their MxNxK. With --vendor, the report ends with the geometric mean and the worst of
 the "vs vendor" ratios of each family (GEMM, attention), precision and variant, naming the
-worst shape (also "vendor_summary" in JSON).
+worst shape (also "vendor_summary" in JSON). A GEMM shape may end in :beta=0 (e.g.
+8192x8192x8192:beta=0): D = alpha*A*B, C not read, the product alone that PyTorch's
+matmul and _scaled_mm compute (scripts/vendor.py's GEMM figures are of that case); the
+ops' own beta is nonzero and C read, as BLAS's GEMM and the --vendor library compute it.
 
 --shapes for the attention ops: batch x heads x seq x dim written BxHxSxD, head dims 1 to
 256 (cuda-mma takes 64 and 128, cuda-wgmma 64, 128 and 256; the portable kernel any), e.g.

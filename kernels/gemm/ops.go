@@ -229,6 +229,7 @@ type gemmInstance[In InputType, Out kernels.Float] struct {
 	g           Runner[In, Out] // nil for vendor variants
 	prec        Precision
 	shape       GEMMShape
+	betaZero    bool // D = alpha*A*B, C not read (Shape.BetaZero)
 	alpha, beta Out
 	ab          *kernels.Inputs[In]  // A, B
 	c           *kernels.Inputs[Out] // C
@@ -243,14 +244,14 @@ func (in *gemmInstance[In, Out]) Tunables() string { return in.tunables }
 // newGEMMInstance sets up the shape and input sets of a GEMM op and the output D; mk
 // readies the implementation (nil for vendor variants, which run a library instead).
 func newGEMMInstance[In InputType, Out kernels.Float](ctx context.Context, q *engine.Queue, name string, prec Precision, ta, tb bool, batch int, p kernels.Params, mk func(*engine.Device) (Runner[In, Out], error)) (_ *gemmInstance[In, Out], err error) {
-	s, err := shapeOf(name, ta, tb, batch, p) // p.Shape, else p.Size's square (shape.go)
+	s, betaZero, err := shapeOf(name, ta, tb, batch, p) // p.Shape, else p.Size's square (shape.go)
 	if err != nil {
 		return nil, err
 	}
 	if kernels.TypeOf[Out]().FP64 && !q.Device().Info().FP64 {
 		return nil, fmt.Errorf("kernels: %s has no fp64: %w", q.Device().ID(), engine.ErrUnsupported)
 	}
-	in := &gemmInstance[In, Out]{prec: prec, shape: s, seed: p.Seed}
+	in := &gemmInstance[In, Out]{prec: prec, shape: s, betaZero: betaZero, seed: p.Seed}
 	if mk != nil {
 		if in.g, err = mk(q.Device()); err != nil {
 			return nil, err
@@ -263,6 +264,9 @@ func newGEMMInstance[In InputType, Out kernels.Float](ctx context.Context, q *en
 	}()
 	rng := kernels.NewRand(p.Seed, gemmStream)
 	in.alpha, in.beta = Out(1+rng.Float64()), Out(-0.5-0.5*rng.Float64())
+	if betaZero { // D = alpha*A*B: C is not read (the draw above keeps the inputs' stream)
+		in.beta = 0
+	}
 	la, lb, lc := s.Lens()
 	// Both input sets rotate together: each is sized by the whole set's bytes.
 	setBytes := (la+lb)*engine.SizeOf[In]() + lc*engine.SizeOf[Out]()
@@ -364,10 +368,17 @@ func (in *gemmInstance[In, Out]) Verify(ctx context.Context, q *engine.Queue) er
 }
 
 func (in *gemmInstance[In, Out]) Model() kernels.Model {
-	return GEMMModelOf(in.shape, engine.SizeOf[In](), engine.SizeOf[Out]())
+	m := GEMMModelOf(in.shape, engine.SizeOf[In](), engine.SizeOf[Out]())
+	if in.betaZero { // C neither read nor scaled
+		s := in.shape.WithDefaults()
+		mn := float64(s.Batch) * float64(s.M) * float64(s.N)
+		m.Flops -= 2 * mn
+		m.Bytes -= mn * float64(engine.SizeOf[Out]())
+	}
+	return m
 }
 
-func (in *gemmInstance[In, Out]) Shape() string { return shapeText(in.shape) }
+func (in *gemmInstance[In, Out]) Shape() string { return shapeText(in.shape, in.betaZero) }
 
 func (in *gemmInstance[In, Out]) Close() error {
 	var errs []error

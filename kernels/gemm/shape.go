@@ -12,24 +12,49 @@ import (
 
 // Shape is a GEMM's M x N x K as kernels.Params.Shape spells it: "4096x1024x512" is A
 // 4096 x 512, B 512 x 1024 and C 4096 x 1024 (of each matrix of the batch, for batched
-// GEMM), whatever the layout (op(A) is M x K, op(B) K x N).
-type Shape struct{ M, N, K int }
+// GEMM), whatever the layout (op(A) is M x K, op(B) K x N). BetaZero, spelled
+// "4096x1024x512:beta=0", makes the op D = alpha op(A) op(B): beta is 0 and C is not read,
+// the product alone that torch's matmul and _scaled_mm compute, where the op's own beta is
+// drawn nonzero and C read, as BLAS's GEMM and the in-process vendor call compute it.
+type Shape struct {
+	M, N, K  int
+	BetaZero bool
+}
 
-// String spells s as ParseShape reads it: "4096x1024x512".
-func (s Shape) String() string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
+// betaZeroOption is the one option a GEMM shape takes, after a colon.
+const betaZeroOption = "beta=0"
 
-// Square reports whether M = N = K: the shape a size gives (round(sqrt(size)) each).
-func (s Shape) Square() bool { return s.M == s.N && s.N == s.K }
+// String spells s as ParseShape reads it: "4096x1024x512", or "4096x1024x512:beta=0".
+func (s Shape) String() string {
+	t := fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K)
+	if s.BetaZero {
+		t += ":" + betaZeroOption
+	}
+	return t
+}
+
+// Square reports whether s is the shape a size gives: M = N = K (round(sqrt(size)) each),
+// with the op's own beta (a size never gives beta=0).
+func (s Shape) Square() bool { return s.M == s.N && s.N == s.K && !s.BetaZero }
 
 // ParseShape reads a shape written MxNxK: three whole numbers from 1 to the kernels' largest
 // dimension, in decimal digits, separated by x (or X), such as "4096x1024x512" or
-// "4095x4095x4095". Errors wrap engine.ErrInvalidArg and say what is wrong in the
-// user's terms.
+// "4095x4095x4095", optionally followed by ":beta=0" (Shape.BetaZero). Errors wrap
+// engine.ErrInvalidArg and say what is wrong in the user's terms.
 func ParseShape(text string) (Shape, error) {
 	bad := func(why string) (Shape, error) {
 		return Shape{}, fmt.Errorf("kernels: gemm: shape %q: %s: %w", text, why, engine.ErrInvalidArg)
 	}
-	t := strings.TrimSpace(text)
+	t, opt, hasOpt := strings.Cut(strings.TrimSpace(text), ":")
+	t = strings.TrimSpace(t)
+	betaZero := false
+	if hasOpt {
+		if o := strings.ToLower(strings.ReplaceAll(opt, " ", "")); o != betaZeroOption {
+			return bad(fmt.Sprintf("option %q: the one option a shape takes is %s (D = alpha*A*B, C not read), e.g. 8192x8192x8192:%s",
+				opt, betaZeroOption, betaZeroOption))
+		}
+		betaZero = true
+	}
 	if t == "" {
 		return bad("empty; write M x N x K as MxNxK, e.g. 4096x1024x512")
 	}
@@ -53,7 +78,7 @@ func ParseShape(text string) (Shape, error) {
 		}
 		d[i] = n
 	}
-	return Shape{M: d[0], N: d[1], K: d[2]}, nil
+	return Shape{M: d[0], N: d[1], K: d[2], BetaZero: betaZero}, nil
 }
 
 // layoutOf returns the transposes and batch count of the gemm op named name
@@ -126,39 +151,44 @@ func ShapeElements(name string, s Shape) float64 {
 }
 
 // shapeOf returns the GEMM shape that p asks for: p.Shape where set, else M = N = K =
-// round(sqrt(p.Size / batch)). Errors wrap engine.ErrInvalidArg and name the op.
-func shapeOf(name string, ta, tb bool, batch int, p kernels.Params) (GEMMShape, error) {
+// round(sqrt(p.Size / batch)); and whether beta is 0 (Shape.BetaZero). Errors wrap
+// engine.ErrInvalidArg and name the op.
+func shapeOf(name string, ta, tb bool, batch int, p kernels.Params) (GEMMShape, bool, error) {
 	if p.Shape != "" {
 		s, err := ParseShape(p.Shape)
 		if err != nil {
-			return GEMMShape{}, fmt.Errorf("kernels: %s: %w", name, err)
+			return GEMMShape{}, false, fmt.Errorf("kernels: %s: %w", name, err)
 		}
 		g := GEMMShape{TransA: ta, TransB: tb, M: s.M, N: s.N, K: s.K, Batch: batch}.WithDefaults()
 		if err := checkShape(g); err != nil {
-			return GEMMShape{}, fmt.Errorf("kernels: %s: shape %s: %w", name, s, err)
+			return GEMMShape{}, false, fmt.Errorf("kernels: %s: shape %s: %w", name, s, err)
 		}
-		return g, nil
+		return g, s.BetaZero, nil
 	}
 	if err := kernels.CheckSize(name, p); err != nil {
-		return GEMMShape{}, err
+		return GEMMShape{}, false, err
 	}
 	n := max(int(math.Round(math.Sqrt(float64(p.Size)/float64(batch)))), 1)
 	g := GEMMShape{TransA: ta, TransB: tb, M: n, N: n, K: n, Batch: batch}.WithDefaults()
 	if err := checkShape(g); err != nil {
-		return GEMMShape{}, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
+		return GEMMShape{}, false, fmt.Errorf("kernels: %s: size %d: %w", name, p.Size, err)
 	}
-	return g, nil
+	return g, false, nil
 }
 
 // shapeText describes shape s as Instance.Shape does: "M=N=K=1024" where square (the
-// shapes sizes give), else "M=4096 N=1024 K=512"; "batch=8 " before either for a batch.
-func shapeText(s GEMMShape) string {
+// shapes sizes give), else "M=4096 N=1024 K=512"; "batch=8 " before either for a batch,
+// " beta=0" after it where beta is 0.
+func shapeText(s GEMMShape, betaZero bool) string {
 	t := fmt.Sprintf("M=%d N=%d K=%d", s.M, s.N, s.K)
 	if s.M == s.N && s.N == s.K {
 		t = fmt.Sprintf("M=N=K=%d", s.M)
 	}
 	if s.Batch > 1 {
 		t = fmt.Sprintf("batch=%d %s", s.Batch, t)
+	}
+	if betaZero {
+		t += " " + betaZeroOption
 	}
 	return t
 }

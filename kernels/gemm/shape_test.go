@@ -17,11 +17,13 @@ func TestParseShape(t *testing.T) {
 		in   string
 		want Shape
 	}{
-		{"4096x1024x512", Shape{4096, 1024, 512}},
-		{"4095X4095X4095", Shape{4095, 4095, 4095}},
-		{" 8192x128x8192 ", Shape{8192, 128, 8192}},
-		{"1x1x1", Shape{1, 1, 1}},
-		{"007x1x1", Shape{7, 1, 1}},
+		{"4096x1024x512", Shape{M: 4096, N: 1024, K: 512}},
+		{"4095X4095X4095", Shape{M: 4095, N: 4095, K: 4095}},
+		{" 8192x128x8192 ", Shape{M: 8192, N: 128, K: 8192}},
+		{"1x1x1", Shape{M: 1, N: 1, K: 1}},
+		{"007x1x1", Shape{M: 7, N: 1, K: 1}},
+		{"8192x8192x8192:beta=0", Shape{M: 8192, N: 8192, K: 8192, BetaZero: true}},
+		{" 64x32x16 : BETA = 0 ", Shape{M: 64, N: 32, K: 16, BetaZero: true}},
 	} {
 		got, err := ParseShape(c.in)
 		if err != nil || got != c.want {
@@ -45,6 +47,10 @@ func TestParseShape(t *testing.T) {
 		{"4Kx4Kx4K", `M "4k" is not a whole number`},
 		{"64x99999999999999999999x64", "N 99999999999999999999 is above 2147482623"},
 		{"64x64x2147482624", "K 2147482624 is above 2147482623"},
+		{"64x64x64:beta=1", `option "beta=1": the one option a shape takes is beta=0`},
+		{"64x64x64:", `option "": the one option`},
+		{"64x64x64:alpha=2", `option "alpha=2"`},
+		{"64x0x64:beta=0", "N is 0"},
 	} {
 		_, err := ParseShape(c.in)
 		if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
@@ -72,7 +78,10 @@ func TestCheckShapeOp(t *testing.T) {
 			t.Errorf("CheckShape(%s, %s) = %v; want an error wrapping ErrInvalidArg with %q", c.op, c.shape, err, c.want)
 		}
 	}
-	s := Shape{4096, 1024, 512}
+	if !(Shape{M: 8, N: 8, K: 8}).Square() || (Shape{M: 8, N: 8, K: 8, BetaZero: true}).Square() {
+		t.Errorf("Square: 8x8x8 is the shape of size 64; 8x8x8:beta=0 is no size's shape")
+	}
+	s := Shape{M: 4096, N: 1024, K: 512}
 	if got := ShapeSize("gemm/nn/float32", s); got != 4096*1024 {
 		t.Errorf("size of %v = %d; want M*N", s, got)
 	}
@@ -91,7 +100,7 @@ func TestOpShapes(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		for _, name := range []string{"gemm/nn/float32", "gemm/nt/float32", "gemm/tn/float32", "gemm/batched/float32"} {
 			op := opNamed(t, name)
-			for _, shape := range []string{"17x33x5", "64x1x300", "1x1x1", "3x70x129"} {
+			for _, shape := range []string{"17x33x5", "64x1x300", "1x1x1", "3x70x129", "17x33x5:beta=0"} {
 				if kerneltest.Small() && name == "gemm/batched/float32" && (shape == "64x1x300" || shape == "3x70x129") {
 					// Under Oclgrind (small sizes) the batched kernel, nn's with a batch index, takes
 					// a minute on these two; the shapes run unbatched above and TestGEMM runs batches.
@@ -122,12 +131,17 @@ func TestOpShapes(t *testing.T) {
 						batch = gemmOpBatch
 						want = fmt.Sprintf("batch=%d %s", batch, want)
 					}
+					m, n, k := float64(s.M), float64(s.N), float64(s.K)
+					flops, bytes := float64(batch)*(2*m*n*k+3*m*n), float64(batch)*4*(m*k+k*n+2*m*n)
+					if s.BetaZero { // D = alpha*A*B: C neither read nor scaled
+						want += " beta=0"
+						flops, bytes = float64(batch)*(2*m*n*k+m*n), float64(batch)*4*(m*k+k*n+m*n)
+					}
 					if got := in.Shape(); got != want {
 						t.Errorf("Shape() = %q; want %q", got, want)
 					}
-					m, n, k := float64(s.M), float64(s.N), float64(s.K)
-					if got, w := in.Model().Flops, float64(batch)*(2*m*n*k+3*m*n); got != w {
-						t.Errorf("model FLOPs %v; want %v", got, w)
+					if got := in.Model(); got.Flops != flops || got.Bytes != bytes {
+						t.Errorf("model %v FLOPs, %v bytes; want %v, %v", got.Flops, got.Bytes, flops, bytes)
 					}
 				})
 			}
