@@ -66,6 +66,12 @@ type SplitResult struct {
 // result is read back to it each run.
 const PlacementHost = "host"
 
+// Checked reports whether the split's plan was checked by its second run against the
+// fastest device alone (kernels.SplitRun.CheckedRun): its shares hold the check's times.
+func (s SplitResult) Checked() bool {
+	return slices.ContainsFunc(s.Shares, func(sh kernels.Share) bool { return sh.Ran > 0 || sh.RanOneErr != "" })
+}
+
 // devicesText names the devices of a split joined by "+", and, for data not from the
 // host, where it lived ("opencl:0:0+opencl:1:0 (sharded data)"): a split on host data
 // and the same split on sharded data are two cases of a report.

@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/prism-compute/prism/cl"
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/suite"
 )
 
@@ -91,5 +94,23 @@ func TestRunSplitsSaysPlan(t *testing.T) {
 	// The sharded case is compared with the fastest device with its data resident.
 	if sh := rep.Splits[1]; sh.Speedup != sh.SpeedupResident {
 		t.Errorf("sharded: speedup %v, against resident data %v: want the same", sh.Speedup, sh.SpeedupResident)
+	}
+}
+
+// TestSplitResultChecked: a split whose shares hold a plan's check (its times, or why the
+// device alone could not run) says so; one without, not.
+func TestSplitResultChecked(t *testing.T) {
+	two := []kernels.Share{{Device: "a", Units: 5}, {Device: "b", Units: 5}}
+	if (SplitResult{Shares: two}).Checked() {
+		t.Errorf("shares without a check read as checked")
+	}
+	ran := slices.Clone(two)
+	ran[0].Ran, ran[1].Ran = time.Millisecond, time.Millisecond
+	failed := slices.Clone(two)
+	failed[1].RanOneErr = "out of memory"
+	for _, sh := range [][]kernels.Share{ran, failed} {
+		if !(SplitResult{Shares: sh}).Checked() {
+			t.Errorf("shares %+v: want checked", sh)
+		}
 	}
 }

@@ -605,7 +605,7 @@ func (r view) splitGrid() *resultGrid {
 		if data == "" {
 			data = "-"
 		}
-		row := []string{s.Case, bench.FormatSize(s.Size), r.deviceLabels(s.Devices), data, r.planShort(s.Plan), time, speedup}
+		row := []string{s.Case, bench.FormatSize(s.Size), r.deviceLabels(s.Devices), data, r.planShort(s.Plan, s.Checked()), time, speedup}
 		for _, id := range devs {
 			share, alone, resident := "-", "-", "-"
 			for _, sh := range s.Shares {
@@ -632,7 +632,7 @@ func (r view) splitGrid() *resultGrid {
 	g.legend = []string{
 		"split: the op across the devices listed, each its share of the work; time: its median (host clock)",
 		"data: host (inputs from the host, the result combined on the host each run) or sharded (the data on the devices before the timing, the result left there); -: not recorded",
-		"plan: the planner's choice: one device [i] (a split was predicted slower), or split over n devices; (given): the shares were given",
+		"plan: the planner's choice: one device [i] (a split was predicted slower), or split over n devices; (given): the shares were given; (checked): the split's second run was timed against the fastest device alone, and the faster kept (the JSON's plan says both times)",
 		"[i] alone: device [i] with the whole op, its result combined on the host as the split's; [i] resident: the one-device op with its result left on the device",
 		"speedup: host data: the fastest device alone / the split (in brackets: the fastest resident / the split); sharded data: the fastest resident / the split; above 1: the split is faster",
 		"-: the device had no share, or the figure is missing",
@@ -641,12 +641,21 @@ func (r view) splitGrid() *resultGrid {
 }
 
 // planShort is the planner's choice (kernels.PlanSummary's words) in a cell: "one device
-// [i]", "split over n", with " (given)" where the shares were given; "-" where none was
+// [i]", "split over n", with " (given)" where the shares were given and " (checked)" where
+// the split's second run checked the plan (both: " (given, checked)"); "-" where none was
 // recorded, and the words themselves where they are not the planner's.
-func (r view) planShort(plan string) string {
+
+func (r view) planShort(plan string, checked bool) string {
+	var notes []string
+	if strings.Contains(plan, "(shares given") {
+		notes = append(notes, "given")
+	}
+	if checked {
+		notes = append(notes, "checked")
+	}
 	given := ""
-	if strings.Contains(plan, "(shares given)") {
-		given = " (given)"
+	if len(notes) > 0 {
+		given = " (" + strings.Join(notes, ", ") + ")"
 	}
 	switch {
 	case plan == "":
