@@ -171,53 +171,21 @@ func TestMapSplitInvalid(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	op := Family().Ops[0] // axpy float32
 	ok := kernels.Params{Size: 1000, Seed: 1}
-	for _, c := range []struct {
-		name string
-		devs []*engine.Device
-		p    kernels.Params
-		f    []float64
-		want error
-	}{
-		{"size 0", devs, kernels.Params{}, nil, engine.ErrInvalidArg},
-		{"size too large", devs, kernels.Params{Size: MapMax + 1}, nil, engine.ErrInvalidArg},
-		{"no device", nil, ok, nil, engine.ErrInvalidArg},
-		{"nil device", []*engine.Device{nil, devs[0]}, ok, nil, engine.ErrInvalidArg},
-		{"fractions long", devs, ok, append(make([]float64, len(devs)), 1), engine.ErrInvalidArg},
-		{"fraction infinite", devs, ok, append([]float64{math.Inf(1), 0}, make([]float64, len(devs)-2)...), engine.ErrInvalidArg},
-		{"tunables", devs, kernels.Params{Size: 1000, Tunables: "VEC=2"}, nil, engine.ErrInvalidArg},
-		{"vendor variant", devs, kernels.Params{Size: 1000, Variant: "CLBlast"}, nil, engine.ErrUnsupported},
-	} {
-		in, err := op.Split(t.Context(), c.devs, c.p, kernels.SplitOptions{Fractions: c.f})
-		if !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
-		}
-		if in != nil {
-			in.Close()
-		}
-	}
+	kerneltest.CheckSplitRefusals(t, op, []kerneltest.SplitRefusal{
+		{Name: "size 0", Devs: devs, P: kernels.Params{}, Want: engine.ErrInvalidArg},
+		{Name: "size too large", Devs: devs, P: kernels.Params{Size: MapMax + 1}, Want: engine.ErrInvalidArg},
+		{Name: "no device", Devs: nil, P: ok, Want: engine.ErrInvalidArg},
+		{Name: "nil device", Devs: []*engine.Device{nil, devs[0]}, P: ok, Want: engine.ErrInvalidArg},
+		{Name: "fractions long", Devs: devs, P: ok, F: append(make([]float64, len(devs)), 1), Want: engine.ErrInvalidArg},
+		{Name: "fraction infinite", Devs: devs, P: ok, F: append([]float64{math.Inf(1), 0}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
+		{Name: "tunables", Devs: devs, P: kernels.Params{Size: 1000, Tunables: "VEC=2"}, Want: engine.ErrInvalidArg},
+		{Name: "vendor variant", Devs: devs, P: kernels.Params{Size: 1000, Variant: "CLBlast"}, Want: engine.ErrUnsupported},
+	})
 	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := in.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
-		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
-	}
-	if err := in.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	in.(*mapSplitInstance[float32]).out[999] += 0.5
-	if err := in.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
-		t.Errorf("Verify after a wrong element: %v, want ErrVerify", err)
-	}
-	if err := in.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if err := in.Run(context.Background()); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	kerneltest.CheckSplitLifecycle(t, in, "a wrong element", func() { in.(*mapSplitInstance[float32]).out[999] += 0.5 })
 }
 
 // TestShardedMap maps sharded data on every split device (PoCL and Rusticl, or two PoCL

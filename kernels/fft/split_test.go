@@ -1,8 +1,6 @@
 package fft
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -142,51 +140,21 @@ func TestFFTSplitInvalid(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	op := batchedOp(t)
 	ok := kernels.Params{Size: 2048, Seed: 1}
-	for _, c := range []struct {
-		name string
-		devs []*engine.Device
-		p    kernels.Params
-		f    []float64
-		want error
-	}{
-		{"size 0", devs, kernels.Params{}, nil, engine.ErrInvalidArg},
-		{"size negative", devs, kernels.Params{Size: -4}, nil, engine.ErrInvalidArg},
-		{"no device", []*engine.Device{}, ok, nil, engine.ErrInvalidArg},
-		{"nil device", []*engine.Device{devs[0], nil}, ok, nil, engine.ErrInvalidArg},
-		{"fractions short", devs, ok, []float64{}, engine.ErrInvalidArg},
-		{"fractions sum", devs, ok, append([]float64{0.2, 0.2}, make([]float64, len(devs)-2)...), engine.ErrInvalidArg},
-		{"tunables", devs, kernels.Params{Size: 2048, Tunables: "EPT=8"}, nil, engine.ErrInvalidArg},
-		{"vendor variant", devs, kernels.Params{Size: 2048, Variant: "clFFT"}, nil, engine.ErrUnsupported},
-	} {
-		in, err := op.Split(t.Context(), c.devs, c.p, kernels.SplitOptions{Fractions: c.f})
-		if !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
-		}
-		if in != nil {
-			in.Close()
-		}
-	}
+	kerneltest.CheckSplitRefusals(t, op, []kerneltest.SplitRefusal{
+		{Name: "size 0", Devs: devs, P: kernels.Params{}, Want: engine.ErrInvalidArg},
+		{Name: "size negative", Devs: devs, P: kernels.Params{Size: -4}, Want: engine.ErrInvalidArg},
+		{Name: "no device", Devs: []*engine.Device{}, P: ok, Want: engine.ErrInvalidArg},
+		{Name: "nil device", Devs: []*engine.Device{devs[0], nil}, P: ok, Want: engine.ErrInvalidArg},
+		{Name: "fractions short", Devs: devs, P: ok, F: []float64{}, Want: engine.ErrInvalidArg},
+		{Name: "fractions sum", Devs: devs, P: ok, F: append([]float64{0.2, 0.2}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
+		{Name: "tunables", Devs: devs, P: kernels.Params{Size: 2048, Tunables: "EPT=8"}, Want: engine.ErrInvalidArg},
+		{Name: "vendor variant", Devs: devs, P: kernels.Params{Size: 2048, Variant: "clFFT"}, Want: engine.ErrUnsupported},
+	})
 	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := in.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
-		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
-	}
-	if err := in.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	in.(*fftSplitInstance[float32]).out[2*fftBatchLen+6] += 1 // transform 1, the second part's
-	if err := in.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
-		t.Errorf("Verify after a wrong element: %v, want ErrVerify", err)
-	}
-	if err := in.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if err := in.Run(context.Background()); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	kerneltest.CheckSplitLifecycle(t, in, "a wrong element of transform 1, the second part's", func() {
+		in.(*fftSplitInstance[float32]).out[2*fftBatchLen+6] += 1
+	})
 }

@@ -1,8 +1,6 @@
 package sort
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -206,53 +204,23 @@ func TestSortSplitInvalid(t *testing.T) {
 	smallSplitTiles(t)
 	op := Family().Ops[2] // pairs
 	ok := kernels.Params{Size: 1000, Seed: 1}
-	for _, c := range []struct {
-		name string
-		devs []*engine.Device
-		p    kernels.Params
-		f    []float64
-		want error
-	}{
-		{"size 0", devs, kernels.Params{}, nil, engine.ErrInvalidArg},
-		{"size too large", devs, kernels.Params{Size: MaxSortLen + 1}, nil, engine.ErrInvalidArg},
-		{"no device", nil, ok, nil, engine.ErrInvalidArg},
-		{"nil device", []*engine.Device{devs[0], nil}, ok, nil, engine.ErrInvalidArg},
-		{"fractions short", devs, ok, []float64{1}, engine.ErrInvalidArg},
-		{"fractions sum", devs, ok, append([]float64{0.5, 0.6}, make([]float64, len(devs)-2)...), engine.ErrInvalidArg},
-		{"fractions NaN", devs, ok, append([]float64{math.NaN(), 1}, make([]float64, len(devs)-2)...), engine.ErrInvalidArg},
-		{"tunables", devs, kernels.Params{Size: 1000, Tunables: "WG=64"}, nil, engine.ErrInvalidArg},
-		{"variant", devs, kernels.Params{Size: 1000, Variant: "cub"}, nil, engine.ErrUnsupported},
-	} {
-		in, err := op.Split(t.Context(), c.devs, c.p, kernels.SplitOptions{Fractions: c.f})
-		if !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
-		}
-		if in != nil {
-			in.Close()
-		}
-	}
+	kerneltest.CheckSplitRefusals(t, op, []kerneltest.SplitRefusal{
+		{Name: "size 0", Devs: devs, P: kernels.Params{}, Want: engine.ErrInvalidArg},
+		{Name: "size too large", Devs: devs, P: kernels.Params{Size: MaxSortLen + 1}, Want: engine.ErrInvalidArg},
+		{Name: "no device", Devs: nil, P: ok, Want: engine.ErrInvalidArg},
+		{Name: "nil device", Devs: []*engine.Device{devs[0], nil}, P: ok, Want: engine.ErrInvalidArg},
+		{Name: "fractions short", Devs: devs, P: ok, F: []float64{1}, Want: engine.ErrInvalidArg},
+		{Name: "fractions sum", Devs: devs, P: ok, F: append([]float64{0.5, 0.6}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
+		{Name: "fractions NaN", Devs: devs, P: ok, F: append([]float64{math.NaN(), 1}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
+		{Name: "tunables", Devs: devs, P: kernels.Params{Size: 1000, Tunables: "WG=64"}, Want: engine.ErrInvalidArg},
+		{Name: "variant", Devs: devs, P: kernels.Params{Size: 1000, Variant: "cub"}, Want: engine.ErrUnsupported},
+	})
 	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := in.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
-		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
-	}
-	if err := in.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	s := in.(*sortSplitInstance[uint32])
-	s.outVals[0], s.outVals[1] = s.outVals[1], s.outVals[0]
-	if err := in.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
-		t.Errorf("Verify after swapping two values: %v, want ErrVerify", err)
-	}
-	if err := in.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if err := in.Run(context.Background()); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	kerneltest.CheckSplitLifecycle(t, in, "swapping two values", func() {
+		s := in.(*sortSplitInstance[uint32])
+		s.outVals[0], s.outVals[1] = s.outVals[1], s.outVals[0]
+	})
 }

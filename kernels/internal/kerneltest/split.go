@@ -250,3 +250,55 @@ func CheckRecheck(t *testing.T, si kernels.SplitInstance) {
 		}
 	}
 }
+
+// SplitRefusal is a split set-up that must fail: its devices, parameters and given
+// fractions (nil: measured), and the error it must wrap.
+type SplitRefusal struct {
+	Name string
+	Devs []*engine.Device
+	P    kernels.Params
+	F    []float64
+	Want error
+}
+
+// CheckSplitRefusals sets each refusal up with op.Split and checks that it fails wrapping
+// its error, closing whatever a set-up returned.
+func CheckSplitRefusals(t *testing.T, op kernels.Op, cases []SplitRefusal) {
+	t.Helper()
+	for _, c := range cases {
+		in, err := op.Split(t.Context(), c.Devs, c.P, kernels.SplitOptions{Fractions: c.F})
+		if !errors.Is(err, c.Want) {
+			t.Errorf("%s: %v, want %v", c.Name, err, c.Want)
+		}
+		if in != nil {
+			in.Close()
+		}
+	}
+}
+
+// CheckSplitLifecycle checks what a split instance does around its runs: Verify before a
+// Run wraps engine.ErrInvalidArg; after a Run and corrupt (which makes one element of the
+// result wrong, as what it says), Verify wraps kernels.ErrVerify; Close twice is nil, and
+// Run after Close wraps engine.ErrClosed. It closes si.
+func CheckSplitLifecycle(t *testing.T, si kernels.SplitInstance, what string, corrupt func()) {
+	t.Helper()
+	if err := si.Verify(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("Verify before Run: %v, want ErrInvalidArg", err)
+	}
+	if err := si.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	corrupt()
+	if err := si.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
+		t.Errorf("Verify after %s: %v, want ErrVerify", what, err)
+	}
+	if err := si.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := si.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := si.Run(context.Background()); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Run after Close: %v, want ErrClosed", err)
+	}
+}
