@@ -23,7 +23,8 @@ type SplitPart interface {
 	// RunProbe runs the first units units of the probe's work as Run runs a share, its
 	// result read back to the host apart from the op's result.
 	RunProbe(ctx context.Context, units int) error
-	// Load gives the part its share: units units from off. The probe's work is released.
+	// Load gives the part its share: units units from off. The probe's work is released,
+	// and so is an earlier share's: a plan's check may load a part more than once.
 	Load(ctx context.Context, off, units int) error
 	// Run runs the share and reads its result back into its place in the op's result.
 	Run(ctx context.Context) error

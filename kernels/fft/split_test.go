@@ -70,6 +70,9 @@ func TestFFTSplit(t *testing.T) {
 				if err := in.Verify(t.Context()); err != nil {
 					t.Fatal(err)
 				}
+				if f != nil {
+					kerneltest.CheckRecheck(t, in) // the transforms laid out for one device and back
+				}
 				if in.Model().Flops != 5*1024*10*float64(b) {
 					t.Errorf("Model %+v", in.Model())
 				}

@@ -421,11 +421,33 @@ func (pt *gemmPart[In, Out]) RunProbe(ctx context.Context, units int) error {
 
 // Load uploads pt's share, units rows (or matrices) from off, in chunks.
 func (pt *gemmPart[In, Out]) Load(ctx context.Context, off, units int) error {
-	if err := pt.probe.close(); err != nil {
+	if err := errors.Join(pt.probe.close(), pt.releaseShare()); err != nil {
 		return err
 	}
 	pt.scratch = nil
 	return pt.sp.chunk(ctx, pt, off, units)
+}
+
+// releaseShare releases what Load made for the part's share: the chunks, the copy queue,
+// the host memory the result is read into, the last run's events. A part may be given a
+// share again (a plan's check lays the work out for one device and back).
+func (pt *gemmPart[In, Out]) releaseShare() error {
+	var errs []error
+	for _, e := range pt.done {
+		errs = append(errs, e.Close())
+	}
+	pt.done = nil
+	if pt.copyQ != nil {
+		errs = append(errs, pt.copyQ.Close())
+		pt.copyQ = nil
+	}
+	for i := range pt.chunks {
+		errs = append(errs, pt.chunks[i].close())
+	}
+	pt.chunks = nil
+	errs = append(errs, pt.host.Close())
+	pt.host = nil
+	return errors.Join(errs...)
 }
 
 // Run computes pt's block, each chunk read back into its rows (or matrices) of the result.
@@ -584,22 +606,7 @@ func (sp *gemmSplit[In, Out]) Variants() []string {
 
 // Close releases the part's buffers, implementation and queue.
 func (pt *gemmPart[In, Out]) Close() error {
-	var errs []error
-	errs = append(errs, pt.probe.close())
-	for _, e := range pt.done {
-		errs = append(errs, e.Close())
-	}
-	pt.done = nil
-	if pt.copyQ != nil {
-		errs = append(errs, pt.copyQ.Close())
-		pt.copyQ = nil
-	}
-	for i := range pt.chunks {
-		errs = append(errs, pt.chunks[i].close())
-	}
-	pt.chunks = nil
-	errs = append(errs, pt.host.Close())
-	pt.host = nil
+	errs := []error{pt.probe.close(), pt.releaseShare()}
 	if pt.g != nil {
 		errs = append(errs, pt.g.Close())
 		pt.g = nil

@@ -88,6 +88,9 @@ func TestSplitGEMM(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if frac != nil {
+				kerneltest.CheckRecheck(t, in) // the rows laid out for one device and back
+			}
 			q, err := devs[0].NewQueue()
 			if err != nil {
 				t.Fatal(err)

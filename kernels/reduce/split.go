@@ -381,7 +381,9 @@ func (pt *reducePart[T]) RunProbe(ctx context.Context, units int) error {
 
 // Load uploads pt's share: units elements (or rows) from off.
 func (pt *reducePart[T]) Load(ctx context.Context, off, units int) error {
-	if err := pt.probe.close(); err != nil {
+	// The probe's work, and an earlier share's block (a plan's check gives a part its share
+	// again).
+	if err := errors.Join(pt.probe.close(), pt.blk.close()); err != nil {
 		return err
 	}
 	var err error
