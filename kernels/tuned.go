@@ -174,17 +174,20 @@ type TunablesReporter interface {
 }
 
 // TunableInt is an integer tunable that ParseTunableInts reads: its key, where its value
-// goes, and the range the value must be in.
+// goes, and the range the value must be in. An Optional key may be left out even where
+// every key is wanted: its Dst keeps the default the caller put there (a key added after
+// tuning files were written without it).
 type TunableInt struct {
 	Key      string
 	Dst      *int
 	Min, Max int
+	Optional bool
 }
 
 // ParseTunableInts reads tunables spelled "KEY=integer KEY=integer ..." (a variant's
 // Params.Tunables, the form its Candidates take) into fields; keys match without regard
-// to case. With all, every key must be given; otherwise a key left out keeps the value its
-// Dst holds. Errors name what (as "histogram tunables"), s and the field at fault: one that
+// to case. With all, every key but the Optional ones must be given; a key left out keeps
+// the value its Dst holds. Errors name what (as "histogram tunables"), s and the field at fault: one that
 // is not KEY=integer, an unknown or repeated key, a value out of its range. They wrap
 // engine.ErrInvalidArg.
 func ParseTunableInts(what, s string, all bool, fields ...TunableInt) error {
@@ -214,14 +217,27 @@ func ParseTunableInts(what, s string, all bool, fields ...TunableInt) error {
 		seen[i] = true
 		*fields[i].Dst = n
 	}
-	if all && len(seen) != len(fields) {
-		var missing []string
-		for i, k := range keys {
-			if !seen[i] {
-				missing = append(missing, k)
-			}
-		}
-		return bad("want all of %s; %s missing", strings.Join(keys, ", "), strings.Join(missing, ", "))
+	if !all {
+		return nil
 	}
-	return nil
+	var required, optional, missing []string
+	for i, f := range fields {
+		switch {
+		case f.Optional:
+			optional = append(optional, f.Key)
+		case !seen[i]:
+			missing = append(missing, f.Key)
+			fallthrough
+		default:
+			required = append(required, f.Key)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	may := ""
+	if len(optional) > 0 {
+		may = fmt.Sprintf(" (%s may be left out)", strings.Join(optional, ", "))
+	}
+	return bad("want all of %s%s; %s missing", strings.Join(required, ", "), may, strings.Join(missing, ", "))
 }

@@ -78,6 +78,19 @@ func TestParseTunableInts(t *testing.T) {
 	if err := kernels.ParseTunableInts("t", "WG=8", false, fields()...); err != nil || a != 8 || b != 3 {
 		t.Errorf("a key left out: got %d %d, %v", a, b, err)
 	}
+	// An optional key may be left out with all: it keeps its default; the others are wanted.
+	opt := func() []kernels.TunableInt {
+		f := fields()
+		f[1].Optional = true
+		return f
+	}
+	a, b = 7, 3
+	if err := kernels.ParseTunableInts("t", "WG=8", true, opt()...); err != nil || a != 8 || b != 3 {
+		t.Errorf("an optional key left out: got %d %d, %v", a, b, err)
+	}
+	if err := kernels.ParseTunableInts("t", "UNROLL=2", true, opt()...); err == nil || !strings.Contains(err.Error(), "want all of WG (UNROLL may be left out); WG missing") {
+		t.Errorf("a required key left out beside an optional one: %v", err)
+	}
 	for s, want := range map[string]string{
 		"WG=8":                 "want all of WG, UNROLL; UNROLL missing",
 		"WG=8 UNROLL":          `"UNROLL" is not KEY=integer`,

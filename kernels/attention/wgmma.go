@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -49,23 +48,13 @@ func (t WGMMATunables) String() string {
 // must be given, BC may be left out (64, the spelling of earlier tuning files). Errors wrap
 // engine.ErrInvalidArg and name the key.
 func ParseWGMMATunables(s string) (WGMMATunables, error) {
-	t := WGMMATunables{Sched: -1, BC: attnWGMMABC} // -1: not given
-	if err := kernels.ParseTunableInts("attention wgmma tunables", s, false, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 4},
-		kernels.TunableInt{Key: "SCHED", Dst: &t.Sched, Min: 0, Max: 1}, kernels.TunableInt{Key: "BC", Dst: &t.BC, Min: 64, Max: 128}); err != nil {
+	t := WGMMATunables{BC: attnWGMMABC}
+	if err := kernels.ParseTunableInts("attention wgmma tunables", s, true, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 4},
+		kernels.TunableInt{Key: "SCHED", Dst: &t.Sched, Min: 0, Max: 1},
+		kernels.TunableInt{Key: "BC", Dst: &t.BC, Min: 64, Max: 128, Optional: true}); err != nil {
 		return WGMMATunables{}, err
 	}
-	var missing []string
-	if t.Stages == 0 {
-		missing = append(missing, "STAGES")
-	}
-	if t.Sched < 0 {
-		missing = append(missing, "SCHED")
-	}
-	switch {
-	case len(missing) > 0:
-		return WGMMATunables{}, fmt.Errorf("kernels: attention wgmma tunables %q: want STAGES and SCHED (BC may be left out); %s missing: %w",
-			s, strings.Join(missing, ", "), engine.ErrInvalidArg)
-	case t.BC != 64 && t.BC != 128:
+	if t.BC != 64 && t.BC != 128 {
 		return WGMMATunables{}, fmt.Errorf("kernels: attention wgmma tunables %q: BC=%d: 64 or 128: %w", s, t.BC, engine.ErrInvalidArg)
 	}
 	return t, nil

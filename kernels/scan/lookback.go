@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -54,24 +53,13 @@ func (sh lookbackShape) String() string {
 // lookbackMaxTile elements.
 func parseLookbackShape(s string) (lookbackShape, error) {
 	sh := lookbackShape{block: lookbackBlock}
-	if err := kernels.ParseTunableInts("scan look-back tunables", s, false, kernels.TunableInt{Key: "BLOCK", Dst: &sh.block, Min: 32, Max: 1024},
+	if err := kernels.ParseTunableInts("scan look-back tunables", s, true,
+		kernels.TunableInt{Key: "BLOCK", Dst: &sh.block, Min: 32, Max: 1024, Optional: true},
 		kernels.TunableInt{Key: "ITEMS", Dst: &sh.items, Min: 1, Max: 32},
 		kernels.TunableInt{Key: "VEC", Dst: &sh.vec, Min: 1, Max: 4}, kernels.TunableInt{Key: "MINBLOCKS", Dst: &sh.minBlocks, Min: 1, Max: 32}); err != nil {
 		return lookbackShape{}, err
 	}
-	var missing []string
-	for _, f := range []struct {
-		key string
-		v   int
-	}{{"ITEMS", sh.items}, {"VEC", sh.vec}, {"MINBLOCKS", sh.minBlocks}} {
-		if f.v == 0 {
-			missing = append(missing, f.key)
-		}
-	}
 	switch {
-	case len(missing) > 0:
-		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: want ITEMS, VEC and MINBLOCKS (BLOCK may be left out): %s missing: %w",
-			s, strings.Join(missing, ", "), engine.ErrInvalidArg)
 	case sh.block%32 != 0:
 		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: BLOCK=%d is not a whole number of warps (32 threads): %w", s, sh.block, engine.ErrInvalidArg)
 	case sh.block*sh.minBlocks > 2048:
