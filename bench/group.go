@@ -67,9 +67,10 @@ type SplitResult struct {
 const PlacementHost = "host"
 
 // Checked reports whether the split's plan was checked by its second run against the
-// fastest device alone (kernels.SplitRun.CheckedRun): its shares hold the check's times.
+// fastest device alone (kernels.SplitRun.CheckedRun): its shares hold the split's time
+// (with the device's, or why it could not run alone).
 func (s SplitResult) Checked() bool {
-	return slices.ContainsFunc(s.Shares, func(sh kernels.Share) bool { return sh.Ran > 0 || sh.RanOneErr != "" })
+	return slices.ContainsFunc(s.Shares, func(sh kernels.Share) bool { return sh.Ran > 0 })
 }
 
 // devicesText names the devices of a split joined by "+", and, for data not from the

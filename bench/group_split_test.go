@@ -107,7 +107,8 @@ func TestSplitResultChecked(t *testing.T) {
 	ran := slices.Clone(two)
 	ran[0].Ran, ran[1].Ran = time.Millisecond, time.Millisecond
 	failed := slices.Clone(two)
-	failed[1].RanOneErr = "out of memory"
+	failed[0].Ran, failed[1].Ran = time.Millisecond, time.Millisecond
+	failed[0].RanOneErr, failed[1].RanOneErr = "out of memory", "out of memory"
 	for _, sh := range [][]kernels.Share{ran, failed} {
 		if !(SplitResult{Shares: sh}).Checked() {
 			t.Errorf("shares %+v: want checked", sh)
