@@ -218,13 +218,5 @@ func TestMonteCarloSplitInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := in.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if err := in.Run(t.Context()); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("Run after Close: %v, want ErrClosed", err)
-	}
+	kerneltest.CheckSplitClose(t, in)
 }

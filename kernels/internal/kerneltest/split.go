@@ -292,6 +292,13 @@ func CheckSplitLifecycle(t *testing.T, si kernels.SplitInstance, what string, co
 	if err := si.Verify(t.Context()); !errors.Is(err, kernels.ErrVerify) {
 		t.Errorf("Verify after %s: %v, want ErrVerify", what, err)
 	}
+	CheckSplitClose(t, si)
+}
+
+// CheckSplitClose closes si twice, both nil, and checks that Run after Close wraps
+// engine.ErrClosed.
+func CheckSplitClose(t *testing.T, si kernels.SplitInstance) {
+	t.Helper()
 	if err := si.Close(); err != nil {
 		t.Fatal(err)
 	}
