@@ -8,8 +8,9 @@
 // in shared memory with the values a and b, then each warpgroup repeats, iters times, four
 // wgmma.mma_async m64nNk(32 bytes of k) instructions that walk the four 32-byte columns of
 // the tiles (128-byte-swizzled K-major descriptors, as wgmma.cu's), accumulating in its BN/2
-// float registers per thread, one group kept in flight while the next is issued. Every
-// element of the accumulators then holds iters * 4 * K * a * b, exact (small integers).
+// float registers per thread, one group kept in flight while the next is issued, no other
+// instruction touching the accumulators until the last wait. Every element of the
+// accumulators then holds iters * 4 * K * a * b, exact (small integers).
 // Each thread writes the sum of its accumulators (below 2^24: exact in float).
 //
 // Arguments:
@@ -118,6 +119,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) tensor_peak_wgmma(float
     acc[i] = 0.0f;
   }
   const unsigned int sa = base, sb = base + A_BYTES;
+  // Nothing but wgmmas touches the accumulators between the first fence and the last wait:
+  // an instruction that defines them while a group is in flight (the register fence a
+  // wait would need) makes ptxas serialize every wgmma (C7515).
   for (int it = 0; it < iters; ++it) {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -126,7 +130,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) tensor_peak_wgmma(float
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    fence_acc(acc);
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   fence_acc(acc);
