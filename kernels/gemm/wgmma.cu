@@ -251,10 +251,39 @@ static __device__ __forceinline__ void load_b(unsigned int sb, const prism_tenso
 #endif
 }
 
-// store2 writes D's elements (row, col) and (row, col+1) from r0 and r1 (the second only
-// when col+1 < n): one 8-byte store where pair says D's rows and matrices allow it.
-static __device__ __forceinline__ void store2(float *d, const float *c, float alpha, float beta, int row, int col, int m, int n, int ldc,
-                                              bool pair, float r0, float r1) {
+// EPI is the accumulators a consumer thread writes at a time: C's loads of a chunk are all
+// issued before its stores, so that they wait for memory once, together. A store (asm
+// volatile, "memory") between two loads would make each load wait behind the one before
+// (d may be c): a DRAM latency per pair of accumulators, 64 of them a tile at BN=256.
+#define EPI 32
+
+// load2 returns in c0 and c1 C's elements (row, col) and (row, col+1) (the second only when
+// col+1 < n; zeros elsewhere): one 8-byte load where cpair says C's rows and matrices allow it.
+static __device__ __forceinline__ void load2(const float *c, int row, int col, int m, int n, int ldc, bool cpair, float &c0,
+                                             float &c1) {
+  c0 = 0.0f;
+  c1 = 0.0f;
+  if (row >= m || col >= n) {
+    return;
+  }
+  const long long o = (long long)row * ldc + col;
+  if (col + 1 < n && cpair) {
+    const float2 v = *reinterpret_cast<const float2 *>(c + o);
+    c0 = v.x;
+    c1 = v.y;
+  } else {
+    c0 = c[o];
+    if (col + 1 < n) {
+      c1 = c[o + 1];
+    }
+  }
+}
+
+// store2 writes D's elements (row, col) and (row, col+1), alpha * r + beta * c (the second
+// only when col+1 < n; c0 and c1 are C's elements, unread when beta is 0): one 8-byte store
+// where pair says D's rows and matrices allow it.
+static __device__ __forceinline__ void store2(float *d, float alpha, float beta, int row, int col, int m, int n, int ldc, bool pair,
+                                              float r0, float r1, float c0, float c1) {
   if (row >= m || col >= n) {
     return;
   }
@@ -263,10 +292,8 @@ static __device__ __forceinline__ void store2(float *d, const float *c, float al
   r1 *= alpha;
   const bool two = col + 1 < n;
   if (beta != 0.0f) {
-    r0 += beta * c[o];
-    if (two) {
-      r1 += beta * c[o + 1];
-    }
+    r0 += beta * c0;
+    r1 += beta * c1;
   }
   if (two && pair) {
     asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(d + o), "f"(r0), "f"(r1) : "memory");
@@ -276,6 +303,22 @@ static __device__ __forceinline__ void store2(float *d, const float *c, float al
       d[o + 1] = r1;
     }
   }
+}
+
+// acc_pos returns the row and column of D that accumulator i of a consumer thread holds
+// (i even; i+1 is the next column): row 64*cw + 16*warp + g + 8*((i%4)/2), column
+// 8*(i/4) + 2*t, with g = lane/4 and t = lane%4 (the m16n8 layout, per warp of the
+// warpgroup; with PINGPONG the warpgroup holds both 64-row halves of its tile, BN/2
+// accumulators each).
+static __device__ __forceinline__ void acc_pos(int i, int m0, int n0, int cw, int warp, int lane, int &row, int &col) {
+  const int g = lane >> 2, t = lane & 3;
+#if PINGPONG
+  row = m0 + 64 * (i / (BN / 2)) + 16 * warp + g + 8 * ((i & 3) >> 1);
+  col = n0 + 8 * ((i % (BN / 2)) >> 2) + 2 * t;
+#else
+  row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
+  col = n0 + 8 * (i >> 2) + 2 * t;
+#endif
 }
 
 // tile_origin returns in m0, n0 the first row and column of D of cluster tile id for the
@@ -366,10 +409,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     c += (long long)z * strideC;
     d += (long long)z * strideC;
     const bool pair = ((ldc | strideC) & 1) == 0 && ((unsigned long long)d & 7) == 0;
+    const bool cpair = ((ldc | strideC) & 1) == 0 && ((unsigned long long)c & 7) == 0;
     float *part = ws + ((long long)z * gridDim.y + blockIdx.y) * m * n; // split-K's slice
     const bool ppair = (n & 1) == 0 && ((unsigned long long)part & 7) == 0;
     const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
-    const int g = lane >> 2, t = lane & 3;
 #if PINGPONG
     // Tile j of the block (in the producer's order) is this warpgroup's when j % 2 == cw;
     // its k steps are the ring's it = j*ktiles ... The named barrier 1 + cw says the other
@@ -441,25 +484,34 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         release(empty + 8 * ((it - 1) % STAGES)); // the tile's last stage, for the next tile
       }
 
-      // Epilogue: accumulator i of this thread holds row 64*cw + 16*warp + g + 8*((i%4)/2),
-      // column 8*(i/4) + 2*t + i%2 (the m16n8 layout, per warp of the warpgroup):
-      // accumulators i and i+1 (i even) are two neighbours of one row, one 8-byte store
-      // where D's rows and matrices start on 8-byte boundaries. With PERSISTENT, the
-      // producer copies the next tile's first stages meanwhile. Split-K: the partial sums
-      // as they are, into the block's m x n slice of ws (rows n apart).
+      // Epilogue, EPI accumulators at a time (acc_pos): accumulators i and i+1 (i even) are
+      // two neighbours of one row, one 8-byte load of C and one 8-byte store where C's and
+      // D's rows and matrices start on 8-byte boundaries. With PERSISTENT, the producer
+      // copies the next tile's first stages meanwhile. Split-K: the partial sums as they
+      // are, into the block's m x n slice of ws (rows n apart).
+      const bool readc = kt_per == 0 && beta != 0.0f;
 #pragma unroll
-      for (int i = 0; i < ACC; i += 2) {
-#if PINGPONG
-        const int row = m0 + 64 * (i / (BN / 2)) + 16 * warp + g + 8 * ((i & 3) >> 1);
-        const int col = n0 + 8 * ((i % (BN / 2)) >> 2) + 2 * t;
-#else
-        const int row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
-        const int col = n0 + 8 * (i >> 2) + 2 * t;
-#endif
-        if (kt_per > 0) {
-          store2(part, part, 1.0f, 0.0f, row, col, m, n, n, ppair, acc[i], acc[i + 1]);
-        } else {
-          store2(d, c, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1]);
+      for (int i0 = 0; i0 < ACC; i0 += EPI) {
+        float cv[EPI];
+#pragma unroll
+        for (int i = i0; i < i0 + EPI; i += 2) {
+          int row, col;
+          acc_pos(i, m0, n0, cw, warp, lane, row, col);
+          if (readc) {
+            load2(c, row, col, m, n, ldc, cpair, cv[i - i0], cv[i - i0 + 1]);
+          } else {
+            cv[i - i0] = cv[i - i0 + 1] = 0.0f;
+          }
+        }
+#pragma unroll
+        for (int i = i0; i < i0 + EPI; i += 2) {
+          int row, col;
+          acc_pos(i, m0, n0, cw, warp, lane, row, col);
+          if (kt_per > 0) {
+            store2(part, 1.0f, 0.0f, row, col, m, n, n, ppair, acc[i], acc[i + 1], 0.0f, 0.0f);
+          } else {
+            store2(d, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1], cv[i - i0], cv[i - i0 + 1]);
+          }
         }
       }
     }
@@ -533,6 +585,34 @@ extern "C" __global__ void __launch_bounds__(256) gemm_split(float *big, float *
 #if PREC == 2
       small[o] = tf32_round(v - b);
 #endif
+    }
+  }
+}
+
+// gemm_pad copies the rows x cols elements of each matrix z of x (rows ldx apart, matrices
+// stridex apart) into out, rows ldo apart and matrices rows*ldo apart: an operand whose rows
+// do not start on 16-byte boundaries, which TMA cannot read, copied to one whose rows do.
+// The columns past cols are left as they are (the tensor maps stop at cols). Launch: 2D
+// grid (any number of blocks, batch) of 256 threads; block x copies rows x, x + gridDim.x,
+// ..., its threads consecutive elements of a row (reads and writes coalesced). Built with
+// every PREC; the host launches it for the 16- and 8-bit inputs.
+#if IN_BYTES == 1
+typedef unsigned char pad_t;
+#elif IN_BYTES == 2
+typedef unsigned short pad_t;
+#else
+typedef unsigned int pad_t;
+#endif
+extern "C" __global__ void __launch_bounds__(256) gemm_pad(pad_t *out, const pad_t *x, int rows, int cols, long long ldx,
+                                                          long long stridex, long long ldo) {
+  const int z = blockIdx.y;
+  x += (long long)z * stridex;
+  out += (long long)z * rows * ldo;
+  for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+    const pad_t *src = x + (long long)r * ldx;
+    pad_t *dst = out + (long long)r * ldo;
+    for (int c = threadIdx.x; c < cols; c += 256) {
+      dst[c] = src[c];
     }
   }
 }

@@ -24,8 +24,10 @@ const (
 
 // wgmmaGridCap, when positive, stands for the multiprocessors a persistent launch fills,
 // so that tests give each block many tiles on small shapes; wgmmaSplitK, when positive,
-// is the split-K of calls whose tunables leave it to them.
-var wgmmaGridCap, wgmmaSplitK int
+// is the split-K of calls whose tunables leave it to them; wgmmaFillSMs, when positive,
+// stands for the multiprocessors that bnFor narrows the tiles to fill (1: never), so that
+// tests on small shapes run the tunables' widths.
+var wgmmaGridCap, wgmmaSplitK, wgmmaFillSMs int
 
 // WGMMATunables are the tunables of the Hopper GEMM (wgmma.cu): the BN columns of D a
 // block computes (64, 128 or 256: wgmma m64nBN; a call with a narrower D takes a narrower
@@ -165,8 +167,10 @@ var wgmmaDefault = wgmmaLayout{mnSwap: 0}
 
 // WGMMA runs GEMM with 16-bit inputs on the warpgroup tensor cores of Hopper (wgmma.cu,
 // the cuda-wgmma variant), its tiles copied by TMA: A stored m x k, B in either layout.
-// Shapes it does not take (A transposed, rows or matrices not on 16-byte boundaries) run on
-// the mma.sync kernel (MMA) instead, so that every call is served. It runs on CUDA devices
+// Operands whose rows or matrices are not on 16-byte boundaries (TMA's rule) are copied
+// first into scratch whose rows are (gemm_pad, a pass over the operand); layouts it does not
+// take (A transposed; float8 with B stored k x n) run on the mma.sync kernel (MMA), so that
+// every call is served. It runs on CUDA devices
 // of compute capability 9.0 and is safe for concurrent use by goroutines that each use
 // their own Queue.
 type WGMMA[In InputType] struct {
@@ -177,7 +181,7 @@ type WGMMA[In InputType] struct {
 	mu     sync.Mutex
 	builds map[wgmmaBuild]*wgmmaProgram
 	mma    *MMA[In, float32]
-	maps   wgmmaMaps // the tensor maps of the last call
+	maps   []wgmmaMaps // the tensor maps of the last calls, the latest first (wgmmaMapsKept)
 	split  *engine.Kernel
 	// scratch holds, per queue, the K-major tf32 copies of A and B that gemm_split writes
 	// for the tf32 and 3xTF32 precisions (launches on one queue run in order, so each
@@ -186,6 +190,10 @@ type WGMMA[In InputType] struct {
 	// ws holds, per queue, split-K's partial sums (splits x batch x m x n), grown as needed.
 	ws      map[*engine.Queue]*engine.Buffer[float32]
 	retired []*engine.Buffer[float32] // workspaces outgrown
+	// padded holds, per queue, the copies of A and B that gemm_pad writes for operands whose
+	// rows TMA cannot read (not on 16-byte boundaries), grown as needed.
+	padded     map[*engine.Queue]*[2]*engine.Buffer[In]
+	retiredPad []*engine.Buffer[In] // copies outgrown
 }
 
 // wgmmaBuild names a build of wgmma.cu beside the tunables: B's layout and the width.
@@ -194,14 +202,14 @@ type wgmmaBuild struct {
 	bn     int
 }
 
-// wgmmaProgram is one build: its program, gemm_wgmma and gemm_splitk_reduce.
+// wgmmaProgram is one build: its program, gemm_wgmma, gemm_splitk_reduce and gemm_pad.
 type wgmmaProgram struct {
-	prog      *engine.Program
-	k, reduce *engine.Kernel
+	prog           *engine.Program
+	k, reduce, pad *engine.Kernel
 }
 
 func (b *wgmmaProgram) Close() error {
-	return errors.Join(b.reduce.Close(), b.k.Close(), b.prog.Close())
+	return errors.Join(b.pad.Close(), b.reduce.Close(), b.k.Close(), b.prog.Close())
 }
 
 // wgmmaScratch are the K-major tf32 operands of one queue: big and, for 3xTF32, small
@@ -212,6 +220,27 @@ type wgmmaScratch struct {
 
 func (sc *wgmmaScratch) Close() error {
 	return errors.Join(sc.aBig.Close(), sc.aSmall.Close(), sc.bBig.Close(), sc.bSmall.Close())
+}
+
+// wgmmaMapsKept is how many calls' tensor maps a WGMMA keeps: as many as the input sets an
+// op's runs rotate through (kernels.RotationSets), so that no run encodes them again.
+const wgmmaMapsKept = 8
+
+// cachedMaps returns the tensor maps kept for buffers a and b and shape s (with the small
+// parts' maps when small); the caller holds w.mu.
+func (w *WGMMA[In]) cachedMaps(a, b any, s GEMMShape, small bool) (wgmmaMaps, bool) {
+	for _, m := range w.maps {
+		if m.ta != nil && m.a == a && m.b == b && m.s == s && (!small || m.ta2 != nil) {
+			return m, true
+		}
+	}
+	return wgmmaMaps{}, false
+}
+
+// keepMaps keeps m as the latest call's tensor maps, dropping the oldest beyond
+// wgmmaMapsKept; the caller holds w.mu.
+func (w *WGMMA[In]) keepMaps(m wgmmaMaps) {
+	w.maps = append([]wgmmaMaps{m}, w.maps[:min(len(w.maps), wgmmaMapsKept-1)]...)
 }
 
 // wgmmaMaps are the tensor maps of A and B for one pair of buffers and one shape.
@@ -300,9 +329,11 @@ func (w *WGMMA[In]) build(tb bool, bn int) (*wgmmaProgram, error) {
 		return nil, err
 	}
 	b := &wgmmaProgram{prog: prog, k: k}
-	if b.reduce, err = prog.Kernel("gemm_splitk_reduce"); err != nil {
-		k.Close()
-		prog.Close()
+	if b.reduce, err = prog.Kernel("gemm_splitk_reduce"); err == nil {
+		b.pad, err = prog.Kernel("gemm_pad")
+	}
+	if err != nil {
+		b.Close()
 		return nil, err
 	}
 	if w.p.MMA.TF32() && w.split == nil {
@@ -318,42 +349,125 @@ func (w *WGMMA[In]) build(tb bool, bn int) (*wgmmaProgram, error) {
 	return b, nil
 }
 
-// bnFor returns the width of D's tiles for n columns: the tunables' BN, halved (to 64 at
-// least) while n fits in half of it, so that a narrow D does not leave most of a tile's
-// products to zeros.
-func (w *WGMMA[In]) bnFor(n int) int {
-	bn := w.t.BN
-	for bn > 64 && n <= bn/2 {
+// bnFor returns the width of D's tiles for shape s on w's device (bnFill).
+func (w *WGMMA[In]) bnFor(s GEMMShape) int {
+	sms := w.dev.Info().ComputeUnits
+	if wgmmaFillSMs > 0 {
+		sms = wgmmaFillSMs
+	}
+	return bnFill(w.t.BN, s.M, s.N, s.Batch, sms)
+}
+
+// bnFill returns the width of D's tiles of m x n (batch matrices) from the tunables' bn on
+// sms multiprocessors: bn, halved (to 64 at least) while n fits in half of it, so that a
+// narrow D does not leave most of a tile's products to zeros, or while the tiles fill less
+// than half of the multiprocessors, so that a small product spreads over more of them
+// (each block's k steps then do half the work).
+func bnFill(bn, m, n, batch, sms int) int {
+	tiles := func(x, t int) int { return (x + t - 1) / t }
+	for bn > 64 && (n <= bn/2 || 2*tiles(m, wgmmaBM)*tiles(n, bn)*batch < sms) {
 		bn /= 2
 	}
 	return bn
 }
 
-// takes reports whether wgmma.cu takes shape s: its layout (wgmmaTakesLayout), and for inputs
-// other than tf32's, which gemm_split copies into aligned K-major buffers first, every
-// row of A and B on a 16-byte boundary and the matrices of a batch apart by at least one
-// matrix and on 16-byte boundaries (TMA's rules for a tensor map's strides).
+// takes reports whether wgmma.cu takes shape s as it is stored: its layout
+// (wgmmaTakesLayout), and for inputs other than tf32's, which gemm_split copies into
+// aligned K-major buffers first, both operands aligned (alignedA, alignedB). A shape whose
+// layout it takes and whose operands are not aligned runs on copies that are (gemm_pad).
 func (w *WGMMA[In]) takes(s GEMMShape) bool {
-	if !wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) {
-		return false
+	return wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) && (w.p.MMA.TF32() || w.alignedA(s) && w.alignedB(s))
+}
+
+// alignedA and alignedB report whether TMA reads A and B of shape s as stored: every row
+// on a 16-byte boundary and, in a batch, the matrices apart by at least one matrix and on
+// 16-byte boundaries (a tensor map's rules for its strides).
+func (w *WGMMA[In]) alignedA(s GEMMShape) bool {
+	return w.aligned(s.LDA, s.StrideA, s.M, s.Batch)
+}
+
+func (w *WGMMA[In]) alignedB(s GEMMShape) bool {
+	rows := s.K
+	if s.TransB {
+		rows = s.N
 	}
-	if w.p.MMA.TF32() {
-		return true
-	}
+	return w.aligned(s.LDB, s.StrideB, rows, s.Batch)
+}
+
+func (w *WGMMA[In]) aligned(ld, stride, rows, batch int) bool {
 	v := 16 / engine.SizeOf[In]() // elements of 16 bytes
-	if s.LDA%v != 0 || s.LDB%v != 0 {
-		return false
+	return ld%v == 0 && (batch == 1 || stride%v == 0 && stride >= ld*rows)
+}
+
+// pad enqueues gemm_pad on q for the operands of s that TMA cannot read as stored,
+// copying each into q's scratch with rows rounded up to 16 bytes, and returns the
+// operands to read and the shape that describes them.
+func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *engine.Buffer[In]) (*engine.Buffer[In], *engine.Buffer[In], GEMMShape, error) {
+	v := 16 / engine.SizeOf[In]()
+	round := func(x int) int { return (x + v - 1) / v * v }
+	rowsB, colsB := s.K, s.N
+	if s.TransB {
+		rowsB, colsB = s.N, s.K
 	}
-	if s.Batch > 1 {
-		rowsB := s.K
-		if s.TransB {
-			rowsB = s.N
+	type operand struct {
+		src               *engine.Buffer[In]
+		rows, cols        int
+		ld, stride, newLD int
+	}
+	var ops [2]*operand
+	if !w.alignedA(s) {
+		ops[0] = &operand{src: a, rows: s.M, cols: s.K, ld: s.LDA, stride: s.StrideA, newLD: round(s.K)}
+	}
+	if !w.alignedB(s) {
+		ops[1] = &operand{src: b, rows: rowsB, cols: colsB, ld: s.LDB, stride: s.StrideB, newLD: round(colsB)}
+	}
+	w.mu.Lock()
+	if w.padded == nil {
+		w.padded = map[*engine.Queue]*[2]*engine.Buffer[In]{}
+	}
+	bufs := w.padded[q]
+	if bufs == nil {
+		bufs = &[2]*engine.Buffer[In]{}
+		w.padded[q] = bufs
+	}
+	for i, op := range ops {
+		if op == nil {
+			continue
 		}
-		if s.StrideA%v != 0 || s.StrideB%v != 0 || s.StrideA < s.LDA*s.M || s.StrideB < s.LDB*rowsB {
-			return false
+		n := s.Batch * op.rows * op.newLD
+		if bufs[i] != nil && bufs[i].Len() >= n {
+			continue
+		}
+		if bufs[i] != nil {
+			// Launches enqueued on q (or captured in a graph) may still read it: released by Close.
+			w.retiredPad = append(w.retiredPad, bufs[i])
+			bufs[i] = nil
+		}
+		buf, err := engine.NewBuffer[In](w.dev, n)
+		if err != nil {
+			w.mu.Unlock()
+			return nil, nil, s, fmt.Errorf("kernels: gemm %s on wgmma: a copy of %s with rows on 16-byte boundaries (%d elements): %w",
+				w.p.Name, [2]string{"A", "B"}[i], n, err)
+		}
+		bufs[i] = buf
+	}
+	dst := *bufs
+	w.mu.Unlock()
+	for i, op := range ops {
+		if op == nil {
+			continue
+		}
+		r := engine.Range2D(min(op.rows, 4096)*256, s.Batch, 256, 1)
+		if err := q.Launch(bd.pad, r, dst[i], op.src, int32(op.rows), int32(op.cols), int64(op.ld), int64(op.stride), int64(op.newLD)); err != nil {
+			return nil, nil, s, err
+		}
+		if i == 0 {
+			a, s.LDA, s.StrideA = dst[i], op.newLD, op.rows*op.newLD
+		} else {
+			b, s.LDB, s.StrideB = dst[i], op.newLD, op.rows*op.newLD
 		}
 	}
-	return true
+	return a, b, s, nil
 }
 
 // tensorMaps returns the tensor maps of a and b for shape s, encoding them unless the last
@@ -361,7 +475,7 @@ func (w *WGMMA[In]) takes(s GEMMShape) bool {
 func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.TensorMap, *engine.TensorMap, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if m := w.maps; m.ta != nil && m.a == any(a) && m.b == any(b) && m.s == s {
+	if m, ok := w.cachedMaps(a, b, s, false); ok {
 		return m.ta, m.tb, nil
 	}
 	// A batch of one gets a batch stride of one whole matrix, rounded to 16 bytes.
@@ -381,7 +495,7 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.Te
 	var db engine.TensorMapDesc
 	if s.TransB {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.N), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.bnFor(s.N) / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.bnFor(s) / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
 	} else {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.N), int64(s.K), int64(s.Batch)},
 			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.K)}, Box: []int{64, bk, 1}, Swizzle: engine.Swizzle128B}
@@ -390,18 +504,19 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.Te
 	if err != nil {
 		return nil, nil, err
 	}
-	w.maps = wgmmaMaps{a: a, b: b, s: s, ta: ta, tb: tb}
+	w.keepMaps(wgmmaMaps{a: a, b: b, s: s, ta: ta, tb: tb})
 	return ta, tb, nil
 }
 
 // RunInto computes D = alpha*op(A)*op(B) + beta*C for shape s, as GEMM.RunInto does: on
-// wgmma where wgmma.cu takes the shape, else on mma.sync.
+// wgmma where wgmma.cu takes the layout (operands whose rows TMA cannot read copied first
+// to rows on 16-byte boundaries), else on mma.sync.
 func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *engine.Buffer[In], beta float32, c, d *engine.Buffer[float32]) error {
 	s, err := checkCall(q, s, a, b, c, d)
 	if err != nil {
 		return err
 	}
-	if !w.takes(s) {
+	if !wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) {
 		w.mu.Lock()
 		if w.mma == nil {
 			w.mma, err = NewMMA[In, float32](w.dev, w.p)
@@ -416,13 +531,18 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	tiles := func(n, t int) int { return (n + t - 1) / t }
 	cl := w.t.Cluster // the tile rows of D in whole clusters
 	blocksM := tiles(tiles(s.M, wgmmaBM), cl) * cl
-	bn := w.bnFor(s.N)
+	bn := w.bnFor(s)
 	if blocks := float64(blocksM) * float64(tiles(s.N, bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
 	bd, err := w.build(s.TransB || w.p.MMA.TF32(), bn)
 	if err != nil {
 		return err
+	}
+	if !w.takes(s) {
+		if a, b, s, err = w.pad(q, bd, s, a, b); err != nil {
+			return err
+		}
 	}
 	var ta, tb, ta2, tb2 *engine.TensorMap
 	if w.p.MMA.TF32() {
@@ -479,9 +599,15 @@ func (w *WGMMA[In]) splitFor(blocks, ktiles int) int {
 	return splitK(forced, w.dev.Info().ComputeUnits, blocks, ktiles)
 }
 
+// splitKMinSteps is the fewest k steps a split takes where the call chooses: a split
+// adds a launch of gemm_splitk_reduce and the partial sums' traffic, a fixed cost (about
+// 10 us on an H200 with the launch) that a few k steps a block (0.1-0.6 us each) do not
+// repay.
+const splitKMinSteps = 16
+
 // splitK returns how many ways to split K: forced when positive (at most ktiles); else,
 // where blocks fill less than half of sms multiprocessors, as many as fill them once,
-// each split at least two k steps, at most 16; else 1.
+// each split at least splitKMinSteps k steps, at most 16; else 1.
 func splitK(forced, sms, blocks, ktiles int) int {
 	if forced > 0 {
 		return max(1, min(forced, ktiles))
@@ -489,7 +615,7 @@ func splitK(forced, sms, blocks, ktiles int) int {
 	if blocks <= 0 || 2*blocks >= sms {
 		return 1
 	}
-	return max(1, min(sms/blocks, ktiles/2, 16))
+	return max(1, min(sms/blocks, ktiles/splitKMinSteps, 16))
 }
 
 // workspace returns q's split-K workspace of at least n floats, growing it.
@@ -577,14 +703,14 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 			Strides: []int64{int64(ldk) * 4, int64(rows) * int64(ldk) * 4}, Box: []int{32, box, 1}, Swizzle: engine.Swizzle128B}
 	}
 	key := wgmmaMaps{a: sc.aBig, b: sc.bBig, s: s}
-	if m := w.maps; m.ta != nil && m.a == key.a && m.b == key.b && m.s == s && m.ta2 != nil {
+	if m, ok := w.cachedMaps(key.a, key.b, s, true); ok {
 		return m.ta, m.tb, m.ta2, m.tb2, nil
 	}
 	maps := []*engine.TensorMap{}
 	for _, x := range []struct {
 		buf       *engine.Buffer[float32]
 		rows, box int
-	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.bnFor(s.N) / w.t.Cluster}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.bnFor(s.N) / w.t.Cluster}} {
+	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.bnFor(s) / w.t.Cluster}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.bnFor(s) / w.t.Cluster}} {
 		tm, err := engine.NewTensorMap(x.buf, desc(x.rows, x.box))
 		if err != nil {
 			return nil, nil, nil, nil, err
@@ -592,7 +718,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		maps = append(maps, tm)
 	}
 	key.ta, key.tb, key.ta2, key.tb2 = maps[0], maps[1], maps[2], maps[3]
-	w.maps = key
+	w.keepMaps(key)
 	return key.ta, key.tb, key.ta2, key.tb2, nil
 }
 
@@ -618,11 +744,18 @@ func (w *WGMMA[In]) Close() error {
 		errs = append(errs, b.Close())
 	}
 	w.ws, w.retired = nil, nil
+	for _, bufs := range w.padded {
+		errs = append(errs, bufs[0].Close(), bufs[1].Close())
+	}
+	for _, b := range w.retiredPad {
+		errs = append(errs, b.Close())
+	}
+	w.padded, w.retiredPad = nil, nil
 	errs = append(errs, w.mma.Close())
 	for _, sc := range w.scratch {
 		errs = append(errs, sc.Close())
 	}
-	w.mma, w.maps, w.split, w.scratch = nil, wgmmaMaps{}, nil, nil
+	w.mma, w.maps, w.split, w.scratch = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -149,12 +150,12 @@ func TestWGMMASplitK(t *testing.T) {
 	})
 }
 
-// wgmmaProductBeta runs D = A*B + beta*C of shape s through w on random float16 inputs and
-// a random C, and returns an error naming the first element beyond the tolerance.
-func wgmmaProductBeta(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GEMMShape, beta float32, rng *rand.Rand) error {
+// wgmmaProductBeta runs D = A*B + beta*C of shape s through w on random inputs and a random
+// C, and returns an error naming the first element beyond the tolerance.
+func wgmmaProductBeta[In InputType](t *testing.T, q *engine.Queue, w *WGMMA[In], s GEMMShape, beta float32, rng *rand.Rand) error {
 	s = s.WithDefaults()
 	la, lb, lc := s.Lens()
-	a, b := randIn[engine.Half](rng, la, -1, 1), randIn[engine.Half](rng, lb, -1, 1)
+	a, b := randIn[In](rng, la, -1, 1), randIn[In](rng, lb, -1, 1)
 	c := make([]float32, lc)
 	for i := range c {
 		c[i] = float32(rng.Float64()*2 - 1)
@@ -170,7 +171,9 @@ func wgmmaProductBeta(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GE
 	}
 	defer bb.Close()
 	bc := kerneltest.Guarded(t, q, c)
-	dc := kerneltest.Guarded(t, q, make([]float32, lc))
+	// D starts as a copy of C: GEMMRef's elements between the matrices (ldc > N) keep C's
+	// values, which the call must leave as they are.
+	dc := kerneltest.Guarded(t, q, slices.Clone(c))
 	if err := w.RunInto(q, s, 1, ba, bb, beta, bc, dc); err != nil {
 		return err
 	}
@@ -188,17 +191,70 @@ func wgmmaProductBeta(t *testing.T, q *engine.Queue, w *WGMMA[engine.Half], s GE
 	return nil
 }
 
+// TestWGMMAPadded runs shapes whose operands TMA cannot read as stored (rows or matrices
+// not on 16-byte boundaries) on wgmma: the call copies them into aligned scratch first
+// (gemm_pad), one operand or both, in a batch, with C's rows at odd offsets (C read one
+// element at a time), float16 in both layouts and float8 nt, at the widths that fill the
+// device (bnFill); a larger shape after a smaller one grows the scratch.
+func TestWGMMAPadded(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		p := needWGMMA(t, dev)
+		defer func(f int) { wgmmaFillSMs = f }(wgmmaFillSMs)
+		wgmmaFillSMs = 0 // the device's multiprocessors: these small shapes take narrower tiles
+		rng := rand.New(rand.NewPCG(9, 9))
+		shapes := []GEMMShape{
+			{M: 131, N: 200, K: 77},                           // A's rows unaligned
+			{M: 130, N: 203, K: 64},                           // B's rows unaligned (nn)
+			{M: 301, N: 203, K: 157, TransB: true},            // both, nt
+			{M: 67, N: 99, K: 45, Batch: 3},                   // both, in a batch
+			{M: 64, N: 64, K: 64, LDA: 65, LDB: 72, LDC: 67},  // A's stride alone, C's rows odd
+			{M: 1000, N: 517, K: 333, TransB: true, LDC: 519}, // larger: the scratch grows
+		}
+		w, err := NewWGMMA[engine.Half](dev, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		for _, s := range shapes {
+			if w.takes(s.WithDefaults()) {
+				t.Fatalf("%v: TMA reads it as stored; the test wants a shape it cannot", s)
+			}
+			if err := wgmmaProductBeta(t, q, w, s, 0.5, rng); err != nil {
+				t.Errorf("float16 %v: %v", s, err)
+			}
+		}
+		if len(w.padded) != 1 {
+			t.Errorf("the calls on one queue made %d sets of aligned copies, want 1", len(w.padded))
+		}
+		p8, _ := LookupPrecision("float8e4m3")
+		w8, err := NewWGMMA[engine.Float8E4M3](dev, p8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w8.Close()
+		for _, s := range []GEMMShape{{M: 200, N: 150, K: 100, TransB: true}, {M: 129, N: 64, K: 257, TransB: true, Batch: 2}} {
+			if w8.takes(s.WithDefaults()) {
+				t.Fatalf("%v: TMA reads it as stored; the test wants a shape it cannot", s)
+			}
+			if err := wgmmaProductBeta(t, q, w8, s, -1, rng); err != nil {
+				t.Errorf("float8e4m3 %v: %v", s, err)
+			}
+		}
+	})
+}
+
 // TestSplitK checks the choice of split-K: forced splits capped at the k steps; where the
 // call chooses, none while the tiles fill half of the multiprocessors, else as many as fill
-// them once, at least two k steps each, at most 16.
+// them once, at least splitKMinSteps k steps each, at most 16.
 func TestSplitK(t *testing.T) {
 	const sms = 132
 	for _, c := range []struct{ forced, blocks, ktiles, want int }{
 		{3, 1, 10, 3}, {16, 1, 3, 3}, {2, 500, 1, 1}, // forced
 		{0, sms, 128, 1},     // the tiles fill the GPU
 		{0, sms / 2, 128, 1}, // half of it: no split
-		{0, 1, 128, 16},      // one tile: up to 16 ways
-		{0, 1, 5, 2},         // two k steps a split at least
+		{0, 1, 512, 16},      // one tile: up to 16 ways
+		{0, 1, 128, 8},       // splitKMinSteps k steps a split at least
+		{0, 1, 31, 1},        // too few k steps to repay a split
 		{0, 1, 1, 1},         // one k step: nothing to split
 		{0, 33, 128, 4},      // a quarter: four ways
 		{0, 0, 128, 1},
@@ -209,16 +265,26 @@ func TestSplitK(t *testing.T) {
 	}
 }
 
-// TestBNFor checks the width a call takes: the tunables' BN, halved while D's columns fit
-// in half of it, down to 64.
-func TestBNFor(t *testing.T) {
-	for _, c := range []struct{ bn, n, want int }{
-		{256, 8192, 256}, {256, 129, 256}, {256, 128, 128}, {256, 65, 128}, {256, 64, 64}, {256, 1, 64},
-		{128, 64, 64}, {128, 100, 128}, {64, 1, 64},
+// The tests run small shapes at the tunables' widths, which bnFor would narrow on a GPU of
+// many multiprocessors; TestWGMMAPadded runs the narrowed widths (and TestBNFill checks
+// the rule).
+func init() { wgmmaFillSMs = 1 }
+
+// TestBNFill checks the width a call takes: the tunables' BN, halved while D's columns fit
+// in half of it, or while the tiles fill less than half of the multiprocessors, down to 64.
+func TestBNFill(t *testing.T) {
+	for _, c := range []struct{ bn, m, n, batch, sms, want int }{
+		{256, 8192, 8192, 1, 132, 256}, {256, 8192, 129, 1, 1, 256}, {256, 8192, 128, 1, 1, 128}, {256, 8192, 65, 1, 1, 128},
+		{256, 8192, 64, 1, 1, 64}, {256, 8192, 1, 1, 1, 64}, {128, 8192, 64, 1, 1, 64}, {128, 8192, 100, 1, 1, 128}, {64, 1, 1, 1, 132, 64},
+		{256, 512, 512, 1, 132, 64},    // 8 tiles at 256, 16 at 128, 32 at 64: still under 66
+		{256, 1024, 1024, 1, 132, 64},  // 32 tiles at 256, 64 at 128, 128 at 64
+		{256, 2048, 2048, 1, 132, 256}, // 128 tiles fill half
+		{256, 512, 512, 8, 132, 128},   // a batch of 8: 64 tiles at 256, 128 at 128
+		{128, 64, 8192, 1, 132, 64},    // one tile row: 64 tiles at 128, 128 at 64
+		{256, 512, 512, 1, 1, 256},     // tests' one multiprocessor: the tunables' width
 	} {
-		w := &WGMMA[engine.Half]{t: WGMMATunables{BN: c.bn}}
-		if got := w.bnFor(c.n); got != c.want {
-			t.Errorf("BN=%d, n=%d: width %d, want %d", c.bn, c.n, got, c.want)
+		if got := bnFill(c.bn, c.m, c.n, c.batch, c.sms); got != c.want {
+			t.Errorf("BN=%d, %dx%d (batch %d) on %d multiprocessors: width %d, want %d", c.bn, c.m, c.n, c.batch, c.sms, got, c.want)
 		}
 	}
 }
