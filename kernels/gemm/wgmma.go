@@ -41,8 +41,9 @@ var wgmmaGridCap, wgmmaSplitK, wgmmaFillSMs int
 // most 128), the two in turn, so that one stores its D while the other's products run.
 //
 // SplitK divides K among blocks that store partial sums, a second kernel adding them into
-// D, where the tiles alone fill too little of the GPU: 0 lets each call choose (splitFor),
-// 1 never splits, n splits in n (at most the k steps).
+// D, where the tiles alone fill too little of the GPU: 0 lets each call choose its
+// decomposition (narrower tiles, bnFor, then a split, splitFor), 1 never splits, n splits
+// in n (at most the k steps); a forced split keeps BN.
 type WGMMATunables struct {
 	BN, Stages, Cluster, GroupM, Persistent, SplitK int
 }
@@ -349,11 +350,13 @@ func (w *WGMMA[In]) build(tb bool, bn int) (*wgmmaProgram, error) {
 	return b, nil
 }
 
-// bnFor returns the width of D's tiles for shape s on w's device (bnFill).
+// bnFor returns the width of D's tiles for shape s on w's device (bnFill); with a forced
+// SplitK, the tunables' width (narrowed only for a narrow D).
 func (w *WGMMA[In]) bnFor(s GEMMShape) int {
 	sms := w.dev.Info().ComputeUnits
-	if wgmmaFillSMs > 0 {
-		sms = wgmmaFillSMs
+	if wgmmaFillSMs > 0 || w.t.SplitK > 0 {
+		// A forced split keeps the tunables' width: the call chooses neither.
+		sms = max(wgmmaFillSMs, 1)
 	}
 	return bnFill(w.t.BN, s.M, s.N, s.Batch, sms)
 }
@@ -362,10 +365,14 @@ func (w *WGMMA[In]) bnFor(s GEMMShape) int {
 // sms multiprocessors: bn, halved (to 64 at least) while n fits in half of it, so that a
 // narrow D does not leave most of a tile's products to zeros, or while the tiles fill less
 // than half of the multiprocessors, so that a small product spreads over more of them
-// (each block's k steps then do half the work).
+// (each block's k steps then do half the work). The second rule waits for a full tile row
+// (m of 128 or more): where A has fewer rows, TMA fills the rest of each of its boxes with
+// zeros, and narrower tiles copy those boxes more often (on an H200, 64 x 8192 x 8192 in
+// bfloat16 took 90 us at BN=64 against 58 at BN=256 split four ways, while 128 and 256 rows
+// ran fastest narrowed: docs/PERFORMANCE-LOG.md, 2026-11-29).
 func bnFill(bn, m, n, batch, sms int) int {
 	tiles := func(x, t int) int { return (x + t - 1) / t }
-	for bn > 64 && (n <= bn/2 || 2*tiles(m, wgmmaBM)*tiles(n, bn)*batch < sms) {
+	for bn > 64 && (n <= bn/2 || m >= wgmmaBM && 2*tiles(m, wgmmaBM)*tiles(n, bn)*batch < sms) {
 		bn /= 2
 	}
 	return bn

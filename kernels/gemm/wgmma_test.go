@@ -271,7 +271,8 @@ func TestSplitK(t *testing.T) {
 func init() { wgmmaFillSMs = 1 }
 
 // TestBNFill checks the width a call takes: the tunables' BN, halved while D's columns fit
-// in half of it, or while the tiles fill less than half of the multiprocessors, down to 64.
+// in half of it, or, with a full tile row, while the tiles fill less than half of the
+// multiprocessors, down to 64.
 func TestBNFill(t *testing.T) {
 	for _, c := range []struct{ bn, m, n, batch, sms, want int }{
 		{256, 8192, 8192, 1, 132, 256}, {256, 8192, 129, 1, 1, 256}, {256, 8192, 128, 1, 1, 128}, {256, 8192, 65, 1, 1, 128},
@@ -280,7 +281,8 @@ func TestBNFill(t *testing.T) {
 		{256, 1024, 1024, 1, 132, 64},  // 32 tiles at 256, 64 at 128, 128 at 64
 		{256, 2048, 2048, 1, 132, 256}, // 128 tiles fill half
 		{256, 512, 512, 8, 132, 128},   // a batch of 8: 64 tiles at 256, 128 at 128
-		{128, 64, 8192, 1, 132, 64},    // one tile row: 64 tiles at 128, 128 at 64
+		{128, 128, 8192, 1, 132, 64},   // one tile row: 64 tiles at 128, 128 at 64
+		{256, 64, 8192, 1, 132, 256},   // half a tile row: A's boxes half zeros, not narrowed
 		{256, 512, 512, 1, 1, 256},     // tests' one multiprocessor: the tunables' width
 	} {
 		if got := bnFill(c.bn, c.m, c.n, c.batch, c.sms); got != c.want {
