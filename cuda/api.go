@@ -49,6 +49,7 @@ enum {
 	fn_cuMemcpyHtoDAsync,
 	fn_cuMemcpyDtoHAsync,
 	fn_cuMemcpyDtoDAsync,
+	fn_cuMemcpyPeerAsync,
 	fn_cuMemsetD8Async,
 	fn_cuMemsetD16Async,
 	fn_cuMemsetD32Async,
@@ -131,6 +132,7 @@ TRAMPOLINE(CUresult, cuMemFreeHost, (void *p), (p))
 TRAMPOLINE(CUresult, cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t n, CUstream s), (dst, src, n, s))
 TRAMPOLINE(CUresult, cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
 TRAMPOLINE(CUresult, cuMemcpyDtoDAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+TRAMPOLINE(CUresult, cuMemcpyPeerAsync, (CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s), (dst, dc, src, sc, n, s))
 TRAMPOLINE(CUresult, cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s), (dst, v, n, s))
 TRAMPOLINE(CUresult, cuMemsetD16Async, (CUdeviceptr dst, unsigned short v, size_t n, CUstream s), (dst, v, n, s))
 TRAMPOLINE(CUresult, cuMemsetD32Async, (CUdeviceptr dst, unsigned int v, size_t n, CUstream s), (dst, v, n, s))
@@ -436,6 +438,7 @@ var cudaSymbols = []symbol{
 	{C.fn_cuMemcpyHtoDAsync, []string{"cuMemcpyHtoDAsync_v2"}, false},
 	{C.fn_cuMemcpyDtoHAsync, []string{"cuMemcpyDtoHAsync_v2"}, false},
 	{C.fn_cuMemcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}, false},
+	{C.fn_cuMemcpyPeerAsync, []string{"cuMemcpyPeerAsync"}, false},
 	{C.fn_cuMemsetD8Async, []string{"cuMemsetD8Async"}, false},
 	{C.fn_cuMemsetD16Async, []string{"cuMemsetD16Async"}, false},
 	{C.fn_cuMemsetD32Async, []string{"cuMemsetD32Async"}, false},
@@ -716,6 +719,10 @@ func cuMemcpyDtoHAsync(dst unsafe.Pointer, src devptr, n int64, s cuStream) Resu
 
 func cuMemcpyDtoDAsync(dst, src devptr, n int64, s cuStream) Result {
 	return Result(C.call_cuMemcpyDtoDAsync(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), s))
+}
+
+func cuMemcpyPeerAsync(dst devptr, dc cuContext, src devptr, sc cuContext, n int64, s cuStream) Result {
+	return Result(C.call_cuMemcpyPeerAsync(C.CUdeviceptr(dst), dc, C.CUdeviceptr(src), sc, C.size_t(n), s))
 }
 
 func cuMemsetD8Async(dst devptr, v uint8, n int64, s cuStream) Result {

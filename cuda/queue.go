@@ -37,6 +37,7 @@ type queue struct {
 var (
 	_ driver.Queue           = (*queue)(nil)
 	_ driver.UntimedLauncher = (*queue)(nil)
+	_ driver.PeerCopier      = (*queue)(nil)
 )
 
 func (q *queue) check() error {
@@ -153,6 +154,31 @@ func (q *queue) Copy(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcO
 	return q.command("copy", func() error {
 		r := cuMemcpyDtoDAsync(d.ptr+devptr(dstOffset), s.ptr+devptr(srcOffset), size, q.stream)
 		return check(fmt.Sprintf("cuMemcpyDtoDAsync_v2(%d bytes)", size), r)
+	})
+}
+
+// CopyPeer enqueues a copy from a buffer of any CUDA device of this process into dst, a
+// buffer of the queue's device (driver.PeerCopier): cuMemcpyPeerAsync between the two
+// devices' contexts, which goes over NVLink or PCIe directly where the devices reach each
+// other, and which the driver stages otherwise; within one context, cuMemcpyDtoDAsync.
+func (q *queue) CopyPeer(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcOffset int64, size int64) (driver.Event, error) {
+	d, err := asBuffer(dst)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := src.(*buffer)
+	if !ok || s == nil {
+		return nil, fmt.Errorf("cuda: peer copy from %T, not a CUDA buffer: %w", src, driver.ErrUnsupported)
+	}
+	if s.closed.Load() {
+		return nil, errClosed("buffer")
+	}
+	if d.d.ctx == s.d.ctx {
+		return q.Copy(dst, dstOffset, src, srcOffset, size)
+	}
+	return q.command("peer copy", func() error {
+		r := cuMemcpyPeerAsync(d.ptr+devptr(dstOffset), d.d.ctx, s.ptr+devptr(srcOffset), s.d.ctx, size, q.stream)
+		return check(fmt.Sprintf("cuMemcpyPeerAsync(%d bytes, %s to %s)", size, s.d.info.ID, d.d.info.ID), r)
 	})
 }
 

@@ -228,12 +228,28 @@ func (b *Buffer[T]) Fill(q *Queue, offset, count int, v T) error {
 
 // CopyFrom enqueues a copy of count elements of src, from srcOffset, into b at offset. It
 // returns once the copy is enqueued, without waiting for it, so it takes no context.
+//
+// src may be a buffer of another device whose driver copies from it directly
+// (PeerPath(q, a queue of src's device) is "peer": CUDA devices of one process). Commands
+// on the queues of src's device are not ordered with q: the caller finishes those that
+// write src first, and leaves src unchanged until the copy is done. Elsewhere a buffer of
+// another device is refused with ErrUnsupported: CopyPeer copies through host memory.
 func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, count int) error {
 	if err := b.onQueue(q); err != nil {
 		return err
 	}
-	if err := src.onQueue(q); err != nil {
+	if src == nil {
+		return fmt.Errorf("engine: copy from a nil buffer: %w", ErrInvalidArg)
+	}
+	if err := src.check(); err != nil {
 		return err
+	}
+	peer := src.dev != q.dev
+	if peer {
+		if _, ok := q.drv.(driver.PeerCopier); !ok || src.dev.backend != q.dev.backend {
+			return fmt.Errorf("engine: copy from a buffer of %s on a queue of %s: the devices do not copy between each other directly (engine.CopyPeer stages through host memory): %w",
+				src.dev.id, q.dev.id, ErrUnsupported)
+		}
 	}
 	if err := b.span("copy", offset, count); err != nil {
 		return err
@@ -249,10 +265,16 @@ func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, co
 	}
 	es := int64(SizeOf[T]())
 	off, soff, size := int64(offset)*es, int64(srcOffset)*es, int64(count)*es
-	if q.record(func(dq driver.Queue, _ bool) (driver.Event, error) { return dq.Copy(b.drv, off, src.drv, soff, size) }, &b.handle, &src.handle) {
+	cp := func(dq driver.Queue) (driver.Event, error) { return dq.Copy(b.drv, off, src.drv, soff, size) }
+	if peer {
+		cp = func(dq driver.Queue) (driver.Event, error) {
+			return dq.(driver.PeerCopier).CopyPeer(b.drv, off, src.drv, soff, size) // a queue of q's device
+		}
+	}
+	if q.record(func(dq driver.Queue, _ bool) (driver.Event, error) { return cp(dq) }, &b.handle, &src.handle) {
 		return nil
 	}
-	ev, err := q.drv.Copy(b.drv, off, src.drv, soff, size)
+	ev, err := cp(q.drv)
 	if err != nil {
 		return fmt.Errorf("engine: copy %s: %w", q.dev.id, err)
 	}

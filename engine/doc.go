@@ -116,7 +116,11 @@
 //
 // Calls that wait take a context: Buffer.Read and Write (and Upload and Download, built on
 // them), Queue.Finish, Queue.Wait, Queue.Timed, Event.Wait and Elapsed. Launch, Fill,
-// CopyFrom, WriteAsync and ReadAsync only enqueue and return at once. A driver's blocking copy cannot be interrupted, so Read and Write move
+// CopyFrom, WriteAsync and ReadAsync only enqueue and return at once. CopyPeer copies
+// between devices and returns when the elements are there: directly where the devices'
+// driver copies between them (PeerPath "peer": CUDA GPUs of one process; CopyFrom then
+// takes the other device's buffer too), through host memory elsewhere. A driver's
+// blocking copy cannot be interrupted, so Read and Write move
 // large transfers in chunks (256 MiB) and look at the context before each: cancelling
 // stops a transfer after the chunk in flight, with an error wrapping ctx.Err().
 //

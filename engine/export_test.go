@@ -8,3 +8,11 @@ func SetTransferChunk(bytes int64) (restore func()) {
 	transferChunk = bytes
 	return func() { transferChunk = old }
 }
+
+// SetPeerStageBytes makes CopyPeer's host staging move at most bytes a chunk until the
+// returned function restores the default.
+func SetPeerStageBytes(bytes int) (restore func()) {
+	old := peerStageBytes
+	peerStageBytes = bytes
+	return func() { peerStageBytes = old }
+}

@@ -35,6 +35,8 @@
 //     an event. EventWaiter (Queue): a queue ordered after other queues' events on the
 //     device, without blocking the host. PoolAllocator (Device): the driver's own memory
 //     pool (CUDA's stream-ordered allocator), which engine's pool then takes memory from.
+//     PeerCopier (Queue): a copy from another device's memory of the same driver
+//     (engine.CopyPeer). Fallback: the elements pass through host memory.
 //   - Graphs (graph.go): GraphCapturer (Queue) captures commands into a Graph launched
 //     again as one; GraphRecorder (Queue) builds that Graph from the commands engine
 //     recorded; EventLauncher (Graph): a graph launch bracketed by an event, so that

@@ -58,3 +58,14 @@ type PoolAllocator interface {
 	// PoolName names the driver's pool in statistics ("cuMemAllocFromPoolAsync").
 	PoolName() string
 }
+
+// PeerCopier is implemented by queues that copy from the memory of another device of the
+// same driver directly (CUDA: cuMemcpyPeerAsync, over NVLink or PCIe), without staging
+// through host memory.
+type PeerCopier interface {
+	// CopyPeer enqueues a copy of size bytes from src at srcOffset, a buffer of any device
+	// of this driver, into dst at dstOffset, a buffer of the queue's device. It returns an
+	// error wrapping ErrUnsupported where src is not memory the queue's device copies
+	// from directly.
+	CopyPeer(dst Buffer, dstOffset int64, src Buffer, srcOffset int64, size int64) (Event, error)
+}

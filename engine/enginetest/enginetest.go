@@ -102,6 +102,7 @@ func TestDevice(t *testing.T, id string, opts Options) {
 	t.Run("Concurrency", s.testConcurrency)
 	t.Run("Pool", s.testPool)
 	t.Run("HostBuffers", s.testHostBuffers)
+	t.Run("Peer", s.testPeer)
 	t.Run("Groups", s.testGroups)
 	t.Run("Graphs", s.testGraphs)
 	t.Run("BLAS", s.testBLAS)

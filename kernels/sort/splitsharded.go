@@ -463,12 +463,13 @@ func (s *ShardedSort[K]) search(ctx context.Context, d int, q *engine.Queue, lo,
 // pieces of the parts before i. bounds[j] are where device j's pieces start, in part order,
 // then their end: the sorted runs Sorter.mergeRuns merges.
 //
-// The exchange is host-staged, the transport between OpenCL devices: a piece that leaves
-// its device is read back into host memory, each part's pieces concurrently, then written
-// to its device, each device's concurrently (those before and those after its own piece in
-// one write each); the piece that stays is copied on its device. A peer-to-peer path (CUDA
-// peer copies, NCCL send and receive) would replace this function alone: it takes the runs
-// and their cuts and gives each device its pieces in part order.
+// Where the devices' driver copies between every pair of them (engine.PeerPath "peer":
+// CUDA GPUs of one process, over NVLink or PCIe), each device copies its pieces from the
+// other devices' runs directly, every device's copies concurrently (exchangePeer).
+// Elsewhere the exchange is host-staged, the transport between OpenCL devices: a piece
+// that leaves its device is read back into host memory, each part's pieces concurrently,
+// then written to its device, each device's concurrently (those before and those after its
+// own piece in one write each); the piece that stays is copied on its device.
 func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buffer[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) (bounds [][]int, _ error) {
 	parts := keys.Parts()
 	p := len(parts)
@@ -493,6 +494,20 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 	}
 	for j := range p {
 		base[j+1] = base[j] + recv[j]
+	}
+	// Device j's pieces, in part order: piece i at at[i][j], the last ending at recv[j].
+	bounds = make([][]int, p)
+	for j := range p {
+		for i := range p {
+			bounds[j] = append(bounds[j], at[i][j])
+		}
+		bounds[j] = append(bounds[j], recv[j])
+	}
+	if peerAll(parts) {
+		if err := s.exchangePeer(ctx, di, keys, piece, at, recv, out, vout); err != nil {
+			return nil, fmt.Errorf("exchange between devices: %w", err)
+		}
+		return bounds, nil
 	}
 	n := base[p]
 	if len(s.stage) < n {
@@ -529,15 +544,9 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 		if recv[j] == 0 {
 			return nil
 		}
-		q, d, dev := parts[j].Queue, di[j], parts[j].Queue.Device()
-		var err error
-		if out[j], err = engine.NewBuffer[K](dev, recv[j]); err != nil {
+		q, d := parts[j].Queue, di[j]
+		if err := receiving(q.Device(), j, recv[j], out, vout); err != nil {
 			return err
-		}
-		if vout != nil {
-			if vout[j], err = engine.NewBuffer[uint32](dev, recv[j]); err != nil {
-				return err
-			}
 		}
 		lo, hi := piece(j, j)
 		own, rest := at[j][j], at[j][j]+hi-lo
@@ -552,15 +561,70 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 	if err != nil {
 		return nil, fmt.Errorf("exchange, writing: %w", err)
 	}
-	// Device j's pieces, in part order: piece i at at[i][j], the last ending at recv[j].
-	bounds = make([][]int, p)
-	for j := range p {
-		for i := range p {
-			bounds[j] = append(bounds[j], at[i][j])
-		}
-		bounds[j] = append(bounds[j], recv[j])
-	}
 	return bounds, nil
+}
+
+// receiving makes device j's buffers of the exchange, n elements on dev: out[j], and
+// vout[j] for pairs (vout not nil).
+func receiving[K SortKey](dev *engine.Device, j, n int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) error {
+	var err error
+	if out[j], err = engine.NewBuffer[K](dev, n); err != nil {
+		return err
+	}
+	if vout != nil {
+		vout[j], err = engine.NewBuffer[uint32](dev, n)
+	}
+	return err
+}
+
+// peerAll reports whether the driver of the parts' devices copies between every pair of
+// them directly (engine.PeerPath).
+func peerAll[K SortKey](parts []shard.Part[K]) bool {
+	for i := range parts {
+		for j := range parts {
+			if i != j && engine.PeerPath(parts[j].Queue, parts[i].Queue) != "peer" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// exchangePeer is exchange's direct path: every part's queue finished (its run is
+// ready), then each device j, concurrently, allocates out[j] (vout[j]) and copies piece j
+// of every run i into it at at[i][j] with Buffer.CopyFrom (a peer copy from another
+// device, a device copy from its own), and waits for its copies, so that no run is
+// reused while another device still reads it.
+func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard.Buffer[K], piece func(i, j int) (int, int), at [][]int, recv []int,
+	out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) error {
+	parts := keys.Parts()
+	if err := keys.EachDevice(func(i int) error { return parts[i].Queue.Finish(ctx) }); err != nil {
+		return err
+	}
+	return keys.EachDevice(func(j int) error {
+		if recv[j] == 0 {
+			return nil
+		}
+		q := parts[j].Queue
+		if err := receiving(q.Device(), j, recv[j], out, vout); err != nil {
+			return err
+		}
+		for i := range parts {
+			lo, hi := piece(i, j)
+			if lo == hi {
+				continue
+			}
+			if err := out[j].CopyFrom(q, at[i][j], s.runs[di[i]], lo, hi-lo); err != nil {
+				return err
+			}
+			if vout != nil {
+				if err := vout[j].CopyFrom(q, at[i][j], s.runVals[di[i]], lo, hi-lo); err != nil {
+					return err
+				}
+			}
+		}
+		return q.Finish(ctx)
+	})
 }
 
 // exchangeIn fills dst, a device's received elements: staged[:own] and staged[rest:]

@@ -12,6 +12,7 @@ import (
 	"github.com/prism-compute/prism/engine/shard"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+	"github.com/prism-compute/prism/platform"
 )
 
 // TestSortSplitSharded sets the sort ops up on sharded data (the keys, and values for pairs,
@@ -209,6 +210,62 @@ func TestSplitShardedSort(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSplitShardedSortPeer sorts with ShardedSort over CUDA devices, whose exchange copies
+// the pieces between the devices directly (exchangePeer): the CUDA device and a second
+// opening of it (two devices to the engine, one to the driver), and every other CUDA GPU
+// found. Keys alone and pairs, even and uneven parts, checked as TestSplitShardedSort
+// checks them. Devices whose driver does not copy between two openings (OpenCL's) must
+// take the host-staged exchange instead.
+func TestSplitShardedSortPeer(t *testing.T) {
+	open := func(t *testing.T, id string) *engine.Device {
+		d, err := engine.Open(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	kerneltest.ForEachCUDADevice(t, "the sharded sort's peer exchange", func(dev *engine.Device) error {
+		qs := kerneltest.Queues(t, []*engine.Device{dev, open(t, dev.ID())})
+		if engine.PeerPath(qs[1], qs[0]) == "peer" {
+			return fmt.Errorf("%s copies between two openings directly", dev.ID())
+		}
+		return engine.ErrUnsupported
+	}, func(t *testing.T, dev *engine.Device, _ *engine.Queue) {
+		devs := []*engine.Device{dev, open(t, dev.ID())}
+		dis, err := platform.Discover(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dis.Devices {
+			if d.Backend == "cuda" && d.ID != dev.ID() {
+				devs = append(devs, open(t, d.ID))
+			}
+		}
+		qs := kerneltest.Queues(t, devs)
+		if !peerAll([]shard.Part[uint32]{{Queue: qs[0]}, {Queue: qs[1]}}) {
+			t.Fatalf("%s: two openings do not copy between each other directly", dev.ID())
+		}
+		su, err := NewShardedSort[uint32](devs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer su.Close()
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, n := range []int{1, 1000, 100003, 1<<22 + 3} {
+			for lname, counts := range map[string][]int{"even": shard.Even(n, len(qs)), "uneven": uneven(n, len(qs))} {
+				keys := make([]uint32, n)
+				for i := range keys {
+					keys[i] = rng.Uint32()
+				}
+				name := fmt.Sprintf("n=%d/%s", n, lname)
+				checkShardedSort(t, name+"/keys", su, qs, keys, counts, Ascending, false, lname == "even" && n > 1000)
+				checkShardedSort(t, name+"/pairs", su, qs, keys, counts, Descending, true, false)
+			}
+		}
+	})
 }
 
 // oneHolds returns counts of n over p parts, all on part i.
