@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -289,4 +292,111 @@ func TestBNFill(t *testing.T) {
 			t.Errorf("BN=%d, %dx%d (batch %d) on %d multiprocessors: width %d, want %d", c.bn, c.m, c.n, c.batch, c.sms, got, c.want)
 		}
 	}
+}
+
+// BenchmarkWGMMACall times calls of the Hopper GEMM at M = N = K = PRISM_BENCH_CALL_N
+// (default 512, where a call's fixed costs weigh most), bfloat16 nn, on every CUDA device
+// of compute capability 9.0, with the input sets rotating as the bench's runs do:
+// "pipelined" enqueues b.N calls back to back and waits once (the host's cost a call,
+// where it exceeds the device's), "roundtrip" waits after each call (a call as the host
+// sees it), and "timed" brackets each call with Queue.Timed as prism bench does (the
+// device time between its events). Each reports µs/call.
+func BenchmarkWGMMACall(b *testing.B) {
+	forEachCUDA(b, func(b *testing.B, dev *engine.Device, q *engine.Queue) {
+		if dev.Info().ComputeCapability != 90 {
+			b.Skipf("%s is sm_%d; wgmma needs sm_90", dev.ID(), dev.Info().ComputeCapability)
+		}
+		n := 512
+		if v := os.Getenv("PRISM_BENCH_CALL_N"); v != "" {
+			var err error
+			if n, err = strconv.Atoi(v); err != nil || n < 1 {
+				b.Fatalf("PRISM_BENCH_CALL_N=%q: want a positive integer", v)
+			}
+		}
+		p := precisionOf("bfloat16")
+		w, err := NewWGMMA[engine.BFloat16](dev, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		s := GEMMShape{M: n, N: n, K: n}.WithDefaults()
+		la, lb, lc := s.Lens()
+		rng := rand.New(rand.NewPCG(1, 1))
+		const sets = 8
+		var as, bs []*engine.Buffer[engine.BFloat16]
+		for range sets {
+			a, err := engine.Upload(b.Context(), q, randIn[engine.BFloat16](rng, la, -1, 1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			bb, err := engine.Upload(b.Context(), q, randIn[engine.BFloat16](rng, lb, -1, 1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bb.Close()
+			as, bs = append(as, a), append(bs, bb)
+		}
+		c, err := engine.Upload(b.Context(), q, make([]float32, lc))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		d, err := engine.NewBuffer[float32](dev, lc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer d.Close()
+		call := func(i int) error { return w.RunInto(q, s, 1, as[i%sets], bs[i%sets], 0.5, c, d) }
+		for i := range sets { // builds, tensor maps, workspace
+			if err := call(i); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := q.Finish(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		perCall := func(b *testing.B, calls int) {
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(calls), "µs/call")
+		}
+		b.Run("pipelined", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if err := call(i); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			if err := q.Finish(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			perCall(b, i)
+		})
+		b.Run("roundtrip", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if err := call(i); err != nil {
+					b.Fatal(err)
+				}
+				if err := q.Finish(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			perCall(b, i)
+		})
+		b.Run("timed", func(b *testing.B) {
+			i := 0
+			var dt time.Duration
+			for b.Loop() {
+				t, err := q.Timed(b.Context(), func() error { return call(i) })
+				if err != nil {
+					b.Fatal(err)
+				}
+				dt += t
+				i++
+			}
+			b.ReportMetric(float64(dt.Microseconds())/float64(i), "µs/call")
+		})
+	})
 }
