@@ -234,10 +234,12 @@ static __device__ __forceinline__ void issue_s_pv(float *sc, unsigned int sqc, u
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
-// softmax_scores scales the scores sc of the key tile from kbase to base 2, masks them (keys
-// past seq, or past the query when causal; q0c is the consumer's first query, r0 this
-// thread's first row), updates the running max and sum of this thread's two rows, leaves
-// the probabilities in sc and the factors O's rows must be scaled by in alpha.
+// softmax_scores turns the scores sc of the key tile from kbase into probabilities: masks
+// them (keys past seq, or past the query when causal; q0c is the consumer's first query,
+// r0 this thread's first row), updates the running max (of the unscaled scores: scale > 0
+// keeps their order) and sum of this thread's two rows, leaves the probabilities
+// 2^(s*sl2e - max*sl2e) in sc, one FFMA and one ex2 a score (FlashAttention-3's form: no
+// separate scaling pass), and the factors O's rows must be scaled by in alpha.
 static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, float *mrow, float *lrow, int kbase, int seq, int causal,
                                                       int q0c, int r0, int lane, float sl2e) {
   const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0c);
@@ -249,27 +251,28 @@ static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, f
     for (int i = 0; i < NS; ++i) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        float x = sc[4 * i + 2 * h + e] * sl2e;
+        float x = sc[4 * i + 2 * h + e];
         if (mask) {
           const int key = kbase + 8 * i + 2 * (lane & 3) + e;
           if (key >= seq || (causal && key > qrow)) {
             x = -prism_inf();
+            sc[4 * i + 2 * h + e] = x;
           }
         }
-        sc[4 * i + 2 * h + e] = x;
         mx = fmaxf(mx, x);
       }
     }
     mx = fmaxf(mx, prism_shfl_xor(mx, 1));
     mx = fmaxf(mx, prism_shfl_xor(mx, 2));
-    alpha[h] = prism_exp2(mrow[h] - mx);
+    alpha[h] = prism_exp2((mrow[h] - mx) * sl2e);
     mrow[h] = mx;
+    const float ms = mx * sl2e;
     float sum = 0.f;
 #pragma unroll
     for (int i = 0; i < NS; ++i) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float p = prism_exp2(sc[4 * i + 2 * h + e] - mx);
+        const float p = prism_exp2(fmaf(sc[4 * i + 2 * h + e], sl2e, -ms));
         sc[4 * i + 2 * h + e] = p;
         sum += p;
       }
