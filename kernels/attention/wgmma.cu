@@ -47,7 +47,9 @@
 //   uniform over the warpgroup makes ptxas serialize them (C7520), which costs more than the
 //   skipped tile saves.
 // Accuracy: as attention.cu's (scores and P V accumulated in float32 by the tensor cores,
-//   ex2.approx, P rounded to the input type, O rounded once).
+//   ex2.approx, P rounded to the input type, O rounded once). A row's reference max moves
+//   only when a tile's max passes it by more than 2^8 (RESCALE_LOG2): P stays below 256,
+//   and O and the row's sum are rescaled only then.
 
 #include "prism_cuda.h"
 
@@ -234,12 +236,19 @@ static __device__ __forceinline__ void issue_s_pv(float *sc, unsigned int sqc, u
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
+// RESCALE_LOG2 is how far, in base 2, a tile's max may pass a row's reference max before the
+// reference moves (lazy rescaling, as FlashAttention-4 does): the probabilities then stay
+// below 2^8 = 256 (exact in float, well inside float16's and bfloat16's range), and most
+// tiles after the first few skip the rescaling of O.
+#define RESCALE_LOG2 8.0f
+
 // softmax_scores turns the scores sc of the key tile from kbase into probabilities: masks
 // them (keys past seq, or past the query when causal; q0c is the consumer's first query,
-// r0 this thread's first row), updates the running max (of the unscaled scores: scale > 0
-// keeps their order) and sum of this thread's two rows, leaves the probabilities
-// 2^(s*sl2e - max*sl2e) in sc, one FFMA and one ex2 a score (FlashAttention-3's form: no
-// separate scaling pass), and the factors O's rows must be scaled by in alpha.
+// r0 this thread's first row), updates the reference max (of the unscaled scores: scale > 0
+// keeps their order; moved only past RESCALE_LOG2) and the sum of this thread's two rows,
+// leaves the probabilities 2^(s*sl2e - max*sl2e) in sc, one FFMA and one ex2 a score
+// (FlashAttention-3's form: no separate scaling pass), and the factors O's rows must be
+// scaled by in alpha (1 where the reference stayed).
 static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, float *mrow, float *lrow, int kbase, int seq, int causal,
                                                       int q0c, int r0, int lane, float sl2e) {
   const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0c);
@@ -264,9 +273,16 @@ static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, f
     }
     mx = fmaxf(mx, prism_shfl_xor(mx, 1));
     mx = fmaxf(mx, prism_shfl_xor(mx, 2));
-    alpha[h] = prism_exp2((mrow[h] - mx) * sl2e);
-    mrow[h] = mx;
-    const float ms = mx * sl2e;
+    // The row's reference max moves only when the tile's passes it by more than
+    // RESCALE_LOG2 in base 2 (always on the first tile, from -inf): else the probabilities
+    // stay below 2^RESCALE_LOG2 against the old one, and O and the sum need no rescaling.
+    if ((mx - mrow[h]) * sl2e > RESCALE_LOG2) {
+      alpha[h] = prism_exp2((mrow[h] - mx) * sl2e);
+      mrow[h] = mx;
+    } else {
+      alpha[h] = 1.f;
+    }
+    const float ms = mrow[h] * sl2e;
     float sum = 0.f;
 #pragma unroll
     for (int i = 0; i < NS; ++i) {
@@ -300,8 +316,22 @@ static __device__ __forceinline__ void softmax_tile(float *sc, unsigned int (*pa
   pack_p(sc, pa);
 }
 
-// rescale multiplies O's accumulators of this thread's two rows by alpha.
+// warp_any reports whether p holds on any lane of the warp (vote.sync.any).
+static __device__ __forceinline__ bool warp_any(bool p) {
+  unsigned int r;
+  asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tvote.sync.any.pred q, p, 0xffffffff;\n\tselp.u32 %0, 1, 0, q;\n\t}"
+               : "=r"(r)
+               : "r"((unsigned int)p));
+  return r != 0;
+}
+
+// rescale multiplies O's accumulators of this thread's two rows by alpha, unless no row of
+// the warp's moved its reference max (alpha 1 throughout: the multiplies are skipped, the
+// branch uniform over the warp).
 static __device__ __forceinline__ void rescale(float *acc, const float *alpha) {
+  if (!warp_any(alpha[0] != 1.f || alpha[1] != 1.f)) {
+    return;
+  }
 #pragma unroll
   for (int n = 0; n < NO; ++n) {
     acc[4 * n] *= alpha[0];
