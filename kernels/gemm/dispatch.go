@@ -77,18 +77,16 @@ func newImpls(p Prec) []impl {
 	return out
 }
 
-// wgmmaTakesLayout reports whether wgmma.cu takes precision p in layout (ta, tb) as it is:
-// every layout for tf32 and float32x3tf32 (gemm_split first writes K-major copies of the
-// operands), A not transposed for 16-bit inputs, and for float8 A not transposed and B
-// stored n x k (its wgmma reads both operands K-major).
+// wgmmaTakesLayout reports whether wgmma.cu takes precision p in layout (ta, tb): every
+// layout for tf32 and float32x3tf32 (gemm_split first writes K-major copies of the
+// operands), A not transposed for 16-bit and float8 inputs (float8's wgmma reads both
+// operands K-major: a B stored k x n is first copied n x k by gemm_transpose).
 func wgmmaTakesLayout(p Prec, ta, tb bool) bool {
 	switch {
 	case p.TF32():
 		return true
-	case p.Bits16():
+	case p.Bits16(), p.Float8():
 		return !ta
-	case p.Float8():
-		return !ta && tb
 	}
 	return false
 }

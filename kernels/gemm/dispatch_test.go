@@ -45,9 +45,9 @@ func TestDispatch(t *testing.T) {
 		{"bfloat16", PrecBFloat16, []string{wg, mma, clmma, portable},
 			[]string{wg, mma, vendor, clmma, portable}, []string{wg, mma, vendor, clmma, portable}, []string{mma, vendor, clmma, portable}, []string{mma, vendor, clmma, portable}, true},
 		{"float8e4m3", PrecFloat8E4M3, []string{wg, mma, portable},
-			[]string{mma, vendor, portable}, []string{wg, mma, vendor, portable}, []string{mma, vendor, portable}, []string{mma, vendor, portable}, true},
+			[]string{wg, mma, vendor, portable}, []string{wg, mma, vendor, portable}, []string{mma, vendor, portable}, []string{mma, vendor, portable}, true},
 		{"float8e5m2", PrecFloat8E5M2, []string{wg, mma, portable},
-			[]string{mma, portable}, []string{wg, mma, portable}, []string{mma, portable}, []string{mma, portable}, true},
+			[]string{wg, mma, portable}, []string{wg, mma, portable}, []string{mma, portable}, []string{mma, portable}, true},
 	} {
 		p, ok := LookupPrecision(c.prec)
 		if !ok {

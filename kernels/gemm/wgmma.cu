@@ -2,7 +2,8 @@
 // Memory Accelerator.
 //
 // Purpose: the "cuda-wgmma" variant of gemm/{nn,nt,batched}/{float16,bfloat16} and of
-// gemm/nt/{float8e4m3,float8e5m2}. A block of
+// gemm/{nn,nt}/{float8e4m3,float8e5m2} (nn through a copy of B that gemm_transpose writes
+// n x k). A block of
 // three warpgroups computes a 128 x BN tile of D. Warpgroup 0 is the producer: one of its
 // threads copies each k step's tiles of A (128 x BK) and B (BK x BN) from global to shared
 // memory with TMA (cp.async.bulk.tensor, boxes described by tensor maps the host encodes),
@@ -30,8 +31,9 @@
 //
 // Semantics: A, B IEEE binary16 (PREC 3), bfloat16 (PREC 4), OCP float8 E4M3 (PREC 6) or
 //   E5M2 (PREC 7) bits, products exact, accumulated in float32 by the tensor cores (about 14
-//   bits kept for float8); C, D float. Float8 takes the nt layout only (TRANS_B=1): its
-//   wgmma reads both operands K-major; a k step is then 128 elements (still 128 bytes).
+//   bits kept for float8); C, D float. Float8 builds the nt layout only (TRANS_B=1): its
+//   wgmma reads both operands K-major (the host transposes an nn B first, gemm_transpose);
+//   a k step is then 128 elements (still 128 bytes).
 //
 // Tunables (-D, part of the cache key):
 //   PREC      3 float16, 4 bfloat16, 6 float8e4m3, 7 float8e5m2      default 3
@@ -613,6 +615,34 @@ extern "C" __global__ void __launch_bounds__(256) gemm_pad(pad_t *out, const pad
     pad_t *dst = out + (long long)r * ldo;
     for (int c = threadIdx.x; c < cols; c += 256) {
       dst[c] = src[c];
+    }
+  }
+}
+
+// gemm_transpose writes op(X)^T rows into out: out[z][c][r] = x[z*stridex + r*ldx + c]
+// for the rows x cols elements of each matrix z, out's rows (cols of them) ldo apart and
+// its matrices cols*ldo apart: the B of float8's nn layout (stored k x n) copied n x k,
+// K-major, which its wgmma reads. Launch: grid (ceil(cols/32), ceil(rows/32), batch) of
+// 32 x 8 threads; tiles of 32 x 32 through shared memory, so that reads and writes are both
+// along rows. Built with every PREC; the host launches it for the 8-bit inputs.
+extern "C" __global__ void __launch_bounds__(256) gemm_transpose(pad_t *out, const pad_t *x, int rows, int cols, long long ldx,
+                                                                long long stridex, long long ldo) {
+  __shared__ pad_t tile[32][33]; // [c][r] of the block
+  const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32, z = blockIdx.z;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  x += (long long)z * stridex;
+  out += (long long)z * cols * ldo;
+  for (int i = ty; i < 32; i += 8) {
+    const int r = r0 + i, c = c0 + tx;
+    if (r < rows && c < cols) {
+      tile[tx][i] = x[(long long)r * ldx + c];
+    }
+  }
+  __syncthreads();
+  for (int i = ty; i < 32; i += 8) {
+    const int c = c0 + i, r = r0 + tx;
+    if (c < cols && r < rows) {
+      out[(long long)c * ldo + r] = tile[i][tx];
     }
   }
 }

@@ -203,14 +203,15 @@ type wgmmaBuild struct {
 	bn     int
 }
 
-// wgmmaProgram is one build: its program, gemm_wgmma, gemm_splitk_reduce and gemm_pad.
+// wgmmaProgram is one build: its program, gemm_wgmma, gemm_splitk_reduce, gemm_pad and
+// gemm_transpose.
 type wgmmaProgram struct {
-	prog           *engine.Program
-	k, reduce, pad *engine.Kernel
+	prog                      *engine.Program
+	k, reduce, pad, transpose *engine.Kernel
 }
 
 func (b *wgmmaProgram) Close() error {
-	return errors.Join(b.pad.Close(), b.reduce.Close(), b.k.Close(), b.prog.Close())
+	return errors.Join(b.transpose.Close(), b.pad.Close(), b.reduce.Close(), b.k.Close(), b.prog.Close())
 }
 
 // wgmmaScratch are the K-major tf32 operands of one queue: big and, for 3xTF32, small
@@ -331,7 +332,9 @@ func (w *WGMMA[In]) build(tb bool, bn int) (*wgmmaProgram, error) {
 	}
 	b := &wgmmaProgram{prog: prog, k: k}
 	if b.reduce, err = prog.Kernel("gemm_splitk_reduce"); err == nil {
-		b.pad, err = prog.Kernel("gemm_pad")
+		if b.pad, err = prog.Kernel("gemm_pad"); err == nil {
+			b.transpose, err = prog.Kernel("gemm_transpose")
+		}
 	}
 	if err != nil {
 		b.Close()
@@ -380,11 +383,16 @@ func bnFill(bn, m, n, batch, sms int) int {
 
 // takes reports whether wgmma.cu takes shape s as it is stored: its layout
 // (wgmmaTakesLayout), and for inputs other than tf32's, which gemm_split copies into
-// aligned K-major buffers first, both operands aligned (alignedA, alignedB). A shape whose
-// layout it takes and whose operands are not aligned runs on copies that are (gemm_pad).
+// aligned K-major buffers first, both operands aligned (alignedA, alignedB) and B K-major
+// where the precision needs it (transposesB). A shape whose layout it takes otherwise runs
+// on copies that it reads (gemm_pad, gemm_transpose).
 func (w *WGMMA[In]) takes(s GEMMShape) bool {
-	return wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) && (w.p.MMA.TF32() || w.alignedA(s) && w.alignedB(s))
+	return wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) && (w.p.MMA.TF32() || w.alignedA(s) && w.alignedB(s) && !w.transposesB(s))
 }
+
+// transposesB reports whether a call of shape s reads a transposed copy of B: float8's
+// wgmma reads both operands K-major, and B stored k x n (nn) is not.
+func (w *WGMMA[In]) transposesB(s GEMMShape) bool { return w.p.MMA.Float8() && !s.TransB }
 
 // alignedA and alignedB report whether TMA reads A and B of shape s as stored: every row
 // on a 16-byte boundary and, in a batch, the matrices apart by at least one matrix and on
@@ -407,8 +415,9 @@ func (w *WGMMA[In]) aligned(ld, stride, rows, batch int) bool {
 }
 
 // pad enqueues gemm_pad on q for the operands of s that TMA cannot read as stored,
-// copying each into q's scratch with rows rounded up to 16 bytes, and returns the
-// operands to read and the shape that describes them.
+// copying each into q's scratch with rows rounded up to 16 bytes, and gemm_transpose for a
+// B that must be read K-major (transposesB), and returns the operands to read and the
+// shape that describes them.
 func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *engine.Buffer[In]) (*engine.Buffer[In], *engine.Buffer[In], GEMMShape, error) {
 	v := 16 / engine.SizeOf[In]()
 	round := func(x int) int { return (x + v - 1) / v * v }
@@ -416,17 +425,23 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 	if s.TransB {
 		rowsB, colsB = s.N, s.K
 	}
+	// An operand copied: rows x cols as stored, written outRows rows of newLD (transposed:
+	// cols rows of rows).
 	type operand struct {
 		src               *engine.Buffer[In]
 		rows, cols        int
 		ld, stride, newLD int
+		transpose         bool
+		outRows           int
 	}
 	var ops [2]*operand
 	if !w.alignedA(s) {
-		ops[0] = &operand{src: a, rows: s.M, cols: s.K, ld: s.LDA, stride: s.StrideA, newLD: round(s.K)}
+		ops[0] = &operand{src: a, rows: s.M, cols: s.K, ld: s.LDA, stride: s.StrideA, newLD: round(s.K), outRows: s.M}
 	}
-	if !w.alignedB(s) {
-		ops[1] = &operand{src: b, rows: rowsB, cols: colsB, ld: s.LDB, stride: s.StrideB, newLD: round(colsB)}
+	if w.transposesB(s) {
+		ops[1] = &operand{src: b, rows: rowsB, cols: colsB, ld: s.LDB, stride: s.StrideB, newLD: round(rowsB), transpose: true, outRows: colsB}
+	} else if !w.alignedB(s) {
+		ops[1] = &operand{src: b, rows: rowsB, cols: colsB, ld: s.LDB, stride: s.StrideB, newLD: round(colsB), outRows: rowsB}
 	}
 	w.mu.Lock()
 	if w.padded == nil {
@@ -441,7 +456,7 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 		if op == nil {
 			continue
 		}
-		n := s.Batch * op.rows * op.newLD
+		n := s.Batch * op.outRows * op.newLD
 		if bufs[i] != nil && bufs[i].Len() >= n {
 			continue
 		}
@@ -464,14 +479,18 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 		if op == nil {
 			continue
 		}
-		r := engine.Range2D(min(op.rows, 4096)*256, s.Batch, 256, 1)
-		if err := q.Launch(bd.pad, r, dst[i], op.src, int32(op.rows), int32(op.cols), int64(op.ld), int64(op.stride), int64(op.newLD)); err != nil {
+		k, r := bd.pad, engine.Range2D(min(op.rows, 4096)*256, s.Batch, 256, 1)
+		if op.transpose {
+			k, r = bd.transpose, engine.Range3D((op.cols+31)/32*32, (op.rows+31)/32*8, s.Batch, 32, 8, 1)
+		}
+		if err := q.Launch(k, r, dst[i], op.src, int32(op.rows), int32(op.cols), int64(op.ld), int64(op.stride), int64(op.newLD)); err != nil {
 			return nil, nil, s, err
 		}
 		if i == 0 {
-			a, s.LDA, s.StrideA = dst[i], op.newLD, op.rows*op.newLD
+			a, s.LDA, s.StrideA = dst[i], op.newLD, op.outRows*op.newLD
 		} else {
-			b, s.LDB, s.StrideB = dst[i], op.newLD, op.rows*op.newLD
+			b, s.LDB, s.StrideB = dst[i], op.newLD, op.outRows*op.newLD
+			s.TransB = s.TransB || op.transpose
 		}
 	}
 	return a, b, s, nil
@@ -542,7 +561,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if blocks := float64(blocksM) * float64(tiles(s.N, bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
-	bd, err := w.build(s.TransB || w.p.MMA.TF32(), bn)
+	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn)
 	if err != nil {
 		return err
 	}

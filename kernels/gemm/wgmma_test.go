@@ -197,8 +197,9 @@ func wgmmaProductBeta[In InputType](t *testing.T, q *engine.Queue, w *WGMMA[In],
 // TestWGMMAPadded runs shapes whose operands TMA cannot read as stored (rows or matrices
 // not on 16-byte boundaries) on wgmma: the call copies them into aligned scratch first
 // (gemm_pad), one operand or both, in a batch, with C's rows at odd offsets (C read one
-// element at a time), float16 in both layouts and float8 nt, at the widths that fill the
-// device (bnFill); a larger shape after a smaller one grows the scratch.
+// element at a time), float16 in both layouts and float8 in both (nn through a transposed
+// copy of B, gemm_transpose), at the widths that fill the device (bnFill); a larger shape
+// after a smaller one grows the scratch.
 func TestWGMMAPadded(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		p := needWGMMA(t, dev)
@@ -235,7 +236,11 @@ func TestWGMMAPadded(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w8.Close()
-		for _, s := range []GEMMShape{{M: 200, N: 150, K: 100, TransB: true}, {M: 129, N: 64, K: 257, TransB: true, Batch: 2}} {
+		for _, s := range []GEMMShape{
+			{M: 200, N: 150, K: 100, TransB: true}, {M: 129, N: 64, K: 257, TransB: true, Batch: 2},
+			// nn: B copied n x k by gemm_transpose, aligned or not, in a batch.
+			{M: 256, N: 256, K: 256}, {M: 200, N: 150, K: 100}, {M: 129, N: 72, K: 257, Batch: 2}, {M: 64, N: 40, K: 48, LDB: 41, LDC: 45},
+		} {
 			if w8.takes(s.WithDefaults()) {
 				t.Fatalf("%v: TMA reads it as stored; the test wants a shape it cannot", s)
 			}
