@@ -171,16 +171,12 @@ func TestMapSplitInvalid(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	op := Family().Ops[0] // axpy float32
 	ok := kernels.Params{Size: 1000, Seed: 1}
-	kerneltest.CheckSplitRefusals(t, op, []kerneltest.SplitRefusal{
+	kerneltest.CheckSplitRefusals(t, op, append(kerneltest.PlacementRefusals(devs, ok), []kerneltest.SplitRefusal{
 		{Name: "size 0", Devs: devs, P: kernels.Params{}, Want: engine.ErrInvalidArg},
 		{Name: "size too large", Devs: devs, P: kernels.Params{Size: MapMax + 1}, Want: engine.ErrInvalidArg},
-		{Name: "no device", Devs: nil, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "nil device", Devs: []*engine.Device{nil, devs[0]}, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "fractions long", Devs: devs, P: ok, F: append(make([]float64, len(devs)), 1), Want: engine.ErrInvalidArg},
-		{Name: "fraction infinite", Devs: devs, P: ok, F: append([]float64{math.Inf(1), 0}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
 		{Name: "tunables", Devs: devs, P: kernels.Params{Size: 1000, Tunables: "VEC=2"}, Want: engine.ErrInvalidArg},
 		{Name: "vendor variant", Devs: devs, P: kernels.Params{Size: 1000, Variant: "CLBlast"}, Want: engine.ErrUnsupported},
-	})
+	}...))
 	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)

@@ -143,16 +143,12 @@ func TestFFTSplitInvalid(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	op := batchedOp(t)
 	ok := kernels.Params{Size: 2048, Seed: 1}
-	kerneltest.CheckSplitRefusals(t, op, []kerneltest.SplitRefusal{
+	kerneltest.CheckSplitRefusals(t, op, append(kerneltest.PlacementRefusals(devs, ok), []kerneltest.SplitRefusal{
 		{Name: "size 0", Devs: devs, P: kernels.Params{}, Want: engine.ErrInvalidArg},
 		{Name: "size negative", Devs: devs, P: kernels.Params{Size: -4}, Want: engine.ErrInvalidArg},
-		{Name: "no device", Devs: []*engine.Device{}, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "nil device", Devs: []*engine.Device{devs[0], nil}, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "fractions short", Devs: devs, P: ok, F: []float64{}, Want: engine.ErrInvalidArg},
-		{Name: "fractions sum", Devs: devs, P: ok, F: append([]float64{0.2, 0.2}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
 		{Name: "tunables", Devs: devs, P: kernels.Params{Size: 2048, Tunables: "EPT=8"}, Want: engine.ErrInvalidArg},
 		{Name: "vendor variant", Devs: devs, P: kernels.Params{Size: 2048, Variant: "clFFT"}, Want: engine.ErrUnsupported},
-	})
+	}...))
 	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)

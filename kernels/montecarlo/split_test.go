@@ -201,19 +201,13 @@ func TestMonteCarloSplitInvalid(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)
 	op := monteCarloOp(MCPi)
 	ok := kernels.Params{Size: 1000, Seed: 1}
-	kerneltest.CheckSplitRefusals(t, op, []kerneltest.SplitRefusal{
+	kerneltest.CheckSplitRefusals(t, op, append(kerneltest.PlacementRefusals(devs, ok), []kerneltest.SplitRefusal{
 		{Name: "size 0", Devs: devs, P: kernels.Params{}, Want: engine.ErrInvalidArg},
 		{Name: "size too large", Devs: devs, P: kernels.Params{Size: MonteCarloMax + 1}, Want: engine.ErrInvalidArg},
-		{Name: "no device", Devs: nil, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "nil device", Devs: []*engine.Device{devs[0], nil}, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "fractions short", Devs: devs, P: ok, F: []float64{1}, Want: engine.ErrInvalidArg},
-		{Name: "fractions sum", Devs: devs, P: ok, F: append([]float64{0.5, 0.6}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
-		{Name: "fraction negative", Devs: devs, P: ok, F: append([]float64{-0.5, 1.5}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
-		{Name: "fractions all zero", Devs: devs, P: ok, F: make([]float64, len(devs)), Want: engine.ErrInvalidArg},
 		{Name: "tunables", Devs: devs, P: kernels.Params{Size: 1000, Tunables: "WG=64"}, Want: engine.ErrInvalidArg},
 		{Name: "variant", Devs: devs, P: kernels.Params{Size: 1000, Variant: "cuda-shfl"}, Want: engine.ErrUnsupported},
 		{Name: "variant and portable", Devs: devs, P: kernels.Params{Size: 1000, Variant: "cuda-shfl", Portable: true}, Want: engine.ErrInvalidArg},
-	})
+	}...))
 	in, err := op.Split(t.Context(), devs, kernels.Params{Size: 1000, Variant: "Portable"}, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)

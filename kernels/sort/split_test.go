@@ -204,17 +204,12 @@ func TestSortSplitInvalid(t *testing.T) {
 	smallSplitTiles(t)
 	op := Family().Ops[2] // pairs
 	ok := kernels.Params{Size: 1000, Seed: 1}
-	kerneltest.CheckSplitRefusals(t, op, []kerneltest.SplitRefusal{
+	kerneltest.CheckSplitRefusals(t, op, append(kerneltest.PlacementRefusals(devs, ok), []kerneltest.SplitRefusal{
 		{Name: "size 0", Devs: devs, P: kernels.Params{}, Want: engine.ErrInvalidArg},
 		{Name: "size too large", Devs: devs, P: kernels.Params{Size: MaxSortLen + 1}, Want: engine.ErrInvalidArg},
-		{Name: "no device", Devs: nil, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "nil device", Devs: []*engine.Device{devs[0], nil}, P: ok, Want: engine.ErrInvalidArg},
-		{Name: "fractions short", Devs: devs, P: ok, F: []float64{1}, Want: engine.ErrInvalidArg},
-		{Name: "fractions sum", Devs: devs, P: ok, F: append([]float64{0.5, 0.6}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
-		{Name: "fractions NaN", Devs: devs, P: ok, F: append([]float64{math.NaN(), 1}, make([]float64, len(devs)-2)...), Want: engine.ErrInvalidArg},
 		{Name: "tunables", Devs: devs, P: kernels.Params{Size: 1000, Tunables: "WG=64"}, Want: engine.ErrInvalidArg},
 		{Name: "variant", Devs: devs, P: kernels.Params{Size: 1000, Variant: "cub"}, Want: engine.ErrUnsupported},
-	})
+	}...))
 	in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)

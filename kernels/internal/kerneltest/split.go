@@ -261,6 +261,28 @@ type SplitRefusal struct {
 	Want error
 }
 
+// PlacementRefusals are the refusals every split shares, whatever its op, with ok a
+// valid set-up's parameters over devs (two at least): no device (nil or empty), a nil device, and given
+// fractions that are too few, too many, not summing to 1, negative, NaN, infinite or all
+// zero. Each wraps engine.ErrInvalidArg.
+func PlacementRefusals(devs []*engine.Device, ok kernels.Params) []SplitRefusal {
+	rest := make([]float64, len(devs)-2)
+	with := func(a, b float64) []float64 { return append([]float64{a, b}, rest...) }
+	bad := engine.ErrInvalidArg
+	return []SplitRefusal{
+		{Name: "no device", Devs: nil, P: ok, Want: bad},
+		{Name: "no device (empty)", Devs: []*engine.Device{}, P: ok, Want: bad},
+		{Name: "nil device", Devs: []*engine.Device{devs[0], nil}, P: ok, Want: bad},
+		{Name: "fractions short", Devs: devs, P: ok, F: []float64{1}, Want: bad},
+		{Name: "fractions long", Devs: devs, P: ok, F: append(make([]float64, len(devs)), 1), Want: bad},
+		{Name: "fractions sum", Devs: devs, P: ok, F: with(0.5, 0.6), Want: bad},
+		{Name: "fraction negative", Devs: devs, P: ok, F: with(-0.5, 1.5), Want: bad},
+		{Name: "fraction NaN", Devs: devs, P: ok, F: with(math.NaN(), 1), Want: bad},
+		{Name: "fraction infinite", Devs: devs, P: ok, F: with(math.Inf(1), 0), Want: bad},
+		{Name: "fractions all zero", Devs: devs, P: ok, F: make([]float64, len(devs)), Want: bad},
+	}
+}
+
 // CheckSplitRefusals sets each refusal up with op.Split and checks that it fails wrapping
 // its error, closing whatever a set-up returned.
 func CheckSplitRefusals(t *testing.T, op kernels.Op, cases []SplitRefusal) {
