@@ -189,12 +189,11 @@ type WGMMA[In InputType] struct {
 	// queue's copies are reused safely).
 	scratch map[*engine.Queue]*wgmmaScratch
 	// ws holds, per queue, split-K's partial sums (splits x batch x m x n), grown as needed.
-	ws      map[*engine.Queue]*engine.Buffer[float32]
-	retired []*engine.Buffer[float32] // workspaces outgrown
+	ws map[*engine.Queue]*engine.Buffer[float32]
 	// padded holds, per queue, the copies of A and B that gemm_pad writes for operands whose
-	// rows TMA cannot read (not on 16-byte boundaries), grown as needed.
-	padded     map[*engine.Queue]*[2]*engine.Buffer[In]
-	retiredPad []*engine.Buffer[In] // copies outgrown
+	// rows TMA cannot read (not on 16-byte boundaries) and gemm_transpose for float8's nn
+	// B, grown as needed.
+	padded map[*engine.Queue]*[2]*engine.Buffer[In]
 }
 
 // wgmmaBuild names a build of wgmma.cu beside the tunables: B's layout and the width.
@@ -460,10 +459,13 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 		if bufs[i] != nil && bufs[i].Len() >= n {
 			continue
 		}
-		if bufs[i] != nil {
-			// Launches enqueued on q (or captured in a graph) may still read it: released by Close.
-			w.retiredPad = append(w.retiredPad, bufs[i])
+		if bufs[i] != nil { // as an outgrown workspace: safe to close with launches in flight
+			err := bufs[i].Close()
 			bufs[i] = nil
+			if err != nil {
+				w.mu.Unlock()
+				return nil, nil, s, err
+			}
 		}
 		buf, err := engine.NewBuffer[In](w.dev, n)
 		if err != nil {
@@ -654,9 +656,12 @@ func (w *WGMMA[In]) workspace(q *engine.Queue, n int) (*engine.Buffer[float32], 
 	if b := w.ws[q]; b != nil && b.Len() >= n {
 		return b, nil
 	} else if b != nil {
-		// Launches enqueued on q (or captured in a graph) may still use it: released by Close.
-		w.retired = append(w.retired, b)
+		// Launches still in flight keep its memory (engine's pool hands it out again only
+		// once q has completed them), and a graph that captured it refuses to launch.
 		delete(w.ws, q)
+		if err := b.Close(); err != nil {
+			return nil, err
+		}
 	}
 	b, err := engine.NewBuffer[float32](w.dev, n)
 	if err != nil {
@@ -766,17 +771,11 @@ func (w *WGMMA[In]) Close() error {
 	for _, b := range w.ws {
 		errs = append(errs, b.Close())
 	}
-	for _, b := range w.retired {
-		errs = append(errs, b.Close())
-	}
-	w.ws, w.retired = nil, nil
+	w.ws = nil
 	for _, bufs := range w.padded {
 		errs = append(errs, bufs[0].Close(), bufs[1].Close())
 	}
-	for _, b := range w.retiredPad {
-		errs = append(errs, b.Close())
-	}
-	w.padded, w.retiredPad = nil, nil
+	w.padded = nil
 	errs = append(errs, w.mma.Close())
 	for _, sc := range w.scratch {
 		errs = append(errs, sc.Close())
