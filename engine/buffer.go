@@ -246,7 +246,7 @@ func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, co
 	}
 	peer := src.dev != q.dev
 	if peer {
-		if _, ok := q.drv.(driver.PeerCopier); !ok || src.dev.backend != q.dev.backend {
+		if !copiesFrom(q, src.dev) {
 			return fmt.Errorf("engine: copy from a buffer of %s on a queue of %s: the devices do not copy between each other directly (engine.CopyPeer stages through host memory): %w",
 				src.dev.id, q.dev.id, ErrUnsupported)
 		}

@@ -11,7 +11,8 @@ import (
 // Copies between devices: CopyPeer moves elements from a buffer of one device into a
 // buffer of another, directly where the two devices' driver copies between them
 // (driver.PeerCopier: CUDA's peer copies over NVLink or PCIe), else through host memory.
-// Sharded data (engine/shard) exchanges its pieces this way.
+// On the direct path Buffer.CopyFrom also takes another device's buffer, for code that
+// orders the source's commands itself and overlaps the copies of many devices.
 
 // peerStageBytes bounds the host staging of a CopyPeer without a direct path: at most
 // peerStageBytes a chunk, read from the source and written to the destination in turn. A
@@ -27,12 +28,17 @@ func PeerPath(dq, sq *Queue) string {
 		return "host"
 	case dq.dev == sq.dev:
 		return "device"
-	case dq.dev.backend == sq.dev.backend:
-		if _, ok := dq.drv.(driver.PeerCopier); ok {
-			return "peer"
-		}
+	case copiesFrom(dq, sq.dev):
+		return "peer"
 	}
 	return "host"
+}
+
+// copiesFrom reports whether q's driver copies from dev's memory directly: dev is of q's
+// backend, whose queues implement driver.PeerCopier.
+func copiesFrom(q *Queue, dev *Device) bool {
+	_, ok := q.drv.(driver.PeerCopier)
+	return ok && dev.backend == q.dev.backend
 }
 
 // CopyPeer copies count elements of src, a buffer of sq's device, from srcOffset into
