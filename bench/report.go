@@ -78,8 +78,9 @@ type DeviceReport struct {
 	Results   []Result          `json:"results"`
 	Err       string            `json:"error,omitempty"`
 	// Timing says how the times were measured: TimingEvents (the device's event
-	// timestamps) or TimingHost (host time around each run, launch overheads included,
-	// where the device reports no usable timestamps).
+	// timestamps), TimingHeld (the same, with the queue held until each run was enqueued,
+	// so that the host's enqueueing is not timed) or TimingHost (host time around each
+	// run, launch overheads included, where the device reports no usable timestamps).
 	Timing string `json:"timing,omitempty"`
 	// Budget is the time bound the device's cases were fitted to (their sizes and runs),
 	// where the sizes were not given: --quick, or a CPU's defaults (see Budget).

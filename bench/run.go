@@ -339,7 +339,7 @@ func (r *deviceRun) runCase(ctx context.Context, cfg Config, step *string, op ke
 	} else {
 		res = RunCase(ctx, cfg, r.q, op, size, variant)
 	}
-	timing := timingOf(r.dev)
+	timing := timingOf(r.q)
 	if res.OK() {
 		res.roofline(dr.Ceilings, dr.Device.CacheBytes)
 		res.judge(dr.Ceilings, dr.Overheads, dr.Device.CacheBytes, timing)
@@ -364,7 +364,7 @@ func (r *deviceRun) close() DeviceReport {
 	if !r.closed {
 		r.closed = true
 		if r.q != nil {
-			r.dr.Timing = timingOf(r.dev)
+			r.dr.Timing = timingOf(r.q)
 			r.q.Close()
 		}
 		r.dr.Telemetry = r.stopTel()
@@ -399,15 +399,21 @@ var measureCopy = copyCeiling
 // Timing methods of DeviceReport.Timing.
 const (
 	TimingEvents = "device events"
-	TimingHost   = "host clock"
+	// TimingHeld is TimingEvents with the queue held until each run was enqueued
+	// (engine.Queue.Timed, on the CUDA backend): the host's enqueueing is not timed.
+	TimingHeld = "device events, queue held"
+	TimingHost = "host clock"
 )
 
-// timingOf says how Queue.Timed measured on dev.
-func timingOf(dev *engine.Device) string {
-	if dev.EventTiming() {
-		return TimingEvents
+// timingOf says how Queue.Timed measured on q's device, as its last call did.
+func timingOf(q *engine.Queue) string {
+	switch {
+	case !q.Device().EventTiming():
+		return TimingHost
+	case q.TimingHeld():
+		return TimingHeld
 	}
-	return TimingHost
+	return TimingEvents
 }
 
 // runVendor runs the first vendor variant of op that fits q's device, or says why there

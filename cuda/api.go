@@ -707,6 +707,15 @@ func cuMemHostAllocPortable(size int64) (unsafe.Pointer, Result) {
 	return p, r
 }
 
+// cuMemHostAllocMapped allocates page-locked host memory that kernels can read
+// (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP): with unified addressing, which
+// every 64-bit platform CUDA supports has, the device reads it at the host's address.
+func cuMemHostAllocMapped(size int64) (unsafe.Pointer, Result) {
+	var p unsafe.Pointer
+	r := Result(C.call_cuMemHostAlloc(&p, C.size_t(size), 3))
+	return p, r
+}
+
 func cuMemFreeHost(p unsafe.Pointer) Result { return Result(C.call_cuMemFreeHost(p)) }
 
 func cuMemcpyHtoDAsync(dst devptr, src unsafe.Pointer, n int64, s cuStream) Result {

@@ -87,6 +87,11 @@ type device struct {
 	// there for good. While it is not zero, closing a queue or the device does not wait
 	// for the device and releases nothing (see leaking).
 	abandoned atomic.Int32
+
+	// gate is the kernel that holds a queue (queue.Hold), built by the first Hold.
+	gateOnce sync.Once
+	gate     *gateKernel
+	gateErr  error
 }
 
 var _ Device = (*device)(nil)
@@ -221,6 +226,10 @@ func (d *device) Close() error {
 		tracef("closing a device that still runs work a done context gave up on: context, pool and events left unreleased")
 		d.th.Stop()
 		return nil
+	}
+	if g := d.gate; g != nil {
+		g.k.Close()
+		g.prog.Close()
 	}
 	d.mu.Lock() // after closed is set: giveBack adds nothing more
 	back := d.events

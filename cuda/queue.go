@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -32,12 +33,18 @@ type queue struct {
 	// block of kernelParams the driver reads them from.
 	packed packedArgs
 	params cScratch
+
+	// word is the page-locked, device-mapped word that Hold's gate kernel reads: the
+	// number of the last hold opened. holds counts the holds made.
+	word  *uint32
+	holds uint32
 }
 
 var (
 	_ driver.Queue           = (*queue)(nil)
 	_ driver.UntimedLauncher = (*queue)(nil)
 	_ driver.PeerCopier      = (*queue)(nil)
+	_ driver.Gater           = (*queue)(nil)
 )
 
 func (q *queue) check() error {
@@ -583,6 +590,101 @@ func (p packedArgs) writeC(m cMemory) {
 
 // Finish waits until the stream has completed every command (polling cuStreamQuery), or
 // ctx is done.
+// gateSource is the kernel that holds a stream (Hold): one thread reads the hold's word
+// in host memory until it reaches the hold's number (compared as a signed difference, so
+// that the count may wrap), or until limit nanoseconds of the device's global timer have
+// passed.
+const gateSource = `
+extern "C" __global__ void prism_gate(const volatile unsigned int *word, unsigned int hold, unsigned long long limit) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while ((int)(*word - hold) < 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 >= limit) {
+      break;
+    }
+  }
+}
+`
+
+// gateKernel is the built gate.
+type gateKernel struct {
+	prog driver.Program
+	k    driver.Kernel
+}
+
+// gateKernel builds the gate once per device (NVRTC, through the cache like any build).
+func (d *device) gateKernel() (driver.Kernel, error) {
+	d.gateOnce.Do(func() {
+		prog, err := d.BuildSource(driver.Source{Dialect: driver.DialectCUDA, Text: gateSource, Name: "gate.cu"}, nil)
+		if err != nil {
+			d.gateErr = fmt.Errorf("cuda: build the queue gate: %w", err)
+			return
+		}
+		k, err := prog.Kernel("prism_gate")
+		if err != nil {
+			prog.Close()
+			d.gateErr = fmt.Errorf("cuda: the queue gate: %w", err)
+			return
+		}
+		d.gate = &gateKernel{prog: prog, k: k}
+	})
+	if d.gateErr != nil {
+		return nil, d.gateErr
+	}
+	return d.gate.k, nil
+}
+
+// Hold holds the stream's later commands (driver.Gater) behind a one-thread kernel that
+// waits until the returned open writes the hold's number into a word of mapped host
+// memory, or until limit has passed on the device's timer. The kernel is launched without
+// events. The word is the queue's own, allocated by its first Hold and freed by Close.
+func (q *queue) Hold(limit time.Duration) (open func(), err error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("cuda: hold a queue for %v: the limit must be positive: %w", limit, driver.ErrInvalidArg)
+	}
+	k, err := q.d.gateKernel()
+	if err != nil {
+		return nil, err
+	}
+	if q.word == nil {
+		err := q.d.th.Call(func() error {
+			p, r := cuMemHostAllocMapped(4)
+			if r == Success {
+				q.word = (*uint32)(p)
+				atomic.StoreUint32(q.word, 0)
+			}
+			return check("cuMemHostAlloc(4 bytes, mapped)", r)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	q.holds++
+	hold := q.holds
+	args := []driver.Arg{
+		{Value: binary.LittleEndian.AppendUint64(nil, uint64(uintptr(unsafe.Pointer(q.word))))},
+		{Value: binary.LittleEndian.AppendUint32(nil, hold)},
+		{Value: binary.LittleEndian.AppendUint64(nil, uint64(limit.Nanoseconds()))},
+	}
+	one := driver.Range{Dims: 1, Global: [3]int{1, 1, 1}, Local: [3]int{1, 1, 1}}
+	if err := q.LaunchUntimed(k, one, args); err != nil {
+		return nil, err
+	}
+	word := q.word
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if !q.closed.Load() { // Close freed the word, after the stream ran every hold out
+				atomic.StoreUint32(word, hold)
+			}
+		})
+	}, nil
+}
+
 func (q *queue) Finish(ctx context.Context) error {
 	if err := q.check(); err != nil {
 		return err
@@ -610,6 +712,13 @@ func (q *queue) Close() error {
 		err = derr
 	}
 	q.params.free()
+	if q.word != nil {
+		// Every hold has run: the stream is idle or its destruction waited for it.
+		if ferr := q.d.th.Call(func() error { return check("cuMemFreeHost", cuMemFreeHost(unsafe.Pointer(q.word))) }); err == nil {
+			err = ferr
+		}
+		q.word = nil
+	}
 	return err
 }
 

@@ -171,6 +171,7 @@ func transfer(ctx context.Context, q *Queue, what string, n int, es int64, move 
 	if err := q.capturing("a blocking " + what); err != nil {
 		return err
 	}
+	q.release()
 	step := int(max(transferChunk/es, 1))
 	seq := q.sub.Load()
 	defer func() {

@@ -208,6 +208,7 @@ func (b *Buffer[T]) async(q *Queue, what string, offset int, h *HostBuffer[T], h
 		return nil, q.refuse("a copy from or to a host buffer on a backend without asynchronous copies")
 	}
 	if count == 0 || !ok {
+		q.release() // a blocking copy
 		start := time.Now()
 		if count > 0 {
 			p := unsafe.Add(h.drv.Pointer(), hoff)

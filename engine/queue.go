@@ -70,6 +70,8 @@ type Queue struct {
 	notes []LaunchNote // the launches of the last Timed call (occupancy.go)
 	cap   *capture     // the capture in progress (graph.go), nil when none
 	host  bool         // the last Timed call measured host time
+	held  bool         // the last Timed call held the queue while f enqueued (driver.Gater)
+	open  func()       // opens the hold of the Timed call in progress, nil when none
 
 	// sub counts the commands enqueued; done is the most of them seen complete (a Finish,
 	// a blocking Read or Write, a waited Event, Close). The memory pool reuses a freed
@@ -169,6 +171,7 @@ func (q *Queue) Finish(ctx context.Context) error {
 	if err := q.capturing("Finish"); err != nil {
 		return err
 	}
+	q.release()
 	seq := q.sub.Load()
 	if err := q.drv.Finish(ctx); err != nil {
 		return fmt.Errorf("engine: finish %s: %w", q.dev.id, err)
@@ -293,6 +296,19 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 	}
 	return ev.Close()
 }
+
+// release lets the commands go that the Timed call in progress holds, if any: before every
+// call that blocks until the device has run them, and when f returns.
+func (q *Queue) release() {
+	if q.open != nil {
+		q.open()
+		q.open = nil
+	}
+}
+
+// TimingHeld reports whether the last Queue.Timed call on q held its commands until they
+// were all enqueued (see Timed): then its device time leaves out the host's enqueueing.
+func (q *Queue) TimingHeld() bool { return q != nil && q.held }
 
 // TimedByHost reports whether the last Queue.Timed call on q returned host time: the device
 // reports no usable timestamps, or the function enqueued no command that has them (only
@@ -428,9 +444,22 @@ func (e *sharedEvent) Close() error {
 	return nil
 }
 
+// holdLimit is the longest a Timed call holds its queue's commands on the device while f
+// enqueues them: a call that takes longer to enqueue lets them go at the limit, and is
+// timed as it would be without the hold.
+const holdLimit = 10 * time.Millisecond
+
 // Timed runs f, which enqueues work on q, and returns the device time of the kernels,
 // copies and fills f enqueued, summed from their device timestamps (gaps between commands
 // are not counted). It waits for that work to finish. Timed calls do not nest.
+//
+// Where the backend can hold a queue (the CUDA backend), Timed holds q's commands on the
+// device until f has returned, up to 10 ms, so that they run back to back and their
+// timestamps measure the device alone: without the hold, a command whose start is
+// recorded while the device waits for the host to enqueue it counts the host's time too
+// (about 4 µs a launch on the CUDA driver). A blocking call inside f (Finish, a blocking
+// Read or Write, Event.Wait) lets the commands go first. TimingHeld says whether the last
+// call held q.
 //
 // On a device that reports no usable event timestamps (Device.EventTiming false; learned
 // from the first timed command), and when f enqueued no command with timestamps (only
@@ -447,11 +476,21 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 		return 0, err
 	}
 	var evs []driver.Event
+	q.held = false
+	if g, ok := q.drv.(driver.Gater); ok && !q.dev.hostTiming.Load() {
+		// A queue that cannot be held is timed without: the hold only removes the
+		// host's time from the measure.
+		if open, err := g.Hold(holdLimit); err == nil {
+			q.open, q.held = open, true
+		} else {
+			Tracef("%s: timing without holding the queue: %v", q.dev.id, err)
+		}
+	}
 	q.rec = &evs
 	q.notes = q.notes[:0]
 	start := time.Now()
 	err := func() error {
-		defer func() { q.rec = nil }() // also when f panics
+		defer func() { q.rec = nil; q.release() }() // also when f panics
 		return f()
 	}()
 	defer func() {
@@ -661,6 +700,7 @@ func (q *Queue) closeResource() error {
 // closeDriver closes the driver's queue, which finishes its commands, and takes q off the
 // device's open queues.
 func (q *Queue) closeDriver() error {
+	q.release()
 	seq := q.sub.Load()
 	err := q.drv.Close()
 	q.completed(seq)
@@ -696,6 +736,9 @@ func (e *Event) Wait(ctx context.Context) error {
 	}
 	if ctx == nil {
 		return fmt.Errorf("engine: wait: nil context: %w", ErrInvalidArg)
+	}
+	if e.q != nil {
+		e.q.release()
 	}
 	if err := e.drv.Wait(ctx); err != nil {
 		return err

@@ -220,6 +220,12 @@ func (r view) htmlRun() []htmlField {
 		commit = "unknown"
 	}
 	timing := fmt.Sprintf("median of %d runs after %d warm-up, device-event timing", r.Config.Count, r.Config.Warmup)
+	for _, d := range r.Devices {
+		if d.Timing == bench.TimingHeld {
+			timing += ", queues held while each run is enqueued"
+			break
+		}
+	}
 	if r.Config.Quick {
 		timing += ", quick sizes"
 	}

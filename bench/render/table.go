@@ -476,6 +476,12 @@ func (r view) titleLine() string {
 		mode += ", portable kernels"
 	}
 	timing := "device-event timing"
+	for _, d := range r.Devices {
+		if d.Timing == bench.TimingHeld {
+			timing += ", queues held while each run is enqueued"
+			break
+		}
+	}
 	results := false
 	for _, d := range r.Devices {
 		hostCases := false

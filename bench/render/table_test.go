@@ -560,3 +560,24 @@ func TestTableMissingCeilings(t *testing.T) {
 		t.Errorf("table: %v\n%s", err, buf.String())
 	}
 }
+
+// TestTableSaysQueuesHeld renders a device timed with its queue held (bench.TimingHeld)
+// and one timed by plain events: the header says so for the first only.
+func TestTableSaysQueuesHeld(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		rep := report(result("stream/copy/float32", 10, 9, 11))
+		rep.Devices[0].Timing = bench.TimingEvents
+		if held {
+			rep.Devices[0].Timing = bench.TimingHeld
+		}
+		var buf bytes.Buffer
+		if err := Table(&buf, rep, TableOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		out := strings.Join(strings.Fields(buf.String()), " ")
+		says := strings.Contains(out, "device-event timing, queues held while each run is enqueued")
+		if says != held || !strings.Contains(out, "device-event timing") {
+			t.Errorf("held %v: table:\n%s", held, out)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 package driver
 
+import "time"
+
 // Range is an N-dimensional launch: Dims is 1, 2 or 3; Global and Local hold the number of
 // work-items in each used dimension, Global a multiple of Local in each. A local size of
 // zero asks engine to choose it (engine.Auto); engine does so before a Range reaches a
@@ -103,4 +105,18 @@ type AttributeReporter interface {
 // scratch memory can be reused.
 type UntimedLauncher interface {
 	LaunchUntimed(k Kernel, r Range, args []Arg) error
+}
+
+// Gater is implemented by queues that can hold their later commands until the host lets
+// them go: engine.Queue.Timed holds the queue while its function enqueues, so that the
+// commands run back to back on the device and their events time the device alone, not the
+// host's enqueueing between them (nvbench's blocking kernel does the same).
+//
+// Hold makes the commands enqueued after it wait until the returned open is called, or
+// until limit has passed on the device, whichever is first: the limit keeps a command
+// that blocks the host until the device has run (a driver call that synchronizes) from
+// waiting for ever. open may be called more than once; only the first call counts. Hold
+// itself is not timed and is no command of the queue's events.
+type Gater interface {
+	Hold(limit time.Duration) (open func(), err error)
 }

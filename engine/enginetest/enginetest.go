@@ -95,6 +95,7 @@ func TestDevice(t *testing.T, id string, opts Options) {
 	t.Run("BuildOptions", s.testBuildOptions)
 	t.Run("Elapsed", s.testElapsed)
 	t.Run("Timed", s.testTimed)
+	t.Run("TimedHeld", s.testTimedHeld)
 	t.Run("BuildError", s.testBuildError)
 	t.Run("UnknownKernel", s.testUnknownKernel)
 	t.Run("InvalidArgs", s.testInvalidArgs)

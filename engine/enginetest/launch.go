@@ -414,6 +414,96 @@ func (s *suite) testTimed(t *testing.T) {
 	checkAxpy(t, download(t, q, yb), 2, x, y)
 }
 
+// testTimedHeld checks Queue.Timed's hold: where the queue was held (TimingHeld), the
+// host's time between two launches is not counted, and a blocking call inside the timed
+// function (Finish, a blocking Read, an event's Wait) lets the held commands go instead
+// of waiting for the hold's limit, with every result right.
+func (s *suite) testTimedHeld(t *testing.T) {
+	ctx := context.Background()
+	k := s.kernel(t, suitekernels.Axpy)
+	q := s.queue(t)
+	n := min(s.maxElems(), 4096) // kernels far shorter than the gap
+	l := s.locals(k)[len(s.locals(k))-1]
+	rg := engine.Range1D(engine.RoundUp(n, l), l)
+	r := rng(t)
+	x, y := random[float32](r, n), random[float32](r, n)
+	xb, yb := upload(t, q, x), upload(t, q, guarded(y))
+	const gap = 20 * time.Millisecond // above the hold's 10 ms limit: the hold must not wait it out
+	d, err := q.Timed(ctx, func() error {
+		if err := q.Launch(k, rg, int32(n), int32(guard), float32(2), xb, yb); err != nil {
+			return err
+		}
+		time.Sleep(gap / 4)
+		return q.Launch(k, rg, int32(n), int32(guard), float32(3), xb, yb)
+	})
+	if err != nil {
+		t.Fatalf("Timed: %v", err)
+	}
+	held := q.TimingHeld()
+	t.Logf("two launches %v apart on the host: %v of device time (held: %v)", gap/4, d, held)
+	if held && d >= gap/4 {
+		t.Errorf("Timed = %v with the queue held, want less than the %v the host slept between the launches", d, gap/4)
+	}
+	checkNear(t, "y + 2x + 3x", download(t, q, yb)[guard:guard+n], x, y, 5, 5)
+
+	// Blocking calls inside f: each must let the held commands run first.
+	out := make([]float32, n)
+	start := time.Now()
+	d, err = q.Timed(ctx, func() error {
+		if err := q.Launch(k, rg, int32(n), int32(guard), float32(-5), xb, yb); err != nil {
+			return err
+		}
+		if err := q.Finish(ctx); err != nil {
+			return err
+		}
+		ev, err := q.LaunchEvent(k, rg, int32(n), int32(guard), float32(1), xb, yb)
+		if err != nil {
+			return err
+		}
+		defer ev.Close()
+		if err := ev.Wait(ctx); err != nil {
+			return err
+		}
+		if err := q.Launch(k, rg, int32(n), int32(guard), float32(-1), xb, yb); err != nil {
+			return err
+		}
+		return yb.Read(ctx, q, guard, out)
+	})
+	host := time.Since(start)
+	if err != nil {
+		t.Fatalf("Timed with Finish, Wait and Read inside: %v", err)
+	}
+	t.Logf("three launches with blocking calls between them: %v of device time, %v on the host", d, host)
+	if q.TimingHeld() && host >= 3*holdLimitFloor {
+		t.Errorf("Timed with three blocking calls took %v on the host: the hold was not opened before them", host)
+	}
+	checkNear(t, "y + 5x - 5x + x - x", out, x, y, 0, 12)
+}
+
+// checkNear checks got against y + a x in float64, each element within a few roundings of
+// the magnitudes summed (mag |x| + |y|, mag the sum of the multiples of x added).
+func checkNear(t *testing.T, what string, got, x, y []float32, a, mag float64) {
+	t.Helper()
+	bad := 0
+	for i := range x {
+		exact := float64(y[i]) + a*float64(x[i])
+		tol := 4 * ulp32 * (mag*math.Abs(float64(x[i])) + math.Abs(float64(y[i])))
+		if g := float64(got[i]); !(math.Abs(g-exact) <= tol) {
+			if bad < 5 {
+				t.Errorf("%s: element %d = %v, want %v ± %.3g", what, i, got[i], exact, tol)
+			}
+			bad++
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d of %d elements wrong", what, bad, len(x))
+	}
+}
+
+// holdLimitFloor is the hold's limit (engine's holdLimit, 10 ms): a blocking call inside a
+// held Timed call that waited it out would take at least that long.
+const holdLimitFloor = 10 * time.Millisecond
+
 // testBuildError checks that a source that does not compile gives ErrBuild and the log.
 func (s *suite) testBuildError(t *testing.T) {
 	p, err := s.dev.Build(suitekernels.BadSource)

@@ -14,9 +14,48 @@ import (
 type queue struct {
 	dev    *device
 	closed atomic.Bool
+	// held is set by Hold until its open is called: a real queue's later commands would
+	// not run meanwhile, so a call that waits for them (Finish, Read, Write, Close, an
+	// event's Wait) is a contract violation (it would wait for the hold's limit).
+	held  bool
+	holds int
 }
 
-var _ driver.Queue = (*queue)(nil)
+var (
+	_ driver.Queue = (*queue)(nil)
+	_ driver.Gater = (*queue)(nil)
+)
+
+// Hold holds the queue until open is called (driver.Gater): the commands run at once as
+// ever, but a blocking call before open is a violation.
+func (q *queue) Hold(limit time.Duration) (func(), error) {
+	count(q.dev, "Queue.Hold")
+	if err := q.open("Hold"); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, violation("Hold with a limit of %v", limit)
+	}
+	if q.held {
+		return nil, violation("Hold on a queue already held")
+	}
+	q.held = true
+	q.holds++
+	hold := q.holds
+	return func() {
+		if q.holds == hold {
+			q.held = false
+		}
+	}, nil
+}
+
+// blocking checks a call that waits for the queue's commands.
+func (q *queue) blocking(op string) error {
+	if q.held {
+		return violation("%s on a held queue: it would wait for the hold's limit", op)
+	}
+	return nil
+}
 
 func (q *queue) open(op string) error {
 	if q.closed.Load() {
@@ -33,6 +72,9 @@ func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size 
 	if err := q.open("Write"); err != nil {
 		return err
 	}
+	if err := q.blocking("Write"); err != nil {
+		return err
+	}
 	b := asBuffer(dst)
 	if err := b.use(q.dev, "Write", offset, size); err != nil {
 		return err
@@ -47,6 +89,9 @@ func (q *queue) Write(dst driver.Buffer, offset int64, src unsafe.Pointer, size 
 func (q *queue) Read(src driver.Buffer, offset int64, dst unsafe.Pointer, size int64) error {
 	count(q.dev, "Queue.Read")
 	if err := q.open("Read"); err != nil {
+		return err
+	}
+	if err := q.blocking("Read"); err != nil {
 		return err
 	}
 	b := asBuffer(src)
@@ -251,7 +296,10 @@ func grid(name string, r driver.Range, run func(gid [3]int)) (err error) {
 
 func (q *queue) Finish(ctx context.Context) error {
 	count(q.dev, "Queue.Finish")
-	return q.open("Finish")
+	if err := q.open("Finish"); err != nil {
+		return err
+	}
+	return q.blocking("Finish")
 }
 
 func (q *queue) Close() error {
@@ -259,12 +307,17 @@ func (q *queue) Close() error {
 	if q.closed.Swap(true) {
 		return violation("Queue.Close called twice")
 	}
+	if err := q.blocking("Close"); err != nil {
+		q.dev.drop(q, "NewQueue")
+		return err
+	}
 	return q.dev.drop(q, "NewQueue")
 }
 
 // event is a completed command, timed by the host clock.
 type event struct {
 	dev     *device
+	q       *queue
 	elapsed time.Duration
 	closed  atomic.Bool
 }
@@ -273,13 +326,16 @@ var _ driver.Event = (*event)(nil)
 
 func (q *queue) event(start time.Time) *event {
 	// Never zero, so that callers can tell a timed command from an untimed one.
-	return &event{dev: q.dev, elapsed: max(time.Since(start), time.Nanosecond)}
+	return &event{dev: q.dev, q: q, elapsed: max(time.Since(start), time.Nanosecond)}
 }
 
 func (e *event) Wait(ctx context.Context) error {
 	count(e.dev, "Event.Wait")
 	if e.closed.Load() {
 		return violation("Event.Wait on a closed event")
+	}
+	if e.q != nil {
+		return e.q.blocking("Event.Wait")
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ var methods = []string{
 	"Buffer.Size", "Buffer.Close",
 	"Program.Kernel", "Program.Close",
 	"Kernel.Name", "Kernel.NumArgs", "Kernel.MaxWorkGroupSize", "Kernel.Attributes", "Kernel.Occupancy", "Kernel.Close",
-	"Queue.Write", "Queue.Read", "Queue.Copy", "Queue.Fill", "Queue.Launch", "Queue.LaunchUntimed", "Queue.Finish", "Queue.Close",
+	"Queue.Write", "Queue.Read", "Queue.Copy", "Queue.Fill", "Queue.Launch", "Queue.LaunchUntimed", "Queue.Hold", "Queue.Finish", "Queue.Close",
 	"Event.Wait", "Event.Elapsed", "Event.Close",
 	// Host memory, asynchronous copies and waits (memory.go).
 	"Device.AllocHost", "HostBuffer.Close", "Queue.WriteAsync", "Queue.ReadAsync", "Queue.WaitEvents", "Queue.Record",
