@@ -593,11 +593,14 @@ extern "C" __global__ void __launch_bounds__(256) gemm_split(float *big, float *
 
 // gemm_pad copies the rows x cols elements of each matrix z of x (rows ldx apart, matrices
 // stridex apart) into out, rows ldo apart and matrices rows*ldo apart: an operand whose rows
-// do not start on 16-byte boundaries, which TMA cannot read, copied to one whose rows do.
-// The columns past cols are left as they are (the tensor maps stop at cols). Launch: 2D
-// grid (any number of blocks, batch) of 256 threads; block x copies rows x, x + gridDim.x,
-// ..., its threads consecutive elements of a row (reads and writes coalesced). Built with
-// every PREC; the host launches it for the 16- and 8-bit inputs.
+// do not start on 16-byte boundaries, which TMA cannot read, copied to one whose rows do
+// (ldo elements are a multiple of 16 bytes). Each thread writes 16 bytes of a row with one
+// store, from PAD_N element loads (the source rows are not aligned); the columns from cols
+// to the end of the row's last 16 bytes are written with zeros, those past it are left as
+// they are (the tensor maps stop at cols). Launch: 2D grid (any number of blocks, batch) of
+// 256 threads; block x copies rows x, x + gridDim.x, ..., its threads consecutive 16-byte
+// pieces of a row (reads and writes coalesced). Built with every PREC; the host launches
+// it for the 16- and 8-bit inputs.
 #if IN_BYTES == 1
 typedef unsigned char pad_t;
 #elif IN_BYTES == 2
@@ -605,16 +608,34 @@ typedef unsigned short pad_t;
 #else
 typedef unsigned int pad_t;
 #endif
+#define PAD_N (16 / IN_BYTES)
 extern "C" __global__ void __launch_bounds__(256) gemm_pad(pad_t *out, const pad_t *x, int rows, int cols, long long ldx,
                                                           long long stridex, long long ldo) {
   const int z = blockIdx.y;
   x += (long long)z * stridex;
   out += (long long)z * rows * ldo;
+  const int pieces = (cols + PAD_N - 1) / PAD_N;
   for (int r = blockIdx.x; r < rows; r += gridDim.x) {
     const pad_t *src = x + (long long)r * ldx;
     pad_t *dst = out + (long long)r * ldo;
-    for (int c = threadIdx.x; c < cols; c += 256) {
-      dst[c] = src[c];
+    for (int p = threadIdx.x; p < pieces; p += 256) {
+      union {
+        uint4 v;
+        pad_t e[PAD_N];
+      } u;
+      const int c0 = p * PAD_N;
+      if (c0 + PAD_N <= cols) {
+#pragma unroll
+        for (int e = 0; e < PAD_N; e++) {
+          u.e[e] = src[c0 + e];
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < PAD_N; e++) {
+          u.e[e] = c0 + e < cols ? src[c0 + e] : (pad_t)0;
+        }
+      }
+      *(uint4 *)(dst + c0) = u.v;
     }
   }
 }
