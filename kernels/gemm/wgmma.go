@@ -297,6 +297,25 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, t WG
 	return w, nil
 }
 
+// stagesFor returns the stages of the ring at width bn: the tunables' Stages at their BN,
+// and as many as fill the same shared memory (at most 8) where bnFill narrowed the tiles.
+// A narrow tile's k steps are short and its call mostly streams an operand from memory,
+// so the deeper ring keeps more bytes in flight: on an H200 (bfloat16, docs/PERFORMANCE-LOG.md,
+// 2026-11-29 seventh) 128 x 8192 x 8192 took 41.5 us at BN=64 in eight stages against
+// 53.3 in four, 8192 x 64 x 8192 39.4 against 54.3, and 256 x 8192 x 8192 54.2 us at BN=128
+// in six against 59.4 in four.
+func (w *WGMMA[In]) stagesFor(bn int) int {
+	return stagesFor(w.t.BN, w.t.Stages, bn)
+}
+
+// stagesFor is stagesFor of tunables' width tbn and stages at width bn.
+func stagesFor(tbn, stages, bn int) int {
+	if bn >= tbn {
+		return stages
+	}
+	return min(8, max(stages, stages*(wgmmaBM+tbn)/(wgmmaBM+bn)))
+}
+
 // wgmmaShared is the dynamic shared memory of a launch: the stages of a tile of A (128 rows)
 // and of B (bn rows or columns), 128 bytes of k each, and 1024 bytes to align them.
 func wgmmaShared(bn, stages, split int) int { return stages*(wgmmaBM+bn)*128*split + 1024 }
@@ -322,7 +341,7 @@ func (w *WGMMA[In]) build(tb bool, bn int) (*wgmmaProgram, error) {
 	if b := w.builds[key]; b != nil {
 		return b, nil
 	}
-	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", b2i(tb)), fmt.Sprintf("-DSTAGES=%d", w.t.Stages),
+	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", b2i(tb)), fmt.Sprintf("-DSTAGES=%d", w.stagesFor(bn)),
 		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", bn),
 		fmt.Sprintf("-DCLUSTER_M=%d", w.t.Cluster), fmt.Sprintf("-DPERSISTENT=%d", w.t.Persistent)}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
@@ -604,7 +623,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		blocks = min(blocks, max(cl, sms/(s.Batch*splits)/cl*cl))
 	}
 	r := engine.Range3D(blocks*wgmmaThreads, splits, s.Batch, wgmmaThreads, 1, 1).
-		WithSharedBytes(int64(wgmmaShared(bn, w.t.Stages, splitsOf(w.p.MMA))))
+		WithSharedBytes(int64(wgmmaShared(bn, w.stagesFor(bn), splitsOf(w.p.MMA))))
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)
 	}
@@ -634,13 +653,16 @@ func (w *WGMMA[In]) splitFor(blocks, ktiles int) int {
 const splitKMinSteps = 16
 
 // splitK returns how many ways to split K: forced when positive (at most ktiles); else,
-// where blocks fill less than half of sms multiprocessors, as many as fill them once,
-// each split at least splitKMinSteps k steps, at most 16; else 1.
+// where blocks fill less than a quarter of sms multiprocessors, as many as fill them once,
+// each split at least splitKMinSteps k steps, at most 16; else 1. Between a quarter and
+// half, the narrowed tiles' deeper ring (stagesFor) beats the split: 8192 x 64 x 8192 in
+// bfloat16 took 39.4 us on 64 blocks of an H200 in eight stages, 49.0 split two ways in
+// four.
 func splitK(forced, sms, blocks, ktiles int) int {
 	if forced > 0 {
 		return max(1, min(forced, ktiles))
 	}
-	if blocks <= 0 || 2*blocks >= sms {
+	if blocks <= 0 || 4*blocks >= sms {
 		return 1
 	}
 	return max(1, min(sms/blocks, ktiles/splitKMinSteps, 16))

@@ -264,11 +264,33 @@ func TestSplitK(t *testing.T) {
 		{0, 1, 128, 8},       // splitKMinSteps k steps a split at least
 		{0, 1, 31, 1},        // too few k steps to repay a split
 		{0, 1, 1, 1},         // one k step: nothing to split
-		{0, 33, 128, 4},      // a quarter: four ways
+		{0, 32, 128, 4},      // under a quarter: four ways
+		{0, 33, 128, 1},      // a quarter: no split, the narrowed tiles' deeper ring instead
+		{0, 64, 128, 1},      // between a quarter and half: no split
 		{0, 0, 128, 1},
 	} {
 		if got := splitK(c.forced, sms, c.blocks, c.ktiles); got != c.want {
 			t.Errorf("splitK(forced %d, %d multiprocessors, %d blocks, %d k steps) = %d, want %d", c.forced, sms, c.blocks, c.ktiles, got, c.want)
+		}
+	}
+}
+
+// TestStagesFor checks the ring's depth at a width: the tunables' stages at their width or
+// wider, as many as fill the same shared memory (at most 8) where the tiles were narrowed.
+func TestStagesFor(t *testing.T) {
+	for _, c := range []struct{ tbn, stages, bn, want int }{
+		{256, 4, 256, 4}, {256, 4, 128, 6}, {256, 4, 64, 8}, // bfloat16's table: 192 KiB of ring each
+		{128, 4, 128, 4}, {128, 4, 64, 5}, // float8's
+		{128, 6, 64, 8}, {256, 2, 64, 4}, // the default's, 3xTF32's
+		{256, 8, 64, 8}, {128, 6, 256, 6}, // at most 8; wider: the tunables'
+	} {
+		got := stagesFor(c.tbn, c.stages, c.bn)
+		if got != c.want {
+			t.Errorf("stagesFor(BN=%d STAGES=%d, width %d) = %d, want %d", c.tbn, c.stages, c.bn, got, c.want)
+		}
+		if wgmmaShared(c.bn, got, 1) > wgmmaShared(c.tbn, c.stages, 1) && c.bn < c.tbn {
+			t.Errorf("stagesFor(BN=%d STAGES=%d, width %d) = %d: %d bytes of ring, more than the tunables' %d", c.tbn, c.stages, c.bn, got,
+				wgmmaShared(c.bn, got, 1), wgmmaShared(c.tbn, c.stages, 1))
 		}
 	}
 }
