@@ -30,6 +30,9 @@
 //     (local-memory arguments, dynamic shared memory, thread-block clusters). Fallback:
 //     none; engine refuses them with ErrUnsupported. UntimedLauncher (Queue): a launch
 //     that records no event, for Queue.Launch outside Queue.Timed. Fallback: Launch.
+//     Gater (Queue): a hold of the queue's later commands until the host opens it (or a
+//     limit passes), so that Queue.Timed's events time the device alone. Fallback: Timed
+//     without a hold.
 //   - Memory and queues (memory.go): HostAllocator (Device): host memory for transfers,
 //     as HostBuffers. AsyncCopier (Queue): copies that do not block the caller and return
 //     an event. EventWaiter (Queue): a queue ordered after other queues' events on the
