@@ -131,6 +131,14 @@ func TestOpsAtShapes(t *testing.T) {
 					continue
 				}
 				t.Run(op.Name+"/"+v.Name, func(t *testing.T) {
+					shapes := shapes
+					if kerneltest.Small() && strings.HasPrefix(op.Name, "attention/causal/") {
+						// Oclgrind: the mask is a kernel argument of the builds the full op runs
+						// at every shape (dims 80 and 256 took about 5 s more here for the four
+						// causal variants); TestAttention and TestFlash run it causal across
+						// several blocks in every type.
+						shapes = shapes[:1]
+					}
 					for _, text := range shapes {
 						s, _ := ParseShape(text)
 						in, err := v.Setup(t.Context(), q, kernels.Params{Shape: text, Seed: 5, Variant: v.Name})
@@ -198,8 +206,12 @@ func TestOpsAtShapes(t *testing.T) {
 				})
 			}
 		}
-		if ran < len(Family().Ops)*len(shapes) {
-			t.Errorf("%d cases ran; want every op at every shape", ran)
+		want := len(Family().Ops) * len(shapes)
+		if kerneltest.Small() { // the causal ops at their first shape only
+			want = len(Family().Ops) / 2 * (len(shapes) + 1)
+		}
+		if ran < want {
+			t.Errorf("%d cases ran; want %d: every op at every shape", ran, want)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -62,7 +63,17 @@ func testConv[T kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue
 	tk, tn := c.Tile(1 << 20)
 	sk, _ := c.Tile(1)
 	rng := rand.New(rand.NewPCG(7, 0x436f))
+	// Under Oclgrind float64 runs four of float32's shapes (its kernels are float32's
+	// source and tiles in another type; the shape is arguments): 1x1, padding wider than
+	// the filter (stride 2), the filter as large as the image with a bias, and the big
+	// tiles (K = smallK + 1, stride 3, padding 2). float32 runs them all (there float64
+	// took 21 s, float32 16 s).
+	_, f64 := any(T(0)).(float64)
+	f64Small := []int{0, 2, 5, 6}
 	for i, s := range convTestShapes(tk, sk, tn) {
+		if kerneltest.Small() && f64 && !slices.Contains(f64Small, i) {
+			continue
+		}
 		withBias := i%2 == 1
 		t.Run(fmt.Sprintf("N%dC%dH%dW%dK%dR%ds%dp%d/bias=%v", s.N, s.C, s.H, s.W, s.K, s.R, s.Stride, s.Pad, withBias), func(t *testing.T) {
 			checkConv(t, q, rng, s, withBias, c.Run)

@@ -41,6 +41,12 @@ func TestShardedGEMM(t *testing.T) {
 	}
 	for _, d := range shapes {
 		for _, pad := range []bool{false, true} {
+			if kerneltest.Small() && !pad && d[0] > 1 {
+				// Under Oclgrind 7x33x17 runs with padded rows only (about 2 s a case): the
+				// same kernels over the same parts, a read past a row's end landing on NaN
+				// padding that would spoil D; M = 1 runs packed and padded.
+				continue
+			}
 			for _, tb := range []bool{false, true} {
 				for _, place := range []string{"even", "all on last"} {
 					s := GEMMShape{M: d[0], N: d[1], K: d[2], TransB: tb}

@@ -81,7 +81,13 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 	}
 	defer s.Close()
 	wg, tile := s.WorkGroup(), s.Tile()
-	sizes := []int{1, 2, 7, wg - 1, wg, wg + 1, tile - 1, tile, tile + 1, 4097}
+	many := 4097 // several tiles
+	if kerneltest.Small() {
+		// Oclgrind: a tile more than the groups (maxGroups, 8 there), so two tiles a group
+		// and a last group of one partial tile, in half 4097's work.
+		many = s.maxGroups*tile + 5
+	}
+	sizes := []int{1, 2, 7, wg - 1, wg, wg + 1, tile - 1, tile, tile + 1, many}
 	if !kerneltest.Small() {
 		sizes = append(sizes, 1<<20+3)
 	}
@@ -92,7 +98,16 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(2, 3))
+	// Both key types run the same kernels (the float32 key map is a kernel argument, mode):
+	// under Oclgrind uint32 leaves the many-tile size (several tiles a work-group, the last
+	// group short) to float32, which maps its keys in the first pass and back in the
+	// last, and float32 leaves the data patterns at a tile and one to uint32 but for its
+	// special values (TestSort took 68 s there with both types at every case).
+	_, isFloat := any(*new(K)).(float32)
 	for si, n := range sizes {
+		if kerneltest.Small() && !isFloat && n == sizes[len(sizes)-1] {
+			continue
+		}
 		big := n > 1<<16
 		pats := sortPatterns[K](rng, n, big)
 		for _, name := range []string{"random", "dups", "equal", "sorted", "reversed", "specials"} {
@@ -107,7 +122,7 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 						keep = keep && (name == "random") == (si%2 == 0)
 					}
 					if kerneltest.Small() && n == tile+1 {
-						keep = keep || order == Ascending && pairs // every pattern once
+						keep = keep || order == Ascending && pairs && (!isFloat || name == "specials") // every pattern once
 					}
 					if (big || kerneltest.Small()) && !keep {
 						continue // random keys ascending, and duplicates descending with pairs
@@ -119,14 +134,20 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 			}
 		}
 	}
-	// In place, and with few work-groups, each walking several tiles.
+	// In place, and with few work-groups, each walking several tiles. Under Oclgrind one
+	// of the two per key type: float32 in place (it walks several tiles a group at the
+	// many-tile size), uint32 in two groups.
 	n := 3*tile + 5
 	keys := sortPatterns[K](rng, n, true)["dups"]
-	t.Run(fmt.Sprintf("n=%d/inplace", n), func(t *testing.T) { checkSort(t, s, q, keys, Descending, true, true) })
-	saved := s.maxGroups
-	s.maxGroups = 2
-	t.Run(fmt.Sprintf("n=%d/groups=2", n), func(t *testing.T) { checkSort(t, s, q, keys, Ascending, true, false) })
-	s.maxGroups = saved
+	if !kerneltest.Small() || isFloat {
+		t.Run(fmt.Sprintf("n=%d/inplace", n), func(t *testing.T) { checkSort(t, s, q, keys, Descending, true, true) })
+	}
+	if !kerneltest.Small() || !isFloat {
+		saved := s.maxGroups
+		s.maxGroups = 2
+		t.Run(fmt.Sprintf("n=%d/groups=2", n), func(t *testing.T) { checkSort(t, s, q, keys, Ascending, true, false) })
+		s.maxGroups = saved
+	}
 }
 
 // checkSort sorts keys (with values 0..n-1 when pairs) on the device and compares the result

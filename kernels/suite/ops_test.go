@@ -45,6 +45,25 @@ func testVariant(t *testing.T, q *engine.Queue, op kernels.Op, v kernels.Variant
 		}
 		t.Skip(err)
 	}
+	if oclgrind && op.Family == "gemm" && op.Type != "float32" {
+		// Every precision's GEMM is the one portable kernel (gemm.cl, batches in the grid's
+		// third dimension) built for its types, which kernels/gemm runs under Oclgrind in the
+		// four layouts (TestPrecisions; float64 in TestGEMM; batches of float32 in TestGEMM
+		// and TestOpShapes); the float32 ops here take the op's set-up and rotation through it.
+		// The other precisions' 25 ops took about 25 s of TestOps there.
+		t.Skip("checked under Oclgrind by kernels/gemm's TestPrecisions and TestGEMM; the float32 ops run here")
+	}
+	if oclgrind && op.Family == "conv" && v.Name == "regtile" {
+		// kernels/conv's TestRegtileOp sets this variant up and runs it under Oclgrind (and
+		// TestRegtile its kernel at edge shapes); 2.7 s here.
+		t.Skip("checked under Oclgrind by kernels/conv's TestRegtileOp")
+	}
+	if oclgrind && op.Family == "conv" && op.Name != "conv/3x3/float32" {
+		// The conv ops are one kernel (conv2d) at other filter sides and strides, which
+		// kernels/conv's TestConv runs under Oclgrind (1x1, 5x5 with stride 2 among them);
+		// conv/3x3 takes the op's set-up and rotation through it here (5x5s2 took 4.2 s).
+		t.Skip("checked under Oclgrind by kernels/conv's TestConv; conv/3x3 runs here")
+	}
 	if _, err := op.Setup(t.Context(), q, kernels.Params{Size: 0, Variant: v.Name}); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("size 0: %v, want ErrInvalidArg", err)
 	}
