@@ -106,9 +106,12 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 # are skipped there: their parts run the families' kernels, which run under it on their
 # own, and their planning and combining happen on the host (tested on PoCL and Rusticl).
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
-# The longest first, so that the two at a time end together; cmd/prism runs the OpenCL C
-# corpus (cuda/clc/translate/testdata/corpus) as prism exec runs it (scripts/oclgrind-run.sh).
-OCLGRIND_FIRST := kernels/suite kernels/gemm kernels/sort kernels/conv kernels/softmax kernels/layernorm kernels/histogram kernels/fft
+# The longest first, so that the two at a time end together (each beside another package
+# here: gemm 62 s, conv 34, attention and fft 26, suite, sort and reduce 23, histogram 22,
+# scan and stencil 14, softmax 13, layernorm 12, montecarlo 9, the rest 5 or less); cmd/prism
+# runs the OpenCL C corpus (cuda/clc/translate/testdata/corpus) as prism exec runs it
+# (scripts/oclgrind-run.sh).
+OCLGRIND_FIRST := kernels/gemm kernels/conv kernels/attention kernels/fft kernels/suite kernels/sort kernels/reduce kernels/histogram kernels/scan kernels/stencil kernels/softmax kernels/layernorm kernels/montecarlo
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind: test-bins
 	mkdir -p .cache/oclgrind
