@@ -34,12 +34,7 @@ if [ "$pkg" = cl ]; then
   # graph cases write at offsets on purpose. They run in a second pass that checks the API,
   # races and bounds, not initialization.
   offsets='TestConformance/[^/]*/(HostBuffers|Graphs)$'
-  # Launch/Untimed is left out (about 20 s here): under Oclgrind it launches axpy on 4097
-  # items 4 times and checks the sum, then 201 times more to count allocations, which it
-  # does not check there. Launch/Axpy runs that kernel at every edge size, and every
-  # launch of the kernel packages, outside Timed, takes the same untimed path
-  # (LaunchUntimed, cl/queue.go) under Oclgrind's API checks.
-  args=(-test.skip "Split|$offsets|TestConformance/[^/]*/Launch/Untimed\$")
+  args=(-test.skip "Split|$offsets")
   checks2=(--check-api --data-races) args2=(-test.run "$offsets")
 fi
 if [ "$pkg" = kernels/elementwise ]; then
