@@ -66,7 +66,9 @@ others' too, so that the devices stay side by side on one row.
 
 Every case is first checked against a float64 reference on random inputs; only verified
 cases are timed. Times come from device events: median, min and max over --count runs
-after --warmup runs, with inputs rotated so that repeats do not find them in a cache.
+after --warmup runs, with inputs rotated so that repeats do not find them in a cache. On
+CUDA each run's queue is held until the run is enqueued, so that the events time the
+device and not the host's enqueueing (the vendor libraries' runs alike).
 
 Each device's ceilings are measured in the same run: device-to-device copy bandwidth and
 the FMA-bound peak in float32 and float64. Every result is shown against its roofline,
