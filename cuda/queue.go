@@ -588,8 +588,6 @@ func (p packedArgs) writeC(m cMemory) {
 	}
 }
 
-// Finish waits until the stream has completed every command (polling cuStreamQuery), or
-// ctx is done.
 // gateSource is the kernel that holds a stream (Hold): one thread reads the hold's word
 // in host memory until it reaches the hold's number (compared as a signed difference, so
 // that the count may wrap), or until limit nanoseconds of the device's global timer have
@@ -685,6 +683,8 @@ func (q *queue) Hold(limit time.Duration) (open func(), err error) {
 	}, nil
 }
 
+// Finish waits until the stream has completed every command (polling cuStreamQuery), or
+// ctx is done.
 func (q *queue) Finish(ctx context.Context) error {
 	if err := q.check(); err != nil {
 		return err

@@ -71,7 +71,9 @@ type Queue struct {
 	cap   *capture     // the capture in progress (graph.go), nil when none
 	host  bool         // the last Timed call measured host time
 	held  bool         // the last Timed call held the queue while f enqueued (driver.Gater)
-	open  func()       // opens the hold of the Timed call in progress, nil when none
+	// open opens the hold of the Timed call in progress (nil when none); atomic, since an
+	// Event of q may be waited for from another goroutine.
+	open atomic.Pointer[func()]
 
 	// sub counts the commands enqueued; done is the most of them seen complete (a Finish,
 	// a blocking Read or Write, a waited Event, Close). The memory pool reuses a freed
@@ -300,9 +302,8 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 // release lets the commands go that the Timed call in progress holds, if any: before every
 // call that blocks until the device has run them, and when f returns.
 func (q *Queue) release() {
-	if q.open != nil {
-		q.open()
-		q.open = nil
+	if open := q.open.Swap(nil); open != nil {
+		(*open)()
 	}
 }
 
@@ -481,7 +482,8 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 		// A queue that cannot be held is timed without: the hold only removes the
 		// host's time from the measure.
 		if open, err := g.Hold(holdLimit); err == nil {
-			q.open, q.held = open, true
+			q.open.Store(&open)
+			q.held = true
 		} else {
 			Tracef("%s: timing without holding the queue: %v", q.dev.id, err)
 		}
