@@ -97,10 +97,13 @@ func (s *Store) Export(ctx context.Context, id RunID) (*bench.Report, error) {
 
 // Fingerprint returns what decides whether two devices' results may be compared, as a
 // short hash: the device (name, vendor, platform, PCI bus ID, backend), its driver and
-// runtime versions, its clock and compute units, the host's CPU and the environment that
-// changes results (bench.ResultEnv). Two results of equal fingerprints ran on like
-// hardware and software; the host's name is not part of it, so that identical machines
-// compare.
+// runtime versions, its clock and compute units, the host's CPU, the environment that
+// changes results (bench.ResultEnv), and whether its queue was held while each run was
+// enqueued (bench.TimingHeld: the CUDA backend since the hold, whose times of a few
+// microseconds no longer count the host's enqueueing). Two results of equal fingerprints
+// ran on like hardware and software and were timed alike; the host's name is not part of
+// it, so that identical machines compare. A device timed without a hold has the
+// fingerprint it had before holds existed.
 func Fingerprint(r *bench.Report, d *bench.DeviceReport) string {
 	in := d.Device
 	var b strings.Builder
@@ -121,9 +124,16 @@ func Fingerprint(r *bench.Report, d *bench.DeviceReport) string {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "env %s=%q\n", k, r.Env[k])
 	}
+	if Held(d) {
+		b.WriteString("timing=held\n")
+	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:8])
 }
+
+// Held reports whether d's runs were timed with the queue held (bench.TimingHeld), a fact
+// of its Fingerprint.
+func Held(d *bench.DeviceReport) bool { return d.Timing == bench.TimingHeld }
 
 // writer records one run in a transaction.
 type writer struct {

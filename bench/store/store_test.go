@@ -329,3 +329,25 @@ func testCheckFindsDamage(t *testing.T, s *Store) {
 		t.Errorf("Check after a sample count was changed = %v, want ErrDamaged naming the store and the counts that differ", err)
 	}
 }
+
+// TestFingerprintHeld checks the fingerprint's timing fact: a device timed with its queue
+// held (bench.TimingHeld) is not like the same device timed without, while the other
+// timings (events, the host's clock, none recorded) keep one fingerprint, the one devices
+// had before holds existed.
+func TestFingerprintHeld(t *testing.T) {
+	r := &bench.Report{HostCPU: "cpu", GOOS: "linux", GOARCH: "amd64", Env: map[string]string{"POCL_DEBUG": "0"}}
+	fp := func(timing string) string {
+		d := &bench.DeviceReport{Backend: "cuda", Timing: timing}
+		d.Device.Name, d.Device.DriverVersion, d.Device.ClockMHz = "NVIDIA H200", "580.159.04", 1980
+		return Fingerprint(r, d)
+	}
+	plain := fp("")
+	for _, timing := range []string{bench.TimingEvents, bench.TimingHost} {
+		if got := fp(timing); got != plain {
+			t.Errorf("timing %q: fingerprint %s, want %s as with none recorded", timing, got, plain)
+		}
+	}
+	if held := fp(bench.TimingHeld); held == plain {
+		t.Errorf("timing %q: fingerprint %s, the same as unheld", bench.TimingHeld, held)
+	}
+}

@@ -11,8 +11,9 @@ import (
 )
 
 // Like with like: a comparison of two runs says so where a device's fingerprint
-// (store.Fingerprint: the device, its driver and runtime, its clock, the host's CPU and
-// the environment that changes results) differs between them, and what differs.
+// (store.Fingerprint: the device, its driver and runtime, its clock, the host's CPU, the
+// environment that changes results and whether its queue was held while timed) differs
+// between them, and what differs.
 
 // fingerprintFields are the facts that make up a device's fingerprint, by name.
 func fingerprintFields(r *bench.Report, d *bench.DeviceReport) [][2]string {
@@ -22,8 +23,16 @@ func fingerprintFields(r *bench.Report, d *bench.DeviceReport) [][2]string {
 		{"backend", d.Backend}, {"driver", in.DriverVersion}, {"API version", in.APIVersion},
 		{"language", in.LanguageVersion}, {"clock MHz", strconv.Itoa(in.ClockMHz)},
 		{"compute units", strconv.Itoa(in.ComputeUnits)}, {"host CPU", r.HostCPU},
-		{"OS", r.GOOS}, {"architecture", r.GOARCH},
+		{"OS", r.GOOS}, {"architecture", r.GOARCH}, {"queue held while timed", heldFact(d)},
 	}
+}
+
+// heldFact is the fingerprint's timing fact as compare prints it.
+func heldFact(d *bench.DeviceReport) string {
+	if store.Held(d) {
+		return "yes"
+	}
+	return "no"
 }
 
 // unlikeDevices returns, for each device of both reports (by ID) whose fingerprints
