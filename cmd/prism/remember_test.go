@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/bench"
+	"github.com/prism-compute/prism/bench/store"
 	"github.com/prism-compute/prism/engine/enginetest"
 )
 
@@ -48,6 +49,28 @@ func TestRememberedSizes(t *testing.T) {
 		}
 		if o := off.Devices[0].Results[i]; o.Size == was.Size || o.SizeNote != "" {
 			t.Errorf("%s with --no-store: size %d (%q), want its own fit, the quick size", o.Case, o.Size, o.SizeNote)
+		}
+	}
+}
+
+// TestSameDevices checks which stored runs a bench takes its sizes from: the same device
+// IDs, each with its fingerprint timed without or with its queue held (a CUDA run records
+// the held one, which the bench cannot know before its first timed case).
+func TestSameDevices(t *testing.T) {
+	want := map[string][2]string{"cuda:0": {"plain0", "held0"}, "opencl:0:0": {"plain1", "held1"}}
+	for _, c := range []struct {
+		devs []store.Device
+		same bool
+	}{
+		{[]store.Device{{ID: "cuda:0", Fingerprint: "held0"}, {ID: "opencl:0:0", Fingerprint: "plain1"}}, true},
+		{[]store.Device{{ID: "opencl:0:0", Fingerprint: "held1"}, {ID: "cuda:0", Fingerprint: "plain0"}}, true},
+		{[]store.Device{{ID: "cuda:0", Fingerprint: "held1"}, {ID: "opencl:0:0", Fingerprint: "plain1"}}, false}, // another device's
+		{[]store.Device{{ID: "cuda:0", Fingerprint: "held0"}}, false},                                            // one device fewer
+		{[]store.Device{{ID: "cuda:0", Fingerprint: "held0"}, {ID: "opencl:1:0", Fingerprint: "plain1"}}, false}, // another ID
+		{nil, false},
+	} {
+		if got := sameDevices(c.devs, want); got != c.same {
+			t.Errorf("sameDevices(%v) = %v, want %v", c.devs, got, c.same)
 		}
 	}
 }
