@@ -475,24 +475,13 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 			continue
 		}
 		n := s.Batch * op.outRows * op.newLD
-		if bufs[i] != nil && bufs[i].Len() >= n {
-			continue
-		}
-		if bufs[i] != nil { // as an outgrown workspace: safe to close with launches in flight
-			err := bufs[i].Close()
-			bufs[i] = nil
-			if err != nil {
-				w.mu.Unlock()
-				return nil, nil, s, err
-			}
-		}
-		buf, err := engine.NewBuffer[In](w.dev, n)
+		buf, err := grown(w.dev, bufs[i], n)
+		bufs[i] = buf
 		if err != nil {
 			w.mu.Unlock()
 			return nil, nil, s, fmt.Errorf("kernels: gemm %s on wgmma: a copy of %s with rows on 16-byte boundaries (%d elements): %w",
 				w.p.Name, [2]string{"A", "B"}[i], n, err)
 		}
-		bufs[i] = buf
 	}
 	dst := *bufs
 	w.mu.Unlock()
@@ -675,22 +664,29 @@ func (w *WGMMA[In]) workspace(q *engine.Queue, n int) (*engine.Buffer[float32], 
 	if w.ws == nil {
 		w.ws = map[*engine.Queue]*engine.Buffer[float32]{}
 	}
-	if b := w.ws[q]; b != nil && b.Len() >= n {
-		return b, nil
-	} else if b != nil {
-		// Launches still in flight keep its memory (engine's pool hands it out again only
-		// once q has completed them), and a graph that captured it refuses to launch.
-		delete(w.ws, q)
-		if err := b.Close(); err != nil {
-			return nil, err
-		}
-	}
-	b, err := engine.NewBuffer[float32](w.dev, n)
+	b, err := grown(w.dev, w.ws[q], n)
 	if err != nil {
+		delete(w.ws, q)
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma: split-K workspace of %d floats: %w", w.p.Name, n, err)
 	}
 	w.ws[q] = b
 	return b, nil
+}
+
+// grown returns b where it holds n elements, else a new buffer of n elements on dev, b
+// closed first (nil with the error where either fails). Closing at once is safe with
+// launches in flight: engine's pool hands the memory out again only once the queues that
+// used it have completed them, and a graph that captured b refuses to launch.
+func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*engine.Buffer[T], error) {
+	if b != nil && b.Len() >= n {
+		return b, nil
+	}
+	if b != nil {
+		if err := b.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return engine.NewBuffer[T](dev, n)
 }
 
 // splitOperands enqueues gemm_split on q for A and B of shape s, writing their K-major tf32
