@@ -211,9 +211,15 @@ func rng(t testing.TB) *rand.Rand {
 // queue returns a new queue on the suite's device, closed when t ends.
 func (s *suite) queue(t testing.TB) *engine.Queue {
 	t.Helper()
-	q, err := s.dev.NewQueue()
+	return newQueue(t, s.dev)
+}
+
+// newQueue returns a new queue on dev, closed when t ends.
+func newQueue(t testing.TB, dev *engine.Device) *engine.Queue {
+	t.Helper()
+	q, err := dev.NewQueue()
 	if err != nil {
-		t.Fatalf("NewQueue: %v", err)
+		t.Fatalf("NewQueue on %s: %v", dev.ID(), err)
 	}
 	t.Cleanup(func() { q.Close() })
 	return q

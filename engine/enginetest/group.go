@@ -154,12 +154,7 @@ func groupBuffers[T group.CollectiveScalar](t *testing.T, devs []*engine.Device,
 	send := make([]*engine.Buffer[T], len(devs))
 	recv := make([]*engine.Buffer[T], len(devs))
 	for i, d := range devs {
-		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { q.Close() })
-		qs[i] = q
+		qs[i] = newQueue(t, d)
 		for _, b := range []struct {
 			p **engine.Buffer[T]
 			n int

@@ -20,12 +20,7 @@ func (s *suite) testPeer(t *testing.T) {
 	hs := s.handles(t, 2)
 	qs := make([]*engine.Queue, len(hs))
 	for i, h := range hs {
-		q, err := h.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { q.Close() })
-		qs[i] = q
+		qs[i] = newQueue(t, h)
 	}
 	own := s.queue(t)
 	for _, c := range []struct {
