@@ -1,12 +1,18 @@
-"""The bus bandwidth torch.distributed (NCCL) reaches for all-reduce and all-gather on
-the GPUs of this machine, timed as nccl-tests and `prism bench --ops collective/*` time
-them: one process per GPU, each collective verified once, then the median over --count
-runs of the host time of one collective and a synchronize, after a barrier. Bus
-bandwidth = bytes / time x 2(n-1)/n for all-reduce, (n-1)/n for all-gather; bytes are
-each rank's send buffer for all-reduce, the gathered buffer for all-gather (nccl-tests'
-"size"). NVLink multicast (NVLS) is left off, as Prism leaves it.
+"""The bus bandwidth torch.distributed (NCCL) reaches for all-reduce, all-gather,
+reduce-scatter and broadcast on the GPUs of this machine, timed as nccl-tests and `prism
+bench --ops collective/*` time them: one process per GPU, each collective verified once,
+then the median over --count runs of the host time of one collective and a synchronize,
+after a barrier. Sizes are elements of each rank's send buffer, as prism bench's --sizes
+(for reduce-scatter: of each rank's received part). Bytes are nccl-tests' "size": each
+rank's send buffer for all-reduce and broadcast, the gathered buffer for all-gather, the
+send buffer for reduce-scatter; bus bandwidth = bytes / time x 2(n-1)/n for all-reduce,
+(n-1)/n for all-gather and reduce-scatter, 1 for broadcast. NVLink multicast (NVLS) is
+left off, as Prism leaves it.
 
-Usage (on a machine with 2+ GPUs and PyTorch): python3 scripts/collective.py [--sizes 16M,256M] [--count 20] > torch-collectives.json
+Usage (on a machine with 2+ GPUs and PyTorch):
+  python3 scripts/collective.py [--sizes 16M,256M] [--count 20] [--kinds all-reduce,...] > torch.json
+  python3 scripts/collective.py --compare prism.json torch.json   # Markdown table of the ratios
+where prism.json is `prism bench --ops collective/... --json` at the same sizes.
 """
 import argparse
 import json
@@ -15,9 +21,13 @@ import statistics
 import sys
 import time
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
+torch = dist = None  # imported by load_torch: --compare runs without PyTorch
+
+
+def load_torch():
+    global torch, dist
+    import torch
+    import torch.distributed as dist
 
 
 def parse_size(s):
@@ -25,31 +35,58 @@ def parse_size(s):
     return int(s[:-1]) * mult[s[-1]] if s[-1] in mult else int(s)
 
 
-def worker(rank, world, port, sizes, count, warmup, out):
+KINDS = ("all-reduce", "all-gather", "reduce-scatter", "broadcast")
+
+
+def setup(kind, n, rank, world):
+    """The buffers, the call, nccl-tests' bytes and bus factor, and the check of one kind."""
+    x = torch.full((n,), float(rank + 1), device="cuda", dtype=torch.float32)
+    if kind == "all-reduce":
+        def run():
+            dist.all_reduce(x)
+        def check():
+            return bool((x == world * (world + 1) / 2).all())
+        def reset():
+            x.fill_(float(rank + 1))
+        return run, check, reset, n * 4, 2 * (world - 1) / world
+    if kind == "all-gather":
+        y = torch.empty(n * world, device="cuda", dtype=torch.float32)
+        def run():
+            dist.all_gather_into_tensor(y, x)
+        def check():
+            want = torch.arange(1, world + 1, device="cuda", dtype=torch.float32).repeat_interleave(n)
+            return bool((y == want).all())
+        return run, check, lambda: None, n * world * 4, (world - 1) / world
+    if kind == "reduce-scatter":
+        big = torch.full((n * world,), float(rank + 1), device="cuda", dtype=torch.float32)
+        y = torch.empty(n, device="cuda", dtype=torch.float32)
+        def run():
+            dist.reduce_scatter_tensor(y, big)
+        def check():
+            return bool((y == world * (world + 1) / 2).all())
+        return run, check, lambda: None, n * world * 4, (world - 1) / world
+    # broadcast from rank 0
+    def run():
+        dist.broadcast(x, src=0)
+    def check():
+        return bool((x == 1.0).all())
+    return run, check, lambda: x.fill_(float(rank + 1)), n * 4, 1.0
+
+
+def worker(rank, world, port, sizes, kinds, count, warmup, out):
+    load_torch()
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    library = f"torch.distributed {torch.__version__} NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}"
     results = []
-    for kind in ("all-reduce", "all-gather"):
+    for kind in kinds:
         for n in sizes:
-            x = torch.full((n,), float(rank + 1), device="cuda", dtype=torch.float32)
-            if kind == "all-reduce":
-                def run():
-                    dist.all_reduce(x)
-                nbytes, factor = n * 4, 2 * (world - 1) / world
-            else:
-                y = torch.empty(n * world, device="cuda", dtype=torch.float32)
-                def run():
-                    dist.all_gather_into_tensor(y, x)
-                nbytes, factor = n * world * 4, (world - 1) / world
+            run, check, reset, nbytes, factor = setup(kind, n, rank, world)
             run()
             torch.cuda.synchronize()
-            if kind == "all-reduce":
-                ok = bool((x == world * (world + 1) / 2).all())
-                x.fill_(float(rank + 1))
-            else:
-                want = torch.arange(1, world + 1, device="cuda", dtype=torch.float32).repeat_interleave(n)
-                ok = bool((y == want).all())
+            ok = check()
+            reset()
             for _ in range(warmup):
                 run()
             torch.cuda.synchronize()
@@ -64,27 +101,69 @@ def worker(rank, world, port, sizes, count, warmup, out):
             med = statistics.median(times)
             algbw = nbytes / med  # bytes per ns = GB/s
             results.append({"case": f"collective/{kind}/float32", "count": n, "bytes": nbytes, "ranks": world,
-                            "library": f"torch.distributed {torch.__version__} NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}",
-                            "median_ns": med, "algbw_gbs": algbw, "busbw_gbs": algbw * factor, "verified": ok})
+                            "library": library, "median_ns": med, "algbw_gbs": algbw,
+                            "busbw_gbs": algbw * factor, "verified": ok})
+            del run, check, reset
+            torch.cuda.empty_cache()
     if rank == 0:
         out.put(results)
     dist.destroy_process_group()
 
 
+def human(nbytes):
+    for unit, m in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= m and nbytes % m == 0:
+            return f"{nbytes // m} {unit}"
+    return f"{nbytes} B"
+
+
+def compare(prism_path, torch_path):
+    """Prints Prism's bus bandwidth beside torch.distributed's, case by case and size by size."""
+    with open(prism_path) as f:
+        prism = {(c["case"], c["count"]): c for c in json.load(f).get("collectives", [])}
+    with open(torch_path) as f:
+        torch_res = json.load(f)["collectives"]
+    print("| collective | bytes | Prism | torch.distributed | Prism busbw | torch busbw | ratio |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    worst = None
+    for t in torch_res:
+        p = prism.get((t["case"], t["count"]))
+        if p is None or p.get("error") or not p.get("verified"):
+            print(f"| {t['case']} | {human(t['bytes'])} | {'failed' if p else 'not run'} | | | {t['busbw_gbs']:.1f} | |")
+            continue
+        ratio = p["busbw_gbs"] / t["busbw_gbs"]
+        worst = ratio if worst is None else min(worst, ratio)
+        print(f"| {t['case']} | {human(t['bytes'])} | {p['stats']['median_ns'] / 1e3:.1f} µs | {t['median_ns'] / 1e3:.1f} µs "
+              f"| {p['busbw_gbs']:.1f} GB/s | {t['busbw_gbs']:.1f} GB/s | {ratio:.2f} |")
+    if worst is not None:
+        print(f"\nworst ratio: {worst:.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="16M,256M", help="elements per rank's send buffer, K/M/G suffixes")
+    ap.add_argument("--kinds", default=",".join(KINDS), help="collectives to time, comma-separated")
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--port", type=int, default=29531)
+    ap.add_argument("--compare", nargs=2, metavar=("PRISM_JSON", "TORCH_JSON"), help="print the ratio table and exit")
     a = ap.parse_args()
+    if a.compare:
+        compare(*a.compare)
+        return
+    kinds = a.kinds.split(",")
+    for k in kinds:
+        if k not in KINDS:
+            sys.exit(f"collective.py: unknown collective {k!r}; known: {', '.join(KINDS)}")
+    load_torch()
+    import torch.multiprocessing as mp
     world = torch.cuda.device_count()
     if world < 2:
         sys.exit("collective.py: needs two GPUs or more; found %d" % world)
     sizes = [parse_size(s) for s in a.sizes.split(",")]
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(r, world, a.port, sizes, a.count, a.warmup, q)) for r in range(world)]
+    procs = [ctx.Process(target=worker, args=(r, world, a.port, sizes, kinds, a.count, a.warmup, q)) for r in range(world)]
     for p in procs:
         p.start()
     res = q.get()
