@@ -46,6 +46,8 @@ enum {
 	fn_cuMemFree,
 	fn_cuMemHostAlloc,
 	fn_cuMemFreeHost,
+	fn_cuMemHostRegister,
+	fn_cuMemHostUnregister,
 	fn_cuMemcpyHtoDAsync,
 	fn_cuMemcpyDtoHAsync,
 	fn_cuMemcpyDtoDAsync,
@@ -129,6 +131,8 @@ TRAMPOLINE(CUresult, cuMemAlloc, (CUdeviceptr *p, size_t size), (p, size))
 TRAMPOLINE(CUresult, cuMemFree, (CUdeviceptr p), (p))
 TRAMPOLINE(CUresult, cuMemHostAlloc, (void **p, size_t size, unsigned int flags), (p, size, flags))
 TRAMPOLINE(CUresult, cuMemFreeHost, (void *p), (p))
+TRAMPOLINE(CUresult, cuMemHostRegister, (void *p, size_t size, unsigned int flags), (p, size, flags))
+TRAMPOLINE(CUresult, cuMemHostUnregister, (void *p), (p))
 TRAMPOLINE(CUresult, cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t n, CUstream s), (dst, src, n, s))
 TRAMPOLINE(CUresult, cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
 TRAMPOLINE(CUresult, cuMemcpyDtoDAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
@@ -435,6 +439,8 @@ var cudaSymbols = []symbol{
 	{C.fn_cuMemFree, []string{"cuMemFree_v2"}, false},
 	{C.fn_cuMemHostAlloc, []string{"cuMemHostAlloc"}, false},
 	{C.fn_cuMemFreeHost, []string{"cuMemFreeHost"}, false},
+	{C.fn_cuMemHostRegister, []string{"cuMemHostRegister_v2", "cuMemHostRegister"}, true},
+	{C.fn_cuMemHostUnregister, []string{"cuMemHostUnregister"}, true},
 	{C.fn_cuMemcpyHtoDAsync, []string{"cuMemcpyHtoDAsync_v2"}, false},
 	{C.fn_cuMemcpyDtoHAsync, []string{"cuMemcpyDtoHAsync_v2"}, false},
 	{C.fn_cuMemcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}, false},
@@ -717,6 +723,19 @@ func cuMemHostAllocMapped(size int64) (unsafe.Pointer, Result) {
 }
 
 func cuMemFreeHost(p unsafe.Pointer) Result { return Result(C.call_cuMemFreeHost(p)) }
+
+// cuMemHostRegisterPortable page-locks host memory allocated elsewhere, for every context
+// (CU_MEMHOSTREGISTER_PORTABLE).
+func cuMemHostRegisterPortable(p unsafe.Pointer, size int64) Result {
+	return Result(C.call_cuMemHostRegister(p, C.size_t(size), 1))
+}
+
+func cuMemHostUnregister(p unsafe.Pointer) Result { return Result(C.call_cuMemHostUnregister(p)) }
+
+// haveHostRegister reports whether the driver registers host memory.
+func haveHostRegister() bool {
+	return have(C.fn_cuMemHostRegister) && have(C.fn_cuMemHostUnregister)
+}
 
 func cuMemcpyHtoDAsync(dst devptr, src unsafe.Pointer, n int64, s cuStream) Result {
 	return Result(C.call_cuMemcpyHtoDAsync(C.CUdeviceptr(dst), src, C.size_t(n), s))

@@ -136,11 +136,12 @@ func (b *buffer) freePooled() error {
 // at the full speed of the bus, asynchronously to the host. It is safe for concurrent
 // use; the memory stays valid until Close.
 type HostBuffer struct {
-	p      unsafe.Pointer
-	size   int64
-	d      *device
-	mu     sync.Mutex
-	closed bool
+	p          unsafe.Pointer
+	size       int64
+	d          *device
+	registered bool // memory allocated elsewhere, page-locked by RegisterHost
+	mu         sync.Mutex
+	closed     bool
 }
 
 // AllocHost allocates size bytes (size > 0) of page-locked host memory (cuMemHostAlloc
@@ -159,6 +160,29 @@ func (d *device) AllocHost(size int64) (driver.HostBuffer, error) {
 		return nil, err
 	}
 	return &HostBuffer{p: p, size: size, d: d}, nil
+}
+
+var _ driver.HostRegisterer = (*device)(nil)
+
+// RegisterHost page-locks size bytes of host memory allocated elsewhere, from p
+// (cuMemHostRegister_v2 with CU_MEMHOSTREGISTER_PORTABLE: for every context), so that
+// copies between it and any device run as from cuMemHostAlloc's memory. Closing the
+// returned buffer unregisters the memory and leaves it allocated. A range may be
+// registered once at a time.
+func (d *device) RegisterHost(p unsafe.Pointer, size int64) (driver.HostBuffer, error) {
+	if p == nil || size <= 0 {
+		return nil, fmt.Errorf("cuda: RegisterHost(%p, %d bytes): needs memory and a positive size: %w", p, size, driver.ErrInvalidArg)
+	}
+	if !haveHostRegister() {
+		return nil, fmt.Errorf("cuda: RegisterHost: the driver has no cuMemHostRegister: %w", driver.ErrUnsupported)
+	}
+	err := d.onCaller(func() error {
+		return check(fmt.Sprintf("cuMemHostRegister_v2(%d bytes, CU_MEMHOSTREGISTER_PORTABLE)", size), cuMemHostRegisterPortable(p, size))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &HostBuffer{p: p, size: size, d: d, registered: true}, nil
 }
 
 // Pointer returns the start of the memory; nil once closed.
@@ -192,7 +216,8 @@ func HostSlice[T engine.Scalar](hb driver.HostBuffer) []T {
 	return unsafe.Slice((*T)(p), h.size/int64(unsafe.Sizeof(z)))
 }
 
-// Close frees the memory (cuMemFreeHost). No copy from or to it may be in progress:
+// Close frees the memory (cuMemFreeHost), or unregisters memory RegisterHost page-locked
+// (cuMemHostUnregister) and leaves it allocated. No copy from or to it may be in progress:
 // engine's HostBuffer waits for its copies first. Idempotent.
 func (h *HostBuffer) Close() error {
 	if h == nil {
@@ -205,6 +230,9 @@ func (h *HostBuffer) Close() error {
 	}
 	h.closed = true
 	return h.d.onCaller(func() error {
+		if h.registered {
+			return check("cuMemHostUnregister", cuMemHostUnregister(h.p))
+		}
 		return check("cuMemFreeHost", cuMemFreeHost(h.p))
 	})
 }

@@ -63,6 +63,37 @@ func NewHostBuffer[T Scalar](d *Device, n int) (*HostBuffer[T], error) {
 	return h, nil
 }
 
+// RegisterHostBuffer page-locks memory the caller allocated (a mapping shared with other
+// processes, say) for transfers to and from d, and returns it as a HostBuffer whose
+// Slice is s: copies with Buffer.WriteAsync and Buffer.ReadAsync then run as from
+// NewHostBuffer's memory, and on CUDA (cuMemHostRegister, for every context) any blocking
+// copy from or to s does too. Close unregisters the memory and leaves it allocated; s must
+// stay valid until then. A backend that cannot register host memory (OpenCL) gives an
+// error wrapping ErrUnsupported: copy from and to s with Buffer.Read and Buffer.Write.
+func RegisterHostBuffer[T Scalar](d *Device, s []T) (*HostBuffer[T], error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if len(s) == 0 {
+		return nil, fmt.Errorf("engine: RegisterHostBuffer of no elements: %w", ErrInvalidArg)
+	}
+	hr, ok := d.drv.(driver.HostRegisterer)
+	if !ok {
+		return nil, fmt.Errorf("engine: RegisterHostBuffer on %s: the backend does not register host memory: %w", d.id, ErrUnsupported)
+	}
+	size := int64(len(s)) * int64(SizeOf[T]())
+	db, err := hr.RegisterHost(unsafe.Pointer(unsafe.SliceData(s)), size)
+	if err != nil {
+		return nil, fmt.Errorf("engine: RegisterHostBuffer of %d bytes on %s: %w", size, d.id, err)
+	}
+	h := &HostBuffer[T]{handle: handle{dev: d, what: "host buffer"}, drv: db, n: len(s)}
+	if err := d.adopt(h); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
 // Slice returns the memory as a slice of Len elements; nil once the buffer is closed.
 func (h *HostBuffer[T]) Slice() []T {
 	if h == nil || h.closed.Load() {

@@ -23,6 +23,15 @@ type HostAllocator interface {
 	AllocHost(size int64) (HostBuffer, error)
 }
 
+// HostRegisterer is implemented by devices that page-lock host memory allocated elsewhere
+// (cuMemHostRegister), so that copies between it and the device run as from AllocHost's.
+type HostRegisterer interface {
+	// RegisterHost registers size bytes (size > 0) from p. Closing the returned buffer
+	// unregisters them and leaves the memory allocated; the memory must stay mapped until
+	// then.
+	RegisterHost(p unsafe.Pointer, size int64) (HostBuffer, error)
+}
+
 // AsyncCopier is implemented by queues that copy between host buffers and device memory
 // without blocking the caller. The copy is ordered on the queue like any other command;
 // the host buffer must stay open, and untouched by the host where the copy reads or

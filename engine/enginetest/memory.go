@@ -205,6 +205,73 @@ func (s *suite) testPool(t *testing.T) {
 	})
 }
 
+// testRegisteredHost registers memory the test allocated (RegisterHostBuffer) and copies
+// through it both ways, asynchronously and blocking; a backend that cannot register host
+// memory must say so with ErrUnsupported.
+func (s *suite) testRegisteredHost(t *testing.T) {
+	ctx := t.Context()
+	const n = 4099
+	mem := make([]float32, 2*n+2*guard)
+	if _, err := engine.RegisterHostBuffer[float32](s.dev, nil); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("RegisterHostBuffer of no elements: %v", err)
+	}
+	h, err := engine.RegisterHostBuffer(s.dev, mem)
+	if errors.Is(err, engine.ErrUnsupported) {
+		t.Skipf("the backend does not register host memory: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("RegisterHostBuffer: %v", err)
+	}
+	if h.Len() != len(mem) || &h.Slice()[0] != &mem[0] {
+		t.Fatalf("the registered buffer holds %d elements at %p; want the %d at %p", h.Len(), &h.Slice()[0], len(mem), &mem[0])
+	}
+	r := rng(t)
+	x := random[float32](r, n)
+	copy(mem, x)
+	for i := n; i < len(mem); i++ {
+		mem[i] = 7
+	}
+	q := s.queue(t)
+	b := newBuffer[float32](t, s, n)
+	defer b.Close()
+	ew, err := b.WriteAsync(q, 0, h, 0, n)
+	if err != nil {
+		t.Fatalf("WriteAsync: %v", err)
+	}
+	defer ew.Close()
+	er, err := b.ReadAsync(q, 0, h, n+guard, n)
+	if err != nil {
+		t.Fatalf("ReadAsync: %v", err)
+	}
+	defer er.Close()
+	if err := er.Wait(ctx); err != nil {
+		t.Fatalf("Wait for ReadAsync: %v", err)
+	}
+	for i := range n {
+		if mem[n+guard+i] != x[i] {
+			t.Fatalf("element %d read back through registered memory: %v, want %v", i, mem[n+guard+i], x[i])
+		}
+	}
+	for _, i := range []int{n, n + guard - 1, 2*n + guard, len(mem) - 1} {
+		if mem[i] != 7 {
+			t.Fatalf("guard element %d of the registered memory: %v, want 7", i, mem[i])
+		}
+	}
+	// A blocking copy into the registered memory, then the memory left allocated after Close.
+	clear(mem[:n])
+	if err := b.Read(ctx, q, 0, mem[:n]); err != nil {
+		t.Fatalf("Read into registered memory: %v", err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for i := range n {
+		if mem[i] != x[i] {
+			t.Fatalf("element %d after Close: %v, want %v", i, mem[i], x[i])
+		}
+	}
+}
+
 // testHostBuffers copies through host buffers asynchronously, across queues ordered by
 // events, and checks the results, the errors and the buffers' lifetimes.
 func (s *suite) testHostBuffers(t *testing.T) {
@@ -276,6 +343,7 @@ func (s *suite) testHostBuffers(t *testing.T) {
 			}
 		})
 	}
+	t.Run("Registered", func(t *testing.T) { s.testRegisteredHost(t) })
 	t.Run("Errors", func(t *testing.T) {
 		q := s.queue(t)
 		h, err := engine.NewHostBuffer[float32](s.dev, 16)
