@@ -41,6 +41,7 @@ type benchOptions struct {
 	split      bool
 	fractions  []float64
 	hostStaged bool
+	noShm      bool
 	outputFlags
 }
 
@@ -187,6 +188,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.BoolVar(&opts.split, "split", false, "run each op split across the devices given as one group, beside each device alone")
 	f.Float64SliceVar(&opts.fractions, "fractions", nil, "with --split: each device's share of the work, comma-separated, summing to 1 (default: measured)")
 	f.BoolVar(&opts.hostStaged, "host-staged", false, "collectives staged through host memory even where NCCL is available")
+	f.BoolVar(&opts.noShm, "no-shared-memory", false, "collectives of processes an MPI launcher started on one host staged through MPI's collectives, as across hosts, not through memory the processes share")
 	return cmd
 }
 
@@ -247,8 +249,8 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		}
 		return collectivesRun(cmd, opts, colls)
 	}
-	if opts.hostStaged {
-		return usageError{fmt.Errorf("--host-staged applies to collectives (--ops collective/*)")}
+	if opts.hostStaged || opts.noShm {
+		return usageError{fmt.Errorf("--host-staged and --no-shared-memory apply to collectives (--ops collective/*)")}
 	}
 	if flags.Changed("fractions") && !opts.split {
 		return usageError{fmt.Errorf("--fractions applies to --split")}

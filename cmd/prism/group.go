@@ -91,7 +91,7 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 		}
 		devs = append(devs, d)
 	}
-	o := group.Options{HostStaged: opts.hostStaged}
+	o := group.Options{HostStaged: opts.hostStaged, NoSharedMemory: opts.noShm}
 	var g *group.Group
 	if joined {
 		jctx, cancel := context.WithTimeout(ctx, joinTimeout)

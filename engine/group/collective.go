@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -113,6 +114,9 @@ func collective[T CollectiveScalar](ctx context.Context, g *Group, kind driver.C
 		return nil
 	}
 	if g.mpi != nil {
+		if ok, err := stagedShared(ctx, g, kind, qs, send, recv, op, root, count); ok {
+			return err
+		}
 		return stagedMPI(ctx, g, kind, qs, send, recv, op, root, count)
 	}
 	return staged(ctx, g, kind, qs, send, recv, op, root, count)
@@ -290,12 +294,22 @@ func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op Red
 	return out, nil
 }
 
-// reduceParts reduces the parts element-wise, in rank order, in ranges of
-// reduceChunk elements spread over the host's cores. A panic in one of its goroutines
-// (parts of unequal lengths) is returned as a *PanicError.
+// reduceParts reduces the parts element-wise, in rank order, into a new slice (see
+// reduceInto).
 func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) ([]T, error) {
-	n := len(parts[0])
-	r := make([]T, n)
+	r := make([]T, len(parts[0]))
+	if err := reduceInto(r, parts, op); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// reduceInto reduces the parts element-wise, in rank order, into r, in ranges of
+// reduceChunk elements spread over the host's cores. Each part holds at least len(r)
+// elements; r may be the first part but no other. A panic in one of its goroutines (a part too short) is
+// returned as a *PanicError.
+func reduceInto[T CollectiveScalar](r []T, parts [][]T, op ReduceOp) error {
+	n := len(r)
 	chunks := (n + reduceChunk - 1) / reduceChunk
 	workers := min(chunks, runtime.GOMAXPROCS(0))
 	var next atomic.Int64
@@ -318,20 +332,16 @@ func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) ([]T, error) {
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
+	return errors.Join(errs...)
 }
 
 // reduceChunk is the range of elements one goroutine reduces at a time.
 const reduceChunk = 1 << 16
 
-// reduceRange reduces elements [lo, lo+len(r)) of every part into r.
+// reduceRange reduces elements [lo, lo+len(r)) of every part into r (which may be the
+// first part's range, not another's).
 func reduceRange[T CollectiveScalar](r []T, parts [][]T, lo int, op ReduceOp) {
-	copy(r, parts[0][lo:])
+	copy(r, parts[0][lo:lo+len(r)])
 	for _, p := range parts[1:] {
 		p = p[lo : lo+len(r)]
 		switch op {

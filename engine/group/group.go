@@ -36,6 +36,8 @@ type Group struct {
 	mpi      Transport               // the other processes through MPI; nil when not
 	counts   []int                   // ranks of each process (through MPI)
 	stages   [][stageSlots]hostStage // host buffers of each device (staged through MPI)
+	shm      *segment                // memory every process maps (one host, staged through MPI); nil when not
+	shmOff   string                  // why the processes stage through MPI's collectives rather than shared memory
 	fallback string                  // why the processes talk over Prism's TCP frames rather than MPI
 
 	panics panics // the first panic recovered in the group's goroutines
@@ -50,6 +52,10 @@ type Options struct {
 	// offer a collective library: the portable path, for comparisons. Across processes,
 	// process 0's choice holds for all.
 	HostStaged bool
+	// NoSharedMemory keeps the host-staged collectives of processes an MPI launcher
+	// started on one host on MPI's collectives, as across hosts, rather than on memory
+	// the processes share.
+	NoSharedMemory bool
 }
 
 // hostStaged is the Library of collectives staged through the host.
@@ -237,6 +243,7 @@ func (g *Group) Close() error {
 		errs = append(errs, g.net.close())
 	}
 	g.closeStages()
+	g.closeSegment()
 	if g.mpi != nil {
 		errs = append(errs, releaseTransport())
 	}

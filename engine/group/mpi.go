@@ -140,6 +140,27 @@ func joinMPI(ctx context.Context, devs []*engine.Device, rv Rendezvous, o Option
 	lib := t.Library()
 	g.lib = engine.Library{Name: "host-staged over " + lib.Name, Version: lib.Version, Path: lib.Path}
 	g.why = choice.Why
+	// Process 0's choice holds for all.
+	off := []uint64{0}
+	if o.NoSharedMemory {
+		off[0] = 1
+	}
+	if err := t.Broadcast(asBytes(off), driver.CollUint64, 0); err != nil {
+		return nil, fail("receiving process 0's choice of shared memory: %w", err)
+	}
+	switch {
+	case off[0] != 0:
+		g.shmOff = "asked for (Options.NoSharedMemory)"
+	case size == 1:
+		g.shmOff = "one process"
+	default:
+		if g.shmOff, err = g.shareMemory(shmMin); err != nil {
+			return nil, fail("setting up shared memory: %w", err)
+		}
+		if g.shmOff == "" {
+			g.lib.Name += ", shared memory"
+		}
+	}
 	return g, nil
 }
 

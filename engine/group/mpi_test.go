@@ -28,6 +28,7 @@ const (
 	mpiRankEnv    = "PRISM_TEST_MPI_RANK"    // TestMPIRank runs: the number of devices of the rank
 	mpiFallbackOK = "PRISM_TEST_MPI_NO_MPI"  // the rank expects the TCP fallback, not MPI
 	mpiWantLib    = "PRISM_TEST_MPI_LIBRARY" // the library name the group must report
+	mpiShared     = "PRISM_TEST_MPI_SHARED"  // "1": the processes must share memory; "0": they must not be asked to
 )
 
 // mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
@@ -43,14 +44,26 @@ func mpirun(t *testing.T) string {
 
 // TestMPICollectives runs TestMPIRank as 2 and 4 processes under mpirun with one PoCL
 // device each, and as 2 processes with two handles on it each (4 ranks, the parts of a
-// process combined before MPI).
+// process combined before the processes'), through the memory the processes of one host
+// share, and once through MPI's own collectives (Options.NoSharedMemory).
 func TestMPICollectives(t *testing.T) {
 	run := mpirun(t)
 	enginetest.DeviceIDs(t, "opencl")
-	for _, c := range []struct{ np, devs int }{{2, 1}, {4, 1}, {2, 2}} {
-		t.Run(fmt.Sprintf("%d processes of %d devices", c.np, c.devs), func(t *testing.T) {
+	for _, c := range []struct {
+		np, devs int
+		shared   bool
+	}{{2, 1, true}, {4, 1, true}, {2, 2, true}, {2, 2, false}} {
+		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
+		if !c.shared {
+			name += ", MPI's collectives"
+		}
+		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(run, "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(c.np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v")
-			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI")
+			shared := "0"
+			if c.shared {
+				shared = "1"
+			}
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
@@ -94,7 +107,8 @@ func TestMPIRank(t *testing.T) {
 		}
 		defer devs[i].Close()
 	}
-	g, err := group.Join(ctx, devs, rv, group.Options{})
+	shared := os.Getenv(mpiShared)
+	g, err := group.Join(ctx, devs, rv, group.Options{NoSharedMemory: shared == "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +120,9 @@ func TestMPIRank(t *testing.T) {
 	t.Logf("process %s: ranks %d to %d of %d through %s; fallback: %q", rv, g.Rank(0), g.Rank(nd-1), g.Size(), g.Library(), g.Fallback())
 	if want := os.Getenv(mpiWantLib); !strings.HasPrefix(g.Library().Name, want) {
 		t.Fatalf("the group runs through %s; want %s", g.Library(), want)
+	}
+	if has := strings.HasSuffix(g.Library().Name, ", shared memory"); shared != "" && has != (shared == "1") {
+		t.Fatalf("the group runs through %s; want shared memory: %v", g.Library(), shared == "1")
 	}
 	if (os.Getenv(mpiFallbackOK) != "") != (g.Fallback() != "") {
 		t.Fatalf("fallback %q; want one: %v", g.Fallback(), os.Getenv(mpiFallbackOK) != "")
