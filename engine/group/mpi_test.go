@@ -29,6 +29,7 @@ const (
 	mpiFallbackOK = "PRISM_TEST_MPI_NO_MPI"  // the rank expects the TCP fallback, not MPI
 	mpiWantLib    = "PRISM_TEST_MPI_LIBRARY" // the library name the group must report
 	mpiShared     = "PRISM_TEST_MPI_SHARED"  // "1": the processes must share memory; "0": they must not be asked to
+	mpiShmChunk   = "PRISM_TEST_MPI_CHUNK"   // the piece of a pipelined all-reduce through shared memory, bytes
 )
 
 // mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
@@ -52,10 +53,14 @@ func TestMPICollectives(t *testing.T) {
 	for _, c := range []struct {
 		np, devs int
 		shared   bool
-	}{{2, 1, true}, {4, 1, true}, {2, 2, true}, {2, 2, false}} {
+		chunk    int // bytes; 0: the default
+	}{{2, 1, true, 0}, {3, 1, true, 12}, {4, 1, true, 0}, {2, 2, true, 0}, {2, 2, false, 0}} {
 		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
 		if !c.shared {
 			name += ", MPI's collectives"
+		}
+		if c.chunk > 0 {
+			name += fmt.Sprintf(", all-reduce in pieces of %d bytes", c.chunk)
 		}
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(run, "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(c.np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v")
@@ -63,7 +68,7 @@ func TestMPICollectives(t *testing.T) {
 			if c.shared {
 				shared = "1"
 			}
-			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared)
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
@@ -108,6 +113,9 @@ func TestMPIRank(t *testing.T) {
 		defer devs[i].Close()
 	}
 	shared := os.Getenv(mpiShared)
+	if c, _ := strconv.Atoi(os.Getenv(mpiShmChunk)); c > 0 {
+		group.SetShmChunk(c)
+	}
 	g, err := group.Join(ctx, devs, rv, group.Options{NoSharedMemory: shared == "0"})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
@@ -43,7 +45,12 @@ type segment struct {
 	mem      []byte
 	pin      *engine.HostBuffer[uint8] // the memory page-locked for the devices; nil where no backend registers it
 	unpinned string                    // why the memory is not page-locked ("" when it is)
+	out      *engine.Queue             // the copies of a pipelined all-reduce's results (one device per process)
 }
+
+// shmChunk is the piece of a pipelined all-reduce, in bytes: the copies of one piece
+// overlap the reduction of the next. A variable for the tests.
+var shmChunk = 32 << 20
 
 // shmToken is what process 0 writes at the start of a new segment for the others to read.
 type shmToken struct {
@@ -145,6 +152,9 @@ func (g *Group) closeSegment() {
 	if g.shm == nil {
 		return
 	}
+	if g.shm.out != nil {
+		g.shm.out.Close()
+	}
 	if g.shm.pin != nil {
 		g.shm.pin.Close()
 	}
@@ -196,6 +206,20 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 	}
 	seg := g.shm
 	barrier := func() error { return g.mpi.Barrier() }
+	if kind == driver.AllReduce && n == 1 {
+		if seg.out == nil {
+			if seg.out, err = g.devs[0].NewQueue(); err != nil {
+				return fail(err)
+			}
+		}
+		if err := allReduceShared(ctx, g, qs[0], seg.out, send[0], recv[0], op, count); err != nil {
+			return fail(err)
+		}
+		if err := barrier(); err != nil {
+			return fail(err)
+		}
+		return true, nil
+	}
 	// The parts go in.
 	switch kind {
 	case driver.AllReduce, driver.ReduceScatter:
@@ -290,4 +314,75 @@ func reduceLocal[T CollectiveScalar](ctx context.Context, g *Group, qs []*engine
 		return err
 	}
 	return reduceInto(dst, parts, op)
+}
+
+// allReduceShared is the all-reduce of one device per process through the segment,
+// pipelined in pieces of shmChunk bytes: the device's copy of the next piece into the
+// segment (on q, after what it holds) and its copy of the last piece's result out of it
+// (on out) run while this process reduces its range of the current piece. send may be
+// recv: a piece is read before its result is written.
+func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *engine.Queue, send, recv *engine.Buffer[T], op ReduceOp, count int) error {
+	procs, me, seg := g.mpi.Size(), g.mpi.Rank(), g.shm
+	step := max(1, shmChunk/engine.SizeOf[T]())
+	pieces := (count + step - 1) / step
+	piece := func(k int) (int, int) { return k * step, min(count, (k+1)*step) }
+	mine := sharedSlice[T](seg, me*count, count)
+	result := sharedSlice[T](seg, procs*count, count)
+
+	var quit atomic.Bool // the reader stops early after a failure
+	read := make(chan error, pieces)
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		for k := range pieces {
+			if quit.Load() {
+				return
+			}
+			lo, hi := piece(k)
+			err := send.Read(ctx, q, lo, mine[lo:hi])
+			read <- err
+			if err != nil {
+				return
+			}
+		}
+	}()
+	written := make(chan int, pieces)
+	wrote := make(chan error, 1)
+	go func() {
+		var err error
+		for k := range written {
+			if err == nil {
+				lo, hi := piece(k)
+				err = recv.Write(ctx, out, lo, result[lo:hi])
+			}
+		}
+		wrote <- err
+	}()
+	var err error
+	for k := 0; k < pieces && err == nil; k++ {
+		if err = <-read; err != nil {
+			break
+		}
+		if err = g.mpi.Barrier(); err != nil { // every process's piece k is in
+			break
+		}
+		lo, hi := piece(k)
+		a, b := lo+me*(hi-lo)/procs, lo+(me+1)*(hi-lo)/procs
+		parts := make([][]T, procs)
+		for p := range parts {
+			parts[p] = sharedSlice[T](seg, p*count+a, b-a)
+		}
+		if err = reduceInto(result[a:b], parts, op); err != nil {
+			break
+		}
+		if err = g.mpi.Barrier(); err != nil { // every range of piece k is reduced
+			break
+		}
+		written <- k
+	}
+	close(written)
+	quit.Store(true)
+	readers.Wait()
+	return errors.Join(err, <-wrote)
 }
