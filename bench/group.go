@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -562,23 +563,25 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 			qs[i].Close()
 		}
 	}()
-	// input is global rank r's send buffer: small integers, exact in every order of a sum.
-	input := func(r int) []T {
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(r)))
-		v := make([]T, ns)
-		for i := range v {
-			v[i] = T(rng.IntN(9) - 4)
-		}
-		return v
-	}
+	// Every rank's send buffer is a pure function of (seed, rank, element): each process
+	// writes its own ranks' and verifies against any rank's without holding them.
+	in := newCollectiveInputs(cfg.Seed, size)
 	fail := func(err error) CollectiveResult { res.Err = err.Error(); return res }
+	win := make([]T, min(ns, max(collectiveWindow/es, 1)))
 	for i, d := range devs {
 		var err error
 		if qs[i], err = d.NewQueue(); err != nil {
 			return fail(err)
 		}
-		if send[i], err = engine.Upload(ctx, qs[i], input(g.Rank(i))); err != nil {
+		if send[i], err = engine.NewBuffer[T](d, ns); err != nil {
 			return fail(err)
+		}
+		for lo := 0; lo < ns; lo += len(win) {
+			w := win[:min(len(win), ns-lo)]
+			fillInput(in.key(g.Rank(i)), lo, w)
+			if err := send[i].Write(ctx, qs[i], lo, w); err != nil {
+				return fail(err)
+			}
 		}
 		if recv[i], err = engine.NewBuffer[T](d, nr); err != nil {
 			return fail(err)
@@ -612,7 +615,7 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 	if err := run(); err != nil {
 		return fail(err)
 	}
-	if err := verifyCollective(ctx, kind, g, qs, recv, input, count); err != nil {
+	if err := verifyCollective(ctx, kind, g, qs, recv, in, count); err != nil {
 		return fail(err)
 	}
 	res.Verified = true
@@ -633,48 +636,205 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 	return res
 }
 
-// verifyCollective reads every local rank's recv buffer and compares it with the result
-// the inputs give; the inputs are small integers, so sums are exact and compared exactly.
-func verifyCollective[T float32 | float64](ctx context.Context, kind string, g *group.Group, qs []*engine.Queue, recv []*engine.Buffer[T], input func(int) []T, count int) error {
-	size := g.Size()
-	var sum []T
-	if kind == "all-reduce" || kind == "reduce-scatter" {
-		for r := range size {
-			in := input(r)
-			if sum == nil {
-				sum = make([]T, len(in))
+// collectiveWindow is the most bytes of one buffer a collective's set-up writes, or its
+// verification reads, at a time: the host holds one window, not a rank's whole buffer. A
+// variable so that tests can make it small.
+var collectiveWindow = 64 << 20
+
+// collectiveChunk is the elements of a window that one goroutine fills or checks at a
+// time. A variable so that tests can make it small.
+var collectiveChunk = 64 << 10
+
+// collectiveInputs is the send buffer of every global rank of a collective as a pure
+// function of the seed, the rank and the element: small integers from -4 to 4, so that
+// sums are exact in every order, each drawn by a splitmix64 hash of its element index
+// under a key of the seed and rank. Any element of any rank is computed where it is
+// needed, without communication and without holding a rank's buffer.
+type collectiveInputs struct {
+	keys []uint64 // of each global rank
+}
+
+// newCollectiveInputs returns the inputs of ranks ranks under seed.
+func newCollectiveInputs(seed uint64, ranks int) collectiveInputs {
+	in := collectiveInputs{keys: make([]uint64, ranks)}
+	for r := range in.keys {
+		in.keys[r] = mix64(mix64(seed) + (uint64(r)+1)*0xd1b54a32d192ed03)
+	}
+	return in
+}
+
+// key returns the key of global rank r (for fillInput and addInput).
+func (in collectiveInputs) key(r int) uint64 { return in.keys[r] }
+
+// at returns element j of global rank r's send buffer.
+func (in collectiveInputs) at(r, j int) int { return inputValue(in.keys[r], j) }
+
+// mix64 is splitmix64's finalizer: a bijection of the 64-bit integers whose every output
+// bit depends on every input bit.
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// inputValue returns element j of the input of key: -4 to 4, the upper 32 bits of a
+// splitmix64 output scaled to 0..8.
+func inputValue(key uint64, j int) int {
+	h := mix64(key + (uint64(j)+1)*0x9e3779b97f4a7c15)
+	return int((h>>32)*9>>32) - 4
+}
+
+// fillInput writes elements lo to lo+len(dst)-1 of the input of key into dst, in chunks
+// over runtime.GOMAXPROCS(0) goroutines.
+func fillInput[T float32 | float64](key uint64, lo int, dst []T) {
+	forChunks(len(dst), func() func(a, b int) {
+		return func(a, b int) { setInput(key, lo+a, dst[a:b]) }
+	})
+}
+
+// setInput writes elements lo to lo+len(dst)-1 of the input of key into dst, on the
+// calling goroutine.
+func setInput[T float32 | float64](key uint64, lo int, dst []T) {
+	for i := range dst {
+		dst[i] = T(inputValue(key, lo+i))
+	}
+}
+
+// addInput adds elements lo to lo+len(dst)-1 of the input of key to dst, on the calling
+// goroutine.
+func addInput[T float32 | float64](key uint64, lo int, dst []T) {
+	for i := range dst {
+		dst[i] += T(inputValue(key, lo+i))
+	}
+}
+
+// forChunks splits [0, n) into chunks of collectiveChunk elements and hands them out in
+// increasing order to runtime.GOMAXPROCS(0) goroutines (fewer when there are fewer
+// chunks); each goroutine calls worker once for the function it runs on its chunks, so
+// that it may keep scratch memory of its own. It returns when every chunk is done.
+func forChunks(n int, worker func() func(lo, hi int)) {
+	chunk := collectiveChunk
+	chunks := (n + chunk - 1) / chunk
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	if workers <= 1 {
+		if n > 0 {
+			f := worker()
+			for lo := 0; lo < n; lo += chunk {
+				f(lo, min(lo+chunk, n))
 			}
-			for i, v := range in {
-				sum[i] += v
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			f := worker()
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= chunks {
+					return
+				}
+				f(c*chunk, min((c+1)*chunk, n))
 			}
+		})
+	}
+	wg.Wait()
+}
+
+// collectiveWant returns the expected recv buffer of global rank rank after the
+// collective kind of count elements on in's ranks, as a function that writes elements
+// lo to lo+len(dst)-1 into dst: all-reduce, the sum over ranks of their inputs;
+// reduce-scatter, that sum from element rank*count; all-gather, rank r's input as
+// block r; broadcast, rank 0's input.
+func collectiveWant[T float32 | float64](kind string, in collectiveInputs, rank, count int) func(lo int, dst []T) {
+	sum := func(lo int, dst []T) {
+		setInput(in.keys[0], lo, dst)
+		for _, k := range in.keys[1:] {
+			addInput(k, lo, dst)
 		}
 	}
-	for i, b := range recv {
-		got, err := b.Download(ctx, qs[i])
-		if err != nil {
-			return err
-		}
-		var want []T
-		switch kind {
-		case "all-reduce":
-			want = sum
-		case "reduce-scatter":
-			r := g.Rank(i)
-			want = sum[r*count : (r+1)*count]
-		case "all-gather":
-			for r := range size {
-				want = append(want, input(r)...)
+	switch kind {
+	case "all-reduce":
+		return sum
+	case "reduce-scatter":
+		return func(lo int, dst []T) { sum(rank*count+lo, dst) }
+	case "all-gather":
+		return func(lo int, dst []T) {
+			for len(dst) > 0 {
+				r, k := lo/count, lo%count
+				n := min(len(dst), count-k)
+				setInput(in.keys[r], k, dst[:n])
+				dst, lo = dst[n:], lo+n
 			}
-		case "broadcast":
-			want = input(0)
 		}
-		for j := range want {
-			if got[j] != want[j] {
-				return fmt.Errorf("bench: %s, rank %d, element %d: %v, want %v: %w", kind, g.Rank(i), j, got[j], want[j], kernels.ErrVerify)
+	case "broadcast":
+		return func(lo int, dst []T) { setInput(in.keys[0], lo, dst) }
+	}
+	panic("bench: unknown collective " + kind)
+}
+
+// verifyCollective reads every local rank's recv buffer, a window at a time, and compares
+// it with the result the inputs give (checkRecv); the inputs are small integers, so sums
+// are exact and compared exactly.
+func verifyCollective[T float32 | float64](ctx context.Context, kind string, g *group.Group, qs []*engine.Queue, recv []*engine.Buffer[T], in collectiveInputs, count int) error {
+	var win []T
+	for i, b := range recv {
+		n := b.Len()
+		if win == nil {
+			win = make([]T, min(n, max(collectiveWindow/engine.SizeOf[T](), 1)))
+		}
+		want := collectiveWant[T](kind, in, g.Rank(i), count)
+		for lo := 0; lo < n; lo += len(win) {
+			got := win[:min(len(win), n-lo)]
+			if err := b.Read(ctx, qs[i], lo, got); err != nil {
+				return err
+			}
+			if err := checkRecv(kind, g.Rank(i), lo, got, want); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// checkRecv compares got, elements lo to lo+len(got)-1 of global rank rank's recv buffer
+// after the collective kind, with want (collectiveWant), in chunks over
+// runtime.GOMAXPROCS(0) goroutines. It returns an error wrapping kernels.ErrVerify that
+// names the lowest element that differs, the same whichever goroutine found it first.
+func checkRecv[T float32 | float64](kind string, rank, lo int, got []T, want func(lo int, dst []T)) error {
+	var first atomic.Int64 // the lowest index of got found to differ
+	first.Store(math.MaxInt64)
+	forChunks(len(got), func() func(a, b int) {
+		buf := make([]T, min(collectiveChunk, len(got)))
+		return func(a, b int) {
+			// Chunks are handed out in increasing order: one above a mismatch already
+			// found cannot hold the lowest; one below it is always checked to its end.
+			if int64(a) > first.Load() {
+				return
+			}
+			w := buf[:b-a]
+			want(lo+a, w)
+			for i, v := range w {
+				if got[a+i] != v {
+					j := int64(a + i)
+					for {
+						f := first.Load()
+						if j >= f || first.CompareAndSwap(f, j) {
+							return
+						}
+					}
+				}
+			}
+		}
+	})
+	j := int(first.Load())
+	if j == math.MaxInt64 {
+		return nil
+	}
+	w := make([]T, 1)
+	want(lo+j, w)
+	return fmt.Errorf("bench: %s, rank %d, element %d: %v, want %v: %w", kind, rank, lo+j, got[j], w[0], kernels.ErrVerify)
 }
 
 // checkGroup returns an error wrapping kernels.ErrVerify when a split or collective
