@@ -429,7 +429,9 @@ func runVendor(ctx context.Context, cfg Config, q *engine.Queue, op kernels.Op, 
 		if v.Fits(dev) != nil {
 			continue
 		}
-		res := RunCase(ctx, cfg, q, op, size, v.Name)
+		vc := cfg
+		vc.Tunables = "" // --tunables sets Prism's variant, not the vendor's routine
+		res := RunCase(ctx, vc, q, op, size, v.Name)
 		if res.OK() {
 			res.roofline(c, cacheBytes)
 		}

@@ -910,3 +910,33 @@ func TestReportEveryKind(t *testing.T) {
 		t.Errorf("compare: %v\n%s", err, out)
 	}
 }
+
+// TestBenchVendorTunables: --tunables forces Prism's variant only; the vendor baseline of
+// the same run still runs its own routine, verified and timed.
+func TestBenchVendorTunables(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	out, err := execPrism(t, "bench", "--device", ids[0], "--ops", "gemm/nn/float32", "--sizes", "4K", "--variant", "portable",
+		"--tunables", "TS=32 TSK=16 WPT=4", "--count", "2", "--warmup", "1", "--vendor", "--json", "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Devices) != 1 || len(rep.Devices[0].Results) != 1 {
+		t.Fatalf("%d devices; want one with one result", len(rep.Devices))
+	}
+	res := rep.Devices[0].Results[0]
+	if !res.OK() || !strings.Contains(res.Tunables, "TS=32") {
+		t.Errorf("Prism's result %q, tunables %q; want verified with TS=32 forced", res.Err, res.Tunables)
+	}
+	switch {
+	case res.Vendor == nil:
+		t.Errorf("no vendor result (%q)", res.NoVendor)
+	case res.Vendor.Skipped != "":
+		t.Logf("vendor library skipped: %s", res.Vendor.Skipped)
+	case !res.Vendor.OK():
+		t.Errorf("vendor result %q; want verified and timed (the tunables are not the vendor's)", res.Vendor.Err)
+	}
+}
