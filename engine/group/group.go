@@ -38,6 +38,7 @@ type Group struct {
 	stages   [][stageSlots]hostStage // host buffers of each device (staged through MPI)
 	shm      *segment                // memory every process maps (one host, staged through MPI); nil when not
 	shmOff   string                  // why the processes stage through MPI's collectives rather than shared memory
+	libBase  string                  // lib's name before what the shared memory adds
 	fallback string                  // why the processes talk over Prism's TCP frames rather than MPI
 
 	panics panics // the first panic recovered in the group's goroutines

@@ -139,7 +139,7 @@ func joinMPI(ctx context.Context, devs []*engine.Device, rv Rendezvous, o Option
 	}
 	lib := t.Library()
 	g.lib = engine.Library{Name: "host-staged over " + lib.Name, Version: lib.Version, Path: lib.Path}
-	g.why = choice.Why
+	g.libBase, g.why = g.lib.Name, choice.Why
 	// Process 0's choice holds for all.
 	off := []uint64{0}
 	if o.NoSharedMemory {
@@ -156,9 +156,6 @@ func joinMPI(ctx context.Context, devs []*engine.Device, rv Rendezvous, o Option
 	default:
 		if g.shmOff, err = g.shareMemory(shmMin); err != nil {
 			return nil, fail("setting up shared memory: %w", err)
-		}
-		if g.shmOff == "" {
-			g.lib.Name += ", shared memory"
 		}
 	}
 	return g, nil

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -44,7 +43,7 @@ const shmMin = 1 << 20
 type segment struct {
 	mem      []byte
 	pin      *engine.HostBuffer[uint8] // the memory page-locked for the devices; nil where no backend registers it
-	unpinned string                    // why the memory is not page-locked ("" when it is)
+	unpinned string                    // why a device that registers host memory did not ("" when none failed)
 	out      *engine.Queue             // the copies of a pipelined all-reduce's results (one device per process)
 }
 
@@ -142,7 +141,15 @@ func (g *Group) shareMemory(size int64) (string, error) {
 		errs = append(errs, err)
 	}
 	if g.shm.pin == nil {
-		g.shm.unpinned = errors.Join(errs...).Error()
+		for _, err := range errs {
+			if !errors.Is(err, engine.ErrUnsupported) { // a backend that registers host memory failed to
+				g.shm.unpinned = err.Error()
+			}
+		}
+	}
+	g.lib.Name = g.libBase + ", shared memory"
+	if g.shm.unpinned != "" {
+		g.lib.Name += " (not page-locked: " + g.shm.unpinned + ")"
 	}
 	return "", nil
 }
@@ -201,7 +208,7 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 	}
 	if why != "" { // a larger segment could not be shared: MPI's collectives from now on
 		g.shmOff = why
-		g.lib.Name = strings.TrimSuffix(g.lib.Name, ", shared memory")
+		g.lib.Name = g.libBase
 		return false, nil
 	}
 	seg := g.shm
