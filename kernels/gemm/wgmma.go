@@ -98,10 +98,14 @@ func (t WGMMATunables) check() error {
 // at 8192: float16 666 TFLOP/s at six stages (663 at five, 657 at four) against 606 for the
 // cooperative BN=256 kernel and 589 for its persistent form; float8e4m3 nt 1120 at four
 // stages (987 at five, 1065 at five in clusters of two) against 980; tf32 347 in the bench
-// against 326-331. bfloat16 measured 605 with it in one bench against 614-624 for the
-// cooperative kernel in earlier calls, and keeps that until one call measures both.
+// against 326-331. Since the cooperative kernel's epilogue stores through shared memory
+// (bbe214a), one call on two H200 (2026-11-29, 385a013) measured both back to back at
+// 8192: float16 698 TFLOP/s cooperative against 673 ping-pong, tf32 362 against 346.
+// float16 takes the cooperative kernel, as bfloat16 does; tf32 keeps the ping-pong form
+// until its sweep has run on the cooperative one.
 var wgmmaTable = map[Prec]WGMMATunables{
 	PrecFloat32x3TF32: {BN: 256, Stages: 2, Cluster: 1, GroupM: 8},
+	PrecFloat16:       {BN: 256, Stages: 4, Cluster: 1, GroupM: 8},
 	PrecBFloat16:      {BN: 256, Stages: 4, Cluster: 1, GroupM: 8},
 	PrecFloat8E4M3:    {BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2},
 	PrecFloat8E5M2:    {BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2},
