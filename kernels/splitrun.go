@@ -324,11 +324,37 @@ func (r *SplitRun[P]) relayout(ctx context.Context) error {
 // alone or better.
 const planCheckMargin = 0.97
 
+// checkRuns and checkBudget bound the runs a plan's check times of the split and of the
+// device alone: each at most checkRuns times, the fastest kept, and no more once its runs
+// have taken checkBudget (one run of an op longer than that).
+const (
+	checkRuns   = 3
+	checkBudget = 100 * time.Millisecond
+)
+
+// timeRuns times run up to checkRuns times within checkBudget and returns the fastest.
+func timeRuns(ctx context.Context, run func(ctx context.Context) error) (time.Duration, error) {
+	var best, spent time.Duration
+	for i := 0; i < checkRuns && (i == 0 || spent < checkBudget); i++ {
+		start := time.Now()
+		if err := run(ctx); err != nil {
+			return 0, err
+		}
+		d := time.Since(start)
+		spent += d
+		if i == 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
+}
+
 // CheckedRun runs the op with run, and on its second call (the first may pay one-time
 // costs: builds, first touches, caches) checks a measured plan that split (CheckPlan):
-// it times run (the split), then gives all the work to the device predicted fastest
-// alone (relayout lays the data out for the shares as they are now; run then runs them),
-// runs it once to warm it and once timed, and keeps whichever was faster, the split only
+// it times run (the split; the fastest of up to checkRuns runs, timeRuns), then gives all
+// the work to the device predicted fastest alone (relayout lays the data out for the
+// shares as they are now; run then runs them), runs it once to warm it and then timed as
+// the split was, and keeps whichever was faster, the split only
 // where it ran at least planCheckMargin of the device alone's speed. For sharded data the
 // device alone is charged the gather the plan predicted for it (Share.Gather), which its
 // data would need first. Both times are kept in every share (Ran, RanOne) and
@@ -365,11 +391,10 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	if used < 2 {
 		return run(ctx)
 	}
-	start := time.Now()
-	if err := run(ctx); err != nil {
+	split, err := timeRuns(ctx, run)
+	if err != nil {
 		return err
 	}
-	split := time.Since(start)
 	best := -1
 	for i, sh := range r.shares {
 		if sh.Unable == "" && sh.Alone > 0 && (best < 0 || sh.Alone < r.shares[best].Alone) {
@@ -393,14 +418,12 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	one[best].Units, one[best].Fraction = total, 1
 	r.shares = one
 	var alone time.Duration
-	err := relayout(ctx)
+	err = relayout(ctx)
 	if err == nil {
 		err = run(ctx)
 	}
 	if err == nil {
-		start = time.Now()
-		err = run(ctx)
-		alone = time.Since(start)
+		alone, err = timeRuns(ctx, run)
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)

@@ -482,3 +482,56 @@ func TestSplitRunCheckedTooBig(t *testing.T) {
 		t.Errorf("summary %q; want why the device alone was not timed", sum)
 	}
 }
+
+// TestSplitRunCheckedSpike: one slow run of a part during the plan's check (60 ms once,
+// as a preempted thread or a page fault storm gives) does not decide it: the check keeps
+// the fastest of its timed runs, and the split that is faster stands.
+func TestSplitRunCheckedSpike(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)[:2]
+	const total, granule = 1000, 10
+	s := newRecSplit(devs, kernels.SplitOptions{}, total)
+	s.cost = func(i int) (probe, run func(int) time.Duration) {
+		d := 20 * time.Microsecond
+		if i == 0 {
+			d = 18 * time.Microsecond
+		}
+		probe = func(units int) time.Duration { return time.Duration(units) * d }
+		calls := 0
+		run = func(units int) time.Duration {
+			calls++
+			if i == 1 && calls == 2 { // the split's first timed run in the check
+				return time.Duration(units)*d + 60*time.Millisecond
+			}
+			return time.Duration(units) * d
+		}
+		return probe, run
+	}
+	defer s.Close()
+	if err := s.OpenAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	planned, err := s.Plan(t.Context(), total, granule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planned[0].Units == 0 || planned[1].Units == 0 {
+		t.Fatalf("the probes should make the plan split: %+v", planned)
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh := s.Shares()
+	t.Logf("%s", kernels.PlanSummary(sh))
+	if sh[0].Units != planned[0].Units || sh[1].Units != planned[1].Units {
+		t.Errorf("one slow run decided the check: split %v against %v alone: %+v", sh[0].Ran, sh[0].RanOne, sh)
+	}
+	if sh[0].Ran >= 60*time.Millisecond {
+		t.Errorf("the check kept the slow run's %v, not the fastest", sh[0].Ran)
+	}
+	checkRecShares(t, s, total)
+}
