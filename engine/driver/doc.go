@@ -34,7 +34,9 @@
 //     limit passes), so that Queue.Timed's events time the device alone. Fallback: Timed
 //     without a hold.
 //   - Memory and queues (memory.go): HostAllocator (Device): host memory for transfers,
-//     as HostBuffers. AsyncCopier (Queue): copies that do not block the caller and return
+//     as HostBuffers. HostRegisterer (Device): memory allocated elsewhere page-locked as a
+//     HostBuffer (engine.RegisterHostBuffer). Fallback: ErrUnsupported; copies from and to
+//     the memory are plain ones. AsyncCopier (Queue): copies that do not block the caller and return
 //     an event. EventWaiter (Queue): a queue ordered after other queues' events on the
 //     device, without blocking the host. PoolAllocator (Device): the driver's own memory
 //     pool (CUDA's stream-ordered allocator), which engine's pool then takes memory from.
