@@ -208,33 +208,86 @@ func checkCollective[T CollectiveScalar](g *Group, kind driver.CollectiveKind, q
 
 // staged runs a collective through host memory: each device's send is read after what
 // its queue holds, the parts are combined here (or by process 0 across processes) in
-// rank order, and each recv is written.
+// rank order, and each recv is written. The parts, and within one process the results,
+// lie in host buffers of the devices kept from one collective to the next (stage): a
+// collective allocates nothing once the sizes repeat.
 func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*engine.Queue, send, recv []*engine.Buffer[T], op ReduceOp, root, count int) error {
+	fail := func(err error) error {
+		return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
+	}
 	n := len(g.devs)
 	parts := make([][]T, n)
 	err := eachDevice(n, fmt.Sprintf("reading the %s parts", kind), func(i int) error {
 		if send[i] == nil || (kind == driver.Broadcast && g.first+i != root) {
 			return nil
 		}
-		parts[i] = make([]T, send[i].Len())
-		return send[i].Read(ctx, qs[i], 0, parts[i])
+		m := send[i].Len()
+		hb, err := stage[T](g, i, stageSend, m)
+		if err != nil {
+			return err
+		}
+		parts[i] = hb.Slice()[:m]
+		if m == 0 {
+			return nil
+		}
+		ev, err := send[i].ReadAsync(qs[i], 0, hb, 0, m)
+		if err != nil {
+			return err
+		}
+		defer ev.Close()
+		return ev.Wait(ctx)
 	})
 	if err != nil {
-		return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
+		return fail(err)
 	}
 	var results [][]T
-	if g.net == nil {
-		if results, err = combine(kind, parts, op, root, count); err != nil {
-			return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
+	if g.net != nil {
+		if results, err = exchange(ctx, g, kind, parts, op, root, count); err != nil {
+			return err
 		}
-	} else if results, err = exchange(ctx, g, kind, parts, op, root, count); err != nil {
-		return err
+	} else if results, err = combineStaged(g, kind, parts, op, root, count); err != nil {
+		return fail(err)
 	}
 	err = eachDevice(n, fmt.Sprintf("writing the %s results", kind), func(i int) error { return recv[i].Write(ctx, qs[i], 0, results[i]) })
 	if err != nil {
-		return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
+		return fail(err)
 	}
 	return nil
+}
+
+// combineStaged is combine into the first device's result buffer (stage), reused from one
+// collective to the next.
+func combineStaged[T CollectiveScalar](g *Group, kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int) ([][]T, error) {
+	size := len(parts)
+	var m int
+	switch kind {
+	case driver.AllReduce:
+		m = count
+	case driver.ReduceScatter, driver.AllGather:
+		m = size * count
+	default:
+		return combine(kind, parts, op, root, count)
+	}
+	hb, err := stage[T](g, 0, stageRecv, m)
+	if err != nil {
+		return nil, err
+	}
+	r := hb.Slice()[:m]
+	if kind == driver.AllGather {
+		for k, p := range parts {
+			copy(r[k*count:], p)
+		}
+	} else if err := reduceInto(r, parts, op); err != nil {
+		return nil, err
+	}
+	out := make([][]T, size)
+	for k := range out {
+		out[k] = r
+		if kind == driver.ReduceScatter {
+			out[k] = r[k*count : (k+1)*count]
+		}
+	}
+	return out, nil
 }
 
 // eachDevice calls f(i) for i in [0, n), each in its own goroutine, and returns the
