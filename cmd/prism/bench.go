@@ -139,9 +139,12 @@ staged through the host (--host-staged forces it), in algorithm and bus bandwidt
 nccl-tests defines them. Across processes (one per GPU or per host) each process names
 its own devices and the rendezvous: PRISM_RENDEZVOUS=tcp://host:port with PRISM_RANK and
 PRISM_WORLD_SIZE, or the variables of torchrun (MASTER_ADDR, MASTER_PORT, RANK,
-WORLD_SIZE) or Slurm (SLURM_PROCID, SLURM_NTASKS); docs/CLUSTER.md has a Slurm script
-and a Kubernetes job. Their sizes count each rank's send buffer in elements (default
-16M and 256M, --quick 1M). Both are timed by the host clock.
+WORLD_SIZE) or Slurm (SLURM_PROCID, SLURM_NTASKS). Processes an MPI launcher started
+(mpirun, mpiexec, srun --mpi) meet through MPI instead, and stage their collectives
+through it; on one host through memory they share (--no-shared-memory keeps MPI's own
+collectives). docs/CLUSTER.md has a Slurm script and a Kubernetes job. Their sizes
+count each rank's send buffer in elements (default 16M and 256M, --quick 1M). Both are
+timed by the host clock.
 
 Exits with code 4 if any result fails verification, 3 if no device is found.`,
 		Example: `  prism bench --quick --all-devices
