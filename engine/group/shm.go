@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
@@ -140,6 +141,7 @@ func (g *Group) shareMemory(size int64) (string, error) {
 		}
 		errs = append(errs, err)
 	}
+	engine.Tracef("group: %d bytes of shared memory; page-locked: %v %v", size, g.shm.pin != nil, errs)
 	if g.shm.pin == nil {
 		for _, err := range errs {
 			if !errors.Is(err, engine.ErrUnsupported) { // a backend that registers host memory failed to
@@ -367,13 +369,18 @@ func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *
 		wrote <- err
 	}()
 	var err error
+	var waited, barriers, reduced time.Duration // the trace's (PRISM_TRACE)
+	start := time.Now()
 	for k := 0; k < pieces && err == nil; k++ {
+		t := time.Now()
 		if err = <-read; err != nil {
 			break
 		}
+		t = lap(&waited, t)
 		if err = g.mpi.Barrier(); err != nil { // every process's piece k is in
 			break
 		}
+		t = lap(&barriers, t)
 		lo, hi := piece(k)
 		a, b := lo+me*(hi-lo)/procs, lo+(me+1)*(hi-lo)/procs
 		parts := make([][]T, procs)
@@ -383,13 +390,28 @@ func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *
 		if err = reduceInto(result[a:b], parts, op); err != nil {
 			break
 		}
+		t = lap(&reduced, t)
 		if err = g.mpi.Barrier(); err != nil { // every range of piece k is reduced
 			break
 		}
+		lap(&barriers, t)
 		written <- k
 	}
 	close(written)
 	quit.Store(true)
 	readers.Wait()
-	return errors.Join(err, <-wrote)
+	t := time.Now()
+	err = errors.Join(err, <-wrote)
+	if engine.Tracing() {
+		engine.Tracef("group: all-reduce of %d bytes through shared memory in %v, %d pieces: waiting for the copies in %v, barriers %v, reducing %v, the last copies out %v (page-locked: %v)",
+			count*engine.SizeOf[T](), time.Since(start), pieces, waited, barriers, reduced, time.Since(t), seg.pin != nil)
+	}
+	return err
+}
+
+// lap adds the time since t to d and returns now.
+func lap(d *time.Duration, t time.Time) time.Time {
+	now := time.Now()
+	*d += now.Sub(t)
+	return now
 }
