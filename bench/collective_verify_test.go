@@ -260,17 +260,7 @@ func TestCollectivesVerifyOnPoCL(t *testing.T) {
 				}
 				defer recv[i].Close()
 			}
-			switch kind {
-			case "all-reduce":
-				err = group.AllReduce(ctx, g, qs, send, recv, group.ReduceSum)
-			case "all-gather":
-				err = group.AllGather(ctx, g, qs, send, recv)
-			case "reduce-scatter":
-				err = group.ReduceScatter(ctx, g, qs, send, recv, group.ReduceSum)
-			case "broadcast":
-				err = group.Broadcast(ctx, g, qs, send, recv, 0)
-			}
-			if err != nil {
+			if err := collectiveCall(ctx, kind, g, qs, send, recv); err != nil {
 				t.Fatal(err)
 			}
 			if err := verifyCollective(ctx, kind, g, qs, recv, in, count); err != nil {

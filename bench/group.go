@@ -588,18 +588,7 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 		}
 	}
 	run := func() error {
-		var err error
-		switch kind {
-		case "all-reduce":
-			err = group.AllReduce(ctx, g, qs, send, recv, group.ReduceSum)
-		case "all-gather":
-			err = group.AllGather(ctx, g, qs, send, recv)
-		case "reduce-scatter":
-			err = group.ReduceScatter(ctx, g, qs, send, recv, group.ReduceSum)
-		case "broadcast":
-			err = group.Broadcast(ctx, g, qs, send, recv, 0)
-		}
-		if err != nil {
+		if err := collectiveCall(ctx, kind, g, qs, send, recv); err != nil {
 			return err
 		}
 		for _, q := range qs {
@@ -772,6 +761,22 @@ func collectiveWant[T float32 | float64](kind string, in collectiveInputs, rank,
 		return func(lo int, dst []T) { setInput(in.keys[0], lo, dst) }
 	}
 	panic("bench: unknown collective " + kind)
+}
+
+// collectiveCall makes the collective kind names ("all-reduce", ...) on the group: sums,
+// broadcast from rank 0.
+func collectiveCall[T float32 | float64](ctx context.Context, kind string, g *group.Group, qs []*engine.Queue, send, recv []*engine.Buffer[T]) error {
+	switch kind {
+	case "all-reduce":
+		return group.AllReduce(ctx, g, qs, send, recv, group.ReduceSum)
+	case "all-gather":
+		return group.AllGather(ctx, g, qs, send, recv)
+	case "reduce-scatter":
+		return group.ReduceScatter(ctx, g, qs, send, recv, group.ReduceSum)
+	case "broadcast":
+		return group.Broadcast(ctx, g, qs, send, recv, 0)
+	}
+	return fmt.Errorf("bench: unknown collective %q: %w", kind, engine.ErrInvalidArg)
 }
 
 // verifyCollective reads every local rank's recv buffer, a window at a time, and compares

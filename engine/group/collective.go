@@ -215,28 +215,7 @@ func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Colle
 	fail := func(err error) error {
 		return fmt.Errorf("group: %s staged through the host: %w", kind, g.panics.keep(err))
 	}
-	n := len(g.devs)
-	parts := make([][]T, n)
-	err := eachDevice(n, fmt.Sprintf("reading the %s parts", kind), func(i int) error {
-		if send[i] == nil || (kind == driver.Broadcast && g.first+i != root) {
-			return nil
-		}
-		m := send[i].Len()
-		hb, err := stage[T](g, i, stageSend, m)
-		if err != nil {
-			return err
-		}
-		parts[i] = hb.Slice()[:m]
-		if m == 0 {
-			return nil
-		}
-		ev, err := send[i].ReadAsync(qs[i], 0, hb, 0, m)
-		if err != nil {
-			return err
-		}
-		defer ev.Close()
-		return ev.Wait(ctx)
-	})
+	parts, _, err := readStaged(ctx, g, kind, qs, send, root)
 	if err != nil {
 		return fail(err)
 	}
@@ -248,11 +227,41 @@ func staged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Colle
 	} else if results, err = combineStaged(g, kind, parts, op, root, count); err != nil {
 		return fail(err)
 	}
-	err = eachDevice(n, fmt.Sprintf("writing the %s results", kind), func(i int) error { return recv[i].Write(ctx, qs[i], 0, results[i]) })
+	err = eachDevice(len(g.devs), fmt.Sprintf("writing the %s results", kind), func(i int) error { return recv[i].Write(ctx, qs[i], 0, results[i]) })
 	if err != nil {
 		return fail(err)
 	}
 	return nil
+}
+
+// readStaged reads each device's send, after what its queue holds, into that device's
+// host buffer kept from one collective to the next (stage), and returns the parts as
+// slices of those buffers (nil where a Broadcast does not read the device's send).
+func readStaged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.CollectiveKind, qs []*engine.Queue, send []*engine.Buffer[T], root int) ([][]T, []*engine.HostBuffer[T], error) {
+	n := len(g.devs)
+	parts := make([][]T, n)
+	hosts := make([]*engine.HostBuffer[T], n)
+	err := eachDevice(n, fmt.Sprintf("reading the %s parts", kind), func(i int) error {
+		if send[i] == nil || (kind == driver.Broadcast && g.first+i != root) {
+			return nil
+		}
+		m := send[i].Len()
+		hb, err := stage[T](g, i, stageSend, m)
+		if err != nil {
+			return err
+		}
+		hosts[i], parts[i] = hb, hb.Slice()[:m]
+		if m == 0 {
+			return nil
+		}
+		ev, err := send[i].ReadAsync(qs[i], 0, hb, 0, m)
+		if err != nil {
+			return err
+		}
+		defer ev.Close()
+		return ev.Wait(ctx)
+	})
+	return parts, hosts, err
 }
 
 // combineStaged is combine into the first device's result buffer (stage), reused from one

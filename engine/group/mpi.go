@@ -231,28 +231,7 @@ func stagedMPI[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Co
 	}
 	n := len(g.devs)
 	ct := collType[T]()
-	parts := make([][]T, n)
-	hosts := make([]*engine.HostBuffer[T], n)
-	err := eachDevice(n, fmt.Sprintf("reading the %s parts", kind), func(i int) error {
-		if send[i] == nil || (kind == driver.Broadcast && g.first+i != root) {
-			return nil
-		}
-		m := send[i].Len()
-		hb, err := stage[T](g, i, stageSend, m)
-		if err != nil {
-			return err
-		}
-		hosts[i], parts[i] = hb, hb.Slice()[:m]
-		if m == 0 {
-			return nil
-		}
-		ev, err := send[i].ReadAsync(qs[i], 0, hb, 0, m)
-		if err != nil {
-			return err
-		}
-		defer ev.Close()
-		return ev.Wait(ctx)
-	})
+	parts, hosts, err := readStaged(ctx, g, kind, qs, send, root)
 	if err != nil {
 		return fail(err)
 	}

@@ -304,21 +304,7 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 // reduceLocal reads every local device's send into its host buffer and reduces them, in
 // rank order, into dst.
 func reduceLocal[T CollectiveScalar](ctx context.Context, g *Group, qs []*engine.Queue, send []*engine.Buffer[T], dst []T, op ReduceOp) error {
-	n := len(send)
-	parts := make([][]T, n)
-	err := eachDevice(n, "reading the parts", func(i int) error {
-		hb, err := stage[T](g, i, stageSend, len(dst))
-		if err != nil {
-			return err
-		}
-		parts[i] = hb.Slice()[:len(dst)]
-		ev, err := send[i].ReadAsync(qs[i], 0, hb, 0, len(dst))
-		if err != nil {
-			return err
-		}
-		defer ev.Close()
-		return ev.Wait(ctx)
-	})
+	parts, _, err := readStaged(ctx, g, driver.AllReduce, qs, send, 0)
 	if err != nil {
 		return err
 	}
