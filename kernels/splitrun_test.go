@@ -458,16 +458,7 @@ func TestSplitRunCheckedTooBig(t *testing.T) {
 	for _, pt := range s.built {
 		pt.most = total - 1
 	}
-	planned, err := s.Plan(t.Context(), total, granule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if planned[0].Units == 0 || planned[1].Units == 0 {
-		t.Fatalf("the probes should make the plan split: %+v", planned)
-	}
-	if err := s.Load(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	planned := planSplit(t, s, total, granule)
 	for range 3 {
 		if err := s.Run(t.Context()); err != nil {
 			t.Fatalf("a split whose device alone cannot hold the op: %v", err)
@@ -510,16 +501,7 @@ func TestSplitRunCheckedSpike(t *testing.T) {
 	if err := s.OpenAll(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	planned, err := s.Plan(t.Context(), total, granule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if planned[0].Units == 0 || planned[1].Units == 0 {
-		t.Fatalf("the probes should make the plan split: %+v", planned)
-	}
-	if err := s.Load(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	planned := planSplit(t, s, total, granule)
 	for range 2 {
 		if err := s.Run(t.Context()); err != nil {
 			t.Fatal(err)
@@ -534,4 +516,21 @@ func TestSplitRunCheckedSpike(t *testing.T) {
 		t.Errorf("the check kept the slow run's %v, not the fastest", sh[0].Ran)
 	}
 	checkRecShares(t, s, total)
+}
+
+// planSplit plans the split of total units in granules, which the probes must make a
+// split over the first two devices, and loads the shares.
+func planSplit(t *testing.T, s *recSplit, total, granule int) []kernels.Share {
+	t.Helper()
+	planned, err := s.Plan(t.Context(), total, granule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planned[0].Units == 0 || planned[1].Units == 0 {
+		t.Fatalf("the probes should make the plan split: %+v", planned)
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return planned
 }
