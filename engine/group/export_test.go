@@ -3,3 +3,7 @@ package group
 // SetShmChunk sets the piece of a pipelined all-reduce through shared memory (bytes), so
 // that small tests run many pieces.
 func SetShmChunk(n int) { shmChunk = n }
+
+// SetMapPath makes the processes other than 0 map the file f names for process 0's
+// segment.
+func SetMapPath(f func(path string) string) { mapPath = f }

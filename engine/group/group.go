@@ -210,6 +210,15 @@ func (g *Group) Library() engine.Library { return g.lib }
 // Staged says why the collectives are staged through the host ("" when they are not).
 func (g *Group) Staged() string { return g.why }
 
+// SharedMemory reports whether the processes of a group an MPI launcher started stage
+// their collectives through memory they share (one host), and where they do not, why
+// ("" for a group that does not meet through MPI).
+func (g *Group) SharedMemory() (bool, string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.mpi != nil && g.shmOff == "", g.shmOff
+}
+
 // Panicked returns the first panic recovered in one of the group's goroutines (a
 // *PanicError; the call that ran it returned it too), or nil. A program that finds one
 // should save its work and end as on a panic of its own: the panic is a bug, and the

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,8 +29,9 @@ const (
 	mpiRankEnv    = "PRISM_TEST_MPI_RANK"    // TestMPIRank runs: the number of devices of the rank
 	mpiFallbackOK = "PRISM_TEST_MPI_NO_MPI"  // the rank expects the TCP fallback, not MPI
 	mpiWantLib    = "PRISM_TEST_MPI_LIBRARY" // the library name the group must report
-	mpiShared     = "PRISM_TEST_MPI_SHARED"  // "1": the processes must share memory; "0": they must not be asked to
+	mpiShared     = "PRISM_TEST_MPI_SHARED"  // "1": the processes must share memory; "0": they must not be asked to; "apart": asked, they must find they do not
 	mpiShmChunk   = "PRISM_TEST_MPI_CHUNK"   // the piece of a pipelined all-reduce through shared memory, bytes
+	mpiNotShared  = "PRISM_TEST_MPI_APART"   // "1": processes but 0 map a file of their own, as with separate /dev/shm
 )
 
 // mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
@@ -53,8 +55,9 @@ func TestMPICollectives(t *testing.T) {
 	for _, c := range []struct {
 		np, devs int
 		shared   bool
-		chunk    int // bytes; 0: the default
-	}{{2, 1, true, 0}, {3, 1, true, 12}, {4, 1, true, 0}, {2, 2, true, 0}, {2, 2, false, 0}} {
+		chunk    int  // bytes; 0: the default
+		apart    bool // the processes but 0 map other memory: every one must stay on MPI's collectives
+	}{{2, 1, true, 0, false}, {3, 1, true, 12, false}, {4, 1, true, 0, false}, {2, 2, true, 0, false}, {2, 2, false, 0, false}, {3, 1, false, 0, true}} {
 		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
 		if !c.shared {
 			name += ", MPI's collectives"
@@ -62,13 +65,22 @@ func TestMPICollectives(t *testing.T) {
 		if c.chunk > 0 {
 			name += fmt.Sprintf(", all-reduce in pieces of %d bytes", c.chunk)
 		}
+		if c.apart {
+			name += ", memory not shared"
+		}
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(run, "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(c.np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v")
+			// A rank that fails leaves the others waiting in MPI: the whole job is bounded.
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, run, "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(c.np), os.Args[0], "-test.run", "^TestMPIRank$", "-test.v")
 			shared := "0"
-			if c.shared {
+			switch {
+			case c.apart:
+				shared = "apart"
+			case c.shared:
 				shared = "1"
 			}
-			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk))
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
@@ -116,6 +128,23 @@ func TestMPIRank(t *testing.T) {
 	if c, _ := strconv.Atoi(os.Getenv(mpiShmChunk)); c > 0 {
 		group.SetShmChunk(c)
 	}
+	if os.Getenv(mpiNotShared) == "1" {
+		dir := t.TempDir()
+		group.SetMapPath(func(path string) string { // a file of the same size, zeros: not the token
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := filepath.Join(dir, filepath.Base(path))
+			if err := os.WriteFile(other, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(other, fi.Size()); err != nil {
+				t.Fatal(err)
+			}
+			return other
+		})
+	}
 	g, err := group.Join(ctx, devs, rv, group.Options{NoSharedMemory: shared == "0"})
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +161,10 @@ func TestMPIRank(t *testing.T) {
 	if has := strings.Contains(g.Library().Name, ", shared memory"); shared != "" && has != (shared == "1") {
 		t.Fatalf("the group runs through %s; want shared memory: %v", g.Library(), shared == "1")
 	}
+	if on, why := g.SharedMemory(); on != (shared == "1") || (shared == "apart" && !strings.Contains(why, "share")) {
+		t.Fatalf("SharedMemory() = %v, %q; want %v, and why not where the memory is apart", on, why, shared == "1")
+	}
+	t.Logf("shared memory: %q", func() string { _, why := g.SharedMemory(); return why }())
 	if (os.Getenv(mpiFallbackOK) != "") != (g.Fallback() != "") {
 		t.Fatalf("fallback %q; want one: %v", g.Fallback(), os.Getenv(mpiFallbackOK) != "")
 	}

@@ -37,6 +37,10 @@ import (
 // shmDir is where segments are made: tmpfs on Linux.
 var shmDir = "/dev/shm"
 
+// mapPath is the file a process other than 0 maps for process 0's path: the same (tests
+// give another, as a process with a /dev/shm of its own would see).
+var mapPath = func(path string) string { return path }
+
 // shmMin is the size of the first segment, made when the group is joined.
 const shmMin = 1 << 20
 
@@ -108,7 +112,7 @@ func (g *Group) shareMemory(size int64) (string, error) {
 	case me != 0:
 		if tok.Size != size {
 			why, bad[0] = fmt.Sprintf("process 0 made %d bytes of shared memory; this process needs %d", tok.Size, size), 1
-		} else if mem, err = mapSegment(tok.Path, size); err != nil {
+		} else if mem, err = mapSegment(mapPath(tok.Path), size); err != nil {
 			why, bad[0] = err.Error(), 1
 		} else if !bytes.Equal(mem[:len(tok.Token)], tok.Token) {
 			why, bad[0] = fmt.Sprintf("%s holds other data in process %d: the processes do not share memory", tok.Path, me), 1
