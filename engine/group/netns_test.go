@@ -97,15 +97,17 @@ func TestTwoHostsNetns(t *testing.T) {
 			t.Fatal(err)
 		}
 		agent := filepath.Join(t.TempDir(), "netns-rsh")
-		script := "#!/bin/sh\n# An rsh for mpirun whose hosts are network namespaces: $1 is one, the rest the command.\nh=$1; shift\nexec " + ipPath + " netns exec \"$h\" sh -c \"$*\"\n"
+		// Each "host" it starts has a /dev/shm of its own, as another machine would: the
+		// processes must find that they share no memory and stay on MPI's collectives.
+		script := "#!/bin/sh\n# An rsh for mpirun whose hosts are network namespaces: $1 is one, the rest the command.\nh=$1; shift\nexec " + ipPath + " netns exec \"$h\" sh -c \"mount -t tmpfs prism-shm /dev/shm && $*\"\n"
 		if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		c := exec.Command(ipPath, "netns", "exec", ns[0], run, "--allow-run-as-root", "--oversubscribe", "--host", host+","+ns[1], "-np", "2",
 			"--mca", "routed", "direct", "--mca", "plm_rsh_agent", agent,
 			"--mca", "oob_tcp_if_include", "192.0.2.0/24", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "192.0.2.0/24",
-			"-x", mpiRankEnv, "-x", mpiWantLib, os.Args[0], "-test.run", "^TestMPIRank$", "-test.v")
-		c.Env = append(withoutLauncher(os.Environ()), mpiRankEnv+"=1", mpiWantLib+"=host-staged over Open MPI")
+			"-x", mpiRankEnv, "-x", mpiWantLib, "-x", mpiShared, os.Args[0], "-test.run", "^TestMPIRank$", "-test.v")
+		c.Env = append(withoutLauncher(os.Environ()), mpiRankEnv+"=1", mpiWantLib+"=host-staged over Open MPI", mpiShared+"=apart")
 		out, err := c.CombinedOutput()
 		if err != nil {
 			t.Fatalf("mpirun across %s and %s: %v\n%s", ns[0], ns[1], err, out)
