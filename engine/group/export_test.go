@@ -7,3 +7,7 @@ func SetShmChunk(n int) { shmChunk = n }
 // SetMapPath makes the processes other than 0 map the file f names for process 0's
 // segment.
 func SetMapPath(f func(path string) string) { mapPath = f }
+
+// SetBounce passes the shared all-reduce's pieces through the device's host buffers, as
+// where the segment could not be page-locked.
+func SetBounce(on bool) { forceBounce = on }

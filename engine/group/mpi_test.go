@@ -32,6 +32,7 @@ const (
 	mpiShared     = "PRISM_TEST_MPI_SHARED"  // "1": the processes must share memory; "0": they must not be asked to; "apart": asked, they must find they do not
 	mpiShmChunk   = "PRISM_TEST_MPI_CHUNK"   // the piece of a pipelined all-reduce through shared memory, bytes
 	mpiNotShared  = "PRISM_TEST_MPI_APART"   // "1": processes but 0 map a file of their own, as with separate /dev/shm
+	mpiBounce     = "PRISM_TEST_MPI_BOUNCE"  // "1": the shared all-reduce's pieces pass through the devices' host buffers
 )
 
 // mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
@@ -57,7 +58,9 @@ func TestMPICollectives(t *testing.T) {
 		shared   bool
 		chunk    int  // bytes; 0: the default
 		apart    bool // the processes but 0 map other memory: every one must stay on MPI's collectives
-	}{{2, 1, true, 0, false}, {3, 1, true, 12, false}, {4, 1, true, 0, false}, {2, 2, true, 0, false}, {2, 2, false, 0, false}, {3, 1, false, 0, true}} {
+		bounce   bool // the all-reduce's pieces pass through the devices' host buffers
+	}{{2, 1, true, 0, false, false}, {3, 1, true, 12, false, false}, {2, 1, true, 40, false, true}, {4, 1, true, 0, false, false},
+		{2, 2, true, 0, false, false}, {2, 2, false, 0, false, false}, {3, 1, false, 0, true, false}} {
 		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
 		if !c.shared {
 			name += ", MPI's collectives"
@@ -67,6 +70,9 @@ func TestMPICollectives(t *testing.T) {
 		}
 		if c.apart {
 			name += ", memory not shared"
+		}
+		if c.bounce {
+			name += ", through host buffers"
 		}
 		t.Run(name, func(t *testing.T) {
 			// A rank that fails leaves the others waiting in MPI: the whole job is bounded.
@@ -80,7 +86,7 @@ func TestMPICollectives(t *testing.T) {
 			case c.shared:
 				shared = "1"
 			}
-			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]))
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]), fmt.Sprint(mpiBounce, "=", map[bool]int{true: 1}[c.bounce]))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
@@ -127,6 +133,9 @@ func TestMPIRank(t *testing.T) {
 	shared := os.Getenv(mpiShared)
 	if c, _ := strconv.Atoi(os.Getenv(mpiShmChunk)); c > 0 {
 		group.SetShmChunk(c)
+	}
+	if os.Getenv(mpiBounce) == "1" {
+		group.SetBounce(true)
 	}
 	if os.Getenv(mpiNotShared) == "1" {
 		dir := t.TempDir()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -327,6 +328,46 @@ func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *
 	piece := func(k int) (int, int) { return k * step, min(count, (k+1)*step) }
 	mine := sharedSlice[T](seg, me*count, count)
 	result := sharedSlice[T](seg, procs*count, count)
+	// Where the backend page-locks host memory but could not page-lock the segment, the
+	// pieces pass through page-locked buffers of the device: a copy at the bus's speed and
+	// one between host buffers on all cores, rather than the driver's pageable copy.
+	var in, outHB *engine.HostBuffer[T]
+	if seg.unpinned != "" || forceBounce {
+		var err error
+		if in, err = stage[T](g, 0, stageSend, min(step, count)); err != nil {
+			return err
+		}
+		if outHB, err = stage[T](g, 0, stageRecv, min(step, count)); err != nil {
+			return err
+		}
+	}
+	readPiece := func(lo, hi int) error {
+		if in == nil {
+			return send.Read(ctx, q, lo, mine[lo:hi])
+		}
+		ev, err := send.ReadAsync(q, lo, in, 0, hi-lo)
+		if err != nil {
+			return err
+		}
+		defer ev.Close()
+		if err := ev.Wait(ctx); err != nil {
+			return err
+		}
+		copyParallel(mine[lo:hi], in.Slice()[:hi-lo])
+		return nil
+	}
+	writePiece := func(lo, hi int) error {
+		if outHB == nil {
+			return recv.Write(ctx, out, lo, result[lo:hi])
+		}
+		copyParallel(outHB.Slice()[:hi-lo], result[lo:hi])
+		ev, err := recv.WriteAsync(out, lo, outHB, 0, hi-lo)
+		if err != nil {
+			return err
+		}
+		defer ev.Close()
+		return ev.Wait(ctx)
+	}
 
 	var quit atomic.Bool // the reader stops early after a failure
 	read := make(chan error, pieces)
@@ -339,7 +380,7 @@ func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *
 				return
 			}
 			lo, hi := piece(k)
-			err := send.Read(ctx, q, lo, mine[lo:hi])
+			err := readPiece(lo, hi)
 			read <- err
 			if err != nil {
 				return
@@ -352,8 +393,7 @@ func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *
 		var err error
 		for k := range written {
 			if err == nil {
-				lo, hi := piece(k)
-				err = recv.Write(ctx, out, lo, result[lo:hi])
+				err = writePiece(piece(k))
 			}
 		}
 		wrote <- err
@@ -393,10 +433,32 @@ func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *
 	t := time.Now()
 	err = errors.Join(err, <-wrote)
 	if engine.Tracing() {
-		engine.Tracef("group: all-reduce of %d bytes through shared memory in %v, %d pieces: waiting for the copies in %v, barriers %v, reducing %v, the last copies out %v (page-locked: %v)",
-			count*engine.SizeOf[T](), time.Since(start), pieces, waited, barriers, reduced, time.Since(t), seg.pin != nil)
+		engine.Tracef("group: all-reduce of %d bytes through shared memory in %v, %d pieces: waiting for the copies in %v, barriers %v, reducing %v, the last copies out %v (page-locked: %v; through the device's host buffers: %v)",
+			count*engine.SizeOf[T](), time.Since(start), pieces, waited, barriers, reduced, time.Since(t), seg.pin != nil, in != nil)
 	}
 	return err
+}
+
+// forceBounce passes a shared all-reduce's pieces through the device's host buffers even
+// where the segment is page-locked or the backend page-locks nothing (the tests).
+var forceBounce = false
+
+// copyParallel copies src into dst (of one length) in ranges spread over the host's cores.
+func copyParallel[T CollectiveScalar](dst, src []T) {
+	const chunk = 256 << 10 // elements
+	n := len(src)
+	if n <= chunk {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	workers := min((n+chunk-1)/chunk, runtime.GOMAXPROCS(0))
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
+	}
+	wg.Wait()
 }
 
 // lap adds the time since t to d and returns now.
