@@ -11,3 +11,7 @@ func SetMapPath(f func(path string) string) { mapPath = f }
 // SetBounce passes the shared all-reduce's pieces through the device's host buffers, as
 // where the segment could not be page-locked.
 func SetBounce(on bool) { forceBounce = on }
+
+// SetShmSizes sets the size of the first shared segment and the largest process 0 makes
+// (0: no limit), so that small tests grow it and meet the limit.
+func SetShmSizes(first, most int64) { shmMin, shmMaxBytes = first, most }

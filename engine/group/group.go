@@ -33,13 +33,17 @@ type Group struct {
 
 	net *peers // the other processes over Prism's TCP frames; nil when the group is this process's alone or meets through MPI
 
-	mpi      Transport               // the other processes through MPI; nil when not
-	counts   []int                   // ranks of each process (through MPI)
-	stages   [][stageSlots]hostStage // host buffers of each device (staged through MPI)
-	shm      *segment                // memory every process maps (one host, staged through MPI); nil when not
-	shmOff   string                  // why the processes stage through MPI's collectives rather than shared memory
-	libBase  string                  // lib's name before what the shared memory adds
-	fallback string                  // why the processes talk over Prism's TCP frames rather than MPI
+	mpi     Transport               // the other processes through MPI; nil when not
+	counts  []int                   // ranks of each process (through MPI)
+	stages  [][stageSlots]hostStage // host buffers of each device (staged through MPI)
+	shm     *segment                // memory every process maps (one host, staged through MPI); nil when not
+	shmOff  string                  // why the processes stage through MPI's collectives rather than shared memory
+	libBase string                  // lib's name before what the shared memory adds
+	// shmTooBig is the size of the smallest segment that could not be made (0: none):
+	// collectives that need as much go through MPI's collectives, and shmTooBigWhy says why.
+	shmTooBig    int64
+	shmTooBigWhy string
+	fallback     string // why the processes talk over Prism's TCP frames rather than MPI
 
 	panics panics // the first panic recovered in the group's goroutines
 
@@ -212,11 +216,17 @@ func (g *Group) Staged() string { return g.why }
 
 // SharedMemory reports whether the processes of a group an MPI launcher started stage
 // their collectives through memory they share (one host), and where they do not, why
-// ("" for a group that does not meet through MPI).
+// ("" for a group that does not meet through MPI). Where a segment as large as a
+// collective needed could not be made, collectives that large go through MPI's own:
+// the reason then says so, beside true.
 func (g *Group) SharedMemory() (bool, string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.mpi != nil && g.shmOff == "", g.shmOff
+	on := g.mpi != nil && g.shmOff == ""
+	if on && g.shmTooBig > 0 {
+		return true, fmt.Sprintf("collectives of %d bytes of shared memory or more go through MPI's collectives: %s", g.shmTooBig, g.shmTooBigWhy)
+	}
+	return on, g.shmOff
 }
 
 // Panicked returns the first panic recovered in one of the group's goroutines (a

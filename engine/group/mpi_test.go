@@ -33,6 +33,7 @@ const (
 	mpiShmChunk   = "PRISM_TEST_MPI_CHUNK"   // the piece of a pipelined all-reduce through shared memory, bytes
 	mpiNotShared  = "PRISM_TEST_MPI_APART"   // "1": processes but 0 map a file of their own, as with separate /dev/shm
 	mpiBounce     = "PRISM_TEST_MPI_BOUNCE"  // "1": the shared all-reduce's pieces pass through the devices' host buffers
+	mpiShmSizes   = "PRISM_TEST_MPI_SIZES"   // "first,most": the shared segment grows from first and cannot pass most
 )
 
 // mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
@@ -56,11 +57,12 @@ func TestMPICollectives(t *testing.T) {
 	for _, c := range []struct {
 		np, devs int
 		shared   bool
-		chunk    int  // bytes; 0: the default
-		apart    bool // the processes but 0 map other memory: every one must stay on MPI's collectives
-		bounce   bool // the all-reduce's pieces pass through the devices' host buffers
-	}{{2, 1, true, 0, false, false}, {3, 1, true, 12, false, false}, {2, 1, true, 40, false, true}, {4, 1, true, 0, false, false},
-		{2, 2, true, 0, false, false}, {2, 2, false, 0, false, false}, {3, 1, false, 0, true, false}} {
+		chunk    int    // bytes; 0: the default
+		apart    bool   // the processes but 0 map other memory: every one must stay on MPI's collectives
+		bounce   bool   // the all-reduce's pieces pass through the devices' host buffers
+		sizes    string // the first segment's bytes and the most process 0 makes ("64,40000")
+	}{{2, 1, true, 0, false, false, ""}, {3, 1, true, 12, false, false, ""}, {2, 1, true, 40, false, true, ""}, {4, 1, true, 0, false, false, ""},
+		{2, 2, true, 0, false, false, ""}, {2, 2, false, 0, false, false, ""}, {3, 1, false, 0, true, false, ""}, {2, 1, true, 0, false, false, "64,40000"}} {
 		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
 		if !c.shared {
 			name += ", MPI's collectives"
@@ -74,6 +76,9 @@ func TestMPICollectives(t *testing.T) {
 		if c.bounce {
 			name += ", through host buffers"
 		}
+		if c.sizes != "" {
+			name += ", segments of " + c.sizes + " bytes"
+		}
 		t.Run(name, func(t *testing.T) {
 			// A rank that fails leaves the others waiting in MPI: the whole job is bounded.
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -86,7 +91,7 @@ func TestMPICollectives(t *testing.T) {
 			case c.shared:
 				shared = "1"
 			}
-			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]), fmt.Sprint(mpiBounce, "=", map[bool]int{true: 1}[c.bounce]))
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]), fmt.Sprint(mpiBounce, "=", map[bool]int{true: 1}[c.bounce]), mpiShmSizes+"="+c.sizes)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
@@ -136,6 +141,16 @@ func TestMPIRank(t *testing.T) {
 	}
 	if os.Getenv(mpiBounce) == "1" {
 		group.SetBounce(true)
+	}
+	limited := false
+	if f, m, ok := strings.Cut(os.Getenv(mpiShmSizes), ","); ok {
+		first, err1 := strconv.ParseInt(f, 10, 64)
+		most, err2 := strconv.ParseInt(m, 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s=%q", mpiShmSizes, os.Getenv(mpiShmSizes))
+		}
+		group.SetShmSizes(first, most)
+		limited = true
 	}
 	if os.Getenv(mpiNotShared) == "1" {
 		dir := t.TempDir()
@@ -190,6 +205,12 @@ func TestMPIRank(t *testing.T) {
 	}
 	if err := g.Barrier(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if limited { // the largest collectives went through MPI's, the others through shared memory
+		checkCollectives[float32](ctx, t, g, qs, 7) // a segment made again, smaller
+		if on, why := g.SharedMemory(); !on || !strings.Contains(why, "go through MPI's collectives") || !strings.Contains(why, "more than the") {
+			t.Fatalf("SharedMemory() = %v, %q; want true, saying the largest went through MPI's collectives and why", on, why)
+		}
 	}
 }
 

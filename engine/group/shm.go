@@ -42,8 +42,13 @@ var shmDir = "/dev/shm"
 // give another, as a process with a /dev/shm of its own would see).
 var mapPath = func(path string) string { return path }
 
-// shmMin is the size of the first segment, made when the group is joined.
-const shmMin = 1 << 20
+// shmMin is the size of the first segment, made when the group is joined; shmMaxBytes,
+// where positive, the largest process 0 makes (the tests' stand-in for a full /dev/shm).
+// Variables for the tests.
+var (
+	shmMin      int64 = 1 << 20
+	shmMaxBytes int64
+)
 
 // segment is the group's shared memory, the same in every process of the group.
 type segment struct {
@@ -82,7 +87,11 @@ func (g *Group) shareMemory(size int64) (string, error) {
 		tok.Token = make([]byte, 16)
 		rand.Read(tok.Token)
 		var err error
-		tok.Path, mem, made, err = makeSegment(shmDir, size)
+		if shmMaxBytes > 0 && size > shmMaxBytes {
+			err = fmt.Errorf("shared memory: %d bytes: more than the %d allowed", size, shmMaxBytes)
+		} else {
+			tok.Path, mem, made, err = makeSegment(shmDir, size)
+		}
 		if err != nil {
 			tok = shmToken{Why: err.Error()}
 		} else {
@@ -209,13 +218,19 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 	if count == 0 {
 		return true, nil
 	}
-	why, err := g.shareMemory(int64(need) * int64(engine.SizeOf[T]()))
+	bytes := int64(need) * int64(engine.SizeOf[T]())
+	if g.shmTooBig > 0 && bytes >= g.shmTooBig {
+		return false, nil // a segment this large could not be made: MPI's collectives
+	}
+	why, err := g.shareMemory(bytes)
 	if err != nil {
 		return fail(err)
 	}
-	if why != "" { // a larger segment could not be shared: MPI's collectives from now on
-		g.shmOff = why
-		g.lib.Name = g.libBase
+	if why != "" {
+		// Collectives this large or larger go through MPI's collectives from now on;
+		// smaller ones make a segment of their size again.
+		g.shmTooBig, g.shmTooBigWhy = bytes, why
+		engine.Tracef("group: %s of %d bytes through MPI's collectives: %s", kind, bytes, why)
 		return false, nil
 	}
 	seg := g.shm
