@@ -265,38 +265,30 @@ func readStaged[T CollectiveScalar](ctx context.Context, g *Group, kind driver.C
 }
 
 // combineStaged is combine into the first device's result buffer (stage), reused from one
-// collective to the next.
+// collective to the next (a Broadcast's result is the root's part: nothing to hold).
 func combineStaged[T CollectiveScalar](g *Group, kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int) ([][]T, error) {
-	size := len(parts)
-	var m int
+	var dst []T
+	if m := resultLen(kind, len(parts), count); m > 0 {
+		hb, err := stage[T](g, 0, stageRecv, m)
+		if err != nil {
+			return nil, err
+		}
+		dst = hb.Slice()[:m]
+	}
+	return combine(kind, parts, op, root, count, dst)
+}
+
+// resultLen is the elements of the result combine computes for size ranks: count for
+// AllReduce, size x count for ReduceScatter (every rank's block) and AllGather, none for
+// Broadcast (the root's part is the result).
+func resultLen(kind driver.CollectiveKind, size, count int) int {
 	switch kind {
 	case driver.AllReduce:
-		m = count
+		return count
 	case driver.ReduceScatter, driver.AllGather:
-		m = size * count
-	default:
-		return combine(kind, parts, op, root, count)
+		return size * count
 	}
-	hb, err := stage[T](g, 0, stageRecv, m)
-	if err != nil {
-		return nil, err
-	}
-	r := hb.Slice()[:m]
-	if kind == driver.AllGather {
-		for k, p := range parts {
-			copy(r[k*count:], p)
-		}
-	} else if err := reduceInto(r, parts, op); err != nil {
-		return nil, err
-	}
-	out := make([][]T, size)
-	for k := range out {
-		out[k] = r
-		if kind == driver.ReduceScatter {
-			out[k] = r[k*count : (k+1)*count]
-		}
-	}
-	return out, nil
+	return 0
 }
 
 // eachDevice calls f(i) for i in [0, n), each in its own goroutine, and returns the
@@ -321,32 +313,35 @@ func eachDevice(n int, what string, f func(i int) error) error {
 }
 
 // combine computes every rank's result from every rank's part, in rank order (a
-// Broadcast's parts are nil but the root's). Results may share memory. The parts have
-// the lengths the collective gives; a panic in the reduction's goroutines is returned as
-// a *PanicError.
-func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int) ([][]T, error) {
+// Broadcast's parts are nil but the root's), into dst where it holds resultLen elements,
+// else into new memory. Results may share memory. The parts have the lengths the
+// collective gives; a panic in the reduction's goroutines is returned as a *PanicError.
+func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op ReduceOp, root, count int, dst []T) ([][]T, error) {
 	size := len(parts)
 	out := make([][]T, size)
+	if m := resultLen(kind, size, count); len(dst) < m {
+		dst = make([]T, m)
+	} else {
+		dst = dst[:m]
+	}
 	switch kind {
 	case driver.AllReduce, driver.ReduceScatter:
-		r, err := reduceParts(parts, op)
-		if err != nil {
+		if err := reduceInto(dst, parts, op); err != nil {
 			return nil, err
 		}
 		for k := range out {
 			if kind == driver.AllReduce {
-				out[k] = r
+				out[k] = dst
 			} else {
-				out[k] = r[k*count : (k+1)*count]
+				out[k] = dst[k*count : (k+1)*count]
 			}
 		}
 	case driver.AllGather:
-		all := make([]T, 0, size*count)
-		for _, p := range parts {
-			all = append(all, p...)
+		for k, p := range parts {
+			copy(dst[k*count:], p)
 		}
 		for k := range out {
-			out[k] = all
+			out[k] = dst
 		}
 	case driver.Broadcast:
 		for k := range out {
@@ -354,16 +349,6 @@ func combine[T CollectiveScalar](kind driver.CollectiveKind, parts [][]T, op Red
 		}
 	}
 	return out, nil
-}
-
-// reduceParts reduces the parts element-wise, in rank order, into a new slice (see
-// reduceInto).
-func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) ([]T, error) {
-	r := make([]T, len(parts[0]))
-	if err := reduceInto(r, parts, op); err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // reduceInto reduces the parts element-wise, in rank order, into r, in ranges of

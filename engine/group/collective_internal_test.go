@@ -42,3 +42,13 @@ func TestReduceParts(t *testing.T) {
 		}
 	}
 }
+
+// reduceParts reduces the parts element-wise, in rank order, into a new slice (see
+// reduceInto).
+func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) ([]T, error) {
+	r := make([]T, len(parts[0]))
+	if err := reduceInto(r, parts, op); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

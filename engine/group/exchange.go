@@ -227,7 +227,7 @@ func exchange[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Col
 		}
 		return fail(fmt.Errorf("%s: %w", disagree, engine.ErrInvalidArg))
 	}
-	res, err := combine(kind, valuesOf[T](all), op, root, count)
+	res, err := combine(kind, valuesOf[T](all), op, root, count, nil)
 	if err != nil {
 		return fail(p.stop(ctx, g.panics.keep(err)))
 	}

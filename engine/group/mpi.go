@@ -243,14 +243,13 @@ func stagedMPI[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Co
 	res := make([]result[T], n)
 	switch kind {
 	case driver.AllReduce:
-		r := result[T]{hb: hosts[0], s: parts[0]}
+		// This process's parts reduced into the first device's host buffer, in place.
 		if n > 1 {
-			s, err := reduceParts(parts, op)
-			if err != nil {
+			if err := reduceInto(parts[0], parts, op); err != nil {
 				return fail(err)
 			}
-			r = result[T]{s: s}
 		}
+		r := result[T]{hb: hosts[0], s: parts[0]}
 		if err := g.mpi.AllReduce(asBytes(r.s), ct, op); err != nil {
 			return fail(err)
 		}
@@ -279,9 +278,9 @@ func stagedMPI[T CollectiveScalar](ctx context.Context, g *Group, kind driver.Co
 			res[i] = result[T]{s: all}
 		}
 	case driver.ReduceScatter:
-		mine := parts[0]
+		mine := parts[0] // this process's parts reduced into the first's host buffer, in place
 		if n > 1 {
-			if mine, err = reduceParts(parts, op); err != nil {
+			if err := reduceInto(mine, parts, op); err != nil {
 				return fail(err)
 			}
 		}

@@ -30,7 +30,7 @@ func TestGoroutinePanicsReturned(t *testing.T) {
 	if _, err := reduceParts(parts, ReduceSum); !errors.As(err, &pe) || !strings.Contains(err.Error(), "reducing the parts") {
 		t.Errorf("reduceParts of unequal parts: %v; want a *PanicError", err)
 	}
-	if _, err := combine(driver.AllReduce, parts, ReduceSum, 0, 5); !errors.As(err, &pe) {
+	if _, err := combine(driver.AllReduce, parts, ReduceSum, 0, 3*reduceChunk, nil); !errors.As(err, &pe) {
 		t.Errorf("combine of unequal parts: %v; want a *PanicError", err)
 	}
 }
