@@ -201,6 +201,9 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 	fail := func(err error) (bool, error) {
 		return true, fmt.Errorf("group: %s staged through shared memory (%s): %w", kind, g.mpi.Library().Name, g.panics.keep(err))
 	}
+	if count == 0 {
+		return true, nil
+	}
 	procs, me, n := g.mpi.Size(), g.mpi.Rank(), len(g.devs)
 	m := count // the elements of one process's part
 	if kind == driver.ReduceScatter {
@@ -215,26 +218,22 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 	case driver.Broadcast:
 		need = count
 	}
-	if count == 0 {
-		return true, nil
-	}
-	bytes := int64(need) * int64(engine.SizeOf[T]())
-	if g.shmTooBig > 0 && bytes >= g.shmTooBig {
+	size := int64(need) * int64(engine.SizeOf[T]())
+	if g.shmTooBig > 0 && size >= g.shmTooBig {
 		return false, nil // a segment this large could not be made: MPI's collectives
 	}
-	why, err := g.shareMemory(bytes)
+	why, err := g.shareMemory(size)
 	if err != nil {
 		return fail(err)
 	}
 	if why != "" {
 		// Collectives this large or larger go through MPI's collectives from now on;
 		// smaller ones make a segment of their size again.
-		g.shmTooBig, g.shmTooBigWhy = bytes, why
-		engine.Tracef("group: %s of %d bytes through MPI's collectives: %s", kind, bytes, why)
+		g.shmTooBig, g.shmTooBigWhy = size, why
+		engine.Tracef("group: %s of %d bytes through MPI's collectives: %s", kind, size, why)
 		return false, nil
 	}
-	seg := g.shm
-	barrier := func() error { return g.mpi.Barrier() }
+	seg, barrier := g.shm, g.mpi.Barrier
 	if kind == driver.AllReduce && n == 1 {
 		if seg.out == nil {
 			if seg.out, err = g.devs[0].NewQueue(); err != nil {
