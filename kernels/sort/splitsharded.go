@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/shard"
@@ -206,6 +208,9 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 			return fail(err)
 		}
 	} else {
+		// PRISM_TRACE times the steps, each device's queue finished at their ends (the
+		// sort and the cuts end on reads that wait anyway).
+		tr := newStepTimer(keys)
 		// 1 and 2: the sorted runs and their samples.
 		samples := make([][]place, p)
 		err := keys.EachDevice(func(i int) error {
@@ -216,6 +221,7 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		if err != nil {
 			return fail(err)
 		}
+		tr.step("sorted runs and samples")
 		splitters := pickSplitters(samples, keys.Counts())
 		// 3: the cuts, and the pieces exchanged.
 		cuts := make([][]int, p)
@@ -227,10 +233,12 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		if err != nil {
 			return fail(err)
 		}
+		tr.step("cuts")
 		bounds, err := s.exchange(ctx, di, keys, cuts, out, vout)
 		if err != nil {
 			return fail(err)
 		}
+		tr.step("exchange")
 		// 4: each device merges the sorted pieces it received (in part order: stable) into
 		// one run, with its sorted run's buffer as the other buffer of the passes.
 		err = keys.EachDevice(func(i int) error {
@@ -254,6 +262,8 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		if err != nil {
 			return fail(err)
 		}
+		tr.step("merge")
+		tr.done(fmt.Sprintf("%s of %d keys over %d devices", what, keys.Len(), p))
 	}
 	qs := keys.Queues()
 	sk, err := shard.FromBuffers(qs, out, shard.ByRows(1))
@@ -269,6 +279,42 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		return nil, nil, errors.Join(fmt.Errorf("kernels: %s: %w", what, err), sk.Close())
 	}
 	return sk, sv, nil
+}
+
+// stepTimer times the steps of a sharded sort when PRISM_TRACE asks for it (a zero
+// stepTimer does nothing): each step ends with every device's queue finished.
+type stepTimer struct {
+	qs    []*engine.Queue
+	start time.Time
+	last  time.Time
+	steps []string
+}
+
+func newStepTimer[K SortKey](keys *shard.Buffer[K]) *stepTimer {
+	if !engine.Tracing() {
+		return nil
+	}
+	now := time.Now()
+	return &stepTimer{qs: keys.Queues(), start: now, last: now}
+}
+
+func (t *stepTimer) step(name string) {
+	if t == nil {
+		return
+	}
+	for _, q := range t.qs {
+		q.Finish(context.Background()) // an error returns from the sort's own next wait
+	}
+	now := time.Now()
+	t.steps = append(t.steps, fmt.Sprintf("%s %v", name, now.Sub(t.last).Round(time.Microsecond)))
+	t.last = now
+}
+
+func (t *stepTimer) done(what string) {
+	if t == nil {
+		return
+	}
+	engine.Tracef("sort: %s in %v: %s", what, time.Since(t.start).Round(time.Microsecond), strings.Join(t.steps, ", "))
 }
 
 // sortOn enqueues the stable sort of the first n keys of src into dst on q with the
