@@ -52,6 +52,7 @@ enum {
 	fn_cuMemcpyDtoHAsync,
 	fn_cuMemcpyDtoDAsync,
 	fn_cuMemcpyPeerAsync,
+	fn_cuCtxEnablePeerAccess,
 	fn_cuMemsetD8Async,
 	fn_cuMemsetD16Async,
 	fn_cuMemsetD32Async,
@@ -137,6 +138,7 @@ TRAMPOLINE(CUresult, cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_
 TRAMPOLINE(CUresult, cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
 TRAMPOLINE(CUresult, cuMemcpyDtoDAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
 TRAMPOLINE(CUresult, cuMemcpyPeerAsync, (CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s), (dst, dc, src, sc, n, s))
+TRAMPOLINE(CUresult, cuCtxEnablePeerAccess, (CUcontext peer, unsigned int flags), (peer, flags))
 TRAMPOLINE(CUresult, cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s), (dst, v, n, s))
 TRAMPOLINE(CUresult, cuMemsetD16Async, (CUdeviceptr dst, unsigned short v, size_t n, CUstream s), (dst, v, n, s))
 TRAMPOLINE(CUresult, cuMemsetD32Async, (CUdeviceptr dst, unsigned int v, size_t n, CUstream s), (dst, v, n, s))
@@ -219,6 +221,11 @@ static CUresult prism_launch_in(CUcontext c, CUfunction f, unsigned int gx, unsi
 	CUresult r = call_cuCtxSetCurrent(c);
 	if (r != 0) return r;
 	return call_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+}
+// prism_enable_peer_in lets context c reach the memory of context peer.
+static CUresult prism_enable_peer_in(CUcontext c, CUcontext peer) {
+	CUresult r = call_cuCtxSetCurrent(c);
+	return r != 0 ? r : call_cuCtxEnablePeerAccess(peer, 0);
 }
 static CUresult prism_stream_query_in(CUcontext c, CUstream s) {
 	CUresult r = call_cuCtxSetCurrent(c);
@@ -445,6 +452,7 @@ var cudaSymbols = []symbol{
 	{C.fn_cuMemcpyDtoHAsync, []string{"cuMemcpyDtoHAsync_v2"}, false},
 	{C.fn_cuMemcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}, false},
 	{C.fn_cuMemcpyPeerAsync, []string{"cuMemcpyPeerAsync"}, false},
+	{C.fn_cuCtxEnablePeerAccess, []string{"cuCtxEnablePeerAccess"}, true},
 	{C.fn_cuMemsetD8Async, []string{"cuMemsetD8Async"}, false},
 	{C.fn_cuMemsetD16Async, []string{"cuMemsetD16Async"}, false},
 	{C.fn_cuMemsetD32Async, []string{"cuMemsetD32Async"}, false},
@@ -866,6 +874,15 @@ func cuLaunchKernelIn(c cuContext, f cuFunction, grid, block [3]int, shared int6
 
 // cuStreamQueryIn and cuEventQueryIn are cuStreamQuery and cuEventQuery made from the
 // calling goroutine with c current on its thread.
+// cuCtxEnablePeerAccessIn lets context c reach the memory of context peer
+// (cuCtxEnablePeerAccess with c current); NotFound where the driver lacks the call.
+func cuCtxEnablePeerAccessIn(c, peer cuContext) Result {
+	if !have(C.fn_cuCtxEnablePeerAccess) {
+		return NotFound
+	}
+	return Result(C.prism_enable_peer_in(c, peer))
+}
+
 func cuStreamQueryIn(c cuContext, s cuStream) Result { return Result(C.prism_stream_query_in(c, s)) }
 
 func haveStreamWaitEvent() bool { return have(C.fn_cuStreamWaitEvent) }

@@ -694,3 +694,62 @@ func TestLaunchUntimed(t *testing.T) {
 
 	})
 }
+
+// TestPeerAccess (two GPUs) copies between two CUDA devices of this process and checks the
+// bytes and that the first copy enabled peer access both ways (enablePeers), so that the
+// copies go over NVLink or PCIe rather than through host memory. It skips with fewer than
+// two devices (so it does under PRISM_REQUIRE=cuda on one GPU: the requirement is a device).
+func TestPeerAccess(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "cuda")
+	if len(ids) < 2 {
+		t.Skipf("needs two CUDA devices, found %d", len(ids))
+	}
+	drv := &Driver{}
+	rs := make([]ncclRank, 2)
+	for i, id := range ids[:2] {
+		dd, err := drv.Open(context.Background(), strings.TrimPrefix(id, "cuda:"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dd.Close() })
+		dq, err := dd.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dq.Close() })
+		rs[i] = ncclRank{d: dd.(*device), q: dq.(*queue)}
+	}
+	data := make([]byte, 1<<20+3)
+	for i := range data {
+		data[i] = byte(i*7 + i>>8)
+	}
+	src := upload(t, rs[1], data)
+	dst := upload(t, rs[0], make([]byte, len(data)+16))
+	if err := rs[1].q.Finish(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := rs[0].q.CopyPeer(dst, 8, src, 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev != nil {
+		ev.Close()
+	}
+	got := download(t, rs[0], dst, len(data)+16)
+	if !bytes.Equal(got[8:8+len(data)], data) {
+		t.Fatal("the peer copy's bytes differ from the source's")
+	}
+	if !bytes.Equal(got[:8], make([]byte, 8)) || !bytes.Equal(got[8+len(data):], make([]byte, 8)) {
+		t.Fatal("the peer copy wrote outside its range")
+	}
+	peers.Lock()
+	defer peers.Unlock()
+	for _, p := range [][2]*device{{rs[0].d, rs[1].d}, {rs[1].d, rs[0].d}} {
+		r, ok := peers.tried[[2]cuContext{p[0].ctx, p[1].ctx}]
+		if !ok {
+			t.Errorf("no peer access asked for from %s to %s", p[0].info.ID, p[1].info.ID)
+		} else if r != Success {
+			t.Logf("%s cannot reach %s: %v (the copies are staged)", p[0].info.ID, p[1].info.ID, r)
+		}
+	}
+}

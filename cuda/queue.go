@@ -167,7 +167,9 @@ func (q *queue) Copy(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcO
 // CopyPeer enqueues a copy from a buffer of any CUDA device of this process into dst, a
 // buffer of the queue's device (driver.PeerCopier): cuMemcpyPeerAsync between the two
 // devices' contexts, which goes over NVLink or PCIe directly where the devices reach each
-// other, and which the driver stages otherwise; within one context, cuMemcpyDtoDAsync.
+// other with peer access enabled (enablePeers, at the first copy between them), and
+// which the driver stages through host memory otherwise; within one context,
+// cuMemcpyDtoDAsync.
 func (q *queue) CopyPeer(dst driver.Buffer, dstOffset int64, src driver.Buffer, srcOffset int64, size int64) (driver.Event, error) {
 	d, err := asBuffer(dst)
 	if err != nil {
@@ -183,10 +185,46 @@ func (q *queue) CopyPeer(dst driver.Buffer, dstOffset int64, src driver.Buffer, 
 	if d.d.ctx == s.d.ctx {
 		return q.Copy(dst, dstOffset, src, srcOffset, size)
 	}
+	enablePeers(d.d, s.d)
 	return q.command("peer copy", func() error {
 		r := cuMemcpyPeerAsync(d.ptr+devptr(dstOffset), d.d.ctx, s.ptr+devptr(srcOffset), s.d.ctx, size, q.stream)
 		return check(fmt.Sprintf("cuMemcpyPeerAsync(%d bytes, %s to %s)", size, s.d.info.ID, d.d.info.ID), r)
 	})
+}
+
+// peers records the pairs of contexts whose peer access enablePeers has asked for, with
+// what the driver answered.
+var peers struct {
+	sync.Mutex
+	tried map[[2]cuContext]Result
+}
+
+// enablePeers enables peer access between the contexts of a and b, both ways, once per
+// pair: without it cuMemcpyPeerAsync stages its copies through host memory (about 57
+// GB/s between two H200 joined by NVLink, against some 350 with it). A driver that
+// refuses (devices that cannot reach each other, too many peers) leaves the copies
+// staged, which still work; PRISM_TRACE says so. The mapping lasts as long as the
+// contexts, which are the devices' primary contexts.
+func enablePeers(a, b *device) {
+	peers.Lock()
+	defer peers.Unlock()
+	if peers.tried == nil {
+		peers.tried = map[[2]cuContext]Result{}
+	}
+	for _, p := range [][2]*device{{a, b}, {b, a}} {
+		key := [2]cuContext{p[0].ctx, p[1].ctx}
+		if _, ok := peers.tried[key]; ok {
+			continue
+		}
+		r := cuCtxEnablePeerAccessIn(p[0].ctx, p[1].ctx)
+		if r == PeerAccessAlreadyEnabled {
+			r = Success
+		}
+		peers.tried[key] = r
+		if r != Success {
+			tracef("%s cannot reach %s's memory (cuCtxEnablePeerAccess: %v): copies between them are staged through host memory", p[0].info.ID, p[1].info.ID, r)
+		}
+	}
 }
 
 // Fill enqueues a fill with a pattern of 1 to 128 bytes (see fillPlan): one
