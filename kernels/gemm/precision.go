@@ -29,7 +29,8 @@ type Precision struct {
 	// conv is gemm.cl's CONV for the inputs (empty: none), in its IN type.
 	clIn, conv string
 	// inErr is the largest relative error of one product a*b that the kernel's own
-	// rounding of the inputs causes (tf32: both factors rounded to 11 significant bits).
+	// rounding of the inputs causes (tf32: both factors cut to 11 significant bits,
+	// truncated on wgmma, a relative error below 2^-10 each).
 	inErr float64
 	// accUnit is the unit roundoff the tolerance takes for the float32 accumulation: 2^-23
 	// on tensor cores, which may truncate rather than round when they align and add
@@ -47,7 +48,7 @@ type Prec int
 // The precisions of the GEMM ops, as the tensor-core kernels number them.
 const (
 	PrecFloat32       Prec = 0 // IEEE float32: no tensor-core kernel
-	PrecTF32          Prec = 1 // float32 inputs rounded to tf32
+	PrecTF32          Prec = 1 // float32 inputs reduced to tf32
 	PrecFloat32x3TF32 Prec = 2 // float32 inputs split into three tf32 products
 	PrecFloat16       Prec = 3 // IEEE binary16 inputs
 	PrecBFloat16      Prec = 4 // bfloat16 inputs
@@ -86,8 +87,9 @@ func (p Prec) BLAS() bool { return p == PrecFloat32 || p == PrecFloat64 }
 // listings show them.
 var precisions = []Precision{
 	{Name: "tf32", In: "float32", MMA: PrecTF32, MMACompute: 80, clIn: "float", conv: "prism_tf32",
-		Doc:   "inputs float32 rounded to tf32 (10 mantissa bits, ties away from zero), float32 accumulation and output",
-		inErr: 2*0x1p-11 + 0x1p-22, accUnit: 0x1p-23},
+		Doc: "inputs float32 reduced to tf32 (10 mantissa bits: rounded, ties away from zero, by mma.sync and OpenCL; truncated by wgmma, which reads float32 as Hopper's tensor cores and cuBLASLt do), float32 accumulation and output",
+		// Truncation bounds each factor's relative error by 2^-10 (rounding by 2^-11).
+		inErr: 2*0x1p-10 + 0x1p-20, accUnit: 0x1p-23},
 	{Name: "float32x3tf32", In: "float32", MMA: PrecFloat32x3TF32, MMACompute: 80, clIn: "float",
 		Doc: "float32 accuracy from three tf32 products (3xTF32: big*big + big*small + small*big), float32 output",
 		// The split drops small_a*small_b and rounds small_a, small_b to tf32: below

@@ -129,9 +129,11 @@
 #endif
 #if PREC <= 2
 // tf32: k8 per instruction, both operands K-major (no transpose operands), 32 elements to a
-// 128-byte row. The inputs come from gemm_split, already rounded (and split, for PREC 2).
+// 128-byte row. PREC 2 reads the rounded and split copies gemm_split makes; PREC 1 reads
+// float32 operands stored K-major in place, or gemm_split's copies of the others, and the
+// tensor cores drop each float32's low 13 bits.
 #if !TRANS_B
-#error "wgmma.cu: tf32 takes B stored n x k (TRANS_B=1) only: gemm_split prepares it so"
+#error "wgmma.cu: tf32 takes B stored n x k (TRANS_B=1) only: in place or gemm_split's copy"
 #endif
 #define IN_BYTES 4
 #define WG_K "8"
@@ -556,8 +558,9 @@ static __device__ __forceinline__ float tf32_round(float x) {
   return f;
 }
 
-// gemm_split writes op(X) K-major for the tensor maps of gemm_wgmma: out[z][r][c] =
-// tf32(v), and for PREC 2 small[z][r][c] = tf32(v - tf32(v)), where v = x[z*stridex + c*ldx
+// gemm_split writes op(X) K-major for the tensor maps of gemm_wgmma: for PREC 1 out[z][r][c]
+// = v, which the tensor cores truncate to tf32 as they read it (as they do an operand read
+// in place); for PREC 2 out[z][r][c] = tf32(v) and small[z][r][c] = tf32(v - tf32(v)), where v = x[z*stridex + c*ldx
 // + r] when trans, else x[z*stridex + r*ldx + c]; 0 <= r < rows, 0 <= c < cols, out rows
 // ldo apart. Launch: grid (ceil(cols/32), ceil(rows/32), batch) of 32 x 8 threads; tiles of
 // 32 x 32 through shared memory, so that reads and writes are both coalesced. Built with
@@ -581,7 +584,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_split(float *big, float *
   for (int i = ty; i < 32; i += 8) {
     const int r = r0 + i, c = c0 + tx;
     if (r < rows && c < cols) {
+#if PREC == 2
       const float v = tile[tx][i], b = tf32_round(v);
+#else
+      const float v = tile[tx][i], b = v; // tf32: the tensor cores truncate, as in place
+#endif
       const long long o = ((long long)z * rows + r) * ldo + c;
       big[o] = b;
 #if PREC == 2

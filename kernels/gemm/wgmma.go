@@ -693,37 +693,46 @@ func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*en
 	return engine.NewBuffer[T](dev, n)
 }
 
-// splitOperands enqueues gemm_split on q for A and B of shape s, writing their K-major tf32
-// copies (big and, for 3xTF32, small parts) into q's scratch buffers, and returns the tensor
-// maps of those copies: A's big and B's big, A's small and B's small (the big ones again for
-// tf32).
+// splitOperands returns the tensor maps of A and B of shape s for the tf32 precisions: A's
+// big and B's big parts, A's small and B's small (the big ones again for tf32). 3xTF32
+// reads K-major copies of both operands that gemm_split enqueues on q into q's scratch
+// buffers, rounded and split into big and small parts. tf32 reads an operand in place
+// where it is stored K-major (A not transposed, B transposed) with rows TMA can read
+// (alignedA, alignedB), the tensor cores dropping the low 13 bits of each float32 as they
+// read it (truncation, as cuBLASLt's tf32 kernels do), and a K-major copy of the other,
+// unrounded, so that every product is the same whichever path its operands took. On an
+// H200 the copies of both operands had cost tf32 a pass over each: 8192 x 64 x 8192 took
+// 265 us against cuBLASLt's 85 (2026-11-29).
 func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32]) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
 	ldk := (s.K + 3) &^ 3 // rows of 16-byte multiples
+	tf32 := w.p.MMA == PrecTF32
+	inA := tf32 && !s.TransA && w.alignedA(s)
+	inB := tf32 && s.TransB && w.alignedB(s)
 	na, nb := s.Batch*s.M*ldk, s.Batch*s.N*ldk
+	if inA {
+		na = 0
+	}
+	if inB {
+		nb = 0
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.scratch == nil {
 		w.scratch = map[*engine.Queue]*wgmmaScratch{}
 	}
 	sc := w.scratch[q]
-	if sc == nil || sc.aBig.Len() < na || sc.bBig.Len() < nb {
-		if sc != nil {
-			if err := sc.Close(); err != nil {
-				return nil, nil, nil, nil, err
-			}
-		}
+	if sc == nil {
 		sc = &wgmmaScratch{}
 		w.scratch[q] = sc
-		alloc := func(n int) (*engine.Buffer[float32], error) { return engine.NewBuffer[float32](w.dev, n) }
-		if sc.aBig, err = alloc(na); err == nil {
-			sc.bBig, err = alloc(nb)
+	}
+	for _, g := range []struct {
+		buf *(*engine.Buffer[float32])
+		n   int
+	}{{&sc.aBig, na}, {&sc.bBig, nb}, {&sc.aSmall, na}, {&sc.bSmall, nb}} {
+		if g.n == 0 || tf32 && (g.buf == &sc.aSmall || g.buf == &sc.bSmall) {
+			continue // read in place, or tf32's small parts, which it has none of
 		}
-		if err == nil && w.p.MMA == PrecFloat32x3TF32 {
-			if sc.aSmall, err = alloc(na); err == nil {
-				sc.bSmall, err = alloc(nb)
-			}
-		}
-		if err != nil {
+		if *g.buf, err = grown(w.dev, *g.buf, g.n); err != nil {
 			sc.Close()
 			delete(w.scratch, q)
 			return nil, nil, nil, nil, fmt.Errorf("kernels: gemm %s on wgmma: scratch for the tf32 operands of %v: %w", w.p.Name, s, err)
@@ -737,34 +746,60 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 	}
 	// op(A) is m x k: stored k x m when transposed. op(B)^T is n x k: stored n x k when B is
 	// transposed, k x n (to be transposed) when not.
-	for _, op := range []struct {
+	type operand struct {
 		big, small, x *engine.Buffer[float32]
 		rows, ld, st  int
-		trans         bool
-	}{
-		{sc.aBig, small(sc.aSmall, sc.aBig), a, s.M, s.LDA, s.StrideA, s.TransA},
-		{sc.bBig, small(sc.bSmall, sc.bBig), b, s.N, s.LDB, s.StrideB, !s.TransB},
-	} {
+		trans, in     bool
+	}
+	ops := []operand{
+		{sc.aBig, small(sc.aSmall, sc.aBig), a, s.M, s.LDA, s.StrideA, s.TransA, inA},
+		{sc.bBig, small(sc.bSmall, sc.bBig), b, s.N, s.LDB, s.StrideB, !s.TransB, inB},
+	}
+	for _, op := range ops {
+		if op.in {
+			continue
+		}
 		r := engine.Range3D((s.K+31)/32*32, (op.rows+31)/32*8, s.Batch, 32, 8, 1)
 		if err := q.Launch(w.split, r, op.big, op.small, op.x, int32(op.rows), int32(s.K), int32(op.ld), int64(op.st),
 			int32(b2i(op.trans)), int32(ldk)); err != nil {
 			return nil, nil, nil, nil, err
 		}
 	}
-	desc := func(rows, box int) engine.TensorMapDesc {
-		return engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(rows), int64(s.Batch)},
-			Strides: []int64{int64(ldk) * 4, int64(rows) * int64(ldk) * 4}, Box: []int{32, box, 1}, Swizzle: engine.Swizzle128B}
+	// The tensor map of an operand: its copy (rows ldk apart, matrices rows*ldk apart) or
+	// the operand in place (rows ld apart, matrices its stride apart, or one whole matrix
+	// rounded to 16 bytes for a batch of one).
+	desc := func(op operand, box int) engine.TensorMapDesc {
+		ld, st := int64(ldk)*4, int64(op.rows)*int64(ldk)*4
+		if op.in {
+			ld, st = int64(op.ld)*4, int64(op.st)*4
+			if s.Batch == 1 {
+				st = (int64(op.ld)*int64(op.rows)*4 + 15) &^ 15
+			}
+		}
+		return engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(op.rows), int64(s.Batch)},
+			Strides: []int64{ld, st}, Box: []int{32, box, 1}, Swizzle: engine.Swizzle128B}
 	}
-	key := wgmmaMaps{a: sc.aBig, b: sc.bBig, s: s}
+	src := func(op operand, big bool) *engine.Buffer[float32] {
+		switch {
+		case op.in:
+			return op.x
+		case big:
+			return op.big
+		}
+		return op.small
+	}
+	key := wgmmaMaps{a: src(ops[0], true), b: src(ops[1], true), s: s}
 	if m, ok := w.cachedMaps(key.a, key.b, s, true); ok {
 		return m.ta, m.tb, m.ta2, m.tb2, nil
 	}
+	bbox := w.bnFor(s) / w.t.Cluster
 	maps := []*engine.TensorMap{}
 	for _, x := range []struct {
-		buf       *engine.Buffer[float32]
-		rows, box int
-	}{{sc.aBig, s.M, wgmmaBM}, {sc.bBig, s.N, w.bnFor(s) / w.t.Cluster}, {small(sc.aSmall, sc.aBig), s.M, wgmmaBM}, {small(sc.bSmall, sc.bBig), s.N, w.bnFor(s) / w.t.Cluster}} {
-		tm, err := engine.NewTensorMap(x.buf, desc(x.rows, x.box))
+		op  operand
+		big bool
+		box int
+	}{{ops[0], true, wgmmaBM}, {ops[1], true, bbox}, {ops[0], false, wgmmaBM}, {ops[1], false, bbox}} {
+		tm, err := engine.NewTensorMap(src(x.op, x.big), desc(x.op, x.box))
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}

@@ -455,3 +455,45 @@ func TestGrown(t *testing.T) {
 		}
 	})
 }
+
+// TestWGMMATF32InPlace runs tf32 on wgmma where it reads an operand in place (A not
+// transposed, B transposed, rows on 16-byte boundaries) and where it reads gemm_split's
+// copy (the other layouts, rows not aligned), alone and together, in a batch with strides,
+// against float64 with tf32's bound for truncated inputs; it checks that a call with both
+// operands in place made no copy, and runs float32x3tf32, which copies both, beside it.
+func TestWGMMATF32InPlace(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		needWGMMA(t, dev)
+		rng := rand.New(rand.NewPCG(5, 5))
+		for _, name := range []string{"tf32", "float32x3tf32"} {
+			p, _ := LookupPrecision(name)
+			w, err := NewWGMMA[float32](dev, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Both in place first, on a fresh WGMMA: no copy may be made.
+			nt := GEMMShape{M: 200, N: 136, K: 96, TransB: true}
+			if err := wgmmaProductBeta(t, q, w, nt, 0.5, rng); err != nil {
+				t.Errorf("%s %v: %v", name, nt, err)
+			}
+			if sc := w.scratch[q]; name == "tf32" && sc != nil && (sc.aBig != nil || sc.bBig != nil) {
+				t.Errorf("tf32 %v: the call copied an operand it reads in place", nt)
+			}
+			for _, s := range []GEMMShape{
+				{M: 200, N: 136, K: 96},                                    // nn: A in place, B copied
+				{M: 130, N: 72, K: 100, TransA: true, TransB: true},        // tt: B in place, A copied
+				{M: 130, N: 72, K: 100, TransA: true},                      // tn: both copied
+				{M: 67, N: 99, K: 45, TransB: true},                        // rows unaligned: both copied
+				{M: 129, N: 72, K: 64, Batch: 2, TransB: true},             // a batch, both in place
+				{M: 64, N: 64, K: 64, LDA: 68, LDB: 65, TransB: true},      // A in place with its stride, B copied
+				{M: 96, N: 80, K: 40, Batch: 3, StrideA: 96*40 + 4},        // A's matrices apart, in place
+				{M: 300, N: 260, K: 333, LDA: 336, TransB: true, LDB: 340}, // K not a multiple of a k step
+			} {
+				if err := wgmmaProductBeta(t, q, w, s, -1, rng); err != nil {
+					t.Errorf("%s %v: %v", name, s, err)
+				}
+			}
+			w.Close()
+		}
+	})
+}
