@@ -3,6 +3,7 @@ package group
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestReduceParts checks the host reduction of staged collectives across many chunks
@@ -51,4 +52,35 @@ func reduceParts[T CollectiveScalar](parts [][]T, op ReduceOp) ([]T, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// BenchmarkReduceInto times the host reduction of the staged collectives: two parts of 4M
+// float32 summed into a third range, in memory from the Go heap and in a segment of
+// /dev/shm as the processes of one host share it (makeSegment), so that the two can be
+// compared on a machine (-cpu sets the cores). Bytes are those read and written.
+func BenchmarkReduceInto(b *testing.B) {
+	const n = 4 << 20
+	run := func(b *testing.B, mem []float32) {
+		parts := [][]float32{mem[:n], mem[n : 2*n]}
+		for i := range mem {
+			mem[i] = float32(i & 1023)
+		}
+		b.SetBytes(3 * 4 * n)
+		b.ResetTimer()
+		for range b.N {
+			if err := reduceInto(mem[2*n:3*n], parts, ReduceSum); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("heap", func(b *testing.B) { run(b, make([]float32, 3*n)) })
+	b.Run("segment", func(b *testing.B) {
+		_, mem, remove, err := makeSegment("/dev/shm", 3*4*n)
+		if err != nil {
+			b.Skip(err)
+		}
+		remove()
+		defer unmapSegment(mem)
+		run(b, unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), 3*n))
+	})
 }

@@ -101,9 +101,11 @@ func (t WGMMATunables) check() error {
 // against 326-331. Since the cooperative kernel's epilogue stores through shared memory
 // (bbe214a), one call on two H200 (2026-11-29, 385a013) measured both back to back at
 // 8192: float16 698 TFLOP/s cooperative against 673 ping-pong, tf32 362 against 346.
-// float16 takes the cooperative kernel, as bfloat16 does; tf32 keeps the ping-pong form
-// until its sweep has run on the cooperative one.
+// float16 takes the cooperative kernel, as bfloat16 does. So does tf32: its sweep ran at
+// the same geometric mean on both (0.67 and 0.66 of cuBLASLt, one call on two H200,
+// 2026-11-29), and at 8192 the cooperative kernel took 3.01 ms against 3.18.
 var wgmmaTable = map[Prec]WGMMATunables{
+	PrecTF32:          {BN: 256, Stages: 4, Cluster: 1, GroupM: 8},
 	PrecFloat32x3TF32: {BN: 256, Stages: 2, Cluster: 1, GroupM: 8},
 	PrecFloat16:       {BN: 256, Stages: 4, Cluster: 1, GroupM: 8},
 	PrecBFloat16:      {BN: 256, Stages: 4, Cluster: 1, GroupM: 8},
