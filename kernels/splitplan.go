@@ -312,7 +312,7 @@ const togetherRuns = 3
 
 // measureTogether runs every device's largest probe at once, each repeated for as long
 // as the slowest takes three times, and sets each share's Concurrent rate from the median
-// time, after its latency alone.
+// time against the probe's time alone (togetherRate).
 func measureTogether(ctx context.Context, devs []*engine.Device, shares []Share, largest []point, probe Probe) error {
 	var window time.Duration
 	for _, p := range largest {
@@ -343,14 +343,23 @@ func measureTogether(ctx context.Context, devs []*engine.Device, shares []Share,
 	for i := range shares {
 		ts := times[i]
 		slices.Sort(ts)
-		med := ts[len(ts)/2]
-		work := (med - shares[i].Latency).Seconds()
-		if work <= 0 {
-			work = med.Seconds()
-		}
-		shares[i].Concurrent = min(shares[i].Rate, float64(largest[i].u)/work)
+		shares[i].Concurrent = togetherRate(shares[i].Rate, largest[i].t, ts[len(ts)/2])
 	}
 	return nil
+}
+
+// togetherRate is the rate of a device whose probe took alone while it ran alone and
+// together (the median) while every device ran its own: its rate alone slowed by the ratio
+// of the two times, never above it. The ratio of two times of the same probe does not
+// depend on how the fit of the probes alone divided them between a fixed cost and a rate,
+// which noise divides differently on equal devices: two H200 sorting sharded keys were
+// given 75% and 25% after one device's fit had put 1.2 ms into its fixed cost and the
+// other's none, and the fixed cost was taken off only the first's time together.
+func togetherRate(rate float64, alone, together time.Duration) float64 {
+	if alone <= 0 || together <= alone {
+		return rate
+	}
+	return rate * alone.Seconds() / together.Seconds()
 }
 
 // checkFractions accepts n non-negative fractions, not all zero, summing to 1 within 1e-6.

@@ -190,3 +190,24 @@ func TestPlanSharesFixedCost(t *testing.T) {
 		t.Logf("%s: %s; alone %v, split %v", c.name, sum, s[0].Alone, s[0].Predicted)
 	}
 }
+
+// TestTogetherRate checks the rate of a device among others: slowed by the ratio of its
+// probe's time together to its time alone, never faster than alone, and its rate alone
+// where either time is missing.
+func TestTogetherRate(t *testing.T) {
+	for _, c := range []struct {
+		rate            float64
+		alone, together time.Duration
+		want            float64
+	}{
+		{100, time.Millisecond, 2 * time.Millisecond, 50},
+		{100, 2 * time.Millisecond, 2 * time.Millisecond, 100},
+		{100, 2 * time.Millisecond, time.Millisecond, 100}, // faster together: noise
+		{100, 0, time.Millisecond, 100},
+		{80, 3 * time.Millisecond, 4 * time.Millisecond, 60},
+	} {
+		if got := togetherRate(c.rate, c.alone, c.together); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("togetherRate(%v, %v, %v) = %v, want %v", c.rate, c.alone, c.together, got, c.want)
+		}
+	}
+}

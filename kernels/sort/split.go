@@ -61,6 +61,7 @@ type sortSplitInstance[K SortKey] struct {
 	// with a share (skeys, svals), sorted where it lies by ss (the parts' sorters), the
 	// result of the last Run left there (sout, soutV).
 	sharded      bool
+	peer         bool // every device copies from every other's memory (engine.PeerPath)
 	skeys, sout  *shard.Buffer[K]
 	svals, soutV *shard.Buffer[uint32]
 	ss           *ShardedSort[K]
@@ -150,8 +151,9 @@ func (pt *sortPart[K]) LoadProbe(ctx context.Context, units int) error {
 }
 
 // RunProbe sorts the probe's first keys and reads them back; on sharded data it runs what
-// a sharded run costs the device instead (sort, exchange through the host, merge) and
-// waits, the keys left on the device.
+// a sharded run costs the device instead (sort, exchange, merge) and waits, the keys left
+// on the device: the exchange through the host, or as a copy on the device where the
+// devices copy from each other's memory.
 func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	n := min(units, pt.in.n)
 	if !pt.in.sharded {
@@ -170,6 +172,22 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	}
 	if err := sort(); err != nil {
 		return err
+	}
+	if pt.in.peer {
+		// Devices that copy from each other's memory exchange the pieces directly
+		// (exchangePeer): a copy of the run on the device stands for it.
+		if err := pt.src.CopyFrom(pt.q, 0, pt.dst, 0, n); err != nil {
+			return err
+		}
+		if pt.vsrc != nil {
+			if err := pt.vsrc.CopyFrom(pt.q, 0, pt.vdst, 0, n); err != nil {
+				return err
+			}
+		}
+		if err := pt.s.mergeRuns(pt.q, pt.src, pt.dst, pt.vsrc, pt.vdst, []int{0, n / 2, n}, pt.in.order); err != nil {
+			return err
+		}
+		return pt.q.Finish(ctx)
 	}
 	keys := make([]K, n)
 	if err := pt.dst.Read(ctx, pt.q, 0, keys); err != nil {
@@ -293,6 +311,14 @@ func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool,
 	}
 	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
+	}
+	in.peer = in.sharded
+	for _, a := range in.Parts() {
+		for _, b := range in.Parts() {
+			if a != nil && b != nil && a != b && engine.PeerPath(a.q, b.q) != "peer" {
+				in.peer = false
+			}
+		}
 	}
 	// A key's unit of data: the key and, for pairs, its value (a device alone on sharded
 	// data first gathers the other devices' keys).
