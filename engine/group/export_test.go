@@ -12,6 +12,9 @@ func SetMapPath(f func(path string) string) { mapPath = f }
 // where the segment could not be page-locked.
 func SetBounce(on bool) { forceBounce = on }
 
+// SetDeviceReduce reduces shared all-reduces on the device where nothing page-locks the segment.
+func SetDeviceReduce(on bool) { forceDevice = on }
+
 // SetShmSizes sets the size of the first shared segment and the largest process 0 makes
 // (0: no limit), so that small tests grow it and meet the limit.
 func SetShmSizes(first, most int64) { shmMin, shmMaxBytes = first, most }

@@ -37,6 +37,7 @@ type Group struct {
 	counts  []int                   // ranks of each process (through MPI)
 	stages  [][stageSlots]hostStage // host buffers of each device (staged through MPI)
 	shm     *segment                // memory every process maps (one host, staged through MPI); nil when not
+	dred    *deviceReduce           // the device's reduction of a shared all-reduce (shmdevice.go); nil until one ran
 	shmOff  string                  // why the processes stage through MPI's collectives rather than shared memory
 	libBase string                  // lib's name before what the shared memory adds
 	// shmTooBig is the size of the smallest segment that could not be made (0: none):
@@ -264,6 +265,8 @@ func (g *Group) Close() error {
 	}
 	g.closeStages()
 	g.closeSegment()
+	g.dred.close()
+	g.dred = nil
 	if g.mpi != nil {
 		errs = append(errs, releaseTransport())
 	}

@@ -34,6 +34,7 @@ const (
 	mpiNotShared  = "PRISM_TEST_MPI_APART"   // "1": processes but 0 map a file of their own, as with separate /dev/shm
 	mpiBounce     = "PRISM_TEST_MPI_BOUNCE"  // "1": the shared all-reduce's pieces pass through the devices' host buffers
 	mpiShmSizes   = "PRISM_TEST_MPI_SIZES"   // "first,most": the shared segment grows from first and cannot pass most
+	mpiDevice     = "PRISM_TEST_MPI_DEVICE"  // "1": a shared all-reduce of one device a process reduces on the device
 )
 
 // mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
@@ -61,8 +62,10 @@ func TestMPICollectives(t *testing.T) {
 		apart    bool   // the processes but 0 map other memory: every one must stay on MPI's collectives
 		bounce   bool   // the all-reduce's pieces pass through the devices' host buffers
 		sizes    string // the first segment's bytes and the most process 0 makes ("64,40000")
-	}{{2, 1, true, 0, false, false, ""}, {3, 1, true, 12, false, false, ""}, {2, 1, true, 40, false, true, ""}, {4, 1, true, 0, false, false, ""},
-		{2, 2, true, 0, false, false, ""}, {2, 2, false, 0, false, false, ""}, {3, 1, false, 0, true, false, ""}, {2, 1, true, 0, false, false, "64,40000"}} {
+		device   bool   // a shared all-reduce reduces on the device (allReduceOnDevice)
+	}{{2, 1, true, 0, false, false, "", false}, {3, 1, true, 12, false, false, "", false}, {2, 1, true, 40, false, true, "", false}, {4, 1, true, 0, false, false, "", false},
+		{2, 2, true, 0, false, false, "", false}, {2, 2, false, 0, false, false, "", false}, {3, 1, false, 0, true, false, "", false}, {2, 1, true, 0, false, false, "64,40000", false},
+		{2, 1, true, 0, false, false, "", true}, {3, 1, true, 0, false, false, "", true}} {
 		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
 		if !c.shared {
 			name += ", MPI's collectives"
@@ -79,6 +82,9 @@ func TestMPICollectives(t *testing.T) {
 		if c.sizes != "" {
 			name += ", segments of " + c.sizes + " bytes"
 		}
+		if c.device {
+			name += ", reduced on the devices"
+		}
 		t.Run(name, func(t *testing.T) {
 			// A rank that fails leaves the others waiting in MPI: the whole job is bounded.
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -91,7 +97,7 @@ func TestMPICollectives(t *testing.T) {
 			case c.shared:
 				shared = "1"
 			}
-			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]), fmt.Sprint(mpiBounce, "=", map[bool]int{true: 1}[c.bounce]), mpiShmSizes+"="+c.sizes)
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]), fmt.Sprint(mpiBounce, "=", map[bool]int{true: 1}[c.bounce]), mpiShmSizes+"="+c.sizes, fmt.Sprint(mpiDevice, "=", map[bool]int{true: 1}[c.device]))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
@@ -138,6 +144,9 @@ func TestMPIRank(t *testing.T) {
 	shared := os.Getenv(mpiShared)
 	if c, _ := strconv.Atoi(os.Getenv(mpiShmChunk)); c > 0 {
 		group.SetShmChunk(c)
+	}
+	if os.Getenv(mpiDevice) == "1" {
+		group.SetDeviceReduce(true)
 	}
 	if os.Getenv(mpiBounce) == "1" {
 		group.SetBounce(true)

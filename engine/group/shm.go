@@ -20,8 +20,9 @@ import (
 // memory, the host-staged collectives do not pass their data through MPI's collectives:
 // each process copies its devices' parts straight into one segment of shared memory
 // (page-locked for the devices where the backend registers host memory, as CUDA does),
-// every process reduces its own range of the elements on all its cores, and each device
-// copies its result straight out. MPI only synchronizes (MPI_Barrier) and sets the
+// every process reduces its own range of the elements on all its cores (or, for an
+// all-reduce of one device a process that page-locked the segment, on its device:
+// shmdevice.go), and each device copies its result straight out. MPI only synchronizes (MPI_Barrier) and sets the
 // segment up. MPI's own collectives, one core per process and copies through its buffers,
 // moved about 2.5 GB/s on two processes of one host; the segment moves what the copies
 // between the devices and the host allow.
@@ -234,6 +235,15 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 		return false, nil
 	}
 	seg, barrier := g.shm, g.mpi.Barrier
+	if reduceOnDevice(g, kind) {
+		if err := allReduceOnDevice(ctx, g, qs[0], send[0], recv[0], op, count); err != nil {
+			return fail(err)
+		}
+		if err := barrier(); err != nil {
+			return fail(err)
+		}
+		return true, nil
+	}
 	if kind == driver.AllReduce && n == 1 {
 		if seg.out == nil {
 			if seg.out, err = g.devs[0].NewQueue(); err != nil {
