@@ -13,14 +13,62 @@ import (
 
 // TestMergeRuns merges sorted runs on the device (sort_merge, Sorter.mergeRuns) and checks
 // the result against the host's stable sort of the whole, keys and values bit for bit: one
-// to five runs, empty runs among them, runs shorter and longer than a work-item's outputs,
-// all keys equal across runs (the earlier run's first: stability), float32 special keys,
-// both orders.
+// to five runs, empty runs among them, runs shorter and longer than a work-item's outputs
+// and than a work-group's tile (1920 outputs at 128 work-items), lengths that are not a
+// multiple of the tile, an odd run out longer than a tile (copied), all keys equal across
+// runs and three distinct keys in long equal stretches across tile boundaries (the earlier
+// run's first: stability), float32 special keys, both orders, pairs and keys alone. Then it
+// launches sort_merge itself at several local sizes (1, 3, 32, 100 and the largest, as far
+// as the device allows) on two runs inside larger buffers, either of them empty in some
+// cases, and checks that nothing outside the output range is written.
 func TestMergeRuns(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		t.Run("uint32", func(t *testing.T) { testMergeRuns[uint32](t, dev, q) })
 		t.Run("float32", func(t *testing.T) { testMergeRuns[float32](t, dev, q) })
+		t.Run("launch/uint32", func(t *testing.T) { testMergeLaunch[uint32](t, dev, q) })
+		t.Run("launch/float32", func(t *testing.T) { testMergeLaunch[float32](t, dev, q) })
 	})
+}
+
+// mergeKey returns a random key for the merge tests: of distinct = 1 the same key every
+// time, of distinct = 3 one of three keys (long stretches of equal keys), otherwise a key
+// of a few dozen values (uint32: repeats within and across runs) or, for float32, normal
+// values and special ones (zeros of both signs, infinities, NaN, denormals).
+func mergeKey[K SortKey](rng *rand.Rand, distinct int) K {
+	var z K
+	switch any(z).(type) {
+	case float32:
+		switch distinct {
+		case 1:
+			return any(float32(1.5)).(K)
+		case 3:
+			return any([]float32{-2, float32(math.Copysign(0, -1)), 1.5}[rng.IntN(3)]).(K)
+		}
+		specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-45, -1e-45}
+		if rng.IntN(4) == 0 {
+			return any(specials[rng.IntN(len(specials))]).(K)
+		}
+		return any(float32(rng.NormFloat64())).(K)
+	default:
+		switch distinct {
+		case 1:
+			return any(uint32(7)).(K)
+		case 3:
+			return any([]uint32{0, 7, 0xffffffff}[rng.IntN(3)]).(K)
+		}
+		return any(uint32(rng.IntN(50))).(K)
+	}
+}
+
+// sortedRun returns l sorted keys of mergeKey and their values: base, base+1, ... before
+// the sort (so that the values tell equal keys apart).
+func sortedRun[K SortKey](rng *rand.Rand, l, distinct, base int, order SortOrder) ([]K, []uint32) {
+	run := make([]K, l)
+	idx := make([]uint32, l)
+	for i := range run {
+		run[i], idx[i] = mergeKey[K](rng, distinct), uint32(base+i)
+	}
+	return SortPairsRef(run, idx, order)
 }
 
 func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
@@ -30,48 +78,31 @@ func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(9, 9))
-	key := func(equal bool) K {
-		var z K
-		switch any(z).(type) {
-		case float32:
-			if equal {
-				return any(float32(1.5)).(K)
-			}
-			specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-45, -1e-45}
-			if rng.IntN(4) == 0 {
-				return any(specials[rng.IntN(len(specials))]).(K)
-			}
-			return any(float32(rng.NormFloat64())).(K)
-		default:
-			if equal {
-				return any(uint32(7)).(K)
-			}
-			return any(uint32(rng.IntN(50))).(K) // repeats within and across runs
-		}
-	}
 	for _, c := range []struct {
-		lens  []int
-		equal bool
+		lens     []int
+		distinct int // 1: all keys equal; 3: three keys; 0: many
 	}{
-		{[]int{1}, false}, {[]int{3, 4}, false}, {[]int{0, 17, 0}, false}, {[]int{100, 1}, false}, {[]int{1, 100}, false},
-		{[]int{33, 64, 15, 0, 200}, false}, {[]int{500, 700, 300}, false}, {[]int{40, 40, 40, 40}, true},
+		{[]int{1}, 0}, {[]int{3, 4}, 0}, {[]int{0, 17, 0}, 0}, {[]int{100, 1}, 0}, {[]int{1, 100}, 0},
+		{[]int{33, 64, 15, 0, 200}, 0}, {[]int{500, 700, 300}, 0}, {[]int{40, 40, 40, 40}, 1},
+		// Several tiles, and lengths that are not a multiple of one; the two runs' result is
+		// copied back (mid == hi over the whole).
+		{[]int{5000, 4001}, 0}, {[]int{1920, 3840}, 0}, {[]int{1, 6000}, 0}, {[]int{6000, 2}, 0},
+		// An odd run out longer than a tile, copied by the first pass.
+		{[]int{2500, 3100, 4200}, 0},
+		// Equal keys across tile boundaries.
+		{[]int{2600, 2600, 2600}, 1}, {[]int{3100, 2700}, 3}, {[]int{700, 5200, 1900, 30}, 3},
 	} {
+		if total := sumInts(c.lens); kerneltest.Small() && total > 6000 {
+			continue // under the simulator: two cases of several tiles are enough
+		}
 		for _, order := range []SortOrder{Ascending, Descending} {
-			name := fmt.Sprintf("runs=%v/equal=%v/%v", c.lens, c.equal, order)
+			name := fmt.Sprintf("runs=%v/distinct=%d/%v", c.lens, c.distinct, order)
 			t.Run(name, func(t *testing.T) {
 				var keys []K
 				var vals []uint32
 				bounds := []int{0}
 				for _, l := range c.lens {
-					run := make([]K, l)
-					for i := range run {
-						run[i] = key(c.equal)
-					}
-					idx := make([]uint32, l)
-					for i := range idx {
-						idx[i] = uint32(len(keys) + i)
-					}
-					run, idx = SortPairsRef(run, idx, order)
+					run, idx := sortedRun[K](rng, l, c.distinct, len(keys), order)
 					keys, vals = append(keys, run...), append(vals, idx...)
 					bounds = append(bounds, len(keys))
 				}
@@ -102,4 +133,104 @@ func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 			})
 		}
 	}
+}
+
+// testMergeLaunch launches sort_merge as mergeTwo does but at chosen local sizes (those the
+// device allows for the kernel), on the runs src[lo, mid) and src[mid, hi) inside buffers
+// of hi + 37 elements whose other elements are not sorted: dst[lo, hi) (and vdst) must hold
+// the stable merge and the rest of dst (and vdst) stay as it was. One run is empty in some
+// cases (mid == hi: a copy), both longer than several tiles in others.
+func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	s, err := NewSorter[K](dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	maxLocal := s.merge.Attributes().MaxWorkGroupSize
+	if maxLocal <= 0 || maxLocal > mergeWG {
+		maxLocal = mergeWG
+	}
+	t.Logf("sort_merge: at most %d work-items a group", maxLocal)
+	rng := rand.New(rand.NewPCG(5, 3))
+	const lo, tail = 29, 37
+	for ci, c := range []struct{ na, nb, distinct int }{
+		{0, 4500, 0}, {4500, 0, 0}, {3001, 2999, 0}, {2000, 2100, 3}, {1900, 1, 0}, {0, 1, 0}, {1, 1, 1},
+	} {
+		order := []SortOrder{Ascending, Descending}[ci%2]
+		mode := s.mode
+		if order == Descending {
+			mode |= sortModeDescends
+		}
+		mid, hi := lo+c.na, lo+c.na+c.nb
+		total := hi + tail
+		// src: unsorted filler, then the two runs, then filler; dst and vdst: sentinels.
+		keys, vals := make([]K, total), make([]uint32, total)
+		for i := range keys {
+			keys[i], vals[i] = mergeKey[K](rng, 0), uint32(1<<31+i)
+		}
+		a, av := sortedRun[K](rng, c.na, c.distinct, lo, order)
+		b, bv := sortedRun[K](rng, c.nb, c.distinct, mid, order)
+		copy(keys[lo:], a)
+		copy(vals[lo:], av)
+		copy(keys[mid:], b)
+		copy(vals[mid:], bv)
+		wantK, wantV := SortPairsRef(slices.Clone(keys[lo:hi]), slices.Clone(vals[lo:hi]), order)
+		fillK, fillV := make([]K, total), make([]uint32, total)
+		for i := range fillK {
+			fillK[i], fillV[i] = kerneltest.Sentinel[K](), kerneltest.Sentinel[uint32]()
+		}
+		src, vsrc := kerneltest.Guarded(t, q, keys), kerneltest.Guarded(t, q, vals)
+		done := map[int]bool{}
+		for _, local := range []int{1, 3, 32, 100, mergeWG} {
+			if local = min(local, maxLocal); done[local] {
+				continue
+			}
+			done[local] = true
+			for _, pairs := range []bool{true, false} {
+				name := fmt.Sprintf("na=%d/nb=%d/distinct=%d/%v/local=%d/pairs=%v", c.na, c.nb, c.distinct, order, local, pairs)
+				t.Run(name, func(t *testing.T) {
+					dst, vdst := kerneltest.Guarded(t, q, fillK), kerneltest.Guarded(t, q, fillV)
+					var vd, vs any = dst, src
+					var p int32
+					if pairs {
+						vd, vs, p = vdst, vsrc, 1
+					}
+					tile := local * mergeItems
+					tiles := (hi - lo + tile - 1) / tile
+					if err := q.Launch(s.merge, engine.Range1D(tiles*local, local), dst, src, vd, vs,
+						uint32(lo), uint32(mid), uint32(hi), mode, p); err != nil {
+						t.Fatal(err)
+					}
+					gotK, gotV := kerneltest.Download(t, q, "keys", dst, total), kerneltest.Download(t, q, "values", vdst, total)
+					for i := range total {
+						if i < lo || i >= hi {
+							if !kerneltest.IsSentinel(gotK[i]) || gotV[i] != fillV[i] {
+								t.Fatalf("element %d, outside [%d, %d): key %v value %d written", i, lo, hi, gotK[i], gotV[i])
+							}
+							continue
+						}
+						w := i - lo
+						if SortMapKey(gotK[i], order) != SortMapKey(wantK[w], order) {
+							t.Fatalf("element %d: key %v, want %v", i, gotK[i], wantK[w])
+						}
+						if pairs && gotV[i] != wantV[w] {
+							t.Fatalf("element %d: value %d, want %d", i, gotV[i], wantV[w])
+						}
+						if !pairs && gotV[i] != fillV[i] {
+							t.Fatalf("keys alone, element %d: value %d written", i, gotV[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// sumInts returns the sum of xs.
+func sumInts(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }

@@ -266,46 +266,123 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 
 // sort_merge merges the sorted runs src[lo, mid) and src[mid, hi) into dst[lo, hi), stably:
 // a key of the first run goes before an equal key of the second. Keys compare as map_in's
-// (mode as above: bit 0 float32 keys, bit 1 descending, the order the radix sort gives);
-// with pairs != 0 the values of vsrc move alongside into vdst. Each work-item writes
-// MERGE_ITEMS consecutive outputs, from the point of the merge path found by a binary
-// search (Green, McColl and Bader's merge path). Launch: 1D, at least
-// ceil((hi-lo)/MERGE_ITEMS) work-items, any local size; dst and src distinct.
-#ifndef MERGE_ITEMS
-#define MERGE_ITEMS 16
+// (mode as above: bit 0 float32 keys, bit 1 descending, the order the radix sort gives) and
+// move bit for bit; with pairs != 0 the values of vsrc move alongside into vdst (vdst and
+// vsrc are not touched otherwise: pass any buffers). mid == hi copies src[lo, hi). dst and
+// src are distinct; indices are uint (hi <= 2^32 - 1).
+// Merge path (Green, McColl and Bader) by tiles, as in ModernGPU's and CUB's merges: with
+// local size L, work-group g writes the T = L*MERGE_ITEMS outputs from lo + g*T on (the last
+// tile may be shorter), with a = src + lo and b = src + mid:
+//   1. work-items 0 and 1 (0 alone when L = 1) binary-search the merge path in global memory
+//      at the tile's first diagonal d0 and at its end d1, which gives the tile's inputs
+//      a[ia0, ia1) and b[ib0, ib1) (ia1 - ia0 + ib1 - ib0 = d1 - d0);
+//   2. the group loads them into lkey (a's keys, then b's), coalesced: consecutive
+//      work-items read consecutive keys of each run;
+//   3. each work-item binary-searches the tile's merge path in local memory at its own
+//      diagonal lid*MERGE_ITEMS and merges its MERGE_ITEMS outputs, writing for each the
+//      position of its key in lkey into lpos (no keys are kept in private arrays);
+//   4. the group writes the tile coalesced: output t is lkey[lpos[t]], and with pairs the
+//      value read from vsrc where that key came from (consecutive outputs read two
+//      increasing runs of consecutive values).
+// Launch: 1D, local size L <= MERGE_WG (any L, not only a power of two), global
+// ceil((hi - lo)/T)*L work-items.
+// Tunables (-D): MERGE_WG (128) and MERGE_ITEMS (15). Local memory: 8*MERGE_WG*MERGE_ITEMS + 8
+// bytes (15 KB at the defaults). Every work-group waits for two global searches of about
+// log2(hi - lo) dependent reads before it can load, so the tile is large (1920 outputs) to
+// spread that wait over many keys, while 15 KB still lets 14 groups share a multiprocessor of
+// 228 KB (an H200's) and keep many loads in flight. MERGE_ITEMS is odd so that the writes of
+// step 3, MERGE_ITEMS words apart from one work-item to the next, fall in distinct banks.
+#ifndef MERGE_WG
+#define MERGE_WG 128
 #endif
+#ifndef MERGE_ITEMS
+#define MERGE_ITEMS 15
+#endif
+#define MERGE_TILE (MERGE_WG * MERGE_ITEMS)
+// MERGE_SRC(t): the index in src of the tile's input lkey[t] (sort_merge's variables).
+#define MERGE_SRC(t) ((t) < ta ? lo + ia0 + (t) : mid + ib0 + ((t) - ta))
 __kernel void sort_merge(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
                          uint lo, uint mid, uint hi, int mode, int pairs) {
-    const uint na = mid - lo, nb = hi - mid;
-    const uint k0 = (uint)get_global_id(0) * MERGE_ITEMS;
-    if (k0 >= na + nb) return;
-    const uint k1 = min(k0 + MERGE_ITEMS, na + nb);
+    __local uint lkey[MERGE_TILE]; // the tile's inputs: a[ia0, ia1), then b[ib0, ib1)
+    __local uint lpos[MERGE_TILE]; // lpos[t]: the position in lkey of the tile's output t
+    __local uint lsplit[2];        // ia0 and ia1
+    const uint na = mid - lo, nb = hi - mid, n = na + nb;
+    const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    const uint tile = lsz * MERGE_ITEMS;
+    // The tile's outputs [d0, d1): d0 < n (ceil(n/tile) groups), and d1 does not overflow.
+    const uint d0 = (uint)get_group_id(0) * tile;
+    const uint d1 = d0 + min(tile, n - d0);
     __global const uint *a = src + lo;
     __global const uint *b = src + mid;
-    // i keys of a and k0 - i of b come first: the least i whose a[i] does not go before
-    // b[k0 - i - 1].
+    // 1. i keys of a and d - i of b come first: the least i whose a[i] does not go before
+    // b[d - i - 1].
     // (max, not a conditional subtraction: LLVM makes that a saturating-subtract intrinsic,
     // which Oclgrind does not know)
-    uint ilo = max(k0, nb) - nb, ihi = min(k0, na);
+    for (uint s = lid; s < 2u; s += lsz) {
+        const uint d = s == 0u ? d0 : d1;
+        uint ilo = max(d, nb) - nb, ihi = min(d, na);
+        while (ilo < ihi) {
+            const uint m = ilo + (ihi - ilo) / 2;
+            if (map_in(a[m], mode) <= map_in(b[d - m - 1], mode)) {
+                ilo = m + 1;
+            } else {
+                ihi = m;
+            }
+        }
+        lsplit[s] = ilo;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint ia0 = lsplit[0], ib0 = d0 - ia0;
+    const uint ta = lsplit[1] - ia0; // the tile's keys of a: lkey[0, ta); of b: lkey[ta, cnt)
+    const uint cnt = d1 - d0;
+    const uint tb = cnt - ta;
+    // 2. Load. In the last tile, positions from cnt on load input cnt - 1 again (never read
+    // back): without a condition around them the loads can all be issued at once.
+    for (uint k = 0; k < MERGE_ITEMS; k++) {
+        const uint t = lid + k * lsz;
+        lkey[t] = src[MERGE_SRC(min(t, cnt - 1))];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // 3. This item's outputs [e, e + MERGE_ITEMS) of the tile (none past cnt): the search
+    // as in step 1, on lkey.
+    const uint e = min(lid * MERGE_ITEMS, cnt);
+    uint ilo = max(e, tb) - tb, ihi = min(e, ta);
     while (ilo < ihi) {
-        const uint i = ilo + (ihi - ilo) / 2;
-        if (map_in(a[i], mode) <= map_in(b[k0 - i - 1], mode)) {
-            ilo = i + 1;
+        const uint m = ilo + (ihi - ilo) / 2;
+        if (map_in(lkey[m], mode) <= map_in(lkey[ta + e - m - 1], mode)) {
+            ilo = m + 1;
         } else {
-            ihi = i;
+            ihi = m;
         }
     }
-    uint i = ilo, j = k0 - ilo;
-    for (uint k = k0; k < k1; k++) {
-        const int fromA = j >= nb || (i < na && map_in(a[i], mode) <= map_in(b[j], mode));
-        if (fromA) {
-            dst[lo + k] = a[i];
-            if (pairs) vdst[lo + k] = vsrc[lo + i];
-            i++;
+    uint i = ilo, j = ta + e - ilo; // the next key of a and of b in lkey
+    uint ki = i < ta ? map_in(lkey[i], mode) : 0u, kj = j < cnt ? map_in(lkey[j], mode) : 0u;
+    const uint e1 = min(e + MERGE_ITEMS, cnt);
+    for (uint t = e; t < e1; t++) {
+        if (j >= cnt || (i < ta && ki <= kj)) {
+            lpos[t] = i++;
+            if (i < ta) ki = map_in(lkey[i], mode);
         } else {
-            dst[lo + k] = b[j];
-            if (pairs) vdst[lo + k] = vsrc[mid + j];
-            j++;
+            lpos[t] = j++;
+            if (j < cnt) kj = map_in(lkey[j], mode);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // 4. Store (the last tile's outputs past cnt are not written). The values are all read
+    // before any is written, since vdst might alias vsrc as far as the compiler knows.
+    for (uint k = 0; k < MERGE_ITEMS; k++) {
+        const uint t = lid + k * lsz;
+        if (t < cnt) dst[lo + d0 + t] = lkey[lpos[t]];
+    }
+    if (pairs) {
+        uint val[MERGE_ITEMS];
+        for (uint k = 0; k < MERGE_ITEMS; k++) {
+            const uint p = lpos[min(lid + k * lsz, cnt - 1)];
+            val[k] = vsrc[MERGE_SRC(p)];
+        }
+        for (uint k = 0; k < MERGE_ITEMS; k++) {
+            const uint t = lid + k * lsz;
+            if (t < cnt) vdst[lo + d0 + t] = val[k];
         }
     }
 }

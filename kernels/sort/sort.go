@@ -298,12 +298,19 @@ func (s *Sorter[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, v
 	return nil
 }
 
-// mergeItems is sort.cl's MERGE_ITEMS: the outputs of one work-item of sort_merge.
-const mergeItems = 16
+// mergeWG and mergeItems are sort.cl's MERGE_WG and MERGE_ITEMS: sort_merge's largest
+// local size and the outputs of one of its work-items. A work-group writes a tile of
+// local*mergeItems consecutive outputs (1920 at the largest local size).
+const (
+	mergeWG    = 128
+	mergeItems = 15
+)
 
 // mergeTwo enqueues on q the stable merge of the sorted runs src[lo, mid) and src[mid, hi)
 // into dst[lo, hi) in order (a key of the first run before an equal key of the second), the
-// values of vsrc alongside into vdst when they are not nil. dst and src are distinct.
+// values of vsrc alongside into vdst when they are not nil. dst and src are distinct. One
+// work-group of sort_merge writes each tile of the output: mergeWG work-items, or fewer
+// where the device allows fewer for the kernel.
 func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], lo, mid, hi int, order SortOrder) error {
 	if hi <= lo {
 		return nil
@@ -317,12 +324,13 @@ func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, 
 	if vdst != nil {
 		pairs, vd, vs = 1, vdst, vsrc
 	}
-	local := 64 // or less where the device allows less for the kernel (Rusticl: 32)
+	local := mergeWG // or less where the device allows less for the kernel
 	if m := s.merge.Attributes().MaxWorkGroupSize; m > 0 && m < local {
 		local = m
 	}
-	items := (hi - lo + mergeItems - 1) / mergeItems
-	return q.Launch(s.merge, engine.Range1D((items+local-1)/local*local, local), dst, src, vd, vs,
+	tile := local * mergeItems
+	tiles := (hi - lo + tile - 1) / tile
+	return q.Launch(s.merge, engine.Range1D(tiles*local, local), dst, src, vd, vs,
 		uint32(lo), uint32(mid), uint32(hi), mode, pairs)
 }
 
