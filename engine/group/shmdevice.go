@@ -53,31 +53,31 @@ func (d *deviceReduce) close() {
 
 // reduceSource is the kernel of the device's reduction: r[roff + i] = the reduction of
 // parts[p*n + i] over p in order, as reduceRange computes it (max and min as Go's: a NaN
-// wins, +0 above -0). T, OP (0 sum, 1 product, 2 max, 3 min) and FLOAT (a floating type)
-// are given at build.
+// wins, +0 above -0). GROUP_T, GROUP_OP (0 sum, 1 product, 2 max, 3 min) and GROUP_FLOAT (a
+// floating type) are given at build (names of their own: NVRTC's headers use T).
 const reduceSource = `
-#ifdef FP64
+#ifdef GROUP_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
-#if OP == 0
+#if GROUP_OP == 0
 #define RED(a, b) ((a) + (b))
-#elif OP == 1
+#elif GROUP_OP == 1
 #define RED(a, b) ((a) * (b))
-#elif FLOAT
-#if OP == 2
+#elif GROUP_FLOAT
+#if GROUP_OP == 2
 #define RED(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : (a) == (b) ? (signbit(a) ? (b) : (a)) : (a) > (b) ? (a) : (b))
 #else
 #define RED(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : (a) == (b) ? (signbit(a) ? (a) : (b)) : (a) < (b) ? (a) : (b))
 #endif
-#elif OP == 2
+#elif GROUP_OP == 2
 #define RED(a, b) ((a) > (b) ? (a) : (b))
 #else
 #define RED(a, b) ((a) < (b) ? (a) : (b))
 #endif
-__kernel void group_reduce(__global T *r, ulong roff, __global const T *parts, ulong n, uint procs) {
+__kernel void group_reduce(__global GROUP_T *r, ulong roff, __global const GROUP_T *parts, ulong n, uint procs) {
     const ulong i = get_global_id(0);
     if (i >= n) return;
-    T acc = parts[i];
+    GROUP_T acc = parts[i];
     for (uint p = 1; p < procs; p++) acc = RED(acc, parts[(ulong)p * n + i]);
     r[roff + i] = acc;
 }
@@ -122,9 +122,9 @@ func reduceKernel[T CollectiveScalar](g *Group, dev *engine.Device, op ReduceOp)
 	if k := g.dred.kernels[key]; k != nil {
 		return k, nil
 	}
-	opts := []string{"-DT=" + ctype, fmt.Sprintf("-DOP=%d", code), fmt.Sprintf("-DFLOAT=%d", b2i(float))}
+	opts := []string{"-DGROUP_T=" + ctype, fmt.Sprintf("-DGROUP_OP=%d", code), fmt.Sprintf("-DGROUP_FLOAT=%d", b2i(float))}
 	if ctype == "double" {
-		opts = append(opts, "-DFP64")
+		opts = append(opts, "-DGROUP_FP64")
 	}
 	prog, err := dev.Build(reduceSource, opts...)
 	if err != nil {
