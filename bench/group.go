@@ -156,6 +156,10 @@ type SplitConfig struct {
 	Portable bool
 	// Fractions fixes the shares (kernels.SplitOptions); nil measures them.
 	Fractions []float64
+	// Placement narrows the splits to data from the host (PlacementHost) or data on the
+	// devices (PlacementSharded: each device alone is then timed resident only); "" runs
+	// both.
+	Placement string
 	Progress  *Progress
 }
 
@@ -267,7 +271,11 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		sd := SingleDevice{Device: d.ID()}
 		only := make([]float64, len(devs))
 		only[i] = 1
-		st, _, err := timeSplit(ctx, cfg, op, p, devs, only, kernels.PlaceHost)
+		var st Stats
+		var err error
+		if cfg.Placement != PlacementSharded {
+			st, _, err = timeSplit(ctx, cfg, op, p, devs, only, kernels.PlaceHost)
+		}
 		if err == nil {
 			sd.Resident, err = timeAlone(ctx, cfg, op, p, d)
 		}
@@ -275,7 +283,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 			sd.Err = err.Error()
 		} else {
 			sd.Stats = st
-			if st.Median < best {
+			if cfg.Placement != PlacementSharded && st.Median < best {
 				best, res.Fastest = st.Median, d.ID()
 			}
 			if sd.Resident.Median < bestResident {
@@ -286,6 +294,13 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	}
 	if ctx.Err() == nil {
 		*step = fmt.Sprintf("split %s %s across %d devices", op.Name, FormatSize(size), len(devs))
+	}
+	if cfg.Placement == PlacementSharded {
+		if sh, ok := runSharded(ctx, cfg, op, p, devs, step, bestResident, fastestResident, res.Single); ok {
+			return append(out, sh)
+		}
+		res.Placement, res.Err = PlacementSharded, "no split on sharded data"
+		return append(out, res)
 	}
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
 	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions, kernels.PlaceHost)
@@ -306,7 +321,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		}
 	}
 	out = append(out, res)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || cfg.Placement == PlacementHost {
 		return out
 	}
 	if sh, ok := runSharded(ctx, cfg, op, p, devs, step, bestResident, fastestResident, res.Single); ok {

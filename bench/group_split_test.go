@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +113,55 @@ func TestSplitResultChecked(t *testing.T) {
 	for _, sh := range [][]kernels.Share{ran, failed} {
 		if !(SplitResult{Shares: sh}).Checked() {
 			t.Errorf("shares %+v: want checked", sh)
+		}
+	}
+}
+
+// TestRunSplitsPlacement narrows the splits to one placement: sharded gives each op's
+// case on sharded data (verified, against the devices resident), and an op without a
+// split on sharded data a case saying so; host gives the host cases alone.
+func TestRunSplitsPlacement(t *testing.T) {
+	infos, err := engine.Devices(t.Context(), "opencl")
+	if err != nil || len(infos) == 0 {
+		t.Skipf("no OpenCL device: %v", err)
+	}
+	var devs []*engine.Device
+	for _, id := range []string{"opencl:" + infos[0].ID, "opencl:" + infos[len(infos)-1].ID} {
+		d, err := engine.Open(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		devs = append(devs, d)
+	}
+	ops, err := suite.Match("map/axpy/float32", "reduce/argmin/float32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ placement, want string }{
+		{PlacementSharded, "map/axpy/float32 sharded true, reduce/argmin/float32 sharded false"},
+		{PlacementHost, "map/axpy/float32 host true, reduce/argmin/float32 host true"},
+	} {
+		rep, err := RunSplits(t.Context(), SplitConfig{Ops: ops, Sizes: []int{1 << 12}, Count: 2, Warmup: 1, Placement: c.placement}, devs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range rep.Splits {
+			got = append(got, fmt.Sprint(s.Case, " ", s.Placement, " ", s.Verified))
+			if c.placement == PlacementSharded {
+				for _, sd := range s.Single {
+					if sd.Stats.Median != 0 || sd.Err == "" && sd.Resident.Median <= 0 {
+						t.Errorf("%s alone on %s: host-data time %v, resident %v: want resident only", s.Case, sd.Device, sd.Stats.Median, sd.Resident.Median)
+					}
+				}
+				if !s.Verified && !strings.Contains(s.Err, "no split on sharded data") {
+					t.Errorf("%s: %q: want it to say the op has no split on sharded data", s.Case, s.Err)
+				}
+			}
+		}
+		if strings.Join(got, ", ") != c.want {
+			t.Errorf("placement %s: cases %q, want %q", c.placement, strings.Join(got, ", "), c.want)
 		}
 	}
 }

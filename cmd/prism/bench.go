@@ -40,6 +40,7 @@ type benchOptions struct {
 	// Many devices at once (group.go).
 	split      bool
 	fractions  []float64
+	placement  string
 	hostStaged bool
 	noShm      bool
 	outputFlags
@@ -132,7 +133,10 @@ GEMM and FFT by batch, reductions, sort, Monte Carlo, element-wise maps) across 
 device given as one group, each device a share of the work in proportion to its
 throughput for that op measured at run time (--fractions fixes the shares), and reports
 the split's time beside each device's alone and the speedup over the fastest; a device
-that would not make the split faster gets no share. --ops collective/* (all-reduce,
+that would not make the split faster gets no share. Ops that run on sharded data (maps,
+sums, sort, batched FFT, GEMM) run twice: with data from the host, and on data already
+split over the devices against each device alone with its data resident (--placement
+host or sharded runs one of the two). --ops collective/* (all-reduce,
 all-gather, reduce-scatter, broadcast, float32 and float64) times collectives across the
 devices given, through NCCL where every device is a CUDA GPU and libnccl.so.2 loads, else
 staged through the host (--host-staged forces it), in algorithm and bus bandwidth as
@@ -190,6 +194,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&opts.split, "split", false, "run each op split across the devices given as one group, beside each device alone")
 	f.Float64SliceVar(&opts.fractions, "fractions", nil, "with --split: each device's share of the work, comma-separated, summing to 1 (default: measured)")
+	f.StringVar(&opts.placement, "placement", "", "with --split: only data from the host (host) or only data already on the devices (sharded; each device alone then runs resident only); default both")
 	f.BoolVar(&opts.hostStaged, "host-staged", false, "collectives staged through host memory even where NCCL is available")
 	f.BoolVar(&opts.noShm, "no-shared-memory", false, "collectives of processes an MPI launcher started on one host staged through MPI's collectives, as across hosts, not through memory the processes share")
 	return cmd
@@ -254,6 +259,12 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 	}
 	if opts.hostStaged || opts.noShm {
 		return usageError{fmt.Errorf("--host-staged and --no-shared-memory apply to collectives (--ops collective/*)")}
+	}
+	if flags.Changed("placement") && !opts.split {
+		return usageError{fmt.Errorf("--placement applies to --split")}
+	}
+	if p := opts.placement; p != "" && p != bench.PlacementHost && p != bench.PlacementSharded {
+		return usageError{fmt.Errorf("--placement %q: want %s or %s", p, bench.PlacementHost, bench.PlacementSharded)}
 	}
 	if flags.Changed("fractions") && !opts.split {
 		return usageError{fmt.Errorf("--fractions applies to --split")}

@@ -52,3 +52,21 @@ func TestBenchFractionsUsage(t *testing.T) {
 		t.Errorf("one fraction for two devices: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// TestBenchPlacementFlag: --placement takes host or sharded, with --split only, and says
+// what it wants otherwise, before any device is opened.
+func TestBenchPlacementFlag(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"--split --placement nowhere", `--placement "nowhere": want host or sharded`},
+		{"--placement sharded", "--placement applies to --split"},
+	} {
+		args := append([]string{"bench", "-q", "--ops", "map/axpy/float32", "--device", "nosuch:0,nosuch:1"}, strings.Fields(c.args)...)
+		_, err := execPrism(t, args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("prism %s: %v; want an error saying %q", strings.Join(args, " "), err, c.want)
+		}
+		if code := run(context.Background(), args); code != exitUsage {
+			t.Errorf("prism %s: exit %d, want %d", strings.Join(args, " "), code, exitUsage)
+		}
+	}
+}

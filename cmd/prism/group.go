@@ -32,7 +32,7 @@ func splitRun(cmd *cobra.Command, opts *benchOptions, ops []kernels.Op, sizes []
 		return usageError{fmt.Errorf("--fractions gives %d shares for %d devices", len(opts.fractions), len(devs))}
 	}
 	cfg := bench.SplitConfig{Ops: ops, Sizes: sizes, Quick: opts.quick, Count: opts.count, Warmup: opts.warmup,
-		Seed: opts.seed, Portable: opts.portable, Fractions: opts.fractions}
+		Seed: opts.seed, Portable: opts.portable, Fractions: opts.fractions, Placement: opts.placement}
 	if !opts.quiet {
 		cfg.Progress = bench.NewProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
 	}
