@@ -457,8 +457,8 @@ func allReduceShared[T CollectiveScalar](ctx context.Context, g *Group, q, out *
 	t := time.Now()
 	err = errors.Join(err, <-wrote)
 	if engine.Tracing() {
-		engine.Tracef("group: all-reduce of %d bytes through shared memory in %v, %d pieces: waiting for the copies in %v, barriers %v, reducing %v, the last copies out %v (page-locked: %v; through the device's host buffers: %v)",
-			count*engine.SizeOf[T](), time.Since(start), pieces, waited, barriers, reduced, time.Since(t), seg.pin != nil, in != nil)
+		engine.Tracef("group: all-reduce of %d bytes through shared memory in %v, %d pieces: waiting for the copies in %v, barriers %v, reducing %v on %d cores, the last copies out %v (page-locked: %v; through the device's host buffers: %v)",
+			count*engine.SizeOf[T](), time.Since(start), pieces, waited, barriers, reduced, runtime.GOMAXPROCS(0), time.Since(t), seg.pin != nil, in != nil)
 	}
 	return err
 }

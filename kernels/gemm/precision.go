@@ -87,7 +87,7 @@ func (p Prec) BLAS() bool { return p == PrecFloat32 || p == PrecFloat64 }
 // listings show them.
 var precisions = []Precision{
 	{Name: "tf32", In: "float32", MMA: PrecTF32, MMACompute: 80, clIn: "float", conv: "prism_tf32",
-		Doc: "inputs float32 reduced to tf32 (10 mantissa bits: rounded, ties away from zero, by mma.sync and OpenCL; truncated by wgmma, which reads float32 as Hopper's tensor cores and cuBLASLt do), float32 accumulation and output",
+		Doc: "inputs float32 reduced to tf32 (10 mantissa bits: rounded, ties away from zero, by mma.sync and OpenCL; truncated by wgmma, whose tensor cores drop the low 13 bits of the float32 they read, as Triton's Hopper kernels leave them; cuBLASLt rounds), float32 accumulation and output",
 		// Truncation bounds each factor's relative error by 2^-10 (rounding by 2^-11).
 		inErr: 2*0x1p-10 + 0x1p-20, accUnit: 0x1p-23},
 	{Name: "float32x3tf32", In: "float32", MMA: PrecFloat32x3TF32, MMACompute: 80, clIn: "float",

@@ -701,7 +701,9 @@ func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*en
 // buffers, rounded and split into big and small parts. tf32 reads an operand in place
 // where it is stored K-major (A not transposed, B transposed) with rows TMA can read
 // (alignedA, alignedB), the tensor cores dropping the low 13 bits of each float32 as they
-// read it (truncation, as cuBLASLt's tf32 kernels do), and a K-major copy of the other,
+// read it (truncation; Triton's Hopper kernels leave it so, while cuBLASLt rounds: its
+// tf32 GEMM of float32 1 + 2^-11 + 2^-12 by the identity gave 1 + 2^-10 at every size
+// from 128 to 8192 on an H200, 2026-11-29), and a K-major copy of the other,
 // unrounded, so that every product is the same whichever path its operands took. On an
 // H200 the copies of both operands had cost tf32 a pass over each: 8192 x 64 x 8192 took
 // 265 us against cuBLASLt's 85 (2026-11-29).
