@@ -2,7 +2,10 @@ package group
 
 // SetShmChunk sets the piece of a pipelined all-reduce through shared memory (bytes), so
 // that small tests run many pieces.
-func SetShmChunk(n int) { shmChunk = n }
+func SetShmChunk(n int) { shmChunk, deviceChunk = n, n }
+
+// SetDeviceBuildFails makes this process fail to build the device's reduction kernels.
+func SetDeviceBuildFails(on bool) { failDeviceBuild = on }
 
 // SetMapPath makes the processes other than 0 map the file f names for process 0's
 // segment.

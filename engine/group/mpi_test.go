@@ -34,7 +34,7 @@ const (
 	mpiNotShared  = "PRISM_TEST_MPI_APART"   // "1": processes but 0 map a file of their own, as with separate /dev/shm
 	mpiBounce     = "PRISM_TEST_MPI_BOUNCE"  // "1": the shared all-reduce's pieces pass through the devices' host buffers
 	mpiShmSizes   = "PRISM_TEST_MPI_SIZES"   // "first,most": the shared segment grows from first and cannot pass most
-	mpiDevice     = "PRISM_TEST_MPI_DEVICE"  // "1": a shared all-reduce of one device a process reduces on the device
+	mpiDevice     = "PRISM_TEST_MPI_DEVICE"  // "1": a shared all-reduce of one device a process reduces on the device; "1,r": but process r cannot build its kernels
 )
 
 // mpirun returns the mpirun to start ranks with; without one the test is skipped, or fails
@@ -62,10 +62,10 @@ func TestMPICollectives(t *testing.T) {
 		apart    bool   // the processes but 0 map other memory: every one must stay on MPI's collectives
 		bounce   bool   // the all-reduce's pieces pass through the devices' host buffers
 		sizes    string // the first segment's bytes and the most process 0 makes ("64,40000")
-		device   bool   // a shared all-reduce reduces on the device (allReduceOnDevice)
-	}{{2, 1, true, 0, false, false, "", false}, {3, 1, true, 12, false, false, "", false}, {2, 1, true, 40, false, true, "", false}, {4, 1, true, 0, false, false, "", false},
-		{2, 2, true, 0, false, false, "", false}, {2, 2, false, 0, false, false, "", false}, {3, 1, false, 0, true, false, "", false}, {2, 1, true, 0, false, false, "64,40000", false},
-		{2, 1, true, 0, false, false, "", true}, {3, 1, true, 0, false, false, "", true}} {
+		device   string // "1": a shared all-reduce reduces on the device (allReduceOnDevice); "1,r": process r cannot build its kernel
+	}{{2, 1, true, 0, false, false, "", ""}, {3, 1, true, 12, false, false, "", ""}, {2, 1, true, 40, false, true, "", ""}, {4, 1, true, 0, false, false, "", ""},
+		{2, 2, true, 0, false, false, "", ""}, {2, 2, false, 0, false, false, "", ""}, {3, 1, false, 0, true, false, "", ""}, {2, 1, true, 0, false, false, "64,40000", ""},
+		{2, 1, true, 0, false, false, "", "1"}, {3, 1, true, 12, false, false, "", "1"}, {3, 1, true, 0, false, false, "", "1,1"}} {
 		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
 		if !c.shared {
 			name += ", MPI's collectives"
@@ -82,8 +82,11 @@ func TestMPICollectives(t *testing.T) {
 		if c.sizes != "" {
 			name += ", segments of " + c.sizes + " bytes"
 		}
-		if c.device {
+		switch c.device {
+		case "1":
 			name += ", reduced on the devices"
+		case "1,1":
+			name += ", reduced on the host: process 1 cannot build the device's kernel"
 		}
 		t.Run(name, func(t *testing.T) {
 			// A rank that fails leaves the others waiting in MPI: the whole job is bounded.
@@ -97,7 +100,7 @@ func TestMPICollectives(t *testing.T) {
 			case c.shared:
 				shared = "1"
 			}
-			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]), fmt.Sprint(mpiBounce, "=", map[bool]int{true: 1}[c.bounce]), mpiShmSizes+"="+c.sizes, fmt.Sprint(mpiDevice, "=", map[bool]int{true: 1}[c.device]))
+			cmd.Env = append(os.Environ(), fmt.Sprint(mpiRankEnv, "=", c.devs), mpiWantLib+"=host-staged over Open MPI", mpiShared+"="+shared, fmt.Sprint(mpiShmChunk, "=", c.chunk), fmt.Sprint(mpiNotShared, "=", map[bool]int{true: 1}[c.apart]), fmt.Sprint(mpiBounce, "=", map[bool]int{true: 1}[c.bounce]), mpiShmSizes+"="+c.sizes, mpiDevice+"="+c.device)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun -np %d: %v\n%s", c.np, err, out)
@@ -145,8 +148,11 @@ func TestMPIRank(t *testing.T) {
 	if c, _ := strconv.Atoi(os.Getenv(mpiShmChunk)); c > 0 {
 		group.SetShmChunk(c)
 	}
-	if os.Getenv(mpiDevice) == "1" {
+	if on, fails, _ := strings.Cut(os.Getenv(mpiDevice), ","); on == "1" {
 		group.SetDeviceReduce(true)
+		if fails != "" && fails == os.Getenv("OMPI_COMM_WORLD_RANK") {
+			group.SetDeviceBuildFails(true)
+		}
 	}
 	if os.Getenv(mpiBounce) == "1" {
 		group.SetBounce(true)

@@ -236,13 +236,19 @@ func stagedShared[T CollectiveScalar](ctx context.Context, g *Group, kind driver
 	}
 	seg, barrier := g.shm, g.mpi.Barrier
 	if reduceOnDevice(g, kind) {
-		if err := allReduceOnDevice(ctx, g, qs[0], send[0], recv[0], op, count); err != nil {
+		on, err := deviceReduceAgreed[T](g, qs[0].Device(), op)
+		if err != nil {
 			return fail(err)
 		}
-		if err := barrier(); err != nil {
-			return fail(err)
+		if on {
+			if err := allReduceOnDevice(ctx, g, qs[0], send[0], recv[0], op, count); err != nil {
+				return fail(err)
+			}
+			if err := barrier(); err != nil {
+				return fail(err)
+			}
+			return true, nil
 		}
-		return true, nil
 	}
 	if kind == driver.AllReduce && n == 1 {
 		if seg.out == nil {

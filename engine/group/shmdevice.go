@@ -33,6 +33,8 @@ type deviceReduce struct {
 	dev     *engine.Device
 	prog    map[string]*engine.Program
 	kernels map[string]*engine.Kernel
+	// agreed says, by kernel, whether every process built it (deviceReduceAgreed).
+	agreed  map[string]bool
 	scratch any // *engine.Buffer[T] of the last collective's T
 }
 
@@ -83,24 +85,64 @@ __kernel void group_reduce(__global GROUP_T *r, ulong roff, __global const GROUP
 }
 `
 
-// reduceKernel returns the group's kernel reducing T with op on dev, building it on first use.
-func reduceKernel[T CollectiveScalar](g *Group, dev *engine.Device, op ReduceOp) (*engine.Kernel, error) {
+// deviceReduceAgreed builds the kernel reducing T with op on dev where it was not built yet
+// and reports whether every process of the group has it, all processes alike (the first
+// time for each type and reduction, through MPI): where any could not build it (a device
+// without float64, a compiler's refusal), every process reduces on the host instead, and
+// PRISM_TRACE says why. The processes run the same collectives in the same order, so
+// that they agree on the same kernels in turn.
+func deviceReduceAgreed[T CollectiveScalar](g *Group, dev *engine.Device, op ReduceOp) (bool, error) {
+	key := reduceKey[T](op)
+	if g.dred != nil && g.dred.dev == dev {
+		if ok, done := g.dred.agreed[key]; done {
+			return ok, nil
+		}
+	}
+	_, err := reduceKernel[T](g, dev, op)
+	flag := []int32{1}
+	if err != nil {
+		flag[0] = 0
+		engine.Tracef("group: the all-reduce's %s reduces on the host: %v", key, err)
+	}
+	if err := g.mpi.AllReduce(asBytes(flag), driver.CollInt32, ReduceMin); err != nil {
+		return false, err
+	}
+	g.dred.agreed[key] = flag[0] == 1
+	return flag[0] == 1, nil
+}
+
+// reduceKey names the reduction of T with op ("float/0").
+func reduceKey[T CollectiveScalar](op ReduceOp) string {
+	ctype, _ := cType[T]()
+	return fmt.Sprintf("%s/%d", ctype, op)
+}
+
+// cType returns the OpenCL C type of T and whether it is a floating type.
+func cType[T CollectiveScalar]() (string, bool) {
 	var z T
-	ctype, float := "", false
 	switch any(z).(type) {
 	case float32:
-		ctype, float = "float", true
+		return "float", true
 	case float64:
-		ctype, float = "double", true
+		return "double", true
 	case int32:
-		ctype = "int"
+		return "int", false
 	case uint32:
-		ctype = "uint"
+		return "uint", false
 	case int64:
-		ctype = "long"
-	case uint64:
-		ctype = "ulong"
+		return "long", false
 	}
+	return "ulong", false
+}
+
+// reduceKernel returns the group's kernel reducing T with op on dev, building it on first
+// use (a failed build is tried again at the next call).
+func reduceKernel[T CollectiveScalar](g *Group, dev *engine.Device, op ReduceOp) (*engine.Kernel, error) {
+	if g.dred == nil || g.dred.dev != dev {
+		g.dred.close()
+		g.dred = &deviceReduce{dev: dev, prog: map[string]*engine.Program{}, kernels: map[string]*engine.Kernel{}, agreed: map[string]bool{}}
+	}
+	ctype, float := cType[T]()
 	var code int
 	switch op {
 	case ReduceSum:
@@ -114,13 +156,12 @@ func reduceKernel[T CollectiveScalar](g *Group, dev *engine.Device, op ReduceOp)
 	default:
 		return nil, fmt.Errorf("reduction %v: %w", op, engine.ErrInvalidArg)
 	}
-	if g.dred == nil || g.dred.dev != dev {
-		g.dred.close()
-		g.dred = &deviceReduce{dev: dev, prog: map[string]*engine.Program{}, kernels: map[string]*engine.Kernel{}}
-	}
-	key := fmt.Sprintf("%s/%d", ctype, code)
+	key := reduceKey[T](op)
 	if k := g.dred.kernels[key]; k != nil {
 		return k, nil
+	}
+	if failDeviceBuild {
+		return nil, fmt.Errorf("building the reduction of %s: refused for the test: %w", ctype, engine.ErrUnsupported)
 	}
 	opts := []string{"-DGROUP_T=" + ctype, fmt.Sprintf("-DGROUP_OP=%d", code), fmt.Sprintf("-DGROUP_FLOAT=%d", b2i(float))}
 	if ctype == "double" {
@@ -188,32 +229,38 @@ func allReduceOnDevice[T CollectiveScalar](ctx context.Context, g *Group, q *eng
 	}
 	t = time.Now()
 	lo, hi := span(me)
-	if n := hi - lo; n > 0 {
+	if hi > lo {
 		dev := q.Device()
 		k, err := reduceKernel[T](g, dev, op)
 		if err != nil {
 			return err
 		}
-		scratch, err := reduceScratch[T](g, dev, procs*n)
+		// The range in pieces of at most deviceChunk bytes a part, so that the scratch
+		// holds procs pieces, not procs ranges.
+		step := min(hi-lo, max(1, deviceChunk/engine.SizeOf[T]()))
+		scratch, err := reduceScratch[T](g, dev, procs*step)
 		if err != nil {
 			return err
 		}
-		for p := range procs {
-			if p == me {
-				err = scratch.CopyFrom(q, p*n, send, lo, n)
-			} else {
-				err = scratch.Write(ctx, q, p*n, sharedSlice[T](seg, p*count+lo, n))
+		for a := lo; a < hi; a += step {
+			n := min(step, hi-a)
+			for p := range procs {
+				if p == me {
+					err = scratch.CopyFrom(q, p*n, send, a, n)
+				} else {
+					err = scratch.Write(ctx, q, p*n, sharedSlice[T](seg, p*count+a, n))
+				}
+				if err != nil {
+					return err
+				}
 			}
-			if err != nil {
+			const local = 256
+			if err := q.Launch(k, engine.Range1D((n+local-1)/local*local, local), recv, uint64(a), scratch, uint64(n), uint32(procs)); err != nil {
 				return err
 			}
-		}
-		const local = 256
-		if err := q.Launch(k, engine.Range1D((n+local-1)/local*local, local), recv, uint64(lo), scratch, uint64(n), uint32(procs)); err != nil {
-			return err
-		}
-		if err := recv.Read(ctx, q, lo, result[lo:hi]); err != nil {
-			return err
+			if err := recv.Read(ctx, q, a, result[a:a+n]); err != nil {
+				return err
+			}
 		}
 	}
 	t = lap(&reduce, t)
@@ -242,6 +289,13 @@ func allReduceOnDevice[T CollectiveScalar](ctx context.Context, g *Group, q *eng
 func reduceOnDevice(g *Group, kind driver.CollectiveKind) bool {
 	return kind == driver.AllReduce && len(g.devs) == 1 && (g.shm.pin != nil && !forceBounce || forceDevice)
 }
+
+// deviceChunk is the most bytes of each part a device reduces at once (its scratch holds
+// one piece of every process's part). A variable for the tests.
+var deviceChunk = 64 << 20
+
+// failDeviceBuild makes every build of a reduction kernel fail in this process (the tests).
+var failDeviceBuild = false
 
 // forceDevice reduces a shared all-reduce on the device where the segment is not
 // page-locked (the tests, on devices that page-lock nothing).
