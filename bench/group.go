@@ -297,6 +297,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	}
 	if cfg.Placement == PlacementSharded {
 		if sh, ok := runSharded(ctx, cfg, op, p, devs, step, bestResident, fastestResident, res.Single); ok {
+			sh.Single = res.Single // no host case carries them: the devices alone, resident
 			return append(out, sh)
 		}
 		res.Placement, res.Err = PlacementSharded, "no split on sharded data"

@@ -150,6 +150,9 @@ func TestRunSplitsPlacement(t *testing.T) {
 		for _, s := range rep.Splits {
 			got = append(got, fmt.Sprint(s.Case, " ", s.Placement, " ", s.Verified))
 			if c.placement == PlacementSharded {
+				if s.Verified && len(s.Single) != len(devs) {
+					t.Errorf("%s: %d devices alone in the sharded case, want %d (resident)", s.Case, len(s.Single), len(devs))
+				}
 				for _, sd := range s.Single {
 					if sd.Stats.Median != 0 || sd.Err == "" && sd.Resident.Median <= 0 {
 						t.Errorf("%s alone on %s: host-data time %v, resident %v: want resident only", s.Case, sd.Device, sd.Stats.Median, sd.Resident.Median)

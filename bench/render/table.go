@@ -629,6 +629,9 @@ func (r view) splitGrid() *resultGrid {
 					alone = "FAILED"
 				default:
 					alone, resident = bench.FormatDuration(sd.Stats.Median), bench.FormatDuration(sd.Resident.Median)
+					if sd.Stats.Median == 0 { // timed resident only (--placement sharded)
+						alone = "-"
+					}
 				}
 			}
 			row = append(row, share, alone, resident)
