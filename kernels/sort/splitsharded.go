@@ -652,8 +652,15 @@ func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard
 			return nil
 		}
 		q := parts[j].Queue
+		t0 := time.Now()
 		if err := receiving(q.Device(), j, recv[j], out, vout); err != nil {
 			return err
+		}
+		if engine.Tracing() {
+			engine.Tracef("sort: %s receives %d keys: buffers in %v", q.Device().ID(), recv[j], time.Since(t0).Round(time.Microsecond))
+			defer func(t time.Time) {
+				engine.Tracef("sort: %s received its pieces in %v", q.Device().ID(), time.Since(t).Round(time.Microsecond))
+			}(time.Now())
 		}
 		for i := range parts {
 			lo, hi := piece(i, j)
