@@ -82,6 +82,7 @@ enum {
 	fn_cuMemPoolDestroy,
 	fn_cuMemPoolSetAttribute,
 	fn_cuMemPoolTrimTo,
+	fn_cuMemPoolSetAccess,
 	fn_cuMemAllocFromPoolAsync,
 	fn_cuMemFreeAsync,
 	fn_cuStreamBeginCapture,
@@ -296,6 +297,21 @@ TRAMPOLINE(CUresult, cuMemPoolCreate, (CUmemoryPool *p, const prism_mem_pool_pro
 TRAMPOLINE(CUresult, cuMemPoolDestroy, (CUmemoryPool p), (p))
 TRAMPOLINE(CUresult, cuMemPoolSetAttribute, (CUmemoryPool p, int attr, void *v), (p, attr, v))
 TRAMPOLINE(CUresult, cuMemPoolTrimTo, (CUmemoryPool p, size_t keep), (p, keep))
+// CUmemAccessDesc: a location (CU_MEM_LOCATION_TYPE_DEVICE 1 and an ordinal) and its
+// access (CU_MEM_ACCESS_FLAGS_PROT_READWRITE 3).
+typedef struct {
+	struct { int type; int id; } location;
+	int flags;
+} prism_mem_access_desc;
+TRAMPOLINE(CUresult, cuMemPoolSetAccess, (CUmemoryPool p, const prism_mem_access_desc *map, size_t count), (p, map, count))
+// prism_pool_grant lets device ordinal read and write the memory of pool p.
+static CUresult prism_pool_grant(CUmemoryPool p, int ordinal) {
+	prism_mem_access_desc d;
+	d.location.type = 1;
+	d.location.id = ordinal;
+	d.flags = 3;
+	return call_cuMemPoolSetAccess(p, &d, 1);
+}
 TRAMPOLINE(CUresult, cuMemAllocFromPoolAsync, (CUdeviceptr *d, size_t size, CUmemoryPool p, CUstream s), (d, size, p, s))
 TRAMPOLINE(CUresult, cuMemFreeAsync, (CUdeviceptr d, CUstream s), (d, s))
 
@@ -485,6 +501,7 @@ var cudaSymbols = []symbol{
 	{C.fn_cuMemPoolDestroy, []string{"cuMemPoolDestroy"}, true},
 	{C.fn_cuMemPoolSetAttribute, []string{"cuMemPoolSetAttribute"}, true},
 	{C.fn_cuMemPoolTrimTo, []string{"cuMemPoolTrimTo"}, true},
+	{C.fn_cuMemPoolSetAccess, []string{"cuMemPoolSetAccess"}, true},
 	{C.fn_cuMemAllocFromPoolAsync, []string{"cuMemAllocFromPoolAsync"}, true},
 	{C.fn_cuMemFreeAsync, []string{"cuMemFreeAsync"}, true},
 	// Graphs by stream capture (cuGraphInstantiateWithFlags: CUDA 11.4).
@@ -947,6 +964,15 @@ func cuMemPoolCreateDevice(ordinal int) (cuMemoryPool, Result) {
 }
 
 func cuMemPoolDestroy(p cuMemoryPool) Result { return Result(C.call_cuMemPoolDestroy(p)) }
+
+// cuMemPoolGrant lets device ordinal read and write the memory of pool p
+// (cuMemPoolSetAccess); NotFound where the driver lacks the call.
+func cuMemPoolGrant(p cuMemoryPool, ordinal int) Result {
+	if !have(C.fn_cuMemPoolSetAccess) {
+		return NotFound
+	}
+	return Result(C.prism_pool_grant(p, C.int(ordinal)))
+}
 
 func cuMemPoolTrimTo(p cuMemoryPool, keep int64) Result {
 	return Result(C.call_cuMemPoolTrimTo(p, C.size_t(keep)))

@@ -777,16 +777,30 @@ func TestPeerAccess(t *testing.T) {
 		sb.Close()
 		db.Close()
 	}
-	// Both ways at once, each device pulling from the other (as the sharded sort exchanges).
+	// Both ways at once, each device pulling from the other as the sharded sort exchanges,
+	// between buffers of the stream-ordered pools engine allocates from (which peer access
+	// alone does not open to the other device: enablePeers grants them), where the devices
+	// have pools; the bytes are checked.
 	var bufs [2][2]driver.Buffer // [device][source, destination]
+	pattern := make([]byte, big)
+	for i := range pattern {
+		pattern[i] = byte(i*13 + i>>16)
+	}
 	for i := range rs {
 		for k := range 2 {
-			b, err := rs[i].d.Alloc(big)
+			alloc := rs[i].d.Alloc
+			if rs[i].d.pooled() != nil {
+				alloc = rs[i].d.AllocPooled
+			}
+			b, err := alloc(big)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer b.Close()
 			bufs[i][k] = b
+		}
+		if err := rs[i].q.Write(bufs[i][0], 0, unsafe.Pointer(&pattern[0]), big); err != nil {
+			t.Fatal(err)
 		}
 	}
 	best := time.Duration(1 << 62)
@@ -812,7 +826,16 @@ func TestPeerAccess(t *testing.T) {
 		}
 		best = min(best, time.Since(t0))
 	}
-	t.Logf("both ways at once: %d MiB each way in %v (%.0f GB/s each way, best of 5)", big>>20, best, float64(big)/best.Seconds()/1e9)
+	t.Logf("both ways at once, pool buffers: %d MiB each way in %v (%.0f GB/s each way, best of 5)", big>>20, best, float64(big)/best.Seconds()/1e9)
+	for i := range rs {
+		got := make([]byte, big)
+		if err := rs[i].q.Read(bufs[i][1], 0, unsafe.Pointer(&got[0]), big); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, pattern) {
+			t.Errorf("%s: the bytes copied from %s's pool buffer differ", rs[i].d.info.ID, rs[1-i].d.info.ID)
+		}
+	}
 	peers.Lock()
 	defer peers.Unlock()
 	for _, p := range [][2]*device{{rs[0].d, rs[1].d}, {rs[1].d, rs[0].d}} {
