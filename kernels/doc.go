@@ -49,8 +49,8 @@
 // each device and shares the units so that all finish together, SplitRun runs the parts
 // (one per device, concurrently) and, on sharded data, drives the family's Sharded
 // (scatter, run where the data lies, release). The op's second run checks a measured plan
-// that split against the device predicted fastest alone and keeps the split only at 0.97
-// of that device's speed or better (CheckedRun; Recheck checks at once). Share says what
+// that split against each device the plan timed alone (at most four, fastest predicted
+// first) and keeps the split only at 0.97 of the fastest one's speed or better (CheckedRun; Recheck checks at once). Share says what
 // was measured and chosen, PlanSummary says it in a line.
 //
 // # The catalog

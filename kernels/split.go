@@ -131,9 +131,10 @@ type Share struct {
 	// op); such a device is left out of a measured plan, with no share.
 	Unable string `json:"unable,omitempty"`
 	// Ran and RanOne are the plan's check (SplitRun.CheckedRun), the same on every share:
-	// the measured time of the split the plan chose, and of the device predicted fastest
-	// alone doing all the work (with its predicted gather on sharded data). The shares are
-	// the split's where it ran at least 0.97 of the device's speed, else that device's.
+	// the measured time of the split the plan chose, and of the fastest device alone doing
+	// all the work among those the check tried (with its predicted gather on sharded data).
+	// The shares are the split's where it ran at least 0.97 of that device's speed, else
+	// that device's.
 	// Zero where no check ran (given shares, one device planned, a single run).
 	Ran    time.Duration `json:"ran_ns,omitempty"`
 	RanOne time.Duration `json:"ran_one_ns,omitempty"`

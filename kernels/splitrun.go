@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -332,6 +333,12 @@ const (
 	checkBudget = 100 * time.Millisecond
 )
 
+// checkDevices is the most devices a plan's check times alone, fastest predicted first:
+// the probes can rank devices of one model wrongly (on two H200 the host-data sort of 16M
+// float32 keys took 37.9 ms alone on one and 51.5 on the other, the host's memory nearer
+// one of them), and a check against the slower kept a split at 0.86 of the faster.
+const checkDevices = 4
+
 // timeRuns times run up to checkRuns times within checkBudget and returns the fastest.
 func timeRuns(ctx context.Context, run func(ctx context.Context) error) (time.Duration, error) {
 	var best, spent time.Duration
@@ -352,10 +359,11 @@ func timeRuns(ctx context.Context, run func(ctx context.Context) error) (time.Du
 // CheckedRun runs the op with run, and on its second call (the first may pay one-time
 // costs: builds, first touches, caches) checks a measured plan that split (CheckPlan):
 // it times run (the split; the fastest of up to checkRuns runs, timeRuns), then gives all
-// the work to the device predicted fastest alone (relayout lays the data out for the
-// shares as they are now; run then runs them), runs it once to warm it and then timed as
-// the split was, and keeps whichever was faster, the split only
-// where it ran at least planCheckMargin of the device alone's speed. For sharded data the
+// the work to each device the plan timed alone in turn, fastest predicted first, at most
+// checkDevices (relayout lays the data out for the shares as they are now; run then runs
+// them), runs it once to warm it and then timed as the split was, and keeps whichever was
+// fastest, the split only where it ran at least planCheckMargin of the fastest device
+// alone's speed. For sharded data the
 // device alone is charged the gather the plan predicted for it (Share.Gather), which its
 // data would need first. Both times are kept in every share (Ran, RanOne) and
 // PlanSummary reports them. Where the device alone cannot take the work (its memory: the
@@ -376,8 +384,8 @@ func (r *SplitRun[P]) CheckedRun(ctx context.Context, run, relayout func(ctx con
 
 // CheckPlan checks the shares now, as CheckedRun does on its second call, whether they
 // were measured or given, as long as more than one device has a share (else it runs the
-// op once): the device tried alone is the one predicted fastest, or with given shares
-// the one with the largest. It leaves the op's result in place, as a run does.
+// op once): the devices tried alone are those the plan timed (fastest predicted first,
+// at most checkDevices), or with given shares the one with the largest. It leaves the op's result in place, as a run does.
 func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx context.Context) error) error {
 	if r.closed {
 		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
@@ -395,42 +403,71 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	if err != nil {
 		return err
 	}
-	best := -1
+	// The devices tried alone: those the plan timed, fastest predicted first, at most
+	// checkDevices; with given shares, the one with the most work.
+	var cands []int
 	for i, sh := range r.shares {
-		if sh.Unable == "" && sh.Alone > 0 && (best < 0 || sh.Alone < r.shares[best].Alone) {
-			best = i
+		if sh.Unable == "" && sh.Alone > 0 {
+			cands = append(cands, i)
 		}
 	}
-	if best < 0 { // given shares: the device with the most work
+	slices.SortStableFunc(cands, func(a, b int) int { return cmp.Compare(r.shares[a].Alone, r.shares[b].Alone) })
+	cands = cands[:min(len(cands), checkDevices)]
+	if len(cands) == 0 {
+		best := 0
 		for i, sh := range r.shares {
-			if best < 0 || sh.Units > r.shares[best].Units {
+			if sh.Units > r.shares[best].Units {
 				best = i
 			}
 		}
+		cands = []int{best}
 	}
 	planned := slices.Clone(r.shares)
-	one := slices.Clone(r.shares)
 	total := 0
-	for i := range one {
-		total += one[i].Units
-		one[i].Units, one[i].Fraction = 0, 0
+	for _, sh := range planned {
+		total += sh.Units
 	}
-	one[best].Units, one[best].Fraction = total, 1
-	r.shares = one
-	var alone time.Duration
-	err = relayout(ctx)
-	if err == nil {
-		err = run(ctx)
+	onlyOn := func(d int) []Share {
+		one := slices.Clone(planned)
+		for i := range one {
+			one[i].Units, one[i].Fraction = 0, 0
+		}
+		one[d].Units, one[d].Fraction = total, 1
+		return one
 	}
-	if err == nil {
-		alone, err = timeRuns(ctx, run)
+	best, alone, last := -1, time.Duration(0), -1
+	for _, d := range cands {
+		last = d
+		r.shares = onlyOn(d)
+		t, derr := time.Duration(0), relayout(ctx)
+		if derr == nil {
+			derr = run(ctx)
+		}
+		if derr == nil {
+			t, derr = timeRuns(ctx, run)
+		}
+		if derr != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, planned[d].Device, derr)
+			}
+			if err == nil && best < 0 {
+				err = derr // the first device's reason, where none could take the work
+			}
+			continue
+		}
+		if r.o.Placement == PlaceSharded {
+			t += planned[d].Gather
+		}
+		if best < 0 || t < alone {
+			best, alone = d, t
+		}
 	}
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, one[best].Device, err)
+	if best >= 0 {
+		err = nil
+	} else {
+		best = cands[0]
 	}
-	if r.o.Placement == PlaceSharded {
-		alone += planned[best].Gather
-	}
+	one := onlyOn(best)
 	for i := range planned {
 		planned[i].Ran = split
 		if err != nil {
@@ -444,6 +481,14 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	}
 	if err == nil && float64(split)*planCheckMargin > float64(alone) {
 		r.shares = one
+		if best != last { // the last device tried holds the result: the chosen one runs again
+			if err := relayout(ctx); err != nil {
+				return fmt.Errorf("kernels: %s: laying the op out for %s alone: %w", r.name, one[best].Device, err)
+			}
+			if err := run(ctx); err != nil {
+				return err
+			}
+		}
 		return r.closeIdle() // one device: the others' parts are released
 	}
 	r.shares = planned

@@ -534,3 +534,40 @@ func planSplit(t *testing.T, s *recSplit, total, granule int) []kernels.Share {
 	}
 	return planned
 }
+
+// TestSplitRunCheckedEveryDevice: the probes rank the devices wrongly (device 0 probes
+// twice as fast as device 1 but runs the op two and a half times slower), so that the
+// split they plan beats device 0 alone and loses to device 1 alone: the check times both
+// devices alone and gives the op to device 1.
+func TestSplitRunCheckedEveryDevice(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)[:2]
+	const total, granule = 1000, 10
+	s := newRecSplit(devs, kernels.SplitOptions{}, total)
+	s.cost = func(i int) (probe, run func(int) time.Duration) {
+		p, r := 10*time.Microsecond, 30*time.Microsecond
+		if i == 1 {
+			p, r = 20*time.Microsecond, 12*time.Microsecond
+		}
+		return func(units int) time.Duration { return time.Duration(units) * p },
+			func(units int) time.Duration { return time.Duration(units) * r }
+	}
+	defer s.Close()
+	if err := s.OpenAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	planned := planSplit(t, s, total, granule)
+	if planned[0].Alone >= planned[1].Alone {
+		t.Fatalf("the probes should predict device 0 the faster alone: %+v", planned)
+	}
+	for range 2 {
+		if err := s.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh := s.Shares()
+	t.Logf("%s", kernels.PlanSummary(sh))
+	if sh[1].Units != total || sh[0].Units != 0 {
+		t.Errorf("shares %+v: want the whole op on device 1, the faster alone", sh)
+	}
+	checkRecShares(t, s, total)
+}
