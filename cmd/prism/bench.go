@@ -145,8 +145,10 @@ its own devices and the rendezvous: PRISM_RENDEZVOUS=tcp://host:port with PRISM_
 PRISM_WORLD_SIZE, or the variables of torchrun (MASTER_ADDR, MASTER_PORT, RANK,
 WORLD_SIZE) or Slurm (SLURM_PROCID, SLURM_NTASKS). Processes an MPI launcher started
 (mpirun, mpiexec, srun --mpi) meet through MPI instead, and stage their collectives
-through it; on one host through memory they share (--no-shared-memory keeps MPI's own
-collectives). docs/CLUSTER.md has a Slurm script and a Kubernetes job. Their sizes
+through it; on one host through memory they share, a GPU's all-reduce reduced on the
+GPUs (--no-shared-memory keeps MPI's own collectives; where the host reduces, let the
+processes use their cores: mpirun binds each to one by default, --bind-to none).
+docs/CLUSTER.md has a Slurm script and a Kubernetes job. Their sizes
 count each rank's send buffer in elements (default 16M and 256M, --quick 1M). Both are
 timed by the host clock.
 
