@@ -254,7 +254,10 @@ func allReduceOnDevice[T CollectiveScalar](ctx context.Context, g *Group, q *eng
 					return err
 				}
 			}
-			const local = 256
+			local := 256 // or fewer where the device allows fewer for the kernel (Rusticl)
+			if m := k.Attributes().MaxWorkGroupSize; m > 0 && m < local {
+				local = m
+			}
 			if err := q.Launch(k, engine.Range1D((n+local-1)/local*local, local), recv, uint64(a), scratch, uint64(n), uint32(procs)); err != nil {
 				return err
 			}

@@ -158,6 +158,9 @@ func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queu
 	for ci, c := range []struct{ na, nb, distinct int }{
 		{0, 4500, 0}, {4500, 0, 0}, {3001, 2999, 0}, {2000, 2100, 3}, {1900, 1, 0}, {0, 1, 0}, {1, 1, 1},
 	} {
+		if kerneltest.Small() && c.na+c.nb > 4200 {
+			continue // under the simulator: {2000, 2100} spans tiles enough
+		}
 		order := []SortOrder{Ascending, Descending}[ci%2]
 		mode := s.mode
 		if order == Descending {
