@@ -63,7 +63,7 @@ func TestMPICollectives(t *testing.T) {
 		bounce   bool   // the all-reduce's pieces pass through the devices' host buffers
 		sizes    string // the first segment's bytes and the most process 0 makes ("64,40000")
 		device   string // "1": a shared all-reduce reduces on the device (allReduceOnDevice); "1,r": process r cannot build its kernel
-	}{{2, 1, true, 0, false, false, "", ""}, {3, 1, true, 12, false, false, "", ""}, {2, 1, true, 40, false, true, "", ""}, {4, 1, true, 0, false, false, "", ""},
+	}{{2, 1, true, 0, false, false, "", ""}, {3, 1, true, 28, false, false, "", ""}, {2, 1, true, 40, false, true, "", ""}, {4, 1, true, 0, false, false, "", ""},
 		{2, 2, true, 0, false, false, "", ""}, {2, 2, false, 0, false, false, "", ""}, {3, 1, false, 0, true, false, "", ""}, {2, 1, true, 0, false, false, "64,40000", ""},
 		{2, 1, true, 0, false, false, "", "1"}, {3, 1, true, 4000, false, false, "", "1"}, {3, 1, true, 0, false, false, "", "1,1"}} {
 		name := fmt.Sprintf("%d processes of %d devices", c.np, c.devs)
