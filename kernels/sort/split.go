@@ -160,9 +160,10 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 		return pt.sort(ctx, n, pt.probeKeys, pt.probeValues)
 	}
 	// What a sharded run costs a device (ShardedSort): its local sort, the exchange of the
-	// sorted run through the host (all of it read back and written again: the pieces that
-	// leave, (p-1)/p of it on even keys, and as many arriving), and the merge of what it
-	// receives (here two runs). A probe of the local sort alone missed the rest: the planner
+	// sorted run (exchangeProbe: through the host, all of it read back and written again,
+	// as the pieces that leave, (p-1)/p of it on even keys, and as many arriving; or on the
+	// device where the devices copy between them), and the merge of what it receives (here
+	// two runs). A probe of the local sort alone missed the rest: the planner
 	// split 16M keys over PoCL and Rusticl expecting a gain, and ran at 0.49 of one device.
 	sort := func() error {
 		if pt.vsrc != nil {
@@ -173,21 +174,27 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	if err := sort(); err != nil {
 		return err
 	}
+	if err := pt.exchangeProbe(ctx, n); err != nil {
+		return err
+	}
+	if err := pt.s.mergeRuns(pt.q, pt.src, pt.dst, pt.vsrc, pt.vdst, []int{0, n / 2, n}, pt.in.order); err != nil {
+		return err
+	}
+	return pt.q.Finish(ctx)
+}
+
+// exchangeProbe moves the probe's sorted run (dst) back into src as a sharded sort's
+// exchange moves it: a copy on the device where the devices copy from each other's
+// memory (exchangePeer), else a read back into host memory and a write.
+func (pt *sortPart[K]) exchangeProbe(ctx context.Context, n int) error {
 	if pt.in.peer {
-		// Devices that copy from each other's memory exchange the pieces directly
-		// (exchangePeer): a copy of the run on the device stands for it.
 		if err := pt.src.CopyFrom(pt.q, 0, pt.dst, 0, n); err != nil {
 			return err
 		}
 		if pt.vsrc != nil {
-			if err := pt.vsrc.CopyFrom(pt.q, 0, pt.vdst, 0, n); err != nil {
-				return err
-			}
+			return pt.vsrc.CopyFrom(pt.q, 0, pt.vdst, 0, n)
 		}
-		if err := pt.s.mergeRuns(pt.q, pt.src, pt.dst, pt.vsrc, pt.vdst, []int{0, n / 2, n}, pt.in.order); err != nil {
-			return err
-		}
-		return pt.q.Finish(ctx)
+		return nil
 	}
 	keys := make([]K, n)
 	if err := pt.dst.Read(ctx, pt.q, 0, keys); err != nil {
@@ -201,14 +208,9 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 		if err := pt.vdst.Read(ctx, pt.q, 0, vals); err != nil {
 			return err
 		}
-		if err := pt.vsrc.Write(ctx, pt.q, 0, vals); err != nil {
-			return err
-		}
+		return pt.vsrc.Write(ctx, pt.q, 0, vals)
 	}
-	if err := pt.s.mergeRuns(pt.q, pt.src, pt.dst, pt.vsrc, pt.vdst, []int{0, n / 2, n}, pt.in.order); err != nil {
-		return err
-	}
-	return pt.q.Finish(ctx)
+	return nil
 }
 
 func (pt *sortPart[K]) Load(ctx context.Context, off, units int) error {
