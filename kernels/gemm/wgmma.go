@@ -729,12 +729,16 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		sc = &wgmmaScratch{}
 		w.scratch[q] = sc
 	}
+	sa, sb := na, nb // the small parts: 3xTF32's alone
+	if tf32 {
+		sa, sb = 0, 0
+	}
 	for _, g := range []struct {
 		buf *(*engine.Buffer[float32])
 		n   int
-	}{{&sc.aBig, na}, {&sc.bBig, nb}, {&sc.aSmall, na}, {&sc.bSmall, nb}} {
-		if g.n == 0 || tf32 && (g.buf == &sc.aSmall || g.buf == &sc.bSmall) {
-			continue // read in place, or tf32's small parts, which it has none of
+	}{{&sc.aBig, na}, {&sc.bBig, nb}, {&sc.aSmall, sa}, {&sc.bSmall, sb}} {
+		if g.n == 0 {
+			continue // read in place, or a part the precision has none of
 		}
 		if *g.buf, err = grown(w.dev, *g.buf, g.n); err != nil {
 			sc.Close()
