@@ -75,12 +75,13 @@ TEST_PKGS := $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}
 UNIT_FIRST := cl kernels/gemm cmd/prism kernels/attention kernels/conv cuda/clc/translate kernels/fft kernels/suite cuda kernels/softmax kernels/layernorm
 UNIT_PKGS := $(filter $(TEST_PKGS),$(UNIT_FIRST)) $(filter-out $(UNIT_FIRST),$(TEST_PKGS))
 
-# Each package's test binary, built once (two at a time) into .cache/bin and used by every
+# Each package's test binary, built once (two at a time, without DWARF tables: a quarter
+# less time linking) into .cache/bin and used by every
 # pass below: the unit tests, the two-device pass and Oclgrind's (kernels/gemm:
 # .cache/bin/kernels-gemm.test, the module root: root.test).
 test-bins:
 	rm -rf .cache/bin && mkdir -p .cache/bin
-	printf '%s\n' $(TEST_PKGS) | xargs -P 2 -I{} sh -c 'n=$$(echo {} | tr / -); [ {} = . ] && n=root; $(GO) test -c -o .cache/bin/$$n.test ./{}'
+	printf '%s\n' $(TEST_PKGS) | xargs -P 2 -I{} sh -c 'n=$$(echo {} | tr / -); [ {} = . ] && n=root; $(GO) test -c -ldflags=-w -o .cache/bin/$$n.test ./{}'
 
 # Every package on the real OpenCL devices found (PoCL and Rusticl here), three at a time (much of a cold pass is single-threaded compiling). The
 # log keeps every test and subtest result line, so it shows which devices each test ran on.
