@@ -75,6 +75,9 @@ var (
 	onesweepCandidates = []OnesweepTunables{onesweepDefault, {16, 3}, {16, 5}, {12, 5}, {12, 6}, {14, 4}, {18, 3}, {8, 6}}
 )
 
+// onesweepMinCompute is the compute capability onesweep.cu needs (warp match, sm_70).
+const onesweepMinCompute = 70
+
 // NewOnesweep compiles onesweep.cu for dev (CUDA C++: an error wrapping
 // engine.ErrUnsupported on other backends).
 func NewOnesweep[K SortKey](dev *engine.Device) (*Onesweep[K], error) {

@@ -37,7 +37,7 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 		Variants: []kernels.Variant{
 			{
 				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++)",
-				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
+				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: onesweepMinCompute,
 				Tunables:   fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's; 4 passes", onesweepBlock, onesweepDefault, onesweepTile),
 				Candidates: kernels.CandidatesOf(onesweepCandidates),
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {

@@ -72,6 +72,7 @@ type sortPart[K SortKey] struct {
 	in          *sortSplitInstance[K]
 	dev         *engine.Device
 	s           *Sorter[K]
+	run         sorter[K] // the part's sort where faster than s (newRunSorter), or nil
 	q           *engine.Queue
 	off, n      int
 	src, dst    *engine.Buffer[K]
@@ -90,6 +91,9 @@ func (pt *sortPart[K]) Close() error {
 	errs := []error{pt.closeBuffers(), pt.q.Close()}
 	if pt.s != nil {
 		errs = append(errs, pt.s.Close())
+	}
+	if pt.run != nil {
+		errs = append(errs, pt.run.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -116,7 +120,16 @@ func (pt *sortPart[K]) upload(ctx context.Context, off, n int) error {
 			return err
 		}
 	}
-	return pt.s.Reserve(n, vals != nil)
+	return pt.sorter(n).Reserve(n, vals != nil)
+}
+
+// sorter returns the sort of n of the part's keys: its run sorter where it has one that
+// takes n.
+func (pt *sortPart[K]) sorter(n int) sorter[K] {
+	if pt.run != nil && n <= MaxOnesweepLen {
+		return pt.run
+	}
+	return pt.s
 }
 
 // sort sorts the part's first n keys (and values) and reads them back into keys (vals).
@@ -124,9 +137,9 @@ func (pt *sortPart[K]) sort(ctx context.Context, n int, keys []K, vals []uint32)
 	order := pt.in.order
 	var err error
 	if pt.vsrc != nil {
-		err = pt.s.Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
+		err = pt.sorter(n).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
 	} else {
-		err = pt.s.Keys(pt.q, pt.dst, pt.src, n, order)
+		err = pt.sorter(n).Keys(pt.q, pt.dst, pt.src, n, order)
 	}
 	if err != nil {
 		return err
@@ -167,9 +180,9 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	// split 16M keys over PoCL and Rusticl expecting a gain, and ran at 0.49 of one device.
 	sort := func() error {
 		if pt.vsrc != nil {
-			return pt.s.Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
+			return pt.sorter(n).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
 		}
-		return pt.s.Keys(pt.q, pt.dst, pt.src, n, pt.in.order)
+		return pt.sorter(n).Keys(pt.q, pt.dst, pt.src, n, pt.in.order)
 	}
 	if err := sort(); err != nil {
 		return err
@@ -289,6 +302,9 @@ func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool,
 		if pt.s, err = newSorter[K](d, splitGroup[0], splitGroup[1]); err != nil {
 			return nil, err
 		}
+		if pt.run, err = newRunSorter[K](d); err != nil {
+			return nil, err
+		}
 		if pt.q, err = d.NewQueue(); err != nil {
 			return nil, err
 		}
@@ -361,7 +377,7 @@ func (in *sortSplitInstance[K]) scatter(ctx context.Context) error {
 			return err
 		}
 		qs = append(qs, pt.q)
-		in.ss.add(pt.dev, pt.s)
+		in.ss.add(pt.dev, pt.s, pt.run)
 	}
 	if in.skeys, err = shard.Scatter(ctx, qs, in.keys, shard.ByRows(1), counts); err != nil {
 		return err
