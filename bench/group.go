@@ -254,6 +254,9 @@ func interrupted(ctx context.Context, rep *Report, step string) error {
 	return err
 }
 
+// notRun is the error of a split that an interrupted run did not reach.
+const notRun = "not run: the run was interrupted"
+
 // runSplit measures one op at one size on each device alone, then split with its data
 // from the host, then, where the op's split runs on sharded data, split on data already
 // on the devices (runSharded).
@@ -264,9 +267,13 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	best, bestResident := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	var fastestResident string
 	for i, d := range devs {
-		if ctx.Err() == nil { // else the step that ran when it ended stays named
-			*step = fmt.Sprintf("%s %s %s alone", d.ID(), op.Name, FormatSize(size))
+		if ctx.Err() != nil {
+			// Interrupted: no further step starts (setting up a device's inputs alone can
+			// take seconds at large sizes); the devices timed so far stay in the report.
+			res.Err = notRun
+			return append(out, res)
 		}
+		*step = fmt.Sprintf("%s %s %s alone", d.ID(), op.Name, FormatSize(size))
 		cfg.Progress.step(d.ID(), fmt.Sprintf("%s %s alone", op.Name, FormatSize(size)))
 		sd := SingleDevice{Device: d.ID()}
 		only := make([]float64, len(devs))
@@ -292,9 +299,11 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		}
 		res.Single = append(res.Single, sd)
 	}
-	if ctx.Err() == nil {
-		*step = fmt.Sprintf("split %s %s across %d devices", op.Name, FormatSize(size), len(devs))
+	if ctx.Err() != nil {
+		res.Err = notRun
+		return append(out, res)
 	}
+	*step = fmt.Sprintf("split %s %s across %d devices", op.Name, FormatSize(size), len(devs))
 	if cfg.Placement == PlacementSharded {
 		if sh, ok := runSharded(ctx, cfg, op, p, devs, step, bestResident, fastestResident, res.Single); ok {
 			sh.Single = res.Single // no host case carries them: the devices alone, resident

@@ -331,6 +331,11 @@ func TestTimeoutEndsWork(t *testing.T) {
 				if want := ids[0] + " map/axpy/float32 1K alone (--timeout " + limit.String() + ")"; !rep.Interrupted || rep.InterruptedAt != want {
 					t.Errorf("split report interrupted %v at %q, want at %q", rep.Interrupted, rep.InterruptedAt, want)
 				}
+				// No step starts after the limit: the second device alone and the split
+				// never ran, and the first device's interrupted step is kept.
+				if len(rep.Splits) != 1 || len(rep.Splits[0].Single) != 1 || rep.Splits[0].Single[0].Device != ids[0] || rep.Splits[0].Err == "" {
+					t.Errorf("split report holds %+v, want the one split not run, with %s alone only", rep.Splits, ids[0])
+				}
 			}})
 	}
 	for _, c := range cases {
