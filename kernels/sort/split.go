@@ -72,7 +72,7 @@ type sortPart[K SortKey] struct {
 	in          *sortSplitInstance[K]
 	dev         *engine.Device
 	s           *Sorter[K]
-	run         sorter[K] // the part's sort where faster than s (newRunSorter), or nil
+	run         sorter[K] // the part's sort of pairs where faster than s (newRunSorter), or nil
 	q           *engine.Queue
 	off, n      int
 	src, dst    *engine.Buffer[K]
@@ -120,13 +120,13 @@ func (pt *sortPart[K]) upload(ctx context.Context, off, n int) error {
 			return err
 		}
 	}
-	return pt.sorter(n).Reserve(n, vals != nil)
+	return pt.sorter(n, vals != nil).Reserve(n, vals != nil)
 }
 
-// sorter returns the sort of n of the part's keys: its run sorter where it has one that
-// takes n.
-func (pt *sortPart[K]) sorter(n int) sorter[K] {
-	if pt.run != nil && n <= MaxOnesweepLen {
+// sorter returns the sort of n of the part's keys (with values when pairs): its run
+// sorter where it has one for them (newRunSorter).
+func (pt *sortPart[K]) sorter(n int, pairs bool) sorter[K] {
+	if pt.run != nil && pairs && n <= MaxOnesweepLen {
 		return pt.run
 	}
 	return pt.s
@@ -137,9 +137,9 @@ func (pt *sortPart[K]) sort(ctx context.Context, n int, keys []K, vals []uint32)
 	order := pt.in.order
 	var err error
 	if pt.vsrc != nil {
-		err = pt.sorter(n).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
+		err = pt.sorter(n, true).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
 	} else {
-		err = pt.sorter(n).Keys(pt.q, pt.dst, pt.src, n, order)
+		err = pt.sorter(n, false).Keys(pt.q, pt.dst, pt.src, n, order)
 	}
 	if err != nil {
 		return err
@@ -180,9 +180,9 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	// split 16M keys over PoCL and Rusticl expecting a gain, and ran at 0.49 of one device.
 	sort := func() error {
 		if pt.vsrc != nil {
-			return pt.sorter(n).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
+			return pt.sorter(n, true).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
 		}
-		return pt.sorter(n).Keys(pt.q, pt.dst, pt.src, n, pt.in.order)
+		return pt.sorter(n, false).Keys(pt.q, pt.dst, pt.src, n, pt.in.order)
 	}
 	if err := sort(); err != nil {
 		return err
