@@ -91,6 +91,8 @@ enum {
 	fn_cuGraphLaunch,
 	fn_cuGraphExecDestroy,
 	fn_cuGraphDestroy,
+	fn_cuGraphGetNodes,
+	fn_cuGraphNodeGetType,
 	fn_nvrtcVersion,
 	fn_nvrtcCreateProgram,
 	fn_nvrtcDestroyProgram,
@@ -360,10 +362,29 @@ TRAMPOLINE(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *e, CUgraph g, un
 TRAMPOLINE(CUresult, cuGraphLaunch, (CUgraphExec e, CUstream s), (e, s))
 TRAMPOLINE(CUresult, cuGraphExecDestroy, (CUgraphExec e), (e))
 TRAMPOLINE(CUresult, cuGraphDestroy, (CUgraph g), (g))
+typedef void *CUgraphNode;
+TRAMPOLINE(CUresult, cuGraphGetNodes, (CUgraph g, CUgraphNode *nodes, size_t *n), (g, nodes, n))
+TRAMPOLINE(CUresult, cuGraphNodeGetType, (CUgraphNode node, int *t), (node, t))
+
+// prism_graph_node_types counts the nodes of g by their type (CUgraphNodeType, below
+// ntypes; the others in the last slot), where the driver has the calls.
+static void prism_graph_node_types(CUgraph g, size_t *types, int ntypes) {
+	size_t n = 0;
+	if (fns[fn_cuGraphGetNodes] == NULL || fns[fn_cuGraphNodeGetType] == NULL || call_cuGraphGetNodes(g, NULL, &n) != 0 || n == 0) return;
+	CUgraphNode *v = (CUgraphNode *)malloc(n * sizeof *v);
+	if (v != NULL && call_cuGraphGetNodes(g, v, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			int t = 0;
+			if (call_cuGraphNodeGetType(v[i], &t) == 0) types[t >= 0 && t < ntypes - 1 ? t : ntypes - 1]++;
+		}
+	}
+	free(v);
+}
 
 // prism_capture_end_in ends the capture of stream s and instantiates its graph, which it
-// then destroys (the executable graph keeps what it needs), with c current.
-static CUresult prism_capture_end_in(CUcontext c, CUstream s, CUgraphExec *e) {
+// then destroys (the executable graph keeps what it needs), with c current. Where types is
+// not NULL it first counts the graph's nodes by type (prism_graph_node_types).
+static CUresult prism_capture_end_in(CUcontext c, CUstream s, CUgraphExec *e, size_t *types, int ntypes) {
 	CUresult r = call_cuCtxSetCurrent(c);
 	if (r != 0) return r;
 	CUgraph g = NULL;
@@ -372,6 +393,7 @@ static CUresult prism_capture_end_in(CUcontext c, CUstream s, CUgraphExec *e) {
 		if (g != NULL) call_cuGraphDestroy(g);
 		return r;
 	}
+	if (types != NULL) prism_graph_node_types(g, types, ntypes);
 	r = call_cuGraphInstantiateWithFlags(e, g, 0);
 	call_cuGraphDestroy(g);
 	return r;
@@ -511,6 +533,9 @@ var cudaSymbols = []symbol{
 	{C.fn_cuGraphLaunch, []string{"cuGraphLaunch"}, true},
 	{C.fn_cuGraphExecDestroy, []string{"cuGraphExecDestroy"}, true},
 	{C.fn_cuGraphDestroy, []string{"cuGraphDestroy"}, true},
+	// A captured graph's nodes, counted for PRISM_TRACE (CUDA 10.0).
+	{C.fn_cuGraphGetNodes, []string{"cuGraphGetNodes"}, true},
+	{C.fn_cuGraphNodeGetType, []string{"cuGraphNodeGetType"}, true},
 }
 
 var nvrtcSymbols = []symbol{
@@ -929,11 +954,27 @@ func cuStreamBeginCapture(s cuStream) Result {
 	return Result(C.call_cuStreamBeginCapture(s, captureModeRelaxed))
 }
 
-// cuStreamEndCaptureIn ends a capture and instantiates its graph, with c current.
-func cuStreamEndCaptureIn(c cuContext, s cuStream) (cuGraphExec, Result) {
+// graphNodeTypes are the names of CUgraphNodeType (cuda.h, CUDA 12), in its order; the
+// last counts the types a newer driver has.
+var graphNodeTypes = [...]string{"kernel", "memcpy", "memset", "host", "graph", "empty",
+	"event wait", "event record", "semaphore signal", "semaphore wait", "allocation", "free",
+	"memory operation", "conditional", "other"}
+
+// cuStreamEndCaptureIn ends a capture and instantiates its graph, with c current. With
+// count, it returns the captured graph's nodes by type (graphNodeTypes' order; nil where
+// the driver cannot tell).
+func cuStreamEndCaptureIn(c cuContext, s cuStream, count bool) (cuGraphExec, []int, Result) {
 	var e C.CUgraphExec
-	r := Result(C.prism_capture_end_in(c, s, &e))
-	return e, r
+	if !count {
+		return e, nil, Result(C.prism_capture_end_in(c, s, &e, nil, 0))
+	}
+	var types [len(graphNodeTypes)]C.size_t
+	r := Result(C.prism_capture_end_in(c, s, &e, &types[0], C.int(len(types))))
+	out := make([]int, len(types))
+	for i, n := range types {
+		out[i] = int(n)
+	}
+	return e, out, r
 }
 
 func cuGraphLaunchIn(c cuContext, e cuGraphExec, s cuStream) Result {

@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/driver"
 )
 
@@ -37,13 +39,17 @@ func (q *queue) EndCapture() (driver.Graph, error) {
 		return nil, err
 	}
 	var e cuGraphExec
+	var types []int
 	err := q.d.onCaller(func() error {
 		var r Result
-		e, r = cuStreamEndCaptureIn(q.d.ctx, q.stream)
+		e, types, r = cuStreamEndCaptureIn(q.d.ctx, q.stream, engine.Tracing())
 		return check("cuStreamEndCapture, cuGraphInstantiateWithFlags", r)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if types != nil {
+		tracef("cuda: captured a graph of %s", nodeCounts(types))
 	}
 	return &graph{d: q.d, exec: e}, nil
 }
@@ -93,4 +99,21 @@ func (g *graph) Close() error {
 	e := g.exec
 	g.exec = nil
 	return g.d.onCaller(func() error { return check("cuGraphExecDestroy", cuGraphExecDestroy(e)) })
+}
+
+// nodeCounts says how many nodes of each type a graph holds ("5 nodes: 3 kernel, 2 event
+// record"), from counts in graphNodeTypes' order.
+func nodeCounts(counts []int) string {
+	total := 0
+	var parts []string
+	for i, n := range counts {
+		if n > 0 {
+			total += n
+			parts = append(parts, fmt.Sprintf("%d %s", n, graphNodeTypes[i]))
+		}
+	}
+	if total == 0 {
+		return "nodes the driver did not count"
+	}
+	return fmt.Sprintf("%d nodes: %s", total, strings.Join(parts, ", "))
 }

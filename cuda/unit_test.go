@@ -896,3 +896,14 @@ func TestToolkitCandidates(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeCounts(t *testing.T) {
+	counts := make([]int, len(graphNodeTypes))
+	if got := nodeCounts(counts); got != "nodes the driver did not count" {
+		t.Errorf("no nodes: %q", got)
+	}
+	counts[0], counts[7], counts[len(counts)-1] = 3, 2, 1
+	if got, want := nodeCounts(counts), "6 nodes: 3 kernel, 2 event record, 1 other"; got != want {
+		t.Errorf("nodeCounts = %q, want %q", got, want)
+	}
+}
