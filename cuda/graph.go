@@ -49,7 +49,7 @@ func (q *queue) EndCapture() (driver.Graph, error) {
 		return nil, err
 	}
 	if types != nil {
-		tracef("cuda: captured a graph of %s", nodeCounts(types))
+		tracef("captured a graph of %s", nodeCounts(types))
 	}
 	return &graph{d: q.d, exec: e}, nil
 }
