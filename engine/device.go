@@ -39,6 +39,9 @@ type Device struct {
 	pool   *pool
 	queues map[*Queue]struct{}
 
+	// holding counts the queues whose commands a Timed call holds (Queue.release).
+	holding atomic.Int32
+
 	// hostTiming is set once an event has shown that the device reports no usable
 	// timestamps: Queue.Timed measures host time from then on.
 	hostTiming atomic.Bool

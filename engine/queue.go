@@ -300,9 +300,27 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 }
 
 // release lets the commands go that the Timed call in progress holds, if any: before every
-// call that blocks until the device has run them, and when f returns.
+// call that blocks until the device has run them, and when f returns. A blocking call on
+// any queue of the device lets every queue's held commands go: a Timed function that
+// waits on a queue of its own (launch/graph, say) would otherwise leave the gate on the
+// device for the whole wait (up to holdLimit), and a wait on work that depends on the held
+// commands would stall until the limit.
 func (q *Queue) release() {
+	q.releaseOwn()
+	if q.dev.holding.Load() == 0 {
+		return
+	}
+	q.dev.mu.Lock()
+	defer q.dev.mu.Unlock()
+	for other := range q.dev.queues {
+		other.releaseOwn()
+	}
+}
+
+// releaseOwn lets q's held commands go, if any.
+func (q *Queue) releaseOwn() {
 	if open := q.open.Swap(nil); open != nil {
+		q.dev.holding.Add(-1)
 		(*open)()
 	}
 }
@@ -482,6 +500,7 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 		// A queue that cannot be held is timed without: the hold only removes the
 		// host's time from the measure.
 		if open, err := g.Hold(holdLimit); err == nil {
+			q.dev.holding.Add(1)
 			q.open.Store(&open)
 			q.held = true
 		} else {

@@ -16,8 +16,9 @@ type queue struct {
 	closed atomic.Bool
 	// held is set by Hold until its open is called: a real queue's later commands would
 	// not run meanwhile, so a call that waits for them (Finish, Read, Write, Close, an
-	// event's Wait) is a contract violation (it would wait for the hold's limit).
-	held  bool
+	// event's Wait), on this queue or on another of the device (whose work may wait for
+	// them), is a contract violation (it would wait for the hold's limit).
+	held  atomic.Bool
 	holds int
 }
 
@@ -36,23 +37,30 @@ func (q *queue) Hold(limit time.Duration) (func(), error) {
 	if limit <= 0 {
 		return nil, violation("Hold with a limit of %v", limit)
 	}
-	if q.held {
+	if q.held.Load() {
 		return nil, violation("Hold on a queue already held")
 	}
-	q.held = true
+	q.held.Store(true)
 	q.holds++
 	hold := q.holds
 	return func() {
 		if q.holds == hold {
-			q.held = false
+			q.held.Store(false)
 		}
 	}, nil
 }
 
 // blocking checks a call that waits for the queue's commands.
 func (q *queue) blocking(op string) error {
-	if q.held {
+	if q.held.Load() {
 		return violation("%s on a held queue: it would wait for the hold's limit", op)
+	}
+	q.dev.mu.Lock()
+	defer q.dev.mu.Unlock()
+	for obj := range q.dev.live {
+		if other, ok := obj.(*queue); ok && other.held.Load() {
+			return violation("%s while another queue of the device is held: work it waits for may wait for the hold's limit", op)
+		}
 	}
 	return nil
 }
