@@ -302,8 +302,10 @@ func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool,
 		if pt.s, err = newSorter[K](d, splitGroup[0], splitGroup[1]); err != nil {
 			return nil, err
 		}
-		if pt.run, err = newRunSorter[K](d); err != nil {
-			return nil, err
+		if pairs { // the run sorter sorts pairs only (newRunSorter)
+			if pt.run, err = newRunSorter[K](d); err != nil {
+				return nil, err
+			}
 		}
 		if pt.q, err = d.NewQueue(); err != nil {
 			return nil, err
