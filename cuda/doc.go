@@ -71,7 +71,10 @@
 // directory's prism/cuda, keyed by the dialect, the whole text compiled, the embedded
 // headers, the options (the -arch one included), the device's architecture and target,
 // and the NVRTC and driver versions; PRISM_TRACE=1 reports the libraries loaded, the
-// devices, each build's target and options, and cache hits and misses.
+// devices, each build's target and options, cache hits and misses, and what each captured
+// graph holds (its nodes by type: a graph of n launches holds n kernel nodes). A cache
+// entry is a header followed by the CUBIN: tools that read CUBIN (cuobjdump) take the
+// entry from its ELF header on.
 //
 // # Launches
 //
