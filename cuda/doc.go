@@ -73,8 +73,8 @@
 // and the NVRTC and driver versions; PRISM_TRACE=1 reports the libraries loaded, the
 // devices, each build's target and options, cache hits and misses, and what each captured
 // graph holds (its nodes by type: a graph of n launches holds n kernel nodes). A cache
-// entry is a header followed by the CUBIN: tools that read CUBIN (cuobjdump) take the
-// entry from its ELF header on.
+// entry is a short header (magic, kind, checksum) followed by the image, CUBIN or PTX:
+// tools that read CUBIN (cuobjdump) take the entry from its ELF header on.
 //
 // # Launches
 //
