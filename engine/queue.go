@@ -299,12 +299,12 @@ func (q *Queue) Launch(k *Kernel, r Range, args ...any) error {
 	return ev.Close()
 }
 
-// release lets the commands go that the Timed call in progress holds, if any: before every
-// call that blocks until the device has run them, and when f returns. A blocking call on
-// any queue of the device lets every queue's held commands go: a Timed function that
-// waits on a queue of its own (launch/graph, say) would otherwise leave the gate on the
-// device for the whole wait (up to holdLimit), and a wait on work that depends on the held
-// commands would stall until the limit.
+// release lets the commands go that Timed calls hold, before every call that blocks until
+// the device has run them (Timed lets its own go when f returns: releaseOwn). A blocking
+// call on any queue of the device lets every queue's held commands go: a Timed function
+// that waits on a queue of its own (launch/graph, say) would otherwise leave the gate on
+// the device for the whole wait (up to holdLimit), and a wait on work that depends on the
+// held commands would stall until the limit.
 func (q *Queue) release() {
 	q.releaseOwn()
 	if q.dev.holding.Load() == 0 {
@@ -511,7 +511,7 @@ func (q *Queue) Timed(ctx context.Context, f func() error) (time.Duration, error
 	q.notes = q.notes[:0]
 	start := time.Now()
 	err := func() error {
-		defer func() { q.rec = nil; q.release() }() // also when f panics
+		defer func() { q.rec = nil; q.releaseOwn() }() // also when f panics; other Timed calls keep their holds
 		return f()
 	}()
 	defer func() {

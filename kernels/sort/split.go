@@ -126,10 +126,7 @@ func (pt *sortPart[K]) upload(ctx context.Context, off, n int) error {
 // sorter returns the sort of n of the part's keys (with values when pairs): its run
 // sorter where it has one for them (newRunSorter).
 func (pt *sortPart[K]) sorter(n int, pairs bool) sorter[K] {
-	if pt.run != nil && pairs && n <= MaxOnesweepLen {
-		return pt.run
-	}
-	return pt.s
+	return pickSorter(pt.s, pt.run, n, pairs)
 }
 
 // sort sorts the part's first n keys (and values) and reads them back into keys (vals).

@@ -104,6 +104,15 @@ func newRunSorter[K SortKey](dev *engine.Device) (sorter[K], error) {
 	return NewOnesweep[K](dev)
 }
 
+// pickSorter returns the sort of n keys (with values when pairs) of a device with Sorter
+// srt and run sorter run (newRunSorter's, or nil): run where it takes them, else srt.
+func pickSorter[K SortKey](srt *Sorter[K], run sorter[K], n int, pairs bool) sorter[K] {
+	if run != nil && pairs && n <= MaxOnesweepLen {
+		return run
+	}
+	return srt
+}
+
 // add gives s the sorter srt of dev, and its run sorter (nil: srt sorts the runs too).
 func (s *ShardedSort[K]) add(dev *engine.Device, srt *Sorter[K], run sorter[K]) {
 	s.devs, s.sorters, s.runners = append(s.devs, dev), append(s.sorters, srt), append(s.runners, run)
@@ -346,10 +355,7 @@ func (s *ShardedSort[K]) sortOn(d int, q *engine.Queue, dst, src *engine.Buffer[
 	if n == 0 {
 		return nil
 	}
-	var srt sorter[K] = s.sorters[d]
-	if s.runners[d] != nil && vdst != nil && n <= MaxOnesweepLen {
-		srt = s.runners[d]
-	}
+	srt := pickSorter(s.sorters[d], s.runners[d], n, vdst != nil)
 	if vdst == nil {
 		return srt.Keys(q, dst, src, n, order)
 	}
