@@ -103,7 +103,7 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 # the test binaries of .cache/bin. The
 # families that time host-device copies, pipelines and allocations are left out: their
 # kernels only make and check data (and overlap's chains of multiply-adds take minutes
-# there); alloc's ops still run under it in kernels/suite's TestOps. Splits across devices
+# there); alloc's ops still run under it in kernels/suite's TestOps (races and bounds). Splits across devices
 # are skipped there: their parts run the families' kernels, which run under it on their
 # own, and their planning and combining happen on the host (tested on PoCL and Rusticl).
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc

@@ -17,14 +17,15 @@ if [ ! -x "$bin" ]; then
   echo "ok   $pkg (no test binary: no tests)"
   exit 0
 fi
-start=$(date +%s)
-(cd "$pkg" && "$bin" -test.count=1 -test.v -test.timeout=30m "$@") > "$out" 2>&1
+# The time line: wall, then CPU (user and system, the test's child processes included).
+TIMEFORMAT='%0R s, %0U+%0S s CPU'
+{ time { (cd "$pkg" && "$bin" -test.count=1 -test.v -test.timeout=30m "$@") > "$out" 2>&1; }; } 2> "$out.time"
 rc=$?
-took=$(( $(date +%s) - start ))
+took=$(cat "$out.time"); rm -f "$out.time"
 if [ "$rc" = 0 ]; then
-  echo "ok   $pkg (${took} s)"
+  echo "ok   $pkg (${took})"
 else
-  echo "FAIL $pkg (${took} s, exit $rc):"
+  echo "FAIL $pkg (${took}, exit $rc):"
   grep -E -B2 -A20 -- '--- FAIL|^panic|^FAIL' "$out" | head -80
 fi
 exit "$rc"

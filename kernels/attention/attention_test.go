@@ -38,7 +38,8 @@ type attnCase struct {
 // attnCases returns the shapes for an instance with query blocks of br, for tensors of
 // type typ. float32: seq 1, 7, br-1, br+1, 100; dim 1, 16, 64 and 80 (not a power of two,
 // the 128-wide tiles); batch 2 and 3 heads; causal and not; then a caller's scale, the
-// 256-wide tiles, large scores and a large sampled case. float64: a few of these.
+// 256-wide tiles, large scores and a large sampled case (where kerneltest.Large). float64:
+// a few of these.
 // float16 and bfloat16: seq 1, 17, 64, 65, 200 (one key block and many, around the block
 // sizes), dim 64, 80 and 128, batch 1 and 2 heads, causal and not, and a caller's scale.
 // Under small() (Oclgrind) a handful of tiny ones (and dim 128 for float16 and bfloat16).
@@ -123,6 +124,9 @@ func testAttention[S Elem](t *testing.T, dev *engine.Device, q *engine.Queue) {
 	rng := kernels.NewRand(9, 0xa77e)
 	for _, c := range attnCases(inst(64).BlockQueries(), stored.Name) {
 		s := c.s
+		if s.Batch*s.Heads*s.Seq*s.Dim >= 1<<20 && !kerneltest.Large(q.Device()) {
+			continue
+		}
 		t.Run(fmt.Sprintf("b=%d,h=%d,seq=%d,dim=%d,causal=%v,scale=%g", s.Batch, s.Heads, s.Seq, s.Dim, c.causal, c.scale), func(t *testing.T) {
 			runAttnCase(t, q, inst(s.Dim), c, rng)
 		})

@@ -88,7 +88,7 @@ func testSort[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 		many = s.maxGroups*tile + 5
 	}
 	sizes := []int{1, 2, 7, wg - 1, wg, wg + 1, tile - 1, tile, tile + 1, many}
-	if !kerneltest.Small() {
+	if kerneltest.Large(dev) {
 		sizes = append(sizes, 1<<20+3)
 	}
 	// Reserve the scratch once: growing it between sorts is correct, but Oclgrind 21.10 then

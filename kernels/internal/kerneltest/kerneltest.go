@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	_ "github.com/prism-compute/prism/cl" // the backends every family's tests run on
@@ -17,6 +18,20 @@ import (
 // Small reports whether the tests run at small sizes (PRISM_TEST_SIZE=small: under
 // Oclgrind).
 func Small() bool { return enginetest.Small() }
+
+// Slow reports whether dev runs kernels at a small fraction of a CPU OpenCL's speed:
+// Mesa's llvmpipe, Rusticl's software device, ran the suite's quick sizes about ten times
+// slower than PoCL on the same cores. What it adds is a second, stricter compiler and its
+// own limits (32 work-items for every kernel), which the smaller cases reach.
+func Slow(dev *engine.Device) bool {
+	return strings.Contains(strings.ToLower(dev.Info().Name), "llvmpipe")
+}
+
+// Large reports whether the tests run their largest cases (a million elements and more,
+// there for the index arithmetic and the passes over many groups) on dev: not at small
+// sizes, and not on a Slow device, whose kernels are the same source that PoCL runs at
+// these sizes.
+func Large(dev *engine.Device) bool { return !Small() && !Slow(dev) }
 
 // ForEachDevice runs f as a subtest on every device of every backend. A backend that is
 // unavailable is skipped with its reason, or fails the test when PRISM_REQUIRE names it.
