@@ -45,11 +45,18 @@ type SplitResult struct {
 	Stats  Stats          `json:"stats"`
 	Single []SingleDevice `json:"single"`
 	// Speedup is the fastest single device's median time over the split's, both with the
-	// result combined on the host; Fastest names that device. SpeedupResident compares with
+	// result combined on the host; Fastest names that device. With data from the host the
+	// two are timed in turn, run for run (Paired), so that a drift of the machine's speed
+	// between the steps does not read as a gain or a loss. SpeedupResident compares with
 	// the op on the device fastest at it, its result left in device memory (no read-back),
 	// where Prism's one-device op times itself.
-	Speedup         float64 `json:"speedup"`
-	Fastest         string  `json:"fastest,omitempty"`
+	Speedup float64 `json:"speedup"`
+	Fastest string  `json:"fastest,omitempty"`
+	// Paired is the fastest device alone (through the split, as its Single entry) timed
+	// in turn with the split's timed runs; Speedup is its median over the split's. Absent
+	// when it could not be set up beside the split (Speedup then compares with Single's
+	// earlier timing), and for sharded data.
+	Paired          *Stats  `json:"paired,omitempty"`
 	SpeedupResident float64 `json:"speedup_resident,omitempty"`
 	// SpeedupGathered, for sharded data whose shares the planner measured, compares with
 	// what one device must do when the data is sharded: bring the other devices' parts
@@ -313,7 +320,16 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		return append(out, res)
 	}
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
-	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions, kernels.PlaceHost)
+	var alone []float64 // the fastest device alone, timed in turn with the split
+	if res.Fastest != "" {
+		alone = make([]float64, len(devs))
+		for i, d := range devs {
+			if d.ID() == res.Fastest {
+				alone[i] = 1
+			}
+		}
+	}
+	st, si, paired, err := timeSplitPaired(ctx, cfg, op, p, devs, cfg.Fractions, alone)
 	if si != nil {
 		res.Shape, res.Shares = si.Shape(), si.Shares()
 		res.Placement, res.Plan = PlacementHost, kernels.PlanSummary(res.Shares)
@@ -325,6 +341,9 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		res.Err = err.Error()
 	} else {
 		res.Verified, res.Stats = true, st
+		if paired != nil && paired.Median > 0 {
+			res.Paired, best = paired, paired.Median
+		}
 		if res.Fastest != "" && st.Median > 0 {
 			res.Speedup = float64(best) / float64(st.Median)
 			res.SpeedupResident = float64(bestResident) / float64(st.Median)
@@ -425,6 +444,83 @@ func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 		err = si.Verify(ctx)
 	}
 	return Summarize(samples), si, err
+}
+
+// timeSplitPaired is timeSplit with data from the host, the split's timed runs taken in
+// turn with those of a second split of op whose fractions alone give the whole op to one
+// device (nil: none), which is set up and verified beside it; the order alternates run by
+// run. It returns the second split's timing too, or nil when it was not given or could
+// not be set up beside the first (memory), whose timing then stands alone.
+func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions, alone []float64) (Stats, kernels.SplitInstance, *Stats, error) {
+	if alone == nil {
+		st, si, err := timeSplit(ctx, cfg, op, p, devs, fractions, kernels.PlaceHost)
+		return st, si, nil, err
+	}
+	base, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: alone, Placement: kernels.PlaceHost})
+	if err == nil {
+		if err = base.Run(ctx); err == nil {
+			err = base.Verify(ctx)
+		}
+		if err != nil {
+			base.Close()
+		}
+	}
+	if err != nil {
+		// It ran alone before (the devices alone): what fails now is room for both.
+		st, si, err := timeSplit(ctx, cfg, op, p, devs, fractions, kernels.PlaceHost)
+		return st, si, nil, err
+	}
+	defer base.Close()
+	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: fractions, Placement: kernels.PlaceHost})
+	if err != nil {
+		return Stats{}, nil, nil, err
+	}
+	defer si.Close()
+	if err := si.Run(ctx); err != nil {
+		return Stats{}, si, nil, err
+	}
+	if err := si.Verify(ctx); err != nil {
+		return Stats{}, si, nil, err
+	}
+	// As timeSplit: at least one warm-up, in which the split checks its plan.
+	for range max(cfg.Warmup, 1) {
+		if err := si.Run(ctx); err != nil {
+			return Stats{}, si, nil, err
+		}
+		if err := base.Run(ctx); err != nil {
+			return Stats{}, si, nil, err
+		}
+	}
+	var splitRuns, baseRuns []time.Duration
+	timed := func(in kernels.SplitInstance, to *[]time.Duration) error {
+		t0 := time.Now()
+		if err := in.Run(ctx); err != nil {
+			return err
+		}
+		*to = append(*to, time.Since(t0))
+		return nil
+	}
+	for i := range cfg.Count {
+		first, second := si, base
+		firstTo, secondTo := &splitRuns, &baseRuns
+		if i%2 == 1 {
+			first, second, firstTo, secondTo = base, si, &baseRuns, &splitRuns
+		}
+		if err := timed(first, firstTo); err != nil {
+			return Stats{}, si, nil, err
+		}
+		if err := timed(second, secondTo); err != nil {
+			return Stats{}, si, nil, err
+		}
+	}
+	if err := si.Verify(ctx); err != nil {
+		return Stats{}, si, nil, err
+	}
+	if err := base.Verify(ctx); err != nil {
+		return Stats{}, si, nil, err
+	}
+	paired := Summarize(baseRuns)
+	return Summarize(splitRuns), si, &paired, nil
 }
 
 // timeAlone sets op up on d alone, verifies it and times Count runs, each enqueued and

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,20 @@ func TestRunSplitsSaysPlan(t *testing.T) {
 		if s.Speedup <= 0 || s.Fastest == "" || len(s.Single) != map[string]int{PlacementHost: 2, PlacementSharded: 0}[s.Placement] {
 			t.Errorf("%s %s: speedup %v against %q, %d single devices", s.Case, s.Placement, s.Speedup, s.Fastest, len(s.Single))
 		}
+		// Host data: the fastest device alone is timed again, in turn with the split, and
+		// the speedup divides those two medians; sharded data has no such timing.
+		switch {
+		case s.Placement == PlacementSharded && s.Paired != nil:
+			t.Errorf("%s sharded: a paired timing %+v", s.Case, s.Paired)
+		case s.Placement == PlacementHost && (s.Paired == nil || len(s.Paired.Samples) != 2):
+			t.Errorf("%s host: paired timing %+v, want the fastest device's 2 runs", s.Case, s.Paired)
+		case s.Placement == PlacementHost && math.Abs(s.Speedup-float64(s.Paired.Median)/float64(s.Stats.Median)) > 1e-9:
+			t.Errorf("%s host: speedup %v, want paired %v over split %v", s.Case, s.Speedup, s.Paired.Median, s.Stats.Median)
+		}
 		t.Logf("%s %s: %s, speedup %.2f", s.Case, s.Placement, s.Plan, s.Speedup)
+	}
+	if err := rep.reconcile(); err != nil {
+		t.Errorf("the report with paired timings: %v", err)
 	}
 	// The host and sharded cases are two cases of the report: it reads back and merges,
 	// and each is a row of its own (CSV, benchstat, prism compare).

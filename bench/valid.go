@@ -362,6 +362,11 @@ func (r *Report) reconcile() error {
 				return err
 			}
 		}
+		if s.Paired != nil {
+			if err := stats(what+", the fastest device alone in turn with it", s.Paired); err != nil {
+				return err
+			}
+		}
 		if bad := negative([]string{"speedup", "speedup_resident", "speedup_gathered", "gflops", "gbs"}, []*float64{&s.Speedup, &s.SpeedupResident, &s.SpeedupGathered, &s.GFLOPs, &s.GBs}); bad != "" {
 			return fail(what, bad+" is not a rate")
 		}

@@ -569,8 +569,9 @@ func (r view) deviceLabels(ids []string) string {
 func (r view) deviceLabel(id string) string { return r.deviceLabels([]string{id}) }
 
 // splitGrid is the table of the report's splits: per split its devices, its time and
-// speedup, and per device its share and its time alone (and, in a wide table, the
-// one-device op's time with its result left on the device).
+// speedup, and per device its share and its time alone (the fastest device's as timed in
+// turn with the split, where it was: the time the speedup divides) and, in a wide table,
+// the one-device op's time with its result left on the device.
 func (r view) splitGrid() *resultGrid {
 	g := &resultGrid{cols: []tableCol{{"split", -1, colLabel}, {"size", -1, colLabel}, {"devices", -1, colLabel}, {"data", -1, colLabel}, {"plan", -1, colLabel},
 		{"time", -1, colLabel}, {"speedup", -1, colLabel}}}
@@ -631,6 +632,10 @@ func (r view) splitGrid() *resultGrid {
 					alone, resident = bench.FormatDuration(sd.Stats.Median), bench.FormatDuration(sd.Resident.Median)
 					if sd.Stats.Median == 0 { // timed resident only (--placement sharded)
 						alone = "-"
+					}
+					if s.Paired != nil && id == s.Fastest {
+						// the time the speedup divides: timed in turn with the split
+						alone = bench.FormatDuration(s.Paired.Median)
 					}
 				}
 			}
