@@ -50,7 +50,7 @@
 // (one per device, concurrently) and, on sharded data, drives the family's Sharded
 // (scatter, run where the data lies, release). The op's second run checks a measured plan
 // that split against each device the plan timed alone (at most four, fastest predicted
-// first) and keeps the split only at 0.97 of the fastest one's speed or better (CheckedRun; Recheck checks at once). Share says what
+// first) and keeps the split only where it ran at least 1.03 times the fastest one's speed (CheckedRun; Recheck checks at once). Share says what
 // was measured and chosen, PlanSummary says it in a line.
 //
 // # The catalog

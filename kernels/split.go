@@ -133,8 +133,8 @@ type Share struct {
 	// Ran and RanOne are the plan's check (SplitRun.CheckedRun), the same on every share:
 	// the measured time of the split the plan chose, and of the fastest device alone doing
 	// all the work among those the check tried (with its predicted gather on sharded data).
-	// The shares are the split's where it ran at least 0.97 of that device's speed, else
-	// that device's.
+	// The shares are the split's where it ran at least 1.03 times that device's speed,
+	// else that device's.
 	// Zero where no check ran (given shares, one device planned, a single run).
 	Ran    time.Duration `json:"ran_ns,omitempty"`
 	RanOne time.Duration `json:"ran_one_ns,omitempty"`

@@ -266,7 +266,7 @@ func planSummary(s []Share) string {
 // checkText says what a plan's check found (SplitRun.CheckPlan), from the share of the
 // device it tried alone: "" where no check ran; why that device could not take the work;
 // with used (the devices with a share after the check) at one, that whose split lost
-// ("the planned split ran 69.5 ms against 18.4 ms alone: 0.26x, under 0.97"); else the
+// ("the planned split ran 69.5 ms against 18.4 ms alone: 0.26x, under 1.03"); else the
 // split's time and the device's.
 func checkText(sh Share, used int, whose string) string {
 	switch {
@@ -278,7 +278,7 @@ func checkText(sh Share, used int, whose string) string {
 		return ""
 	case used <= 1:
 		return fmt.Sprintf("%s split ran %s against %s alone: %.2fx, under %.2f", whose, fmtDur(sh.Ran), fmtDur(sh.RanOne),
-			sh.RanOne.Seconds()/sh.Ran.Seconds(), planCheckMargin)
+			sh.RanOne.Seconds()/sh.Ran.Seconds(), planCheckGain)
 	}
 	return fmt.Sprintf("ran %s, %s alone %s: %.2fx", fmtDur(sh.Ran), sh.Device, fmtDur(sh.RanOne), sh.RanOne.Seconds()/sh.Ran.Seconds())
 }
