@@ -29,6 +29,13 @@ if [ "$pkg" = cmd/prism ]; then
   checks=(--check-api --data-races)
   args=(-test.run '^TestCorpus$')
 fi
+if [ "$pkg" = kernels/gemm ]; then
+  # TestOpShapes runs the portable kernel that TestGEMM and TestPrecisions check here with
+  # every check, at skinny shapes through the ops' set-up: races and bounds, in a second
+  # pass.
+  args=(-test.skip 'Split|Sharded|PlanShares|^TestOpShapes$')
+  checks2=(--check-api --data-races) args2=(-test.run '^TestOpShapes$')
+fi
 if [ "$pkg" = kernels/suite ]; then
   # TestOps takes each op's set-up and rotation through the families' kernels, which their
   # own tests run here with every check; races and bounds are checked here too, not
