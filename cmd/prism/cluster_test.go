@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -38,9 +39,13 @@ func recipeTools(t *testing.T) string {
 		}
 	}
 	dir := t.TempDir()
+	self, err := os.Executable() // the recipes run elsewhere: not os.Args[0], maybe relative
+	if err != nil {
+		t.Fatal(err)
+	}
 	tools := map[string]string{
 		// prism is this test binary, its arguments passed as TestMain reads them.
-		"prism": "#!/bin/bash\nIFS=$'\\x1f'\nexport PRISM_TEST_RUN_MAIN=\"$*\"\nexec " + os.Args[0] + "\n",
+		"prism": "#!/bin/bash\nIFS=$'\\x1f'\nexport PRISM_TEST_RUN_MAIN=\"$*\"\nexec " + strconv.Quote(self) + "\n",
 		// srun starts every task of the job at once, task i as node i.
 		"srun": `#!/bin/bash
 while [[ $1 == -* ]]; do shift; done
