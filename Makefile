@@ -17,8 +17,10 @@ export CGO_CFLAGS ?= -DCL_TARGET_OPENCL_VERSION=120
 # The results store's SQLite driver (mattn/go-sqlite3) links the system's libsqlite3
 # (libsqlite3-dev) instead of compiling its own copy of SQLite: about 2 s instead of 35 s
 # cold. Every build and test below, the GPU bundle's included, uses the same tag (added to
-# the GOFLAGS that go env reports).
-export GOFLAGS := $(shell $(GO) env GOFLAGS) -tags=libsqlite3
+# the GOFLAGS that go env reports). -trimpath keeps the checkout's path out of what is
+# built, so that Go's build cache serves a clone at any path: a package's test binary
+# built again in a second clone took 0.8 s with it and 18.9 s without.
+export GOFLAGS := $(shell $(GO) env GOFLAGS) -tags=libsqlite3 -trimpath
 # PoCL's settings (no recompile per local size, a program cache under Prism's cache
 # directory) and Rusticl's device (RUSTICL_ENABLE=llvmpipe) are Prism's own defaults, set by
 # the OpenCL backend where the environment does not set them: `prism` run by hand behaves
