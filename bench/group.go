@@ -273,6 +273,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	p := kernels.Params{Size: size, Seed: cfg.Seed, Portable: cfg.Portable}
 	best, bestResident := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	var fastestResident string
+	var fastestOnly []float64 // the fractions of the fastest device alone
 	for i, d := range devs {
 		if ctx.Err() != nil {
 			// Interrupted: no further step starts (setting up a device's inputs alone can
@@ -298,7 +299,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		} else {
 			sd.Stats = st
 			if cfg.Placement != PlacementSharded && st.Median < best {
-				best, res.Fastest = st.Median, d.ID()
+				best, res.Fastest, fastestOnly = st.Median, d.ID(), only
 			}
 			if sd.Resident.Median < bestResident {
 				bestResident, fastestResident = sd.Resident.Median, d.ID()
@@ -320,16 +321,8 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 		return append(out, res)
 	}
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
-	var alone []float64 // the fastest device alone, timed in turn with the split
-	if res.Fastest != "" {
-		alone = make([]float64, len(devs))
-		for i, d := range devs {
-			if d.ID() == res.Fastest {
-				alone[i] = 1
-			}
-		}
-	}
-	st, si, paired, err := timeSplitPaired(ctx, cfg, op, p, devs, cfg.Fractions, alone)
+	// The fastest device alone is timed again, in turn with the split.
+	st, si, paired, err := timeSplitPaired(ctx, cfg, op, p, devs, cfg.Fractions, fastestOnly)
 	if si != nil {
 		res.Shape, res.Shares = si.Shape(), si.Shares()
 		res.Placement, res.Plan = PlacementHost, kernels.PlanSummary(res.Shares)
@@ -415,24 +408,33 @@ func gatheredBaseline(single []SingleDevice, shares []kernels.Share) time.Durati
 	return best
 }
 
-// timeSplit sets op up across devs with the given fractions (nil: measured) and its data
-// placed as place says, verifies one run and times Count more by the host clock. On
-// sharded data the last timed run is verified too (a gather, after the timing). The
-// instance is closed on return; its shares and shape stay readable.
-func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions []float64, place kernels.Placement) (Stats, kernels.SplitInstance, error) {
+// openSplit sets op up across devs with the given fractions (nil: measured) and its data
+// placed as place says, and runs and verifies it once. The instance is returned whenever
+// it was made (its shares readable; the caller closes it), with the first error.
+func openSplit(ctx context.Context, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions []float64, place kernels.Placement) (kernels.SplitInstance, error) {
 	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: fractions, Placement: place})
 	if err != nil {
-		return Stats{}, nil, err
+		return nil, err
 	}
 	if kernels.PlacementOf(si) != place { // a split that does not know where data lives
 		si.Close()
-		return Stats{}, nil, fmt.Errorf("bench: %s: no split on %s data: %w", op.Name, place, engine.ErrUnsupported)
+		return nil, fmt.Errorf("bench: %s: no split on %s data: %w", op.Name, place, engine.ErrUnsupported)
 	}
-	defer si.Close()
 	if err := si.Run(ctx); err != nil {
-		return Stats{}, si, err
+		return si, err
 	}
-	if err := si.Verify(ctx); err != nil {
+	return si, si.Verify(ctx)
+}
+
+// timeSplit sets op up as openSplit does, verifies one run and times Count more by the
+// host clock. On sharded data the last timed run is verified too (a gather, after the
+// timing). The instance is closed on return; its shares and shape stay readable.
+func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions []float64, place kernels.Placement) (Stats, kernels.SplitInstance, error) {
+	si, err := openSplit(ctx, op, p, devs, fractions, place)
+	if si != nil {
+		defer si.Close()
+	}
+	if err != nil {
 		return Stats{}, si, err
 	}
 	// At least one warm-up after the verified run: the split's second run checks its plan
@@ -452,34 +454,25 @@ func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 // run. It returns the second split's timing too, or nil when it was not given or could
 // not be set up beside the first (memory), whose timing then stands alone.
 func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions, alone []float64) (Stats, kernels.SplitInstance, *Stats, error) {
-	if alone == nil {
+	var base kernels.SplitInstance
+	if alone != nil {
+		b, err := openSplit(ctx, op, p, devs, alone, kernels.PlaceHost)
+		if err == nil {
+			base = b
+			defer base.Close()
+		} else if b != nil {
+			b.Close() // it ran alone before (the devices alone): what fails is room for both
+		}
+	}
+	if base == nil {
 		st, si, err := timeSplit(ctx, cfg, op, p, devs, fractions, kernels.PlaceHost)
 		return st, si, nil, err
 	}
-	base, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: alone, Placement: kernels.PlaceHost})
-	if err == nil {
-		if err = base.Run(ctx); err == nil {
-			err = base.Verify(ctx)
-		}
-		if err != nil {
-			base.Close()
-		}
+	si, err := openSplit(ctx, op, p, devs, fractions, kernels.PlaceHost)
+	if si != nil {
+		defer si.Close()
 	}
 	if err != nil {
-		// It ran alone before (the devices alone): what fails now is room for both.
-		st, si, err := timeSplit(ctx, cfg, op, p, devs, fractions, kernels.PlaceHost)
-		return st, si, nil, err
-	}
-	defer base.Close()
-	si, err := op.Split(ctx, devs, p, kernels.SplitOptions{Fractions: fractions, Placement: kernels.PlaceHost})
-	if err != nil {
-		return Stats{}, nil, nil, err
-	}
-	defer si.Close()
-	if err := si.Run(ctx); err != nil {
-		return Stats{}, si, nil, err
-	}
-	if err := si.Verify(ctx); err != nil {
 		return Stats{}, si, nil, err
 	}
 	// As timeSplit: at least one warm-up, in which the split checks its plan.
