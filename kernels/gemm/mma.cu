@@ -28,7 +28,7 @@
 //   3 float16    A, B IEEE binary16, float32 accumulation. mma m16n8k16.
 //   4 bfloat16   A, B bfloat16, float32 accumulation. mma m16n8k16.
 //   5 float64    A, B, C, D double, accumulated in double on the fp64 tensor cores (DMMA,
-//                m8n8k4, or m16n8k8 on sm_90 with DMMA16; IEEE fused multiply-adds).
+//                m8n8k4, or m16n8k8 / m16n8k16 on sm_90 with DMMA_K; IEEE fused multiply-adds).
 //   6 e4m3       A, B OCP float8 E4M3, float32 accumulation; sm_89 and newer. mma m16n8k32.
 //   7 e5m2       A, B OCP float8 E5M2, likewise.
 //   C and D are float for every PREC but 5 (double).
@@ -43,10 +43,11 @@
 //   STAGES      shared-memory stages of the cp.async pipeline (>= 2) default 3
 //   Shared memory (dynamic, Range.SharedBytes): STAGES * (A stage + B stage), mma_shared()
 //   in mma.go computes it with the same paddings as below.
-// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA16=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2 | -DPREC=5 -DDMMA16=1 -DBM=128 -DBN=128 -DBK=32 -DWARPS_M=2 -DWARPS_N=4 -DSTAGES=3 | -DPREC=5 -DDMMA16=1 -DBM=64 -DBN=128 -DBK=16 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=4 | -DPREC=5 -DBM=128 -DBN=64 -DBK=32 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=3
+// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA_K=8 | -DPREC=5 -DDMMA_K=16 | -DPREC=5 -DTRANS_A=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DBK=32 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2 | -DPREC=5 -DDMMA_K=8 -DBM=128 -DBN=128 -DBK=32 -DWARPS_M=2 -DWARPS_N=4 -DSTAGES=3 | -DPREC=5 -DDMMA_K=8 -DBM=64 -DBN=128 -DBK=16 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=4 | -DPREC=5 -DBM=128 -DBN=64 -DBK=32 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=3
 //   GROUP_M     tile rows of D a group of consecutive blocks covers (L2 reuse) default 8
 //   MIN_BLOCKS  blocks per SM the registers must allow (__launch_bounds__)   default 1
-//   DMMA16      PREC 5 on sm_90: mma m16n8k8 (Hopper's full-rate fp64 shape)  default 0 (m8n8k4)
+//   DMMA_K      PREC 5: the k of the fp64 mma: 4 (m8n8k4, sm_80), 8 (m16n8k8) or 16 (m16n8k16),
+//               the last two sm_90 and newer                                   default 4
 // Launch: 3D grid (ceil(m/BM) * ceil(n/BN), 1, batch) blocks of exactly WARPS_M*WARPS_N*32
 //   threads in x, dynamic shared memory as above.
 // Boundaries: tiles past m, n or k are zero-filled in shared memory (zeros add nothing to
@@ -86,15 +87,20 @@ typedef float acc_t;
 typedef double in_t;
 typedef double acc_t;
 #define IN_BYTES 8
-#ifndef DMMA16
-#define DMMA16 0
+#ifndef DMMA_K
+#define DMMA_K 4
 #endif
-#if DMMA16 // sm_90: m16n8k8, the full-rate fp64 tensor-core shape of Hopper
+#if DMMA_K == 16 // sm_90: m16n8k16, the most products an fp64 instruction of Hopper does
+#define MMA_M 16
+#define MMA_K 16
+#elif DMMA_K == 8 // sm_90: m16n8k8
 #define MMA_M 16
 #define MMA_K 8
-#else // sm_80: m8n8k4
+#elif DMMA_K == 4 // sm_80: m8n8k4
 #define MMA_M 8
 #define MMA_K 4
+#else
+#error "mma.cu: DMMA_K must be 4, 8 or 16"
 #endif
 #define MMA_N 8
 #elif PREC == 6 || PREC == 7
@@ -307,11 +313,18 @@ static __device__ __forceinline__ unsigned int four8_b(const in_t *bs, int cn, i
 #endif
 
 #if PREC == 5
-#if DMMA16
+#if DMMA_K >= 8
 static __device__ __forceinline__ void mma_f64(double *d, const double *a, const double *b) {
+#if DMMA_K == 16
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+               : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+               : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]),
+                 "d"(b[2]), "d"(b[3]));
+#else
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
                : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#endif
 }
 #else
 static __device__ __forceinline__ void mma_f64(double *d, const double *a, const double *b) {
@@ -428,22 +441,25 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
         mma_fp8(acc[i][j], af[i], bf[j]);
       }
     }
-#elif PREC == 5 && DMMA16
-    // m16n8k8 fragments, as tf32's: A (g, t), (g+8, t), (g, t+4), (g+8, t+4); B (t, g), (t+4, g).
-    double af[MT][4], bf[NT][2];
+#elif PREC == 5 && DMMA_K >= 8
+    // m16n8k8 and m16n8k16 fragments (as tf32's m16n8k8, continued along k): A element q at
+    // (g + 8 (q % 2), t + 4 (q / 2)), B element q at (t + 4 q, g).
+    double af[MT][MMA_K / 2], bf[NT][MMA_K / 4];
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       const int r = wm0 + i * MMA_M + g;
-      af[i][0] = as[A_AT(r, ks + t)];
-      af[i][1] = as[A_AT(r + 8, ks + t)];
-      af[i][2] = as[A_AT(r, ks + t + 4)];
-      af[i][3] = as[A_AT(r + 8, ks + t + 4)];
+#pragma unroll
+      for (int q = 0; q < MMA_K / 2; ++q) {
+        af[i][q] = as[A_AT(r + 8 * (q & 1), ks + t + 4 * (q >> 1))];
+      }
     }
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
       const int cn = wn0 + j * MMA_N + g;
-      bf[j][0] = bs[B_AT(cn, ks + t)];
-      bf[j][1] = bs[B_AT(cn, ks + t + 4)];
+#pragma unroll
+      for (int q = 0; q < MMA_K / 4; ++q) {
+        bf[j][q] = bs[B_AT(cn, ks + t + 4 * q)];
+      }
     }
 #pragma unroll
     for (int i = 0; i < MT; ++i) {

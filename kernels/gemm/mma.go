@@ -21,7 +21,6 @@ type mmaGeom struct {
 	threads, in      int // threads per block, input bytes
 	padK, padR       int // shared-memory row paddings in elements (PADK, PADR)
 	mmaM, mmaN, mmaK int // the mma instruction's shape
-	dmma16           bool
 }
 
 // geomOf returns the geometry of precision prec with tunables t on a device of
@@ -37,12 +36,27 @@ func geomOf(prec Prec, cc int, t MMATunables) (mmaGeom, error) {
 	case PrecFloat64:
 		g.in, g.mmaM, g.mmaK = 8, 8, 4
 		if cc >= 90 {
-			g.mmaM, g.mmaK, g.dmma16 = 16, 8, true
+			g.mmaM, g.mmaK = 16, 8
+		}
+		switch t.MMAK {
+		case 0:
+		case 4:
+			g.mmaM, g.mmaK = 8, 4
+		case 8, 16:
+			if cc < 90 {
+				return g, fmt.Errorf("kernels: gemm float64 tunables %v: MMA_K=%d needs sm_90 or newer, not sm_%d: %w", t, t.MMAK, cc, engine.ErrInvalidArg)
+			}
+			g.mmaM, g.mmaK = 16, t.MMAK
+		default:
+			return g, fmt.Errorf("kernels: gemm float64 tunables %v: MMA_K=%d is not 4, 8 or 16: %w", t, t.MMAK, engine.ErrInvalidArg)
 		}
 	case PrecFloat8E4M3, PrecFloat8E5M2:
 		g.in, g.mmaK = 1, 32
 	default:
 		return g, fmt.Errorf("kernels: gemm: no tensor-core kernel for PREC %d: %w", prec, engine.ErrInvalidArg)
+	}
+	if prec != PrecFloat64 && t.MMAK != 0 && t.MMAK != g.mmaK {
+		return g, fmt.Errorf("kernels: gemm tensor-core tunables %v: this precision's mma has k = %d, not MMA_K=%d: %w", t, g.mmaK, t.MMAK, engine.ErrInvalidArg)
 	}
 	epc := 16 / g.in
 	g.padK, g.padR = epc, 2*epc
@@ -81,8 +95,8 @@ func (g mmaGeom) defines() []string {
 	o := []string{fmt.Sprintf("-DBM=%d", g.BM), fmt.Sprintf("-DBN=%d", g.BN), fmt.Sprintf("-DBK=%d", g.BK),
 		fmt.Sprintf("-DWARPS_M=%d", g.WarpsM), fmt.Sprintf("-DWARPS_N=%d", g.WarpsN),
 		fmt.Sprintf("-DSTAGES=%d", g.Stages), fmt.Sprintf("-DGROUP_M=%d", g.GroupM), fmt.Sprintf("-DMIN_BLOCKS=%d", g.MinBlocks)}
-	if g.dmma16 {
-		o = append(o, "-DDMMA16=1")
+	if g.in == 8 {
+		o = append(o, fmt.Sprintf("-DDMMA_K=%d", g.mmaK))
 	}
 	return o
 }

@@ -127,7 +127,7 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 				Tunables: "per architecture (tuning.go), or prism tune's; sm_90: " + MMADefaults(prec, 90).String(),
 				Candidates: func(dev *engine.Device) []string {
 					list := []string{MMADefaults(prec, dev.Info().ComputeCapability).String()}
-					for _, c := range mmaCandidates(engine.SizeOf[In]()) {
+					for _, c := range mmaCandidates(engine.SizeOf[In](), dev.Info().ComputeCapability) {
 						if s := c.String(); s != list[0] {
 							list = append(list, s)
 						}

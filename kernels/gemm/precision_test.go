@@ -384,7 +384,7 @@ func logMMA[In InputType, Out kernels.Float](t *testing.T, m *MMA[In, Out]) {
 // benchmark measures (other than def, which the caller tests in full), so that whichever
 // the table takes has been verified.
 func testMMACandidates[In InputType, Out kernels.Float](t *testing.T, dev *engine.Device, q *engine.Queue, p Precision, def MMATunables, rng *rand.Rand) {
-	for _, c := range mmaCandidates(engine.SizeOf[In]()) {
+	for _, c := range mmaCandidates(engine.SizeOf[In](), dev.Info().ComputeCapability) {
 		if c == def {
 			continue
 		}

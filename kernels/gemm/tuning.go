@@ -20,12 +20,20 @@ type MMATunables struct {
 	// MinBlocks is the number of blocks per SM the kernel's registers must allow
 	// (__launch_bounds__): 2 caps 256 threads at 128 registers each.
 	MinBlocks int
+	// MMAK is the k of the float64 mma instruction: 4 (m8n8k4), 8 (m16n8k8) or 16
+	// (m16n8k16), the last two on sm_90 and newer; 0 takes the architecture's default
+	// (8 on sm_90, 4 before). Other precisions have one shape and take 0 only.
+	MMAK int
 }
 
 // String writes t as the -D names of mma.cu ("BM=128 BN=128 BK=32 WARPS=2x4 STAGES=3
-// GROUP_M=8 MIN_BLOCKS=2").
+// GROUP_M=8 MIN_BLOCKS=2", and " MMA_K=16" when MMAK is set).
 func (t MMATunables) String() string {
-	return fmt.Sprintf("BM=%d BN=%d BK=%d WARPS=%dx%d STAGES=%d GROUP_M=%d MIN_BLOCKS=%d", t.BM, t.BN, t.BK, t.WarpsM, t.WarpsN, t.Stages, t.GroupM, t.MinBlocks)
+	s := fmt.Sprintf("BM=%d BN=%d BK=%d WARPS=%dx%d STAGES=%d GROUP_M=%d MIN_BLOCKS=%d", t.BM, t.BN, t.BK, t.WarpsM, t.WarpsN, t.Stages, t.GroupM, t.MinBlocks)
+	if t.MMAK != 0 {
+		s += fmt.Sprintf(" MMA_K=%d", t.MMAK)
+	}
+	return s
 }
 
 // mmaTuning is the tuning table of the tensor-core GEMM: per precision, rows in order of
@@ -67,12 +75,26 @@ func MMADefaults(prec string, cc int) MMATunables {
 // 3 or 4 stages; each k step 64 or 128 bytes of elements (16 doubles). On an H100
 // (2026-11-25) the sets without a register cap all ran within 2% of each other in
 // float16 (198 TFLOP/s): 232 registers per thread left one block of 8 warps per SM.
-func mmaCandidates(in int) []MMATunables {
+func mmaCandidates(in, cc int) []MMATunables {
 	if in == 8 {
 		// DGEMM: also larger warp tiles (64 x 32 on 8 or 4 warps, 32 x 64) and deeper rings,
 		// for prism tune to weigh against the 32 x 32 warp tiles of the table (0.70 of
-		// cuBLAS on an H200, 2026-11-28).
-		return []MMATunables{
+		// cuBLAS on an H200, 2026-11-28); on sm_90 the same tiles with m16n8k16, half the
+		// mma instructions of m16n8k8 for the same products, and CUTLASS's Hopper DGEMM
+		// tile (128 x 64 x 16 on 2 x 2 warps, 3 stages).
+		var k16 []MMATunables
+		if cc >= 90 {
+			k16 = []MMATunables{
+				{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3, MMAK: 16},
+				{BM: 64, BN: 64, BK: 32, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 2, MMAK: 16},
+				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
+				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 2, MMAK: 16},
+				{BM: 64, BN: 128, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 2, MMAK: 16},
+				{BM: 128, BN: 128, BK: 16, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
+				{BM: 128, BN: 64, BK: 32, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
+			}
+		}
+		return append([]MMATunables{
 			{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1},
 			{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3},
 			{BM: 128, BN: 128, BK: 16, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 1},
@@ -81,7 +103,7 @@ func mmaCandidates(in int) []MMATunables {
 			{BM: 64, BN: 128, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 1},
 			{BM: 128, BN: 128, BK: 32, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 1},
 			{BM: 128, BN: 64, BK: 32, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1},
-		}
+		}, k16...)
 	}
 	bk := 128 / in
 	return []MMATunables{
@@ -95,7 +117,7 @@ func mmaCandidates(in int) []MMATunables {
 }
 
 // ParseMMATunables reads tunables as String writes them ("BM=128 BN=128 BK=32 WARPS=2x4
-// STAGES=3 GROUP_M=8"); every key must be given once. Errors wrap engine.ErrInvalidArg
+// STAGES=3 GROUP_M=8 MIN_BLOCKS=1"); every key must be given once, MMA_K at most once. Errors wrap engine.ErrInvalidArg
 // and name the field.
 func ParseMMATunables(s string) (MMATunables, error) {
 	var t MMATunables
@@ -133,6 +155,8 @@ func ParseMMATunables(s string) (MMATunables, error) {
 			t.GroupM, err = num(v)
 		case "MIN_BLOCKS":
 			t.MinBlocks, err = num(v)
+		case "MMA_K":
+			t.MMAK, err = num(v)
 		case "WARPS":
 			wm, wn, ok := strings.Cut(v, "x")
 			if !ok {
@@ -142,7 +166,7 @@ func ParseMMATunables(s string) (MMATunables, error) {
 				t.WarpsN, err = num(wn)
 			}
 		default:
-			return bad("unknown tunable %s (BM, BN, BK, WARPS, STAGES, GROUP_M, MIN_BLOCKS)", k)
+			return bad("unknown tunable %s (BM, BN, BK, WARPS, STAGES, GROUP_M, MIN_BLOCKS, optional MMA_K)", k)
 		}
 		if err != nil {
 			return bad("%s=%s is not a positive integer up to 4096", k, v)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestMMATunables(t *testing.T) {
 				t.Errorf("%s sm_%d: the table's row: %v", p.Name, cc, err)
 			}
 			in := map[string]int{"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "float8e4m3": 1, "float8e5m2": 1}[p.In]
-			for _, c := range mmaCandidates(in) {
+			for _, c := range mmaCandidates(in, cc) {
 				if _, err := geomOf(p.MMA, cc, c); err != nil {
 					t.Errorf("%s sm_%d: candidate %v: %v", p.Name, cc, c, err)
 				}
@@ -49,6 +50,34 @@ func TestMMATunables(t *testing.T) {
 		_, err := geomOf(PrecTF32, 90, c.t)
 		if !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
 			t.Errorf("%v: %v; want ErrInvalidArg saying %q", c.t, err, c.want)
+		}
+	}
+	// The float64 mma's k: 16 and 8 need sm_90, 5 is no shape, and the other precisions
+	// take only their own.
+	dgemm := MMATunables{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3}
+	for _, c := range []struct {
+		prec Prec
+		cc   int
+		k    int
+		want string
+	}{
+		{PrecFloat64, 80, 16, "MMA_K=16 needs sm_90"},
+		{PrecFloat64, 90, 5, "MMA_K=5 is not 4, 8 or 16"},
+		{PrecTF32, 90, 16, "not MMA_K=16"},
+	} {
+		tn := dgemm
+		tn.MMAK = c.k
+		if _, err := geomOf(c.prec, c.cc, tn); !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
+			t.Errorf("PREC %d sm_%d MMA_K=%d: %v; want ErrInvalidArg saying %q", c.prec, c.cc, c.k, err, c.want)
+		}
+	}
+	for _, k := range []int{0, 4, 8, 16} {
+		tn := dgemm
+		tn.MMAK = k
+		g, err := geomOf(PrecFloat64, 90, tn)
+		want := map[int]int{0: 8, 4: 4, 8: 8, 16: 16}[k]
+		if err != nil || g.mmaK != want || !slices.Contains(g.defines(), fmt.Sprintf("-DDMMA_K=%d", want)) {
+			t.Errorf("float64 sm_90 MMA_K=%d: k %d, defines %v, %v; want k %d", k, g.mmaK, g.defines(), err, want)
 		}
 	}
 }
@@ -145,7 +174,7 @@ func benchMMA[In InputType, Out kernels.Float](b *testing.B, dev *engine.Device,
 	defer inst.Close()
 	def := MMADefaults(p.Name, dev.Info().ComputeCapability)
 	sets := []MMATunables{def}
-	for _, c := range mmaCandidates(engine.SizeOf[In]()) {
+	for _, c := range mmaCandidates(engine.SizeOf[In](), dev.Info().ComputeCapability) {
 		if c != def {
 			sets = append(sets, c)
 		}
@@ -252,7 +281,7 @@ func timeGEMM[In InputType, Out kernels.Float](b *testing.B, q *engine.Queue, in
 // TestParseTunables checks that the tunables read back as written, and that malformed ones
 // are refused with ErrInvalidArg naming the problem.
 func TestParseTunables(t *testing.T) {
-	for _, c := range mmaCandidates(2) {
+	for _, c := range append(mmaCandidates(2, 90), mmaCandidates(8, 90)...) {
 		got, err := ParseMMATunables(c.String())
 		if err != nil || got != c {
 			t.Errorf("ParseMMATunables(%q) = %v, %v", c.String(), got, err)
