@@ -207,54 +207,84 @@ typedef float acc_t;
 
 // load_rows copies a tile of ROWS x COLS elements of a stored row-major matrix (rows r0.., columns
 // c0.., rows beyond nrows and columns beyond ncols read as zero) into shared memory with row
-// stride SLD. Vectorized: 16-byte chunks (the row starts are 16-byte aligned, ncols - c0 need
-// not be a multiple of EPC: the chunk's tail is zero-filled); else element by element.
+// stride SLD, element by element: the path of operands whose rows are not 16-byte aligned
+// (tile_copy copies aligned ones).
 template <int ROWS, int COLS, int SLD>
-static __device__ __forceinline__ void load_rows(in_t *s, const in_t *g, int ld, int r0, int c0, int nrows, int ncols, int vec) {
-  const int tid = threadIdx.x;
-  if (vec) {
-    const int cpr = COLS / EPC; // chunks per row
-#pragma unroll
-    for (int p = 0; p < (ROWS * COLS) / (EPC * THREADS); ++p) {
-      const int ch = tid + p * THREADS;
-      const int r = ch / cpr, cc = (ch - r * cpr) * EPC;
-      const int gr = r0 + r, gc = c0 + cc;
-      int bytes = 0;
-      const in_t *src = g;
-      if (gr < nrows && gc < ncols) {
-        bytes = (ncols - gc < EPC ? ncols - gc : EPC) * IN_BYTES;
-        src = g + (long long)gr * ld + gc;
-      }
-      prism_cp_async16(prism_smem_addr(s + r * SLD + cc), src, bytes);
+static __device__ __forceinline__ void load_rows(in_t *s, const in_t *g, int ld, int r0, int c0, int nrows, int ncols) {
+  for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
+    const int r = e / COLS, cc = e - r * COLS;
+    const int gr = r0 + r, gc = c0 + cc;
+    in_t v = (in_t)0;
+    if (gr < nrows && gc < ncols) {
+      v = g[(long long)gr * ld + gc];
     }
-  } else {
-    for (int e = tid; e < ROWS * COLS; e += THREADS) {
-      const int r = e / COLS, cc = e - r * COLS;
-      const int gr = r0 + r, gc = c0 + cc;
-      in_t v = (in_t)0;
-      if (gr < nrows && gc < ncols) {
-        v = g[(long long)gr * ld + gc];
-      }
-      s[r * SLD + cc] = v;
-    }
+    s[r * SLD + cc] = v;
   }
 }
 
 // load_stage stages k columns k0..k0+BK of op(A) (rows m0..m0+BM) and k rows of op(B)
-// (columns n0..n0+BN) in the layouts A_AT and B_AT address.
+// (columns n0..n0+BN) in the layouts A_AT and B_AT address, element by element.
 static __device__ __forceinline__ void load_stage(in_t *as, in_t *bs, const in_t *a, const in_t *b, int lda, int ldb,
-                                                  int m0, int n0, int k0, int m, int n, int k, int vec) {
+                                                  int m0, int n0, int k0, int m, int n, int k) {
 #if TRANS_A
-  load_rows<BK, BM, BM + PADR>(as, a, lda, k0, m0, k, m, vec);
+  load_rows<BK, BM, BM + PADR>(as, a, lda, k0, m0, k, m);
 #else
-  load_rows<BM, BK, BK + PADK>(as, a, lda, m0, k0, m, k, vec);
+  load_rows<BM, BK, BK + PADK>(as, a, lda, m0, k0, m, k);
 #endif
 #if TRANS_B
-  load_rows<BN, BK, BK + PADK>(bs, b, ldb, n0, k0, n, k, vec);
+  load_rows<BN, BK, BK + PADK>(bs, b, ldb, n0, k0, n, k);
 #else
-  load_rows<BK, BN, BN + PADR>(bs, b, ldb, k0, n0, k, n, vec);
+  load_rows<BK, BN, BN + PADR>(bs, b, ldb, k0, n0, k, n);
 #endif
 }
+
+// tile_copy is one thread's share of the 16-byte copies of one operand's tiles, planned
+// once and stepped along k, so that a k step costs each copy a compare, a select and the
+// copy itself, not the index arithmetic of load_rows. A tile is ROWS x COLS elements of a
+// stored row-major matrix; k runs along its rows (KROWS: A stored k x m, B stored k x n)
+// or along its columns. Chunk p of the thread lies RSTEP * p rows below its first one.
+template <int ROWS, int COLS, int SLD, bool KROWS>
+struct tile_copy {
+  static constexpr int CPR = COLS / EPC;                    // chunks per row
+  static constexpr int P = (ROWS * COLS) / (EPC * THREADS); // chunks per thread
+  static constexpr int RSTEP = THREADS / CPR;               // rows between a thread's chunks
+  const in_t *g;    // the thread's first chunk in the next k-tile
+  const in_t *base; // a valid address for copies of no bytes
+  long long ldr;    // RSTEP rows of the stored matrix
+  long long kstep;  // one k-tile: BK rows or BK columns
+  int soff;         // the first chunk's offset in a stage
+  int rem_r, rem_c; // rows and columns of the matrix left from the first chunk's
+
+  __device__ __forceinline__ void init(const in_t *m, int ld, int r0, int c0, int nrows, int ncols) {
+    const int r = threadIdx.x / CPR, c = (threadIdx.x % CPR) * EPC;
+    base = m;
+    g = m + (long long)(r0 + r) * ld + (c0 + c);
+    ldr = (long long)RSTEP * ld;
+    kstep = KROWS ? (long long)BK * ld : (long long)BK;
+    soff = r * SLD + c;
+    rem_r = nrows - r0 - r;
+    rem_c = ncols - c0 - c;
+  }
+  // copy issues the copies of the next k-tile into stage s (zero-filled past the edges)
+  // and steps to the k-tile after it.
+  __device__ __forceinline__ void copy(in_t *s) {
+    const int cols = rem_c < EPC ? rem_c : EPC;
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      const int bytes = (p * RSTEP < rem_r && cols > 0) ? cols * IN_BYTES : 0;
+      prism_cp_async16(prism_smem_addr(s + soff + p * RSTEP * SLD), bytes ? g + p * ldr : base, bytes);
+    }
+    g += kstep;
+    if (KROWS) {
+      rem_r -= BK;
+    } else {
+      rem_c -= BK;
+    }
+  }
+};
+#if THREADS % ((TRANS_A ? BM : BK) / EPC) != 0 || THREADS % ((TRANS_B ? BK : BN) / EPC) != 0
+#error "mma.cu: the threads of a block must cover whole rows of 16-byte chunks of a tile"
+#endif
 
 #if PREC == 1 || PREC == 2
 static __device__ __forceinline__ unsigned int to_tf32(float x) {
@@ -443,16 +473,10 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
     }
 #elif PREC == 5 && DMMA_K >= 8
     // m16n8k8 and m16n8k16 fragments (as tf32's m16n8k8, continued along k): A element q at
-    // (g + 8 (q % 2), t + 4 (q / 2)), B element q at (t + 4 q, g).
-    double af[MT][MMA_K / 2], bf[NT][MMA_K / 4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i) {
-      const int r = wm0 + i * MMA_M + g;
-#pragma unroll
-      for (int q = 0; q < MMA_K / 2; ++q) {
-        af[i][q] = as[A_AT(r + 8 * (q & 1), ks + t + 4 * (q >> 1))];
-      }
-    }
+    // (g + 8 (q % 2), t + 4 (q / 2)), B element q at (t + 4 q, g). B's fragments of every n
+    // tile are loaded first, then each m tile's A fragment just before its products, so
+    // that one A fragment at a time is live beside the accumulators (MT * NT * 4 doubles).
+    double bf[NT][MMA_K / 4];
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
       const int cn = wn0 + j * MMA_N + g;
@@ -463,9 +487,15 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
     }
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
+      const int r = wm0 + i * MMA_M + g;
+      double af[MMA_K / 2];
+#pragma unroll
+      for (int q = 0; q < MMA_K / 2; ++q) {
+        af[q] = as[A_AT(r + 8 * (q & 1), ks + t + 4 * (q >> 1))];
+      }
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
-        mma_f64(acc[i][j], af[i], bf[j]);
+        mma_f64(acc[i][j], af, bf[j]);
       }
     }
 #elif PREC == 5
@@ -487,6 +517,59 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
     }
 #endif
   }
+}
+
+// mainloop runs the k-tiles of the block's tile of D through the STAGES-deep pipeline:
+// VEC with tile_copy's 16-byte copies, else element by element (load_stage).
+template <bool VEC>
+static __device__ __forceinline__ void mainloop(acc_t (*acc)[NT][4], in_t *as0, in_t *bs0, const in_t *a, const in_t *b, int lda,
+                                                int ldb, int m0, int n0, int m, int n, int k, int wm0, int wn0) {
+#if TRANS_A
+  tile_copy<BK, BM, BM + PADR, true> ca;
+  ca.init(a, lda, 0, m0, k, m);
+#else
+  tile_copy<BM, BK, BK + PADK, false> ca;
+  ca.init(a, lda, m0, 0, m, k);
+#endif
+#if TRANS_B
+  tile_copy<BN, BK, BK + PADK, false> cb;
+  cb.init(b, ldb, n0, 0, n, k);
+#else
+  tile_copy<BK, BN, BN + PADR, true> cb;
+  cb.init(b, ldb, 0, n0, k, n);
+#endif
+  const int ktiles = (k + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < ktiles) {
+      if (VEC) {
+        ca.copy(as0 + s * A_STAGE);
+        cb.copy(bs0 + s * B_STAGE);
+      } else {
+        load_stage(as0 + s * A_STAGE, bs0 + s * B_STAGE, a, b, lda, ldb, m0, n0, s * BK, m, n, k);
+      }
+    }
+    prism_cp_async_commit();
+  }
+  int rs = 0, ws = STAGES - 1; // the stages read and written next
+  for (int kt = 0; kt < ktiles; ++kt) {
+    prism_cp_async_wait<STAGES - 2>(); // stage kt has landed (this thread's copies)
+    __syncthreads();                   // ... everyone's; and stage kt-1 is no longer read
+    const int next = kt + STAGES - 1;
+    if (next < ktiles) {
+      if (VEC) {
+        ca.copy(as0 + ws * A_STAGE);
+        cb.copy(bs0 + ws * B_STAGE);
+      } else {
+        load_stage(as0 + ws * A_STAGE, bs0 + ws * B_STAGE, a, b, lda, ldb, m0, n0, next * BK, m, n, k);
+      }
+    }
+    prism_cp_async_commit();
+    compute_stage(acc, as0 + rs * A_STAGE, bs0 + rs * B_STAGE, wm0, wn0);
+    rs = rs == STAGES - 1 ? 0 : rs + 1;
+    ws = ws == STAGES - 1 ? 0 : ws + 1;
+  }
+  prism_cp_async_wait<0>();
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) gemm_mma(acc_t *d, const acc_t *c, const in_t *a, const in_t *b, acc_t alpha,
@@ -523,27 +606,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) gemm_mma(acc_t
     }
   }
 
-  const int ktiles = (k + BK - 1) / BK;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < ktiles) {
-      load_stage(as0 + s * A_STAGE, bs0 + s * B_STAGE, a, b, lda, ldb, m0, n0, s * BK, m, n, k, vec);
-    }
-    prism_cp_async_commit();
+  if (vec) {
+    mainloop<true>(acc, as0, bs0, a, b, lda, ldb, m0, n0, m, n, k, wm0, wn0);
+  } else {
+    mainloop<false>(acc, as0, bs0, a, b, lda, ldb, m0, n0, m, n, k, wm0, wn0);
   }
-  for (int kt = 0; kt < ktiles; ++kt) {
-    prism_cp_async_wait<STAGES - 2>(); // stage kt has landed (this thread's copies)
-    __syncthreads();             // ... everyone's; and stage kt-1 is no longer read
-    const int next = kt + STAGES - 1;
-    if (next < ktiles) {
-      const int s = next % STAGES;
-      load_stage(as0 + s * A_STAGE, bs0 + s * B_STAGE, a, b, lda, ldb, m0, n0, next * BK, m, n, k, vec);
-    }
-    prism_cp_async_commit();
-    const int s = kt % STAGES;
-    compute_stage(acc, as0 + s * A_STAGE, bs0 + s * B_STAGE, wm0, wn0);
-  }
-  prism_cp_async_wait<0>();
 
   // Epilogue: the accumulator of mma tile (i, j) holds, in this thread, rows g and g+8
   // (g only for the m8 tiles of PREC 5) and columns 2t, 2t+1.
