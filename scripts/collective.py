@@ -12,6 +12,7 @@ left off, as Prism leaves it.
 Usage (on a machine with 2+ GPUs and PyTorch):
   python3 scripts/collective.py [--sizes 16M,256M] [--count 20] [--kinds all-reduce,...] > torch.json
   python3 scripts/collective.py --compare prism.json torch.json   # Markdown table of the ratios
+  python3 scripts/collective.py --compare p1.json,p2.json t1.json,t2.json  # rounds run in turn: medians
 where prism.json is `prism bench --ops collective/... --json` at the same sizes.
 """
 import argparse
@@ -117,26 +118,41 @@ def human(nbytes):
     return f"{nbytes} B"
 
 
-def compare(prism_path, torch_path):
-    """Prints Prism's bus bandwidth beside torch.distributed's, case by case and size by size."""
-    with open(prism_path) as f:
-        prism = {(c["case"], c["count"]): c for c in json.load(f).get("collectives", [])}
-    with open(torch_path) as f:
-        torch_res = json.load(f)["collectives"]
-    print("| collective | bytes | Prism | torch.distributed | Prism busbw | torch busbw | ratio |")
-    print("|---|--:|--:|--:|--:|--:|--:|")
+def compare(prism_paths, torch_paths):
+    """Prints Prism's bus bandwidth beside torch.distributed's, case by case and size by size.
+    Each argument is one report or several, comma-separated (rounds run in turn in one
+    call): a side's figure is then the median over its rounds of each round's median, and
+    the table says how many rounds each figure has and the range of the round ratios."""
+    prism_rounds, torch_rounds = [], []
+    for path in prism_paths.split(","):
+        with open(path) as f:
+            prism_rounds.append({(c["case"], c["count"]): c for c in json.load(f).get("collectives", [])})
+    for path in torch_paths.split(","):
+        with open(path) as f:
+            torch_rounds.append({(c["case"], c["count"]): c for c in json.load(f)["collectives"]})
+    keys = list(torch_rounds[0])
+    print("| collective | bytes | Prism | torch.distributed | Prism busbw | torch busbw | ratio | rounds | round ratios |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     worst = None
-    for t in torch_res:
-        p = prism.get((t["case"], t["count"]))
-        if p is None or p.get("error") or not p.get("verified"):
-            print(f"| {t['case']} | {human(t['bytes'])} | {'failed' if p else 'not run'} | | | {t['busbw_gbs']:.1f} | |")
+    for key in keys:
+        ts = [r[key] for r in torch_rounds if key in r]
+        ps = [r[key] for r in prism_rounds if key in r]
+        bad = [p for p in ps if p.get("error") or not p.get("verified")]
+        t0 = ts[0]
+        if not ps or bad:
+            print(f"| {key[0]} | {human(t0['bytes'])} | {'failed' if bad else 'not run'} | | | {t0['busbw_gbs']:.1f} | | | |")
             continue
-        ratio = p["busbw_gbs"] / t["busbw_gbs"]
+        p_bw = statistics.median(p["busbw_gbs"] for p in ps)
+        t_bw = statistics.median(t["busbw_gbs"] for t in ts)
+        p_ns = statistics.median(p["stats"]["median_ns"] for p in ps)
+        t_ns = statistics.median(t["median_ns"] for t in ts)
+        ratio = p_bw / t_bw
+        pairs = [p["busbw_gbs"] / t["busbw_gbs"] for p, t in zip(ps, ts)]
         worst = ratio if worst is None else min(worst, ratio)
-        print(f"| {t['case']} | {human(t['bytes'])} | {p['stats']['median_ns'] / 1e3:.1f} µs | {t['median_ns'] / 1e3:.1f} µs "
-              f"| {p['busbw_gbs']:.1f} GB/s | {t['busbw_gbs']:.1f} GB/s | {ratio:.2f} |")
+        print(f"| {key[0]} | {human(t0['bytes'])} | {p_ns / 1e3:.1f} µs | {t_ns / 1e3:.1f} µs "
+              f"| {p_bw:.1f} GB/s | {t_bw:.1f} GB/s | {ratio:.2f} | {len(ps)}/{len(ts)} | {min(pairs):.2f}-{max(pairs):.2f} |")
     if worst is not None:
-        print(f"\nworst ratio: {worst:.2f}")
+        print(f"\nworst ratio of the medians: {worst:.2f}")
 
 
 def main():
@@ -146,7 +162,7 @@ def main():
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--port", type=int, default=29531)
-    ap.add_argument("--compare", nargs=2, metavar=("PRISM_JSON", "TORCH_JSON"), help="print the ratio table and exit")
+    ap.add_argument("--compare", nargs=2, metavar=("PRISM_JSON", "TORCH_JSON"), help="print the ratio table and exit (each a report or comma-separated rounds)")
     a = ap.parse_args()
     if a.compare:
         compare(*a.compare)

@@ -250,17 +250,15 @@ struct tile_copy {
   static constexpr int RSTEP = THREADS / CPR;               // rows between a thread's chunks
   const in_t *g;    // the thread's first chunk in the next k-tile
   const in_t *base; // a valid address for copies of no bytes
-  long long ldr;    // RSTEP rows of the stored matrix
-  long long kstep;  // one k-tile: BK rows or BK columns
+  int ld;           // the stored matrix's row stride
   int soff;         // the first chunk's offset in a stage
   int rem_r, rem_c; // rows and columns of the matrix left from the first chunk's
 
-  __device__ __forceinline__ void init(const in_t *m, int ld, int r0, int c0, int nrows, int ncols) {
+  __device__ __forceinline__ void init(const in_t *m, int ld_, int r0, int c0, int nrows, int ncols) {
     const int r = threadIdx.x / CPR, c = (threadIdx.x % CPR) * EPC;
     base = m;
+    ld = ld_;
     g = m + (long long)(r0 + r) * ld + (c0 + c);
-    ldr = (long long)RSTEP * ld;
-    kstep = KROWS ? (long long)BK * ld : (long long)BK;
     soff = r * SLD + c;
     rem_r = nrows - r0 - r;
     rem_c = ncols - c0 - c;
@@ -272,12 +270,13 @@ struct tile_copy {
 #pragma unroll
     for (int p = 0; p < P; ++p) {
       const int bytes = (p * RSTEP < rem_r && cols > 0) ? cols * IN_BYTES : 0;
-      prism_cp_async16(prism_smem_addr(s + soff + p * RSTEP * SLD), bytes ? g + p * ldr : base, bytes);
+      prism_cp_async16(prism_smem_addr(s + soff + p * RSTEP * SLD), bytes ? g + (long long)(p * RSTEP) * ld : base, bytes);
     }
-    g += kstep;
     if (KROWS) {
+      g += (long long)BK * ld;
       rem_r -= BK;
     } else {
+      g += BK;
       rem_c -= BK;
     }
   }
