@@ -230,6 +230,19 @@ func TestCollectivesVerifyOnPoCL(t *testing.T) {
 		}
 	}
 
+	// In place: all-reduce and broadcast with one buffer, verified after their first run
+	// and timed over runs that reuse it; the other two out of place, and said so.
+	rep, err = RunCollectives(ctx, CollectiveConfig{Names: names[:4], Sizes: []int{count}, Count: 3, Seed: 6, InPlace: true}, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Collectives {
+		want := c.Case == "collective/all-reduce/float32" || c.Case == "collective/broadcast/float32"
+		if !c.Verified || c.Err != "" || c.Stats.Runs != 3 || c.InPlace != want {
+			t.Errorf("in place: %s: verified %v, error %q, %d runs, in place %v; want verified, 3 runs, in place %v", c.Case, c.Verified, c.Err, c.Stats.Runs, c.InPlace, want)
+		}
+	}
+
 	// The same collectives by hand, then one element of rank 1's result changed.
 	in := newCollectiveInputs(5, 2)
 	for _, kind := range []string{"all-reduce", "all-gather", "reduce-scatter", "broadcast"} {

@@ -127,7 +127,9 @@ type CollectiveResult struct {
 	AlgBW    float64  `json:"algbw_gbs"`
 	BusBW    float64  `json:"busbw_gbs"`
 	Verified bool     `json:"verified"`
-	Err      string   `json:"error,omitempty"`
+	// InPlace: send and recv were one buffer (CollectiveConfig.InPlace).
+	InPlace bool   `json:"in_place,omitempty"`
+	Err     string `json:"error,omitempty"`
 }
 
 // newGroupReport starts the report of a split or collective run on devs: each device with
@@ -599,12 +601,18 @@ func MatchCollectives(patterns []string) (names, rest []string) {
 
 // CollectiveConfig selects what RunCollectives measures.
 type CollectiveConfig struct {
-	Names    []string // from Collectives
-	Sizes    []int    // elements of each rank's send buffer (default: 1M with Quick, else 16M and 256M)
-	Quick    bool
-	Count    int
-	Warmup   int
-	Seed     uint64
+	Names  []string // from Collectives
+	Sizes  []int    // elements of each rank's send buffer (default: 1M with Quick, else 16M and 256M)
+	Quick  bool
+	Count  int
+	Warmup int
+	Seed   uint64
+	// InPlace runs all-reduce and broadcast with one buffer for send and recv, as
+	// torch.distributed calls them and as nccl-tests' in-place column; all-gather and
+	// reduce-scatter have no in-place form here and run out of place either way. An
+	// in-place all-reduce's timed runs sum the previous run's result, which changes the
+	// values, not the work.
+	InPlace  bool
 	Progress *Progress
 }
 
@@ -666,6 +674,7 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 	case "broadcast":
 		factor, res.Bytes = 1, int64(count*es)
 	}
+	res.InPlace = cfg.InPlace && (kind == "all-reduce" || kind == "broadcast")
 	devs := g.Devices()
 	qs := make([]*engine.Queue, len(devs))
 	send := make([]*engine.Buffer[T], len(devs))
@@ -696,6 +705,10 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 			if err := send[i].Write(ctx, qs[i], lo, w); err != nil {
 				return fail(err)
 			}
+		}
+		if res.InPlace {
+			recv[i] = send[i] // closed once: Close is idempotent
+			continue
 		}
 		if recv[i], err = engine.NewBuffer[T](d, nr); err != nil {
 			return fail(err)

@@ -5,7 +5,8 @@ then the median over --count runs of the host time of one collective and a synch
 after a barrier. Sizes are elements of each rank's send buffer, as prism bench's --sizes
 (for reduce-scatter: of each rank's received part). Bytes are nccl-tests' "size": each
 rank's send buffer for all-reduce and broadcast, the gathered buffer for all-gather, the
-send buffer for reduce-scatter; bus bandwidth = bytes / time x 2(n-1)/n for all-reduce,
+send buffer for reduce-scatter; all-reduce and broadcast run in place (torch.distributed has
+no other form; `prism bench --in-place` times Prism's alike); bus bandwidth = bytes / time x 2(n-1)/n for all-reduce,
 (n-1)/n for all-gather and reduce-scatter, 1 for broadcast. NVLink multicast (NVLS) is
 left off, as Prism leaves it.
 
@@ -103,7 +104,8 @@ def worker(rank, world, port, sizes, kinds, count, warmup, out):
             algbw = nbytes / med  # bytes per ns = GB/s
             results.append({"case": f"collective/{kind}/float32", "count": n, "bytes": nbytes, "ranks": world,
                             "library": library, "median_ns": med, "algbw_gbs": algbw,
-                            "busbw_gbs": algbw * factor, "verified": ok})
+                            "busbw_gbs": algbw * factor, "verified": ok,
+                            "in_place": kind in ("all-reduce", "broadcast")})
             del run, check, reset
             torch.cuda.empty_cache()
     if rank == 0:
@@ -134,6 +136,7 @@ def compare(prism_paths, torch_paths):
     print("| collective | bytes | Prism | torch.distributed | Prism busbw | torch busbw | ratio | rounds | round ratios |")
     print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     worst = None
+    mismatched = set()
     for key in keys:
         ts = [r[key] for r in torch_rounds if key in r]
         ps = [r[key] for r in prism_rounds if key in r]
@@ -146,6 +149,9 @@ def compare(prism_paths, torch_paths):
         t_bw = statistics.median(t["busbw_gbs"] for t in ts)
         p_ns = statistics.median(p["stats"]["median_ns"] for p in ps)
         t_ns = statistics.median(t["median_ns"] for t in ts)
+        if any(bool(p.get("in_place")) != bool(t0.get("in_place", key[0].split("/")[1] in ("all-reduce", "broadcast")))
+               for p in ps):
+            mismatched.add(key[0])
         ratio = p_bw / t_bw
         pairs = [p["busbw_gbs"] / t["busbw_gbs"] for p, t in zip(ps, ts)]
         worst = ratio if worst is None else min(worst, ratio)
@@ -153,6 +159,9 @@ def compare(prism_paths, torch_paths):
               f"| {p_bw:.1f} GB/s | {t_bw:.1f} GB/s | {ratio:.2f} | {len(ps)}/{len(ts)} | {min(pairs):.2f}-{max(pairs):.2f} |")
     if worst is not None:
         print(f"\nworst ratio of the medians: {worst:.2f}")
+    if mismatched:
+        print("\nnot like for like: " + ", ".join(sorted(mismatched)) + " ran in place on one side and out of place on the"
+              " other (torch.distributed runs all-reduce and broadcast in place: give prism bench --in-place)")
 
 
 def main():

@@ -42,6 +42,7 @@ type benchOptions struct {
 	fractions  []float64
 	placement  string
 	hostStaged bool
+	inPlace    bool
 	noShm      bool
 	outputFlags
 }
@@ -140,7 +141,8 @@ host or sharded runs one of the two). --ops collective/* (all-reduce,
 all-gather, reduce-scatter, broadcast, float32 and float64) times collectives across the
 devices given, through NCCL where every device is a CUDA GPU and libnccl.so.2 loads, else
 staged through the host (--host-staged forces it), in algorithm and bus bandwidth as
-nccl-tests defines them. Across processes (one per GPU or per host) each process names
+nccl-tests defines them; out of place, or all-reduce and broadcast in place with
+--in-place (as torch.distributed runs them). Across processes (one per GPU or per host) each process names
 its own devices and the rendezvous: PRISM_RENDEZVOUS=tcp://host:port with PRISM_RANK and
 PRISM_WORLD_SIZE, or the variables of torchrun (MASTER_ADDR, MASTER_PORT, RANK,
 WORLD_SIZE) or Slurm (SLURM_PROCID, SLURM_NTASKS). Processes an MPI launcher started
@@ -198,6 +200,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.Float64SliceVar(&opts.fractions, "fractions", nil, "with --split: each device's share of the work, comma-separated, summing to 1 (default: measured)")
 	f.StringVar(&opts.placement, "placement", "", "with --split: only data from the host (host) or only data already on the devices (sharded; each device alone then runs resident only); default both")
 	f.BoolVar(&opts.hostStaged, "host-staged", false, "collectives staged through host memory even where NCCL is available")
+	f.BoolVar(&opts.inPlace, "in-place", false, "all-reduce and broadcast with one buffer for send and recv, as torch.distributed and nccl-tests' in-place column (the other collectives run out of place)")
 	f.BoolVar(&opts.noShm, "no-shared-memory", false, "collectives of processes an MPI launcher started on one host staged through MPI's collectives, as across hosts, not through memory the processes share")
 	return cmd
 }
@@ -259,8 +262,8 @@ func benchRun(cmd *cobra.Command, opts *benchOptions) error {
 		}
 		return collectivesRun(cmd, opts, colls)
 	}
-	if opts.hostStaged || opts.noShm {
-		return usageError{fmt.Errorf("--host-staged and --no-shared-memory apply to collectives (--ops collective/*)")}
+	if opts.hostStaged || opts.noShm || opts.inPlace {
+		return usageError{fmt.Errorf("--host-staged, --no-shared-memory and --in-place apply to collectives (--ops collective/*)")}
 	}
 	if flags.Changed("placement") && !opts.split {
 		return usageError{fmt.Errorf("--placement applies to --split")}

@@ -115,7 +115,7 @@ func collectivesRun(cmd *cobra.Command, opts *benchOptions, names []string) erro
 		// Said even under -q: the processes talk over Prism's own TCP frames, the fallback.
 		fmt.Fprintf(cmd.ErrOrStderr(), "collectives across processes over Prism's TCP frames, the fallback: %s\n", why)
 	}
-	cfg := bench.CollectiveConfig{Names: names, Sizes: sizes, Quick: opts.quick, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed}
+	cfg := bench.CollectiveConfig{Names: names, Sizes: sizes, Quick: opts.quick, Count: opts.count, Warmup: opts.warmup, Seed: opts.seed, InPlace: opts.inPlace}
 	if !opts.quiet {
 		cfg.Progress = bench.NewProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
 	}

@@ -92,6 +92,7 @@ func TestBenchGroupUsage(t *testing.T) {
 		{"--ops", "collective,stream"},
 		{"--ops", "collective", "--split"},
 		{"--ops", "stream", "--host-staged"},
+		{"--ops", "stream", "--in-place"},
 		{"--ops", "stream", "--fractions", "0.5,0.5"},
 		{"--ops", "reduce/sum/float32", "--split", "--device", ids[0]},
 		{"--ops", "reduce/sum/float32", "--split", "--device", ids[0] + "," + ids[0], "--fractions", "0.5,0.5"},
