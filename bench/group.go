@@ -443,7 +443,7 @@ func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 	// against the fastest device alone (kernels.SplitRun.CheckedRun), and the timed runs
 	// should see the plan it kept. The output of the last timed run is verified again,
 	// whichever plan that was.
-	samples, err := hostRuns(cfg.Count, max(cfg.Warmup, 1), func() error { return si.Run(ctx) })
+	samples, err := hostRuns(cfg.Count, max(cfg.Warmup, 1), nil, func() error { return si.Run(ctx) })
 	if err == nil {
 		err = si.Verify(ctx)
 	}
@@ -537,7 +537,7 @@ func timeAlone(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 	if err := in.Verify(ctx, q); err != nil {
 		return Stats{}, err
 	}
-	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error {
+	samples, err := hostRuns(cfg.Count, cfg.Warmup, nil, func() error {
 		if err := in.Run(ctx, q); err != nil {
 			return err
 		}
@@ -546,15 +546,26 @@ func timeAlone(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 	return Summarize(samples), err
 }
 
-// hostRuns calls run warmup times, then count times by the host clock.
-func hostRuns(count, warmup int, run func() error) ([]time.Duration, error) {
+// hostRuns calls run warmup times, then count times by the host clock; before, when not
+// nil, is called ahead of each run outside the time (a barrier between processes).
+func hostRuns(count, warmup int, before, run func() error) ([]time.Duration, error) {
 	for range warmup {
+		if before != nil {
+			if err := before(); err != nil {
+				return nil, err
+			}
+		}
 		if err := run(); err != nil {
 			return nil, err
 		}
 	}
 	samples := make([]time.Duration, 0, count)
 	for range count {
+		if before != nil {
+			if err := before(); err != nil {
+				return nil, err
+			}
+		}
 		t0 := time.Now()
 		if err := run(); err != nil {
 			return nil, err
@@ -618,8 +629,8 @@ type CollectiveConfig struct {
 
 // RunCollectives measures each collective of cfg at each size across g, whose devices of
 // this process are devs: verified once against its reference, then timed by the host
-// clock over Count runs, each the collective and the finish of every local queue (with
-// a barrier before each across processes).
+// clock over Count runs, each the collective and the finish of every local queue (after
+// a barrier across processes, which the time leaves out).
 func RunCollectives(ctx context.Context, cfg CollectiveConfig, g *group.Group) (*Report, error) {
 	if cfg.Count <= 0 || cfg.Warmup < 0 || cfg.Count > MaxCount || cfg.Warmup > MaxWarmup {
 		return nil, fmt.Errorf("bench: count %d and warmup %d: count 1 to %d, warmup 0 to %d: %w", cfg.Count, cfg.Warmup, MaxCount, MaxWarmup, engine.ErrInvalidArg)
@@ -735,12 +746,10 @@ func runCollective[T float32 | float64](ctx context.Context, cfg CollectiveConfi
 		return fail(err)
 	}
 	res.Verified = true
-	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error {
-		if err := g.Barrier(ctx); err != nil {
-			return err
-		}
-		return run()
-	})
+	// The barrier lines the processes up before each run, outside its time: the time is
+	// the collective and the finish of this process's queues, as torch.distributed's and
+	// nccl-tests' timings take it.
+	samples, err := hostRuns(cfg.Count, cfg.Warmup, func() error { return g.Barrier(ctx) }, run)
 	if err != nil {
 		return fail(err)
 	}

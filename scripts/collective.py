@@ -2,7 +2,10 @@
 reduce-scatter and broadcast on the GPUs of this machine, timed as nccl-tests and `prism
 bench --ops collective/*` time them: one process per GPU, each collective verified once,
 then the median over --count runs of the host time of one collective and a synchronize,
-after a barrier. Sizes are elements of each rank's send buffer, as prism bench's --sizes
+after a barrier, on every rank; a case's time is the mean of the ranks' medians, as
+nccl-tests averages its ranks' times (rank 0's alone would time a broadcast's root, done
+once it has sent). Prism's one process driving every GPU times the collective and the
+finish of all of them. Sizes are elements of each rank's send buffer, as prism bench's --sizes
 (for reduce-scatter: of each rank's received part). Bytes are nccl-tests' "size": each
 rank's send buffer for all-reduce and broadcast, the gathered buffer for all-gather, the
 send buffer for reduce-scatter; all-reduce and broadcast run in place (torch.distributed has
@@ -100,10 +103,17 @@ def worker(rank, world, port, sizes, kinds, count, warmup, out):
                 run()
                 torch.cuda.synchronize()
                 times.append(time.perf_counter_ns() - t0)
-            med = statistics.median(times)
+            # Each rank's median, averaged over the ranks as nccl-tests averages its ranks'
+            # times: rank 0 alone would time a broadcast's root, which is done when it has
+            # sent, before the others have received.
+            mine = torch.tensor([statistics.median(times)], dtype=torch.float64, device="cuda")
+            every = [torch.empty_like(mine) for _ in range(world)]
+            dist.all_gather(every, mine)
+            per_rank = [float(x.item()) for x in every]
+            med = sum(per_rank) / world
             algbw = nbytes / med  # bytes per ns = GB/s
             results.append({"case": f"collective/{kind}/float32", "count": n, "bytes": nbytes, "ranks": world,
-                            "library": library, "median_ns": med, "algbw_gbs": algbw,
+                            "library": library, "median_ns": med, "rank_median_ns": per_rank, "algbw_gbs": algbw,
                             "busbw_gbs": algbw * factor, "verified": ok,
                             "in_place": kind in ("all-reduce", "broadcast")})
             del run, check, reset
