@@ -43,7 +43,7 @@
 //   STAGES      shared-memory stages of the cp.async pipeline (>= 2) default 3
 //   Shared memory (dynamic, Range.SharedBytes): STAGES * (A stage + B stage), mma_shared()
 //   in mma.go computes it with the same paddings as below.
-// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA_K=8 | -DPREC=5 -DDMMA_K=16 | -DPREC=5 -DTRANS_A=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DBK=32 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2 | -DPREC=5 -DDMMA_K=8 -DBM=128 -DBN=128 -DBK=32 -DWARPS_M=2 -DWARPS_N=4 -DSTAGES=3 | -DPREC=5 -DDMMA_K=8 -DBM=64 -DBN=128 -DBK=16 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=4 | -DPREC=5 -DBM=128 -DBN=64 -DBK=32 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=3
+// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA_K=8 | -DPREC=5 -DDMMA_K=16 | -DPREC=5 -DTRANS_A=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DBK=32 | -DPREC=5 -DTRANS_B=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DSTAGES=4 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2 | -DPREC=5 -DDMMA_K=8 -DBM=128 -DBN=128 -DBK=32 -DWARPS_M=2 -DWARPS_N=4 -DSTAGES=3 | -DPREC=5 -DDMMA_K=8 -DBM=64 -DBN=128 -DBK=16 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=4 | -DPREC=5 -DBM=128 -DBN=64 -DBK=32 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=3
 //   GROUP_M     tile rows of D a group of consecutive blocks covers (L2 reuse) default 8
 //   MIN_BLOCKS  blocks per SM the registers must allow (__launch_bounds__)   default 1
 //   DMMA_K      PREC 5: the k of the fp64 mma: 4 (m8n8k4, sm_80), 8 (m16n8k8) or 16 (m16n8k16),
@@ -166,13 +166,29 @@ typedef float acc_t;
 
 // Shared-memory row paddings, in elements, chosen so that the fragment loads of a warp
 // fall in distinct banks: k-contiguous rows of 16 + 16 bytes (the rows a warp reads start
-// 4 banks apart; 32 bytes for double, whose half-warps read 16 lanes of 8 bytes), m- or
+// 4 banks apart; 32 bytes for double where BK is not a multiple of 16, whose half-warps
+// read 16 lanes of 8 bytes; a swizzle, below, where it is), m- or
 // n-contiguous rows padded by 32 bytes (rows 8 banks apart), or by 16 bytes for the
 // ldmatrix of 16-bit inputs (8 rows of 16 bytes in distinct bank groups).
-#if PREC == 5
+// Doubles in k-contiguous rows take no padding where BK is a multiple of 16: each row's
+// 16-byte chunks are permuted instead, chunk c of row r stored at chunk c ^ (r % 8) (an
+// XOR swizzle), so that the 8 rows a warp's fragment loads read spread over every bank as
+// the padding spread them, and 4 stages of 128 x 64 tiles fit two blocks an SM.
+#if PREC == 5 && BK % 16 == 0
+#define SWZ 1
+#define PADK 0
+#elif PREC == 5
+#define SWZ 0
 #define PADK (2 * EPC)
 #else
+#define SWZ 0
 #define PADK EPC
+#endif
+// KSW(r, kk): where column kk of k-contiguous row r lies in its row.
+#if SWZ
+#define KSW(r, kk) (((((kk) >> 1) ^ ((r) & 7)) << 1) | ((kk) & 1))
+#else
+#define KSW(r, kk) (kk)
 #endif
 #if PREC == 3 || PREC == 4
 #define PADR EPC
@@ -185,11 +201,11 @@ typedef float acc_t;
 #define A_AT(r, kk) ((kk) * (BM + PADR) + (r))
 #else
 #define A_STAGE (BM * (BK + PADK))
-#define A_AT(r, kk) ((r) * (BK + PADK) + (kk))
+#define A_AT(r, kk) ((r) * (BK + PADK) + KSW(r, kk))
 #endif
 #if TRANS_B
 #define B_STAGE (BN * (BK + PADK))
-#define B_AT(cn, kk) ((cn) * (BK + PADK) + (kk))
+#define B_AT(cn, kk) ((cn) * (BK + PADK) + KSW(cn, kk))
 #else
 #define B_STAGE (BK * (BN + PADR))
 #define B_AT(cn, kk) ((kk) * (BN + PADR) + (cn))
@@ -208,8 +224,8 @@ typedef float acc_t;
 // load_rows copies a tile of ROWS x COLS elements of a stored row-major matrix (rows r0.., columns
 // c0.., rows beyond nrows and columns beyond ncols read as zero) into shared memory with row
 // stride SLD, element by element: the path of operands whose rows are not 16-byte aligned
-// (tile_copy copies aligned ones).
-template <int ROWS, int COLS, int SLD>
+// (tile_copy copies aligned ones). KCOLS: k runs along the tile's columns (KSW places them).
+template <int ROWS, int COLS, int SLD, bool KCOLS>
 static __device__ __forceinline__ void load_rows(in_t *s, const in_t *g, int ld, int r0, int c0, int nrows, int ncols) {
   for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
     const int r = e / COLS, cc = e - r * COLS;
@@ -218,7 +234,7 @@ static __device__ __forceinline__ void load_rows(in_t *s, const in_t *g, int ld,
     if (gr < nrows && gc < ncols) {
       v = g[(long long)gr * ld + gc];
     }
-    s[r * SLD + cc] = v;
+    s[r * SLD + (KCOLS ? KSW(r, cc) : cc)] = v;
   }
 }
 
@@ -227,14 +243,14 @@ static __device__ __forceinline__ void load_rows(in_t *s, const in_t *g, int ld,
 static __device__ __forceinline__ void load_stage(in_t *as, in_t *bs, const in_t *a, const in_t *b, int lda, int ldb,
                                                   int m0, int n0, int k0, int m, int n, int k) {
 #if TRANS_A
-  load_rows<BK, BM, BM + PADR>(as, a, lda, k0, m0, k, m);
+  load_rows<BK, BM, BM + PADR, false>(as, a, lda, k0, m0, k, m);
 #else
-  load_rows<BM, BK, BK + PADK>(as, a, lda, m0, k0, m, k);
+  load_rows<BM, BK, BK + PADK, true>(as, a, lda, m0, k0, m, k);
 #endif
 #if TRANS_B
-  load_rows<BN, BK, BK + PADK>(bs, b, ldb, n0, k0, n, k);
+  load_rows<BN, BK, BK + PADK, true>(bs, b, ldb, n0, k0, n, k);
 #else
-  load_rows<BK, BN, BN + PADR>(bs, b, ldb, k0, n0, k, n);
+  load_rows<BK, BN, BN + PADR, false>(bs, b, ldb, k0, n0, k, n);
 #endif
 }
 
@@ -248,6 +264,7 @@ struct tile_copy {
   static constexpr int CPR = COLS / EPC;                    // chunks per row
   static constexpr int P = (ROWS * COLS) / (EPC * THREADS); // chunks per thread
   static constexpr int RSTEP = THREADS / CPR;               // rows between a thread's chunks
+  static_assert(KROWS || !SWZ || RSTEP % 8 == 0, "a thread's chunks must share their rows' swizzle");
   const in_t *g;    // the thread's first chunk in the next k-tile
   const in_t *base; // a valid address for copies of no bytes
   int ld;           // the stored matrix's row stride
@@ -259,7 +276,7 @@ struct tile_copy {
     base = m;
     ld = ld_;
     g = m + (long long)(r0 + r) * ld + (c0 + c);
-    soff = r * SLD + c;
+    soff = r * SLD + (KROWS ? c : KSW(r, c));
     rem_r = nrows - r0 - r;
     rem_c = ncols - c0 - c;
   }

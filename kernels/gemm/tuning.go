@@ -103,6 +103,10 @@ func mmaCandidates(in, cc int) []MMATunables {
 				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 16, MinBlocks: 2, MMAK: 16},
 				{BM: 256, BN: 64, BK: 16, WarpsM: 4, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
 				{BM: 64, BN: 128, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 2, MMAK: 16},
+				// 4 stages of 128 x 64 fit two blocks an SM with the rows swizzled, not padded.
+				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 2, MMAK: 16},
+				// sm_80's m8n8k4, run here so that its fragments are checked on the swizzled rows.
+				{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3, MMAK: 4},
 			}
 		}
 		return append([]MMATunables{
