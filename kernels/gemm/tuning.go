@@ -56,8 +56,8 @@ var mmaTuning = map[string][]struct {
 		{89, MMATunables{BM: 128, BN: 128, BK: 128, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 2}}},
 	"float8e5m2": {{90, MMATunables{BM: 128, BN: 128, BK: 128, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1}},
 		{89, MMATunables{BM: 128, BN: 128, BK: 128, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 2}}},
-	// float64 on sm_90: m16n8k16 on CUTLASS's Hopper DGEMM tile, 23.05 ms at 8192^3 on an
-	// H200 against 25.81 for the sm_80 row's (prism tune, 2026-11-30, docs/PERFORMANCE-LOG.md).
+	// float64 on sm_90: m16n8k16 on CUTLASS's Hopper DGEMM tile, 22.50 ms at 8192^3 on an
+	// H200 against 25.75 for the sm_80 row's (prism tune, 2026-11-30, docs/PERFORMANCE-LOG.md).
 	"float64": {{90, MMATunables{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16}},
 		{80, MMATunables{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3}}},
 }
