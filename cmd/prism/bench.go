@@ -142,10 +142,10 @@ all-gather, reduce-scatter, broadcast, float32 and float64) times collectives ac
 devices given, through NCCL where every device is a CUDA GPU and libnccl.so.2 loads, else
 staged through the host (--host-staged forces it), in algorithm and bus bandwidth as
 nccl-tests defines them; out of place, or all-reduce and broadcast in place with
---in-place (as torch.distributed runs them). Across processes (one per GPU or per host) each process names
-its own devices and the rendezvous: PRISM_RENDEZVOUS=tcp://host:port with PRISM_RANK and
-PRISM_WORLD_SIZE, or the variables of torchrun (MASTER_ADDR, MASTER_PORT, RANK,
-WORLD_SIZE) or Slurm (SLURM_PROCID, SLURM_NTASKS). Processes an MPI launcher started
+--in-place (as torch.distributed runs them). Across processes (one per GPU or per host)
+each process names its own devices and the rendezvous: PRISM_RENDEZVOUS=tcp://host:port
+with PRISM_RANK and PRISM_WORLD_SIZE, or the variables of torchrun (MASTER_ADDR,
+MASTER_PORT, RANK, WORLD_SIZE) or Slurm (SLURM_PROCID, SLURM_NTASKS). Processes an MPI launcher started
 (mpirun, mpiexec, srun --mpi) meet through MPI instead, and stage their collectives
 through it; on one host through memory they share, a GPU's all-reduce reduced on the
 GPUs (--no-shared-memory keeps MPI's own collectives; where the host reduces, let the
