@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +71,7 @@ type device struct {
 	props   Properties
 	rt      *libInfo
 	ordinal int
+	spin    time.Duration // how long a wait queries before it blocks (PRISM_WAIT_SPIN)
 	th      *osThread
 	ctx     cuContext
 	closed  atomic.Bool
@@ -126,7 +129,11 @@ func (d *device) giveUp(query func() Result) {
 const maxPooledEvents = 256
 
 func openDevice(p probed, rt *libInfo) (*device, error) {
-	d := &device{info: p.info, props: p.props, rt: rt, ordinal: p.ordinal}
+	spin, err := waitSpin()
+	if err != nil {
+		return nil, err
+	}
+	d := &device{info: p.info, props: p.props, rt: rt, ordinal: p.ordinal, spin: spin}
 	th, err := startOSThread(func() error {
 		ctx, r := cuDevicePrimaryCtxRetain(d.ordinal)
 		if err := check(fmt.Sprintf("cuDevicePrimaryCtxRetain(%d)", d.ordinal), r); err != nil {
@@ -309,7 +316,8 @@ func (d *device) giveBack(events ...cuEvent) {
 }
 
 // Waiting for asynchronous work. A wait first queries (cuEventQuery, cuStreamQuery)
-// from the calling goroutine for spinFor, which catches short work at once; then it
+// from the calling goroutine for the device's spin (PRISM_WAIT_SPIN, default
+// defaultSpin), which catches short work at once; then it
 // blocks in the driver (cuEventSynchronize, cuStreamSynchronize) on a goroutine of its
 // own, with the context made current in the same C call, while the caller waits for that
 // or for its context. Nothing holds the device's thread, so the other queues of the
@@ -318,14 +326,35 @@ func (d *device) giveBack(events ...cuEvent) {
 // where the Go runtime sleeps in epoll's millisecond steps: a 0.3 ms NCCL all-reduce of
 // 64 MiB on two H200s was waited for in 1.2 ms, and one of 1 GiB in 4.2 ms instead of 3.4.
 // Where the driver lacks the blocking call, the queries go on with sleeps that double
-// from minSleep to maxSleep.
+// from minSleep to maxSleep. A longer spin trades a core of the host, busy while it
+// waits, for the hand-over from the query to the driver's wait, in work that lasts a
+// little longer than the spin.
 const (
-	spinFor  = 100 * time.Microsecond
-	minSleep = 20 * time.Microsecond
-	maxSleep = time.Millisecond
+	defaultSpin = 100 * time.Microsecond
+	maxSpin     = time.Second
+	minSleep    = 20 * time.Microsecond
+	maxSleep    = time.Millisecond
 )
 
-// poll waits until query no longer answers NotReady, or ctx is done: queries for spinFor,
+// waitSpinEnv names the variable that sets how long a wait queries before it blocks.
+const waitSpinEnv = "PRISM_WAIT_SPIN"
+
+// waitSpin returns the spin of a wait: PRISM_WAIT_SPIN as a Go duration from 0 to
+// maxSpin ("0", "100us", "2ms"), defaultSpin where it is unset or empty, else an error
+// wrapping driver.ErrInvalidArg that names the variable and its value.
+func waitSpin() (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv(waitSpinEnv))
+	if v == "" {
+		return defaultSpin, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > maxSpin {
+		return 0, fmt.Errorf("cuda: %s=%q: want a duration from 0 to %v, as 100us or 2ms: %w", waitSpinEnv, v, maxSpin, driver.ErrInvalidArg)
+	}
+	return d, nil
+}
+
+// poll waits until query no longer answers NotReady, or ctx is done: queries for d.spin,
 // then block where it is given and the driver has blocking waits, else queries with
 // sleeps.
 func (d *device) poll(ctx context.Context, call string, query func() Result, block func() Result) error {
@@ -344,7 +373,7 @@ func (d *device) poll(ctx context.Context, call string, query func() Result, blo
 			d.giveUp(query)
 			return fmt.Errorf("cuda: %s: %w", call, err)
 		}
-		if time.Since(start) < spinFor {
+		if time.Since(start) < d.spin {
 			runtime.Gosched()
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/prism-compute/prism/cuda/clc/translate"
@@ -905,5 +906,27 @@ func TestNodeCounts(t *testing.T) {
 	counts[0], counts[7], counts[len(counts)-1] = 3, 2, 1
 	if got, want := nodeCounts(counts), "6 nodes: 3 kernel, 2 event record, 1 other"; got != want {
 		t.Errorf("nodeCounts = %q, want %q", got, want)
+	}
+}
+
+// TestWaitSpin checks PRISM_WAIT_SPIN: unset or empty the default, a Go duration from 0
+// to maxSpin as given, anything else refused with ErrInvalidArg naming the variable.
+func TestWaitSpin(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", defaultSpin}, {"  ", defaultSpin}, {"0", 0}, {"100us", 100 * time.Microsecond}, {"2ms", 2 * time.Millisecond}, {"1s", time.Second},
+	} {
+		t.Setenv(waitSpinEnv, c.v)
+		if got, err := waitSpin(); err != nil || got != c.want {
+			t.Errorf("%s=%q: %v, %v; want %v", waitSpinEnv, c.v, got, err, c.want)
+		}
+	}
+	for _, v := range []string{"-1ms", "2s", "fast", "100"} {
+		t.Setenv(waitSpinEnv, v)
+		if _, err := waitSpin(); !errors.Is(err, driver.ErrInvalidArg) || !strings.Contains(err.Error(), waitSpinEnv) {
+			t.Errorf("%s=%q: %v; want ErrInvalidArg naming the variable", waitSpinEnv, v, err)
+		}
 	}
 }
