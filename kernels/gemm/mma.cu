@@ -554,16 +554,20 @@ static __device__ __forceinline__ void mainloop(acc_t (*acc)[NT][4], in_t *as0, 
   tile_copy<BK, BN, BN + PADR, true> cb;
   cb.init(b, ldb, 0, n0, k, n);
 #endif
+  // fill stages k-tile kt into stage s (tile_copy steps itself: kt is load_stage's).
+  auto fill = [&](int s, int kt) {
+    if (VEC) {
+      ca.copy(as0 + s * A_STAGE);
+      cb.copy(bs0 + s * B_STAGE);
+    } else {
+      load_stage(as0 + s * A_STAGE, bs0 + s * B_STAGE, a, b, lda, ldb, m0, n0, kt * BK, m, n, k);
+    }
+  };
   const int ktiles = (k + BK - 1) / BK;
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < ktiles) {
-      if (VEC) {
-        ca.copy(as0 + s * A_STAGE);
-        cb.copy(bs0 + s * B_STAGE);
-      } else {
-        load_stage(as0 + s * A_STAGE, bs0 + s * B_STAGE, a, b, lda, ldb, m0, n0, s * BK, m, n, k);
-      }
+      fill(s, s);
     }
     prism_cp_async_commit();
   }
@@ -571,14 +575,8 @@ static __device__ __forceinline__ void mainloop(acc_t (*acc)[NT][4], in_t *as0, 
   for (int kt = 0; kt < ktiles; ++kt) {
     prism_cp_async_wait<STAGES - 2>(); // stage kt has landed (this thread's copies)
     __syncthreads();                   // ... everyone's; and stage kt-1 is no longer read
-    const int next = kt + STAGES - 1;
-    if (next < ktiles) {
-      if (VEC) {
-        ca.copy(as0 + ws * A_STAGE);
-        cb.copy(bs0 + ws * B_STAGE);
-      } else {
-        load_stage(as0 + ws * A_STAGE, bs0 + ws * B_STAGE, a, b, lda, ldb, m0, n0, next * BK, m, n, k);
-      }
+    if (kt + STAGES - 1 < ktiles) {
+      fill(ws, kt + STAGES - 1);
     }
     prism_cp_async_commit();
     compute_stage(acc, as0 + rs * A_STAGE, bs0 + rs * B_STAGE, wm0, wn0);
