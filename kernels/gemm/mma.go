@@ -60,10 +60,11 @@ func geomOf(prec Prec, cc int, t MMATunables) (mmaGeom, error) {
 	}
 	epc := 16 / g.in
 	g.padK, g.padR = epc, 2*epc
-	if g.in == 8 && t.BK%16 != 0 {
-		g.padK = 2 * epc // else mma.cu swizzles the rows' chunks (SWZ) instead of padding them
-	} else if g.in == 8 {
-		g.padK = 0
+	if g.in == 8 {
+		g.padK = 2 * epc
+		if t.BK%16 == 0 {
+			g.padK = 0 // mma.cu swizzles the rows' chunks (SWZ) instead of padding them
+		}
 	}
 	if g.in == 2 {
 		g.padR = epc

@@ -89,19 +89,17 @@ func mmaCandidates(in, cc int) []MMATunables {
 		// for prism tune to weigh against the 32 x 32 warp tiles of the table (0.70 of
 		// cuBLAS on an H200, 2026-11-28); on sm_90 the same tiles with m16n8k16, half the
 		// mma instructions of m16n8k8 for the same products, and CUTLASS's Hopper DGEMM
-		// tile (128 x 64 x 16 on 2 x 2 warps, 3 stages).
+		// tile (128 x 64 x 16 on 2 x 2 warps, 3 stages). Left out after three H200 runs
+		// (2026-11-30): BK 32 (one block an SM: 27-30 ms against 22.5), 256 x 64 on 8 warps
+		// (25.7-26.6) and GROUP_M 16 (within 1% of 8).
 		var k16 []MMATunables
 		if cc >= 90 {
 			k16 = []MMATunables{
 				{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3, MMAK: 16},
-				{BM: 64, BN: 64, BK: 32, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 2, MMAK: 16},
 				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
 				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 2, MMAK: 16},
 				{BM: 64, BN: 128, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 2, MMAK: 16},
 				{BM: 128, BN: 128, BK: 16, WarpsM: 2, WarpsN: 4, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
-				{BM: 128, BN: 64, BK: 32, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
-				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 16, MinBlocks: 2, MMAK: 16},
-				{BM: 256, BN: 64, BK: 16, WarpsM: 4, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16},
 				{BM: 64, BN: 128, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 2, MMAK: 16},
 				// 4 stages of 128 x 64 fit two blocks an SM with the rows swizzled, not padded.
 				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 2, MMAK: 16},
@@ -132,8 +130,8 @@ func mmaCandidates(in, cc int) []MMATunables {
 }
 
 // ParseMMATunables reads tunables as String writes them ("BM=128 BN=128 BK=32 WARPS=2x4
-// STAGES=3 GROUP_M=8 MIN_BLOCKS=1"); every key must be given once, MMA_K at most once. Errors wrap engine.ErrInvalidArg
-// and name the field.
+// STAGES=3 GROUP_M=8 MIN_BLOCKS=1"); every key must be given once, MMA_K at most once.
+// Errors wrap engine.ErrInvalidArg and name the field.
 func ParseMMATunables(s string) (MMATunables, error) {
 	var t MMATunables
 	seen := map[string]bool{}
