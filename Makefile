@@ -102,12 +102,12 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 
 # The OpenCL tests again at small sizes under Oclgrind, which simulates a device and reports
 # out-of-bounds accesses, data races and uninitialized reads (its log must stay empty), with
-# the test binaries of .cache/bin. The
-# families that time host-device copies, pipelines and allocations are left out: their
-# kernels only make and check data (and overlap's chains of multiply-adds take minutes
-# there); alloc's ops still run under it in kernels/suite's TestOps (races and bounds). Splits across devices
-# are skipped there: their parts run the families' kernels, which run under it on their
-# own, and their planning and combining happen on the host (tested on PoCL and Rusticl).
+# the test binaries of .cache/bin. The families that time host-device copies, pipelines
+# and allocations are left out: their kernels only make and check data (and overlap's
+# chains of multiply-adds take minutes there); alloc's ops still run under it in
+# kernels/suite's TestOps (races and bounds). Splits across devices are skipped there:
+# their parts run the families' kernels, which run under it on their own, and their
+# planning and combining happen on the host (tested on PoCL and Rusticl).
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
 # The longest first, so that the two at a time end together (each beside another package
 # here: gemm 62 s, conv 34, attention and fft 26, suite, sort and reduce 23, histogram 22,
