@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -301,20 +302,37 @@ func TestCommandBufferTimed(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer g.Close()
-		direct, err := q.Timed(ctx, launches)
-		if err != nil {
-			t.Fatal(err)
+		// One launch's device time, the least of three: a test package running beside
+		// others on a loaded machine may stretch a timing, never shorten it.
+		var one time.Duration
+		for i := range 3 {
+			d, err := q.Timed(ctx, func() error { return q.Launch(k, engine.Range1D(1, 1), out, uint32(1<<20)) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 || d < one {
+				one = d
+			}
 		}
-		graph, err := q.Timed(ctx, func() error { return g.Launch(q) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("4 launches: %v one by one, %v as a graph (command buffers: %v)", direct, graph, commandBufferSupport(t, q))
 		if q.TimedByHost() {
 			t.Skip("the device reports no usable event times; Timed measured the host")
 		}
-		if graph < direct/2 {
-			t.Errorf("a timed graph of 4 launches took %v, the same launches one by one %v", graph, direct)
+		// The graph runs the same kernel four times in order, so its time is at least two
+		// launches' with room to spare; the fault this catches (an event that spans only
+		// a marker after the commands) reads a few microseconds. A reading below is
+		// taken again, up to three times, before it counts.
+		var graph time.Duration
+		for range 3 {
+			if graph, err = q.Timed(ctx, func() error { return g.Launch(q) }); err != nil {
+				t.Fatal(err)
+			}
+			if graph >= 2*one {
+				break
+			}
+		}
+		t.Logf("4 launches as a graph: %v; one launch: %v (command buffers: %v)", graph, one, commandBufferSupport(t, q))
+		if graph < 2*one {
+			t.Errorf("a timed graph of 4 launches took %v, one of its launches alone %v", graph, one)
 		}
 	})
 }
