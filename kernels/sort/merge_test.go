@@ -137,11 +137,13 @@ func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 	}
 }
 
-// testMergeLaunch launches sort_merge as mergeTwo does but at chosen local sizes (those the
-// device allows for the kernel), on the runs src[lo, mid) and src[mid, hi) inside buffers
-// of hi + 37 elements whose other elements are not sorted: dst[lo, hi) (and vdst) must hold
-// the stable merge and the rest of dst (and vdst) stay as it was. One run is empty in some
-// cases (mid == hi: a copy), both longer than several tiles in others.
+// testMergeLaunch merges as mergeTwo does but at chosen local sizes of sort_merge (those
+// the device allows for the kernel), on the runs src[lo, mid) and src[mid, hi) inside
+// buffers of hi + 37 elements whose other elements are not sorted, and at the largest size
+// with the second run in a buffer of its own (as a sharded sort's merge reads another
+// device's run): dst[lo, hi) (and vdst) must hold the stable merge and the rest of dst (and
+// vdst) stay as it was. One run is empty in some cases (mid == hi: a copy), both longer than
+// several tiles in others.
 func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 	s, err := NewSorter[K](dev)
 	if err != nil {
@@ -162,10 +164,6 @@ func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queu
 			continue // under the simulator: {2000, 2100} spans tiles enough
 		}
 		order := []SortOrder{Ascending, Descending}[ci%2]
-		mode := s.mode
-		if order == Descending {
-			mode |= sortModeDescends
-		}
 		mid, hi := lo+c.na, lo+c.na+c.nb
 		total := hi + tail
 		// src: unsorted filler, then the two runs, then filler; dst and vdst: sentinels.
@@ -185,6 +183,12 @@ func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queu
 			fillK[i], fillV[i] = kerneltest.Sentinel[K](), kerneltest.Sentinel[uint32]()
 		}
 		src, vsrc := kerneltest.Guarded(t, q, keys), kerneltest.Guarded(t, q, vals)
+		// The second run again, alone in a buffer of its own from element 11 on.
+		const at2 = 11
+		keys2, vals2 := make([]K, at2+c.nb+5), make([]uint32, at2+c.nb+5)
+		copy(keys2[at2:], b)
+		copy(vals2[at2:], bv)
+		src2, vsrc2 := kerneltest.Guarded(t, q, keys2), kerneltest.Guarded(t, q, vals2)
 		done := map[int]bool{}
 		locals := []int{1, 3, 32, 100, mergeWG}
 		if kerneltest.Small() { // under the simulator: an odd size and the largest
@@ -196,40 +200,45 @@ func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queu
 			}
 			done[local] = true
 			for _, pairs := range []bool{true, false} {
-				name := fmt.Sprintf("na=%d/nb=%d/distinct=%d/%v/local=%d/pairs=%v", c.na, c.nb, c.distinct, order, local, pairs)
-				t.Run(name, func(t *testing.T) {
-					dst, vdst := kerneltest.Guarded(t, q, fillK), kerneltest.Guarded(t, q, fillV)
-					var vd, vs any = dst, src
-					var p int32
-					if pairs {
-						vd, vs, p = vdst, vsrc, 1
+				for _, apart := range []bool{false, true} {
+					if apart && local != min(mergeWG, maxLocal) {
+						continue // the second buffer at the largest local size
 					}
-					tile := local * mergeItems
-					tiles := (hi - lo + tile - 1) / tile
-					if err := q.Launch(s.merge, engine.Range1D(tiles*local, local), dst, src, vd, vs,
-						uint32(lo), uint32(mid), uint32(hi), mode, p); err != nil {
-						t.Fatal(err)
-					}
-					gotK, gotV := kerneltest.Download(t, q, "keys", dst, total), kerneltest.Download(t, q, "values", vdst, total)
-					for i := range total {
-						if i < lo || i >= hi {
-							if !kerneltest.IsSentinel(gotK[i]) || gotV[i] != fillV[i] {
-								t.Fatalf("element %d, outside [%d, %d): key %v value %d written", i, lo, hi, gotK[i], gotV[i])
+					name := fmt.Sprintf("na=%d/nb=%d/distinct=%d/%v/local=%d/pairs=%v/apart=%v", c.na, c.nb, c.distinct, order, local, pairs, apart)
+					t.Run(name, func(t *testing.T) {
+						dst, vdst := kerneltest.Guarded(t, q, fillK), kerneltest.Guarded(t, q, fillV)
+						var vd, vs, vs2 *engine.Buffer[uint32]
+						if pairs {
+							vd, vs, vs2 = vdst, vsrc, vsrc2
+						}
+						ra, rb := runOf(src, vs, lo, c.na), runOf(src, vs, mid, c.nb)
+						if apart {
+							rb = runOf(src2, vs2, at2, c.nb)
+						}
+						if err := s.mergeFrom(q, local, dst, vd, lo, ra, rb, order); err != nil {
+							t.Fatal(err)
+						}
+						gotK, gotV := kerneltest.Download(t, q, "keys", dst, total), kerneltest.Download(t, q, "values", vdst, total)
+						for i := range total {
+							if i < lo || i >= hi {
+								if !kerneltest.IsSentinel(gotK[i]) || gotV[i] != fillV[i] {
+									t.Fatalf("element %d, outside [%d, %d): key %v value %d written", i, lo, hi, gotK[i], gotV[i])
+								}
+								continue
 							}
-							continue
+							w := i - lo
+							if SortMapKey(gotK[i], order) != SortMapKey(wantK[w], order) {
+								t.Fatalf("element %d: key %v, want %v", i, gotK[i], wantK[w])
+							}
+							if pairs && gotV[i] != wantV[w] {
+								t.Fatalf("element %d: value %d, want %d", i, gotV[i], wantV[w])
+							}
+							if !pairs && gotV[i] != fillV[i] {
+								t.Fatalf("keys alone, element %d: value %d written", i, gotV[i])
+							}
 						}
-						w := i - lo
-						if SortMapKey(gotK[i], order) != SortMapKey(wantK[w], order) {
-							t.Fatalf("element %d: key %v, want %v", i, gotK[i], wantK[w])
-						}
-						if pairs && gotV[i] != wantV[w] {
-							t.Fatalf("element %d: value %d, want %d", i, gotV[i], wantV[w])
-						}
-						if !pairs && gotV[i] != fillV[i] {
-							t.Fatalf("keys alone, element %d: value %d written", i, gotV[i])
-						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}

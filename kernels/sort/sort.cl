@@ -264,15 +264,16 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
     }
 }
 
-// sort_merge merges the sorted runs src[lo, mid) and src[mid, hi) into dst[lo, hi), stably:
-// a key of the first run goes before an equal key of the second. Keys compare as map_in's
-// (mode as above: bit 0 float32 keys, bit 1 descending, the order the radix sort gives) and
-// move bit for bit; with pairs != 0 the values of vsrc move alongside into vdst (vdst and
-// vsrc are not touched otherwise: pass any buffers). mid == hi copies src[lo, hi). dst and
-// src are distinct; indices are uint (hi <= 2^32 - 1).
+// sort_merge merges two sorted runs, a = ka[alo, alo + na) and b = kb[blo, blo + nb), into
+// dst[dlo, dlo + na + nb), stably: a key of a goes before an equal key of b. The runs may lie
+// in one buffer or two (with peer access, on another device's memory); dst is distinct from
+// both. Keys compare as map_in's (mode as above: bit 0 float32 keys, bit 1 descending, the
+// order the radix sort gives) and move bit for bit; with pairs != 0 the values of va and vb
+// move alongside into vdst (vdst, va and vb are not touched otherwise: pass any buffers).
+// nb == 0 copies a. Indices are uint (na + nb and every end below 2^32).
 // Merge path (Green, McColl and Bader) by tiles, as in ModernGPU's and CUB's merges: with
-// local size L, work-group g writes the T = L*MERGE_ITEMS outputs from lo + g*T on (the last
-// tile may be shorter), with a = src + lo and b = src + mid:
+// local size L, work-group g writes the T = L*MERGE_ITEMS outputs from g*T on (the last tile
+// may be shorter):
 //   1. work-items 0 and 1 (0 alone when L = 1) binary-search the merge path in global memory
 //      at the tile's first diagonal d0 and at its end d1, which gives the tile's inputs
 //      a[ia0, ia1) and b[ib0, ib1) (ia1 - ia0 + ib1 - ib0 = d1 - d0);
@@ -282,13 +283,13 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 //      diagonal lid*MERGE_ITEMS and merges its MERGE_ITEMS outputs, writing for each the
 //      position of its key in lkey into lpos (no keys are kept in private arrays);
 //   4. the group writes the tile coalesced: output t is lkey[lpos[t]], and with pairs the
-//      value read from vsrc where that key came from (consecutive outputs read two
+//      value read from va or vb where that key came from (consecutive outputs read two
 //      increasing runs of consecutive values).
 // Launch: 1D, local size L <= MERGE_WG (any L, not only a power of two), global
-// ceil((hi - lo)/T)*L work-items.
+// ceil((na + nb)/T)*L work-items.
 // Tunables (-D): MERGE_WG (128) and MERGE_ITEMS (15). Local memory: 8*MERGE_WG*MERGE_ITEMS + 8
 // bytes (15 KB at the defaults). Every work-group waits for two global searches of about
-// log2(hi - lo) dependent reads before it can load, so the tile is large (1920 outputs) to
+// log2(na + nb) dependent reads before it can load, so the tile is large (1920 outputs) to
 // spread that wait over many keys, while 15 KB still lets 14 groups share a multiprocessor of
 // 228 KB (an H200's) and keep many loads in flight. MERGE_ITEMS is odd so that the writes of
 // step 3, MERGE_ITEMS words apart from one work-item to the next, fall in distinct banks.
@@ -299,27 +300,28 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 #define MERGE_ITEMS 15
 #endif
 #define MERGE_TILE (MERGE_WG * MERGE_ITEMS)
-// MERGE_SRC(t): the index in src of the tile's input lkey[t] (sort_merge's variables).
-#define MERGE_SRC(t) ((t) < ta ? lo + ia0 + (t) : mid + ib0 + ((t) - ta))
-__kernel void sort_merge(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
-                         uint lo, uint mid, uint hi, int mode, int pairs) {
+// MERGE_IN(t): the tile's input lkey[t] (sort_merge's variables): a's first, then b's.
+#define MERGE_IN(x, y, t) ((t) < ta ? (x)[alo + ia0 + (t)] : (y)[blo + ib0 + ((t) - ta)])
+__kernel void sort_merge(__global uint *dst, uint dlo, __global const uint *ka, uint alo, uint na,
+                         __global const uint *kb, uint blo, uint nb,
+                         __global uint *vdst, __global const uint *va, __global const uint *vb, int mode, int pairs) {
     __local uint lkey[MERGE_TILE]; // the tile's inputs: a[ia0, ia1), then b[ib0, ib1)
     __local uint lpos[MERGE_TILE]; // lpos[t]: the position in lkey of the tile's output t
     __local uint lsplit[2];        // ia0 and ia1
-    const uint na = mid - lo, nb = hi - mid, n = na + nb;
+    const uint n = na + nb;
     const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
     const uint tile = lsz * MERGE_ITEMS;
-    // The tile's outputs [d0, d1): d0 < n (ceil(n/tile) groups), and d1 does not overflow.
-    const uint d0 = (uint)get_group_id(0) * tile;
+    const uint g = (uint)get_group_id(0);
+    // 1. The tile's outputs [d0, d1): d0 < n (ceil(n/tile) groups), and d1 does not overflow.
+    const uint d0 = g * tile;
     const uint d1 = d0 + min(tile, n - d0);
-    __global const uint *a = src + lo;
-    __global const uint *b = src + mid;
-    // 1. i keys of a and d - i of b come first: the least i whose a[i] does not go before
-    // b[d - i - 1].
-    // (max, not a conditional subtraction: LLVM makes that a saturating-subtract intrinsic,
-    // which Oclgrind does not know)
+    // i keys of a and d - i of b come first: the least i whose a[i] does not go before
+    // b[d - i - 1]. (max, not a conditional subtraction: LLVM makes that a
+    // saturating-subtract intrinsic, which Oclgrind does not know)
     for (uint s = lid; s < 2u; s += lsz) {
         const uint d = s == 0u ? d0 : d1;
+        __global const uint *a = ka + alo;
+        __global const uint *b = kb + blo;
         uint ilo = max(d, nb) - nb, ihi = min(d, na);
         while (ilo < ihi) {
             const uint m = ilo + (ihi - ilo) / 2;
@@ -339,8 +341,8 @@ __kernel void sort_merge(__global uint *dst, __global const uint *src, __global 
     // 2. Load. In the last tile, positions from cnt on load input cnt - 1 again (never read
     // back): without a condition around them the loads can all be issued at once.
     for (uint k = 0; k < MERGE_ITEMS; k++) {
-        const uint t = lid + k * lsz;
-        lkey[t] = src[MERGE_SRC(min(t, cnt - 1))];
+        const uint t = min(lid + k * lsz, cnt - 1);
+        lkey[lid + k * lsz] = MERGE_IN(ka, kb, t);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     // 3. This item's outputs [e, e + MERGE_ITEMS) of the tile (none past cnt): the search
@@ -369,20 +371,20 @@ __kernel void sort_merge(__global uint *dst, __global const uint *src, __global 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     // 4. Store (the last tile's outputs past cnt are not written). The values are all read
-    // before any is written, since vdst might alias vsrc as far as the compiler knows.
+    // before any is written, since vdst might alias va or vb as far as the compiler knows.
     for (uint k = 0; k < MERGE_ITEMS; k++) {
         const uint t = lid + k * lsz;
-        if (t < cnt) dst[lo + d0 + t] = lkey[lpos[t]];
+        if (t < cnt) dst[dlo + d0 + t] = lkey[lpos[t]];
     }
     if (pairs) {
         uint val[MERGE_ITEMS];
         for (uint k = 0; k < MERGE_ITEMS; k++) {
             const uint p = lpos[min(lid + k * lsz, cnt - 1)];
-            val[k] = vsrc[MERGE_SRC(p)];
+            val[k] = MERGE_IN(va, vb, p);
         }
         for (uint k = 0; k < MERGE_ITEMS; k++) {
             const uint t = lid + k * lsz;
-            if (t < cnt) vdst[lo + d0 + t] = val[k];
+            if (t < cnt) vdst[dlo + d0 + t] = val[k];
         }
     }
 }

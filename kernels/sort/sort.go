@@ -79,7 +79,7 @@ type Sorter[K SortKey] struct {
 	dev                  *engine.Device
 	prog                 *engine.Program
 	count, scan, scatter *engine.Kernel
-	merge                *engine.Kernel // sort_merge: two sorted runs into one (sharded sorts)
+	merge                *engine.Kernel // sort_merge: two sorted runs into one
 	wg, items, maxGroups int
 	keyScratch           *engine.Buffer[K]
 	valScratch, table    *engine.Buffer[uint32]
@@ -129,6 +129,7 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 		if err == nil {
 			s.merge, err = prog.Kernel("sort_merge")
 		}
+
 		if err == nil {
 			s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups)
 		}
@@ -306,13 +307,38 @@ const (
 	mergeItems = 15
 )
 
+// mergeRun is one input of a merge: the n sorted keys of keys from off, and for pairs the
+// values of vals alongside. keys and vals are kernel arguments: a Buffer of the merging
+// device, or another device's Buffer its kernels reach (Buffer.Reach).
+type mergeRun struct {
+	keys, vals any
+	off, n     int
+}
+
+// runOf returns the run b[off, off+n) with the values of vb alongside (vb nil: none).
+func runOf[K SortKey](b *engine.Buffer[K], vb *engine.Buffer[uint32], off, n int) mergeRun {
+	r := mergeRun{keys: b, off: off, n: n}
+	if vb != nil {
+		r.vals = vb
+	}
+	return r
+}
+
 // mergeTwo enqueues on q the stable merge of the sorted runs src[lo, mid) and src[mid, hi)
 // into dst[lo, hi) in order (a key of the first run before an equal key of the second), the
-// values of vsrc alongside into vdst when they are not nil. dst and src are distinct. One
-// work-group of sort_merge writes each tile of the output: mergeWG work-items, or fewer
-// where the device allows fewer for the kernel.
+// values of vsrc alongside into vdst when they are not nil. dst and src are distinct.
 func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], lo, mid, hi int, order SortOrder) error {
-	if hi <= lo {
+	return s.mergeFrom(q, 0, dst, vdst, lo, runOf(src, vsrc, lo, mid-lo), runOf(src, vsrc, mid, hi-mid), order)
+}
+
+// mergeFrom enqueues on q the stable merge of the sorted runs a and b (a's key first
+// among equal keys) into dst from dlo, their values into vdst alongside when it is not nil
+// (a and b then carry values). dst is distinct from the runs' buffers. One work-group of
+// sort_merge writes each tile of the output: local work-items (0: mergeWG, or fewer where
+// the device allows fewer for the kernel).
+func (s *Sorter[K]) mergeFrom(q *engine.Queue, local int, dst *engine.Buffer[K], vdst *engine.Buffer[uint32], dlo int, a, b mergeRun, order SortOrder) error {
+	n := a.n + b.n
+	if n <= 0 {
 		return nil
 	}
 	mode := s.mode
@@ -320,18 +346,23 @@ func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, 
 		mode |= sortModeDescends
 	}
 	var pairs int32
-	var vd, vs any = dst, src // any buffers where there are no values: the kernel does not read them
+	var vd, va, vb any = dst, a.keys, b.keys // where there are no values: the kernel does not touch them
 	if vdst != nil {
-		pairs, vd, vs = 1, vdst, vsrc
+		if a.vals == nil || b.vals == nil {
+			return fmt.Errorf("kernels: merge of pairs: a run without values: %w", engine.ErrInvalidArg)
+		}
+		pairs, vd, va, vb = 1, vdst, a.vals, b.vals
 	}
-	local := mergeWG // or less where the device allows less for the kernel
-	if m := s.merge.Attributes().MaxWorkGroupSize; m > 0 && m < local {
-		local = m
+	if local <= 0 {
+		local = mergeWG // or less where the device allows less for the kernel
+		if m := s.merge.Attributes().MaxWorkGroupSize; m > 0 && m < local {
+			local = m
+		}
 	}
 	tile := local * mergeItems
-	tiles := (hi - lo + tile - 1) / tile
-	return q.Launch(s.merge, engine.Range1D(tiles*local, local), dst, src, vd, vs,
-		uint32(lo), uint32(mid), uint32(hi), mode, pairs)
+	tiles := (n + tile - 1) / tile
+	return q.Launch(s.merge, engine.Range1D(tiles*local, local), dst, uint32(dlo),
+		a.keys, uint32(a.off), uint32(a.n), b.keys, uint32(b.off), uint32(b.n), vd, va, vb, mode, pairs)
 }
 
 // mergeRuns merges the sorted runs of keys[0, n) that bounds delimit (bounds[0] = 0 <=
