@@ -696,6 +696,93 @@ func TestLaunchUntimed(t *testing.T) {
 	})
 }
 
+// TestReachPeer (two GPUs) runs a kernel on one CUDA device that reads a buffer of the
+// other through engine's Buffer.Reach (peer access: the kernel loads across NVLink or
+// PCIe) and checks every element, and that the Remote is refused on the other device's
+// queue. It skips with fewer than two devices.
+func TestReachPeer(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "cuda")
+	if len(ids) < 2 {
+		t.Skipf("needs two CUDA devices, found %d", len(ids))
+	}
+	ctx := context.Background()
+	var devs [2]*engine.Device
+	var qs [2]*engine.Queue
+	for i, id := range ids[:2] {
+		dev, err := engine.Open(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dev.Close() })
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs[i], qs[i] = dev, q
+	}
+	prog, err := devs[0].Build(`__kernel void plus_one(__global uint *dst, __global const uint *src, uint n) {
+	uint i = get_global_id(0);
+	if (i < n) dst[i] = src[i] + 1u;
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	k, err := prog.Kernel("plus_one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1<<20 + 7
+	data := make([]uint32, n)
+	for i := range data {
+		data[i] = uint32(i*2654435761) ^ 0x5bd1e995
+	}
+	src, err := engine.Upload(ctx, qs[1], data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := engine.NewBuffer[uint32](devs[0], n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if err := qs[1].Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := src.Reach(qs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := remote.(engine.Remote); !ok {
+		t.Fatalf("Reach from another GPU gave %T, want an engine.Remote", remote)
+	}
+	if err := qs[0].Launch(k, engine.Range1D((n+255)/256*256, 256), dst, remote, uint32(n)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.Download(ctx, qs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != data[i]+1 {
+			t.Fatalf("element %d: %d, want %d", i, v, data[i]+1)
+		}
+	}
+	prog1, err := devs[1].Build(`__kernel void plus_one(__global uint *dst, __global const uint *src, uint n) { }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog1.Close()
+	k1, err := prog1.Kernel("plus_one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := qs[1].Launch(k1, engine.Range1D(256, 256), src, remote, uint32(n)); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("a Remote reached for %s launched on %s: %v, want ErrInvalidArg", ids[0], ids[1], err)
+	}
+}
+
 // TestPeerAccess (two GPUs) copies between two CUDA devices of this process and checks the
 // bytes and that the first copy enabled peer access both ways (enablePeers), so that the
 // copies go over NVLink or PCIe rather than through host memory. It skips with fewer than

@@ -44,6 +44,7 @@ var (
 	_ driver.Queue           = (*queue)(nil)
 	_ driver.UntimedLauncher = (*queue)(nil)
 	_ driver.PeerCopier      = (*queue)(nil)
+	_ driver.PeerAccessor    = (*queue)(nil)
 	_ driver.Gater           = (*queue)(nil)
 )
 
@@ -190,6 +191,32 @@ func (q *queue) CopyPeer(dst driver.Buffer, dstOffset int64, src driver.Buffer, 
 		r := cuMemcpyPeerAsync(d.ptr+devptr(dstOffset), d.d.ctx, s.ptr+devptr(srcOffset), s.d.ctx, size, q.stream)
 		return check(fmt.Sprintf("cuMemcpyPeerAsync(%d bytes, %s to %s)", size, s.d.info.ID, d.d.info.ID), r)
 	})
+}
+
+// ReachPeer makes src, a buffer of another CUDA device, addressable by the kernels of the
+// queue's device (driver.PeerAccessor): peer access between the two contexts and the
+// source pool's memory granted to the queue's device (enablePeers), after which its
+// device pointer is a kernel argument like one of the device's own. ErrUnsupported where
+// the driver refused either.
+func (q *queue) ReachPeer(src driver.Buffer) error {
+	s, ok := src.(*buffer)
+	if !ok || s == nil {
+		return fmt.Errorf("cuda: reach %T, not a CUDA buffer: %w", src, driver.ErrUnsupported)
+	}
+	if s.closed.Load() {
+		return errClosed("buffer")
+	}
+	if s.d.ctx == q.d.ctx {
+		return nil
+	}
+	enablePeers(q.d, s.d)
+	peers.Lock()
+	r := peers.tried[[2]cuContext{q.d.ctx, s.d.ctx}]
+	peers.Unlock()
+	if r != Success {
+		return fmt.Errorf("cuda: %s cannot reach the memory of %s (%v): %w", q.d.info.ID, s.d.info.ID, r, driver.ErrUnsupported)
+	}
+	return nil
 }
 
 // peers records the pairs of contexts whose peer access enablePeers has asked for, with

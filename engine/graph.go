@@ -296,6 +296,8 @@ func (q *Queue) captureLaunch(k *Kernel, r Range, args []any) error {
 			uses = append(uses, h)
 		case *TensorMap:
 			uses = append(uses, v.buf)
+		case Remote:
+			uses = append(uses, v.h)
 		}
 	}
 	dk := k.drv

@@ -102,3 +102,45 @@ func CopyPeer[T Scalar](ctx context.Context, dq *Queue, dst *Buffer[T], offset i
 	}
 	return nil
 }
+
+// Remote is a buffer of one device passed to the kernels of another, whose driver lets
+// them read and write its memory directly (Buffer.Reach). It is a Launch argument of the
+// queues of the device it was reached for, and of no other.
+type Remote struct {
+	h   *handle
+	db  driver.Buffer
+	dev *Device // the device whose kernels reach it
+}
+
+// Reach returns b as a Launch argument of kernels on q's device: where b is of that
+// device, b itself; where it is another device's, a Remote through which those kernels
+// read and write b's memory directly (CUDA GPUs of one process with peer access, over
+// NVLink or PCIe: the device's kernels then load across the link, at its bandwidth, with
+// no copy first). It fails with an error wrapping ErrUnsupported where the devices cannot
+// reach each other's memory (other backends, GPUs without peer access): copy the elements
+// instead (CopyPeer). Ordering is the caller's, as for Buffer.CopyFrom between devices:
+// the commands that write b on its own queues must have completed (a Finish or an event)
+// before a kernel that reads it through the Remote is enqueued, and b must stay open while
+// such a kernel runs.
+func (b *Buffer[T]) Reach(q *Queue) (any, error) {
+	if b == nil {
+		return nil, fmt.Errorf("engine: reach a nil buffer: %w", ErrInvalidArg)
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	if b.dev == q.dev {
+		return b, nil
+	}
+	pa, ok := q.drv.(driver.PeerAccessor)
+	if !ok || b.dev.backend != q.dev.backend {
+		return nil, fmt.Errorf("engine: the kernels of %s cannot reach the memory of %s (%s and %s): %w", q.dev.id, b.dev.id, q.dev.backend, b.dev.backend, ErrUnsupported)
+	}
+	if err := pa.ReachPeer(b.drv); err != nil {
+		return nil, fmt.Errorf("engine: the kernels of %s reach the memory of %s: %w", q.dev.id, b.dev.id, err)
+	}
+	return Remote{h: &b.handle, db: b.drv, dev: q.dev}, nil
+}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/internal/suitekernels"
 )
 
 // TestCopyPeerStaged copies between two fake devices through host memory in chunks
@@ -58,5 +60,65 @@ func TestCopyPeerStaged(t *testing.T) {
 	cancel()
 	if err := engine.CopyPeer(ctx, q1, b, 0, q0, a, 0, 93); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+}
+
+// TestReach passes a buffer to kernels through Buffer.Reach: on its own device Reach gives
+// the buffer itself, which a launch then writes; from another device whose driver cannot
+// reach it (the fake devices, as any two OpenCL devices) it refuses with ErrUnsupported
+// naming both; nil and closed buffers and queues are refused, and a zero Remote is not a
+// launch argument.
+func TestReach(t *testing.T) {
+	dev0, q0 := open(t, "fake:0")
+	_, q1 := open(t, "fake:1")
+	prog, err := dev0.Build(suitekernels.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel(suitekernels.Iota)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.NewBuffer[uint32](dev0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	arg, err := out.Reach(q0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arg != any(out) {
+		t.Fatalf("Reach on the buffer's own device gave %T, want the buffer", arg)
+	}
+	if err := q0.Launch(k, engine.Range1D(10, 1), int32(10), int32(0), arg); err != nil {
+		t.Fatal(err)
+	}
+	got, err := out.Download(t.Context(), q0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != uint32(i) {
+			t.Fatalf("element %d = %d after a launch through Reach", i, v)
+		}
+	}
+	if _, err := out.Reach(q1); !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "fake:0") || !strings.Contains(err.Error(), "fake:1") {
+		t.Errorf("Reach from another fake device: %v, want ErrUnsupported naming both", err)
+	}
+	var nilBuf *engine.Buffer[uint32]
+	if _, err := nilBuf.Reach(q0); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("Reach of a nil buffer: %v", err)
+	}
+	if err := q0.Launch(k, engine.Range1D(10, 1), int32(10), int32(0), engine.Remote{}); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("a zero Remote as a launch argument: %v", err)
+	}
+	closed, err := engine.NewBuffer[uint32](dev0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	if _, err := closed.Reach(q0); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Reach of a closed buffer: %v", err)
 	}
 }

@@ -661,6 +661,17 @@ func toArg(a any, dev *Device, values *[]byte) (driver.Arg, error) {
 		return driver.Arg{Buffer: db}, nil
 	case *TensorMap:
 		return v.arg(dev)
+	case Remote:
+		if v.h == nil {
+			return driver.Arg{}, fmt.Errorf("a zero Remote (Buffer.Reach makes them): %w", ErrInvalidArg)
+		}
+		if err := v.h.check(); err != nil {
+			return driver.Arg{}, err
+		}
+		if v.dev != dev {
+			return driver.Arg{}, fmt.Errorf("a buffer of %s reached for the kernels of %s, launched on %s: %w", v.h.dev.id, v.dev.id, dev.id, ErrInvalidArg)
+		}
+		return driver.Arg{Buffer: v.db}, nil
 	case int32:
 		return value(le.AppendUint32(scalar[:0], uint32(v))), nil
 	case uint32:

@@ -41,7 +41,9 @@
 //     device, without blocking the host. PoolAllocator (Device): the driver's own memory
 //     pool (CUDA's stream-ordered allocator), which engine's pool then takes memory from.
 //     PeerCopier (Queue): a copy from another device's memory of the same driver
-//     (engine.CopyPeer). Fallback: the elements pass through host memory.
+//     (engine.CopyPeer). Fallback: the elements pass through host memory. PeerAccessor
+//     (Queue): kernels that read and write another device's buffer (Buffer.Reach).
+//     Fallback: ErrUnsupported; the caller copies instead.
 //   - Graphs (graph.go): GraphCapturer (Queue) captures commands into a Graph launched
 //     again as one; GraphRecorder (Queue) builds that Graph from the commands engine
 //     recorded; EventLauncher (Graph): a graph launch bracketed by an event, so that

@@ -78,3 +78,13 @@ type PeerCopier interface {
 	// from directly.
 	CopyPeer(dst Buffer, dstOffset int64, src Buffer, srcOffset int64, size int64) (Event, error)
 }
+
+// PeerAccessor is implemented by queues whose kernels read and write the memory of another
+// device of the same driver directly (CUDA: peer access, over NVLink or PCIe), so that a
+// buffer of that device is passed to Launch as an argument like one of the queue's own.
+type PeerAccessor interface {
+	// ReachPeer makes src, a buffer of another device of this driver, addressable by the
+	// kernels of the queue's device, once per pair of devices. It returns an error
+	// wrapping ErrUnsupported where they cannot reach it.
+	ReachPeer(src Buffer) error
+}
