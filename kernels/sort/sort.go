@@ -372,16 +372,31 @@ func (s *Sorter[K]) mergeFrom(q *engine.Queue, local int, dst *engine.Buffer[K],
 // two by two between the buffers (an odd run out copied by the same kernel), and a result
 // left in tmp is copied back.
 func (s *Sorter[K]) mergeRuns(q *engine.Queue, keys, tmp *engine.Buffer[K], vals, vtmp *engine.Buffer[uint32], bounds []int, order SortOrder) error {
-	src, dst, vsrc, vdst := keys, tmp, vals, vtmp
-	err := mergePasses(bounds, func(lo, mid, hi int) error { return s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, hi, order) },
-		func() { src, dst, vsrc, vdst = dst, src, vdst, vsrc })
-	if err != nil || src == keys {
+	inTmp, err := s.mergeAll(q, keys, tmp, vals, vtmp, bounds, order)
+	if err != nil || !inTmp {
 		return err
 	}
 	// The result is in tmp: copied back by the kernel too (a copy of the device's, under
 	// Oclgrind, leaves what it copied marked uninitialized).
 	n := bounds[len(bounds)-1]
-	return s.mergeTwo(q, keys, src, vals, vsrc, 0, n, n, order)
+	return s.mergeTwo(q, keys, tmp, vals, vtmp, 0, n, n, order)
+}
+
+// mergeAll merges the sorted runs of a[0, n) that bounds delimit into one sorted run, as
+// mergeRuns does, with b (and vb) as the other buffer of the passes, and reports whether
+// the result ended in b (an odd number of passes: mergePassCount) rather than in a.
+func (s *Sorter[K]) mergeAll(q *engine.Queue, a, b *engine.Buffer[K], va, vb *engine.Buffer[uint32], bounds []int, order SortOrder) (inB bool, _ error) {
+	src, dst, vsrc, vdst := a, b, va, vb
+	err := mergePasses(bounds, func(lo, mid, hi int) error { return s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, hi, order) },
+		func() { src, dst, vsrc, vdst = dst, src, vdst, vsrc })
+	return src == b, err
+}
+
+// mergePassCount returns the passes mergePasses makes over the runs bounds delimit.
+func mergePassCount(bounds []int) int {
+	n := 0
+	mergePasses(bounds, func(int, int, int) error { return nil }, func() { n++ })
+	return n
 }
 
 // mergePasses merges the runs that bounds delimit (bounds[0] <= bounds[1] <= ...; empty

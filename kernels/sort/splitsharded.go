@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prism-compute/prism/engine"
@@ -33,9 +34,13 @@ import (
 //     splitter's own position within its part), found by a binary search on the mapped
 //     keys, between the run's samples that bracket the splitter. Equal keys are so divided
 //     between devices too (a run of equal keys does not all land on one device), in input
-//     order. The pieces are exchanged (exchange): piece j of each run goes to device j.
-//  4. Each device holds its pieces concatenated in part order and sorts them in place with
-//     its Sorter: stable, so equal keys keep part order, which is input order.
+//     order. Piece j of each run goes to device j.
+//  4. Each device merges its pieces, in part order (stable: equal keys keep part order,
+//     which is input order), into its result with its Sorter's merge (sort_merge). Where
+//     the devices' kernels reach each other's memory (Buffer.Reach: CUDA GPUs with peer
+//     access) the first pass reads the pieces where they lie, across the link
+//     (mergeFromRuns); elsewhere they are exchanged first (exchange), landing where an
+//     even count of passes ends in the result (landing), so nothing is copied back.
 //
 // It holds a Sorter per device (its own from NewShardedSort) and scratch kept between
 // sorts: each device's sorted run and samples, and the host staging of the exchange. Not
@@ -51,6 +56,10 @@ type ShardedSort[K SortKey] struct {
 	runs    []*engine.Buffer[K]
 	runVals []*engine.Buffer[uint32]
 	samples []*engine.Buffer[K]
+	// Where a device's received keys land when its merge makes an odd number of passes,
+	// so that the last pass ends in the result (landing).
+	recv     []*engine.Buffer[K]
+	recvVals []*engine.Buffer[uint32]
 	// The exchange's host staging, grown as needed.
 	stage     []K
 	stageVals []uint32
@@ -117,6 +126,7 @@ func pickSorter[K SortKey](srt *Sorter[K], run sorter[K], n int, pairs bool) sor
 func (s *ShardedSort[K]) add(dev *engine.Device, srt *Sorter[K], run sorter[K]) {
 	s.devs, s.sorters, s.runners = append(s.devs, dev), append(s.sorters, srt), append(s.runners, run)
 	s.runs, s.runVals, s.samples = append(s.runs, nil), append(s.runVals, nil), append(s.samples, nil)
+	s.recv, s.recvVals = append(s.recv, nil), append(s.recvVals, nil)
 }
 
 // on returns the index of dev in s.devs, -1 where s has no sorter for it.
@@ -126,8 +136,8 @@ func (s *ShardedSort[K]) on(dev *engine.Device) int { return slices.Index(s.devs
 func (s *ShardedSort[K]) closeScratch() error {
 	var errs []error
 	for i := range s.runs {
-		errs = append(errs, s.runs[i].Close(), s.runVals[i].Close(), s.samples[i].Close())
-		s.runs[i], s.runVals[i], s.samples[i] = nil, nil, nil
+		errs = append(errs, s.runs[i].Close(), s.runVals[i].Close(), s.samples[i].Close(), s.recv[i].Close(), s.recvVals[i].Close())
+		s.runs[i], s.runVals[i], s.samples[i], s.recv[i], s.recvVals[i] = nil, nil, nil, nil, nil
 	}
 	s.stage, s.stageVals = nil, nil
 	return errors.Join(errs...)
@@ -147,7 +157,7 @@ func (s *ShardedSort[K]) Close() error {
 			}
 		}
 	}
-	s.devs, s.sorters, s.runners, s.runs, s.runVals, s.samples = nil, nil, nil, nil, nil, nil
+	s.devs, s.sorters, s.runners, s.runs, s.runVals, s.samples, s.recv, s.recvVals = nil, nil, nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -266,33 +276,28 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 			return fail(err)
 		}
 		tr.step("cuts")
-		bounds, err := s.exchange(ctx, di, keys, cuts, out, vout)
+		// 4: each device merges its pieces, in part order (stable), into its result:
+		// straight from the runs where its kernels reach the other devices' memory, else
+		// after an exchange that brings them to it.
+		merged, err := s.mergeFromRuns(ctx, di, keys, cuts, out, vout, order)
 		if err != nil {
 			return fail(err)
 		}
-		tr.step("exchange")
-		// 4: each device merges the sorted pieces it received (in part order: stable) into
-		// one run, with its sorted run's buffer as the other buffer of the passes.
-		err = keys.EachDevice(func(i int) error {
-			if out[i] == nil {
-				return nil
+		if !merged {
+			bounds, err := s.exchange(ctx, di, keys, cuts, out, vout)
+			if err != nil {
+				return fail(err)
 			}
-			d, dev := di[i], parts[i].Queue.Device()
-			var err error
-			if s.runs[d], err = grow(dev, s.runs[d], out[i].Len()); err != nil {
-				return err
-			}
-			var v, vt *engine.Buffer[uint32]
-			if vout != nil {
-				if s.runVals[d], err = grow(dev, s.runVals[d], out[i].Len()); err != nil {
-					return err
+			tr.step("exchange")
+			err = keys.EachDevice(func(i int) error {
+				if out[i] == nil {
+					return nil
 				}
-				v, vt = vout[i], s.runVals[d]
+				return s.mergeLanded(parts[i].Queue, di[i], i, bounds[i], out, vout, order)
+			})
+			if err != nil {
+				return fail(err)
 			}
-			return s.sorters[d].mergeRuns(parts[i].Queue, out[i], s.runs[d], v, vt, bounds[i], order)
-		})
-		if err != nil {
-			return fail(err)
 		}
 		tr.step("merge")
 		tr.done(fmt.Sprintf("%s of %d keys over %d devices", what, keys.Len(), p))
@@ -583,7 +588,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 		bounds[j] = append(bounds[j], recv[j])
 	}
 	if peerAll(parts) {
-		if err := s.exchangePeer(ctx, di, keys, piece, at, recv, out, vout); err != nil {
+		if err := s.exchangePeer(ctx, di, keys, piece, at, recv, bounds, out, vout); err != nil {
 			return nil, fmt.Errorf("exchange between devices: %w", err)
 		}
 		return bounds, nil
@@ -624,16 +629,17 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 			return nil
 		}
 		q, d := parts[j].Queue, di[j]
-		if err := receiving(q.Device(), j, recv[j], out, vout); err != nil {
+		lk, lv, err := s.landing(d, q.Device(), j, recv[j], bounds[j], out, vout)
+		if err != nil {
 			return err
 		}
 		lo, hi := piece(j, j)
 		own, rest := at[j][j], at[j][j]+hi-lo
-		if err := exchangeIn(ctx, q, out[j], s.runs[d], s.stage[base[j]:base[j+1]], own, rest, lo); err != nil {
+		if err := exchangeIn(ctx, q, lk, s.runs[d], s.stage[base[j]:base[j+1]], own, rest, lo); err != nil {
 			return err
 		}
 		if vout != nil {
-			return exchangeIn(ctx, q, vout[j], s.runVals[d], s.stageVals[base[j]:base[j+1]], own, rest, lo)
+			return exchangeIn(ctx, q, lv, s.runVals[d], s.stageVals[base[j]:base[j+1]], own, rest, lo)
 		}
 		return nil
 	})
@@ -641,6 +647,180 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 		return nil, fmt.Errorf("exchange, writing: %w", err)
 	}
 	return bounds, nil
+}
+
+// mergeFromRuns is step 4 where every device's kernels reach the other devices' memory
+// (Buffer.Reach: CUDA GPUs of one process with peer access, over NVLink or PCIe): each
+// device j merges piece j of every sorted run from where it lies, its own run and the
+// others' across the link, with no exchange first. Its first pass reads the pieces two by
+// two, in part order (stable), into where landing puts them; every device's first pass
+// ends before any device reuses its run's buffer, and the later passes (more than two
+// devices) merge on the device. It reports false, having done nothing, where the devices
+// cannot reach each other's memory: the exchange then brings the pieces.
+func (s *ShardedSort[K]) mergeFromRuns(ctx context.Context, di []int, keys *shard.Buffer[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32], order SortOrder) (bool, error) {
+	parts := keys.Parts()
+	p := len(parts)
+	if !peerAll(parts) {
+		return false, nil
+	}
+	// reach[j][i] (vreach): run i as an argument of device j's kernels; nil for an empty part.
+	reach, vreach := make([][]any, p), make([][]any, p)
+	for j := range p {
+		reach[j], vreach[j] = make([]any, p), make([]any, p)
+		for i := range p {
+			if parts[i].Len == 0 {
+				continue
+			}
+			var err error
+			if reach[j][i], err = s.runs[di[i]].Reach(parts[j].Queue); err == nil && vout != nil {
+				vreach[j][i], err = s.runVals[di[i]].Reach(parts[j].Queue)
+			}
+			if errors.Is(err, engine.ErrUnsupported) {
+				engine.Tracef("sort: the pieces are exchanged before the merge: %v", err)
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+	}
+	// The runs are complete before any device reads them.
+	if err := keys.EachDevice(func(i int) error { return parts[i].Queue.Finish(ctx) }); err != nil {
+		return false, err
+	}
+	// firsts[j]: where the outputs of device j's first pass start, then their end.
+	firsts := make([][]int, p)
+	err := keys.EachDevice(func(j int) error {
+		type piece struct{ i, lo, hi int }
+		var pieces []piece
+		n := 0
+		for i := range p {
+			lo := 0
+			if j > 0 {
+				lo = cuts[i][j-1]
+			}
+			if hi := cuts[i][j]; hi > lo {
+				pieces = append(pieces, piece{i, lo, hi})
+				n += hi - lo
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		bounds := []int{0}
+		for m := 0; m < len(pieces); m += 2 {
+			end := bounds[len(bounds)-1] + pieces[m].hi - pieces[m].lo
+			if m+1 < len(pieces) {
+				end += pieces[m+1].hi - pieces[m+1].lo
+			}
+			bounds = append(bounds, end)
+		}
+		firsts[j] = bounds
+		q, d := parts[j].Queue, di[j]
+		lk, lv, err := s.landing(d, q.Device(), j, n, bounds, out, vout)
+		if err != nil {
+			return err
+		}
+		run := func(pc piece) mergeRun {
+			return mergeRun{keys: reach[j][pc.i], vals: vreach[j][pc.i], off: pc.lo, n: pc.hi - pc.lo}
+		}
+		for m := 0; m < len(pieces); m += 2 {
+			a, b := run(pieces[m]), mergeRun{keys: reach[j][pieces[m].i], vals: vreach[j][pieces[m].i]}
+			if m+1 < len(pieces) {
+				b = run(pieces[m+1])
+			}
+			if vout == nil {
+				a.vals, b.vals = nil, nil
+			}
+			if err := s.sorters[d].mergeFrom(q, 0, lk, lv, bounds[m/2], a, b, order); err != nil {
+				return err
+			}
+		}
+		return q.Finish(ctx) // its reads of the other devices' runs are done
+	})
+	if err != nil {
+		return false, fmt.Errorf("merge from the devices' runs: %w", err)
+	}
+	err = keys.EachDevice(func(j int) error {
+		if out[j] == nil {
+			return nil
+		}
+		return s.mergeLanded(parts[j].Queue, di[j], j, firsts[j], out, vout, order)
+	})
+	if err != nil {
+		return false, fmt.Errorf("merge from the devices' runs: %w", err)
+	}
+	mergedFromRuns.Add(1)
+	return true, nil
+}
+
+// mergedFromRuns counts the sorts whose merge read the runs across devices
+// (mergeFromRuns), for the tests.
+var mergedFromRuns atomic.Int64
+
+// landing makes device j's result, out[j] (and vout[j] for pairs) of n elements on dev,
+// and returns where the pieces it receives land (bounds: where each starts, then their
+// end): in the result where their merge makes an even number of passes (none for one
+// piece), else in device d's scratch recv[d] (recvVals[d]), so that the last pass ends in
+// the result and nothing is copied back.
+func (s *ShardedSort[K]) landing(d int, dev *engine.Device, j, n int, bounds []int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) (*engine.Buffer[K], *engine.Buffer[uint32], error) {
+	if err := receiving(dev, j, n, out, vout); err != nil {
+		return nil, nil, err
+	}
+	if mergePassCount(bounds)%2 == 0 {
+		if vout == nil {
+			return out[j], nil, nil
+		}
+		return out[j], vout[j], nil
+	}
+	var err error
+	if s.recv[d], err = grow(dev, s.recv[d], n); err != nil {
+		return nil, nil, err
+	}
+	if vout == nil {
+		return s.recv[d], nil, nil
+	}
+	if s.recvVals[d], err = grow(dev, s.recvVals[d], n); err != nil {
+		return nil, nil, err
+	}
+	return s.recv[d], s.recvVals[d], nil
+}
+
+// mergeLanded merges the sorted pieces device j received (where landing put them, bounds
+// delimiting them in part order: stable) into its result out[j] (vout[j]) on q, with
+// device d's sorted run's buffer as the other buffer of the passes where there are two or
+// more.
+func (s *ShardedSort[K]) mergeLanded(q *engine.Queue, d, j int, bounds []int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32], order SortOrder) error {
+	passes := mergePassCount(bounds)
+	if passes == 0 {
+		return nil // one piece: it landed in the result
+	}
+	dev := q.Device()
+	a, b := out[j], s.recv[d]
+	var va, vb *engine.Buffer[uint32]
+	if vout != nil {
+		va, vb = vout[j], s.recvVals[d]
+	}
+	if passes%2 == 0 {
+		var err error
+		if s.runs[d], err = grow(dev, s.runs[d], out[j].Len()); err != nil {
+			return err
+		}
+		b = s.runs[d]
+		if vout != nil {
+			if s.runVals[d], err = grow(dev, s.runVals[d], out[j].Len()); err != nil {
+				return err
+			}
+			vb = s.runVals[d]
+		}
+	} else {
+		a, b, va, vb = b, a, vb, va
+	}
+	inB, err := s.sorters[d].mergeAll(q, a, b, va, vb, bounds, order)
+	if err == nil && (inB != (passes%2 == 1)) {
+		err = fmt.Errorf("kernels: sharded sort: the merge of %d passes ended in the wrong buffer", passes)
+	}
+	return err
 }
 
 // receiving makes device j's buffers of the exchange, n elements on dev: out[j], and
@@ -675,7 +855,7 @@ func peerAll[K SortKey](parts []shard.Part[K]) bool {
 // device, a device copy from its own), and waits for its copies, so that no run is
 // reused while another device still reads it.
 func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard.Buffer[K], piece func(i, j int) (int, int), at [][]int, recv []int,
-	out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) error {
+	bounds [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) error {
 	parts := keys.Parts()
 	if err := keys.EachDevice(func(i int) error { return parts[i].Queue.Finish(ctx) }); err != nil {
 		return err
@@ -686,7 +866,8 @@ func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard
 		}
 		q := parts[j].Queue
 		t0 := time.Now()
-		if err := receiving(q.Device(), j, recv[j], out, vout); err != nil {
+		lk, lv, err := s.landing(di[j], q.Device(), j, recv[j], bounds[j], out, vout)
+		if err != nil {
 			return err
 		}
 		if engine.Tracing() {
@@ -700,11 +881,11 @@ func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard
 			if lo == hi {
 				continue
 			}
-			if err := out[j].CopyFrom(q, at[i][j], s.runs[di[i]], lo, hi-lo); err != nil {
+			if err := lk.CopyFrom(q, at[i][j], s.runs[di[i]], lo, hi-lo); err != nil {
 				return err
 			}
 			if vout != nil {
-				if err := vout[j].CopyFrom(q, at[i][j], s.runVals[di[i]], lo, hi-lo); err != nil {
+				if err := lv.CopyFrom(q, at[i][j], s.runVals[di[i]], lo, hi-lo); err != nil {
 					return err
 				}
 			}

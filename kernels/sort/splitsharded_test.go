@@ -212,10 +212,11 @@ func TestSplitShardedSort(t *testing.T) {
 	}
 }
 
-// TestSplitShardedSortPeer sorts with ShardedSort over CUDA devices, whose exchange copies
-// the pieces between the devices directly (exchangePeer): the CUDA device and a second
-// opening of it (two devices to the engine, one to the driver), and every other CUDA GPU
-// found. Keys alone and pairs, even and uneven parts, checked as TestSplitShardedSort
+// TestSplitShardedSortPeer sorts with ShardedSort over CUDA devices, whose kernels merge
+// the pieces from the other devices' runs directly (mergeFromRuns; every sort must take
+// that path): the CUDA device and a second opening of it (two devices to the engine, one
+// to the driver), and every other CUDA GPU found (three parts or more: merges of more than
+// one pass). Keys alone and pairs, even and uneven parts, checked as TestSplitShardedSort
 // checks them. Devices whose driver does not copy between two openings (OpenCL's) must
 // take the host-staged exchange instead.
 func TestSplitShardedSortPeer(t *testing.T) {
@@ -261,8 +262,12 @@ func TestSplitShardedSortPeer(t *testing.T) {
 					keys[i] = rng.Uint32()
 				}
 				name := fmt.Sprintf("n=%d/%s", n, lname)
+				before := mergedFromRuns.Load()
 				checkShardedSort(t, name+"/keys", su, qs, keys, counts, Ascending, false, lname == "even" && n > 1000)
 				checkShardedSort(t, name+"/pairs", su, qs, keys, counts, Descending, true, false)
+				if mergedFromRuns.Load() == before {
+					t.Errorf("%s: no sort merged from the runs across devices", name)
+				}
 			}
 		}
 	})
