@@ -1,6 +1,7 @@
 package sort
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -251,4 +252,80 @@ func sumInts(xs []int) int {
 		t += x
 	}
 	return t
+}
+
+// TestCutRun runs Sorter.cutRun's searches (sort_cut) over sorted runs with long stretches
+// of equal keys, uint32 and float32 with special values, both orders, and checks each
+// position against a scan on the host: strict and not, ranges that are empty, start at 0
+// or end at the run's end, keys below, inside and above the run. A search outside the run
+// is refused.
+func TestCutRun(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		t.Run("uint32", func(t *testing.T) { testCutRun[uint32](t, dev, q) })
+		t.Run("float32", func(t *testing.T) { testCutRun[float32](t, dev, q) })
+	})
+}
+
+func testCutRun[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	s, err := NewSorter[K](dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(11, 12))
+	n := 5000
+	if kerneltest.Small() {
+		n = 700
+	}
+	for _, order := range []SortOrder{Ascending, Descending} {
+		for _, distinct := range []int{0, 3} {
+			run, _ := sortedRun[K](rng, n, distinct, 0, order)
+			buf := kerneltest.Guarded(t, q, run)
+			mapped := make([]uint32, n)
+			for i, k := range run {
+				mapped[i] = SortMapKey(k, order)
+			}
+			var qs []cutQuery
+			for range 200 {
+				var key uint32
+				switch rng.IntN(4) {
+				case 0:
+					key = mapped[rng.IntN(n)]
+				case 1:
+					key = 0
+				case 2:
+					key = ^uint32(0)
+				default:
+					key = rng.Uint32()
+				}
+				lo := rng.IntN(n + 1)
+				hi := lo + rng.IntN(n+1-lo)
+				if rng.IntN(5) == 0 {
+					lo, hi = 0, n
+				}
+				qs = append(qs, cutQuery{key: key, strict: rng.IntN(2) == 0, lo: lo, hi: hi})
+			}
+			got, err := s.cutRun(t.Context(), q, buf, qs, order)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for g, c := range qs {
+				want := c.hi
+				for p := c.lo; p < c.hi; p++ {
+					if mapped[p] > c.key || !c.strict && mapped[p] == c.key {
+						want = p
+						break
+					}
+				}
+				if got[g] != want {
+					t.Fatalf("%v, distinct %d: search %d (key %#x, strict %v, [%d, %d)): %d, want %d", order, distinct, g, c.key, c.strict, c.lo, c.hi, got[g], want)
+				}
+			}
+		}
+	}
+	run, _ := sortedRun[K](rng, 10, 0, 0, Ascending)
+	buf := kerneltest.Guarded(t, q, run)
+	if _, err := s.cutRun(t.Context(), q, buf, []cutQuery{{lo: 5, hi: buf.Len() + 1}}, Ascending); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("a search past the run's end: %v", err)
+	}
 }

@@ -388,3 +388,27 @@ __kernel void sort_merge(__global uint *dst, uint dlo, __global const uint *ka, 
         }
     }
 }
+
+// sort_cut runs m binary searches over one sorted run (sorted as the radix sort sorts:
+// mapped by map_in with mode, ascending): search g, from query[4g .. 4g+3] = (key, strict,
+// lo, hi), writes into pos[g] the first position p in [lo, hi) whose mapped key is past
+// key (above it where strict != 0, at or above it where strict == 0), hi where none is:
+// where a sharded sort's splitter cuts a device's run. One work-item a search, each about
+// log2(hi - lo) dependent reads, all searches of a run in one launch.
+// Launch: 1D, at least m work-items (any local size).
+__kernel void sort_cut(__global uint *pos, __global const uint *run, __global const uint *query, uint m, int mode) {
+    const uint g = (uint)get_global_id(0);
+    if (g >= m) return;
+    const uint key = query[4u * g], strict = query[4u * g + 1u];
+    uint lo = query[4u * g + 2u], hi = query[4u * g + 3u];
+    while (lo < hi) {
+        const uint mid = lo + (hi - lo) / 2u;
+        const uint k = map_in(run[mid], mode);
+        if (strict != 0u ? k > key : k >= key) {
+            hi = mid;
+        } else {
+            lo = mid + 1u;
+        }
+    }
+    pos[g] = lo;
+}

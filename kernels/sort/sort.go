@@ -1,6 +1,7 @@
 package sort
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -80,6 +81,8 @@ type Sorter[K SortKey] struct {
 	prog                 *engine.Program
 	count, scan, scatter *engine.Kernel
 	merge                *engine.Kernel // sort_merge: two sorted runs into one
+	cut                  *engine.Kernel // sort_cut: where a sharded sort's splitters cut a run
+	cutQuery, cutPos     *engine.Buffer[uint32]
 	wg, items, maxGroups int
 	keyScratch           *engine.Buffer[K]
 	valScratch, table    *engine.Buffer[uint32]
@@ -129,6 +132,9 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 		if err == nil {
 			s.merge, err = prog.Kernel("sort_merge")
 		}
+		if err == nil {
+			s.cut, err = prog.Kernel("sort_cut")
+		}
 
 		if err == nil {
 			s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups)
@@ -143,8 +149,8 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 
 // Close releases the kernels and the scratch buffers. Idempotent.
 func (s *Sorter[K]) Close() error {
-	errs := []error{s.replay.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.table.Close()}
-	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter, s.merge} {
+	errs := []error{s.replay.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.table.Close(), s.cutQuery.Close(), s.cutPos.Close()}
+	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter, s.merge, s.cut} {
 		errs = append(errs, k.Close())
 	}
 	errs = append(errs, s.prog.Close())
@@ -390,6 +396,63 @@ func (s *Sorter[K]) mergeAll(q *engine.Queue, a, b *engine.Buffer[K], va, vb *en
 	err := mergePasses(bounds, func(lo, mid, hi int) error { return s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, hi, order) },
 		func() { src, dst, vsrc, vdst = dst, src, vdst, vsrc })
 	return src == b, err
+}
+
+// cutQuery is one search of Sorter.cutRun: the first position in [lo, hi) of a sorted run
+// whose mapped key (SortMapKey) is past key: above it where strict, else at or above it.
+type cutQuery struct {
+	key    uint32
+	strict bool
+	lo, hi int
+}
+
+// cutRun runs the searches qs over the sorted run (sorted in order) on q, all in one launch
+// of sort_cut, and returns the positions they found.
+func (s *Sorter[K]) cutRun(ctx context.Context, q *engine.Queue, run *engine.Buffer[K], qs []cutQuery, order SortOrder) ([]int, error) {
+	if len(qs) == 0 {
+		return nil, nil
+	}
+	words := make([]uint32, 4*len(qs))
+	for g, c := range qs {
+		if c.lo < 0 || c.hi < c.lo || c.hi > run.Len() {
+			return nil, fmt.Errorf("kernels: cut search %d: [%d, %d) of a run of %d: %w", g, c.lo, c.hi, run.Len(), engine.ErrInvalidArg)
+		}
+		var strict uint32
+		if c.strict {
+			strict = 1
+		}
+		copy(words[4*g:], []uint32{c.key, strict, uint32(c.lo), uint32(c.hi)})
+	}
+	var err error
+	if s.cutQuery, err = grow(s.dev, s.cutQuery, len(words)); err != nil {
+		return nil, err
+	}
+	if s.cutPos, err = grow(s.dev, s.cutPos, len(qs)); err != nil {
+		return nil, err
+	}
+	if err := s.cutQuery.Write(ctx, q, 0, words); err != nil {
+		return nil, err
+	}
+	mode := s.mode
+	if order == Descending {
+		mode |= sortModeDescends
+	}
+	local := 64
+	if m := s.cut.Attributes().MaxWorkGroupSize; m > 0 && m < local {
+		local = m
+	}
+	if err := q.Launch(s.cut, engine.Range1D((len(qs)+local-1)/local*local, local), s.cutPos, run, s.cutQuery, uint32(len(qs)), mode); err != nil {
+		return nil, err
+	}
+	got := make([]uint32, len(qs))
+	if err := s.cutPos.Read(ctx, q, 0, got); err != nil {
+		return nil, err
+	}
+	pos := make([]int, len(qs))
+	for g, v := range got {
+		pos[g] = int(v)
+	}
+	return pos, nil
 }
 
 // mergePassCount returns the passes mergePasses makes over the runs bounds delimit.

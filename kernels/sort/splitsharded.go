@@ -32,7 +32,8 @@ import (
 //  3. Each run is cut at the splitters: the keys of part i up to splitter j are those of a
 //     smaller mapped key, plus the equal ones when i precedes the splitter's part (up to the
 //     splitter's own position within its part), found by a binary search on the mapped
-//     keys, between the run's samples that bracket the splitter. Equal keys are so divided
+//     keys, between the run's samples that bracket the splitter: on the device, a run's
+//     searches in one launch of sort_cut and one read back. Equal keys are so divided
 //     between devices too (a run of equal keys does not all land on one device), in input
 //     order. Piece j of each run goes to device j.
 //  4. Each device merges its pieces, in part order (stable: equal keys keep part order,
@@ -69,11 +70,6 @@ type ShardedSort[K SortKey] struct {
 // a device's range of keys is predicted within about a sixteenth of the keys a part
 // holds (regular sampling oversampled; each sample costs a copy of one key on its device).
 const sampleFactor = 16
-
-// searchRead is the most keys the binary search of a cut reads back at once: above, it
-// narrows the range by reading single keys; at or below, it reads the range and ends on
-// the host.
-const searchRead = 4096
 
 // NewShardedSort builds the sort on every device of devs (those of the shards it will
 // sort).
@@ -473,72 +469,43 @@ func pickSplitters(samples [][]place, counts []int) []place {
 
 // cut returns where the splitters cut part i's sorted run on device d: cut[j] is the end
 // of the keys of device j (the count of the run's places up to splitters[j]), the last
-// the run's length. The keys of the run's samples bound each binary search.
+// the run's length. A splitter of part i cuts after its own place; the others are binary
+// searches on the device (Sorter.cutRun: one launch and one read back for them all), each
+// between the run's samples that bracket the splitter.
 func (s *ShardedSort[K]) cut(ctx context.Context, d int, pt shard.Part[K], i int, samples []place, splitters []place, order SortOrder) ([]int, error) {
 	cuts := make([]int, len(splitters)+1)
 	cuts[len(splitters)] = pt.Len
+	if pt.Len == 0 {
+		return cuts, nil
+	}
+	var qs []cutQuery
+	var at []int // the splitter of each search
 	for j, sp := range splitters {
-		if pt.Len == 0 {
-			continue
-		}
 		if sp.part == i {
 			cuts[j] = sp.pos + 1
 			continue
 		}
 		// The run's places up to sp: its keys below sp.key (i after sp's part), or up to
-		// sp.key (i before it). past(m) says whether a key of mapped value m is past sp.
-		past := func(m uint32) bool { return m >= sp.key }
-		if i < sp.part {
-			past = func(m uint32) bool { return m > sp.key }
-		}
-		lo, hi := 0, pt.Len // the first key past sp lies in [lo, hi]
-		for _, smp := range samples {
-			if past(smp.key) {
-				hi = min(hi, smp.pos)
+		// sp.key (i before it): the first key past sp is above sp.key (strict) or at or
+		// above it.
+		c := cutQuery{key: sp.key, strict: i < sp.part, lo: 0, hi: pt.Len}
+		for _, smp := range samples { // the first key past sp lies in [lo, hi]
+			if smp.key > c.key || !c.strict && smp.key == c.key {
+				c.hi = min(c.hi, smp.pos)
 			} else {
-				lo = max(lo, smp.pos+1)
+				c.lo = max(c.lo, smp.pos+1)
 			}
 		}
-		c, err := s.search(ctx, d, pt.Queue, lo, hi, past, order)
-		if err != nil {
-			return nil, err
-		}
-		cuts[j] = c
+		qs, at = append(qs, c), append(at, j)
+	}
+	pos, err := s.sorters[d].cutRun(ctx, pt.Queue, s.runs[d], qs, order)
+	if err != nil {
+		return nil, err
+	}
+	for k, j := range at {
+		cuts[j] = pos[k]
 	}
 	return cuts, nil
-}
-
-// search returns the first position in [lo, hi) of device d's sorted run whose mapped key
-// is past (past is false, then true, along the run), hi where none is: a binary search
-// reading single keys until at most searchRead remain, which it reads at once.
-func (s *ShardedSort[K]) search(ctx context.Context, d int, q *engine.Queue, lo, hi int, past func(uint32) bool, order SortOrder) (int, error) {
-	run := s.runs[d]
-	one := make([]K, 1)
-	for hi-lo > searchRead {
-		mid := int(uint(lo+hi) >> 1)
-		if err := run.Read(ctx, q, mid, one); err != nil {
-			return 0, err
-		}
-		if past(SortMapKey(one[0], order)) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	if lo >= hi {
-		return lo, nil
-	}
-	keys := make([]K, hi-lo)
-	if err := run.Read(ctx, q, lo, keys); err != nil {
-		return 0, err
-	}
-	k, _ := slices.BinarySearchFunc(keys, true, func(k K, _ bool) int {
-		if past(SortMapKey(k, order)) {
-			return 1
-		}
-		return -1
-	})
-	return lo + k, nil
 }
 
 // exchange moves the pieces of the sorted runs to their devices and returns, in out
