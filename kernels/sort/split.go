@@ -162,19 +162,20 @@ func (pt *sortPart[K]) LoadProbe(ctx context.Context, units int) error {
 
 // RunProbe sorts the probe's first keys and reads them back; on sharded data it runs what
 // a sharded run costs the device instead (sort, exchange, merge) and waits, the keys left
-// on the device: the exchange through the host, or as a copy on the device where the
-// devices copy from each other's memory.
+// on the device: where the devices reach each other's memory the merge reads the sorted
+// run where it lies (ShardedSort's mergeFromRuns, here across no link), elsewhere the run
+// goes through the host first.
 func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	n := min(units, pt.in.n)
 	if !pt.in.sharded {
 		return pt.sort(ctx, n, pt.probeKeys, pt.probeValues)
 	}
 	// What a sharded run costs a device (ShardedSort): its local sort, the exchange of the
-	// sorted run (exchangeProbe: through the host, all of it read back and written again,
-	// as the pieces that leave, (p-1)/p of it on even keys, and as many arriving; or on the
-	// device where the devices copy between them), and the merge of what it receives (here
-	// two runs). A probe of the local sort alone missed the rest: the planner
-	// split 16M keys over PoCL and Rusticl expecting a gain, and ran at 0.49 of one device.
+	// sorted run where there is one (exchangeProbe: through the host, all of it read back
+	// and written again, as the pieces that leave, (p-1)/p of it on even keys, and as many
+	// arriving), and the merge of its pieces (here two runs, one pass). A probe of the
+	// local sort alone missed the rest: the planner split 16M keys over PoCL and Rusticl
+	// expecting a gain, and ran at 0.49 of one device.
 	sort := func() error {
 		if pt.vsrc != nil {
 			return pt.sorter(n, true).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
@@ -184,28 +185,22 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	if err := sort(); err != nil {
 		return err
 	}
-	if err := pt.exchangeProbe(ctx, n); err != nil {
-		return err
+	from, to, vfrom, vto := pt.dst, pt.src, pt.vdst, pt.vsrc
+	if !pt.in.peer {
+		if err := pt.exchangeProbe(ctx, n); err != nil {
+			return err
+		}
+		from, to, vfrom, vto = to, from, vto, vfrom
 	}
-	if err := pt.s.mergeRuns(pt.q, pt.src, pt.dst, pt.vsrc, pt.vdst, []int{0, n / 2, n}, pt.in.order); err != nil {
+	if _, err := pt.s.mergeAll(pt.q, from, to, vfrom, vto, []int{0, n / 2, n}, pt.in.order); err != nil {
 		return err
 	}
 	return pt.q.Finish(ctx)
 }
 
 // exchangeProbe moves the probe's sorted run (dst) back into src as a sharded sort's
-// exchange moves it: a copy on the device where the devices copy from each other's
-// memory (exchangePeer), else a read back into host memory and a write.
+// exchange through the host moves it: read back into host memory and written.
 func (pt *sortPart[K]) exchangeProbe(ctx context.Context, n int) error {
-	if pt.in.peer {
-		if err := pt.src.CopyFrom(pt.q, 0, pt.dst, 0, n); err != nil {
-			return err
-		}
-		if pt.vsrc != nil {
-			return pt.vsrc.CopyFrom(pt.q, 0, pt.vdst, 0, n)
-		}
-		return nil
-	}
 	keys := make([]K, n)
 	if err := pt.dst.Read(ctx, pt.q, 0, keys); err != nil {
 		return err
