@@ -329,3 +329,36 @@ func testCutRun[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 		t.Errorf("a search past the run's end: %v", err)
 	}
 }
+
+// TestSampleRun copies evenly spaced keys of runs with Sorter.sampleRun (sort_sample) and
+// checks each against the key at (g+1)*n/k, for runs shorter than the samples and longer,
+// and that keys past the samples in the output are not written.
+func TestSampleRun(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s, err := NewSorter[uint32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rng := rand.New(rand.NewPCG(13, 14))
+		for _, n := range []int{1, 5, 31, 32, 1000, 4097} {
+			run := make([]uint32, n)
+			for i := range run {
+				run[i] = rng.Uint32()
+			}
+			rb := kerneltest.Guarded(t, q, run)
+			for _, k := range []int{2, 32, 48} {
+				ob := kerneltest.Guarded(t, q, make([]uint32, k-1))
+				if err := s.sampleRun(q, ob, rb, n, k); err != nil {
+					t.Fatal(err)
+				}
+				got := kerneltest.Download(t, q, "samples", ob, k-1)
+				for g, v := range got {
+					if want := run[(g+1)*n/k]; v != want {
+						t.Fatalf("n=%d k=%d: sample %d = %d, want run[%d] = %d", n, k, g, v, (g+1)*n/k, want)
+					}
+				}
+			}
+		}
+	})
+}

@@ -412,3 +412,12 @@ __kernel void sort_cut(__global uint *pos, __global const uint *run, __global co
     }
     pos[g] = lo;
 }
+
+// sort_sample copies k - 1 evenly spaced keys of a run of n keys: out[g] = run[(g+1)*n/k]
+// for g < k - 1 (the products in 64 bits), the samples a sharded sort picks its splitters
+// from, in one launch. Launch: 1D, at least k - 1 work-items (any local size).
+__kernel void sort_sample(__global uint *out, __global const uint *run, uint n, uint k) {
+    const uint g = (uint)get_global_id(0);
+    if (g + 1u >= k) return;
+    out[g] = run[(uint)(((ulong)(g + 1u) * n) / k)];
+}

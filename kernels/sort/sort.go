@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -82,6 +83,7 @@ type Sorter[K SortKey] struct {
 	count, scan, scatter *engine.Kernel
 	merge                *engine.Kernel // sort_merge: two sorted runs into one
 	cut                  *engine.Kernel // sort_cut: where a sharded sort's splitters cut a run
+	sample               *engine.Kernel // sort_sample: evenly spaced keys of a run
 	cutQuery, cutPos     *engine.Buffer[uint32]
 	wg, items, maxGroups int
 	keyScratch           *engine.Buffer[K]
@@ -135,6 +137,9 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 		if err == nil {
 			s.cut, err = prog.Kernel("sort_cut")
 		}
+		if err == nil {
+			s.sample, err = prog.Kernel("sort_sample")
+		}
 
 		if err == nil {
 			s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups)
@@ -150,7 +155,7 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 // Close releases the kernels and the scratch buffers. Idempotent.
 func (s *Sorter[K]) Close() error {
 	errs := []error{s.replay.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.table.Close(), s.cutQuery.Close(), s.cutPos.Close()}
-	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter, s.merge, s.cut} {
+	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter, s.merge, s.cut, s.sample} {
 		errs = append(errs, k.Close())
 	}
 	errs = append(errs, s.prog.Close())
@@ -396,6 +401,22 @@ func (s *Sorter[K]) mergeAll(q *engine.Queue, a, b *engine.Buffer[K], va, vb *en
 	err := mergePasses(bounds, func(lo, mid, hi int) error { return s.mergeTwo(q, dst, src, vdst, vsrc, lo, mid, hi, order) },
 		func() { src, dst, vsrc, vdst = dst, src, vdst, vsrc })
 	return src == b, err
+}
+
+// sampleRun enqueues on q the copy of k-1 evenly spaced keys of run[0, n) into out:
+// out[g] = run[(g+1)*n/k] (sort_sample).
+func (s *Sorter[K]) sampleRun(q *engine.Queue, out, run *engine.Buffer[K], n, k int) error {
+	if k < 2 || n == 0 {
+		return nil
+	}
+	if n > run.Len() || k-1 > out.Len() || k > math.MaxUint32 {
+		return fmt.Errorf("kernels: %d samples of a run of %d keys into %d: %w", k-1, n, out.Len(), engine.ErrInvalidArg)
+	}
+	local := 64
+	if m := s.sample.Attributes().MaxWorkGroupSize; m > 0 && m < local {
+		local = m
+	}
+	return q.Launch(s.sample, engine.Range1D((k-1+local-1)/local*local, local), out, run, uint32(n), uint32(k))
 }
 
 // cutQuery is one search of Sorter.cutRun: the first position in [lo, hi) of a sorted run

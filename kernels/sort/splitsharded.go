@@ -68,7 +68,8 @@ type ShardedSort[K SortKey] struct {
 
 // sampleFactor is how many samples a run gives per device of a sort, less one: with 16,
 // a device's range of keys is predicted within about a sixteenth of the keys a part
-// holds (regular sampling oversampled; each sample costs a copy of one key on its device).
+// holds (regular sampling oversampled; a run's samples are one launch of sort_sample and one
+// read back).
 const sampleFactor = 16
 
 // NewShardedSort builds the sort on every device of devs (those of the shards it will
@@ -363,19 +364,6 @@ func (s *ShardedSort[K]) sortOn(d int, q *engine.Queue, dst, src *engine.Buffer[
 	return srt.Pairs(q, dst, src, vdst, vsrc, n, order)
 }
 
-// samplePositions returns the positions of the samples of a run of n keys over p devices:
-// sampleFactor*p - 1 evenly spaced, without repeats (fewer where n is smaller).
-func samplePositions(n, p int) []int {
-	k := sampleFactor * p
-	var pos []int
-	for j := 1; j < k; j++ {
-		if r := j * n / k; len(pos) == 0 || r != pos[len(pos)-1] {
-			pos = append(pos, r)
-		}
-	}
-	return pos
-}
-
 // runAndSample sorts part i (values alongside) into the sorted run of device d and
 // returns the run's samples, their keys read back.
 func (s *ShardedSort[K]) runAndSample(ctx context.Context, d int, parts []shard.Part[K], vparts []shard.Part[uint32], i int, order SortOrder) ([]place, error) {
@@ -398,25 +386,24 @@ func (s *ShardedSort[K]) runAndSample(ctx context.Context, d int, parts []shard.
 	if err := s.sortOn(d, pt.Queue, s.runs[d], pt.Buf, vd, vs, pt.Len, order); err != nil {
 		return nil, err
 	}
-	pos := samplePositions(pt.Len, len(parts))
-	if len(pos) == 0 {
-		return nil, nil
-	}
-	if s.samples[d], err = grow(dev, s.samples[d], len(pos)); err != nil {
+	k := sampleFactor * len(parts)
+	if s.samples[d], err = grow(dev, s.samples[d], k-1); err != nil {
 		return nil, err
 	}
-	for k, r := range pos { // enqueued: one read back for them all
-		if err := s.samples[d].CopyFrom(pt.Queue, k, s.runs[d], r, 1); err != nil {
-			return nil, err
-		}
+	if err := s.sorters[d].sampleRun(pt.Queue, s.samples[d], s.runs[d], pt.Len, k); err != nil {
+		return nil, err
 	}
-	got := make([]K, len(pos))
+	got := make([]K, k-1)
 	if err := s.samples[d].Read(ctx, pt.Queue, 0, got); err != nil {
 		return nil, err
 	}
-	out := make([]place, len(pos))
-	for k, r := range pos {
-		out[k] = place{SortMapKey(got[k], order), i, r}
+	// sort_sample's key g is at (g+1)*n/k, repeated where the run is shorter than k:
+	// each position is kept once.
+	var out []place
+	for g := range got {
+		if r := (g + 1) * pt.Len / k; len(out) == 0 || r != out[len(out)-1].pos {
+			out = append(out, place{SortMapKey(got[g], order), i, r})
+		}
 	}
 	return out, nil
 }
