@@ -3,11 +3,14 @@
 package cl
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	ocl "github.com/jgillich/go-opencl/cl"
 	"github.com/prism-compute/prism/engine"
 )
 
@@ -359,6 +362,87 @@ func TestCommandBufferVersion(t *testing.T) {
 		}
 		if got := versionString(c.v); got != c.name {
 			t.Errorf("versionString(0x%x) = %q, want %q", c.v, got, c.name)
+		}
+	}
+}
+
+// BenchmarkEnqueue enqueues an empty kernel 1,000 times back to back (clEnqueueNDRangeKernel
+// with no event, as a launch and engine's replay of a recorded graph do) and waits for the
+// queue, on a queue with CL_QUEUE_PROFILING_ENABLE (every queue of this package has it, for
+// Timed) and on one without, and reports the time per kernel ("us/kernel") and the host's
+// time per enqueue ("enqueue-us"): what profiling costs a launch on the device, such as the
+// replay of a graph where there are no command buffers (NVIDIA's OpenCL).
+func BenchmarkEnqueue(b *testing.B) {
+	ctx := context.Background()
+	drv := &Driver{}
+	infos, err := drv.Devices(ctx)
+	if err != nil || len(infos) == 0 {
+		b.Skipf("no OpenCL device: %v", err)
+	}
+	for _, info := range infos {
+		dd, err := drv.Open(ctx, info.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := dd.(*device)
+		err = d.c.thread.Call(func() error {
+			prog, err := d.c.ctx.CreateProgramWithSource([]string{"__kernel void empty(__global uint *p) { }"})
+			if err != nil {
+				return err
+			}
+			defer prog.Release()
+			if err := prog.BuildProgram(nil, ""); err != nil {
+				return err
+			}
+			k, err := prog.CreateKernel("empty")
+			if err != nil {
+				return err
+			}
+			defer k.Release()
+			buf, err := d.c.ctx.CreateEmptyBuffer(ocl.MemReadWrite, 4)
+			if err != nil {
+				return err
+			}
+			defer buf.Release()
+			if s := setArgBuffer(k, 0, buf); s != Success {
+				return check("clSetKernelArg", s)
+			}
+			for _, profiling := range []bool{true, false} {
+				var props ocl.CommandQueueProperty
+				if profiling {
+					props = ocl.CommandQueueProfilingEnable
+				}
+				q, err := d.c.ctx.CreateCommandQueue(d.dev, props)
+				if err != nil {
+					return err
+				}
+				var sizes launchSizes
+				sizes.set(0, 1, 1)
+				b.Run(fmt.Sprintf("opencl:%s/profiling=%v", info.ID, profiling), func(b *testing.B) {
+					const kernels = 1000
+					var enqueue time.Duration
+					for b.Loop() {
+						start := time.Now()
+						for range kernels {
+							if s := enqueueKernel(q, k, 1, &sizes); s != Success {
+								b.Fatal(check("clEnqueueNDRangeKernel", s))
+							}
+						}
+						enqueue += time.Since(start)
+						if err := q.Finish(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N*kernels), "us/kernel")
+					b.ReportMetric(float64(enqueue.Nanoseconds())/1e3/float64(b.N*kernels), "enqueue-us")
+				})
+				q.Release()
+			}
+			return nil
+		})
+		dd.Close()
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
 }
