@@ -21,13 +21,21 @@ import (
 // run's first: stability), float32 special keys, both orders, pairs and keys alone. Then it
 // launches sort_merge itself at several local sizes (1, 3, 32, 100 and the largest, as far
 // as the device allows) on two runs inside larger buffers, either of them empty in some
-// cases, and checks that nothing outside the output range is written.
+// cases, and checks that nothing outside the output range is written. Every case runs
+// with each of sort_merge's searches (MERGE_KARY 0 and 1), whichever the device would get.
 func TestMergeRuns(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		t.Run("uint32", func(t *testing.T) { testMergeRuns[uint32](t, dev, q) })
-		t.Run("float32", func(t *testing.T) { testMergeRuns[float32](t, dev, q) })
-		t.Run("launch/uint32", func(t *testing.T) { testMergeLaunch[uint32](t, dev, q) })
-		t.Run("launch/float32", func(t *testing.T) { testMergeLaunch[float32](t, dev, q) })
+		for _, search := range []mergeSearch{mergeBinary, mergeKary} {
+			t.Run(search.String(), func(t *testing.T) {
+				// Under the simulator the binary search is checked by the launches alone.
+				if search == mergeKary || !kerneltest.Small() {
+					t.Run("uint32", func(t *testing.T) { testMergeRuns[uint32](t, dev, q, search) })
+					t.Run("float32", func(t *testing.T) { testMergeRuns[float32](t, dev, q, search) })
+				}
+				t.Run("launch/uint32", func(t *testing.T) { testMergeLaunch[uint32](t, dev, q, search) })
+				t.Run("launch/float32", func(t *testing.T) { testMergeLaunch[float32](t, dev, q, search) })
+			})
+		}
 	})
 }
 
@@ -72,8 +80,8 @@ func sortedRun[K SortKey](rng *rand.Rand, l, distinct, base int, order SortOrder
 	return SortPairsRef(run, idx, order)
 }
 
-func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	s, err := NewSorter[K](dev)
+func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue, search mergeSearch) {
+	s, err := newSorterSearch[K](dev, 256, sortItems, search)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +153,8 @@ func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 // device's run): dst[lo, hi) (and vdst) must hold the stable merge and the rest of dst (and
 // vdst) stay as it was. One run is empty in some cases (mid == hi: a copy), both longer than
 // several tiles in others.
-func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	s, err := NewSorter[K](dev)
+func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue, search mergeSearch) {
+	s, err := newSorterSearch[K](dev, 256, sortItems, search)
 	if err != nil {
 		t.Fatal(err)
 	}

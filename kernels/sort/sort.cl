@@ -274,9 +274,11 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 // Merge path (Green, McColl and Bader) by tiles, as in ModernGPU's and CUB's merges: with
 // local size L, work-group g writes the T = L*MERGE_ITEMS outputs from g*T on (the last tile
 // may be shorter):
-//   1. work-items 0 and 1 (0 alone when L = 1) binary-search the merge path in global memory
-//      at the tile's first diagonal d0 and at its end d1, which gives the tile's inputs
-//      a[ia0, ia1) and b[ib0, ib1) (ia1 - ia0 + ib1 - ib0 = d1 - d0);
+//   1. the group searches the merge path in global memory at the tile's first diagonal d0
+//      and at its end d1, which gives the tile's inputs a[ia0, ia1) and b[ib0, ib1)
+//      (ia1 - ia0 + ib1 - ib0 = d1 - d0): with MERGE_KARY 1 half the work-items for each,
+//      h-ary (a few rounds of many probes), else work-items 0 and 1 (0 alone when L = 1)
+//      binary;
 //   2. the group loads them into lkey (a's keys, then b's), coalesced: consecutive
 //      work-items read consecutive keys of each run;
 //   3. each work-item binary-searches the tile's merge path in local memory at its own
@@ -287,17 +289,21 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 //      increasing runs of consecutive values).
 // Launch: 1D, local size L <= MERGE_WG (any L, not only a power of two), global
 // ceil((na + nb)/T)*L work-items.
-// Tunables (-D): MERGE_WG (128) and MERGE_ITEMS (15). Local memory: 8*MERGE_WG*MERGE_ITEMS + 8
-// bytes (15 KB at the defaults). Every work-group waits for two global searches of about
-// log2(na + nb) dependent reads before it can load, so the tile is large (1920 outputs) to
-// spread that wait over many keys, while 15 KB still lets 14 groups share a multiprocessor of
-// 228 KB (an H200's) and keep many loads in flight. MERGE_ITEMS is odd so that the writes of
+// Tunables (-D): MERGE_WG (128), MERGE_ITEMS (15) and MERGE_KARY (1: the h-ary search; 0:
+// binary, which suits CPUs). Local memory: 4*MERGE_WG*(2*MERGE_ITEMS + 1) + 16 bytes (15.5
+// KB at the defaults). Every work-group waits for its two searches before it can load
+// (about log2(na + nb) dependent reads each when binary, a few rounds when h-ary), so the
+// tile is large (1920 outputs) to spread that wait over many keys, while 15.5 KB still lets
+// 14 groups share a multiprocessor of 228 KB (an H200's) and keep many loads in flight. MERGE_ITEMS is odd so that the writes of
 // step 3, MERGE_ITEMS words apart from one work-item to the next, fall in distinct banks.
 #ifndef MERGE_WG
 #define MERGE_WG 128
 #endif
 #ifndef MERGE_ITEMS
 #define MERGE_ITEMS 15
+#endif
+#ifndef MERGE_KARY
+#define MERGE_KARY 1
 #endif
 #define MERGE_TILE (MERGE_WG * MERGE_ITEMS)
 // MERGE_IN(t): the tile's input lkey[t] (sort_merge's variables): a's first, then b's.
@@ -307,7 +313,8 @@ __kernel void sort_merge(__global uint *dst, uint dlo, __global const uint *ka, 
                          __global uint *vdst, __global const uint *va, __global const uint *vb, int mode, int pairs) {
     __local uint lkey[MERGE_TILE]; // the tile's inputs: a[ia0, ia1), then b[ib0, ib1)
     __local uint lpos[MERGE_TILE]; // lpos[t]: the position in lkey of the tile's output t
-    __local uint lsplit[2];        // ia0 and ia1
+    __local uint lrange[4];        // the two searches' ranges: [lrange[0], lrange[1]), [lrange[2], lrange[3])
+    __local uint lright[MERGE_WG]; // a probe's outcome: the merge path passes right of it
     const uint n = na + nb;
     const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
     const uint tile = lsz * MERGE_ITEMS;
@@ -315,27 +322,75 @@ __kernel void sort_merge(__global uint *dst, uint dlo, __global const uint *ka, 
     // 1. The tile's outputs [d0, d1): d0 < n (ceil(n/tile) groups), and d1 does not overflow.
     const uint d0 = g * tile;
     const uint d1 = d0 + min(tile, n - d0);
-    // i keys of a and d - i of b come first: the least i whose a[i] does not go before
-    // b[d - i - 1]. (max, not a conditional subtraction: LLVM makes that a
-    // saturating-subtract intrinsic, which Oclgrind does not know)
+    __global const uint *a = ka + alo;
+    __global const uint *b = kb + blo;
+    // At diagonal d, i keys of a and d - i of b come first: the least i in [d - nb, min(d,
+    // na)] whose a[i] does not go before b[d - i - 1] (right(i) below is true up to it, then
+    // false). (max, not a conditional subtraction: LLVM makes that a saturating-subtract
+    // intrinsic, which Oclgrind does not know)
     for (uint s = lid; s < 2u; s += lsz) {
         const uint d = s == 0u ? d0 : d1;
-        __global const uint *a = ka + alo;
-        __global const uint *b = kb + blo;
-        uint ilo = max(d, nb) - nb, ihi = min(d, na);
-        while (ilo < ihi) {
-            const uint m = ilo + (ihi - ilo) / 2;
-            if (map_in(a[m], mode) <= map_in(b[d - m - 1], mode)) {
-                ilo = m + 1;
-            } else {
-                ihi = m;
-            }
-        }
-        lsplit[s] = ilo;
+        lrange[2u * s] = max(d, nb) - nb;
+        lrange[2u * s + 1u] = min(d, na);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint ia0 = lsplit[0], ib0 = d0 - ia0;
-    const uint ta = lsplit[1] - ia0; // the tile's keys of a: lkey[0, ta); of b: lkey[ta, cnt)
+#define MERGE_RIGHT(d, i) (map_in(a[i], mode) <= map_in(b[(d) - (i) - 1u], mode))
+    const uint h = MERGE_KARY ? lsz / 2u : 0u; // work-items a search
+    if (h == 0u) {
+        // Binary searches (MERGE_KARY 0, or one work-item): work-items 0 and 1, or 0 alone.
+        for (uint s = lid; s < 2u; s += lsz) {
+            const uint d = s == 0u ? d0 : d1;
+            uint ilo = lrange[2u * s], ihi = lrange[2u * s + 1u];
+            while (ilo < ihi) {
+                const uint m = ilo + (ihi - ilo) / 2u;
+                if (MERGE_RIGHT(d, m)) {
+                    ilo = m + 1u;
+                } else {
+                    ihi = m;
+                }
+            }
+            lrange[2u * s] = ilo;
+        }
+    } else {
+        // Work-items [0, h) search at d0 and [h, 2h) at d1 (an odd one out idles), each
+        // search h-ary: a round probes h evenly spaced positions of the range at once and
+        // keeps the stretch between the last probe right of the path and the first not,
+        // about h + 1 times shorter. Each round waits for one read of each operand, where a
+        // binary search waits for one a step: a few rounds in place of log2(n) dependent
+        // reads, which matter most when an operand lies across a link (another device's
+        // memory).
+        const uint s = lid / h, t = lid - s * h;
+        const uint d = s == 0u ? d0 : d1;
+        for (;;) {
+            const uint lo0 = lrange[0], hi0 = lrange[1], lo1 = lrange[2], hi1 = lrange[3];
+            if (lo0 >= hi0 && lo1 >= hi1) break; // every work-item read the same: uniform
+            const uint lo = s == 0u ? lo0 : lo1, hi = s == 0u ? hi0 : hi1;
+            const bool probing = s < 2u && lo < hi;
+            uint q = 0u, next = hi;
+            if (probing) {
+                q = lo + (uint)(((ulong)(t + 1u) * (hi - lo)) / (h + 1u));
+                if (t + 1u < h) next = lo + (uint)(((ulong)(t + 2u) * (hi - lo)) / (h + 1u));
+                lright[lid] = MERGE_RIGHT(d, q) ? 1u : 0u;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (probing) {
+                // One work-item of the search writes its new range: the last probe right
+                // of the path, or the first when none is.
+                const uint r = lright[lid];
+                if (r != 0u && (t + 1u == h || lright[lid + 1u] == 0u)) {
+                    lrange[2u * s] = q + 1u;
+                    lrange[2u * s + 1u] = next;
+                } else if (t == 0u && r == 0u) {
+                    lrange[2u * s + 1u] = q;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+#undef MERGE_RIGHT
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint ia0 = lrange[0], ib0 = d0 - ia0;
+    const uint ta = lrange[2] - ia0; // the tile's keys of a: lkey[0, ta); of b: lkey[ta, cnt)
     const uint cnt = d1 - d0;
     const uint tb = cnt - ta;
     // 2. Load. In the last tile, positions from cnt on load input cnt - 1 again (never read

@@ -98,8 +98,43 @@ func NewSorter[K SortKey](dev *engine.Device) (*Sorter[K], error) {
 }
 
 // newSorter compiles the family with a work-group of (at most) wg items of items keys each
-// (the tests use small tiles under Oclgrind).
+// (the tests use small tiles under Oclgrind), sort_merge searching as suits the device
+// (mergeSearchFor).
 func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K], error) {
+	return newSorterSearch[K](dev, wantWG, wantItems, mergeSearchFor(dev))
+}
+
+// How sort_merge's work-groups find their inputs (sort.cl, MERGE_KARY): two work-items
+// binary-search, or the group searches h-ary, a few rounds of many probes at once.
+type mergeSearch int
+
+const (
+	mergeBinary mergeSearch = iota
+	mergeKary
+)
+
+func (m mergeSearch) String() string {
+	if m == mergeKary {
+		return "kary"
+	}
+	return "binary"
+}
+
+// mergeSearchFor returns the search of sort_merge for dev: h-ary on GPUs, whose memory
+// latency (and another device's, across a link, in a sharded sort's merge) a binary
+// search waits for about log2(n) times in each work-group; binary on CPUs, where the
+// search's reads hit the caches and the h-ary rounds' barriers cost more (the merge of a
+// 4M-key sharded sort over PoCL and Rusticl took 112-151 ms with the h-ary search against
+// 90-108 ms with the binary one, 2026-11-30).
+func mergeSearchFor(dev *engine.Device) mergeSearch {
+	if dev.Info().Kind == engine.KindCPU {
+		return mergeBinary
+	}
+	return mergeKary
+}
+
+// newSorterSearch is newSorter with sort_merge's search chosen.
+func newSorterSearch[K SortKey](dev *engine.Device, wantWG, wantItems int, search mergeSearch) (*Sorter[K], error) {
 	return kernels.Fit(dev, "sort", func(lim kernels.Limits) (*Sorter[K], kernels.Shape, error) {
 		wg, items := lim.Group(wantWG), wantItems
 		// Local memory of sort_scatter and sort_count (sort.cl header): halve ITEMS, then WG,
@@ -120,7 +155,7 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 			return nil, kernels.Shape{}, kernels.TooSmall("sort", lim, fmt.Sprintf("%d bytes of local memory", local()))
 		}
 		prog, err := dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DITEMS=%d", items),
-			fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits))
+			fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits), fmt.Sprintf("-DMERGE_KARY=%d", search))
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
