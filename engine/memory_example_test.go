@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -82,4 +83,51 @@ func ExampleDevice_PoolStats() {
 	// Output:
 	// hits 2, misses 1, cached 1024 KiB, in use 0
 	// trimmed 1024 KiB
+}
+
+// ExampleBuffer_Reach runs a kernel on one device over a buffer of another: straight
+// across the link where the devices reach each other's memory (CUDA GPUs with peer
+// access), else through a copy on the kernel's device first. (The in-memory fake backend's
+// two devices cannot reach each other, so the copy runs here.)
+func ExampleBuffer_Reach() {
+	fake.Register()
+	ctx := context.Background()
+	gpu, err := engine.Open(ctx, "fake:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer gpu.Close()
+	other, _ := engine.Open(ctx, "fake:1")
+	defer other.Close()
+	q, _ := gpu.NewQueue()
+	oq, _ := other.NewQueue()
+
+	const n = 4
+	x, _ := engine.Upload(ctx, oq, []float32{1, 2, 3, 4}) // on the other device
+	y, _ := engine.Upload(ctx, q, []float32{10, 20, 30, 40})
+	if err := oq.Finish(ctx); err != nil { // x is written before a kernel reads it
+		log.Fatal(err)
+	}
+	arg, err := x.Reach(q)
+	if errors.Is(err, engine.ErrUnsupported) {
+		local, _ := engine.NewBuffer[float32](gpu, n)
+		defer local.Close()
+		if err := engine.CopyPeer(ctx, q, local, 0, oq, x, 0, n); err != nil {
+			log.Fatal(err)
+		}
+		arg, err = local, nil
+		fmt.Println("copied:", err == nil)
+	} else if err != nil {
+		log.Fatal(err)
+	}
+	prog, _ := gpu.Build(axpySource)
+	k, _ := prog.Kernel("prism_axpy")
+	if err := q.Launch(k, engine.Range1D(64, 64), int32(n), int32(0), float32(2), arg, y); err != nil {
+		log.Fatal(err)
+	}
+	got, _ := y.Download(ctx, q)
+	fmt.Println(got)
+	// Output:
+	// copied: true
+	// [12 24 36 48]
 }
