@@ -36,27 +36,32 @@ type Lookback[T ScanElem] struct {
 	items int // elements per thread: the tile is block*items
 }
 
-// lookbackShape is a build of scan.cu: its BLOCK, ITEMS, VEC and MINBLOCKS (scan.cu's
-// header).
-type lookbackShape struct{ block, items, vec, minBlocks int }
+// lookbackShape is a build of scan.cu: its BLOCK, ITEMS, VEC, MINBLOCKS and EARLY
+// (scan.cu's header).
+type lookbackShape struct{ block, items, vec, minBlocks, early int }
 
 // String writes the shape as prism tune and --tunables spell it ("BLOCK=256 ITEMS=32 VEC=4
-// MINBLOCKS=4").
+// MINBLOCKS=4", with " EARLY=1" where it is set).
 func (sh lookbackShape) String() string {
-	return fmt.Sprintf("BLOCK=%d ITEMS=%d VEC=%d MINBLOCKS=%d", sh.block, sh.items, sh.vec, sh.minBlocks)
+	s := fmt.Sprintf("BLOCK=%d ITEMS=%d VEC=%d MINBLOCKS=%d", sh.block, sh.items, sh.vec, sh.minBlocks)
+	if sh.early != 0 {
+		s += fmt.Sprintf(" EARLY=%d", sh.early)
+	}
+	return s
 }
 
 // parseLookbackShape reads a shape as String writes it; BLOCK may be left out (256, the
-// spelling of earlier tuning files). Errors wrap engine.ErrInvalidArg and name the field:
-// BLOCK 32 to 1024 in warps, ITEMS 1 to 32 (a multiple of 4 with VEC=4), VEC 1 or 4,
-// MINBLOCKS 1 to 32 with at most 2048 threads per multiprocessor, a tile of at most
-// lookbackMaxTile elements.
+// spelling of earlier tuning files), and EARLY (0). Errors wrap engine.ErrInvalidArg and
+// name the field: BLOCK 32 to 1024 in warps, ITEMS 1 to 32 (a multiple of 4 with VEC=4),
+// VEC 1 or 4, MINBLOCKS 1 to 32 with at most 2048 threads per multiprocessor, a tile of at
+// most lookbackMaxTile elements, EARLY 0 or 1.
 func parseLookbackShape(s string) (lookbackShape, error) {
 	sh := lookbackShape{block: lookbackBlock}
 	if err := kernels.ParseTunableInts("scan look-back tunables", s, true,
 		kernels.TunableInt{Key: "BLOCK", Dst: &sh.block, Min: 32, Max: 1024, Optional: true},
 		kernels.TunableInt{Key: "ITEMS", Dst: &sh.items, Min: 1, Max: 32},
-		kernels.TunableInt{Key: "VEC", Dst: &sh.vec, Min: 1, Max: 4}, kernels.TunableInt{Key: "MINBLOCKS", Dst: &sh.minBlocks, Min: 1, Max: 32}); err != nil {
+		kernels.TunableInt{Key: "VEC", Dst: &sh.vec, Min: 1, Max: 4}, kernels.TunableInt{Key: "MINBLOCKS", Dst: &sh.minBlocks, Min: 1, Max: 32},
+		kernels.TunableInt{Key: "EARLY", Dst: &sh.early, Min: 0, Max: 1, Optional: true}); err != nil {
 		return lookbackShape{}, err
 	}
 	switch {
@@ -82,15 +87,16 @@ func parseLookbackShape(s string) (lookbackShape, error) {
 // (ncu: 27.8 of 46.6 cycles between a warp's instructions, DRAM at 55%), yet smaller blocks,
 // which keep more tiles resident in the same 2048 threads, did not help: BLOCK=128 ITEMS=32
 // 787 us, ITEMS=24 811, ITEMS=16 836; BLOCK=64 841 to 934.
-var lookbackCandidates = []lookbackShape{lookbackDefault, {256, 16, 4, 8}, {256, 16, 4, 7}, {256, 20, 4, 6}, {256, 24, 4, 5}, {256, 32, 4, 3},
-	{256, 12, 4, 8}, {256, 16, 1, 8}, {128, 32, 4, 12}}
+// The EARLY builds scan within the tile while the look-back waits (not measured yet).
+var lookbackCandidates = []lookbackShape{lookbackDefault, {256, 32, 4, 4, 1}, {256, 16, 4, 8, 1}, {256, 16, 4, 8, 0}, {256, 16, 4, 7, 0},
+	{256, 20, 4, 6, 0}, {256, 24, 4, 5, 0}, {256, 32, 4, 3, 0}, {256, 12, 4, 8, 0}, {256, 16, 1, 8, 0}, {128, 32, 4, 12, 0}}
 
 // lookbackDefault is the shape NewLookback builds: 256 threads of 32 elements, registers
 // for 4 blocks per multiprocessor. On an H200, 2^28 floats: 778 and 782 us in two calls of
 // 2026-11-29, against 807 and 802 for 16 elements and 8 blocks (the earlier default, whose
 // register budget had taken the scan from 1.01 ms to 810 us: BenchmarkLookback,
 // docs/PERFORMANCE.md).
-var lookbackDefault = lookbackShape{lookbackBlock, lookbackItems, 4, 4}
+var lookbackDefault = lookbackShape{lookbackBlock, lookbackItems, 4, 4, 0}
 
 // NewLookback compiles scan.cu for dev (CUDA C++: an error wrapping engine.ErrUnsupported
 // on other backends).
@@ -113,7 +119,7 @@ func newLookback[T ScanElem](dev *engine.Device, sh lookbackShape) (*Lookback[T]
 		elem, acc = "uint32_t", "uint32_t"
 	}
 	opts := []string{"-DELEM=" + elem, "-DACC=" + acc, fmt.Sprintf("-DBLOCK=%d", sh.block), fmt.Sprintf("-DITEMS=%d", sh.items),
-		fmt.Sprintf("-DVEC=%d", sh.vec), fmt.Sprintf("-DMINBLOCKS=%d", sh.minBlocks)}
+		fmt.Sprintf("-DVEC=%d", sh.vec), fmt.Sprintf("-DMINBLOCKS=%d", sh.minBlocks), fmt.Sprintf("-DEARLY=%d", sh.early)}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: cudaSource, Name: "scan.cu"}, opts...)
 	if err != nil {
 		return nil, err

@@ -29,11 +29,16 @@ func TestLookback(t *testing.T) {
 		t.Run("float32", func(t *testing.T) { testLookback[float32](t, dev, q) })
 		// The scalar loads and stores of full tiles, and a register budget for 4 blocks.
 		t.Run("float32/VEC=1", func(t *testing.T) {
-			testLookbackShape[float32](t, dev, q, lookbackShape{lookbackBlock, 16, 1, 4})
+			testLookbackShape[float32](t, dev, q, lookbackShape{lookbackBlock, 16, 1, 4, 0})
 		})
 		// Smaller blocks: two warps (the block scan's warp-total step over two lanes), and four.
-		t.Run("float32/BLOCK=64", func(t *testing.T) { testLookbackShape[float32](t, dev, q, lookbackShape{64, 32, 4, 24}) })
-		t.Run("int32/BLOCK=128", func(t *testing.T) { testLookbackShape[int32](t, dev, q, lookbackShape{128, 24, 4, 16}) })
+		t.Run("float32/BLOCK=64", func(t *testing.T) { testLookbackShape[float32](t, dev, q, lookbackShape{64, 32, 4, 24, 0}) })
+		t.Run("int32/BLOCK=128", func(t *testing.T) { testLookbackShape[int32](t, dev, q, lookbackShape{128, 24, 4, 16, 0}) })
+		// The scan within the tile during the look-back, the prefix added as it stores.
+		for _, sh := range []lookbackShape{{lookbackBlock, lookbackItems, 4, 4, 1}, {lookbackBlock, 16, 4, 8, 1}, {64, 5, 1, 24, 1}} {
+			t.Run("float32/"+strings.ReplaceAll(sh.String(), " ", ","), func(t *testing.T) { testLookbackShape[float32](t, dev, q, sh) })
+			t.Run("int32/"+strings.ReplaceAll(sh.String(), " ", ","), func(t *testing.T) { testLookbackShape[int32](t, dev, q, sh) })
+		}
 	})
 }
 
@@ -163,6 +168,7 @@ func TestLookbackTunables(t *testing.T) {
 		{"BLOCK=100 ITEMS=16 VEC=4 MINBLOCKS=8", "BLOCK=100 is not a whole number of warps"},
 		{"BLOCK=512 ITEMS=32 VEC=4 MINBLOCKS=2", "16384 elements does not fit"},
 		{"ITEMS=16 VEC=4 MINBLOCKS=8 GRID=2", "unknown key GRID"},
+		{"ITEMS=16 VEC=4 MINBLOCKS=8 EARLY=2", "EARLY=2 is out of its range 0..1"},
 	} {
 		if _, err := parseLookbackShape(c.in); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseLookbackShape(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)
