@@ -14,6 +14,14 @@
 # pipe, and every report reaches the log (test processes started by the tests, which
 # inherit Oclgrind's environment, write there too). make oclgrind checks this first with a
 # known report (cl's TestOclgrindReportKept: a race in a first context, then a second).
+#
+# A false report to know of: a buffer made after a smaller one was released can have the
+# words past the smaller one's size reported uninitialized when a kernel reads them, even
+# after another kernel wrote them (a kernel writing 93 words of a new buffer, a second
+# reading them, after a Guarded buffer of 81 words was closed: the reads of words 81 to 92
+# were reported, with the right values read back, with or without engine's pool). Code
+# whose kernels pass data to each other through a buffer made per call meets it at random;
+# sort_merge finds its tiles' inputs inside the kernel partly for that reason.
 set -uo pipefail
 pkg=$1; shift
 root=$PWD
