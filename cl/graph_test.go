@@ -369,9 +369,11 @@ func TestCommandBufferVersion(t *testing.T) {
 // BenchmarkEnqueue enqueues an empty kernel 1,000 times back to back (clEnqueueNDRangeKernel
 // with no event, as a launch and engine's replay of a recorded graph do) and waits for the
 // queue, on a queue with CL_QUEUE_PROFILING_ENABLE (every queue of this package has it, for
-// Timed) and on one without, and reports the time per kernel ("us/kernel") and the host's
-// time per enqueue ("enqueue-us"): what profiling costs a launch on the device, such as the
-// replay of a graph where there are no command buffers (NVIDIA's OpenCL).
+// Timed) and on one without, and on the first again with the kernel's argument set before
+// each enqueue (clSetKernelArg, as every launch and engine's replay do), and reports the
+// time per kernel ("us/kernel") and the host's time per enqueue ("enqueue-us"): what
+// profiling and the argument cost a launch, such as the replay of a graph where there are
+// no command buffers (NVIDIA's OpenCL).
 func BenchmarkEnqueue(b *testing.B) {
 	ctx := context.Background()
 	drv := &Driver{}
@@ -407,9 +409,9 @@ func BenchmarkEnqueue(b *testing.B) {
 			if s := setArgBuffer(k, 0, buf); s != Success {
 				return check("clSetKernelArg", s)
 			}
-			for _, profiling := range []bool{true, false} {
+			for _, c := range []struct{ profiling, setArgs bool }{{true, false}, {false, false}, {true, true}} {
 				var props ocl.CommandQueueProperty
-				if profiling {
+				if c.profiling {
 					props = ocl.CommandQueueProfilingEnable
 				}
 				q, err := d.c.ctx.CreateCommandQueue(d.dev, props)
@@ -418,12 +420,21 @@ func BenchmarkEnqueue(b *testing.B) {
 				}
 				var sizes launchSizes
 				sizes.set(0, 1, 1)
-				b.Run(fmt.Sprintf("opencl:%s/profiling=%v", info.ID, profiling), func(b *testing.B) {
+				name := fmt.Sprintf("opencl:%s/profiling=%v", info.ID, c.profiling)
+				if c.setArgs {
+					name += "/setargs" // clSetKernelArg before each, as a launch does
+				}
+				b.Run(name, func(b *testing.B) {
 					const kernels = 1000
 					var enqueue time.Duration
 					for b.Loop() {
 						start := time.Now()
 						for range kernels {
+							if c.setArgs {
+								if s := setArgBuffer(k, 0, buf); s != Success {
+									b.Fatal(check("clSetKernelArg", s))
+								}
+							}
 							if s := enqueueKernel(q, k, 1, &sizes); s != Success {
 								b.Fatal(check("clEnqueueNDRangeKernel", s))
 							}
