@@ -44,8 +44,8 @@ import (
 //     even count of passes ends in the result (landing), so nothing is copied back.
 //
 // It holds a Sorter per device (its own from NewShardedSort) and scratch kept between
-// sorts: each device's sorted run and samples, and the host staging of the exchange. Not
-// safe for concurrent use.
+// sorts: each device's sorted run, samples and landing buffer (landing), and the host
+// staging of the exchange. Not safe for concurrent use.
 type ShardedSort[K SortKey] struct {
 	devs    []*engine.Device
 	sorters []*Sorter[K]
@@ -180,7 +180,8 @@ func (a place) compare(b place) int {
 // range of the sorted keys (possibly none). keys must be a 1-D array by rows
 // (shard.ByRows(1)) and vals, when given, laid out alike (shard.SameLayout); every part's
 // device must have a sorter in s. The inputs are left untouched. It returns once the last
-// sorts are enqueued (Gather or Finish waits); the exchange before them waits for the
+// merges are enqueued (Gather or Finish waits); the steps before them (the samples and
+// cuts read back, the exchange or the merge's first pass across devices) wait for the
 // devices.
 func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *shard.Buffer[uint32], order SortOrder) (_ *shard.Buffer[K], _ *shard.Buffer[uint32], err error) {
 	what := "sharded sort keys"
