@@ -144,6 +144,25 @@ static __device__ __forceinline__ void status_store(unsigned long long *p, unsig
   asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
 }
 
+// SCAN_ITEMS(from) replaces the thread's ITEMS elements in sh by their running sums from
+// from: inclusive, or exclusive (each element's sum before it). A macro, so that the
+// kernel's code stays as written in place (a function taking sh compiled, with clang -O3, to more address
+// arithmetic).
+#define SCAN_ITEMS(from)                           \
+  do {                                             \
+    ACC run = (from);                              \
+    _Pragma("unroll") for (int j = 0; j < ITEMS; j++) { \
+      const ACC v = sh[PAD(tid * ITEMS + j)];      \
+      if (exclusive) {                             \
+        sh[PAD(tid * ITEMS + j)] = run;            \
+        run += v;                                  \
+      } else {                                     \
+        run += v;                                  \
+        sh[PAD(tid * ITEMS + j)] = run;            \
+      }                                            \
+    }                                              \
+  } while (0)
+
 extern "C" __global__ void __launch_bounds__(BLOCK, MINBLOCKS)
 scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__restrict__ state, int n, int exclusive) {
   __shared__ ACC sh[PAD(TILE)];
@@ -227,44 +246,19 @@ scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__
     }
     if (lane == 0) tile_prefix = prefix;
   }
+  // The thread's ITEMS results back through shared memory (its elements read again there,
+  // not held in registers through the look-back), then striped, coalesced stores. With
+  // EARLY, the results within the tile, without its prefix: warps 1 and up while warp 0
+  // looks back (warp 0 after it, so that its successors get the tile's prefix first), and
+  // the stores add the prefix.
 #if EARLY
-  // The thread's ITEMS results within the tile, without its prefix, back in shared memory:
-  // warps 1 and up while warp 0 looks back (warp 0 after it, so that its successors get
-  // the tile's prefix first); the stores below add the prefix.
-  {
-    ACC run = thread_prefix;
-#pragma unroll
-    for (int j = 0; j < ITEMS; j++) {
-      const ACC v = sh[PAD(tid * ITEMS + j)];
-      if (exclusive) {
-        sh[PAD(tid * ITEMS + j)] = run;
-        run += v;
-      } else {
-        run += v;
-        sh[PAD(tid * ITEMS + j)] = run;
-      }
-    }
-  }
+  SCAN_ITEMS(thread_prefix);
   __syncthreads();
   const ACC add = tile_prefix;
 #define SCAN_OUT(v) ((ELEM)(add + (v)))
 #else
   __syncthreads();
-  ACC run = tile_prefix + thread_prefix;
-
-  // The thread's ITEMS results back through shared memory (its elements read again there,
-  // not held in registers through the look-back), then striped, coalesced stores.
-#pragma unroll
-  for (int j = 0; j < ITEMS; j++) {
-    const ACC v = sh[PAD(tid * ITEMS + j)];
-    if (exclusive) {
-      sh[PAD(tid * ITEMS + j)] = run;
-      run += v;
-    } else {
-      run += v;
-      sh[PAD(tid * ITEMS + j)] = run;
-    }
-  }
+  SCAN_ITEMS(tile_prefix + thread_prefix);
   __syncthreads();
 #define SCAN_OUT(v) ((ELEM)(v))
 #endif
