@@ -146,8 +146,8 @@ static __device__ __forceinline__ void status_store(unsigned long long *p, unsig
 
 // SCAN_ITEMS(from) replaces the thread's ITEMS elements in sh by their running sums from
 // from: inclusive, or exclusive (each element's sum before it). A macro, so that the
-// kernel's code stays as written in place (a function taking sh compiled, with clang -O3, to more address
-// arithmetic).
+// kernel's code stays as written in place (a function taking sh compiled, with clang -O3,
+// to more address arithmetic).
 #define SCAN_ITEMS(from)                           \
   do {                                             \
     ACC run = (from);                              \
