@@ -404,3 +404,82 @@ func TestSplitShardedSortInvalid(t *testing.T) {
 		t.Errorf("second close: %v", err)
 	}
 }
+
+// TestMergeLanded checks the merge of the pieces a device of a sharded sort received:
+// landing puts them where the merge's last pass ends in the result (in the result itself
+// for an even count of passes, in the device's landing buffer for an odd one), and
+// mergeLanded merges them there, for 1 to 6 pieces (0 to 3 passes), empty ones among
+// them, keys alone and pairs, against the host's stable sort bit for bit, twice with the
+// same scratch.
+func TestMergeLanded(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s, err := NewShardedSort[uint32]([]*engine.Device{dev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rng := rand.New(rand.NewPCG(21, 22))
+		for _, lens := range [][]int{{37}, {20, 0, 33}, {5, 6, 7}, {100, 1, 50, 9}, {3, 0, 40, 41, 2}, {10, 20, 30, 0, 40, 50}} {
+			for _, pairs := range []bool{false, true} {
+				for round := range 2 {
+					name := fmt.Sprintf("%v/pairs=%v/round=%d", lens, pairs, round)
+					var keys []uint32
+					var vals []uint32
+					bounds := []int{0}
+					for _, l := range lens {
+						run, idx := sortedRun[uint32](rng, l, 3, len(keys), Ascending)
+						keys, vals = append(keys, run...), append(vals, idx...)
+						bounds = append(bounds, len(keys))
+					}
+					n := len(keys)
+					out := make([]*engine.Buffer[uint32], 1)
+					var vout []*engine.Buffer[uint32]
+					if pairs {
+						vout = make([]*engine.Buffer[uint32], 1)
+					}
+					lk, lv, err := s.landing(0, dev, 0, n, bounds, out, vout)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := mergePassCount(bounds)%2 == 0; (lk == out[0]) != want {
+						t.Fatalf("%s: %d passes landed in the result: %v", name, mergePassCount(bounds), lk == out[0])
+					}
+					if err := lk.Write(t.Context(), q, 0, keys); err != nil {
+						t.Fatal(err)
+					}
+					if pairs {
+						if err := lv.Write(t.Context(), q, 0, vals); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := s.mergeLanded(q, 0, 0, bounds, out, vout, Ascending); err != nil {
+						t.Fatal(err)
+					}
+					wantK, wantV := SortPairsRef(keys, vals, Ascending)
+					gotK, err := out[0].Download(t.Context(), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range n {
+						if gotK[i] != wantK[i] {
+							t.Fatalf("%s: key %d = %d, want %d", name, i, gotK[i], wantK[i])
+						}
+					}
+					if pairs {
+						gotV, err := vout[0].Download(t.Context(), q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i := range n {
+							if gotV[i] != wantV[i] {
+								t.Fatalf("%s: value %d = %d, want %d", name, i, gotV[i], wantV[i])
+							}
+						}
+						vout[0].Close()
+					}
+					out[0].Close()
+				}
+			}
+		}
+	})
+}
