@@ -208,10 +208,7 @@ func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst,
 	if err := s.scratch.Fill(q, 0, words, 0); err != nil {
 		return err
 	}
-	mode := s.mode
-	if order == Descending {
-		mode |= sortModeDescends
-	}
+	mode := orderMode(s.mode, order)
 	groups := min(s.histGroups, (n+4*onesweepBlock-1)/(4*onesweepBlock))
 	if err := q.Launch(s.histogram, engine.Range1D(groups*onesweepBlock, onesweepBlock), s.scratch, src, int32(n), mode); err != nil {
 		return err

@@ -294,8 +294,9 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 // KB at the defaults). Every work-group waits for its two searches before it can load
 // (about log2(na + nb) dependent reads each when binary, a few rounds when h-ary), so the
 // tile is large (1920 outputs) to spread that wait over many keys, while 15.5 KB still lets
-// 14 groups share a multiprocessor of 228 KB (an H200's) and keep many loads in flight. MERGE_ITEMS is odd so that the writes of
-// step 3, MERGE_ITEMS words apart from one work-item to the next, fall in distinct banks.
+// 14 groups share a multiprocessor of 228 KB (an H200's) and keep many loads in flight.
+// MERGE_ITEMS is odd so that the writes of step 3, MERGE_ITEMS words apart from one
+// work-item to the next, fall in distinct banks.
 #ifndef MERGE_WG
 #define MERGE_WG 128
 #endif

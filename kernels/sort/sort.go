@@ -175,7 +175,6 @@ func newSorterSearch[K SortKey](dev *engine.Device, wantWG, wantItems int, searc
 		if err == nil {
 			s.sample, err = prog.Kernel("sort_sample")
 		}
-
 		if err == nil {
 			s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups)
 		}
@@ -305,10 +304,7 @@ func (s *Sorter[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, v
 	tpg := (tiles + min(tiles, s.maxGroups) - 1) / min(tiles, s.maxGroups)
 	groups := (tiles + tpg - 1) / tpg
 	r := engine.Range1D(groups*s.wg, s.wg)
-	mode := s.mode
-	if order == Descending {
-		mode |= sortModeDescends
-	}
+	mode := orderMode(s.mode, order)
 	var pairsArg int32
 	if pairs {
 		pairsArg = 1
@@ -353,6 +349,24 @@ const (
 	mergeItems = 15
 )
 
+// orderMode returns the mode of sort.cl's and onesweep.cu's kernels for keys of base mode
+// (0, or sortModeFloat) sorted in order.
+func orderMode(base int32, order SortOrder) int32 {
+	if order == Descending {
+		return base | sortModeDescends
+	}
+	return base
+}
+
+// groupOf returns want work-items a group for k, or fewer where the device allows fewer
+// for the kernel.
+func groupOf(k *engine.Kernel, want int) int {
+	if m := k.MaxWorkGroupSize(); m > 0 && m < want {
+		return m
+	}
+	return want
+}
+
 // mergeRun is one input of a merge: the n sorted keys of keys from off, and for pairs the
 // values of vals alongside. keys and vals are kernel arguments: a Buffer of the merging
 // device, or another device's Buffer its kernels reach (Buffer.Reach).
@@ -387,10 +401,7 @@ func (s *Sorter[K]) mergeFrom(q *engine.Queue, local int, dst *engine.Buffer[K],
 	if n <= 0 {
 		return nil
 	}
-	mode := s.mode
-	if order == Descending {
-		mode |= sortModeDescends
-	}
+	mode := orderMode(s.mode, order)
 	var pairs int32
 	var vd, va, vb any = dst, a.keys, b.keys // where there are no values: the kernel does not touch them
 	if vdst != nil {
@@ -400,10 +411,7 @@ func (s *Sorter[K]) mergeFrom(q *engine.Queue, local int, dst *engine.Buffer[K],
 		pairs, vd, va, vb = 1, vdst, a.vals, b.vals
 	}
 	if local <= 0 {
-		local = mergeWG // or less where the device allows less for the kernel
-		if m := s.merge.Attributes().MaxWorkGroupSize; m > 0 && m < local {
-			local = m
-		}
+		local = groupOf(s.merge, mergeWG)
 	}
 	tile := local * mergeItems
 	tiles := (n + tile - 1) / tile
@@ -447,10 +455,7 @@ func (s *Sorter[K]) sampleRun(q *engine.Queue, out, run *engine.Buffer[K], n, k 
 	if n > run.Len() || k-1 > out.Len() || k > math.MaxUint32 {
 		return fmt.Errorf("kernels: %d samples of a run of %d keys into %d: %w", k-1, n, out.Len(), engine.ErrInvalidArg)
 	}
-	local := 64
-	if m := s.sample.Attributes().MaxWorkGroupSize; m > 0 && m < local {
-		local = m
-	}
+	local := groupOf(s.sample, 64)
 	return q.Launch(s.sample, engine.Range1D((k-1+local-1)/local*local, local), out, run, uint32(n), uint32(k))
 }
 
@@ -489,14 +494,8 @@ func (s *Sorter[K]) cutRun(ctx context.Context, q *engine.Queue, run *engine.Buf
 	if err := s.cutQuery.Write(ctx, q, 0, words); err != nil {
 		return nil, err
 	}
-	mode := s.mode
-	if order == Descending {
-		mode |= sortModeDescends
-	}
-	local := 64
-	if m := s.cut.Attributes().MaxWorkGroupSize; m > 0 && m < local {
-		local = m
-	}
+	mode := orderMode(s.mode, order)
+	local := groupOf(s.cut, 64)
 	if err := q.Launch(s.cut, engine.Range1D((len(qs)+local-1)/local*local, local), s.cutPos, run, s.cutQuery, uint32(len(qs)), mode); err != nil {
 		return nil, err
 	}

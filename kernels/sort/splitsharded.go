@@ -512,13 +512,7 @@ func (s *ShardedSort[K]) cut(ctx context.Context, d int, pt shard.Part[K], i int
 func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buffer[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) (bounds [][]int, _ error) {
 	parts := keys.Parts()
 	p := len(parts)
-	piece := func(i, j int) (int, int) { // piece j of part i: its range in run i
-		lo := 0
-		if j > 0 {
-			lo = cuts[i][j-1]
-		}
-		return lo, cuts[i][j]
-	}
+	piece := func(i, j int) (int, int) { return pieceOf(cuts, i, j) }
 	// at[i][j]: where piece j of part i starts among device j's keys; base[j]: where device
 	// j's keys start in the host staging.
 	at := make([][]int, p)
@@ -650,11 +644,7 @@ func (s *ShardedSort[K]) mergeFromRuns(ctx context.Context, di []int, keys *shar
 		var pieces []piece
 		n := 0
 		for i := range p {
-			lo := 0
-			if j > 0 {
-				lo = cuts[i][j-1]
-			}
-			if hi := cuts[i][j]; hi > lo {
+			if lo, hi := pieceOf(cuts, i, j); hi > lo {
 				pieces = append(pieces, piece{i, lo, hi})
 				n += hi - lo
 			}
@@ -684,9 +674,6 @@ func (s *ShardedSort[K]) mergeFromRuns(ctx context.Context, di []int, keys *shar
 			if m+1 < len(pieces) {
 				b = run(pieces[m+1])
 			}
-			if vout == nil {
-				a.vals, b.vals = nil, nil
-			}
 			if err := s.sorters[d].mergeFrom(q, 0, lk, lv, bounds[m/2], a, b, order); err != nil {
 				return err
 			}
@@ -712,6 +699,14 @@ func (s *ShardedSort[K]) mergeFromRuns(ctx context.Context, di []int, keys *shar
 // mergedFromRuns counts the sorts whose merge read the runs across devices
 // (mergeFromRuns), for the tests.
 var mergedFromRuns atomic.Int64
+
+// pieceOf returns piece j of part i: its range [lo, hi) in run i, which cuts[i] ends.
+func pieceOf(cuts [][]int, i, j int) (lo, hi int) {
+	if j > 0 {
+		lo = cuts[i][j-1]
+	}
+	return lo, cuts[i][j]
+}
 
 // landing makes device j's result, out[j] (and vout[j] for pairs) of n elements on dev,
 // and returns where the pieces it receives land (bounds: where each starts, then their
