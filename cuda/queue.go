@@ -209,11 +209,7 @@ func (q *queue) ReachPeer(src driver.Buffer) error {
 	if s.d.ctx == q.d.ctx {
 		return nil
 	}
-	enablePeers(q.d, s.d)
-	peers.Lock()
-	r := peers.tried[[2]cuContext{q.d.ctx, s.d.ctx}]
-	peers.Unlock()
-	if r != Success {
+	if r := enablePeers(q.d, s.d); r != Success {
 		return fmt.Errorf("cuda: %s cannot reach the memory of %s (%v): %w", q.d.info.ID, s.d.info.ID, r, driver.ErrUnsupported)
 	}
 	return nil
@@ -234,8 +230,9 @@ var peers struct {
 // sort's exchange between pool buffers about 55, 2026-11-29). A driver that
 // refuses (devices that cannot reach each other, too many peers) leaves the copies
 // staged, which still work; PRISM_TRACE says so. The mapping lasts as long as the
-// contexts, which are the devices' primary contexts.
-func enablePeers(a, b *device) {
+// contexts, which are the devices' primary contexts. It returns what the driver answered
+// for a reaching b's memory (Success where it can).
+func enablePeers(a, b *device) Result {
 	peers.Lock()
 	defer peers.Unlock()
 	if peers.tried == nil {
@@ -262,6 +259,7 @@ func enablePeers(a, b *device) {
 		}
 		peers.tried[key] = r
 	}
+	return peers.tried[[2]cuContext{a.ctx, b.ctx}]
 }
 
 // Fill enqueues a fill with a pattern of 1 to 128 bytes (see fillPlan): one
