@@ -549,18 +549,8 @@ func timeAlone(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 // hostRuns calls run warmup times, then count times by the host clock; before, when not
 // nil, is called ahead of each run outside the time (a barrier between processes).
 func hostRuns(count, warmup int, before, run func() error) ([]time.Duration, error) {
-	for range warmup {
-		if before != nil {
-			if err := before(); err != nil {
-				return nil, err
-			}
-		}
-		if err := run(); err != nil {
-			return nil, err
-		}
-	}
 	samples := make([]time.Duration, 0, count)
-	for range count {
+	for i := range warmup + count {
 		if before != nil {
 			if err := before(); err != nil {
 				return nil, err
@@ -570,7 +560,9 @@ func hostRuns(count, warmup int, before, run func() error) ([]time.Duration, err
 		if err := run(); err != nil {
 			return nil, err
 		}
-		samples = append(samples, time.Since(t0))
+		if i >= warmup {
+			samples = append(samples, time.Since(t0))
+		}
 	}
 	return samples, nil
 }
