@@ -699,21 +699,30 @@ func TestLaunchUntimed(t *testing.T) {
 // TestReachPeer (two GPUs) runs a kernel on one CUDA device that reads a buffer of the
 // other through engine's Buffer.Reach (peer access: the kernel loads across NVLink or
 // PCIe) and checks every element, and that the Remote is refused on the other device's
-// queue. It skips with fewer than two devices.
+// queue. It does so twice, the devices closed and opened again between: an opening
+// gets the primary context's handle back, but a new context and pool, which must be
+// opened to the peer again. It skips with fewer than two devices.
 func TestReachPeer(t *testing.T) {
 	ids := enginetest.DeviceIDs(t, "cuda")
 	if len(ids) < 2 {
 		t.Skipf("needs two CUDA devices, found %d", len(ids))
 	}
+	for _, name := range []string{"opened", "opened again"} {
+		t.Run(name, func(t *testing.T) { reachPeer(t, ids[:2]) })
+	}
+}
+
+// reachPeer is one round of TestReachPeer on two devices it opens, and closes at the end.
+func reachPeer(t *testing.T, ids []string) {
 	ctx := context.Background()
 	var devs [2]*engine.Device
 	var qs [2]*engine.Queue
-	for i, id := range ids[:2] {
+	for i, id := range ids {
 		dev, err := engine.Open(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { dev.Close() })
+		defer dev.Close()
 		q, err := dev.NewQueue()
 		if err != nil {
 			t.Fatal(err)
@@ -787,14 +796,22 @@ func TestReachPeer(t *testing.T) {
 // bytes and that the first copy enabled peer access both ways (enablePeers), so that the
 // copies go over NVLink or PCIe rather than through host memory. It skips with fewer than
 // two devices (so it does under PRISM_REQUIRE=cuda on one GPU: the requirement is a device).
+// It runs twice, the devices closed and opened again between (see TestReachPeer).
 func TestPeerAccess(t *testing.T) {
 	ids := enginetest.DeviceIDs(t, "cuda")
 	if len(ids) < 2 {
 		t.Skipf("needs two CUDA devices, found %d", len(ids))
 	}
+	for _, name := range []string{"opened", "opened again"} {
+		t.Run(name, func(t *testing.T) { peerAccess(t, ids[:2]) })
+	}
+}
+
+// peerAccess is one round of TestPeerAccess on two devices it opens.
+func peerAccess(t *testing.T, ids []string) {
 	drv := &Driver{}
 	rs := make([]ncclRank, 2)
-	for i, id := range ids[:2] {
+	for i, id := range ids {
 		dd, err := drv.Open(context.Background(), strings.TrimPrefix(id, "cuda:"))
 		if err != nil {
 			t.Fatal(err)
@@ -926,11 +943,18 @@ func TestPeerAccess(t *testing.T) {
 	peers.Lock()
 	defer peers.Unlock()
 	for _, p := range [][2]*device{{rs[0].d, rs[1].d}, {rs[1].d, rs[0].d}} {
-		r, ok := peers.tried[[2]cuContext{p[0].ctx, p[1].ctx}]
-		if !ok {
+		r, ok := peers.tried[p]
+		switch {
+		case !ok:
 			t.Errorf("no peer access asked for from %s to %s", p[0].info.ID, p[1].info.ID)
-		} else if r != Success {
+		case r != Success:
 			t.Logf("%s cannot reach %s: %v (the copies are staged)", p[0].info.ID, p[1].info.ID, r)
+		default:
+			// The driver must hold what the record says: asked again, it answers that
+			// the access is on.
+			if again := cuCtxEnablePeerAccessIn(p[0].ctx, p[1].ctx); again != PeerAccessAlreadyEnabled {
+				t.Errorf("peer access from %s to %s recorded as enabled, but enabling it again answered %v", p[0].info.ID, p[1].info.ID, again)
+			}
 		}
 	}
 }

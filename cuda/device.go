@@ -229,6 +229,7 @@ func (d *device) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	forgetPeers(d)
 	if d.leaking() {
 		tracef("closing a device that still runs work a done context gave up on: context, pool and events left unreleased")
 		d.th.Stop()

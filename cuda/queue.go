@@ -215,11 +215,26 @@ func (q *queue) ReachPeer(src driver.Buffer) error {
 	return nil
 }
 
-// peers records the pairs of contexts whose peer access enablePeers has asked for, with
-// what the driver answered.
+// peers records the pairs of open devices whose peer access enablePeers has asked for,
+// with what the driver answered. A pair is keyed by the devices, not their contexts: a
+// device opened again after every opening of it closed gets the same primary context
+// handle back, but a new context (whose peer access is gone) and a new pool (granted to
+// nobody), so a device's entries leave with it (forgetPeers, from Close).
 var peers struct {
 	sync.Mutex
-	tried map[[2]cuContext]Result
+	tried map[[2]*device]Result
+}
+
+// forgetPeers drops d's pairs from peers: the next device that reaches, or copies from, a
+// device opened in its place asks the driver again.
+func forgetPeers(d *device) {
+	peers.Lock()
+	defer peers.Unlock()
+	for k := range peers.tried {
+		if k[0] == d || k[1] == d {
+			delete(peers.tried, k)
+		}
+	}
 }
 
 // enablePeers enables peer access between the contexts of a and b, both ways, once per
@@ -236,10 +251,10 @@ func enablePeers(a, b *device) Result {
 	peers.Lock()
 	defer peers.Unlock()
 	if peers.tried == nil {
-		peers.tried = map[[2]cuContext]Result{}
+		peers.tried = map[[2]*device]Result{}
 	}
 	for _, p := range [][2]*device{{a, b}, {b, a}} {
-		key := [2]cuContext{p[0].ctx, p[1].ctx}
+		key := p
 		if _, ok := peers.tried[key]; ok {
 			continue
 		}
@@ -259,7 +274,7 @@ func enablePeers(a, b *device) Result {
 		}
 		peers.tried[key] = r
 	}
-	return peers.tried[[2]cuContext{a.ctx, b.ctx}]
+	return peers.tried[[2]*device{a, b}]
 }
 
 // Fill enqueues a fill with a pattern of 1 to 128 bytes (see fillPlan): one
