@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/engine/enginetest"
+	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
@@ -22,18 +24,27 @@ import (
 // launches sort_merge itself at several local sizes (1, 3, 32, 100 and the largest, as far
 // as the device allows) on two runs inside larger buffers, either of them empty in some
 // cases, and checks that nothing outside the output range is written. Every case runs
-// with each of sort_merge's searches (MERGE_KARY 0 and 1), whichever the device would get.
+// with a work-group writing one tile or as many as mergeTilesPerGroup gives (per=auto; at
+// these lengths one), two (the last group's one tile fewer where the tiles are odd) and
+// mergeGroup (every tile in one group).
 func TestMergeRuns(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		for _, search := range []mergeSearch{mergeBinary, mergeKary} {
-			t.Run(search.String(), func(t *testing.T) {
-				// Under the simulator the binary search is checked by the launches alone.
-				if search == mergeKary || !kerneltest.Small() {
-					t.Run("uint32", func(t *testing.T) { testMergeRuns[uint32](t, dev, q, search) })
-					t.Run("float32", func(t *testing.T) { testMergeRuns[float32](t, dev, q, search) })
+		for _, per := range []int{0, 2, mergeGroup} {
+			name := fmt.Sprintf("per=%d", per)
+			if per == 0 {
+				name = "per=auto"
+			}
+			t.Run(name, func(t *testing.T) {
+				if kerneltest.Small() && per == mergeGroup {
+					return // under the simulator: the launches of 2 cover a group of several tiles
 				}
-				t.Run("launch/uint32", func(t *testing.T) { testMergeLaunch[uint32](t, dev, q, search) })
-				t.Run("launch/float32", func(t *testing.T) { testMergeLaunch[float32](t, dev, q, search) })
+				// Under the simulator groups of two tiles are checked by the launches alone.
+				if per == 0 || !kerneltest.Small() {
+					t.Run("uint32", func(t *testing.T) { testMergeRuns[uint32](t, dev, q, per) })
+					t.Run("float32", func(t *testing.T) { testMergeRuns[float32](t, dev, q, per) })
+				}
+				t.Run("launch/uint32", func(t *testing.T) { testMergeLaunch[uint32](t, dev, q, per) })
+				t.Run("launch/float32", func(t *testing.T) { testMergeLaunch[float32](t, dev, q, per) })
 			})
 		}
 	})
@@ -80,12 +91,13 @@ func sortedRun[K SortKey](rng *rand.Rand, l, distinct, base int, order SortOrder
 	return SortPairsRef(run, idx, order)
 }
 
-func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue, search mergeSearch) {
-	s, err := newSorterSearch[K](dev, 256, sortItems, search)
+func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue, per int) {
+	s, err := newSorter[K](dev, 256, sortItems)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	s.mergePer = per
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, c := range []struct {
 		lens     []int
@@ -153,12 +165,13 @@ func testMergeRuns[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue,
 // device's run): dst[lo, hi) (and vdst) must hold the stable merge and the rest of dst (and
 // vdst) stay as it was. One run is empty in some cases (mid == hi: a copy), both longer than
 // several tiles in others.
-func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue, search mergeSearch) {
-	s, err := newSorterSearch[K](dev, 256, sortItems, search)
+func testMergeLaunch[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue, per int) {
+	s, err := newSorter[K](dev, 256, sortItems)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	s.mergePer = per
 	maxLocal := s.merge.Attributes().MaxWorkGroupSize
 	if maxLocal <= 0 || maxLocal > mergeWG {
 		maxLocal = mergeWG
@@ -368,5 +381,129 @@ func TestSampleRun(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// BenchmarkMergePeer times one merge pass of two sorted runs of 32M uint32 keys (64M
+// outputs: each device's merge in a sharded sort of 128M keys over two GPUs) on the first
+// CUDA device, a work-group writing 1 to 32 tiles (0: mergeTilesPerGroup's): both runs on
+// the device ("local"), and
+// the second on the next device, read across the link through Buffer.Reach ("peer"). For
+// the exchange such a merge replaces it also times a copy of the second run from the other
+// device (engine.CopyPeer) and a kernel that reads it across the link and writes it here.
+// The bytes are those read and written. It skips with fewer than two CUDA devices.
+func BenchmarkMergePeer(b *testing.B) {
+	ids := enginetest.DeviceIDs(b, "cuda")
+	if len(ids) < 2 {
+		b.Skipf("needs two CUDA devices, found %d", len(ids))
+	}
+	ctx := b.Context()
+	var devs [2]*engine.Device
+	var qs [2]*engine.Queue
+	for i, id := range ids[:2] {
+		dev, err := engine.Open(ctx, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer dev.Close()
+		if qs[i], err = dev.NewQueue(); err != nil {
+			b.Fatal(err)
+		}
+		devs[i] = dev
+	}
+	const n = 1 << 25
+	rng := rand.New(rand.NewPCG(3, 4))
+	runA, runB := make([]uint32, n), make([]uint32, n)
+	for i := range n {
+		runA[i], runB[i] = rng.Uint32(), rng.Uint32()
+	}
+	slices.Sort(runA)
+	slices.Sort(runB)
+	want := slices.Concat(runA, runB)
+	slices.Sort(want)
+	upload := func(q *engine.Queue, data []uint32) *engine.Buffer[uint32] {
+		buf, err := engine.Upload(ctx, q, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { buf.Close() })
+		return buf
+	}
+	a, bLocal, bRemote := upload(qs[0], runA), upload(qs[0], runB), upload(qs[1], runB)
+	dst := upload(qs[0], make([]uint32, 2*n))
+	for _, q := range qs {
+		if err := q.Finish(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	remote, err := bRemote.Reach(qs[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	// timed runs f b.N times on the first device after one untimed run, then checks dst
+	// against want[:len] where len > 0.
+	timed := func(b *testing.B, bytes int64, check int, f func() error) {
+		b.SetBytes(bytes)
+		for i := 0; i < b.N+1; i++ {
+			if i == 1 {
+				if err := qs[0].Finish(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+			}
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := qs[0].Finish(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if check == 0 {
+			return
+		}
+		got, err := dst.Download(ctx, qs[0])
+		if err == nil {
+			err = kernels.CheckEqual("merged", got[:check], want[:check])
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := NewSorter[uint32](devs[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for _, per := range []int{0, 1, 4, 8, 16, 32} {
+		for _, where := range []struct {
+			name string
+			b    any
+		}{{"local", bLocal}, {"peer", remote}} {
+			b.Run(fmt.Sprintf("%s/per=%d", where.name, per), func(b *testing.B) {
+				s.mergePer = per
+				timed(b, 4*4*n, 2*n, func() error {
+					return s.mergeFrom(qs[0], 0, dst, nil, 0, mergeRun{keys: a, n: n}, mergeRun{keys: where.b, n: n}, Ascending)
+				})
+			})
+		}
+	}
+	b.Run("copy-peer", func(b *testing.B) {
+		timed(b, 4*n, 0, func() error { return engine.CopyPeer(ctx, qs[0], dst, 0, qs[1], bRemote, 0, n) })
+	})
+	prog, err := devs[0].Build(`__kernel void pull(__global uint *dst, __global const uint *src, uint n) {
+	uint i = get_global_id(0);
+	if (i < n) dst[i] = src[i];
+}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prog.Close()
+	k, err := prog.Kernel("pull")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read-peer", func(b *testing.B) {
+		timed(b, 2*4*n, 0, func() error { return qs[0].Launch(k, engine.Range1D(n, 256), dst, remote, uint32(n)) })
 	})
 }

@@ -272,13 +272,15 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 // move alongside into vdst (vdst, va and vb are not touched otherwise: pass any buffers).
 // nb == 0 copies a. Indices are uint (na + nb and every end below 2^32).
 // Merge path (Green, McColl and Bader) by tiles, as in ModernGPU's and CUB's merges: with
-// local size L, work-group g writes the T = L*MERGE_ITEMS outputs from g*T on (the last tile
-// may be shorter):
-//   1. the group searches the merge path in global memory at the tile's first diagonal d0
-//      and at its end d1, which gives the tile's inputs a[ia0, ia1) and b[ib0, ib1)
-//      (ia1 - ia0 + ib1 - ib0 = d1 - d0): with MERGE_KARY 1 half the work-items for each,
-//      h-ary (a few rounds of many probes), else work-items 0 and 1 (0 alone when L = 1)
-//      binary;
+// local size L the output is cut into tiles of T = L*MERGE_ITEMS outputs (the last may be
+// shorter), and work-group g writes the `per` tiles from g*per on (1 <= per <= MERGE_GROUP):
+//   1. the group searches the merge path in global memory at the first diagonal of each of
+//      its tiles and at the end of the last, one work-item a diagonal, binary: the searches
+//      run side by side, so the group waits for about log2(na + nb) dependent reads (of
+//      another device's memory, across a link, where a run lies there) once for per tiles
+//      rather than once a tile. Diagonal d's outcome is how many keys of a come first.
+//   Then for each of its tiles, whose inputs are a[ia0, ia1) and b[ib0, ib1) (ia1 - ia0 +
+//   ib1 - ib0 = d1 - d0):
 //   2. the group loads them into lkey (a's keys, then b's), coalesced: consecutive
 //      work-items read consecutive keys of each run;
 //   3. each work-item binary-searches the tile's merge path in local memory at its own
@@ -288,12 +290,9 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 //      value read from va or vb where that key came from (consecutive outputs read two
 //      increasing runs of consecutive values).
 // Launch: 1D, local size L <= MERGE_WG (any L, not only a power of two), global
-// ceil((na + nb)/T)*L work-items.
-// Tunables (-D): MERGE_WG (128), MERGE_ITEMS (15) and MERGE_KARY (1: the h-ary search; 0:
-// binary, which suits CPUs). Local memory: 4*MERGE_WG*(2*MERGE_ITEMS + 1) + 16 bytes (15.5
-// KB at the defaults). Every work-group waits for its two searches before it can load
-// (about log2(na + nb) dependent reads each when binary, a few rounds when h-ary), so the
-// tile is large (1920 outputs) to spread that wait over many keys, while 15.5 KB still lets
+// ceil(ceil((na + nb)/T)/per)*L work-items.
+// Tunables (-D): MERGE_WG (128), MERGE_ITEMS (15) and MERGE_GROUP (32). Local memory:
+// 4*(MERGE_WG*2*MERGE_ITEMS + MERGE_GROUP + 1) bytes (15.1 KB at the defaults), which lets
 // 14 groups share a multiprocessor of 228 KB (an H200's) and keep many loads in flight.
 // MERGE_ITEMS is odd so that the writes of step 3, MERGE_ITEMS words apart from one
 // work-item to the next, fall in distinct banks.
@@ -303,145 +302,101 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 #ifndef MERGE_ITEMS
 #define MERGE_ITEMS 15
 #endif
-#ifndef MERGE_KARY
-#define MERGE_KARY 1
+#ifndef MERGE_GROUP
+#define MERGE_GROUP 32
 #endif
 #define MERGE_TILE (MERGE_WG * MERGE_ITEMS)
 // MERGE_IN(t): the tile's input lkey[t] (sort_merge's variables): a's first, then b's.
 #define MERGE_IN(x, y, t) ((t) < ta ? (x)[alo + ia0 + (t)] : (y)[blo + ib0 + ((t) - ta)])
 __kernel void sort_merge(__global uint *dst, uint dlo, __global const uint *ka, uint alo, uint na,
                          __global const uint *kb, uint blo, uint nb,
-                         __global uint *vdst, __global const uint *va, __global const uint *vb, int mode, int pairs) {
-    __local uint lkey[MERGE_TILE]; // the tile's inputs: a[ia0, ia1), then b[ib0, ib1)
-    __local uint lpos[MERGE_TILE]; // lpos[t]: the position in lkey of the tile's output t
-    __local uint lrange[4];        // the two searches' ranges: [lrange[0], lrange[1]), [lrange[2], lrange[3])
-    __local uint lright[MERGE_WG]; // a probe's outcome: the merge path passes right of it
+                         __global uint *vdst, __global const uint *va, __global const uint *vb, int mode, int pairs,
+                         uint per) {
+    __local uint lkey[MERGE_TILE];      // a tile's inputs: a[ia0, ia1), then b[ib0, ib1)
+    __local uint lpos[MERGE_TILE];      // lpos[t]: the position in lkey of the tile's output t
+    __local uint lcut[MERGE_GROUP + 1]; // lcut[k]: the keys of a before the group's tile k
     const uint n = na + nb;
     const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
     const uint tile = lsz * MERGE_ITEMS;
-    const uint g = (uint)get_group_id(0);
-    // 1. The tile's outputs [d0, d1): d0 < n (ceil(n/tile) groups), and d1 does not overflow.
-    const uint d0 = g * tile;
-    const uint d1 = d0 + min(tile, n - d0);
+    const uint first = (uint)get_group_id(0) * per; // the group's first tile: first*tile < n
+    const uint tiles = (uint)(((ulong)n + tile - 1u) / tile);
+    const uint nt = min(per, tiles - first); // the group's tiles, 1 to per
     __global const uint *a = ka + alo;
     __global const uint *b = kb + blo;
-    // At diagonal d, i keys of a and d - i of b come first: the least i in [d - nb, min(d,
-    // na)] whose a[i] does not go before b[d - i - 1] (right(i) below is true up to it, then
-    // false). (max, not a conditional subtraction: LLVM makes that a saturating-subtract
-    // intrinsic, which Oclgrind does not know)
-    for (uint s = lid; s < 2u; s += lsz) {
-        const uint d = s == 0u ? d0 : d1;
-        lrange[2u * s] = max(d, nb) - nb;
-        lrange[2u * s + 1u] = min(d, na);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#define MERGE_RIGHT(d, i) (map_in(a[i], mode) <= map_in(b[(d) - (i) - 1u], mode))
-    const uint h = MERGE_KARY ? lsz / 2u : 0u; // work-items a search
-    if (h == 0u) {
-        // Binary searches (MERGE_KARY 0, or one work-item): work-items 0 and 1, or 0 alone.
-        for (uint s = lid; s < 2u; s += lsz) {
-            const uint d = s == 0u ? d0 : d1;
-            uint ilo = lrange[2u * s], ihi = lrange[2u * s + 1u];
-            while (ilo < ihi) {
-                const uint m = ilo + (ihi - ilo) / 2u;
-                if (MERGE_RIGHT(d, m)) {
-                    ilo = m + 1u;
-                } else {
-                    ihi = m;
-                }
+    // 1. At diagonal d, i keys of a and d - i of b come first: the least i in [d - nb, min(d,
+    // na)] whose a[i] does not go before b[d - i - 1]. (max, not a conditional subtraction:
+    // LLVM makes that a saturating-subtract intrinsic, which Oclgrind does not know)
+    for (uint k = lid; k <= nt; k += lsz) {
+        const uint d = (uint)min((ulong)(first + k) * tile, (ulong)n);
+        uint ilo = max(d, nb) - nb, ihi = min(d, na);
+        while (ilo < ihi) {
+            const uint m = ilo + (ihi - ilo) / 2u;
+            if (map_in(a[m], mode) <= map_in(b[d - m - 1u], mode)) {
+                ilo = m + 1u;
+            } else {
+                ihi = m;
             }
-            lrange[2u * s] = ilo;
         }
-    } else {
-        // Work-items [0, h) search at d0 and [h, 2h) at d1 (an odd one out idles), each
-        // search h-ary: a round probes h evenly spaced positions of the range at once and
-        // keeps the stretch between the last probe right of the path and the first not,
-        // about h + 1 times shorter. Each round waits for one read of each operand, where a
-        // binary search waits for one a step: a few rounds in place of log2(n) dependent
-        // reads, which matter most when an operand lies across a link (another device's
-        // memory).
-        const uint s = lid / h, t = lid - s * h;
-        const uint d = s == 0u ? d0 : d1;
-        for (;;) {
-            const uint lo0 = lrange[0], hi0 = lrange[1], lo1 = lrange[2], hi1 = lrange[3];
-            if (lo0 >= hi0 && lo1 >= hi1) break; // every work-item read the same: uniform
-            const uint lo = s == 0u ? lo0 : lo1, hi = s == 0u ? hi0 : hi1;
-            const bool probing = s < 2u && lo < hi;
-            uint q = 0u, next = hi;
-            if (probing) {
-                q = lo + (uint)(((ulong)(t + 1u) * (hi - lo)) / (h + 1u));
-                if (t + 1u < h) next = lo + (uint)(((ulong)(t + 2u) * (hi - lo)) / (h + 1u));
-                lright[lid] = MERGE_RIGHT(d, q) ? 1u : 0u;
+        lcut[k] = ilo;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 0; k < nt; k++) {
+        const uint d0 = (first + k) * tile;
+        const uint cnt = min(tile, n - d0);
+        const uint ia0 = lcut[k], ib0 = d0 - ia0;
+        const uint ta = lcut[k + 1u] - ia0; // the tile's keys of a: lkey[0, ta); of b: lkey[ta, cnt)
+        const uint tb = cnt - ta;
+        // 2. Load. In the last tile, positions from cnt on load input cnt - 1 again (never
+        // read back): without a condition around them the loads can all be issued at once.
+        for (uint r = 0; r < MERGE_ITEMS; r++) {
+            const uint t = min(lid + r * lsz, cnt - 1u);
+            lkey[lid + r * lsz] = MERGE_IN(ka, kb, t);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 3. This item's outputs [e, e + MERGE_ITEMS) of the tile (none past cnt): the
+        // search as in step 1, on lkey.
+        const uint e = min(lid * MERGE_ITEMS, cnt);
+        uint ilo = max(e, tb) - tb, ihi = min(e, ta);
+        while (ilo < ihi) {
+            const uint m = ilo + (ihi - ilo) / 2u;
+            if (map_in(lkey[m], mode) <= map_in(lkey[ta + e - m - 1u], mode)) {
+                ilo = m + 1u;
+            } else {
+                ihi = m;
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (probing) {
-                // One work-item of the search writes its new range: the last probe right
-                // of the path, or the first when none is.
-                const uint r = lright[lid];
-                if (r != 0u && (t + 1u == h || lright[lid + 1u] == 0u)) {
-                    lrange[2u * s] = q + 1u;
-                    lrange[2u * s + 1u] = next;
-                } else if (t == 0u && r == 0u) {
-                    lrange[2u * s + 1u] = q;
-                }
+        }
+        uint i = ilo, j = ta + e - ilo; // the next key of a and of b in lkey
+        uint ki = i < ta ? map_in(lkey[i], mode) : 0u, kj = j < cnt ? map_in(lkey[j], mode) : 0u;
+        const uint e1 = min(e + MERGE_ITEMS, cnt);
+        for (uint t = e; t < e1; t++) {
+            if (j >= cnt || (i < ta && ki <= kj)) {
+                lpos[t] = i++;
+                if (i < ta) ki = map_in(lkey[i], mode);
+            } else {
+                lpos[t] = j++;
+                if (j < cnt) kj = map_in(lkey[j], mode);
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
         }
-    }
-#undef MERGE_RIGHT
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint ia0 = lrange[0], ib0 = d0 - ia0;
-    const uint ta = lrange[2] - ia0; // the tile's keys of a: lkey[0, ta); of b: lkey[ta, cnt)
-    const uint cnt = d1 - d0;
-    const uint tb = cnt - ta;
-    // 2. Load. In the last tile, positions from cnt on load input cnt - 1 again (never read
-    // back): without a condition around them the loads can all be issued at once.
-    for (uint k = 0; k < MERGE_ITEMS; k++) {
-        const uint t = min(lid + k * lsz, cnt - 1);
-        lkey[lid + k * lsz] = MERGE_IN(ka, kb, t);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    // 3. This item's outputs [e, e + MERGE_ITEMS) of the tile (none past cnt): the search
-    // as in step 1, on lkey.
-    const uint e = min(lid * MERGE_ITEMS, cnt);
-    uint ilo = max(e, tb) - tb, ihi = min(e, ta);
-    while (ilo < ihi) {
-        const uint m = ilo + (ihi - ilo) / 2;
-        if (map_in(lkey[m], mode) <= map_in(lkey[ta + e - m - 1], mode)) {
-            ilo = m + 1;
-        } else {
-            ihi = m;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 4. Store (the last tile's outputs past cnt are not written). The values are all
+        // read before any is written, since vdst might alias va or vb as far as the
+        // compiler knows.
+        for (uint r = 0; r < MERGE_ITEMS; r++) {
+            const uint t = lid + r * lsz;
+            if (t < cnt) dst[dlo + d0 + t] = lkey[lpos[t]];
         }
-    }
-    uint i = ilo, j = ta + e - ilo; // the next key of a and of b in lkey
-    uint ki = i < ta ? map_in(lkey[i], mode) : 0u, kj = j < cnt ? map_in(lkey[j], mode) : 0u;
-    const uint e1 = min(e + MERGE_ITEMS, cnt);
-    for (uint t = e; t < e1; t++) {
-        if (j >= cnt || (i < ta && ki <= kj)) {
-            lpos[t] = i++;
-            if (i < ta) ki = map_in(lkey[i], mode);
-        } else {
-            lpos[t] = j++;
-            if (j < cnt) kj = map_in(lkey[j], mode);
+        if (pairs) {
+            uint val[MERGE_ITEMS];
+            for (uint r = 0; r < MERGE_ITEMS; r++) {
+                const uint p = lpos[min(lid + r * lsz, cnt - 1u)];
+                val[r] = MERGE_IN(va, vb, p);
+            }
+            for (uint r = 0; r < MERGE_ITEMS; r++) {
+                const uint t = lid + r * lsz;
+                if (t < cnt) vdst[dlo + d0 + t] = val[r];
+            }
         }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    // 4. Store (the last tile's outputs past cnt are not written). The values are all read
-    // before any is written, since vdst might alias va or vb as far as the compiler knows.
-    for (uint k = 0; k < MERGE_ITEMS; k++) {
-        const uint t = lid + k * lsz;
-        if (t < cnt) dst[dlo + d0 + t] = lkey[lpos[t]];
-    }
-    if (pairs) {
-        uint val[MERGE_ITEMS];
-        for (uint k = 0; k < MERGE_ITEMS; k++) {
-            const uint p = lpos[min(lid + k * lsz, cnt - 1)];
-            val[k] = MERGE_IN(va, vb, p);
-        }
-        for (uint k = 0; k < MERGE_ITEMS; k++) {
-            const uint t = lid + k * lsz;
-            if (t < cnt) vdst[dlo + d0 + t] = val[k];
-        }
+        barrier(CLK_LOCAL_MEM_FENCE); // the next tile's loads overwrite lkey and lpos
     }
 }
 

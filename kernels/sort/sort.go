@@ -90,6 +90,7 @@ type Sorter[K SortKey] struct {
 	valScratch, table    *engine.Buffer[uint32]
 	mode                 int32
 	replay               kernels.Replay
+	mergePer             int // sort_merge's tiles a work-group; 0: mergeTilesPerGroup's (the tests set it)
 }
 
 // NewSorter compiles the sort family for dev and key type K.
@@ -98,43 +99,8 @@ func NewSorter[K SortKey](dev *engine.Device) (*Sorter[K], error) {
 }
 
 // newSorter compiles the family with a work-group of (at most) wg items of items keys each
-// (the tests use small tiles under Oclgrind), sort_merge searching as suits the device
-// (mergeSearchFor).
+// (the tests use small tiles under Oclgrind).
 func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K], error) {
-	return newSorterSearch[K](dev, wantWG, wantItems, mergeSearchFor(dev))
-}
-
-// How sort_merge's work-groups find their inputs (sort.cl, MERGE_KARY): two work-items
-// binary-search, or the group searches h-ary, a few rounds of many probes at once.
-type mergeSearch int
-
-const (
-	mergeBinary mergeSearch = iota
-	mergeKary
-)
-
-func (m mergeSearch) String() string {
-	if m == mergeKary {
-		return "kary"
-	}
-	return "binary"
-}
-
-// mergeSearchFor returns the search of sort_merge for dev: h-ary on GPUs, whose memory
-// latency (and another device's, across a link, in a sharded sort's merge) a binary
-// search waits for about log2(n) times in each work-group; binary on CPUs, where the
-// search's reads hit the caches and the h-ary rounds' barriers cost more (the merge of a
-// 4M-key sharded sort over PoCL and Rusticl took 112-151 ms with the h-ary search against
-// 90-108 ms with the binary one, 2026-11-30).
-func mergeSearchFor(dev *engine.Device) mergeSearch {
-	if dev.Info().Kind == engine.KindCPU {
-		return mergeBinary
-	}
-	return mergeKary
-}
-
-// newSorterSearch is newSorter with sort_merge's search chosen.
-func newSorterSearch[K SortKey](dev *engine.Device, wantWG, wantItems int, search mergeSearch) (*Sorter[K], error) {
 	return kernels.Fit(dev, "sort", func(lim kernels.Limits) (*Sorter[K], kernels.Shape, error) {
 		wg, items := lim.Group(wantWG), wantItems
 		// Local memory of sort_scatter and sort_count (sort.cl header): halve ITEMS, then WG,
@@ -155,7 +121,7 @@ func newSorterSearch[K SortKey](dev *engine.Device, wantWG, wantItems int, searc
 			return nil, kernels.Shape{}, kernels.TooSmall("sort", lim, fmt.Sprintf("%d bytes of local memory", local()))
 		}
 		prog, err := dev.Build(source, fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DITEMS=%d", items),
-			fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits), fmt.Sprintf("-DMERGE_KARY=%d", search))
+			fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits), fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup))
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
@@ -342,12 +308,32 @@ func (s *Sorter[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, v
 }
 
 // mergeWG and mergeItems are sort.cl's MERGE_WG and MERGE_ITEMS: sort_merge's largest
-// local size and the outputs of one of its work-items. A work-group writes a tile of
-// local*mergeItems consecutive outputs (1920 at the largest local size).
+// local size and the outputs of one of its work-items. A tile is local*mergeItems
+// consecutive outputs (1920 at the largest local size), and a work-group writes from 1 to
+// mergeGroup (MERGE_GROUP) tiles, whose merge path it searches at once.
 const (
 	mergeWG    = 128
 	mergeItems = 15
+	mergeGroup = 32
 )
+
+// mergeGroupsPerCU is how many of sort_merge's work-groups a compute unit gets at least
+// before a group takes more than one tile: about two rounds of the groups an H200's
+// multiprocessor holds at once (14, by local memory), so that the last round is not a
+// short one. Each group waits for its searches of the merge path once, however many tiles
+// it writes: about log2(n) dependent reads, a few microseconds on HBM and more across a
+// link, against a fraction of a microsecond for a tile's loads once they are issued. On an
+// H200 (2026-11-30, BenchmarkMergePeer: 2 x 32M keys) a group a tile spent about half its
+// time waiting at the barrier after those searches (ncu: 10.3 of 21.4 cycles between a
+// warp's instructions; 11 of 37 with the second run on the other GPU).
+const mergeGroupsPerCU = 24
+
+// mergeTilesPerGroup returns the tiles a work-group of sort_merge writes in a merge of
+// the given tiles on cus compute units: 1 until every compute unit has mergeGroupsPerCU
+// groups, then as many as spread the tiles over that many groups, at most mergeGroup.
+func mergeTilesPerGroup(tiles, cus int) int {
+	return min(max(tiles/(max(cus, 1)*mergeGroupsPerCU), 1), mergeGroup)
+}
 
 // orderMode returns the mode of sort.cl's and onesweep.cu's kernels for keys of base mode
 // (0, or sortModeFloat) sorted in order.
@@ -394,8 +380,8 @@ func (s *Sorter[K]) mergeTwo(q *engine.Queue, dst, src *engine.Buffer[K], vdst, 
 // mergeFrom enqueues on q the stable merge of the sorted runs a and b (a's key first
 // among equal keys) into dst from dlo, their values into vdst alongside when it is not nil
 // (a and b then carry values). dst is distinct from the runs' buffers. One work-group of
-// sort_merge writes each tile of the output: local work-items (0: mergeWG, or fewer where
-// the device allows fewer for the kernel).
+// sort_merge writes one or more tiles of the output (mergeTilesPerGroup, or s.mergePer):
+// local work-items (0: mergeWG, or fewer where the device allows fewer for the kernel).
 func (s *Sorter[K]) mergeFrom(q *engine.Queue, local int, dst *engine.Buffer[K], vdst *engine.Buffer[uint32], dlo int, a, b mergeRun, order SortOrder) error {
 	n := a.n + b.n
 	if n <= 0 {
@@ -415,8 +401,14 @@ func (s *Sorter[K]) mergeFrom(q *engine.Queue, local int, dst *engine.Buffer[K],
 	}
 	tile := local * mergeItems
 	tiles := (n + tile - 1) / tile
-	return q.Launch(s.merge, engine.Range1D(tiles*local, local), dst, uint32(dlo),
-		a.keys, uint32(a.off), uint32(a.n), b.keys, uint32(b.off), uint32(b.n), vd, va, vb, mode, pairs)
+	per := s.mergePer
+	if per <= 0 {
+		per = mergeTilesPerGroup(tiles, s.dev.Info().ComputeUnits)
+	}
+	per = min(per, mergeGroup)
+	groups := (tiles + per - 1) / per
+	return q.Launch(s.merge, engine.Range1D(groups*local, local), dst, uint32(dlo),
+		a.keys, uint32(a.off), uint32(a.n), b.keys, uint32(b.off), uint32(b.n), vd, va, vb, mode, pairs, uint32(per))
 }
 
 // mergeRuns merges the sorted runs of keys[0, n) that bounds delimit (bounds[0] = 0 <=
