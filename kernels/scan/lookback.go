@@ -87,7 +87,10 @@ func parseLookbackShape(s string) (lookbackShape, error) {
 // (ncu: 27.8 of 46.6 cycles between a warp's instructions, DRAM at 55%), yet smaller blocks,
 // which keep more tiles resident in the same 2048 threads, did not help: BLOCK=128 ITEMS=32
 // 787 us, ITEMS=24 811, ITEMS=16 836; BLOCK=64 841 to 934.
-// The EARLY builds scan within the tile while the look-back waits (not measured yet).
+// The EARLY builds scan within the tile while the look-back waits: on an H200 (2026-11-30,
+// prism tune at 2^28 floats) 759 us against 762 for the default's shape, 783 against 791
+// at 16 elements and 8 blocks, inside the run-to-run spread: the wait is not what the
+// other warps could fill, so EARLY stays a candidate, not the default.
 var lookbackCandidates = []lookbackShape{lookbackDefault, {256, 32, 4, 4, 1}, {256, 16, 4, 8, 1}, {256, 16, 4, 8, 0}, {256, 16, 4, 7, 0},
 	{256, 20, 4, 6, 0}, {256, 24, 4, 5, 0}, {256, 32, 4, 3, 0}, {256, 12, 4, 8, 0}, {256, 16, 1, 8, 0}, {128, 32, 4, 12, 0}}
 
