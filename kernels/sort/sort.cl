@@ -292,8 +292,9 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
 // Launch: 1D, local size L <= MERGE_WG (any L, not only a power of two), global
 // ceil(ceil((na + nb)/T)/per)*L work-items.
 // Tunables (-D): MERGE_WG (128), MERGE_ITEMS (15) and MERGE_GROUP (32). Local memory:
-// 4*(MERGE_WG*2*MERGE_ITEMS + MERGE_GROUP + 1) bytes (15.1 KB at the defaults), which lets
-// 14 groups share a multiprocessor of 228 KB (an H200's) and keep many loads in flight.
+// 4*(MERGE_WG*2*MERGE_ITEMS + MERGE_GROUP + 1) bytes (15.1 KB at the defaults), which would
+// let 14 groups share a multiprocessor of 228 KB (an H200's); its 56 registers a work-item
+// (ncu) hold it to 9.
 // MERGE_ITEMS is odd so that the writes of step 3, MERGE_ITEMS words apart from one
 // work-item to the next, fall in distinct banks.
 #ifndef MERGE_WG

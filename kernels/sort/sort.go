@@ -318,14 +318,16 @@ const (
 )
 
 // mergeGroupsPerCU is how many of sort_merge's work-groups a compute unit gets at least
-// before a group takes more than one tile: about two rounds of the groups an H200's
-// multiprocessor holds at once (14, by local memory), so that the last round is not a
-// short one. Each group waits for its searches of the merge path once, however many tiles
+// before a group takes more than one tile: two rounds and more of the groups an H200's
+// multiprocessor holds at once (9, by registers), so that the last round is not a short
+// one. Each group waits for its searches of the merge path once, however many tiles
 // it writes: about log2(n) dependent reads, a few microseconds on HBM and more across a
 // link, against a fraction of a microsecond for a tile's loads once they are issued. On an
 // H200 (2026-11-30, BenchmarkMergePeer: 2 x 32M keys) a group a tile spent about half its
 // time waiting at the barrier after those searches (ncu: 10.3 of 21.4 cycles between a
-// warp's instructions; 11 of 37 with the second run on the other GPU).
+// warp's instructions; 21 of 37 with the second run on the other GPU). With 64M outputs,
+// groups of 8 and 16 tiles merged in 282 us, of 4 in 316, of 32 in 321 and of 1 in 538
+// (the automatic choice: 11 tiles, 282 us).
 const mergeGroupsPerCU = 24
 
 // mergeTilesPerGroup returns the tiles a work-group of sort_merge writes in a merge of
