@@ -387,11 +387,13 @@ func TestSampleRun(t *testing.T) {
 // BenchmarkMergePeer times one merge pass of two sorted runs of 32M uint32 keys (64M
 // outputs: each device's merge in a sharded sort of 128M keys over two GPUs) on the first
 // CUDA device, a work-group writing 1 to 32 tiles (0: mergeTilesPerGroup's): both runs on
-// the device ("local"), and
-// the second on the next device, read across the link through Buffer.Reach ("peer"). For
+// the device ("local"), and the second on the next device, read across the link through
+// Buffer.Reach ("peer"). For
 // the exchange such a merge replaces it also times a copy of the second run from the other
-// device (engine.CopyPeer) and a kernel that reads it across the link and writes it here.
-// The bytes are those read and written. It skips with fewer than two CUDA devices.
+// device (engine.CopyPeer), a kernel that reads it across the link and writes it here, one
+// that writes a run of this device into the other's memory, and both devices reading, or
+// writing, across at once. The bytes are those read and written (by one device where both
+// run). It skips with fewer than two CUDA devices.
 func BenchmarkMergePeer(b *testing.B) {
 	ids := enginetest.DeviceIDs(b, "cuda")
 	if len(ids) < 2 {
@@ -505,5 +507,67 @@ func BenchmarkMergePeer(b *testing.B) {
 	}
 	b.Run("read-peer", func(b *testing.B) {
 		timed(b, 2*4*n, 0, func() error { return qs[0].Launch(k, engine.Range1D(n, 256), dst, remote, uint32(n)) })
+	})
+	// Both devices at once, each reading the other's buffer into its own, or writing its
+	// own into the other's (the bytes are one device's).
+	prog1, err := devs[1].Build(`__kernel void pull(__global uint *dst, __global const uint *src, uint n) {
+	uint i = get_global_id(0);
+	if (i < n) dst[i] = src[i];
+}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prog1.Close()
+	k1, err := prog1.Kernel("pull")
+	if err != nil {
+		b.Fatal(err)
+	}
+	other, err := engine.NewBuffer[uint32](devs[1], n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer other.Close()
+	aFrom1, err := a.Reach(qs[1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	dstFrom1, err := dst.Reach(qs[1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	otherFrom0, err := other.Reach(qs[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	both := func(b *testing.B, f0, f1 func() error) {
+		b.SetBytes(2 * 4 * n)
+		for i := 0; i < b.N+1; i++ {
+			if i == 1 {
+				b.ResetTimer()
+			}
+			if err := f0(); err != nil {
+				b.Fatal(err)
+			}
+			if err := f1(); err != nil {
+				b.Fatal(err)
+			}
+			for _, q := range qs {
+				if err := q.Finish(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	r := engine.Range1D(n, 256)
+	b.Run("read-both", func(b *testing.B) {
+		both(b, func() error { return qs[0].Launch(k, r, dst, remote, uint32(n)) },
+			func() error { return qs[1].Launch(k1, r, other, aFrom1, uint32(n)) })
+	})
+	b.Run("write-peer", func(b *testing.B) {
+		timed(b, 2*4*n, 0, func() error { return qs[0].Launch(k, r, otherFrom0, a, uint32(n)) })
+	})
+	b.Run("write-both", func(b *testing.B) {
+		both(b, func() error { return qs[0].Launch(k, r, otherFrom0, a, uint32(n)) },
+			func() error { return qs[1].Launch(k1, r, dstFrom1, bRemote, uint32(n)) })
 	})
 }
