@@ -702,13 +702,18 @@ func TestLaunchUntimed(t *testing.T) {
 // queue. It does so twice, the devices closed and opened again between: an opening
 // gets the primary context's handle back, but a new context and pool, which must be
 // opened to the peer again. It skips with fewer than two devices.
-func TestReachPeer(t *testing.T) {
+func TestReachPeer(t *testing.T) { reopened(t, reachPeer) }
+
+// reopened runs round as two subtests on the first two CUDA devices, which round opens
+// and closes itself: the second round on devices opened again. It skips with fewer than
+// two devices.
+func reopened(t *testing.T, round func(t *testing.T, ids []string)) {
 	ids := enginetest.DeviceIDs(t, "cuda")
 	if len(ids) < 2 {
 		t.Skipf("needs two CUDA devices, found %d", len(ids))
 	}
 	for _, name := range []string{"opened", "opened again"} {
-		t.Run(name, func(t *testing.T) { reachPeer(t, ids[:2]) })
+		t.Run(name, func(t *testing.T) { round(t, ids[:2]) })
 	}
 }
 
@@ -797,15 +802,7 @@ func reachPeer(t *testing.T, ids []string) {
 // copies go over NVLink or PCIe rather than through host memory. It skips with fewer than
 // two devices (so it does under PRISM_REQUIRE=cuda on one GPU: the requirement is a device).
 // It runs twice, the devices closed and opened again between (see TestReachPeer).
-func TestPeerAccess(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "cuda")
-	if len(ids) < 2 {
-		t.Skipf("needs two CUDA devices, found %d", len(ids))
-	}
-	for _, name := range []string{"opened", "opened again"} {
-		t.Run(name, func(t *testing.T) { peerAccess(t, ids[:2]) })
-	}
-}
+func TestPeerAccess(t *testing.T) { reopened(t, peerAccess) }
 
 // peerAccess is one round of TestPeerAccess on two devices it opens.
 func peerAccess(t *testing.T, ids []string) {

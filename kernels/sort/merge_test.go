@@ -493,35 +493,29 @@ func BenchmarkMergePeer(b *testing.B) {
 	b.Run("copy-peer", func(b *testing.B) {
 		timed(b, 4*n, 0, func() error { return engine.CopyPeer(ctx, qs[0], dst, 0, qs[1], bRemote, 0, n) })
 	})
-	prog, err := devs[0].Build(`__kernel void pull(__global uint *dst, __global const uint *src, uint n) {
+	// pull copies n words from src to dst, either of them across the link.
+	pull := func(dev *engine.Device) *engine.Kernel {
+		prog, err := dev.Build(`__kernel void pull(__global uint *dst, __global const uint *src, uint n) {
 	uint i = get_global_id(0);
 	if (i < n) dst[i] = src[i];
 }`)
-	if err != nil {
-		b.Fatal(err)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { prog.Close() })
+		k, err := prog.Kernel("pull")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { k.Close() })
+		return k
 	}
-	defer prog.Close()
-	k, err := prog.Kernel("pull")
-	if err != nil {
-		b.Fatal(err)
-	}
+	k, k1 := pull(devs[0]), pull(devs[1])
 	b.Run("read-peer", func(b *testing.B) {
 		timed(b, 2*4*n, 0, func() error { return qs[0].Launch(k, engine.Range1D(n, 256), dst, remote, uint32(n)) })
 	})
 	// Both devices at once, each reading the other's buffer into its own, or writing its
 	// own into the other's (the bytes are one device's).
-	prog1, err := devs[1].Build(`__kernel void pull(__global uint *dst, __global const uint *src, uint n) {
-	uint i = get_global_id(0);
-	if (i < n) dst[i] = src[i];
-}`)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer prog1.Close()
-	k1, err := prog1.Kernel("pull")
-	if err != nil {
-		b.Fatal(err)
-	}
 	other, err := engine.NewBuffer[uint32](devs[1], n)
 	if err != nil {
 		b.Fatal(err)

@@ -512,7 +512,6 @@ func (s *ShardedSort[K]) cut(ctx context.Context, d int, pt shard.Part[K], i int
 func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buffer[K], cuts [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) (bounds [][]int, _ error) {
 	parts := keys.Parts()
 	p := len(parts)
-	piece := func(i, j int) (int, int) { return pieceOf(cuts, i, j) }
 	// at[i][j]: where piece j of part i starts among device j's keys; base[j]: where device
 	// j's keys start in the host staging.
 	at := make([][]int, p)
@@ -520,7 +519,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 	for i := range p {
 		at[i] = make([]int, p)
 		for j := range p {
-			lo, hi := piece(i, j)
+			lo, hi := pieceOf(cuts, i, j)
 			at[i][j] = recv[j]
 			recv[j] += hi - lo
 		}
@@ -537,7 +536,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 		bounds[j] = append(bounds[j], recv[j])
 	}
 	if peerAll(parts) {
-		if err := s.exchangePeer(ctx, di, keys, piece, at, recv, bounds, out, vout); err != nil {
+		if err := s.exchangePeer(ctx, di, keys, cuts, at, recv, bounds, out, vout); err != nil {
 			return nil, fmt.Errorf("exchange between devices: %w", err)
 		}
 		return bounds, nil
@@ -553,7 +552,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 	err := keys.EachDevice(func(i int) error {
 		q, d := parts[i].Queue, di[i]
 		for j := range p {
-			lo, hi := piece(i, j)
+			lo, hi := pieceOf(cuts, i, j)
 			if j == i || lo == hi {
 				continue
 			}
@@ -582,7 +581,7 @@ func (s *ShardedSort[K]) exchange(ctx context.Context, di []int, keys *shard.Buf
 		if err != nil {
 			return err
 		}
-		lo, hi := piece(j, j)
+		lo, hi := pieceOf(cuts, j, j)
 		own, rest := at[j][j], at[j][j]+hi-lo
 		if err := exchangeIn(ctx, q, lk, s.runs[d], s.stage[base[j]:base[j+1]], own, rest, lo); err != nil {
 			return err
@@ -809,10 +808,10 @@ func peerAll[K SortKey](parts []shard.Part[K]) bool {
 
 // exchangePeer is exchange's direct path: every part's queue finished (its run is
 // ready), then each device j, concurrently, allocates out[j] (vout[j]) and copies piece j
-// of every run i into it at at[i][j] with Buffer.CopyFrom (a peer copy from another
+// of every run i (pieceOf(cuts, i, j)) into where landing puts it, at at[i][j] with Buffer.CopyFrom (a peer copy from another
 // device, a device copy from its own), and waits for its copies, so that no run is
 // reused while another device still reads it.
-func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard.Buffer[K], piece func(i, j int) (int, int), at [][]int, recv []int,
+func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard.Buffer[K], cuts [][]int, at [][]int, recv []int,
 	bounds [][]int, out []*engine.Buffer[K], vout []*engine.Buffer[uint32]) error {
 	parts := keys.Parts()
 	if err := keys.EachDevice(func(i int) error { return parts[i].Queue.Finish(ctx) }); err != nil {
@@ -835,7 +834,7 @@ func (s *ShardedSort[K]) exchangePeer(ctx context.Context, di []int, keys *shard
 			}(time.Now())
 		}
 		for i := range parts {
-			lo, hi := piece(i, j)
+			lo, hi := pieceOf(cuts, i, j)
 			if lo == hi {
 				continue
 			}
