@@ -353,7 +353,9 @@ func testCutRun[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
 
 // TestSampleRun copies evenly spaced keys of runs with Sorter.sampleRun (sort_sample) and
 // checks each against the key at (g+1)*n/k, for runs shorter than the samples and longer,
-// and that keys past the samples in the output are not written.
+// and that keys past the samples in the output are not written; then draws keys with
+// seeds and checks each against the key at sampleAt's position, which must lie in its
+// slot.
 func TestSampleRun(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		s, err := NewSorter[uint32](dev)
@@ -370,7 +372,7 @@ func TestSampleRun(t *testing.T) {
 			rb := kerneltest.Guarded(t, q, run)
 			for _, k := range []int{2, 32, 48} {
 				ob := kerneltest.Guarded(t, q, make([]uint32, k-1))
-				if err := s.sampleRun(q, ob, rb, n, k); err != nil {
+				if err := s.sampleRun(q, ob, rb, n, k, 0); err != nil {
 					t.Fatal(err)
 				}
 				got := kerneltest.Download(t, q, "samples", ob, k-1)
@@ -379,9 +381,46 @@ func TestSampleRun(t *testing.T) {
 						t.Fatalf("n=%d k=%d: sample %d = %d, want run[%d] = %d", n, k, g, v, (g+1)*n/k, want)
 					}
 				}
+				for _, seed := range []uint32{1, 0x9e3779b9} {
+					if err := s.sampleRun(q, ob, rb, n, k, seed); err != nil {
+						t.Fatal(err)
+					}
+					got := kerneltest.Download(t, q, "samples", ob, k-1)
+					m := k - 1
+					for g, v := range got {
+						r := sampleAt(g, n, m, seed)
+						if lo, hi := g*n/m, max((g+1)*n/m, g*n/m+1); r < lo || r >= hi {
+							t.Fatalf("n=%d k=%d seed %#x: sample %d at %d, outside its slot [%d, %d)", n, k, seed, g, r, lo, hi)
+						}
+						if v != run[r] {
+							t.Fatalf("n=%d k=%d seed %#x: sample %d = %d, want run[%d] = %d", n, k, seed, g, v, r, run[r])
+						}
+					}
+				}
 			}
 		}
 	})
+}
+
+// twoCUDADevices opens the first two CUDA devices, closed when the benchmark ends, and a
+// queue on each; it skips with fewer.
+func twoCUDADevices(b *testing.B) (devs [2]*engine.Device, qs [2]*engine.Queue) {
+	ids := enginetest.DeviceIDs(b, "cuda")
+	if len(ids) < 2 {
+		b.Skipf("needs two CUDA devices, found %d", len(ids))
+	}
+	for i, id := range ids[:2] {
+		dev, err := engine.Open(b.Context(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { dev.Close() })
+		if qs[i], err = dev.NewQueue(); err != nil {
+			b.Fatal(err)
+		}
+		devs[i] = dev
+	}
+	return devs, qs
 }
 
 // BenchmarkMergePeer times one merge pass of two sorted runs of 32M uint32 keys (64M
@@ -395,24 +434,8 @@ func TestSampleRun(t *testing.T) {
 // writing, across at once. The bytes are those read and written (by one device where both
 // run). It skips with fewer than two CUDA devices.
 func BenchmarkMergePeer(b *testing.B) {
-	ids := enginetest.DeviceIDs(b, "cuda")
-	if len(ids) < 2 {
-		b.Skipf("needs two CUDA devices, found %d", len(ids))
-	}
 	ctx := b.Context()
-	var devs [2]*engine.Device
-	var qs [2]*engine.Queue
-	for i, id := range ids[:2] {
-		dev, err := engine.Open(ctx, id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer dev.Close()
-		if qs[i], err = dev.NewQueue(); err != nil {
-			b.Fatal(err)
-		}
-		devs[i] = dev
-	}
+	devs, qs := twoCUDADevices(b)
 	const n = 1 << 25
 	rng := rand.New(rand.NewPCG(3, 4))
 	runA, runB := make([]uint32, n), make([]uint32, n)

@@ -29,9 +29,14 @@
 //                 table[d*groups + g] = count of digit d in group g's keys (src untouched)
 //   sort_scan   (table, m)
 //                 exclusive prefix sum of table[0..m) in place; launched as ONE work-group
-//   sort_scatter(dst, src, vdst, vsrc, table, n, shift, tin, tout, tpg, pairs)
-//                 dst[table[d*groups+g] + rank] = key; with pairs != 0 also vdst[...] = vsrc[i]
-//                 (vdst/vsrc are ignored when pairs == 0: pass any buffer)
+//   sort_scatter(dst, src, vdst, vsrc, table, n, shift, tin, tout, tpg, pairs, dst2, vdst2,
+//                cut, off1, off2)
+//                 key to position o = table[d*groups+g] + rank: dst[o + off1] where o < cut,
+//                 else dst2[o - cut + off2]; with pairs != 0 also the value, vsrc[i], to vdst
+//                 or vdst2 alike (vdst/vsrc/vdst2 are ignored when pairs == 0: pass any
+//                 buffer). A pass writes one buffer with cut = n and off1 = 0; the last
+//                 pass of a sharded sort splits the sorted keys at cut between two buffers,
+//                 either another device's (a peer's memory its kernels reach).
 //   All buffers are __global uint (float32 keys are passed as their bits).
 //
 // Tunables (-D, part of the cache key):
@@ -174,7 +179,8 @@ void sort_scan(__global uint *table, int m) {
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_scatter(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
-                  __global const uint *table, int n, int shift, int tin, int tout, int tpg, int pairs) {
+                  __global const uint *table, int n, int shift, int tin, int tout, int tpg, int pairs,
+                  __global uint *dst2, __global uint *vdst2, int cut, int off1, int off2) {
     __local uint lkey[TILE_WORDS];  // the tile's keys (mapped), then the tile reordered by digit
     __local uint lval[TILE_WORDS];  // the tile's values, reordered alongside (pairs only)
     __local uint cnt[PCNT_WORDS];   // packed digit counters of each item, then their scan (below)
@@ -253,8 +259,13 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
                 uint kk = lkey[PAD(i)];
                 int d = DIGIT(kk);
                 int o = (int)(gofs[d] + (uint)i - lstart[d]);
-                dst[o] = map_out(kk, tout);
-                if (pairs) vdst[o] = lval[PAD(i)];
+                if (o < cut) {
+                    dst[o + off1] = map_out(kk, tout);
+                    if (pairs) vdst[o + off1] = lval[PAD(i)];
+                } else {
+                    dst2[o - cut + off2] = map_out(kk, tout);
+                    if (pairs) vdst2[o - cut + off2] = lval[PAD(i)];
+                }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -425,11 +436,52 @@ __kernel void sort_cut(__global uint *pos, __global const uint *run, __global co
     pos[g] = lo;
 }
 
-// sort_sample copies k - 1 evenly spaced keys of a run of n keys: out[g] = run[(g+1)*n/k]
-// for g < k - 1 (the products in 64 bits), the samples a sharded sort picks its splitters
-// from, in one launch. Launch: 1D, at least k - 1 work-items (any local size).
-__kernel void sort_sample(__global uint *out, __global const uint *run, uint n, uint k) {
+// sample_at returns the position of sample g of m drawn from n keys with seed: slot g is
+// [g*n/m, (g+1)*n/m), and the sample is at a position of it chosen by a hash of g and seed
+// (Wellons's lowbias32), its start where the slot is empty (n < m). ShardedSort computes
+// the same positions on the host (sampleAt).
+inline uint sample_at(uint g, uint n, uint m, uint seed) {
+    const uint lo = (uint)(((ulong)g * n) / m), hi = (uint)(((ulong)(g + 1u) * n) / m);
+    uint x = g ^ seed;
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return hi > lo ? lo + x % (hi - lo) : lo;
+}
+
+// sort_sample copies k - 1 keys of a run of n keys, the samples a sharded sort picks its
+// splitters from, in one launch: with seed == 0 evenly spaced ones, out[g] = run[(g+1)*n/k]
+// for g < k - 1 (the products in 64 bits), which is how a sorted run is sampled; with seed
+// != 0 one key drawn from each of k - 1 even slots, out[g] = run[sample_at(g, n, k - 1,
+// seed)], for keys in no order (a sample at fixed strides would see every period of the
+// input that divides them). Launch: 1D, at least k - 1 work-items (any local size).
+__kernel void sort_sample(__global uint *out, __global const uint *run, uint n, uint k, uint seed) {
     const uint g = (uint)get_global_id(0);
     if (g + 1u >= k) return;
-    out[g] = run[(uint)(((ulong)(g + 1u) * n) / k)];
+    out[g] = run[seed == 0u ? (uint)(((ulong)(g + 1u) * n) / k) : sample_at(g, n, k - 1u, seed)];
+}
+
+// sort_below adds to count[0] how many keys of src[0, n) a sharded sort's splitter keeps
+// below it: the keys whose mapped key (map_in with mode) is below key, or equal to key at a
+// position below lim. Each work-item counts a grid-strided share, the work-group sums the
+// counts in local memory and adds its sum with one atomic. The caller clears count[0].
+// Launch: 1D, local size WG, any number of groups.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_below(__global uint *count, __global const uint *src, int n, uint key, uint lim, int mode) {
+    __local uint part[WG];
+    const int lid = (int)get_local_id(0);
+    uint c = 0u;
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        const uint k = map_in(src[i], mode);
+        c += (k < key || (k == key && (uint)i < lim)) ? 1u : 0u;
+    }
+    part[lid] = c;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) part[lid] += part[lid + h];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0 && part[0] != 0u) atomic_add(count, part[0]);
 }

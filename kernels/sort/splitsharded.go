@@ -43,6 +43,11 @@ import (
 //     (mergeFromRuns); elsewhere they are exchanged first (exchange), landing where an
 //     even count of passes ends in the result (landing), so nothing is copied back.
 //
+// Keys alone over two devices whose kernels reach each other's memory take a shorter way
+// (sortAcross): the splitter is picked from samples of the unsorted parts while the
+// devices sort, and each sort's last pass writes its keys straight into the device they
+// belong to, so that only a local merge follows.
+//
 // Tried and dropped on two H200 (2026-11-30, 128M keys): partitioning first, then sorting
 // once. Each part gave 4096 keys drawn at random positions, the host picked the
 // splitters from them, each part was partitioned stably by the splitters (one pass of
@@ -78,6 +83,9 @@ type ShardedSort[K SortKey] struct {
 	// The exchange's host staging, grown as needed.
 	stage     []K
 	stageVals []uint32
+	// mergeFirst takes the path of four steps for keys over two devices that reach each
+	// other's memory too, rather than sortAcross (the tests and benchmarks compare them).
+	mergeFirst bool
 }
 
 // sampleFactor is how many samples a run gives per device of a sort, less one: with 16,
@@ -262,57 +270,17 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 			return fail(err)
 		}
 	} else {
-		// PRISM_TRACE times the steps, each device's queue finished at their ends (the
-		// sort and the cuts end on reads that wait anyway).
-		tr := newStepTimer(keys)
-		// 1 and 2: the sorted runs and their samples.
-		samples := make([][]place, p)
-		err := keys.EachDevice(func(i int) error {
-			var err error
-			samples[i], err = s.runAndSample(ctx, di[i], parts, vparts, i, order)
-			return err
-		})
-		if err != nil {
-			return fail(err)
-		}
-		tr.step("sorted runs and samples")
-		splitters := pickSplitters(samples, keys.Counts())
-		// 3: the cuts, and the pieces exchanged.
-		cuts := make([][]int, p)
-		err = keys.EachDevice(func(i int) error {
-			var err error
-			cuts[i], err = s.cut(ctx, di[i], parts[i], i, samples[i], splitters, order)
-			return err
-		})
-		if err != nil {
-			return fail(err)
-		}
-		tr.step("cuts")
-		// 4: each device merges its pieces, in part order (stable), into its result:
-		// straight from the runs where its kernels reach the other devices' memory, else
-		// after an exchange that brings them to it.
-		merged, err := s.mergeFromRuns(ctx, di, keys, cuts, out, vout, order)
-		if err != nil {
-			return fail(err)
-		}
-		if !merged {
-			bounds, err := s.exchange(ctx, di, keys, cuts, out, vout)
-			if err != nil {
-				return fail(err)
-			}
-			tr.step("exchange")
-			err = keys.EachDevice(func(i int) error {
-				if out[i] == nil {
-					return nil
-				}
-				return s.mergeLanded(parts[i].Queue, di[i], i, bounds[i], out, vout, order)
-			})
-			if err != nil {
+		across := false
+		if vals == nil && !s.mergeFirst {
+			if across, err = s.sortAcross(ctx, di, keys, out, order); err != nil {
 				return fail(err)
 			}
 		}
-		tr.step("merge")
-		tr.done(fmt.Sprintf("%s of %d keys over %d devices", what, keys.Len(), p))
+		if !across {
+			if err := s.sortMerging(ctx, di, keys, parts, vparts, out, vout, order); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	qs := keys.Queues()
 	sk, err := shard.FromBuffers(qs, out, shard.ByRows(1))
@@ -328,6 +296,69 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 		return nil, nil, errors.Join(fmt.Errorf("kernels: %s: %w", what, err), sk.Close())
 	}
 	return sk, sv, nil
+}
+
+// sortMerging is Sort's path of four steps (ShardedSort): sorted runs and their samples,
+// the cuts, and the merge of the pieces each device receives, read across from the runs
+// where the devices reach each other's memory, else exchanged first.
+func (s *ShardedSort[K]) sortMerging(ctx context.Context, di []int, keys *shard.Buffer[K], parts []shard.Part[K], vparts []shard.Part[uint32], out []*engine.Buffer[K], vout []*engine.Buffer[uint32], order SortOrder) error {
+	p := len(parts)
+	// PRISM_TRACE times the steps, each device's queue finished at their ends (the
+	// sort and the cuts end on reads that wait anyway).
+	tr := newStepTimer(keys)
+	// 1 and 2: the sorted runs and their samples.
+	samples := make([][]place, p)
+	err := keys.EachDevice(func(i int) error {
+		var err error
+		samples[i], err = s.runAndSample(ctx, di[i], parts, vparts, i, order)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	tr.step("sorted runs and samples")
+	splitters := pickSplitters(samples, keys.Counts())
+	// 3: the cuts, and the pieces exchanged.
+	cuts := make([][]int, p)
+	err = keys.EachDevice(func(i int) error {
+		var err error
+		cuts[i], err = s.cut(ctx, di[i], parts[i], i, samples[i], splitters, order)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	tr.step("cuts")
+	// 4: each device merges its pieces, in part order (stable), into its result:
+	// straight from the runs where its kernels reach the other devices' memory, else
+	// after an exchange that brings them to it.
+	merged, err := s.mergeFromRuns(ctx, di, keys, cuts, out, vout, order)
+	if err != nil {
+		return err
+	}
+	if !merged {
+		bounds, err := s.exchange(ctx, di, keys, cuts, out, vout)
+		if err != nil {
+			return err
+		}
+		tr.step("exchange")
+		err = keys.EachDevice(func(i int) error {
+			if out[i] == nil {
+				return nil
+			}
+			return s.mergeLanded(parts[i].Queue, di[i], i, bounds[i], out, vout, order)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	tr.step("merge")
+	what := "sharded sort keys"
+	if vout != nil {
+		what = "sharded sort pairs"
+	}
+	tr.done(fmt.Sprintf("%s of %d keys over %d devices", what, keys.Len(), p))
+	return nil
 }
 
 // stepTimer times the steps of a sharded sort when PRISM_TRACE asks for it (a zero
@@ -405,7 +436,7 @@ func (s *ShardedSort[K]) runAndSample(ctx context.Context, d int, parts []shard.
 	if s.samples[d], err = grow(dev, s.samples[d], k-1); err != nil {
 		return nil, err
 	}
-	if err := s.sorters[d].sampleRun(pt.Queue, s.samples[d], s.runs[d], pt.Len, k); err != nil {
+	if err := s.sorters[d].sampleRun(pt.Queue, s.samples[d], s.runs[d], pt.Len, k, 0); err != nil {
 		return nil, err
 	}
 	got := make([]K, k-1)
@@ -430,18 +461,15 @@ var (
 )
 
 // pickSplitters returns the p-1 splitters of parts of the given counts from their
-// samples: splitter j ends the keys of device j. The samples are sorted, each standing for
+// samples, each part's in order: splitter j ends the keys of device j. The samples are
+// merged into one order, each standing for
 // the keys of its part between it and the part's sample before (the part's count over its
 // samples plus one); splitter j is the first sample at which those keys, summed in order,
 // reach the keys the parts up to j held, so that each device is predicted to end with as
 // many keys as its part held. A device whose part held none gets none.
 func pickSplitters(samples [][]place, counts []int) []place {
 	p := len(counts)
-	var all []place
-	for _, smp := range samples {
-		all = append(all, smp...)
-	}
-	slices.SortFunc(all, place.compare)
+	all := mergePlaces(samples)
 	weight := make([]float64, p) // the keys a sample of part i stands for
 	for i, smp := range samples {
 		if len(smp) > 0 {
@@ -467,6 +495,35 @@ func pickSplitters(samples [][]place, counts []int) []place {
 		splitters[j] = all[k]
 	}
 	return splitters
+}
+
+// mergePlaces merges lists of places, each in order, into one in order (neighbours two by
+// two, pass after pass).
+func mergePlaces(lists [][]place) []place {
+	for len(lists) > 1 {
+		var next [][]place
+		for i := 0; i < len(lists); i += 2 {
+			if i+1 == len(lists) {
+				next = append(next, lists[i])
+				continue
+			}
+			a, b := lists[i], lists[i+1]
+			m := make([]place, 0, len(a)+len(b))
+			for len(a) > 0 && len(b) > 0 {
+				if b[0].compare(a[0]) < 0 {
+					m, b = append(m, b[0]), b[1:]
+				} else {
+					m, a = append(m, a[0]), a[1:]
+				}
+			}
+			next = append(next, append(append(m, a...), b...))
+		}
+		lists = next
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	return lists[0]
 }
 
 // cut returns where the splitters cut part i's sorted run on device d: cut[j] is the end

@@ -212,9 +212,11 @@ func TestSplitShardedSort(t *testing.T) {
 	}
 }
 
-// TestSplitShardedSortPeer sorts with ShardedSort over CUDA devices, whose kernels merge
-// the pieces from the other devices' runs directly (mergeFromRuns; every sort must take
-// that path): the CUDA device and a second opening of it (two devices to the engine, one
+// TestSplitShardedSortPeer sorts with ShardedSort over CUDA devices, whose kernels reach
+// each other's memory: keys alone over two devices that both hold keys cross in their
+// sorts' last pass (sortAcross; with mergeFirst, and for pairs and more devices, the merge
+// reads the pieces from the other devices' runs directly: mergeFromRuns), each path
+// checked to be taken: the CUDA device and a second opening of it (two devices to the engine, one
 // to the driver), and every other CUDA GPU found (three parts or more: merges of more than
 // one pass). Keys alone and pairs, even and uneven parts, checked as TestSplitShardedSort
 // checks them. Devices whose driver does not copy between two openings (OpenCL's) must
@@ -254,23 +256,58 @@ func TestSplitShardedSortPeer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer su.Close()
+		// The device and its second opening; the device and the next GPU; all of them.
+		sets := [][]*engine.Queue{qs[:2]}
+		if len(qs) > 2 {
+			sets = append(sets, []*engine.Queue{qs[0], qs[2]}, qs)
+		}
 		rng := rand.New(rand.NewPCG(3, 4))
-		for _, n := range []int{1, 1000, 100003, 1<<22 + 3} {
-			for lname, counts := range map[string][]int{"even": shard.Even(n, len(qs)), "uneven": uneven(n, len(qs))} {
-				keys := make([]uint32, n)
-				for i := range keys {
-					keys[i] = rng.Uint32()
-				}
-				name := fmt.Sprintf("n=%d/%s", n, lname)
-				before := mergedFromRuns.Load()
-				checkShardedSort(t, name+"/keys", su, qs, keys, counts, Ascending, false, lname == "even" && n > 1000)
-				checkShardedSort(t, name+"/pairs", su, qs, keys, counts, Descending, true, false)
-				if mergedFromRuns.Load() == before {
-					t.Errorf("%s: no sort merged from the runs across devices", name)
+		for si, qs := range sets {
+			p := len(qs)
+			for _, n := range []int{1, 1000, 100003, 1<<22 + 3} {
+				for lname, counts := range map[string][]int{"even": shard.Even(n, p), "uneven": uneven(n, p), "first": oneHolds(n, p, 0)} {
+					keys := make([]uint32, n)
+					for i := range keys {
+						keys[i] = rng.Uint32()
+					}
+					if lname == "uneven" && n > 1000 {
+						for i := range keys { // few distinct keys: equal keys on both sides of the splitter
+							keys[i] %= 5
+						}
+					}
+					name := fmt.Sprintf("set %d/p=%d/n=%d/%s", si, p, n, lname)
+					balanced := lname == "even" && n > 1000
+					for _, mergeFirst := range []bool{false, true} {
+						su.mergeFirst = mergeFirst
+						merged, across := mergedFromRuns.Load(), sortedAcross.Load()
+						checkShardedSort(t, name+"/keys/"+acrossPath(mergeFirst), su, qs, keys, counts, Ascending, false, balanced)
+						// Keys alone over two devices, both holding some, go across in the last pass.
+						wantAcross := !mergeFirst && p == 2 && lname != "first" && n > 1
+						if got := sortedAcross.Load() > across; got != wantAcross {
+							t.Errorf("%s/keys/%s: sorted across in the last pass %v, want %v", name, acrossPath(mergeFirst), got, wantAcross)
+						}
+						if !wantAcross && lname != "first" && n > 1 && mergedFromRuns.Load() == merged {
+							t.Errorf("%s/keys/%s: no sort merged from the runs across devices", name, acrossPath(mergeFirst))
+						}
+					}
+					merged := mergedFromRuns.Load()
+					checkShardedSort(t, name+"/pairs", su, qs, keys, counts, Descending, true, false)
+					if lname != "first" && n > 1 && mergedFromRuns.Load() == merged {
+						t.Errorf("%s/pairs: no sort merged from the runs across devices", name)
+					}
 				}
 			}
 		}
 	})
+}
+
+// acrossPath names the path ShardedSort takes for keys over two devices that reach each
+// other: across in the last pass, or the merge from the runs (mergeFirst).
+func acrossPath(mergeFirst bool) string {
+	if mergeFirst {
+		return "merge"
+	}
+	return "across"
 }
 
 // oneHolds returns counts of n over p parts, all on part i.
