@@ -367,7 +367,12 @@ func (s *Sorter[K]) sortToLast(q *engine.Queue, tmp, src *engine.Buffer[K], vtmp
 	if err := s.Reserve(n, pairs); err != nil {
 		return err
 	}
-	return s.passes(q, tmp, src, vtmp, vsrc, n, order, 0, sortPasses-1, nil)
+	// Replayed as a graph as run's passes are, under a key of its own.
+	key := struct {
+		sortKey
+		toLast bool
+	}{sortKey{tmp, src, vtmp, vsrc, n, order}, true}
+	return s.replay.Run(q, key, func() error { return s.passes(q, tmp, src, vtmp, vsrc, n, order, 0, sortPasses-1, nil) })
 }
 
 // sortLast enqueues the last pass of the sort sortToLast began with the same arguments,
