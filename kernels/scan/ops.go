@@ -40,8 +40,8 @@ func scanOp[T ScanElem](exclusive bool) kernels.Op {
 			{
 				Name: "cuda-lookback", Doc: "one pass, one launch: tiles scanned in shared memory, each tile's offset from its predecessors' published sums (decoupled look-back; CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 70,
-				Tunables:   fmt.Sprintf("%s (tile %d), or prism tune's", lookbackDefault, lookbackTile),
-				Candidates: kernels.CandidatesOf(lookbackCandidates),
+				Tunables:   fmt.Sprintf("%s on sm_80 and newer, else %s (tile %d), or prism tune's", lookbackPersistDefault, lookbackDefault, lookbackTile),
+				Candidates: func(dev *engine.Device) []string { return kernels.CandidatesOf(lookbackCandidatesFor(dev))(dev) },
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
 					return setupScan[T](ctx, q, name, exclusive, true, p)
 				},
@@ -105,7 +105,7 @@ func setupScan[T ScanElem](ctx context.Context, q *engine.Queue, name string, ex
 		}
 	}()
 	if lookback {
-		sh, from, err := kernels.TunablesFor(q.Device(), name, "cuda-lookback", p.Tunables, parseLookbackShape, lookbackDefault, "table")
+		sh, from, err := kernels.TunablesFor(q.Device(), name, "cuda-lookback", p.Tunables, parseLookbackShape, defaultLookback(q.Device()), "table")
 		if err != nil {
 			return nil, err
 		}
