@@ -52,6 +52,9 @@ func testSortLast[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) 
 				continue
 			}
 			for ci, cut := range []int{0, n, rng.IntN(n + 1)} {
+				if kerneltest.Small() && ci != (si+pi)%3 {
+					continue // Oclgrind: one cut a pattern, in turn
+				}
 				order := []SortOrder{Ascending, Descending}[(si+ci)%2]
 				pairs := (si+pi+ci)%2 == 0
 				name := fmt.Sprintf("n=%d/%s/cut=%d/%s/pairs=%v", n, pat, cut, order, pairs)
