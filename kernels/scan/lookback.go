@@ -162,9 +162,10 @@ func lookbackCandidatesFor(dev *engine.Device) []lookbackShape {
 }
 
 // lookbackDefault is the shape NewLookback builds where the persistent kernel does not run
-// (defaultLookback): 256 threads of 32 elements, registers for 4 blocks per multiprocessor. On an H200, 2^28 floats: 778 and 782 us in two calls of
-// 2026-11-29, against 807 and 802 for 16 elements and 8 blocks (the earlier default, whose
-// register budget had taken the scan from 1.01 ms to 810 us: BenchmarkLookback,
+// (defaultLookback): 256 threads of 32 elements, registers for 4 blocks per
+// multiprocessor. On an H200, 2^28 floats: 778 and 782 us in two calls of 2026-11-29,
+// against 807 and 802 for 16 elements and 8 blocks (the earlier default, whose register
+// budget had taken the scan from 1.01 ms to 810 us: BenchmarkLookback,
 // docs/PERFORMANCE.md).
 var lookbackDefault = lookbackShape{lookbackBlock, lookbackItems, 4, 4, 0, 0}
 

@@ -52,15 +52,15 @@ import (
 // once. Each part gave 4096 keys drawn at random positions, the host picked the
 // splitters from them, each part was partitioned stably by the splitters (one pass of
 // sort.cl's count, scan and scatter with buckets for digits), the buckets were exchanged
-// with peer copies and each device sorted what it received: keys 6.19 ms against 4.43 with
-// the four steps above and 6.80 on one GPU (pairs 6.54 against 4.86 and 6.98). Its steps took samples
-// 0.5-0.7 ms (host work), partition 1.0 ms (a radix pass ranks its tiles in local memory:
-// 0.45 ms of the Sorter's 3.6 for 64M keys, not the 0.13 ms of a copy), exchange 0.52-0.6
-// and sort 3.9-4.1 (a new result buffer each sort: no replay of the sort's launches). A
-// partition at copy speed and the sort replayed would still add up to about 4.2 ms: the
-// sort after the exchange costs what the runs cost here, and the exchange (0.39 ms for
-// 128 MB each way, SM stores or copy engine) what the merge's reads across do beyond a
-// local merge.
+// with peer copies and each device sorted what it received: keys 6.19 ms against 4.43
+// with the four steps above and 6.80 on one GPU (pairs 6.54 against 4.86 and 6.98). Its
+// steps took samples 0.5-0.7 ms (host work), partition 1.0 ms (a radix pass ranks its
+// tiles in local memory: 0.45 ms of the Sorter's 3.6 for 64M keys, not the 0.13 ms of a
+// copy), exchange 0.52-0.6 and sort 3.9-4.1 (a new result buffer each sort: no replay of
+// the sort's launches). A partition at copy speed and the sort replayed would still add
+// up to about 4.2 ms: the sort after the exchange costs what the runs cost here, and the
+// exchange (0.39 ms for 128 MB each way, SM stores or copy engine) what the merge's reads
+// across do beyond a local merge.
 //
 // It holds a Sorter per device (its own from NewShardedSort) and scratch kept between
 // sorts: each device's sorted run, samples and landing buffer (landing), and the host
