@@ -277,7 +277,7 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 			}
 		}
 		if !across {
-			if err := s.sortMerging(ctx, di, keys, parts, vparts, out, vout, order); err != nil {
+			if err := s.sortMerging(ctx, what, di, keys, parts, vparts, out, vout, order); err != nil {
 				return fail(err)
 			}
 		}
@@ -300,8 +300,9 @@ func (s *ShardedSort[K]) Sort(ctx context.Context, keys *shard.Buffer[K], vals *
 
 // sortMerging is Sort's path of four steps (ShardedSort): sorted runs and their samples,
 // the cuts, and the merge of the pieces each device receives, read across from the runs
-// where the devices reach each other's memory, else exchanged first.
-func (s *ShardedSort[K]) sortMerging(ctx context.Context, di []int, keys *shard.Buffer[K], parts []shard.Part[K], vparts []shard.Part[uint32], out []*engine.Buffer[K], vout []*engine.Buffer[uint32], order SortOrder) error {
+// where the devices reach each other's memory, else exchanged first. what names the sort
+// in the trace.
+func (s *ShardedSort[K]) sortMerging(ctx context.Context, what string, di []int, keys *shard.Buffer[K], parts []shard.Part[K], vparts []shard.Part[uint32], out []*engine.Buffer[K], vout []*engine.Buffer[uint32], order SortOrder) error {
 	p := len(parts)
 	// PRISM_TRACE times the steps, each device's queue finished at their ends (the
 	// sort and the cuts end on reads that wait anyway).
@@ -353,10 +354,6 @@ func (s *ShardedSort[K]) sortMerging(ctx context.Context, di []int, keys *shard.
 		}
 	}
 	tr.step("merge")
-	what := "sharded sort keys"
-	if vout != nil {
-		what = "sharded sort pairs"
-	}
 	tr.done(fmt.Sprintf("%s of %d keys over %d devices", what, keys.Len(), p))
 	return nil
 }
@@ -462,11 +459,11 @@ var (
 
 // pickSplitters returns the p-1 splitters of parts of the given counts from their
 // samples, each part's in order: splitter j ends the keys of device j. The samples are
-// merged into one order, each standing for
-// the keys of its part between it and the part's sample before (the part's count over its
-// samples plus one); splitter j is the first sample at which those keys, summed in order,
-// reach the keys the parts up to j held, so that each device is predicted to end with as
-// many keys as its part held. A device whose part held none gets none.
+// merged into one order, each standing for the keys of its part between it and the part's
+// sample before (the part's count over its samples plus one); splitter j is the first
+// sample at which those keys, summed in order, reach the keys the parts up to j held, so
+// that each device is predicted to end with as many keys as its part held. A device whose
+// part held none gets none.
 func pickSplitters(samples [][]place, counts []int) []place {
 	p := len(counts)
 	all := mergePlaces(samples)
