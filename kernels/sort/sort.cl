@@ -34,16 +34,17 @@
 //                 key to position o = table[d*groups+g] + rank: dst[o + off1] where o < cut,
 //                 else dst2[o - cut + off2]; with pairs != 0 also the value, vsrc[i], to vdst
 //                 or vdst2 alike (vdst/vsrc/vdst2 are ignored when pairs == 0: pass any
-//                 buffer). A pass writes one buffer with cut = n and off1 = 0; the last
-//                 pass of a sharded sort splits the sorted keys at cut between two buffers,
-//                 either another device's (a peer's memory its kernels reach).
+//                 buffer). A pass writes one buffer with cut = n and off1 = 0; the first
+//                 pass of a sort across two devices (SPLIT, below) splits the keys at cut
+//                 between two buffers, either another device's (a peer's memory its
+//                 kernels reach).
 //   All buffers are __global uint (float32 keys are passed as their bits).
 //
 // Tunables (-D, part of the cache key):
 //   WG          work-group size, a power of two                default 256
 //   ITEMS       keys per work-item per tile (TILE = WG*ITEMS)   default 8
 //   RADIX_BITS  bits per pass: 1, 2, 4 or 8 (an even number of passes, so that the result lands
-//               in the destination buffer)                      default 4
+//               in the destination buffer); 5 with SPLIT        default 4
 //   Local memory: sort_scatter 4*(2*TILE*33/32 + RADIX/2*WG*33/32 + WG + 2*RADIX + 1) bytes
 //   (26 KB at the defaults), sort_count 4*(RADIX*WG*33/32 + WG) bytes (17 KB); TILE < 2^16
 //   (the scatter's digit counters are 16 bits, two to a word, as in CUB); RADIX_BITS=8 needs a
@@ -80,6 +81,34 @@
 // DIGIT(k): the digit of mapped key k in this pass (shift is a kernel argument).
 #define DIGIT(k) ((int)(((k) >> shift) & (RADIX - 1)))
 
+// SPLIT builds the first pass of a sort whose keys cross between two devices (keys alone,
+// RADIX_BITS = 5): its buckets are (side, digit), side 0 for the keys that a splitter
+// (skey, slim) keeps below it (mapped key below skey, or equal to it at a position of the
+// input below slim) and side 1 for the rest, the digit the key's low RADIX_BITS - 1 bits.
+// Bucket b = side*HALF + digit. Its arguments past the usual ones:
+//   sort_count  (..., skey, slim): the table of the buckets;
+//   sort_scan   (table, m): also writes the buckets' starts, table[m + b] = table[b*groups]
+//               for b < RADIX and table[m + RADIX] = the keys counted (m = RADIX*groups);
+//   sort_scatter(..., skey, slim): a group's first position for bucket b is table[b*groups
+//               + g] + table[m + RADIX + 1 + b]: the host writes each bucket's offset there,
+//               which places the device's keys among both devices' (see ShardedSort).
+// The scatter keeps each key's bucket beside it in local memory (lval, a byte each), where
+// a pass of pairs keeps the values: SPLIT sorts keys alone. Local memory: sort_scatter
+// TILE*33/32 bytes less than above, sort_count twice the counters.
+#ifdef SPLIT
+#define SIDE_OF(k, i) ((k) > skey || ((k) == skey && (uint)(i) >= slim))
+#define SPLIT_BUCKET(k, i) ((SIDE_OF(k, i) ? HALF : 0) | (int)((k) & (HALF - 1)))
+#define BUCKET(k, v) ((int)(v))
+#define SPLIT_ARGS , uint skey, uint slim
+#define KEEPS_VALS 1
+#define LVAL uchar
+#else
+#define LVAL uint
+#define BUCKET(k, v) DIGIT(k)
+#define SPLIT_ARGS
+#define KEEPS_VALS pairs
+#endif
+
 // map_in applies the order-preserving map of mode (see the header); map_out undoes it.
 inline uint map_in(uint k, int mode) {
     if (mode & 1) k ^= (0u - (k >> 31)) | 0x80000000u;
@@ -106,7 +135,7 @@ inline uint map_out(uint k, int mode) {
     } while (0)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sort_count(__global uint *table, __global const uint *src, int n, int shift, int tin, int tpg) {
+void sort_count(__global uint *table, __global const uint *src, int n, int shift, int tin, int tpg SPLIT_ARGS) {
     __local uint cnt[CNT_WORDS];  // cnt[PAD(d*WG + lid)]: item lid's keys of digit d
     __local uint part[WG];
     int lid = (int)get_local_id(0);
@@ -119,7 +148,12 @@ void sort_count(__global uint *table, __global const uint *src, int n, int shift
     int begin = g * tpg * TILE;
     int end = min(n, begin + tpg * TILE);
     for (int i = begin + lid; i < end; i += WG) {
+#ifdef SPLIT
+        uint k = map_in(src[i], tin);
+        int d = SPLIT_BUCKET(k, i);
+#else
         int d = (int)((map_in(src[i], tin) >> shift) & (RADIX - 1));
+#endif
         cnt[PAD(d * WG + lid)] += 1u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -175,14 +209,20 @@ void sort_scan(__global uint *table, int m) {
         }
         barrier(CLK_LOCAL_MEM_FENCE); // buf and part are rewritten by the next chunk
     }
+#ifdef SPLIT
+    barrier(CLK_GLOBAL_MEM_FENCE); // every item's writes of the table are seen
+    int groups = m / RADIX;
+    for (int b = lid; b < RADIX; b += WG) table[m + b] = table[b * groups];
+    if (lid == 0) table[m + RADIX] = carry;
+#endif
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_scatter(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
                   __global const uint *table, int n, int shift, int tin, int tout, int tpg, int pairs,
-                  __global uint *dst2, __global uint *vdst2, int cut, int off1, int off2) {
+                  __global uint *dst2, __global uint *vdst2, int cut, int off1, int off2 SPLIT_ARGS) {
     __local uint lkey[TILE_WORDS];  // the tile's keys (mapped), then the tile reordered by digit
-    __local uint lval[TILE_WORDS];  // the tile's values, reordered alongside (pairs only)
+    __local LVAL lval[TILE_WORDS];  // the tile's values, reordered alongside (pairs only)
     __local uint cnt[PCNT_WORDS];   // packed digit counters of each item, then their scan (below)
     __local uint part[WG];
     __local uint gofs[RADIX];       // this group's next output position per digit
@@ -190,7 +230,11 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
     int lid = (int)get_local_id(0);
     int g = (int)get_group_id(0);
     int groups = (int)get_num_groups(0);
+#ifdef SPLIT
+    for (int d = lid; d < RADIX; d += WG) gofs[d] = table[d * groups + g] + table[RADIX * groups + RADIX + 1 + d];
+#else
     for (int d = lid; d < RADIX; d += WG) gofs[d] = table[d * groups + g];
+#endif
     if (lid == 0) lstart[RADIX] = (uint)TILE;
     int tiles = (n + TILE - 1) / TILE;
     int t1 = min(tiles, (g + 1) * tpg);
@@ -201,7 +245,11 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
         for (int k = 0; k < ITEMS; k++) {
             int i = lid + k * WG;
             lkey[PAD(i)] = i < count ? map_in(src[base + i], tin) : 0xffffffffu;
+#ifdef SPLIT
+            lval[PAD(i)] = i < count ? (uint)SPLIT_BUCKET(lkey[PAD(i)], base + i) : (uint)(RADIX - 1);
+#else
             if (pairs) lval[PAD(i)] = i < count ? vsrc[base + i] : 0u;
+#endif
         }
         for (int e = 0; e < HALF; e++) cnt[PAD(e * WG + lid)] = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -212,8 +260,8 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
         uint key[ITEMS], val[ITEMS], sub[ITEMS];
         for (int j = 0; j < ITEMS; j++) {
             key[j] = lkey[PAD(lid * ITEMS + j)];
-            val[j] = pairs ? lval[PAD(lid * ITEMS + j)] : 0u;
-            int d = DIGIT(key[j]);
+            val[j] = KEEPS_VALS ? lval[PAD(lid * ITEMS + j)] : 0u;
+            int d = BUCKET(key[j], val[j]);
             int w = PAD((d & (HALF - 1)) * WG + lid);
             int sh = d < HALF ? 0 : 16;
             uint c = cnt[w];
@@ -244,11 +292,11 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
             lstart[d] = d < HALF ? (c & 0xffffu) : (c >> 16) + low;
         }
         for (int j = 0; j < ITEMS; j++) {
-            int d = DIGIT(key[j]);
+            int d = BUCKET(key[j], val[j]);
             uint c = cnt[PAD((d & (HALF - 1)) * WG + lid)];
             uint r = (d < HALF ? (c & 0xffffu) : (c >> 16) + low) + sub[j];
             lkey[PAD((int)r)] = key[j];
-            if (pairs) lval[PAD((int)r)] = val[j];
+            if (KEEPS_VALS) lval[PAD((int)r)] = val[j];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         // 5. Write out, coalesced within each digit's run: position i of the reordered tile
@@ -257,7 +305,7 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
             int i = lid + k * WG;
             if (i < count) {
                 uint kk = lkey[PAD(i)];
-                int d = DIGIT(kk);
+                int d = BUCKET(kk, lval[PAD(i)]);
                 int o = (int)(gofs[d] + (uint)i - lstart[d]);
                 if (o < cut) {
                     dst[o + off1] = map_out(kk, tout);
@@ -461,27 +509,4 @@ __kernel void sort_sample(__global uint *out, __global const uint *run, uint n, 
     const uint g = (uint)get_global_id(0);
     if (g + 1u >= k) return;
     out[g] = run[seed == 0u ? (uint)(((ulong)(g + 1u) * n) / k) : sample_at(g, n, k - 1u, seed)];
-}
-
-// sort_below adds to count[0] how many keys of src[0, n) a sharded sort's splitter keeps
-// below it: the keys whose mapped key (map_in with mode) is below key, or equal to key at a
-// position below lim. Each work-item counts a grid-strided share, the work-group sums the
-// counts in local memory and adds its sum with one atomic. The caller clears count[0].
-// Launch: 1D, local size WG, any number of groups.
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sort_below(__global uint *count, __global const uint *src, int n, uint key, uint lim, int mode) {
-    __local uint part[WG];
-    const int lid = (int)get_local_id(0);
-    uint c = 0u;
-    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        const uint k = map_in(src[i], mode);
-        c += (k < key || (k == key && (uint)i < lim)) ? 1u : 0u;
-    }
-    part[lid] = c;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h) part[lid] += part[lid + h];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0 && part[0] != 0u) atomic_add(count, part[0]);
 }

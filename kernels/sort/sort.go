@@ -84,15 +84,14 @@ type Sorter[K SortKey] struct {
 	merge                *engine.Kernel // sort_merge: two sorted runs into one
 	cut                  *engine.Kernel // sort_cut: where a sharded sort's splitters cut a run
 	sample               *engine.Kernel // sort_sample: keys of a run to pick splitters from
-	belowKernel          *engine.Kernel // sort_below: the keys a splitter keeps below it
 	cutQuery, cutPos     *engine.Buffer[uint32]
-	belowCount           *engine.Buffer[uint32]
 	wg, items, maxGroups int
 	keyScratch           *engine.Buffer[K]
 	valScratch, table    *engine.Buffer[uint32]
 	mode                 int32
 	replay               kernels.Replay
-	mergePer             int // sort_merge's tiles a work-group; 0: mergeTilesPerGroup's (the tests set it)
+	cross                *crossPass // the first pass of keys crossing between devices, built at its first use
+	mergePer             int        // sort_merge's tiles a work-group; 0: mergeTilesPerGroup's (the tests set it)
 }
 
 // NewSorter compiles the sort family for dev and key type K.
@@ -144,9 +143,6 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 			s.sample, err = prog.Kernel("sort_sample")
 		}
 		if err == nil {
-			s.belowKernel, err = prog.Kernel("sort_below")
-		}
-		if err == nil {
 			s.table, err = engine.NewBuffer[uint32](dev, sortRadix*s.maxGroups)
 		}
 		if err != nil {
@@ -159,8 +155,8 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 
 // Close releases the kernels and the scratch buffers. Idempotent.
 func (s *Sorter[K]) Close() error {
-	errs := []error{s.replay.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.table.Close(), s.cutQuery.Close(), s.cutPos.Close(), s.belowCount.Close()}
-	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter, s.merge, s.cut, s.sample, s.belowKernel} {
+	errs := []error{s.replay.Close(), s.cross.Close(), s.keyScratch.Close(), s.valScratch.Close(), s.table.Close(), s.cutQuery.Close(), s.cutPos.Close()}
+	for _, k := range []*engine.Kernel{s.count, s.scan, s.scatter, s.merge, s.cut, s.sample} {
 		errs = append(errs, k.Close())
 	}
 	errs = append(errs, s.prog.Close())
@@ -269,25 +265,15 @@ func (s *Sorter[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc 
 
 // enqueue enqueues run's commands.
 func (s *Sorter[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
-	return s.passes(q, dst, src, vdst, vsrc, n, order, 0, sortPasses, nil)
-}
-
-// splitOut is where the last pass of a sort writes when it splits the sorted keys between
-// two buffers: position o of the sorted keys (and values) goes to lo (vlo) at loOff + o
-// where o < cut, else to hi (vhi) at hiOff + o - cut. The buffers are kernel arguments: a
-// Buffer of the sorting device, or another device's that its kernels reach (Buffer.Reach).
-type splitOut struct {
-	lo, hi, vlo, vhi  any
-	cut, loOff, hiOff int
+	return s.passes(q, dst, src, vdst, vsrc, n, order, 0, sortPasses)
 }
 
 // passes enqueues passes from to to-1 of the sort of src[0, n) into dst (the values of
 // vsrc into vdst alongside when they are not nil): pass p reads src (p = 0) or the previous
 // pass's output, and writes dst when sortPasses-1-p is even, the scratch otherwise, so
 // that the last pass writes dst and the first never writes src. A sort may be enqueued in
-// two calls, the second from where the first ended. With last not nil the last pass
-// writes where last says instead of dst (vdst).
-func (s *Sorter[K]) passes(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, from, to int, last *splitOut) error {
+// two calls, the second from where the first ended.
+func (s *Sorter[K]) passes(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, from, to int) error {
 	pairs := vdst != nil
 	tpg, groups := s.passGroups(n)
 	r := engine.Range1D(groups*s.wg, s.wg)
@@ -327,15 +313,9 @@ func (s *Sorter[K]) passes(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vs
 		if !pairs { // unused by the kernel: any buffer will do
 			vo, vi = out, in
 		}
-		o := splitOut{lo: out, hi: out, vlo: vo, vhi: vo, cut: n}
-		if p == sortPasses-1 && last != nil {
-			o = *last
-			if !pairs {
-				o.vlo, o.vhi = o.lo, o.hi
-			}
-		}
-		if err := q.Launch(s.scatter, r, o.lo, in, o.vlo, vi, s.table, int32(n), shift, tin, tout, int32(tpg), pairsArg,
-			o.hi, o.vhi, int32(o.cut), int32(o.loOff), int32(o.hiOff)); err != nil {
+		// One destination: every position is below the cut at n.
+		if err := q.Launch(s.scatter, r, out, in, vo, vi, s.table, int32(n), shift, tin, tout, int32(tpg), pairsArg,
+			out, vo, int32(n), int32(0), int32(0)); err != nil {
 			return err
 		}
 		in, vin = out, vout
@@ -345,73 +325,13 @@ func (s *Sorter[K]) passes(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vs
 
 // passGroups returns the tiles each work-group of a pass over n keys walks (tpg) and the
 // work-groups (at most maxGroups).
-func (s *Sorter[K]) passGroups(n int) (tpg, groups int) {
-	tile := s.Tile()
+func (s *Sorter[K]) passGroups(n int) (tpg, groups int) { return s.groupsOf(n, s.Tile()) }
+
+// groupsOf is passGroups for tiles of the given keys.
+func (s *Sorter[K]) groupsOf(n, tile int) (tpg, groups int) {
 	tiles := (n + tile - 1) / tile
 	tpg = (tiles + min(tiles, s.maxGroups) - 1) / min(tiles, s.maxGroups)
 	return tpg, (tiles + tpg - 1) / tpg
-}
-
-// sortToLast enqueues the passes of a sort of src[0, n) (the values of vsrc alongside
-// where vtmp is not nil) up to the last, with tmp (vtmp) as their other buffer (n
-// elements at least, not src): sortLast then writes the sorted keys where it is told.
-// Between the two the caller may wait on q (the passes run meanwhile).
-func (s *Sorter[K]) sortToLast(q *engine.Queue, tmp, src *engine.Buffer[K], vtmp, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
-	pairs := vtmp != nil
-	if err := checkSortArgs(tmp, src, vtmp, vsrc, n, order, pairs); err != nil || n == 0 {
-		return err
-	}
-	if tmp == src {
-		return fmt.Errorf("kernels: sort: the passes' buffer is the input: %w", engine.ErrInvalidArg)
-	}
-	if err := s.Reserve(n, pairs); err != nil {
-		return err
-	}
-	// Replayed as a graph as run's passes are, under a key of its own.
-	key := struct {
-		sortKey
-		toLast bool
-	}{sortKey{tmp, src, vtmp, vsrc, n, order}, true}
-	return s.replay.Run(q, key, func() error { return s.passes(q, tmp, src, vtmp, vsrc, n, order, 0, sortPasses-1, nil) })
-}
-
-// sortLast enqueues the last pass of the sort sortToLast began with the same arguments,
-// writing the sorted keys (values) where out says: the first out.cut into out.lo from
-// out.loOff, the rest into out.hi from out.hiOff (either buffer another device's, which
-// this device's kernels reach). Out's buffers must hold their parts.
-func (s *Sorter[K]) sortLast(q *engine.Queue, tmp, src *engine.Buffer[K], vtmp, vsrc *engine.Buffer[uint32], n int, order SortOrder, out splitOut) error {
-	if n == 0 {
-		return nil
-	}
-	if out.cut < 0 || out.cut > n || out.loOff < 0 || out.hiOff < 0 {
-		return fmt.Errorf("kernels: sort: the last pass split at %d of %d keys, offsets %d and %d: %w", out.cut, n, out.loOff, out.hiOff, engine.ErrInvalidArg)
-	}
-	return s.passes(q, tmp, src, vtmp, vsrc, n, order, sortPasses-1, sortPasses, &out)
-}
-
-// below returns how many keys of src[0, n) lie below the splitter (key, lim): mapped key
-// (SortMapKey in order) below key, or equal to key at a position below lim (sort_below, one
-// launch and one read back, which waits for q).
-func (s *Sorter[K]) below(ctx context.Context, q *engine.Queue, src *engine.Buffer[K], n int, key, lim uint32, order SortOrder) (int, error) {
-	if n < 0 || n > src.Len() {
-		return 0, fmt.Errorf("kernels: sort below: %d keys of %d: %w", n, src.Len(), engine.ErrInvalidArg)
-	}
-	var err error
-	if s.belowCount, err = grow(s.dev, s.belowCount, 1); err != nil {
-		return 0, err
-	}
-	if err := s.belowCount.Fill(q, 0, 1, 0); err != nil {
-		return 0, err
-	}
-	groups := min(s.maxGroups, max((n+s.wg*sortItems-1)/(s.wg*sortItems), 1))
-	if err := q.Launch(s.belowKernel, engine.Range1D(groups*s.wg, s.wg), s.belowCount, src, int32(n), key, lim, orderMode(s.mode, order)); err != nil {
-		return 0, err
-	}
-	got := make([]uint32, 1)
-	if err := s.belowCount.Read(ctx, q, 0, got); err != nil {
-		return 0, err
-	}
-	return int(got[0]), nil
 }
 
 // mergeWG and mergeItems are sort.cl's MERGE_WG and MERGE_ITEMS: sort_merge's largest

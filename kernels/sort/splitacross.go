@@ -2,6 +2,7 @@ package sort
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,146 +10,142 @@ import (
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/shard"
+	"github.com/prism-compute/prism/kernels"
 )
 
 // acrossSamples is how many keys each part gives sortAcross to pick its splitter from:
 // the devices' shares of the keys are predicted within about one per cent where the parts
-// are large and random, and the host orders them while the devices sort.
+// are large and random.
 const acrossSamples = 4096
 
 // sortAcross is Sort's path for keys over two devices whose kernels reach each other's
 // memory (CUDA GPUs with peer access): the keys cross between the devices inside the
-// sort's last pass, so that no exchange and no merge reads across the link.
+// sort's first pass, so that no exchange and no merge follows.
 //
 //  1. Each part gives acrossSamples keys drawn one from each of as many even slots
-//     (sort_sample with a seed), read back; then each device enqueues its part's sort up
-//     to the last pass (Sorter.sortToLast), and while the devices sort the host orders
-//     the samples by their places and picks the splitter (pickSplitters).
-//  2. Each device counts its part's keys that stay below the splitter (sort_below, after
-//     its passes in its queue): cut i. Device 0 is to hold both parts' keys below it,
-//     part 0's first, and device 1 the rest, part 0's first.
-//  3. Each device's last pass writes its sorted run straight to where it lands: part 0's
-//     first cut0 keys into device 0's landing buffer, the rest into device 1's (across the
-//     link); part 1's first cut1 keys into device 0's after part 0's, the rest into device
-//     1's after part 0's (Sorter.sortLast: the scatter's stores cross the link, overlapped
-//     with the pass's work).
-//  4. Once both devices' passes are done, each merges its two landed runs, both in its own
-//     memory, in part order (stable), into its result.
+//     (sort_sample with a seed), read back, and the host picks the splitter among them
+//     (crossSplitter): device 0 is to hold the keys below it, device 1 the rest, each
+//     predicted to end with as many keys as its part held.
+//  2. Each device counts its part's keys by side of the splitter and digit 0 (crossCount:
+//     sort.cl built with SPLIT, buckets of a side and a digit), and the host reads the
+//     buckets' starts and places each part's keys among both parts' (crossOffsets):
+//     bucket by bucket, part 0's before part 1's, side 0 on device 0 and side 1 on device
+//     1.
+//  3. Each device's first pass writes its keys where they land (crossScatter: into its own
+//     scratch, or across the link into the other device's), each device's keys then being
+//     those of one side ordered by digit 0.
+//  4. Once both have written, each device's passes after the first (passesAfterCross) sort
+//     its keys where they are into its result: no merge follows.
 //
 // It reports false, having done nothing, where the sort is not of that kind: values, other
-// than two parts, an empty part, or devices that do not reach each other.
+// than two parts, an empty part, devices that do not reach each other, or a device whose
+// local memory does not hold the crossing pass.
 //
-// On two H200 (2026-11-30, 2^27 random keys, BenchmarkShardedSort): 4.24 ms against 4.35
-// for the merge from the runs and 6.61 on one GPU; prism bench's sharded case 4.25 ms
-// against 7.09-7.12, 1.67x. Its steps: the passes but the last with the count 3.19-3.23
-// ms, the last pass 0.67-0.71 ms (a local pass takes about 0.42: the scatter's stores, in
-// runs of about 128 keys a digit, cross the link at about 190 GB/s each way where a copy
-// kernel's stores cross at 347), the local merge 0.31-0.37. Host work on the samples
-// before the passes were enqueued had cost 0.5 ms (4.83 ms).
+// On two H200 (2026-11-30, 2^27 random keys, BenchmarkShardedSort): 4.14-4.23 ms against
+// 6.61 on one GPU; prism bench's sharded case 4.15 ms against 7.07, 1.70x. Its steps: the
+// samples 60-115 us and the splitter 35-70 (the host's work, the devices idle), the counts
+// 175-190, the first pass 690-750 (a local pass takes about 0.44 ms: the scatter's stores
+// cross the link at under 200 GB/s each way, in runs of about 64 keys a bucket, where a
+// copy kernel's reach 347; tiles twice as large, with runs twice as long, were no faster)
+// and the seven passes after 3.06-3.09.
+//
+// Tried before it and dropped: crossing in the last pass (the passes but the last on each
+// part, the splitter's counts, the last pass's scatter writing each sorted run into both
+// devices, then a merge of the two runs each device received): 4.16-4.26 ms, its steps 3.17
+// ms, 0.67 and a merge of 0.31-0.35. Partitioning first, then sorting each device's keys,
+// is in ShardedSort's comment.
 func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.Buffer[K], out []*engine.Buffer[K], order SortOrder) (bool, error) {
 	parts := keys.Parts()
 	if len(parts) != 2 || parts[0].Len == 0 || parts[1].Len == 0 || !peerAll(parts) {
 		return false, nil
 	}
+	for i := range 2 {
+		if _, err := s.sorters[di[i]].crossKernels(); err != nil {
+			if errors.Is(err, engine.ErrUnsupported) {
+				return false, nil
+			}
+			return false, err
+		}
+	}
 	tr := newStepTimer(keys)
-	n := [2]int{parts[0].Len, parts[1].Len}
 	drawn := make([][]K, 2)
 	err := keys.EachDevice(func(i int) error {
-		pt, d := parts[i], di[i]
 		var err error
-		if drawn[i], err = s.drawSamples(ctx, d, pt, i); err != nil {
-			return err
-		}
-		if s.runs[d], err = grow(pt.Queue.Device(), s.runs[d], pt.Len); err != nil {
-			return err
-		}
-		return s.sorters[d].sortToLast(pt.Queue, s.runs[d], pt.Buf, nil, nil, pt.Len, order)
-	})
-	if err != nil {
-		return false, err
-	}
-	// The devices sort while the host orders the samples.
-	samples := make([][]place, 2)
-	for i := range 2 {
-		samples[i] = placesOf(drawn[i], parts[i].Len, i, order)
-	}
-	sp := pickSplitters(samples, keys.Counts())[0]
-	var cut [2]int
-	err = keys.EachDevice(func(i int) error {
-		b := bucketOf(sp, i)
-		var err error
-		cut[i], err = s.sorters[di[i]].below(ctx, parts[i].Queue, parts[i].Buf, parts[i].Len, b.key, b.lim, order)
+		drawn[i], err = s.drawSamples(ctx, di[i], parts[i], i)
 		return err
 	})
 	if err != nil {
 		return false, err
 	}
-	tr.step("passes but the last, and the cuts")
-	// Device 0 lands [part 0's cut0 | part 1's cut1], device 1 [part 0's rest | part 1's rest].
-	recvN := [2]int{cut[0] + cut[1], n[0] - cut[0] + n[1] - cut[1]}
+	tr.step("samples")
+	sp := crossSplitter(drawn, keys.Counts(), order)
+	tr.step("splitter")
+	var starts [2][]uint32
+	err = keys.EachDevice(func(i int) error {
+		pt, srt, b := parts[i], s.sorters[di[i]], bucketOf(sp, i)
+		if err := srt.crossCount(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim); err != nil {
+			return err
+		}
+		var err error
+		starts[i], err = srt.crossStarts(ctx, pt.Queue, pt.Len)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	tr.step("counts")
+	offs, side := crossOffsets(starts)
 	for j := range 2 {
-		if recvN[j] == 0 {
+		if side[j] == 0 {
 			continue
 		}
-		d, dev := di[j], parts[j].Queue.Device()
-		var err error
-		if s.recv[d], err = grow(dev, s.recv[d], recvN[j]); err != nil {
-			return false, err
-		}
-		if err := receiving(dev, j, recvN[j], out, nil); err != nil {
+		if err := s.sorters[di[j]].Reserve(side[j], false); err != nil {
 			return false, err
 		}
 	}
-	// land(j, i): device j's landing as an argument of part i's device's kernels.
+	// land(j, i): where device j's keys land, as an argument of part i's device's kernels.
 	land := func(j, i int) (any, error) {
-		r := s.recv[di[j]]
-		if r == nil { // nothing lands on device j: any buffer of part i's device will do
-			return s.runs[di[i]], nil
+		if side[j] == 0 { // none land there: any buffer of part i's device will do
+			return parts[i].Buf, nil
 		}
+		r := s.sorters[di[j]].keyScratch
 		if i == j {
 			return r, nil
 		}
 		return r.Reach(parts[i].Queue)
 	}
-	splits := make([]splitOut, 2)
-	for i := range 2 {
+	err = keys.EachDevice(func(i int) error {
+		pt, b := parts[i], bucketOf(sp, i)
 		lo, err := land(0, i)
 		if err != nil {
-			return false, fmt.Errorf("device 0's landing from %s: %w", parts[i].Queue.Device().ID(), err)
+			return fmt.Errorf("device 0's landing from %s: %w", pt.Queue.Device().ID(), err)
 		}
 		hi, err := land(1, i)
 		if err != nil {
-			return false, fmt.Errorf("device 1's landing from %s: %w", parts[i].Queue.Device().ID(), err)
+			return fmt.Errorf("device 1's landing from %s: %w", pt.Queue.Device().ID(), err)
 		}
-		splits[i] = splitOut{lo: lo, hi: hi, cut: cut[i]}
-	}
-	splits[1].loOff, splits[1].hiOff = cut[0], n[0]-cut[0]
-	err = keys.EachDevice(func(i int) error {
-		pt, d := parts[i], di[i]
-		if err := s.sorters[d].sortLast(pt.Queue, s.runs[d], pt.Buf, nil, nil, pt.Len, order, splits[i]); err != nil {
+		if err := s.sorters[di[i]].crossScatter(ctx, pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim, offs[i], lo, hi, side[0]); err != nil {
 			return err
+		}
+		if side[i] > 0 { // the result, allocated while the pass runs
+			if err := receiving(pt.Queue.Device(), i, side[i], out, nil); err != nil {
+				return err
+			}
 		}
 		return pt.Queue.Finish(ctx)
 	})
 	if err != nil {
 		return false, err
 	}
-	tr.step("last passes across")
+	tr.step("crossing pass")
 	err = keys.EachDevice(func(j int) error {
-		if recvN[j] == 0 {
-			return nil
-		}
-		mid := cut[0] // device 0: part 0's keys below, then part 1's
-		if j == 1 {
-			mid = n[0] - cut[0]
-		}
-		return s.sorters[di[j]].mergeTwo(parts[j].Queue, out[j], s.recv[di[j]], nil, nil, 0, mid, recvN[j], order)
+		return s.sorters[di[j]].passesAfterCross(parts[j].Queue, out[j], side[j], order)
 	})
 	if err != nil {
 		return false, err
 	}
-	tr.step("merge")
-	tr.done(fmt.Sprintf("sharded sort keys of %d keys over 2 devices, crossing in the last pass", keys.Len()))
+	tr.step("passes after")
+	tr.done(fmt.Sprintf("sharded sort keys of %d keys over 2 devices, crossing in the first pass", keys.Len()))
 	sortedAcross.Add(1)
 	return true, nil
 }
@@ -191,9 +188,11 @@ func placesOf[K SortKey](drawn []K, n, i int, order SortOrder) []place {
 	return places
 }
 
-// bucketOf returns splitter sp as sort_below takes it for the keys of part i: a key of
-// part i equal to the splitter's stays below it when part i precedes the splitter's part,
-// or is its part and the key lies at or before the splitter's own position.
+// bucketOf returns splitter sp as the crossing pass takes it for the keys of part i
+// (sort.cl's SPLIT: a key is below it where its mapped key is below key, or equal to key
+// at a position of the part below lim): a key of part i equal to the splitter's stays
+// below it when part i precedes the splitter's part, or is its part and the key lies at
+// or before the splitter's own position.
 func bucketOf(sp place, i int) struct{ key, lim uint32 } {
 	var lim uint32 // part i after sp's: no equal key stays below
 	switch {
@@ -204,3 +203,218 @@ func bucketOf(sp place, i int) struct{ key, lim uint32 } {
 	}
 	return struct{ key, lim uint32 }{sp.key, lim}
 }
+
+// crossRadix is the buckets of the crossing pass (sort.cl built with SPLIT): a side of the
+// splitter and a digit of sortRadixBits bits.
+const crossRadix = 2 * sortRadix
+
+// crossPass is the first pass of a sort whose keys cross between two devices: sort.cl
+// built with SPLIT, its kernels and its table (crossRadix buckets a work-group, then the
+// buckets' starts and the offsets the host writes).
+type crossPass struct {
+	prog                 *engine.Program
+	count, scan, scatter *engine.Kernel
+	table                *engine.Buffer[uint32]
+	offs                 *engine.HostBuffer[uint32] // the offsets on their way to the table
+	wrote                *engine.Event              // the last copy of offs, or nil
+	tile                 int                        // the keys a work-group ranks at once
+}
+
+func (c *crossPass) Close() error {
+	if c == nil {
+		return nil
+	}
+	return errors.Join(c.waitWrote(context.Background()), c.count.Close(), c.scan.Close(), c.scatter.Close(), c.table.Close(), c.offs.Close(), c.prog.Close())
+}
+
+// waitWrote waits for the last copy of the offsets, if any, and forgets it.
+func (c *crossPass) waitWrote(ctx context.Context) error {
+	if c.wrote == nil {
+		return nil
+	}
+	err := c.wrote.Wait(ctx)
+	c.wrote.Close()
+	c.wrote = nil
+	return err
+}
+
+// crossKernels returns the crossing pass of s's device, built at its first use with s's
+// shape. It fails where that shape's local memory is more than the device gives a
+// work-group with crossRadix buckets.
+func (s *Sorter[K]) crossKernels() (*crossPass, error) {
+	if s.cross != nil {
+		return s.cross, nil
+	}
+	pad := func(x int) int64 { return int64(x + x>>5) }
+	items := s.items
+	tile := s.wg * items
+	local := max(5*pad(tile)+4*(pad(crossRadix/2*s.wg)+int64(s.wg)+2*crossRadix+1), 4*(pad(crossRadix*s.wg)+int64(s.wg)))
+	if lm := kernels.DeviceLimits(s.dev).LocalBytes; lm > 0 && local > lm {
+		return nil, fmt.Errorf("kernels: sort: the crossing pass needs %d bytes of local memory, %s gives %d: %w", local, s.dev.ID(), lm, engine.ErrUnsupported)
+	}
+	prog, err := s.dev.Build(source, fmt.Sprintf("-DWG=%d", s.wg), fmt.Sprintf("-DITEMS=%d", items),
+		fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits+1), "-DSPLIT", fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup))
+	if err != nil {
+		return nil, err
+	}
+	c := &crossPass{prog: prog, tile: tile}
+	_, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &c.count, Name: "sort_count"}, kernels.Ref{Dst: &c.scan, Name: "sort_scan"},
+		kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"})
+	if err == nil {
+		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+2*crossRadix+1)
+	}
+	if err == nil {
+		c.offs, err = engine.NewHostBuffer[uint32](s.dev, crossRadix)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	s.cross = c
+	return c, nil
+}
+
+// crossCount enqueues the count and the scan of the crossing pass over src[0, n), the keys
+// of one device's part (n >= 1), for the splitter (key, lim) as bucketOf gives it: the
+// table of the buckets (side, digit 0) and their starts, which crossStarts reads.
+func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32) error {
+	c, err := s.crossKernels()
+	if err != nil {
+		return err
+	}
+	if n < 1 || n > MaxSortLen || n > src.Len() {
+		return fmt.Errorf("kernels: sort: crossing pass over %d keys of %d: %w", n, src.Len(), engine.ErrInvalidArg)
+	}
+	tpg, groups := s.groupsOf(n, c.tile)
+	if err := q.Launch(c.count, engine.Range1D(groups*s.wg, s.wg), c.table, src, int32(n), int32(0), orderMode(s.mode, order), int32(tpg), key, lim); err != nil {
+		return err
+	}
+	return q.Launch(c.scan, engine.Range1D(s.wg, s.wg), c.table, int32(crossRadix*groups))
+}
+
+// crossStarts returns, once q has run crossCount's kernels, where each bucket's keys
+// start among the n keys counted (crossRadix+1 starts, the last n): one read back.
+func (s *Sorter[K]) crossStarts(ctx context.Context, q *engine.Queue, n int) ([]uint32, error) {
+	_, groups := s.groupsOf(n, s.cross.tile)
+	got := make([]uint32, crossRadix+1)
+	return got, s.cross.table.Read(ctx, q, crossRadix*groups, got)
+}
+
+// crossScatter enqueues the scatter of the crossing pass crossCount counted (same src, n,
+// order and splitter): offs[b] is added to the first position of bucket b (crossOffsets),
+// and the key at position o goes, mapped (SortMapKey) and ordered by digit 0 within its
+// bucket, to lo at o where o < cut, else to hi at o - cut. lo and hi are Launch
+// arguments of q's device: its Buffers, or another device's it reaches.
+func (s *Sorter[K]) crossScatter(ctx context.Context, q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32, offs []uint32, lo, hi any, cut int) error {
+	c := s.cross
+	if c == nil || len(offs) != crossRadix {
+		return fmt.Errorf("kernels: sort: crossing scatter before its count, or %d offsets: %w", len(offs), engine.ErrInvalidArg)
+	}
+	tpg, groups := s.groupsOf(n, c.tile)
+	m := crossRadix * groups
+	// The offsets go from pinned memory, the host not waiting for the copy: only for the
+	// previous one from there, long done as a rule.
+	if err := c.waitWrote(ctx); err != nil {
+		return err
+	}
+	copy(c.offs.Slice(), offs)
+	var err error
+	if c.wrote, err = c.table.WriteAsync(q, m+crossRadix+1, c.offs, 0, crossRadix); err != nil {
+		return err
+	}
+	r := engine.Range1D(groups*s.wg, s.wg)
+	return q.Launch(c.scatter, r, lo, src, lo, src, c.table, int32(n), int32(0), orderMode(s.mode, order), int32(0), int32(tpg), int32(0),
+		hi, hi, int32(cut), int32(0), int32(0), key, lim)
+}
+
+// crossOffsets returns, from the starts of both parts' buckets (crossStarts), the offsets
+// that place each part's keys (crossScatter) and the keys of each side: the keys of side 0
+// (below the splitter) go first, bucket by bucket (digit 0 ascending), within a bucket
+// part 0's before part 1's, in the order of their parts; then side 1's from position
+// side[0] likewise.
+func crossOffsets(starts [2][]uint32) (offs [2][]uint32, side [2]int) {
+	h := sortRadix
+	side[0] = int(starts[0][h] + starts[1][h])
+	side[1] = int(starts[0][crossRadix]+starts[1][crossRadix]) - side[0]
+	for i := range 2 {
+		offs[i] = make([]uint32, crossRadix)
+		for b := range crossRadix {
+			s0 := b / h * h // the side's first bucket
+			at := uint32(0)
+			if b >= h {
+				at = uint32(side[0])
+			}
+			at += starts[0][b] - starts[0][s0] + starts[1][b] - starts[1][s0]
+			if i == 1 {
+				at += starts[0][b+1] - starts[0][b]
+			}
+			offs[i][b] = at - starts[i][b]
+		}
+	}
+	return offs, side
+}
+
+// passesAfterCross enqueues the passes after the crossing pass of the n keys it left in
+// the scratch (Reserve(n) before it: the scratch is where they land), sorting them into
+// dst (the last pass maps them back).
+func (s *Sorter[K]) passesAfterCross(q *engine.Queue, dst *engine.Buffer[K], n int, order SortOrder) error {
+	if n == 0 {
+		return nil
+	}
+	if s.keyScratch == nil || s.keyScratch.Len() < n || dst.Len() < n {
+		return fmt.Errorf("kernels: sort: %d keys after the crossing pass into %d: %w", n, dst.Len(), engine.ErrInvalidArg)
+	}
+	return s.passes(q, dst, s.keyScratch, nil, nil, n, order, 1, sortPasses)
+}
+
+// crossSplitter returns the splitter of two parts of counts keys from the keys drawn from
+// them (drawSamples): the one pickSplitters picks from those samples (each standing for
+// its part's count over its samples plus one keys; the first at which they reach part 0's
+// count), found without sorting them: the samples are counted by the top crossTopBits
+// bits of their mapped keys, the counts summed up to the bucket where part 0's count is
+// reached, and only that bucket's samples sorted (on an H200's host sorting all 8192 took
+// hundreds of microseconds, which the devices spent waiting).
+func crossSplitter[K SortKey](drawn [][]K, counts []int, order SortOrder) place {
+	need := float64(counts[0])
+	if need == 0 {
+		return beforeAll
+	}
+	var weight [2]float64
+	var hist [2][1 << crossTopBits]int32
+	const shift = 32 - crossTopBits
+	for i, d := range drawn {
+		weight[i] = float64(counts[i]) / float64(len(d)+1)
+		for _, k := range d {
+			hist[i][SortMapKey(k, order)>>shift]++
+		}
+	}
+	reached := 0.0
+	for b := range 1 << crossTopBits {
+		w := float64(hist[0][b])*weight[0] + float64(hist[1][b])*weight[1]
+		if reached+w < need {
+			reached += w
+			continue
+		}
+		// The splitter is among bucket b's samples: their places, in order.
+		var in []place
+		for i, d := range drawn {
+			for g, k := range d {
+				if mk := SortMapKey(k, order); int(mk>>shift) == b {
+					in = append(in, place{key: mk, part: i, pos: sampleAt(g, counts[i], len(d), sampleSeed(i))})
+				}
+			}
+		}
+		slices.SortFunc(in, place.compare)
+		for _, p := range in {
+			if reached+weight[p.part] >= need {
+				return p
+			}
+			reached += weight[p.part]
+		}
+		// Rounding: the bucket's sum reached need where its samples one by one did not.
+	}
+	return afterAll
+}
+
+// crossTopBits is the bits of the mapped keys by which crossSplitter counts the samples.
+const crossTopBits = 12

@@ -44,9 +44,9 @@ import (
 //     even count of passes ends in the result (landing), so nothing is copied back.
 //
 // Keys alone over two devices whose kernels reach each other's memory take a shorter way
-// (sortAcross): the splitter is picked from samples of the unsorted parts while the
-// devices sort, and each sort's last pass writes its keys straight into the device they
-// belong to, so that only a local merge follows.
+// (sortAcross): the splitter is picked from samples of the unsorted parts, and each
+// sort's first pass writes its keys straight into the device they belong to, whose
+// passes after it sort them there: no merge follows.
 //
 // Tried and dropped on two H200 (2026-11-30, 128M keys): partitioning first, then sorting
 // once. Each part gave 4096 keys drawn at random positions, the host picked the

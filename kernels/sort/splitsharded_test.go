@@ -214,7 +214,7 @@ func TestSplitShardedSort(t *testing.T) {
 
 // TestSplitShardedSortPeer sorts with ShardedSort over CUDA devices, whose kernels reach
 // each other's memory: keys alone over two devices that both hold keys cross in their
-// sorts' last pass (sortAcross; with mergeFirst, and for pairs and more devices, the merge
+// sorts' first pass (sortAcross; with mergeFirst, and for pairs and more devices, the merge
 // reads the pieces from the other devices' runs directly: mergeFromRuns), each path
 // checked to be taken: the CUDA device and a second opening of it (two devices to the engine, one
 // to the driver), and every other CUDA GPU found (three parts or more: merges of more than
@@ -277,19 +277,20 @@ func TestSplitShardedSortPeer(t *testing.T) {
 					}
 					name := fmt.Sprintf("set %d/p=%d/n=%d/%s", si, p, n, lname)
 					balanced := lname == "even" && n > 1000
-					for _, mergeFirst := range []bool{false, true} {
-						su.mergeFirst = mergeFirst
+					for _, path := range acrossPaths {
+						su.mergeFirst = path.mergeFirst
 						merged, across := mergedFromRuns.Load(), sortedAcross.Load()
-						checkShardedSort(t, name+"/keys/"+acrossPath(mergeFirst), su, qs, keys, counts, Ascending, false, balanced)
-						// Keys alone over two devices, both holding some, go across in the last pass.
-						wantAcross := !mergeFirst && p == 2 && lname != "first" && n > 1
+						checkShardedSort(t, name+"/keys/"+path.name, su, qs, keys, counts, Ascending, false, balanced)
+						// Keys alone over two devices, both holding some, go across.
+						wantAcross := !path.mergeFirst && p == 2 && lname != "first" && n > 1
 						if got := sortedAcross.Load() > across; got != wantAcross {
-							t.Errorf("%s/keys/%s: sorted across in the last pass %v, want %v", name, acrossPath(mergeFirst), got, wantAcross)
+							t.Errorf("%s/keys/%s: sorted across %v, want %v", name, path.name, got, wantAcross)
 						}
 						if !wantAcross && lname != "first" && n > 1 && mergedFromRuns.Load() == merged {
-							t.Errorf("%s/keys/%s: no sort merged from the runs across devices", name, acrossPath(mergeFirst))
+							t.Errorf("%s/keys/%s: no sort merged from the runs across devices", name, path.name)
 						}
 					}
+					su.mergeFirst = false
 					merged := mergedFromRuns.Load()
 					checkShardedSort(t, name+"/pairs", su, qs, keys, counts, Descending, true, false)
 					if lname != "first" && n > 1 && mergedFromRuns.Load() == merged {
@@ -301,14 +302,12 @@ func TestSplitShardedSortPeer(t *testing.T) {
 	})
 }
 
-// acrossPath names the path ShardedSort takes for keys over two devices that reach each
-// other: across in the last pass, or the merge from the runs (mergeFirst).
-func acrossPath(mergeFirst bool) string {
-	if mergeFirst {
-		return "merge"
-	}
-	return "across"
-}
+// acrossPaths are the paths ShardedSort takes for keys over two devices that reach each
+// other: across in the first pass (the default), or the merge from the runs (mergeFirst).
+var acrossPaths = []struct {
+	name       string
+	mergeFirst bool
+}{{"first", false}, {"merge", true}}
 
 // oneHolds returns counts of n over p parts, all on part i.
 func oneHolds(n, p, i int) []int {
