@@ -89,9 +89,11 @@
 //   sort_count  (..., skey, slim): the table of the buckets;
 //   sort_scan   (table, m): also writes the buckets' starts, table[m + b] = table[b*groups]
 //               for b < RADIX and table[m + RADIX] = the keys counted (m = RADIX*groups);
-//   sort_scatter(..., skey, slim): a group's first position for bucket b is table[b*groups
-//               + g] + table[m + RADIX + 1 + b]: the host writes each bucket's offset there,
-//               which places the device's keys among both devices' (see ShardedSort).
+//   sort_scatter(..., skey, slim, other, ooff, which): the keys of part which (0 or 1) of two,
+//               other + ooff the other part's starts (its table, the other device's where
+//               it lies there): bucket b's keys of side 0 (b < HALF) go first, bucket by
+//               bucket, part 0's before part 1's within a bucket; then side 1's likewise,
+//               from position cut (= side 0's keys of both parts).
 // The scatter keeps each key's bucket beside it in local memory (lval, a byte each), where
 // a pass of pairs keeps the values: SPLIT sorts keys alone. Local memory: sort_scatter
 // TILE*33/32 bytes less than above, sort_count twice the counters.
@@ -100,12 +102,14 @@
 #define SPLIT_BUCKET(k, i) ((SIDE_OF(k, i) ? HALF : 0) | (int)((k) & (HALF - 1)))
 #define BUCKET(k, v) ((int)(v))
 #define SPLIT_ARGS , uint skey, uint slim
+#define SPLIT_SCATTER_ARGS , uint skey, uint slim, __global const uint *other, int ooff, int which
 #define KEEPS_VALS 1
 #define LVAL uchar
 #else
 #define LVAL uint
 #define BUCKET(k, v) DIGIT(k)
 #define SPLIT_ARGS
+#define SPLIT_SCATTER_ARGS
 #define KEEPS_VALS pairs
 #endif
 
@@ -220,7 +224,7 @@ void sort_scan(__global uint *table, int m) {
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_scatter(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
                   __global const uint *table, int n, int shift, int tin, int tout, int tpg, int pairs,
-                  __global uint *dst2, __global uint *vdst2, int cut, int off1, int off2 SPLIT_ARGS) {
+                  __global uint *dst2, __global uint *vdst2, int cut, int off1, int off2 SPLIT_SCATTER_ARGS) {
     __local uint lkey[TILE_WORDS];  // the tile's keys (mapped), then the tile reordered by digit
     __local LVAL lval[TILE_WORDS];  // the tile's values, reordered alongside (pairs only)
     __local uint cnt[PCNT_WORDS];   // packed digit counters of each item, then their scan (below)
@@ -231,7 +235,18 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
     int g = (int)get_group_id(0);
     int groups = (int)get_num_groups(0);
 #ifdef SPLIT
-    for (int d = lid; d < RADIX; d += WG) gofs[d] = table[d * groups + g] + table[RADIX * groups + RADIX + 1 + d];
+    {
+        __global const uint *own = table + RADIX * groups; // the starts sort_scan wrote
+        __global const uint *s0 = which == 0 ? own : other + ooff;
+        __global const uint *s1 = which == 0 ? other + ooff : own;
+        const uint side0 = s0[HALF] + s1[HALF];
+        for (int d = lid; d < RADIX; d += WG) {
+            const int f = d & ~(HALF - 1); // the side's first bucket
+            uint at = (d >= HALF ? side0 : 0u) + (s0[d] - s0[f]) + (s1[d] - s1[f]);
+            if (which == 1) at += s0[d + 1] - s0[d];
+            gofs[d] = table[d * groups + g] + at - own[d];
+        }
+    }
 #else
     for (int d = lid; d < RADIX; d += WG) gofs[d] = table[d * groups + g];
 #endif

@@ -28,9 +28,10 @@ const acrossSamples = 4096
 //     predicted to end with as many keys as its part held.
 //  2. Each device counts its part's keys by side of the splitter and digit 0 (crossCount:
 //     sort.cl built with SPLIT, buckets of a side and a digit), and the host reads the
-//     buckets' starts and places each part's keys among both parts' (crossOffsets):
-//     bucket by bucket, part 0's before part 1's, side 0 on device 0 and side 1 on device
-//     1.
+//     buckets' starts (the keys of each side: crossSides); each device's pass places its
+//     part's keys among both parts' from both parts' starts (the other's read across the
+//     link): bucket by bucket, part 0's before part 1's, side 0 on device 0 and side 1 on
+//     device 1.
 //  3. Each device's first pass writes its keys where they land (crossScatter: into its own
 //     scratch, or across the link into the other device's), each device's keys then being
 //     those of one side ordered by digit 0.
@@ -94,7 +95,7 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		return false, err
 	}
 	tr.step("counts")
-	offs, side := crossOffsets(starts)
+	side := crossSides(starts)
 	for j := range 2 {
 		if side[j] == 0 {
 			continue
@@ -124,7 +125,11 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		if err != nil {
 			return fmt.Errorf("device 1's landing from %s: %w", pt.Queue.Device().ID(), err)
 		}
-		if err := s.sorters[di[i]].crossScatter(ctx, pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim, offs[i], lo, hi, side[0]); err != nil {
+		other, err := s.sorters[di[1-i]].crossTable().Reach(pt.Queue)
+		if err != nil {
+			return fmt.Errorf("the other part's counts from %s: %w", pt.Queue.Device().ID(), err)
+		}
+		if err := s.sorters[di[i]].crossScatter(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim, i, other, parts[1-i].Len, lo, hi, side[0]); err != nil {
 			return err
 		}
 		if side[i] > 0 { // the result, allocated while the pass runs
@@ -210,32 +215,19 @@ const crossRadix = 2 * sortRadix
 
 // crossPass is the first pass of a sort whose keys cross between two devices: sort.cl
 // built with SPLIT, its kernels and its table (crossRadix buckets a work-group, then the
-// buckets' starts and the offsets the host writes).
+// buckets' starts).
 type crossPass struct {
 	prog                 *engine.Program
 	count, scan, scatter *engine.Kernel
 	table                *engine.Buffer[uint32]
-	offs                 *engine.HostBuffer[uint32] // the offsets on their way to the table
-	wrote                *engine.Event              // the last copy of offs, or nil
-	tile                 int                        // the keys a work-group ranks at once
+	tile                 int // the keys a work-group ranks at once
 }
 
 func (c *crossPass) Close() error {
 	if c == nil {
 		return nil
 	}
-	return errors.Join(c.waitWrote(context.Background()), c.count.Close(), c.scan.Close(), c.scatter.Close(), c.table.Close(), c.offs.Close(), c.prog.Close())
-}
-
-// waitWrote waits for the last copy of the offsets, if any, and forgets it.
-func (c *crossPass) waitWrote(ctx context.Context) error {
-	if c.wrote == nil {
-		return nil
-	}
-	err := c.wrote.Wait(ctx)
-	c.wrote.Close()
-	c.wrote = nil
-	return err
+	return errors.Join(c.count.Close(), c.scan.Close(), c.scatter.Close(), c.table.Close(), c.prog.Close())
 }
 
 // crossKernels returns the crossing pass of s's device, built at its first use with s's
@@ -261,10 +253,7 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 	_, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &c.count, Name: "sort_count"}, kernels.Ref{Dst: &c.scan, Name: "sort_scan"},
 		kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"})
 	if err == nil {
-		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+2*crossRadix+1)
-	}
-	if err == nil {
-		c.offs, err = engine.NewHostBuffer[uint32](s.dev, crossRadix)
+		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1)
 	}
 	if err != nil {
 		c.Close()
@@ -301,57 +290,35 @@ func (s *Sorter[K]) crossStarts(ctx context.Context, q *engine.Queue, n int) ([]
 }
 
 // crossScatter enqueues the scatter of the crossing pass crossCount counted (same src, n,
-// order and splitter): offs[b] is added to the first position of bucket b (crossOffsets),
-// and the key at position o goes, mapped (SortMapKey) and ordered by digit 0 within its
-// bucket, to lo at o where o < cut, else to hi at o - cut. lo and hi are Launch
-// arguments of q's device: its Buffers, or another device's it reaches.
-func (s *Sorter[K]) crossScatter(ctx context.Context, q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32, offs []uint32, lo, hi any, cut int) error {
+// order and splitter) for part (0 or 1) of two: other is the other part's Sorter's table
+// (its crossTable, reached from q's device where it lies on another) and otherN its keys,
+// both parts' counts done. The keys of the splitter's side 0 go first, bucket by bucket
+// (digit 0 ascending), within a bucket part 0's before part 1's; then side 1's likewise;
+// the key at position o goes, mapped (SortMapKey), to lo at o where o < cut (side 0's
+// keys, crossSides), else to hi at o - cut. lo and hi are Launch arguments of q's device:
+// its Buffers, or another device's it reaches.
+func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32, part int, other any, otherN int, lo, hi any, cut int) error {
 	c := s.cross
-	if c == nil || len(offs) != crossRadix {
-		return fmt.Errorf("kernels: sort: crossing scatter before its count, or %d offsets: %w", len(offs), engine.ErrInvalidArg)
+	if c == nil || part < 0 || part > 1 {
+		return fmt.Errorf("kernels: sort: crossing scatter before its count, or of part %d: %w", part, engine.ErrInvalidArg)
 	}
 	tpg, groups := s.groupsOf(n, c.tile)
-	m := crossRadix * groups
-	// The offsets go from pinned memory, the host not waiting for the copy: only for the
-	// previous one from there, long done as a rule.
-	if err := c.waitWrote(ctx); err != nil {
-		return err
-	}
-	copy(c.offs.Slice(), offs)
-	var err error
-	if c.wrote, err = c.table.WriteAsync(q, m+crossRadix+1, c.offs, 0, crossRadix); err != nil {
-		return err
-	}
+	_, otherGroups := s.groupsOf(otherN, c.tile)
 	r := engine.Range1D(groups*s.wg, s.wg)
 	return q.Launch(c.scatter, r, lo, src, lo, src, c.table, int32(n), int32(0), orderMode(s.mode, order), int32(0), int32(tpg), int32(0),
-		hi, hi, int32(cut), int32(0), int32(0), key, lim)
+		hi, hi, int32(cut), int32(0), int32(0), key, lim, other, int32(crossRadix*otherGroups), int32(part))
 }
 
-// crossOffsets returns, from the starts of both parts' buckets (crossStarts), the offsets
-// that place each part's keys (crossScatter) and the keys of each side: the keys of side 0
-// (below the splitter) go first, bucket by bucket (digit 0 ascending), within a bucket
-// part 0's before part 1's, in the order of their parts; then side 1's from position
-// side[0] likewise.
-func crossOffsets(starts [2][]uint32) (offs [2][]uint32, side [2]int) {
-	h := sortRadix
-	side[0] = int(starts[0][h] + starts[1][h])
+// crossTable returns the table of s's crossing pass, which the other part's crossScatter
+// reads the starts from (crossKernels first).
+func (s *Sorter[K]) crossTable() *engine.Buffer[uint32] { return s.cross.table }
+
+// crossSides returns the keys of each side of the splitter, from the starts of both parts'
+// buckets (crossStarts).
+func crossSides(starts [2][]uint32) (side [2]int) {
+	side[0] = int(starts[0][sortRadix] + starts[1][sortRadix])
 	side[1] = int(starts[0][crossRadix]+starts[1][crossRadix]) - side[0]
-	for i := range 2 {
-		offs[i] = make([]uint32, crossRadix)
-		for b := range crossRadix {
-			s0 := b / h * h // the side's first bucket
-			at := uint32(0)
-			if b >= h {
-				at = uint32(side[0])
-			}
-			at += starts[0][b] - starts[0][s0] + starts[1][b] - starts[1][s0]
-			if i == 1 {
-				at += starts[0][b+1] - starts[0][b]
-			}
-			offs[i][b] = at - starts[i][b]
-		}
-	}
-	return offs, side
+	return side
 }
 
 // passesAfterCross enqueues the passes after the crossing pass of the n keys it left in

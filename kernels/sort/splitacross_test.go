@@ -87,7 +87,7 @@ func BenchmarkShardedSort(b *testing.B) {
 }
 
 // TestCrossPass sorts two parts of keys with the crossing pass and the passes after it
-// (crossCount, crossStarts, crossOffsets, crossScatter, passesAfterCross), as
+// (crossCount, crossStarts, crossSides, crossScatter, passesAfterCross), as
 // sortCrossFirst does on two devices, here with two Sorters of one device: the keys the
 // splitter keeps below it must land, sorted, in the first sorter's result and the rest in
 // the second's, the two together the host's sort of both parts bit for bit, the guard
@@ -184,7 +184,7 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	offs, side := crossOffsets(starts)
+	side := crossSides(starts)
 	if side[0] != below || side[1] != len(all)-below {
 		t.Fatalf("%s: sides of %d and %d keys, want %d and %d", name, side[0], side[1], below, len(all)-below)
 	}
@@ -195,7 +195,7 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 	}
 	for i := range 2 {
 		b := bucketOf(sp, i)
-		if err := srt[i].crossScatter(t.Context(), q, src[i], len(keys[i]), order, b.key, b.lim, offs[i], srt[0].keyScratch, srt[1].keyScratch, side[0]); err != nil {
+		if err := srt[i].crossScatter(q, src[i], len(keys[i]), order, b.key, b.lim, i, srt[1-i].crossTable(), len(keys[1-i]), srt[0].keyScratch, srt[1].keyScratch, side[0]); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
