@@ -43,7 +43,7 @@ const acrossSamples = 4096
 // local memory does not hold the crossing pass.
 //
 // On two H200 (2026-11-30, 2^27 random keys, BenchmarkShardedSort): 4.14-4.23 ms against
-// 6.61 on one GPU; prism bench's sharded case 4.15 ms against 7.07, 1.70x. Its steps: the
+// 6.61 on one GPU; prism bench's sharded case 4.15-4.19 ms against 7.07-7.08, 1.69-1.71x. Its steps: the
 // samples 60-115 us and the splitter 35-70 (the host's work, the devices idle), the counts
 // 175-190, the first pass 690-750 (a local pass takes about 0.44 ms: the scatter's stores
 // cross the link at under 200 GB/s each way, in runs of about 64 keys a bucket, where a
