@@ -797,6 +797,91 @@ func reachPeer(t *testing.T, ids []string) {
 	}
 }
 
+// TestWaitAcross (two GPUs) orders a copy on one CUDA device after kernels of the other
+// through engine.Queue.Wait on the device (driver.PeerEventWaiter): forty launches on the
+// first device write a buffer, the last one with the round's values, an event is recorded
+// after them, the second device's queue waits for it and copies the buffer across. The
+// copy must find the last launch's values in every round: a wait that did not hold would
+// let it read an earlier launch's. It skips with fewer than two devices.
+func TestWaitAcross(t *testing.T) { reopened(t, waitAcross) }
+
+// waitAcross is one round of TestWaitAcross on two devices it opens, and closes at the end.
+func waitAcross(t *testing.T, ids []string) {
+	ctx := context.Background()
+	var devs [2]*engine.Device
+	var qs [2]*engine.Queue
+	for i, id := range ids {
+		dev, err := engine.Open(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dev.Close()
+		q, err := dev.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs[i], qs[i] = dev, q
+	}
+	prog, err := devs[0].Build(`__kernel void fill_from(__global uint *dst, uint n, uint off) {
+	uint i = get_global_id(0);
+	if (i < n) dst[i] = i + off;
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	k, err := prog.Kernel("fill_from")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1<<24 + 5
+	src, err := engine.NewBuffer[uint32](devs[0], n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := engine.NewBuffer[uint32](devs[1], n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	r := engine.Range1D((n+255)/256*256, 256)
+	for round := range 3 {
+		off := uint32(round*1000 + 7)
+		for j := range 40 {
+			if err := qs[0].Launch(k, r, src, uint32(n), uint32(1<<20*(j+1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := qs[0].Launch(k, r, src, uint32(n), off); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := qs[0].Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := qs[1].Wait(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		ev.Close()
+		if err := dst.CopyFrom(qs[1], 0, src, 0, n); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dst.Download(ctx, qs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got {
+			if v != uint32(i)+off {
+				t.Fatalf("round %d: element %d copied after the wait is %d, want %d", round, i, v, uint32(i)+off)
+			}
+		}
+		if err := qs[0].Finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestPeerAccess (two GPUs) copies between two CUDA devices of this process and checks the
 // bytes and that the first copy enabled peer access both ways (enablePeers), so that the
 // copies go over NVLink or PCIe rather than through host memory. It skips with fewer than

@@ -14,11 +14,12 @@ import (
 // waits of one queue on another's events. (cl/memory.go is the OpenCL counterpart.)
 
 var (
-	_ driver.PoolAllocator = (*device)(nil)
-	_ driver.HostAllocator = (*device)(nil)
-	_ driver.HostBuffer    = (*HostBuffer)(nil)
-	_ driver.AsyncCopier   = (*queue)(nil)
-	_ driver.EventWaiter   = (*queue)(nil)
+	_ driver.PoolAllocator   = (*device)(nil)
+	_ driver.HostAllocator   = (*device)(nil)
+	_ driver.HostBuffer      = (*HostBuffer)(nil)
+	_ driver.AsyncCopier     = (*queue)(nil)
+	_ driver.EventWaiter     = (*queue)(nil)
+	_ driver.PeerEventWaiter = (*queue)(nil)
 )
 
 // attrMemoryPoolsSupported is CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: the device has
@@ -288,7 +289,8 @@ func (q *queue) ReadAsync(src driver.Buffer, offset int64, dst driver.HostBuffer
 }
 
 // WaitEvents makes the stream wait for each event's end (cuStreamWaitEvent): the device
-// orders the commands, the host goes on. Events of this device's queues only.
+// orders the commands, the host goes on. The events may be of other CUDA devices' queues
+// (WaitsAcross): cuStreamWaitEvent takes an event of any context.
 func (q *queue) WaitEvents(events []driver.Event) error {
 	if err := q.check(); err != nil {
 		return err
@@ -304,8 +306,6 @@ func (q *queue) WaitEvents(events []driver.Event) error {
 			return fmt.Errorf("cuda: wait on event %d: %T is not a CUDA event: %w", i, ev, driver.ErrInvalidArg)
 		case e.closed:
 			return errClosed(fmt.Sprintf("event %d (%s)", i, e.what))
-		case e.d != q.d:
-			return fmt.Errorf("cuda: wait on event %d (%s): it is of another device: %w", i, e.what, driver.ErrInvalidArg)
 		}
 		ends = append(ends, e.end)
 	}
@@ -317,6 +317,12 @@ func (q *queue) WaitEvents(events []driver.Event) error {
 		}
 		return nil
 	})
+}
+
+// WaitsAcross reports whether WaitEvents takes the events of other: any CUDA queue.
+func (q *queue) WaitsAcross(other driver.Queue) bool {
+	_, ok := other.(*queue)
+	return ok
 }
 
 // Record records an event on the stream (cuEventRecord) that completes when the commands

@@ -232,8 +232,9 @@ func (b *Buffer[T]) Fill(q *Queue, offset, count int, v T) error {
 //
 // src may be a buffer of another device whose driver copies from it directly
 // (PeerPath(q, a queue of src's device) is "peer": CUDA devices of one process). Commands
-// on the queues of src's device are not ordered with q: the caller finishes those that
-// write src first, and leaves src unchanged until the copy is done. Elsewhere a buffer of
+// on the queues of src's device are not ordered with q: the caller orders those that
+// write src before it (q.Wait on an event recorded after them, which CUDA queues wait for
+// on the device, or by finishing them), and leaves src unchanged until the copy is done. Elsewhere a buffer of
 // another device is refused with ErrUnsupported: CopyPeer copies through host memory.
 func (b *Buffer[T]) CopyFrom(q *Queue, offset int, src *Buffer[T], srcOffset, count int) error {
 	if err := b.onQueue(q); err != nil {

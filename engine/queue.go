@@ -185,7 +185,8 @@ func (q *Queue) Finish(ctx context.Context) error {
 // Wait makes the commands enqueued on q after it wait until every one of events has
 // completed, events of other queues included: on the device, without blocking the host,
 // where the backend orders queues by events (CUDA, OpenCL) and the events are of q's
-// device; else by waiting for them here, until ctx is done. It is how one queue consumes
+// device, or of another device whose events the backend's queues wait for (CUDA's, of one
+// process); else by waiting for them here, until ctx is done. It is how one queue consumes
 // what another produced:
 //
 //	up, _ := dst.WriteAsync(copyQueue, 0, host, 0, n)
@@ -213,7 +214,7 @@ func (q *Queue) Wait(ctx context.Context, events ...*Event) error {
 		if _, ok := inner.(doneEvent); ok {
 			continue
 		}
-		if onDevice && e.q != nil && e.q.dev == q.dev {
+		if onDevice && e.q != nil && (e.q.dev == q.dev || waitsAcross(q, e.q)) {
 			dev = append(dev, inner)
 			continue
 		}
@@ -239,6 +240,13 @@ func (q *Queue) Wait(ctx context.Context, events ...*Event) error {
 		q.joinMu.Unlock()
 	}
 	return nil
+}
+
+// waitsAcross reports whether q's driver orders q after the events of p, a queue of
+// another device, on the devices (driver.PeerEventWaiter: CUDA devices of one process).
+func waitsAcross(q, p *Queue) bool {
+	pw, ok := q.drv.(driver.PeerEventWaiter)
+	return ok && p.dev != q.dev && p.dev.backend == q.dev.backend && pw.WaitsAcross(p.drv)
 }
 
 // Record returns an Event that completes when every command enqueued on q before it has

@@ -38,7 +38,9 @@
 //     HostBuffer (engine.RegisterHostBuffer). Fallback: ErrUnsupported; copies from and to
 //     the memory are plain ones. AsyncCopier (Queue): copies that do not block the caller and return
 //     an event. EventWaiter (Queue): a queue ordered after other queues' events on the
-//     device, without blocking the host. PoolAllocator (Device): the driver's own memory
+//     device, without blocking the host; PeerEventWaiter (Queue): also after the events
+//     of another device's queues (CUDA), where engine.Queue.Wait would otherwise wait on
+//     the host. PoolAllocator (Device): the driver's own memory
 //     pool (CUDA's stream-ordered allocator), which engine's pool then takes memory from.
 //     PeerCopier (Queue): a copy from another device's memory of the same driver
 //     (engine.CopyPeer). Fallback: the elements pass through host memory. PeerAccessor

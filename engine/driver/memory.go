@@ -55,6 +55,17 @@ type EventWaiter interface {
 	Record() (Event, error)
 }
 
+// PeerEventWaiter is implemented by queues whose WaitEvents also takes the events of other
+// devices' queues of the same driver (CUDA: cuStreamWaitEvent takes an event of any
+// context): one device's commands ordered after another's on the devices, the host going
+// on.
+type PeerEventWaiter interface {
+	EventWaiter
+	// WaitsAcross reports whether WaitEvents takes the events of other's queue (a queue of
+	// another device).
+	WaitsAcross(other Queue) bool
+}
+
 // PoolAllocator is implemented by devices whose driver has a memory pool of its own
 // (CUDA's stream-ordered allocator): engine's pool takes new memory from it, and gives it
 // back there, instead of allocating and freeing through the driver each time.
