@@ -450,11 +450,19 @@ func timeSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Pa
 	return Summarize(samples), si, err
 }
 
+// shortPairs is the fewest runs timeSplitPaired takes of a split and of the device it is
+// paired with where the median of the split's first --count runs is under shortRun.
+const (
+	shortPairs = 25
+	shortRun   = time.Millisecond
+)
+
 // timeSplitPaired is timeSplit with data from the host, the split's timed runs taken in
 // turn with those of a second split of op whose fractions alone give the whole op to one
 // device (nil: none), which is set up and verified beside it; the order alternates run by
-// run. It returns the second split's timing too, or nil when it was not given or could
-// not be set up beside the first (memory), whose timing then stands alone.
+// run, at least shortPairs times each where the split's runs are short. It returns the
+// second split's timing too, or nil when it was not given or could not be set up beside
+// the first (memory), whose timing then stands alone.
 func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions, alone []float64) (Stats, kernels.SplitInstance, *Stats, error) {
 	var base kernels.SplitInstance
 	if alone != nil {
@@ -486,6 +494,8 @@ func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kern
 			return Stats{}, si, nil, err
 		}
 	}
+	// Short runs get more of them (shortPairs): a few microseconds of noise are a large
+	// share of a run of 100, and more runs cost little.
 	var splitRuns, baseRuns []time.Duration
 	timed := func(in kernels.SplitInstance, to *[]time.Duration) error {
 		t0 := time.Now()
@@ -495,7 +505,8 @@ func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kern
 		*to = append(*to, time.Since(t0))
 		return nil
 	}
-	for i := range cfg.Count {
+	runs := cfg.Count
+	for i := 0; i < runs; i++ {
 		first, second := si, base
 		firstTo, secondTo := &splitRuns, &baseRuns
 		if i%2 == 1 {
@@ -506,6 +517,9 @@ func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kern
 		}
 		if err := timed(second, secondTo); err != nil {
 			return Stats{}, si, nil, err
+		}
+		if i == cfg.Count-1 && Summarize(splitRuns).Median < shortRun {
+			runs = max(runs, shortPairs)
 		}
 	}
 	if err := si.Verify(ctx); err != nil {

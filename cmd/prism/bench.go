@@ -133,8 +133,9 @@ Many devices at once: --split runs each op that splits (GEMM by row blocks, batc
 GEMM and FFT by batch, reductions, sort, Monte Carlo, element-wise maps) across every
 device given as one group, each device a share of the work in proportion to its
 throughput for that op measured at run time (--fractions fixes the shares), and reports
-the split's time beside each device's alone and the speedup over the fastest; a device
-that would not make the split faster gets no share. Ops that run on sharded data (maps,
+the split's time beside each device's alone and the speedup over the fastest (timed in
+turn with the split, run for run; at least 25 runs each where a run is under a
+millisecond); a device that would not make the split faster gets no share. Ops that run on sharded data (maps,
 sums, sort, batched FFT, GEMM) run twice: with data from the host, and on data already
 split over the devices against each device alone with its data resident (--placement
 host or sharded runs one of the two). --ops collective/* (all-reduce,

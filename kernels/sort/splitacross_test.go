@@ -21,8 +21,8 @@ func sentinels[T kerneltest.Element](n int) []T {
 }
 
 // BenchmarkShardedSort sorts 2^27 random uint32 keys split evenly over the first two CUDA
-// devices and resident there with ShardedSort, across in the first pass (the default) and
-// by the merge from the runs (acrossPaths), and the same keys on the first device alone
+// devices and resident there with ShardedSort, on each of acrossPaths (the staged crossing
+// pass also in 1, 2 and maxCrossChunks chunks), and the same keys on the first device alone
 // with the sort the one-device op uses (Sorter): the ratio is what two devices gain. A
 // sort ends when both devices have finished. It skips with fewer than two CUDA devices.
 func BenchmarkShardedSort(b *testing.B) {
@@ -59,9 +59,13 @@ func BenchmarkShardedSort(b *testing.B) {
 			}
 		}
 	}
-	for _, path := range acrossPaths {
+	paths := append(acrossPaths[:len(acrossPaths):len(acrossPaths)], acrossPaths[0], acrossPaths[0], acrossPaths[0])
+	for k, c := range []int{1, 2, maxCrossChunks} { // the staged pass in other numbers of chunks
+		paths[len(acrossPaths)+k].name, paths[len(acrossPaths)+k].crossChunks = fmt.Sprintf("staged%d", c), c
+	}
+	for _, path := range paths {
 		b.Run(path.name, func(b *testing.B) {
-			s.mergeFirst = path.mergeFirst
+			takePath(s, path.mergeFirst, path.crossChunks)
 			timed(b, func() error {
 				out, _, err := s.Sort(ctx, sk, nil, Ascending)
 				if err != nil {
@@ -155,16 +159,19 @@ func testCrossPass[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 				if kerneltest.Small() && isFloat && sname != "drawn" {
 					continue // the float map is one kernel argument: uint32 covers the splitters
 				}
-				name := fmt.Sprintf("n=%v/%s/%s/%s", n, pat, sname, order)
-				checkCrossPass(t, srt, q, name, keys, sp, order)
+				// Written across, and staged in chunks (the chunks' copies on q).
+				chunks := []int{0, 1, 3, maxCrossChunks}[(si+pi+len(sname))%4]
+				name := fmt.Sprintf("n=%v/%s/%s/%s/chunks=%d", n, pat, sname, order, chunks)
+				checkCrossPass(t, srt, q, name, keys, sp, order, chunks)
 			}
 		}
 	}
 }
 
 // checkCrossPass sorts the two parts' keys across the splitter sp with the two sorters
-// and checks them (TestCrossPass).
-func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue, name string, keys [2][]K, sp place, order SortOrder) {
+// and checks them (TestCrossPass): the keys written across by the scatter (chunks 0), or
+// staged in chunks and copied (crossCopies).
+func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue, name string, keys [2][]K, sp place, order SortOrder, chunks int) {
 	t.Helper()
 	all := append(append([]K(nil), keys[0]...), keys[1]...)
 	want := SortRef(all, order)
@@ -182,11 +189,11 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 	for i := range 2 {
 		src[i] = kerneltest.Guarded(t, q, keys[i])
 		b := bucketOf(sp, i)
-		if err := srt[i].crossCount(q, src[i], len(keys[i]), order, b.key, b.lim); err != nil {
+		if err := srt[i].crossCount(q, src[i], len(keys[i]), order, b.key, b.lim, max(chunks, 1)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var err error
-		if starts[i], err = srt[i].crossStarts(t.Context(), q, len(keys[i])); err != nil {
+		if starts[i], err = srt[i].crossStarts(t.Context(), q, len(keys[i]), max(chunks, 1)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -194,15 +201,44 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 	if side[0] != below || side[1] != len(all)-below {
 		t.Fatalf("%s: sides of %d and %d keys, want %d and %d", name, side[0], side[1], below, len(all)-below)
 	}
+	var stage [2]int
+	if chunks > 0 {
+		stage = [2]int{int(starts[0][crossRadix] - starts[0][sortRadix]), int(starts[1][sortRadix])}
+	}
 	for j := range 2 {
-		if err := srt[j].Reserve(max(side[j], 1), false); err != nil {
+		// Exactly the room the pass needs, guarded, so that a write past it is seen.
+		if err := srt[j].keyScratch.Close(); err != nil {
 			t.Fatal(err)
 		}
+		srt[j].keyScratch = kerneltest.Guarded(t, q, sentinels[K](max(side[j]+stage[j], 1)))
 	}
 	for i := range 2 {
 		b := bucketOf(sp, i)
-		if err := srt[i].crossScatter(q, src[i], len(keys[i]), order, b.key, b.lim, i, srt[1-i].crossTable(), len(keys[1-i]), srt[0].keyScratch, srt[1].keyScratch, side[0]); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		w := crossWay{part: i, other: srt[1-i].crossTable(), otherN: len(keys[1-i]), lo: srt[0].keyScratch, hi: srt[1].keyScratch, cut: side[0]}
+		if chunks > 0 {
+			w.lo, w.hi, w.staged, w.stageAt = srt[i].keyScratch, srt[i].keyScratch, true, side[i]
+		}
+		for c := range max(chunks, 1) {
+			if err := srt[i].crossScatter(q, src[i], len(keys[i]), order, b.key, b.lim, w, c, c+1, max(chunks, 1)); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+	for j := range 2 {
+		if chunks == 0 {
+			break
+		}
+		copied := 0
+		for _, spans := range crossCopies(starts, side, j, chunks) {
+			for _, sp := range spans {
+				if err := srt[j].keyScratch.CopyFrom(q, sp.to, srt[1-j].keyScratch, sp.from, sp.count); err != nil {
+					t.Fatalf("%s: copy %+v to part %d: %v", name, sp, j, err)
+				}
+				copied += sp.count
+			}
+		}
+		if copied != stage[1-j] {
+			t.Fatalf("%s: the copies to part %d move %d keys, part %d staged %d", name, j, copied, 1-j, stage[1-j])
 		}
 	}
 	from := 0
