@@ -87,20 +87,16 @@
 // input below slim) and side 1 for the rest, the digit the key's low RADIX_BITS - 1 bits.
 // Bucket b = side*HALF + digit. Its arguments past the usual ones:
 //   sort_count  (..., skey, slim): the table of the buckets;
-//   sort_scan   (table, m, chunks): also writes the buckets' starts, table[m + b] =
-//               table[b*groups] for b < RADIX and table[m + RADIX] = the keys counted (m =
-//               RADIX*groups), then for each chunk c in [1, chunks) of the groups (chunk c
-//               begins at group c*groups/chunks) table[m + RADIX + 1 + (c-1)*RADIX + b] =
-//               table[b*groups + c*groups/chunks]: where its keys of bucket b begin;
-//   sort_scatter(..., skey, slim, other, ooff, which, g0, ngroups): the keys of part
-//               which&1 (0 or 1) of two, other + ooff the other part's starts (its table,
-//               the other device's where it lies there), launched over groups [g0, g0 +
-//               launched) of ngroups: bucket b's keys of side 0 (b < HALF) go first, bucket
-//               by bucket, part 0's before part 1's within a bucket; then side 1's likewise,
-//               from position cut (= side 0's keys of both parts). With which&2 (staged)
-//               the keys of the other part's side go instead to their position among the
-//               part's keys of that side (a copy takes them across): part 0's side-1 keys
-//               to dst2[p - start of side 1 + off2], part 1's side-0 keys to dst[p + off1].
+//   sort_scan   (table, m): also writes the buckets' starts, table[m + b] = table[b*groups]
+//               for b < RADIX and table[m + RADIX] = the keys counted (m = RADIX*groups);
+//   sort_scatter(..., skey, slim, other, ooff, which, room0, room1): the keys of part which
+//               (0 or 1) of two, other + ooff the other part's starts (its table, the other
+//               device's where it lies there): bucket b's keys of side 0 (b < HALF) go
+//               first, bucket by bucket, part 0's before part 1's within a bucket; then side
+//               1's likewise, from position cut, which the kernel sets to side 0's keys of
+//               both parts (from the starts; the argument is not read). Only the first room0
+//               keys of side 0 and room1 of side 1 are written: the host, which learns the
+//               sides from the starts while the pass runs, reserves that room ahead.
 // The scatter keeps each key's bucket beside it in local memory (lval, a byte each), where
 // a pass of pairs keeps the values: SPLIT sorts keys alone. Local memory: sort_scatter
 // TILE*33/32 bytes less than above, sort_count twice the counters.
@@ -109,8 +105,8 @@
 #define SPLIT_BUCKET(k, i) ((SIDE_OF(k, i) ? HALF : 0) | (int)((k) & (HALF - 1)))
 #define BUCKET(k, v) ((int)(v))
 #define SPLIT_ARGS , uint skey, uint slim
-#define SPLIT_SCATTER_ARGS , uint skey, uint slim, __global const uint *other, int ooff, int which, int g0, int ngroups
-#define SPLIT_SCAN_ARGS , int chunks
+#define SPLIT_SCATTER_ARGS , uint skey, uint slim, __global const uint *other, int ooff, int which, int room0, int room1
+#define ROOM(o, room) ((o) < (room))
 #define KEEPS_VALS 1
 #define LVAL uchar
 #else
@@ -118,7 +114,7 @@
 #define BUCKET(k, v) DIGIT(k)
 #define SPLIT_ARGS
 #define SPLIT_SCATTER_ARGS
-#define SPLIT_SCAN_ARGS
+#define ROOM(o, room) 1
 #define KEEPS_VALS pairs
 #endif
 
@@ -192,7 +188,7 @@ void sort_count(__global uint *table, __global const uint *src, int n, int shift
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sort_scan(__global uint *table, int m SPLIT_SCAN_ARGS) {
+void sort_scan(__global uint *table, int m) {
     __local uint buf[TILE_WORDS];
     __local uint part[WG];
     int lid = (int)get_local_id(0);
@@ -227,12 +223,6 @@ void sort_scan(__global uint *table, int m SPLIT_SCAN_ARGS) {
     int groups = m / RADIX;
     for (int b = lid; b < RADIX; b += WG) table[m + b] = table[b * groups];
     if (lid == 0) table[m + RADIX] = carry;
-    // The buckets' positions at each chunk's first group (a chunk: groups [c*groups/chunks,
-    // (c+1)*groups/chunks)), for the chunks after the first.
-    for (int e = lid; e < (chunks - 1) * RADIX; e += WG) {
-        int c = e / RADIX + 1, b = e % RADIX;
-        table[m + RADIX + 1 + e] = table[b * groups + (int)((long)c * groups / chunks)];
-    }
 #endif
 }
 
@@ -250,21 +240,17 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
     int g = (int)get_group_id(0);
     int groups = (int)get_num_groups(0);
 #ifdef SPLIT
-    g += g0;
-    groups = ngroups;
     {
         __global const uint *own = table + RADIX * groups; // the starts sort_scan wrote
-        const int part = which & 1, stage = which & 2;
-        __global const uint *s0 = part == 0 ? own : other + ooff;
-        __global const uint *s1 = part == 0 ? other + ooff : own;
+        __global const uint *s0 = which == 0 ? own : other + ooff;
+        __global const uint *s1 = which == 0 ? other + ooff : own;
         const uint side0 = s0[HALF] + s1[HALF];
+        cut = (int)side0;
         for (int d = lid; d < RADIX; d += WG) {
             const int f = d & ~(HALF - 1); // the side's first bucket
             uint at = (d >= HALF ? side0 : 0u) + (s0[d] - s0[f]) + (s1[d] - s1[f]);
-            if (part == 1) at += s0[d + 1] - s0[d];
+            if (which == 1) at += s0[d + 1] - s0[d];
             gofs[d] = table[d * groups + g] + at - own[d];
-            if (stage && (d >= HALF) != (part == 1)) // the other side's: staged
-                gofs[d] = table[d * groups + g] + (part == 0 ? (uint)cut - own[HALF] : 0u);
         }
     }
 #else
@@ -343,9 +329,11 @@ void sort_scatter(__global uint *dst, __global const uint *src, __global uint *v
                 int d = BUCKET(kk, lval[PAD(i)]);
                 int o = (int)(gofs[d] + (uint)i - lstart[d]);
                 if (o < cut) {
-                    dst[o + off1] = map_out(kk, tout);
-                    if (pairs) vdst[o + off1] = lval[PAD(i)];
-                } else {
+                    if (ROOM(o, room0)) {
+                        dst[o + off1] = map_out(kk, tout);
+                        if (pairs) vdst[o + off1] = lval[PAD(i)];
+                    }
+                } else if (ROOM(o - cut, room1)) {
                     dst2[o - cut + off2] = map_out(kk, tout);
                     if (pairs) vdst2[o - cut + off2] = lval[PAD(i)];
                 }

@@ -365,7 +365,7 @@ func (in *sortSplitInstance[K]) scatter(ctx context.Context) error {
 		return err
 	}
 	var qs []*engine.Queue
-	in.ss = &ShardedSort[K]{crossChunks: crossChunks}
+	in.ss = &ShardedSort[K]{}
 	for _, pt := range parts {
 		if err := pt.closeBuffers(); err != nil { // the probe's
 			return err

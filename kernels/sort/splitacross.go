@@ -27,22 +27,19 @@ const acrossSamples = 4096
 //     (crossSplitter): device 0 is to hold the keys below it, device 1 the rest, each
 //     predicted to end with as many keys as its part held.
 //  2. Each device counts its part's keys by side of the splitter and digit 0 (crossCount:
-//     sort.cl built with SPLIT, buckets of a side and a digit), and the host reads the
-//     buckets' starts (the keys of each side: crossSides); each device's pass places its
-//     part's keys among both parts' from both parts' starts (the other's read across the
-//     link): bucket by bucket, part 0's before part 1's, side 0 on device 0 and side 1 on
-//     device 1.
-//  3. Each device's first pass places its keys (crossScatter), each device's keys then
-//     being those of one side ordered by digit 0. Staged (crossChunks > 0, the default):
-//     the scatter, in crossChunks launches, writes every key into its own device, the
-//     other side's after its own; as each chunk ends, the other device's copy queue
-//     (copyQueue) copies that chunk's keys of its side across into place (crossCopies), the
-//     copy engines moving them over the link while the scatter goes on. Else the scatter
-//     writes the other side's keys across the link itself.
-//  4. Once its keys are in, each device's passes after the first (passesAfterCross) sort
-//     them where they are into its result: no merge follows. The devices wait for each
-//     other's events themselves (engine.Queue.Wait across CUDA devices): after the counts
-//     the host waits for nothing.
+//     sort.cl built with SPLIT, buckets of a side and a digit) and, once the other device
+//     has counted too (the devices wait for each other's events themselves, on CUDA),
+//     places them at once (crossScatter): bucket by bucket, part 0's before part 1's, side
+//     0 on device 0 and side 1 on device 1, from both parts' starts (the other's read
+//     across the link), writing the other side's keys across the link into the other
+//     device's landing. The landings are reserved ahead with room for each device's
+//     predicted side and a sixteenth more (landingRoom); the host reads the starts on a
+//     second queue while the pass runs (the sides: crossSides) and, in the rare case that
+//     a side outgrew its room, runs the pass again with the room it needs.
+//  3. Once its keys are in (the other device's pass done, again waited for on the device),
+//     each device's passes after the first (passesAfterCross) sort them where they are
+//     into its result: no merge follows. After the samples the host waits only for the
+//     starts, which it reads while the devices are busy.
 //
 // It reports false, having done nothing, where the sort is not of that kind: values, other
 // than two parts, an empty part, devices that do not reach each other, or a device whose
@@ -59,8 +56,12 @@ const acrossSamples = 4096
 // Tried before it and dropped: crossing in the last pass (the passes but the last on each
 // part, the splitter's counts, the last pass's scatter writing each sorted run into both
 // devices, then a merge of the two runs each device received): 4.16-4.26 ms, its steps 3.17
-// ms, 0.67 and a merge of 0.31-0.35. Partitioning first, then sorting each device's keys,
-// is in ShardedSort's comment.
+// ms, 0.67 and a merge of 0.31-0.35. Staging the other side's keys on their own device and
+// copying them across with the copy engines, chunk by chunk behind the scatter (16 copies
+// a chunk, one a bucket): 4.69 ms in one chunk, 4.78 in two, 5.15 in four, 6.24 in eight,
+// against 4.13 written across by the scatter: each peer copy cost the host 12-17 us (two
+// events and cuMemcpyPeerAsync), so the copies trailed the scatter. Partitioning first,
+// then sorting each device's keys, is in ShardedSort's comment.
 func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.Buffer[K], out []*engine.Buffer[K], order SortOrder) (bool, error) {
 	parts := keys.Parts()
 	if len(parts) != 2 || parts[0].Len == 0 || parts[1].Len == 0 || !peerAll(parts) {
@@ -87,18 +88,79 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	tr.step("samples")
 	sp := crossSplitter(drawn, keys.Counts(), order)
 	tr.step("splitter")
-	staged, chunks := s.crossChunks > 0, 1
-	if staged {
-		chunks = s.crossChunks
+	// Each device counts its part and scans the counts (crossCount); once the other device
+	// has scanned too, it scatters its keys at once (its pass reads the other's starts
+	// across), into landings reserved ahead with the room landingRoom gives. The host
+	// reads the starts meanwhile, on a second queue of each device, for the sides.
+	n := keys.Len()
+	var room [2]int
+	for j := range 2 {
+		room[j] = roomFor(parts[j].Len, n)
+		if err := s.sorters[di[j]].Reserve(room[j], false); err != nil {
+			return false, err
+		}
 	}
-	var starts [2][]uint32
+	var scanned, scattered [2]*engine.Event
+	defer func() {
+		for i := range 2 {
+			scanned[i].Close()
+			scattered[i].Close()
+		}
+	}()
 	err = keys.EachDevice(func(i int) error {
-		pt, srt, b := parts[i], s.sorters[di[i]], bucketOf(sp, i)
-		if err := srt.crossCount(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim, chunks); err != nil {
+		pt, b := parts[i], bucketOf(sp, i)
+		if err := s.sorters[di[i]].crossCount(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim); err != nil {
 			return err
 		}
 		var err error
-		starts[i], err = srt.crossStarts(ctx, pt.Queue, pt.Len, chunks)
+		scanned[i], err = pt.Queue.Record()
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	scatter := func(i int) error {
+		pt, b := parts[i], bucketOf(sp, i)
+		var land [2]any // where side j's keys land, as arguments of part i's device's kernels
+		for j := range 2 {
+			r := s.sorters[di[j]].keyScratch
+			if j == i {
+				land[j] = r
+				continue
+			}
+			var err error
+			if land[j], err = r.Reach(pt.Queue); err != nil {
+				return fmt.Errorf("device %d's landing from %s: %w", j, pt.Queue.Device().ID(), err)
+			}
+		}
+		other, err := s.sorters[di[1-i]].crossTable().Reach(pt.Queue)
+		if err != nil {
+			return fmt.Errorf("the other part's counts from %s: %w", pt.Queue.Device().ID(), err)
+		}
+		if err := pt.Queue.Wait(ctx, scanned[1-i]); err != nil {
+			return err
+		}
+		w := crossWay{part: i, other: other, otherN: parts[1-i].Len, lo: land[0], hi: land[1], room: room}
+		if err := s.sorters[di[i]].crossScatter(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim, w); err != nil {
+			return err
+		}
+		scattered[i].Close()
+		scattered[i], err = pt.Queue.Record()
+		return err
+	}
+	var starts [2][]uint32
+	err = keys.EachDevice(func(i int) error {
+		if err := scatter(i); err != nil {
+			return err
+		}
+		rq, err := s.readQueue(di[i])
+		if err != nil {
+			return err
+		}
+		if err := rq.Wait(ctx, scanned[i]); err != nil {
+			return err
+		}
+		starts[i], err = s.sorters[di[i]].crossStarts(ctx, rq, parts[i].Len)
 		return err
 	})
 	if err != nil {
@@ -106,142 +168,35 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	}
 	tr.step("counts")
 	side := crossSides(starts)
-	// A staged pass keeps the other side's keys after the device's own (crossWay).
-	var stage [2]int
-	if staged {
-		stage[0] = int(starts[0][crossRadix] - starts[0][sortRadix])
-		stage[1] = int(starts[1][sortRadix])
-	}
-	for j := range 2 {
-		if n := side[j] + stage[j]; n > 0 {
-			// Room to spare, so that the next sort's sides, a little different, fit.
-			if err := s.sorters[di[j]].Reserve(min(MaxSortLen, engine.RoundUp(n, max(1<<16, n>>6))), false); err != nil {
+	if side[0] > room[0] || side[1] > room[1] {
+		// The splitter was far off (keys drawn unluckily): the pass again, with the room
+		// the sides need (the scatter leaves its input and the counts as they were).
+		for i := range 2 {
+			if err := parts[i].Queue.Finish(ctx); err != nil {
 				return false, err
 			}
 		}
-	}
-	// land(j, i): where device j's keys land, as an argument of part i's device's kernels.
-	land := func(j, i int) (any, error) {
-		if side[j]+stage[j] == 0 { // none land there: any buffer of part i's device will do
-			return parts[i].Buf, nil
-		}
-		r := s.sorters[di[j]].keyScratch
-		if i == j {
-			return r, nil
-		}
-		return r.Reach(parts[i].Queue)
-	}
-	record := func(q *engine.Queue, into *[]*engine.Event) error {
-		ev, err := q.Record()
-		if err != nil {
-			return err
-		}
-		*into = append(*into, ev)
-		return nil
-	}
-	// before[j]: part j's device's work before the pass (the last users of its landing),
-	// which the copies into its landing follow.
-	var before [2][]*engine.Event
-	defer func() {
-		for _, evs := range before {
-			for _, e := range evs {
-				e.Close()
+		for j := range 2 {
+			room[j] = max(room[j], side[j])
+			if err := s.sorters[di[j]].Reserve(room[j], false); err != nil {
+				return false, err
 			}
 		}
-	}()
-	var scattered [2][]*engine.Event // by part, by chunk
-	defer func() {
-		for _, evs := range scattered {
-			for _, e := range evs {
-				e.Close()
-			}
-		}
-	}()
-	err = keys.EachDevice(func(i int) error {
-		pt, b := parts[i], bucketOf(sp, i)
-		w := crossWay{part: i, otherN: parts[1-i].Len, cut: side[0], staged: staged, stageAt: side[i]}
-		var err error
-		if w.other, err = s.sorters[di[1-i]].crossTable().Reach(pt.Queue); err != nil {
-			return fmt.Errorf("the other part's counts from %s: %w", pt.Queue.Device().ID(), err)
-		}
-		if staged {
-			if err := record(pt.Queue, &before[i]); err != nil {
-				return err
-			}
-			if w.lo, err = land(i, i); err != nil {
-				return err
-			}
-			w.hi = w.lo
-		} else {
-			if w.lo, err = land(0, i); err != nil {
-				return fmt.Errorf("device 0's landing from %s: %w", pt.Queue.Device().ID(), err)
-			}
-			if w.hi, err = land(1, i); err != nil {
-				return fmt.Errorf("device 1's landing from %s: %w", pt.Queue.Device().ID(), err)
-			}
-		}
-		for c := range chunks {
-			if err := s.sorters[di[i]].crossScatter(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim, w, c, c+1, chunks); err != nil {
-				return err
-			}
-			if err := record(pt.Queue, &scattered[i]); err != nil {
-				return err
-			}
-		}
-		if side[i] > 0 { // the result, allocated while the pass runs
-			if err := receiving(pt.Queue.Device(), i, side[i], out, nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return false, err
-	}
-	var copied [2]*engine.Event
-	defer func() { copied[0].Close(); copied[1].Close() }()
-	if staged {
-		// Each device's copy queue brings the other part's keys of its side, chunk by chunk
-		// as the other device's scatter finishes them.
-		err = keys.EachDevice(func(j int) error {
-			i := 1 - j
-			cq, err := s.copyQueue(di[j])
-			if err != nil {
-				return err
-			}
-			if err := cq.Wait(ctx, before[j]...); err != nil {
-				return err
-			}
-			to, from := s.sorters[di[j]].keyScratch, s.sorters[di[i]].keyScratch
-			for c, spans := range crossCopies(starts, side, j, chunks) {
-				if len(spans) == 0 {
-					continue
-				}
-				if err := cq.Wait(ctx, scattered[i][c]); err != nil {
-					return err
-				}
-				for _, sp := range spans {
-					if err := to.CopyFrom(cq, sp.to, from, sp.from, sp.count); err != nil {
-						return fmt.Errorf("the crossing pass's keys from %s: %w", parts[i].Queue.Device().ID(), err)
-					}
-				}
-			}
-			copied[j], err = cq.Record()
-			return err
-		})
-		if err != nil {
+		if err := keys.EachDevice(scatter); err != nil {
 			return false, err
 		}
+		outOfRoom.Add(1)
 	}
-	// Each device goes on once its keys are in: the other device's scatter done (written
-	// across), or both devices' copies (staged: its keys in, its staged keys out). On CUDA
-	// the devices wait for each other's events themselves, the host going on.
+	// The results, allocated while the pass runs; each device goes on once the other's
+	// scatter has written its keys (on CUDA the devices wait for each other's events
+	// themselves, the host going on).
 	err = keys.EachDevice(func(j int) error {
-		wait := []*engine.Event{scattered[1-j][len(scattered[1-j])-1]}
-		if staged {
-			wait = copied[:]
+		if side[j] > 0 {
+			if err := receiving(parts[j].Queue.Device(), j, side[j], out, nil); err != nil {
+				return err
+			}
 		}
-		return parts[j].Queue.Wait(ctx, wait...)
+		return parts[j].Queue.Wait(ctx, scattered[1-j])
 	})
 	if err != nil {
 		return false, err
@@ -259,24 +214,38 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	return true, nil
 }
 
-// copyQueue returns the queue of device d (by its index in s.devs) that the copies of a
-// staged crossing pass run on, beside the parts' own queues; made at its first use.
-func (s *ShardedSort[K]) copyQueue(d int) (*engine.Queue, error) {
-	if s.copyQs == nil {
-		s.copyQs = make([]*engine.Queue, len(s.devs))
+// sortedAcross counts the sorts that took sortAcross, for the tests; outOfRoom those whose
+// crossing pass ran again because a side outgrew its landing's room.
+var sortedAcross, outOfRoom atomic.Int64
+
+// landingRoom returns the keys a device's landing holds ahead of sortAcross's crossing
+// pass, for a part of n keys of total: the splitter predicts the side within about one per
+// cent of total where the keys are many and random (acrossSamples), so a sixteenth more
+// (and 4096, for few keys) is room that a side outgrows only with keys drawn very
+// unluckily, when the pass runs again with the room it needs. Never more than total.
+func landingRoom(n, total int) int {
+	return min(total, n+total/16+4096)
+}
+
+// roomFor is landingRoom, which the tests replace to give too little room.
+var roomFor = landingRoom
+
+// readQueue returns the queue of device d (by its index in s.devs) on which sortAcross
+// reads the crossing pass's starts while the pass runs on the part's own; made at its
+// first use.
+func (s *ShardedSort[K]) readQueue(d int) (*engine.Queue, error) {
+	if s.readQs == nil {
+		s.readQs = make([]*engine.Queue, len(s.devs))
 	}
-	if s.copyQs[d] == nil {
+	if s.readQs[d] == nil {
 		q, err := s.devs[d].NewQueue()
 		if err != nil {
 			return nil, err
 		}
-		s.copyQs[d] = q
+		s.readQs[d] = q
 	}
-	return s.copyQs[d], nil
+	return s.readQs[d], nil
 }
-
-// sortedAcross counts the sorts that took sortAcross, for the tests.
-var sortedAcross atomic.Int64
 
 // drawSamples reads the samples of part i, which device d holds in no order: the keys at
 // sampleAt's positions for m = min(part, acrossSamples) slots and the part's seed
@@ -373,7 +342,7 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 	_, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &c.count, Name: "sort_count"}, kernels.Ref{Dst: &c.scan, Name: "sort_scan"},
 		kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"})
 	if err == nil {
-		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1+(maxCrossChunks-1)*crossRadix)
+		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1)
 	}
 	if err != nil {
 		c.Close()
@@ -385,10 +354,8 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 
 // crossCount enqueues the count and the scan of the crossing pass over src[0, n), the keys
 // of one device's part (n >= 1), for the splitter (key, lim) as bucketOf gives it: the
-// table of the buckets (side, digit 0) and their starts, which crossStarts reads, with
-// where each bucket's keys begin in each of chunks (1 to maxCrossChunks) chunks of the
-// pass's work-groups (crossChunk).
-func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32, chunks int) error {
+// table of the buckets (side, digit 0) and their starts, which crossStarts reads.
+func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32) error {
 	c, err := s.crossKernels()
 	if err != nil {
 		return err
@@ -396,128 +363,49 @@ func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, or
 	if n < 1 || n > MaxSortLen || n > src.Len() {
 		return fmt.Errorf("kernels: sort: crossing pass over %d keys of %d: %w", n, src.Len(), engine.ErrInvalidArg)
 	}
-	if chunks < 1 || chunks > maxCrossChunks {
-		return fmt.Errorf("kernels: sort: crossing pass in %d chunks; must be in 1..%d: %w", chunks, maxCrossChunks, engine.ErrInvalidArg)
-	}
 	tpg, groups := s.groupsOf(n, c.tile)
 	if err := q.Launch(c.count, engine.Range1D(groups*s.wg, s.wg), c.table, src, int32(n), int32(0), orderMode(s.mode, order), int32(tpg), key, lim); err != nil {
 		return err
 	}
-	return q.Launch(c.scan, engine.Range1D(s.wg, s.wg), c.table, int32(crossRadix*groups), int32(chunks))
+	return q.Launch(c.scan, engine.Range1D(s.wg, s.wg), c.table, int32(crossRadix*groups))
 }
 
-// crossStarts returns, once q has run crossCount's kernels for the same n and chunks,
-// where each bucket's keys start among the n keys counted (crossRadix+1 starts, the last
-// n), then for each chunk after the first where its keys of each bucket begin
-// (crossRadix each): one read back.
-func (s *Sorter[K]) crossStarts(ctx context.Context, q *engine.Queue, n, chunks int) ([]uint32, error) {
+// crossStarts returns, once q has run crossCount's kernels, where each bucket's keys
+// start among the n keys counted (crossRadix+1 starts, the last n): one read back.
+func (s *Sorter[K]) crossStarts(ctx context.Context, q *engine.Queue, n int) ([]uint32, error) {
 	_, groups := s.groupsOf(n, s.cross.tile)
-	got := make([]uint32, crossRadix+1+(chunks-1)*crossRadix)
+	got := make([]uint32, crossRadix+1)
 	return got, s.cross.table.Read(ctx, q, crossRadix*groups, got)
 }
 
-// maxCrossChunks bounds the chunks of a staged crossing pass (crossWay.staged).
-const maxCrossChunks = 8
-
-// crossChunk returns the first work-group of chunk c of chunks over groups (c = chunks:
-// groups), as sort_scan divides them.
-func crossChunk(c, groups, chunks int) int { return int(int64(c) * int64(groups) / int64(chunks)) }
-
-// crossWay is where a crossing scatter (crossScatter) writes one part's keys.
-//
-// Written across (staged false): the keys of the splitter's side 0 go first, bucket by
-// bucket (digit 0 ascending), within a bucket part 0's before part 1's; then side 1's
-// likewise; the key at position o goes, mapped (SortMapKey), to lo at o where o < cut
-// (side 0's keys, crossSides), else to hi at o - cut. lo and hi are Launch arguments of
-// the part's device: its Buffers, or another device's it reaches.
-//
-// Staged: the keys of the part's own side (side 0 for part 0, side 1 for part 1) go where
-// they would across (at their o, less cut for side 1), the others, in the order of the
-// part's own buckets, after them: all into lo = hi, the part's device's landing, the keys
-// of the other side from position stageAt (the part's own side's keys of both parts);
-// crossCopies then says where they go on the other device.
+// crossWay is where a crossing scatter (crossScatter) writes one part's keys: the keys of
+// the splitter's side 0 go first, bucket by bucket (digit 0 ascending), within a bucket
+// part 0's before part 1's; then side 1's likewise; the key at position o goes, mapped
+// (SortMapKey), to lo at o where o is below side 0's keys of both parts (which the pass
+// finds from both parts' starts), else to hi at o less them. lo and hi are Launch
+// arguments of the part's device: its Buffers, or another device's it reaches. Only the
+// first room[0] keys of side 0 and room[1] of side 1 are written (the landings' room).
 type crossWay struct {
-	part    int // 0 or 1
-	other   any // the other part's table (its Sorter's crossTable, reached from this device)
-	otherN  int // the other part's keys
-	lo, hi  any
-	cut     int
-	staged  bool
-	stageAt int
+	part   int // 0 or 1
+	other  any // the other part's table (its Sorter's crossTable, reached from this device)
+	otherN int // the other part's keys
+	lo, hi any
+	room   [2]int
 }
 
 // crossScatter enqueues the scatter of the crossing pass crossCount counted (same src, n,
-// order and splitter) for the chunk [c0, c1) of its chunks (crossCount's, all of it in
-// one: 0, 1, 1), the keys written as w says; both parts' counts are done.
-func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32, w crossWay, c0, c1, chunks int) error {
+// order and splitter), the keys written as w says; both parts' counts are done before it
+// runs.
+func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32, w crossWay) error {
 	c := s.cross
-	if c == nil || w.part < 0 || w.part > 1 || c0 < 0 || c1 > chunks || c0 > c1 {
-		return fmt.Errorf("kernels: sort: crossing scatter before its count, or of part %d, chunks [%d, %d) of %d: %w", w.part, c0, c1, chunks, engine.ErrInvalidArg)
+	if c == nil || w.part < 0 || w.part > 1 {
+		return fmt.Errorf("kernels: sort: crossing scatter before its count, or of part %d: %w", w.part, engine.ErrInvalidArg)
 	}
 	tpg, groups := s.groupsOf(n, c.tile)
 	_, otherGroups := s.groupsOf(w.otherN, c.tile)
-	g0, g1 := crossChunk(c0, groups, chunks), crossChunk(c1, groups, chunks)
-	if g1 == g0 {
-		return nil
-	}
-	which, off1, off2 := int32(w.part), int32(0), int32(0)
-	if w.staged {
-		which |= 2
-		if w.part == 0 {
-			off2 = int32(w.stageAt)
-		} else {
-			off1 = int32(w.stageAt)
-		}
-	}
-	r := engine.Range1D((g1-g0)*s.wg, s.wg)
+	r := engine.Range1D(groups*s.wg, s.wg)
 	return q.Launch(c.scatter, r, w.lo, src, w.lo, src, c.table, int32(n), int32(0), orderMode(s.mode, order), int32(0), int32(tpg), int32(0),
-		w.hi, w.hi, int32(w.cut), off1, off2, key, lim, w.other, int32(crossRadix*otherGroups), which, int32(g0), int32(groups))
-}
-
-// crossSpan is one copy of a staged crossing pass: count keys from the other device's
-// landing at from to this device's at to.
-type crossSpan struct{ from, to, count int }
-
-// crossCopies returns the copies that bring the keys a staged crossing pass in chunks
-// chunks left on the device of part 1-j (crossWay.staged, its landing holding side[1-j]
-// keys of its own side first) to the landing of part j, by chunk: each chunk's keys of
-// each bucket of side j, from both parts' starts (crossStarts). Spans contiguous at both
-// ends are joined; empty ones are left out.
-func crossCopies(starts [2][]uint32, side [2]int, j, chunks int) [][]crossSpan {
-	i := 1 - j
-	s0, s1, si := starts[0], starts[1], starts[i]
-	f := j * sortRadix         // side j's first bucket
-	at := func(c, b int) int { // where part i's keys of bucket b of chunk c begin among its keys
-		switch c {
-		case 0:
-			return int(si[b])
-		case chunks:
-			return int(si[b+1])
-		}
-		return int(si[crossRadix+1+(c-1)*crossRadix+b])
-	}
-	out := make([][]crossSpan, chunks)
-	for c := range chunks {
-		var spans []crossSpan
-		for b := f; b < f+sortRadix; b++ {
-			dst := int(s0[b]-s0[f]) + int(s1[b]-s1[f]) // bucket b's first key on device j
-			if i == 1 {
-				dst += int(s0[b+1] - s0[b])
-			}
-			p, e := at(c, b), at(c+1, b)
-			if e == p {
-				continue
-			}
-			sp := crossSpan{from: side[i] + p - int(si[f]), to: dst + p - int(si[b]), count: e - p}
-			if k := len(spans) - 1; k >= 0 && spans[k].from+spans[k].count == sp.from && spans[k].to+spans[k].count == sp.to {
-				spans[k].count += sp.count
-				continue
-			}
-			spans = append(spans, sp)
-		}
-		out[c] = spans
-	}
-	return out
+		w.hi, w.hi, int32(0), int32(0), int32(0), key, lim, w.other, int32(crossRadix*otherGroups), int32(w.part), int32(w.room[0]), int32(w.room[1]))
 }
 
 // crossTable returns the table of s's crossing pass, which the other part's crossScatter

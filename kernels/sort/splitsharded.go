@@ -86,16 +86,9 @@ type ShardedSort[K SortKey] struct {
 	// mergeFirst takes the path of four steps for keys over two devices that reach each
 	// other's memory too, rather than sortAcross (the tests and benchmarks compare them).
 	mergeFirst bool
-	// crossChunks is the chunks of sortAcross's staged crossing pass (its scatter in that
-	// many launches, each chunk's keys of the other device's side copied across as it
-	// ends, by that device's copy queue in copyQs); 0 writes them across from the
-	// scatter itself.
-	crossChunks int
-	copyQs      []*engine.Queue
+	// readQs are the queues sortAcross reads the crossing pass's starts on (readQueue).
+	readQs []*engine.Queue
 }
-
-// crossChunks is ShardedSort's crossChunks.
-const crossChunks = 4
 
 // sampleFactor is how many samples a run gives per device of a sort, less one: with 16,
 // a device's range of keys is predicted within about a sixteenth of the keys a part
@@ -106,7 +99,7 @@ const sampleFactor = 16
 // NewShardedSort builds the sort on every device of devs (those of the shards it will
 // sort).
 func NewShardedSort[K SortKey](devs []*engine.Device) (_ *ShardedSort[K], err error) {
-	s := &ShardedSort[K]{own: true, crossChunks: crossChunks}
+	s := &ShardedSort[K]{own: true}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -168,12 +161,12 @@ func (s *ShardedSort[K]) closeScratch() error {
 		s.runs[i], s.runVals[i], s.samples[i], s.recv[i], s.recvVals[i] = nil, nil, nil, nil, nil
 	}
 	s.stage, s.stageVals = nil, nil
-	for _, q := range s.copyQs {
+	for _, q := range s.readQs {
 		if q != nil {
 			errs = append(errs, q.Close())
 		}
 	}
-	s.copyQs = nil
+	s.readQs = nil
 	return errors.Join(errs...)
 }
 

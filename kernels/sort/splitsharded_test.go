@@ -278,7 +278,7 @@ func TestSplitShardedSortPeer(t *testing.T) {
 					name := fmt.Sprintf("set %d/p=%d/n=%d/%s", si, p, n, lname)
 					balanced := lname == "even" && n > 1000
 					for _, path := range acrossPaths {
-						takePath(su, path.mergeFirst, path.crossChunks)
+						su.mergeFirst = path.mergeFirst
 						merged, across := mergedFromRuns.Load(), sortedAcross.Load()
 						checkShardedSort(t, name+"/keys/"+path.name, su, qs, keys, counts, Ascending, false, balanced)
 						// Keys alone over two devices, both holding some, go across.
@@ -290,7 +290,7 @@ func TestSplitShardedSortPeer(t *testing.T) {
 							t.Errorf("%s/keys/%s: no sort merged from the runs across devices", name, path.name)
 						}
 					}
-					takePath(su, false, crossChunks)
+					su.mergeFirst = false
 					merged := mergedFromRuns.Load()
 					checkShardedSort(t, name+"/pairs", su, qs, keys, counts, Descending, true, false)
 					if lname != "first" && n > 1 && mergedFromRuns.Load() == merged {
@@ -299,22 +299,28 @@ func TestSplitShardedSortPeer(t *testing.T) {
 				}
 			}
 		}
+		// Landings given too little room ahead: the crossing pass runs again with the room
+		// the sides need, and the sort is right.
+		defer func(f func(n, total int) int) { roomFor = f }(roomFor)
+		roomFor = func(n, total int) int { return n / 2 }
+		keys := make([]uint32, 100003)
+		for i := range keys {
+			keys[i] = rng.Uint32()
+		}
+		again := outOfRoom.Load()
+		checkShardedSort(t, "landings short of room", su, qs[:2], keys, shard.Even(len(keys), 2), Ascending, false, true)
+		if outOfRoom.Load() == again {
+			t.Error("landings short of room: the crossing pass did not run again")
+		}
 	})
 }
 
 // acrossPaths are the paths ShardedSort takes for keys over two devices that reach each
-// other: across in the first pass, staged in crossChunks chunks and copied (the default)
-// or written across by the scatter itself, or the merge from the runs (mergeFirst).
+// other: across in the first pass (the default), or the merge from the runs (mergeFirst).
 var acrossPaths = []struct {
-	name        string
-	mergeFirst  bool
-	crossChunks int
-}{{"staged", false, crossChunks}, {"across", false, 0}, {"merge", true, 0}}
-
-// takePath sets s to take path (acrossPaths).
-func takePath[K SortKey](s *ShardedSort[K], mergeFirst bool, chunks int) {
-	s.mergeFirst, s.crossChunks = mergeFirst, chunks
-}
+	name       string
+	mergeFirst bool
+}{{"first", false}, {"merge", true}}
 
 // oneHolds returns counts of n over p parts, all on part i.
 func oneHolds(n, p, i int) []int {
