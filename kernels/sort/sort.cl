@@ -85,11 +85,24 @@
 // RADIX_BITS = 5): its buckets are (side, digit), side 0 for the keys that a splitter
 // (skey, slim) keeps below it (mapped key below skey, or equal to it at a position of the
 // input below slim) and side 1 for the rest, the digit the key's low RADIX_BITS - 1 bits.
-// Bucket b = side*HALF + digit. Its arguments past the usual ones:
-//   sort_count  (..., skey, slim): the table of the buckets;
+// Bucket b = side*HALF + digit. The splitter is read from the device, (skey, slim) =
+// (pick[pickAt], pick[pickAt + 1]): sort_pick's, or the host's. Its kernels' arguments past
+// the usual ones:
+//   sort_pick   (pick, sa, ma, na, seeda, sb, mb, nb, seedb, tin): one work-group of WG
+//               items picks the splitter of two parts of na and nb keys from ma and mb
+//               samples of them (sort_sample's with seeds seeda and seedb, ma + mb <=
+//               PICK_SAMPLES, unmapped) and writes it for each part: pick[0..1] part 0's
+//               (skey, slim), pick[2..3] part 1's. The samples, merged in the order of
+//               (mapped key, part, position), each stand for its part's keys over its
+//               samples plus one; the splitter is the first at which they sum to na (in
+//               exact integers: each weighed by its part's keys times the other part's
+//               samples plus one), so that each device is predicted to end with as many
+//               keys as its part held; none reaching it, every key is below. The samples
+//               are sorted in local memory (bitonic), 8*PICK_SAMPLES bytes.
+//   sort_count  (..., pick, pickAt): the table of the buckets;
 //   sort_scan   (table, m): also writes the buckets' starts, table[m + b] = table[b*groups]
 //               for b < RADIX and table[m + RADIX] = the keys counted (m = RADIX*groups);
-//   sort_scatter(..., skey, slim, other, ooff, which, room0, room1): the keys of part which
+//   sort_scatter(..., pick, pickAt, other, ooff, which, room0, room1): the keys of part which
 //               (0 or 1) of two, other + ooff the other part's starts (its table, the other
 //               device's where it lies there): bucket b's keys of side 0 (b < HALF) go
 //               first, bucket by bucket, part 0's before part 1's within a bucket; then side
@@ -104,8 +117,9 @@
 #define SIDE_OF(k, i) ((k) > skey || ((k) == skey && (uint)(i) >= slim))
 #define SPLIT_BUCKET(k, i) ((SIDE_OF(k, i) ? HALF : 0) | (int)((k) & (HALF - 1)))
 #define BUCKET(k, v) ((int)(v))
-#define SPLIT_ARGS , uint skey, uint slim
-#define SPLIT_SCATTER_ARGS , uint skey, uint slim, __global const uint *other, int ooff, int which, int room0, int room1
+#define SPLIT_ARGS , __global const uint *pick, int pickAt
+#define SPLIT_SCATTER_ARGS , __global const uint *pick, int pickAt, __global const uint *other, int ooff, int which, int room0, int room1
+#define SPLITTER const uint skey = pick[pickAt], slim = pick[pickAt + 1];
 #define ROOM(o, room) ((o) < (room))
 #define KEEPS_VALS 1
 #define LVAL uchar
@@ -114,6 +128,7 @@
 #define BUCKET(k, v) DIGIT(k)
 #define SPLIT_ARGS
 #define SPLIT_SCATTER_ARGS
+#define SPLITTER
 #define ROOM(o, room) 1
 #define KEEPS_VALS pairs
 #endif
@@ -145,6 +160,7 @@ inline uint map_out(uint k, int mode) {
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_count(__global uint *table, __global const uint *src, int n, int shift, int tin, int tpg SPLIT_ARGS) {
+    SPLITTER
     __local uint cnt[CNT_WORDS];  // cnt[PAD(d*WG + lid)]: item lid's keys of digit d
     __local uint part[WG];
     int lid = (int)get_local_id(0);
@@ -230,6 +246,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_scatter(__global uint *dst, __global const uint *src, __global uint *vdst, __global const uint *vsrc,
                   __global const uint *table, int n, int shift, int tin, int tout, int tpg, int pairs,
                   __global uint *dst2, __global uint *vdst2, int cut, int off1, int off2 SPLIT_SCATTER_ARGS) {
+    SPLITTER
     __local uint lkey[TILE_WORDS];  // the tile's keys (mapped), then the tile reordered by digit
     __local LVAL lval[TILE_WORDS];  // the tile's values, reordered alongside (pairs only)
     __local uint cnt[PCNT_WORDS];   // packed digit counters of each item, then their scan (below)
@@ -533,3 +550,92 @@ __kernel void sort_sample(__global uint *out, __global const uint *run, uint n, 
     if (g + 1u >= k) return;
     out[g] = run[seed == 0u ? (uint)(((ulong)(g + 1u) * n) / k) : sample_at(g, n, k - 1u, seed)];
 }
+
+#ifdef SPLIT
+#ifndef PICK_SAMPLES
+#define PICK_SAMPLES 4096
+#endif
+#if (PICK_SAMPLES & (PICK_SAMPLES - 1)) != 0 || PICK_SAMPLES < 2 * WG
+#error "sort.cl: PICK_SAMPLES must be a power of two of at least 2*WG"
+#endif
+// sort_pick: see SPLIT above. A sample is one word, mapped key << 32 | part << 31 | its
+// index among its part's (whose positions grow with it); the pads past ma + mb are all ones.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_pick(__global uint *pick, __global const uint *sa, int ma, int na, uint seeda,
+               __global const uint *sb, int mb, int nb, uint seedb, int tin) {
+    __local ulong e[PICK_SAMPLES];
+    __local ulong part[WG];
+    __local int at;
+    const int lid = (int)get_local_id(0);
+    const ulong pad = ~(ulong)0;
+    for (int i = lid; i < PICK_SAMPLES; i += WG) {
+        ulong v = pad;
+        if (i < ma) v = (ulong)map_in(sa[i], tin) << 32 | (ulong)i;
+        else if (i - ma < mb) v = (ulong)map_in(sb[i - ma], tin) << 32 | (ulong)1 << 31 | (ulong)(i - ma);
+        e[i] = v;
+    }
+    if (lid == 0) at = -1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int size = 2; size <= PICK_SAMPLES; size <<= 1) {
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int t = lid; t < PICK_SAMPLES / 2; t += WG) {
+                const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+                const ulong a = e[lo], b = e[hi];
+                if ((a > b) == ((lo & size) == 0)) {
+                    e[lo] = b;
+                    e[hi] = a;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    // Item lid weighs the samples [lid*PER, lid*PER + PER); the first sample at which the
+    // weights summed in order reach need is the splitter.
+    const int PER = PICK_SAMPLES / WG;
+    const ulong wa = (ulong)na * (ulong)(mb + 1), wb = (ulong)nb * (ulong)(ma + 1);
+    const ulong need = (ulong)na * (ulong)(ma + 1) * (ulong)(mb + 1);
+    ulong sum = 0;
+    for (int k = 0; k < PER; k++) {
+        const ulong v = e[lid * PER + k];
+        sum += v == pad ? 0 : ((v >> 31) & 1) ? wb : wa;
+    }
+    part[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = 1; off < WG; off <<= 1) {
+        const ulong v = lid >= off ? part[lid - off] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        part[lid] += v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    ulong reached = part[lid] - sum;
+    for (int k = 0; k < PER && need > 0; k++) {
+        const ulong v = e[lid * PER + k];
+        if (v == pad) break;
+        const ulong w = ((v >> 31) & 1) ? wb : wa;
+        if (reached < need && reached + w >= need) at = lid * PER + k; // one item finds it
+        reached += w;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        uint key = 0u, lim0 = 0u, lim1 = 0u; // no keys held by part 0: every key above
+        if (need > 0 && at < 0) { // no sample reaches it: every key below
+            key = 0xffffffffu;
+            lim0 = lim1 = 0xffffffffu;
+        } else if (need > 0) {
+            const ulong v = e[at];
+            const uint g = (uint)(v & 0x7fffffffu);
+            key = (uint)(v >> 32);
+            if (((v >> 31) & 1) == 0) {
+                lim0 = sample_at(g, (uint)na, (uint)ma, seeda) + 1u; // part 1's equal keys above
+            } else {
+                lim0 = 0xffffffffu;
+                lim1 = sample_at(g, (uint)nb, (uint)mb, seedb) + 1u;
+            }
+        }
+        pick[0] = key;
+        pick[1] = lim0;
+        pick[2] = key;
+        pick[3] = lim1;
+    }
+}
+#endif

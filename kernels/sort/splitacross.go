@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync/atomic"
 
 	"github.com/prism-compute/prism/engine"
@@ -13,19 +12,21 @@ import (
 	"github.com/prism-compute/prism/kernels"
 )
 
-// acrossSamples is how many keys each part gives sortAcross to pick its splitter from:
-// the devices' shares of the keys are predicted within about one per cent where the parts
-// are large and random.
-const acrossSamples = 4096
+// acrossSamples is how many keys each part gives sortAcross to pick its splitter from, at
+// most (sort_pick sorts both parts' in one work-group's local memory, 8 bytes each: a
+// device with less than 34 KB of it takes half as many, or fewer): the devices' shares of
+// the keys are predicted within about one per cent where the parts are large and random.
+const acrossSamples = 2048
 
 // sortAcross is Sort's path for keys over two devices whose kernels reach each other's
 // memory (CUDA GPUs with peer access): the keys cross between the devices inside the
 // sort's first pass, so that no exchange and no merge follows.
 //
 //  1. Each part gives acrossSamples keys drawn one from each of as many even slots
-//     (sort_sample with a seed), read back, and the host picks the splitter among them
-//     (crossSplitter): device 0 is to hold the keys below it, device 1 the rest, each
-//     predicted to end with as many keys as its part held.
+//     (sort_sample with a seed), and device 0 picks the splitter among both parts'
+//     samples (crossPick: sort_pick, one work-group, reading part 1's across the link):
+//     device 0 is to hold the keys below it, device 1 the rest, each predicted to end with
+//     as many keys as its part held. Device 1 reads the splitter across in turn.
 //  2. Each device counts its part's keys by side of the splitter and digit 0 (crossCount:
 //     sort.cl built with SPLIT, buckets of a side and a digit) and, once the other device
 //     has counted too (the devices wait for each other's events themselves, on CUDA),
@@ -38,8 +39,8 @@ const acrossSamples = 4096
 //     a side outgrew its room, runs the pass again with the room it needs.
 //  3. Once its keys are in (the other device's pass done, again waited for on the device),
 //     each device's passes after the first (passesAfterCross) sort them where they are
-//     into its result: no merge follows. After the samples the host waits only for the
-//     starts, which it reads while the devices are busy.
+//     into its result: no merge follows. The host waits only for the starts, which it
+//     reads while the devices are busy.
 //
 // It reports false, having done nothing, where the sort is not of that kind: values, other
 // than two parts, an empty part, devices that do not reach each other, or a device whose
@@ -76,17 +77,50 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		}
 	}
 	tr := newStepTimer(keys)
-	drawn := make([][]K, 2)
+	// The samples, drawn on each device; device 0 picks the splitter from both parts'
+	// (the other's read across), which device 1 reads across in turn.
+	var sampled [2]*engine.Event
+	var picked *engine.Event
+	defer func() { sampled[0].Close(); sampled[1].Close(); picked.Close() }()
+	per := s.sorters[di[0]].cross.samples / 2 // each part's samples, at most
 	err := keys.EachDevice(func(i int) error {
+		pt, d := parts[i], di[i]
 		var err error
-		drawn[i], err = s.drawSamples(ctx, di[i], parts[i], i)
+		if s.samples[d], err = grow(pt.Queue.Device(), s.samples[d], min(pt.Len, per)); err != nil {
+			return err
+		}
+		if err := s.sorters[d].sampleRun(pt.Queue, s.samples[d], pt.Buf, pt.Len, min(pt.Len, per)+1, sampleSeed(i)); err != nil {
+			return err
+		}
+		sampled[i], err = pt.Queue.Record()
 		return err
 	})
 	if err != nil {
 		return false, err
 	}
-	tr.step("samples")
-	sp := crossSplitter(drawn, keys.Counts(), order)
+	q0 := parts[0].Queue
+	sb, err := s.samples[di[1]].Reach(q0)
+	if err != nil {
+		return false, fmt.Errorf("part 1's samples from %s: %w", q0.Device().ID(), err)
+	}
+	if err := q0.Wait(ctx, sampled[1]); err != nil {
+		return false, err
+	}
+	na, nb := parts[0].Len, parts[1].Len
+	if err := s.sorters[di[0]].crossPick(q0, s.samples[di[0]], min(na, per), na, sb, min(nb, per), nb, order); err != nil {
+		return false, err
+	}
+	if picked, err = q0.Record(); err != nil {
+		return false, err
+	}
+	var pick [2]any // the splitter, as an argument of part i's device's kernels
+	pick[0] = s.sorters[di[0]].cross.picked
+	if pick[1], err = s.sorters[di[0]].cross.picked.Reach(parts[1].Queue); err != nil {
+		return false, fmt.Errorf("the splitter from %s: %w", parts[1].Queue.Device().ID(), err)
+	}
+	if err := parts[1].Queue.Wait(ctx, picked); err != nil {
+		return false, err
+	}
 	tr.step("splitter")
 	// Each device counts its part and scans the counts (crossCount); once the other device
 	// has scanned too, it scatters its keys at once (its pass reads the other's starts
@@ -96,8 +130,15 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	var room [2]int
 	for j := range 2 {
 		room[j] = roomFor(parts[j].Len, n)
-		if err := s.sorters[di[j]].Reserve(room[j], false); err != nil {
-			return false, err
+		if r := s.sorters[di[j]].keyScratch; r == nil || r.Len() < room[j] {
+			// A larger landing: the device's earlier work, which may use the one it
+			// replaces, finishes first.
+			if err := parts[j].Queue.Finish(ctx); err != nil {
+				return false, err
+			}
+			if err := s.sorters[di[j]].Reserve(room[j], false); err != nil {
+				return false, err
+			}
 		}
 	}
 	var scanned, scattered [2]*engine.Event
@@ -108,8 +149,8 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		}
 	}()
 	err = keys.EachDevice(func(i int) error {
-		pt, b := parts[i], bucketOf(sp, i)
-		if err := s.sorters[di[i]].crossCount(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim); err != nil {
+		pt := parts[i]
+		if err := s.sorters[di[i]].crossCount(pt.Queue, pt.Buf, pt.Len, order, pick[i], 2*i); err != nil {
 			return err
 		}
 		var err error
@@ -120,7 +161,7 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		return false, err
 	}
 	scatter := func(i int) error {
-		pt, b := parts[i], bucketOf(sp, i)
+		pt := parts[i]
 		var land [2]any // where side j's keys land, as arguments of part i's device's kernels
 		for j := range 2 {
 			r := s.sorters[di[j]].keyScratch
@@ -140,8 +181,8 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		if err := pt.Queue.Wait(ctx, scanned[1-i]); err != nil {
 			return err
 		}
-		w := crossWay{part: i, other: other, otherN: parts[1-i].Len, lo: land[0], hi: land[1], room: room}
-		if err := s.sorters[di[i]].crossScatter(pt.Queue, pt.Buf, pt.Len, order, b.key, b.lim, w); err != nil {
+		w := crossWay{part: i, pick: pick[i], other: other, otherN: parts[1-i].Len, lo: land[0], hi: land[1], room: room}
+		if err := s.sorters[di[i]].crossScatter(pt.Queue, pt.Buf, pt.Len, order, w); err != nil {
 			return err
 		}
 		scattered[i].Close()
@@ -247,40 +288,8 @@ func (s *ShardedSort[K]) readQueue(d int) (*engine.Queue, error) {
 	return s.readQs[d], nil
 }
 
-// drawSamples reads the samples of part i, which device d holds in no order: the keys at
-// sampleAt's positions for m = min(part, acrossSamples) slots and the part's seed
-// (sampleSeed).
-func (s *ShardedSort[K]) drawSamples(ctx context.Context, d int, pt shard.Part[K], i int) ([]K, error) {
-	m := min(pt.Len, acrossSamples)
-	var err error
-	if s.samples[d], err = grow(pt.Queue.Device(), s.samples[d], m); err != nil {
-		return nil, err
-	}
-	if err := s.sorters[d].sampleRun(pt.Queue, s.samples[d], pt.Buf, pt.Len, m+1, sampleSeed(i)); err != nil {
-		return nil, err
-	}
-	got := make([]K, m)
-	return got, s.samples[d].Read(ctx, pt.Queue, 0, got)
-}
-
 // sampleSeed is the seed of part i's samples (never 0, which samples evenly).
 func sampleSeed(i int) uint32 { return uint32(i)*0x9e3779b9 | 1 }
-
-// placesOf returns the places of part i's samples drawn (drawSamples) from its n keys, in
-// order.
-func placesOf[K SortKey](drawn []K, n, i int, order SortOrder) []place {
-	// The places of one part order as (mapped key, position): one word each, sorted.
-	packed := make([]uint64, len(drawn))
-	for g, k := range drawn {
-		packed[g] = uint64(SortMapKey(k, order))<<32 | uint64(sampleAt(g, n, len(drawn), sampleSeed(i)))
-	}
-	slices.Sort(packed)
-	places := make([]place, len(packed))
-	for g, w := range packed {
-		places[g] = place{key: uint32(w >> 32), part: i, pos: int(uint32(w))}
-	}
-	return places
-}
 
 // bucketOf returns splitter sp as the crossing pass takes it for the keys of part i
 // (sort.cl's SPLIT: a key is below it where its mapped key is below key, or equal to key
@@ -306,17 +315,19 @@ const crossRadix = 2 * sortRadix
 // built with SPLIT, its kernels and its table (crossRadix buckets a work-group, then the
 // buckets' starts).
 type crossPass struct {
-	prog                 *engine.Program
-	count, scan, scatter *engine.Kernel
-	table                *engine.Buffer[uint32]
-	tile                 int // the keys a work-group ranks at once
+	prog                       *engine.Program
+	pick, count, scan, scatter *engine.Kernel
+	table                      *engine.Buffer[uint32]
+	picked                     *engine.Buffer[uint32] // sort_pick's splitter, (key, lim) for each part
+	tile                       int                    // the keys a work-group ranks at once
+	samples                    int                    // sort_pick's PICK_SAMPLES: both parts' samples, at most
 }
 
 func (c *crossPass) Close() error {
 	if c == nil {
 		return nil
 	}
-	return errors.Join(c.count.Close(), c.scan.Close(), c.scatter.Close(), c.table.Close(), c.prog.Close())
+	return errors.Join(c.pick.Close(), c.count.Close(), c.scan.Close(), c.scatter.Close(), c.table.Close(), c.picked.Close(), c.prog.Close())
 }
 
 // crossKernels returns the crossing pass of s's device, built at its first use with s's
@@ -330,19 +341,29 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 	items := s.items
 	tile := s.wg * items
 	local := max(5*pad(tile)+4*(pad(crossRadix/2*s.wg)+int64(s.wg)+2*crossRadix+1), 4*(pad(crossRadix*s.wg)+int64(s.wg)))
-	if lm := kernels.DeviceLimits(s.dev).LocalBytes; lm > 0 && local > lm {
+	// sort_pick's samples: as many as the local memory holds, up to 2*acrossSamples.
+	samples := 2 * acrossSamples
+	lm := kernels.DeviceLimits(s.dev).LocalBytes
+	for lm > 0 && samples > 2*s.wg && 8*int64(samples+s.wg)+4 > lm {
+		samples /= 2
+	}
+	local = max(local, 8*int64(samples+s.wg)+4)
+	if lm > 0 && local > lm {
 		return nil, fmt.Errorf("kernels: sort: the crossing pass needs %d bytes of local memory, %s gives %d: %w", local, s.dev.ID(), lm, engine.ErrUnsupported)
 	}
 	prog, err := s.dev.Build(source, fmt.Sprintf("-DWG=%d", s.wg), fmt.Sprintf("-DITEMS=%d", items),
-		fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits+1), "-DSPLIT", fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup))
+		fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits+1), "-DSPLIT", fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup), fmt.Sprintf("-DPICK_SAMPLES=%d", samples))
 	if err != nil {
 		return nil, err
 	}
-	c := &crossPass{prog: prog, tile: tile}
+	c := &crossPass{prog: prog, tile: tile, samples: samples}
 	_, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &c.count, Name: "sort_count"}, kernels.Ref{Dst: &c.scan, Name: "sort_scan"},
-		kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"})
+		kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"}, kernels.Ref{Dst: &c.pick, Name: "sort_pick"})
 	if err == nil {
 		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1)
+	}
+	if err == nil {
+		c.picked, err = engine.NewBuffer[uint32](s.dev, 4)
 	}
 	if err != nil {
 		c.Close()
@@ -353,9 +374,11 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 }
 
 // crossCount enqueues the count and the scan of the crossing pass over src[0, n), the keys
-// of one device's part (n >= 1), for the splitter (key, lim) as bucketOf gives it: the
-// table of the buckets (side, digit 0) and their starts, which crossStarts reads.
-func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32) error {
+// of one device's part (n >= 1), for the splitter at pickAt in pick (a Launch argument of
+// q's device: words pickAt and pickAt+1 are the (key, lim) bucketOf gives for the part, as
+// crossPick writes them): the table of the buckets (side, digit 0) and their starts, which
+// crossStarts reads.
+func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, pick any, pickAt int) error {
 	c, err := s.crossKernels()
 	if err != nil {
 		return err
@@ -364,7 +387,7 @@ func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, or
 		return fmt.Errorf("kernels: sort: crossing pass over %d keys of %d: %w", n, src.Len(), engine.ErrInvalidArg)
 	}
 	tpg, groups := s.groupsOf(n, c.tile)
-	if err := q.Launch(c.count, engine.Range1D(groups*s.wg, s.wg), c.table, src, int32(n), int32(0), orderMode(s.mode, order), int32(tpg), key, lim); err != nil {
+	if err := q.Launch(c.count, engine.Range1D(groups*s.wg, s.wg), c.table, src, int32(n), int32(0), orderMode(s.mode, order), int32(tpg), pick, int32(pickAt)); err != nil {
 		return err
 	}
 	return q.Launch(c.scan, engine.Range1D(s.wg, s.wg), c.table, int32(crossRadix*groups))
@@ -387,6 +410,7 @@ func (s *Sorter[K]) crossStarts(ctx context.Context, q *engine.Queue, n int) ([]
 // first room[0] keys of side 0 and room[1] of side 1 are written (the landings' room).
 type crossWay struct {
 	part   int // 0 or 1
+	pick   any // the splitter (crossCount's pick, at 2*part)
 	other  any // the other part's table (its Sorter's crossTable, reached from this device)
 	otherN int // the other part's keys
 	lo, hi any
@@ -396,7 +420,7 @@ type crossWay struct {
 // crossScatter enqueues the scatter of the crossing pass crossCount counted (same src, n,
 // order and splitter), the keys written as w says; both parts' counts are done before it
 // runs.
-func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, key, lim uint32, w crossWay) error {
+func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, w crossWay) error {
 	c := s.cross
 	if c == nil || w.part < 0 || w.part > 1 {
 		return fmt.Errorf("kernels: sort: crossing scatter before its count, or of part %d: %w", w.part, engine.ErrInvalidArg)
@@ -405,7 +429,7 @@ func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, 
 	_, otherGroups := s.groupsOf(w.otherN, c.tile)
 	r := engine.Range1D(groups*s.wg, s.wg)
 	return q.Launch(c.scatter, r, w.lo, src, w.lo, src, c.table, int32(n), int32(0), orderMode(s.mode, order), int32(0), int32(tpg), int32(0),
-		w.hi, w.hi, int32(0), int32(0), int32(0), key, lim, w.other, int32(crossRadix*otherGroups), int32(w.part), int32(w.room[0]), int32(w.room[1]))
+		w.hi, w.hi, int32(0), int32(0), int32(0), w.pick, int32(2*w.part), w.other, int32(crossRadix*otherGroups), int32(w.part), int32(w.room[0]), int32(w.room[1]))
 }
 
 // crossTable returns the table of s's crossing pass, which the other part's crossScatter
@@ -433,54 +457,28 @@ func (s *Sorter[K]) passesAfterCross(q *engine.Queue, dst *engine.Buffer[K], n i
 	return s.passes(q, dst, s.keyScratch, nil, nil, n, order, 1, sortPasses)
 }
 
-// crossSplitter returns the splitter of two parts of counts keys from the keys drawn from
-// them (drawSamples): the one pickSplitters picks from those samples (each standing for
-// its part's count over its samples plus one keys; the first at which they reach part 0's
-// count), found without sorting them: the samples are counted by the top crossTopBits
-// bits of their mapped keys, the counts summed up to the bucket where part 0's count is
-// reached, and only that bucket's samples sorted (on an H200's host sorting all 8192 took
-// hundreds of microseconds, which the devices spent waiting).
-func crossSplitter[K SortKey](drawn [][]K, counts []int, order SortOrder) place {
-	need := float64(counts[0])
-	if need == 0 {
-		return beforeAll
+// crossSamples returns the samples of both parts that s's crossPick takes, at most (0
+// where its crossing pass cannot be built).
+func (s *Sorter[K]) crossSamples() int {
+	c, err := s.crossKernels()
+	if err != nil {
+		return 0
 	}
-	var weight [2]float64
-	var hist [2][1 << crossTopBits]int32
-	const shift = 32 - crossTopBits
-	for i, d := range drawn {
-		weight[i] = float64(counts[i]) / float64(len(d)+1)
-		for _, k := range d {
-			hist[i][SortMapKey(k, order)>>shift]++
-		}
-	}
-	reached := 0.0
-	for b := range 1 << crossTopBits {
-		w := float64(hist[0][b])*weight[0] + float64(hist[1][b])*weight[1]
-		if reached+w < need {
-			reached += w
-			continue
-		}
-		// The splitter is among bucket b's samples: their places, in order.
-		var in []place
-		for i, d := range drawn {
-			for g, k := range d {
-				if mk := SortMapKey(k, order); int(mk>>shift) == b {
-					in = append(in, place{key: mk, part: i, pos: sampleAt(g, counts[i], len(d), sampleSeed(i))})
-				}
-			}
-		}
-		slices.SortFunc(in, place.compare)
-		for _, p := range in {
-			if reached+weight[p.part] >= need {
-				return p
-			}
-			reached += weight[p.part]
-		}
-		// Rounding: the bucket's sum reached need where its samples one by one did not.
-	}
-	return afterAll
+	return c.samples
 }
 
-// crossTopBits is the bits of the mapped keys by which crossSplitter counts the samples.
-const crossTopBits = 12
+// crossPick enqueues sort_pick: the splitter of two parts of na and nb keys from ma and mb
+// of their samples (sampleRun with sampleSeed(0) and (1); sb a Launch argument of q's
+// device: a buffer of it, or of another device it reaches) written into the crossing
+// pass's picked, (key, lim) for part 0 then for part 1 (bucketOf's): the one pickSplitters
+// picks, its weights summed in exact integers.
+func (s *Sorter[K]) crossPick(q *engine.Queue, sa *engine.Buffer[K], ma, na int, sb any, mb, nb int, order SortOrder) error {
+	c, err := s.crossKernels()
+	if err != nil {
+		return err
+	}
+	if ma < 0 || mb < 0 || ma+mb > c.samples || ma > na || mb > nb || ma > sa.Len() || na > MaxSortLen || nb > MaxSortLen {
+		return fmt.Errorf("kernels: sort: a splitter from %d and %d samples of %d and %d keys (at most %d samples): %w", ma, mb, na, nb, c.samples, engine.ErrInvalidArg)
+	}
+	return q.Launch(c.pick, engine.Range1D(s.wg, s.wg), c.picked, sa, int32(ma), int32(na), sampleSeed(0), sb, int32(mb), int32(nb), sampleSeed(1), orderMode(s.mode, order))
+}

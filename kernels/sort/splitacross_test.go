@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -92,7 +93,8 @@ func BenchmarkShardedSort(b *testing.B) {
 // splitter keeps below it must land, sorted, in the first sorter's result and the rest in
 // the second's, the two together the host's sort of both parts bit for bit, the guard
 // bands untouched and the inputs as they were. Splitters below every key, past every key,
-// at a drawn key with its position (equal keys divided), and crossSplitter's own; parts of
+// at a drawn key with its position (equal keys divided), and the one sort_pick picks from
+// the parts' samples (crossPick, checked against pickRef's); parts of
 // one key to several tiles a work-group, even and not; random, few distinct and equal
 // keys, float32 special values, both orders.
 //
@@ -143,7 +145,7 @@ func testCrossPass[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 			order := []SortOrder{Ascending, Descending}[(si+pi)%2]
 			drawn := [2][]K{}
 			for i := range 2 {
-				m := min(n[i], acrossSamples)
+				m := min(n[i], srt[0].crossSamples()/2)
 				for g := range m {
 					drawn[i] = append(drawn[i], keys[i][sampleAt(g, n[i], m, sampleSeed(i))])
 				}
@@ -153,22 +155,72 @@ func testCrossPass[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 			splitters := map[string]place{
 				"below all": beforeAll, "past all": afterAll,
 				"drawn":   {key: SortMapKey(keys[at][pos], order), part: at, pos: pos},
-				"sampled": crossSplitter(drawn[:], []int{n[0], n[1]}, order),
+				"sampled": pickRef(drawn[:], []int{n[0], n[1]}, order),
 			}
 			for sname, sp := range splitters {
 				if kerneltest.Small() && isFloat && sname != "drawn" {
 					continue // the float map is one kernel argument: uint32 covers the splitters
 				}
 				name := fmt.Sprintf("n=%v/%s/%s/%s", n, pat, sname, order)
-				checkCrossPass(t, srt, q, name, keys, sp, order)
+				pick := kerneltest.Guarded(t, q, pickWords(sp))
+				if sname == "sampled" { // the device's own pick, from the samples
+					pick = devicePick(t, srt[0], q, name, drawn, n, order, sp)
+				}
+				checkCrossPass(t, srt, q, name, keys, pick, sp, order)
 			}
 		}
 	}
 }
 
-// checkCrossPass sorts the two parts' keys across the splitter sp with the two sorters
-// and checks them (TestCrossPass).
-func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue, name string, keys [2][]K, sp place, order SortOrder) {
+// pickWords returns splitter sp as crossPick writes it: (key, lim) of part 0, then of
+// part 1 (bucketOf).
+func pickWords(sp place) []uint32 {
+	b0, b1 := bucketOf(sp, 0), bucketOf(sp, 1)
+	return []uint32{b0.key, b0.lim, b1.key, b1.lim}
+}
+
+// devicePick runs crossPick on the samples drawn from two parts of n keys with srt and
+// checks its splitter against want (pickRef's); it returns the buffer it is in.
+func devicePick[K SortKey](t *testing.T, srt *Sorter[K], q *engine.Queue, name string, drawn [2][]K, n [2]int, order SortOrder, want place) *engine.Buffer[uint32] {
+	t.Helper()
+	var smp [2]*engine.Buffer[K]
+	for i := range 2 {
+		smp[i] = kerneltest.Guarded(t, q, slices.Concat(drawn[i], []K{kerneltest.Sentinel[K]()})) // never empty
+	}
+	if err := srt.crossPick(q, smp[0], len(drawn[0]), n[0], smp[1], len(drawn[1]), n[1], order); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	got := kerneltest.Download(t, q, name+": the pick", srt.cross.picked, 4)
+	if w := pickWords(want); !slices.Equal(got, w) {
+		t.Fatalf("%s: sort_pick's splitter %v, want %v (%+v)", name, got, w, want)
+	}
+	return srt.cross.picked
+}
+
+// pickRef is sort_pick on the host, for the tests: the samples drawn from two parts of
+// counts keys (sampleAt's positions, seeds sampleSeed(0) and (1)) in the order of their
+// places, each weighing its part's keys times the other part's samples plus one; the
+// first at which the weights reach part 0's keys times both parts' samples plus one.
+func pickRef[K SortKey](drawn [][]K, counts []int, order SortOrder) place {
+	if counts[0] == 0 {
+		return beforeAll
+	}
+	all := append(placesOf(drawn[0], counts[0], 0, order), placesOf(drawn[1], counts[1], 1, order)...)
+	slices.SortFunc(all, place.compare)
+	m0, m1 := uint64(len(drawn[0])+1), uint64(len(drawn[1])+1)
+	w := [2]uint64{uint64(counts[0]) * m1, uint64(counts[1]) * m0}
+	need, reached := uint64(counts[0])*m0*m1, uint64(0)
+	for _, p := range all {
+		if reached += w[p.part]; reached >= need {
+			return p
+		}
+	}
+	return afterAll
+}
+
+// checkCrossPass sorts the two parts' keys across the splitter sp, whose words (pickWords)
+// are in pick, with the two sorters and checks them (TestCrossPass).
+func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue, name string, keys [2][]K, pick *engine.Buffer[uint32], sp place, order SortOrder) {
 	t.Helper()
 	all := append(append([]K(nil), keys[0]...), keys[1]...)
 	want := SortRef(all, order)
@@ -185,8 +237,7 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 	var starts [2][]uint32
 	for i := range 2 {
 		src[i] = kerneltest.Guarded(t, q, keys[i])
-		b := bucketOf(sp, i)
-		if err := srt[i].crossCount(q, src[i], len(keys[i]), order, b.key, b.lim); err != nil {
+		if err := srt[i].crossCount(q, src[i], len(keys[i]), order, pick, 2*i); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var err error
@@ -207,9 +258,8 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 			srt[j].keyScratch = kerneltest.Guarded(t, q, sentinels[K](max(room[j], 1)))
 		}
 		for i := range 2 {
-			b := bucketOf(sp, i)
-			w := crossWay{part: i, other: srt[1-i].crossTable(), otherN: len(keys[1-i]), lo: srt[0].keyScratch, hi: srt[1].keyScratch, room: room}
-			if err := srt[i].crossScatter(q, src[i], len(keys[i]), order, b.key, b.lim, w); err != nil {
+			w := crossWay{part: i, pick: pick, other: srt[1-i].crossTable(), otherN: len(keys[1-i]), lo: srt[0].keyScratch, hi: srt[1].keyScratch, room: room}
+			if err := srt[i].crossScatter(q, src[i], len(keys[i]), order, w); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
@@ -243,35 +293,84 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 	}
 }
 
-// TestCrossSplitter checks crossSplitter's splitter against pickSplitters' from the same
-// samples sorted: random keys, few distinct keys, all equal, float32 keys of both signs,
-// even and uneven parts, a part of one key, no keys in part 0, both orders.
-func TestCrossSplitter(t *testing.T) {
-	rng := rand.New(rand.NewPCG(37, 38))
-	for _, counts := range [][]int{{1 << 26, 1 << 26}, {1000, 300000}, {1, 5000}, {0, 4000}, {70000, 1}} {
-		for _, pat := range []string{"random", "dups", "equal", "float"} {
-			for _, order := range []SortOrder{Ascending, Descending} {
-				drawn := make([][]uint32, 2)
-				for i := range 2 {
-					for range min(counts[i], acrossSamples) {
-						k := rng.Uint32()
-						switch pat {
-						case "dups":
-							k %= 5
-						case "equal":
-							k = 7
-						case "float":
-							k = math.Float32bits(float32(rng.NormFloat64()))
-						}
-						drawn[i] = append(drawn[i], k)
+// TestCrossPick checks sort_pick's splitter (crossPick) against pickRef's from the same
+// samples, on every device: random keys, few distinct keys, all equal, float32 keys of both
+// signs, even and uneven parts, a part of one key, no keys in part 0, part 1 too small to
+// reach part 0's count (every key below), both orders. (pickSplitters, the merge path's
+// pick, sums the same weights in float64, which can reach a count one sample late.)
+func TestCrossPick(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		wg, items := 256, sortItems
+		if kerneltest.Small() {
+			wg, items = 64, 4
+		}
+		su, err := newSorter[uint32](dev, wg, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer su.Close()
+		sf, err := newSorter[float32](dev, wg, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sf.Close()
+		rng := rand.New(rand.NewPCG(37, 38))
+		sets, pats := [][2]int{{1 << 26, 1 << 26}, {1000, 300000}, {1, 5000}, {0, 4000}, {70000, 1}, {2047, 2047}}, []string{"random", "dups", "equal", "float"}
+		if kerneltest.Small() { // Oclgrind: a simulated work-group sorts 4096 samples a pick
+			sets, pats = [][2]int{{1 << 26, 1 << 26}, {70000, 1}}, []string{"dups", "float"}
+		}
+		for _, counts := range sets {
+			for pi, pat := range pats {
+				for oi, order := range []SortOrder{Ascending, Descending} {
+					if kerneltest.Small() && (pi+oi)%2 == 1 {
+						continue
 					}
-				}
-				samples := [][]place{placesOf(drawn[0], counts[0], 0, order), placesOf(drawn[1], counts[1], 1, order)}
-				want := pickSplitters(samples, counts)[0]
-				if got := crossSplitter(drawn, counts, order); got != want {
-					t.Errorf("%v %s %s: splitter %+v, want %+v", counts, pat, order, got, want)
+					var drawn [2][]uint32
+					for i := range 2 {
+						for range min(counts[i], su.crossSamples()/2) {
+							k := rng.Uint32()
+							switch pat {
+							case "dups":
+								k %= 5
+							case "equal":
+								k = 7
+							case "float":
+								k = math.Float32bits(float32(rng.NormFloat64()))
+							}
+							drawn[i] = append(drawn[i], k)
+						}
+					}
+					name := fmt.Sprintf("%v/%s/%s", counts, pat, order)
+					want := pickRef(drawn[:], counts[:], order)
+					if pat != "float" {
+						devicePick(t, su, q, name, drawn, counts, order, want)
+						continue
+					}
+					var df [2][]float32
+					for i := range 2 {
+						for _, k := range drawn[i] {
+							df[i] = append(df[i], math.Float32frombits(k))
+						}
+					}
+					devicePick(t, sf, q, name, df, counts, order, pickRef(df[:], counts[:], order))
 				}
 			}
 		}
+	})
+}
+
+// placesOf returns the places of part i's samples drawn (drawSamples) from its n keys, in
+// order.
+func placesOf[K SortKey](drawn []K, n, i int, order SortOrder) []place {
+	// The places of one part order as (mapped key, position): one word each, sorted.
+	packed := make([]uint64, len(drawn))
+	for g, k := range drawn {
+		packed[g] = uint64(SortMapKey(k, order))<<32 | uint64(sampleAt(g, n, len(drawn), sampleSeed(i)))
 	}
+	slices.Sort(packed)
+	places := make([]place, len(packed))
+	for g, w := range packed {
+		places[g] = place{key: uint32(w >> 32), part: i, pos: int(uint32(w))}
+	}
+	return places
 }
