@@ -88,8 +88,8 @@
 // Bucket b = side*HALF + digit. The splitter is read from the device, (skey, slim) =
 // (pick[pickAt], pick[pickAt + 1]): sort_pick's, or the host's. Its kernels' arguments past
 // the usual ones:
-//   sort_pick   (pick, sa, ma, na, seeda, sb, mb, nb, seedb, tin): one work-group of WG
-//               items picks the splitter of two parts of na and nb keys from ma and mb
+//   sort_pick   (pick, sa, ma, na, seeda, sb, mb, nb, seedb, tin): one work-group of PICK_WG
+//               items (default WG) picks the splitter of two parts of na and nb keys from ma and mb
 //               samples of them (sort_sample's with seeds seeda and seedb, ma + mb <=
 //               PICK_SAMPLES, unmapped) and writes it for each part: pick[0..1] part 0's
 //               (skey, slim), pick[2..3] part 1's. The samples, merged in the order of
@@ -98,7 +98,7 @@
 //               exact integers: each weighed by its part's keys times the other part's
 //               samples plus one), so that each device is predicted to end with as many
 //               keys as its part held; none reaching it, every key is below. The samples
-//               are sorted in local memory (bitonic), 8*PICK_SAMPLES bytes.
+//               are sorted in local memory (bitonic), 8*(PICK_SAMPLES + PICK_WG) bytes.
 //   sort_count  (..., pick, pickAt): the table of the buckets;
 //   sort_scan   (table, m): also writes the buckets' starts, table[m + b] = table[b*groups]
 //               for b < RADIX and table[m + RADIX] = the keys counted (m = RADIX*groups);
@@ -555,20 +555,23 @@ __kernel void sort_sample(__global uint *out, __global const uint *run, uint n, 
 #ifndef PICK_SAMPLES
 #define PICK_SAMPLES 4096
 #endif
-#if (PICK_SAMPLES & (PICK_SAMPLES - 1)) != 0 || PICK_SAMPLES < 2 * WG
-#error "sort.cl: PICK_SAMPLES must be a power of two of at least 2*WG"
+#ifndef PICK_WG
+#define PICK_WG WG
+#endif
+#if (PICK_SAMPLES & (PICK_SAMPLES - 1)) != 0 || (PICK_WG & (PICK_WG - 1)) != 0 || PICK_SAMPLES < 2 * PICK_WG
+#error "sort.cl: PICK_SAMPLES and PICK_WG must be powers of two, PICK_SAMPLES at least 2*PICK_WG"
 #endif
 // sort_pick: see SPLIT above. A sample is one word, mapped key << 32 | part << 31 | its
 // index among its part's (whose positions grow with it); the pads past ma + mb are all ones.
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(PICK_WG, 1, 1)))
 void sort_pick(__global uint *pick, __global const uint *sa, int ma, int na, uint seeda,
                __global const uint *sb, int mb, int nb, uint seedb, int tin) {
     __local ulong e[PICK_SAMPLES];
-    __local ulong part[WG];
+    __local ulong part[PICK_WG];
     __local int at;
     const int lid = (int)get_local_id(0);
     const ulong pad = ~(ulong)0;
-    for (int i = lid; i < PICK_SAMPLES; i += WG) {
+    for (int i = lid; i < PICK_SAMPLES; i += PICK_WG) {
         ulong v = pad;
         if (i < ma) v = (ulong)map_in(sa[i], tin) << 32 | (ulong)i;
         else if (i - ma < mb) v = (ulong)map_in(sb[i - ma], tin) << 32 | (ulong)1 << 31 | (ulong)(i - ma);
@@ -578,7 +581,7 @@ void sort_pick(__global uint *pick, __global const uint *sa, int ma, int na, uin
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int size = 2; size <= PICK_SAMPLES; size <<= 1) {
         for (int stride = size >> 1; stride > 0; stride >>= 1) {
-            for (int t = lid; t < PICK_SAMPLES / 2; t += WG) {
+            for (int t = lid; t < PICK_SAMPLES / 2; t += PICK_WG) {
                 const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
                 const ulong a = e[lo], b = e[hi];
                 if ((a > b) == ((lo & size) == 0)) {
@@ -591,7 +594,7 @@ void sort_pick(__global uint *pick, __global const uint *sa, int ma, int na, uin
     }
     // Item lid weighs the samples [lid*PER, lid*PER + PER); the first sample at which the
     // weights summed in order reach need is the splitter.
-    const int PER = PICK_SAMPLES / WG;
+    const int PER = PICK_SAMPLES / PICK_WG;
     const ulong wa = (ulong)na * (ulong)(mb + 1), wb = (ulong)nb * (ulong)(ma + 1);
     const ulong need = (ulong)na * (ulong)(ma + 1) * (ulong)(mb + 1);
     ulong sum = 0;
@@ -601,7 +604,7 @@ void sort_pick(__global uint *pick, __global const uint *sa, int ma, int na, uin
     }
     part[lid] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 1; off < WG; off <<= 1) {
+    for (int off = 1; off < PICK_WG; off <<= 1) {
         const ulong v = lid >= off ? part[lid - off] : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         part[lid] += v;

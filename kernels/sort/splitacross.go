@@ -321,6 +321,7 @@ type crossPass struct {
 	picked                     *engine.Buffer[uint32] // sort_pick's splitter, (key, lim) for each part
 	tile                       int                    // the keys a work-group ranks at once
 	samples                    int                    // sort_pick's PICK_SAMPLES: both parts' samples, at most
+	pickWG                     int                    // sort_pick's PICK_WG
 }
 
 func (c *crossPass) Close() error {
@@ -341,24 +342,54 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 	items := s.items
 	tile := s.wg * items
 	local := max(5*pad(tile)+4*(pad(crossRadix/2*s.wg)+int64(s.wg)+2*crossRadix+1), 4*(pad(crossRadix*s.wg)+int64(s.wg)))
-	// sort_pick's samples: as many as the local memory holds, up to 2*acrossSamples.
-	samples := 2 * acrossSamples
-	lm := kernels.DeviceLimits(s.dev).LocalBytes
-	for lm > 0 && samples > 2*s.wg && 8*int64(samples+s.wg)+4 > lm {
-		samples /= 2
+	// sort_pick's work-group and samples: the largest work-group up to 1024 (its bitonic
+	// sort's steps are one barrier each: fewer keys an item, shorter steps), and as many
+	// samples as the local memory holds, up to 2*acrossSamples.
+	lim := kernels.DeviceLimits(s.dev)
+	pickWG, samples, lm := 1024, 2*acrossSamples, lim.LocalBytes
+	for lim.WorkGroup > 0 && pickWG > lim.WorkGroup {
+		pickWG /= 2
 	}
-	local = max(local, 8*int64(samples+s.wg)+4)
+	for lm > 0 && 8*int64(samples+pickWG)+4 > lm {
+		if samples > 2*pickWG {
+			samples /= 2
+		} else if pickWG > 32 {
+			pickWG /= 2
+		} else {
+			break
+		}
+	}
+	local = max(local, 8*int64(samples+pickWG)+4)
 	if lm > 0 && local > lm {
 		return nil, fmt.Errorf("kernels: sort: the crossing pass needs %d bytes of local memory, %s gives %d: %w", local, s.dev.ID(), lm, engine.ErrUnsupported)
 	}
-	prog, err := s.dev.Build(source, fmt.Sprintf("-DWG=%d", s.wg), fmt.Sprintf("-DITEMS=%d", items),
-		fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits+1), "-DSPLIT", fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup), fmt.Sprintf("-DPICK_SAMPLES=%d", samples))
-	if err != nil {
-		return nil, err
+	var c *crossPass
+	for {
+		prog, err := s.dev.Build(source, fmt.Sprintf("-DWG=%d", s.wg), fmt.Sprintf("-DITEMS=%d", items),
+			fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits+1), "-DSPLIT", fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup),
+			fmt.Sprintf("-DPICK_SAMPLES=%d", samples), fmt.Sprintf("-DPICK_WG=%d", pickWG))
+		if err != nil {
+			return nil, err
+		}
+		c = &crossPass{prog: prog, tile: tile, samples: samples, pickWG: pickWG}
+		_, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &c.count, Name: "sort_count"}, kernels.Ref{Dst: &c.scan, Name: "sort_scan"},
+			kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"}, kernels.Ref{Dst: &c.pick, Name: "sort_pick"})
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		// A compiled sort_pick that takes fewer items than asked for (llvmpipe's) is built
+		// again with the largest power of two it takes.
+		if m := c.pick.MaxWorkGroupSize(); m > 0 && m < pickWG {
+			c.Close()
+			for pickWG > m {
+				pickWG /= 2
+			}
+			continue
+		}
+		break
 	}
-	c := &crossPass{prog: prog, tile: tile, samples: samples}
-	_, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &c.count, Name: "sort_count"}, kernels.Ref{Dst: &c.scan, Name: "sort_scan"},
-		kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"}, kernels.Ref{Dst: &c.pick, Name: "sort_pick"})
+	var err error
 	if err == nil {
 		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1)
 	}
@@ -480,5 +511,5 @@ func (s *Sorter[K]) crossPick(q *engine.Queue, sa *engine.Buffer[K], ma, na int,
 	if ma < 0 || mb < 0 || ma+mb > c.samples || ma > na || mb > nb || ma > sa.Len() || na > MaxSortLen || nb > MaxSortLen {
 		return fmt.Errorf("kernels: sort: a splitter from %d and %d samples of %d and %d keys (at most %d samples): %w", ma, mb, na, nb, c.samples, engine.ErrInvalidArg)
 	}
-	return q.Launch(c.pick, engine.Range1D(s.wg, s.wg), c.picked, sa, int32(ma), int32(na), sampleSeed(0), sb, int32(mb), int32(nb), sampleSeed(1), orderMode(s.mode, order))
+	return q.Launch(c.pick, engine.Range1D(c.pickWG, c.pickWG), c.picked, sa, int32(ma), int32(na), sampleSeed(0), sb, int32(mb), int32(nb), sampleSeed(1), orderMode(s.mode, order))
 }
