@@ -46,13 +46,15 @@ const acrossSamples = 2048
 // than two parts, an empty part, devices that do not reach each other, or a device whose
 // local memory does not hold the crossing pass.
 //
-// On two H200 (2026-11-30, 2^27 random keys, BenchmarkShardedSort): 4.14-4.23 ms against
-// 6.61 on one GPU; prism bench's sharded case 4.15-4.19 ms against 7.07-7.08, 1.69-1.71x. Its steps: the
-// samples 60-115 us and the splitter 35-70 (the host's work, the devices idle), the counts
-// 175-190, the first pass 690-750 (a local pass takes about 0.44 ms: the scatter's stores
-// cross the link at under 200 GB/s each way, in runs of about 64 keys a bucket, where a
-// copy kernel's reach 347; tiles twice as large, with runs twice as long, were no faster)
-// and the seven passes after 3.06-3.09.
+// On two H200 (2026-11-30, 2^27 random keys): prism bench's sharded case 3.94-4.01 ms
+// against 7.07-7.09 for the one-device op, 1.77-1.80x; BenchmarkShardedSort 4.07-4.10 ms
+// against 6.62 for the Sorter alone on one GPU. Its steps, traced (each step waits for
+// both devices): the samples and the pick 122-158 us, the counts and the crossing pass
+// 829-857 (the pass alone 690-750: its stores cross the link at under 200 GB/s each way, in
+// runs of about 64 keys a bucket, where a copy kernel's reach 347; a local pass takes about
+// 0.44 ms; tiles twice as large, with runs twice as long, were no faster), the seven passes
+// after 3.16-3.22 ms. With the host picking the splitter from samples read back and
+// finishing both queues between the steps: 4.15-4.19 ms against 7.07-7.08, 1.69-1.71x.
 //
 // Tried before it and dropped: crossing in the last pass (the passes but the last on each
 // part, the splitter's counts, the last pass's scatter writing each sorted run into both
