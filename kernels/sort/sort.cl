@@ -551,12 +551,13 @@ __kernel void sort_sample(__global uint *out, __global const uint *run, uint n, 
     out[g] = run[seed == 0u ? (uint)(((ulong)(g + 1u) * n) / k) : sample_at(g, n, k - 1u, seed)];
 }
 
-#ifdef SPLIT
-#ifndef PICK_SAMPLES
-#define PICK_SAMPLES 4096
-#endif
+// sort_pick is in every build (the crossing pass's, SPLIT, is sized by the host with
+// PICK_SAMPLES and PICK_WG; elsewhere it is small and unused).
 #ifndef PICK_WG
 #define PICK_WG WG
+#endif
+#ifndef PICK_SAMPLES
+#define PICK_SAMPLES (2 * PICK_WG)
 #endif
 #if (PICK_SAMPLES & (PICK_SAMPLES - 1)) != 0 || (PICK_WG & (PICK_WG - 1)) != 0 || PICK_SAMPLES < 2 * PICK_WG
 #error "sort.cl: PICK_SAMPLES and PICK_WG must be powers of two, PICK_SAMPLES at least 2*PICK_WG"
@@ -641,4 +642,3 @@ void sort_pick(__global uint *pick, __global const uint *sa, int ma, int na, uin
         pick[3] = lim1;
     }
 }
-#endif
