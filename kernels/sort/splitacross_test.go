@@ -163,7 +163,7 @@ func testCrossPass[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 				}
 				name := fmt.Sprintf("n=%v/%s/%s/%s", n, pat, sname, order)
 				pick := kerneltest.Guarded(t, q, pickWords(sp))
-				if sname == "sampled" { // the device's own pick, from the samples
+				if sname == "sampled" && !kerneltest.Small() { // the device's own pick, from the samples (TestCrossPick's under Oclgrind)
 					pick = devicePick(t, srt[0], q, name, drawn, n, order, sp)
 				}
 				checkCrossPass(t, srt, q, name, keys, pick, sp, order)
