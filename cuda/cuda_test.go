@@ -717,35 +717,47 @@ func reopened(t *testing.T, round func(t *testing.T, ids []string)) {
 	}
 }
 
-// reachPeer is one round of TestReachPeer on two devices it opens, and closes at the end.
-func reachPeer(t *testing.T, ids []string) {
-	ctx := context.Background()
-	var devs [2]*engine.Device
-	var qs [2]*engine.Queue
-	for i, id := range ids {
-		dev, err := engine.Open(ctx, id)
+// openTwo opens the devices of ids (two) and a queue on each, closed when the test ends.
+func openTwo(t *testing.T, ids []string) (devs [2]*engine.Device, qs [2]*engine.Queue) {
+	t.Helper()
+	for i, id := range ids[:2] {
+		dev, err := engine.Open(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer dev.Close()
+		t.Cleanup(func() { dev.Close() })
 		q, err := dev.NewQueue()
 		if err != nil {
 			t.Fatal(err)
 		}
 		devs[i], qs[i] = dev, q
 	}
-	prog, err := devs[0].Build(`__kernel void plus_one(__global uint *dst, __global const uint *src, uint n) {
+	return devs, qs
+}
+
+// kernelOf builds source on dev and returns its kernel name, released when the test ends.
+func kernelOf(t *testing.T, dev *engine.Device, name, source string) *engine.Kernel {
+	t.Helper()
+	prog, err := dev.Build(source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { prog.Close() })
+	k, err := prog.Kernel(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// reachPeer is one round of TestReachPeer on two devices it opens, and closes at the end.
+func reachPeer(t *testing.T, ids []string) {
+	ctx := context.Background()
+	devs, qs := openTwo(t, ids)
+	k := kernelOf(t, devs[0], "plus_one", `__kernel void plus_one(__global uint *dst, __global const uint *src, uint n) {
 	uint i = get_global_id(0);
 	if (i < n) dst[i] = src[i] + 1u;
 }`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	k, err := prog.Kernel("plus_one")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 1<<20 + 7
 	data := make([]uint32, n)
 	for i := range data {
@@ -808,32 +820,11 @@ func TestWaitAcross(t *testing.T) { reopened(t, waitAcross) }
 // waitAcross is one round of TestWaitAcross on two devices it opens, and closes at the end.
 func waitAcross(t *testing.T, ids []string) {
 	ctx := context.Background()
-	var devs [2]*engine.Device
-	var qs [2]*engine.Queue
-	for i, id := range ids {
-		dev, err := engine.Open(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer dev.Close()
-		q, err := dev.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		devs[i], qs[i] = dev, q
-	}
-	prog, err := devs[0].Build(`__kernel void fill_from(__global uint *dst, uint n, uint off) {
+	devs, qs := openTwo(t, ids)
+	k := kernelOf(t, devs[0], "fill_from", `__kernel void fill_from(__global uint *dst, uint n, uint off) {
 	uint i = get_global_id(0);
 	if (i < n) dst[i] = i + off;
 }`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	k, err := prog.Kernel("fill_from")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 1<<24 + 5
 	src, err := engine.NewBuffer[uint32](devs[0], n)
 	if err != nil {
