@@ -35,6 +35,10 @@ type Variant struct {
 	// Vendor marks a vendor library's implementation: a baseline to compare with, never
 	// chosen by Pick unless named.
 	Vendor bool
+	// GivesWay, when set, says why Pick passes the variant over for the next one that fits
+	// at p (a size at which a later variant is measured faster), "" where it takes it. A
+	// variant named in Params.Variant runs regardless.
+	GivesWay func(dev *engine.Device, p Params) string
 	// Tunables lists the variant's tunables with their defaults, as listings show them.
 	Tunables string
 	// Candidates, when set, lists the tunable sets `prism tune` measures on dev (each
@@ -119,8 +123,8 @@ func (op Op) Variant(name string) (Variant, error) {
 
 // Pick returns the variant of op that runs on dev with p: the one p.Variant names (an
 // error wrapping engine.ErrUnsupported with the reason when dev cannot run it), the
-// portable one when p.Portable, else the first variant in priority order that fits dev,
-// vendor baselines excepted.
+// portable one when p.Portable, else the first variant in priority order that fits dev and
+// does not give way at p (Variant.GivesWay), vendor baselines excepted.
 func (op Op) Pick(dev *engine.Device, p Params) (Variant, error) {
 	name := p.Variant
 	if p.Portable {
@@ -151,6 +155,9 @@ func (op Op) Pick(dev *engine.Device, p Params) (Variant, error) {
 			continue
 		}
 		w := v.misfit(dev)
+		if w == "" && v.GivesWay != nil {
+			w = v.GivesWay(dev, p)
+		}
 		if w == "" {
 			return v, nil
 		}

@@ -78,3 +78,38 @@ func TestPick(t *testing.T) {
 		}
 	})
 }
+
+// TestPickGivesWay checks that Pick passes over a variant whose GivesWay says so at the
+// size asked for, takes it where it does not, runs it when named, and says why in the error
+// when no variant is left.
+func TestPickGivesWay(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		small := kernels.Variant{Name: "small", Setup: setupAs("small"), GivesWay: func(_ *engine.Device, p kernels.Params) string {
+			if p.Size > 1000 {
+				return "gives way above 1000"
+			}
+			return ""
+		}}
+		op := kernels.Op{Name: "f/op/float32", Variants: []kernels.Variant{small, kernels.PortableVariant(setupAs("portable"))}}
+		alone := kernels.Op{Name: "f/alone/float32", Variants: []kernels.Variant{small}}
+		for _, c := range []struct {
+			op   kernels.Op
+			p    kernels.Params
+			want string // the variant picked, or a substring of the error
+		}{
+			{op, kernels.Params{Size: 1000}, "small"},
+			{op, kernels.Params{}, "small"},
+			{op, kernels.Params{Size: 1001}, "portable"},
+			{op, kernels.Params{Size: 1001, Variant: "small"}, "small"},
+			{alone, kernels.Params{Size: 1001}, "small gives way above 1000"},
+		} {
+			v, err := c.op.Pick(dev, c.p)
+			switch {
+			case c.op.Name == alone.Name && (!errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("%s %+v: %v; want ErrUnsupported saying %q", c.op.Name, c.p, err, c.want)
+			case c.op.Name != alone.Name && (err != nil || v.Name != c.want):
+				t.Errorf("%s %+v: picked %q, %v; want %q", c.op.Name, c.p, v.Name, err, c.want)
+			}
+		}
+	})
+}
