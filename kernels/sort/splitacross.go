@@ -47,8 +47,9 @@ const acrossSamples = 2048
 // local memory does not hold the crossing pass.
 //
 // On two H200 (2026-11-30, 2^27 random keys): prism bench's sharded case 3.94-4.01 ms
-// against 7.07-7.09 for the one-device op, 1.77-1.80x; BenchmarkShardedSort 4.07-4.10 ms
-// against 6.62 for the Sorter alone on one GPU. Its steps, traced (each step waits for
+// against 7.07-7.09 for the one-device op as it then was (onesweep), 1.77-1.80x, and
+// against the portable sort it now picks at that size (6.66 ms), 1.66-1.69x;
+// BenchmarkShardedSort 4.07-4.10 ms against 6.62 for the Sorter alone on one GPU. Its steps, traced (each step waits for
 // both devices): the samples and the pick 122-158 us, the counts and the crossing pass
 // 829-857 (the pass alone 690-750: its stores cross the link at under 200 GB/s each way, in
 // runs of about 64 keys a bucket, where a copy kernel's reach 347; a local pass takes about
