@@ -53,7 +53,7 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 		SizeDoc: "n keys (and n uint32 values for pairs)", DefaultSize: 1 << 24, QuickSize: 1 << 18,
 		Variants: []kernels.Variant{
 			{
-				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++)",
+				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++); keys alone: picked up to 32M keys, past which portable is faster",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: onesweepMinCompute,
 				GivesWay:   func(_ *engine.Device, p kernels.Params) string { return onesweepGivesWay(p.Size, pairs) },
 				Tunables:   fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's; 4 passes", onesweepBlock, onesweepDefault, onesweepTile),
