@@ -584,9 +584,26 @@ func offsets(s []Share) []int {
 	return off
 }
 
-// runParts calls part(i) for every share with units, each in its own goroutine, and
-// returns once all have returned: nil, or the errors joined in device order.
+// runParts calls part(i) for every share with units, each in its own goroutine (the only
+// one in the caller's, as a device alone runs it), and returns once all have returned:
+// nil, or the errors joined in device order.
 func runParts(s []Share, part func(i int) error) error {
+	only := -1
+	for i := range s {
+		if s[i].Units > 0 {
+			if only != -1 {
+				only = -2
+				break
+			}
+			only = i
+		}
+	}
+	if only >= 0 {
+		if err := part(only); err != nil {
+			return fmt.Errorf("%s: %w", s[only].Device, err)
+		}
+		return nil
+	}
 	errs := make([]error, len(s))
 	var wg sync.WaitGroup
 	for i := range s {
