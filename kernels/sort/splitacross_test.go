@@ -89,7 +89,7 @@ func BenchmarkShardedSort(b *testing.B) {
 
 // TestCrossPass sorts two parts of keys with the crossing pass and the passes after it
 // (crossCount, crossStarts, crossSides, crossScatter, passesAfterCross), as
-// sortCrossFirst does on two devices, here with two Sorters of one device: the keys the
+// sortAcross does on two devices, here with two Sorters of one device: the keys the
 // splitter keeps below it must land, sorted, in the first sorter's result and the rest in
 // the second's, the two together the host's sort of both parts bit for bit, the guard
 // bands untouched and the inputs as they were. Splitters below every key, past every key,
@@ -359,7 +359,7 @@ func TestCrossPick(t *testing.T) {
 	})
 }
 
-// placesOf returns the places of part i's samples drawn (drawSamples) from its n keys, in
+// placesOf returns the places of part i's samples drawn (sampleAt with sampleSeed(i)) from its n keys, in
 // order.
 func placesOf[K SortKey](drawn []K, n, i int, order SortOrder) []place {
 	// The places of one part order as (mapped key, position): one word each, sorted.
