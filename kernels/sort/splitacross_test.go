@@ -359,8 +359,8 @@ func TestCrossPick(t *testing.T) {
 	})
 }
 
-// placesOf returns the places of part i's samples drawn (sampleAt with sampleSeed(i)) from its n keys, in
-// order.
+// placesOf returns the places of part i's samples drawn from its n keys (at sampleAt's
+// positions, seed sampleSeed(i)), in order.
 func placesOf[K SortKey](drawn []K, n, i int, order SortOrder) []place {
 	// The places of one part order as (mapped key, position): one word each, sorted.
 	packed := make([]uint64, len(drawn))
