@@ -588,19 +588,15 @@ func offsets(s []Share) []int {
 // one in the caller's, as a device alone runs it), and returns once all have returned:
 // nil, or the errors joined in device order.
 func runParts(s []Share, part func(i int) error) error {
-	only := -1
+	used, last := 0, 0
 	for i := range s {
 		if s[i].Units > 0 {
-			if only != -1 {
-				only = -2
-				break
-			}
-			only = i
+			used, last = used+1, i
 		}
 	}
-	if only >= 0 {
-		if err := part(only); err != nil {
-			return fmt.Errorf("%s: %w", s[only].Device, err)
+	if used == 1 {
+		if err := part(last); err != nil {
+			return fmt.Errorf("%s: %w", s[last].Device, err)
 		}
 		return nil
 	}

@@ -146,17 +146,20 @@ inline uint map_out(uint k, int mode) {
     return k;
 }
 
-// In-place inclusive scan of part[0..WG) (Hillis-Steele). Every work-item must reach it; each
-// has written its own part[lid] and the caller has passed a barrier.
-#define GROUP_INCLUSIVE_SCAN(part, lid)                                 \
+// In-place inclusive scan of part[0..size), of type T (Hillis-Steele). Every work-item of
+// a work-group of size items must reach it; each has written its own part[lid] and the
+// caller has passed a barrier.
+#define GROUP_INCLUSIVE_SCAN_OF(T, part, lid, size)                     \
     do {                                                                \
-        for (int off_ = 1; off_ < WG; off_ <<= 1) {                     \
-            uint v_ = (lid) >= off_ ? part[(lid) - off_] : 0u;          \
+        for (int off_ = 1; off_ < (size); off_ <<= 1) {                 \
+            T v_ = (lid) >= off_ ? part[(lid) - off_] : (T)0;           \
             barrier(CLK_LOCAL_MEM_FENCE);                               \
             part[lid] += v_;                                            \
             barrier(CLK_LOCAL_MEM_FENCE);                               \
         }                                                               \
     } while (0)
+// The scan of uint part[0..WG).
+#define GROUP_INCLUSIVE_SCAN(part, lid) GROUP_INCLUSIVE_SCAN_OF(uint, part, lid, WG)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void sort_count(__global uint *table, __global const uint *src, int n, int shift, int tin, int tpg SPLIT_ARGS) {
@@ -605,12 +608,7 @@ void sort_pick(__global uint *pick, __global const uint *sa, int ma, int na, uin
     }
     part[lid] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 1; off < PICK_WG; off <<= 1) {
-        const ulong v = lid >= off ? part[lid - off] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        part[lid] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    GROUP_INCLUSIVE_SCAN_OF(ulong, part, lid, PICK_WG);
     ulong reached = part[lid] - sum;
     for (int k = 0; k < PER && need > 0; k++) {
         const ulong v = e[lid * PER + k];

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync/atomic"
 
 	"github.com/prism-compute/prism/engine"
@@ -294,22 +293,6 @@ func (s *ShardedSort[K]) readQueue(d int) (*engine.Queue, error) {
 // sampleSeed is the seed of part i's samples (never 0, which samples evenly).
 func sampleSeed(i int) uint32 { return uint32(i)*0x9e3779b9 | 1 }
 
-// bucketOf returns splitter sp as the crossing pass takes it for the keys of part i
-// (sort.cl's SPLIT: a key is below it where its mapped key is below key, or equal to key
-// at a position of the part below lim): a key of part i equal to the splitter's stays
-// below it when part i precedes the splitter's part, or is its part and the key lies at
-// or before the splitter's own position.
-func bucketOf(sp place, i int) struct{ key, lim uint32 } {
-	var lim uint32 // part i after sp's: no equal key stays below
-	switch {
-	case i < sp.part:
-		lim = math.MaxUint32
-	case i == sp.part:
-		lim = uint32(sp.pos + 1)
-	}
-	return struct{ key, lim uint32 }{sp.key, lim}
-}
-
 // crossRadix is the buckets of the crossing pass (sort.cl built with SPLIT): a side of the
 // splitter and a digit of sortRadixBits bits.
 const crossRadix = 2 * sortRadix
@@ -393,10 +376,7 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 		break
 	}
 	var err error
-	if err == nil {
-		c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1)
-	}
-	if err == nil {
+	if c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1); err == nil {
 		c.picked, err = engine.NewBuffer[uint32](s.dev, 4)
 	}
 	if err != nil {
@@ -409,8 +389,9 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 
 // crossCount enqueues the count and the scan of the crossing pass over src[0, n), the keys
 // of one device's part (n >= 1), for the splitter at pickAt in pick (a Launch argument of
-// q's device: words pickAt and pickAt+1 are the (key, lim) bucketOf gives for the part, as
-// crossPick writes them): the table of the buckets (side, digit 0) and their starts, which
+// q's device: words pickAt and pickAt+1 are the part's (key, lim), as crossPick writes
+// them: a key of the part is below the splitter where its mapped key is below key, or
+// equal to it at a position below lim): the table of the buckets (side, digit 0) and their starts, which
 // crossStarts reads.
 func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, order SortOrder, pick any, pickAt int) error {
 	c, err := s.crossKernels()
@@ -491,21 +472,11 @@ func (s *Sorter[K]) passesAfterCross(q *engine.Queue, dst *engine.Buffer[K], n i
 	return s.passes(q, dst, s.keyScratch, nil, nil, n, order, 1, sortPasses)
 }
 
-// crossSamples returns the samples of both parts that s's crossPick takes, at most (0
-// where its crossing pass cannot be built).
-func (s *Sorter[K]) crossSamples() int {
-	c, err := s.crossKernels()
-	if err != nil {
-		return 0
-	}
-	return c.samples
-}
-
 // crossPick enqueues sort_pick: the splitter of two parts of na and nb keys from ma and mb
 // of their samples (sampleRun with sampleSeed(0) and (1); sb a Launch argument of q's
 // device: a buffer of it, or of another device it reaches) written into the crossing
-// pass's picked, (key, lim) for part 0 then for part 1 (bucketOf's): the one pickSplitters
-// picks, its weights summed in exact integers.
+// pass's picked, (key, lim) for part 0 then for part 1 (crossCount's): the one
+// pickSplitters picks, its weights summed in exact integers.
 func (s *Sorter[K]) crossPick(q *engine.Queue, sa *engine.Buffer[K], ma, na int, sb any, mb, nb int, order SortOrder) error {
 	c, err := s.crossKernels()
 	if err != nil {

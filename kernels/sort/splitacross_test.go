@@ -374,3 +374,29 @@ func placesOf[K SortKey](drawn []K, n, i int, order SortOrder) []place {
 	}
 	return places
 }
+
+// bucketOf returns splitter sp as the crossing pass takes it for the keys of part i
+// (sort.cl's SPLIT: a key is below it where its mapped key is below key, or equal to key
+// at a position of the part below lim): a key of part i equal to the splitter's stays
+// below it when part i precedes the splitter's part, or is its part and the key lies at
+// or before the splitter's own position.
+func bucketOf(sp place, i int) struct{ key, lim uint32 } {
+	var lim uint32 // part i after sp's: no equal key stays below
+	switch {
+	case i < sp.part:
+		lim = math.MaxUint32
+	case i == sp.part:
+		lim = uint32(sp.pos + 1)
+	}
+	return struct{ key, lim uint32 }{sp.key, lim}
+}
+
+// crossSamples returns the samples of both parts that s's crossPick takes, at most (0
+// where its crossing pass cannot be built).
+func (s *Sorter[K]) crossSamples() int {
+	c, err := s.crossKernels()
+	if err != nil {
+		return 0
+	}
+	return c.samples
+}
