@@ -73,9 +73,14 @@ test: deps lint unit oclgrind
 
 # Every package with tests, as a path from the module root (. is the root).
 TEST_PKGS := $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... 2>/dev/null | sed "s|^$(CURDIR)/\?||; s|^$$|.|")
-# The longest first, so that the lanes end together.
-UNIT_FIRST := cl kernels/gemm cmd/prism kernels/attention kernels/conv cuda/clc/translate kernels/fft kernels/suite cuda kernels/softmax kernels/layernorm
-UNIT_PKGS := $(filter $(TEST_PKGS),$(UNIT_FIRST)) $(filter-out $(UNIT_FIRST),$(TEST_PKGS))
+# The longest first, so that the lanes end together (seconds of wall time, three at a time
+# on two cores with cold caches: cmd/prism 174, kernels/suite 88, cl 55, engine/group 54,
+# cuda/clc/translate 53, kernels/sort 43, kernels/gemm 37, bench 34, engine 24, the rest 22
+# or less). cmd/prism runs as two shards of its tests (scripts/test-run.sh's PKG@K/M): much
+# of its time is waiting on the commands it starts.
+UNIT_FIRST := kernels/suite cmd/prism cl engine/group cuda/clc/translate kernels/sort kernels/gemm bench engine kernels/attention kernels/reduce kernels/scan kernels/conv cuda kernels/montecarlo bench/store kernels/fft kernels/softmax kernels/histogram kernels/layernorm
+UNIT_SHARDED := cmd/prism
+UNIT_PKGS := $(foreach p,$(filter $(TEST_PKGS),$(UNIT_FIRST)) $(filter-out $(UNIT_FIRST),$(TEST_PKGS)),$(if $(filter $(UNIT_SHARDED),$(p)),$(p)@1/2 $(p)@2/2,$(p)))
 
 # Each package's test binary, built once (two at a time, without DWARF tables: a quarter
 # less time linking) into .cache/bin and used by every
