@@ -13,9 +13,15 @@ import (
 
 // acrossSamples is how many keys each part gives sortAcross to pick its splitter from, at
 // most (sort_pick sorts both parts' in one work-group's local memory, 8 bytes each: a
-// device with less than 34 KB of it takes half as many, or fewer): the devices' shares of
-// the keys are predicted within about one per cent where the parts are large and random.
-const acrossSamples = 2048
+// device whose local memory holds fewer takes half as many, or fewer). Where the parts are
+// large and random, the splitter's rank among all keys is off by about 0.5/sqrt(m) of
+// them, m = 2*acrossSamples (one standard deviation: 1.1%), and the larger side's
+// passes after take that much longer; halving the samples halves sort_pick's bitonic sort.
+// On two H200 (2026-11-30, 2^27 random keys, BenchmarkShardedSort): 1024 a part 3.95-4.01
+// ms, sides 51.2/48.8%; 2048 4.04-4.10 ms, sides 51.8/48.2% (the splitter step, traced,
+// 103-119 us against 127-174); on these keys 512 and 256 a part would leave sides of
+// 50.2 and 50.7%, 4096 49.3% (pickRef): which count is luckier varies with the keys.
+const acrossSamples = 1024
 
 // sortAcross is Sort's path for keys over two devices whose kernels reach each other's
 // memory (CUDA GPUs with peer access): the keys cross between the devices inside the
@@ -252,7 +258,7 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		return false, err
 	}
 	tr.step("passes after")
-	tr.done(fmt.Sprintf("sharded sort keys of %d keys over 2 devices, crossing in the first pass", keys.Len()))
+	tr.done(fmt.Sprintf("sharded sort keys of %d keys over 2 devices, crossing in the first pass (sides %d and %d, parts %d and %d)", keys.Len(), side[0], side[1], parts[0].Len, parts[1].Len))
 	sortedAcross.Add(1)
 	return true, nil
 }
