@@ -8,8 +8,10 @@
 // reduce-then-scan with 4-bit digits makes 16 reads and 8 writes.
 //
 // A pass kernel ranks one tile of TILE = BLOCK*ITEMS keys: each warp owns 32*ITEMS
-// consecutive keys, loaded warp-striped (coalesced), and ranks them in input order with
-// match.any: a key's rank is the number of keys of its digit before it in the warp. The
+// consecutive keys, loaded warp-striped (coalesced), and ranks them in input order from the
+// lanes whose key has the same digit (RANK: a shared word per warp and digit that the lanes
+// set with atomicOr, or match.any.sync, which costs far more): a key's rank is the number of
+// keys of its digit before it in the warp. The
 // block then knows, per digit, its keys' count; it publishes each count in the tile's status
 // word of that digit and looks back through its predecessors' words (one thread per digit,
 // decoupled look-back, as scan.cu) until it meets an inclusive prefix, which gives the
@@ -45,8 +47,13 @@
 //   ITEMS   keys per thread per tile                                        default 16
 //   MINBLOCKS  blocks per multiprocessor the pass kernel's registers must allow
 //           (__launch_bounds__'s second argument; 1 asks nothing)              default 1
+//   RANK    how a warp finds the lanes whose key has the same digit: 0, match.any.sync;
+//           1, each lane sets its bit in a shared word per (warp, digit) with atomicOr
+//           and reads the word back (CUB's "match early counts any" ranking, which avoids
+//           match.any's cost; the words overlay the tile's keys, which are in registers
+//           then: ITEMS >= 8; the host builds 1)                              default 0
 //   Shared memory: 4*(2*TILE + (BLOCK/32 + 3)*256) + 4 bytes (41 KB at the defaults).
-// Builds: -DITEMS=16 | -DITEMS=8 | -DITEMS=12 -DMINBLOCKS=5 | -DITEMS=18 -DMINBLOCKS=3
+// Builds: -DITEMS=16 | -DITEMS=8 | -DITEMS=12 -DMINBLOCKS=5 | -DITEMS=18 -DMINBLOCKS=3 | -DITEMS=16 -DMINBLOCKS=4 -DRANK=1 | -DITEMS=8 -DRANK=1
 // Launch: 1D, blocks of exactly BLOCK threads.
 // Boundaries: the last tile is padded with the largest mapped key, which ranks after every
 // real key of the tile; the pads are counted out of digit 255 and never written.
@@ -62,6 +69,9 @@
 #ifndef MINBLOCKS
 #define MINBLOCKS 1
 #endif
+#ifndef RANK
+#define RANK 0
+#endif
 
 #define RADIX 256
 #define PASSES 4
@@ -73,6 +83,9 @@
 
 #if BLOCK != RADIX
 #error "onesweep.cu: BLOCK must be 256, one thread per digit"
+#endif
+#if RANK == 1 && WARPS * RADIX > TILE
+#error "onesweep.cu: RANK=1 keeps its match words in the tile's shared keys: ITEMS >= 8"
 #endif
 
 // map_in applies the order-preserving map of mode; map_out undoes it (sort.cl's).
@@ -177,6 +190,12 @@ onesweep_pass(unsigned int *__restrict__ kout, const unsigned int *__restrict__ 
   __shared__ unsigned int warp_sums[WARPS];
   __shared__ int tile_id;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+#if RANK == 1
+  // The match words, per warp and digit: the lanes whose key has the digit (the tile's
+  // shared keys are not used until the reorder).
+  unsigned int(*mm)[RADIX] = (unsigned int(*)[RADIX])sk;
+  for (int i = tid; i < WARPS * RADIX; i += BLOCK) (&mm[0][0])[i] = 0;
+#endif
   for (int i = tid; i < WARPS * RADIX; i += BLOCK) (&wh[0][0])[i] = 0;
   if (tid == 0) tile_id = (int)atomicAdd(state, 1u);
   __syncthreads();
@@ -199,11 +218,22 @@ onesweep_pass(unsigned int *__restrict__ kout, const unsigned int *__restrict__ 
 #pragma unroll
   for (int j = 0; j < ITEMS; j++) {
     const unsigned int d = k[j] >> shift & 0xff;
+#if RANK == 1
+    atomicOr(&mm[warp][d], 1u << lane);
+    syncwarp();
+    const unsigned int peers = mm[warp][d];
+#else
     const unsigned int peers = match_any(d);
+#endif
     const unsigned int before = wh[warp][d];
     syncwarp();
     pos[j] = before + popc(peers & below);
-    if ((peers & below) == 0) wh[warp][d] = before + popc(peers);
+    if ((peers & below) == 0) {
+      wh[warp][d] = before + popc(peers);
+#if RANK == 1
+      mm[warp][d] = 0; // the first lane of the digit clears its word for the next key
+#endif
+    }
     syncwarp();
   }
   __syncthreads();

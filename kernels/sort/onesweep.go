@@ -20,9 +20,16 @@ const (
 	// per SM, against 3 with the 73 registers the compiler takes unbudgeted, took 16M pairs
 	// from 1.19 ms to 950 us on an H200 (BenchmarkOnesweep, docs/PERFORMANCE.md).
 	onesweepMinBlocks = 4
-	onesweepTile      = onesweepBlock * onesweepItems
-	onesweepRadix     = 256
-	onesweepPasses    = 4
+	// onesweepRank is how warps rank their keys (RANK): 1, shared words set with atomicOr.
+	// On an H200 (2026-11-30, ncu, 16M keys) a pass took 265 us with match.any.sync (38
+	// cycles between a warp's instructions, where CUB's pass, 113 us, has 16) and 153 us
+	// with the shared words; prism bench, against CUB through torch.sort in the same call:
+	// keys 16M 550 us (was 896; CUB 836), 2^28 8.16 ms (was 14.25; CUB 11.83); pairs 16M
+	// 774 us (was 967; CUB 831), 2^28 11.26 ms (was 13.94; CUB 11.82).
+	onesweepRank   = 1
+	onesweepTile   = onesweepBlock * onesweepItems
+	onesweepRadix  = 256
+	onesweepPasses = 4
 	// MaxOnesweepLen bounds the keys of one Onesweep sort: a status word holds a count in
 	// 30 bits.
 	MaxOnesweepLen = 1<<30 - 1
@@ -47,32 +54,41 @@ type Onesweep[K SortKey] struct {
 }
 
 // OnesweepTunables are onesweep.cu's tunables beside its block of 256: the keys per thread
-// of a tile (ITEMS) and the pass kernel's register budget, as blocks per multiprocessor
-// (MINBLOCKS).
-type OnesweepTunables struct{ Items, MinBlocks int }
+// of a tile (ITEMS), the pass kernel's register budget, as blocks per multiprocessor
+// (MINBLOCKS), and how a warp ranks its keys (RANK: 0 match.any.sync, 1 shared words set
+// with atomicOr, as CUB ranks on sm_90).
+type OnesweepTunables struct{ Items, MinBlocks, Rank int }
 
-// String writes t as prism tune and --tunables spell it ("ITEMS=16 MINBLOCKS=4").
+// String writes t as prism tune and --tunables spell it ("ITEMS=16 MINBLOCKS=4 RANK=1").
 func (t OnesweepTunables) String() string {
-	return fmt.Sprintf("ITEMS=%d MINBLOCKS=%d", t.Items, t.MinBlocks)
+	return fmt.Sprintf("ITEMS=%d MINBLOCKS=%d RANK=%d", t.Items, t.MinBlocks, t.Rank)
 }
 
 // ParseOnesweepTunables reads tunables as String writes them: ITEMS 4 to 18 (the pass
 // kernel's tiles of keys and values, 2*256*ITEMS words, and its counters stay within the
-// 48 KiB of static shared memory), MINBLOCKS 1 to 8. Errors wrap engine.ErrInvalidArg and
-// name the field.
+// 48 KiB of static shared memory), MINBLOCKS 1 to 8, RANK 0 or 1 (1 needs ITEMS of at least
+// 8: its match words lie in the tile's keys). RANK may be left out: it is then the
+// default's, so that tuning files written before it (whose sets were measured with RANK=0)
+// keep their tile and take the faster ranking. Errors wrap engine.ErrInvalidArg and name
+// the field.
 func ParseOnesweepTunables(s string) (OnesweepTunables, error) {
-	var t OnesweepTunables
+	t := OnesweepTunables{Rank: onesweepRank}
 	err := kernels.ParseTunableInts("sort onesweep tunables", s, true, kernels.TunableInt{Key: "ITEMS", Dst: &t.Items, Min: 4, Max: 18},
-		kernels.TunableInt{Key: "MINBLOCKS", Dst: &t.MinBlocks, Min: 1, Max: 8})
+		kernels.TunableInt{Key: "MINBLOCKS", Dst: &t.MinBlocks, Min: 1, Max: 8}, kernels.TunableInt{Key: "RANK", Dst: &t.Rank, Min: 0, Max: 1, Optional: true})
+	if err == nil && t.Rank == 1 && t.Items < 8 {
+		err = fmt.Errorf("kernels: sort onesweep tunables %q: RANK=1 needs ITEMS of at least 8 (its match words lie in the tile's keys), not ITEMS=%d: %w", s, t.Items, engine.ErrInvalidArg)
+	}
 	return t, err
 }
 
 // onesweepDefault is the set NewOnesweep builds; onesweepCandidates those prism tune
-// measures, the default first (16M pairs on an H200: ITEMS=16 MINBLOCKS=4 950 us, 12 and 5
-// 1000 us, 16 and 1 1185 us).
+// measures, the default first (BenchmarkOnesweep, 16M pairs on an H200, 2026-11-30: RANK=1
+// with ITEMS=16 MINBLOCKS=4 754 us, 18 and 3 757, 16 and 3 796, 12 and 5 818; RANK=0 with
+// 16 and 4 948, 12 and 5 1000, 16 and 1 1182).
 var (
-	onesweepDefault    = OnesweepTunables{onesweepItems, onesweepMinBlocks}
-	onesweepCandidates = []OnesweepTunables{onesweepDefault, {16, 3}, {16, 5}, {12, 5}, {12, 6}, {14, 4}, {18, 3}, {8, 6}}
+	onesweepDefault    = OnesweepTunables{onesweepItems, onesweepMinBlocks, onesweepRank}
+	onesweepCandidates = []OnesweepTunables{onesweepDefault, {16, 3, 1}, {16, 5, 1}, {12, 5, 1}, {14, 4, 1}, {18, 3, 1}, {8, 6, 1},
+		{16, 4, 0}, {12, 5, 0}}
 )
 
 // onesweepMinCompute is the compute capability onesweep.cu needs (warp match, sm_70).
@@ -81,17 +97,17 @@ const onesweepMinCompute = 70
 // NewOnesweep compiles onesweep.cu for dev (CUDA C++: an error wrapping
 // engine.ErrUnsupported on other backends).
 func NewOnesweep[K SortKey](dev *engine.Device) (*Onesweep[K], error) {
-	return newOnesweep[K](dev, onesweepItems, onesweepMinBlocks)
+	return newOnesweep[K](dev, onesweepDefault)
 }
 
-// newOnesweep compiles onesweep.cu with items keys per thread and the pass kernel's
-// registers budgeted for minBlocks blocks per multiprocessor (the benchmarks compare them).
-func newOnesweep[K SortKey](dev *engine.Device, items, minBlocks int) (*Onesweep[K], error) {
+// newOnesweep compiles onesweep.cu with tunables t (the benchmarks compare them).
+func newOnesweep[K SortKey](dev *engine.Device, t OnesweepTunables) (*Onesweep[K], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: sort: nil device: %w", engine.ErrInvalidArg)
 	}
+	items := t.Items
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: onesweepSource, Name: "onesweep.cu"},
-		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", items), fmt.Sprintf("-DMINBLOCKS=%d", minBlocks))
+		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", items), fmt.Sprintf("-DMINBLOCKS=%d", t.MinBlocks), fmt.Sprintf("-DRANK=%d", t.Rank))
 	if err != nil {
 		return nil, err
 	}

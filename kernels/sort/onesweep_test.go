@@ -32,7 +32,14 @@ func TestOnesweep(t *testing.T) {
 }
 
 func testOnesweep[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	s, err := NewOnesweep[K](dev)
+	// Both rankings (RANK), at the default's tile.
+	for _, tu := range []OnesweepTunables{onesweepDefault, {onesweepItems, onesweepMinBlocks, 1 - onesweepRank}} {
+		t.Run(strings.ReplaceAll(tu.String(), " ", "/"), func(t *testing.T) { testOnesweepWith[K](t, dev, q, tu) })
+	}
+}
+
+func testOnesweepWith[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue, tu OnesweepTunables) {
+	s, err := newOnesweep[K](dev, tu)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +102,13 @@ func BenchmarkOnesweep(b *testing.B) {
 			name string
 			make func() (sorter[uint32], error)
 		}{
-			{"onesweep/ITEMS=16/MINBLOCKS=1", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 16, 1) }},
-			{"onesweep/ITEMS=16/MINBLOCKS=4", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 16, 4) }},
-			{"onesweep/ITEMS=12/MINBLOCKS=5", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 12, 5) }},
-			{"onesweep/ITEMS=8/MINBLOCKS=6", func() (sorter[uint32], error) { return newOnesweep[uint32](dev, 8, 6) }},
 			{"portable", func() (sorter[uint32], error) { return NewSorter[uint32](dev) }},
+		}
+		for _, t := range []OnesweepTunables{{16, 1, 0}, {16, 4, 0}, {12, 5, 0}, {8, 6, 0}, {16, 4, 1}, {16, 3, 1}, {12, 5, 1}, {18, 3, 1}} {
+			sorters = append(sorters, struct {
+				name string
+				make func() (sorter[uint32], error)
+			}{"onesweep/" + strings.ReplaceAll(t.String(), " ", "/"), func() (sorter[uint32], error) { return newOnesweep[uint32](dev, t) }})
 		}
 		for _, c := range sorters {
 			b.Run(id+"/"+c.name, func(b *testing.B) {
@@ -154,11 +163,18 @@ func TestOnesweepTunables(t *testing.T) {
 			t.Errorf("ParseOnesweepTunables(%q) = %v, %v", c.String(), got, err)
 		}
 	}
+	// A set written before RANK (a tuning file's) takes the default ranking.
+	if got, err := ParseOnesweepTunables("ITEMS=12 MINBLOCKS=5"); err != nil || got != (OnesweepTunables{12, 5, onesweepRank}) {
+		t.Errorf("ParseOnesweepTunables(\"ITEMS=12 MINBLOCKS=5\") = %v, %v; want RANK=%d", got, err, onesweepRank)
+	}
 	for _, c := range []struct{ in, want string }{
 		{"ITEMS=16", "want all of ITEMS, MINBLOCKS"},
 		{"ITEMS=20 MINBLOCKS=4", "ITEMS=20 is out of its range 4..18"},
 		{"ITEMS=16 MINBLOCKS=0", "MINBLOCKS=0 is out of its range 1..8"},
 		{"ITEMS=16 MINBLOCKS=4 BLOCK=128", "unknown key BLOCK"},
+		{"ITEMS=16 MINBLOCKS=4 RANK=2", "RANK=2 is out of its range 0..1"},
+		{"ITEMS=16 MINBLOCKS=4 RANK=-1", "RANK=-1 is out of its range 0..1"},
+		{"ITEMS=4 MINBLOCKS=4 RANK=1", "RANK=1 needs ITEMS of at least 8"},
 	} {
 		if _, err := ParseOnesweepTunables(c.in); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseOnesweepTunables(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)

@@ -25,23 +25,6 @@ func Family() kernels.Family {
 	}}
 }
 
-// onesweepKeysMax is the most keys without values that Pick gives the cuda-onesweep
-// variant: above it the portable sort is faster. On an H200 (2026-11-30, prism bench
-// --variant cuda-onesweep,portable, uint32 keys, device time): 16M keys 0.90 ms against
-// 1.05, 32M 1.77 against 1.88, 64M 3.55 against 3.50, 128M 7.12 against 6.66, 256M 14.26
-// against 12.91: onesweep's passes slow down past 32M keys alone, while the portable sort's
-// stay linear.
-const onesweepKeysMax = 1 << 25
-
-// onesweepGivesWay is the cuda-onesweep variant's Variant.GivesWay for n keys (0: the
-// op's default size), with values when pairs.
-func onesweepGivesWay(n int, pairs bool) string {
-	if pairs || n <= onesweepKeysMax {
-		return ""
-	}
-	return fmt.Sprintf("gives way to portable above %d keys without values (measured faster there)", onesweepKeysMax)
-}
-
 // sortStream is the NewRand stream constant of the sort family's inputs ("sort").
 const sortStream = 0x736f7274
 
@@ -53,9 +36,8 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 		SizeDoc: "n keys (and n uint32 values for pairs)", DefaultSize: 1 << 24, QuickSize: 1 << 18,
 		Variants: []kernels.Variant{
 			{
-				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches and places them by decoupled look-back (CUDA C++); keys alone: picked up to 32M keys, past which portable is faster",
+				Name: "cuda-onesweep", Doc: "8-bit digits: one histogram pass, then one pass per digit that ranks tiles with warp matches in shared memory and places them by decoupled look-back (CUDA C++)",
 				Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: onesweepMinCompute,
-				GivesWay:   func(_ *engine.Device, p kernels.Params) string { return onesweepGivesWay(p.Size, pairs) },
 				Tunables:   fmt.Sprintf("BLOCK=%d, and %s (tile %d), or prism tune's; 4 passes", onesweepBlock, onesweepDefault, onesweepTile),
 				Candidates: kernels.CandidatesOf(onesweepCandidates),
 				Setup: func(ctx context.Context, q *engine.Queue, p kernels.Params) (kernels.Instance, error) {
@@ -64,7 +46,7 @@ func sortOp[K SortKey](op, doc string, pairs bool, order SortOrder) kernels.Op {
 						return nil, err
 					}
 					in, err := setupSort(ctx, q, name, pairs, order, p, func(dev *engine.Device) (sorter[K], error) {
-						return newOnesweep[K](dev, t.Items, t.MinBlocks)
+						return newOnesweep[K](dev, t)
 					})
 					if err != nil {
 						return nil, err

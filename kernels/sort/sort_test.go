@@ -272,21 +272,3 @@ func TestSortInvalid(t *testing.T) {
 		}
 	})
 }
-
-// TestOnesweepGivesWay checks where Pick gives sorts to cuda-onesweep: keys alone up to
-// onesweepKeysMax (the op's default size among them), pairs at every size.
-func TestOnesweepGivesWay(t *testing.T) {
-	for _, c := range []struct {
-		n     int
-		pairs bool
-		gives bool
-	}{{0, false, false}, {1 << 24, false, false}, {onesweepKeysMax, false, false}, {onesweepKeysMax + 1, false, true}, {1 << 28, false, true}, {1 << 28, true, false}} {
-		if got := onesweepGivesWay(c.n, c.pairs) != ""; got != c.gives {
-			t.Errorf("%d keys, pairs %v: gives way %v, want %v", c.n, c.pairs, got, c.gives)
-		}
-	}
-	op := sortOp[uint32]("keys", "", false, Ascending)
-	if op.Variants[0].Name != "cuda-onesweep" || op.Variants[0].GivesWay == nil || op.Variants[0].GivesWay(nil, kernels.Params{Size: 1 << 27}) == "" {
-		t.Errorf("sort/keys/uint32's first variant %q does not give way at 2^27 keys", op.Variants[0].Name)
-	}
-}
