@@ -29,15 +29,17 @@
 // 1024 + 4*(1 + 256*tiles) words, all 0 before the histogram, tiles = ceil(n/TILE): the
 // counts of the four passes' digits (words p*256 + d), then per pass a counter of started
 // tiles and 256 status words per tile.
-//   onesweep_histogram(scratch, keys, n, mode)
-//       scratch[p*256 + d] += the number of keys whose mapped digit p is d; any grid of
-//       BLOCK-thread blocks.
+//   onesweep_histogram(scratch, keys, n, mode, from)
+//       scratch[p*256 + d] += the number of keys whose mapped digit p is d, digit p being
+//       bits from + 8p on (from 0, or 4 for keys a crossing pass has sorted by their low 4
+//       bits, whose last digit has 4 bits); any grid of BLOCK-thread blocks.
 //   onesweep_offsets(scratch)
 //       scratch[p*256 + d] = the sum of scratch[p*256 + e] for e < d, in place: the first
 //       output position of digit d in pass p; 4 blocks of 256 threads.
 //   onesweep_pass(kout, kin, vout, vin, scratch, n, shift, tin, tout, pairs)
-//       pass shift/8 (shift = 0, 8, 16, 24) of kin into kout, and of vin into vout with
-//       pairs != 0 (else vin and vout are not touched); grid exactly tiles blocks.
+//       pass shift/8 (shift = from + 8p: 0, 8, 16, 24, or 4, 12, 20, 28) of kin into kout,
+//       and of vin into vout with pairs != 0 (else vin and vout are not touched); grid
+//       exactly tiles blocks.
 //
 // Status word of a (tile, digit): flag << 30 | value; flag 0 nothing yet, 1 the tile's count
 // of the digit, 2 the count of the digit in this tile and all before it.
@@ -56,7 +58,8 @@
 // Builds: -DITEMS=16 | -DITEMS=8 | -DITEMS=12 -DMINBLOCKS=5 | -DITEMS=18 -DMINBLOCKS=3 | -DITEMS=16 -DMINBLOCKS=4 -DRANK=1 | -DITEMS=8 -DRANK=1
 // Launch: 1D, blocks of exactly BLOCK threads.
 // Boundaries: the last tile is padded with the largest mapped key, which ranks after every
-// real key of the tile; the pads are counted out of digit 255 and never written.
+// real key of the tile; the pads are counted out of their digit (255, or 15 in a last pass
+// of 4 bits) and never written.
 
 #include "prism_cuda.h"
 
@@ -127,7 +130,7 @@ static __device__ __forceinline__ void status_store(unsigned int *p, unsigned in
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-onesweep_histogram(unsigned int *__restrict__ counts, const unsigned int *__restrict__ keys, int n, int mode) {
+onesweep_histogram(unsigned int *__restrict__ counts, const unsigned int *__restrict__ keys, int n, int mode, int from) {
   // counts: scratch's first PASSES*RADIX words.
   __shared__ unsigned int h[PASSES * RADIX];
   for (int i = threadIdx.x; i < PASSES * RADIX; i += BLOCK) h[i] = 0;
@@ -150,7 +153,7 @@ onesweep_histogram(unsigned int *__restrict__ counts, const unsigned int *__rest
     for (int j = 0; j < m; j++) {
       const unsigned int v = map_in(k[j], mode);
 #pragma unroll
-      for (int p = 0; p < PASSES; p++) atomicAdd(&h[p * RADIX + (v >> (8 * p) & 0xff)], 1u);
+      for (int p = 0; p < PASSES; p++) atomicAdd(&h[p * RADIX + (v >> (from + 8 * p) & 0xff)], 1u);
     }
   }
   __syncthreads();
@@ -247,7 +250,9 @@ onesweep_pass(unsigned int *__restrict__ kout, const unsigned int *__restrict__ 
     wh[w][d] = count;
     count += c;
   }
-  const unsigned int real = d == RADIX - 1 ? count - (unsigned int)(TILE - valid) : count;
+  // The pads (all ones) have the digit 0xffffffff >> shift & 0xff: 255, or 15 in a last
+  // pass of 4 bits (from 4).
+  const unsigned int real = d == (0xffffffffu >> shift & 0xffu) ? count - (unsigned int)(TILE - valid) : count;
   unsigned int prefix = 0;
   if (tile == 0) {
     status_store(&status[d], FLAG_PREFIX << 30 | real);

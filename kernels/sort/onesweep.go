@@ -195,11 +195,13 @@ func (s *Onesweep[K]) Pairs(q *engine.Queue, dstKeys, srcKeys *engine.Buffer[K],
 	return s.run(q, dstKeys, srcKeys, dstVals, srcVals, n, order)
 }
 
-// sortKey identifies a sort's commands for Replay.
+// sortKey identifies a sort's commands for Replay (from: the first bit sorted, 0 but for
+// Onesweep.afterCross's).
 type sortKey struct {
 	dst, src, vdst, vsrc any
 	n                    int
 	order                SortOrder
+	from                 int
 }
 
 // run clears the scratch and enqueues the histogram, the offsets and the four passes:
@@ -214,19 +216,44 @@ func (s *Onesweep[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsr
 	if err := s.Reserve(n, pairs); err != nil {
 		return err
 	}
-	return s.replay.Run(q, sortKey{dst, src, vdst, vsrc, n, order}, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order) })
+	return s.replay.Run(q, sortKey{dst, src, vdst, vsrc, n, order, 0}, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order, 0) })
 }
 
-// enqueue enqueues run's commands.
-func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder) error {
+// afterCross enqueues the sort of the n keys a crossing pass (Sorter.crossScatter) left in
+// landing into dst: they are mapped (SortMapKey) and ordered by their low sortRadixBits
+// bits, so that four passes of the bits from there on (the last of 4 bits) sort them, the
+// last mapping them back. landing is only read. Replayed as run's sorts are.
+func (s *Onesweep[K]) afterCross(q *engine.Queue, dst, landing *engine.Buffer[K], n int, order SortOrder) error {
+	if n == 0 {
+		return nil
+	}
+	if n < 0 || n > MaxOnesweepLen || n > dst.Len() || n > landing.Len() {
+		return fmt.Errorf("kernels: sort: %d keys after the crossing pass, from %d into %d: %w", n, landing.Len(), dst.Len(), engine.ErrInvalidArg)
+	}
+	if err := s.Reserve(n, false); err != nil {
+		return err
+	}
+	return s.replay.Run(q, sortKey{dst, landing, nil, nil, n, order, sortRadixBits}, func() error {
+		return s.enqueue(q, dst, landing, nil, nil, n, order, sortRadixBits)
+	})
+}
+
+// enqueue enqueues run's commands, for the digits from bit from on: 0, or sortRadixBits for
+// afterCross's keys, which are mapped already (neither the histogram nor the first pass
+// maps them).
+func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, from int) error {
 	pairs := vdst != nil
 	words := s.scratchWords(n)
 	if err := s.scratch.Fill(q, 0, words, 0); err != nil {
 		return err
 	}
 	mode := orderMode(s.mode, order)
+	mapIn := mode // how the histogram and the first pass map the keys they read
+	if from != 0 {
+		mapIn = 0
+	}
 	groups := min(s.histGroups, (n+4*onesweepBlock-1)/(4*onesweepBlock))
-	if err := q.Launch(s.histogram, engine.Range1D(groups*onesweepBlock, onesweepBlock), s.scratch, src, int32(n), mode); err != nil {
+	if err := q.Launch(s.histogram, engine.Range1D(groups*onesweepBlock, onesweepBlock), s.scratch, src, int32(n), mapIn, int32(from)); err != nil {
 		return err
 	}
 	if err := q.Launch(s.offsets, engine.Range1D(onesweepPasses*onesweepRadix, onesweepRadix), s.scratch); err != nil {
@@ -245,7 +272,7 @@ func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst,
 		}
 		tin, tout := int32(0), int32(0)
 		if p == 0 {
-			tin = mode
+			tin = mapIn
 		}
 		if p == onesweepPasses-1 {
 			tout = mode
@@ -255,7 +282,7 @@ func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst,
 			vo, vi = out, in
 		}
 		if err := q.Launch(s.pass, engine.Range1D(tiles*onesweepBlock, onesweepBlock), out, in, vo, vi, s.scratch,
-			int32(n), int32(8*p), tin, tout, pairsArg); err != nil {
+			int32(n), int32(from+8*p), tin, tout, pairsArg); err != nil {
 			return err
 		}
 		in, vin = out, vout

@@ -259,7 +259,7 @@ func (s *Sorter[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc 
 	if err := s.Reserve(n, pairs); err != nil {
 		return err
 	}
-	key := sortKey{dst, src, vdst, vsrc, n, order}
+	key := sortKey{dst, src, vdst, vsrc, n, order, 0}
 	return s.replay.Run(q, key, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order) })
 }
 

@@ -43,8 +43,9 @@ const acrossSamples = 1024
 //     second queue while the pass runs (the sides: crossSides) and, in the rare case that
 //     a side outgrew its room, runs the pass again with the room it needs.
 //  3. Once its keys are in (the other device's pass done, again waited for on the device),
-//     each device's passes after the first (passesAfterCross) sort them where they are
-//     into its result: no merge follows. The host waits only for the starts, which it
+//     each device sorts them from its landing into its result (afterCross: the onesweep
+//     sort's four passes of the bits past the first digit where the device has it, else
+//     the Sorter's passes after the first): no merge follows. The host waits only for the starts, which it
 //     reads while the devices are busy.
 //
 // It reports false, having done nothing, where the sort is not of that kind: values, other
@@ -252,7 +253,7 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	}
 	tr.step("crossing pass")
 	err = keys.EachDevice(func(j int) error {
-		return s.sorters[di[j]].passesAfterCross(parts[j].Queue, out[j], side[j], order)
+		return s.afterCross(di[j], parts[j].Queue, out[j], side[j], order)
 	})
 	if err != nil {
 		return false, err
@@ -261,6 +262,17 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	tr.done(fmt.Sprintf("sharded sort keys of %d keys over 2 devices, crossing in the first pass (sides %d and %d, parts %d and %d)", keys.Len(), side[0], side[1], parts[0].Len, parts[1].Len))
 	sortedAcross.Add(1)
 	return true, nil
+}
+
+// afterCross enqueues the sort of the n keys that the crossing pass left in the landing of
+// device d (its Sorter's scratch) into dst: with the device's onesweep sort where it has
+// one (four passes of 8 bits from bit sortRadixBits on), else with its Sorter's passes
+// after the first.
+func (s *ShardedSort[K]) afterCross(d int, q *engine.Queue, dst *engine.Buffer[K], n int, order SortOrder) error {
+	if o, ok := s.runners[d].(*Onesweep[K]); ok && n <= MaxOnesweepLen {
+		return o.afterCross(q, dst, s.sorters[d].keyScratch, n, order)
+	}
+	return s.sorters[d].passesAfterCross(q, dst, n, order)
 }
 
 // sortedAcross counts the sorts that took sortAcross, for the tests; outOfRoom those whose

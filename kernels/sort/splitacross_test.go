@@ -24,7 +24,7 @@ func sentinels[T kerneltest.Element](n int) []T {
 // BenchmarkShardedSort sorts 2^27 random uint32 keys split evenly over the first two CUDA
 // devices and resident there with ShardedSort, across in the first pass (the default) and
 // by the merge from the runs (acrossPaths), and the same keys on the first device alone
-// with the sort the one-device op uses (Sorter): the ratio is what two devices gain. A
+// with the sort the one-device op uses (onesweep): the ratio is what two devices gain. A
 // sort ends when both devices have finished. It skips with fewer than two CUDA devices.
 func BenchmarkShardedSort(b *testing.B) {
 	devs, qs := twoCUDADevices(b)
@@ -83,7 +83,8 @@ func BenchmarkShardedSort(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer dst.Close()
-		timed(b, func() error { return s.sorters[0].Keys(qs[0], dst, src, n, Ascending) })
+		one := pickSorter(s.sorters[0], s.runners[0], n, false) // the one-device op's: onesweep on CUDA
+		timed(b, func() error { return one.Keys(qs[0], dst, src, n, Ascending) })
 	})
 }
 
@@ -128,8 +129,19 @@ func testCrossPass[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 		defer s.Close()
 		srt[i] = s
 	}
+	// The onesweep sort's passes after the crossing one, where the device has it (CUDA).
+	var osw *Onesweep[K]
+	if run, err := newRunSorter[K](dev); err != nil {
+		t.Fatal(err)
+	} else if run != nil {
+		defer run.Close()
+		osw = run.(*Onesweep[K])
+	}
 	tile := srt[0].Tile()
 	sizes := [][2]int{{1, 1}, {7, 3}, {tile + 1, tile - 1}, {srt[0].maxGroups*tile + 5, 2*tile + 3}}
+	if osw != nil { // parts of many onesweep tiles, and the last of them short
+		sizes = append(sizes, [2]int{5*onesweepTile + 7, 3*onesweepTile - 1})
+	}
 	_, isFloat := any(*new(K)).(float32)
 	if kerneltest.Small() {
 		sizes = sizes[:3]
@@ -171,7 +183,7 @@ func testCrossPass[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 				// landings are checked key for key against crossLandingRef for every
 				// splitter.
 				after := !kerneltest.Small() || sname == "drawn" && si == len(sizes)-1
-				checkCrossPass(t, srt, q, name, keys, pick, sp, order, after)
+				checkCrossPass(t, srt, osw, q, name, keys, pick, sp, order, after)
 			}
 		}
 	}
@@ -226,8 +238,9 @@ func pickRef[K SortKey](drawn [][]K, counts []int, order SortOrder) place {
 // checkCrossPass runs the crossing pass of the two parts' keys across the splitter sp,
 // whose words (pickWords) are in pick, with the two sorters, and checks the landings key for
 // key against crossLandingRef, with too little room and with enough; with after, it then
-// sorts each landing with the passes after and checks the result (TestCrossPass).
-func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue, name string, keys [2][]K, pick *engine.Buffer[uint32], sp place, order SortOrder, after bool) {
+// sorts each landing with the passes after (the Sorter's, and osw's where it is not nil) and
+// checks the result (TestCrossPass).
+func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], osw *Onesweep[K], q *engine.Queue, name string, keys [2][]K, pick *engine.Buffer[uint32], sp place, order SortOrder, after bool) {
 	t.Helper()
 	all := append(append([]K(nil), keys[0]...), keys[1]...)
 	want := SortRef(all, order)
@@ -307,6 +320,17 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], q *engine.Queue,
 		got := kerneltest.Download(t, q, name, dst, side[j])
 		if err := CheckSortedKeys(fmt.Sprintf("%s: device %d's keys", name, j), got, want[from:from+side[j]]); err != nil {
 			t.Fatal(err)
+		}
+		if osw != nil {
+			dst := kerneltest.Guarded(t, q, sentinels[K](side[j]))
+			if err := osw.afterCross(q, dst, srt[j].keyScratch, side[j], order); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got := kerneltest.Download(t, q, name, dst, side[j])
+			if err := CheckSortedKeys(fmt.Sprintf("%s: device %d's keys, onesweep after", name, j), got, want[from:from+side[j]]); err != nil {
+				t.Fatal(err)
+			}
+			checkLanding(j, side[j]) // only read
 		}
 		from += side[j]
 	}

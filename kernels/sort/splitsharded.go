@@ -137,7 +137,7 @@ func newRunSorter[K SortKey](dev *engine.Device) (sorter[K], error) {
 // pickSorter returns the sort of n keys (with values when pairs) of a device with Sorter
 // srt and run sorter run (newRunSorter's, or nil): run where it takes them, else srt.
 func pickSorter[K SortKey](srt *Sorter[K], run sorter[K], n int, pairs bool) sorter[K] {
-	if run != nil && pairs && n <= MaxOnesweepLen {
+	if run != nil && n <= MaxOnesweepLen {
 		return run
 	}
 	return srt
