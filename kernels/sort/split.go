@@ -72,7 +72,7 @@ type sortPart[K SortKey] struct {
 	in          *sortSplitInstance[K]
 	dev         *engine.Device
 	s           *Sorter[K]
-	run         sorter[K] // the part's sort of pairs where faster than s (newRunSorter), or nil
+	run         sorter[K] // the part's sort where faster than s (newRunSorter), or nil
 	q           *engine.Queue
 	off, n      int
 	src, dst    *engine.Buffer[K]
@@ -294,10 +294,8 @@ func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool,
 		if pt.s, err = newSorter[K](d, splitGroup[0], splitGroup[1]); err != nil {
 			return nil, err
 		}
-		if pairs { // the run sorter sorts pairs only (newRunSorter)
-			if pt.run, err = newRunSorter[K](d); err != nil {
-				return nil, err
-			}
+		if pt.run, err = newRunSorter[K](d); err != nil {
+			return nil, err
 		}
 		if pt.q, err = d.NewQueue(); err != nil {
 			return nil, err
