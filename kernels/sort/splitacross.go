@@ -52,16 +52,18 @@ const acrossSamples = 1024
 // than two parts, an empty part, devices that do not reach each other, or a device whose
 // local memory does not hold the crossing pass.
 //
-// On two H200 (2026-11-30, 2^27 random keys): prism bench's sharded case 3.94-4.01 ms
-// against 7.07-7.09 for the one-device op as it then was (onesweep), 1.77-1.80x, and
-// against the portable sort it now picks at that size (6.66 ms), 1.66-1.69x;
-// BenchmarkShardedSort 4.07-4.10 ms against 6.62 for the Sorter alone on one GPU. Its steps, traced (each step waits for
-// both devices): the samples and the pick 122-158 us, the counts and the crossing pass
-// 829-857 (the pass alone 690-750: its stores cross the link at under 200 GB/s each way, in
-// runs of about 64 keys a bucket, where a copy kernel's reach 347; a local pass takes about
-// 0.44 ms; tiles twice as large, with runs twice as long, were no faster), the seven passes
-// after 3.16-3.22 ms. With the host picking the splitter from samples read back and
-// finishing both queues between the steps: 4.15-4.19 ms against 7.07-7.08, 1.69-1.71x.
+// On two H200 (2026-11-30, 2^27 random keys, prism bench's sharded case): 2.90 ms with
+// onesweep after the crossing pass, against 4.09-4.10 for the one-device op (onesweep),
+// 1.41x; BenchmarkShardedSort 2.93 ms against 4.10. Its steps, traced (each step waits
+// for both devices): the splitter 83-140 us, the counts and the crossing pass 826-850 (the
+// pass alone 690-750: its stores cross the link at under 200 GB/s each way, in runs of
+// about 64 keys a bucket, where a copy kernel's reach 347; a local pass takes about 0.44
+// ms; tiles twice as large, with runs twice as long, were no faster; writes rotated by
+// warp, so that local and remote stores interleave, 1% slower), onesweep after 2.20-2.37
+// ms. With sort.cl's seven passes after (before onesweep ranked through shared words):
+// 3.94-4.01 ms against 6.66 for the portable one-device sort, 1.66-1.69x; with the host
+// picking the splitter from samples read back and finishing both queues between the
+// steps, 4.15-4.19 ms.
 //
 // Tried before it and dropped: crossing in the last pass (the passes but the last on each
 // part, the splitter's counts, the last pass's scatter writing each sorted run into both
