@@ -1,7 +1,7 @@
 # Prism: thin targets; CI runs the same ones (.ci/run calls `make test`).
 #
 #   make run         install what is missing, build, benchmark every device with verification
-#   make test        install what is missing, vet, test on PoCL and Rusticl, then a small pass under Oclgrind
+#   make test        install what is missing, vet, test on PoCL and Rusticl and a small pass under Oclgrind
 #   make build       build bin/prism
 #   make bench       go test benchmarks of the kernels
 #   make gpu-bundle  binaries for the GPU machine in .gpu/ (see docs/PERFORMANCE.md)
@@ -42,7 +42,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Binaries and reports name their commit: stamp it wherever this is a git checkout, even
 # where GOFLAGS says -buildvcs=false (auto elsewhere, e.g. an unpacked archive).
 BUILDVCS := $(shell git rev-parse --git-dir >/dev/null 2>&1 && echo true || echo auto)
-.PHONY: deps run-deps build test test-bins unit oclgrind run bench gpu-bundle lint fuzz
+.PHONY: deps run-deps build test test-bins unit unit-run oclgrind oclgrind-run run bench gpu-bundle lint fuzz
 
 # deps installs every package; run-deps those of make run (a browser and a database server
 # are the tests' business).
@@ -69,7 +69,14 @@ lint:
 	@# Only cl has files that the noopencl tag swaps; cmd/prism must still build without them.
 	$(GO) vet -tags noopencl,libsqlite3 ./cl ./cmd/prism
 
-test: deps lint unit oclgrind
+# The test binaries first (they compile every package), then vet, the unit tests and the
+# Oclgrind pass side by side: the unit tests leave about a third of two cores idle (their
+# tests wait on the commands and servers they start), which Oclgrind's simulation, one
+# core a package, fills. Their lines interleave, each whole (the scripts print a line a
+# package).
+test: deps
+	$(MAKE) --no-print-directory test-bins
+	$(MAKE) --no-print-directory -j 3 lint unit-run oclgrind-run
 
 # Every package with tests, as a path from the module root (. is the root).
 TEST_PKGS := $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... 2>/dev/null | sed "s|^$(CURDIR)/\?||; s|^$$|.|")
@@ -93,6 +100,8 @@ test-bins:
 # Every package on the real OpenCL devices found (PoCL and Rusticl here), three at a time (much of a cold pass is single-threaded compiling). The
 # log keeps every test and subtest result line, so it shows which devices each test ran on.
 unit: test-bins
+	$(MAKE) --no-print-directory unit-run
+unit-run:
 	rm -rf .cache/unit
 	printf "%s\n" $(UNIT_PKGS) | xargs -P 3 -n 1 bash scripts/test-run.sh
 	@cat .cache/unit/*.out > .cache/test.log
@@ -122,6 +131,8 @@ OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
 OCLGRIND_FIRST := kernels/gemm kernels/sort kernels/conv kernels/fft kernels/attention kernels/histogram kernels/suite kernels/reduce kernels/scan kernels/stencil kernels/softmax kernels/layernorm kernels/montecarlo
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind: test-bins
+	$(MAKE) --no-print-directory oclgrind-run
+oclgrind-run:
 	mkdir -p .cache/oclgrind
 	@# First a known report must fail scripts/oclgrind-run.sh: cl's TestOclgrindLog makes a
 	@# race in a first context and runs a clean kernel in a second (Oclgrind reopens its log
