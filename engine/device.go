@@ -34,6 +34,9 @@ type Device struct {
 
 	vendor vendorLibraries // the vendor BLAS and FFT, loaded on first use (vendor.go)
 
+	// progs shares and keeps compiled programs (progcache.go).
+	progs progCache
+
 	// pool holds the memory of closed buffers for reuse (pool.go); queues are the open
 	// queues, whose progress says when a freed block may be reused. Guarded by mu.
 	pool   *pool
@@ -212,7 +215,7 @@ func (d *Device) Close() error {
 			}
 		}
 	}
-	errs = append(errs, d.pool.drain())
+	errs = append(errs, d.progs.drain(), d.pool.drain())
 	d.mu.Lock()
 	later := d.builds > 0
 	d.closeLater = later

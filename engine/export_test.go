@@ -16,3 +16,14 @@ func SetPeerStageBytes(bytes int) (restore func()) {
 	peerStageBytes = bytes
 	return func() { peerStageBytes = old }
 }
+
+// CacheBuilds makes the builds of the named backend go through the program cache until
+// the returned function restores the default.
+func CacheBuilds(backend string) (restore func()) {
+	old := cachedBackends[backend]
+	cachedBackends[backend] = true
+	return func() { cachedBackends[backend] = old }
+}
+
+// IdleProgramsMax is how many compiled programs a device keeps with no Program holding them.
+const IdleProgramsMax = idleMax

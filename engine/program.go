@@ -14,7 +14,8 @@ import (
 // Program is compiled kernel source. It is safe for concurrent use.
 type Program struct {
 	handle
-	drv driver.Program
+	drv    driver.Program
+	cached *progEntry // the device's program cache's entry of drv, or nil
 }
 
 // Type aliases so that users need not import package driver.
@@ -71,7 +72,22 @@ func (d *Device) Build(source string, options ...string) (*Program, error) {
 // (DeviceInfo.OpenCLCVersions, where it reports them) is refused before the build with an
 // error wrapping ErrUnsupported that names the device and the versions it has; a -cl-std
 // that names no version wraps ErrInvalidArg.
+//
+// On OpenCL devices a build of the same source, dialect and options as a Program still
+// open, or as one of the last 64 closed, returns that compile (engine's program cache):
+// each Program is closed on its own, and its kernels are its own. BuildUncached compiles
+// anew.
 func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
+	return d.buildSource(src, options, d.cacheable())
+}
+
+// BuildUncached is BuildSource without the program cache: it always compiles, and keeps
+// nothing (the time of a compile is what prism bench's header reports).
+func (d *Device) BuildUncached(src Source, options ...string) (*Program, error) {
+	return d.buildSource(src, options, false)
+}
+
+func (d *Device) buildSource(src Source, options []string, cached bool) (*Program, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
@@ -109,6 +125,18 @@ func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 			return nil, err
 		}
 	}
+	var key progKey
+	if cached {
+		key = keyOf(src, options)
+		if e := d.progs.take(key); e != nil {
+			p := &Program{handle: handle{dev: d, what: "program"}, drv: e.drv, cached: e}
+			if err := d.adopt(p); err != nil {
+				d.progs.release(e)
+				return nil, err
+			}
+			return p, nil
+		}
+	}
 	var (
 		dp  driver.Program
 		err error
@@ -126,8 +154,11 @@ func (d *Device) BuildSource(src Source, options ...string) (*Program, error) {
 		return nil, fmt.Errorf("engine: build %s on %s: %w", src.Dialect, d.id, err)
 	}
 	p := &Program{handle: handle{dev: d, what: "program"}, drv: dp}
+	if cached {
+		p.cached = d.progs.put(key, dp)
+	}
 	if err := d.adopt(p); err != nil {
-		dp.Close()
+		p.closeDriver()
 		return nil, err
 	}
 	return p, nil
@@ -226,12 +257,20 @@ func (p *Program) Close() error {
 		return nil
 	}
 	p.dev.release(p)
-	return p.drv.Close()
+	return p.closeDriver()
 }
 
 func (p *Program) closeResource() error {
 	if !p.closed.CompareAndSwap(false, true) {
 		return nil
+	}
+	return p.closeDriver()
+}
+
+// closeDriver closes p's compile, or hands it back to the device's program cache.
+func (p *Program) closeDriver() error {
+	if p.cached != nil {
+		return p.dev.progs.release(p.cached)
 	}
 	return p.drv.Close()
 }
