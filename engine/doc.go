@@ -33,6 +33,9 @@
 //		prog, err = dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: wgmmaSrc, Name: "gemm.cu"})
 //	}
 //
+// On OpenCL devices a build of the same source and options as a Program still open, or
+// recently closed, returns that compile; BuildUncached always compiles.
+//
 // # Launch options
 //
 // Beyond its shape, a launch may size local memory at launch time, in the way each API
