@@ -27,3 +27,6 @@ func CacheBuilds(backend string) (restore func()) {
 
 // IdleProgramsMax is how many compiled programs a device keeps with no Program holding them.
 const IdleProgramsMax = idleMax
+
+// DrainPrograms closes the compiles d keeps and stops it keeping more, as its Close does.
+func DrainPrograms(d *Device) error { return d.progs.drain() }

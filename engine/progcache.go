@@ -22,6 +22,9 @@ type progCache struct {
 	mu      sync.Mutex
 	entries map[progKey]*progEntry
 	idle    *list.List // entries no Program holds, the most recently released first
+	// drained is set when the device closes: a compile released after that (a build the
+	// device's Close did not wait for) is closed at once, and nothing more is kept.
+	drained bool
 }
 
 // idleMax is how many compiled programs a device keeps with no Program holding them.
@@ -81,7 +84,7 @@ func (c *progCache) put(k progKey, dp driver.Program) *progEntry {
 	if c.entries == nil {
 		c.entries, c.idle = map[progKey]*progEntry{}, list.New()
 	}
-	if c.entries[k] != nil {
+	if c.drained || c.entries[k] != nil {
 		return nil
 	}
 	e := &progEntry{key: k, drv: dp, refs: 1}
@@ -97,6 +100,11 @@ func (c *progCache) release(e *progEntry) error {
 	if e.refs > 0 {
 		c.mu.Unlock()
 		return nil
+	}
+	if c.drained {
+		delete(c.entries, e.key)
+		c.mu.Unlock()
+		return e.drv.Close()
 	}
 	e.elem = c.idle.PushFront(e)
 	var evict []*progEntry
@@ -117,6 +125,7 @@ func (c *progCache) release(e *progEntry) error {
 // drain closes the idle programs (the device closes; its Programs are closed first).
 func (c *progCache) drain() error {
 	c.mu.Lock()
+	c.drained = true
 	var idle []*progEntry
 	for c.idle != nil && c.idle.Len() > 0 {
 		e := c.idle.Remove(c.idle.Front()).(*progEntry)

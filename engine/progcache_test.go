@@ -122,6 +122,21 @@ func TestProgramCache(t *testing.T) {
 	// Device.Close closes the kept compiles: the fake driver reports any left open.
 	kept := build("-DZ=1")
 	kept.Close()
+	// A compile released after the cache was drained (a build the device's Close did not
+	// wait for) is closed at once, and a build then is not kept.
+	held := build("-DW=1")
+	if err := engine.DrainPrograms(dev); err != nil {
+		t.Fatal(err)
+	}
+	before, nd := closes(), builds()
+	held.Close()
+	if got := closes() - before; got != 1 {
+		t.Errorf("a compile released after the drain: %d driver closes, want 1", got)
+	}
+	build("-DW=1").Close()
+	if got, gotB := closes()-before, builds()-nd; got != 2 || gotB != 1 {
+		t.Errorf("a build after the drain: %d driver builds and %d closes in all, want 1 and 2", gotB, got)
+	}
 	if err := dev.Close(); err != nil {
 		t.Fatalf("Device.Close with compiles kept: %v", err)
 	}
