@@ -107,35 +107,37 @@ func (c *progCache) release(e *progEntry) error {
 		return e.drv.Close()
 	}
 	e.elem = c.idle.PushFront(e)
-	var evict []*progEntry
-	for c.idle.Len() > idleMax {
-		old := c.idle.Remove(c.idle.Back()).(*progEntry)
-		old.elem = nil
-		delete(c.entries, old.key)
-		evict = append(evict, old)
-	}
+	old := c.evict(idleMax)
 	c.mu.Unlock()
-	var errs []error
-	for _, old := range evict {
-		errs = append(errs, old.drv.Close())
-	}
-	return errors.Join(errs...)
+	return closeAll(old)
 }
 
 // drain closes the idle programs (the device closes; its Programs are closed first).
 func (c *progCache) drain() error {
 	c.mu.Lock()
 	c.drained = true
-	var idle []*progEntry
-	for c.idle != nil && c.idle.Len() > 0 {
-		e := c.idle.Remove(c.idle.Front()).(*progEntry)
+	old := c.evict(0)
+	c.mu.Unlock()
+	return closeAll(old)
+}
+
+// evict takes the least recently released idle programs out of the cache until keep are
+// left, and returns them to be closed outside mu (held).
+func (c *progCache) evict(keep int) []*progEntry {
+	var old []*progEntry
+	for c.idle != nil && c.idle.Len() > keep {
+		e := c.idle.Remove(c.idle.Back()).(*progEntry)
 		e.elem = nil
 		delete(c.entries, e.key)
-		idle = append(idle, e)
+		old = append(old, e)
 	}
-	c.mu.Unlock()
+	return old
+}
+
+// closeAll closes the programs of entries.
+func closeAll(entries []*progEntry) error {
 	var errs []error
-	for _, e := range idle {
+	for _, e := range entries {
 		errs = append(errs, e.drv.Close())
 	}
 	return errors.Join(errs...)

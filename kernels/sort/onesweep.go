@@ -105,13 +105,12 @@ func newOnesweep[K SortKey](dev *engine.Device, t OnesweepTunables) (*Onesweep[K
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: sort: nil device: %w", engine.ErrInvalidArg)
 	}
-	items := t.Items
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: onesweepSource, Name: "onesweep.cu"},
-		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", items), fmt.Sprintf("-DMINBLOCKS=%d", t.MinBlocks), fmt.Sprintf("-DRANK=%d", t.Rank))
+		fmt.Sprintf("-DBLOCK=%d", onesweepBlock), fmt.Sprintf("-DITEMS=%d", t.Items), fmt.Sprintf("-DMINBLOCKS=%d", t.MinBlocks), fmt.Sprintf("-DRANK=%d", t.Rank))
 	if err != nil {
 		return nil, err
 	}
-	s := &Onesweep[K]{dev: dev, prog: prog, histGroups: 4 * max(dev.Info().ComputeUnits, 1), tile: onesweepBlock * items}
+	s := &Onesweep[K]{dev: dev, prog: prog, histGroups: 4 * max(dev.Info().ComputeUnits, 1), tile: onesweepBlock * t.Items}
 	var z K
 	if _, ok := any(z).(float32); ok {
 		s.mode = sortModeFloat

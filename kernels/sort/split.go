@@ -120,13 +120,13 @@ func (pt *sortPart[K]) upload(ctx context.Context, off, n int) error {
 			return err
 		}
 	}
-	return pt.sorter(n, vals != nil).Reserve(n, vals != nil)
+	return pt.sorter(n).Reserve(n, vals != nil)
 }
 
-// sorter returns the sort of n of the part's keys (with values when pairs): its run
-// sorter where it has one for them (newRunSorter).
-func (pt *sortPart[K]) sorter(n int, pairs bool) sorter[K] {
-	return pickSorter(pt.s, pt.run, n, pairs)
+// sorter returns the sort of n of the part's keys (alone or with values): its run sorter
+// where it has one for them (newRunSorter).
+func (pt *sortPart[K]) sorter(n int) sorter[K] {
+	return pickSorter(pt.s, pt.run, n)
 }
 
 // sort sorts the part's first n keys (and values) and reads them back into keys (vals).
@@ -134,9 +134,9 @@ func (pt *sortPart[K]) sort(ctx context.Context, n int, keys []K, vals []uint32)
 	order := pt.in.order
 	var err error
 	if pt.vsrc != nil {
-		err = pt.sorter(n, true).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
+		err = pt.sorter(n).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, order)
 	} else {
-		err = pt.sorter(n, false).Keys(pt.q, pt.dst, pt.src, n, order)
+		err = pt.sorter(n).Keys(pt.q, pt.dst, pt.src, n, order)
 	}
 	if err != nil {
 		return err
@@ -178,9 +178,9 @@ func (pt *sortPart[K]) RunProbe(ctx context.Context, units int) error {
 	// expecting a gain, and ran at 0.49 of one device.
 	sort := func() error {
 		if pt.vsrc != nil {
-			return pt.sorter(n, true).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
+			return pt.sorter(n).Pairs(pt.q, pt.dst, pt.src, pt.vdst, pt.vsrc, n, pt.in.order)
 		}
-		return pt.sorter(n, false).Keys(pt.q, pt.dst, pt.src, n, pt.in.order)
+		return pt.sorter(n).Keys(pt.q, pt.dst, pt.src, n, pt.in.order)
 	}
 	if err := sort(); err != nil {
 		return err

@@ -83,7 +83,7 @@ func BenchmarkShardedSort(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer dst.Close()
-		one := pickSorter(s.sorters[0], s.runners[0], n, false) // the one-device op's: onesweep on CUDA
+		one := pickSorter(s.sorters[0], s.runners[0], n) // the one-device op's: onesweep on CUDA
 		timed(b, func() error { return one.Keys(qs[0], dst, src, n, Ascending) })
 	})
 }

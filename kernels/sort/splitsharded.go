@@ -135,9 +135,9 @@ func newRunSorter[K SortKey](dev *engine.Device) (sorter[K], error) {
 	return NewOnesweep[K](dev)
 }
 
-// pickSorter returns the sort of n keys (with values when pairs) of a device with Sorter
-// srt and run sorter run (newRunSorter's, or nil): run where it takes them, else srt.
-func pickSorter[K SortKey](srt *Sorter[K], run sorter[K], n int, pairs bool) sorter[K] {
+// pickSorter returns the sort of n keys (alone or with values) of a device with Sorter srt
+// and run sorter run (newRunSorter's, or nil): run where it takes them, else srt.
+func pickSorter[K SortKey](srt *Sorter[K], run sorter[K], n int) sorter[K] {
 	if run != nil && n <= MaxOnesweepLen {
 		return run
 	}
@@ -409,7 +409,7 @@ func (s *ShardedSort[K]) sortOn(d int, q *engine.Queue, dst, src *engine.Buffer[
 	if n == 0 {
 		return nil
 	}
-	srt := pickSorter(s.sorters[d], s.runners[d], n, vdst != nil)
+	srt := pickSorter(s.sorters[d], s.runners[d], n)
 	if vdst == nil {
 		return srt.Keys(q, dst, src, n, order)
 	}
