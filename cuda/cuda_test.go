@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -1030,4 +1031,92 @@ func peerAccess(t *testing.T, ids []string) {
 			}
 		}
 	}
+}
+
+// spinSource is a kernel that runs for ns nanoseconds of the device's global timer: work
+// of a known length, to time what waiting for it costs.
+const spinSource = `
+extern "C" __global__ void prism_spin(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+`
+
+// BenchmarkWait (GPU) times a wait for work of a known length: a one-thread kernel that
+// runs for work microseconds, launched with an event and waited for, with the wait's spin
+// (PRISM_WAIT_SPIN) at 0, the default and 1 ms. It reports the host's time past the work
+// (late-us, the median), and the host CPU time a wait used (cpu-us): the price of a spin
+// against the hand-over to the driver's blocking wait. `cuda.test -test.run '^$'
+// -test.bench Wait -test.benchtime 200x`.
+func BenchmarkWait(b *testing.B) {
+	ids := enginetest.DeviceIDs(b, "cuda")
+	for _, spin := range []string{"0", defaultSpin.String(), "1ms"} {
+		b.Run("spin="+spin, func(b *testing.B) {
+			b.Setenv(waitSpinEnv, spin)
+			dev, err := engine.Open(context.Background(), ids[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer dev.Close()
+			q, err := dev.NewQueue()
+			if err != nil {
+				b.Fatal(err)
+			}
+			prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: spinSource, Name: "spin.cu"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer prog.Close()
+			k, err := prog.Kernel("prism_spin")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, work := range []int{20, 60, 90, 110, 150, 300, 1000} {
+				b.Run(fmt.Sprintf("work=%dus", work), func(b *testing.B) {
+					ns := uint64(work) * 1000
+					one := engine.Range1D(1, 1)
+					if err := q.Launch(k, one, ns); err != nil {
+						b.Fatal(err)
+					}
+					if err := q.Finish(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					late := make([]float64, 0, b.N)
+					var cpu time.Duration
+					b.ResetTimer()
+					for range b.N {
+						c0 := cpuTime()
+						t0 := time.Now()
+						ev, err := q.LaunchEvent(k, one, ns)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := ev.Wait(context.Background()); err != nil {
+							b.Fatal(err)
+						}
+						late = append(late, float64(time.Since(t0).Nanoseconds())/1e3-float64(work))
+						cpu += cpuTime() - c0
+						ev.Close()
+					}
+					b.StopTimer()
+					slices.Sort(late)
+					b.ReportMetric(late[len(late)/2], "late-us")
+					b.ReportMetric(late[len(late)*9/10], "p90-late-us")
+					b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us")
+				})
+			}
+		})
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
