@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -1047,13 +1048,13 @@ extern "C" __global__ void prism_spin(unsigned long long ns) {
 
 // BenchmarkWait (GPU) times a wait for work of a known length: a one-thread kernel that
 // runs for work microseconds, launched with an event and waited for, with the wait's spin
-// (PRISM_WAIT_SPIN) at 0, the default and 1 ms. It reports the host's time past the work
+// (PRISM_WAIT_SPIN) from 0 to 1 ms. It reports the host's time past the work
 // (late-us, the median), and the host CPU time a wait used (cpu-us): the price of a spin
 // against the hand-over to the driver's blocking wait. `cuda.test -test.run '^$'
 // -test.bench Wait -test.benchtime 200x`.
 func BenchmarkWait(b *testing.B) {
 	ids := enginetest.DeviceIDs(b, "cuda")
-	for _, spin := range []string{"0", defaultSpin.String(), "1ms"} {
+	for _, spin := range []string{"0", "20us", "50us", defaultSpin.String(), "1ms"} {
 		b.Run("spin="+spin, func(b *testing.B) {
 			b.Setenv(waitSpinEnv, spin)
 			dev, err := engine.Open(context.Background(), ids[0])
@@ -1119,4 +1120,99 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPairRead (two GPUs) runs, on two devices at once from a goroutine each, a
+// one-thread kernel of 60 us and a read of 64 KiB of its queue into pageable host memory,
+// and times both from the host: "read" is Queue.Read (the queue's wait first, then the
+// copy), "copy" enqueues the copy right behind the kernel, the driver then waiting for the
+// kernel inside the copy. It reports the median and the 90th percentile of a round, and
+// the share of rounds that took longer than one device's work twice over (serial): two
+// devices whose waits exclude each other run one after the other. `cuda.test -test.run
+// '^$' -test.bench PairRead -test.benchtime 400x`.
+func BenchmarkPairRead(b *testing.B) {
+	ids := enginetest.DeviceIDs(b, "cuda")
+	if len(ids) < 2 {
+		b.Skipf("two CUDA devices wanted, %d found", len(ids))
+	}
+	const work, size = 60 * time.Microsecond, 64 << 10
+	drv := &Driver{}
+	type side struct {
+		q   *queue
+		k   driver.Kernel
+		buf driver.Buffer
+		dst []byte
+	}
+	var sides [2]side
+	for i, id := range ids[:2] {
+		dd, err := drv.Open(context.Background(), strings.TrimPrefix(id, "cuda:"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { dd.Close() })
+		dq, err := dd.NewQueue()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { dq.Close() })
+		prog, err := dd.(*device).BuildSource(driver.Source{Dialect: driver.DialectCUDA, Text: spinSource, Name: "spin.cu"}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { prog.Close() })
+		k, err := prog.Kernel("prism_spin")
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf, err := dd.Alloc(size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { buf.Close() })
+		sides[i] = side{q: dq.(*queue), k: k, buf: buf, dst: make([]byte, size)}
+	}
+	args := []driver.Arg{{Value: binary.LittleEndian.AppendUint64(nil, uint64(work.Nanoseconds()))}}
+	one := driver.Range{Dims: 1, Global: [3]int{1, 1, 1}, Local: [3]int{1, 1, 1}}
+	for _, mode := range []string{"read", "copy"} {
+		b.Run(mode, func(b *testing.B) {
+			round := func(s *side) error {
+				if err := s.q.LaunchUntimed(s.k, one, args); err != nil {
+					return err
+				}
+				if mode == "read" {
+					return s.q.Read(s.buf, 0, unsafe.Pointer(&s.dst[0]), size)
+				}
+				ptr := s.buf.(*buffer).ptr
+				return s.q.hostCopy(false, "cuMemcpyDtoHAsync_v2", func() Result {
+					return cuMemcpyDtoHAsync(unsafe.Pointer(&s.dst[0]), ptr, size, s.q.stream)
+				})
+			}
+			times := make([]time.Duration, 0, b.N)
+			for i := -3; i < b.N; i++ {
+				t0 := time.Now()
+				var errs [2]error
+				var wg sync.WaitGroup
+				for j := range sides {
+					wg.Go(func() { errs[j] = round(&sides[j]) })
+				}
+				wg.Wait()
+				if err := errors.Join(errs[:]...); err != nil {
+					b.Fatal(err)
+				}
+				if i >= 0 {
+					times = append(times, time.Since(t0))
+				}
+			}
+			slices.Sort(times)
+			serial := 0
+			for _, t := range times {
+				if t > 2*work {
+					serial++
+				}
+			}
+			b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "median-us")
+			b.ReportMetric(float64(times[len(times)*9/10].Nanoseconds())/1e3, "p90-us")
+			b.ReportMetric(float64(serial)/float64(len(times)), "serial-share")
+		})
+	}
 }
