@@ -45,10 +45,12 @@
 // goroutine, by C functions that make the context current on the caller's thread and make
 // the call in one cgo call (prism_launch_in in api.go), so that the goroutine cannot move
 // in between. Such a launch costs no channel hop, no event and no allocation; a wait never
-// occupies the device's thread, and honors its context. A wait queries for 100 us, then
+// occupies the device's thread, and honors its context. A wait queries once, then
 // blocks in the driver (cuStreamSynchronize, cuEventSynchronize) on a goroutine of its
-// own; PRISM_WAIT_SPIN (a duration from 0 to 1s, as 2ms) sets how long it queries first,
-// a core of the host busy for as long (a value out of range fails the device's open).
+// own, which returns sooner than querying from Go and costs the host no more;
+// PRISM_WAIT_SPIN (a duration from 0 to 1s, as 100us) makes it query for that long
+// first, a core of the host busy for as long (a value out of range fails the device's
+// open).
 //
 // # Kernels
 //

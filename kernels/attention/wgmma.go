@@ -76,18 +76,29 @@ func (t WGMMATunables) check(dim int) error {
 }
 
 // WGMMADefaults returns the tunables the cuda-wgmma variant uses for head dimension dim
-// unless told otherwise or tuned: two stages of 64 keys, the plain schedule.
-func WGMMADefaults(dim int) WGMMATunables { return WGMMATunables{Stages: 2, Sched: 0, BC: attnWGMMABC} }
+// unless told otherwise or tuned: at head dim 128, two stages of 128 keys on
+// FlashAttention-3's schedule; else two stages of 64 keys, the plain schedule. On an H200
+// (2026-11-30, batch 4, 32 heads, seq 4096, prism tune in one call) the 128-key tile on
+// FA3's schedule ran full bfloat16 in 2.441 ms against 2.522 for the plain schedule's
+// 64, full float16 in 2.443 against 2.525, causal bfloat16 in 1.362 against 1.381; the
+// other head dims were not measured with it.
+func WGMMADefaults(dim int) WGMMATunables {
+	if dim == 128 {
+		return WGMMATunables{Stages: 2, Sched: 1, BC: 128}
+	}
+	return WGMMATunables{Stages: 2, Sched: 0, BC: attnWGMMABC}
+}
 
 // wgmmaCandidates are the tunables prism tune measures (at the ops' head dim 128), the
-// defaults first: both schedules at two to four stages of 64 keys, and tiles of 128 keys.
+// defaults at head dim 128 first: tiles of 128 keys, and both schedules at two to four
+// stages of 64 keys.
 // On an H200 (2026-11-29, bf16, batch 4, 32 heads, seq 4096): with K and V released
 // together SCHED=1 ran at half the speed of SCHED=0; released apart, at 0.73; with the
 // softmax in place and P rounded after the product (FA3's order), at 0.91 (2.855 ms against
 // 2.608), ptxas still serializing its wgmmas at BC=64 (C7513); at BC=128 nothing is
 // serialized and it equals SCHED=0 (2.599 ms full, 1.437 causal against 1.425).
-var wgmmaCandidates = []WGMMATunables{{2, 0, 64}, {2, 1, 64}, {3, 1, 64}, {3, 0, 64}, {4, 1, 64}, {4, 0, 64},
-	{2, 1, 128}, {3, 1, 128}, {2, 0, 128}}
+var wgmmaCandidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {2, 0, 64}, {2, 1, 64}, {3, 1, 64},
+	{3, 0, 64}, {4, 1, 64}, {4, 0, 64}}
 
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
 // variant), its tiles copied by TMA, in binary16 or bfloat16 with float32 softmax and
