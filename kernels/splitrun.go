@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -601,6 +602,9 @@ func runParts(s []Share, part func(i int) error) error {
 		return nil
 	}
 	errs := make([]error, len(s))
+	tracing := engine.Tracing()
+	t0 := time.Now()
+	spans := make([][2]time.Duration, len(s))
 	var wg sync.WaitGroup
 	for i := range s {
 		if s[i].Units == 0 {
@@ -609,11 +613,24 @@ func runParts(s []Share, part func(i int) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if tracing {
+				spans[i][0] = time.Since(t0)
+				defer func() { spans[i][1] = time.Since(t0) }()
+			}
 			if err := part(i); err != nil {
 				errs[i] = fmt.Errorf("%s: %w", s[i].Device, err)
 			}
 		}()
 	}
 	wg.Wait()
+	if tracing {
+		line := fmt.Sprintf("split parts in %v:", time.Since(t0).Round(time.Microsecond))
+		for i, sp := range spans {
+			if s[i].Units > 0 {
+				line += fmt.Sprintf(" %s from %v to %v;", s[i].Device, sp[0].Round(time.Microsecond), sp[1].Round(time.Microsecond))
+			}
+		}
+		engine.Tracef("%s", strings.TrimSuffix(line, ";"))
+	}
 	return errors.Join(errs...)
 }
