@@ -34,6 +34,21 @@ type SplitPart interface {
 	Close() error
 }
 
+// SplitStarter is a SplitPart whose Run is Start, then Finish: Start enqueues the share's
+// work on the part's queue and returns without waiting for it, Finish waits for that work
+// and reads its result back. Where every part with a share is one, a run starts them all
+// from the calling goroutine, in device order, before anything waits, then finishes them
+// concurrently: no device's work waits for a goroutine to be scheduled. (Each part in a
+// goroutine of its own, as Run's parts are, the second device's launch came 10 to 80 us
+// after the first on two H200, 2026-11-30: a cgo call that blocks in the driver keeps its
+// P, and the idle thread that takes the other goroutine is that slow to wake. A 32M
+// rowmax split of two parts of 80 us then took 86 to 185 us a run.)
+type SplitStarter interface {
+	SplitPart
+	Start(ctx context.Context) error
+	Finish(ctx context.Context) error
+}
+
 // SplitRun is what every split operation does around its parts: one part per device,
 // opened once and only where needed; the shares planned (PlanShares) with probes of each
 // part, whose work is loaded once, at the largest size the plan asks for; every share
@@ -291,9 +306,26 @@ func (r *SplitRun[P]) rescatter(ctx context.Context) error {
 	return r.sharded.Scatter(ctx)
 }
 
-// runShares runs the parts with a share and combines their results.
+// runShares runs the parts with a share and combines their results: started together
+// and then finished where they are SplitStarters (startParts), else each run in a
+// goroutine (runParts).
 func (r *SplitRun[P]) runShares(ctx context.Context) error {
-	if err := runParts(r.shares, func(i int) error { return r.parts[i].Run(ctx) }); err != nil {
+	starters := make([]SplitStarter, len(r.parts))
+	all := true
+	for i, sh := range r.shares {
+		if sh.Units == 0 {
+			continue
+		}
+		st, ok := any(r.parts[i]).(SplitStarter)
+		starters[i], all = st, all && ok
+	}
+	var err error
+	if all {
+		err = startParts(r.shares, func(i int) error { return starters[i].Start(ctx) }, func(i int) error { return starters[i].Finish(ctx) })
+	} else {
+		err = runParts(r.shares, func(i int) error { return r.parts[i].Run(ctx) })
+	}
+	if err != nil {
 		return fmt.Errorf("kernels: %s: %w", r.name, err)
 	}
 	if r.combine != nil {
@@ -585,6 +617,31 @@ func offsets(s []Share) []int {
 	return off
 }
 
+// startParts calls start(i) for every share with units from the calling goroutine, in
+// order, until one fails; then finish(i) for every part started, as runParts runs parts
+// (a part's work on its queue is waited for even after another's start failed). It
+// returns nil, or the errors joined in device order, each naming its device.
+func startParts(s []Share, start, finish func(i int) error) error {
+	started := slices.Clone(s)
+	var startErr error
+	t0 := time.Now()
+	for i := range s {
+		if startErr != nil {
+			started[i].Units = 0
+			continue
+		}
+		if s[i].Units == 0 {
+			continue
+		}
+		if err := start(i); err != nil {
+			startErr = fmt.Errorf("%s: %w", s[i].Device, err)
+			started[i].Units = 0
+		}
+	}
+	engine.Tracef("split parts started in %v", time.Since(t0).Round(time.Microsecond))
+	return errors.Join(startErr, runParts(started, finish))
+}
+
 // runParts calls part(i) for every share with units, each in its own goroutine (the only
 // one in the caller's, as a device alone runs it), and returns once all have returned:
 // nil, or the errors joined in device order.
@@ -594,6 +651,9 @@ func runParts(s []Share, part func(i int) error) error {
 		if s[i].Units > 0 {
 			used, last = used+1, i
 		}
+	}
+	if used == 0 {
+		return nil
 	}
 	if used == 1 {
 		if err := part(last); err != nil {

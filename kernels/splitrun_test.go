@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -578,4 +579,94 @@ func TestSplitRunCheckedEveryDevice(t *testing.T) {
 		t.Errorf("shares %+v: want the whole op on device 1, the faster alone", sh)
 	}
 	checkRecShares(t, s, total)
+}
+
+// startPart is a recPart that is also a SplitStarter: Start and Finish append to a log
+// the run's order, and Finish writes the share's units as Run does.
+type startPart struct {
+	*recPart
+	log       *[]string
+	mu        *sync.Mutex
+	startFail error
+}
+
+func (p *startPart) note(what string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	*p.log = append(*p.log, fmt.Sprintf("%s %d", what, p.index))
+}
+
+func (p *startPart) Start(context.Context) error {
+	p.note("start")
+	return p.startFail
+}
+
+func (p *startPart) Finish(context.Context) error {
+	p.note("finish")
+	for i := p.off; i < p.off+p.units; i++ {
+		p.out[i] = p.index
+	}
+	return nil
+}
+
+// TestSplitRunStarted checks a split whose parts are SplitStarters: every part with a
+// share started, in device order, before any is finished; each finished once; Run never
+// called; every unit written by its part. A start that fails stops the starts after it,
+// the parts started before it are still finished, the error names its device, and the
+// parts never started are not finished.
+func TestSplitRunStarted(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	var log []string
+	var mu sync.Mutex
+	out := make([]int, 12)
+	var built []*startPart
+	s := kernels.NewSplitRun("test/op", devs, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs))}, func(_ context.Context, d *engine.Device) (*startPart, error) {
+		pt := &startPart{recPart: &recPart{dev: d, out: out, index: slices.Index(devs, d)}, log: &log, mu: &mu}
+		built = append(built, pt)
+		return pt, nil
+	}, nil)
+	defer s.Close()
+	if _, err := s.Plan(t.Context(), len(out), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	n := len(devs)
+	for i, e := range log[:n] {
+		if want := fmt.Sprintf("start %d", i); e != want {
+			t.Fatalf("log %q: entry %d is %q, want %q (every start first, in device order)", log, i, e, want)
+		}
+	}
+	finished := slices.Clone(log[n:])
+	slices.Sort(finished)
+	for i, e := range finished {
+		if want := fmt.Sprintf("finish %d", i); e != want {
+			t.Fatalf("log %q: the finishes are %q, want each device's once", log, finished)
+		}
+	}
+	for i, pt := range built {
+		if pt.runs != 0 {
+			t.Errorf("part %d: Run called %d times; a starter is started and finished", i, pt.runs)
+		}
+		for u := pt.off; u < pt.off+pt.units; u++ {
+			if out[u] != i {
+				t.Fatalf("unit %d written by part %d, want %d", u, out[u], i)
+			}
+		}
+	}
+
+	log = nil
+	built[1].startFail = fmt.Errorf("launch refused: %w", engine.ErrInvalidArg)
+	err := s.Run(t.Context())
+	if !errors.Is(err, engine.ErrInvalidArg) || !strings.HasPrefix(err.Error(), "kernels: test/op: "+devs[1].ID()+": launch refused") {
+		t.Errorf("Run with a failing start: %v; want its error, prefixed by the op and the device", err)
+	}
+	want := []string{"start 0", "start 1", "finish 0"}
+	if !slices.Equal(log, want) {
+		t.Errorf("log of a run whose second start fails: %q, want %q (the first part finished, none after started)", log, want)
+	}
 }

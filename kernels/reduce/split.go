@@ -312,6 +312,14 @@ func (sp *reduceSplit[T]) block(ctx context.Context, pt *reducePart[T], off, uni
 // run reduces units elements (or rows) of block b on pt's device and reads the result
 // back: into pt.val and pt.idx for a whole array, into dst and dstIdx for rows.
 func (pt *reducePart[T]) run(ctx context.Context, shape *reduceInstance[T], b *reduceBlock[T], units int, dst []T, dstIdx []int32) error {
+	if err := pt.enqueue(shape, b, units); err != nil {
+		return err
+	}
+	return pt.collect(ctx, shape, b, dst, dstIdx)
+}
+
+// enqueue enqueues the reduction of units elements (or rows) of block b on pt's queue.
+func (pt *reducePart[T]) enqueue(shape *reduceInstance[T], b *reduceBlock[T], units int) error {
 	op, cols := shape.op, shape.cols
 	var err error
 	switch {
@@ -335,9 +343,13 @@ func (pt *reducePart[T]) run(ctx context.Context, shape *reduceInstance[T], b *r
 	default:
 		err = pt.r.Into(pt.q, op, b.out, b.part, b.x, units)
 	}
-	if err != nil {
-		return err
-	}
+	return err
+}
+
+// collect reads the result of block b's reduction back once it is done: into pt.val and
+// pt.idx for a whole array, into dst and dstIdx for rows.
+func (pt *reducePart[T]) collect(ctx context.Context, shape *reduceInstance[T], b *reduceBlock[T], dst []T, dstIdx []int32) error {
+	op := shape.op
 	if shape.rows == 0 {
 		dst, dstIdx = pt.val, pt.idx
 	}
@@ -394,6 +406,19 @@ func (pt *reducePart[T]) Load(ctx context.Context, off, units int) error {
 // Run reduces pt's share and reads its result back: its value and index, or its rows'
 // into their place.
 func (pt *reducePart[T]) Run(ctx context.Context) error {
+	if err := pt.Start(ctx); err != nil {
+		return err
+	}
+	return pt.Finish(ctx)
+}
+
+// Start enqueues the reduction of pt's share (kernels.SplitStarter).
+func (pt *reducePart[T]) Start(ctx context.Context) error {
+	return pt.enqueue(&pt.sp.shape, &pt.blk, pt.blk.units)
+}
+
+// Finish reads the result of pt's share back once it is done, as Run does.
+func (pt *reducePart[T]) Finish(ctx context.Context) error {
 	sp, b := pt.sp, &pt.blk
 	var dst []T
 	var dstIdx []int32
@@ -403,7 +428,7 @@ func (pt *reducePart[T]) Run(ctx context.Context) error {
 			dstIdx = sp.gotIdx[b.off : b.off+b.units]
 		}
 	}
-	return pt.run(ctx, &sp.shape, b, b.units, dst, dstIdx)
+	return pt.collect(ctx, &sp.shape, b, dst, dstIdx)
 }
 
 // combine combines the parts' results of a whole-array reduction (combineParts).
