@@ -38,7 +38,10 @@ type SplitPart interface {
 // work on the part's queue and returns without waiting for it, Finish waits for that work
 // and reads its result back. Where every part with a share is one, a run starts them all
 // from the calling goroutine, in device order, before anything waits, then finishes them
-// concurrently: no device's work waits for a goroutine to be scheduled. (Each part in a
+// in the same order and goroutine: no device's work waits for a goroutine to be
+// scheduled. It is for parts whose results are small (a reduction's value, a row's):
+// large reads back to the host go faster side by side, each part run in its own
+// goroutine. (Each part in a
 // goroutine of its own, as Run's parts are, the second device's launch came 10 to 80 us
 // after the first on two H200, 2026-11-30: a cgo call that blocks in the driver keeps its
 // P, and the idle thread that takes the other goroutine is that slow to wake. A 32M
@@ -618,28 +621,43 @@ func offsets(s []Share) []int {
 }
 
 // startParts calls start(i) for every share with units from the calling goroutine, in
-// order, until one fails; then finish(i) for every part started, as runParts runs parts
-// (a part's work on its queue is waited for even after another's start failed). It
-// returns nil, or the errors joined in device order, each naming its device.
+// order, until one fails; then finish(i) for every part started, in the same order and
+// goroutine (a part's work on its queue is waited for even after another's start
+// failed). The waits overlap the devices' work: each finish waits for the part's own
+// work, which ran beside the others', and the parts after it have mostly ended by then.
+// It returns nil, or the errors joined in device order, each naming its device.
 func startParts(s []Share, start, finish func(i int) error) error {
-	started := slices.Clone(s)
-	var startErr error
+	errs := make([]error, len(s))
+	started := make([]bool, len(s))
 	t0 := time.Now()
 	for i := range s {
-		if startErr != nil {
-			started[i].Units = 0
-			continue
-		}
 		if s[i].Units == 0 {
 			continue
 		}
 		if err := start(i); err != nil {
-			startErr = fmt.Errorf("%s: %w", s[i].Device, err)
-			started[i].Units = 0
+			errs[i] = fmt.Errorf("%s: %w", s[i].Device, err)
+			break
+		}
+		started[i] = true
+	}
+	t1 := time.Since(t0)
+	tracing := engine.Tracing()
+	line := ""
+	for i := range s {
+		if !started[i] {
+			continue
+		}
+		if err := finish(i); err != nil {
+			errs[i] = fmt.Errorf("%s: %w", s[i].Device, err)
+		}
+		if tracing {
+			line += fmt.Sprintf(" %s at %v;", s[i].Device, time.Since(t0).Round(time.Microsecond))
 		}
 	}
-	engine.Tracef("split parts started in %v", time.Since(t0).Round(time.Microsecond))
-	return errors.Join(startErr, runParts(started, finish))
+	if tracing {
+		engine.Tracef("split parts started in %v, finished:%s", t1.Round(time.Microsecond), strings.TrimSuffix(line, ";"))
+	}
+	return errors.Join(errs...)
 }
 
 // runParts calls part(i) for every share with units, each in its own goroutine (the only

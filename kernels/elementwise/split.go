@@ -125,16 +125,6 @@ func (pt *mapPart[T]) Run(ctx context.Context) error {
 	return pt.run(ctx, pt.n, pt.in.out[pt.off:])
 }
 
-// Start enqueues the map of the share (kernels.SplitStarter).
-func (pt *mapPart[T]) Start(ctx context.Context) error {
-	return pt.m.run(pt.q, pt.in.op, pt.n, pt.in.a, pt.in.b, pt.bufs...)
-}
-
-// Finish reads the share's output back into its place once the map is done.
-func (pt *mapPart[T]) Finish(ctx context.Context) error {
-	return pt.bufs[0].Read(ctx, pt.q, 0, pt.in.out[pt.off:][:pt.n])
-}
-
 func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, devs []*engine.Device, p kernels.Params, o kernels.SplitOptions) (_ kernels.SplitInstance, err error) {
 	if err := kernels.CheckPortableSplit(ctx, name, devs, p, o); err != nil {
 		return nil, err
