@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -318,5 +319,52 @@ func TestEachDevice(t *testing.T) {
 	each := 0
 	if err := b.Each(func(int, shard.Part[float32]) error { each++; return nil }); err != nil || each != 1 {
 		t.Errorf("Each called f %d times (%v); want once, for the part with elements", each, err)
+	}
+}
+
+// TestInTurn checks that InTurn calls f for every part with elements, in device order,
+// goes on past a part's error, and joins the errors in device order, each naming its
+// device.
+func TestInTurn(t *testing.T) {
+	qs := queues(t)
+	if len(qs) < 2 {
+		t.Skip("InTurn needs two devices")
+	}
+	counts := make([]int, len(qs))
+	for i := range counts {
+		counts[i] = 3
+	}
+	counts[0] = 0 // the first part holds nothing
+	n := 3 * (len(qs) - 1)
+	b, err := shard.Scatter(t.Context(), qs, randFloats(1, n), shard.ByRows(1), counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var order []int
+	err = b.InTurn(func(i int, p shard.Part[float32]) error {
+		order = append(order, i)
+		if p.Len != 3 {
+			return fmt.Errorf("part %d of %d elements", i, p.Len)
+		}
+		if i >= 1 {
+			return fmt.Errorf("part %d fails", i)
+		}
+		return nil
+	})
+	var want []int
+	for i := 1; i < len(qs); i++ {
+		want = append(want, i)
+	}
+	if !slices.Equal(order, want) {
+		t.Errorf("InTurn called f for parts %v; want %v (in order, the empty part left out, on past errors)", order, want)
+	}
+	for i := 1; i < len(qs); i++ {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s: part %d fails", qs[i].Device().ID(), i)) {
+			t.Errorf("InTurn = %v; want part %d's error naming %s", err, i, qs[i].Device().ID())
+		}
+	}
+	if err != nil && strings.Index(err.Error(), "part 1 fails") > strings.Index(err.Error(), fmt.Sprintf("part %d fails", len(qs)-1)) {
+		t.Errorf("InTurn = %v; want the errors in device order", err)
 	}
 }

@@ -303,15 +303,15 @@ func NewShardedMap[T kernels.Float](devs []*engine.Device) (_ *ShardedMap[T], er
 }
 
 // Run enqueues op (out first, then its inputs, as Map.Run takes them) on every part
-// with elements, each on its part's queue; it returns once all are enqueued (Gather or
-// Finish waits). Every buffer must have out's layout (shard.SameLayout).
+// with elements, each on its part's queue, in turn from the calling goroutine
+// (shard.Buffer.InTurn); it returns once all are enqueued (Gather or Finish waits). Every buffer must have out's layout (shard.SameLayout).
 func (s *ShardedMap[T]) Run(op MapOp, a, b T, out *shard.Buffer[T], in ...*shard.Buffer[T]) error {
 	for _, x := range in {
 		if err := shard.SameLayout(out, x); err != nil {
 			return fmt.Errorf("kernels: sharded map %s: %w", op, err)
 		}
 	}
-	err := out.Each(func(i int, p shard.Part[T]) error {
+	err := out.InTurn(func(i int, p shard.Part[T]) error {
 		m := s.on(p.Queue.Device())
 		if m == nil {
 			return fmt.Errorf("kernels: sharded map %s: no build for %s (give it to NewShardedMap): %w", op, p.Queue.Device().ID(), engine.ErrInvalidArg)

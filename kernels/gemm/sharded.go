@@ -60,7 +60,7 @@ func (s *ShardedGEMM[In, Out]) Run(shape GEMMShape, alpha Out, a, b *shard.Buffe
 		return fmt.Errorf("kernels: sharded gemm: %w", err)
 	}
 	bp, cp, dp := b.Parts(), c.Parts(), d.Parts()
-	err = a.Each(func(i int, p shard.Part[In]) error {
+	err = a.InTurn(func(i int, p shard.Part[In]) error {
 		g := s.on(p.Queue.Device())
 		if g == nil {
 			return fmt.Errorf("no GEMM for %s (give it to NewShardedGEMM): %w", p.Queue.Device().ID(), engine.ErrInvalidArg)

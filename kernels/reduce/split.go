@@ -657,7 +657,7 @@ func (s *ShardedReduce[T]) Reduce(ctx context.Context, g *shard.Group, op Reduce
 			b.Close()
 		}
 	}()
-	err = x.Each(func(i int, p shard.Part[T]) error {
+	err = x.InTurn(func(i int, p shard.Part[T]) error {
 		r := s.on(p.Queue.Device())
 		if r == nil {
 			return fmt.Errorf("no build for %s (give it to NewShardedReduce): %w", p.Queue.Device().ID(), engine.ErrInvalidArg)
