@@ -3,6 +3,7 @@ package attention
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,8 +143,13 @@ func TestAttentionWGMMA(t *testing.T) {
 	})
 }
 
+// wgmmaTrials are the tunables TestAttentionWGMMA runs: prism tune's candidates, and the
+// 176-key tiles (FlashAttention-3's at head dim 128), which join the candidates once they
+// have passed on a GPU.
+var wgmmaTrials = append(slices.Clone(wgmmaCandidates), WGMMATunables{2, 1, 176}, WGMMATunables{2, 0, 176})
+
 func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	for _, tn := range wgmmaCandidates {
+	for _, tn := range wgmmaTrials {
 		t.Run(strings.ReplaceAll(tn.String(), " ", ","), func(t *testing.T) { testAttentionWGMMAWith[S](t, dev, q, tn) })
 	}
 }
@@ -205,7 +211,7 @@ func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engi
 // values with ErrInvalidArg naming them, and refuses sets whose stages do not fit a block's
 // shared memory at a head dim (three stages at 256), as prism tune and --tunables meet them.
 func TestWGMMATunables(t *testing.T) {
-	for _, c := range wgmmaCandidates {
+	for _, c := range wgmmaTrials {
 		if got, err := ParseWGMMATunables(c.String()); err != nil || got != c {
 			t.Errorf("ParseWGMMATunables(%q) = %v, %v", c.String(), got, err)
 		}
@@ -213,8 +219,8 @@ func TestWGMMATunables(t *testing.T) {
 	for in, want := range map[string]string{
 		"STAGES=2":                 "SCHED missing",
 		"BC=128":                   "STAGES, SCHED missing",
-		"STAGES=2 SCHED=0 BC=96":   "BC=96: 64 or 128",
-		"STAGES=2 SCHED=0 BC=256":  "BC=256 is out of its range 64..128",
+		"STAGES=2 SCHED=0 BC=96":   "BC=96: 64, 128 or 176",
+		"STAGES=2 SCHED=0 BC=256":  "BC=256 is out of its range 64..176",
 		"STAGES=1 SCHED=0":         "STAGES=1 is out of its range 2..4",
 		"STAGES=2 SCHED=2":         "SCHED=2 is out of its range 0..1",
 		"STAGES=2 SCHED=0 BK=64":   "unknown key BK",
@@ -232,8 +238,17 @@ func TestWGMMATunables(t *testing.T) {
 	if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 64}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "head dim 256") {
 		t.Errorf("three stages at head dim 256: %v; want ErrInvalidArg naming the dim", err)
 	}
-	if err := (WGMMATunables{Stages: 2, Sched: 1, BC: 128}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "128 keys at head dim 256") {
-		t.Errorf("BC=128 at head dim 256: %v; want ErrInvalidArg naming the tile and dim", err)
+	for _, bc := range []int{128, 176} {
+		if err := (WGMMATunables{Stages: 2, Sched: 1, BC: bc}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), fmt.Sprintf("%d keys at head dim 256", bc)) {
+			t.Errorf("BC=%d at head dim 256: %v; want ErrInvalidArg naming the tile and dim", bc, err)
+		}
+	}
+	// 176-key tiles fit two stages at head dim 128, not three.
+	if err := (WGMMATunables{Stages: 2, Sched: 1, BC: 176}).check(128); err != nil {
+		t.Errorf("two stages of 176 keys at head dim 128: %v", err)
+	}
+	if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 176}).check(128); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "227 KiB") {
+		t.Errorf("three stages of 176 keys at head dim 128: %v; want ErrInvalidArg on shared memory", err)
 	}
 	for _, dim := range []int{64, 128} {
 		if err := (WGMMATunables{Stages: 4, Sched: 1, BC: 64}).check(dim); err != nil {

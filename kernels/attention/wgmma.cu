@@ -26,7 +26,8 @@
 // Tunables (-D, part of the cache key):
 //   PREC    3 float16, 4 bfloat16                                      default 3
 //   D       head dimension: 64, 128 or 256 (256: BC 64)                 default 128
-//   BC      keys per tile: 64 or 128                                    default 64
+//   BC      keys per tile: 64, 128 or 176 (176: FlashAttention-3's tile at head dim 128,
+//           whose consumers take 240 registers, the producer 24)        default 64
 //   STAGES  stages of K and V tiles in the ring (>= 2)                 default 2
 //   SCHED   0: each consumer computes a key tile's S, softmax and P V in turn; 1:
 //           FlashAttention-3's schedule: step t issues S_t = Q K_t^T and O += P_{t-1}
@@ -34,7 +35,7 @@
 //           P_{t-1} V_{t-1}, and the two consumers issue their products in turn (named
 //           barriers 3 and 4), so that one's softmax runs under the other's products;
 //           a stage's K goes back to the producer once S is done, its V a step later  default 0
-// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1
+// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1 | -DPREC=4 -DBC=176 -DSCHED=1 | -DPREC=3 -DD=64 -DBC=176
 // Shared memory (dynamic): 2*64*D*2 bytes of Q, STAGES*2*BC*D*2 of K and V, and 1024 to align
 //   the tiles to the swizzle's 1024-byte period (attnWGMMAShared in wgmma.go).
 // Launch: 1D grid of bh*ceil(seq/128) blocks of 384 threads; block b serves head
@@ -82,8 +83,20 @@
 #if D == 256 && BC != 64
 #error "wgmma.cu: D = 256 takes BC = 64 (O's 128 registers a thread leave room for S's 32)"
 #endif
-#if BC != 64 && BC != 128
-#error "wgmma.cu: BC must be 64 or 128"
+#if BC != 64 && BC != 128 && BC != 176
+#error "wgmma.cu: BC must be 64, 128 or 176"
+#endif
+#if BC == 176 && D > 128
+#error "wgmma.cu: BC = 176 takes D <= 128 (registers)"
+#endif
+// The registers of the producer warpgroup and of each consumer (setmaxnreg): 176 keys'
+// scores, P and O need FlashAttention-3's 240 a consumer.
+#if BC == 176
+#define PRODUCER_REGS "24"
+#define CONSUMER_REGS "240"
+#else
+#define PRODUCER_REGS "40"
+#define CONSUMER_REGS "232"
 #endif
 #if STAGES < 2
 #error "wgmma.cu: STAGES must be at least 2"
@@ -128,6 +141,11 @@ PRISM_WGMMA_SS(wgmma_ss_n64, 32, "wgmma.mma_async.sync.aligned.m64n64k16.f32." W
 // wgmma_ss_n128: d (64 x 128, float) += A (descriptor da) * B (descriptor db, K-major).
 PRISM_WGMMA_SS(wgmma_ss_n128, 64, "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPE "." WG_TYPE, ", 0, 0")
 #define WGMMA_S wgmma_ss_n128
+#endif
+#if BC == 176
+// wgmma_ss_n176: d (64 x 176, float) += A (descriptor da) * B (descriptor db, K-major).
+PRISM_WGMMA_SS(wgmma_ss_n176, 88, "wgmma.mma_async.sync.aligned.m64n176k16.f32." WG_TYPE "." WG_TYPE, ", 0, 0")
+#define WGMMA_S wgmma_ss_n176
 #endif
 #if D == 64
 // wgmma_rs_n64: d (64 x 64, float) += A (registers a, the m16n8k16 A layout per warp) * B
@@ -373,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   __syncthreads();
 
   if (wg == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 " PRODUCER_REGS ";\n");
     if (threadIdx.x == 0) {
       prism_mbar_expect_tx(qbar, 2 * QBYTES);
 #pragma unroll
@@ -406,7 +424,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
     return;
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 " CONSUMER_REGS ";\n");
   const int c = wg - 1;                  // consumer: queries q0 + 64c ..
   const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
   const int r0 = q0 + 64 * c + 16 * warp + (lane >> 2); // this thread's rows: r0 and r0 + 8

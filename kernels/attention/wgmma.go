@@ -32,8 +32,9 @@ func attnWGMMAShared(dim, stages, bc int) int {
 // WGMMATunables are the tunables of wgmma.cu: the Stages of K and V tiles in its ring, its
 // Sched, 0 (each consumer computes a key tile's scores, softmax and P V in turn) or 1
 // (FlashAttention-3's: the softmax of one tile under the tensor cores' P V of the last, the
-// two consumers issuing their products in turn), and BC, the keys of a tile (64, or 128
-// below head dim 256: FA3's tile at head dim 128).
+// two consumers issuing their products in turn), and BC, the keys of a tile (64, or 128 or
+// 176 below head dim 256: FA3 takes 176 at head dim 128 without a causal mask, 128 with
+// one).
 type WGMMATunables struct {
 	Stages, Sched, BC int
 }
@@ -51,22 +52,22 @@ func ParseWGMMATunables(s string) (WGMMATunables, error) {
 	t := WGMMATunables{BC: attnWGMMABC}
 	if err := kernels.ParseTunableInts("attention wgmma tunables", s, true, kernels.TunableInt{Key: "STAGES", Dst: &t.Stages, Min: 2, Max: 4},
 		kernels.TunableInt{Key: "SCHED", Dst: &t.Sched, Min: 0, Max: 1},
-		kernels.TunableInt{Key: "BC", Dst: &t.BC, Min: 64, Max: 128, Optional: true}); err != nil {
+		kernels.TunableInt{Key: "BC", Dst: &t.BC, Min: 64, Max: 176, Optional: true}); err != nil {
 		return WGMMATunables{}, err
 	}
-	if t.BC != 64 && t.BC != 128 {
-		return WGMMATunables{}, fmt.Errorf("kernels: attention wgmma tunables %q: BC=%d: 64 or 128: %w", s, t.BC, engine.ErrInvalidArg)
+	if t.BC != 64 && t.BC != 128 && t.BC != 176 {
+		return WGMMATunables{}, fmt.Errorf("kernels: attention wgmma tunables %q: BC=%d: 64, 128 or 176: %w", s, t.BC, engine.ErrInvalidArg)
 	}
 	return t, nil
 }
 
 // check returns an error wrapping engine.ErrInvalidArg where t's stages at head dimension
 // dim need more shared memory than a Hopper block has (227 KiB), or its tile more
-// registers than a consumer has (BC=128 at head dim 256).
+// registers than a consumer has (BC=128 or 176 at head dim 256).
 func (t WGMMATunables) check(dim int) error {
-	if t.BC == 128 && dim > 128 {
-		return fmt.Errorf("kernels: attention wgmma tunables %s: tiles of 128 keys at head dim %d: the scores and O do not fit a consumer's registers; BC=64: %w",
-			t, dim, engine.ErrInvalidArg)
+	if t.BC > 64 && dim > 128 {
+		return fmt.Errorf("kernels: attention wgmma tunables %s: tiles of %d keys at head dim %d: the scores and O do not fit a consumer's registers; BC=64: %w",
+			t, t.BC, dim, engine.ErrInvalidArg)
 	}
 	if need := attnWGMMAShared(dim, t.Stages, t.BC); need > 227*1024 {
 		return fmt.Errorf("kernels: attention wgmma tunables %s: %d stages of %d keys at head dim %d need %d bytes of shared memory, more than 227 KiB: %w",
