@@ -536,6 +536,21 @@ func (b *Buffer[T]) InTurn(f func(i int, p Part[T]) error) error {
 	return errors.Join(errs...)
 }
 
+// InTurnDevice is EachDevice done as InTurn does: f for every part, with elements or none,
+// in device order from the calling goroutine, for steps that only enqueue.
+func (b *Buffer[T]) InTurnDevice(f func(i int) error) error {
+	if err := b.check(); err != nil {
+		return err
+	}
+	errs := make([]error, len(b.parts))
+	for i, p := range b.parts {
+		if err := f(i); err != nil {
+			errs[i] = fmt.Errorf("%s: %w", p.Queue.Device().ID(), err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Close releases every part's buffer (the queues stay the caller's). Idempotent; a nil
 // Buffer has nothing to release.
 func (b *Buffer[T]) Close() error {

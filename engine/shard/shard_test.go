@@ -322,6 +322,39 @@ func TestEachDevice(t *testing.T) {
 	}
 }
 
+// TestInTurnDevice checks that InTurnDevice calls f for every part, one without elements
+// too, in device order, and joins the errors in device order, each naming its device.
+func TestInTurnDevice(t *testing.T) {
+	qs := queues(t)
+	if len(qs) < 2 {
+		t.Skip("InTurnDevice needs two devices")
+	}
+	counts := make([]int, len(qs))
+	counts[len(qs)-1] = 5 // every part but the last holds nothing
+	b, err := shard.Scatter(t.Context(), qs, randFloats(1, 5), shard.ByRows(1), counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var order []int
+	err = b.InTurnDevice(func(i int) error {
+		order = append(order, i)
+		return fmt.Errorf("part %d fails", i)
+	})
+	want := make([]int, len(qs))
+	for i := range want {
+		want[i] = i
+	}
+	if !slices.Equal(order, want) {
+		t.Errorf("InTurnDevice called f for parts %v; want %v", order, want)
+	}
+	for i := range qs {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s: part %d fails", qs[i].Device().ID(), i)) {
+			t.Errorf("InTurnDevice = %v; want part %d's error naming %s", err, i, qs[i].Device().ID())
+		}
+	}
+}
+
 // TestInTurn checks that InTurn calls f for every part with elements, in device order,
 // goes on past a part's error, and joins the errors in device order, each naming its
 // device.

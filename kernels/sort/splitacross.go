@@ -94,7 +94,9 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	var picked *engine.Event
 	defer func() { sampled[0].Close(); sampled[1].Close(); picked.Close() }()
 	per := s.sorters[di[0]].cross.samples / 2 // each part's samples, at most
-	err := keys.EachDevice(func(i int) error {
+	// Steps that only enqueue go in turn from this goroutine (InTurnDevice): a goroutine a
+	// device may start tens of microseconds after the other.
+	err := keys.InTurnDevice(func(i int) error {
 		pt, d := parts[i], di[i]
 		var err error
 		if s.samples[d], err = grow(pt.Queue.Device(), s.samples[d], min(pt.Len, per)); err != nil {
@@ -159,7 +161,7 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 			scattered[i].Close()
 		}
 	}()
-	err = keys.EachDevice(func(i int) error {
+	err = keys.InTurnDevice(func(i int) error {
 		pt := parts[i]
 		if err := s.sorters[di[i]].crossCount(pt.Queue, pt.Buf, pt.Len, order, pick[i], 2*i); err != nil {
 			return err
@@ -254,7 +256,7 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 		return false, err
 	}
 	tr.step("crossing pass")
-	err = keys.EachDevice(func(j int) error {
+	err = keys.InTurnDevice(func(j int) error {
 		return s.afterCross(di[j], parts[j].Queue, out[j], side[j], order)
 	})
 	if err != nil {
