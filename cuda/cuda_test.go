@@ -882,22 +882,29 @@ func waitAcross(t *testing.T, ids []string) {
 // It runs twice, the devices closed and opened again between (see TestReachPeer).
 func TestPeerAccess(t *testing.T) { reopened(t, peerAccess) }
 
+// openRank opens the CUDA device id through drv and a queue on it, both closed when tb
+// ends.
+func openRank(tb testing.TB, drv *Driver, id string) ncclRank {
+	tb.Helper()
+	dd, err := drv.Open(context.Background(), strings.TrimPrefix(id, "cuda:"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { dd.Close() })
+	dq, err := dd.NewQueue()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { dq.Close() })
+	return ncclRank{d: dd.(*device), q: dq.(*queue)}
+}
+
 // peerAccess is one round of TestPeerAccess on two devices it opens.
 func peerAccess(t *testing.T, ids []string) {
 	drv := &Driver{}
 	rs := make([]ncclRank, 2)
 	for i, id := range ids {
-		dd, err := drv.Open(context.Background(), strings.TrimPrefix(id, "cuda:"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { dd.Close() })
-		dq, err := dd.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { dq.Close() })
-		rs[i] = ncclRank{d: dd.(*device), q: dq.(*queue)}
+		rs[i] = openRank(t, drv, id)
 	}
 	data := make([]byte, 1<<20+3)
 	for i := range data {
@@ -1144,17 +1151,8 @@ func BenchmarkPairRead(b *testing.B) {
 	}
 	var sides [2]side
 	for i, id := range ids[:2] {
-		dd, err := drv.Open(context.Background(), strings.TrimPrefix(id, "cuda:"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { dd.Close() })
-		dq, err := dd.NewQueue()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { dq.Close() })
-		prog, err := dd.(*device).BuildSource(driver.Source{Dialect: driver.DialectCUDA, Text: spinSource, Name: "spin.cu"}, nil)
+		r := openRank(b, drv, id)
+		prog, err := r.d.BuildSource(driver.Source{Dialect: driver.DialectCUDA, Text: spinSource, Name: "spin.cu"}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -1163,12 +1161,12 @@ func BenchmarkPairRead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf, err := dd.Alloc(size)
+		buf, err := r.d.Alloc(size)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { buf.Close() })
-		sides[i] = side{q: dq.(*queue), k: k, buf: buf, dst: make([]byte, size)}
+		sides[i] = side{q: r.q, k: k, buf: buf, dst: make([]byte, size)}
 	}
 	args := []driver.Arg{{Value: binary.LittleEndian.AppendUint64(nil, uint64(work.Nanoseconds()))}}
 	one := driver.Range{Dims: 1, Global: [3]int{1, 1, 1}, Local: [3]int{1, 1, 1}}

@@ -310,21 +310,13 @@ func (r *SplitRun[P]) rescatter(ctx context.Context) error {
 }
 
 // runShares runs the parts with a share and combines their results: started together
-// and then finished where they are SplitStarters (startParts), else each run in a
-// goroutine (runParts).
+// and then finished where the family's parts are SplitStarters (startParts), else each
+// run in a goroutine (runParts).
 func (r *SplitRun[P]) runShares(ctx context.Context) error {
-	starters := make([]SplitStarter, len(r.parts))
-	all := true
-	for i, sh := range r.shares {
-		if sh.Units == 0 {
-			continue
-		}
-		st, ok := any(r.parts[i]).(SplitStarter)
-		starters[i], all = st, all && ok
-	}
 	var err error
-	if all {
-		err = startParts(r.shares, func(i int) error { return starters[i].Start(ctx) }, func(i int) error { return starters[i].Finish(ctx) })
+	if _, ok := any(*new(P)).(SplitStarter); ok { // a property of the family's part type
+		part := func(i int) SplitStarter { return any(r.parts[i]).(SplitStarter) }
+		err = startParts(r.shares, func(i int) error { return part(i).Start(ctx) }, func(i int) error { return part(i).Finish(ctx) })
 	} else {
 		err = runParts(r.shares, func(i int) error { return r.parts[i].Run(ctx) })
 	}
@@ -678,8 +670,11 @@ func runParts(s []Share, part func(i int) error) error {
 	}
 	errs := make([]error, len(s))
 	tracing := engine.Tracing()
-	t0 := time.Now()
-	spans := make([][2]time.Duration, len(s))
+	var t0 time.Time
+	var spans [][2]time.Duration // each part's start and end, when tracing
+	if tracing {
+		t0, spans = time.Now(), make([][2]time.Duration, len(s))
+	}
 	var wg sync.WaitGroup
 	for i := range s {
 		if s[i].Units == 0 {

@@ -521,19 +521,12 @@ func (b *Buffer[T]) Each(f func(i int, p Part[T]) error) error {
 // (a goroutine started beside another's blocking call waited 10-80 us for a thread on
 // two H200).
 func (b *Buffer[T]) InTurn(f func(i int, p Part[T]) error) error {
-	if err := b.check(); err != nil {
-		return err
-	}
-	errs := make([]error, len(b.parts))
-	for i, p := range b.parts {
-		if p.Len == 0 {
-			continue
+	return b.InTurnDevice(func(i int) error {
+		if b.parts[i].Len == 0 {
+			return nil
 		}
-		if err := f(i, p); err != nil {
-			errs[i] = fmt.Errorf("%s: %w", p.Queue.Device().ID(), err)
-		}
-	}
-	return errors.Join(errs...)
+		return f(i, b.parts[i])
+	})
 }
 
 // InTurnDevice is EachDevice done as InTurn does: f for every part, with elements or none,

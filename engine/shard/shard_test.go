@@ -286,7 +286,8 @@ func TestCombine(t *testing.T) {
 }
 
 // TestEachDevice checks that EachDevice calls f for every part, one without elements too
-// (Each skips it), and joins the errors in device order, each naming its device.
+// (Each skips it), and joins the errors in device order, each naming its device; and that
+// InTurnDevice does the same, in device order.
 func TestEachDevice(t *testing.T) {
 	qs := queues(t)
 	if len(qs) < 2 {
@@ -320,22 +321,6 @@ func TestEachDevice(t *testing.T) {
 	if err := b.Each(func(int, shard.Part[float32]) error { each++; return nil }); err != nil || each != 1 {
 		t.Errorf("Each called f %d times (%v); want once, for the part with elements", each, err)
 	}
-}
-
-// TestInTurnDevice checks that InTurnDevice calls f for every part, one without elements
-// too, in device order, and joins the errors in device order, each naming its device.
-func TestInTurnDevice(t *testing.T) {
-	qs := queues(t)
-	if len(qs) < 2 {
-		t.Skip("InTurnDevice needs two devices")
-	}
-	counts := make([]int, len(qs))
-	counts[len(qs)-1] = 5 // every part but the last holds nothing
-	b, err := shard.Scatter(t.Context(), qs, randFloats(1, 5), shard.ByRows(1), counts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	var order []int
 	err = b.InTurnDevice(func(i int) error {
 		order = append(order, i)

@@ -304,7 +304,8 @@ func NewShardedMap[T kernels.Float](devs []*engine.Device) (_ *ShardedMap[T], er
 
 // Run enqueues op (out first, then its inputs, as Map.Run takes them) on every part
 // with elements, each on its part's queue, in turn from the calling goroutine
-// (shard.Buffer.InTurn); it returns once all are enqueued (Gather or Finish waits). Every buffer must have out's layout (shard.SameLayout).
+// (shard.Buffer.InTurn); it returns once all are enqueued (Gather or Finish waits).
+// Every buffer must have out's layout (shard.SameLayout).
 func (s *ShardedMap[T]) Run(op MapOp, a, b T, out *shard.Buffer[T], in ...*shard.Buffer[T]) error {
 	for _, x := range in {
 		if err := shard.SameLayout(out, x); err != nil {
