@@ -50,6 +50,10 @@ type SplitStarter interface {
 	SplitPart
 	Start(ctx context.Context) error
 	Finish(ctx context.Context) error
+	// StartProbe and FinishProbe are RunProbe in the same two halves, so that the
+	// planner times a split's fixed cost on probes run as a split runs its parts.
+	StartProbe(ctx context.Context, units int) error
+	FinishProbe(ctx context.Context) error
 }
 
 // SplitRun is what every split operation does around its parts: one part per device,
@@ -183,21 +187,30 @@ func (r *SplitRun[P]) Plan(ctx context.Context, total, granule int) ([]Share, er
 func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe) ([]Share, error) {
 	limit := probeLimit(total, granule, len(r.devs))
 	loaded := make([]int, len(r.devs))
-	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
+	// ready returns dev's part with a probe of at least units units loaded.
+	ready := func(ctx context.Context, dev *engine.Device, units int) (P, error) {
+		var zero P
 		i := slices.Index(r.devs, dev)
 		if i < 0 || units < 1 {
-			return 0, fmt.Errorf("kernels: %s: probe of %d units on %s: %w", r.name, units, dev.ID(), engine.ErrInvalidArg)
+			return zero, fmt.Errorf("kernels: %s: probe of %d units on %s: %w", r.name, units, dev.ID(), engine.ErrInvalidArg)
 		}
 		pt, err := r.Open(ctx, i)
 		if err != nil {
-			return 0, err
+			return zero, err
 		}
 		if loaded[i] < units {
 			most := max(limit, units)
 			if err := pt.LoadProbe(ctx, most); err != nil {
-				return 0, err
+				return zero, err
 			}
 			loaded[i] = most
+		}
+		return pt, nil
+	}
+	probe := func(ctx context.Context, dev *engine.Device, units int) (time.Duration, error) {
+		pt, err := ready(ctx, dev, units)
+		if err != nil {
+			return 0, err
 		}
 		start := time.Now()
 		if err := pt.RunProbe(ctx, units); err != nil {
@@ -206,9 +219,10 @@ func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe
 		return time.Since(start), nil
 	}
 	devs, at := r.able()
+	whole := startedProbe(devs, ready)
 	if len(devs) == len(r.devs) {
 		var err error
-		r.shares, err = PlanSharesPlaced(ctx, r.devs, total, granule, r.o, probe, nil, gather)
+		r.shares, err = PlanSharesPlaced(ctx, r.devs, total, granule, r.o, probe, whole, gather)
 		return r.shares, err
 	}
 	// The devices that cannot run the op get no share and are not probed; the data is
@@ -216,7 +230,7 @@ func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe
 	if gather != nil {
 		gather = GatherProbe(devs, r.gatherUnit)
 	}
-	some, err := PlanSharesPlaced(ctx, devs, total, granule, r.o, probe, nil, gather)
+	some, err := PlanSharesPlaced(ctx, devs, total, granule, r.o, probe, whole, gather)
 	if err != nil {
 		return nil, err
 	}
@@ -650,6 +664,35 @@ func startParts(s []Share, start, finish func(i int) error) error {
 		engine.Tracef("split parts started in %v, finished:%s", t1.Round(time.Microsecond), strings.TrimSuffix(line, ";"))
 	}
 	return errors.Join(errs...)
+}
+
+// startedProbe is the SplitProbe of a family whose parts are SplitStarters: the probes
+// of the devices with units started in device order from the calling goroutine, then
+// finished in order, timed from the first start to the last finish, as startParts runs a
+// split (their loads untimed, done first). Nil for any other family: the planner then
+// runs each probe in a goroutine of its own, as runParts runs the parts.
+func startedProbe[P SplitPart](devs []*engine.Device, ready func(ctx context.Context, dev *engine.Device, units int) (P, error)) SplitProbe {
+	if _, ok := any(*new(P)).(SplitStarter); !ok {
+		return nil
+	}
+	return func(ctx context.Context, units []int) (time.Duration, error) {
+		s := make([]Share, len(devs))
+		ps := make([]SplitStarter, len(devs))
+		for i, d := range devs {
+			s[i] = Share{Device: d.ID(), Units: units[i]}
+			if units[i] == 0 {
+				continue
+			}
+			pt, err := ready(ctx, d, units[i])
+			if err != nil {
+				return 0, err
+			}
+			ps[i] = any(pt).(SplitStarter)
+		}
+		start := time.Now()
+		err := startParts(s, func(i int) error { return ps[i].StartProbe(ctx, units[i]) }, func(i int) error { return ps[i].FinishProbe(ctx) })
+		return time.Since(start), err
+	}
 }
 
 // runParts calls part(i) for every share with units, each in its own goroutine (the only

@@ -585,9 +585,10 @@ func TestSplitRunCheckedEveryDevice(t *testing.T) {
 // the run's order, and Finish writes the share's units as Run does.
 type startPart struct {
 	*recPart
-	log       *[]string
-	mu        *sync.Mutex
-	startFail error
+	log        *[]string
+	mu         *sync.Mutex
+	startFail  error
+	probeUnits int
 }
 
 func (p *startPart) note(what string) {
@@ -599,6 +600,17 @@ func (p *startPart) note(what string) {
 func (p *startPart) Start(context.Context) error {
 	p.note("start")
 	return p.startFail
+}
+
+func (p *startPart) StartProbe(ctx context.Context, units int) error {
+	p.note("start probe")
+	p.probeUnits = units
+	return p.startFail
+}
+
+func (p *startPart) FinishProbe(ctx context.Context) error {
+	p.note("finish probe")
+	return p.RunProbe(ctx, p.probeUnits)
 }
 
 func (p *startPart) Finish(context.Context) error {
@@ -666,5 +678,44 @@ func TestSplitRunStarted(t *testing.T) {
 	want := []string{"start 0", "start 1", "finish 0"}
 	if !slices.Equal(log, want) {
 		t.Errorf("log of a run whose second start fails: %q, want %q (the first part finished, none after started)", log, want)
+	}
+}
+
+// TestSplitRunStartedProbes checks that the planner times a split of SplitStarters' probes
+// as a run runs the parts: the fixed cost's splits start every device's probe in device
+// order, then finish each in order, and the probes run so are the ones loaded.
+func TestSplitRunStartedProbes(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	var log []string
+	var mu sync.Mutex
+	out := make([]int, 1<<12)
+	s := kernels.NewSplitRun("test/op", devs, kernels.SplitOptions{}, func(_ context.Context, d *engine.Device) (*startPart, error) {
+		return &startPart{recPart: &recPart{dev: d, out: out, index: slices.Index(devs, d)}, log: &log, mu: &mu}, nil
+	}, nil)
+	defer s.Close()
+	if _, err := s.Plan(t.Context(), len(out), 16); err != nil {
+		t.Fatal(err)
+	}
+	n := len(devs)
+	var want []string
+	for _, what := range []string{"start probe", "finish probe"} {
+		for i := range n {
+			want = append(want, fmt.Sprintf("%s %d", what, i))
+		}
+	}
+	runs := 0
+	for at := 0; at+len(want) <= len(log); at++ {
+		if slices.Equal(log[at:at+len(want)], want) {
+			runs++
+			at += len(want) - 1
+		}
+	}
+	if runs == 0 {
+		t.Fatalf("log %q: no split of probes started in device order and then finished in order (want %q)", log, want)
+	}
+	for _, e := range log {
+		if e == "start 0" || e == "finish 0" {
+			t.Errorf("log %q: planning ran a share (%q); it runs probes only", log, e)
+		}
 	}
 }

@@ -72,7 +72,9 @@ func Combine[T group.CollectiveScalar](ctx context.Context, g *group.Group, qs [
 			}
 		}
 	}
-	if g != nil {
+	if len(qs) == 1 {
+		// One part is the result as it is: nothing to combine or to wait for.
+	} else if g != nil {
 		if err := group.AllReduce(ctx, g, qs, own, own, op); err != nil {
 			return nil, fmt.Errorf("shard: combine through the group: %w", err)
 		}
@@ -84,6 +86,24 @@ func Combine[T group.CollectiveScalar](ctx context.Context, g *group.Group, qs [
 		b.parts[i] = Part[T]{Queue: q, Buf: own[i], Len: c}
 	}
 	return b, nil
+}
+
+// NewGroup returns a group of devs, in this process, for Combine where the devices offer
+// a collective library (NCCL on CUDA devices), so that a combine stays on the devices;
+// nil, and no error, where they do not (one device, OpenCL devices): Combine then
+// combines on the host, which is what the group would stage. The caller closes it.
+func NewGroup(ctx context.Context, devs []*engine.Device) (*Group, error) {
+	if len(devs) < 2 {
+		return nil, nil
+	}
+	g, err := group.New(ctx, devs, group.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("shard: group of %v: %w", ids(devs), err)
+	}
+	if g.Staged() != "" {
+		return nil, g.Close()
+	}
+	return g, nil
 }
 
 // Via says how Combine combines with g: through the group's all-reduce and its library,
@@ -103,7 +123,9 @@ func hostCombine[T group.CollectiveScalar](ctx context.Context, qs []*engine.Que
 	for i, q := range qs {
 		b.parts[i].Queue = q
 	}
-	err := b.each(func(i int) error {
+	// In device order from the caller, as Finish: the first read waits for its device,
+	// the others' work has run meanwhile.
+	err := b.InTurnDevice(func(i int) error {
 		if parts[i] == nil {
 			return nil
 		}
@@ -126,7 +148,7 @@ func hostCombine[T group.CollectiveScalar](ctx context.Context, qs []*engine.Que
 			r[j] = reduce(op, r[j], v[j])
 		}
 	}
-	if err := b.each(func(i int) error { return own[i].Write(ctx, qs[i], 0, r) }); err != nil {
+	if err := b.InTurnDevice(func(i int) error { return own[i].Write(ctx, qs[i], 0, r) }); err != nil {
 		return fmt.Errorf("shard: host combine: %w", err)
 	}
 	return nil

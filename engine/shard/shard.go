@@ -462,12 +462,12 @@ func (b *Buffer[T]) GatherInto(ctx context.Context, dst []T) error {
 	return nil
 }
 
-// Finish waits for every part's queue.
+// Finish waits for every part's queue, in device order from the calling goroutine: the
+// waits overlap all the same, as the queues run on their own, and a wait started in a
+// goroutine of its own can start tens of microseconds late, once the Go scheduler hands
+// it a thread, where the caller's next wait returns at once.
 func (b *Buffer[T]) Finish(ctx context.Context) error {
-	if err := b.check(); err != nil {
-		return err
-	}
-	return b.each(func(i int) error { return b.parts[i].Queue.Finish(ctx) })
+	return b.InTurnDevice(func(i int) error { return b.parts[i].Queue.Finish(ctx) })
 }
 
 // EachDevice calls f for every part, with elements or none (a device that holds nothing

@@ -269,6 +269,20 @@ func TestCombine(t *testing.T) {
 			r.Close()
 		}
 	}
+	// One part is the result: taken over as it is, on its device.
+	vals := randFloats(99, 3)
+	one, err := engine.Upload(t.Context(), qs[0], vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := shard.Combine(t.Context(), nil, qs[:1], []*engine.Buffer[float32]{one}, group.ReduceSum)
+	if err != nil {
+		t.Fatalf("combine of one part: %v", err)
+	}
+	if p := r.Parts(); len(p) != 1 || p[0].Buf != one || !slices.Equal(mustDownload(t, p[0]), vals) {
+		t.Errorf("combine of one part: %d parts, want the part itself holding %v", len(p), vals)
+	}
+	r.Close()
 	if _, err := shard.Combine(t.Context(), g, qs, make([]*engine.Buffer[float32], k), group.ReduceSum); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("combine of no part: %v, want ErrInvalidArg", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/engine/shard"
@@ -54,6 +55,10 @@ type reduceSplit[T ReduceElem] struct {
 	sx  *shard.Buffer[T]
 	sr  *ShardedReduce[T]
 	res *shard.Buffer[T]
+	// g combines the parts' values where the devices with a share offer a collective
+	// library (NCCL), kept across the plan check's layouts while they hold the same
+	// devices; nil combines on the host.
+	g *shard.Group
 }
 
 // reducePart is one device's part: its queue, implementation and range.
@@ -67,8 +72,10 @@ type reducePart[T ReduceElem] struct {
 	variant string
 	blk     reduceBlock[T] // the share's range
 	probe   reduceBlock[T]
-	val     []T // a whole-array part's result: its one value and index
-	idx     []int32
+	// probeUnits is the units of the probe StartProbe started, for FinishProbe.
+	probeUnits int
+	val        []T // a whole-array part's result: its one value and index
+	idx        []int32
 }
 
 // reduceBlock is a range of the input on a device: units elements (or rows) from off, and
@@ -162,7 +169,33 @@ func (sp *reduceSplit[T]) scatter(ctx context.Context) error {
 	if sp.sr, err = NewShardedReduce[T](devs); err != nil {
 		return err
 	}
+	if len(devs) > 1 && (sp.g == nil || !slices.Equal(sp.g.Devices(), devs)) {
+		if err := sp.g.Close(); err != nil {
+			return err
+		}
+		sp.g = nil
+		if sp.g, err = shard.NewGroup(ctx, devs); err != nil {
+			return err
+		}
+	}
 	sp.sx, err = shard.Scatter(ctx, qs, sp.x, shard.ByRows(1), counts)
+	return err
+}
+
+// group returns the group that combines the parts of the data as it lies now, or nil
+// (one device, or no collective library: combined on the host).
+func (sp *reduceSplit[T]) group() *shard.Group {
+	if sp.g != nil && slices.Equal(sp.g.Devices(), sp.sx.Devices()) {
+		return sp.g
+	}
+	return nil
+}
+
+// Close releases the split, its sharded data and the group that combined it.
+func (sp *reduceSplit[T]) Close() error {
+	err := sp.SplitRun.Close()
+	err = errors.Join(err, sp.g.Close())
+	sp.g = nil
 	return err
 }
 
@@ -180,7 +213,7 @@ func (sp *reduceSplit[T]) closeSharded() error {
 func (sp *reduceSplit[T]) runSharded(ctx context.Context) error {
 	sp.res.Close()
 	sp.res = nil
-	r, err := sp.sr.Reduce(ctx, nil, sp.shape.op, sp.sx)
+	r, err := sp.sr.Reduce(ctx, sp.group(), sp.shape.op, sp.sx)
 	if err != nil {
 		return fmt.Errorf("kernels: %s: %w", sp.op.Name, err)
 	}
@@ -389,6 +422,24 @@ func (pt *reducePart[T]) RunProbe(ctx context.Context, units int) error {
 		dst, dstIdx = b.scratch[:units], b.scratchIdx[:units]
 	}
 	return pt.run(ctx, &pt.sp.shape, b, units, dst, dstIdx)
+}
+
+// StartProbe enqueues the reduction of the probe's first units elements (or rows), as
+// RunProbe's first half (kernels.SplitStarter).
+func (pt *reducePart[T]) StartProbe(ctx context.Context, units int) error {
+	pt.probeUnits = units
+	return pt.enqueue(&pt.sp.shape, &pt.probe, units)
+}
+
+// FinishProbe reads the result of the probe StartProbe started back, once it is done.
+func (pt *reducePart[T]) FinishProbe(ctx context.Context) error {
+	b := &pt.probe
+	var dst []T
+	var dstIdx []int32
+	if pt.sp.shape.rows > 0 {
+		dst, dstIdx = b.scratch[:pt.probeUnits], b.scratchIdx[:pt.probeUnits]
+	}
+	return pt.collect(ctx, &pt.sp.shape, b, dst, dstIdx)
 }
 
 // Load uploads pt's share: units elements (or rows) from off.
