@@ -58,12 +58,6 @@ type SplitResult struct {
 	// earlier timing), and for sharded data.
 	Paired          *Stats  `json:"paired,omitempty"`
 	SpeedupResident float64 `json:"speedup_resident,omitempty"`
-	// SpeedupGathered, for sharded data whose shares the planner measured, compares with
-	// what one device must do when the data is sharded: bring the other devices' parts
-	// onto it (the planner's gather probe, Share.Gather) and run the op there, its result
-	// left in device memory; the best device so. It is the baseline the planner weighs a
-	// split against, where SpeedupResident asks whether sharding paid at all.
-	SpeedupGathered float64 `json:"speedup_gathered,omitempty"`
 	GFLOPs          float64 `json:"gflops,omitempty"`
 	GBs             float64 `json:"gbs,omitempty"`
 	Verified        bool    `json:"verified"`
@@ -381,33 +375,8 @@ func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.P
 		res.Fastest = fastest
 		res.Speedup = float64(bestResident) / float64(st.Median)
 		res.SpeedupResident = res.Speedup
-		if g := gatheredBaseline(single, res.Shares); g > 0 {
-			res.SpeedupGathered = float64(g) / float64(st.Median)
-		}
 	}
 	return res, true
-}
-
-// gatheredBaseline returns the best time of one device alone on sharded data: its
-// resident time (single) plus the planner's gather of the other devices' parts onto it
-// (shares[i].Gather, measured by its probe); zero when the shares were given (no gather
-// measured) or no device has both.
-func gatheredBaseline(single []SingleDevice, shares []kernels.Share) time.Duration {
-	var best time.Duration
-	for _, sd := range single {
-		if sd.Err != "" || sd.Resident.Median <= 0 {
-			continue
-		}
-		for _, sh := range shares {
-			if sh.Device != sd.Device || sh.Gather <= 0 {
-				continue
-			}
-			if t := sd.Resident.Median + sh.Gather; best == 0 || t < best {
-				best = t
-			}
-		}
-	}
-	return best
 }
 
 // openSplit sets op up across devs with the given fractions (nil: measured) and its data

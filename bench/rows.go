@@ -41,9 +41,6 @@ func (r *Report) GroupRows() []GroupRow {
 		if s.Speedup > 0 {
 			res.Figures["speedup"] = s.Speedup
 		}
-		if s.SpeedupGathered > 0 {
-			res.Figures["speedup_gathered"] = s.SpeedupGathered
-		}
 		if s.SpeedupResident > 0 {
 			res.Figures["speedup_resident"] = s.SpeedupResident
 		}

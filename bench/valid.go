@@ -367,7 +367,7 @@ func (r *Report) reconcile() error {
 				return err
 			}
 		}
-		if bad := negative([]string{"speedup", "speedup_resident", "speedup_gathered", "gflops", "gbs"}, []*float64{&s.Speedup, &s.SpeedupResident, &s.SpeedupGathered, &s.GFLOPs, &s.GBs}); bad != "" {
+		if bad := negative([]string{"speedup", "speedup_resident", "gflops", "gbs"}, []*float64{&s.Speedup, &s.SpeedupResident, &s.GFLOPs, &s.GBs}); bad != "" {
 			return fail(what, bad+" is not a rate")
 		}
 	}

@@ -124,15 +124,12 @@ type Share struct {
 	Alone     time.Duration `json:"alone_ns,omitempty"`
 	Predicted time.Duration `json:"predicted_ns,omitempty"`
 	Fixed     time.Duration `json:"fixed_ns,omitempty"`
-	// Gather is, for sharded data, the time PlanShares predicts to bring the parts the
-	// other devices hold onto this one, which Alone includes; zero for data on the host.
-	Gather time.Duration `json:"gather_ns,omitempty"`
 	// Unable says why the device cannot run the op (a device without fp64 given a float64
 	// op); such a device is left out of a measured plan, with no share.
 	Unable string `json:"unable,omitempty"`
 	// Ran and RanOne are the plan's check (SplitRun.CheckedRun), the same on every share:
 	// the measured time of the split the plan chose, and of the fastest device alone doing
-	// all the work among those the check tried (with its predicted gather on sharded data).
+	// all the work among those the check tried.
 	// The shares are the split's where it ran at least 1.03 times that device's speed,
 	// else that device's.
 	// Zero where no check ran (given shares, one device planned, a single run).

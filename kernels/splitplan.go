@@ -64,19 +64,11 @@ type SplitProbe func(ctx context.Context, units []int) (time.Duration, error)
 
 // PlanSharesSplit is PlanShares with whole timing the split of the smallest size end to
 // end; nil runs probe on every device at once, each in its own goroutine, and times the
-// whole by the host clock.
+// whole by the host clock. Where the data lives (o.Placement) is the probes' to reflect:
+// on the host they include the upload and read-back a part pays; on sharded data they
+// read nothing back, and a device alone is timed with the data resident on it, as a split
+// lays the data out from its plan.
 func PlanSharesSplit(ctx context.Context, devs []*engine.Device, total, granule int, o SplitOptions, probe Probe, whole SplitProbe) ([]Share, error) {
-	return PlanSharesPlaced(ctx, devs, total, granule, o, probe, whole, nil)
-}
-
-// PlanSharesPlaced is PlanSharesSplit told where the data lives (o.Placement). On the
-// host, the probes include the upload and read-back a part pays. Sharded, the probes read
-// nothing back (the family's, as its parts then run), and the data is taken to lie evenly
-// over the devices, as a split op leaves it: running the op on one device alone first
-// brings the others' parts to it, which gather times (units of the op moved onto a device
-// from the others); that time is added to each device's time alone. A nil gather adds
-// nothing.
-func PlanSharesPlaced(ctx context.Context, devs []*engine.Device, total, granule int, o SplitOptions, probe Probe, whole SplitProbe, gather Probe) ([]Share, error) {
 	if len(devs) == 0 {
 		return nil, fmt.Errorf("kernels: split across no device: %w", engine.ErrInvalidArg)
 	}
@@ -109,18 +101,6 @@ func PlanSharesPlaced(ctx context.Context, devs []*engine.Device, total, granule
 		smallest = max(smallest, first.t)
 	}
 	var fixed time.Duration
-	var moves []time.Duration
-	if len(devs) > 1 && o.Placement == PlaceSharded && gather != nil {
-		moves = make([]time.Duration, len(devs))
-		for i, d := range devs {
-			held := total / len(devs)
-			t, err := gather(ctx, d, total-held)
-			if err != nil {
-				return nil, &measureError{fmt.Sprintf("measuring the gather of %d units onto %s", total-held, d.ID()), err}
-			}
-			moves[i] = t
-		}
-	}
 	if len(devs) > 1 {
 		if err := measureTogether(ctx, devs, shares, largest, probe); err != nil {
 			return nil, err
@@ -133,7 +113,7 @@ func PlanSharesPlaced(ctx context.Context, devs []*engine.Device, total, granule
 			return nil, err
 		}
 	}
-	assign(shares, balanceMoved(shares, float64(total), fixed, moves), total, granule)
+	assign(shares, balance(shares, float64(total), fixed), total, granule)
 	return shares, nil
 }
 
@@ -252,11 +232,6 @@ func planSummary(s []Share) string {
 		}
 		if pred >= alone {
 			return fmt.Sprintf("one device: %s (a split is predicted %.0f%% slower)", one, 100*(pred/alone-1))
-		}
-		if pred < (1-splitMargin)*alone {
-			// Faster than alone, yet one device: no other device would finish a share in the
-			// time (sharded data: the gather that one device alone pays is what is saved).
-			return fmt.Sprintf("one device: %s (no other device finishes a share in time)", one)
 		}
 		return fmt.Sprintf("one device: %s (a split is predicted only %.0f%% faster, under the %.0f%% margin)", one, 100*(1-pred/alone), 100*splitMargin)
 	}
@@ -433,19 +408,7 @@ func (e *measureError) Unwrap() error { return e.err }
 // or the fastest device alone (at its rate alone) where the split, its fixed cost fixed
 // added, is not predicted splitMargin faster. It sets each share's Alone and Predicted.
 func balance(s []Share, total float64, fixed time.Duration) []float64 {
-	return balanceMoved(s, total, fixed, nil)
-}
-
-// balanceMoved is balance where a device alone first pays moves[i], the gather of the
-// data other devices hold (nil: none); it sets each share's Gather too.
-func balanceMoved(s []Share, total float64, fixed time.Duration, moves []time.Duration) []float64 {
-	single := func(i int) float64 {
-		t := s[i].Latency.Seconds() + total/s[i].Rate
-		if moves != nil {
-			t += moves[i].Seconds()
-		}
-		return t
-	}
+	single := func(i int) float64 { return s[i].Latency.Seconds() + total/s[i].Rate }
 	rate := func(i int) float64 {
 		if s[i].Concurrent > 0 {
 			return s[i].Concurrent
@@ -482,9 +445,6 @@ func balanceMoved(s []Share, total float64, fixed time.Duration, moves []time.Du
 		s[i].Alone = time.Duration(single(i) * 1e9)
 		s[i].Predicted = time.Duration((T + fixed.Seconds()) * 1e9)
 		s[i].Fixed = fixed
-		if moves != nil {
-			s[i].Gather = moves[i]
-		}
 	}
 	if k < 2 || T+fixed.Seconds() > (1-splitMargin)*single(best) {
 		f[best] = 1
@@ -537,74 +497,5 @@ func assign(s []Share, f []float64, total, granule int) {
 	s[last].Units += total - g*granule
 	for i := range s {
 		s[i].Fraction = float64(s[i].Units) / float64(total)
-	}
-}
-
-// PlanPlaced is Plan told where the data lives (the options' Placement): for sharded
-// data, the one-device alternative pays the gather of the other devices' parts onto it,
-// unitBytes bytes a unit, through the host (GatherProbe).
-func (r *SplitRun[P]) PlanPlaced(ctx context.Context, total, granule, unitBytes int) ([]Share, error) {
-	r.gatherUnit = unitBytes
-	return r.plan(ctx, total, granule, GatherProbe(r.devs, unitBytes))
-}
-
-// gatherCap is the most bytes GatherProbe moves in one timing; a larger gather is
-// predicted from it in proportion.
-const gatherCap = 64 << 20
-
-// GatherProbe times the move of units units of unitBytes bytes each onto a device of devs
-// from another (the next in devs) through the host, as data sharded over devices reaches
-// one of them where the devices have no direct path: read back from the one, written to
-// the other; the best of three. A gather above 64 MiB is timed at 64 MiB and scaled. Nil
-// for unitBytes below 1 or fewer than two devices.
-func GatherProbe(devs []*engine.Device, unitBytes int) Probe {
-	if unitBytes < 1 || len(devs) < 2 {
-		return nil
-	}
-	return func(ctx context.Context, dev *engine.Device, units int) (_ time.Duration, err error) {
-		i := slices.Index(devs, dev)
-		if i < 0 {
-			return 0, fmt.Errorf("kernels: gather onto %s, not a device of the split: %w", dev.ID(), engine.ErrInvalidArg)
-		}
-		src := devs[(i+1)%len(devs)]
-		bytes := float64(units) * float64(unitBytes)
-		n := int(min(bytes, gatherCap)+3) / 4
-		if n == 0 {
-			return 0, nil
-		}
-		var bufs [2]*engine.Buffer[float32]
-		var qs [2]*engine.Queue
-		defer func() {
-			for k := range 2 {
-				err = errors.Join(err, bufs[k].Close())
-				if qs[k] != nil {
-					err = errors.Join(err, qs[k].Close())
-				}
-			}
-		}()
-		for k, d := range []*engine.Device{src, dev} {
-			if qs[k], err = d.NewQueue(); err != nil {
-				return 0, err
-			}
-			if bufs[k], err = engine.NewBuffer[float32](d, n); err != nil {
-				return 0, err
-			}
-		}
-		host := make([]float32, n)
-		if err := bufs[0].Write(ctx, qs[0], 0, host); err != nil {
-			return 0, err
-		}
-		best := time.Duration(math.MaxInt64)
-		for range 3 {
-			start := time.Now()
-			if err := bufs[0].Read(ctx, qs[0], 0, host); err != nil {
-				return 0, err
-			}
-			if err := bufs[1].Write(ctx, qs[1], 0, host); err != nil {
-				return 0, err
-			}
-			best = min(best, time.Since(start))
-		}
-		return time.Duration(float64(best) * bytes / float64(4*n)), nil
 	}
 }

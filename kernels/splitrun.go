@@ -72,14 +72,11 @@ type SplitRun[P SplitPart] struct {
 	parts   []P // the zero P where none is open
 	opened  []bool
 	unable  []error // per device: why it cannot run the op (OpenAll), nil where it can
-	// gatherUnit is the bytes of a unit PlanPlaced was given, for the gather probe of the
-	// devices able to run the op.
-	gatherUnit int
-	shares     []Share
-	ran        bool
-	closed     bool
-	runs       int // Run (or CheckedRun) calls begun: the plan is checked on the second
-	sharded    *Sharded
+	shares  []Share
+	ran     bool
+	closed  bool
+	runs    int // Run (or CheckedRun) calls begun: the plan is checked on the second
+	sharded *Sharded
 }
 
 // Sharded is how a family's split runs on sharded data (SplitOptions.Placement
@@ -181,10 +178,6 @@ func (r *SplitRun[P]) able() ([]*engine.Device, []int) {
 // returns the shares, the runner's own: a family that plans in one unit and loads in
 // another rewrites them before Load.
 func (r *SplitRun[P]) Plan(ctx context.Context, total, granule int) ([]Share, error) {
-	return r.plan(ctx, total, granule, nil)
-}
-
-func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe) ([]Share, error) {
 	limit := probeLimit(total, granule, len(r.devs))
 	loaded := make([]int, len(r.devs))
 	// ready returns dev's part with a probe of at least units units loaded.
@@ -222,15 +215,11 @@ func (r *SplitRun[P]) plan(ctx context.Context, total, granule int, gather Probe
 	whole := startedProbe(devs, ready)
 	if len(devs) == len(r.devs) {
 		var err error
-		r.shares, err = PlanSharesPlaced(ctx, r.devs, total, granule, r.o, probe, whole, gather)
+		r.shares, err = PlanSharesSplit(ctx, r.devs, total, granule, r.o, probe, whole)
 		return r.shares, err
 	}
-	// The devices that cannot run the op get no share and are not probed; the data is
-	// taken to lie over the others.
-	if gather != nil {
-		gather = GatherProbe(devs, r.gatherUnit)
-	}
-	some, err := PlanSharesPlaced(ctx, devs, total, granule, r.o, probe, whole, gather)
+	// The devices that cannot run the op get no share and are not probed.
+	some, err := PlanSharesSplit(ctx, devs, total, granule, r.o, probe, whole)
 	if err != nil {
 		return nil, err
 	}
@@ -414,9 +403,8 @@ func timeRuns(ctx context.Context, run func(ctx context.Context) error) (time.Du
 // checkDevices (relayout lays the data out for the shares as they are now; run then runs
 // them), runs it once to warm it and then timed as the split was, and keeps whichever was
 // fastest, the split only where it ran at least planCheckGain times the fastest device
-// alone's speed. For sharded data the
-// device alone is charged the gather the plan predicted for it (Share.Gather), which its
-// data would need first. Both times are kept in every share (Ran, RanOne) and
+// alone's speed; on sharded data the device alone holds all of it (relayout lays it
+// out so). Both times are kept in every share (Ran, RanOne) and
 // PlanSummary reports them. Where the device alone cannot take the work (its memory: the
 // split may be what fits), the split stands and the shares say why (RanOneErr); only a
 // cancelled ctx ends the check with an error. Where the split is kept its layout is
@@ -505,9 +493,6 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 				err = derr // the first device's reason, where none could take the work
 			}
 			continue
-		}
-		if r.o.Placement == PlaceSharded {
-			t += planned[d].Gather
 		}
 		if best < 0 || t < alone {
 			best, alone = d, t

@@ -601,9 +601,7 @@ func (r view) splitGrid() *resultGrid {
 			time = bench.FormatDuration(s.Stats.Median)
 			if s.Speedup > 0 {
 				speedup = fmt.Sprintf("%.2fx", s.Speedup)
-				if s.SpeedupGathered > 0 {
-					speedup += fmt.Sprintf(" (gathered %.2fx)", s.SpeedupGathered)
-				} else if s.SpeedupResident > 0 && s.SpeedupResident != s.Speedup {
+				if s.SpeedupResident > 0 && s.SpeedupResident != s.Speedup {
 					speedup += fmt.Sprintf(" (%.2fx)", s.SpeedupResident)
 				}
 			}

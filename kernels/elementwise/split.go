@@ -178,7 +178,7 @@ func setupMapSplit[T kernels.Float](ctx context.Context, name string, op MapOp, 
 	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := in.PlanPlaced(ctx, n, granule, len(in.x)*engine.SizeOf[T]()); err != nil {
+	if _, err := in.Plan(ctx, n, granule); err != nil {
 		return nil, err
 	}
 	if err := in.Place(ctx); err != nil {

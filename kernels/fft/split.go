@@ -181,9 +181,7 @@ func setupFFTSplit[T kernels.Float](ctx context.Context, name string, devs []*en
 	if err := in.OpenAll(ctx); err != nil {
 		return nil, err
 	}
-	// A transform's unit of data: its 2n input values (a device alone on sharded data
-	// first gathers the other devices' transforms).
-	if _, err := in.PlanPlaced(ctx, batch, 1, 2*n*engine.SizeOf[T]()); err != nil {
+	if _, err := in.Plan(ctx, batch, 1); err != nil {
 		return nil, err
 	}
 	if err := in.Place(ctx); err != nil {

@@ -9,7 +9,7 @@ import (
 // TestSplitFFTSharded sets fft/batched up on sharded data (the transforms scattered by
 // rows, each run leaving its outputs where they lie) and checks it as
 // kerneltest.CheckSplitSharded does: placement said, no verify before a run, verified after
-// each of two runs, the gather a device alone would pay in measured shares; the one-transform
+// each of two runs, each device's predicted time alone in measured shares; the one-transform
 // ops have no split at all.
 func TestSplitFFTSharded(t *testing.T) {
 	kerneltest.CheckSplitSharded(t, Family(), kerneltest.SplitDevices(t, false), []kerneltest.ShardedCase{

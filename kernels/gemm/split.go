@@ -170,12 +170,7 @@ func newGEMMSplit[In InputType, Out kernels.Float](ctx context.Context, op kerne
 			return nil, err
 		}
 	}
-	// A unit is a row of A and one of C (by matrices: a matrix of each).
-	unit := s.LDA*engine.SizeOf[In]() + s.LDC*engine.SizeOf[Out]()
-	if sp.byBatch {
-		unit = s.StrideA*engine.SizeOf[In]() + s.StrideC*engine.SizeOf[Out]()
-	}
-	if _, err := sp.PlanPlaced(ctx, sp.total(), splitGranule, unit); err != nil {
+	if _, err := sp.Plan(ctx, sp.total(), splitGranule); err != nil {
 		return nil, err
 	}
 	if err := sp.Place(ctx); err != nil {

@@ -8,7 +8,7 @@ import (
 
 // TestSplitGEMMSharded sets the family's GEMM up on sharded data and checks them as
 // kerneltest.CheckSplitSharded does: placement said, no verify before a run, verified after
-// each of two runs, the gather a device alone would pay in measured shares, and the ops
+// each of two runs, each device's predicted time alone in measured shares, and the ops
 // without a split on sharded data refused as unsupported.
 func TestSplitGEMMSharded(t *testing.T) {
 	kerneltest.CheckSplitSharded(t, Family(), kerneltest.SplitDevices(t, false), []kerneltest.ShardedCase{

@@ -145,7 +145,7 @@ func newReduceSplit[T ReduceElem](ctx context.Context, op kernels.Op, rop Reduce
 			return nil, err
 		}
 	}
-	if _, err := sp.PlanPlaced(ctx, total, granule, engine.SizeOf[T]()); err != nil {
+	if _, err := sp.Plan(ctx, total, granule); err != nil {
 		return nil, err
 	}
 	if err := sp.Place(ctx); err != nil {

@@ -330,13 +330,7 @@ func setupSortSplitKeys[K SortKey](ctx context.Context, name string, pairs bool,
 			}
 		}
 	}
-	// A key's unit of data: the key and, for pairs, its value (a device alone on sharded
-	// data first gathers the other devices' keys).
-	unit := engine.SizeOf[K]()
-	if pairs {
-		unit += 4
-	}
-	if _, err := in.PlanPlaced(ctx, n, granule, unit); err != nil {
+	if _, err := in.Plan(ctx, n, granule); err != nil {
 		return nil, err
 	}
 	in.read = make([]K, n)

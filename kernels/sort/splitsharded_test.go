@@ -19,7 +19,7 @@ import (
 // scattered by rows; each run sorting them where they lie and leaving them there by key
 // range) and checks them as kerneltest.CheckSplitSharded does: placement said, no verify
 // before a run, verified after each of two runs (Verify gathers the parts in device order
-// and compares with the host sort bit for bit), the gather a device alone would pay in
+// and compares with the host sort bit for bit), each device's predicted time alone in
 // measured shares. Sizes of 1 and 7 keys leave a device nothing; a size of 0 is refused.
 func TestSortSplitSharded(t *testing.T) {
 	devs := kerneltest.SplitDevices(t, false)

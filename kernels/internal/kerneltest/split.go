@@ -126,7 +126,8 @@ type ShardedCase struct {
 // CheckSplitSharded sets each case's op of fam up on sharded data (kernels.PlaceSharded:
 // the inputs scattered over devs once, each run leaving its result there) and checks that
 // the instance says so, refuses to verify before a run, and verifies after each of two runs
-// (Verify gathers the result); measured shares carry the gather a device alone would pay.
+// (Verify gathers the result); measured shares carry each device's predicted time alone
+// and the split's.
 // Given shares that split are then checked against one device (the instance's Recheck,
 // CheckRecheck).
 // Given shares of two devices are made even where devs holds another number. Each op of
@@ -173,8 +174,8 @@ func CheckSplitSharded(t *testing.T, fam kernels.Family, devs []*engine.Device, 
 			}
 			if frac == nil && len(devs) > 1 {
 				for _, sh := range si.Shares() {
-					if sh.Gather <= 0 || sh.Alone <= sh.Gather {
-						t.Errorf("%s: gather %v, alone %v: want a gather, within the time alone", sh.Device, sh.Gather, sh.Alone)
+					if sh.Unable == "" && (sh.Alone <= 0 || sh.Predicted <= 0) {
+						t.Errorf("%s: alone %v, predicted %v: want both measured", sh.Device, sh.Alone, sh.Predicted)
 					}
 				}
 			}
