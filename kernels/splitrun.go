@@ -570,7 +570,12 @@ func (r *SplitRun[P]) CheckRan() error {
 
 // Placement says where the split's data lives: the placement it was set up for
 // (SplitOptions.Placement). It makes every family's split a Placed.
-func (r *SplitRun[P]) Placement() Placement { return r.o.Placement }
+func (r *SplitRun[P]) Placement() Placement {
+	if r.sharded == nil {
+		return PlaceHost // a family that has not said how it runs on sharded data runs on host data
+	}
+	return r.o.Placement
+}
 
 // Shares says how the work was divided (a copy).
 func (r *SplitRun[P]) Shares() []Share { return slices.Clone(r.shares) }

@@ -719,3 +719,28 @@ func TestSplitRunStartedProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitRunPlacementGuard: a runner set up for sharded data says so only once its family
+// has said how it runs there (SetSharded); before, it says host, as it would run, and
+// Place refuses to lay sharded data out without the family's Sharded.
+func TestSplitRunPlacementGuard(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	out := make([]int, 8)
+	s := kernels.NewSplitRun("test/op", devs, kernels.SplitOptions{Fractions: kerneltest.Evenly(len(devs)), Placement: kernels.PlaceSharded}, func(_ context.Context, d *engine.Device) (*recPart, error) {
+		return &recPart{dev: d, out: out, index: slices.Index(devs, d)}, nil
+	}, nil)
+	defer s.Close()
+	if p := s.Placement(); p != kernels.PlaceHost {
+		t.Errorf("placement without the family's Sharded: %v, want host", p)
+	}
+	if _, err := s.Plan(t.Context(), len(out), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Place(t.Context()); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("Place of sharded data without the family's Sharded: %v, want invalid argument", err)
+	}
+	s.SetSharded(kernels.Sharded{Scatter: func(context.Context) error { return nil }, Run: func(context.Context) error { return nil }, Release: func() error { return nil }})
+	if p := s.Placement(); p != kernels.PlaceSharded {
+		t.Errorf("placement with the family's Sharded: %v, want sharded", p)
+	}
+}

@@ -274,6 +274,10 @@ func setupMCSplit(ctx context.Context, name string, op MonteCarloOp, devs []*eng
 	if err := kernels.CheckPortableSplit(ctx, name, devs, p, o); err != nil {
 		return nil, err
 	}
+	// The parts' results are read back and combined on the host: no split on sharded data.
+	if err := kernels.CheckSharded(name, o, false); err != nil {
+		return nil, err
+	}
 	if p.Size > MonteCarloMax {
 		return nil, fmt.Errorf("kernels: %s: size %d above %d: %w", name, p.Size, MonteCarloMax, engine.ErrInvalidArg)
 	}

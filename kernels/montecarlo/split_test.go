@@ -208,6 +208,14 @@ func TestMonteCarloSplitInvalid(t *testing.T) {
 		{Name: "variant", Devs: devs, P: kernels.Params{Size: 1000, Variant: "cuda-shfl"}, Want: engine.ErrUnsupported},
 		{Name: "variant and portable", Devs: devs, P: kernels.Params{Size: 1000, Variant: "cuda-shfl", Portable: true}, Want: engine.ErrInvalidArg},
 	}...))
+	// The parts' results come back to the host: sharded data is refused, not run as host
+	// data under the sharded name.
+	if in, err := op.Split(t.Context(), devs, ok, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0], Placement: kernels.PlaceSharded}); !errors.Is(err, engine.ErrUnsupported) {
+		if in != nil {
+			in.Close()
+		}
+		t.Errorf("split on sharded data: %v, want unsupported", err)
+	}
 	in, err := op.Split(t.Context(), devs, kernels.Params{Size: 1000, Variant: "Portable"}, kernels.SplitOptions{Fractions: kerneltest.SplitFractions(len(devs))[0]})
 	if err != nil {
 		t.Fatal(err)
