@@ -44,18 +44,22 @@ type SplitResult struct {
 	Plan   string         `json:"plan,omitempty"`
 	Stats  Stats          `json:"stats"`
 	Single []SingleDevice `json:"single"`
-	// Speedup is the fastest single device's median time over the split's, both with the
-	// result combined on the host; Fastest names that device. With data from the host the
-	// two are timed in turn, run for run (Paired), so that a drift of the machine's speed
-	// between the steps does not read as a gain or a loss. SpeedupResident compares with
-	// the op on the device fastest at it, its result left in device memory (no read-back),
-	// where Prism's one-device op times itself.
+	// Speedup is the fastest single device's median time over the split's, through the
+	// same placement; Fastest names that device. The two are timed in turn, run for run
+	// (Paired), so that a drift of the machine's speed between the steps does not read as
+	// a gain or a loss: with data from the host, the fastest device alone through the
+	// split, its result combined on the host; on sharded data, the device fastest at the
+	// one-device op with all of the data scattered onto it, through the split's sharded
+	// run. SpeedupResident compares with the op on the device fastest at it, its result
+	// left in device memory (no read-back), where Prism's one-device op times itself (on
+	// sharded data, the speedup where Paired is absent).
 	Speedup float64 `json:"speedup"`
 	Fastest string  `json:"fastest,omitempty"`
-	// Paired is the fastest device alone (through the split, as its Single entry) timed
-	// in turn with the split's timed runs; Speedup is its median over the split's. Absent
-	// when it could not be set up beside the split (Speedup then compares with Single's
-	// earlier timing), and for sharded data.
+	// Paired is the fastest device alone (through the split, its data placed as the
+	// split's) timed in turn with the split's timed runs; Speedup is its median over the
+	// split's. Absent when it could not be set up beside the split (Speedup then compares
+	// with Single's earlier timing, or on sharded data with the resident op), and in
+	// sharded results of reports before 2026-12.
 	Paired          *Stats  `json:"paired,omitempty"`
 	SpeedupResident float64 `json:"speedup_resident,omitempty"`
 	GFLOPs          float64 `json:"gflops,omitempty"`
@@ -318,7 +322,7 @@ func runSplit(ctx context.Context, cfg SplitConfig, op kernels.Op, size int, dev
 	}
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices", op.Name, FormatSize(size), len(devs)))
 	// The fastest device alone is timed again, in turn with the split.
-	st, si, paired, err := timeSplitPaired(ctx, cfg, op, p, devs, cfg.Fractions, fastestOnly)
+	st, si, paired, err := timeSplitPaired(ctx, cfg, op, p, devs, cfg.Fractions, fastestOnly, kernels.PlaceHost)
 	if si != nil {
 		res.Shape, res.Shares = si.Shape(), si.Shares()
 		res.Placement, res.Plan = PlacementHost, kernels.PlanSummary(res.Shares)
@@ -356,7 +360,15 @@ func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.P
 	res := SplitResult{Case: op.Name, Size: p.Size, Devices: deviceIDs(devs), Placement: PlacementSharded}
 	*step = fmt.Sprintf("split %s %s across %d devices, sharded data", op.Name, FormatSize(p.Size), len(devs))
 	cfg.Progress.step("split", fmt.Sprintf("%s %s across %d devices, sharded data", op.Name, FormatSize(p.Size), len(devs)))
-	st, si, err := timeSplit(ctx, cfg, op, p, devs, cfg.Fractions, kernels.PlaceSharded)
+	// The fastest device with its data resident is timed again through the split, all of
+	// the data scattered onto it, in turn with the split: the best single device through
+	// the same placement and the same host-timed path.
+	var fastestOnly []float64
+	if i := slices.Index(deviceIDs(devs), fastest); i >= 0 {
+		fastestOnly = make([]float64, len(devs))
+		fastestOnly[i] = 1
+	}
+	st, si, paired, err := timeSplitPaired(ctx, cfg, op, p, devs, cfg.Fractions, fastestOnly, kernels.PlaceSharded)
 	if errors.Is(err, engine.ErrUnsupported) && si == nil {
 		return res, false
 	}
@@ -373,8 +385,11 @@ func runSharded(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.P
 	res.Verified, res.Stats = true, st
 	if fastest != "" && st.Median > 0 {
 		res.Fastest = fastest
-		res.Speedup = float64(bestResident) / float64(st.Median)
-		res.SpeedupResident = res.Speedup
+		res.SpeedupResident = float64(bestResident) / float64(st.Median)
+		res.Speedup = res.SpeedupResident
+		if paired != nil && paired.Median > 0 {
+			res.Paired, res.Speedup = paired, float64(paired.Median)/float64(st.Median)
+		}
 	}
 	return res, true
 }
@@ -426,16 +441,16 @@ const (
 	shortRun   = time.Millisecond
 )
 
-// timeSplitPaired is timeSplit with data from the host, the split's timed runs taken in
-// turn with those of a second split of op whose fractions alone give the whole op to one
-// device (nil: none), which is set up and verified beside it; the order alternates run by
-// run, at least shortPairs times each where the split's runs are short. It returns the
-// second split's timing too, or nil when it was not given or could not be set up beside
-// the first (memory), whose timing then stands alone.
-func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions, alone []float64) (Stats, kernels.SplitInstance, *Stats, error) {
+// timeSplitPaired is timeSplit with the split's timed runs taken in turn with those of a
+// second split of op, its data placed the same way, whose fractions alone give the whole
+// op to one device (nil: none), which is set up and verified beside it; the order
+// alternates run by run, at least shortPairs times each where the split's runs are
+// short. It returns the second split's timing too, or nil when it was not given or could
+// not be set up beside the first (memory), whose timing then stands alone.
+func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kernels.Params, devs []*engine.Device, fractions, alone []float64, place kernels.Placement) (Stats, kernels.SplitInstance, *Stats, error) {
 	var base kernels.SplitInstance
 	if alone != nil {
-		b, err := openSplit(ctx, op, p, devs, alone, kernels.PlaceHost)
+		b, err := openSplit(ctx, op, p, devs, alone, place)
 		if err == nil {
 			base = b
 			defer base.Close()
@@ -444,10 +459,10 @@ func timeSplitPaired(ctx context.Context, cfg SplitConfig, op kernels.Op, p kern
 		}
 	}
 	if base == nil {
-		st, si, err := timeSplit(ctx, cfg, op, p, devs, fractions, kernels.PlaceHost)
+		st, si, err := timeSplit(ctx, cfg, op, p, devs, fractions, place)
 		return st, si, nil, err
 	}
-	si, err := openSplit(ctx, op, p, devs, fractions, kernels.PlaceHost)
+	si, err := openSplit(ctx, op, p, devs, fractions, place)
 	if si != nil {
 		defer si.Close()
 	}
