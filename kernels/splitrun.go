@@ -47,11 +47,21 @@ type SplitPart interface {
 // A 32M rowmax split of two parts of 80 us then took 86 to 185 us a run; started
 // together and finished in order, 87 to 123.)
 type SplitStarter interface {
-	SplitPart
+	ProbeStarter
 	Start(ctx context.Context) error
 	Finish(ctx context.Context) error
-	// StartProbe and FinishProbe are RunProbe in the same two halves, so that the
-	// planner times a split's fixed cost on probes run as a split runs its parts.
+}
+
+// ProbeStarter is a SplitPart whose probe runs in two halves, as a SplitStarter's run
+// does: StartProbe enqueues what RunProbe runs and returns without waiting, FinishProbe
+// waits for it and reads back what RunProbe reads. The planner then times a split's fixed
+// cost on probes started in device order from one goroutine and finished in order, as
+// the parts run: a SplitStarter's always, another family's on sharded data, whose run
+// enqueues each part in turn and then waits (its probes read nothing back). Timed a
+// goroutine a device instead, the second device's probe can start tens of microseconds
+// late, and the fixed cost reads that much too high.
+type ProbeStarter interface {
+	SplitPart
 	StartProbe(ctx context.Context, units int) error
 	FinishProbe(ctx context.Context) error
 }
@@ -212,7 +222,7 @@ func (r *SplitRun[P]) Plan(ctx context.Context, total, granule int) ([]Share, er
 		return time.Since(start), nil
 	}
 	devs, at := r.able()
-	whole := startedProbe(devs, ready)
+	whole := startedProbe(devs, ready, r.sharded != nil && r.o.Placement == PlaceSharded)
 	if len(devs) == len(r.devs) {
 		var err error
 		r.shares, err = PlanSharesSplit(ctx, r.devs, total, granule, r.o, probe, whole)
@@ -569,7 +579,8 @@ func (r *SplitRun[P]) CheckRan() error {
 }
 
 // Placement says where the split's data lives: the placement it was set up for
-// (SplitOptions.Placement). It makes every family's split a Placed.
+// (SplitOptions.Placement), once the family has said how it runs on sharded data
+// (SetSharded), else host. It makes every family's split a Placed.
 func (r *SplitRun[P]) Placement() Placement {
 	if r.sharded == nil {
 		return PlaceHost // a family that has not said how it runs on sharded data runs on host data
@@ -656,18 +667,21 @@ func startParts(s []Share, start, finish func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-// startedProbe is the SplitProbe of a family whose parts are SplitStarters: the probes
-// of the devices with units started in device order from the calling goroutine, then
-// finished in order, timed from the first start to the last finish, as startParts runs a
-// split (their loads untimed, done first). Nil for any other family: the planner then
-// runs each probe in a goroutine of its own, as runParts runs the parts.
-func startedProbe[P SplitPart](devs []*engine.Device, ready func(ctx context.Context, dev *engine.Device, units int) (P, error)) SplitProbe {
-	if _, ok := any(*new(P)).(SplitStarter); !ok {
+// startedProbe is the SplitProbe of a family whose parts are SplitStarters, or
+// ProbeStarters on sharded data: the probes of the devices with units started in device
+// order from the calling goroutine, then finished in order, timed from the first start to
+// the last finish, as startParts runs a split (their loads untimed, done first). Nil for
+// any other family: the planner then runs each probe in a goroutine of its own, as
+// runParts runs the parts.
+func startedProbe[P SplitPart](devs []*engine.Device, ready func(ctx context.Context, dev *engine.Device, units int) (P, error), sharded bool) SplitProbe {
+	_, starter := any(*new(P)).(SplitStarter)
+	_, probes := any(*new(P)).(ProbeStarter)
+	if !starter && !(sharded && probes) {
 		return nil
 	}
 	return func(ctx context.Context, units []int) (time.Duration, error) {
 		s := make([]Share, len(devs))
-		ps := make([]SplitStarter, len(devs))
+		ps := make([]ProbeStarter, len(devs))
 		for i, d := range devs {
 			s[i] = Share{Device: d.ID(), Units: units[i]}
 			if units[i] == 0 {
@@ -677,7 +691,7 @@ func startedProbe[P SplitPart](devs []*engine.Device, ready func(ctx context.Con
 			if err != nil {
 				return 0, err
 			}
-			ps[i] = any(pt).(SplitStarter)
+			ps[i] = any(pt).(ProbeStarter)
 		}
 		start := time.Now()
 		err := startParts(s, func(i int) error { return ps[i].StartProbe(ctx, units[i]) }, func(i int) error { return ps[i].FinishProbe(ctx) })

@@ -744,3 +744,50 @@ func TestSplitRunPlacementGuard(t *testing.T) {
 		t.Errorf("placement with the family's Sharded: %v, want sharded", p)
 	}
 }
+
+// probePart is a recPart whose probe starts and finishes in two halves
+// (kernels.ProbeStarter) but whose run does not (no SplitStarter).
+type probePart struct {
+	*recPart
+	log        *[]string
+	probeUnits int
+}
+
+func (p *probePart) StartProbe(_ context.Context, units int) error {
+	*p.log = append(*p.log, fmt.Sprintf("start probe %d", p.index))
+	p.probeUnits = units
+	return nil
+}
+
+func (p *probePart) FinishProbe(ctx context.Context) error {
+	*p.log = append(*p.log, fmt.Sprintf("finish probe %d", p.index))
+	return p.RunProbe(ctx, p.probeUnits)
+}
+
+// TestSplitRunProbeStarters: a family whose probes start in two halves but whose runs do
+// not is timed so on sharded data (its sharded run enqueues each part in turn, then
+// waits), and a goroutine a device on host data, as its parts run there.
+func TestSplitRunProbeStarters(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)
+	for _, place := range []kernels.Placement{kernels.PlaceHost, kernels.PlaceSharded} {
+		var log []string
+		out := make([]int, 1<<12)
+		s := kernels.NewSplitRun("test/op", devs, kernels.SplitOptions{Placement: place}, func(_ context.Context, d *engine.Device) (*probePart, error) {
+			return &probePart{recPart: &recPart{dev: d, out: out, index: slices.Index(devs, d)}, log: &log}, nil
+		}, nil)
+		if place == kernels.PlaceSharded {
+			s.SetSharded(kernels.Sharded{Scatter: func(context.Context) error { return nil }, Run: func(context.Context) error { return nil }, Release: func() error { return nil }})
+		}
+		if _, err := s.Plan(t.Context(), len(out), 16); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		started := slices.Contains(log, "start probe 0")
+		if want := place == kernels.PlaceSharded; started != want {
+			t.Errorf("%s data: probes started in two halves: %v, want %v (log %q)", place, started, want, log)
+		}
+		if started && !slices.Contains(log, fmt.Sprintf("finish probe %d", len(devs)-1)) {
+			t.Errorf("%s data: log %q: every started probe is finished", place, log)
+		}
+	}
+}

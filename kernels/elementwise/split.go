@@ -107,12 +107,30 @@ func (pt *mapPart[T]) LoadProbe(ctx context.Context, units int) error {
 // waits for the map instead, the output left on the device as a sharded run leaves it.
 func (pt *mapPart[T]) RunProbe(ctx context.Context, units int) error {
 	if pt.in.sharded {
-		if err := pt.m.run(pt.q, pt.in.op, min(units, pt.in.n), pt.in.a, pt.in.b, pt.bufs...); err != nil {
+		if err := pt.StartProbe(ctx, units); err != nil {
 			return err
 		}
-		return pt.q.Finish(ctx)
+		return pt.FinishProbe(ctx)
 	}
 	return pt.run(ctx, min(units, pt.in.n), pt.probe)
+}
+
+// StartProbe enqueues the map of the probe's first elements on sharded data, RunProbe's
+// first half (kernels.ProbeStarter: the planner starts probes so on sharded data only);
+// on host data it runs the whole probe.
+func (pt *mapPart[T]) StartProbe(ctx context.Context, units int) error {
+	if !pt.in.sharded {
+		return pt.RunProbe(ctx, units)
+	}
+	return pt.m.run(pt.q, pt.in.op, min(units, pt.in.n), pt.in.a, pt.in.b, pt.bufs...)
+}
+
+// FinishProbe waits for the probe StartProbe started on sharded data.
+func (pt *mapPart[T]) FinishProbe(ctx context.Context) error {
+	if !pt.in.sharded {
+		return nil
+	}
+	return pt.q.Finish(ctx)
 }
 
 func (pt *mapPart[T]) Load(ctx context.Context, off, units int) error {
