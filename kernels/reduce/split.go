@@ -174,8 +174,15 @@ func (sp *reduceSplit[T]) scatter(ctx context.Context) error {
 			return err
 		}
 		sp.g = nil
-		if sp.g, err = shard.NewGroup(ctx, devs); err != nil {
-			return err
+		// A group that cannot be formed (its library failing to start) leaves the combine
+		// on the host, where it gives the same value: the trace says why.
+		if g, gerr := shard.NewGroup(ctx, devs); gerr != nil {
+			if ctx.Err() != nil {
+				return gerr
+			}
+			engine.Tracef("%s: the parts' values are combined on the host: %v", sp.op.Name, gerr)
+		} else {
+			sp.g = g
 		}
 	}
 	sp.sx, err = shard.Scatter(ctx, qs, sp.x, shard.ByRows(1), counts)
