@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -12,21 +13,29 @@ import (
 const ReplayKeep = 8
 
 // Replay runs the command sequences of a multi-pass operation (a sort's histogram and
-// passes, an FFT's passes) as graphs: the first Run of a sequence with a given key captures
-// it (engine.Queue.Capture) and every later Run with that key launches the graph, one driver
-// call for the whole sequence on CUDA instead of one per command, so that at small sizes
-// the device does not wait for the host between kernels. The key must identify everything
-// the sequence's commands take (buffers, sizes, options): a graph replays its arguments as
+// passes, an FFT's passes) as graphs: the first Run of a sequence with a given key enqueues
+// it directly, the second captures it (engine.Queue.Capture) and every later Run with that
+// key launches the graph, one driver call for the whole sequence on CUDA instead of one per
+// command, so that at small sizes the device does not wait for the host between kernels.
+// A key seen once pays no capture: capturing and instantiating a graph costs the host more
+// than enqueueing its commands (a sort into new buffers every run, as a sharded sort's
+// output is, captured a graph on every run). The key must identify everything the
+// sequence's commands take (buffers, sizes, options): a graph replays its arguments as
 // they were captured. A graph whose buffers were closed since is captured again. Where the
 // queue cannot capture (inside Timed or another capture), Run enqueues the sequence
 // directly. The zero value is ready; a Replay is safe for concurrent use.
 type Replay struct {
 	mu     sync.Mutex
 	graphs map[any]*engine.Graph
-	keys   []any // oldest first
+	keys   []any // the keys of graphs, oldest first
+	seen   []any // keys run once, not captured yet, oldest first (at most replaySeen)
 }
 
-// Run enqueues the sequence enqueue makes on q, through the graph kept for key.
+// replaySeen is the most keys a Replay remembers having run once.
+const replaySeen = 2 * ReplayKeep
+
+// Run enqueues the sequence enqueue makes on q: directly the first time key is run, then
+// through the graph captured the second time.
 func (r *Replay) Run(q *engine.Queue, key any, enqueue func() error) error {
 	if !q.CanCapture() {
 		return enqueue()
@@ -39,6 +48,14 @@ func (r *Replay) Run(q *engine.Queue, key any, enqueue func() error) error {
 			return err
 		}
 		r.drop(key) // a buffer or kernel it used was closed: capture again
+	} else if i := slices.Index(r.seen, key); i < 0 {
+		if len(r.seen) == replaySeen {
+			r.seen = r.seen[1:]
+		}
+		r.seen = append(r.seen, key)
+		return enqueue()
+	} else {
+		r.seen = slices.Delete(r.seen, i, i+1)
 	}
 	g, err := q.Capture(enqueue)
 	if err != nil {
@@ -80,6 +97,6 @@ func (r *Replay) Close() error {
 	for _, g := range r.graphs {
 		errs = append(errs, g.Close())
 	}
-	r.graphs, r.keys = nil, nil
+	r.graphs, r.keys, r.seen = nil, nil, nil
 	return errors.Join(errs...)
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
-// TestReplay checks that a Replay captures a sequence once per key and launches the graph
-// after, with the arguments it was captured with; that a sequence whose buffer was closed
-// is captured again; that it keeps ReplayKeep graphs; and that inside Timed it enqueues
-// directly.
+// TestReplay checks that a Replay enqueues a key's sequence directly the first time,
+// captures it the second and launches the graph after, with the arguments it was captured
+// with; that a sequence whose buffer was closed is captured again; that it keeps
+// ReplayKeep graphs; and that inside Timed it enqueues directly.
 func TestReplay(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		var r kernels.Replay
@@ -42,8 +42,8 @@ func TestReplay(t *testing.T) {
 			defer b.Close()
 			bufs[i] = b
 		}
-		// Captured once, then replayed: the function runs once for two runs.
-		for _, v := range []uint32{7, 7} {
+		// Run directly, captured, then replayed: the function runs twice for four runs.
+		for _, v := range []uint32{7, 7, 7, 7} {
 			if err := r.Run(q, bufs[0], fill(bufs[0], v)); err != nil {
 				t.Fatal(err)
 			}
@@ -52,26 +52,48 @@ func TestReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if calls != 1 {
-			t.Errorf("two runs of one key called the sequence %d times, want 1 (a capture)", calls)
+		if calls != 2 {
+			t.Errorf("four runs of one key called the sequence %d times, want 2 (once directly, once captured)", calls)
 		}
-		// Another key is captured on its own; beyond ReplayKeep keys the oldest goes.
-		for i := 1; i <= kernels.ReplayKeep; i++ {
-			if err := r.Run(q, bufs[i], fill(bufs[i], uint32(i))); err != nil {
+		// Keys run once each are never captured: each run calls the sequence.
+		before := calls
+		for i := range 3 {
+			b, err := engine.NewBuffer[uint32](dev, 1000)
+			if err != nil {
 				t.Fatal(err)
 			}
-			check(bufs[i], uint32(i))
+			if err := r.Run(q, b, fill(b, uint32(20+i))); err != nil {
+				t.Fatal(err)
+			}
+			check(b, uint32(20+i))
+			b.Close()
 		}
-		if calls != 1+kernels.ReplayKeep {
-			t.Errorf("%d calls after %d keys, want %d", calls, 1+kernels.ReplayKeep, 1+kernels.ReplayKeep)
+		if calls != before+3 {
+			t.Errorf("three keys run once called their sequences %d times, want 3", calls-before)
 		}
-		if err := r.Run(q, bufs[0], fill(bufs[0], 7)); err != nil {
-			t.Fatal(err)
+		// Other keys are captured on their own; beyond ReplayKeep keys the oldest goes.
+		before = calls
+		for i := 1; i <= kernels.ReplayKeep; i++ {
+			for range 2 {
+				if err := r.Run(q, bufs[i], fill(bufs[i], uint32(i))); err != nil {
+					t.Fatal(err)
+				}
+				check(bufs[i], uint32(i))
+			}
 		}
-		if calls != 2+kernels.ReplayKeep {
-			t.Errorf("the evicted key's sequence was not captured again (%d calls)", calls)
+		if calls != before+2*kernels.ReplayKeep {
+			t.Errorf("%d calls for %d keys run twice, want %d", calls-before, kernels.ReplayKeep, 2*kernels.ReplayKeep)
 		}
-		check(bufs[0], 7)
+		before = calls
+		for range 3 {
+			if err := r.Run(q, bufs[0], fill(bufs[0], 7)); err != nil {
+				t.Fatal(err)
+			}
+			check(bufs[0], 7)
+		}
+		if calls != before+2 {
+			t.Errorf("the evicted key ran %d times in three runs, want 2 (directly, then captured again)", calls-before)
+		}
 		// A closed buffer: the graph refuses, the key is captured again with the new one.
 		old := bufs[1]
 		nb, err := engine.NewBuffer[uint32](dev, 1000)
@@ -79,11 +101,13 @@ func TestReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nb.Close()
-		if err := r.Run(q, "k", fill(old, 1)); err != nil {
-			t.Fatal(err)
+		for range 2 {
+			if err := r.Run(q, "k", fill(old, 1)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		old.Close()
-		before := calls
+		before = calls
 		if err := r.Run(q, "k", fill(nb, 5)); err != nil {
 			t.Fatal(err)
 		}

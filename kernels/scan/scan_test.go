@@ -249,10 +249,10 @@ func TestScanAPI(t *testing.T) {
 	})
 }
 
-// TestScanReplay runs a multi-group scan of the same buffers four times, new input each
-// time, inclusive and exclusive alternating: from the second time of each kind the two
-// kernels replay as one graph (kernels.Replay), which must take the buffers' new contents,
-// not those of the capture. uint32 sums are exact.
+// TestScanReplay runs a multi-group scan of the same buffers six times, new input each
+// time, inclusive and exclusive alternating: the second time of each kind captures the two
+// kernels as one graph (kernels.Replay) and the third replays it, which must take the
+// buffers' new contents, not those of the capture. uint32 sums are exact.
 func TestScanReplay(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		s := newTestScan[uint32](t, dev)
@@ -263,7 +263,7 @@ func TestScanReplay(t *testing.T) {
 		bx := kerneltest.NewBuffer[uint32](t, dev, n)
 		by := kerneltest.NewBuffer[uint32](t, dev, n)
 		part := kerneltest.NewBuffer[uint32](t, dev, s.Scratch(n))
-		for i := range 4 {
+		for i := range 6 {
 			x := make([]uint32, n)
 			for j := range x {
 				x[j] = uint32((j*(i+3))%11) + uint32(i)
