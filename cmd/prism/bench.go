@@ -137,8 +137,9 @@ the split's time beside each device's alone and the speedup over the fastest (ti
 turn with the split, run for run; at least 25 runs each where a run is under a
 millisecond); a device that would not make the split faster gets no share. Ops that run on sharded data (maps,
 sums, sort, batched FFT, GEMM) run twice: with data from the host, and on data already
-split over the devices against each device alone with its data resident (--placement
-host or sharded runs one of the two). --ops collective/* (all-reduce,
+split over the devices, against the device fastest with its data resident, run through
+the split with all of the data on it (timed in turn the same way), and against that
+device's own op (in brackets) (--placement host or sharded runs one of the two). --ops collective/* (all-reduce,
 all-gather, reduce-scatter, broadcast, float32 and float64) times collectives across the
 devices given, through NCCL where every device is a CUDA GPU and libnccl.so.2 loads, else
 staged through the host (--host-staged forces it), in algorithm and bus bandwidth as
