@@ -646,7 +646,7 @@ func (r view) splitGrid() *resultGrid {
 		"data: host (inputs from the host, the result combined on the host each run) or sharded (the data on the devices before the timing, the result left there); -: not recorded",
 		"plan: the planner's choice: one device [i] (a split was predicted slower), or split over n devices; (given): the shares were given; (checked): the split's second run was timed against the fastest device alone, and the split kept only where it ran at least 1.03 times as fast (the JSON's plan says both times)",
 		"[i] alone: device [i] with the whole op, its result combined on the host as the split's (the fastest device: timed in turn with the split, run for run, where it was); [i] resident: the one-device op with its result left on the device",
-		"speedup: host data: the fastest device alone / the split, their medians timed in turn (in brackets: the fastest resident / the split); sharded data: the fastest resident / the split; above 1: the split is faster",
+		"speedup: the fastest device alone through the split, its data placed as the split's (sharded: all of it on the device fastest resident) / the split, their medians timed in turn (in brackets: the fastest one-device op on resident data / the split); above 1: the split is faster",
 		"-: the device had no share, or the figure is missing",
 	}
 	return g

@@ -183,6 +183,7 @@ func (sp *reduceSplit[T]) scatter(ctx context.Context) error {
 			engine.Tracef("%s: the parts' values are combined on the host: %v", sp.op.Name, gerr)
 		} else {
 			sp.g = g
+			engine.Tracef("%s on sharded data over %d devices: the parts' values combined by %s", sp.op.Name, len(devs), shard.Via(g))
 		}
 	}
 	sp.sx, err = shard.Scatter(ctx, qs, sp.x, shard.ByRows(1), counts)
