@@ -103,12 +103,30 @@ func (pt *fftPart[T]) LoadProbe(ctx context.Context, units int) error {
 // it waits for them instead, the output left on the device as a sharded run leaves it.
 func (pt *fftPart[T]) RunProbe(ctx context.Context, units int) error {
 	if pt.in.sharded {
-		if err := pt.f.Forward(pt.q, pt.dst, pt.src, pt.in.n, min(units, pt.in.batch)); err != nil {
+		if err := pt.StartProbe(ctx, units); err != nil {
 			return err
 		}
-		return pt.q.Finish(ctx)
+		return pt.FinishProbe(ctx)
 	}
 	return pt.run(ctx, min(units, pt.in.batch), pt.probe)
+}
+
+// StartProbe enqueues the probe's first transforms on sharded data, RunProbe's first half
+// (kernels.ProbeStarter: the planner starts probes so on sharded data only); on host data
+// it runs the whole probe.
+func (pt *fftPart[T]) StartProbe(ctx context.Context, units int) error {
+	if !pt.in.sharded {
+		return pt.RunProbe(ctx, units)
+	}
+	return pt.f.Forward(pt.q, pt.dst, pt.src, pt.in.n, min(units, pt.in.batch))
+}
+
+// FinishProbe waits for the probe StartProbe started on sharded data.
+func (pt *fftPart[T]) FinishProbe(ctx context.Context) error {
+	if !pt.in.sharded {
+		return nil
+	}
+	return pt.q.Finish(ctx)
 }
 
 func (pt *fftPart[T]) Load(ctx context.Context, off, units int) error {

@@ -405,13 +405,37 @@ func (pt *gemmPart[In, Out]) RunProbe(ctx context.Context, units int) error {
 	b := pt.probe
 	b.s = sp.blockShape(units)
 	if sp.sharded {
-		if err := pt.g.RunInto(pt.q, b.s, sp.alpha, b.a, b.b, sp.beta, b.c, b.d); err != nil {
+		if err := pt.StartProbe(ctx, units); err != nil {
 			return err
 		}
-		return pt.q.Finish(ctx)
+		return pt.FinishProbe(ctx)
 	}
 	_, _, lc := b.s.Lens()
 	return pt.run(ctx, &b, sp.alpha, sp.beta, pt.scratch[:lc])
+}
+
+// StartProbe enqueues the product of the probe's first units on sharded data, RunProbe's
+// first half (kernels.ProbeStarter: the planner starts probes so on sharded data only); on
+// host data it runs the whole probe.
+func (pt *gemmPart[In, Out]) StartProbe(ctx context.Context, units int) error {
+	sp := pt.sp
+	if !sp.sharded {
+		return pt.RunProbe(ctx, units)
+	}
+	if total := sp.total(); units > total {
+		return fmt.Errorf("kernels: %s: probe of %d units of %d on %s: %w", sp.op.Name, units, total, pt.dev.ID(), engine.ErrInvalidArg)
+	}
+	b := pt.probe
+	b.s = sp.blockShape(units)
+	return pt.g.RunInto(pt.q, b.s, sp.alpha, b.a, b.b, sp.beta, b.c, b.d)
+}
+
+// FinishProbe waits for the probe StartProbe started on sharded data.
+func (pt *gemmPart[In, Out]) FinishProbe(ctx context.Context) error {
+	if !pt.sp.sharded {
+		return nil
+	}
+	return pt.q.Finish(ctx)
 }
 
 // Load uploads pt's share, units rows (or matrices) from off, in chunks.
