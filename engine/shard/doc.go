@@ -8,8 +8,9 @@
 // leaves the devices only when asked: Gather reads it back to the host. Split operations
 // in the kernel families take and return Buffers, so that a chain of them runs where the
 // data lives. Reductions over shards finish with Combine: a collective through
-// engine/group's all-reduce where a group of the shards' devices is given (NCCL where the
-// devices offer it), else an explicit combine on the host.
+// engine/group's all-reduce where a group of the shards' devices is given (NewGroup makes
+// one where the devices offer a collective library, NCCL on CUDA), else an explicit
+// combine on the host.
 //
 // The package sits on engine and engine/group and imports nothing else of the module.
 package shard
