@@ -399,17 +399,17 @@ func (pt *gemmPart[In, Out]) LoadProbe(ctx context.Context, units int) error {
 // sharded data it waits for them instead, D left on the device as a sharded run leaves it.
 func (pt *gemmPart[In, Out]) RunProbe(ctx context.Context, units int) error {
 	sp := pt.sp
-	if total := sp.total(); units > total {
-		return fmt.Errorf("kernels: %s: probe of %d units of %d on %s: %w", sp.op.Name, units, total, pt.dev.ID(), engine.ErrInvalidArg)
-	}
-	b := pt.probe
-	b.s = sp.blockShape(units)
 	if sp.sharded {
 		if err := pt.StartProbe(ctx, units); err != nil {
 			return err
 		}
 		return pt.FinishProbe(ctx)
 	}
+	if total := sp.total(); units > total {
+		return fmt.Errorf("kernels: %s: probe of %d units of %d on %s: %w", sp.op.Name, units, total, pt.dev.ID(), engine.ErrInvalidArg)
+	}
+	b := pt.probe
+	b.s = sp.blockShape(units)
 	_, _, lc := b.s.Lens()
 	return pt.run(ctx, &b, sp.alpha, sp.beta, pt.scratch[:lc])
 }
