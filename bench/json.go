@@ -6,8 +6,9 @@ import (
 )
 
 // WriteJSON writes the report as indented JSON, in the layout of docs/bench.schema.json,
-// with its VendorSummaries as "vendor_summary" (computed from the report as written, and
-// ignored when one is read back: a merged report gets its own). JSON has no infinity or
+// with its VendorSummaries as "vendor_summary" and its SplitSummaries as "split_summary"
+// (computed from the report as written, and ignored when one is read back: a merged report
+// gets its own). JSON has no infinity or
 // NaN: a figure that is not finite is written as 0, the result or ceiling that held it
 // marked invalid (Result.Invalid, Ceilings.Invalid), so that the report is always
 // written; r itself is not changed.
@@ -17,5 +18,6 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(struct {
 		*Report
 		VendorSummary []VendorSummary `json:"vendor_summary,omitempty"`
-	}{r.finiteReport(), r.VendorSummaries()})
+		SplitSummary  []SplitSummary  `json:"split_summary,omitempty"`
+	}{r.finiteReport(), r.VendorSummaries(), r.SplitSummaries()})
 }

@@ -191,16 +191,28 @@ func HTML(w io.Writer, rep *bench.Report, baseline string) error {
 		}
 		page.Groups = append(page.Groups, t)
 	}
-	if vg := r.vendorSummaryGrid(); vg != nil { // sweep.go
-		t := htmlTable{ID: "vendor-summary", Title: vendorSummaryTitle, Legend: vg.legend}
-		for _, c := range vg.cols {
+	// The summaries (sweep.go), their columns of figures from first to last.
+	summaries := []struct {
+		id, title   string
+		grid        *resultGrid
+		first, last int
+	}{
+		{"vendor-summary", vendorSummaryTitle, r.vendorSummaryGrid(), 4, 6}, // cases, geomean, worst
+		{"split-summary", splitSummaryTitle, r.splitSummaryGrid(), 2, 5},    // cases, split, geomean, worst
+	}
+	for _, sum := range summaries {
+		if sum.grid == nil {
+			continue
+		}
+		t := htmlTable{ID: sum.id, Title: sum.title, Legend: sum.grid.legend}
+		for _, c := range sum.grid.cols {
 			t.Header = append(t.Header, htmlCell{Text: c.head})
 		}
-		for _, row := range vg.rows {
+		for _, row := range sum.grid.rows {
 			var hr htmlRow
 			for j, text := range row {
 				c := htmlCell{Text: text}
-				if j == 4 || j == 5 || j == 6 { // cases, geomean, worst
+				if sum.first <= j && j <= sum.last {
 					c.Class = "num"
 				}
 				hr.Cells = append(hr.Cells, c)

@@ -65,6 +65,11 @@ func Markdown(w io.Writer, rep *bench.Report, baseline string) error {
 	}
 	if len(r.Splits) > 0 {
 		mdGrid(r.splitGrid(), 5) // numbers from time on
+		// the splits' summary (sweep.go)
+		if sg := r.splitSummaryGrid(); sg != nil {
+			ew.printf("\n*%s*\n", mdEscape(splitSummaryTitle))
+			mdGrid(sg, 2)
+		}
 	}
 	if len(r.Collectives) > 0 {
 		mdGrid(r.collectiveGrid(), 1)

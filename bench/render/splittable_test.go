@@ -2,8 +2,14 @@ package render
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prism-compute/prism/bench"
 )
 
 // TestSplitTableSaysPlacementAndPlan: the split table (text and Markdown) shows where each
@@ -94,5 +100,66 @@ func TestSplitTableSaysPlacementAndPlan(t *testing.T) {
 	}
 	if aligned == 0 {
 		t.Errorf("the markdown has no split table:\n%s", md.String())
+	}
+}
+
+// TestSplitSummaryTable: the speedup of a split the runs cannot tell from the device alone
+// is marked ~, one clearly faster is not, and every format ends the splits with their
+// summary: per devices and placement the cases, the geometric mean and the worst case with
+// its interval.
+func TestSplitSummaryTable(t *testing.T) {
+	rep := readKind(t, []string{"split.json"})
+	if len(rep.Splits) < 1 {
+		t.Fatal("split.json: no split")
+	}
+	times := func(mean time.Duration, offs ...int) []time.Duration {
+		out := make([]time.Duration, len(offs))
+		for i, o := range offs {
+			out[i] = mean + time.Duration(o)*mean/100
+		}
+		return out
+	}
+	offs := []int{-7, 3, 0, 9, -2, 5, -4, 1, 8, -9, 2, -5, 6, -1, 4, -8, 7, -3, -6, 10}
+	same, faster := rep.Splits[0], rep.Splits[0]
+	same.Case, same.Placement, same.Speedup = "reduce/sum/float32", "host", 0.97
+	same.Stats = bench.Summarize(times(time.Millisecond, offs...))
+	same.Paired = new(bench.Summarize(times(time.Millisecond, append(offs[10:], offs[:10]...)...)))
+	faster.Case, faster.Placement, faster.Speedup = "map/axpy/float32", "host", 1.8
+	faster.Stats = bench.Summarize(times(time.Millisecond, offs...))
+	faster.Paired = new(bench.Summarize(times(1800*time.Microsecond, offs...)))
+	rep.Splits = []bench.SplitResult{faster, same}
+	v := view{rep}
+	g := v.splitGrid()
+	sp := slices.IndexFunc(g.cols, func(c tableCol) bool { return c.head == "speedup" })
+	if got := g.rows[0][sp]; !strings.HasPrefix(got, "1.80x") || strings.Contains(got, "~") {
+		t.Errorf("faster split's speedup %q, want 1.80x without ~", got)
+	}
+	if got := g.rows[1][sp]; !strings.HasPrefix(got, "0.97x ~") {
+		t.Errorf("indistinct split's speedup %q, want 0.97x ~", got)
+	}
+	sg := v.splitSummaryGrid()
+	if sg == nil || len(sg.rows) != 1 {
+		t.Fatalf("summary %+v, want one row", sg)
+	}
+	row := strings.Join(sg.rows[0], " | ")
+	for _, w := range []string{"host | 2 | ", fmt.Sprintf("%.2fx", math.Sqrt(1.8*0.97)), "0.97x (", "reduce/sum/float32"} {
+		if !strings.Contains(row, w) {
+			t.Errorf("summary row %q lacks %q", row, w)
+		}
+	}
+	var text, md, html bytes.Buffer
+	if err := Table(&text, rep, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, rep, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, rep, ""); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"table": text.String(), "markdown": md.String(), "html": html.String()} {
+		if !strings.Contains(out, splitSummaryTitle) || !strings.Contains(out, "reduce/sum/float32 ") {
+			t.Errorf("the %s lacks the splits' summary", name)
+		}
 	}
 }

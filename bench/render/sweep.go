@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/prism-compute/prism/bench"
 	"github.com/prism-compute/prism/bench/internal/term"
@@ -89,4 +90,39 @@ func ratioText(x float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(x, 'f', 2, 64) + "x"
+}
+
+// The summary of a report's splits (bench.SplitSummaries): per set of devices and
+// placement of the data, the geometric mean and the worst of the speedups.
+
+// splitSummaryTitle heads the splits' summary in every format.
+const splitSummaryTitle = "Splits against the fastest device alone"
+
+// splitSummaryLegend says what the splits' summary's figures are.
+var splitSummaryLegend = []string{
+	"speedup: the fastest device alone, through the same placement of the data, timed in turn with the split / the split (the splits table's speedup; above 1: the split is faster)",
+	"cases: the splits with a speedup; split: those the planner gave to more than one device (the others ran on the one device it predicted fastest)",
+	"geomean: the geometric mean of the speedups; worst: the smallest, its case, and in brackets the 95% interval of its ratio (Moses' interval of the two timings' samples; an interval holding 1: the runs cannot tell the two apart)",
+}
+
+// splitSummaryGrid is the splits' summary as a table, a row per set of devices and
+// placement; nil where the report has no split with a speedup.
+func (r view) splitSummaryGrid() *resultGrid {
+	sums := r.SplitSummaries()
+	if len(sums) == 0 {
+		return nil
+	}
+	g := &resultGrid{legend: splitSummaryLegend}
+	for _, h := range []string{"devices", "data", "cases", "split", "geomean", "worst", "worst case"} {
+		g.cols = append(g.cols, tableCol{h, -1, colLabel})
+	}
+	for _, s := range sums {
+		worst := ratioText(s.Worst)
+		if s.WorstLow > 0 && s.WorstHigh > 0 {
+			worst += fmt.Sprintf(" (%.2f-%.2f)", s.WorstLow, s.WorstHigh)
+		}
+		g.rows = append(g.rows, term.SafeAll([]string{r.deviceLabels(strings.Split(s.Devices, "+")), s.Placement, strconv.Itoa(s.Cases), strconv.Itoa(s.Split),
+			ratioText(s.GeoMean), worst, s.WorstCase + " " + bench.FormatSize(s.WorstSize)}))
+	}
+	return g
 }

@@ -601,6 +601,9 @@ func (r view) splitGrid() *resultGrid {
 			time = bench.FormatDuration(s.Stats.Median)
 			if s.Speedup > 0 {
 				speedup = fmt.Sprintf("%.2fx", s.Speedup)
+				if lo, hi, ok := s.SpeedupInterval(0); ok && lo <= 1 && 1 <= hi {
+					speedup += " ~"
+				}
 				if s.SpeedupResident > 0 && s.SpeedupResident != s.Speedup {
 					speedup += fmt.Sprintf(" (%.2fx)", s.SpeedupResident)
 				}
@@ -646,7 +649,7 @@ func (r view) splitGrid() *resultGrid {
 		"data: host (inputs from the host, the result combined on the host each run) or sharded (the data on the devices before the timing, the result left there); -: not recorded",
 		"plan: the planner's choice: one device [i] (a split was predicted slower), or split over n devices; (given): the shares were given; (checked): the split's second run was timed against the fastest device alone, and the split kept only where it ran at least 1.03 times as fast (the JSON's plan says both times)",
 		"[i] alone: device [i] with the whole op, its result combined on the host as the split's (the fastest device: timed in turn with the split, run for run, where it was); [i] resident: the one-device op with its result left on the device",
-		"speedup: the fastest device alone through the split, its data placed as the split's (sharded: all of it on the device fastest resident) / the split, their medians timed in turn (in brackets: the fastest one-device op on resident data / the split); above 1: the split is faster",
+		"speedup: the fastest device alone through the split, its data placed as the split's (sharded: all of it on the device fastest resident) / the split, their medians timed in turn (in brackets: the fastest one-device op on resident data / the split); above 1: the split is faster; ~: the 95% interval of the ratio holds 1, the runs cannot tell the two apart",
 		"-: the device had no share, or the figure is missing",
 	}
 	return g
@@ -789,6 +792,10 @@ func Table(w io.Writer, rep *bench.Report, opt TableOptions) error {
 	}
 	if len(r.Splits) > 0 {
 		writeGrid(r.splitGrid(), []string{colResident}, nil)
+		if sg := r.splitSummaryGrid(); sg != nil { // sweep.go
+			ew.printf("\n%s:\n", splitSummaryTitle)
+			writeGrid(sg, nil, nil)
+		}
 	}
 	if len(r.Collectives) > 0 {
 		writeGrid(r.collectiveGrid(), []string{colLibrary}, func(left []string) {

@@ -139,7 +139,10 @@ millisecond); a device that would not make the split faster gets no share. Ops t
 sums, sort, batched FFT, GEMM) run twice: with data from the host, and on data already
 split over the devices, against the device fastest with its data resident, run through
 the split with all of the data on it (timed in turn the same way), and against that
-device's own op (in brackets) (--placement host or sharded runs one of the two). --ops collective/* (all-reduce,
+device's own op (in brackets) (--placement host or sharded runs one of the two). A speedup
+marked ~ is one the runs cannot tell from 1 (its 95% interval holds 1), and a summary per
+placement closes the splits: the geometric mean and the worst speedup, the worst with its
+interval. --ops collective/* (all-reduce,
 all-gather, reduce-scatter, broadcast, float32 and float64) times collectives across the
 devices given, through NCCL where every device is a CUDA GPU and libnccl.so.2 loads, else
 staged through the host (--host-staged forces it), in algorithm and bus bandwidth as
