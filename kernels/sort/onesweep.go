@@ -195,12 +195,14 @@ func (s *Onesweep[K]) Pairs(q *engine.Queue, dstKeys, srcKeys *engine.Buffer[K],
 }
 
 // sortKey identifies a sort's commands for Replay (from: the first bit sorted, 0 but for
-// Onesweep.afterCross's).
+// Onesweep.afterCross's after a crossing pass of a digit; mapped: the keys read are mapped
+// already, as afterCross's are).
 type sortKey struct {
 	dst, src, vdst, vsrc any
 	n                    int
 	order                SortOrder
 	from                 int
+	mapped               bool
 }
 
 // run clears the scratch and enqueues the histogram, the offsets and the four passes:
@@ -215,32 +217,33 @@ func (s *Onesweep[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsr
 	if err := s.Reserve(n, pairs); err != nil {
 		return err
 	}
-	return s.replay.Run(q, sortKey{dst, src, vdst, vsrc, n, order, 0}, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order, 0) })
+	return s.replay.Run(q, sortKey{dst, src, vdst, vsrc, n, order, 0, false}, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order, 0, false) })
 }
 
 // afterCross enqueues the sort of the n keys a crossing pass (Sorter.crossScatter) left in
-// landing into dst: they are mapped (SortMapKey) and ordered by their low sortRadixBits
-// bits, so that four passes of the bits from there on (the last of 4 bits) sort them, the
-// last mapping them back. landing is only read. Replayed as run's sorts are.
-func (s *Onesweep[K]) afterCross(q *engine.Queue, dst, landing *engine.Buffer[K], n int, order SortOrder) error {
+// landing into dst: they are mapped (SortMapKey) and ordered by their low from bits (the
+// crossing pass's digit: sortRadixBits, or 0 after a pass that only partitioned them), so
+// that four passes of the bits from there on sort them, the last mapping them back.
+// landing is only read. Replayed as run's sorts are.
+func (s *Onesweep[K]) afterCross(q *engine.Queue, dst, landing *engine.Buffer[K], n int, order SortOrder, from int) error {
 	if n == 0 {
 		return nil
 	}
-	if n < 0 || n > MaxOnesweepLen || n > dst.Len() || n > landing.Len() {
-		return fmt.Errorf("kernels: sort: %d keys after the crossing pass, from %d into %d: %w", n, landing.Len(), dst.Len(), engine.ErrInvalidArg)
+	if n < 0 || n > MaxOnesweepLen || n > dst.Len() || n > landing.Len() || from != 0 && from != sortRadixBits {
+		return fmt.Errorf("kernels: sort: %d keys after the crossing pass of %d bits, from %d into %d: %w", n, from, landing.Len(), dst.Len(), engine.ErrInvalidArg)
 	}
 	if err := s.Reserve(n, false); err != nil {
 		return err
 	}
-	return s.replay.Run(q, sortKey{dst, landing, nil, nil, n, order, sortRadixBits}, func() error {
-		return s.enqueue(q, dst, landing, nil, nil, n, order, sortRadixBits)
+	return s.replay.Run(q, sortKey{dst, landing, nil, nil, n, order, from, true}, func() error {
+		return s.enqueue(q, dst, landing, nil, nil, n, order, from, true)
 	})
 }
 
-// enqueue enqueues run's commands, for the digits from bit from on: 0, or sortRadixBits for
-// afterCross's keys, which are mapped already (neither the histogram nor the first pass
-// maps them).
-func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, from int) error {
+// enqueue enqueues run's commands, for the digits from bit from on (0, or sortRadixBits
+// for afterCross's keys); with mapped the keys read are mapped already (neither the
+// histogram nor the first pass maps them), as afterCross's are.
+func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc *engine.Buffer[uint32], n int, order SortOrder, from int, mapped bool) error {
 	pairs := vdst != nil
 	words := s.scratchWords(n)
 	if err := s.scratch.Fill(q, 0, words, 0); err != nil {
@@ -248,7 +251,7 @@ func (s *Onesweep[K]) enqueue(q *engine.Queue, dst, src *engine.Buffer[K], vdst,
 	}
 	mode := orderMode(s.mode, order)
 	mapIn := mode // how the histogram and the first pass map the keys they read
-	if from != 0 {
+	if mapped {
 		mapIn = 0
 	}
 	groups := min(s.histGroups, (n+4*onesweepBlock-1)/(4*onesweepBlock))

@@ -82,7 +82,8 @@
 #define DIGIT(k) ((int)(((k) >> shift) & (RADIX - 1)))
 
 // SPLIT builds the first pass of a sort whose keys cross between two devices (keys alone,
-// RADIX_BITS = 5): its buckets are (side, digit), side 0 for the keys that a splitter
+// RADIX_BITS = 5, or 1 for a pass that only partitions the keys by side, stably, the sort
+// after it taking every bit): its buckets are (side, digit), side 0 for the keys that a splitter
 // (skey, slim) keeps below it (mapped key below skey, or equal to it at a position of the
 // input below slim) and side 1 for the rest, the digit the key's low RADIX_BITS - 1 bits.
 // Bucket b = side*HALF + digit. The splitter is read from the device, (skey, slim) =

@@ -91,7 +91,10 @@ type Sorter[K SortKey] struct {
 	mode                 int32
 	replay               kernels.Replay
 	cross                *crossPass // the first pass of keys crossing between devices, built at its first use
-	mergePer             int        // sort_merge's tiles a work-group; 0: mergeTilesPerGroup's (the tests set it)
+	// crossBits is the bits of the digit the crossing pass sorts by beside the side:
+	// sortRadixBits (0 taken as that) or crossPartition (setCrossBits).
+	crossBits int
+	mergePer  int // sort_merge's tiles a work-group; 0: mergeTilesPerGroup's (the tests set it)
 }
 
 // NewSorter compiles the sort family for dev and key type K.
@@ -259,7 +262,7 @@ func (s *Sorter[K]) run(q *engine.Queue, dst, src *engine.Buffer[K], vdst, vsrc 
 	if err := s.Reserve(n, pairs); err != nil {
 		return err
 	}
-	key := sortKey{dst, src, vdst, vsrc, n, order, 0}
+	key := sortKey{dst, src, vdst, vsrc, n, order, 0, false}
 	return s.replay.Run(q, key, func() error { return s.enqueue(q, dst, src, vdst, vsrc, n, order) })
 }
 

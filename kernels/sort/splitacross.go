@@ -32,8 +32,10 @@ const acrossSamples = 1024
 //     samples (crossPick: sort_pick, one work-group, reading part 1's across the link):
 //     device 0 is to hold the keys below it, device 1 the rest, each predicted to end with
 //     as many keys as its part held. Device 1 reads the splitter across in turn.
-//  2. Each device counts its part's keys by side of the splitter and digit 0 (crossCount:
-//     sort.cl built with SPLIT, buckets of a side and a digit) and, once the other device
+//  2. Each device counts its part's keys by side of the splitter, and by digit 0 where
+//     sort.cl's passes sort after it (crossBitsFor: where both devices sort with onesweep
+//     the pass only partitions, stably, so that each tile's keys of a side go out in one
+//     run) (crossCount: sort.cl built with SPLIT, buckets of a side and a digit) and, once the other device
 //     has counted too (the devices wait for each other's events themselves, on CUDA),
 //     places them at once (crossScatter): bucket by bucket, part 0's before part 1's, side
 //     0 on device 0 and side 1 on device 1, from both parts' starts (the other's read
@@ -44,8 +46,8 @@ const acrossSamples = 1024
 //     a side outgrew its room, runs the pass again with the room it needs.
 //  3. Once its keys are in (the other device's pass done, again waited for on the device),
 //     each device sorts them from its landing into its result (afterCross: the onesweep
-//     sort's four passes of the bits past the first digit where the device has it, else
-//     the Sorter's passes after the first): no merge follows. The host waits only for the starts, which it
+//     sort's four passes of the bits from the first, or past the first digit, where the
+//     device has it, else the Sorter's passes after the first): no merge follows. The host waits only for the starts, which it
 //     reads while the devices are busy.
 //
 // It reports false, having done nothing, where the sort is not of that kind: values, other
@@ -79,7 +81,11 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 	if len(parts) != 2 || parts[0].Len == 0 || parts[1].Len == 0 || !peerAll(parts) {
 		return false, nil
 	}
+	bits := s.crossBitsFor(di, keys.Len())
 	for i := range 2 {
+		if err := s.sorters[di[i]].setCrossBits(bits); err != nil {
+			return false, err
+		}
 		if _, err := s.sorters[di[i]].crossKernels(); err != nil {
 			if errors.Is(err, engine.ErrUnsupported) {
 				return false, nil
@@ -274,9 +280,25 @@ func (s *ShardedSort[K]) sortAcross(ctx context.Context, di []int, keys *shard.B
 // after the first.
 func (s *ShardedSort[K]) afterCross(d int, q *engine.Queue, dst *engine.Buffer[K], n int, order SortOrder) error {
 	if o, ok := s.runners[d].(*Onesweep[K]); ok && n <= MaxOnesweepLen {
-		return o.afterCross(q, dst, s.sorters[d].keyScratch, n, order)
+		return o.afterCross(q, dst, s.sorters[d].keyScratch, n, order, s.sorters[d].crossDigitBits())
 	}
 	return s.sorters[d].passesAfterCross(q, dst, n, order)
+}
+
+// crossBitsFor returns the digit width of the crossing pass of a sort of total keys whose
+// parts lie on the devices di: crossPartition where both sort theirs after it with onesweep
+// (which sorts every bit in as many passes as the bits past a digit), else sortRadixBits
+// (sort.cl's passes after it start at the second digit). s.crossBits, where set, decides.
+func (s *ShardedSort[K]) crossBitsFor(di []int, total int) int {
+	if s.crossBits != 0 {
+		return s.crossBits
+	}
+	for _, d := range di {
+		if _, ok := s.runners[d].(*Onesweep[K]); !ok || landingRoom(total, total) > MaxOnesweepLen {
+			return sortRadixBits
+		}
+	}
+	return crossPartition
 }
 
 // sortedAcross counts the sorts that took sortAcross, for the tests; outOfRoom those whose
@@ -315,12 +337,38 @@ func (s *ShardedSort[K]) readQueue(d int) (*engine.Queue, error) {
 // sampleSeed is the seed of part i's samples (never 0, which samples evenly).
 func sampleSeed(i int) uint32 { return uint32(i)*0x9e3779b9 | 1 }
 
-// crossRadix is the buckets of the crossing pass (sort.cl built with SPLIT): a side of the
-// splitter and a digit of sortRadixBits bits.
-const crossRadix = 2 * sortRadix
+// crossPartition is the crossing pass's digit width (Sorter.setCrossBits) for a pass that
+// only partitions the keys by side of the splitter, stably: two buckets, so that a
+// work-group writes the keys of each side of its tile in one run (a digit of sortRadixBits
+// splits them into 32 runs of about 64 keys, whose stores cross the link at under 200
+// GB/s). The sort after it then sorts every bit (Onesweep.afterCross from bit 0).
+const crossPartition = -1
+
+// setCrossBits sets the digit width of s's crossing pass: sortRadixBits, or crossPartition;
+// a crossing pass built with another width is closed, to be built again at its next use.
+func (s *Sorter[K]) setCrossBits(bits int) error {
+	if bits != sortRadixBits && bits != crossPartition {
+		return fmt.Errorf("kernels: sort: a crossing pass of %d digit bits: %w", bits, engine.ErrInvalidArg)
+	}
+	s.crossBits = bits
+	if s.cross != nil && s.cross.bits != s.crossDigitBits() {
+		err := s.cross.Close()
+		s.cross = nil
+		return err
+	}
+	return nil
+}
+
+// crossDigitBits returns the digit width of s's crossing pass: 0 for crossPartition.
+func (s *Sorter[K]) crossDigitBits() int {
+	if s.crossBits == crossPartition {
+		return 0
+	}
+	return sortRadixBits
+}
 
 // crossPass is the first pass of a sort whose keys cross between two devices: sort.cl
-// built with SPLIT, its kernels and its table (crossRadix buckets a work-group, then the
+// built with SPLIT, its kernels and its table (radix buckets a work-group, then the
 // buckets' starts).
 type crossPass struct {
 	prog                       *engine.Program
@@ -330,6 +378,9 @@ type crossPass struct {
 	tile                       int                    // the keys a work-group ranks at once
 	samples                    int                    // sort_pick's PICK_SAMPLES: both parts' samples, at most
 	pickWG                     int                    // sort_pick's PICK_WG
+	// bits is the digit width it was built for (the Sorter's crossDigitBits); radix its
+	// buckets: a side of the splitter and a digit of the keys' low bits bits (32 or 2).
+	bits, radix int
 }
 
 func (c *crossPass) Close() error {
@@ -349,7 +400,9 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 	pad := func(x int) int64 { return int64(x + x>>5) }
 	items := s.items
 	tile := s.wg * items
-	local := max(5*pad(tile)+4*(pad(crossRadix/2*s.wg)+int64(s.wg)+2*crossRadix+1), 4*(pad(crossRadix*s.wg)+int64(s.wg)))
+	digit := s.crossDigitBits()
+	crossRadix := 2 << digit
+	local := max(5*pad(tile)+4*(pad(crossRadix/2*s.wg)+int64(s.wg)+int64(2*crossRadix)+1), 4*(pad(crossRadix*s.wg)+int64(s.wg)))
 	// sort_pick's work-group and samples: the largest work-group up to 1024 (its bitonic
 	// sort's steps are one barrier each: fewer keys an item, shorter steps), and as many
 	// samples as the local memory holds, up to 2*acrossSamples.
@@ -374,12 +427,12 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 	var c *crossPass
 	for {
 		prog, err := s.dev.Build(source, fmt.Sprintf("-DWG=%d", s.wg), fmt.Sprintf("-DITEMS=%d", items),
-			fmt.Sprintf("-DRADIX_BITS=%d", sortRadixBits+1), "-DSPLIT", fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup),
+			fmt.Sprintf("-DRADIX_BITS=%d", digit+1), "-DSPLIT", fmt.Sprintf("-DMERGE_GROUP=%d", mergeGroup),
 			fmt.Sprintf("-DPICK_SAMPLES=%d", samples), fmt.Sprintf("-DPICK_WG=%d", pickWG))
 		if err != nil {
 			return nil, err
 		}
-		c = &crossPass{prog: prog, tile: tile, samples: samples, pickWG: pickWG}
+		c = &crossPass{prog: prog, tile: tile, samples: samples, pickWG: pickWG, bits: digit, radix: crossRadix}
 		_, err = kernels.LoadKernels(prog, kernels.Ref{Dst: &c.count, Name: "sort_count"}, kernels.Ref{Dst: &c.scan, Name: "sort_scan"},
 			kernels.Ref{Dst: &c.scatter, Name: "sort_scatter"}, kernels.Ref{Dst: &c.pick, Name: "sort_pick"})
 		if err != nil {
@@ -398,7 +451,7 @@ func (s *Sorter[K]) crossKernels() (*crossPass, error) {
 		break
 	}
 	var err error
-	if c.table, err = engine.NewBuffer[uint32](s.dev, crossRadix*s.maxGroups+crossRadix+1); err == nil {
+	if c.table, err = engine.NewBuffer[uint32](s.dev, c.radix*s.maxGroups+c.radix+1); err == nil {
 		c.picked, err = engine.NewBuffer[uint32](s.dev, 4)
 	}
 	if err != nil {
@@ -427,15 +480,16 @@ func (s *Sorter[K]) crossCount(q *engine.Queue, src *engine.Buffer[K], n int, or
 	if err := q.Launch(c.count, engine.Range1D(groups*s.wg, s.wg), c.table, src, int32(n), int32(0), orderMode(s.mode, order), int32(tpg), pick, int32(pickAt)); err != nil {
 		return err
 	}
-	return q.Launch(c.scan, engine.Range1D(s.wg, s.wg), c.table, int32(crossRadix*groups))
+	return q.Launch(c.scan, engine.Range1D(s.wg, s.wg), c.table, int32(c.radix*groups))
 }
 
 // crossStarts returns, once q has run crossCount's kernels, where each bucket's keys
-// start among the n keys counted (crossRadix+1 starts, the last n): one read back.
+// start among the n keys counted (radix+1 starts, the last n): one read back.
 func (s *Sorter[K]) crossStarts(ctx context.Context, q *engine.Queue, n int) ([]uint32, error) {
-	_, groups := s.groupsOf(n, s.cross.tile)
-	got := make([]uint32, crossRadix+1)
-	return got, s.cross.table.Read(ctx, q, crossRadix*groups, got)
+	c := s.cross
+	_, groups := s.groupsOf(n, c.tile)
+	got := make([]uint32, c.radix+1)
+	return got, c.table.Read(ctx, q, c.radix*groups, got)
 }
 
 // crossWay is where a crossing scatter (crossScatter) writes one part's keys: the keys of
@@ -466,7 +520,7 @@ func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, 
 	_, otherGroups := s.groupsOf(w.otherN, c.tile)
 	r := engine.Range1D(groups*s.wg, s.wg)
 	return q.Launch(c.scatter, r, w.lo, src, w.lo, src, c.table, int32(n), int32(0), orderMode(s.mode, order), int32(0), int32(tpg), int32(0),
-		w.hi, w.hi, int32(0), int32(0), int32(0), w.pick, int32(2*w.part), w.other, int32(crossRadix*otherGroups), int32(w.part), int32(w.room[0]), int32(w.room[1]))
+		w.hi, w.hi, int32(0), int32(0), int32(0), w.pick, int32(2*w.part), w.other, int32(c.radix*otherGroups), int32(w.part), int32(w.room[0]), int32(w.room[1]))
 }
 
 // crossTable returns the table of s's crossing pass, which the other part's crossScatter
@@ -474,19 +528,25 @@ func (s *Sorter[K]) crossScatter(q *engine.Queue, src *engine.Buffer[K], n int, 
 func (s *Sorter[K]) crossTable() *engine.Buffer[uint32] { return s.cross.table }
 
 // crossSides returns the keys of each side of the splitter, from the starts of both parts'
-// buckets (crossStarts).
+// buckets (crossStarts, both of one radix: side 0's buckets are the first half).
 func crossSides(starts [2][]uint32) (side [2]int) {
-	side[0] = int(starts[0][sortRadix] + starts[1][sortRadix])
-	side[1] = int(starts[0][crossRadix]+starts[1][crossRadix]) - side[0]
+	radix := len(starts[0]) - 1
+	side[0] = int(starts[0][radix/2] + starts[1][radix/2])
+	side[1] = int(starts[0][radix]+starts[1][radix]) - side[0]
 	return side
 }
 
 // passesAfterCross enqueues the passes after the crossing pass of the n keys it left in
 // the scratch (Reserve(n) before it: the scratch is where they land), sorting them into
-// dst (the last pass maps them back).
+// dst (the last pass maps them back). The crossing pass sorted digit 0 (crossBits
+// sortRadixBits): after a partition the scratch would be both the first pass's input and
+// its output.
 func (s *Sorter[K]) passesAfterCross(q *engine.Queue, dst *engine.Buffer[K], n int, order SortOrder) error {
 	if n == 0 {
 		return nil
+	}
+	if s.crossDigitBits() != sortRadixBits {
+		return fmt.Errorf("kernels: sort: sort.cl's passes after a crossing pass that only partitions: %w", engine.ErrUnsupported)
 	}
 	if s.keyScratch == nil || s.keyScratch.Len() < n || dst.Len() < n {
 		return fmt.Errorf("kernels: sort: %d keys after the crossing pass into %d: %w", n, dst.Len(), engine.ErrInvalidArg)

@@ -1,6 +1,7 @@
 package sort
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -22,8 +23,9 @@ func sentinels[T kerneltest.Element](n int) []T {
 }
 
 // BenchmarkShardedSort sorts 2^27 random uint32 keys split evenly over the first two CUDA
-// devices and resident there with ShardedSort, across in the first pass (the default) and
-// by the merge from the runs (acrossPaths), and the same keys on the first device alone
+// devices and resident there with ShardedSort, across in the first pass (the default, and
+// that pass partitioning alone or sorting a digit too) and by the merge from the runs
+// (acrossPaths), and the same keys on the first device alone
 // with the sort the one-device op uses (onesweep): the ratio is what two devices gain. A
 // sort ends when both devices have finished. It skips with fewer than two CUDA devices.
 func BenchmarkShardedSort(b *testing.B) {
@@ -62,7 +64,7 @@ func BenchmarkShardedSort(b *testing.B) {
 	}
 	for _, path := range acrossPaths {
 		b.Run(path.name, func(b *testing.B) {
-			s.mergeFirst = path.mergeFirst
+			s.mergeFirst, s.crossBits = path.mergeFirst, path.crossBits
 			timed(b, func() error {
 				out, _, err := s.Sort(ctx, sk, nil, Ascending)
 				if err != nil {
@@ -183,7 +185,28 @@ func testCrossPass[K SortKey](t *testing.T, dev *engine.Device, q *engine.Queue)
 				// landings are checked key for key against crossLandingRef for every
 				// splitter.
 				after := !kerneltest.Small() || sname == "drawn" && si == len(sizes)-1
-				checkCrossPass(t, srt, osw, q, name, keys, pick, sp, order, after)
+				// Both digit widths: a digit of sortRadixBits, and a partition alone,
+				// after which only onesweep sorts (every bit). The pass is built again
+				// for each; the splitter stays in pick.
+				for _, bits := range []int{sortRadixBits, crossPartition} {
+					if kerneltest.Small() && bits == crossPartition && (si+pi)%2 == 1 {
+						continue
+					}
+					for i := range srt {
+						if err := srt[i].setCrossBits(bits); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if sname == "sampled" && !kerneltest.Small() && bits == crossPartition {
+						pick = devicePick(t, srt[0], q, name, drawn, n, order, sp) // the pass rebuilt: picked again
+					}
+					checkCrossPass(t, srt, osw, q, fmt.Sprintf("%s/bits=%d", name, bits), keys, pick, sp, order, after)
+				}
+				for i := range srt {
+					if err := srt[i].setCrossBits(sortRadixBits); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 		}
 	}
@@ -269,7 +292,7 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], osw *Onesweep[K]
 	if side[0] != below || side[1] != len(all)-below {
 		t.Fatalf("%s: sides of %d and %d keys, want %d and %d", name, side[0], side[1], below, len(all)-below)
 	}
-	land := crossLandingRef(keys, sp, order)
+	land := crossLandingRef(keys, sp, order, srt[0].crossDigitBits())
 	checkLanding := func(j, room int) {
 		t.Helper()
 		what := fmt.Sprintf("%s: landing %d of room %d for %d keys", name, j, room, side[j])
@@ -315,7 +338,7 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], osw *Onesweep[K]
 	for j := range 2 {
 		if osw != nil { // first: the Sorter's passes after use the landing as their scratch
 			dst := kerneltest.Guarded(t, q, sentinels[K](side[j]))
-			if err := osw.afterCross(q, dst, srt[j].keyScratch, side[j], order); err != nil {
+			if err := osw.afterCross(q, dst, srt[j].keyScratch, side[j], order, srt[j].crossDigitBits()); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			got := kerneltest.Download(t, q, name, dst, side[j])
@@ -325,6 +348,13 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], osw *Onesweep[K]
 			checkLanding(j, side[j]) // only read
 		}
 		dst := kerneltest.Guarded(t, q, sentinels[K](side[j]))
+		if srt[j].crossDigitBits() != sortRadixBits { // a partition: sort.cl's passes after do not take it
+			if err := srt[j].passesAfterCross(q, dst, side[j], order); side[j] > 0 && !errors.Is(err, engine.ErrUnsupported) {
+				t.Fatalf("%s: sort.cl's passes after a partition: %v, want ErrUnsupported", name, err)
+			}
+			from += side[j]
+			continue
+		}
 		if err := srt[j].passesAfterCross(q, dst, side[j], order); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -344,9 +374,11 @@ func checkCrossPass[K SortKey](t *testing.T, srt [2]*Sorter[K], osw *Onesweep[K]
 // crossLandingRef returns what the crossing pass leaves in each device's landing for the
 // parts' keys and splitter sp (crossWay): the mapped keys of each side, by digit 0, within
 // a digit part 0's before part 1's, each part's in their input order.
-func crossLandingRef[K SortKey](keys [2][]K, sp place, order SortOrder) [2][]uint32 {
-	var buckets [2][crossRadix][]uint32 // part, bucket (side, digit)
+func crossLandingRef[K SortKey](keys [2][]K, sp place, order SortOrder, bits int) [2][]uint32 {
+	half := 1 << bits         // a side's buckets
+	var buckets [2][][]uint32 // part, bucket (side, digit)
 	for i := range 2 {
+		buckets[i] = make([][]uint32, 2*half)
 		b := bucketOf(sp, i)
 		for p, k := range keys[i] {
 			mk := SortMapKey(k, order)
@@ -354,14 +386,14 @@ func crossLandingRef[K SortKey](keys [2][]K, sp place, order SortOrder) [2][]uin
 			if mk < b.key || mk == b.key && uint32(p) < b.lim {
 				side = 0
 			}
-			d := side*sortRadix + int(mk&(sortRadix-1))
+			d := side*half + int(mk&uint32(half-1))
 			buckets[i][d] = append(buckets[i][d], mk)
 		}
 	}
 	var land [2][]uint32
-	for d := range crossRadix {
+	for d := range 2 * half {
 		for i := range 2 {
-			land[d/sortRadix] = append(land[d/sortRadix], buckets[i][d]...)
+			land[d/half] = append(land[d/half], buckets[i][d]...)
 		}
 	}
 	return land

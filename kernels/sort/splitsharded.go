@@ -86,6 +86,10 @@ type ShardedSort[K SortKey] struct {
 	// mergeFirst takes the path of four steps for keys over two devices that reach each
 	// other's memory too, rather than sortAcross (the tests and benchmarks compare them).
 	mergeFirst bool
+	// crossBits, where not 0, is the digit width of sortAcross's crossing pass
+	// (sortRadixBits or crossPartition) in place of crossBitsFor's choice (the benchmarks
+	// compare them).
+	crossBits int
 	// readQs are the queues sortAcross reads the crossing pass's starts on (readQueue).
 	readQs []*engine.Queue
 }

@@ -278,7 +278,7 @@ func TestSplitShardedSortPeer(t *testing.T) {
 					name := fmt.Sprintf("set %d/p=%d/n=%d/%s", si, p, n, lname)
 					balanced := lname == "even" && n > 1000
 					for _, path := range acrossPaths {
-						su.mergeFirst = path.mergeFirst
+						su.mergeFirst, su.crossBits = path.mergeFirst, path.crossBits
 						merged, across := mergedFromRuns.Load(), sortedAcross.Load()
 						checkShardedSort(t, name+"/keys/"+path.name, su, qs, keys, counts, Ascending, false, balanced)
 						// Keys alone over two devices, both holding some, go across.
@@ -290,7 +290,7 @@ func TestSplitShardedSortPeer(t *testing.T) {
 							t.Errorf("%s/keys/%s: no sort merged from the runs across devices", name, path.name)
 						}
 					}
-					su.mergeFirst = false
+					su.mergeFirst, su.crossBits = false, 0
 					merged := mergedFromRuns.Load()
 					checkShardedSort(t, name+"/pairs", su, qs, keys, counts, Descending, true, false)
 					if lname != "first" && n > 1 && mergedFromRuns.Load() == merged {
@@ -316,11 +316,14 @@ func TestSplitShardedSortPeer(t *testing.T) {
 }
 
 // acrossPaths are the paths ShardedSort takes for keys over two devices that reach each
-// other: across in the first pass (the default), or the merge from the runs (mergeFirst).
+// other: across in the first pass, its digit as crossBitsFor picks it (the default),
+// partitioning alone or sorting a digit of sortRadixBits, or the merge from the runs
+// (mergeFirst).
 var acrossPaths = []struct {
 	name       string
 	mergeFirst bool
-}{{"first", false}, {"merge", true}}
+	crossBits  int
+}{{"first", false, 0}, {"first-partition", false, crossPartition}, {"first-digit", false, sortRadixBits}, {"merge", true, 0}}
 
 // oneHolds returns counts of n over p parts, all on part i.
 func oneHolds(n, p, i int) []int {
