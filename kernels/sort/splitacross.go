@@ -54,9 +54,12 @@ const acrossSamples = 1024
 // than two parts, an empty part, devices that do not reach each other, or a device whose
 // local memory does not hold the crossing pass.
 //
-// On two H200 (2026-11-30, 2^27 random keys, prism bench's sharded case): 2.90 ms with
-// onesweep after the crossing pass, against 4.09-4.10 for the one-device op (onesweep),
-// 1.41x; BenchmarkShardedSort 2.93 ms against 4.10. Its steps, traced (each step waits
+// On two H200 (2026-11-30, 2^27 random keys): with the crossing pass a partition alone
+// (crossPartition) and onesweep sorting all 32 bits after it, prism bench's sharded case
+// 2.75 ms against 4.07 for the one-device op (onesweep), 1.48x; BenchmarkShardedSort
+// 2.76-2.77 ms against 4.10, with a digit of 4 bits in the pass 2.89; traced, the
+// splitter 53-65 us, the counts and the partition across 640-651, onesweep after 2.07-2.12
+// ms. With the digit, 2.90 ms in prism bench (1.41x); its steps, traced (each step waits
 // for both devices): the splitter 83-140 us, the counts and the crossing pass 826-850 (the
 // pass alone 690-750: its stores cross the link at under 200 GB/s each way, in runs of
 // about 64 keys a bucket, where a copy kernel's reach 347; a local pass takes about 0.44
