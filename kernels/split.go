@@ -138,6 +138,11 @@ type Share struct {
 	// RanOneErr says why the device alone could not run the whole op in the check (its
 	// memory, a limit); the split then stands.
 	RanOneErr string `json:"ran_one_error,omitempty"`
+	// Planned, where set, says the plan gave the whole op to this device and its check
+	// timed the devices predicted within oneCheckMargin of it alone too (the same on every
+	// share): Ran is then that device's time, RanOne the fastest other's, and the op went
+	// to the faster of the two.
+	Planned string `json:"planned,omitempty"`
 }
 
 // CheckPortableSplit checks what the split of an op that runs its portable kernel alone

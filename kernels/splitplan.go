@@ -217,7 +217,7 @@ func planSummary(s []Share) string {
 		return fmt.Sprintf("split over %d devices (%s)", used, note)
 	}
 	pred, alone := s[best].Predicted.Seconds(), s[best].Alone.Seconds()
-	if c := checkText(s[best], used, "the planned"); c != "" {
+	if c := checkText(s[best], used, "the planned"); c != "" && s[best].Planned == "" {
 		if used <= 1 {
 			return fmt.Sprintf("one device: %s (%s)", s[best].Device, c)
 		}
@@ -230,10 +230,18 @@ func planSummary(s []Share) string {
 				one = sh.Device
 			}
 		}
-		if pred >= alone {
-			return fmt.Sprintf("one device: %s (a split is predicted %.0f%% slower)", one, 100*(pred/alone-1))
+		why := fmt.Sprintf("a split is predicted %.0f%% slower", 100*(pred/alone-1))
+		if pred < alone {
+			why = fmt.Sprintf("a split is predicted only %.0f%% faster, under the %.0f%% margin", 100*(1-pred/alone), 100*splitMargin)
 		}
-		return fmt.Sprintf("one device: %s (a split is predicted only %.0f%% faster, under the %.0f%% margin)", one, 100*(1-pred/alone), 100*splitMargin)
+		switch p := s[best].Planned; {
+		case p == "" || s[best].Ran <= 0 || s[best].RanOne <= 0:
+		case p == one:
+			why += fmt.Sprintf("; checked: it ran %s, the next device alone %s", fmtDur(s[best].Ran), fmtDur(s[best].RanOne))
+		default:
+			why += fmt.Sprintf("; the probes favoured %s, which ran %s against %s here", p, fmtDur(s[best].Ran), fmtDur(s[best].RanOne))
+		}
+		return fmt.Sprintf("one device: %s (%s)", one, why)
 	}
 	return fmt.Sprintf("split over %d devices (predicted %.0f%% faster than %s alone)", used, 100*(1-pred/alone), s[best].Device)
 }

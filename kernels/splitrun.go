@@ -381,6 +381,14 @@ const (
 	checkBudget  = 100 * time.Millisecond
 )
 
+// oneCheckMargin is how near the devices predicted for a plan that gives the op to one
+// device must come for its check to time them alone too: within this factor of its
+// predicted time alone. Probes rank devices of one model by their noise, and host data
+// reaches them unequally: on two H200 (2026-11-30) a host-data 32M max went to the GPU
+// its probe favoured, which ran 3.5% slower than the other, timed run for run. Devices
+// predicted further apart are not timed: a CPU beside a GPU costs its check nothing.
+const oneCheckMargin = 1.10
+
 // checkDevices is the most devices a plan's check times alone, fastest predicted first:
 // the probes can rank devices of one model wrongly (on two H200 the host-data sort of 16M
 // float32 keys took 37.9 ms alone on one and 51.5 on the other, the host's memory nearer
@@ -407,7 +415,8 @@ func timeRuns(ctx context.Context, run func(ctx context.Context) error) (time.Du
 }
 
 // CheckedRun runs the op with run, and on its second call (the first may pay one-time
-// costs: builds, first touches, caches) checks a measured plan that split (CheckPlan):
+// costs: builds, first touches, caches) checks a measured plan that split, or that gave
+// the op to one device where others were predicted near it alone (CheckPlan, checkOne):
 // it times run (the split; the median of three to seven runs, timeRuns), then gives all
 // the work to each device the plan timed alone in turn, fastest predicted first, at most
 // checkDevices (relayout lays the data out for the shares as they are now; run then runs
@@ -432,9 +441,10 @@ func (r *SplitRun[P]) CheckedRun(ctx context.Context, run, relayout func(ctx con
 }
 
 // CheckPlan checks the shares now, as CheckedRun does on its second call, whether they
-// were measured or given, as long as more than one device has a share (else it runs the
-// op once): the devices tried alone are those the plan timed (fastest predicted first,
-// at most checkDevices), or with given shares the one with the largest. It leaves the op's result in place, as a run does.
+// were measured or given, as long as more than one device has a share, or one device has
+// the op and others were predicted near it (checkOne; else it runs the op once): the
+// devices tried alone are those the plan timed (fastest predicted first, at most
+// checkDevices), or with given shares the one with the largest. It leaves the op's result in place, as a run does.
 func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx context.Context) error) error {
 	if r.closed {
 		return fmt.Errorf("kernels: %s: split instance closed: %w", r.name, engine.ErrClosed)
@@ -446,6 +456,9 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 		}
 	}
 	if used < 2 {
+		if near := r.nearOne(); len(near) > 1 {
+			return r.checkOne(ctx, run, relayout, near)
+		}
 		return run(ctx)
 	}
 	split, err := timeRuns(ctx, run)
@@ -472,22 +485,10 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 		cands = []int{best}
 	}
 	planned := slices.Clone(r.shares)
-	total := 0
-	for _, sh := range planned {
-		total += sh.Units
-	}
-	onlyOn := func(d int) []Share {
-		one := slices.Clone(planned)
-		for i := range one {
-			one[i].Units, one[i].Fraction = 0, 0
-		}
-		one[d].Units, one[d].Fraction = total, 1
-		return one
-	}
 	best, alone, last := -1, time.Duration(0), -1
 	for _, d := range cands {
 		last = d
-		r.shares = onlyOn(d)
+		r.shares = onlyOn(planned, d)
 		t, derr := time.Duration(0), relayout(ctx)
 		if derr == nil {
 			derr = run(ctx)
@@ -513,7 +514,7 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	} else {
 		best = cands[0]
 	}
-	one := onlyOn(best)
+	one := onlyOn(planned, best)
 	for i := range planned {
 		planned[i].Ran = split
 		if err != nil {
@@ -544,6 +545,95 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	return run(ctx)
 }
 
+// onlyOn returns shares, a copy, with the whole of their units given to device d.
+func onlyOn(shares []Share, d int) []Share {
+	total := 0
+	for _, sh := range shares {
+		total += sh.Units
+	}
+	one := slices.Clone(shares)
+	for i := range one {
+		one[i].Units, one[i].Fraction = 0, 0
+	}
+	one[d].Units, one[d].Fraction = total, 1
+	return one
+}
+
+// nearOne returns, for a measured plan that gives the whole op to one device, that device
+// and then the others predicted within oneCheckMargin of its time alone (fastest
+// predicted first, checkDevices in all at most), which its check times alone too; only
+// the device where no other is near.
+func (r *SplitRun[P]) nearOne() []int {
+	if r.o.Fractions != nil {
+		return nil
+	}
+	chosen := slices.IndexFunc(r.shares, func(sh Share) bool { return sh.Units > 0 })
+	if chosen < 0 || r.shares[chosen].Alone <= 0 {
+		return nil
+	}
+	var others []int
+	for i, sh := range r.shares {
+		if i != chosen && sh.Unable == "" && sh.Alone > 0 && float64(sh.Alone) <= oneCheckMargin*float64(r.shares[chosen].Alone) {
+			others = append(others, i)
+		}
+	}
+	slices.SortStableFunc(others, func(a, b int) int { return cmp.Compare(r.shares[a].Alone, r.shares[b].Alone) })
+	return append([]int{chosen}, others[:min(len(others), checkDevices-1)]...)
+}
+
+// checkOne is CheckPlan's check of a plan that gives the op to one device, near[0], with
+// other devices predicted near it alone (nearOne): it times that device (the median of
+// three to seven runs, timeRuns), then each other in turn with the whole op (relayout,
+// one run to warm it, then timed alike), and gives the op to the fastest, the plan's
+// device where none ran faster. A device that cannot take the work is passed over. Every
+// share keeps the plan's device (Planned), its time (Ran) and the fastest other's
+// (RanOne), which PlanSummary reports.
+func (r *SplitRun[P]) checkOne(ctx context.Context, run, relayout func(ctx context.Context) error, near []int) error {
+	planned := slices.Clone(r.shares)
+	mine, err := timeRuns(ctx, run)
+	if err != nil {
+		return err
+	}
+	best, last := near[0], near[0]
+	other := time.Duration(0)
+	for _, d := range near[1:] {
+		last = d
+		r.shares = onlyOn(planned, d)
+		t, derr := time.Duration(0), relayout(ctx)
+		if derr == nil {
+			derr = run(ctx)
+		}
+		if derr == nil {
+			t, derr = timeRuns(ctx, run)
+		}
+		if derr != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("kernels: %s: checking %s alone against %s alone: %w", r.name, planned[d].Device, planned[near[0]].Device, derr)
+			}
+			continue
+		}
+		if other == 0 || t < other {
+			other = t
+			if t < mine {
+				best = d
+			}
+		}
+	}
+	r.shares = onlyOn(planned, best)
+	for i := range r.shares {
+		r.shares[i].Planned, r.shares[i].Ran, r.shares[i].RanOne = planned[near[0]].Device, mine, other
+	}
+	if best != last { // the last device tried holds the result: the chosen one runs again
+		if err := relayout(ctx); err != nil {
+			return fmt.Errorf("kernels: %s: laying the op out for %s alone: %w", r.name, r.shares[best].Device, err)
+		}
+		if err := run(ctx); err != nil {
+			return err
+		}
+	}
+	return r.closeIdle() // one device: the others' parts are released
+}
+
 // Recheck checks the plan now (CheckPlan): on the host, the parts given the shares tried
 // (Load, the idle parts kept open); on sharded data, the data scattered again.
 func (r *SplitRun[P]) Recheck(ctx context.Context) error {
@@ -551,7 +641,8 @@ func (r *SplitRun[P]) Recheck(ctx context.Context) error {
 }
 
 // checkable reports whether the plan is one CheckedRun checks: measured (not given
-// fractions), over more than one device.
+// fractions), over more than one device, or on one device with others predicted near it
+// alone (nearOne).
 func (r *SplitRun[P]) checkable() bool {
 	if r.o.Fractions != nil {
 		return false
@@ -563,7 +654,7 @@ func (r *SplitRun[P]) checkable() bool {
 		}
 		timed = timed || sh.Alone > 0
 	}
-	return used > 1 && timed
+	return timed && (used > 1 || len(r.nearOne()) > 1)
 }
 
 // CheckRan says whether there is a result to verify: an error wrapping ErrClosed after

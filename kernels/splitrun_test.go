@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -579,6 +580,123 @@ func TestSplitRunCheckedEveryDevice(t *testing.T) {
 		t.Errorf("shares %+v: want the whole op on device 1, the faster alone", sh)
 	}
 	checkRecShares(t, s, total)
+}
+
+// TestSplitRunCheckedOneDevice: a plan that gives the op to one device (the two devices
+// share one engine, so that a split is predicted no faster) is checked against the other
+// device where that was predicted within oneCheckMargin of it alone: the op goes to the
+// device that runs it faster, and the summary says what the check found; a device
+// predicted further off is not timed.
+func TestSplitRunCheckedOneDevice(t *testing.T) {
+	devs := kerneltest.SplitDevices(t, false)[:2]
+	const total, granule = 1000, 10
+	for _, c := range []struct {
+		name    string
+		probe1  time.Duration    // per unit: device 1's probes (device 0's take 18 us)
+		runs    [2]time.Duration // per unit: the planned device's runs, the other's
+		other   bool             // the op goes to the other device
+		checked bool
+	}{
+		{"other faster", 18 * time.Microsecond, [2]time.Duration{25 * time.Microsecond, 18 * time.Microsecond}, true, true},
+		{"planned faster", 18 * time.Microsecond, [2]time.Duration{18 * time.Microsecond, 25 * time.Microsecond}, false, true},
+		{"other far", 40 * time.Microsecond, [2]time.Duration{25 * time.Microsecond, 18 * time.Microsecond}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// A probe that starts while the other device's runs costs 30 ms more (two
+			// devices that contend for one host), so that the planner sees a split's
+			// fixed cost outweigh its gain.
+			var active atomic.Int32
+			probeOf := func(per time.Duration) func(int) time.Duration {
+				return func(units int) time.Duration { // sleeps itself, so that active spans the probe
+					defer active.Add(-1)
+					d := time.Duration(units) * per
+					if active.Add(1) > 1 {
+						d += 30 * time.Millisecond
+					}
+					time.Sleep(d)
+					return 0
+				}
+			}
+			var runPer [2]time.Duration // each device's cost a unit in a run, set once planned
+			runOf := func(i int) func(int) time.Duration {
+				return func(units int) time.Duration { return time.Duration(units) * runPer[i] }
+			}
+			s := newRecSplit(devs, kernels.SplitOptions{}, total)
+			s.cost = func(i int) (probe, run func(int) time.Duration) {
+				if i == 0 {
+					return probeOf(18 * time.Microsecond), runOf(0)
+				}
+				return probeOf(c.probe1), runOf(1)
+			}
+			defer s.Close()
+			if err := s.OpenAll(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			planned, err := s.Plan(t.Context(), total, granule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := slices.IndexFunc(planned, func(sh kernels.Share) bool { return sh.Units == total })
+			if p < 0 || !c.checked && p != 0 {
+				t.Fatalf("the probes should give the op to one device (device 0 where device 1 probes slower): %+v (%s)", planned, kernels.PlanSummary(planned))
+			}
+			o := 1 - p
+			if near := float64(planned[o].Alone) <= 1.10*float64(planned[p].Alone); near != c.checked {
+				t.Fatalf("device %d predicted %v alone against %v: near %v, want %v (oneCheckMargin 1.10)", o, planned[o].Alone, planned[p].Alone, near, c.checked)
+			}
+			runPer[p], runPer[o] = c.runs[0], c.runs[1]
+			want := p
+			if c.other {
+				want = o
+			}
+			if err := s.Load(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if err := s.Run(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sh := s.Shares()
+			sum := kernels.PlanSummary(sh)
+			t.Logf("%s", sum)
+			checkRecShares(t, s, total)
+			if sh[want].Units != total {
+				t.Errorf("shares %+v: want the whole op on device %d", sh, want)
+			}
+			built := func(i int) *recPart {
+				for _, pt := range s.built {
+					if pt.index == i {
+						return pt
+					}
+				}
+				t.Fatalf("no part of device %d built", i)
+				return nil
+			}
+			if !c.checked {
+				if sh[0].Ran != 0 || sh[0].Planned != "" || built(o).runs != 0 {
+					t.Errorf("a device predicted %v alone against %v was timed alone: shares %+v, its part ran %d times", planned[o].Alone, planned[p].Alone, sh, built(o).runs)
+				}
+				return
+			}
+			if sh[0].Planned != devs[p].ID() || sh[1].Planned != devs[p].ID() || sh[0].Ran <= 0 || sh[0].RanOne <= 0 || sh[1].Ran != sh[0].Ran {
+				t.Errorf("shares %+v: want the planned device and both times on every share", sh)
+			}
+			if w := "one device: " + devs[want].ID() + " ("; !strings.HasPrefix(sum, w) {
+				t.Errorf("summary %q; want it to start %q", sum, w)
+			}
+			words := "; checked: it ran "
+			if c.other {
+				words = "; the probes favoured " + devs[p].ID() + ", which ran "
+			}
+			if !strings.Contains(sum, words) {
+				t.Errorf("summary %q; want %q", sum, words)
+			}
+			if c.other && (built(p).closes != 1 || s.Parts()[p] != nil) {
+				t.Errorf("the planned device's part: %d closes; want it closed", built(p).closes)
+			}
+		})
+	}
 }
 
 // startPart is a recPart that is also a SplitStarter: Start and Finish append to a log
