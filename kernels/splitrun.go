@@ -488,14 +488,7 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 	best, alone, last := -1, time.Duration(0), -1
 	for _, d := range cands {
 		last = d
-		r.shares = onlyOn(planned, d)
-		t, derr := time.Duration(0), relayout(ctx)
-		if derr == nil {
-			derr = run(ctx)
-		}
-		if derr == nil {
-			t, derr = timeRuns(ctx, run)
-		}
+		t, derr := r.timeOn(ctx, planned, d, run, relayout)
 		if derr != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, planned[d].Device, derr)
@@ -559,6 +552,20 @@ func onlyOn(shares []Share, d int) []Share {
 	return one
 }
 
+// timeOn gives the whole of the planned shares' work to device d (relayout), runs it once
+// to warm it and returns the median of its timed runs (timeRuns), as a plan's check times
+// a device alone. The shares are left giving all of it to d.
+func (r *SplitRun[P]) timeOn(ctx context.Context, planned []Share, d int, run, relayout func(ctx context.Context) error) (time.Duration, error) {
+	r.shares = onlyOn(planned, d)
+	if err := relayout(ctx); err != nil {
+		return 0, err
+	}
+	if err := run(ctx); err != nil {
+		return 0, err
+	}
+	return timeRuns(ctx, run)
+}
+
 // nearOne returns, for a measured plan that gives the whole op to one device, that device
 // and then the others predicted within oneCheckMargin of its time alone (fastest
 // predicted first, checkDevices in all at most), which its check times alone too; only
@@ -598,14 +605,7 @@ func (r *SplitRun[P]) checkOne(ctx context.Context, run, relayout func(ctx conte
 	other := time.Duration(0)
 	for _, d := range near[1:] {
 		last = d
-		r.shares = onlyOn(planned, d)
-		t, derr := time.Duration(0), relayout(ctx)
-		if derr == nil {
-			derr = run(ctx)
-		}
-		if derr == nil {
-			t, derr = timeRuns(ctx, run)
-		}
+		t, derr := r.timeOn(ctx, planned, d, run, relayout)
 		if derr != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("kernels: %s: checking %s alone against %s alone: %w", r.name, planned[d].Device, planned[near[0]].Device, derr)
