@@ -374,16 +374,20 @@ func TestSplitRunChecked(t *testing.T) {
 	perUnit := func(d time.Duration) func(int) time.Duration {
 		return func(units int) time.Duration { return time.Duration(units) * d }
 	}
-	// extra is what a run of the second device's part costs beyond its probes: 60 ms makes
-	// the split far slower than the first device alone (18 ms); 8.8 ms makes it about as
-	// fast (18.3 ms: the parts run at once), a gain within the check's noise that does not
-	// keep the split (planCheckGain); none leaves it about twice as fast.
+	// A run of the second device's part costs more than its probes said: "slow" 60 ms more,
+	// which makes the split far slower than the first device alone (18 ms); "even" as much
+	// more as makes its part take 18.6 ms whatever its share (the parts run at once, so the
+	// split takes about that), a loss within the check's noise that does not keep the split
+	// (planCheckGain; a fixed 8.8 ms more made the split of a 600/400 plan 1.05x the device
+	// alone, and kept it); "fast" nothing more, which leaves the split about twice as fast.
 	for _, c := range []struct {
-		name  string
-		extra time.Duration
-	}{{"slow", 60 * time.Millisecond}, {"even", 8800 * time.Microsecond}, {"fast", 0}} {
-		slow := c.extra > 0
+		name string
+		part time.Duration // the second device's part's time in a run, 0: its probes'
+		slow bool
+	}{{"slow", 0, true}, {"even", 18600 * time.Microsecond, true}, {"fast", 0, false}} {
+		slow := c.slow
 		t.Run(c.name, func(t *testing.T) {
+			var extra time.Duration // set once the plan is known
 			s := newRecSplit(devs, kernels.SplitOptions{}, total)
 			s.cost = func(i int) (probe, run func(int) time.Duration) {
 				d := 20 * time.Microsecond
@@ -392,7 +396,7 @@ func TestSplitRunChecked(t *testing.T) {
 				}
 				run = perUnit(d)
 				if i == 1 && slow {
-					run = func(units int) time.Duration { return time.Duration(units)*d + c.extra }
+					run = func(units int) time.Duration { return time.Duration(units)*d + extra }
 				}
 				return perUnit(d), run
 			}
@@ -406,6 +410,12 @@ func TestSplitRunChecked(t *testing.T) {
 			}
 			if planned[0].Units == 0 || planned[1].Units == 0 {
 				t.Fatalf("the probes should make the plan split: %+v (%s)", planned, kernels.PlanSummary(planned))
+			}
+			switch {
+			case c.part > 0:
+				extra = max(0, c.part-time.Duration(planned[1].Units)*20*time.Microsecond)
+			case slow:
+				extra = 60 * time.Millisecond
 			}
 			if err := s.Load(t.Context()); err != nil {
 				t.Fatal(err)
