@@ -21,7 +21,7 @@ type source struct {
 }
 
 // loadResults reads every *.json file of dir, in name order: the reports with results
-// of a device of their own, each with the vendor-only reports whose file names share its
+// of a device of their own or with splits, each with the vendor-only reports whose file names share its
 // stem. A file that is not a report is an error naming it.
 func loadResults(dir string) ([]*source, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -45,7 +45,7 @@ func loadResults(dir string) ([]*source, error) {
 		case vendorOnly(rep):
 			vendors[stem(base)] = append(vendors[stem(base)], rep)
 			vendorFiles[stem(base)] = append(vendorFiles[stem(base)], base)
-		case hasResults(rep):
+		case hasResults(rep) || len(rep.Splits) > 0:
 			sources = append(sources, &source{file: base, rep: rep})
 		}
 	}
@@ -112,12 +112,7 @@ type rowKey struct {
 // result of each case, variant and size, by the date of its report (the file name
 // decides between reports of one date).
 func current(sources []*source) []*table {
-	newer := func(a, b *source) bool {
-		if c := a.rep.Date.Compare(b.rep.Date); c != 0 {
-			return c > 0
-		}
-		return a.file > b.file
-	}
+	newer := newerSource
 	type tkey struct{ name, backend string }
 	tables := map[tkey]*table{}
 	rows := map[tkey]map[rowKey]row{}
@@ -178,6 +173,15 @@ func current(sources []*source) []*table {
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.backend, b.backend))
 	})
 	return out
+}
+
+// newerSource reports whether report a is newer than b: by date, the file name deciding
+// between reports of one date.
+func newerSource(a, b *source) bool {
+	if c := a.rep.Date.Compare(b.rep.Date); c != 0 {
+		return c > 0
+	}
+	return a.file > b.file
 }
 
 // supersededUnnamed reports whether r, a result of a report that did not record its

@@ -1,7 +1,8 @@
 // Perfdoc writes the "Current results" section of docs/PERFORMANCE.md from the report
 // files stored in docs/results: one table per device and API, each case's newest verified
-// figure (time, rate, fraction of its roof, ratio to the vendor library), and for every
-// report the table draws on its date, commit and command.
+// figure (time, rate, fraction of its roof, ratio to the vendor library), then one table of
+// splits per set of devices, and for every report a table draws on its date, commit and
+// command.
 //
 // Run it from the repository root after adding a report to docs/results:
 //
@@ -27,4 +28,10 @@
 // Prism's, against the fastest vendor figure of the case and size: the result's own
 // baseline (prism bench --vendor), the vendor library's result on the same device in the
 // same run (--variant cuBLAS), and the vendor pseudo-device's (scripts/vendor.py).
+//
+// Splits (prism bench --split): per set of devices, named by their names in the split's
+// order, the newest verified split of each case, size and placement of the data whose
+// shares the planner chose (splits with given shares are experiments, left out), with its
+// plan, time, speedup over the fastest device alone and that speedup's 95% interval
+// (bench.SplitResult.SpeedupInterval), each row naming its report.
 package main

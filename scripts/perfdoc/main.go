@@ -66,5 +66,5 @@ func generate(results, page string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("perfdoc: %w", err)
 	}
-	return render(current(sources), filepath.ToSlash(rel)), nil
+	return render(current(sources), currentSplits(sources), filepath.ToSlash(rel)), nil
 }

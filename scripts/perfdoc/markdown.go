@@ -19,7 +19,7 @@ const (
 
 // render returns the Markdown of the tables; links to report files are made relative to
 // the page, through linkDir (the results folder as the page reaches it: "results").
-func render(tables []*table, linkDir string) string {
+func render(tables []*table, splits []*splitTable, linkDir string) string {
 	var b strings.Builder
 	b.WriteString("<!-- Written by `go run ./scripts/perfdoc` from the reports in docs/results: edit those, not this. -->\n\n")
 	fmt.Fprintf(&b, "The newest verified figure of every case stored for each device and API, from the\n"+
@@ -29,24 +29,25 @@ func render(tables []*table, linkDir string) string {
 		"working set fits in the last-level cache); **vs vendor** the vendor library's median time over\n"+
 		"Prism's on the same device and case (above 1: Prism is faster); **report** the numbered report\n"+
 		"of the list above each table, with its date, commit and command. Cases without a stored run\n"+
-		"on a device have no row.\n", linkDir, linkDir)
+		"on a device have no row. Under them, per set of devices, the newest split of each case,\n"+
+		"size and placement of the data that the planner planned (`prism bench --split`; runs with\n"+
+		"given shares left out): **speedup** the fastest device alone, timed in turn with the split,\n"+
+		"over the split, with the 95%% interval of that ratio.\n", linkDir, linkDir)
 	for _, t := range tables {
 		b.WriteString("\n### " + cell(t.name) + ", " + apiName(t.backend) + "\n\n")
 		b.WriteString(describe(t, linkDir) + "\n\n")
-		for i, s := range t.sources {
-			fmt.Fprintf(&b, "%d. %s, %s: %s; [%s](%s)", i+1, s.rep.Date.UTC().Format("2006-01-02 15:04 UTC"),
-				commit(s.rep.Commit), command(s.rep.Command), s.file, path.Join(linkDir, s.file))
+		writeSources(&b, t.sources, linkDir, func(s *source) string {
 			var beside []string
 			for _, v := range s.vendors {
 				if used(t, s, v) {
 					beside = append(beside, fmt.Sprintf("[%s](%s)", vendorFile(v, s), path.Join(linkDir, vendorFile(v, s))))
 				}
 			}
-			if len(beside) > 0 {
-				b.WriteString(", vendor baselines from " + strings.Join(beside, ", "))
+			if len(beside) == 0 {
+				return ""
 			}
-			b.WriteString("\n")
-		}
+			return ", vendor baselines from " + strings.Join(beside, ", ")
+		})
 		b.WriteString("\n| case | variant | size | time | rate | of roof | vs vendor | report |\n")
 		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|\n")
 		for _, r := range t.rows {
@@ -58,6 +59,7 @@ func render(tables []*table, linkDir string) string {
 				cell(size), formatTime(r.res.Stats.Median), rate(r.res), roof(r.res), vendorRatio(r), slices.Index(t.sources, r.src)+1)
 		}
 	}
+	renderSplits(&b, splits, linkDir)
 	return b.String()
 }
 

@@ -183,7 +183,7 @@ func TestCurrent(t *testing.T) {
 		t.Errorf("the OpenCL table: %+v", cl.rows)
 	}
 
-	md := render(tables, "results")
+	md := render(tables, currentSplits(sources), "results")
 	for _, s := range []string{
 		"### GPU X, CUDA", "### GPU X, OpenCL",
 		"1. 2026-11-22 10:00 UTC, commit 2222222 with uncommitted changes: `prism bench --ops=2026-11-22-gpu-rows-bench.json`; [2026-11-22-gpu-rows-bench.json](results/2026-11-22-gpu-rows-bench.json), vendor baselines from [2026-11-22-gpu-rows-vendor.json](results/2026-11-22-gpu-rows-vendor.json)\n",
@@ -198,6 +198,74 @@ func TestCurrent(t *testing.T) {
 	}
 	if strings.Contains(md, "reduce/sum/float64") {
 		t.Errorf("a skipped case is listed:\n%s", md)
+	}
+}
+
+// TestCurrentSplits: a report of splits alone is read; per set of devices (by name) the
+// newest verified split of each case, size and placement is kept, splits with given shares,
+// failed ones and older ones left out; the table gives the plan, the time, the speedup and
+// its interval, and names its reports.
+func TestCurrentSplits(t *testing.T) {
+	dir := t.TempDir()
+	samples := func(mean time.Duration, offs ...int) bench.Stats {
+		out := make([]time.Duration, len(offs))
+		for i, o := range offs {
+			out[i] = mean + time.Duration(o)*mean/100
+		}
+		return bench.Summarize(out)
+	}
+	offs := []int{-3, 1, 0, 4, -2, 2, -1, 3, -4, 5}
+	split := func(cas, place, plan string, speedup float64, median time.Duration) bench.SplitResult {
+		st := samples(median, offs...)
+		paired := samples(time.Duration(float64(median)*speedup), offs...)
+		return bench.SplitResult{Case: cas, Devices: []string{"cuda:0", "cuda:1"}, Size: 1 << 20, Placement: place, Plan: plan,
+			Stats: st, Paired: &paired, Speedup: speedup, Verified: true}
+	}
+	write := func(name string, date time.Time, splits ...bench.SplitResult) {
+		rep := bench.Report{Schema: bench.SchemaVersion, Date: date, Commit: "3333333ccc", Command: []string{"prism", "bench", "--split"},
+			Devices: []bench.DeviceReport{device("cuda:0", "GPU X", "cuda"), device("cuda:1", "GPU X", "cuda")}, Splits: splits}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := split("reduce/sum/float32", "host", "split over 2 devices (predicted 9% faster)", 0.5, 10*time.Microsecond)
+	failed.Verified, failed.Err = false, "wrong sum"
+	write("2026-11-20-pair-split-bench.json", day1,
+		split("map/axpy/float32", "sharded", "split over 2 devices (predicted 40% faster than cuda:0 alone)", 1.5, 100*time.Microsecond),
+		split("map/axpy/float32", "host", "split over 2 devices (predicted 40% faster than cuda:0 alone)", 1.7, 5*time.Millisecond))
+	write("2026-11-22-pair-split-bench.json", day2,
+		split("map/axpy/float32", "sharded", "split over 2 devices (predicted 45% faster than cuda:0 alone)", 1.9, 80*time.Microsecond),
+		split("sort/keys/uint32", "sharded", "split over 2 devices (shares given)", 1.2, time.Millisecond),
+		failed)
+	sources, err := loadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := currentSplits(sources)
+	if len(tables) != 1 || tables[0].name != "GPU X + GPU X" {
+		t.Fatalf("split tables %+v; want one, over GPU X + GPU X", tables)
+	}
+	sp := tables[0]
+	if len(sp.rows) != 2 || sp.rows[0].s.Placement != "host" || sp.rows[1].s.Speedup != 1.9 {
+		t.Fatalf("rows %+v; want map/axpy on host data (day 1) and on sharded data (day 2)", sp.rows)
+	}
+	md := render(nil, tables, "results")
+	for _, w := range []string{
+		"### Splits over GPU X + GPU X",
+		"1. 2026-11-22 10:00 UTC, commit 3333333: `prism bench --split`; [2026-11-22-pair-split-bench.json](results/2026-11-22-pair-split-bench.json)\n",
+		"| map/axpy/float32 | 1M | sharded | split over 2 devices | 80.4 µs | 1.90x | 1.84-1.96 | 1 |",
+		"| map/axpy/float32 | 1M | host | split over 2 devices | 5.025 ms | 1.70x | 1.65-1.75 | 2 |",
+	} {
+		if !strings.Contains(md, w) {
+			t.Errorf("the Markdown lacks %q:\n%s", w, md)
+		}
+	}
+	if strings.Contains(md, "sort/keys") || strings.Contains(md, "reduce/sum") {
+		t.Errorf("a split with given shares or a failed one is listed:\n%s", md)
 	}
 }
 
