@@ -520,16 +520,7 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 		one[i].Ran, one[i].RanOne = split, alone
 	}
 	if err == nil && float64(alone) < planCheckGain*float64(split) {
-		r.shares = one
-		if best != last { // the last device tried holds the result: the chosen one runs again
-			if err := relayout(ctx); err != nil {
-				return fmt.Errorf("kernels: %s: laying the op out for %s alone: %w", r.name, one[best].Device, err)
-			}
-			if err := run(ctx); err != nil {
-				return err
-			}
-		}
-		return r.closeIdle() // one device: the others' parts are released
+		return r.keepOne(ctx, one, best, last, run, relayout)
 	}
 	r.shares = planned
 	if rerr := relayout(ctx); rerr != nil {
@@ -619,19 +610,27 @@ func (r *SplitRun[P]) checkOne(ctx context.Context, run, relayout func(ctx conte
 			}
 		}
 	}
-	r.shares = onlyOn(planned, best)
-	for i := range r.shares {
-		r.shares[i].Planned, r.shares[i].Ran, r.shares[i].RanOne = planned[near[0]].Device, mine, other
+	one := onlyOn(planned, best)
+	for i := range one {
+		one[i].Planned, one[i].Ran, one[i].RanOne = planned[near[0]].Device, mine, other
 	}
-	if best != last { // the last device tried holds the result: the chosen one runs again
+	return r.keepOne(ctx, one, best, last, run, relayout)
+}
+
+// keepOne ends a plan's check on device best alone, with shares one: where the last
+// device the check timed was another, the op is laid out for best and run again, so that
+// its result is best's; the other devices' parts are released.
+func (r *SplitRun[P]) keepOne(ctx context.Context, one []Share, best, last int, run, relayout func(ctx context.Context) error) error {
+	r.shares = one
+	if best != last {
 		if err := relayout(ctx); err != nil {
-			return fmt.Errorf("kernels: %s: laying the op out for %s alone: %w", r.name, r.shares[best].Device, err)
+			return fmt.Errorf("kernels: %s: laying the op out for %s alone: %w", r.name, one[best].Device, err)
 		}
 		if err := run(ctx); err != nil {
 			return err
 		}
 	}
-	return r.closeIdle() // one device: the others' parts are released
+	return r.closeIdle()
 }
 
 // Recheck checks the plan now (CheckPlan): on the host, the parts given the shares tried
