@@ -80,7 +80,12 @@ func device(id, name, backend string, results ...bench.Result) bench.DeviceRepor
 // writeReport writes a report file into dir.
 func writeReport(t *testing.T, dir, name string, date time.Time, commit string, devs ...bench.DeviceReport) {
 	t.Helper()
-	rep := bench.Report{Schema: bench.SchemaVersion, Date: date, Commit: commit, Command: []string{"prism", "bench", "--ops=" + name}, Devices: devs}
+	writeJSON(t, dir, name, bench.Report{Schema: bench.SchemaVersion, Date: date, Commit: commit, Command: []string{"prism", "bench", "--ops=" + name}, Devices: devs})
+}
+
+// writeJSON writes rep as the file name of dir.
+func writeJSON(t *testing.T, dir, name string, rep bench.Report) {
+	t.Helper()
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
@@ -222,15 +227,8 @@ func TestCurrentSplits(t *testing.T) {
 			Stats: st, Paired: &paired, Speedup: speedup, Verified: true}
 	}
 	write := func(name string, date time.Time, splits ...bench.SplitResult) {
-		rep := bench.Report{Schema: bench.SchemaVersion, Date: date, Commit: "3333333ccc", Command: []string{"prism", "bench", "--split"},
-			Devices: []bench.DeviceReport{device("cuda:0", "GPU X", "cuda"), device("cuda:1", "GPU X", "cuda")}, Splits: splits}
-		b, err := json.Marshal(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeJSON(t, dir, name, bench.Report{Schema: bench.SchemaVersion, Date: date, Commit: "3333333ccc", Command: []string{"prism", "bench", "--split"},
+			Devices: []bench.DeviceReport{device("cuda:0", "GPU X", "cuda"), device("cuda:1", "GPU X", "cuda")}, Splits: splits})
 	}
 	failed := split("reduce/sum/float32", "host", "split over 2 devices (predicted 9% faster)", 0.5, 10*time.Microsecond)
 	failed.Verified, failed.Err = false, "wrong sum"
