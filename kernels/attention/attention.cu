@@ -236,25 +236,39 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(in_t *o, con
 #undef QF
       }
 
-      // Scale to base 2, mask, and update the running max and sum of each row.
-      const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0 + wq0);
+      // Mask where the tile reaches past seq or, when causal, past the warp's first query:
+      // one branch a tile, each row's limit worked out once and every score compared with
+      // it by a select (a test of each key inside the loops below became a branch a score,
+      // taken on every tile).
+      if (kbase + BC > seq || (causal && kbase + BC - 1 > q0 + wq0)) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int qrow = q0 + wq0 + mt * 16 + lane / 4 + 8 * h;
+            // Key kbase + (lane%4)*2 + 8t + e stays where 8t + e < lim.
+            const int lim = (causal && qrow + 1 < seq ? qrow + 1 : seq) - kbase - (lane % 4) * 2;
+#pragma unroll
+            for (int t = 0; t < NS; ++t) {
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                s[mt][t][2 * h + e] = t * 8 + e < lim ? s[mt][t][2 * h + e] : -prism_inf();
+              }
+            }
+          }
+        }
+      }
+      // Scale to base 2 and update the running max and sum of each row.
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int qrow = q0 + wq0 + mt * 16 + lane / 4 + 8 * h;
           float mx = mrow[mt][h];
 #pragma unroll
           for (int t = 0; t < NS; ++t) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-              float x = s[mt][t][2 * h + e] * sl2e;
-              if (mask) {
-                const int key = kbase + t * 8 + (lane % 4) * 2 + e;
-                if (key >= seq || (causal && key > qrow)) {
-                  x = -prism_inf();
-                }
-              }
+              const float x = s[mt][t][2 * h + e] * sl2e;
               s[mt][t][2 * h + e] = x;
               mx = fmaxf(mx, x);
             }

@@ -260,58 +260,97 @@ static __device__ __forceinline__ void issue_s_pv(float *sc, unsigned int sqc, u
 // tiles after the first few skip the rescaling of O.
 #define RESCALE_LOG2 8.0f
 
-// softmax_scores turns the scores sc of the key tile from kbase into probabilities: masks
-// them (keys past seq, or past the query when causal; q0c is the consumer's first query,
-// r0 this thread's first row), updates the reference max (of the unscaled scores: scale > 0
-// keeps their order; moved only past RESCALE_LOG2) and the sum of this thread's two rows,
-// leaves the probabilities 2^(s*sl2e - max*sl2e) in sc, one FFMA and one ex2 a score
-// (FlashAttention-3's form: no separate scaling pass), and the factors O's rows must be
-// scaled by in alpha (1 where the reference stayed).
-static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, float *mrow, float *lrow, int kbase, int seq, int causal,
-                                                      int q0c, int r0, int lane, float sl2e) {
-  const bool mask = kbase + BC > seq || (causal && kbase + BC - 1 > q0c);
+// mask_scores sets the scores of keys past seq, or past the query when causal, to -inf in
+// the key tile from kbase (r0 is this thread's first row). Each row's limit is worked out
+// once and every score compared with it by a select: a test of each key inside the
+// softmax's loops became a branch a score (BSSY, BRA, BSYNC), taken on every tile, masked
+// or not, which cost the consumers about 40% of their issue slots (ncu, H200).
+static __device__ __forceinline__ void mask_scores(float *sc, int kbase, int seq, int causal, int r0, int lane) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const int qrow = r0 + 8 * h;
-    float mx = mrow[h];
+    // Key kbase + 2*(lane&3) + 8i + e stays where 8i + e < lim.
+    const int lim = (causal && r0 + 8 * h + 1 < seq ? r0 + 8 * h + 1 : seq) - kbase - 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < NS; ++i) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        float x = sc[4 * i + 2 * h + e];
-        if (mask) {
-          const int key = kbase + 8 * i + 2 * (lane & 3) + e;
-          if (key >= seq || (causal && key > qrow)) {
-            x = -prism_inf();
-            sc[4 * i + 2 * h + e] = x;
-          }
-        }
-        mx = fmaxf(mx, x);
+        sc[4 * i + 2 * h + e] = 8 * i + e < lim ? sc[4 * i + 2 * h + e] : -prism_inf();
       }
     }
-    mx = fmaxf(mx, prism_shfl_xor(mx, 1));
-    mx = fmaxf(mx, prism_shfl_xor(mx, 2));
+  }
+}
+
+// softmax_scores turns the scores sc of the key tile from kbase into probabilities: masks
+// them where the tile reaches past seq, or past the consumer's first query q0c when causal
+// (one branch a tile), updates the reference max (of the unscaled scores: scale > 0 keeps
+// their order; moved only past RESCALE_LOG2) and the sum of this thread's two rows, leaves
+// the probabilities 2^(s*sl2e - max*sl2e) in sc, one FFMA and one ex2 a score
+// (FlashAttention-3's form: no separate scaling pass), and the factors O's rows must be
+// scaled by in alpha (1 where the reference stayed). The maxima and sums run as two chains
+// a row, so that four independent chains hide the latency of each FMNMX and FADD.
+static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, float *mrow, float *lrow, int kbase, int seq, int causal,
+                                                      int q0c, int r0, int lane, float sl2e) {
+  if (kbase + BC > seq || (causal && kbase + BC - 1 > q0c)) {
+    mask_scores(sc, kbase, seq, causal, r0, lane);
+  }
+  float mx[2][2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    mx[h][0] = fmaxf(mrow[h], sc[2 * h]);
+    mx[h][1] = sc[2 * h + 1];
+  }
+#pragma unroll
+  for (int i = 1; i < NS; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        mx[h][e] = fmaxf(mx[h][e], sc[4 * i + 2 * h + e]);
+      }
+    }
+  }
+  float m[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    m[h] = fmaxf(mx[h][0], mx[h][1]);
+  }
+#pragma unroll
+  for (int x = 1; x <= 2; x *= 2) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      m[h] = fmaxf(m[h], prism_shfl_xor(m[h], x));
+    }
+  }
+  float ms[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
     // The row's reference max moves only when the tile's passes it by more than
     // RESCALE_LOG2 in base 2 (always on the first tile, from -inf): else the probabilities
     // stay below 2^RESCALE_LOG2 against the old one, and O and the sum need no rescaling.
-    if ((mx - mrow[h]) * sl2e > RESCALE_LOG2) {
-      alpha[h] = prism_exp2((mrow[h] - mx) * sl2e);
-      mrow[h] = mx;
+    if ((m[h] - mrow[h]) * sl2e > RESCALE_LOG2) {
+      alpha[h] = prism_exp2((mrow[h] - m[h]) * sl2e);
+      mrow[h] = m[h];
     } else {
       alpha[h] = 1.f;
     }
-    const float ms = mrow[h] * sl2e;
-    float sum = 0.f;
+    ms[h] = mrow[h] * sl2e;
+  }
+  float sum[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
 #pragma unroll
-    for (int i = 0; i < NS; ++i) {
+  for (int i = 0; i < NS; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float p = prism_exp2(fmaf(sc[4 * i + 2 * h + e], sl2e, -ms));
+        const float p = prism_exp2(fmaf(sc[4 * i + 2 * h + e], sl2e, -ms[h]));
         sc[4 * i + 2 * h + e] = p;
-        sum += p;
+        sum[h][e] += p;
       }
     }
-    lrow[h] = lrow[h] * alpha[h] + sum;
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    lrow[h] = lrow[h] * alpha[h] + (sum[h][0] + sum[h][1]);
   }
 }
 
