@@ -47,13 +47,13 @@ type Lookback[T ScanElem] struct {
 	shared int64
 }
 
-// lookbackShape is a build of scan.cu: its BLOCK, ITEMS, VEC, MINBLOCKS, EARLY, PERSIST and
-// HINTS (scan.cu's header; PERSIST, for the host, the most blocks per multiprocessor of the
+// lookbackShape is a build of scan.cu: its BLOCK, ITEMS, VEC, MINBLOCKS, EARLY and PERSIST
+// (scan.cu's header; PERSIST, for the host, the most blocks per multiprocessor of the
 // persistent grid).
-type lookbackShape struct{ block, items, vec, minBlocks, early, persist, hints int }
+type lookbackShape struct{ block, items, vec, minBlocks, early, persist int }
 
 // String writes the shape as prism tune and --tunables spell it ("BLOCK=256 ITEMS=32 VEC=4
-// MINBLOCKS=4", with " EARLY=1", " PERSIST=k" and " HINTS=h" where they are set).
+// MINBLOCKS=4", with " EARLY=1" and " PERSIST=k" where they are set).
 func (sh lookbackShape) String() string {
 	s := fmt.Sprintf("BLOCK=%d ITEMS=%d VEC=%d MINBLOCKS=%d", sh.block, sh.items, sh.vec, sh.minBlocks)
 	if sh.early != 0 {
@@ -62,19 +62,15 @@ func (sh lookbackShape) String() string {
 	if sh.persist != 0 {
 		s += fmt.Sprintf(" PERSIST=%d", sh.persist)
 	}
-	if sh.hints != 0 {
-		s += fmt.Sprintf(" HINTS=%d", sh.hints)
-	}
 	return s
 }
 
 // parseLookbackShape reads a shape as String writes it; BLOCK may be left out (256, the
-// spelling of earlier tuning files), EARLY (0), PERSIST (0) and HINTS (0). Errors wrap
+// spelling of earlier tuning files), EARLY (0) and PERSIST (0). Errors wrap
 // engine.ErrInvalidArg and name the field: BLOCK 32 to 1024 in warps, ITEMS 1 to 32 (a
 // multiple of 4 with VEC=4), VEC 1 or 4, MINBLOCKS 1 to 32 with at most 2048 threads per
 // multiprocessor, a tile of at most lookbackMaxTile elements, EARLY 0 or 1, PERSIST 0 to 32
-// with BLOCK at least 64, VEC=4 and at most 2048 threads per multiprocessor, HINTS 0 to 3
-// with PERSIST (the persistent kernel's loads and stores take them).
+// with BLOCK at least 64, VEC=4 and at most 2048 threads per multiprocessor.
 func parseLookbackShape(s string) (lookbackShape, error) {
 	sh := lookbackShape{block: lookbackBlock}
 	if err := kernels.ParseTunableInts("scan look-back tunables", s, true,
@@ -82,8 +78,7 @@ func parseLookbackShape(s string) (lookbackShape, error) {
 		kernels.TunableInt{Key: "ITEMS", Dst: &sh.items, Min: 1, Max: 32},
 		kernels.TunableInt{Key: "VEC", Dst: &sh.vec, Min: 1, Max: 4}, kernels.TunableInt{Key: "MINBLOCKS", Dst: &sh.minBlocks, Min: 1, Max: 32},
 		kernels.TunableInt{Key: "EARLY", Dst: &sh.early, Min: 0, Max: 1, Optional: true},
-		kernels.TunableInt{Key: "PERSIST", Dst: &sh.persist, Min: 0, Max: 32, Optional: true},
-		kernels.TunableInt{Key: "HINTS", Dst: &sh.hints, Min: 0, Max: 3, Optional: true}); err != nil {
+		kernels.TunableInt{Key: "PERSIST", Dst: &sh.persist, Min: 0, Max: 32, Optional: true}); err != nil {
 		return lookbackShape{}, err
 	}
 	switch {
@@ -104,8 +99,6 @@ func parseLookbackShape(s string) (lookbackShape, error) {
 			s, sh.persist, sh.block, engine.ErrInvalidArg)
 	case sh.persist != 0 && sh.vec != 4:
 		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: PERSIST=%d needs VEC=4 (its copies move 16 bytes), not VEC=%d: %w", s, sh.persist, sh.vec, engine.ErrInvalidArg)
-	case sh.hints != 0 && sh.persist == 0:
-		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: HINTS=%d needs PERSIST (the persistent kernel's loads and stores take them): %w", s, sh.hints, engine.ErrInvalidArg)
 	case sh.block*sh.persist > 2048:
 		return lookbackShape{}, fmt.Errorf("kernels: scan look-back tunables %q: PERSIST=%d blocks of BLOCK=%d are %d threads; a multiprocessor holds at most 2048: %w",
 			s, sh.persist, sh.block, sh.block*sh.persist, engine.ErrInvalidArg)
@@ -134,8 +127,8 @@ func (sh lookbackShape) persistShared() int64 {
 // prism tune at 2^28 floats) 759 us against 762 for the default's shape, 783 against 791
 // at 16 elements and 8 blocks, inside the run-to-run spread: the wait is not what the
 // other warps could fill, so EARLY stays a candidate, not the default.
-var lookbackCandidates = []lookbackShape{lookbackDefault, {256, 32, 4, 4, 1, 0, 0}, {256, 16, 4, 8, 1, 0, 0}, {256, 16, 4, 8, 0, 0, 0}, {256, 16, 4, 7, 0, 0, 0},
-	{256, 20, 4, 6, 0, 0, 0}, {256, 24, 4, 5, 0, 0, 0}, {256, 32, 4, 3, 0, 0, 0}, {256, 12, 4, 8, 0, 0, 0}, {256, 16, 1, 8, 0, 0, 0}, {128, 32, 4, 12, 0, 0, 0}}
+var lookbackCandidates = []lookbackShape{lookbackDefault, {256, 32, 4, 4, 1, 0}, {256, 16, 4, 8, 1, 0}, {256, 16, 4, 8, 0, 0}, {256, 16, 4, 7, 0, 0},
+	{256, 20, 4, 6, 0, 0}, {256, 24, 4, 5, 0, 0}, {256, 32, 4, 3, 0, 0}, {256, 12, 4, 8, 0, 0}, {256, 16, 1, 8, 0, 0}, {128, 32, 4, 12, 0, 0}}
 
 // lookbackPersistent are the persistent builds (sm_80 and newer), the default there
 // first: 3 and 2 blocks of 256 threads of 32 elements per multiprocessor (72 KiB of stages
@@ -144,15 +137,15 @@ var lookbackCandidates = []lookbackShape{lookbackDefault, {256, 32, 4, 4, 1, 0, 
 // prism bench 608 us (83% of the 501 us copy in the same call) against 761 (66%). A first
 // loop that took its next tiles' numbers an iteration ahead of reducing them ran 4.1-5.2
 // ms: a number taken holds up every later tile's look-back until its aggregate is out.
-//
-// The default's shape with cache hints (HINTS 1: loads that ask L2 for 256 bytes; 3: and
-// stores streamed past the caches) is among them, not yet measured.
-var lookbackPersistent = []lookbackShape{lookbackPersistDefault, {256, 32, 4, 2, 0, 2, 0}, {256, 16, 4, 6, 0, 6, 0}, {256, 16, 4, 3, 0, 3, 0},
-	{256, 32, 4, 3, 0, 3, 1}, {256, 32, 4, 3, 0, 3, 3}}
+// Cache hints on the default's shape (cp.async loads asking L2 for 256 bytes, full tiles'
+// stores streamed past the caches with st.global.cs, and both) ran 608-612 us against
+// 610-611 for the build without (H200, 2026-11-30, two rounds of prism bench each): no
+// gain past the spread, so no such build is kept.
+var lookbackPersistent = []lookbackShape{lookbackPersistDefault, {256, 32, 4, 2, 0, 2}, {256, 16, 4, 6, 0, 6}, {256, 16, 4, 3, 0, 3}}
 
 // lookbackPersistDefault is the shape NewLookback builds on CUDA devices of sm_80 and newer
 // (defaultLookback).
-var lookbackPersistDefault = lookbackShape{256, 32, 4, 3, 0, 3, 0}
+var lookbackPersistDefault = lookbackShape{256, 32, 4, 3, 0, 3}
 
 // defaultLookback returns the shape NewLookback builds on dev: the persistent kernel where
 // the device runs it, else lookbackDefault.
@@ -178,7 +171,7 @@ func lookbackCandidatesFor(dev *engine.Device) []lookbackShape {
 // against 807 and 802 for 16 elements and 8 blocks (the earlier default, whose register
 // budget had taken the scan from 1.01 ms to 810 us: BenchmarkLookback,
 // docs/PERFORMANCE.md).
-var lookbackDefault = lookbackShape{lookbackBlock, lookbackItems, 4, 4, 0, 0, 0}
+var lookbackDefault = lookbackShape{lookbackBlock, lookbackItems, 4, 4, 0, 0}
 
 // NewLookback compiles scan.cu for dev (CUDA C++: an error wrapping engine.ErrUnsupported
 // on other backends).
@@ -211,9 +204,6 @@ func newLookback[T ScanElem](dev *engine.Device, sh lookbackShape) (*Lookback[T]
 		fmt.Sprintf("-DVEC=%d", sh.vec), fmt.Sprintf("-DMINBLOCKS=%d", sh.minBlocks), fmt.Sprintf("-DEARLY=%d", sh.early)}
 	if sh.persist > 0 {
 		opts = append(opts, fmt.Sprintf("-DPERSIST=%d", sh.persist))
-	}
-	if sh.hints > 0 {
-		opts = append(opts, fmt.Sprintf("-DHINTS=%d", sh.hints))
 	}
 	prog, err := dev.BuildSource(engine.Source{Dialect: engine.DialectCUDA, Text: cudaSource, Name: "scan.cu"}, opts...)
 	if err != nil {

@@ -43,13 +43,13 @@ func TestLookback(t *testing.T) {
 		})
 		// The scalar loads and stores of full tiles, and a register budget for 4 blocks.
 		t.Run("float32/VEC=1", func(t *testing.T) {
-			testLookbackShape[float32](t, dev, q, lookbackShape{lookbackBlock, 16, 1, 4, 0, 0, 0})
+			testLookbackShape[float32](t, dev, q, lookbackShape{lookbackBlock, 16, 1, 4, 0, 0})
 		})
 		// Smaller blocks: two warps (the block scan's warp-total step over two lanes), and four.
-		t.Run("float32/BLOCK=64", func(t *testing.T) { testLookbackShape[float32](t, dev, q, lookbackShape{64, 32, 4, 24, 0, 0, 0}) })
-		t.Run("int32/BLOCK=128", func(t *testing.T) { testLookbackShape[int32](t, dev, q, lookbackShape{128, 24, 4, 16, 0, 0, 0}) })
+		t.Run("float32/BLOCK=64", func(t *testing.T) { testLookbackShape[float32](t, dev, q, lookbackShape{64, 32, 4, 24, 0, 0}) })
+		t.Run("int32/BLOCK=128", func(t *testing.T) { testLookbackShape[int32](t, dev, q, lookbackShape{128, 24, 4, 16, 0, 0}) })
 		// The scan within the tile during the look-back, the prefix added as it stores.
-		for _, sh := range []lookbackShape{{lookbackBlock, lookbackItems, 4, 4, 1, 0, 0}, {lookbackBlock, 16, 4, 8, 1, 0, 0}, {64, 5, 1, 24, 1, 0, 0}} {
+		for _, sh := range []lookbackShape{{lookbackBlock, lookbackItems, 4, 4, 1, 0}, {lookbackBlock, 16, 4, 8, 1, 0}, {64, 5, 1, 24, 1, 0}} {
 			t.Run("float32/"+strings.ReplaceAll(sh.String(), " ", ","), func(t *testing.T) { testLookbackShape[float32](t, dev, q, sh) })
 			t.Run("int32/"+strings.ReplaceAll(sh.String(), " ", ","), func(t *testing.T) { testLookbackShape[int32](t, dev, q, sh) })
 		}
@@ -64,7 +64,7 @@ func TestLookback(t *testing.T) {
 			t.Run("uint32/"+name, func(t *testing.T) { testLookbackShape[uint32](t, dev, q, sh) })
 			t.Run("float32/"+name, func(t *testing.T) { testLookbackShape[float32](t, dev, q, sh) })
 		}
-		for _, sh := range []lookbackShape{{64, 4, 4, 8, 0, 8, 0}, {64, 32, 4, 8, 1, 8, 0}, {128, 12, 4, 4, 1, 4, 0}, {128, 24, 4, 4, 0, 4, 0}, {1024, 8, 4, 1, 1, 2, 0}} {
+		for _, sh := range []lookbackShape{{64, 4, 4, 8, 0, 8}, {64, 32, 4, 8, 1, 8}, {128, 12, 4, 4, 1, 4}, {128, 24, 4, 4, 0, 4}, {1024, 8, 4, 1, 1, 2}} {
 			name := strings.ReplaceAll(sh.String(), " ", ",")
 			t.Run("float32/"+name, func(t *testing.T) { testLookbackShape[float32](t, dev, q, sh) })
 			t.Run("int32/"+name, func(t *testing.T) { testLookbackShape[int32](t, dev, q, sh) })
@@ -247,19 +247,13 @@ func TestLookbackTunables(t *testing.T) {
 	if got, err := parseLookbackShape(lookbackDefault.String() + " PERSIST=0"); err != nil || got != lookbackDefault {
 		t.Errorf("parseLookbackShape with PERSIST=0 = %v, %v; want %v", got, err, lookbackDefault)
 	}
-	// HINTS left out or 0: no hints; set, written after PERSIST.
-	hinted := lookbackPersistDefault
-	hinted.hints = 3
-	if s := hinted.String(); !strings.HasSuffix(s, " PERSIST=3 HINTS=3") || strings.Contains(lookbackPersistDefault.String(), "HINTS") {
-		t.Errorf("String() = %q and %q; want HINTS written where it is set", s, lookbackPersistDefault.String())
-	}
 	// The persistent kernel's two stages: 9 bytes per element of the tile where ITEMS/4 is
 	// even (a spare slot per 8), 8 where it is odd (scan.cu's header).
 	for _, c := range []struct {
 		sh   lookbackShape
 		want int64
-	}{{lookbackShape{256, 32, 4, 3, 0, 3, 0}, 9 * 8192}, {lookbackShape{256, 16, 4, 6, 0, 6, 0}, 9 * 4096}, {lookbackShape{128, 24, 4, 4, 0, 4, 0}, 9 * 3072},
-		{lookbackShape{128, 12, 4, 4, 1, 4, 0}, 8 * 1536}, {lookbackShape{64, 4, 4, 8, 0, 8, 0}, 8 * 256}} {
+	}{{lookbackShape{256, 32, 4, 3, 0, 3}, 9 * 8192}, {lookbackShape{256, 16, 4, 6, 0, 6}, 9 * 4096}, {lookbackShape{128, 24, 4, 4, 0, 4}, 9 * 3072},
+		{lookbackShape{128, 12, 4, 4, 1, 4}, 8 * 1536}, {lookbackShape{64, 4, 4, 8, 0, 8}, 8 * 256}} {
 		if got := c.sh.persistShared(); got != c.want {
 			t.Errorf("%v: persistShared() = %d bytes, want %d", c.sh, got, c.want)
 		}
@@ -282,8 +276,6 @@ func TestLookbackTunables(t *testing.T) {
 		{"ITEMS=16 VEC=4 MINBLOCKS=4 PERSIST=9", "PERSIST=9 blocks of BLOCK=256 are 2304 threads"},
 		{"BLOCK=1024 ITEMS=8 VEC=4 MINBLOCKS=1 PERSIST=3", "PERSIST=3 blocks of BLOCK=1024 are 3072 threads"},
 		{"BLOCK=512 ITEMS=32 VEC=4 MINBLOCKS=2 PERSIST=2", "16384 elements does not fit"},
-		{"ITEMS=32 VEC=4 MINBLOCKS=3 PERSIST=3 HINTS=4", "HINTS=4 is out of its range 0..3"},
-		{"ITEMS=32 VEC=4 MINBLOCKS=4 HINTS=1", "HINTS=1 needs PERSIST"},
 	} {
 		if _, err := parseLookbackShape(c.in); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseLookbackShape(%q) = %v; want ErrInvalidArg saying %q", c.in, err, c.want)

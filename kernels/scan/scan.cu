@@ -61,10 +61,7 @@
 //   PERSIST 0: a block per tile; k > 0: the persistent kernel (sm_80 and newer, VEC=4,
 //           BLOCK >= 64), whose grid the host makes at most k blocks per multiprocessor,
 //           fewer where fewer fit (the kernel only tells 0 from the rest)   default 0
-//   HINTS   the persistent kernel's cache hints, bits: 1, its cp.async loads ask L2 to fetch
-//           256 bytes at a time (.L2::256B); 2, its full tiles' stores stream past the
-//           caches (st.global.cs); 0: neither                               default 0
-// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t -DACC=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8 | -DELEM=float -DBLOCK=64 -DITEMS=32 -DMINBLOCKS=24 | -DELEM=int -DACC=uint32_t -DBLOCK=128 -DITEMS=24 -DMINBLOCKS=16 | -DELEM=float -DVEC=1 -DMINBLOCKS=4 | -DELEM=float -DITEMS=20 -DMINBLOCKS=6 | -DELEM=float -DITEMS=32 -DMINBLOCKS=4 | -DELEM=float -DITEMS=32 -DMINBLOCKS=4 -DEARLY=1 | -DELEM=int -DACC=uint32_t -DITEMS=16 -DMINBLOCKS=8 -DEARLY=1 | -DELEM=float -DVEC=1 -DITEMS=5 -DEARLY=1 | -DELEM=float -DITEMS=32 -DMINBLOCKS=3 -DPERSIST=3 | -DELEM=int -DACC=uint32_t -DITEMS=16 -DMINBLOCKS=6 -DPERSIST=6 -DEARLY=1 | -DELEM=uint32_t -DACC=uint32_t -DBLOCK=128 -DITEMS=12 -DPERSIST=4 | -DELEM=float -DBLOCK=64 -DITEMS=4 -DMINBLOCKS=8 -DPERSIST=8 | -DELEM=float -DBLOCK=64 -DITEMS=32 -DMINBLOCKS=8 -DPERSIST=8 -DEARLY=1 | -DELEM=int -DACC=uint32_t -DBLOCK=1024 -DITEMS=8 -DPERSIST=2 -DEARLY=1 | -DELEM=float -DITEMS=32 -DMINBLOCKS=3 -DPERSIST=3 -DHINTS=3 | -DELEM=float -DITEMS=32 -DMINBLOCKS=3 -DPERSIST=3 -DHINTS=1
+// Builds: -DELEM=float | -DELEM=int -DACC=uint32_t | -DELEM=uint32_t -DACC=uint32_t | -DELEM=float -DBLOCK=128 -DITEMS=8 | -DELEM=float -DBLOCK=64 -DITEMS=32 -DMINBLOCKS=24 | -DELEM=int -DACC=uint32_t -DBLOCK=128 -DITEMS=24 -DMINBLOCKS=16 | -DELEM=float -DVEC=1 -DMINBLOCKS=4 | -DELEM=float -DITEMS=20 -DMINBLOCKS=6 | -DELEM=float -DITEMS=32 -DMINBLOCKS=4 | -DELEM=float -DITEMS=32 -DMINBLOCKS=4 -DEARLY=1 | -DELEM=int -DACC=uint32_t -DITEMS=16 -DMINBLOCKS=8 -DEARLY=1 | -DELEM=float -DVEC=1 -DITEMS=5 -DEARLY=1 | -DELEM=float -DITEMS=32 -DMINBLOCKS=3 -DPERSIST=3 | -DELEM=int -DACC=uint32_t -DITEMS=16 -DMINBLOCKS=6 -DPERSIST=6 -DEARLY=1 | -DELEM=uint32_t -DACC=uint32_t -DBLOCK=128 -DITEMS=12 -DPERSIST=4 | -DELEM=float -DBLOCK=64 -DITEMS=4 -DMINBLOCKS=8 -DPERSIST=8 | -DELEM=float -DBLOCK=64 -DITEMS=32 -DMINBLOCKS=8 -DPERSIST=8 -DEARLY=1 | -DELEM=int -DACC=uint32_t -DBLOCK=1024 -DITEMS=8 -DPERSIST=2 -DEARLY=1
 // Launch: 1D, block exactly BLOCK (n >= 1). PERSIST=0: grid ceil(n/TILE) blocks. PERSIST > 0:
 // any grid (the host's: the blocks that fit at once, at most ceil(n/TILE)), with dynamic
 // shared memory for two stages of 16 * STAGE_VECS bytes: 9*TILE bytes in all where ITEMS/4 is
@@ -102,9 +99,6 @@
 #endif
 #ifndef PERSIST
 #define PERSIST 0
-#endif
-#ifndef HINTS
-#define HINTS 0
 #endif
 #if VEC != 1 && VEC != 4
 #error "scan.cu: VEC must be 1 or 4"
@@ -376,26 +370,6 @@ scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__
 #define WORKERS (BLOCK - 32)
 #define COPIES ((VECS + WORKERS - 1) / WORKERS)
 
-// scan_cp_async16 is prism_cp_async16, with an L2 prefetch of 256 bytes where HINTS & 1
-// (PTX ISA 7.4, sm_80).
-static __device__ __forceinline__ void scan_cp_async16(unsigned int dst, const void *src, int src_bytes) {
-#if HINTS & 1
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-#else
-  prism_cp_async16(dst, src, src_bytes);
-#endif
-}
-
-// scan_store16 stores 16 bytes of a full tile's result: streamed past the caches
-// (st.global.cs) where HINTS & 2, else a plain store.
-static __device__ __forceinline__ void scan_store16(uint4 *p, uint4 q) {
-#if HINTS & 2
-  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(q.x), "r"(q.y), "r"(q.z), "r"(q.w) : "memory");
-#else
-  *p = q;
-#endif
-}
-
 // load_tile starts the copies of tile's elements into the stage at shared address stage by
 // thread t of THREADS: vectors t, t + THREADS, ..., one 16-byte cp.async each; those past n
 // are zero-filled (0 adds nothing), and read nothing where all four are past it. The
@@ -408,7 +382,7 @@ static __device__ __forceinline__ void load_tile(unsigned int stage, const ELEM 
 #pragma unroll
     for (int k = 0; k < (VECS + THREADS - 1) / THREADS; k++) {
       const int v = k * THREADS + t;
-      if (VECS % THREADS == 0 || v < VECS) scan_cp_async16(stage + 16 * SLOT(v), xt + 4 * v, 16);
+      if (VECS % THREADS == 0 || v < VECS) prism_cp_async16(stage + 16 * SLOT(v), xt + 4 * v, 16);
     }
   } else {
     const int left = (int)(n - base); // the tile's elements, fewer than TILE
@@ -417,7 +391,7 @@ static __device__ __forceinline__ void load_tile(unsigned int stage, const ELEM 
       const int v = k * THREADS + t;
       const int e = left - 4 * v; // the vector's elements before n
       const int bytes = e >= 4 ? 16 : e > 0 ? 4 * e : 0;
-      if (VECS % THREADS == 0 || v < VECS) scan_cp_async16(stage + 16 * SLOT(v), bytes ? xt + 4 * v : x, bytes);
+      if (VECS % THREADS == 0 || v < VECS) prism_cp_async16(stage + 16 * SLOT(v), bytes ? xt + 4 * v : x, bytes);
     }
   }
 }
@@ -617,7 +591,7 @@ scan_lookback(ELEM *__restrict__ y, const ELEM *__restrict__ x, unsigned int *__
         q.y = SCAN_OUT(q.y);
         q.z = SCAN_OUT(q.z);
         q.w = SCAN_OUT(q.w);
-        scan_store16(y4 + v, q);
+        y4[v] = q;
       }
     } else {
       const unsigned int *sw = (const unsigned int *)st;
