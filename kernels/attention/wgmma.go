@@ -77,17 +77,18 @@ func (t WGMMATunables) check(dim int) error {
 }
 
 // WGMMADefaults returns the tunables the cuda-wgmma variant uses for head dimension dim
-// unless told otherwise or tuned: at head dim 128, two stages of 128 keys on
-// FlashAttention-3's schedule; else two stages of 64 keys, the plain schedule. On an H200
-// (2026-11-30, batch 4, 32 heads, seq 4096, prism tune in one call) the 128-key tile on
-// FA3's schedule ran full bfloat16 in 2.441 ms against 2.522 for the plain schedule's
-// 64, full float16 in 2.443 against 2.525, causal bfloat16 in 1.362 against 1.381; the
-// other head dims were not measured with it.
+// unless told otherwise or tuned: FlashAttention-3's schedule on two stages, with tiles of
+// 128 keys at head dims 64 and 128 and of 64 at 256 (the most a consumer's registers hold
+// beside O's 128). On an H200 (2026-11-30, bfloat16, batch 4, 32 heads, seq 4096, with the
+// mask out of the softmax's loops), against the plain schedule's 64-key tiles that were
+// the default at 64 and 256: head dim 64 full 1.35 ms against 1.53, causal 743 us against
+// 843 (176-key tiles 1.34 ms and 751 us); 128 full 1.68 ms against 2.04 (prism tune);
+// 256 full 3.05 ms against 3.21, causal 1.70 against 1.78.
 func WGMMADefaults(dim int) WGMMATunables {
-	if dim == 128 {
-		return WGMMATunables{Stages: 2, Sched: 1, BC: 128}
+	if dim > 128 {
+		return WGMMATunables{Stages: 2, Sched: 1, BC: attnWGMMABC}
 	}
-	return WGMMATunables{Stages: 2, Sched: 0, BC: attnWGMMABC}
+	return WGMMATunables{Stages: 2, Sched: 1, BC: 128}
 }
 
 // wgmmaCandidates are the tunables prism tune measures (at the ops' head dim 128), the
@@ -98,6 +99,9 @@ func WGMMADefaults(dim int) WGMMATunables {
 // softmax in place and P rounded after the product (FA3's order), at 0.91 (2.855 ms against
 // 2.608), ptxas still serializing its wgmmas at BC=64 (C7513); at BC=128 nothing is
 // serialized and it equals SCHED=0 (2.599 ms full, 1.437 causal against 1.425).
+// With the mask out of the softmax's loops (2026-11-30, prism tune, full bf16): 1.677 ms
+// for the default, 1.678 at three stages, 1.868 for SCHED=0 at 128 keys, 1.94-2.04 for the
+// 64-key sets; causal 939 us against 1.045-1.132 ms.
 var wgmmaCandidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {2, 0, 64}, {2, 1, 64}, {3, 1, 64},
 	{3, 0, 64}, {4, 1, 64}, {4, 0, 64}}
 
