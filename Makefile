@@ -192,7 +192,7 @@ gpu-bundle: deps
 	# SQLite for the results store (the binaries link it: -tags libsqlite3), where the machine has none.
 	mkdir -p .gpu/lib/link && cp -a /lib/x86_64-linux-gnu/libsqlite3.so.0* .gpu/lib/link/
 	git rev-parse HEAD > .gpu/COMMIT
-	cp scripts/gpu-run.sh scripts/vendor.py scripts/launch.py .gpu/
+	cp scripts/gpu-run.sh scripts/vendor.py scripts/launch.py scripts/ncu_stalls.py .gpu/
 	# One compressed archive, small enough to travel: unpack with tar -xJf there.
 	tar -C .gpu -cf - . | xz -6 -T2 > .gpu-pack/bundle.tar.xz
 	@ls -l .gpu-pack/bundle.tar.xz

@@ -299,6 +299,19 @@ func TestAttentionShapes(t *testing.T) {
 	}
 }
 
+// TestNcuStallsPy runs scripts/test_ncu_stalls.py: the summary of Nsight Compute's source
+// page that scripts/gpu-run.sh's MODE=profile writes beside a profile (the stall samples by
+// opcode, by reason and by instruction), on CSVs written as ncu writes them.
+func TestNcuStallsPy(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	if out, err := exec.Command(py, "../scripts/test_ncu_stalls.py").CombinedOutput(); err != nil {
+		t.Fatalf("scripts/test_ncu_stalls.py: %v\n%s", err, out)
+	}
+}
+
 // TestVendorPyAttentionShapes runs scripts/test_vendor.py (vendor.py's command line, cases
 // and records, with no PyTorch), then pairs the records vendor.py writes at
 // --attention-shapes with Prism's results of the same shapes: each of Prism's results

@@ -13,6 +13,8 @@
 # precision at 8192, the shape sweep, the launch ops, PyTorch's float8 and SDPA (below).
 # MODE=tune runs prism tune over the GEMM tunables, then the bench with the winners (below).
 # MODE=split runs the split suite over the GPUs and over a GPU with the CPU (below).
+# MODE=profile runs Nsight Compute on one case's kernel and summarizes where its warps wait,
+# instruction by instruction (scripts/ncu_stalls.py; below).
 # Writes at most 8 files under $OUT per mode.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -233,6 +235,29 @@ if [ "$MODE" = compare ]; then
   if [ -f "$OUT/3-before.json" ]; then
     echo "== the same build twice (1 against 3: the spread)" >> "$OUT/compare.txt"
     .gpu/prism compare "$first" "$OUT/3-before.json" >> "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
+  fi
+fi
+if [ "$MODE" = profile ]; then
+  # Nsight Compute on the first launch of one kernel: PROFILE_ARGS are prism bench's
+  # (default the wgmma attention, full bfloat16, on cuda:0), PROFILE_KERNEL the kernel's
+  # name as a regular expression (default attention_wgmma); the speed-of-light, warp-state,
+  # source-counter, launch and occupancy sections. Files: machine.txt, profile.ncu-rep,
+  # profile.txt (every section's details) and profile-stalls.txt (scripts/ncu_stalls.py:
+  # the warp stall samples by opcode, by reason and the hottest SASS instructions).
+  export PRISM_CACHE_DIR=$(mktemp -d)
+  args=${PROFILE_ARGS:---device cuda:0 --ops attention/full/bfloat16 --variant cuda-wgmma --sizes 64M}
+  echo "== ncu -k regex:${PROFILE_KERNEL:-attention_wgmma} prism bench $args"
+  timeout "${PROFILE_TIMEOUT:-300}" ncu --section SpeedOfLight --section WarpStateStats --section SourceCounters \
+    --section LaunchStats --section Occupancy -k "regex:${PROFILE_KERNEL:-attention_wgmma}" -c 1 -f -o "$OUT/profile" \
+    .gpu/prism bench $args --count 1 --warmup 0 > /tmp/profile-run.txt 2>&1 || status=1
+  if [ -f "$OUT/profile.ncu-rep" ]; then
+    ncu --import "$OUT/profile.ncu-rep" --print-details all > "$OUT/profile.txt" 2>&1 || status=1
+    ncu --import "$OUT/profile.ncu-rep" --page source --csv --print-source sass > /tmp/profile-sass.csv 2>&1 || status=1
+    python3 .gpu/ncu_stalls.py /tmp/profile-sass.csv --title "ncu -k regex:${PROFILE_KERNEL:-attention_wgmma} prism bench $args (commit $(cat .gpu/COMMIT))" \
+      > "$OUT/profile-stalls.txt" || status=1
+    head -45 "$OUT/profile-stalls.txt"
+  else
+    echo "no profile written: the kernel did not run, or ncu failed"; tail -20 /tmp/profile-run.txt; status=1
   fi
 fi
 exit $status
