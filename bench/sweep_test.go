@@ -302,14 +302,20 @@ func TestAttentionShapes(t *testing.T) {
 // TestNcuStallsPy runs scripts/test_ncu_stalls.py: the summary of Nsight Compute's source
 // page that scripts/gpu-run.sh's MODE=profile writes beside a profile (the stall samples by
 // opcode, by reason and by instruction), on CSVs written as ncu writes them.
-func TestNcuStallsPy(t *testing.T) {
+func TestNcuStallsPy(t *testing.T) { runPyTests(t, "test_ncu_stalls.py") }
+
+// runPyTests runs the Python tests of scripts/ named (unittest, no GPU) and returns the
+// interpreter's path; it skips without python3 and fails on the script's failure.
+func runPyTests(t *testing.T, script string) string {
+	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 is not installed")
 	}
-	if out, err := exec.Command(py, "../scripts/test_ncu_stalls.py").CombinedOutput(); err != nil {
-		t.Fatalf("scripts/test_ncu_stalls.py: %v\n%s", err, out)
+	if out, err := exec.Command(py, "../scripts/"+script).CombinedOutput(); err != nil {
+		t.Fatalf("scripts/%s: %v\n%s", script, err, out)
 	}
+	return py
 }
 
 // TestVendorPyAttentionShapes runs scripts/test_vendor.py (vendor.py's command line, cases
@@ -319,13 +325,7 @@ func TestNcuStallsPy(t *testing.T) {
 // the vendor pseudo-device's result of its own shape, never another shape of its size,
 // and the shape of a size pairs with the baseline of that size.
 func TestVendorPyAttentionShapes(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	if out, err := exec.Command(py, "../scripts/test_vendor.py").CombinedOutput(); err != nil {
-		t.Fatalf("scripts/test_vendor.py: %v\n%s", err, out)
-	}
+	py := runPyTests(t, "test_vendor.py")
 	// 1x8x512x64 and 8x1x512x64 are one size (the first the float32 ops' 256K),
 	// 4x32x4096x128 the float16 and bfloat16 ops' size 64M, 1x8x4096x64 the float32 ops' 2M.
 	shapes := []string{"1x8x512x64", "8x1x512x64", "4x32x4096x128", "1x8x4096x64", "2x3x7x256"}
