@@ -18,8 +18,9 @@
 // Arguments:
 //   attention_mma(o, q, k, v, seq, sl2e, causal)
 //     o, q, k, v: bh*seq*D elements (16-bit: binary16 for PREC 3, bfloat16 for PREC 4),
-//     bh = gridDim.x / ceil(seq/BR) heads; sl2e = scale * log2(e) as a float; causal != 0 masks
-//     key j > query i. bh*seq*D < 2^31 (the host checks).
+//     bh = gridDim.x / ceil(seq/BR) heads; sl2e = scale * log2(e) as a float, of either sign,
+//     at least float32's smallest normal number in magnitude; causal != 0 masks key j > query
+//     i. bh*seq*D < 2^31 (the host checks both).
 //
 // Tunables (-D, part of the cache key):
 //   PREC   3 float16, 4 bfloat16                                       default 3
@@ -236,10 +237,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(in_t *o, con
 #undef QF
       }
 
-      // Mask where the tile reaches past seq or, when causal, past the warp's first query:
-      // one branch a tile, each row's limit worked out once and every score compared with
-      // it by a select (a test of each key inside the loops below became a branch a score,
-      // taken on every tile).
+      // Scale to base 2; then mask where the tile reaches past seq or, when causal, past
+      // the warp's first query (after the scaling, so that a masked score is -inf whatever
+      // the scale's sign): one branch a tile, each row's limit worked out once and every
+      // score compared with it by a select (a test of each key inside the loops below
+      // became a branch a score, taken on every tile); then each row's running max.
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int t = 0; t < NS; ++t) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            s[mt][t][e] *= sl2e;
+          }
+        }
+      }
       if (kbase + BC > seq || (causal && kbase + BC - 1 > q0 + wq0)) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
@@ -258,7 +270,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(in_t *o, con
           }
         }
       }
-      // Scale to base 2 and update the running max and sum of each row.
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -268,9 +279,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(in_t *o, con
           for (int t = 0; t < NS; ++t) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-              const float x = s[mt][t][2 * h + e] * sl2e;
-              s[mt][t][2 * h + e] = x;
-              mx = fmaxf(mx, x);
+              mx = fmaxf(mx, s[mt][t][2 * h + e]);
             }
           }
           mx = fmaxf(mx, prism_shfl_xor(mx, 1));

@@ -192,6 +192,20 @@ func (a *Attention[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S],
 	return q.Launch(a.k, engine.Range1D(groups*wg, wg), o, qb, kb, vb, int32(s.Seq), int32(s.Dim), scaleArg, c)
 }
 
+// kernelScale returns scale * log2(e) as the float32 the tensor-core kernels (cuda-mma,
+// cuda-wgmma) take, of either sign. Their softmax multiplies every score, -inf where masked,
+// by it or by its magnitude, and -inf * 0 is NaN: a scale whose product is below float32's
+// smallest normal number (2^-126) or above its largest in magnitude is refused with
+// engine.ErrInvalidArg, naming it.
+func kernelScale(scale float64) (float32, error) {
+	v := scale * math.Log2E
+	if a := math.Abs(v); !(a >= 0x1p-126 && a <= math.MaxFloat32) {
+		return 0, fmt.Errorf("kernels: attention: scale %g: scale * log2(e) = %g is outside float32's normal range (2^-126 to %g in magnitude), which the tensor-core kernels' softmax needs: %w",
+			scale, v, math.MaxFloat32, engine.ErrInvalidArg)
+	}
+	return float32(v), nil
+}
+
 // checkForward checks the arguments of a Forward for an instance that takes head dimensions
 // up to dmax and returns the factor the kernel multiplies the scores by: AttentionScale of
 // scale (0 selects 1/sqrt(s.Dim)). Errors wrap engine.ErrInvalidArg and name the argument.

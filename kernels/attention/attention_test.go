@@ -81,6 +81,8 @@ func attnCases(br int, typ string) []attnCase {
 			attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: 70, Dim: 48}, causal: true, scale: 0.3},
 			attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 40, Dim: 200}, causal: false},
 			attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: 130, Dim: 64}, causal: false, scale: 1},
+			// a negative scale, which reverses the scores' order
+			attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: 90, Dim: 64}, causal: true, scale: -0.2},
 			// over a million elements: 2 x 8 heads, seq 512, dim 128, causal (rows sampled)
 			attnCase{s: AttentionShape{Batch: 2, Heads: 8, Seq: 512, Dim: 128}, causal: true},
 		)
@@ -89,6 +91,7 @@ func attnCases(br int, typ string) []attnCase {
 		out = append(out,
 			attnCase{s: AttentionShape{Batch: 2, Heads: 1, Seq: 33, Dim: 128}, causal: true, scale: 0.1},
 			attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 100, Dim: 64}, causal: false, scale: 1},
+			attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: 70, Dim: 128}, causal: true, scale: -0.09},
 		)
 	}
 	return out

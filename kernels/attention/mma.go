@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -176,8 +175,12 @@ func (m *MMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s Att
 	if causal {
 		c = 1
 	}
+	sl2e, err := kernelScale(scale)
+	if err != nil {
+		return err
+	}
 	r := engine.Range1D(blocks*threads, threads).WithSharedBytes(int64(m.t.shared(m.dim)))
-	return q.Launch(m.k, r, o, qb, kb, vb, int32(s.Seq), float32(scale*math.Log2E), c)
+	return q.Launch(m.k, r, o, qb, kb, vb, int32(s.Seq), sl2e, c)
 }
 
 // Close releases the compiled kernel. Idempotent.

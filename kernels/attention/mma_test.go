@@ -3,6 +3,7 @@ package attention
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -74,6 +75,9 @@ func testAttentionMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Que
 		attnCase{s: AttentionShape{Batch: 2, Heads: 1, Seq: 130, Dim: 128}, causal: true, scale: 0.1},
 		attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 300, Dim: 64}, causal: false, scale: 1},
 		attnCase{s: AttentionShape{Batch: 2, Heads: 2, Seq: 2048, Dim: 128}, causal: true},
+		// negative scales: the softmax's order reversed, masked scores still -inf
+		attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: 200, Dim: 128}, causal: true, scale: -0.09},
+		attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 130, Dim: 64}, causal: false, scale: -0.2},
 	)
 	run(MMADefaults(128), cases)
 	for _, tn := range mmaCandidates {
@@ -128,7 +132,26 @@ func TestAttentionMMAInvalid(t *testing.T) {
 		if err := m.Forward(q, b, short, b, b, s, false, 0); !errors.Is(err, engine.ErrInvalidArg) {
 			t.Errorf("Forward with a short q = %v, want ErrInvalidArg", err)
 		}
+		if err := m.Forward(q, b, b, b, b, s, true, -1e-40); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "scale -1e-40") {
+			t.Errorf("Forward with a scale below float32's normal range = %v, want ErrInvalidArg naming the scale", err)
+		}
 	})
+}
+
+// TestKernelScale checks the scale the tensor-core kernels take: scale * log2(e) in float32,
+// of either sign, and the scales whose product leaves float32's normal range refused.
+func TestKernelScale(t *testing.T) {
+	for _, scale := range []float64{0.125, -0.125, 1, -3.5, 1e-30, -1e-30, 1e38} {
+		got, err := kernelScale(scale)
+		if want := float32(scale * math.Log2E); err != nil || got != want {
+			t.Errorf("kernelScale(%g) = %g, %v; want %g", scale, got, err, want)
+		}
+	}
+	for _, scale := range []float64{0, 1e-40, -1e-40, 5e-39, 1e39, -1e39, math.MaxFloat64} {
+		if got, err := kernelScale(scale); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), fmt.Sprintf("scale %g", scale)) {
+			t.Errorf("kernelScale(%g) = %g, %v; want ErrInvalidArg naming the scale", scale, got, err)
+		}
+	}
 }
 
 // TestAttentionWGMMA checks the Hopper attention (wgmma.cu) as TestAttentionMMA checks
@@ -196,6 +219,12 @@ func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engi
 		attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 300, Dim: 64}, causal: false, scale: 1},
 		attnCase{s: AttentionShape{Batch: 2, Heads: 2, Seq: 2048, Dim: 128}, causal: true},
 		attnCase{s: AttentionShape{Batch: 2, Heads: 2, Seq: 2048, Dim: 128}, causal: false},
+		// negative scales (the NEG build, made by the first such call), then a positive one
+		// again on the same instance
+		attnCase{s: AttentionShape{Batch: 2, Heads: 1, Seq: 300, Dim: 128}, causal: true, scale: -0.09},
+		attnCase{s: AttentionShape{Batch: 1, Heads: 2, Seq: 130, Dim: 256}, causal: false, scale: -0.06},
+		attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 200, Dim: 64}, causal: true, scale: -0.15},
+		attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 200, Dim: 64}, causal: true, scale: 0.15},
 	)
 	rng := kernels.NewRand(13, 0xa77e)
 	for _, c := range cases {

@@ -20,8 +20,9 @@
 //   attention_wgmma(tmQ, tmK, tmV, o, seq, sl2e, causal)
 //     tmQ, tmK, tmV: tensor maps of Q, K, V as dims {D, seq, bh} (elements, fastest first),
 //       boxes {64, 64, 1} (Q) and {64, BC, 1} (K, V), 128-byte swizzle: rows past seq read as
-//       zeros within each head. o: bh*seq*D elements; sl2e = scale * log2(e); causal != 0
-//       masks key j > query i. bh*seq*D < 2^31 (the host checks).
+//       zeros within each head. o: bh*seq*D elements; sl2e = |scale| * log2(e), at least
+//       float32's smallest normal number (the NEG build for a negative scale); causal != 0
+//       masks key j > query i. bh*seq*D < 2^31 (the host checks both).
 //
 // Tunables (-D, part of the cache key):
 //   PREC    3 float16, 4 bfloat16                                      default 3
@@ -35,7 +36,10 @@
 //           P_{t-1} V_{t-1}, and the two consumers issue their products in turn (named
 //           barriers 3 and 4), so that one's softmax runs under the other's products;
 //           a stage's K goes back to the producer once S is done, its V a step later  default 0
-// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1 | -DPREC=4 -DBC=176 -DSCHED=1 | -DPREC=3 -DD=64 -DBC=176
+//   NEG     1: the scale is negative (sl2e its magnitude): each tile's scores are negated
+//           before the softmax, which otherwise takes a positive scale's order. Not a
+//           tunable: the host builds it for the first call with a negative scale        default 0
+// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1 | -DPREC=4 -DBC=176 -DSCHED=1 | -DPREC=3 -DD=64 -DBC=176 | -DPREC=4 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 -DD=256 -DNEG=1
 // Shared memory (dynamic): 2*64*D*2 bytes of Q, STAGES*2*BC*D*2 of K and V, and 1024 to align
 //   the tiles to the swizzle's 1024-byte period (attnWGMMAShared in wgmma.go).
 // Launch: 1D grid of bh*ceil(seq/128) blocks of 384 threads; block b serves head
@@ -68,6 +72,9 @@
 #endif
 #ifndef SCHED
 #define SCHED 0
+#endif
+#ifndef NEG
+#define NEG 0
 #endif
 
 #if PREC == 3
@@ -282,14 +289,23 @@ static __device__ __forceinline__ void mask_scores(float *sc, int kbase, int seq
 
 // softmax_scores turns the scores sc of the key tile from kbase into probabilities: masks
 // them where the tile reaches past seq, or past the consumer's first query q0c when causal
-// (one branch a tile), updates the reference max (of the unscaled scores: scale > 0 keeps
-// their order; moved only past RESCALE_LOG2) and the sum of this thread's two rows, leaves
-// the probabilities 2^(s*sl2e - max*sl2e) in sc, one FFMA and one ex2 a score
+// (one branch a tile), updates the reference max (of the unscaled scores, whose order a
+// positive scale keeps; moved only past RESCALE_LOG2) and the sum of this thread's two rows,
+// leaves the probabilities 2^(s*sl2e - max*sl2e) in sc, one FFMA and one ex2 a score
 // (FlashAttention-3's form: no separate scaling pass), and the factors O's rows must be
 // scaled by in alpha (1 where the reference stayed). The maxima and sums run as two chains
-// a row, so that four independent chains hide the latency of each FMNMX and FADD.
+// a row, so that four independent chains hide the latency of each FMNMX and FADD. The NEG
+// build (a negative scale, which reverses the scores' order; sl2e is then its magnitude)
+// negates the scores first, -s * |c| being s * c, so that the reference, the mask's -inf
+// and the probabilities below hold as for a positive scale.
 static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, float *mrow, float *lrow, int kbase, int seq, int causal,
                                                       int q0c, int r0, int lane, float sl2e) {
+#if NEG
+#pragma unroll
+  for (int i = 0; i < NS * 4; ++i) {
+    sc[i] = -sc[i];
+  }
+#endif
   if (kbase + BC > seq || (causal && kbase + BC - 1 > q0c)) {
     mask_scores(sc, kbase, seq, causal, r0, lane);
   }

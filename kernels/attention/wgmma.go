@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/prism-compute/prism/engine"
@@ -113,10 +114,16 @@ type WGMMA[S MMAElem] struct {
 	dev  *engine.Device
 	dim  int
 	t    WGMMATunables
+	opts []string // the build's defines
 	prog *engine.Program
 	k    *engine.Kernel
 	mu   sync.Mutex
 	maps attnMaps // the tensor maps of the last call
+	// The build for negative scales (-DNEG=1), made by the first call with one: it
+	// negates each tile's scores and takes the scale's magnitude, so that the positive
+	// build's softmax has no test of the sign. Guarded by mu.
+	negProg *engine.Program
+	negK    *engine.Kernel
 }
 
 // attnMaps are the tensor maps of Q, K and V for one set of buffers and one shape.
@@ -172,7 +179,25 @@ func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGM
 	if err != nil {
 		return nil, fmt.Errorf("%w (dim %d)", err, dim)
 	}
-	return &WGMMA[S]{dev: dev, dim: dim, t: t, prog: prog, k: k}, nil
+	return &WGMMA[S]{dev: dev, dim: dim, t: t, opts: opts, prog: prog, k: k}, nil
+}
+
+// kernelFor returns the kernel for a scale of negative's sign: the build made with w, or
+// the one for negative scales, built on its first use.
+func (w *WGMMA[S]) kernelFor(negative bool) (*engine.Kernel, error) {
+	if !negative {
+		return w.k, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.negK == nil {
+		prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "attention_wgmma", attnWGMMAThreads, append(slices.Clip(w.opts), "-DNEG=1"))
+		if err != nil {
+			return nil, fmt.Errorf("%w (dim %d, the build for negative scales)", err, w.dim)
+		}
+		w.negProg, w.negK = prog, k
+	}
+	return w.negK, nil
 }
 
 // BlockKeys returns the keys per tile: the tolerance depends on it.
@@ -232,8 +257,16 @@ func (w *WGMMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s A
 	if causal {
 		c = 1
 	}
+	sl2e, err := kernelScale(scale)
+	if err != nil {
+		return err
+	}
+	k, err := w.kernelFor(sl2e < 0)
+	if err != nil {
+		return err
+	}
 	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim, w.t.Stages, w.t.BC)))
-	return q.Launch(w.k, r, tq, tk, tv, o, int32(s.Seq), float32(scale*math.Log2E), c)
+	return q.Launch(k, r, tq, tk, tv, o, int32(s.Seq), float32(math.Abs(float64(sl2e))), c)
 }
 
 // Close releases the compiled kernel. Idempotent.
@@ -243,6 +276,8 @@ func (w *WGMMA[S]) Close() error {
 	}
 	w.mu.Lock()
 	w.maps = attnMaps{}
+	negK, negProg := w.negK, w.negProg
+	w.negK, w.negProg = nil, nil
 	w.mu.Unlock()
-	return errors.Join(w.k.Close(), w.prog.Close())
+	return errors.Join(w.k.Close(), w.prog.Close(), negK.Close(), negProg.Close())
 }
