@@ -156,7 +156,8 @@ func (m *MMA[S]) BlockKeys() int { return m.t.BC }
 
 // Forward computes o = softmax(q k^T * scale [+ causal mask]) v over the tensors of shape s
 // (the first s.Elems() elements of each buffer); s.Dim must be the dim m was made for. causal
-// masks key j > query i. scale 0 selects 1/sqrt(s.Dim); any other value must be finite.
+// masks key j > query i. scale 0 selects 1/sqrt(s.Dim); any other value may have either sign,
+// and its product with log2(e) must lie in float32's normal range (ErrInvalidArg otherwise).
 func (m *MMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s AttentionShape, causal bool, scale float64) error {
 	if s.Dim != m.dim && s.Dim >= 1 {
 		return fmt.Errorf("kernels: attention: dim %d; this tensor-core instance was made for dim %d: %w", s.Dim, m.dim, engine.ErrInvalidArg)

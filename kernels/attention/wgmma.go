@@ -236,7 +236,9 @@ func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S]) (*
 
 // Forward computes o = softmax(q k^T * scale [+ causal mask]) v over the tensors of shape s
 // (the first s.Elems() elements of each buffer); s.Dim must be the dim w was made for. causal
-// masks key j > query i. scale 0 selects 1/sqrt(s.Dim); any other value must be finite.
+// masks key j > query i. scale 0 selects 1/sqrt(s.Dim); any other value may have either
+// sign (a negative one runs a second build, made by the first call with one), and its
+// product with log2(e) must lie in float32's normal range (ErrInvalidArg otherwise).
 func (w *WGMMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s AttentionShape, causal bool, scale float64) error {
 	if s.Dim != w.dim && s.Dim >= 1 {
 		return fmt.Errorf("kernels: attention: dim %d; this wgmma instance was made for dim %d: %w", s.Dim, w.dim, engine.ErrInvalidArg)
