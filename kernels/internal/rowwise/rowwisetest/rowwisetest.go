@@ -4,11 +4,13 @@
 package rowwisetest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 	"github.com/prism-compute/prism/kernels/internal/rowwise"
@@ -128,4 +130,58 @@ func Input[T kernels.Float](rng *rand.Rand, rows, cols int) []T {
 		}
 	}
 	return x
+}
+
+// ShortRows is what ShortRowsSmallGroups needs of a row family on one device: its
+// short-row kernels' Config (as the launcher's Config(1) gives it), a run of rows x cols
+// float32 rows x (guarded, against the float64 reference, with whatever else the family
+// draws from rng), and the launcher's Close.
+type ShortRows struct {
+	Config rowwise.Config
+	Check  func(t *testing.T, q *engine.Queue, rng *rand.Rand, x []float32, rows, cols int)
+	Close  func() error
+}
+
+// ShortRowsSmallGroups runs a row family's short-row kernels as devices with fewer
+// work-items per group would build them (kernels.EnvMaxWorkGroup): 1 and 2 items per row
+// (the scalar trees of the row partials), 8, and 32 in a work-group of one row. Each item
+// then keeps the same 4*RowVecs elements, so fewer columns take the short-row kernels; the
+// widths straddle the 4-element vectors, the items' vectors and that limit, with row counts
+// that leave the last work-group part empty. On the first device only (the other runs the
+// same code; each limit is a build of its own, slow for CPU compilers). open makes the
+// family's launcher on dev under the limit in force.
+func ShortRowsSmallGroups(t *testing.T, open func(t *testing.T, dev *engine.Device) ShortRows) {
+	t.Helper()
+	for _, wg := range []int{1, 2, 8, 32} {
+		t.Run(fmt.Sprintf("wg=%d", wg), func(t *testing.T) {
+			t.Setenv(kernels.EnvMaxWorkGroup, fmt.Sprint(wg))
+			first := true
+			kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+				if !first {
+					t.Skip("the limited work-groups run on the first device")
+				}
+				first = false
+				f := open(t, dev)
+				defer f.Close()
+				cfg := f.Config
+				if cfg.RowItems != min(wg, rowwise.RowItems) || cfg.WorkGroup != wg {
+					t.Fatalf("short rows take %v under a limit of %d items", cfg, wg)
+				}
+				limit := cfg.PerRow() * cfg.Cache
+				rng := kernels.NewRand(11, 0x5e7)
+				colsList := []int{1, 3, 4, 5, 4*cfg.PerRow() + 1, limit - 1, limit, limit + 1}
+				rowsList := []int{1, cfg.Rows() + 1, 2*cfg.Rows() + 1}
+				if kerneltest.Small() {
+					colsList, rowsList = []int{5, limit}, []int{cfg.Rows() + 1}
+				}
+				for _, cols := range colsList {
+					for _, rows := range rowsList {
+						t.Run(fmt.Sprintf("rows=%d,cols=%d", rows, cols), func(t *testing.T) {
+							f.Check(t, q, rng, Input[float32](rng, rows, cols), rows, cols)
+						})
+					}
+				}
+			})
+		})
+	}
 }
