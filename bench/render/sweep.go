@@ -24,6 +24,15 @@ var vendorSummaryLegend = []string{
 	"best of ...: in each case the fastest of Prism's variants that ran it",
 }
 
+// labelGrid returns a summary's empty grid: a text column per name in heads, and legend.
+func labelGrid(legend []string, heads ...string) *resultGrid {
+	g := &resultGrid{legend: legend}
+	for _, h := range heads {
+		g.cols = append(g.cols, tableCol{h, -1, colLabel})
+	}
+	return g
+}
+
 // vendorSummaryGrid is the summary as a table: a row per device, family, precision and
 // variant.
 func (r view) vendorSummaryGrid() *resultGrid {
@@ -31,10 +40,7 @@ func (r view) vendorSummaryGrid() *resultGrid {
 	if len(sums) == 0 {
 		return nil
 	}
-	g := &resultGrid{legend: vendorSummaryLegend}
-	for _, h := range []string{"device", "family", "precision", "variant", "cases", "geomean", "worst", "worst case", "vendor"} {
-		g.cols = append(g.cols, tableCol{h, -1, colLabel})
-	}
+	g := labelGrid(vendorSummaryLegend, "device", "family", "precision", "variant", "cases", "geomean", "worst", "worst case", "vendor")
 	for _, s := range sums {
 		g.rows = append(g.rows, term.SafeAll([]string{r.deviceLabel(s.Device) + " " + s.Device, s.Family, s.Type, summaryVariant(s), strconv.Itoa(s.Cases),
 			ratioText(s.GeoMean), ratioText(s.Worst), s.WorstCase + " " + worstShape(s), s.Library}))
@@ -112,10 +118,7 @@ func (r view) splitSummaryGrid() *resultGrid {
 	if len(sums) == 0 {
 		return nil
 	}
-	g := &resultGrid{legend: splitSummaryLegend}
-	for _, h := range []string{"devices", "data", "cases", "split", "geomean", "worst", "worst case"} {
-		g.cols = append(g.cols, tableCol{h, -1, colLabel})
-	}
+	g := labelGrid(splitSummaryLegend, "devices", "data", "cases", "split", "geomean", "worst", "worst case")
 	for _, s := range sums {
 		worst := ratioText(s.Worst)
 		if s.WorstLow > 0 && s.WorstHigh > 0 {
