@@ -485,26 +485,11 @@ func (r *SplitRun[P]) CheckPlan(ctx context.Context, run, relayout func(ctx cont
 		cands = []int{best}
 	}
 	planned := slices.Clone(r.shares)
-	best, alone, last := -1, time.Duration(0), -1
-	for _, d := range cands {
-		last = d
-		t, derr := r.timeOn(ctx, planned, d, run, relayout)
-		if derr != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, planned[d].Device, derr)
-			}
-			if err == nil && best < 0 {
-				err = derr // the first device's reason, where none could take the work
-			}
-			continue
-		}
-		if best < 0 || t < alone {
-			best, alone = d, t
-		}
+	best, alone, last, err := r.fastestAlone(ctx, planned, cands, run, relayout)
+	if err != nil && ctx.Err() != nil {
+		return err
 	}
-	if best >= 0 {
-		err = nil
-	} else {
+	if best < 0 {
 		best = cands[0]
 	}
 	one := onlyOn(planned, best)
@@ -557,6 +542,34 @@ func (r *SplitRun[P]) timeOn(ctx context.Context, planned []Share, d int, run, r
 	return timeRuns(ctx, run)
 }
 
+// fastestAlone times each device of cands in turn with the whole of planned's work
+// (timeOn) and returns the fastest, its time and the last device tried. A device that
+// cannot take the work is passed over; best is -1 where none could, err then the first
+// one's reason (nil otherwise). Where ctx ends, err says so and the check stops.
+func (r *SplitRun[P]) fastestAlone(ctx context.Context, planned []Share, cands []int, run, relayout func(ctx context.Context) error) (best int, alone time.Duration, last int, err error) {
+	best, last = -1, -1
+	for _, d := range cands {
+		last = d
+		t, derr := r.timeOn(ctx, planned, d, run, relayout)
+		if derr != nil {
+			if ctx.Err() != nil {
+				return -1, 0, last, fmt.Errorf("kernels: %s: checking the plan against %s alone: %w", r.name, planned[d].Device, derr)
+			}
+			if err == nil {
+				err = derr
+			}
+			continue
+		}
+		if best < 0 || t < alone {
+			best, alone = d, t
+		}
+	}
+	if best >= 0 {
+		err = nil
+	}
+	return best, alone, last, err
+}
+
 // nearOne returns, for a measured plan that gives the whole op to one device, that device
 // and then the others predicted within oneCheckMargin of its time alone (fastest
 // predicted first, checkDevices in all at most), which its check times alone too; only
@@ -592,23 +605,13 @@ func (r *SplitRun[P]) checkOne(ctx context.Context, run, relayout func(ctx conte
 	if err != nil {
 		return err
 	}
-	best, last := near[0], near[0]
-	other := time.Duration(0)
-	for _, d := range near[1:] {
-		last = d
-		t, derr := r.timeOn(ctx, planned, d, run, relayout)
-		if derr != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("kernels: %s: checking %s alone against %s alone: %w", r.name, planned[d].Device, planned[near[0]].Device, derr)
-			}
-			continue
-		}
-		if other == 0 || t < other {
-			other = t
-			if t < mine {
-				best = d
-			}
-		}
+	fastest, other, last, err := r.fastestAlone(ctx, planned, near[1:], run, relayout)
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	best := near[0]
+	if fastest >= 0 && other < mine {
+		best = fastest
 	}
 	one := onlyOn(planned, best)
 	for i := range one {
