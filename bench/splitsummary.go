@@ -3,6 +3,8 @@ package bench
 import (
 	"math"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // SpeedupInterval bounds the split's Speedup at level 1-alpha (0: DefaultAlpha): the
@@ -52,7 +54,7 @@ type SplitSummary struct {
 // speedup are left out, and so are groups without a case.
 func (r *Report) SplitSummaries() []SplitSummary {
 	var out []SplitSummary
-	logs := map[int]float64{}
+	var speedups [][]float64 // per summary
 	for _, s := range r.Splits {
 		if !s.Verified || s.Speedup <= 0 || math.IsInf(s.Speedup, 0) || math.IsNaN(s.Speedup) {
 			continue
@@ -68,10 +70,11 @@ func (r *Report) SplitSummaries() []SplitSummary {
 		}
 		if i == len(out) {
 			out = append(out, SplitSummary{Devices: devs, Placement: place})
+			speedups = append(speedups, nil)
 		}
 		sum := &out[i]
 		sum.Cases++
-		logs[i] += math.Log(s.Speedup)
+		speedups[i] = append(speedups[i], s.Speedup)
 		parts := 0
 		for _, sh := range s.Shares {
 			if sh.Fraction > 0 {
@@ -87,7 +90,7 @@ func (r *Report) SplitSummaries() []SplitSummary {
 		}
 	}
 	for i := range out {
-		out[i].GeoMean = math.Exp(logs[i] / float64(out[i].Cases))
+		out[i].GeoMean = stat.GeometricMean(speedups[i], nil)
 	}
 	return out
 }

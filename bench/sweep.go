@@ -9,6 +9,7 @@ import (
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/suite"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Shapes: the cases of the ops that take an explicit shape (kernels.Params.Shape: GEMM's
@@ -328,10 +329,10 @@ func summarize(dev, typ, variant string, xs []vendorRatio) (VendorSummary, bool)
 		return VendorSummary{}, false
 	}
 	s := VendorSummary{Device: dev, Type: typ, Variant: variant, Cases: len(xs), Worst: math.Inf(1)}
-	var logs float64
 	var libs []string
-	for _, x := range xs {
-		logs += math.Log(x.ratio)
+	ratios := make([]float64, len(xs))
+	for i, x := range xs {
+		ratios[i] = x.ratio
 		if x.ratio < s.Worst {
 			s.Worst, s.WorstCase, s.WorstSize, s.WorstShape, s.WorstDims = x.ratio, x.res.Case, x.res.Size, x.res.Shape, x.res.Dims
 		}
@@ -339,7 +340,7 @@ func summarize(dev, typ, variant string, xs []vendorRatio) (VendorSummary, bool)
 			libs = append(libs, x.lib)
 		}
 	}
-	s.GeoMean = math.Exp(logs / float64(len(xs)))
+	s.GeoMean = stat.GeometricMean(ratios, nil)
 	s.Library = strings.Join(libs, ", ")
 	return s, true
 }
