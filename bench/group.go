@@ -72,6 +72,15 @@ type SplitResult struct {
 // result is read back to it each run.
 const PlacementHost = "host"
 
+// Where returns the split's Placement, PlacementHost where the report did not record one
+// (reports from before splits ran on sharded data).
+func (s SplitResult) Where() string {
+	if s.Placement == "" {
+		return PlacementHost
+	}
+	return s.Placement
+}
+
 // Checked reports whether the split's plan was checked by its second run against the
 // fastest device alone (kernels.SplitRun.CheckedRun): its shares hold the split's time
 // (with the device's, or why it could not run alone).
@@ -84,7 +93,7 @@ func (s SplitResult) Checked() bool {
 // and the same split on sharded data are two cases of a report.
 func (s SplitResult) devicesText() string {
 	d := strings.Join(s.Devices, "+")
-	if s.Placement != "" && s.Placement != PlacementHost {
+	if s.Where() != PlacementHost {
 		d += " (" + s.Placement + " data)"
 	}
 	return d

@@ -59,10 +59,7 @@ func (r *Report) SplitSummaries() []SplitSummary {
 		if !s.Verified || s.Speedup <= 0 || math.IsInf(s.Speedup, 0) || math.IsNaN(s.Speedup) {
 			continue
 		}
-		place := s.Placement
-		if place == "" {
-			place = PlacementHost
-		}
+		place := s.Where()
 		devs := strings.Join(s.Devices, "+")
 		i := 0
 		for i < len(out) && (out[i].Devices != devs || out[i].Placement != place) {

@@ -72,11 +72,7 @@ func currentSplits(sources []*source) []*splitTable {
 			if tables[name] == nil {
 				tables[name], rows[name] = &splitTable{name: name}, map[rkey]splitRow{}
 			}
-			place := s.Placement
-			if place == "" {
-				place = bench.PlacementHost
-			}
-			k := rkey{s.Case, place, s.Size}
+			k := rkey{s.Case, s.Where(), s.Size}
 			if old, ok := rows[name][k]; ok && !newerSource(src, old.src) {
 				continue
 			}
@@ -92,7 +88,7 @@ func currentSplits(sources []*source) []*splitTable {
 			}
 		}
 		slices.SortFunc(t.rows, func(a, b splitRow) int {
-			return cmp.Or(strings.Compare(a.s.Case, b.s.Case), cmp.Compare(a.s.Size, b.s.Size), strings.Compare(placeOf(a.s), placeOf(b.s)))
+			return cmp.Or(strings.Compare(a.s.Case, b.s.Case), cmp.Compare(a.s.Size, b.s.Size), strings.Compare(a.s.Where(), b.s.Where()))
 		})
 		slices.SortFunc(t.sources, func(a, b *source) int {
 			if newerSource(a, b) {
@@ -104,14 +100,6 @@ func currentSplits(sources []*source) []*splitTable {
 	}
 	slices.SortFunc(out, func(a, b *splitTable) int { return strings.Compare(a.name, b.name) })
 	return out
-}
-
-// placeOf is a split's placement, host where the report did not record it.
-func placeOf(s bench.SplitResult) string {
-	if s.Placement == "" {
-		return bench.PlacementHost
-	}
-	return s.Placement
 }
 
 // renderSplits writes the tables of splits: per set of devices its reports, then a row
@@ -130,7 +118,7 @@ func renderSplits(b *strings.Builder, tables []*splitTable, linkDir string) {
 				interval = fmt.Sprintf("%.2f-%.2f", lo, hi)
 			}
 			plan, _, _ := strings.Cut(r.s.Plan, " (")
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.2fx | %s | %d |\n", cell(r.s.Case), formatSize(r.s.Size), placeOf(r.s),
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.2fx | %s | %d |\n", cell(r.s.Case), formatSize(r.s.Size), r.s.Where(),
 				cell(orDash(plan)), formatTime(r.s.Stats.Median), r.s.Speedup, interval, slices.Index(t.sources, r.src)+1)
 		}
 	}
