@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/prism-compute/prism/engine"
 	"github.com/prism-compute/prism/kernels"
@@ -200,8 +201,14 @@ func (a *Attention[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S],
 func kernelScale(scale float64) (float32, error) {
 	v := scale * math.Log2E
 	if a := math.Abs(v); !(a >= 0x1p-126 && a <= math.MaxFloat32) {
-		return 0, fmt.Errorf("kernels: attention: scale %g: scale * log2(e) = %g is outside float32's normal range (2^-126 to %g in magnitude), which the tensor-core kernels' softmax needs: %w",
-			scale, v, math.MaxFloat32, engine.ErrInvalidArg)
+		// A scale rounded to float32 (AttentionScale) is named as the caller wrote it:
+		// float32's shortest spelling, -1e-40 rather than -9.99994610111476e-41.
+		bits := 64
+		if float64(float32(scale)) == scale {
+			bits = 32
+		}
+		return 0, fmt.Errorf("kernels: attention: scale %s: scale * log2(e) = %g is outside float32's normal range (2^-126 to %g in magnitude), which the tensor-core kernels' softmax needs: %w",
+			strconv.FormatFloat(scale, 'g', -1, bits), v, math.MaxFloat32, engine.ErrInvalidArg)
 	}
 	return float32(v), nil
 }

@@ -147,8 +147,12 @@ func TestKernelScale(t *testing.T) {
 			t.Errorf("kernelScale(%g) = %g, %v; want %g", scale, got, err, want)
 		}
 	}
-	for _, scale := range []float64{0, 1e-40, -1e-40, 5e-39, 1e39, -1e39, math.MaxFloat64} {
-		if got, err := kernelScale(scale); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), fmt.Sprintf("scale %g", scale)) {
+	for _, scale := range []float64{0, 1e-40, -1e-40, 5e-39, 1e39, -1e39, math.MaxFloat64, float64(float32(-1e-40))} {
+		want := fmt.Sprintf("scale %g", scale)
+		if scale == float64(float32(-1e-40)) {
+			want = "scale -1e-40" // rounded to float32 as AttentionScale does: named as written
+		}
+		if got, err := kernelScale(scale); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), want) {
 			t.Errorf("kernelScale(%g) = %g, %v; want ErrInvalidArg naming the scale", scale, got, err)
 		}
 	}
