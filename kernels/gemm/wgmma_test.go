@@ -303,6 +303,19 @@ func init() { wgmmaFillSMs = 1 }
 // TestBNFill checks the width a call takes: the tunables' BN, halved while D's columns fit
 // in half of it, or, with a full tile row, while the tiles fill less than half of the
 // multiprocessors, down to 64.
+// TestPersistentFor checks when the ping-pong kernel gives way to one tile a block: only
+// where its tiles do not outnumber the multiprocessors; the other forms stand.
+func TestPersistentFor(t *testing.T) {
+	for _, c := range []struct{ pers, tiles, sms, want int }{
+		{2, 16, 132, 0}, {2, 132, 132, 0}, {2, 133, 132, 2}, {2, 4096, 132, 2},
+		{1, 16, 132, 1}, {0, 16, 132, 0}, {0, 4096, 132, 0}, {1, 4096, 132, 1},
+	} {
+		if got := persistentFor(c.pers, c.tiles, c.sms); got != c.want {
+			t.Errorf("persistentFor(%d, %d tiles, %d SMs) = %d, want %d", c.pers, c.tiles, c.sms, got, c.want)
+		}
+	}
+}
+
 func TestBNFill(t *testing.T) {
 	for _, c := range []struct{ bn, m, n, batch, sms, want int }{
 		{256, 8192, 8192, 1, 132, 256}, {256, 8192, 129, 1, 1, 256}, {256, 8192, 128, 1, 1, 128}, {256, 8192, 65, 1, 1, 128},
