@@ -43,13 +43,11 @@
 //   STAGES      shared-memory stages of the cp.async pipeline (>= 2) default 3
 //   Shared memory (dynamic, Range.SharedBytes): STAGES * (A stage + B stage), mma_shared()
 //   in mma.go computes it with the same paddings as below.
-// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA_K=8 | -DPREC=5 -DDMMA_K=16 | -DPREC=5 -DTRANS_A=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DBK=32 | -DPREC=5 -DTRANS_B=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DSTAGES=4 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2 | -DPREC=5 -DDMMA_K=8 -DBM=128 -DBN=128 -DBK=32 -DWARPS_M=2 -DWARPS_N=4 -DSTAGES=3 | -DPREC=5 -DDMMA_K=8 -DBM=64 -DBN=128 -DBK=16 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=4 | -DPREC=5 -DBM=128 -DBN=64 -DBK=32 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=3 | -DPREC=5 -DDMMA_K=16 -DBM=128 -DBN=64 -DBK=16 -DA_BUF=2 | -DPREC=5 -DDMMA_K=8 -DTRANS_A=1 -DA_BUF=2
+// Builds: -DPREC=1 | -DPREC=2 -DTRANS_A=1 | -DPREC=3 -DTRANS_B=1 | -DPREC=4 -DTRANS_A=1 -DTRANS_B=1 | -DPREC=5 | -DPREC=5 -DTRANS_A=1 -DTRANS_B=1 -DDMMA_K=8 | -DPREC=5 -DDMMA_K=16 | -DPREC=5 -DTRANS_A=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DBK=32 | -DPREC=5 -DTRANS_B=1 -DDMMA_K=16 -DBM=128 -DBN=64 -DSTAGES=4 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_A=1 | -DPREC=3 -DBN=256 -DSTAGES=4 | -DPREC=1 -DBM=128 -DBN=128 -DWARPS_M=2 -DWARPS_N=2 -DMIN_BLOCKS=2 | -DPREC=5 -DDMMA_K=8 -DBM=128 -DBN=128 -DBK=32 -DWARPS_M=2 -DWARPS_N=4 -DSTAGES=3 | -DPREC=5 -DDMMA_K=8 -DBM=64 -DBN=128 -DBK=16 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=4 | -DPREC=5 -DBM=128 -DBN=64 -DBK=32 -DWARPS_M=2 -DWARPS_N=2 -DSTAGES=3
 //   GROUP_M     tile rows of D a group of consecutive blocks covers (L2 reuse) default 8
 //   MIN_BLOCKS  blocks per SM the registers must allow (__launch_bounds__)   default 1
 //   DMMA_K      PREC 5: the k of the fp64 mma: 4 (m8n8k4, sm_80), 8 (m16n8k8) or 16 (m16n8k16),
 //               the last two sm_90 and newer                                   default 4
-//   A_BUF       PREC 5 with DMMA_K 8 or 16: 2 loads a warp's next A fragment while the
-//               current one's products issue (two fragments live); 1 one at a time  default 1
 // Launch: 3D grid (ceil(m/BM) * ceil(n/BN), 1, batch) blocks of exactly WARPS_M*WARPS_N*32
 //   threads in x, dynamic shared memory as above.
 // Boundaries: tiles past m, n or k are zero-filled in shared memory (zeros add nothing to
@@ -91,12 +89,6 @@ typedef double acc_t;
 #define IN_BYTES 8
 #ifndef DMMA_K
 #define DMMA_K 4
-#endif
-#ifndef A_BUF
-#define A_BUF 1
-#endif
-#if A_BUF != 1 && A_BUF != 2
-#error "mma.cu: A_BUF must be 1 or 2"
 #endif
 #if DMMA_K == 16 // sm_90: m16n8k16, the most products an fp64 instruction of Hopper does
 #define MMA_M 16
@@ -509,27 +501,6 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
         bf[j][q] = bs[B_AT(cn, ks + t + 4 * q)];
       }
     }
-#if A_BUF == 2
-    // Two A fragments: m tile i+1's is loaded before m tile i's products issue, so that no
-    // DMMA waits on the load of the fragment it reads (one more fragment live).
-    double af[2][MMA_K / 2];
-#pragma unroll
-    for (int i = 0; i <= MT; ++i) {
-      if (i < MT) {
-        const int r = wm0 + i * MMA_M + g;
-#pragma unroll
-        for (int q = 0; q < MMA_K / 2; ++q) {
-          af[i & 1][q] = as[A_AT(r + 8 * (q & 1), ks + t + 4 * (q >> 1))];
-        }
-      }
-      if (i > 0) {
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          mma_f64(acc[i - 1][j], af[(i - 1) & 1], bf[j]);
-        }
-      }
-    }
-#else
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       const int r = wm0 + i * MMA_M + g;
@@ -543,7 +514,6 @@ static __device__ __forceinline__ void compute_stage(acc_t (*acc)[NT][4], const 
         mma_f64(acc[i][j], af, bf[j]);
       }
     }
-#endif
 #elif PREC == 5
     double af[MT][1], bf[NT][1];
 #pragma unroll

@@ -58,12 +58,6 @@ func geomOf(prec Prec, cc int, t MMATunables) (mmaGeom, error) {
 	if prec != PrecFloat64 && t.MMAK != 0 && t.MMAK != g.mmaK {
 		return g, fmt.Errorf("kernels: gemm tensor-core tunables %v: this precision's mma has k = %d, not MMA_K=%d: %w", t, g.mmaK, t.MMAK, engine.ErrInvalidArg)
 	}
-	switch {
-	case t.ABuf < 0 || t.ABuf > 2:
-		return g, fmt.Errorf("kernels: gemm tensor-core tunables %v: A_BUF=%d is not 1 or 2: %w", t, t.ABuf, engine.ErrInvalidArg)
-	case t.ABuf == 2 && (prec != PrecFloat64 || g.mmaK < 8):
-		return g, fmt.Errorf("kernels: gemm tensor-core tunables %v: A_BUF=2 is float64's on m16n8k8 or m16n8k16 (MMA_K 8 or 16 on sm_90) alone: %w", t, engine.ErrInvalidArg)
-	}
 	epc := 16 / g.in
 	g.padK, g.padR = epc, 2*epc
 	if g.in == 8 {
@@ -106,9 +100,6 @@ func (g mmaGeom) defines() []string {
 		fmt.Sprintf("-DSTAGES=%d", g.Stages), fmt.Sprintf("-DGROUP_M=%d", g.GroupM), fmt.Sprintf("-DMIN_BLOCKS=%d", g.MinBlocks)}
 	if g.in == 8 {
 		o = append(o, fmt.Sprintf("-DDMMA_K=%d", g.mmaK))
-	}
-	if g.ABuf == 2 {
-		o = append(o, "-DA_BUF=2")
 	}
 	return o
 }

@@ -24,22 +24,14 @@ type MMATunables struct {
 	// (m16n8k16), the last two on sm_90 and newer; 0 takes the architecture's default
 	// (8 on sm_90, 4 before). Other precisions have one shape and take 0 only.
 	MMAK int
-	// ABuf is how many of a warp's A fragments float64's m16n8k8/m16n8k16 kernel keeps in
-	// registers: 0 or 1 loads each m tile's fragment just before its products; 2 loads the
-	// next one while the current one's products issue (more registers, no wait on the load).
-	// Other precisions and m8n8k4 take 0 only.
-	ABuf int
 }
 
 // String writes t as the -D names of mma.cu ("BM=128 BN=128 BK=32 WARPS=2x4 STAGES=3
-// GROUP_M=8 MIN_BLOCKS=2", and " MMA_K=16" and " A_BUF=2" when MMAK and ABuf are set).
+// GROUP_M=8 MIN_BLOCKS=2", and " MMA_K=16" when MMAK is set).
 func (t MMATunables) String() string {
 	s := fmt.Sprintf("BM=%d BN=%d BK=%d WARPS=%dx%d STAGES=%d GROUP_M=%d MIN_BLOCKS=%d", t.BM, t.BN, t.BK, t.WarpsM, t.WarpsN, t.Stages, t.GroupM, t.MinBlocks)
 	if t.MMAK != 0 {
 		s += fmt.Sprintf(" MMA_K=%d", t.MMAK)
-	}
-	if t.ABuf != 0 {
-		s += fmt.Sprintf(" A_BUF=%d", t.ABuf)
 	}
 	return s
 }
@@ -99,7 +91,10 @@ func mmaCandidates(in, cc int) []MMATunables {
 		// mma instructions of m16n8k8 for the same products, and CUTLASS's Hopper DGEMM
 		// tile (128 x 64 x 16 on 2 x 2 warps, 3 stages). Left out after three H200 runs
 		// (2026-11-30): BK 32 (one block an SM: 27-30 ms against 22.5), 256 x 64 on 8 warps
-		// (25.7-26.6) and GROUP_M 16 (within 1% of 8).
+		// (25.7-26.6) and GROUP_M 16 (within 1% of 8). A's fragments double-buffered in
+		// registers (loaded one m tile ahead, against the 15% of the stall samples that ncu
+		// put on LDS.64 of A) ran slower on an H200 (2026-11-30, prism tune at 8192): 23.24
+		// and 23.21 ms against the table's 22.59, and were dropped.
 		var k16 []MMATunables
 		if cc >= 90 {
 			k16 = []MMATunables{
@@ -113,11 +108,6 @@ func mmaCandidates(in, cc int) []MMATunables {
 				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 2, MMAK: 16},
 				// sm_80's m8n8k4, run here so that its fragments are checked on the swizzled rows.
 				{BM: 64, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 3, MMAK: 4},
-				// The table's set and the 4-stage one with A's fragments double-buffered: on an
-				// H200 (2026-11-30, ncu) 15% of the default's stall samples were LDS.64 of A
-				// waited for by the next DMMA.
-				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 3, GroupM: 8, MinBlocks: 1, MMAK: 16, ABuf: 2},
-				{BM: 128, BN: 64, BK: 16, WarpsM: 2, WarpsN: 2, Stages: 4, GroupM: 8, MinBlocks: 2, MMAK: 16, ABuf: 2},
 			}
 		}
 		return append([]MMATunables{
@@ -183,8 +173,6 @@ func ParseMMATunables(s string) (MMATunables, error) {
 			t.MinBlocks, err = num(v)
 		case "MMA_K":
 			t.MMAK, err = num(v)
-		case "A_BUF":
-			t.ABuf, err = num(v)
 		case "WARPS":
 			wm, wn, ok := strings.Cut(v, "x")
 			if !ok {
@@ -194,7 +182,7 @@ func ParseMMATunables(s string) (MMATunables, error) {
 				t.WarpsN, err = num(wn)
 			}
 		default:
-			return bad("unknown tunable %s (BM, BN, BK, WARPS, STAGES, GROUP_M, MIN_BLOCKS, optional MMA_K and A_BUF)", k)
+			return bad("unknown tunable %s (BM, BN, BK, WARPS, STAGES, GROUP_M, MIN_BLOCKS, optional MMA_K)", k)
 		}
 		if err != nil {
 			return bad("%s=%s is not a positive integer up to 4096", k, v)

@@ -80,33 +80,6 @@ func TestMMATunables(t *testing.T) {
 			t.Errorf("float64 sm_90 MMA_K=%d: k %d, defines %v, %v; want k %d", k, g.mmaK, g.defines(), err, want)
 		}
 	}
-	// A_BUF: 2 is float64's on m16n8k8 or m16n8k16 alone, 1 and 0 the default build.
-	for _, c := range []struct {
-		prec       Prec
-		cc, k, buf int
-		want       string // "" for a valid set
-	}{
-		{PrecFloat64, 90, 16, 2, ""},
-		{PrecFloat64, 90, 0, 2, ""}, // sm_90's default k is 8
-		{PrecFloat64, 90, 16, 1, ""},
-		{PrecFloat64, 90, 4, 2, "A_BUF=2 is float64's on m16n8k8 or m16n8k16"},
-		{PrecFloat64, 80, 0, 2, "A_BUF=2 is float64's on m16n8k8 or m16n8k16"},
-		{PrecTF32, 90, 0, 2, "A_BUF=2 is float64's"},
-		{PrecFloat64, 90, 16, 3, "A_BUF=3 is not 1 or 2"},
-	} {
-		tn := dgemm
-		tn.MMAK, tn.ABuf = c.k, c.buf
-		g, err := geomOf(c.prec, c.cc, tn)
-		if c.want != "" {
-			if !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
-				t.Errorf("PREC %d sm_%d MMA_K=%d A_BUF=%d: %v; want ErrInvalidArg saying %q", c.prec, c.cc, c.k, c.buf, err, c.want)
-			}
-			continue
-		}
-		if err != nil || slices.Contains(g.defines(), "-DA_BUF=2") != (c.buf == 2) {
-			t.Errorf("PREC %d sm_%d MMA_K=%d A_BUF=%d: defines %v, %v", c.prec, c.cc, c.k, c.buf, g.defines(), err)
-		}
-	}
 }
 
 func contains(err error, s string) bool { return err != nil && strings.Contains(err.Error(), s) }
@@ -320,7 +293,6 @@ func TestParseTunables(t *testing.T) {
 		{"BM=128 BN=128 BK=32 WARPS=8 STAGES=3 GROUP_M=8 MIN_BLOCKS=1", "not MxN"},
 		{"BM=-1 BN=128 BK=32 WARPS=2x4 STAGES=3 GROUP_M=8 MIN_BLOCKS=1", "positive integer"},
 		{"BM=128 BN=128 BK=32 WARPS=2x4 STAGES=3 GROUP_M=8 MIN_BLOCKS=1 SPLIT_K=2", "unknown tunable SPLIT_K"},
-		{"BM=128 BN=128 BK=32 WARPS=2x4 STAGES=3 GROUP_M=8 MIN_BLOCKS=1 A_BUF=x", "A_BUF=x is not a positive integer"},
 		{"BM128", "not KEY=VALUE"},
 	} {
 		if _, err := ParseMMATunables(c.in); !errors.Is(err, engine.ErrInvalidArg) || !contains(err, c.want) {
