@@ -57,7 +57,19 @@
 //             products run. The ring serves them in tile order: a warpgroup starts a tile's
 //             k steps once the other has waited for its last tile's last stage (named
 //             barriers 1 and 2), which also keeps each mbarrier wait at most one phase ahead.
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64
+//   SWAP_AB   1 (tf32 alone, TRANS_B=1, PERSISTENT 0 or 1, CLUSTER_M 1): the nn product
+//             computed transposed, D^T = B^T A^T, so that B is read as stored (k x n, n
+//             fastest) where tf32's wgmma, which reads shared-memory operands K-major only,
+//             would need a transposed copy of it. The kernel's m and n are D's n and m:
+//             tmA is B's map as dims {n, k, batch} with box {32, 32, 1} (BM/32 boxes a
+//             stage, 4 KiB apart: k rows of 32 columns), whose elements the consumers load
+//             into the registers of wgmma's A fragments (m64nBNk8, A from registers); tmB
+//             is A's map as {k, m, batch} with box {BK, BN, 1}, the K-major B of the
+//             kernel. The epilogue stores kernel element (i, j) at D's (j, i); split-K's
+//             partial sums go to ws in D's layout (m x n of D), which gemm_splitk_reduce
+//             reads with D's m and n. Each k step waits for its products (no group in
+//             flight across steps: the next step's loads rewrite the fragments).  default 0
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -99,6 +111,9 @@
 #ifndef PERSISTENT
 #define PERSISTENT 0
 #endif
+#ifndef SWAP_AB
+#define SWAP_AB 0
+#endif
 #if PERSISTENT == 2
 #define PINGPONG 1
 #if BN > 128
@@ -109,6 +124,9 @@
 #endif
 #if CLUSTER_M != 1 && CLUSTER_M != 2
 #error "wgmma.cu: CLUSTER_M must be 1 or 2"
+#endif
+#if SWAP_AB && (PREC != 1 || !TRANS_B || PINGPONG || CLUSTER_M != 1)
+#error "wgmma.cu: SWAP_AB=1 is tf32's (PREC 1) with TRANS_B=1, PERSISTENT 0 or 1 and CLUSTER_M 1"
 #endif
 #if GROUP_M < CLUSTER_M
 #error "wgmma.cu: GROUP_M must be at least CLUSTER_M"
@@ -191,6 +209,39 @@ PRISM_WGMMA_SS(wgmma_m64n128k16, 64, "wgmma.mma_async.sync.aligned.m64n128k" WG_
 #else
 PRISM_WGMMA_SS(wgmma_m64n256k16, 128, "wgmma.mma_async.sync.aligned.m64n256k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
 #define WGMMA wgmma_m64n256k16
+#endif
+#if SWAP_AB // A from registers
+#if BN == 64
+PRISM_WGMMA_RS(wgmma_rs_m64n64, 32, "wgmma.mma_async.sync.aligned.m64n64k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
+#define WGMMA_RS wgmma_rs_m64n64
+#elif BN == 128
+PRISM_WGMMA_RS(wgmma_rs_m64n128, 64, "wgmma.mma_async.sync.aligned.m64n128k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
+#define WGMMA_RS wgmma_rs_m64n128
+#else
+PRISM_WGMMA_RS(wgmma_rs_m64n256, 128, "wgmma.mma_async.sync.aligned.m64n256k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
+#define WGMMA_RS wgmma_rs_m64n256
+#endif
+
+// a_frags loads a consumer thread's A fragments of one stage for SWAP_AB: af[ks] for the
+// k8 instruction ks (k 8*ks..8*ks+7 of the stage), registers a0..a3 the elements (row g,
+// k t), (g+8, t), (g, t+4), (g+8, t+4) of its warp's 16 rows (g = lane/4, t = lane%4; the
+// m16n8k8 tf32 layout), rows 64*cw + 16*warp + g of the kernel's A, which are columns of B.
+// The stage holds B's columns in boxes of 32 (4 KiB apart), each k row of 128 bytes with
+// its 16-byte chunk c at c ^ (k % 8) (the 128-byte swizzle); rows r and r+8 lie in one box.
+static __device__ __forceinline__ void a_frags(unsigned int sa, int cw, int warp, int lane, unsigned int (&af)[4][4]) {
+  const int g = lane >> 2, t = lane & 3;
+  const int r = 64 * cw + 16 * warp + g;
+  const unsigned int box = sa + (r >> 5) * 4096 + (r & 3) * 4;
+  const int c = (r & 31) >> 2; // r's chunk in its row; r + 8's is c + 2
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int kk = 8 * ks + t + 4 * (i >> 1), cc = c + 2 * (i & 1);
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(af[ks][i]) : "r"(box + kk * 128 + ((cc ^ (kk & 7)) << 4)) : "memory");
+    }
+  }
+}
 #endif
 
 // wgmma_wait1 waits until at most one wgmma group of this warpgroup is pending, and
@@ -309,6 +360,39 @@ static __device__ __forceinline__ void store2(float *d, float alpha, float beta,
   }
 }
 
+// load2t and store2t are load2 and store2 for SWAP_AB, whose kernel element (row, col) is
+// D's (col, row): C's elements (col, row) and (col+1, row), D's the same (the second
+// where col+1 < n); rows ld apart, no pairs (they are in two rows of D). Within a warp
+// the 8 lanes of one t store 8 consecutive elements of a row of D.
+static __device__ __forceinline__ void load2t(const float *c, int row, int col, int m, int n, int ld, float &c0, float &c1) {
+  c0 = 0.0f;
+  c1 = 0.0f;
+  if (row >= m || col >= n) {
+    return;
+  }
+  c0 = c[(long long)col * ld + row];
+  if (col + 1 < n) {
+    c1 = c[(long long)(col + 1) * ld + row];
+  }
+}
+
+static __device__ __forceinline__ void store2t(float *d, float alpha, float beta, int row, int col, int m, int n, int ld, float r0,
+                                               float r1, float c0, float c1) {
+  if (row >= m || col >= n) {
+    return;
+  }
+  r0 *= alpha;
+  r1 *= alpha;
+  if (beta != 0.0f) {
+    r0 += beta * c0;
+    r1 += beta * c1;
+  }
+  d[(long long)col * ld + row] = r0;
+  if (col + 1 < n) {
+    d[(long long)(col + 1) * ld + row] = r1;
+  }
+}
+
 // acc_pos returns the row and column of D that accumulator i of a consumer thread holds
 // (i even; i+1 is the next column): row 64*cw + 16*warp + g + 8*((i%4)/2), column
 // 8*(i/4) + 2*t, with g = lane/4 and t = lane%4 (the m16n8 layout, per warp of the
@@ -398,7 +482,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           }
           const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
           prism_mbar_expect_tx(full + 8 * s, STAGE);
+#if SWAP_AB
+#pragma unroll
+          for (int j = 0; j < BM / 32; ++j) { // B's columns m0 + 32j.., k rows of the step
+            prism_tma_load_3d(sa + j * 4096, &tmA, m0 + 32 * j, kt * BK, z, full + 8 * s);
+          }
+#else
           prism_tma_load_3d(sa, &tmA, kt * BK, m0, z, full + 8 * s);
+#endif
           load_b(sb, &tmB, kt, n0, z, full + 8 * s, rank);
 #if SPLIT == 2
           prism_tma_load_3d(sa + STAGE_A + STAGE_B, &tmA2, kt * BK, m0, z, full + 8 * s);
@@ -437,6 +528,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int i = 0; i < ACC; ++i) {
         acc[i] = 0.0f;
       }
+#if SWAP_AB
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % STAGES;
+        prism_mbar_wait(full + 8 * s, (it / STAGES) & 1);
+        const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
+        unsigned int af[4][4];
+        a_frags(sa, cw, warp, lane, af);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int ks = 0; ks < 4; ++ks) {
+          WGMMA_RS(acc, af[ks], prism_wgmma_desc(sb + 32 * ks, 16, 1024), 1);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        wgmma_wait0(acc); // the products have read the fragments and the stage
+        release(empty + 8 * s);
+      }
+#else
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % STAGES;
         prism_mbar_wait(full + 8 * s, (it / STAGES) & 1);
@@ -487,6 +595,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (ktiles > 0) {
         release(empty + 8 * ((it - 1) % STAGES)); // the tile's last stage, for the next tile
       }
+#endif
 
       // Epilogue, EPI accumulators at a time (acc_pos): accumulators i and i+1 (i even) are
       // two neighbours of one row, one 8-byte load of C and one 8-byte store where C's and
@@ -502,7 +611,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           int row, col;
           acc_pos(i, m0, n0, cw, warp, lane, row, col);
           if (readc) {
+#if SWAP_AB
+            load2t(c, row, col, m, n, ldc, cv[i - i0], cv[i - i0 + 1]);
+#else
             load2(c, row, col, m, n, ldc, cpair, cv[i - i0], cv[i - i0 + 1]);
+#endif
           } else {
             cv[i - i0] = cv[i - i0 + 1] = 0.0f;
           }
@@ -511,11 +624,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         for (int i = i0; i < i0 + EPI; i += 2) {
           int row, col;
           acc_pos(i, m0, n0, cw, warp, lane, row, col);
+#if SWAP_AB
+          if (kt_per > 0) {
+            store2t(part, 1.0f, 0.0f, row, col, m, n, m, acc[i], acc[i + 1], 0.0f, 0.0f);
+          } else {
+            store2t(d, alpha, beta, row, col, m, n, ldc, acc[i], acc[i + 1], cv[i - i0], cv[i - i0 + 1]);
+          }
+#else
           if (kt_per > 0) {
             store2(part, 1.0f, 0.0f, row, col, m, n, n, ppair, acc[i], acc[i + 1], 0.0f, 0.0f);
           } else {
             store2(d, alpha, beta, row, col, m, n, ldc, pair, acc[i], acc[i + 1], cv[i - i0], cv[i - i0 + 1]);
           }
+#endif
         }
       }
     }

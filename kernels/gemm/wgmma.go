@@ -29,6 +29,13 @@ const (
 // tests on small shapes run the tunables' widths.
 var wgmmaGridCap, wgmmaSplitK, wgmmaFillSMs int
 
+// wgmmaSwapRows is the most rows of D for which tf32's nn product runs transposed (swaps):
+// D^T = B^T A^T, B read in place into the registers of wgmma's A operand, where the
+// product in place would first copy B transposed, a pass over it that costs more than the
+// product itself when D has few rows (on an H200, 2026-11-30, 64 x 8192 x 8192 took 261 us
+// with the copy, 0.31 of cuBLASLt). Tests set it to run either form on any shape.
+var wgmmaSwapRows = 512
+
 // WGMMATunables are the tunables of the Hopper GEMM (wgmma.cu): the BN columns of D a
 // block computes (64, 128 or 256: wgmma m64nBN; a call with a narrower D takes a narrower
 // width, bnFor), the Stages of its ring in shared
@@ -202,12 +209,13 @@ type WGMMA[In InputType] struct {
 	padded map[*engine.Queue]*[2]*engine.Buffer[In]
 }
 
-// wgmmaBuild names a build of wgmma.cu beside the tunables: B's layout, the width and the
-// persistence (persistentFor).
+// wgmmaBuild names a build of wgmma.cu beside the tunables: B's layout, the width, the
+// persistence (persistentFor) and the transposed form (swaps).
 type wgmmaBuild struct {
 	transB     bool
 	bn         int
 	persistent int
+	swap       bool
 }
 
 // wgmmaProgram is one build: its program, gemm_wgmma, gemm_splitk_reduce, gemm_pad and
@@ -235,11 +243,11 @@ func (sc *wgmmaScratch) Close() error {
 // op's runs rotate through (kernels.RotationSets), so that no run encodes them again.
 const wgmmaMapsKept = 8
 
-// cachedMaps returns the tensor maps kept for buffers a and b and shape s (with the small
-// parts' maps when small); the caller holds w.mu.
-func (w *WGMMA[In]) cachedMaps(a, b any, s GEMMShape, small bool) (wgmmaMaps, bool) {
+// cachedMaps returns the tensor maps kept for buffers a and b, shape s and form swap (with
+// the small parts' maps when small); the caller holds w.mu.
+func (w *WGMMA[In]) cachedMaps(a, b any, s GEMMShape, small, swap bool) (wgmmaMaps, bool) {
 	for _, m := range w.maps {
-		if m.ta != nil && m.a == a && m.b == b && m.s == s && (!small || m.ta2 != nil) {
+		if m.ta != nil && m.a == a && m.b == b && m.s == s && m.swap == swap && (!small || m.ta2 != nil) {
 			return m, true
 		}
 	}
@@ -256,6 +264,7 @@ func (w *WGMMA[In]) keepMaps(m wgmmaMaps) {
 type wgmmaMaps struct {
 	a, b     any // *engine.Buffer[In], or the scratch copies for tf32
 	s        GEMMShape
+	swap     bool // the maps of the transposed form (swaps)
 	ta, tb   *engine.TensorMap
 	ta2, tb2 *engine.TensorMap // the small parts' (3xTF32) or the big ones again (tf32)
 }
@@ -340,10 +349,11 @@ func splitsOf(p Prec) int {
 // bk returns the k step of a stage in elements: one 128-byte row of the inputs.
 func (w *WGMMA[In]) bk() int { return 128 / engine.SizeOf[In]() }
 
-// build returns the build of B's layout (tb: K-major B), width bn and persistence pers
-// (wgmma.cu's PERSISTENT), compiling it on first use.
-func (w *WGMMA[In]) build(tb bool, bn, pers int) (*wgmmaProgram, error) {
-	key := wgmmaBuild{tb, bn, pers}
+// build returns the build of B's layout (tb: K-major B), width bn, persistence pers
+// (wgmma.cu's PERSISTENT) and form (swap: SWAP_AB, in clusters of one), compiling it on
+// first use.
+func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool) (*wgmmaProgram, error) {
+	key := wgmmaBuild{tb, bn, pers, swap}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if b := w.builds[key]; b != nil {
@@ -351,7 +361,10 @@ func (w *WGMMA[In]) build(tb bool, bn, pers int) (*wgmmaProgram, error) {
 	}
 	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", b2i(tb)), fmt.Sprintf("-DSTAGES=%d", w.stagesFor(bn)),
 		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", bn),
-		fmt.Sprintf("-DCLUSTER_M=%d", w.t.Cluster), fmt.Sprintf("-DPERSISTENT=%d", pers)}
+		fmt.Sprintf("-DCLUSTER_M=%d", w.clusterOf(swap)), fmt.Sprintf("-DPERSISTENT=%d", pers)}
+	if swap {
+		opts = append(opts, "-DSWAP_AB=1")
+	}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
 		return nil, err
@@ -379,15 +392,30 @@ func (w *WGMMA[In]) build(tb bool, bn, pers int) (*wgmmaProgram, error) {
 	return b, nil
 }
 
-// bnFor returns the width of D's tiles for shape s on w's device (bnFill); with a forced
-// SplitK, the tunables' width (narrowed only for a narrow D).
-func (w *WGMMA[In]) bnFor(s GEMMShape) int {
+// bnFor returns the width of the kernel's tiles for its m x n product (D's, or D^T's
+// where the call swaps) over batch matrices on w's device (bnFill); with a forced SplitK,
+// the tunables' width (narrowed only for a narrow product).
+func (w *WGMMA[In]) bnFor(m, n, batch int) int {
 	sms := w.dev.Info().ComputeUnits
 	if wgmmaFillSMs > 0 || w.t.SplitK > 0 {
 		// A forced split keeps the tunables' width: the call chooses neither.
 		sms = max(wgmmaFillSMs, 1)
 	}
-	return bnFill(w.t.BN, s.M, s.N, s.Batch, sms)
+	return bnFill(w.t.BN, m, n, batch, sms)
+}
+
+// swaps reports whether a call of shape s runs transposed (wgmma.cu's SWAP_AB): tf32 nn
+// with both operands readable in place and at most wgmmaSwapRows rows of D.
+func (w *WGMMA[In]) swaps(s GEMMShape) bool {
+	return w.p.MMA == PrecTF32 && !s.TransA && !s.TransB && s.M <= wgmmaSwapRows && w.alignedA(s) && w.alignedB(s)
+}
+
+// clusterOf returns the cluster size of a launch: the tunables', one where it swaps.
+func (w *WGMMA[In]) clusterOf(swap bool) int {
+	if swap {
+		return 1
+	}
+	return w.t.Cluster
 }
 
 // bnFill returns the width of D's tiles of m x n (batch matrices) from the tunables' bn on
@@ -514,12 +542,14 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 	return a, b, s, nil
 }
 
-// tensorMaps returns the tensor maps of a and b for shape s, encoding them unless the last
-// call had the same buffers and shape.
-func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.TensorMap, *engine.TensorMap, error) {
+// tensorMaps returns the tensor maps of a and b for shape s and width bn, encoding them
+// unless a kept call had the same buffers, shape and form. Where the call swaps, the
+// kernel's A is B as stored (columns fastest, boxes of 32 columns by a k step) and its B
+// is A, K-major, in boxes of bn rows.
+func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn int, swap bool) (*engine.TensorMap, *engine.TensorMap, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if m, ok := w.cachedMaps(a, b, s, false); ok {
+	if m, ok := w.cachedMaps(a, b, s, false, swap); ok {
 		return m.ta, m.tb, nil
 	}
 	// A batch of one gets a batch stride of one whole matrix, rounded to 16 bytes.
@@ -530,25 +560,34 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In]) (*engine.Te
 		}
 		return int64(st) * es
 	}
-	ta, err := engine.NewTensorMap(a, engine.TensorMapDesc{
-		Dims: []int64{int64(s.K), int64(s.M), int64(s.Batch)}, Strides: []int64{int64(s.LDA) * es, stride(s.StrideA, s.LDA*s.M)},
-		Box: []int{bk, wgmmaBM, 1}, Swizzle: engine.Swizzle128B})
-	if err != nil {
-		return nil, nil, err
-	}
+	da := engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.M), int64(s.Batch)}, Strides: []int64{int64(s.LDA) * es, stride(s.StrideA, s.LDA*s.M)},
+		Box: []int{bk, wgmmaBM, 1}, Swizzle: engine.Swizzle128B}
 	var db engine.TensorMapDesc
 	if s.TransB {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.N), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, w.bnFor(s) / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, bn / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
 	} else {
+		// A 128-byte row of columns by 64 k rows; by a k step where the call swaps.
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.N), int64(s.K), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.K)}, Box: []int{64, bk, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.K)}, Box: []int{int(128 / es), bk, 1}, Swizzle: engine.Swizzle128B}
 	}
-	tb, err := engine.NewTensorMap(b, db)
+	if swap {
+		da.Box[1] = bn
+		da, db = db, da
+	}
+	srcA, srcB := a, b // the kernel's operands
+	if swap {
+		srcA, srcB = b, a
+	}
+	ta, err := engine.NewTensorMap(srcA, da)
 	if err != nil {
 		return nil, nil, err
 	}
-	w.keepMaps(wgmmaMaps{a: a, b: b, s: s, ta: ta, tb: tb})
+	tb, err := engine.NewTensorMap(srcB, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.keepMaps(wgmmaMaps{a: a, b: b, s: s, swap: swap, ta: ta, tb: tb})
 	return ta, tb, nil
 }
 
@@ -573,13 +612,18 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		return m.RunInto(q, s, alpha, a, b, beta, c, d)
 	}
 	tiles := func(n, t int) int { return (n + t - 1) / t }
-	cl := w.t.Cluster // the tile rows of D in whole clusters
-	blocksM := tiles(tiles(s.M, wgmmaBM), cl) * cl
-	bn := w.bnFor(s)
-	if blocks := float64(blocksM) * float64(tiles(s.N, bn)); blocks*wgmmaThreads > math.MaxInt32 {
+	swap := w.swaps(s)
+	km, kn := s.M, s.N // the kernel's product: D's, or D^T's where it swaps
+	if swap {
+		km, kn = s.N, s.M
+	}
+	cl := w.clusterOf(swap) // the tile rows of the product in whole clusters
+	blocksM := tiles(tiles(km, wgmmaBM), cl) * cl
+	bn := w.bnFor(km, kn, s.Batch)
+	if blocks := float64(blocksM) * float64(tiles(kn, bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
-	blocks := blocksM * tiles(s.N, bn)
+	blocks := blocksM * tiles(kn, bn)
 	ktiles := tiles(s.K, w.bk())
 	splits := w.splitFor(blocks*s.Batch, ktiles)
 	ktPer := 0 // one pass
@@ -591,7 +635,10 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if wgmmaGridCap == 0 { // a capped grid (tests) runs the tunables' kernel on any shape
 		pers = persistentFor(pers, blocks*s.Batch*splits, w.dev.Info().ComputeUnits)
 	}
-	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, pers)
+	if swap && pers == 2 {
+		pers = 0 // the transposed form has no ping-pong kernel
+	}
+	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, pers, swap)
 	if err != nil {
 		return err
 	}
@@ -601,10 +648,13 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		}
 	}
 	var ta, tb, ta2, tb2 *engine.TensorMap
-	if w.p.MMA.TF32() {
+	if swap {
+		ta, tb, err = w.tensorMaps(s, a, b, bn, true)
+		ta2, tb2 = ta, tb
+	} else if w.p.MMA.TF32() {
 		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]))
 	} else {
-		ta, tb, err = w.tensorMaps(s, a, b)
+		ta, tb, err = w.tensorMaps(s, a, b, bn, false)
 		ta2, tb2 = ta, tb
 	}
 	if err != nil {
@@ -630,7 +680,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)
 	}
-	if err := q.Launch(bd.k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(s.M), int32(s.N), int32(s.LDC), int32(s.StrideC), int32(s.K),
+	if err := q.Launch(bd.k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(km), int32(kn), int32(s.LDC), int32(s.StrideC), int32(s.K),
 		ws, int32(ktPer)); err != nil || splits == 1 {
 		return err
 	}
@@ -819,10 +869,10 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		return op.small
 	}
 	key := wgmmaMaps{a: src(ops[0], true), b: src(ops[1], true), s: s}
-	if m, ok := w.cachedMaps(key.a, key.b, s, true); ok {
+	if m, ok := w.cachedMaps(key.a, key.b, s, true, false); ok {
 		return m.ta, m.tb, m.ta2, m.tb2, nil
 	}
-	bbox := w.bnFor(s) / w.t.Cluster
+	bbox := w.bnFor(s.M, s.N, s.Batch) / w.t.Cluster
 	maps := []*engine.TensorMap{}
 	for _, x := range []struct {
 		op  operand

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -477,6 +478,8 @@ func TestGrown(t *testing.T) {
 func TestWGMMATF32InPlace(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		needWGMMA(t, dev)
+		defer func(r int) { wgmmaSwapRows = r }(wgmmaSwapRows)
+		wgmmaSwapRows = 0 // nn copies B here; TestWGMMATF32Swap runs it transposed
 		rng := rand.New(rand.NewPCG(5, 5))
 		for _, name := range []string{"tf32", "float32x3tf32"} {
 			p, _ := LookupPrecision(name)
@@ -507,6 +510,130 @@ func TestWGMMATF32InPlace(t *testing.T) {
 				}
 			}
 			w.Close()
+		}
+	})
+}
+
+// TestWGMMATF32Swap runs tf32's nn product transposed (wgmma.cu's SWAP_AB: D^T = B^T A^T,
+// B read in place into wgmma's register A fragments, D stored transposed) on shapes whose
+// rows, columns and k are and are not multiples of the tiles, with beta (C read
+// transposed), in a batch with strides, at every width, split K ways (partial sums in D's
+// layout), and in the persistent form with many tiles a block; it checks that no operand
+// was copied, and that a B whose rows TMA cannot read falls back to the copy.
+func TestWGMMATF32Swap(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		needWGMMA(t, dev)
+		defer func(r, k, c, f int) { wgmmaSwapRows, wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs = r, k, c, f }(wgmmaSwapRows, wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs)
+		wgmmaSwapRows = 1 << 20
+		p, _ := LookupPrecision("tf32")
+		rng := rand.New(rand.NewPCG(11, 11))
+		for _, c := range []struct {
+			wt          WGMMATunables
+			split, cap  int
+			fill        int
+			s           GEMMShape
+			beta        float32
+			wantInPlace bool
+		}{
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 64, N: 256, K: 128}, 0, true},
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 1, N: 200, K: 96}, 0.5, true},
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 300, N: 260, K: 333, LDA: 336}, -1, true},  // every tail
+			{WGMMADefaults(PrecTF32), 0, 0, 0, GEMMShape{M: 130, N: 1000, K: 200, LDB: 1004}, 1, true}, // narrowed to fill
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 96, N: 80, K: 40, Batch: 3, StrideA: 96*40 + 4, StrideB: 40*80 + 8}, 0.25, true},
+			{WGMMATunables{BN: 64, Stages: 4, Cluster: 1, GroupM: 8}, 0, 0, 1, GEMMShape{M: 100, N: 300, K: 520}, 0, true},
+			{WGMMATunables{BN: 128, Stages: 5, Cluster: 1, GroupM: 8}, 3, 0, 1, GEMMShape{M: 120, N: 264, K: 640}, -0.75, true}, // split 3 ways
+			{WGMMATunables{BN: 128, Stages: 3, Cluster: 2, GroupM: 4, Persistent: 1}, 0, 2, 1, GEMMShape{M: 250, N: 700, K: 256}, 0.5, true},
+			{WGMMATunables{BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2}, 2, 2, 1, GEMMShape{M: 70, N: 520, K: 300, Batch: 2}, 0, true},
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 64, N: 201, K: 64}, 0, false}, // B's rows unaligned: copied
+		} {
+			wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs = c.split, c.cap, c.fill
+			w, err := NewWGMMAWith[float32](dev, p, c.wt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.swaps(c.s.WithDefaults()); got != c.wantInPlace {
+				t.Errorf("%s %v: swaps = %v, want %v", c.wt, c.s, got, c.wantInPlace)
+			}
+			if err := wgmmaProductBeta(t, q, w, c.s, c.beta, rng); err != nil {
+				t.Errorf("%s split %d %v: %v", c.wt, c.split, c.s, err)
+			}
+			if sc := w.scratch[q]; c.wantInPlace && sc != nil && (sc.aBig != nil || sc.bBig != nil) {
+				t.Errorf("%s %v: the transposed call copied an operand", c.wt, c.s)
+			}
+			w.Close()
+		}
+	})
+}
+
+// BenchmarkWGMMATF32Swap times tf32's nn product with few rows, M x 8192 x 8192 for M of
+// 64 to 2048 (PRISM_BENCH_SWAP_M, comma-separated, replaces them), in both forms: "copy"
+// (B copied transposed, then the product) and "swap" (D^T = B^T A^T, B in place), and the
+// swap split two ways; each reports the median device time of a call (µs/call), as prism
+// bench does, so that wgmmaSwapRows can be read off where the forms cross.
+func BenchmarkWGMMATF32Swap(b *testing.B) {
+	forEachCUDA(b, func(b *testing.B, dev *engine.Device, q *engine.Queue) {
+		if dev.Info().ComputeCapability != 90 {
+			b.Skipf("%s is sm_%d; wgmma needs sm_90", dev.ID(), dev.Info().ComputeCapability)
+		}
+		ms := []int{64, 128, 256, 512, 1024, 2048}
+		if v := os.Getenv("PRISM_BENCH_SWAP_M"); v != "" {
+			ms = nil
+			for _, f := range strings.Split(v, ",") {
+				m, err := strconv.Atoi(f)
+				if err != nil || m < 1 {
+					b.Fatalf("PRISM_BENCH_SWAP_M=%q: want positive integers, comma-separated", v)
+				}
+				ms = append(ms, m)
+			}
+		}
+		p := precisionOf("tf32")
+		defer func(r, k int) { wgmmaSwapRows, wgmmaSplitK = r, k }(wgmmaSwapRows, wgmmaSplitK)
+		rng := rand.New(rand.NewPCG(1, 1))
+		for _, m := range ms {
+			s := GEMMShape{M: m, N: 8192, K: 8192}.WithDefaults()
+			la, lb, lc := s.Lens()
+			a, err := engine.Upload(b.Context(), q, randIn[float32](rng, la, -1, 1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			bb, err := engine.Upload(b.Context(), q, randIn[float32](rng, lb, -1, 1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, err := engine.NewBuffer[float32](dev, lc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, form := range []struct {
+				name        string
+				rows, split int
+			}{{"copy", 0, 0}, {"swap", 1 << 20, 0}, {"swap-split2", 1 << 20, 2}} {
+				b.Run(fmt.Sprintf("M=%d/%s", m, form.name), func(b *testing.B) {
+					wgmmaSwapRows, wgmmaSplitK = form.rows, form.split
+					w, err := NewWGMMA[float32](dev, p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer w.Close()
+					call := func() error { return w.RunInto(q, s, 1, a, bb, 0, d, d) }
+					if err := call(); err != nil { // builds, tensor maps, scratch
+						b.Fatal(err)
+					}
+					var ts []time.Duration
+					for b.Loop() {
+						t, err := q.Timed(b.Context(), call)
+						if err != nil {
+							b.Fatal(err)
+						}
+						ts = append(ts, t)
+					}
+					slices.Sort(ts)
+					b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds())/1e3, "µs/call")
+				})
+			}
+			a.Close()
+			bb.Close()
+			d.Close()
 		}
 	})
 }
