@@ -67,12 +67,11 @@
 //             is A's map as {k, m, batch} with box {BK, BN, 1}, the K-major B of the
 //             kernel. The epilogue stores kernel element (i, j) at D's (j, i); split-K's
 //             partial sums go to ws in D's layout (m x n of D), which gemm_splitk_reduce
-//             reads with D's m and n. 1: each k step waits for its products (no group
-//             in flight across steps: the next step's loads rewrite the fragments); 2: one
-//             group stays in flight, as in the other forms, the fragments of even and odd
-//             steps in two sets of registers, each kept live until the products that read
-//             it have retired.                                                   default 0
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=2 -DBN=128
+//             reads with D's m and n. Each k step waits for its products before the next
+//             step's loads rewrite the fragments (no group in flight across steps: on an
+//             H200 a form that kept one, each step's fragments in registers of their own,
+//             ran 9-30% slower at 64 to 8192 rows, 2026-11-30).                  default 0
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -128,8 +127,8 @@
 #if CLUSTER_M != 1 && CLUSTER_M != 2
 #error "wgmma.cu: CLUSTER_M must be 1 or 2"
 #endif
-#if SWAP_AB && (PREC != 1 || !TRANS_B || PINGPONG || CLUSTER_M != 1 || SWAP_AB > 2)
-#error "wgmma.cu: SWAP_AB (1 or 2) is tf32's (PREC 1) with TRANS_B=1, PERSISTENT 0 or 1 and CLUSTER_M 1"
+#if SWAP_AB && (PREC != 1 || !TRANS_B || PINGPONG || CLUSTER_M != 1)
+#error "wgmma.cu: SWAP_AB=1 is tf32's (PREC 1) with TRANS_B=1, PERSISTENT 0 or 1 and CLUSTER_M 1"
 #endif
 #if GROUP_M < CLUSTER_M
 #error "wgmma.cu: GROUP_M must be at least CLUSTER_M"
@@ -284,27 +283,15 @@ static __device__ __forceinline__ void a_frags(unsigned int sa, int cw, int warp
   }
 }
 
-// keep_frags reads af where the compiler cannot see through it, so that the registers stay
-// af's (none reused for other values) until this point: products still in flight read them.
-static __device__ __forceinline__ void keep_frags(const unsigned int (&af)[4][4]) {
-#pragma unroll
-  for (int ks = 0; ks < 4; ++ks) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      asm volatile("" ::"r"(af[ks][i]) : "memory");
-    }
-  }
-}
-
-// swap_step runs k step kt (the ring's it) of a SWAP_AB tile for consumer cw: it waits for
-// the stage, loads its fragments into cur, issues the four products and commits them. With
-// SWAP_AB=1 it waits for them and releases the stage; with 2 it waits only for step kt-1's
-// group (which read prev), keeps prev live until then, and releases that step's stage.
-static __device__ __forceinline__ void swap_step(float *acc, unsigned int (&cur)[4][4], const unsigned int (&prev)[4][4], int kt, int it,
-                                                 unsigned int sbase, unsigned int full, unsigned int empty, int cw, int warp, int lane) {
+// swap_step runs the ring's step it of a SWAP_AB tile for consumer cw: it waits for the
+// stage, loads its fragments, issues the four products, waits for them and releases the
+// stage.
+static __device__ __forceinline__ void swap_step(float *acc, int it, unsigned int sbase, unsigned int full, unsigned int empty, int cw,
+                                                 int warp, int lane) {
   const int s = it % STAGES;
   prism_mbar_wait(full + 8 * s, (it / STAGES) & 1);
   const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
+  unsigned int cur[4][4];
   a_frags(sa, cw, warp, lane, cur);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -312,16 +299,8 @@ static __device__ __forceinline__ void swap_step(float *acc, unsigned int (&cur)
     WGMMA_RS(acc, cur[ks], prism_wgmma_desc(sb + 32 * ks, 16, 1024), 1);
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#if SWAP_AB == 1
   wgmma_wait0(acc); // the products have read the fragments and the stage
   release(empty + 8 * s);
-#else
-  wgmma_wait1(acc);
-  keep_frags(prev);
-  if (kt > 0) {
-    release(empty + 8 * ((it - 1) % STAGES));
-  }
-#endif
 }
 #endif
 
@@ -574,23 +553,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         acc[i] = 0.0f;
       }
 #if SWAP_AB
-      // Even steps' fragments in af0, odd steps' in af1 (the loop unrolled by two, so that
-      // each set has registers of its own).
-      unsigned int af0[4][4], af1[4][4] = {};
-      for (int kt = 0; kt < ktiles;) {
-        swap_step(acc, af0, af1, kt++, it++, sbase, full, empty, cw, warp, lane);
-        if (kt < ktiles) {
-          swap_step(acc, af1, af0, kt++, it++, sbase, full, empty, cw, warp, lane);
-        }
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        swap_step(acc, it, sbase, full, empty, cw, warp, lane);
       }
-#if SWAP_AB == 2
-      wgmma_wait0(acc);
-      keep_frags(af0);
-      keep_frags(af1);
-      if (ktiles > 0) {
-        release(empty + 8 * ((it - 1) % STAGES)); // the tile's last stage, for the next tile
-      }
-#endif
 #else
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % STAGES;

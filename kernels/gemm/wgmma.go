@@ -33,13 +33,11 @@ var wgmmaGridCap, wgmmaSplitK, wgmmaFillSMs int
 // D^T = B^T A^T, B read in place into the registers of wgmma's A operand, where the
 // product in place would first copy B transposed, a pass over it that costs more than the
 // product itself when D has few rows. On an H200 (2026-11-30, BenchmarkWGMMATF32Swap) M x
-// 8192 x 8192 took 80 us transposed against 263 with the copy at M = 64, 176 against 348
-// at 512, 691 against 868 at 2048. Tests set it to run either form on any shape.
-var wgmmaSwapRows = 2048
-
-// wgmmaSwapForm is the transposed form's wgmma.cu SWAP_AB: 1 waits for each k step's
-// products before the next step loads its fragments, 2 keeps one step in flight.
-var wgmmaSwapForm = 1
+// 8192 x 8192 took 80 us transposed against 263 with the copy at M = 64, 337 against 507
+// at 1024, 1387 against 1523 at 4096, and 3060 against 2893 at 8192, where the copy is a
+// small part and the form's k steps, each waiting for its products, lose. Tests set it to
+// run either form on any shape.
+var wgmmaSwapRows = 4096
 
 // WGMMATunables are the tunables of the Hopper GEMM (wgmma.cu): the BN columns of D a
 // block computes (64, 128 or 256: wgmma m64nBN; a call with a narrower D takes a narrower
@@ -368,7 +366,7 @@ func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool) (*wgmmaProgram, erro
 		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", bn),
 		fmt.Sprintf("-DCLUSTER_M=%d", w.clusterOf(swap)), fmt.Sprintf("-DPERSISTENT=%d", pers)}
 	if swap {
-		opts = append(opts, fmt.Sprintf("-DSWAP_AB=%d", wgmmaSwapForm))
+		opts = append(opts, "-DSWAP_AB=1")
 	}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {

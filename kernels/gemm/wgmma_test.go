@@ -523,64 +523,59 @@ func TestWGMMATF32InPlace(t *testing.T) {
 func TestWGMMATF32Swap(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		needWGMMA(t, dev)
-		defer func(r, k, c, f, form int) {
-			wgmmaSwapRows, wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs, wgmmaSwapForm = r, k, c, f, form
-		}(wgmmaSwapRows, wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs, wgmmaSwapForm)
+		defer func(r, k, c, f int) { wgmmaSwapRows, wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs = r, k, c, f }(wgmmaSwapRows, wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs)
 		wgmmaSwapRows = 1 << 20
 		p, _ := LookupPrecision("tf32")
 		rng := rand.New(rand.NewPCG(11, 11))
-		for form := 1; form <= 2; form++ {
-			wgmmaSwapForm = form
-			for _, c := range []struct {
-				wt          WGMMATunables
-				split, cap  int
-				fill        int
-				s           GEMMShape
-				beta        float32
-				wantInPlace bool
-			}{
-				{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 64, N: 256, K: 128}, 0, true},
-				{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 1, N: 200, K: 96}, 0.5, true},
-				{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 300, N: 260, K: 333, LDA: 336}, -1, true},  // every tail
-				{WGMMADefaults(PrecTF32), 0, 0, 0, GEMMShape{M: 130, N: 1000, K: 200, LDB: 1004}, 1, true}, // narrowed to fill
-				{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 96, N: 80, K: 40, Batch: 3, StrideA: 96*40 + 4, StrideB: 40*80 + 8}, 0.25, true},
-				{WGMMATunables{BN: 64, Stages: 4, Cluster: 1, GroupM: 8}, 0, 0, 1, GEMMShape{M: 100, N: 300, K: 520}, 0, true},
-				{WGMMATunables{BN: 128, Stages: 5, Cluster: 1, GroupM: 8}, 3, 0, 1, GEMMShape{M: 120, N: 264, K: 640}, -0.75, true}, // split 3 ways
-				{WGMMATunables{BN: 128, Stages: 3, Cluster: 2, GroupM: 4, Persistent: 1}, 0, 2, 1, GEMMShape{M: 250, N: 700, K: 256}, 0.5, true},
-				{WGMMATunables{BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2}, 2, 2, 1, GEMMShape{M: 70, N: 520, K: 300, Batch: 2}, 0, true},
-				{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 64, N: 201, K: 64}, 0, false}, // B's rows unaligned: copied
-			} {
-				wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs = c.split, c.cap, c.fill
-				w, err := NewWGMMAWith[float32](dev, p, c.wt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := w.swaps(c.s.WithDefaults()); got != c.wantInPlace {
-					t.Errorf("%s %v: swaps = %v, want %v", c.wt, c.s, got, c.wantInPlace)
-				}
-				if err := wgmmaProductBeta(t, q, w, c.s, c.beta, rng); err != nil {
-					t.Errorf("SWAP_AB=%d %s split %d %v: %v", form, c.wt, c.split, c.s, err)
-				}
-				if sc := w.scratch[q]; c.wantInPlace && sc != nil && (sc.aBig != nil || sc.bBig != nil) {
-					t.Errorf("%s %v: the transposed call copied an operand", c.wt, c.s)
-				}
-				w.Close()
+		for _, c := range []struct {
+			wt          WGMMATunables
+			split, cap  int
+			fill        int
+			s           GEMMShape
+			beta        float32
+			wantInPlace bool
+		}{
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 64, N: 256, K: 128}, 0, true},
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 1, N: 200, K: 96}, 0.5, true},
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 300, N: 260, K: 333, LDA: 336}, -1, true},  // every tail
+			{WGMMADefaults(PrecTF32), 0, 0, 0, GEMMShape{M: 130, N: 1000, K: 200, LDB: 1004}, 1, true}, // narrowed to fill
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 96, N: 80, K: 40, Batch: 3, StrideA: 96*40 + 4, StrideB: 40*80 + 8}, 0.25, true},
+			{WGMMATunables{BN: 64, Stages: 4, Cluster: 1, GroupM: 8}, 0, 0, 1, GEMMShape{M: 100, N: 300, K: 520}, 0, true},
+			{WGMMATunables{BN: 128, Stages: 5, Cluster: 1, GroupM: 8}, 3, 0, 1, GEMMShape{M: 120, N: 264, K: 640}, -0.75, true}, // split 3 ways
+			{WGMMATunables{BN: 128, Stages: 3, Cluster: 2, GroupM: 4, Persistent: 1}, 0, 2, 1, GEMMShape{M: 250, N: 700, K: 256}, 0.5, true},
+			{WGMMATunables{BN: 128, Stages: 4, Cluster: 1, GroupM: 8, Persistent: 2}, 2, 2, 1, GEMMShape{M: 70, N: 520, K: 300, Batch: 2}, 0, true},
+			{WGMMADefaults(PrecTF32), 0, 0, 1, GEMMShape{M: 64, N: 201, K: 64}, 0, false}, // B's rows unaligned: copied
+		} {
+			wgmmaSplitK, wgmmaGridCap, wgmmaFillSMs = c.split, c.cap, c.fill
+			w, err := NewWGMMAWith[float32](dev, p, c.wt)
+			if err != nil {
+				t.Fatal(err)
 			}
+			if got := w.swaps(c.s.WithDefaults()); got != c.wantInPlace {
+				t.Errorf("%s %v: swaps = %v, want %v", c.wt, c.s, got, c.wantInPlace)
+			}
+			if err := wgmmaProductBeta(t, q, w, c.s, c.beta, rng); err != nil {
+				t.Errorf("%s split %d %v: %v", c.wt, c.split, c.s, err)
+			}
+			if sc := w.scratch[q]; c.wantInPlace && sc != nil && (sc.aBig != nil || sc.bBig != nil) {
+				t.Errorf("%s %v: the transposed call copied an operand", c.wt, c.s)
+			}
+			w.Close()
 		}
 	})
 }
 
 // BenchmarkWGMMATF32Swap times tf32's nn product with few rows, M x 8192 x 8192 for M of
-// 64 to 2048 (PRISM_BENCH_SWAP_M, comma-separated, replaces them), in both forms: "copy"
-// (B copied transposed, then the product) and "swap" (D^T = B^T A^T, B in place), the swap
-// with a k step in flight (SWAP_AB=2) and split two ways; each reports the median device time of a call (µs/call), as prism
+// 64 to 8192 (PRISM_BENCH_SWAP_M, comma-separated, replaces them), in both forms: "copy"
+// (B copied transposed, then the product) and "swap" (D^T = B^T A^T, B in place), and the
+// swap split two ways; each reports the median device time of a call (µs/call), as prism
 // bench does, so that wgmmaSwapRows can be read off where the forms cross.
 func BenchmarkWGMMATF32Swap(b *testing.B) {
 	forEachCUDA(b, func(b *testing.B, dev *engine.Device, q *engine.Queue) {
 		if dev.Info().ComputeCapability != 90 {
 			b.Skipf("%s is sm_%d; wgmma needs sm_90", dev.ID(), dev.Info().ComputeCapability)
 		}
-		ms := []int{64, 128, 256, 512, 1024, 2048}
+		ms := []int{64, 128, 256, 512, 1024, 2048, 4096, 8192}
 		if v := os.Getenv("PRISM_BENCH_SWAP_M"); v != "" {
 			ms = nil
 			for _, f := range strings.Split(v, ",") {
@@ -592,9 +587,7 @@ func BenchmarkWGMMATF32Swap(b *testing.B) {
 			}
 		}
 		p := precisionOf("tf32")
-		defer func(r, k, f, form int) {
-			wgmmaSwapRows, wgmmaSplitK, wgmmaFillSMs, wgmmaSwapForm = r, k, f, form
-		}(wgmmaSwapRows, wgmmaSplitK, wgmmaFillSMs, wgmmaSwapForm)
+		defer func(r, k, f int) { wgmmaSwapRows, wgmmaSplitK, wgmmaFillSMs = r, k, f }(wgmmaSwapRows, wgmmaSplitK, wgmmaFillSMs)
 		wgmmaFillSMs = 0 // the widths the library takes on the device
 		rng := rand.New(rand.NewPCG(1, 1))
 		for _, m := range ms {
@@ -613,11 +606,11 @@ func BenchmarkWGMMATF32Swap(b *testing.B) {
 				b.Fatal(err)
 			}
 			for _, form := range []struct {
-				name              string
-				rows, split, swap int
-			}{{"copy", 0, 0, 1}, {"swap", 1 << 20, 0, 1}, {"swap-inflight", 1 << 20, 0, 2}, {"swap-split2", 1 << 20, 2, 1}} {
+				name        string
+				rows, split int
+			}{{"copy", 0, 0}, {"swap", 1 << 20, 0}, {"swap-split2", 1 << 20, 2}} {
 				b.Run(fmt.Sprintf("M=%d/%s", m, form.name), func(b *testing.B) {
-					wgmmaSwapRows, wgmmaSplitK, wgmmaSwapForm = form.rows, form.split, form.swap
+					wgmmaSwapRows, wgmmaSplitK = form.rows, form.split
 					w, err := NewWGMMA[float32](dev, p)
 					if err != nil {
 						b.Fatal(err)
