@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +165,46 @@ func TestRunFitsCases(t *testing.T) {
 	want := rep.Summary().String()
 	if !strings.Contains(out, "bench: "+want+" in ") || !strings.Contains(want, "verified") {
 		t.Errorf("progress does not end with the summary %q:\n%s", want, out)
+	}
+	checkProgressCount(t, out)
+}
+
+// checkProgressCount checks that a run's plain progress lines count their steps up to the
+// total they announce, and reach it.
+func checkProgressCount(t *testing.T, out string) {
+	t.Helper()
+	last, total := 0, 0
+	for _, m := range regexp.MustCompile(`\[(\d+)/(\d+) `).FindAllStringSubmatch(out, -1) {
+		n, _ := strconv.Atoi(m[1])
+		total, _ = strconv.Atoi(m[2])
+		if n != last+1 || n > total {
+			t.Errorf("progress step %d/%d after step %d:\n%s", n, total, last, out)
+			return
+		}
+		last = n
+	}
+	if last == 0 || last != total {
+		t.Errorf("progress ended at step %d of %d:\n%s", last, total, out)
+	}
+}
+
+// TestStepsBefore checks the steps a device's progress counts before its cases: the four
+// every device takes and the tensor peaks its plan measures.
+func TestStepsBefore(t *testing.T) {
+	for _, c := range []struct {
+		backend string
+		info    engine.DeviceInfo
+		want    int
+	}{
+		{"cuda", engine.DeviceInfo{ComputeCapability: 90}, 9},
+		{"cuda", engine.DeviceInfo{ComputeCapability: 80}, 8},
+		{"cuda", engine.DeviceInfo{ComputeCapability: 75}, 4},
+		{"opencl", engine.DeviceInfo{Platform: "NVIDIA CUDA", ComputeCapability: 90}, 7},
+		{"opencl", engine.DeviceInfo{Platform: "Portable Computing Language", Kind: engine.KindCPU}, 4},
+	} {
+		if got := stepsBefore(c.backend, c.info); got != c.want {
+			t.Errorf("stepsBefore(%s, sm_%d %q) = %d, want %d", c.backend, c.info.ComputeCapability, c.info.Platform, got, c.want)
+		}
 	}
 }
 

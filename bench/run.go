@@ -133,7 +133,11 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 	}
 	tel := newTelemetrySource(cfg.Telemetry)
 	defer tel.close()
-	cfg.Progress.begin(len(devs) * (stepsBeforeCases + cfg.cases()))
+	total := 0
+	for _, dev := range devs {
+		total += stepsBefore(dev.Backend(), dev.Info()) + cfg.cases()
+	}
+	cfg.Progress.begin(total)
 	defer cfg.Progress.finish(rep)
 	var step string
 	runs := make([]*deviceRun, 0, len(devs))
@@ -173,9 +177,16 @@ func Run(ctx context.Context, cfg Config, devs []*engine.Device) (*Report, error
 	return rep, nil
 }
 
-// stepsBeforeCases counts the progress steps of a device before its cases: overheads, copy
-// ceiling, fp32 peak, fp64 peak.
+// stepsBeforeCases counts the progress steps every device takes before its cases:
+// overheads, copy ceiling, fp32 peak, fp64 peak.
 const stepsBeforeCases = 4
+
+// stepsBefore returns the progress steps of a device of backend and info before its cases:
+// stepsBeforeCases and the tensor peaks it measures (tensorPlan; five on an H100 or H200).
+func stepsBefore(backend string, info engine.DeviceInfo) int {
+	measure, _, _ := tensorPlan(backend, info)
+	return stepsBeforeCases + len(measure)
+}
 
 // deviceRun is one device's part of a Run: its queue, its telemetry and its report.
 type deviceRun struct {
