@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -48,6 +49,39 @@ func TestCheckCloseFrom(t *testing.T) {
 	if err := CheckClose("out", []float32{1, 2, 9}, []float64{1, 2, 3}, func(int) float64 { return 0 }); err == nil ||
 		!strings.Contains(err.Error(), "out: element 2 = 9, want 3 (|diff| 6 > tolerance 0)") {
 		t.Errorf("CheckClose: %v", err)
+	}
+}
+
+// TestRandRounded checks that RandRounded draws the values RandFloats draws, in order,
+// across its chunks and parallel pieces, that each piece is rounded once and in place,
+// and that the generator is left where RandFloats leaves it.
+func TestRandRounded(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, randChunk, 2*randChunk + 70001} {
+		want := RandFloats[float32](NewRand(7, 2), n, -3, 5)
+		rng := NewRand(7, 2)
+		var calls atomic.Int64
+		got := RandRounded(rng, n, -3, 5, func(dst []float32, x []float64) {
+			calls.Add(1)
+			for i, v := range x {
+				dst[i] = float32(v)
+			}
+		})
+		if len(got) != n {
+			t.Fatalf("n %d: %d values", n, len(got))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n %d: element %d = %v, want %v", n, i, got[i], want[i])
+			}
+		}
+		if n > 0 && calls.Load() == 0 || n == 0 && calls.Load() != 0 {
+			t.Errorf("n %d: round called %d times", n, calls.Load())
+		}
+		next := NewRand(7, 2)
+		RandFloats[float32](next, n, 0, 1)
+		if a, b := rng.Uint64(), next.Uint64(); a != b {
+			t.Errorf("n %d: the generator was left elsewhere than RandFloats leaves it", n)
+		}
 	}
 }
 

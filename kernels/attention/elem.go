@@ -78,12 +78,13 @@ func roundTo[S Elem](x float64) S {
 	return out
 }
 
-// randElems returns n uniform values of [lo, hi) rounded to S: for float32 and float64 the
-// values kernels.RandFloats gives for the same generator.
+// randElems returns n uniform values of [lo, hi) rounded to S, drawn and rounded as
+// kernels.RandRounded does: for float32 and float64 the values kernels.RandFloats gives
+// for the same generator.
 func randElems[S Elem](rng *rand.Rand, n int, lo, hi float64) []S {
-	out := make([]S, n)
-	for i := range out {
-		out[i] = roundTo[S](lo + (hi-lo)*rng.Float64())
-	}
-	return out
+	return kernels.RandRounded(rng, n, lo, hi, func(dst []S, x []float64) {
+		for i, v := range x {
+			dst[i] = roundTo[S](v)
+		}
+	})
 }

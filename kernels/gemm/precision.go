@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
 )
 
 // Precision is how a GEMM op multiplies: the storage type of its inputs A and B, the
@@ -205,27 +206,40 @@ func (p Precision) check(in, out string) error {
 }
 
 // randIn returns n uniform values of [lo, hi) rounded to In (to nearest even; the fp8
-// formats hold every value of [-1, 1) without overflow).
+// formats hold every value of [-1, 1) without overflow), drawn and rounded as
+// kernels.RandRounded does.
 func randIn[In InputType](rng *rand.Rand, n int, lo, hi float64) []In {
-	out := make([]In, n)
-	for i := range out {
-		x := lo + (hi-lo)*rng.Float64()
-		switch p := any(&out[i]).(type) {
-		case *float32:
-			*p = float32(x)
-		case *float64:
-			*p = x
-		case *engine.Half:
-			*p = engine.HalfFromFloat64(x)
-		case *engine.BFloat16:
-			*p = engine.BFloat16FromFloat64(x)
-		case *engine.Float8E4M3:
-			*p = engine.Float8E4M3FromFloat64(x)
-		case *engine.Float8E5M2:
-			*p = engine.Float8E5M2FromFloat64(x)
+	return kernels.RandRounded(rng, n, lo, hi, roundRange[In])
+}
+
+// roundRange sets dst[i] to x[i] rounded to In, one loop per type.
+func roundRange[In InputType](dst []In, x []float64) {
+	switch d := any(dst).(type) {
+	case []float32:
+		for i, v := range x {
+			d[i] = float32(v)
 		}
+	case []float64:
+		copy(d, x)
+	case []engine.Half:
+		for i, v := range x {
+			d[i] = engine.HalfFromFloat64(v)
+		}
+	case []engine.BFloat16:
+		for i, v := range x {
+			d[i] = engine.BFloat16FromFloat64(v)
+		}
+	case []engine.Float8E4M3:
+		for i, v := range x {
+			d[i] = engine.Float8E4M3FromFloat64(v)
+		}
+	case []engine.Float8E5M2:
+		for i, v := range x {
+			d[i] = engine.Float8E5M2FromFloat64(v)
+		}
+	default:
+		panic(fmt.Sprintf("kernels: gemm: no rounding to %T", dst))
 	}
-	return out
 }
 
 // widen returns the values of x, exactly, in float64.

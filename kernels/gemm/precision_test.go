@@ -493,3 +493,28 @@ func testNewPicks[In InputType](t *testing.T, dev *engine.Device, q *engine.Queu
 		runPrecCase(t, q, Runner[In, float32](g), p, s, gemmCase{s: s, alpha: 1, beta: 0.5}, rng)
 	}
 }
+
+// TestRandIn checks that randIn's chunked, parallel rounding gives the values of drawing
+// and rounding one value at a time, in every input type, across a chunk's end and the
+// parallel pieces.
+func TestRandIn(t *testing.T) {
+	n := 1<<20 + 70001 // past RandRounded's first chunk of 1 Mi values
+	check := func(name string, got []float64, round func(float64) float64) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i, g := range got {
+			if want := round(-1 + 2*rng.Float64()); g != want && !(math.IsNaN(g) && math.IsNaN(want)) {
+				t.Fatalf("%s: value %d = %v, want %v", name, i, g, want)
+			}
+		}
+	}
+	rng := func() *rand.Rand { return rand.New(rand.NewPCG(3, 4)) }
+	check("float32", widen(randIn[float32](rng(), n, -1, 1)), func(x float64) float64 { return float64(float32(x)) })
+	check("float64", widen(randIn[float64](rng(), n, -1, 1)), func(x float64) float64 { return x })
+	check("float16", widen(randIn[engine.Half](rng(), n, -1, 1)), func(x float64) float64 { return engine.HalfFromFloat64(x).Float64() })
+	check("bfloat16", widen(randIn[engine.BFloat16](rng(), n, -1, 1)), func(x float64) float64 { return engine.BFloat16FromFloat64(x).Float64() })
+	check("float8e4m3", widen(randIn[engine.Float8E4M3](rng(), n, -1, 1)), func(x float64) float64 { return engine.Float8E4M3FromFloat64(x).Float64() })
+	check("float8e5m2", widen(randIn[engine.Float8E5M2](rng(), n, -1, 1)), func(x float64) float64 { return engine.Float8E5M2FromFloat64(x).Float64() })
+	if got := randIn[engine.Half](rng(), 0, -1, 1); len(got) != 0 {
+		t.Errorf("randIn of 0 values gave %d", len(got))
+	}
+}
