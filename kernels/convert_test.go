@@ -188,3 +188,34 @@ func convertInputs() []uint32 {
 	}
 	return out
 }
+
+// TestRoundWidenFloats checks RoundFloats and WidenFloats against engine's conversions of
+// one value at a time in every storage type: values exact in each, halfway cases, the
+// subnormal range, overflow, infinities and NaN.
+func TestRoundWidenFloats(t *testing.T) {
+	x := []float64{0, math.Copysign(0, -1), 1, -1.5, 0.1, 1 + 0x1p-8, 1 + 0x1p-11, 3.0e-5, 1e-7, 0x1p-9, 65520, 1e6, 449, 57345,
+		math.Inf(1), math.Inf(-1), math.NaN()}
+	check := func(name string, got []float64, want func(float64) float64) {
+		for i, v := range x {
+			w := want(v)
+			if got[i] != w && !(math.IsNaN(got[i]) && math.IsNaN(w)) || math.Signbit(got[i]) != math.Signbit(w) && !math.IsNaN(w) {
+				t.Errorf("%s: %v rounded and widened = %v, want %v", name, v, got[i], w)
+			}
+		}
+	}
+	check("float32", roundWiden[float32](x), func(v float64) float64 { return float64(float32(v)) })
+	check("float64", roundWiden[float64](x), func(v float64) float64 { return v })
+	check("float16", roundWiden[engine.Half](x), func(v float64) float64 { return engine.HalfFromFloat64(v).Float64() })
+	check("bfloat16", roundWiden[engine.BFloat16](x), func(v float64) float64 { return engine.BFloat16FromFloat64(v).Float64() })
+	check("float8e4m3", roundWiden[engine.Float8E4M3](x), func(v float64) float64 { return engine.Float8E4M3FromFloat64(v).Float64() })
+	check("float8e5m2", roundWiden[engine.Float8E5M2](x), func(v float64) float64 { return engine.Float8E5M2FromFloat64(v).Float64() })
+}
+
+// roundWiden returns x rounded to T by RoundFloats and read back by WidenFloats.
+func roundWiden[T kernels.Storage](x []float64) []float64 {
+	r := make([]T, len(x))
+	kernels.RoundFloats(r, x)
+	out := make([]float64, len(x))
+	kernels.WidenFloats(out, r)
+	return out
+}

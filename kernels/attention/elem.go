@@ -43,48 +43,18 @@ var storageConv = map[string]struct{ load, store string }{
 }
 
 // widen sets dst[i] to the value of src[i], exactly, for i < len(src).
-func widen[S Elem](dst []float64, src []S) {
-	switch v := any(src).(type) {
-	case []float32:
-		for i, x := range v {
-			dst[i] = float64(x)
-		}
-	case []float64:
-		copy(dst, v)
-	case []engine.Half:
-		for i, x := range v {
-			dst[i] = x.Float64()
-		}
-	case []engine.BFloat16:
-		for i, x := range v {
-			dst[i] = x.Float64()
-		}
-	}
-}
+func widen[S Elem](dst []float64, src []S) { kernels.WidenFloats(dst, src) }
 
-// roundTo returns x rounded to S, to nearest even, in one rounding.
+// roundTo returns x rounded to S, to nearest even, in one rounding (kernels.RoundFloats).
 func roundTo[S Elem](x float64) S {
-	var out S
-	switch p := any(&out).(type) {
-	case *float32:
-		*p = float32(x)
-	case *float64:
-		*p = x
-	case *engine.Half:
-		*p = engine.HalfFromFloat64(x)
-	case *engine.BFloat16:
-		*p = engine.BFloat16FromFloat64(x)
-	}
-	return out
+	var out [1]S
+	kernels.RoundFloats(out[:], []float64{x})
+	return out[0]
 }
 
 // randElems returns n uniform values of [lo, hi) rounded to S, drawn and rounded as
 // kernels.RandRounded does: for float32 and float64 the values kernels.RandFloats gives
 // for the same generator.
 func randElems[S Elem](rng *rand.Rand, n int, lo, hi float64) []S {
-	return kernels.RandRounded(rng, n, lo, hi, func(dst []S, x []float64) {
-		for i, v := range x {
-			dst[i] = roundTo[S](v)
-		}
-	})
+	return kernels.RandRounded(rng, n, lo, hi, kernels.RoundFloats[S])
 }

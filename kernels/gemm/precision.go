@@ -209,65 +209,12 @@ func (p Precision) check(in, out string) error {
 // formats hold every value of [-1, 1) without overflow), drawn and rounded as
 // kernels.RandRounded does.
 func randIn[In InputType](rng *rand.Rand, n int, lo, hi float64) []In {
-	return kernels.RandRounded(rng, n, lo, hi, roundRange[In])
-}
-
-// roundRange sets dst[i] to x[i] rounded to In, one loop per type.
-func roundRange[In InputType](dst []In, x []float64) {
-	switch d := any(dst).(type) {
-	case []float32:
-		for i, v := range x {
-			d[i] = float32(v)
-		}
-	case []float64:
-		copy(d, x)
-	case []engine.Half:
-		for i, v := range x {
-			d[i] = engine.HalfFromFloat64(v)
-		}
-	case []engine.BFloat16:
-		for i, v := range x {
-			d[i] = engine.BFloat16FromFloat64(v)
-		}
-	case []engine.Float8E4M3:
-		for i, v := range x {
-			d[i] = engine.Float8E4M3FromFloat64(v)
-		}
-	case []engine.Float8E5M2:
-		for i, v := range x {
-			d[i] = engine.Float8E5M2FromFloat64(v)
-		}
-	default:
-		panic(fmt.Sprintf("kernels: gemm: no rounding to %T", dst))
-	}
+	return kernels.RandRounded(rng, n, lo, hi, kernels.RoundFloats[In])
 }
 
 // widen returns the values of x, exactly, in float64.
 func widen[In InputType](x []In) []float64 {
 	out := make([]float64, len(x))
-	switch v := any(x).(type) {
-	case []float32:
-		for i, e := range v {
-			out[i] = float64(e)
-		}
-	case []float64:
-		copy(out, v)
-	case []engine.Half:
-		for i, e := range v {
-			out[i] = e.Float64()
-		}
-	case []engine.BFloat16:
-		for i, e := range v {
-			out[i] = e.Float64()
-		}
-	case []engine.Float8E4M3:
-		for i, e := range v {
-			out[i] = e.Float64()
-		}
-	case []engine.Float8E5M2:
-		for i, e := range v {
-			out[i] = e.Float64()
-		}
-	}
+	kernels.WidenFloats(out, x)
 	return out
 }

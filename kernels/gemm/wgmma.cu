@@ -158,6 +158,7 @@
 #define IN_BYTES 4
 #define WG_K "8"
 #define WG_TAIL ""
+#define WG_RS_TAIL ""
 #elif PREC >= 6
 // 8-bit inputs: k32 per instruction, both operands K-major (the instruction has no
 // transpose operands), 128 elements to a 128-byte row.
@@ -167,13 +168,16 @@
 #define IN_BYTES 1
 #define WG_K "32"
 #define WG_TAIL ""
+#define WG_RS_TAIL ""
 #else
 #define IN_BYTES 2
 #define WG_K "16"
-#if TRANS_B
+#if TRANS_B // the transpose immediates: A's and B's (B's alone with A from registers)
 #define WG_TAIL ", 0, 0"
+#define WG_RS_TAIL ", 0"
 #else
 #define WG_TAIL ", 0, 1"
+#define WG_RS_TAIL ", 1"
 #endif
 #endif
 #if STAGES < 2
@@ -202,27 +206,18 @@
 #endif
 
 
+// WGMMA(d, da, db, acc): the block's m64nBN product, both operands from descriptors;
+// WGMMA_RS(d, a, db, acc), with SWAP_AB, the same with A from registers.
+#define WG_INSTR(n) "wgmma.mma_async.sync.aligned.m64n" n "k" WG_K ".f32." WG_TYPE "." WG_TYPE
 #if BN == 64
-PRISM_WGMMA_SS(wgmma_m64n64k16, 32, "wgmma.mma_async.sync.aligned.m64n64k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
-#define WGMMA wgmma_m64n64k16
+PRISM_WGMMA_SS(WGMMA, 32, WG_INSTR("64"), WG_TAIL)
+PRISM_WGMMA_RS(WGMMA_RS, 32, WG_INSTR("64"), WG_RS_TAIL)
 #elif BN == 128
-PRISM_WGMMA_SS(wgmma_m64n128k16, 64, "wgmma.mma_async.sync.aligned.m64n128k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
-#define WGMMA wgmma_m64n128k16
+PRISM_WGMMA_SS(WGMMA, 64, WG_INSTR("128"), WG_TAIL)
+PRISM_WGMMA_RS(WGMMA_RS, 64, WG_INSTR("128"), WG_RS_TAIL)
 #else
-PRISM_WGMMA_SS(wgmma_m64n256k16, 128, "wgmma.mma_async.sync.aligned.m64n256k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
-#define WGMMA wgmma_m64n256k16
-#endif
-#if SWAP_AB // A from registers
-#if BN == 64
-PRISM_WGMMA_RS(wgmma_rs_m64n64, 32, "wgmma.mma_async.sync.aligned.m64n64k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
-#define WGMMA_RS wgmma_rs_m64n64
-#elif BN == 128
-PRISM_WGMMA_RS(wgmma_rs_m64n128, 64, "wgmma.mma_async.sync.aligned.m64n128k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
-#define WGMMA_RS wgmma_rs_m64n128
-#else
-PRISM_WGMMA_RS(wgmma_rs_m64n256, 128, "wgmma.mma_async.sync.aligned.m64n256k" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_TAIL)
-#define WGMMA_RS wgmma_rs_m64n256
-#endif
+PRISM_WGMMA_SS(WGMMA, 128, WG_INSTR("256"), WG_TAIL)
+PRISM_WGMMA_RS(WGMMA_RS, 128, WG_INSTR("256"), WG_RS_TAIL)
 #endif
 
 // wgmma_wait1 waits until at most one wgmma group of this warpgroup is pending, and
