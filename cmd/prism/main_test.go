@@ -71,11 +71,17 @@ func TestDevicesJSON(t *testing.T) {
 }
 
 // TestVersion checks that prism --version prints the module version, the commit line, the
-// Go release and the backends compiled in.
+// Go release and the backends compiled in, and that prism version prints the same.
 func TestVersion(t *testing.T) {
 	out, err := execute(t, "--version")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cmd, err := execute(t, "version"); err != nil || cmd != out {
+		t.Errorf("prism version = %q, %v; want what --version prints, %q", cmd, err, out)
+	}
+	if _, err := execute(t, "version", "extra"); err == nil {
+		t.Error("prism version extra: no error, want one for the argument")
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := []string{"prism ", "commit:   ", "go:       go1.", "backends: "}

@@ -98,11 +98,28 @@ marked interrupted; a second signal exits at once.`,
 	})
 	root.AddCommand(newDevicesCmd(), newBenchCmd(), newRunCmd(), newKernelsCmd(), newCompareCmd(), newPlotCmd(), newReportCmd(), newTuneCmd(), newExecCmd())
 	root.AddCommand(newRunsCmd(), newHistoryCmd(), newCheckCmd(), newBaselineCmd(), newImportCmd(), newExportCmd(), newStoreCmd())
-	root.AddCommand(newPublishCmd(), newServeCmd())
+	root.AddCommand(newPublishCmd(), newServeCmd(), newVersionCmd())
 	addStoreFlags(root)
 	addCompletions(root)
 	addRefCompletions(root)
 	return root
+}
+
+// newVersionCmd is prism version: what --version prints, for those who type it as a command.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit, Go release and backends (as --version)",
+		Long: `Print what prism --version prints: the module's version, the commit the binary was built
+from (with "modified" for a tree with uncommitted changes) and its time, the Go release
+and platform, and the backends compiled in. Nothing is probed: 'prism devices' says what
+each backend finds.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprint(cmd.OutOrStdout(), versionText())
+			return err
+		},
+	}
 }
 
 // verbose reports whether --verbose was given to cmd (a flag of every command).
