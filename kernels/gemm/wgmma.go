@@ -655,7 +655,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		ta, tb, err = w.tensorMaps(s, a, b, bn, true)
 		ta2, tb2 = ta, tb
 	} else if w.p.MMA.TF32() {
-		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]))
+		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]), bn)
 	} else {
 		ta, tb, err = w.tensorMaps(s, a, b, bn, false)
 		ta2, tb2 = ta, tb
@@ -770,8 +770,9 @@ func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*en
 	return engine.NewBuffer[T](dev, n)
 }
 
-// splitOperands returns the tensor maps of A and B of shape s for the tf32 precisions: A's
-// big and B's big parts, A's small and B's small (the big ones again for tf32). 3xTF32
+// splitOperands returns the tensor maps of A and B of shape s and width bn for the tf32
+// precisions: A's big and B's big parts, A's small and B's small (the big ones again for
+// tf32). 3xTF32
 // reads K-major copies of both operands that gemm_split enqueues on q into q's scratch
 // buffers, rounded and split into big and small parts. tf32 reads an operand in place
 // where it is stored K-major (A not transposed, B transposed) with rows TMA can read
@@ -782,7 +783,7 @@ func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*en
 // unrounded, so that every product is the same whichever path its operands took. On an
 // H200 the copies of both operands had cost tf32 a pass over each: 8192 x 64 x 8192 took
 // 265 us against cuBLASLt's 85 (2026-11-29).
-func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32]) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
+func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32], bn int) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
 	ldk := (s.K + 3) &^ 3 // rows of 16-byte multiples
 	tf32 := w.p.MMA == PrecTF32
 	inA := tf32 && !s.TransA && w.alignedA(s)
@@ -875,7 +876,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 	if m, ok := w.cachedMaps(key.a, key.b, s, true, false); ok {
 		return m.ta, m.tb, m.ta2, m.tb2, nil
 	}
-	bbox := w.bnFor(s.M, s.N, s.Batch) / w.t.Cluster
+	bbox := bn / w.t.Cluster
 	maps := []*engine.TensorMap{}
 	for _, x := range []struct {
 		op  operand
