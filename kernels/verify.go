@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"github.com/prism-compute/prism/engine"
 )
@@ -49,19 +47,7 @@ func RandRounded[T any](rng *rand.Rand, n int, lo, hi float64, round func(dst []
 			x[i] = lo + (hi-lo)*rng.Float64()
 		}
 		dst := out[base : base+len(x)]
-		const piece = 1 << 16
-		workers := min(runtime.GOMAXPROCS(0), (len(x)+piece-1)/piece)
-		if workers <= 1 {
-			round(dst, x)
-			continue
-		}
-		var wg sync.WaitGroup
-		per := (len(x) + workers - 1) / workers
-		for lo := 0; lo < len(x); lo += per {
-			hi := min(lo+per, len(x))
-			wg.Go(func() { round(dst[lo:hi], x[lo:hi]) })
-		}
-		wg.Wait()
+		ParallelRanges(len(x), 1<<16, func(a, b int) { round(dst[a:b], x[a:b]) })
 	}
 	return out
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime"
-	"sync"
 
 	"github.com/prism-compute/prism/kernels"
 )
@@ -18,7 +16,7 @@ import (
 // float32's.
 func FFTRef[T kernels.Float](x []T, n, batch int, inverse bool) []float64 {
 	out := make([]float64, 2*n*batch)
-	parallelFor(batch, func(lo, hi int) {
+	kernels.ParallelRanges(batch, 1, func(lo, hi int) {
 		buf := make([]complex128, n)
 		for b := lo; b < hi; b++ {
 			for k := range n {
@@ -37,7 +35,7 @@ func FFTRef[T kernels.Float](x []T, n, batch int, inverse bool) []float64 {
 // row transforms, then column transforms.
 func FFT2DRef[T kernels.Float](x []T, rows, cols int, inverse bool) []float64 {
 	out := FFTRef(x, cols, rows, inverse)
-	parallelFor(cols, func(lo, hi int) {
+	kernels.ParallelRanges(cols, 1, func(lo, hi int) {
 		col := make([]complex128, rows)
 		for c := lo; c < hi; c++ {
 			for r := range rows {
@@ -59,7 +57,7 @@ func FFT2DRef[T kernels.Float](x []T, rows, cols int, inverse bool) []float64 {
 func RealFFTRef[T kernels.Float](x []T, n, batch int) []float64 {
 	h := n/2 + 1
 	out := make([]float64, 2*h*batch)
-	parallelFor(batch, func(lo, hi int) {
+	kernels.ParallelRanges(batch, 1, func(lo, hi int) {
 		buf := make([]complex128, n)
 		for b := lo; b < hi; b++ {
 			for k := range n {
@@ -109,7 +107,7 @@ func fftRefC(a []complex128, inverse, par bool) {
 	lg := bits.TrailingZeros(uint(n))
 	n1 := 1 << (lg / 2)
 	n2 := n / n1
-	run := parallelFor
+	run := func(m int, f func(lo, hi int)) { kernels.ParallelRanges(m, 1, f) }
 	if !par {
 		run = func(m int, f func(lo, hi int)) { f(0, m) }
 	}
@@ -150,26 +148,6 @@ func fftRefC(a []complex128, inverse, par bool) {
 			}
 		}
 	})
-}
-
-// parallelFor splits [0, m) into one contiguous range per core and runs f on each in its own
-// goroutine, returning when all are done.
-func parallelFor(m int, f func(lo, hi int)) {
-	p := min(runtime.GOMAXPROCS(0), m)
-	if p <= 1 {
-		f(0, m)
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range p {
-		lo, hi := i*m/p, (i+1)*m/p
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
 }
 
 // fft64 transforms a (power-of-two length) in place: bit-reversal permutation, then
