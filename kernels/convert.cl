@@ -18,6 +18,10 @@
 //                                        results kept, magnitudes from 65520 up to Inf
 //   prism_to_bfloat16(float) -> ushort  x rounded to bfloat16, to nearest even, overflow
 //                                        to Inf
+//   prism_to_e4m3(float) -> uchar       x rounded to OCP float8 E4M3, to nearest even:
+//                                        subnormal results kept, magnitudes that round
+//                                        past 448 (and infinities) NaN (OFP8's
+//                                        non-saturating mode)
 //
 // Use: a family whose kernels convert builds kernels.ConvertSource + its own source (Go:
 // the text of this file, embedded in package kernels) and names the functions in its -D
@@ -139,6 +143,39 @@ ushort prism_to_bfloat16(float x) {
     // Adding just under half of the last place, plus one when the kept part is odd,
     // carries exactly when the result rounds up.
     return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// prism_to_e4m3 returns the bits of x rounded to the nearest OCP float8 E4M3, ties to even
+// (engine.Float8E4M3FromFloat32). A magnitude whose rounding passes 448, the largest finite
+// value (from 464 up, infinities included), gives NaN of its sign (S.1111.111: E4M3 has no
+// infinities), results below 2^-6 are subnormal (at most 2^-10, the tie, zero), signed
+// zeros are kept, and a NaN gives NaN of its sign.
+uchar prism_to_e4m3(float x) {
+    const uint u = as_uint(x);
+    const uint s = (u >> 24) & 0x80u;
+    const uint a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) { // NaN
+        return (uchar)(s | 0x7fu);
+    }
+    if (a >= 0x3c800000u) { // 2^-6 and up: rebias the exponent (127 - 7), round 20 bits away
+        const uint r = a - 0x3c000000u;
+        const uint b = (r + 0x7ffffu + ((r >> 20) & 1u)) >> 20;
+        return (uchar)(s | (b > 0x7eu ? 0x7fu : b));
+    }
+    if (a <= 0x3a800000u) { // at most 2^-10: zero (2^-10 is a tie, to the even zero)
+        return (uchar)s;
+    }
+    // Subnormal: the significand m (24 bits) times 2^(e-150) is m >> (141 - e) units of
+    // 2^-9, e in 117..120; a carry to 8 is the smallest normal, correctly.
+    const uint sh = 141u - (a >> 23);
+    const uint m = (a & 0x7fffffu) | 0x800000u;
+    const uint rest = m & ((1u << sh) - 1u);
+    const uint halfway = 1u << (sh - 1u);
+    uint r = m >> sh;
+    if (rest > halfway || (rest == halfway && (r & 1u) != 0u)) {
+        r += 1u;
+    }
+    return (uchar)(s | r);
 }
 
 #line 1

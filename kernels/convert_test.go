@@ -15,12 +15,13 @@ import (
 // float32 bits to float16 and bfloat16, and from every 16- and 8-bit pattern (the item
 // index) to the float32 bits of its value.
 const convertTestSource = `
-__kernel void to_storage(__global const uint *x, __global ushort *h, __global ushort *b, int n) {
+__kernel void to_storage(__global const uint *x, __global ushort *h, __global ushort *b, __global uchar *e4, int n) {
     const int i = (int)get_global_id(0);
     if (i < n) {
         const float f = as_float(x[i]);
         h[i] = prism_to_half(f);
         b[i] = prism_to_bfloat16(f);
+        e4[i] = prism_to_e4m3(f);
     }
 }
 
@@ -44,9 +45,9 @@ __kernel void from8(__global uint *e4, __global uint *e5, int n) {
 // TestConvertSource runs the OpenCL C conversions of kernels.ConvertSource on every device
 // and compares them bit for bit with engine's Go conversions: prism_half and
 // prism_bfloat16 on all 65536 patterns, prism_e4m3 and prism_e5m2 on all 256, and
-// prism_to_half and prism_to_bfloat16 on convertInputs (every rounding boundary of both
-// formats, the ties and their neighbours, subnormals, overflow edges, infinities, NaNs
-// with payloads, and random float32 patterns).
+// prism_to_half, prism_to_bfloat16 and prism_to_e4m3 on convertInputs (every rounding
+// boundary of the three formats, the ties and their neighbours, subnormals, overflow
+// edges, infinities, NaNs with payloads, and random float32 patterns).
 func TestConvertSource(t *testing.T) {
 	inputs := convertInputs()
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
@@ -110,8 +111,10 @@ func TestConvertSource(t *testing.T) {
 			x := kerneltest.Guarded(t, q, inputs)
 			h := kerneltest.Guarded(t, q, make([]engine.Half, n))
 			b := kerneltest.Guarded(t, q, make([]engine.BFloat16, n))
-			launch(kernel("to_storage"), n, x, h, b)
+			e4 := kerneltest.Guarded(t, q, make([]engine.Float8E4M3, n))
+			launch(kernel("to_storage"), n, x, h, b, e4)
 			gh, gb := kerneltest.Download(t, q, "prism_to_half", h, n), kerneltest.Download(t, q, "prism_to_bfloat16", b, n)
+			ge4 := kerneltest.Download(t, q, "prism_to_e4m3", e4, n)
 			var bad []string
 			for i, u := range inputs {
 				f := math.Float32frombits(u)
@@ -121,8 +124,11 @@ func TestConvertSource(t *testing.T) {
 				if w := engine.BFloat16FromFloat32(f); gb[i] != w {
 					bad = append(bad, fmt.Sprintf("prism_to_bfloat16(%#08x = %g) = %#04x, want %#04x", u, f, uint16(gb[i]), uint16(w)))
 				}
+				if w := engine.Float8E4M3FromFloat32(f); ge4[i] != w {
+					bad = append(bad, fmt.Sprintf("prism_to_e4m3(%#08x = %g) = %#02x, want %#02x", u, f, uint8(ge4[i]), uint8(w)))
+				}
 			}
-			report(t, bad, 2*n)
+			report(t, bad, 3*n)
 			t.Logf("%d float32 inputs", n)
 		})
 	})
@@ -136,10 +142,11 @@ func report(t *testing.T, bad []string, n int) {
 	}
 }
 
-// convertInputs returns float32 bit patterns that test rounding to float16 and bfloat16,
-// of both signs: every value of either format, its neighbours one float32 ulp away, the
-// midpoint to the next value up (a tie) and its neighbours (the next up from the largest
-// finite value is 2^16 for float16, 2^128 for bfloat16: overflow edges); float32
+// convertInputs returns float32 bit patterns that test rounding to float16, bfloat16 and
+// float8 E4M3, of both signs: every value of each format, its neighbours one float32 ulp
+// away, the midpoint to the next value up (a tie) and its neighbours (the next up from the
+// largest finite value is 2^16 for float16, 2^128 for bfloat16, 480 for E4M3: overflow
+// edges); float32
 // subnormals, infinities, NaNs (quiet and signaling, payloads kept or lost), and random
 // patterns (2^20; 2^12 under Oclgrind, which also takes every 37th edge).
 func convertInputs() []uint32 {
@@ -167,6 +174,18 @@ func convertInputs() []uint32 {
 		around(b << 16)
 		around(b<<16 | 0x8000)
 	}
+	// float8 E4M3: finite values 0 to 0x7e (448), the next up of 448 being 480; below
+	// 2^-9, the zero's rounding boundary 2^-10.
+	for e := range 0x7f {
+		v := engine.Float8E4M3(e).Float64()
+		next := 480.0
+		if e < 0x7e {
+			next = engine.Float8E4M3(e + 1).Float64()
+		}
+		around(math.Float32bits(float32(v)))
+		around(math.Float32bits(float32((v + next) / 2)))
+	}
+	around(math.Float32bits(0x1p-10))
 	stride := 1
 	random := 1 << 20
 	if kerneltest.Small() {

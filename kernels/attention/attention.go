@@ -155,7 +155,7 @@ func DefaultAttentionScale(dim int) float64 { return 1 / math.Sqrt(float64(dim))
 
 // AttentionScale returns the factor Forward multiplies the scores by for a scale argument
 // and head dimension dim: scale, or DefaultAttentionScale(dim) when scale is 0, rounded to
-// the arithmetic of S (float32 for float32, float16 and bfloat16). The reference
+// the arithmetic of S (float32 for float32 and the storage types). The reference
 // (AttentionRef) takes it.
 func AttentionScale[S Elem](scale float64, dim int) float64 {
 	if scale == 0 {

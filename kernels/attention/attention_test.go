@@ -25,6 +25,7 @@ func TestAttention(t *testing.T) {
 		})
 		t.Run("float16", func(t *testing.T) { testAttention[engine.Half](t, dev, q) })
 		t.Run("bfloat16", func(t *testing.T) { testAttention[engine.BFloat16](t, dev, q) })
+		t.Run("float8e4m3", func(t *testing.T) { testAttention[engine.Float8E4M3](t, dev, q) })
 	})
 }
 
@@ -40,9 +41,10 @@ type attnCase struct {
 // the 128-wide tiles); batch 2 and 3 heads; causal and not; then a caller's scale, the
 // 256-wide tiles, large scores and a large sampled case (where kerneltest.Large). float64:
 // a few of these.
-// float16 and bfloat16: seq 1, 17, 64, 65, 200 (one key block and many, around the block
-// sizes), dim 64, 80 and 128, batch 1 and 2 heads, causal and not, and a caller's scale.
-// Under small() (Oclgrind) a handful of tiny ones (and dim 128 for float16 and bfloat16).
+// float16, bfloat16 and float8e4m3: seq 1, 17, 64, 65, 200 (one key block and many, around
+// the block sizes), dim 64, 80 and 128, batch 1 and 2 heads, causal and not, and a caller's
+// scale. Under small() (Oclgrind) a handful of tiny ones (and dim 128 for the storage
+// types).
 func attnCases(br int, typ string) []attnCase {
 	var out []attnCase
 	if kerneltest.Small() { // Oclgrind: a few work-groups per case
@@ -52,7 +54,7 @@ func attnCases(br int, typ string) []attnCase {
 			{s: AttentionShape{Batch: 1, Heads: 1, Seq: br + 1, Dim: 16}, causal: true},
 			{s: AttentionShape{Batch: 1, Heads: 1, Seq: 7, Dim: 80}, causal: false, scale: 0.3},
 		}
-		if typ == "float16" || typ == "bfloat16" { // the ops' head dimension
+		if typ == "float16" || typ == "bfloat16" || typ == "float8e4m3" { // the ops' head dimension
 			out = append(out, attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 17, Dim: 128}, causal: true})
 		}
 		return out
@@ -62,7 +64,7 @@ func attnCases(br int, typ string) []attnCase {
 	switch typ {
 	case "float64":
 		seqs, dims = []int{7, br + 1}, []int{16, 80}
-	case "float16", "bfloat16":
+	case "float16", "bfloat16", "float8e4m3":
 		batch, heads = 1, 2
 		seqs, dims = []int{1, 17, 64, 65, 200}, []int{64, 80, 128}
 	}
@@ -86,7 +88,7 @@ func attnCases(br int, typ string) []attnCase {
 			// over a million elements: 2 x 8 heads, seq 512, dim 128, causal (rows sampled)
 			attnCase{s: AttentionShape{Batch: 2, Heads: 8, Seq: 512, Dim: 128}, causal: true},
 		)
-	case "float16", "bfloat16":
+	case "float16", "bfloat16", "float8e4m3":
 		// a caller's scale (not a float16 value), with batch 2; large scores
 		out = append(out,
 			attnCase{s: AttentionShape{Batch: 2, Heads: 1, Seq: 33, Dim: 128}, causal: true, scale: 0.1},
@@ -183,6 +185,7 @@ func runAttnCase[S Elem](t *testing.T, q *engine.Queue, a forwarder[S], c attnCa
 func TestAttentionStorageTolerance(t *testing.T) {
 	t.Run("float16", func(t *testing.T) { testStorageTolerance[engine.Half](t) })
 	t.Run("bfloat16", func(t *testing.T) { testStorageTolerance[engine.BFloat16](t) })
+	t.Run("float8e4m3", func(t *testing.T) { testStorageTolerance[engine.Float8E4M3](t) })
 }
 
 func testStorageTolerance[S Elem](t *testing.T) {

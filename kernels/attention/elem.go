@@ -9,11 +9,11 @@ import (
 
 // Elem is the set of element types of the attention tensors Q, K, V and O as stored:
 // float32 and float64, computed in their own type, and the storage types engine.Half
-// (float16) and engine.BFloat16 (bfloat16), computed in float32: the kernel converts Q, K
-// and V exactly as it loads them and rounds O to nearest even as it stores it, so that no
-// fp16 arithmetic is needed.
+// (float16), engine.BFloat16 (bfloat16) and engine.Float8E4M3 (float8e4m3), computed in
+// float32: the kernel converts Q, K and V exactly as it loads them and rounds O to nearest
+// even as it stores it, so that no fp16 or fp8 arithmetic is needed.
 type Elem interface {
-	kernels.Float | engine.Half | engine.BFloat16
+	kernels.Float | engine.Half | engine.BFloat16 | engine.Float8E4M3
 }
 
 // elemTypes returns the descriptors of S as stored and of the arithmetic on it (float32
@@ -30,6 +30,9 @@ func elemTypes[S Elem]() (stored, compute kernels.Type) {
 	case engine.BFloat16:
 		t, _ := kernels.TypeByName("bfloat16")
 		return t, kernels.TypeOf[float32]()
+	case engine.Float8E4M3:
+		t, _ := kernels.TypeByName("float8e4m3")
+		return t, kernels.TypeOf[float32]()
 	}
 	t := kernels.TypeOf[float32]()
 	return t, t
@@ -38,8 +41,9 @@ func elemTypes[S Elem]() (stored, compute kernels.Type) {
 // storageConv holds attention.cl's CONV and STORE for each storage type: the functions of
 // kernels/convert.cl that load and store it.
 var storageConv = map[string]struct{ load, store string }{
-	"float16":  {"prism_half", "prism_to_half"},
-	"bfloat16": {"prism_bfloat16", "prism_to_bfloat16"},
+	"float16":    {"prism_half", "prism_to_half"},
+	"bfloat16":   {"prism_bfloat16", "prism_to_bfloat16"},
+	"float8e4m3": {"prism_e4m3", "prism_to_e4m3"},
 }
 
 // widen sets dst[i] to the value of src[i], exactly, for i < len(src).

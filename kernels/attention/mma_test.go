@@ -167,6 +167,7 @@ func TestAttentionWGMMA(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		t.Run("float16", func(t *testing.T) { testAttentionWGMMA[engine.Half](t, dev, q) })
 		t.Run("bfloat16", func(t *testing.T) { testAttentionWGMMA[engine.BFloat16](t, dev, q) })
+		t.Run("float8e4m3", func(t *testing.T) { testAttentionWGMMA[engine.Float8E4M3](t, dev, q) })
 	})
 }
 
@@ -177,15 +178,19 @@ func TestAttentionWGMMA(t *testing.T) {
 // they stay out of the candidates prism tune times.
 var wgmmaTrials = append(slices.Clone(wgmmaCandidates), WGMMATunables{2, 1, 176}, WGMMATunables{2, 0, 176})
 
-func testAttentionWGMMA[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
-	for _, tn := range wgmmaTrials {
+func testAttentionWGMMA[S WGMMAElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
+	trials := wgmmaTrials
+	if isFloat8[S]() {
+		trials = wgmmaFloat8Candidates
+	}
+	for _, tn := range trials {
 		t.Run(strings.ReplaceAll(tn.String(), " ", ","), func(t *testing.T) { testAttentionWGMMAWith[S](t, dev, q, tn) })
 	}
 }
 
 // testAttentionWGMMAWith runs TestAttentionWGMMA's cases with tunables tn, at the head dims
 // where tn fits (three stages do not at 256).
-func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engine.Queue, tn WGMMATunables) {
+func testAttentionWGMMAWith[S WGMMAElem](t *testing.T, dev *engine.Device, q *engine.Queue, tn WGMMATunables) {
 	insts := map[int]*WGMMA[S]{}
 	defer func() {
 		for _, w := range insts {
@@ -193,7 +198,7 @@ func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engi
 		}
 	}()
 	for _, dim := range []int{64, 128, 256} {
-		if tn.check(dim) != nil {
+		if tn.check(dim) != nil || isFloat8[S]() && dim != 128 {
 			continue
 		}
 		w, err := NewWGMMAWith[S](dev, dim, tn)
@@ -207,7 +212,7 @@ func testAttentionWGMMAWith[S MMAElem](t *testing.T, dev *engine.Device, q *engi
 			t.Fatal(err)
 		}
 		a := w.Attributes()
-		t.Logf("dim %d: %d registers, %d bytes spilled, %d shared bytes", dim, a.Registers, a.PrivateBytes, attnWGMMAShared(dim, tn.Stages, tn.BC))
+		t.Logf("dim %d: %d registers, %d bytes spilled, %d shared bytes", dim, a.Registers, a.PrivateBytes, attnWGMMAShared(dim, tn.Stages, tn.BC, w.eb))
 		insts[dim] = w
 	}
 	var cases []attnCase

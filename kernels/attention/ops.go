@@ -14,13 +14,14 @@ import (
 var source string
 
 // Family returns the attention family: its OpenCL C source (attention.cl) and its operations, in the
-// order listings show them: float32, then float16 and bfloat16 (Q, K, V and O stored in
-// them, float32 arithmetic).
+// order listings show them: float32, then float16, bfloat16 and float8e4m3 (Q, K, V and O
+// stored in them, float32 arithmetic).
 func Family() kernels.Family {
 	return kernels.Family{Name: "attention", Source: source, Ops: []kernels.Op{
 		attentionOp(true), attentionOp(false),
 		precisionOp[engine.Half](true), precisionOp[engine.Half](false),
 		precisionOp[engine.BFloat16](true), precisionOp[engine.BFloat16](false),
+		precisionOp[engine.Float8E4M3](true), precisionOp[engine.Float8E4M3](false),
 	}}
 }
 
@@ -31,7 +32,7 @@ const (
 	attnOpDim   = 64
 )
 
-// Shape of the float16 and bfloat16 ops: batch 4, 32 heads of dimension 128 (a large
+// Shape of the float16, bfloat16 and float8e4m3 ops: batch 4, 32 heads of dimension 128 (a large
 // language model's layer); Size picks seq (SizeShape), unless Params.Shape gives the four
 // dimensions.
 const (
@@ -70,17 +71,21 @@ func attentionOp(causal bool) kernels.Op {
 	}
 }
 
-// precisionOp returns the full or causal op with Q, K, V and O stored in S (float16 or
-// bfloat16).
+// precisionOp returns the full or causal op with Q, K, V and O stored in S (float16,
+// bfloat16 or float8e4m3).
 func precisionOp[S Elem](causal bool) kernels.Op {
 	kind, doc := attnDoc(causal)
 	stored, _ := elemTypes[S]()
 	name := "attention/" + kind + "/" + stored.Name
+	dims := "cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256"
+	if isFloat8[S]() {
+		dims = "cuda-wgmma 128"
+	}
 	return kernels.Op{
 		Name: name, Family: "attention", Type: stored.Name,
 		Doc: doc + "; Q, K, V and O in " + stored.Name + ", float32 arithmetic",
-		SizeDoc: fmt.Sprintf("batch %d, heads %d, dim %d, seq = size/%d; below %d, batch 1, heads = size/%d (1 to %d), seq 1: Q, K, V, O of batch*heads*seq*dim elements; or a shape BxHxSxD (Params.Shape), dim 1 to 256 (cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256)",
-			precOpBatch, precOpHeads, precOpDim, precOpBatch*precOpHeads*precOpDim, precOpBatch*precOpHeads*precOpDim, precOpDim, precOpHeads),
+		SizeDoc: fmt.Sprintf("batch %d, heads %d, dim %d, seq = size/%d; below %d, batch 1, heads = size/%d (1 to %d), seq 1: Q, K, V, O of batch*heads*seq*dim elements; or a shape BxHxSxD (Params.Shape), dim 1 to 256 (%s)",
+			precOpBatch, precOpHeads, precOpDim, precOpBatch*precOpHeads*precOpDim, precOpBatch*precOpHeads*precOpDim, precOpDim, precOpHeads, dims),
 		DefaultSize: precOpBatch * precOpHeads * 4096 * precOpDim, QuickSize: precOpBatch * precOpHeads * 32 * precOpDim,
 		Variants: precisionVariants[S](name, causal),
 	}
@@ -94,14 +99,22 @@ type forwarder[S Elem] interface {
 }
 
 var (
-	_ forwarder[engine.Half]     = (*Attention[engine.Half])(nil)
-	_ forwarder[engine.BFloat16] = (*Attention[engine.BFloat16])(nil)
-	_ forwarder[float32]         = (*Attention[float32])(nil)
-	_ forwarder[engine.Half]     = (*MMA[engine.Half])(nil)
-	_ forwarder[engine.BFloat16] = (*MMA[engine.BFloat16])(nil)
-	_ forwarder[engine.Half]     = (*WGMMA[engine.Half])(nil)
-	_ forwarder[engine.BFloat16] = (*WGMMA[engine.BFloat16])(nil)
+	_ forwarder[engine.Half]       = (*Attention[engine.Half])(nil)
+	_ forwarder[engine.BFloat16]   = (*Attention[engine.BFloat16])(nil)
+	_ forwarder[float32]           = (*Attention[float32])(nil)
+	_ forwarder[engine.Half]       = (*MMA[engine.Half])(nil)
+	_ forwarder[engine.BFloat16]   = (*MMA[engine.BFloat16])(nil)
+	_ forwarder[engine.Half]       = (*WGMMA[engine.Half])(nil)
+	_ forwarder[engine.BFloat16]   = (*WGMMA[engine.BFloat16])(nil)
+	_ forwarder[engine.Float8E4M3] = (*Attention[engine.Float8E4M3])(nil)
+	_ forwarder[engine.Float8E4M3] = (*WGMMA[engine.Float8E4M3])(nil)
 )
+
+// isFloat8 reports whether S is float8 E4M3, whose tensor-core kernel is wgmma.cu's alone.
+func isFloat8[S Elem]() bool {
+	_, ok := any(*new(S)).(engine.Float8E4M3)
+	return ok
+}
 
 // newPortable readies the portable kernel (attention.cl) for head dimensions up to dim.
 func newPortable[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
@@ -112,9 +125,10 @@ func newPortable[S Elem](dev *engine.Device, dim int) (forwarder[S], error) {
 	return a, nil
 }
 
-// precisionVariants returns the variants of the float16 and bfloat16 ops, in priority
-// order: Hopper's warpgroup tensor cores (wgmma.cu) on sm_90, the tensor cores through
-// mma.sync (attention.cu) on NVIDIA GPUs of sm_80 and newer, then the portable kernel.
+// precisionVariants returns the variants of the float16, bfloat16 and float8e4m3 ops, in
+// priority order: Hopper's warpgroup tensor cores (wgmma.cu) on sm_90, the tensor cores
+// through mma.sync (attention.cu) on NVIDIA GPUs of sm_80 and newer (not for float8e4m3),
+// then the portable kernel.
 func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 	mma := kernels.Variant{Name: "cuda-mma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: MMACompute,
 		Doc:      "FlashAttention-2 on the tensor cores: mma.sync m16n8k16, ldmatrix, K and V tiles double-buffered by cp.async",
@@ -143,10 +157,16 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 		Tunables:   WGMMADefaults(precOpDim).String(),
 		Candidates: kernels.CandidatesOf(wgmmaCandidates),
 		Setup:      tunedSetup(name, causal, "cuda-wgmma", ParseWGMMATunables, WGMMADefaults, newWGMMAFor[S])}
+	if isFloat8[S]() {
+		wgmma.Doc = "Hopper's warpgroup tensor cores in float8 (wgmma k32, P rounded to E4M3 in registers), Q, K and a transposed copy of V tiled by TMA, a producer and two consumer warpgroups; head dim 128"
+		wgmma.Candidates = kernels.CandidatesOf(wgmmaFloat8Candidates)
+		return []kernels.Variant{wgmma, portable}
+	}
 	return []kernels.Variant{wgmma, mma, portable}
 }
 
-// newWGMMAFor readies the Hopper attention in S (float16 or bfloat16) with tunables t.
+// newWGMMAFor readies the Hopper attention in S (float16, bfloat16 or float8e4m3) with
+// tunables t.
 func newWGMMAFor[S Elem](dev *engine.Device, dim int, t WGMMATunables) (forwarder[S], error) {
 	var f any
 	var err error
@@ -155,9 +175,11 @@ func newWGMMAFor[S Elem](dev *engine.Device, dim int, t WGMMATunables) (forwarde
 		f, err = NewWGMMAWith[engine.Half](dev, dim, t)
 	case engine.BFloat16:
 		f, err = NewWGMMAWith[engine.BFloat16](dev, dim, t)
+	case engine.Float8E4M3:
+		f, err = NewWGMMAWith[engine.Float8E4M3](dev, dim, t)
 	default:
 		stored, _ := elemTypes[S]()
-		return nil, fmt.Errorf("kernels: attention in %s has no wgmma kernel (float16 and bfloat16 do): %w", stored.Name, engine.ErrUnsupported)
+		return nil, fmt.Errorf("kernels: attention in %s has no wgmma kernel (float16, bfloat16 and float8e4m3 do): %w", stored.Name, engine.ErrUnsupported)
 	}
 	if err != nil {
 		return nil, err
@@ -337,7 +359,8 @@ func checkAttnRows[S Elem](bc int, got, q, k, v []S, s AttentionShape, causal bo
 
 // Model: 4*b*h*seq^2*dim FLOPs (two matrix products of 2*seq^2*dim each per head), halved
 // when causal; bytes: Q, K, V read once and O written once, in S (2 bytes an element for
-// float16 and bfloat16).
+// float16 and bfloat16, 1 for float8e4m3; float8's cuda-wgmma also reads V and writes its
+// transposed copy, uncounted).
 func (in *attnInstance[S]) Model() kernels.Model {
 	s := in.shape
 	f := 4 * float64(s.Batch*s.Heads) * float64(s.Seq) * float64(s.Seq) * float64(s.Dim)

@@ -31,6 +31,7 @@ type attnRefRow struct {
 	vmax  []float64                // per dimension d: max_j |v_jd| over the unmasked keys
 	qk    float64                  // scale * max_j sum_d |q_d k_jd| over the unmasked keys
 	span  float64                  // max_j s_j - min_j s_j over the unmasked keys
+	l     float64                  // sum_j exp(s_j - max_j s_j) over the unmasked keys: at least 1
 	keys  int                      // unmasked keys
 	score []float64                // scratch: the scores, then exp(s_j - max)
 	acc   []kernels.CompensatedSum // scratch: the output sums
@@ -83,6 +84,7 @@ func attnRefCompute[S Elem](r *attnRefRow, q, k, v []S, s AttentionShape, h, i i
 		ls.Add(r.score[j])
 	}
 	l := ls.Sum()
+	r.l = l
 	clear(r.acc)
 	clear(r.w)
 	clear(r.vmax)
@@ -145,14 +147,16 @@ func AttentionTolerance[T kernels.Float](seq, keys, dim, bc int, qk, span, w, vm
 
 // AttentionToleranceOf returns the largest error allowed between a device attention output
 // element stored in S and the float64 reference (computed from the inputs as stored), with
-// the arguments of AttentionTolerance. For float32 and float64 it is AttentionTolerance[S].
-// For float16 and bfloat16, whose inputs convert exactly and whose arithmetic is float32:
+// the arguments of AttentionTolerance and l, the row's sum_j exp(s_j - max_j s_j) over its
+// unmasked keys (at least 1). For float32 and float64 it is AttentionTolerance[S]. For
+// float16, bfloat16 and float8e4m3, whose inputs convert exactly and whose arithmetic is
+// float32:
 //
 //	2*AttentionTolerance[float32](seq, keys, dim, bc, qk, span, w, vmax) + (uP + uOut)*w
-//	+ (keys*vmax + 1)*sub
+//	+ (keys*vmax/l + 1)*sub
 //
-// with uP = uOut = the unit roundoff of S (2^-11 for float16, 2^-8 for bfloat16) and sub
-// half its smallest subnormal (2^-25 for float16, 2^-134 for bfloat16):
+// with uP = uOut = the unit roundoff of S (2^-11 for float16, 2^-8 for bfloat16, 2^-4 for
+// float8e4m3) and sub half its smallest subnormal (2^-25, 2^-134, 2^-10):
 //   - The factor 2 takes the float32 computation to a unit of 2^-23: tensor cores may
 //     truncate rather than round as they align and add (Fasi, Higham, Mikaitis and
 //     Pranesh, "Numerical behavior of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330,
@@ -162,12 +166,16 @@ func AttentionTolerance[T kernels.Float](seq, keys, dim, bc int, qk, span, w, vm
 //     by uP, so the output by at most uP*sum_j p_j |v_jd| = uP*w (the normalization l
 //     sums the unrounded weights in float32). The portable kernel does not round P.
 //   - uOut*w is the rounding of O to S as it is stored: |O| <= w.
-//   - Below S's smallest normal, rounding errs absolutely, by at most sub: once per
-//     weight rounded to S (keys of them, each multiplying a |v_jd| <= vmax) and once for O.
+//   - Below S's smallest normal, rounding errs absolutely, by at most sub: once for O, and
+//     once per weight rounded to S (keys of them, each multiplying a |v_jd| <= vmax). A
+//     kernel holds the weights unnormalized, exp(s_j - m) against a reference m no larger
+//     than the row's max (a running max, or one moved only past a margin), which a later
+//     rescaling by exp(m - m') <= 1 only shrinks, and divides by their sum, at least l:
+//     the weights' part of O's error is at most keys*vmax*sub/l.
 //
 // The reference's own error is in AttentionTolerance's part. Outputs beyond S's range (not
 // reached by softmax averages of values in S) are not covered.
-func AttentionToleranceOf[S Elem](seq, keys, dim, bc int, qk, span, w, vmax float64) float64 {
+func AttentionToleranceOf[S Elem](seq, keys, dim, bc int, qk, span, w, vmax, l float64) float64 {
 	stored, _ := elemTypes[S]()
 	switch stored.Name {
 	case "float32":
@@ -176,10 +184,10 @@ func AttentionToleranceOf[S Elem](seq, keys, dim, bc int, qk, span, w, vmax floa
 		return AttentionTolerance[float64](seq, keys, dim, bc, qk, span, w, vmax)
 	}
 	uP, uOut, sub := stored.Unit, stored.Unit, stored.MinSubnormal/2
-	return 2*AttentionTolerance[float32](seq, keys, dim, bc, qk, span, w, vmax) + (uP+uOut)*w + (float64(keys)*vmax+1)*sub
+	return 2*AttentionTolerance[float32](seq, keys, dim, bc, qk, span, w, vmax) + (uP+uOut)*w + (float64(keys)*vmax/max(l, 1)+1)*sub
 }
 
 // attnRowTol returns the tolerance of element d of the row r, stored in S.
 func attnRowTol[S Elem](r *attnRefRow, s AttentionShape, bc, d int) float64 {
-	return AttentionToleranceOf[S](s.Seq, r.keys, s.Dim, bc, r.qk, r.span, r.w[d], r.vmax[d])
+	return AttentionToleranceOf[S](s.Seq, r.keys, s.Dim, bc, r.qk, r.span, r.w[d], r.vmax[d], r.l)
 }

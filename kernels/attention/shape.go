@@ -65,9 +65,10 @@ func ParseShape(text string) (Shape, error) {
 // opTypes are the storage types of the family's ops, with the dims their variants take
 // besides the portable kernel's (any dim from 1 to AttentionMaxDim), for messages.
 var opTypes = map[string]string{
-	"float32":  FlashName + " and the portable kernel take any dim from 1 to 256",
-	"float16":  "the portable kernel takes any dim from 1 to 256, cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256",
-	"bfloat16": "the portable kernel takes any dim from 1 to 256, cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256",
+	"float32":    FlashName + " and the portable kernel take any dim from 1 to 256",
+	"float16":    "the portable kernel takes any dim from 1 to 256, cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256",
+	"bfloat16":   "the portable kernel takes any dim from 1 to 256, cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256",
+	"float8e4m3": "the portable kernel takes any dim from 1 to 256, cuda-wgmma 128",
 }
 
 // opType returns the storage type of the attention op named name ("attention/full/bfloat16");
@@ -131,7 +132,7 @@ func ShapeElements(name string, s Shape) float64 {
 
 // SizeShape returns the shape the attention op named name sets up at size (Op.SizeDoc's
 // rule): for float32, batch 1, 8 heads of dimension 64, seq = size/512 (at least 1); for
-// float16 and bfloat16, batch 4, 32 heads of dimension 128, seq = size/16384, and below
+// float16, bfloat16 and float8e4m3, batch 4, 32 heads of dimension 128, seq = size/16384, and below
 // 16384 batch 1, size/128 heads (1 to 32) and seq 1. A shape is its size's case exactly
 // when SizeShape(name, ShapeSize(name, s)) is s: it runs and reports as that size does.
 func SizeShape(name string, size int) Shape {

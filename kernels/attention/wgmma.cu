@@ -1,9 +1,10 @@
 // wgmma.cu: FlashAttention forward on Hopper's warpgroup tensor cores, fed by TMA (CUDA C++,
 // sm_90a).
 //
-// Purpose: the "cuda-wgmma" variant of attention/{full,causal}/{float16,bfloat16}: O =
-// softmax(Q K^T * scale [+ causal mask]) V for tensors [batch*heads, seq, D] in binary16 or
-// bfloat16, float32 softmax and accumulation, without a seq x seq matrix. A block of three
+// Purpose: the "cuda-wgmma" variant of attention/{full,causal}/{float16,bfloat16,float8e4m3}:
+// O = softmax(Q K^T * scale [+ causal mask]) V for tensors [batch*heads, seq, D] in
+// binary16, bfloat16 or OCP float8 E4M3, float32 softmax and accumulation, without a seq x
+// seq matrix. A block of three
 // warpgroups serves 128 queries of one head. Warpgroup 0 is the producer: one thread copies
 // the block's Q tile once, then the K and V tiles of BC keys in turn, with TMA (boxes of 64
 // head dimensions, 128-byte swizzle) into a ring of STAGES stages, each stage's K and V
@@ -15,17 +16,24 @@
 // (MN-major: V's rows are the keys); K's slot of the stage goes back to the producer once
 // the scores are done, V's once the product is (an "empty" mbarrier per tile of a stage, one
 // arrival per consumer warpgroup).
+// Float8 (PREC 6): the products are wgmma k32 in E4M3, whose operands in shared memory must
+// be K-major: S's are (Q and K rows hold the dimensions), but V's rows hold P V's depth, the
+// keys, in their columns. So the host first writes V transposed (attention_vt, below: a
+// pass over V) and the kernel copies D x 128-key tiles of that; the probabilities are
+// rounded to E4M3 (P < 256: inside its range) in the order the k32 register fragment takes
+// (pack_p), which attention_vt's order of the keys matches.
 //
 // Arguments:
 //   attention_wgmma(tmQ, tmK, tmV, o, seq, sl2e, causal)
 //     tmQ, tmK, tmV: tensor maps of Q, K, V as dims {D, seq, bh} (elements, fastest first),
 //       boxes {64, 64, 1} (Q) and {64, BC, 1} (K, V), 128-byte swizzle: rows past seq read as
-//       zeros within each head. o: bh*seq*D elements; sl2e = |scale| * log2(e), at least
+//       zeros within each head. Float8: boxes 128 wide (one 128-byte row), and tmV maps V
+//       transposed, attention_vt's vt, as dims {seqp, D, bh}, box {128, D, 1}. o: bh*seq*D elements; sl2e = |scale| * log2(e), at least
 //       float32's smallest normal number (the NEG build for a negative scale); causal != 0
 //       masks key j > query i. bh*seq*D < 2^31 (the host checks both).
 //
 // Tunables (-D, part of the cache key):
-//   PREC    3 float16, 4 bfloat16                                      default 3
+//   PREC    3 float16, 4 bfloat16, 6 float8 E4M3 (D 128, BC 128)         default 3
 //   D       head dimension: 64, 128 or 256 (256: BC 64)                 default 128
 //   BC      keys per tile: 64, 128 or 176 (176: FlashAttention-3's tile at head dim 128,
 //           whose consumers take 240 registers, the producer 24)        default 64
@@ -39,9 +47,10 @@
 //   NEG     1: the scale is negative (sl2e its magnitude): each tile's scores are negated
 //           before the softmax, which otherwise takes a positive scale's order. Not a
 //           tunable: the host builds it for the first call with a negative scale        default 0
-// Builds: -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1 | -DPREC=4 -DBC=176 -DSCHED=1 | -DPREC=3 -DD=64 -DBC=176 | -DPREC=4 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 -DD=256 -DNEG=1
-// Shared memory (dynamic): 2*64*D*2 bytes of Q, STAGES*2*BC*D*2 of K and V, and 1024 to align
-//   the tiles to the swizzle's 1024-byte period (attnWGMMAShared in wgmma.go).
+// Builds: -DPREC=6 -DBC=128 -DSCHED=1 | -DPREC=6 -DBC=128 -DSTAGES=3 | -DPREC=6 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1 | -DPREC=4 -DBC=176 -DSCHED=1 | -DPREC=3 -DD=64 -DBC=176 | -DPREC=4 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 -DD=256 -DNEG=1
+// Shared memory (dynamic): 2*64*D*EB bytes of Q, STAGES*2*BC*D*EB of K and V (EB: 2 bytes an
+//   element, 1 in float8), and 1024 to align the tiles to the swizzle's 1024-byte period
+//   (attnWGMMAShared in wgmma.go).
 // Launch: 1D grid of bh*ceil(seq/128) blocks of 384 threads; block b serves head
 //   b / ceil(seq/128) and, counting from the last, query block b % ceil(seq/128).
 // Boundaries: rows past seq are zeros (TMA); keys past seq, or past the query when causal,
@@ -79,10 +88,29 @@
 
 #if PREC == 3
 #define WG_TYPE "f16"
+#define EB 2
 #elif PREC == 4
 #define WG_TYPE "bf16"
+#define EB 2
+#elif PREC == 6
+#define WG_TYPE "e4m3"
+#define EB 1
 #else
-#error "wgmma.cu: PREC must be 3 (float16) or 4 (bfloat16)"
+#error "wgmma.cu: PREC must be 3 (float16), 4 (bfloat16) or 6 (float8 E4M3)"
+#endif
+#if PREC == 6 && (D != 128 || BC != 128)
+#error "wgmma.cu: float8 (PREC 6) takes D = 128 and BC = 128"
+#endif
+// The product's k step, and the immediates after the scales: the 16-bit forms take
+// transpose flags (K-major 0; V, MN-major, 1), the 8-bit ones none (K-major alone).
+#if EB == 1
+#define WG_K "k32"
+#define WG_SS_TAIL ""
+#define WG_RS_TAIL ""
+#else
+#define WG_K "k16"
+#define WG_SS_TAIL ", 0, 0"
+#define WG_RS_TAIL ", 1"
 #endif
 #if D != 64 && D != 128 && D != 256
 #error "wgmma.cu: D must be 64, 128 or 256"
@@ -111,22 +139,40 @@
 
 #define THREADS 384
 #define BR 128                 // queries per block: two consumers of 64
-#define QBYTES (64 * D * 2)    // one consumer's Q tile
-#define KVBYTES (BC * D * 2)   // one K or V tile
-#define BOXQ (64 * 128)        // bytes of a 64-row box of 64 dimensions
-#define BOXKV (BC * 128)       // bytes of a BC-row box of 64 dimensions
+#define QBYTES (64 * D * EB)   // one consumer's Q tile
+#define KVBYTES (BC * D * EB)  // one K or V tile
+#define BOXW (128 / EB)        // elements of a box's 128-byte row
+#define NBOX (D * EB / 128)    // boxes across a row of Q or K
+#define BOXQ (64 * 128)        // bytes of a 64-row box
+#define BOXKV (BC * 128)       // bytes of a BC-row box
 #define NS (BC / 8)            // n8 tiles of S
 #define NO (D / 8)             // n8 tiles of O
+#define KP (32 / EB)           // keys of one k step of P V
+#define NPA (BC / KP)          // k steps of P V: P's register fragments
 
+#if EB == 1
+typedef unsigned char in_t;
+typedef unsigned short pair_t; // two elements of O
+
+// pack rounds lo and hi to E4M3 (to nearest even, saturating: O and P stay far inside the
+// range) and packs them, lo in the low byte.
+static __device__ __forceinline__ pair_t pack(float lo, float hi) {
+  unsigned short r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;\n" : "=h"(r) : "f"(lo), "f"(hi));
+  return r;
+}
+#else
 typedef unsigned short in_t;
+typedef unsigned int pair_t;
 
-static __device__ __forceinline__ unsigned int pack(float lo, float hi) {
+static __device__ __forceinline__ pair_t pack(float lo, float hi) {
 #if PREC == 3
   return prism_pack_half2(lo, hi);
 #else
   return prism_pack_bfloat162(lo, hi);
 #endif
 }
+#endif
 
 // wgmma_wait0 waits until no wgmma group of this warpgroup is pending; it names the
 // registers n registers of d as operands so that the compiler neither reads nor moves them
@@ -141,12 +187,12 @@ template <int N> static __device__ __forceinline__ void wgmma_wait0(float *d) {
 
 #if BC == 64
 // wgmma_ss_n64: d (64 x 64, float) += A (descriptor da) * B (descriptor db, K-major).
-PRISM_WGMMA_SS(wgmma_ss_n64, 32, "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_TYPE "." WG_TYPE, ", 0, 0")
+PRISM_WGMMA_SS(wgmma_ss_n64, 32, "wgmma.mma_async.sync.aligned.m64n64" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_SS_TAIL)
 #define WGMMA_S wgmma_ss_n64
 #endif
 #if BC == 128
 // wgmma_ss_n128: d (64 x 128, float) += A (descriptor da) * B (descriptor db, K-major).
-PRISM_WGMMA_SS(wgmma_ss_n128, 64, "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPE "." WG_TYPE, ", 0, 0")
+PRISM_WGMMA_SS(wgmma_ss_n128, 64, "wgmma.mma_async.sync.aligned.m64n128" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_SS_TAIL)
 #define WGMMA_S wgmma_ss_n128
 #endif
 #if BC == 176
@@ -161,9 +207,9 @@ PRISM_WGMMA_RS(wgmma_rs_n64, 32, "wgmma.mma_async.sync.aligned.m64n64k16.f32." W
 #define WGMMA_PV wgmma_rs_n64
 #endif
 #if D == 128
-// wgmma_rs_n128: d (64 x 128, float) += A (registers a, the m16n8k16 A layout per warp) * B
-// (descriptor db, MN-major).
-PRISM_WGMMA_RS(wgmma_rs_n128, 64, "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPE "." WG_TYPE, ", 1")
+// wgmma_rs_n128: d (64 x 128, float) += A (registers a, the m16n8k16 A layout per warp, or
+// m16n8k32's for float8) * B (descriptor db, MN-major; K-major for float8: V transposed).
+PRISM_WGMMA_RS(wgmma_rs_n128, 64, "wgmma.mma_async.sync.aligned.m64n128" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_RS_TAIL)
 #define WGMMA_PV wgmma_rs_n128
 #endif
 
@@ -205,11 +251,11 @@ static __device__ __forceinline__ void zero_s(float *sc) {
   pin<NS * 4>(sc);
 }
 
-// s_group issues S = Q K^T's wgmmas (Q at sqc, K at sk, 16 keys of depth a step) into sc
-// and commits them as a group; the caller has fenced.
+// s_group issues S = Q K^T's wgmmas (Q at sqc, K at sk, 32 bytes of depth a step: 16
+// dimensions, 32 in float8) into sc and commits them as a group; the caller has fenced.
 static __device__ __forceinline__ void s_group(float *sc, unsigned int sqc, unsigned int sk) {
 #pragma unroll
-  for (int ks = 0; ks < D / 16; ++ks) {
+  for (int ks = 0; ks < D * EB / 32; ++ks) {
     const unsigned int off = 32 * (ks % 4);
     WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024), 1);
   }
@@ -225,17 +271,27 @@ static __device__ __forceinline__ void issue_s(float *sc, unsigned int sqc, unsi
   s_group(sc, sqc, sk);
 }
 
+// pv_desc returns the descriptor of V's k step kk in the tile at sv: 16 key rows (2048
+// bytes) a step of the MN-major 16-bit tile; in float8, whose tile is V transposed (D rows
+// of 128 keys, K-major), 32 keys (bytes) along the rows.
+static __device__ __forceinline__ unsigned long long pv_desc(unsigned int sv, int kk) {
+#if EB == 1
+  return prism_wgmma_desc(sv + (kk / 4) * (D * 128) + 32 * (kk % 4), 16, 1024);
+#else
+  return prism_wgmma_desc(sv + 2048 * kk, BOXKV, 1024);
+#endif
+}
+
 // issue_pv issues O += P V for one key tile as a wgmma group (committed, not waited for): P
-// in registers as the A operand (k step kk: keys 16kk..16kk+15, the n8 tiles 2kk and 2kk+1
-// of S), V's descriptor (at sv) stepping 16 key rows (2048 bytes). pa must keep its values
-// until the group is waited for.
+// in registers as the A operand (k step kk: keys KP*kk.., pack_p), V's descriptors from
+// pv_desc. pa must keep its values until the group is waited for.
 static __device__ __forceinline__ void issue_pv(float *acc, unsigned int (*pa)[4], unsigned int sv) {
-  pin<BC / 4>(&pa[0][0]);
+  pin<NPA * 4>(&pa[0][0]);
   pin<NO * 4>(acc);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-  for (int kk = 0; kk < BC / 16; ++kk) {
-    WGMMA_PV(acc, pa[kk], prism_wgmma_desc(sv + 2048 * kk, BOXKV, 1024), 1);
+  for (int kk = 0; kk < NPA; ++kk) {
+    WGMMA_PV(acc, pa[kk], pv_desc(sv, kk), 1);
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
@@ -249,13 +305,13 @@ static __device__ __forceinline__ void issue_pv(float *acc, unsigned int (*pa)[4
 static __device__ __forceinline__ void issue_s_pv(float *sc, unsigned int sqc, unsigned int sk, float *acc, unsigned int (*pa)[4],
                                                   unsigned long long *dv) {
   zero_s(sc);
-  pin<BC / 4>(&pa[0][0]);
+  pin<NPA * 4>(&pa[0][0]);
   pin<NO * 4>(acc);
-  pin<BC / 16>(dv);
+  pin<NPA>(dv);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
   s_group(sc, sqc, sk);
 #pragma unroll
-  for (int kk = 0; kk < BC / 16; ++kk) {
+  for (int kk = 0; kk < NPA; ++kk) {
     WGMMA_PV(acc, pa[kk], dv[kk], 1);
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -371,14 +427,28 @@ static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, f
 }
 
 // pack_p writes the probabilities sc, rounded to the input type, into pa: S's layout as
-// wgmma's A operand.
+// wgmma's A operand. In 16 bits the layouts agree: register r of k step kk holds row g +
+// 8*(r&1), keys 16kk + 8*(r>>1) + 2t and the next (g = lane/4, t = lane%4), the two values
+// of S's n8 tile 2kk + (r>>1) in that row. In float8 register r holds four keys of a 32-key
+// step, row g + 8*(r&1), positions 16*(r>>1) + 4t + b (byte b), where this thread's S has
+// keys 16*(r>>1) + 2t + (b&1) + 8*(b>>1): pack_p puts those there, and V's transposed copy
+// (attention_vt) stores key 16i + 2t + (b&1) + 8*(b>>1) at position 16i + 4t + b, so that
+// P V pairs every weight with its key's row of V.
 static __device__ __forceinline__ void pack_p(const float *sc, unsigned int (*pa)[4]) {
 #pragma unroll
-  for (int kk = 0; kk < BC / 16; ++kk) {
+  for (int kk = 0; kk < NPA; ++kk) {
+#if EB == 1
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const float *x = sc + 16 * kk + 8 * (r >> 1) + 2 * (r & 1); // tiles 4kk + 2(r>>1) and the next, row half r&1
+      pa[kk][r] = (unsigned int)pack(x[0], x[1]) | (unsigned int)pack(x[4], x[5]) << 16;
+    }
+#else
     pa[kk][0] = pack(sc[8 * kk + 0], sc[8 * kk + 1]);
     pa[kk][1] = pack(sc[8 * kk + 2], sc[8 * kk + 3]);
     pa[kk][2] = pack(sc[8 * kk + 4], sc[8 * kk + 5]);
     pa[kk][3] = pack(sc[8 * kk + 6], sc[8 * kk + 7]);
+#endif
   }
 }
 
@@ -452,8 +522,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
 #pragma unroll
-        for (int j = 0; j < D / 64; ++j) {
-          prism_tma_load_3d(sq + c * QBYTES + j * BOXQ, &tmQ, 64 * j, q0 + 64 * c, head, qbar);
+        for (int j = 0; j < NBOX; ++j) {
+          prism_tma_load_3d(sq + c * QBYTES + j * BOXQ, &tmQ, BOXW * j, q0 + 64 * c, head, qbar);
         }
       }
       for (int t = 0; t < tiles; ++t) {
@@ -464,17 +534,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
         prism_mbar_expect_tx(kfull + 8 * s, KVBYTES);
 #pragma unroll
-        for (int j = 0; j < D / 64; ++j) {
-          prism_tma_load_3d(sk + j * BOXKV, &tmK, 64 * j, t * BC, head, kfull + 8 * s);
+        for (int j = 0; j < NBOX; ++j) {
+          prism_tma_load_3d(sk + j * BOXKV, &tmK, BOXW * j, t * BC, head, kfull + 8 * s);
         }
         if (t >= STAGES) {
           prism_mbar_wait(vempty + 8 * s, ((t / STAGES) + 1) & 1);
         }
         prism_mbar_expect_tx(vfull + 8 * s, KVBYTES);
+#if EB == 1
+        // V transposed: boxes of D rows by 128 keys.
+#pragma unroll
+        for (int j = 0; j < BC / 128; ++j) {
+          prism_tma_load_3d(sv + j * (D * 128), &tmV, t * BC + 128 * j, 0, head, vfull + 8 * s);
+        }
+#else
 #pragma unroll
         for (int j = 0; j < D / 64; ++j) {
           prism_tma_load_3d(sv + j * BOXKV, &tmV, 64 * j, t * BC, head, vfull + 8 * s);
         }
+#endif
       }
     }
     return;
@@ -502,7 +580,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // of S_t works on S's floats in place and rounds them into pa only once P_{t-1} V_{t-1}
   // is done: P_{t-1} and V's descriptors stay in their registers while the product may
   // read them, and no second set of P's registers is live beside them.
-  unsigned int pa[BC / 16][4];
+  unsigned int pa[NPA][4];
   float alpha[2];
   if (c == 1) {
     asm volatile("bar.arrive 3, 256;\n" ::: "memory");
@@ -523,10 +601,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int s = t % STAGES, sp = (t - 1) % STAGES;
     const unsigned int sk = skv + 2 * s * KVBYTES, svp = skv + 2 * sp * KVBYTES + KVBYTES;
     float sc[NS * 4];
-    unsigned long long dv[BC / 16];
+    unsigned long long dv[NPA];
 #pragma unroll
-    for (int kk = 0; kk < BC / 16; ++kk) {
-      dv[kk] = prism_wgmma_desc(svp + 2048 * kk, BOXKV, 1024);
+    for (int kk = 0; kk < NPA; ++kk) {
+      dv[kk] = pv_desc(svp, kk);
     }
     rescale(acc, alpha);
     prism_mbar_wait(kfull + 8 * s, (t / STAGES) & 1);
@@ -541,8 +619,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
     softmax_scores(sc, alpha, mrow, lrow, t * BC, seq, causal, q0 + 64 * c, r0, lane, sl2e);
     wgmma_wait0<NO * 4>(acc); // and P_{t-1} V_{t-1}: V_{t-1} is free
-    pin<BC / 4>(&pa[0][0]);   // pa and dv live until here
-    pin<BC / 16>(dv);
+    pin<NPA * 4>(&pa[0][0]); // pa and dv live until here
+    pin<NPA>(dv);
     if ((threadIdx.x & 127) == 0) {
       prism_mbar_arrive(vempty + 8 * sp);
     }
@@ -567,7 +645,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int s = t % STAGES, ph = (t / STAGES) & 1;
     const unsigned int sk = skv + 2 * s * KVBYTES, sv = sk + KVBYTES;
     float sc[NS * 4];
-    unsigned int pa[BC / 16][4];
+    unsigned int pa[NPA][4];
     float alpha[2];
     prism_mbar_wait(kfull + 8 * s, ph);
     issue_s(sc, sqc, sk);
@@ -594,11 +672,48 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const float inv = 1.f / l;
     const int row = r0 + 8 * h;
     if (row < seq) {
-      unsigned int *dst = (unsigned int *)(o + ((long long)head * seq + row) * D + 2 * (lane & 3));
+      pair_t *dst = (pair_t *)(o + ((long long)head * seq + row) * D + 2 * (lane & 3));
 #pragma unroll
       for (int n = 0; n < NO; ++n) {
         dst[4 * n] = pack(acc[4 * n + 2 * h] * inv, acc[4 * n + 2 * h + 1] * inv);
       }
     }
+  }
+}
+
+// attention_vt writes V transposed for the float8 product (its B operand must be K-major):
+// vt[h][d][p] = V[h][key(p)][d] for p < seqp (seq rounded up to 16, so that vt's rows lie
+// on 16-byte boundaries for TMA), with key(p) = 16*(p/16) + 2*(q/4) + (q&1) + 8*((q/2)&1),
+// q = p%16, the order pack_p puts each thread's probabilities in; keys past seq give zeros.
+// Launch: grid (ceil(seqp/64), D/64, bh) of 256 threads; a block moves 64 keys by 64 dims
+// through shared memory, 16 bytes a thread each way. Every build has it; the host runs it
+// for float8 alone.
+extern "C" __global__ void __launch_bounds__(256) attention_vt(const unsigned char *v, unsigned char *vt, int seq, int seqp) {
+  __shared__ __attribute__((aligned(16))) unsigned char tile[64][64 + 16]; // [key][dim], rows padded
+  const int k0 = blockIdx.x * 64, d0 = blockIdx.y * 64, head = blockIdx.z;
+  const int tid = threadIdx.x;
+  {
+    const int r = tid >> 2, c = 16 * (tid & 3);
+    uint4 x = make_uint4(0u, 0u, 0u, 0u);
+    if (k0 + r < seq) {
+      x = *(const uint4 *)(v + ((long long)head * seq + k0 + r) * D + d0 + c);
+    }
+    *(uint4 *)&tile[r][c] = x;
+  }
+  __syncthreads();
+  const int dd = tid >> 2, g = 16 * (tid & 3);
+  if (k0 + g < seqp) {
+    unsigned int w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      unsigned int x = 0u;
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        const int q = 4 * j + b;
+        x |= (unsigned int)tile[g + 2 * (q >> 2) + (q & 1) + 8 * ((q >> 1) & 1)][dd] << (8 * b);
+      }
+      w[j] = x;
+    }
+    *(uint4 *)(vt + ((long long)head * D + d0 + dd) * seqp + k0 + g) = make_uint4(w[0], w[1], w[2], w[3]);
   }
 }

@@ -24,10 +24,10 @@ const (
 )
 
 // attnWGMMAShared is the dynamic shared memory of a launch for head dimension dim with
-// stages stages of bc keys: the Q tiles of both consumers, the stages of a K and a V tile,
-// and 1024 bytes to align them.
-func attnWGMMAShared(dim, stages, bc int) int {
-	return 2*64*dim*2 + stages*2*bc*dim*2 + 1024
+// stages stages of bc keys, eb bytes an element: the Q tiles of both consumers, the stages
+// of a K and a V tile, and 1024 bytes to align them.
+func attnWGMMAShared(dim, stages, bc, eb int) int {
+	return 2*64*dim*eb + stages*2*bc*dim*eb + 1024
 }
 
 // WGMMATunables are the tunables of wgmma.cu: the Stages of K and V tiles in its ring, its
@@ -70,7 +70,7 @@ func (t WGMMATunables) check(dim int) error {
 		return fmt.Errorf("kernels: attention wgmma tunables %s: tiles of %d keys at head dim %d: the scores and O do not fit a consumer's registers; BC=64: %w",
 			t, t.BC, dim, engine.ErrInvalidArg)
 	}
-	if need := attnWGMMAShared(dim, t.Stages, t.BC); need > 227*1024 {
+	if need := attnWGMMAShared(dim, t.Stages, t.BC, 2); need > 227*1024 {
 		return fmt.Errorf("kernels: attention wgmma tunables %s: %d stages of %d keys at head dim %d need %d bytes of shared memory, more than 227 KiB: %w",
 			t, t.Stages, t.BC, dim, need, engine.ErrInvalidArg)
 	}
@@ -106,19 +106,35 @@ func WGMMADefaults(dim int) WGMMATunables {
 var wgmmaCandidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {2, 0, 64}, {2, 1, 64}, {3, 1, 64},
 	{3, 0, 64}, {4, 1, 64}, {4, 0, 64}}
 
+// wgmmaFloat8Candidates are the candidates of the float8e4m3 ops, which take tiles of 128
+// keys alone (V's transposed tile is one 128-byte row of keys).
+var wgmmaFloat8Candidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {4, 1, 128}}
+
+// WGMMAElem is the set of storage types the Hopper attention takes.
+type WGMMAElem interface {
+	engine.Half | engine.BFloat16 | engine.Float8E4M3
+}
+
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
-// variant), its tiles copied by TMA, in binary16 or bfloat16 with float32 softmax and
-// accumulation, for head dimensions 64, 128 and 256. It runs on CUDA devices of compute
-// capability 9.0 and is safe for concurrent use by goroutines that each use their own Queue.
-type WGMMA[S MMAElem] struct {
+// variant), its tiles copied by TMA, in binary16 or bfloat16 for head dimensions 64, 128 and
+// 256, or in float8 E4M3 for head dimension 128 (tiles of 128 keys; V is first copied
+// transposed, a pass over it), with float32 softmax and accumulation. It runs on CUDA
+// devices of compute capability 9.0 and is safe for concurrent use by goroutines that each
+// use their own Queue.
+type WGMMA[S WGMMAElem] struct {
 	dev  *engine.Device
 	dim  int
 	t    WGMMATunables
+	eb   int      // bytes an element: 2, or 1 in float8
 	opts []string // the build's defines
 	prog *engine.Program
 	k    *engine.Kernel
+	vt   *engine.Kernel // float8: attention_vt, V transposed for P V
 	mu   sync.Mutex
 	maps attnMaps // the tensor maps of the last call
+	// vts holds, per queue, float8's transposed copy of V, grown as needed (launches on one
+	// queue run in order, so each queue's copy is reused safely). Guarded by mu.
+	vts map[*engine.Queue]*engine.Buffer[S]
 	// The build for negative scales (-DNEG=1), made by the first call with one: it
 	// negates each tile's scores and takes the scale's magnitude, so that the positive
 	// build's softmax has no test of the sign. Guarded by mu.
@@ -133,17 +149,17 @@ type attnMaps struct {
 	tq, tk, tv *engine.TensorMap
 }
 
-// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256) on dev,
-// with WGMMADefaults. It returns an error wrapping engine.ErrUnsupported on a device that is
-// not a CUDA GPU of compute capability 9.0 with tensor maps, for another head dimension, or
-// when the device lacks the shared memory.
-func NewWGMMA[S MMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
+// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256; 128 in
+// float8) on dev, with WGMMADefaults. It returns an error wrapping engine.ErrUnsupported on
+// a device that is not a CUDA GPU of compute capability 9.0 with tensor maps, for another
+// head dimension, or when the device lacks the shared memory.
+func NewWGMMA[S WGMMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
 	return NewWGMMAWith[S](dev, dim, WGMMADefaults(dim))
 }
 
 // NewWGMMAWith is NewWGMMA with tunables t; invalid ones are refused with
-// engine.ErrInvalidArg, naming the key.
-func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGMMA[S], error) {
+// engine.ErrInvalidArg, naming the key (float8 takes BC=128 alone).
+func NewWGMMAWith[S WGMMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGMMA[S], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: attention: nil device: %w", engine.ErrInvalidArg)
 	}
@@ -165,13 +181,24 @@ func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGM
 	if err := t.check(dim); err != nil {
 		return nil, err
 	}
-	if need := attnWGMMAShared(dim, t.Stages, t.BC); int64(need) > info.MaxLocalBytes() {
+	prec, eb := 3, 2
+	switch any(*new(S)).(type) {
+	case engine.BFloat16:
+		prec = 4
+	case engine.Float8E4M3:
+		prec, eb = 6, 1
+		if dim != 128 {
+			return nil, fmt.Errorf("kernels: attention in float8e4m3 on wgmma takes head dim 128, not %d (the portable kernel takes any up to %d): %w",
+				dim, AttentionMaxDim, engine.ErrUnsupported)
+		}
+		if t.BC != 128 {
+			return nil, fmt.Errorf("kernels: attention wgmma tunables %s: float8e4m3 takes tiles of 128 keys (BC=128), V's transposed tile being one 128-byte row of keys: %w",
+				t, engine.ErrInvalidArg)
+		}
+	}
+	if need := attnWGMMAShared(dim, t.Stages, t.BC, eb); int64(need) > info.MaxLocalBytes() {
 		return nil, fmt.Errorf("kernels: attention on wgmma (dim %d) needs %d bytes of shared memory per block; %s allows %d: %w",
 			dim, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
-	}
-	prec := 3
-	if _, ok := any(*new(S)).(engine.BFloat16); ok {
-		prec = 4
 	}
 	opts := []string{fmt.Sprintf("-DPREC=%d", prec), fmt.Sprintf("-DD=%d", dim), fmt.Sprintf("-DBC=%d", t.BC),
 		fmt.Sprintf("-DSTAGES=%d", t.Stages), fmt.Sprintf("-DSCHED=%d", t.Sched)}
@@ -179,7 +206,13 @@ func NewWGMMAWith[S MMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGM
 	if err != nil {
 		return nil, fmt.Errorf("%w (dim %d)", err, dim)
 	}
-	return &WGMMA[S]{dev: dev, dim: dim, t: t, opts: opts, prog: prog, k: k}, nil
+	w := &WGMMA[S]{dev: dev, dim: dim, t: t, eb: eb, opts: opts, prog: prog, k: k}
+	if eb == 1 {
+		if w.vt, err = prog.Kernel("attention_vt"); err != nil {
+			return nil, errors.Join(err, k.Close(), prog.Close())
+		}
+	}
+	return w, nil
 }
 
 // kernelFor returns the kernel for a scale of negative's sign: the build made with w, or
@@ -207,16 +240,18 @@ func (w *WGMMA[S]) BlockKeys() int { return w.t.BC }
 func (w *WGMMA[S]) Attributes() engine.KernelAttributes { return w.k.Attributes() }
 
 // tensorMaps returns the tensor maps of q, k and v for shape s, encoding them unless the last
-// call had the same buffers and shape.
-func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S]) (*engine.TensorMap, *engine.TensorMap, *engine.TensorMap, error) {
+// call had the same buffers and shape. In float8 vb is V's transposed copy, rows of seqp
+// keys (attention_vt).
+func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S], seqp int) (*engine.TensorMap, *engine.TensorMap, *engine.TensorMap, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if m := w.maps; m.tq != nil && m.q == any(qb) && m.k == any(kb) && m.v == any(vb) && m.s == s {
 		return m.tq, m.tk, m.tv, nil
 	}
+	eb, bh := int64(w.eb), int64(s.Batch*s.Heads)
 	desc := func(rows int) engine.TensorMapDesc {
-		return engine.TensorMapDesc{Dims: []int64{int64(s.Dim), int64(s.Seq), int64(s.Batch * s.Heads)},
-			Strides: []int64{int64(s.Dim) * 2, int64(s.Seq) * int64(s.Dim) * 2}, Box: []int{64, rows, 1}, Swizzle: engine.Swizzle128B}
+		return engine.TensorMapDesc{Dims: []int64{int64(s.Dim), int64(s.Seq), bh},
+			Strides: []int64{int64(s.Dim) * eb, int64(s.Seq) * int64(s.Dim) * eb}, Box: []int{128 / w.eb, rows, 1}, Swizzle: engine.Swizzle128B}
 	}
 	tq, err := engine.NewTensorMap(qb, desc(64))
 	if err != nil {
@@ -226,7 +261,12 @@ func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S]) (*
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tv, err := engine.NewTensorMap(vb, desc(w.t.BC))
+	dv := desc(w.t.BC)
+	if w.vt != nil {
+		dv = engine.TensorMapDesc{Dims: []int64{int64(seqp), int64(s.Dim), bh},
+			Strides: []int64{int64(seqp), int64(seqp) * int64(s.Dim)}, Box: []int{128, s.Dim, 1}, Swizzle: engine.Swizzle128B}
+	}
+	tv, err := engine.NewTensorMap(vb, dv)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -251,7 +291,13 @@ func (w *WGMMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s A
 	if err := kernels.CheckGroups("attention", blocks, attnWGMMAThreads); err != nil {
 		return err
 	}
-	tq, tk, tv, err := w.tensorMaps(s, qb, kb, vb)
+	vside, seqp := vb, 0
+	if w.vt != nil {
+		if vside, seqp, err = w.transposeV(q, vb, s); err != nil {
+			return err
+		}
+	}
+	tq, tk, tv, err := w.tensorMaps(s, qb, kb, vside, seqp)
 	if err != nil {
 		return err
 	}
@@ -267,8 +313,44 @@ func (w *WGMMA[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s A
 	if err != nil {
 		return err
 	}
-	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim, w.t.Stages, w.t.BC)))
+	r := engine.Range1D(blocks*attnWGMMAThreads, attnWGMMAThreads).WithSharedBytes(int64(attnWGMMAShared(w.dim, w.t.Stages, w.t.BC, w.eb)))
 	return q.Launch(k, r, tq, tk, tv, o, int32(s.Seq), float32(math.Abs(float64(sl2e))), c)
+}
+
+// transposeV enqueues attention_vt on q, writing V of shape s transposed (keys in the order
+// the float8 kernel's P takes them) into q's copy, grown as needed, and returns the copy and
+// its row length, seq rounded up to 16 keys (16 bytes: TMA's rule for a row's stride).
+func (w *WGMMA[S]) transposeV(q *engine.Queue, vb *engine.Buffer[S], s AttentionShape) (*engine.Buffer[S], int, error) {
+	seqp := (s.Seq + 15) &^ 15
+	bh := s.Batch * s.Heads
+	n := bh * s.Dim * seqp
+	w.mu.Lock()
+	if w.vts == nil {
+		w.vts = map[*engine.Queue]*engine.Buffer[S]{}
+	}
+	b := w.vts[q]
+	var err error
+	if b == nil || b.Len() < n {
+		if b != nil {
+			err = b.Close()
+		}
+		b = nil
+		if err == nil {
+			b, err = engine.NewBuffer[S](w.dev, n)
+		}
+		if err != nil {
+			delete(w.vts, q)
+			w.mu.Unlock()
+			return nil, 0, fmt.Errorf("kernels: attention in float8e4m3 on wgmma: V's transposed copy of %d bytes: %w", n, err)
+		}
+		w.vts[q] = b
+	}
+	w.mu.Unlock()
+	r := engine.Range3D((seqp+63)/64*256, s.Dim/64, bh, 256, 1, 1)
+	if err := q.Launch(w.vt, r, vb, b, int32(s.Seq), int32(seqp)); err != nil {
+		return nil, 0, err
+	}
+	return b, seqp, nil
 }
 
 // Close releases the compiled kernel. Idempotent.
@@ -280,6 +362,11 @@ func (w *WGMMA[S]) Close() error {
 	w.maps = attnMaps{}
 	negK, negProg := w.negK, w.negProg
 	w.negK, w.negProg = nil, nil
+	errs := []error{w.vt.Close()}
+	for _, b := range w.vts {
+		errs = append(errs, b.Close())
+	}
+	w.vts, w.vt = nil, nil
 	w.mu.Unlock()
-	return errors.Join(w.k.Close(), w.prog.Close(), negK.Close(), negProg.Close())
+	return errors.Join(append(errs, w.k.Close(), w.prog.Close(), negK.Close(), negProg.Close())...)
 }

@@ -102,15 +102,16 @@ func EdgeSizes(wg int) []int {
 	return s
 }
 
-// Element is the set of element types the helpers' buffers hold: the suite's Numbers and
-// the 16-bit storage types.
+// Element is the set of element types the helpers' buffers hold: the suite's Numbers, the
+// 16-bit storage types and float8 E4M3.
 type Element interface {
-	kernels.Number | engine.Half | engine.BFloat16
+	kernels.Number | engine.Half | engine.BFloat16 | engine.Float8E4M3
 }
 
 // Sentinel returns the guard-band value: for floats a NaN with a payload no kernel
 // produces (for float16 and bfloat16 too); for integers a value random test inputs do not
-// reach.
+// reach; for float8 E4M3, whose only NaNs are 0x7f and 0xff, -448 (0xfe), the most negative
+// finite value, which the tests' outputs do not reach.
 func Sentinel[T Element]() T {
 	var z T
 	switch any(z).(type) {
@@ -126,6 +127,8 @@ func Sentinel[T Element]() T {
 		return any(engine.Half(0x7ead)).(T)
 	case engine.BFloat16:
 		return any(engine.BFloat16(0x7fed)).(T)
+	case engine.Float8E4M3:
+		return any(engine.Float8E4M3(0xfe)).(T)
 	}
 	panic("sentinel: unsupported type")
 }

@@ -1,0 +1,181 @@
+package attention
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// pickInputs returns Q, K and V of shape s in S whose attention is a lookup: key j of each
+// head is 20 on two dimensions of its own (a distinct pair, dim*(dim-1)/2 >= seq), zero
+// elsewhere; query i equals the key pick[h][i] (at most i when causal) chosen at random; V
+// is random in [-1, 1). At the default scale 1/sqrt(dim) (dim <= 128) query i scores 800*scale
+// against its key and at most 400*scale against any other, 35 or more apart in e's powers,
+// so that every other weight is below 2^-51 of its key's: O's row i is V's row pick[h][i],
+// exactly once rounded to S, whatever the kernel rounds P to. A kernel that pairs a weight
+// with another key's row of V, or stores a row in another's place, gets another row of V.
+func pickInputs[S Elem](rng *rand.Rand, s AttentionShape, causal bool) (q, k, v []S, pick [][]int) {
+	n := s.Elems()
+	q, k = make([]S, n), make([]S, n)
+	v = randElems[S](rng, n, -1, 1)
+	twenty := roundTo[S](20)
+	var pairs [][2]int
+	for a := range s.Dim {
+		for b := a + 1; b < s.Dim; b++ {
+			pairs = append(pairs, [2]int{a, b})
+		}
+	}
+	for h := range s.Batch * s.Heads {
+		rng.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+		base := h * s.Seq * s.Dim
+		for j := range s.Seq {
+			k[base+j*s.Dim+pairs[j][0]] = twenty
+			k[base+j*s.Dim+pairs[j][1]] = twenty
+		}
+		row := make([]int, s.Seq)
+		for i := range s.Seq {
+			keys := s.Seq
+			if causal {
+				keys = i + 1
+			}
+			row[i] = rng.IntN(keys)
+			q[base+i*s.Dim+pairs[row[i]][0]] = twenty
+			q[base+i*s.Dim+pairs[row[i]][1]] = twenty
+		}
+		pick = append(pick, row)
+	}
+	return q, k, v, pick
+}
+
+// runPickCase runs f on pickInputs of shape s and checks that each output row is its pick's
+// row of V, value for value (a signed zero may come out either way), and that the guard
+// bands are intact.
+func runPickCase[S Elem](t *testing.T, q *engine.Queue, f forwarder[S], s AttentionShape, causal bool, rng *rand.Rand) {
+	t.Helper()
+	qh, kh, vh, pick := pickInputs[S](rng, s, causal)
+	n := s.Elems()
+	qb, kb, vb, ob := kerneltest.Guarded(t, q, qh), kerneltest.Guarded(t, q, kh), kerneltest.Guarded(t, q, vh), kerneltest.Guarded(t, q, make([]S, n))
+	if err := f.Forward(q, ob, qb, kb, vb, s, causal, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := kerneltest.Download(t, q, "attention O", ob, n)
+	g, w := make([]float64, s.Dim), make([]float64, s.Dim)
+	var bad []string
+	for h, row := range pick {
+		for i, j := range row {
+			o := (h*s.Seq + i) * s.Dim
+			widen(g, got[o:o+s.Dim])
+			widen(w, vh[(h*s.Seq+j)*s.Dim:(h*s.Seq+j+1)*s.Dim])
+			for d := range g {
+				if g[d] != w[d] {
+					bad = append(bad, fmt.Sprintf("head %d, query %d (picks key %d), dim %d: %v, want %v", h, i, j, d, g[d], w[d]))
+					break
+				}
+			}
+		}
+	}
+	if len(bad) > 0 {
+		t.Fatalf("%v causal=%v: %d rows differ from their key's row of V:\n%s", s, causal, len(bad), strings.Join(bad[:min(len(bad), 10)], "\n"))
+	}
+}
+
+// pickShapes are the shapes of the lookup tests at head dim dim: seq 1, 17, 127 to 129, 300
+// and 1000 (partial tiles, several tiles, the ring of stages turning) in two heads, and a
+// batch of two.
+func pickShapes(dim int) []AttentionShape {
+	var out []AttentionShape
+	for _, seq := range []int{1, 17, 127, 128, 129, 300, 1000} {
+		out = append(out, AttentionShape{Batch: 1, Heads: 2, Seq: seq, Dim: dim})
+	}
+	return append(out, AttentionShape{Batch: 2, Heads: 1, Seq: 200, Dim: dim})
+}
+
+// TestAttentionFloat8Pick checks the float8e4m3 attention where its answer is exact
+// (pickInputs): the portable kernel on every device at head dims 64 and 128, and the wgmma
+// kernel on CUDA GPUs of sm_90 with each of its candidates, full and causal. Random inputs
+// (TestAttention, TestAttentionWGMMA) meet a tolerance of float8's units, within which a
+// wrong pairing of weights and keys could hide; here it cannot.
+func TestAttentionFloat8Pick(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		rng := kernels.NewRand(17, 0xf8)
+		t.Run("portable", func(t *testing.T) {
+			dims := []int{64, 128}
+			shapes := func(dim int) []AttentionShape { return pickShapes(dim) }
+			if kerneltest.Small() { // Oclgrind: one small case
+				dims = []int{128}
+				shapes = func(dim int) []AttentionShape { return []AttentionShape{{Batch: 1, Heads: 1, Seq: 9, Dim: dim}} }
+			}
+			for _, dim := range dims {
+				a, err := NewAttention[engine.Float8E4M3](dev, dim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Close()
+				for _, s := range shapes(dim) {
+					for _, causal := range []bool{false, true} {
+						t.Run(fmt.Sprintf("%v,causal=%v", s, causal), func(t *testing.T) { runPickCase(t, q, a, s, causal, rng) })
+					}
+				}
+			}
+		})
+		t.Run("wgmma", func(t *testing.T) {
+			for _, tn := range wgmmaFloat8Candidates {
+				w, err := NewWGMMAWith[engine.Float8E4M3](dev, 128, tn)
+				if errors.Is(err, engine.ErrUnsupported) {
+					if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 {
+						t.Fatalf("%s should run the float8 wgmma attention: %v", dev.ID(), err)
+					}
+					t.Skip(err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				shapes := append(pickShapes(128), AttentionShape{Batch: 1, Heads: 2, Seq: 4096, Dim: 128})
+				for _, s := range shapes {
+					for _, causal := range []bool{false, true} {
+						t.Run(fmt.Sprintf("%s/%v,causal=%v", strings.ReplaceAll(tn.String(), " ", ","), s, causal), func(t *testing.T) {
+							runPickCase(t, q, w, s, causal, rng)
+						})
+					}
+				}
+			}
+		})
+	})
+}
+
+// TestAttentionFloat8Refusals checks that the float8 wgmma attention refuses what it does
+// not take, naming it: head dims other than 128 (ErrUnsupported, on every device) and
+// tiles of other than 128 keys (ErrInvalidArg, where the device runs it).
+func TestAttentionFloat8Refusals(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, dim := range []int{64, 256} {
+			w, err := NewWGMMA[engine.Float8E4M3](dev, dim)
+			if err == nil {
+				w.Close()
+			}
+			if !errors.Is(err, engine.ErrUnsupported) {
+				t.Errorf("dim %d: %v; want ErrUnsupported", dim, err)
+			}
+			if dev.Backend() == "cuda" && dev.Info().ComputeCapability == 90 && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("not %d", dim))) {
+				t.Errorf("dim %d: %v; want the head dim named", dim, err)
+			}
+		}
+		if dev.Backend() != "cuda" || dev.Info().ComputeCapability != 90 {
+			return
+		}
+		w, err := NewWGMMAWith[engine.Float8E4M3](dev, 128, WGMMATunables{Stages: 2, Sched: 1, BC: 64})
+		if err == nil {
+			w.Close()
+		}
+		if !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "BC=128") {
+			t.Errorf("BC=64: %v; want ErrInvalidArg naming BC=128", err)
+		}
+	})
+}
