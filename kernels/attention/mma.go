@@ -58,8 +58,9 @@ var mmaCandidates = []MMATunables{
 }
 
 // check returns an error wrapping engine.ErrInvalidArg naming the constraint of attention.cu
-// that t breaks for head dimension dim.
-func (t MMATunables) check(dim int) error {
+// that t breaks for head dimension dim (in 16-bit elements: eb, the elements' bytes, is 2,
+// the only size attention.cu takes).
+func (t MMATunables) check(dim, _ int) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("kernels: attention tensor-core tunables %v: "+format+": %w", append([]any{t}, append(args, engine.ErrInvalidArg)...)...)
 	}
@@ -128,7 +129,7 @@ func NewMMAWith[S MMAElem](dev *engine.Device, dim int, t MMATunables) (*MMA[S],
 		return nil, fmt.Errorf("kernels: attention on tensor cores takes head dims 64 and 128, not %d (the portable kernel takes any up to %d): %w",
 			dim, AttentionMaxDim, engine.ErrUnsupported)
 	}
-	if err := t.check(dim); err != nil {
+	if err := t.check(dim, 2); err != nil {
 		return nil, err
 	}
 	if need, limit := t.shared(dim), int(info.MaxLocalBytes()); need > limit {

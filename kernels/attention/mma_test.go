@@ -107,8 +107,8 @@ func TestAttentionMMAInvalid(t *testing.T) {
 		}
 	}
 	for _, tn := range []MMATunables{{Warps: 0, MT: 1, BC: 64}, {Warps: 4, MT: 1, BC: 24}, {Warps: 64, MT: 1, BC: 64}} {
-		if err := tn.check(128); !errors.Is(err, engine.ErrInvalidArg) {
-			t.Errorf("%v.check(128) = %v, want ErrInvalidArg", tn, err)
+		if err := tn.check(128, 2); !errors.Is(err, engine.ErrInvalidArg) {
+			t.Errorf("%v.check(128, 2) = %v, want ErrInvalidArg", tn, err)
 		}
 	}
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
@@ -198,7 +198,7 @@ func testAttentionWGMMAWith[S WGMMAElem](t *testing.T, dev *engine.Device, q *en
 		}
 	}()
 	for _, dim := range []int{64, 128, 256} {
-		if tn.check(dim) != nil || isFloat8[S]() && dim != 128 {
+		if tn.check(dim, engine.SizeOf[S]()) != nil || isFloat8[S]() && dim != 128 {
 			continue
 		}
 		w, err := NewWGMMAWith[S](dev, dim, tn)
@@ -276,28 +276,41 @@ func TestWGMMATunables(t *testing.T) {
 	if got, err := ParseWGMMATunables("STAGES=2 SCHED=1"); err != nil || got != (WGMMATunables{2, 1, 64}) {
 		t.Errorf("ParseWGMMATunables without BC = %v, %v; want BC=64", got, err)
 	}
-	if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 64}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "head dim 256") {
+	if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 64}).check(256, 2); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "head dim 256") {
 		t.Errorf("three stages at head dim 256: %v; want ErrInvalidArg naming the dim", err)
 	}
 	for _, bc := range []int{128, 176} {
-		if err := (WGMMATunables{Stages: 2, Sched: 1, BC: bc}).check(256); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), fmt.Sprintf("%d keys at head dim 256", bc)) {
+		if err := (WGMMATunables{Stages: 2, Sched: 1, BC: bc}).check(256, 2); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), fmt.Sprintf("%d keys at head dim 256", bc)) {
 			t.Errorf("BC=%d at head dim 256: %v; want ErrInvalidArg naming the tile and dim", bc, err)
 		}
 	}
 	// 176-key tiles fit two stages at head dim 128, not three.
-	if err := (WGMMATunables{Stages: 2, Sched: 1, BC: 176}).check(128); err != nil {
+	if err := (WGMMATunables{Stages: 2, Sched: 1, BC: 176}).check(128, 2); err != nil {
 		t.Errorf("two stages of 176 keys at head dim 128: %v", err)
 	}
-	if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 176}).check(128); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "227 KiB") {
+	if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 176}).check(128, 2); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "227 KiB") {
 		t.Errorf("three stages of 176 keys at head dim 128: %v; want ErrInvalidArg on shared memory", err)
 	}
 	for _, dim := range []int{64, 128} {
-		if err := (WGMMATunables{Stages: 4, Sched: 1, BC: 64}).check(dim); err != nil {
+		if err := (WGMMATunables{Stages: 4, Sched: 1, BC: 64}).check(dim, 2); err != nil {
 			t.Errorf("four stages at head dim %d: %v", dim, err)
 		}
-		if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 128}).check(dim); err != nil {
+		if err := (WGMMATunables{Stages: 3, Sched: 1, BC: 128}).check(dim, 2); err != nil {
 			t.Errorf("three stages of 128 keys at head dim %d: %v", dim, err)
 		}
+	}
+	// float8: every candidate fits (four stages of 128 one-byte keys do, not of two-byte
+	// ones); tiles of other than 128 keys are refused, naming BC=128.
+	for _, c := range wgmmaFloat8Candidates {
+		if err := c.check(128, 1); err != nil {
+			t.Errorf("float8 candidate %s: %v", c, err)
+		}
+	}
+	if err := (WGMMATunables{Stages: 4, Sched: 1, BC: 128}).check(128, 2); !errors.Is(err, engine.ErrInvalidArg) {
+		t.Errorf("four stages of 128 16-bit keys at head dim 128: %v; want ErrInvalidArg on shared memory", err)
+	}
+	if err := (WGMMATunables{Stages: 2, Sched: 1, BC: 64}).check(128, 1); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "BC=128") {
+		t.Errorf("float8 with 64-key tiles: %v; want ErrInvalidArg naming BC=128", err)
 	}
 	if _, _, err := kernels.TunablesFor(nil, "attention/full/bfloat16", "cuda-wgmma", "STAGES=9 SCHED=0", ParseWGMMATunables, WGMMADefaults(128), "table"); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("forced STAGES=9: %v; want ErrInvalidArg", err)

@@ -188,10 +188,10 @@ func newWGMMAFor[S Elem](dev *engine.Device, dim int, t WGMMATunables) (forwarde
 }
 
 // tensorTunables are the tunables of a tensor-core variant: spelled by String, checked
-// against a head dimension.
+// against a head dimension in elements of eb bytes.
 type tensorTunables interface {
 	String() string
-	check(dim int) error
+	check(dim, eb int) error
 }
 
 // tunedSetup returns the Setup of the tensor-core variant of op name (causal or not): it
@@ -209,7 +209,7 @@ func tunedSetup[S Elem, T tensorTunables](name string, causal bool, variant stri
 			t, from, err = kernels.TunablesFor(dev, name, variant, p.Tunables, func(s string) (T, error) {
 				t, err := parse(s)
 				if err == nil {
-					err = t.check(dim)
+					err = t.check(dim, engine.SizeOf[S]())
 				}
 				return t, err
 			}, defaults(dim), "table")
