@@ -17,8 +17,7 @@
 // BN/2 float accumulators each thread holds.
 //
 // Arguments (row-major as mma.cu's; A stored m x k, B stored k x n or, TRANS_B, n x k):
-//   gemm_wgmma(tmA, tmB, tmA2, tmB2, tmA3, tmA4, d, c, alpha, beta, m, n, ldc, strideC, k, ws,
-//              kt_per, lda)
+//   gemm_wgmma(tmA, tmB, tmA2, tmB2, d, c, alpha, beta, m, n, ldc, strideC, k, ws, kt_per)
 //     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {BK, 128, 1},
 //       128-byte swizzle; tmB: of B as {n, k, batch} with box {64, 64, 1} (nn: MN-major) or
 //       {k, n, batch} with box {BK, BN, 1} (TRANS_B: K-major), 128-byte swizzle; BK = 64
@@ -29,8 +28,6 @@
 //     kt_per > 0: split-K, grid row y = blockIdx.y (of gridDim.y) takes the k steps y*kt_per
 //       to (y+1)*kt_per and stores its partial sums in ws[((z*gridDim.y + y)*m + i)*n + j]
 //       instead of D; gemm_splitk_reduce then writes D. kt_per == 0: one pass, ws unused.
-//     tmA3, tmA4 and lda: A's classes 2 and 3 and its row length in elements with A_ROWS
-//       (below); unread otherwise (the host passes tmA again).
 //
 // Semantics: A, B IEEE binary16 (PREC 3), bfloat16 (PREC 4), OCP float8 E4M3 (PREC 6) or
 //   E5M2 (PREC 7) bits, products exact, accumulated in float32 by the tensor cores (about 14
@@ -74,18 +71,7 @@
 //             step's loads rewrite the fragments (no group in flight across steps: on an
 //             H200 a form that kept one, each step's fragments in registers of their own,
 //             ran 9-30% slower at 64 to 8192 rows, 2026-11-30).                  default 0
-//   A_ROWS    2 or 4 (SPLIT 1, no SWAP_AB): A read in place where its rows do not start on
-//             16-byte boundaries (lda * the element size not a multiple of 16), which one
-//             tensor map cannot describe: row A_ROWS*j + r is row j of class r, whose rows
-//             are A_ROWS*lda elements apart, a multiple of 16 bytes. Class r's map (tmA,
-//             tmA2, tmA3, tmA4 for r = 0..3) starts at A itself, dims {r*lda + k, rows of
-//             the class, batch}: column r*lda + l of its row j is A's (A_ROWS*j + r, l),
-//             and columns from r*lda + k on read as zeros, as A's past k. A stage holds
-//             each class's 128/A_ROWS rows of the tile as one box, so that tile row p is D's
-//             row m0 + A_ROWS*(p % (128/A_ROWS)) + p / (128/A_ROWS); the epilogue stores
-//             each accumulator there (acc_pos). The copy it replaces was a pass over A: on
-//             an H200 tf32 4095 x 128 x 4095 took 88 us against 44 at 4096 (2026-12-01). default 1
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1 | -DPREC=1 -DTRANS_B=1 -DA_ROWS=4 | -DPREC=3 -DA_ROWS=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DA_ROWS=4 -DCLUSTER_M=2
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -129,15 +115,6 @@
 #endif
 #ifndef SWAP_AB
 #define SWAP_AB 0
-#endif
-#ifndef A_ROWS
-#define A_ROWS 1
-#endif
-#if A_ROWS != 1 && A_ROWS != 2 && A_ROWS != 4
-#error "wgmma.cu: A_ROWS must be 1, 2 or 4"
-#endif
-#if A_ROWS > 1 && (PREC == 2 || SWAP_AB)
-#error "wgmma.cu: A_ROWS takes neither 3xTF32 (PREC 2) nor SWAP_AB"
 #endif
 #if PERSISTENT == 2
 #define PINGPONG 1
@@ -449,11 +426,6 @@ static __device__ __forceinline__ void acc_pos(int i, int m0, int n0, int cw, in
   row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
   col = n0 + 8 * (i >> 2) + 2 * t;
 #endif
-#if A_ROWS > 1
-  // Tile row p holds A's row A_ROWS*(p % (BM/A_ROWS)) + p / (BM/A_ROWS) of the tile.
-  const int p = row - m0;
-  row = m0 + A_ROWS * (p % (BM / A_ROWS)) + p / (BM / A_ROWS);
-#endif
 }
 
 // tile_origin returns in m0, n0 the first row and column of D of cluster tile id for the
@@ -469,9 +441,8 @@ static __device__ __forceinline__ void tile_origin(int id, int tiles_mc, int til
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB,
-               const PRISM_GRID_CONSTANT prism_tensor_map tmA2, const PRISM_GRID_CONSTANT prism_tensor_map tmB2,
-               const PRISM_GRID_CONSTANT prism_tensor_map tmA3, const PRISM_GRID_CONSTANT prism_tensor_map tmA4, float *d,
-               const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k, float *ws, int kt_per, int lda) {
+               const PRISM_GRID_CONSTANT prism_tensor_map tmA2, const PRISM_GRID_CONSTANT prism_tensor_map tmB2, float *d,
+               const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k, float *ws, int kt_per) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ __attribute__((aligned(8))) unsigned long long bars[2 * STAGES]; // full[s], then empty[s]
   const unsigned int sbase = (prism_smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -535,14 +506,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           for (int j = 0; j < BM / 32; ++j) { // B's columns m0 + 32j.., k rows of the step
             prism_tma_load_3d(sa + j * 4096, &tmA, m0 + 32 * j, kt * BK, z, full + 8 * s);
           }
-#elif A_ROWS > 1
-          // Each class's rows of the tile: class r's row m0/A_ROWS + j is A's m0 + A_ROWS*j + r.
-          prism_tma_load_3d(sa, &tmA, kt * BK, m0 / A_ROWS, z, full + 8 * s);
-          prism_tma_load_3d(sa + (BM / A_ROWS) * 128, &tmA2, lda + kt * BK, m0 / A_ROWS, z, full + 8 * s);
-#if A_ROWS == 4
-          prism_tma_load_3d(sa + 2 * (BM / A_ROWS) * 128, &tmA3, 2 * lda + kt * BK, m0 / A_ROWS, z, full + 8 * s);
-          prism_tma_load_3d(sa + 3 * (BM / A_ROWS) * 128, &tmA4, 3 * lda + kt * BK, m0 / A_ROWS, z, full + 8 * s);
-#endif
 #else
           prism_tma_load_3d(sa, &tmA, kt * BK, m0, z, full + 8 * s);
 #endif

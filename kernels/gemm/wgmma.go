@@ -213,14 +213,12 @@ type WGMMA[In InputType] struct {
 }
 
 // wgmmaBuild names a build of wgmma.cu beside the tunables: B's layout, the width, the
-// persistence (persistentFor), the transposed form (swaps) and the classes A's rows are
-// read in (aRows).
+// persistence (persistentFor) and the transposed form (swaps).
 type wgmmaBuild struct {
 	transB     bool
 	bn         int
 	persistent int
 	swap       bool
-	aRows      int
 }
 
 // wgmmaProgram is one build: its program, gemm_wgmma, gemm_splitk_reduce, gemm_pad and
@@ -271,72 +269,7 @@ type wgmmaMaps struct {
 	s        GEMMShape
 	swap     bool // the maps of the transposed form (swaps)
 	ta, tb   *engine.TensorMap
-	ta2, tb2 *engine.TensorMap // the small parts' (3xTF32), A's class 1 (aRows), or ta and tb again
-	ta3, ta4 *engine.TensorMap // A's classes 2 and 3 (aRows 4), or ta again
-}
-
-// launchMaps returns the six tensor maps gemm_wgmma takes, in its order (tmA, tmB, tmA2,
-// tmB2, tmA3, tmA4), those m lacks taken as its A's (they are not read).
-func (m wgmmaMaps) launchMaps() (ta, tb, ta2, tb2, ta3, ta4 *engine.TensorMap) {
-	or := func(x *engine.TensorMap) *engine.TensorMap {
-		if x == nil {
-			return m.ta
-		}
-		return x
-	}
-	ta2, tb2 = or(m.ta2), m.tb2
-	if tb2 == nil {
-		tb2 = m.tb
-	}
-	return m.ta, m.tb, ta2, tb2, or(m.ta3), or(m.ta4)
-}
-
-// aRows returns in how many classes of rows wgmma.cu reads A of shape s in place (its
-// A_ROWS): 1 where one tensor map reads it (alignedA); 2 or 4 where A is K-major (not
-// transposed), alone (a batch of one), with at least that many rows, and every second or
-// fourth row starts on a 16-byte boundary where its rows do not, and the precision is not
-// 3xTF32 (which reads copies, its operands split in two); 0 where it must be copied.
-func (w *WGMMA[In]) aRows(s GEMMShape) int {
-	if w.alignedA(s) {
-		return 1
-	}
-	if s.TransA || s.Batch != 1 || w.p.MMA == PrecFloat32x3TF32 {
-		return 0
-	}
-	for _, c := range []int{2, 4} {
-		if s.LDA*engine.SizeOf[In]()*c%16 == 0 && s.M >= c {
-			return c
-		}
-	}
-	return 0
-}
-
-// aClassMaps encodes the tensor maps of A's c classes of rows (wgmma.cu's A_ROWS) for shape
-// s, in boxes of bk columns: class r starts at A itself, dims {r*lda + k, its rows, 1},
-// rows c*lda elements apart, so that column r*lda + l of its row j is A's (c*j + r, l) and
-// columns from r*lda + k on read as zeros.
-func aClassMaps[T engine.Scalar](a *engine.Buffer[T], s GEMMShape, c, bk int) ([]*engine.TensorMap, error) {
-	es := int64(engine.SizeOf[T]())
-	row := int64(c*s.LDA) * es
-	out := make([]*engine.TensorMap, c)
-	for r := range c {
-		rows := int64((s.M - r + c - 1) / c)
-		tm, err := engine.NewTensorMap(a, engine.TensorMapDesc{Dims: []int64{int64(r*s.LDA + s.K), rows, 1},
-			Strides: []int64{row, rows * row}, Box: []int{bk, wgmmaBM / c, 1}, Swizzle: engine.Swizzle128B})
-		if err != nil {
-			return nil, fmt.Errorf("kernels: gemm: A's rows %d mod %d: %w", r, c, err)
-		}
-		out[r] = tm
-	}
-	return out, nil
-}
-
-// setClasses puts A's class maps into m: ta, ta2, and ta3 and ta4 for four classes.
-func (m *wgmmaMaps) setClasses(cls []*engine.TensorMap) {
-	m.ta, m.ta2 = cls[0], cls[1]
-	if len(cls) == 4 {
-		m.ta3, m.ta4 = cls[2], cls[3]
-	}
+	ta2, tb2 *engine.TensorMap // the small parts' (3xTF32) or the big ones again (tf32)
 }
 
 // NewWGMMA readies the Hopper GEMM of precision p (one that Prec.Warpgroup takes) on dev.
@@ -422,8 +355,8 @@ func (w *WGMMA[In]) bk() int { return 128 / engine.SizeOf[In]() }
 // build returns the build of B's layout (tb: K-major B), width bn, persistence pers
 // (wgmma.cu's PERSISTENT) and form (swap: SWAP_AB, in clusters of one), compiling it on
 // first use.
-func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool, aRows int) (*wgmmaProgram, error) {
-	key := wgmmaBuild{tb, bn, pers, swap, aRows}
+func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool) (*wgmmaProgram, error) {
+	key := wgmmaBuild{tb, bn, pers, swap}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if b := w.builds[key]; b != nil {
@@ -434,9 +367,6 @@ func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool, aRows int) (*wgmmaPr
 		fmt.Sprintf("-DCLUSTER_M=%d", w.clusterOf(swap)), fmt.Sprintf("-DPERSISTENT=%d", pers)}
 	if swap {
 		opts = append(opts, "-DSWAP_AB=1")
-	}
-	if aRows > 1 {
-		opts = append(opts, fmt.Sprintf("-DA_ROWS=%d", aRows))
 	}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
@@ -510,11 +440,11 @@ func bnFill(bn, m, n, batch, sms int) int {
 
 // takes reports whether wgmma.cu takes shape s as it is stored: its layout
 // (wgmmaTakesLayout), and for inputs other than tf32's, which gemm_split copies into
-// aligned K-major buffers first, A read in place (aRows), B aligned (alignedB) and B
-// K-major where the precision needs it (transposesB). A shape whose layout it takes otherwise runs
+// aligned K-major buffers first, both operands aligned (alignedA, alignedB) and B K-major
+// where the precision needs it (transposesB). A shape whose layout it takes otherwise runs
 // on copies that it reads (gemm_pad, gemm_transpose).
 func (w *WGMMA[In]) takes(s GEMMShape) bool {
-	return wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) && (w.p.MMA.TF32() || w.aRows(s) > 0 && w.alignedB(s) && !w.transposesB(s))
+	return wgmmaTakesLayout(w.p.MMA, s.TransA, s.TransB) && (w.p.MMA.TF32() || w.alignedA(s) && w.alignedB(s) && !w.transposesB(s))
 }
 
 // transposesB reports whether a call of shape s reads a transposed copy of B: float8's
@@ -562,7 +492,7 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 		outRows           int
 	}
 	var ops [2]*operand
-	if w.aRows(s) == 0 {
+	if !w.alignedA(s) {
 		ops[0] = &operand{src: a, rows: s.M, cols: s.K, ld: s.LDA, stride: s.StrideA, newLD: round(s.K), outRows: s.M}
 	}
 	if w.transposesB(s) {
@@ -618,12 +548,12 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 // tensorMaps returns the tensor maps of a and b for shape s and width bn, encoding them
 // unless a kept call had the same buffers, shape and form. Where the call swaps, the
 // kernel's A is B as stored (columns fastest, boxes of 32 columns by a k step) and its B
-// is A, K-major, in boxes of bn rows. A read in classes of rows (aRows) gets a map a class.
-func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn int, swap bool) (wgmmaMaps, error) {
+// is A, K-major, in boxes of bn rows.
+func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn int, swap bool) (*engine.TensorMap, *engine.TensorMap, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if m, ok := w.cachedMaps(a, b, s, false, swap); ok {
-		return m, nil
+		return m.ta, m.tb, nil
 	}
 	// A batch of one gets a batch stride of one whole matrix, rounded to 16 bytes.
 	es, bk := int64(engine.SizeOf[In]()), w.bk()
@@ -652,22 +582,16 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn int, swa
 	if swap {
 		srcA, srcB = b, a
 	}
-	m := wgmmaMaps{a: a, b: b, s: s, swap: swap}
-	var err error
-	if c := w.aRows(s); c > 1 && !swap {
-		cls, err := aClassMaps(a, s, c, bk)
-		if err != nil {
-			return wgmmaMaps{}, err
-		}
-		m.setClasses(cls)
-	} else if m.ta, err = engine.NewTensorMap(srcA, da); err != nil {
-		return wgmmaMaps{}, err
+	ta, err := engine.NewTensorMap(srcA, da)
+	if err != nil {
+		return nil, nil, err
 	}
-	if m.tb, err = engine.NewTensorMap(srcB, db); err != nil {
-		return wgmmaMaps{}, err
+	tb, err := engine.NewTensorMap(srcB, db)
+	if err != nil {
+		return nil, nil, err
 	}
-	w.keepMaps(m)
-	return m, nil
+	w.keepMaps(wgmmaMaps{a: a, b: b, s: s, swap: swap, ta: ta, tb: tb})
+	return ta, tb, nil
 }
 
 // RunInto computes D = alpha*op(A)*op(B) + beta*C for shape s, as GEMM.RunInto does: on
@@ -717,8 +641,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if swap && pers == 2 {
 		pers = 0 // the transposed form has no ping-pong kernel
 	}
-	aRows := max(w.aRows(s), 1) // 0: A is copied first, aligned
-	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, pers, swap, aRows)
+	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, pers, swap)
 	if err != nil {
 		return err
 	}
@@ -727,16 +650,19 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 			return err
 		}
 	}
-	var maps wgmmaMaps
-	if w.p.MMA.TF32() && !swap {
-		maps, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]), bn)
+	var ta, tb, ta2, tb2 *engine.TensorMap
+	if swap {
+		ta, tb, err = w.tensorMaps(s, a, b, bn, true)
+		ta2, tb2 = ta, tb
+	} else if w.p.MMA.TF32() {
+		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]), bn)
 	} else {
-		maps, err = w.tensorMaps(s, a, b, bn, swap)
+		ta, tb, err = w.tensorMaps(s, a, b, bn, false)
+		ta2, tb2 = ta, tb
 	}
 	if err != nil {
 		return err
 	}
-	ta, tb, ta2, tb2, ta3, ta4 := maps.launchMaps()
 	ws := d // unused without a split
 	if splits > 1 {
 		if ws, err = w.workspace(q, splits*s.Batch*s.M*s.N); err != nil {
@@ -757,8 +683,8 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)
 	}
-	if err := q.Launch(bd.k, r, ta, tb, ta2, tb2, ta3, ta4, d, c, alpha, beta, int32(km), int32(kn), int32(s.LDC), int32(s.StrideC), int32(s.K),
-		ws, int32(ktPer), int32(s.LDA)); err != nil || splits == 1 {
+	if err := q.Launch(bd.k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(km), int32(kn), int32(s.LDC), int32(s.StrideC), int32(s.K),
+		ws, int32(ktPer)); err != nil || splits == 1 {
 		return err
 	}
 	items := min(tiles(s.M*s.N, 256), 4096) * 256
@@ -846,21 +772,21 @@ func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*en
 
 // splitOperands returns the tensor maps of A and B of shape s and width bn for the tf32
 // precisions: A's big and B's big parts, A's small and B's small (the big ones again for
-// tf32; A's classes where it reads A in classes of rows, aRows). 3xTF32 reads K-major
-// copies of both operands that gemm_split enqueues on q into q's scratch buffers, rounded
-// and split into big and small parts. tf32 reads an operand in place where it is stored
-// K-major (A not transposed, B transposed) with rows TMA can read (aRows, alignedB), the
-// tensor cores dropping the low 13 bits of each float32 as they
+// tf32). 3xTF32
+// reads K-major copies of both operands that gemm_split enqueues on q into q's scratch
+// buffers, rounded and split into big and small parts. tf32 reads an operand in place
+// where it is stored K-major (A not transposed, B transposed) with rows TMA can read
+// (alignedA, alignedB), the tensor cores dropping the low 13 bits of each float32 as they
 // read it (truncation; Triton's Hopper kernels leave it so, while cuBLASLt rounds: its
 // tf32 GEMM of float32 1 + 2^-11 + 2^-12 by the identity gave 1 + 2^-10 at every size
 // from 128 to 8192 on an H200, 2026-11-29), and a K-major copy of the other,
 // unrounded, so that every product is the same whichever path its operands took. On an
 // H200 the copies of both operands had cost tf32 a pass over each: 8192 x 64 x 8192 took
 // 265 us against cuBLASLt's 85 (2026-11-29).
-func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32], bn int) (_ wgmmaMaps, err error) {
+func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32], bn int) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
 	ldk := (s.K + 3) &^ 3 // rows of 16-byte multiples
 	tf32 := w.p.MMA == PrecTF32
-	inA := tf32 && !s.TransA && w.aRows(s) > 0
+	inA := tf32 && !s.TransA && w.alignedA(s)
 	inB := tf32 && s.TransB && w.alignedB(s)
 	na, nb := s.Batch*s.M*ldk, s.Batch*s.N*ldk
 	if inA {
@@ -893,7 +819,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		if *g.buf, err = grown(w.dev, *g.buf, g.n); err != nil {
 			sc.Close()
 			delete(w.scratch, q)
-			return wgmmaMaps{}, fmt.Errorf("kernels: gemm %s on wgmma: scratch for the tf32 operands of %v: %w", w.p.Name, s, err)
+			return nil, nil, nil, nil, fmt.Errorf("kernels: gemm %s on wgmma: scratch for the tf32 operands of %v: %w", w.p.Name, s, err)
 		}
 	}
 	small := func(x, big *engine.Buffer[float32]) *engine.Buffer[float32] {
@@ -920,7 +846,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		r := engine.Range3D((s.K+31)/32*32, (op.rows+31)/32*8, s.Batch, 32, 8, 1)
 		if err := q.Launch(w.split, r, op.big, op.small, op.x, int32(op.rows), int32(s.K), int32(op.ld), int64(op.st),
 			int32(b2i(op.trans)), int32(ldk)); err != nil {
-			return wgmmaMaps{}, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	// The tensor map of an operand: its copy (rows ldk apart, matrices rows*ldk apart) or
@@ -948,40 +874,24 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 	}
 	key := wgmmaMaps{a: src(ops[0], true), b: src(ops[1], true), s: s}
 	if m, ok := w.cachedMaps(key.a, key.b, s, true, false); ok {
-		return m, nil
-	}
-	// A read in place in classes of rows (aRows) gets a map a class (tf32: no small part).
-	classes := 1
-	if ops[0].in {
-		classes = w.aRows(s)
+		return m.ta, m.tb, m.ta2, m.tb2, nil
 	}
 	bbox := bn / w.t.Cluster
 	maps := []*engine.TensorMap{}
-	for i, x := range []struct {
+	for _, x := range []struct {
 		op  operand
 		big bool
 		box int
 	}{{ops[0], true, wgmmaBM}, {ops[1], true, bbox}, {ops[0], false, wgmmaBM}, {ops[1], false, bbox}} {
-		if classes > 1 && i%2 == 0 {
-			maps = append(maps, nil) // below
-			continue
-		}
 		tm, err := engine.NewTensorMap(src(x.op, x.big), desc(x.op, x.box))
 		if err != nil {
-			return wgmmaMaps{}, err
+			return nil, nil, nil, nil, err
 		}
 		maps = append(maps, tm)
 	}
 	key.ta, key.tb, key.ta2, key.tb2 = maps[0], maps[1], maps[2], maps[3]
-	if classes > 1 {
-		cls, err := aClassMaps(a, s, classes, 32)
-		if err != nil {
-			return wgmmaMaps{}, err
-		}
-		key.setClasses(cls)
-	}
 	w.keepMaps(key)
-	return key, nil
+	return key.ta, key.tb, key.ta2, key.tb2, nil
 }
 
 // Close releases the compiled kernels. Idempotent.
