@@ -47,7 +47,11 @@ type TensorMapDesc struct {
 	Strides []int64
 	// Box is the size of the box in elements, one per dimension, each 1 to 256; Box[0]
 	// times the element size is a multiple of 16 bytes. A box may reach past the tensor's
-	// edges, or be larger than it: elements outside the tensor read as zero.
+	// edges, or be larger than it: elements outside the tensor read as zero. A kernel's copy
+	// must start a box on a 16-byte boundary of dimension 0 (its coordinate there times the
+	// element size a multiple of 16, negative ones included): on an H200 a box of a float32
+	// matrix at column 1 or 2 stopped the context with an illegal instruction (2026-12-01),
+	// where columns 0, 32, 64, 96 and -16 copy as they should.
 	Box []int
 	// Swizzle lays the box out in shared memory. With a swizzle, Box[0] times the element
 	// size is at most its span (32, 64 or 128 bytes).
