@@ -17,7 +17,7 @@
 // BN/2 float accumulators each thread holds.
 //
 // Arguments (row-major as mma.cu's; A stored m x k, B stored k x n or, TRANS_B, n x k):
-//   gemm_wgmma(tmA, tmB, tmA2, tmB2, d, c, alpha, beta, m, n, ldc, strideC, k, ws, kt_per, ag, lda)
+//   gemm_wgmma(tmA, tmB, tmA2, tmB2, d, c, alpha, beta, m, n, ldc, strideC, k, ws, kt_per)
 //     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {BK, 128, 1},
 //       128-byte swizzle; tmB: of B as {n, k, batch} with box {64, 64, 1} (nn: MN-major) or
 //       {k, n, batch} with box {BK, BN, 1} (TRANS_B: K-major), 128-byte swizzle; BK = 64
@@ -28,8 +28,6 @@
 //     kt_per > 0: split-K, grid row y = blockIdx.y (of gridDim.y) takes the k steps y*kt_per
 //       to (y+1)*kt_per and stores its partial sums in ws[((z*gridDim.y + y)*m + i)*n + j]
 //       instead of D; gemm_splitk_reduce then writes D. kt_per == 0: one pass, ws unused.
-//     ag, lda: A itself and its row length in elements, read with A_ASYNC (below) in place of
-//       tmA; unread otherwise.
 //
 // Semantics: A, B IEEE binary16 (PREC 3), bfloat16 (PREC 4), OCP float8 E4M3 (PREC 6) or
 //   E5M2 (PREC 7) bits, products exact, accumulated in float32 by the tensor cores (about 14
@@ -73,18 +71,7 @@
 //             step's loads rewrite the fragments (no group in flight across steps: on an
 //             H200 a form that kept one, each step's fragments in registers of their own,
 //             ran 9-30% slower at 64 to 8192 rows, 2026-11-30).                  default 0
-//   A_ASYNC   1 (tf32 alone: PREC 1, SPLIT 1, CLUSTER_M 1, no SWAP_AB; a batch of one): A read
-//             in place where its rows do not start on 16-byte boundaries, which TMA cannot
-//             read (a tensor map's strides are multiples of 16 bytes, and a box must start on
-//             a 16-byte boundary of its row): the producer warpgroup's 128 threads copy each
-//             stage's 128 x BK tile of A with 4-byte cp.async, into the 128-byte swizzled
-//             layout TMA writes (chunk c of row r at chunk c ^ (r % 8)), zeros past m and k;
-//             thread 0 copies B with TMA as before. A thread arrives on a stage's full
-//             mbarrier (129 arrivals: 128 and TMA's) once its copies of that stage are done
-//             and fenced for the async proxy that wgmma reads through, STAGES - 2 stages
-//             behind its issue (cp.async groups), so that copies of several stages are in
-//             flight. It replaces gemm_split's copy of A, a pass over it.        default 0
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1 | -DPREC=1 -DTRANS_B=1 -DA_ASYNC=1 | -DPREC=1 -DTRANS_B=1 -DA_ASYNC=1 -DBN=128 -DPERSISTENT=1 -DSTAGES=2
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -128,12 +115,6 @@
 #endif
 #ifndef SWAP_AB
 #define SWAP_AB 0
-#endif
-#ifndef A_ASYNC
-#define A_ASYNC 0
-#endif
-#if A_ASYNC && (PREC != 1 || SWAP_AB || CLUSTER_M != 1)
-#error "wgmma.cu: A_ASYNC takes tf32 (PREC 1) without SWAP_AB or clusters"
 #endif
 #if PERSISTENT == 2
 #define PINGPONG 1
@@ -461,8 +442,7 @@ static __device__ __forceinline__ void tile_origin(int id, int tiles_mc, int til
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_wgmma(const PRISM_GRID_CONSTANT prism_tensor_map tmA, const PRISM_GRID_CONSTANT prism_tensor_map tmB,
                const PRISM_GRID_CONSTANT prism_tensor_map tmA2, const PRISM_GRID_CONSTANT prism_tensor_map tmB2, float *d,
-               const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k, float *ws, int kt_per,
-               const float *ag, int lda) {
+               const float *c, float alpha, float beta, int m, int n, int ldc, int strideC, int k, float *ws, int kt_per) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ __attribute__((aligned(8))) unsigned long long bars[2 * STAGES]; // full[s], then empty[s]
   const unsigned int sbase = (prism_smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -494,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      prism_mbar_init(full + 8 * s, A_ASYNC ? 129 : 1); // TMA's arrival, and with A_ASYNC the copying threads'
+      prism_mbar_init(full + 8 * s, 1);
       // One arrival per consumer warpgroup of the cluster that reads the stage: both of a
       // block's, or with PINGPONG the one whose tile it holds.
       prism_mbar_init(empty + 8 * s, (PINGPONG ? 1 : 2) * CLUSTER_M);
@@ -509,52 +489,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-#if A_ASYNC
-    // The producer warpgroup copies A, 4 bytes a thread at a time: thread pt takes column pt
-    // % BK of rows pt / BK + 4i of the tile (a warp reads one row's 128 contiguous bytes).
-    // A stage's arrival waits for its copies (cp.async groups, one a stage) LAG stages later.
-    {
-      const int pt = threadIdx.x, col = pt % BK;
-      const unsigned int chunk = (unsigned int)(col * 4) >> 4, byte = (unsigned int)(col * 4) & 15u;
-      const int LAG = STAGES - 2; // the consumers release a stage one step late: STAGES - 2 keeps the ring moving
-      int it = 0;
-      for (int id = first; id < ntiles; id += step) {
-        int m0, n0;
-        tile_origin(id, tiles_mc, tiles_n, rank, m0, n0);
-        for (int kt = kt0; kt < kt1; ++kt, ++it) {
-          const int s = it % STAGES;
-          if (it >= STAGES) {
-            prism_mbar_wait(empty + 8 * s, ((it / STAGES) + 1) & 1);
-          }
-          const unsigned int sa = sbase + s * STAGE;
-          if (pt == 0) {
-            prism_mbar_expect_tx(full + 8 * s, STAGE_B);
-            load_b(sa + STAGE_A, &tmB, kt, n0, z, full + 8 * s, rank);
-          }
-          const int gk = kt * BK + col;
-#pragma unroll 4
-          for (int p = pt / BK; p < BM; p += 128 / BK) {
-            const int gi = m0 + p;
-            const bool in = gi < m && gk < k;
-            const float *src = ag + (in ? (long long)gi * lda + gk : 0);
-            const unsigned int dst = sa + p * 128 + ((chunk ^ (unsigned int)(p & 7)) << 4) + byte;
-            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 4 : 0) : "memory");
-          }
-          asm volatile("cp.async.commit_group;\n" ::: "memory");
-          if (it >= LAG) { // stage it - LAG's copies are done: fence them for wgmma, arrive
-            asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            prism_mbar_arrive(full + 8 * ((it - LAG) % STAGES));
-          }
-        }
-      }
-      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      for (int j = it - LAG < 0 ? 0 : it - LAG; j < it; ++j) { // the last LAG stages
-        prism_mbar_arrive(full + 8 * (j % STAGES));
-      }
-    }
-#else
     if (threadIdx.x == 0) {
       int it = 0; // k steps copied so far, over the block's tiles: stage it % STAGES, round it / STAGES
       for (int id = first; id < ntiles; id += step) {
@@ -583,7 +517,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
       }
     }
-#endif
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile (PINGPONG: tiles j with j % 2 == cw)

@@ -213,14 +213,12 @@ type WGMMA[In InputType] struct {
 }
 
 // wgmmaBuild names a build of wgmma.cu beside the tunables: B's layout, the width, the
-// persistence (persistentFor), the transposed form (swaps) and A copied by the kernel
-// itself (aAsync).
+// persistence (persistentFor) and the transposed form (swaps).
 type wgmmaBuild struct {
 	transB     bool
 	bn         int
 	persistent int
 	swap       bool
-	aAsync     bool
 }
 
 // wgmmaProgram is one build: its program, gemm_wgmma, gemm_splitk_reduce, gemm_pad and
@@ -357,8 +355,8 @@ func (w *WGMMA[In]) bk() int { return 128 / engine.SizeOf[In]() }
 // build returns the build of B's layout (tb: K-major B), width bn, persistence pers
 // (wgmma.cu's PERSISTENT) and form (swap: SWAP_AB, in clusters of one), compiling it on
 // first use.
-func (w *WGMMA[In]) build(tb bool, bn, pers int, swap, aAsync bool) (*wgmmaProgram, error) {
-	key := wgmmaBuild{tb, bn, pers, swap, aAsync}
+func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool) (*wgmmaProgram, error) {
+	key := wgmmaBuild{tb, bn, pers, swap}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if b := w.builds[key]; b != nil {
@@ -369,9 +367,6 @@ func (w *WGMMA[In]) build(tb bool, bn, pers int, swap, aAsync bool) (*wgmmaProgr
 		fmt.Sprintf("-DCLUSTER_M=%d", w.clusterOf(swap)), fmt.Sprintf("-DPERSISTENT=%d", pers)}
 	if swap {
 		opts = append(opts, "-DSWAP_AB=1")
-	}
-	if aAsync {
-		opts = append(opts, "-DA_ASYNC=1")
 	}
 	prog, k, err := kernels.BuildCUDA(w.dev, wgmmaSource, "wgmma.cu", "gemm_wgmma", wgmmaThreads, opts)
 	if err != nil {
@@ -416,15 +411,6 @@ func (w *WGMMA[In]) bnFor(m, n, batch int) int {
 // with both operands readable in place and at most wgmmaSwapRows rows of D.
 func (w *WGMMA[In]) swaps(s GEMMShape) bool {
 	return w.p.MMA == PrecTF32 && !s.TransA && !s.TransB && s.M <= wgmmaSwapRows && w.alignedA(s) && w.alignedB(s)
-}
-
-// aAsync reports whether a call of shape s reads A in place through the kernel's own
-// 4-byte copies (wgmma.cu's A_ASYNC) rather than TMA: tf32 with A stored K-major (not
-// transposed) in rows that are not on 16-byte boundaries, which no tensor map describes, a
-// batch of one, and no clusters. gemm_split's copy of such an A had cost a pass over it: on
-// an H200 tf32 4095 x 128 x 4095 took 88 us against 44 at 4096 (2026-12-01).
-func (w *WGMMA[In]) aAsync(s GEMMShape) bool {
-	return w.p.MMA == PrecTF32 && !s.TransA && !w.alignedA(s) && s.Batch == 1 && w.t.Cluster == 1
 }
 
 // clusterOf returns the cluster size of a launch: the tunables', one where it swaps.
@@ -655,8 +641,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if swap && pers == 2 {
 		pers = 0 // the transposed form has no ping-pong kernel
 	}
-	aAsync := w.aAsync(s)
-	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, pers, swap, aAsync)
+	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, pers, swap)
 	if err != nil {
 		return err
 	}
@@ -698,12 +683,8 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)
 	}
-	ag := d // A for A_ASYNC; unread otherwise
-	if aAsync {
-		ag = any(a).(*engine.Buffer[float32])
-	}
 	if err := q.Launch(bd.k, r, ta, tb, ta2, tb2, d, c, alpha, beta, int32(km), int32(kn), int32(s.LDC), int32(s.StrideC), int32(s.K),
-		ws, int32(ktPer), ag, int32(s.LDA)); err != nil || splits == 1 {
+		ws, int32(ktPer)); err != nil || splits == 1 {
 		return err
 	}
 	items := min(tiles(s.M*s.N, 256), 4096) * 256
@@ -805,7 +786,7 @@ func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*en
 func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32], bn int) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
 	ldk := (s.K + 3) &^ 3 // rows of 16-byte multiples
 	tf32 := w.p.MMA == PrecTF32
-	inA := tf32 && !s.TransA && (w.alignedA(s) || w.aAsync(s))
+	inA := tf32 && !s.TransA && w.alignedA(s)
 	inB := tf32 && s.TransB && w.alignedB(s)
 	na, nb := s.Batch*s.M*ldk, s.Batch*s.N*ldk
 	if inA {
@@ -897,19 +878,11 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 	}
 	bbox := bn / w.t.Cluster
 	maps := []*engine.TensorMap{}
-	async := inA && w.aAsync(s) // the kernel copies A itself: no map of it (tmA is unread)
-	for i, x := range []struct {
+	for _, x := range []struct {
 		op  operand
 		big bool
 		box int
 	}{{ops[0], true, wgmmaBM}, {ops[1], true, bbox}, {ops[0], false, wgmmaBM}, {ops[1], false, bbox}} {
-		if async && i%2 == 0 {
-			x = struct {
-				op  operand
-				big bool
-				box int
-			}{ops[1], x.big, bbox}
-		}
 		tm, err := engine.NewTensorMap(src(x.op, x.big), desc(x.op, x.box))
 		if err != nil {
 			return nil, nil, nil, nil, err

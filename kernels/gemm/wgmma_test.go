@@ -499,7 +499,7 @@ func TestWGMMATF32InPlace(t *testing.T) {
 				{M: 200, N: 136, K: 96},                                    // nn: A in place, B copied
 				{M: 130, N: 72, K: 100, TransA: true, TransB: true},        // tt: B in place, A copied
 				{M: 130, N: 72, K: 100, TransA: true},                      // tn: both copied
-				{M: 67, N: 99, K: 45, TransB: true},                        // rows unaligned: A copied by the kernel (A_ASYNC), B by gemm_split
+				{M: 67, N: 99, K: 45, TransB: true},                        // rows unaligned: both copied
 				{M: 129, N: 72, K: 64, Batch: 2, TransB: true},             // a batch, both in place
 				{M: 64, N: 64, K: 64, LDA: 68, LDB: 65, TransB: true},      // A in place with its stride, B copied
 				{M: 96, N: 80, K: 40, Batch: 3, StrideA: 96*40 + 4},        // A's matrices apart, in place
