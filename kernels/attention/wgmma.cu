@@ -44,6 +44,8 @@
 //           P_{t-1} V_{t-1}, and the two consumers issue their products in turn (named
 //           barriers 3 and 4), so that one's softmax runs under the other's products;
 //           a stage's K goes back to the producer once S is done, its V a step later  default 0
+//   EMU_EXP n > 0: every nth n8 tile of S takes its exponentials from a cubic on the FMA
+//           pipes (exp2_poly) rather than MUFU.EX2              default 4 in float8, else 0
 //   NEG     1: the scale is negative (sl2e its magnitude): each tile's scores are negated
 //           before the softmax, which otherwise takes a positive scale's order. Not a
 //           tunable: the host builds it for the first call with a negative scale        default 0
@@ -317,6 +319,36 @@ static __device__ __forceinline__ void issue_s_pv(float *sc, unsigned int sqc, u
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
+// EMU_EXP (float8 builds): one n8 tile of S in EMU_EXP takes its exponentials from
+// exp2_poly, on the FMA pipes, rather than from MUFU.EX2. In float8 a tile's exponentials
+// cost the quarter-rate unit about as many cycles as the tile's products cost the tensor
+// cores, and ncu found MUFU.EX2 the most sampled stall (22.6%, wait and MIO throttle, on
+// an H200), so a share of them moves to the pipes with room (FlashAttention-4's trick).
+#ifndef EMU_EXP
+#define EMU_EXP (EB == 1 ? 4 : 0)
+#endif
+
+// exp2_poly returns 2^x for x <= 8 (a probability against the row's reference max) within
+// 1e-4 relatively (2^-13): x is held at -126 or above, split into j = round(x) (an addition
+// of 1.5*2^23, which leaves j in the low bits) and f = x - j in [-0.5, 0.5]; 2^f is a cubic
+// (interpolated at Chebyshev nodes: 9.97e-5 at most in float32), its exponent raised by j.
+// The probabilities are rounded to E4M3 (2^-4) next, and l sums them; the tolerance counts
+// the cubic's error (AttentionToleranceOf).
+static __device__ __forceinline__ float exp2_poly(float x) {
+  x = fmaxf(x, -126.f);
+  const float t = x + 12582912.f;
+  const float f = x - (t - 12582912.f);
+  float p = fmaf(f, 0.05583828315138817f, 0.2426394820213318f);
+  p = fmaf(p, f, 0.6931367516517639f);
+  p = fmaf(p, f, 0.9999245405197144f);
+  unsigned int pb, tb;
+  asm("mov.b32 %0, %1;" : "=r"(pb) : "f"(p));
+  asm("mov.b32 %0, %1;" : "=r"(tb) : "f"(t));
+  float r;
+  asm("mov.b32 %0, %1;" : "=f"(r) : "r"(pb + (tb << 23))); // tb's low 9 bits are j: the exponent's step
+  return r;
+}
+
 // RESCALE_LOG2 is how far, in base 2, a tile's max may pass a row's reference max before the
 // reference moves (lazy rescaling, as FlashAttention-4 does): the probabilities then stay
 // below 2^8 = 256 (exact in float, well inside float16's and bfloat16's range), and most
@@ -414,7 +446,8 @@ static __device__ __forceinline__ void softmax_scores(float *sc, float *alpha, f
     for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float p = prism_exp2(fmaf(sc[4 * i + 2 * h + e], sl2e, -ms[h]));
+        const float x = fmaf(sc[4 * i + 2 * h + e], sl2e, -ms[h]);
+        const float p = EMU_EXP > 0 && i % EMU_EXP == EMU_EXP - 1 ? exp2_poly(x) : prism_exp2(x);
         sc[4 * i + 2 * h + e] = p;
         sum[h][e] += p;
       }
