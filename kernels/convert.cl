@@ -96,6 +96,20 @@ float prism_e5m2(uchar v) {
     return as_float(s | ((a + 0x1c0u) << 21)); // the exponent rebiased by 127 - 15 = 112
 }
 
+// prism_shift_rne returns the significand of the normal float32 magnitude a (24 bits, the
+// implicit one set) shifted right by sh (1 to 24) and rounded to nearest, ties to even: a
+// subnormal result's bits in the narrower format's units.
+uint prism_shift_rne(uint a, uint sh) {
+    const uint m = (a & 0x7fffffu) | 0x800000u;
+    const uint rest = m & ((1u << sh) - 1u);
+    const uint halfway = 1u << (sh - 1u);
+    uint r = m >> sh;
+    if (rest > halfway || (rest == halfway && (r & 1u) != 0u)) {
+        r += 1u;
+    }
+    return r;
+}
+
 // prism_to_half returns the bits of x rounded to the nearest IEEE binary16, ties to even.
 // Magnitudes from 65520 (halfway between 65504, the largest finite value, and 2^16) up
 // give Inf of their sign, results below 2^-14 are subnormal (below 2^-25, and 2^-25
@@ -118,17 +132,9 @@ ushort prism_to_half(float x) {
     if (a <= 0x33000000u) { // at most 2^-25: zero (2^-25 is a tie, to the even zero)
         return (ushort)s;
     }
-    // Subnormal: the significand m (24 bits) times 2^(e-150) is m >> (126 - e) units of
-    // 2^-24, e in 102..112; a carry to 0x400 is the smallest normal, correctly.
-    const uint sh = 126u - (a >> 23);
-    const uint m = (a & 0x7fffffu) | 0x800000u;
-    const uint rest = m & ((1u << sh) - 1u);
-    const uint halfway = 1u << (sh - 1u);
-    uint r = m >> sh;
-    if (rest > halfway || (rest == halfway && (r & 1u) != 0u)) {
-        r += 1u;
-    }
-    return (ushort)(s | r);
+    // Subnormal: the significand times 2^(e-150) is its units of 2^-24 shifted right by
+    // 126 - e, e in 102..112; a carry to 0x400 is the smallest normal, correctly.
+    return (ushort)(s | prism_shift_rne(a, 126u - (a >> 23)));
 }
 
 // prism_to_bfloat16 returns the bits of x rounded to the nearest bfloat16, ties to even:
@@ -165,17 +171,9 @@ uchar prism_to_e4m3(float x) {
     if (a <= 0x3a800000u) { // at most 2^-10: zero (2^-10 is a tie, to the even zero)
         return (uchar)s;
     }
-    // Subnormal: the significand m (24 bits) times 2^(e-150) is m >> (141 - e) units of
-    // 2^-9, e in 117..120; a carry to 8 is the smallest normal, correctly.
-    const uint sh = 141u - (a >> 23);
-    const uint m = (a & 0x7fffffu) | 0x800000u;
-    const uint rest = m & ((1u << sh) - 1u);
-    const uint halfway = 1u << (sh - 1u);
-    uint r = m >> sh;
-    if (rest > halfway || (rest == halfway && (r & 1u) != 0u)) {
-        r += 1u;
-    }
-    return (uchar)(s | r);
+    // Subnormal: the significand times 2^(e-150) is its units of 2^-9 shifted right by
+    // 141 - e, e in 117..120; a carry to 8 is the smallest normal, correctly.
+    return (uchar)(s | prism_shift_rne(a, 141u - (a >> 23)));
 }
 
 #line 1
