@@ -18,13 +18,13 @@
 // for head dims 64 and 128: NewWGMMA (wgmma.cu, sm_90: warpgroup MMA, tiles copied by TMA,
 // variant cuda-wgmma; head dim 256 too) and NewMMA (attention.cu, sm_80 and newer:
 // FlashAttention-2 with mma.sync, variant cuda-mma, tunables MMATunables). The float8e4m3
-// ops run NewWGMMA too, at head dim 128: Q K^T and P V in E4M3 (wgmma k32), P rounded to
+// ops run NewWGMMA too, at head dims 64, 128 and 256: Q K^T and P V in E4M3 (wgmma k32), P rounded to
 // E4M3 in registers, V copied transposed first (the 8-bit products read K-major operands
 // alone), O stored in E4M3 as the inputs are.
 //
 // Each op's size picks seq at a fixed batch, heads and head dim (SizeShape); a shape
 // batch x heads x seq x dim in kernels.Params.Shape ("4x32x4096x128": ParseShape,
 // CheckShape) sets up any batch, heads, seq and head dim from 1 to 256 instead, in every
-// variant (cuda-mma takes dims 64 and 128, cuda-wgmma 64, 128 and 256, 128 alone in
-// float8e4m3, and refuse the others at Setup).
+// variant (cuda-mma takes dims 64 and 128, cuda-wgmma 64, 128 and 256, and refuse the
+// others at Setup).
 package attention

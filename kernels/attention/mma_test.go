@@ -180,8 +180,8 @@ var wgmmaTrials = append(slices.Clone(wgmmaCandidates), WGMMATunables{2, 1, 176}
 
 func testAttentionWGMMA[S WGMMAElem](t *testing.T, dev *engine.Device, q *engine.Queue) {
 	trials := wgmmaTrials
-	if isFloat8[S]() {
-		trials = wgmmaFloat8Candidates
+	if isFloat8[S]() { // its candidates (128 keys) and head dim 256's tiles of 64
+		trials = append(slices.Clone(wgmmaFloat8Candidates), WGMMADefaults(256))
 	}
 	for _, tn := range trials {
 		t.Run(strings.ReplaceAll(tn.String(), " ", ","), func(t *testing.T) { testAttentionWGMMAWith[S](t, dev, q, tn) })
@@ -198,7 +198,7 @@ func testAttentionWGMMAWith[S WGMMAElem](t *testing.T, dev *engine.Device, q *en
 		}
 	}()
 	for _, dim := range []int{64, 128, 256} {
-		if tn.check(dim, engine.SizeOf[S]()) != nil || isFloat8[S]() && dim != 128 {
+		if tn.check(dim, engine.SizeOf[S]()) != nil {
 			continue
 		}
 		w, err := NewWGMMAWith[S](dev, dim, tn)
@@ -311,6 +311,12 @@ func TestWGMMATunables(t *testing.T) {
 	}
 	if err := (WGMMATunables{Stages: 2, Sched: 1, BC: 64}).check(128, 1); !errors.Is(err, engine.ErrInvalidArg) || !strings.Contains(err.Error(), "BC=128") {
 		t.Errorf("float8 with 64-key tiles: %v; want ErrInvalidArg naming BC=128", err)
+	}
+	if err := WGMMADefaults(256).check(256, 1); err != nil {
+		t.Errorf("float8 at head dim 256 with its defaults (64-key tiles): %v", err)
+	}
+	if err := WGMMADefaults(64).check(64, 1); err != nil {
+		t.Errorf("float8 at head dim 64 with its defaults: %v", err)
 	}
 	if _, _, err := kernels.TunablesFor(nil, "attention/full/bfloat16", "cuda-wgmma", "STAGES=9 SCHED=0", ParseWGMMATunables, WGMMADefaults(128), "table"); !errors.Is(err, engine.ErrInvalidArg) {
 		t.Errorf("forced STAGES=9: %v; want ErrInvalidArg", err)

@@ -79,7 +79,7 @@ func precisionOp[S Elem](causal bool) kernels.Op {
 	name := "attention/" + kind + "/" + stored.Name
 	dims := "cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256"
 	if isFloat8[S]() {
-		dims = "cuda-wgmma 128"
+		dims = "cuda-wgmma 64, 128 and 256"
 	}
 	return kernels.Op{
 		Name: name, Family: "attention", Type: stored.Name,
@@ -158,7 +158,7 @@ func precisionVariants[S Elem](name string, causal bool) []kernels.Variant {
 		Candidates: kernels.CandidatesOf(wgmmaCandidates),
 		Setup:      tunedSetup(name, causal, "cuda-wgmma", ParseWGMMATunables, WGMMADefaults, newWGMMAFor[S])}
 	if isFloat8[S]() {
-		wgmma.Doc = "Hopper's warpgroup tensor cores in float8 (wgmma k32, P rounded to E4M3 in registers), Q, K and a transposed copy of V tiled by TMA, a producer and two consumer warpgroups; head dim 128"
+		wgmma.Doc = "Hopper's warpgroup tensor cores in float8 (wgmma k32, P rounded to E4M3 in registers), Q, K and a transposed copy of V tiled by TMA, a producer and two consumer warpgroups; head dims 64, 128 and 256"
 		wgmma.Candidates = kernels.CandidatesOf(wgmmaFloat8Candidates)
 		return []kernels.Variant{wgmma, portable}
 	}

@@ -68,7 +68,7 @@ var opTypes = map[string]string{
 	"float32":    FlashName + " and the portable kernel take any dim from 1 to 256",
 	"float16":    "the portable kernel takes any dim from 1 to 256, cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256",
 	"bfloat16":   "the portable kernel takes any dim from 1 to 256, cuda-mma 64 and 128, cuda-wgmma 64, 128 and 256",
-	"float8e4m3": "the portable kernel takes any dim from 1 to 256, cuda-wgmma 128",
+	"float8e4m3": "the portable kernel takes any dim from 1 to 256, cuda-wgmma 64, 128 and 256",
 }
 
 // opType returns the storage type of the attention op named name ("attention/full/bfloat16");

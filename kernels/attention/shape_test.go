@@ -142,7 +142,7 @@ func TestOpsAtShapes(t *testing.T) {
 					for _, text := range shapes {
 						s, _ := ParseShape(text)
 						in, err := v.Setup(t.Context(), q, kernels.Params{Shape: text, Seed: 5, Variant: v.Name})
-						if err != nil && errors.Is(err, engine.ErrUnsupported) && !takesDim(v.Name, op.Type, s.Dim) {
+						if err != nil && errors.Is(err, engine.ErrUnsupported) && !takesDim(v.Name, s.Dim) {
 							// The tensor-core variants take some head dims only, and say so.
 							if !strings.Contains(err.Error(), fmt.Sprintf("not %d", s.Dim)) {
 								t.Errorf("%s: refused without naming head dim %d: %v", text, s.Dim, err)
@@ -246,16 +246,14 @@ func corrupt[S Elem](t *testing.T, q *engine.Queue, b *engine.Buffer[S]) {
 	}
 }
 
-// takesDim reports whether variant takes head dim d in type typ: the tensor-core variants
-// take some dims only (mma 64 and 128, wgmma those and 256, and 128 alone in float8e4m3),
-// the others any up to AttentionMaxDim.
-func takesDim(variant, typ string, d int) bool {
-	switch {
-	case variant == "cuda-wgmma" && typ == "float8e4m3":
-		return d == 128
-	case variant == "cuda-mma":
+// takesDim reports whether variant takes head dim d: the tensor-core variants take some
+// dims only (mma 64 and 128, wgmma those and 256, in every type it takes), the others any
+// up to AttentionMaxDim.
+func takesDim(variant string, d int) bool {
+	switch variant {
+	case "cuda-mma":
 		return d == 64 || d == 128
-	case variant == "cuda-wgmma":
+	case "cuda-wgmma":
 		return d == 64 || d == 128 || d == 256
 	}
 	return true

@@ -27,13 +27,14 @@
 //   attention_wgmma(tmQ, tmK, tmV, o, seq, sl2e, causal)
 //     tmQ, tmK, tmV: tensor maps of Q, K, V as dims {D, seq, bh} (elements, fastest first),
 //       boxes {64, 64, 1} (Q) and {64, BC, 1} (K, V), 128-byte swizzle: rows past seq read as
-//       zeros within each head. Float8: boxes 128 wide (one 128-byte row), and tmV maps V
-//       transposed, attention_vt's vt, as dims {seqp, D, bh}, box {128, D, 1}. o: bh*seq*D elements; sl2e = |scale| * log2(e), at least
+//       zeros within each head. Float8: boxes 128 wide (one 128-byte row; at D 64 the
+//       64-byte row, 64-byte swizzle), and tmV maps V transposed, attention_vt's vt, as dims
+//       {seqp, D, bh}, box {BC, D, 1} (BC 64: the 64-byte swizzle). o: bh*seq*D elements; sl2e = |scale| * log2(e), at least
 //       float32's smallest normal number (the NEG build for a negative scale); causal != 0
 //       masks key j > query i. bh*seq*D < 2^31 (the host checks both).
 //
 // Tunables (-D, part of the cache key):
-//   PREC    3 float16, 4 bfloat16, 6 float8 E4M3 (D 128, BC 128)         default 3
+//   PREC    3 float16, 4 bfloat16, 6 float8 E4M3 (BC 128 at D 64 and 128, 64 at 256) default 3
 //   D       head dimension: 64, 128 or 256 (256: BC 64)                 default 128
 //   BC      keys per tile: 64, 128 or 176 (176: FlashAttention-3's tile at head dim 128,
 //           whose consumers take 240 registers, the producer 24)        default 64
@@ -49,7 +50,7 @@
 //   NEG     1: the scale is negative (sl2e its magnitude): each tile's scores are negated
 //           before the softmax, which otherwise takes a positive scale's order. Not a
 //           tunable: the host builds it for the first call with a negative scale        default 0
-// Builds: -DPREC=6 -DBC=128 -DSCHED=1 | -DPREC=6 -DBC=128 -DSTAGES=3 | -DPREC=6 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1 | -DPREC=4 -DBC=176 -DSCHED=1 | -DPREC=3 -DD=64 -DBC=176 | -DPREC=4 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 -DD=256 -DNEG=1
+// Builds: -DPREC=6 -DD=64 -DBC=128 -DSCHED=1 | -DPREC=6 -DD=256 -DBC=64 -DSCHED=1 | -DPREC=6 -DBC=128 -DSCHED=1 | -DPREC=6 -DBC=128 -DSTAGES=3 | -DPREC=6 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 | -DPREC=4 -DD=64 | -DPREC=4 -DBC=128 | -DPREC=3 -DD=64 -DBC=128 -DSTAGES=3 | -DPREC=3 -DD=256 -DBC=64 | -DPREC=4 -DD=256 -DBC=64 | -DPREC=3 -DSCHED=1 | -DPREC=4 -DSCHED=1 -DSTAGES=3 | -DPREC=3 -DD=64 -DSCHED=1 | -DPREC=4 -DD=256 -DSCHED=1 | -DPREC=3 -DD=128 -DBC=128 -DSCHED=1 | -DPREC=4 -DBC=176 -DSCHED=1 | -DPREC=3 -DD=64 -DBC=176 | -DPREC=4 -DBC=128 -DSCHED=1 -DNEG=1 | -DPREC=3 -DD=256 -DNEG=1
 // Shared memory (dynamic): 2*64*D*EB bytes of Q, STAGES*2*BC*D*EB of K and V (EB: 2 bytes an
 //   element, 1 in float8), and 1024 to align the tiles to the swizzle's 1024-byte period
 //   (attnWGMMAShared in wgmma.go).
@@ -100,8 +101,8 @@
 #else
 #error "wgmma.cu: PREC must be 3 (float16), 4 (bfloat16) or 6 (float8 E4M3)"
 #endif
-#if PREC == 6 && (D != 128 || BC != 128)
-#error "wgmma.cu: float8 (PREC 6) takes D = 128 and BC = 128"
+#if PREC == 6 && !(D <= 128 && BC == 128 || D == 256 && BC == 64)
+#error "wgmma.cu: float8 (PREC 6) takes BC = 128 at D 64 and 128, BC = 64 at D 256"
 #endif
 // The product's k step, and the immediates after the scales: the 16-bit forms take
 // transpose flags (K-major 0; V, MN-major, 1), the 8-bit ones none (K-major alone).
@@ -143,10 +144,15 @@
 #define BR 128                 // queries per block: two consumers of 64
 #define QBYTES (64 * D * EB)   // one consumer's Q tile
 #define KVBYTES (BC * D * EB)  // one K or V tile
-#define BOXW (128 / EB)        // elements of a box's 128-byte row
-#define NBOX (D * EB / 128)    // boxes across a row of Q or K
-#define BOXQ (64 * 128)        // bytes of a 64-row box
-#define BOXKV (BC * 128)       // bytes of a BC-row box
+// Q's and K's rows in shared memory: 128-byte rows of the 128-byte swizzle, or in float8 at
+// head dim 64 the whole 64-byte row in the 64-byte swizzle. V's transposed rows (float8):
+// BC keys, 128 or 64 bytes, swizzled alike.
+#define QKROW (D * EB < 128 ? D * EB : 128)
+#define VTROW (BC < 128 ? BC : 128)
+#define BOXW (QKROW / EB)      // elements of a box's row
+#define NBOX (D * EB / QKROW)  // boxes across a row of Q or K
+#define BOXQ (64 * QKROW)      // bytes of a 64-row box
+#define BOXKV (BC * QKROW)     // bytes of a BC-row box
 #define NS (BC / 8)            // n8 tiles of S
 #define NO (D / 8)             // n8 tiles of O
 #define KP (32 / EB)           // keys of one k step of P V
@@ -253,13 +259,24 @@ static __device__ __forceinline__ void zero_s(float *sc) {
   pin<NS * 4>(sc);
 }
 
+// sw_desc returns the K-major descriptor of an operand at addr whose rows of rowb bytes (128
+// or 64) are swizzled over that span: 8-row groups 8*rowb bytes apart, layout type 1
+// (128-byte swizzle) or 2 (64-byte).
+static __device__ __forceinline__ unsigned long long sw_desc(unsigned int addr, unsigned int rowb) {
+  if (rowb == 128) {
+    return prism_wgmma_desc(addr, 16, 1024);
+  }
+  return (unsigned long long)((addr & 0x3ffffu) >> 4) | 1ull << 16 | (unsigned long long)(512u >> 4) << 32 | 2ull << 62;
+}
+
 // s_group issues S = Q K^T's wgmmas (Q at sqc, K at sk, 32 bytes of depth a step: 16
 // dimensions, 32 in float8) into sc and commits them as a group; the caller has fenced.
 static __device__ __forceinline__ void s_group(float *sc, unsigned int sqc, unsigned int sk) {
 #pragma unroll
   for (int ks = 0; ks < D * EB / 32; ++ks) {
-    const unsigned int off = 32 * (ks % 4);
-    WGMMA_S(sc, prism_wgmma_desc(sqc + (ks / 4) * BOXQ + off, 16, 1024), prism_wgmma_desc(sk + (ks / 4) * BOXKV + off, 16, 1024), 1);
+    const int per = QKROW / 32; // k steps in a box's row
+    const unsigned int off = 32 * (ks % per);
+    WGMMA_S(sc, sw_desc(sqc + (ks / per) * BOXQ + off, QKROW), sw_desc(sk + (ks / per) * BOXKV + off, QKROW), 1);
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
@@ -278,7 +295,7 @@ static __device__ __forceinline__ void issue_s(float *sc, unsigned int sqc, unsi
 // of 128 keys, K-major), 32 keys (bytes) along the rows.
 static __device__ __forceinline__ unsigned long long pv_desc(unsigned int sv, int kk) {
 #if EB == 1
-  return prism_wgmma_desc(sv + (kk / 4) * (D * 128) + 32 * (kk % 4), 16, 1024);
+  return sw_desc(sv + (kk / (VTROW / 32)) * (D * VTROW) + 32 * (kk % (VTROW / 32)), VTROW);
 #else
   return prism_wgmma_desc(sv + 2048 * kk, BOXKV, 1024);
 #endif
@@ -575,10 +592,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
         prism_mbar_expect_tx(vfull + 8 * s, KVBYTES);
 #if EB == 1
-        // V transposed: boxes of D rows by 128 keys.
+        // V transposed: boxes of D rows by VTROW keys.
 #pragma unroll
-        for (int j = 0; j < BC / 128; ++j) {
-          prism_tma_load_3d(sv + j * (D * 128), &tmV, t * BC + 128 * j, 0, head, vfull + 8 * s);
+        for (int j = 0; j < BC / VTROW; ++j) {
+          prism_tma_load_3d(sv + j * (D * VTROW), &tmV, t * BC + VTROW * j, 0, head, vfull + 8 * s);
         }
 #else
 #pragma unroll

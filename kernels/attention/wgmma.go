@@ -65,16 +65,16 @@ func ParseWGMMATunables(s string) (WGMMATunables, error) {
 // check returns an error wrapping engine.ErrInvalidArg where t's stages at head dimension
 // dim, in elements of eb bytes (2, or 1 for float8), need more shared memory than a Hopper
 // block has (227 KiB), its tile more registers than a consumer has (BC=128 or 176 at head
-// dim 256), or, in float8, its tiles are not of 128 keys (V's transposed tile is one
-// 128-byte row of keys).
+// dim 256), or, in float8 at head dims 64 and 128, its tiles are not of 128 keys (V's
+// transposed tile is one 128-byte row of keys; at 256, 64 keys, a 64-byte row).
 func (t WGMMATunables) check(dim, eb int) error {
 	if t.BC > 64 && dim > 128 {
 		return fmt.Errorf("kernels: attention wgmma tunables %s: tiles of %d keys at head dim %d: the scores and O do not fit a consumer's registers; BC=64: %w",
 			t, t.BC, dim, engine.ErrInvalidArg)
 	}
-	if eb == 1 && t.BC != 128 {
-		return fmt.Errorf("kernels: attention wgmma tunables %s: float8e4m3 takes tiles of 128 keys (BC=128), V's transposed tile being one 128-byte row of keys: %w",
-			t, engine.ErrInvalidArg)
+	if eb == 1 && dim <= 128 && t.BC != 128 {
+		return fmt.Errorf("kernels: attention wgmma tunables %s: float8e4m3 takes tiles of 128 keys (BC=128) at head dim %d, V's transposed tile being one 128-byte row of keys: %w",
+			t, dim, engine.ErrInvalidArg)
 	}
 	if need := attnWGMMAShared(dim, t.Stages, t.BC, eb); need > 227*1024 {
 		return fmt.Errorf("kernels: attention wgmma tunables %s: %d stages of %d keys at head dim %d need %d bytes of shared memory, more than 227 KiB: %w",
@@ -113,7 +113,7 @@ var wgmmaCandidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {2,
 	{3, 0, 64}, {4, 1, 64}, {4, 0, 64}}
 
 // wgmmaFloat8Candidates are the candidates of the float8e4m3 ops, which take tiles of 128
-// keys alone (V's transposed tile is one 128-byte row of keys). On an H200 (2026-12-01,
+// keys at the ops' head dim 128 (V's transposed tile is one 128-byte row of keys). On an H200 (2026-12-01,
 // prism tune, full, b4 h32 s4096 d128): 1.438 ms for the default, 1.441 at three stages,
 // 1.50 for SCHED=0.
 var wgmmaFloat8Candidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {4, 1, 128}}
@@ -124,9 +124,9 @@ type WGMMAElem interface {
 }
 
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
-// variant), its tiles copied by TMA, in binary16 or bfloat16 for head dimensions 64, 128 and
-// 256, or in float8 E4M3 for head dimension 128 (tiles of 128 keys; V is first copied
-// transposed, a pass over it), with float32 softmax and accumulation. It runs on CUDA
+// variant), its tiles copied by TMA, in binary16, bfloat16 or float8 E4M3 for head
+// dimensions 64, 128 and 256 (in float8 V is first copied transposed, a pass over it), with
+// float32 softmax and accumulation. It runs on CUDA
 // devices of compute capability 9.0 and is safe for concurrent use by goroutines that each
 // use their own Queue.
 type WGMMA[S WGMMAElem] struct {
@@ -157,8 +157,7 @@ type attnMaps struct {
 	tq, tk, tv *engine.TensorMap
 }
 
-// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256; 128 in
-// float8) on dev, with WGMMADefaults. It returns an error wrapping engine.ErrUnsupported on
+// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256) on dev, with WGMMADefaults. It returns an error wrapping engine.ErrUnsupported on
 // a device that is not a CUDA GPU of compute capability 9.0 with tensor maps, for another
 // head dimension, or when the device lacks the shared memory.
 func NewWGMMA[S WGMMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
@@ -166,7 +165,7 @@ func NewWGMMA[S WGMMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
 }
 
 // NewWGMMAWith is NewWGMMA with tunables t; invalid ones are refused with
-// engine.ErrInvalidArg, naming the key (float8 takes BC=128 alone).
+// engine.ErrInvalidArg, naming the key (float8 takes BC=128 at head dims 64 and 128).
 func NewWGMMAWith[S WGMMAElem](dev *engine.Device, dim int, t WGMMATunables) (*WGMMA[S], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: attention: nil device: %w", engine.ErrInvalidArg)
@@ -192,10 +191,6 @@ func NewWGMMAWith[S WGMMAElem](dev *engine.Device, dim int, t WGMMATunables) (*W
 		prec = 4
 	case engine.Float8E4M3:
 		prec, eb = 6, 1
-		if dim != 128 {
-			return nil, fmt.Errorf("kernels: attention in float8e4m3 on wgmma takes head dim 128, not %d (the portable kernel takes any up to %d): %w",
-				dim, AttentionMaxDim, engine.ErrUnsupported)
-		}
 	}
 	if err := t.check(dim, eb); err != nil {
 		return nil, err
@@ -253,9 +248,18 @@ func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S], se
 		return m.tq, m.tk, m.tv, nil
 	}
 	eb, bh := int64(w.eb), int64(s.Batch*s.Heads)
+	// A box's row: 128 bytes in the 128-byte swizzle, or a 64-byte row (float8's Q and K at
+	// head dim 64, V's transposed rows of 64 keys) in the 64-byte one (wgmma.cu's QKROW, VTROW).
+	swizzle := func(rowBytes int) engine.TensorMapSwizzle {
+		if rowBytes < 128 {
+			return engine.Swizzle64B
+		}
+		return engine.Swizzle128B
+	}
+	qkRow := min(s.Dim*w.eb, 128)
 	desc := func(rows int) engine.TensorMapDesc {
 		return engine.TensorMapDesc{Dims: []int64{int64(s.Dim), int64(s.Seq), bh},
-			Strides: []int64{int64(s.Dim) * eb, int64(s.Seq) * int64(s.Dim) * eb}, Box: []int{128 / w.eb, rows, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.Dim) * eb, int64(s.Seq) * int64(s.Dim) * eb}, Box: []int{qkRow / w.eb, rows, 1}, Swizzle: swizzle(qkRow)}
 	}
 	tq, err := engine.NewTensorMap(qb, desc(64))
 	if err != nil {
@@ -267,8 +271,9 @@ func (w *WGMMA[S]) tensorMaps(s AttentionShape, qb, kb, vb *engine.Buffer[S], se
 	}
 	dv := desc(w.t.BC)
 	if w.vt != nil {
+		vtRow := min(w.t.BC, 128)
 		dv = engine.TensorMapDesc{Dims: []int64{int64(seqp), int64(s.Dim), bh},
-			Strides: []int64{int64(seqp), int64(seqp) * int64(s.Dim)}, Box: []int{128, s.Dim, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(seqp), int64(seqp) * int64(s.Dim)}, Box: []int{vtRow, s.Dim, 1}, Swizzle: swizzle(vtRow)}
 	}
 	tv, err := engine.NewTensorMap(vb, dv)
 	if err != nil {
