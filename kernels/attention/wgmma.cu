@@ -209,9 +209,9 @@ PRISM_WGMMA_SS(wgmma_ss_n176, 88, "wgmma.mma_async.sync.aligned.m64n176k16.f32."
 #define WGMMA_S wgmma_ss_n176
 #endif
 #if D == 64
-// wgmma_rs_n64: d (64 x 64, float) += A (registers a, the m16n8k16 A layout per warp) * B
-// (descriptor db, MN-major).
-PRISM_WGMMA_RS(wgmma_rs_n64, 32, "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_TYPE "." WG_TYPE, ", 1")
+// wgmma_rs_n64: d (64 x 64, float) += A (registers a, the m16n8k16 A layout per warp, or
+// m16n8k32's for float8) * B (descriptor db, MN-major; K-major for float8: V transposed).
+PRISM_WGMMA_RS(wgmma_rs_n64, 32, "wgmma.mma_async.sync.aligned.m64n64" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_RS_TAIL)
 #define WGMMA_PV wgmma_rs_n64
 #endif
 #if D == 128
@@ -222,9 +222,9 @@ PRISM_WGMMA_RS(wgmma_rs_n128, 64, "wgmma.mma_async.sync.aligned.m64n128" WG_K ".
 #endif
 
 #if D == 256
-// wgmma_rs_n256: d (64 x 256, float) += A (registers a, the m16n8k16 A layout per warp) * B
-// (descriptor db, MN-major).
-PRISM_WGMMA_RS(wgmma_rs_n256, 128, "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_TYPE "." WG_TYPE, ", 1")
+// wgmma_rs_n256: d (64 x 256, float) += A (registers a, the m16n8k16 A layout per warp, or
+// m16n8k32's for float8) * B (descriptor db, MN-major; K-major for float8: V transposed).
+PRISM_WGMMA_RS(wgmma_rs_n256, 128, "wgmma.mma_async.sync.aligned.m64n256" WG_K ".f32." WG_TYPE "." WG_TYPE, WG_RS_TAIL)
 #define WGMMA_PV wgmma_rs_n256
 #endif
 
