@@ -87,6 +87,36 @@ type Attention[S Elem] struct {
 	k      *engine.Kernel
 	tiles  attnTiles
 	double bool // the arithmetic is float64
+	// loops is the device's limit on a work-item's loop iterations (kernels.LoopLimit), 0
+	// for none: Forward refuses a shape whose work-items would loop longer.
+	loops int
+}
+
+// loopIterations returns the loop iterations a work-item of attention.cl runs over keys
+// keys at head dimension dim, by its loops with run-time bounds: the query block's load,
+// then per key block the K and V tiles' load, the scores' loop over the dimensions, the
+// P V loop over the block's keys and the block loop itself (the loops over RQ, TPR and the
+// register tiles have constant bounds and unroll). On Rusticl (BC 4, 32 work-items) at
+// head dim 128 it counts 149 a block, and the kernel went wrong from about 430 blocks on
+// (64,000 by this count, against llvmpipe's 65,535: loops it does not count, such as ones
+// the compiler does not unroll, make up the rest).
+func (a *Attention[S]) loopIterations(keys, dim int) int {
+	t := a.tiles
+	wg := t.wg()
+	blocks := (keys + t.bc - 1) / t.bc
+	return (t.br*dim+wg-1)/wg + blocks*((t.bc*dim+wg-1)/wg+dim+t.bc+1)
+}
+
+// checkLoops returns an error wrapping engine.ErrUnsupported where the device ends a
+// work-item's loops (kernels.LoopLimit) before shape s's work-items are done: a work-item
+// loops over the keys of its query block, at most seq (full or causal), and 90% of the
+// limit leaves room for the loops loopIterations leaves out.
+func (a *Attention[S]) checkLoops(s AttentionShape) error {
+	if n := a.loopIterations(s.Seq, s.Dim); a.loops > 0 && n > a.loops/10*9 {
+		return fmt.Errorf("kernels: attention: %v needs about %d loop iterations a work-item over its %d keys at head dim %d; this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong rows (PoCL, or a GPU, takes it): %w",
+			s, n, s.Seq, s.Dim, a.loops, engine.ErrUnsupported)
+	}
+	return nil
 }
 
 // NewAttention compiles the attention family for dev for head dimensions up to maxDim
@@ -125,7 +155,7 @@ func NewAttention[S Elem](dev *engine.Device, maxDim int) (*Attention[S], error)
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		a := &Attention[S]{prog: prog, tiles: tiles, double: compute.Size == 8}
+		a := &Attention[S]{prog: prog, tiles: tiles, double: compute.Size == 8, loops: kernels.LoopLimit(dev)}
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &a.k, Name: "attention_fwd"})
 		if err != nil {
 			a.Close()
@@ -174,6 +204,9 @@ func AttentionScale[S Elem](scale float64, dim int) float64 {
 func (a *Attention[S]) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[S], s AttentionShape, causal bool, scale float64) error {
 	sc, err := checkForward(s, a.tiles.dmax, scale, o, qb, kb, vb)
 	if err != nil {
+		return err
+	}
+	if err := a.checkLoops(s); err != nil {
 		return err
 	}
 	bh := s.Batch * s.Heads

@@ -307,3 +307,53 @@ func TestAttentionTiles(t *testing.T) {
 		t.Errorf("float, dim 64: tiles %+v, want BR 64 on 256 items", c)
 	}
 }
+
+// TestAttentionLoopLimit checks the portable kernel's guard for devices that end a
+// work-item's loops early (kernels.LoopLimit: Mesa's llvmpipe, behind Rusticl): there a
+// shape whose work-items would loop past 90% of the limit (float32, seq 2000, head dim
+// 128: wrong rows from about 1,700 keys on, unguarded) is refused with ErrUnsupported
+// naming the device's limit, at Forward and at the op's Setup, while seq 1000 runs and
+// verifies; elsewhere seq 2000 runs and verifies.
+func TestAttentionLoopLimit(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		if kerneltest.Small() {
+			t.Skip("Oclgrind: the long shape takes minutes there")
+		}
+		a, err := NewAttention[float32](dev, 128)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		long := attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 2000, Dim: 128}}
+		short := attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 1000, Dim: 128}}
+		limit, n := kernels.LoopLimit(dev), a.loopIterations(long.s.Seq, long.s.Dim)
+		t.Logf("loop limit %d; seq 2000 at head dim 128 counts %d iterations a work-item (BR %d, BC %d)", limit, n, a.BlockQueries(), a.BlockKeys())
+		rng := kernels.NewRand(21, 0x100)
+		if limit == 0 {
+			runAttnCase(t, q, forwarder[float32](a), long, rng)
+			return
+		}
+		if n <= limit/10*9 {
+			t.Fatalf("seq 2000 counts %d iterations, within the limit %d: the test wants a shape past it", n, limit)
+		}
+		n32 := long.s.Elems()
+		buf := func() *engine.Buffer[float32] { return kerneltest.Guarded(t, q, make([]float32, n32)) }
+		err = a.Forward(q, buf(), buf(), buf(), buf(), long.s, false, 0)
+		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+			t.Errorf("Forward at %v: %v; want ErrUnsupported naming llvmpipe's limit %d", long.s, err, limit)
+		}
+		for _, v := range attentionOp(false).Variants {
+			if v.Name != "portable" {
+				continue
+			}
+			in, err := v.Setup(t.Context(), q, kernels.Params{Shape: "1x1x2000x128", Variant: v.Name, Seed: 1})
+			if err == nil {
+				in.Close()
+			}
+			if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") {
+				t.Errorf("Setup at 1x1x2000x128: %v; want ErrUnsupported naming llvmpipe", err)
+			}
+		}
+		runAttnCase(t, q, forwarder[float32](a), short, rng)
+	})
+}

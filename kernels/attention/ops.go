@@ -281,6 +281,14 @@ func newAttnInstance[S Elem](ctx context.Context, q *engine.Queue, s AttentionSh
 	if err != nil {
 		return nil, err
 	}
+	// The portable kernel refuses at once a shape whose work-items would loop past the
+	// device's limit (Attention.checkLoops), as Forward would at the first run.
+	if c, ok := f.(interface{ checkLoops(AttentionShape) error }); ok {
+		if err := c.checkLoops(s); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	in := &attnInstance[S]{f: f, shape: s, causal: causal, scale: AttentionScale[S](0, s.Dim), seed: p.Seed}
 	defer func() {
 		if err != nil {

@@ -1,0 +1,29 @@
+package kernels
+
+import (
+	"strings"
+
+	"github.com/prism-compute/prism/engine"
+)
+
+// llvmpipeLoopLimit is Mesa's LP_MAX_TGSI_LOOP_ITERATIONS: llvmpipe ends every loop of a
+// work-item once the work-item's loops have run this many iterations in all ("shared
+// between every loop").
+const llvmpipeLoopLimit = 65535
+
+// LoopLimit returns how many loop iterations, counted over all its loops, a work-item of dev
+// may run before the implementation ends its loops, or 0 where none is known. Mesa's
+// llvmpipe, the CPU device behind Rusticl, ends them after 65,535 (LP_MAX_TGSI_LOOP_ITERATIONS),
+// silently: the kernel goes on with what its loops had done, and its results are wrong (the
+// portable attention at head dim 128 there past about 1,700 keys, 2026-12-01). A kernel
+// whose work-items loop that long refuses such shapes on such a device
+// (engine.ErrUnsupported) instead.
+func LoopLimit(dev *engine.Device) int {
+	if dev == nil {
+		return 0
+	}
+	if strings.Contains(strings.ToLower(dev.Info().Name), "llvmpipe") {
+		return llvmpipeLoopLimit
+	}
+	return 0
+}
