@@ -113,9 +113,9 @@ var wgmmaCandidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {2,
 	{3, 0, 64}, {4, 1, 64}, {4, 0, 64}}
 
 // wgmmaFloat8Candidates are the candidates of the float8e4m3 ops, which take tiles of 128
-// keys at the ops' head dim 128 (V's transposed tile is one 128-byte row of keys). On an H200 (2026-12-01,
-// prism tune, full, b4 h32 s4096 d128): 1.438 ms for the default, 1.441 at three stages,
-// 1.50 for SCHED=0.
+// keys at the ops' head dim 128 (V's transposed tile is one 128-byte row of keys). On an
+// H200 (2026-12-01, prism tune, full, b4 h32 s4096 d128): 1.438 ms for the default, 1.441
+// at three stages, 1.50 for SCHED=0.
 var wgmmaFloat8Candidates = []WGMMATunables{{2, 1, 128}, {3, 1, 128}, {2, 0, 128}, {4, 1, 128}}
 
 // WGMMAElem is the set of storage types the Hopper attention takes.
@@ -126,9 +126,8 @@ type WGMMAElem interface {
 // WGMMA computes attention on Hopper's warpgroup tensor cores (wgmma.cu: the cuda-wgmma
 // variant), its tiles copied by TMA, in binary16, bfloat16 or float8 E4M3 for head
 // dimensions 64, 128 and 256 (in float8 V is first copied transposed, a pass over it), with
-// float32 softmax and accumulation. It runs on CUDA
-// devices of compute capability 9.0 and is safe for concurrent use by goroutines that each
-// use their own Queue.
+// float32 softmax and accumulation. It runs on CUDA devices of compute capability 9.0 and is
+// safe for concurrent use by goroutines that each use their own Queue.
 type WGMMA[S WGMMAElem] struct {
 	dev  *engine.Device
 	dim  int
@@ -157,9 +156,10 @@ type attnMaps struct {
 	tq, tk, tv *engine.TensorMap
 }
 
-// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256) on dev, with WGMMADefaults. It returns an error wrapping engine.ErrUnsupported on
-// a device that is not a CUDA GPU of compute capability 9.0 with tensor maps, for another
-// head dimension, or when the device lacks the shared memory.
+// NewWGMMA compiles the Hopper attention for head dimension dim (64, 128 or 256) on dev,
+// with WGMMADefaults. It returns an error wrapping engine.ErrUnsupported on a device that is
+// not a CUDA GPU of compute capability 9.0 with tensor maps, for another head dimension, or
+// when the device lacks the shared memory.
 func NewWGMMA[S WGMMAElem](dev *engine.Device, dim int) (*WGMMA[S], error) {
 	return NewWGMMAWith[S](dev, dim, WGMMADefaults(dim))
 }
@@ -337,23 +337,13 @@ func (w *WGMMA[S]) transposeV(q *engine.Queue, vb *engine.Buffer[S], s Attention
 	if w.vts == nil {
 		w.vts = map[*engine.Queue]*engine.Buffer[S]{}
 	}
-	b := w.vts[q]
-	var err error
-	if b == nil || b.Len() < n {
-		if b != nil {
-			err = b.Close()
-		}
-		b = nil
-		if err == nil {
-			b, err = engine.NewBuffer[S](w.dev, n)
-		}
-		if err != nil {
-			delete(w.vts, q)
-			w.mu.Unlock()
-			return nil, 0, fmt.Errorf("kernels: attention in float8e4m3 on wgmma: V's transposed copy of %d bytes: %w", n, err)
-		}
-		w.vts[q] = b
+	b, err := kernels.Grown(w.dev, w.vts[q], n)
+	if err != nil {
+		delete(w.vts, q)
+		w.mu.Unlock()
+		return nil, 0, fmt.Errorf("kernels: attention in float8e4m3 on wgmma: V's transposed copy of %d bytes: %w", n, err)
 	}
+	w.vts[q] = b
 	w.mu.Unlock()
 	r := engine.Range3D((seqp+63)/64*256, s.Dim/64, bh, 256, 1, 1)
 	if err := q.Launch(w.vt, r, vb, b, int32(s.Seq), int32(seqp)); err != nil {

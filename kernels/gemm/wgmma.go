@@ -514,7 +514,7 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 			continue
 		}
 		n := s.Batch * op.outRows * op.newLD
-		buf, err := grown(w.dev, bufs[i], n)
+		buf, err := kernels.Grown(w.dev, bufs[i], n)
 		bufs[i] = buf
 		if err != nil {
 			w.mu.Unlock()
@@ -745,29 +745,13 @@ func (w *WGMMA[In]) workspace(q *engine.Queue, n int) (*engine.Buffer[float32], 
 	if w.ws == nil {
 		w.ws = map[*engine.Queue]*engine.Buffer[float32]{}
 	}
-	b, err := grown(w.dev, w.ws[q], n)
+	b, err := kernels.Grown(w.dev, w.ws[q], n)
 	if err != nil {
 		delete(w.ws, q)
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma: split-K workspace of %d floats: %w", w.p.Name, n, err)
 	}
 	w.ws[q] = b
 	return b, nil
-}
-
-// grown returns b where it holds n elements, else a new buffer of n elements on dev, b
-// closed first (nil with the error where either fails). Closing at once is safe with
-// launches in flight: engine's pool hands the memory out again only once the queues that
-// used it have completed them, and a graph that captured b refuses to launch.
-func grown[T engine.Scalar](dev *engine.Device, b *engine.Buffer[T], n int) (*engine.Buffer[T], error) {
-	if b != nil && b.Len() >= n {
-		return b, nil
-	}
-	if b != nil {
-		if err := b.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return engine.NewBuffer[T](dev, n)
 }
 
 // splitOperands returns the tensor maps of A and B of shape s and width bn for the tf32
@@ -816,7 +800,7 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		if g.n == 0 {
 			continue // read in place, or a part the precision has none of
 		}
-		if *g.buf, err = grown(w.dev, *g.buf, g.n); err != nil {
+		if *g.buf, err = kernels.Grown(w.dev, *g.buf, g.n); err != nil {
 			sc.Close()
 			delete(w.scratch, q)
 			return nil, nil, nil, nil, fmt.Errorf("kernels: gemm %s on wgmma: scratch for the tf32 operands of %v: %w", w.p.Name, s, err)

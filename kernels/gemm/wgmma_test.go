@@ -447,29 +447,6 @@ func BenchmarkWGMMACall(b *testing.B) {
 	})
 }
 
-// TestGrown checks the growth of the wgmma GEMM's per-queue scratch (split-K workspaces,
-// padded copies): a buffer that holds n elements is kept, a smaller one is closed and
-// replaced by one of n, and none yet gets one of n.
-func TestGrown(t *testing.T) {
-	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
-		b, err := grown[float32](dev, nil, 4)
-		if err != nil || b.Len() != 4 {
-			t.Fatalf("grown(nil, 4) = %v, %v; want 4 elements", b, err)
-		}
-		if same, err := grown(dev, b, 3); err != nil || same != b {
-			t.Errorf("grown(4 elements, 3) = %p, %v; want the same buffer %p", same, err, b)
-		}
-		big, err := grown(dev, b, 9)
-		if err != nil || big == b || big.Len() != 9 {
-			t.Fatalf("grown(4 elements, 9) = %v, %v; want a new buffer of 9", big, err)
-		}
-		defer big.Close()
-		if err := b.Fill(q, 0, 1, 0); !errors.Is(err, engine.ErrClosed) {
-			t.Errorf("the outgrown buffer: Fill gave %v, want ErrClosed (closed by grown)", err)
-		}
-	})
-}
-
 // TestWGMMATF32InPlace runs tf32 on wgmma where it reads an operand in place (A not
 // transposed, B transposed, rows on 16-byte boundaries) and where it reads gemm_split's
 // copy (the other layouts, rows not aligned), alone and together, in a batch with strides,
