@@ -158,16 +158,20 @@ func convertInputs() []uint32 {
 			add(u - 1)
 		}
 	}
-	// float16: finite values 0 to 0x7bff, the next up of 0x7bff being 2^16.
-	for h := range 0x7c00 {
-		v := engine.Half(h).Float64()
-		next := 65536.0
-		if h < 0x7bff {
-			next = engine.Half(h + 1).Float64()
+	// Each finite value of a format with n of them and its midpoint to the next up (a tie;
+	// exact in float32), the next up of the largest being over.
+	values := func(n int, value func(i int) float64, over float64) {
+		for i := range n {
+			v, next := value(i), over
+			if i < n-1 {
+				next = value(i + 1)
+			}
+			around(math.Float32bits(float32(v)))
+			around(math.Float32bits(float32((v + next) / 2)))
 		}
-		around(math.Float32bits(float32(v)))
-		around(math.Float32bits(float32((v + next) / 2))) // exact: 12 significant bits
 	}
+	// float16: finite values 0 to 0x7bff, the next up of 0x7bff being 2^16.
+	values(0x7c00, func(i int) float64 { return engine.Half(i).Float64() }, 65536)
 	// bfloat16: finite values 0 to 0x7f7f, the upper halves of float32 patterns; the
 	// midpoint sets the highest of the lower 16 bits.
 	for b := range uint32(0x7f80) {
@@ -176,15 +180,7 @@ func convertInputs() []uint32 {
 	}
 	// float8 E4M3: finite values 0 to 0x7e (448), the next up of 448 being 480; below
 	// 2^-9, the zero's rounding boundary 2^-10.
-	for e := range 0x7f {
-		v := engine.Float8E4M3(e).Float64()
-		next := 480.0
-		if e < 0x7e {
-			next = engine.Float8E4M3(e + 1).Float64()
-		}
-		around(math.Float32bits(float32(v)))
-		around(math.Float32bits(float32((v + next) / 2)))
-	}
+	values(0x7f, func(i int) float64 { return engine.Float8E4M3(i).Float64() }, 480)
 	around(math.Float32bits(0x1p-10))
 	stride := 1
 	random := 1 << 20
