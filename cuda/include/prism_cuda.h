@@ -302,12 +302,19 @@ static __device__ __forceinline__ void prism_tma_load_3d(unsigned int dst, const
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate));                                      \
   }
 
-// prism_wgmma_desc returns the wgmma matrix descriptor of an operand at shared address
-// addr in the 128-byte swizzled layout (mode 1 in bits 62-63), with leading and stride
-// byte offsets lead and stride (14 bits each of their 16-byte units).
-static __device__ __forceinline__ unsigned long long prism_wgmma_desc(unsigned int addr, unsigned int lead, unsigned int stride) {
+// prism_wgmma_desc_swizzle returns the wgmma matrix descriptor of an operand at shared
+// address addr with leading and stride byte offsets lead and stride (14 bits each of their
+// 16-byte units) in the swizzled layout mode (bits 62-63): 1 the 128-byte swizzle, 2 the
+// 64-byte one, 3 the 32-byte one.
+static __device__ __forceinline__ unsigned long long prism_wgmma_desc_swizzle(unsigned int addr, unsigned int lead, unsigned int stride,
+                                                                              unsigned int mode) {
   return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lead >> 4) & 0x3fffu) << 16 |
-         (unsigned long long)((stride >> 4) & 0x3fffu) << 32 | 1ull << 62;
+         (unsigned long long)((stride >> 4) & 0x3fffu) << 32 | (unsigned long long)(mode & 3u) << 62;
+}
+
+// prism_wgmma_desc is prism_wgmma_desc_swizzle in the 128-byte swizzled layout (mode 1).
+static __device__ __forceinline__ unsigned long long prism_wgmma_desc(unsigned int addr, unsigned int lead, unsigned int stride) {
+  return prism_wgmma_desc_swizzle(addr, lead, stride, 1);
 }
 
 // prism_tma_load_3d_multicast copies the box as prism_tma_load_3d does, into shared

@@ -260,13 +260,10 @@ static __device__ __forceinline__ void zero_s(float *sc) {
 }
 
 // sw_desc returns the K-major descriptor of an operand at addr whose rows of rowb bytes (128
-// or 64) are swizzled over that span: 8-row groups 8*rowb bytes apart, layout type 1
-// (128-byte swizzle) or 2 (64-byte).
+// or 64) are swizzled over that span: 8-row groups 8*rowb bytes apart, in the 128-byte
+// swizzle (mode 1) or the 64-byte one (mode 2).
 static __device__ __forceinline__ unsigned long long sw_desc(unsigned int addr, unsigned int rowb) {
-  if (rowb == 128) {
-    return prism_wgmma_desc(addr, 16, 1024);
-  }
-  return (unsigned long long)((addr & 0x3ffffu) >> 4) | 1ull << 16 | (unsigned long long)(512u >> 4) << 32 | 2ull << 62;
+  return prism_wgmma_desc_swizzle(addr, 16, 8 * rowb, rowb == 128 ? 1 : 2);
 }
 
 // s_group issues S = Q K^T's wgmmas (Q at sqc, K at sk, 32 bytes of depth a step: 16
