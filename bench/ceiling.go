@@ -70,7 +70,7 @@ func copyCeiling(ctx context.Context, cfg Config, q *engine.Queue) (gbs float64,
 		if err := src.Fill(q, 0, n, v); err != nil {
 			return 0, "", 0, err
 		}
-		samples, err := timeRuns(ctx, cfg, q, m.run)
+		samples, _, err := timeRuns(ctx, cfg, q, m.run)
 		if err != nil {
 			return 0, "", 0, fmt.Errorf("%s: %w", m.how, err)
 		}

@@ -113,7 +113,7 @@ func measureRate(ctx context.Context, cfg Config, q *engine.Queue, k rateKernel)
 	if err := k.check(ctx, q, n); err != nil {
 		return 0, 0, "", err
 	}
-	samples, err := timeRuns(ctx, cfg, q, launch)
+	samples, _, err := timeRuns(ctx, cfg, q, launch)
 	if err != nil {
 		return 0, 0, "", err
 	}

@@ -276,8 +276,9 @@ type Result struct {
 	// device's timing (DeviceReport.Timing) holds.
 	Timing string `json:"timing,omitempty"`
 	Stats  Stats  `json:"stats"`
-	// Warmup is the untimed runs before the timed ones (the config's, or fewer where the
-	// device's budget fitted the case; the run that measured its pace counts as one).
+	// Warmup is the untimed runs before the timed ones (the config's, more where the case
+	// warmed up for 10 ms without a budget, or fewer where the device's budget fitted the
+	// case; the run that measured its pace counts as one).
 	Warmup int `json:"warmup,omitempty"`
 	// Flops and Bytes are the work of one run (the op's model); Link marks bytes that
 	// cross the host-device link, not device memory (kernels.Model.Link): no measured

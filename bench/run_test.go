@@ -131,3 +131,57 @@ func durations(ns ...int64) []time.Duration {
 	}
 	return out
 }
+
+// TestWarmupFloor times a small fill on the first OpenCL device: without a budget the
+// warm-up goes on past --warmup's runs until warmupFloor has passed, and timeRuns says how
+// many it ran; with a budget (--quick, a CPU's default sizes) it runs --warmup's alone, and
+// --warmup 0 runs none.
+func TestWarmupFloor(t *testing.T) {
+	ids := enginetest.DeviceIDs(t, "opencl")
+	ctx := context.Background()
+	dev, err := engine.Open(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	q, err := dev.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	buf, err := engine.NewBuffer[float32](dev, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	for _, c := range []struct {
+		budget      Budget
+		warmup      int
+		floor       bool
+		least, most int
+	}{
+		{Budget{}, 1, true, 2, 1 << 30}, // a fill takes far less than the floor: more runs
+		{QuickBudget, 1, false, 1, 1},
+		{Budget{}, 0, false, 0, 0},
+	} {
+		var calls []time.Time
+		run := func(_ context.Context, q *engine.Queue) error {
+			calls = append(calls, time.Now())
+			return buf.Fill(q, 0, 1024, float32(len(calls)))
+		}
+		samples, warm, err := timeRuns(ctx, Config{Warmup: c.warmup, Count: 2, budget: c.budget}, q, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(samples) != 2 || len(calls) != warm+2 || warm < c.least || warm > c.most {
+			t.Errorf("%+v, warm-up %d: %d warm-up runs of %d calls, %d samples; want %d to %d warm-up runs and 2 samples",
+				c.budget, c.warmup, warm, len(calls), len(samples), c.least, c.most)
+			continue
+		}
+		if c.floor {
+			if d := calls[warm].Sub(calls[0]); d < warmupFloor {
+				t.Errorf("the first timed run came %v after the first warm-up run; want at least %v", d, warmupFloor)
+			}
+		}
+	}
+}

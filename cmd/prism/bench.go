@@ -194,7 +194,7 @@ Exits with code 4 if any result fails verification, 3 if no device is found.`,
 	f.StringSliceVar(&opts.variants, "variant", nil, "run each case once per variant named, comma-separated, or all (default: the first that fits each device; see prism kernels --device)")
 	f.StringVar(&opts.tunables, "tunables", "", "with --variant naming one variant: run it with these tunables, as 'prism kernels' and 'prism tune' spell them (\"STAGES=2 SCHED=1\")")
 	f.IntVar(&opts.count, "count", 10, "timed runs per case")
-	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
+	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing; at given --sizes or --shapes, or on a GPU without --quick, the warm-up lasts 10 ms at least")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.StringVar(&opts.baseline, "baseline", "", "device ID the table's ratios compare with (default: the first device)")
 	f.BoolVar(&opts.wide, "wide", false, "show every column of the table on one line, however wide (default: fit 120 columns)")

@@ -74,7 +74,7 @@ Exits with code 4 if a result fails verification.`,
 	f.StringVar(&opts.size, "size", "", "elements of the main operand, e.g. 1000000 or 16M (default: the op's size for the device)")
 	f.StringSliceVar(&opts.precs, "precision", nil, "only the ops in these precisions, comma-separated (float32, tf32, bfloat16, ...)")
 	f.IntVar(&opts.count, "count", 10, "timed runs")
-	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing")
+	f.IntVar(&opts.warmup, "warmup", 2, "untimed runs before timing; the warm-up lasts 10 ms at least")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random inputs")
 	f.BoolVar(&opts.portable, "portable", false, "use only the portable OpenCL C kernels (no backend-specific variants)")
 	f.StringSliceVar(&opts.variants, "variant", nil, "run these variants of each op, comma-separated, or all (default: the first that fits the device)")
