@@ -8,10 +8,13 @@
 // element (i, j) of matrix z of X lives at x[z*strideX + i*ldx + j] of the STORED matrix,
 // so A is stored m x k (lda >= k) or, transposed, k x m (lda >= m), B k x n (ldb >= n) or
 // n x k (ldb >= k), C and D m x n (ldc >= n); C and D share ldc and strideC):
-//   gemm(d, c, a, b, alpha, beta, m, n, k, lda, ldb, ldc, strideA, strideB, strideC, transA, transB)
+//   gemm(d, c, a, b, alpha, beta, m, n, k, lda, ldb, ldc, strideA, strideB, strideC, transA, transB, kbeg)
 //     d[z*strideC + i*ldc + j] = alpha * sum_l op(A_z)[i][l] * op(B_z)[l][j]
 //                                + beta * c[z*strideC + i*ldc + j]
-//     for 0 <= i < m, 0 <= j < n, z = get_group_id(2) (one matrix per batch index).
+//     for 0 <= i < m, 0 <= j < n, z = get_group_id(2) (one matrix per batch index), the sum
+//     over kbeg <= l < k: the host splits a long k into launches of consecutive ranges
+//     (the first with the caller's beta and C, the next ones adding to D with beta 1)
+//     where the device ends a work-item's loops early (Mesa's llvmpipe); 0 otherwise.
 //     transA, transB: 0 or 1, runtime flags (uniform branches at tile load only, so one
 //     compile serves all four combinations). d may be the same buffer as c (in-place GEMM:
 //     each element is read, then written, by the same work-item). When beta == 0, c is not
@@ -49,7 +52,9 @@
 //   barrier.
 // Accuracy: each element is one sequential dot product over l = 0..k-1 in ELEM (a*b+acc,
 //   contracted to fma where the compiler chooses), then alpha*acc + beta*c: at most k+2
-//   roundings per term, hence the gamma_{k+2} bound of GEMMTolerance (ref.go).
+//   roundings per term, hence the gamma_{k+2} bound of GEMMTolerance (ref.go). Split into
+//   launches of at least TSK of k, a term meets its range's sum, alpha*acc + the element
+//   and one addition per later range: still at most k+2.
 //
 // Loads are coalesced in every transpose combination: a tile of A (TS rows of op(A), TSK
 // columns) is read along k when A is stored m x k and along m when it is stored k x m, and
@@ -98,7 +103,7 @@
 __kernel __attribute__((reqd_work_group_size(RTS, RTS, 1)))
 void gemm(__global ELEM *d, __global const ELEM *c, __global const IN *a, __global const IN *b,
           ELEM alpha, ELEM beta, int m, int n, int k, int lda, int ldb, int ldc,
-          int strideA, int strideB, int strideC, int transA, int transB) {
+          int strideA, int strideB, int strideC, int transA, int transB, int kbeg) {
     __local ELEM As[TSK][TS + PAD];
     __local ELEM Bs[TSK][TS + PAD];
 
@@ -120,7 +125,7 @@ void gemm(__global ELEM *d, __global const ELEM *c, __global const IN *a, __glob
         }
     }
 
-    for (int k0 = 0; k0 < k; k0 += TSK) {
+    for (int k0 = kbeg; k0 < k; k0 += TSK) {
         // Tile of op(A): rows m0..m0+TS, columns k0..k0+TSK, into As[kk][mm].
         for (int p = 0; p < LPT; ++p) {
             const int l = tid + p * NITEMS;

@@ -158,6 +158,50 @@ func TestGEMMTiles(t *testing.T) {
 	})
 }
 
+// TestGEMMLongK runs k split into launches (RunInto's ranges of kChunk) on every device,
+// the limit lowered so that a range is two k steps: ranges whole and partial, beta nonzero
+// in place and into a separate D (whose C must be read by the first range alone), beta 0
+// with NaN in C, every transpose and a strided batch. On a device that ends a work-item's
+// loops (Mesa's llvmpipe) it also runs 32 x 32 x 13000 at the device's own limit, which
+// gave wrong sums there in one launch.
+func TestGEMMLongK(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		g, err := NewGEMM[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		rng := rand.New(rand.NewPCG(6, 2))
+		if limit := kernels.LoopLimit(dev); limit > 0 && !kerneltest.Small() {
+			if c := g.kChunk(); c <= 0 || c >= 13000 {
+				t.Errorf("a k range of %d on a device that ends loops after %d: want below 13000", c, limit)
+			}
+			s := GEMMShape{M: 32, N: 32, K: 13000}
+			t.Run("device limit/"+s.String(), func(t *testing.T) { runGEMMCase(t, q, g, s, gemmCase{alpha: 1.5, beta: -0.5}, rng) })
+		}
+		_, tsk, _ := g.Tiles()
+		g.loops = (2*g.loopsPerStep()+32)*10/9 + 10
+		if c := g.kChunk(); c != 2*tsk {
+			t.Fatalf("kChunk %d with a limit of %d; want two k steps (%d)", c, g.loops, 2*tsk)
+		}
+		ks := []int{2 * tsk, 2*tsk + 1, 5*tsk - 3}
+		if kerneltest.Small() {
+			ks = []int{2*tsk + 1}
+		}
+		for _, k := range ks {
+			for _, c := range []gemmCase{
+				{s: GEMMShape{M: 9, N: 7, K: k}, alpha: 1.5, beta: -0.75},
+				{s: GEMMShape{M: 9, N: 7, K: k}, alpha: 0.5, beta: 2, into: true},
+				{s: GEMMShape{M: 5, N: 6, K: k}, alpha: 1, beta: 0, nanC: true, into: true},
+			} {
+				runGEMMTransposes(t, q, g, gemmTransposes, c, rng)
+			}
+		}
+		batch := gemmCase{s: GEMMShape{M: 6, N: 5, K: 3*tsk + 2, Batch: 3, LDC: 6, StrideC: 6*6 + 5}, alpha: 0.75, beta: 0.5}
+		runGEMMTransposes(t, q, g, [][2]bool{{false, false}, {true, true}}, batch, rng)
+	})
+}
+
 func runGEMMCase[T kernels.Float](t *testing.T, q *engine.Queue, g *GEMM[T], s GEMMShape, c gemmCase, rng *rand.Rand) {
 	runGEMM(t, q, g, s, c, rng, GEMMTolerance[T])
 }
