@@ -27,3 +27,17 @@ func LoopLimit(dev *engine.Device) int {
 	}
 	return 0
 }
+
+// GroupsWithin returns the fewest work-groups over which units units of work (a tile, or
+// a step of a grid-stride loop, that each work-item of a group takes in turn) must be
+// spread so that a work-item running cost loop iterations a unit, and fixed more, stays
+// within 90% of limit (LoopLimit); 0 where limit is 0. A family whose kernels take any
+// number of groups raises its cap on groups to this on such a device instead of refusing
+// long inputs.
+func GroupsWithin(limit, units, cost, fixed int) int {
+	if limit <= 0 || units <= 0 {
+		return 0
+	}
+	per := max((limit/10*9-fixed)/max(cost, 1), 1)
+	return (units + per - 1) / per
+}

@@ -129,7 +129,7 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		s := &Sorter[K]{dev: dev, prog: prog, wg: wg, items: items, maxGroups: max(dev.Info().ComputeUnits, 1) * sortGroupsPerCU}
+		s := &Sorter[K]{dev: dev, prog: prog, wg: wg, items: items, maxGroups: sortMaxGroups(dev, wg, items)}
 		var z K
 		if _, ok := any(z).(float32); ok {
 			s.mode = sortModeFloat
@@ -154,6 +154,19 @@ func newSorter[K SortKey](dev *engine.Device, wantWG, wantItems int) (*Sorter[K]
 		}
 		return s, kernels.Shape{Items: wg, Kernels: ks}, nil
 	})
+}
+
+// sortMaxGroups returns the most work-groups of a pass on dev, with work-groups of wg items
+// of items keys: sortGroupsPerCU a compute unit, and where the device ends a work-item's
+// loops early (kernels.LoopLimit: Mesa's llvmpipe), as many more as keep a sort of
+// MaxSortLen keys within it. A work-group walks its tiles in turn; sort_scatter loops about
+// log2(wg) + 6 times a tile (11 at 32 items on Rusticl, measured with a counting loop after
+// the kernel's own), sort_count items + 1, so that at 8 groups a compute unit a sort there
+// went wrong past about 98M keys (24M at two compute units).
+func sortMaxGroups(dev *engine.Device, wg, items int) int {
+	groups := max(dev.Info().ComputeUnits, 1) * sortGroupsPerCU
+	cost := max(kernels.Log2Ceil(wg)+6, items+1)
+	return max(groups, kernels.GroupsWithin(kernels.LoopLimit(dev), (MaxSortLen+wg*items-1)/(wg*items), cost, 16))
 }
 
 // Close releases the kernels and the scratch buffers. Idempotent.

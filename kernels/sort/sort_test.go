@@ -272,3 +272,55 @@ func TestSortInvalid(t *testing.T) {
 		}
 	})
 }
+
+// TestSortLoopGroups checks the work-groups of a pass against the device's loop limit
+// (kernels.LoopLimit): where it has one (Mesa's llvmpipe), a pass over MaxSortLen keys
+// spreads its tiles so that every work-item of sort_scatter and sort_count stays within
+// 90% of it, and a 1M-key sort over that many groups (hundreds, where the cap was eight a
+// compute unit) sorts; elsewhere the cap is sortGroupsPerCU a compute unit, as before.
+func TestSortLoopGroups(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s, err := NewSorter[uint32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		base := max(dev.Info().ComputeUnits, 1) * sortGroupsPerCU
+		limit := kernels.LoopLimit(dev)
+		if limit == 0 {
+			if s.maxGroups != base {
+				t.Errorf("%d groups at most without a loop limit; want %d", s.maxGroups, base)
+			}
+			return
+		}
+		tpg, groups := s.passGroups(MaxSortLen)
+		cost := max(kernels.Log2Ceil(s.wg)+6, s.items+1)
+		if n := tpg*cost + 16; n > limit/10*9 || s.maxGroups < base {
+			t.Errorf("%d keys in %d groups of %d tiles: about %d loop iterations a work-item, past 90%% of %d (or below %d groups)",
+				MaxSortLen, groups, tpg, n, limit, base)
+		}
+		if kerneltest.Small() {
+			return
+		}
+		const n = 1 << 20
+		rng := rand.New(rand.NewPCG(9, 1))
+		keys := make([]uint32, n)
+		for i := range keys {
+			keys[i] = rng.Uint32()
+		}
+		in, err := engine.Upload(t.Context(), q, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		out := kerneltest.NewBuffer[uint32](t, dev, n)
+		if err := s.Keys(q, out, in, n, Ascending); err != nil {
+			t.Fatal(err)
+		}
+		got := kerneltest.Download(t, q, "keys", out, n)
+		slices.Sort(keys)
+		if !slices.Equal(got, keys) {
+			t.Errorf("%d keys over %d groups at most sorted wrong on %s", n, s.maxGroups, dev.ID())
+		}
+	})
+}
