@@ -76,6 +76,9 @@ type Histogram struct {
 	// groups, when positive, replaces the privatized kernels' number of work-groups (tests:
 	// several groups and the unrolled loop at the small sizes Oclgrind runs).
 	groups int
+	// loops is the device's limit on a work-item's loop iterations (kernels.LoopLimit), 0
+	// for none: plan launches enough groups to stay within it.
+	loops int
 }
 
 // NewHistogram compiles the histogram family for dev: the portable kernels (hist_u32,
@@ -114,7 +117,8 @@ func newHistogram(dev *engine.Device, priv *PrivTunables) (*Histogram, error) {
 		if lm := lim.LocalBytes; lm > 0 && int64(4*words) > lm {
 			return nil, kernels.Shape{}, kernels.TooSmall("histogram", lim, fmt.Sprintf("%d bytes of local memory", 4*words))
 		}
-		h := &Histogram{dev: dev, wg: wg, localWords: words, localBins: min(histLocalBins, words), cus: max(dev.Info().ComputeUnits, 1), priv: priv != nil}
+		h := &Histogram{dev: dev, wg: wg, localWords: words, localBins: min(histLocalBins, words), cus: max(dev.Info().ComputeUnits, 1), priv: priv != nil,
+			loops: kernels.LoopLimit(dev)}
 		opts := []string{fmt.Sprintf("-DWG=%d", wg), fmt.Sprintf("-DLOCAL_WORDS=%d", words), fmt.Sprintf("-DLOCAL_BINS=%d", h.localBins)}
 		u32, f32 := "hist_u32", "hist_f32"
 		if priv != nil {
@@ -178,7 +182,7 @@ func privCopies(wg, localWords, bins int) int {
 // log2) and the launch range for n inputs into bins bins: global when bins > LocalBins.
 func (h *Histogram) plan(n, bins int) (copies int, r engine.Range, global bool) {
 	if bins > h.localBins {
-		groups := min((n+h.wg-1)/h.wg, h.cus*histGlobalPerCU)
+		groups := max(min((n+h.wg-1)/h.wg, h.cus*histGlobalPerCU), h.loopGroups(n, 1, 0))
 		return 0, engine.Range1D(max(groups, 1)*h.wg, h.wg), true
 	}
 	if h.priv {
@@ -190,13 +194,24 @@ func (h *Histogram) plan(n, bins int) (copies int, r engine.Range, global bool) 
 		if h.groups > 0 {
 			groups = h.groups
 		}
+		groups = max(groups, h.loopGroups(n, 4*h.unroll, bins<<shift))
 		return shift, engine.Range1D(max(groups, 1)*h.wg, h.wg), false
 	}
 	copies = max(1, min(histMaxCopies, histCopyWords/bins, h.localWords/bins))
 	// Each group clears and merges bins*copies counters: give it enough inputs to pay for them.
 	per := max(h.wg*histMinItemInputs, 8*bins*copies)
-	groups := min((n+per-1)/per, h.cus*histGroupsPerCU)
+	groups := max(min((n+per-1)/per, h.cus*histGroupsPerCU), h.loopGroups(n, 1, bins*copies))
 	return copies, engine.Range1D(max(groups, 1)*h.wg, h.wg), false
+}
+
+// loopGroups returns the fewest work-groups that keep a work-item within the device's loop
+// limit (kernels.GroupsWithin; 0 without one) over n inputs, step inputs an item a step of
+// its grid-stride loop, with counters local counters to clear and merge (its fixed loops:
+// about twice counters/wg, with 64 to spare). At the eight groups a compute unit of the
+// portable kernels, llvmpipe's limit was passed from about 134M inputs (34M at two compute
+// units).
+func (h *Histogram) loopGroups(n, step, counters int) int {
+	return kernels.GroupsWithin(h.loops, (n+h.wg*step-1)/(h.wg*step), 1, 2*counters/h.wg+64)
 }
 
 // zero clears counts[0..bins) with a kernel (Oclgrind 21.10 does not count a fill as

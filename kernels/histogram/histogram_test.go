@@ -382,3 +382,73 @@ func TestHistogramInvalid(t *testing.T) {
 		}
 	})
 }
+
+// TestHistogramLoopGroups checks the work-groups of every kernel against a loop limit
+// (kernels.LoopLimit): at the device's own limit, where it has one (Mesa's llvmpipe),
+// 2^31-1 inputs keep every work-item within 90% of it; and with a limit of 600 lowered on
+// every device, so that a 1M-input histogram spreads over more groups than the usual cap,
+// the portable, privatized and global-atomic kernels still count exactly.
+func TestHistogramLoopGroups(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		for _, priv := range []bool{false, true} {
+			var h *Histogram
+			var err error
+			if priv {
+				h, err = NewPrivatized(dev)
+			} else {
+				h, err = NewHistogram(dev)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			for _, bins := range []int{256, h.LocalBins() + 1} {
+				within := func(n, limit int) error {
+					copies, r, global := h.plan(n, bins)
+					groups := r.Global[0] / h.wg
+					step, counters := 1, bins*copies
+					if priv && !global {
+						step, counters = 4*h.unroll, bins<<copies
+					}
+					if global {
+						counters = 0
+					}
+					items := groups * h.wg
+					if it := (n+items*step-1)/(items*step) + 2*counters/h.wg + 64; it > limit/10*9 {
+						return fmt.Errorf("privatized %v, %d bins, %d inputs: %d groups, about %d loop iterations a work-item, past 90%% of %d", priv, bins, n, groups, it, limit)
+					}
+					return nil
+				}
+				if h.loops > 0 {
+					if err := within(math.MaxInt32, h.loops); err != nil {
+						t.Error(err)
+					}
+				}
+				if kerneltest.Small() {
+					continue
+				}
+				saved := h.loops
+				h.loops = 600
+				n := 1 << 20
+				if err := within(n, h.loops); err != nil {
+					t.Error(err)
+				}
+				rng := rand.New(rand.NewPCG(8, uint64(bins)))
+				x := make([]uint32, n)
+				for i := range x {
+					x[i] = rng.Uint32()
+				}
+				width := uint32(1<<32/bins) + 1
+				counts := kerneltest.Guarded(t, q, garbage(bins))
+				if err := h.Uint32(q, counts, kerneltest.Guarded(t, q, x), n, bins, width); err != nil {
+					t.Fatal(err)
+				}
+				got := kerneltest.Download(t, q, "uint32 counts", counts, bins)
+				if err := kernels.CheckEqual(fmt.Sprintf("privatized %v, %d bins: counts", priv, bins), got, HistogramUint32Ref(x, bins, width)); err != nil {
+					t.Error(err)
+				}
+				h.loops = saved
+			}
+		}
+	})
+}
