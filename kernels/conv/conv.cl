@@ -10,9 +10,14 @@
 // CBK x CBN slice of B it needs straight from the input into local memory.
 //
 // Arguments (all counts >= 1; NCHW, KCRR and NKPQ layouts, row-major):
-//   conv2d(out, in, filt, bias, N, C, H, W, K, R, stride, pad, P, Q, has_bias)
+//   conv2d(out, in, filt, bias, N, C, H, W, K, R, stride, pad, P, Q, has_bias, jbeg, jend, accum)
 //     in    N*C*H*W elements;  filt  K*C*R*R;  out  N*K*P*Q;  bias  K (read only when
-//           has_bias != 0; any buffer otherwise)
+//           has_bias != 0 and accum == 0; any buffer otherwise)
+//     the sum runs over the reduction indices j = (c, r, s) in [jbeg, jend) (0 and C*R*R
+//     for all), starting from bias (accum == 0) or from out as it is (accum != 0): the
+//     host splits a long reduction into launches of consecutive ranges where the device
+//     ends a work-item's loops early (Mesa's llvmpipe); the sums are the same, each
+//     partial stored and read back in ELEM
 //     P = (H + 2*pad - R)/stride + 1, Q = (W + 2*pad - R)/stride + 1 (>= 1), pad >= 0
 //     every element count <= 2^31-1 (int indices)
 //
@@ -72,7 +77,8 @@
 
 __kernel __attribute__((reqd_work_group_size(CLX, CLY, 1)))
 void conv2d(__global ELEM *out, __global const ELEM *in, __global const ELEM *filt, __global const ELEM *bias,
-            int N, int C, int H, int W, int K, int R, int stride, int pad, int P, int Q, int has_bias) {
+            int N, int C, int H, int W, int K, int R, int stride, int pad, int P, int Q, int has_bias,
+            int jbeg, int jend, int accum) {
     __local ELEM As[CBK][CBM + 1]; // As[j][k] = filt[k0 + k][j0 + j]
     __local ELEM Bs[CBK][CBN];     // Bs[j][col] = im2col(in)[j0 + j][n0 + col]
 
@@ -109,19 +115,19 @@ void conv2d(__global ELEM *out, __global const ELEM *in, __global const ELEM *fi
     for (int m = 0; m < CTM; m++) {
         int k = k0 + ly + m * CLY;
         ELEM b0 = 0;
-        if (has_bias && k < K) b0 = bias[k];
-        for (int i = 0; i < CTN; i++) acc[m][i] = b0;
+        if (!accum && has_bias && k < K) b0 = bias[k];
+        for (int i = 0; i < CTN; i++) acc[m][i] = accum && k < K && outBase[i] >= 0 ? out[outBase[i] + k * PQ] : b0;
     }
 
     int ak = lid / CBK;       // first filter row this item loads
     int aj = lid - ak * CBK;  // filter column this item loads
     int bj = lid / CLX;  // first reduction row of B this item loads (its columns are lx + i*CLX)
-    for (int j0 = 0; j0 < CRR; j0 += CBK) {
+    for (int j0 = jbeg; j0 < jend; j0 += CBK) {
         // Stage A: CBM x CBK filter values, coalesced along j.
         for (int kk = ak; kk < CBM; kk += A_ROWS) {
             int k = k0 + kk, j = j0 + aj;
             ELEM v = 0;
-            if (k < K && j < CRR) v = filt[k * CRR + j];
+            if (k < K && j < jend) v = filt[k * CRR + j];
             As[aj][kk] = v;
         }
         // Stage B: CBK x CBN gathered input values, zero outside the image.
@@ -135,7 +141,7 @@ void conv2d(__global ELEM *out, __global const ELEM *in, __global const ELEM *fi
             for (int i = 0; i < CTN; i++) {
                 int h = h0[i] + r, w = w0[i] + s;
                 ELEM v = 0;
-                if (j < CRR && h >= 0 && h < H && w >= 0 && w < W) v = in[inBase[i] + cOff + h * W + w];
+                if (j < jend && h >= 0 && h < H && w >= 0 && w < W) v = in[inBase[i] + cOff + h * W + w];
                 Bs[jj][lx + i * CLX] = v;
             }
         }

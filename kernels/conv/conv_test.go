@@ -203,3 +203,42 @@ func TestConvInvalid(t *testing.T) {
 		}
 	})
 }
+
+// TestConvLongReduction runs the reduction split into launches (Run's ranges of jChunk)
+// on every device, the limit lowered so that a range is one or two steps of CBK: whole and
+// partial ranges, with and without bias, the big and the small tiles, padding and stride.
+// On a device that ends a work-item's loops (Mesa's llvmpipe) it also runs a 3 x 3
+// convolution over 1,100 channels at the device's own limit, which gave wrong sums there in
+// one launch.
+func TestConvLongReduction(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		c, err := NewConv[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		rng := rand.New(rand.NewPCG(7, 3))
+		if limit := kernels.LoopLimit(dev); limit > 0 && !kerneltest.Small() {
+			s := ConvShape{N: 1, C: 1100, H: 5, W: 4, K: c.big.bm + 1, R: 3, Stride: 1, Pad: 1}
+			if ch := c.big.jChunk(limit); ch <= 0 || ch >= s.C*s.R*s.R {
+				t.Errorf("a range of %d reduction indices on a device that ends loops after %d: want below %d", ch, limit, s.C*9)
+			}
+			t.Run("device limit", func(t *testing.T) { checkConv(t, q, rng, s, true, c.Run) })
+		}
+		for _, steps := range []int{1, 2} {
+			v := c.big
+			c.loops = (steps*v.loopsPerStep()+64)*10/9 + 10
+			if ch := v.jChunk(c.loops); ch != steps*v.bk {
+				t.Fatalf("jChunk %d at a limit of %d; want %d steps of %d", ch, c.loops, steps, v.bk)
+			}
+			shapes := []ConvShape{
+				{N: 2, C: 3, H: 6, W: 5, K: c.big.bm + 3, R: 3, Stride: 1, Pad: 1},
+				{N: 1, C: 5, H: 7, W: 7, K: c.small.bm, R: 2, Stride: 2, Pad: 0},
+			}
+			for i, s := range shapes {
+				withBias := i == 0
+				t.Run(fmt.Sprintf("steps=%d/N%dC%dK%dR%d", steps, s.N, s.C, s.K, s.R), func(t *testing.T) { checkConv(t, q, rng, s, withBias, c.Run) })
+			}
+		}
+	})
+}
