@@ -134,6 +134,31 @@ type Flash struct {
 	k    *engine.Kernel
 	dmax int
 	t    FlashTunables
+	// loops is the device's limit on a work-item's loop iterations (kernels.LoopLimit), 0
+	// for none: Forward refuses a shape whose work-items would loop longer (checkLoops).
+	loops int
+}
+
+// flashLoopsPerKey bounds the loop iterations a work-item of attention_flash.cl runs per
+// key at head dims up to 64, scaling with the build's largest head dim: one work-item
+// walks every key block of its query block. On Rusticl (llvmpipe, its tiles shrunk to 32
+// work-items) a counting loop after the kernel's own measured about 1,102 a block of 32
+// keys at head dim 64 (2026-12-01): 34 a key, and 48 leaves a third to spare for the
+// shapes and tiles not measured.
+const flashLoopsPerKey = 48
+
+// checkLoops returns an error wrapping engine.ErrUnsupported where the device ends a
+// work-item's loops (kernels.LoopLimit: Mesa's llvmpipe) before shape s's work-items have
+// walked their keys, at most seq of them (full or causal), within 90% of the limit.
+func (f *Flash) checkLoops(s AttentionShape) error {
+	if f.loops <= 0 {
+		return nil
+	}
+	if n := flashLoopsPerKey*s.Seq*f.dmax/64 + 64; n > f.loops/10*9 {
+		return fmt.Errorf("kernels: attention flash: %v needs up to %d loop iterations a work-item over its %d keys (head dims up to %d); this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong rows (NewAttention's kernel, PoCL or a GPU takes it): %w",
+			s, n, s.Seq, f.dmax, f.loops, engine.ErrUnsupported)
+	}
+	return nil
 }
 
 var _ forwarder[float32] = (*Flash)(nil)
@@ -181,7 +206,7 @@ func NewFlash(dev *engine.Device, maxDim int, t FlashTunables) (*Flash, error) {
 					fmt.Sprintf("%d work-items and %d bytes of local memory (%s)", tt.Items(), tt.localBytes(dmax, 4), tt))
 			}
 		}
-		f := &Flash{dmax: dmax, t: tt}
+		f := &Flash{dmax: dmax, t: tt, loops: kernels.LoopLimit(dev)}
 		if f.prog, err = dev.BuildSource(engine.Source{Dialect: engine.DialectOpenCL, Text: flashSource, Name: "attention_flash.cl"},
 			append(opts, fmt.Sprintf("-DDMAX=%d", dmax), fmt.Sprintf("-DBQ=%d", tt.BQ), fmt.Sprintf("-DBK=%d", tt.BK),
 				fmt.Sprintf("-DTQ=%d", tt.TQ), fmt.Sprintf("-DTK=%d", tt.TK))...); err != nil {
@@ -213,6 +238,9 @@ func (f *Flash) BlockKeys() int { return f.t.BK }
 func (f *Flash) Forward(q *engine.Queue, o, qb, kb, vb *engine.Buffer[float32], s AttentionShape, causal bool, scale float64) error {
 	sc, err := checkForward(s, f.dmax, scale, o, qb, kb, vb)
 	if err != nil {
+		return err
+	}
+	if err := f.checkLoops(s); err != nil {
 		return err
 	}
 	// scale*log2(e) in float32: exp2 of the scores is exp of scale times the dot products.

@@ -254,3 +254,36 @@ func TestFlashInvalid(t *testing.T) {
 		}
 	})
 }
+
+// TestFlashLoopLimit checks that Forward refuses, naming the limit, a shape whose
+// work-items would loop past 90% of the device's loop limit (kernels.LoopLimit: Mesa's
+// llvmpipe), where attention_flash.cl would return wrong rows, and runs a short one there;
+// a device without a limit takes the long shape.
+func TestFlashLoopLimit(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		f, err := NewFlash(dev, 64, FlashTunables{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		long := AttentionShape{Batch: 1, Heads: 1, Seq: 2000, Dim: 64}
+		limit := kernels.LoopLimit(dev)
+		if limit == 0 {
+			if err := f.checkLoops(long); err != nil {
+				t.Errorf("checkLoops at %v without a loop limit: %v", long, err)
+			}
+			return
+		}
+		n := long.Elems()
+		buf := func() *engine.Buffer[float32] { return kerneltest.Guarded(t, q, make([]float32, n)) }
+		err = f.Forward(q, buf(), buf(), buf(), buf(), long, true, 0)
+		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+			t.Errorf("Forward at %v: %v; want ErrUnsupported naming llvmpipe's limit %d", long, err, limit)
+		}
+		if kerneltest.Small() {
+			return
+		}
+		short := attnCase{s: AttentionShape{Batch: 1, Heads: 1, Seq: 300, Dim: 64}, causal: true}
+		runAttnCase(t, q, forwarder[float32](f), short, kernels.NewRand(22, 0x200))
+	})
+}
