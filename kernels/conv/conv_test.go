@@ -235,6 +235,13 @@ func TestConvLongReduction(t *testing.T) {
 				{N: 2, C: 3, H: 6, W: 5, K: c.big.bm + 3, R: 3, Stride: 1, Pad: 1},
 				{N: 1, C: 5, H: 7, W: 7, K: c.small.bm, R: 2, Stride: 2, Pad: 0},
 			}
+			if kerneltest.Small() {
+				// Oclgrind: the big tiles in one-step ranges, with a bias.
+				if steps > 1 {
+					break
+				}
+				shapes = []ConvShape{{N: 1, C: 3, H: 3, W: 3, K: c.big.bm + 1, R: 3, Stride: 1, Pad: 1}}
+			}
 			for i, s := range shapes {
 				withBias := i == 0
 				t.Run(fmt.Sprintf("steps=%d/N%dC%dK%dR%d", steps, s.N, s.C, s.K, s.R), func(t *testing.T) { checkConv(t, q, rng, s, withBias, c.Run) })
