@@ -135,7 +135,11 @@ func NewMonteCarlo(dev *engine.Device) (*MonteCarlo, error) {
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		m := &MonteCarlo{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
+		// mc_pi's and mc_option's groups: 32 a compute unit, and where the device ends a
+		// work-item's loops early (kernels.LoopLimit: Mesa's llvmpipe), as many as keep their
+		// grid loops (a block of two points a step, for pi) over MonteCarloMax within it.
+		m := &MonteCarlo{dev: dev, prog: prog, wg: wg,
+			maxGroups: max(max(dev.Info().ComputeUnits, 1)*32, kernels.GroupsWithin(kernels.LoopLimit(dev), (MonteCarloMax/2+wg-1)/wg, 1, 16))}
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &m.bits, Name: "mc_bits"}, kernels.Ref{Dst: &m.uniform, Name: "mc_uniform"},
 			kernels.Ref{Dst: &m.normal, Name: "mc_normal"}, kernels.Ref{Dst: &m.pi, Name: "mc_pi"}, kernels.Ref{Dst: &m.option, Name: "mc_option"},
 			kernels.Ref{Dst: &m.sumU, Name: "mc_sum_uint"}, kernels.Ref{Dst: &m.sumF, Name: "mc_sum_float"})

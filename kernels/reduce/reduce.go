@@ -89,8 +89,13 @@ func newReduce[T ReduceElem](dev *engine.Device, want int) (*Reduce[T], error) {
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		// 32 groups per compute unit, as stream_dot: enough to fill a GPU, few partials.
-		r := &Reduce[T]{dev: dev, prog: prog, wg: wg, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
+		// 32 groups per compute unit, as stream_dot: enough to fill a GPU, few partials; where
+		// the device ends a work-item's loops early (kernels.LoopLimit: Mesa's llvmpipe), as
+		// many as keep the grid loops over 2^31-1 elements within it (argmin and argmax take an
+		// element a step: at 32 a compute unit they went wrong there past about 134M elements
+		// at two compute units).
+		r := &Reduce[T]{dev: dev, prog: prog, wg: wg,
+			maxGroups: max(max(dev.Info().ComputeUnits, 1)*32, kernels.GroupsWithin(kernels.LoopLimit(dev), (math.MaxInt32+wg-1)/wg, 1, 16))}
 		var refs []kernels.Ref
 		for i, op := range ReduceOps {
 			refs = append(refs, kernels.Ref{Dst: &r.grid[i], Name: "reduce_" + string(op)}, kernels.Ref{Dst: &r.rows[i], Name: "reduce_row" + string(op)})

@@ -61,7 +61,11 @@ func newScan[T ScanElem](dev *engine.Device, want, ipt int) (*Scan[T], error) {
 		}
 		// 16 groups per compute unit: enough to fill a GPU (8 groups of 256 per H100 SM and
 		// more in flight), while the chunks stay long enough that the offsets cost little.
-		s := &Scan[T]{dev: dev, prog: prog, wg: wg, ipt: ipt, maxGroups: max(dev.Info().ComputeUnits, 1) * 16}
+		// Where the device ends a work-item's loops early (kernels.LoopLimit: Mesa's llvmpipe),
+		// as many as keep scan_down's walk over its chunk's tiles (about log2(WG) + 2
+		// iterations a tile, 7 at 32 items measured on Rusticl) within it for 2^31-1 elements.
+		s := &Scan[T]{dev: dev, prog: prog, wg: wg, ipt: ipt,
+			maxGroups: max(max(dev.Info().ComputeUnits, 1)*16, kernels.GroupsWithin(kernels.LoopLimit(dev), (math.MaxInt32+wg*ipt-1)/(wg*ipt), kernels.Log2Ceil(wg)+2, 16))}
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.reduce, Name: "scan_reduce"}, kernels.Ref{Dst: &s.down, Name: "scan_down"})
 		if err != nil {
 			s.Close()

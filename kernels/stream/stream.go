@@ -72,7 +72,11 @@ func NewStream[T kernels.Float](dev *engine.Device) (*Stream[T], error) {
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		s := &Stream[T]{dev: dev, prog: prog, wg: wg, vw: vw, maxGroups: max(dev.Info().ComputeUnits, 1) * 32}
+		// stream_dot's groups: 32 a compute unit, and where the device ends a work-item's loops
+		// early (kernels.LoopLimit: Mesa's llvmpipe), as many as keep its grid loop (an element
+		// a step) over 2^31-1 elements within it.
+		s := &Stream[T]{dev: dev, prog: prog, wg: wg, vw: vw,
+			maxGroups: max(max(dev.Info().ComputeUnits, 1)*32, kernels.GroupsWithin(kernels.LoopLimit(dev), (math.MaxInt32+wg-1)/wg, 1, 16))}
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &s.copy, Name: "stream_copy"}, kernels.Ref{Dst: &s.scale, Name: "stream_scale"},
 			kernels.Ref{Dst: &s.add, Name: "stream_add"}, kernels.Ref{Dst: &s.triad, Name: "stream_triad"},
 			kernels.Ref{Dst: &s.dot, Name: "stream_dot"}, kernels.Ref{Dst: &s.sum, Name: "stream_sum"})

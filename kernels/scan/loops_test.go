@@ -1,0 +1,36 @@
+package scan
+
+import (
+	"math"
+	"testing"
+
+	"github.com/prism-compute/prism/engine"
+	"github.com/prism-compute/prism/kernels"
+	"github.com/prism-compute/prism/kernels/internal/kerneltest"
+)
+
+// TestScanLoopGroups checks the chunks of a scan against the device's loop limit
+// (kernels.LoopLimit): where it has one (Mesa's llvmpipe), scan_down's walk over a chunk of
+// 2^31-1 elements stays within 90% of it; elsewhere the cap is 16 groups a compute unit.
+func TestScanLoopGroups(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s, err := NewScan[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		base := max(dev.Info().ComputeUnits, 1) * 16
+		limit := kernels.LoopLimit(dev)
+		if limit == 0 {
+			if s.maxGroups != base {
+				t.Errorf("%d groups at most without a loop limit; want %d", s.maxGroups, base)
+			}
+			return
+		}
+		chunk, groups := s.split(math.MaxInt32)
+		tiles := (chunk + s.Tile() - 1) / s.Tile()
+		if n := tiles*(kernels.Log2Ceil(s.wg)+2) + 16; n > limit/10*9 || s.maxGroups < base {
+			t.Errorf("2^31-1 elements in %d chunks of %d tiles: about %d loop iterations a work-item, past 90%% of %d (or below %d groups)", groups, tiles, n, limit, base)
+		}
+	})
+}
