@@ -30,7 +30,7 @@ type LayerNorm[T kernels.Float] struct {
 // NewLayerNorm compiles the layernorm family for dev (its narrow build). It returns an error
 // wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewLayerNorm[T kernels.Float](dev *engine.Device) (*LayerNorm[T], error) {
-	b, err := rowwise.NewBuilds[T](dev, "layernorm", source, "layernorm_rows")
+	b, err := rowwise.NewBuilds[T](dev, "layernorm", source, "layernorm_rows", 3)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -142,6 +143,39 @@ func TestLayerNormClosed(t *testing.T) {
 		}
 		if _, err := l.Config(wide); !errors.Is(err, engine.ErrClosed) {
 			t.Errorf("layernorm Config(%d) after Close: %v, want ErrClosed", wide, err)
+		}
+	})
+}
+
+// TestLayerNormLoopLimit checks rows against the device's loop limit (kernels.LoopLimit):
+// where it has one (Mesa's llvmpipe), a row of 800,000 elements, whose three walks would
+// pass it, is refused naming the limit, before anything is launched; elsewhere Config takes
+// it.
+func TestLayerNormLoopLimit(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		l, err := NewLayerNorm[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		const cols = 800_000
+		_, err = l.Config(cols)
+		limit := kernels.LoopLimit(dev)
+		if limit == 0 {
+			if err != nil {
+				t.Errorf("Config(%d) without a loop limit: %v", cols, err)
+			}
+			return
+		}
+		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+			t.Errorf("Config(%d): %v; want ErrUnsupported naming llvmpipe's limit %d", cols, err, limit)
+		}
+		x, g := kerneltest.NewBuffer[float32](t, dev, cols), kerneltest.NewBuffer[float32](t, dev, cols)
+		if err := l.Rows(q, x, x, g, g, 1, cols, 1e-5); !errors.Is(err, engine.ErrUnsupported) {
+			t.Errorf("Rows(1 x %d): %v; want ErrUnsupported", cols, err)
+		}
+		if _, err := l.Config(16384); err != nil {
+			t.Errorf("Config(16384): %v", err)
 		}
 	})
 }

@@ -46,6 +46,9 @@ type Overlap struct {
 	prog *engine.Program
 	k    *engine.Kernel
 	wg   int
+	// loops is the device's limit on a work-item's loop iterations (kernels.LoopLimit), 0
+	// for none: Compute refuses more steps than 90% of it.
+	loops int
 }
 
 // NewOverlap compiles the family for dev, with work-groups of 256 items, fewer where the
@@ -60,7 +63,7 @@ func NewOverlap(dev *engine.Device) (*Overlap, error) {
 		if err != nil {
 			return nil, kernels.Shape{}, err
 		}
-		o := &Overlap{prog: prog, wg: wg}
+		o := &Overlap{prog: prog, wg: wg, loops: kernels.LoopLimit(dev)}
 		ks, err := kernels.LoadKernels(prog, kernels.Ref{Dst: &o.k, Name: "overlap_compute"})
 		if err != nil {
 			o.Close()
@@ -95,6 +98,10 @@ func (o *Overlap) Compute(q *engine.Queue, x *engine.Buffer[float32], off, n, it
 		return fmt.Errorf("kernels: overlap: %d elements at offset %d; the buffer has %d: %w", n, off, x.Len(), engine.ErrInvalidArg)
 	case iters > math.MaxInt32:
 		return fmt.Errorf("kernels: overlap: %d steps exceed 2^31-1: %w", iters, engine.ErrInvalidArg)
+	case o.loops > 0 && iters+16 > o.loops/10*9:
+		// A work-item loops once a step.
+		return fmt.Errorf("kernels: overlap: %d steps a work-item; this device (Mesa's llvmpipe) ends a work-item's loops after %d and would stop them early (PoCL, or a GPU, takes them): %w",
+			iters, o.loops, engine.ErrUnsupported)
 	}
 	return q.Launch(o.k, engine.Range1D(engine.RoundUp(n, o.wg), o.wg), x, int32(off), int32(n), int32(iters), a)
 }

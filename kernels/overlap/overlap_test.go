@@ -203,3 +203,28 @@ func TestHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeLoopLimit checks Compute against the device's loop limit (kernels.LoopLimit):
+// where it has one (Mesa's llvmpipe), 60,000 steps a work-item are refused naming the limit
+// before anything is launched, and 2,048 (the suite's) run.
+func TestComputeLoopLimit(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		limit := kernels.LoopLimit(dev)
+		if limit == 0 {
+			t.Skipf("%s ends no loops early", dev.ID())
+		}
+		o, err := NewOverlap(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		x := kerneltest.NewBuffer[float32](t, dev, 64)
+		err = o.Compute(q, x, 0, 64, 60000, 0.5)
+		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+			t.Errorf("Compute with 60000 steps: %v; want ErrUnsupported naming llvmpipe's limit %d", err, limit)
+		}
+		if err := o.Compute(q, x, 0, 64, 2048, 0.5); err != nil {
+			t.Errorf("Compute with 2048 steps: %v", err)
+		}
+	})
+}

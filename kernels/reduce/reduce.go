@@ -65,6 +65,9 @@ type Reduce[T ReduceElem] struct {
 	pairs     [2]*engine.Kernel // second pass of argmin, argmax
 	wg        int
 	maxGroups int
+	// loops is the device's limit on a work-item's loop iterations (kernels.LoopLimit), 0
+	// for none: Rows and ArgRows refuse rows too long for it (checkRowLoops).
+	loops int
 }
 
 // NewReduce compiles the reduce family for dev with a work-group of up to 256 items. It
@@ -94,7 +97,7 @@ func newReduce[T ReduceElem](dev *engine.Device, want int) (*Reduce[T], error) {
 		// many as keep the grid loops over 2^31-1 elements within it (argmin and argmax take an
 		// element a step: at 32 a compute unit they went wrong there past about 134M elements
 		// at two compute units).
-		r := &Reduce[T]{dev: dev, prog: prog, wg: wg,
+		r := &Reduce[T]{dev: dev, prog: prog, wg: wg, loops: kernels.LoopLimit(dev),
 			maxGroups: max(max(dev.Info().ComputeUnits, 1)*32, kernels.GroupsWithin(kernels.LoopLimit(dev), (math.MaxInt32+wg-1)/wg, 1, 16))}
 		var refs []kernels.Ref
 		for i, op := range ReduceOps {
@@ -286,6 +289,19 @@ func checkReduceRows[T ReduceElem](op ReduceOp, x *engine.Buffer[T], rows, cols 
 	return nil
 }
 
+// checkRowLoops returns an error wrapping engine.ErrUnsupported where the device ends a
+// work-item's loops early (kernels.LoopLimit: Mesa's llvmpipe) before a row of cols
+// elements is reduced: each of a row's segment work-items walks ceil(cols/segment) of it
+// (on Rusticl, 32 items: ceil(cols/32) + 7 iterations, measured), within 90% of the limit.
+func (r *Reduce[T]) checkRowLoops(op ReduceOp, cols int) error {
+	seg := r.segment(cols)
+	if n := (cols+seg-1)/seg + 32; r.loops > 0 && n > r.loops/10*9 {
+		return fmt.Errorf("kernels: reduce row%s: rows of %d elements need about %d loop iterations a work-item (%d work-items a row); this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong results (PoCL, or a GPU, takes them): %w",
+			op, cols, n, seg, r.loops, engine.ErrUnsupported)
+	}
+	return nil
+}
+
 // rowRange returns the launch range and segment of a per-row reduction.
 func (r *Reduce[T]) rowRange(rows, cols int) (engine.Range, int32) {
 	seg := r.segment(cols)
@@ -300,6 +316,9 @@ func (r *Reduce[T]) Rows(q *engine.Queue, op ReduceOp, out, x *engine.Buffer[T],
 		return err
 	}
 	if err := checkReduceRows(op, x, rows, cols); err != nil {
+		return err
+	}
+	if err := r.checkRowLoops(op, cols); err != nil {
 		return err
 	}
 	if out == nil {
@@ -321,6 +340,9 @@ func (r *Reduce[T]) ArgRows(q *engine.Queue, op ReduceOp, outVal *engine.Buffer[
 		return err
 	}
 	if err := checkReduceRows(op, x, rows, cols); err != nil {
+		return err
+	}
+	if err := r.checkRowLoops(op, cols); err != nil {
 		return err
 	}
 	if outVal == nil || outIdx == nil {

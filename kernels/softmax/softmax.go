@@ -26,7 +26,7 @@ type Softmax[T kernels.Float] struct {
 // NewSoftmax compiles the softmax family for dev (its narrow build). It returns an error
 // wrapping engine.ErrUnsupported when T is float64 and the device has no fp64.
 func NewSoftmax[T kernels.Float](dev *engine.Device) (*Softmax[T], error) {
-	b, err := rowwise.NewBuilds[T](dev, "softmax", source, "softmax_rows")
+	b, err := rowwise.NewBuilds[T](dev, "softmax", source, "softmax_rows", 2)
 	if err != nil {
 		return nil, err
 	}

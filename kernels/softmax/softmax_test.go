@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -156,6 +157,38 @@ func TestSoftmaxClosed(t *testing.T) {
 			if err := s.Rows(q, x, x, 1, cols); !errors.Is(err, engine.ErrClosed) {
 				t.Errorf("softmax cols=%d after Close: %v, want ErrClosed", cols, err)
 			}
+		}
+	})
+}
+
+// TestSoftmaxLoopLimit checks rows against the device's loop limit (kernels.LoopLimit):
+// where it has one (Mesa's llvmpipe), a row of 1.1M elements, whose two walks would pass
+// it, is refused naming the limit, before anything is launched; elsewhere Config takes it.
+func TestSoftmaxLoopLimit(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		s, err := NewSoftmax[float32](dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		const cols = 1_100_000
+		_, err = s.Config(cols)
+		limit := kernels.LoopLimit(dev)
+		if limit == 0 {
+			if err != nil {
+				t.Errorf("Config(%d) without a loop limit: %v", cols, err)
+			}
+			return
+		}
+		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+			t.Errorf("Config(%d): %v; want ErrUnsupported naming llvmpipe's limit %d", cols, err, limit)
+		}
+		x := kerneltest.NewBuffer[float32](t, dev, cols)
+		if err := s.Rows(q, x, x, 1, cols); !errors.Is(err, engine.ErrUnsupported) {
+			t.Errorf("Rows(1 x %d): %v; want ErrUnsupported", cols, err)
+		}
+		if _, err := s.Config(16384); err != nil {
+			t.Errorf("Config(16384): %v", err)
 		}
 	})
 }

@@ -158,26 +158,49 @@ type Builds[T kernels.Float] struct {
 	mu          sync.Mutex
 	wide        *rowsBuild
 	closed      bool
+	// passes is the online path's walks over a row it does not cache (softmax 2, layernorm
+	// 3), loops the device's limit on a work-item's loop iterations (kernels.LoopLimit, 0
+	// for none): For refuses rows whose walks would pass 90% of it.
+	passes, loops int
 }
 
 // NewBuilds compiles the narrow build of the row source src for dev: its kernel named
 // kernel, one row per work-group, and its short-row kernel kernel + "_multi". op names the
-// family in errors ("softmax"). The wide build of the same source is compiled by For, on
-// first use by a row the narrow one does not cache.
-func NewBuilds[T kernels.Float](dev *engine.Device, op, src, kernel string) (*Builds[T], error) {
+// family in errors ("softmax"); passes is how many times the kernel walks a row it does
+// not cache. The wide build of the same source is compiled by For, on first use by a row
+// the narrow one does not cache.
+func NewBuilds[T kernels.Float](dev *engine.Device, op, src, kernel string, passes int) (*Builds[T], error) {
 	narrow, err := buildRows[T](dev, src, kernel, rowGroup, rowCache, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Builds[T]{dev: dev, op: op, src: src, kernel: kernel, narrow: narrow}, nil
+	return &Builds[T]{dev: dev, op: op, src: src, kernel: kernel, narrow: narrow, passes: passes, loops: kernels.LoopLimit(dev)}, nil
 }
 
 // For returns the kernel for rows of cols elements: the narrow build's short-row kernel
 // where it caches them (up to 1024 elements), else the narrow build's other kernel where
 // it caches them, else the wide one's (compiled now if not yet) unless it caches no more
 // than the narrow one (a device or kernel that lowered its work-group). After Close it
-// returns an error wrapping engine.ErrClosed for rows the narrow build does not cache.
+// returns an error wrapping engine.ErrClosed for rows the narrow build does not cache; where
+// the device ends a work-item's loops early (kernels.LoopLimit: Mesa's llvmpipe), one
+// wrapping engine.ErrUnsupported for rows whose walks would loop past 90% of its limit.
 func (b *Builds[T]) For(cols int) (Launch, error) {
+	l, err := b.launchFor(cols)
+	if err != nil || b.loops <= 0 || l.Config.Cached(cols) {
+		return l, err
+	}
+	// Each work-item walks the row passes times, WorkGroup elements apart (on Rusticl, 32
+	// work-items: softmax 2*ceil(cols/32) + 11 iterations, layernorm 3*ceil(cols/32) + 17,
+	// measured with a counting loop after the kernel's own).
+	if n := b.passes*((cols+l.Config.WorkGroup-1)/l.Config.WorkGroup) + 32; n > b.loops/10*9 {
+		return Launch{}, fmt.Errorf("kernels: %s: rows of %d elements need about %d loop iterations a work-item (%d walks of %d work-items); this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong rows (PoCL, or a GPU, takes them): %w",
+			b.op, cols, n, b.passes, l.Config.WorkGroup, b.loops, engine.ErrUnsupported)
+	}
+	return l, nil
+}
+
+// launchFor is For without the loop limit's check.
+func (b *Builds[T]) launchFor(cols int) (Launch, error) {
 	if b.narrow.mcfg.Cached(cols) {
 		return Launch{b.narrow.mk, b.narrow.mcfg}, nil
 	}

@@ -5,7 +5,6 @@ package rowwisetest
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -76,8 +75,8 @@ func Cases(s, n, w rowwise.Config, double bool) [][2]int {
 }
 
 // Configs returns the short-row kernel's build, the narrow and the wide build of a
-// launcher (config(1), config of the first width past the short-row kernel's, and
-// config(math.MaxInt32)), checking that rows of up to RowItems*4*RowVecs elements take the
+// launcher (config(1), config of the first width past the short-row kernel's, and of the
+// first past the narrow build's cache), checking that rows of up to RowItems*4*RowVecs elements take the
 // short-row kernel where the work-group holds RowItems items (rowwise's constants), and
 // that the wide build caches more than the narrow one unless it is the narrow one.
 func Configs(t *testing.T, config func(cols int) (rowwise.Config, error)) (s, n, w rowwise.Config) {
@@ -100,7 +99,9 @@ func Configs(t *testing.T, config func(cols int) (rowwise.Config, error)) (s, n,
 	if n.RowItems != 0 {
 		t.Fatalf("rows past the short-row kernel's take %v", n)
 	}
-	if w, err = config(math.MaxInt32); err != nil {
+	// The first width past the narrow build's cache: the wide build's, where it caches more
+	// (a longer row could be refused on a device that ends a work-item's loops early).
+	if w, err = config(n.PerRow()*n.Cache + 1); err != nil {
 		t.Fatal(err)
 	}
 	if w != n && (w.Cache != rowwise.WideCache || w.WorkGroup*w.Cache <= n.WorkGroup*n.Cache) {
