@@ -112,11 +112,10 @@ func (a *Attention[S]) loopIterations(keys, dim int) int {
 // loops over the keys of its query block, at most seq (full or causal), and 90% of the
 // limit leaves room for the loops loopIterations leaves out.
 func (a *Attention[S]) checkLoops(s AttentionShape) error {
-	if n := a.loopIterations(s.Seq, s.Dim); a.loops > 0 && n > a.loops/10*9 {
-		return fmt.Errorf("kernels: attention: %v needs about %d loop iterations a work-item over its %d keys at head dim %d; this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong rows (PoCL, or a GPU, takes it): %w",
-			s, n, s.Seq, s.Dim, a.loops, engine.ErrUnsupported)
+	if a.loops <= 0 {
+		return nil
 	}
-	return nil
+	return kernels.CheckLoops(a.loops, a.loopIterations(s.Seq, s.Dim), "attention: %v (%d keys at head dim %d)", s, s.Seq, s.Dim)
 }
 
 // NewAttention compiles the attention family for dev for head dimensions up to maxDim

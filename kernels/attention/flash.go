@@ -154,11 +154,7 @@ func (f *Flash) checkLoops(s AttentionShape) error {
 	if f.loops <= 0 {
 		return nil
 	}
-	if n := flashLoopsPerKey*s.Seq*f.dmax/64 + 64; n > f.loops/10*9 {
-		return fmt.Errorf("kernels: attention flash: %v needs up to %d loop iterations a work-item over its %d keys (head dims up to %d); this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong rows (NewAttention's kernel, PoCL or a GPU takes it): %w",
-			s, n, s.Seq, f.dmax, f.loops, engine.ErrUnsupported)
-	}
-	return nil
+	return kernels.CheckLoops(f.loops, flashLoopsPerKey*s.Seq*f.dmax/64+64, "attention flash: %v (%d keys, head dims up to %d; NewAttention's kernel takes it)", s, s.Seq, f.dmax)
 }
 
 var _ forwarder[float32] = (*Flash)(nil)

@@ -252,10 +252,7 @@ func (v *convVariant) loopsPerStep() int {
 // 3 convolution over 1,030 channels or more gave wrong sums), within 90% of it, in whole
 // steps of CBK; 0 where limit is 0.
 func (v *convVariant) jChunk(limit int) int {
-	if limit <= 0 {
-		return 0
-	}
-	return max((limit/10*9-64)/v.loopsPerStep(), 1) * v.bk
+	return kernels.UnitsWithin(limit, v.loopsPerStep(), 64) * v.bk
 }
 
 // checkConvArgs returns an error wrapping engine.ErrInvalidArg when Run's arguments are

@@ -287,10 +287,7 @@ func (g *GEMMOf[In, Out]) loopsPerStep() int {
 // sums from about 12,500 on), keeping to 90% of the limit, in whole k steps; 0 where the
 // device has no limit.
 func (g *GEMMOf[In, Out]) kChunk() int {
-	if g.loops <= 0 {
-		return 0
-	}
-	return max((g.loops/10*9-32)/g.loopsPerStep(), 1) * g.tsk
+	return kernels.UnitsWithin(g.loops, g.loopsPerStep(), 32) * g.tsk
 }
 
 // Multiply computes C = A*B for an m x k matrix A and a k x n matrix B, packed row-major.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -159,23 +158,7 @@ func TestLayerNormLoopLimit(t *testing.T) {
 		}
 		defer l.Close()
 		const cols = 800_000
-		_, err = l.Config(cols)
-		limit := kernels.LoopLimit(dev)
-		if limit == 0 {
-			if err != nil {
-				t.Errorf("Config(%d) without a loop limit: %v", cols, err)
-			}
-			return
-		}
-		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
-			t.Errorf("Config(%d): %v; want ErrUnsupported naming llvmpipe's limit %d", cols, err, limit)
-		}
 		x, g := kerneltest.NewBuffer[float32](t, dev, cols), kerneltest.NewBuffer[float32](t, dev, cols)
-		if err := l.Rows(q, x, x, g, g, 1, cols, 1e-5); !errors.Is(err, engine.ErrUnsupported) {
-			t.Errorf("Rows(1 x %d): %v; want ErrUnsupported", cols, err)
-		}
-		if _, err := l.Config(16384); err != nil {
-			t.Errorf("Config(16384): %v", err)
-		}
+		rowwisetest.LoopLimit(t, dev, cols, l.Config, func() error { return l.Rows(q, x, x, g, g, 1, cols, 1e-5) })
 	})
 }

@@ -98,10 +98,10 @@ func (o *Overlap) Compute(q *engine.Queue, x *engine.Buffer[float32], off, n, it
 		return fmt.Errorf("kernels: overlap: %d elements at offset %d; the buffer has %d: %w", n, off, x.Len(), engine.ErrInvalidArg)
 	case iters > math.MaxInt32:
 		return fmt.Errorf("kernels: overlap: %d steps exceed 2^31-1: %w", iters, engine.ErrInvalidArg)
-	case o.loops > 0 && iters+16 > o.loops/10*9:
-		// A work-item loops once a step.
-		return fmt.Errorf("kernels: overlap: %d steps a work-item; this device (Mesa's llvmpipe) ends a work-item's loops after %d and would stop them early (PoCL, or a GPU, takes them): %w",
-			iters, o.loops, engine.ErrUnsupported)
+	}
+	// A work-item loops once a step.
+	if err := kernels.CheckLoops(o.loops, iters+16, "overlap: %d steps", iters); err != nil {
+		return err
 	}
 	return q.Launch(o.k, engine.Range1D(engine.RoundUp(n, o.wg), o.wg), x, int32(off), int32(n), int32(iters), a)
 }

@@ -294,12 +294,11 @@ func checkReduceRows[T ReduceElem](op ReduceOp, x *engine.Buffer[T], rows, cols 
 // elements is reduced: each of a row's segment work-items walks ceil(cols/segment) of it
 // (on Rusticl, 32 items: ceil(cols/32) + 7 iterations, measured), within 90% of the limit.
 func (r *Reduce[T]) checkRowLoops(op ReduceOp, cols int) error {
-	seg := r.segment(cols)
-	if n := (cols+seg-1)/seg + 32; r.loops > 0 && n > r.loops/10*9 {
-		return fmt.Errorf("kernels: reduce row%s: rows of %d elements need about %d loop iterations a work-item (%d work-items a row); this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong results (PoCL, or a GPU, takes them): %w",
-			op, cols, n, seg, r.loops, engine.ErrUnsupported)
+	if r.loops <= 0 {
+		return nil
 	}
-	return nil
+	seg := r.segment(cols)
+	return kernels.CheckLoops(r.loops, (cols+seg-1)/seg+32, "reduce row%s: rows of %d elements (%d work-items a row)", op, cols, seg)
 }
 
 // rowRange returns the launch range and segment of a per-row reduction.

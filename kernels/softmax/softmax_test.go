@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -172,23 +171,7 @@ func TestSoftmaxLoopLimit(t *testing.T) {
 		}
 		defer s.Close()
 		const cols = 1_100_000
-		_, err = s.Config(cols)
-		limit := kernels.LoopLimit(dev)
-		if limit == 0 {
-			if err != nil {
-				t.Errorf("Config(%d) without a loop limit: %v", cols, err)
-			}
-			return
-		}
-		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
-			t.Errorf("Config(%d): %v; want ErrUnsupported naming llvmpipe's limit %d", cols, err, limit)
-		}
 		x := kerneltest.NewBuffer[float32](t, dev, cols)
-		if err := s.Rows(q, x, x, 1, cols); !errors.Is(err, engine.ErrUnsupported) {
-			t.Errorf("Rows(1 x %d): %v; want ErrUnsupported", cols, err)
-		}
-		if _, err := s.Config(16384); err != nil {
-			t.Errorf("Config(16384): %v", err)
-		}
+		rowwisetest.LoopLimit(t, dev, cols, s.Config, func() error { return s.Rows(q, x, x, 1, cols) })
 	})
 }

@@ -192,9 +192,9 @@ func (b *Builds[T]) For(cols int) (Launch, error) {
 	// Each work-item walks the row passes times, WorkGroup elements apart (on Rusticl, 32
 	// work-items: softmax 2*ceil(cols/32) + 11 iterations, layernorm 3*ceil(cols/32) + 17,
 	// measured with a counting loop after the kernel's own).
-	if n := b.passes*((cols+l.Config.WorkGroup-1)/l.Config.WorkGroup) + 32; n > b.loops/10*9 {
-		return Launch{}, fmt.Errorf("kernels: %s: rows of %d elements need about %d loop iterations a work-item (%d walks of %d work-items); this device (Mesa's llvmpipe) ends a work-item's loops after %d and would return wrong rows (PoCL, or a GPU, takes them): %w",
-			b.op, cols, n, b.passes, l.Config.WorkGroup, b.loops, engine.ErrUnsupported)
+	n := b.passes*((cols+l.Config.WorkGroup-1)/l.Config.WorkGroup) + 32
+	if err := kernels.CheckLoops(b.loops, n, "%s: rows of %d elements (%d walks of %d work-items)", b.op, cols, b.passes, l.Config.WorkGroup); err != nil {
+		return Launch{}, err
 	}
 	return l, nil
 }

@@ -4,9 +4,11 @@
 package rowwisetest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
@@ -184,5 +186,32 @@ func ShortRowsSmallGroups(t *testing.T, open func(t *testing.T, dev *engine.Devi
 				}
 			})
 		})
+	}
+}
+
+// LoopLimit checks a row family against dev's loop limit (kernels.LoopLimit) with rows of
+// cols elements, whose walks pass it on Mesa's llvmpipe: there config(cols) and run (the
+// family's Rows on one such row) are refused with engine.ErrUnsupported naming the limit,
+// before anything is launched, and config(16384) is taken; on a device without a limit,
+// config(cols) is taken.
+func LoopLimit(t *testing.T, dev *engine.Device, cols int, config func(cols int) (rowwise.Config, error), run func() error) {
+	t.Helper()
+	_, err := config(cols)
+	limit := kernels.LoopLimit(dev)
+	if limit == 0 {
+		if err != nil {
+			t.Errorf("Config(%d) without a loop limit: %v", cols, err)
+		}
+		return
+	}
+	want := func(what string, err error) {
+		if !errors.Is(err, engine.ErrUnsupported) || !strings.Contains(err.Error(), "llvmpipe") || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+			t.Errorf("%s: %v; want ErrUnsupported naming llvmpipe's limit %d", what, err, limit)
+		}
+	}
+	want(fmt.Sprintf("Config(%d)", cols), err)
+	want(fmt.Sprintf("Rows(1 x %d)", cols), run())
+	if _, err := config(16384); err != nil {
+		t.Errorf("Config(16384): %v", err)
 	}
 }
