@@ -94,8 +94,8 @@ func gemmOp[In InputType, Out kernels.Float](prec, op string, ta, tb bool, batch
 		switch im {
 		case implWGMMA:
 			variants = append(variants, kernels.Variant{Name: "cuda-wgmma", Dialect: engine.DialectCUDA, Backend: "cuda", MinCompute: 90,
-				Doc:      "Hopper's warpgroup tensor cores (wgmma m64nBN, 128-byte swizzle), tiles copied by TMA (B multicast in clusters of two), a producer and two consumer warpgroups; tf32 reads K-major operands in place, computes nn with at most 4096 rows transposed (B into the registers of wgmma's A), copies the rest K-major first; 3xTF32 splits both into rounded copies",
-				Tunables: fmt.Sprintf("BM=%d BK=%d bytes threads=%d, and per precision (wgmma.go), or prism tune's: %s", wgmmaBM, wgmmaBKBytes, wgmmaThreads, WGMMADefaults(p.MMA)),
+				Doc:      "Hopper's warpgroup tensor cores (wgmma m64nBN, 128-byte swizzle), tiles copied by TMA (B multicast in clusters of two), a producer and two consumer warpgroups (on alternate k steps of 64-row tiles for at most 64 rows); tf32 reads K-major operands in place, computes nn with at most 4096 rows transposed (B into the registers of wgmma's A), copies the rest K-major first; 3xTF32 splits both into rounded copies",
+				Tunables: fmt.Sprintf("BM=%d (64 for at most %d rows) BK=%d bytes threads=%d, and per precision (wgmma.go), or prism tune's: %s", wgmmaBM, wgmmaRows64, wgmmaBKBytes, wgmmaThreads, WGMMADefaults(p.MMA)),
 				Needs: func(info engine.DeviceInfo) error {
 					if info.ComputeCapability != 90 {
 						return fmt.Errorf("needs sm_90 (wgmma is Hopper's); the device is sm_%d", info.ComputeCapability)

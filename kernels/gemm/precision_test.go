@@ -75,7 +75,7 @@ func testPrecision[In InputType, Out kernels.Float](t *testing.T, dev *engine.De
 			wt := WGMMADefaults(p.MMA)
 			wt.BN, wt.Cluster, wt.Persistent = c.bn, c.cluster, c.persistent
 			// The defaults' stages at BN=128 may not fit at 256: as many as fit.
-			for wt.Stages > 2 && wgmmaShared(wt.BN, wt.Stages, splitsOf(p.MMA)) > 227*1024 {
+			for wt.Stages > 2 && wgmmaShared(wt.BN, wgmmaBM, wt.Stages, splitsOf(p.MMA)) > 227*1024 {
 				wt.Stages--
 			}
 			impls = append(impls, struct {

@@ -57,6 +57,14 @@
 //             products run. The ring serves them in tile order: a warpgroup starts a tile's
 //             k steps once the other has waited for its last tile's last stage (named
 //             barriers 1 and 2), which also keeps each mbarrier wait at most one phase ahead.
+//   BM        rows of D per block: 128, or 64 for a product of at most 64 rows (PERSISTENT
+//             0, CLUSTER_M 1, SWAP_AB 0, STAGES even): A's box is 64 rows, and the two
+//             consumer warpgroups take the tile's k steps in turn (even and odd), each
+//             accumulating the whole 64 x BN tile; at the end each hands the other the
+//             accumulators of the other's half of the columns through shared memory, adds
+//             those it receives, and stores its half. A 128-row tile of such a product is
+//             half zeros, which TMA writes for every k step; at 64 x 8192 x 8192 it fills
+//             the GPU only with a split of K and the split's second launch.       default 128
 //   SWAP_AB   1 (tf32 alone, TRANS_B=1, PERSISTENT 0 or 1, CLUSTER_M 1): the nn product
 //             computed transposed, D^T = B^T A^T, so that B is read as stored (k x n, n
 //             fastest) where tf32's wgmma, which reads shared-memory operands K-major only,
@@ -71,7 +79,7 @@
 //             step's loads rewrite the fragments (no group in flight across steps: on an
 //             H200 a form that kept one, each step's fragments in registers of their own,
 //             ran 9-30% slower at 64 to 8192 rows, 2026-11-30).                  default 0
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1 | -DPREC=3 -DBM=64 -DBN=64 | -DPREC=4 -DBM=64 -DBN=256 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 -DBM=64 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DBM=64 -DBN=128
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -195,7 +203,15 @@
 #if BN != 64 && BN != 128 && BN != 256
 #error "wgmma.cu: BN must be 64, 128 or 256"
 #endif
+#ifndef BM
 #define BM 128
+#endif
+#if BM != 64 && BM != 128
+#error "wgmma.cu: BM must be 64 or 128"
+#endif
+#if BM == 64 && (PERSISTENT != 0 || CLUSTER_M != 1 || SWAP_AB || STAGES % 2 != 0)
+#error "wgmma.cu: BM=64 takes PERSISTENT 0, CLUSTER_M 1, SWAP_AB 0 and an even STAGES (a stage serves one consumer)"
+#endif
 #define BK (128 / IN_BYTES) // elements of a 128-byte row: the swizzle's span
 #define THREADS 384
 #define STAGE_A (BM * BK * IN_BYTES) // bytes
@@ -207,7 +223,8 @@
 #endif
 #define STAGE ((STAGE_A + STAGE_B) * SPLIT)
 // The accumulators of a consumer thread: a 64 x BN product, or with PINGPONG two (rows 0-63
-// and 64-127 of its warpgroup's tile).
+// and 64-127 of its warpgroup's tile). With BM 64 both consumers hold the tile's 64 x BN
+// (of alternate k steps).
 #if PINGPONG
 #define ACC BN
 #else
@@ -339,6 +356,12 @@ static __device__ __forceinline__ void load_b(unsigned int sb, const prism_tenso
 // volatile, "memory") between two loads would make each load wait behind the one before
 // (d may be c): a DRAM latency per pair of accumulators, 64 of them a tile at BN=256.
 #define EPI 32
+// EPI_N: EPI, or with BM 64 at most half of the accumulators (each warpgroup stores half).
+#if BM == 64 && ACC / 2 < EPI
+#define EPI_N (ACC / 2)
+#else
+#define EPI_N EPI
+#endif
 
 // load2 returns in c0 and c1 C's elements (row, col) and (row, col+1) (the second only when
 // col+1 < n; zeros elsewhere): one 8-byte load where cpair says C's rows and matrices allow it.
@@ -425,12 +448,15 @@ static __device__ __forceinline__ void store2t(float *d, float alpha, float beta
 // (i even; i+1 is the next column): row 64*cw + 16*warp + g + 8*((i%4)/2), column
 // 8*(i/4) + 2*t, with g = lane/4 and t = lane%4 (the m16n8 layout, per warp of the
 // warpgroup; with PINGPONG the warpgroup holds both 64-row halves of its tile, BN/2
-// accumulators each).
+// accumulators each; with BM 64 both warpgroups the tile's 64 rows).
 static __device__ __forceinline__ void acc_pos(int i, int m0, int n0, int cw, int warp, int lane, int &row, int &col) {
   const int g = lane >> 2, t = lane & 3;
 #if PINGPONG
   row = m0 + 64 * (i / (BN / 2)) + 16 * warp + g + 8 * ((i & 3) >> 1);
   col = n0 + 8 * ((i % (BN / 2)) >> 2) + 2 * t;
+#elif BM == 64
+  row = m0 + 16 * warp + g + 8 * ((i & 3) >> 1);
+  col = n0 + 8 * (i >> 2) + 2 * t;
 #else
   row = m0 + 64 * cw + 16 * warp + g + 8 * ((i & 3) >> 1);
   col = n0 + 8 * (i >> 2) + 2 * t;
@@ -485,8 +511,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int s = 0; s < STAGES; ++s) {
       prism_mbar_init(full + 8 * s, 1);
       // One arrival per consumer warpgroup of the cluster that reads the stage: both of a
-      // block's, or with PINGPONG the one whose tile it holds.
-      prism_mbar_init(empty + 8 * s, (PINGPONG ? 1 : 2) * CLUSTER_M);
+      // block's, or with PINGPONG the one whose tile it holds, with BM 64 the one whose k
+      // step it holds.
+      prism_mbar_init(empty + 8 * s, (PINGPONG || BM == 64 ? 1 : 2) * CLUSTER_M);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -546,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile (PINGPONG: tiles j with j % 2 == cw)
+    const int cw = wg - 1; // consumer warpgroup: rows 64*cw.. of the tile (PINGPONG: tiles j with j % 2 == cw; BM 64: k steps kt with kt % 2 == cw)
     c += (long long)z * strideC;
     d += (long long)z * strideC;
     const bool pair = ((ldc | strideC) & 1) == 0 && ((unsigned long long)d & 7) == 0;
@@ -579,6 +606,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         swap_step(acc, it, sbase, full, empty, cw, warp, lane);
       }
 #else
+#if BM == 64
+      // This warpgroup's k steps, the even or the odd ones: with STAGES even, each stage
+      // serves one warpgroup, which waits for its rounds in order (an mbarrier's parity
+      // wait tells only its last two phases apart). prev: the ring index of its last step.
+      int prev = -1;
+      for (int kt = cw; kt < ktiles; kt += 2) {
+        const int ii = it + kt, s = ii % STAGES;
+        prism_mbar_wait(full + 8 * s, (ii / STAGES) & 1);
+        const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
+#else
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % STAGES;
         prism_mbar_wait(full + 8 * s, (it / STAGES) & 1);
@@ -586,6 +623,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         const unsigned int sa = sbase + s * STAGE, sb = sa + STAGE_A;
 #else
         const unsigned int sa = sbase + s * STAGE + cw * 64 * 128, sb = sbase + s * STAGE + STAGE_A;
+#endif
 #endif
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -615,6 +653,42 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // One group stays in flight: the wait retires step it-1's, whose stage goes back to
         // the producers, while the tensor cores work on step it.
         wgmma_wait1(acc);
+#if BM == 64
+        if (prev >= 0) {
+          release(empty + 8 * (prev % STAGES));
+        }
+        prev = ii;
+      }
+      it += ktiles;
+      wgmma_wait0(acc);
+      if (prev >= 0) {
+        release(empty + 8 * (prev % STAGES));
+      }
+      // Each warpgroup stores half of the tile's columns, accumulators 0..ACC/2-1 (cw 0) or
+      // ACC/2.. (cw 1): it hands the other half to the other warpgroup through the ring,
+      // which both have finished reading (their last wgmma groups retired; every stage
+      // landed, each waited for), and adds the half it receives. Thread t's values lie 128
+      // floats apart, so that a warp's 32 accesses are 32 consecutive words.
+      {
+        float *red = reinterpret_cast<float *>(smem_raw + (sbase - prism_smem_addr(smem_raw)));
+        const int t = threadIdx.x & 127;
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < ACC / 2; ++j) {
+          red[(cw * (ACC / 2) + j) * 128 + t] = cw == 0 ? acc[ACC / 2 + j] : acc[j];
+        }
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < ACC / 2; ++j) {
+          const float v = red[((1 - cw) * (ACC / 2) + j) * 128 + t];
+          if (cw == 0) {
+            acc[j] += v;
+          } else {
+            acc[ACC / 2 + j] += v;
+          }
+        }
+      }
+#else
         if (kt > 0) {
           release(empty + 8 * ((it - 1) % STAGES));
         }
@@ -629,6 +703,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (ktiles > 0) {
         release(empty + 8 * ((it - 1) % STAGES)); // the tile's last stage, for the next tile
       }
+#endif // BM == 64
 #endif
 
       // Epilogue, EPI accumulators at a time (acc_pos): accumulators i and i+1 (i even) are
@@ -638,10 +713,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // are, into the block's m x n slice of ws (rows n apart).
       const bool readc = kt_per == 0 && beta != 0.0f;
 #pragma unroll
-      for (int i0 = 0; i0 < ACC; i0 += EPI) {
-        float cv[EPI];
+      for (int i0 = 0; i0 < ACC; i0 += EPI_N) {
+#if BM == 64
+        if ((i0 < ACC / 2) != (cw == 0)) {
+          continue; // the other warpgroup's half
+        }
+#endif
+        float cv[EPI_N];
 #pragma unroll
-        for (int i = i0; i < i0 + EPI; i += 2) {
+        for (int i = i0; i < i0 + EPI_N; i += 2) {
           int row, col;
           acc_pos(i, m0, n0, cw, warp, lane, row, col);
           if (readc) {
@@ -655,7 +735,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           }
         }
 #pragma unroll
-        for (int i = i0; i < i0 + EPI; i += 2) {
+        for (int i = i0; i < i0 + EPI_N; i += 2) {
           int row, col;
           acc_pos(i, m0, n0, cw, warp, lane, row, col);
 #if SWAP_AB

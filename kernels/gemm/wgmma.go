@@ -15,12 +15,20 @@ import (
 //go:embed wgmma.cu
 var wgmmaSource string
 
-// wgmma.cu's fixed geometry: 128-row tiles of D, a producer and two consumer warpgroups,
-// k steps of 128 bytes (64 16-bit or 128 8-bit elements).
+// wgmma.cu's fixed geometry: 128-row tiles of D (64 for a product of at most
+// wgmmaRows64 rows, bmFor), a producer and two consumer warpgroups, k steps of 128 bytes
+// (64 16-bit or 128 8-bit elements).
 const (
 	wgmmaBM, wgmmaBKBytes = 128, 128
 	wgmmaThreads          = 384
 )
+
+// wgmmaRows64 is the most rows of the kernel's product that run in 64-row tiles (wgmma.cu's
+// BM=64: the two consumer warpgroups take alternate k steps of one 64-row tile), where a
+// 128-row tile would be half zeros that TMA writes at every k step and the tiles would
+// fill the GPU only through a split of K and its second launch. Tests set it to 0 (never)
+// or past their shapes' rows (always).
+var wgmmaRows64 = 64
 
 // wgmmaGridCap, when positive, stands for the multiprocessors a persistent launch fills,
 // so that tests give each block many tiles on small shapes; wgmmaSplitK, when positive,
@@ -144,7 +152,7 @@ func wgmmaCandidates(p Prec) []WGMMATunables {
 		if t.GroupM == 0 {
 			t.GroupM = 8
 		}
-		if t.Stages > 0 && wgmmaShared(t.BN, t.Stages, splitsOf(p)) <= 227*1024 && !slices.Contains(out, t) {
+		if t.Stages > 0 && wgmmaShared(t.BN, wgmmaBM, t.Stages, splitsOf(p)) <= 227*1024 && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
@@ -216,7 +224,7 @@ type WGMMA[In InputType] struct {
 // persistence (persistentFor) and the transposed form (swaps).
 type wgmmaBuild struct {
 	transB     bool
-	bn         int
+	bn, bm     int
 	persistent int
 	swap       bool
 }
@@ -246,11 +254,11 @@ func (sc *wgmmaScratch) Close() error {
 // op's runs rotate through (kernels.RotationSets), so that no run encodes them again.
 const wgmmaMapsKept = 8
 
-// cachedMaps returns the tensor maps kept for buffers a and b, shape s and form swap (with
-// the small parts' maps when small); the caller holds w.mu.
-func (w *WGMMA[In]) cachedMaps(a, b any, s GEMMShape, small, swap bool) (wgmmaMaps, bool) {
+// cachedMaps returns the tensor maps kept for buffers a and b, shape s, form swap and box
+// rows rows (with the small parts' maps when small); the caller holds w.mu.
+func (w *WGMMA[In]) cachedMaps(a, b any, s GEMMShape, small, swap bool, rows [2]int) (wgmmaMaps, bool) {
 	for _, m := range w.maps {
-		if m.ta != nil && m.a == a && m.b == b && m.s == s && m.swap == swap && (!small || m.ta2 != nil) {
+		if m.ta != nil && m.a == a && m.b == b && m.s == s && m.swap == swap && m.rows == rows && (!small || m.ta2 != nil) {
 			return m, true
 		}
 	}
@@ -267,7 +275,8 @@ func (w *WGMMA[In]) keepMaps(m wgmmaMaps) {
 type wgmmaMaps struct {
 	a, b     any // *engine.Buffer[In], or the scratch copies for tf32
 	s        GEMMShape
-	swap     bool // the maps of the transposed form (swaps)
+	swap     bool   // the maps of the transposed form (swaps)
+	rows     [2]int // the rows of A's and B's boxes (bm, bn / cl): the launch's geometry
 	ta, tb   *engine.TensorMap
 	ta2, tb2 *engine.TensorMap // the small parts' (3xTF32) or the big ones again (tf32)
 }
@@ -306,7 +315,7 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, t WG
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma copies its tiles with TMA: %w", p.Name, err)
 	}
 	w := &WGMMA[In]{dev: dev, p: p, layout: l, t: t}
-	if need := wgmmaShared(t.BN, t.Stages, splitsOf(p.MMA)); int64(need) > info.MaxLocalBytes() {
+	if need := wgmmaShared(t.BN, wgmmaBM, t.Stages, splitsOf(p.MMA)); int64(need) > info.MaxLocalBytes() {
 		return nil, fmt.Errorf("kernels: gemm %s on wgmma with %s needs %d bytes of shared memory per block; %s allows %d: %w",
 			p.Name, t, need, dev.ID(), info.MaxLocalBytes(), engine.ErrUnsupported)
 	}
@@ -317,28 +326,38 @@ func newWGMMA[In InputType](dev *engine.Device, p Precision, l wgmmaLayout, t WG
 	return w, nil
 }
 
-// stagesFor returns the stages of the ring at width bn: the tunables' Stages at their BN,
-// and as many as fill the same shared memory (at most 8) where bnFill narrowed the tiles.
+// stagesFor returns the stages of the ring at width bn and tile rows bm: the tunables'
+// Stages at their BN and 128 rows, and as many as fill the same shared memory (at most 8)
+// where bnFill narrowed the tiles or the tiles have 64 rows (there an even number, each
+// stage serving one consumer warpgroup: rounded up where the tunables' memory holds it).
 // A narrow tile's k steps are short and its call mostly streams an operand from memory,
 // so the deeper ring keeps more bytes in flight: on an H200 (bfloat16, docs/PERFORMANCE-LOG.md,
 // 2026-11-29 seventh) 128 x 8192 x 8192 took 41.5 us at BN=64 in eight stages against
 // 53.3 in four, 8192 x 64 x 8192 39.4 against 54.3, and 256 x 8192 x 8192 54.2 us at BN=128
 // in six against 59.4 in four.
-func (w *WGMMA[In]) stagesFor(bn int) int {
-	return stagesFor(w.t.BN, w.t.Stages, bn)
+func (w *WGMMA[In]) stagesFor(bn, bm int) int {
+	return stagesFor(w.t.BN, w.t.Stages, bn, bm)
 }
 
-// stagesFor is stagesFor of tunables' width tbn and stages at width bn.
-func stagesFor(tbn, stages, bn int) int {
-	if bn >= tbn {
+// stagesFor is stagesFor of tunables' width tbn and stages at width bn and tile rows bm.
+func stagesFor(tbn, stages, bn, bm int) int {
+	if bn >= tbn && bm == wgmmaBM {
 		return stages
 	}
-	return min(8, max(stages, stages*(wgmmaBM+tbn)/(wgmmaBM+bn)))
+	st := min(8, max(stages, stages*(wgmmaBM+tbn)/(bm+bn)))
+	if bm != wgmmaBM && st%2 == 1 {
+		if (st+1)*(bm+bn) <= stages*(wgmmaBM+tbn) {
+			st++
+		} else {
+			st--
+		}
+	}
+	return st
 }
 
-// wgmmaShared is the dynamic shared memory of a launch: the stages of a tile of A (128 rows)
+// wgmmaShared is the dynamic shared memory of a launch: the stages of a tile of A (bm rows)
 // and of B (bn rows or columns), 128 bytes of k each, and 1024 bytes to align them.
-func wgmmaShared(bn, stages, split int) int { return stages*(wgmmaBM+bn)*128*split + 1024 }
+func wgmmaShared(bn, bm, stages, split int) int { return stages*(bm+bn)*128*split + 1024 }
 
 // splitsOf returns 2 for 3xTF32 (big and small parts of each operand in shared memory),
 // else 1.
@@ -352,19 +371,19 @@ func splitsOf(p Prec) int {
 // bk returns the k step of a stage in elements: one 128-byte row of the inputs.
 func (w *WGMMA[In]) bk() int { return 128 / engine.SizeOf[In]() }
 
-// build returns the build of B's layout (tb: K-major B), width bn, persistence pers
-// (wgmma.cu's PERSISTENT) and form (swap: SWAP_AB, in clusters of one), compiling it on
-// first use.
-func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool) (*wgmmaProgram, error) {
-	key := wgmmaBuild{tb, bn, pers, swap}
+// build returns the build of B's layout (tb: K-major B), width bn, tile rows bm,
+// persistence pers (wgmma.cu's PERSISTENT) and form (swap: SWAP_AB), in clusters of cl
+// blocks, compiling it on first use.
+func (w *WGMMA[In]) build(tb bool, bn, bm, pers, cl int, swap bool) (*wgmmaProgram, error) {
+	key := wgmmaBuild{tb, bn, bm, pers, swap}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if b := w.builds[key]; b != nil {
 		return b, nil
 	}
-	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", b2i(tb)), fmt.Sprintf("-DSTAGES=%d", w.stagesFor(bn)),
+	opts := []string{fmt.Sprintf("-DPREC=%d", w.p.MMA), fmt.Sprintf("-DTRANS_B=%d", b2i(tb)), fmt.Sprintf("-DSTAGES=%d", w.stagesFor(bn, bm)),
 		fmt.Sprintf("-DGROUP_M=%d", w.t.GroupM), fmt.Sprintf("-DMN_SWAP=%d", w.layout.mnSwap), fmt.Sprintf("-DBN=%d", bn),
-		fmt.Sprintf("-DCLUSTER_M=%d", w.clusterOf(swap)), fmt.Sprintf("-DPERSISTENT=%d", pers)}
+		fmt.Sprintf("-DCLUSTER_M=%d", cl), fmt.Sprintf("-DPERSISTENT=%d", pers), fmt.Sprintf("-DBM=%d", bm)}
 	if swap {
 		opts = append(opts, "-DSWAP_AB=1")
 	}
@@ -398,13 +417,13 @@ func (w *WGMMA[In]) build(tb bool, bn, pers int, swap bool) (*wgmmaProgram, erro
 // bnFor returns the width of the kernel's tiles for its m x n product (D's, or D^T's
 // where the call swaps) over batch matrices on w's device (bnFill); with a forced SplitK,
 // the tunables' width (narrowed only for a narrow product).
-func (w *WGMMA[In]) bnFor(m, n, batch int) int {
+func (w *WGMMA[In]) bnFor(m, n, bm, batch int) int {
 	sms := w.dev.Info().ComputeUnits
 	if wgmmaFillSMs > 0 || w.t.SplitK > 0 {
 		// A forced split keeps the tunables' width: the call chooses neither.
 		sms = max(wgmmaFillSMs, 1)
 	}
-	return bnFill(w.t.BN, m, n, batch, sms)
+	return bnFill(w.t.BN, m, n, bm, batch, sms)
 }
 
 // swaps reports whether a call of shape s runs transposed (wgmma.cu's SWAP_AB): tf32 nn
@@ -413,26 +432,38 @@ func (w *WGMMA[In]) swaps(s GEMMShape) bool {
 	return w.p.MMA == PrecTF32 && !s.TransA && !s.TransB && s.M <= wgmmaSwapRows && w.alignedA(s) && w.alignedB(s)
 }
 
-// clusterOf returns the cluster size of a launch: the tunables', one where it swaps.
-func (w *WGMMA[In]) clusterOf(swap bool) int {
-	if swap {
+// clusterOf returns the cluster size of a launch: the tunables', one where it swaps or
+// runs 64-row tiles (bm 64).
+func (w *WGMMA[In]) clusterOf(swap bool, bm int) int {
+	if swap || bm != wgmmaBM {
 		return 1
 	}
 	return w.t.Cluster
 }
 
-// bnFill returns the width of D's tiles of m x n (batch matrices) from the tunables' bn on
-// sms multiprocessors: bn, halved (to 64 at least) while n fits in half of it, so that a
-// narrow D does not leave most of a tile's products to zeros, or while the tiles fill less
-// than half of the multiprocessors, so that a small product spreads over more of them
-// (each block's k steps then do half the work). The second rule waits for a full tile row
-// (m of 128 or more): where A has fewer rows, TMA fills the rest of each of its boxes with
-// zeros, and narrower tiles copy those boxes more often (on an H200, 64 x 8192 x 8192 in
-// bfloat16 took 90 us at BN=64 against 58 at BN=256 split four ways, while 128 and 256 rows
-// ran fastest narrowed: docs/PERFORMANCE-LOG.md, 2026-11-29).
-func bnFill(bn, m, n, batch, sms int) int {
+// bmFor returns the tile rows of a launch whose product has km rows: 64 up to
+// wgmmaRows64 rows, where it does not swap (SWAP_AB's rows are B's columns, in boxes of
+// 32); else 128.
+func (w *WGMMA[In]) bmFor(km int, swap bool) int {
+	if km <= wgmmaRows64 && !swap {
+		return 64
+	}
+	return wgmmaBM
+}
+
+// bnFill returns the width of D's tiles of m x n (batch matrices) in tiles of bm rows from
+// the tunables' bn on sms multiprocessors: bn, halved (to 64 at least) while n fits in half
+// of it, so that a narrow D does not leave most of a tile's products to zeros, or while the
+// tiles fill less than half of the multiprocessors, so that a small product spreads over
+// more of them (each block's k steps then do half the work). The second rule waits for a
+// full tile row (m of bm or more): where A has fewer rows, TMA fills the rest of each of
+// its boxes with zeros, and narrower tiles copy those boxes more often (on an H200, 64 x
+// 8192 x 8192 in bfloat16 took 90 us in 128-row tiles at BN=64 against 58 at BN=256 split
+// four ways, while 128 and 256 rows ran fastest narrowed: docs/PERFORMANCE-LOG.md,
+// 2026-11-29).
+func bnFill(bn, m, n, bm, batch, sms int) int {
 	tiles := func(x, t int) int { return (x + t - 1) / t }
-	for bn > 64 && (n <= bn/2 || m >= wgmmaBM && 2*tiles(m, wgmmaBM)*tiles(n, bn)*batch < sms) {
+	for bn > 64 && (n <= bn/2 || m >= bm && 2*tiles(m, bm)*tiles(n, bn)*batch < sms) {
 		bn /= 2
 	}
 	return bn
@@ -549,10 +580,11 @@ func (w *WGMMA[In]) pad(q *engine.Queue, bd *wgmmaProgram, s GEMMShape, a, b *en
 // unless a kept call had the same buffers, shape and form. Where the call swaps, the
 // kernel's A is B as stored (columns fastest, boxes of 32 columns by a k step) and its B
 // is A, K-major, in boxes of bn rows.
-func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn int, swap bool) (*engine.TensorMap, *engine.TensorMap, error) {
+func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn, bm, cl int, swap bool) (*engine.TensorMap, *engine.TensorMap, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if m, ok := w.cachedMaps(a, b, s, false, swap); ok {
+	rows := [2]int{bm, bn / cl}
+	if m, ok := w.cachedMaps(a, b, s, false, swap, rows); ok {
 		return m.ta, m.tb, nil
 	}
 	// A batch of one gets a batch stride of one whole matrix, rounded to 16 bytes.
@@ -564,11 +596,11 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn int, swa
 		return int64(st) * es
 	}
 	da := engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.M), int64(s.Batch)}, Strides: []int64{int64(s.LDA) * es, stride(s.StrideA, s.LDA*s.M)},
-		Box: []int{bk, wgmmaBM, 1}, Swizzle: engine.Swizzle128B}
+		Box: []int{bk, bm, 1}, Swizzle: engine.Swizzle128B}
 	var db engine.TensorMapDesc
 	if s.TransB {
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.K), int64(s.N), int64(s.Batch)},
-			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, bn / w.t.Cluster, 1}, Swizzle: engine.Swizzle128B}
+			Strides: []int64{int64(s.LDB) * es, stride(s.StrideB, s.LDB*s.N)}, Box: []int{bk, bn / cl, 1}, Swizzle: engine.Swizzle128B}
 	} else {
 		// A 128-byte row of columns by 64 k rows; by a k step where the call swaps.
 		db = engine.TensorMapDesc{Dims: []int64{int64(s.N), int64(s.K), int64(s.Batch)},
@@ -590,7 +622,7 @@ func (w *WGMMA[In]) tensorMaps(s GEMMShape, a, b *engine.Buffer[In], bn int, swa
 	if err != nil {
 		return nil, nil, err
 	}
-	w.keepMaps(wgmmaMaps{a: a, b: b, s: s, swap: swap, ta: ta, tb: tb})
+	w.keepMaps(wgmmaMaps{a: a, b: b, s: s, swap: swap, rows: rows, ta: ta, tb: tb})
 	return ta, tb, nil
 }
 
@@ -620,9 +652,10 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if swap {
 		km, kn = s.N, s.M
 	}
-	cl := w.clusterOf(swap) // the tile rows of the product in whole clusters
-	blocksM := tiles(tiles(km, wgmmaBM), cl) * cl
-	bn := w.bnFor(km, kn, s.Batch)
+	bm := w.bmFor(km, swap)
+	cl := w.clusterOf(swap, bm) // the tile rows of the product in whole clusters
+	blocksM := tiles(tiles(km, bm), cl) * cl
+	bn := w.bnFor(km, kn, bm, s.Batch)
 	if blocks := float64(blocksM) * float64(tiles(kn, bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}
@@ -638,10 +671,10 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if wgmmaGridCap == 0 { // a capped grid (tests) runs the tunables' kernel on any shape
 		pers = persistentFor(pers, blocks*s.Batch*splits, w.dev.Info().ComputeUnits)
 	}
-	if swap && pers == 2 {
-		pers = 0 // the transposed form has no ping-pong kernel
+	if swap && pers == 2 || bm != wgmmaBM {
+		pers = 0 // the transposed form has no ping-pong kernel, 64-row tiles no persistent one
 	}
-	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, pers, swap)
+	bd, err := w.build(s.TransB || w.p.MMA.TF32() || w.transposesB(s), bn, bm, pers, cl, swap)
 	if err != nil {
 		return err
 	}
@@ -652,12 +685,12 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	}
 	var ta, tb, ta2, tb2 *engine.TensorMap
 	if swap {
-		ta, tb, err = w.tensorMaps(s, a, b, bn, true)
+		ta, tb, err = w.tensorMaps(s, a, b, bn, bm, cl, true)
 		ta2, tb2 = ta, tb
 	} else if w.p.MMA.TF32() {
-		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]), bn)
+		ta, tb, ta2, tb2, err = w.splitOperands(q, s, any(a).(*engine.Buffer[float32]), any(b).(*engine.Buffer[float32]), bn, bm, cl)
 	} else {
-		ta, tb, err = w.tensorMaps(s, a, b, bn, false)
+		ta, tb, err = w.tensorMaps(s, a, b, bn, bm, cl, false)
 		ta2, tb2 = ta, tb
 	}
 	if err != nil {
@@ -679,7 +712,7 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 		blocks = min(blocks, max(cl, sms/(s.Batch*splits)/cl*cl))
 	}
 	r := engine.Range3D(blocks*wgmmaThreads, splits, s.Batch, wgmmaThreads, 1, 1).
-		WithSharedBytes(int64(wgmmaShared(bn, w.stagesFor(bn), splitsOf(w.p.MMA))))
+		WithSharedBytes(int64(wgmmaShared(bn, bm, w.stagesFor(bn, bm), splitsOf(w.p.MMA))))
 	if cl > 1 {
 		r = r.WithCluster(cl, 1, 1)
 	}
@@ -767,7 +800,7 @@ func (w *WGMMA[In]) workspace(q *engine.Queue, n int) (*engine.Buffer[float32], 
 // unrounded, so that every product is the same whichever path its operands took. On an
 // H200 the copies of both operands had cost tf32 a pass over each: 8192 x 64 x 8192 took
 // 265 us against cuBLASLt's 85 (2026-11-29).
-func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32], bn int) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
+func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buffer[float32], bn, bm, cl int) (ta, tb, ta2, tb2 *engine.TensorMap, err error) {
 	ldk := (s.K + 3) &^ 3 // rows of 16-byte multiples
 	tf32 := w.p.MMA == PrecTF32
 	inA := tf32 && !s.TransA && w.alignedA(s)
@@ -856,17 +889,17 @@ func (w *WGMMA[In]) splitOperands(q *engine.Queue, s GEMMShape, a, b *engine.Buf
 		}
 		return op.small
 	}
-	key := wgmmaMaps{a: src(ops[0], true), b: src(ops[1], true), s: s}
-	if m, ok := w.cachedMaps(key.a, key.b, s, true, false); ok {
+	key := wgmmaMaps{a: src(ops[0], true), b: src(ops[1], true), s: s, rows: [2]int{bm, bn / cl}}
+	if m, ok := w.cachedMaps(key.a, key.b, s, true, false, key.rows); ok {
 		return m.ta, m.tb, m.ta2, m.tb2, nil
 	}
-	bbox := bn / w.t.Cluster
+	bbox := bn / cl
 	maps := []*engine.TensorMap{}
 	for _, x := range []struct {
 		op  operand
 		big bool
 		box int
-	}{{ops[0], true, wgmmaBM}, {ops[1], true, bbox}, {ops[0], false, wgmmaBM}, {ops[1], false, bbox}} {
+	}{{ops[0], true, bm}, {ops[1], true, bbox}, {ops[0], false, bm}, {ops[1], false, bbox}} {
 		tm, err := engine.NewTensorMap(src(x.op, x.big), desc(x.op, x.box))
 		if err != nil {
 			return nil, nil, nil, nil, err

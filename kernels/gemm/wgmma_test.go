@@ -276,22 +276,31 @@ func TestSplitK(t *testing.T) {
 	}
 }
 
-// TestStagesFor checks the ring's depth at a width: the tunables' stages at their width or
-// wider, as many as fill the same shared memory (at most 8) where the tiles were narrowed.
+// TestStagesFor checks the ring's depth at a width and tile rows: the tunables' stages at
+// their width or wider in 128-row tiles, as many as fill the same shared memory (at most
+// 8) where the tiles were narrowed or have 64 rows, there an even number.
 func TestStagesFor(t *testing.T) {
-	for _, c := range []struct{ tbn, stages, bn, want int }{
-		{256, 4, 256, 4}, {256, 4, 128, 6}, {256, 4, 64, 8}, // bfloat16's table: 192 KiB of ring each
-		{128, 4, 128, 4}, {128, 4, 64, 5}, // float8's
-		{128, 6, 64, 8}, {256, 2, 64, 4}, // the default's, 3xTF32's
-		{256, 8, 64, 8}, {128, 6, 256, 6}, // at most 8; wider: the tunables'
+	for _, c := range []struct{ tbn, stages, bn, bm, want int }{
+		{256, 4, 256, 128, 4}, {256, 4, 128, 128, 6}, {256, 4, 64, 128, 8}, // bfloat16's table: 192 KiB of ring each
+		{128, 4, 128, 128, 4}, {128, 4, 64, 128, 5}, // float8's
+		{128, 6, 64, 128, 8}, {256, 2, 64, 128, 4}, // the default's, 3xTF32's
+		{256, 8, 64, 128, 8}, {128, 6, 256, 128, 6}, // at most 8; wider: the tunables'
+		// 64-row tiles: even, rounded up where the tunables' memory holds it, else down.
+		{256, 4, 256, 64, 4}, {256, 4, 64, 64, 8}, {256, 2, 128, 64, 4},
+		{128, 4, 128, 64, 4}, // 5 fit, 6 do not
+		{256, 3, 256, 64, 2}, // 3 fit, 4 do not
+		{128, 5, 64, 64, 8},  // 5 * 256 / 128 = 10: at most 8
 	} {
-		got := stagesFor(c.tbn, c.stages, c.bn)
+		got := stagesFor(c.tbn, c.stages, c.bn, c.bm)
 		if got != c.want {
-			t.Errorf("stagesFor(BN=%d STAGES=%d, width %d) = %d, want %d", c.tbn, c.stages, c.bn, got, c.want)
+			t.Errorf("stagesFor(BN=%d STAGES=%d, width %d, %d rows) = %d, want %d", c.tbn, c.stages, c.bn, c.bm, got, c.want)
 		}
-		if wgmmaShared(c.bn, got, 1) > wgmmaShared(c.tbn, c.stages, 1) && c.bn < c.tbn {
-			t.Errorf("stagesFor(BN=%d STAGES=%d, width %d) = %d: %d bytes of ring, more than the tunables' %d", c.tbn, c.stages, c.bn, got,
-				wgmmaShared(c.bn, got, 1), wgmmaShared(c.tbn, c.stages, 1))
+		if c.bm != wgmmaBM && got%2 != 0 {
+			t.Errorf("stagesFor(BN=%d STAGES=%d, width %d, %d rows) = %d: odd", c.tbn, c.stages, c.bn, c.bm, got)
+		}
+		if (c.bn < c.tbn || c.bm != wgmmaBM) && wgmmaShared(c.bn, c.bm, got, 1) > wgmmaShared(c.tbn, wgmmaBM, c.stages, 1) {
+			t.Errorf("stagesFor(BN=%d STAGES=%d, width %d, %d rows) = %d: %d bytes of ring, more than the tunables' %d", c.tbn, c.stages, c.bn,
+				c.bm, got, wgmmaShared(c.bn, c.bm, got, 1), wgmmaShared(c.tbn, wgmmaBM, c.stages, 1))
 		}
 	}
 }
@@ -318,19 +327,22 @@ func TestPersistentFor(t *testing.T) {
 }
 
 func TestBNFill(t *testing.T) {
-	for _, c := range []struct{ bn, m, n, batch, sms, want int }{
-		{256, 8192, 8192, 1, 132, 256}, {256, 8192, 129, 1, 1, 256}, {256, 8192, 128, 1, 1, 128}, {256, 8192, 65, 1, 1, 128},
-		{256, 8192, 64, 1, 1, 64}, {256, 8192, 1, 1, 1, 64}, {128, 8192, 64, 1, 1, 64}, {128, 8192, 100, 1, 1, 128}, {64, 1, 1, 1, 132, 64},
-		{256, 512, 512, 1, 132, 64},    // 8 tiles at 256, 16 at 128, 32 at 64: still under 66
-		{256, 1024, 1024, 1, 132, 64},  // 32 tiles at 256, 64 at 128, 128 at 64
-		{256, 2048, 2048, 1, 132, 256}, // 128 tiles fill half
-		{256, 512, 512, 8, 132, 128},   // a batch of 8: 64 tiles at 256, 128 at 128
-		{128, 128, 8192, 1, 132, 64},   // one tile row: 64 tiles at 128, 128 at 64
-		{256, 64, 8192, 1, 132, 256},   // half a tile row: A's boxes half zeros, not narrowed
-		{256, 512, 512, 1, 1, 256},     // tests' one multiprocessor: the tunables' width
+	for _, c := range []struct{ bn, m, n, bm, batch, sms, want int }{
+		{256, 8192, 8192, 128, 1, 132, 256}, {256, 8192, 129, 128, 1, 1, 256}, {256, 8192, 128, 128, 1, 1, 128},
+		{256, 8192, 65, 128, 1, 1, 128}, {256, 8192, 64, 128, 1, 1, 64}, {256, 8192, 1, 128, 1, 1, 64}, {128, 8192, 64, 128, 1, 1, 64},
+		{128, 8192, 100, 128, 1, 1, 128}, {64, 1, 1, 128, 1, 132, 64},
+		{256, 512, 512, 128, 1, 132, 64},    // 8 tiles at 256, 16 at 128, 32 at 64: still under 66
+		{256, 1024, 1024, 128, 1, 132, 64},  // 32 tiles at 256, 64 at 128, 128 at 64
+		{256, 2048, 2048, 128, 1, 132, 256}, // 128 tiles fill half
+		{256, 512, 512, 128, 8, 132, 128},   // a batch of 8: 64 tiles at 256, 128 at 128
+		{128, 128, 8192, 128, 1, 132, 64},   // one tile row: 64 tiles at 128, 128 at 64
+		{256, 64, 8192, 128, 1, 132, 256},   // half a 128-row tile: A's boxes half zeros, not narrowed
+		{256, 64, 8192, 64, 1, 132, 64},     // a full 64-row tile: 32 tiles at 256, 64 at 128, 128 at 64
+		{256, 32, 8192, 64, 1, 132, 256},    // half a 64-row tile: not narrowed
+		{256, 512, 512, 128, 1, 1, 256},     // tests' one multiprocessor: the tunables' width
 	} {
-		if got := bnFill(c.bn, c.m, c.n, c.batch, c.sms); got != c.want {
-			t.Errorf("BN=%d, %dx%d (batch %d) on %d multiprocessors: width %d, want %d", c.bn, c.m, c.n, c.batch, c.sms, got, c.want)
+		if got := bnFill(c.bn, c.m, c.n, c.bm, c.batch, c.sms); got != c.want {
+			t.Errorf("BN=%d, %dx%d in %d-row tiles (batch %d) on %d multiprocessors: width %d, want %d", c.bn, c.m, c.n, c.bm, c.batch, c.sms, got, c.want)
 		}
 	}
 }
@@ -614,4 +626,87 @@ func BenchmarkWGMMATF32Swap(b *testing.B) {
 			d.Close()
 		}
 	})
+}
+
+// TestWGMMARows64 runs products of at most 64 rows in 64-row tiles (wgmma.cu's BM=64: the
+// two consumer warpgroups take alternate k steps and add their halves through shared
+// memory): 1, 17 and 64 rows; one k step (the odd warpgroup idle), two, three and nine
+// (the ring wrapping); every width; an odd Stages rounded to even; tunables of clusters of
+// two and persistent grids, which the form runs in clusters of one and one tile a block;
+// a batch; a forced split of K; C read (and prefetched, four k steps or fewer), in
+// float16 nn and nt, bfloat16, float8 (nt, and nn through the transposed copy of B),
+// 3xTF32 and tf32 (its unswapped form: A transposed). Each call is checked to take the
+// form (bmFor); the first tunables' products run in 128-row tiles (wgmmaRows64 = 0) too.
+func TestWGMMARows64(t *testing.T) {
+	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
+		needWGMMA(t, dev)
+		defer func(s, r int) { wgmmaSplitK, wgmmaRows64 = s, r }(wgmmaSplitK, wgmmaRows64)
+		rng := rand.New(rand.NewPCG(64, 64))
+		shapes := []GEMMShape{
+			{M: 64, N: 200, K: 64},                // one k step (16-bit): the odd warpgroup has none
+			{M: 17, N: 136, K: 128, TransB: true}, // two
+			{M: 1, N: 96, K: 150},                 // three, the last partial
+			{M: 64, N: 520, K: 576, Batch: 3},     // nine: the ring wraps
+			{M: 40, N: 64, K: 1000, TransB: true}, // sixteen
+		}
+		tunables := []WGMMATunables{
+			{BN: 256, Stages: 4, Cluster: 1, GroupM: 8},
+			{BN: 128, Stages: 3, Cluster: 2, GroupM: 4, Persistent: 1}, // odd stages; cluster and persistence dropped
+			{BN: 64, Stages: 6, Cluster: 1, GroupM: 8, Persistent: 2},
+		}
+		run := func(t *testing.T, name string, check func(t *testing.T, wt WGMMATunables, s GEMMShape) error) {
+			t.Run(name, func(t *testing.T) {
+				for i, wt := range tunables {
+					for _, split := range []int{0, 3} {
+						for _, s := range shapes {
+							wgmmaSplitK = split
+							// The first tunables in 128-row tiles too (wgmmaRows64 = 0).
+							for _, rows := range []int{64, 0}[:1+b2i(i == 0 && split == 0)] {
+								wgmmaRows64 = rows
+								if err := check(t, wt, s); err != nil {
+									t.Errorf("%s, split %d, %v, 64-row tiles up to %d rows: %v", wt, split, s, rows, err)
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+		rowsOf := func(t *testing.T, s GEMMShape, bm int) {
+			t.Helper()
+			if want := map[bool]int{true: 64, false: wgmmaBM}[wgmmaRows64 >= s.M]; bm != want {
+				t.Fatalf("%v takes %d-row tiles, want %d", s, bm, want)
+			}
+		}
+		for _, name := range []string{"float16", "bfloat16", "float8e4m3", "float32x3tf32", "tf32"} {
+			p := precisionOf(name)
+			run(t, name, func(t *testing.T, wt WGMMATunables, s GEMMShape) error {
+				if name == "tf32" {
+					s.TransA = true // the unswapped form: A copied K-major
+				}
+				switch name {
+				case "float16":
+					return rows64Product[engine.Half](t, q, dev, p, wt, s, rng, rowsOf)
+				case "bfloat16":
+					return rows64Product[engine.BFloat16](t, q, dev, p, wt, s, rng, rowsOf)
+				case "float8e4m3":
+					return rows64Product[engine.Float8E4M3](t, q, dev, p, wt, s, rng, rowsOf)
+				}
+				return rows64Product[float32](t, q, dev, p, wt, s, rng, rowsOf)
+			})
+		}
+	})
+}
+
+// rows64Product runs shape s through a WGMMA of precision p and tunables wt with beta 0.5,
+// after rowsOf checked the tile rows that the call takes.
+func rows64Product[In InputType](t *testing.T, q *engine.Queue, dev *engine.Device, p Precision, wt WGMMATunables, s GEMMShape, rng *rand.Rand,
+	rowsOf func(*testing.T, GEMMShape, int)) error {
+	w, err := NewWGMMAWith[In](dev, p, wt)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	rowsOf(t, s, w.bmFor(s.M, w.swaps(s.WithDefaults())))
+	return wgmmaProductBeta(t, q, w, s, 0.5, rng)
 }
