@@ -455,15 +455,18 @@ func (w *WGMMA[In]) bmFor(km int, swap bool) int {
 // the tunables' bn on sms multiprocessors: bn, halved (to 64 at least) while n fits in half
 // of it, so that a narrow D does not leave most of a tile's products to zeros, or while the
 // tiles fill less than half of the multiprocessors, so that a small product spreads over
-// more of them (each block's k steps then do half the work). The second rule waits for a
-// full tile row (m of bm or more): where A has fewer rows, TMA fills the rest of each of
-// its boxes with zeros, and narrower tiles copy those boxes more often (on an H200, 64 x
-// 8192 x 8192 in bfloat16 took 90 us in 128-row tiles at BN=64 against 58 at BN=256 split
-// four ways, while 128 and 256 rows ran fastest narrowed: docs/PERFORMANCE-LOG.md,
-// 2026-11-29).
+// more of them (each block's k steps then do half the work). In 128-row tiles the second
+// rule waits for a full tile row (m of 128 or more): where A has fewer rows, TMA fills the
+// rest of each of its boxes with zeros, and narrower tiles copy those boxes more often (on
+// an H200, 64 x 8192 x 8192 in bfloat16 took 90 us in 128-row tiles at BN=64 against 58 at
+// BN=256 split four ways, while 128 and 256 rows ran fastest narrowed:
+// docs/PERFORMANCE-LOG.md, 2026-11-29). The 64-row tiles, which take the products of at
+// most 64 rows, narrow at any m: in 64-row tiles at BN=64, 64 x 8192 x 8192 took 38.7 us in
+// float16 where 32 x 8192 x 8192 took 46.1 at BN=256 split four ways (2026-12-01); a product
+// of fewer rows copies the same boxes.
 func bnFill(bn, m, n, bm, batch, sms int) int {
 	tiles := func(x, t int) int { return (x + t - 1) / t }
-	for bn > 64 && (n <= bn/2 || m >= bm && 2*tiles(m, bm)*tiles(n, bn)*batch < sms) {
+	for bn > 64 && (n <= bn/2 || (m >= bm || bm < wgmmaBM) && 2*tiles(m, bm)*tiles(n, bn)*batch < sms) {
 		bn /= 2
 	}
 	return bn

@@ -312,7 +312,7 @@ func init() { wgmmaFillSMs = 1 }
 
 // TestBNFill checks the width a call takes: the tunables' BN, halved while D's columns fit
 // in half of it, or, with a full tile row, while the tiles fill less than half of the
-// multiprocessors, down to 64.
+// multiprocessors (in 64-row tiles, at any m), down to 64.
 // TestPersistentFor checks when the ping-pong kernel gives way to one tile a block: only
 // where its tiles do not outnumber the multiprocessors; the other forms stand.
 func TestPersistentFor(t *testing.T) {
@@ -338,7 +338,7 @@ func TestBNFill(t *testing.T) {
 		{128, 128, 8192, 128, 1, 132, 64},   // one tile row: 64 tiles at 128, 128 at 64
 		{256, 64, 8192, 128, 1, 132, 256},   // half a 128-row tile: A's boxes half zeros, not narrowed
 		{256, 64, 8192, 64, 1, 132, 64},     // a full 64-row tile: 32 tiles at 256, 64 at 128, 128 at 64
-		{256, 32, 8192, 64, 1, 132, 256},    // half a 64-row tile: not narrowed
+		{256, 32, 8192, 64, 1, 132, 64},     // half a 64-row tile: narrowed as a full one
 		{256, 512, 512, 128, 1, 1, 256},     // tests' one multiprocessor: the tunables' width
 	} {
 		if got := bnFill(c.bn, c.m, c.n, c.bm, c.batch, c.sms); got != c.want {
@@ -698,10 +698,14 @@ func TestWGMMARows64(t *testing.T) {
 	})
 }
 
-// rows64Product runs shape s through a WGMMA of precision p and tunables wt with beta 0.5,
-// after rowsOf checked the tile rows that the call takes.
+// rows64Product runs shape s through a WGMMA of precision p and tunables wt (their stages
+// fewer where the precision's shared memory needs it) with beta 0.5, after rowsOf checked
+// the tile rows that the call takes.
 func rows64Product[In InputType](t *testing.T, q *engine.Queue, dev *engine.Device, p Precision, wt WGMMATunables, s GEMMShape, rng *rand.Rand,
 	rowsOf func(*testing.T, GEMMShape, int)) error {
+	for wt.Stages > 2 && wgmmaShared(wt.BN, wgmmaBM, wt.Stages, splitsOf(p.MMA)) > 227*1024 {
+		wt.Stages-- // 3xTF32's two parts of each operand
+	}
 	w, err := NewWGMMAWith[In](dev, p, wt)
 	if err != nil {
 		return err
