@@ -58,7 +58,7 @@
 //             k steps once the other has waited for its last tile's last stage (named
 //             barriers 1 and 2), which also keeps each mbarrier wait at most one phase ahead.
 //   BM        rows of D per block: 128, or 64 for a product of at most 64 rows (PERSISTENT
-//             0, CLUSTER_M 1, SWAP_AB 0, STAGES even): A's box is 64 rows, and the two
+//             0, CLUSTER_M 1, SWAP_AB 0, STAGES even, 4 or more): A's box is 64 rows, and the two
 //             consumer warpgroups take the tile's k steps in turn (even and odd), each
 //             accumulating the whole 64 x BN tile; at the end each hands the other the
 //             accumulators of the other's half of the columns through shared memory, adds
@@ -79,7 +79,7 @@
 //             step's loads rewrite the fragments (no group in flight across steps: on an
 //             H200 a form that kept one, each step's fragments in registers of their own,
 //             ran 9-30% slower at 64 to 8192 rows, 2026-11-30).                  default 0
-// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1 | -DPREC=3 -DBM=64 -DBN=64 | -DPREC=4 -DBM=64 -DBN=256 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 -DBM=64 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DBM=64 -DBN=128
+// Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1 | -DPREC=3 -DBM=64 -DBN=64 | -DPREC=4 -DBM=64 -DBN=256 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 -DBM=64 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=4 -DBM=64 -DBN=128
 // Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
 //   to that in x), dynamic shared memory STAGES * (128 +
@@ -209,8 +209,10 @@
 #if BM != 64 && BM != 128
 #error "wgmma.cu: BM must be 64 or 128"
 #endif
-#if BM == 64 && (PERSISTENT != 0 || CLUSTER_M != 1 || SWAP_AB || STAGES % 2 != 0)
-#error "wgmma.cu: BM=64 takes PERSISTENT 0, CLUSTER_M 1, SWAP_AB 0 and an even STAGES (a stage serves one consumer)"
+#if BM == 64 && (PERSISTENT != 0 || CLUSTER_M != 1 || SWAP_AB || STAGES % 2 != 0 || STAGES < 4)
+// A stage serves one consumer warpgroup, which holds its last step's stage while it waits
+// for its next: with two stages each would wait for the stage it holds.
+#error "wgmma.cu: BM=64 takes PERSISTENT 0, CLUSTER_M 1, SWAP_AB 0 and an even STAGES of at least 4 (two a consumer)"
 #endif
 #define BK (128 / IN_BYTES) // elements of a 128-byte row: the swizzle's span
 #define THREADS 384

@@ -16,7 +16,7 @@ import (
 var wgmmaSource string
 
 // wgmma.cu's fixed geometry: 128-row tiles of D (64 for a product of at most
-// wgmmaRows64 rows, bmFor), a producer and two consumer warpgroups, k steps of 128 bytes
+// wgmmaRows64 rows, tileOf), a producer and two consumer warpgroups, k steps of 128 bytes
 // (64 16-bit or 128 8-bit elements).
 const (
 	wgmmaBM, wgmmaBKBytes = 128, 128
@@ -418,10 +418,11 @@ func (w *WGMMA[In]) build(tb bool, bn, bm, pers, cl int, swap bool) (*wgmmaProgr
 // where the call swaps) over batch matrices on w's device (bnFill); with a forced SplitK,
 // the tunables' width (narrowed only for a narrow product).
 func (w *WGMMA[In]) bnFor(m, n, bm, batch int) int {
-	sms := w.dev.Info().ComputeUnits
-	if wgmmaFillSMs > 0 || w.t.SplitK > 0 {
-		// A forced split keeps the tunables' width: the call chooses neither.
-		sms = max(wgmmaFillSMs, 1)
+	sms := max(wgmmaFillSMs, 1)
+	if wgmmaFillSMs == 0 && w.t.SplitK == 0 {
+		// A forced split keeps the tunables' width (one multiprocessor): the call chooses
+		// neither.
+		sms = w.dev.Info().ComputeUnits
 	}
 	return bnFill(w.t.BN, m, n, bm, batch, sms)
 }
@@ -433,7 +434,7 @@ func (w *WGMMA[In]) swaps(s GEMMShape) bool {
 }
 
 // clusterOf returns the cluster size of a launch: the tunables', one where it swaps or
-// runs 64-row tiles (bm 64).
+// runs 64-row tiles (bm 64, tileOf).
 func (w *WGMMA[In]) clusterOf(swap bool, bm int) int {
 	if swap || bm != wgmmaBM {
 		return 1
@@ -441,14 +442,18 @@ func (w *WGMMA[In]) clusterOf(swap bool, bm int) int {
 	return w.t.Cluster
 }
 
-// bmFor returns the tile rows of a launch whose product has km rows: 64 up to
-// wgmmaRows64 rows, where it does not swap (SWAP_AB's rows are B's columns, in boxes of
-// 32); else 128.
-func (w *WGMMA[In]) bmFor(km int, swap bool) int {
+// tileOf returns the tile rows and width of a launch whose product is km x kn over batch
+// matrices: 64 rows up to wgmmaRows64 rows, where it does not swap (SWAP_AB's rows are B's
+// columns, in boxes of 32) and the ring holds at least four stages there (two for each
+// consumer warpgroup, which holds its last step's stage while it waits for its next:
+// 3xTF32 at BN=256 has two); else 128. The width is bnFor's at those rows.
+func (w *WGMMA[In]) tileOf(km, kn, batch int, swap bool) (bm, bn int) {
 	if km <= wgmmaRows64 && !swap {
-		return 64
+		if bn := w.bnFor(km, kn, 64, batch); w.stagesFor(bn, 64) >= 4 {
+			return 64, bn
+		}
 	}
-	return wgmmaBM
+	return wgmmaBM, w.bnFor(km, kn, wgmmaBM, batch)
 }
 
 // bnFill returns the width of D's tiles of m x n (batch matrices) in tiles of bm rows from
@@ -655,10 +660,9 @@ func (w *WGMMA[In]) RunInto(q *engine.Queue, s GEMMShape, alpha float32, a, b *e
 	if swap {
 		km, kn = s.N, s.M
 	}
-	bm := w.bmFor(km, swap)
+	bm, bn := w.tileOf(km, kn, s.Batch, swap)
 	cl := w.clusterOf(swap, bm) // the tile rows of the product in whole clusters
 	blocksM := tiles(tiles(km, bm), cl) * cl
-	bn := w.bnFor(km, kn, bm, s.Batch)
 	if blocks := float64(blocksM) * float64(tiles(kn, bn)); blocks*wgmmaThreads > math.MaxInt32 {
 		return fmt.Errorf("kernels: gemm: %v needs %.0f blocks, beyond one launch: %w", s, blocks, engine.ErrInvalidArg)
 	}

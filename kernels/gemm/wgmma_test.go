@@ -636,7 +636,9 @@ func BenchmarkWGMMATF32Swap(b *testing.B) {
 // a batch; a forced split of K; C read (and prefetched, four k steps or fewer), in
 // float16 nn and nt, bfloat16, float8 (nt, and nn through the transposed copy of B),
 // 3xTF32 and tf32 (its unswapped form: A transposed). Each call is checked to take the
-// form (bmFor); the first tunables' products run in 128-row tiles (wgmmaRows64 = 0) too.
+// form (tileOf), or 128-row tiles where 64-row ones would hold fewer than four stages
+// (3xTF32 at BN=256); the first tunables' products run in 128-row tiles (wgmmaRows64 = 0)
+// too.
 func TestWGMMARows64(t *testing.T) {
 	kerneltest.ForEachDevice(t, func(t *testing.T, dev *engine.Device, q *engine.Queue) {
 		needWGMMA(t, dev)
@@ -672,10 +674,10 @@ func TestWGMMARows64(t *testing.T) {
 				}
 			})
 		}
-		rowsOf := func(t *testing.T, s GEMMShape, bm int) {
+		rowsOf := func(t *testing.T, s GEMMShape, bm, stages64 int) {
 			t.Helper()
-			if want := map[bool]int{true: 64, false: wgmmaBM}[wgmmaRows64 >= s.M]; bm != want {
-				t.Fatalf("%v takes %d-row tiles, want %d", s, bm, want)
+			if want := map[bool]int{true: 64, false: wgmmaBM}[wgmmaRows64 >= s.M && stages64 >= 4]; bm != want {
+				t.Fatalf("%v takes %d-row tiles (%d stages in 64-row tiles), want %d", s, bm, stages64, want)
 			}
 		}
 		for _, name := range []string{"float16", "bfloat16", "float8e4m3", "float32x3tf32", "tf32"} {
@@ -702,7 +704,7 @@ func TestWGMMARows64(t *testing.T) {
 // fewer where the precision's shared memory needs it) with beta 0.5, after rowsOf checked
 // the tile rows that the call takes.
 func rows64Product[In InputType](t *testing.T, q *engine.Queue, dev *engine.Device, p Precision, wt WGMMATunables, s GEMMShape, rng *rand.Rand,
-	rowsOf func(*testing.T, GEMMShape, int)) error {
+	rowsOf func(*testing.T, GEMMShape, int, int)) error {
 	for wt.Stages > 2 && wgmmaShared(wt.BN, wgmmaBM, wt.Stages, splitsOf(p.MMA)) > 227*1024 {
 		wt.Stages-- // 3xTF32's two parts of each operand
 	}
@@ -711,6 +713,38 @@ func rows64Product[In InputType](t *testing.T, q *engine.Queue, dev *engine.Devi
 		return err
 	}
 	defer w.Close()
-	rowsOf(t, s, w.bmFor(s.M, w.swaps(s.WithDefaults())))
+	s = s.WithDefaults()
+	bm, _ := w.tileOf(s.M, s.N, s.Batch, w.swaps(s))
+	rowsOf(t, s, bm, w.stagesFor(w.bnFor(s.M, s.N, 64, s.Batch), 64))
 	return wgmmaProductBeta(t, q, w, s, 0.5, rng)
+}
+
+// TestTileOf checks the tile rows and width a call takes: 64 rows for at most
+// wgmmaRows64 rows where the ring holds four stages there (3xTF32's two stages at BN=256
+// do not), 128 otherwise, where the call swaps or wgmmaRows64 is 0.
+func TestTileOf(t *testing.T) {
+	defer func(r, f int) { wgmmaRows64, wgmmaFillSMs = r, f }(wgmmaRows64, wgmmaFillSMs)
+	for _, c := range []struct {
+		prec            string
+		m, n, rows, sms int
+		swap            bool
+		wantBM, wantBN  int
+	}{
+		{"float16", 64, 8192, 64, 132, false, 64, 64},       // narrowed to fill: 128 tiles
+		{"float16", 1, 8192, 64, 132, false, 64, 64},        // fewer rows: the same tiles
+		{"float16", 65, 8192, 64, 132, false, 128, 256},     // a 128-row tile, not full: not narrowed
+		{"float16", 64, 8192, 0, 132, false, 128, 256},      // 64-row tiles off
+		{"float8e4m3", 64, 520, 64, 1, false, 64, 128},      // the tunables' width: six stages fit
+		{"float32x3tf32", 64, 300, 64, 1, false, 128, 256},  // two stages at BN=256: 128 rows
+		{"float32x3tf32", 64, 8192, 64, 132, false, 64, 64}, // narrowed: six stages
+		{"tf32", 64, 8192, 64, 132, true, 128, 256},         // the transposed form: 128 rows, its own width rule
+	} {
+		wgmmaRows64, wgmmaFillSMs = c.rows, c.sms
+		p := precisionOf(c.prec)
+		w := &WGMMA[float32]{p: p, t: WGMMADefaults(p.MMA)}
+		if bm, bn := w.tileOf(c.m, c.n, 1, c.swap); bm != c.wantBM || bn != c.wantBN {
+			t.Errorf("%s %dx%d (swap %v, 64-row tiles up to %d rows, %d multiprocessors): %d x %d tiles, want %d x %d",
+				c.prec, c.m, c.n, c.swap, c.rows, c.sms, bm, bn, c.wantBM, c.wantBN)
+		}
+	}
 }
