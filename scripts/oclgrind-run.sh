@@ -37,13 +37,32 @@ if [ "$pkg" = cmd/prism ]; then
   checks=(--check-api --data-races)
   args=(-test.run '^TestCorpus$')
 fi
+# The initialization check (--uninitialized) costs two to three times the simulation of
+# the other checks (kernels/sort: 109 s against 34, kernels/conv 59 against 20). Each
+# family's kernels run with it in the tests that check them; tests that run the same
+# kernels again (other precisions' loads, other tiles or shapes, the ops' set-up) take
+# races and bounds alone, in a second pass.
 if [ "$pkg" = kernels/gemm ]; then
-  # TestOpShapes runs the portable kernel that TestGEMM and TestPrecisions check here with
-  # every check, at skinny shapes through the ops' set-up: races and bounds, in a second
-  # pass.
-  args=(-test.skip 'Split|Sharded|PlanShares|^TestOpShapes$')
-  checks2=(--check-api --data-races) args2=(-test.run '^TestOpShapes$')
+  # TestGEMM and TestCLMMAEmulated run gemm.cl and gemm_mma.cl with every check; the other
+  # precisions' conversions (TestPrecisions), tilings (TestGEMMTiles), tuned set-ups and
+  # skinny shapes through the ops (TestOpShapes) run the same kernels: races and bounds.
+  second='^(TestOpShapes|TestPrecisions|TestGEMMTiles|TestTunedSetup)$'
+  args=(-test.skip "Split|Sharded|PlanShares|$second")
+  checks2=(--check-api --data-races) args2=(-test.run "$second")
 fi
+if [ "$pkg" = kernels/conv ]; then
+  # TestConv and TestRegtile with every check; the register-tiled kernel again with small
+  # work-groups and through its op: races and bounds.
+  second='^(TestRegtileSmallGroups|TestRegtileOp)$'
+  args=(-test.skip "Split|Sharded|PlanShares|$second")
+  checks2=(--check-api --data-races) args2=(-test.run "$second")
+fi
+if [ "$pkg" = kernels/attention ]; then
+  # The ops at shapes run the kernels that TestAttention and TestFlash check: races and bounds.
+  args=(-test.skip 'Split|Sharded|PlanShares|^TestOpsAtShapes$')
+  checks2=(--check-api --data-races) args2=(-test.run '^TestOpsAtShapes$')
+fi
+
 if [ "$pkg" = kernels/suite ]; then
   # TestOps takes each op's set-up and rotation through the families' kernels, which their
   # own tests run here with every check; races and bounds are checked here too, not

@@ -75,7 +75,7 @@ func scanTestInputs[T ScanElem](rng *rand.Rand, n int) []T {
 
 // testScan checks s at sizes around its vector width, work-group, tile and chunks; large
 // adds the sizes where the chunks turn from one tile to several at the default number of
-// groups, and one over 2^24.
+// groups, and for float32 one over 2^24.
 func testScan[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue, s *Scan[T], large bool) {
 	wg, tile := s.WorkGroup(), s.Tile()
 	rng := rand.New(rand.NewPCG(5, uint64(tile)))
@@ -86,7 +86,10 @@ func testScan[T ScanElem](t *testing.T, dev *engine.Device, q *engine.Queue, s *
 	if large && !kerneltest.Small() {
 		full := s.maxGroups * tile
 		sizes = append(sizes, full-1, full, full+1, full+2, 3*full+5)
-		if kerneltest.Large(dev) {
+		if _, isFloat := any(*new(T)).(float32); kerneltest.Large(dev) && isFloat {
+			// Past 2^24 once a mode: the index arithmetic is the same for every type, and
+			// float32's sums test the accumulation's error too (the three types took 20 s
+			// of PoCL's time here).
 			sizes = append(sizes, 1<<24+3)
 		}
 	}

@@ -27,6 +27,12 @@ func Slow(dev *engine.Device) bool {
 	return strings.Contains(strings.ToLower(dev.Info().Name), "llvmpipe")
 }
 
+// Spot reports whether the tests run a spot check of their long matrices of cases on dev
+// (each size, pattern and order once or so, not every combination): at small sizes, and on
+// a Slow device, where the same kernel source runs every combination on PoCL and what the
+// device adds, its compiler and its limits, the spot check reaches.
+func Spot(dev *engine.Device) bool { return Small() || Slow(dev) }
+
 // Large reports whether the tests run their largest cases (a million elements and more,
 // there for the index arithmetic and the passes over many groups) on dev: not at small
 // sizes, and not on a Slow device, whose kernels are the same source that PoCL runs at
