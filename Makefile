@@ -79,11 +79,12 @@ test: deps
 # Every package with tests, as a path from the module root (. is the root).
 TEST_PKGS := $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./... 2>/dev/null | sed "s|^$(CURDIR)/\?||; s|^$$|.|")
 # The longest first, so that the lanes end together (seconds of wall time, three at a time
-# on two cores with cold caches: cmd/prism 173 in two shards of 76 and 97, kernels/suite 71,
-# kernels/sort 62, cuda/clc/translate 58, cl 56, kernels/gemm 36, engine/group 33, engine
-# and bench 30, the rest 21 or less). cmd/prism runs as two shards of its tests
-# (scripts/test-run.sh's PKG@K/M): much of its time is waiting on the commands it starts.
-UNIT_FIRST := cmd/prism kernels/suite kernels/sort cuda/clc/translate cl kernels/gemm engine/group engine bench kernels/attention kernels/reduce kernels/scan kernels/conv cuda kernels/montecarlo bench/store kernels/fft kernels/softmax kernels/histogram kernels/layernorm
+# on two cores, 2026-12-01: cmd/prism 177 in two shards of 77 and 100, kernels/suite 77,
+# cuda/clc/translate 60, cl 57, kernels/sort 45, engine/group 35, kernels/gemm 34,
+# kernels/attention 32, engine 28, bench 27, the rest 19 or less). cmd/prism runs as two
+# shards of its tests (scripts/test-run.sh's PKG@K/M): much of its time is waiting on the
+# commands it starts.
+UNIT_FIRST := cmd/prism kernels/suite cuda/clc/translate cl kernels/sort engine/group kernels/gemm kernels/attention engine bench cuda kernels/reduce kernels/scan kernels/conv bench/store kernels/fft kernels/montecarlo kernels/softmax kernels/histogram kernels/layernorm
 UNIT_SHARDED := cmd/prism
 UNIT_PKGS := $(foreach p,$(filter $(TEST_PKGS),$(UNIT_FIRST)) $(filter-out $(UNIT_FIRST),$(TEST_PKGS)),$(if $(filter $(UNIT_SHARDED),$(p)),$(p)@1/2 $(p)@2/2,$(p)))
 
@@ -130,11 +131,11 @@ KERNEL_PKGS := kernels $(sort $(patsubst %/,%,$(dir $(wildcard kernels/*/*_test.
 # planning and combining happen on the host (tested on PoCL and Rusticl).
 OCLGRIND_SKIP := kernels/transfer kernels/overlap kernels/alloc
 # The longest first, so that the two at a time end together (each beside another package,
-# cold, in seconds: sort 97, gemm 66, conv 48, fft 38, histogram 32, attention 25, reduce 22,
-# scan 19, softmax and layernorm 16, suite and stencil 15, montecarlo 13, the rest 7 or
-# less); cmd/prism runs the OpenCL C corpus (cuda/clc/translate/testdata/corpus) as prism
-# exec runs it (scripts/oclgrind-run.sh).
-OCLGRIND_FIRST := kernels/sort kernels/gemm kernels/conv kernels/fft kernels/histogram kernels/attention kernels/reduce kernels/scan kernels/softmax kernels/layernorm kernels/suite kernels/stencil kernels/montecarlo
+# in seconds, 2026-12-01: sort 90, gemm 45, conv 42, fft 39, attention 34, histogram 28,
+# reduce 20, scan 17, stencil and layernorm 16, softmax 14, suite 13, montecarlo 11, the
+# rest 9 or less); cmd/prism runs the OpenCL C corpus (cuda/clc/translate/testdata/corpus)
+# as prism exec runs it (scripts/oclgrind-run.sh).
+OCLGRIND_FIRST := kernels/sort kernels/gemm kernels/conv kernels/fft kernels/attention kernels/histogram kernels/reduce kernels/scan kernels/stencil kernels/layernorm kernels/softmax kernels/suite kernels/montecarlo
 OCLGRIND_PKGS := $(OCLGRIND_FIRST) $(filter-out $(OCLGRIND_SKIP) $(OCLGRIND_FIRST),cl $(KERNEL_PKGS)) cmd/prism
 oclgrind: test-bins
 	$(MAKE) --no-print-directory oclgrind-run
