@@ -33,53 +33,51 @@ checks=(--check-api --data-races --uninitialized)
 args=(-test.skip 'Split|Sharded|PlanShares')
 # A second pass, where set, runs more of the binary with checks2 and args2.
 checks2=() args2=()
-if [ "$pkg" = cmd/prism ]; then
-  checks=(--check-api --data-races)
-  args=(-test.run '^TestCorpus$')
-fi
+# second_pass SKIP TESTS: the tests TESTS (a -test.run pattern) run in the second pass,
+# which checks the API, races and bounds, not initialization; the first skips them and SKIP.
+second_pass() {
+  args=(-test.skip "$1|$2")
+  checks2=(--check-api --data-races) args2=(-test.run "$2")
+}
 # The initialization check (--uninitialized) costs two to three times the simulation of
 # the other checks (kernels/sort: 109 s against 34, kernels/conv 59 against 20). Each
 # family's kernels run with it in the tests that check them; tests that run the same
 # kernels again (other precisions' loads, other tiles or shapes, the ops' set-up) take
-# races and bounds alone, in a second pass.
-if [ "$pkg" = kernels/gemm ]; then
+# races and bounds alone, in the second pass.
+case $pkg in
+cmd/prism)
+  checks=(--check-api --data-races)
+  args=(-test.run '^TestCorpus$')
+  ;;
+kernels/gemm)
   # TestGEMM and TestCLMMAEmulated run gemm.cl and gemm_mma.cl with every check; the other
   # precisions' conversions (TestPrecisions), tilings (TestGEMMTiles), tuned set-ups and
-  # skinny shapes through the ops (TestOpShapes) run the same kernels: races and bounds.
-  second='^(TestOpShapes|TestPrecisions|TestGEMMTiles|TestTunedSetup)$'
-  args=(-test.skip "Split|Sharded|PlanShares|$second")
-  checks2=(--check-api --data-races) args2=(-test.run "$second")
-fi
-if [ "$pkg" = kernels/conv ]; then
+  # skinny shapes through the ops (TestOpShapes) run the same kernels.
+  second_pass 'Split|Sharded|PlanShares' '^(TestOpShapes|TestPrecisions|TestGEMMTiles|TestTunedSetup)$'
+  ;;
+kernels/conv)
   # TestConv and TestRegtile with every check; the register-tiled kernel again with small
-  # work-groups and through its op: races and bounds.
-  second='^(TestRegtileSmallGroups|TestRegtileOp)$'
-  args=(-test.skip "Split|Sharded|PlanShares|$second")
-  checks2=(--check-api --data-races) args2=(-test.run "$second")
-fi
-if [ "$pkg" = kernels/attention ]; then
-  # The ops at shapes run the kernels that TestAttention and TestFlash check: races and bounds.
-  args=(-test.skip 'Split|Sharded|PlanShares|^TestOpsAtShapes$')
-  checks2=(--check-api --data-races) args2=(-test.run '^TestOpsAtShapes$')
-fi
-
-if [ "$pkg" = kernels/suite ]; then
+  # work-groups and through its op.
+  second_pass 'Split|Sharded|PlanShares' '^(TestRegtileSmallGroups|TestRegtileOp)$'
+  ;;
+kernels/attention)
+  # The ops at shapes run the kernels that TestAttention and TestFlash check.
+  second_pass 'Split|Sharded|PlanShares' '^TestOpsAtShapes$'
+  ;;
+kernels/suite)
   # TestOps takes each op's set-up and rotation through the families' kernels, which their
   # own tests run here with every check; races and bounds are checked here too, not
   # initialization, which more than doubles the simulation (15 s against 32).
   checks=(--check-api --data-races)
-fi
-if [ "$pkg" = cl ]; then
+  ;;
+cl)
   # Oclgrind 21.10 marks what a write from the host at a non-zero offset stores as
   # uninitialized (a Write at offset 5 after a whole upload: the kernel that then reads it
   # is reported, though its results check), and the conformance suite's host-buffer and
-  # graph cases write at offsets on purpose. They run in a second pass that checks the API,
-  # races and bounds, not initialization.
-  offsets='TestConformance/[^/]*/(HostBuffers|Graphs)$'
-  args=(-test.skip "Split|Sharded|$offsets")
-  checks2=(--check-api --data-races) args2=(-test.run "$offsets")
-fi
-if [ "$pkg" = kernels/elementwise ]; then
+  # graph cases write at offsets on purpose.
+  second_pass 'Split|Sharded' 'TestConformance/[^/]*/(HostBuffers|Graphs)$'
+  ;;
+kernels/elementwise)
   # TestShardedMap chains map_relu on the output of a map over data laid out in blocks, and
   # Oclgrind 21.10 reports the values map_relu reads there as uninitialized, though every
   # element checks bit for bit against the one-device op on PoCL and Rusticl (rows give no
@@ -88,11 +86,10 @@ if [ "$pkg" = kernels/elementwise ]; then
   # reports need the memory pool (none with PRISM_POOL=off) and a second Device opened on
   # the same Oclgrind device (SplitDevices opens it twice) that recycles the blocks of the
   # one-device op's buffers at n=7 for the sharded case at n=257 (axpy alone, blocks of
-  # 100, reproduces it; none when the one-device op runs on the first Device only). It runs
-  # in a second pass that checks the API, races and bounds, not initialization.
-  args=(-test.skip 'Split|TestShardedMap')
-  checks2=(--check-api --data-races) args2=(-test.run 'TestShardedMap')
-fi
+  # 100, reproduces it; none when the one-device op runs on the first Device only).
+  second_pass 'Split' 'TestShardedMap'
+  ;;
+esac
 [ $# -gt 0 ] && { args=("$@"); checks2=(); }
 rm -f "$log"
 fifodir=$(mktemp -d) || exit 1
