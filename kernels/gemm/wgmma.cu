@@ -3,9 +3,9 @@
 //
 // Purpose: the "cuda-wgmma" variant of gemm/{nn,nt,batched}/{float16,bfloat16} and of
 // gemm/{nn,nt}/{float8e4m3,float8e5m2} (nn through a copy of B that gemm_transpose writes
-// n x k). A block of
-// three warpgroups computes a 128 x BN tile of D. Warpgroup 0 is the producer: one of its
-// threads copies each k step's tiles of A (128 x BK) and B (BK x BN) from global to shared
+// n x k). A block of three warpgroups computes a BM x BN tile of D, BM 128 (or 64 for a
+// product of at most 64 rows, below). Warpgroup 0 is the producer: one of its threads
+// copies each k step's tiles of A (BM x BK) and B (BK x BN) from global to shared
 // memory with TMA (cp.async.bulk.tensor, boxes described by tensor maps the host encodes),
 // into a ring of STAGES stages; a "full" mbarrier per stage counts the bytes in. Warpgroups
 // 1 and 2 are the consumers: each waits for a stage to be full, multiplies its 64 rows of A
@@ -18,7 +18,7 @@
 //
 // Arguments (row-major as mma.cu's; A stored m x k, B stored k x n or, TRANS_B, n x k):
 //   gemm_wgmma(tmA, tmB, tmA2, tmB2, d, c, alpha, beta, m, n, ldc, strideC, k, ws, kt_per)
-//     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {BK, 128, 1},
+//     tmA: tensor map of A as dims {k, m, batch} (elements, fastest first), box {BK, BM, 1},
 //       128-byte swizzle; tmB: of B as {n, k, batch} with box {64, 64, 1} (nn: MN-major) or
 //       {k, n, batch} with box {BK, BN, 1} (TRANS_B: K-major), 128-byte swizzle; BK = 64
 //       elements (16-bit) or 128 (8-bit), one 128-byte row. The maps
@@ -80,9 +80,9 @@
 //             H200 a form that kept one, each step's fragments in registers of their own,
 //             ran 9-30% slower at 64 to 8192 rows, 2026-11-30).                  default 0
 // Builds: -DPREC=1 -DTRANS_B=1 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 | -DPREC=3 | -DPREC=4 -DTRANS_B=1 | -DPREC=3 -DMN_SWAP=1 | -DPREC=4 -DBN=128 | -DPREC=3 -DBN=128 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 | -DPREC=7 -DTRANS_B=1 -DBN=128 | -DPREC=3 -DCLUSTER_M=2 | -DPREC=4 -DTRANS_B=1 -DCLUSTER_M=2 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=1 | -DPREC=4 -DBN=64 | -DPREC=6 -DTRANS_B=1 -DBN=64 -DCLUSTER_M=2 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=1 -DCLUSTER_M=2 | -DPREC=3 -DPERSISTENT=2 -DBN=128 | -DPREC=4 -DTRANS_B=1 -DPERSISTENT=2 -DBN=128 -DCLUSTER_M=2 | -DPREC=2 -DTRANS_B=1 -DSTAGES=2 -DPERSISTENT=2 -DBN=128 | -DPREC=6 -DTRANS_B=1 -DPERSISTENT=2 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=64 | -DPREC=1 -DTRANS_B=1 -DSWAP_AB=1 -DBN=256 -DPERSISTENT=1 | -DPREC=3 -DBM=64 -DBN=64 | -DPREC=4 -DBM=64 -DBN=256 -DTRANS_B=1 | -DPREC=6 -DTRANS_B=1 -DBM=64 -DBN=128 | -DPREC=2 -DTRANS_B=1 -DSTAGES=4 -DBM=64 -DBN=128
-// Launch: 3D grid (ceil(ceil(m/128)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
+// Launch: 3D grid (ceil(ceil(m/BM)/CLUSTER_M) * CLUSTER_M * ceil(n/BN), splits, batch) blocks of
 //   384 threads in clusters of CLUSTER_M x 1 x 1 (PERSISTENT: any multiple of CLUSTER_M up
-//   to that in x), dynamic shared memory STAGES * (128 +
+//   to that in x), dynamic shared memory STAGES * (BM +
 //   BN) * 128 bytes + 1024 (the stages start on a 1024-byte boundary, the 128-byte
 //   swizzle's period). With CLUSTER_M = 2 and TRANS_B, tmB's box is BK x BN/2 (each
 //   block copies half the rows of B's tile).
