@@ -334,13 +334,8 @@ func TestFiguresText(t *testing.T) {
 // TestRememberedSizes: a run given the sizes an earlier run fitted (RememberedSizes) starts
 // its cases there and says why, so that the two line up for compare and history.
 func TestRememberedSizes(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
-	dev, err := engine.Open(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := firstOpenCL(t)
 	ops, err := suite.Match("stream/triad/float32", "reduce/sum/float32")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/prism-compute/prism/kernels/suite"
 )
 
@@ -55,13 +54,8 @@ func TestFormatFigures(t *testing.T) {
 // roof column, the allocation a latency without rate or roof, and no GB/s column for it in
 // the benchstat output.
 func TestRunFiguresLinkLatency(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
-	dev, err := engine.Open(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := firstOpenCL(t)
 	ops, err := suite.Match("overlap/q2/float32", "transfer/h2d-pinned/uint8", "alloc/pool/uint8")
 	if err != nil {
 		t.Fatal(err)

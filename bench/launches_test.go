@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/prism-compute/prism/kernels/suite"
 )
 
@@ -16,18 +15,8 @@ import (
 // and no occupancy (OpenCL cannot tell); and that the JSON leaves out what is not
 // reported.
 func TestRunCaseLaunches(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
-	dev, err := engine.Open(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	q, err := dev.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	_, q := firstOpenCLQueue(t)
 	op, err := suite.Lookup("stream/triad/float32")
 	if err != nil {
 		t.Fatal(err)
@@ -62,12 +51,7 @@ func TestRunCaseLaunches(t *testing.T) {
 // another block or dynamic size is another, in the order of first launch, and that the
 // block keeps the range's dimensions.
 func TestLaunchesOf(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
-	dev, err := engine.Open(context.Background(), ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := firstOpenCL(t)
 	prog, err := dev.Build(`__kernel void a(__global float *x) { x[get_global_id(0)] = 0; }
 __kernel void b(__global float *x) { x[get_global_id(1) * get_global_size(0) + get_global_id(0)] = 1; }`)
 	if err != nil {

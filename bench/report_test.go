@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/engine/enginetest"
 	"github.com/prism-compute/prism/kernels/suite"
 )
 
@@ -437,13 +436,8 @@ func TestTensorPlan(t *testing.T) {
 // no tensor cores) and checks that each case has a roof and a fraction: the tf32, 16-bit
 // and 8-bit precisions against the fp32 peak, as the report's ceilings say.
 func TestTensorRoofsOnCPU(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
-	dev, err := engine.Open(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := firstOpenCL(t)
 	if dev.Info().Kind != engine.KindCPU {
 		t.Skipf("%s is not a CPU device", dev.ID())
 	}

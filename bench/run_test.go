@@ -18,13 +18,8 @@ import (
 // TestRunVerifiesAndTimes runs the stream cases at a small size on the first OpenCL device
 // and checks that every case was verified and timed, and that the JSON round-trips.
 func TestRunVerifiesAndTimes(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
-	dev, err := engine.Open(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := firstOpenCL(t)
 	size := 100_003
 	if enginetest.Small() {
 		size = 1001
@@ -82,13 +77,8 @@ func TestRunVerifiesAndTimes(t *testing.T) {
 // cases still run and verify, that the report says why the ceiling is missing, and that the
 // memory-bound cases say they have no roof.
 func TestCeilingFailureKeepsDevice(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
-	dev, err := engine.Open(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := firstOpenCL(t)
 	saved := measureCopy
 	defer func() { measureCopy = saved }()
 	measureCopy = func(context.Context, Config, *engine.Queue) (float64, string, int64, error) {
@@ -124,6 +114,30 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// firstOpenCL opens the first OpenCL device (the test skips where there is none, or fails
+// where PRISM_REQUIRE names opencl), closed when the test ends.
+func firstOpenCL(t *testing.T) *engine.Device {
+	t.Helper()
+	dev, err := engine.Open(context.Background(), enginetest.DeviceIDs(t, "opencl")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	return dev
+}
+
+// firstOpenCLQueue is firstOpenCL with a queue on the device, closed before it.
+func firstOpenCLQueue(t *testing.T) (*engine.Device, *engine.Queue) {
+	t.Helper()
+	dev := firstOpenCL(t)
+	q, err := dev.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return dev, q
+}
+
 func durations(ns ...int64) []time.Duration {
 	out := make([]time.Duration, len(ns))
 	for i, n := range ns {
@@ -137,18 +151,8 @@ func durations(ns ...int64) []time.Duration {
 // many it ran; with a budget (--quick, a CPU's default sizes) it runs --warmup's alone, and
 // --warmup 0 runs none.
 func TestWarmupFloor(t *testing.T) {
-	ids := enginetest.DeviceIDs(t, "opencl")
 	ctx := context.Background()
-	dev, err := engine.Open(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	q, err := dev.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	dev, q := firstOpenCLQueue(t)
 	buf, err := engine.NewBuffer[float32](dev, 1024)
 	if err != nil {
 		t.Fatal(err)
