@@ -1,10 +1,10 @@
 package montecarlo
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
@@ -19,18 +19,10 @@ func TestMonteCarloLoopGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer m.Close()
-		base := max(dev.Info().ComputeUnits, 1) * 32
-		limit := kernels.LoopLimit(dev)
-		if limit == 0 {
-			if m.maxGroups != base {
-				t.Errorf("%d groups at most without a loop limit; want %d", m.maxGroups, base)
-			}
-			return
-		}
-		nblocks := (MonteCarloMax + 1) / 2
-		g := m.reduceGroups(nblocks)
-		if steps := (nblocks + g*m.wg - 1) / (g * m.wg); steps+16 > limit/10*9 || m.maxGroups < base {
-			t.Errorf("%d points over %d groups of %d: %d steps a work-item, past 90%% of %d (or below %d groups)", MonteCarloMax, g, m.wg, steps, limit, base)
-		}
+		kerneltest.LoopGroups(t, dev, m.maxGroups, 32, func() (int, string) {
+			nblocks := (MonteCarloMax + 1) / 2
+			g := m.reduceGroups(nblocks)
+			return (nblocks+g*m.wg-1)/(g*m.wg) + 16, fmt.Sprintf("%d points over %d groups of %d", MonteCarloMax, g, m.wg)
+		})
 	})
 }

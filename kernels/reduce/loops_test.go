@@ -23,18 +23,10 @@ func TestReduceLoopGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		base := max(dev.Info().ComputeUnits, 1) * 32
-		limit := kernels.LoopLimit(dev)
-		if limit == 0 {
-			if r.maxGroups != base {
-				t.Errorf("%d groups at most without a loop limit; want %d", r.maxGroups, base)
-			}
-			return
-		}
-		g := r.groups(math.MaxInt32)
-		if steps := (math.MaxInt32 + g*r.wg - 1) / (g * r.wg); steps+16 > limit/10*9 || r.maxGroups < base {
-			t.Errorf("2^31-1 elements over %d groups of %d: %d steps a work-item, past 90%% of %d (or below %d groups)", g, r.wg, steps, limit, base)
-		}
+		kerneltest.LoopGroups(t, dev, r.maxGroups, 32, func() (int, string) {
+			g := r.groups(math.MaxInt32)
+			return (math.MaxInt32+g*r.wg-1)/(g*r.wg) + 16, fmt.Sprintf("2^31-1 elements over %d groups of %d", g, r.wg)
+		})
 	})
 }
 

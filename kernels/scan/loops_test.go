@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -19,18 +20,10 @@ func TestScanLoopGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		base := max(dev.Info().ComputeUnits, 1) * 16
-		limit := kernels.LoopLimit(dev)
-		if limit == 0 {
-			if s.maxGroups != base {
-				t.Errorf("%d groups at most without a loop limit; want %d", s.maxGroups, base)
-			}
-			return
-		}
-		chunk, groups := s.split(math.MaxInt32)
-		tiles := (chunk + s.Tile() - 1) / s.Tile()
-		if n := tiles*(kernels.Log2Ceil(s.wg)+2) + 16; n > limit/10*9 || s.maxGroups < base {
-			t.Errorf("2^31-1 elements in %d chunks of %d tiles: about %d loop iterations a work-item, past 90%% of %d (or below %d groups)", groups, tiles, n, limit, base)
-		}
+		kerneltest.LoopGroups(t, dev, s.maxGroups, 16, func() (int, string) {
+			chunk, groups := s.split(math.MaxInt32)
+			tiles := (chunk + s.Tile() - 1) / s.Tile()
+			return tiles*(kernels.Log2Ceil(s.wg)+2) + 16, fmt.Sprintf("2^31-1 elements in %d chunks of %d tiles", groups, tiles)
+		})
 	})
 }

@@ -1,11 +1,11 @@
 package stream
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/prism-compute/prism/engine"
-	"github.com/prism-compute/prism/kernels"
 	"github.com/prism-compute/prism/kernels/internal/kerneltest"
 )
 
@@ -20,17 +20,9 @@ func TestDotLoopGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		base := max(dev.Info().ComputeUnits, 1) * 32
-		limit := kernels.LoopLimit(dev)
-		if limit == 0 {
-			if s.maxGroups != base {
-				t.Errorf("%d groups at most without a loop limit; want %d", s.maxGroups, base)
-			}
-			return
-		}
-		items := s.dotGrid(math.MaxInt32).Global[0]
-		if steps := (math.MaxInt32 + items - 1) / items; steps+16 > limit/10*9 || s.maxGroups < base {
-			t.Errorf("2^31-1 elements over %d work-items: %d steps a work-item, past 90%% of %d (or below %d groups)", items, steps, limit, base)
-		}
+		kerneltest.LoopGroups(t, dev, s.maxGroups, 32, func() (int, string) {
+			items := s.dotGrid(math.MaxInt32).Global[0]
+			return (math.MaxInt32+items-1)/items + 16, fmt.Sprintf("2^31-1 elements over %d work-items", items)
+		})
 	})
 }

@@ -39,6 +39,29 @@ func Spot(dev *engine.Device) bool { return Small() || Slow(dev) }
 // these sizes.
 func Large(dev *engine.Device) bool { return !Small() && !Slow(dev) }
 
+// LoopGroups checks a family's cap on work-groups, maxGroups, against dev's loop limit
+// (kernels.LoopLimit): without a limit the cap is perCU groups a compute unit; with one (Mesa's
+// llvmpipe) it is no lower, and iters, a work-item's loop iterations at the family's largest
+// input over the groups it takes there (with what names them, for the message), stays
+// within 90% of the limit.
+func LoopGroups(t *testing.T, dev *engine.Device, maxGroups, perCU int, iters func() (n int, what string)) {
+	t.Helper()
+	base := max(dev.Info().ComputeUnits, 1) * perCU
+	limit := kernels.LoopLimit(dev)
+	if limit == 0 {
+		if maxGroups != base {
+			t.Errorf("%d groups at most without a loop limit; want %d", maxGroups, base)
+		}
+		return
+	}
+	if maxGroups < base {
+		t.Errorf("%d groups at most under a loop limit of %d; want at least %d", maxGroups, limit, base)
+	}
+	if n, what := iters(); n > limit/10*9 {
+		t.Errorf("%s: about %d loop iterations a work-item, past 90%% of %d", what, n, limit)
+	}
+}
+
 // ForEachDevice runs f as a subtest on every device of every backend. A backend that is
 // unavailable is skipped with its reason, or fails the test when PRISM_REQUIRE names it.
 func ForEachDevice(t *testing.T, f func(t *testing.T, dev *engine.Device, q *engine.Queue)) {
