@@ -90,7 +90,7 @@ func runPickCase[S Elem](t *testing.T, q *engine.Queue, f forwarder[S], s Attent
 // and 1000 (partial tiles, several tiles, the ring of stages turning) in two heads, and a
 // batch of two. (Rusticl on llvmpipe ends every loop of a work-item after 65,535 iterations
 // in all, Mesa's LP_MAX_TGSI_LOOP_ITERATIONS: the portable kernel's key loop at head dim 128
-// reaches that near 1,700 keys there, so the portable runs stay at 1,000.)
+// reaches that near 1,700 keys there; the portable runs stop at 300.)
 func pickShapes(dim int) []AttentionShape {
 	var out []AttentionShape
 	for _, seq := range []int{1, 17, 127, 128, 129, 300, 1000} {
@@ -109,14 +109,11 @@ func TestAttentionFloat8Pick(t *testing.T) {
 		rng := kernels.NewRand(17, 0xf8)
 		t.Run("portable", func(t *testing.T) {
 			dims := []int{64, 128}
-			shapes := func(dim int) []AttentionShape { return pickShapes(dim) }
-			if dev.Info().Kind == engine.KindCPU {
-				// 1,000 keys turn the wgmma kernel's ring of stages; the portable kernel has
-				// none, and its loop over key tiles runs several times at 300 (on Rusticl
-				// the four cases of 1,000 took 22 of this test's 28 s).
-				shapes = func(dim int) []AttentionShape {
-					return slices.DeleteFunc(pickShapes(dim), func(s AttentionShape) bool { return s.Seq > 300 })
-				}
+			// 1,000 keys turn the wgmma kernel's ring of stages; the portable kernel has none,
+			// and its loop over key tiles runs several times at 300 (on Rusticl the four
+			// cases of 1,000 took 22 of this test's 28 s).
+			shapes := func(dim int) []AttentionShape {
+				return slices.DeleteFunc(pickShapes(dim), func(s AttentionShape) bool { return s.Seq > 300 })
 			}
 			if kerneltest.Small() { // Oclgrind: one small case
 				dims = []int{128}
